@@ -1,0 +1,405 @@
+// Package catalog holds dpproxy's configuration: where it listens, the backend
+// and ledger databases, the analysts with their privacy budgets, and the
+// tables and columns the proxy may answer questions about, with the public
+// bounds the mechanisms rely on.
+//
+// A Config is read from YAML (ParseConfig), completed with defaults and
+// validated once at start-up; every validation error names the offending
+// field. After validation a Config is read-only and safe for concurrent use.
+package catalog
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"regexp"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Config is the whole configuration file, dpproxy.yaml.
+type Config struct {
+	// Listen is the TCP address of the MySQL endpoint.
+	Listen string `yaml:"listen"`
+	// MaxConnections caps concurrent client connections.
+	MaxConnections int `yaml:"max_connections"`
+	// Timeouts of client connections.
+	Timeouts Timeouts `yaml:"timeouts"`
+	// Backend is the database that holds the private data.
+	Backend Database `yaml:"backend"`
+	// Ledger is the database that holds spent budget; it may be the backend.
+	Ledger Database `yaml:"ledger"`
+	// Privacy holds per-statement defaults and caps.
+	Privacy Privacy `yaml:"privacy"`
+	// Users are the analysts allowed to connect.
+	Users []User `yaml:"users"`
+	// Tables are the only tables the proxy answers questions about.
+	Tables []Table `yaml:"tables"`
+}
+
+// Timeouts of a client connection; zero means the default.
+type Timeouts struct {
+	Read     Duration `yaml:"read"`
+	Write    Duration `yaml:"write"`
+	Idle     Duration `yaml:"idle"`
+	Shutdown Duration `yaml:"shutdown"`
+}
+
+// Duration is a time.Duration written as "30s" in YAML.
+type Duration struct{ time.Duration }
+
+// UnmarshalYAML parses a Go duration string.
+func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
+	v, err := time.ParseDuration(n.Value)
+	if err != nil {
+		return err
+	}
+	d.Duration = v
+	return nil
+}
+
+// Database names a database/sql driver and its DSN.
+type Database struct {
+	// Driver is one of sqlite, postgres, mysql.
+	Driver string `yaml:"driver"`
+	// DSN is the driver's data source name; ${VAR} is replaced from the environment.
+	DSN string `yaml:"dsn"`
+}
+
+// The supported drivers.
+const (
+	DriverSQLite   = "sqlite"
+	DriverPostgres = "postgres"
+	DriverMySQL    = "mysql"
+)
+
+// Privacy holds the per-statement privacy parameters.
+type Privacy struct {
+	// DefaultEpsilon is the ε a statement spends when the session has not set @dp_epsilon.
+	DefaultEpsilon float64 `yaml:"default_epsilon"`
+	// MaxEpsilon caps the ε of one statement.
+	MaxEpsilon float64 `yaml:"max_epsilon"`
+	// DefaultDelta is the δ a statement may spend when it needs δ > 0 and @dp_delta is unset.
+	DefaultDelta float64 `yaml:"default_delta"`
+	// MaxDelta caps the δ of one statement.
+	MaxDelta float64 `yaml:"max_delta"`
+}
+
+// User is an analyst.
+type User struct {
+	Name string `yaml:"name"`
+	// PasswordHash is the mysql_native_password hash as MySQL prints it:
+	// "*" followed by 40 hex digits of SHA1(SHA1(password)).
+	// `dpproxy hash-password` prints it.
+	PasswordHash string `yaml:"password_hash"`
+	// Epsilon and Delta are the user's total budget.
+	Epsilon float64 `yaml:"epsilon"`
+	Delta   float64 `yaml:"delta"`
+}
+
+// Table is a table analysts may query.
+type Table struct {
+	// Name is the name analysts use.
+	Name string `yaml:"name"`
+	// Source is the table's name in the backend (schema-qualified if needed); default Name.
+	Source string `yaml:"source"`
+	// Epsilon and Delta, if set, cap what all analysts together may spend on the table.
+	Epsilon float64 `yaml:"epsilon"`
+	Delta   float64 `yaml:"delta"`
+	// Columns are the only columns analysts may use.
+	Columns []Column `yaml:"columns"`
+}
+
+// Column is a declared column of a table.
+type Column struct {
+	Name string `yaml:"name"`
+	// Source is the column's name in the backend; default Name.
+	Source string `yaml:"source"`
+	// Type is integer, real or text.
+	Type ColumnType `yaml:"type"`
+	// Lower and Upper are the public bounds of a numeric column. They are
+	// required for integer and real columns: they are public knowledge, never
+	// read from the data.
+	Lower *float64 `yaml:"lower"`
+	Upper *float64 `yaml:"upper"`
+}
+
+// ColumnType is the type of a declared column.
+type ColumnType string
+
+// The column types.
+const (
+	Integer ColumnType = "integer"
+	Real    ColumnType = "real"
+	Text    ColumnType = "text"
+)
+
+// Numeric reports whether the column holds numbers with public bounds.
+func (c *Column) Numeric() bool { return c.Type == Integer || c.Type == Real }
+
+// Bounds returns the column's public bounds; ok is false for text columns.
+func (c *Column) Bounds() (lower, upper float64, ok bool) {
+	if !c.Numeric() || c.Lower == nil || c.Upper == nil {
+		return 0, 0, false
+	}
+	return *c.Lower, *c.Upper, true
+}
+
+// ValidationError names the configuration field that is wrong.
+type ValidationError struct {
+	Field string
+	Err   error
+}
+
+func (e *ValidationError) Error() string { return fmt.Sprintf("config: %s: %v", e.Field, e.Err) }
+func (e *ValidationError) Unwrap() error { return e.Err }
+
+func invalid(field string, format string, args ...any) error {
+	return &ValidationError{Field: field, Err: fmt.Errorf(format, args...)}
+}
+
+// Load reads, expands, completes and validates the configuration file at path.
+func Load(path string) (*Config, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return ParseConfig(bytes.NewReader(raw))
+}
+
+// ParseConfig decodes YAML (unknown fields are errors), applies defaults and validates.
+func ParseConfig(r io.Reader) (*Config, error) {
+	dec := yaml.NewDecoder(r)
+	dec.KnownFields(true)
+	var c Config
+	if err := dec.Decode(&c); err != nil && !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	c.Backend.DSN = expandEnv(c.Backend.DSN)
+	c.Ledger.DSN = expandEnv(c.Ledger.DSN)
+	c.applyDefaults()
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+
+// expandEnv replaces ${VAR} (only that form, so DSNs may contain '$') from the environment.
+func expandEnv(s string) string {
+	return envRef.ReplaceAllStringFunc(s, func(m string) string {
+		return os.Getenv(m[2 : len(m)-1])
+	})
+}
+
+// Defaults for fields left empty.
+const (
+	DefaultListen         = "127.0.0.1:3307"
+	DefaultMaxConnections = 256
+	DefaultEpsilon        = 0.1
+	DefaultMaxEpsilon     = 10
+	DefaultDelta          = 1e-7
+	DefaultMaxDelta       = 1e-4
+)
+
+func (c *Config) applyDefaults() {
+	if c.Listen == "" {
+		c.Listen = DefaultListen
+	}
+	if c.MaxConnections == 0 {
+		c.MaxConnections = DefaultMaxConnections
+	}
+	setDuration(&c.Timeouts.Read, 30*time.Second)
+	setDuration(&c.Timeouts.Write, 30*time.Second)
+	setDuration(&c.Timeouts.Idle, 8*time.Hour)
+	setDuration(&c.Timeouts.Shutdown, 10*time.Second)
+	if c.Ledger.Driver == "" && c.Ledger.DSN == "" {
+		c.Ledger = Database{Driver: DriverSQLite, DSN: "dpproxy-ledger.db"}
+	}
+	if c.Privacy.DefaultEpsilon == 0 {
+		c.Privacy.DefaultEpsilon = DefaultEpsilon
+	}
+	if c.Privacy.MaxEpsilon == 0 {
+		c.Privacy.MaxEpsilon = DefaultMaxEpsilon
+	}
+	if c.Privacy.DefaultDelta == 0 {
+		c.Privacy.DefaultDelta = DefaultDelta
+	}
+	if c.Privacy.MaxDelta == 0 {
+		c.Privacy.MaxDelta = DefaultMaxDelta
+	}
+	for i := range c.Tables {
+		t := &c.Tables[i]
+		if t.Source == "" {
+			t.Source = t.Name
+		}
+		for j := range t.Columns {
+			if t.Columns[j].Source == "" {
+				t.Columns[j].Source = t.Columns[j].Name
+			}
+		}
+	}
+}
+
+func setDuration(d *Duration, def time.Duration) {
+	if d.Duration == 0 {
+		d.Duration = def
+	}
+}
+
+var identifier = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var sourceName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?$`)
+var nativeHash = regexp.MustCompile(`^\*[0-9A-Fa-f]{40}$`)
+
+// Validate checks the whole configuration; the error names the first bad field.
+func (c *Config) Validate() error {
+	if c.MaxConnections < 1 {
+		return invalid("max_connections", "must be at least 1, got %d", c.MaxConnections)
+	}
+	for _, db := range []struct {
+		field string
+		db    Database
+	}{{"backend", c.Backend}, {"ledger", c.Ledger}} {
+		switch db.db.Driver {
+		case DriverSQLite, DriverPostgres, DriverMySQL:
+		default:
+			return invalid(db.field+".driver", "must be sqlite, postgres or mysql, got %q", db.db.Driver)
+		}
+		if db.db.DSN == "" {
+			return invalid(db.field+".dsn", "is required")
+		}
+	}
+	p := c.Privacy
+	if err := checkPositive("privacy.default_epsilon", p.DefaultEpsilon); err != nil {
+		return err
+	}
+	if err := checkPositive("privacy.max_epsilon", p.MaxEpsilon); err != nil {
+		return err
+	}
+	if p.DefaultEpsilon > p.MaxEpsilon {
+		return invalid("privacy.default_epsilon", "%g exceeds privacy.max_epsilon %g", p.DefaultEpsilon, p.MaxEpsilon)
+	}
+	if err := checkProbability("privacy.default_delta", p.DefaultDelta); err != nil {
+		return err
+	}
+	if err := checkProbability("privacy.max_delta", p.MaxDelta); err != nil {
+		return err
+	}
+	if p.DefaultDelta > p.MaxDelta {
+		return invalid("privacy.default_delta", "%g exceeds privacy.max_delta %g", p.DefaultDelta, p.MaxDelta)
+	}
+	if len(c.Users) == 0 {
+		return invalid("users", "at least one user is required")
+	}
+	seenUsers := map[string]bool{}
+	for i, u := range c.Users {
+		f := fmt.Sprintf("users[%d]", i)
+		if u.Name == "" {
+			return invalid(f+".name", "is required")
+		}
+		if seenUsers[u.Name] {
+			return invalid(f+".name", "duplicate user %q", u.Name)
+		}
+		seenUsers[u.Name] = true
+		if !nativeHash.MatchString(u.PasswordHash) {
+			return invalid(f+".password_hash", "must be \"*\" and 40 hex digits (run `dpproxy hash-password`)")
+		}
+		if err := checkPositive(f+".epsilon", u.Epsilon); err != nil {
+			return err
+		}
+		if err := checkBudgetDelta(f+".delta", u.Delta); err != nil {
+			return err
+		}
+	}
+	if len(c.Tables) == 0 {
+		return invalid("tables", "at least one table is required")
+	}
+	seenTables := map[string]bool{}
+	for i := range c.Tables {
+		if err := c.Tables[i].validate(fmt.Sprintf("tables[%d]", i), seenTables); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (t *Table) validate(f string, seen map[string]bool) error {
+	if !identifier.MatchString(t.Name) {
+		return invalid(f+".name", "must be an identifier, got %q", t.Name)
+	}
+	key := strings.ToLower(t.Name)
+	if seen[key] {
+		return invalid(f+".name", "duplicate table %q", t.Name)
+	}
+	seen[key] = true
+	if !sourceName.MatchString(t.Source) {
+		return invalid(f+".source", "must be name or schema.name, got %q", t.Source)
+	}
+	if t.Epsilon < 0 || math.IsNaN(t.Epsilon) || math.IsInf(t.Epsilon, 0) {
+		return invalid(f+".epsilon", "must be a finite number ≥ 0 (0: no table cap), got %g", t.Epsilon)
+	}
+	if err := checkBudgetDelta(f+".delta", t.Delta); err != nil {
+		return err
+	}
+	if len(t.Columns) == 0 {
+		return invalid(f+".columns", "at least one column is required")
+	}
+	cols := map[string]bool{}
+	for j, col := range t.Columns {
+		cf := fmt.Sprintf("%s.columns[%d]", f, j)
+		if !identifier.MatchString(col.Name) {
+			return invalid(cf+".name", "must be an identifier, got %q", col.Name)
+		}
+		if cols[strings.ToLower(col.Name)] {
+			return invalid(cf+".name", "duplicate column %q", col.Name)
+		}
+		cols[strings.ToLower(col.Name)] = true
+		if !identifier.MatchString(col.Source) {
+			return invalid(cf+".source", "must be an identifier, got %q", col.Source)
+		}
+		switch col.Type {
+		case Integer, Real:
+			if col.Lower == nil || col.Upper == nil {
+				return invalid(cf, "numeric column %q needs public bounds lower and upper", col.Name)
+			}
+			lo, hi := *col.Lower, *col.Upper
+			if math.IsNaN(lo) || math.IsNaN(hi) || math.IsInf(lo, 0) || math.IsInf(hi, 0) || !(lo < hi) {
+				return invalid(cf, "bounds must be finite with lower < upper, got [%g, %g]", lo, hi)
+			}
+		case Text:
+			if col.Lower != nil || col.Upper != nil {
+				return invalid(cf, "text column %q cannot have bounds", col.Name)
+			}
+		default:
+			return invalid(cf+".type", "must be integer, real or text, got %q", col.Type)
+		}
+	}
+	return nil
+}
+
+func checkPositive(field string, v float64) error {
+	if !(v > 0) || math.IsInf(v, 0) {
+		return invalid(field, "must be a finite number > 0, got %g", v)
+	}
+	return nil
+}
+
+func checkProbability(field string, v float64) error {
+	if !(v > 0 && v < 1) {
+		return invalid(field, "must be in (0, 1), got %g", v)
+	}
+	return nil
+}
+
+func checkBudgetDelta(field string, v float64) error {
+	if !(v >= 0 && v < 1) {
+		return invalid(field, "must be in [0, 1), got %g", v)
+	}
+	return nil
+}

@@ -1,0 +1,38 @@
+package demo
+
+import (
+	"strings"
+
+	"github.com/dpproxy/dpproxy/internal/catalog"
+)
+
+// User and Password are the demo's analyst account.
+const (
+	User     = "demo"
+	Password = "demo"
+	// passwordHash is the mysql_native_password hash of Password.
+	passwordHash = "*C142FB215B6E05B7C134B1A653AD4B455157FD79"
+)
+
+// Config is the zero-configuration demo: the embedded SQLite database
+// backendDSN holding table pums, user demo/demo with a budget of ε = 100 and
+// δ = 1e-3, ε = 0.1 per statement by default, and the ledger in ledgerPath.
+func Config(backendDSN, ledgerPath string) (*catalog.Config, error) {
+	yaml := `
+backend: {driver: sqlite, dsn: "` + backendDSN + `"}
+ledger: {driver: sqlite, dsn: "` + ledgerPath + `"}
+privacy: {default_epsilon: 0.1, max_epsilon: 10, default_delta: 1.0e-7, max_delta: 1.0e-4}
+users:
+  - {name: ` + User + `, password_hash: "` + passwordHash + `", epsilon: 100, delta: 1.0e-3}
+tables:
+  - name: pums
+    columns:
+      - {name: age, type: integer, lower: 0, upper: 100}
+      - {name: sex, type: integer, lower: 0, upper: 1}
+      - {name: educ, type: integer, lower: 1, upper: 16}
+      - {name: race, type: integer, lower: 1, upper: 6}
+      - {name: income, type: real, lower: 0, upper: 500000}
+      - {name: married, type: integer, lower: 0, upper: 1}
+`
+	return catalog.ParseConfig(strings.NewReader(yaml))
+}

@@ -1,0 +1,124 @@
+// Package dperr is dpproxy's error catalog: every error a client can see has a
+// Kind, and each Kind maps to exactly one MySQL error code and SQLSTATE.
+//
+// Contract: the message of an *Error is safe to show to the analyst. A cause
+// attached with Wrap (for example a backend driver error, whose text may carry
+// private values) is kept for logs through Unwrap and Cause, and is never part
+// of Error(). The wire layer maps errors to MySQL packets with SQLCode, found
+// through errors.As, so wrapping an *Error with fmt.Errorf("%w") keeps its code.
+package dperr
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Kind classifies an error by what the client should learn from it.
+type Kind int
+
+// The kinds, in the order of DESIGN.md §4 plus the protocol-level ones.
+const (
+	// Internal is a bug or an unexpected condition; the message is generic.
+	Internal Kind = iota
+	// Parse: the SQL does not parse.
+	Parse
+	// Unsupported: the SQL parses but cannot be answered privately.
+	Unsupported
+	// UnknownTable: the table is not in the catalog.
+	UnknownTable
+	// UnknownColumn: the column is not declared for the table.
+	UnknownColumn
+	// BudgetExhausted: the privacy budget reservation does not fit.
+	BudgetExhausted
+	// AccessDenied: login failed.
+	AccessDenied
+	// Backend: the database behind the proxy failed; the message carries a query id only.
+	Backend
+	// InvalidValue: a session setting (SET @dp_...) has a value that is not allowed.
+	InvalidValue
+	// Canceled: the statement was interrupted (shutdown, timeout, client gone).
+	Canceled
+	numKinds
+)
+
+// code is the MySQL error number and SQLSTATE of a Kind.
+type code struct {
+	number uint16
+	state  string
+	name   string
+}
+
+var codes = [numKinds]code{
+	Internal:        {1105, "HY000", "internal"},
+	Parse:           {1064, "42000", "parse"},
+	Unsupported:     {1235, "42000", "unsupported"},
+	UnknownTable:    {1146, "42S02", "unknown table"},
+	UnknownColumn:   {1054, "42S22", "unknown column"},
+	BudgetExhausted: {1226, "42000", "budget exhausted"},
+	AccessDenied:    {1045, "28000", "access denied"},
+	Backend:         {1105, "HY000", "backend"},
+	InvalidValue:    {1231, "42000", "invalid value"},
+	Canceled:        {1317, "70100", "canceled"},
+}
+
+func init() {
+	for k, c := range codes {
+		if c.number == 0 || c.state == "" {
+			panic(fmt.Sprintf("dperr: kind %d has no MySQL code", k))
+		}
+	}
+}
+
+// String names the kind, for logs and golden tests.
+func (k Kind) String() string {
+	if k < 0 || k >= numKinds {
+		return fmt.Sprintf("kind(%d)", int(k))
+	}
+	return codes[k].name
+}
+
+// Code returns the MySQL error number and SQLSTATE of the kind.
+func (k Kind) Code() (uint16, string) {
+	if k < 0 || k >= numKinds {
+		k = Internal
+	}
+	return codes[k].number, codes[k].state
+}
+
+// Error is an error a client may see.
+type Error struct {
+	Kind Kind
+	// Msg is shown to the client as is.
+	Msg string
+	// cause is for logs only.
+	cause error
+}
+
+// New returns an error of the given kind with a client-visible message.
+func New(kind Kind, format string, args ...any) *Error {
+	return &Error{Kind: kind, Msg: fmt.Sprintf(format, args...)}
+}
+
+// Wrap returns an error of the given kind whose client-visible message is the
+// formatted text and whose cause is kept for logs only.
+func Wrap(kind Kind, cause error, format string, args ...any) *Error {
+	return &Error{Kind: kind, Msg: fmt.Sprintf(format, args...), cause: cause}
+}
+
+// Error returns the client-visible message; it never includes the cause.
+func (e *Error) Error() string { return e.Msg }
+
+// Unwrap returns the cause, for errors.Is/As and logging.
+func (e *Error) Unwrap() error { return e.cause }
+
+// SQLCode returns the MySQL error number and SQLSTATE to send to the client.
+func (e *Error) SQLCode() (uint16, string) { return e.Kind.Code() }
+
+// KindOf returns the Kind of the first *Error in err's chain, or Internal.
+func KindOf(err error) Kind {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Kind
+	}
+	return Internal
+}

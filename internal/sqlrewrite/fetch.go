@@ -1,0 +1,66 @@
+package sqlrewrite
+
+// Fetch is what the proxy reads from the backend for one plan step: a typed,
+// dialect-neutral description rendered to SQL by Render. Every name in it is
+// the backend's (catalog Source names); every bound is public.
+type Fetch struct {
+	// Table is the backend table (Source), possibly schema-qualified.
+	Table string
+	// Filter is the conjunction of row conditions, with backend column names.
+	Filter []Condition
+	// Exactly one of Summary, Window and Histogram is set.
+	Summary   []SummaryTerm
+	Window    *Window
+	Histogram *Histogram
+}
+
+// TermKind is a summary aggregate the database computes.
+type TermKind int
+
+// The summary terms.
+const (
+	// CountAll is COUNT(*) over the filtered rows.
+	CountAll TermKind = iota + 1
+	// CountNonNull is COUNT(col).
+	CountNonNull
+	// ClampedSum is SUM of col clamped to [Lower, Upper], NULLs skipped.
+	ClampedSum
+	// ClampedSumSquares is SUM of the square of col clamped to [Lower, Upper].
+	ClampedSumSquares
+)
+
+// SummaryTerm is one aggregate of a summary fetch; the fetch returns one row
+// with one float64 per term, in order (0 for a sum over no rows).
+type SummaryTerm struct {
+	Kind         TermKind
+	Column       string
+	Lower, Upper float64
+}
+
+// Window asks for the values of Column, clamped to [Lower, Upper], NULLs
+// skipped, sorted ascending, with 0-based ranks in [Offset, Offset+Limit).
+type Window struct {
+	Column       string
+	Lower, Upper float64
+	Offset       int64
+	Limit        int64
+}
+
+// Histogram asks for the count of rows per bin of Column clamped to
+// [Lower, Upper], NULLs skipped, with Bins equal-width bins; the fetch returns
+// (bin, count) for the non-empty bins, the value Upper falling in the last bin.
+type Histogram struct {
+	Column       string
+	Lower, Upper float64
+	Bins         int
+}
+
+// Dialect is the SQL dialect of a backend.
+type Dialect int
+
+// The dialects.
+const (
+	SQLite Dialect = iota + 1
+	PostgreSQL
+	MySQL
+)

@@ -1,0 +1,192 @@
+// Package sqlrewrite turns client SQL text into typed statements, and typed
+// fetches into backend SQL.
+//
+// Parse is deny-by-default: it recognises the aggregate queries dpproxy can
+// answer privately (Select), the settings and bootstrap statements clients
+// send (SetVariables, Show, ShowWarnings, ConstantSelect, Use, Explain), and
+// refuses everything else with a dperr error (Parse, Unsupported,
+// UnknownTable, UnknownColumn). The TiDB AST never leaves this package.
+//
+// Render is the only producer of backend SQL: it renders a typed Fetch for one
+// dialect, with every identifier taken from the catalog and every value either
+// a number formatted by the proxy or a bind argument. Client SQL text is never
+// sent to a backend.
+package sqlrewrite
+
+// Statement is one parsed client statement: one of *Select, *Explain,
+// *SetVariables, *ShowWarnings, *Show, *ConstantSelect, *Use, *Empty.
+type Statement interface{ statement() }
+
+// Select is a private aggregate query: SELECT agg [, agg ...] FROM table [WHERE predicate].
+type Select struct {
+	// Table is the catalog name of the table, in its declared spelling.
+	Table string
+	// Items are the output columns, in the client's order.
+	Items []Item
+	// Where is the conjunction of conditions; empty means every row.
+	Where []Condition
+}
+
+// Explain is EXPLAIN of a private aggregate query: the plan, without running it.
+type Explain struct{ Select *Select }
+
+// Item is one output column of a Select.
+type Item struct {
+	// Label is the column name the client sees: the alias, or the
+	// expression's text as the client wrote it (as MySQL does).
+	Label string
+	Agg   Aggregate
+}
+
+// AggFunc is an aggregate function dpproxy can answer.
+type AggFunc int
+
+// The aggregates.
+const (
+	// CountRows is COUNT(*) (and COUNT of a constant).
+	CountRows AggFunc = iota + 1
+	// CountColumn is COUNT(col): rows where col is not NULL.
+	CountColumn
+	Sum
+	Avg
+	// VarPop is VARIANCE, VAR_POP.
+	VarPop
+	VarSamp
+	// StddevPop is STD, STDDEV, STDDEV_POP.
+	StddevPop
+	StddevSamp
+	// Median is MEDIAN(col); Quantile is 0.5.
+	Median
+	// Percentile is PERCENTILE_CONT(col, p) with p in [0, 1], or
+	// APPROX_PERCENTILE(col, pct) with pct in [0, 100] divided by 100.
+	Percentile
+)
+
+var aggNames = map[AggFunc]string{
+	CountRows: "count(*)", CountColumn: "count", Sum: "sum", Avg: "avg",
+	VarPop: "var_pop", VarSamp: "var_samp", StddevPop: "stddev_pop", StddevSamp: "stddev_samp",
+	Median: "median", Percentile: "percentile",
+}
+
+// String is the canonical lower-case name, for plans and golden tests.
+func (f AggFunc) String() string { return aggNames[f] }
+
+// Aggregate is an aggregate function applied to a declared column.
+type Aggregate struct {
+	Func AggFunc
+	// Column is the declared column name (catalog spelling); empty for CountRows.
+	Column string
+	// Quantile is the requested quantile in [0, 1] for Median and Percentile.
+	Quantile float64
+}
+
+// Condition restricts one declared column. Exactly one of Range and In is set.
+type Condition struct {
+	// Column is the declared column name (catalog spelling).
+	Column string
+	Range  *Range
+	In     []Value
+}
+
+// Range is an interval of a numeric column. A missing end is unbounded.
+type Range struct {
+	Lower, Upper         float64
+	HasLower, HasUpper   bool
+	LowerOpen, UpperOpen bool
+}
+
+// Value is a constant from the client's SQL: a number or, for text columns, a string.
+type Value struct {
+	Num    float64
+	Str    string
+	IsText bool
+}
+
+// SetVariables is SET of one or more variables. System variables and SET
+// NAMES are accepted and ignored; user variables named dp_* are dpproxy's
+// settings (dp_epsilon, dp_delta, dp_mechanism), other user variables are kept
+// in the session.
+type SetVariables struct{ Assignments []Assignment }
+
+// Assignment is one "name = value" of a SET.
+type Assignment struct {
+	// Name is lower case without the @ or @@.
+	Name string
+	// System is true for @@var, SET var, SET NAMES and SET CHARACTER SET.
+	System bool
+	// Value is the assigned constant; Default is true for SET x = DEFAULT.
+	Value   Value
+	Default bool
+}
+
+// ShowWarnings is SHOW WARNINGS: the notes that describe the last answer.
+type ShowWarnings struct{}
+
+// ShowKind is what a SHOW statement lists.
+type ShowKind int
+
+// The SHOW statements clients send at connect time or when browsing.
+const (
+	ShowDatabases ShowKind = iota + 1
+	ShowTables
+	ShowColumns
+	ShowVariables
+	ShowStatus
+	ShowOther
+)
+
+// Show is a SHOW statement other than SHOW WARNINGS. It is answered from the
+// catalog, never from data.
+type Show struct {
+	Kind ShowKind
+	// Table is set for ShowColumns.
+	Table string
+	// Like is the LIKE pattern, if any.
+	Like string
+}
+
+// ConstantSelect is a SELECT without FROM: variables, session functions and
+// literals that clients send at connect time (SELECT @@version_comment,
+// DATABASE(), USER(), 1), and dpproxy's budget functions.
+type ConstantSelect struct{ Items []ConstItem }
+
+// ConstKind is the kind of a ConstItem.
+type ConstKind int
+
+// The kinds of constant output.
+const (
+	// Literal is a constant such as 1 or 'x'.
+	Literal ConstKind = iota + 1
+	// SystemVariable is @@name.
+	SystemVariable
+	// UserVariable is @name.
+	UserVariable
+	// Function is a function of the session, not of data: DATABASE(), USER(),
+	// CURRENT_USER(), VERSION(), CONNECTION_ID(), NOW(), dp_remaining_epsilon(),
+	// dp_remaining_delta().
+	Function
+)
+
+// ConstItem is one output column of a ConstantSelect.
+type ConstItem struct {
+	Label string
+	Kind  ConstKind
+	// Name is the lower-case variable or function name.
+	Name  string
+	Value Value
+}
+
+// Use is USE db.
+type Use struct{ Database string }
+
+// Empty is a statement with nothing to do (only a comment), answered with OK.
+type Empty struct{}
+
+func (*Select) statement()         {}
+func (*Explain) statement()        {}
+func (*SetVariables) statement()   {}
+func (*ShowWarnings) statement()   {}
+func (*Show) statement()           {}
+func (*ConstantSelect) statement() {}
+func (*Use) statement()            {}
+func (*Empty) statement()          {}
