@@ -1,0 +1,74 @@
+package budget
+
+import (
+	"math"
+	"strconv"
+)
+
+// Tolerance is the relative slack allowed for float rounding when checking
+// that a cost fits a limit (see the package documentation).
+const Tolerance = 1e-9
+
+// Cost is an amount of privacy budget: an (ε, δ) pair, both finite and ≥ 0.
+type Cost struct {
+	Epsilon float64
+	Delta   float64
+}
+
+// String formats the cost as "epsilon=…, delta=…" for messages.
+func (c Cost) String() string {
+	return "epsilon=" + formatAmount(c.Epsilon) + ", delta=" + formatAmount(c.Delta)
+}
+
+// validate reports an error when either component is negative, NaN or infinite.
+func (c Cost) validate(what string) error {
+	for _, v := range [...]struct {
+		name  string
+		value float64
+	}{{"epsilon", c.Epsilon}, {"delta", c.Delta}} {
+		if v.value < 0 || math.IsNaN(v.value) || math.IsInf(v.value, 0) {
+			return invalid("%s %s must be finite and >= 0, got %v", what, v.name, v.value)
+		}
+	}
+	return nil
+}
+
+// usage is an account's limit and what it has used (reserved or committed).
+type usage struct {
+	limit Cost
+	used  Cost
+}
+
+// fits reports whether cost can be added to the usage without exceeding the
+// limit by more than Tolerance; a component with zero cost always fits.
+func (u usage) fits(cost Cost) bool {
+	return fitsAmount(u.used.Epsilon, cost.Epsilon, u.limit.Epsilon) &&
+		fitsAmount(u.used.Delta, cost.Delta, u.limit.Delta)
+}
+
+func fitsAmount(used, cost, limit float64) bool {
+	return cost == 0 || used+cost <= limit*(1+Tolerance)
+}
+
+// remaining returns limit − used per component, clamped to [0, limit] and
+// reported as 0 within Tolerance of zero.
+func (u usage) remaining() Cost {
+	return Cost{
+		Epsilon: remainingAmount(u.used.Epsilon, u.limit.Epsilon),
+		Delta:   remainingAmount(u.used.Delta, u.limit.Delta),
+	}
+}
+
+func remainingAmount(used, limit float64) float64 {
+	r := limit - used
+	if r <= limit*Tolerance {
+		return 0
+	}
+	return min(r, limit)
+}
+
+// formatAmount prints an amount with ten significant digits, enough to tell
+// budgets apart and few enough to hide float noise such as 0.050000000000000044.
+func formatAmount(v float64) string {
+	return strconv.FormatFloat(v, 'g', 10, 64)
+}

@@ -1,0 +1,55 @@
+// Package budget is dpproxy's durable privacy-budget ledger (DESIGN.md §2,
+// "Composition", "Refusals are paid", "Budget ledger").
+//
+// # Model
+//
+// An account is a named budget, such as "user:alice" (an analyst) or
+// "table:pums" (what all analysts together may spend on a table), with a limit
+// Cost{Epsilon, Delta}. Each account keeps a running total of what it has used:
+// every reservation that was not cancelled, committed or not. Under basic
+// sequential composition a release costs its (ε, δ) on every account it is
+// charged to.
+//
+// Reserve charges a set of accounts at once, all or nothing, in one
+// transaction: it fails with a dperr.BudgetExhausted error, naming the
+// remaining ε and δ of the first account that blocks, when the cost does not
+// fit. A Reservation then ends in exactly one of two ways: Commit after the
+// answer was released (or after any failure once data was read), or Cancel when
+// no data was read at all. A reservation that is neither committed nor
+// cancelled, because the process crashed or was killed, stays counted as spent
+// forever: data may have been read, so the ledger errs on the side of privacy.
+// Nothing the ledger has counted is lost by a restart, since every change is a
+// committed database transaction before Reserve, Commit or Cancel returns.
+//
+// # Tolerance
+//
+// Budgets are float64 sums, so ten reservations of 0.1 add up to
+// 0.9999999999999999 and eleven to 1.0999999999999999. A cost fits when, for
+// each of ε and δ with a positive cost, used + cost ≤ limit·(1 + Tolerance),
+// with Tolerance = 1e-9: exact sums of the configured amounts fit, and no
+// analyst can gain more than a billionth of the budget from rounding. A
+// remaining amount within the tolerance of zero is reported as zero.
+//
+// # Concurrency
+//
+// Several connections of one proxy and several proxies sharing one ledger
+// database never overspend. Every operation is one database transaction that
+// locks the accounts it charges before reading them, always in the same
+// (sorted) order, followed by reservation rows: on PostgreSQL and MySQL/MariaDB
+// (InnoDB) with SELECT ... FOR UPDATE, on SQLite by making the first statement
+// of the transaction a write, which takes the database's write lock at once,
+// like BEGIN IMMEDIATE, whatever _txlock the caller's DSN names. Each SQLite
+// transaction also sets PRAGMA busy_timeout on its connection, so a DSN without
+// one still waits for the lock instead of failing. Serialization failures,
+// deadlocks, lock timeouts and SQLITE_BUSY are retried a bounded number of times
+// with jittered exponential backoff.
+//
+// # Storage
+//
+// The ledger lives in tables prefixed dpproxy_ (so it may share the backend's
+// database): dpproxy_meta holds the schema version, dpproxy_accounts the limits
+// and totals, dpproxy_reservations one row per reservation for auditors (see
+// History) with dpproxy_reservation_accounts indexing it by account, and
+// dpproxy_state a small key-value store for mechanisms that keep
+// state next to the ledger (PutState, GetState).
+package budget

@@ -1,0 +1,72 @@
+package budget
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/dpproxy/dpproxy/internal/dperr"
+)
+
+var (
+	// ErrUnknownAccount is in the chain of the error for an account that was
+	// never created with SetLimit.
+	ErrUnknownAccount = errors.New("budget: unknown account")
+	// ErrSettled is in the chain of the error of a Commit or Cancel of a
+	// reservation that is no longer pending (already committed or cancelled, or
+	// deleted by Reset).
+	ErrSettled = errors.New("budget: reservation already settled")
+)
+
+// unknownAccount returns the error for an account with no configured budget.
+func unknownAccount(account string) error {
+	return dperr.Wrap(dperr.Internal, fmt.Errorf("%w %q", ErrUnknownAccount, account),
+		"no privacy budget is configured for %s", displayName(account))
+}
+
+// exhausted returns the client-visible refusal for an account that cannot pay.
+func exhausted(account string, u usage, cost Cost) error {
+	return dperr.New(dperr.BudgetExhausted,
+		"privacy budget exhausted for %s: remaining %s; this query needs %s",
+		displayName(account), u.remaining(), cost)
+}
+
+// settled returns the error of a Commit or Cancel that finds the reservation
+// in state (empty when the reservation no longer exists).
+func settled(id int64, verb string, state State) error {
+	if state == "" {
+		return dperr.Wrap(dperr.Internal, fmt.Errorf("%w: reservation %d not found", ErrSettled, id),
+			"cannot %s privacy budget reservation %d: it no longer exists", verb, id)
+	}
+	return dperr.Wrap(dperr.Internal, fmt.Errorf("%w: reservation %d is %s", ErrSettled, id, state),
+		"cannot %s privacy budget reservation %d: it is already %s", verb, id, state)
+}
+
+// ledgerError turns a database or context error into a client-safe error: the
+// driver's text stays in the cause, for logs. Errors that are already an
+// *dperr.Error pass through.
+func ledgerError(err error) error {
+	var e *dperr.Error
+	switch {
+	case err == nil || errors.As(err, &e):
+		return err
+	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
+		return dperr.Wrap(dperr.Canceled, err, "statement canceled while updating the privacy budget ledger")
+	}
+	return dperr.Wrap(dperr.Internal, err, "privacy budget ledger failed")
+}
+
+// displayName renders "user:alice" as "user alice" for messages.
+func displayName(account string) string {
+	if kind, name, ok := strings.Cut(account, ":"); ok && kind != "" && name != "" {
+		return kind + " " + name
+	}
+	return "account " + account
+}
+
+// invalid returns the error for a request the ledger refuses to store, such as
+// a negative cost or an empty account name: a bug or a configuration error.
+func invalid(format string, args ...any) error {
+	return dperr.New(dperr.Internal, "budget: "+format, args...)
+}

@@ -1,0 +1,230 @@
+package budget
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// maxMemoLen bounds the memo kept with a reservation, in bytes; a longer memo
+// is truncated.
+const maxMemoLen = 4096
+
+// Reservation is budget reserved by Reserve and not yet settled. Exactly one
+// Commit or Cancel settles it; both check the ledger, so a second call fails
+// even from another process.
+type Reservation struct {
+	ledger   *Ledger
+	id       int64
+	accounts []string // sorted, distinct
+	cost     Cost
+}
+
+// ID returns the reservation's number in the ledger, as listed by History.
+func (r *Reservation) ID() int64 { return r.id }
+
+// Cost returns the reserved amount, charged to every account.
+func (r *Reservation) Cost() Cost { return r.cost }
+
+// Accounts returns the charged accounts, sorted.
+func (r *Reservation) Accounts() []string { return slices.Clone(r.accounts) }
+
+// Reserve charges cost to every one of accounts (a repeated name counts
+// once) in one transaction, or to none of them. It fails with a
+// dperr.BudgetExhausted error naming the remaining budget of the first
+// account, in the order given, that cannot pay, and with an error wrapping
+// ErrUnknownAccount when an account does not exist. memo is kept for
+// auditors (truncated to 4096 bytes).
+//
+// The reservation counts as spent until Cancel releases it: if neither Commit
+// nor Cancel is ever called, it stays spent.
+func (l *Ledger) Reserve(ctx context.Context, accounts []string, cost Cost, memo string) (*Reservation, error) {
+	if len(accounts) == 0 {
+		return nil, invalid("a reservation needs at least one account")
+	}
+	for _, a := range accounts {
+		if err := validName("account", a); err != nil {
+			return nil, err
+		}
+	}
+	if err := cost.validate("cost"); err != nil {
+		return nil, err
+	}
+	sorted := slices.Compact(slices.Sorted(slices.Values(accounts)))
+	memo = cleanMemo(memo)
+	now := time.Now().UnixMicro()
+	var id int64
+	err := l.inTx(ctx, func(tx *sql.Tx) error {
+		usages, err := l.lockAccounts(ctx, tx, sorted)
+		if err != nil {
+			return err
+		}
+		for _, a := range accounts {
+			u, ok := usages[a]
+			if !ok {
+				return unknownAccount(a)
+			}
+			if !u.fits(cost) {
+				return exhausted(a, u, cost)
+			}
+		}
+		id, err = l.charge(ctx, tx, sorted, cost, memo, now)
+		return err
+	})
+	if err != nil {
+		return nil, ledgerError(err)
+	}
+	return &Reservation{ledger: l, id: id, accounts: sorted, cost: cost}, nil
+}
+
+// Commit marks the reservation as spent for good: the answer it paid for was
+// released, or data was read. It fails with an error wrapping ErrSettled if
+// the reservation was already committed or cancelled. A Commit that fails
+// leaves the reservation counted as spent, so the caller may pass a context
+// that outlives the client (context.WithoutCancel) to keep History accurate.
+func (r *Reservation) Commit(ctx context.Context) error {
+	l := r.ledger
+	now := time.Now().UnixMicro()
+	return ledgerError(l.inTx(ctx, func(tx *sql.Tx) error {
+		return l.settle(ctx, tx, r.id, Committed, now)
+	}))
+}
+
+// Cancel releases the reservation, giving its cost back to every account.
+// Call it only when no data was read for the statement (DESIGN.md §2,
+// "Refusals are paid"). It fails with an error wrapping ErrSettled if the
+// reservation was already committed or cancelled.
+func (r *Reservation) Cancel(ctx context.Context) error {
+	l := r.ledger
+	now := time.Now().UnixMicro()
+	return ledgerError(l.inTx(ctx, func(tx *sql.Tx) error {
+		if _, err := l.lockAccounts(ctx, tx, r.accounts); err != nil {
+			return err
+		}
+		if err := l.settle(ctx, tx, r.id, Cancelled, now); err != nil {
+			return err
+		}
+		return l.addUsage(ctx, tx, r.accounts, Cost{Epsilon: -r.cost.Epsilon, Delta: -r.cost.Delta}, now)
+	}))
+}
+
+// lockAccounts locks the rows of the sorted accounts until tx ends and
+// returns their usage; missing accounts are absent from the map. All
+// transactions lock accounts in this order before touching reservations, so
+// they cannot deadlock one another.
+func (l *Ledger) lockAccounts(ctx context.Context, tx *sql.Tx, sorted []string) (map[string]usage, error) {
+	in := "(" + placeholders(len(sorted)) + ")"
+	if l.dialect == SQLite {
+		// A write as the first statement takes SQLite's database write lock
+		// now, waiting for busy_timeout, as BEGIN IMMEDIATE would. A read
+		// first would let two transactions read, then fail to upgrade.
+		if _, err := l.exec(ctx, tx, "UPDATE dpproxy_accounts SET epsilon_limit = epsilon_limit WHERE name IN "+in, anys(sorted)...); err != nil {
+			return nil, err
+		}
+	}
+	rows, err := l.query(ctx, tx, "SELECT name, epsilon_limit, delta_limit, epsilon_used, delta_used FROM dpproxy_accounts WHERE name IN "+in+" ORDER BY name"+l.dialect.lockSuffix(), anys(sorted)...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	usages := make(map[string]usage, len(sorted))
+	for rows.Next() {
+		var name string
+		var u usage
+		if err := rows.Scan(&name, &u.limit.Epsilon, &u.limit.Delta, &u.used.Epsilon, &u.used.Delta); err != nil {
+			return nil, err
+		}
+		usages[name] = u
+	}
+	return usages, rows.Err()
+}
+
+// charge adds cost to the usage of the sorted, locked accounts and records
+// the new pending reservation; it returns the reservation's id.
+func (l *Ledger) charge(ctx context.Context, tx *sql.Tx, sorted []string, cost Cost, memo string, now int64) (int64, error) {
+	if err := l.addUsage(ctx, tx, sorted, cost, now); err != nil {
+		return 0, err
+	}
+	id, err := l.insertReservation(ctx, tx, sorted, cost, memo, now)
+	if err != nil {
+		return 0, err
+	}
+	links := make([]any, 0, 2*len(sorted))
+	for _, a := range sorted {
+		links = append(links, a, id)
+	}
+	_, err = l.exec(ctx, tx, "INSERT INTO dpproxy_reservation_accounts (account, reservation_id) VALUES "+
+		strings.TrimSuffix(strings.Repeat("(?, ?), ", len(sorted)), ", "), links...)
+	return id, err
+}
+
+// addUsage adds delta (negative to release) to the usage of the accounts;
+// the sum is computed by the database, in full float64 precision.
+func (l *Ledger) addUsage(ctx context.Context, tx *sql.Tx, accounts []string, delta Cost, now int64) error {
+	_, err := l.exec(ctx, tx, "UPDATE dpproxy_accounts SET epsilon_used = epsilon_used + ?, delta_used = delta_used + ?, updated_at = ? WHERE name IN ("+placeholders(len(accounts))+")",
+		append([]any{delta.Epsilon, delta.Delta, now}, anys(accounts)...)...)
+	return err
+}
+
+// insertReservation records a new pending reservation and returns its id.
+func (l *Ledger) insertReservation(ctx context.Context, tx *sql.Tx, sorted []string, cost Cost, memo string, now int64) (int64, error) {
+	insert := "INSERT INTO dpproxy_reservations (accounts, epsilon, delta, memo, state, reserved_at) VALUES (?, ?, ?, ?, ?, ?)"
+	args := []any{strings.Join(sorted, "\n"), cost.Epsilon, cost.Delta, memo, string(Reserved), now}
+	if l.dialect == Postgres { // lib/pq does not implement LastInsertId
+		var id int64
+		err := l.queryRow(ctx, tx, insert+" RETURNING id", args...).Scan(&id)
+		return id, err
+	}
+	res, err := l.exec(ctx, tx, insert, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.LastInsertId()
+}
+
+// settle moves reservation id from Reserved to state, or fails with an error
+// wrapping ErrSettled.
+func (l *Ledger) settle(ctx context.Context, tx *sql.Tx, id int64, state State, now int64) error {
+	res, err := l.exec(ctx, tx, "UPDATE dpproxy_reservations SET state = ?, settled_at = ? WHERE id = ? AND state = ?",
+		string(state), now, id, string(Reserved))
+	if err != nil {
+		return err
+	}
+	n, err := res.RowsAffected()
+	if err != nil || n == 1 {
+		return err
+	}
+	var current string
+	err = l.queryRow(ctx, tx, "SELECT state FROM dpproxy_reservations WHERE id = ?", id).Scan(&current)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return err
+	}
+	return settled(id, state.verb(), State(current))
+}
+
+// cleanMemo makes memo storable in every dialect: valid UTF-8 without NUL
+// bytes, at most maxMemoLen bytes, cut at a character boundary.
+func cleanMemo(memo string) string {
+	memo = strings.ReplaceAll(strings.ToValidUTF8(memo, "\uFFFD"), "\x00", "")
+	if len(memo) <= maxMemoLen {
+		return memo
+	}
+	cut := maxMemoLen
+	for cut > 0 && !utf8.RuneStart(memo[cut]) {
+		cut--
+	}
+	return memo[:cut]
+}
+
+// anys converts names to query arguments.
+func anys(names []string) []any {
+	args := make([]any, len(names))
+	for i, n := range names {
+		args[i] = n
+	}
+	return args
+}

@@ -1,0 +1,87 @@
+package budget
+
+import (
+	"context"
+	"database/sql"
+)
+
+// schemaVersion is the version of the ledger tables this code reads and
+// writes, stored in dpproxy_meta under schemaVersionKey.
+const (
+	schemaVersion    = 1
+	schemaVersionKey = "schema_version"
+)
+
+// schemaStatements returns the idempotent DDL of schema version 1.
+func (d Dialect) schemaStatements() []string {
+	name, opts := d.nameType(), d.tableOptions()
+	return []string{
+		`CREATE TABLE IF NOT EXISTS dpproxy_meta (
+			meta_key ` + name + ` NOT NULL PRIMARY KEY,
+			meta_value BIGINT NOT NULL
+		)` + opts,
+		// epsilon_used and delta_used sum every reservation not cancelled.
+		`CREATE TABLE IF NOT EXISTS dpproxy_accounts (
+			name ` + name + ` NOT NULL PRIMARY KEY,
+			epsilon_limit DOUBLE PRECISION NOT NULL,
+			delta_limit DOUBLE PRECISION NOT NULL,
+			epsilon_used DOUBLE PRECISION NOT NULL,
+			delta_used DOUBLE PRECISION NOT NULL,
+			created_at BIGINT NOT NULL,
+			updated_at BIGINT NOT NULL
+		)` + opts,
+		// accounts lists the charged account names, sorted, one per line;
+		// times are Unix microseconds; settled_at is NULL while reserved.
+		`CREATE TABLE IF NOT EXISTS dpproxy_reservations (
+			` + d.idColumn() + `,
+			accounts TEXT NOT NULL,
+			epsilon DOUBLE PRECISION NOT NULL,
+			delta DOUBLE PRECISION NOT NULL,
+			memo TEXT NOT NULL,
+			state VARCHAR(16) NOT NULL,
+			reserved_at BIGINT NOT NULL,
+			settled_at BIGINT
+		)` + opts,
+		// One row per (account, reservation), for History.
+		`CREATE TABLE IF NOT EXISTS dpproxy_reservation_accounts (
+			account ` + name + ` NOT NULL,
+			reservation_id BIGINT NOT NULL,
+			PRIMARY KEY (account, reservation_id)
+		)` + opts,
+		`CREATE TABLE IF NOT EXISTS dpproxy_state (
+			state_key ` + name + ` NOT NULL PRIMARY KEY,
+			state_value ` + d.blobType() + ` NOT NULL,
+			updated_at BIGINT NOT NULL
+		)` + opts,
+	}
+}
+
+// createSchema creates the ledger tables if they are missing and checks that
+// their version is one this code understands. Every statement is idempotent,
+// so MySQL committing each CREATE TABLE implicitly does no harm.
+func (l *Ledger) createSchema(ctx context.Context) error {
+	return l.inTx(ctx, func(tx *sql.Tx) error {
+		if lock := l.dialect.schemaLock(); lock != "" {
+			if _, err := tx.ExecContext(ctx, lock); err != nil {
+				return err
+			}
+		}
+		for _, stmt := range l.dialect.schemaStatements() {
+			if _, err := tx.ExecContext(ctx, stmt); err != nil {
+				return err
+			}
+		}
+		insert := l.dialect.upsert("dpproxy_meta", "meta_key", []string{"meta_key", "meta_value"}, nil)
+		if _, err := l.exec(ctx, tx, insert, schemaVersionKey, schemaVersion); err != nil {
+			return err
+		}
+		var version int64
+		if err := l.queryRow(ctx, tx, "SELECT meta_value FROM dpproxy_meta WHERE meta_key = ?", schemaVersionKey).Scan(&version); err != nil {
+			return err
+		}
+		if version != schemaVersion {
+			return invalid("ledger schema version %d, this dpproxy understands version %d", version, schemaVersion)
+		}
+		return nil
+	})
+}

@@ -1,0 +1,114 @@
+package budget
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"math/rand/v2"
+	"reflect"
+	"time"
+)
+
+const (
+	// maxAttempts bounds how often a transaction that lost a lock race is run.
+	maxAttempts = 12
+	// firstBackoff and maxBackoff bound the jittered wait between attempts.
+	firstBackoff = 2 * time.Millisecond
+	maxBackoff   = 250 * time.Millisecond
+	// sqliteBusyTimeout is how long an SQLite statement waits for a lock
+	// before SQLITE_BUSY, set on every connection the ledger uses.
+	sqliteBusyTimeout = "PRAGMA busy_timeout = 5000"
+)
+
+// inTx runs fn in a transaction and commits it, running it again (at most
+// maxAttempts times in all) when the database aborted it to resolve a
+// lock conflict. fn must have no effect outside tx until inTx returns nil.
+func (l *Ledger) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	for attempt := 1; ; attempt++ {
+		err := l.tryTx(ctx, fn)
+		if err == nil || attempt == maxAttempts || !l.dialect.retryable(err) {
+			return err
+		}
+		l.retries.Add(1)
+		wait := min(firstBackoff<<(attempt-1), maxBackoff)
+		wait = wait/2 + rand.N(wait/2+1) // jitter so that racing proxies drift apart
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(wait):
+		}
+	}
+}
+
+// tryTx runs fn once in a transaction on a connection of its own.
+func (l *Ledger) tryTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	conn, err := l.db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if l.dialect == SQLite {
+		if _, err := conn.ExecContext(ctx, sqliteBusyTimeout); err != nil {
+			return err
+		}
+	}
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if err := fn(tx); err != nil {
+		_ = tx.Rollback() // the error that made us roll back is the one to report
+		return err
+	}
+	return tx.Commit()
+}
+
+// retryable reports whether err means the transaction was aborted, or its
+// lock not granted, only because of concurrent transactions.
+func (d Dialect) retryable(err error) bool {
+	switch d {
+	case SQLite:
+		var e interface{ Code() int }
+		if errors.As(err, &e) {
+			switch e.Code() & 0xff { // the primary result code
+			case 5, 6: // SQLITE_BUSY, SQLITE_LOCKED
+				return true
+			}
+		}
+	case Postgres:
+		var e interface{ SQLState() string }
+		if errors.As(err, &e) {
+			switch e.SQLState() {
+			case "40001", "40P01", "55P03": // serialization_failure, deadlock_detected, lock_not_available
+				return true
+			}
+		}
+	case MySQL:
+		switch mysqlErrorNumber(err) {
+		case 1205, 1213, 1020: // lock wait timeout, deadlock, record changed (MariaDB snapshot isolation)
+			return true
+		}
+	}
+	return false
+}
+
+// mysqlErrorNumber returns the Number of a *mysql.MySQLError in err's chain,
+// or 0. The ledger does not import the driver, and the driver's error has no
+// method that returns the number, so the field is read by reflection; a test
+// that builds the driver's error keeps this honest.
+func mysqlErrorNumber(err error) uint64 {
+	for ; err != nil; err = errors.Unwrap(err) {
+		v := reflect.ValueOf(err)
+		if v.Kind() != reflect.Pointer || v.IsNil() {
+			continue
+		}
+		v = v.Elem()
+		if v.Kind() != reflect.Struct || v.Type().Name() != "MySQLError" {
+			continue
+		}
+		if n := v.FieldByName("Number"); n.IsValid() && n.CanUint() {
+			return n.Uint()
+		}
+	}
+	return 0
+}
