@@ -108,7 +108,8 @@ type Table struct {
 	Name string `yaml:"name"`
 	// Source is the table's name in the backend (schema-qualified if needed); default Name.
 	Source string `yaml:"source"`
-	// Epsilon and Delta, if set, cap what all analysts together may spend on the table.
+	// Epsilon, if > 0, caps what all analysts together may spend on the table,
+	// and Delta then caps their δ (0: no mechanism needing δ may run on it).
 	Epsilon float64 `yaml:"epsilon"`
 	Delta   float64 `yaml:"delta"`
 	// Columns are the only columns analysts may use.

@@ -28,6 +28,8 @@ const (
 	UnknownTable
 	// UnknownColumn: the column is not declared for the table.
 	UnknownColumn
+	// UnknownDatabase: USE of a database other than dpproxy's.
+	UnknownDatabase
 	// BudgetExhausted: the privacy budget reservation does not fit.
 	BudgetExhausted
 	// AccessDenied: login failed.
@@ -54,6 +56,7 @@ var codes = [numKinds]code{
 	Unsupported:     {1235, "42000", "unsupported"},
 	UnknownTable:    {1146, "42S02", "unknown table"},
 	UnknownColumn:   {1054, "42S22", "unknown column"},
+	UnknownDatabase: {1049, "42000", "unknown database"},
 	BudgetExhausted: {1226, "42000", "budget exhausted"},
 	AccessDenied:    {1045, "28000", "access denied"},
 	Backend:         {1105, "HY000", "backend"},

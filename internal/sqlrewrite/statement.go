@@ -80,7 +80,9 @@ type Aggregate struct {
 	Quantile float64
 }
 
-// Condition restricts one declared column. Exactly one of Range and In is set.
+// Condition restricts one declared column. Exactly one of Range and In is
+// set: comparisons and BETWEEN give a Range (BETWEEN closed at both ends),
+// col = v gives In with one value, col IN (...) gives In.
 type Condition struct {
 	// Column is the declared column name (catalog spelling).
 	Column string
@@ -95,11 +97,15 @@ type Range struct {
 	LowerOpen, UpperOpen bool
 }
 
-// Value is a constant from the client's SQL: a number or, for text columns, a string.
+// Value is a constant from the client's SQL: a number or a string (text
+// columns compare only with strings, numeric columns only with numbers). Null
+// is SQL NULL; it occurs only in SET and in a ConstantSelect, never in a
+// Condition.
 type Value struct {
 	Num    float64
 	Str    string
 	IsText bool
+	Null   bool
 }
 
 // SetVariables is SET of one or more variables. System variables and SET
@@ -110,17 +116,29 @@ type SetVariables struct{ Assignments []Assignment }
 
 // Assignment is one "name = value" of a SET.
 type Assignment struct {
-	// Name is lower case without the @ or @@.
+	// Name is lower case without the @ or @@; SET NAMES is "names" and SET
+	// CHARACTER SET is "character_set".
 	Name string
-	// System is true for @@var, SET var, SET NAMES and SET CHARACTER SET.
+	// System is true for @@var, SET var, SET SESSION var, SET NAMES, SET
+	// CHARACTER SET and SET TRANSACTION (whose variables are
+	// "tx_isolation_one_shot", "tx_read_only" and friends).
 	System bool
 	// Value is the assigned constant; Default is true for SET x = DEFAULT.
 	Value   Value
 	Default bool
 }
 
-// ShowWarnings is SHOW WARNINGS: the notes that describe the last answer.
-type ShowWarnings struct{}
+// ShowWarnings is SHOW WARNINGS (or SHOW ERRORS): the notes that describe the
+// last answer.
+type ShowWarnings struct {
+	// Errors is true for SHOW ERRORS: only the Error-level entries.
+	Errors bool
+	// Limit is SHOW WARNINGS LIMIT [offset,] count; nil lists everything.
+	Limit *Limit
+}
+
+// Limit is a LIMIT clause: skip Offset rows, then return at most Count.
+type Limit struct{ Offset, Count uint64 }
 
 // ShowKind is what a SHOW statement lists.
 type ShowKind int
@@ -136,13 +154,22 @@ const (
 )
 
 // Show is a SHOW statement other than SHOW WARNINGS. It is answered from the
-// catalog, never from data.
+// catalog, never from data. DESCRIBE t and DESC t are ShowColumns.
 type Show struct {
 	Kind ShowKind
-	// Table is set for ShowColumns.
+	// Table is the declared table (catalog spelling) for ShowColumns and for
+	// a ShowOther that names a table (SHOW INDEX FROM t).
 	Table string
-	// Like is the LIKE pattern, if any.
+	// Like is the LIKE pattern, if any (DESCRIBE t col gives col).
 	Like string
+	// Full is SHOW FULL TABLES / SHOW FULL COLUMNS.
+	Full bool
+	// Name says what a ShowOther lists, in lower case: "engines", "charset",
+	// "collation", "plugins", "table status", "index", "triggers",
+	// "procedure status", "function status", "events", "open tables",
+	// "processlist", "privileges", "profiles". Each is answered with an empty
+	// or constant list.
+	Name string
 }
 
 // ConstantSelect is a SELECT without FROM: variables, session functions and
@@ -179,7 +206,9 @@ type ConstItem struct {
 // Use is USE db.
 type Use struct{ Database string }
 
-// Empty is a statement with nothing to do (only a comment), answered with OK.
+// Empty is a statement with nothing to do, answered with OK: only a comment,
+// or a transaction statement (BEGIN, START TRANSACTION, COMMIT, ROLLBACK),
+// which is a no-op because dpproxy never writes.
 type Empty struct{}
 
 func (*Select) statement()         {}

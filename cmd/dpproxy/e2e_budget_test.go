@@ -1,0 +1,144 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+)
+
+// sqliteDeployment writes a configuration with a SQLite backend holding the
+// demo table and a SQLite ledger file, for user carol with budget ε = eps.
+func sqliteDeployment(t *testing.T, eps float64) (dir, config string) {
+	t.Helper()
+	dir = t.TempDir()
+	data := filepath.Join(dir, "data.db")
+	if out, err := exec.Command(binary, "load-demo", "--driver", "sqlite", "--dsn", data).CombinedOutput(); err != nil {
+		t.Fatalf("load-demo: %v\n%s", err, out)
+	}
+	config = filepath.Join(dir, "dpproxy.yaml")
+	yaml := fmt.Sprintf(`
+backend: {driver: sqlite, dsn: %q}
+ledger: {driver: sqlite, dsn: %q}
+privacy: {default_epsilon: 0.1, max_epsilon: 1}
+users:
+  - {name: carol, password_hash: %q, epsilon: %g, delta: 0}
+tables:
+  - name: pums
+    columns:
+      - {name: age, type: integer, lower: 0, upper: 100}
+      - {name: income, type: real, lower: 0, upper: 500000}
+`, data, filepath.Join(dir, "ledger.db"), NativePasswordHash("carol-pw"), eps)
+	if err := os.WriteFile(config, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return dir, config
+}
+
+func TestBudgetExhaustionSurvivesRestartAndKill(t *testing.T) {
+	dir, config := sqliteDeployment(t, 1)
+	p := startProxy(t, dir, nil, "--config", config)
+	db := p.connect(t, "carol", "carol-pw")
+	db.SetMaxOpenConns(1) // one connection, so the session's SET applies to every query
+	if _, err := db.Exec("SET @dp_epsilon = 0.3"); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		if _, err := db.Exec("SELECT AVG(age) FROM pums"); err != nil {
+			t.Fatalf("query %d: %v", i, err)
+		}
+	}
+	_, err := db.Exec("SELECT AVG(age) FROM pums")
+	if mysqlCode(err) != 1226 {
+		t.Fatalf("4th query at ε=0.3 with 0.1 left: got %v, want error 1226", err)
+	}
+	if !strings.Contains(err.Error(), "remaining epsilon=0.1") {
+		t.Errorf("1226 message %q does not give the remaining budget", err)
+	}
+	remaining := func(p *proxyProcess) float64 {
+		_, v := queryRow(t, p.connect(t, "carol", "carol-pw"), "SELECT dp_remaining_epsilon()")
+		return v[0]
+	}
+	if r := remaining(p); math.Abs(r-0.1) > 1e-9 {
+		t.Fatalf("remaining: got %v, want 0.1", r)
+	}
+
+	// A graceful restart keeps the spent budget.
+	p.stop(syscall.SIGTERM)
+	p = startProxy(t, dir, nil, "--config", config)
+	if r := remaining(p); math.Abs(r-0.1) > 1e-9 {
+		t.Fatalf("after restart: remaining %v, want 0.1", r)
+	}
+	// Spend the rest, then kill -9: the spent budget is still spent.
+	db = p.connect(t, "carol", "carol-pw")
+	db.SetMaxOpenConns(1)
+	if _, err := db.Exec("SET @dp_epsilon = 0.1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec("SELECT COUNT(*) FROM pums"); err != nil {
+		t.Fatal(err)
+	}
+	p.stop(syscall.SIGKILL)
+	p = startProxy(t, dir, nil, "--config", config)
+	if r := remaining(p); r != 0 {
+		t.Fatalf("after kill -9: remaining %v, want 0", r)
+	}
+	_, err = p.connect(t, "carol", "carol-pw").Exec("SELECT COUNT(*) FROM pums")
+	if mysqlCode(err) != 1226 {
+		t.Fatalf("with nothing left: got %v, want error 1226", err)
+	}
+}
+
+func TestConcurrentConnectionsNeverOverspend(t *testing.T) {
+	dir, config := sqliteDeployment(t, 1)
+	p := startProxy(t, dir, nil, "--config", config)
+	db := p.connect(t, "carol", "carol-pw")
+	db.SetMaxOpenConns(32)
+	const clients = 32
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	ok, refused := 0, 0
+	start := make(chan struct{})
+	for range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			conn, err := db.Conn(t.Context())
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			defer conn.Close()
+			if _, err := conn.ExecContext(t.Context(), "SET @dp_epsilon = 0.1"); err != nil {
+				t.Error(err)
+				return
+			}
+			<-start
+			_, err = conn.ExecContext(t.Context(), "SELECT COUNT(*) FROM pums")
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err == nil:
+				ok++
+			case mysqlCode(err) == 1226:
+				refused++
+			default:
+				t.Errorf("unexpected error: %v", err)
+			}
+		}()
+	}
+	close(start)
+	wg.Wait()
+	if ok != 10 || refused != clients-10 {
+		t.Errorf("32 connections racing for ε=1 at 0.1 each: %d answered, %d refused; want 10 and 22", ok, refused)
+	}
+	_, v := queryRow(t, db, "SELECT dp_remaining_epsilon()")
+	if v[0] != 0 {
+		t.Errorf("remaining: got %v, want 0", v[0])
+	}
+}

@@ -1,0 +1,165 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	_ "github.com/go-sql-driver/mysql"
+)
+
+// binary is the dpproxy executable built once for the end-to-end tests.
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "dpproxy-e2e")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binary = filepath.Join(dir, "dpproxy")
+	build := exec.Command("go", "build", "-o", binary, ".")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building dpproxy:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// proxyProcess is a running dpproxy.
+type proxyProcess struct {
+	cmd  *exec.Cmd
+	addr string
+	dir  string
+	mu   sync.Mutex
+	logs bytes.Buffer
+	done chan struct{}
+}
+
+func (p *proxyProcess) Write(b []byte) (int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.logs.Write(b)
+}
+
+// Logs returns what the proxy has logged so far.
+func (p *proxyProcess) Logs() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.logs.String()
+}
+
+// startProxy runs dpproxy in dir (a fresh temporary directory if empty) with
+// args plus a free loopback --listen address, and waits until it accepts.
+func startProxy(t *testing.T, dir string, env []string, args ...string) *proxyProcess {
+	t.Helper()
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	p := &proxyProcess{addr: freeAddr(t), dir: dir, done: make(chan struct{})}
+	p.cmd = exec.Command(binary, append(args, "--listen", p.addr)...)
+	p.cmd.Dir = dir
+	p.cmd.Env = append(os.Environ(), env...)
+	p.cmd.Stdout, p.cmd.Stderr = p, p
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { p.cmd.Wait(); close(p.done) }()
+	t.Cleanup(func() {
+		p.stop(syscall.SIGKILL)
+		if t.Failed() {
+			t.Logf("proxy log:\n%s", p.Logs())
+		}
+	})
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", p.addr, time.Second)
+		if err == nil {
+			c.Close()
+			return p
+		}
+		select {
+		case <-p.done:
+			t.Fatalf("dpproxy exited at start:\n%s", p.Logs())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("dpproxy did not listen on %s:\n%s", p.addr, p.Logs())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// stop sends sig and waits for the process to exit.
+func (p *proxyProcess) stop(sig syscall.Signal) {
+	select {
+	case <-p.done:
+		return
+	default:
+	}
+	p.cmd.Process.Signal(sig)
+	select {
+	case <-p.done:
+	case <-time.After(30 * time.Second):
+		p.cmd.Process.Kill()
+		<-p.done
+	}
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// connect opens a go-sql-driver pool to the proxy as user/password.
+func (p *proxyProcess) connect(t *testing.T, user, password string) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("mysql", fmt.Sprintf("%s:%s@tcp(%s)/dpproxy?timeout=10s", user, password, p.addr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// mariadbCLI runs the real mariadb client in batch mode and returns its stdout.
+func (p *proxyProcess) mariadbCLI(t *testing.T, user, password string, extra ...string) (string, error) {
+	t.Helper()
+	path, err := exec.LookPath("mariadb")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("the mariadb client is not installed (CI must install it)")
+		}
+		t.Skip("the mariadb client is not installed")
+	}
+	host, port, _ := net.SplitHostPort(p.addr)
+	args := append([]string{"-h" + host, "-P" + port, "-u" + user, "-p" + password, "--ssl=0"}, extra...)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx, path, args...)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err = cmd.Run()
+	if err != nil {
+		return stdout.String() + stderr.String(), fmt.Errorf("%w: %s", err, strings.TrimSpace(stderr.String()))
+	}
+	return stdout.String(), nil
+}

@@ -1,0 +1,71 @@
+// Command dpproxy is a differentially private SQL proxy: MySQL clients
+// connect to it, it answers aggregate queries over the tables of its
+// configuration with noise calibrated to each analyst's privacy budget, and
+// no raw row ever reaches a client.
+//
+// Usage:
+//
+//	dpproxy [--config dpproxy.yaml] [--listen ADDR] [--reset-budget] [--log-level LEVEL]
+//	dpproxy hash-password [PASSWORD]
+//	dpproxy load-demo --driver postgres|mysql|sqlite --dsn DSN [--table pums]
+//
+// Without --config it serves the embedded demo: table pums in SQLite, user
+// demo with password demo, on 127.0.0.1:3307.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	if err := Run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(os.Stderr, "dpproxy:", err)
+		}
+		os.Exit(2)
+	}
+}
+
+// Run runs the command with args (without the program name) until ctx ends.
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 {
+		switch args[0] {
+		case "hash-password":
+			return hashPassword(args[1:], os.Stdin, stdout)
+		case "load-demo":
+			return loadDemo(ctx, args[1:], stdout, stderr)
+		}
+	}
+	fs := flag.NewFlagSet("dpproxy", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var opts options
+	fs.StringVar(&opts.configPath, "config", "", "configuration file (YAML); without it the embedded demo runs")
+	fs.StringVar(&opts.listen, "listen", "", "address to listen on, overriding the configuration (default 127.0.0.1:3307)")
+	fs.BoolVar(&opts.resetBudget, "reset-budget", false, "forget all spent budget before starting (demo and testing only)")
+	fs.StringVar(&opts.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	fs.StringVar(&opts.demoLedger, "demo-ledger", "dpproxy-ledger.db", "ledger file of the demo (no --config)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q (see dpproxy -h)", fs.Arg(0))
+	}
+	return serve(ctx, opts, stderr)
+}
+
+type options struct {
+	configPath  string
+	listen      string
+	resetBudget bool
+	logLevel    string
+	demoLedger  string
+}

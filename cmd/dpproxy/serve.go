@@ -1,0 +1,179 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"strings"
+
+	"github.com/dpproxy/dpproxy/internal/backend"
+	"github.com/dpproxy/dpproxy/internal/budget"
+	"github.com/dpproxy/dpproxy/internal/catalog"
+	"github.com/dpproxy/dpproxy/internal/demo"
+	"github.com/dpproxy/dpproxy/internal/exec"
+	"github.com/dpproxy/dpproxy/internal/proxy"
+	"github.com/dpproxy/dpproxy/internal/wire"
+)
+
+// demoBackendDSN is the embedded demo's in-memory SQLite database, shared by
+// the pool's connections.
+const demoBackendDSN = "file:dpproxy-demo?mode=memory&cache=shared"
+
+func serve(ctx context.Context, opts options, stderr io.Writer) error {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(opts.logLevel)); err != nil {
+		return fmt.Errorf("--log-level: %w", err)
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+
+	cfg, isDemo, err := loadConfig(opts)
+	if err != nil {
+		return err
+	}
+	if opts.listen != "" {
+		cfg.Listen = opts.listen
+	}
+
+	be, err := backend.Open(ctx, cfg.Backend.Driver, cfg.Backend.DSN, log)
+	if err != nil {
+		return err
+	}
+	defer be.Close()
+	if isDemo {
+		if err := demo.LoadPUMS(ctx, be.DB(), catalog.DriverSQLite, "pums"); err != nil {
+			return err
+		}
+	}
+
+	ledger, ledgerDB, err := openLedger(ctx, cfg.Ledger)
+	if err != nil {
+		return err
+	}
+	defer ledgerDB.Close()
+	if opts.resetBudget {
+		if err := ledger.Reset(ctx); err != nil {
+			return err
+		}
+		log.Warn("spent budget reset", "ledger", cfg.Ledger.Driver)
+	}
+	if err := setLimits(ctx, ledger, cfg); err != nil {
+		return err
+	}
+
+	engine := proxy.NewEngine(cfg, exec.New(be, ledger, log), ledger, log)
+	srv, err := wire.NewServer(wire.Config{
+		Addr:           cfg.Listen,
+		MaxConnections: cfg.MaxConnections,
+		ReadTimeout:    cfg.Timeouts.Read.Duration,
+		WriteTimeout:   cfg.Timeouts.Write.Duration,
+		IdleTimeout:    cfg.Timeouts.Idle.Duration,
+		ShutdownGrace:  cfg.Timeouts.Shutdown.Duration,
+		ServerVersion:  proxy.ServerVersion,
+		Logger:         log,
+	}, accounts{cfg}, engineAdapter{engine})
+	if err != nil {
+		return err
+	}
+	l, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return err
+	}
+	log.Info("dpproxy listening", "addr", l.Addr().String(), "backend", cfg.Backend.Driver, "demo", isDemo)
+	if isDemo {
+		log.Info("demo: connect with  mariadb -h127.0.0.1 -P" + port(l.Addr()) + " -udemo -pdemo")
+	}
+	return srv.Serve(ctx, l)
+}
+
+func loadConfig(opts options) (*catalog.Config, bool, error) {
+	if opts.configPath != "" {
+		cfg, err := catalog.Load(opts.configPath)
+		return cfg, false, err
+	}
+	cfg, err := demo.Config(demoBackendDSN, opts.demoLedger)
+	return cfg, true, err
+}
+
+// openLedger opens the ledger database. The ledger takes its own locks
+// (immediate write transactions and a busy timeout on SQLite, row locks on
+// PostgreSQL and MySQL), so several proxies may share one.
+func openLedger(ctx context.Context, d catalog.Database) (*budget.Ledger, *sql.DB, error) {
+	dialect, err := budget.ParseDialect(d.Driver)
+	if err != nil {
+		return nil, nil, fmt.Errorf("ledger: %w", err)
+	}
+	db, err := sql.Open(d.Driver, d.DSN)
+	if err != nil {
+		return nil, nil, fmt.Errorf("ledger: %w", err)
+	}
+	l, err := budget.Open(ctx, db, dialect)
+	if err != nil {
+		db.Close()
+		return nil, nil, fmt.Errorf("ledger: %w", err)
+	}
+	return l, db, nil
+}
+
+// setLimits writes the configured budgets into the ledger; what was spent stays spent.
+func setLimits(ctx context.Context, l *budget.Ledger, cfg *catalog.Config) error {
+	for _, u := range cfg.Users {
+		if err := l.SetLimit(ctx, catalog.UserAccount(u.Name), budget.Cost{Epsilon: u.Epsilon, Delta: u.Delta}); err != nil {
+			return err
+		}
+	}
+	for _, t := range cfg.Tables {
+		if t.Epsilon > 0 {
+			if err := l.SetLimit(ctx, catalog.TableAccount(t.Name), budget.Cost{Epsilon: t.Epsilon, Delta: t.Delta}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func port(a net.Addr) string {
+	_, p, _ := net.SplitHostPort(a.String())
+	return p
+}
+
+// accounts serves the configured users' password hashes to the wire layer.
+type accounts struct{ cfg *catalog.Config }
+
+func (a accounts) NativePasswordHash(user string) ([]byte, bool) {
+	u, ok := a.cfg.User(user)
+	if !ok {
+		return nil, false
+	}
+	h, err := hex.DecodeString(strings.TrimPrefix(u.PasswordHash, "*"))
+	if err != nil {
+		return nil, false
+	}
+	return h, true
+}
+
+// engineAdapter and sessionAdapter connect proxy to wire, which share no types.
+type engineAdapter struct{ e *proxy.Engine }
+
+func (a engineAdapter) Open(user string, connID uint32) wire.Session {
+	return sessionAdapter{a.e.Open(user, connID)}
+}
+
+type sessionAdapter struct{ s *proxy.Session }
+
+func (a sessionAdapter) Execute(ctx context.Context, query string) (*wire.Result, error) {
+	r, err := a.s.Execute(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return &wire.Result{Columns: r.Columns, Rows: r.Rows, AffectedRows: r.AffectedRows, Warnings: r.Warnings}, nil
+}
+
+func (a sessionAdapter) UseDatabase(ctx context.Context, name string) error {
+	return a.s.UseDatabase(ctx, name)
+}
+
+func (a sessionAdapter) Close() { a.s.Close() }

@@ -1,0 +1,185 @@
+// Package backend is the only code that reads the private data: it runs typed
+// fetches (sqlrewrite.Fetch), rendered by sqlrewrite.Render for the backend's
+// dialect, and returns numbers to the executor.
+//
+// Errors: every failure is returned as a dperr Backend error carrying only a
+// query id; the driver's own text, which may quote private values, goes to the
+// log under that id and never to the client.
+package backend
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	// The three supported drivers register themselves here.
+	_ "github.com/go-sql-driver/mysql"
+	_ "github.com/lib/pq"
+	_ "modernc.org/sqlite"
+
+	"github.com/dpproxy/dpproxy/internal/dperr"
+	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
+)
+
+// Backend is a connection pool to the database holding the private data.
+// It is safe for concurrent use.
+type Backend struct {
+	db      *sql.DB
+	dialect sqlrewrite.Dialect
+	log     *slog.Logger
+}
+
+// Dialect returns the SQL dialect for a catalog driver name.
+func Dialect(driver string) (sqlrewrite.Dialect, error) {
+	switch driver {
+	case "sqlite":
+		return sqlrewrite.SQLite, nil
+	case "postgres":
+		return sqlrewrite.PostgreSQL, nil
+	case "mysql":
+		return sqlrewrite.MySQL, nil
+	}
+	return 0, fmt.Errorf("backend: unknown driver %q", driver)
+}
+
+// Open opens and pings the backend database.
+func Open(ctx context.Context, driver, dsn string, log *slog.Logger) (*Backend, error) {
+	dialect, err := Dialect(driver)
+	if err != nil {
+		return nil, err
+	}
+	db, err := sql.Open(driver, dsn)
+	if err != nil {
+		return nil, fmt.Errorf("backend: open %s: %w", driver, err)
+	}
+	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := db.PingContext(pingCtx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("backend: connect to %s: %w", driver, err)
+	}
+	return New(db, dialect, log), nil
+}
+
+// New wraps an open database.
+func New(db *sql.DB, dialect sqlrewrite.Dialect, log *slog.Logger) *Backend {
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Backend{db: db, dialect: dialect, log: log}
+}
+
+// DB returns the underlying pool (for the demo loader and tests).
+func (b *Backend) DB() *sql.DB { return b.db }
+
+// Close closes the pool.
+func (b *Backend) Close() error { return b.db.Close() }
+
+// Summary runs a summary fetch and returns one number per term, in order.
+func (b *Backend) Summary(ctx context.Context, f sqlrewrite.Fetch) ([]float64, error) {
+	if len(f.Summary) == 0 {
+		return nil, dperr.New(dperr.Internal, "internal error: summary fetch without terms")
+	}
+	out := make([]float64, len(f.Summary))
+	err := b.query(ctx, f, func(rows *sql.Rows) error {
+		if !rows.Next() {
+			return errors.New("summary fetch returned no row")
+		}
+		dest := make([]any, len(out))
+		vals := make([]sql.NullFloat64, len(out))
+		for i := range vals {
+			dest[i] = &vals[i]
+		}
+		if err := rows.Scan(dest...); err != nil {
+			return err
+		}
+		for i, v := range vals {
+			out[i] = v.Float64 // NULL (a sum over no rows) is 0
+		}
+		return nil
+	})
+	return out, err
+}
+
+// Window runs a window fetch and returns the sorted clamped values.
+func (b *Backend) Window(ctx context.Context, f sqlrewrite.Fetch) ([]float64, error) {
+	if f.Window == nil {
+		return nil, dperr.New(dperr.Internal, "internal error: window fetch without window")
+	}
+	out := make([]float64, 0, f.Window.Limit)
+	err := b.query(ctx, f, func(rows *sql.Rows) error {
+		for rows.Next() {
+			var v float64
+			if err := rows.Scan(&v); err != nil {
+				return err
+			}
+			out = append(out, v)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// Histogram runs a histogram fetch and returns the count of every bin.
+func (b *Backend) Histogram(ctx context.Context, f sqlrewrite.Fetch) ([]int64, error) {
+	if f.Histogram == nil {
+		return nil, dperr.New(dperr.Internal, "internal error: histogram fetch without histogram")
+	}
+	counts := make([]int64, f.Histogram.Bins)
+	err := b.query(ctx, f, func(rows *sql.Rows) error {
+		for rows.Next() {
+			var bin, n int64
+			if err := rows.Scan(&bin, &n); err != nil {
+				return err
+			}
+			if bin < 0 || bin >= int64(len(counts)) {
+				return fmt.Errorf("histogram bin %d out of range", bin)
+			}
+			counts[bin] += n
+		}
+		return nil
+	})
+	return counts, err
+}
+
+// query renders f, runs it and hands the rows to scan; any error becomes a
+// Backend error whose text the client sees only as a query id.
+func (b *Backend) query(ctx context.Context, f sqlrewrite.Fetch, scan func(*sql.Rows) error) error {
+	text, args, err := sqlrewrite.Render(f, b.dialect)
+	if err != nil {
+		return dperr.Wrap(dperr.Internal, err, "internal error: cannot render fetch")
+	}
+	start := time.Now()
+	err = func() error {
+		rows, err := b.db.QueryContext(ctx, text, args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		if err := scan(rows); err != nil {
+			return err
+		}
+		return rows.Err()
+	}()
+	if err != nil {
+		if ctx.Err() != nil {
+			return dperr.Wrap(dperr.Canceled, err, "query canceled")
+		}
+		id := queryID()
+		b.log.Error("backend fetch failed", "query_id", id, "sql", text, "err", err)
+		return dperr.Wrap(dperr.Backend, err, "backend error (query id %s); the proxy log has the details", id)
+	}
+	b.log.Debug("backend fetch", "sql", text, "elapsed", time.Since(start))
+	return nil
+}
+
+func queryID() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}

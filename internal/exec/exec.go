@@ -1,0 +1,234 @@
+// Package exec runs plans: it reserves the plan's privacy cost in the ledger
+// before any data is read, runs the plan's fetches on the backend, applies
+// the mechanisms, commits the cost exactly once, and builds the result row
+// and the warnings that describe every value (mechanism, ε, δ, 95% interval).
+//
+// Budget rule (DESIGN.md §2): the reservation is cancelled only when the
+// statement fails before the first fetch is sent; from then on it is
+// committed whatever happens, because a failure after reading data can
+// itself reveal something about the data.
+package exec
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+
+	"github.com/dpproxy/dpproxy/internal/backend"
+	"github.com/dpproxy/dpproxy/internal/budget"
+	"github.com/dpproxy/dpproxy/internal/catalog"
+	"github.com/dpproxy/dpproxy/internal/dperr"
+	"github.com/dpproxy/dpproxy/internal/mech"
+	"github.com/dpproxy/dpproxy/internal/planner"
+	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
+)
+
+// Executor runs plans against one backend and one ledger. It is safe for
+// concurrent use; each Run draws noise from the Source it is given.
+type Executor struct {
+	backend *backend.Backend
+	ledger  *budget.Ledger
+	log     *slog.Logger
+}
+
+// New returns an executor.
+func New(b *backend.Backend, l *budget.Ledger, log *slog.Logger) *Executor {
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Executor{backend: b, ledger: l, log: log}
+}
+
+// Result is the answer to one private query: one row.
+type Result struct {
+	Columns  []string
+	Row      []any
+	Warnings []Warning
+}
+
+// Warning is one row of SHOW WARNINGS.
+type Warning struct {
+	Level   string
+	Code    uint16
+	Message string
+}
+
+// NoteCode is the code of the notes that describe released values.
+const NoteCode = 1003
+
+// Accounts returns the ledger accounts a query on table by user charges: the
+// user's, and the table's collective cap when the configuration sets one.
+func Accounts(user string, t *catalog.Table) []string {
+	accounts := []string{catalog.UserAccount(user)}
+	if t.Epsilon > 0 {
+		accounts = append(accounts, catalog.TableAccount(t.Name))
+	}
+	return accounts
+}
+
+// Run executes plan for user with noise from src.
+func (e *Executor) Run(ctx context.Context, user string, plan *planner.Plan, src mech.Source) (res *Result, err error) {
+	reservation, err := e.ledger.Reserve(ctx, Accounts(user, plan.Table),
+		budget.Cost{Epsilon: plan.Cost.Epsilon, Delta: plan.Cost.Delta}, memo(plan))
+	if err != nil {
+		return nil, err
+	}
+	readData := false
+	defer func() {
+		// A fresh context: the budget must be settled even if ctx was cancelled.
+		settle := context.WithoutCancel(ctx)
+		var serr error
+		if readData {
+			serr = reservation.Commit(settle)
+		} else {
+			serr = reservation.Cancel(settle)
+		}
+		if serr != nil {
+			e.log.Error("settling budget reservation failed", "user", user, "err", serr)
+			if err == nil {
+				res, err = nil, dperr.Wrap(dperr.Internal, serr, "internal error: budget ledger unavailable")
+			}
+		}
+	}()
+
+	inputs, err := e.fetch(ctx, plan, &readData)
+	if err != nil {
+		return nil, err
+	}
+	released := make([]planner.Estimate, len(plan.Releases))
+	for i, r := range plan.Releases {
+		est, err := r.Mechanism.Release(src, r, inputs[i])
+		if err != nil {
+			return nil, dperr.Wrap(dperr.Internal, err, "internal error: mechanism %s failed", r.Mechanism.Name())
+		}
+		released[i] = est
+	}
+	return buildResult(plan, released), nil
+}
+
+// fetch reads what every release needs: one summary query with the terms of
+// all releases, then the windows of the releases that ask for one.
+func (e *Executor) fetch(ctx context.Context, plan *planner.Plan, readData *bool) ([]planner.Input, error) {
+	inputs := make([]planner.Input, len(plan.Releases))
+	var terms []sqlrewrite.SummaryTerm
+	where := make([][]int, len(plan.Releases)) // release → indexes into terms
+	for i, r := range plan.Releases {
+		for _, t := range r.Mechanism.Terms(r) {
+			j := indexOf(terms, t)
+			if j < 0 {
+				terms = append(terms, t)
+				j = len(terms) - 1
+			}
+			where[i] = append(where[i], j)
+		}
+	}
+	if len(terms) > 0 {
+		*readData = true
+		vals, err := e.backend.Summary(ctx, sqlrewrite.Fetch{Table: plan.Table.Source, Filter: plan.Filter, Summary: terms})
+		if err != nil {
+			return nil, err
+		}
+		for i := range inputs {
+			for _, j := range where[i] {
+				inputs[i].Terms = append(inputs[i].Terms, vals[j])
+			}
+		}
+	}
+	for i, r := range plan.Releases {
+		w := r.Mechanism.Window(r, inputs[i].Terms)
+		if w == nil {
+			continue
+		}
+		*readData = true
+		vals, err := e.backend.Window(ctx, sqlrewrite.Fetch{Table: plan.Table.Source, Filter: plan.Filter, Window: w})
+		if err != nil {
+			return nil, err
+		}
+		inputs[i].Window, inputs[i].WindowOffset = vals, w.Offset
+	}
+	return inputs, nil
+}
+
+func indexOf(terms []sqlrewrite.SummaryTerm, t sqlrewrite.SummaryTerm) int {
+	for i, u := range terms {
+		if u == t {
+			return i
+		}
+	}
+	return -1
+}
+
+// memo describes the charge in the ledger's history.
+func memo(plan *planner.Plan) string {
+	labels := make([]string, len(plan.Outputs))
+	for i, o := range plan.Outputs {
+		labels[i] = o.Label
+	}
+	return fmt.Sprintf("%s: %s", plan.Table.Name, strings.Join(labels, ", "))
+}
+
+// buildResult derives the output columns and describes each in a warning.
+func buildResult(plan *planner.Plan, released []planner.Estimate) *Result {
+	res := &Result{}
+	for _, o := range plan.Outputs {
+		v := o.Evaluate(released)
+		res.Columns = append(res.Columns, o.Label)
+		switch {
+		case v.Null:
+			res.Row = append(res.Row, nil)
+		case o.Integer:
+			res.Row = append(res.Row, int64(v.Value))
+		default:
+			res.Row = append(res.Row, v.Value)
+		}
+		res.Warnings = append(res.Warnings, describe(plan, &o, v))
+	}
+	return res
+}
+
+// describe writes the note of one output: the mechanism(s), the ε and δ of
+// the releases it is computed from, and its 95% interval.
+func describe(plan *planner.Plan, o *planner.Output, v planner.Value) Warning {
+	var eps, delta float64
+	var parts []string
+	for _, a := range o.Args {
+		r := plan.Releases[a]
+		eps += r.Epsilon
+		delta += r.Delta
+		parts = append(parts, fmt.Sprintf("%s by %s", r.Stat, r.Mechanism.Name()))
+	}
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "%s: mechanism=%s; epsilon=%.6g delta=%.6g", o.Label, mechanismNames(plan, o), eps, delta)
+	if len(o.Args) > 1 || o.Derive != planner.Direct {
+		fmt.Fprintf(&sb, " (derived from %s)", strings.Join(parts, ", "))
+	}
+	switch {
+	case v.Null:
+		sb.WriteString("; NULL: " + v.Note)
+	case v.HasInterval:
+		fmt.Fprintf(&sb, "; 95%% interval [%.6g, %.6g]", v.Low, v.High)
+	default:
+		sb.WriteString("; 95% interval: not available for this mechanism")
+	}
+	if v.Note != "" && !v.Null {
+		sb.WriteString("; " + v.Note)
+	}
+	level := "Note"
+	if v.Null {
+		level = "Warning"
+	}
+	return Warning{Level: level, Code: NoteCode, Message: sb.String()}
+}
+
+func mechanismNames(plan *planner.Plan, o *planner.Output) string {
+	var names []string
+	for _, a := range o.Args {
+		n := plan.Releases[a].Mechanism.Name()
+		if !slices.Contains(names, n) {
+			names = append(names, n)
+		}
+	}
+	return strings.Join(names, "+")
+}

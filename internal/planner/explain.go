@@ -1,0 +1,46 @@
+package planner
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+var deriveNames = map[DeriveKind]string{
+	Direct: "released value", MeanOfSums: "mean of released sums",
+	VarianceOfSums: "variance of released sums", SquareRoot: "square root of variance",
+}
+
+// Explain renders the plan as the rows of EXPLAIN: one row per release (what
+// it estimates, the mechanism, its ε and δ, what it reads), one row per
+// output column (how it is derived), and a total. Nothing in it depends on data.
+func (p *Plan) Explain() (columns []string, rows [][]any) {
+	columns = []string{"step", "kind", "what", "mechanism", "epsilon", "delta", "detail"}
+	step := 0
+	for _, r := range p.Releases {
+		step++
+		rows = append(rows, []any{int64(step), "release", r.Stat.String(), r.Mechanism.Name(),
+			r.Epsilon, r.Delta, r.Mechanism.Guarantee() + "; reads " + r.Mechanism.Reads(r)})
+	}
+	for _, o := range p.Outputs {
+		step++
+		args := make([]string, len(o.Args))
+		for i, a := range o.Args {
+			args[i] = "#" + strconv.Itoa(a+1)
+		}
+		how := deriveNames[o.Derive]
+		if o.Derive == SquareRoot {
+			how += " (" + deriveNames[o.Inner] + ")"
+		}
+		rows = append(rows, []any{int64(step), "output", o.Label, "post-processing", 0.0, 0.0,
+			fmt.Sprintf("%s of %s", how, strings.Join(args, ", "))})
+	}
+	step++
+	filter := "all rows"
+	if len(p.Filter) > 0 {
+		filter = fmt.Sprintf("%d condition(s)", len(p.Filter))
+	}
+	rows = append(rows, []any{int64(step), "total", p.Table.Name, "", p.Cost.Epsilon, p.Cost.Delta,
+		fmt.Sprintf("basic composition over %d release(s); filter: %s", len(p.Releases), filter)})
+	return columns, rows
+}

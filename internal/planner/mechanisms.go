@@ -1,0 +1,18 @@
+package planner
+
+// standardMechanisms are the mechanisms SET @dp_mechanism can name.
+func standardMechanisms() []Mechanism {
+	return []Mechanism{laplaceMechanism{}, exponentialMechanism{}}
+}
+
+// defaultMechanism is the mechanism "auto" uses for a statistic: a rule on
+// public facts only (the kind of statistic).
+func (p *Planner) defaultMechanism(s Statistic) Mechanism {
+	switch s.Kind {
+	case StatCount, StatSum, StatCenteredSum, StatCenteredSumSquares:
+		return laplaceMechanism{}
+	case StatQuantile:
+		return exponentialMechanism{}
+	}
+	return nil
+}

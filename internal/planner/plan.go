@@ -1,0 +1,351 @@
+// Package planner turns a parsed query, the catalog and the session's privacy
+// settings into a Plan: the private releases the query needs, the mechanism
+// of each, its share of ε and δ, what each reads from the database, and how
+// every output column is derived from the releases by post-processing.
+//
+// The planner never touches data. Its choices depend only on public facts:
+// the query, the catalog (bounds, types), ε and δ, and the mechanism the
+// session forced with SET @dp_mechanism.
+//
+// Releases are shared: COUNT(*), AVG(age) and STDDEV(age) in one statement
+// need a noisy non-null count of age, a noisy centred sum of age and a noisy
+// centred sum of squares, and AVG, VARIANCE and STDDEV are all derived from
+// those by post-processing, which costs no budget. The statement's ε is split
+// evenly over the distinct releases (basic sequential composition), so asking
+// for STDDEV next to VARIANCE costs nothing extra.
+package planner
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/dpproxy/dpproxy/internal/catalog"
+	"github.com/dpproxy/dpproxy/internal/dperr"
+	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
+)
+
+// Settings are the session's privacy settings for one statement.
+type Settings struct {
+	// Epsilon is what the statement spends in total.
+	Epsilon float64
+	// Delta is the most δ the statement may spend; mechanisms that need none spend none.
+	Delta float64
+	// Mechanism is "auto" or the name of a mechanism to use wherever it applies.
+	Mechanism string
+}
+
+// Cost is a privacy cost under basic composition.
+type Cost struct{ Epsilon, Delta float64 }
+
+// Plan is the typed result of planning one Select.
+type Plan struct {
+	// Table is the catalog table queried.
+	Table *catalog.Table
+	// Filter is the query's predicate with backend column names.
+	Filter []sqlrewrite.Condition
+	// Releases are the distinct private releases, each paid once.
+	Releases []*Release
+	// Outputs are the result columns, in the client's order.
+	Outputs []Output
+	// Cost is the sum of the releases' costs.
+	Cost Cost
+}
+
+// StatKind is a statistic of the filtered rows that a mechanism releases.
+type StatKind int
+
+// The statistics.
+const (
+	// StatCount is the number of filtered rows (Column nil) or of non-NULL values of Column.
+	StatCount StatKind = iota + 1
+	// StatSum is the sum of Column clamped to its bounds.
+	StatSum
+	// StatCenteredSum is the sum of clamp(x) - m, m the midpoint of the bounds.
+	StatCenteredSum
+	// StatCenteredSumSquares is the sum of (clamp(x) - m)².
+	StatCenteredSumSquares
+	// StatMean is the mean of Column, released by a single mechanism.
+	StatMean
+	// StatVariance is the population variance of Column, released by a single mechanism.
+	StatVariance
+	// StatQuantile is the Quantile-th quantile of Column.
+	StatQuantile
+)
+
+var statNames = map[StatKind]string{
+	StatCount: "count", StatSum: "sum", StatCenteredSum: "centred sum",
+	StatCenteredSumSquares: "centred sum of squares", StatMean: "mean",
+	StatVariance: "variance", StatQuantile: "quantile",
+}
+
+// Statistic identifies what a release estimates.
+type Statistic struct {
+	Kind StatKind
+	// Column is nil for the row count.
+	Column   *catalog.Column
+	Quantile float64
+}
+
+// String renders the statistic for plans and warnings, e.g. "quantile(income, 0.5)".
+func (s Statistic) String() string {
+	col := "*"
+	if s.Column != nil {
+		col = s.Column.Name
+	}
+	if s.Kind == StatQuantile {
+		return fmt.Sprintf("%s(%s, %g)", statNames[s.Kind], col, s.Quantile)
+	}
+	return fmt.Sprintf("%s(%s)", statNames[s.Kind], col)
+}
+
+// Release is one private release: a mechanism applied to a statistic with its
+// share of the budget.
+type Release struct {
+	Stat      Statistic
+	Mechanism Mechanism
+	Epsilon   float64
+	Delta     float64
+}
+
+// DeriveKind says how an output column is computed from releases.
+type DeriveKind int
+
+// The derivations; all are post-processing of released values.
+const (
+	// Direct outputs release Args[0] as is.
+	Direct DeriveKind = iota + 1
+	// MeanOfSums is m + S̃/ñ from Args = [count, centred sum], clamped to the bounds.
+	MeanOfSums
+	// VarianceOfSums is Q̃/ñ - (S̃/ñ)² from Args = [count, centred sum, centred sum of squares].
+	VarianceOfSums
+	// SquareRoot is the square root of the variance derived as by Inner.
+	SquareRoot
+)
+
+// Output is one result column.
+type Output struct {
+	Label string
+	Agg   sqlrewrite.Aggregate
+	// Column is the aggregate's column, nil for COUNT(*).
+	Column *catalog.Column
+	Derive DeriveKind
+	// Args index Plan.Releases.
+	Args []int
+	// Inner is the derivation under SquareRoot (Direct or VarianceOfSums).
+	Inner DeriveKind
+	// Sample asks for the sample (n-1) rather than the population variance.
+	Sample bool
+	// Integer rounds the value to an integer (counts).
+	Integer bool
+}
+
+// Planner plans statements against one catalog with a set of mechanisms.
+type Planner struct {
+	cat        *catalog.Config
+	mechanisms []Mechanism
+}
+
+// New returns a planner over the catalog with the standard mechanisms.
+func New(cat *catalog.Config) *Planner {
+	return &Planner{cat: cat, mechanisms: standardMechanisms()}
+}
+
+// MechanismNames lists the names SET @dp_mechanism accepts, "auto" first.
+func (p *Planner) MechanismNames() []string {
+	names := []string{"auto"}
+	for _, m := range p.mechanisms {
+		names = append(names, m.Name())
+	}
+	return names
+}
+
+// ValidMechanism reports whether name is accepted by SET @dp_mechanism.
+func (p *Planner) ValidMechanism(name string) bool {
+	return name == "auto" || p.mechanism(name) != nil
+}
+
+func (p *Planner) mechanism(name string) Mechanism {
+	for _, m := range p.mechanisms {
+		if m.Name() == name {
+			return m
+		}
+	}
+	return nil
+}
+
+// Plan plans a Select. It returns dperr errors: UnknownTable, UnknownColumn,
+// Unsupported (no mechanism can answer an aggregate, or the forced one
+// applies to none), InvalidValue (bad settings).
+func (p *Planner) Plan(sel *sqlrewrite.Select, s Settings) (*Plan, error) {
+	t, ok := p.cat.Table(sel.Table)
+	if !ok {
+		return nil, dperr.New(dperr.UnknownTable, "Table '%s' doesn't exist", sel.Table)
+	}
+	if !(s.Epsilon > 0) {
+		return nil, dperr.New(dperr.InvalidValue, "@dp_epsilon must be > 0")
+	}
+	forced := p.mechanism(s.Mechanism)
+	if s.Mechanism != "" && s.Mechanism != "auto" && forced == nil {
+		return nil, dperr.New(dperr.InvalidValue, "unknown mechanism %q; valid: %s", s.Mechanism, strings.Join(p.MechanismNames(), ", "))
+	}
+	b := builder{planner: p, table: t, forced: forced}
+	plan := &Plan{Table: t}
+	for _, c := range sel.Where {
+		col, ok := t.Column(c.Column)
+		if !ok {
+			return nil, dperr.New(dperr.UnknownColumn, "Unknown column '%s' in 'where clause'", c.Column)
+		}
+		c.Column = col.Source
+		plan.Filter = append(plan.Filter, c)
+	}
+	for _, item := range sel.Items {
+		out, err := b.output(item)
+		if err != nil {
+			return nil, err
+		}
+		plan.Outputs = append(plan.Outputs, out)
+	}
+	if forced != nil && !b.forcedUsed {
+		return nil, dperr.New(dperr.Unsupported, "mechanism %q answers none of these aggregates; it answers %s", forced.Name(), describeSupport(forced))
+	}
+	plan.Releases = b.releases
+	// Even split over the distinct releases; a mechanism that needs δ gets an
+	// equal share of the statement's δ.
+	var needDelta int
+	for _, r := range plan.Releases {
+		if r.Mechanism.NeedsDelta() {
+			needDelta++
+		}
+	}
+	if needDelta > 0 && !(s.Delta > 0) {
+		return nil, dperr.New(dperr.Unsupported, "this query needs delta > 0 (mechanisms with (epsilon, delta) guarantees); SET @dp_delta to a positive value")
+	}
+	for _, r := range plan.Releases {
+		r.Epsilon = s.Epsilon / float64(len(plan.Releases))
+		if r.Mechanism.NeedsDelta() {
+			r.Delta = s.Delta / float64(needDelta)
+		}
+		plan.Cost.Epsilon += r.Epsilon
+		plan.Cost.Delta += r.Delta
+	}
+	// Report the statement's ε exactly, not the float sum of its shares.
+	plan.Cost.Epsilon = s.Epsilon
+	return plan, nil
+}
+
+func describeSupport(m Mechanism) string {
+	var kinds []string
+	for _, k := range []StatKind{StatCount, StatSum, StatMean, StatVariance, StatQuantile} {
+		if m.Supports(k) {
+			kinds = append(kinds, statNames[k])
+		}
+	}
+	return strings.Join(kinds, ", ")
+}
+
+// builder collects the distinct releases of one plan.
+type builder struct {
+	planner    *Planner
+	table      *catalog.Table
+	forced     Mechanism
+	forcedUsed bool
+	releases   []*Release
+}
+
+// release returns the index of the release of stat, adding it if new. The
+// mechanism is the forced one where it supports the statistic, else the
+// default for the statistic.
+func (b *builder) release(stat Statistic) (int, error) {
+	m := b.choose(stat)
+	if m == nil {
+		return 0, dperr.New(dperr.Unsupported, "no mechanism can release %s", stat)
+	}
+	for i, r := range b.releases {
+		if r.Stat == stat && r.Mechanism.Name() == m.Name() {
+			return i, nil
+		}
+	}
+	b.releases = append(b.releases, &Release{Stat: stat, Mechanism: m})
+	return len(b.releases) - 1, nil
+}
+
+func (b *builder) choose(stat Statistic) Mechanism {
+	if b.forced != nil && b.forced.Supports(stat.Kind) {
+		b.forcedUsed = true
+		return b.forced
+	}
+	return b.planner.defaultMechanism(stat)
+}
+
+// forcedFor reports whether the forced mechanism releases kind in one step.
+func (b *builder) forcedFor(kind StatKind) bool {
+	return b.forced != nil && b.forced.Supports(kind)
+}
+
+func (b *builder) output(item sqlrewrite.Item) (Output, error) {
+	agg := item.Agg
+	out := Output{Label: item.Label, Agg: agg}
+	var col *catalog.Column
+	if agg.Func != sqlrewrite.CountRows {
+		c, ok := b.table.Column(agg.Column)
+		if !ok {
+			return out, dperr.New(dperr.UnknownColumn, "Unknown column '%s' in 'field list'", agg.Column)
+		}
+		col = c
+		out.Column = c
+		if !c.Numeric() && agg.Func != sqlrewrite.CountColumn {
+			return out, dperr.New(dperr.Unsupported, "%s of text column %s: only COUNT is supported on text columns", strings.ToUpper(agg.Func.String()), c.Name)
+		}
+	}
+	add := func(stats ...Statistic) error {
+		for _, s := range stats {
+			i, err := b.release(s)
+			if err != nil {
+				return err
+			}
+			out.Args = append(out.Args, i)
+		}
+		return nil
+	}
+	var err error
+	switch agg.Func {
+	case sqlrewrite.CountRows, sqlrewrite.CountColumn:
+		out.Derive, out.Integer = Direct, true
+		err = add(Statistic{Kind: StatCount, Column: col})
+	case sqlrewrite.Sum:
+		out.Derive = Direct
+		err = add(Statistic{Kind: StatSum, Column: col})
+	case sqlrewrite.Avg:
+		if b.forcedFor(StatMean) {
+			out.Derive = Direct
+			err = add(Statistic{Kind: StatMean, Column: col})
+		} else {
+			out.Derive = MeanOfSums
+			err = add(Statistic{Kind: StatCount, Column: col}, Statistic{Kind: StatCenteredSum, Column: col})
+		}
+	case sqlrewrite.VarPop, sqlrewrite.VarSamp, sqlrewrite.StddevPop, sqlrewrite.StddevSamp:
+		out.Sample = agg.Func == sqlrewrite.VarSamp || agg.Func == sqlrewrite.StddevSamp
+		inner := VarianceOfSums
+		if b.forcedFor(StatVariance) {
+			inner = Direct
+			err = add(Statistic{Kind: StatVariance, Column: col})
+			if err == nil && out.Sample {
+				// The n/(n-1) correction needs a count.
+				err = add(Statistic{Kind: StatCount, Column: col})
+			}
+		} else {
+			err = add(Statistic{Kind: StatCount, Column: col}, Statistic{Kind: StatCenteredSum, Column: col},
+				Statistic{Kind: StatCenteredSumSquares, Column: col})
+		}
+		out.Derive = inner
+		if agg.Func == sqlrewrite.StddevPop || agg.Func == sqlrewrite.StddevSamp {
+			out.Derive, out.Inner = SquareRoot, inner
+		}
+	case sqlrewrite.Median, sqlrewrite.Percentile:
+		out.Derive = Direct
+		err = add(Statistic{Kind: StatQuantile, Column: col, Quantile: agg.Quantile})
+	default:
+		err = dperr.New(dperr.Unsupported, "aggregate %s is not supported", agg.Func)
+	}
+	return out, err
+}

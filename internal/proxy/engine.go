@@ -1,0 +1,69 @@
+// Package proxy is dpproxy's statement engine: one Session per client
+// connection parses each statement, answers settings and bootstrap
+// statements from the session and the catalog, plans private queries and has
+// the executor run them. It knows nothing of the wire protocol; cmd/dpproxy
+// adapts it to package wire.
+//
+// Contract: no statement reaches the backend except through a plan, and every
+// error returned is a dperr error whose message is safe for the analyst.
+package proxy
+
+import (
+	"log/slog"
+	"sync/atomic"
+
+	"github.com/dpproxy/dpproxy/internal/budget"
+	"github.com/dpproxy/dpproxy/internal/catalog"
+	"github.com/dpproxy/dpproxy/internal/exec"
+	"github.com/dpproxy/dpproxy/internal/mech"
+	"github.com/dpproxy/dpproxy/internal/planner"
+	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
+)
+
+// Database is the name of the one database dpproxy shows its tables in.
+const Database = "dpproxy"
+
+// Engine holds what all sessions share.
+type Engine struct {
+	cat      *catalog.Config
+	planner  *planner.Planner
+	executor *exec.Executor
+	ledger   *budget.Ledger
+	log      *slog.Logger
+	// newSource returns the noise source of a new session.
+	newSource func() mech.Source
+	queries   atomic.Uint64
+}
+
+// NewEngine returns an engine whose sessions draw noise from crypto/rand.
+func NewEngine(cat *catalog.Config, executor *exec.Executor, ledger *budget.Ledger, log *slog.Logger) *Engine {
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Engine{
+		cat: cat, planner: planner.New(cat), executor: executor, ledger: ledger, log: log,
+		newSource: mech.NewCryptoSource,
+	}
+}
+
+// Open starts the session of an authenticated connection.
+func (e *Engine) Open(user string, connID uint32) *Session {
+	return &Session{
+		engine:   e,
+		user:     user,
+		connID:   connID,
+		parser:   sqlrewrite.NewParser(e.cat),
+		source:   e.newSource(),
+		userVars: map[string]sqlrewrite.Value{},
+		mechName: "auto",
+	}
+}
+
+// Result is the answer to one statement: a result set (Columns non-nil) or an OK.
+type Result struct {
+	Columns      []string
+	Rows         [][]any
+	AffectedRows uint64
+	// Warnings is the number of rows SHOW WARNINGS would now list.
+	Warnings uint16
+}

@@ -1,0 +1,90 @@
+package sqlrewrite
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// dialectSpec is what differs between the backends' SQL.
+type dialectSpec struct {
+	name string
+	// quote delimits identifiers.
+	quote string
+	// double and integer are the CAST target types for a float64 and an int64.
+	double, integer string
+	// numbered placeholders ($1) rather than ?.
+	numbered bool
+}
+
+var dialects = map[Dialect]dialectSpec{
+	SQLite:     {name: "sqlite", quote: `"`, double: "REAL", integer: "INTEGER"},
+	PostgreSQL: {name: "postgres", quote: `"`, double: "DOUBLE PRECISION", integer: "BIGINT", numbered: true},
+	// CAST(x AS DOUBLE) needs MySQL ≥ 8.0.17 or MariaDB ≥ 10.4.5; checked on MariaDB 10.11.
+	MySQL: {name: "mysql", quote: "`", double: "DOUBLE", integer: "SIGNED"},
+}
+
+// String is the dialect's name: sqlite, postgres or mysql.
+func (d Dialect) String() string {
+	if s, ok := dialects[d]; ok {
+		return s.name
+	}
+	return fmt.Sprintf("dialect(%d)", int(d))
+}
+
+// ident quotes one identifier. Names come from the catalog, which accepts
+// only plain identifiers; anything that could close the quotes is refused.
+func (s dialectSpec) ident(name string) (string, error) {
+	if name == "" || strings.ContainsAny(name, "\"`'\\\x00.") {
+		return "", fmt.Errorf("sqlrewrite: bad identifier %q", name)
+	}
+	return s.quote + name + s.quote, nil
+}
+
+// table quotes a table name, schema-qualified or not, part by part.
+func (s dialectSpec) table(name string) (string, error) {
+	parts := strings.Split(name, ".")
+	if len(parts) > 2 {
+		return "", fmt.Errorf("sqlrewrite: bad table name %q", name)
+	}
+	for i, p := range parts {
+		q, err := s.ident(p)
+		if err != nil {
+			return "", err
+		}
+		parts[i] = q
+	}
+	return strings.Join(parts, "."), nil
+}
+
+// placeholder is the n-th bind parameter (1-based).
+func (s dialectSpec) placeholder(n int) string {
+	if s.numbered {
+		return "$" + strconv.Itoa(n)
+	}
+	return "?"
+}
+
+// numberLiteral formats a float64 constant so that every dialect reads back exactly
+// the same float64 (shortest round-trip digits); a negative number is
+// parenthesised so that it can follow any operator.
+func numberLiteral(f float64) string {
+	s := strconv.FormatFloat(f, 'g', -1, 64)
+	if strings.HasPrefix(s, "-") {
+		return "(" + s + ")"
+	}
+	return s
+}
+
+// realLiteral is numberLiteral, always written as a floating-point literal (100.0, not
+// 100), so that SQLite computes with REAL rather than INTEGER arithmetic.
+func realLiteral(f float64) string {
+	s := strconv.FormatFloat(f, 'g', -1, 64)
+	if !strings.ContainsAny(s, ".e") {
+		s += ".0"
+	}
+	if strings.HasPrefix(s, "-") {
+		return "(" + s + ")"
+	}
+	return s
+}

@@ -1,0 +1,156 @@
+package sqlrewrite_test
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/dpproxy/dpproxy/internal/dperr"
+	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
+)
+
+// formatStatement prints a parsed statement deterministically, one fact per
+// line, for the golden files.
+func formatStatement(st sqlrewrite.Statement) string {
+	var b strings.Builder
+	switch s := st.(type) {
+	case *sqlrewrite.Select:
+		formatSelect(&b, s, "")
+	case *sqlrewrite.Explain:
+		b.WriteString("explain\n")
+		formatSelect(&b, s.Select, "  ")
+	case *sqlrewrite.SetVariables:
+		for _, a := range s.Assignments {
+			name := "@" + a.Name
+			if a.System {
+				name = "@@" + a.Name
+			}
+			val := "DEFAULT"
+			if !a.Default {
+				val = formatValue(a.Value)
+			}
+			fmt.Fprintf(&b, "set %s = %s\n", name, val)
+		}
+	case *sqlrewrite.ShowWarnings:
+		what := "warnings"
+		if s.Errors {
+			what = "errors"
+		}
+		fmt.Fprintf(&b, "show %s", what)
+		if s.Limit != nil {
+			fmt.Fprintf(&b, " offset=%d count=%d", s.Limit.Offset, s.Limit.Count)
+		}
+		b.WriteString("\n")
+	case *sqlrewrite.Show:
+		fmt.Fprintf(&b, "show %s", showKinds[s.Kind])
+		if s.Name != "" {
+			fmt.Fprintf(&b, " name=%q", s.Name)
+		}
+		if s.Table != "" {
+			fmt.Fprintf(&b, " table=%s", s.Table)
+		}
+		if s.Like != "" {
+			fmt.Fprintf(&b, " like=%q", s.Like)
+		}
+		if s.Full {
+			b.WriteString(" full")
+		}
+		b.WriteString("\n")
+	case *sqlrewrite.ConstantSelect:
+		for _, it := range s.Items {
+			fmt.Fprintf(&b, "constant %q: %s", it.Label, constKinds[it.Kind])
+			if it.Kind == sqlrewrite.Literal {
+				fmt.Fprintf(&b, " %s\n", formatValue(it.Value))
+			} else {
+				fmt.Fprintf(&b, " %s\n", it.Name)
+			}
+		}
+	case *sqlrewrite.Use:
+		fmt.Fprintf(&b, "use %s\n", s.Database)
+	case *sqlrewrite.Empty:
+		b.WriteString("empty\n")
+	default:
+		fmt.Fprintf(&b, "unknown statement %T\n", st)
+	}
+	return b.String()
+}
+
+var showKinds = map[sqlrewrite.ShowKind]string{
+	sqlrewrite.ShowDatabases: "databases", sqlrewrite.ShowTables: "tables", sqlrewrite.ShowColumns: "columns",
+	sqlrewrite.ShowVariables: "variables", sqlrewrite.ShowStatus: "status", sqlrewrite.ShowOther: "other",
+}
+
+var constKinds = map[sqlrewrite.ConstKind]string{
+	sqlrewrite.Literal: "literal", sqlrewrite.SystemVariable: "system-variable",
+	sqlrewrite.UserVariable: "user-variable", sqlrewrite.Function: "function",
+}
+
+func formatSelect(b *strings.Builder, s *sqlrewrite.Select, indent string) {
+	fmt.Fprintf(b, "%sselect %s\n", indent, s.Table)
+	for _, it := range s.Items {
+		fmt.Fprintf(b, "%sitem %q: %s\n", indent, it.Label, formatAggregate(it.Agg))
+	}
+	for _, c := range s.Where {
+		fmt.Fprintf(b, "%swhere %s\n", indent, formatCondition(c))
+	}
+}
+
+func formatAggregate(a sqlrewrite.Aggregate) string {
+	switch a.Func {
+	case sqlrewrite.CountRows:
+		return "count(*)"
+	case sqlrewrite.Median, sqlrewrite.Percentile:
+		return fmt.Sprintf("%s(%s) q=%s", a.Func, a.Column, formatNumber(a.Quantile))
+	}
+	return fmt.Sprintf("%s(%s)", a.Func, a.Column)
+}
+
+// formatCondition prints a condition in the syntax fetch-sql reads:
+// "age [18, 65)" (-inf and inf for a missing end) or "state in ("CA", "NY")".
+func formatCondition(c sqlrewrite.Condition) string {
+	if r := c.Range; r != nil {
+		lo, hi, open, closeB := "-inf", "inf", "(", ")"
+		if r.HasLower {
+			lo = formatNumber(r.Lower)
+			if !r.LowerOpen {
+				open = "["
+			}
+		}
+		if r.HasUpper {
+			hi = formatNumber(r.Upper)
+			if !r.UpperOpen {
+				closeB = "]"
+			}
+		}
+		return fmt.Sprintf("%s %s%s, %s%s", c.Column, open, lo, hi, closeB)
+	}
+	vals := make([]string, len(c.In))
+	for i, v := range c.In {
+		vals[i] = formatValue(v)
+	}
+	return fmt.Sprintf("%s in (%s)", c.Column, strings.Join(vals, ", "))
+}
+
+func formatValue(v sqlrewrite.Value) string {
+	switch {
+	case v.Null:
+		return "NULL"
+	case v.IsText:
+		return strconv.Quote(v.Str)
+	}
+	return formatNumber(v.Num)
+}
+
+func formatNumber(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
+
+// formatError prints a client-visible error as its MySQL code, SQLSTATE and
+// kind, then the message on a second line.
+func formatError(err error) string {
+	var e *dperr.Error
+	if !errors.As(err, &e) {
+		return fmt.Sprintf("error (not a dperr error): %v\n", err)
+	}
+	code, state := e.SQLCode()
+	return fmt.Sprintf("error %d (%s): %s\n%s\n", code, state, e.Kind, e.Msg)
+}

@@ -1,0 +1,117 @@
+package sqlrewrite
+
+import (
+	"strings"
+
+	"github.com/pingcap/tidb/pkg/parser"
+	"github.com/pingcap/tidb/pkg/parser/ast"
+
+	"github.com/dpproxy/dpproxy/internal/catalog"
+	"github.com/dpproxy/dpproxy/internal/dperr"
+)
+
+// Parser turns the SQL text of one client connection into Statements.
+//
+// A Parser is not safe for concurrent use (the TiDB parser inside it keeps
+// state and reuses its results between calls): create one per connection.
+// Statements it returns share nothing with the parser and stay valid.
+type Parser struct {
+	cat *catalog.Config
+	sql *parser.Parser
+}
+
+// NewParser returns a parser that resolves tables and columns in cat, which
+// must be validated and is only read.
+func NewParser(cat *catalog.Config) *Parser {
+	return &Parser{cat: cat, sql: parser.New()}
+}
+
+// Parse parses one client statement. Text that is empty or only comments is
+// *Empty. Errors are dperr errors: Parse (1064) for text that does not parse,
+// Unsupported (1235) for everything dpproxy does not answer (including more
+// than one statement in the text), UnknownTable (1146) and UnknownColumn
+// (1054) for names the catalog does not declare.
+func (p *Parser) Parse(sql string) (Statement, error) {
+	if st, ok := showWarningsLimit(sql); ok {
+		return st, nil
+	}
+	stmts, _, err := p.sql.Parse(sql, "", "")
+	if err != nil {
+		return nil, dperr.Wrap(dperr.Parse, err, "You have an error in your SQL syntax: %s", strings.TrimSpace(err.Error()))
+	}
+	switch len(stmts) {
+	case 0:
+		return &Empty{}, nil
+	case 1:
+		return p.statement(stmts[0])
+	}
+	return nil, refuseQuery("more than one statement in a query")
+}
+
+// statement converts one parsed statement; it is deny-by-default.
+func (p *Parser) statement(stmt ast.StmtNode) (Statement, error) {
+	switch s := stmt.(type) {
+	case *ast.SelectStmt:
+		if s.From == nil {
+			return constantSelect(s)
+		}
+		return p.privateSelect(s)
+	case *ast.ExplainStmt:
+		return p.explain(s)
+	case *ast.SetStmt:
+		return setVariables(s)
+	case *ast.ShowStmt:
+		return p.show(s)
+	case *ast.UseStmt:
+		return &Use{Database: s.DBName}, nil
+	case *ast.BeginStmt, *ast.CommitStmt:
+		return &Empty{}, nil
+	case *ast.RollbackStmt:
+		if s.SavepointName != "" {
+			return nil, refuseQuery("ROLLBACK TO SAVEPOINT")
+		}
+		return &Empty{}, nil
+	}
+	return nil, refuseQuery("%s", statementKind(stmt))
+}
+
+// statementKind names a refused statement for the error message.
+func statementKind(stmt ast.StmtNode) string {
+	switch s := stmt.(type) {
+	case *ast.SetOprStmt:
+		return "UNION, INTERSECT and EXCEPT"
+	case *ast.InsertStmt:
+		if s.IsReplace {
+			return "REPLACE"
+		}
+		return "INSERT"
+	case *ast.UpdateStmt:
+		return "UPDATE"
+	case *ast.DeleteStmt:
+		return "DELETE"
+	case *ast.LoadDataStmt, *ast.ImportIntoStmt:
+		return "loading data"
+	case *ast.LockTablesStmt, *ast.UnlockTablesStmt:
+		return "LOCK TABLES"
+	case ast.DDLNode:
+		return "DDL (CREATE, ALTER, DROP, TRUNCATE, RENAME)"
+	case *ast.GrantStmt, *ast.RevokeStmt, *ast.GrantRoleStmt, *ast.CreateUserStmt, *ast.AlterUserStmt,
+		*ast.DropUserStmt, *ast.SetPwdStmt, *ast.SetRoleStmt, *ast.SetDefaultRoleStmt:
+		return "account management"
+	case *ast.CallStmt:
+		return "CALL"
+	case *ast.PrepareStmt, *ast.ExecuteStmt, *ast.DeallocateStmt:
+		return "SQL-level PREPARE and EXECUTE"
+	case *ast.DoStmt:
+		return "DO"
+	case *ast.KillStmt:
+		return "KILL"
+	case *ast.FlushStmt:
+		return "FLUSH"
+	case *ast.AnalyzeTableStmt:
+		return "ANALYZE TABLE"
+	case *ast.SavepointStmt, *ast.ReleaseSavepointStmt:
+		return "SAVEPOINT"
+	}
+	return "this statement"
+}

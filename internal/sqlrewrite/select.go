@@ -1,0 +1,193 @@
+package sqlrewrite
+
+import (
+	"strings"
+
+	"github.com/pingcap/tidb/pkg/parser/ast"
+
+	"github.com/dpproxy/dpproxy/internal/catalog"
+	"github.com/dpproxy/dpproxy/internal/dperr"
+)
+
+// scope is the one table a private query reads, and the name its columns may
+// be qualified with (the alias if there is one, else the table name as written).
+type scope struct {
+	table     *catalog.Table
+	qualifier string
+}
+
+// privateSelect converts SELECT agg [, agg ...] FROM table [WHERE predicate].
+func (p *Parser) privateSelect(s *ast.SelectStmt) (*Select, error) {
+	if err := refuseClauses(s); err != nil {
+		return nil, err
+	}
+	sc, err := p.source(s.From)
+	if err != nil {
+		return nil, err
+	}
+	sel := &Select{Table: sc.table.Name}
+	for _, f := range s.Fields.Fields {
+		it, err := sc.item(f)
+		if err != nil {
+			return nil, err
+		}
+		sel.Items = append(sel.Items, it)
+	}
+	if s.Where != nil {
+		if sel.Where, err = sc.where(s.Where, nil); err != nil {
+			return nil, err
+		}
+	}
+	return sel, nil
+}
+
+// refuseClauses refuses every SELECT clause but the select list, FROM, WHERE
+// and a LIMIT that keeps the single result row. Both private and constant
+// SELECTs return exactly one row, so LIMIT n with n ≥ 1 and no offset changes
+// nothing and is accepted (clients send "select @@version_comment limit 1");
+// LIMIT 0 and offsets are refused. Modifiers that change no answer
+// (SQL_NO_CACHE, HIGH_PRIORITY, optimizer hints, index hints) are ignored:
+// the client's text never reaches the backend.
+func refuseClauses(s *ast.SelectStmt) error {
+	switch {
+	case s.Kind != ast.SelectStmtKindSelect:
+		return refuseQuery("%s statements", s.Kind.String())
+	case s.With != nil:
+		return refuseQuery("WITH (common table expressions)")
+	case s.Distinct:
+		return refuseQuery("SELECT DISTINCT")
+	case s.GroupBy != nil:
+		return refuseQuery("GROUP BY")
+	case s.Having != nil:
+		return refuseQuery("HAVING")
+	case len(s.WindowSpecs) > 0:
+		return refuseQuery("WINDOW")
+	case s.OrderBy != nil:
+		return refuseQuery("ORDER BY")
+	case s.LockInfo != nil && s.LockInfo.LockType != ast.SelectLockNone:
+		return refuseQuery("FOR UPDATE and LOCK IN SHARE MODE")
+	case s.SelectIntoOpt != nil:
+		return refuseQuery("SELECT ... INTO")
+	case s.Limit != nil && !keepsOneRow(s.Limit):
+		return refuseQuery("a LIMIT other than LIMIT n with n ≥ 1 (the result is one row)")
+	}
+	return nil
+}
+
+// keepsOneRow reports whether a LIMIT leaves a one-row result unchanged.
+func keepsOneRow(l *ast.Limit) bool {
+	count, ok := literal(l.Count)
+	if !ok || count.IsText || count.Null || count.Num < 1 {
+		return false
+	}
+	if l.Offset == nil {
+		return true
+	}
+	off, ok := literal(l.Offset)
+	return ok && !off.IsText && !off.Null && off.Num == 0
+}
+
+// source resolves the FROM clause: exactly one declared table.
+func (p *Parser) source(from *ast.TableRefsClause) (*scope, error) {
+	join := from.TableRefs
+	if join.Right != nil {
+		return nil, refuseQuery("joins")
+	}
+	ts, ok := join.Left.(*ast.TableSource)
+	if !ok {
+		return nil, refuseQuery("joins")
+	}
+	tn, ok := ts.Source.(*ast.TableName)
+	if !ok {
+		if _, isJoin := ts.Source.(*ast.Join); isJoin {
+			return nil, refuseQuery("joins")
+		}
+		return nil, refuseQuery("subqueries in FROM")
+	}
+	switch {
+	case tn.TableSample != nil:
+		return nil, refuseQuery("TABLESAMPLE")
+	case tn.AsOf != nil:
+		return nil, refuseQuery("AS OF")
+	case len(tn.PartitionNames) > 0:
+		return nil, refuseQuery("PARTITION")
+	}
+	t, ok := p.cat.Table(tn.Name.O)
+	if !ok {
+		return nil, dperr.New(dperr.UnknownTable, "Table '%s' doesn't exist", tn.Name.O)
+	}
+	sc := &scope{table: t, qualifier: tn.Name.O}
+	if ts.AsName.O != "" {
+		sc.qualifier = ts.AsName.O
+	}
+	return sc, nil
+}
+
+// column resolves a column reference; clause names the clause for
+// UnknownColumn messages, as MySQL does ('field list', 'where clause').
+func (sc *scope) column(c *ast.ColumnName, clause string) (*catalog.Column, error) {
+	if c.Table.O != "" && !strings.EqualFold(c.Table.O, sc.qualifier) {
+		return nil, unknownColumn(c, clause)
+	}
+	col, ok := sc.table.Column(c.Name.O)
+	if !ok {
+		return nil, unknownColumn(c, clause)
+	}
+	return col, nil
+}
+
+func unknownColumn(c *ast.ColumnName, clause string) error {
+	name := c.Name.O
+	if c.Table.O != "" {
+		name = c.Table.O + "." + name
+	}
+	if c.Schema.O != "" {
+		name = c.Schema.O + "." + name
+	}
+	return dperr.New(dperr.UnknownColumn, "Unknown column '%s' in '%s'", name, clause)
+}
+
+// containsNode reports whether any node under e satisfies match.
+func containsNode(e ast.Node, match func(ast.Node) bool) bool {
+	f := &finder{match: match}
+	e.Accept(f)
+	return f.found
+}
+
+type finder struct {
+	match func(ast.Node) bool
+	found bool
+}
+
+func (f *finder) Enter(n ast.Node) (ast.Node, bool) {
+	if f.match(n) {
+		f.found = true
+	}
+	return n, f.found
+}
+
+func (f *finder) Leave(n ast.Node) (ast.Node, bool) { return n, true }
+
+func isAggregate(n ast.Node) bool {
+	switch n := n.(type) {
+	case *ast.AggregateFuncExpr, *ast.WindowFuncExpr:
+		return true
+	case *ast.FuncCallExpr:
+		_, ok := quantileFuncs[n.FnName.L]
+		return ok && n.Schema.L == ""
+	}
+	return false
+}
+
+func isColumn(n ast.Node) bool {
+	_, ok := n.(*ast.ColumnNameExpr)
+	return ok
+}
+
+func isSubquery(n ast.Node) bool {
+	switch n.(type) {
+	case *ast.SubqueryExpr, *ast.ExistsSubqueryExpr:
+		return true
+	}
+	return false
+}
