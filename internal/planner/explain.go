@@ -20,7 +20,7 @@ func (p *Plan) Explain() (columns []string, rows [][]any) {
 	for _, r := range p.Releases {
 		step++
 		rows = append(rows, []any{int64(step), "release", r.Stat.String(), r.Mechanism.Name(),
-			r.Epsilon, r.Delta, r.Mechanism.Guarantee() + "; reads " + r.Mechanism.Reads(r)})
+			display(r.Epsilon), display(r.Delta), r.Mechanism.Guarantee() + "; reads " + r.Mechanism.Reads(r)})
 	}
 	for _, o := range p.Outputs {
 		step++
@@ -40,7 +40,14 @@ func (p *Plan) Explain() (columns []string, rows [][]any) {
 	if len(p.Filter) > 0 {
 		filter = fmt.Sprintf("%d condition(s)", len(p.Filter))
 	}
-	rows = append(rows, []any{int64(step), "total", p.Table.Name, "", p.Cost.Epsilon, p.Cost.Delta,
+	rows = append(rows, []any{int64(step), "total", p.Table.Name, "", display(p.Cost.Epsilon), display(p.Cost.Delta),
 		fmt.Sprintf("basic composition over %d release(s); filter: %s", len(p.Releases), filter)})
 	return columns, rows
+}
+
+// display rounds a budget share to 12 significant digits, so an even split
+// of 0.6 over six releases reads 0.1, not 0.09999999999999999.
+func display(x float64) float64 {
+	v, _ := strconv.ParseFloat(strconv.FormatFloat(x, 'g', 12, 64), 64)
+	return v
 }
