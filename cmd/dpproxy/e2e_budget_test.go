@@ -142,3 +142,35 @@ func TestConcurrentConnectionsNeverOverspend(t *testing.T) {
 		t.Errorf("remaining: got %v, want 0", v[0])
 	}
 }
+
+// TestBackendErrorIsGenericAndCharged points a table at a backend table that
+// does not exist: the client gets 1105 with a query id and none of the
+// driver's text, and the statement is charged, because the fetch was sent
+// (DESIGN.md §2: a query that fails after data was read is charged).
+func TestBackendErrorIsGenericAndCharged(t *testing.T) {
+	dir, config := sqliteDeployment(t, 1)
+	raw, err := os.ReadFile(config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	broken := strings.Replace(string(raw), "  - name: pums\n", "  - name: pums\n    source: no_such_table\n", 1)
+	if err := os.WriteFile(config, []byte(broken), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := startProxy(t, dir, nil, "--config", config)
+	db := p.connect(t, "carol", "carol-pw")
+	_, err = db.Exec("SELECT COUNT(*) FROM pums")
+	if mysqlCode(err) != 1105 {
+		t.Fatalf("got %v, want error 1105", err)
+	}
+	if !strings.Contains(err.Error(), "query id") || strings.Contains(err.Error(), "no_such_table") || strings.Contains(err.Error(), "no such table") {
+		t.Errorf("client saw %q: want a generic message with a query id", err)
+	}
+	if !strings.Contains(p.Logs(), "no such table") {
+		t.Errorf("the proxy log lacks the backend's error")
+	}
+	_, v := queryRow(t, db, "SELECT dp_remaining_epsilon()")
+	if math.Abs(v[0]-0.9) > 1e-9 {
+		t.Errorf("remaining after a failed fetch: got %v, want 0.9 (charged)", v[0])
+	}
+}
