@@ -105,7 +105,7 @@ func (e *Executor) Run(ctx context.Context, user string, plan *planner.Plan, src
 		}
 		released[i] = est
 	}
-	return buildResult(plan, released), nil
+	return buildResult(plan, released)
 }
 
 // fetch reads what every release needs: one summary query with the terms of
@@ -137,16 +137,22 @@ func (e *Executor) fetch(ctx context.Context, plan *planner.Plan, readData *bool
 		}
 	}
 	for i, r := range plan.Releases {
-		w := r.Mechanism.Window(r, inputs[i].Terms)
-		if w == nil {
-			continue
+		if h := r.Mechanism.Histogram(r); h != nil {
+			*readData = true
+			counts, err := e.backend.Histogram(ctx, sqlrewrite.Fetch{Table: plan.Table.Source, Filter: plan.Filter, Histogram: h})
+			if err != nil {
+				return nil, err
+			}
+			inputs[i].Histogram = counts
 		}
-		*readData = true
-		vals, err := e.backend.Window(ctx, sqlrewrite.Fetch{Table: plan.Table.Source, Filter: plan.Filter, Window: w})
-		if err != nil {
-			return nil, err
+		if w := r.Mechanism.Window(r, inputs[i].Terms); w != nil {
+			*readData = true
+			vals, err := e.backend.Window(ctx, sqlrewrite.Fetch{Table: plan.Table.Source, Filter: plan.Filter, Window: w})
+			if err != nil {
+				return nil, err
+			}
+			inputs[i].Window, inputs[i].WindowOffset = vals, w.Offset
 		}
-		inputs[i].Window, inputs[i].WindowOffset = vals, w.Offset
 	}
 	return inputs, nil
 }
@@ -170,10 +176,13 @@ func memo(plan *planner.Plan) string {
 }
 
 // buildResult derives the output columns and describes each in a warning.
-func buildResult(plan *planner.Plan, released []planner.Estimate) *Result {
+func buildResult(plan *planner.Plan, released []planner.Estimate) (*Result, error) {
 	res := &Result{}
 	for _, o := range plan.Outputs {
-		v := o.Evaluate(released)
+		v, err := o.Evaluate(released)
+		if err != nil {
+			return nil, dperr.Wrap(dperr.Internal, err, "internal error: cannot derive %s", o.Label)
+		}
 		res.Columns = append(res.Columns, o.Label)
 		switch {
 		case v.Null:
@@ -185,7 +194,7 @@ func buildResult(plan *planner.Plan, released []planner.Estimate) *Result {
 		}
 		res.Warnings = append(res.Warnings, describe(plan, &o, v))
 	}
-	return res
+	return res, nil
 }
 
 // describe writes the note of one output: the mechanism(s), the ε and δ of

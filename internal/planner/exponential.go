@@ -4,60 +4,75 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/dpproxy/dpproxy/internal/catalog"
 	"github.com/dpproxy/dpproxy/internal/mech"
 	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
 )
 
 // exponentialMechanism releases quantiles with the exponential mechanism
-// over the column's bounded range, utility -min(|rank - q·n|, k), pure ε-DP
-// under add/remove (mech.Quantile derives it). It reads the exact count of
-// non-NULL values and a window of about 2k+3 order statistics around rank
-// q·n, with k = mech.DefaultQuantileWindow(ε, q), never the whole column.
+// over a public grid of the column's range (mech.GridQuantile: pure ε-DP
+// under add/remove, no clipping, so ties cost nothing). It reads one
+// GROUP BY histogram computed by the database, never a row. The grid is
+// the column's integers when it is an integer column with integer bounds
+// at most maxUnitBins apart (the answer is then exact to the unit), and
+// realBins equal bins otherwise (the answer is a bin midpoint).
 type exponentialMechanism struct{}
+
+// Grid sizes of the exponential mechanism.
+const (
+	maxUnitBins = 1 << 16
+	realBins    = 1 << 14
+)
 
 func (exponentialMechanism) Name() string { return "exponential" }
 
 func (exponentialMechanism) Guarantee() string {
-	return "pure ε-DP: exponential mechanism on ranks over the public range"
+	return "pure ε-DP: exponential mechanism on ranks over a public grid of the range"
 }
 
 func (exponentialMechanism) NeedsDelta() bool { return false }
 
 func (exponentialMechanism) Supports(k StatKind) bool { return k == StatQuantile }
 
-func (exponentialMechanism) Terms(r *Release) []sqlrewrite.SummaryTerm {
-	return []sqlrewrite.SummaryTerm{{Kind: sqlrewrite.CountNonNull, Column: r.Stat.Column.Source}}
-}
+func (exponentialMechanism) Terms(*Release) []sqlrewrite.SummaryTerm { return nil }
 
-func (m exponentialMechanism) build(r *Release) (*mech.Quantile, error) {
-	lo, hi, _ := r.Stat.Column.Bounds()
-	q := r.Stat.Quantile
-	return mech.NewQuantile(mech.Bounds{Lower: lo, Upper: hi}, q, r.Epsilon, mech.DefaultQuantileWindow(r.Epsilon, q))
-}
+func (exponentialMechanism) Window(*Release, []float64) *sqlrewrite.Window { return nil }
 
-func (m exponentialMechanism) Window(r *Release, terms []float64) *sqlrewrite.Window {
-	q, err := m.build(r)
-	if err != nil {
-		return nil // Release reports the error
+// grid returns the histogram of the release and whether its bins are the
+// column's integers.
+func (exponentialMechanism) grid(r *Release) (h *sqlrewrite.Histogram, unit bool) {
+	b := columnBounds(r)
+	width := b.Upper - b.Lower
+	if r.Stat.Column.Type == catalog.Integer && b.Lower == math.Trunc(b.Lower) && b.Upper == math.Trunc(b.Upper) && width < maxUnitBins {
+		// Unit bins [L+j, L+j+1); values above U fall in the last, U's own.
+		return &sqlrewrite.Histogram{Column: r.Stat.Column.Source, Lower: b.Lower, Upper: b.Upper + 1, Bins: int(width) + 1}, true
 	}
-	first, count := q.Window(int64(math.Round(terms[0])))
-	lo, hi, _ := r.Stat.Column.Bounds()
-	return &sqlrewrite.Window{Column: r.Stat.Column.Source, Lower: lo, Upper: hi, Offset: first, Limit: count}
+	return &sqlrewrite.Histogram{Column: r.Stat.Column.Source, Lower: b.Lower, Upper: b.Upper, Bins: realBins}, false
+}
+
+func (m exponentialMechanism) Histogram(r *Release) *sqlrewrite.Histogram {
+	h, _ := m.grid(r)
+	return h
 }
 
 func (m exponentialMechanism) Reads(r *Release) string {
-	k := mech.DefaultQuantileWindow(r.Epsilon, r.Stat.Quantile)
-	return fmt.Sprintf("the non-NULL count, then at most %d order statistics around rank %g·n", 2*k+3, r.Stat.Quantile)
+	h, _ := m.grid(r)
+	return fmt.Sprintf("one GROUP BY histogram of %d bins computed by the database, no rows", h.Bins)
 }
 
 func (m exponentialMechanism) Release(src mech.Source, r *Release, in Input) (Estimate, error) {
-	q, err := m.build(r)
+	h, unit := m.grid(r)
+	q, err := mech.NewGridQuantile(r.Stat.Quantile, r.Epsilon, h.Bins)
 	if err != nil {
 		return Estimate{}, err
 	}
-	est, err := q.Release(src, mech.OrderWindow{N: int64(math.Round(in.Terms[0])), First: in.WindowOffset, Values: in.Window})
+	bin, err := q.Release(src, in.Histogram)
 	if err != nil {
 		return Estimate{}, err
 	}
-	return Estimate{Value: est.Value}, nil
+	if unit {
+		return Estimate{Value: h.Lower + float64(bin)}, nil
+	}
+	w := (h.Upper - h.Lower) / float64(h.Bins)
+	return Estimate{Value: h.Lower + (float64(bin)+0.5)*w}, nil
 }

@@ -61,43 +61,40 @@ func (laplaceMechanism) Terms(r *Release) []sqlrewrite.SummaryTerm {
 
 func (laplaceMechanism) Window(*Release, []float64) *sqlrewrite.Window { return nil }
 
+func (laplaceMechanism) Histogram(*Release) *sqlrewrite.Histogram { return nil }
+
 func (m laplaceMechanism) Reads(r *Release) string {
 	return fmt.Sprintf("%d summary aggregate(s) computed by the database, no rows", len(m.Terms(r)))
 }
 
 func (laplaceMechanism) Release(src mech.Source, r *Release, in Input) (Estimate, error) {
-	const confidence = 0.95
-	if r.Stat.Kind == StatCount {
-		dl, err := mech.NewDiscreteLaplace(1, r.Epsilon)
-		if err != nil {
-			return Estimate{}, err
-		}
-		n := int64(math.Round(in.Terms[0]))
-		v := float64(dl.Release(src, n))
-		w := dl.HalfWidth(confidence)
-		return Estimate{Value: v, Low: v - w, High: v + w, HasInterval: true, LaplaceScale: dl.Scale()}, nil
-	}
-	lo, hi, _ := r.Stat.Column.Bounds()
-	mid, half := (lo+hi)/2, (hi-lo)/2
-	var truth, sensitivity float64
+	var (
+		noisy mech.Noisy
+		err   error
+	)
+	count := func() int64 { return int64(math.Round(in.Terms[0])) }
 	switch r.Stat.Kind {
+	case StatCount:
+		noisy, err = mech.ReleaseCount(src, count(), r.Epsilon)
 	case StatSum:
-		truth, sensitivity = in.Terms[0], math.Max(math.Abs(lo), math.Abs(hi))
+		noisy, err = mech.ReleaseSum(src, columnBounds(r), in.Terms[0], r.Epsilon)
 	case StatCenteredSum:
-		n, s := in.Terms[0], in.Terms[1]
-		truth, sensitivity = s-n*mid, half
+		noisy, err = mech.ReleaseCenteredSum(src, columnBounds(r), mech.Summary{Count: count(), Sum: in.Terms[1]}, r.Epsilon)
 	case StatCenteredSumSquares:
-		n, s, q := in.Terms[0], in.Terms[1], in.Terms[2]
-		// Σ(x-m)² = Σx² - 2mΣx + nm², never negative in exact arithmetic.
-		truth, sensitivity = math.Max(q-2*mid*s+n*mid*mid, 0), half*half
+		s := mech.Summary{Count: count(), Sum: in.Terms[1], SumSquares: in.Terms[2]}
+		noisy, err = mech.ReleaseCenteredSumOfSquares(src, columnBounds(r), s, r.Epsilon)
 	default:
-		return Estimate{}, fmt.Errorf("laplace cannot release %s", r.Stat)
+		err = fmt.Errorf("laplace cannot release %s", r.Stat)
 	}
-	l, err := mech.NewLaplace(sensitivity, r.Epsilon)
 	if err != nil {
 		return Estimate{}, err
 	}
-	v := l.Release(src, truth)
-	w := l.HalfWidth(confidence)
-	return Estimate{Value: v, Low: v - w, High: v + w, HasInterval: true, LaplaceScale: l.Scale()}, nil
+	w := noisy.HalfWidth(Confidence)
+	return Estimate{Value: noisy.Value(), Low: noisy.Value() - w, High: noisy.Value() + w, HasInterval: true, Primitive: &noisy}, nil
+}
+
+// columnBounds returns the public bounds of the release's column.
+func columnBounds(r *Release) mech.Bounds {
+	lo, hi, _ := r.Stat.Column.Bounds()
+	return mech.Bounds{Lower: lo, Upper: hi}
 }

@@ -26,6 +26,8 @@ type Mechanism interface {
 	// of its Terms (exact, private: they shape the fetch but are used in the
 	// release only as the mechanism's analysis allows), or nil.
 	Window(r *Release, terms []float64) *sqlrewrite.Window
+	// Histogram returns the GROUP BY histogram r needs (its bins public), or nil.
+	Histogram(r *Release) *sqlrewrite.Histogram
 	// Reads describes for EXPLAIN what the release reads, without data.
 	Reads(r *Release) string
 	// Release computes the private value of r from what was fetched, drawing
@@ -41,6 +43,8 @@ type Input struct {
 	// first at Window.Offset; nil if the mechanism asked for none.
 	Window       []float64
 	WindowOffset int64
+	// Histogram holds the count of every bin of Mechanism.Histogram.
+	Histogram []int64
 }
 
 // Estimate is a released value and what is known of its accuracy.
@@ -50,10 +54,10 @@ type Estimate struct {
 	// noise distribution and public or released quantities only.
 	Low, High   float64
 	HasInterval bool
-	// LaplaceScale is the scale of the additive noise when the release is the
-	// true value plus Laplace noise (0 otherwise); derived outputs use it to
-	// compute their intervals by post-processing.
-	LaplaceScale float64
+	// Primitive is the shared primitive release (noisy count or clamped
+	// sum) behind the value, when there is one: derived outputs (AVG,
+	// VARIANCE) are computed from primitives by mech's Derive functions.
+	Primitive *mech.Noisy
 	// Refused is set when the mechanism declined to answer (PTR's ⊥): the
 	// value is NULL and the budget is still spent.
 	Refused bool

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -95,48 +96,72 @@ func formatError(err error) string {
 	return fmt.Sprintf("error %d (%s): %s\n", code, state, e.Kind)
 }
 
-// TestEvaluateDerivations checks the post-processing of released values by
-// hand: AVG = m + S̃/ñ, VARIANCE = Q̃/ñ - (S̃/ñ)², STDDEV its root, with the
-// clamps to the public range.
+// TestEvaluateDerivations runs every release of a plan on a small dataset at
+// ε = 100 per release, where the noise is tiny, and checks that the derived
+// outputs (AVG = m + S̃/ñ, VAR_POP = Q̃/ñ - (S̃/ñ)², STDDEV_SAMP its sample
+// root, the median) land near the truth and inside their 95% intervals.
 func TestEvaluateDerivations(t *testing.T) {
 	cat := testCatalog()
-	parser := sqlrewrite.NewParser(cat)
-	st, err := parser.Parse("SELECT COUNT(*), AVG(age), VAR_POP(age), STDDEV_SAMP(age), MEDIAN(age) FROM pums")
+	st, err := sqlrewrite.NewParser(cat).Parse("SELECT COUNT(*), AVG(age), VAR_POP(age), STDDEV_SAMP(age), MEDIAN(age) FROM pums")
 	if err != nil {
 		t.Fatal(err)
 	}
-	plan, err := planner.New(cat).Plan(st.(*sqlrewrite.Select), planner.Settings{Epsilon: 1, Mechanism: "auto"})
+	plan, err := planner.New(cat).Plan(st.(*sqlrewrite.Select), planner.Settings{Epsilon: 500, Mechanism: "auto"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Releases: count(*), count(age), centred sum, centred sum of squares, quantile.
-	if len(plan.Releases) != 5 {
-		t.Fatalf("got %d releases, want 5", len(plan.Releases))
+	ages := []float64{40, 40, 50, 50, 60, 60, 70, 70, 80, 80}
+	var sum, squares float64
+	for _, a := range ages {
+		sum, squares = sum+a, squares+a*a
 	}
-	for _, tc := range []struct {
-		name     string
-		released []float64
-		want     []float64
-	}{
-		// n = 10 values with mean 60 (centred sum 100 around m = 50) and
-		// Σ(x-m)² = 1400: population variance 140 - 10² = 40; the sample
-		// standard deviation is √(40·10/9).
-		{"exact", []float64{11.4, 10, 100, 1400, 42}, []float64{11, 60, 40, math.Sqrt(40 * 10.0 / 9), 42}},
-		// A negative noisy count is clamped to 0; a mean beyond the bounds to
-		// the bound; a negative variance to 0.
-		{"clamped", []float64{-3, 1, 900, 0, 120}, []float64{0, 100, 0, 0, 100}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			est := make([]planner.Estimate, len(tc.released))
-			for i, v := range tc.released {
-				est[i] = planner.Estimate{Value: v}
+	term := func(k sqlrewrite.TermKind) float64 {
+		switch k {
+		case sqlrewrite.CountAll, sqlrewrite.CountNonNull:
+			return float64(len(ages))
+		case sqlrewrite.ClampedSum:
+			return sum
+		}
+		return squares
+	}
+	src := rand.NewChaCha8([32]byte{1})
+	released := make([]planner.Estimate, len(plan.Releases))
+	for i, r := range plan.Releases {
+		var in planner.Input
+		for _, tm := range r.Mechanism.Terms(r) {
+			in.Terms = append(in.Terms, term(tm.Kind))
+		}
+		if w := r.Mechanism.Window(r, in.Terms); w != nil {
+			in.Window, in.WindowOffset = ages[w.Offset:w.Offset+w.Limit], w.Offset
+		}
+		if h := r.Mechanism.Histogram(r); h != nil {
+			in.Histogram = make([]int64, h.Bins)
+			for _, a := range ages {
+				bin := int((a - h.Lower) * float64(h.Bins) / (h.Upper - h.Lower))
+				in.Histogram[min(bin, h.Bins-1)]++
 			}
-			for i, o := range plan.Outputs {
-				got := o.Evaluate(est).Value
-				if math.Abs(got-tc.want[i]) > 1e-9 {
-					t.Errorf("%s: got %v, want %v", o.Label, got, tc.want[i])
-				}
-			}
-		})
+		}
+		if released[i], err = r.Mechanism.Release(src, r, in); err != nil {
+			t.Fatalf("release %s: %v", r.Stat, err)
+		}
+	}
+	want := []struct{ value, tol float64 }{
+		{10, 0.5},                    // COUNT(*): discrete Laplace with scale 0.01
+		{60, 0.5},                    // AVG
+		{200, 15},                    // VAR_POP = 2000/10; noise scale 2500/100/10
+		{math.Sqrt(2000.0 / 9), 0.5}, // STDDEV_SAMP
+		{60, 10},                     // MEDIAN: any point between the middle values 60 and 60, ±noise
+	}
+	for i, o := range plan.Outputs {
+		v, err := o.Evaluate(released)
+		if err != nil {
+			t.Fatalf("%s: %v", o.Label, err)
+		}
+		if math.Abs(v.Value-want[i].value) > want[i].tol {
+			t.Errorf("%s: got %v, want %v ± %v", o.Label, v.Value, want[i].value, want[i].tol)
+		}
+		if v.HasInterval && !(v.Low <= want[i].value && want[i].value <= v.High) {
+			t.Errorf("%s: interval [%v, %v] misses the truth %v", o.Label, v.Low, v.High, want[i].value)
+		}
 	}
 }

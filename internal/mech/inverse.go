@@ -1,0 +1,23 @@
+package mech
+
+// The inverse sensitivity mechanism (Asi and Duchi 2020; as the paper's
+// M.2, digest §1.4): output y with probability ∝ exp(−(ε/2)·len_f(y; x)),
+// where len_f(y; x) is the number of rows that must be added or removed to
+// make f output y. With the breakpoints u_ℓ, d_ℓ of piecewise.go,
+// len_f(y) = ℓ exactly on the pieces (u_{ℓ−1}, u_ℓ] and [d_ℓ, d_{ℓ−1}) (the
+// paper's Corollary 4.1, for sample-monotone f such as the quantiles), and
+// 0 at f(x) (with ρ-smoothing, on [f−ρ, f+ρ], Asi and Duchi's ρ-smooth
+// inverse sensitivity). len_f changes by at most 1 between neighbours
+// (Corollary 3.2), so the mechanism is ε-DP under add/remove with the
+// add/remove breakpoints, δ = 0. It shares everything with the piecewise
+// Laplace mechanism except the in-piece law: uniform instead of a
+// truncated exponential, and the piece weights e^(−εℓ/2)·Δ_ℓ (centre 2ρ,
+// weight e^0). It is the baseline PLM provably never loses to in the
+// continuous setting (Theorem 2: |PLM − f| is stochastically smaller).
+
+// NewInverseSensitivityQuantile returns the inverse sensitivity mechanism
+// for quantile q ∈ [0, 1] of values clamped to b, ε ≥ 2^−16 and smoothing
+// ρ ≥ 0: the same window and breakpoints as NewPiecewiseQuantile.
+func NewInverseSensitivityQuantile(b Bounds, q, epsilon, rho float64) (*PiecewiseQuantile, error) {
+	return newBreakpointQuantile(invKind, b, q, epsilon, rho)
+}

@@ -1,0 +1,287 @@
+package mech
+
+import (
+	"errors"
+	"math"
+	"math/big"
+	"slices"
+	"strconv"
+	"testing"
+)
+
+// multisets returns every sorted multiset of at most size values from
+// values (ascending), including the empty one.
+func multisets(values []float64, size int) [][]float64 {
+	var out [][]float64
+	var grow func(prefix []float64, from int)
+	grow = func(prefix []float64, from int) {
+		out = append(out, slices.Clone(prefix))
+		if len(prefix) == size {
+			return
+		}
+		for i := from; i < len(values); i++ {
+			grow(append(prefix, values[i]), i)
+		}
+	}
+	grow(nil, 0)
+	return out
+}
+
+// ballExtremes returns, for ℓ = 0…maxL, the largest and smallest f over
+// the datasets within ℓ additions or removals of x, additions drawn from
+// grid (which holds the bounds, where extremal insertions go).
+func ballExtremes(x, grid []float64, maxL int, f func(sorted []float64) *big.Rat) (hi, lo []*big.Rat) {
+	key := func(s []float64) string {
+		b := make([]byte, 0, 8*len(s))
+		for _, v := range s {
+			b = strconv.AppendFloat(b, v, 'g', -1, 64)
+			b = append(b, ',')
+		}
+		return string(b)
+	}
+	seen := map[string]bool{key(x): true}
+	frontier := [][]float64{x}
+	for l := 0; l <= maxL; l++ {
+		for _, s := range frontier {
+			v := f(s)
+			if l == len(hi) {
+				hi, lo = append(hi, v), append(lo, v)
+			}
+			if v.Cmp(hi[l]) > 0 {
+				hi[l] = v
+			}
+			if v.Cmp(lo[l]) < 0 {
+				lo[l] = v
+			}
+		}
+		if l > 0 {
+			if hi[l].Cmp(hi[l-1]) < 0 {
+				hi[l] = hi[l-1]
+			}
+			if lo[l].Cmp(lo[l-1]) > 0 {
+				lo[l] = lo[l-1]
+			}
+		}
+		var next [][]float64
+		visit := func(s []float64) {
+			if k := key(s); !seen[k] {
+				seen[k] = true
+				next = append(next, s)
+			}
+		}
+		for _, s := range frontier {
+			for i := range s {
+				visit(slices.Delete(slices.Clone(s), i, i+1))
+			}
+			for _, v := range grid {
+				t := append(slices.Clone(s), v)
+				slices.Sort(t)
+				visit(t)
+			}
+		}
+		frontier = next
+	}
+	return hi, lo
+}
+
+// percentileRat is PERCENTILE_CONT(q) of sorted values, exactly; empty: empty.
+func percentileRat(q float64, empty float64) func([]float64) *big.Rat {
+	return func(s []float64) *big.Rat {
+		if len(s) == 0 {
+			return new(big.Rat).SetFloat64(empty)
+		}
+		h := new(big.Rat).Mul(new(big.Rat).SetFloat64(q), big.NewRat(int64(len(s)-1), 1))
+		k := new(big.Int).Quo(h.Num(), h.Denom()).Int64()
+		frac := h.Sub(h, big.NewRat(k, 1))
+		v := new(big.Rat).SetFloat64(s[k])
+		if frac.Sign() == 0 {
+			return v
+		}
+		d := new(big.Rat).Sub(new(big.Rat).SetFloat64(s[k+1]), v)
+		return v.Add(v, d.Mul(d, frac))
+	}
+}
+
+// quantileTestGrid is the value grid of the brute-force tests; its bounds
+// [0, 4] are the column bounds.
+var quantileTestGrid = []float64{0, 1, 2, 3, 4}
+
+var quantileTestQs = []float64{0, 0.1, 0.25, 0.5, 0.75, 0.9, 1}
+
+func TestPiecewiseQuantileBreakpointsBruteForce(t *testing.T) {
+	// The breakpoints must be the exact sup and inf of f over each ball of
+	// radius ℓ ≤ 3 (add/remove), for every dataset of at most 4 values.
+	b := Bounds{Lower: 0, Upper: 4}
+	for _, q := range quantileTestQs {
+		m, err := NewPiecewiseQuantile(b, q, 1, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, x := range multisets(quantileTestGrid, 4) {
+			bp, err := m.Breakpoints(WindowOf(m.Window(), x))
+			if err != nil {
+				t.Fatalf("q=%v %v: %v", q, x, err)
+			}
+			hi, lo := ballExtremes(x, quantileTestGrid, 3, percentileRat(q, b.Lower))
+			for l := range 4 {
+				if want := ratFloat(hi[l]); bp.Up[l] != want {
+					t.Errorf("q=%v x=%v: u_%d got %v, want %v", q, x, l, bp.Up[l], want)
+				}
+				if want := ratFloat(lo[l]); bp.Down[l] != want {
+					t.Errorf("q=%v x=%v: d_%d got %v, want %v", q, x, l, bp.Down[l], want)
+				}
+			}
+		}
+	}
+}
+
+func TestPiecewiseQuantileV3(t *testing.T) {
+	// The validity contract on every neighbouring pair (one value of the
+	// grid added, or one value removed), at every depth including the tail:
+	// u_ℓ(x) ≤ u_{ℓ+1}(x') and d_ℓ(x) ≥ d_{ℓ+1}(x'), and V1, V2, V4.
+	b := Bounds{Lower: 0, Upper: 4}
+	for _, q := range quantileTestQs {
+		m, _ := NewPiecewiseQuantile(b, q, 1, 0)
+		bpOf := func(x []float64) Breakpoints {
+			bp, err := m.Breakpoints(WindowOf(m.Window(), x))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := bp.validate(b); err != nil {
+				t.Fatalf("q=%v %v: %v", q, x, err)
+			}
+			return bp
+		}
+		for _, x := range multisets(quantileTestGrid, 4) {
+			bx := bpOf(x)
+			var neighbours [][]float64
+			for i := range x {
+				neighbours = append(neighbours, slices.Delete(slices.Clone(x), i, i+1))
+			}
+			for _, v := range quantileTestGrid {
+				y := append(slices.Clone(x), v)
+				slices.Sort(y)
+				neighbours = append(neighbours, y)
+			}
+			for _, y := range neighbours {
+				by := bpOf(y)
+				for l := 0; l+1 < len(bx.Up); l++ {
+					if bx.Up[l] > by.Up[l+1] || bx.Down[l] < by.Down[l+1] {
+						t.Fatalf("q=%v x=%v x'=%v: V3 fails at ℓ=%d: u %v > %v or d %v < %v",
+							q, x, y, l, bx.Up[l], by.Up[l+1], bx.Down[l], by.Down[l+1])
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestPiecewiseDigestVector(t *testing.T) {
+	// Digest §6.1: x = [2, 3, 5, 7, 11] in [0, 20], lower median, swap
+	// breakpoints u = [5, 7, 11, 20], d = [5, 3, 2, 0], ρ = 0 (the sampler
+	// takes any valid breakpoints). Piece probabilities, E|err| of PLM and
+	// INV, hand-checkable from the closed forms of digest §2.3.
+	bp := Breakpoints{Up: []float64{5, 7, 11, 20}, Down: []float64{5, 3, 2, 0}}
+	r := Bounds{Lower: 0, Upper: 20}
+	for _, tc := range []struct {
+		eps, plm, inv float64
+		probs         []float64 // +1, +2, +3, −1, −2, −3
+	}{
+		{2, 3.079403, 3.367542, []float64{0.272923, 0.200805, 0.166212, 0.272923, 0.050201, 0.036936}},
+		{1, 4.591538, 4.777227, []float64{0.180516, 0.218977, 0.298837, 0.180516, 0.054744, 0.066408}},
+	} {
+		plm, err := newPiecewiseSampler(plmKind, r, tc.eps, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		inv, _ := newPiecewiseSampler(invKind, r, tc.eps, 0)
+		if got := plm.expectedAbsError(bp); math.Abs(got-tc.plm) > 1e-6 {
+			t.Errorf("ε=%v PLM E|err|: got %v, want %v", tc.eps, got, tc.plm)
+		}
+		if got := inv.expectedAbsError(bp); math.Abs(got-tc.inv) > 1e-6 {
+			t.Errorf("ε=%v INV E|err|: got %v, want %v", tc.eps, got, tc.inv)
+		}
+		// The grid weights reproduce the continuous piece probabilities
+		// (the centre is the single grid point 5, of negligible weight).
+		probs := pieceProbabilities(plm, bp)
+		if len(probs) != 7 {
+			t.Fatalf("ε=%v: got %d pieces, want 7", tc.eps, len(probs))
+		}
+		for i, want := range tc.probs {
+			if got := probs[i+1]; math.Abs(got-want) > 1e-6 {
+				t.Errorf("ε=%v piece %d: got probability %v, want %v", tc.eps, i, got, want)
+			}
+		}
+	}
+}
+
+// pieceProbabilities returns the probability of each piece of s for bp,
+// in the order of s.pieces (centre, upper pieces, lower pieces).
+func pieceProbabilities(s piecewiseSampler, bp Breakpoints) []float64 {
+	ps := s.pieces(bp)
+	w := make([]float64, len(ps))
+	total := 0.0
+	for i, pc := range ps {
+		w[i] = math.Exp(s.logWeight(pc))
+		total += w[i]
+	}
+	for i := range w {
+		w[i] /= total
+	}
+	return w
+}
+
+func TestPiecewiseDominatesInverse(t *testing.T) {
+	// Theorem 2: for every dataset, E|PLM − f| ≤ E|INV − f| (analytic).
+	// The theorem is for ρ = 0 only: with ρ > 0 the ρ-smooth INV weighs its
+	// flat centre e^0 against PLM's e^(−ε/2), and can win (digest §4).
+	b := Bounds{Lower: 0, Upper: 4}
+	for _, eps := range []float64{0.5, 1, 2} {
+		for _, rho := range []float64{0} {
+			plm, _ := NewPiecewiseQuantile(b, 0.5, eps, rho)
+			inv, _ := NewInverseSensitivityQuantile(b, 0.5, eps, rho)
+			for _, x := range multisets(quantileTestGrid, 4) {
+				w := WindowOf(plm.Window(), x)
+				p, _ := plm.ExpectedAbsError(w)
+				i, _ := inv.ExpectedAbsError(w)
+				if p > i*(1+1e-12) {
+					t.Errorf("ε=%v ρ=%v %v: E|PLM| got %v, want ≤ E|INV| = %v", eps, rho, x, p, i)
+				}
+			}
+		}
+	}
+}
+
+func TestPiecewiseQuantileWindow(t *testing.T) {
+	b := Bounds{Lower: 0, Upper: 1000}
+	m, err := NewPiecewiseQuantile(b, 0.5, 1, 0.5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Digest §3.0: K = 60 at ε = 1, b−a = 1000, ρ = ½.
+	if got := m.Depth(); got != 60 {
+		t.Errorf("depth: got %d, want 60", got)
+	}
+	spec := m.Window()
+	if spec.Below != 61 || spec.Above != 62 {
+		t.Errorf("window: got %+v, want 61 below and 62 above", spec)
+	}
+	sorted := make([]float64, 1001)
+	for i := range sorted {
+		sorted[i] = float64(i)
+	}
+	w := WindowOf(spec, sorted)
+	if got, want := w.Ranks(), (RankRange{First: 440, Last: 563}); got != want {
+		t.Errorf("ranks for n=1001: got %+v, want %+v", got, want)
+	}
+	short := SortedWindow{Count: w.Count, First: w.First + 1, Values: w.Values[1:]}
+	if _, err := m.Breakpoints(short); !errors.Is(err, ErrWindowMismatch) {
+		t.Errorf("short window: got %v, want %v", err, ErrWindowMismatch)
+	}
+	if _, err := NewPiecewiseQuantile(b, 1.5, 1, 0); !errors.Is(err, ErrInvalidQuantile) {
+		t.Errorf("q=1.5: got %v, want %v", err, ErrInvalidQuantile)
+	}
+	if _, err := NewPiecewiseQuantile(b, 0.5, 1e-7, 0); !errors.Is(err, ErrInvalidEpsilon) {
+		t.Errorf("ε=1e-7: got %v, want %v", err, ErrInvalidEpsilon)
+	}
+}

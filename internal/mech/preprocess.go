@@ -1,0 +1,172 @@
+package mech
+
+import (
+	"fmt"
+	"math"
+)
+
+// Sensitivity preprocessing (Cummings and Durfee, "Individual Sensitivity
+// Preprocessing for Data Privacy"; digest papers/sensitivity-preprocessing.md).
+//
+// For a statistic f (median, mean, variance, ...) and a target sensitivity
+// Δ > 0 the sensitivity-preprocessing function g is built bottom-up from the
+// empty dataset:
+//
+//	g(∅) = c (a public centre; 0 for the variance)
+//	g(D) = clamp(f(D), max_{x∈D} g(D−x) − Δ, min_{x∈D} g(D−x) + Δ)
+//
+// The interval is never empty (Lemma 3.5) and |g(D) − g(D+x)| ≤ Δ for every
+// dataset D and row x, whatever f is. Adding or removing one row is exactly
+// the neighbour relation of dpproxy (DESIGN.md §2), and the paper proves its
+// bound for it (its Definition 2.1 says "differ in one entry", but every
+// proof is over D and D+x: we read it as add/remove, digest §1.2). So g has
+// global sensitivity Δ under add/remove and
+//
+//	release(D) = g(D) + Lap(Δ/ε)
+//
+// is ε-DP. (Under substitution it would need Lap(2Δ/ε).) g is a fixed
+// deterministic function: computing it costs no privacy.
+//
+// Public inputs (digest P1). g is only Δ-sensitive if Δ and c do not depend
+// on the private data, and the row count n is private (DESIGN.md §2). The
+// rule (DefaultPreprocessParams): Δ and c come from the column's public
+// bounds [L, U] and a noisy count ñ released beforehand with its own ε:
+// Δ = (U−L)/max(ñ,1) and c = (L+U)/2 for the median and the mean (the
+// paper's choice; its "med(∅) = (max−min)/2" is a typo for the midpoint,
+// digest §8.1), Δ = (U−L)²/max(ñ,1) for the variance.
+//
+// Exactness. g must be computed exactly: a fast path that is sometimes
+// slightly off breaks the Δ bound. Values are first mapped to a public
+// power-of-two grid (fixedPoint): a per-row map, so it preserves the
+// neighbour relation, and it moves no value by more than one float64 ulp of
+// max(|L|,|U|). On that grid every algorithm below computes g with exact
+// integer or rational arithmetic; g is then rounded once to float64. The
+// rounding can move neighbouring releases apart by at most one ulp more, so
+// the Laplace noise is calibrated to Δ plus two ulps of max(|L|,|U|).
+
+// PreprocessParams are the public inputs of a sensitivity-preprocessing
+// mechanism.
+type PreprocessParams struct {
+	// Bounds are the column's public bounds; values are clamped to them.
+	Bounds Bounds
+	// Delta is the target add/remove sensitivity Δ > 0 of g.
+	Delta float64
+	// Center is g(∅), inside Bounds. The variance ignores it (g(∅) = 0 is
+	// required by its algorithm, digest P13).
+	Center float64
+}
+
+// PreprocessStatistic names the statistic a default rule is for.
+type PreprocessStatistic int
+
+// The statistics of DefaultPreprocessParams.
+const (
+	PreprocessMedianStatistic PreprocessStatistic = iota + 1
+	PreprocessMeanStatistic
+	PreprocessVarianceStatistic
+)
+
+// DefaultPreprocessParams returns the documented rule for Δ and the centre
+// from public facts only: the bounds b and a noisy count ñ (a released
+// value, or a configured size hint), ñ₁ = max(round(ñ), 1):
+//
+//	median, mean: Δ = (U−L)/ñ₁,  centre (L+U)/2
+//	variance:     Δ = (U−L)²/ñ₁, centre 0
+//
+// For the median this is the paper's choice; Theorem 1.6 then makes g the
+// exact median whenever the middle half of the data is spread no more
+// densely than a ramp. For the mean, Lemma 5.13 makes g the exact mean of
+// data that fit in a window of length ñ₁·Δ = U−L. For the variance,
+// Theorem 1.8 leaves no bias from a row at distance d from the mean once
+// 4(d² + Var)/n ≤ Δ, so (U−L)²/ñ₁ covers rows anywhere in the bounds at
+// the price of noise of the order of the range; a smaller Δ trades bias on
+// spread data for less noise (benchmark question).
+func DefaultPreprocessParams(stat PreprocessStatistic, b Bounds, noisyCount float64) (PreprocessParams, error) {
+	if err := b.Validate(); err != nil {
+		return PreprocessParams{}, err
+	}
+	if math.IsNaN(noisyCount) {
+		return PreprocessParams{}, fmt.Errorf("%w: noisy count is NaN", ErrInvalidInput)
+	}
+	n := math.Max(math.Round(noisyCount), 1)
+	width := b.Upper - b.Lower
+	switch stat {
+	case PreprocessMedianStatistic, PreprocessMeanStatistic:
+		return PreprocessParams{Bounds: b, Delta: width / n, Center: b.mid()}, nil
+	case PreprocessVarianceStatistic:
+		return PreprocessParams{Bounds: b, Delta: width * width / n}, nil
+	}
+	return PreprocessParams{}, fmt.Errorf("%w: unknown preprocessing statistic %d", ErrInvalidInput, stat)
+}
+
+// validate checks the parameters.
+func (p PreprocessParams) validate() error {
+	if err := p.Bounds.Validate(); err != nil {
+		return err
+	}
+	if !(p.Delta > 0) || math.IsInf(p.Delta, 0) {
+		return fmt.Errorf("%w: Δ = %v, must be finite and positive", ErrInvalidSensitivity, p.Delta)
+	}
+	if !(p.Center >= p.Bounds.Lower && p.Center <= p.Bounds.Upper) {
+		return fmt.Errorf("%w: centre %v outside %v", ErrInvalidInput, p.Center, p.Bounds)
+	}
+	return nil
+}
+
+// magnitude returns max(|L|, |U|).
+func (b Bounds) magnitude() float64 { return math.Max(math.Abs(b.Lower), math.Abs(b.Upper)) }
+
+// ulpOf returns the spacing of float64 values at magnitude m.
+func ulpOf(m float64) float64 {
+	return math.Nextafter(m, math.Inf(1)) - m
+}
+
+// newPreprocessNoise returns the Laplace mechanism of a preprocessing
+// release: sensitivity Δ plus two ulps of the largest value g can take in
+// magnitude (the final rounding of g to float64).
+func newPreprocessNoise(delta, magnitude, epsilon float64) (*Laplace, error) {
+	return NewLaplace(roundUp(delta+2*ulpOf(magnitude)), epsilon)
+}
+
+// fixedPoint maps values in public bounds to integers: v ↦ k = 2·round(v/(2u)),
+// so v ≈ k·u with k even, |k| < 2^54. The half unit u = 2^(e−54), where
+// 2^(e−1) ≤ max(|L|,|U|) < 2^e, is public. Even grid values make the
+// average of two of them an integer, and 2^54 leaves room for sums and
+// products in int64 and int128.
+type fixedPoint struct {
+	unit float64
+}
+
+// newFixedPoint returns the fixed-point grid of bounds b.
+func newFixedPoint(b Bounds) fixedPoint {
+	_, e := math.Frexp(b.magnitude())
+	return fixedPoint{unit: math.Ldexp(1, max(e-54, -1000))}
+}
+
+// value returns the grid integer of v (v within the bounds).
+func (f fixedPoint) value(v float64) int64 {
+	return 2 * int64(math.RoundToEven(v/(2*f.unit)))
+}
+
+// delta returns ⌊Δ/u⌋ capped at 2^56: the grid sensitivity, never above Δ.
+// Capping changes nothing: once Δ ≥ U−L, which the cap exceeds, g equals f
+// for every statistic here (f is then already Δ-sensitive, digest §1.4).
+func (f fixedPoint) delta(d float64) int64 {
+	return int64(math.Min(math.Floor(d/f.unit), 0x1p56))
+}
+
+// float returns k·u rounded to float64.
+func (f fixedPoint) float(k int64) float64 { return float64(k) * f.unit }
+
+// values maps sorted values to grid integers, checking they are finite,
+// sorted and within the bounds.
+func (f fixedPoint) values(b Bounds, sorted []float64) ([]int64, error) {
+	out := make([]int64, len(sorted))
+	for i, v := range sorted {
+		if !(v >= b.Lower && v <= b.Upper) || (i > 0 && v < sorted[i-1]) {
+			return nil, fmt.Errorf("%w: value %d (%v) unsorted or outside %v", ErrInvalidInput, i, v, b)
+		}
+		out[i] = f.value(v)
+	}
+	return out, nil
+}

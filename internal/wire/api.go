@@ -1,0 +1,50 @@
+package wire
+
+import "context"
+
+// Accounts looks up users. The stored form is the mysql_native_password hash
+// SHA1(SHA1(password)) (see [NativePasswordHash]), so plaintext passwords are
+// never stored. Implementations must be safe for concurrent use.
+type Accounts interface {
+	// NativePasswordHash returns the 20-byte SHA1(SHA1(password)) of user, or
+	// ok false if there is no such user.
+	NativePasswordHash(user string) (hash []byte, ok bool)
+}
+
+// Engine opens one Session per authenticated connection. Open is called
+// concurrently from different connections.
+type Engine interface {
+	// Open returns the session of a connection that authenticated as user.
+	// connID is the id the client was given in the handshake (CONNECTION_ID()).
+	Open(user string, connID uint32) Session
+}
+
+// Session executes statements for one connection. Its methods are called from
+// one goroutine at a time. ctx is cancelled when the server stops for good
+// (after the shutdown grace period); a Session must return promptly then.
+type Session interface {
+	// Execute runs the text of one COM_QUERY, or of one prepared statement
+	// with its arguments substituted as literals. The text may hold several
+	// statements: the session decides whether to refuse them.
+	Execute(ctx context.Context, query string) (*Result, error)
+	// UseDatabase handles COM_INIT_DB and the database named at login.
+	UseDatabase(ctx context.Context, name string) error
+	// Close releases the session; no method is called after it.
+	Close()
+}
+
+// Result is the answer to one statement.
+type Result struct {
+	// Columns are the column labels, sent exactly as given. A nil or empty
+	// Columns means an OK packet carrying AffectedRows.
+	Columns []string
+	// Rows hold values of these Go types only: nil (SQL NULL), int64, uint64,
+	// float64, string and []byte. All non-nil values of a column must have
+	// the same type; the column's MySQL type follows from it.
+	Rows [][]any
+	// AffectedRows is reported in the OK packet when Columns is empty.
+	AffectedRows uint64
+	// Warnings is the warning count announced in the OK or EOF packet, so
+	// clients know to ask SHOW WARNINGS (the session answers that).
+	Warnings uint16
+}

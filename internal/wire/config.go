@@ -1,0 +1,95 @@
+package wire
+
+import (
+	"crypto/tls"
+	"fmt"
+	"log/slog"
+	"time"
+)
+
+// Config configures a Server. Zero fields take the defaults below.
+type Config struct {
+	// Addr is the TCP address ListenAndServe listens on. Default "127.0.0.1:3307".
+	Addr string
+	// MaxConnections caps simultaneous connections, counting those still in
+	// the handshake; one more is answered with error 1040 "Too many
+	// connections" and closed. Default 100.
+	MaxConnections int
+	// ReadTimeout bounds each read from the client during the handshake and
+	// while a command packet arrives. Default 30s.
+	ReadTimeout time.Duration
+	// WriteTimeout bounds each write to the client. Default 30s.
+	WriteTimeout time.Duration
+	// IdleTimeout closes a connection that sends no command for this long
+	// (MySQL's wait_timeout). Default 8h.
+	IdleTimeout time.Duration
+	// ShutdownGrace is how long Serve lets in-flight statements finish after
+	// its context is cancelled before it cancels them and closes every
+	// connection. Default 10s.
+	ShutdownGrace time.Duration
+	// ServerVersion is announced in the handshake. Default "8.0.11-dpproxy".
+	ServerVersion string
+	// TLS, if set, lets clients upgrade the connection with SSLRequest.
+	// It does not make TLS mandatory.
+	TLS *tls.Config
+	// Logger receives connection events and the text of internal errors.
+	// Default slog.Default().
+	Logger *slog.Logger
+}
+
+// The defaults of Config.
+const (
+	DefaultAddr           = "127.0.0.1:3307"
+	DefaultMaxConnections = 100
+	DefaultReadTimeout    = 30 * time.Second
+	DefaultWriteTimeout   = 30 * time.Second
+	DefaultIdleTimeout    = 8 * time.Hour
+	DefaultShutdownGrace  = 10 * time.Second
+	DefaultServerVersion  = "8.0.11-dpproxy"
+)
+
+// withDefaults returns cfg with zero fields set to their defaults, or an
+// error naming the first field with a negative value.
+func (cfg Config) withDefaults() (Config, error) {
+	if cfg.MaxConnections < 0 {
+		return cfg, fmt.Errorf("wire: MaxConnections is %d, want >= 0", cfg.MaxConnections)
+	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{
+		{"ReadTimeout", cfg.ReadTimeout},
+		{"WriteTimeout", cfg.WriteTimeout},
+		{"IdleTimeout", cfg.IdleTimeout},
+		{"ShutdownGrace", cfg.ShutdownGrace},
+	} {
+		if d.v < 0 {
+			return cfg, fmt.Errorf("wire: %s is %v, want >= 0", d.name, d.v)
+		}
+	}
+	if cfg.Addr == "" {
+		cfg.Addr = DefaultAddr
+	}
+	if cfg.MaxConnections == 0 {
+		cfg.MaxConnections = DefaultMaxConnections
+	}
+	if cfg.ReadTimeout == 0 {
+		cfg.ReadTimeout = DefaultReadTimeout
+	}
+	if cfg.WriteTimeout == 0 {
+		cfg.WriteTimeout = DefaultWriteTimeout
+	}
+	if cfg.IdleTimeout == 0 {
+		cfg.IdleTimeout = DefaultIdleTimeout
+	}
+	if cfg.ShutdownGrace == 0 {
+		cfg.ShutdownGrace = DefaultShutdownGrace
+	}
+	if cfg.ServerVersion == "" {
+		cfg.ServerVersion = DefaultServerVersion
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	return cfg, nil
+}

@@ -1,0 +1,220 @@
+package wire
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"strings"
+
+	gomysql "github.com/go-mysql-org/go-mysql/mysql"
+	"github.com/go-mysql-org/go-mysql/server"
+)
+
+// serverStatus is the status announced in OK and EOF packets: dpproxy has no
+// transactions, so every connection is in autocommit mode.
+const serverStatus = gomysql.SERVER_STATUS_AUTOCOMMIT
+
+// connection is one client connection: go-mysql does the handshake, and
+// connection's own command loop reads each command and answers it.
+//
+// It runs its own loop rather than go-mysql's Conn.HandleCommand for two
+// reasons: HandleCommand wraps every COM_STMT_EXECUTE error with
+// errors.Trace, so go-mysql's writeError no longer sees a *mysql.MyError and
+// sends 1105 instead of the session's code; and the loop must know when a
+// connection is between commands, for the idle timeout and for shutdown.
+type connection struct {
+	srv *Server
+	raw *deadlineConn
+	ctx context.Context // cancelled when the server stops for good
+	log *slog.Logger
+
+	mc      *server.Conn // set after the handshake
+	id      uint32
+	user    string
+	loginDB string  // database named in the handshake, applied after auth
+	session Session // opened after auth
+
+	stmts      map[uint32]*server.Stmt
+	lastStmtID uint32
+	commands   uint64 // commands read so far, for error references
+}
+
+func newConnection(ctx context.Context, srv *Server, raw *deadlineConn) *connection {
+	return &connection{
+		srv:   srv,
+		raw:   raw,
+		ctx:   ctx,
+		log:   srv.log.With("remote", raw.RemoteAddr().String()),
+		stmts: make(map[uint32]*server.Stmt),
+	}
+}
+
+// serve runs the connection to its end and releases everything it holds.
+func (c *connection) serve() {
+	defer func() {
+		if p := recover(); p != nil {
+			c.log.Error("wire: connection panicked", "panic", p, "stack", string(debug.Stack()))
+		}
+	}()
+	defer c.closeSession()
+	defer c.raw.Close()
+
+	mc, err := c.srv.mysql.NewCustomizedConn(c.raw, c, c)
+	if err != nil {
+		c.log.Debug("wire: handshake failed", "err", err)
+		return
+	}
+	c.mc = mc
+	mc.SetStatus(serverStatus)
+	c.commandLoop()
+	c.log.Debug("wire: connection closed")
+}
+
+func (c *connection) closeSession() {
+	if c.session != nil {
+		c.session.Close()
+		c.session = nil
+	}
+}
+
+// commandLoop reads and answers commands until the client quits, a read or
+// write fails (idle timeout, client gone) or the server drains.
+func (c *connection) commandLoop() {
+	for !c.raw.isDraining() {
+		c.raw.awaitCommand()
+		data, err := c.mc.ReadPacket()
+		if err != nil {
+			c.log.Debug("wire: read ended", "err", err)
+			return
+		}
+		c.commands++
+		c.srv.questions.Add(1)
+		ok := false
+		if len(data) == 0 {
+			ok = c.respond(errMalformedPacket)
+		} else {
+			ok = c.dispatch(data[0], data[1:])
+		}
+		c.mc.ResetSequence()
+		if !ok {
+			return
+		}
+	}
+}
+
+// dispatch answers one command; it returns false when the connection must end.
+func (c *connection) dispatch(cmd byte, body []byte) bool {
+	switch cmd {
+	case gomysql.COM_QUIT:
+		return false
+	case gomysql.COM_PING:
+		return c.respond(nil)
+	case gomysql.COM_QUERY:
+		return c.respond(answer(c.HandleQuery(string(body))))
+	case gomysql.COM_INIT_DB:
+		return c.respond(c.UseDB(string(body)))
+	case gomysql.COM_FIELD_LIST:
+		table, wildcard, _ := strings.Cut(string(body), "\x00")
+		return c.respond(answer(c.HandleFieldList(table, wildcard)))
+	case gomysql.COM_STMT_PREPARE:
+		return c.respond(answer(c.prepareStmt(string(body))))
+	case gomysql.COM_STMT_EXECUTE:
+		return c.respond(answer(c.executeStmt(body)))
+	case gomysql.COM_STMT_SEND_LONG_DATA:
+		c.appendLongData(body)
+		return true
+	case gomysql.COM_STMT_RESET:
+		return c.respond(c.resetStmt(body))
+	case gomysql.COM_STMT_CLOSE:
+		c.closeStmt(body)
+		return true
+	case gomysql.COM_STATISTICS:
+		return c.writePayload([]byte(c.srv.statistics()))
+	case gomysql.COM_SET_OPTION:
+		if err := c.HandleOtherCommand(cmd, body); err != nil {
+			return c.respond(err)
+		}
+		return c.writePayload([]byte{gomysql.EOF_HEADER, 0, 0, byte(serverStatus), byte(serverStatus >> 8)})
+	default:
+		return c.respond(c.HandleOtherCommand(cmd, body))
+	}
+}
+
+// answer turns a handler's (value, error) pair into the value to write.
+func answer[T any](v T, err error) any {
+	if err != nil {
+		return err
+	}
+	return v
+}
+
+// respond writes v as the answer to the current command: nil is an OK
+// packet, an error an error packet (see wireError), anything else goes to
+// go-mysql's WriteValue. It returns false if the write failed.
+func (c *connection) respond(v any) bool {
+	switch x := v.(type) {
+	case error:
+		v = c.wireError(x)
+	case *gomysql.Result:
+		// Resultsets announce warnings in their EOF packets, which take the
+		// count from the connection.
+		c.mc.SetWarnings(x.Warnings)
+		defer c.mc.SetWarnings(0)
+	}
+	if err := c.mc.WriteValue(v); err != nil {
+		c.log.Debug("wire: write failed", "err", err)
+		return false
+	}
+	return true
+}
+
+// writePayload writes one packet with a payload go-mysql has no writer for.
+func (c *connection) writePayload(payload []byte) bool {
+	if err := c.mc.WritePacket(append(make([]byte, 4, 4+len(payload)), payload...)); err != nil {
+		c.log.Debug("wire: write failed", "err", err)
+		return false
+	}
+	return true
+}
+
+// wireError maps err for the client and logs what the client does not see.
+func (c *connection) wireError(err error) *gomysql.MyError {
+	ref := fmt.Sprintf("%d-%d", c.id, c.commands)
+	me, internal := toMyError(err, ref)
+	if internal {
+		c.log.Error("wire: internal error", "ref", ref, "err", err)
+	} else {
+		c.log.Debug("wire: statement refused", "code", me.Code, "err", err)
+	}
+	return me
+}
+
+// connection is go-mysql's AuthenticationHandler for itself; the password
+// check is nativeAuth's.
+var _ server.AuthenticationHandler = (*connection)(nil)
+
+// GetCredential returns the same credential for every name; see nativeCredential.
+func (c *connection) GetCredential(string) (server.Credential, bool, error) {
+	return nativeCredential, true, nil
+}
+
+// OnAuthSuccess opens the connection's session and applies the database
+// named at login; an error is sent instead of the OK packet.
+func (c *connection) OnAuthSuccess(mc *server.Conn) error {
+	c.id, c.user = mc.ConnectionID(), mc.GetUser()
+	c.log = c.log.With("conn", c.id, "user", c.user)
+	c.session = c.srv.engine.Open(c.user, c.id)
+	if c.loginDB != "" {
+		if err := c.session.UseDatabase(c.ctx, c.loginDB); err != nil {
+			return c.wireError(err)
+		}
+	}
+	c.log.Info("wire: login")
+	return nil
+}
+
+// OnAuthFailure logs the refused login.
+func (c *connection) OnAuthFailure(mc *server.Conn, err error) {
+	c.log.Info("wire: login refused", "user", mc.GetUser(), "err", err)
+}

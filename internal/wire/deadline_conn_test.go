@@ -1,0 +1,91 @@
+package wire
+
+import (
+	"errors"
+	"net"
+	"os"
+	"testing"
+	"time"
+)
+
+// pipeConn returns a deadlineConn over one end of a pipe, and the other end.
+func pipeConn(t *testing.T, maxRead int64) (*deadlineConn, net.Conn) {
+	t.Helper()
+	server, client := net.Pipe()
+	t.Cleanup(func() { server.Close(); client.Close() })
+	d := newDeadlineConn(server, Config{ReadTimeout: 50 * time.Millisecond, WriteTimeout: 50 * time.Millisecond, IdleTimeout: 300 * time.Millisecond})
+	d.maxRead = maxRead
+	return d, client
+}
+
+func TestDeadlineConnTimeouts(t *testing.T) {
+	d, _ := pipeConn(t, maxCommandBytes)
+	buf := make([]byte, 1)
+
+	// Waiting for a command: the idle timeout applies.
+	d.awaitCommand()
+	start := time.Now()
+	if _, err := d.Read(buf); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("got %v, want a deadline error", err)
+	}
+	if waited := time.Since(start); waited < d.idleTimeout {
+		t.Errorf("idle read gave up after %v, want at least %v", waited, d.idleTimeout)
+	}
+
+	// Within a command: the read timeout applies.
+	start = time.Now()
+	if _, err := d.Read(buf); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("got %v, want a deadline error", err)
+	}
+	if waited := time.Since(start); waited >= d.idleTimeout {
+		t.Errorf("read within a command waited %v, want about %v", waited, d.readTimeout)
+	}
+
+	// Writes nobody reads time out too.
+	if _, err := d.Write([]byte("x")); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Errorf("got %v from an unread write, want a deadline error", err)
+	}
+}
+
+func TestDeadlineConnDrain(t *testing.T) {
+	d, _ := pipeConn(t, maxCommandBytes)
+	d.awaitCommand()
+	read := make(chan error, 1)
+	go func() {
+		_, err := d.Read(make([]byte, 1))
+		read <- err
+	}()
+	time.Sleep(20 * time.Millisecond) // let the Read block
+	d.drain()
+	select {
+	case err := <-read:
+		if err == nil {
+			t.Errorf("got a successful read after drain, want an error")
+		}
+	case <-time.After(d.idleTimeout / 2):
+		t.Fatalf("drain did not interrupt a pending read")
+	}
+	if _, err := d.Read(make([]byte, 1)); !errors.Is(err, errDraining) {
+		t.Errorf("got %v from a read after drain, want %v", err, errDraining)
+	}
+	if !d.isDraining() {
+		t.Errorf("isDraining: got false after drain")
+	}
+}
+
+func TestDeadlineConnCommandSize(t *testing.T) {
+	d, client := pipeConn(t, 4)
+	go client.Write([]byte("abcdefgh"))
+	d.awaitCommand()
+	buf := make([]byte, 4)
+	if n, err := d.Read(buf); n != 4 || err != nil {
+		t.Fatalf("got %d, %v, want 4 bytes", n, err)
+	}
+	if _, err := d.Read(buf); !errors.Is(err, errCommandTooLong) {
+		t.Fatalf("got %v past the limit, want %v", err, errCommandTooLong)
+	}
+	d.awaitCommand() // the next command starts a new count
+	if n, err := d.Read(buf); n != 4 || err != nil {
+		t.Errorf("got %d, %v for the next command, want 4 bytes", n, err)
+	}
+}

@@ -1,0 +1,151 @@
+package wire
+
+import (
+	"encoding/hex"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// decimalText is a DECIMAL parameter as the client sent it: decimal digits,
+// already checked by parseDecimalText.
+type decimalText string
+
+// zeroDateText is MySQL's zero DATE or DATETIME, which time.Time cannot hold.
+type zeroDateText string
+
+// sqlLiteral renders a decoded statement argument as a MySQL literal that
+// the session's parser reads back as the same value:
+//
+//	nil                         NULL
+//	int64, uint64               123, -5
+//	float32, float64            0.5, 1e-07 (NaN and ±Inf are refused)
+//	decimalText                 as sent (only digits, sign, point, exponent)
+//	string                      '...' with ' and \ doubled
+//	[]byte                      X'0a1b'
+//	time.Time                   '2024-01-02' or '2024-01-02 03:04:05.000006'
+//	time.Duration (TIME)        '-838:59:59.000001'
+//	zeroDateText                '0000-00-00 00:00:00'
+//
+// Strings double both ' and \, which reads back the same with or without
+// backslash escapes and never ends the literal early; byte strings use hex,
+// so no byte of the argument reaches the text unescaped.
+func sqlLiteral(v any) (string, error) {
+	switch v := v.(type) {
+	case nil:
+		return "NULL", nil
+	case int64:
+		return strconv.FormatInt(v, 10), nil
+	case uint64:
+		return strconv.FormatUint(v, 10), nil
+	case float32:
+		return floatLiteral(float64(v), 32)
+	case float64:
+		return floatLiteral(v, 64)
+	case decimalText:
+		return string(v), nil
+	case string:
+		return quoteString(v), nil
+	case []byte:
+		return "X'" + hex.EncodeToString(v) + "'", nil
+	case time.Time:
+		if v.Hour() == 0 && v.Minute() == 0 && v.Second() == 0 && v.Nanosecond() == 0 {
+			return "'" + v.Format(time.DateOnly) + "'", nil
+		}
+		return "'" + v.Format("2006-01-02 15:04:05.999999") + "'", nil
+	case time.Duration:
+		return "'" + timeText(v) + "'", nil
+	case zeroDateText:
+		return "'" + string(v) + "'", nil
+	default:
+		return "", fmt.Errorf("wire: no SQL literal for %T", v)
+	}
+}
+
+func floatLiteral(f float64, bits int) (string, error) {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return "", fmt.Errorf("%v is not a number MySQL can hold", f)
+	}
+	return strconv.FormatFloat(f, 'g', -1, bits), nil
+}
+
+// quoteString quotes s as a string literal, doubling ' and \.
+func quoteString(s string) string {
+	var b strings.Builder
+	b.Grow(len(s) + 2)
+	b.WriteByte('\'')
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\'' || s[i] == '\\' {
+			b.WriteByte(s[i])
+		}
+		b.WriteByte(s[i])
+	}
+	b.WriteByte('\'')
+	return b.String()
+}
+
+// timeText renders a TIME value as [-]H:MM:SS[.ffffff].
+func timeText(d time.Duration) string {
+	sign := ""
+	if d < 0 {
+		sign, d = "-", -d
+	}
+	h, m, s := d/time.Hour, d/time.Minute%60, d/time.Second%60
+	text := fmt.Sprintf("%s%02d:%02d:%02d", sign, h, m, s)
+	if us := d % time.Second / time.Microsecond; us != 0 {
+		text += fmt.Sprintf(".%06d", us)
+	}
+	return text
+}
+
+// bindArguments returns query with the markers at offsets replaced by the
+// literals of args. A space goes between a literal and the text next to it
+// where leaving them adjacent would lex differently: "1 -?" with -5 must not
+// become a "--" comment, "??" with two strings must not merge into one
+// literal with a doubled quote, "X?" must not become a hex literal.
+func bindArguments(query string, offsets []int, args []any) (string, error) {
+	if len(args) != len(offsets) {
+		return "", errWrongArguments("%d arguments for %d parameters", len(args), len(offsets))
+	}
+	var b strings.Builder
+	b.Grow(len(query) + 16*len(args))
+	appendPiece := func(piece string) {
+		if piece == "" {
+			return
+		}
+		if b.Len() > 0 && lexicallyJoined(b.String()[b.Len()-1], piece[0]) {
+			b.WriteByte(' ')
+		}
+		b.WriteString(piece)
+	}
+	last := 0
+	for i, at := range offsets {
+		lit, err := sqlLiteral(args[i])
+		if err != nil {
+			return "", errWrongArguments("parameter %d: %v", i+1, err)
+		}
+		appendPiece(query[last:at])
+		appendPiece(lit)
+		last = at + 1
+	}
+	appendPiece(query[last:])
+	return b.String(), nil
+}
+
+// lexicallyJoined reports whether bytes a and b, written next to each other,
+// could be read as parts of one token.
+func lexicallyJoined(a, b byte) bool {
+	return (a == '-' && b == '-') || (tokenByte(a) && tokenByte(b))
+}
+
+// tokenByte reports whether c can continue a word, number, quoted literal,
+// variable name or qualified name.
+func tokenByte(c byte) bool {
+	switch {
+	case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c >= 0x80:
+		return true
+	}
+	return strings.IndexByte("_$@.'\"`", c) >= 0
+}

@@ -1,0 +1,93 @@
+package wire
+
+import (
+	"errors"
+	"math"
+	"testing"
+	"time"
+
+	gomysql "github.com/go-mysql-org/go-mysql/mysql"
+)
+
+func TestSQLLiteral(t *testing.T) {
+	for _, tc := range []struct {
+		in   any
+		want string
+	}{
+		{nil, "NULL"},
+		{int64(-42), "-42"},
+		{uint64(math.MaxUint64), "18446744073709551615"},
+		{0.5, "0.5"},
+		{1e-7, "1e-07"},
+		{-1.5e300, "-1.5e+300"},
+		{float32(0.1), "0.1"},
+		{decimalText("-12.50"), "-12.50"},
+		{"", "''"},
+		{"plain", "'plain'"},
+		{`it's`, `'it''s'`},
+		{`a\b`, `'a\\b'`},
+		{`\'; DROP TABLE t; --`, `'\\''; DROP TABLE t; --'`},
+		{"nul\x00 and newline\n", "'nul\x00 and newline\n'"},
+		{[]byte{}, "X''"},
+		{[]byte{0, 0x27, 0xff}, "X'0027ff'"},
+		{time.Date(2024, 2, 29, 0, 0, 0, 0, time.UTC), "'2024-02-29'"},
+		{time.Date(2024, 2, 29, 13, 4, 5, 0, time.UTC), "'2024-02-29 13:04:05'"},
+		{time.Date(2024, 2, 29, 13, 4, 5, 6000, time.UTC), "'2024-02-29 13:04:05.000006'"},
+		{-(838*time.Hour + 59*time.Minute + 59*time.Second + time.Microsecond), "'-838:59:59.000001'"},
+		{90 * time.Minute, "'01:30:00'"},
+		{zeroDateText("0000-00-00 00:00:00"), "'0000-00-00 00:00:00'"},
+	} {
+		got, err := sqlLiteral(tc.in)
+		if err != nil || got != tc.want {
+			t.Errorf("sqlLiteral(%#v): got %q, %v, want %q", tc.in, got, err, tc.want)
+		}
+	}
+	for _, bad := range []any{math.NaN(), math.Inf(1), float32(math.Inf(-1)), true, struct{}{}} {
+		if got, err := sqlLiteral(bad); err == nil {
+			t.Errorf("sqlLiteral(%#v): got %q, want an error", bad, got)
+		}
+	}
+}
+
+func TestBindArguments(t *testing.T) {
+	for _, tc := range []struct {
+		query string
+		args  []any
+		want  string
+	}{
+		{"SELECT 1", nil, "SELECT 1"},
+		{"SELECT ?", []any{int64(1)}, "SELECT 1"},
+		{"x=?", []any{"a"}, "x='a'"},
+		{"a IN (?,?)", []any{int64(1), int64(-2)}, "a IN (1,-2)"},
+		{"1 -?", []any{int64(-2)}, "1 - -2"},
+		{"1 - ?", []any{int64(-2)}, "1 - -2"},
+		{"??", []any{"a", "b"}, "'a' 'b'"},
+		{"X?", []any{"ab"}, "X 'ab'"},
+		{"SELECT ?FROM t", []any{int64(5)}, "SELECT 5 FROM t"},
+		{"SELECT ?'x'", []any{"a"}, "SELECT 'a' 'x'"},
+		{"@?", []any{int64(1)}, "@ 1"},
+		{"? --", []any{int64(1)}, "1 --"},
+	} {
+		offsets := placeholderOffsets(tc.query)
+		got, err := bindArguments(tc.query, offsets, tc.args)
+		if err != nil || got != tc.want {
+			t.Errorf("bind %q %v: got %q, %v, want %q", tc.query, tc.args, got, err, tc.want)
+		}
+	}
+
+	for _, tc := range []struct {
+		name  string
+		query string
+		args  []any
+	}{
+		{"too few arguments", "SELECT ?, ?", []any{int64(1)}},
+		{"too many arguments", "SELECT ?", []any{int64(1), int64(2)}},
+		{"NaN", "SELECT ?", []any{math.NaN()}},
+	} {
+		_, err := bindArguments(tc.query, placeholderOffsets(tc.query), tc.args)
+		var me *gomysql.MyError
+		if !errors.As(err, &me) || me.Code != gomysql.ER_WRONG_ARGUMENTS {
+			t.Errorf("%s: got %v, want error %d", tc.name, err, gomysql.ER_WRONG_ARGUMENTS)
+		}
+	}
+}

@@ -1,0 +1,150 @@
+package wire
+
+import (
+	"encoding/binary"
+	"errors"
+	"math"
+	"reflect"
+	"testing"
+	"time"
+
+	gomysql "github.com/go-mysql-org/go-mysql/mysql"
+)
+
+// param is one parameter of a hand-built COM_STMT_EXECUTE.
+type param struct {
+	typ      byte
+	unsigned bool
+	null     bool
+	value    []byte // binary form, omitted when null
+}
+
+// executeBlock encodes params as the part of COM_STMT_EXECUTE that
+// decodeArguments reads; bound says whether the types are included.
+func executeBlock(params []param, bound bool) []byte {
+	nulls := make([]byte, (len(params)+7)/8)
+	var types, values []byte
+	for i, p := range params {
+		if p.null {
+			nulls[i/8] |= 1 << (i % 8)
+		} else {
+			values = append(values, p.value...)
+		}
+		flag := byte(0)
+		if p.unsigned {
+			flag = unsignedParam
+		}
+		types = append(types, p.typ, flag)
+	}
+	b := append([]byte(nil), nulls...)
+	if bound {
+		b = append(append(b, 1), types...)
+	} else {
+		b = append(b, 0)
+	}
+	return append(b, values...)
+}
+
+func le(n uint64, size int) []byte {
+	var buf [8]byte
+	binary.LittleEndian.PutUint64(buf[:], n)
+	return buf[:size]
+}
+
+func lenenc(s string) []byte { return append(gomysql.PutLengthEncodedInt(uint64(len(s))), s...) }
+
+func TestDecodeArguments(t *testing.T) {
+	params := []param{
+		{typ: gomysql.MYSQL_TYPE_TINY, value: []byte{0xff}},                  // -1
+		{typ: gomysql.MYSQL_TYPE_TINY, unsigned: true, value: []byte{0xff}},  // 255
+		{typ: gomysql.MYSQL_TYPE_SHORT, value: le(uint64(0xfffe), 2)},        // -2
+		{typ: gomysql.MYSQL_TYPE_LONG, value: le(uint64(math.MaxUint32), 4)}, // -1
+		{typ: gomysql.MYSQL_TYPE_INT24, unsigned: true, value: le(70000, 4)}, // 70000
+		{typ: gomysql.MYSQL_TYPE_LONGLONG, value: le(math.MaxUint64, 8)},     // -1
+		{typ: gomysql.MYSQL_TYPE_LONGLONG, unsigned: true, value: le(math.MaxUint64, 8)},
+		{typ: gomysql.MYSQL_TYPE_FLOAT, value: le(uint64(math.Float32bits(0.5)), 4)},
+		{typ: gomysql.MYSQL_TYPE_DOUBLE, value: le(math.Float64bits(-2.25), 8)},
+		{typ: gomysql.MYSQL_TYPE_NEWDECIMAL, value: lenenc("-1.50")},
+		{typ: gomysql.MYSQL_TYPE_VAR_STRING, value: lenenc("it's")},
+		{typ: gomysql.MYSQL_TYPE_BLOB, value: lenenc("\x00\x01")},
+		{typ: gomysql.MYSQL_TYPE_LONGLONG, null: true},
+		{typ: gomysql.MYSQL_TYPE_NULL},
+		{typ: gomysql.MYSQL_TYPE_DATE, value: []byte{4, 0xe8, 0x07, 2, 29}},
+		{typ: gomysql.MYSQL_TYPE_DATETIME, value: []byte{11, 0xe8, 0x07, 2, 29, 13, 4, 5, 6, 0, 0, 0}},
+		{typ: gomysql.MYSQL_TYPE_DATETIME, value: []byte{0}},
+		{typ: gomysql.MYSQL_TYPE_TIME, value: []byte{8, 1, 1, 0, 0, 0, 2, 3, 4}},
+		{typ: gomysql.MYSQL_TYPE_STRING, value: lenenc(string(make([]byte, 300)))}, // 2-byte length
+	}
+	want := []any{
+		int64(-1), uint64(255), int64(-2), int64(-1), uint64(70000), int64(-1), uint64(math.MaxUint64),
+		float32(0.5), -2.25, decimalText("-1.50"), "it's", []byte{0, 1}, nil, nil,
+		time.Date(2024, 2, 29, 0, 0, 0, 0, time.UTC),
+		time.Date(2024, 2, 29, 13, 4, 5, 6000, time.UTC),
+		zeroDateText("0000-00-00 00:00:00"),
+		-(26*time.Hour + 3*time.Minute + 4*time.Second),
+		string(make([]byte, 300)),
+	}
+	st := &prepared{offsets: make([]int, len(params))}
+	got, err := decodeArguments(st, executeBlock(params, true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %#v\nwant %#v", got, want)
+	}
+
+	// A later execution may omit the types: the ones sent before apply.
+	again, err := decodeArguments(st, executeBlock(params, false))
+	if err != nil || !reflect.DeepEqual(again, want) {
+		t.Errorf("without types: got %#v, %v, want the same arguments", again, err)
+	}
+}
+
+func TestDecodeArgumentsAllNullWithoutTypes(t *testing.T) {
+	st := &prepared{offsets: []int{0, 1}}
+	got, err := decodeArguments(st, []byte{0b11, 0})
+	if want := []any{nil, nil}; err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("got %#v, %v, want %#v", got, err, want)
+	}
+}
+
+func TestDecodeArgumentsLongData(t *testing.T) {
+	st := &prepared{offsets: []int{0, 1}, longData: map[int][]byte{0: []byte("long text")}}
+	// Parameter 0 came by COM_STMT_SEND_LONG_DATA, so only parameter 1 has a value here.
+	b := executeBlock([]param{{typ: gomysql.MYSQL_TYPE_STRING}, {typ: gomysql.MYSQL_TYPE_TINY, value: []byte{7}}}, true)
+	got, err := decodeArguments(st, b)
+	if want := []any{"long text", int64(7)}; err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("got %#v, %v, want %#v", got, err, want)
+	}
+}
+
+func TestDecodeArgumentsErrors(t *testing.T) {
+	one := func(p param) []byte { return executeBlock([]param{p}, true) }
+	for _, tc := range []struct {
+		name     string
+		block    []byte
+		wantCode uint16
+	}{
+		{"empty", nil, gomysql.ER_MALFORMED_PACKET},
+		{"no bound flag", []byte{0}, gomysql.ER_MALFORMED_PACKET},
+		{"types never sent", []byte{0, 0, 1, 2}, gomysql.ER_MALFORMED_PACKET},
+		{"short integer", one(param{typ: gomysql.MYSQL_TYPE_LONGLONG, value: []byte{1, 2}}), gomysql.ER_MALFORMED_PACKET},
+		{"string longer than packet", one(param{typ: gomysql.MYSQL_TYPE_STRING, value: []byte{5, 'a'}}), gomysql.ER_MALFORMED_PACKET},
+		{"huge length", one(param{typ: gomysql.MYSQL_TYPE_STRING, value: append([]byte{0xfe}, le(math.MaxUint64, 8)...)}), gomysql.ER_MALFORMED_PACKET},
+		{"NULL marker as length", one(param{typ: gomysql.MYSQL_TYPE_STRING, value: []byte{0xfb}}), gomysql.ER_MALFORMED_PACKET},
+		{"bad date length", one(param{typ: gomysql.MYSQL_TYPE_DATE, value: []byte{3, 1, 2, 3}}), gomysql.ER_MALFORMED_PACKET},
+		{"decimal that is not a number", one(param{typ: gomysql.MYSQL_TYPE_NEWDECIMAL, value: lenenc("1 OR 1=1")}), gomysql.ER_WRONG_ARGUMENTS},
+		{"TIME out of range", one(param{typ: gomysql.MYSQL_TYPE_TIME, value: []byte{8, 0, 35, 0, 0, 0, 0, 0, 0}}), gomysql.ER_WRONG_ARGUMENTS},
+		{"unknown type", one(param{typ: 100, value: lenenc("x")}), gomysql.ER_WRONG_ARGUMENTS},
+	} {
+		st := &prepared{offsets: []int{0}}
+		if tc.name == "types never sent" {
+			st.offsets = []int{0, 1}
+		}
+		_, err := decodeArguments(st, tc.block)
+		var me *gomysql.MyError
+		if !errors.As(err, &me) || me.Code != tc.wantCode {
+			t.Errorf("%s: got %v, want error %d", tc.name, err, tc.wantCode)
+		}
+	}
+}

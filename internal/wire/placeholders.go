@@ -1,0 +1,81 @@
+package wire
+
+// placeholderOffsets returns the byte offsets of the ? parameter markers in
+// query: every ? outside string literals ('...' and "..." with backslash
+// escapes and doubled quotes), quoted identifiers (`...`) and comments
+// (#..., -- ... and /* ... */, including /*! ... */, whose markers MySQL
+// would count: a ? left there reaches the session unreplaced and is refused).
+// The lexical rules are MySQL's default ones (no ANSI_QUOTES, backslash
+// escapes on), which is how the session parses the text.
+func placeholderOffsets(query string) []int {
+	var marks []int
+	for i := 0; i < len(query); i++ {
+		switch query[i] {
+		case '?':
+			marks = append(marks, i)
+		case '\'', '"', '`':
+			i = quotedEnd(query, i)
+		case '#':
+			i = lineEnd(query, i)
+		case '-':
+			if startsDashComment(query, i) {
+				i = lineEnd(query, i)
+			}
+		case '/':
+			if i+1 < len(query) && query[i+1] == '*' {
+				i = blockCommentEnd(query, i)
+			}
+		}
+	}
+	return marks
+}
+
+// quotedEnd returns the index of the quote closing the literal or identifier
+// that opens at start, or the last index if it is unterminated. A doubled
+// quote stands for itself; a backslash escapes the next byte in strings but
+// not in `identifiers`.
+func quotedEnd(s string, start int) int {
+	q := s[start]
+	for i := start + 1; i < len(s); i++ {
+		switch {
+		case s[i] == '\\' && q != '`':
+			i++
+		case s[i] == q && i+1 < len(s) && s[i+1] == q:
+			i++
+		case s[i] == q:
+			return i
+		}
+	}
+	return len(s) - 1
+}
+
+// startsDashComment reports whether a "-- " comment starts at i: MySQL needs
+// the two dashes to be followed by whitespace, a control character or the end.
+func startsDashComment(s string, i int) bool {
+	if i+1 >= len(s) || s[i+1] != '-' {
+		return false
+	}
+	return i+2 == len(s) || s[i+2] <= ' '
+}
+
+// lineEnd returns the index of the newline ending the comment at i, or the
+// last index.
+func lineEnd(s string, i int) int {
+	for ; i < len(s); i++ {
+		if s[i] == '\n' {
+			return i
+		}
+	}
+	return len(s) - 1
+}
+
+// blockCommentEnd returns the index of the '/' closing the comment opened at
+// i, or the last index if it is unterminated.
+func blockCommentEnd(s string, i int) int {
+	for j := i + 2; j+1 < len(s); j++ {
+		if s[j] == '*' && s[j+1] == '/' {
+			return j + 1
+		}
+	}
+	return len(s) - 1
+}

@@ -1,0 +1,206 @@
+package wire
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	gomysql "github.com/go-mysql-org/go-mysql/mysql"
+	"github.com/go-mysql-org/go-mysql/server"
+)
+
+// Server accepts MySQL connections and serves each with its own Session.
+type Server struct {
+	cfg    Config
+	engine Engine
+	mysql  *server.Server
+	log    *slog.Logger
+
+	started   time.Time
+	questions atomic.Uint64 // commands received, for COM_STATISTICS
+
+	mu       sync.Mutex
+	serving  bool
+	draining bool
+	conns    map[*connection]struct{}
+	wg       sync.WaitGroup // connection goroutines, including refusals
+}
+
+// NewServer returns a server that authenticates users against accounts and
+// opens their sessions with engine. Zero fields of cfg take their defaults.
+func NewServer(cfg Config, accounts Accounts, engine Engine) (*Server, error) {
+	if accounts == nil || engine == nil {
+		return nil, errors.New("wire: NewServer needs Accounts and an Engine")
+	}
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	auth := newNativeAuth(accounts, cfg.Logger)
+	return &Server{
+		cfg:     cfg,
+		engine:  engine,
+		mysql:   server.NewServerWithAuth(cfg.ServerVersion, utf8mb4Collation, gomysql.AUTH_NATIVE_PASSWORD, nil, cfg.TLS, auth),
+		log:     cfg.Logger,
+		started: time.Now(),
+		conns:   make(map[*connection]struct{}),
+	}, nil
+}
+
+// ListenAndServe listens on Config.Addr and calls Serve. Tests and callers
+// that need the bound address (port 0) call Serve with their own listener.
+func (s *Server) ListenAndServe(ctx context.Context) error {
+	l, err := net.Listen("tcp", s.cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("wire: %w", err)
+	}
+	return s.Serve(ctx, l)
+}
+
+// Serve accepts connections on l until ctx is cancelled or l fails, then
+// shuts down: it closes l, ends connections waiting for a command, lets
+// statements in flight finish for up to Config.ShutdownGrace, then cancels
+// their contexts and closes their connections. It returns once every
+// connection goroutine has exited: nil after ctx was cancelled, else the
+// listener's error. Serve closes l, and may be called once per Server.
+func (s *Server) Serve(ctx context.Context, l net.Listener) error {
+	defer l.Close()
+	s.mu.Lock()
+	if s.serving {
+		s.mu.Unlock()
+		return errors.New("wire: Serve called twice")
+	}
+	s.serving = true
+	s.mu.Unlock()
+
+	connCtx, cancelConns := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelConns()
+	stopClosing := context.AfterFunc(ctx, func() { l.Close() })
+	defer stopClosing()
+
+	s.log.Info("wire: serving", "addr", l.Addr().String())
+	err := s.acceptLoop(ctx, connCtx, l)
+	s.shutdown(cancelConns)
+	s.log.Info("wire: stopped", "addr", l.Addr().String())
+	return err
+}
+
+// acceptLoop accepts until ctx is cancelled (nil) or l fails for good.
+func (s *Server) acceptLoop(ctx, connCtx context.Context, l net.Listener) error {
+	var backoff time.Duration
+	for {
+		nc, err := l.Accept()
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			if errors.Is(err, net.ErrClosed) {
+				return fmt.Errorf("wire: %w", err)
+			}
+			// Out of file descriptors and the like: wait and retry, as net/http does.
+			backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+			s.log.Warn("wire: accept failed; retrying", "err", err, "in", backoff)
+			select {
+			case <-time.After(backoff):
+				continue
+			case <-ctx.Done():
+				return nil
+			}
+		}
+		backoff = 0
+		s.admit(connCtx, nc)
+	}
+}
+
+// admit starts serving nc, or refuses it when the server is full or stopping.
+func (s *Server) admit(connCtx context.Context, nc net.Conn) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.draining {
+		nc.Close()
+		return
+	}
+	s.wg.Add(1)
+	if len(s.conns) >= s.cfg.MaxConnections {
+		s.log.Warn("wire: too many connections; refusing", "remote", nc.RemoteAddr().String(), "max", s.cfg.MaxConnections)
+		go func() {
+			defer s.wg.Done()
+			s.refuse(nc, errTooManyConnections)
+		}()
+		return
+	}
+	c := newConnection(connCtx, s, newDeadlineConn(nc, s.cfg))
+	s.conns[c] = struct{}{}
+	go func() {
+		defer s.wg.Done()
+		defer s.forget(c)
+		c.serve()
+	}()
+}
+
+func (s *Server) forget(c *connection) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.conns, c)
+}
+
+// refuse sends e as the first packet, in place of the handshake (clients
+// read an error packet there), and closes nc.
+func (s *Server) refuse(nc net.Conn, e *gomysql.MyError) {
+	defer nc.Close()
+	payload := append([]byte{gomysql.ERR_HEADER, byte(e.Code), byte(e.Code >> 8), '#'}, e.State...)
+	payload = append(payload, e.Message...)
+	n := len(payload)
+	packet := append([]byte{byte(n), byte(n >> 8), byte(n >> 16), 0}, payload...)
+	_ = nc.SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout))
+	_, _ = nc.Write(packet)
+}
+
+// shutdown ends every connection: at once for those between commands, after
+// their statement for the others, and by force after the grace period.
+func (s *Server) shutdown(cancelConns context.CancelFunc) {
+	s.mu.Lock()
+	s.draining = true
+	for c := range s.conns {
+		c.raw.drain()
+	}
+	s.mu.Unlock()
+
+	done := make(chan struct{})
+	go func() {
+		s.wg.Wait()
+		close(done)
+	}()
+	grace := time.NewTimer(s.cfg.ShutdownGrace)
+	defer grace.Stop()
+	select {
+	case <-done:
+		return
+	case <-grace.C:
+	}
+
+	s.mu.Lock()
+	s.log.Warn("wire: shutdown grace expired; cancelling statements", "connections", len(s.conns))
+	cancelConns()
+	for c := range s.conns {
+		c.raw.Close()
+	}
+	s.mu.Unlock()
+	<-done
+}
+
+// statistics is the COM_STATISTICS answer (mariadb's "status" prints it).
+func (s *Server) statistics() string {
+	s.mu.Lock()
+	threads := len(s.conns)
+	s.mu.Unlock()
+	uptime := time.Since(s.started)
+	questions := s.questions.Load()
+	return fmt.Sprintf("Uptime: %d  Threads: %d  Questions: %d  Queries per second avg: %.3f",
+		int64(uptime.Seconds()), threads, questions, float64(questions)/max(uptime.Seconds(), 1))
+}

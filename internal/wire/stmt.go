@@ -1,0 +1,170 @@
+package wire
+
+import (
+	"encoding/binary"
+	"math"
+	"strconv"
+
+	gomysql "github.com/go-mysql-org/go-mysql/mysql"
+	"github.com/go-mysql-org/go-mysql/server"
+)
+
+// Limits on prepared statements, per connection.
+const (
+	maxPreparedStatements = 1024     // like a per-connection max_prepared_stmt_count
+	maxLongDataBytes      = 16 << 20 // COM_STMT_SEND_LONG_DATA bytes per statement
+)
+
+// prepared is what wire keeps of one prepared statement: it is emulated, so
+// only the text, its markers and the arguments' wire state are needed.
+type prepared struct {
+	query   string
+	offsets []int  // byte offsets of the ? markers in query
+	types   []byte // type and flag byte per parameter, from the last execution that sent them
+
+	longData      map[int][]byte // parameters sent with COM_STMT_SEND_LONG_DATA
+	longDataBytes int
+	longDataErr   error // reported by the next execution (SEND_LONG_DATA has no reply)
+}
+
+// clearLongData forgets the long data, as MySQL does after each execution
+// and on COM_STMT_RESET.
+func (p *prepared) clearLongData() {
+	p.longData, p.longDataBytes, p.longDataErr = nil, 0, nil
+}
+
+// prepareStmt answers COM_STMT_PREPARE.
+func (c *connection) prepareStmt(query string) (*server.Stmt, error) {
+	if len(c.stmts) >= maxPreparedStatements {
+		return nil, gomysql.NewDefaultError(gomysql.ER_MAX_PREPARED_STMT_COUNT_REACHED, maxPreparedStatements)
+	}
+	params, columns, ctx, err := c.HandleStmtPrepare(query)
+	if err != nil {
+		return nil, err
+	}
+	c.lastStmtID++
+	st := &server.Stmt{Query: query, Context: ctx}
+	st.ID, st.Params, st.Columns = c.lastStmtID, params, columns
+	c.stmts[st.ID] = st
+	return st, nil
+}
+
+// executeStmt answers COM_STMT_EXECUTE: statement id (4 bytes), flags (1),
+// iteration count (4, always 1), then the arguments.
+func (c *connection) executeStmt(body []byte) (*gomysql.Result, error) {
+	if len(body) < 9 {
+		return nil, errMalformedPacket
+	}
+	st, err := c.stmt(body, "mysqld_stmt_execute")
+	if err != nil {
+		return nil, err
+	}
+	// PARAMETER_COUNT_AVAILABLE means something only with query attributes,
+	// which the server does not offer, but go-mysql's client sets it anyway.
+	if flags := body[4]; flags&^gomysql.PARAMETER_COUNT_AVAILABLE != 0 {
+		return nil, gomysql.NewDefaultError(gomysql.ER_NOT_SUPPORTED_YET, "cursors")
+	}
+	p := st.Context.(*prepared)
+	longDataErr := p.longDataErr
+	args, err := decodeArguments(p, body[9:])
+	p.clearLongData()
+	if longDataErr != nil {
+		return nil, longDataErr
+	}
+	if err != nil {
+		return nil, err
+	}
+	return c.HandleStmtExecute(p, p.query, args)
+}
+
+// appendLongData handles COM_STMT_SEND_LONG_DATA: statement id (4 bytes),
+// parameter index (2), data. It has no reply, so errors wait for the next
+// execution; data for an unknown statement is dropped, as MySQL does.
+func (c *connection) appendLongData(body []byte) {
+	if len(body) < 6 {
+		return
+	}
+	st, err := c.stmt(body, "mysqld_stmt_send_long_data")
+	if err != nil {
+		return
+	}
+	p := st.Context.(*prepared)
+	i := int(binary.LittleEndian.Uint16(body[4:6]))
+	data := body[6:]
+	switch {
+	case p.longDataErr != nil:
+	case i >= len(p.offsets):
+		p.longDataErr = errWrongArguments("long data for parameter %d of %d", i+1, len(p.offsets))
+	case p.longDataBytes+len(data) > maxLongDataBytes:
+		p.longDataErr = gomysql.NewDefaultError(gomysql.ER_NET_PACKET_TOO_LARGE)
+	default:
+		if p.longData == nil {
+			p.longData = make(map[int][]byte)
+		}
+		p.longData[i] = append(p.longData[i], data...)
+		p.longDataBytes += len(data)
+	}
+}
+
+// resetStmt answers COM_STMT_RESET (statement id, 4 bytes) with OK.
+func (c *connection) resetStmt(body []byte) error {
+	if len(body) < 4 {
+		return errMalformedPacket
+	}
+	st, err := c.stmt(body, "mysqld_stmt_reset")
+	if err != nil {
+		return err
+	}
+	st.Context.(*prepared).clearLongData()
+	return nil
+}
+
+// closeStmt handles COM_STMT_CLOSE (statement id, 4 bytes), which has no reply.
+func (c *connection) closeStmt(body []byte) {
+	if len(body) < 4 {
+		return
+	}
+	if st, err := c.stmt(body, "mysqld_stmt_close"); err == nil {
+		_ = c.HandleStmtClose(st.Context)
+		delete(c.stmts, st.ID)
+	}
+}
+
+// stmt looks up the statement whose id starts body.
+func (c *connection) stmt(body []byte, command string) (*server.Stmt, error) {
+	id := binary.LittleEndian.Uint32(body[:4])
+	st, ok := c.stmts[id]
+	if !ok {
+		s := strconv.FormatUint(uint64(id), 10)
+		return nil, gomysql.NewDefaultError(gomysql.ER_UNKNOWN_STMT_HANDLER, len(s), s, command)
+	}
+	return st, nil
+}
+
+// HandleStmtPrepare counts the statement's ? markers. It runs nothing: the
+// statement is checked when it executes. The result columns are unknown
+// until then, so none are announced.
+func (c *connection) HandleStmtPrepare(query string) (params, columns int, ctx any, err error) {
+	offsets := placeholderOffsets(query)
+	if len(offsets) > math.MaxUint16 {
+		return 0, 0, nil, gomysql.NewDefaultError(gomysql.ER_PS_MANY_PARAM)
+	}
+	return len(offsets), 0, &prepared{query: query, offsets: offsets}, nil
+}
+
+// HandleStmtExecute substitutes args as literals into the prepared text and
+// executes the result through the session; rows use the binary protocol.
+func (c *connection) HandleStmtExecute(ctx any, query string, args []any) (*gomysql.Result, error) {
+	text, err := bindArguments(query, ctx.(*prepared).offsets, args)
+	if err != nil {
+		return nil, err
+	}
+	r, err := c.session.Execute(c.ctx, text)
+	if err != nil {
+		return nil, err
+	}
+	return toMySQLResult(r, true)
+}
+
+// HandleStmtClose has nothing to release: the statement lives in wire only.
+func (c *connection) HandleStmtClose(any) error { return nil }
