@@ -10,6 +10,8 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+
+	"github.com/dpproxy/dpproxy/internal/wire"
 )
 
 // sqliteDeployment writes a configuration with a SQLite backend holding the
@@ -33,7 +35,7 @@ tables:
     columns:
       - {name: age, type: integer, lower: 0, upper: 100}
       - {name: income, type: real, lower: 0, upper: 500000}
-`, data, filepath.Join(dir, "ledger.db"), NativePasswordHash("carol-pw"), eps)
+`, data, filepath.Join(dir, "ledger.db"), wire.FormatNativePasswordHash(wire.NativePasswordHash("carol-pw")), eps)
 	if err := os.WriteFile(config, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -2,12 +2,12 @@ package main
 
 import (
 	"bufio"
-	"crypto/sha1"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/dpproxy/dpproxy/internal/wire"
 )
 
 // hashPassword prints the mysql_native_password hash ("*" and 40 hex digits
@@ -30,13 +30,6 @@ func hashPassword(args []string, stdin io.Reader, stdout io.Writer) error {
 	if password == "" {
 		return errors.New("hash-password: empty password")
 	}
-	fmt.Fprintln(stdout, NativePasswordHash(password))
+	fmt.Fprintln(stdout, wire.FormatNativePasswordHash(wire.NativePasswordHash(password)))
 	return nil
-}
-
-// NativePasswordHash is MySQL's stored form of a mysql_native_password password.
-func NativePasswordHash(password string) string {
-	h1 := sha1.Sum([]byte(password))
-	h2 := sha1.Sum(h1[:])
-	return "*" + strings.ToUpper(hex.EncodeToString(h2[:]))
 }

@@ -80,13 +80,59 @@ func (b *Backend) DB() *sql.DB { return b.db }
 // Close closes the pool.
 func (b *Backend) Close() error { return b.db.Close() }
 
+// Snapshot is a read-only transaction: every fetch of one statement reads
+// the same state of the data, so a count and the window or histogram it
+// shapes cannot disagree under concurrent writes (PostgreSQL and MySQL:
+// REPEATABLE READ; SQLite: a deferred transaction, which reads one
+// snapshot). Close it when done; it is not safe for concurrent use.
+type Snapshot struct {
+	b  *Backend
+	tx *sql.Tx
+}
+
+// Snapshot starts a read-only transaction.
+func (b *Backend) Snapshot(ctx context.Context) (*Snapshot, error) {
+	opts := &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true}
+	if b.dialect == sqlrewrite.SQLite {
+		opts = nil
+	}
+	tx, err := b.db.BeginTx(ctx, opts)
+	if err != nil {
+		return nil, b.fail(ctx, "BEGIN", err)
+	}
+	return &Snapshot{b: b, tx: tx}, nil
+}
+
+// Close ends the transaction (it wrote nothing, so it is rolled back).
+func (s *Snapshot) Close() error { return s.tx.Rollback() }
+
 // Summary runs a summary fetch and returns one number per term, in order.
-func (b *Backend) Summary(ctx context.Context, f sqlrewrite.Fetch) ([]float64, error) {
+func (s *Snapshot) Summary(ctx context.Context, f sqlrewrite.Fetch) ([]float64, error) {
+	return s.b.summary(ctx, s.tx, f)
+}
+
+// Window runs a window fetch and returns the sorted clamped values.
+func (s *Snapshot) Window(ctx context.Context, f sqlrewrite.Fetch) ([]float64, error) {
+	return s.b.window(ctx, s.tx, f)
+}
+
+// Histogram runs a histogram fetch and returns the count of every bin.
+func (s *Snapshot) Histogram(ctx context.Context, f sqlrewrite.Fetch) ([]int64, error) {
+	return s.b.histogram(ctx, s.tx, f)
+}
+
+// queryer is a pool or a transaction.
+type queryer interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+// summary runs a summary fetch and returns one number per term, in order.
+func (b *Backend) summary(ctx context.Context, q queryer, f sqlrewrite.Fetch) ([]float64, error) {
 	if len(f.Summary) == 0 {
 		return nil, dperr.New(dperr.Internal, "internal error: summary fetch without terms")
 	}
 	out := make([]float64, len(f.Summary))
-	err := b.query(ctx, f, func(rows *sql.Rows) error {
+	err := b.query(ctx, q, f, func(rows *sql.Rows) error {
 		if !rows.Next() {
 			return errors.New("summary fetch returned no row")
 		}
@@ -106,13 +152,12 @@ func (b *Backend) Summary(ctx context.Context, f sqlrewrite.Fetch) ([]float64, e
 	return out, err
 }
 
-// Window runs a window fetch and returns the sorted clamped values.
-func (b *Backend) Window(ctx context.Context, f sqlrewrite.Fetch) ([]float64, error) {
+func (b *Backend) window(ctx context.Context, q queryer, f sqlrewrite.Fetch) ([]float64, error) {
 	if f.Window == nil {
 		return nil, dperr.New(dperr.Internal, "internal error: window fetch without window")
 	}
 	out := make([]float64, 0, f.Window.Limit)
-	err := b.query(ctx, f, func(rows *sql.Rows) error {
+	err := b.query(ctx, q, f, func(rows *sql.Rows) error {
 		for rows.Next() {
 			var v float64
 			if err := rows.Scan(&v); err != nil {
@@ -125,13 +170,12 @@ func (b *Backend) Window(ctx context.Context, f sqlrewrite.Fetch) ([]float64, er
 	return out, err
 }
 
-// Histogram runs a histogram fetch and returns the count of every bin.
-func (b *Backend) Histogram(ctx context.Context, f sqlrewrite.Fetch) ([]int64, error) {
+func (b *Backend) histogram(ctx context.Context, q queryer, f sqlrewrite.Fetch) ([]int64, error) {
 	if f.Histogram == nil {
 		return nil, dperr.New(dperr.Internal, "internal error: histogram fetch without histogram")
 	}
 	counts := make([]int64, f.Histogram.Bins)
-	err := b.query(ctx, f, func(rows *sql.Rows) error {
+	err := b.query(ctx, q, f, func(rows *sql.Rows) error {
 		for rows.Next() {
 			var bin, n int64
 			if err := rows.Scan(&bin, &n); err != nil {
@@ -149,14 +193,14 @@ func (b *Backend) Histogram(ctx context.Context, f sqlrewrite.Fetch) ([]int64, e
 
 // query renders f, runs it and hands the rows to scan; any error becomes a
 // Backend error whose text the client sees only as a query id.
-func (b *Backend) query(ctx context.Context, f sqlrewrite.Fetch, scan func(*sql.Rows) error) error {
+func (b *Backend) query(ctx context.Context, q queryer, f sqlrewrite.Fetch, scan func(*sql.Rows) error) error {
 	text, args, err := sqlrewrite.Render(f, b.dialect)
 	if err != nil {
 		return dperr.Wrap(dperr.Internal, err, "internal error: cannot render fetch")
 	}
 	start := time.Now()
 	err = func() error {
-		rows, err := b.db.QueryContext(ctx, text, args...)
+		rows, err := q.QueryContext(ctx, text, args...)
 		if err != nil {
 			return err
 		}
@@ -167,15 +211,21 @@ func (b *Backend) query(ctx context.Context, f sqlrewrite.Fetch, scan func(*sql.
 		return rows.Err()
 	}()
 	if err != nil {
-		if ctx.Err() != nil {
-			return dperr.Wrap(dperr.Canceled, err, "query canceled")
-		}
-		id := queryID()
-		b.log.Error("backend fetch failed", "query_id", id, "sql", text, "err", err)
-		return dperr.Wrap(dperr.Backend, err, "backend error (query id %s); the proxy log has the details", id)
+		return b.fail(ctx, text, err)
 	}
 	b.log.Debug("backend fetch", "sql", text, "elapsed", time.Since(start))
 	return nil
+}
+
+// fail logs a backend failure under a fresh query id and returns the
+// client's generic error.
+func (b *Backend) fail(ctx context.Context, text string, err error) error {
+	if ctx.Err() != nil {
+		return dperr.Wrap(dperr.Canceled, err, "query canceled")
+	}
+	id := queryID()
+	b.log.Error("backend fetch failed", "query_id", id, "sql", text, "err", err)
+	return dperr.Wrap(dperr.Backend, err, "backend error (query id %s); the proxy log has the details", id)
 }
 
 func queryID() string {

@@ -93,7 +93,7 @@ func (e *Executor) Run(ctx context.Context, user string, plan *planner.Plan, src
 		}
 	}()
 
-	inputs, err := e.fetch(ctx, plan, &readData)
+	inputs, err := e.fetchAll(ctx, plan, &readData)
 	if err != nil {
 		return nil, err
 	}
@@ -108,9 +108,15 @@ func (e *Executor) Run(ctx context.Context, user string, plan *planner.Plan, src
 	return buildResult(plan, released)
 }
 
-// fetch reads what every release needs: one summary query with the terms of
-// all releases, then the windows of the releases that ask for one.
-func (e *Executor) fetch(ctx context.Context, plan *planner.Plan, readData *bool) ([]planner.Input, error) {
+// fetchAll reads what every release needs, in one read-only snapshot: one
+// summary query with the terms of all releases, then the histograms and
+// windows of the releases that ask for one.
+func (e *Executor) fetchAll(ctx context.Context, plan *planner.Plan, readData *bool) ([]planner.Input, error) {
+	snap, err := e.backend.Snapshot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer snap.Close()
 	inputs := make([]planner.Input, len(plan.Releases))
 	var terms []sqlrewrite.SummaryTerm
 	where := make([][]int, len(plan.Releases)) // release → indexes into terms
@@ -126,7 +132,7 @@ func (e *Executor) fetch(ctx context.Context, plan *planner.Plan, readData *bool
 	}
 	if len(terms) > 0 {
 		*readData = true
-		vals, err := e.backend.Summary(ctx, sqlrewrite.Fetch{Table: plan.Table.Source, Filter: plan.Filter, Summary: terms})
+		vals, err := snap.Summary(ctx, sqlrewrite.Fetch{Table: plan.Table.Source, Filter: plan.Filter, Summary: terms})
 		if err != nil {
 			return nil, err
 		}
@@ -139,7 +145,7 @@ func (e *Executor) fetch(ctx context.Context, plan *planner.Plan, readData *bool
 	for i, r := range plan.Releases {
 		if h := r.Mechanism.Histogram(r); h != nil {
 			*readData = true
-			counts, err := e.backend.Histogram(ctx, sqlrewrite.Fetch{Table: plan.Table.Source, Filter: plan.Filter, Histogram: h})
+			counts, err := snap.Histogram(ctx, sqlrewrite.Fetch{Table: plan.Table.Source, Filter: plan.Filter, Histogram: h})
 			if err != nil {
 				return nil, err
 			}
@@ -147,7 +153,7 @@ func (e *Executor) fetch(ctx context.Context, plan *planner.Plan, readData *bool
 		}
 		if w := r.Mechanism.Window(r, inputs[i].Terms); w != nil {
 			*readData = true
-			vals, err := e.backend.Window(ctx, sqlrewrite.Fetch{Table: plan.Table.Source, Filter: plan.Filter, Window: w})
+			vals, err := snap.Window(ctx, sqlrewrite.Fetch{Table: plan.Table.Source, Filter: plan.Filter, Window: w})
 			if err != nil {
 				return nil, err
 			}

@@ -68,7 +68,7 @@ func (s *Session) execute(ctx context.Context, stmt sqlrewrite.Statement) (*Resu
 	case *sqlrewrite.SetVariables:
 		return s.set(st)
 	case *sqlrewrite.ShowWarnings:
-		return s.showWarnings(), nil
+		return s.showWarnings(st), nil
 	case *sqlrewrite.Show:
 		return s.show(st)
 	case *sqlrewrite.ConstantSelect:
@@ -197,10 +197,16 @@ func number(a sqlrewrite.Assignment) (float64, error) {
 
 func (s *Session) setWarnings(w []exec.Warning) { s.warnings = w }
 
-func (s *Session) showWarnings() *Result {
-	rows := make([][]any, len(s.warnings))
-	for i, w := range s.warnings {
-		rows[i] = []any{w.Level, int64(w.Code), w.Message}
+func (s *Session) showWarnings(st *sqlrewrite.ShowWarnings) *Result {
+	rows := [][]any{}
+	for _, w := range s.warnings {
+		if !st.Errors || w.Level == "Error" {
+			rows = append(rows, []any{w.Level, int64(w.Code), w.Message})
+		}
+	}
+	if st.Limit != nil {
+		start := min(st.Limit.Offset, uint64(len(rows)))
+		rows = rows[start:min(start+st.Limit.Count, uint64(len(rows)))]
 	}
 	// SHOW WARNINGS does not clear the warnings it shows.
 	return &Result{Columns: []string{"Level", "Code", "Message"}, Rows: rows}
