@@ -224,11 +224,13 @@ func describe(plan *planner.Plan, o *planner.Output, v planner.Value) Warning {
 		sb.WriteString("; NULL: " + v.Note)
 	case v.HasInterval:
 		fmt.Fprintf(&sb, "; 95%% interval [%.6g, %.6g]", v.Low, v.High)
+		if v.Note != "" {
+			sb.WriteString("; " + v.Note)
+		}
+	case v.Note != "":
+		sb.WriteString("; " + v.Note)
 	default:
 		sb.WriteString("; 95% interval: not available for this mechanism")
-	}
-	if v.Note != "" && !v.Null {
-		sb.WriteString("; " + v.Note)
 	}
 	level := "Note"
 	if v.Null {
