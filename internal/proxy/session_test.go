@@ -1,0 +1,117 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/dpproxy/dpproxy/internal/budget"
+	"github.com/dpproxy/dpproxy/internal/catalog"
+	"github.com/dpproxy/dpproxy/internal/demo"
+	"github.com/dpproxy/dpproxy/internal/dperr"
+	"github.com/dpproxy/dpproxy/internal/testdb"
+)
+
+// newTestSession returns a session of the demo user over the demo catalog
+// with a real SQLite ledger and no backend: the statements tested here
+// never read data.
+func newTestSession(t *testing.T) *Session {
+	t.Helper()
+	cfg, err := demo.Config("unused", "unused")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	ledger, err := budget.Open(ctx, testdb.SQLite(t), budget.SQLite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ledger.SetLimit(ctx, catalog.UserAccount(demo.User), budget.Cost{Epsilon: 100, Delta: 1e-3}); err != nil {
+		t.Fatal(err)
+	}
+	return NewEngine(cfg, nil, ledger, nil).Open(demo.User, 7)
+}
+
+func run(t *testing.T, s *Session, sql string) *Result {
+	t.Helper()
+	r, err := s.Execute(context.Background(), sql)
+	if err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+	return r
+}
+
+func wantKind(t *testing.T, s *Session, sql string, kind dperr.Kind) {
+	t.Helper()
+	_, err := s.Execute(context.Background(), sql)
+	var e *dperr.Error
+	if !errors.As(err, &e) || e.Kind != kind {
+		t.Errorf("%s: got %v, want a %s error", sql, err, kind)
+	}
+}
+
+func TestSettings(t *testing.T) {
+	s := newTestSession(t)
+	if got := run(t, s, "SELECT @dp_epsilon, @dp_delta, @dp_mechanism").Rows[0]; fmt.Sprint(got) != "[0.1 1e-07 auto]" {
+		t.Errorf("defaults: got %v", got)
+	}
+	run(t, s, "SET @dp_epsilon = 0.5, @dp_mechanism = 'laplace', @other = 'x'")
+	if got := run(t, s, "SELECT @dp_epsilon, @dp_mechanism, @other").Rows[0]; fmt.Sprint(got) != "[0.5 laplace x]" {
+		t.Errorf("after SET: got %v", got)
+	}
+	// A bad assignment changes nothing, not even the good ones before it.
+	wantKind(t, s, "SET @dp_epsilon = 2, @dp_delta = -1", dperr.InvalidValue)
+	wantKind(t, s, "SET @dp_epsilon = 11", dperr.InvalidValue) // above max_epsilon 10
+	wantKind(t, s, "SET @dp_epsilon = 'high'", dperr.InvalidValue)
+	wantKind(t, s, "SET @dp_mechanism = 'nosuch'", dperr.InvalidValue)
+	wantKind(t, s, "SET @dp_epsilom = 1", dperr.InvalidValue) // a typo is not silently kept
+	if got := run(t, s, "SELECT @dp_epsilon").Rows[0][0]; got != 0.5 {
+		t.Errorf("after refused SETs: @dp_epsilon = %v, want 0.5", got)
+	}
+	// System variables and SET NAMES are accepted and ignored.
+	run(t, s, "SET NAMES utf8mb4")
+	run(t, s, "SET autocommit = 1, sql_mode = 'STRICT_TRANS_TABLES'")
+}
+
+func TestWarningsDescribeTheLastStatement(t *testing.T) {
+	s := newTestSession(t)
+	wantKind(t, s, "SELECT * FROM pums", dperr.Unsupported)
+	w := run(t, s, "SHOW WARNINGS")
+	if len(w.Rows) != 1 || w.Rows[0][0] != "Error" || w.Rows[0][1] != int64(1235) {
+		t.Errorf("SHOW WARNINGS after a refusal: got %v", w.Rows)
+	}
+	if again := run(t, s, "SHOW WARNINGS"); len(again.Rows) != 1 {
+		t.Errorf("SHOW WARNINGS cleared the warnings")
+	}
+	if e := run(t, s, "SHOW ERRORS LIMIT 0"); len(e.Rows) != 0 {
+		t.Errorf("LIMIT 0: got %v", e.Rows)
+	}
+	run(t, s, "SELECT 1")
+	if w := run(t, s, "SHOW WARNINGS"); len(w.Rows) != 0 {
+		t.Errorf("after a clean statement: got %v", w.Rows)
+	}
+}
+
+func TestCatalogAndBootstrapStatements(t *testing.T) {
+	s := newTestSession(t)
+	for _, tc := range []struct{ sql, want string }{
+		{"SHOW DATABASES", "[[information_schema] [dpproxy]]"},
+		{"SHOW TABLES", "[[pums]]"},
+		{"SHOW COLUMNS FROM pums LIKE 'a%'", "[[age bigint YES  <nil> bounds [0, 100]]]"},
+		{"SELECT @@version_comment LIMIT 1", "[[" + VersionComment + "]]"},
+		{"SELECT DATABASE(), USER()", "[[<nil> demo@%]]"},
+		{"SELECT dp_remaining_epsilon(), dp_remaining_delta()", "[[100 0.001]]"},
+		{"SELECT 1, 'x', NULL", "[[1 x <nil>]]"},
+	} {
+		if got := fmt.Sprint(run(t, s, tc.sql).Rows); got != tc.want {
+			t.Errorf("%s: got %s, want %s", tc.sql, got, tc.want)
+		}
+	}
+	run(t, s, "USE dpproxy")
+	if got := fmt.Sprint(run(t, s, "SELECT DATABASE()").Rows); got != "[[dpproxy]]" {
+		t.Errorf("after USE: %s", got)
+	}
+	wantKind(t, s, "USE other", dperr.UnknownDatabase)
+	wantKind(t, s, "SHOW COLUMNS FROM nosuch", dperr.UnknownTable)
+}
