@@ -188,6 +188,17 @@ func (p *Planner) Plan(sel *sqlrewrite.Select, s Settings) (*Plan, error) {
 	if s.Mechanism != "" && s.Mechanism != "auto" && forced == nil {
 		return nil, dperr.New(dperr.InvalidValue, "unknown mechanism %q; valid: %s", s.Mechanism, strings.Join(p.MechanismNames(), ", "))
 	}
+	switch {
+	case sel.Boolean != nil:
+		return nil, dperr.New(dperr.Unsupported, "OR and NOT in WHERE are not supported on table %s; use an AND of range and equality conditions", t.Name)
+	case sel.GroupBy != nil:
+		return nil, dperr.New(dperr.Unsupported, "GROUP BY histograms are not supported on table %s", t.Name)
+	}
+	for _, item := range sel.Items {
+		if len(item.Agg.Where) > 0 {
+			return nil, dperr.New(dperr.Unsupported, "conditional aggregates such as %s are not supported on table %s; put the condition in WHERE", item.Label, t.Name)
+		}
+	}
 	b := builder{planner: p, table: t, forced: forced}
 	plan := &Plan{Table: t}
 	for _, c := range sel.Where {

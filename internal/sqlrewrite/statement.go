@@ -25,6 +25,42 @@ type Select struct {
 	Items []Item
 	// Where is the conjunction of conditions; empty means every row.
 	Where []Condition
+	// Boolean is set instead of Where when the predicate uses OR or NOT:
+	// only tables with an interactive domain can answer it (a count).
+	Boolean *Predicate
+	// GroupBy is set for a histogram: SELECT FLOOR(col/w)*w AS b, COUNT(*)
+	// FROM t GROUP BY b. The result has one row per bucket.
+	GroupBy *Bucketing
+}
+
+// Predicate is a boolean combination of conditions.
+type Predicate struct {
+	Op PredicateOp
+	// Leaf is set for Op == Leaf.
+	Leaf *Condition
+	// Args are the operands of And and Or (two or more) and Not (one).
+	Args []*Predicate
+}
+
+// PredicateOp is the operator of a Predicate node.
+type PredicateOp int
+
+// The boolean operators.
+const (
+	Leaf PredicateOp = iota + 1
+	And
+	Or
+	Not
+)
+
+// Bucketing is GROUP BY FLOOR(col / Width) * Width (or FLOOR(col / Width),
+// Index set): equal-width buckets of a numeric column, aligned at 0.
+type Bucketing struct {
+	Column string
+	Width  float64
+	// Index is set when the key is FLOOR(col / Width), the bucket number,
+	// rather than its lower edge.
+	Index bool
 }
 
 // Explain is EXPLAIN of a private aggregate query: the plan, without running it.
@@ -60,12 +96,21 @@ const (
 	// Percentile is PERCENTILE_CONT(col, p) with p in [0, 1], or
 	// APPROX_PERCENTILE(col, pct) with pct in [0, 100] divided by 100.
 	Percentile
+	// IQR is IQR(col): dpproxy's private scale (interquartile range).
+	IQR
+	// RegrSlope is REGR_SLOPE(y, x): Column is y, Column2 is x.
+	RegrSlope
+	// RegrIntercept is REGR_INTERCEPT(y, x).
+	RegrIntercept
+	// BucketKey is the GROUP BY key column of a histogram (Select.GroupBy).
+	BucketKey
 )
 
 var aggNames = map[AggFunc]string{
 	CountRows: "count(*)", CountColumn: "count", Sum: "sum", Avg: "avg",
 	VarPop: "var_pop", VarSamp: "var_samp", StddevPop: "stddev_pop", StddevSamp: "stddev_samp",
-	Median: "median", Percentile: "percentile",
+	Median: "median", Percentile: "percentile", IQR: "iqr",
+	RegrSlope: "regr_slope", RegrIntercept: "regr_intercept", BucketKey: "bucket",
 }
 
 // String is the canonical lower-case name, for plans and golden tests.
@@ -78,6 +123,13 @@ type Aggregate struct {
 	Column string
 	// Quantile is the requested quantile in [0, 1] for Median and Percentile.
 	Quantile float64
+	// Column2 is the second argument (x of REGR_SLOPE(y, x)).
+	Column2 string
+	// Where restricts the rows this aggregate counts, on top of the
+	// statement's WHERE: SUM(col BETWEEN a AND b) and
+	// COUNT(CASE WHEN col BETWEEN a AND b THEN 1 END) are CountRows with
+	// Where = [col in [a, b]] (a range count).
+	Where []Condition
 }
 
 // Condition restricts one declared column. Exactly one of Range and In is
