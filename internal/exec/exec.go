@@ -93,31 +93,25 @@ func (e *Executor) Run(ctx context.Context, user string, plan *planner.Plan, src
 		}
 	}()
 
-	inputs, err := e.fetchAll(ctx, plan, &readData)
+	released, err := e.release(ctx, plan, src, &readData)
 	if err != nil {
 		return nil, err
-	}
-	released := make([]planner.Estimate, len(plan.Releases))
-	for i, r := range plan.Releases {
-		est, err := r.Mechanism.Release(src, r, inputs[i])
-		if err != nil {
-			return nil, dperr.Wrap(dperr.Internal, err, "internal error: mechanism %s failed", r.Mechanism.Name())
-		}
-		released[i] = est
 	}
 	return buildResult(plan, released)
 }
 
-// fetchAll reads what every release needs, in one read-only snapshot: one
-// summary query with the terms of all releases, then the histograms and
-// windows of the releases that ask for one.
-func (e *Executor) fetchAll(ctx context.Context, plan *planner.Plan, readData *bool) ([]planner.Input, error) {
+// maxRounds bounds the rounds of window fetches one release may ask for.
+const maxRounds = 8
+
+// release runs every release of the plan on one read-only snapshot: one
+// summary query with the terms of all releases, then, per release, its
+// histogram and the windows its mechanism asks for round by round.
+func (e *Executor) release(ctx context.Context, plan *planner.Plan, src mech.Source, readData *bool) ([]planner.Estimate, error) {
 	snap, err := e.backend.Snapshot(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer snap.Close()
-	inputs := make([]planner.Input, len(plan.Releases))
 	var terms []sqlrewrite.SummaryTerm
 	where := make([][]int, len(plan.Releases)) // release → indexes into terms
 	for i, r := range plan.Releases {
@@ -130,37 +124,63 @@ func (e *Executor) fetchAll(ctx context.Context, plan *planner.Plan, readData *b
 			where[i] = append(where[i], j)
 		}
 	}
+	var values []float64
 	if len(terms) > 0 {
 		*readData = true
-		vals, err := snap.Summary(ctx, sqlrewrite.Fetch{Table: plan.Table.Source, Filter: plan.Filter, Summary: terms})
-		if err != nil {
+		if values, err = snap.Summary(ctx, e.fetch(plan, sqlrewrite.Fetch{Summary: terms})); err != nil {
 			return nil, err
 		}
-		for i := range inputs {
-			for _, j := range where[i] {
-				inputs[i].Terms = append(inputs[i].Terms, vals[j])
-			}
-		}
 	}
+	released := make([]planner.Estimate, len(plan.Releases))
 	for i, r := range plan.Releases {
+		mine := make([]float64, len(where[i]))
+		for k, j := range where[i] {
+			mine[k] = values[j]
+		}
+		var hist []int64
 		if h := r.Mechanism.Histogram(r); h != nil {
 			*readData = true
-			counts, err := snap.Histogram(ctx, sqlrewrite.Fetch{Table: plan.Table.Source, Filter: plan.Filter, Histogram: h})
-			if err != nil {
+			if hist, err = snap.Histogram(ctx, e.fetch(plan, sqlrewrite.Fetch{Histogram: h})); err != nil {
 				return nil, err
 			}
-			inputs[i].Histogram = counts
 		}
-		if w := r.Mechanism.Window(r, inputs[i].Terms); w != nil {
-			*readData = true
-			vals, err := snap.Window(ctx, sqlrewrite.Fetch{Table: plan.Table.Source, Filter: plan.Filter, Window: w})
+		step, err := r.Mechanism.Start(src, r, mine, hist)
+		if err != nil {
+			return nil, mechanismError(r, err)
+		}
+		var fetched [][]float64
+		for round := 0; ; round++ {
+			more, done, est, err := step.Advance(src, fetched)
 			if err != nil {
-				return nil, err
+				return nil, mechanismError(r, err)
 			}
-			inputs[i].Window, inputs[i].WindowOffset = vals, w.Offset
+			if done {
+				released[i] = est
+				break
+			}
+			if round == maxRounds {
+				return nil, dperr.New(dperr.Internal, "internal error: mechanism %s asked for too many fetches", r.Mechanism.Name())
+			}
+			fetched = make([][]float64, len(more))
+			for k, w := range more {
+				*readData = true
+				if fetched[k], err = snap.Window(ctx, e.fetch(plan, sqlrewrite.Fetch{Window: w})); err != nil {
+					return nil, err
+				}
+			}
 		}
 	}
-	return inputs, nil
+	return released, nil
+}
+
+// fetch completes f with the plan's table and filter.
+func (e *Executor) fetch(plan *planner.Plan, f sqlrewrite.Fetch) sqlrewrite.Fetch {
+	f.Table, f.Filter = plan.Table.Source, plan.Filter
+	return f
+}
+
+func mechanismError(r *planner.Release, err error) error {
+	return dperr.Wrap(dperr.Internal, err, "internal error: mechanism %s failed", r.Mechanism.Name())
 }
 
 func indexOf(terms []sqlrewrite.SummaryTerm, t sqlrewrite.SummaryTerm) int {

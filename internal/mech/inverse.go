@@ -13,7 +13,16 @@ package mech
 // Laplace mechanism except the in-piece law: uniform instead of a
 // truncated exponential, and the piece weights e^(−εℓ/2)·Δ_ℓ (centre 2ρ,
 // weight e^0). It is the baseline PLM provably never loses to in the
-// continuous setting (Theorem 2: |PLM − f| is stochastically smaller).
+// continuous setting with ρ = 0 (Theorem 2: |PLM − f| is stochastically
+// smaller).
+//
+// Decision: the digest's pseudocode (§2.5, SAMPLE_INV) reuses PLM's piece
+// probabilities, centre included at e^(−ε/2), and only swaps the in-piece
+// draw. That is the inverse sensitivity mechanism only for ρ = 0; with
+// ρ > 0 it is neither INV (whose ρ-smooth len is 0 on the centre) nor
+// covered by Theorem 2. We implement the ρ-smooth INV itself, so with
+// ρ > 0 INV can beat PLM on tied data (its flat centre weighs e^(ε/2) more);
+// TestPiecewiseDominatesInverse checks the theorem at ρ = 0 only.
 
 // NewInverseSensitivityQuantile returns the inverse sensitivity mechanism
 // for quantile q ∈ [0, 1] of values clamped to b, ε ≥ 2^−16 and smoothing

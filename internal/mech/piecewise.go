@@ -272,30 +272,39 @@ func (p piecewiseSampler) prepare(bp Breakpoints) (*preparedPiecewise, error) {
 
 // draw returns one output, clamped to the range (post-processing).
 func (pp *preparedPiecewise) draw(src Source) (float64, error) {
-	i := pp.table.draw(src)
-	pc := pp.pieces[i]
-	var j int64
-	switch {
-	case pc.count == 1:
-	case pc.side == 0 || pp.p.kind == invKind:
-		j = int64(Uniform(src, uint64(pc.count)))
-	default:
-		d, ok := pp.geometric[i]
-		if !ok {
-			var err error
-			if d, err = newDlap(1, pp.p.ratio(pc)); err != nil {
-				return 0, err
-			}
-			pp.geometric[i] = d
-		}
-		j = truncatedGeometric(src, d, pc.count)
+	i, j, err := pp.drawPoint(src)
+	if err != nil {
+		return 0, err
 	}
+	pc := pp.pieces[i]
 	step := pc.side
 	if step == 0 {
 		step = 1
 	}
 	y := float64(pc.first+step*j) * pp.p.step
 	return clampTo(y, pp.p.rng.Lower, pp.p.rng.Upper), nil
+}
+
+// drawPoint returns the drawn piece and the index j of the point in it,
+// counted from the inner end (from the lowest point in the centre).
+func (pp *preparedPiecewise) drawPoint(src Source) (int, int64, error) {
+	i := pp.table.draw(src)
+	pc := pp.pieces[i]
+	switch {
+	case pc.count == 1:
+		return i, 0, nil
+	case pc.side == 0 || pp.p.kind == invKind:
+		return i, int64(Uniform(src, uint64(pc.count))), nil
+	}
+	d, ok := pp.geometric[i]
+	if !ok {
+		var err error
+		if d, err = newDlap(1, pp.p.ratio(pc)); err != nil {
+			return 0, 0, err
+		}
+		pp.geometric[i] = d
+	}
+	return i, truncatedGeometric(src, d, pc.count), nil
 }
 
 // truncatedGeometric returns j ∈ [0, n) with P[j] ∝ exp(−j/β), β the scale

@@ -32,8 +32,8 @@ import (
 // nonincreasing. For such arrays, on every sub-triangle s ≤ s' ≤ t' ≤ t,
 // V⁺ = min_{t'} max_{s'≤t'} σ and V⁻ = max_{s'} min_{t'≥s'} σ satisfy:
 //
-//  1. V⁻ ≤ V⁺ (weak duality): for s' ≤ t'' the pair (s', t'') links the two;
-//     for s' > t'', E(s') ≤ E(t'') does.
+//  1. V⁻ ≤ V⁺ (weak duality): for s' ≤ t” the pair (s', t”) links the two;
+//     for s' > t”, E(s') ≤ E(t”) does.
 //  2. V⁺ ≤ V⁻, by induction on t−s. Suppose V⁺(s,t) > τ = V⁻(s,t). Then
 //     some row s₂ < t has σ(s₂,·) > τ on [s₂, t−1] (as V⁻(s,t−1) =
 //     V⁺(s,t−1) ≥ V⁺(s,t) > τ), and some column t₂ > s has σ(·,t₂) ≤ τ on

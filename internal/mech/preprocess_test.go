@@ -400,3 +400,40 @@ func TestDefaultPreprocessParams(t *testing.T) {
 		}
 	}
 }
+
+func TestVarianceWindowsLackMongeStructure(t *testing.T) {
+	// Why the variance has no O(n log n) algorithm here (preprocess_variance.go):
+	// V(l,r) = Var(x_l..x_r) of sorted data is neither Monge nor inverse
+	// Monge (V(l,r) + V(l',r') − V(l,r') − V(l',r) takes both signs for
+	// l < l' ≤ r < r'), and the best left end of Var(window) + trimΔ is not
+	// monotone in the right end: the quadrangle inequality, SMAWK and
+	// divide-and-conquer optimisation do not apply.
+	v := func(x []float64, l, r int) *big.Rat { return varianceRat(rats(x[l : r+1])) }
+	quad := func(x []float64) int {
+		d := new(big.Rat).Add(v(x, 0, 1), v(x, 1, 2))
+		d.Sub(d, v(x, 0, 2)).Sub(d, v(x, 1, 1))
+		return d.Sign()
+	}
+	if got := quad([]float64{1, 7, 7, 7}); got != 1 {
+		t.Errorf("[1 7 7 7]: quadrangle sign got %d, want 1 (Monge violated)", got)
+	}
+	if got := quad([]float64{1, 2, 4, 9}); got != -1 {
+		t.Errorf("[1 2 4 9]: quadrangle sign got %d, want -1 (inverse Monge violated)", got)
+	}
+	x := []float64{0, 3, 4, 4, 7, 7}
+	delta := big.NewRat(5, 2)
+	best := func(r int) int { // leftmost best left end for right end r
+		arg, min := 0, (*big.Rat)(nil)
+		for l := 0; l <= r; l++ {
+			c := new(big.Rat).Mul(delta, big.NewRat(int64(len(x)-(r-l+1)), 1))
+			c.Add(c, v(x, l, r))
+			if min == nil || c.Cmp(min) < 0 {
+				arg, min = l, c
+			}
+		}
+		return arg
+	}
+	if l2, l3 := best(2), best(3); l2 <= l3 {
+		t.Errorf("%v Δ=5/2: best left ends %d (r=2), %d (r=3), want decreasing", x, l2, l3)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"slices"
 )
 
 // PreprocessVariance is the sensitivity-preprocessing population variance
@@ -257,29 +258,35 @@ func preprocessVarianceGrid(xs []int64, d int64) (*big.Rat, error) {
 		}
 	}
 	trim := pruneVarianceTrim(w, n, best, df)
-	// Two passes over every window with at most trim values removed: the
-	// smallest float cost, then the candidates whose float cost is within
-	// the error bound of it (each float cost is within a relative 10^−15 of
-	// the exact one, so the exact minimum is among them).
+	// One pass over every window with at most trim values removed, keeping
+	// the candidates whose float cost is within the error bound of the
+	// smallest so far (each float cost is within a relative 10^−15 of the
+	// exact one, so the exact minimum is among those kept).
 	const tol = 1e-14
-	each := func(visit func(trimCandidate)) {
-		visit(bestC)
-		for t := int64(0); t <= trim; t++ {
-			for a := int64(0); a <= t; a++ {
-				visit(trimCandidate{lo: a, hi: n - (t - a)})
-			}
+	type scored struct {
+		c trimCandidate
+		v float64
+	}
+	near := []scored{{bestC, best}}
+	consider := func(c trimCandidate) {
+		v := cost(c)
+		if v > best*(1+3*tol) {
+			return
+		}
+		if v < best {
+			best = v
+			near = slices.DeleteFunc(near, func(s scored) bool { return s.v > best*(1+3*tol) })
+		}
+		near = append(near, scored{c, v})
+	}
+	for t := int64(0); t <= trim; t++ {
+		for a := int64(0); a <= t; a++ {
+			consider(trimCandidate{lo: a, hi: n - (t - a)})
 		}
 	}
-	each(func(c trimCandidate) { best = math.Min(best, cost(c)) })
-	var near []trimCandidate
-	each(func(c trimCandidate) {
-		if cost(c) <= best*(1+3*tol) {
-			near = append(near, c)
-		}
-	})
 	var exact *big.Rat
-	for _, c := range near {
-		v := exactTrimCost(w, n, d, c)
+	for _, s := range near {
+		v := exactTrimCost(w, n, d, s.c)
 		if exact == nil || v.Cmp(exact) < 0 {
 			exact = v
 		}

@@ -32,11 +32,9 @@ func (exponentialMechanism) Guarantee() string {
 
 func (exponentialMechanism) NeedsDelta() bool { return false }
 
-func (exponentialMechanism) Supports(k StatKind) bool { return k == StatQuantile }
+func (exponentialMechanism) Supports(s Statistic) bool { return s.Kind == StatQuantile }
 
 func (exponentialMechanism) Terms(*Release) []sqlrewrite.SummaryTerm { return nil }
-
-func (exponentialMechanism) Window(*Release, []float64) *sqlrewrite.Window { return nil }
 
 // grid returns the histogram of the release and whether its bins are the
 // column's integers.
@@ -60,15 +58,15 @@ func (m exponentialMechanism) Reads(r *Release) string {
 	return fmt.Sprintf("one GROUP BY histogram of %d bins computed by the database, no rows", h.Bins)
 }
 
-func (m exponentialMechanism) Release(src mech.Source, r *Release, in Input) (Estimate, error) {
+func (m exponentialMechanism) Start(src mech.Source, r *Release, _ []float64, histogram []int64) (Step, error) {
 	h, unit := m.grid(r)
 	q, err := mech.NewGridQuantile(r.Stat.Quantile, r.Epsilon, h.Bins)
 	if err != nil {
-		return Estimate{}, err
+		return nil, err
 	}
-	bin, err := q.Release(src, in.Histogram)
+	bin, err := q.Release(src, histogram)
 	if err != nil {
-		return Estimate{}, err
+		return nil, err
 	}
 	// Some bin always has utility 0 (the one holding the target rank), so the
 	// exponential mechanism's bound gives, with probability 95%, a released
@@ -77,8 +75,8 @@ func (m exponentialMechanism) Release(src mech.Source, r *Release, in Input) (Es
 	ranks := 2 * math.Max(r.Stat.Quantile, 1-r.Stat.Quantile) / r.Epsilon * math.Log(float64(h.Bins)/(1-Confidence))
 	note := fmt.Sprintf("95%% rank accuracy: the answer is within %.0f rows (in sorted order) of the true quantile", math.Ceil(ranks))
 	if unit {
-		return Estimate{Value: h.Lower + float64(bin), Note: note}, nil
+		return finished{Estimate{Value: h.Lower + float64(bin), Note: note}}, nil
 	}
 	w := (h.Upper - h.Lower) / float64(h.Bins)
-	return Estimate{Value: h.Lower + (float64(bin)+0.5)*w, Note: note + fmt.Sprintf(", to a resolution of %.3g", w)}, nil
+	return finished{Estimate{Value: h.Lower + (float64(bin)+0.5)*w, Note: note + fmt.Sprintf(", to a resolution of %.3g", w)}}, nil
 }

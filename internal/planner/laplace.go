@@ -30,8 +30,8 @@ func (laplaceMechanism) Guarantee() string {
 
 func (laplaceMechanism) NeedsDelta() bool { return false }
 
-func (laplaceMechanism) Supports(k StatKind) bool {
-	switch k {
+func (laplaceMechanism) Supports(s Statistic) bool {
+	switch s.Kind {
 	case StatCount, StatSum, StatCenteredSum, StatCenteredSumSquares:
 		return true
 	}
@@ -59,38 +59,36 @@ func (laplaceMechanism) Terms(r *Release) []sqlrewrite.SummaryTerm {
 	}
 }
 
-func (laplaceMechanism) Window(*Release, []float64) *sqlrewrite.Window { return nil }
-
 func (laplaceMechanism) Histogram(*Release) *sqlrewrite.Histogram { return nil }
 
 func (m laplaceMechanism) Reads(r *Release) string {
 	return fmt.Sprintf("%d summary aggregate(s) computed by the database, no rows", len(m.Terms(r)))
 }
 
-func (laplaceMechanism) Release(src mech.Source, r *Release, in Input) (Estimate, error) {
+func (laplaceMechanism) Start(src mech.Source, r *Release, terms []float64, _ []int64) (Step, error) {
 	var (
 		noisy mech.Noisy
 		err   error
 	)
-	count := func() int64 { return int64(math.Round(in.Terms[0])) }
+	count := func() int64 { return int64(math.Round(terms[0])) }
 	switch r.Stat.Kind {
 	case StatCount:
 		noisy, err = mech.ReleaseCount(src, count(), r.Epsilon)
 	case StatSum:
-		noisy, err = mech.ReleaseSum(src, columnBounds(r), in.Terms[0], r.Epsilon)
+		noisy, err = mech.ReleaseSum(src, columnBounds(r), terms[0], r.Epsilon)
 	case StatCenteredSum:
-		noisy, err = mech.ReleaseCenteredSum(src, columnBounds(r), mech.Summary{Count: count(), Sum: in.Terms[1]}, r.Epsilon)
+		noisy, err = mech.ReleaseCenteredSum(src, columnBounds(r), mech.Summary{Count: count(), Sum: terms[1]}, r.Epsilon)
 	case StatCenteredSumSquares:
-		s := mech.Summary{Count: count(), Sum: in.Terms[1], SumSquares: in.Terms[2]}
+		s := mech.Summary{Count: count(), Sum: terms[1], SumSquares: terms[2]}
 		noisy, err = mech.ReleaseCenteredSumOfSquares(src, columnBounds(r), s, r.Epsilon)
 	default:
 		err = fmt.Errorf("laplace cannot release %s", r.Stat)
 	}
 	if err != nil {
-		return Estimate{}, err
+		return nil, err
 	}
 	w := noisy.HalfWidth(Confidence)
-	return Estimate{Value: noisy.Value(), Low: noisy.Value() - w, High: noisy.Value() + w, HasInterval: true, Primitive: &noisy}, nil
+	return finished{Estimate{Value: noisy.Value(), Low: noisy.Value() - w, High: noisy.Value() + w, HasInterval: true, Primitive: &noisy}}, nil
 }
 
 // columnBounds returns the public bounds of the release's column.

@@ -10,41 +10,61 @@ import (
 // standardMechanisms (and, if it should become a default, a line in
 // defaultMechanism): the executor drives every mechanism through this
 // interface alone.
+//
+// Execution protocol: the executor fetches the Terms of every release in one
+// summary query and the Histogram of each release that asks for one, calls
+// Start, then calls Advance on the returned Step with the windows it asked
+// for (none the first time) until the step is done. Everything is read from
+// one snapshot of the data.
 type Mechanism interface {
 	// Name is what SET @dp_mechanism takes and EXPLAIN and SHOW WARNINGS print.
 	Name() string
-	// Guarantee summarises the privacy guarantee for warnings, e.g. "pure ε-DP".
+	// Guarantee summarises the privacy guarantee for EXPLAIN.
 	Guarantee() string
-	// Supports reports whether the mechanism can release statistics of this kind.
-	Supports(kind StatKind) bool
+	// Supports reports whether the mechanism can release the statistic.
+	Supports(s Statistic) bool
 	// NeedsDelta reports whether the mechanism's guarantee is (ε, δ) with δ > 0.
 	NeedsDelta() bool
-	// Terms lists the summary aggregates the database computes for r; the
-	// executor fetches the terms of all releases in one query.
+	// Terms lists the summary aggregates the database computes for r.
 	Terms(r *Release) []sqlrewrite.SummaryTerm
-	// Window returns the window of order statistics r needs, given the values
-	// of its Terms (exact, private: they shape the fetch but are used in the
-	// release only as the mechanism's analysis allows), or nil.
-	Window(r *Release, terms []float64) *sqlrewrite.Window
 	// Histogram returns the GROUP BY histogram r needs (its bins public), or nil.
 	Histogram(r *Release) *sqlrewrite.Histogram
 	// Reads describes for EXPLAIN what the release reads, without data.
 	Reads(r *Release) string
-	// Release computes the private value of r from what was fetched, drawing
-	// all randomness from src.
-	Release(src mech.Source, r *Release, in Input) (Estimate, error)
+	// Start begins the release given the values of Terms and the histogram
+	// (exact and private: they may shape further fetches, and enter the
+	// released value only as the mechanism's analysis allows). It may draw
+	// noise from src, e.g. a noisy count whose cost is part of r.Epsilon.
+	Start(src mech.Source, r *Release, terms []float64, histogram []int64) (Step, error)
 }
 
-// Input is what the executor fetched for one release.
-type Input struct {
-	// Terms are the values of Mechanism.Terms, in order.
-	Terms []float64
-	// Window holds the fetched order statistics, sorted, with the rank of the
-	// first at Window.Offset; nil if the mechanism asked for none.
-	Window       []float64
-	WindowOffset int64
-	// Histogram holds the count of every bin of Mechanism.Histogram.
-	Histogram []int64
+// Step is a release in progress.
+type Step interface {
+	// Advance takes the windows asked for by the previous call (nil the
+	// first time, then one slice per window, in order) and either asks for
+	// more windows or, when done, returns the estimate.
+	Advance(src mech.Source, fetched [][]float64) (more []*sqlrewrite.Window, done bool, est Estimate, err error)
+}
+
+// finished is a Step that is already done.
+type finished struct{ est Estimate }
+
+func (f finished) Advance(mech.Source, [][]float64) ([]*sqlrewrite.Window, bool, Estimate, error) {
+	return nil, true, f.est, nil
+}
+
+// windowed is a Step that fetches some windows once and then finishes.
+type windowed struct {
+	windows []*sqlrewrite.Window
+	finish  func(src mech.Source, fetched [][]float64) (Estimate, error)
+}
+
+func (w *windowed) Advance(src mech.Source, fetched [][]float64) ([]*sqlrewrite.Window, bool, Estimate, error) {
+	if fetched == nil && len(w.windows) > 0 {
+		return w.windows, false, Estimate{}, nil
+	}
+	est, err := w.finish(src, fetched)
+	return nil, true, est, err
 }
 
 // Estimate is a released value and what is known of its accuracy.

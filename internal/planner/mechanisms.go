@@ -2,7 +2,7 @@ package planner
 
 // standardMechanisms are the mechanisms SET @dp_mechanism can name.
 func standardMechanisms() []Mechanism {
-	return []Mechanism{laplaceMechanism{}, exponentialMechanism{}}
+	return []Mechanism{laplaceMechanism{}, exponentialMechanism{}, piecewiseMechanism{}, inverseQuantile, smoothMedian, preprocessMechanism{}}
 }
 
 // defaultMechanism is the mechanism "auto" uses for a statistic: a rule on

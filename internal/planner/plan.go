@@ -246,9 +246,14 @@ func (p *Planner) Plan(sel *sqlrewrite.Select, s Settings) (*Plan, error) {
 
 func describeSupport(m Mechanism) string {
 	var kinds []string
-	for _, k := range []StatKind{StatCount, StatSum, StatMean, StatVariance, StatQuantile} {
-		if m.Supports(k) {
-			kinds = append(kinds, statNames[k])
+	for _, s := range []Statistic{{Kind: StatCount}, {Kind: StatSum}, {Kind: StatMean}, {Kind: StatVariance},
+		{Kind: StatQuantile, Quantile: 0.5}, {Kind: StatQuantile, Quantile: 0.9}} {
+		if m.Supports(s) {
+			name := statNames[s.Kind]
+			if s.Kind == StatQuantile {
+				name = fmt.Sprintf("quantile %g", s.Quantile)
+			}
+			kinds = append(kinds, name)
 		}
 	}
 	return strings.Join(kinds, ", ")
@@ -281,16 +286,17 @@ func (b *builder) release(stat Statistic) (int, error) {
 }
 
 func (b *builder) choose(stat Statistic) Mechanism {
-	if b.forced != nil && b.forced.Supports(stat.Kind) {
+	if b.forced != nil && b.forced.Supports(stat) {
 		b.forcedUsed = true
 		return b.forced
 	}
 	return b.planner.defaultMechanism(stat)
 }
 
-// forcedFor reports whether the forced mechanism releases kind in one step.
-func (b *builder) forcedFor(kind StatKind) bool {
-	return b.forced != nil && b.forced.Supports(kind)
+// forcedFor reports whether the forced mechanism releases the statistic of
+// kind on col whole (rather than from sums).
+func (b *builder) forcedFor(kind StatKind, col *catalog.Column) bool {
+	return b.forced != nil && b.forced.Supports(Statistic{Kind: kind, Column: col})
 }
 
 func (b *builder) output(item sqlrewrite.Item) (Output, error) {
@@ -327,7 +333,7 @@ func (b *builder) output(item sqlrewrite.Item) (Output, error) {
 		out.Derive = Direct
 		err = add(Statistic{Kind: StatSum, Column: col})
 	case sqlrewrite.Avg:
-		if b.forcedFor(StatMean) {
+		if b.forcedFor(StatMean, col) {
 			out.Derive = Direct
 			err = add(Statistic{Kind: StatMean, Column: col})
 		} else {
@@ -337,7 +343,7 @@ func (b *builder) output(item sqlrewrite.Item) (Output, error) {
 	case sqlrewrite.VarPop, sqlrewrite.VarSamp, sqlrewrite.StddevPop, sqlrewrite.StddevSamp:
 		out.Sample = agg.Func == sqlrewrite.VarSamp || agg.Func == sqlrewrite.StddevSamp
 		inner := VarianceOfSums
-		if b.forcedFor(StatVariance) {
+		if b.forcedFor(StatVariance, col) {
 			inner = Direct
 			err = add(Statistic{Kind: StatVariance, Column: col})
 			if err == nil && out.Sample {

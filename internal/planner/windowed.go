@@ -1,0 +1,115 @@
+package planner
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/dpproxy/dpproxy/internal/catalog"
+	"github.com/dpproxy/dpproxy/internal/mech"
+	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
+)
+
+// countTerm is the exact non-NULL count of the release's column, which
+// every windowed mechanism needs to place its window.
+func countTerm(r *Release) sqlrewrite.SummaryTerm {
+	return sqlrewrite.SummaryTerm{Kind: sqlrewrite.CountNonNull, Column: r.Stat.Column.Source}
+}
+
+// rankWindow is the fetch of the 1-based ranks [first, last] among the
+// column's values (a 0-based OFFSET/LIMIT for the database).
+func rankWindow(r *Release, ranks mech.RankRange) *sqlrewrite.Window {
+	b := columnBounds(r)
+	return &sqlrewrite.Window{Column: r.Stat.Column.Source, Lower: b.Lower, Upper: b.Upper, Offset: ranks.First - 1, Limit: ranks.Len()}
+}
+
+// isInteger reports whether the release's column holds integers (ties are
+// then common and the piecewise mechanisms smooth over them).
+func isInteger(r *Release) bool { return r.Stat.Column.Type == catalog.Integer }
+
+// quantileMechanism adapts the windowed quantile mechanisms of package mech
+// (piecewise Laplace, inverse sensitivity, the smooth-sensitivity median):
+// each reads the exact non-NULL count n and a public-width window of order
+// statistics around rank ⌊q·(n−1)⌋+1, never the whole column.
+type quantileMechanism struct {
+	name, guarantee string
+	// medianOnly is set for mechanisms defined for the median alone.
+	medianOnly bool
+	// build returns the mechanism for a release.
+	build func(r *Release) (windowedQuantile, error)
+}
+
+// windowedQuantile is what the mech quantile mechanisms have in common.
+type windowedQuantile interface {
+	Window() mech.RankWindowSpec
+	Release(src mech.Source, w mech.SortedWindow) (float64, error)
+}
+
+func (m quantileMechanism) Name() string      { return m.name }
+func (m quantileMechanism) Guarantee() string { return m.guarantee }
+func (m quantileMechanism) NeedsDelta() bool  { return false }
+
+func (m quantileMechanism) Supports(s Statistic) bool {
+	return s.Kind == StatQuantile && (!m.medianOnly || s.Quantile == 0.5)
+}
+
+func (m quantileMechanism) Terms(r *Release) []sqlrewrite.SummaryTerm {
+	return []sqlrewrite.SummaryTerm{countTerm(r)}
+}
+
+func (quantileMechanism) Histogram(*Release) *sqlrewrite.Histogram { return nil }
+
+func (m quantileMechanism) Reads(r *Release) string {
+	q, err := m.build(r)
+	if err != nil {
+		return "nothing (invalid parameters)"
+	}
+	return fmt.Sprintf("the non-NULL count, then at most %d order statistics around the quantile's rank", q.Window().Width())
+}
+
+func (m quantileMechanism) Start(_ mech.Source, r *Release, terms []float64, _ []int64) (Step, error) {
+	q, err := m.build(r)
+	if err != nil {
+		return nil, err
+	}
+	n := int64(math.Round(terms[0]))
+	ranks := q.Window().Ranks(n)
+	step := &windowed{finish: func(src mech.Source, fetched [][]float64) (Estimate, error) {
+		w := mech.SortedWindow{Count: n, First: ranks.First}
+		if len(fetched) > 0 {
+			w.Values = fetched[0]
+		}
+		v, err := q.Release(src, w)
+		return Estimate{Value: v}, err
+	}}
+	if ranks.Len() > 0 { // with no values the mechanism answers from the empty window
+		step.windows = []*sqlrewrite.Window{rankWindow(r, ranks)}
+	}
+	return step, nil
+}
+
+var (
+	piecewiseQuantile = quantileMechanism{
+		name:      "piecewise",
+		guarantee: "pure ε-DP: piecewise Laplace on exact breakpoints from a window of order statistics",
+		build: func(r *Release) (windowedQuantile, error) {
+			b := columnBounds(r)
+			return mech.NewPiecewiseQuantile(b, r.Stat.Quantile, r.Epsilon, mech.DefaultRho(b, isInteger(r)))
+		},
+	}
+	inverseQuantile = quantileMechanism{
+		name:      "inverse",
+		guarantee: "pure ε-DP: inverse sensitivity mechanism on a window of order statistics",
+		build: func(r *Release) (windowedQuantile, error) {
+			b := columnBounds(r)
+			return mech.NewInverseSensitivityQuantile(b, r.Stat.Quantile, r.Epsilon, mech.DefaultRho(b, isInteger(r)))
+		},
+	}
+	smoothMedian = quantileMechanism{
+		name:       "smooth",
+		guarantee:  "pure ε-DP: smooth sensitivity of the median with Cauchy noise",
+		medianOnly: true,
+		build: func(r *Release) (windowedQuantile, error) {
+			return mech.NewSmoothMedian(columnBounds(r), r.Epsilon)
+		},
+	}
+)
