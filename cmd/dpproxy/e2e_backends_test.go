@@ -1,11 +1,13 @@
 package main
 
 import (
+	"database/sql"
 	"math"
 	"os/exec"
 	"path/filepath"
 	"testing"
 
+	"github.com/dpproxy/dpproxy/internal/demo"
 	"github.com/dpproxy/dpproxy/internal/testdb"
 )
 
@@ -67,6 +69,46 @@ func TestExampleConfigsOnNativeDatabases(t *testing.T) {
 			if math.Abs(rem[0]-4) > 1e-9 {
 				t.Errorf("alice's remaining ε after spending 1 of 5: got %v, want 4", rem[0])
 			}
+			checkEveryMechanism(t, db)
 		})
+	}
+}
+
+// checkEveryMechanism forces each mechanism (SET @dp_mechanism) on MEDIAN,
+// AVG and VARIANCE of age at ε = 0.5 through db (one connection) and checks
+// the answers are plausible for the demo data: the windows, histograms and
+// summaries every mechanism fetches work on the backend behind db.
+func checkEveryMechanism(t *testing.T, db *sql.DB) {
+	t.Helper()
+	var ages []float64
+	for _, r := range demo.PUMS() {
+		ages = append(ages, float64(r.Age))
+	}
+	sortFloats(ages)
+	median := ages[len(ages)/2]
+	var mean, variance float64
+	for _, a := range ages {
+		mean += a / float64(len(ages))
+	}
+	for _, a := range ages {
+		variance += (a - mean) * (a - mean) / float64(len(ages))
+	}
+	if _, err := db.Exec("SET @dp_epsilon = 0.5"); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []string{"laplace", "exponential", "piecewise", "inverse", "smooth", "preprocess"} {
+		if _, err := db.Exec("SET @dp_mechanism = '" + m + "'"); err != nil {
+			t.Fatal(err)
+		}
+		// ε = 0.5 over at most four releases; ages in [0, 100], n = 1000.
+		// Tolerances: ±15 years for location, ±200 for the variance (≈ 320):
+		// many noise scales for every mechanism (the smooth median's Cauchy
+		// noise included, whose scale here is below one year).
+		_, v := queryRow(t, db, "SELECT MEDIAN(age), AVG(age), VARIANCE(age) FROM pums")
+		for i, c := range []struct{ want, tol float64 }{{median, 15}, {mean, 15}, {variance, 200}} {
+			if math.Abs(v[i]-c.want) > c.tol {
+				t.Errorf("mechanism %s, column %d: got %v, want %v ± %v", m, i, v[i], c.want, c.tol)
+			}
+		}
 	}
 }

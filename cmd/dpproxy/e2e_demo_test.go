@@ -193,6 +193,14 @@ func intervalWidth(t *testing.T, w string) float64 {
 	return hi - lo
 }
 
+// TestDemoEveryMechanism runs checkEveryMechanism on the SQLite demo.
+func TestDemoEveryMechanism(t *testing.T) {
+	p := startProxy(t, "", nil)
+	db := p.connect(t, "demo", "demo")
+	db.SetMaxOpenConns(1)
+	checkEveryMechanism(t, db)
+}
+
 func TestDemoEpsilonSettingChangesNoise(t *testing.T) {
 	p := startProxy(t, "", nil)
 	conn, err := p.connect(t, "demo", "demo").Conn(t.Context())

@@ -214,7 +214,15 @@ func (c *connection) OnAuthSuccess(mc *server.Conn) error {
 	return nil
 }
 
-// OnAuthFailure logs the refused login.
+// OnAuthFailure logs the refused login. go-mysql also calls it when a
+// client (a TCP health check, a port scan) hangs up before sending a user:
+// that is logged at debug level only. go-mysql's errors carry a stack trace
+// after their first line, which the log leaves out.
 func (c *connection) OnAuthFailure(mc *server.Conn, err error) {
-	c.log.Info("wire: login refused", "user", mc.GetUser(), "err", err)
+	msg, _, _ := strings.Cut(err.Error(), "\n")
+	if mc.GetUser() == "" {
+		c.log.Debug("wire: connection closed before login", "err", msg)
+		return
+	}
+	c.log.Info("wire: login refused", "user", mc.GetUser(), "err", msg)
 }
