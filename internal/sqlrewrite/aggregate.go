@@ -18,9 +18,22 @@ var columnAggs = map[string]AggFunc{
 	"stddev_pop": StddevPop, "stddev": StddevPop, "std": StddevPop, "stddev_samp": StddevSamp,
 }
 
-// quantileFuncs are the aggregates the TiDB parser does not know, which
-// arrive as plain function calls, with their number of arguments.
-var quantileFuncs = map[string]int{"median": 1, "percentile_cont": 2}
+// functionAgg is an aggregate the TiDB parser does not know, which arrives
+// as a plain function call.
+type functionAgg struct {
+	fn    AggFunc
+	args  int
+	usage string
+}
+
+// functionAggs are the function-call aggregates, by lower-case name.
+var functionAggs = map[string]functionAgg{
+	"median":          {Median, 1, "MEDIAN(col)"},
+	"percentile_cont": {Percentile, 2, "PERCENTILE_CONT(col, p)"},
+	"iqr":             {IQR, 1, "IQR(col)"},
+	"regr_slope":      {RegrSlope, 2, "REGR_SLOPE(y, x)"},
+	"regr_intercept":  {RegrIntercept, 2, "REGR_INTERCEPT(y, x)"},
+}
 
 // item converts one output column.
 func (sc *scope) item(f *ast.SelectField) (Item, error) {
@@ -45,12 +58,15 @@ func label(f *ast.SelectField) string {
 
 // aggregate converts a select-list expression that must be one aggregate.
 func (sc *scope) aggregate(e ast.ExprNode) (Aggregate, error) {
+	if isBucketShaped(e) {
+		return Aggregate{}, refuseHistogram("a bucket FLOOR(col / w) without GROUP BY")
+	}
 	switch e := e.(type) {
 	case *ast.AggregateFuncExpr:
 		return sc.builtinAggregate(e)
 	case *ast.FuncCallExpr:
-		if _, ok := quantileFuncs[e.FnName.L]; ok && e.Schema.L == "" {
-			return sc.quantile(e)
+		if _, ok := functionAggs[e.FnName.L]; ok && e.Schema.L == "" {
+			return sc.functionAggregate(e)
 		}
 		if e.Schema.L != "" {
 			return Aggregate{}, refuseQuery("%s", funcName(e))
@@ -79,13 +95,20 @@ func (sc *scope) aggregate(e ast.ExprNode) (Aggregate, error) {
 	return Aggregate{}, refuseQuery("constants in a SELECT with FROM")
 }
 
-// builtinAggregate converts an aggregate the TiDB parser recognises.
+// builtinAggregate converts an aggregate the TiDB parser recognises. SUM of
+// a condition, and COUNT or SUM of a CASE, are range counts (rangeCount).
 func (sc *scope) builtinAggregate(e *ast.AggregateFuncExpr) (Aggregate, error) {
 	name := strings.ToLower(e.F)
 	if e.Distinct {
 		return Aggregate{}, refuseQuery("DISTINCT in an aggregate")
 	}
 	switch {
+	case (name == "count" || name == "sum") && len(e.Args) == 1 && isCase(e.Args[0]):
+		return sc.caseCount(name, unparen(e.Args[0]).(*ast.CaseExpr))
+	case name == "sum" && len(e.Args) == 1 && isCondition(e.Args[0]):
+		return sc.rangeCount(e.Args[0])
+	case name == "count" && len(e.Args) == 1 && isCondition(e.Args[0]):
+		return Aggregate{}, refuse("COUNT(condition), which counts the rows where the condition is not NULL", supportedRangeCount)
 	case name == "count" && len(e.Args) == 1:
 		if v, ok := literal(e.Args[0]); ok {
 			if v.Null {
@@ -132,23 +155,34 @@ func funcName(e *ast.FuncCallExpr) string {
 	return "the function " + e.FnName.O
 }
 
-// quantile converts MEDIAN(col) and PERCENTILE_CONT(col, p).
-func (sc *scope) quantile(e *ast.FuncCallExpr) (Aggregate, error) {
-	if len(e.Args) != quantileFuncs[e.FnName.L] {
-		return Aggregate{}, refuseQuery("%s with %d arguments (write MEDIAN(col) or PERCENTILE_CONT(col, p))", e.FnName.O, len(e.Args))
+// functionAggregate converts the function-call aggregates: MEDIAN(col),
+// PERCENTILE_CONT(col, p), IQR(col), REGR_SLOPE(y, x) and
+// REGR_INTERCEPT(y, x), all of numeric columns.
+func (sc *scope) functionAggregate(e *ast.FuncCallExpr) (Aggregate, error) {
+	f := functionAggs[e.FnName.L]
+	if len(e.Args) != f.args {
+		return Aggregate{}, refuseQuery("%s with %d arguments (write %s)", e.FnName.O, len(e.Args), f.usage)
 	}
 	col, err := sc.numericArgument(e.FnName.O, e.Args[0])
 	if err != nil {
 		return Aggregate{}, err
 	}
-	if e.FnName.L == "median" {
-		return Aggregate{Func: Median, Column: col.Name, Quantile: 0.5}, nil
+	agg := Aggregate{Func: f.fn, Column: col.Name}
+	switch f.fn {
+	case Median:
+		agg.Quantile = 0.5
+	case Percentile:
+		if agg.Quantile, err = quantileArgument(e.FnName.O, e.Args[1], 1); err != nil {
+			return Aggregate{}, err
+		}
+	case RegrSlope, RegrIntercept:
+		x, err := sc.numericArgument(e.FnName.O, e.Args[1])
+		if err != nil {
+			return Aggregate{}, err
+		}
+		agg.Column2 = x.Name
 	}
-	p, err := quantileArgument(e.FnName.O, e.Args[1], 1)
-	if err != nil {
-		return Aggregate{}, err
-	}
-	return Aggregate{Func: Percentile, Column: col.Name, Quantile: p}, nil
+	return agg, nil
 }
 
 // quantileArgument reads the literal quantile of a percentile in [0, upper].

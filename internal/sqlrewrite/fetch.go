@@ -8,6 +8,10 @@ type Fetch struct {
 	Table string
 	// Filter is the conjunction of row conditions, with backend column names.
 	Filter []Condition
+	// Boolean, if set, is a further row condition with OR and NOT (backend
+	// column names in its leaves), ANDed with Filter. It has SQL's meaning:
+	// a row whose column is NULL satisfies neither a leaf nor its NOT.
+	Boolean *Predicate
 	// Exactly one of Summary, Window and Histogram is set.
 	Summary   []SummaryTerm
 	Window    *Window

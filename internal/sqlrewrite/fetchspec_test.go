@@ -16,6 +16,9 @@ import (
 //	table pums                              Fetch.Table (may be schema.name)
 //	filter age [18, 65)                     a Range; ( ) open, [ ] closed, -inf/inf unbounded
 //	filter state in ("CA", "NY")            an In; strings in double quotes, numbers bare
+//	boolean or(age [18, 65), not(sex in (1)))
+//	                                        Fetch.Boolean: and(...), or(...), not(...) of
+//	                                        conditions, any number of arguments
 //	summary count(*)                        CountAll
 //	summary count(age)                      CountNonNull
 //	summary sum(age) [0, 100]               ClampedSum
@@ -35,8 +38,10 @@ func parseFetch(input string) (sqlrewrite.Fetch, error) {
 
 var (
 	tableLine     = regexp.MustCompile(`^table (\S+)$`)
-	inLine        = regexp.MustCompile(`^filter (\S+) in \((.*)\)$`)
-	rangeLine     = regexp.MustCompile(`^filter (\S+) ([\[(])(\S+), (\S+)([\])])$`)
+	filterLine    = regexp.MustCompile(`^filter (.*)$`)
+	booleanLine   = regexp.MustCompile(`^boolean (.*)$`)
+	inPrefix      = regexp.MustCompile(`^(\S+) in \(`)
+	rangePrefix   = regexp.MustCompile(`^(\S+) ([\[(])([^\s,]+), ([^\s\])]+)([\])])`)
 	countAllLine  = regexp.MustCompile(`^summary count\(\*\)$`)
 	termLine      = regexp.MustCompile(`^summary (count|sum|sumsq)\((\S+)\)(?: \[(\S+), (\S+)\])?$`)
 	windowLine    = regexp.MustCompile(`^window (\S+) \[(\S+), (\S+)\] offset (-?\d+) limit (-?\d+)$`)
@@ -49,21 +54,22 @@ func parseFetchLine(f *sqlrewrite.Fetch, line string) error {
 		f.Table = m[1]
 		return nil
 	}
-	if m := inLine.FindStringSubmatch(line); m != nil {
-		vals, err := parseValues(m[2])
-		f.Filter = append(f.Filter, sqlrewrite.Condition{Column: m[1], In: vals})
+	if m := filterLine.FindStringSubmatch(line); m != nil {
+		c, rest, err := parseCondition(m[1])
+		if err == nil && rest != "" {
+			err = fmt.Errorf("trailing %q", rest)
+		}
+		f.Filter = append(f.Filter, c)
 		return err
 	}
-	if m := rangeLine.FindStringSubmatch(line); m != nil {
-		r := &sqlrewrite.Range{LowerOpen: m[2] == "(", UpperOpen: m[5] == ")"}
-		if m[3] != "-inf" {
-			r.Lower, r.HasLower = nums.float(m[3]), true
+	if m := booleanLine.FindStringSubmatch(line); m != nil {
+		pp := &predicateParser{rest: m[1]}
+		p, err := pp.predicate()
+		if err == nil && pp.rest != "" {
+			err = fmt.Errorf("trailing %q", pp.rest)
 		}
-		if m[4] != "inf" {
-			r.Upper, r.HasUpper = nums.float(m[4]), true
-		}
-		f.Filter = append(f.Filter, sqlrewrite.Condition{Column: m[1], Range: r})
-		return nums.err
+		f.Boolean = p
+		return err
 	}
 	if countAllLine.MatchString(line) {
 		f.Summary = append(f.Summary, sqlrewrite.SummaryTerm{Kind: sqlrewrite.CountAll})
@@ -146,4 +152,79 @@ func parseValues(s string) ([]sqlrewrite.Value, error) {
 		s = strings.TrimSpace(s)
 	}
 	return vals, nil
+}
+
+// parseCondition reads one condition at the start of s, as formatCondition
+// prints it, and returns what follows it.
+func parseCondition(s string) (c sqlrewrite.Condition, rest string, err error) {
+	if m := inPrefix.FindStringSubmatch(s); m != nil {
+		rest = s[len(m[0]):]
+		end, err := closingParen(rest)
+		if err != nil {
+			return c, "", err
+		}
+		vals, err := parseValues(rest[:end])
+		return sqlrewrite.Condition{Column: m[1], In: vals}, rest[end+1:], err
+	}
+	if m := rangePrefix.FindStringSubmatch(s); m != nil {
+		var nums numbers
+		r := &sqlrewrite.Range{LowerOpen: m[2] == "(", UpperOpen: m[5] == ")"}
+		if m[3] != "-inf" {
+			r.Lower, r.HasLower = nums.float(m[3]), true
+		}
+		if m[4] != "inf" {
+			r.Upper, r.HasUpper = nums.float(m[4]), true
+		}
+		return sqlrewrite.Condition{Column: m[1], Range: r}, s[len(m[0]):], nums.err
+	}
+	return c, "", fmt.Errorf("no condition at %q", s)
+}
+
+// closingParen is the index of the first ")" in s outside double quotes.
+func closingParen(s string) (int, error) {
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '"':
+			q, err := strconv.QuotedPrefix(s[i:])
+			if err != nil {
+				return 0, err
+			}
+			i += len(q) - 1
+		case ')':
+			return i, nil
+		}
+	}
+	return 0, fmt.Errorf("no closing parenthesis in %q", s)
+}
+
+// predicateParser reads the predicate syntax of formatPredicate from rest.
+type predicateParser struct{ rest string }
+
+func (pp *predicateParser) predicate() (*sqlrewrite.Predicate, error) {
+	for op, name := range predicateOps {
+		if !strings.HasPrefix(pp.rest, name+"(") {
+			continue
+		}
+		pp.rest = pp.rest[len(name)+1:]
+		p := &sqlrewrite.Predicate{Op: op}
+		for {
+			a, err := pp.predicate()
+			if err != nil {
+				return nil, err
+			}
+			p.Args = append(p.Args, a)
+			switch {
+			case strings.HasPrefix(pp.rest, ")"):
+				pp.rest = pp.rest[1:]
+				return p, nil
+			case strings.HasPrefix(pp.rest, ", "):
+				pp.rest = pp.rest[2:]
+			default:
+				return nil, fmt.Errorf("want \", \" or \")\" at %q", pp.rest)
+			}
+		}
+	}
+	c, rest, err := parseCondition(pp.rest)
+	pp.rest = rest
+	return &sqlrewrite.Predicate{Op: sqlrewrite.Leaf, Leaf: &c}, err
 }

@@ -94,17 +94,58 @@ func formatSelect(b *strings.Builder, s *sqlrewrite.Select, indent string) {
 	for _, c := range s.Where {
 		fmt.Fprintf(b, "%swhere %s\n", indent, formatCondition(c))
 	}
+	if s.Boolean != nil {
+		fmt.Fprintf(b, "%sboolean %s\n", indent, formatPredicate(s.Boolean))
+	}
+	if g := s.GroupBy; g != nil {
+		fmt.Fprintf(b, "%sgroup by %s width=%s", indent, g.Column, formatNumber(g.Width))
+		if g.Index {
+			b.WriteString(" index")
+		}
+		b.WriteString("\n")
+	}
 }
 
+// formatAggregate prints an aggregate: "count(*)", "avg(age)",
+// "median(age) q=0.5", "regr_slope(income, age)", "bucket(age)", and a
+// range count as "count(*) where age [18, 65) and sex in (1)".
 func formatAggregate(a sqlrewrite.Aggregate) string {
+	var s string
 	switch a.Func {
 	case sqlrewrite.CountRows:
-		return "count(*)"
+		s = "count(*)"
 	case sqlrewrite.Median, sqlrewrite.Percentile:
-		return fmt.Sprintf("%s(%s) q=%s", a.Func, a.Column, formatNumber(a.Quantile))
+		s = fmt.Sprintf("%s(%s) q=%s", a.Func, a.Column, formatNumber(a.Quantile))
+	case sqlrewrite.RegrSlope, sqlrewrite.RegrIntercept:
+		s = fmt.Sprintf("%s(%s, %s)", a.Func, a.Column, a.Column2)
+	default:
+		s = fmt.Sprintf("%s(%s)", a.Func, a.Column)
 	}
-	return fmt.Sprintf("%s(%s)", a.Func, a.Column)
+	for i, c := range a.Where {
+		sep := " and "
+		if i == 0 {
+			sep = " where "
+		}
+		s += sep + formatCondition(c)
+	}
+	return s
 }
+
+// formatPredicate prints a predicate in the syntax fetch-sql reads:
+// and(...), or(...) and not(...) around conditions printed by
+// formatCondition, arguments separated by ", ".
+func formatPredicate(p *sqlrewrite.Predicate) string {
+	if p.Op == sqlrewrite.Leaf {
+		return formatCondition(*p.Leaf)
+	}
+	args := make([]string, len(p.Args))
+	for i, a := range p.Args {
+		args[i] = formatPredicate(a)
+	}
+	return predicateOps[p.Op] + "(" + strings.Join(args, ", ") + ")"
+}
+
+var predicateOps = map[sqlrewrite.PredicateOp]string{sqlrewrite.And: "and", sqlrewrite.Or: "or", sqlrewrite.Not: "not"}
 
 // formatCondition prints a condition in the syntax fetch-sql reads:
 // "age [18, 65)" (-inf and inf for a missing end) or "state in ("CA", "NY")".

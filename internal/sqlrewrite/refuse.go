@@ -9,10 +9,12 @@ import (
 // What dpproxy answers, quoted in every refusal so that the analyst learns
 // what to write instead.
 const (
-	supportedQueries = "dpproxy answers only SELECT of aggregates COUNT, SUM, AVG, VARIANCE, STDDEV, MEDIAN, PERCENTILE_CONT over declared columns with an AND of range/equality predicates"
-	supportedWhere   = "WHERE must be an AND of col BETWEEN a AND b, col <, <=, >, >= or = constant, and col IN (constants), on declared columns"
-	supportedConst   = "SELECT without FROM may list only literals, @@system and @user variables, and the functions DATABASE(), USER(), CURRENT_USER(), VERSION(), CONNECTION_ID(), NOW(), LAST_INSERT_ID(), dp_remaining_epsilon() and dp_remaining_delta()"
-	supportedSet     = "SET takes constants: numbers, strings, NULL or DEFAULT"
+	supportedQueries    = "dpproxy answers only SELECT of aggregates COUNT, SUM, AVG, VARIANCE, STDDEV, MEDIAN, PERCENTILE_CONT, IQR, REGR_SLOPE, REGR_INTERCEPT and range counts over declared columns, with AND, OR and NOT of range/equality predicates, and FLOOR(col / w) * w histograms with GROUP BY"
+	supportedWhere      = "WHERE must combine with AND, OR and NOT the conditions col BETWEEN a AND b, col <, <=, >, >=, = or <> constant, and col IN (constants), on declared columns"
+	supportedRangeCount = "a range count is SUM(condition), COUNT(CASE WHEN condition THEN 1 END) or SUM(CASE WHEN condition THEN 1 ELSE 0 END), the condition an AND of col BETWEEN a AND b, col <, <=, >, >= or = constant, and col IN (constants), on declared columns"
+	supportedHistogram  = "GROUP BY answers only histograms: SELECT FLOOR(col / w) * w AS bucket, COUNT(*) FROM t [WHERE ...] GROUP BY bucket [ORDER BY bucket], w a positive number (FLOOR(col / w) for bucket numbers), with only COUNT(*) and range counts beside the bucket"
+	supportedConst      = "SELECT without FROM may list only literals, @@system and @user variables, and the functions DATABASE(), USER(), CURRENT_USER(), VERSION(), CONNECTION_ID(), NOW(), LAST_INSERT_ID(), dp_remaining_epsilon() and dp_remaining_delta()"
+	supportedSet        = "SET takes constants: numbers, strings, NULL or DEFAULT"
 )
 
 // refuse is an Unsupported error: what is not supported, then what is.
@@ -25,7 +27,26 @@ func refuseQuery(format string, args ...any) error {
 	return refuse(fmt.Sprintf(format, args...), supportedQueries)
 }
 
-// refuseWhere is refuse with the description of supported predicates.
-func refuseWhere(format string, args ...any) error {
-	return refuse(fmt.Sprintf(format, args...), supportedWhere)
+// refuseHistogram is refuse with the description of the GROUP BY histogram.
+func refuseHistogram(format string, args ...any) error {
+	return refuse(fmt.Sprintf(format, args...), supportedHistogram)
+}
+
+// conditionSite is where conditions are written: the WHERE clause, or a
+// range count in the select list. It words the errors about them.
+type conditionSite struct {
+	// clause names the clause in UnknownColumn messages, as MySQL does.
+	clause string
+	// supported describes what the site accepts, for refusals.
+	supported string
+}
+
+var (
+	whereSite      = conditionSite{clause: "where clause", supported: supportedWhere}
+	rangeCountSite = conditionSite{clause: "field list", supported: supportedRangeCount}
+)
+
+// refuse is an Unsupported error about a condition written at the site.
+func (s conditionSite) refuse(format string, args ...any) error {
+	return refuse(fmt.Sprintf(format, args...), s.supported)
 }

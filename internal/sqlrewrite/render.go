@@ -18,7 +18,9 @@ import (
 // hi ELSE x END on the column cast to double precision, so the three
 // dialects compute the same float64 arithmetic.
 //
-// The shapes, for filter F (the Filter conditions joined by AND):
+// The shapes, for filter F (the Filter conditions and the Boolean predicate
+// joined by AND; the predicate is rendered with every node in parentheses,
+// its strings as bind arguments too):
 //
 //	Summary:   SELECT COUNT(*), COUNT(c), COALESCE(SUM(clamp(c)), 0), COALESCE(SUM(clamp(c) * clamp(c)), 0)
 //	           FROM t WHERE F                          (the terms in order; one row)
@@ -170,8 +172,9 @@ func (r *renderer) clamp(col string, lo, hi float64) (string, error) {
 	return "CASE WHEN " + x + " < " + l + " THEN " + l + " WHEN " + x + " > " + h + " THEN " + h + " ELSE " + x + " END", nil
 }
 
-// from renders " FROM t" and the WHERE clause: the filter, then notNull IS
-// NOT NULL if notNull (a quoted column) is not empty.
+// from renders " FROM t" and the WHERE clause: the filter, the Boolean
+// predicate, then notNull IS NOT NULL if notNull (a quoted column) is not
+// empty.
 func (r *renderer) from(f Fetch, notNull string) (string, error) {
 	table, err := r.spec.table(f.Table)
 	if err != nil {
@@ -180,6 +183,13 @@ func (r *renderer) from(f Fetch, notNull string) (string, error) {
 	var conds []string
 	for _, c := range f.Filter {
 		s, err := r.condition(c)
+		if err != nil {
+			return "", err
+		}
+		conds = append(conds, s)
+	}
+	if f.Boolean != nil {
+		s, err := r.predicate(f.Boolean)
 		if err != nil {
 			return "", err
 		}

@@ -138,6 +138,30 @@ func fetchCases(table string) []fetchCase {
 		return r.k >= 1 && float64(r.k) < 5.5 && r.s != nil && (*r.s == "CA" || *r.s == "NY") &&
 			(r.k == 1 || r.k == 2 || r.k == 4) && r.x != nil && *r.x > -7.25
 	}
+	// Booleans with NULLs under NOT: SQL keeps a row only where the
+	// predicate is true, and NOT of a condition on a NULL is not true.
+	leaf := func(c sqlrewrite.Condition) *sqlrewrite.Predicate {
+		return &sqlrewrite.Predicate{Op: sqlrewrite.Leaf, Leaf: &c}
+	}
+	node := func(op sqlrewrite.PredicateOp, args ...*sqlrewrite.Predicate) *sqlrewrite.Predicate {
+		return &sqlrewrite.Predicate{Op: op, Args: args}
+	}
+	// k IN (1, 2) OR NOT x BETWEEN 0 AND 50 OR (s <> 'CA' AND x > 60)
+	anyOf := node(sqlrewrite.Or,
+		leaf(sqlrewrite.Condition{Column: "k", In: []sqlrewrite.Value{{Num: 1}, {Num: 2}}}),
+		node(sqlrewrite.Not, leaf(sqlrewrite.Condition{Column: "x", Range: &sqlrewrite.Range{Lower: 0, HasLower: true, Upper: 50, HasUpper: true}})),
+		node(sqlrewrite.And,
+			node(sqlrewrite.Not, leaf(sqlrewrite.Condition{Column: "s", In: text("CA")})),
+			leaf(sqlrewrite.Condition{Column: "x", Range: &sqlrewrite.Range{Lower: 60, HasLower: true, LowerOpen: true}})))
+	keepAnyOf := func(r row) bool {
+		return r.k == 1 || r.k == 2 || (r.x != nil && (*r.x < 0 || *r.x > 50)) ||
+			(r.s != nil && *r.s != "CA" && r.x != nil && *r.x > 60)
+	}
+	// NOT (x < 10 OR s = 'NY'): true only where both are false, not NULL.
+	noneOf := node(sqlrewrite.Not, node(sqlrewrite.Or,
+		leaf(sqlrewrite.Condition{Column: "x", Range: &sqlrewrite.Range{Upper: 10, HasUpper: true, UpperOpen: true}}),
+		leaf(sqlrewrite.Condition{Column: "s", In: text("NY")})))
+	keepNoneOf := func(r row) bool { return r.x != nil && *r.x >= 10 && r.s != nil && *r.s != "NY" }
 	none := []sqlrewrite.Condition{{Column: "s", In: text("nowhere")}}
 	all := func(row) bool { return true }
 	summary := []sqlrewrite.SummaryTerm{
@@ -162,6 +186,13 @@ func fetchCases(table string) []fetchCase {
 			wantHistogram(&sqlrewrite.Histogram{Column: "x", Lower: 0, Upper: 100, Bins: 10}, all)},
 		{"histogram-odd", sqlrewrite.Fetch{Table: table, Filter: filter, Histogram: &sqlrewrite.Histogram{Column: "x", Lower: 0.1, Upper: 99.7, Bins: 7}},
 			wantHistogram(&sqlrewrite.Histogram{Column: "x", Lower: 0.1, Upper: 99.7, Bins: 7}, keep)},
+		{"summary-boolean", sqlrewrite.Fetch{Table: table, Boolean: anyOf, Summary: summary}, wantSummary(summary, keepAnyOf)},
+		{"summary-filtered-boolean", sqlrewrite.Fetch{Table: table, Filter: filter[:2], Boolean: noneOf, Summary: summary},
+			wantSummary(summary, func(r row) bool {
+				return r.k >= 1 && float64(r.k) < 5.5 && r.s != nil && (*r.s == "CA" || *r.s == "NY") && keepNoneOf(r)
+			})},
+		{"histogram-boolean", sqlrewrite.Fetch{Table: table, Boolean: anyOf, Histogram: &sqlrewrite.Histogram{Column: "x", Lower: 0, Upper: 100, Bins: 10}},
+			wantHistogram(&sqlrewrite.Histogram{Column: "x", Lower: 0, Upper: 100, Bins: 10}, keepAnyOf)},
 		{"histogram-negative", sqlrewrite.Fetch{Table: table, Histogram: &sqlrewrite.Histogram{Column: "x", Lower: -15.5, Upper: -0.3, Bins: 3}},
 			wantHistogram(&sqlrewrite.Histogram{Column: "x", Lower: -15.5, Upper: -0.3, Bins: 3}, all)},
 	}

@@ -108,22 +108,28 @@ func testCatalog() *catalog.Config {
 // after the same Parser parses other text (the TiDB parser reuses its own
 // result objects between calls).
 func TestParserResultsOutliveNextParse(t *testing.T) {
-	p := sqlrewrite.NewParser(testCatalog())
-	first, err := p.Parse("SELECT AVG(age) AS a, COUNT(*) FROM pums WHERE state IN ('CA') AND age > 3")
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := formatStatement(first)
 	for _, sql := range []string{
-		"SELECT SUM(income) AS zzzzzzzzzzzzzzzzzz FROM pums WHERE state = 'NY' AND educ BETWEEN 1 AND 2",
-		"SELECT @@version_comment LIMIT 1",
-		"SET @dp_epsilon = 1",
+		"SELECT AVG(age) AS a, COUNT(*) FROM pums WHERE state IN ('CA') AND age > 3",
+		"SELECT FLOOR(age / 10) * 10 AS b, COUNT(*), SUM(age BETWEEN 1 AND 2) FROM pums WHERE state = 'CA' OR NOT age > 3 GROUP BY b",
 	} {
-		if _, err := p.Parse(sql); err != nil {
-			t.Fatalf("%s: %v", sql, err)
+		p := sqlrewrite.NewParser(testCatalog())
+		first, err := p.Parse(sql)
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	if got := formatStatement(first); got != want {
-		t.Errorf("got %v, want %v", got, want)
+		want := formatStatement(first)
+		for _, next := range []string{
+			"SELECT SUM(income) AS zzzzzzzzzzzzzzzzzz FROM pums WHERE state = 'NY' AND educ BETWEEN 1 AND 2",
+			"SELECT FLOOR(income / 7) AS zzzzzzz, SUM(CASE WHEN educ < 9 THEN 1 END) FROM pums WHERE state <> 'WA' OR age < 1 GROUP BY 1",
+			"SELECT @@version_comment LIMIT 1",
+			"SET @dp_epsilon = 1",
+		} {
+			if _, err := p.Parse(next); err != nil {
+				t.Fatalf("%s: %v", next, err)
+			}
+		}
+		if got := formatStatement(first); got != want {
+			t.Errorf("got %v, want %v", got, want)
+		}
 	}
 }

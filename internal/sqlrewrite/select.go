@@ -16,39 +16,71 @@ type scope struct {
 	qualifier string
 }
 
-// privateSelect converts SELECT agg [, agg ...] FROM table [WHERE predicate].
+// privateSelect converts SELECT agg [, agg ...] FROM table [WHERE predicate]
+// and the GROUP BY histogram. A WHERE that is an AND of conditions (or one
+// condition) gives Where; one with OR or NOT gives Boolean.
 func (p *Parser) privateSelect(s *ast.SelectStmt) (*Select, error) {
-	if err := refuseClauses(s); err != nil {
+	if err := refuseModifiers(s); err != nil {
 		return nil, err
+	}
+	if s.GroupBy == nil {
+		if err := refuseRowClauses(s); err != nil {
+			return nil, err
+		}
 	}
 	sc, err := p.source(s.From)
 	if err != nil {
 		return nil, err
 	}
 	sel := &Select{Table: sc.table.Name}
-	for _, f := range s.Fields.Fields {
-		it, err := sc.item(f)
+	if s.GroupBy != nil {
+		err = sc.histogram(s, sel)
+	} else {
+		err = sc.items(s.Fields.Fields, sel)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if s.Where != nil {
+		pred, err := sc.predicate(s.Where, whereSite)
 		if err != nil {
 			return nil, err
 		}
-		sel.Items = append(sel.Items, it)
-	}
-	if s.Where != nil {
-		if sel.Where, err = sc.where(s.Where, nil); err != nil {
-			return nil, err
+		if conds, ok := conjunction(pred); ok {
+			sel.Where = conds
+		} else {
+			sel.Boolean = pred
 		}
 	}
 	return sel, nil
 }
 
-// refuseClauses refuses every SELECT clause but the select list, FROM, WHERE
-// and a LIMIT that keeps the single result row. Both private and constant
-// SELECTs return exactly one row, so LIMIT n with n ≥ 1 and no offset changes
-// nothing and is accepted (clients send "select @@version_comment limit 1");
-// LIMIT 0 and offsets are refused. Modifiers that change no answer
-// (SQL_NO_CACHE, HIGH_PRIORITY, optimizer hints, index hints) are ignored:
-// the client's text never reaches the backend.
+// items converts the select list of a one-row SELECT: aggregates only.
+func (sc *scope) items(fields []*ast.SelectField, sel *Select) error {
+	for _, f := range fields {
+		it, err := sc.item(f)
+		if err != nil {
+			return err
+		}
+		sel.Items = append(sel.Items, it)
+	}
+	return nil
+}
+
+// refuseClauses refuses every clause of a SELECT without FROM but the
+// select list, WHERE (which the caller refuses with its own message) and a
+// LIMIT that keeps the single result row.
 func refuseClauses(s *ast.SelectStmt) error {
+	if err := refuseModifiers(s); err != nil {
+		return err
+	}
+	return refuseRowClauses(s)
+}
+
+// refuseModifiers refuses the clauses no SELECT may have. Modifiers that
+// change no answer (SQL_NO_CACHE, HIGH_PRIORITY, optimizer hints, index
+// hints) are ignored: the client's text never reaches the backend.
+func refuseModifiers(s *ast.SelectStmt) error {
 	switch {
 	case s.Kind != ast.SelectStmtKindSelect:
 		return refuseQuery("%s statements", s.Kind.String())
@@ -56,18 +88,29 @@ func refuseClauses(s *ast.SelectStmt) error {
 		return refuseQuery("WITH (common table expressions)")
 	case s.Distinct:
 		return refuseQuery("SELECT DISTINCT")
-	case s.GroupBy != nil:
-		return refuseQuery("GROUP BY")
-	case s.Having != nil:
-		return refuseQuery("HAVING")
 	case len(s.WindowSpecs) > 0:
 		return refuseQuery("WINDOW")
-	case s.OrderBy != nil:
-		return refuseQuery("ORDER BY")
 	case s.LockInfo != nil && s.LockInfo.LockType != ast.SelectLockNone:
 		return refuseQuery("FOR UPDATE and LOCK IN SHARE MODE")
 	case s.SelectIntoOpt != nil:
 		return refuseQuery("SELECT ... INTO")
+	}
+	return nil
+}
+
+// refuseRowClauses refuses the clauses of a one-row SELECT (no GROUP BY
+// in a private one) that would change its result row. Both private and constant SELECTs
+// return exactly one row, so LIMIT n with n ≥ 1 and no offset changes
+// nothing and is accepted (clients send "select @@version_comment limit 1");
+// LIMIT 0 and offsets are refused.
+func refuseRowClauses(s *ast.SelectStmt) error {
+	switch {
+	case s.GroupBy != nil:
+		return refuseHistogram("GROUP BY without FROM")
+	case s.Having != nil:
+		return refuseQuery("HAVING")
+	case s.OrderBy != nil:
+		return refuseQuery("ORDER BY")
 	case s.Limit != nil && !keepsOneRow(s.Limit):
 		return refuseQuery("a LIMIT other than LIMIT n with n ≥ 1 (the result is one row)")
 	}
@@ -173,7 +216,7 @@ func isAggregate(n ast.Node) bool {
 	case *ast.AggregateFuncExpr, *ast.WindowFuncExpr:
 		return true
 	case *ast.FuncCallExpr:
-		_, ok := quantileFuncs[n.FnName.L]
+		_, ok := functionAggs[n.FnName.L]
 		return ok && n.Schema.L == ""
 	}
 	return false

@@ -17,23 +17,34 @@ package sqlrewrite
 // *SetVariables, *ShowWarnings, *Show, *ConstantSelect, *Use, *Empty.
 type Statement interface{ statement() }
 
-// Select is a private aggregate query: SELECT agg [, agg ...] FROM table [WHERE predicate].
+// Select is a private aggregate query: SELECT agg [, agg ...] FROM table
+// [WHERE predicate], or a histogram (GroupBy set).
 type Select struct {
 	// Table is the catalog name of the table, in its declared spelling.
 	Table string
 	// Items are the output columns, in the client's order.
 	Items []Item
-	// Where is the conjunction of conditions; empty means every row.
+	// Where is the conjunction of conditions; empty means every row. A
+	// WHERE that is one condition or an AND of conditions (parentheses
+	// anywhere) is always given here, in the order written.
 	Where []Condition
-	// Boolean is set instead of Where when the predicate uses OR or NOT:
-	// only tables with an interactive domain can answer it (a count).
+	// Boolean is set instead of Where when the predicate uses OR or NOT
+	// (<>, NOT BETWEEN and NOT IN included): only tables with an
+	// interactive domain can answer it (a count).
 	Boolean *Predicate
 	// GroupBy is set for a histogram: SELECT FLOOR(col/w)*w AS b, COUNT(*)
-	// FROM t GROUP BY b. The result has one row per bucket.
+	// FROM t GROUP BY b. The result has one row per bucket, in ascending
+	// bucket order (the client may say ORDER BY b, and nothing else). Items
+	// then hold exactly one BucketKey item, on GroupBy.Column, and one or
+	// more CountRows items (range counts included), in the client's order.
 	GroupBy *Bucketing
 }
 
-// Predicate is a boolean combination of conditions.
+// Predicate is a boolean combination of conditions, as the client wrote
+// it with parentheses dropped and nested ANDs (ORs) flattened into one node.
+// It has SQL's meaning: a row is counted where the predicate is true, and a
+// leaf on a NULL column is neither true nor false, so NOT of it is not true
+// either (col <> 5 keeps no row where col is NULL).
 type Predicate struct {
 	Op PredicateOp
 	// Leaf is set for Op == Leaf.
@@ -54,7 +65,9 @@ const (
 )
 
 // Bucketing is GROUP BY FLOOR(col / Width) * Width (or FLOOR(col / Width),
-// Index set): equal-width buckets of a numeric column, aligned at 0.
+// Index set): equal-width buckets of a numeric column, aligned at 0. Width
+// is a positive finite number. In SQL, rows where the column is NULL form
+// one more group with a NULL key.
 type Bucketing struct {
 	Column string
 	Width  float64

@@ -1,0 +1,144 @@
+package sqlrewrite
+
+import (
+	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/opcode"
+
+	"github.com/dpproxy/dpproxy/internal/catalog"
+	"github.com/dpproxy/dpproxy/internal/dperr"
+)
+
+// mirrored is the comparison with its sides swapped: 3 < age is age > 3.
+var mirrored = map[opcode.Op]opcode.Op{
+	opcode.LT: opcode.GT, opcode.LE: opcode.GE, opcode.GT: opcode.LT, opcode.GE: opcode.LE,
+	opcode.EQ: opcode.EQ, opcode.NE: opcode.NE,
+}
+
+// comparison converts col op constant and constant op col. Both = and <>
+// give the condition col = constant; the caller negates <>.
+func (sc *scope) comparison(e *ast.BinaryOperationExpr, site conditionSite) (Condition, error) {
+	colSide, valSide, op := unparen(e.L), unparen(e.R), e.Op
+	if isRow(colSide) || isRow(valSide) {
+		return Condition{}, site.refuse("row comparisons")
+	}
+	if _, ok := colSide.(*ast.ColumnNameExpr); !ok {
+		colSide, valSide, op = valSide, colSide, mirrored[op]
+	}
+	col, err := sc.conditionColumn(site, colSide, valSide)
+	if err != nil {
+		return Condition{}, err
+	}
+	v, err := sc.constant(site, col, valSide)
+	if err != nil {
+		return Condition{}, err
+	}
+	if op == opcode.EQ || op == opcode.NE {
+		return Condition{Column: col.Name, In: []Value{v}}, nil
+	}
+	if !col.Numeric() {
+		return Condition{}, textRange(col)
+	}
+	r := &Range{}
+	switch op {
+	case opcode.GT, opcode.GE:
+		r.Lower, r.HasLower, r.LowerOpen = v.Num, true, op == opcode.GT
+	case opcode.LT, opcode.LE:
+		r.Upper, r.HasUpper, r.UpperOpen = v.Num, true, op == opcode.LT
+	}
+	return Condition{Column: col.Name, Range: r}, nil
+}
+
+// between converts col [NOT] BETWEEN a AND b to the closed range [a, b];
+// the caller negates NOT BETWEEN.
+func (sc *scope) between(e *ast.BetweenExpr, site conditionSite) (Condition, error) {
+	col, err := sc.conditionColumn(site, e.Expr, e.Left, e.Right)
+	if err != nil {
+		return Condition{}, err
+	}
+	if !col.Numeric() {
+		return Condition{}, textRange(col)
+	}
+	lo, err := sc.constant(site, col, e.Left)
+	if err != nil {
+		return Condition{}, err
+	}
+	hi, err := sc.constant(site, col, e.Right)
+	if err != nil {
+		return Condition{}, err
+	}
+	return Condition{Column: col.Name, Range: &Range{Lower: lo.Num, Upper: hi.Num, HasLower: true, HasUpper: true}}, nil
+}
+
+// in converts col [NOT] IN (constants); the caller negates NOT IN.
+func (sc *scope) in(e *ast.PatternInExpr, site conditionSite) (Condition, error) {
+	if e.Sel != nil {
+		return Condition{}, site.refuse("IN (subquery)")
+	}
+	col, err := sc.conditionColumn(site, e.Expr, e.List...)
+	if err != nil {
+		return Condition{}, err
+	}
+	c := Condition{Column: col.Name}
+	for _, item := range e.List {
+		v, err := sc.constant(site, col, item)
+		if err != nil {
+			return Condition{}, err
+		}
+		c.In = append(c.In, v)
+	}
+	return c, nil
+}
+
+// conditionColumn resolves the column a condition restricts; others are the
+// condition's other operands, used to explain a refusal.
+func (sc *scope) conditionColumn(site conditionSite, e ast.ExprNode, others ...ast.ExprNode) (*catalog.Column, error) {
+	if c, ok := unparen(e).(*ast.ColumnNameExpr); ok {
+		return sc.column(c.Name, site.clause)
+	}
+	all := append([]ast.ExprNode{e}, others...)
+	for _, o := range all {
+		if containsNode(o, isSubquery) {
+			return nil, site.refuse("a subquery")
+		}
+	}
+	for _, o := range all {
+		if containsNode(o, isAggregate) {
+			return nil, site.refuse("an aggregate")
+		}
+	}
+	for _, o := range all {
+		if containsNode(o, isColumn) {
+			return nil, site.refuse("a function or arithmetic of columns")
+		}
+	}
+	return nil, site.refuse("a condition without a column")
+}
+
+// constant reads a condition's constant, which must match the column's type.
+func (sc *scope) constant(site conditionSite, col *catalog.Column, e ast.ExprNode) (Value, error) {
+	v, ok := literal(e)
+	switch {
+	case !ok && containsNode(e, isSubquery):
+		return Value{}, site.refuse("a subquery")
+	case !ok && containsNode(e, isColumn):
+		return Value{}, site.refuse("comparing two columns")
+	case !ok:
+		return Value{}, site.refuse("a value that is not a literal number or string")
+	case v.Null:
+		return Value{}, site.refuse("comparison with NULL")
+	case v.IsText && col.Numeric():
+		return Value{}, dperr.New(dperr.Unsupported, "type mismatch: %s is a numeric column (%s) and takes numbers, not the string '%s'", col.Name, col.Type, v.Str)
+	case !v.IsText && !col.Numeric():
+		return Value{}, dperr.New(dperr.Unsupported, "type mismatch: %s is a text column and takes strings in quotes, not the number %g", col.Name, v.Num)
+	}
+	return v, nil
+}
+
+func isRow(e ast.ExprNode) bool {
+	_, ok := e.(*ast.RowExpr)
+	return ok
+}
+
+func textRange(col *catalog.Column) error {
+	return dperr.New(dperr.Unsupported, "range conditions on the text column %s are not supported: use = or IN", col.Name)
+}

@@ -1,0 +1,228 @@
+package sqlrewrite
+
+import (
+	"strings"
+
+	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/opcode"
+
+	"github.com/dpproxy/dpproxy/internal/dperr"
+)
+
+// histogram converts a SELECT with GROUP BY, which must be a histogram:
+//
+//	SELECT FLOOR(col / w) * w AS bucket, COUNT(*) FROM t [WHERE ...] GROUP BY bucket [ORDER BY bucket]
+//
+// The key item (also w * FLOOR(col / w), or FLOOR(col / w) for bucket
+// numbers) becomes a BucketKey item and sets sel.GroupBy; the other items,
+// before or after it, are COUNT(*) or range counts, at least one. GROUP BY
+// names the key by its alias, its position or the same expression; ORDER
+// BY, if present, names it the same way, ascending, which is the result's
+// order anyway. Everything else is refused with the histogram form.
+func (sc *scope) histogram(s *ast.SelectStmt, sel *Select) error {
+	g := s.GroupBy
+	switch {
+	case len(g.Items) != 1:
+		return refuseHistogram("GROUP BY %d keys", len(g.Items))
+	case g.Rollup:
+		return refuseHistogram("WITH ROLLUP")
+	case g.Items[0].Desc:
+		return refuseHistogram("GROUP BY ... DESC")
+	case s.Having != nil:
+		return refuseHistogram("HAVING")
+	case s.Limit != nil:
+		return refuseHistogram("LIMIT on a histogram")
+	}
+	fields := s.Fields.Fields
+	by := unparen(g.Items[0].Expr)
+	if err := sc.checkGroupBy(by, fields); err != nil {
+		return err
+	}
+	key, err := sc.histogramItems(fields, sel)
+	if err != nil {
+		return err
+	}
+	named, err := sc.namesKey(by, fields[key], key, sel.GroupBy, "group statement")
+	if err != nil {
+		return err
+	}
+	if !named {
+		return refuseHistogram("GROUP BY other than the bucket key %s", label(fields[key]))
+	}
+	if s.OrderBy == nil {
+		return nil
+	}
+	if len(s.OrderBy.Items) == 1 && !s.OrderBy.Items[0].Desc {
+		named, err = sc.namesKey(unparen(s.OrderBy.Items[0].Expr), fields[key], key, sel.GroupBy, "order clause")
+		if err != nil || named {
+			return err
+		}
+	}
+	return refuseHistogram("ORDER BY other than the bucket key %s ascending", label(fields[key]))
+}
+
+// checkGroupBy refuses a GROUP BY key that cannot name a bucket, before the
+// select list is read, so that the message is about GROUP BY: a column of
+// the table (MySQL resolves a GROUP BY name to a column before an alias),
+// an expression other than a bucket, an alias or position that does not
+// exist (UnknownColumn, as MySQL).
+func (sc *scope) checkGroupBy(by ast.ExprNode, fields []*ast.SelectField) error {
+	switch e := by.(type) {
+	case *ast.ColumnNameExpr:
+		if _, declared := sc.table.Column(e.Name.Name.O); declared || e.Name.Table.O != "" {
+			col, err := sc.column(e.Name, "group statement")
+			if err != nil {
+				return err
+			}
+			return refuseHistogram("GROUP BY the column %s (group by FLOOR(%s / w) * w)", col.Name, col.Name)
+		}
+		for _, f := range fields {
+			if strings.EqualFold(f.AsName.O, e.Name.Name.O) {
+				return nil
+			}
+		}
+		return unknownColumn(e.Name, "group statement")
+	case *ast.PositionExpr:
+		if e.P != nil {
+			return refuseHistogram("GROUP BY a parameter")
+		}
+		if e.N < 1 || e.N > len(fields) {
+			return dperr.New(dperr.UnknownColumn, "Unknown column '%d' in 'group statement'", e.N)
+		}
+		return nil
+	}
+	if isBucketShaped(by) {
+		return nil
+	}
+	if containsNode(by, isAggregate) {
+		return refuseHistogram("GROUP BY an aggregate")
+	}
+	return refuseHistogram("GROUP BY an expression other than FLOOR(col / w) * w")
+}
+
+// histogramItems converts the select list of a histogram and returns the
+// index of its key item.
+func (sc *scope) histogramItems(fields []*ast.SelectField, sel *Select) (key int, err error) {
+	key = -1
+	for i, f := range fields {
+		switch {
+		case f.WildCard != nil:
+			return -1, refuseHistogram("SELECT *")
+		case !isBucketShaped(unparen(f.Expr)):
+		case key >= 0:
+			return -1, refuseHistogram("a second bucket key %s", label(f))
+		default:
+			key = i
+		}
+	}
+	if key < 0 {
+		return -1, refuseHistogram("GROUP BY without the bucket key FLOOR(col / w) * w in the select list")
+	}
+	if len(fields) < 2 {
+		return -1, refuseHistogram("a histogram without COUNT(*)")
+	}
+	for i, f := range fields {
+		e := unparen(f.Expr)
+		if i == key {
+			if sel.GroupBy, err = sc.bucket(e, "field list"); err != nil {
+				return -1, err
+			}
+			sel.Items = append(sel.Items, Item{Label: label(f), Agg: Aggregate{Func: BucketKey, Column: sel.GroupBy.Column}})
+			continue
+		}
+		if !isAggregate(e) {
+			return -1, refuseHistogram("%s beside the bucket key", label(f))
+		}
+		agg, err := sc.aggregate(e)
+		if err != nil {
+			return -1, err
+		}
+		if agg.Func != CountRows {
+			return -1, refuseHistogram("%s beside the bucket key", label(f))
+		}
+		sel.Items = append(sel.Items, Item{Label: label(f), Agg: agg})
+	}
+	return key, nil
+}
+
+// namesKey reports whether a GROUP BY or ORDER BY expression names the key
+// item keyField, at index key, whose bucketing is b: by its alias (compared
+// as MySQL does, ignoring case), its 1-based position, or an expression
+// with the same bucketing.
+func (sc *scope) namesKey(e ast.ExprNode, keyField *ast.SelectField, key int, b *Bucketing, clause string) (bool, error) {
+	switch e := e.(type) {
+	case *ast.PositionExpr:
+		return e.P == nil && e.N == key+1, nil
+	case *ast.ColumnNameExpr:
+		return e.Name.Table.O == "" && keyField.AsName.O != "" && strings.EqualFold(e.Name.Name.O, keyField.AsName.O), nil
+	}
+	if !isBucketShaped(e) {
+		return false, nil
+	}
+	other, err := sc.bucket(e, clause)
+	if err != nil {
+		return false, err
+	}
+	return *other == *b, nil
+}
+
+// bucket converts a bucket expression (isBucketShaped): the column must be
+// declared and numeric, the width a positive number, and the multiplier,
+// if any, the same number.
+func (sc *scope) bucket(e ast.ExprNode, clause string) (*Bucketing, error) {
+	x, w, mult, _ := bucketParts(e)
+	col, err := sc.column(unparen(x).(*ast.ColumnNameExpr).Name, clause)
+	if err != nil {
+		return nil, err
+	}
+	if !col.Numeric() {
+		return nil, refuseHistogram("a bucket of the text column %s", col.Name)
+	}
+	width, ok := literal(w)
+	if !ok || width.IsText || width.Null || !(width.Num > 0) {
+		return nil, refuseHistogram("a bucket width w that is not a positive number")
+	}
+	if mult != nil {
+		if m, ok := literal(mult); !ok || m.IsText || m.Null || m.Num != width.Num {
+			return nil, refuseHistogram("FLOOR(col / w) multiplied by something other than w")
+		}
+	}
+	return &Bucketing{Column: col.Name, Width: width.Num, Index: mult == nil}, nil
+}
+
+// isBucketShaped reports whether e has the shape of a bucket expression,
+// FLOOR(col / w) * m, m * FLOOR(col / w) or FLOOR(col / w), whatever w and m.
+func isBucketShaped(e ast.ExprNode) bool {
+	x, _, _, ok := bucketParts(e)
+	return ok && isColumn(unparen(x))
+}
+
+// bucketParts splits FLOOR(x / w) * mult, mult * FLOOR(x / w) and
+// FLOOR(x / w) (mult nil); ok is false for any other shape.
+func bucketParts(e ast.ExprNode) (x, w, mult ast.ExprNode, ok bool) {
+	e = unparen(e)
+	if m, isMul := e.(*ast.BinaryOperationExpr); isMul && m.Op == opcode.Mul {
+		if x, w, ok := floorDiv(m.L); ok {
+			return x, w, m.R, true
+		}
+		if x, w, ok := floorDiv(m.R); ok {
+			return x, w, m.L, true
+		}
+		return nil, nil, nil, false
+	}
+	x, w, ok = floorDiv(e)
+	return x, w, nil, ok
+}
+
+// floorDiv splits FLOOR(x / w).
+func floorDiv(e ast.ExprNode) (x, w ast.ExprNode, ok bool) {
+	f, isCall := unparen(e).(*ast.FuncCallExpr)
+	if !isCall || f.FnName.L != "floor" || f.Schema.L != "" || len(f.Args) != 1 {
+		return nil, nil, false
+	}
+	d, isDiv := unparen(f.Args[0]).(*ast.BinaryOperationExpr)
+	if !isDiv || d.Op != opcode.Div {
+		return nil, nil, false
+	}
+	return d.L, d.R, true
+}
