@@ -1,0 +1,67 @@
+package catalog
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+const validConfig = `
+backend: {driver: postgres, dsn: "postgres://u@h/db?password=${DPPROXY_TEST_SECRET}"}
+users:
+  - {name: alice, password_hash: "*0123456789ABCDEF0123456789ABCDEF01234567", epsilon: 5, delta: 1.0e-6}
+tables:
+  - name: pums
+    epsilon: 20
+    columns:
+      - {name: age, type: integer, lower: 0, upper: 100}
+      - {name: state, type: text}
+`
+
+func TestParseConfigDefaultsAndEnv(t *testing.T) {
+	t.Setenv("DPPROXY_TEST_SECRET", "s3cret")
+	c, err := ParseConfig(strings.NewReader(validConfig))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Backend.DSN != "postgres://u@h/db?password=s3cret" {
+		t.Errorf("DSN: got %q", c.Backend.DSN)
+	}
+	if c.Listen != DefaultListen || c.Ledger.Driver != DriverSQLite || c.Privacy.DefaultEpsilon != DefaultEpsilon {
+		t.Errorf("defaults not applied: %+v", c)
+	}
+	tbl, ok := c.Table("PUMS")
+	if !ok || tbl.Source != "pums" {
+		t.Fatalf("table lookup: %v %+v", ok, tbl)
+	}
+	if col, ok := tbl.Column("Age"); !ok || !col.Numeric() {
+		t.Errorf("column lookup: %v %+v", ok, col)
+	}
+}
+
+// TestValidationNamesTheField changes one thing in a valid configuration
+// and checks the error names the field.
+func TestValidationNamesTheField(t *testing.T) {
+	for _, tc := range []struct{ from, to, field string }{
+		{"driver: postgres", "driver: oracle", "backend.driver"},
+		{"epsilon: 5", "epsilon: -1", "users[0].epsilon"},
+		{`"*0123456789ABCDEF0123456789ABCDEF01234567"`, `"secret"`, "users[0].password_hash"},
+		{"upper: 100", "upper: -5", "tables[0].columns[0]"},
+		{"{name: state, type: text}", "{name: state, type: blob}", "tables[0].columns[1].type"},
+		{"{name: state, type: text}", "{name: age, type: text}", "tables[0].columns[1].name"},
+		{"name: pums", "name: 'pu;ms'", "tables[0].name"},
+	} {
+		cfg := strings.Replace(validConfig, tc.from, tc.to, 1)
+		_, err := ParseConfig(strings.NewReader(cfg))
+		var ve *ValidationError
+		if !errors.As(err, &ve) || ve.Field != tc.field {
+			t.Errorf("%s → %s: got %v, want an error naming %s", tc.from, tc.to, err, tc.field)
+		}
+	}
+}
+
+func TestUnknownFieldsAreErrors(t *testing.T) {
+	if _, err := ParseConfig(strings.NewReader(validConfig + "listn: 1.2.3.4:5\n")); err == nil {
+		t.Error("a misspelt field was accepted")
+	}
+}
