@@ -121,6 +121,25 @@ func (s *Snapshot) Histogram(ctx context.Context, f sqlrewrite.Fetch) ([]int64, 
 	return s.b.histogram(ctx, s.tx, f)
 }
 
+// Pairs runs a pairs fetch and returns every row's clamped (y, x).
+func (s *Snapshot) Pairs(ctx context.Context, f sqlrewrite.Fetch) ([][2]float64, error) {
+	if f.Pairs == nil {
+		return nil, dperr.New(dperr.Internal, "internal error: pairs fetch without pairs")
+	}
+	var out [][2]float64
+	err := s.b.query(ctx, s.tx, f, func(rows *sql.Rows) error {
+		for rows.Next() {
+			var p [2]float64
+			if err := rows.Scan(&p[0], &p[1]); err != nil {
+				return err
+			}
+			out = append(out, p)
+		}
+		return nil
+	})
+	return out, err
+}
+
 // queryer is a pool or a transaction.
 type queryer interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)

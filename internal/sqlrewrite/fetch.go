@@ -12,10 +12,11 @@ type Fetch struct {
 	// column names in its leaves), ANDed with Filter. It has SQL's meaning:
 	// a row whose column is NULL satisfies neither a leaf nor its NOT.
 	Boolean *Predicate
-	// Exactly one of Summary, Window and Histogram is set.
+	// Exactly one of Summary, Window, Histogram and Pairs is set.
 	Summary   []SummaryTerm
 	Window    *Window
 	Histogram *Histogram
+	Pairs     *Pairs
 }
 
 // TermKind is a summary aggregate the database computes.
@@ -48,6 +49,18 @@ type Window struct {
 	Lower, Upper float64
 	Offset       int64
 	Limit        int64
+	// Sum asks for one number instead of the values: their sum, computed by
+	// the database (0 for an empty window).
+	Sum bool
+}
+
+// Pairs asks for every row's (Y, X), each clamped to its bounds, over the
+// rows where both are non-NULL, in no particular order: what the
+// regression mechanisms need (they read every row; the plan says so).
+type Pairs struct {
+	Y, X           string
+	YLower, YUpper float64
+	XLower, XUpper float64
 }
 
 // Histogram asks for the count of rows per bin of Column clamped to

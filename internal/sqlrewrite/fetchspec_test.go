@@ -23,7 +23,8 @@ import (
 //	summary count(age)                      CountNonNull
 //	summary sum(age) [0, 100]               ClampedSum
 //	summary sumsq(age) [0, 100]             ClampedSumSquares
-//	window age [0, 100] offset 10 limit 5   Window
+//	window age [0, 100] offset 10 limit 5   Window (a trailing " sum": Sum)
+//	pairs income [0, 500000] age [0, 100]  Pairs (y then x)
 //	histogram income [0, 500000] bins 10    Histogram
 func parseFetch(input string) (sqlrewrite.Fetch, error) {
 	var f sqlrewrite.Fetch
@@ -44,7 +45,8 @@ var (
 	rangePrefix   = regexp.MustCompile(`^(\S+) ([\[(])([^\s,]+), ([^\s\])]+)([\])])`)
 	countAllLine  = regexp.MustCompile(`^summary count\(\*\)$`)
 	termLine      = regexp.MustCompile(`^summary (count|sum|sumsq)\((\S+)\)(?: \[(\S+), (\S+)\])?$`)
-	windowLine    = regexp.MustCompile(`^window (\S+) \[(\S+), (\S+)\] offset (-?\d+) limit (-?\d+)$`)
+	windowLine    = regexp.MustCompile(`^window (\S+) \[(\S+), (\S+)\] offset (-?\d+) limit (-?\d+)( sum)?$`)
+	pairsLine     = regexp.MustCompile(`^pairs (\S+) \[(\S+), (\S+)\] (\S+) \[(\S+), (\S+)\]$`)
 	histogramLine = regexp.MustCompile(`^histogram (\S+) \[(\S+), (\S+)\] bins (-?\d+)$`)
 )
 
@@ -86,7 +88,12 @@ func parseFetchLine(f *sqlrewrite.Fetch, line string) error {
 	}
 	if m := windowLine.FindStringSubmatch(line); m != nil {
 		f.Window = &sqlrewrite.Window{Column: m[1], Lower: nums.float(m[2]), Upper: nums.float(m[3]),
-			Offset: nums.int(m[4]), Limit: nums.int(m[5])}
+			Offset: nums.int(m[4]), Limit: nums.int(m[5]), Sum: m[6] != ""}
+		return nums.err
+	}
+	if m := pairsLine.FindStringSubmatch(line); m != nil {
+		f.Pairs = &sqlrewrite.Pairs{Y: m[1], YLower: nums.float(m[2]), YUpper: nums.float(m[3]),
+			X: m[4], XLower: nums.float(m[5]), XUpper: nums.float(m[6])}
 		return nums.err
 	}
 	if m := histogramLine.FindStringSubmatch(line); m != nil {

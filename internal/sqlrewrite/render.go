@@ -41,19 +41,21 @@ func Render(f Fetch, d Dialect) (query string, args []any, err error) {
 	}
 	r := &renderer{spec: spec}
 	var set int
-	for _, isSet := range []bool{len(f.Summary) > 0, f.Window != nil, f.Histogram != nil} {
+	for _, isSet := range []bool{len(f.Summary) > 0, f.Window != nil, f.Histogram != nil, f.Pairs != nil} {
 		if isSet {
 			set++
 		}
 	}
 	if set != 1 {
-		return "", nil, errors.New("sqlrewrite: a fetch needs exactly one of Summary, Window and Histogram")
+		return "", nil, errors.New("sqlrewrite: a fetch needs exactly one of Summary, Window, Histogram and Pairs")
 	}
 	switch {
 	case len(f.Summary) > 0:
 		query, err = r.summary(f)
 	case f.Window != nil:
 		query, err = r.window(f)
+	case f.Pairs != nil:
+		query, err = r.pairs(f)
 	default:
 		query, err = r.histogram(f)
 	}
@@ -132,8 +134,37 @@ func (r *renderer) window(f Fetch) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return "SELECT " + v + from + " ORDER BY " + col +
-		" LIMIT " + strconv.FormatInt(w.Limit, 10) + " OFFSET " + strconv.FormatInt(w.Offset, 10), nil
+	ranks := " ORDER BY " + col + " LIMIT " + strconv.FormatInt(w.Limit, 10) + " OFFSET " + strconv.FormatInt(w.Offset, 10)
+	if w.Sum {
+		return "SELECT COALESCE(SUM(v), 0) FROM (SELECT " + v + " AS v" + from + ranks + ") AS w", nil
+	}
+	return "SELECT " + v + from + ranks, nil
+}
+
+// pairs renders SELECT clamp(y), clamp(x) over the rows where both are set.
+func (r *renderer) pairs(f Fetch) (string, error) {
+	p := f.Pairs
+	y, err := r.spec.ident(p.Y)
+	if err != nil {
+		return "", err
+	}
+	x, err := r.spec.ident(p.X)
+	if err != nil {
+		return "", err
+	}
+	cy, err := r.clamp(y, p.YLower, p.YUpper)
+	if err != nil {
+		return "", err
+	}
+	cx, err := r.clamp(x, p.XLower, p.XUpper)
+	if err != nil {
+		return "", err
+	}
+	from, err := r.from(f, y)
+	if err != nil {
+		return "", err
+	}
+	return "SELECT " + cy + ", " + cx + from + " AND " + x + " IS NOT NULL", nil
 }
 
 func (r *renderer) histogram(f Fetch) (string, error) {

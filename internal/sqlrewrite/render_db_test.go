@@ -1,6 +1,7 @@
 package sqlrewrite_test
 
 import (
+	"cmp"
 	"database/sql"
 	"fmt"
 	"math"
@@ -193,6 +194,12 @@ func fetchCases(table string) []fetchCase {
 			})},
 		{"histogram-boolean", sqlrewrite.Fetch{Table: table, Boolean: anyOf, Histogram: &sqlrewrite.Histogram{Column: "x", Lower: 0, Upper: 100, Bins: 10}},
 			wantHistogram(&sqlrewrite.Histogram{Column: "x", Lower: 0, Upper: 100, Bins: 10}, keepAnyOf)},
+		{"window-sum", sqlrewrite.Fetch{Table: table, Filter: filter, Window: &sqlrewrite.Window{Column: "x", Lower: 0, Upper: 50, Offset: 2, Limit: 5, Sum: true}},
+			wantWindowSum(&sqlrewrite.Window{Column: "x", Lower: 0, Upper: 50, Offset: 2, Limit: 5}, keep)},
+		{"window-sum-empty", sqlrewrite.Fetch{Table: table, Window: &sqlrewrite.Window{Column: "x", Lower: 0, Upper: 1, Offset: 10000, Limit: 5, Sum: true}},
+			func([]row) []float64 { return []float64{0} }},
+		{"pairs", sqlrewrite.Fetch{Table: table, Filter: filter[:1], Pairs: &sqlrewrite.Pairs{Y: "x", X: "k", YLower: 0, YUpper: 50, XLower: 1.5, XUpper: 3}},
+			wantPairs(func(r row) bool { return r.k >= 1 && float64(r.k) < 5.5 })},
 		{"histogram-negative", sqlrewrite.Fetch{Table: table, Histogram: &sqlrewrite.Histogram{Column: "x", Lower: -15.5, Upper: -0.3, Bins: 3}},
 			wantHistogram(&sqlrewrite.Histogram{Column: "x", Lower: -15.5, Upper: -0.3, Bins: 3}, all)},
 	}
@@ -252,6 +259,44 @@ func wantWindow(w *sqlrewrite.Window, keep func(row) bool) func([]row) []float64
 	}
 }
 
+func wantWindowSum(w *sqlrewrite.Window, keep func(row) bool) func([]row) []float64 {
+	return func(rows []row) []float64 {
+		var sum float64
+		for _, v := range wantWindow(w, keep)(rows) {
+			sum += v
+		}
+		return []float64{sum}
+	}
+}
+
+// wantPairs is (clamp(x, 0, 50), clamp(k, 1.5, 3)) over the kept rows
+// where x is set, sorted like runFetch sorts pairs.
+func wantPairs(keep func(row) bool) func([]row) []float64 {
+	return func(rows []row) []float64 {
+		var ps [][2]float64
+		for _, r := range rows {
+			if r.x != nil && keep(r) {
+				ps = append(ps, [2]float64{clamp(*r.x, 0, 50), clamp(float64(r.k), 1.5, 3)})
+			}
+		}
+		return flattenPairs(ps)
+	}
+}
+
+func flattenPairs(ps [][2]float64) []float64 {
+	slices.SortFunc(ps, func(a, b [2]float64) int {
+		if c := cmp.Compare(a[0], b[0]); c != 0 {
+			return c
+		}
+		return cmp.Compare(a[1], b[1])
+	})
+	var out []float64
+	for _, p := range ps {
+		out = append(out, p[0], p[1])
+	}
+	return out
+}
+
 func wantHistogram(h *sqlrewrite.Histogram, keep func(row) bool) func([]row) []float64 {
 	return func(rows []row) []float64 {
 		counts := make([]float64, h.Bins)
@@ -282,6 +327,7 @@ func runFetch(db *sql.DB, f sqlrewrite.Fetch, query string, args []any) ([]float
 	var out []float64
 	type pair struct{ bin, n int64 }
 	var bins []pair
+	var pairs [][2]float64
 	for rows.Next() {
 		switch {
 		case len(f.Summary) > 0:
@@ -305,6 +351,12 @@ func runFetch(db *sql.DB, f sqlrewrite.Fetch, query string, args []any) ([]float
 				return nil, err
 			}
 			out = append(out, v)
+		case f.Pairs != nil:
+			var p [2]float64
+			if err := rows.Scan(&p[0], &p[1]); err != nil {
+				return nil, err
+			}
+			pairs = append(pairs, p)
 		default:
 			var p pair
 			if err := rows.Scan(&p.bin, &p.n); err != nil {
@@ -312,6 +364,9 @@ func runFetch(db *sql.DB, f sqlrewrite.Fetch, query string, args []any) ([]float
 			}
 			bins = append(bins, p)
 		}
+	}
+	if f.Pairs != nil {
+		return flattenPairs(pairs), rows.Err()
 	}
 	slices.SortFunc(bins, func(a, b pair) int { return int(a.bin - b.bin) })
 	for _, p := range bins {
