@@ -148,7 +148,7 @@ func (e *Executor) release(ctx context.Context, plan *planner.Plan, src mech.Sou
 		if err != nil {
 			return nil, mechanismError(r, err)
 		}
-		var fetched [][]float64
+		var fetched []planner.Fetched
 		for round := 0; ; round++ {
 			more, done, est, err := step.Advance(src, fetched)
 			if err != nil {
@@ -161,10 +161,15 @@ func (e *Executor) release(ctx context.Context, plan *planner.Plan, src mech.Sou
 			if round == maxRounds {
 				return nil, dperr.New(dperr.Internal, "internal error: mechanism %s asked for too many fetches", r.Mechanism.Name())
 			}
-			fetched = make([][]float64, len(more))
-			for k, w := range more {
+			fetched = make([]planner.Fetched, len(more))
+			for k, f := range more {
 				*readData = true
-				if fetched[k], err = snap.Window(ctx, e.fetch(plan, sqlrewrite.Fetch{Window: w})); err != nil {
+				if f.Pairs != nil {
+					fetched[k].Pairs, err = snap.Pairs(ctx, e.fetch(plan, f))
+				} else {
+					fetched[k].Values, err = snap.Window(ctx, e.fetch(plan, f))
+				}
+				if err != nil {
 					return nil, err
 				}
 			}
@@ -173,7 +178,7 @@ func (e *Executor) release(ctx context.Context, plan *planner.Plan, src mech.Sou
 	return released, nil
 }
 
-// fetch completes f with the plan's table and filter.
+// fetch completes a request with the plan's table and filter.
 func (e *Executor) fetch(plan *planner.Plan, f sqlrewrite.Fetch) sqlrewrite.Fetch {
 	f.Table, f.Filter = plan.Table.Source, plan.Filter
 	return f

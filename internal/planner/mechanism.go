@@ -40,30 +40,39 @@ type Mechanism interface {
 
 // Step is a release in progress.
 type Step interface {
-	// Advance takes the windows asked for by the previous call (nil the
-	// first time, then one slice per window, in order) and either asks for
-	// more windows or, when done, returns the estimate.
-	Advance(src mech.Source, fetched [][]float64) (more []*sqlrewrite.Window, done bool, est Estimate, err error)
+	// Advance takes what the previous call asked for (nil the first time,
+	// then one Fetched per request, in order) and either asks for more or,
+	// when done, returns the estimate. A request is a Window (its values, or
+	// their sum) or Pairs; the executor fills in the table and filter.
+	Advance(src mech.Source, fetched []Fetched) (more []sqlrewrite.Fetch, done bool, est Estimate, err error)
+}
+
+// Fetched is the answer to one request of a Step.
+type Fetched struct {
+	// Values are a window's values (one value, the sum, for a Sum window).
+	Values []float64
+	// Pairs are the (y, x) rows of a Pairs request.
+	Pairs [][2]float64
 }
 
 // finished is a Step that is already done.
 type finished struct{ est Estimate }
 
-func (f finished) Advance(mech.Source, [][]float64) ([]*sqlrewrite.Window, bool, Estimate, error) {
+func (f finished) Advance(mech.Source, []Fetched) ([]sqlrewrite.Fetch, bool, Estimate, error) {
 	return nil, true, f.est, nil
 }
 
-// windowed is a Step that fetches some windows once and then finishes.
-type windowed struct {
-	windows []*sqlrewrite.Window
-	finish  func(src mech.Source, fetched [][]float64) (Estimate, error)
+// once is a Step that makes its requests once and then finishes.
+type once struct {
+	requests []sqlrewrite.Fetch
+	finish   func(src mech.Source, fetched []Fetched) (Estimate, error)
 }
 
-func (w *windowed) Advance(src mech.Source, fetched [][]float64) ([]*sqlrewrite.Window, bool, Estimate, error) {
-	if fetched == nil && len(w.windows) > 0 {
-		return w.windows, false, Estimate{}, nil
+func (o *once) Advance(src mech.Source, fetched []Fetched) ([]sqlrewrite.Fetch, bool, Estimate, error) {
+	if fetched == nil && len(o.requests) > 0 {
+		return o.requests, false, Estimate{}, nil
 	}
-	est, err := w.finish(src, fetched)
+	est, err := o.finish(src, fetched)
 	return nil, true, est, err
 }
 

@@ -67,15 +67,15 @@ func (m piecewiseMechanism) Start(src mech.Source, r *Release, terms []float64, 
 	sketch.CenteredSum = terms[1] - float64(n)*mid
 	sketch.CenteredSumSquares = math.Max(terms[2]-2*mid*terms[1]+float64(n)*mid*mid, 0)
 	k := min(v.Extremes(), n)
-	step := &windowed{finish: func(src mech.Source, fetched [][]float64) (Estimate, error) {
+	step := &once{finish: func(src mech.Source, fetched []Fetched) (Estimate, error) {
 		if len(fetched) == 2 {
-			sketch.Smallest, sketch.Largest = fetched[0], fetched[1]
+			sketch.Smallest, sketch.Largest = fetched[0].Values, fetched[1].Values
 		}
 		value, err := v.Release(src, sketch)
 		return Estimate{Value: value}, err
 	}}
 	if k > 0 {
-		step.windows = []*sqlrewrite.Window{
+		step.requests = []sqlrewrite.Fetch{
 			rankWindow(r, mech.RankRange{First: 1, Last: k}),
 			rankWindow(r, mech.RankRange{First: n - k + 1, Last: n}),
 		}

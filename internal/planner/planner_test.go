@@ -172,15 +172,16 @@ func runRelease(src rand.Source, r *planner.Release, sorted []float64, term func
 	if err != nil {
 		return planner.Estimate{}, err
 	}
-	var fetched [][]float64
+	var fetched []planner.Fetched
 	for {
 		more, done, est, err := step.Advance(src, fetched)
 		if err != nil || done {
 			return est, err
 		}
 		fetched = nil
-		for _, w := range more {
-			fetched = append(fetched, sorted[w.Offset:w.Offset+w.Limit])
+		for _, f := range more {
+			w := f.Window
+			fetched = append(fetched, planner.Fetched{Values: sorted[w.Offset : w.Offset+w.Limit]})
 		}
 	}
 }

@@ -76,16 +76,16 @@ func (preprocessMechanism) Start(src mech.Source, r *Release, terms []float64, _
 			return nil, err
 		}
 		ranks := m.Window().Ranks(n)
-		step := &windowed{finish: func(src mech.Source, fetched [][]float64) (Estimate, error) {
+		step := &once{finish: func(src mech.Source, fetched []Fetched) (Estimate, error) {
 			w := mech.SortedWindow{Count: n, First: ranks.First}
 			if len(fetched) > 0 {
-				w.Values = fetched[0]
+				w.Values = fetched[0].Values
 			}
 			v, err := m.Release(src, w)
 			return laplaceEstimate(v, m.Scale()), err
 		}}
 		if ranks.Len() > 0 {
-			step.windows = []*sqlrewrite.Window{rankWindow(r, ranks)}
+			step.requests = []sqlrewrite.Fetch{rankWindow(r, ranks)}
 		}
 		return step, nil
 	case StatMean, StatVariance:
@@ -132,7 +132,7 @@ type summaryStep struct {
 	phase int
 }
 
-func (st *summaryStep) Advance(src mech.Source, fetched [][]float64) ([]*sqlrewrite.Window, bool, Estimate, error) {
+func (st *summaryStep) Advance(src mech.Source, fetched []Fetched) ([]sqlrewrite.Fetch, bool, Estimate, error) {
 	n := st.s.Count
 	if n == 0 {
 		v, err := st.m.Release(src, st.s, nil)
@@ -141,24 +141,24 @@ func (st *summaryStep) Advance(src mech.Source, fetched [][]float64) ([]*sqlrewr
 	switch st.phase {
 	case 0:
 		st.phase = 1
-		return []*sqlrewrite.Window{rankWindow(st.r, mech.RankRange{First: 1, Last: 1}), rankWindow(st.r, mech.RankRange{First: n, Last: n})}, false, Estimate{}, nil
+		return []sqlrewrite.Fetch{rankWindow(st.r, mech.RankRange{First: 1, Last: 1}), rankWindow(st.r, mech.RankRange{First: n, Last: n})}, false, Estimate{}, nil
 	case 1:
-		if len(fetched) != 2 || len(fetched[0]) != 1 || len(fetched[1]) != 1 {
+		if len(fetched) != 2 || len(fetched[0].Values) != 1 || len(fetched[1].Values) != 1 {
 			return nil, false, Estimate{}, fmt.Errorf("preprocess: minimum and maximum not fetched")
 		}
-		st.s.Min, st.s.Max = fetched[0][0], fetched[1][0]
+		st.s.Min, st.s.Max = fetched[0].Values[0], fetched[1].Values[0]
 		needs, err := st.m.NeedsRows(st.s)
 		if err != nil {
 			return nil, false, Estimate{}, err
 		}
 		if needs {
 			st.phase = 2
-			return []*sqlrewrite.Window{rankWindow(st.r, mech.RankRange{First: 1, Last: n})}, false, Estimate{}, nil
+			return []sqlrewrite.Fetch{rankWindow(st.r, mech.RankRange{First: 1, Last: n})}, false, Estimate{}, nil
 		}
 		v, err := st.m.Release(src, st.s, nil)
 		return nil, true, laplaceEstimate(v, st.m.Scale()), err
 	}
-	v, err := st.m.Release(src, st.s, fetched[0])
+	v, err := st.m.Release(src, st.s, fetched[0].Values)
 	return nil, true, laplaceEstimate(v, st.m.Scale()), err
 }
 

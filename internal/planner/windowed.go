@@ -15,11 +15,11 @@ func countTerm(r *Release) sqlrewrite.SummaryTerm {
 	return sqlrewrite.SummaryTerm{Kind: sqlrewrite.CountNonNull, Column: r.Stat.Column.Source}
 }
 
-// rankWindow is the fetch of the 1-based ranks [first, last] among the
-// column's values (a 0-based OFFSET/LIMIT for the database).
-func rankWindow(r *Release, ranks mech.RankRange) *sqlrewrite.Window {
+// rankWindow is the request for the values of the 1-based ranks [first,
+// last] among the column's values (a 0-based OFFSET/LIMIT for the database).
+func rankWindow(r *Release, ranks mech.RankRange) sqlrewrite.Fetch {
 	b := columnBounds(r)
-	return &sqlrewrite.Window{Column: r.Stat.Column.Source, Lower: b.Lower, Upper: b.Upper, Offset: ranks.First - 1, Limit: ranks.Len()}
+	return sqlrewrite.Fetch{Window: &sqlrewrite.Window{Column: r.Stat.Column.Source, Lower: b.Lower, Upper: b.Upper, Offset: ranks.First - 1, Limit: ranks.Len()}}
 }
 
 // isInteger reports whether the release's column holds integers (ties are
@@ -73,16 +73,16 @@ func (m quantileMechanism) Start(_ mech.Source, r *Release, terms []float64, _ [
 	}
 	n := int64(math.Round(terms[0]))
 	ranks := q.Window().Ranks(n)
-	step := &windowed{finish: func(src mech.Source, fetched [][]float64) (Estimate, error) {
+	step := &once{finish: func(src mech.Source, fetched []Fetched) (Estimate, error) {
 		w := mech.SortedWindow{Count: n, First: ranks.First}
 		if len(fetched) > 0 {
-			w.Values = fetched[0]
+			w.Values = fetched[0].Values
 		}
 		v, err := q.Release(src, w)
 		return Estimate{Value: v}, err
 	}}
 	if ranks.Len() > 0 { // with no values the mechanism answers from the empty window
-		step.windows = []*sqlrewrite.Window{rankWindow(r, ranks)}
+		step.requests = []sqlrewrite.Fetch{rankWindow(r, ranks)}
 	}
 	return step, nil
 }
