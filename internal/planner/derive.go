@@ -73,6 +73,12 @@ func (o *Output) Evaluate(released []Estimate) (Value, error) {
 func (o *Output) direct(args []Estimate) Value {
 	v := Value{Estimate: args[0]}
 	lo, hi := o.bounds().Lower, o.bounds().Upper
+	switch o.Agg.Func {
+	case sqlrewrite.IQR:
+		lo, hi = 0, hi-lo
+	case sqlrewrite.RegrSlope, sqlrewrite.RegrIntercept:
+		return v // limited to the coefficient bounds by the mechanism
+	}
 	if o.isVariance() {
 		lo, hi = 0, o.varianceLimit()
 		if o.Sample && len(args) > 1 {

@@ -22,8 +22,14 @@ func (p *Plan) Explain() (columns []string, rows [][]any) {
 		rows = append(rows, []any{int64(step), "release", r.Stat.String(), r.Mechanism.Name(),
 			display(r.Epsilon), display(r.Delta), r.Mechanism.Guarantee() + "; reads " + r.Mechanism.Reads(r)})
 	}
-	for _, o := range p.Outputs {
+	firstSynopsis := step
+	step, rows = p.Synopsis.explainSynopses(step, rows)
+	for i, o := range p.Outputs {
 		step++
+		if o.Derive == FromSynopsis {
+			rows = append(rows, []any{int64(step), "output", o.Label, "post-processing", 0.0, 0.0, p.Synopsis.explainOutput(i, firstSynopsis)})
+			continue
+		}
 		args := make([]string, len(o.Args))
 		for i, a := range o.Args {
 			args[i] = "#" + strconv.Itoa(a+1)
@@ -41,7 +47,7 @@ func (p *Plan) Explain() (columns []string, rows [][]any) {
 		filter = fmt.Sprintf("%d condition(s)", len(p.Filter))
 	}
 	rows = append(rows, []any{int64(step), "total", p.Table.Name, "", display(p.Cost.Epsilon), display(p.Cost.Delta),
-		fmt.Sprintf("basic composition over %d release(s); filter: %s", len(p.Releases), filter)})
+		fmt.Sprintf("basic composition over %d release(s); filter: %s", len(p.Releases), filter) + p.Synopsis.explainTotal()})
 	return columns, rows
 }
 

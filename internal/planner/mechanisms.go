@@ -2,7 +2,8 @@ package planner
 
 // standardMechanisms are the mechanisms SET @dp_mechanism can name.
 func standardMechanisms() []Mechanism {
-	return []Mechanism{laplaceMechanism{}, exponentialMechanism{}, piecewiseMechanism{}, inverseQuantile, smoothMedian, preprocessMechanism{}}
+	return []Mechanism{laplaceMechanism{}, exponentialMechanism{}, piecewiseMechanism{}, inverseQuantile, smoothMedian,
+		preprocessMechanism{}, ptrMechanism{}, trimmedMechanism{}}
 }
 
 // defaultMechanism is the mechanism "auto" uses for a statistic: a rule on
@@ -13,6 +14,8 @@ func (p *Planner) defaultMechanism(s Statistic) Mechanism {
 		return laplaceMechanism{}
 	case StatQuantile:
 		return exponentialMechanism{}
+	case StatIQR, StatRegression:
+		return ptrMechanism{}
 	}
 	return nil
 }

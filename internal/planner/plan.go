@@ -13,6 +13,11 @@
 // those by post-processing, which costs no budget. The statement's ε is split
 // evenly over the distinct releases (basic sequential composition), so asking
 // for STDDEV next to VARIANCE costs nothing extra.
+//
+// Range counts and histograms on a column with a histogram domain are
+// answered from stored synopses, by the rule written at SynopsisPlan
+// (synopsis.go): they cost nothing, except the one-time ε of building a
+// synopsis, which EXPLAIN shows.
 package planner
 
 import (
@@ -32,6 +37,8 @@ type Settings struct {
 	Delta float64
 	// Mechanism is "auto" or the name of a mechanism to use wherever it applies.
 	Mechanism string
+	// Trim is the total fraction α the trimmed mean drops (SET @dp_trim).
+	Trim float64
 }
 
 // Cost is a privacy cost under basic composition.
@@ -49,6 +56,8 @@ type Plan struct {
 	Outputs []Output
 	// Cost is the sum of the releases' costs.
 	Cost Cost
+	// Synopsis, if set, answers some outputs from synopses (synopsis.go).
+	Synopsis *SynopsisPlan
 }
 
 // StatKind is a statistic of the filtered rows that a mechanism releases.
@@ -70,12 +79,17 @@ const (
 	StatVariance
 	// StatQuantile is the Quantile-th quantile of Column.
 	StatQuantile
+	// StatIQR is the interquartile range of Column (a private scale).
+	StatIQR
+	// StatRegression is coefficient Coefficient (0 the intercept, 1 the
+	// slope) of the least-squares line of Column (y) on Column2 (x).
+	StatRegression
 )
 
 var statNames = map[StatKind]string{
 	StatCount: "count", StatSum: "sum", StatCenteredSum: "centred sum",
 	StatCenteredSumSquares: "centred sum of squares", StatMean: "mean",
-	StatVariance: "variance", StatQuantile: "quantile",
+	StatVariance: "variance", StatQuantile: "quantile", StatIQR: "iqr", StatRegression: "regression",
 }
 
 // Statistic identifies what a release estimates.
@@ -84,6 +98,9 @@ type Statistic struct {
 	// Column is nil for the row count.
 	Column   *catalog.Column
 	Quantile float64
+	// Column2 and Coefficient are set for StatRegression.
+	Column2     *catalog.Column
+	Coefficient int
 }
 
 // String renders the statistic for plans and warnings, e.g. "quantile(income, 0.5)".
@@ -92,8 +109,11 @@ func (s Statistic) String() string {
 	if s.Column != nil {
 		col = s.Column.Name
 	}
-	if s.Kind == StatQuantile {
+	switch s.Kind {
+	case StatQuantile:
 		return fmt.Sprintf("%s(%s, %g)", statNames[s.Kind], col, s.Quantile)
+	case StatRegression:
+		return fmt.Sprintf("%s(%s, %s)", []string{"regr_intercept", "regr_slope"}[s.Coefficient], col, s.Column2.Name)
 	}
 	return fmt.Sprintf("%s(%s)", statNames[s.Kind], col)
 }
@@ -105,6 +125,8 @@ type Release struct {
 	Mechanism Mechanism
 	Epsilon   float64
 	Delta     float64
+	// Trim is the trimmed mean's α, from Settings.
+	Trim float64
 }
 
 // DeriveKind says how an output column is computed from releases.
@@ -188,19 +210,15 @@ func (p *Planner) Plan(sel *sqlrewrite.Select, s Settings) (*Plan, error) {
 	if s.Mechanism != "" && s.Mechanism != "auto" && forced == nil {
 		return nil, dperr.New(dperr.InvalidValue, "unknown mechanism %q; valid: %s", s.Mechanism, strings.Join(p.MechanismNames(), ", "))
 	}
-	switch {
-	case sel.Boolean != nil:
+	if sel.Boolean != nil {
 		return nil, dperr.New(dperr.Unsupported, "OR and NOT in WHERE are not supported on table %s; use an AND of range and equality conditions", t.Name)
-	case sel.GroupBy != nil:
-		return nil, dperr.New(dperr.Unsupported, "GROUP BY histograms are not supported on table %s", t.Name)
 	}
-	for _, item := range sel.Items {
-		if len(item.Agg.Where) > 0 {
-			return nil, dperr.New(dperr.Unsupported, "conditional aggregates such as %s are not supported on table %s; put the condition in WHERE", item.Label, t.Name)
-		}
+	synopses, err := p.planSynopses(sel, t, forced)
+	if err != nil {
+		return nil, err
 	}
 	b := builder{planner: p, table: t, forced: forced}
-	plan := &Plan{Table: t}
+	plan := &Plan{Table: t, Synopsis: synopses}
 	for _, c := range sel.Where {
 		col, ok := t.Column(c.Column)
 		if !ok {
@@ -209,17 +227,24 @@ func (p *Planner) Plan(sel *sqlrewrite.Select, s Settings) (*Plan, error) {
 		c.Column = col.Source
 		plan.Filter = append(plan.Filter, c)
 	}
-	for _, item := range sel.Items {
+	for i, item := range sel.Items {
+		if synopses != nil && synopses.Answers[i] != nil {
+			plan.Outputs = append(plan.Outputs, Output{Label: item.Label, Agg: item.Agg, Derive: FromSynopsis, Integer: true})
+			continue
+		}
 		out, err := b.output(item)
 		if err != nil {
 			return nil, err
 		}
 		plan.Outputs = append(plan.Outputs, out)
 	}
-	if forced != nil && !b.forcedUsed {
+	if forced != nil && !b.forcedUsed && (synopses == nil || len(b.releases) > 0) {
 		return nil, dperr.New(dperr.Unsupported, "mechanism %q answers none of these aggregates; it answers %s", forced.Name(), describeSupport(forced))
 	}
 	plan.Releases = b.releases
+	for _, r := range plan.Releases {
+		r.Trim = s.Trim
+	}
 	// Even split over the distinct releases; a mechanism that needs δ gets an
 	// equal share of the statement's δ.
 	var needDelta int
@@ -240,7 +265,9 @@ func (p *Planner) Plan(sel *sqlrewrite.Select, s Settings) (*Plan, error) {
 		plan.Cost.Delta += r.Delta
 	}
 	// Report the statement's ε exactly, not the float sum of its shares.
-	plan.Cost.Epsilon = s.Epsilon
+	if len(plan.Releases) > 0 {
+		plan.Cost.Epsilon = s.Epsilon
+	}
 	return plan, nil
 }
 
@@ -361,6 +388,20 @@ func (b *builder) output(item sqlrewrite.Item) (Output, error) {
 	case sqlrewrite.Median, sqlrewrite.Percentile:
 		out.Derive = Direct
 		err = add(Statistic{Kind: StatQuantile, Column: col, Quantile: agg.Quantile})
+	case sqlrewrite.IQR:
+		out.Derive = Direct
+		err = add(Statistic{Kind: StatIQR, Column: col})
+	case sqlrewrite.RegrSlope, sqlrewrite.RegrIntercept:
+		x, ok := b.table.Column(agg.Column2)
+		if !ok {
+			return out, dperr.New(dperr.UnknownColumn, "Unknown column '%s' in 'field list'", agg.Column2)
+		}
+		coefficient := 0
+		if agg.Func == sqlrewrite.RegrSlope {
+			coefficient = 1
+		}
+		out.Derive = Direct
+		err = add(Statistic{Kind: StatRegression, Column: col, Column2: x, Coefficient: coefficient})
 	default:
 		err = dperr.New(dperr.Unsupported, "aggregate %s is not supported", agg.Func)
 	}

@@ -27,7 +27,21 @@ func testCatalog() *catalog.Config {
 			num("income", catalog.Real, 0, 500000),
 			{Name: "state", Source: "st", Type: catalog.Text},
 		}},
+		// people has histogram domains (synopses): age one bin per year,
+		// income 1000 bins of 500.
+		{Name: "people", Source: "people", Columns: []catalog.Column{
+			withHistogram(num("age", catalog.Integer, 0, 100), 101, 0.5, catalog.WorkloadAllRanges),
+			withHistogram(num("income", catalog.Real, 0, 500000), 1000, 1, catalog.WorkloadPrefix),
+			num("sex", catalog.Integer, 0, 1),
+			{Name: "state", Source: "st", Type: catalog.Text},
+		}},
 	}}
+}
+
+// withHistogram declares a histogram domain on a column.
+func withHistogram(c catalog.Column, bins int, eps float64, workload string) catalog.Column {
+	c.Histogram = &catalog.Histogram{Bins: bins, Epsilon: eps, Workload: catalog.Workload{Kind: workload}, Mechanism: catalog.SynopsisAuto}
+	return c
 }
 
 // TestPlans walks testdata/queries/plan. Commands:

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -26,6 +27,7 @@ type Session struct {
 	epsilon  float64
 	delta    float64
 	mechName string
+	trim     float64
 
 	userVars map[string]sqlrewrite.Value
 	database string
@@ -53,6 +55,10 @@ func (s *Session) Execute(ctx context.Context, query string) (*Result, error) {
 	}
 	res, err := s.execute(ctx, stmt)
 	if err != nil {
+		if dperr.KindOf(err) == dperr.Internal {
+			// The cause may quote data-dependent detail: the log only.
+			s.engine.log.Error("statement failed", "conn", s.connID, "user", s.user, "err", err, "cause", errors.Unwrap(err))
+		}
 		s.setWarnings(errorWarning(err))
 		return nil, err
 	}
@@ -89,12 +95,15 @@ func (s *Session) execute(ctx context.Context, stmt sqlrewrite.Statement) (*Resu
 // settings returns the privacy settings of the next statement.
 func (s *Session) settings() planner.Settings {
 	p := s.engine.cat.Privacy
-	st := planner.Settings{Epsilon: p.DefaultEpsilon, Delta: p.DefaultDelta, Mechanism: s.mechName}
+	st := planner.Settings{Epsilon: p.DefaultEpsilon, Delta: p.DefaultDelta, Mechanism: s.mechName, Trim: planner.DefaultTrim}
 	if s.epsilon > 0 {
 		st.Epsilon = s.epsilon
 	}
 	if s.delta > 0 {
 		st.Delta = s.delta
+	}
+	if s.trim > 0 {
+		st.Trim = s.trim
 	}
 	return st
 }
@@ -110,7 +119,7 @@ func (s *Session) selectPrivate(ctx context.Context, sel *sqlrewrite.Select) (*R
 	}
 	s.engine.queries.Add(1)
 	s.setWarnings(out.Warnings)
-	return &Result{Columns: out.Columns, Rows: [][]any{out.Row}, Warnings: uint16(len(out.Warnings))}, nil
+	return &Result{Columns: out.Columns, Rows: out.ResultRows(), Warnings: uint16(len(out.Warnings))}, nil
 }
 
 func (s *Session) explain(ex *sqlrewrite.Explain) (*Result, error) {
@@ -162,6 +171,19 @@ func (s *Session) set(st *sqlrewrite.SetVariables) (*Result, error) {
 				return nil, dperr.New(dperr.InvalidValue, "@dp_delta must be in (0, %g], got %g", p.MaxDelta, v)
 			}
 			changes = append(changes, func() { s.delta = v })
+		case "dp_trim":
+			if a.Default {
+				changes = append(changes, func() { s.trim = 0 })
+				continue
+			}
+			v, err := number(a)
+			if err != nil {
+				return nil, err
+			}
+			if !(v > 0 && v < 1) {
+				return nil, dperr.New(dperr.InvalidValue, "@dp_trim is the total fraction the trimmed mean drops, in (0, 1), got %g", v)
+			}
+			changes = append(changes, func() { s.trim = v })
 		case "dp_mechanism":
 			name := "auto"
 			if !a.Default {
@@ -176,7 +198,7 @@ func (s *Session) set(st *sqlrewrite.SetVariables) (*Result, error) {
 			changes = append(changes, func() { s.mechName = name })
 		default:
 			if strings.HasPrefix(a.Name, "dp_") {
-				return nil, dperr.New(dperr.InvalidValue, "unknown dpproxy setting @%s; the settings are @dp_epsilon, @dp_delta and @dp_mechanism", a.Name)
+				return nil, dperr.New(dperr.InvalidValue, "unknown dpproxy setting @%s; the settings are @dp_epsilon, @dp_delta, @dp_mechanism and @dp_trim", a.Name)
 			}
 			changes = append(changes, func() { s.userVars[a.Name] = a.Value })
 		}

@@ -135,6 +135,8 @@ func (s *Session) constant(ctx context.Context, it sqlrewrite.ConstItem) (any, e
 			return s.settings().Delta, nil
 		case "dp_mechanism":
 			return s.mechName, nil
+		case "dp_trim":
+			return s.settings().Trim, nil
 		}
 		if v, ok := s.userVars[it.Name]; ok {
 			return valueOf(v), nil

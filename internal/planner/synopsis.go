@@ -1,0 +1,342 @@
+package planner
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/dpproxy/dpproxy/internal/catalog"
+	"github.com/dpproxy/dpproxy/internal/dperr"
+	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
+)
+
+// Synopses. A numeric column with a histogram domain in the configuration
+// (catalog.Histogram) has range-count synopses: one per predicate on the
+// other columns of its table. The planner's rule, on public facts only:
+//
+//   - A range count, SUM(cond) or COUNT(CASE WHEN cond THEN 1 END), is
+//     answered from a synopsis. Its column is the first column with a
+//     histogram domain among the count's own conditions, else among the
+//     statement's WHERE; the conditions on that column (the count's and
+//     WHERE's, intersected) select the bins, and every other condition,
+//     the count's and WHERE's, is the synopsis's predicate. A range count
+//     with no such column is refused.
+//   - A plain COUNT(*) is answered from a synopsis when WHERE restricts a
+//     column with a histogram domain (the first such column, as above),
+//     unless SET @dp_mechanism forces a mechanism that releases counts:
+//     then, as without a histogram domain, with fresh Laplace noise.
+//   - A histogram, SELECT FLOOR(col / w) * w AS b, COUNT(*) ... GROUP BY b,
+//     needs a histogram domain on col and is answered from the synopsis of
+//     col for the other columns' predicate, one row per bucket.
+//   - A condition a binned synopsis cannot answer (equality or IN on a
+//     real column) makes a plain COUNT(*) fall back to Laplace and a range
+//     count or histogram be refused.
+//
+// Every other aggregate of the statement is planned as without synopses
+// and shares the statement's ε; the outputs answered from synopses cost
+// nothing, except that the first statement needing a synopsis that does
+// not exist yet pays its configured ε once, in a reservation of its own
+// (package exec). The mechanism that builds it is chooseSynopsisMechanism's.
+
+// SynopsisPlan is the part of a plan answered from synopses.
+type SynopsisPlan struct {
+	// Synopses are the distinct synopses the statement reads.
+	Synopses []*SynopsisSpec
+	// Answers has one entry per Plan.Outputs entry; nil for the outputs
+	// computed from releases.
+	Answers []*SynopsisAnswer
+	// Buckets are the result rows of a histogram, ascending; nil otherwise.
+	Buckets []Bucket
+	// Notes are remarks on the whole answer for SHOW WARNINGS.
+	Notes []string
+}
+
+// SynopsisSpec identifies one synopsis and says how to build it.
+type SynopsisSpec struct {
+	Table  *catalog.Table
+	Column *catalog.Column
+	Domain Domain
+	// Predicate is the canonical predicate on the other columns ("" for
+	// every row); Key identifies the synopsis: table, column, domain and
+	// Predicate.
+	Predicate string
+	Key       string
+	// Histogram is the fetch that builds it: one GROUP BY histogram over
+	// the domain, computed by the database, filtered by the predicate.
+	Histogram sqlrewrite.Fetch
+	// Config is the column's histogram configuration (ε, workload, mechanism).
+	Config catalog.Histogram
+	// Observed are the bin ranges this statement asks for: the workload
+	// when Config.Workload is first-statement.
+	Observed [][2]int
+}
+
+// SynopsisAnswer is how one output is computed from a synopsis.
+type SynopsisAnswer struct {
+	// Synopsis indexes SynopsisPlan.Synopses.
+	Synopsis int
+	// Key is set for a histogram's bucket key column.
+	Key bool
+	// Spans are the bins counted: the estimate is the synopsis's sum over
+	// them (within each bucket's span, for a histogram), rounded to a
+	// non-negative integer.
+	Spans Spans
+	// Describe says what is counted, in column units, for EXPLAIN.
+	Describe string
+}
+
+// Bucket is one row of a histogram.
+type Bucket struct {
+	// Key is the bucket's key as the client's expression gives it: the lower
+	// edge k·w, or k for FLOOR(col / w).
+	Key float64
+	// Span is the part of the domain in the bucket.
+	Span Span
+}
+
+// FromSynopsis is the derivation of an output answered from a synopsis
+// (SynopsisPlan.Answers says how).
+const FromSynopsis DeriveKind = 100
+
+// maxBuckets bounds the rows of a histogram.
+const maxBuckets = 10000
+
+// synopsisPlanner collects the synopses of one statement.
+type synopsisPlanner struct {
+	table *catalog.Table
+	plan  SynopsisPlan
+}
+
+// planSynopses decides which items of sel are answered from synopses
+// (the rule above). It returns nil when none is.
+func (p *Planner) planSynopses(sel *sqlrewrite.Select, t *catalog.Table, forced Mechanism) (*SynopsisPlan, error) {
+	sp := &synopsisPlanner{table: t}
+	sp.plan.Answers = make([]*SynopsisAnswer, len(sel.Items))
+	if sel.GroupBy != nil {
+		if err := sp.histogram(sel); err != nil {
+			return nil, err
+		}
+		return &sp.plan, nil
+	}
+	forcedCount := forced != nil && forced.Supports(Statistic{Kind: StatCount})
+	answered := false
+	for i, item := range sel.Items {
+		if item.Agg.Func != sqlrewrite.CountRows || len(item.Agg.Where) == 0 && forcedCount {
+			continue
+		}
+		a, err := sp.rangeCount(item, sel.Where)
+		if err != nil {
+			return nil, err
+		}
+		if a != nil {
+			sp.plan.Answers[i], answered = a, true
+		}
+	}
+	if !answered {
+		return nil, nil
+	}
+	sp.alignmentNote()
+	return &sp.plan, nil
+}
+
+// rangeCount plans one count item; nil when a plain COUNT(*) is not
+// answered from a synopsis.
+func (sp *synopsisPlanner) rangeCount(item sqlrewrite.Item, where []sqlrewrite.Condition) (*SynopsisAnswer, error) {
+	own := item.Agg.Where
+	col := sp.histogramColumn(own)
+	if col == nil {
+		col = sp.histogramColumn(where)
+	}
+	if col == nil {
+		if len(own) == 0 {
+			return nil, nil
+		}
+		return nil, dperr.New(dperr.Unsupported, "range count %s needs a condition on a column with a histogram domain (table %s declares %s); a count with conditions on other columns only is COUNT(*) with those conditions in WHERE", item.Label, sp.table.Name, sp.histogramColumns())
+	}
+	d, _ := columnDomain(col)
+	spans, other, ok := sp.split(col, d, append(append([]sqlrewrite.Condition{}, where...), own...))
+	if !ok {
+		if len(own) == 0 {
+			return nil, nil
+		}
+		return nil, dperr.New(dperr.Unsupported, "range count %s: equality and IN on the real column %s cannot be answered from its binned synopsis; use a range", item.Label, col.Name)
+	}
+	a := &SynopsisAnswer{Synopsis: sp.synopsis(col, d, other), Spans: spans, Describe: describeSpans(col, d, spans)}
+	sp.observe(a.Synopsis, spans)
+	return a, nil
+}
+
+// histogram plans a GROUP BY histogram: every item is answered from
+// synopses of the bucket column.
+func (sp *synopsisPlanner) histogram(sel *sqlrewrite.Select) error {
+	g := sel.GroupBy
+	col, _ := sp.table.Column(g.Column)
+	d, ok := columnDomain(col)
+	if !ok {
+		return dperr.New(dperr.Unsupported, "GROUP BY histograms are answered from synopses, and column %s of table %s has no histogram domain (declare histogram: on it in the configuration; table %s declares %s)", col.Name, sp.table.Name, sp.table.Name, sp.histogramColumns())
+	}
+	restrict, _, ok := sp.split(col, d, sel.Where)
+	if !ok {
+		return dperr.New(dperr.Unsupported, "histogram of %s: equality and IN on the real column %s cannot be answered from its binned synopsis; use a range", col.Name, col.Name)
+	}
+	if err := sp.buckets(col, d, g, restrict); err != nil {
+		return err
+	}
+	for i, item := range sel.Items {
+		if item.Agg.Func == sqlrewrite.BucketKey {
+			sp.plan.Answers[i] = &SynopsisAnswer{Key: true, Synopsis: -1, Describe: fmt.Sprintf("FLOOR(%s / %s)%s", col.Name, formatNumber(g.Width), keyTimes(g))}
+			continue
+		}
+		spans, other, ok := sp.split(col, d, append(append([]sqlrewrite.Condition{}, sel.Where...), item.Agg.Where...))
+		if !ok {
+			return dperr.New(dperr.Unsupported, "histogram count %s: equality and IN on the real column %s cannot be answered from its binned synopsis; use a range", item.Label, col.Name)
+		}
+		a := &SynopsisAnswer{Synopsis: sp.synopsis(col, d, other), Spans: spans, Describe: "each bucket ∩ " + describeSpans(col, d, spans)}
+		for _, b := range sp.plan.Buckets {
+			sp.observe(a.Synopsis, spans.intersect(Spans{b.Span}))
+		}
+		sp.plan.Answers[i] = a
+	}
+	sp.alignmentNote()
+	return nil
+}
+
+// keyTimes renders the "* w" of a bucket key that is a lower edge.
+func keyTimes(g *sqlrewrite.Bucketing) string {
+	if g.Index {
+		return ""
+	}
+	return " * " + formatNumber(g.Width)
+}
+
+// buckets lists the histogram's rows: every bucket FLOOR(x / w) of a value
+// x within the column's bounds whose span meets the WHERE restriction on
+// the column.
+func (sp *synopsisPlanner) buckets(col *catalog.Column, d Domain, g *sqlrewrite.Bucketing, restrict Spans) error {
+	lo, hi, _ := col.Bounds()
+	first, last := math.Floor(lo/g.Width), math.Floor(hi/g.Width)
+	if last-first+1 > maxBuckets {
+		return dperr.New(dperr.Unsupported, "histogram of %s with width %s has %g buckets over [%g, %g]; at most %d are answered (use a wider bucket)", col.Name, formatNumber(g.Width), last-first+1, lo, hi, maxBuckets)
+	}
+	for k := first; k <= last; k++ {
+		r := sqlrewrite.Range{Lower: k * g.Width, Upper: (k + 1) * g.Width, HasLower: true, HasUpper: true, UpperOpen: true}
+		spans := d.rangeSpan(r).intersect(restrict)
+		if len(spans) == 0 {
+			continue
+		}
+		key := k
+		if !g.Index {
+			key = k * g.Width
+		}
+		whole := d.rangeSpan(r)
+		sp.plan.Buckets = append(sp.plan.Buckets, Bucket{Key: key, Span: whole[0]})
+	}
+	return nil
+}
+
+// histogramColumn returns the first column with a histogram domain that
+// conds restrict, or nil.
+func (sp *synopsisPlanner) histogramColumn(conds []sqlrewrite.Condition) *catalog.Column {
+	for _, c := range conds {
+		if col, ok := sp.table.Column(c.Column); ok && col.Histogram != nil && col.Numeric() {
+			return col
+		}
+	}
+	return nil
+}
+
+// histogramColumns lists the table's columns with a histogram domain.
+func (sp *synopsisPlanner) histogramColumns() string {
+	var names []string
+	for _, c := range sp.table.Columns {
+		if c.Histogram != nil {
+			names = append(names, c.Name)
+		}
+	}
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
+}
+
+// split separates conds into the spans of col they select and the
+// conditions on other columns; ok is false when a condition on col cannot
+// be answered from a synopsis.
+func (sp *synopsisPlanner) split(col *catalog.Column, d Domain, conds []sqlrewrite.Condition) (spans Spans, other []sqlrewrite.Condition, ok bool) {
+	spans = d.whole()
+	for _, c := range conds {
+		if !strings.EqualFold(c.Column, col.Name) {
+			other = append(other, c)
+			continue
+		}
+		s, ok := d.conditionSpans(c)
+		if !ok {
+			return nil, nil, false
+		}
+		spans = spans.intersect(s)
+	}
+	return spans, other, true
+}
+
+// synopsis returns the index of the synopsis of col for the predicate
+// other, adding it if new.
+func (sp *synopsisPlanner) synopsis(col *catalog.Column, d Domain, other []sqlrewrite.Condition) int {
+	pred := canonicalPredicate(sp.table, other)
+	key := fmt.Sprintf("v1|%s|%s|[%s, %s) in %d bins|%s", strings.ToLower(sp.table.Name), strings.ToLower(col.Name),
+		formatNumber(d.Lower), formatNumber(d.Upper), d.Bins, pred)
+	for i, s := range sp.plan.Synopses {
+		if s.Key == key {
+			return i
+		}
+	}
+	filter := make([]sqlrewrite.Condition, len(other))
+	for i, c := range other {
+		oc, _ := sp.table.Column(c.Column)
+		c.Column = oc.Source
+		filter[i] = c
+	}
+	sp.plan.Synopses = append(sp.plan.Synopses, &SynopsisSpec{
+		Table: sp.table, Column: col, Domain: d, Predicate: pred, Key: key, Config: *col.Histogram,
+		Histogram: sqlrewrite.Fetch{Table: sp.table.Source, Filter: filter,
+			Histogram: &sqlrewrite.Histogram{Column: col.Source, Lower: d.Lower, Upper: d.Upper, Bins: d.Bins}},
+	})
+	return len(sp.plan.Synopses) - 1
+}
+
+// observe records the bins a statement asks of synopsis i.
+func (sp *synopsisPlanner) observe(i int, spans Spans) {
+	s := sp.plan.Synopses[i]
+	s.Observed = append(s.Observed, spans.binRanges(s.Domain.Bins)...)
+}
+
+// alignmentNote adds a note when some answer's ends fall inside bins.
+func (sp *synopsisPlanner) alignmentNote() {
+	for _, a := range sp.plan.Answers {
+		if a == nil || a.Key {
+			continue
+		}
+		s := sp.plan.Synopses[a.Synopsis]
+		aligned := a.Spans.aligned()
+		for _, b := range sp.plan.Buckets {
+			aligned = aligned && a.Spans.intersect(Spans{b.Span}).aligned()
+		}
+		if !aligned {
+			d := s.Domain
+			sp.plan.Notes = append(sp.plan.Notes, fmt.Sprintf("some range or bucket ends fall inside the synopsis bins of %s (width %s): those bins are counted in proportion to the part covered",
+				s.Column.Name, formatNumber((d.Upper-d.Lower)/float64(d.Bins))))
+			return
+		}
+	}
+}
+
+// describeSpans renders spans in column units, e.g. "age in [18, 25)".
+func describeSpans(col *catalog.Column, d Domain, spans Spans) string {
+	if len(spans) == 0 {
+		return col.Name + " in no value"
+	}
+	parts := make([]string, len(spans))
+	for i, s := range spans {
+		parts[i] = fmt.Sprintf("[%s, %s)", formatNumber(d.value(s.From)), formatNumber(d.value(s.To)))
+	}
+	return col.Name + " in " + strings.Join(parts, " ∪ ")
+}

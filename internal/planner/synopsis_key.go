@@ -1,0 +1,149 @@
+package planner
+
+import (
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/dpproxy/dpproxy/internal/catalog"
+	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
+)
+
+// canonicalPredicate renders a conjunction of conditions on declared
+// columns (catalog names) so that equivalent conjunctions give the same
+// text: the conditions on each column are merged (ranges intersected, IN
+// lists intersected and filtered by the range, an integer column's range
+// narrowed to whole integers, a one-integer range written as IN), and the
+// columns are sorted by name. "" is every row. It identifies the rows a
+// synopsis counts, so two statements share a synopsis exactly when their
+// predicates on the other columns select the same rows.
+func canonicalPredicate(t *catalog.Table, conds []sqlrewrite.Condition) string {
+	byColumn := map[string][]sqlrewrite.Condition{}
+	var names []string
+	for _, c := range conds {
+		col, _ := t.Column(c.Column)
+		if _, seen := byColumn[col.Name]; !seen {
+			names = append(names, col.Name)
+		}
+		byColumn[col.Name] = append(byColumn[col.Name], c)
+	}
+	slices.SortFunc(names, func(a, b string) int { return strings.Compare(strings.ToLower(a), strings.ToLower(b)) })
+	parts := make([]string, len(names))
+	for i, name := range names {
+		col, _ := t.Column(name)
+		parts[i] = canonicalColumn(col, byColumn[name])
+	}
+	return strings.Join(parts, " and ")
+}
+
+// canonicalColumn renders the merged conditions on one column.
+func canonicalColumn(col *catalog.Column, conds []sqlrewrite.Condition) string {
+	r := sqlrewrite.Range{}
+	var in []sqlrewrite.Value
+	hasIn := false
+	for _, c := range conds {
+		if c.Range != nil {
+			r = intersectRange(r, *c.Range)
+			continue
+		}
+		if !hasIn {
+			in, hasIn = slices.Clone(c.In), true
+			continue
+		}
+		in = slices.DeleteFunc(in, func(v sqlrewrite.Value) bool { return !slices.Contains(c.In, v) })
+	}
+	if col.Type == catalog.Integer && (r.HasLower || r.HasUpper) {
+		r = integerRange(r)
+		if !hasIn && r.HasLower && r.HasUpper && r.Lower == r.Upper {
+			in, hasIn = []sqlrewrite.Value{{Num: r.Lower}}, true
+		}
+	}
+	if hasIn {
+		in = slices.DeleteFunc(in, func(v sqlrewrite.Value) bool { return !v.IsText && !inRange(r, v.Num) })
+		return col.Name + " in (" + renderValues(in) + ")"
+	}
+	return col.Name + " " + renderRange(r)
+}
+
+// intersectRange returns the values in both a and b.
+func intersectRange(a, b sqlrewrite.Range) sqlrewrite.Range {
+	if b.HasLower && (!a.HasLower || b.Lower > a.Lower || b.Lower == a.Lower && b.LowerOpen) {
+		a.Lower, a.HasLower, a.LowerOpen = b.Lower, true, b.LowerOpen
+	}
+	if b.HasUpper && (!a.HasUpper || b.Upper < a.Upper || b.Upper == a.Upper && b.UpperOpen) {
+		a.Upper, a.HasUpper, a.UpperOpen = b.Upper, true, b.UpperOpen
+	}
+	return a
+}
+
+// integerRange narrows a range on an integer column to closed integer ends.
+func integerRange(r sqlrewrite.Range) sqlrewrite.Range {
+	if r.HasLower {
+		r.Lower, r.LowerOpen = integerAtLeast(r.Lower, r.LowerOpen), false
+	}
+	if r.HasUpper {
+		r.Upper, r.UpperOpen = integerAtMost(r.Upper, r.UpperOpen), false
+	}
+	return r
+}
+
+// inRange reports whether x satisfies r.
+func inRange(r sqlrewrite.Range, x float64) bool {
+	switch {
+	case r.HasLower && (x < r.Lower || x == r.Lower && r.LowerOpen):
+		return false
+	case r.HasUpper && (x > r.Upper || x == r.Upper && r.UpperOpen):
+		return false
+	}
+	return true
+}
+
+// renderRange writes a range as [lo, hi], with ( ) for open ends and inf.
+func renderRange(r sqlrewrite.Range) string {
+	lo, hi := "(-inf", "inf)"
+	if r.HasLower {
+		lo = "[" + formatNumber(r.Lower)
+		if r.LowerOpen {
+			lo = "(" + formatNumber(r.Lower)
+		}
+	}
+	if r.HasUpper {
+		hi = formatNumber(r.Upper) + "]"
+		if r.UpperOpen {
+			hi = formatNumber(r.Upper) + ")"
+		}
+	}
+	if r.HasLower && r.HasUpper && (r.Lower > r.Upper || r.Lower == r.Upper && (r.LowerOpen || r.UpperOpen)) {
+		return "empty"
+	}
+	return lo + ", " + hi
+}
+
+// renderValues writes IN values sorted, numbers before strings, without repeats.
+func renderValues(in []sqlrewrite.Value) string {
+	var nums []float64
+	var strs []string
+	for _, v := range in {
+		if v.IsText {
+			strs = append(strs, strconv.Quote(v.Str))
+		} else {
+			nums = append(nums, v.Num)
+		}
+	}
+	slices.Sort(nums)
+	slices.Sort(strs)
+	out := make([]string, 0, len(nums)+len(strs))
+	for _, n := range slices.Compact(nums) {
+		out = append(out, formatNumber(n))
+	}
+	return strings.Join(append(out, slices.Compact(strs)...), ", ")
+}
+
+// formatNumber writes the shortest text that reads back as x.
+func formatNumber(x float64) string {
+	if x == 0 {
+		x = math.Abs(x) // -0 and 0 select the same rows
+	}
+	return strconv.FormatFloat(x, 'g', -1, 64)
+}
