@@ -5,11 +5,29 @@
 //
 // # Guarantee
 //
-// Every mechanism is ε-differentially private (pure DP, δ = 0) with respect
-// to adding or removing one privacy unit (one row, DESIGN.md §2); each file
-// states its sensitivity and derives its noise scale. The number of rows n
-// is private: mechanisms that use it take it as an input and their analysis
-// accounts for n changing by one.
+// Every mechanism is differentially private with respect to adding or
+// removing one privacy unit (one row, DESIGN.md §2): pure ε-DP (δ = 0) for
+// all but the Propose-Test-Release family (ptr_*.go: scale, median, trimmed
+// mean, regression), which is (ε, δ)-DP with δ set by the caller. Each file
+// states its guarantee and derives its noise scale. The number of rows n is
+// private: mechanisms that use it take it as an input, or a noisy count
+// paid separately, and their analysis accounts for n changing by one.
+//
+// # The mechanisms
+//
+//   - Baselines: Laplace on clamped counts and sums ([ReleaseCount] and
+//     friends), the exponential mechanism for quantiles over a public grid
+//     ([GridQuantile]) and on a rank window ([Quantile]).
+//   - Instance-adaptive, for MEDIAN, quantiles, AVG, VARIANCE: sensitivity
+//     preprocessing (preprocess*.go, Cummings and Durfee), the piecewise
+//     Laplace and inverse sensitivity mechanisms (piecewise*.go, inverse.go,
+//     Durfee), the smooth-sensitivity median (smooth.go).
+//   - Robust statistics with "No Reply": Propose-Test-Release (ptr_*.go,
+//     Dwork and Lei).
+//   - Range-count synopses: DAWA and the Identity, H2 and Greedy-H
+//     baselines (dawa*.go, hist_*.go, workload.go).
+//   - Interactive counting queries: the Median Mechanism, MM-SVT (mm*.go,
+//     Roth and Roughgarden, in the digest's practical variant).
 //
 // # Randomness
 //
