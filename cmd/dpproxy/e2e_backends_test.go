@@ -100,12 +100,14 @@ func checkEveryMechanism(t *testing.T, db *sql.DB) {
 		if _, err := db.Exec("SET @dp_mechanism = '" + m + "'"); err != nil {
 			t.Fatal(err)
 		}
-		// ε = 0.5 over at most four releases; ages in [0, 100], n = 1000.
-		// Tolerances: ±15 years for location, ±200 for the variance (≈ 320):
-		// many noise scales for every mechanism (the smooth median's Cauchy
-		// noise included, whose scale here is below one year).
+		// ε = 0.5 over at most four releases (0.125 each); ages in [0, 100],
+		// n = 1000. This checks the plumbing, not accuracy (bench/ does):
+		// ±15 years for location is many noise scales for every mechanism
+		// (the smooth median's Cauchy noise included), and the variance
+		// (≈ 320) must land in [0, 1000], wide enough for the piecewise
+		// variance, whose error at ε = 0.125 reaches a few hundred.
 		_, v := queryRow(t, db, "SELECT MEDIAN(age), AVG(age), VARIANCE(age) FROM pums")
-		for i, c := range []struct{ want, tol float64 }{{median, 15}, {mean, 15}, {variance, 200}} {
+		for i, c := range []struct{ want, tol float64 }{{median, 15}, {mean, 15}, {variance, 680}} {
 			if math.Abs(v[i]-c.want) > c.tol {
 				t.Errorf("mechanism %s, column %d: got %v, want %v ± %v", m, i, v[i], c.want, c.tol)
 			}

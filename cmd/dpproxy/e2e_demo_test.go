@@ -144,17 +144,22 @@ func TestDemoAnswersTheIssueQuery(t *testing.T) {
 		t.Errorf("labels: got %v, want %v", cols, wantCols)
 	}
 	n, avg, variance, sum, median := truth()
-	// ε = 6 over six releases (COUNT(*), count(age), centred sum and centred
-	// sum of squares of age, sum(income), the median of income): ε = 1 each.
-	// Tolerances are about 15 noise scales (Laplace scale 1 for counts, 50/n
-	// for the mean, 2500/n for the variance, 500000 for the sum), so a correct
-	// mechanism fails one with probability below 1e-6; the median's 20000 is a
-	// rank error of over 100 at ε = 1, likewise negligible.
+	// COUNT(*) restricts age, which the demo declares with a histogram
+	// domain: it is answered from the age synopsis (ε = 1, built by this
+	// statement, Greedy-H on 101 bins by the planner's rule). Its error on
+	// [20, 60] was at most 26 in 2,000 seeded simulations (p99 20, so a
+	// standard deviation near 8); 60 is over 7 of them. ε = 6 is split over
+	// the five other releases (count(age), centred sum and centred sum of
+	// squares of age, sum(income), the median of income): ε = 1.2 each.
+	// Their tolerances are about 15 noise scales at ε = 1 (50/n for the
+	// mean, 2500/n for the variance, 500000 for the sum), so a correct
+	// mechanism fails one with probability below 1e-6; the median's 20000 is
+	// a rank error of over 100, likewise negligible.
 	checks := []struct {
 		name           string
 		got, want, tol float64
 	}{
-		{"count", got[0], n, 15},
+		{"count", got[0], n, 60},
 		{"avg", got[1], avg, 15 * 50 / n},
 		{"variance", got[2], variance, 15 * 2500 / n * 2},
 		{"stddev", got[3], math.Sqrt(variance), 5},
@@ -270,8 +275,9 @@ func TestDemoBudgetFunctionsAndPreparedStatements(t *testing.T) {
 	if before[0] != 100 || before[1] != 1e-3 {
 		t.Fatalf("fresh demo budget: got %v, want [100 0.001]", before)
 	}
-	// A prepared statement with a placeholder (go-sql-driver uses the binary protocol).
-	if _, vals := queryRow(t, db, "SELECT COUNT(*) FROM pums WHERE age > ?", 30); vals[0] < 0 {
+	// A prepared statement with a placeholder (go-sql-driver uses the binary
+	// protocol), on educ, which has no histogram domain: a Laplace count.
+	if _, vals := queryRow(t, db, "SELECT COUNT(*) FROM pums WHERE educ > ?", 3); vals[0] < 0 {
 		t.Errorf("count: got %v", vals[0])
 	}
 	_, after := queryRow(t, db, "SELECT dp_remaining_epsilon()")

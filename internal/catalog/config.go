@@ -114,6 +114,9 @@ type Table struct {
 	Delta   float64 `yaml:"delta"`
 	// Columns are the only columns analysts may use.
 	Columns []Column `yaml:"columns"`
+	// Interactive, if set, declares an interactive domain over some of the
+	// columns for AND/OR/NOT counting queries (interactive.go).
+	Interactive *Interactive `yaml:"interactive"`
 }
 
 // Column is a declared column of a table.
@@ -128,6 +131,9 @@ type Column struct {
 	// read from the data.
 	Lower *float64 `yaml:"lower"`
 	Upper *float64 `yaml:"upper"`
+	// Histogram, if set, declares a histogram domain on a numeric column:
+	// its range counts are answered from synopses (see Histogram).
+	Histogram *Histogram `yaml:"histogram"`
 }
 
 // ColumnType is the type of a declared column.
@@ -244,6 +250,12 @@ func (c *Config) applyDefaults() {
 			if t.Columns[j].Source == "" {
 				t.Columns[j].Source = t.Columns[j].Name
 			}
+			if h := t.Columns[j].Histogram; h != nil {
+				h.applyDefaults(&t.Columns[j])
+			}
+		}
+		if t.Interactive != nil {
+			t.Interactive.applyDefaults()
 		}
 	}
 }
@@ -325,6 +337,19 @@ func (c *Config) Validate() error {
 	for i := range c.Tables {
 		if err := c.Tables[i].validate(fmt.Sprintf("tables[%d]", i), seenTables); err != nil {
 			return err
+		}
+		for j := range c.Tables[i].Columns {
+			col := &c.Tables[i].Columns[j]
+			if col.Histogram != nil {
+				if err := col.Histogram.validate(fmt.Sprintf("tables[%d].columns[%d].histogram", i, j), col, c.Privacy); err != nil {
+					return err
+				}
+			}
+		}
+		if in := c.Tables[i].Interactive; in != nil {
+			if err := in.validate(fmt.Sprintf("tables[%d].interactive", i), &c.Tables[i]); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

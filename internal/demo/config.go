@@ -17,6 +17,12 @@ const (
 // Config is the zero-configuration demo: the embedded SQLite database
 // backendDSN holding table pums, user demo/demo with a budget of ε = 100 and
 // δ = 1e-3, ε = 0.1 per statement by default, and the ledger in ledgerPath.
+// Columns age and income declare histogram domains (one bin per year; 4096
+// bins of income), so range counts and histograms on them are answered
+// from synopses that cost ε = 1 once each. The table declares an
+// interactive domain, age in 10-year buckets × sex × married × race (240
+// cells), so COUNT(*) with any AND/OR/NOT of conditions on those columns
+// is answered by one instance that costs ε = 1 once (α = 0.1).
 func Config(backendDSN, ledgerPath string) (*catalog.Config, error) {
 	yaml := `
 backend: {driver: sqlite, dsn: "` + backendDSN + `"}
@@ -27,12 +33,20 @@ users:
 tables:
   - name: pums
     columns:
-      - {name: age, type: integer, lower: 0, upper: 100}
+      - {name: age, type: integer, lower: 0, upper: 100, histogram: {epsilon: 1}}
       - {name: sex, type: integer, lower: 0, upper: 1}
       - {name: educ, type: integer, lower: 1, upper: 16}
       - {name: race, type: integer, lower: 1, upper: 6}
-      - {name: income, type: real, lower: 0, upper: 500000}
+      - {name: income, type: real, lower: 0, upper: 500000, histogram: {epsilon: 1}}
       - {name: married, type: integer, lower: 0, upper: 1}
+    interactive:
+      columns:
+        - {name: age, edges: [0, 10, 20, 30, 40, 50, 60, 70, 80, 90, 100]}
+        - {name: sex, values: [0, 1]}
+        - {name: married, values: [0, 1]}
+        - {name: race, values: [1, 2, 3, 4, 5, 6]}
+      epsilon: 1
+      alpha: 0.1
 `
 	return catalog.ParseConfig(strings.NewReader(yaml))
 }

@@ -31,6 +31,10 @@ type Executor struct {
 	backend *backend.Backend
 	ledger  *budget.Ledger
 	log     *slog.Logger
+	// synopses caches and builds range-count synopses (synopsis_store.go).
+	synopses *synopsisStore
+	// interactive holds the interactive counting instances (interactive_store.go).
+	interactive *interactiveStore
 }
 
 // New returns an executor.
@@ -38,13 +42,15 @@ func New(b *backend.Backend, l *budget.Ledger, log *slog.Logger) *Executor {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Executor{backend: b, ledger: l, log: log}
+	return &Executor{backend: b, ledger: l, log: log, synopses: newSynopsisStore(l), interactive: newInteractiveStore(l)}
 }
 
-// Result is the answer to one private query: one row.
+// Result is the answer to one private query: one row, or several rows
+// (Rows, then Row is nil) for a histogram.
 type Result struct {
 	Columns  []string
 	Row      []any
+	Rows     [][]any
 	Warnings []Warning
 }
 
@@ -69,7 +75,23 @@ func Accounts(user string, t *catalog.Table) []string {
 }
 
 // Run executes plan for user with noise from src.
-func (e *Executor) Run(ctx context.Context, user string, plan *planner.Plan, src mech.Source) (res *Result, err error) {
+func (e *Executor) Run(ctx context.Context, user string, plan *planner.Plan, src mech.Source) (*Result, error) {
+	if plan.Interactive != nil {
+		return e.runInteractive(ctx, user, plan, src)
+	}
+	if plan.Synopsis != nil {
+		return e.runSynopses(ctx, user, plan, src)
+	}
+	released, err := e.paidRelease(ctx, user, plan, src)
+	if err != nil {
+		return nil, err
+	}
+	return buildResult(plan, released)
+}
+
+// paidRelease reserves the plan's cost, runs its releases and settles the
+// reservation (the budget rule above).
+func (e *Executor) paidRelease(ctx context.Context, user string, plan *planner.Plan, src mech.Source) (released []planner.Estimate, err error) {
 	reservation, err := e.ledger.Reserve(ctx, Accounts(user, plan.Table),
 		budget.Cost{Epsilon: plan.Cost.Epsilon, Delta: plan.Cost.Delta}, memo(plan))
 	if err != nil {
@@ -88,16 +110,11 @@ func (e *Executor) Run(ctx context.Context, user string, plan *planner.Plan, src
 		if serr != nil {
 			e.log.Error("settling budget reservation failed", "user", user, "err", serr)
 			if err == nil {
-				res, err = nil, dperr.Wrap(dperr.Internal, serr, "internal error: budget ledger unavailable")
+				released, err = nil, dperr.Wrap(dperr.Internal, serr, "internal error: budget ledger unavailable")
 			}
 		}
 	}()
-
-	released, err := e.release(ctx, plan, src, &readData)
-	if err != nil {
-		return nil, err
-	}
-	return buildResult(plan, released)
+	return e.release(ctx, plan, src, &readData)
 }
 
 // maxRounds bounds the rounds of window fetches one release may ask for.

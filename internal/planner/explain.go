@@ -15,6 +15,9 @@ var deriveNames = map[DeriveKind]string{
 // it estimates, the mechanism, its ε and δ, what it reads), one row per
 // output column (how it is derived), and a total. Nothing in it depends on data.
 func (p *Plan) Explain() (columns []string, rows [][]any) {
+	if p.Interactive != nil {
+		return p.Interactive.explain(p)
+	}
 	columns = []string{"step", "kind", "what", "mechanism", "epsilon", "delta", "detail"}
 	step := 0
 	for _, r := range p.Releases {

@@ -18,6 +18,12 @@
 // answered from stored synopses, by the rule written at SynopsisPlan
 // (synopsis.go): they cost nothing, except the one-time ε of building a
 // synopsis, which EXPLAIN shows.
+//
+// Counting queries with any AND/OR/NOT predicate on a table with an
+// interactive domain are answered over that domain by one mechanism
+// instance per dataset, the Median Mechanism or a one-shot noisy
+// histogram, by the rule written at InteractivePlan (interactive.go),
+// which EXPLAIN shows.
 package planner
 
 import (
@@ -58,6 +64,9 @@ type Plan struct {
 	Cost Cost
 	// Synopsis, if set, answers some outputs from synopses (synopsis.go).
 	Synopsis *SynopsisPlan
+	// Interactive, if set, answers the one output, a count, over the
+	// table's interactive domain (interactive.go); nothing else is set.
+	Interactive *InteractivePlan
 }
 
 // StatKind is a statistic of the filtered rows that a mechanism releases.
@@ -210,8 +219,11 @@ func (p *Planner) Plan(sel *sqlrewrite.Select, s Settings) (*Plan, error) {
 	if s.Mechanism != "" && s.Mechanism != "auto" && forced == nil {
 		return nil, dperr.New(dperr.InvalidValue, "unknown mechanism %q; valid: %s", s.Mechanism, strings.Join(p.MechanismNames(), ", "))
 	}
+	if ip, err := p.planInteractive(sel, t, s); ip != nil || err != nil {
+		return ip, err
+	}
 	if sel.Boolean != nil {
-		return nil, dperr.New(dperr.Unsupported, "OR and NOT in WHERE are not supported on table %s; use an AND of range and equality conditions", t.Name)
+		return nil, dperr.New(dperr.Unsupported, "OR and NOT in WHERE are answered only as SELECT COUNT(*) on a table with an interactive domain; table %s has none here, so use an AND of range and equality conditions", t.Name)
 	}
 	synopses, err := p.planSynopses(sel, t, forced)
 	if err != nil {

@@ -27,13 +27,29 @@ func testCatalog() *catalog.Config {
 			num("income", catalog.Real, 0, 500000),
 			{Name: "state", Source: "st", Type: catalog.Text},
 		}},
-		// people has histogram domains (synopses): age one bin per year,
-		// income 1000 bins of 500.
+		// people has histogram domains (synopses): age one bin per year (101
+		// bins, ε = 0.5: Greedy-H by the auto rule), income 4096 bins (ε = 1: DAWA).
 		{Name: "people", Source: "people", Columns: []catalog.Column{
 			withHistogram(num("age", catalog.Integer, 0, 100), 101, 0.5, catalog.WorkloadAllRanges),
-			withHistogram(num("income", catalog.Real, 0, 500000), 1000, 1, catalog.WorkloadPrefix),
+			withHistogram(num("income", catalog.Real, 0, 500000), 4096, 1, catalog.WorkloadPrefix),
 			num("sex", catalog.Integer, 0, 1),
 			{Name: "state", Source: "st", Type: catalog.Text},
+		}},
+		// survey has an interactive domain (interactive.go): age in 10-year
+		// buckets × sex × state, 10·2·3 = 60 cells; income is outside it,
+		// and people-style age synopses are absent.
+		{Name: "survey", Source: "survey", Columns: []catalog.Column{
+			num("age", catalog.Integer, 0, 100),
+			num("sex", catalog.Integer, 0, 1),
+			{Name: "state", Source: "st", Type: catalog.Text},
+			num("income", catalog.Real, 0, 500000),
+		}, Interactive: &catalog.Interactive{
+			Columns: []catalog.InteractiveColumn{
+				{Name: "age", Edges: []float64{0, 10, 20, 30, 40, 50, 60, 70, 80, 90, 100}},
+				{Name: "sex", Values: []string{"0", "1"}},
+				{Name: "state", Values: []string{"CA", "NY", "WA"}},
+			},
+			Epsilon: 1, Alpha: 0.05, Beta: 0.05, PlannedQueries: 5000, Mechanism: catalog.InteractiveAuto,
 		}},
 	}}
 }

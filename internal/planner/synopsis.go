@@ -110,6 +110,18 @@ type synopsisPlanner struct {
 // planSynopses decides which items of sel are answered from synopses
 // (the rule above). It returns nil when none is.
 func (p *Planner) planSynopses(sel *sqlrewrite.Select, t *catalog.Table, forced Mechanism) (*SynopsisPlan, error) {
+	for _, c := range sel.Where {
+		if _, ok := t.Column(c.Column); !ok {
+			return nil, dperr.New(dperr.UnknownColumn, "Unknown column '%s' in 'where clause'", c.Column)
+		}
+	}
+	for _, item := range sel.Items {
+		for _, c := range item.Agg.Where {
+			if _, ok := t.Column(c.Column); !ok {
+				return nil, dperr.New(dperr.UnknownColumn, "Unknown column '%s' in 'field list'", c.Column)
+			}
+		}
+	}
 	sp := &synopsisPlanner{table: t}
 	sp.plan.Answers = make([]*SynopsisAnswer, len(sel.Items))
 	if sel.GroupBy != nil {
@@ -170,7 +182,10 @@ func (sp *synopsisPlanner) rangeCount(item sqlrewrite.Item, where []sqlrewrite.C
 // synopses of the bucket column.
 func (sp *synopsisPlanner) histogram(sel *sqlrewrite.Select) error {
 	g := sel.GroupBy
-	col, _ := sp.table.Column(g.Column)
+	col, ok := sp.table.Column(g.Column)
+	if !ok {
+		return dperr.New(dperr.UnknownColumn, "Unknown column '%s' in 'group statement'", g.Column)
+	}
 	d, ok := columnDomain(col)
 	if !ok {
 		return dperr.New(dperr.Unsupported, "GROUP BY histograms are answered from synopses, and column %s of table %s has no histogram domain (declare histogram: on it in the configuration; table %s declares %s)", col.Name, sp.table.Name, sp.table.Name, sp.histogramColumns())

@@ -26,6 +26,8 @@ import (
 //	window age [0, 100] offset 10 limit 5   Window (a trailing " sum": Sum)
 //	pairs income [0, 500000] age [0, 100]  Pairs (y then x)
 //	histogram income [0, 500000] bins 10    Histogram
+//	cells sex in (0, 1)                     a categorical dimension of Cells
+//	cells age edges (0, 10, 20)             a bucketed dimension of Cells
 func parseFetch(input string) (sqlrewrite.Fetch, error) {
 	var f sqlrewrite.Fetch
 	for _, line := range strings.Split(strings.TrimSpace(input), "\n") {
@@ -48,6 +50,7 @@ var (
 	windowLine    = regexp.MustCompile(`^window (\S+) \[(\S+), (\S+)\] offset (-?\d+) limit (-?\d+)( sum)?$`)
 	pairsLine     = regexp.MustCompile(`^pairs (\S+) \[(\S+), (\S+)\] (\S+) \[(\S+), (\S+)\]$`)
 	histogramLine = regexp.MustCompile(`^histogram (\S+) \[(\S+), (\S+)\] bins (-?\d+)$`)
+	cellsLine     = regexp.MustCompile(`^cells (\S+) (in|edges) \((.*)\)$`)
 )
 
 func parseFetchLine(f *sqlrewrite.Fetch, line string) error {
@@ -100,6 +103,21 @@ func parseFetchLine(f *sqlrewrite.Fetch, line string) error {
 		f.Histogram = &sqlrewrite.Histogram{Column: m[1], Lower: nums.float(m[2]), Upper: nums.float(m[3]),
 			Bins: int(nums.int(m[4]))}
 		return nums.err
+	}
+	if m := cellsLine.FindStringSubmatch(line); m != nil {
+		if f.Cells == nil {
+			f.Cells = &sqlrewrite.Cells{}
+		}
+		vals, err := parseValues(m[3])
+		d := sqlrewrite.CellDim{Column: m[1], Values: vals}
+		if m[2] == "edges" {
+			d.Values = nil
+			for _, v := range vals {
+				d.Edges = append(d.Edges, v.Num)
+			}
+		}
+		f.Cells.Dims = append(f.Cells.Dims, d)
+		return err
 	}
 	return fmt.Errorf("unknown fetch line")
 }

@@ -28,6 +28,8 @@ import (
 //	Histogram: SELECT CASE WHEN b > bins-1 THEN bins-1 ELSE b END, COUNT(*)
 //	           FROM (SELECT FLOOR((clamp(c) - lo) * bins / (hi - lo)) AS b
 //	                 FROM t WHERE F AND c IS NOT NULL) AS h GROUP BY 1
+//	Cells:     SELECT k0, k1, COUNT(*) FROM (SELECT key0 AS k0, key1 AS k1 FROM t WHERE F) AS c
+//	           WHERE k0 IS NOT NULL AND k1 IS NOT NULL GROUP BY k0, k1   (render_cells.go)
 //
 // The window sorts by the column itself, which an index can serve; clamping
 // is non-decreasing, so the clamped values come out sorted too. The histogram
@@ -41,13 +43,13 @@ func Render(f Fetch, d Dialect) (query string, args []any, err error) {
 	}
 	r := &renderer{spec: spec}
 	var set int
-	for _, isSet := range []bool{len(f.Summary) > 0, f.Window != nil, f.Histogram != nil, f.Pairs != nil} {
+	for _, isSet := range []bool{len(f.Summary) > 0, f.Window != nil, f.Histogram != nil, f.Pairs != nil, f.Cells != nil} {
 		if isSet {
 			set++
 		}
 	}
 	if set != 1 {
-		return "", nil, errors.New("sqlrewrite: a fetch needs exactly one of Summary, Window, Histogram and Pairs")
+		return "", nil, errors.New("sqlrewrite: a fetch needs exactly one of Summary, Window, Histogram, Pairs and Cells")
 	}
 	switch {
 	case len(f.Summary) > 0:
@@ -56,6 +58,8 @@ func Render(f Fetch, d Dialect) (query string, args []any, err error) {
 		query, err = r.window(f)
 	case f.Pairs != nil:
 		query, err = r.pairs(f)
+	case f.Cells != nil:
+		query, err = r.cells(f)
 	default:
 		query, err = r.histogram(f)
 	}

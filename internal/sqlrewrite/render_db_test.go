@@ -174,6 +174,13 @@ func fetchCases(table string) []fetchCase {
 		{Kind: sqlrewrite.ClampedSum, Column: "k", Lower: 0.5, Upper: 4.25},
 	}
 	window := &sqlrewrite.Window{Column: "x", Lower: -3, Upper: 99.5, Offset: 17, Limit: 40}
+	// Cells: s categorical without TX (undeclared: no cell), x bucketed
+	// with clamped ends, k numeric categorical; NULLs in no cell.
+	cells := &sqlrewrite.Cells{Dims: []sqlrewrite.CellDim{
+		{Column: "s", Values: text("CA", "NY", "WA")},
+		{Column: "x", Edges: []float64{0, 12.5, 50, 100}},
+		{Column: "k", Values: []sqlrewrite.Value{{Num: 0}, {Num: 2}, {Num: 5}}},
+	}}
 	return []fetchCase{
 		{"summary", sqlrewrite.Fetch{Table: table, Summary: summary}, wantSummary(summary, all)},
 		{"summary-filtered", sqlrewrite.Fetch{Table: table, Filter: filter, Summary: summary}, wantSummary(summary, keep)},
@@ -196,6 +203,8 @@ func fetchCases(table string) []fetchCase {
 			wantHistogram(&sqlrewrite.Histogram{Column: "x", Lower: 0, Upper: 100, Bins: 10}, keepAnyOf)},
 		{"window-sum", sqlrewrite.Fetch{Table: table, Filter: filter, Window: &sqlrewrite.Window{Column: "x", Lower: 0, Upper: 50, Offset: 2, Limit: 5, Sum: true}},
 			wantWindowSum(&sqlrewrite.Window{Column: "x", Lower: 0, Upper: 50, Offset: 2, Limit: 5}, keep)},
+		{"cells", sqlrewrite.Fetch{Table: table, Cells: cells}, wantCells(cells, all)},
+		{"cells-filtered", sqlrewrite.Fetch{Table: table, Filter: filter[:1], Cells: cells}, wantCells(cells, func(r row) bool { return r.k >= 1 && float64(r.k) < 5.5 })},
 		{"window-sum-empty", sqlrewrite.Fetch{Table: table, Window: &sqlrewrite.Window{Column: "x", Lower: 0, Upper: 1, Offset: 10000, Limit: 5, Sum: true}},
 			func([]row) []float64 { return []float64{0} }},
 		{"pairs", sqlrewrite.Fetch{Table: table, Filter: filter[:1], Pairs: &sqlrewrite.Pairs{Y: "x", X: "k", YLower: 0, YUpper: 50, XLower: 1.5, XUpper: 3}},
@@ -317,6 +326,45 @@ func wantHistogram(h *sqlrewrite.Histogram, keep func(row) bool) func([]row) []f
 	}
 }
 
+// wantCells counts the kept rows per cell (mixed radix, the first
+// dimension most significant), flattened as (cell, count) in cell order.
+func wantCells(c *sqlrewrite.Cells, keep func(row) bool) func([]row) []float64 {
+	return func(rows []row) []float64 {
+		counts := map[int]float64{}
+		for _, r := range rows {
+			if !keep(r) || r.s == nil || r.x == nil {
+				continue
+			}
+			s := slices.IndexFunc(c.Dims[0].Values, func(v sqlrewrite.Value) bool { return v.Str == *r.s })
+			k := slices.IndexFunc(c.Dims[2].Values, func(v sqlrewrite.Value) bool { return v.Num == float64(r.k) })
+			if s < 0 || k < 0 {
+				continue
+			}
+			edges := c.Dims[1].Edges
+			x := 0
+			for x < len(edges)-2 && *r.x >= edges[x+1] {
+				x++
+			}
+			counts[(s*3+x)*3+k]++
+		}
+		var out []float64
+		for cell := range 27 {
+			if n := counts[cell]; n > 0 {
+				out = append(out, float64(cell), n)
+			}
+		}
+		return out
+	}
+}
+
+// cellDimSize is the number of cells of one dimension.
+func cellDimSize(d sqlrewrite.CellDim) int {
+	if len(d.Edges) > 0 {
+		return len(d.Edges) - 1
+	}
+	return len(d.Values)
+}
+
 // runFetch runs a rendered fetch and flattens its rows as fetchCase.want does.
 func runFetch(db *sql.DB, f sqlrewrite.Fetch, query string, args []any) ([]float64, error) {
 	rows, err := db.Query(query, args...)
@@ -351,6 +399,20 @@ func runFetch(db *sql.DB, f sqlrewrite.Fetch, query string, args []any) ([]float
 				return nil, err
 			}
 			out = append(out, v)
+		case f.Cells != nil:
+			keys := make([]int64, len(f.Cells.Dims)+1)
+			dest := make([]any, len(keys))
+			for i := range keys {
+				dest[i] = &keys[i]
+			}
+			if err := rows.Scan(dest...); err != nil {
+				return nil, err
+			}
+			var index int64
+			for i, d := range f.Cells.Dims {
+				index = index*int64(cellDimSize(d)) + keys[i]
+			}
+			bins = append(bins, pair{index, keys[len(keys)-1]})
 		case f.Pairs != nil:
 			var p [2]float64
 			if err := rows.Scan(&p[0], &p[1]); err != nil {

@@ -1,0 +1,158 @@
+package exec
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/dpproxy/dpproxy/internal/dperr"
+	"github.com/dpproxy/dpproxy/internal/mech"
+	"github.com/dpproxy/dpproxy/internal/planner"
+)
+
+// runInteractive answers a count over a table's interactive domain from the
+// dataset's instance, creating it (and paying its ε once) if needed.
+func (e *Executor) runInteractive(ctx context.Context, user string, plan *planner.Plan, src mech.Source) (*Result, error) {
+	ip := plan.Interactive
+	inst, created, err := e.interactive.obtain(ctx, ip, Accounts(user, plan.Table), e.synopses,
+		func(ctx context.Context, readData *bool) (*interactiveInstance, error) {
+			return e.createInteractive(ctx, ip, src, readData)
+		})
+	if err != nil {
+		return nil, err
+	}
+	var count int64
+	var note string
+	if inst.mm == nil {
+		count, note = inst.histogramAnswer(ip)
+	} else {
+		a, err := inst.mm.Answer(src, ip.Predicate, func() (int64, error) { return e.truthCount(ctx, inst, ip) },
+			func(state []byte) error { return e.interactive.put(ctx, ip, &inst.header, state) })
+		switch {
+		case errors.Is(err, mech.ErrHardQueryCapReached):
+			return nil, dperr.New(dperr.BudgetExhausted, "the interactive counting session of table %s has used all %d of its hard queries (Median Mechanism): it answers only the counting queries it answered before; ask an administrator for a new session (a new interactive configuration)",
+				plan.Table.Name, inst.mm.Plan().HardCap)
+		case err != nil:
+			return nil, dperr.Wrap(dperr.Internal, err, "internal error: interactive mechanism failed")
+		}
+		count, note = a.Count, medianNote(inst, a)
+	}
+	spent := "epsilon=0 delta=0 spent by this statement"
+	if created {
+		spent = fmt.Sprintf("epsilon=%.6g delta=0 spent by this statement to create the table's interactive instance (%s), once for every later count of every analyst", ip.Config.Epsilon, inst.header.Why)
+	}
+	o := plan.Outputs[0]
+	return &Result{Columns: []string{o.Label}, Row: []any{count}, Warnings: []Warning{
+		{Level: "Note", Code: NoteCode, Message: fmt.Sprintf("%s: mechanism=%s; %s; %s", o.Label, inst.header.Mechanism, spent, note)},
+		{Level: "Note", Code: NoteCode, Message: "the count is over the interactive domain: rows with NULL, or with a value outside the declared categories, in a domain column are not counted, even under NOT"},
+	}}, nil
+}
+
+// createInteractive reads the histogram over X once, releases the noisy
+// row count n̂, chooses the mechanism by the planner's rule and releases it.
+func (e *Executor) createInteractive(ctx context.Context, ip *planner.InteractivePlan, src mech.Source, readData *bool) (*interactiveInstance, error) {
+	snap, err := e.backend.Snapshot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer snap.Close()
+	*readData = true
+	truth, err := snap.Cells(ctx, ip.Cells)
+	if err != nil {
+		return nil, err
+	}
+	var n int64
+	for _, c := range truth {
+		n += c
+	}
+	fail := func(err error) error {
+		return dperr.Wrap(dperr.Internal, err, "internal error: interactive mechanism failed")
+	}
+	countNoise, err := mech.NewDiscreteLaplace(1, ip.CountEpsilon())
+	if err != nil {
+		return nil, fail(err)
+	}
+	nHat := max(countNoise.Release(src, n), 1)
+	kind, why := ip.Choose(nHat)
+	inst := &interactiveInstance{truth: truth, header: interactiveHeader{Key: ip.Key, Mechanism: kind, Why: why,
+		NHat: nHat, Epsilon: ip.Config.Epsilon, Noise: ip.RestEpsilon(), CreatedAt: time.Now().UTC()}}
+	if kind == planner.InteractiveMedian {
+		inst.mm, err = mech.NewMedianMechanism(src, len(truth), n, ip.MedianConfig())
+		if err == nil {
+			return inst, nil
+		}
+		if !errors.Is(err, mech.ErrMMInfeasible) {
+			return nil, fail(err)
+		}
+		// Its own n̂ fell short of the plan: the rest of ε' goes to the histogram.
+		inst.mm = nil
+		inst.header.Mechanism = planner.InteractiveHistogram
+		inst.header.Why += "; MM-SVT infeasible at its own noisy count, so noisy-histogram"
+		inst.header.Noise = ip.RestEpsilon() * (1 - mech.DefaultMMCountShare)
+	}
+	cellNoise, err := mech.NewDiscreteLaplace(1, inst.header.Noise)
+	if err != nil {
+		return nil, fail(err)
+	}
+	inst.header.Noisy = make([]int64, len(truth))
+	for x, c := range truth {
+		inst.header.Noisy[x] = cellNoise.Release(src, c)
+	}
+	return inst, nil
+}
+
+// truthCount returns the true count of the plan's cells, reading the
+// histogram over X once per process.
+func (e *Executor) truthCount(ctx context.Context, inst *interactiveInstance, ip *planner.InteractivePlan) (int64, error) {
+	inst.truthMu.Lock()
+	defer inst.truthMu.Unlock()
+	if inst.truth == nil {
+		snap, err := e.backend.Snapshot(ctx)
+		if err != nil {
+			return 0, err
+		}
+		defer snap.Close()
+		if inst.truth, err = snap.Cells(ctx, ip.Cells); err != nil {
+			inst.truth = nil
+			return 0, err
+		}
+	}
+	return ip.Predicate.Count(inst.truth), nil
+}
+
+// histogramAnswer sums the noisy cells of the predicate, clamped at 0,
+// and describes its accuracy: for m cells of DLap(b) noise, b = 1/ε',
+// |error| ≤ E with probability ≥ 1 − β, where (Chernoff with the Laplace
+// moment bound E[e^{λZ}] ≤ e^{2λ²b²} for λb ≤ 1/√2, L = ln(2/β))
+// E = b·√(8·m·L) when L ≤ m and E = b·√2·(m + L) otherwise.
+func (inst *interactiveInstance) histogramAnswer(ip *planner.InteractivePlan) (int64, string) {
+	count := max(ip.Predicate.Count(inst.header.Noisy), 0)
+	m := float64(ip.Predicate.Size())
+	if m == 0 {
+		return 0, "no cell of X satisfies the predicate: 0 exactly, from public information"
+	}
+	b, l := 1/inst.header.Noise, math.Log(2/ip.Config.Beta)
+	bound := b * math.Sqrt2 * (m + l)
+	if l <= m {
+		bound = b * math.Sqrt(8*m*l)
+	}
+	nHat := float64(inst.header.NHat)
+	return count, fmt.Sprintf("sum of %d noisy cells of %d = fraction %.6g × noisy n̂ %d; accuracy ±%.0f rows (α = %.4g of n̂) with probability %g for this query; answered from a synopsis released once, no further cost",
+		int(m), ip.Predicate.Cells(), float64(count)/nHat, inst.header.NHat, math.Ceil(bound), math.Ceil(bound)/nHat, 1-ip.Config.Beta)
+}
+
+// medianNote describes a Median Mechanism answer.
+func medianNote(inst *interactiveInstance, a mech.MMAnswer) string {
+	p := inst.mm.Plan()
+	kind := fmt.Sprintf("easy query: the candidate pool's median fraction %.6g × noisy n̂ %d", float64(a.Count)/float64(p.RowCount), p.RowCount)
+	if a.Hard {
+		kind = "hard query: a fresh noisy count, which also teaches the pool"
+	}
+	if a.Cached {
+		kind = "repeated query: the earlier answer, no test run"
+	}
+	return fmt.Sprintf("%s; accuracy ±%d rows (α = %.4g of n̂) with probability %g jointly for the first %d answers; hard queries used %d of %d",
+		kind, a.Alpha, a.AlphaFraction, a.Confidence, p.PlannedQueries, a.HardUsed, a.HardCap)
+}

@@ -1,0 +1,144 @@
+package exec
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/dpproxy/dpproxy/internal/dperr"
+	"github.com/dpproxy/dpproxy/internal/mech"
+	"github.com/dpproxy/dpproxy/internal/planner"
+)
+
+// runSynopses runs a plan some of whose outputs are answered from
+// synopses (planner.SynopsisPlan): it obtains every synopsis, building a
+// missing one under a reservation of its own (synopsisStore.obtain), then
+// runs the plan's releases, if any, as Run does, and builds the rows.
+func (e *Executor) runSynopses(ctx context.Context, user string, plan *planner.Plan, src mech.Source) (*Result, error) {
+	sp := plan.Synopsis
+	stored := make([]*storedSynopsis, len(sp.Synopses))
+	builtNow := make([]bool, len(sp.Synopses))
+	for i, spec := range sp.Synopses {
+		build := func(ctx context.Context, readData *bool) (*mech.Synopsis, error) {
+			snap, err := e.backend.Snapshot(ctx)
+			if err != nil {
+				return nil, err
+			}
+			defer snap.Close()
+			*readData = true
+			hist, err := snap.Histogram(ctx, spec.Histogram)
+			if err != nil {
+				return nil, err
+			}
+			syn, err := spec.Build(src, hist)
+			if err != nil {
+				return nil, dperr.Wrap(dperr.Internal, err, "internal error: synopsis mechanism %s failed", spec.MechanismName())
+			}
+			return syn, nil
+		}
+		var err error
+		if stored[i], builtNow[i], err = e.synopses.obtain(ctx, spec, Accounts(user, plan.Table), synopsisMemo(spec), build); err != nil {
+			return nil, err
+		}
+	}
+	var released []planner.Estimate
+	if len(plan.Releases) > 0 {
+		var err error
+		if released, err = e.paidRelease(ctx, user, plan, src); err != nil {
+			return nil, err
+		}
+	}
+	return synopsisResult(plan, stored, builtNow, released)
+}
+
+// synopsisMemo describes a synopsis build in the ledger's history.
+func synopsisMemo(spec *planner.SynopsisSpec) string {
+	what := spec.Column.Name
+	if spec.Predicate != "" {
+		what += " | " + spec.Predicate
+	}
+	return fmt.Sprintf("%s: synopsis of %s", spec.Table.Name, what)
+}
+
+// synopsisResult builds the result: one row, or one row per bucket of a
+// histogram, and one warning per output column, then the plan's notes.
+func synopsisResult(plan *planner.Plan, stored []*storedSynopsis, builtNow []bool, released []planner.Estimate) (*Result, error) {
+	sp := plan.Synopsis
+	res := &Result{}
+	for i, o := range plan.Outputs {
+		res.Columns = append(res.Columns, o.Label)
+		a := sp.Answers[i]
+		switch {
+		case a == nil:
+			v, err := o.Evaluate(released)
+			if err != nil {
+				return nil, dperr.Wrap(dperr.Internal, err, "internal error: cannot derive %s", o.Label)
+			}
+			res.Row = append(res.Row, outputValue(&o, v))
+			res.Warnings = append(res.Warnings, describe(plan, &o, v))
+		case a.Key:
+			res.Warnings = append(res.Warnings, Warning{Level: "Note", Code: NoteCode,
+				Message: fmt.Sprintf("%s: bucket key, public (no budget spent); the buckets are those of the column's bounds that meet WHERE, and rows where the column is NULL are not counted", o.Label)})
+		default:
+			s := stored[a.Synopsis]
+			spent := 0.0
+			if builtNow[a.Synopsis] {
+				spent = s.Epsilon
+			}
+			res.Warnings = append(res.Warnings, Warning{Level: "Note", Code: NoteCode,
+				Message: fmt.Sprintf("%s: mechanism=%s synopsis; epsilon=%.6g delta=0 spent by this statement; %s; 95%% interval: not available for synopsis answers",
+					o.Label, s.Mechanism, spent, s.describe(builtNow[a.Synopsis], sp.Synopses[a.Synopsis].Column.Name))})
+			if sp.Buckets == nil {
+				res.Row = append(res.Row, a.Count(s.Synopsis, nil))
+			}
+		}
+	}
+	for _, n := range sp.Notes {
+		res.Warnings = append(res.Warnings, Warning{Level: "Note", Code: NoteCode, Message: n})
+	}
+	if sp.Buckets == nil {
+		return res, nil
+	}
+	res.Row = nil
+	res.Rows = [][]any{}
+	for _, b := range sp.Buckets {
+		row := make([]any, len(plan.Outputs))
+		for i, a := range sp.Answers {
+			if a.Key {
+				row[i] = bucketKey(b.Key)
+				continue
+			}
+			row[i] = a.Count(stored[a.Synopsis].Synopsis, &b.Span)
+		}
+		res.Rows = append(res.Rows, row)
+	}
+	return res, nil
+}
+
+// outputValue is the cell of a released output: NULL, an integer count,
+// or a number.
+func outputValue(o *planner.Output, v planner.Value) any {
+	switch {
+	case v.Null:
+		return nil
+	case o.Integer:
+		return int64(v.Value)
+	}
+	return v.Value
+}
+
+// bucketKey is a bucket's key cell: an integer when it is one.
+func bucketKey(k float64) any {
+	if k == math.Trunc(k) && math.Abs(k) < 1<<53 {
+		return int64(k)
+	}
+	return k
+}
+
+// ResultRows returns the result's rows: Rows for a histogram, else the one Row.
+func (r *Result) ResultRows() [][]any {
+	if r.Rows != nil {
+		return r.Rows
+	}
+	return [][]any{r.Row}
+}

@@ -1,0 +1,281 @@
+package exec
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/dpproxy/dpproxy/internal/budget"
+	"github.com/dpproxy/dpproxy/internal/dperr"
+	"github.com/dpproxy/dpproxy/internal/mech"
+	"github.com/dpproxy/dpproxy/internal/planner"
+)
+
+// Synopses are stored next to the ledger (budget.Ledger.PutState), so they
+// survive restarts and kill -9 exactly as spent budget does, and are shared
+// by every proxy that shares the ledger.
+//
+// Building one exactly once. The first statement that needs a synopsis
+// pays its ε once; concurrent first statements, in one process or in
+// several proxies sharing the ledger, must neither pay twice nor release
+// two synopses. Two guards:
+//
+//   - In one process, a mutex per synopsis key: the statements that need
+//     the same missing synopsis queue behind the one building it and then
+//     read it at no cost.
+//   - Across processes, a claim account in the ledger: "synopsis:<hash of
+//     the key>", whose ε limit is the synopsis's ε. The builder's
+//     reservation charges the analyst's accounts and the claim account in
+//     one atomic Reserve, so of two proxies racing, exactly one
+//     reservation fits; the other sees the claim taken (BudgetExhausted
+//     with the claim spent) and polls the state until the synopsis
+//     appears. The reservation is committed once data was read (DESIGN.md
+//     §2) and cancelled only when the build failed before any read, which
+//     frees the claim again.
+//
+// A builder that died after its Reserve (kill -9) leaves the claim spent
+// and no synopsis. A waiter that finds the claim's newest reservation
+// committed, cancelled, or pending for longer than the lease, with still
+// no synopsis, reopens the claim by raising its limit by one more ε (all
+// waiters compute the same limit from the same history, so the raise is
+// idempotent) and races for it again; the crashed build stays paid. Just
+// before storing, a builder re-reads the state and adopts a synopsis that
+// appeared meanwhile instead of storing its own, so even after a takeover
+// no second synopsis is released.
+type synopsisStore struct {
+	ledger *budget.Ledger
+	// lease is how long a pending build holds its claim against takeover.
+	lease time.Duration
+	// poll is the wait between looks at the state while another builds.
+	poll time.Duration
+
+	mu    sync.Mutex
+	cache map[string]*storedSynopsis
+	locks map[string]*sync.Mutex
+}
+
+// Defaults of the store's timing.
+const (
+	synopsisLease = 2 * time.Minute
+	synopsisPoll  = 50 * time.Millisecond
+)
+
+// storedSynopsis is a synopsis with what its warnings say of it, as stored.
+type storedSynopsis struct {
+	// Key is the planner's SynopsisSpec.Key, checked on load.
+	Key       string         `json:"key"`
+	BuiltAt   time.Time      `json:"built_at"`
+	Epsilon   float64        `json:"epsilon"`
+	Mechanism string         `json:"mechanism"`
+	Workload  string         `json:"workload"`
+	Synopsis  *mech.Synopsis `json:"synopsis"`
+}
+
+func newSynopsisStore(l *budget.Ledger) *synopsisStore {
+	return &synopsisStore{ledger: l, lease: synopsisLease, poll: synopsisPoll,
+		cache: map[string]*storedSynopsis{}, locks: map[string]*sync.Mutex{}}
+}
+
+// stateKey and claimAccount name a synopsis in the ledger: a hash of its
+// key, which may be longer than a ledger name.
+func stateKey(key string) string {
+	sum := sha256.Sum256([]byte(key))
+	return "synopsis:" + hex.EncodeToString(sum[:16])
+}
+
+func claimAccount(key string) string { return stateKey(key) }
+
+// buildFunc builds a synopsis after its reservation: it reads the data
+// (setting *readData first) and releases the synopsis.
+type buildFunc func(ctx context.Context, readData *bool) (*mech.Synopsis, error)
+
+// obtain returns the synopsis of spec, building it with build under a
+// reservation charged to accounts when no synopsis exists yet; built
+// reports whether this call built it.
+func (st *synopsisStore) obtain(ctx context.Context, spec *planner.SynopsisSpec, accounts []string, memo string, build buildFunc) (s *storedSynopsis, built bool, err error) {
+	if s := st.cached(spec.Key); s != nil {
+		return s, false, nil
+	}
+	unlock := st.lock(spec.Key)
+	defer unlock()
+	if s := st.cached(spec.Key); s != nil {
+		return s, false, nil
+	}
+	claim := claimAccount(spec.Key)
+	eps := spec.Config.Epsilon
+	deadline := time.Now().Add(2*st.lease + time.Minute)
+	for {
+		s, err := st.load(ctx, spec)
+		if err != nil || s != nil {
+			return s, false, err
+		}
+		if err := st.ensureClaim(ctx, claim, eps); err != nil {
+			return nil, false, err
+		}
+		res, err := st.ledger.Reserve(ctx, append(accounts, claim), budget.Cost{Epsilon: eps}, memo)
+		if err == nil {
+			s, err := st.build(ctx, spec, res, build)
+			return s, err == nil, err
+		}
+		if dperr.KindOf(err) != dperr.BudgetExhausted {
+			return nil, false, err
+		}
+		free, cerr := st.claimFree(ctx, claim, eps)
+		switch {
+		case cerr != nil:
+			return nil, false, cerr
+		case free:
+			return nil, false, err // the analyst's own budget is short
+		}
+		// Another statement holds the claim: wait for its synopsis, or
+		// reopen the claim if that build is over without one.
+		if s, err := st.load(ctx, spec); err != nil || s != nil {
+			return s, false, err
+		}
+		if err := st.reopenIfAbandoned(ctx, claim, eps); err != nil {
+			return nil, false, err
+		}
+		if time.Now().After(deadline) {
+			return nil, false, dperr.New(dperr.Internal, "internal error: the synopsis of %s is being built by another statement; try again", spec.Column.Name)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, false, dperr.Wrap(dperr.Canceled, ctx.Err(), "query canceled")
+		case <-time.After(st.poll):
+		}
+	}
+}
+
+// build reads the data and releases the synopsis under the reservation res,
+// then stores it and settles res (committed once data was read).
+func (st *synopsisStore) build(ctx context.Context, spec *planner.SynopsisSpec, res *budget.Reservation, build buildFunc) (s *storedSynopsis, err error) {
+	readData := false
+	defer func() {
+		settle := context.WithoutCancel(ctx)
+		var serr error
+		if readData {
+			serr = res.Commit(settle)
+		} else {
+			serr = res.Cancel(settle)
+		}
+		if serr != nil && err == nil {
+			s, err = nil, dperr.Wrap(dperr.Internal, serr, "internal error: budget ledger unavailable")
+		}
+	}()
+	syn, err := build(ctx, &readData)
+	if err != nil {
+		return nil, err
+	}
+	s = &storedSynopsis{Key: spec.Key, BuiltAt: time.Now().UTC(), Epsilon: spec.Config.Epsilon,
+		Mechanism: syn.Mechanism(), Workload: spec.Config.Workload.Kind, Synopsis: syn}
+	// Adopt a synopsis another proxy stored meanwhile (after a takeover),
+	// so that only one is ever released.
+	if other, err := st.load(ctx, spec); err != nil || other != nil {
+		return other, err
+	}
+	value, err := json.Marshal(s)
+	if err != nil {
+		return nil, dperr.Wrap(dperr.Internal, err, "internal error: cannot encode synopsis")
+	}
+	if err := st.ledger.PutState(context.WithoutCancel(ctx), stateKey(spec.Key), value); err != nil {
+		return nil, err
+	}
+	st.remember(s)
+	return s, nil
+}
+
+// load returns the stored synopsis of spec, or nil when there is none.
+func (st *synopsisStore) load(ctx context.Context, spec *planner.SynopsisSpec) (*storedSynopsis, error) {
+	value, ok, err := st.ledger.GetState(ctx, stateKey(spec.Key))
+	if err != nil || !ok {
+		return nil, err
+	}
+	var s storedSynopsis
+	if err := json.Unmarshal(value, &s); err != nil {
+		return nil, dperr.Wrap(dperr.Internal, err, "internal error: stored synopsis of %s is unreadable", spec.Column.Name)
+	}
+	if s.Key != spec.Key || s.Synopsis == nil || s.Synopsis.N() != spec.Domain.Bins {
+		return nil, dperr.New(dperr.Internal, "internal error: stored synopsis %s does not match %q", stateKey(spec.Key), spec.Key)
+	}
+	st.remember(&s)
+	return &s, nil
+}
+
+// ensureClaim creates the claim account with a limit of one ε if missing.
+func (st *synopsisStore) ensureClaim(ctx context.Context, claim string, eps float64) error {
+	_, err := st.ledger.Remaining(ctx, claim)
+	if errors.Is(err, budget.ErrUnknownAccount) {
+		return st.ledger.SetLimit(ctx, claim, budget.Cost{Epsilon: eps})
+	}
+	return err
+}
+
+// claimFree reports whether the claim account could pay eps.
+func (st *synopsisStore) claimFree(ctx context.Context, claim string, eps float64) (bool, error) {
+	rem, err := st.ledger.Remaining(ctx, claim)
+	if err != nil {
+		return false, err
+	}
+	return rem.Epsilon >= eps*(1-1e-9), nil
+}
+
+// reopenIfAbandoned raises the claim's limit by eps when its newest
+// reservation is settled, or pending for longer than the lease, while no
+// synopsis was stored: the build it paid for is over or dead.
+func (st *synopsisStore) reopenIfAbandoned(ctx context.Context, claim string, eps float64) error {
+	history, err := st.ledger.History(ctx, claim, 0)
+	if err != nil || len(history) == 0 {
+		return err
+	}
+	if newest := history[0]; newest.State == budget.Reserved && time.Since(newest.ReservedAt) < st.lease {
+		return nil
+	}
+	used := 0.0
+	for _, e := range history {
+		if e.State != budget.Cancelled {
+			used += e.Cost.Epsilon
+		}
+	}
+	return st.ledger.SetLimit(ctx, claim, budget.Cost{Epsilon: used + eps})
+}
+
+func (st *synopsisStore) cached(key string) *storedSynopsis {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.cache[key]
+}
+
+func (st *synopsisStore) remember(s *storedSynopsis) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.cache[s.Key] = s
+}
+
+// lock takes the process-wide mutex of key and returns its unlock.
+func (st *synopsisStore) lock(key string) func() {
+	st.mu.Lock()
+	m, ok := st.locks[key]
+	if !ok {
+		m = &sync.Mutex{}
+		st.locks[key] = m
+	}
+	st.mu.Unlock()
+	m.Lock()
+	return m.Unlock
+}
+
+// describe is the warning's account of where an answer came from:
+// built now by this statement, or earlier and free.
+func (s *storedSynopsis) describe(builtNow bool, column string) string {
+	if builtNow {
+		return fmt.Sprintf("answered from synopsis built now by this statement with epsilon=%.6g (%s, workload %s), spent once: later range counts and histograms on %s with the same other-column predicate are free",
+			s.Epsilon, s.Mechanism, s.Workload, column)
+	}
+	return fmt.Sprintf("answered from synopsis built %s with epsilon=%.6g (%s, workload %s), no budget spent",
+		s.BuiltAt.Format(time.RFC3339), s.Epsilon, s.Mechanism, s.Workload)
+}

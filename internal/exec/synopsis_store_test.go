@@ -1,0 +1,195 @@
+package exec
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/dpproxy/dpproxy/internal/budget"
+	"github.com/dpproxy/dpproxy/internal/catalog"
+	"github.com/dpproxy/dpproxy/internal/dperr"
+	"github.com/dpproxy/dpproxy/internal/mech"
+	"github.com/dpproxy/dpproxy/internal/planner"
+	"github.com/dpproxy/dpproxy/internal/testdb"
+)
+
+const testSynopsisEpsilon = 0.5
+
+// testSpec is the synopsis of a 16-bin column.
+func testSpec() *planner.SynopsisSpec {
+	return &planner.SynopsisSpec{
+		Table:  &catalog.Table{Name: "t"},
+		Column: &catalog.Column{Name: "x"},
+		Domain: planner.Domain{Lower: 0, Upper: 16, Bins: 16, Integer: true},
+		Key:    "v1|t|x|[0, 16) in 16 bins|",
+		Config: catalog.Histogram{Bins: 16, Epsilon: testSynopsisEpsilon, Workload: catalog.Workload{Kind: catalog.WorkloadAllRanges}},
+	}
+}
+
+// countingBuild builds an Identity synopsis, counting the builds.
+func countingBuild(builds *atomic.Int64, delay time.Duration) buildFunc {
+	return func(ctx context.Context, readData *bool) (*mech.Synopsis, error) {
+		*readData = true
+		builds.Add(1)
+		time.Sleep(delay)
+		return mech.Identity(rand.NewChaCha8([32]byte{1}), make([]int64, 16), testSynopsisEpsilon)
+	}
+}
+
+// openLedgers opens n ledgers (n proxies) on one SQLite file with user
+// "user:a" holding a budget of ε = 10.
+func openLedgers(t *testing.T, n int) []*budget.Ledger {
+	t.Helper()
+	dsn := testdb.SQLiteDSN(t)
+	var out []*budget.Ledger
+	for range n {
+		db := testdb.Open(t, "sqlite", dsn)
+		l, err := budget.Open(context.Background(), db, budget.SQLite)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, l)
+	}
+	if err := out[0].SetLimit(context.Background(), "user:a", budget.Cost{Epsilon: 10}); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func remaining(t *testing.T, l *budget.Ledger) float64 {
+	t.Helper()
+	r, err := l.Remaining(context.Background(), "user:a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r.Epsilon
+}
+
+// TestSynopsisBuiltOnceUnderConcurrency races 16 statements of each of two
+// proxies (two stores, two connection pools on one ledger file) for the
+// same missing synopsis: exactly one builds it and pays once, and all see
+// the same synopsis.
+func TestSynopsisBuiltOnceUnderConcurrency(t *testing.T) {
+	ledgers := openLedgers(t, 2)
+	stores := []*synopsisStore{newSynopsisStore(ledgers[0]), newSynopsisStore(ledgers[1])}
+	var builds atomic.Int64
+	var wg sync.WaitGroup
+	got := make([]*storedSynopsis, 32)
+	for i := range got {
+		wg.Go(func() {
+			s, _, err := stores[i%2].obtain(context.Background(), testSpec(), []string{"user:a"}, "test", countingBuild(&builds, 20*time.Millisecond))
+			if err != nil {
+				t.Errorf("statement %d: %v", i, err)
+				return
+			}
+			got[i] = s
+		})
+	}
+	wg.Wait()
+	if n := builds.Load(); n != 1 {
+		t.Errorf("builds: got %d, want 1", n)
+	}
+	if r := remaining(t, ledgers[0]); math.Abs(r-(10-testSynopsisEpsilon)) > 1e-9 {
+		t.Errorf("remaining: got %v, want %v", r, 10-testSynopsisEpsilon)
+	}
+	for i, s := range got {
+		if s == nil || !s.BuiltAt.Equal(got[0].BuiltAt) {
+			t.Errorf("statement %d: got synopsis %+v, want the one built at %v", i, s, got[0].BuiltAt)
+		}
+	}
+}
+
+// TestSynopsisSurvivesRestart stores a synopsis and reads it from a new
+// store (a restarted proxy) at no cost.
+func TestSynopsisSurvivesRestart(t *testing.T) {
+	ledgers := openLedgers(t, 1)
+	var builds atomic.Int64
+	first, built, err := newSynopsisStore(ledgers[0]).obtain(context.Background(), testSpec(), []string{"user:a"}, "test", countingBuild(&builds, 0))
+	if err != nil || !built {
+		t.Fatalf("first: built %v, err %v", built, err)
+	}
+	again, built, err := newSynopsisStore(ledgers[0]).obtain(context.Background(), testSpec(), []string{"user:a"}, "test", countingBuild(&builds, 0))
+	if err != nil || built || builds.Load() != 1 {
+		t.Fatalf("after restart: built %v (builds %d), err %v; want read, not built", built, builds.Load(), err)
+	}
+	if again.Synopsis.RangeSum(0, 15) != first.Synopsis.RangeSum(0, 15) || !again.BuiltAt.Equal(first.BuiltAt) {
+		t.Errorf("after restart: got %+v, want %+v", again, first)
+	}
+	if r := remaining(t, ledgers[0]); math.Abs(r-(10-testSynopsisEpsilon)) > 1e-9 {
+		t.Errorf("remaining: got %v, want %v", r, 10-testSynopsisEpsilon)
+	}
+}
+
+// TestSynopsisFailedBuildBeforeReadIsFree checks that a build failing
+// before any data was read cancels its reservation, and the next
+// statement can build.
+func TestSynopsisFailedBuildBeforeReadIsFree(t *testing.T) {
+	ledgers := openLedgers(t, 1)
+	st := newSynopsisStore(ledgers[0])
+	fail := func(ctx context.Context, readData *bool) (*mech.Synopsis, error) {
+		return nil, dperr.New(dperr.Backend, "backend down")
+	}
+	if _, _, err := st.obtain(context.Background(), testSpec(), []string{"user:a"}, "test", fail); dperr.KindOf(err) != dperr.Backend {
+		t.Fatalf("failing build: got %v, want the backend error", err)
+	}
+	if r := remaining(t, ledgers[0]); r != 10 {
+		t.Errorf("after a failure before reading: remaining %v, want 10", r)
+	}
+	var builds atomic.Int64
+	if _, built, err := st.obtain(context.Background(), testSpec(), []string{"user:a"}, "test", countingBuild(&builds, 0)); err != nil || !built {
+		t.Fatalf("retry: built %v, err %v", built, err)
+	}
+}
+
+// TestSynopsisAbandonedClaimIsReopened simulates a proxy killed after its
+// reservation: the claim stays spent with no synopsis. After the lease a
+// new statement reopens the claim, builds and pays; the dead build stays
+// paid.
+func TestSynopsisAbandonedClaimIsReopened(t *testing.T) {
+	ledgers := openLedgers(t, 1)
+	ctx := context.Background()
+	spec := testSpec()
+	claim := claimAccount(spec.Key)
+	if err := ledgers[0].SetLimit(ctx, claim, budget.Cost{Epsilon: testSynopsisEpsilon}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ledgers[0].Reserve(ctx, []string{"user:a", claim}, budget.Cost{Epsilon: testSynopsisEpsilon}, "killed"); err != nil {
+		t.Fatal(err)
+	}
+	st := newSynopsisStore(ledgers[0])
+	st.lease = 100 * time.Millisecond
+	var builds atomic.Int64
+	start := time.Now()
+	_, built, err := st.obtain(ctx, spec, []string{"user:a"}, "test", countingBuild(&builds, 0))
+	if err != nil || !built {
+		t.Fatalf("after the lease: built %v, err %v", built, err)
+	}
+	if waited := time.Since(start); waited < st.lease {
+		t.Errorf("reopened after %v, want at least the lease %v", waited, st.lease)
+	}
+	if r := remaining(t, ledgers[0]); math.Abs(r-(10-2*testSynopsisEpsilon)) > 1e-9 {
+		t.Errorf("remaining: got %v, want %v (the dead build and the new one)", r, 10-2*testSynopsisEpsilon)
+	}
+}
+
+// TestSynopsisBudgetExhausted refuses a build the analyst cannot pay for,
+// with the analyst's error, and leaves the claim free.
+func TestSynopsisBudgetExhausted(t *testing.T) {
+	ledgers := openLedgers(t, 1)
+	ctx := context.Background()
+	if err := ledgers[0].SetLimit(ctx, "user:poor", budget.Cost{Epsilon: 0.1}); err != nil {
+		t.Fatal(err)
+	}
+	st := newSynopsisStore(ledgers[0])
+	var builds atomic.Int64
+	if _, _, err := st.obtain(ctx, testSpec(), []string{"user:poor"}, "test", countingBuild(&builds, 0)); dperr.KindOf(err) != dperr.BudgetExhausted {
+		t.Fatalf("got %v, want budget exhausted", err)
+	}
+	if free, err := st.claimFree(ctx, claimAccount(testSpec().Key), testSynopsisEpsilon); err != nil || !free {
+		t.Errorf("claim free: got %v (err %v), want true", free, err)
+	}
+}

@@ -1,0 +1,239 @@
+package planner
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/dpproxy/dpproxy/internal/catalog"
+	"github.com/dpproxy/dpproxy/internal/dperr"
+	"github.com/dpproxy/dpproxy/internal/mech"
+	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
+)
+
+// Interactive counting queries. A table with an interactive domain
+// (catalog.Interactive: a few categorical or bucketed columns whose cross
+// product is the finite domain X) answers counting queries over X from one
+// mechanism instance per dataset, which spends the configured ε once for
+// every query of every analyst. The planner's rule, on public facts only:
+//
+//   - SELECT COUNT(*) FROM t WHERE p, with p any AND/OR/NOT combination
+//     of conditions on domain columns, is compiled to the set of cells of
+//     X where p is true (mech.MMPredicate) and answered by the instance.
+//     A condition on a bucketed column must select whole buckets, else the
+//     query is refused (1235) with the buckets. Rows with NULL, or with a
+//     value missing from a categorical list, in any domain column are
+//     outside X and never counted, even under NOT.
+//   - A WHERE that is an AND of conditions (no OR or NOT) stays with the
+//     mechanisms above when it restricts a column with a histogram domain
+//     (a DAWA range count is free there: SynopsisPlan's rule), when SET
+//     @dp_mechanism forces a mechanism, or when X cannot express it (a
+//     column outside the domain, a range across a bucket): it is then a
+//     Laplace count as before. A COUNT(*) without WHERE is one too.
+//   - The instance is created by the first such statement: it releases
+//     n̂ = n + DLap(1/ε_n) with ε_n = ε·mech.DefaultMMCountShare, then,
+//     with ε' = ε − ε_n, takes a one-shot noisy histogram over X (DLap(1/ε')
+//     per cell, answering unlimited queries at no further cost) when
+//
+//     √(2·|X|)·ln(2/β)/ε' ≤ α·n̂,
+//
+//     the Median Mechanism author's rule (mech.MedianMechanism, "When to
+//     use it": the histogram answered every benchmark query within α when
+//     it holds), and otherwise the Median Mechanism (MM-SVT, with ε') when
+//     mech.MMPlanFor finds it feasible at n̂, and otherwise the histogram
+//     still (neither then meets α for every query; the answers say so).
+//     n̂ is a release, so the choice is post-processing. The configuration
+//     may force either mechanism (mechanism: median | histogram).
+//
+// EXPLAIN shows the rule with its threshold on n̂ for the table.
+
+// InteractivePlan is a counting query answered over an interactive domain.
+type InteractivePlan struct {
+	Table  *catalog.Table
+	Config catalog.Interactive
+	// Predicate is the set of cells counted.
+	Predicate mech.MMPredicate
+	// Describe renders the query's predicate over X for EXPLAIN.
+	Describe string
+	// Cells is the fetch that reads the database: one GROUP BY histogram
+	// over X, computed by the database, no rows.
+	Cells sqlrewrite.Fetch
+	// Key identifies the dataset's instance: the table, the domain and the
+	// interactive configuration.
+	Key string
+}
+
+// FromInteractive is the derivation of the output answered by the
+// interactive instance (Plan.Interactive).
+const FromInteractive DeriveKind = 101
+
+// The interactive mechanisms, as EXPLAIN and warnings name them.
+const (
+	InteractiveMedian    = "median-mechanism (MM-SVT)"
+	InteractiveHistogram = "noisy-histogram"
+)
+
+// StateKey and ClaimAccount name the instance in the ledger: its state
+// (budget.Ledger.PutState) and the account whose limit is the instance's ε,
+// which makes the ε be paid exactly once.
+func (ip *InteractivePlan) StateKey() string {
+	sum := sha256.Sum256([]byte(ip.Key))
+	return "interactive:" + hex.EncodeToString(sum[:16])
+}
+
+// CountEpsilon is the ε of the noisy row count n̂ that decides the rule.
+func (ip *InteractivePlan) CountEpsilon() float64 {
+	return ip.Config.Epsilon * mech.DefaultMMCountShare
+}
+
+// RestEpsilon is ε', what the chosen mechanism spends.
+func (ip *InteractivePlan) RestEpsilon() float64 { return ip.Config.Epsilon - ip.CountEpsilon() }
+
+// HistogramRows is the threshold of the rule: the histogram is chosen when
+// n̂ ≥ √(2·|X|)·ln(2/β)/(α·ε').
+func (ip *InteractivePlan) HistogramRows() float64 {
+	c := ip.Config
+	return math.Sqrt(2*float64(ip.Predicate.Cells())) * math.Log(2/c.Beta) / (c.Alpha * ip.RestEpsilon())
+}
+
+// MedianConfig is the Median Mechanism's configuration under the rule.
+func (ip *InteractivePlan) MedianConfig() mech.MMConfig {
+	c := ip.Config
+	return mech.MMConfig{Epsilon: ip.RestEpsilon(), Alpha: c.Alpha, Beta: c.Beta, PlannedQueries: c.PlannedQueries}
+}
+
+// Choose applies the rule to the released row count nHat: the mechanism's
+// name and why.
+func (ip *InteractivePlan) Choose(nHat int64) (mechanism, why string) {
+	switch ip.Config.Mechanism {
+	case catalog.InteractiveMedian:
+		return InteractiveMedian, "forced by the configuration"
+	case catalog.InteractiveHistogram:
+		return InteractiveHistogram, "forced by the configuration"
+	}
+	threshold := ip.HistogramRows()
+	if float64(nHat) >= threshold {
+		return InteractiveHistogram, fmt.Sprintf("noisy n̂ = %d ≥ %.0f = √(2·|X|)·ln(2/β)/(α·ε')", nHat, math.Ceil(threshold))
+	}
+	if _, err := mech.MMPlanFor(ip.MedianConfig(), nHat); err == nil {
+		return InteractiveMedian, fmt.Sprintf("noisy n̂ = %d < %.0f = √(2·|X|)·ln(2/β)/(α·ε') and MM-SVT is feasible", nHat, math.Ceil(threshold))
+	}
+	return InteractiveHistogram, fmt.Sprintf("noisy n̂ = %d: too few rows for α = %g with either mechanism; the histogram answers with its own accuracy", nHat, ip.Config.Alpha)
+}
+
+// planInteractive returns the plan of sel over the table's interactive
+// domain, or nil when the rule above leaves sel to the other mechanisms.
+func (p *Planner) planInteractive(sel *sqlrewrite.Select, t *catalog.Table, s Settings) (*Plan, error) {
+	in := t.Interactive
+	if in == nil || sel.GroupBy != nil || len(sel.Items) != 1 {
+		return nil, nil
+	}
+	item := sel.Items[0]
+	if item.Agg.Func != sqlrewrite.CountRows || len(item.Agg.Where) > 0 {
+		return nil, nil
+	}
+	pred := sel.Boolean
+	if pred == nil {
+		if len(sel.Where) == 0 || s.Mechanism != "" && s.Mechanism != "auto" {
+			return nil, nil
+		}
+		for _, c := range sel.Where {
+			if col, ok := t.Column(c.Column); ok && col.Histogram != nil {
+				return nil, nil
+			}
+		}
+		pred = conjunction(sel.Where)
+	}
+	cells, err := compileInteractive(t, pred)
+	if err != nil {
+		if sel.Boolean == nil {
+			return nil, nil // an AND the domain cannot express: Laplace, as before
+		}
+		return nil, err
+	}
+	ip := &InteractivePlan{Table: t, Config: *in, Predicate: cells,
+		Describe: fmt.Sprintf("%d of %d cells", cells.Size(), cells.Cells()),
+		Cells:    sqlrewrite.Fetch{Table: t.Source, Cells: cellsFetch(t, in)}, Key: interactiveKey(t, in)}
+	return &Plan{Table: t, Interactive: ip, Outputs: []Output{{Label: item.Label, Agg: item.Agg, Derive: FromInteractive, Integer: true}}}, nil
+}
+
+// conjunction turns a WHERE list into a Predicate.
+func conjunction(conds []sqlrewrite.Condition) *sqlrewrite.Predicate {
+	leaves := make([]*sqlrewrite.Predicate, len(conds))
+	for i := range conds {
+		leaves[i] = &sqlrewrite.Predicate{Op: sqlrewrite.Leaf, Leaf: &conds[i]}
+	}
+	if len(leaves) == 1 {
+		return leaves[0]
+	}
+	return &sqlrewrite.Predicate{Op: sqlrewrite.And, Args: leaves}
+}
+
+// cellsFetch is the GROUP BY histogram over X with backend names.
+func cellsFetch(t *catalog.Table, in *catalog.Interactive) *sqlrewrite.Cells {
+	c := &sqlrewrite.Cells{}
+	for _, ic := range in.Columns {
+		col, _ := t.Column(ic.Name)
+		d := sqlrewrite.CellDim{Column: col.Source, Edges: ic.Edges}
+		if !ic.Bucketed() {
+			for i, v := range ic.Values {
+				if col.Numeric() {
+					d.Values = append(d.Values, sqlrewrite.Value{Num: ic.NumericValues()[i]})
+				} else {
+					d.Values = append(d.Values, sqlrewrite.Value{Str: v, IsText: true})
+				}
+			}
+		}
+		c.Dims = append(c.Dims, d)
+	}
+	return c
+}
+
+// interactiveKey identifies a dataset's instance: a change to the table's
+// source, domain or interactive configuration makes a new instance.
+func interactiveKey(t *catalog.Table, in *catalog.Interactive) string {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "v1|%s|%s", strings.ToLower(t.Name), t.Source)
+	for _, c := range in.Columns {
+		fmt.Fprintf(&sb, "|%s", c.Describe())
+	}
+	fmt.Fprintf(&sb, "|eps=%g|alpha=%g|beta=%g|k=%d|%s", in.Epsilon, in.Alpha, in.Beta, in.PlannedQueries, in.Mechanism)
+	return sb.String()
+}
+
+// explainInteractive renders EXPLAIN of an interactive count.
+func (ip *InteractivePlan) explain(p *Plan) (columns []string, rows [][]any) {
+	columns = []string{"step", "kind", "what", "mechanism", "epsilon", "delta", "detail"}
+	c := ip.Config
+	var dims []string
+	for _, col := range c.Columns {
+		dims = append(dims, col.Describe())
+	}
+	rule := fmt.Sprintf("rule: noisy-histogram if n̂ ≥ %.0f rows (√(2·|X|)·ln(2/β)/(α·ε') with |X| = %d, β = %g, α = %g, ε' = %s), else median-mechanism (MM-SVT) if feasible at n̂, else noisy-histogram",
+		math.Ceil(ip.HistogramRows()), ip.Predicate.Cells(), c.Beta, c.Alpha, formatNumber(display(ip.RestEpsilon())))
+	mechanism := "auto"
+	if c.Mechanism != catalog.InteractiveAuto {
+		mechanism = map[string]string{catalog.InteractiveMedian: InteractiveMedian, catalog.InteractiveHistogram: InteractiveHistogram}[c.Mechanism]
+		rule = "forced by the configuration"
+	}
+	rows = append(rows,
+		[]any{int64(1), "interactive", fmt.Sprintf("count over X = %s", strings.Join(dims, " × ")), mechanism, display(c.Epsilon), 0.0,
+			fmt.Sprintf("pure ε-DP; one instance per dataset shared by every analyst: ε spent once, by the statement that creates it (noisy n̂ with ε_n = %s, then the mechanism with ε'), then stored with the ledger; %s; reads one GROUP BY histogram over X computed by the database, no rows; rows with NULL or an undeclared value in a domain column are outside X",
+				formatNumber(display(ip.CountEpsilon())), rule)},
+		[]any{int64(2), "output", p.Outputs[0].Label, "post-processing", 0.0, 0.0,
+			fmt.Sprintf("count of the rows in %s of X, from the instance; within α·n̂ with probability 1 − β", ip.Describe)},
+		[]any{int64(3), "total", p.Table.Name, "", 0.0, 0.0, "no per-statement cost; plus the instance's ε once if it does not exist yet"})
+	return columns, rows
+}
+
+// refuseInteractive is the error of a predicate the domain cannot answer.
+func refuseInteractive(t *catalog.Table, format string, args ...any) error {
+	var dims []string
+	for _, c := range t.Interactive.Columns {
+		dims = append(dims, c.Describe())
+	}
+	return dperr.New(dperr.Unsupported, "%s; counting queries with OR and NOT on table %s are answered over its interactive domain %s",
+		fmt.Sprintf(format, args...), t.Name, strings.Join(dims, " × "))
+}

@@ -1,0 +1,89 @@
+package sqlrewrite
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// cells renders a Cells fetch: one key per dimension, computed by a CASE
+// that is NULL for a NULL or undeclared value, and the count per
+// combination of keys, rows with a NULL key dropped:
+//
+//	SELECT k0, k1, COUNT(*) FROM (SELECT key0 AS k0, key1 AS k1 FROM t WHERE F) AS c
+//	WHERE k0 IS NOT NULL AND k1 IS NOT NULL GROUP BY k0, k1
+//
+// A categorical key is CASE WHEN col = v0 THEN 0 WHEN col = v1 THEN 1 END
+// (strings as bind arguments); a bucketed key is CASE WHEN col IS NULL
+// THEN NULL WHEN x < e1 THEN 0 … WHEN x < e_{k-1} THEN k-2 ELSE k-1 END
+// with x the column cast to double, so the ends clamp.
+func (r *renderer) cells(f Fetch) (string, error) {
+	dims := f.Cells.Dims
+	if len(dims) == 0 {
+		return "", errors.New("sqlrewrite: a cells fetch needs at least one dimension")
+	}
+	keys := make([]string, len(dims))
+	names := make([]string, len(dims))
+	notNull := make([]string, len(dims))
+	for i, d := range dims {
+		key, err := r.cellKey(d)
+		if err != nil {
+			return "", err
+		}
+		names[i] = "k" + strconv.Itoa(i)
+		keys[i] = key + " AS " + names[i]
+		notNull[i] = names[i] + " IS NOT NULL"
+	}
+	from, err := r.from(f, "")
+	if err != nil {
+		return "", err
+	}
+	group := strings.Join(names, ", ")
+	return "SELECT " + group + ", COUNT(*) FROM (SELECT " + strings.Join(keys, ", ") + from + ") AS c WHERE " +
+		strings.Join(notNull, " AND ") + " GROUP BY " + group, nil
+}
+
+// cellKey renders the index of one dimension.
+func (r *renderer) cellKey(d CellDim) (string, error) {
+	col, err := r.spec.ident(d.Column)
+	if err != nil {
+		return "", err
+	}
+	if (len(d.Values) == 0) == (len(d.Edges) == 0) {
+		return "", fmt.Errorf("sqlrewrite: cell dimension %s needs exactly one of Values and Edges", d.Column)
+	}
+	var sb strings.Builder
+	sb.WriteString("CASE")
+	if len(d.Values) > 0 {
+		for i, v := range d.Values {
+			if v.Null || v.IsText != d.Values[0].IsText {
+				return "", fmt.Errorf("sqlrewrite: cell values of %s must be non-NULL and of one type", d.Column)
+			}
+			lit, err := r.value(v)
+			if err != nil {
+				return "", err
+			}
+			fmt.Fprintf(&sb, " WHEN %s = %s THEN %d", col, lit, i)
+		}
+		sb.WriteString(" END")
+		return sb.String(), nil
+	}
+	if len(d.Edges) < 2 {
+		return "", fmt.Errorf("sqlrewrite: cell dimension %s needs at least two edges", d.Column)
+	}
+	for i, e := range d.Edges {
+		if math.IsNaN(e) || math.IsInf(e, 0) || i > 0 && !(e > d.Edges[i-1]) {
+			return "", fmt.Errorf("sqlrewrite: edges of %s must be finite and strictly increasing", d.Column)
+		}
+	}
+	x := "CAST(" + col + " AS " + r.spec.double + ")"
+	fmt.Fprintf(&sb, " WHEN %s IS NULL THEN NULL", col)
+	last := len(d.Edges) - 2
+	for i := 0; i < last; i++ {
+		fmt.Fprintf(&sb, " WHEN %s < %s THEN %d", x, realLiteral(d.Edges[i+1]), i)
+	}
+	fmt.Fprintf(&sb, " ELSE %d END", last)
+	return sb.String(), nil
+}
