@@ -6,14 +6,36 @@ func standardMechanisms() []Mechanism {
 		preprocessMechanism{}, ptrMechanism{}, trimmedMechanism{}}
 }
 
-// defaultMechanism is the mechanism "auto" uses for a statistic: a rule on
-// public facts only (the kind of statistic).
+// defaultMechanism is the mechanism "auto" uses for a statistic, the rule
+// the accuracy benchmark recommends (bench/RESULTS-accuracy.md, "Findings"),
+// on public facts only:
+//
+//   - COUNT, SUM: Laplace.
+//   - MEDIAN, PERCENTILE_CONT: the grid exponential mechanism when the
+//     column is an integer column whose grid is its integers (exact on tied
+//     data, where it won nearly every dataset), else piecewise Laplace (best
+//     or within a few percent on real-valued columns, and improving with n
+//     where the grid's resolution becomes its floor).
+//   - AVG: autoMean (a noisy count, then preprocessing when ñ·ε ≥ 100, else
+//     Laplace): preprocessing won most datasets at ε ≥ 0.5 and fails only
+//     when the noisy count is too poor.
+//   - VARIANCE, STDDEV: piecewise Laplace, the smallest worst case against
+//     the best mechanism (preprocessing wins on concentrated data, piecewise
+//     on spread data, and which holds is not public).
+//   - IQR, REGR_SLOPE, REGR_INTERCEPT: Propose-Test-Release.
 func (p *Planner) defaultMechanism(s Statistic) Mechanism {
 	switch s.Kind {
 	case StatCount, StatSum, StatCenteredSum, StatCenteredSumSquares:
 		return laplaceMechanism{}
 	case StatQuantile:
-		return exponentialMechanism{}
+		if _, unit := (exponentialMechanism{}).grid(&Release{Stat: s}); unit {
+			return exponentialMechanism{}
+		}
+		return piecewiseMechanism{}
+	case StatMean:
+		return autoMean{}
+	case StatVariance:
+		return piecewiseMechanism{}
 	case StatIQR, StatRegression:
 		return ptrMechanism{}
 	}

@@ -332,10 +332,17 @@ func (b *builder) choose(stat Statistic) Mechanism {
 	return b.planner.defaultMechanism(stat)
 }
 
-// forcedFor reports whether the forced mechanism releases the statistic of
-// kind on col whole (rather than from sums).
-func (b *builder) forcedFor(kind StatKind, col *catalog.Column) bool {
-	return b.forced != nil && b.forced.Supports(Statistic{Kind: kind, Column: col})
+// whole reports whether the statistic of kind on col is released whole by
+// one mechanism (the forced one if it supports it, else the default), rather
+// than derived from shared sums: sums are used when a forced mechanism
+// releases sums but not the statistic (SET @dp_mechanism = 'laplace').
+func (b *builder) whole(kind StatKind, col *catalog.Column) bool {
+	stat := Statistic{Kind: kind, Column: col}
+	if b.forced != nil && !b.forced.Supports(stat) && b.forced.Supports(Statistic{Kind: StatCenteredSum, Column: col}) {
+		b.forcedUsed = true
+		return false
+	}
+	return b.choose(stat) != nil
 }
 
 func (b *builder) output(item sqlrewrite.Item) (Output, error) {
@@ -372,7 +379,7 @@ func (b *builder) output(item sqlrewrite.Item) (Output, error) {
 		out.Derive = Direct
 		err = add(Statistic{Kind: StatSum, Column: col})
 	case sqlrewrite.Avg:
-		if b.forcedFor(StatMean, col) {
+		if b.whole(StatMean, col) {
 			out.Derive = Direct
 			err = add(Statistic{Kind: StatMean, Column: col})
 		} else {
@@ -382,7 +389,7 @@ func (b *builder) output(item sqlrewrite.Item) (Output, error) {
 	case sqlrewrite.VarPop, sqlrewrite.VarSamp, sqlrewrite.StddevPop, sqlrewrite.StddevSamp:
 		out.Sample = agg.Func == sqlrewrite.VarSamp || agg.Func == sqlrewrite.StddevSamp
 		inner := VarianceOfSums
-		if b.forcedFor(StatVariance, col) {
+		if b.whole(StatVariance, col) {
 			inner = Direct
 			err = add(Statistic{Kind: StatVariance, Column: col})
 			if err == nil && out.Sample {

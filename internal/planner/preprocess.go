@@ -57,17 +57,22 @@ func (preprocessMechanism) Reads(r *Release) string {
 	return "summary aggregates, the minimum and maximum, and the whole sorted column only if the aggregates cannot settle the statistic"
 }
 
-func (preprocessMechanism) Start(src mech.Source, r *Release, terms []float64, _ []int64) (Step, error) {
-	b := columnBounds(r)
-	n := int64(math.Round(terms[0]))
-	count, err := mech.ReleaseCount(src, n, r.Epsilon*CountShare)
+func (m preprocessMechanism) Start(src mech.Source, r *Release, terms []float64, _ []int64) (Step, error) {
+	count, err := mech.ReleaseCount(src, int64(math.Round(terms[0])), r.Epsilon*CountShare)
 	if err != nil {
 		return nil, err
 	}
-	eps := r.Epsilon * (1 - CountShare)
+	return m.withCount(r, terms, count.Value(), r.Epsilon*(1-CountShare))
+}
+
+// withCount starts the release with the noisy count ñ already released and
+// eps left for the statistic.
+func (preprocessMechanism) withCount(r *Release, terms []float64, nHat, eps float64) (Step, error) {
+	b := columnBounds(r)
+	n := int64(math.Round(terms[0]))
 	switch r.Stat.Kind {
 	case StatQuantile:
-		params, err := mech.DefaultPreprocessParams(mech.PreprocessMedianStatistic, b, count.Value())
+		params, err := mech.DefaultPreprocessParams(mech.PreprocessMedianStatistic, b, nHat)
 		if err != nil {
 			return nil, err
 		}
@@ -93,7 +98,7 @@ func (preprocessMechanism) Start(src mech.Source, r *Release, terms []float64, _
 		if r.Stat.Kind == StatVariance {
 			stat = mech.PreprocessVarianceStatistic
 		}
-		params, err := mech.DefaultPreprocessParams(stat, b, count.Value())
+		params, err := mech.DefaultPreprocessParams(stat, b, nHat)
 		if err != nil {
 			return nil, err
 		}
@@ -169,4 +174,49 @@ func laplaceEstimate(v, scale float64) Estimate {
 	w := scale * math.Log(1/(1-Confidence))
 	return Estimate{Value: v, Low: v - w, High: v + w, HasInterval: true,
 		Note: "the interval covers the preprocessed statistic, which equals the true one unless preprocessing moved it"}
+}
+
+// autoMean is the default AVG mechanism, the benchmark's rule: release the
+// noisy count ñ with ε·CountShare; if ñ·ε ≥ autoMeanThreshold use
+// sensitivity preprocessing with the rest of ε and that ñ, else the Laplace
+// bounded mean (mech.BoundedMean) with the rest. The choice is
+// post-processing of ñ, a released value, so the release is pure ε-DP under
+// add/remove by composition (ε·CountShare + the rest).
+type autoMean struct{}
+
+// autoMeanThreshold is the ñ·ε below which the noisy count is too poor for
+// preprocessing's Δ = (U−L)/ñ (bench/RESULTS-accuracy.md, "Mean").
+const autoMeanThreshold = 100
+
+func (autoMean) Name() string                             { return "auto-mean" }
+func (autoMean) NeedsDelta() bool                         { return false }
+func (autoMean) Supports(s Statistic) bool                { return s.Kind == StatMean }
+func (autoMean) Histogram(*Release) *sqlrewrite.Histogram { return nil }
+
+func (autoMean) Guarantee() string {
+	return fmt.Sprintf("pure ε-DP: a noisy count (%g of ε), then sensitivity preprocessing if ñ·ε ≥ %d, else the Laplace bounded mean", CountShare, autoMeanThreshold)
+}
+
+func (autoMean) Terms(r *Release) []sqlrewrite.SummaryTerm { return preprocessMechanism{}.Terms(r) }
+
+func (autoMean) Reads(r *Release) string {
+	return "summary aggregates; for preprocessing also the minimum and maximum, and the sorted column only if the aggregates cannot settle the mean"
+}
+
+func (autoMean) Start(src mech.Source, r *Release, terms []float64, _ []int64) (Step, error) {
+	n := int64(math.Round(terms[0]))
+	count, err := mech.ReleaseCount(src, n, r.Epsilon*CountShare)
+	if err != nil {
+		return nil, err
+	}
+	eps := r.Epsilon * (1 - CountShare)
+	if count.Value()*r.Epsilon >= autoMeanThreshold {
+		return preprocessMechanism{}.withCount(r, terms, count.Value(), eps)
+	}
+	est, err := mech.BoundedMean(src, columnBounds(r), mech.Summary{Count: n, Sum: terms[1], SumSquares: terms[2]}, eps, Confidence)
+	if err != nil {
+		return nil, err
+	}
+	return finished{Estimate{Value: est.Value, Low: est.Low, High: est.High, HasInterval: est.HasInterval,
+		Note: fmt.Sprintf("the noisy count times epsilon is below %d, so the Laplace bounded mean answered", autoMeanThreshold)}}, nil
 }
