@@ -6,76 +6,217 @@ import (
 	"math"
 	"slices"
 	"strconv"
-
-	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
-	"gonum.org/v1/plot/vg"
+	"strings"
 )
 
+// resultIndex finds the result of a cell.
+type resultIndex map[cellKey]Result
+
+type cellKey struct {
+	stat, dataset string
+	eps           float64
+	mech          string
+}
+
+func indexResults(results []Result) resultIndex {
+	idx := resultIndex{}
+	for _, r := range results {
+		idx[cellKey{r.Statistic, r.Dataset, r.Epsilon, r.Mechanism}] = r
+	}
+	return idx
+}
+
+// get returns the usable result of a cell: run without error and with at
+// least one answered trial.
+func (idx resultIndex) get(stat, dataset string, eps float64, mech string) (Result, bool) {
+	r, ok := idx[cellKey{stat, dataset, eps, mech}]
+	return r, ok && r.Err == "" && !math.IsNaN(r.MeanAbs)
+}
+
 // WriteTables writes one Markdown table per statistic and ε: a row per
-// dataset, a column per mechanism, cells "mean / p90" absolute error
-// (with the ⊥ rate where a mechanism refused), and the time per release.
-func WriteTables(w io.Writer, results []Result) {
+// dataset, a column per mechanism (in the order of mechs), cells
+// "mean / p90" absolute error, and the winner by mean error. Median tables
+// add the median |error| of preprocess and smooth (Cauchy noise: compare
+// medians) and both tables of quantiles the papers' claims: preprocess vs
+// smooth by median |error|, piecewise vs inverse by mean |error| within two
+// standard errors. Cells with fewer trials than asked are marked † and
+// listed under the table.
+func WriteTables(w io.Writer, results []Result, mechs []string) {
+	idx := indexResults(results)
 	for _, stat := range uniq(results, func(r Result) string { return r.Statistic }) {
 		of := filter(results, func(r Result) bool { return r.Statistic == stat })
+		ms := slices.DeleteFunc(slices.Clone(mechs), func(m string) bool {
+			return !slices.ContainsFunc(of, func(r Result) bool { return r.Mechanism == m })
+		})
 		for _, eps := range uniqFloat(of, func(r Result) float64 { return r.Epsilon }) {
-			rs := filter(of, func(r Result) bool { return r.Epsilon == eps })
-			mechs := uniq(rs, func(r Result) string { return r.Mechanism })
-			fmt.Fprintf(w, "\n#### %s, ε = %g: mean / 90th-percentile absolute error\n\n", stat, eps)
-			fmt.Fprintf(w, "| dataset | n |")
-			for _, m := range mechs {
-				fmt.Fprintf(w, " %s |", m)
-			}
-			fmt.Fprintf(w, " best |\n|---|---|")
-			for range mechs {
-				fmt.Fprintf(w, "---|")
-			}
-			fmt.Fprintln(w, "---|")
-			for _, d := range uniq(rs, func(r Result) string { return r.Dataset }) {
-				row := filter(rs, func(r Result) bool { return r.Dataset == d })
-				fmt.Fprintf(w, "| %s | %d |", d, row[0].N)
-				best, bestErr := "", math.Inf(1)
-				for _, m := range mechs {
-					cell := filter(row, func(r Result) bool { return r.Mechanism == m })
-					if len(cell) == 0 {
-						fmt.Fprintf(w, " – |")
-						continue
-					}
-					c := cell[0]
-					switch {
-					case c.Err != "":
-						fmt.Fprintf(w, " error |")
-					default:
-						fmt.Fprintf(w, " %s / %s", num(c.MeanAbs), num(c.P90Abs))
-						if c.Refused > 0 {
-							fmt.Fprintf(w, " (⊥ %.0f%%)", 100*c.Refused)
-						}
-						fmt.Fprintf(w, " |")
-						if c.MeanAbs < bestErr {
-							best, bestErr = m, c.MeanAbs
-						}
-					}
-				}
-				fmt.Fprintf(w, " %s |\n", best)
-			}
+			writeTable(w, idx, stat, eps, ms, uniq(of, func(r Result) string { return r.Dataset }))
 		}
 	}
 }
 
-// WriteTimes writes the mean time per release of each mechanism by n.
-func WriteTimes(w io.Writer, results []Result) {
-	mechs := uniq(results, func(r Result) string { return r.Mechanism })
+func writeTable(w io.Writer, idx resultIndex, stat string, eps float64, mechs, datasets []string) {
+	claims := claimsFor(stat, mechs)
+	fmt.Fprintf(w, "\n#### %s, ε = %g: mean / 90th-percentile absolute error\n\n| dataset | n |", stat, eps)
+	for _, m := range mechs {
+		fmt.Fprintf(w, " %s |", m)
+	}
+	for _, c := range claims {
+		fmt.Fprintf(w, " %s |", c.title)
+	}
+	fmt.Fprintf(w, " best |\n|---|--:|%s%s---|\n", strings.Repeat("--:|", len(mechs)), strings.Repeat(":-:|", len(claims)))
+	var notes []string
+	for _, d := range datasets {
+		var n int
+		var row strings.Builder
+		best, bestErr := "", math.Inf(1)
+		for _, m := range mechs {
+			r, ok := idx[cellKey{stat, d, eps, m}]
+			if ok {
+				n = r.N
+			}
+			row.WriteString(" " + formatCell(r, ok, stat == "median" && (m == "smooth" || m == "preprocess")) + " |")
+			if r.Note != "" {
+				notes = append(notes, fmt.Sprintf("%s on %s: %s", m, d, r.Note))
+			}
+			if ok && r.Err == "" && m != RuleName && r.MeanAbs < bestErr {
+				best, bestErr = m, r.MeanAbs
+			}
+		}
+		fmt.Fprintf(w, "| %s | %d |%s", d, n, row.String())
+		for _, c := range claims {
+			fmt.Fprintf(w, " %s |", c.verdict(idx, stat, d, eps))
+		}
+		fmt.Fprintf(w, " %s |\n", best)
+	}
+	for _, n := range notes {
+		fmt.Fprintf(w, "\n† %s", n)
+	}
+	if len(notes) > 0 {
+		fmt.Fprintln(w)
+	}
+}
+
+// formatCell renders one cell: "mean / p90", with the median |error| when
+// withMedian, the ⊥ rate, and † for a capped cell.
+func formatCell(r Result, ok, withMedian bool) string {
+	switch {
+	case !ok:
+		return "–"
+	case r.Err != "":
+		return "error: " + strings.ReplaceAll(r.Err, "|", "/")
+	case math.IsNaN(r.MeanAbs):
+		return "⊥"
+	}
+	s := num(r.MeanAbs) + " / " + num(r.P90Abs)
+	if withMedian {
+		s += " (med " + num(r.MedianAbs) + ")"
+	}
+	if r.Refused > 0 {
+		s += fmt.Sprintf(" (⊥ %.0f%%)", 100*r.Refused)
+	}
+	if r.Note != "" {
+		s += " †"
+	}
+	return s
+}
+
+// claim is a comparison the papers make, checked per dataset.
+type claim struct {
+	title   string
+	verdict func(idx resultIndex, stat, dataset string, eps float64) string
+}
+
+// claimsFor returns the claims that apply to a statistic's table.
+func claimsFor(stat string, mechs []string) []claim {
+	var cs []claim
+	if stat == "median" && slices.Contains(mechs, "preprocess") && slices.Contains(mechs, "smooth") {
+		cs = append(cs, claim{"preprocess vs smooth (median \\|err\\|)", func(idx resultIndex, stat, d string, eps float64) string {
+			p, ok1 := idx.get(stat, d, eps, "preprocess")
+			s, ok2 := idx.get(stat, d, eps, "smooth")
+			if !ok1 || !ok2 {
+				return "–"
+			}
+			return ratioVerdict(p.MedianAbs, s.MedianAbs, "preprocess", "smooth")
+		}})
+	}
+	if slices.Contains(mechs, "piecewise") && slices.Contains(mechs, "inverse") {
+		cs = append(cs, claim{"piecewise ≤ inverse (analytic E\\|err\\|)", func(idx resultIndex, stat, d string, eps float64) string {
+			return dominanceVerdict(idx, stat, d, eps)
+		}})
+	}
+	return cs
+}
+
+// ratioVerdict names the smaller of two errors and by what factor.
+func ratioVerdict(a, b float64, an, bn string) string {
+	switch {
+	case a == b:
+		return "tie"
+	case a < b:
+		if a == 0 {
+			return an + " (exact)"
+		}
+		return fmt.Sprintf("%s ×%s", an, num(b/a))
+	}
+	if b == 0 {
+		return bn + " (exact)"
+	}
+	return fmt.Sprintf("%s ×%s", bn, num(a/b))
+}
+
+// dominanceVerdict checks Theorem 2 of the piecewise paper (piecewise's
+// error is stochastically smaller than inverse sensitivity's) on the
+// analytic expected errors of the two (exact, no sampling noise): ✓ when
+// piecewise's is at most inverse's, ✗ with the excess otherwise, and the
+// relative difference. The theorem is for ρ = 0; integer columns use ρ = ½,
+// where inverse's flat centre may win (mech/inverse.go).
+func dominanceVerdict(idx resultIndex, stat, d string, eps float64) string {
+	p, ok1 := idx.get(stat, d, eps, "piecewise")
+	v, ok2 := idx.get(stat, d, eps, "inverse")
+	if !ok1 || !ok2 || math.IsNaN(p.Expected) || math.IsNaN(v.Expected) {
+		return "–"
+	}
+	diff := 100 * (p.Expected/v.Expected - 1)
+	if p.Expected <= v.Expected*(1+1e-9) {
+		return fmt.Sprintf("✓ %+.1f%%", diff)
+	}
+	return fmt.Sprintf("✗ %+.1f%%", diff)
+}
+
+// WriteQuotes writes the mean absolute error of every mechanism on stat at
+// ε for the named datasets: one line per dataset.
+func WriteQuotes(w io.Writer, results []Result, stat string, eps float64, datasets, mechs []string) {
+	idx := indexResults(results)
+	fmt.Fprintf(w, "\n| dataset (n) |")
+	for _, m := range mechs {
+		fmt.Fprintf(w, " %s |", m)
+	}
+	fmt.Fprintf(w, "\n|---|%s\n", strings.Repeat("--:|", len(mechs)))
+	for _, d := range datasets {
+		n := 0
+		var row strings.Builder
+		for _, m := range mechs {
+			r, ok := idx.get(stat, d, eps, m)
+			if !ok {
+				row.WriteString(" – |")
+				continue
+			}
+			n = r.N
+			row.WriteString(" " + num(r.MeanAbs) + " |")
+		}
+		fmt.Fprintf(w, "| %s (%d) |%s\n", d, n, row.String())
+	}
+}
+
+// WriteTimes writes the mean time per release of each mechanism by n (over
+// statistics and ε).
+func WriteTimes(w io.Writer, results []Result, mechs []string) {
 	sizes := uniqFloat(results, func(r Result) float64 { return float64(r.N) })
 	fmt.Fprintf(w, "\n| n |")
 	for _, m := range mechs {
 		fmt.Fprintf(w, " %s |", m)
 	}
-	fmt.Fprintf(w, "\n|---|")
-	for range mechs {
-		fmt.Fprintf(w, "---|")
-	}
-	fmt.Fprintln(w)
+	fmt.Fprintf(w, "\n|--:|%s\n", strings.Repeat("--:|", len(mechs)))
 	for _, n := range sizes {
 		fmt.Fprintf(w, "| %d |", int(n))
 		for _, m := range mechs {
@@ -92,39 +233,6 @@ func WriteTimes(w io.Writer, results []Result) {
 		}
 		fmt.Fprintln(w)
 	}
-}
-
-// Plot draws, for one statistic, each mechanism's error relative to the
-// bounds' width (geometric mean over the datasets) against ε, and saves it
-// as a PNG.
-func Plot(results []Result, stat, path string, width func(dataset string) float64) error {
-	rs := filter(results, func(r Result) bool { return r.Statistic == stat && r.Err == "" && !math.IsNaN(r.MeanAbs) })
-	p := plot.New()
-	p.Title.Text = stat + ": mean absolute error / (U - L), geometric mean over datasets"
-	p.X.Label.Text = "ε"
-	p.Y.Label.Text = "relative error"
-	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
-	p.X.Tick.Marker, p.Y.Tick.Marker = plot.LogTicks{Prec: -1}, plot.LogTicks{Prec: -1}
-	var lines []any
-	for _, m := range uniq(rs, func(r Result) string { return r.Mechanism }) {
-		var pts plotter.XYs
-		for _, eps := range uniqFloat(rs, func(r Result) float64 { return r.Epsilon }) {
-			cell := filter(rs, func(r Result) bool { return r.Mechanism == m && r.Epsilon == eps })
-			var logSum float64
-			for _, c := range cell {
-				logSum += math.Log(math.Max(c.MeanAbs/width(c.Dataset), 1e-12))
-			}
-			if len(cell) > 0 {
-				pts = append(pts, plotter.XY{X: eps, Y: math.Exp(logSum / float64(len(cell)))})
-			}
-		}
-		lines = append(lines, m, pts)
-	}
-	if err := plotutil.AddLinePoints(p, lines...); err != nil {
-		return err
-	}
-	p.Legend.Top = true
-	return p.Save(8*vg.Inch, 5*vg.Inch, path)
 }
 
 func num(x float64) string {

@@ -29,28 +29,53 @@ var Statistics = []Statistic{
 	{Name: "variance", Kind: VarianceStat},
 }
 
-// Truth is the exact value of s on d (quantiles: the value of rank ⌊q·n⌋).
+// Truth is the exact value of s on d, as SQL defines it: quantiles are
+// PERCENTILE_CONT(q) (the value at 1-based position 1 + q·(n−1), linearly
+// interpolated; MEDIAN averages the two middle values of an even n), the
+// mean is AVG and the variance is VAR_POP. d must not be empty.
 func Truth(s Statistic, d *Dataset) float64 {
 	x := d.Values
-	n := float64(len(x))
 	switch s.Kind {
 	case QuantileStat:
-		i := int(math.Floor(s.Quantile * n))
-		return x[min(i, len(x)-1)]
-	case MeanStat:
-		var m float64
-		for _, v := range x {
-			m += v
+		p := s.Quantile * float64(len(x)-1)
+		i := int(math.Floor(p))
+		if i+1 >= len(x) {
+			return x[len(x)-1]
 		}
-		return m / n
+		return x[i] + (p-float64(i))*(x[i+1]-x[i])
+	case MeanStat:
+		return mean(x)
 	}
-	var m, v float64
-	for _, y := range x {
-		m += y
+	m := mean(x)
+	var ss kahan
+	for _, v := range x {
+		ss.add((v - m) * (v - m))
 	}
-	m /= n
-	for _, y := range x {
-		v += (y - m) * (y - m)
-	}
-	return v / n
+	return ss.value() / float64(len(x))
 }
+
+// mean returns the average of x with compensated summation.
+func mean(x []float64) float64 {
+	var s kahan
+	for _, v := range x {
+		s.add(v)
+	}
+	return s.value() / float64(len(x))
+}
+
+// kahan is a compensated (Kahan–Babuška) running sum: exact enough for
+// 10^7-row columns whose plain float64 sum would drift.
+type kahan struct{ sum, c float64 }
+
+func (k *kahan) add(v float64) {
+	t := k.sum + v
+	if math.Abs(k.sum) >= math.Abs(v) {
+		k.c += (k.sum - t) + v
+	} else {
+		k.c += (v - t) + k.sum
+	}
+	k.sum = t
+}
+
+// value returns the compensated sum.
+func (k kahan) value() float64 { return k.sum + k.c }

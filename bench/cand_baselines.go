@@ -1,0 +1,122 @@
+package bench
+
+import (
+	"math"
+
+	"github.com/dpproxy/dpproxy/internal/mech"
+)
+
+// confidence is the interval level asked of mechanisms that report one.
+const confidence = 0.95
+
+// Grid sizes of the proxy's exponential mechanism
+// (internal/planner/exponential.go; replicated, not imported, so that the
+// benchmark does not depend on the planner).
+const (
+	maxUnitBins = 1 << 16
+	realBins    = 1 << 14
+)
+
+// laplaceCandidate is the global-sensitivity Laplace baseline. Mean and
+// variance: the proxy's mech.BoundedMean (count and centred sum at ε/2
+// each) and mech.BoundedVariance (count, centred sum and centred sum of
+// squares at ε/3 each), which release their own count inside ε. Quantiles:
+// PERCENTILE_CONT(q) of the clamped column lies in [L, U], so its
+// add/remove sensitivity is at most U−L; the release is
+// clamp(f + Lap((U−L)/ε), L, U) (the papers' "Laplace with global
+// sensitivity").
+func laplaceCandidate() Candidate {
+	return Candidate{
+		Name:     "laplace",
+		Summary:  "global-sensitivity Laplace on clamped data (mean, variance: the proxy's noisy sums and count)",
+		Supports: func(Statistic) bool { return true },
+		Prepare: func(s Statistic, c *Column, eps float64) (*Prepared, error) {
+			b := c.bounds()
+			switch s.Kind {
+			case MeanStat:
+				sum := c.Summary()
+				return drawOnly(func(src mech.Source) (float64, error) {
+					e, err := mech.BoundedMean(src, b, sum, eps, confidence)
+					return e.Value, err
+				}), nil
+			case VarianceStat:
+				sum := c.Summary()
+				return drawOnly(func(src mech.Source) (float64, error) {
+					e, err := mech.BoundedVariance(src, b, mech.PopulationVariance, sum, eps, confidence)
+					return e.Value, err
+				}), nil
+			}
+			l, err := mech.NewLaplace(b.Upper-b.Lower, eps)
+			if err != nil {
+				return nil, err
+			}
+			truth := Truth(s, c.d)
+			return drawOnly(func(src mech.Source) (float64, error) {
+				return b.Clamp(l.Release(src, truth)), nil
+			}), nil
+		},
+	}
+}
+
+// gridExponentialCandidate is the proxy's default quantile mechanism:
+// mech.GridQuantile over the histogram the planner fetches. An integer
+// column with integer bounds less than 2^16 apart gets unit bins
+// [L+j, L+j+1) over [L, U+1) and the answer L+j; any other column 2^14
+// equal bins over [L, U] and the answer the bin's midpoint.
+func gridExponentialCandidate() Candidate {
+	return Candidate{
+		Name:     "exponential",
+		Summary:  "exponential mechanism over a public grid of bins (the proxy's default quantile mechanism)",
+		Supports: isQuantile,
+		Prepare: func(s Statistic, c *Column, eps float64) (*Prepared, error) {
+			lo, hi, bins, unit := grid(c.d)
+			m, err := mech.NewGridQuantile(s.Quantile, eps, bins)
+			if err != nil {
+				return nil, err
+			}
+			h := c.Histogram(lo, hi, bins)
+			width := (hi - lo) / float64(bins)
+			return drawOnly(func(src mech.Source) (float64, error) {
+				j, err := m.Release(src, h)
+				if unit {
+					return lo + float64(j), err
+				}
+				return lo + (float64(j)+0.5)*width, err
+			}), nil
+		},
+	}
+}
+
+// grid returns the planner's histogram for d: its range, bin count, and
+// whether the bins are the column's integers.
+func grid(d *Dataset) (lo, hi float64, bins int, unit bool) {
+	width := d.Upper - d.Lower
+	if d.Integer && d.Lower == math.Trunc(d.Lower) && d.Upper == math.Trunc(d.Upper) && width < maxUnitBins {
+		return d.Lower, d.Upper + 1, int(width) + 1, true
+	}
+	return d.Lower, d.Upper, realBins, false
+}
+
+// windowExponentialCandidate is the exponential mechanism on a window of
+// order statistics (mech.Quantile): the continuous exponential mechanism on
+// [L, U] with utility clipped at the window half-width k. Kept to show
+// that clipping makes it degrade on heavily tied data (every tied block is
+// an interval of zero length, so the mass goes to the gaps around it).
+func windowExponentialCandidate() Candidate {
+	return Candidate{
+		Name:     "exponential-window",
+		Summary:  "exponential mechanism on a rank window, utility clipped at k (degrades on ties)",
+		Supports: isQuantile,
+		Prepare: func(s Statistic, c *Column, eps float64) (*Prepared, error) {
+			q, err := mech.NewQuantile(c.bounds(), s.Quantile, eps, mech.DefaultQuantileWindow(eps, s.Quantile))
+			if err != nil {
+				return nil, err
+			}
+			w := mech.WindowOf(q.Window(), c.d.Values)
+			return drawOnly(func(src mech.Source) (float64, error) {
+				e, err := q.Release(src, w)
+				return e.Value, err
+			}), nil
+		},
+	}
+}

@@ -1,0 +1,50 @@
+package bench
+
+import (
+	"fmt"
+
+	"github.com/dpproxy/dpproxy/internal/mech"
+)
+
+// RuleName is the candidate that runs Recommend as the planner would.
+const RuleName = "rule"
+
+// RuleCandidate runs the recommended rule end to end, budget included, so
+// the report measures the product's default rather than assuming it: for
+// a statistic whose rule needs no ñ it is the chosen candidate with all of
+// ε; for AVG it releases ñ with CountShare·ε, then runs preprocessing with
+// that ñ or mech.BoundedMean, either with the remaining ε.
+func RuleCandidate() Candidate {
+	return Candidate{
+		Name:     RuleName,
+		Summary:  "the recommended default (bench.Recommend), run as the planner would, budget included",
+		Supports: func(Statistic) bool { return true },
+		Prepare: func(s Statistic, c *Column, eps float64) (*Prepared, error) {
+			d := c.d
+			if !RuleNeedsCount(s) {
+				pick := Recommend(s, eps, d.Integer, d.Lower, d.Upper, 0)
+				for _, cand := range Candidates() {
+					if cand.Name == pick && cand.Supports(s) {
+						return cand.Prepare(s, c, eps)
+					}
+				}
+				return nil, fmt.Errorf("rule: %s does not estimate %s", pick, s.Name)
+			}
+			rest := statisticEpsilon(eps)
+			cache := newPreprocessCache(s, c, rest)
+			sum := c.Summary()
+			draw := func(src mech.Source) (float64, error) {
+				nTilde, err := noisyCount(src, d, eps)
+				if err != nil {
+					return 0, err
+				}
+				if Recommend(s, eps, d.Integer, d.Lower, d.Upper, float64(nTilde)) != "preprocess" {
+					e, err := mech.BoundedMean(src, c.bounds(), sum, rest, confidence)
+					return e.Value, err
+				}
+				return cache.release(src, nTilde)
+			}
+			return &Prepared{Draw: draw, Saved: cache.savedTime}, nil
+		},
+	}
+}

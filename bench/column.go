@@ -1,0 +1,100 @@
+package bench
+
+import (
+	"math"
+	"sync"
+
+	"github.com/dpproxy/dpproxy/internal/mech"
+)
+
+// Column holds what the database would compute over a dataset, once for
+// every candidate and ε that needs it: safe for concurrent use.
+type Column struct {
+	d *Dataset
+
+	once       sync.Once
+	summary    mech.Summary
+	preprocess mech.PreprocessSummary
+	centered   [2]float64 // Σ(v−c), Σ(v−c)², c = (L+U)/2
+
+	mu         sync.Mutex
+	histograms map[histogramSpec][]int64
+}
+
+// histogramSpec is a GROUP BY histogram: bins equal bins over [lower, upper].
+type histogramSpec struct {
+	lower, upper float64
+	bins         int
+}
+
+func NewColumn(d *Dataset) *Column {
+	return &Column{d: d, histograms: map[histogramSpec][]int64{}}
+}
+
+func (c *Column) bounds() mech.Bounds { return mech.Bounds{Lower: c.d.Lower, Upper: c.d.Upper} }
+
+// aggregates computes the summaries on first use.
+func (c *Column) aggregates() {
+	c.once.Do(func() {
+		x := c.d.Values
+		mid := c.d.Lower/2 + c.d.Upper/2
+		var sum, squares, csum, csquares kahan
+		for _, v := range x {
+			sum.add(v)
+			squares.add(v * v)
+			csum.add(v - mid)
+			csquares.add((v - mid) * (v - mid))
+		}
+		n := int64(len(x))
+		c.summary = mech.Summary{Count: n, Sum: sum.value(), SumSquares: squares.value()}
+		c.centered = [2]float64{csum.value(), csquares.value()}
+		c.preprocess = mech.PreprocessSummary{Count: n, Sum: sum.value()}
+		if n > 0 {
+			c.preprocess.Min, c.preprocess.Max = x[0], x[n-1]
+			c.preprocess.VarPop = Truth(Statistic{Kind: VarianceStat}, c.d)
+		}
+	})
+}
+
+// Summary returns COUNT, SUM and the sum of squares (the Laplace baselines).
+func (c *Column) Summary() mech.Summary {
+	c.aggregates()
+	return c.summary
+}
+
+// PreprocessSummary returns COUNT, SUM, MIN, MAX and VAR_POP.
+func (c *Column) PreprocessSummary() mech.PreprocessSummary {
+	c.aggregates()
+	return c.preprocess
+}
+
+// VarianceSketch returns the piecewise variance's fetch: the centred sums
+// and the k smallest and largest values.
+func (c *Column) VarianceSketch(k int64) mech.VarianceSketch {
+	c.aggregates()
+	x := c.d.Values
+	k = min(k, int64(len(x)))
+	return mech.VarianceSketch{Count: int64(len(x)), CenteredSum: c.centered[0], CenteredSumSquares: c.centered[1],
+		Smallest: x[:k], Largest: x[int64(len(x))-k:]}
+}
+
+// Histogram returns the counts the proxy's histogram fetch returns
+// (sqlrewrite.Histogram): bin ⌊(clamp(v) − lower)·bins/(upper − lower)⌋,
+// clamped to [lower, upper], the index bins folded into the last bin.
+func (c *Column) Histogram(lower, upper float64, bins int) []int64 {
+	spec := histogramSpec{lower, upper, bins}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if h, ok := c.histograms[spec]; ok {
+		return h
+	}
+	h := make([]int64, bins)
+	width := upper - lower
+	for _, v := range c.d.Values {
+		v = math.Min(math.Max(v, lower), upper)
+		b := int(math.Floor((v - lower) * float64(bins) / width))
+		h[min(b, bins-1)]++
+	}
+	c.histograms[spec] = h
+	return h
+}

@@ -1,0 +1,52 @@
+package bench
+
+import "math"
+
+// The recommended default rule for the planner, from the full benchmark
+// (RESULTS-accuracy.md, "Findings"). It reads only public facts: the
+// statistic, ε, whether the column is an integer column, its bounds, and —
+// for the mean only — a noisy count ñ.
+//
+//   - Quantiles (MEDIAN, PERCENTILE_CONT): "exponential" (the grid
+//     mechanism) when the planner's grid is unit bins, i.e. an integer
+//     column with integer bounds less than 2^16 apart: ties then put the
+//     target rank inside one bin, and the answer is exact or off by one
+//     unit. Otherwise "piecewise" (piecewise Laplace on a rank window).
+//   - AVG: release ñ with CountShare·ε; if ñ·ε ≥ MeanPreprocessMinCountEpsilon
+//     use "preprocess" with that ñ and the remaining ε, else "laplace"
+//     (mech.BoundedMean) with the remaining ε: preprocessing's Δ = (U−L)/ñ
+//     is only trustworthy once ñ is large next to its noise (10/ε).
+//   - VARIANCE: "piecewise" (smallest worst-case loss against the best
+//     mechanism; preprocessing wins on concentrated data, piecewise on
+//     spread data, and only the data could tell them apart).
+
+// MeanPreprocessMinCountEpsilon is the smallest ñ·ε for which the rule
+// picks sensitivity preprocessing for AVG.
+const MeanPreprocessMinCountEpsilon = 100
+
+// maxUnitGridWidth is the planner's limit for unit bins (U−L < 2^16).
+const maxUnitGridWidth = maxUnitBins
+
+// RuleNeedsCount reports whether Recommend reads ñ for s: the planner then
+// releases ñ with CountShare·ε before choosing, and the chosen mechanism
+// gets the rest of ε.
+func RuleNeedsCount(s Statistic) bool { return s.Kind == MeanStat }
+
+// Recommend returns the candidate the planner should use by default for s
+// at ε on a column with the given public facts. noisyCount is ñ, read only
+// when RuleNeedsCount(s).
+func Recommend(s Statistic, epsilon float64, integer bool, lower, upper, noisyCount float64) string {
+	switch s.Kind {
+	case MeanStat:
+		if noisyCount*epsilon >= MeanPreprocessMinCountEpsilon {
+			return "preprocess"
+		}
+		return "laplace"
+	case VarianceStat:
+		return "piecewise"
+	}
+	if integer && lower == math.Trunc(lower) && upper == math.Trunc(upper) && upper-lower < maxUnitGridWidth {
+		return "exponential"
+	}
+	return "piecewise"
+}

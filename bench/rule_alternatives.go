@@ -1,0 +1,110 @@
+package bench
+
+import (
+	"fmt"
+	"io"
+	"math"
+)
+
+// ruleAlternative is a default rule the report weighs against Recommend:
+// a choice of candidate from public facts (n stands in for ñ).
+type ruleAlternative struct {
+	name string
+	kind StatKind
+	pick func(s Statistic, eps float64, d *Dataset) string
+}
+
+// unitGrid reports whether the planner's grid for d is unit bins.
+func unitGrid(d *Dataset) bool {
+	_, _, _, unit := grid(d)
+	return unit
+}
+
+// recommended is Recommend as an alternative, for the comparison.
+func recommended(s Statistic, eps float64, d *Dataset) string {
+	return Recommend(s, eps, d.Integer, d.Lower, d.Upper, float64(len(d.Values)))
+}
+
+// always returns an alternative that always picks m.
+func always(m string) func(Statistic, float64, *Dataset) string {
+	return func(Statistic, float64, *Dataset) string { return m }
+}
+
+// ruleAlternatives are the rules considered, per kind of statistic.
+var ruleAlternatives = []ruleAlternative{
+	{"recommended: exponential on unit-bin integer columns, else piecewise", QuantileStat, recommended},
+	{"exponential always (the planner's current default)", QuantileStat, always("exponential")},
+	{"piecewise always", QuantileStat, always("piecewise")},
+	{"exponential on unit-bin integer columns, else inverse", QuantileStat, func(_ Statistic, _ float64, d *Dataset) string {
+		if unitGrid(d) {
+			return "exponential"
+		}
+		return "inverse"
+	}},
+	{"exponential on unit-bin integer columns, else exponential-window", QuantileStat, func(_ Statistic, _ float64, d *Dataset) string {
+		if unitGrid(d) {
+			return "exponential"
+		}
+		return "exponential-window"
+	}},
+	{"recommended: preprocess if ñ·ε ≥ 100, else laplace", MeanStat, recommended},
+	{"preprocess always", MeanStat, always("preprocess")},
+	{"laplace always", MeanStat, always("laplace")},
+	{"recommended: piecewise always", VarianceStat, recommended},
+	{"preprocess if ñ·ε ≥ 100, else piecewise", VarianceStat, func(_ Statistic, eps float64, d *Dataset) string {
+		if float64(len(d.Values))*eps >= MeanPreprocessMinCountEpsilon {
+			return "preprocess"
+		}
+		return "piecewise"
+	}},
+	{"preprocess always", VarianceStat, always("preprocess")},
+	{"laplace always", VarianceStat, always("laplace")},
+}
+
+// WriteRuleAlternatives writes, for each rule considered, over every
+// statistic of its kind, dataset and ε: the cells on which its pick has
+// the smallest mean |error|, and the pick's error divided by the best
+// mechanism's (geometric mean and maximum; errors below relativeFloor of
+// the scale count as that floor). It uses the picked mechanisms' cells.
+func WriteRuleAlternatives(w io.Writer, results []Result, data []*Dataset) {
+	idx := indexResults(results)
+	epsilons := uniqFloat(results, func(r Result) float64 { return r.Epsilon })
+	mechs := mechanismsOf(results)
+	fmt.Fprintf(w, "\n| statistics | rule | best on | error / best: geo. mean | max |\n|---|---|--:|--:|--:|\n")
+	for _, alt := range ruleAlternatives {
+		won, total := 0, 0
+		var logSum, worst float64
+		var names string
+		for _, s := range Statistics {
+			if s.Kind != alt.kind {
+				continue
+			}
+			names += "/" + s.Name
+			for _, eps := range epsilons {
+				for _, d := range data {
+					r, ok := idx.get(s.Name, d.Name, eps, alt.pick(s, eps, d))
+					if !ok {
+						continue
+					}
+					best := math.Inf(1)
+					for _, m := range mechs {
+						if o, ok := idx.get(s.Name, d.Name, eps, m); ok {
+							best = math.Min(best, o.MeanAbs)
+						}
+					}
+					floor := relativeFloor * Scale(s, d)
+					ratio := math.Max(r.MeanAbs, floor) / math.Max(best, floor)
+					total++
+					if r.MeanAbs == best {
+						won++
+					}
+					logSum += math.Log(ratio)
+					worst = math.Max(worst, ratio)
+				}
+			}
+		}
+		if total > 0 {
+			fmt.Fprintf(w, "| %s | %s | %d/%d | ×%s | ×%s |\n", names[1:], alt.name, won, total, num(math.Exp(logSum/float64(total))), num(worst))
+		}
+	}
+}
