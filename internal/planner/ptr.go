@@ -85,7 +85,7 @@ func (ptrMechanism) Start(src mech.Source, r *Release, terms []float64, _ []int6
 		}
 		return ptrColumnStep(r, m, n), nil
 	case StatRegression:
-		return ptrRegressionStep(r, p)
+		return ptrRegressionStep(r, p, false)
 	}
 	return nil, fmt.Errorf("ptr cannot release %s", r.Stat)
 }
@@ -140,16 +140,31 @@ func ptrEstimate(v float64, refused bool) Estimate {
 // ptrRegressionStep runs R_S on every (y, x) row. The coefficient bounds
 // are public, from the columns' bounds: |slope| ≤ 10·(Uy−Ly)/(Ux−Lx), and
 // the intercept within the y bounds widened by that slope times max|x|.
-func ptrRegressionStep(r *Release, p mech.PTRParams) (Step, error) {
+//
+// With robust set it runs R_H (both coefficients in one release, about 2 s
+// on its default 2,048-row sample; it answers ⊥ unless ε is large) and
+// returns the requested one; otherwise R_S for the requested coefficient.
+func ptrRegressionStep(r *Release, p mech.PTRParams, robust bool) (Step, error) {
 	y, x := r.Stat.Column, r.Stat.Column2
 	ly, uy, _ := y.Bounds()
 	lx, ux, _ := x.Bounds()
 	slope := 10 * (uy - ly) / (ux - lx)
 	reach := slope * math.Max(math.Abs(lx), math.Abs(ux))
-	m, err := mech.NewPTRShortcutRegression(mech.PTRRegressionParams{
+	params := mech.PTRRegressionParams{
 		Epsilon: p.Epsilon, Delta: p.Delta, Size: p.Size,
 		Coefficients: []mech.Bounds{{Lower: ly - reach, Upper: uy + reach}, {Lower: -slope, Upper: slope}},
-	}, []int{r.Stat.Coefficient})
+	}
+	pick := 0 // index of the coefficient in the release's output
+	var m interface {
+		Release(src mech.Source, rows mech.RegressionRows) ([]float64, bool, error)
+	}
+	var err error
+	if robust {
+		m, err = mech.NewPTRHampelRegression(params, 0)
+		pick = r.Stat.Coefficient
+	} else {
+		m, err = mech.NewPTRShortcutRegression(params, []int{r.Stat.Coefficient})
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -168,7 +183,7 @@ func ptrRegressionStep(r *Release, p mech.PTRParams) (Step, error) {
 		if err != nil || refused {
 			return ptrEstimate(0, refused), err
 		}
-		return Estimate{Value: beta[0]}, nil
+		return Estimate{Value: beta[pick]}, nil
 	}}, nil
 }
 
@@ -222,4 +237,26 @@ func (trimmedMechanism) Start(src mech.Source, r *Release, terms []float64, _ []
 		return nil, err
 	}
 	return ptrColumnStep(r, m, n), nil
+}
+
+// ptrRobustMechanism is "ptr-robust": REGR_SLOPE and REGR_INTERCEPT by the
+// robust estimator R_H (Dwork and Lei's Hampel-type regression), (ε, δ)-DP
+// under add/remove like "ptr". It reads every row and answers ⊥ unless ε
+// is large (bench/RESULTS-ptr.md): "ptr" (R_S) is the default.
+type ptrRobustMechanism struct{ ptrMechanism }
+
+func (ptrRobustMechanism) Name() string { return "ptr-robust" }
+
+func (ptrRobustMechanism) Supports(s Statistic) bool { return s.Kind == StatRegression }
+
+func (ptrRobustMechanism) Guarantee() string {
+	return "(ε, δ)-DP: Propose-Test-Release robust regression R_H, answers NULL (No Reply) unless the data are stable at this ε"
+}
+
+func (ptrRobustMechanism) Start(src mech.Source, r *Release, terms []float64, _ []int64) (Step, error) {
+	p, err := ptrParams(src, r, int64(math.Round(terms[0])))
+	if err != nil {
+		return nil, err
+	}
+	return ptrRegressionStep(r, p, true)
 }
