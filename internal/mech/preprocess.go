@@ -170,3 +170,38 @@ func (f fixedPoint) values(b Bounds, sorted []float64) ([]int64, error) {
 	}
 	return out, nil
 }
+
+// preprocessCore is what the preprocessing median and mean share: the
+// public parameters, the fixed-point grid that makes g exact, the centre
+// and Δ on that grid, and the Laplace noise for Δ/ε.
+type preprocessCore struct {
+	params        PreprocessParams
+	epsilon       float64
+	grid          fixedPoint
+	center, delta int64
+	noise         *Laplace
+}
+
+func newPreprocessCore(p PreprocessParams, epsilon float64) (preprocessCore, error) {
+	if err := checkEpsilon(epsilon); err != nil {
+		return preprocessCore{}, err
+	}
+	if err := p.validate(); err != nil {
+		return preprocessCore{}, err
+	}
+	noise, err := newPreprocessNoise(p.Delta, p.Bounds.magnitude(), epsilon)
+	if err != nil {
+		return preprocessCore{}, err
+	}
+	grid := newFixedPoint(p.Bounds)
+	return preprocessCore{
+		params: p, epsilon: epsilon, grid: grid,
+		center: grid.value(p.Center), delta: grid.delta(p.Delta), noise: noise,
+	}, nil
+}
+
+// Epsilon returns the ε of one release.
+func (c *preprocessCore) Epsilon() float64 { return c.epsilon }
+
+// Scale returns the Laplace scale of the noise added to g.
+func (c *preprocessCore) Scale() float64 { return c.noise.Scale() }

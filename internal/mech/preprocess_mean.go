@@ -63,13 +63,7 @@ import (
 // then SUM/COUNT as computed by the database, with the rounding caveat of
 // sum.go). Otherwise the mechanism needs the whole sorted column: there is
 // no exact row-sparse plan (digest §6.2).
-type PreprocessMean struct {
-	params        PreprocessParams
-	epsilon       float64
-	grid          fixedPoint
-	center, delta int64
-	noise         *Laplace
-}
+type PreprocessMean struct{ preprocessCore }
 
 // PreprocessSummary holds the aggregates the database computes over the
 // clamped column before any row is fetched.
@@ -86,28 +80,12 @@ type PreprocessSummary struct {
 
 // NewPreprocessMean returns the preprocessing mean for p and ε.
 func NewPreprocessMean(p PreprocessParams, epsilon float64) (*PreprocessMean, error) {
-	if err := checkEpsilon(epsilon); err != nil {
-		return nil, err
-	}
-	if err := p.validate(); err != nil {
-		return nil, err
-	}
-	noise, err := newPreprocessNoise(p.Delta, p.Bounds.magnitude(), epsilon)
+	core, err := newPreprocessCore(p, epsilon)
 	if err != nil {
 		return nil, err
 	}
-	grid := newFixedPoint(p.Bounds)
-	return &PreprocessMean{
-		params: p, epsilon: epsilon, grid: grid,
-		center: grid.value(p.Center), delta: grid.delta(p.Delta), noise: noise,
-	}, nil
+	return &PreprocessMean{core}, nil
 }
-
-// Epsilon returns the ε of one release.
-func (m *PreprocessMean) Epsilon() float64 { return m.epsilon }
-
-// Scale returns the Laplace scale of the noise added to g.
-func (m *PreprocessMean) Scale() float64 { return m.noise.Scale() }
 
 // NeedsRows reports whether the sorted column is needed, or whether the
 // aggregates settle g exactly (Lemma 5.13 from COUNT, MIN and MAX).

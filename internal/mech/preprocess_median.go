@@ -28,38 +28,16 @@ import (
 // and c inside, S ≤ ⌈(U−L)/Δ⌉, a public number, which gives Window. With
 // the default Δ = (U−L)/ñ the window is about ñ ranks: the whole column.
 // Only a larger Δ buys a narrower fetch (digest §6.1).
-type PreprocessMedian struct {
-	params        PreprocessParams
-	epsilon       float64
-	grid          fixedPoint
-	center, delta int64
-	noise         *Laplace
-}
+type PreprocessMedian struct{ preprocessCore }
 
 // NewPreprocessMedian returns the preprocessing median for p and ε.
 func NewPreprocessMedian(p PreprocessParams, epsilon float64) (*PreprocessMedian, error) {
-	if err := checkEpsilon(epsilon); err != nil {
-		return nil, err
-	}
-	if err := p.validate(); err != nil {
-		return nil, err
-	}
-	noise, err := newPreprocessNoise(p.Delta, p.Bounds.magnitude(), epsilon)
+	core, err := newPreprocessCore(p, epsilon)
 	if err != nil {
 		return nil, err
 	}
-	grid := newFixedPoint(p.Bounds)
-	return &PreprocessMedian{
-		params: p, epsilon: epsilon, grid: grid,
-		center: grid.value(p.Center), delta: grid.delta(p.Delta), noise: noise,
-	}, nil
+	return &PreprocessMedian{core}, nil
 }
-
-// Epsilon returns the ε of one release.
-func (m *PreprocessMedian) Epsilon() float64 { return m.epsilon }
-
-// Scale returns the Laplace scale of the noise added to g.
-func (m *PreprocessMedian) Scale() float64 { return m.noise.Scale() }
 
 // Window returns the ranks the mechanism reads (see the type comment):
 // ⌈S_max/2⌉ + 2 on each side of the lower middle rank, S_max = ⌈(U−L)/Δ⌉
