@@ -5,6 +5,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/dpproxy/dpproxy/internal/mech/privtest"
 )
 
 func TestDeriveCountAndSum(t *testing.T) {
@@ -139,7 +141,7 @@ func TestIntervalCoverage(t *testing.T) {
 	// Binomial(4000, 0.95): mean 3800, sd 13.8, and fewer than 3730 hits
 	// (5.1 sd below) has probability < 10⁻⁶ for each of the four.
 	// n = 10 at ε = 1 is a small-n case where noise dominates.
-	src := seeded(t, 0x06)
+	src := privtest.Seeded(t, 0x06)
 	b := Bounds{0, 10}
 	s := Summary{Count: 10, Sum: 10 * 3, SumSquares: 10 * 12} // mean 3, population variance 3
 	hit := func(e Estimate, truth float64) int {

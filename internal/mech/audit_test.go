@@ -16,36 +16,16 @@ import (
 // Each neighbouring pair is chosen where the mechanism's analysis is tight,
 // so the logged point estimate should come close to ε.
 
-// auditSamples is the number of runs per dataset in an audit.
-const auditSamples = 200000
-
-// integerEdges returns bucket edges k+½ for k in [lo, hi), separating the
-// integers lo..hi.
-func integerEdges(lo, hi int) []float64 {
-	var e []float64
-	for k := lo; k < hi; k++ {
-		e = append(e, float64(k)+0.5)
-	}
-	return e
-}
-
-// audit runs privtest.Audit with the package's defaults.
-func audit(t *testing.T, seed uint64, epsilon float64, edges []float64, m privtest.Mechanism) privtest.Result {
-	t.Helper()
-	cfg := privtest.Config{Epsilon: epsilon, Samples: auditSamples, Seed: privtest.Seed(t, seed), Edges: edges}
-	return privtest.Audit(t, cfg, m)
-}
-
 func TestAuditDiscreteLaplace(t *testing.T) {
 	d, _ := NewDiscreteLaplace(1, 1)
-	audit(t, 0xa1, 1, integerEdges(0, 22), func(src rand.Source, nb int) float64 {
+	privtest.AuditDefault(t, 0xa1, 1, privtest.IntegerEdges(0, 22), func(src rand.Source, nb int) float64 {
 		return float64(d.Release(src, int64(10+nb)))
 	})
 }
 
 func TestAuditLaplace(t *testing.T) {
 	l, _ := NewLaplace(1, 1)
-	audit(t, 0xa2, 1, nil, func(src rand.Source, nb int) float64 {
+	privtest.AuditDefault(t, 0xa2, 1, nil, func(src rand.Source, nb int) float64 {
 		return l.Release(src, float64(nb))
 	})
 }
@@ -68,14 +48,14 @@ func TestAuditCatchesBrokenNoise(t *testing.T) {
 		edges []float64
 		mech  privtest.Mechanism
 	}{
-		{"discrete", integerEdges(0, 22), func(src rand.Source, nb int) float64 { return float64(d.Release(src, int64(10+nb))) }},
+		{"discrete", privtest.IntegerEdges(0, 22), func(src rand.Source, nb int) float64 { return float64(d.Release(src, int64(10+nb))) }},
 		{"grid", nil, func(src rand.Source, nb int) float64 { return l.Release(src, float64(nb)) }},
 		{"exponential mechanism", nil, func(src rand.Source, nb int) float64 {
 			return quantileRelease(em, src, []float64{2, 8}[:1+nb])
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			res, err := privtest.Run(privtest.Config{Epsilon: 1, Samples: auditSamples, Seed: seed, Edges: tc.edges}, tc.mech)
+			res, err := privtest.Run(privtest.Config{Epsilon: 1, Samples: privtest.AuditSamples, Seed: seed, Edges: tc.edges}, tc.mech)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -108,7 +88,7 @@ func TestAuditAggregates(t *testing.T) {
 		edges   []float64
 		release func(src rand.Source, b Bounds, s Summary) float64
 	}{
-		{"count from zero", b, rows{}, rows{7}, integerEdges(-12, 13), func(src rand.Source, _ Bounds, s Summary) float64 {
+		{"count from zero", b, rows{}, rows{7}, privtest.IntegerEdges(-12, 13), func(src rand.Source, _ Bounds, s Summary) float64 {
 			c, _ := ReleaseCount(src, s.Count, 1)
 			return c.Value()
 		}},
@@ -127,7 +107,7 @@ func TestAuditAggregates(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, s2 := summary(tc.b, tc.d), summary(tc.b, tc.d2)
-			audit(t, 0xa4, 1, tc.edges, func(src rand.Source, nb int) float64 {
+			privtest.AuditDefault(t, 0xa4, 1, tc.edges, func(src rand.Source, nb int) float64 {
 				if nb == 1 {
 					return tc.release(src, tc.b, s2)
 				}
@@ -188,7 +168,7 @@ func TestAuditQuantile(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			audit(t, 0xa5, 1, nil, func(src rand.Source, nb int) float64 {
+			privtest.AuditDefault(t, 0xa5, 1, nil, func(src rand.Source, nb int) float64 {
 				if nb == 1 {
 					return quantileRelease(m, src, tc.d2)
 				}

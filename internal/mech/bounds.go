@@ -33,3 +33,6 @@ func (b Bounds) mid() float64 {
 func (b Bounds) halfRange() float64 {
 	return b.Upper/2 - b.Lower/2
 }
+
+// clampTo limits x to [lo, hi].
+func clampTo(x, lo, hi float64) float64 { return min(max(x, lo), hi) }

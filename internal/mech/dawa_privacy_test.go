@@ -48,7 +48,7 @@ func TestDawaNoisyCostPartitionBruteForcePrivacy(t *testing.T) {
 	for _, pair := range stage1Pairs {
 		t.Run(pair.name, func(t *testing.T) {
 			p := dawaNoisyCostParams{eps1: 1, eps2: 1, allIntervals: pair.all}
-			cfg := privtest.Config{Epsilon: 1, Samples: stage1Samples, Seed: seed, Edges: integerEdges(0, 1<<(len(pair.x)-1)-1)}
+			cfg := privtest.Config{Epsilon: 1, Samples: stage1Samples, Seed: seed, Edges: privtest.IntegerEdges(0, 1<<(len(pair.x)-1)-1)}
 			privtest.Audit(t, cfg, func(src rand.Source, nb int) float64 {
 				starts, err := dawaNoisyCostPartition(src, [][]int64{pair.x, pair.y}[nb], p)
 				if err != nil {
@@ -101,7 +101,7 @@ func referenceCodePartition(src Source, x []int64, eps1, eps2 float64) []int {
 // runs the lower confidence bound exceeds 2 by far (we get 3.5).
 func TestStage1BruteForceHasPower(t *testing.T) {
 	x, y := []int64{2, 2, 2, 2}, []int64{2, 3, 2, 2}
-	cfg := privtest.Config{Epsilon: 1, Samples: stage1Samples, Seed: privtest.Seed(t, 0xf2), Edges: integerEdges(0, 7)}
+	cfg := privtest.Config{Epsilon: 1, Samples: stage1Samples, Seed: privtest.Seed(t, 0xf2), Edges: privtest.IntegerEdges(0, 7)}
 	res, err := privtest.Run(cfg, func(src rand.Source, nb int) float64 {
 		return partitionCode(referenceCodePartition(src, [][]int64{x, y}[nb], 1, 1))
 	})
@@ -122,7 +122,7 @@ func TestAuditDeviationTree(t *testing.T) {
 	p := dawaDevTreeParams{eps: 1, fanout: 4, refine: 4, tau: 0}
 	x, y := make([]int64, 16), make([]int64, 16)
 	y[0] = 1
-	audit(t, 0xf3, 1, []float64{0.5}, func(src rand.Source, nb int) float64 {
+	privtest.AuditDefault(t, 0xf3, 1, []float64{0.5}, func(src rand.Source, nb int) float64 {
 		spans, err := dawaDeviationTree(src, [][]int64{x, y}[nb], p)
 		if err != nil {
 			t.Fatal(err)

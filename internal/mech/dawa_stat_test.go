@@ -4,6 +4,8 @@ import (
 	"errors"
 	"math"
 	"testing"
+
+	"github.com/dpproxy/dpproxy/internal/mech/privtest"
 )
 
 // stage2Runs is the number of releases of each statistical test.
@@ -29,12 +31,12 @@ func meanAndStdErr(xs []float64) (mean, stderr float64) {
 // the mean total squared error on the workload against the prediction
 // 2·trace/ε² of the matrix mechanism (the paper's Eq. 6).
 //
-// False rejections: each comparison is a z-test at z6 = 4.89 standard
+// False rejections: each comparison is a z-test at privtest.Z6 = 4.89 standard
 // errors (two-sided 10⁻⁶ under the normal approximation, which 3000
 // runs of a sum of Laplace variables justify), 12 bins + 1 error per
 // case and 6 cases: at most about 8·10⁻⁵ in all.
 func TestStage2UnbiasedWithPredictedError(t *testing.T) {
-	src := seeded(t, 0xc1)
+	src := privtest.Seeded(t, 0xc1)
 	hist := []int64{3, 0, 0, 7, 7, 7, 120, 1, 0, 0, 0, 44}
 	n := len(hist)
 	uniform, _ := UniformIntervalsWorkload(n, 30, 9)
@@ -96,7 +98,7 @@ func TestStage2UnbiasedWithPredictedError(t *testing.T) {
 		}
 		for j := range n {
 			mean, se := meanAndStdErr(estimates[j])
-			if math.Abs(mean-truth[j]) > z6*se {
+			if math.Abs(mean-truth[j]) > privtest.Z6*se {
 				t.Errorf("%s: bin %d mean estimate got %v ± %v, want %v", tc.name, j, mean, se, truth[j])
 			}
 		}
@@ -104,7 +106,7 @@ func TestStage2UnbiasedWithPredictedError(t *testing.T) {
 			continue
 		}
 		mean, se := meanAndStdErr(sse)
-		if want := 2 * st.trace / (epsilon * epsilon); math.Abs(mean-want) > z6*se {
+		if want := 2 * st.trace / (epsilon * epsilon); math.Abs(mean-want) > privtest.Z6*se {
 			t.Errorf("%s: mean squared workload error got %v ± %v, want %v", tc.name, mean, se, want)
 		}
 	}
@@ -113,7 +115,7 @@ func TestStage2UnbiasedWithPredictedError(t *testing.T) {
 // TestHistogramMechanismsWithLittleNoise checks every mechanism recovers
 // a piecewise-constant histogram when ε is large.
 func TestHistogramMechanismsWithLittleNoise(t *testing.T) {
-	src := seeded(t, 0xc2)
+	src := privtest.Seeded(t, 0xc2)
 	hist := make([]int64, 300)
 	for j := range hist {
 		switch {
@@ -160,7 +162,7 @@ func TestHistogramMechanismsWithLittleNoise(t *testing.T) {
 }
 
 func TestHistogramMechanismsSmallDomains(t *testing.T) {
-	src := seeded(t, 0xc3)
+	src := privtest.Seeded(t, 0xc3)
 	for _, hist := range [][]int64{{5}, {5, 0}, {0, 0, 9}} {
 		w, _ := AllRangesWorkload(len(hist))
 		for _, p := range []DAWAPartition{DAWADeviationTree, DAWANoiseFirst, DAWANoisyCost} {
@@ -179,7 +181,7 @@ func TestHistogramMechanismsSmallDomains(t *testing.T) {
 }
 
 func TestDAWARejects(t *testing.T) {
-	src := seeded(t, 0xc4)
+	src := privtest.Seeded(t, 0xc4)
 	w, _ := PrefixWorkload(4)
 	hist := []int64{1, 2, 3, 4}
 	for _, tc := range []struct {

@@ -95,9 +95,9 @@ func dlapMoment(beta float64, p int) float64 {
 func TestDlapMatchesPMF(t *testing.T) {
 	// χ² of 10^5 draws against the exact pmf on [-m, m] plus the two tails
 	// pooled, false rejection 10⁻⁶ per scale; then the variance
-	// 2r/(1-r)² with tolerance z6·sd(sample variance), the sd from the
+	// 2r/(1-r)² with tolerance privtest.Z6·sd(sample variance), the sd from the
 	// exact fourth moment (normal approximation of the sample variance).
-	src := seeded(t, 0x03)
+	src := privtest.Seeded(t, 0x03)
 	const draws = 100000
 	for _, eps := range []float64{0.05, 0.3, 1, 2.5, 20} {
 		d, _ := newDlap(1, eps)
@@ -137,8 +137,8 @@ func TestDlapMatchesPMF(t *testing.T) {
 		variance := 2 * r / ((1 - r) * (1 - r))
 		sampleVar := sumSq/draws - (sum/draws)*(sum/draws)
 		sd := math.Sqrt((dlapMoment(beta, 4) - variance*variance) / draws)
-		if math.Abs(sampleVar-variance) > z6*sd {
-			t.Errorf("ε=%v: variance got %v, want %v ± %v", eps, sampleVar, variance, z6*sd)
+		if math.Abs(sampleVar-variance) > privtest.Z6*sd {
+			t.Errorf("ε=%v: variance got %v, want %v ± %v", eps, sampleVar, variance, privtest.Z6*sd)
 		}
 	}
 }

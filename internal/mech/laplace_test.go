@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/dpproxy/dpproxy/internal/mech/privtest"
 )
 
 func TestNewLaplaceParameters(t *testing.T) {
@@ -146,9 +148,9 @@ func TestLaplaceNoiseDistribution(t *testing.T) {
 	// the rounding of b are far below the KS resolution. Critical value
 	// sqrt(ln(2/α)/(2n)) at α = 10⁻⁶ (Dvoretzky–Kiefer–Wolfowitz), so the
 	// false rejection is ≤ 10⁻⁶. Moments (as Google's TestLaplaceStatistics):
-	// the mean within z6·sqrt(2b²/n), the variance 2b² within
-	// z6·sqrt(20b⁴/n) (Var[X²] = E X⁴ - (E X²)² = 24b⁴ - 4b⁴): 10⁻⁶ each.
-	src := seeded(t, 0x04)
+	// the mean within privtest.Z6·sqrt(2b²/n), the variance 2b² within
+	// privtest.Z6·sqrt(20b⁴/n) (Var[X²] = E X⁴ - (E X²)² = 24b⁴ - 4b⁴): 10⁻⁶ each.
+	src := privtest.Seeded(t, 0x04)
 	const n, x = 100000, 3.7
 	l, _ := NewLaplace(1, 0.5)
 	b := l.Scale()
@@ -173,10 +175,10 @@ func TestLaplaceNoiseDistribution(t *testing.T) {
 	if crit := math.Sqrt(math.Log(2/1e-6) / (2 * n)); ks > crit {
 		t.Errorf("KS distance got %v, want ≤ %v", ks, crit)
 	}
-	if mean, tol := sum/n, z6*math.Sqrt(2*b*b/n); math.Abs(mean) > tol {
+	if mean, tol := sum/n, privtest.Z6*math.Sqrt(2*b*b/n); math.Abs(mean) > tol {
 		t.Errorf("noise mean got %v, want 0 ± %v", mean, tol)
 	}
-	if v, tol := sumSq/n, z6*math.Sqrt(20*b*b*b*b/n); math.Abs(v-2*b*b) > tol {
+	if v, tol := sumSq/n, privtest.Z6*math.Sqrt(20*b*b*b*b/n); math.Abs(v-2*b*b) > tol {
 		t.Errorf("noise variance got %v, want %v ± %v", v, 2*b*b, tol)
 	}
 }

@@ -18,9 +18,6 @@ func meanOf(b Bounds, count, centeredSum float64) float64 {
 	return b.mid() + clampTo(centeredSum/max(count, 1), -h, h)
 }
 
-// clampTo limits x to [lo, hi].
-func clampTo(x, lo, hi float64) float64 { return min(max(x, lo), hi) }
-
 // DeriveMean computes the mean of the column over bounds b from a noisy
 // count and a noisy centered sum over b, with a conservative interval
 // (derived_interval.go) limited to [L, U]: post-processing.

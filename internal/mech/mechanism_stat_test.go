@@ -72,7 +72,7 @@ func checkPiecewiseLaw(t *testing.T, name string, pp *preparedPiecewise, src Sou
 }
 
 func TestPiecewiseSamplerLaw(t *testing.T) {
-	src := seeded(t, 0x5a01)
+	src := privtest.Seeded(t, 0x5a01)
 	b := Bounds{Lower: 0, Upper: 20}
 	data := []float64{2, 3, 5, 5, 5, 7, 11, 12, 19}
 	for _, tc := range []struct {
@@ -112,9 +112,9 @@ func TestPiecewiseMeanAbsError(t *testing.T) {
 	// The mean |output − f| over 10^5 releases (before the clamp, which
 	// this data never reaches: ρ = 0 and f far inside) matches the analytic
 	// E|err| of the continuous mechanism (the grid shifts it by O(h), far
-	// below the tolerance). The CLT tolerance z6·s/√N falsely rejects with
+	// below the tolerance). The CLT tolerance privtest.Z6·s/√N falsely rejects with
 	// probability about 10^−6.
-	src := seeded(t, 0x5a02)
+	src := privtest.Seeded(t, 0x5a02)
 	b := Bounds{Lower: -100, Upper: 100}
 	data := make([]float64, 301)
 	for i := range data {
@@ -144,8 +144,8 @@ func TestPiecewiseMeanAbsError(t *testing.T) {
 		}
 		mean := sum / n
 		sd := math.Sqrt(sum2/n - mean*mean)
-		if math.Abs(mean-want) > z6*sd/math.Sqrt(n) {
-			t.Errorf("kind %d: mean |err| got %v, want %v ± %v", kind, mean, want, z6*sd/math.Sqrt(n))
+		if math.Abs(mean-want) > privtest.Z6*sd/math.Sqrt(n) {
+			t.Errorf("kind %d: mean |err| got %v, want %v ± %v", kind, mean, want, privtest.Z6*sd/math.Sqrt(n))
 		}
 	}
 }
@@ -153,9 +153,9 @@ func TestPiecewiseMeanAbsError(t *testing.T) {
 func TestPreprocessReleaseLaw(t *testing.T) {
 	// Release − g is the package's Laplace noise of scale Scale(): its mean
 	// is 0 and its mean absolute value is the scale. N = 10^5; tolerances
-	// z6·σ/√N with σ = √2·scale (mean) and scale (|·|): false rejection
+	// privtest.Z6·σ/√N with σ = √2·scale (mean) and scale (|·|): false rejection
 	// about 2·10^−6 per mechanism.
-	src := seeded(t, 0x5a03)
+	src := privtest.Seeded(t, 0x5a03)
 	b := Bounds{Lower: 0, Upper: 10}
 	data := []float64{0, 1, 1, 2, 3, 5, 8, 8, 9, 10}
 	p := PreprocessParams{Bounds: b, Delta: 0.5, Center: 5}
@@ -190,10 +190,10 @@ func TestPreprocessReleaseLaw(t *testing.T) {
 			sum += y - g
 			abs += math.Abs(y - g)
 		}
-		if m := sum / n; math.Abs(m) > z6*math.Sqrt2*tc.scale/math.Sqrt(n) {
-			t.Errorf("%s: mean error got %v, want 0 ± %v", tc.name, m, z6*math.Sqrt2*tc.scale/math.Sqrt(n))
+		if m := sum / n; math.Abs(m) > privtest.Z6*math.Sqrt2*tc.scale/math.Sqrt(n) {
+			t.Errorf("%s: mean error got %v, want 0 ± %v", tc.name, m, privtest.Z6*math.Sqrt2*tc.scale/math.Sqrt(n))
 		}
-		if m := abs / n; math.Abs(m-tc.scale) > z6*tc.scale/math.Sqrt(n) {
+		if m := abs / n; math.Abs(m-tc.scale) > privtest.Z6*tc.scale/math.Sqrt(n) {
 			t.Errorf("%s: mean |error| got %v, want %v", tc.name, m, tc.scale)
 		}
 	}

@@ -119,7 +119,7 @@ func TestMMPoolCut(t *testing.T) {
 // TestMMPoolMixStaysFeasible adds random cuts around a fixed point and
 // checks the whole pool stays on the simplex and inside every cut.
 func TestMMPoolMixStaysFeasible(t *testing.T) {
-	r := seeded(t, 0x3a01)
+	r := privtest.Seeded(t, 0x3a01)
 	const cells = 12
 	truth := []float64{0.3, 0.2, 0.1, 0.1, 0.05, 0.05, 0.05, 0.05, 0.04, 0.03, 0.02, 0.01}
 	p := newMMPool(cells, 40, 5, [32]byte{2})

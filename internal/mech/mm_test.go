@@ -5,12 +5,14 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/dpproxy/dpproxy/internal/mech/privtest"
 )
 
 // mmNew returns an instance over hist with a seeded noise source.
 func mmNew(t *testing.T, hist []int64, cfg MMConfig, seed uint64) (*MedianMechanism, *rand.ChaCha8) {
 	t.Helper()
-	src := seeded(t, seed)
+	src := privtest.Seeded(t, seed)
 	var n int64
 	for _, h := range hist {
 		n += h

@@ -5,29 +5,14 @@ import (
 	"math"
 )
 
-// Estimate is a released answer: its value and, when HasInterval, an
-// interval [Low, High] that covers the true value with the requested
-// confidence (typically 95%), computed only from the noise distribution and
-// public or released quantities, never from the raw data.
-type Estimate struct {
-	Value, Low, High float64
-	HasInterval      bool
-}
-
 // noiseModel is the public description of how a primitive release was
 // noised: enough to compute its interval.
 type noiseModel interface {
-	// halfWidth bounds |release - truth| with the given confidence.
-	halfWidth(confidence float64) float64
-	// scale is the Laplace scale of the noise.
-	scale() float64
+	// HalfWidth bounds |release - truth| with the given confidence.
+	HalfWidth(confidence float64) float64
+	// Scale is the Laplace scale of the noise.
+	Scale() float64
 }
-
-func (l *Laplace) halfWidth(confidence float64) float64 { return l.HalfWidth(confidence) }
-func (l *Laplace) scale() float64                       { return l.Scale() }
-
-func (d *DiscreteLaplace) halfWidth(confidence float64) float64 { return d.HalfWidth(confidence) }
-func (d *DiscreteLaplace) scale() float64                       { return d.Scale() }
 
 // statistic names what a primitive release measured.
 type statistic int
@@ -57,11 +42,11 @@ type Noisy struct {
 func (r Noisy) Value() float64 { return r.value }
 
 // Scale returns the Laplace scale of the release's noise.
-func (r Noisy) Scale() float64 { return r.noise.scale() }
+func (r Noisy) Scale() float64 { return r.noise.Scale() }
 
 // HalfWidth returns w such that the release is within w of the true value
 // with probability at least confidence.
-func (r Noisy) HalfWidth(confidence float64) float64 { return r.noise.halfWidth(confidence) }
+func (r Noisy) HalfWidth(confidence float64) float64 { return r.noise.HalfWidth(confidence) }
 
 // check reports an error unless r is a release of stat (over bounds b,
 // for the sums).

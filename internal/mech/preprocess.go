@@ -116,11 +116,6 @@ func (p PreprocessParams) validate() error {
 // magnitude returns max(|L|, |U|).
 func (b Bounds) magnitude() float64 { return math.Max(math.Abs(b.Lower), math.Abs(b.Upper)) }
 
-// ulpOf returns the spacing of float64 values at magnitude m.
-func ulpOf(m float64) float64 {
-	return math.Nextafter(m, math.Inf(1)) - m
-}
-
 // newPreprocessNoise returns the Laplace mechanism of a preprocessing
 // release: sensitivity Δ plus two ulps of the largest value g can take in
 // magnitude (the final rounding of g to float64).

@@ -7,6 +7,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/dpproxy/dpproxy/internal/mech/privtest"
 )
 
 // spAlgorithm is one fast preprocessing algorithm with its reference
@@ -170,7 +172,7 @@ func TestPreprocessMatchesOracleExhaustive(t *testing.T) {
 }
 
 func TestPreprocessMatchesOracleRandom(t *testing.T) {
-	r := rand.New(seeded(t, 0x5e01))
+	r := rand.New(privtest.Seeded(t, 0x5e01))
 	for _, a := range spAlgorithms {
 		for range 120 {
 			set := randomSorted(r, r.IntN(9), 8)
@@ -184,7 +186,7 @@ func TestPreprocessMatchesAlgorithm2(t *testing.T) {
 	// Longer inputs against the O(n²) Algorithms 2 and 3: spread values and
 	// a small Δ keep the mean off its Lemma 5.13 fast path, so the hull and
 	// the variance pruning do the work.
-	r := rand.New(seeded(t, 0x5e02))
+	r := rand.New(privtest.Seeded(t, 0x5e02))
 	for _, a := range spAlgorithms[:3] {
 		for range 25 {
 			set := randomSorted(r, 10+r.IntN(50), 8)
@@ -235,7 +237,7 @@ func TestPreprocessSensitivity(t *testing.T) {
 	// The property that makes the release private: adding any one row moves
 	// g by at most Δ (digest §3.2), checked on the fast algorithms with
 	// adversarial additions (the bounds, a tie with the median, the centre).
-	r := rand.New(seeded(t, 0x5e03))
+	r := rand.New(privtest.Seeded(t, 0x5e03))
 	for _, a := range spAlgorithms {
 		for range 150 {
 			set := randomSorted(r, r.IntN(25), 8)
@@ -263,7 +265,7 @@ func TestPreprocessMedianWindow(t *testing.T) {
 	// With Δ large next to (U−L)/n the walk needs only a window; the value
 	// from the window must equal the value from the whole column, and a
 	// window missing needed ranks must be refused.
-	r := rand.New(seeded(t, 0x5e04))
+	r := rand.New(privtest.Seeded(t, 0x5e04))
 	for range 200 {
 		set := randomSorted(r, 1+r.IntN(300), 8)
 		p := PreprocessParams{Bounds: spSmallBounds, Delta: float64(1+r.IntN(8)) / 4, Center: float64(r.IntN(17) - 8)}

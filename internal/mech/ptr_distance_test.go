@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/dpproxy/dpproxy/internal/mech/privtest"
 )
 
 // ptrUniverse is the universe of the brute-force tests: integer-ish
@@ -185,7 +187,7 @@ func ptrCandidates() []float64 {
 // and (P1) neighbours' distances (each in its own bin of the same grid)
 // differ by at most 1. Deterministic given the seed.
 func TestPTRSpreadDistanceProperties(t *testing.T) {
-	rng := rand.New(seeded(t, 0x5ca1e))
+	rng := rand.New(privtest.Seeded(t, 0x5ca1e))
 	cands := ptrCandidates()
 	for trial := range 300 {
 		alpha := 0.1 + 0.8*rng.Float64()
@@ -226,7 +228,7 @@ func TestPTRSpreadDistanceProperties(t *testing.T) {
 // TestPTRMedianDistanceProperties is the same check for the median's
 // distance under add/remove (r = ⌈n/2⌉ of the true n) and substitution.
 func TestPTRMedianDistanceProperties(t *testing.T) {
-	rng := rand.New(seeded(t, 0x3ed1a))
+	rng := rand.New(privtest.Seeded(t, 0x3ed1a))
 	cands := ptrCandidates()
 	for trial := range 300 {
 		grid := ptrLinearGrid{origin: 0, width: []float64{0.3, 1, 2.5}[rng.IntN(3)]}
@@ -266,7 +268,7 @@ func TestPTRMedianDistanceProperties(t *testing.T) {
 // derivation, |m_α(D) − m_α(D+v)| ≤ W(D)/min(c, c'), by brute force over
 // random small datasets with ties, every α and every added value.
 func TestPTRTrimmedMeanSensitivity(t *testing.T) {
-	rng := rand.New(seeded(t, 0x7a1e))
+	rng := rand.New(privtest.Seeded(t, 0x7a1e))
 	mean := func(tm *PTRTrimmedMean, xs []float64) (m float64, c int64, w float64) {
 		lo, hi := tm.TrimmedRanks(int64(len(xs)))
 		o := ptrOrderOf(xs)
@@ -303,7 +305,7 @@ func TestPTRTrimmedMeanSensitivity(t *testing.T) {
 // distance (a + b moves) breaks (P1) or (P2). The search must find a
 // counterexample among random small datasets.
 func TestPTRSubstitutionDistanceFailsAddRemove(t *testing.T) {
-	rng := rand.New(seeded(t, 0xbad))
+	rng := rand.New(privtest.Seeded(t, 0xbad))
 	cands := ptrCandidates()
 	c := ptrSpreadCase{ranks: ptrQuartileRanks, grid: newPTRLogGrid(30)}
 	for trial := range 2000 {

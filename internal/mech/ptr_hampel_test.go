@@ -7,6 +7,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/dpproxy/dpproxy/internal/mech/privtest"
 )
 
 func TestPTRZonotopeDistance(t *testing.T) {
@@ -142,7 +144,7 @@ func ptrRandomCells(rng *rand.Rand, p ptrVec) [4]ptrCell {
 // and checks that the estimate is a minimizer (g = 0) whenever some vertex
 // is.
 func TestPTRArrangementBruteForce(t *testing.T) {
-	rng := rand.New(seeded(t, 0xa77))
+	rng := rand.New(privtest.Seeded(t, 0xa77))
 	for trial := range 400 {
 		rows := ptrRandomRows(rng, 1+rng.IntN(9), trial%2 == 0)
 		lines := ptrLines(rows)
@@ -166,7 +168,7 @@ func TestPTRArrangementBruteForce(t *testing.T) {
 // every cell by at most 1 (the property the test relies on), on random
 // small datasets and random added rows, integer and continuous.
 func TestPTRHampelDistanceLipschitz(t *testing.T) {
-	rng := rand.New(seeded(t, 0xa78))
+	rng := rand.New(privtest.Seeded(t, 0xa78))
 	for trial := range 300 {
 		integer := trial%2 == 0
 		rows := ptrRandomRows(rng, 2+rng.IntN(8), integer)
@@ -195,7 +197,7 @@ func TestPTRHampelInvalid(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := r.Release(seeded(t, 1), RegressionRows{P: 1, X: []float64{1}, Y: []float64{1}}); !errors.Is(err, ErrInvalidInput) {
+	if _, _, err := r.Release(privtest.Seeded(t, 1), RegressionRows{P: 1, X: []float64{1}, Y: []float64{1}}); !errors.Is(err, ErrInvalidInput) {
 		t.Errorf("P = 1 rows: got %v, want %v", err, ErrInvalidInput)
 	}
 	// Sampling rate: N = 10⁶ and 2048 rows keep ⌊2048/10⁶·2³²⌋/2³².
@@ -223,7 +225,7 @@ func TestPTRHampelExactFit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	src := seeded(t, 0xa79)
+	src := privtest.Seeded(t, 0xa79)
 	limit := 40 * 2 / math.Sqrt(400) / (60.0 / 11)
 	for range 20 {
 		beta, refused, err := r.Release(src, rows)

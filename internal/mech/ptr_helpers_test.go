@@ -6,6 +6,8 @@ import (
 	"os"
 	"slices"
 	"testing"
+
+	"github.com/dpproxy/dpproxy/internal/mech/privtest"
 )
 
 // ptrData returns what a database would return for f on the sorted,
@@ -44,12 +46,12 @@ func ptrHeavy() bool { return !testing.Short() && os.Getenv("DPPROXY_PTR_HEAVY")
 
 // ptrMedianCI returns the distribution-free confidence interval for the
 // median of a sample (sorted in place) at two-sided level 1 − 10⁻⁶: the
-// order statistics R/2 ∓ z6·√R/2 (normal approximation of the binomial
+// order statistics R/2 ∓ privtest.Z6·√R/2 (normal approximation of the binomial
 // count below the median).
 func ptrMedianCI(xs []float64) (lo, hi float64) {
 	slices.Sort(xs)
 	r := float64(len(xs))
-	half := z6 * math.Sqrt(r) / 2
+	half := privtest.Z6 * math.Sqrt(r) / 2
 	i, j := int(math.Floor(r/2-half)), int(math.Ceil(r/2+half))
 	return xs[max(i, 0)], xs[min(j, len(xs)-1)]
 }

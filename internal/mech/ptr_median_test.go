@@ -5,6 +5,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/dpproxy/dpproxy/internal/mech/privtest"
 )
 
 func TestPTRMedianFetch(t *testing.T) {
@@ -26,11 +28,11 @@ func TestPTRMedianFetch(t *testing.T) {
 			t.Errorf("scale %v: got %v, want %v", scale, err, ErrInvalidInput)
 		}
 	}
-	if _, _, err := internal.Release(seeded(t, 1), PTRData{}); !errors.Is(err, ErrWindowMismatch) {
+	if _, _, err := internal.Release(privtest.Seeded(t, 1), PTRData{}); !errors.Is(err, ErrWindowMismatch) {
 		t.Errorf("no window: got %v, want %v", err, ErrWindowMismatch)
 	}
-	xs := ptrGaussian(rand.New(seeded(t, 2)), 1000)
-	if _, _, err := internal.Release(seeded(t, 1), ptrData(public.Fetch(), xs)); !errors.Is(err, ErrWindowMismatch) {
+	xs := ptrGaussian(rand.New(privtest.Seeded(t, 2)), 1000)
+	if _, _, err := internal.Release(privtest.Seeded(t, 1), ptrData(public.Fetch(), xs)); !errors.Is(err, ErrWindowMismatch) {
 		t.Errorf("public scale's windows given to the internal one: got %v, want %v", err, ErrWindowMismatch)
 	}
 }
@@ -42,9 +44,9 @@ func TestPTRMedianFetch(t *testing.T) {
 // bound clamp is 20 scales away).
 func TestPTRMedianPublicScaleLaw(t *testing.T) {
 	const n, runs = 10000, 4000
-	xs := ptrGaussian(rand.New(seeded(t, 0x3ed)), n)
+	xs := ptrGaussian(rand.New(privtest.Seeded(t, 0x3ed)), n)
 	m, _ := NewPTRMedian(ptrColumnParams(3, 1e-6, n, Bounds{-10, 10}), 1.349)
-	src := seeded(t, 0x3ee)
+	src := privtest.Seeded(t, 0x3ee)
 	errs := make([]float64, 0, runs)
 	for range runs {
 		v, refused, err := m.Release(src, ptrData(m.Fetch(), xs))
@@ -79,8 +81,8 @@ func TestPTRMedianGaussianRate(t *testing.T) {
 		sizes = append(sizes, 1000000)
 	}
 	const runs = 4000
-	rng := rand.New(seeded(t, 0x6a55))
-	src := seeded(t, 0x6a56)
+	rng := rand.New(privtest.Seeded(t, 0x6a55))
+	src := privtest.Seeded(t, 0x6a56)
 	var previous float64
 	for _, n := range sizes {
 		xs := ptrGaussian(rng, n)
@@ -139,7 +141,7 @@ func TestPTRMedianGaussianRate(t *testing.T) {
 // probability ≤ 2·10⁻⁷.
 func TestPTRMedianUnstable(t *testing.T) {
 	const n = 100000
-	rng := rand.New(seeded(t, 0x0b57))
+	rng := rand.New(privtest.Seeded(t, 0x0b57))
 	gap := append(ptrConstant(n/2, 0), ptrConstant(n/2, 1)...)
 	mixture := ptrGaussian(rng, n)
 	for i := range mixture {
@@ -156,7 +158,7 @@ func TestPTRMedianUnstable(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m, _ := NewPTRMedian(ptrColumnParams(3, 1e-9, n, tc.bounds), tc.scale)
-			src := seeded(t, 0x0b58)
+			src := privtest.Seeded(t, 0x0b58)
 			for range 200 {
 				if v, refused, err := m.Release(src, ptrData(m.Fetch(), tc.xs)); err != nil || !refused {
 					t.Fatalf("got (%v, %v, %v), want ⊥", v, refused, err)
@@ -174,7 +176,7 @@ func TestPTRMedianUnstable(t *testing.T) {
 func TestPTRMedianConstant(t *testing.T) {
 	const n = 10000
 	m, _ := NewPTRMedian(ptrColumnParams(3, 1e-6, n, Bounds{0, 10}), 0)
-	src := seeded(t, 0xc0)
+	src := privtest.Seeded(t, 0xc0)
 	limit := 40 * 6 / math.Sqrt(n) / 3
 	for range 200 {
 		v, refused, err := m.Release(src, ptrData(m.Fetch(), ptrConstant(n, 3.7)))

@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/dpproxy/dpproxy/internal/mech/privtest"
 )
 
 func TestPTRLeastSquares(t *testing.T) {
@@ -46,7 +48,7 @@ func TestPTRLeastSquares(t *testing.T) {
 // on its rows' order (canonical order), singular blocks map to the
 // bounds' ends alternately, and every coefficient gets m sorted values.
 func TestPTRBlockFits(t *testing.T) {
-	rng := rand.New(seeded(t, 0xb10c))
+	rng := rand.New(privtest.Seeded(t, 0xb10c))
 	x, y := make([]float64, 7), make([]float64, 7)
 	for i := range x {
 		x[i], y[i] = rng.NormFloat64(), rng.NormFloat64()
@@ -65,7 +67,7 @@ func TestPTRBlockFits(t *testing.T) {
 	// end and odd ones to the upper end.
 	flat, _ := SimpleRegressionRows(ptrConstant(100, 2), ptrConstant(100, 1))
 	coef := []Bounds{{-5, 5}, {-7, 7}}
-	fits := ptrBlockFits(seeded(t, 0xb10d), flat, 9, coef)
+	fits := ptrBlockFits(privtest.Seeded(t, 0xb10d), flat, 9, coef)
 	for d, f := range fits {
 		want := append(ptrConstant(5, coef[d].Lower), ptrConstant(4, coef[d].Upper)...)
 		if !slices.Equal(f, want) {
@@ -107,7 +109,7 @@ func TestPTRShortcutRegressionInvalid(t *testing.T) {
 		{P: 2, X: []float64{1, math.NaN()}, Y: []float64{0}},
 		{P: 2, X: []float64{1, 0}, Y: []float64{math.Inf(1)}},
 	} {
-		if _, _, err := r.Release(seeded(t, 1), rows); !errors.Is(err, ErrInvalidInput) {
+		if _, _, err := r.Release(privtest.Seeded(t, 1), rows); !errors.Is(err, ErrInvalidInput) {
 			t.Errorf("rows %+v: got %v, want %v", rows, err, ErrInvalidInput)
 		}
 	}
@@ -141,8 +143,8 @@ func ptrLinearRows(rng *rand.Rand, n int, heavy bool) RegressionRows {
 // with probability about e⁻³·1.4: < 10⁻⁵), and every error below
 // 20·b^20·λ_d + 0.03·IQR_d (probability < 2e⁻²⁰ per draw).
 func TestPTRShortcutRegressionAccuracy(t *testing.T) {
-	rng := rand.New(seeded(t, 0x4e6))
-	src := seeded(t, 0x4e7)
+	rng := rand.New(privtest.Seeded(t, 0x4e6))
+	src := privtest.Seeded(t, 0x4e7)
 	for _, tc := range []struct {
 		name    string
 		heavy   bool

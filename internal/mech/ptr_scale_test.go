@@ -5,6 +5,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/dpproxy/dpproxy/internal/mech/privtest"
 )
 
 // ptrColumnParams returns PTRParams for a column of n values.
@@ -65,12 +67,12 @@ func TestPTRScaleInvalidData(t *testing.T) {
 				d.Windows[i].Values = append([]float64(nil), d.Windows[i].Values...)
 			}
 			tc.edit(&d)
-			if _, _, err := s.Release(seeded(t, 1), d); !errors.Is(err, tc.want) {
+			if _, _, err := s.Release(privtest.Seeded(t, 1), d); !errors.Is(err, tc.want) {
 				t.Errorf("got %v, want %v", err, tc.want)
 			}
 		})
 	}
-	if _, _, err := s.Release(seeded(t, 1), good); err != nil {
+	if _, _, err := s.Release(privtest.Seeded(t, 1), good); err != nil {
 		t.Errorf("valid data: got %v, want nil", err)
 	}
 }
@@ -79,7 +81,7 @@ func TestPTRScaleInvalidData(t *testing.T) {
 // exactly the release of the whole column (same noise, same output): the
 // distances read no rank outside them.
 func TestPTRScaleWindowsSuffice(t *testing.T) {
-	xs := ptrGaussian(rand.New(seeded(t, 0x5ca)), 3000)
+	xs := ptrGaussian(rand.New(privtest.Seeded(t, 0x5ca)), 3000)
 	s, _ := NewPTRScale(ptrColumnParams(3, 1e-6, 3000, Bounds{-10, 10}))
 	whole := SortedWindow{Count: 3000, First: 1, Values: xs}
 	for i := range 50 {
@@ -99,11 +101,11 @@ func TestPTRScaleWindowsSuffice(t *testing.T) {
 // interval must contain it (false rejection 10⁻⁶).
 func TestPTRScaleReleaseLaw(t *testing.T) {
 	const n, runs = 10000, 4000
-	xs := ptrGaussian(rand.New(seeded(t, 0x1a7)), n)
+	xs := ptrGaussian(rand.New(privtest.Seeded(t, 0x1a7)), n)
 	s, _ := NewPTRScale(ptrColumnParams(3, 1e-6, n, Bounds{-10, 10}))
 	lo, hi := ptrQuartileRanks(n)
 	iqr := xs[hi-1] - xs[lo-1]
-	src := seeded(t, 0x1a8)
+	src := privtest.Seeded(t, 0x1a8)
 	errs := make([]float64, 0, runs)
 	for range runs {
 		v, refused, err := s.Release(src, ptrData(s.Fetch(), xs))
@@ -127,7 +129,7 @@ func TestPTRScaleReleaseLaw(t *testing.T) {
 // most δ = 10⁻⁹ per run: 200 refusals out of 200 fail with probability
 // ≤ 2·10⁻⁷.
 func TestPTRScaleStableAndUnstable(t *testing.T) {
-	src := seeded(t, 0x57ab)
+	src := privtest.Seeded(t, 0x57ab)
 	exponential := make([]float64, 3000)
 	for i := range exponential {
 		exponential[i] = math.Exp(0.2 * float64(i+1))
@@ -156,7 +158,7 @@ func TestPTRScaleStableAndUnstable(t *testing.T) {
 // TestPTRScaleSmallCounts runs S on n = 0, 1, 2, 3 (and a public size far
 // from the truth): no error, outputs within [0, U−L].
 func TestPTRScaleSmallCounts(t *testing.T) {
-	src := seeded(t, 0x5a11)
+	src := privtest.Seeded(t, 0x5a11)
 	for n := range 4 {
 		xs := []float64{0, 10, 10}[:min(n, 3)]
 		if n == 3 {

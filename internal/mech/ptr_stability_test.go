@@ -3,6 +3,8 @@ package mech
 import (
 	"math"
 	"testing"
+
+	"github.com/dpproxy/dpproxy/internal/mech/privtest"
 )
 
 func TestPTRStabilityTestThresholds(t *testing.T) {
@@ -36,10 +38,10 @@ func TestPTRStabilityTestThresholds(t *testing.T) {
 // TestPTRStabilityTestPassRate compares the pass rate with the exact
 // discrete Laplace tail: at A = T−1 a pass is Z ≥ 1, probability
 // r/(1+r); at A = T−2 it is r²/(1+r); far above the cap it is
-// 1 − r^(cap−T+1)/(1+r). Each count is checked within z6 standard
+// 1 − r^(cap−T+1)/(1+r). Each count is checked within privtest.Z6 standard
 // errors: false rejection ≤ 3·10⁻⁶.
 func TestPTRStabilityTestPassRate(t *testing.T) {
-	src := seeded(t, 0x7e57)
+	src := privtest.Seeded(t, 0x7e57)
 	test, err := newPTRStabilityTest(1, 1e-3)
 	if err != nil {
 		t.Fatal(err)
@@ -62,8 +64,8 @@ func TestPTRStabilityTestPassRate(t *testing.T) {
 		}
 		got := float64(passed) / runs
 		se := math.Max(math.Sqrt(tc.want*(1-tc.want)/runs), 1.0/runs)
-		if math.Abs(got-tc.want) > z6*se {
-			t.Errorf("A=%d: pass rate got %v, want %v ± %v", tc.a, got, tc.want, z6*se)
+		if math.Abs(got-tc.want) > privtest.Z6*se {
+			t.Errorf("A=%d: pass rate got %v, want %v ± %v", tc.a, got, tc.want, privtest.Z6*se)
 		}
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/dpproxy/dpproxy/internal/mech/privtest"
 )
 
 func TestPTRTrimmedMeanParameters(t *testing.T) {
@@ -83,8 +85,8 @@ func TestPTRTrimmedMeanSum(t *testing.T) {
 // logged, and every error must be below 60 such scales times b^|Z| with
 // |Z| ≤ 60 (each has probability e⁻⁶⁰).
 func TestPTRTrimmedMeanGaussian(t *testing.T) {
-	rng := rand.New(seeded(t, 0x7a3))
-	src := seeded(t, 0x7a4)
+	rng := rand.New(privtest.Seeded(t, 0x7a3))
+	src := privtest.Seeded(t, 0x7a4)
 	for _, n := range []int{10000, 100000} {
 		xs := ptrGaussian(rng, n)
 		tm, _ := NewPTRTrimmedMean(ptrColumnParams(4, 1e-6, n, Bounds{-10, 10}), 0.1, 0)
@@ -115,10 +117,10 @@ func TestPTRTrimmedMeanGaussian(t *testing.T) {
 // with probability ≤ 2δ0 = δ/2 per run: with δ = 10⁻⁹, 200 refusals out of
 // 200 fail with probability 10⁻⁷. Small counts must not fail.
 func TestPTRTrimmedMeanRefusals(t *testing.T) {
-	src := seeded(t, 0x7a5)
+	src := privtest.Seeded(t, 0x7a5)
 	constant, _ := NewPTRTrimmedMean(ptrColumnParams(4, 1e-6, 2000, Bounds{0, 10}), 0.1, 0)
 	floor, _ := NewPTRTrimmedMean(ptrColumnParams(4, 1e-9, 2000, Bounds{-10, 10}), 0.1, 0)
-	xs := ptrGaussian(rand.New(seeded(t, 0x7a6)), 1000)
+	xs := ptrGaussian(rand.New(privtest.Seeded(t, 0x7a6)), 1000)
 	for range 200 {
 		if v, refused, err := constant.Release(src, ptrData(constant.Fetch(), ptrConstant(2000, 7.5))); err != nil || refused || v != 7.5 {
 			t.Fatalf("constant: got (%v, %v, %v), want 7.5", v, refused, err)

@@ -62,7 +62,7 @@ func TestGridQuantileTies(t *testing.T) {
 	counts[30] = 1000
 	counts[10], counts[90] = 10, 10
 	m, _ := NewGridQuantile(0.5, 1, len(counts))
-	src := seeded(t, 0x9a1)
+	src := privtest.Seeded(t, 0x9a1)
 	for range 1000 {
 		bin, err := m.Release(src, counts)
 		if err != nil {
@@ -90,7 +90,7 @@ func TestGridQuantileMatchesWeights(t *testing.T) {
 	for i := range probs {
 		probs[i] /= total
 	}
-	src := seeded(t, 0x9a2)
+	src := privtest.Seeded(t, 0x9a2)
 	observed := make([]int, len(counts))
 	for range 200000 {
 		bin, err := m.Release(src, counts)
@@ -129,7 +129,7 @@ func TestAuditGridQuantile(t *testing.T) {
 			m, _ := NewGridQuantile(tc.q, 1, len(tc.d))
 			nb := append([]int64(nil), tc.d...)
 			nb[tc.added]++
-			audit(t, 0x9a3, 1, integerEdges(0, len(tc.d)), func(src rand.Source, neighbour int) float64 {
+			privtest.AuditDefault(t, 0x9a3, 1, privtest.IntegerEdges(0, len(tc.d)), func(src rand.Source, neighbour int) float64 {
 				h := tc.d
 				if neighbour == 1 {
 					h = nb

@@ -258,7 +258,7 @@ func TestQuantileMatchesWeights(t *testing.T) {
 	// χ² of 10^5 draws of the chosen piece against the exact normalised
 	// weights, false rejection 10⁻⁶ per case; the cases include clipping,
 	// ties (empty pieces must never be hit) and a value at the bound.
-	src := seeded(t, 0x05)
+	src := privtest.Seeded(t, 0x05)
 	const draws = 100000
 	for _, tc := range []struct {
 		name string

@@ -43,7 +43,7 @@ func TestUniformDeterministic(t *testing.T) {
 func TestUniformChiSquare(t *testing.T) {
 	// n = 7 is not a power of two, so bias would show. χ² against the
 	// uniform law; false rejection 10⁻⁶.
-	src := seeded(t, 0x01)
+	src := privtest.Seeded(t, 0x01)
 	const n, draws = 7, 70000
 	counts := make([]int, n)
 	probs := make([]float64, n)
@@ -60,8 +60,8 @@ func TestUniformChiSquare(t *testing.T) {
 }
 
 func TestBernoulliFrequencies(t *testing.T) {
-	// Each frequency is tested at z6: false rejection 10⁻⁶ per case.
-	src := seeded(t, 0x02)
+	// Each frequency is tested at privtest.Z6: false rejection 10⁻⁶ per case.
+	src := privtest.Seeded(t, 0x02)
 	const draws = 200000
 	for _, tc := range []struct {
 		name string
@@ -82,8 +82,8 @@ func TestBernoulliFrequencies(t *testing.T) {
 				}
 			}
 			se := math.Sqrt(tc.p * (1 - tc.p) / draws)
-			if got := float64(hits) / draws; math.Abs(got-tc.p) > z6*se {
-				t.Errorf("frequency got %v, want %v ± %v", got, tc.p, z6*se)
+			if got := float64(hits) / draws; math.Abs(got-tc.p) > privtest.Z6*se {
+				t.Errorf("frequency got %v, want %v ± %v", got, tc.p, privtest.Z6*se)
 			}
 		})
 	}

@@ -75,6 +75,10 @@ type SmoothMedian struct {
 // smoothSlack is what the calibration leaves for the grid's Poisson error.
 const smoothSlack = 1e-9
 
+// smoothMinEpsilon is the smallest ε the smooth median accepts: below it
+// the grid Cauchy's depth grows past what a release can afford.
+const smoothMinEpsilon = 0x1p-16
+
 // NewSmoothMedian returns the smooth-sensitivity median of values clamped
 // to b with ε ≥ 2^−16.
 func NewSmoothMedian(b Bounds, epsilon float64) (*SmoothMedian, error) {
@@ -84,7 +88,7 @@ func NewSmoothMedian(b Bounds, epsilon float64) (*SmoothMedian, error) {
 	if err := checkEpsilon(epsilon); err != nil {
 		return nil, err
 	}
-	if epsilon < piecewiseMinEpsilon {
+	if epsilon < smoothMinEpsilon {
 		return nil, fmt.Errorf("%w: %v, the smooth-sensitivity median needs ε ≥ 2^-16", ErrInvalidEpsilon, epsilon)
 	}
 	alpha := (epsilon - smoothSlack) / 2
@@ -220,15 +224,4 @@ func medianLSAtDistance(n, k int64, x func(int64) (float64, error)) (float64, er
 		gap = math.Max(gap, hi-lo)
 	}
 	return gap / 2, nil
-}
-
-// clampRational returns y limited to [lo, hi].
-func clampRational(y, lo, hi *big.Rat) *big.Rat {
-	switch {
-	case y.Cmp(lo) < 0:
-		return lo
-	case y.Cmp(hi) > 0:
-		return hi
-	}
-	return y
 }

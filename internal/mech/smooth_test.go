@@ -109,7 +109,7 @@ func TestGridCauchy(t *testing.T) {
 	// Poisson summation, with the two tails as cells (their mass by the
 	// midpoint rule, exact to 10^−6 relative here). 10^5 draws; the test
 	// falsely rejects with probability 10^−6 (chi-square critical value).
-	src := seeded(t, 0xca01)
+	src := privtest.Seeded(t, 0xca01)
 	for _, tc := range []struct{ t, sigma float64 }{{0.3, 5}, {-1234.75, 40}} {
 		const draws, span = 100000, 200
 		t0 := new(big.Rat).SetFloat64(tc.t)
@@ -149,8 +149,8 @@ func TestSmoothMedianErrorDistribution(t *testing.T) {
 	// The release is med + (S/α)·Cauchy: |error| ≤ S/α with probability ½
 	// exactly (up to the grid), on data where clamping never bites. With
 	// N = 20000 draws the count of |error| ≤ scale is Binomial(N, ½): the
-	// test falsely rejects with probability 10^−6 (z6 standard errors).
-	src := seeded(t, 0xca02)
+	// test falsely rejects with probability 10^−6 (privtest.Z6 standard errors).
+	src := privtest.Seeded(t, 0xca02)
 	b := Bounds{Lower: -1000, Upper: 1000}
 	m, err := NewSmoothMedian(b, 1)
 	if err != nil {
@@ -173,8 +173,8 @@ func TestSmoothMedianErrorDistribution(t *testing.T) {
 			within++
 		}
 	}
-	if d := math.Abs(float64(within) - n/2); d > z6*math.Sqrt(n)/2 {
-		t.Errorf("|error| ≤ scale %v in %d of %d draws, want %d ± %.0f", scale, within, n, n/2, z6*math.Sqrt(n)/2)
+	if d := math.Abs(float64(within) - n/2); d > privtest.Z6*math.Sqrt(n)/2 {
+		t.Errorf("|error| ≤ scale %v in %d of %d draws, want %d ± %.0f", scale, within, n, n/2, privtest.Z6*math.Sqrt(n)/2)
 	}
 	// A ramp with spacing 0.1 has A^(k) = 0.1·(k+1)/2 (gap of k+1 steps),
 	// so S = max_k e^(−kβ)·0.05(k+1) = 0.05·e^(β−1)/β at k = 1/β − 1 (β = ½
@@ -198,7 +198,7 @@ func TestSmoothMedianRejects(t *testing.T) {
 	}
 	w := WindowOf(m.Window(), sorted)
 	short := SortedWindow{Count: w.Count, First: w.First + 1, Values: w.Values[1:]}
-	if _, err := m.Release(seeded(t, 1), short); !errors.Is(err, ErrWindowMismatch) {
+	if _, err := m.Release(privtest.Seeded(t, 1), short); !errors.Is(err, ErrWindowMismatch) {
 		t.Errorf("short window: got %v, want %v", err, ErrWindowMismatch)
 	}
 }

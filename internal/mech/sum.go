@@ -50,10 +50,6 @@ func (s Summary) centeredSum(b Bounds) float64 {
 	return math.Min(math.Max(s.Sum-n*b.mid(), -n*h), n*h)
 }
 
-// roundUp returns the next float64 above x: a sensitivity computed with
-// one rounding, rounded up, is at least the exact one.
-func roundUp(x float64) float64 { return math.Nextafter(x, math.Inf(1)) }
-
 // ReleaseSum releases Σ clamp(x) with Laplace noise for sensitivity
 // max(|L|, |U|).
 func ReleaseSum(src Source, b Bounds, sum, epsilon float64) (Noisy, error) {

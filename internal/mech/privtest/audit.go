@@ -273,3 +273,24 @@ func prime(nb int) string {
 	}
 	return ""
 }
+
+// AuditSamples is the number of runs per dataset in AuditDefault.
+const AuditSamples = 200000
+
+// IntegerEdges returns bucket edges k+½ for k in [lo, hi), separating the
+// integers lo..hi.
+func IntegerEdges(lo, hi int) []float64 {
+	var e []float64
+	for k := lo; k < hi; k++ {
+		e = append(e, float64(k)+0.5)
+	}
+	return e
+}
+
+// AuditDefault runs Audit with AuditSamples runs per dataset, the seed
+// (overridable by DPPROXY_TEST_SEED) and the bucket edges given.
+func AuditDefault(t Reporter, seed uint64, epsilon float64, edges []float64, m Mechanism) Result {
+	t.Helper()
+	cfg := Config{Epsilon: epsilon, Samples: AuditSamples, Seed: Seed(t, seed), Edges: edges}
+	return Audit(t, cfg, m)
+}

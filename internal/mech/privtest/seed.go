@@ -43,3 +43,15 @@ func NewSource(seed, stream uint64) *rand.ChaCha8 {
 	binary.LittleEndian.PutUint64(key[8:], stream)
 	return rand.NewChaCha8(key)
 }
+
+// Z6 is the two-sided 1-10⁻⁶ quantile of the standard normal: a correct
+// sampler lands farther than Z6 standard errors from its mean with
+// probability 10⁻⁶ (scipy: norm.isf(0.5e-6) = 4.8916).
+const Z6 = 4.891638
+
+// Seeded returns a ChaCha8 source for a statistical test, from the test's
+// default seed or DPPROXY_TEST_SEED, logging the seed.
+func Seeded(t Reporter, def uint64) *rand.ChaCha8 {
+	t.Helper()
+	return NewSource(Seed(t, def), 0)
+}
