@@ -36,3 +36,6 @@ func (b Bounds) halfRange() float64 {
 
 // clampTo limits x to [lo, hi].
 func clampTo(x, lo, hi float64) float64 { return min(max(x, lo), hi) }
+
+// magnitude returns max(|L|, |U|).
+func (b Bounds) magnitude() float64 { return math.Max(math.Abs(b.Lower), math.Abs(b.Upper)) }

@@ -385,3 +385,7 @@ func (m *MedianMechanism) SpentEpsilon() float64 {
 	}
 	return spent
 }
+
+// PoolRepairs returns how many cuts the candidate pool had to widen because
+// no candidate satisfied them (a diagnostic for benchmarks).
+func (m *MedianMechanism) PoolRepairs() int { return m.pool.repairs }

@@ -216,8 +216,8 @@ func MMBenchmark(hist []int64, queries MMQueryGenerator, cfg MMBenchConfig) (MMB
 	truth := make([]int64, cfg.Queries)
 	for i := range preds {
 		preds[i] = queries(work)
-		if preds[i].cells != len(hist) {
-			return MMBenchResult{}, fmt.Errorf("%w: query over %d cells for %d", ErrInvalidInput, preds[i].cells, len(hist))
+		if preds[i].Cells() != len(hist) {
+			return MMBenchResult{}, fmt.Errorf("%w: query over %d cells for %d", ErrInvalidInput, preds[i].Cells(), len(hist))
 		}
 		truth[i] = preds[i].Count(hist)
 	}
@@ -263,7 +263,7 @@ func MMBenchmark(hist []int64, queries MMQueryGenerator, cfg MMBenchConfig) (MMB
 		}
 		score(&res.MM, i, a.Count)
 	}
-	res.MM.Hard, res.MM.Repairs = m.HardUsed(), m.pool.repairs
+	res.MM.Hard, res.MM.Repairs = m.HardUsed(), m.PoolRepairs()
 	res.MM.Seconds = time.Since(start).Seconds()
 	return res, nil
 }

@@ -38,14 +38,14 @@ func TestMMAccuracy(t *testing.T) {
 			for session := range uint64(20) {
 				src := privtest.NewSource(seed, 100+session)
 				work := rand.New(privtest.NewSource(seed, 200+session))
-				m, err := NewMedianMechanism(src, len(hist), tc.rows, mmDefault)
+				m, err := NewMedianMechanism(src, len(hist), tc.rows, MMConfig{Epsilon: 1, Alpha: 0.05})
 				if err != nil {
 					t.Fatal(err)
 				}
 				bad := false
 				for range 1000 {
 					q := tc.queries(work)
-					a, err := m.Answer(src, q, mmCount(hist, q), nil)
+					a, err := m.Answer(src, q, func() (int64, error) { return q.Count(hist), nil }, nil)
 					if errors.Is(err, ErrHardQueryCapReached) {
 						break
 					}

@@ -28,10 +28,13 @@ func mmClone(t *testing.T, src *rand.ChaCha8) *rand.ChaCha8 {
 // exactly like the original given the same noise (same answers, same hard
 // queries, same pool), so a restart resumes the same run with the same ρ.
 func TestMMStateRoundTrip(t *testing.T) {
-	hist := MMMixtureHistogram([]int{64}, 100000, 7)
+	hist := mmSpread(64, 40, 100000)
 	m, src := mmNew(t, hist, mmDefault, 0x3c01)
 	work := rand.New(rand.NewPCG(1, 2))
-	queries := MMRangeQueries(64)
+	queries := func(r *rand.Rand) MMPredicate {
+		a, b := r.IntN(64), r.IntN(64)
+		return mmRangePredicate(64, min(a, b), max(a, b))
+	}
 	ask := func(m *MedianMechanism, src Source, qs []MMPredicate) []MMAnswer {
 		var out []MMAnswer
 		for _, q := range qs {

@@ -3,104 +3,11 @@ package mech
 import (
 	"errors"
 	"math"
-	"math/big"
 	"slices"
-	"strconv"
 	"testing"
+
+	"github.com/dpproxy/dpproxy/internal/mech/oracle"
 )
-
-// multisets returns every sorted multiset of at most size values from
-// values (ascending), including the empty one.
-func multisets(values []float64, size int) [][]float64 {
-	var out [][]float64
-	var grow func(prefix []float64, from int)
-	grow = func(prefix []float64, from int) {
-		out = append(out, slices.Clone(prefix))
-		if len(prefix) == size {
-			return
-		}
-		for i := from; i < len(values); i++ {
-			grow(append(prefix, values[i]), i)
-		}
-	}
-	grow(nil, 0)
-	return out
-}
-
-// ballExtremes returns, for ℓ = 0…maxL, the largest and smallest f over
-// the datasets within ℓ additions or removals of x, additions drawn from
-// grid (which holds the bounds, where extremal insertions go).
-func ballExtremes(x, grid []float64, maxL int, f func(sorted []float64) *big.Rat) (hi, lo []*big.Rat) {
-	key := func(s []float64) string {
-		b := make([]byte, 0, 8*len(s))
-		for _, v := range s {
-			b = strconv.AppendFloat(b, v, 'g', -1, 64)
-			b = append(b, ',')
-		}
-		return string(b)
-	}
-	seen := map[string]bool{key(x): true}
-	frontier := [][]float64{x}
-	for l := 0; l <= maxL; l++ {
-		for _, s := range frontier {
-			v := f(s)
-			if l == len(hi) {
-				hi, lo = append(hi, v), append(lo, v)
-			}
-			if v.Cmp(hi[l]) > 0 {
-				hi[l] = v
-			}
-			if v.Cmp(lo[l]) < 0 {
-				lo[l] = v
-			}
-		}
-		if l > 0 {
-			if hi[l].Cmp(hi[l-1]) < 0 {
-				hi[l] = hi[l-1]
-			}
-			if lo[l].Cmp(lo[l-1]) > 0 {
-				lo[l] = lo[l-1]
-			}
-		}
-		var next [][]float64
-		visit := func(s []float64) {
-			if k := key(s); !seen[k] {
-				seen[k] = true
-				next = append(next, s)
-			}
-		}
-		for _, s := range frontier {
-			for i := range s {
-				visit(slices.Delete(slices.Clone(s), i, i+1))
-			}
-			for _, v := range grid {
-				t := append(slices.Clone(s), v)
-				slices.Sort(t)
-				visit(t)
-			}
-		}
-		frontier = next
-	}
-	return hi, lo
-}
-
-// percentileRat is PERCENTILE_CONT(q) of sorted values, exactly; empty: empty.
-func percentileRat(q float64, empty float64) func([]float64) *big.Rat {
-	return func(s []float64) *big.Rat {
-		if len(s) == 0 {
-			return new(big.Rat).SetFloat64(empty)
-		}
-		h := new(big.Rat).Mul(new(big.Rat).SetFloat64(q), big.NewRat(int64(len(s)-1), 1))
-		k := new(big.Int).Quo(h.Num(), h.Denom()).Int64()
-		frac := h.Sub(h, big.NewRat(k, 1))
-		v := new(big.Rat).SetFloat64(s[k])
-		if frac.Sign() == 0 {
-			return v
-		}
-		d := new(big.Rat).Sub(new(big.Rat).SetFloat64(s[k+1]), v)
-		return v.Add(v, d.Mul(d, frac))
-	}
-}
 
 // quantileTestGrid is the value grid of the brute-force tests; its bounds
 // [0, 4] are the column bounds.
@@ -117,17 +24,17 @@ func TestPiecewiseQuantileBreakpointsBruteForce(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, x := range multisets(quantileTestGrid, 4) {
+		for _, x := range oracle.Multisets(quantileTestGrid, 4) {
 			bp, err := m.Breakpoints(WindowOf(m.Window(), x))
 			if err != nil {
 				t.Fatalf("q=%v %v: %v", q, x, err)
 			}
-			hi, lo := ballExtremes(x, quantileTestGrid, 3, percentileRat(q, b.Lower))
+			hi, lo := oracle.BallExtremes(x, quantileTestGrid, 3, oracle.Percentile(q, b.Lower))
 			for l := range 4 {
-				if want := ratFloat(hi[l]); bp.Up[l] != want {
+				if want := oracle.Float(hi[l]); bp.Up[l] != want {
 					t.Errorf("q=%v x=%v: u_%d got %v, want %v", q, x, l, bp.Up[l], want)
 				}
-				if want := ratFloat(lo[l]); bp.Down[l] != want {
+				if want := oracle.Float(lo[l]); bp.Down[l] != want {
 					t.Errorf("q=%v x=%v: d_%d got %v, want %v", q, x, l, bp.Down[l], want)
 				}
 			}
@@ -152,7 +59,7 @@ func TestPiecewiseQuantileV3(t *testing.T) {
 			}
 			return bp
 		}
-		for _, x := range multisets(quantileTestGrid, 4) {
+		for _, x := range oracle.Multisets(quantileTestGrid, 4) {
 			bx := bpOf(x)
 			var neighbours [][]float64
 			for i := range x {
@@ -240,7 +147,7 @@ func TestPiecewiseDominatesInverse(t *testing.T) {
 		for _, rho := range []float64{0} {
 			plm, _ := NewPiecewiseQuantile(b, 0.5, eps, rho)
 			inv, _ := NewInverseSensitivityQuantile(b, 0.5, eps, rho)
-			for _, x := range multisets(quantileTestGrid, 4) {
+			for _, x := range oracle.Multisets(quantileTestGrid, 4) {
 				w := WindowOf(plm.Window(), x)
 				p, _ := plm.ExpectedAbsError(w)
 				i, _ := inv.ExpectedAbsError(w)

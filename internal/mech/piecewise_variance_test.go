@@ -5,6 +5,8 @@ import (
 	"math/big"
 	"slices"
 	"testing"
+
+	"github.com/dpproxy/dpproxy/internal/mech/oracle"
 )
 
 // sketchOf returns the variance sketch of sorted values: exact centred sums
@@ -19,7 +21,7 @@ func sketchOf(b Bounds, sorted []float64, k int64) VarianceSketch {
 	}
 	k = min(k, int64(len(sorted)))
 	return VarianceSketch{
-		Count: int64(len(sorted)), CenteredSum: ratFloat(s), CenteredSumSquares: ratFloat(q),
+		Count: int64(len(sorted)), CenteredSum: oracle.Float(s), CenteredSumSquares: oracle.Float(q),
 		Smallest: sorted[:k], Largest: sorted[int64(len(sorted))-k:],
 	}
 }
@@ -29,7 +31,7 @@ func varianceOrZero(s []float64) *big.Rat {
 	if len(s) == 0 {
 		return new(big.Rat)
 	}
-	return varianceRat(rats(s))
+	return oracle.Variance(oracle.Rats(s))
 }
 
 func TestPiecewiseVarianceBreakpointsBruteForce(t *testing.T) {
@@ -48,28 +50,28 @@ func TestPiecewiseVarianceBreakpointsBruteForce(t *testing.T) {
 	for i := range 25 {
 		fine = append(fine, float64(i)/6)
 	}
-	for _, x := range multisets(quantileTestGrid, 4) {
+	for _, x := range oracle.Multisets(quantileTestGrid, 4) {
 		bp, err := m.Breakpoints(sketchOf(b, x, m.Extremes()))
 		if err != nil {
 			t.Fatal(err)
 		}
-		hi, lo := ballExtremes(x, quantileTestGrid, 3, varianceOrZero)
+		hi, lo := oracle.BallExtremes(x, quantileTestGrid, 3, varianceOrZero)
 		var exact []*big.Rat
 		if len(x) <= 3 {
-			_, exact = ballExtremes(x, fine, 2, varianceOrZero)
+			_, exact = oracle.BallExtremes(x, fine, 2, varianceOrZero)
 		}
 		for l := range 4 {
 			if l > 0 && l < len(exact) && bp.Down[l] != roundRat(exact[l], big.ToNegativeInf) {
 				t.Errorf("%v: d_%d got %v, want %v", x, l, bp.Down[l], roundRat(exact[l], big.ToNegativeInf))
 			}
-			if bp.Down[l] > ratFloat(lo[l]) {
-				t.Errorf("%v: d_%d got %v, want ≤ %v", x, l, bp.Down[l], ratFloat(lo[l]))
+			if bp.Down[l] > oracle.Float(lo[l]) {
+				t.Errorf("%v: d_%d got %v, want ≤ %v", x, l, bp.Down[l], oracle.Float(lo[l]))
 			}
-			if bp.Up[l] < ratFloat(hi[l]) {
-				t.Errorf("%v: u_%d got %v, want ≥ %v", x, l, bp.Up[l], ratFloat(hi[l]))
+			if bp.Up[l] < oracle.Float(hi[l]) {
+				t.Errorf("%v: u_%d got %v, want ≥ %v", x, l, bp.Up[l], oracle.Float(hi[l]))
 			}
 		}
-		if f := ratFloat(varianceOrZero(x)); bp.F() != f {
+		if f := oracle.Float(varianceOrZero(x)); bp.F() != f {
 			t.Errorf("%v: f got %v, want %v", x, bp.F(), f)
 		}
 	}
@@ -89,7 +91,7 @@ func TestPiecewiseVarianceV3(t *testing.T) {
 		}
 		return bp
 	}
-	for _, x := range multisets(quantileTestGrid, 4) {
+	for _, x := range oracle.Multisets(quantileTestGrid, 4) {
 		bx := bpOf(x)
 		var neighbours [][]float64
 		for i := range x {

@@ -113,9 +113,6 @@ func (p PreprocessParams) validate() error {
 	return nil
 }
 
-// magnitude returns max(|L|, |U|).
-func (b Bounds) magnitude() float64 { return math.Max(math.Abs(b.Lower), math.Abs(b.Upper)) }
-
 // newPreprocessNoise returns the Laplace mechanism of a preprocessing
 // release: sensitivity Δ plus two ulps of the largest value g can take in
 // magnitude (the final rounding of g to float64).

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/dpproxy/dpproxy/internal/mech/oracle"
 	"github.com/dpproxy/dpproxy/internal/mech/privtest"
 )
 
@@ -16,18 +17,18 @@ import (
 type spAlgorithm struct {
 	name string
 	fast func(p PreprocessParams, sorted []float64) (float64, error)
-	ref  ratStatistic
+	ref  oracle.Statistic
 }
 
 // spAlgorithms are the fast algorithms under test.
 var spAlgorithms = []spAlgorithm{
-	{"median", fastMedian, medianRat},
-	{"mean", fastMean, meanRat},
+	{"median", fastMedian, oracle.Median},
+	{"mean", fastMean, oracle.Mean},
 	{"variance", fastVariance, nil},
-	{"trimmed mean 1/4", fastOrdered(TrimmedMean, 0.25), trimmedMeanRat(0.25)},
-	{"trimmed mean 1/3", fastOrdered(TrimmedMean, 1.0/3), trimmedMeanRat(1.0 / 3)},
-	{"minimum", fastOrdered(Minimum, 0), minRat},
-	{"maximum", fastOrdered(Maximum, 0), maxRat},
+	{"trimmed mean 1/4", fastOrdered(TrimmedMean, 0.25), oracle.TrimmedMean(0.25)},
+	{"trimmed mean 1/3", fastOrdered(TrimmedMean, 1.0/3), oracle.TrimmedMean(1.0 / 3)},
+	{"minimum", fastOrdered(Minimum, 0), oracle.Min},
+	{"maximum", fastOrdered(Maximum, 0), oracle.Max},
 }
 
 func fastMedian(p PreprocessParams, sorted []float64) (float64, error) {
@@ -71,30 +72,30 @@ func summaryOf(sorted []float64) PreprocessSummary {
 	if len(sorted) == 0 {
 		return s
 	}
-	rs := rats(sorted)
+	rs := oracle.Rats(sorted)
 	sum := new(big.Rat)
 	for _, r := range rs {
 		sum.Add(sum, r)
 	}
-	s.Sum, s.Min, s.Max = ratFloat(sum), sorted[0], sorted[len(sorted)-1]
-	s.VarPop = ratFloat(varianceRat(rs))
+	s.Sum, s.Min, s.Max = oracle.Float(sum), sorted[0], sorted[len(sorted)-1]
+	s.VarPop = oracle.Float(oracle.Variance(rs))
 	return s
 }
 
 // reference returns the oracle's g as a float64.
-func (a spAlgorithm) reference(p PreprocessParams, sorted []float64, ref func([]*big.Rat, *big.Rat, *big.Rat, ratStatistic) *big.Rat) float64 {
+func (a spAlgorithm) reference(p PreprocessParams, sorted []float64, ref func([]*big.Rat, *big.Rat, *big.Rat, oracle.Statistic) *big.Rat) float64 {
 	delta := new(big.Rat).SetFloat64(p.Delta)
 	if a.ref == nil {
 		if ref == nil {
-			return ratFloat(oraclePreprocess(rats(sorted), delta, new(big.Rat), varianceRat))
+			return oracle.Float(oracle.Preprocess(oracle.Rats(sorted), delta, new(big.Rat), oracle.Variance))
 		}
-		return ratFloat(algorithm3(rats(sorted), delta))
+		return oracle.Float(oracle.Algorithm3(oracle.Rats(sorted), delta))
 	}
 	center := new(big.Rat).SetFloat64(p.Center)
 	if ref == nil {
-		return ratFloat(oraclePreprocess(rats(sorted), delta, center, a.ref))
+		return oracle.Float(oracle.Preprocess(oracle.Rats(sorted), delta, center, a.ref))
 	}
-	return ratFloat(ref(rats(sorted), delta, center, a.ref))
+	return oracle.Float(ref(oracle.Rats(sorted), delta, center, a.ref))
 }
 
 func TestPreprocessVectors(t *testing.T) {
@@ -192,14 +193,14 @@ func TestPreprocessMatchesAlgorithm2(t *testing.T) {
 			set := randomSorted(r, 10+r.IntN(50), 8)
 			p := randomParams(r, a.ref == nil)
 			p.Delta = math.Ldexp(p.Delta, -r.IntN(4)) // dyadic: exact on the grid
-			checkAgainst(t, a, p, set, algorithm2)
+			checkAgainst(t, a, p, set, oracle.Algorithm2)
 		}
 	}
 }
 
 // checkAgainst compares the fast algorithm with the oracle (ref nil) or a
 // reference algorithm, exactly.
-func checkAgainst(t *testing.T, a spAlgorithm, p PreprocessParams, set []float64, ref func([]*big.Rat, *big.Rat, *big.Rat, ratStatistic) *big.Rat) {
+func checkAgainst(t *testing.T, a spAlgorithm, p PreprocessParams, set []float64, ref func([]*big.Rat, *big.Rat, *big.Rat, oracle.Statistic) *big.Rat) {
 	t.Helper()
 	got, err := a.fast(p, set)
 	if err != nil {
@@ -410,7 +411,7 @@ func TestVarianceWindowsLackMongeStructure(t *testing.T) {
 	// l < l' ≤ r < r'), and the best left end of Var(window) + trimΔ is not
 	// monotone in the right end: the quadrangle inequality, SMAWK and
 	// divide-and-conquer optimisation do not apply.
-	v := func(x []float64, l, r int) *big.Rat { return varianceRat(rats(x[l : r+1])) }
+	v := func(x []float64, l, r int) *big.Rat { return oracle.Variance(oracle.Rats(x[l : r+1])) }
 	quad := func(x []float64) int {
 		d := new(big.Rat).Add(v(x, 0, 1), v(x, 1, 2))
 		d.Sub(d, v(x, 0, 2)).Sub(d, v(x, 1, 1))

@@ -224,12 +224,12 @@ func TestSampleLogWeights(t *testing.T) {
 		{[]float64{math.Inf(-1), 5, math.Inf(-1)}, math.MaxUint64, 1},
 		{[]float64{-700, 0}, 0, 0}, // tiny but positive weight (e^-700), u = 0
 	} {
-		if got, err := SampleLogWeights(&seqSource{vals: []uint64{tc.u}}, tc.lw); err != nil || got != tc.want {
+		if got, err := SampleLogWeights(&privtest.SeqSource{Vals: []uint64{tc.u}}, tc.lw); err != nil || got != tc.want {
 			t.Errorf("SampleLogWeights(%v, %#x): got %v (%v), want %v", tc.lw, tc.u, got, err, tc.want)
 		}
 	}
 	for _, lw := range [][]float64{{}, {math.Inf(-1)}, {math.NaN(), 0}, {math.Inf(1)}} {
-		if _, err := SampleLogWeights(&seqSource{vals: []uint64{0}}, lw); !errors.Is(err, ErrInvalidInput) {
+		if _, err := SampleLogWeights(&privtest.SeqSource{Vals: []uint64{0}}, lw); !errors.Is(err, ErrInvalidInput) {
 			t.Errorf("SampleLogWeights(%v): got %v, want %v", lw, err, ErrInvalidInput)
 		}
 	}

@@ -8,15 +8,6 @@ import (
 	"github.com/dpproxy/dpproxy/internal/mech/privtest"
 )
 
-// seqSource replays fixed values, to drive samplers deterministically.
-type seqSource struct{ vals []uint64 }
-
-func (s *seqSource) Uint64() uint64 {
-	v := s.vals[0]
-	s.vals = s.vals[1:]
-	return v
-}
-
 func TestUniformDeterministic(t *testing.T) {
 	// Lemire: the result is the high word of x·n; x·3 for x = 2^63 is
 	// 1.5·2^64 → 1. For n = 3 the low words below 2^64 mod 3 = 1 are
@@ -33,7 +24,7 @@ func TestUniformDeterministic(t *testing.T) {
 		{name: "n one", vals: []uint64{12345}, n: 1, want: 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := Uniform(&seqSource{vals: tc.vals}, tc.n); got != tc.want {
+			if got := Uniform(&privtest.SeqSource{Vals: tc.vals}, tc.n); got != tc.want {
 				t.Errorf("got %v, want %v", got, tc.want)
 			}
 		})
@@ -98,7 +89,7 @@ func TestUniformFloat64(t *testing.T) {
 		{1 << 63, 0.5},
 		{math.MaxUint64, 1 - 0x1p-53},
 	} {
-		if got := UniformFloat64(&seqSource{vals: []uint64{tc.in}}); got != tc.want {
+		if got := UniformFloat64(&privtest.SeqSource{Vals: []uint64{tc.in}}); got != tc.want {
 			t.Errorf("UniformFloat64(%#x): got %v, want %v", tc.in, got, tc.want)
 		}
 	}

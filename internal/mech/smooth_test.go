@@ -6,6 +6,7 @@ import (
 	"math/big"
 	"testing"
 
+	"github.com/dpproxy/dpproxy/internal/mech/oracle"
 	"github.com/dpproxy/dpproxy/internal/mech/privtest"
 )
 
@@ -15,7 +16,7 @@ func medianRatOr(empty float64) func([]float64) *big.Rat {
 		if len(s) == 0 {
 			return new(big.Rat).SetFloat64(empty)
 		}
-		return medianRat(rats(s))
+		return oracle.Median(oracle.Rats(s))
 	}
 }
 
@@ -40,13 +41,13 @@ func TestMedianLSAtDistanceBruteForce(t *testing.T) {
 		}
 		return best
 	}
-	for _, x := range multisets(quantileTestGrid, 5) {
-		hi, _ := ballExtremes(x, quantileTestGrid, 3, ls)
+	for _, x := range oracle.Multisets(quantileTestGrid, 5) {
+		hi, _ := oracle.BallExtremes(x, quantileTestGrid, 3, ls)
 		w := SortedWindow{Count: int64(len(x)), First: 1, Values: x}
 		at := func(r int64) (float64, error) { v, _ := w.at(b, r); return v, nil }
 		for k := range 4 {
 			got, _ := medianLSAtDistance(int64(len(x)), int64(k), at)
-			if want := ratFloat(hi[k]); got != want {
+			if want := oracle.Float(hi[k]); got != want {
 				t.Errorf("%v: A^(%d) got %v, want %v", x, k, got, want)
 			}
 		}
@@ -68,7 +69,7 @@ func TestSmoothMedianSensitivityIsSmooth(t *testing.T) {
 		}
 		return s
 	}
-	for _, x := range multisets(quantileTestGrid, 5) {
+	for _, x := range oracle.Multisets(quantileTestGrid, 5) {
 		sx := sOf(x)
 		w := SortedWindow{Count: int64(len(x)), First: 1, Values: x}
 		ls, _ := medianLSAtDistance(int64(len(x)), 0, func(r int64) (float64, error) { v, _ := w.at(b, r); return v, nil })

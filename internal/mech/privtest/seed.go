@@ -55,3 +55,14 @@ func Seeded(t Reporter, def uint64) *rand.ChaCha8 {
 	t.Helper()
 	return NewSource(Seed(t, def), 0)
 }
+
+// SeqSource replays fixed values, to drive samplers deterministically; it
+// panics when they run out.
+type SeqSource struct{ Vals []uint64 }
+
+// Uint64 returns the next value.
+func (s *SeqSource) Uint64() uint64 {
+	v := s.Vals[0]
+	s.Vals = s.Vals[1:]
+	return v
+}

@@ -1,0 +1,57 @@
+package mech
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/dpproxy/dpproxy/internal/mech/privtest"
+)
+
+// quantileRelease draws m on the sorted values, fetching only m.Window.
+func quantileRelease(m *Quantile, src rand.Source, sorted []float64) float64 {
+	e, err := m.Release(src, WindowOf(m.Window(), sorted))
+	if err != nil {
+		panic(err)
+	}
+	return e.Value
+}
+
+func TestAuditQuantile(t *testing.T) {
+	// ε = 1; bounds [0, 10] unless stated. The hard cases: ties at the
+	// median, values at the bounds, n = 0, 1, 2, a clipped window (k = 2 on
+	// 60 values), and other quantiles.
+	spread := ranks(60)
+	withMiddle := append(slices.Clone(spread[:30]), append([]float64{29.5}, spread[30:]...)...)
+	for _, tc := range []struct {
+		name  string
+		b     Bounds
+		q     float64
+		k     int64
+		d, d2 []float64
+	}{
+		{"ties at the median", Bounds{0, 10}, 0.5, 56, []float64{1, 5, 5, 5, 9}, []float64{1, 5, 5, 5, 5, 9}},
+		// All equal: D is uniform on the grid, D' puts 0.269 instead of ½ on
+		// [0, 5] (weights 5e^-2.5 and 5e^-1.5): a loss of 0.62.
+		{"all equal", Bounds{0, 10}, 0.5, 56, []float64{5, 5, 5, 5}, []float64{5, 5, 5, 5, 10}},
+		{"values at the bounds", Bounds{0, 10}, 0.5, 56, []float64{0, 0, 10, 10}, []float64{0, 0, 10, 10, 10}},
+		{"n = 0 and 1", Bounds{0, 10}, 0.5, 56, []float64{}, []float64{3}},
+		{"n = 1 and 2", Bounds{0, 10}, 0.5, 56, []float64{2}, []float64{2, 8}},
+		{"clipped window", Bounds{0, 100}, 0.5, 2, spread, withMiddle},
+		{"q = 0.9 remove the top", Bounds{0, 100}, 0.9, 3, spread[:20], spread[:19]},
+		{"q = 0.25 with ties", Bounds{0, 10}, 0.25, 56, []float64{0, 2, 2, 2, 7, 9}, []float64{0, 2, 2, 2, 2, 7, 9}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, err := NewQuantile(tc.b, tc.q, 1, tc.k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			privtest.AuditDefault(t, 0xa5, 1, nil, func(src rand.Source, nb int) float64 {
+				if nb == 1 {
+					return quantileRelease(m, src, tc.d2)
+				}
+				return quantileRelease(m, src, tc.d)
+			})
+		})
+	}
+}
