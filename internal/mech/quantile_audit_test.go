@@ -55,3 +55,21 @@ func TestAuditQuantile(t *testing.T) {
 		})
 	}
 }
+
+// TestAuditCatchesBrokenExponential: the rank-window exponential mechanism
+// with a halved utility sensitivity (true ε = 2), on {2} against {2, 8},
+// must fail an audit at ε = 1 (see TestAuditCatchesBrokenNoise for the
+// loss it has).
+func TestAuditCatchesBrokenExponential(t *testing.T) {
+	em, _ := NewQuantile(Bounds{0, 10}, 0.5, 1, 56)
+	em.sensitivity /= 2 // the exponent doubles: true ε = 2
+	res, err := privtest.Run(privtest.Config{Epsilon: 1, Samples: privtest.AuditSamples, Seed: privtest.Seed(t, 0xa3)},
+		func(src rand.Source, nb int) float64 { return quantileRelease(em, src, []float64{2, 8}[:1+nb]) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("ε̂_lb=%.4f at %s, point %.4f", res.LowerBound, res.Event, res.PointEstimate)
+	if res.LowerBound <= 1 {
+		t.Errorf("lower bound got %v, want > 1 (the audit missed halved noise)", res.LowerBound)
+	}
+}

@@ -11,6 +11,10 @@ import (
 )
 
 // medianRatOr is the median with med(∅) = empty, exactly.
+// smoothTestGrid is the value grid of the brute-force tests; its bounds
+// [0, 4] are the column bounds.
+var smoothTestGrid = []float64{0, 1, 2, 3, 4}
+
 func medianRatOr(empty float64) func([]float64) *big.Rat {
 	return func(s []float64) *big.Rat {
 		if len(s) == 0 {
@@ -41,8 +45,8 @@ func TestMedianLSAtDistanceBruteForce(t *testing.T) {
 		}
 		return best
 	}
-	for _, x := range oracle.Multisets(quantileTestGrid, 5) {
-		hi, _ := oracle.BallExtremes(x, quantileTestGrid, 3, ls)
+	for _, x := range oracle.Multisets(smoothTestGrid, 5) {
+		hi, _ := oracle.BallExtremes(x, smoothTestGrid, 3, ls)
 		w := SortedWindow{Count: int64(len(x)), First: 1, Values: x}
 		at := func(r int64) (float64, error) { v, _ := w.at(b, r); return v, nil }
 		for k := range 4 {
@@ -69,7 +73,7 @@ func TestSmoothMedianSensitivityIsSmooth(t *testing.T) {
 		}
 		return s
 	}
-	for _, x := range oracle.Multisets(quantileTestGrid, 5) {
+	for _, x := range oracle.Multisets(smoothTestGrid, 5) {
 		sx := sOf(x)
 		w := SortedWindow{Count: int64(len(x)), First: 1, Values: x}
 		ls, _ := medianLSAtDistance(int64(len(x)), 0, func(r int64) (float64, error) { v, _ := w.at(b, r); return v, nil })
@@ -80,7 +84,7 @@ func TestSmoothMedianSensitivityIsSmooth(t *testing.T) {
 		for i := range x {
 			neighbours = append(neighbours, append(append([]float64{}, x[:i]...), x[i+1:]...))
 		}
-		for _, v := range quantileTestGrid {
+		for _, v := range smoothTestGrid {
 			y := append([]float64{}, x...)
 			y = append(y, v)
 			sortFloats(y)
