@@ -83,7 +83,7 @@ func TestPreprocessCacheMatchesMechanism(t *testing.T) {
 		n := int64(len(d.Values))
 		for _, s := range []Statistic{Statistics[0], Statistics[3], Statistics[4]} {
 			for _, nTilde := range []int64{n - 7, n, n + 7} {
-				p, err := preprocess(s, c, 0.9, nTilde)
+				p, err := runPreprocess(s, c, 0.9, nTilde)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -4,6 +4,9 @@ import (
 	"math"
 
 	"github.com/dpproxy/dpproxy/internal/mech"
+	"github.com/dpproxy/dpproxy/internal/mech/laplace"
+	"github.com/dpproxy/dpproxy/internal/mech/noise"
+	"github.com/dpproxy/dpproxy/internal/mech/quantile"
 )
 
 // confidence is the interval level asked of mechanisms that report one.
@@ -18,8 +21,8 @@ const (
 )
 
 // laplaceCandidate is the global-sensitivity Laplace baseline. Mean and
-// variance: the proxy's mech.BoundedMean (count and centred sum at ε/2
-// each) and mech.BoundedVariance (count, centred sum and centred sum of
+// variance: the proxy's laplace.BoundedMean (count and centred sum at ε/2
+// each) and laplace.BoundedVariance (count, centred sum and centred sum of
 // squares at ε/3 each), which release their own count inside ε. Quantiles:
 // PERCENTILE_CONT(q) of the clamped column lies in [L, U], so its
 // add/remove sensitivity is at most U−L; the release is
@@ -35,23 +38,23 @@ func laplaceCandidate() Candidate {
 			switch s.Kind {
 			case MeanStat:
 				sum := c.Summary()
-				return drawOnly(func(src mech.Source) (float64, error) {
-					e, err := mech.BoundedMean(src, b, sum, eps, confidence)
+				return drawOnly(func(src noise.Source) (float64, error) {
+					e, err := laplace.BoundedMean(src, b, sum, eps, confidence)
 					return e.Value, err
 				}), nil
 			case VarianceStat:
 				sum := c.Summary()
-				return drawOnly(func(src mech.Source) (float64, error) {
-					e, err := mech.BoundedVariance(src, b, mech.PopulationVariance, sum, eps, confidence)
+				return drawOnly(func(src noise.Source) (float64, error) {
+					e, err := laplace.BoundedVariance(src, b, laplace.PopulationVariance, sum, eps, confidence)
 					return e.Value, err
 				}), nil
 			}
-			l, err := mech.NewLaplace(b.Upper-b.Lower, eps)
+			l, err := noise.NewLaplace(b.Upper-b.Lower, eps)
 			if err != nil {
 				return nil, err
 			}
 			truth := Truth(s, c.d)
-			return drawOnly(func(src mech.Source) (float64, error) {
+			return drawOnly(func(src noise.Source) (float64, error) {
 				return b.Clamp(l.Release(src, truth)), nil
 			}), nil
 		},
@@ -59,7 +62,7 @@ func laplaceCandidate() Candidate {
 }
 
 // gridExponentialCandidate is the proxy's default quantile mechanism:
-// mech.GridQuantile over the histogram the planner fetches. An integer
+// quantile.GridExponential over the histogram the planner fetches. An integer
 // column with integer bounds less than 2^16 apart gets unit bins
 // [L+j, L+j+1) over [L, U+1) and the answer L+j; any other column 2^14
 // equal bins over [L, U] and the answer the bin's midpoint.
@@ -70,13 +73,13 @@ func gridExponentialCandidate() Candidate {
 		Supports: isQuantile,
 		Prepare: func(s Statistic, c *Column, eps float64) (*Prepared, error) {
 			lo, hi, bins, unit := grid(c.d)
-			m, err := mech.NewGridQuantile(s.Quantile, eps, bins)
+			m, err := quantile.NewGridExponential(s.Quantile, eps, bins)
 			if err != nil {
 				return nil, err
 			}
 			h := c.Histogram(lo, hi, bins)
 			width := (hi - lo) / float64(bins)
-			return drawOnly(func(src mech.Source) (float64, error) {
+			return drawOnly(func(src noise.Source) (float64, error) {
 				j, err := m.Release(src, h)
 				if unit {
 					return lo + float64(j), err
@@ -98,7 +101,7 @@ func grid(d *Dataset) (lo, hi float64, bins int, unit bool) {
 }
 
 // windowExponentialCandidate is the exponential mechanism on a window of
-// order statistics (mech.Quantile): the continuous exponential mechanism on
+// order statistics (quantile.WindowExponential): the continuous exponential mechanism on
 // [L, U] with utility clipped at the window half-width k. Kept to show
 // that clipping makes it degrade on heavily tied data (every tied block is
 // an interval of zero length, so the mass goes to the gaps around it).
@@ -108,12 +111,12 @@ func windowExponentialCandidate() Candidate {
 		Summary:  "exponential mechanism on a rank window, utility clipped at k (degrades on ties)",
 		Supports: isQuantile,
 		Prepare: func(s Statistic, c *Column, eps float64) (*Prepared, error) {
-			q, err := mech.NewQuantile(c.bounds(), s.Quantile, eps, mech.DefaultQuantileWindow(eps, s.Quantile))
+			q, err := quantile.NewWindowExponential(c.bounds(), s.Quantile, eps, quantile.DefaultWindow(eps, s.Quantile))
 			if err != nil {
 				return nil, err
 			}
 			w := mech.WindowOf(q.Window(), c.d.Values)
-			return drawOnly(func(src mech.Source) (float64, error) {
+			return drawOnly(func(src noise.Source) (float64, error) {
 				e, err := q.Release(src, w)
 				return e.Value, err
 			}), nil

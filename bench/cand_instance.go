@@ -2,6 +2,9 @@ package bench
 
 import (
 	"github.com/dpproxy/dpproxy/internal/mech"
+	"github.com/dpproxy/dpproxy/internal/mech/noise"
+	"github.com/dpproxy/dpproxy/internal/mech/piecewise"
+	"github.com/dpproxy/dpproxy/internal/mech/quantile"
 )
 
 // The instance-adaptive mechanisms that need no noisy count: each reads a
@@ -17,17 +20,17 @@ func piecewiseCandidate() Candidate {
 		Supports: func(s Statistic) bool { return s.Kind == QuantileStat || s.Kind == VarianceStat },
 		Prepare: func(s Statistic, c *Column, eps float64) (*Prepared, error) {
 			if s.Kind == VarianceStat {
-				m, err := mech.NewPiecewiseVariance(c.bounds(), eps, 0)
+				m, err := piecewise.NewVariance(c.bounds(), eps, 0)
 				if err != nil {
 					return nil, err
 				}
 				sketch := c.VarianceSketch(m.Extremes())
 				return &Prepared{
-					Draw:     func(src mech.Source) (float64, error) { return m.Release(src, sketch) },
+					Draw:     func(src noise.Source) (float64, error) { return m.Release(src, sketch) },
 					Expected: func() (float64, error) { return m.ExpectedAbsError(sketch) },
 				}, nil
 			}
-			m, err := mech.NewPiecewiseQuantile(c.bounds(), s.Quantile, eps, mech.DefaultRho(c.bounds(), c.d.Integer))
+			m, err := piecewise.NewQuantile(c.bounds(), s.Quantile, eps, piecewise.DefaultRho(c.bounds(), c.d.Integer))
 			if err != nil {
 				return nil, err
 			}
@@ -44,7 +47,7 @@ func inverseCandidate() Candidate {
 		Summary:  "inverse sensitivity (Asi–Duchi), same breakpoints and ρ as piecewise",
 		Supports: isQuantile,
 		Prepare: func(s Statistic, c *Column, eps float64) (*Prepared, error) {
-			m, err := mech.NewInverseSensitivityQuantile(c.bounds(), s.Quantile, eps, mech.DefaultRho(c.bounds(), c.d.Integer))
+			m, err := piecewise.NewInverseSensitivityQuantile(c.bounds(), s.Quantile, eps, piecewise.DefaultRho(c.bounds(), c.d.Integer))
 			if err != nil {
 				return nil, err
 			}
@@ -62,7 +65,7 @@ func smoothCandidate() Candidate {
 		Summary:  "smooth-sensitivity median (NRS07), Cauchy noise, clamped to [L, U]",
 		Supports: isMedian,
 		Prepare: func(_ Statistic, c *Column, eps float64) (*Prepared, error) {
-			m, err := mech.NewSmoothMedian(c.bounds(), eps)
+			m, err := quantile.NewSmoothMedian(c.bounds(), eps)
 			if err != nil {
 				return nil, err
 			}
@@ -73,17 +76,17 @@ func smoothCandidate() Candidate {
 
 // windowed prepares a windowed mechanism: the window is cut once, and each
 // draw is a full release on it.
-func windowed(spec mech.RankWindowSpec, c *Column, release func(mech.Source, mech.SortedWindow) (float64, error)) *Prepared {
+func windowed(spec mech.RankWindowSpec, c *Column, release func(noise.Source, mech.SortedWindow) (float64, error)) *Prepared {
 	w := mech.WindowOf(spec, c.d.Values)
-	return drawOnly(func(src mech.Source) (float64, error) { return release(src, w) })
+	return drawOnly(func(src noise.Source) (float64, error) { return release(src, w) })
 }
 
 // breakpointQuantile prepares a piecewise or inverse sensitivity quantile,
 // with its analytic expected error.
-func breakpointQuantile(m *mech.PiecewiseQuantile, c *Column) *Prepared {
+func breakpointQuantile(m *piecewise.Quantile, c *Column) *Prepared {
 	w := mech.WindowOf(m.Window(), c.d.Values)
 	return &Prepared{
-		Draw:     func(src mech.Source) (float64, error) { return m.Release(src, w) },
+		Draw:     func(src noise.Source) (float64, error) { return m.Release(src, w) },
 		Expected: func() (float64, error) { return m.ExpectedAbsError(w) },
 	}
 }

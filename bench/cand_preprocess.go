@@ -6,10 +6,12 @@ import (
 	"time"
 
 	"github.com/dpproxy/dpproxy/internal/mech"
+	"github.com/dpproxy/dpproxy/internal/mech/noise"
+	"github.com/dpproxy/dpproxy/internal/mech/preprocess"
 )
 
 // preprocessCandidate is sensitivity preprocessing (Cummings and Durfee):
-// g(D) + Lap(Δ/ε') with Δ and the centre from mech.DefaultPreprocessParams
+// g(D) + Lap(Δ/ε') with Δ and the centre from preprocess.DefaultParams
 // on the public bounds and a noisy count ñ. Budget (CountShare): ñ costs
 // ε/10, the statistic ε' = 9ε/10. Median, mean and population variance.
 //
@@ -26,7 +28,7 @@ func preprocessCandidate() Candidate {
 		},
 		Prepare: func(s Statistic, c *Column, eps float64) (*Prepared, error) {
 			cache := newPreprocessCache(s, c, statisticEpsilon(eps))
-			draw := func(src mech.Source) (float64, error) {
+			draw := func(src noise.Source) (float64, error) {
 				nTilde, err := noisyCount(src, c.d, eps)
 				if err != nil {
 					return 0, err
@@ -55,13 +57,13 @@ func newPreprocessCache(s Statistic, c *Column, eps float64) *preprocessCache {
 
 // release returns g(D) + Lap for the noisy count nTilde, computing g on
 // the first use of nTilde.
-func (pc *preprocessCache) release(src mech.Source, nTilde int64) (float64, error) {
+func (pc *preprocessCache) release(src noise.Source, nTilde int64) (float64, error) {
 	p, ok := pc.entries[nTilde]
 	if ok {
 		pc.saved += p.cost
 	} else {
 		var err error
-		if p, err = preprocess(pc.s, pc.c, pc.eps, nTilde); err != nil {
+		if p, err = runPreprocess(pc.s, pc.c, pc.eps, nTilde); err != nil {
 			return 0, err
 		}
 		pc.entries[nTilde] = p
@@ -78,34 +80,34 @@ func (pc *preprocessCache) savedTime() time.Duration { return pc.saved }
 // path against: same source, same output).
 type preprocessed struct {
 	g       float64
-	noise   *mech.Laplace
+	noise   *noise.Laplace
 	cost    time.Duration
-	release func(src mech.Source) (float64, error)
+	release func(src noise.Source) (float64, error)
 }
 
 // preprocess builds the preprocessing mechanism of s for the noisy count
 // nTilde at the statistic's budget eps and computes g.
-func preprocess(s Statistic, c *Column, eps float64, nTilde int64) (preprocessed, error) {
+func runPreprocess(s Statistic, c *Column, eps float64, nTilde int64) (preprocessed, error) {
 	start := time.Now()
 	b := c.bounds()
 	ps := c.PreprocessSummary()
 	var (
-		stat      mech.PreprocessStatistic
+		stat      preprocess.Statistic
 		magnitude = math.Max(math.Abs(b.Lower), math.Abs(b.Upper))
 	)
 	switch {
 	case isMedian(s):
-		stat = mech.PreprocessMedianStatistic
+		stat = preprocess.MedianStatistic
 	case s.Kind == MeanStat:
-		stat = mech.PreprocessMeanStatistic
+		stat = preprocess.MeanStatistic
 	case s.Kind == VarianceStat:
-		stat = mech.PreprocessVarianceStatistic
+		stat = preprocess.VarianceStatistic
 		h := b.Upper/2 - b.Lower/2
 		magnitude = h * h
 	default:
 		return preprocessed{}, fmt.Errorf("preprocess: no mechanism for %s", s.Name)
 	}
-	p, err := mech.DefaultPreprocessParams(stat, b, float64(nTilde))
+	p, err := preprocess.DefaultParams(stat, b, float64(nTilde))
 	if err != nil {
 		return preprocessed{}, err
 	}
@@ -113,7 +115,7 @@ func preprocess(s Statistic, c *Column, eps float64, nTilde int64) (preprocessed
 	if err != nil {
 		return preprocessed{}, err
 	}
-	noise, err := mech.NewLaplace(preprocessSensitivity(p.Delta, magnitude), eps)
+	noise, err := noise.NewLaplace(preprocessSensitivity(p.Delta, magnitude), eps)
 	if err != nil {
 		return preprocessed{}, err
 	}
@@ -122,30 +124,30 @@ func preprocess(s Statistic, c *Column, eps float64, nTilde int64) (preprocessed
 
 // preprocessValue builds the mechanism of stat for p and eps and returns
 // g(D) and the mechanism's own release on the sorted column.
-func preprocessValue(stat mech.PreprocessStatistic, p mech.PreprocessParams, eps float64, ps mech.PreprocessSummary, sorted []float64) (float64, func(mech.Source) (float64, error), error) {
+func preprocessValue(stat preprocess.Statistic, p preprocess.Params, eps float64, ps preprocess.Summary, sorted []float64) (float64, func(noise.Source) (float64, error), error) {
 	switch stat {
-	case mech.PreprocessMedianStatistic:
-		m, err := mech.NewPreprocessMedian(p, eps)
+	case preprocess.MedianStatistic:
+		m, err := preprocess.NewMedian(p, eps)
 		if err != nil {
 			return 0, nil, err
 		}
 		w := mech.WindowOf(m.Window(), sorted)
 		g, err := m.Value(w)
-		return g, func(src mech.Source) (float64, error) { return m.Release(src, w) }, err
-	case mech.PreprocessMeanStatistic:
-		m, err := mech.NewPreprocessMean(p, eps)
+		return g, func(src noise.Source) (float64, error) { return m.Release(src, w) }, err
+	case preprocess.MeanStatistic:
+		m, err := preprocess.NewMean(p, eps)
 		if err != nil {
 			return 0, nil, err
 		}
 		g, err := m.Value(ps, sorted)
-		return g, func(src mech.Source) (float64, error) { return m.Release(src, ps, sorted) }, err
+		return g, func(src noise.Source) (float64, error) { return m.Release(src, ps, sorted) }, err
 	}
-	m, err := mech.NewPreprocessVariance(p, eps)
+	m, err := preprocess.NewVariance(p, eps)
 	if err != nil {
 		return 0, nil, err
 	}
 	g, err := m.Value(ps, sorted)
-	return g, func(src mech.Source) (float64, error) { return m.Release(src, ps, sorted) }, err
+	return g, func(src noise.Source) (float64, error) { return m.Release(src, ps, sorted) }, err
 }
 
 // preprocessSensitivity is the sensitivity the preprocessing mechanisms

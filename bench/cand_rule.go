@@ -3,7 +3,8 @@ package bench
 import (
 	"fmt"
 
-	"github.com/dpproxy/dpproxy/internal/mech"
+	"github.com/dpproxy/dpproxy/internal/mech/laplace"
+	"github.com/dpproxy/dpproxy/internal/mech/noise"
 )
 
 // RuleName is the candidate that runs Recommend as the planner would.
@@ -13,7 +14,7 @@ const RuleName = "rule"
 // the report measures the product's default rather than assuming it: for
 // a statistic whose rule needs no ñ it is the chosen candidate with all of
 // ε; for AVG it releases ñ with CountShare·ε, then runs preprocessing with
-// that ñ or mech.BoundedMean, either with the remaining ε.
+// that ñ or laplace.BoundedMean, either with the remaining ε.
 func RuleCandidate() Candidate {
 	return Candidate{
 		Name:     RuleName,
@@ -33,13 +34,13 @@ func RuleCandidate() Candidate {
 			rest := statisticEpsilon(eps)
 			cache := newPreprocessCache(s, c, rest)
 			sum := c.Summary()
-			draw := func(src mech.Source) (float64, error) {
+			draw := func(src noise.Source) (float64, error) {
 				nTilde, err := noisyCount(src, d, eps)
 				if err != nil {
 					return 0, err
 				}
 				if Recommend(s, eps, d.Integer, d.Lower, d.Upper, float64(nTilde)) != "preprocess" {
-					e, err := mech.BoundedMean(src, c.bounds(), sum, rest, confidence)
+					e, err := laplace.BoundedMean(src, c.bounds(), sum, rest, confidence)
 					return e.Value, err
 				}
 				return cache.release(src, nTilde)

@@ -3,7 +3,7 @@ package bench
 import (
 	"time"
 
-	"github.com/dpproxy/dpproxy/internal/mech"
+	"github.com/dpproxy/dpproxy/internal/mech/noise"
 )
 
 // Candidate is a mechanism under test.
@@ -27,7 +27,7 @@ type Candidate struct {
 // It is used by one goroutine at a time.
 type Prepared struct {
 	// Draw returns one release; NaN means the mechanism refused (⊥).
-	Draw func(src mech.Source) (float64, error)
+	Draw func(src noise.Source) (float64, error)
 	// Saved, when set, returns the computing time a cache spared so far
 	// (hits × the time of the computation they reused), which the runner
 	// adds back so that reported times are those of uncached releases.
@@ -40,7 +40,7 @@ type Prepared struct {
 }
 
 // drawOnly wraps a function that does all its work per draw.
-func drawOnly(draw func(src mech.Source) (float64, error)) *Prepared {
+func drawOnly(draw func(src noise.Source) (float64, error)) *Prepared {
 	return &Prepared{Draw: draw}
 }
 

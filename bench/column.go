@@ -5,6 +5,9 @@ import (
 	"sync"
 
 	"github.com/dpproxy/dpproxy/internal/mech"
+	"github.com/dpproxy/dpproxy/internal/mech/laplace"
+	"github.com/dpproxy/dpproxy/internal/mech/piecewise"
+	"github.com/dpproxy/dpproxy/internal/mech/preprocess"
 )
 
 // Column holds what the database would compute over a dataset, once for
@@ -13,8 +16,8 @@ type Column struct {
 	d *Dataset
 
 	once       sync.Once
-	summary    mech.Summary
-	preprocess mech.PreprocessSummary
+	summary    laplace.Summary
+	preprocess preprocess.Summary
 	centered   [2]float64 // Σ(v−c), Σ(v−c)², c = (L+U)/2
 
 	mu         sync.Mutex
@@ -46,9 +49,9 @@ func (c *Column) aggregates() {
 			csquares.add((v - mid) * (v - mid))
 		}
 		n := int64(len(x))
-		c.summary = mech.Summary{Count: n, Sum: sum.value(), SumSquares: squares.value()}
+		c.summary = laplace.Summary{Count: n, Sum: sum.value(), SumSquares: squares.value()}
 		c.centered = [2]float64{csum.value(), csquares.value()}
-		c.preprocess = mech.PreprocessSummary{Count: n, Sum: sum.value()}
+		c.preprocess = preprocess.Summary{Count: n, Sum: sum.value()}
 		if n > 0 {
 			c.preprocess.Min, c.preprocess.Max = x[0], x[n-1]
 			c.preprocess.VarPop = Truth(Statistic{Kind: VarianceStat}, c.d)
@@ -57,24 +60,24 @@ func (c *Column) aggregates() {
 }
 
 // Summary returns COUNT, SUM and the sum of squares (the Laplace baselines).
-func (c *Column) Summary() mech.Summary {
+func (c *Column) Summary() laplace.Summary {
 	c.aggregates()
 	return c.summary
 }
 
 // PreprocessSummary returns COUNT, SUM, MIN, MAX and VAR_POP.
-func (c *Column) PreprocessSummary() mech.PreprocessSummary {
+func (c *Column) PreprocessSummary() preprocess.Summary {
 	c.aggregates()
 	return c.preprocess
 }
 
 // VarianceSketch returns the piecewise variance's fetch: the centred sums
 // and the k smallest and largest values.
-func (c *Column) VarianceSketch(k int64) mech.VarianceSketch {
+func (c *Column) VarianceSketch(k int64) piecewise.VarianceSketch {
 	c.aggregates()
 	x := c.d.Values
 	k = min(k, int64(len(x)))
-	return mech.VarianceSketch{Count: int64(len(x)), CenteredSum: c.centered[0], CenteredSumSquares: c.centered[1],
+	return piecewise.VarianceSketch{Count: int64(len(x)), CenteredSum: c.centered[0], CenteredSumSquares: c.centered[1],
 		Smallest: x[:k], Largest: x[int64(len(x))-k:]}
 }
 

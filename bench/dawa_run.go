@@ -11,7 +11,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/dpproxy/dpproxy/internal/mech"
+	"github.com/dpproxy/dpproxy/internal/mech/histogram"
+	"github.com/dpproxy/dpproxy/internal/mech/noise"
 )
 
 // DAWAMechanisms are the range-count mechanisms compared, ours first.
@@ -113,31 +114,31 @@ func runDAWACell(h *RangeHistogram, workload string, eps float64, name string, c
 }
 
 // ReleaseHistogram runs one range-count mechanism by name.
-func ReleaseHistogram(name string, src mech.Source, hist []int64, w mech.Workload, eps float64) (*mech.Synopsis, error) {
+func ReleaseHistogram(name string, src noise.Source, hist []int64, w histogram.Workload, eps float64) (*histogram.Synopsis, error) {
 	switch name {
 	case "dawa":
-		return mech.DAWA(src, hist, w, eps, mech.DAWAOptions{})
+		return histogram.DAWA(src, hist, w, eps, histogram.DAWAOptions{})
 	case "identity":
-		return mech.Identity(src, hist, eps)
+		return histogram.Identity(src, hist, eps)
 	case "h2":
-		return mech.H2(src, hist, eps)
+		return histogram.H2(src, hist, eps)
 	case "greedy-h":
-		return mech.GreedyH(src, hist, w, eps)
+		return histogram.GreedyH(src, hist, w, eps)
 	}
 	return nil, fmt.Errorf("unknown range-count mechanism %q", name)
 }
 
 // dawaWorkload returns trial t's workload over n bins.
-func dawaWorkload(n int, kind string, cfg DAWAConfig, trial int) (mech.Workload, error) {
+func dawaWorkload(n int, kind string, cfg DAWAConfig, trial int) (histogram.Workload, error) {
 	if kind == "prefix" {
-		return mech.PrefixWorkload(n)
+		return histogram.PrefixWorkload(n)
 	}
-	return mech.UniformIntervalsWorkload(n, cfg.Intervals, cfg.Seed*1000+uint64(trial))
+	return histogram.UniformIntervalsWorkload(n, cfg.Intervals, cfg.Seed*1000+uint64(trial))
 }
 
 // dawaWorkloadError is the average absolute error per query of the synopsis
 // on w, from the true prefix sums of the histogram.
-func dawaWorkloadError(syn *mech.Synopsis, w mech.Workload, prefix []int64) float64 {
+func dawaWorkloadError(syn *histogram.Synopsis, w histogram.Workload, prefix []int64) float64 {
 	total := 0.0
 	m := w.Len()
 	for i := range m {
@@ -196,7 +197,7 @@ type DAWATiming struct {
 // TimeDAWA times every mechanism on h at ε with the uniform-intervals
 // workload of cfg.Intervals ranges, the median of reps repetitions.
 func TimeDAWA(h *RangeHistogram, eps float64, cfg DAWAConfig, reps int) ([]DAWATiming, error) {
-	w, err := mech.UniformIntervalsWorkload(len(h.Counts), cfg.Intervals, cfg.Seed)
+	w, err := histogram.UniformIntervalsWorkload(len(h.Counts), cfg.Intervals, cfg.Seed)
 	if err != nil {
 		return nil, err
 	}

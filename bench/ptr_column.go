@@ -5,6 +5,10 @@ import (
 	"math"
 
 	"github.com/dpproxy/dpproxy/internal/mech"
+	"github.com/dpproxy/dpproxy/internal/mech/laplace"
+	"github.com/dpproxy/dpproxy/internal/mech/noise"
+	"github.com/dpproxy/dpproxy/internal/mech/ptr"
+	"github.com/dpproxy/dpproxy/internal/mech/quantile"
 )
 
 // ptrTrim is the trimmed mean's total trimmed fraction α in the benchmark
@@ -66,8 +70,8 @@ func newPTRColumn(d *Dataset) *ptrColumn {
 
 // fetch returns what the database returns for f: the rank windows and the
 // sum of the values ranked strictly between the two windows.
-func (c *ptrColumn) fetch(f mech.PTRFetch) mech.PTRData {
-	var d mech.PTRData
+func (c *ptrColumn) fetch(f ptr.Fetch) ptr.Data {
+	var d ptr.Data
 	for _, spec := range f.Windows {
 		d.Windows = append(d.Windows, mech.WindowOf(spec, c.d.Values))
 	}
@@ -81,9 +85,9 @@ func (c *ptrColumn) fetch(f mech.PTRFetch) mech.PTRData {
 }
 
 // gridQuantile releases quantile q with the planner's exponential
-// mechanism (mech.GridQuantile over the column's histogram).
-func (c *ptrColumn) gridQuantile(src mech.Source, q, epsilon float64) (float64, error) {
-	m, err := mech.NewGridQuantile(q, epsilon, len(c.hist))
+// mechanism (quantile.GridExponential over the column's histogram).
+func (c *ptrColumn) gridQuantile(src noise.Source, q, epsilon float64) (float64, error) {
+	m, err := quantile.NewGridExponential(q, epsilon, len(c.hist))
 	if err != nil {
 		return 0, err
 	}
@@ -109,15 +113,15 @@ type ptrColumnStatistic struct {
 	truth, baselineTruth func(c *ptrColumn) float64
 	// release runs the PTR mechanism with p (ε and Size already set as
 	// the proxy sets them) on c.
-	release func(src mech.Source, c *ptrColumn, p mech.PTRParams) (value float64, refused bool, err error)
+	release func(src noise.Source, c *ptrColumn, p ptr.Params) (value float64, refused bool, err error)
 	// releaseBaseline runs the baseline with all of ε.
-	releaseBaseline func(src mech.Source, c *ptrColumn, epsilon float64) (float64, error)
+	releaseBaseline func(src noise.Source, c *ptrColumn, epsilon float64) (float64, error)
 }
 
 // ptrColumnRelease adapts a PTR column mechanism to a release on c.
-func ptrColumnRelease(src mech.Source, c *ptrColumn, m interface {
-	Fetch() mech.PTRFetch
-	Release(mech.Source, mech.PTRData) (float64, bool, error)
+func ptrColumnRelease(src noise.Source, c *ptrColumn, m interface {
+	Fetch() ptr.Fetch
+	Release(noise.Source, ptr.Data) (float64, bool, error)
 }) (float64, bool, error) {
 	return m.Release(src, c.fetch(m.Fetch()))
 }
@@ -128,14 +132,14 @@ var ptrColumnStatistics = []ptrColumnStatistic{
 		name: "median", baseline: "exponential",
 		truth:         func(c *ptrColumn) float64 { return ptrPercentile(c.d.Values, 0.5) },
 		baselineTruth: func(c *ptrColumn) float64 { return ptrPercentile(c.d.Values, 0.5) },
-		release: func(src mech.Source, c *ptrColumn, p mech.PTRParams) (float64, bool, error) {
-			m, err := mech.NewPTRMedian(p, 0)
+		release: func(src noise.Source, c *ptrColumn, p ptr.Params) (float64, bool, error) {
+			m, err := ptr.NewMedian(p, 0)
 			if err != nil {
 				return 0, false, err
 			}
 			return ptrColumnRelease(src, c, m)
 		},
-		releaseBaseline: func(src mech.Source, c *ptrColumn, epsilon float64) (float64, error) {
+		releaseBaseline: func(src noise.Source, c *ptrColumn, epsilon float64) (float64, error) {
 			return c.gridQuantile(src, 0.5, epsilon)
 		},
 	},
@@ -143,8 +147,8 @@ var ptrColumnStatistics = []ptrColumnStatistic{
 		name: "trimmed mean", baseline: "Laplace mean",
 		truth:         func(c *ptrColumn) float64 { return c.trimmedMean(ptrTrim) },
 		baselineTruth: func(c *ptrColumn) float64 { return c.prefix[len(c.d.Values)] / float64(len(c.d.Values)) },
-		release: func(src mech.Source, c *ptrColumn, p mech.PTRParams) (float64, bool, error) {
-			m, err := mech.NewPTRTrimmedMean(p, ptrTrim, 0)
+		release: func(src noise.Source, c *ptrColumn, p ptr.Params) (float64, bool, error) {
+			m, err := ptr.NewTrimmedMean(p, ptrTrim, 0)
 			if errors.Is(err, mech.ErrInvalidInput) {
 				// No κ fits the noisy size at this ε and δ: the proxy
 				// answers ⊥ (internal/planner/ptr.go).
@@ -155,10 +159,10 @@ var ptrColumnStatistics = []ptrColumnStatistic{
 			}
 			return ptrColumnRelease(src, c, m)
 		},
-		releaseBaseline: func(src mech.Source, c *ptrColumn, epsilon float64) (float64, error) {
+		releaseBaseline: func(src noise.Source, c *ptrColumn, epsilon float64) (float64, error) {
 			n := len(c.d.Values)
-			e, err := mech.BoundedMean(src, mech.Bounds{Lower: c.d.Lower, Upper: c.d.Upper},
-				mech.Summary{Count: int64(n), Sum: c.prefix[n]}, epsilon, 0.95)
+			e, err := laplace.BoundedMean(src, mech.Bounds{Lower: c.d.Lower, Upper: c.d.Upper},
+				laplace.Summary{Count: int64(n), Sum: c.prefix[n]}, epsilon, 0.95)
 			return e.Value, err
 		},
 	},
@@ -170,14 +174,14 @@ var ptrColumnStatistics = []ptrColumnStatistic{
 		baselineTruth: func(c *ptrColumn) float64 {
 			return ptrPercentile(c.d.Values, 0.75) - ptrPercentile(c.d.Values, 0.25)
 		},
-		release: func(src mech.Source, c *ptrColumn, p mech.PTRParams) (float64, bool, error) {
-			m, err := mech.NewPTRScale(p)
+		release: func(src noise.Source, c *ptrColumn, p ptr.Params) (float64, bool, error) {
+			m, err := ptr.NewScale(p)
 			if err != nil {
 				return 0, false, err
 			}
 			return ptrColumnRelease(src, c, m)
 		},
-		releaseBaseline: func(src mech.Source, c *ptrColumn, epsilon float64) (float64, error) {
+		releaseBaseline: func(src noise.Source, c *ptrColumn, epsilon float64) (float64, error) {
 			q1, err := c.gridQuantile(src, 0.25, epsilon/2)
 			if err != nil {
 				return 0, err
@@ -196,7 +200,7 @@ func measurePTRColumn(c *ptrColumn, s ptrColumnStatistic, epsilon, delta float64
 		Dataset: c.d.Name, N: len(c.d.Values), Statistic: s.name, Epsilon: epsilon,
 		Truth: s.truth(c), BaselineTruth: s.baselineTruth(c), BaselineName: s.baseline,
 	}
-	ptr := make([]ptrOutcome, trials)
+	outcomes := make([]ptrOutcome, trials)
 	base := make([]ptrOutcome, trials)
 	bounds := mech.Bounds{Lower: c.d.Lower, Upper: c.d.Upper}
 	for t := range trials {
@@ -205,17 +209,17 @@ func measurePTRColumn(c *ptrColumn, s ptrColumnStatistic, epsilon, delta float64
 		if err != nil {
 			return cell, err
 		}
-		v, refused, err := s.release(src, c, mech.PTRParams{Epsilon: rest, Delta: delta, Size: size, Bounds: bounds})
+		v, refused, err := s.release(src, c, ptr.Params{Epsilon: rest, Delta: delta, Size: size, Bounds: bounds})
 		if err != nil {
 			return cell, err
 		}
-		ptr[t] = ptrOutcome{err: math.Abs(v - cell.Truth), refused: refused}
+		outcomes[t] = ptrOutcome{err: math.Abs(v - cell.Truth), refused: refused}
 		b, err := s.releaseBaseline(ptrSource(seed, "baseline", c.d.Name, s.name, epsilon, t), c, epsilon)
 		if err != nil {
 			return cell, err
 		}
 		base[t] = ptrOutcome{err: math.Abs(b - cell.BaselineTruth)}
 	}
-	cell.PTR, cell.Baseline = ptrSummarize(ptr), ptrSummarize(base)
+	cell.PTR, cell.Baseline = ptrSummarize(outcomes), ptrSummarize(base)
 	return cell, nil
 }

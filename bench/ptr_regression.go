@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/dpproxy/dpproxy/internal/mech"
+	"github.com/dpproxy/dpproxy/internal/mech/noise"
+	"github.com/dpproxy/dpproxy/internal/mech/ptr"
 )
 
 // PTRRegressionCell is one regression mechanism on one data source at one
@@ -103,7 +105,7 @@ func (r *ptrRegressionCell) runTrial(t int, delta float64, seed uint64) error {
 	if err != nil {
 		return err
 	}
-	rows, err := mech.SimpleRegressionRows(pair.x, pair.y)
+	rows, err := ptr.SimpleRegressionRows(pair.x, pair.y)
 	if err != nil {
 		return err
 	}
@@ -115,22 +117,22 @@ func (r *ptrRegressionCell) runTrial(t int, delta float64, seed uint64) error {
 	var beta [2]float64
 	var refused [2]bool
 	var elapsed time.Duration
-	release := func(src mech.Source, coordinates []int) ([]float64, bool, error) {
+	release := func(src noise.Source, coordinates []int) ([]float64, bool, error) {
 		size, rest, err := ptrPublicSize(src, len(pair.y), r.cell.Epsilon)
 		if err != nil {
 			return nil, false, err
 		}
-		params := mech.PTRRegressionParams{Epsilon: rest, Delta: delta, Size: size, Coefficients: coef}
+		params := ptr.RegressionParams{Epsilon: rest, Delta: delta, Size: size, Coefficients: coef}
 		start := time.Now()
 		defer func() { elapsed += time.Since(start) }()
 		if r.cell.Mechanism == "R_H" {
-			m, err := mech.NewPTRHampelRegression(params, 0)
+			m, err := ptr.NewHampelRegression(params, 0)
 			if err != nil {
 				return nil, false, err
 			}
 			return m.Release(src, rows)
 		}
-		m, err := mech.NewPTRShortcutRegression(params, coordinates)
+		m, err := ptr.NewShortcutRegression(params, coordinates)
 		if err != nil {
 			return nil, false, err
 		}

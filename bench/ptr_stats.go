@@ -7,7 +7,8 @@ import (
 	"math/rand/v2"
 	"slices"
 
-	"github.com/dpproxy/dpproxy/internal/mech"
+	"github.com/dpproxy/dpproxy/internal/mech/laplace"
+	"github.com/dpproxy/dpproxy/internal/mech/noise"
 )
 
 // PTRErrors summarizes the trials of one mechanism in one cell: the
@@ -71,8 +72,8 @@ func ptrSource(seed uint64, parts ...any) *rand.ChaCha8 {
 // constants, with the share of ε the proxy spends on it
 // (internal/planner/ptr.go: CountShare = 0.1), and returns it with the ε
 // left for the mechanism.
-func ptrPublicSize(src mech.Source, n int, epsilon float64) (size, rest float64, err error) {
-	count, err := mech.ReleaseCount(src, int64(n), epsilon*ptrCountShare)
+func ptrPublicSize(src noise.Source, n int, epsilon float64) (size, rest float64, err error) {
+	count, err := laplace.ReleaseCount(src, int64(n), epsilon*ptrCountShare)
 	if err != nil {
 		return 0, 0, err
 	}

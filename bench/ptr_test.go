@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/dpproxy/dpproxy/internal/mech"
+	"github.com/dpproxy/dpproxy/internal/mech/ptr"
 )
 
 // ptrTestData returns the shared data directory, or "" (PUMS skipped)
@@ -149,7 +150,7 @@ func TestPTRTrimmedMeanTruth(t *testing.T) {
 	}
 	// The fetch of the trimmed mean: windows around ranks 1 and 19 and
 	// the sum of the ranks strictly between them.
-	m, err := mech.NewPTRTrimmedMean(mech.PTRParams{Epsilon: 1, Delta: 1e-6, Size: 1e5, Bounds: mech.Bounds{Lower: 0, Upper: 100}}, 0.1, 0)
+	m, err := ptr.NewTrimmedMean(ptr.Params{Epsilon: 1, Delta: 1e-6, Size: 1e5, Bounds: mech.Bounds{Lower: 0, Upper: 100}}, 0.1, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

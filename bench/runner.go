@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/dpproxy/dpproxy/internal/mech"
+	"github.com/dpproxy/dpproxy/internal/mech/noise"
 )
 
 // Result is the accuracy of one candidate on one statistic, dataset and ε
@@ -205,7 +205,7 @@ func rank(xs []float64, q float64) float64 {
 // trialSource is a ChaCha8 stream determined by the configuration and the
 // trial number, so every result is reproducible and candidates see
 // independent noise.
-func trialSource(seed uint64, parts ...any) mech.Source {
+func trialSource(seed uint64, parts ...any) noise.Source {
 	var key [32]byte
 	binary.LittleEndian.PutUint64(key[:], seed)
 	h := fnv.New64a()

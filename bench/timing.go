@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dpproxy/dpproxy/internal/mech"
+	"github.com/dpproxy/dpproxy/internal/mech/noise"
 )
 
 // Timing is the measured time of one release.
@@ -20,7 +20,7 @@ type Timing struct {
 // preprocessing computes g for a fresh noisy count each time.
 type ReleaseBenchmark struct {
 	Name    string
-	Release func(src mech.Source) error
+	Release func(src noise.Source) error
 }
 
 // releaseEpsilon is the ε of the timing benchmarks.
@@ -79,12 +79,12 @@ func ReleaseBenchmarks() ([]ReleaseBenchmark, error) {
 func releaseBenchmark(cand Candidate, s Statistic, c *Column) (ReleaseBenchmark, error) {
 	name := fmt.Sprintf("%s/%s/%s", s.Name, cand.Name, c.d.Name)
 	if cand.NeedsCount {
-		return ReleaseBenchmark{Name: name, Release: func(src mech.Source) error {
+		return ReleaseBenchmark{Name: name, Release: func(src noise.Source) error {
 			nTilde, err := noisyCount(src, c.d, releaseEpsilon)
 			if err != nil {
 				return err
 			}
-			p, err := preprocess(s, c, statisticEpsilon(releaseEpsilon), nTilde)
+			p, err := runPreprocess(s, c, statisticEpsilon(releaseEpsilon), nTilde)
 			if err != nil {
 				return err
 			}
@@ -96,7 +96,7 @@ func releaseBenchmark(cand Candidate, s Statistic, c *Column) (ReleaseBenchmark,
 	if err != nil {
 		return ReleaseBenchmark{}, err
 	}
-	return ReleaseBenchmark{Name: name, Release: func(src mech.Source) error {
+	return ReleaseBenchmark{Name: name, Release: func(src noise.Source) error {
 		_, err := p.Draw(src)
 		return err
 	}}, nil

@@ -2,9 +2,10 @@ package budget
 
 import (
 	"context"
+	"crypto/rand"
 	"database/sql"
+	"encoding/binary"
 	"errors"
-	"math/rand/v2"
 	"reflect"
 	"time"
 )
@@ -31,7 +32,7 @@ func (l *Ledger) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 		}
 		l.retries.Add(1)
 		wait := min(firstBackoff<<(attempt-1), maxBackoff)
-		wait = wait/2 + rand.N(wait/2+1) // jitter so that racing proxies drift apart
+		wait = wait/2 + jitter(wait/2+1) // so that racing proxies drift apart
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
@@ -111,4 +112,11 @@ func mysqlErrorNumber(err error) uint64 {
 		}
 	}
 	return 0
+}
+
+// jitter returns a duration uniform in [0, d) (d > 0), from crypto/rand.
+func jitter(d time.Duration) time.Duration {
+	var b [8]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+	return time.Duration(binary.LittleEndian.Uint64(b[:]) % uint64(d))
 }

@@ -20,7 +20,7 @@ import (
 	"github.com/dpproxy/dpproxy/internal/budget"
 	"github.com/dpproxy/dpproxy/internal/catalog"
 	"github.com/dpproxy/dpproxy/internal/dperr"
-	"github.com/dpproxy/dpproxy/internal/mech"
+	"github.com/dpproxy/dpproxy/internal/mech/noise"
 	"github.com/dpproxy/dpproxy/internal/planner"
 	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
 )
@@ -75,7 +75,7 @@ func Accounts(user string, t *catalog.Table) []string {
 }
 
 // Run executes plan for user with noise from src.
-func (e *Executor) Run(ctx context.Context, user string, plan *planner.Plan, src mech.Source) (*Result, error) {
+func (e *Executor) Run(ctx context.Context, user string, plan *planner.Plan, src noise.Source) (*Result, error) {
 	if plan.Interactive != nil {
 		return e.runInteractive(ctx, user, plan, src)
 	}
@@ -91,7 +91,7 @@ func (e *Executor) Run(ctx context.Context, user string, plan *planner.Plan, src
 
 // paidRelease reserves the plan's cost, runs its releases and settles the
 // reservation (the budget rule above).
-func (e *Executor) paidRelease(ctx context.Context, user string, plan *planner.Plan, src mech.Source) (released []planner.Estimate, err error) {
+func (e *Executor) paidRelease(ctx context.Context, user string, plan *planner.Plan, src noise.Source) (released []planner.Estimate, err error) {
 	reservation, err := e.ledger.Reserve(ctx, Accounts(user, plan.Table),
 		budget.Cost{Epsilon: plan.Cost.Epsilon, Delta: plan.Cost.Delta}, memo(plan))
 	if err != nil {
@@ -123,7 +123,7 @@ const maxRounds = 8
 // release runs every release of the plan on one read-only snapshot: one
 // summary query with the terms of all releases, then, per release, its
 // histogram and the windows its mechanism asks for round by round.
-func (e *Executor) release(ctx context.Context, plan *planner.Plan, src mech.Source, readData *bool) ([]planner.Estimate, error) {
+func (e *Executor) release(ctx context.Context, plan *planner.Plan, src noise.Source, readData *bool) ([]planner.Estimate, error) {
 	snap, err := e.backend.Snapshot(ctx)
 	if err != nil {
 		return nil, err

@@ -8,13 +8,14 @@ import (
 	"time"
 
 	"github.com/dpproxy/dpproxy/internal/dperr"
-	"github.com/dpproxy/dpproxy/internal/mech"
+	"github.com/dpproxy/dpproxy/internal/mech/mm"
+	"github.com/dpproxy/dpproxy/internal/mech/noise"
 	"github.com/dpproxy/dpproxy/internal/planner"
 )
 
 // runInteractive answers a count over a table's interactive domain from the
 // dataset's instance, creating it (and paying its ε once) if needed.
-func (e *Executor) runInteractive(ctx context.Context, user string, plan *planner.Plan, src mech.Source) (*Result, error) {
+func (e *Executor) runInteractive(ctx context.Context, user string, plan *planner.Plan, src noise.Source) (*Result, error) {
 	ip := plan.Interactive
 	inst, created, err := e.interactive.obtain(ctx, ip, Accounts(user, plan.Table), e.synopses,
 		func(ctx context.Context, readData *bool) (*interactiveInstance, error) {
@@ -31,7 +32,7 @@ func (e *Executor) runInteractive(ctx context.Context, user string, plan *planne
 		a, err := inst.mm.Answer(src, ip.Predicate, func() (int64, error) { return e.truthCount(ctx, inst, ip) },
 			func(state []byte) error { return e.interactive.put(ctx, ip, &inst.header, state) })
 		switch {
-		case errors.Is(err, mech.ErrHardQueryCapReached):
+		case errors.Is(err, mm.ErrHardQueryCapReached):
 			return nil, dperr.New(dperr.BudgetExhausted, "the interactive counting session of table %s has used all %d of its hard queries (Median Mechanism): it answers only the counting queries it answered before; ask an administrator for a new session (a new interactive configuration)",
 				plan.Table.Name, inst.mm.Plan().HardCap)
 		case err != nil:
@@ -52,7 +53,7 @@ func (e *Executor) runInteractive(ctx context.Context, user string, plan *planne
 
 // createInteractive reads the histogram over X once, releases the noisy
 // row count n̂, chooses the mechanism by the planner's rule and releases it.
-func (e *Executor) createInteractive(ctx context.Context, ip *planner.InteractivePlan, src mech.Source, readData *bool) (*interactiveInstance, error) {
+func (e *Executor) createInteractive(ctx context.Context, ip *planner.InteractivePlan, src noise.Source, readData *bool) (*interactiveInstance, error) {
 	snap, err := e.backend.Snapshot(ctx)
 	if err != nil {
 		return nil, err
@@ -70,7 +71,7 @@ func (e *Executor) createInteractive(ctx context.Context, ip *planner.Interactiv
 	fail := func(err error) error {
 		return dperr.Wrap(dperr.Internal, err, "internal error: interactive mechanism failed")
 	}
-	countNoise, err := mech.NewDiscreteLaplace(1, ip.CountEpsilon())
+	countNoise, err := noise.NewDiscreteLaplace(1, ip.CountEpsilon())
 	if err != nil {
 		return nil, fail(err)
 	}
@@ -79,20 +80,20 @@ func (e *Executor) createInteractive(ctx context.Context, ip *planner.Interactiv
 	inst := &interactiveInstance{truth: truth, header: interactiveHeader{Key: ip.Key, Mechanism: kind, Why: why,
 		NHat: nHat, Epsilon: ip.Config.Epsilon, Noise: ip.RestEpsilon(), CreatedAt: time.Now().UTC()}}
 	if kind == planner.InteractiveMedian {
-		inst.mm, err = mech.NewMedianMechanism(src, len(truth), n, ip.MedianConfig())
+		inst.mm, err = mm.NewMedianMechanism(src, len(truth), n, ip.MedianConfig())
 		if err == nil {
 			return inst, nil
 		}
-		if !errors.Is(err, mech.ErrMMInfeasible) {
+		if !errors.Is(err, mm.ErrInfeasible) {
 			return nil, fail(err)
 		}
 		// Its own n̂ fell short of the plan: the rest of ε' goes to the histogram.
 		inst.mm = nil
 		inst.header.Mechanism = planner.InteractiveHistogram
 		inst.header.Why += "; MM-SVT infeasible at its own noisy count, so noisy-histogram"
-		inst.header.Noise = ip.RestEpsilon() * (1 - mech.DefaultMMCountShare)
+		inst.header.Noise = ip.RestEpsilon() * (1 - mm.DefaultCountShare)
 	}
-	cellNoise, err := mech.NewDiscreteLaplace(1, inst.header.Noise)
+	cellNoise, err := noise.NewDiscreteLaplace(1, inst.header.Noise)
 	if err != nil {
 		return nil, fail(err)
 	}
@@ -144,7 +145,7 @@ func (inst *interactiveInstance) histogramAnswer(ip *planner.InteractivePlan) (i
 }
 
 // medianNote describes a Median Mechanism answer.
-func medianNote(inst *interactiveInstance, a mech.MMAnswer) string {
+func medianNote(inst *interactiveInstance, a mm.Answer) string {
 	p := inst.mm.Plan()
 	kind := fmt.Sprintf("easy query: the candidate pool's median fraction %.6g × noisy n̂ %d", float64(a.Count)/float64(p.RowCount), p.RowCount)
 	if a.Hard {

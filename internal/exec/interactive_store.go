@@ -12,7 +12,7 @@ import (
 
 	"github.com/dpproxy/dpproxy/internal/budget"
 	"github.com/dpproxy/dpproxy/internal/dperr"
-	"github.com/dpproxy/dpproxy/internal/mech"
+	"github.com/dpproxy/dpproxy/internal/mech/mm"
 	"github.com/dpproxy/dpproxy/internal/planner"
 )
 
@@ -47,7 +47,7 @@ type interactiveStore struct {
 // kept in memory only.
 type interactiveInstance struct {
 	header interactiveHeader
-	mm     *mech.MedianMechanism
+	mm     *mm.MedianMechanism
 
 	truthMu sync.Mutex
 	truth   []int64
@@ -104,7 +104,7 @@ func (st *interactiveStore) load(ctx context.Context, ip *planner.InteractivePla
 		return nil, bad(fmt.Errorf("key %q, want %q", inst.header.Key, ip.Key))
 	}
 	if inst.header.Mechanism == planner.InteractiveMedian {
-		inst.mm = &mech.MedianMechanism{}
+		inst.mm = &mm.MedianMechanism{}
 		if err := inst.mm.UnmarshalBinary(value[8+n:]); err != nil {
 			return nil, bad(err)
 		}

@@ -6,7 +6,8 @@ import (
 	"math"
 
 	"github.com/dpproxy/dpproxy/internal/dperr"
-	"github.com/dpproxy/dpproxy/internal/mech"
+	"github.com/dpproxy/dpproxy/internal/mech/histogram"
+	"github.com/dpproxy/dpproxy/internal/mech/noise"
 	"github.com/dpproxy/dpproxy/internal/planner"
 )
 
@@ -14,12 +15,12 @@ import (
 // synopses (planner.SynopsisPlan): it obtains every synopsis, building a
 // missing one under a reservation of its own (synopsisStore.obtain), then
 // runs the plan's releases, if any, as Run does, and builds the rows.
-func (e *Executor) runSynopses(ctx context.Context, user string, plan *planner.Plan, src mech.Source) (*Result, error) {
+func (e *Executor) runSynopses(ctx context.Context, user string, plan *planner.Plan, src noise.Source) (*Result, error) {
 	sp := plan.Synopsis
 	stored := make([]*storedSynopsis, len(sp.Synopses))
 	builtNow := make([]bool, len(sp.Synopses))
 	for i, spec := range sp.Synopses {
-		build := func(ctx context.Context, readData *bool) (*mech.Synopsis, error) {
+		build := func(ctx context.Context, readData *bool) (*histogram.Synopsis, error) {
 			snap, err := e.backend.Snapshot(ctx)
 			if err != nil {
 				return nil, err

@@ -12,7 +12,7 @@ import (
 
 	"github.com/dpproxy/dpproxy/internal/budget"
 	"github.com/dpproxy/dpproxy/internal/dperr"
-	"github.com/dpproxy/dpproxy/internal/mech"
+	"github.com/dpproxy/dpproxy/internal/mech/histogram"
 	"github.com/dpproxy/dpproxy/internal/planner"
 )
 
@@ -68,12 +68,12 @@ const (
 // storedSynopsis is a synopsis with what its warnings say of it, as stored.
 type storedSynopsis struct {
 	// Key is the planner's SynopsisSpec.Key, checked on load.
-	Key       string         `json:"key"`
-	BuiltAt   time.Time      `json:"built_at"`
-	Epsilon   float64        `json:"epsilon"`
-	Mechanism string         `json:"mechanism"`
-	Workload  string         `json:"workload"`
-	Synopsis  *mech.Synopsis `json:"synopsis"`
+	Key       string              `json:"key"`
+	BuiltAt   time.Time           `json:"built_at"`
+	Epsilon   float64             `json:"epsilon"`
+	Mechanism string              `json:"mechanism"`
+	Workload  string              `json:"workload"`
+	Synopsis  *histogram.Synopsis `json:"synopsis"`
 }
 
 func newSynopsisStore(l *budget.Ledger) *synopsisStore {
@@ -92,7 +92,7 @@ func claimAccount(key string) string { return stateKey(key) }
 
 // buildFunc builds a synopsis after its reservation: it reads the data
 // (setting *readData first) and releases the synopsis.
-type buildFunc func(ctx context.Context, readData *bool) (*mech.Synopsis, error)
+type buildFunc func(ctx context.Context, readData *bool) (*histogram.Synopsis, error)
 
 // obtain returns the synopsis of spec, building it with build under a
 // reservation charged to accounts when no synopsis exists yet; built

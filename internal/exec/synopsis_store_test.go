@@ -12,7 +12,7 @@ import (
 	"github.com/dpproxy/dpproxy/internal/budget"
 	"github.com/dpproxy/dpproxy/internal/catalog"
 	"github.com/dpproxy/dpproxy/internal/dperr"
-	"github.com/dpproxy/dpproxy/internal/mech"
+	"github.com/dpproxy/dpproxy/internal/mech/histogram"
 	"github.com/dpproxy/dpproxy/internal/planner"
 	"github.com/dpproxy/dpproxy/internal/testdb"
 )
@@ -32,11 +32,11 @@ func testSpec() *planner.SynopsisSpec {
 
 // countingBuild builds an Identity synopsis, counting the builds.
 func countingBuild(builds *atomic.Int64, delay time.Duration) buildFunc {
-	return func(ctx context.Context, readData *bool) (*mech.Synopsis, error) {
+	return func(ctx context.Context, readData *bool) (*histogram.Synopsis, error) {
 		*readData = true
 		builds.Add(1)
 		time.Sleep(delay)
-		return mech.Identity(rand.NewChaCha8([32]byte{1}), make([]int64, 16), testSynopsisEpsilon)
+		return histogram.Identity(rand.NewChaCha8([32]byte{1}), make([]int64, 16), testSynopsisEpsilon)
 	}
 }
 
@@ -130,7 +130,7 @@ func TestSynopsisSurvivesRestart(t *testing.T) {
 func TestSynopsisFailedBuildBeforeReadIsFree(t *testing.T) {
 	ledgers := openLedgers(t, 1)
 	st := newSynopsisStore(ledgers[0])
-	fail := func(ctx context.Context, readData *bool) (*mech.Synopsis, error) {
+	fail := func(ctx context.Context, readData *bool) (*histogram.Synopsis, error) {
 		return nil, dperr.New(dperr.Backend, "backend down")
 	}
 	if _, _, err := st.obtain(context.Background(), testSpec(), []string{"user:a"}, "test", fail); dperr.KindOf(err) != dperr.Backend {

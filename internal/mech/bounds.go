@@ -25,17 +25,17 @@ func (b Bounds) Clamp(x float64) float64 {
 }
 
 // mid returns the centre (L+U)/2, computed without overflow.
-func (b Bounds) mid() float64 {
+func (b Bounds) Mid() float64 {
 	return b.Lower/2 + b.Upper/2
 }
 
 // halfRange returns (U-L)/2, computed without overflow.
-func (b Bounds) halfRange() float64 {
+func (b Bounds) HalfRange() float64 {
 	return b.Upper/2 - b.Lower/2
 }
 
 // clampTo limits x to [lo, hi].
-func clampTo(x, lo, hi float64) float64 { return min(max(x, lo), hi) }
+func Clamp(x, lo, hi float64) float64 { return min(max(x, lo), hi) }
 
 // magnitude returns max(|L|, |U|).
-func (b Bounds) magnitude() float64 { return math.Max(math.Abs(b.Lower), math.Abs(b.Upper)) }
+func (b Bounds) Magnitude() float64 { return math.Max(math.Abs(b.Lower), math.Abs(b.Upper)) }

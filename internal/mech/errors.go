@@ -39,7 +39,7 @@ const (
 )
 
 // checkEpsilon validates one release's ε.
-func checkEpsilon(epsilon float64) error {
+func CheckEpsilon(epsilon float64) error {
 	if math.IsNaN(epsilon) || epsilon < MinEpsilon || epsilon > MaxEpsilon {
 		return fmt.Errorf("%w: %v, must be finite and in [2^-50, %v]", ErrInvalidEpsilon, epsilon, float64(MaxEpsilon))
 	}
@@ -47,7 +47,7 @@ func checkEpsilon(epsilon float64) error {
 }
 
 // checkConfidence validates a confidence level.
-func checkConfidence(confidence float64) error {
+func CheckConfidence(confidence float64) error {
 	if !(confidence > 0 && confidence < 1) {
 		return fmt.Errorf("%w: %v, must be in (0, 1)", ErrInvalidConfidence, confidence)
 	}

@@ -41,7 +41,7 @@ func (s RankWindowSpec) Ranks(n int64) RankRange {
 	if n <= 0 {
 		return RankRange{First: 1, Last: 0}
 	}
-	r := percentileRank(s.Quantile, n)
+	r := PercentileRank(s.Quantile, n)
 	return RankRange{First: max(r-s.Below, 1), Last: min(r+s.Above, n)}
 }
 
@@ -49,7 +49,7 @@ func (s RankWindowSpec) Ranks(n int64) RankRange {
 func (s RankWindowSpec) Width() int64 { return s.Below + s.Above + 1 }
 
 // percentileRank returns r = ⌊q·(n−1)⌋ + 1 exactly, for q ∈ [0, 1], n ≥ 1.
-func percentileRank(q float64, n int64) int64 {
+func PercentileRank(q float64, n int64) int64 {
 	h := q * float64(n-1)
 	f := math.Floor(h)
 	// q·(n−1) may have rounded up onto an integer: the fused q·(n−1) − f
@@ -86,7 +86,7 @@ func WindowOf(spec RankWindowSpec, sorted []float64) SortedWindow {
 }
 
 // check validates w against bounds b and the ranks the mechanism needs.
-func (w SortedWindow) check(b Bounds, need RankRange) error {
+func (w SortedWindow) Check(b Bounds, need RankRange) error {
 	if w.Count < 0 {
 		return fmt.Errorf("%w: negative count %d", ErrInvalidInput, w.Count)
 	}
@@ -109,7 +109,7 @@ func (w SortedWindow) check(b Bounds, need RankRange) error {
 // at returns the value of rank r (1-based) padded with the bounds: L for
 // r ≤ 0, U for r > n. It reports false for a rank inside [1, n] that the
 // window does not hold.
-func (w SortedWindow) at(b Bounds, r int64) (float64, bool) {
+func (w SortedWindow) At(b Bounds, r int64) (float64, bool) {
 	switch {
 	case r <= 0:
 		return b.Lower, true

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/dpproxy/dpproxy/internal/mech"
+	"github.com/dpproxy/dpproxy/internal/mech/laplace"
 	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
 )
 
@@ -41,22 +42,22 @@ func (o *Output) Evaluate(released []Estimate) (Value, error) {
 			return o.direct(args), nil
 		}
 		if o.Integer {
-			est, err = mech.DeriveCount(*args[0].Primitive, Confidence)
+			est, err = laplace.DeriveCount(*args[0].Primitive, Confidence)
 			est.Value, est.Low, est.High = math.Round(est.Value), math.Floor(est.Low), math.Ceil(est.High)
 		} else {
-			est, err = mech.DeriveSum(*args[0].Primitive, Confidence)
+			est, err = laplace.DeriveSum(*args[0].Primitive, Confidence)
 		}
 	case MeanOfSums:
-		est, err = mech.DeriveMean(o.bounds(), *args[0].Primitive, *args[1].Primitive, Confidence)
+		est, err = laplace.DeriveMean(o.bounds(), *args[0].Primitive, *args[1].Primitive, Confidence)
 	case VarianceOfSums:
-		est, err = mech.DeriveVariance(o.bounds(), o.varianceKind(), *args[0].Primitive, *args[1].Primitive, *args[2].Primitive, Confidence)
+		est, err = laplace.DeriveVariance(o.bounds(), o.varianceKind(), *args[0].Primitive, *args[1].Primitive, *args[2].Primitive, Confidence)
 	case SquareRoot:
 		if o.Inner != VarianceOfSums {
 			v := o.direct(args)
 			v.Value, v.Low, v.High = math.Sqrt(v.Value), math.Sqrt(v.Low), math.Sqrt(v.High)
 			return v, nil
 		}
-		est, err = mech.DeriveStddev(o.bounds(), o.varianceKind(), *args[0].Primitive, *args[1].Primitive, *args[2].Primitive, Confidence)
+		est, err = laplace.DeriveStddev(o.bounds(), o.varianceKind(), *args[0].Primitive, *args[1].Primitive, *args[2].Primitive, Confidence)
 	default:
 		err = fmt.Errorf("unknown derivation %d", o.Derive)
 	}
@@ -98,11 +99,11 @@ func (o *Output) bounds() mech.Bounds {
 	return mech.Bounds{Lower: lo, Upper: hi}
 }
 
-func (o *Output) varianceKind() mech.VarianceKind {
+func (o *Output) varianceKind() laplace.VarianceKind {
 	if o.Sample {
-		return mech.SampleVariance
+		return laplace.SampleVariance
 	}
-	return mech.PopulationVariance
+	return laplace.PopulationVariance
 }
 
 // isVariance reports whether the output is a variance or standard deviation.

@@ -5,12 +5,13 @@ import (
 	"math"
 
 	"github.com/dpproxy/dpproxy/internal/catalog"
-	"github.com/dpproxy/dpproxy/internal/mech"
+	"github.com/dpproxy/dpproxy/internal/mech/noise"
+	"github.com/dpproxy/dpproxy/internal/mech/quantile"
 	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
 )
 
 // exponentialMechanism releases quantiles with the exponential mechanism
-// over a public grid of the column's range (mech.GridQuantile: pure ε-DP
+// over a public grid of the column's range (quantile.GridExponential: pure ε-DP
 // under add/remove, no clipping, so ties cost nothing). It reads one
 // GROUP BY histogram computed by the database, never a row. The grid is
 // the column's integers when it is an integer column with integer bounds
@@ -58,9 +59,9 @@ func (m exponentialMechanism) Reads(r *Release) string {
 	return fmt.Sprintf("one GROUP BY histogram of %d bins computed by the database, no rows", h.Bins)
 }
 
-func (m exponentialMechanism) Start(src mech.Source, r *Release, _ []float64, histogram []int64) (Step, error) {
+func (m exponentialMechanism) Start(src noise.Source, r *Release, _ []float64, histogram []int64) (Step, error) {
 	h, unit := m.grid(r)
-	q, err := mech.NewGridQuantile(r.Stat.Quantile, r.Epsilon, h.Bins)
+	q, err := quantile.NewGridExponential(r.Stat.Quantile, r.Epsilon, h.Bins)
 	if err != nil {
 		return nil, err
 	}

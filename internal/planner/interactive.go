@@ -9,7 +9,7 @@ import (
 
 	"github.com/dpproxy/dpproxy/internal/catalog"
 	"github.com/dpproxy/dpproxy/internal/dperr"
-	"github.com/dpproxy/dpproxy/internal/mech"
+	"github.com/dpproxy/dpproxy/internal/mech/mm"
 	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
 )
 
@@ -21,7 +21,7 @@ import (
 //
 //   - SELECT COUNT(*) FROM t WHERE p, with p any AND/OR/NOT combination
 //     of conditions on domain columns, is compiled to the set of cells of
-//     X where p is true (mech.MMPredicate) and answered by the instance.
+//     X where p is true (mm.Predicate) and answered by the instance.
 //     A condition on a bucketed column must select whole buckets, else the
 //     query is refused (1235) with the buckets. Rows with NULL, or with a
 //     value missing from a categorical list, in any domain column are
@@ -33,16 +33,16 @@ import (
 //     column outside the domain, a range across a bucket): it is then a
 //     Laplace count as before. A COUNT(*) without WHERE is one too.
 //   - The instance is created by the first such statement: it releases
-//     n̂ = n + DLap(1/ε_n) with ε_n = ε·mech.DefaultMMCountShare, then,
+//     n̂ = n + DLap(1/ε_n) with ε_n = ε·mm.DefaultCountShare, then,
 //     with ε' = ε − ε_n, takes a one-shot noisy histogram over X (DLap(1/ε')
 //     per cell, answering unlimited queries at no further cost) when
 //
 //     √(2·|X|)·ln(2/β)/ε' ≤ α·n̂,
 //
-//     the Median Mechanism author's rule (mech.MedianMechanism, "When to
+//     the Median Mechanism author's rule (mm.MedianMechanism, "When to
 //     use it": the histogram answered every benchmark query within α when
 //     it holds), and otherwise the Median Mechanism (MM-SVT, with ε') when
-//     mech.MMPlanFor finds it feasible at n̂, and otherwise the histogram
+//     mm.PlanFor finds it feasible at n̂, and otherwise the histogram
 //     still (neither then meets α for every query; the answers say so).
 //     n̂ is a release, so the choice is post-processing. The configuration
 //     may force either mechanism (mechanism: median | histogram).
@@ -54,7 +54,7 @@ type InteractivePlan struct {
 	Table  *catalog.Table
 	Config catalog.Interactive
 	// Predicate is the set of cells counted.
-	Predicate mech.MMPredicate
+	Predicate mm.Predicate
 	// Describe renders the query's predicate over X for EXPLAIN.
 	Describe string
 	// Cells is the fetch that reads the database: one GROUP BY histogram
@@ -85,7 +85,7 @@ func (ip *InteractivePlan) StateKey() string {
 
 // CountEpsilon is the ε of the noisy row count n̂ that decides the rule.
 func (ip *InteractivePlan) CountEpsilon() float64 {
-	return ip.Config.Epsilon * mech.DefaultMMCountShare
+	return ip.Config.Epsilon * mm.DefaultCountShare
 }
 
 // RestEpsilon is ε', what the chosen mechanism spends.
@@ -99,9 +99,9 @@ func (ip *InteractivePlan) HistogramRows() float64 {
 }
 
 // MedianConfig is the Median Mechanism's configuration under the rule.
-func (ip *InteractivePlan) MedianConfig() mech.MMConfig {
+func (ip *InteractivePlan) MedianConfig() mm.Config {
 	c := ip.Config
-	return mech.MMConfig{Epsilon: ip.RestEpsilon(), Alpha: c.Alpha, Beta: c.Beta, PlannedQueries: c.PlannedQueries}
+	return mm.Config{Epsilon: ip.RestEpsilon(), Alpha: c.Alpha, Beta: c.Beta, PlannedQueries: c.PlannedQueries}
 }
 
 // Choose applies the rule to the released row count nHat: the mechanism's
@@ -117,7 +117,7 @@ func (ip *InteractivePlan) Choose(nHat int64) (mechanism, why string) {
 	if float64(nHat) >= threshold {
 		return InteractiveHistogram, fmt.Sprintf("noisy n̂ = %d ≥ %.0f = √(2·|X|)·ln(2/β)/(α·ε')", nHat, math.Ceil(threshold))
 	}
-	if _, err := mech.MMPlanFor(ip.MedianConfig(), nHat); err == nil {
+	if _, err := mm.PlanFor(ip.MedianConfig(), nHat); err == nil {
 		return InteractiveMedian, fmt.Sprintf("noisy n̂ = %d < %.0f = √(2·|X|)·ln(2/β)/(α·ε') and MM-SVT is feasible", nHat, math.Ceil(threshold))
 	}
 	return InteractiveHistogram, fmt.Sprintf("noisy n̂ = %d: too few rows for α = %g with either mechanism; the histogram answers with its own accuracy", nHat, ip.Config.Alpha)

@@ -6,7 +6,7 @@ import (
 
 	"github.com/dpproxy/dpproxy/internal/catalog"
 	"github.com/dpproxy/dpproxy/internal/dperr"
-	"github.com/dpproxy/dpproxy/internal/mech"
+	"github.com/dpproxy/dpproxy/internal/mech/mm"
 	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
 )
 
@@ -16,7 +16,7 @@ import (
 // NULL are outside X: SQL's NOT does not count them either). It fails with
 // UnknownColumn for an undeclared column and Unsupported for a column
 // outside the domain or a condition that splits a bucket.
-func compileInteractive(t *catalog.Table, pred *sqlrewrite.Predicate) (mech.MMPredicate, error) {
+func compileInteractive(t *catalog.Table, pred *sqlrewrite.Predicate) (mm.Predicate, error) {
 	in := t.Interactive
 	sizes := make([]int, len(in.Columns))
 	for i := range in.Columns {
@@ -24,7 +24,7 @@ func compileInteractive(t *catalog.Table, pred *sqlrewrite.Predicate) (mech.MMPr
 	}
 	tree, err := compileNode(t, pred)
 	if err != nil {
-		return mech.MMPredicate{}, err
+		return mm.Predicate{}, err
 	}
 	cells := in.Cells()
 	index := make([]int, len(sizes))
@@ -39,7 +39,7 @@ func compileInteractive(t *catalog.Table, pred *sqlrewrite.Predicate) (mech.MMPr
 			members = append(members, x)
 		}
 	}
-	return mech.NewMMPredicate(cells, members)
+	return mm.NewPredicate(cells, members)
 }
 
 // cellNode is a compiled predicate: a leaf is a mask over one dimension.

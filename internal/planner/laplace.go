@@ -5,11 +5,13 @@ import (
 	"math"
 
 	"github.com/dpproxy/dpproxy/internal/mech"
+	"github.com/dpproxy/dpproxy/internal/mech/laplace"
+	"github.com/dpproxy/dpproxy/internal/mech/noise"
 	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
 )
 
 // laplaceMechanism releases counts and clamped sums with Laplace noise of
-// scale Δ/ε (mech.DiscreteLaplace for counts, mech.Laplace otherwise), pure
+// scale Δ/ε (noise.DiscreteLaplace for counts, noise.Laplace otherwise), pure
 // ε-DP under add/remove one row. Sensitivities, for a column with public
 // bounds [L, U] and midpoint m = (L+U)/2:
 //
@@ -65,22 +67,22 @@ func (m laplaceMechanism) Reads(r *Release) string {
 	return fmt.Sprintf("%d summary aggregate(s) computed by the database, no rows", len(m.Terms(r)))
 }
 
-func (laplaceMechanism) Start(src mech.Source, r *Release, terms []float64, _ []int64) (Step, error) {
+func (laplaceMechanism) Start(src noise.Source, r *Release, terms []float64, _ []int64) (Step, error) {
 	var (
-		noisy mech.Noisy
+		noisy laplace.Noisy
 		err   error
 	)
 	count := func() int64 { return int64(math.Round(terms[0])) }
 	switch r.Stat.Kind {
 	case StatCount:
-		noisy, err = mech.ReleaseCount(src, count(), r.Epsilon)
+		noisy, err = laplace.ReleaseCount(src, count(), r.Epsilon)
 	case StatSum:
-		noisy, err = mech.ReleaseSum(src, columnBounds(r), terms[0], r.Epsilon)
+		noisy, err = laplace.ReleaseSum(src, columnBounds(r), terms[0], r.Epsilon)
 	case StatCenteredSum:
-		noisy, err = mech.ReleaseCenteredSum(src, columnBounds(r), mech.Summary{Count: count(), Sum: terms[1]}, r.Epsilon)
+		noisy, err = laplace.ReleaseCenteredSum(src, columnBounds(r), laplace.Summary{Count: count(), Sum: terms[1]}, r.Epsilon)
 	case StatCenteredSumSquares:
-		s := mech.Summary{Count: count(), Sum: terms[1], SumSquares: terms[2]}
-		noisy, err = mech.ReleaseCenteredSumOfSquares(src, columnBounds(r), s, r.Epsilon)
+		s := laplace.Summary{Count: count(), Sum: terms[1], SumSquares: terms[2]}
+		noisy, err = laplace.ReleaseCenteredSumOfSquares(src, columnBounds(r), s, r.Epsilon)
 	default:
 		err = fmt.Errorf("laplace cannot release %s", r.Stat)
 	}

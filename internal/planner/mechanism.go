@@ -1,7 +1,8 @@
 package planner
 
 import (
-	"github.com/dpproxy/dpproxy/internal/mech"
+	"github.com/dpproxy/dpproxy/internal/mech/laplace"
+	"github.com/dpproxy/dpproxy/internal/mech/noise"
 	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
 )
 
@@ -35,7 +36,7 @@ type Mechanism interface {
 	// (exact and private: they may shape further fetches, and enter the
 	// released value only as the mechanism's analysis allows). It may draw
 	// noise from src, e.g. a noisy count whose cost is part of r.Epsilon.
-	Start(src mech.Source, r *Release, terms []float64, histogram []int64) (Step, error)
+	Start(src noise.Source, r *Release, terms []float64, histogram []int64) (Step, error)
 }
 
 // Step is a release in progress.
@@ -44,7 +45,7 @@ type Step interface {
 	// then one Fetched per request, in order) and either asks for more or,
 	// when done, returns the estimate. A request is a Window (its values, or
 	// their sum) or Pairs; the executor fills in the table and filter.
-	Advance(src mech.Source, fetched []Fetched) (more []sqlrewrite.Fetch, done bool, est Estimate, err error)
+	Advance(src noise.Source, fetched []Fetched) (more []sqlrewrite.Fetch, done bool, est Estimate, err error)
 }
 
 // Fetched is the answer to one request of a Step.
@@ -58,17 +59,17 @@ type Fetched struct {
 // finished is a Step that is already done.
 type finished struct{ est Estimate }
 
-func (f finished) Advance(mech.Source, []Fetched) ([]sqlrewrite.Fetch, bool, Estimate, error) {
+func (f finished) Advance(noise.Source, []Fetched) ([]sqlrewrite.Fetch, bool, Estimate, error) {
 	return nil, true, f.est, nil
 }
 
 // once is a Step that makes its requests once and then finishes.
 type once struct {
 	requests []sqlrewrite.Fetch
-	finish   func(src mech.Source, fetched []Fetched) (Estimate, error)
+	finish   func(src noise.Source, fetched []Fetched) (Estimate, error)
 }
 
-func (o *once) Advance(src mech.Source, fetched []Fetched) ([]sqlrewrite.Fetch, bool, Estimate, error) {
+func (o *once) Advance(src noise.Source, fetched []Fetched) ([]sqlrewrite.Fetch, bool, Estimate, error) {
 	if fetched == nil && len(o.requests) > 0 {
 		return o.requests, false, Estimate{}, nil
 	}
@@ -86,7 +87,7 @@ type Estimate struct {
 	// Primitive is the shared primitive release (noisy count or clamped
 	// sum) behind the value, when there is one: derived outputs (AVG,
 	// VARIANCE) are computed from primitives by mech's Derive functions.
-	Primitive *mech.Noisy
+	Primitive *laplace.Noisy
 	// Refused is set when the mechanism declined to answer (PTR's ⊥): the
 	// value is NULL and the budget is still spent.
 	Refused bool

@@ -5,13 +5,15 @@ import (
 	"math"
 
 	"github.com/dpproxy/dpproxy/internal/mech"
+	"github.com/dpproxy/dpproxy/internal/mech/noise"
+	"github.com/dpproxy/dpproxy/internal/mech/piecewise"
 	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
 )
 
 // piecewiseMechanism is the piecewise Laplace mechanism (Durfee): for
 // quantiles from a window of order statistics (piecewiseQuantile), and for
 // the variance from the summary sums and the K smallest and K largest
-// values (mech.PiecewiseVariance), never the whole column. Pure ε-DP under
+// values (piecewise.Variance), never the whole column. Pure ε-DP under
 // add/remove one row.
 type piecewiseMechanism struct{}
 
@@ -43,16 +45,16 @@ func (m piecewiseMechanism) Reads(r *Release) string {
 	return fmt.Sprintf("summary aggregates and the %d smallest and %d largest values", v.Extremes(), v.Extremes())
 }
 
-func (piecewiseMechanism) variance(r *Release) (*mech.PiecewiseVariance, error) {
+func (piecewiseMechanism) variance(r *Release) (*piecewise.Variance, error) {
 	b := columnBounds(r)
 	rho := 0.0
 	if isInteger(r) {
-		rho = mech.DefaultRho(b, true)
+		rho = piecewise.DefaultRho(b, true)
 	}
-	return mech.NewPiecewiseVariance(b, r.Epsilon, rho)
+	return piecewise.NewVariance(b, r.Epsilon, rho)
 }
 
-func (m piecewiseMechanism) Start(src mech.Source, r *Release, terms []float64, hist []int64) (Step, error) {
+func (m piecewiseMechanism) Start(src noise.Source, r *Release, terms []float64, hist []int64) (Step, error) {
 	if r.Stat.Kind == StatQuantile {
 		return piecewiseQuantile.Start(src, r, terms, hist)
 	}
@@ -63,11 +65,11 @@ func (m piecewiseMechanism) Start(src mech.Source, r *Release, terms []float64, 
 	b := columnBounds(r)
 	n := int64(math.Round(terms[0]))
 	mid := b.Lower/2 + b.Upper/2
-	sketch := mech.VarianceSketch{Count: n}
+	sketch := piecewise.VarianceSketch{Count: n}
 	sketch.CenteredSum = terms[1] - float64(n)*mid
 	sketch.CenteredSumSquares = math.Max(terms[2]-2*mid*terms[1]+float64(n)*mid*mid, 0)
 	k := min(v.Extremes(), n)
-	step := &once{finish: func(src mech.Source, fetched []Fetched) (Estimate, error) {
+	step := &once{finish: func(src noise.Source, fetched []Fetched) (Estimate, error) {
 		if len(fetched) == 2 {
 			sketch.Smallest, sketch.Largest = fetched[0].Values, fetched[1].Values
 		}

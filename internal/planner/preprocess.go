@@ -5,6 +5,9 @@ import (
 	"math"
 
 	"github.com/dpproxy/dpproxy/internal/mech"
+	"github.com/dpproxy/dpproxy/internal/mech/laplace"
+	"github.com/dpproxy/dpproxy/internal/mech/noise"
+	"github.com/dpproxy/dpproxy/internal/mech/preprocess"
 	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
 )
 
@@ -17,7 +20,7 @@ const CountShare = 0.1
 // for the median, the mean and the variance: the statistic g of a
 // preprocessed dataset whose add/remove sensitivity is Δ, plus Laplace
 // noise Δ/ε'. Pure ε-DP under add/remove: ε·CountShare pays for the noisy
-// count ñ that fixes Δ (mech.DefaultPreprocessParams, public facts and ñ
+// count ñ that fixes Δ (preprocess.DefaultParams, public facts and ñ
 // only), ε' = ε·(1−CountShare) for the statistic; composition adds them.
 //
 // Reads: the median needs the non-NULL count and a window whose width
@@ -57,8 +60,8 @@ func (preprocessMechanism) Reads(r *Release) string {
 	return "summary aggregates, the minimum and maximum, and the whole sorted column only if the aggregates cannot settle the statistic"
 }
 
-func (m preprocessMechanism) Start(src mech.Source, r *Release, terms []float64, _ []int64) (Step, error) {
-	count, err := mech.ReleaseCount(src, int64(math.Round(terms[0])), r.Epsilon*CountShare)
+func (m preprocessMechanism) Start(src noise.Source, r *Release, terms []float64, _ []int64) (Step, error) {
+	count, err := laplace.ReleaseCount(src, int64(math.Round(terms[0])), r.Epsilon*CountShare)
 	if err != nil {
 		return nil, err
 	}
@@ -72,16 +75,16 @@ func (preprocessMechanism) withCount(r *Release, terms []float64, nHat, eps floa
 	n := int64(math.Round(terms[0]))
 	switch r.Stat.Kind {
 	case StatQuantile:
-		params, err := mech.DefaultPreprocessParams(mech.PreprocessMedianStatistic, b, nHat)
+		params, err := preprocess.DefaultParams(preprocess.MedianStatistic, b, nHat)
 		if err != nil {
 			return nil, err
 		}
-		m, err := mech.NewPreprocessMedian(params, eps)
+		m, err := preprocess.NewMedian(params, eps)
 		if err != nil {
 			return nil, err
 		}
 		ranks := m.Window().Ranks(n)
-		step := &once{finish: func(src mech.Source, fetched []Fetched) (Estimate, error) {
+		step := &once{finish: func(src noise.Source, fetched []Fetched) (Estimate, error) {
 			w := mech.SortedWindow{Count: n, First: ranks.First}
 			if len(fetched) > 0 {
 				w.Values = fetched[0].Values
@@ -94,24 +97,24 @@ func (preprocessMechanism) withCount(r *Release, terms []float64, nHat, eps floa
 		}
 		return step, nil
 	case StatMean, StatVariance:
-		stat := mech.PreprocessMeanStatistic
+		stat := preprocess.MeanStatistic
 		if r.Stat.Kind == StatVariance {
-			stat = mech.PreprocessVarianceStatistic
+			stat = preprocess.VarianceStatistic
 		}
-		params, err := mech.DefaultPreprocessParams(stat, b, nHat)
+		params, err := preprocess.DefaultParams(stat, b, nHat)
 		if err != nil {
 			return nil, err
 		}
 		var m summaryMechanism
 		if r.Stat.Kind == StatMean {
-			m, err = mech.NewPreprocessMean(params, eps)
+			m, err = preprocess.NewMean(params, eps)
 		} else {
-			m, err = mech.NewPreprocessVariance(params, eps)
+			m, err = preprocess.NewVariance(params, eps)
 		}
 		if err != nil {
 			return nil, err
 		}
-		sum := mech.PreprocessSummary{Count: n, Sum: terms[1]}
+		sum := preprocess.Summary{Count: n, Sum: terms[1]}
 		if n > 0 {
 			mean := terms[1] / float64(n)
 			sum.VarPop = math.Max(terms[2]/float64(n)-mean*mean, 0)
@@ -123,8 +126,8 @@ func (preprocessMechanism) withCount(r *Release, terms []float64, nHat, eps floa
 
 // summaryMechanism is the preprocessing mean or variance.
 type summaryMechanism interface {
-	NeedsRows(s mech.PreprocessSummary) (bool, error)
-	Release(src mech.Source, s mech.PreprocessSummary, sorted []float64) (float64, error)
+	NeedsRows(s preprocess.Summary) (bool, error)
+	Release(src noise.Source, s preprocess.Summary, sorted []float64) (float64, error)
 	Scale() float64
 }
 
@@ -133,11 +136,11 @@ type summaryMechanism interface {
 type summaryStep struct {
 	r     *Release
 	m     summaryMechanism
-	s     mech.PreprocessSummary
+	s     preprocess.Summary
 	phase int
 }
 
-func (st *summaryStep) Advance(src mech.Source, fetched []Fetched) ([]sqlrewrite.Fetch, bool, Estimate, error) {
+func (st *summaryStep) Advance(src noise.Source, fetched []Fetched) ([]sqlrewrite.Fetch, bool, Estimate, error) {
 	n := st.s.Count
 	if n == 0 {
 		v, err := st.m.Release(src, st.s, nil)
@@ -179,7 +182,7 @@ func laplaceEstimate(v, scale float64) Estimate {
 // autoMean is the default AVG mechanism, the benchmark's rule: release the
 // noisy count ñ with ε·CountShare; if ñ·ε ≥ autoMeanThreshold use
 // sensitivity preprocessing with the rest of ε and that ñ, else the Laplace
-// bounded mean (mech.BoundedMean) with the rest. The choice is
+// bounded mean (laplace.BoundedMean) with the rest. The choice is
 // post-processing of ñ, a released value, so the release is pure ε-DP under
 // add/remove by composition (ε·CountShare + the rest).
 type autoMean struct{}
@@ -203,9 +206,9 @@ func (autoMean) Reads(r *Release) string {
 	return "summary aggregates; for preprocessing also the minimum and maximum, and the sorted column only if the aggregates cannot settle the mean"
 }
 
-func (autoMean) Start(src mech.Source, r *Release, terms []float64, _ []int64) (Step, error) {
+func (autoMean) Start(src noise.Source, r *Release, terms []float64, _ []int64) (Step, error) {
 	n := int64(math.Round(terms[0]))
-	count, err := mech.ReleaseCount(src, n, r.Epsilon*CountShare)
+	count, err := laplace.ReleaseCount(src, n, r.Epsilon*CountShare)
 	if err != nil {
 		return nil, err
 	}
@@ -213,7 +216,7 @@ func (autoMean) Start(src mech.Source, r *Release, terms []float64, _ []int64) (
 	if count.Value()*r.Epsilon >= autoMeanThreshold {
 		return preprocessMechanism{}.withCount(r, terms, count.Value(), eps)
 	}
-	est, err := mech.BoundedMean(src, columnBounds(r), mech.Summary{Count: n, Sum: terms[1], SumSquares: terms[2]}, eps, Confidence)
+	est, err := laplace.BoundedMean(src, columnBounds(r), laplace.Summary{Count: n, Sum: terms[1], SumSquares: terms[2]}, eps, Confidence)
 	if err != nil {
 		return nil, err
 	}

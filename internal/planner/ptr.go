@@ -6,6 +6,9 @@ import (
 	"math"
 
 	"github.com/dpproxy/dpproxy/internal/mech"
+	"github.com/dpproxy/dpproxy/internal/mech/laplace"
+	"github.com/dpproxy/dpproxy/internal/mech/noise"
+	"github.com/dpproxy/dpproxy/internal/mech/ptr"
 	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
 )
 
@@ -24,8 +27,8 @@ const ptrRefusal = "No Reply: the data are too unstable near this statistic to a
 
 // ptrColumn is what the PTR column mechanisms have in common.
 type ptrColumn interface {
-	Fetch() mech.PTRFetch
-	Release(src mech.Source, d mech.PTRData) (float64, bool, error)
+	Fetch() ptr.Fetch
+	Release(src noise.Source, d ptr.Data) (float64, bool, error)
 }
 
 // ptrMechanism is "ptr": IQR, the median (its own scale from S), and the
@@ -57,15 +60,15 @@ func (ptrMechanism) Reads(r *Release) string {
 }
 
 // params returns the PTR parameters of r and the noisy count that sets them.
-func ptrParams(src mech.Source, r *Release, n int64) (mech.PTRParams, error) {
-	count, err := mech.ReleaseCount(src, n, r.Epsilon*CountShare)
+func ptrParams(src noise.Source, r *Release, n int64) (ptr.Params, error) {
+	count, err := laplace.ReleaseCount(src, n, r.Epsilon*CountShare)
 	if err != nil {
-		return mech.PTRParams{}, err
+		return ptr.Params{}, err
 	}
-	return mech.PTRParams{Epsilon: r.Epsilon * (1 - CountShare), Delta: r.Delta, Size: count.Value(), Bounds: columnBounds(r)}, nil
+	return ptr.Params{Epsilon: r.Epsilon * (1 - CountShare), Delta: r.Delta, Size: count.Value(), Bounds: columnBounds(r)}, nil
 }
 
-func (ptrMechanism) Start(src mech.Source, r *Release, terms []float64, _ []int64) (Step, error) {
+func (ptrMechanism) Start(src noise.Source, r *Release, terms []float64, _ []int64) (Step, error) {
 	n := int64(math.Round(terms[0]))
 	p, err := ptrParams(src, r, n)
 	if err != nil {
@@ -73,13 +76,13 @@ func (ptrMechanism) Start(src mech.Source, r *Release, terms []float64, _ []int6
 	}
 	switch r.Stat.Kind {
 	case StatIQR:
-		m, err := mech.NewPTRScale(p)
+		m, err := ptr.NewScale(p)
 		if err != nil {
 			return nil, err
 		}
 		return ptrColumnStep(r, m, n), nil
 	case StatQuantile:
-		m, err := mech.NewPTRMedian(p, 0)
+		m, err := ptr.NewMedian(p, 0)
 		if err != nil {
 			return nil, err
 		}
@@ -111,8 +114,8 @@ func ptrColumnStep(r *Release, m ptrColumn, n int64) Step {
 			requests = append(requests, sum)
 		}
 	}
-	return &once{requests: requests, finish: func(src mech.Source, fetched []Fetched) (Estimate, error) {
-		var d mech.PTRData
+	return &once{requests: requests, finish: func(src noise.Source, fetched []Fetched) (Estimate, error) {
+		var d ptr.Data
 		k := 0
 		for _, rr := range ranks {
 			w := mech.SortedWindow{Count: n, First: rr.First}
@@ -144,38 +147,38 @@ func ptrEstimate(v float64, refused bool) Estimate {
 // With robust set it runs R_H (both coefficients in one release, about 2 s
 // on its default 2,048-row sample; it answers ⊥ unless ε is large) and
 // returns the requested one; otherwise R_S for the requested coefficient.
-func ptrRegressionStep(r *Release, p mech.PTRParams, robust bool) (Step, error) {
+func ptrRegressionStep(r *Release, p ptr.Params, robust bool) (Step, error) {
 	y, x := r.Stat.Column, r.Stat.Column2
 	ly, uy, _ := y.Bounds()
 	lx, ux, _ := x.Bounds()
 	slope := 10 * (uy - ly) / (ux - lx)
 	reach := slope * math.Max(math.Abs(lx), math.Abs(ux))
-	params := mech.PTRRegressionParams{
+	params := ptr.RegressionParams{
 		Epsilon: p.Epsilon, Delta: p.Delta, Size: p.Size,
 		Coefficients: []mech.Bounds{{Lower: ly - reach, Upper: uy + reach}, {Lower: -slope, Upper: slope}},
 	}
 	pick := 0 // index of the coefficient in the release's output
 	var m interface {
-		Release(src mech.Source, rows mech.RegressionRows) ([]float64, bool, error)
+		Release(src noise.Source, rows ptr.RegressionRows) ([]float64, bool, error)
 	}
 	var err error
 	if robust {
-		m, err = mech.NewPTRHampelRegression(params, 0)
+		m, err = ptr.NewHampelRegression(params, 0)
 		pick = r.Stat.Coefficient
 	} else {
-		m, err = mech.NewPTRShortcutRegression(params, []int{r.Stat.Coefficient})
+		m, err = ptr.NewShortcutRegression(params, []int{r.Stat.Coefficient})
 	}
 	if err != nil {
 		return nil, err
 	}
 	request := sqlrewrite.Fetch{Pairs: &sqlrewrite.Pairs{Y: y.Source, X: x.Source, YLower: ly, YUpper: uy, XLower: lx, XUpper: ux}}
-	return &once{requests: []sqlrewrite.Fetch{request}, finish: func(src mech.Source, fetched []Fetched) (Estimate, error) {
+	return &once{requests: []sqlrewrite.Fetch{request}, finish: func(src noise.Source, fetched []Fetched) (Estimate, error) {
 		xs := make([]float64, len(fetched[0].Pairs))
 		ys := make([]float64, len(fetched[0].Pairs))
 		for i, pr := range fetched[0].Pairs {
 			ys[i], xs[i] = pr[0], pr[1]
 		}
-		rows, err := mech.SimpleRegressionRows(xs, ys)
+		rows, err := ptr.SimpleRegressionRows(xs, ys)
 		if err != nil {
 			return Estimate{}, err
 		}
@@ -219,13 +222,13 @@ func trim(r *Release) float64 {
 	return DefaultTrim
 }
 
-func (trimmedMechanism) Start(src mech.Source, r *Release, terms []float64, _ []int64) (Step, error) {
+func (trimmedMechanism) Start(src noise.Source, r *Release, terms []float64, _ []int64) (Step, error) {
 	n := int64(math.Round(terms[0]))
 	p, err := ptrParams(src, r, n)
 	if err != nil {
 		return nil, err
 	}
-	m, err := mech.NewPTRTrimmedMean(p, trim(r), 0)
+	m, err := ptr.NewTrimmedMean(p, trim(r), 0)
 	if errors.Is(err, mech.ErrInvalidInput) {
 		// No tail exponent κ fits the noisy size at this ε and δ: a fact of
 		// released and public values only, answered as NULL (still paid:
@@ -253,7 +256,7 @@ func (ptrRobustMechanism) Guarantee() string {
 	return "(ε, δ)-DP: Propose-Test-Release robust regression R_H, answers NULL (No Reply) unless the data are stable at this ε"
 }
 
-func (ptrRobustMechanism) Start(src mech.Source, r *Release, terms []float64, _ []int64) (Step, error) {
+func (ptrRobustMechanism) Start(src noise.Source, r *Release, terms []float64, _ []int64) (Step, error) {
 	p, err := ptrParams(src, r, int64(math.Round(terms[0])))
 	if err != nil {
 		return nil, err

@@ -5,7 +5,8 @@ import (
 	"math"
 
 	"github.com/dpproxy/dpproxy/internal/catalog"
-	"github.com/dpproxy/dpproxy/internal/mech"
+	"github.com/dpproxy/dpproxy/internal/mech/histogram"
+	"github.com/dpproxy/dpproxy/internal/mech/noise"
 	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
 )
 
@@ -51,13 +52,13 @@ func (s *SynopsisSpec) MechanismName() string {
 // Workload is the workload that tunes the synopsis (catalog.Workload):
 // first-statement uses the bin ranges of the statement that builds it
 // (Observed; all ranges when it asked for none).
-func (s *SynopsisSpec) Workload() (mech.Workload, error) {
+func (s *SynopsisSpec) Workload() (histogram.Workload, error) {
 	n := s.Domain.Bins
 	switch s.Config.Workload.Kind {
 	case catalog.WorkloadPrefix:
-		return mech.PrefixWorkload(n)
+		return histogram.PrefixWorkload(n)
 	case catalog.WorkloadUniformIntervals:
-		return mech.UniformIntervalsWorkload(n, uniformIntervals, uniformIntervalsSeed)
+		return histogram.UniformIntervalsWorkload(n, uniformIntervals, uniformIntervalsSeed)
 	case catalog.WorkloadFirstStatement:
 		return rangesWorkload(n, s.Observed)
 	case catalog.WorkloadRanges:
@@ -67,26 +68,26 @@ func (s *SynopsisSpec) Workload() (mech.Workload, error) {
 		}
 		return rangesWorkload(n, bins)
 	}
-	return mech.AllRangesWorkload(n)
+	return histogram.AllRangesWorkload(n)
 }
 
 // rangesWorkload is the workload of the bin ranges, or all ranges if none.
-func rangesWorkload(n int, bins [][2]int) (mech.Workload, error) {
+func rangesWorkload(n int, bins [][2]int) (histogram.Workload, error) {
 	if len(bins) == 0 {
-		return mech.AllRangesWorkload(n)
+		return histogram.AllRangesWorkload(n)
 	}
-	ranges := make([]mech.Range, len(bins))
+	ranges := make([]histogram.Range, len(bins))
 	for i, b := range bins {
-		ranges[i] = mech.Range{Lo: b[0], Hi: b[1]}
+		ranges[i] = histogram.Range{Lo: b[0], Hi: b[1]}
 	}
-	return mech.RangesWorkload(n, ranges)
+	return histogram.RangesWorkload(n, ranges)
 }
 
 // Build releases the synopsis from hist, the exact count of every bin of
 // the domain (the Histogram fetch), with the configured ε: ε-DP under
 // add/remove of one row, since one row changes one bin by one and each
 // mechanism is ε-DP on histograms under that change.
-func (s *SynopsisSpec) Build(src mech.Source, hist []int64) (*mech.Synopsis, error) {
+func (s *SynopsisSpec) Build(src noise.Source, hist []int64) (*histogram.Synopsis, error) {
 	w, err := s.Workload()
 	if err != nil {
 		return nil, err
@@ -94,13 +95,13 @@ func (s *SynopsisSpec) Build(src mech.Source, hist []int64) (*mech.Synopsis, err
 	eps := s.Config.Epsilon
 	switch name := s.MechanismName(); name {
 	case catalog.SynopsisDAWA:
-		return mech.DAWA(src, hist, w, eps, mech.DAWAOptions{})
+		return histogram.DAWA(src, hist, w, eps, histogram.DAWAOptions{})
 	case catalog.SynopsisGreedyH:
-		return mech.GreedyH(src, hist, w, eps)
+		return histogram.GreedyH(src, hist, w, eps)
 	case catalog.SynopsisH2:
-		return mech.H2(src, hist, eps)
+		return histogram.H2(src, hist, eps)
 	case catalog.SynopsisIdentity:
-		return mech.Identity(src, hist, eps)
+		return histogram.Identity(src, hist, eps)
 	default:
 		return nil, fmt.Errorf("unknown synopsis mechanism %q", name)
 	}
@@ -109,7 +110,7 @@ func (s *SynopsisSpec) Build(src mech.Source, hist []int64) (*mech.Synopsis, err
 // Count answers a from syn: the estimated count of its spans (within span,
 // a histogram's bucket, unless nil), rounded to the nearest integer and
 // clamped at 0. Post-processing of the synopsis: it costs nothing.
-func (a *SynopsisAnswer) Count(syn *mech.Synopsis, within *Span) int64 {
+func (a *SynopsisAnswer) Count(syn *histogram.Synopsis, within *Span) int64 {
 	spans := a.Spans
 	if within != nil {
 		spans = spans.intersect(Spans{*within})

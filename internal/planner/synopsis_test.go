@@ -29,15 +29,15 @@ func TestConditionSpans(t *testing.T) {
 		want Spans
 		ok   bool
 	}{
-		{"integer closed range", ages, sqlrewrite.Condition{Range: ptr(closed(18, 24))}, Spans{{18, 25}}, true},
+		{"integer closed range", ages, sqlrewrite.Condition{Range: pointerTo(closed(18, 24))}, Spans{{18, 25}}, true},
 		{"integer open ends", ages, sqlrewrite.Condition{Range: &open}, Spans{{18, 25}}, true},
-		{"clipped below", ages, sqlrewrite.Condition{Range: ptr(closed(-10, 5))}, Spans{{0, 6}}, true},
-		{"clipped above", ages, sqlrewrite.Condition{Range: ptr(closed(90, 500))}, Spans{{90, 101}}, true},
-		{"outside", ages, sqlrewrite.Condition{Range: ptr(closed(200, 300))}, nil, true},
+		{"clipped below", ages, sqlrewrite.Condition{Range: pointerTo(closed(-10, 5))}, Spans{{0, 6}}, true},
+		{"clipped above", ages, sqlrewrite.Condition{Range: pointerTo(closed(90, 500))}, Spans{{90, 101}}, true},
+		{"outside", ages, sqlrewrite.Condition{Range: pointerTo(closed(200, 300))}, nil, true},
 		{"unbounded", ages, sqlrewrite.Condition{Range: &sqlrewrite.Range{Lower: 65, HasLower: true}}, Spans{{65, 101}}, true},
 		{"IN merges touching cells", ages, sqlrewrite.Condition{In: []sqlrewrite.Value{{Num: 19}, {Num: 18}, {Num: 30}, {Num: 30.5}}}, Spans{{18, 20}, {30, 31}}, true},
-		{"fractional cells", coarse, sqlrewrite.Condition{Range: ptr(closed(0, 99))}, Spans{{0, 40.96}}, true},
-		{"real range", income, sqlrewrite.Condition{Range: ptr(closed(50000, 75250))}, Spans{{100, 150.5}}, true},
+		{"fractional cells", coarse, sqlrewrite.Condition{Range: pointerTo(closed(0, 99))}, Spans{{0, 40.96}}, true},
+		{"real range", income, sqlrewrite.Condition{Range: pointerTo(closed(50000, 75250))}, Spans{{100, 150.5}}, true},
 		{"real equality", income, sqlrewrite.Condition{In: []sqlrewrite.Value{{Num: 1000}}}, nil, false},
 	} {
 		got, ok := tc.d.conditionSpans(tc.c)
@@ -47,7 +47,7 @@ func TestConditionSpans(t *testing.T) {
 	}
 }
 
-func ptr[T any](v T) *T { return &v }
+func pointerTo[T any](v T) *T { return &v }
 
 func TestSpansIntersectUnion(t *testing.T) {
 	a := Spans{{0, 10}, {20, 30}}

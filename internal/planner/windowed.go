@@ -6,6 +6,9 @@ import (
 
 	"github.com/dpproxy/dpproxy/internal/catalog"
 	"github.com/dpproxy/dpproxy/internal/mech"
+	"github.com/dpproxy/dpproxy/internal/mech/noise"
+	"github.com/dpproxy/dpproxy/internal/mech/piecewise"
+	"github.com/dpproxy/dpproxy/internal/mech/quantile"
 	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
 )
 
@@ -41,7 +44,7 @@ type quantileMechanism struct {
 // windowedQuantile is what the mech quantile mechanisms have in common.
 type windowedQuantile interface {
 	Window() mech.RankWindowSpec
-	Release(src mech.Source, w mech.SortedWindow) (float64, error)
+	Release(src noise.Source, w mech.SortedWindow) (float64, error)
 }
 
 func (m quantileMechanism) Name() string      { return m.name }
@@ -66,14 +69,14 @@ func (m quantileMechanism) Reads(r *Release) string {
 	return fmt.Sprintf("the non-NULL count, then at most %d order statistics around the quantile's rank", q.Window().Width())
 }
 
-func (m quantileMechanism) Start(_ mech.Source, r *Release, terms []float64, _ []int64) (Step, error) {
+func (m quantileMechanism) Start(_ noise.Source, r *Release, terms []float64, _ []int64) (Step, error) {
 	q, err := m.build(r)
 	if err != nil {
 		return nil, err
 	}
 	n := int64(math.Round(terms[0]))
 	ranks := q.Window().Ranks(n)
-	step := &once{finish: func(src mech.Source, fetched []Fetched) (Estimate, error) {
+	step := &once{finish: func(src noise.Source, fetched []Fetched) (Estimate, error) {
 		w := mech.SortedWindow{Count: n, First: ranks.First}
 		if len(fetched) > 0 {
 			w.Values = fetched[0].Values
@@ -93,7 +96,7 @@ var (
 		guarantee: "pure ε-DP: piecewise Laplace on exact breakpoints from a window of order statistics",
 		build: func(r *Release) (windowedQuantile, error) {
 			b := columnBounds(r)
-			return mech.NewPiecewiseQuantile(b, r.Stat.Quantile, r.Epsilon, mech.DefaultRho(b, isInteger(r)))
+			return piecewise.NewQuantile(b, r.Stat.Quantile, r.Epsilon, piecewise.DefaultRho(b, isInteger(r)))
 		},
 	}
 	inverseQuantile = quantileMechanism{
@@ -101,7 +104,7 @@ var (
 		guarantee: "pure ε-DP: inverse sensitivity mechanism on a window of order statistics",
 		build: func(r *Release) (windowedQuantile, error) {
 			b := columnBounds(r)
-			return mech.NewInverseSensitivityQuantile(b, r.Stat.Quantile, r.Epsilon, mech.DefaultRho(b, isInteger(r)))
+			return piecewise.NewInverseSensitivityQuantile(b, r.Stat.Quantile, r.Epsilon, piecewise.DefaultRho(b, isInteger(r)))
 		},
 	}
 	smoothMedian = quantileMechanism{
@@ -109,7 +112,7 @@ var (
 		guarantee:  "pure ε-DP: smooth sensitivity of the median with Cauchy noise",
 		medianOnly: true,
 		build: func(r *Release) (windowedQuantile, error) {
-			return mech.NewSmoothMedian(columnBounds(r), r.Epsilon)
+			return quantile.NewSmoothMedian(columnBounds(r), r.Epsilon)
 		},
 	}
 )

@@ -15,7 +15,7 @@ import (
 	"github.com/dpproxy/dpproxy/internal/budget"
 	"github.com/dpproxy/dpproxy/internal/catalog"
 	"github.com/dpproxy/dpproxy/internal/exec"
-	"github.com/dpproxy/dpproxy/internal/mech"
+	"github.com/dpproxy/dpproxy/internal/mech/noise"
 	"github.com/dpproxy/dpproxy/internal/planner"
 	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
 )
@@ -31,7 +31,7 @@ type Engine struct {
 	ledger   *budget.Ledger
 	log      *slog.Logger
 	// newSource returns the noise source of a new session.
-	newSource func() mech.Source
+	newSource func() noise.Source
 	queries   atomic.Uint64
 }
 
@@ -42,7 +42,7 @@ func NewEngine(cat *catalog.Config, executor *exec.Executor, ledger *budget.Ledg
 	}
 	return &Engine{
 		cat: cat, planner: planner.New(cat), executor: executor, ledger: ledger, log: log,
-		newSource: mech.NewCryptoSource,
+		newSource: noise.NewCryptoSource,
 	}
 }
 

@@ -10,7 +10,7 @@ import (
 	"github.com/dpproxy/dpproxy/internal/catalog"
 	"github.com/dpproxy/dpproxy/internal/dperr"
 	"github.com/dpproxy/dpproxy/internal/exec"
-	"github.com/dpproxy/dpproxy/internal/mech"
+	"github.com/dpproxy/dpproxy/internal/mech/noise"
 	"github.com/dpproxy/dpproxy/internal/planner"
 	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
 )
@@ -21,7 +21,7 @@ type Session struct {
 	user   string
 	connID uint32
 	parser *sqlrewrite.Parser
-	source mech.Source
+	source noise.Source
 
 	// The privacy settings; zero epsilon/delta mean the configured defaults.
 	epsilon  float64

@@ -1,7 +1,7 @@
 // Command mm regenerates bench/RESULTS-mm.md: how many adaptive counting
 // queries the Median Mechanism (MM-SVT), independent Laplace at the same
 // total ε, and a one-shot noisy histogram over the domain answer within α
-// (mech.MMBenchmark), for n = 10^4, 10^5, 10^6 rows over domains of 2^8 to
+// (bench.MMBenchmark), for n = 10^4, 10^5, 10^6 rows over domains of 2^8 to
 // 2^12 cells, random ranges and random 2-3 column conjunctions, ε = 1,
 // α = 0.05. From the repository root:
 //
@@ -19,7 +19,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/dpproxy/dpproxy/internal/mech"
+	"github.com/dpproxy/dpproxy/bench"
 )
 
 // domain is a product domain: its column sizes (one column for ranges).
@@ -44,7 +44,7 @@ type row struct {
 	n        int64
 	cells    int
 	workload string
-	res      mech.MMBenchResult
+	res      bench.MMBenchResult
 	err      error
 }
 
@@ -86,20 +86,20 @@ func main() {
 
 // measure runs one configuration: the §9.2 mixture histogram over the
 // domain and the workload, seeded by (seed, n, cells).
-func measure(r *row, queries int, seed uint64) (mech.MMBenchResult, error) {
+func measure(r *row, queries int, seed uint64) (bench.MMBenchResult, error) {
 	var dims []int
 	for _, d := range domains {
 		if d.cells == r.cells {
 			dims = d.cols
 		}
 	}
-	gen := mech.MMRangeQueries(r.cells)
+	gen := bench.MMRangeQueries(r.cells)
 	histDims := []int{r.cells}
 	if r.workload == "conjunctions" {
-		gen, histDims = mech.MMConjunctionQueries(dims), dims
+		gen, histDims = bench.MMConjunctionQueries(dims), dims
 	}
-	hist := mech.MMMixtureHistogram(histDims, r.n, seed^uint64(r.n)^uint64(r.cells)<<40)
-	return mech.MMBenchmark(hist, gen, mech.MMBenchConfig{Epsilon: 1, Alpha: 0.05, Queries: queries, Seed: seed})
+	hist := bench.MMMixtureHistogram(histDims, r.n, seed^uint64(r.n)^uint64(r.cells)<<40)
+	return bench.MMBenchmark(hist, gen, bench.MMBenchConfig{Epsilon: 1, Alpha: 0.05, Queries: queries, Seed: seed})
 }
 
 // write renders the table.
@@ -107,7 +107,7 @@ func write(path, cmd string, rows []*row, queries int, elapsed time.Duration) er
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "# Interactive counting queries: MM-SVT against independent Laplace and a one-shot noisy histogram\n\n")
 	fmt.Fprintf(&b, "Regenerate with `%s` (from the repository root; %s on this machine, %d cores).\n\n", cmd, elapsed.Round(time.Second), runtime.GOMAXPROCS(0))
-	fmt.Fprintf(&b, "Each configuration answers %d adaptive counting queries drawn online (mech.MMBenchmark) over a synthetic histogram (the digest's §9.2 mixture) with total ε = 1 per mechanism and target α = 0.05: an answer counts when |answer − true count| ≤ α·n. "+
+	fmt.Fprintf(&b, "Each configuration answers %d adaptive counting queries drawn online (bench.MMBenchmark) over a synthetic histogram (the digest's §9.2 mixture) with total ε = 1 per mechanism and target α = 0.05: an answer counts when |answer − true count| ≤ α·n. "+
 		"*Ranges* are random intervals of one ordered column of |X| values; *conjunctions* constrain 2 or 3 of three columns (|X| = 8·8·4, 16·8·8, 16·16·16) each by a range or an IN-list. "+
 		"MM-SVT is the Median Mechanism as the proxy runs it (pool of 200, H the largest feasible, β = 0.05); *streak* is the number answered, all within α, before the first miss or refusal; *H* the hard queries it used of its cap. "+
 		"Laplace spends ε/k per query (k = %d) and *Laplace k_L* is how many queries it answers all within α with probability 0.95. The histogram adds DLap(1/ε) to every cell once and answers everything from it.\n\n", queries, queries)

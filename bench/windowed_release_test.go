@@ -1,0 +1,73 @@
+package bench
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/dpproxy/dpproxy/internal/mech"
+	"github.com/dpproxy/dpproxy/internal/mech/piecewise"
+	"github.com/dpproxy/dpproxy/internal/mech/quantile"
+)
+
+// Release time of the windowed mechanisms (piecewise Laplace, inverse
+// sensitivity, smooth sensitivity, piecewise variance) given their window.
+// Run: go test ./bench -run '^$' -bench WindowedRelease
+
+var windowedBounds = mech.Bounds{Lower: 0, Upper: 1000}
+
+// uniformColumn returns n sorted values spread uniformly over [0, 1000].
+func uniformColumn(n int) []float64 {
+	r := rand.New(rand.NewChaCha8([32]byte{byte(n), 'b', 'e', 'n', 'c', 'h'}))
+	xs := make([]float64, n)
+	for i := range xs {
+		xs[i] = 1000 * r.Float64()
+	}
+	slices.Sort(xs)
+	return xs
+}
+
+func BenchmarkWindowedRelease(b *testing.B) {
+	// One release of each windowed mechanism on a column of 10^6 values
+	// (the window only), at ε = 1 and 0.1.
+	xs := uniformColumn(1_000_000)
+	src := rand.NewChaCha8([32]byte{'r'})
+	for _, eps := range []float64{1, 0.1} {
+		plm, _ := piecewise.NewQuantile(windowedBounds, 0.5, eps, piecewise.DefaultRho(windowedBounds, false))
+		inv, _ := piecewise.NewInverseSensitivityQuantile(windowedBounds, 0.5, eps, piecewise.DefaultRho(windowedBounds, false))
+		ss, _ := quantile.NewSmoothMedian(windowedBounds, eps)
+		pv, _ := piecewise.NewVariance(windowedBounds, eps, 0)
+		sk := sketchOfFloat(windowedBounds, xs, pv.Extremes())
+		for _, tc := range []struct {
+			name    string
+			release func() error
+		}{
+			{"PLM-median", func() error { _, err := plm.Release(src, mech.WindowOf(plm.Window(), xs)); return err }},
+			{"INV-median", func() error { _, err := inv.Release(src, mech.WindowOf(inv.Window(), xs)); return err }},
+			{"SS-median", func() error { _, err := ss.Release(src, mech.WindowOf(ss.Window(), xs)); return err }},
+			{"PLM-variance", func() error { _, err := pv.Release(src, sk); return err }},
+		} {
+			b.Run(fmt.Sprintf("%s/ε=%v", tc.name, eps), func(b *testing.B) {
+				for b.Loop() {
+					if err := tc.release(); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
+
+// sketchOfFloat is sketchOf in float64 arithmetic (large n).
+func sketchOfFloat(b mech.Bounds, xs []float64, k int64) piecewise.VarianceSketch {
+	c := b.Mid()
+	var s, q float64
+	for _, x := range xs {
+		s += x - c
+		q += (x - c) * (x - c)
+	}
+	k = min(k, int64(len(xs)))
+	return piecewise.VarianceSketch{Count: int64(len(xs)), CenteredSum: s, CenteredSumSquares: q,
+		Smallest: xs[:k], Largest: xs[int64(len(xs))-k:]}
+}

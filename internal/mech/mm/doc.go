@@ -1,0 +1,13 @@
+// Package mm holds the Median Mechanism for interactive counting queries
+// (Roth and Roughgarden, "Interactive privacy via the median mechanism",
+// STOC 2010; digest papers/median-mechanism.md) in its MM-SVT form: a pool
+// of candidate databases answers "easy" queries for free; a sparse-vector
+// test decides whether a query is hard, and a hard query is answered with
+// discrete Laplace noise and cuts the pool.
+//
+// Guarantee: pure ε-DP under adding or removing one row over the whole
+// interaction: the noisy row count, at most HardCap hard answers and the
+// sparse-vector tests compose to ε (plan.go derives the split). Easy
+// answers are post-processing of the released values and the pool, whose
+// randomness is independent of the data.
+package mm

@@ -1,0 +1,306 @@
+package mm
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/dpproxy/dpproxy/internal/mech"
+	"github.com/dpproxy/dpproxy/internal/mech/noise"
+)
+
+// ErrInfeasible: the median mechanism cannot meet its accuracy target
+// with even one hard query (too few rows for ε and α).
+var ErrInfeasible = errors.New("mech: median mechanism infeasible")
+
+// Config configures one median-mechanism instance. Every field is public
+// and fixed when the instance is created.
+type Config struct {
+	// Epsilon is the instance's whole allotment from the ledger: the noisy
+	// row count, every easy/hard test and every hard answer.
+	Epsilon float64
+	// Alpha is the target accuracy as a fraction of the noisy row count n̂
+	// (0.05: every answer within ±5% of n̂ rows), in (0, 1).
+	Alpha float64
+	// Beta is the probability that the accuracy statement fails, in (0, 1);
+	// 0 means DefaultBeta.
+	Beta float64
+	// PlannedQueries is the horizon k of the accuracy statement; 0 means
+	// DefaultPlannedQueries. Privacy does not depend on it.
+	PlannedQueries int
+	// CountShare is the share of Epsilon spent on the noisy row count, in
+	// (0, 1); 0 means DefaultCountShare. Unused with PublicRows.
+	CountShare float64
+	// PublicRows, when positive, is a public row count from the
+	// configuration (DESIGN §2's size hint): it becomes n̂ and no budget is
+	// spent counting rows. A wrong hint costs accuracy, never privacy.
+	PublicRows int64
+	// HardCap is the cap H on hard queries; 0 means the largest feasible.
+	HardCap int
+	// PoolSize is the number N of candidates; 0 means DefaultPoolSize.
+	PoolSize int
+	// MixingSteps is the number of hit-and-run steps per candidate and per
+	// cell after each hard query; 0 means DefaultMixingSteps.
+	MixingSteps int
+}
+
+// mmMaxPlannedQueries bounds PlannedQueries, keeping the confidence
+// 1 − β/(3k) of the per-test noise bound distinguishable from 1.
+const mmMaxPlannedQueries = 1 << 30
+
+// Defaults of Config.
+const (
+	DefaultBeta           = 0.05
+	DefaultPlannedQueries = 5000
+	DefaultCountShare     = 0.03
+	DefaultPoolSize       = 200
+	DefaultMixingSteps    = 5
+)
+
+// withDefaults returns c with its zero fields set to the defaults.
+func (c Config) withDefaults() Config {
+	if c.Beta == 0 {
+		c.Beta = DefaultBeta
+	}
+	if c.PlannedQueries == 0 {
+		c.PlannedQueries = DefaultPlannedQueries
+	}
+	if c.CountShare == 0 {
+		c.CountShare = DefaultCountShare
+	}
+	if c.PoolSize == 0 {
+		c.PoolSize = DefaultPoolSize
+	}
+	if c.MixingSteps == 0 {
+		c.MixingSteps = DefaultMixingSteps
+	}
+	return c
+}
+
+// validate checks a configuration with its defaults applied.
+func (c Config) validate() error {
+	if err := mech.CheckEpsilon(c.Epsilon); err != nil {
+		return err
+	}
+	inUnit := func(v float64) bool { return v > 0 && v < 1 }
+	switch {
+	case !inUnit(c.Alpha):
+		return fmt.Errorf("%w: median mechanism alpha %v, must be in (0, 1)", mech.ErrInvalidInput, c.Alpha)
+	case !inUnit(c.Beta):
+		return fmt.Errorf("%w: median mechanism beta %v, must be in (0, 1)", mech.ErrInvalidConfidence, c.Beta)
+	case !inUnit(c.CountShare):
+		return fmt.Errorf("%w: median mechanism count share %v, must be in (0, 1)", mech.ErrInvalidInput, c.CountShare)
+	case c.PlannedQueries < 1 || c.PlannedQueries > mmMaxPlannedQueries || c.HardCap < 0 || c.PoolSize < 1 || c.MixingSteps < 1 || c.PublicRows < 0:
+		return fmt.Errorf("%w: median mechanism planned queries %d, hard cap %d, pool %d, mixing steps %d, public rows %d",
+			mech.ErrInvalidInput, c.PlannedQueries, c.HardCap, c.PoolSize, c.MixingSteps, c.PublicRows)
+	}
+	return nil
+}
+
+// countEpsilon returns the ε spent on the noisy row count.
+func (c Config) countEpsilon() float64 {
+	if c.PublicRows > 0 {
+		return 0
+	}
+	return c.Epsilon * c.CountShare
+}
+
+// Plan holds the public parameters of an instance, fixed when it is
+// created (from the configuration and n̂ only) and stored with its state.
+// Counts are in rows; every bound holds with the probabilities of the
+// MedianMechanism doc comment.
+type Plan struct {
+	// RowCount is n̂, the released (or configured) row count.
+	RowCount int64
+	// CountEpsilon is the ε spent on n̂ (0 with a public row count).
+	CountEpsilon float64
+	// TestEpsilon and AnswerEpsilon are the shares of the easy/hard tests
+	// and of the hard answers; each of the HardCap runs spends
+	// (TestEpsilon + AnswerEpsilon)/HardCap.
+	TestEpsilon, AnswerEpsilon float64
+	// HardCap is H, the number of hard answers after which the instance halts.
+	HardCap int
+	// Threshold is T: a query is hard when |c − μ| + ν ≥ T + ρ.
+	Threshold int64
+	// ThresholdBound and QueryBound bound |ρ| and |ν| (E_ρ, E_ν).
+	ThresholdBound, QueryBound int64
+	// EasyAlpha = T + E_ρ + E_ν bounds the error of an easy answer;
+	// HardAlpha = E_ans bounds the error of a hard one.
+	EasyAlpha, HardAlpha int64
+	// RowCountBound bounds |n̂ − n| (E_n; 0 with a public row count).
+	RowCountBound int64
+	// SlabHalfWidth is w = 2·E_ans + E_n, the half-width of a consistency cut.
+	SlabHalfWidth int64
+	// Beta and PlannedQueries are the configuration's.
+	Beta           float64
+	PlannedQueries int
+}
+
+// mmNoise holds the discrete Laplace mechanisms of a plan (all in rows,
+// sensitivity 1 for a count): the run threshold ρ ~ DLap(2H/ε_test), the
+// per-test noise ν ~ DLap(4H/ε_test) and the hard answer's DLap(H/ε_ans).
+type mmNoise struct {
+	threshold, query, answer *noise.DiscreteLaplace
+}
+
+// newMMNoise returns the noise of H runs with the given ε shares.
+func newMMNoise(hardCap int, testEpsilon, answerEpsilon float64) (mmNoise, error) {
+	h := float64(hardCap)
+	threshold, err := noise.NewDiscreteLaplace(2, testEpsilon/h)
+	if err != nil {
+		return mmNoise{}, err
+	}
+	query, err := noise.NewDiscreteLaplace(4, testEpsilon/h)
+	if err != nil {
+		return mmNoise{}, err
+	}
+	answer, err := noise.NewDiscreteLaplace(1, answerEpsilon/h)
+	if err != nil {
+		return mmNoise{}, err
+	}
+	return mmNoise{threshold: threshold, query: query, answer: answer}, nil
+}
+
+// noise returns the plan's noise mechanisms.
+func (p Plan) noise() (mmNoise, error) {
+	return newMMNoise(p.HardCap, p.TestEpsilon, p.AnswerEpsilon)
+}
+
+// PlanFor returns the plan of an instance configured by cfg over n̂ =
+// rowCount rows (public: the release of NewMedianMechanism or
+// cfg.PublicRows), without touching any data: the planner can show it in
+// EXPLAIN. It fails with ErrInfeasible, naming the fewest rows that would
+// do, when not even one hard query fits the accuracy target.
+//
+// The plan (the digest's §7.2 in rows, with discrete Laplace noise):
+//
+//	A = H·(2·ln(3H/β) + 4·ln(3k/β)),  B = H·ln(3H/β)
+//	ε_test = ε'·√(2A)/(√(2A) + √(3B)),  ε_ans = ε' − ε_test   (ε' = ε − ε_n)
+//	E_ρ, E_ν, E_ans = the exact discrete Laplace quantiles at 1 − β/(3H),
+//	  1 − β/(3k), 1 − β/(3H);  E_svt = E_ρ + E_ν;  E_n = the quantile at 1 − β
+//	T = ⌊α·n̂⌋ − E_svt,  w = 2·E_ans + E_n
+//	feasible iff T − E_svt ≥ w + E_ans + 1, i.e. ⌊α·n̂⌋ ≥ 2·E_svt + 3·E_ans + E_n + 1
+//
+// and H is cfg.HardCap or else the largest feasible value. The split
+// minimises 2·E_svt + 3·E_ans (the digest's choice, derived for continuous
+// Laplace tails b·ln(1/p), which the discrete quantiles match to a row).
+func PlanFor(cfg Config, rowCount int64) (Plan, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return Plan{}, err
+	}
+	if rowCount < 1 {
+		return Plan{}, fmt.Errorf("%w: median mechanism over %d rows", ErrInfeasible, rowCount)
+	}
+	countBound, err := mmCountBound(cfg)
+	if err != nil {
+		return Plan{}, err
+	}
+	budget := math.Floor(cfg.Alpha * float64(rowCount))
+	try := func(h int) (Plan, bool, error) {
+		p, err := mmPlanWithCap(cfg, rowCount, countBound, h)
+		return p, err == nil && float64(p.feasibilityNeed()) <= budget, err
+	}
+	if cfg.HardCap > 0 {
+		return mmFeasibleOrExplain(try, cfg, countBound, cfg.HardCap)
+	}
+	best, ok, err := try(1)
+	if err != nil || !ok {
+		return mmFeasibleOrExplain(try, cfg, countBound, 1)
+	}
+	// Feasibility is monotone in H (every bound grows with H): double, then bisect.
+	lo, hi := 1, 2
+	for {
+		p, ok, err := try(hi)
+		if err != nil || !ok {
+			break
+		}
+		best, lo, hi = p, hi, 2*hi
+	}
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		if p, ok, err := try(mid); err == nil && ok {
+			best, lo = p, mid
+		} else {
+			hi = mid
+		}
+	}
+	return best, nil
+}
+
+// mmFeasibleOrExplain returns the plan with cap h if it is feasible, and
+// otherwise ErrInfeasible with the fewest rows that would make it so.
+func mmFeasibleOrExplain(try func(int) (Plan, bool, error), cfg Config, countBound int64, h int) (Plan, error) {
+	p, ok, err := try(h)
+	if err != nil {
+		return Plan{}, err
+	}
+	if !ok {
+		return Plan{}, fmt.Errorf("%w: %d hard queries at ε=%v and α=%v need at least %d rows, have %d",
+			ErrInfeasible, h, cfg.Epsilon, cfg.Alpha, mmMinRows(p.feasibilityNeed(), cfg.Alpha), p.RowCount)
+	}
+	return p, nil
+}
+
+// feasibilityNeed returns 2·E_svt + 3·E_ans + E_n + 1: the plan is feasible
+// iff ⌊α·n̂⌋ is at least this.
+func (p Plan) feasibilityNeed() int64 {
+	return 2*(p.ThresholdBound+p.QueryBound) + 3*p.HardAlpha + p.RowCountBound + 1
+}
+
+// mmMinRows returns the fewest rows r with ⌊α·r⌋ ≥ need (the bounds in rows
+// do not depend on n̂), correcting the float quotient by a step either way.
+func mmMinRows(need int64, alpha float64) int64 {
+	fits := func(r int64) bool { return math.Floor(alpha*float64(r)) >= float64(need) }
+	r := int64(math.Ceil(float64(need) / alpha))
+	for !fits(r) {
+		r++
+	}
+	for r > 1 && fits(r-1) {
+		r--
+	}
+	return r
+}
+
+// mmCountBound returns E_n, the bound on |n̂ − n| at confidence 1 − β.
+func mmCountBound(cfg Config) (int64, error) {
+	if cfg.PublicRows > 0 {
+		return 0, nil
+	}
+	d, err := noise.NewDiscreteLaplace(1, cfg.countEpsilon())
+	if err != nil {
+		return 0, err
+	}
+	return int64(d.HalfWidth(1 - cfg.Beta)), nil
+}
+
+// mmPlanWithCap computes the plan for a given H (feasible or not).
+func mmPlanWithCap(cfg Config, rowCount, countBound int64, hardCap int) (Plan, error) {
+	h, beta, k := float64(hardCap), cfg.Beta, float64(cfg.PlannedQueries)
+	a := h * (2*math.Log(3*h/beta) + 4*math.Log(3*k/beta))
+	b := h * math.Log(3*h/beta)
+	rest := cfg.Epsilon - cfg.countEpsilon()
+	testEpsilon := rest * math.Sqrt(2*a) / (math.Sqrt(2*a) + math.Sqrt(3*b))
+	answerEpsilon := rest - testEpsilon
+	noise, err := newMMNoise(hardCap, testEpsilon, answerEpsilon)
+	if err != nil {
+		return Plan{}, err
+	}
+	p := Plan{
+		RowCount:       rowCount,
+		CountEpsilon:   cfg.countEpsilon(),
+		TestEpsilon:    testEpsilon,
+		AnswerEpsilon:  answerEpsilon,
+		HardCap:        hardCap,
+		ThresholdBound: int64(noise.threshold.HalfWidth(1 - beta/(3*h))),
+		QueryBound:     int64(noise.query.HalfWidth(1 - beta/(3*k))),
+		HardAlpha:      int64(noise.answer.HalfWidth(1 - beta/(3*h))),
+		RowCountBound:  countBound,
+		Beta:           beta,
+		PlannedQueries: cfg.PlannedQueries,
+	}
+	p.Threshold = int64(math.Floor(cfg.Alpha*float64(rowCount))) - p.ThresholdBound - p.QueryBound
+	p.EasyAlpha = p.Threshold + p.ThresholdBound + p.QueryBound
+	p.SlabHalfWidth = 2*p.HardAlpha + countBound
+	return p, nil
+}

@@ -1,0 +1,14 @@
+// Package piecewise holds Durfee's instance-adaptive mechanisms on the
+// order statistics: the piecewise Laplace mechanism (PLM) and the inverse
+// sensitivity mechanism (INV) for quantiles and PERCENTILE_CONT
+// ([Quantile], [NewInverseSensitivityQuantile]) and the piecewise Laplace
+// variance ([Variance]), from "Instance-optimal mechanisms" (digest
+// papers/piecewise-laplace.md).
+//
+// Guarantee: pure ε-DP under adding or removing one row. Each mechanism
+// computes breakpoints b_k — how far the statistic can move with k rows
+// added or removed — and samples a law whose density is a function of the
+// breakpoints only; the breakpoints of neighbours interleave
+// (b_k(D') ∈ [b_{k−1}(D), b_{k+1}(D)]), which bounds the density ratio by
+// e^ε. Sampling is exact on a power-of-two grid (package noise).
+package piecewise

@@ -1,0 +1,140 @@
+package piecewise
+
+import (
+	"errors"
+	"math/big"
+	"slices"
+	"testing"
+
+	"github.com/dpproxy/dpproxy/internal/mech"
+	"github.com/dpproxy/dpproxy/internal/mech/oracle"
+)
+
+// sketchOf returns the variance sketch of sorted values: exact centred sums
+// (rounded once) and the k smallest and largest values.
+func sketchOf(b mech.Bounds, sorted []float64, k int64) VarianceSketch {
+	c := new(big.Rat).SetFloat64(b.Mid())
+	s, q := new(big.Rat), new(big.Rat)
+	for _, x := range sorted {
+		d := new(big.Rat).Sub(new(big.Rat).SetFloat64(x), c)
+		s.Add(s, d)
+		q.Add(q, d.Mul(d, d))
+	}
+	k = min(k, int64(len(sorted)))
+	return VarianceSketch{
+		Count: int64(len(sorted)), CenteredSum: oracle.Float(s), CenteredSumSquares: oracle.Float(q),
+		Smallest: sorted[:k], Largest: sorted[int64(len(sorted))-k:],
+	}
+}
+
+// varianceOrZero is the population variance with Var(∅) = 0.
+func varianceOrZero(s []float64) *big.Rat {
+	if len(s) == 0 {
+		return new(big.Rat)
+	}
+	return oracle.Variance(oracle.Rats(s))
+}
+
+func TestPiecewiseVarianceBreakpointsBruteForce(t *testing.T) {
+	// Lower side: the exact minimum over each ball (rounded down). The
+	// minimum inserts values at a window's mean, so the exact check (ℓ ≤ 2,
+	// n ≤ 3) inserts from the grid of step 1/6, which holds every mean of at
+	// most 3 integers; the integer grid gives a one-sided check up to ℓ = 3. Upper
+	// side: at least the exact maximum (the hybrid is an upper bound; the
+	// maximum inserts at the bounds, so the integer grid is exact).
+	b := mech.Bounds{Lower: 0, Upper: 4}
+	m, err := NewVariance(b, 1, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fine []float64
+	for i := range 25 {
+		fine = append(fine, float64(i)/6)
+	}
+	for _, x := range oracle.Multisets(quantileTestGrid, 4) {
+		bp, err := m.Breakpoints(sketchOf(b, x, m.Extremes()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		hi, lo := oracle.BallExtremes(x, quantileTestGrid, 3, varianceOrZero)
+		var exact []*big.Rat
+		if len(x) <= 3 {
+			_, exact = oracle.BallExtremes(x, fine, 2, varianceOrZero)
+		}
+		for l := range 4 {
+			if l > 0 && l < len(exact) && bp.Down[l] != roundRat(exact[l], big.ToNegativeInf) {
+				t.Errorf("%v: d_%d got %v, want %v", x, l, bp.Down[l], roundRat(exact[l], big.ToNegativeInf))
+			}
+			if bp.Down[l] > oracle.Float(lo[l]) {
+				t.Errorf("%v: d_%d got %v, want ≤ %v", x, l, bp.Down[l], oracle.Float(lo[l]))
+			}
+			if bp.Up[l] < oracle.Float(hi[l]) {
+				t.Errorf("%v: u_%d got %v, want ≥ %v", x, l, bp.Up[l], oracle.Float(hi[l]))
+			}
+		}
+		if f := oracle.Float(varianceOrZero(x)); bp.F() != f {
+			t.Errorf("%v: f got %v, want %v", x, bp.F(), f)
+		}
+	}
+}
+
+func TestPiecewiseVarianceV3(t *testing.T) {
+	// The validity contract on every neighbouring pair, at every depth.
+	b := mech.Bounds{Lower: 0, Upper: 4}
+	m, _ := NewVariance(b, 1, 0)
+	bpOf := func(x []float64) Breakpoints {
+		bp, err := m.Breakpoints(sketchOf(b, x, m.Extremes()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := bp.validate(m.sampler.rng); err != nil {
+			t.Fatalf("%v: %v", x, err)
+		}
+		return bp
+	}
+	for _, x := range oracle.Multisets(quantileTestGrid, 4) {
+		bx := bpOf(x)
+		var neighbours [][]float64
+		for i := range x {
+			neighbours = append(neighbours, slices.Delete(slices.Clone(x), i, i+1))
+		}
+		for _, v := range quantileTestGrid {
+			y := append(slices.Clone(x), v)
+			slices.Sort(y)
+			neighbours = append(neighbours, y)
+		}
+		for _, y := range neighbours {
+			by := bpOf(y)
+			for l := 0; l+1 < len(bx.Up); l++ {
+				if bx.Up[l] > by.Up[l+1] || bx.Down[l] < by.Down[l+1] {
+					t.Fatalf("x=%v x'=%v: V3 fails at ℓ=%d: u %v > %v or d %v < %v",
+						x, y, l, bx.Up[l], by.Up[l+1], bx.Down[l], by.Down[l+1])
+				}
+			}
+		}
+	}
+}
+
+func TestPiecewiseVarianceRejects(t *testing.T) {
+	b := mech.Bounds{Lower: 0, Upper: 10}
+	m, err := NewVariance(b, 1, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sorted := make([]float64, 300)
+	for i := range sorted {
+		sorted[i] = float64(i%10) + 0.5
+	}
+	slices.Sort(sorted)
+	s := sketchOf(b, sorted, m.Extremes())
+	s.Smallest = s.Smallest[1:]
+	if _, err := m.Breakpoints(s); !errors.Is(err, mech.ErrWindowMismatch) {
+		t.Errorf("too few extremes: got %v, want %v", err, mech.ErrWindowMismatch)
+	}
+	s = sketchOf(b, sorted, m.Extremes())
+	s.Largest = slices.Clone(s.Largest)
+	s.Largest[0] = 11
+	if _, err := m.Breakpoints(s); !errors.Is(err, mech.ErrInvalidInput) {
+		t.Errorf("extreme outside bounds: got %v, want %v", err, mech.ErrInvalidInput)
+	}
+}
