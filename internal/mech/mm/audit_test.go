@@ -60,7 +60,7 @@ func mmAuditRun(t *testing.T, publicRows int64, testBoost float64, outcome func(
 			panic(err)
 		}
 		if publicRows > 0 {
-			m.pool = newMMPool(4, cfg.PoolSize, cfg.MixingSteps, [32]byte{7})
+			m.pool = newMMPool(4, cfg.PoolSize, cfg.MixingSteps, 7)
 		}
 		q, pattern := cell(0), 0
 		var answers []int64

@@ -2,7 +2,6 @@ package mm
 
 import (
 	"crypto/sha256"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -218,10 +217,7 @@ func newMMFromPlan(src noise.Source, cells int, cfg Config, plan Plan) (*MedianM
 	if err != nil {
 		return nil, err
 	}
-	var seed [32]byte
-	for i := 0; i < len(seed); i += 8 {
-		binary.LittleEndian.PutUint64(seed[i:], src.Uint64())
-	}
+	seed := src.Uint64()
 	return &MedianMechanism{
 		cfg:   cfg,
 		plan:  plan,

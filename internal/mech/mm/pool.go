@@ -3,8 +3,9 @@ package mm
 import (
 	"math"
 	"math/bits"
-	"math/rand/v2"
 	"slices"
+
+	"github.com/dpproxy/dpproxy/internal/mech/noise"
 )
 
 // The candidate pool of the median mechanism (the digest's §7.6, the
@@ -21,8 +22,8 @@ import (
 // law on the polytope and costs O(#cuts) per step.
 //
 // Privacy does not depend on anything in this file: the pool sees only
-// released answers (the cuts), and its randomness is a public ChaCha8
-// stream keyed at creation, independent of the data. A poor sampler costs
+// released answers (the cuts), and its randomness is a public noise.Stream
+// keyed at creation, independent of the data. A poor sampler costs
 // utility (more hard queries), never privacy.
 
 // mmFeasibleTolerance is how far (in fraction units) a candidate may sit
@@ -55,8 +56,7 @@ type mmPool struct {
 	points       []float64 // size×cells, candidate-major
 	cuts         []mmConstraint
 	repairs      int // cuts widened because no point satisfied them
-	src          *rand.ChaCha8
-	rng          *rand.Rand
+	rng          *noise.Stream
 
 	prefix []float64 // size×(cells+1): prefix sums of each candidate
 	values []float64 // size×len(cuts): each candidate's fraction in each cut
@@ -68,9 +68,8 @@ type mmPool struct {
 // newMMPool returns size candidates drawn i.i.d. uniformly from the simplex
 // over cells cells (Dirichlet(1,…,1): normalised Exp(1) draws), keyed by
 // seed. No data is used.
-func newMMPool(cells, size, stepsPerCell int, seed [32]byte) *mmPool {
-	src := rand.NewChaCha8(seed)
-	p := &mmPool{cells: cells, size: size, stepsPerCell: stepsPerCell, src: src, rng: rand.New(src)}
+func newMMPool(cells, size, stepsPerCell int, seed uint64) *mmPool {
+	p := &mmPool{cells: cells, size: size, stepsPerCell: stepsPerCell, rng: noise.NewStream(seed)}
 	p.points = make([]float64, size*cells)
 	for i := range size {
 		pt := p.point(i)
@@ -234,7 +233,7 @@ func (p *mmPool) mix() {
 // halves: a bias below |X|/2^32, immaterial for a sampler that only
 // affects utility).
 func (p *mmPool) step(pt, vals []float64) {
-	u := p.src.Uint64()
+	u := p.rng.Uint64()
 	a := int((u >> 32) * uint64(p.cells) >> 32)
 	b := int((u & math.MaxUint32) * uint64(p.cells-1) >> 32)
 	if b >= a {

@@ -1,7 +1,6 @@
 package mm
 
 import (
-	"encoding/binary"
 	"math"
 	"slices"
 	"testing"
@@ -12,19 +11,12 @@ import (
 
 // mmTestPool returns a pool holding the given candidates.
 func mmTestPool(cells, stepsPerCell int, points [][]float64) *mmPool {
-	p := newMMPool(cells, len(points), stepsPerCell, [32]byte{1})
+	p := newMMPool(cells, len(points), stepsPerCell, 1)
 	for i, pt := range points {
 		copy(p.point(i), pt)
 	}
 	p.rebuild()
 	return p
-}
-
-// mmKey returns the pool key of a test seed.
-func mmKey(seed uint64) [32]byte {
-	var k [32]byte
-	binary.LittleEndian.PutUint64(k[:], seed)
-	return k
 }
 
 // mmCheckPool fails t unless every candidate lies on the simplex and
@@ -123,7 +115,7 @@ func TestMMPoolMixStaysFeasible(t *testing.T) {
 	r := privtest.Seeded(t, 0x3a01)
 	const cells = 12
 	truth := []float64{0.3, 0.2, 0.1, 0.1, 0.05, 0.05, 0.05, 0.05, 0.04, 0.03, 0.02, 0.01}
-	p := newMMPool(cells, 40, 5, [32]byte{2})
+	p := newMMPool(cells, 40, 5, 2)
 	for range 15 {
 		var members []int
 		for x := range cells {
@@ -167,7 +159,7 @@ func TestMMPoolMixLaw(t *testing.T) {
 			func(x float64) float64 { return (beta24(x) - beta24(0.2)) / (beta24(0.4) - beta24(0.2)) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := newMMPool(cells, size, 160/cells+1, mmKey(seed))
+			p := newMMPool(cells, size, 160/cells+1, seed)
 			for i := range size {
 				copy(p.point(i), start)
 			}

@@ -9,16 +9,18 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/rand/v2"
+
+	"github.com/dpproxy/dpproxy/internal/mech/noise"
 )
 
 // ErrState: a serialized median-mechanism state is corrupt, truncated,
 // of another version, or inconsistent.
 var ErrState = errors.New("mech: invalid median mechanism state")
 
-// The state format, version 1 (little-endian):
+// The state format, version 2 (little-endian; version 1 kept the pool's
+// stream as a math/rand ChaCha8 state and is refused):
 //
-//	"DPMMSVT1"                 8-byte magic and version
+//	"DPMMSVT2"                 8-byte magic and version
 //	uint64 L, then L bytes     JSON of mmRecord: configuration, plan, the
 //	                           SECRET ρ, counters, cuts, cache, pool RNG state
 //	PoolSize·cells float64     the pool's candidates, candidate-major
@@ -28,7 +30,7 @@ var ErrState = errors.New("mech: invalid median mechanism state")
 // state is as sensitive as a key (it holds ρ) and is stored as one.
 // Restoring it resumes the instance exactly: same plan, same run and ρ,
 // same pool and pool random stream, so the guarantee continues unchanged.
-const mmStateMagic = "DPMMSVT1"
+const mmStateMagic = "DPMMSVT2"
 
 // mmRecord is the JSON part of the state.
 type mmRecord struct {
@@ -41,7 +43,7 @@ type mmRecord struct {
 	Answered    int
 	Cuts        []mmCutRecord
 	Cache       map[string]Answer // hex SHA-256 of the predicate → answer
-	PoolRNG     []byte            // math/rand/v2 ChaCha8 state
+	PoolRNG     []byte            // the pool's noise.Stream state
 	PoolRepairs int
 }
 
@@ -62,7 +64,7 @@ func (m *MedianMechanism) MarshalBinary() ([]byte, error) {
 
 // marshal serializes the state; the caller holds the lock.
 func (m *MedianMechanism) marshal() ([]byte, error) {
-	rng, err := m.pool.src.MarshalBinary()
+	rng, err := m.pool.rng.MarshalBinary()
 	if err != nil {
 		return nil, err
 	}
@@ -114,7 +116,7 @@ func (m *MedianMechanism) UnmarshalBinary(data []byte) error {
 func mmUnmarshal(data []byte) (*MedianMechanism, error) {
 	head := len(mmStateMagic) + 8
 	if len(data) < head+sha256.Size || string(data[:len(mmStateMagic)]) != mmStateMagic {
-		return nil, errors.New("not a version-1 state")
+		return nil, errors.New("not a version-2 state")
 	}
 	body := data[:len(data)-sha256.Size]
 	if sum := sha256.Sum256(body); !bytes.Equal(sum[:], data[len(body):]) {
@@ -183,13 +185,13 @@ func mmCheckRecord(rec mmRecord) error {
 // mmRestorePool rebuilds the pool of a record from its candidates and
 // checks every candidate lies on the simplex and satisfies every cut.
 func mmRestorePool(rec mmRecord, floats []byte) (*mmPool, error) {
-	src := &rand.ChaCha8{}
-	if err := src.UnmarshalBinary(rec.PoolRNG); err != nil {
+	rng := &noise.Stream{}
+	if err := rng.UnmarshalBinary(rec.PoolRNG); err != nil {
 		return nil, err
 	}
 	p := &mmPool{
 		cells: rec.Cells, size: rec.Config.PoolSize, stepsPerCell: rec.Config.MixingSteps,
-		repairs: rec.PoolRepairs, src: src, rng: rand.New(src),
+		repairs: rec.PoolRepairs, rng: rng,
 		points: make([]float64, rec.Config.PoolSize*rec.Cells),
 	}
 	for i := range p.points {

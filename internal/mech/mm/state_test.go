@@ -124,7 +124,7 @@ func TestMMStateRejects(t *testing.T) {
 		state []byte
 	}{
 		{"empty", nil},
-		{"other magic", append([]byte("DPMMSVT2"), state[8:]...)},
+		{"other magic", append([]byte("DPMMSVT1"), state[8:]...)},
 		{"truncated", state[:len(state)-1]},
 		{"corrupted", flipped},
 		{"hard count beyond cap", mmReseal(t, state, func(r *mmRecord) { r.Hard = r.Plan.HardCap + 1 })},
