@@ -1,6 +1,7 @@
 package budget
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"errors"
@@ -44,4 +45,48 @@ func (l *Ledger) GetState(ctx context.Context, key string) ([]byte, bool, error)
 		value = []byte{}
 	}
 	return value, true, nil
+}
+
+// SwapState is a compare-and-swap on the value stored under key: with old
+// non-nil it replaces the stored value by value if and only if the stored
+// value is byte for byte old; with old nil it stores value if and only if
+// nothing is stored under key yet. It reports whether it wrote. Several
+// proxies sharing the ledger thereby change one shared state one at a
+// time: of two swaps from the same old value exactly one succeeds, and the
+// other must reload the state and decide again (DESIGN.md §2, "Shared
+// state has one writer"). value must differ from old (a swap that changes
+// nothing could not be told apart from a lost one on MySQL, which counts
+// changed rows only).
+func (l *Ledger) SwapState(ctx context.Context, key string, old, value []byte) (bool, error) {
+	if err := validName("state key", key); err != nil {
+		return false, err
+	}
+	if value == nil {
+		value = []byte{} // the column is NOT NULL
+	}
+	if old != nil && bytes.Equal(old, value) {
+		return false, invalid("state swap of %s changes nothing", key)
+	}
+	now := time.Now().UnixMicro()
+	var swapped bool
+	err := l.inTx(ctx, func(tx *sql.Tx) error {
+		var res sql.Result
+		var err error
+		if old == nil {
+			insert := l.dialect.upsert("dpproxy_state", "state_key", []string{"state_key", "state_value", "updated_at"}, nil)
+			res, err = l.exec(ctx, tx, insert, key, value, now)
+		} else {
+			res, err = l.exec(ctx, tx, "UPDATE dpproxy_state SET state_value = ?, updated_at = ? WHERE state_key = ? AND state_value = ?", value, now, key, old)
+		}
+		if err != nil {
+			return err
+		}
+		n, err := res.RowsAffected()
+		swapped = n == 1
+		return err
+	})
+	if err != nil {
+		return false, ledgerError(err)
+	}
+	return swapped, nil
 }

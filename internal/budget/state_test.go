@@ -3,6 +3,9 @@ package budget
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
 	"testing"
 )
 
@@ -46,6 +49,62 @@ func TestState(t *testing.T) {
 		}
 		if got, _, _ := l.GetState(ctx, "big"); !bytes.Equal(got, large) {
 			t.Errorf("key big after writing Big: got %d bytes, want %d", len(got), len(large))
+		}
+	})
+}
+
+// TestSwapState: the compare-and-swap writes only over the expected value
+// (or into an empty key), and of proxies racing to swap from one value
+// exactly one wins, on every ledger database.
+func TestSwapState(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, b backend, dsn string) {
+		ctx := context.Background()
+		l := openLedger(t, b, dsn)
+		swap := func(old, value string, want bool) {
+			t.Helper()
+			var o []byte
+			if old != "-" {
+				o = []byte(old)
+			}
+			got, err := l.SwapState(ctx, "mm:k", o, []byte(value))
+			if err != nil || got != want {
+				t.Errorf("SwapState(%q → %q): got %v, %v, want %v", old, value, got, err, want)
+			}
+		}
+		swap("x", "y", false) // nothing stored
+		swap("-", "v1", true)
+		swap("-", "v2", false) // already stored
+		swap("v0", "v2", false)
+		swap("v1", "v2", true)
+		if got, _, _ := l.GetState(ctx, "mm:k"); string(got) != "v2" {
+			t.Errorf("stored %q, want v2", got)
+		}
+		if _, err := l.SwapState(ctx, "mm:k", []byte("v2"), []byte("v2")); err == nil {
+			t.Error("a swap that changes nothing: got nil error")
+		}
+		const proxies = 6
+		var wins atomic.Int64
+		var wg sync.WaitGroup
+		var others []*Ledger
+		for range proxies {
+			others = append(others, openLedger(t, b, dsn))
+		}
+		for i, other := range others {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				ok, err := other.SwapState(ctx, "mm:k", []byte("v2"), []byte(fmt.Sprintf("v3-%d", i)))
+				if err != nil {
+					t.Errorf("proxy %d: %v", i, err)
+				}
+				if ok {
+					wins.Add(1)
+				}
+			}()
+		}
+		wg.Wait()
+		if wins.Load() != 1 {
+			t.Errorf("%d of %d racing swaps won, want exactly 1", wins.Load(), proxies)
 		}
 	})
 }
