@@ -16,6 +16,10 @@ import (
 // proxy reports it as budget exhausted, 1226).
 var ErrHardQueryCapReached = errors.New("mech: median mechanism hard-query cap reached")
 
+// ErrVoid: a commit of this instance failed, so its state in memory is
+// ahead of the stored one; restore the instance from the stored state.
+var ErrVoid = errors.New("mech: median mechanism instance void after a failed commit; restore it from its stored state")
+
 // MedianMechanism answers an online, adaptively chosen stream of counting
 // queries over a finite public domain X from one privacy budget: the
 // median mechanism of Roth & Roughgarden (STOC 2010) in the practical,
@@ -125,11 +129,13 @@ var ErrHardQueryCapReached = errors.New("mech: median mechanism hard-query cap r
 // atomic and in arrival order. The state (MarshalBinary) holds the
 // configuration, the plan, n̂, the SECRET threshold noise ρ of the current
 // run, the hard count, the cuts, the answer cache and the pool: store it
-// like a key, never log it. A hard answer's state is handed to the commit
-// callback and must be durable before the answer, or anything derived
-// from it, is released (a restart must not resume a run whose ⊤ was seen
-// with its old ρ); easy answers change only the cache, so a crash loses at
-// most cache entries.
+// like a key, never log it. Every answer that ran a test, easy or hard,
+// hands its new state to the commit callback and is released only once
+// that succeeds (Answer's doc comment gives the argument). The state has
+// one writer: processes that share it must make each commit a
+// compare-and-swap on the stored state and answer from the newest stored
+// state (internal/exec's interactive store does), never from copies of
+// their own.
 type MedianMechanism struct {
 	mu       sync.Mutex
 	cfg      Config
@@ -141,8 +147,8 @@ type MedianMechanism struct {
 	hard     int
 	halted   bool
 	cache    map[[sha256.Size]byte]Answer
-	dirty    bool // a hard answer's state has not been committed yet
-	answered int  // queries answered (cached ones included)
+	void     bool // a commit failed: the state in memory is not the stored one
+	answered int  // queries answered with a test (the cache's size)
 }
 
 // Answer is one released answer with its accuracy.
@@ -241,31 +247,51 @@ func newMMFromPlan(src noise.Source, cells int, cfg Config, plan Plan) (*MedianM
 //     Predicate.Count, or a COUNT(*) over the compiled cell set), the test
 //     runs with noise from src, and the answer is released.
 //
-// A hard answer changes the privacy-relevant state: Answer passes the new
-// state (MarshalBinary's format) to commit and returns the answer only
-// once commit succeeds. If commit fails the answer is withheld, the state
-// in memory stays advanced (the run is spent) and every later call first
-// retries the commit, refusing to answer until it succeeds. commit may be
-// nil only when the state is never persisted (benchmarks and tests).
+// # One durable step for both branches
+//
+// Every answer that ran a test changes the state, the easy ones too (the
+// cache entry, which later answers repeat, and the count of answers); a
+// hard one also the hard count, ρ and the pool. Answer passes the new
+// state (MarshalBinary's format) to commit, in both branches alike, and
+// returns the answer only once commit succeeds: nothing that depends on
+// the state change leaves before the change is durable. If commit fails
+// the answer is withheld, Answer returns the commit's error, and the
+// instance is void: every later call fails with ErrVoid, and the caller
+// restores the instance from its last committed state (UnmarshalBinary),
+// in which the withheld test never happened.
+//
+// Why this is private. A failed commit releases an error and nothing else.
+// It is called in the easy and the hard branch alike, with a state of the
+// same form, so whether it fails depends on the storage, not on the
+// branch (timing aside: a hard answer also refreshes the pool before the
+// commit, a cost of public size that the old design shared). The error is
+// therefore independent of the data given the earlier releases, and the
+// restored instance resumes from a state that did not see the withheld
+// test: its ν and answer noise are discarded unseen, and a retry draws
+// fresh ones against the same ρ, as AboveThreshold does for any query the
+// analyst asks. The transcript is that of the instance on the released
+// queries alone, so the guarantee is unchanged. (The earlier design
+// committed only hard answers, so a failed commit revealed "hard", and a
+// restart resumed from before the hard result and tested it again with the
+// same ρ: a second look at a secret it had already acted on.)
+//
+// commit may be nil only when the state is never persisted (benchmarks
+// and tests).
 func (m *MedianMechanism) Answer(src noise.Source, q Predicate, count func() (int64, error), commit func(state []byte) error) (Answer, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.dirty {
-		if err := m.commit(commit); err != nil {
-			return Answer{}, err
-		}
+	if m.void {
+		return Answer{}, ErrVoid
 	}
 	if q.cells != m.cells {
 		return Answer{}, fmt.Errorf("%w: predicate over %d cells for a domain of %d", mech.ErrInvalidInput, q.cells, m.cells)
 	}
 	key := q.key()
 	if a, ok := m.cache[key]; ok {
-		m.answered++
 		a.Cached = true
 		return a, nil
 	}
 	if q.size == 0 {
-		m.answered++
 		return m.answer(0, 0, 1, false), nil
 	}
 	if m.halted {
@@ -284,48 +310,45 @@ func (m *MedianMechanism) Answer(src noise.Source, q Predicate, count func() (in
 		gap = -gap
 	}
 	confidence := 1 - m.plan.Beta
-	if !m.noise.isHard(src, gap, m.plan.Threshold, m.rho) {
-		a := m.answer(median, m.plan.EasyAlpha, confidence, false)
-		m.cache[key] = a
-		m.answered++
-		return a, nil
-	}
-	released := m.noise.hardAnswer(src, c)
-	m.hard++
-	m.pool.cut(mmConstraint{pred: q, center: released, halfWidth: m.plan.SlabHalfWidth, scale: float64(m.plan.RowCount)})
-	if m.hard == m.plan.HardCap {
-		m.halted = true
+	var a Answer
+	if m.noise.isHard(src, gap, m.plan.Threshold, m.rho) {
+		released := m.noise.hardAnswer(src, c)
+		m.hard++
+		m.pool.cut(mmConstraint{pred: q, center: released, halfWidth: m.plan.SlabHalfWidth, scale: float64(m.plan.RowCount)})
+		if m.hard == m.plan.HardCap {
+			m.halted = true
+		} else {
+			m.rho = m.noise.drawThreshold(src)
+		}
+		a = m.answer(released, m.plan.HardAlpha, confidence, true)
 	} else {
-		m.rho = m.noise.drawThreshold(src)
+		a = m.answer(median, m.plan.EasyAlpha, confidence, false)
 	}
-	a := m.answer(released, m.plan.HardAlpha, confidence, true)
 	m.cache[key] = a
 	m.answered++
-	m.dirty = commit != nil
-	if err := m.commit(commit); err != nil {
-		return Answer{}, err
+	if commit == nil {
+		return a, nil
+	}
+	state, err := m.marshal()
+	if err == nil {
+		err = commit(state)
+	}
+	if err != nil {
+		m.void = true
+		return Answer{}, fmt.Errorf("mech: median mechanism state not committed, answer withheld: %w", err)
 	}
 	return a, nil
 }
 
-// commit hands the state to the caller's commit function (if any) and
-// clears the dirty flag when it succeeds.
-func (m *MedianMechanism) commit(commit func([]byte) error) error {
-	if !m.dirty {
-		return nil
-	}
-	if commit == nil {
-		return errors.New("mech: median mechanism state awaits a commit, and no commit function was given")
-	}
-	state, err := m.marshal()
-	if err != nil {
-		return err
-	}
-	if err := commit(state); err != nil {
-		return fmt.Errorf("mech: median mechanism state not committed, answer withheld: %w", err)
-	}
-	m.dirty = false
-	return nil
+// Tests reports whether Answer(q) would run a test (and so read the data
+// and commit a new state): q is not cached, not empty, and the instance
+// has not halted. A caller that shares the state with other processes
+// makes sure its copy is the newest stored one before such a call.
+func (m *MedianMechanism) Tests(q Predicate) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	_, cached := m.cache[q.key()]
+	return !cached && q.size > 0 && !m.halted && !m.void
 }
 
 // answer builds an Answer with the instance's counters.

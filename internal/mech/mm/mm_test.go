@@ -152,38 +152,56 @@ func TestMMSpentEpsilon(t *testing.T) {
 	}
 }
 
-// TestMMCommit: a hard answer is returned only after its state is
-// committed; a failed commit withholds it and blocks the instance until a
-// later commit succeeds.
+// TestMMCommit (issue 10, leak 2): every tested answer, easy or hard, is
+// returned only after its state is committed, and a failed commit looks
+// the same in both branches: the commit's error, the instance void, and
+// the stored state without the withheld test. The old code committed hard
+// answers only, so an easy answer came back despite a failing commit
+// (checked: this test failed on it).
 func TestMMCommit(t *testing.T) {
-	hist := mmSpread(64, 4, 100000)
-	m, src := mmNew(t, hist, mmDefault, 0x3b05)
-	cell := func(x int) Predicate { p, _ := NewPredicate(64, []int{x}); return p }
-	var committed [][]byte
-	good := func(state []byte) error { committed = append(committed, state); return nil }
 	failure := errors.New("disk full")
-	bad := func([]byte) error { return failure }
+	for _, tc := range []struct {
+		name string
+		hist []int64
+		q    Predicate
+		hard bool
+	}{
+		{"easy", mmSpread(16, 16, 100000), MmRangePredicate(16, 0, 7), false},
+		{"hard", mmSpread(64, 4, 100000), MmRangePredicate(64, 0, 0), true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, src := mmNew(t, tc.hist, mmDefault, 0x3b05)
+			before, err := m.MarshalBinary()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var committed [][]byte
+			good := func(state []byte) error { committed = append(committed, state); return nil }
+			bad := func([]byte) error { return failure }
+			probe := mmClone(t, src)
 
-	a, err := m.Answer(src, cell(0), mmCount(hist, cell(0)), good)
-	if err != nil || !a.Hard || len(committed) != 1 {
-		t.Fatalf("got %+v, %v with %d commits, want a hard answer after 1 commit", a, err, len(committed))
-	}
-	var restored MedianMechanism
-	if err := restored.UnmarshalBinary(committed[0]); err != nil || restored.HardUsed() != 1 {
-		t.Fatalf("committed state: got %v hard answers (err %v), want 1", restored.HardUsed(), err)
-	}
-	if _, err := m.Answer(src, cell(1), mmCount(hist, cell(1)), bad); !errors.Is(err, failure) {
-		t.Fatalf("failed commit: got %v, want the commit's error", err)
-	}
-	if _, err := m.Answer(src, cell(1), mmNoCount(t), bad); !errors.Is(err, failure) {
-		t.Errorf("cached answer while uncommitted: got %v, want the commit's error", err)
-	}
-	if _, err := m.Answer(src, cell(1), mmNoCount(t), nil); err == nil {
-		t.Errorf("uncommitted state and no commit function: got nil error, want one")
-	}
-	a, err = m.Answer(src, cell(1), mmNoCount(t), good)
-	if err != nil || !a.Cached || len(committed) != 2 {
-		t.Errorf("retry: got %+v, %v with %d commits, want the cached answer after 2", a, err, len(committed))
+			if _, err := m.Answer(src, tc.q, mmCount(tc.hist, tc.q), bad); !errors.Is(err, failure) {
+				t.Fatalf("failed commit: got %v, want the commit's error", err)
+			}
+			if _, err := m.Answer(src, tc.q, mmNoCount(t), good); !errors.Is(err, ErrVoid) {
+				t.Errorf("after a failed commit: got %v, want ErrVoid", err)
+			}
+			var restored MedianMechanism
+			if err := restored.UnmarshalBinary(before); err != nil || !restored.Tests(tc.q) {
+				t.Fatalf("restored: %v, tests the query again %v, want true", err, restored.Tests(tc.q))
+			}
+			a, err := restored.Answer(probe, tc.q, mmCount(tc.hist, tc.q), good)
+			if err != nil || a.Hard != tc.hard || len(committed) != 1 {
+				t.Fatalf("got %+v, %v with %d commits, want hard=%v after 1 commit", a, err, len(committed), tc.hard)
+			}
+			var stored MedianMechanism
+			if err := stored.UnmarshalBinary(committed[0]); err != nil || stored.Tests(tc.q) || stored.HardUsed() != restored.HardUsed() {
+				t.Errorf("committed state: %v, tests again %v, hard %d, want the cached answer", err, stored.Tests(tc.q), stored.HardUsed())
+			}
+			if a, err := restored.Answer(probe, tc.q, mmNoCount(t), bad); err != nil || !a.Cached {
+				t.Errorf("repeat: got %+v, %v, want the cached answer without a commit", a, err)
+			}
+		})
 	}
 }
 

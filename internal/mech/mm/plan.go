@@ -31,10 +31,18 @@ type Config struct {
 	// CountShare is the share of Epsilon spent on the noisy row count, in
 	// (0, 1); 0 means DefaultCountShare. Unused with PublicRows.
 	CountShare float64
-	// PublicRows, when positive, is a public row count from the
-	// configuration (DESIGN §2's size hint): it becomes n̂ and no budget is
-	// spent counting rows. A wrong hint costs accuracy, never privacy.
+	// PublicRows, when positive, is a public row count: a size hint from
+	// the configuration (DESIGN §2), or a noisy count the caller has
+	// already released (see RowCountEpsilon). It becomes n̂ and no budget
+	// of this instance is spent counting rows. A wrong value costs
+	// accuracy, never privacy.
 	PublicRows int64
+	// RowCountEpsilon, when positive, says PublicRows is a row count the
+	// caller released with DLap(1/RowCountEpsilon) noise and paid for
+	// outside Epsilon (the planner's n̂, so that the row count is released
+	// once): the consistency cuts allow for that noise (E_n). 0 means
+	// PublicRows is taken as exact. It requires PublicRows.
+	RowCountEpsilon float64
 	// HardCap is the cap H on hard queries; 0 means the largest feasible.
 	HardCap int
 	// PoolSize is the number N of candidates; 0 means DefaultPoolSize.
@@ -90,6 +98,8 @@ func (c Config) validate() error {
 		return fmt.Errorf("%w: median mechanism beta %v, must be in (0, 1)", mech.ErrInvalidConfidence, c.Beta)
 	case !inUnit(c.CountShare):
 		return fmt.Errorf("%w: median mechanism count share %v, must be in (0, 1)", mech.ErrInvalidInput, c.CountShare)
+	case c.RowCountEpsilon != 0 && (c.PublicRows <= 0 || mech.CheckEpsilon(c.RowCountEpsilon) != nil):
+		return fmt.Errorf("%w: median mechanism row count ε %v with public rows %d", mech.ErrInvalidInput, c.RowCountEpsilon, c.PublicRows)
 	case c.PlannedQueries < 1 || c.PlannedQueries > mmMaxPlannedQueries || c.HardCap < 0 || c.PoolSize < 1 || c.MixingSteps < 1 || c.PublicRows < 0:
 		return fmt.Errorf("%w: median mechanism planned queries %d, hard cap %d, pool %d, mixing steps %d, public rows %d",
 			mech.ErrInvalidInput, c.PlannedQueries, c.HardCap, c.PoolSize, c.MixingSteps, c.PublicRows)
@@ -127,7 +137,7 @@ type Plan struct {
 	// EasyAlpha = T + E_ρ + E_ν bounds the error of an easy answer;
 	// HardAlpha = E_ans bounds the error of a hard one.
 	EasyAlpha, HardAlpha int64
-	// RowCountBound bounds |n̂ − n| (E_n; 0 with a public row count).
+	// RowCountBound bounds |n̂ − n| (E_n; 0 with an exact public row count).
 	RowCountBound int64
 	// SlabHalfWidth is w = 2·E_ans + E_n, the half-width of a consistency cut.
 	SlabHalfWidth int64
@@ -264,10 +274,14 @@ func mmMinRows(need int64, alpha float64) int64 {
 
 // mmCountBound returns E_n, the bound on |n̂ − n| at confidence 1 − β.
 func mmCountBound(cfg Config) (int64, error) {
+	countEpsilon := cfg.countEpsilon()
 	if cfg.PublicRows > 0 {
-		return 0, nil
+		if cfg.RowCountEpsilon == 0 {
+			return 0, nil
+		}
+		countEpsilon = cfg.RowCountEpsilon
 	}
-	d, err := noise.NewDiscreteLaplace(1, cfg.countEpsilon())
+	d, err := noise.NewDiscreteLaplace(1, countEpsilon)
 	if err != nil {
 		return 0, err
 	}

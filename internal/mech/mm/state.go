@@ -108,7 +108,7 @@ func (m *MedianMechanism) UnmarshalBinary(data []byte) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.cfg, m.plan, m.noise, m.cells, m.pool = restored.cfg, restored.plan, restored.noise, restored.cells, restored.pool
-	m.rho, m.hard, m.halted, m.cache, m.dirty, m.answered = restored.rho, restored.hard, restored.halted, restored.cache, false, restored.answered
+	m.rho, m.hard, m.halted, m.cache, m.void, m.answered = restored.rho, restored.hard, restored.halted, restored.cache, false, restored.answered
 	return nil
 }
 
