@@ -17,8 +17,8 @@ import (
 // dataset's instance, creating it (and paying its ε once) if needed.
 func (e *Executor) runInteractive(ctx context.Context, user string, plan *planner.Plan, src noise.Source) (*Result, error) {
 	ip := plan.Interactive
-	inst, created, err := e.interactive.obtain(ctx, ip, Accounts(user, plan.Table), e.synopses,
-		func(ctx context.Context, readData *bool) (*interactiveInstance, error) {
+	inst, created, err := e.interactive.obtain(ctx, ip, Accounts(user, plan.Table),
+		func(ctx context.Context, readData *bool) (*interactiveInstance, []int64, error) {
 			return e.createInteractive(ctx, ip, src, readData)
 		})
 	if err != nil {
@@ -29,8 +29,8 @@ func (e *Executor) runInteractive(ctx context.Context, user string, plan *planne
 	if inst.mm == nil {
 		count, note = inst.histogramAnswer(ip)
 	} else {
-		a, err := inst.mm.Answer(src, ip.Predicate, func() (int64, error) { return e.truthCount(ctx, inst, ip) },
-			func(state []byte) error { return e.interactive.put(ctx, ip, &inst.header, state) })
+		var a mm.Answer
+		inst, a, err = e.interactive.answerMedian(ctx, ip, src, func() (int64, error) { return e.truthCount(ctx, ip) })
 		switch {
 		case errors.Is(err, mm.ErrHardQueryCapReached):
 			return nil, dperr.New(dperr.BudgetExhausted, "the interactive counting session of table %s has used all %d of its hard queries (Median Mechanism): it answers only the counting queries it answered before; ask an administrator for a new session (a new interactive configuration)",
@@ -53,16 +53,16 @@ func (e *Executor) runInteractive(ctx context.Context, user string, plan *planne
 
 // createInteractive reads the histogram over X once, releases the noisy
 // row count n̂, chooses the mechanism by the planner's rule and releases it.
-func (e *Executor) createInteractive(ctx context.Context, ip *planner.InteractivePlan, src noise.Source, readData *bool) (*interactiveInstance, error) {
+func (e *Executor) createInteractive(ctx context.Context, ip *planner.InteractivePlan, src noise.Source, readData *bool) (*interactiveInstance, []int64, error) {
 	snap, err := e.backend.Snapshot(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer snap.Close()
 	*readData = true
 	truth, err := snap.Cells(ctx, ip.Cells)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var n int64
 	for _, c := range truth {
@@ -73,54 +73,57 @@ func (e *Executor) createInteractive(ctx context.Context, ip *planner.Interactiv
 	}
 	countNoise, err := noise.NewDiscreteLaplace(1, ip.CountEpsilon())
 	if err != nil {
-		return nil, fail(err)
+		return nil, nil, fail(err)
 	}
 	nHat := max(countNoise.Release(src, n), 1)
 	kind, why := ip.Choose(nHat)
-	inst := &interactiveInstance{truth: truth, header: interactiveHeader{Key: ip.Key, Mechanism: kind, Why: why,
+	inst := &interactiveInstance{header: interactiveHeader{Key: ip.Key, Mechanism: kind, Why: why,
 		NHat: nHat, Epsilon: ip.Config.Epsilon, Noise: ip.RestEpsilon(), CreatedAt: time.Now().UTC()}}
 	if kind == planner.InteractiveMedian {
-		inst.mm, err = mm.NewMedianMechanism(src, len(truth), n, ip.MedianConfig())
+		// The mechanism takes the n̂ released above as its row count: the
+		// count is released once, for the rule and the mechanism.
+		inst.mm, err = mm.NewMedianMechanism(src, len(truth), n, ip.MedianConfig(nHat))
 		if err == nil {
-			return inst, nil
+			return inst, truth, nil
 		}
 		if !errors.Is(err, mm.ErrInfeasible) {
-			return nil, fail(err)
+			return nil, nil, fail(err)
 		}
-		// Its own n̂ fell short of the plan: the rest of ε' goes to the histogram.
+		// Forced by the configuration but infeasible at n̂: ε' goes to the histogram.
 		inst.mm = nil
 		inst.header.Mechanism = planner.InteractiveHistogram
-		inst.header.Why += "; MM-SVT infeasible at its own noisy count, so noisy-histogram"
-		inst.header.Noise = ip.RestEpsilon() * (1 - mm.DefaultCountShare)
+		inst.header.Why += "; MM-SVT infeasible at the noisy count, so noisy-histogram"
 	}
 	cellNoise, err := noise.NewDiscreteLaplace(1, inst.header.Noise)
 	if err != nil {
-		return nil, fail(err)
+		return nil, nil, fail(err)
 	}
 	inst.header.Noisy = make([]int64, len(truth))
 	for x, c := range truth {
 		inst.header.Noisy[x] = cellNoise.Release(src, c)
 	}
-	return inst, nil
+	return inst, truth, nil
 }
 
 // truthCount returns the true count of the plan's cells, reading the
 // histogram over X once per process.
-func (e *Executor) truthCount(ctx context.Context, inst *interactiveInstance, ip *planner.InteractivePlan) (int64, error) {
-	inst.truthMu.Lock()
-	defer inst.truthMu.Unlock()
-	if inst.truth == nil {
+func (e *Executor) truthCount(ctx context.Context, ip *planner.InteractivePlan) (int64, error) {
+	truth := e.interactive.truth(ip.Key)
+	truth.mu.Lock()
+	defer truth.mu.Unlock()
+	if truth.counts == nil {
 		snap, err := e.backend.Snapshot(ctx)
 		if err != nil {
 			return 0, err
 		}
 		defer snap.Close()
-		if inst.truth, err = snap.Cells(ctx, ip.Cells); err != nil {
-			inst.truth = nil
+		counts, err := snap.Cells(ctx, ip.Cells)
+		if err != nil {
 			return 0, err
 		}
+		truth.counts = counts
 	}
-	return ip.Predicate.Count(inst.truth), nil
+	return ip.Predicate.Count(truth.counts), nil
 }
 
 // histogramAnswer sums the noisy cells of the predicate, clamped at 0,

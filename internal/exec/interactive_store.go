@@ -13,44 +13,86 @@ import (
 	"github.com/dpproxy/dpproxy/internal/budget"
 	"github.com/dpproxy/dpproxy/internal/dperr"
 	"github.com/dpproxy/dpproxy/internal/mech/mm"
+	"github.com/dpproxy/dpproxy/internal/mech/noise"
 	"github.com/dpproxy/dpproxy/internal/planner"
 )
 
 // Interactive instances (planner.InteractivePlan) are stored next to the
-// ledger (budget.Ledger.PutState under the plan's StateKey), so they
-// survive restarts, and one instance serves every connection of the
-// process: per-connection instances would multiply the privacy loss.
+// ledger (budget.Ledger state under the plan's StateKey), so they survive
+// restarts, and one instance serves every connection of every proxy that
+// shares the ledger: per-connection or per-process instances would
+// multiply the privacy loss.
 //
 // Paying exactly once. The instance's whole ε is charged when it is
 // created, by the statement that creates it, in one reservation on the
 // analyst's accounts (their own and the table's cap, as any statement)
 // and on a claim account named by the StateKey whose limit is that ε: a
-// second creation, in this process (serialised by the store's mutex) or in
-// another proxy sharing the ledger, cannot fit, so no second instance is
-// released. Charging the creator mirrors the synopses (synopsis_store.go):
-// the analyst who opens the session pays for it, every later count of
-// every analyst is free, and the table's configured total caps what all
-// analysts together spend, this ε included.
+// second creation, in this process (serialised by the key's mutex) or in
+// another proxy sharing the ledger, cannot fit. A statement that finds the
+// claim taken waits, polling the state, until the instance appears. A
+// creation that died (kill -9) or failed after reading data leaves the
+// claim spent and no instance: a waiter that finds the claim's newest
+// reservation settled, or pending for longer than the lease, reopens the
+// claim by one more ε and creates it itself (synopsis_store.go's rule);
+// what the dead creation paid stays paid. The instance is stored with an
+// insert-if-absent swap, so if two creations ever both ran (a creation
+// slower than the lease), the second adopts the first's instance and never
+// releases its own. Charging the creator mirrors the synopses: the analyst
+// who opens the session pays for it, every later count of every analyst
+// is free, and the table's configured total caps what all analysts
+// together spend, this ε included.
 //
-// Left open: several proxies answering from one Median Mechanism state
-// concurrently would each advance their own copy; the state must have one
-// owner process (the claim makes the creator unique, not the answerer).
+// One writer (DESIGN.md §2). A Median Mechanism state changes with every
+// answer that runs a test (mm.MedianMechanism.Answer): its cache entry,
+// and for a hard answer its secret threshold noise, hard count and pool.
+// Each such change is a compare-and-swap of the stored value
+// (budget.Ledger.SwapState) from the exact value the answer was computed
+// from, and the answer is released only after the swap succeeded. Before
+// a test, the store reloads the stored value if it differs from its copy,
+// so it answers from the newest state; a proxy whose swap loses to another
+// proxy's discards its answer unreleased (its instance is void), reloads
+// the newer state and answers again from it: often from the cache, when
+// the other proxy answered the same query. So at most one answer is ever
+// released per stored state, and several proxies behave as one proxy
+// answering their queries in the order their swaps succeeded. Answers
+// from the cache, empty predicates and refusals after the halt read no
+// data and change nothing; they are served from the process's copy, which
+// is safe because the cache only grows and the halt is final.
 type interactiveStore struct {
 	ledger *budget.Ledger
+	// lease is how long a pending creation holds its claim against takeover.
+	lease time.Duration
+	// poll is the wait between looks at the state while another creates.
+	poll time.Duration
+
 	mu     sync.Mutex
 	byKey  map[string]*interactiveInstance
+	truths map[string]*interactiveTruth
+	locks  map[string]*sync.Mutex
 }
 
-// interactiveInstance is one dataset's instance. Noisy (histogram) or mm
-// (Median Mechanism) is set. truth is the database's histogram over X,
-// read once per process for the Median Mechanism's true counts; it is
-// kept in memory only.
+// interactiveSwapAttempts bounds how often one statement re-answers after
+// losing a swap to other proxies (each loss is another proxy's progress).
+const interactiveSwapAttempts = 20
+
+// errSwapLost: another proxy changed the stored state first.
+var errSwapLost = errors.New("interactive state changed by another proxy")
+
+// interactiveInstance is one dataset's instance as this process last
+// stored or loaded it. Noisy (histogram) or mm (Median Mechanism) is set.
 type interactiveInstance struct {
 	header interactiveHeader
 	mm     *mm.MedianMechanism
+	// stored is the ledger value this copy was loaded from or last swapped
+	// in: the expected value of its next swap.
+	stored []byte
+}
 
-	truthMu sync.Mutex
-	truth   []int64
+// interactiveTruth is the database's histogram over X, read once per
+// process for the Median Mechanism's true counts and kept in memory only.
+type interactiveTruth struct {
+	mu     sync.Mutex
+	counts []int64
 }
 
 // interactiveHeader is the stored description of an instance. The
@@ -68,7 +110,8 @@ type interactiveHeader struct {
 }
 
 func newInteractiveStore(l *budget.Ledger) *interactiveStore {
-	return &interactiveStore{ledger: l, byKey: map[string]*interactiveInstance{}}
+	return &interactiveStore{ledger: l, lease: synopsisLease, poll: synopsisPoll,
+		byKey: map[string]*interactiveInstance{}, truths: map[string]*interactiveTruth{}, locks: map[string]*sync.Mutex{}}
 }
 
 // encode serializes the header and the Median Mechanism state mmState.
@@ -87,6 +130,11 @@ func (st *interactiveStore) load(ctx context.Context, ip *planner.InteractivePla
 	if err != nil || !ok {
 		return nil, err
 	}
+	return decodeInteractive(ip, value)
+}
+
+// decodeInteractive parses a stored value of ip.
+func decodeInteractive(ip *planner.InteractivePlan, value []byte) (*interactiveInstance, error) {
 	bad := func(err error) error {
 		return dperr.Wrap(dperr.Internal, err, "internal error: stored interactive state of table %s is unreadable", ip.Table.Name)
 	}
@@ -94,7 +142,7 @@ func (st *interactiveStore) load(ctx context.Context, ip *planner.InteractivePla
 		return nil, bad(errors.New("truncated"))
 	}
 	n := int(binary.LittleEndian.Uint64(value))
-	inst := &interactiveInstance{}
+	inst := &interactiveInstance{stored: value}
 	dec := json.NewDecoder(bytes.NewReader(value[8 : 8+n]))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&inst.header); err != nil {
@@ -114,47 +162,78 @@ func (st *interactiveStore) load(ctx context.Context, ip *planner.InteractivePla
 	return inst, nil
 }
 
-// put stores the instance with the Median Mechanism state mmState.
-func (st *interactiveStore) put(ctx context.Context, ip *planner.InteractivePlan, h *interactiveHeader, mmState []byte) error {
-	value, err := h.encode(mmState)
-	if err != nil {
-		return dperr.Wrap(dperr.Internal, err, "internal error: cannot encode interactive state")
-	}
-	return st.ledger.PutState(context.WithoutCancel(ctx), ip.StateKey(), value)
-}
-
 // createFunc reads the data and releases a new instance (setting
-// *readData before the first read).
-type createFunc func(ctx context.Context, readData *bool) (*interactiveInstance, error)
+// *readData before the first read); it returns the instance and the
+// histogram over X it read.
+type createFunc func(ctx context.Context, readData *bool) (*interactiveInstance, []int64, error)
 
 // obtain returns the instance of ip: cached, loaded, or created with
 // create under a reservation of the instance's ε charged to accounts and
-// the claim; created reports whether this call created it.
-func (st *interactiveStore) obtain(ctx context.Context, ip *planner.InteractivePlan, accounts []string, claims claimer, create createFunc) (inst *interactiveInstance, created bool, err error) {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	if inst := st.byKey[ip.Key]; inst != nil {
+// the claim; created reports whether this statement paid for a creation.
+// While another proxy holds the claim it waits for that instance (at most
+// twice the lease and a minute), reopening an abandoned claim.
+func (st *interactiveStore) obtain(ctx context.Context, ip *planner.InteractivePlan, accounts []string, create createFunc) (inst *interactiveInstance, created bool, err error) {
+	unlock := st.lock(ip.Key)
+	defer unlock()
+	if inst := st.cached(ip.Key); inst != nil {
 		return inst, false, nil
-	}
-	if inst, err := st.load(ctx, ip); err != nil || inst != nil {
-		if inst != nil {
-			st.byKey[ip.Key] = inst
-		}
-		return inst, false, err
 	}
 	claim := ip.StateKey()
 	eps := ip.Config.Epsilon
-	if err := claims.ensureClaim(ctx, claim, eps); err != nil {
-		return nil, false, err
-	}
-	res, err := st.ledger.Reserve(ctx, append(accounts, claim), budget.Cost{Epsilon: eps},
-		fmt.Sprintf("%s: interactive counting instance", ip.Table.Name))
-	if err != nil {
-		if free, cerr := claims.claimFree(ctx, claim, eps); cerr == nil && !free {
+	deadline := time.Now().Add(2*st.lease + time.Minute)
+	for {
+		if inst, err := st.load(ctx, ip); err != nil || inst != nil {
+			if inst != nil {
+				st.remember(ip.Key, inst)
+			}
+			return inst, false, err
+		}
+		if err := ensureClaim(ctx, st.ledger, claim, eps); err != nil {
+			return nil, false, err
+		}
+		res, err := st.ledger.Reserve(ctx, append(accounts, claim), budget.Cost{Epsilon: eps},
+			fmt.Sprintf("%s: interactive counting instance", ip.Table.Name))
+		if err == nil {
+			inst, err := st.create(ctx, ip, res, create)
+			return inst, err == nil, err
+		}
+		if dperr.KindOf(err) != dperr.BudgetExhausted {
+			return nil, false, err
+		}
+		free, cerr := claimFree(ctx, st.ledger, claim, eps)
+		switch {
+		case cerr != nil:
+			return nil, false, cerr
+		case free:
+			return nil, false, err // the analyst's own budget is short
+		}
+		// Another statement holds the claim: wait for its instance, or
+		// reopen the claim if that creation is over without one.
+		if inst, err := st.load(ctx, ip); err != nil || inst != nil {
+			if inst != nil {
+				st.remember(ip.Key, inst)
+			}
+			return inst, false, err
+		}
+		if err := reopenIfAbandoned(ctx, st.ledger, claim, eps, st.lease); err != nil {
+			return nil, false, err
+		}
+		if time.Now().After(deadline) {
 			return nil, false, dperr.New(dperr.Internal, "internal error: the interactive instance of table %s is being created by another proxy; try again", ip.Table.Name)
 		}
-		return nil, false, err
+		select {
+		case <-ctx.Done():
+			return nil, false, dperr.Wrap(dperr.Canceled, ctx.Err(), "query canceled")
+		case <-time.After(st.poll):
+		}
 	}
+}
+
+// create reads the data and releases the instance under the reservation
+// res, stores it if no instance is stored yet (else adopts the stored
+// one, never releasing its own) and settles res: committed once data was
+// read (DESIGN.md §2), cancelled otherwise, which frees the claim.
+func (st *interactiveStore) create(ctx context.Context, ip *planner.InteractivePlan, res *budget.Reservation, create createFunc) (inst *interactiveInstance, err error) {
 	readData := false
 	defer func() {
 		settle := context.WithoutCancel(ctx)
@@ -165,28 +244,153 @@ func (st *interactiveStore) obtain(ctx context.Context, ip *planner.InteractiveP
 			serr = res.Cancel(settle)
 		}
 		if serr != nil && err == nil {
-			inst, created, err = nil, false, dperr.Wrap(dperr.Internal, serr, "internal error: budget ledger unavailable")
+			inst, err = nil, dperr.Wrap(dperr.Internal, serr, "internal error: budget ledger unavailable")
 		}
 	}()
-	inst, err = create(ctx, &readData)
+	inst, truth, err := create(ctx, &readData)
 	if err != nil {
-		return nil, false, err
+		return nil, err
 	}
 	var mmState []byte
 	if inst.mm != nil {
 		if mmState, err = inst.mm.MarshalBinary(); err != nil {
-			return nil, false, dperr.Wrap(dperr.Internal, err, "internal error: cannot encode interactive state")
+			return nil, dperr.Wrap(dperr.Internal, err, "internal error: cannot encode interactive state")
 		}
 	}
-	if err := st.put(ctx, ip, &inst.header, mmState); err != nil {
-		return nil, false, err
+	value, err := inst.header.encode(mmState)
+	if err != nil {
+		return nil, dperr.Wrap(dperr.Internal, err, "internal error: cannot encode interactive state")
 	}
-	st.byKey[ip.Key] = inst
-	return inst, true, nil
+	stored, err := st.ledger.SwapState(context.WithoutCancel(ctx), ip.StateKey(), nil, value)
+	if err != nil {
+		return nil, err
+	}
+	if !stored { // another creation stored first (after a takeover): adopt it
+		other, err := st.load(ctx, ip)
+		if err == nil && other == nil {
+			err = dperr.New(dperr.Internal, "internal error: the interactive state of table %s vanished", ip.Table.Name)
+		}
+		if err != nil {
+			return nil, err
+		}
+		st.remember(ip.Key, other)
+		return other, nil
+	}
+	inst.stored = value
+	st.truth(ip.Key).set(truth)
+	st.remember(ip.Key, inst)
+	return inst, nil
 }
 
-// claimer is the claim-account logic shared with the synopsis store.
-type claimer interface {
-	ensureClaim(ctx context.Context, claim string, eps float64) error
-	claimFree(ctx context.Context, claim string, eps float64) (bool, error)
+// answerMedian answers ip's count from the newest stored state of its
+// Median Mechanism, committing the state change by a swap before the
+// answer is released (the type's comment). count returns the true count
+// of ip's cells. It returns the instance the answer came from.
+func (st *interactiveStore) answerMedian(ctx context.Context, ip *planner.InteractivePlan, src noise.Source, count func() (int64, error)) (*interactiveInstance, mm.Answer, error) {
+	unlock := st.lock(ip.Key)
+	defer unlock()
+	key := ip.StateKey()
+	for attempt := 1; ; attempt++ {
+		inst := st.cached(ip.Key)
+		if inst == nil || inst.mm.Tests(ip.Predicate) {
+			value, ok, err := st.ledger.GetState(ctx, key)
+			switch {
+			case err != nil:
+				return nil, mm.Answer{}, err
+			case !ok:
+				return nil, mm.Answer{}, dperr.New(dperr.Internal, "internal error: the interactive state of table %s is missing", ip.Table.Name)
+			}
+			if inst == nil || !bytes.Equal(value, inst.stored) {
+				if inst, err = decodeInteractive(ip, value); err != nil {
+					return nil, mm.Answer{}, err
+				}
+				if inst.mm == nil {
+					return nil, mm.Answer{}, dperr.New(dperr.Internal, "internal error: the interactive state of table %s is not a Median Mechanism", ip.Table.Name)
+				}
+				st.remember(ip.Key, inst)
+			}
+		}
+		committing, lost := false, false
+		a, err := inst.mm.Answer(src, ip.Predicate, count, func(state []byte) error {
+			committing = true
+			value, err := inst.header.encode(state)
+			if err != nil {
+				return err
+			}
+			swapped, err := st.ledger.SwapState(context.WithoutCancel(ctx), key, inst.stored, value)
+			switch {
+			case err != nil:
+				return err
+			case !swapped:
+				lost = true
+				return errSwapLost
+			}
+			inst.stored = value
+			return nil
+		})
+		if committing && err != nil {
+			st.forget(ip.Key, inst) // void: reload from the stored state
+		}
+		if lost && attempt < interactiveSwapAttempts {
+			continue
+		}
+		return inst, a, err
+	}
+}
+
+// cached returns the process's copy of the instance of key, or nil.
+func (st *interactiveStore) cached(key string) *interactiveInstance {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.byKey[key]
+}
+
+func (st *interactiveStore) remember(key string, inst *interactiveInstance) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.byKey[key] = inst
+}
+
+// forget drops inst as the copy of key (if it still is).
+func (st *interactiveStore) forget(key string, inst *interactiveInstance) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.byKey[key] == inst {
+		delete(st.byKey, key)
+	}
+}
+
+// truth returns the process's histogram over X of key (empty until read).
+func (st *interactiveStore) truth(key string) *interactiveTruth {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	t, ok := st.truths[key]
+	if !ok {
+		t = &interactiveTruth{}
+		st.truths[key] = t
+	}
+	return t
+}
+
+// set records counts as the histogram if none was read yet.
+func (t *interactiveTruth) set(counts []int64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.counts == nil {
+		t.counts = counts
+	}
+}
+
+// lock takes the process-wide mutex of key and returns its unlock: one
+// statement at a time creates or answers from an instance in a process.
+func (st *interactiveStore) lock(key string) func() {
+	st.mu.Lock()
+	m, ok := st.locks[key]
+	if !ok {
+		m = &sync.Mutex{}
+		st.locks[key] = m
+	}
+	st.mu.Unlock()
+	m.Lock()
+	return m.Unlock
 }

@@ -114,7 +114,7 @@ func (st *synopsisStore) obtain(ctx context.Context, spec *planner.SynopsisSpec,
 		if err != nil || s != nil {
 			return s, false, err
 		}
-		if err := st.ensureClaim(ctx, claim, eps); err != nil {
+		if err := ensureClaim(ctx, st.ledger, claim, eps); err != nil {
 			return nil, false, err
 		}
 		res, err := st.ledger.Reserve(ctx, append(accounts, claim), budget.Cost{Epsilon: eps}, memo)
@@ -125,7 +125,7 @@ func (st *synopsisStore) obtain(ctx context.Context, spec *planner.SynopsisSpec,
 		if dperr.KindOf(err) != dperr.BudgetExhausted {
 			return nil, false, err
 		}
-		free, cerr := st.claimFree(ctx, claim, eps)
+		free, cerr := claimFree(ctx, st.ledger, claim, eps)
 		switch {
 		case cerr != nil:
 			return nil, false, cerr
@@ -137,7 +137,7 @@ func (st *synopsisStore) obtain(ctx context.Context, spec *planner.SynopsisSpec,
 		if s, err := st.load(ctx, spec); err != nil || s != nil {
 			return s, false, err
 		}
-		if err := st.reopenIfAbandoned(ctx, claim, eps); err != nil {
+		if err := reopenIfAbandoned(ctx, st.ledger, claim, eps, st.lease); err != nil {
 			return nil, false, err
 		}
 		if time.Now().After(deadline) {
@@ -206,18 +206,22 @@ func (st *synopsisStore) load(ctx context.Context, spec *planner.SynopsisSpec) (
 	return &s, nil
 }
 
+// The claim accounts below are shared by the synopsis and interactive
+// stores: a creation's ε is charged to its claim, whose limit admits one
+// creation at a time.
+
 // ensureClaim creates the claim account with a limit of one ε if missing.
-func (st *synopsisStore) ensureClaim(ctx context.Context, claim string, eps float64) error {
-	_, err := st.ledger.Remaining(ctx, claim)
+func ensureClaim(ctx context.Context, ledger *budget.Ledger, claim string, eps float64) error {
+	_, err := ledger.Remaining(ctx, claim)
 	if errors.Is(err, budget.ErrUnknownAccount) {
-		return st.ledger.SetLimit(ctx, claim, budget.Cost{Epsilon: eps})
+		return ledger.SetLimit(ctx, claim, budget.Cost{Epsilon: eps})
 	}
 	return err
 }
 
 // claimFree reports whether the claim account could pay eps.
-func (st *synopsisStore) claimFree(ctx context.Context, claim string, eps float64) (bool, error) {
-	rem, err := st.ledger.Remaining(ctx, claim)
+func claimFree(ctx context.Context, ledger *budget.Ledger, claim string, eps float64) (bool, error) {
+	rem, err := ledger.Remaining(ctx, claim)
 	if err != nil {
 		return false, err
 	}
@@ -225,14 +229,15 @@ func (st *synopsisStore) claimFree(ctx context.Context, claim string, eps float6
 }
 
 // reopenIfAbandoned raises the claim's limit by eps when its newest
-// reservation is settled, or pending for longer than the lease, while no
-// synopsis was stored: the build it paid for is over or dead.
-func (st *synopsisStore) reopenIfAbandoned(ctx context.Context, claim string, eps float64) error {
-	history, err := st.ledger.History(ctx, claim, 0)
+// reservation is settled, or pending for longer than the lease, while
+// nothing was stored (the caller checked): the creation it paid for is
+// over or dead. What was paid stays paid.
+func reopenIfAbandoned(ctx context.Context, ledger *budget.Ledger, claim string, eps float64, lease time.Duration) error {
+	history, err := ledger.History(ctx, claim, 0)
 	if err != nil || len(history) == 0 {
 		return err
 	}
-	if newest := history[0]; newest.State == budget.Reserved && time.Since(newest.ReservedAt) < st.lease {
+	if newest := history[0]; newest.State == budget.Reserved && time.Since(newest.ReservedAt) < lease {
 		return nil
 	}
 	used := 0.0
@@ -241,7 +246,7 @@ func (st *synopsisStore) reopenIfAbandoned(ctx context.Context, claim string, ep
 			used += e.Cost.Epsilon
 		}
 	}
-	return st.ledger.SetLimit(ctx, claim, budget.Cost{Epsilon: used + eps})
+	return ledger.SetLimit(ctx, claim, budget.Cost{Epsilon: used + eps})
 }
 
 func (st *synopsisStore) cached(key string) *storedSynopsis {

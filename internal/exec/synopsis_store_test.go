@@ -189,7 +189,7 @@ func TestSynopsisBudgetExhausted(t *testing.T) {
 	if _, _, err := st.obtain(ctx, testSpec(), []string{"user:poor"}, "test", countingBuild(&builds, 0)); dperr.KindOf(err) != dperr.BudgetExhausted {
 		t.Fatalf("got %v, want budget exhausted", err)
 	}
-	if free, err := st.claimFree(ctx, claimAccount(testSpec().Key), testSynopsisEpsilon); err != nil || !free {
+	if free, err := claimFree(ctx, st.ledger, claimAccount(testSpec().Key), testSynopsisEpsilon); err != nil || !free {
 		t.Errorf("claim free: got %v (err %v), want true", free, err)
 	}
 }

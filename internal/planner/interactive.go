@@ -41,7 +41,8 @@ import (
 //
 //     the Median Mechanism author's rule (mm.MedianMechanism, "When to
 //     use it": the histogram answered every benchmark query within α when
-//     it holds), and otherwise the Median Mechanism (MM-SVT, with ε') when
+//     it holds), and otherwise the Median Mechanism (MM-SVT, with ε', and
+//     the same n̂ as its row count: the count is released once) when
 //     mm.PlanFor finds it feasible at n̂, and otherwise the histogram
 //     still (neither then meets α for every query; the answers say so).
 //     n̂ is a release, so the choice is post-processing. The configuration
@@ -98,10 +99,14 @@ func (ip *InteractivePlan) HistogramRows() float64 {
 	return math.Sqrt(2*float64(ip.Predicate.Cells())) * math.Log(2/c.Beta) / (c.Alpha * ip.RestEpsilon())
 }
 
-// MedianConfig is the Median Mechanism's configuration under the rule.
-func (ip *InteractivePlan) MedianConfig() mm.Config {
+// MedianConfig is the Median Mechanism's configuration under the rule,
+// given the released row count nHat: the mechanism takes nHat as its n̂
+// (released once, with ε_n, for the rule and the mechanism alike) and
+// spends all of ε' on its tests and hard answers.
+func (ip *InteractivePlan) MedianConfig(nHat int64) mm.Config {
 	c := ip.Config
-	return mm.Config{Epsilon: ip.RestEpsilon(), Alpha: c.Alpha, Beta: c.Beta, PlannedQueries: c.PlannedQueries}
+	return mm.Config{Epsilon: ip.RestEpsilon(), Alpha: c.Alpha, Beta: c.Beta, PlannedQueries: c.PlannedQueries,
+		PublicRows: nHat, RowCountEpsilon: ip.CountEpsilon()}
 }
 
 // Choose applies the rule to the released row count nHat: the mechanism's
@@ -117,7 +122,7 @@ func (ip *InteractivePlan) Choose(nHat int64) (mechanism, why string) {
 	if float64(nHat) >= threshold {
 		return InteractiveHistogram, fmt.Sprintf("noisy n̂ = %d ≥ %.0f = √(2·|X|)·ln(2/β)/(α·ε')", nHat, math.Ceil(threshold))
 	}
-	if _, err := mm.PlanFor(ip.MedianConfig(), nHat); err == nil {
+	if _, err := mm.PlanFor(ip.MedianConfig(nHat), nHat); err == nil {
 		return InteractiveMedian, fmt.Sprintf("noisy n̂ = %d < %.0f = √(2·|X|)·ln(2/β)/(α·ε') and MM-SVT is feasible", nHat, math.Ceil(threshold))
 	}
 	return InteractiveHistogram, fmt.Sprintf("noisy n̂ = %d: too few rows for α = %g with either mechanism; the histogram answers with its own accuracy", nHat, ip.Config.Alpha)
