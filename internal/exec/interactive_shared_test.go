@@ -1,0 +1,317 @@
+package exec
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/dpproxy/dpproxy/internal/budget"
+	"github.com/dpproxy/dpproxy/internal/catalog"
+	"github.com/dpproxy/dpproxy/internal/dperr"
+	"github.com/dpproxy/dpproxy/internal/mech/mm"
+	"github.com/dpproxy/dpproxy/internal/planner"
+	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
+	"github.com/dpproxy/dpproxy/internal/testdb"
+)
+
+// Tests of issue 10's leaks 1, 3 and 4: proxies sharing a ledger answer
+// from one Median Mechanism state, an abandoned creation is reopened, and
+// the row count is released once. Each failed on the code before the fix
+// (checked: the old store answered from per-process copies, returned 1105
+// for a spent claim, and let the mechanism release its own n̂).
+
+// ledgerBackends are the ledger databases of these tests; PostgreSQL and
+// MariaDB skip when their DPPROXY_TEST_*_DSN is unset.
+var ledgerBackends = []struct {
+	dialect budget.Dialect
+	dsn     func(testing.TB) string
+}{
+	{budget.SQLite, testdb.SQLiteDSN},
+	{budget.Postgres, testdb.PostgresDSN},
+	{budget.MySQL, testdb.MySQLDSN},
+}
+
+// sharedLedgers opens n ledgers (n proxies, each with its own connection
+// pool) on one fresh database of dialect, user "user:a" holding ε = 10.
+func sharedLedgers(t *testing.T, dialect budget.Dialect, dsn string, n int) []*budget.Ledger {
+	t.Helper()
+	var out []*budget.Ledger
+	for range n {
+		l, err := budget.Open(context.Background(), testdb.Open(t, dialect.String(), dsn), dialect)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, l)
+	}
+	if err := out[0].SetLimit(context.Background(), "user:a", budget.Cost{Epsilon: 10}); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// interactivePlan plans q over the fixture's interactive domain.
+func (f *interactiveFixture) plan(t *testing.T, q string) *planner.Plan {
+	t.Helper()
+	st, err := sqlrewrite.NewParser(f.cat).Parse(q)
+	if err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	plan, err := planner.New(f.cat).Plan(st.(*sqlrewrite.Select), planner.Settings{Epsilon: 0.1})
+	if err != nil || plan.Interactive == nil {
+		t.Fatalf("%s: plan %v, err %v; want an interactive plan", q, plan, err)
+	}
+	return plan
+}
+
+// storedMM returns the Median Mechanism part of the stored state of plan.
+func storedMM(t *testing.T, l *budget.Ledger, plan *planner.Plan) []byte {
+	t.Helper()
+	value, ok, err := l.GetState(context.Background(), plan.Interactive.StateKey())
+	if err != nil || !ok {
+		t.Fatalf("stored state: found %v, err %v", ok, err)
+	}
+	return value[8+binary.LittleEndian.Uint64(value):]
+}
+
+// adaptiveSession sends an adaptive sequence of counts, the k-th chosen
+// from the answers so far, the k-th to executors[k % len]; it returns the
+// answers ("hard"/"easy"/"cached" and the count, or the error kind).
+func adaptiveSession(t *testing.T, f *interactiveFixture, executors []*Executor, src *rand.ChaCha8, queries int) ([]string, *planner.Plan) {
+	t.Helper()
+	var answers []string
+	var last *planner.Plan
+	prev := int64(0)
+	for k := range queries {
+		lo := int(prev+int64(k)) % 16
+		hi := min(15, lo+int(prev%7))
+		q := fmt.Sprintf("SELECT COUNT(*) FROM t WHERE a BETWEEN %d AND %d OR b = %d", lo, hi, (k+int(prev))%4)
+		if k%5 == 4 { // repeat an earlier query now and then
+			q = fmt.Sprintf("SELECT COUNT(*) FROM t WHERE a BETWEEN %d AND %d OR b = %d", 0, 3, 1)
+		}
+		last = f.plan(t, q)
+		res, err := executors[k%len(executors)].Run(context.Background(), "a", last, src)
+		if err != nil {
+			answers = append(answers, fmt.Sprintf("%s: error %v", q, dperr.KindOf(err)))
+			continue
+		}
+		prev = res.Row[0].(int64)
+		kind := "easy"
+		switch msg := res.Warnings[0].Message; {
+		case bytes.Contains([]byte(msg), []byte("repeated query")):
+			kind = "cached"
+		case bytes.Contains([]byte(msg), []byte("hard query")):
+			kind = "hard"
+		}
+		answers = append(answers, fmt.Sprintf("%s: %s %d", q, kind, prev))
+	}
+	return answers, last
+}
+
+// TestSharedLedgerAnswersAsOneProxy (leak 1): the same adaptive sequence
+// sent alternately to two proxies sharing a ledger gives the answers and
+// the stored state of one proxy answering alone, with the same seeded
+// noise. Before the fix the second proxy answered from its own copy of the
+// state, loaded once, and the two diverged at the first hard answer.
+func TestSharedLedgerAnswersAsOneProxy(t *testing.T) {
+	for _, b := range ledgerBackends {
+		t.Run(b.dialect.String(), func(t *testing.T) {
+			f := newInteractiveFixture(t, 3000, catalog.InteractiveMedian)
+			alone := sharedLedgers(t, b.dialect, b.dsn(t), 1)
+			want, plan := adaptiveSession(t, f, []*Executor{New(f.back, alone[0], nil)}, rand.NewChaCha8([32]byte{9}), 30)
+			wantState := storedMM(t, alone[0], plan)
+
+			pair := sharedLedgers(t, b.dialect, b.dsn(t), 2)
+			got, _ := adaptiveSession(t, f, []*Executor{New(f.back, pair[0], nil), New(f.back, pair[1], nil)}, rand.NewChaCha8([32]byte{9}), 30)
+			hard := 0
+			for i := range want {
+				if got[i] != want[i] {
+					t.Errorf("query %d: two proxies answered %q, one proxy %q", i, got[i], want[i])
+				}
+				if bytes.Contains([]byte(want[i]), []byte(" hard ")) {
+					hard++
+				}
+			}
+			if hard < 2 {
+				t.Errorf("%d hard answers in the session, want at least 2 for the test to mean something", hard)
+			}
+			if !bytes.Equal(storedMM(t, pair[0], plan), wantState) {
+				t.Error("the stored Median Mechanism state of two proxies differs from that of one")
+			}
+			if r := remaining(t, pair[1]); r != 8 {
+				t.Errorf("remaining ε: got %v, want 8 (the instance's ε = 2, once)", r)
+			}
+		})
+	}
+}
+
+// TestSharedLedgerRaceReleasesOneHardAnswer (leak 1): two proxies answer
+// the same hard query at the same moment (both have read the state and
+// the data before either commits). Exactly one hard answer is released;
+// the other proxy's swap loses, it reloads and repeats that answer from
+// the cache.
+func TestSharedLedgerRaceReleasesOneHardAnswer(t *testing.T) {
+	for _, b := range ledgerBackends {
+		t.Run(b.dialect.String(), func(t *testing.T) {
+			f := newInteractiveFixture(t, 3000, catalog.InteractiveMedian)
+			ledgers := sharedLedgers(t, b.dialect, b.dsn(t), 2)
+			proxies := []*Executor{New(f.back, ledgers[0], nil), New(f.back, ledgers[1], nil)}
+			// Create the instance, then let each proxy load it.
+			if _, err := proxies[0].Run(context.Background(), "a", f.plan(t, "SELECT COUNT(*) FROM t WHERE a < 0 OR b < 0"), rand.NewChaCha8([32]byte{1})); err != nil {
+				t.Fatal(err)
+			}
+			plan := f.plan(t, "SELECT COUNT(*) FROM t WHERE a = 0 OR b = 5")
+			ip := plan.Interactive
+			var arrived sync.WaitGroup
+			arrived.Add(2)
+			var calls atomic.Int64
+			answers := make([]mm.Answer, 2)
+			errs := make([]error, 2)
+			var wg sync.WaitGroup
+			for i, e := range proxies {
+				inst, _, err := e.interactive.obtain(context.Background(), ip, []string{"user:a"}, nil)
+				if err != nil || inst.mm == nil {
+					t.Fatalf("proxy %d: %v", i, err)
+				}
+				wg.Go(func() {
+					count := func() (int64, error) {
+						if calls.Add(1) <= 2 {
+							arrived.Done()
+							arrived.Wait() // both have read the state and the data
+						}
+						return e.truthCount(context.Background(), ip)
+					}
+					_, answers[i], errs[i] = e.interactive.answerMedian(context.Background(), ip, rand.NewChaCha8([32]byte{byte(10 + i)}), count)
+				})
+			}
+			wg.Wait()
+			fresh := 0
+			for i := range answers {
+				if errs[i] != nil {
+					t.Fatalf("proxy %d: %v", i, errs[i])
+				}
+				if !answers[i].Cached {
+					fresh++
+				}
+			}
+			if fresh != 1 || answers[0].Count != answers[1].Count || !answers[0].Hard {
+				t.Errorf("got %+v and %+v; want one fresh hard answer and the same answer from the cache", answers[0], answers[1])
+			}
+			var stored mm.MedianMechanism
+			if err := stored.UnmarshalBinary(storedMM(t, ledgers[0], plan)); err != nil || stored.HardUsed() != 1 {
+				t.Errorf("stored state: %d hard answers (err %v), want 1", stored.HardUsed(), err)
+			}
+		})
+	}
+}
+
+// TestInteractiveRowCountReleasedOnce (leak 4): the Median Mechanism takes
+// the planner's n̂ as its row count and spends nothing on a count of its
+// own; ε' goes to its tests and hard answers.
+func TestInteractiveRowCountReleasedOnce(t *testing.T) {
+	f := newInteractiveFixture(t, 3000, catalog.InteractiveMedian)
+	plan := f.plan(t, "SELECT COUNT(*) FROM t WHERE a = 1 OR b = 2")
+	e := New(f.back, f.ledger, nil)
+	if _, err := e.Run(context.Background(), "a", plan, rand.NewChaCha8([32]byte{3})); err != nil {
+		t.Fatal(err)
+	}
+	inst := e.interactive.cached(plan.Interactive.Key)
+	p := inst.mm.Plan()
+	if p.RowCount != inst.header.NHat || p.CountEpsilon != 0 {
+		t.Errorf("mechanism's n̂ %d (ε %v), planner's n̂ %d: want the planner's, released once", p.RowCount, p.CountEpsilon, inst.header.NHat)
+	}
+	if rest := plan.Interactive.RestEpsilon(); math.Abs(p.TestEpsilon+p.AnswerEpsilon-rest) > 1e-12 {
+		t.Errorf("tests and answers spend %v, want ε' = %v", p.TestEpsilon+p.AnswerEpsilon, rest)
+	}
+	if p.RowCountBound == 0 {
+		t.Error("the cuts ignore the noise of n̂ (E_n = 0)")
+	}
+}
+
+// TestInteractiveCreationAfterFailure (leak 3): a creation that failed
+// after reading the data (paid, nothing stored) does not lock the domain:
+// the next count reopens the claim at once and creates the instance; a
+// creation that died with its reservation pending (kill -9) is taken over
+// after the lease; a count racing a slow creation waits for it. What was
+// paid stays paid.
+func TestInteractiveCreationAfterFailure(t *testing.T) {
+	ctx := context.Background()
+	f := newInteractiveFixture(t, 3000, catalog.InteractiveHistogram)
+	plan := f.plan(t, "SELECT COUNT(*) FROM t WHERE a = 1 OR b = 2")
+	ip := plan.Interactive
+	e := New(f.back, f.ledger, nil)
+	e.interactive.lease, e.interactive.poll = 200*time.Millisecond, 10*time.Millisecond
+
+	failing := func(ctx context.Context, readData *bool) (*interactiveInstance, []int64, error) {
+		*readData = true
+		return nil, nil, dperr.New(dperr.Backend, "backend down")
+	}
+	if _, _, err := e.interactive.obtain(ctx, ip, []string{"user:a"}, failing); dperr.KindOf(err) != dperr.Backend {
+		t.Fatalf("failing creation: got %v, want the backend error", err)
+	}
+	start := time.Now()
+	if _, err := e.Run(ctx, "a", plan, rand.NewChaCha8([32]byte{4})); err != nil {
+		t.Fatalf("count after a failed creation: %v", err)
+	}
+	if waited := time.Since(start); waited > e.interactive.lease {
+		t.Errorf("waited %v after a settled failure, want no lease wait", waited)
+	}
+	if r := remaining(t, f.ledger); r != 6 {
+		t.Errorf("remaining ε: got %v, want 6 (the failed creation's 2 and the new one's 2)", r)
+	}
+
+	// A creation killed with its reservation pending, on another table key.
+	f.cat.Tables[0].Interactive.Epsilon = 1
+	plan = f.plan(t, "SELECT COUNT(*) FROM t WHERE a = 1 OR b = 2")
+	ip = plan.Interactive
+	claim := ip.StateKey()
+	if err := f.ledger.SetLimit(ctx, claim, budget.Cost{Epsilon: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.ledger.Reserve(ctx, []string{"user:a", claim}, budget.Cost{Epsilon: 1}, "killed"); err != nil {
+		t.Fatal(err)
+	}
+	start = time.Now()
+	if _, err := e.Run(ctx, "a", plan, rand.NewChaCha8([32]byte{5})); err != nil {
+		t.Fatalf("count after a killed creation: %v", err)
+	}
+	if waited := time.Since(start); waited < e.interactive.lease {
+		t.Errorf("took over after %v, want at least the lease %v", waited, e.interactive.lease)
+	}
+	if r := remaining(t, f.ledger); r != 4 {
+		t.Errorf("remaining ε: got %v, want 4 (the killed creation's 1 and the new one's 1)", r)
+	}
+
+	// Two proxies racing to create: the second waits for the first.
+	f.cat.Tables[0].Interactive.Epsilon = 0.5
+	plan = f.plan(t, "SELECT COUNT(*) FROM t WHERE a = 1 OR b = 2")
+	other := New(f.back, f.ledger, nil)
+	other.interactive.poll = 10 * time.Millisecond
+	var slow sync.WaitGroup
+	slow.Add(1)
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		create := func(ctx context.Context, readData *bool) (*interactiveInstance, []int64, error) {
+			slow.Done()
+			time.Sleep(100 * time.Millisecond)
+			return e.createInteractive(ctx, plan.Interactive, rand.NewChaCha8([32]byte{6}), readData)
+		}
+		if _, created, err := e.interactive.obtain(ctx, plan.Interactive, []string{"user:a"}, create); err != nil || !created {
+			t.Errorf("slow creation: created %v, err %v", created, err)
+		}
+	})
+	slow.Wait()
+	if _, err := other.Run(ctx, "a", plan, rand.NewChaCha8([32]byte{7})); err != nil {
+		t.Errorf("count racing a creation: got %v, want to wait for it", err)
+	}
+	wg.Wait()
+	if r := remaining(t, f.ledger); r != 3.5 {
+		t.Errorf("remaining ε: got %v, want 3.5 (one creation paid)", r)
+	}
+}
