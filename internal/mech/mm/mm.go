@@ -304,7 +304,7 @@ func (m *MedianMechanism) Answer(src noise.Source, q Predicate, count func() (in
 	if c < 0 {
 		return Answer{}, fmt.Errorf("%w: negative count", mech.ErrInvalidInput)
 	}
-	median := int64(math.Round(m.pool.median(q) * float64(m.plan.RowCount)))
+	median := m.poolCount(q)
 	gap := c - median
 	if gap < 0 {
 		gap = -gap
@@ -338,6 +338,12 @@ func (m *MedianMechanism) Answer(src noise.Source, q Predicate, count func() (in
 		return Answer{}, fmt.Errorf("mech: median mechanism state not committed, answer withheld: %w", err)
 	}
 	return a, nil
+}
+
+// poolCount is the easy answer to q: round(n̂·μ) for the pool's lower
+// median fraction μ, a function of public values only.
+func (m *MedianMechanism) poolCount(q Predicate) int64 {
+	return int64(math.Round(m.pool.median(q) * float64(m.plan.RowCount)))
 }
 
 // Tests reports whether Answer(q) would run a test (and so read the data
