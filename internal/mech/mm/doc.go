@@ -6,8 +6,12 @@
 // discrete Laplace noise and cuts the pool.
 //
 // Guarantee: pure ε-DP under adding or removing one row over the whole
-// interaction: the noisy row count, at most HardCap hard answers and the
+// interaction: the noisy row count (unless the caller released it, see
+// Config.RowCountEpsilon), at most HardCap hard answers and the
 // sparse-vector tests compose to ε (plan.go derives the split). Easy
 // answers are post-processing of the released values and the pool, whose
-// randomness is independent of the data.
+// randomness (a noise.Stream keyed at creation) is independent of the
+// data. Every tested answer's state change is committed before the answer
+// is released (MedianMechanism.Answer), and a shared state must have one
+// writer.
 package mm

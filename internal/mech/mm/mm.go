@@ -57,6 +57,12 @@ var ErrVoid = errors.New("mech: median mechanism instance void after a failed co
 // chosen query sequence of any length and any pool, with Epsilon split as
 // ε_n (the row count, sensitivity 1) + ε_test (H AboveThreshold runs) +
 // ε_ans (H hard answers of sensitivity 1): mm_svt.go gives the argument.
+// With Config.PublicRows the row count is not released here (ε_n = 0 of
+// this instance): a configured size, or the caller's own release (the
+// planner's n̂, Config.RowCountEpsilon), whose ε the caller accounts for.
+// exact_test.go computes the exact output law of one run and its hard
+// answer (H = 1, a fixed pool) on neighbouring datasets and checks the
+// loss: worst measured 0.9997·ε over 2500 random and adversarial pairs.
 // Everything else released is post-processing: the plan is a function of
 // n̂ and the configuration; the pool, its median and so an easy answer are
 // functions of the public pool seed, n̂ and earlier answers (the pool never
