@@ -51,5 +51,6 @@
 // and totals, dpproxy_reservations one row per reservation for auditors (see
 // History) with dpproxy_reservation_accounts indexing it by account, and
 // dpproxy_state a small key-value store for mechanisms that keep
-// state next to the ledger (PutState, GetState).
+// state next to the ledger (PutState, GetState, and SwapState, the
+// compare-and-swap through which a shared state has one writer).
 package budget

@@ -16,7 +16,7 @@ import (
 	"github.com/dpproxy/dpproxy/internal/planner"
 )
 
-// Synopses are stored next to the ledger (budget.Ledger.PutState), so they
+// Synopses are stored next to the ledger (budget.Ledger state), so they
 // survive restarts and kill -9 exactly as spent budget does, and are shared
 // by every proxy that shares the ledger.
 //
@@ -43,10 +43,11 @@ import (
 // committed, cancelled, or pending for longer than the lease, with still
 // no synopsis, reopens the claim by raising its limit by one more ε (all
 // waiters compute the same limit from the same history, so the raise is
-// idempotent) and races for it again; the crashed build stays paid. Just
-// before storing, a builder re-reads the state and adopts a synopsis that
-// appeared meanwhile instead of storing its own, so even after a takeover
-// no second synopsis is released.
+// idempotent) and races for it again; the crashed build stays paid. A
+// builder stores its synopsis with an insert-if-absent swap
+// (budget.Ledger.SwapState) and adopts a synopsis that appeared meanwhile
+// instead of its own, so even after a takeover no second synopsis is
+// released.
 type synopsisStore struct {
 	ledger *budget.Ledger
 	// lease is how long a pending build holds its claim against takeover.
@@ -173,17 +174,23 @@ func (st *synopsisStore) build(ctx context.Context, spec *planner.SynopsisSpec, 
 	}
 	s = &storedSynopsis{Key: spec.Key, BuiltAt: time.Now().UTC(), Epsilon: spec.Config.Epsilon,
 		Mechanism: syn.Mechanism(), Workload: spec.Config.Workload.Kind, Synopsis: syn}
-	// Adopt a synopsis another proxy stored meanwhile (after a takeover),
-	// so that only one is ever released.
-	if other, err := st.load(ctx, spec); err != nil || other != nil {
-		return other, err
-	}
 	value, err := json.Marshal(s)
 	if err != nil {
 		return nil, dperr.Wrap(dperr.Internal, err, "internal error: cannot encode synopsis")
 	}
-	if err := st.ledger.PutState(context.WithoutCancel(ctx), stateKey(spec.Key), value); err != nil {
+	// Store it only if no synopsis is stored yet; else adopt the one another
+	// proxy stored meanwhile (after a takeover), so that only one is ever
+	// released.
+	stored, err := st.ledger.SwapState(context.WithoutCancel(ctx), stateKey(spec.Key), nil, value)
+	if err != nil {
 		return nil, err
+	}
+	if !stored {
+		other, err := st.load(ctx, spec)
+		if err == nil && other == nil {
+			err = dperr.New(dperr.Internal, "internal error: the synopsis of %s vanished", spec.Column.Name)
+		}
+		return other, err
 	}
 	st.remember(s)
 	return s, nil

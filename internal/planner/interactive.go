@@ -77,7 +77,7 @@ const (
 )
 
 // StateKey and ClaimAccount name the instance in the ledger: its state
-// (budget.Ledger.PutState) and the account whose limit is the instance's ε,
+// (budget.Ledger state) and the account whose limit is the instance's ε,
 // which makes the ε be paid exactly once.
 func (ip *InteractivePlan) StateKey() string {
 	sum := sha256.Sum256([]byte(ip.Key))
