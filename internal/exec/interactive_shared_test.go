@@ -315,3 +315,69 @@ func TestInteractiveCreationAfterFailure(t *testing.T) {
 		t.Errorf("remaining ε: got %v, want 3.5 (one creation paid)", r)
 	}
 }
+
+// TestInteractiveFailedCommitLooksTheSame (leak 2): when the ledger fails
+// between the data read and the commit, an easy and a hard query both get
+// 1105, and after a restart the stored state is the one from before, with
+// the query untested. Before the fix only hard answers were committed, so
+// an easy one was answered despite the failure (checked: this failed).
+func TestInteractiveFailedCommitLooksTheSame(t *testing.T) {
+	ctx := context.Background()
+	f := newInteractiveFixture(t, 3000, catalog.InteractiveMedian)
+	kinds := map[bool]int{}
+	for _, q := range []string{
+		"SELECT COUNT(*) FROM t WHERE a = 0 OR b = 5",
+		"SELECT COUNT(*) FROM t WHERE a < 8 OR b = 1",
+		"SELECT COUNT(*) FROM t WHERE NOT a = 3",
+		"SELECT COUNT(*) FROM t WHERE a > 2 OR b = 3",
+	} {
+		plan := f.plan(t, q)
+		create := f.plan(t, "SELECT COUNT(*) FROM t WHERE a < 0 OR b < 0") // empty: creates, tests nothing
+		// The reference proxy: the branch this query takes with this noise.
+		ref := sharedLedgers(t, budget.SQLite, testdb.SQLiteDSN(t), 1)
+		e := New(f.back, ref[0], nil)
+		if _, err := e.Run(ctx, "a", create, rand.NewChaCha8([32]byte{1})); err != nil {
+			t.Fatal(err)
+		}
+		res, err := e.Run(ctx, "a", plan, rand.NewChaCha8([32]byte{2}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		hard := bytes.Contains([]byte(res.Warnings[0].Message), []byte("hard query"))
+		kinds[hard]++
+
+		// The same proxy whose ledger fails after the data was read.
+		dsn := testdb.SQLiteDSN(t)
+		db := testdb.Open(t, "sqlite", dsn)
+		l, err := budget.Open(ctx, db, budget.SQLite)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := l.SetLimit(ctx, "user:a", budget.Cost{Epsilon: 10}); err != nil {
+			t.Fatal(err)
+		}
+		e = New(f.back, l, nil)
+		if _, err := e.Run(ctx, "a", create, rand.NewChaCha8([32]byte{1})); err != nil {
+			t.Fatal(err)
+		}
+		before := storedMM(t, l, plan)
+		ip := plan.Interactive
+		_, _, err = e.interactive.answerMedian(ctx, ip, rand.NewChaCha8([32]byte{2}), func() (int64, error) {
+			db.Close() // the ledger fails from now on
+			return e.truthCount(ctx, ip)
+		})
+		if err == nil {
+			t.Errorf("%s (hard %v): answered although its state could not be committed", q, hard)
+		}
+		restarted, err := budget.Open(ctx, testdb.Open(t, "sqlite", dsn), budget.SQLite)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(storedMM(t, restarted, plan), before) {
+			t.Errorf("%s (hard %v): the stored state changed although the answer was withheld", q, hard)
+		}
+	}
+	if kinds[true] == 0 || kinds[false] == 0 {
+		t.Errorf("branches covered: %v, want both easy and hard queries", kinds)
+	}
+}
