@@ -38,7 +38,7 @@ func BenchmarkWindowedRelease(b *testing.B) {
 		inv, _ := piecewise.NewInverseSensitivityQuantile(windowedBounds, 0.5, eps, piecewise.DefaultRho(windowedBounds, false))
 		ss, _ := quantile.NewSmoothMedian(windowedBounds, eps)
 		pv, _ := piecewise.NewVariance(windowedBounds, eps, 0)
-		sk := sketchOfFloat(windowedBounds, xs, pv.Extremes())
+		sk := pv.Grid().Sketch(xs, pv.Extremes())
 		for _, tc := range []struct {
 			name    string
 			release func() error
@@ -57,17 +57,4 @@ func BenchmarkWindowedRelease(b *testing.B) {
 			})
 		}
 	}
-}
-
-// sketchOfFloat is sketchOf in float64 arithmetic (large n).
-func sketchOfFloat(b mech.Bounds, xs []float64, k int64) piecewise.VarianceSketch {
-	c := b.Mid()
-	var s, q float64
-	for _, x := range xs {
-		s += x - c
-		q += (x - c) * (x - c)
-	}
-	k = min(k, int64(len(xs)))
-	return piecewise.VarianceSketch{Count: int64(len(xs)), CenteredSum: s, CenteredSumSquares: q,
-		Smallest: xs[:k], Largest: xs[int64(len(xs))-k:]}
 }

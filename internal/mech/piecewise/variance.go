@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"slices"
 
 	"github.com/dpproxy/dpproxy/internal/mech"
 	"github.com/dpproxy/dpproxy/internal/mech/exact"
@@ -38,34 +39,75 @@ import (
 // after an insertion), and Var(x) ≤ Var(x') + R_1(x'). The digest measured
 // the hybrid within 1–9% of the exact upper side when nε ≥ 100.
 //
-// Rounding. The lower side and the mean breakpoints are exact minima and
-// maxima rounded once (d_0 to nearest, d_ℓ down): monotone maps, so V3
-// survives. The upper recursion rounds up, with R_ℓ rounded up after adding
-// one ulp of V_max, which covers the rounding of u_0 = Var(x) on both sides
-// of Var(x) ≤ Var(x') + R_1(x'); sums rounded up are monotone in their
-// terms, so V3 carries through the induction.
+// Exactness (what the proof needs, and why it holds as implemented). The
+// breakpoints of neighbours interleave (V3) only if they are computed from
+// the exact sums of neighbouring datasets: float sums formed by the
+// database leave rounding residue (Σ(v−c)² of eight rows of 0.1 is not
+// 8·(0.1−c)² in float64), so a breakpoint that is exactly 0 on one dataset
+// is 10^−17 on its neighbour and the ordering breaks (issue 10 measured a
+// loss of 85ε). So the mechanism never sees a float sum. Each value is
+// first mapped to its index on a public grid, k = ⌊(clamp(v) − L)/h + ½⌋
+// with h = Grid().Unit a power of two, 0 ≤ k ≤ Grid().Top ≤ 2^30: a fixed
+// per-row map, so neighbours stay neighbours and the released statistic is
+// the variance of the gridded data (within h/2 per value of the real one).
+// The database computes n, Σk and Σk² as exact integers (GridIndex and
+// the split sums of the fetch, sqlrewrite.GridSums) and returns the K
+// smallest and largest indices themselves, all from the same expression on
+// one snapshot. From these integers every breakpoint is computed exactly in
+// rationals (big.Rat; the float filters of exactExtreme only choose which
+// candidates to evaluate exactly), in grid units, and rounded to float64
+// once: d_0 to nearest, d_ℓ and every mean-breakpoint step down or up.
+// These roundings are monotone maps, so the exact inequalities V3 between
+// neighbours survive them. The upper recursion rounds up, with R_ℓ rounded
+// up after adding one ulp of V_max, which covers the rounding of u_0 on
+// both sides of Var(x) ≤ Var(x') + R_1(x'); sums rounded up are monotone in
+// their terms, so V3 carries through the induction. The scaling from grid
+// units to the output by h² is a power of two, exact in rationals.
 //
-// Fetch (DESIGN.md §5). The database computes the count, Σ(v−c) and
-// Σ(v−c)² with c = (L+U)/2 (Bounds midpoint), and the Extremes() smallest
-// and largest clamped values: 2K values, K public, never the column. The
-// sums are taken as exact; their floating-point rounding in the database is
-// outside the analysis, as for every sum in this package (sum.go).
+// Fetch (DESIGN.md §5). The database computes the count and the grid sums
+// over the column and returns the K smallest and K largest grid indices:
+// 2K values and six integers, K public, never the column.
 type Variance struct {
 	bounds  mech.Bounds
+	grid    VarianceGrid
 	depth   int64
 	sampler piecewiseSampler
 }
 
-// VarianceSketch is what the database returns for Variance.
+// VarianceGrid is the public grid of a Variance: values map to indices
+// k = ⌊(clamp(v) − Lower)/Unit + ½⌋ ∈ [0, Top], Unit a power of two.
+type VarianceGrid struct {
+	Lower, Upper float64
+	Unit         float64
+	Top          int64
+}
+
+// newVarianceGrid returns the grid of bounds b: the smallest power of two
+// h ≥ 2^−30·(U−L), so Top ≤ 2^30.
+func newVarianceGrid(b mech.Bounds) VarianceGrid {
+	unit := noise.CeilPowerOfTwo((b.Upper - b.Lower) * 0x1p-30)
+	g := VarianceGrid{Lower: b.Lower, Upper: b.Upper, Unit: unit}
+	g.Top = g.Index(b.Upper)
+	return g
+}
+
+// Index returns the grid index of v, with the float64 operations the
+// database performs (GridIndex in package sqlrewrite renders the same
+// expression): clamp, subtract L, divide by the unit, add ½, floor.
+func (g VarianceGrid) Index(v float64) int64 {
+	return int64(math.Floor((mech.Clamp(v, g.Lower, g.Upper)-g.Lower)/g.Unit + 0.5))
+}
+
+// VarianceSketch is what the database returns for Variance, all on the
+// grid (exact integers).
 type VarianceSketch struct {
 	// Count is the number n of (non-NULL) values.
 	Count int64
-	// CenteredSum is Σ (v − c) and CenteredSumSquares is Σ (v − c)² over
-	// the clamped values v, with c the bounds' midpoint (L/2 + U/2).
-	CenteredSum, CenteredSumSquares float64
+	// Sum is Σk and SumSquares is Σk² over the grid indices k.
+	Sum, SumSquares *big.Int
 	// Smallest and Largest hold the min(n, Extremes()) smallest and
-	// largest clamped values, each in ascending order.
-	Smallest, Largest []float64
+	// largest grid indices, each in ascending order.
+	Smallest, Largest []int64
 }
 
 // NewVariance returns the mechanism for values clamped to b, with
@@ -75,14 +117,18 @@ func NewVariance(b mech.Bounds, epsilon, rho float64) (*Variance, error) {
 	if err := b.Validate(); err != nil {
 		return nil, err
 	}
-	h := b.HalfRange()
+	g := newVarianceGrid(b)
+	h := float64(g.Top) * g.Unit / 2 // exact: Top < 2^31, Unit a power of two
 	rng := mech.Bounds{Lower: 0, Upper: exact.RoundUp(h * h)}
 	s, err := newPiecewiseSampler(plmKind, rng, epsilon, rho)
 	if err != nil {
 		return nil, err
 	}
-	return &Variance{bounds: b, depth: DefaultDepth(rng, epsilon, s.rho()), sampler: s}, nil
+	return &Variance{bounds: b, grid: g, depth: DefaultDepth(rng, epsilon, s.rho()), sampler: s}, nil
 }
+
+// Grid returns the public grid the database maps values to.
+func (m *Variance) Grid() VarianceGrid { return m.grid }
 
 // Epsilon returns the ε of one release.
 func (m *Variance) Epsilon() float64 { return m.sampler.epsilon }
@@ -106,7 +152,7 @@ func (m *Variance) Breakpoints(s VarianceSketch) (Breakpoints, error) {
 	down[0] = up[0]
 	ssd := v.minWindowSSDs(k - 1)
 	slack := new(big.Rat).SetFloat64(exact.Ulp(vmax))
-	vmaxRat := new(big.Rat).SetFloat64(vmax)
+	vmaxRat := v.vmax // in grid units
 	for l := int64(1); l < k; l++ {
 		down[l] = v.lower(l, ssd)
 		r := vmaxRat
@@ -119,7 +165,7 @@ func (m *Variance) Breakpoints(s VarianceSketch) (Breakpoints, error) {
 			r = d.Mul(d, d)
 			r.Quo(r, big.NewRat(v.n-l, 1))
 		}
-		step := roundRat(new(big.Rat).Add(r, slack), big.ToPositiveInf)
+		step := roundRat(new(big.Rat).Add(v.scaled(r), slack), big.ToPositiveInf)
 		up[l] = math.Min(vmax, roundFloatSum(up[l-1], step, big.ToPositiveInf))
 	}
 	up[k], down[k] = vmax, 0
@@ -148,12 +194,14 @@ func (m *Variance) ExpectedAbsError(s VarianceSketch) (float64, error) {
 	return m.sampler.expectedAbsError(bp), nil
 }
 
-// varianceInputs holds a sketch in exact centred arithmetic: values v − c.
+// varianceInputs holds a sketch in exact centred arithmetic, in grid
+// units: values k − Top/2.
 type varianceInputs struct {
 	n              int64
-	sum, squares   *big.Rat   // Σ(v−c), Σ(v−c)²
-	lower0, upper  *big.Rat   // L − c, U − c
-	vmax           *big.Rat   // the range end V_max (as rounded up)
+	sum, squares   *big.Rat   // Σ(k−c), Σ(k−c)²
+	lower0, upper  *big.Rat   // −Top/2, Top/2
+	vmax           *big.Rat   // (Top/2)², the largest variance on the grid
+	unit2          *big.Rat   // h², from grid units to the output
 	bottom, top    []*big.Rat // the smallest and largest centred values, top largest first
 	sb, qb, st, qt []*big.Rat // prefix sums of bottom and top, and of their squares
 	// Float64 copies for the filters of exactExtreme.
@@ -165,23 +213,38 @@ type varianceInputs struct {
 // newVarianceInputs validates s and converts it.
 func (m *Variance) newVarianceInputs(s VarianceSketch) (*varianceInputs, error) {
 	need := min(s.Count, m.depth)
-	if s.Count < 0 || int64(len(s.Smallest)) < need || int64(len(s.Largest)) < need ||
-		math.IsNaN(s.CenteredSum) || math.IsInf(s.CenteredSum, 0) || !(s.CenteredSumSquares >= 0) || math.IsInf(s.CenteredSumSquares, 0) {
-		return nil, fmt.Errorf("%w: variance sketch with n = %d needs %d smallest and largest values and finite sums",
+	top := m.grid.Top
+	if s.Count < 0 || int64(len(s.Smallest)) < need || int64(len(s.Largest)) < need || s.Sum == nil || s.SumSquares == nil {
+		return nil, fmt.Errorf("%w: variance sketch with n = %d needs %d smallest and largest values and both sums",
 			mech.ErrWindowMismatch, s.Count, need)
 	}
-	for _, list := range [][]float64{s.Smallest, s.Largest} {
-		for i, x := range list {
-			if !(x >= m.bounds.Lower && x <= m.bounds.Upper) || (i > 0 && x < list[i-1]) {
-				return nil, fmt.Errorf("%w: extreme value %v unsorted or outside %v", mech.ErrInvalidInput, x, m.bounds)
+	// The sums of n indices in [0, Top], with n·Σk² ≥ (Σk)² (Cauchy–Schwarz).
+	n := big.NewInt(s.Count)
+	maxSum := new(big.Int).Mul(n, big.NewInt(top))
+	maxSquares := new(big.Int).Mul(maxSum, big.NewInt(top))
+	cs := new(big.Int).Mul(n, s.SumSquares)
+	if s.Sum.Sign() < 0 || s.Sum.Cmp(maxSum) > 0 || s.SumSquares.Sign() < 0 || s.SumSquares.Cmp(maxSquares) > 0 ||
+		cs.Cmp(new(big.Int).Mul(s.Sum, s.Sum)) < 0 {
+		return nil, fmt.Errorf("%w: grid sums %v, %v inconsistent with %d indices in [0, %d]", mech.ErrInvalidInput, s.Sum, s.SumSquares, s.Count, top)
+	}
+	for _, list := range [][]int64{s.Smallest, s.Largest} {
+		for i, k := range list {
+			if k < 0 || k > top || (i > 0 && k < list[i-1]) {
+				return nil, fmt.Errorf("%w: grid index %d unsorted or outside [0, %d]", mech.ErrInvalidInput, k, top)
 			}
 		}
 	}
-	c := new(big.Rat).SetFloat64(m.bounds.Mid())
-	centred := func(x float64) *big.Rat { return new(big.Rat).Sub(new(big.Rat).SetFloat64(x), c) }
+	c := big.NewRat(top, 2)
+	centred := func(k int64) *big.Rat { return new(big.Rat).Sub(new(big.Rat).SetInt64(k), c) }
+	// Σ(k−c) = S − nc, Σ(k−c)² = Q − 2cS + nc².
+	sum := new(big.Rat).Sub(new(big.Rat).SetInt(s.Sum), new(big.Rat).Mul(c, new(big.Rat).SetInt(n)))
+	squares := new(big.Rat).SetInt(s.SumSquares)
+	squares.Sub(squares, new(big.Rat).Mul(new(big.Rat).SetInt64(top), new(big.Rat).SetInt(s.Sum)))
+	squares.Add(squares, new(big.Rat).Mul(new(big.Rat).Mul(c, c), new(big.Rat).SetInt(n)))
+	unit := new(big.Rat).SetFloat64(m.grid.Unit)
 	v := &varianceInputs{
-		n: s.Count, sum: new(big.Rat).SetFloat64(s.CenteredSum), squares: new(big.Rat).SetFloat64(s.CenteredSumSquares),
-		lower0: centred(m.bounds.Lower), upper: centred(m.bounds.Upper), vmax: new(big.Rat).SetFloat64(m.sampler.rng.Upper),
+		n: s.Count, sum: sum, squares: squares,
+		lower0: new(big.Rat).Neg(c), upper: c, vmax: new(big.Rat).Mul(c, c), unit2: unit.Mul(unit, unit),
 	}
 	for i := range need {
 		v.bottom = append(v.bottom, centred(s.Smallest[i]))
@@ -206,12 +269,16 @@ func (m *Variance) newVarianceInputs(s VarianceSketch) (*varianceInputs, error) 
 		}
 		return out
 	}
-	v.sumF, v.squaresF = s.CenteredSum, s.CenteredSumSquares
+	v.sumF, _ = v.sum.Float64()
+	v.squaresF, _ = v.squares.Float64()
 	v.lowerF, _ = v.lower0.Float64()
 	v.upperF, _ = v.upper.Float64()
 	v.sbF, v.qbF, v.stF, v.qtF = toFloat(v.sb), toFloat(v.qb), toFloat(v.st), toFloat(v.qt)
 	return v, nil
 }
+
+// scaled returns r (grid units squared) in output units: r·h².
+func (v *varianceInputs) scaled(r *big.Rat) *big.Rat { return new(big.Rat).Mul(r, v.unit2) }
 
 // variance returns Var(x) clamped to [0, V_max], rounded to nearest.
 func (v *varianceInputs) variance() float64 {
@@ -220,7 +287,7 @@ func (v *varianceInputs) variance() float64 {
 	}
 	r := v.ssd(v.sum, v.squares, v.n)
 	r.Quo(r, big.NewRat(v.n, 1))
-	return roundRat(exact.ClampRat(r, new(big.Rat), v.vmax), big.ToNearestEven)
+	return roundRat(v.scaled(exact.ClampRat(r, new(big.Rat), v.vmax)), big.ToNearestEven)
 }
 
 // ssd returns the sum of squared deviations Q − S²/m, at least 0.
@@ -277,7 +344,7 @@ func (v *varianceInputs) lower(l int64, ssd []*big.Rat) float64 {
 		f := v.ssdF[i] / float64(v.n+l-2*i)
 		return f, 4 * 0x1p-53 * f
 	}
-	return roundRat(exactExtreme(l+1, false, approx, val), big.ToNegativeInf)
+	return roundRat(v.scaled(exactExtreme(l+1, false, approx, val)), big.ToNegativeInf)
 }
 
 // meanBreakpoint returns μ̄_j (up) or μ̲_j exactly: the largest (smallest)
@@ -341,4 +408,22 @@ func roundFloatSum(a, b float64, mode big.RoundingMode) float64 {
 	x := new(big.Float).SetPrec(53).SetMode(mode).SetFloat64(a)
 	f, _ := x.Add(x, new(big.Float).SetFloat64(b)).Float64()
 	return f
+}
+
+// Sketch computes the sketch of sorted values in Go, as the database does
+// (for tests and benchmarks, which have the data in memory): the grid
+// indices, their exact sums, and the k smallest and largest.
+func (g VarianceGrid) Sketch(sorted []float64, k int64) VarianceSketch {
+	idx := make([]int64, len(sorted))
+	sum, squares := new(big.Int), new(big.Int)
+	for i, v := range sorted {
+		idx[i] = g.Index(v)
+		x := big.NewInt(idx[i])
+		sum.Add(sum, x)
+		squares.Add(squares, x.Mul(x, x))
+	}
+	slices.Sort(idx)
+	k = min(k, int64(len(idx)))
+	return VarianceSketch{Count: int64(len(idx)), Sum: sum, SumSquares: squares,
+		Smallest: idx[:k], Largest: idx[int64(len(idx))-k:]}
 }

@@ -10,21 +10,11 @@ import (
 	"github.com/dpproxy/dpproxy/internal/mech/oracle"
 )
 
-// sketchOf returns the variance sketch of sorted values: exact centred sums
-// (rounded once) and the k smallest and largest values.
+// sketchOf returns the variance sketch of sorted values in bounds b, as
+// the database computes it: exact sums of grid indices and the k smallest
+// and largest indices.
 func sketchOf(b mech.Bounds, sorted []float64, k int64) VarianceSketch {
-	c := new(big.Rat).SetFloat64(b.Mid())
-	s, q := new(big.Rat), new(big.Rat)
-	for _, x := range sorted {
-		d := new(big.Rat).Sub(new(big.Rat).SetFloat64(x), c)
-		s.Add(s, d)
-		q.Add(q, d.Mul(d, d))
-	}
-	k = min(k, int64(len(sorted)))
-	return VarianceSketch{
-		Count: int64(len(sorted)), CenteredSum: oracle.Float(s), CenteredSumSquares: oracle.Float(q),
-		Smallest: sorted[:k], Largest: sorted[int64(len(sorted))-k:],
-	}
+	return newVarianceGrid(b).Sketch(sorted, k)
 }
 
 // varianceOrZero is the population variance with Var(∅) = 0.
@@ -133,7 +123,7 @@ func TestPiecewiseVarianceRejects(t *testing.T) {
 	}
 	s = sketchOf(b, sorted, m.Extremes())
 	s.Largest = slices.Clone(s.Largest)
-	s.Largest[0] = 11
+	s.Largest[0] = m.Grid().Top + 1
 	if _, err := m.Breakpoints(s); !errors.Is(err, mech.ErrInvalidInput) {
 		t.Errorf("extreme outside bounds: got %v, want %v", err, mech.ErrInvalidInput)
 	}
