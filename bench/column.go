@@ -69,7 +69,7 @@ func (c *Column) PreprocessSummary() preprocess.Summary {
 // VarianceSketch returns the piecewise variance's fetch: the exact sums
 // of grid indices and the smallest and largest indices.
 func (c *Column) VarianceSketch(m *piecewise.Variance) piecewise.VarianceSketch {
-	return m.Grid().Sketch(c.d.Values, m.Extremes())
+	return m.Sketch(c.d.Values)
 }
 
 // Histogram returns the counts the proxy's histogram fetch returns

@@ -38,7 +38,7 @@ func BenchmarkWindowedRelease(b *testing.B) {
 		inv, _ := piecewise.NewInverseSensitivityQuantile(windowedBounds, 0.5, eps, piecewise.DefaultRho(windowedBounds, false))
 		ss, _ := quantile.NewSmoothMedian(windowedBounds, eps)
 		pv, _ := piecewise.NewVariance(windowedBounds, eps, 0)
-		sk := pv.Grid().Sketch(xs, pv.Extremes())
+		sk := pv.Sketch(xs)
 		for _, tc := range []struct {
 			name    string
 			release func() error

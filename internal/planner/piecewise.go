@@ -67,13 +67,8 @@ func (m piecewiseMechanism) Start(src noise.Source, r *Release, terms []float64,
 	g := v.Grid()
 	n := int64(math.Round(terms[0]))
 	k := min(v.Extremes(), n)
-	gridWindow := func(ranks mech.RankRange) sqlrewrite.Fetch {
-		f := rankWindow(r, ranks)
-		f.Window.GridUnit = g.Unit
-		return f
-	}
 	step := &once{
-		requests: []sqlrewrite.Fetch{{GridSums: &sqlrewrite.GridSums{Column: r.Stat.Column.Source, Lower: g.Lower, Upper: g.Upper, Unit: g.Unit}}},
+		requests: []sqlrewrite.Fetch{gridSumsRequest(r, g)},
 		finish: func(src noise.Source, fetched []Fetched) (Estimate, error) {
 			sketch, err := varianceSketch(n, k, fetched)
 			if err != nil {
@@ -84,38 +79,58 @@ func (m piecewiseMechanism) Start(src noise.Source, r *Release, terms []float64,
 		},
 	}
 	if k > 0 {
-		step.requests = append(step.requests, gridWindow(mech.RankRange{First: 1, Last: k}), gridWindow(mech.RankRange{First: n - k + 1, Last: n}))
+		step.requests = append(step.requests, gridWindow(r, g, mech.RankRange{First: 1, Last: k}), gridWindow(r, g, mech.RankRange{First: n - k + 1, Last: n}))
 	}
 	return step, nil
 }
 
 // varianceSketch assembles the piecewise variance's sketch from its
-// fetches: the grid sums (Σk = 2^15·Σa + Σb, Σk² = 2^30·Σa² + 2^16·Σab +
-// Σb², sqlrewrite.GridSums) and, when k > 0, the two windows of indices.
+// fetches: the grid sums and, when k > 0, the two windows of indices.
 func varianceSketch(n, k int64, fetched []Fetched) (piecewise.VarianceSketch, error) {
 	want := 1
 	if k > 0 {
 		want = 3
 	}
-	if len(fetched) != want || len(fetched[0].Integers) != 6 || fetched[0].Integers[0] != n {
+	if len(fetched) != want {
 		return piecewise.VarianceSketch{}, fmt.Errorf("piecewise variance: grid sums and windows not fetched for n = %d", n)
 	}
-	x := fetched[0].Integers
+	sums, err := gridSumsOf(n, fetched[0])
+	sketch := piecewise.VarianceSketch{Sums: sums}
+	if err != nil || k == 0 {
+		return sketch, err
+	}
+	if sketch.Smallest, err = gridIndices(fetched[1].Values); err != nil {
+		return sketch, err
+	}
+	sketch.Largest, err = gridIndices(fetched[2].Values)
+	return sketch, err
+}
+
+// gridSumsRequest is the fetch of the exact sums on grid g.
+func gridSumsRequest(r *Release, g mech.Grid) sqlrewrite.Fetch {
+	return sqlrewrite.Fetch{GridSums: &sqlrewrite.GridSums{Column: r.Stat.Column.Source, Lower: g.Lower, Upper: g.Upper, Unit: g.Unit}}
+}
+
+// gridWindow is rankWindow returning the grid indices of grid g.
+func gridWindow(r *Release, g mech.Grid, ranks mech.RankRange) sqlrewrite.Fetch {
+	f := rankWindow(r, ranks)
+	f.Window.GridUnit = g.Unit
+	return f
+}
+
+// gridSumsOf decodes a GridSums fetch: Σk = 2^15·Σa + Σb and
+// Σk² = 2^30·Σa² + 2^16·Σab + Σb² (sqlrewrite.GridSums), checking its
+// count against the summary's n (the same rows on one snapshot).
+func gridSumsOf(n int64, f Fetched) (mech.GridSums, error) {
+	x := f.Integers
+	if len(x) != 6 || x[0] != n {
+		return mech.GridSums{}, fmt.Errorf("grid sums %v do not match n = %d", x, n)
+	}
 	sum := big.NewInt(x[1]) // GridSplit = 2^15
 	sum.Lsh(sum, 15).Add(sum, big.NewInt(x[2]))
 	squares := big.NewInt(x[3])
 	squares.Lsh(squares, 30).Add(squares, new(big.Int).Lsh(big.NewInt(x[4]), 16)).Add(squares, big.NewInt(x[5]))
-	sketch := piecewise.VarianceSketch{Count: n, Sum: sum, SumSquares: squares}
-	if k > 0 {
-		var err error
-		if sketch.Smallest, err = gridIndices(fetched[1].Values); err != nil {
-			return sketch, err
-		}
-		if sketch.Largest, err = gridIndices(fetched[2].Values); err != nil {
-			return sketch, err
-		}
-	}
-	return sketch, nil
+	return mech.GridSums{Count: n, Sum: sum, SumSquares: squares}, nil
 }
 
 // gridIndices converts fetched grid indices (integers, exact in float64).

@@ -151,7 +151,7 @@ func TestExactCheckCatchesReducedNoise(t *testing.T) {
 // database returns.
 func varianceLaw(m *Variance) func([]float64) (*preparedPiecewise, error) {
 	return func(x []float64) (*preparedPiecewise, error) {
-		bp, err := m.Breakpoints(m.Grid().Sketch(x, m.Extremes()))
+		bp, err := m.Breakpoints(m.Sketch(x))
 		if err != nil {
 			return nil, err
 		}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"math/big"
-	"slices"
 
 	"github.com/dpproxy/dpproxy/internal/mech"
 	"github.com/dpproxy/dpproxy/internal/mech/exact"
@@ -47,11 +46,11 @@ import (
 // is 10^−17 on its neighbour and the ordering breaks (issue 10 measured a
 // loss of 85ε). So the mechanism never sees a float sum. Each value is
 // first mapped to its index on a public grid, k = ⌊(clamp(v) − L)/h + ½⌋
-// with h = Grid().Unit a power of two, 0 ≤ k ≤ Grid().Top ≤ 2^30: a fixed
+// with h = Grid().Unit a power of two, 0 ≤ k ≤ Grid().Top ≤ 2^30 (mech.Grid): a fixed
 // per-row map, so neighbours stay neighbours and the released statistic is
 // the variance of the gridded data (within h/2 per value of the real one).
-// The database computes n, Σk and Σk² as exact integers (GridIndex and
-// the split sums of the fetch, sqlrewrite.GridSums) and returns the K
+// The database computes n, Σk and Σk² as exact integers (mech.Grid; the
+// split sums of sqlrewrite.GridSums) and returns the K
 // smallest and largest indices themselves, all from the same expression on
 // one snapshot. From these integers every breakpoint is computed exactly in
 // rationals (big.Rat; the float filters of exactExtreme only choose which
@@ -69,42 +68,16 @@ import (
 // 2K values and six integers, K public, never the column.
 type Variance struct {
 	bounds  mech.Bounds
-	grid    VarianceGrid
+	grid    mech.Grid
 	depth   int64
 	sampler piecewiseSampler
-}
-
-// VarianceGrid is the public grid of a Variance: values map to indices
-// k = ⌊(clamp(v) − Lower)/Unit + ½⌋ ∈ [0, Top], Unit a power of two.
-type VarianceGrid struct {
-	Lower, Upper float64
-	Unit         float64
-	Top          int64
-}
-
-// newVarianceGrid returns the grid of bounds b: the smallest power of two
-// h ≥ 2^−30·(U−L), so Top ≤ 2^30.
-func newVarianceGrid(b mech.Bounds) VarianceGrid {
-	unit := noise.CeilPowerOfTwo((b.Upper - b.Lower) * 0x1p-30)
-	g := VarianceGrid{Lower: b.Lower, Upper: b.Upper, Unit: unit}
-	g.Top = g.Index(b.Upper)
-	return g
-}
-
-// Index returns the grid index of v, with the float64 operations the
-// database performs (GridIndex in package sqlrewrite renders the same
-// expression): clamp, subtract L, divide by the unit, add ½, floor.
-func (g VarianceGrid) Index(v float64) int64 {
-	return int64(math.Floor((mech.Clamp(v, g.Lower, g.Upper)-g.Lower)/g.Unit + 0.5))
 }
 
 // VarianceSketch is what the database returns for Variance, all on the
 // grid (exact integers).
 type VarianceSketch struct {
-	// Count is the number n of (non-NULL) values.
-	Count int64
-	// Sum is Σk and SumSquares is Σk² over the grid indices k.
-	Sum, SumSquares *big.Int
+	// Sums are n, Σk and Σk² over the grid indices k.
+	Sums mech.GridSums
 	// Smallest and Largest hold the min(n, Extremes()) smallest and
 	// largest grid indices, each in ascending order.
 	Smallest, Largest []int64
@@ -117,7 +90,10 @@ func NewVariance(b mech.Bounds, epsilon, rho float64) (*Variance, error) {
 	if err := b.Validate(); err != nil {
 		return nil, err
 	}
-	g := newVarianceGrid(b)
+	g, err := mech.NewGrid(b)
+	if err != nil {
+		return nil, err
+	}
 	h := float64(g.Top) * g.Unit / 2 // exact: Top < 2^31, Unit a power of two
 	rng := mech.Bounds{Lower: 0, Upper: exact.RoundUp(h * h)}
 	s, err := newPiecewiseSampler(plmKind, rng, epsilon, rho)
@@ -128,7 +104,7 @@ func NewVariance(b mech.Bounds, epsilon, rho float64) (*Variance, error) {
 }
 
 // Grid returns the public grid the database maps values to.
-func (m *Variance) Grid() VarianceGrid { return m.grid }
+func (m *Variance) Grid() mech.Grid { return m.grid }
 
 // Epsilon returns the ε of one release.
 func (m *Variance) Epsilon() float64 { return m.sampler.epsilon }
@@ -212,38 +188,32 @@ type varianceInputs struct {
 
 // newVarianceInputs validates s and converts it.
 func (m *Variance) newVarianceInputs(s VarianceSketch) (*varianceInputs, error) {
-	need := min(s.Count, m.depth)
+	n := s.Sums.Count
+	need := min(n, m.depth)
 	top := m.grid.Top
-	if s.Count < 0 || int64(len(s.Smallest)) < need || int64(len(s.Largest)) < need || s.Sum == nil || s.SumSquares == nil {
-		return nil, fmt.Errorf("%w: variance sketch with n = %d needs %d smallest and largest values and both sums",
-			mech.ErrWindowMismatch, s.Count, need)
+	if int64(len(s.Smallest)) < need || int64(len(s.Largest)) < need {
+		return nil, fmt.Errorf("%w: variance sketch with n = %d needs %d smallest and largest values",
+			mech.ErrWindowMismatch, n, need)
 	}
-	// The sums of n indices in [0, Top], with n·Σk² ≥ (Σk)² (Cauchy–Schwarz).
-	n := big.NewInt(s.Count)
-	maxSum := new(big.Int).Mul(n, big.NewInt(top))
-	maxSquares := new(big.Int).Mul(maxSum, big.NewInt(top))
-	cs := new(big.Int).Mul(n, s.SumSquares)
-	if s.Sum.Sign() < 0 || s.Sum.Cmp(maxSum) > 0 || s.SumSquares.Sign() < 0 || s.SumSquares.Cmp(maxSquares) > 0 ||
-		cs.Cmp(new(big.Int).Mul(s.Sum, s.Sum)) < 0 {
-		return nil, fmt.Errorf("%w: grid sums %v, %v inconsistent with %d indices in [0, %d]", mech.ErrInvalidInput, s.Sum, s.SumSquares, s.Count, top)
+	if err := s.Sums.Check(m.grid); err != nil {
+		return nil, err
 	}
 	for _, list := range [][]int64{s.Smallest, s.Largest} {
-		for i, k := range list {
-			if k < 0 || k > top || (i > 0 && k < list[i-1]) {
-				return nil, fmt.Errorf("%w: grid index %d unsorted or outside [0, %d]", mech.ErrInvalidInput, k, top)
-			}
+		if err := m.grid.CheckIndices(list); err != nil {
+			return nil, err
 		}
 	}
 	c := big.NewRat(top, 2)
 	centred := func(k int64) *big.Rat { return new(big.Rat).Sub(new(big.Rat).SetInt64(k), c) }
 	// Σ(k−c) = S − nc, Σ(k−c)² = Q − 2cS + nc².
-	sum := new(big.Rat).Sub(new(big.Rat).SetInt(s.Sum), new(big.Rat).Mul(c, new(big.Rat).SetInt(n)))
-	squares := new(big.Rat).SetInt(s.SumSquares)
-	squares.Sub(squares, new(big.Rat).Mul(new(big.Rat).SetInt64(top), new(big.Rat).SetInt(s.Sum)))
-	squares.Add(squares, new(big.Rat).Mul(new(big.Rat).Mul(c, c), new(big.Rat).SetInt(n)))
+	nRat := new(big.Rat).SetInt64(n)
+	sum := new(big.Rat).Sub(new(big.Rat).SetInt(s.Sums.Sum), new(big.Rat).Mul(c, nRat))
+	squares := new(big.Rat).SetInt(s.Sums.SumSquares)
+	squares.Sub(squares, new(big.Rat).Mul(new(big.Rat).SetInt64(top), new(big.Rat).SetInt(s.Sums.Sum)))
+	squares.Add(squares, new(big.Rat).Mul(new(big.Rat).Mul(c, c), nRat))
 	unit := new(big.Rat).SetFloat64(m.grid.Unit)
 	v := &varianceInputs{
-		n: s.Count, sum: sum, squares: squares,
+		n: n, sum: sum, squares: squares,
 		lower0: new(big.Rat).Neg(c), upper: c, vmax: new(big.Rat).Mul(c, c), unit2: unit.Mul(unit, unit),
 	}
 	for i := range need {
@@ -410,20 +380,10 @@ func roundFloatSum(a, b float64, mode big.RoundingMode) float64 {
 	return f
 }
 
-// Sketch computes the sketch of sorted values in Go, as the database does
-// (for tests and benchmarks, which have the data in memory): the grid
-// indices, their exact sums, and the k smallest and largest.
-func (g VarianceGrid) Sketch(sorted []float64, k int64) VarianceSketch {
-	idx := make([]int64, len(sorted))
-	sum, squares := new(big.Int), new(big.Int)
-	for i, v := range sorted {
-		idx[i] = g.Index(v)
-		x := big.NewInt(idx[i])
-		sum.Add(sum, x)
-		squares.Add(squares, x.Mul(x, x))
-	}
-	slices.Sort(idx)
-	k = min(k, int64(len(idx)))
-	return VarianceSketch{Count: int64(len(idx)), Sum: sum, SumSquares: squares,
-		Smallest: idx[:k], Largest: idx[int64(len(idx))-k:]}
+// Sketch returns the sketch of values as the database computes it (for
+// tests and benchmarks, which hold the data).
+func (m *Variance) Sketch(values []float64) VarianceSketch {
+	idx, sums := m.grid.Indices(values)
+	k := min(m.depth, int64(len(idx)))
+	return VarianceSketch{Sums: sums, Smallest: idx[:k], Largest: idx[int64(len(idx))-k:]}
 }

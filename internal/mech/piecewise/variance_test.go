@@ -14,7 +14,13 @@ import (
 // the database computes it: exact sums of grid indices and the k smallest
 // and largest indices.
 func sketchOf(b mech.Bounds, sorted []float64, k int64) VarianceSketch {
-	return newVarianceGrid(b).Sketch(sorted, k)
+	g, err := mech.NewGrid(b)
+	if err != nil {
+		panic(err)
+	}
+	idx, sums := g.Indices(sorted)
+	k = min(k, int64(len(idx)))
+	return VarianceSketch{Sums: sums, Smallest: idx[:k], Largest: idx[int64(len(idx))-k:]}
 }
 
 // varianceOrZero is the population variance with Var(∅) = 0.
