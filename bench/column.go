@@ -7,7 +7,6 @@ import (
 	"github.com/dpproxy/dpproxy/internal/mech"
 	"github.com/dpproxy/dpproxy/internal/mech/laplace"
 	"github.com/dpproxy/dpproxy/internal/mech/piecewise"
-	"github.com/dpproxy/dpproxy/internal/mech/preprocess"
 )
 
 // Column holds what the database would compute over a dataset, once for
@@ -15,9 +14,8 @@ import (
 type Column struct {
 	d *Dataset
 
-	once       sync.Once
-	summary    laplace.Summary
-	preprocess preprocess.Summary
+	once    sync.Once
+	summary laplace.Summary
 
 	mu         sync.Mutex
 	histograms map[histogramSpec][]int64
@@ -46,11 +44,6 @@ func (c *Column) aggregates() {
 		}
 		n := int64(len(x))
 		c.summary = laplace.Summary{Count: n, Sum: sum.value(), SumSquares: squares.value()}
-		c.preprocess = preprocess.Summary{Count: n, Sum: sum.value()}
-		if n > 0 {
-			c.preprocess.Min, c.preprocess.Max = x[0], x[n-1]
-			c.preprocess.VarPop = Truth(Statistic{Kind: VarianceStat}, c.d)
-		}
 	})
 }
 
@@ -58,12 +51,6 @@ func (c *Column) aggregates() {
 func (c *Column) Summary() laplace.Summary {
 	c.aggregates()
 	return c.summary
-}
-
-// PreprocessSummary returns COUNT, SUM, MIN, MAX and VAR_POP.
-func (c *Column) PreprocessSummary() preprocess.Summary {
-	c.aggregates()
-	return c.preprocess
 }
 
 // VarianceSketch returns the piecewise variance's fetch: the exact sums
