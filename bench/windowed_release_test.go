@@ -39,6 +39,15 @@ func BenchmarkWindowedRelease(b *testing.B) {
 		ss, _ := quantile.NewSmoothMedian(windowedBounds, eps)
 		pv, _ := piecewise.NewVariance(windowedBounds, eps, 0)
 		sk := pv.Sketch(xs)
+		// Issue 15's case: 1000 tied integer values (an integer column,
+		// ρ = ½), where many windows tie and every comparison is exact.
+		tied := make([]float64, 1000)
+		for i := range tied {
+			tied[i] = float64(i % 101)
+		}
+		slices.Sort(tied)
+		pvTied, _ := piecewise.NewVariance(windowedBounds, eps, 0.5)
+		skTied := pvTied.Sketch(tied)
 		for _, tc := range []struct {
 			name    string
 			release func() error
@@ -47,6 +56,7 @@ func BenchmarkWindowedRelease(b *testing.B) {
 			{"INV-median", func() error { _, err := inv.Release(src, mech.WindowOf(inv.Window(), xs)); return err }},
 			{"SS-median", func() error { _, err := ss.Release(src, mech.WindowOf(ss.Window(), xs)); return err }},
 			{"PLM-variance", func() error { _, err := pv.Release(src, sk); return err }},
+			{"PLM-variance-tied-1000", func() error { _, err := pvTied.Release(src, skTied); return err }},
 		} {
 			b.Run(fmt.Sprintf("%s/ε=%v", tc.name, eps), func(b *testing.B) {
 				for b.Loop() {

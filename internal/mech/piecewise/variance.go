@@ -180,6 +180,12 @@ type varianceInputs struct {
 	unit2          *big.Rat   // h², from grid units to the output
 	bottom, top    []*big.Rat // the smallest and largest centred values, top largest first
 	sb, qb, st, qt []*big.Rat // prefix sums of bottom and top, and of their squares
+	// The indices themselves (uncentred), for the int128 fast path of
+	// minWindowSSDs: sums and the smallest (ascending) and largest
+	// (largest first) indices.
+	sumK, squaresK *big.Int
+	kBottom, kTop  []int64
+	topK           int64 // Top
 	// Float64 copies for the filters of exactExtreme.
 	sumF, squaresF, lowerF, upperF float64
 	sbF, qbF, stF, qtF             []float64
@@ -216,7 +222,10 @@ func (m *Variance) newVarianceInputs(s VarianceSketch) (*varianceInputs, error) 
 		n: n, sum: sum, squares: squares,
 		lower0: new(big.Rat).Neg(c), upper: c, vmax: new(big.Rat).Mul(c, c), unit2: unit.Mul(unit, unit),
 	}
+	v.sumK, v.squaresK, v.topK = s.Sums.Sum, s.Sums.SumSquares, top
 	for i := range need {
+		v.kBottom = append(v.kBottom, s.Smallest[i])
+		v.kTop = append(v.kTop, s.Largest[len(s.Largest)-1-int(i)])
 		v.bottom = append(v.bottom, centred(s.Smallest[i]))
 		v.top = append(v.top, centred(s.Largest[len(s.Largest)-1-int(i)]))
 	}
@@ -274,6 +283,14 @@ func (v *varianceInputs) ssd(s, q *big.Rat, m int64) *big.Rat {
 // minWindowSSDs returns SSD_min(n−i) for i = 0…min(maxI, n−1): the least
 // sum of squared deviations over windows of n−i consecutive sorted values.
 func (v *varianceInputs) minWindowSSDs(maxI int64) []*big.Rat {
+	if v.n < int128Rows {
+		return v.minWindowSSDsInt128(maxI)
+	}
+	return v.minWindowSSDsRat(maxI)
+}
+
+// minWindowSSDsRat is minWindowSSDs in rationals (any n).
+func (v *varianceInputs) minWindowSSDsRat(maxI int64) []*big.Rat {
 	var out []*big.Rat
 	for i := int64(0); i <= min(maxI, v.n-1); i++ {
 		m := v.n - i
@@ -304,6 +321,57 @@ func (v *varianceInputs) minWindowSSDs(maxI int64) []*big.Rat {
 	return out
 }
 
+// int128Rows bounds n for minWindowSSDsInt128: with indices below 2^31,
+// Σk < 2^62 and Σk² < 2^93, so m·Σk² and (Σk)² stay below 2^125.
+const int128Rows = 1 << 31
+
+// minWindowSSDsInt128 is minWindowSSDs in exact integer arithmetic, for
+// n < 2^31: the window of m = n−i values with j smallest and i−j largest
+// removed has m·SSD = m·Q_w − S_w², an int128 computed exactly from the
+// integer sums, so the least of them (the same m for every j) is found by
+// exact comparison with no rationals; SSD_min = that least value / m, the
+// same exact number the rational path returns (translation does not
+// change an SSD).
+func (v *varianceInputs) minWindowSSDsInt128(maxI int64) []*big.Rat {
+	var out []*big.Rat
+	split := func(x *big.Int) exact.Int128 { // 0 ≤ x < 2^124
+		hi := new(big.Int).Rsh(x, 62)
+		lo := new(big.Int).Sub(x, new(big.Int).Lsh(hi, 62))
+		return exact.Int(hi.Int64()).Mul64(1 << 62).Add(exact.Int(lo.Int64()))
+	}
+	sum, squares := v.sumK.Int64(), split(v.squaresK)
+	prefix := func(ks []int64) ([]int64, []exact.Int128) {
+		s, q := make([]int64, len(ks)+1), make([]exact.Int128, len(ks)+1)
+		for i, k := range ks {
+			s[i+1] = s[i] + k
+			q[i+1] = q[i].Add(exact.Int(k).Mul64(k))
+		}
+		return s, q
+	}
+	sb, qb := prefix(v.kBottom)
+	st, qt := prefix(v.kTop)
+	for i := int64(0); i <= min(maxI, v.n-1); i++ {
+		m := v.n - i
+		var best exact.Int128
+		for j := int64(0); j <= i; j++ {
+			s := sum - sb[j] - st[i-j]
+			q := squares.Sub(qb[j]).Sub(qt[i-j])
+			mssd := q.Mul64(m).Sub(exact.Int(s).Mul64(s))
+			if j == 0 || mssd.Cmp(best) < 0 {
+				best = mssd
+			}
+		}
+		r := new(big.Rat).SetFrac(best.BigInt(), big.NewInt(m))
+		if r.Sign() < 0 { // cannot happen for exact sums of real indices
+			r.SetInt64(0)
+		}
+		out = append(out, r)
+		f, _ := r.Float64()
+		v.ssdF = append(v.ssdF, f)
+	}
+	return out
+}
+
 // lower returns d_ℓ rounded down.
 func (v *varianceInputs) lower(l int64, ssd []*big.Rat) float64 {
 	if l >= v.n-1 {
@@ -321,6 +389,14 @@ func (v *varianceInputs) lower(l int64, ssd []*big.Rat) float64 {
 // mean over non-empty datasets within j changes, reached by deleting i
 // smallest (largest) values and inserting j−i copies of U (L).
 func (v *varianceInputs) meanBreakpoint(j int64, up bool) *big.Rat {
+	if v.n < int128Rows {
+		return v.meanBreakpointInt128(j, up)
+	}
+	return v.meanBreakpointRat(j, up)
+}
+
+// meanBreakpointRat is meanBreakpoint in rationals (any n).
+func (v *varianceInputs) meanBreakpointRat(j int64, up bool) *big.Rat {
 	end, prefix, endF, prefixF := v.lower0, v.st, v.lowerF, v.stF
 	if up {
 		end, prefix, endF, prefixF = v.upper, v.sb, v.upperF, v.sbF
@@ -338,6 +414,35 @@ func (v *varianceInputs) meanBreakpoint(j int64, up bool) *big.Rat {
 		return num / n, 8 * 0x1p-53 * mag / n
 	}
 	return exactExtreme(last+1, up, approx, val)
+}
+
+// meanBreakpointInt128 is meanBreakpoint in exact integer arithmetic, for
+// n < 2^31: each candidate mean is the fraction (Σk − prefix_i +
+// (j−i)·end)/(n+j−2i) of the uncentred indices (end = Top going up, 0 going
+// down), numerator below 2^62 and denominator below 2^33, so two are
+// compared exactly by cross-multiplying in int128. It returns the extreme
+// centred (minus Top/2), the same exact number as the rational path.
+func (v *varianceInputs) meanBreakpointInt128(j int64, up bool) *big.Rat {
+	ks, end := v.kTop, int64(0)
+	if up {
+		ks, end = v.kBottom, v.topK
+	}
+	last := min(j, v.n, (v.n+j-1)/2)
+	sum := v.sumK.Int64()
+	var bestNum, bestDen, prefix int64
+	for i := int64(0); i <= last; i++ {
+		if i > 0 {
+			prefix += ks[i-1]
+		}
+		num, den := sum-prefix+(j-i)*end, v.n+j-2*i
+		// num/den beats bestNum/bestDen when num·bestDen ≷ bestNum·den.
+		c := exact.Int(num).Mul64(bestDen).Cmp(exact.Int(bestNum).Mul64(den))
+		if i == 0 || (up && c > 0) || (!up && c < 0) {
+			bestNum, bestDen = num, den
+		}
+	}
+	r := big.NewRat(bestNum, bestDen)
+	return r.Sub(r, v.upper) // centre Top/2
 }
 
 // exactExtreme returns the exact minimum (or maximum, when max is true) of
