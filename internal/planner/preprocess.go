@@ -231,7 +231,7 @@ func (autoMean) Guarantee() string {
 func (autoMean) Terms(r *Release) []sqlrewrite.SummaryTerm { return preprocessMechanism{}.Terms(r) }
 
 func (autoMean) Reads(r *Release) string {
-	return "summary aggregates; for preprocessing also the minimum and maximum, and the sorted column only if the aggregates cannot settle the mean"
+	return "summary aggregates; for preprocessing also exact sums of grid indices, the smallest and largest index, and the sorted column of indices only if the sums cannot settle the mean"
 }
 
 func (autoMean) Start(src noise.Source, r *Release, terms []float64, _ []int64) (Step, error) {
