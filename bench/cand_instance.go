@@ -24,7 +24,7 @@ func piecewiseCandidate() Candidate {
 				if err != nil {
 					return nil, err
 				}
-				sketch := c.VarianceSketch(m.Extremes())
+				sketch := c.VarianceSketch(m)
 				return &Prepared{
 					Draw:     func(src noise.Source) (float64, error) { return m.Release(src, sketch) },
 					Expected: func() (float64, error) { return m.ExpectedAbsError(sketch) },

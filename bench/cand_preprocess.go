@@ -90,7 +90,6 @@ type preprocessed struct {
 func runPreprocess(s Statistic, c *Column, eps float64, nTilde int64) (preprocessed, error) {
 	start := time.Now()
 	b := c.bounds()
-	ps := c.PreprocessSummary()
 	var (
 		stat      preprocess.Statistic
 		magnitude = math.Max(math.Abs(b.Lower), math.Abs(b.Upper))
@@ -111,7 +110,7 @@ func runPreprocess(s Statistic, c *Column, eps float64, nTilde int64) (preproces
 	if err != nil {
 		return preprocessed{}, err
 	}
-	g, release, err := preprocessValue(stat, p, eps, ps, c.d.Values)
+	g, release, err := preprocessValue(stat, p, eps, c.d.Values)
 	if err != nil {
 		return preprocessed{}, err
 	}
@@ -124,7 +123,7 @@ func runPreprocess(s Statistic, c *Column, eps float64, nTilde int64) (preproces
 
 // preprocessValue builds the mechanism of stat for p and eps and returns
 // g(D) and the mechanism's own release on the sorted column.
-func preprocessValue(stat preprocess.Statistic, p preprocess.Params, eps float64, ps preprocess.Summary, sorted []float64) (float64, func(noise.Source) (float64, error), error) {
+func preprocessValue(stat preprocess.Statistic, p preprocess.Params, eps float64, sorted []float64) (float64, func(noise.Source) (float64, error), error) {
 	switch stat {
 	case preprocess.MedianStatistic:
 		m, err := preprocess.NewMedian(p, eps)
@@ -139,15 +138,17 @@ func preprocessValue(stat preprocess.Statistic, p preprocess.Params, eps float64
 		if err != nil {
 			return 0, nil, err
 		}
-		g, err := m.Value(ps, sorted)
-		return g, func(src noise.Source) (float64, error) { return m.Release(src, ps, sorted) }, err
+		ps, idx := preprocess.SummaryOf(m.Grid(), sorted)
+		g, err := m.Value(ps, idx)
+		return g, func(src noise.Source) (float64, error) { return m.Release(src, ps, idx) }, err
 	}
 	m, err := preprocess.NewVariance(p, eps)
 	if err != nil {
 		return 0, nil, err
 	}
-	g, err := m.Value(ps, sorted)
-	return g, func(src noise.Source) (float64, error) { return m.Release(src, ps, sorted) }, err
+	ps, idx := preprocess.SummaryOf(m.Grid(), sorted)
+	g, err := m.Value(ps, idx)
+	return g, func(src noise.Source) (float64, error) { return m.Release(src, ps, idx) }, err
 }
 
 // preprocessSensitivity is the sensitivity the preprocessing mechanisms

@@ -7,7 +7,6 @@ import (
 	"github.com/dpproxy/dpproxy/internal/mech"
 	"github.com/dpproxy/dpproxy/internal/mech/laplace"
 	"github.com/dpproxy/dpproxy/internal/mech/piecewise"
-	"github.com/dpproxy/dpproxy/internal/mech/preprocess"
 )
 
 // Column holds what the database would compute over a dataset, once for
@@ -15,10 +14,8 @@ import (
 type Column struct {
 	d *Dataset
 
-	once       sync.Once
-	summary    laplace.Summary
-	preprocess preprocess.Summary
-	centered   [2]float64 // Σ(v−c), Σ(v−c)², c = (L+U)/2
+	once    sync.Once
+	summary laplace.Summary
 
 	mu         sync.Mutex
 	histograms map[histogramSpec][]int64
@@ -40,22 +37,13 @@ func (c *Column) bounds() mech.Bounds { return mech.Bounds{Lower: c.d.Lower, Upp
 func (c *Column) aggregates() {
 	c.once.Do(func() {
 		x := c.d.Values
-		mid := c.d.Lower/2 + c.d.Upper/2
-		var sum, squares, csum, csquares kahan
+		var sum, squares kahan
 		for _, v := range x {
 			sum.add(v)
 			squares.add(v * v)
-			csum.add(v - mid)
-			csquares.add((v - mid) * (v - mid))
 		}
 		n := int64(len(x))
 		c.summary = laplace.Summary{Count: n, Sum: sum.value(), SumSquares: squares.value()}
-		c.centered = [2]float64{csum.value(), csquares.value()}
-		c.preprocess = preprocess.Summary{Count: n, Sum: sum.value()}
-		if n > 0 {
-			c.preprocess.Min, c.preprocess.Max = x[0], x[n-1]
-			c.preprocess.VarPop = Truth(Statistic{Kind: VarianceStat}, c.d)
-		}
 	})
 }
 
@@ -65,20 +53,10 @@ func (c *Column) Summary() laplace.Summary {
 	return c.summary
 }
 
-// PreprocessSummary returns COUNT, SUM, MIN, MAX and VAR_POP.
-func (c *Column) PreprocessSummary() preprocess.Summary {
-	c.aggregates()
-	return c.preprocess
-}
-
-// VarianceSketch returns the piecewise variance's fetch: the centred sums
-// and the k smallest and largest values.
-func (c *Column) VarianceSketch(k int64) piecewise.VarianceSketch {
-	c.aggregates()
-	x := c.d.Values
-	k = min(k, int64(len(x)))
-	return piecewise.VarianceSketch{Count: int64(len(x)), CenteredSum: c.centered[0], CenteredSumSquares: c.centered[1],
-		Smallest: x[:k], Largest: x[int64(len(x))-k:]}
+// VarianceSketch returns the piecewise variance's fetch: the exact sums
+// of grid indices and the smallest and largest indices.
+func (c *Column) VarianceSketch(m *piecewise.Variance) piecewise.VarianceSketch {
+	return m.Sketch(c.d.Values)
 }
 
 // Histogram returns the counts the proxy's histogram fetch returns

@@ -38,7 +38,16 @@ func BenchmarkWindowedRelease(b *testing.B) {
 		inv, _ := piecewise.NewInverseSensitivityQuantile(windowedBounds, 0.5, eps, piecewise.DefaultRho(windowedBounds, false))
 		ss, _ := quantile.NewSmoothMedian(windowedBounds, eps)
 		pv, _ := piecewise.NewVariance(windowedBounds, eps, 0)
-		sk := sketchOfFloat(windowedBounds, xs, pv.Extremes())
+		sk := pv.Sketch(xs)
+		// Issue 15's case: 1000 tied integer values (an integer column,
+		// ρ = ½), where many windows tie and every comparison is exact.
+		tied := make([]float64, 1000)
+		for i := range tied {
+			tied[i] = float64(i % 101)
+		}
+		slices.Sort(tied)
+		pvTied, _ := piecewise.NewVariance(windowedBounds, eps, 0.5)
+		skTied := pvTied.Sketch(tied)
 		for _, tc := range []struct {
 			name    string
 			release func() error
@@ -47,6 +56,7 @@ func BenchmarkWindowedRelease(b *testing.B) {
 			{"INV-median", func() error { _, err := inv.Release(src, mech.WindowOf(inv.Window(), xs)); return err }},
 			{"SS-median", func() error { _, err := ss.Release(src, mech.WindowOf(ss.Window(), xs)); return err }},
 			{"PLM-variance", func() error { _, err := pv.Release(src, sk); return err }},
+			{"PLM-variance-tied-1000", func() error { _, err := pvTied.Release(src, skTied); return err }},
 		} {
 			b.Run(fmt.Sprintf("%s/ε=%v", tc.name, eps), func(b *testing.B) {
 				for b.Loop() {
@@ -57,17 +67,4 @@ func BenchmarkWindowedRelease(b *testing.B) {
 			})
 		}
 	}
-}
-
-// sketchOfFloat is sketchOf in float64 arithmetic (large n).
-func sketchOfFloat(b mech.Bounds, xs []float64, k int64) piecewise.VarianceSketch {
-	c := b.Mid()
-	var s, q float64
-	for _, x := range xs {
-		s += x - c
-		q += (x - c) * (x - c)
-	}
-	k = min(k, int64(len(xs)))
-	return piecewise.VarianceSketch{Count: int64(len(xs)), CenteredSum: s, CenteredSumSquares: q,
-		Smallest: xs[:k], Largest: xs[int64(len(xs))-k:]}
 }

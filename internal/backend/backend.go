@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"time"
 
 	// The three supported drivers register themselves here.
@@ -119,6 +120,38 @@ func (s *Snapshot) Window(ctx context.Context, f sqlrewrite.Fetch) ([]float64, e
 // Histogram runs a histogram fetch and returns the count of every bin.
 func (s *Snapshot) Histogram(ctx context.Context, f sqlrewrite.Fetch) ([]int64, error) {
 	return s.b.histogram(ctx, s.tx, f)
+}
+
+// GridSums runs a grid-sums fetch and returns its six exact integers
+// (sqlrewrite.GridSums). Each is read as text and parsed, so that no
+// driver converts it through float64.
+func (s *Snapshot) GridSums(ctx context.Context, f sqlrewrite.Fetch) ([]int64, error) {
+	if f.GridSums == nil {
+		return nil, dperr.New(dperr.Internal, "internal error: grid-sums fetch without grid")
+	}
+	out := make([]int64, 6)
+	err := s.b.query(ctx, s.tx, f, func(rows *sql.Rows) error {
+		if !rows.Next() {
+			return errors.New("grid-sums fetch returned no row")
+		}
+		text := make([]sql.RawBytes, len(out))
+		dest := make([]any, len(out))
+		for i := range text {
+			dest[i] = &text[i]
+		}
+		if err := rows.Scan(dest...); err != nil {
+			return err
+		}
+		for i, t := range text {
+			v, err := strconv.ParseInt(string(t), 10, 64)
+			if err != nil {
+				return fmt.Errorf("grid sum %d: %w", i, err)
+			}
+			out[i] = v
+		}
+		return nil
+	})
+	return out, err
 }
 
 // Pairs runs a pairs fetch and returns every row's clamped (y, x).

@@ -181,9 +181,12 @@ func (e *Executor) release(ctx context.Context, plan *planner.Plan, src noise.So
 			fetched = make([]planner.Fetched, len(more))
 			for k, f := range more {
 				*readData = true
-				if f.Pairs != nil {
+				switch {
+				case f.Pairs != nil:
 					fetched[k].Pairs, err = snap.Pairs(ctx, e.fetch(plan, f))
-				} else {
+				case f.GridSums != nil:
+					fetched[k].Integers, err = snap.GridSums(ctx, e.fetch(plan, f))
+				default:
 					fetched[k].Values, err = snap.Window(ctx, e.fetch(plan, f))
 				}
 				if err != nil {

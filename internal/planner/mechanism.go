@@ -54,6 +54,8 @@ type Fetched struct {
 	Values []float64
 	// Pairs are the (y, x) rows of a Pairs request.
 	Pairs [][2]float64
+	// Integers are the exact integers of a GridSums request.
+	Integers []int64
 }
 
 // finished is a Step that is already done.

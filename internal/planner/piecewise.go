@@ -3,6 +3,7 @@ package planner
 import (
 	"fmt"
 	"math"
+	"math/big"
 
 	"github.com/dpproxy/dpproxy/internal/mech"
 	"github.com/dpproxy/dpproxy/internal/mech/noise"
@@ -12,8 +13,9 @@ import (
 
 // piecewiseMechanism is the piecewise Laplace mechanism (Durfee): for
 // quantiles from a window of order statistics (piecewiseQuantile), and for
-// the variance from the summary sums and the K smallest and K largest
-// values (piecewise.Variance), never the whole column. Pure ε-DP under
+// the variance from exact integer sums on a public fixed-point grid and the
+// K smallest and K largest grid indices (piecewise.Variance, whose proof
+// needs the sums exact), never the whole column. Pure ε-DP under
 // add/remove one row.
 type piecewiseMechanism struct{}
 
@@ -29,7 +31,7 @@ func (piecewiseMechanism) Terms(r *Release) []sqlrewrite.SummaryTerm {
 	if r.Stat.Kind == StatQuantile {
 		return piecewiseQuantile.Terms(r)
 	}
-	return preprocessMechanism{}.Terms(r) // count, clamped sum, clamped sum of squares
+	return []sqlrewrite.SummaryTerm{countTerm(r)} // n, for the ranks of the extremes
 }
 
 func (piecewiseMechanism) Histogram(*Release) *sqlrewrite.Histogram { return nil }
@@ -42,7 +44,7 @@ func (m piecewiseMechanism) Reads(r *Release) string {
 	if err != nil {
 		return "nothing (invalid parameters)"
 	}
-	return fmt.Sprintf("summary aggregates and the %d smallest and %d largest values", v.Extremes(), v.Extremes())
+	return fmt.Sprintf("exact sums of grid indices and the %d smallest and %d largest grid indices", v.Extremes(), v.Extremes())
 }
 
 func (piecewiseMechanism) variance(r *Release) (*piecewise.Variance, error) {
@@ -62,25 +64,83 @@ func (m piecewiseMechanism) Start(src noise.Source, r *Release, terms []float64,
 	if err != nil {
 		return nil, err
 	}
-	b := columnBounds(r)
+	g := v.Grid()
 	n := int64(math.Round(terms[0]))
-	mid := b.Lower/2 + b.Upper/2
-	sketch := piecewise.VarianceSketch{Count: n}
-	sketch.CenteredSum = terms[1] - float64(n)*mid
-	sketch.CenteredSumSquares = math.Max(terms[2]-2*mid*terms[1]+float64(n)*mid*mid, 0)
 	k := min(v.Extremes(), n)
-	step := &once{finish: func(src noise.Source, fetched []Fetched) (Estimate, error) {
-		if len(fetched) == 2 {
-			sketch.Smallest, sketch.Largest = fetched[0].Values, fetched[1].Values
-		}
-		value, err := v.Release(src, sketch)
-		return Estimate{Value: value}, err
-	}}
+	step := &once{
+		requests: []sqlrewrite.Fetch{gridSumsRequest(r, g)},
+		finish: func(src noise.Source, fetched []Fetched) (Estimate, error) {
+			sketch, err := varianceSketch(n, k, fetched)
+			if err != nil {
+				return Estimate{}, err
+			}
+			value, err := v.Release(src, sketch)
+			return Estimate{Value: value}, err
+		},
+	}
 	if k > 0 {
-		step.requests = []sqlrewrite.Fetch{
-			rankWindow(r, mech.RankRange{First: 1, Last: k}),
-			rankWindow(r, mech.RankRange{First: n - k + 1, Last: n}),
-		}
+		step.requests = append(step.requests, gridWindow(r, g, mech.RankRange{First: 1, Last: k}), gridWindow(r, g, mech.RankRange{First: n - k + 1, Last: n}))
 	}
 	return step, nil
+}
+
+// varianceSketch assembles the piecewise variance's sketch from its
+// fetches: the grid sums and, when k > 0, the two windows of indices.
+func varianceSketch(n, k int64, fetched []Fetched) (piecewise.VarianceSketch, error) {
+	want := 1
+	if k > 0 {
+		want = 3
+	}
+	if len(fetched) != want {
+		return piecewise.VarianceSketch{}, fmt.Errorf("piecewise variance: grid sums and windows not fetched for n = %d", n)
+	}
+	sums, err := gridSumsOf(n, fetched[0])
+	sketch := piecewise.VarianceSketch{Sums: sums}
+	if err != nil || k == 0 {
+		return sketch, err
+	}
+	if sketch.Smallest, err = gridIndices(fetched[1].Values); err != nil {
+		return sketch, err
+	}
+	sketch.Largest, err = gridIndices(fetched[2].Values)
+	return sketch, err
+}
+
+// gridSumsRequest is the fetch of the exact sums on grid g.
+func gridSumsRequest(r *Release, g mech.Grid) sqlrewrite.Fetch {
+	return sqlrewrite.Fetch{GridSums: &sqlrewrite.GridSums{Column: r.Stat.Column.Source, Lower: g.Lower, Upper: g.Upper, Unit: g.Unit}}
+}
+
+// gridWindow is rankWindow returning the grid indices of grid g.
+func gridWindow(r *Release, g mech.Grid, ranks mech.RankRange) sqlrewrite.Fetch {
+	f := rankWindow(r, ranks)
+	f.Window.GridUnit = g.Unit
+	return f
+}
+
+// gridSumsOf decodes a GridSums fetch: Σk = 2^15·Σa + Σb and
+// Σk² = 2^30·Σa² + 2^16·Σab + Σb² (sqlrewrite.GridSums), checking its
+// count against the summary's n (the same rows on one snapshot).
+func gridSumsOf(n int64, f Fetched) (mech.GridSums, error) {
+	x := f.Integers
+	if len(x) != 6 || x[0] != n {
+		return mech.GridSums{}, fmt.Errorf("grid sums %v do not match n = %d", x, n)
+	}
+	sum := big.NewInt(x[1]) // GridSplit = 2^15
+	sum.Lsh(sum, 15).Add(sum, big.NewInt(x[2]))
+	squares := big.NewInt(x[3])
+	squares.Lsh(squares, 30).Add(squares, new(big.Int).Lsh(big.NewInt(x[4]), 16)).Add(squares, big.NewInt(x[5]))
+	return mech.GridSums{Count: n, Sum: sum, SumSquares: squares}, nil
+}
+
+// gridIndices converts fetched grid indices (integers, exact in float64).
+func gridIndices(values []float64) ([]int64, error) {
+	out := make([]int64, len(values))
+	for i, v := range values {
+		if v != math.Trunc(v) || math.Abs(v) > 1<<31 {
+			return nil, fmt.Errorf("piecewise variance: grid index %v is not an integer", v)
+		}
+		out[i] = int64(v)
+	}
+	return out, nil
 }

@@ -211,10 +211,39 @@ func runRelease(src rand.Source, r *planner.Release, sorted []float64, term func
 		}
 		fetched = nil
 		for _, f := range more {
+			if g := f.GridSums; g != nil {
+				fetched = append(fetched, planner.Fetched{Integers: gridSums(sorted, g)})
+				continue
+			}
 			w := f.Window
-			fetched = append(fetched, planner.Fetched{Values: sorted[w.Offset : w.Offset+w.Limit]})
+			values := sorted[w.Offset : w.Offset+w.Limit]
+			if w.GridUnit != 0 {
+				values = slices.Clone(values)
+				for i, v := range values {
+					values[i] = float64(gridIndex(v, w.Lower, w.Upper, w.GridUnit))
+				}
+			}
+			fetched = append(fetched, planner.Fetched{Values: values})
 		}
 	}
+}
+
+// gridIndex is the database's grid index (sqlrewrite.GridSums).
+func gridIndex(v, lo, hi, unit float64) int64 {
+	return int64(math.Floor((math.Min(math.Max(v, lo), hi)-lo)/unit + 0.5))
+}
+
+// gridSums computes a GridSums fetch: n, Σa, Σb, Σa², Σab, Σb².
+func gridSums(values []float64, g *sqlrewrite.GridSums) []int64 {
+	out := make([]int64, 6)
+	for _, v := range values {
+		k := gridIndex(v, g.Lower, g.Upper, g.Unit)
+		a, b := k/sqlrewrite.GridSplit, k%sqlrewrite.GridSplit
+		for i, x := range []int64{1, a, b, a * a, a * b, b * b} {
+			out[i] += x
+		}
+	}
+	return out
 }
 
 // TestEveryMechanismAnswers forces each mechanism on the statistics it

@@ -25,9 +25,9 @@ const CountShare = 0.1
 //
 // Reads: the median needs the non-NULL count and a window whose width
 // depends on Δ, which at the default Δ is the whole column; the mean and
-// variance need the summary sums, the minimum and maximum, and the whole
-// sorted column only when the paper's aggregate check cannot settle g. The
-// plan says so (Reads).
+// variance need exact integer sums on a public grid, the smallest and
+// largest grid index, and the whole sorted column of indices only when the
+// paper's aggregate check cannot settle g. The plan says so (Reads).
 type preprocessMechanism struct{}
 
 func (preprocessMechanism) Name() string { return "preprocess" }
@@ -57,7 +57,7 @@ func (preprocessMechanism) Reads(r *Release) string {
 	if r.Stat.Kind == StatQuantile {
 		return "the non-NULL count, then a window of order statistics of width ≈ (U−L)/Δ: the whole column at the default Δ"
 	}
-	return "summary aggregates, the minimum and maximum, and the whole sorted column only if the aggregates cannot settle the statistic"
+	return "exact sums of grid indices, the smallest and largest index, and the whole sorted column of indices only if the sums cannot settle the statistic"
 }
 
 func (m preprocessMechanism) Start(src noise.Source, r *Release, terms []float64, _ []int64) (Step, error) {
@@ -114,59 +114,87 @@ func (preprocessMechanism) withCount(r *Release, terms []float64, nHat, eps floa
 		if err != nil {
 			return nil, err
 		}
-		sum := preprocess.Summary{Count: n, Sum: terms[1]}
-		if n > 0 {
-			mean := terms[1] / float64(n)
-			sum.VarPop = math.Max(terms[2]/float64(n)-mean*mean, 0)
-		}
-		return &summaryStep{r: r, m: m, s: sum}, nil
+		return &summaryStep{r: r, m: m, n: n}, nil
 	}
 	return nil, fmt.Errorf("preprocess cannot release %s", r.Stat)
 }
 
 // summaryMechanism is the preprocessing mean or variance.
 type summaryMechanism interface {
+	Grid() mech.Grid
 	NeedsRows(s preprocess.Summary) (bool, error)
-	Release(src noise.Source, s preprocess.Summary, sorted []float64) (float64, error)
+	Release(src noise.Source, s preprocess.Summary, sorted []int64) (float64, error)
 	Scale() float64
 }
 
-// summaryStep fetches the minimum and maximum, then the sorted column if
-// the aggregates do not settle the statistic, then releases it.
+// summaryStep fetches the exact grid sums and the smallest and largest
+// grid indices, then the sorted indices if they do not settle the
+// statistic, then releases it: every value the mechanism sees is an exact
+// integer on its public grid (preprocess.Mean, preprocess.Variance).
 type summaryStep struct {
 	r     *Release
 	m     summaryMechanism
+	n     int64
 	s     preprocess.Summary
 	phase int
 }
 
 func (st *summaryStep) Advance(src noise.Source, fetched []Fetched) ([]sqlrewrite.Fetch, bool, Estimate, error) {
-	n := st.s.Count
-	if n == 0 {
-		v, err := st.m.Release(src, st.s, nil)
-		return nil, true, laplaceEstimate(v, st.m.Scale()), err
-	}
+	n, g := st.n, st.m.Grid()
 	switch st.phase {
 	case 0:
 		st.phase = 1
-		return []sqlrewrite.Fetch{rankWindow(st.r, mech.RankRange{First: 1, Last: 1}), rankWindow(st.r, mech.RankRange{First: n, Last: n})}, false, Estimate{}, nil
-	case 1:
-		if len(fetched) != 2 || len(fetched[0].Values) != 1 || len(fetched[1].Values) != 1 {
-			return nil, false, Estimate{}, fmt.Errorf("preprocess: minimum and maximum not fetched")
+		requests := []sqlrewrite.Fetch{gridSumsRequest(st.r, g)}
+		if n > 0 {
+			requests = append(requests, gridWindow(st.r, g, mech.RankRange{First: 1, Last: 1}), gridWindow(st.r, g, mech.RankRange{First: n, Last: n}))
 		}
-		st.s.Min, st.s.Max = fetched[0].Values[0], fetched[1].Values[0]
+		return requests, false, Estimate{}, nil
+	case 1:
+		want := 1
+		if n > 0 {
+			want = 3
+		}
+		if len(fetched) != want {
+			return nil, false, Estimate{}, fmt.Errorf("preprocess: grid sums, minimum and maximum not fetched")
+		}
+		sums, err := gridSumsOf(n, fetched[0])
+		if err != nil {
+			return nil, false, Estimate{}, err
+		}
+		st.s = preprocess.Summary{Sums: sums}
+		if n > 0 {
+			lo, err := gridIndices(fetched[1].Values)
+			if err != nil {
+				return nil, false, Estimate{}, err
+			}
+			hi, err := gridIndices(fetched[2].Values)
+			if err != nil {
+				return nil, false, Estimate{}, err
+			}
+			if len(lo) != 1 || len(hi) != 1 {
+				return nil, false, Estimate{}, fmt.Errorf("preprocess: minimum and maximum not fetched")
+			}
+			st.s.Min, st.s.Max = lo[0], hi[0]
+		}
 		needs, err := st.m.NeedsRows(st.s)
 		if err != nil {
 			return nil, false, Estimate{}, err
 		}
 		if needs {
 			st.phase = 2
-			return []sqlrewrite.Fetch{rankWindow(st.r, mech.RankRange{First: 1, Last: n})}, false, Estimate{}, nil
+			return []sqlrewrite.Fetch{gridWindow(st.r, g, mech.RankRange{First: 1, Last: n})}, false, Estimate{}, nil
 		}
 		v, err := st.m.Release(src, st.s, nil)
 		return nil, true, laplaceEstimate(v, st.m.Scale()), err
 	}
-	v, err := st.m.Release(src, st.s, fetched[0].Values)
+	if len(fetched) != 1 {
+		return nil, false, Estimate{}, fmt.Errorf("preprocess: sorted column not fetched")
+	}
+	sorted, err := gridIndices(fetched[0].Values)
+	if err != nil {
+		return nil, false, Estimate{}, err
+	}
+	v, err := st.m.Release(src, st.s, sorted)
 	return nil, true, laplaceEstimate(v, st.m.Scale()), err
 }
 
@@ -203,7 +231,7 @@ func (autoMean) Guarantee() string {
 func (autoMean) Terms(r *Release) []sqlrewrite.SummaryTerm { return preprocessMechanism{}.Terms(r) }
 
 func (autoMean) Reads(r *Release) string {
-	return "summary aggregates; for preprocessing also the minimum and maximum, and the sorted column only if the aggregates cannot settle the mean"
+	return "summary aggregates; for preprocessing also exact sums of grid indices, the smallest and largest index, and the sorted column of indices only if the sums cannot settle the mean"
 }
 
 func (autoMean) Start(src noise.Source, r *Release, terms []float64, _ []int64) (Step, error) {

@@ -12,11 +12,14 @@ type Fetch struct {
 	// column names in its leaves), ANDed with Filter. It has SQL's meaning:
 	// a row whose column is NULL satisfies neither a leaf nor its NOT.
 	Boolean *Predicate
-	// Exactly one of Summary, Window, Histogram, Pairs and Cells is set.
+	// Exactly one of Summary, Window, Histogram, Pairs, GridSums and Cells
+	// is set.
 	Summary   []SummaryTerm
 	Window    *Window
 	Histogram *Histogram
 	Pairs     *Pairs
+	// GridSums are exact integer sums on a fixed-point grid (render_grid.go).
+	GridSums *GridSums
 	// Cells is a histogram over a product domain (cells.go).
 	Cells *Cells
 }
@@ -54,6 +57,9 @@ type Window struct {
 	// Sum asks for one number instead of the values: their sum, computed by
 	// the database (0 for an empty window).
 	Sum bool
+	// GridUnit, if not 0, asks for the values' grid indices (GridSums, with
+	// Lower, Upper and this unit) instead of the values; Sum must be unset.
+	GridUnit float64
 }
 
 // Pairs asks for every row's (Y, X), each clamped to its bounds, over the

@@ -25,6 +25,8 @@ import (
 //	Summary:   SELECT COUNT(*), COUNT(c), COALESCE(SUM(clamp(c)), 0), COALESCE(SUM(clamp(c) * clamp(c)), 0)
 //	           FROM t WHERE F                          (the terms in order; one row)
 //	Window:    SELECT clamp(c) FROM t WHERE F AND c IS NOT NULL ORDER BY c LIMIT n OFFSET r
+//	           (with GridUnit, the grid index of clamp(c) instead: render_grid.go)
+//	GridSums:  exact integer sums of grid indices (render_grid.go)
 //	Histogram: SELECT CASE WHEN b > bins-1 THEN bins-1 ELSE b END, COUNT(*)
 //	           FROM (SELECT FLOOR((clamp(c) - lo) * bins / (hi - lo)) AS b
 //	                 FROM t WHERE F AND c IS NOT NULL) AS h GROUP BY 1
@@ -43,13 +45,13 @@ func Render(f Fetch, d Dialect) (query string, args []any, err error) {
 	}
 	r := &renderer{spec: spec}
 	var set int
-	for _, isSet := range []bool{len(f.Summary) > 0, f.Window != nil, f.Histogram != nil, f.Pairs != nil, f.Cells != nil} {
+	for _, isSet := range []bool{len(f.Summary) > 0, f.Window != nil, f.Histogram != nil, f.Pairs != nil, f.Cells != nil, f.GridSums != nil} {
 		if isSet {
 			set++
 		}
 	}
 	if set != 1 {
-		return "", nil, errors.New("sqlrewrite: a fetch needs exactly one of Summary, Window, Histogram, Pairs and Cells")
+		return "", nil, errors.New("sqlrewrite: a fetch needs exactly one of Summary, Window, Histogram, Pairs, GridSums and Cells")
 	}
 	switch {
 	case len(f.Summary) > 0:
@@ -60,6 +62,8 @@ func Render(f Fetch, d Dialect) (query string, args []any, err error) {
 		query, err = r.pairs(f)
 	case f.Cells != nil:
 		query, err = r.cells(f)
+	case f.GridSums != nil:
+		query, err = r.gridSums(f)
 	default:
 		query, err = r.histogram(f)
 	}
@@ -130,7 +134,14 @@ func (r *renderer) window(f Fetch) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	v, err := r.clamp(col, w.Lower, w.Upper)
+	var v string
+	if w.GridUnit != 0 && !w.Sum {
+		v, err = r.gridIndex(col, w.Lower, w.Upper, w.GridUnit)
+	} else if w.GridUnit != 0 {
+		err = errors.New("sqlrewrite: a window asks for grid indices or a sum, not both")
+	} else {
+		v, err = r.clamp(col, w.Lower, w.Upper)
+	}
 	if err != nil {
 		return "", err
 	}

@@ -38,34 +38,49 @@ import (
 // after an insertion), and Var(x) ≤ Var(x') + R_1(x'). The digest measured
 // the hybrid within 1–9% of the exact upper side when nε ≥ 100.
 //
-// Rounding. The lower side and the mean breakpoints are exact minima and
-// maxima rounded once (d_0 to nearest, d_ℓ down): monotone maps, so V3
-// survives. The upper recursion rounds up, with R_ℓ rounded up after adding
-// one ulp of V_max, which covers the rounding of u_0 = Var(x) on both sides
-// of Var(x) ≤ Var(x') + R_1(x'); sums rounded up are monotone in their
-// terms, so V3 carries through the induction.
+// Exactness (what the proof needs, and why it holds as implemented). The
+// breakpoints of neighbours interleave (V3) only if they are computed from
+// the exact sums of neighbouring datasets: float sums formed by the
+// database leave rounding residue (Σ(v−c)² of eight rows of 0.1 is not
+// 8·(0.1−c)² in float64), so a breakpoint that is exactly 0 on one dataset
+// is 10^−17 on its neighbour and the ordering breaks (issue 10 measured a
+// loss of 85ε). So the mechanism never sees a float sum. Each value is
+// first mapped to its index on a public grid, k = ⌊(clamp(v) − L)/h + ½⌋
+// with h = Grid().Unit a power of two, 0 ≤ k ≤ Grid().Top ≤ 2^30 (mech.Grid): a fixed
+// per-row map, so neighbours stay neighbours and the released statistic is
+// the variance of the gridded data (within h/2 per value of the real one).
+// The database computes n, Σk and Σk² as exact integers (mech.Grid; the
+// split sums of sqlrewrite.GridSums) and returns the K
+// smallest and largest indices themselves, all from the same expression on
+// one snapshot. From these integers every breakpoint is computed exactly in
+// rationals (big.Rat; the float filters of exactExtreme only choose which
+// candidates to evaluate exactly), in grid units, and rounded to float64
+// once: d_0 to nearest, d_ℓ and every mean-breakpoint step down or up.
+// These roundings are monotone maps, so the exact inequalities V3 between
+// neighbours survive them. The upper recursion rounds up, with R_ℓ rounded
+// up after adding one ulp of V_max, which covers the rounding of u_0 on
+// both sides of Var(x) ≤ Var(x') + R_1(x'); sums rounded up are monotone in
+// their terms, so V3 carries through the induction. The scaling from grid
+// units to the output by h² is a power of two, exact in rationals.
 //
-// Fetch (DESIGN.md §5). The database computes the count, Σ(v−c) and
-// Σ(v−c)² with c = (L+U)/2 (Bounds midpoint), and the Extremes() smallest
-// and largest clamped values: 2K values, K public, never the column. The
-// sums are taken as exact; their floating-point rounding in the database is
-// outside the analysis, as for every sum in this package (sum.go).
+// Fetch (DESIGN.md §5). The database computes the count and the grid sums
+// over the column and returns the K smallest and K largest grid indices:
+// 2K values and six integers, K public, never the column.
 type Variance struct {
 	bounds  mech.Bounds
+	grid    mech.Grid
 	depth   int64
 	sampler piecewiseSampler
 }
 
-// VarianceSketch is what the database returns for Variance.
+// VarianceSketch is what the database returns for Variance, all on the
+// grid (exact integers).
 type VarianceSketch struct {
-	// Count is the number n of (non-NULL) values.
-	Count int64
-	// CenteredSum is Σ (v − c) and CenteredSumSquares is Σ (v − c)² over
-	// the clamped values v, with c the bounds' midpoint (L/2 + U/2).
-	CenteredSum, CenteredSumSquares float64
+	// Sums are n, Σk and Σk² over the grid indices k.
+	Sums mech.GridSums
 	// Smallest and Largest hold the min(n, Extremes()) smallest and
-	// largest clamped values, each in ascending order.
-	Smallest, Largest []float64
+	// largest grid indices, each in ascending order.
+	Smallest, Largest []int64
 }
 
 // NewVariance returns the mechanism for values clamped to b, with
@@ -75,14 +90,21 @@ func NewVariance(b mech.Bounds, epsilon, rho float64) (*Variance, error) {
 	if err := b.Validate(); err != nil {
 		return nil, err
 	}
-	h := b.HalfRange()
+	g, err := mech.NewGrid(b)
+	if err != nil {
+		return nil, err
+	}
+	h := float64(g.Top) * g.Unit / 2 // exact: Top < 2^31, Unit a power of two
 	rng := mech.Bounds{Lower: 0, Upper: exact.RoundUp(h * h)}
 	s, err := newPiecewiseSampler(plmKind, rng, epsilon, rho)
 	if err != nil {
 		return nil, err
 	}
-	return &Variance{bounds: b, depth: DefaultDepth(rng, epsilon, s.rho()), sampler: s}, nil
+	return &Variance{bounds: b, grid: g, depth: DefaultDepth(rng, epsilon, s.rho()), sampler: s}, nil
 }
+
+// Grid returns the public grid the database maps values to.
+func (m *Variance) Grid() mech.Grid { return m.grid }
 
 // Epsilon returns the ε of one release.
 func (m *Variance) Epsilon() float64 { return m.sampler.epsilon }
@@ -106,7 +128,7 @@ func (m *Variance) Breakpoints(s VarianceSketch) (Breakpoints, error) {
 	down[0] = up[0]
 	ssd := v.minWindowSSDs(k - 1)
 	slack := new(big.Rat).SetFloat64(exact.Ulp(vmax))
-	vmaxRat := new(big.Rat).SetFloat64(vmax)
+	vmaxRat := v.vmax // in grid units
 	for l := int64(1); l < k; l++ {
 		down[l] = v.lower(l, ssd)
 		r := vmaxRat
@@ -119,7 +141,7 @@ func (m *Variance) Breakpoints(s VarianceSketch) (Breakpoints, error) {
 			r = d.Mul(d, d)
 			r.Quo(r, big.NewRat(v.n-l, 1))
 		}
-		step := roundRat(new(big.Rat).Add(r, slack), big.ToPositiveInf)
+		step := roundRat(new(big.Rat).Add(v.scaled(r), slack), big.ToPositiveInf)
 		up[l] = math.Min(vmax, roundFloatSum(up[l-1], step, big.ToPositiveInf))
 	}
 	up[k], down[k] = vmax, 0
@@ -148,14 +170,22 @@ func (m *Variance) ExpectedAbsError(s VarianceSketch) (float64, error) {
 	return m.sampler.expectedAbsError(bp), nil
 }
 
-// varianceInputs holds a sketch in exact centred arithmetic: values v − c.
+// varianceInputs holds a sketch in exact centred arithmetic, in grid
+// units: values k − Top/2.
 type varianceInputs struct {
 	n              int64
-	sum, squares   *big.Rat   // Σ(v−c), Σ(v−c)²
-	lower0, upper  *big.Rat   // L − c, U − c
-	vmax           *big.Rat   // the range end V_max (as rounded up)
+	sum, squares   *big.Rat   // Σ(k−c), Σ(k−c)²
+	lower0, upper  *big.Rat   // −Top/2, Top/2
+	vmax           *big.Rat   // (Top/2)², the largest variance on the grid
+	unit2          *big.Rat   // h², from grid units to the output
 	bottom, top    []*big.Rat // the smallest and largest centred values, top largest first
 	sb, qb, st, qt []*big.Rat // prefix sums of bottom and top, and of their squares
+	// The indices themselves (uncentred), for the int128 fast path of
+	// minWindowSSDs: sums and the smallest (ascending) and largest
+	// (largest first) indices.
+	sumK, squaresK *big.Int
+	kBottom, kTop  []int64
+	topK           int64 // Top
 	// Float64 copies for the filters of exactExtreme.
 	sumF, squaresF, lowerF, upperF float64
 	sbF, qbF, stF, qtF             []float64
@@ -164,26 +194,38 @@ type varianceInputs struct {
 
 // newVarianceInputs validates s and converts it.
 func (m *Variance) newVarianceInputs(s VarianceSketch) (*varianceInputs, error) {
-	need := min(s.Count, m.depth)
-	if s.Count < 0 || int64(len(s.Smallest)) < need || int64(len(s.Largest)) < need ||
-		math.IsNaN(s.CenteredSum) || math.IsInf(s.CenteredSum, 0) || !(s.CenteredSumSquares >= 0) || math.IsInf(s.CenteredSumSquares, 0) {
-		return nil, fmt.Errorf("%w: variance sketch with n = %d needs %d smallest and largest values and finite sums",
-			mech.ErrWindowMismatch, s.Count, need)
+	n := s.Sums.Count
+	need := min(n, m.depth)
+	top := m.grid.Top
+	if int64(len(s.Smallest)) < need || int64(len(s.Largest)) < need {
+		return nil, fmt.Errorf("%w: variance sketch with n = %d needs %d smallest and largest values",
+			mech.ErrWindowMismatch, n, need)
 	}
-	for _, list := range [][]float64{s.Smallest, s.Largest} {
-		for i, x := range list {
-			if !(x >= m.bounds.Lower && x <= m.bounds.Upper) || (i > 0 && x < list[i-1]) {
-				return nil, fmt.Errorf("%w: extreme value %v unsorted or outside %v", mech.ErrInvalidInput, x, m.bounds)
-			}
+	if err := s.Sums.Check(m.grid); err != nil {
+		return nil, err
+	}
+	for _, list := range [][]int64{s.Smallest, s.Largest} {
+		if err := m.grid.CheckIndices(list); err != nil {
+			return nil, err
 		}
 	}
-	c := new(big.Rat).SetFloat64(m.bounds.Mid())
-	centred := func(x float64) *big.Rat { return new(big.Rat).Sub(new(big.Rat).SetFloat64(x), c) }
+	c := big.NewRat(top, 2)
+	centred := func(k int64) *big.Rat { return new(big.Rat).Sub(new(big.Rat).SetInt64(k), c) }
+	// Σ(k−c) = S − nc, Σ(k−c)² = Q − 2cS + nc².
+	nRat := new(big.Rat).SetInt64(n)
+	sum := new(big.Rat).Sub(new(big.Rat).SetInt(s.Sums.Sum), new(big.Rat).Mul(c, nRat))
+	squares := new(big.Rat).SetInt(s.Sums.SumSquares)
+	squares.Sub(squares, new(big.Rat).Mul(new(big.Rat).SetInt64(top), new(big.Rat).SetInt(s.Sums.Sum)))
+	squares.Add(squares, new(big.Rat).Mul(new(big.Rat).Mul(c, c), nRat))
+	unit := new(big.Rat).SetFloat64(m.grid.Unit)
 	v := &varianceInputs{
-		n: s.Count, sum: new(big.Rat).SetFloat64(s.CenteredSum), squares: new(big.Rat).SetFloat64(s.CenteredSumSquares),
-		lower0: centred(m.bounds.Lower), upper: centred(m.bounds.Upper), vmax: new(big.Rat).SetFloat64(m.sampler.rng.Upper),
+		n: n, sum: sum, squares: squares,
+		lower0: new(big.Rat).Neg(c), upper: c, vmax: new(big.Rat).Mul(c, c), unit2: unit.Mul(unit, unit),
 	}
+	v.sumK, v.squaresK, v.topK = s.Sums.Sum, s.Sums.SumSquares, top
 	for i := range need {
+		v.kBottom = append(v.kBottom, s.Smallest[i])
+		v.kTop = append(v.kTop, s.Largest[len(s.Largest)-1-int(i)])
 		v.bottom = append(v.bottom, centred(s.Smallest[i]))
 		v.top = append(v.top, centred(s.Largest[len(s.Largest)-1-int(i)]))
 	}
@@ -206,12 +248,16 @@ func (m *Variance) newVarianceInputs(s VarianceSketch) (*varianceInputs, error) 
 		}
 		return out
 	}
-	v.sumF, v.squaresF = s.CenteredSum, s.CenteredSumSquares
+	v.sumF, _ = v.sum.Float64()
+	v.squaresF, _ = v.squares.Float64()
 	v.lowerF, _ = v.lower0.Float64()
 	v.upperF, _ = v.upper.Float64()
 	v.sbF, v.qbF, v.stF, v.qtF = toFloat(v.sb), toFloat(v.qb), toFloat(v.st), toFloat(v.qt)
 	return v, nil
 }
+
+// scaled returns r (grid units squared) in output units: r·h².
+func (v *varianceInputs) scaled(r *big.Rat) *big.Rat { return new(big.Rat).Mul(r, v.unit2) }
 
 // variance returns Var(x) clamped to [0, V_max], rounded to nearest.
 func (v *varianceInputs) variance() float64 {
@@ -220,7 +266,7 @@ func (v *varianceInputs) variance() float64 {
 	}
 	r := v.ssd(v.sum, v.squares, v.n)
 	r.Quo(r, big.NewRat(v.n, 1))
-	return roundRat(exact.ClampRat(r, new(big.Rat), v.vmax), big.ToNearestEven)
+	return roundRat(v.scaled(exact.ClampRat(r, new(big.Rat), v.vmax)), big.ToNearestEven)
 }
 
 // ssd returns the sum of squared deviations Q − S²/m, at least 0.
@@ -237,6 +283,14 @@ func (v *varianceInputs) ssd(s, q *big.Rat, m int64) *big.Rat {
 // minWindowSSDs returns SSD_min(n−i) for i = 0…min(maxI, n−1): the least
 // sum of squared deviations over windows of n−i consecutive sorted values.
 func (v *varianceInputs) minWindowSSDs(maxI int64) []*big.Rat {
+	if v.n < int128Rows {
+		return v.minWindowSSDsInt128(maxI)
+	}
+	return v.minWindowSSDsRat(maxI)
+}
+
+// minWindowSSDsRat is minWindowSSDs in rationals (any n).
+func (v *varianceInputs) minWindowSSDsRat(maxI int64) []*big.Rat {
 	var out []*big.Rat
 	for i := int64(0); i <= min(maxI, v.n-1); i++ {
 		m := v.n - i
@@ -267,6 +321,57 @@ func (v *varianceInputs) minWindowSSDs(maxI int64) []*big.Rat {
 	return out
 }
 
+// int128Rows bounds n for minWindowSSDsInt128: with indices below 2^31,
+// Σk < 2^62 and Σk² < 2^93, so m·Σk² and (Σk)² stay below 2^125.
+const int128Rows = 1 << 31
+
+// minWindowSSDsInt128 is minWindowSSDs in exact integer arithmetic, for
+// n < 2^31: the window of m = n−i values with j smallest and i−j largest
+// removed has m·SSD = m·Q_w − S_w², an int128 computed exactly from the
+// integer sums, so the least of them (the same m for every j) is found by
+// exact comparison with no rationals; SSD_min = that least value / m, the
+// same exact number the rational path returns (translation does not
+// change an SSD).
+func (v *varianceInputs) minWindowSSDsInt128(maxI int64) []*big.Rat {
+	var out []*big.Rat
+	split := func(x *big.Int) exact.Int128 { // 0 ≤ x < 2^124
+		hi := new(big.Int).Rsh(x, 62)
+		lo := new(big.Int).Sub(x, new(big.Int).Lsh(hi, 62))
+		return exact.Int(hi.Int64()).Mul64(1 << 62).Add(exact.Int(lo.Int64()))
+	}
+	sum, squares := v.sumK.Int64(), split(v.squaresK)
+	prefix := func(ks []int64) ([]int64, []exact.Int128) {
+		s, q := make([]int64, len(ks)+1), make([]exact.Int128, len(ks)+1)
+		for i, k := range ks {
+			s[i+1] = s[i] + k
+			q[i+1] = q[i].Add(exact.Int(k).Mul64(k))
+		}
+		return s, q
+	}
+	sb, qb := prefix(v.kBottom)
+	st, qt := prefix(v.kTop)
+	for i := int64(0); i <= min(maxI, v.n-1); i++ {
+		m := v.n - i
+		var best exact.Int128
+		for j := int64(0); j <= i; j++ {
+			s := sum - sb[j] - st[i-j]
+			q := squares.Sub(qb[j]).Sub(qt[i-j])
+			mssd := q.Mul64(m).Sub(exact.Int(s).Mul64(s))
+			if j == 0 || mssd.Cmp(best) < 0 {
+				best = mssd
+			}
+		}
+		r := new(big.Rat).SetFrac(best.BigInt(), big.NewInt(m))
+		if r.Sign() < 0 { // cannot happen for exact sums of real indices
+			r.SetInt64(0)
+		}
+		out = append(out, r)
+		f, _ := r.Float64()
+		v.ssdF = append(v.ssdF, f)
+	}
+	return out
+}
+
 // lower returns d_ℓ rounded down.
 func (v *varianceInputs) lower(l int64, ssd []*big.Rat) float64 {
 	if l >= v.n-1 {
@@ -277,13 +382,21 @@ func (v *varianceInputs) lower(l int64, ssd []*big.Rat) float64 {
 		f := v.ssdF[i] / float64(v.n+l-2*i)
 		return f, 4 * 0x1p-53 * f
 	}
-	return roundRat(exactExtreme(l+1, false, approx, val), big.ToNegativeInf)
+	return roundRat(v.scaled(exactExtreme(l+1, false, approx, val)), big.ToNegativeInf)
 }
 
 // meanBreakpoint returns μ̄_j (up) or μ̲_j exactly: the largest (smallest)
 // mean over non-empty datasets within j changes, reached by deleting i
 // smallest (largest) values and inserting j−i copies of U (L).
 func (v *varianceInputs) meanBreakpoint(j int64, up bool) *big.Rat {
+	if v.n < int128Rows {
+		return v.meanBreakpointInt128(j, up)
+	}
+	return v.meanBreakpointRat(j, up)
+}
+
+// meanBreakpointRat is meanBreakpoint in rationals (any n).
+func (v *varianceInputs) meanBreakpointRat(j int64, up bool) *big.Rat {
 	end, prefix, endF, prefixF := v.lower0, v.st, v.lowerF, v.stF
 	if up {
 		end, prefix, endF, prefixF = v.upper, v.sb, v.upperF, v.sbF
@@ -301,6 +414,35 @@ func (v *varianceInputs) meanBreakpoint(j int64, up bool) *big.Rat {
 		return num / n, 8 * 0x1p-53 * mag / n
 	}
 	return exactExtreme(last+1, up, approx, val)
+}
+
+// meanBreakpointInt128 is meanBreakpoint in exact integer arithmetic, for
+// n < 2^31: each candidate mean is the fraction (Σk − prefix_i +
+// (j−i)·end)/(n+j−2i) of the uncentred indices (end = Top going up, 0 going
+// down), numerator below 2^62 and denominator below 2^33, so two are
+// compared exactly by cross-multiplying in int128. It returns the extreme
+// centred (minus Top/2), the same exact number as the rational path.
+func (v *varianceInputs) meanBreakpointInt128(j int64, up bool) *big.Rat {
+	ks, end := v.kTop, int64(0)
+	if up {
+		ks, end = v.kBottom, v.topK
+	}
+	last := min(j, v.n, (v.n+j-1)/2)
+	sum := v.sumK.Int64()
+	var bestNum, bestDen, prefix int64
+	for i := int64(0); i <= last; i++ {
+		if i > 0 {
+			prefix += ks[i-1]
+		}
+		num, den := sum-prefix+(j-i)*end, v.n+j-2*i
+		// num/den beats bestNum/bestDen when num·bestDen ≷ bestNum·den.
+		c := exact.Int(num).Mul64(bestDen).Cmp(exact.Int(bestNum).Mul64(den))
+		if i == 0 || (up && c > 0) || (!up && c < 0) {
+			bestNum, bestDen = num, den
+		}
+	}
+	r := big.NewRat(bestNum, bestDen)
+	return r.Sub(r, v.upper) // centre Top/2
 }
 
 // exactExtreme returns the exact minimum (or maximum, when max is true) of
@@ -341,4 +483,12 @@ func roundFloatSum(a, b float64, mode big.RoundingMode) float64 {
 	x := new(big.Float).SetPrec(53).SetMode(mode).SetFloat64(a)
 	f, _ := x.Add(x, new(big.Float).SetFloat64(b)).Float64()
 	return f
+}
+
+// Sketch returns the sketch of values as the database computes it (for
+// tests and benchmarks, which hold the data).
+func (m *Variance) Sketch(values []float64) VarianceSketch {
+	idx, sums := m.grid.Indices(values)
+	k := min(m.depth, int64(len(idx)))
+	return VarianceSketch{Sums: sums, Smallest: idx[:k], Largest: idx[int64(len(idx))-k:]}
 }

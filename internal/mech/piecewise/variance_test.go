@@ -3,28 +3,26 @@ package piecewise
 import (
 	"errors"
 	"math/big"
+	"math/rand/v2"
 	"slices"
 	"testing"
 
 	"github.com/dpproxy/dpproxy/internal/mech"
 	"github.com/dpproxy/dpproxy/internal/mech/oracle"
+	"github.com/dpproxy/dpproxy/internal/mech/privtest"
 )
 
-// sketchOf returns the variance sketch of sorted values: exact centred sums
-// (rounded once) and the k smallest and largest values.
+// sketchOf returns the variance sketch of sorted values in bounds b, as
+// the database computes it: exact sums of grid indices and the k smallest
+// and largest indices.
 func sketchOf(b mech.Bounds, sorted []float64, k int64) VarianceSketch {
-	c := new(big.Rat).SetFloat64(b.Mid())
-	s, q := new(big.Rat), new(big.Rat)
-	for _, x := range sorted {
-		d := new(big.Rat).Sub(new(big.Rat).SetFloat64(x), c)
-		s.Add(s, d)
-		q.Add(q, d.Mul(d, d))
+	g, err := mech.NewGrid(b)
+	if err != nil {
+		panic(err)
 	}
-	k = min(k, int64(len(sorted)))
-	return VarianceSketch{
-		Count: int64(len(sorted)), CenteredSum: oracle.Float(s), CenteredSumSquares: oracle.Float(q),
-		Smallest: sorted[:k], Largest: sorted[int64(len(sorted))-k:],
-	}
+	idx, sums := g.Indices(sorted)
+	k = min(k, int64(len(idx)))
+	return VarianceSketch{Sums: sums, Smallest: idx[:k], Largest: idx[int64(len(idx))-k:]}
 }
 
 // varianceOrZero is the population variance with Var(∅) = 0.
@@ -133,8 +131,48 @@ func TestPiecewiseVarianceRejects(t *testing.T) {
 	}
 	s = sketchOf(b, sorted, m.Extremes())
 	s.Largest = slices.Clone(s.Largest)
-	s.Largest[0] = 11
+	s.Largest[0] = m.Grid().Top + 1
 	if _, err := m.Breakpoints(s); !errors.Is(err, mech.ErrInvalidInput) {
 		t.Errorf("extreme outside bounds: got %v, want %v", err, mech.ErrInvalidInput)
+	}
+}
+
+func TestPiecewiseVarianceInt128PathsMatchRationals(t *testing.T) {
+	// The int128 fast paths (n < 2^31) return the same exact numbers as
+	// the rational paths, on random tied data over a coarse and the full
+	// 2^30-step grid (values at the top of the grid give the largest
+	// products).
+	rng := rand.New(privtest.Seeded(t, 0x128))
+	for _, b := range []mech.Bounds{{Lower: 0, Upper: 4}, {Lower: -1e6, Upper: 1e6}, {Lower: 0.1, Upper: 0.3}} {
+		m, err := NewVariance(b, 0.5, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 40 {
+			n := rng.IntN(60)
+			vals := []float64{b.Lower, b.Upper, b.Lower + (b.Upper-b.Lower)*rng.Float64(), b.Upper - (b.Upper-b.Lower)*1e-9}
+			x := make([]float64, n)
+			for i := range x {
+				x[i] = vals[rng.IntN(len(vals))]
+			}
+			slices.Sort(x)
+			v, err := m.newVarianceInputs(m.Sketch(x))
+			if err != nil {
+				t.Fatal(err)
+			}
+			fast, slow := v.minWindowSSDsInt128(m.depth), v.minWindowSSDsRat(m.depth)
+			for i := range fast {
+				if fast[i].Cmp(slow[i]) != 0 {
+					t.Fatalf("%v: SSD_min(n−%d) int128 %v, rational %v", x, i, fast[i], slow[i])
+				}
+			}
+			for j := range min(m.depth, int64(n)-1) { // Breakpoints asks for j ≤ n−2
+				for _, up := range []bool{true, false} {
+					if f, r := v.meanBreakpointInt128(j, up), v.meanBreakpointRat(j, up); f.Cmp(r) != 0 {
+						t.Fatalf("%v: mean breakpoint %d (up %v) int128 %v, rational %v", x, j, up, f, r)
+					}
+				}
+			}
+		}
 	}
 }

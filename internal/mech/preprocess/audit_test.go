@@ -24,8 +24,8 @@ func TestAuditPreprocess(t *testing.T) {
 	top, _ := NewOrdered(Maximum, 0, p, 1)
 	values := map[string]func([]float64) (float64, error){
 		"median":       func(x []float64) (float64, error) { return med.Value(mech.WindowOf(med.Window(), x)) },
-		"mean":         func(x []float64) (float64, error) { return mean.Value(summaryOf(x), x) },
-		"variance":     func(x []float64) (float64, error) { return vari.Value(summaryOf(x), x) },
+		"mean":         func(x []float64) (float64, error) { s, idx := SummaryOf(mean.Grid(), x); return mean.Value(s, idx) },
+		"variance":     func(x []float64) (float64, error) { s, idx := SummaryOf(vari.Grid(), x); return vari.Value(s, idx) },
 		"trimmed mean": trim.Value,
 		"maximum":      top.Value,
 	}

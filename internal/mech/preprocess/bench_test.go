@@ -62,10 +62,10 @@ func BenchmarkPreprocessMean(b *testing.B) {
 		xs := benchColumn("uniform", n)
 		p := Params{Bounds: benchBounds, Delta: 1000 / (4 * float64(n)), Center: 500}
 		m, _ := NewMean(p, 1)
-		s := summaryOfFloat(xs)
+		s, idx := SummaryOf(m.Grid(), xs)
 		b.Run(fmt.Sprintf("hull/n=%d", n), func(b *testing.B) {
 			for b.Loop() {
-				if _, err := m.Value(s, xs); err != nil {
+				if _, err := m.Value(s, idx); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -95,12 +95,12 @@ func BenchmarkPreprocessVariance(b *testing.B) {
 	} {
 		for _, n := range tc.sizes {
 			xs := benchColumn(tc.kind, n)
-			s := summaryOfFloat(xs)
-			p := Params{Bounds: benchBounds, Delta: tc.factor * s.VarPop / float64(n)}
+			p := Params{Bounds: benchBounds, Delta: tc.factor * varPopFloat(xs) / float64(n)}
 			m, _ := NewVariance(p, 1)
+			s, idx := SummaryOf(m.Grid(), xs)
 			b.Run(fmt.Sprintf("%s/n=%d", tc.kind, n), func(b *testing.B) {
 				for b.Loop() {
-					if _, err := m.Value(s, xs); err != nil {
+					if _, err := m.Value(s, idx); err != nil {
 						b.Fatal(err)
 					}
 				}
@@ -116,8 +116,8 @@ func BenchmarkPreprocessVariance(b *testing.B) {
 	}
 }
 
-// summaryOfFloat is summaryOf in float64 arithmetic (large n).
-func summaryOfFloat(xs []float64) Summary {
+// varPopFloat is the population variance in float64 (to set Δ).
+func varPopFloat(xs []float64) float64 {
 	var sum float64
 	for _, x := range xs {
 		sum += x
@@ -127,7 +127,7 @@ func summaryOfFloat(xs []float64) Summary {
 	for _, x := range xs {
 		ss += (x - mean) * (x - mean)
 	}
-	return Summary{Count: int64(len(xs)), Sum: sum, Min: xs[0], Max: xs[len(xs)-1], VarPop: ss / float64(len(xs))}
+	return ss / float64(len(xs))
 }
 
 // algorithm2MeanFloat is the paper's Algorithm 2 for the mean in float64

@@ -2,6 +2,7 @@ package preprocess
 
 import (
 	"fmt"
+	"math"
 	"math/big"
 
 	"github.com/dpproxy/dpproxy/internal/mech"
@@ -56,81 +57,134 @@ import (
 // P_0…P_{t−1}: a binary search on the hull (O(log n)), after which P_t is
 // pushed (amortised O(1)). With the sort, O(n log n) in all.
 //
-// Exactness. Values are on the fixed-point grid (preprocess.go); y_i and
-// the slope comparisons are exact in int128. When all values fit in a
-// window of length nΔ inside [c−nΔ, c+nΔ], g is the mean exactly (Lemma
-// 5.13) and no hull is needed; otherwise nΔ < 2^55 grid units, so
-// |y_i| < 2^56·n and every cross product stays below 2^127 for n < 2^35.
+// Exactness (one exact path). g is defined on the grid indices of the
+// values (mech.Grid: k = ⌊(clamp(v) − L)/h + ½⌋, h a public power of two,
+// 0 ≤ k ≤ 2^30, a fixed per-row map), with the centre and Δ on that grid
+// (c = index of the centre, d = ⌊Δ/h⌋, so d·h ≤ Δ). Both ways of
+// computing it use only exact integers from the database: when all indices
+// fit in a window of length n·d inside [c − n·d, c + n·d] (Lemma 5.13,
+// decided exactly in int128 from the exact minimum and maximum indices) g
+// is the mean Σk/n, with Σk the database's exact integer sum
+// (sqlrewrite.GridSums); otherwise the hull runs over the sorted indices,
+// where y_i and every slope comparison are exact in int128 (n·d < 2^31 grid
+// units there, so every cross product stays far below 2^127 for n < 2^35).
+// Which branch runs depends on the data, but both compute the same exact
+// g (the hull returns Σk/n whenever the lemma applies), so the branch
+// decides only what is read (the plan says so), never the value. g is
+// then L + g·h, rounded once to float64: neighbouring releases move apart
+// by at most d·h ≤ Δ plus one ulp each, which the noise covers (Δ plus two
+// ulps of the largest value, preprocess.go).
 //
-// Fetch (DESIGN.md §5). NeedsRows decides from the aggregates COUNT, MIN,
-// MAX of the clamped column whether Lemma 5.13 settles g (no rows read; g is
-// then SUM/COUNT as computed by the database, with the rounding caveat of
-// sum.go). Otherwise the mechanism needs the whole sorted column: there is
-// no exact row-sparse plan (digest §6.2).
-type Mean struct{ preprocessCore }
+// Fetch (DESIGN.md §5). The database returns n and Σk exactly and the
+// smallest and largest indices; NeedsRows decides from them whether the
+// lemma settles g. Otherwise the mechanism needs the whole sorted column of
+// indices: there is no exact row-sparse plan (digest §6.2).
+type Mean struct {
+	params        Params
+	epsilon       float64
+	grid          mech.Grid
+	center, delta int64
+	noise         *noise.Laplace
+}
 
-// Summary holds the aggregates the database computes over the
-// clamped column before any row is fetched.
+// Summary holds what the database computes on the grid before any row is
+// fetched: the exact count and sums of the indices, and the smallest and
+// largest index (ignored when the count is 0).
 type Summary struct {
-	// Count is the number of (non-NULL) values n.
-	Count int64
-	// Sum is Σ clamp(x); Min and Max are the smallest and largest clamped
-	// values (ignored when Count is 0).
-	Sum, Min, Max float64
-	// VarPop is the population variance of the clamped values (VAR_POP);
-	// only Variance reads it.
-	VarPop float64
+	Sums     mech.GridSums
+	Min, Max int64
+}
+
+// SummaryOf returns the summary and the sorted indices of values on grid
+// g, as the database computes them (for tests and benchmarks, which hold
+// the data).
+func SummaryOf(g mech.Grid, values []float64) (Summary, []int64) {
+	idx, sums := g.Indices(values)
+	s := Summary{Sums: sums}
+	if len(idx) > 0 {
+		s.Min, s.Max = idx[0], idx[len(idx)-1]
+	}
+	return s, idx
 }
 
 // NewMean returns the preprocessing mean for p and ε.
 func NewMean(p Params, epsilon float64) (*Mean, error) {
-	core, err := newPreprocessCore(p, epsilon)
+	if err := mech.CheckEpsilon(epsilon); err != nil {
+		return nil, err
+	}
+	if err := p.validate(); err != nil {
+		return nil, err
+	}
+	grid, err := mech.NewGrid(p.Bounds)
 	if err != nil {
 		return nil, err
 	}
-	return &Mean{core}, nil
+	top := grid.Lower + float64(grid.Top)*grid.Unit
+	noise, err := newPreprocessNoise(p.Delta, math.Max(p.Bounds.Magnitude(), math.Abs(top)), epsilon)
+	if err != nil {
+		return nil, err
+	}
+	return &Mean{params: p, epsilon: epsilon, grid: grid, center: grid.Index(p.Center),
+		delta: gridDelta(p.Delta, grid.Unit), noise: noise}, nil
 }
 
-// NeedsRows reports whether the sorted column is needed, or whether the
-// aggregates settle g exactly (Lemma 5.13 from COUNT, MIN and MAX).
+// gridDelta returns ⌊Δ/unit⌋ capped at 2^40: the grid sensitivity, never
+// above Δ. Capping changes nothing: once d ≥ Top, which the cap exceeds,
+// g equals the statistic for every dataset (it is then already
+// d-sensitive, digest §1.4).
+func gridDelta(delta, unit float64) int64 {
+	return int64(math.Min(math.Floor(delta/unit), 0x1p40))
+}
+
+// Epsilon returns the ε of one release.
+func (m *Mean) Epsilon() float64 { return m.epsilon }
+
+// Scale returns the Laplace scale of the noise added to g.
+func (m *Mean) Scale() float64 { return m.noise.Scale() }
+
+// Grid returns the public grid the database maps values to.
+func (m *Mean) Grid() mech.Grid { return m.grid }
+
+// NeedsRows reports whether the sorted indices are needed, or whether the
+// summary settles g exactly (Lemma 5.13 from n and the extreme indices).
 func (m *Mean) NeedsRows(s Summary) (bool, error) {
-	if err := s.check(m.params.Bounds); err != nil {
+	if err := s.check(m.grid); err != nil {
 		return false, err
 	}
-	if s.Count == 0 {
+	if s.Sums.Count == 0 {
 		return false, nil
 	}
-	return !meanSettled(s.Count, m.grid.value(s.Min), m.grid.value(s.Max), m.center, m.delta), nil
+	return !meanSettled(s.Sums.Count, s.Min, s.Max, m.center, m.delta), nil
 }
 
 // Value returns g(D): from the summary alone when NeedsRows is false
-// (sorted may then be nil), else from the sorted clamped column.
-func (m *Mean) Value(s Summary, sorted []float64) (float64, error) {
+// (sorted may then be nil), else from the sorted indices.
+func (m *Mean) Value(s Summary, sorted []int64) (float64, error) {
 	needs, err := m.NeedsRows(s)
 	if err != nil {
 		return 0, err
 	}
+	n := s.Sums.Count
+	var g *big.Rat
 	switch {
-	case s.Count == 0:
-		return m.params.Center, nil
+	case n == 0:
+		g = new(big.Rat).SetInt64(m.center)
 	case !needs:
-		return mech.Clamp(s.Sum/float64(s.Count), s.Min, s.Max), nil
-	case int64(len(sorted)) != s.Count:
-		return 0, fmt.Errorf("%w: the mean needs all %d sorted values, got %d", mech.ErrInvalidInput, s.Count, len(sorted))
+		g = new(big.Rat).SetFrac(s.Sums.Sum, big.NewInt(n))
+	default:
+		if err := s.checkRows(m.grid, sorted); err != nil {
+			return 0, err
+		}
+		if g, err = preprocessMeanGrid(sorted, m.center, m.delta); err != nil {
+			return 0, err
+		}
 	}
-	xs, err := m.grid.values(m.params.Bounds, sorted)
-	if err != nil {
-		return 0, err
-	}
-	g, err := preprocessMeanGrid(xs, m.center, m.delta)
-	if err != nil {
-		return 0, err
-	}
-	return exact.ScaledFloat(g, m.grid.unit), nil
+	v, _ := m.grid.Value(g).Float64()
+	return v, nil
 }
 
 // Release returns g(D) + Lap(Δ/ε) on the Laplace grid.
-func (m *Mean) Release(src noise.Source, s Summary, sorted []float64) (float64, error) {
+func (m *Mean) Release(src noise.Source, s Summary, sorted []int64) (float64, error) {
 	g, err := m.Value(s, sorted)
 	if err != nil {
 		return 0, err
@@ -138,10 +192,33 @@ func (m *Mean) Release(src noise.Source, s Summary, sorted []float64) (float64, 
 	return m.noise.Release(src, g), nil
 }
 
-// check validates a summary against bounds b.
-func (s Summary) check(b mech.Bounds) error {
-	if s.Count < 0 || (s.Count > 0 && !(b.Lower <= s.Min && s.Min <= s.Max && s.Max <= b.Upper)) {
-		return fmt.Errorf("%w: summary %+v over %v", mech.ErrInvalidInput, s, b)
+// check validates a summary against the grid.
+func (s Summary) check(g mech.Grid) error {
+	if err := s.Sums.Check(g); err != nil {
+		return err
+	}
+	if s.Sums.Count > 0 && !(0 <= s.Min && s.Min <= s.Max && s.Max <= g.Top) {
+		return fmt.Errorf("%w: extreme indices %d, %d outside [0, %d]", mech.ErrInvalidInput, s.Min, s.Max, g.Top)
+	}
+	return nil
+}
+
+// checkRows validates the sorted indices against the summary: all n of
+// them, ascending, in [0, Top], with the summary's extremes and sum.
+func (s Summary) checkRows(g mech.Grid, sorted []int64) error {
+	n := s.Sums.Count
+	if int64(len(sorted)) != n {
+		return fmt.Errorf("%w: %d sorted indices needed, got %d", mech.ErrInvalidInput, n, len(sorted))
+	}
+	if err := g.CheckIndices(sorted); err != nil {
+		return err
+	}
+	var sum exact.Int128
+	for _, k := range sorted {
+		sum = sum.Add(exact.Int(k))
+	}
+	if n > 0 && (sorted[0] != s.Min || sorted[n-1] != s.Max || sum.BigInt().Cmp(s.Sums.Sum) != 0) {
+		return fmt.Errorf("%w: sorted indices disagree with the summary", mech.ErrInvalidInput)
 	}
 	return nil
 }

@@ -41,12 +41,22 @@ import (
 //
 // Exactness. g must be computed exactly: a fast path that is sometimes
 // slightly off breaks the Δ bound. Values are first mapped to a public
-// power-of-two grid (fixedPoint): a per-row map, so it preserves the
-// neighbour relation, and it moves no value by more than one float64 ulp of
-// max(|L|,|U|). On that grid every algorithm below computes g with exact
-// integer or rational arithmetic; g is then rounded once to float64. The
-// rounding can move neighbouring releases apart by at most one ulp more, so
-// the Laplace noise is calibrated to Δ plus two ulps of max(|L|,|U|).
+// power-of-two grid, a per-row map that preserves the neighbour relation:
+// for the median and the ordered statistics the fine grid of fixedPoint
+// (multiples of one float64 ulp of max(|L|,|U|), so no value moves by more
+// than half an ulp), for the mean and the variance the database's grid
+// mech.Grid (2^30 steps over [L, U], so a value moves by up to about
+// 2^−31·(U−L)), on which the database computes the exact integer sums the
+// summary path uses (mean.go, variance.go). On its grid every algorithm
+// below computes g with exact integer or rational arithmetic, on every
+// branch, and g is rounded once to float64 (to nearest). Δ on the grid is
+// rounded down, so g's sensitivity stays at most Δ; the final rounding
+// moves each release by at most half an ulp of the largest value g can
+// take, so neighbouring releases move apart by at most one ulp more, and
+// the Laplace noise is calibrated to Δ plus two ulps of that magnitude.
+// What is not covered: the database's own float64 map of a value to its
+// index (clamp, subtract, divide, round) is part of the fixed per-row map,
+// identical on neighbours, so it needs no bound.
 
 // Params are the public inputs of a sensitivity-preprocessing
 // mechanism.

@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/dpproxy/dpproxy/internal/mech"
-	"github.com/dpproxy/dpproxy/internal/mech/exact"
 	"github.com/dpproxy/dpproxy/internal/mech/oracle"
 	"github.com/dpproxy/dpproxy/internal/mech/privtest"
 )
@@ -46,7 +45,8 @@ func fastMean(p Params, sorted []float64) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return m.Value(summaryOf(sorted), sorted)
+	s, idx := SummaryOf(m.Grid(), sorted)
+	return m.Value(s, idx)
 }
 
 func fastVariance(p Params, sorted []float64) (float64, error) {
@@ -54,7 +54,8 @@ func fastVariance(p Params, sorted []float64) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return m.Value(summaryOf(sorted), sorted)
+	s, idx := SummaryOf(m.Grid(), sorted)
+	return m.Value(s, idx)
 }
 
 func fastOrdered(stat OrderedStatistic, alpha float64) func(Params, []float64) (float64, error) {
@@ -65,23 +66,6 @@ func fastOrdered(stat OrderedStatistic, alpha float64) func(Params, []float64) (
 		}
 		return m.Value(sorted)
 	}
-}
-
-// summaryOf returns the aggregates a database would compute, exactly
-// rounded from rational arithmetic.
-func summaryOf(sorted []float64) Summary {
-	s := Summary{Count: int64(len(sorted))}
-	if len(sorted) == 0 {
-		return s
-	}
-	rs := oracle.Rats(sorted)
-	sum := new(big.Rat)
-	for _, r := range rs {
-		sum.Add(sum, r)
-	}
-	s.Sum, s.Min, s.Max = oracle.Float(sum), sorted[0], sorted[len(sorted)-1]
-	s.VarPop = oracle.Float(oracle.Variance(rs))
-	return s
 }
 
 // reference returns the oracle's g as a float64.
@@ -317,24 +301,21 @@ func TestPreprocessSummaryPaths(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := Params{Bounds: b, Delta: tc.delta, Center: 50}
-			s := summaryOf(tc.data)
 			var needs bool
 			var err error
-			var fromSummary, fromRows float64
+			var fromSummary, fromRows *big.Rat
 			if tc.mean {
 				m, _ := NewMean(p, 1)
+				s, xs := SummaryOf(m.Grid(), tc.data)
 				needs, err = m.NeedsRows(s)
-				fromSummary, _ = m.Value(s, nil)
-				xs, _ := m.grid.values(b, tc.data)
-				g, _ := preprocessMeanGrid(xs, m.center, m.delta)
-				fromRows = exact.ScaledFloat(g, m.grid.unit)
+				fromSummary = new(big.Rat).SetFrac(s.Sums.Sum, big.NewInt(s.Sums.Count))
+				fromRows, _ = preprocessMeanGrid(xs, m.center, m.delta)
 			} else {
 				m, _ := NewVariance(p, 1)
+				s, xs := SummaryOf(m.Grid(), tc.data)
 				needs, err = m.NeedsRows(s)
-				fromSummary, _ = m.Value(s, nil)
-				xs, _ := m.grid.values(b, tc.data)
-				g, _ := preprocessVarianceGrid(xs, m.delta)
-				fromRows = exact.ScaledFloat(g, m.grid.unit2)
+				fromSummary = exactVariance(s.Sums)
+				fromRows, _ = preprocessVarianceGrid(xs, m.delta)
 			}
 			if err != nil {
 				t.Fatal(err)
@@ -342,7 +323,7 @@ func TestPreprocessSummaryPaths(t *testing.T) {
 			if needs != tc.wantRows {
 				t.Fatalf("NeedsRows: got %v, want %v", needs, tc.wantRows)
 			}
-			if !needs && math.Abs(fromSummary-fromRows) > 1e-12 {
+			if !needs && fromSummary.Cmp(fromRows) != 0 {
 				t.Errorf("settled value got %v, want %v (rows)", fromSummary, fromRows)
 			}
 		})
@@ -373,12 +354,16 @@ func TestPreprocessRejects(t *testing.T) {
 			}
 		})
 	}
-	m, _ := NewMean(good, 1)
-	if _, err := m.Value(Summary{Count: 3, Min: 0, Max: 10}, []float64{1, 2}); !errors.Is(err, mech.ErrInvalidInput) {
+	m, _ := NewMean(Params{Bounds: b, Delta: 0.1, Center: 5}, 1)
+	s, _ := SummaryOf(m.Grid(), []float64{0, 1, 10})
+	if _, err := m.Value(s, []int64{s.Min, s.Max}); !errors.Is(err, mech.ErrInvalidInput) {
 		t.Errorf("mean with missing rows: got %v, want %v", err, mech.ErrInvalidInput)
 	}
-	if _, err := m.Value(Summary{Count: 2, Min: 0, Max: 10}, []float64{9, 1}); !errors.Is(err, mech.ErrInvalidInput) {
+	if _, err := m.Value(s, []int64{s.Max, m.Grid().Index(1), s.Min}); !errors.Is(err, mech.ErrInvalidInput) {
 		t.Errorf("mean with unsorted rows: got %v, want %v", err, mech.ErrInvalidInput)
+	}
+	if _, err := m.Value(s, []int64{s.Min, m.Grid().Index(2), s.Max}); !errors.Is(err, mech.ErrInvalidInput) {
+		t.Errorf("mean with rows that disagree with the sums: got %v, want %v", err, mech.ErrInvalidInput)
 	}
 	if _, err := NewOrdered(TrimmedMean, 0.5, good, 1); !errors.Is(err, mech.ErrInvalidQuantile) {
 		t.Errorf("trim 1/2: got %v, want %v", err, mech.ErrInvalidQuantile)

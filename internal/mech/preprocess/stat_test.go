@@ -23,7 +23,8 @@ func TestPreprocessReleaseLaw(t *testing.T) {
 	vp.Delta = 4
 	vari, _ := NewVariance(vp, 1)
 	w := mech.WindowOf(med.Window(), data)
-	s := summaryOf(data)
+	ms, mIdx := SummaryOf(mean.Grid(), data)
+	vs, vIdx := SummaryOf(vari.Grid(), data)
 	for _, tc := range []struct {
 		name    string
 		scale   float64
@@ -31,8 +32,8 @@ func TestPreprocessReleaseLaw(t *testing.T) {
 		release func() (float64, error)
 	}{
 		{"median", med.Scale(), func() (float64, error) { return med.Value(w) }, func() (float64, error) { return med.Release(src, w) }},
-		{"mean", mean.Scale(), func() (float64, error) { return mean.Value(s, data) }, func() (float64, error) { return mean.Release(src, s, data) }},
-		{"variance", vari.Scale(), func() (float64, error) { return vari.Value(s, data) }, func() (float64, error) { return vari.Release(src, s, data) }},
+		{"mean", mean.Scale(), func() (float64, error) { return mean.Value(ms, mIdx) }, func() (float64, error) { return mean.Release(src, ms, mIdx) }},
+		{"variance", vari.Scale(), func() (float64, error) { return vari.Value(vs, vIdx) }, func() (float64, error) { return vari.Release(src, vs, vIdx) }},
 	} {
 		g, err := tc.value()
 		if err != nil {

@@ -35,22 +35,29 @@ import (
 // the pruning keeps T small (concentrated data, Δ of the order of 10·Var/n)
 // and where it degenerates to O(n²) (spread data, small Δ).
 //
-// Exactness. Values go to a 32-bit fixed-point grid (a per-row map, moving
-// a value by at most 2^−32·max(|L|,|U|)); window sums and m·Q − S² are exact
-// in int128 for n < 2^31; candidates are compared in float64 with a
-// relative error bound of 10^−14, and the few within it of the best are
-// compared exactly.
+// Exactness (one exact path). g is defined on the grid indices of the
+// values (mech.Grid: k = ⌊(clamp(v) − L)/h + ½⌋ ∈ [0, 2^30], h a public
+// power of two, a fixed per-row map), in units of h², with d = ⌊Δ/h²⌋ (so
+// d·h² ≤ Δ). Window sums and m·Q − S² are exact in int128 for n < 2^31;
+// candidates are compared in float64 with a relative error bound of
+// 10^−14, and the few within it of the best are compared exactly. When
+// the aggregate check below settles g = Var, Var is computed exactly from
+// the database's exact integer sums n, Σk, Σk² (sqlrewrite.GridSums) as
+// (nΣk² − (Σk)²)/n²: the same exact value the window enumeration returns
+// then, so the branch (which depends on the data) decides only what is
+// read, never the value. g·h² is rounded once to float64.
 //
-// Fetch (DESIGN.md §5). NeedsRows settles g = VAR_POP from COUNT, MIN, MAX
-// and VAR_POP when the digest's aggregate check passes: V ≤ nΔ and
+// Fetch (DESIGN.md §5). NeedsRows settles g = Var from the exact sums and
+// the extreme indices when the digest's aggregate check passes: V ≤ nΔ and
 // min(V, R²(H_n − H_w)) ≤ (n−w)Δ for every w < n, with R = max − min and
-// H the harmonic numbers (Lemma 6.10 bounds what any trim can remove); it is
-// evaluated with a relative margin of 10^−6 so that rounding cannot pass it
-// falsely. Otherwise the sorted column is needed.
+// H the harmonic numbers (Lemma 6.10 bounds what any trim can remove). It
+// is evaluated in float64 on V and R rounded from their exact values, with
+// a relative margin of 10^−6 (and d·h² in place of Δ), so that rounding
+// cannot pass it falsely. Otherwise the sorted indices are needed.
 type Variance struct {
 	params  Params
 	epsilon float64
-	grid    varianceGrid
+	grid    mech.Grid
 	delta   int64
 	noise   *noise.Laplace
 }
@@ -64,13 +71,28 @@ func NewVariance(p Params, epsilon float64) (*Variance, error) {
 	if err := p.validate(); err != nil {
 		return nil, err
 	}
-	vmax := p.Bounds.HalfRange() * p.Bounds.HalfRange()
-	noise, err := newPreprocessNoise(p.Delta, vmax, epsilon)
+	grid, err := mech.NewGrid(p.Bounds)
 	if err != nil {
 		return nil, err
 	}
-	grid := newVarianceGrid(p.Bounds)
-	return &Variance{params: p, epsilon: epsilon, grid: grid, delta: grid.delta(p.Delta), noise: noise}, nil
+	half := math.Max(p.Bounds.HalfRange(), float64(grid.Top)*grid.Unit/2)
+	noise, err := newPreprocessNoise(p.Delta, half*half, epsilon)
+	if err != nil {
+		return nil, err
+	}
+	return &Variance{params: p, epsilon: epsilon, grid: grid, delta: varianceDelta(p.Delta, grid.Unit), noise: noise}, nil
+}
+
+// varianceDelta returns ⌊Δ/h²⌋ capped at 2^62 > Top²/4, the largest
+// variance on the grid: a Δ beyond it makes g the variance itself either
+// way.
+func varianceDelta(delta, unit float64) int64 {
+	d := new(big.Rat).Quo(new(big.Rat).SetFloat64(delta), new(big.Rat).Mul(new(big.Rat).SetFloat64(unit), new(big.Rat).SetFloat64(unit)))
+	q := new(big.Int).Quo(d.Num(), d.Denom())
+	if q.Cmp(big.NewInt(1<<62)) > 0 {
+		return 1 << 62
+	}
+	return q.Int64()
 }
 
 // Epsilon returns the ε of one release.
@@ -79,16 +101,38 @@ func (m *Variance) Epsilon() float64 { return m.epsilon }
 // Scale returns the Laplace scale of the noise added to g.
 func (m *Variance) Scale() float64 { return m.noise.Scale() }
 
-// NeedsRows reports whether the sorted column is needed, or whether the
-// aggregates (COUNT, MIN, MAX, VAR_POP) settle g = VAR_POP.
+// Grid returns the public grid the database maps values to.
+func (m *Variance) Grid() mech.Grid { return m.grid }
+
+// unitRat returns h² as a rational.
+func (m *Variance) unit2() *big.Rat {
+	u := new(big.Rat).SetFloat64(m.grid.Unit)
+	return u.Mul(u, u)
+}
+
+// exactVariance returns (nQ − S²)/n² in grid units², exactly.
+func exactVariance(s mech.GridSums) *big.Rat {
+	n := big.NewInt(s.Count)
+	num := new(big.Int).Mul(n, s.SumSquares)
+	num.Sub(num, new(big.Int).Mul(s.Sum, s.Sum))
+	return new(big.Rat).SetFrac(num, n.Mul(n, n))
+}
+
+// NeedsRows reports whether the sorted indices are needed, or whether the
+// summary settles g = Var.
 func (m *Variance) NeedsRows(s Summary) (bool, error) {
-	if err := s.check(m.params.Bounds); err != nil {
+	if err := s.check(m.grid); err != nil {
 		return false, err
 	}
-	if !(s.VarPop >= 0) {
-		return false, fmt.Errorf("%w: VAR_POP %v", mech.ErrInvalidInput, s.VarPop)
+	n := s.Sums.Count
+	if n <= 1 {
+		return false, nil
 	}
-	return s.Count > 1 && !varianceSettled(s.Count, s.VarPop, s.Max-s.Min, m.params.Delta), nil
+	u2 := m.unit2()
+	v, _ := new(big.Rat).Mul(exactVariance(s.Sums), u2).Float64()
+	r, _ := new(big.Rat).Mul(new(big.Rat).SetInt64(s.Max-s.Min), new(big.Rat).SetFloat64(m.grid.Unit)).Float64()
+	delta, _ := new(big.Rat).Mul(new(big.Rat).SetInt64(m.delta), u2).Float64()
+	return !varianceSettled(n, v, r, delta), nil
 }
 
 // varianceSettled is the aggregate check of the type comment.
@@ -116,71 +160,39 @@ func varianceSettled(n int64, v, r, delta float64) bool {
 	return true
 }
 
-// Value returns g(D): VAR_POP when NeedsRows is false (sorted may then be
-// nil), else the exact closed form over the sorted clamped column.
-func (m *Variance) Value(s Summary, sorted []float64) (float64, error) {
+// Value returns g(D): the exact variance of the indices when NeedsRows is
+// false (sorted may then be nil), else the closed form over the sorted
+// indices; either way rounded once from the exact value.
+func (m *Variance) Value(s Summary, sorted []int64) (float64, error) {
 	needs, err := m.NeedsRows(s)
 	if err != nil {
 		return 0, err
 	}
+	var g *big.Rat
 	switch {
-	case s.Count <= 1:
-		return 0, nil
+	case s.Sums.Count <= 1:
+		g = new(big.Rat)
 	case !needs:
-		return s.VarPop, nil
-	case int64(len(sorted)) != s.Count:
-		return 0, fmt.Errorf("%w: the variance needs all %d sorted values, got %d", mech.ErrInvalidInput, s.Count, len(sorted))
+		g = exactVariance(s.Sums)
+	default:
+		if err := s.checkRows(m.grid, sorted); err != nil {
+			return 0, err
+		}
+		if g, err = preprocessVarianceGrid(sorted, m.delta); err != nil {
+			return 0, err
+		}
 	}
-	xs, err := m.grid.values(m.params.Bounds, sorted)
-	if err != nil {
-		return 0, err
-	}
-	g, err := preprocessVarianceGrid(xs, m.delta)
-	if err != nil {
-		return 0, err
-	}
-	return exact.ScaledFloat(g, m.grid.unit2), nil
+	v, _ := g.Mul(g, m.unit2()).Float64()
+	return v, nil
 }
 
 // Release returns g(D) + Lap(Δ/ε) on the Laplace grid.
-func (m *Variance) Release(src noise.Source, s Summary, sorted []float64) (float64, error) {
+func (m *Variance) Release(src noise.Source, s Summary, sorted []int64) (float64, error) {
 	g, err := m.Value(s, sorted)
 	if err != nil {
 		return 0, err
 	}
 	return m.noise.Release(src, g), nil
-}
-
-// varianceGrid maps values to integers k = round(v/u), |k| ≤ 2^31, with
-// the public unit u = 2^(e−31), 2^(e−1) ≤ max(|L|,|U|) < 2^e. Variances
-// are then in units of u² (unit2).
-type varianceGrid struct {
-	unit, unit2 float64
-}
-
-// newVarianceGrid returns the variance grid of bounds b.
-func newVarianceGrid(b mech.Bounds) varianceGrid {
-	_, e := math.Frexp(b.Magnitude())
-	u := math.Ldexp(1, max(e-31, -500))
-	return varianceGrid{unit: u, unit2: u * u}
-}
-
-// delta returns ⌊Δ/u²⌋ capped at 2^62 ≥ (U−L)²/(4u²), the largest variance
-// in [L, U]: a Δ beyond it makes g the variance itself either way.
-func (g varianceGrid) delta(d float64) int64 {
-	return int64(math.Min(math.Floor(d/g.unit2), 0x1p62))
-}
-
-// values maps sorted values to grid integers, checking them.
-func (g varianceGrid) values(b mech.Bounds, sorted []float64) ([]int64, error) {
-	out := make([]int64, len(sorted))
-	for i, v := range sorted {
-		if !(v >= b.Lower && v <= b.Upper) || (i > 0 && v < sorted[i-1]) {
-			return nil, fmt.Errorf("%w: value %d (%v) unsorted or outside %v", mech.ErrInvalidInput, i, v, b)
-		}
-		out[i] = int64(math.RoundToEven(v / g.unit))
-	}
-	return out, nil
 }
 
 // maxVarianceRows bounds n so that m·Q − S² fits in int128.

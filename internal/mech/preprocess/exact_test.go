@@ -1,0 +1,166 @@
+package preprocess
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/dpproxy/dpproxy/internal/mech"
+	"github.com/dpproxy/dpproxy/internal/mech/noise"
+	"github.com/dpproxy/dpproxy/internal/mech/privtest"
+)
+
+// Exact privacy check of the preprocessing releases. A release is
+// l.Release(g(D)) = γ·(m + Z) with γ the Laplace granularity, m =
+// round(g(D)/γ) and Z the discrete Laplace of scale β on the integers
+// (noise.Laplace), rounded once to float64 (post-processing). The output
+// law on γℤ is P(j) ∝ exp(−|j − m|/β) with the same normalising constant
+// for every m, so the worst log-ratio between the laws on D and D' is
+// exactly |m − m'|/β: no sampling is needed.
+
+// exactLaplaceLoss returns the worst log-ratio of l's output laws at g and g2.
+func exactLaplaceLoss(l *noise.Laplace, g, g2 float64) float64 {
+	gamma := l.Granularity()
+	beta := l.Scale() / gamma
+	m, m2 := math.Round(g/gamma), math.Round(g2/gamma)
+	return math.Abs(m-m2) / beta
+}
+
+// exactPairs returns add/remove neighbour pairs over [0, 10]: n = 0, 1, 2,
+// ties, values at the bounds, tiny and subnormal values, non-dyadic reals,
+// then random tied datasets of up to 40 rows.
+func exactPairs(rng *rand.Rand, random int) [][2][]float64 {
+	special := []float64{0, 5e-324, 1e-300, 1e-17, 0.1, 1.0 / 3, 0.7, 4.9, 5, 5.1, 9.9, 10 - 1e-15, 10}
+	var pairs [][2][]float64
+	add := func(d []float64, x float64) {
+		d = slices.Sorted(slices.Values(d))
+		d2 := append(slices.Clone(d), x)
+		slices.Sort(d2)
+		pairs = append(pairs, [2][]float64{d, d2})
+	}
+	for _, x := range special {
+		add(nil, x)
+		for _, y := range special {
+			add([]float64{y}, x)
+			add([]float64{y, y}, x)
+			add([]float64{0, 10}, x)
+			add([]float64{y, 5, 5, 5}, x)
+		}
+	}
+	for range random {
+		n := rng.IntN(40)
+		vals := []float64{special[rng.IntN(len(special))], float64(rng.IntN(101)) / 10, special[rng.IntN(len(special))]}
+		d := make([]float64, n)
+		for i := range d {
+			d[i] = vals[rng.IntN(1+rng.IntN(3))]
+		}
+		x := vals[rng.IntN(3)]
+		if rng.IntN(2) == 0 {
+			x = float64(rng.IntN(101)) / 10
+		}
+		add(d, x)
+	}
+	return pairs
+}
+
+// preprocessCase is a preprocessing mechanism as a value function and its
+// noise.
+type preprocessCase struct {
+	name  string
+	value func([]float64) (float64, error)
+	noise *noise.Laplace
+}
+
+// preprocessCases returns the mean, variance and median at ε = 1 over
+// [0, 10] for several Δ (small Δ: g far from the statistic, the rows
+// path; large Δ: the summary path settles g).
+func preprocessCases(t *testing.T) []preprocessCase {
+	t.Helper()
+	b := mech.Bounds{Lower: 0, Upper: 10}
+	var cases []preprocessCase
+	for _, delta := range []float64{0.05, 0.5, 2, 20} {
+		p := Params{Bounds: b, Delta: delta, Center: 5}
+		mean, err := NewMean(p, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		vari, err := NewVariance(Params{Bounds: b, Delta: delta}, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		med, err := NewMedian(p, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cases = append(cases,
+			preprocessCase{fmt.Sprintf("mean Δ=%v", delta), func(x []float64) (float64, error) {
+				s, idx := SummaryOf(mean.Grid(), x)
+				return mean.Value(s, idx)
+			}, mean.noise},
+			preprocessCase{fmt.Sprintf("variance Δ=%v", delta), func(x []float64) (float64, error) {
+				s, idx := SummaryOf(vari.Grid(), x)
+				return vari.Value(s, idx)
+			}, vari.noise},
+			preprocessCase{fmt.Sprintf("median Δ=%v", delta), func(x []float64) (float64, error) {
+				return med.Value(mech.WindowOf(med.Window(), x))
+			}, med.noise})
+	}
+	return cases
+}
+
+// worstPreprocessLoss returns the worst exact loss of c with noise l over
+// pairs, and where.
+func worstPreprocessLoss(t *testing.T, c preprocessCase, l *noise.Laplace, pairs [][2][]float64) (float64, [2][]float64) {
+	t.Helper()
+	worst, at := 0.0, [2][]float64{}
+	for _, p := range pairs {
+		g, err := c.value(p[0])
+		if err != nil {
+			t.Fatalf("%s %v: %v", c.name, p[0], err)
+		}
+		g2, err := c.value(p[1])
+		if err != nil {
+			t.Fatalf("%s %v: %v", c.name, p[1], err)
+		}
+		if loss := exactLaplaceLoss(l, g, g2); loss > worst {
+			worst, at = loss, p
+		}
+	}
+	return worst, at
+}
+
+func TestExactPrivacyPreprocess(t *testing.T) {
+	pairs := exactPairs(rand.New(privtest.Seeded(t, 0xe3)), 1500)
+	for _, c := range preprocessCases(t) {
+		worst, at := worstPreprocessLoss(t, c, c.noise, pairs)
+		t.Logf("%s: worst exact loss %.15f over %d pairs (at %v vs %v)", c.name, worst, len(pairs), at[0], at[1])
+		if worst > 1+1e-12 {
+			t.Errorf("%s: exact loss %v > ε = 1 at %v vs %v", c.name, worst, at[0], at[1])
+		}
+	}
+}
+
+func TestExactCheckCatchesReducedPreprocessNoise(t *testing.T) {
+	// Mutation: the same releases with the Laplace scale cut by 25% must
+	// fail the exact check.
+	pairs := exactPairs(rand.New(privtest.Seeded(t, 0xe4)), 200)
+	for _, c := range preprocessCases(t) {
+		if c.name == "mean Δ=20" || c.name == "median Δ=20" {
+			// Δ = 20 exceeds what one row can move the mean or median of
+			// [0, 10] (5, from the centre): g is the statistic and the
+			// shipped loss is 0.25ε, so a 25% cut cannot reach ε.
+			continue
+		}
+		cut, err := noise.NewLaplace(0.75*c.noise.Sensitivity(), c.noise.Epsilon())
+		if err != nil {
+			t.Fatal(err)
+		}
+		worst, at := worstPreprocessLoss(t, c, cut, pairs)
+		t.Logf("%s with 0.75 scale: worst exact loss %.6f (at %v vs %v)", c.name, worst, at[0], at[1])
+		if worst <= 1 {
+			t.Errorf("%s: the exact check passed a release with its noise cut by 25%% (loss %v)", c.name, worst)
+		}
+	}
+}

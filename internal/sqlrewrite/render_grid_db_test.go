@@ -1,0 +1,147 @@
+package sqlrewrite_test
+
+import (
+	"database/sql"
+	"fmt"
+	"math"
+	"math/big"
+	"slices"
+	"strconv"
+	"testing"
+
+	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
+	"github.com/dpproxy/dpproxy/internal/testdb"
+)
+
+// TestGridSumsExactOnDatabases runs the GridSums fetch and the grid-index
+// window on SQLite, PostgreSQL and MariaDB and compares every integer with
+// the same grid map done in Go, exactly: values whose float sums carry
+// rounding residue (0.1, 1/3), values at and outside the bounds, tiny and
+// subnormal values, and values at the top of a 2^30-step grid (the largest
+// split terms). The sums must equal the exact Σk and Σk², which float
+// sums of the same values do not.
+func TestGridSumsExactOnDatabases(t *testing.T) {
+	lo, hi := 0.0, 1.0
+	unit := math.Ldexp(1, -30)
+	values := []float64{0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.9, 1.0 / 3, 2.0 / 3, 0, 1, -5, 7, 5e-324, 1e-300,
+		math.Nextafter(1, 0), 1 - unit/2, 1 - unit, 0.5 + unit/2, unit / 2, 3 * unit / 2}
+	for range 200 {
+		values = append(values, math.Nextafter(1, 0), 0.1)
+	}
+	for _, b := range []struct {
+		name    string
+		dialect sqlrewrite.Dialect
+		open    func(testing.TB) *sql.DB
+		double  string
+	}{
+		{"sqlite", sqlrewrite.SQLite, testdb.SQLite, "REAL"},
+		{"postgres", sqlrewrite.PostgreSQL, testdb.Postgres, "DOUBLE PRECISION"},
+		{"mysql", sqlrewrite.MySQL, testdb.MySQL, "DOUBLE"},
+	} {
+		t.Run(b.name, func(t *testing.T) {
+			db := b.open(t)
+			if _, err := db.Exec("CREATE TABLE dp_grid (x " + b.double + ")"); err != nil {
+				t.Fatal(err)
+			}
+			insert := "INSERT INTO dp_grid (x) VALUES (?)"
+			if b.dialect == sqlrewrite.PostgreSQL {
+				insert = "INSERT INTO dp_grid (x) VALUES ($1)"
+			}
+			for _, v := range append(slices.Clone(values), math.NaN()) {
+				var arg any = v
+				if math.IsNaN(v) {
+					arg = nil // NULL: skipped
+				}
+				if _, err := db.Exec(insert, arg); err != nil {
+					t.Fatalf("insert %v: %v", v, err)
+				}
+			}
+			// What the database stored (MariaDB may flush subnormals).
+			stored := readColumn(t, db)
+			f := sqlrewrite.Fetch{Table: "dp_grid", GridSums: &sqlrewrite.GridSums{Column: "x", Lower: lo, Upper: hi, Unit: unit}}
+			query, args, err := sqlrewrite.Render(f, b.dialect)
+			if err != nil {
+				t.Fatal(err)
+			}
+			text := make([]sql.RawBytes, 6)
+			dest := make([]any, 6)
+			for i := range text {
+				dest[i] = &text[i]
+			}
+			rows, err := db.Query(query, args...)
+			if err != nil {
+				t.Fatalf("%s: %v", query, err)
+			}
+			if !rows.Next() {
+				t.Fatalf("%s: no row", query)
+			}
+			if err := rows.Scan(dest...); err != nil {
+				t.Fatal(err)
+			}
+			got := make([]*big.Int, 6)
+			for i, s := range text {
+				v, err := strconv.ParseInt(string(s), 10, 64)
+				if err != nil {
+					t.Fatalf("term %d = %q: %v", i, s, err)
+				}
+				got[i] = big.NewInt(v)
+			}
+			rows.Close()
+			sum := new(big.Int).Add(new(big.Int).Lsh(got[1], 15), got[2])
+			squares := new(big.Int).Lsh(got[3], 30)
+			squares.Add(squares, new(big.Int).Lsh(got[4], 16)).Add(squares, got[5])
+			var idx []int64
+			wantSum, wantSquares := new(big.Int), new(big.Int)
+			for _, v := range stored {
+				k := int64(math.Floor((clamp(v, lo, hi)-lo)/unit + 0.5))
+				idx = append(idx, k)
+				wantSum.Add(wantSum, big.NewInt(k))
+				wantSquares.Add(wantSquares, new(big.Int).Mul(big.NewInt(k), big.NewInt(k)))
+			}
+			if got[0].Int64() != int64(len(stored)) || sum.Cmp(wantSum) != 0 || squares.Cmp(wantSquares) != 0 {
+				t.Errorf("%s\ngot n=%v Σk=%v Σk²=%v, want %d, %v, %v", query, got[0], sum, squares, len(stored), wantSum, wantSquares)
+			}
+			// The window of grid indices: the same map, sorted.
+			slices.Sort(idx)
+			w := sqlrewrite.Fetch{Table: "dp_grid", Window: &sqlrewrite.Window{Column: "x", Lower: lo, Upper: hi, Offset: 0, Limit: 1000, GridUnit: unit}}
+			query, args, err = sqlrewrite.Render(w, b.dialect)
+			if err != nil {
+				t.Fatal(err)
+			}
+			gotIdx, err := runFetch(db, w, query, args)
+			if err != nil {
+				t.Fatalf("%s: %v", query, err)
+			}
+			if len(gotIdx) != len(idx) {
+				t.Fatalf("window: %d indices, want %d", len(gotIdx), len(idx))
+			}
+			for i := range idx {
+				if gotIdx[i] != float64(idx[i]) {
+					t.Errorf("window index %d: got %v, want %d", i, gotIdx[i], idx[i])
+				}
+			}
+		})
+	}
+}
+
+// readColumn returns the stored non-NULL values of dp_grid.x.
+func readColumn(t *testing.T, db *sql.DB) []float64 {
+	t.Helper()
+	rows, err := db.Query("SELECT x FROM dp_grid WHERE x IS NOT NULL")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []float64
+	for rows.Next() {
+		var v float64
+		if err := rows.Scan(&v); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, v)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(fmt.Errorf("read column: %w", err))
+	}
+	return out
+}
