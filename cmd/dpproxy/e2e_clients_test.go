@@ -43,6 +43,7 @@ type clientSteps map[string]clientStep
 type clientEnv struct {
 	host, port, user, password string
 	ca                         string // PEM file of the server certificate; "" for no TLS
+	jdbcParams                 string // extra Connector/J URL parameters
 }
 
 func (e clientEnv) vars() []string {
@@ -226,6 +227,7 @@ func TestRealClients(t *testing.T) {
 	native := clientEnv{host: host, port: port, user: "demo", password: "demo"}
 	sha2 := clientEnv{host: host, port: port, user: "demo_sha2", password: "demo"}
 	withCA := func(e clientEnv) clientEnv { e.ca = ca; return e }
+	withJDBC := func(e clientEnv, params string) clientEnv { e.jdbcParams = params; return e }
 	dir := clientsDir(t)
 
 	t.Run("mariadb", func(t *testing.T) {
@@ -321,7 +323,12 @@ func TestRealClients(t *testing.T) {
 		{"pyodbc", python("pyodbc_client.py", "pyodbc"),
 			map[string]clientEnv{"plain": native, "tls": withCA(native)}},
 		{"mysql2", nodeClient(dir), map[string]clientEnv{"plain": native, "tls": withCA(native), "caching_sha2-tls": withCA(sha2)}},
-		{"connector-j", connectorJ(dir), map[string]clientEnv{"default-url": native, "useSsl": withCA(native)}},
+		{"connector-j", connectorJ(dir, t.TempDir()), map[string]clientEnv{
+			"default-url": native, "useSsl": withCA(native),
+			// Without the SET sql_mode = concat(...) it sends by default.
+			"jdbcCompliantTruncation=false": withJDBC(native, "jdbcCompliantTruncation=false"),
+			"caching_sha2-useSsl":           withJDBC(withCA(sha2), "jdbcCompliantTruncation=false"),
+		}},
 		{"isql", isqlClient, map[string]clientEnv{"plain": native}},
 		{"mycli", mycliClient, map[string]clientEnv{"tls": withCA(native)}}, // ~2 s per statement: TLS only
 	} {
@@ -404,23 +411,30 @@ func nodeClient(dir string) func(t *testing.T, env clientEnv) {
 // connectorJAR is Debian's libmariadb-java.
 const connectorJAR = "/usr/share/java/mariadb-java-client.jar"
 
-// connectorJ compiles testdata/clients/ClientSteps.java once and runs it
-// with the default URL, or with useSsl=true verifying the demo certificate.
-func connectorJ(dir string) func(t *testing.T, env clientEnv) {
-	var classes string
+// connectorJ compiles testdata/clients/ClientSteps.java into classes once
+// and runs it with the default URL, or with useSsl=true verifying the demo
+// certificate, plus env's extra parameters.
+func connectorJ(dir, classes string) func(t *testing.T, env clientEnv) {
+	compiled := false
 	return func(t *testing.T, env clientEnv) {
 		_, err := os.Stat(connectorJAR)
 		needClient(t, haveProgram("javac") && haveProgram("java") && err == nil, "a JDK and libmariadb-java")
-		if classes == "" {
-			classes = t.TempDir()
+		if !compiled {
 			if out, errText := runProgram(t, nil, "", "javac", "-cp", connectorJAR, "-d", classes, filepath.Join(dir, "ClientSteps.java")); errText != "" {
-				classes = ""
 				t.Fatalf("javac: %s%s", out, errText)
 			}
+			compiled = true
+		}
+		var params []string
+		if env.ca != "" {
+			params = append(params, "useSsl=true", "serverSslCert="+env.ca)
+		}
+		if env.jdbcParams != "" {
+			params = append(params, env.jdbcParams)
 		}
 		url := fmt.Sprintf("jdbc:mariadb://%s:%s/dpproxy", env.host, env.port)
-		if env.ca != "" {
-			url += "?useSsl=true&serverSslCert=" + env.ca
+		if len(params) > 0 {
+			url += "?" + strings.Join(params, "&")
 		}
 		out, errText := runProgram(t, nil, "", "java", "-cp", classes+string(os.PathListSeparator)+connectorJAR, "ClientSteps", url, env.user, env.password)
 		checkSteps(t, parseSteps(out), out+errText)
