@@ -72,6 +72,11 @@ func (a *authenticator) Authenticate(c *server.Conn, plugin string, reply []byte
 		return gomysql.NewError(erSecureTransportRequired,
 			"Connections using insecure transport are prohibited: this dpproxy requires TLS (connect with --ssl / sslmode=REQUIRED)")
 	}
+	return a.check(c, plugin, reply)
+}
+
+// check checks reply against the user's stored hash.
+func (a *authenticator) check(c *server.Conn, plugin string, reply []byte) error {
 	account, known := a.accounts.Account(c.GetUser())
 	if !known || len(account.NativeHash) != 20 {
 		account, known = Account{NativeHash: a.decoy, CachingSHA2: plugin == PluginCachingSHA2}, false
