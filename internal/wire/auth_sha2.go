@@ -65,8 +65,7 @@ func (a *authenticator) cachingSHA2(c *server.Conn, account Account, known bool,
 
 // readFullAuthPassword reads the password of step 2. decoded is false for
 // a reply it cannot decrypt: password is then random bytes, so that the
-// caller does the same work and sends the same 1045 as for a wrong password
-// (a padding oracle would let an eavesdropper decrypt a captured password).
+// caller does the same work and sends the same 1045 as for a wrong password.
 // An error means the connection failed.
 func (a *authenticator) readFullAuthPassword(c *server.Conn, salt []byte) (password []byte, decoded bool, err error) {
 	data, err := c.ReadPacket()
@@ -96,18 +95,14 @@ func (a *authenticator) readFullAuthPassword(c *server.Conn, salt []byte) (passw
 	return bytes.TrimSuffix(plain, []byte{0}), true, nil
 }
 
-// decryptPassword decrypts an RSA-encrypted caching_sha2 password. Clients
-// pad with OAEP (SHA-1), as MySQL specifies, except MariaDB Connector/C built
-// with GnuTLS (Debian's libmariadb3, so the mariadb CLI), which pads with
-// PKCS #1 v1.5.
+// decryptPassword decrypts an RSA-encrypted caching_sha2 password, padded
+// with OAEP (SHA-1) as MySQL specifies (go-sql-driver, PyMySQL, mysql2,
+// Connector/J and the mariadb CLI all do).
 func (a *authenticator) decryptPassword(data []byte) ([]byte, bool) {
 	if a.rsaKey == nil {
 		return nil, false
 	}
-	if plain, err := rsa.DecryptOAEP(sha1.New(), nil, a.rsaKey, data, nil); err == nil {
-		return plain, true
-	}
-	plain, err := rsa.DecryptPKCS1v15(nil, a.rsaKey, data)
+	plain, err := rsa.DecryptOAEP(sha1.New(), nil, a.rsaKey, data, nil)
 	return plain, err == nil
 }
 
