@@ -44,6 +44,25 @@ type clientEnv struct {
 	host, port, user, password string
 	ca                         string // PEM file of the server certificate; "" for no TLS
 	jdbcParams                 string // extra Connector/J URL parameters
+	// fresh runs the client against a proxy of its own: its first login is
+	// then a caching_sha2_password full authentication, not a fast one
+	// from the cache another client of the shared proxy filled.
+	fresh bool
+}
+
+// onFreshProxy returns env pointing at a demo proxy started for t alone
+// when env.fresh is set, else env.
+func onFreshProxy(t *testing.T, env clientEnv) clientEnv {
+	t.Helper()
+	if !env.fresh {
+		return env
+	}
+	p := startProxy(t, "", nil)
+	env.host, env.port, _ = net.SplitHostPort(p.addr)
+	if env.ca != "" {
+		env.ca = filepath.Join(p.dir, "dpproxy-demo-cert.pem")
+	}
+	return env
 }
 
 func (e clientEnv) vars() []string {
@@ -226,6 +245,8 @@ func TestRealClients(t *testing.T) {
 	ca := filepath.Join(p.dir, "dpproxy-demo-cert.pem")
 	native := clientEnv{host: host, port: port, user: "demo", password: "demo"}
 	sha2 := clientEnv{host: host, port: port, user: "demo_sha2", password: "demo"}
+	sha2RSA := sha2
+	sha2RSA.fresh = true
 	withCA := func(e clientEnv) clientEnv { e.ca = ca; return e }
 	withJDBC := func(e clientEnv, params string) clientEnv { e.jdbcParams = params; return e }
 	dir := clientsDir(t)
@@ -241,11 +262,12 @@ func TestRealClients(t *testing.T) {
 			{"plain", native, []string{"--ssl=0"}},
 			{"ssl", native, []string{"--ssl"}},
 			{"ssl-verify-server-cert", native, []string{"--ssl-ca=" + ca, "--ssl-verify-server-cert"}},
-			{"caching_sha2-rsa", sha2, []string{"--ssl=0"}},
+			{"caching_sha2-rsa", sha2RSA, []string{"--ssl=0"}},
 			{"caching_sha2-tls", sha2, []string{"--ssl-ca=" + ca, "--ssl-verify-server-cert"}},
 		} {
 			t.Run(v.name, func(t *testing.T) {
-				args := append([]string{"-h" + v.env.host, "-P" + v.env.port, "-u" + v.env.user, "-p" + v.env.password, "-N", "-B"}, v.tls...)
+				env := onFreshProxy(t, v.env)
+				args := append([]string{"-h" + env.host, "-P" + env.port, "-u" + env.user, "-p" + env.password, "-N", "-B"}, v.tls...)
 				run := func(sql string) (string, string, bool) {
 					out, errText := runProgram(t, nil, "", "mariadb", append(args, "dpproxy", "-e", sql)...)
 					return out, errText, errText == ""
@@ -285,12 +307,13 @@ func TestRealClients(t *testing.T) {
 		}{
 			{"plain", native, ""},
 			{"tls", native, "dpproxy-demo"},
-			{"caching_sha2-rsa", sha2, ""},
+			{"caching_sha2-rsa", sha2RSA, ""},
 			{"caching_sha2-tls", sha2, "dpproxy-demo"},
 		} {
 			t.Run(v.name, func(t *testing.T) {
+				env := onFreshProxy(t, v.env)
 				cfg := mysql.NewConfig()
-				cfg.User, cfg.Passwd, cfg.Net, cfg.Addr, cfg.DBName = v.env.user, v.env.password, "tcp", p.addr, "dpproxy"
+				cfg.User, cfg.Passwd, cfg.Net, cfg.Addr, cfg.DBName = env.user, env.password, "tcp", net.JoinHostPort(env.host, env.port), "dpproxy"
 				cfg.TLSConfig = v.tlsConfig
 				cfg.AllowNativePasswords = v.env.user == "demo" // demo_sha2's client insists on caching_sha2_password
 				cfg.Timeout = 10 * time.Second
@@ -317,7 +340,7 @@ func TestRealClients(t *testing.T) {
 		envs map[string]clientEnv
 	}{
 		{"pymysql", python("pymysql_client.py", "pymysql"),
-			map[string]clientEnv{"plain": native, "tls": withCA(native), "caching_sha2-rsa": sha2, "caching_sha2-tls": withCA(sha2)}},
+			map[string]clientEnv{"plain": native, "tls": withCA(native), "caching_sha2-rsa": sha2RSA, "caching_sha2-tls": withCA(sha2)}},
 		{"sqlalchemy", python("sqlalchemy_client.py", "sqlalchemy", "pandas", "pymysql"),
 			map[string]clientEnv{"plain": native}},
 		{"pyodbc", python("pyodbc_client.py", "pyodbc"),
@@ -335,7 +358,7 @@ func TestRealClients(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			for name, env := range c.envs {
-				t.Run(name, func(t *testing.T) { c.run(t, env) })
+				t.Run(name, func(t *testing.T) { c.run(t, onFreshProxy(t, env)) })
 			}
 		})
 	}
