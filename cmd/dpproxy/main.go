@@ -5,12 +5,14 @@
 //
 // Usage:
 //
-//	dpproxy [--config dpproxy.yaml] [--listen ADDR] [--reset-budget] [--log-level LEVEL]
+//	dpproxy [--config dpproxy.yaml] [--listen ADDR] [--reset-budget] [--log-level LEVEL] [--demo-cert FILE]
 //	dpproxy hash-password [PASSWORD]
 //	dpproxy load-demo --driver postgres|mysql|sqlite --dsn DSN [--table pums]
 //
-// Without --config it serves the embedded demo: table pums in SQLite, user
-// demo with password demo, on 127.0.0.1:3307.
+// Without --config it serves the embedded demo: table pums in SQLite, users
+// demo (mysql_native_password) and demo_sha2 (caching_sha2_password), both
+// with password demo, on 127.0.0.1:3307, with TLS from a self-signed
+// certificate generated at start and written to --demo-cert.
 package main
 
 import (
@@ -53,6 +55,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&opts.resetBudget, "reset-budget", false, "forget all spent budget before starting (demo and testing only)")
 	fs.StringVar(&opts.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fs.StringVar(&opts.demoLedger, "demo-ledger", "dpproxy-ledger.db", "ledger file of the demo (no --config)")
+	fs.StringVar(&opts.demoCert, "demo-cert", "dpproxy-demo-cert.pem", "where the demo (no --config) writes its self-signed TLS certificate")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -68,4 +71,5 @@ type options struct {
 	resetBudget bool
 	logLevel    string
 	demoLedger  string
+	demoCert    string
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"path/filepath"
 	"strings"
 
 	"github.com/dpproxy/dpproxy/internal/backend"
@@ -64,16 +65,27 @@ func serve(ctx context.Context, opts options, stderr io.Writer) error {
 		return err
 	}
 
+	if opts.demoCert, err = filepath.Abs(opts.demoCert); err != nil {
+		return err
+	}
+	tlsConfig, rsaKey, err := transportSecurity(cfg, isDemo, opts.demoCert, log)
+	if err != nil {
+		return err
+	}
 	engine := proxy.NewEngine(cfg, exec.New(be, ledger, log), ledger, log)
 	srv, err := wire.NewServer(wire.Config{
-		Addr:           cfg.Listen,
-		MaxConnections: cfg.MaxConnections,
-		ReadTimeout:    cfg.Timeouts.Read.Duration,
-		WriteTimeout:   cfg.Timeouts.Write.Duration,
-		IdleTimeout:    cfg.Timeouts.Idle.Duration,
-		ShutdownGrace:  cfg.Timeouts.Shutdown.Duration,
-		ServerVersion:  proxy.ServerVersion,
-		Logger:         log,
+		Addr:            cfg.Listen,
+		MaxConnections:  cfg.MaxConnections,
+		ReadTimeout:     cfg.Timeouts.Read.Duration,
+		WriteTimeout:    cfg.Timeouts.Write.Duration,
+		IdleTimeout:     cfg.Timeouts.Idle.Duration,
+		ShutdownGrace:   cfg.Timeouts.Shutdown.Duration,
+		ServerVersion:   proxy.ServerVersion,
+		TLS:             tlsConfig,
+		RequireTLS:      cfg.TLS.Require,
+		HandshakePlugin: handshakePlugin(cfg),
+		RSAKey:          rsaKey,
+		Logger:          log,
 	}, accounts{cfg}, engineAdapter{engine})
 	if err != nil {
 		return err
@@ -85,6 +97,7 @@ func serve(ctx context.Context, opts options, stderr io.Writer) error {
 	log.Info("dpproxy listening", "addr", l.Addr().String(), "backend", cfg.Backend.Driver, "demo", isDemo)
 	if isDemo {
 		log.Info("demo: connect with  mariadb -h127.0.0.1 -P" + port(l.Addr()) + " -udemo -pdemo")
+		log.Info("demo: over verified TLS with  mariadb -h127.0.0.1 -P" + port(l.Addr()) + " -udemo -pdemo --ssl-ca=" + opts.demoCert + " --ssl-verify-server-cert")
 	}
 	return srv.Serve(ctx, l)
 }
@@ -140,19 +153,31 @@ func port(a net.Addr) string {
 	return p
 }
 
+// handshakePlugin is the plugin the server announces: caching_sha2_password
+// (MySQL 8's default) when any user logs in with it, since some clients
+// would not switch to it from mysql_native_password; else the latter.
+func handshakePlugin(cfg *catalog.Config) string {
+	for _, u := range cfg.Users {
+		if u.AuthPlugin == catalog.AuthCachingSHA2 {
+			return wire.PluginCachingSHA2
+		}
+	}
+	return wire.PluginNativePassword
+}
+
 // accounts serves the configured users' password hashes to the wire layer.
 type accounts struct{ cfg *catalog.Config }
 
-func (a accounts) NativePasswordHash(user string) ([]byte, bool) {
+func (a accounts) Account(user string) (wire.Account, bool) {
 	u, ok := a.cfg.User(user)
 	if !ok {
-		return nil, false
+		return wire.Account{}, false
 	}
 	h, err := hex.DecodeString(strings.TrimPrefix(u.PasswordHash, "*"))
 	if err != nil {
-		return nil, false
+		return wire.Account{}, false
 	}
-	return h, true
+	return wire.Account{NativeHash: h, CachingSHA2: u.AuthPlugin == catalog.AuthCachingSHA2}, true
 }
 
 // engineAdapter and sessionAdapter connect proxy to wire, which share no types.

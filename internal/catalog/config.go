@@ -30,6 +30,8 @@ type Config struct {
 	MaxConnections int `yaml:"max_connections"`
 	// Timeouts of client connections.
 	Timeouts Timeouts `yaml:"timeouts"`
+	// TLS configures encrypted client connections.
+	TLS TLS `yaml:"tls"`
 	// Backend is the database that holds the private data.
 	Backend Database `yaml:"backend"`
 	// Ledger is the database that holds spent budget; it may be the backend.
@@ -40,6 +42,23 @@ type Config struct {
 	Users []User `yaml:"users"`
 	// Tables are the only tables the proxy answers questions about.
 	Tables []Table `yaml:"tables"`
+}
+
+// TLS configures encrypted client connections. Without Cert and Key,
+// clients cannot use TLS (the demo generates a self-signed certificate).
+type TLS struct {
+	// Cert and Key are PEM files: the server's certificate chain (leaf
+	// first) and its private key.
+	Cert string `yaml:"cert"`
+	Key  string `yaml:"key"`
+	// Require refuses logins that did not upgrade to TLS (MySQL's error
+	// 3159), before any password is checked. It needs Cert and Key.
+	Require bool `yaml:"require"`
+	// RSAKey is a PEM file with an RSA private key that decrypts
+	// caching_sha2_password passwords sent without TLS (clients fetch its
+	// public half, or are configured with it). If empty and a user logs in
+	// with caching_sha2_password, a key is generated at each start.
+	RSAKey string `yaml:"rsa_key"`
 }
 
 // Timeouts of a client connection; zero means the default.
@@ -97,6 +116,12 @@ type User struct {
 	// "*" followed by 40 hex digits of SHA1(SHA1(password)).
 	// `dpproxy hash-password` prints it.
 	PasswordHash string `yaml:"password_hash"`
+	// AuthPlugin is how the user's client logs in: mysql_native_password
+	// (the default) or caching_sha2_password, MySQL 8's default, which
+	// clients that refuse native passwords need. Both check the password
+	// against PasswordHash: caching_sha2_password receives the password
+	// itself over TLS or RSA-encrypted and compares SHA1(SHA1(password)).
+	AuthPlugin string `yaml:"auth_plugin"`
 	// Epsilon and Delta are the user's total budget.
 	Epsilon float64 `yaml:"epsilon"`
 	Delta   float64 `yaml:"delta"`
@@ -268,6 +293,13 @@ func setDuration(d *Duration, def time.Duration) {
 
 var identifier = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 var sourceName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?$`)
+
+// The authentication plugins of User.AuthPlugin.
+const (
+	AuthNativePassword = "mysql_native_password"
+	AuthCachingSHA2    = "caching_sha2_password"
+)
+
 var nativeHash = regexp.MustCompile(`^\*[0-9A-Fa-f]{40}$`)
 
 // Validate checks the whole configuration; the error names the first bad field.
@@ -307,6 +339,12 @@ func (c *Config) Validate() error {
 	if p.DefaultDelta > p.MaxDelta {
 		return invalid("privacy.default_delta", "%g exceeds privacy.max_delta %g", p.DefaultDelta, p.MaxDelta)
 	}
+	if (c.TLS.Cert == "") != (c.TLS.Key == "") {
+		return invalid("tls", "cert and key go together")
+	}
+	if c.TLS.Require && c.TLS.Cert == "" {
+		return invalid("tls.require", "needs tls.cert and tls.key")
+	}
 	if len(c.Users) == 0 {
 		return invalid("users", "at least one user is required")
 	}
@@ -322,6 +360,11 @@ func (c *Config) Validate() error {
 		seenUsers[u.Name] = true
 		if !nativeHash.MatchString(u.PasswordHash) {
 			return invalid(f+".password_hash", "must be \"*\" and 40 hex digits (run `dpproxy hash-password`)")
+		}
+		switch u.AuthPlugin {
+		case "", AuthNativePassword, AuthCachingSHA2:
+		default:
+			return invalid(f+".auth_plugin", "must be %s or %s", AuthNativePassword, AuthCachingSHA2)
 		}
 		if err := checkPositive(f+".epsilon", u.Epsilon); err != nil {
 			return err

@@ -50,6 +50,9 @@ func TestValidationNamesTheField(t *testing.T) {
 		{"{name: state, type: text}", "{name: state, type: blob}", "tables[0].columns[1].type"},
 		{"{name: state, type: text}", "{name: age, type: text}", "tables[0].columns[1].name"},
 		{"name: pums", "name: 'pu;ms'", "tables[0].name"},
+		{"epsilon: 5,", "epsilon: 5, auth_plugin: sha256_password,", "users[0].auth_plugin"},
+		{"users:", "tls: {cert: c.pem}\nusers:", "tls"},
+		{"users:", "tls: {require: true}\nusers:", "tls.require"},
 	} {
 		cfg := strings.Replace(validConfig, tc.from, tc.to, 1)
 		_, err := ParseConfig(strings.NewReader(cfg))

@@ -6,16 +6,19 @@ import (
 	"github.com/dpproxy/dpproxy/internal/catalog"
 )
 
-// User and Password are the demo's analyst account.
+// User and Password are the demo's analyst account; SHA2User logs in with
+// caching_sha2_password and the same password.
 const (
 	User     = "demo"
+	SHA2User = "demo_sha2"
 	Password = "demo"
 	// passwordHash is the mysql_native_password hash of Password.
 	passwordHash = "*C142FB215B6E05B7C134B1A653AD4B455157FD79"
 )
 
 // Config is the zero-configuration demo: the embedded SQLite database
-// backendDSN holding table pums, user demo/demo with a budget of ε = 100 and
+// backendDSN holding table pums, users demo/demo and demo_sha2/demo (who
+// logs in with caching_sha2_password), each with a budget of ε = 100 and
 // δ = 1e-3, ε = 0.1 per statement by default, and the ledger in ledgerPath.
 // Columns age and income declare histogram domains (one bin per year; 4096
 // bins of income), so range counts and histograms on them are answered
@@ -30,6 +33,7 @@ ledger: {driver: sqlite, dsn: "` + ledgerPath + `"}
 privacy: {default_epsilon: 0.1, max_epsilon: 10, default_delta: 1.0e-7, max_delta: 1.0e-4}
 users:
   - {name: ` + User + `, password_hash: "` + passwordHash + `", epsilon: 100, delta: 1.0e-3}
+  - {name: ` + SHA2User + `, password_hash: "` + passwordHash + `", auth_plugin: caching_sha2_password, epsilon: 100, delta: 1.0e-3}
 tables:
   - name: pums
     columns:

@@ -2,13 +2,35 @@ package wire
 
 import "context"
 
-// Accounts looks up users. The stored form is the mysql_native_password hash
-// SHA1(SHA1(password)) (see [NativePasswordHash]), so plaintext passwords are
-// never stored. Implementations must be safe for concurrent use.
+// Accounts looks up users. Implementations must be safe for concurrent use.
 type Accounts interface {
-	// NativePasswordHash returns the 20-byte SHA1(SHA1(password)) of user, or
-	// ok false if there is no such user.
-	NativePasswordHash(user string) (hash []byte, ok bool)
+	// Account returns how user logs in, or ok false if there is no such user.
+	Account(user string) (account Account, ok bool)
+}
+
+// Account is one user's login. The stored form of the password is the
+// mysql_native_password hash SHA1(SHA1(password)) (see [NativePasswordHash])
+// whichever plugin the account uses, so plaintext passwords are never
+// stored: caching_sha2_password logins end with the client sending the
+// password over TLS or RSA-encrypted, which wire checks against this hash.
+type Account struct {
+	// NativeHash is the 20-byte SHA1(SHA1(password)).
+	NativeHash []byte
+	// CachingSHA2 makes clients log in with caching_sha2_password, MySQL 8's
+	// default, instead of mysql_native_password: clients that refuse the
+	// latter (go-sql-driver with allowNativePasswords=false) need it.
+	// Without TLS such a login costs an RSA exchange until the fast-auth
+	// cache knows the user, which some clients only do when allowed to
+	// fetch the server's key (Connector/J: allowPublicKeyRetrieval=true).
+	CachingSHA2 bool
+}
+
+// plugin is the authentication plugin clients are asked to use.
+func (a Account) plugin() string {
+	if a.CachingSHA2 {
+		return PluginCachingSHA2
+	}
+	return PluginNativePassword
 }
 
 // Engine opens one Session per authenticated connection. Open is called

@@ -2,66 +2,147 @@ package wire
 
 import (
 	"crypto/rand"
+	"crypto/rsa"
+	"crypto/tls"
 	"log/slog"
+	"net"
+	"sync"
 
 	gomysql "github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/server"
 )
 
-// nativeAuth is the go-mysql AuthenticationProvider of a Server: it checks
-// mysql_native_password replies against the hashes in Accounts.
+// The authentication plugins wire speaks.
+const (
+	PluginNativePassword = gomysql.AUTH_NATIVE_PASSWORD       // "mysql_native_password"
+	PluginCachingSHA2    = gomysql.AUTH_CACHING_SHA2_PASSWORD // "caching_sha2_password"
+)
+
+// erSecureTransportRequired is MySQL's error 3159, sent to a client that
+// tries to log in without TLS when Config.RequireTLS is set.
+const erSecureTransportRequired = 3159
+
+// authenticator is the go-mysql AuthenticationProvider of a Server: it checks
+// mysql_native_password and caching_sha2_password logins against the hashes
+// in Accounts (see auth_sha2.go for the latter).
 //
 // Unknown users and wrong passwords get the same answer (1045, 28000, "Access
 // denied for user ..."), after the same work: an unknown user's reply is
 // checked against a random decoy hash.
-type nativeAuth struct {
-	accounts Accounts
-	decoy    []byte
-	log      *slog.Logger
+type authenticator struct {
+	accounts   Accounts
+	decoy      []byte
+	requireTLS bool
+	rsaKey     *rsa.PrivateKey // decrypts caching_sha2 passwords sent without TLS
+	rsaPublic  []byte          // its public half as PEM, sent to clients that ask
+	log        *slog.Logger
+
+	// fastAuth maps a user to SHA256(SHA256(password)), stored after that
+	// user's first successful caching_sha2_password full authentication so
+	// that later logins need neither TLS nor RSA (MySQL's "fast auth"). It
+	// lives in memory only and holds configured users only.
+	fastAuth sync.Map
 }
 
-func newNativeAuth(accounts Accounts, log *slog.Logger) *nativeAuth {
+func newAuthenticator(accounts Accounts, cfg Config) *authenticator {
 	decoy := make([]byte, 20)
 	_, _ = rand.Read(decoy) // crypto/rand.Read never fails
-	return &nativeAuth{accounts: accounts, decoy: decoy, log: log}
-}
-
-// Validate accepts mysql_native_password only; go-mysql asks clients that
-// start with another plugin to switch to it.
-func (a *nativeAuth) Validate(plugin string) bool {
-	return plugin == gomysql.AUTH_NATIVE_PASSWORD
-}
-
-// Authenticate checks the client's scramble. An empty reply is refused:
-// accounts without a password cannot log in.
-func (a *nativeAuth) Authenticate(c *server.Conn, plugin string, reply []byte) error {
-	if plugin != gomysql.AUTH_NATIVE_PASSWORD {
-		return server.ErrAccessDenied
+	return &authenticator{
+		accounts:   accounts,
+		decoy:      decoy,
+		requireTLS: cfg.RequireTLS,
+		rsaKey:     cfg.RSAKey,
+		rsaPublic:  rsaPublicPEM(cfg.RSAKey),
+		log:        cfg.Logger,
 	}
-	if len(reply) == 0 || (len(reply) == 1 && reply[0] == 0) {
-		return server.ErrAccessDeniedNoPassword
+}
+
+// Validate accepts the two plugins wire checks; go-mysql asks clients that
+// start with another plugin to switch to the account's.
+func (a *authenticator) Validate(plugin string) bool {
+	return plugin == PluginNativePassword || plugin == PluginCachingSHA2
+}
+
+// Authenticate checks the client's reply for plugin, which go-mysql has
+// already made the account's plugin (see credentialFor). A connection
+// without TLS is refused first when TLS is required, before any password
+// material is exchanged beyond the first scramble.
+func (a *authenticator) Authenticate(c *server.Conn, plugin string, reply []byte) error {
+	if a.requireTLS && !isTLS(c) {
+		return gomysql.NewError(erSecureTransportRequired,
+			"Connections using insecure transport are prohibited: this dpproxy requires TLS (connect with --ssl / sslmode=REQUIRED)")
+	}
+	return a.check(c, plugin, reply)
+}
+
+// check checks reply against the user's stored hash.
+func (a *authenticator) check(c *server.Conn, plugin string, reply []byte) error {
+	account, known := a.accounts.Account(c.GetUser())
+	if !known || len(account.NativeHash) != 20 {
+		account, known = Account{NativeHash: a.decoy, CachingSHA2: plugin == PluginCachingSHA2}, false
+	}
+	if account.plugin() != plugin {
+		return accessDenied(c, true)
+	}
+	if isEmptyReply(reply) {
+		return accessDenied(c, false)
 	}
 	salt, ok := handshakeSalt(c)
 	if !ok {
 		a.log.Error("wire: cannot read the handshake nonce from go-mysql; every login fails")
-		return server.ErrAccessDenied
+		return accessDenied(c, true)
 	}
-	stage2, known := a.accounts.NativePasswordHash(c.GetUser())
-	if !known || len(stage2) != 20 {
-		stage2, known = a.decoy, false
+	if plugin == PluginCachingSHA2 {
+		return a.cachingSHA2(c, account, known, salt, reply)
 	}
-	if checkNativeScramble(reply, salt, stage2) && known {
+	if checkNativeScramble(reply, salt, account.NativeHash) && known {
 		return nil
 	}
-	return server.ErrAccessDenied
+	return accessDenied(c, true)
 }
 
-// nativeCredential is what every connection's GetCredential returns, for
-// known and unknown users alike: go-mysql answers an unknown user with a
+// credentialFor is what GetCredential returns for user: go-mysql switches
+// a client that started with another plugin to this one. Known and unknown
+// users alike are "found": go-mysql answers an unknown user with a
 // different error (1449) than a wrong password, which would let anyone probe
-// for user names. Its Passwords entry is a placeholder that go-mysql requires
-// to be non-empty; nativeAuth never reads it.
-var nativeCredential = server.Credential{
-	Passwords:      []string{"(checked by nativeAuth against Accounts)"},
-	AuthPluginName: gomysql.AUTH_NATIVE_PASSWORD,
+// for user names. An unknown user gets the plugin the handshake announced,
+// as MySQL does. The Passwords entry is a placeholder that go-mysql
+// requires to be non-empty; authenticator never reads it.
+func credentialFor(accounts Accounts, user, handshakePlugin string) server.Credential {
+	plugin := handshakePlugin
+	if account, ok := accounts.Account(user); ok {
+		plugin = account.plugin()
+	}
+	return server.Credential{
+		Passwords:      []string{"(checked by authenticator against Accounts)"},
+		AuthPluginName: plugin,
+	}
+}
+
+// accessDenied is MySQL's 1045 for c's user and host. go-mysql's own message
+// names the client's port as well ('u'@'127.0.0.1:53412'); MySQL's does not.
+func accessDenied(c *server.Conn, usingPassword bool) error {
+	host := c.RemoteAddr().String()
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	using := gomysql.MySQLErrName[gomysql.ER_YES]
+	if !usingPassword {
+		using = gomysql.MySQLErrName[gomysql.ER_NO]
+	}
+	return gomysql.NewDefaultError(gomysql.ER_ACCESS_DENIED_ERROR, c.GetUser(), host, using)
+}
+
+// isTLS reports whether c was upgraded to TLS (go-mysql replaces the
+// connection under its packet reader with the *tls.Conn).
+func isTLS(c *server.Conn) bool {
+	_, ok := c.Conn.Conn.(*tls.Conn)
+	return ok
+}
+
+// isEmptyReply reports whether a client sent no password: an empty reply, or
+// a single NUL as libmysqlclient sends. Accounts without a password do not
+// exist, so such logins are refused.
+func isEmptyReply(reply []byte) bool {
+	return len(reply) == 0 || (len(reply) == 1 && reply[0] == 0)
 }

@@ -11,12 +11,16 @@ func TestAuth(t *testing.T) {
 		name, user, password, db string
 		wantCode                 uint16 // 0: login succeeds
 		wantState                string
+		wantMessage              string // if set
 	}{
 		{name: "right password", user: testUser, password: testPassword},
 		{name: "right password and database", user: testUser, password: testPassword, db: "pums"},
-		{name: "wrong password", user: testUser, password: "nope", wantCode: 1045, wantState: "28000"},
-		{name: "no password", user: testUser, password: "", wantCode: 1045, wantState: "28000"},
-		{name: "unknown user", user: "mallory", password: testPassword, wantCode: 1045, wantState: "28000"},
+		{name: "wrong password", user: testUser, password: "nope", wantCode: 1045, wantState: "28000",
+			wantMessage: "Access denied for user 'analyst'@'127.0.0.1' (using password: YES)"},
+		{name: "no password", user: testUser, password: "", wantCode: 1045, wantState: "28000",
+			wantMessage: "Access denied for user 'analyst'@'127.0.0.1' (using password: NO)"},
+		{name: "unknown user", user: "mallory", password: testPassword, wantCode: 1045, wantState: "28000",
+			wantMessage: "Access denied for user 'mallory'@'127.0.0.1' (using password: YES)"},
 		{name: "unknown database", user: testUser, password: testPassword, db: "nosuchdb", wantCode: 1049, wantState: "42000"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -35,6 +39,9 @@ func TestAuth(t *testing.T) {
 			me := mysqlError(t, err)
 			if me.Number != tc.wantCode || string(me.SQLState[:]) != tc.wantState {
 				t.Errorf("got %d (%s) %q, want %d (%s)", me.Number, me.SQLState[:], me.Message, tc.wantCode, tc.wantState)
+			}
+			if tc.wantMessage != "" && me.Message != tc.wantMessage {
+				t.Errorf("got message %q, want %q (MySQL names the host, not the port)", me.Message, tc.wantMessage)
 			}
 		})
 	}

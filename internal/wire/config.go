@@ -1,6 +1,8 @@
 package wire
 
 import (
+	"crypto/rand"
+	"crypto/rsa"
 	"crypto/tls"
 	"fmt"
 	"log/slog"
@@ -30,8 +32,22 @@ type Config struct {
 	// ServerVersion is announced in the handshake. Default "8.0.11-dpproxy".
 	ServerVersion string
 	// TLS, if set, lets clients upgrade the connection with SSLRequest.
-	// It does not make TLS mandatory.
+	// It does not make TLS mandatory; RequireTLS does.
 	TLS *tls.Config
+	// RequireTLS refuses logins on connections that did not upgrade to TLS
+	// with MySQL's error 3159, before the password is checked. It needs TLS.
+	RequireTLS bool
+	// HandshakePlugin is the authentication plugin announced in the initial
+	// handshake: PluginNativePassword (the default) or PluginCachingSHA2.
+	// Clients answer with it if they can, and are asked to switch when
+	// their account uses the other one. Clients that refuse
+	// mysql_native_password outright (go-sql-driver with
+	// allowNativePasswords=false) need PluginCachingSHA2 here.
+	HandshakePlugin string
+	// RSAKey decrypts caching_sha2_password passwords sent without TLS;
+	// clients may ask for its public half. If nil and HandshakePlugin is
+	// PluginCachingSHA2, NewServer generates one (2048 bits).
+	RSAKey *rsa.PrivateKey
 	// Logger receives connection events and the text of internal errors.
 	// Default slog.Default().
 	Logger *slog.Logger
@@ -90,6 +106,23 @@ func (cfg Config) withDefaults() (Config, error) {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
+	}
+	if cfg.RequireTLS && cfg.TLS == nil {
+		return cfg, fmt.Errorf("wire: RequireTLS needs a TLS configuration")
+	}
+	switch cfg.HandshakePlugin {
+	case "":
+		cfg.HandshakePlugin = PluginNativePassword
+	case PluginNativePassword, PluginCachingSHA2:
+	default:
+		return cfg, fmt.Errorf("wire: HandshakePlugin %q, want %s or %s", cfg.HandshakePlugin, PluginNativePassword, PluginCachingSHA2)
+	}
+	if cfg.RSAKey == nil && cfg.HandshakePlugin == PluginCachingSHA2 {
+		key, err := rsa.GenerateKey(rand.Reader, 2048)
+		if err != nil {
+			return cfg, fmt.Errorf("wire: generating the RSA key: %w", err)
+		}
+		cfg.RSAKey = key
 	}
 	return cfg, nil
 }

@@ -191,12 +191,12 @@ func (c *connection) wireError(err error) *gomysql.MyError {
 }
 
 // connection is go-mysql's AuthenticationHandler for itself; the password
-// check is nativeAuth's.
+// check is the authenticator's.
 var _ server.AuthenticationHandler = (*connection)(nil)
 
-// GetCredential returns the same credential for every name; see nativeCredential.
-func (c *connection) GetCredential(string) (server.Credential, bool, error) {
-	return nativeCredential, true, nil
+// GetCredential names the plugin user must log in with; see credentialFor.
+func (c *connection) GetCredential(user string) (server.Credential, bool, error) {
+	return credentialFor(c.srv.accounts, user, c.srv.cfg.HandshakePlugin), true, nil
 }
 
 // OnAuthSuccess opens the connection's session and applies the database

@@ -22,12 +22,21 @@ const (
 	testPassword = "s3cret pass"
 )
 
-// fakeAccounts maps users to their stored SHA1(SHA1(password)).
-type fakeAccounts map[string][]byte
+// fakeAccounts maps users to their accounts.
+type fakeAccounts map[string]Account
 
-func (a fakeAccounts) NativePasswordHash(user string) ([]byte, bool) {
-	h, ok := a[user]
-	return h, ok
+func (a fakeAccounts) Account(user string) (Account, bool) {
+	acc, ok := a[user]
+	return acc, ok
+}
+
+// testSHA2User logs in with caching_sha2_password and testPassword.
+const testSHA2User = "analyst8"
+
+// testAccounts are the accounts of startServer.
+var testAccounts = fakeAccounts{
+	testUser:     {NativeHash: NativePasswordHash(testPassword)},
+	testSHA2User: {NativeHash: NativePasswordHash(testPassword), CachingSHA2: true},
 }
 
 // codedError is an error with a MySQL code, as dperr.Error is.
@@ -231,7 +240,7 @@ func startServer(t *testing.T, cfg Config) *testServer {
 		cfg.ShutdownGrace = 2 * time.Second
 	}
 	engine := newFakeEngine()
-	srv, err := NewServer(cfg, fakeAccounts{testUser: NativePasswordHash(testPassword)}, engine)
+	srv, err := NewServer(cfg, testAccounts, engine)
 	if err != nil {
 		t.Fatalf("NewServer: %v", err)
 	}

@@ -16,10 +16,12 @@ import (
 
 // Server accepts MySQL connections and serves each with its own Session.
 type Server struct {
-	cfg    Config
-	engine Engine
-	mysql  *server.Server
-	log    *slog.Logger
+	cfg      Config
+	accounts Accounts
+	auth     *authenticator
+	engine   Engine
+	mysql    *server.Server
+	log      *slog.Logger
 
 	started   time.Time
 	questions atomic.Uint64 // commands received, for COM_STATISTICS
@@ -41,14 +43,16 @@ func NewServer(cfg Config, accounts Accounts, engine Engine) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	auth := newNativeAuth(accounts, cfg.Logger)
+	auth := newAuthenticator(accounts, cfg)
 	return &Server{
-		cfg:     cfg,
-		engine:  engine,
-		mysql:   server.NewServerWithAuth(cfg.ServerVersion, utf8mb4Collation, gomysql.AUTH_NATIVE_PASSWORD, nil, cfg.TLS, auth),
-		log:     cfg.Logger,
-		started: time.Now(),
-		conns:   make(map[*connection]struct{}),
+		cfg:      cfg,
+		accounts: accounts,
+		auth:     auth,
+		engine:   engine,
+		mysql:    server.NewServerWithAuth(cfg.ServerVersion, utf8mb4Collation, cfg.HandshakePlugin, cfg.RSAKey, cfg.TLS, auth),
+		log:      cfg.Logger,
+		started:  time.Now(),
+		conns:    make(map[*connection]struct{}),
 	}, nil
 }
 

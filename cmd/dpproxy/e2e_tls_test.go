@@ -1,0 +1,144 @@
+package main
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"database/sql"
+	"encoding/pem"
+	"fmt"
+	"math/big"
+	"net"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/dpproxy/dpproxy/internal/wire"
+)
+
+// writePEM writes one PEM block to dir/name and returns the path.
+func writePEM(t *testing.T, dir, name, blockType string, der []byte) string {
+	t.Helper()
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: blockType, Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// tlsDeployment writes a SQLite deployment with users carol
+// (mysql_native_password) and dave (caching_sha2_password), a certificate
+// and key for 127.0.0.1, and an RSA key for caching_sha2 without TLS. It
+// returns the directory, the configuration, the pool trusting the
+// certificate and the RSA public key.
+func tlsDeployment(t *testing.T, require bool) (string, string, *x509.CertPool, *rsa.PublicKey) {
+	t.Helper()
+	dir, _ := sqliteDeployment(t, 10)
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(7), Subject: pkix.Name{CommonName: "dpproxy e2e"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, IsCA: true, BasicConstraintsValid: true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rsaKey, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	certPath := writePEM(t, dir, "server.pem", "CERTIFICATE", der)
+	keyPath := writePEM(t, dir, "server.key", "PRIVATE KEY", keyDER)
+	rsaPath := writePEM(t, dir, "rsa.pem", "RSA PRIVATE KEY", x509.MarshalPKCS1PrivateKey(rsaKey))
+	cert, _ := x509.ParseCertificate(der)
+	pool := x509.NewCertPool()
+	pool.AddCert(cert)
+
+	hash := wire.FormatNativePasswordHash(wire.NativePasswordHash("pw"))
+	config := filepath.Join(dir, "dpproxy.yaml")
+	yaml := fmt.Sprintf(`
+backend: {driver: sqlite, dsn: %q}
+ledger: {driver: sqlite, dsn: %q}
+tls: {cert: %q, key: %q, require: %t, rsa_key: %q}
+users:
+  - {name: carol, password_hash: %q, epsilon: 10}
+  - {name: dave, password_hash: %q, auth_plugin: caching_sha2_password, epsilon: 10}
+tables:
+  - name: pums
+    columns:
+      - {name: age, type: integer, lower: 0, upper: 100}
+`, filepath.Join(dir, "data.db"), filepath.Join(dir, "ledger.db"), certPath, keyPath, require, rsaPath, hash, hash)
+	if err := os.WriteFile(config, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return dir, config, pool, &rsaKey.PublicKey
+}
+
+// queryAs logs in with cfg and runs a DP aggregate.
+func queryAs(cfg *mysql.Config) error {
+	db, err := sql.Open("mysql", cfg.FormatDSN())
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	var avg float64
+	return db.QueryRow("SELECT AVG(age) FROM pums").Scan(&avg)
+}
+
+func clientConfig(addr, user string) *mysql.Config {
+	cfg := mysql.NewConfig()
+	cfg.User, cfg.Passwd, cfg.Net, cfg.Addr, cfg.DBName, cfg.Timeout = user, "pw", "tcp", addr, "dpproxy", 10*time.Second
+	return cfg
+}
+
+// TestConfiguredTLS serves the configured certificate: with tls.require a
+// plaintext login gets 3159 and verified TLS logins work for both plugins;
+// without it, caching_sha2_password works without TLS with the configured
+// RSA key, which the client knows in advance (so it does not fetch one).
+func TestConfiguredTLS(t *testing.T) {
+	dir, config, pool, pub := tlsDeployment(t, true)
+	p := startProxy(t, dir, nil, "--config", config)
+	if err := mysql.RegisterTLSConfig("e2e-configured", &tls.Config{RootCAs: pool, ServerName: "127.0.0.1"}); err != nil {
+		t.Fatal(err)
+	}
+	defer mysql.DeregisterTLSConfig("e2e-configured")
+
+	if err := queryAs(clientConfig(p.addr, "carol")); mysqlCode(err) != 3159 {
+		t.Errorf("plaintext login with tls.require: got %v, want error 3159", err)
+	}
+	for _, user := range []string{"carol", "dave"} {
+		cfg := clientConfig(p.addr, user)
+		cfg.TLSConfig = "e2e-configured"
+		cfg.AllowNativePasswords = user == "carol"
+		if err := queryAs(cfg); err != nil {
+			t.Errorf("%s over verified TLS: %v", user, err)
+		}
+	}
+
+	dir, config, _, pub = tlsDeployment(t, false)
+	p = startProxy(t, dir, nil, "--config", config)
+	mysql.RegisterServerPubKey("e2e-configured", pub)
+	defer mysql.DeregisterServerPubKey("e2e-configured")
+	cfg := clientConfig(p.addr, "dave")
+	cfg.AllowNativePasswords = false
+	cfg.ServerPubKey = "e2e-configured"
+	if err := queryAs(cfg); err != nil {
+		t.Errorf("dave without TLS, encrypting with the configured RSA key: %v", err)
+	}
+}
