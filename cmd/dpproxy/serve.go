@@ -66,14 +66,18 @@ func serve(ctx context.Context, opts options, stderr io.Writer) error {
 
 	engine := proxy.NewEngine(cfg, exec.New(be, ledger, log), ledger, log)
 	srv, err := wire.NewServer(wire.Config{
-		Addr:           cfg.Listen,
-		MaxConnections: cfg.MaxConnections,
-		ReadTimeout:    cfg.Timeouts.Read.Duration,
-		WriteTimeout:   cfg.Timeouts.Write.Duration,
-		IdleTimeout:    cfg.Timeouts.Idle.Duration,
-		ShutdownGrace:  cfg.Timeouts.Shutdown.Duration,
-		ServerVersion:  proxy.ServerVersion,
-		Logger:         log,
+		Addr:                   cfg.Listen,
+		MaxConnections:         cfg.MaxConnections,
+		ReservedSessions:       cfg.ReservedSessions,
+		MaxHandshakesPerSource: cfg.MaxHandshakesPerSource,
+		MaxAllowedPacket:       cfg.MaxAllowedPacket,
+		HandshakeTimeout:       cfg.Timeouts.Handshake.Duration,
+		ReadTimeout:            cfg.Timeouts.Read.Duration,
+		WriteTimeout:           cfg.Timeouts.Write.Duration,
+		IdleTimeout:            cfg.Timeouts.Idle.Duration,
+		ShutdownGrace:          cfg.Timeouts.Shutdown.Duration,
+		ServerVersion:          proxy.ServerVersion,
+		Logger:                 log,
 	}, accounts{cfg}, engineAdapter{engine})
 	if err != nil {
 		return err

@@ -2,6 +2,7 @@ package wire
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"log/slog"
 	"runtime/debug"
@@ -24,10 +25,14 @@ const serverStatus = gomysql.SERVER_STATUS_AUTOCOMMIT
 // sends 1105 instead of the session's code; and the loop must know when a
 // connection is between commands, for the idle timeout and for shutdown.
 type connection struct {
-	srv *Server
-	raw *deadlineConn
-	ctx context.Context // cancelled when the server stops for good
-	log *slog.Logger
+	srv    *Server
+	raw    *deadlineConn
+	guard  *packetGuard // between raw (or TLS) and go-mysql; see packetGuard
+	source string       // the client's IP address
+
+	inHandshake bool            // holds a handshake slot; guarded by srv.mu
+	ctx         context.Context // cancelled when the server stops for good
+	log         *slog.Logger
 
 	mc      *server.Conn // set after the handshake
 	id      uint32
@@ -40,13 +45,16 @@ type connection struct {
 	commands   uint64 // commands read so far, for error references
 }
 
-func newConnection(ctx context.Context, srv *Server, raw *deadlineConn) *connection {
+func newConnection(ctx context.Context, srv *Server, raw *deadlineConn, source string) *connection {
 	return &connection{
-		srv:   srv,
-		raw:   raw,
-		ctx:   ctx,
-		log:   srv.log.With("remote", raw.RemoteAddr().String()),
-		stmts: make(map[uint32]*server.Stmt),
+		srv:         srv,
+		raw:         raw,
+		guard:       newPacketGuard(raw, srv.cfg.TLS != nil, srv.cfg.MaxAllowedPacket),
+		source:      source,
+		inHandshake: true,
+		ctx:         ctx,
+		log:         srv.log.With("remote", raw.RemoteAddr().String()),
+		stmts:       make(map[uint32]*server.Stmt),
 	}
 }
 
@@ -60,12 +68,24 @@ func (c *connection) serve() {
 	defer c.closeSession()
 	defer c.raw.Close()
 
-	mc, err := c.srv.mysql.NewCustomizedConn(c.raw, c, c)
+	mc, err := c.srv.mysql.NewCustomizedConn(c.guard, c, c)
 	if err != nil {
-		c.log.Debug("wire: handshake failed", "err", err)
+		if c.guard.refused() {
+			c.srv.throttle.warn("preauth packet "+c.source, "wire: packet above the pre-login limit; connection closed",
+				"remote", c.source, "limit", preAuthMaxPacket)
+		} else {
+			c.log.Debug("wire: handshake failed", "err", err)
+		}
 		return
 	}
 	c.mc = mc
+	if tc, ok := mc.Conn.Conn.(*tls.Conn); ok {
+		// The guard under TLS saw only TLS records since the SSLRequest:
+		// check the packets above it from here on.
+		c.guard = newPacketGuard(tc, false, c.srv.cfg.MaxAllowedPacket)
+		c.guard.authenticated.Store(true)
+		mc.Conn.Conn = c.guard
+	}
 	mc.SetStatus(serverStatus)
 	c.commandLoop()
 	c.log.Debug("wire: connection closed")
@@ -85,7 +105,11 @@ func (c *connection) commandLoop() {
 		c.raw.awaitCommand()
 		data, err := c.mc.ReadPacket()
 		if err != nil {
-			c.log.Debug("wire: read ended", "err", err)
+			if c.guard.refused() {
+				c.log.Warn("wire: packet above max_allowed_packet; connection closed", "max_allowed_packet", c.srv.cfg.MaxAllowedPacket)
+			} else {
+				c.log.Debug("wire: read ended", "err", err)
+			}
 			return
 		}
 		c.commands++
@@ -203,6 +227,9 @@ func (c *connection) GetCredential(string) (server.Credential, bool, error) {
 // named at login; an error is sent instead of the OK packet.
 func (c *connection) OnAuthSuccess(mc *server.Conn) error {
 	c.id, c.user = mc.ConnectionID(), mc.GetUser()
+	c.guard.authenticated.Store(true)
+	c.raw.loggedIn()
+	c.srv.handshakeDone(c)
 	c.log = c.log.With("conn", c.id, "user", c.user)
 	c.session = c.srv.engine.Open(c.user, c.id)
 	if c.loginDB != "" {

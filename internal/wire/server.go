@@ -28,7 +28,12 @@ type Server struct {
 	serving  bool
 	draining bool
 	conns    map[*connection]struct{}
-	wg       sync.WaitGroup // connection goroutines, including refusals
+	// handshakes counts the connections still in the handshake, in total
+	// ("") and per source IP address.
+	handshakes map[string]int
+	wg         sync.WaitGroup // connection goroutines, including refusals
+
+	throttle *logThrottle // warnings about floods: refusals, oversized packets, failed logins
 }
 
 // NewServer returns a server that authenticates users against accounts and
@@ -43,12 +48,14 @@ func NewServer(cfg Config, accounts Accounts, engine Engine) (*Server, error) {
 	}
 	auth := newNativeAuth(accounts, cfg.Logger)
 	return &Server{
-		cfg:     cfg,
-		engine:  engine,
-		mysql:   server.NewServerWithAuth(cfg.ServerVersion, utf8mb4Collation, gomysql.AUTH_NATIVE_PASSWORD, nil, cfg.TLS, auth),
-		log:     cfg.Logger,
-		started: time.Now(),
-		conns:   make(map[*connection]struct{}),
+		cfg:        cfg,
+		engine:     engine,
+		mysql:      server.NewServerWithAuth(cfg.ServerVersion, utf8mb4Collation, gomysql.AUTH_NATIVE_PASSWORD, nil, cfg.TLS, auth),
+		log:        cfg.Logger,
+		started:    time.Now(),
+		conns:      make(map[*connection]struct{}),
+		handshakes: make(map[string]int),
+		throttle:   newLogThrottle(cfg.Logger, time.Second),
 	}, nil
 }
 
@@ -126,16 +133,19 @@ func (s *Server) admit(connCtx context.Context, nc net.Conn) {
 		return
 	}
 	s.wg.Add(1)
-	if len(s.conns) >= s.cfg.MaxConnections {
-		s.log.Warn("wire: too many connections; refusing", "remote", nc.RemoteAddr().String(), "max", s.cfg.MaxConnections)
+	source := sourceOf(nc.RemoteAddr())
+	if why := s.full(source); why != "" {
+		s.throttle.warn("refused "+why, "wire: too many connections; refusing", "remote", nc.RemoteAddr().String(), "limit", why)
 		go func() {
 			defer s.wg.Done()
 			s.refuse(nc, errTooManyConnections)
 		}()
 		return
 	}
-	c := newConnection(connCtx, s, newDeadlineConn(nc, s.cfg))
+	c := newConnection(connCtx, s, newDeadlineConn(nc, s.cfg), source)
 	s.conns[c] = struct{}{}
+	s.handshakes[""]++
+	s.handshakes[source]++
 	go func() {
 		defer s.wg.Done()
 		defer s.forget(c)
@@ -143,10 +153,51 @@ func (s *Server) admit(connCtx context.Context, nc net.Conn) {
 	}()
 }
 
+// full says why a new connection from source cannot be admitted, or "".
+// Connections in the handshake may not take the ReservedSessions slots, nor
+// more than MaxHandshakesPerSource from one address. Callers hold s.mu.
+func (s *Server) full(source string) string {
+	switch {
+	case len(s.conns) >= s.cfg.MaxConnections:
+		return "max_connections"
+	case s.handshakes[""] >= s.cfg.MaxConnections-s.cfg.ReservedSessions:
+		return "handshake slots"
+	case s.handshakes[source] >= s.cfg.MaxHandshakesPerSource:
+		return "handshakes per source"
+	}
+	return ""
+}
+
+// handshakeDone releases c's handshake slot; it is called once, at login or
+// when a connection that never logged in ends.
+func (s *Server) handshakeDone(c *connection) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !c.inHandshake {
+		return
+	}
+	c.inHandshake = false
+	s.handshakes[""]--
+	if s.handshakes[c.source]--; s.handshakes[c.source] == 0 {
+		delete(s.handshakes, c.source)
+	}
+}
+
 func (s *Server) forget(c *connection) {
+	s.handshakeDone(c)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.conns, c)
+}
+
+// sourceOf is the IP address of a remote address (the whole address if it
+// has no port).
+func sourceOf(a net.Addr) string {
+	host, _, err := net.SplitHostPort(a.String())
+	if err != nil {
+		return a.String()
+	}
+	return host
 }
 
 // refuse sends e as the first packet, in place of the handshake (clients
