@@ -3,6 +3,7 @@ package wire
 import (
 	"crypto/rand"
 	"log/slog"
+	"time"
 
 	gomysql "github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/server"
@@ -14,16 +15,20 @@ import (
 // Unknown users and wrong passwords get the same answer (1045, 28000, "Access
 // denied for user ..."), after the same work: an unknown user's reply is
 // checked against a random decoy hash.
+//
+// Guessing is slowed by limiter: an attempt from a source or for a user with
+// recent failures waits before its reply is checked (see loginLimiter).
 type nativeAuth struct {
 	accounts Accounts
 	decoy    []byte
 	log      *slog.Logger
+	limiter  *loginLimiter
 }
 
 func newNativeAuth(accounts Accounts, log *slog.Logger) *nativeAuth {
 	decoy := make([]byte, 20)
 	_, _ = rand.Read(decoy) // crypto/rand.Read never fails
-	return &nativeAuth{accounts: accounts, decoy: decoy, log: log}
+	return &nativeAuth{accounts: accounts, decoy: decoy, log: log, limiter: newLoginLimiter()}
 }
 
 // Validate accepts mysql_native_password only; go-mysql asks clients that
@@ -38,6 +43,17 @@ func (a *nativeAuth) Authenticate(c *server.Conn, plugin string, reply []byte) e
 	if plugin != gomysql.AUTH_NATIVE_PASSWORD {
 		return server.ErrAccessDenied
 	}
+	source, user := sourceOf(c.RemoteAddr()), c.GetUser()
+	if d := a.limiter.delay(source, user); d > 0 {
+		time.Sleep(d)
+	}
+	err := a.check(c, reply)
+	a.limiter.record(source, user, err == nil)
+	return err
+}
+
+// check checks reply against the user's stored hash.
+func (a *nativeAuth) check(c *server.Conn, reply []byte) error {
 	if len(reply) == 0 || (len(reply) == 1 && reply[0] == 0) {
 		return server.ErrAccessDeniedNoPassword
 	}

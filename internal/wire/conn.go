@@ -3,6 +3,7 @@ package wire
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"log/slog"
 	"runtime/debug"
@@ -241,15 +242,44 @@ func (c *connection) OnAuthSuccess(mc *server.Conn) error {
 	return nil
 }
 
-// OnAuthFailure logs the refused login. go-mysql also calls it when a
-// client (a TCP health check, a port scan) hangs up before sending a user:
-// that is logged at debug level only. go-mysql's errors carry a stack trace
-// after their first line, which the log leaves out.
+// OnAuthFailure answers and logs a failed handshake. go-mysql would send
+// any error that is not a bare *mysql.MyError as 1105 with its own internal
+// text (and a stack trace in the log), so wire sends the error packet
+// itself: the MyError in err's chain as it is (1045 for a wrong password,
+// 1043 for a malformed handshake), anything else as 1043 "Bad handshake";
+// go-mysql's own packet is then discarded.
+//
+// Failed logins are logged at most once a second per source address, with
+// the number of failures the line stands for; a client that hangs up before
+// sending a user (a TCP health check, a port scan) is logged at debug level.
+// go-mysql's errors carry a stack trace after their first line, which the
+// log leaves out. Passwords never reach the log: the server only sees a
+// scramble, and does not log it.
 func (c *connection) OnAuthFailure(mc *server.Conn, err error) {
-	msg, _, _ := strings.Cut(err.Error(), "\n")
-	if mc.GetUser() == "" {
-		c.log.Debug("wire: connection closed before login", "err", msg)
-		return
+	if c.guard.refused() {
+		return // logged by serve; the guard already answered 1153
 	}
-	c.log.Info("wire: login refused", "user", mc.GetUser(), "err", msg)
+	me := handshakeError(err)
+	payload := append([]byte{gomysql.ERR_HEADER, byte(me.Code), byte(me.Code >> 8), '#'}, me.State...)
+	payload = append(payload, me.Message...)
+	_ = mc.WritePacket(append(make([]byte, 4, 4+len(payload)), payload...))
+	c.guard.discardWrites = true
+
+	msg, _, _ := strings.Cut(err.Error(), "\n")
+	switch {
+	case me.Code == gomysql.ER_ACCESS_DENIED_ERROR:
+		c.srv.throttle.warn("login failed "+c.source, "wire: login refused", "remote", c.source, "user", mc.GetUser())
+	case mc.GetUser() == "":
+		c.log.Debug("wire: connection closed before login", "err", msg)
+	default:
+		c.log.Debug("wire: handshake failed", "user", mc.GetUser(), "code", me.Code, "err", msg)
+	}
+}
+
+// handshakeError is the error packet for a failed handshake.
+func handshakeError(err error) *gomysql.MyError {
+	if me, ok := errors.AsType[*gomysql.MyError](err); ok {
+		return me
+	}
+	return gomysql.NewError(gomysql.ER_HANDSHAKE_ERROR, "Bad handshake")
 }

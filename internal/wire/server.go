@@ -19,6 +19,7 @@ type Server struct {
 	cfg    Config
 	engine Engine
 	mysql  *server.Server
+	auth   *nativeAuth
 	log    *slog.Logger
 
 	started   time.Time
@@ -50,6 +51,7 @@ func NewServer(cfg Config, accounts Accounts, engine Engine) (*Server, error) {
 	return &Server{
 		cfg:        cfg,
 		engine:     engine,
+		auth:       auth,
 		mysql:      server.NewServerWithAuth(cfg.ServerVersion, utf8mb4Collation, gomysql.AUTH_NATIVE_PASSWORD, nil, cfg.TLS, auth),
 		log:        cfg.Logger,
 		started:    time.Now(),
@@ -255,3 +257,6 @@ func (s *Server) statistics() string {
 	return fmt.Sprintf("Uptime: %d  Threads: %d  Questions: %d  Queries per second avg: %.3f",
 		int64(uptime.Seconds()), threads, questions, float64(questions)/max(uptime.Seconds(), 1))
 }
+
+// FailedLogins is the number of failed logins since the server started.
+func (s *Server) FailedLogins() uint64 { return s.auth.limiter.failedLogins() }
