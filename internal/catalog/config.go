@@ -220,7 +220,7 @@ func expandEnv(s string) string {
 const (
 	DefaultListen                 = "127.0.0.1:3307"
 	DefaultMaxConnections         = 256
-	DefaultMaxHandshakesPerSource = 16
+	DefaultMaxHandshakesPerSource = 64
 	DefaultMaxAllowedPacket       = 4 << 20
 	maxMaxAllowedPacket           = 1 << 30
 	DefaultEpsilon                = 0.1

@@ -21,7 +21,7 @@ type Config struct {
 	// logging in cannot take every slot. Default MaxConnections/10.
 	ReservedSessions int
 	// MaxHandshakesPerSource caps the connections from one IP address that
-	// are still in the handshake; one more is refused with 1040. Default 16.
+	// are still in the handshake; one more is refused with 1040. Default 64 (a client pool opening many connections at once comes from one address).
 	MaxHandshakesPerSource int
 	// HandshakeTimeout bounds the whole handshake, from accept to login, however
 	// the client spaces its bytes. Default 10s.
@@ -62,7 +62,7 @@ const (
 	DefaultIdleTimeout            = 8 * time.Hour
 	DefaultShutdownGrace          = 10 * time.Second
 	DefaultHandshakeTimeout       = 10 * time.Second
-	DefaultMaxHandshakesPerSource = 16
+	DefaultMaxHandshakesPerSource = 64
 	DefaultMaxAllowedPacket       = 4 << 20
 	maxMaxAllowedPacket           = 1 << 30
 	DefaultServerVersion          = "8.0.11-dpproxy"
