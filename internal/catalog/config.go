@@ -59,6 +59,9 @@ type Timeouts struct {
 	Shutdown Duration `yaml:"shutdown"`
 	// Handshake bounds the whole login, from connect to the OK packet.
 	Handshake Duration `yaml:"handshake"`
+	// Statement bounds one private statement from its reservation to its
+	// answer; the backend is told too (see backend.Snapshot).
+	Statement Duration `yaml:"statement"`
 }
 
 // Duration is a time.Duration written as "30s" in YAML.
@@ -241,6 +244,7 @@ func (c *Config) applyDefaults() {
 	setDuration(&c.Timeouts.Idle, 8*time.Hour)
 	setDuration(&c.Timeouts.Shutdown, 10*time.Second)
 	setDuration(&c.Timeouts.Handshake, 10*time.Second)
+	setDuration(&c.Timeouts.Statement, 60*time.Second)
 	if c.ReservedSessions == 0 {
 		c.ReservedSessions = c.MaxConnections / 10
 	}
