@@ -37,6 +37,7 @@ var allowed = map[string][]string{
 	"internal/wire":          {},
 	"internal/demo":          {"internal/catalog"},
 	"internal/testdb":        {},
+	"internal/fuzzseed":      {},
 	"internal/sqlrewrite":    {"internal/catalog", "internal/dperr"},
 	"internal/budget":        {"internal/catalog", "internal/dperr"},
 	"internal/backend":       {"internal/sqlrewrite", "internal/dperr"},

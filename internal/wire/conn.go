@@ -63,6 +63,7 @@ func newConnection(ctx context.Context, srv *Server, raw *deadlineConn, source s
 func (c *connection) serve() {
 	defer func() {
 		if p := recover(); p != nil {
+			c.srv.panics.Add(1)
 			c.log.Error("wire: connection panicked", "panic", p, "stack", string(debug.Stack()))
 		}
 	}()

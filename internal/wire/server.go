@@ -24,6 +24,7 @@ type Server struct {
 
 	started   time.Time
 	questions atomic.Uint64 // commands received, for COM_STATISTICS
+	panics    atomic.Uint64 // connections ended by a recovered panic
 
 	mu       sync.Mutex
 	serving  bool
@@ -257,6 +258,10 @@ func (s *Server) statistics() string {
 	return fmt.Sprintf("Uptime: %d  Threads: %d  Questions: %d  Queries per second avg: %.3f",
 		int64(uptime.Seconds()), threads, questions, float64(questions)/max(uptime.Seconds(), 1))
 }
+
+// Panics is the number of connections ended by a panic (recovered and
+// logged); it should stay 0.
+func (s *Server) Panics() uint64 { return s.panics.Load() }
 
 // FailedLogins is the number of failed logins since the server started.
 func (s *Server) FailedLogins() uint64 { return s.auth.limiter.failedLogins() }
