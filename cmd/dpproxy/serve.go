@@ -15,6 +15,7 @@ import (
 	"github.com/dpproxy/dpproxy/internal/catalog"
 	"github.com/dpproxy/dpproxy/internal/demo"
 	"github.com/dpproxy/dpproxy/internal/exec"
+	"github.com/dpproxy/dpproxy/internal/metrics"
 	"github.com/dpproxy/dpproxy/internal/proxy"
 	"github.com/dpproxy/dpproxy/internal/wire"
 )
@@ -36,6 +37,13 @@ func serve(ctx context.Context, opts options, stderr io.Writer) error {
 	}
 	if opts.listen != "" {
 		cfg.Listen = opts.listen
+	}
+	switch opts.metricsListen {
+	case "":
+	case "off":
+		cfg.Metrics.Listen = ""
+	default:
+		cfg.Metrics.Listen = opts.metricsListen
 	}
 
 	be, err := backend.Open(ctx, cfg.Backend.Driver, cfg.Backend.DSN, log)
@@ -64,10 +72,19 @@ func serve(ctx context.Context, opts options, stderr io.Writer) error {
 		return err
 	}
 
+	var m *metrics.Metrics
+	var srv *wire.Server
+	if cfg.Metrics.Listen != "" {
+		m = metrics.New(func() wire.Stats { return srv.Stats() })
+		ledger.OnCommit(m.ObserveCharge)
+	}
 	executor := exec.New(be, ledger, log)
 	executor.SetStatementTimeout(cfg.Timeouts.Statement.Duration)
 	engine := proxy.NewEngine(cfg, executor, ledger, log)
-	srv, err := wire.NewServer(wire.Config{
+	if m != nil {
+		engine.SetObserver(m.ObserveStatement)
+	}
+	srv, err = wire.NewServer(wire.Config{
 		Addr:                   cfg.Listen,
 		MaxConnections:         cfg.MaxConnections,
 		ReservedSessions:       cfg.ReservedSessions,
@@ -91,6 +108,28 @@ func serve(ctx context.Context, opts options, stderr io.Writer) error {
 	log.Info("dpproxy listening", "addr", l.Addr().String(), "backend", cfg.Backend.Driver, "demo", isDemo)
 	if isDemo {
 		log.Info("demo: connect with  mariadb -h127.0.0.1 -P" + port(l.Addr()) + " -udemo -pdemo")
+	}
+	if m != nil {
+		ml, err := net.Listen("tcp", cfg.Metrics.Listen)
+		if err != nil {
+			l.Close()
+			return fmt.Errorf("metrics: %w", err)
+		}
+		healthy := func(ctx context.Context) error {
+			if err := be.DB().PingContext(ctx); err != nil {
+				return fmt.Errorf("backend: %w", err)
+			}
+			if err := ledgerDB.PingContext(ctx); err != nil {
+				return fmt.Errorf("ledger: %w", err)
+			}
+			return nil
+		}
+		log.Info("metrics listening", "addr", ml.Addr().String(), "paths", "/metrics /healthz")
+		go func() {
+			if err := metrics.Serve(ctx, ml, m.Handler(healthy, log)); err != nil {
+				log.Error("metrics endpoint failed", "err", err)
+			}
+		}()
 	}
 	return srv.Serve(ctx, l)
 }

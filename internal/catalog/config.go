@@ -39,6 +39,8 @@ type Config struct {
 	MaxAllowedPacket int64 `yaml:"max_allowed_packet"`
 	// Timeouts of client connections.
 	Timeouts Timeouts `yaml:"timeouts"`
+	// Metrics configures the /metrics and /healthz endpoint.
+	Metrics Metrics `yaml:"metrics"`
 	// Backend is the database that holds the private data.
 	Backend Database `yaml:"backend"`
 	// Ledger is the database that holds spent budget; it may be the backend.
@@ -49,6 +51,13 @@ type Config struct {
 	Users []User `yaml:"users"`
 	// Tables are the only tables the proxy answers questions about.
 	Tables []Table `yaml:"tables"`
+}
+
+// Metrics configures the Prometheus endpoint.
+type Metrics struct {
+	// Listen is the TCP address of /metrics and /healthz (plain HTTP, no
+	// authentication: bind it to a private interface). Empty: off.
+	Listen string `yaml:"listen"`
 }
 
 // Timeouts of a client connection; zero means the default.

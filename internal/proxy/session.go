@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"time"
 
 	"github.com/dpproxy/dpproxy/internal/catalog"
 	"github.com/dpproxy/dpproxy/internal/dperr"
@@ -51,6 +52,16 @@ func (s *Session) UseDatabase(_ context.Context, name string) error {
 // No statement panics out of Execute: a panic is logged on one line and
 // answered as an internal error (a parser panic as a parse error).
 func (s *Session) Execute(ctx context.Context, query string) (res *Result, err error) {
+	if s.engine.observe != nil {
+		start := time.Now()
+		defer func() {
+			outcome := "ok"
+			if err != nil {
+				outcome = dperr.KindOf(err).String()
+			}
+			s.engine.observe(outcome, time.Since(start))
+		}()
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			s.engine.log.Error("statement panicked", "conn", s.connID, "user", s.user, "panic", fmt.Sprint(r))

@@ -73,6 +73,7 @@ func (c *connection) serve() {
 	mc, err := c.srv.mysql.NewCustomizedConn(c.guard, c, c)
 	if err != nil {
 		if c.guard.refused() {
+			c.srv.oversized.Add(1)
 			c.srv.throttle.warn("preauth packet "+c.source, "wire: packet above the pre-login limit; connection closed",
 				"remote", c.source, "limit", preAuthMaxPacket)
 		} else {
@@ -108,6 +109,7 @@ func (c *connection) commandLoop() {
 		data, err := c.mc.ReadPacket()
 		if err != nil {
 			if c.guard.refused() {
+				c.srv.oversized.Add(1)
 				c.log.Warn("wire: packet above max_allowed_packet; connection closed", "max_allowed_packet", c.srv.cfg.MaxAllowedPacket)
 			} else {
 				c.log.Debug("wire: read ended", "err", err)

@@ -25,6 +25,9 @@ type Server struct {
 	started   time.Time
 	questions atomic.Uint64 // commands received, for COM_STATISTICS
 	panics    atomic.Uint64 // connections ended by a recovered panic
+	accepted  atomic.Uint64 // connections admitted
+	refused   atomic.Uint64 // connections refused with 1040
+	oversized atomic.Uint64 // connections closed for a packet above the limit
 
 	mu       sync.Mutex
 	serving  bool
@@ -138,6 +141,7 @@ func (s *Server) admit(connCtx context.Context, nc net.Conn) {
 	s.wg.Add(1)
 	source := sourceOf(nc.RemoteAddr())
 	if why := s.full(source); why != "" {
+		s.refused.Add(1)
 		s.throttle.warn("refused "+why, "wire: too many connections; refusing", "remote", nc.RemoteAddr().String(), "limit", why)
 		go func() {
 			defer s.wg.Done()
@@ -145,6 +149,7 @@ func (s *Server) admit(connCtx context.Context, nc net.Conn) {
 		}()
 		return
 	}
+	s.accepted.Add(1)
 	c := newConnection(connCtx, s, newDeadlineConn(nc, s.cfg), source)
 	s.conns[c] = struct{}{}
 	s.handshakes[""]++
@@ -257,6 +262,29 @@ func (s *Server) statistics() string {
 	questions := s.questions.Load()
 	return fmt.Sprintf("Uptime: %d  Threads: %d  Questions: %d  Queries per second avg: %.3f",
 		int64(uptime.Seconds()), threads, questions, float64(questions)/max(uptime.Seconds(), 1))
+}
+
+// Stats are the server's counters since it started, for metrics.
+type Stats struct {
+	Open             int    // connections now open, logged in or not
+	InHandshake      int    // of which not logged in yet
+	Accepted         uint64 // connections admitted
+	Refused          uint64 // connections refused with 1040
+	OversizedPackets uint64 // connections closed for a packet above the limit (1153)
+	FailedLogins     uint64
+	Commands         uint64
+	Panics           uint64 // connections ended by a recovered panic
+}
+
+// Stats returns the server's counters.
+func (s *Server) Stats() Stats {
+	s.mu.Lock()
+	open, handshaking := len(s.conns), s.handshakes[""]
+	s.mu.Unlock()
+	return Stats{
+		Open: open, InHandshake: handshaking, Accepted: s.accepted.Load(), Refused: s.refused.Load(),
+		OversizedPackets: s.oversized.Load(), FailedLogins: s.FailedLogins(), Commands: s.questions.Load(), Panics: s.panics.Load(),
+	}
 }
 
 // Panics is the number of connections ended by a panic (recovered and
