@@ -2,6 +2,7 @@ package wire
 
 import (
 	"bytes"
+	"crypto/tls"
 	"io"
 	"net"
 	"runtime"
@@ -134,4 +135,30 @@ func TestPacketGuardSplitPackets(t *testing.T) {
 	if !g.refused() {
 		t.Fatalf("got %v, want the second piece refused", err)
 	}
+}
+
+// TestOversizedPacketOverTLS: on a TLS connection the guard under TLS
+// stands aside after the SSLRequest, and the one placed above TLS at login
+// refuses a header above MaxAllowedPacket with 1153.
+func TestOversizedPacketOverTLS(t *testing.T) {
+	serverTLS, pool := selfSignedTLS(t)
+	ts := startServer(t, Config{TLS: serverTLS, MaxAllowedPacket: 64 << 10})
+	conn, err := client.Connect(ts.addr(), testUser, testPassword, "", func(c *client.Conn) error {
+		c.SetTLSConfig(&tls.Config{RootCAs: pool, ServerName: "127.0.0.1"})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, ok := conn.Conn.Conn.(*tls.Conn); !ok {
+		t.Fatalf("the client connection is a %T, want TLS", conn.Conn.Conn)
+	}
+	if _, err := conn.Execute("select '" + strings.Repeat("x", 60<<10) + "'"); err != nil {
+		t.Fatalf("a 60 KiB statement over TLS: %v", err)
+	}
+	if _, err := conn.Conn.Conn.Write([]byte{0x01, 0x00, 0x01, 0}); err != nil {
+		t.Fatal(err)
+	}
+	wantPacketTooLarge(t, conn.Conn.Conn)
 }
