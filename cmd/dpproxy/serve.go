@@ -90,6 +90,7 @@ func serve(ctx context.Context, opts options, stderr io.Writer) error {
 		ReservedSessions:       cfg.ReservedSessions,
 		MaxHandshakesPerSource: cfg.MaxHandshakesPerSource,
 		MaxAllowedPacket:       cfg.MaxAllowedPacket,
+		MaxBufferedBytes:       cfg.MaxBufferedBytes,
 		HandshakeTimeout:       cfg.Timeouts.Handshake.Duration,
 		ReadTimeout:            cfg.Timeouts.Read.Duration,
 		WriteTimeout:           cfg.Timeouts.Write.Duration,

@@ -37,6 +37,9 @@ type Config struct {
 	// MaxAllowedPacket caps a client packet (bytes) after login, as MySQL's
 	// max_allowed_packet; before login the cap is 16 KiB.
 	MaxAllowedPacket int64 `yaml:"max_allowed_packet"`
+	// MaxBufferedBytes caps the client packets being received on all
+	// connections together (bytes).
+	MaxBufferedBytes int64 `yaml:"max_buffered_bytes"`
 	// Timeouts of client connections.
 	Timeouts Timeouts `yaml:"timeouts"`
 	// Metrics configures the /metrics and /healthz endpoint.
@@ -234,6 +237,7 @@ const (
 	DefaultMaxConnections         = 256
 	DefaultMaxHandshakesPerSource = 64
 	DefaultMaxAllowedPacket       = 4 << 20
+	DefaultMaxBufferedBytes       = 256 << 20
 	maxMaxAllowedPacket           = 1 << 30
 	DefaultEpsilon                = 0.1
 	DefaultMaxEpsilon             = 10
@@ -262,6 +266,9 @@ func (c *Config) applyDefaults() {
 	}
 	if c.MaxAllowedPacket == 0 {
 		c.MaxAllowedPacket = DefaultMaxAllowedPacket
+	}
+	if c.MaxBufferedBytes == 0 {
+		c.MaxBufferedBytes = DefaultMaxBufferedBytes
 	}
 	if c.Ledger.Driver == "" && c.Ledger.DSN == "" {
 		c.Ledger = Database{Driver: DriverSQLite, DSN: "dpproxy-ledger.db"}
@@ -320,6 +327,9 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxAllowedPacket < 1024 || c.MaxAllowedPacket > maxMaxAllowedPacket {
 		return invalid("max_allowed_packet", "must be in [1024, %d] bytes, got %d", maxMaxAllowedPacket, c.MaxAllowedPacket)
+	}
+	if c.MaxBufferedBytes < c.MaxAllowedPacket {
+		return invalid("max_buffered_bytes", "must be at least max_allowed_packet (%d), got %d", c.MaxAllowedPacket, c.MaxBufferedBytes)
 	}
 	for _, db := range []struct {
 		field string

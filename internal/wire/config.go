@@ -31,6 +31,11 @@ type Config struct {
 	// packet is answered with 1153 and the connection closed before the
 	// packet is buffered. Default 4 MiB; at most 1 GiB.
 	MaxAllowedPacket int64
+	// MaxBufferedBytes caps the client packets being received on all
+	// connections together (each counted at its announced length from its
+	// header on): a packet that would exceed it is answered with 1041 and
+	// its connection closed. Default 256 MiB.
+	MaxBufferedBytes int64
 	// ReadTimeout bounds each read from the client during the handshake and
 	// while a command packet arrives. Default 30s.
 	ReadTimeout time.Duration
@@ -64,6 +69,7 @@ const (
 	DefaultHandshakeTimeout       = 10 * time.Second
 	DefaultMaxHandshakesPerSource = 64
 	DefaultMaxAllowedPacket       = 4 << 20
+	DefaultMaxBufferedBytes       = 256 << 20
 	maxMaxAllowedPacket           = 1 << 30
 	DefaultServerVersion          = "8.0.11-dpproxy"
 )
@@ -79,6 +85,7 @@ func (cfg Config) withDefaults() (Config, error) {
 		{"ReservedSessions", int64(cfg.ReservedSessions)},
 		{"MaxHandshakesPerSource", int64(cfg.MaxHandshakesPerSource)},
 		{"MaxAllowedPacket", cfg.MaxAllowedPacket},
+		{"MaxBufferedBytes", cfg.MaxBufferedBytes},
 	} {
 		if n.v < 0 {
 			return cfg, fmt.Errorf("wire: %s is %d, want >= 0", n.name, n.v)
@@ -121,6 +128,9 @@ func (cfg Config) withDefaults() (Config, error) {
 	}
 	if cfg.MaxAllowedPacket == 0 {
 		cfg.MaxAllowedPacket = DefaultMaxAllowedPacket
+	}
+	if cfg.MaxBufferedBytes == 0 {
+		cfg.MaxBufferedBytes = DefaultMaxBufferedBytes
 	}
 	if cfg.ReadTimeout == 0 {
 		cfg.ReadTimeout = DefaultReadTimeout

@@ -50,7 +50,7 @@ func newConnection(ctx context.Context, srv *Server, raw *deadlineConn, source s
 	return &connection{
 		srv:         srv,
 		raw:         raw,
-		guard:       newPacketGuard(raw, srv.cfg.TLS != nil, srv.cfg.MaxAllowedPacket),
+		guard:       newPacketGuard(raw, srv.packetMemory, srv.cfg.TLS != nil, srv.cfg.MaxAllowedPacket),
 		source:      source,
 		inHandshake: true,
 		ctx:         ctx,
@@ -68,6 +68,7 @@ func (c *connection) serve() {
 		}
 	}()
 	defer c.closeSession()
+	defer func() { c.guard.release() }()
 	defer c.raw.Close()
 
 	mc, err := c.srv.mysql.NewCustomizedConn(c.guard, c, c)
@@ -85,7 +86,8 @@ func (c *connection) serve() {
 	if tc, ok := mc.Conn.Conn.(*tls.Conn); ok {
 		// The guard under TLS saw only TLS records since the SSLRequest:
 		// check the packets above it from here on.
-		c.guard = newPacketGuard(tc, false, c.srv.cfg.MaxAllowedPacket)
+		c.guard.release()
+		c.guard = newPacketGuard(tc, c.srv.packetMemory, false, c.srv.cfg.MaxAllowedPacket)
 		c.guard.authenticated.Store(true)
 		mc.Conn.Conn = c.guard
 	}

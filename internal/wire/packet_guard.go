@@ -14,8 +14,32 @@ import (
 const preAuthMaxPacket = 16 << 10
 
 // errPacketTooLarge is sent, and returned by Read, when a client announces a
-// packet above the limit in force.
-var errPacketTooLarge = gomysql.NewError(gomysql.ER_NET_PACKET_TOO_LARGE, "Got a packet bigger than 'max_allowed_packet' bytes")
+// packet above the limit in force; errPacketMemory when the packets all
+// connections are receiving would exceed Config.MaxBufferedBytes.
+var (
+	errPacketTooLarge = gomysql.NewError(gomysql.ER_NET_PACKET_TOO_LARGE, "Got a packet bigger than 'max_allowed_packet' bytes")
+	errPacketMemory   = gomysql.NewError(gomysql.ER_OUT_OF_RESOURCES, "Out of memory for client packets; try again later")
+)
+
+// packetMemory counts the bytes of the packets being received on all
+// connections: a packet's announced length is taken when its header
+// arrives, before go-mysql allocates it, and given back when its last byte
+// has been read or its connection ends.
+type packetMemory struct {
+	used  atomic.Int64
+	limit int64
+}
+
+// take reserves n bytes, or reports false if they do not fit.
+func (m *packetMemory) take(n int64) bool {
+	if m.used.Add(n) > m.limit {
+		m.used.Add(-n)
+		return false
+	}
+	return true
+}
+
+func (m *packetMemory) give(n int64) { m.used.Add(-n) }
 
 // packetGuard reads the client's MySQL packet headers before go-mysql does,
 // and fails the connection when one announces more than the limit in force:
@@ -36,8 +60,10 @@ var errPacketTooLarge = gomysql.NewError(gomysql.ER_NET_PACKET_TOO_LARGE, "Got a
 // (see the README's limits).
 type packetGuard struct {
 	net.Conn
-	tlsEnabled    bool        // the server accepts SSLRequest
-	authenticated atomic.Bool // set by connection after login
+	memory        *packetMemory // shared by the server's connections
+	held          int64         // bytes of memory held for the current packet
+	tlsEnabled    bool          // the server accepts SSLRequest
+	authenticated atomic.Bool   // set by connection after login
 	maxAfterAuth  int64
 
 	header      [4]byte
@@ -52,8 +78,15 @@ type packetGuard struct {
 	discardWrites bool
 }
 
-func newPacketGuard(c net.Conn, tlsEnabled bool, maxAfterAuth int64) *packetGuard {
-	return &packetGuard{Conn: c, tlsEnabled: tlsEnabled, maxAfterAuth: maxAfterAuth}
+func newPacketGuard(c net.Conn, memory *packetMemory, tlsEnabled bool, maxAfterAuth int64) *packetGuard {
+	return &packetGuard{Conn: c, memory: memory, tlsEnabled: tlsEnabled, maxAfterAuth: maxAfterAuth}
+}
+
+// release gives back the memory held for a packet not fully received; the
+// connection calls it when it ends.
+func (g *packetGuard) release() {
+	g.memory.give(g.held)
+	g.held = 0
 }
 
 // limit is the largest logical packet accepted now.
@@ -100,6 +133,9 @@ func (g *packetGuard) scan(b []byte) error {
 			skip := min(g.remaining, int64(len(b)))
 			g.remaining -= skip
 			b = b[skip:]
+			if g.remaining == 0 {
+				g.release()
+			}
 			g.afterPayload()
 			continue
 		}
@@ -114,10 +150,14 @@ func (g *packetGuard) scan(b []byte) error {
 		length := int64(g.header[0]) | int64(g.header[1])<<8 | int64(g.header[2])<<16
 		g.logical += length
 		if g.logical > g.limit() {
-			g.refuse(g.header[3] + 1)
+			g.refuse(errPacketTooLarge, g.header[3]+1)
 			return errPacketTooLarge
 		}
-		g.remaining = length
+		if !g.memory.take(length) {
+			g.refuse(errPacketMemory, g.header[3]+1)
+			return errPacketMemory
+		}
+		g.held, g.remaining = length, length
 		if length < int64(gomysql.MaxPayloadLen) {
 			g.logical = 0
 		}
@@ -136,10 +176,9 @@ func (g *packetGuard) afterPayload() {
 	}
 }
 
-// refuse writes error 1153 with sequence number seq; the connection is
-// about to be closed, so a failed write changes nothing.
-func (g *packetGuard) refuse(seq byte) {
-	e := errPacketTooLarge
+// refuse writes e with sequence number seq; the connection is about to be
+// closed, so a failed write changes nothing.
+func (g *packetGuard) refuse(e *gomysql.MyError, seq byte) {
 	payload := append([]byte{gomysql.ERR_HEADER, byte(e.Code), byte(e.Code >> 8), '#'}, e.State...)
 	payload = append(payload, e.Message...)
 	n := len(payload)
@@ -149,5 +188,5 @@ func (g *packetGuard) refuse(seq byte) {
 // refused reports whether the guard refused a packet (go-mysql wraps the
 // error Read returned into text, so callers ask the guard).
 func (g *packetGuard) refused() bool {
-	return errors.Is(g.failed, errPacketTooLarge)
+	return errors.Is(g.failed, errPacketTooLarge) || errors.Is(g.failed, errPacketMemory)
 }

@@ -114,7 +114,7 @@ func TestPacketGuardSplitPackets(t *testing.T) {
 	server, client := net.Pipe()
 	defer server.Close()
 	defer client.Close()
-	g := newPacketGuard(server, false, 20<<20)
+	g := newPacketGuard(server, &packetMemory{limit: 1 << 40}, false, 20<<20)
 	g.authenticated.Store(true)
 	go func() {
 		// One byte at a time for the first header, then a full piece.
@@ -161,4 +161,44 @@ func TestOversizedPacketOverTLS(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantPacketTooLarge(t, conn.Conn.Conn)
+}
+
+// TestPacketMemoryBudget: packets being received count against
+// MaxBufferedBytes across connections from their header on, so logged-in
+// clients that announce large packets and stall cannot together hold more;
+// the memory comes back when a connection ends.
+func TestPacketMemoryBudget(t *testing.T) {
+	ts := startServer(t, Config{MaxAllowedPacket: 1 << 20, MaxBufferedBytes: 1 << 20})
+	login := func() *client.Conn {
+		c, err := client.Connect(ts.addr(), testUser, testPassword, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	announce600K := []byte{0x00, 0x60, 0x09, 0} // 0x096000 = 614400 bytes
+	first := login()
+	if _, err := first.Conn.Conn.Write(announce600K); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "first packet counted", 2*time.Second, func() bool { return ts.packetMemory.used.Load() == 614400 })
+	second := login()
+	defer second.Close()
+	if _, err := second.Conn.Conn.Write(announce600K); err != nil {
+		t.Fatal(err)
+	}
+	p := readRawPacket(t, second.Conn.Conn)
+	if code := uint16(p[1]) | uint16(p[2])<<8; p[0] != gomysql.ERR_HEADER || code != gomysql.ER_OUT_OF_RESOURCES {
+		t.Fatalf("second stalled packet: got %q, want error 1041", p)
+	}
+	first.Close()
+	waitFor(t, "memory given back", 2*time.Second, func() bool { return ts.packetMemory.used.Load() == 0 })
+	third := login()
+	defer third.Close()
+	if _, err := third.Execute("select '" + strings.Repeat("y", 600<<10) + "'"); err != nil {
+		t.Fatalf("a 600 KiB statement after the memory came back: %v", err)
+	}
+	if got := ts.packetMemory.used.Load(); got != 0 {
+		t.Errorf("%d bytes still counted after the statement", got)
+	}
 }

@@ -38,7 +38,8 @@ type Server struct {
 	handshakes map[string]int
 	wg         sync.WaitGroup // connection goroutines, including refusals
 
-	throttle *logThrottle // warnings about floods: refusals, oversized packets, failed logins
+	throttle     *logThrottle
+	packetMemory *packetMemory // client packets being received, all connections // warnings about floods: refusals, oversized packets, failed logins
 }
 
 // NewServer returns a server that authenticates users against accounts and
@@ -53,15 +54,16 @@ func NewServer(cfg Config, accounts Accounts, engine Engine) (*Server, error) {
 	}
 	auth := newNativeAuth(accounts, cfg.Logger)
 	return &Server{
-		cfg:        cfg,
-		engine:     engine,
-		auth:       auth,
-		mysql:      server.NewServerWithAuth(cfg.ServerVersion, utf8mb4Collation, gomysql.AUTH_NATIVE_PASSWORD, nil, cfg.TLS, auth),
-		log:        cfg.Logger,
-		started:    time.Now(),
-		conns:      make(map[*connection]struct{}),
-		handshakes: make(map[string]int),
-		throttle:   newLogThrottle(cfg.Logger, time.Second),
+		cfg:          cfg,
+		engine:       engine,
+		auth:         auth,
+		mysql:        server.NewServerWithAuth(cfg.ServerVersion, utf8mb4Collation, gomysql.AUTH_NATIVE_PASSWORD, nil, cfg.TLS, auth),
+		log:          cfg.Logger,
+		started:      time.Now(),
+		conns:        make(map[*connection]struct{}),
+		handshakes:   make(map[string]int),
+		throttle:     newLogThrottle(cfg.Logger, time.Second),
+		packetMemory: &packetMemory{limit: cfg.MaxBufferedBytes},
 	}, nil
 }
 
