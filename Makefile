@@ -1,5 +1,5 @@
 # The README's commands.
-.PHONY: demo build test bench
+.PHONY: demo build test fuzz bench
 
 # Start the zero-configuration demo on 127.0.0.1:3307 (user demo, password demo).
 demo:
@@ -14,6 +14,18 @@ build:
 # set but the database is unreachable.
 test:
 	go test -count=1 -timeout 40m ./...
+
+# Every fuzz target for FUZZTIME each (default 25s; CI runs this). A crasher
+# is saved under the package's testdata/fuzz and then replayed by make test.
+FUZZTIME ?= 25s
+FUZZ_TARGETS = FuzzFrontEnd:./internal/planner FuzzPackets:./internal/wire \
+	FuzzParseConfig:./internal/catalog FuzzSynopsisDecoder:./internal/mech/histogram \
+	FuzzStateDecoder:./internal/mech/mm
+fuzz:
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		echo "== $${t%%:*} ($(FUZZTIME))"; \
+		go test -run '^$$' -fuzz "^$${t%%:*}$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 5s "$${t#*:}"; \
+	done
 
 # Accuracy benchmarks; results go to bench/RESULTS.md.
 bench:

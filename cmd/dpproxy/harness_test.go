@@ -41,12 +41,13 @@ func TestMain(m *testing.M) {
 
 // proxyProcess is a running dpproxy.
 type proxyProcess struct {
-	cmd  *exec.Cmd
-	addr string
-	dir  string
-	mu   sync.Mutex
-	logs bytes.Buffer
-	done chan struct{}
+	cmd         *exec.Cmd
+	addr        string
+	metricsAddr string // /metrics and /healthz
+	dir         string
+	mu          sync.Mutex
+	logs        bytes.Buffer
+	done        chan struct{}
 }
 
 func (p *proxyProcess) Write(b []byte) (int, error) {
@@ -63,14 +64,15 @@ func (p *proxyProcess) Logs() string {
 }
 
 // startProxy runs dpproxy in dir (a fresh temporary directory if empty) with
-// args plus a free loopback --listen address, and waits until it accepts.
+// args plus free loopback --listen and --metrics-listen addresses, and
+// waits until it accepts.
 func startProxy(t *testing.T, dir string, env []string, args ...string) *proxyProcess {
 	t.Helper()
 	if dir == "" {
 		dir = t.TempDir()
 	}
-	p := &proxyProcess{addr: freeAddr(t), dir: dir, done: make(chan struct{})}
-	p.cmd = exec.Command(binary, append(args, "--listen", p.addr)...)
+	p := &proxyProcess{addr: freeAddr(t), metricsAddr: freeAddr(t), dir: dir, done: make(chan struct{})}
+	p.cmd = exec.Command(binary, append(args, "--listen", p.addr, "--metrics-listen", p.metricsAddr)...)
 	p.cmd.Dir = dir
 	p.cmd.Env = append(os.Environ(), env...)
 	p.cmd.Stdout, p.cmd.Stderr = p, p

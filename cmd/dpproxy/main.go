@@ -52,6 +52,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var opts options
 	fs.StringVar(&opts.configPath, "config", "", "configuration file (YAML); without it the embedded demo runs")
 	fs.StringVar(&opts.listen, "listen", "", "address to listen on, overriding the configuration (default 127.0.0.1:3307)")
+	fs.StringVar(&opts.metricsListen, "metrics-listen", "", "address of /metrics and /healthz, overriding the configuration (\"off\" disables them)")
 	fs.BoolVar(&opts.resetBudget, "reset-budget", false, "forget all spent budget before starting (demo and testing only)")
 	fs.StringVar(&opts.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fs.StringVar(&opts.demoLedger, "demo-ledger", "dpproxy-ledger.db", "ledger file of the demo (no --config)")
@@ -66,10 +67,12 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 }
 
 type options struct {
-	configPath  string
-	listen      string
-	resetBudget bool
-	logLevel    string
-	demoLedger  string
-	demoCert    string
+	configPath string
+	listen     string
+	// metricsListen overrides metrics.listen; "off" disables metrics.
+	metricsListen string
+	resetBudget   bool
+	logLevel      string
+	demoLedger    string
+	demoCert      string
 }

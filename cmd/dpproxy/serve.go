@@ -16,6 +16,7 @@ import (
 	"github.com/dpproxy/dpproxy/internal/catalog"
 	"github.com/dpproxy/dpproxy/internal/demo"
 	"github.com/dpproxy/dpproxy/internal/exec"
+	"github.com/dpproxy/dpproxy/internal/metrics"
 	"github.com/dpproxy/dpproxy/internal/proxy"
 	"github.com/dpproxy/dpproxy/internal/wire"
 )
@@ -37,6 +38,13 @@ func serve(ctx context.Context, opts options, stderr io.Writer) error {
 	}
 	if opts.listen != "" {
 		cfg.Listen = opts.listen
+	}
+	switch opts.metricsListen {
+	case "":
+	case "off":
+		cfg.Metrics.Listen = ""
+	default:
+		cfg.Metrics.Listen = opts.metricsListen
 	}
 
 	be, err := backend.Open(ctx, cfg.Backend.Driver, cfg.Backend.DSN, log)
@@ -72,20 +80,36 @@ func serve(ctx context.Context, opts options, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	engine := proxy.NewEngine(cfg, exec.New(be, ledger, log), ledger, log)
-	srv, err := wire.NewServer(wire.Config{
-		Addr:            cfg.Listen,
-		MaxConnections:  cfg.MaxConnections,
-		ReadTimeout:     cfg.Timeouts.Read.Duration,
-		WriteTimeout:    cfg.Timeouts.Write.Duration,
-		IdleTimeout:     cfg.Timeouts.Idle.Duration,
-		ShutdownGrace:   cfg.Timeouts.Shutdown.Duration,
-		ServerVersion:   proxy.ServerVersion,
-		TLS:             tlsConfig,
-		RequireTLS:      cfg.TLS.Require,
-		HandshakePlugin: handshakePlugin(cfg),
-		RSAKey:          rsaKey,
-		Logger:          log,
+	var m *metrics.Metrics
+	var srv *wire.Server
+	if cfg.Metrics.Listen != "" {
+		m = metrics.New(func() wire.Stats { return srv.Stats() })
+		ledger.OnCommit(m.ObserveCharge)
+	}
+	executor := exec.New(be, ledger, log)
+	executor.SetStatementTimeout(cfg.Timeouts.Statement.Duration)
+	engine := proxy.NewEngine(cfg, executor, ledger, log)
+	if m != nil {
+		engine.SetObserver(m.ObserveStatement)
+	}
+	srv, err = wire.NewServer(wire.Config{
+		Addr:                   cfg.Listen,
+		MaxConnections:         cfg.MaxConnections,
+		ReservedSessions:       cfg.ReservedSessions,
+		MaxHandshakesPerSource: cfg.MaxHandshakesPerSource,
+		MaxAllowedPacket:       cfg.MaxAllowedPacket,
+		MaxBufferedBytes:       cfg.MaxBufferedBytes,
+		HandshakeTimeout:       cfg.Timeouts.Handshake.Duration,
+		ReadTimeout:            cfg.Timeouts.Read.Duration,
+		WriteTimeout:           cfg.Timeouts.Write.Duration,
+		IdleTimeout:            cfg.Timeouts.Idle.Duration,
+		ShutdownGrace:          cfg.Timeouts.Shutdown.Duration,
+		ServerVersion:          proxy.ServerVersion,
+		TLS:                    tlsConfig,
+		RequireTLS:             cfg.TLS.Require,
+		HandshakePlugin:        handshakePlugin(cfg),
+		RSAKey:                 rsaKey,
+		Logger:                 log,
 	}, accounts{cfg}, engineAdapter{engine})
 	if err != nil {
 		return err
@@ -98,6 +122,28 @@ func serve(ctx context.Context, opts options, stderr io.Writer) error {
 	if isDemo {
 		log.Info("demo: connect with  mariadb -h127.0.0.1 -P" + port(l.Addr()) + " -udemo -pdemo")
 		log.Info("demo: over verified TLS with  mariadb -h127.0.0.1 -P" + port(l.Addr()) + " -udemo -pdemo --ssl-ca=" + opts.demoCert + " --ssl-verify-server-cert")
+	}
+	if m != nil {
+		ml, err := net.Listen("tcp", cfg.Metrics.Listen)
+		if err != nil {
+			l.Close()
+			return fmt.Errorf("metrics: %w", err)
+		}
+		healthy := func(ctx context.Context) error {
+			if err := be.DB().PingContext(ctx); err != nil {
+				return fmt.Errorf("backend: %w", err)
+			}
+			if err := ledgerDB.PingContext(ctx); err != nil {
+				return fmt.Errorf("ledger: %w", err)
+			}
+			return nil
+		}
+		log.Info("metrics listening", "addr", ml.Addr().String(), "paths", "/metrics /healthz")
+		go func() {
+			if err := metrics.Serve(ctx, ml, m.Handler(healthy, log)); err != nil {
+				log.Error("metrics endpoint failed", "err", err)
+			}
+		}()
 	}
 	return srv.Serve(ctx, l)
 }

@@ -16,11 +16,13 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
+	"strings"
+	"sync"
 	"time"
 
 	// The three supported drivers register themselves here.
-	_ "github.com/go-sql-driver/mysql"
-	_ "github.com/lib/pq"
+	"github.com/go-sql-driver/mysql"
+	"github.com/lib/pq"
 	_ "modernc.org/sqlite"
 
 	"github.com/dpproxy/dpproxy/internal/dperr"
@@ -33,6 +35,9 @@ type Backend struct {
 	db      *sql.DB
 	dialect sqlrewrite.Dialect
 	log     *slog.Logger
+
+	flavorOnce sync.Once
+	mariaDB    bool // the MySQL dialect's server is MariaDB (set by flavorOnce)
 }
 
 // Dialect returns the SQL dialect for a catalog driver name.
@@ -92,6 +97,15 @@ type Snapshot struct {
 }
 
 // Snapshot starts a read-only transaction.
+//
+// If ctx has a deadline (the statement timeout), every fetch is bounded by
+// it twice: by ctx, which the drivers honour by cancelling the query
+// (SQLite interrupts it), and by the backend's own statement timeout set to
+// the time left, so that the backend stops working for a statement nobody
+// waits for: PostgreSQL's statement_timeout for the transaction (SET
+// LOCAL), MariaDB's max_statement_time (SET STATEMENT ... FOR) and MySQL's
+// MAX_EXECUTION_TIME hint on each fetch. A fetch that runs out of time
+// fails with a dperr Timeout error.
 func (b *Backend) Snapshot(ctx context.Context) (*Snapshot, error) {
 	opts := &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true}
 	if b.dialect == sqlrewrite.SQLite {
@@ -101,7 +115,45 @@ func (b *Backend) Snapshot(ctx context.Context) (*Snapshot, error) {
 	if err != nil {
 		return nil, b.fail(ctx, "BEGIN", err)
 	}
+	if left, ok := timeLeft(ctx); ok && b.dialect == sqlrewrite.PostgreSQL {
+		set := fmt.Sprintf("SET LOCAL statement_timeout = %d", left.Milliseconds())
+		if _, err := tx.ExecContext(ctx, set); err != nil {
+			_ = tx.Rollback()
+			return nil, b.fail(ctx, set, err)
+		}
+	}
 	return &Snapshot{b: b, tx: tx}, nil
+}
+
+// timeLeft is the time until ctx's deadline, at least 1 ms, if it has one.
+func timeLeft(ctx context.Context) (time.Duration, bool) {
+	dl, ok := ctx.Deadline()
+	if !ok {
+		return 0, false
+	}
+	return max(time.Until(dl), time.Millisecond), true
+}
+
+// withTimeout adds the MySQL dialect's per-statement timeout to a fetch
+// when ctx has a deadline.
+func (b *Backend) withTimeout(ctx context.Context, text string) string {
+	left, ok := timeLeft(ctx)
+	if !ok || b.dialect != sqlrewrite.MySQL {
+		return text
+	}
+	b.flavorOnce.Do(func() {
+		var version string
+		if err := b.db.QueryRowContext(ctx, "SELECT VERSION()").Scan(&version); err == nil {
+			b.mariaDB = strings.Contains(strings.ToLower(version), "mariadb")
+		}
+	})
+	if b.mariaDB {
+		return fmt.Sprintf("SET STATEMENT max_statement_time = %.3f FOR %s", left.Seconds(), text)
+	}
+	if rest, ok := strings.CutPrefix(text, "SELECT "); ok {
+		return fmt.Sprintf("SELECT /*+ MAX_EXECUTION_TIME(%d) */ %s", left.Milliseconds(), rest)
+	}
+	return text
 }
 
 // Close ends the transaction (it wrote nothing, so it is rolled back).
@@ -250,6 +302,7 @@ func (b *Backend) query(ctx context.Context, q queryer, f sqlrewrite.Fetch, scan
 	if err != nil {
 		return dperr.Wrap(dperr.Internal, err, "internal error: cannot render fetch")
 	}
+	text = b.withTimeout(ctx, text)
 	start := time.Now()
 	err = func() error {
 		rows, err := q.QueryContext(ctx, text, args...)
@@ -271,13 +324,34 @@ func (b *Backend) query(ctx context.Context, q queryer, f sqlrewrite.Fetch, scan
 
 // fail logs a backend failure under a fresh query id and returns the
 // client's generic error.
+//
+// A statement out of time (ctx's deadline, or the backend's own statement
+// timeout, which may fire first) is a Timeout error; other cancellations
+// are Canceled.
 func (b *Backend) fail(ctx context.Context, text string, err error) error {
-	if ctx.Err() != nil {
+	switch {
+	case errors.Is(ctx.Err(), context.Canceled):
 		return dperr.Wrap(dperr.Canceled, err, "query canceled")
+	case ctx.Err() != nil || isBackendTimeout(err):
+		b.log.Warn("backend fetch timed out", "sql", text)
+		return dperr.Wrap(dperr.Timeout, err, "Query execution was interrupted, maximum statement execution time exceeded")
 	}
 	id := queryID()
 	b.log.Error("backend fetch failed", "query_id", id, "sql", text, "err", err)
 	return dperr.Wrap(dperr.Backend, err, "backend error (query id %s); the proxy log has the details", id)
+}
+
+// isBackendTimeout reports whether err is a backend's own statement
+// timeout: PostgreSQL's query_canceled (57014, which statement_timeout
+// raises), MariaDB's 1969 and MySQL's 3024.
+func isBackendTimeout(err error) bool {
+	if pe, ok := errors.AsType[*pq.Error](err); ok {
+		return pe.Code == "57014"
+	}
+	if me, ok := errors.AsType[*mysql.MySQLError](err); ok {
+		return me.Number == 1969 || me.Number == 3024
+	}
+	return false
 }
 
 func queryID() string {

@@ -19,10 +19,22 @@ const maxNameLen = 255
 // concurrent use, and any number of Ledgers, in one process or in several,
 // may share a database.
 type Ledger struct {
-	db      *sql.DB
-	dialect Dialect
-	retries atomic.Int64
+	db       *sql.DB
+	dialect  Dialect
+	retries  atomic.Int64
+	onCommit func(Charge)
 }
+
+// Charge describes a committed reservation, for metrics.
+type Charge struct {
+	Accounts []string // sorted, distinct
+	Cost     Cost
+	Memo     string
+}
+
+// OnCommit makes every later successful Commit call f (from the committing
+// goroutine, after the transaction). Call it before the ledger is shared.
+func (l *Ledger) OnCommit(f func(Charge)) { l.onCommit = f }
 
 // Open returns the ledger kept in db, creating its tables if they are
 // missing. db must be an open database of the given dialect; the caller keeps

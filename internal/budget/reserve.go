@@ -22,6 +22,7 @@ type Reservation struct {
 	id       int64
 	accounts []string // sorted, distinct
 	cost     Cost
+	memo     string
 }
 
 // ID returns the reservation's number in the ledger, as listed by History.
@@ -78,7 +79,7 @@ func (l *Ledger) Reserve(ctx context.Context, accounts []string, cost Cost, memo
 	if err != nil {
 		return nil, ledgerError(err)
 	}
-	return &Reservation{ledger: l, id: id, accounts: sorted, cost: cost}, nil
+	return &Reservation{ledger: l, id: id, accounts: sorted, cost: cost, memo: memo}, nil
 }
 
 // Commit marks the reservation as spent for good: the answer it paid for was
@@ -89,9 +90,13 @@ func (l *Ledger) Reserve(ctx context.Context, accounts []string, cost Cost, memo
 func (r *Reservation) Commit(ctx context.Context) error {
 	l := r.ledger
 	now := time.Now().UnixMicro()
-	return ledgerError(l.inTx(ctx, func(tx *sql.Tx) error {
+	err := ledgerError(l.inTx(ctx, func(tx *sql.Tx) error {
 		return l.settle(ctx, tx, r.id, Committed, now)
 	}))
+	if err == nil && l.onCommit != nil {
+		l.onCommit(Charge{Accounts: r.accounts, Cost: r.cost, Memo: r.memo})
+	}
+	return err
 }
 
 // Cancel releases the reservation, giving its cost back to every account.

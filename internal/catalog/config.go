@@ -28,10 +28,24 @@ type Config struct {
 	Listen string `yaml:"listen"`
 	// MaxConnections caps concurrent client connections.
 	MaxConnections int `yaml:"max_connections"`
+	// ReservedSessions of MaxConnections are kept for logged-in sessions:
+	// connections still in the handshake cannot take them.
+	ReservedSessions int `yaml:"reserved_sessions"`
+	// MaxHandshakesPerSource caps the connections from one IP address that
+	// have not logged in yet.
+	MaxHandshakesPerSource int `yaml:"max_handshakes_per_source"`
+	// MaxAllowedPacket caps a client packet (bytes) after login, as MySQL's
+	// max_allowed_packet; before login the cap is 16 KiB.
+	MaxAllowedPacket int64 `yaml:"max_allowed_packet"`
+	// MaxBufferedBytes caps the client packets being received on all
+	// connections together (bytes).
+	MaxBufferedBytes int64 `yaml:"max_buffered_bytes"`
 	// Timeouts of client connections.
 	Timeouts Timeouts `yaml:"timeouts"`
 	// TLS configures encrypted client connections.
 	TLS TLS `yaml:"tls"`
+	// Metrics configures the /metrics and /healthz endpoint.
+	Metrics Metrics `yaml:"metrics"`
 	// Backend is the database that holds the private data.
 	Backend Database `yaml:"backend"`
 	// Ledger is the database that holds spent budget; it may be the backend.
@@ -61,12 +75,24 @@ type TLS struct {
 	RSAKey string `yaml:"rsa_key"`
 }
 
+// Metrics configures the Prometheus endpoint.
+type Metrics struct {
+	// Listen is the TCP address of /metrics and /healthz (plain HTTP, no
+	// authentication: bind it to a private interface). Empty: off.
+	Listen string `yaml:"listen"`
+}
+
 // Timeouts of a client connection; zero means the default.
 type Timeouts struct {
 	Read     Duration `yaml:"read"`
 	Write    Duration `yaml:"write"`
 	Idle     Duration `yaml:"idle"`
 	Shutdown Duration `yaml:"shutdown"`
+	// Handshake bounds the whole login, from connect to the OK packet.
+	Handshake Duration `yaml:"handshake"`
+	// Statement bounds one private statement from its reservation to its
+	// answer; the backend is told too (see backend.Snapshot).
+	Statement Duration `yaml:"statement"`
 }
 
 // Duration is a time.Duration written as "30s" in YAML.
@@ -232,12 +258,16 @@ func expandEnv(s string) string {
 
 // Defaults for fields left empty.
 const (
-	DefaultListen         = "127.0.0.1:3307"
-	DefaultMaxConnections = 256
-	DefaultEpsilon        = 0.1
-	DefaultMaxEpsilon     = 10
-	DefaultDelta          = 1e-7
-	DefaultMaxDelta       = 1e-4
+	DefaultListen                 = "127.0.0.1:3307"
+	DefaultMaxConnections         = 256
+	DefaultMaxHandshakesPerSource = 64
+	DefaultMaxAllowedPacket       = 4 << 20
+	DefaultMaxBufferedBytes       = 256 << 20
+	maxMaxAllowedPacket           = 1 << 30
+	DefaultEpsilon                = 0.1
+	DefaultMaxEpsilon             = 10
+	DefaultDelta                  = 1e-7
+	DefaultMaxDelta               = 1e-4
 )
 
 func (c *Config) applyDefaults() {
@@ -251,6 +281,20 @@ func (c *Config) applyDefaults() {
 	setDuration(&c.Timeouts.Write, 30*time.Second)
 	setDuration(&c.Timeouts.Idle, 8*time.Hour)
 	setDuration(&c.Timeouts.Shutdown, 10*time.Second)
+	setDuration(&c.Timeouts.Handshake, 10*time.Second)
+	setDuration(&c.Timeouts.Statement, 60*time.Second)
+	if c.ReservedSessions == 0 {
+		c.ReservedSessions = c.MaxConnections / 10
+	}
+	if c.MaxHandshakesPerSource == 0 {
+		c.MaxHandshakesPerSource = DefaultMaxHandshakesPerSource
+	}
+	if c.MaxAllowedPacket == 0 {
+		c.MaxAllowedPacket = DefaultMaxAllowedPacket
+	}
+	if c.MaxBufferedBytes == 0 {
+		c.MaxBufferedBytes = DefaultMaxBufferedBytes
+	}
 	if c.Ledger.Driver == "" && c.Ledger.DSN == "" {
 		c.Ledger = Database{Driver: DriverSQLite, DSN: "dpproxy-ledger.db"}
 	}
@@ -306,6 +350,18 @@ var nativeHash = regexp.MustCompile(`^\*[0-9A-Fa-f]{40}$`)
 func (c *Config) Validate() error {
 	if c.MaxConnections < 1 {
 		return invalid("max_connections", "must be at least 1, got %d", c.MaxConnections)
+	}
+	if c.ReservedSessions < 0 || c.ReservedSessions >= c.MaxConnections {
+		return invalid("reserved_sessions", "must be in [0, max_connections), got %d", c.ReservedSessions)
+	}
+	if c.MaxHandshakesPerSource < 1 {
+		return invalid("max_handshakes_per_source", "must be at least 1, got %d", c.MaxHandshakesPerSource)
+	}
+	if c.MaxAllowedPacket < 1024 || c.MaxAllowedPacket > maxMaxAllowedPacket {
+		return invalid("max_allowed_packet", "must be in [1024, %d] bytes, got %d", maxMaxAllowedPacket, c.MaxAllowedPacket)
+	}
+	if c.MaxBufferedBytes < c.MaxAllowedPacket {
+		return invalid("max_buffered_bytes", "must be at least max_allowed_packet (%d), got %d", c.MaxAllowedPacket, c.MaxBufferedBytes)
 	}
 	for _, db := range []struct {
 		field string

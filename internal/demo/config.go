@@ -16,6 +16,9 @@ const (
 	passwordHash = "*C142FB215B6E05B7C134B1A653AD4B455157FD79"
 )
 
+// MetricsListen is where the demo serves /metrics and /healthz.
+const MetricsListen = "127.0.0.1:9307"
+
 // Config is the zero-configuration demo: the embedded SQLite database
 // backendDSN holding table pums, users demo/demo and demo_sha2/demo (who
 // logs in with caching_sha2_password), each with a budget of ε = 100 and
@@ -26,9 +29,12 @@ const (
 // interactive domain, age in 10-year buckets × sex × married × race (240
 // cells), so COUNT(*) with any AND/OR/NOT of conditions on those columns
 // is answered by one instance that costs ε = 1 once (α = 0.1).
+//
+// The demo serves /metrics and /healthz on MetricsListen.
 func Config(backendDSN, ledgerPath string) (*catalog.Config, error) {
 	yaml := `
 backend: {driver: sqlite, dsn: "` + backendDSN + `"}
+metrics: {listen: "` + MetricsListen + `"}
 ledger: {driver: sqlite, dsn: "` + ledgerPath + `"}
 privacy: {default_epsilon: 0.1, max_epsilon: 10, default_delta: 1.0e-7, max_delta: 1.0e-4}
 users:

@@ -38,8 +38,10 @@ const (
 	Backend
 	// InvalidValue: a session setting (SET @dp_...) has a value that is not allowed.
 	InvalidValue
-	// Canceled: the statement was interrupted (shutdown, timeout, client gone).
+	// Canceled: the statement was interrupted (shutdown, client gone).
 	Canceled
+	// Timeout: the statement ran past the configured statement timeout.
+	Timeout
 	numKinds
 )
 
@@ -62,6 +64,7 @@ var codes = [numKinds]code{
 	Backend:         {1105, "HY000", "backend"},
 	InvalidValue:    {1231, "42000", "invalid value"},
 	Canceled:        {1317, "70100", "canceled"},
+	Timeout:         {3024, "HY000", "timeout"},
 }
 
 func init() {

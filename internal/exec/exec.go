@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/dpproxy/dpproxy/internal/backend"
 	"github.com/dpproxy/dpproxy/internal/budget"
@@ -35,7 +36,17 @@ type Executor struct {
 	synopses *synopsisStore
 	// interactive holds the interactive counting instances (interactive_store.go).
 	interactive *interactiveStore
+	// statementTimeout bounds Run; 0 means none.
+	statementTimeout time.Duration
 }
+
+// SetStatementTimeout bounds every later Run to d (0: no bound). The
+// deadline covers the reservation, the fetches and the release; the backend
+// is told the time left (backend.Snapshot), and a statement that runs out of
+// time fails with a Timeout error. Its charge follows the budget rule: a
+// timeout before the first fetch is sent cancels the reservation, one after
+// is charged although nothing is delivered. Call it before Run is used.
+func (e *Executor) SetStatementTimeout(d time.Duration) { e.statementTimeout = d }
 
 // New returns an executor.
 func New(b *backend.Backend, l *budget.Ledger, log *slog.Logger) *Executor {
@@ -76,6 +87,11 @@ func Accounts(user string, t *catalog.Table) []string {
 
 // Run executes plan for user with noise from src.
 func (e *Executor) Run(ctx context.Context, user string, plan *planner.Plan, src noise.Source) (*Result, error) {
+	if e.statementTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, e.statementTimeout)
+		defer cancel()
+	}
 	if plan.Interactive != nil {
 		return e.runInteractive(ctx, user, plan, src)
 	}

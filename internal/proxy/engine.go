@@ -11,6 +11,7 @@ package proxy
 import (
 	"log/slog"
 	"sync/atomic"
+	"time"
 
 	"github.com/dpproxy/dpproxy/internal/budget"
 	"github.com/dpproxy/dpproxy/internal/catalog"
@@ -33,7 +34,14 @@ type Engine struct {
 	// newSource returns the noise source of a new session.
 	newSource func() noise.Source
 	queries   atomic.Uint64
+	observe   func(outcome string, elapsed time.Duration)
 }
+
+// SetObserver makes every later statement report its outcome ("ok", or the
+// dperr kind of its error: "parse", "budget exhausted", "backend",
+// "timeout", ...) and its duration to f, for metrics. Call it before
+// sessions are opened.
+func (e *Engine) SetObserver(f func(outcome string, elapsed time.Duration)) { e.observe = f }
 
 // NewEngine returns an engine whose sessions draw noise from crypto/rand.
 func NewEngine(cat *catalog.Config, executor *exec.Executor, ledger *budget.Ledger, log *slog.Logger) *Engine {

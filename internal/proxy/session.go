@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"time"
 
 	"github.com/dpproxy/dpproxy/internal/catalog"
 	"github.com/dpproxy/dpproxy/internal/dperr"
@@ -47,13 +48,40 @@ func (s *Session) UseDatabase(_ context.Context, name string) error {
 }
 
 // Execute runs one statement.
-func (s *Session) Execute(ctx context.Context, query string) (*Result, error) {
+//
+// No statement panics out of Execute: a panic is logged on one line and
+// answered as an internal error (a parser panic as a parse error).
+func (s *Session) Execute(ctx context.Context, query string) (res *Result, err error) {
+	if s.engine.observe != nil {
+		start := time.Now()
+		defer func() {
+			outcome := "ok"
+			if err != nil {
+				outcome = dperr.KindOf(err).String()
+			}
+			s.engine.observe(outcome, time.Since(start))
+		}()
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			s.engine.log.Error("statement panicked", "conn", s.connID, "user", s.user, "panic", fmt.Sprint(r))
+			res, err = nil, dperr.New(dperr.Internal, "internal error")
+			s.setWarnings(errorWarning(err))
+		}
+	}()
 	stmt, err := s.parser.Parse(query)
 	if err != nil {
+		var pp *sqlrewrite.ParserPanic
+		if errors.As(err, &pp) {
+			s.engine.log.Error("parser panicked; statement refused", "conn", s.connID, "user", s.user, "panic", fmt.Sprint(pp.Value))
+		}
 		s.setWarnings(errorWarning(err))
 		return nil, err
 	}
-	res, err := s.execute(ctx, stmt)
+	res, err = s.execute(ctx, stmt)
+	if err == nil {
+		err = checkResult(res)
+	}
 	if err != nil {
 		if dperr.KindOf(err) == dperr.Internal {
 			// The cause may quote data-dependent detail: the log only.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/dpproxy/dpproxy/internal/budget"
@@ -114,4 +115,88 @@ func TestCatalogAndBootstrapStatements(t *testing.T) {
 	}
 	wantKind(t, s, "USE other", dperr.UnknownDatabase)
 	wantKind(t, s, "SHOW COLUMNS FROM nosuch", dperr.UnknownTable)
+}
+
+// bootstrapStatements are the SHOW and FROM-less statements that clients
+// and connectors send (mariadb, mysql, go-sql-driver, JDBC, DBeaver), each
+// answered by the session without the backend.
+var bootstrapStatements = []string{
+	"SHOW VARIABLES", "SHOW GLOBAL VARIABLES", "SHOW SESSION VARIABLES", "SHOW VARIABLES LIKE 'max%'",
+	"SHOW STATUS", "SHOW GLOBAL STATUS", "SHOW SESSION STATUS LIKE 'Q%'",
+	"SHOW DATABASES", "SHOW SCHEMAS", "SHOW TABLES", "SHOW FULL TABLES", "SHOW TABLES FROM dpproxy LIKE 'p%'",
+	"SHOW COLUMNS FROM pums", "SHOW FULL COLUMNS FROM pums", "DESCRIBE pums", "DESC pums age",
+	"SHOW WARNINGS", "SHOW ERRORS", "SHOW WARNINGS LIMIT 1",
+	"SHOW ENGINES", "SHOW CHARSET", "SHOW COLLATION", "SHOW PLUGINS", "SHOW TABLE STATUS",
+	"SHOW INDEX FROM pums", "SHOW TRIGGERS", "SHOW PROCEDURE STATUS", "SHOW FUNCTION STATUS",
+	"SHOW EVENTS", "SHOW OPEN TABLES", "SHOW PROCESSLIST", "SHOW PRIVILEGES", "SHOW PROFILES",
+	"select @@version_comment limit 1", "SELECT DATABASE(), USER() limit 1", "SELECT @@max_allowed_packet",
+	"SELECT @@session.auto_increment_increment AS auto_increment_increment, @@character_set_client AS character_set_client, " +
+		"@@character_set_connection AS character_set_connection, @@character_set_results AS character_set_results, " +
+		"@@character_set_server AS character_set_server, @@collation_server AS collation_server, @@init_connect AS init_connect, " +
+		"@@interactive_timeout AS interactive_timeout, @@license AS license, @@lower_case_table_names AS lower_case_table_names, " +
+		"@@max_allowed_packet AS max_allowed_packet, @@net_write_timeout AS net_write_timeout, @@performance_schema AS performance_schema, " +
+		"@@query_cache_size AS query_cache_size, @@query_cache_type AS query_cache_type, @@sql_mode AS sql_mode, " +
+		"@@system_time_zone AS system_time_zone, @@time_zone AS time_zone, @@transaction_isolation AS transaction_isolation, " +
+		"@@wait_timeout AS wait_timeout",
+	"SELECT @@tx_read_only, @@transaction_read_only, @@autocommit, @@sql_select_limit",
+	"SELECT VERSION(), CONNECTION_ID(), NOW(), LAST_INSERT_ID()",
+	"SELECT dp_remaining_epsilon(), dp_remaining_delta(), @dp_epsilon, @dp_delta, @dp_mechanism, @dp_trim",
+	"EXPLAIN SELECT COUNT(*), AVG(age) FROM pums",
+}
+
+// TestBootstrapResultsAreWellTyped: every bootstrap and SHOW statement
+// answers a result whose columns each hold one type, as package wire
+// requires. SHOW [GLOBAL] VARIABLES mixed int64 and string in its Value
+// column and failed with 1105 before results were built from typed columns.
+func TestBootstrapResultsAreWellTyped(t *testing.T) {
+	s := newTestSession(t)
+	for _, sql := range bootstrapStatements {
+		r, err := s.Execute(context.Background(), sql)
+		if err != nil {
+			t.Errorf("%s: %v (cause %v)", sql, err, errors.Unwrap(err))
+			continue
+		}
+		if err := checkResult(r); err != nil {
+			t.Errorf("%s: %v", sql, err)
+		}
+	}
+	// SHOW VARIABLES lists max_allowed_packet as configured, as text.
+	r := run(t, s, "SHOW VARIABLES LIKE 'max_allowed_packet'")
+	if got := fmt.Sprint(r.Rows); got != "[[max_allowed_packet 4194304]]" {
+		t.Errorf("SHOW VARIABLES LIKE 'max_allowed_packet': got %s", got)
+	}
+}
+
+// TestTypedTable: a value of the wrong type for its column is an internal
+// error when the result is built, and checkResult catches a mixed column.
+func TestTypedTable(t *testing.T) {
+	tb := newTable(Text("name"), Int("n"))
+	tb.row("a", int64(1))
+	tb.row("b", nil)
+	if _, err := tb.result(); err != nil {
+		t.Fatal(err)
+	}
+	tb.row("c", "2")
+	if _, err := tb.result(); dperr.KindOf(err) != dperr.Internal {
+		t.Errorf("a string in an Int column: got %v, want an internal error", err)
+	}
+	mixed := &Result{Columns: []string{"Value"}, Rows: [][]any{{int64(1)}, {"x"}}}
+	if err := checkResult(mixed); dperr.KindOf(err) != dperr.Internal {
+		t.Errorf("mixed column: got %v, want an internal error", err)
+	}
+}
+
+// TestLongLiteralsDoNotPanic: a numeric literal the TiDB parser cannot
+// hold, in a query, a SET or a statement built from prepared arguments,
+// is a parse error, and the session keeps working. Before the fix the
+// parser panicked and the connection died.
+func TestLongLiteralsDoNotPanic(t *testing.T) {
+	s := newTestSession(t)
+	long := strings.Repeat("9", 82)
+	for _, sql := range []string{
+		"SELECT " + long, "SET @dp_epsilon = 0." + strings.Repeat("1", 80), "SELECT AVG(age) FROM pums WHERE age < " + long,
+	} {
+		wantKind(t, s, sql, dperr.Parse)
+	}
+	run(t, s, "SELECT 1")
 }

@@ -2,6 +2,8 @@ package proxy
 
 import (
 	"context"
+	"fmt"
+	"maps"
 	"path"
 	"slices"
 	"strconv"
@@ -39,7 +41,6 @@ var systemVariables = map[string]any{
 	"interactive_timeout":      int64(28800),
 	"license":                  "Apache-2.0",
 	"lower_case_table_names":   int64(0),
-	"max_allowed_packet":       int64(67108864),
 	"net_buffer_length":        int64(16384),
 	"net_write_timeout":        int64(60),
 	"performance_schema":       int64(0),
@@ -61,48 +62,52 @@ func (s *Session) show(st *sqlrewrite.Show) (*Result, error) {
 	cat := s.engine.cat
 	switch st.Kind {
 	case sqlrewrite.ShowDatabases:
-		rows := [][]any{}
+		t := newTable(Text("Database"))
 		for _, db := range []string{"information_schema", Database} {
 			if like(st.Like, db) {
-				rows = append(rows, []any{db})
+				t.row(db)
 			}
 		}
-		return &Result{Columns: []string{"Database"}, Rows: rows}, nil
+		return t.result()
 	case sqlrewrite.ShowTables:
-		rows := [][]any{}
-		for _, t := range cat.Tables {
-			if like(st.Like, t.Name) {
-				rows = append(rows, []any{t.Name})
+		t := newTable(Text("Tables_in_" + Database))
+		for _, tb := range cat.Tables {
+			if like(st.Like, tb.Name) {
+				t.row(tb.Name)
 			}
 		}
-		return &Result{Columns: []string{"Tables_in_" + Database}, Rows: rows}, nil
+		return t.result()
 	case sqlrewrite.ShowColumns:
-		t, ok := cat.Table(st.Table)
+		tb, ok := cat.Table(st.Table)
 		if !ok {
 			return nil, dperr.New(dperr.UnknownTable, "Table '%s.%s' doesn't exist", Database, st.Table)
 		}
-		rows := [][]any{}
-		for _, c := range t.Columns {
+		t := newTable(Text("Field"), Text("Type"), Text("Null"), Text("Key"), Text("Default"), Text("Extra"))
+		for _, c := range tb.Columns {
 			if like(st.Like, c.Name) {
-				rows = append(rows, []any{c.Name, columnType(&c), "YES", "", nil, boundsComment(&c)})
+				t.row(c.Name, columnType(&c), "YES", "", nil, boundsComment(&c))
 			}
 		}
-		return &Result{Columns: []string{"Field", "Type", "Null", "Key", "Default", "Extra"}, Rows: rows}, nil
+		return t.result()
 	case sqlrewrite.ShowVariables:
-		rows := [][]any{}
-		for _, name := range sortedKeys(systemVariables) {
+		// SHOW VARIABLES lists every value as text, as MySQL does.
+		t := newTable(Text("Variable_name"), Text("Value"))
+		vars := s.systemVariables()
+		for _, name := range sortedKeys(vars) {
 			if like(st.Like, name) {
-				rows = append(rows, []any{name, formatVariable(systemVariables[name])})
+				t.row(name, variableText(vars[name]))
 			}
 		}
-		return &Result{Columns: []string{"Variable_name", "Value"}, Rows: rows}, nil
+		return t.result()
 	case sqlrewrite.ShowStatus:
-		return &Result{Columns: []string{"Variable_name", "Value"}, Rows: [][]any{
-			{"Queries", int64(s.engine.queries.Load())},
-		}}, nil
+		t := newTable(Text("Variable_name"), Text("Value"))
+		if like(st.Like, "Queries") {
+			t.row("Queries", strconv.FormatUint(s.engine.queries.Load(), 10))
+		}
+		return t.result()
 	}
 	// SHOW ENGINES, COLLATION, CHARSET and friends: nothing to show.
-	return &Result{Columns: []string{"Value"}, Rows: [][]any{}}, nil
+	return newTable(Text("Value")).result()
 }
 
 // constantSelect answers a FROM-less SELECT of literals, variables and session functions.
@@ -126,7 +131,7 @@ func (s *Session) constant(ctx context.Context, it sqlrewrite.ConstItem) (any, e
 	case sqlrewrite.Literal:
 		return valueOf(it.Value), nil
 	case sqlrewrite.SystemVariable:
-		return systemVariables[it.Name], nil
+		return s.systemVariables()[it.Name], nil
 	case sqlrewrite.UserVariable:
 		switch it.Name {
 		case "dp_epsilon":
@@ -186,11 +191,25 @@ func valueOf(v sqlrewrite.Value) any {
 	return v.Num
 }
 
-func formatVariable(v any) any {
-	if v == nil {
+// systemVariables are the session's system variables: the constants above,
+// and max_allowed_packet as configured.
+func (s *Session) systemVariables() map[string]any {
+	vars := maps.Clone(systemVariables)
+	vars["max_allowed_packet"] = s.engine.cat.MaxAllowedPacket
+	return vars
+}
+
+// variableText is a system variable's value as SHOW VARIABLES prints it.
+func variableText(v any) string {
+	switch v := v.(type) {
+	case nil:
 		return ""
+	case string:
+		return v
+	case int64:
+		return strconv.FormatInt(v, 10)
 	}
-	return v
+	return fmt.Sprint(v)
 }
 
 func columnType(c *catalog.Column) string {

@@ -31,10 +31,25 @@ func NewParser(cat *catalog.Config) *Parser {
 // Unsupported (1235) for everything dpproxy does not answer (including more
 // than one statement in the text), UnknownTable (1146) and UnknownColumn
 // (1054) for names the catalog does not declare.
-func (p *Parser) Parse(sql string) (Statement, error) {
+//
+// No input makes Parse panic: numeric literals longer than the TiDB parser
+// handles are refused first, and a panic inside the parser or the
+// conversion is recovered as a Parse error wrapping the panic value (for
+// the log; the client's message does not quote it). After a panic the
+// parser is replaced, since its state is unknown.
+func (p *Parser) Parse(sql string) (st Statement, err error) {
 	if st, ok := showWarningsLimit(sql); ok {
 		return st, nil
 	}
+	if err := checkNumberLengths(sql); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			p.sql = parser.New()
+			st, err = nil, parsePanic(r)
+		}
+	}()
 	stmts, _, err := p.sql.Parse(sql, "", "")
 	if err != nil {
 		return nil, dperr.Wrap(dperr.Parse, err, "You have an error in your SQL syntax: %s", strings.TrimSpace(err.Error()))

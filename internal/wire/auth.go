@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"sync"
+	"time"
 
 	gomysql "github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/server"
@@ -42,6 +43,10 @@ type authenticator struct {
 	// that later logins need neither TLS nor RSA (MySQL's "fast auth"). It
 	// lives in memory only and holds configured users only.
 	fastAuth sync.Map
+
+	// limiter slows guessing: an attempt from a source or for a user with
+	// recent failures waits before its reply is checked (see loginLimiter).
+	limiter *loginLimiter
 }
 
 func newAuthenticator(accounts Accounts, cfg Config) *authenticator {
@@ -54,6 +59,7 @@ func newAuthenticator(accounts Accounts, cfg Config) *authenticator {
 		rsaKey:     cfg.RSAKey,
 		rsaPublic:  rsaPublicPEM(cfg.RSAKey),
 		log:        cfg.Logger,
+		limiter:    newLoginLimiter(),
 	}
 }
 
@@ -72,7 +78,13 @@ func (a *authenticator) Authenticate(c *server.Conn, plugin string, reply []byte
 		return gomysql.NewError(erSecureTransportRequired,
 			"Connections using insecure transport are prohibited: this dpproxy requires TLS (connect with --ssl / sslmode=REQUIRED)")
 	}
-	return a.check(c, plugin, reply)
+	source, user := sourceOf(c.RemoteAddr()), c.GetUser()
+	if d := a.limiter.delay(source, user); d > 0 {
+		time.Sleep(d)
+	}
+	err := a.check(c, plugin, reply)
+	a.limiter.record(source, user, err == nil)
+	return err
 }
 
 // check checks reply against the user's stored hash.

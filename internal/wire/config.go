@@ -17,6 +17,27 @@ type Config struct {
 	// the handshake; one more is answered with error 1040 "Too many
 	// connections" and closed. Default 100.
 	MaxConnections int
+	// ReservedSessions is how many of MaxConnections only logged-in sessions
+	// may use: connections still in the handshake get at most
+	// MaxConnections - ReservedSessions slots, so clients that never finish
+	// logging in cannot take every slot. Default MaxConnections/10.
+	ReservedSessions int
+	// MaxHandshakesPerSource caps the connections from one IP address that
+	// are still in the handshake; one more is refused with 1040. Default 64 (a client pool opening many connections at once comes from one address).
+	MaxHandshakesPerSource int
+	// HandshakeTimeout bounds the whole handshake, from accept to login, however
+	// the client spaces its bytes. Default 10s.
+	HandshakeTimeout time.Duration
+	// MaxAllowedPacket caps a client packet after login, as MySQL's
+	// max_allowed_packet does (before login the cap is 16 KiB). A larger
+	// packet is answered with 1153 and the connection closed before the
+	// packet is buffered. Default 4 MiB; at most 1 GiB.
+	MaxAllowedPacket int64
+	// MaxBufferedBytes caps the client packets being received on all
+	// connections together (each counted at its announced length from its
+	// header on): a packet that would exceed it is answered with 1041 and
+	// its connection closed. Default 256 MiB.
+	MaxBufferedBytes int64
 	// ReadTimeout bounds each read from the client during the handshake and
 	// while a command packet arrives. Default 30s.
 	ReadTimeout time.Duration
@@ -55,20 +76,39 @@ type Config struct {
 
 // The defaults of Config.
 const (
-	DefaultAddr           = "127.0.0.1:3307"
-	DefaultMaxConnections = 100
-	DefaultReadTimeout    = 30 * time.Second
-	DefaultWriteTimeout   = 30 * time.Second
-	DefaultIdleTimeout    = 8 * time.Hour
-	DefaultShutdownGrace  = 10 * time.Second
-	DefaultServerVersion  = "8.0.11-dpproxy"
+	DefaultAddr                   = "127.0.0.1:3307"
+	DefaultMaxConnections         = 100
+	DefaultReadTimeout            = 30 * time.Second
+	DefaultWriteTimeout           = 30 * time.Second
+	DefaultIdleTimeout            = 8 * time.Hour
+	DefaultShutdownGrace          = 10 * time.Second
+	DefaultHandshakeTimeout       = 10 * time.Second
+	DefaultMaxHandshakesPerSource = 64
+	DefaultMaxAllowedPacket       = 4 << 20
+	DefaultMaxBufferedBytes       = 256 << 20
+	maxMaxAllowedPacket           = 1 << 30
+	DefaultServerVersion          = "8.0.11-dpproxy"
 )
 
 // withDefaults returns cfg with zero fields set to their defaults, or an
 // error naming the first field with a negative value.
 func (cfg Config) withDefaults() (Config, error) {
-	if cfg.MaxConnections < 0 {
-		return cfg, fmt.Errorf("wire: MaxConnections is %d, want >= 0", cfg.MaxConnections)
+	for _, n := range []struct {
+		name string
+		v    int64
+	}{
+		{"MaxConnections", int64(cfg.MaxConnections)},
+		{"ReservedSessions", int64(cfg.ReservedSessions)},
+		{"MaxHandshakesPerSource", int64(cfg.MaxHandshakesPerSource)},
+		{"MaxAllowedPacket", cfg.MaxAllowedPacket},
+		{"MaxBufferedBytes", cfg.MaxBufferedBytes},
+	} {
+		if n.v < 0 {
+			return cfg, fmt.Errorf("wire: %s is %d, want >= 0", n.name, n.v)
+		}
+	}
+	if cfg.MaxAllowedPacket > maxMaxAllowedPacket {
+		return cfg, fmt.Errorf("wire: MaxAllowedPacket is %d, want at most %d", cfg.MaxAllowedPacket, maxMaxAllowedPacket)
 	}
 	for _, d := range []struct {
 		name string
@@ -78,6 +118,7 @@ func (cfg Config) withDefaults() (Config, error) {
 		{"WriteTimeout", cfg.WriteTimeout},
 		{"IdleTimeout", cfg.IdleTimeout},
 		{"ShutdownGrace", cfg.ShutdownGrace},
+		{"HandshakeTimeout", cfg.HandshakeTimeout},
 	} {
 		if d.v < 0 {
 			return cfg, fmt.Errorf("wire: %s is %v, want >= 0", d.name, d.v)
@@ -88,6 +129,24 @@ func (cfg Config) withDefaults() (Config, error) {
 	}
 	if cfg.MaxConnections == 0 {
 		cfg.MaxConnections = DefaultMaxConnections
+	}
+	if cfg.ReservedSessions == 0 {
+		cfg.ReservedSessions = cfg.MaxConnections / 10
+	}
+	if cfg.ReservedSessions >= cfg.MaxConnections {
+		return cfg, fmt.Errorf("wire: ReservedSessions is %d, want fewer than MaxConnections (%d)", cfg.ReservedSessions, cfg.MaxConnections)
+	}
+	if cfg.MaxHandshakesPerSource == 0 {
+		cfg.MaxHandshakesPerSource = DefaultMaxHandshakesPerSource
+	}
+	if cfg.HandshakeTimeout == 0 {
+		cfg.HandshakeTimeout = DefaultHandshakeTimeout
+	}
+	if cfg.MaxAllowedPacket == 0 {
+		cfg.MaxAllowedPacket = DefaultMaxAllowedPacket
+	}
+	if cfg.MaxBufferedBytes == 0 {
+		cfg.MaxBufferedBytes = DefaultMaxBufferedBytes
 	}
 	if cfg.ReadTimeout == 0 {
 		cfg.ReadTimeout = DefaultReadTimeout

@@ -2,6 +2,8 @@ package wire
 
 import (
 	"context"
+	"crypto/tls"
+	"errors"
 	"fmt"
 	"log/slog"
 	"runtime/debug"
@@ -24,10 +26,14 @@ const serverStatus = gomysql.SERVER_STATUS_AUTOCOMMIT
 // sends 1105 instead of the session's code; and the loop must know when a
 // connection is between commands, for the idle timeout and for shutdown.
 type connection struct {
-	srv *Server
-	raw *deadlineConn
-	ctx context.Context // cancelled when the server stops for good
-	log *slog.Logger
+	srv    *Server
+	raw    *deadlineConn
+	guard  *packetGuard // between raw (or TLS) and go-mysql; see packetGuard
+	source string       // the client's IP address
+
+	inHandshake bool            // holds a handshake slot; guarded by srv.mu
+	ctx         context.Context // cancelled when the server stops for good
+	log         *slog.Logger
 
 	mc      *server.Conn // set after the handshake
 	id      uint32
@@ -40,13 +46,16 @@ type connection struct {
 	commands   uint64 // commands read so far, for error references
 }
 
-func newConnection(ctx context.Context, srv *Server, raw *deadlineConn) *connection {
+func newConnection(ctx context.Context, srv *Server, raw *deadlineConn, source string) *connection {
 	return &connection{
-		srv:   srv,
-		raw:   raw,
-		ctx:   ctx,
-		log:   srv.log.With("remote", raw.RemoteAddr().String()),
-		stmts: make(map[uint32]*server.Stmt),
+		srv:         srv,
+		raw:         raw,
+		guard:       newPacketGuard(raw, srv.packetMemory, srv.cfg.TLS != nil, srv.cfg.MaxAllowedPacket),
+		source:      source,
+		inHandshake: true,
+		ctx:         ctx,
+		log:         srv.log.With("remote", raw.RemoteAddr().String()),
+		stmts:       make(map[uint32]*server.Stmt),
 	}
 }
 
@@ -54,18 +63,34 @@ func newConnection(ctx context.Context, srv *Server, raw *deadlineConn) *connect
 func (c *connection) serve() {
 	defer func() {
 		if p := recover(); p != nil {
+			c.srv.panics.Add(1)
 			c.log.Error("wire: connection panicked", "panic", p, "stack", string(debug.Stack()))
 		}
 	}()
 	defer c.closeSession()
+	defer func() { c.guard.release() }()
 	defer c.raw.Close()
 
-	mc, err := c.srv.mysql.NewCustomizedConn(c.raw, c, c)
+	mc, err := c.srv.mysql.NewCustomizedConn(c.guard, c, c)
 	if err != nil {
-		c.log.Debug("wire: handshake failed", "err", err)
+		if c.guard.refused() {
+			c.srv.oversized.Add(1)
+			c.srv.throttle.warn("preauth packet "+c.source, "wire: packet above the pre-login limit; connection closed",
+				"remote", c.source, "limit", preAuthMaxPacket)
+		} else {
+			c.log.Debug("wire: handshake failed", "err", err)
+		}
 		return
 	}
 	c.mc = mc
+	if tc, ok := mc.Conn.Conn.(*tls.Conn); ok {
+		// The guard under TLS saw only TLS records since the SSLRequest:
+		// check the packets above it from here on.
+		c.guard.release()
+		c.guard = newPacketGuard(tc, c.srv.packetMemory, false, c.srv.cfg.MaxAllowedPacket)
+		c.guard.authenticated.Store(true)
+		mc.Conn.Conn = c.guard
+	}
 	mc.SetStatus(serverStatus)
 	c.commandLoop()
 	c.log.Debug("wire: connection closed")
@@ -85,7 +110,12 @@ func (c *connection) commandLoop() {
 		c.raw.awaitCommand()
 		data, err := c.mc.ReadPacket()
 		if err != nil {
-			c.log.Debug("wire: read ended", "err", err)
+			if c.guard.refused() {
+				c.srv.oversized.Add(1)
+				c.log.Warn("wire: packet above max_allowed_packet; connection closed", "max_allowed_packet", c.srv.cfg.MaxAllowedPacket)
+			} else {
+				c.log.Debug("wire: read ended", "err", err)
+			}
 			return
 		}
 		c.commands++
@@ -203,6 +233,9 @@ func (c *connection) GetCredential(user string) (server.Credential, bool, error)
 // named at login; an error is sent instead of the OK packet.
 func (c *connection) OnAuthSuccess(mc *server.Conn) error {
 	c.id, c.user = mc.ConnectionID(), mc.GetUser()
+	c.guard.authenticated.Store(true)
+	c.raw.loggedIn()
+	c.srv.handshakeDone(c)
 	c.log = c.log.With("conn", c.id, "user", c.user)
 	c.session = c.srv.engine.Open(c.user, c.id)
 	if c.loginDB != "" {
@@ -214,15 +247,44 @@ func (c *connection) OnAuthSuccess(mc *server.Conn) error {
 	return nil
 }
 
-// OnAuthFailure logs the refused login. go-mysql also calls it when a
-// client (a TCP health check, a port scan) hangs up before sending a user:
-// that is logged at debug level only. go-mysql's errors carry a stack trace
-// after their first line, which the log leaves out.
+// OnAuthFailure answers and logs a failed handshake. go-mysql would send
+// any error that is not a bare *mysql.MyError as 1105 with its own internal
+// text (and a stack trace in the log), so wire sends the error packet
+// itself: the MyError in err's chain as it is (1045 for a wrong password,
+// 1043 for a malformed handshake), anything else as 1043 "Bad handshake";
+// go-mysql's own packet is then discarded.
+//
+// Failed logins are logged at most once a second per source address, with
+// the number of failures the line stands for; a client that hangs up before
+// sending a user (a TCP health check, a port scan) is logged at debug level.
+// go-mysql's errors carry a stack trace after their first line, which the
+// log leaves out. Passwords never reach the log: the server only sees a
+// scramble, and does not log it.
 func (c *connection) OnAuthFailure(mc *server.Conn, err error) {
-	msg, _, _ := strings.Cut(err.Error(), "\n")
-	if mc.GetUser() == "" {
-		c.log.Debug("wire: connection closed before login", "err", msg)
-		return
+	if c.guard.refused() {
+		return // logged by serve; the guard already answered 1153
 	}
-	c.log.Info("wire: login refused", "user", mc.GetUser(), "err", msg)
+	me := handshakeError(err)
+	payload := append([]byte{gomysql.ERR_HEADER, byte(me.Code), byte(me.Code >> 8), '#'}, me.State...)
+	payload = append(payload, me.Message...)
+	_ = mc.WritePacket(append(make([]byte, 4, 4+len(payload)), payload...))
+	c.guard.discardWrites = true
+
+	msg, _, _ := strings.Cut(err.Error(), "\n")
+	switch {
+	case me.Code == gomysql.ER_ACCESS_DENIED_ERROR:
+		c.srv.throttle.warn("login failed "+c.source, "wire: login refused", "remote", c.source, "user", mc.GetUser())
+	case mc.GetUser() == "":
+		c.log.Debug("wire: connection closed before login", "err", msg)
+	default:
+		c.log.Debug("wire: handshake failed", "user", mc.GetUser(), "code", me.Code, "err", msg)
+	}
+}
+
+// handshakeError is the error packet for a failed handshake.
+func handshakeError(err error) *gomysql.MyError {
+	if me, ok := errors.AsType[*gomysql.MyError](err); ok {
+		return me
+	}
+	return gomysql.NewError(gomysql.ER_HANDSHAKE_ERROR, "Bad handshake")
 }

@@ -21,6 +21,10 @@ var (
 // every Read and Write. It sits under go-mysql (and under TLS), so it sees
 // every byte whatever go-mysql buffers.
 //
+// Before login (until loggedIn), no Read or Write may end after the
+// handshake deadline, Config.HandshakeTimeout after accept, however the
+// client spaces its bytes.
+//
 // The command loop calls awaitCommand before reading the next command: the
 // first Read after it may wait IdleTimeout, the following ones ReadTimeout.
 // drain makes pending and future Reads fail at once, so a connection waiting
@@ -30,14 +34,35 @@ type deadlineConn struct {
 	readTimeout, writeTimeout, idleTimeout time.Duration
 	maxRead                                int64 // bytes one command may take
 
-	mu        sync.Mutex // guards the fields below and orders them with SetReadDeadline
-	idle      bool       // the next Read waits for a new command
-	readSoFar int64      // bytes read since the last awaitCommand
-	draining  bool
+	mu                sync.Mutex // guards the fields below and orders them with SetReadDeadline
+	handshakeDeadline time.Time  // before login, no Read or Write outlasts it
+	idle              bool       // the next Read waits for a new command
+	readSoFar         int64      // bytes read since the last awaitCommand
+	draining          bool
 }
 
 func newDeadlineConn(c net.Conn, cfg Config) *deadlineConn {
-	return &deadlineConn{Conn: c, readTimeout: cfg.ReadTimeout, writeTimeout: cfg.WriteTimeout, idleTimeout: cfg.IdleTimeout, maxRead: maxCommandBytes}
+	d := &deadlineConn{Conn: c, readTimeout: cfg.ReadTimeout, writeTimeout: cfg.WriteTimeout, idleTimeout: cfg.IdleTimeout, maxRead: maxCommandBytes}
+	if cfg.HandshakeTimeout > 0 {
+		d.handshakeDeadline = time.Now().Add(cfg.HandshakeTimeout)
+	}
+	return d
+}
+
+// loggedIn lifts the handshake deadline.
+func (d *deadlineConn) loggedIn() {
+	d.mu.Lock()
+	d.handshakeDeadline = time.Time{}
+	d.mu.Unlock()
+}
+
+// deadline is now+timeout, or the handshake deadline if that comes first.
+func (d *deadlineConn) deadline(timeout time.Duration) time.Time {
+	t := time.Now().Add(timeout)
+	if !d.handshakeDeadline.IsZero() && d.handshakeDeadline.Before(t) {
+		return d.handshakeDeadline
+	}
+	return t
 }
 
 // awaitCommand starts the idle wait for the next command.
@@ -77,7 +102,7 @@ func (d *deadlineConn) Read(p []byte) (int, error) {
 	if d.idle {
 		timeout, d.idle = d.idleTimeout, false
 	}
-	err := d.Conn.SetReadDeadline(time.Now().Add(timeout))
+	err := d.Conn.SetReadDeadline(d.deadline(timeout))
 	d.mu.Unlock()
 	if err != nil {
 		return 0, err
@@ -91,7 +116,10 @@ func (d *deadlineConn) Read(p []byte) (int, error) {
 
 // Write writes with the per-write deadline.
 func (d *deadlineConn) Write(p []byte) (int, error) {
-	if err := d.Conn.SetWriteDeadline(time.Now().Add(d.writeTimeout)); err != nil {
+	d.mu.Lock()
+	deadline := d.deadline(d.writeTimeout)
+	d.mu.Unlock()
+	if err := d.Conn.SetWriteDeadline(deadline); err != nil {
 		return 0, err
 	}
 	return d.Conn.Write(p)

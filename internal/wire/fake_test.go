@@ -232,7 +232,7 @@ type testServer struct {
 
 // startServer serves on 127.0.0.1:0 until the test ends. cfg's zero fields
 // get test-friendly values.
-func startServer(t *testing.T, cfg Config) *testServer {
+func startServer(t testing.TB, cfg Config) *testServer {
 	t.Helper()
 	logs := &syncBuffer{}
 	cfg.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
@@ -278,7 +278,7 @@ func (ts *testServer) dsn(user, password, db string) string {
 }
 
 // open returns a database/sql handle on the server as the test user.
-func (ts *testServer) open(t *testing.T) *sql.DB {
+func (ts *testServer) open(t testing.TB) *sql.DB {
 	t.Helper()
 	db, err := sql.Open("mysql", ts.dsn(testUser, testPassword, ""))
 	if err != nil {

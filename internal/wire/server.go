@@ -25,12 +25,22 @@ type Server struct {
 
 	started   time.Time
 	questions atomic.Uint64 // commands received, for COM_STATISTICS
+	panics    atomic.Uint64 // connections ended by a recovered panic
+	accepted  atomic.Uint64 // connections admitted
+	refused   atomic.Uint64 // connections refused with 1040
+	oversized atomic.Uint64 // connections closed for a packet above the limit
 
 	mu       sync.Mutex
 	serving  bool
 	draining bool
 	conns    map[*connection]struct{}
-	wg       sync.WaitGroup // connection goroutines, including refusals
+	// handshakes counts the connections still in the handshake, in total
+	// ("") and per source IP address.
+	handshakes map[string]int
+	wg         sync.WaitGroup // connection goroutines, including refusals
+
+	throttle     *logThrottle
+	packetMemory *packetMemory // client packets being received, all connections // warnings about floods: refusals, oversized packets, failed logins
 }
 
 // NewServer returns a server that authenticates users against accounts and
@@ -45,14 +55,17 @@ func NewServer(cfg Config, accounts Accounts, engine Engine) (*Server, error) {
 	}
 	auth := newAuthenticator(accounts, cfg)
 	return &Server{
-		cfg:      cfg,
-		accounts: accounts,
-		auth:     auth,
-		engine:   engine,
-		mysql:    server.NewServerWithAuth(cfg.ServerVersion, utf8mb4Collation, cfg.HandshakePlugin, cfg.RSAKey, cfg.TLS, auth),
-		log:      cfg.Logger,
-		started:  time.Now(),
-		conns:    make(map[*connection]struct{}),
+		cfg:          cfg,
+		accounts:     accounts,
+		engine:       engine,
+		auth:         auth,
+		mysql:        server.NewServerWithAuth(cfg.ServerVersion, utf8mb4Collation, cfg.HandshakePlugin, cfg.RSAKey, cfg.TLS, auth),
+		log:          cfg.Logger,
+		started:      time.Now(),
+		conns:        make(map[*connection]struct{}),
+		handshakes:   make(map[string]int),
+		throttle:     newLogThrottle(cfg.Logger, time.Second),
+		packetMemory: &packetMemory{limit: cfg.MaxBufferedBytes},
 	}, nil
 }
 
@@ -130,16 +143,21 @@ func (s *Server) admit(connCtx context.Context, nc net.Conn) {
 		return
 	}
 	s.wg.Add(1)
-	if len(s.conns) >= s.cfg.MaxConnections {
-		s.log.Warn("wire: too many connections; refusing", "remote", nc.RemoteAddr().String(), "max", s.cfg.MaxConnections)
+	source := sourceOf(nc.RemoteAddr())
+	if why := s.full(source); why != "" {
+		s.refused.Add(1)
+		s.throttle.warn("refused "+why, "wire: too many connections; refusing", "remote", nc.RemoteAddr().String(), "limit", why)
 		go func() {
 			defer s.wg.Done()
 			s.refuse(nc, errTooManyConnections)
 		}()
 		return
 	}
-	c := newConnection(connCtx, s, newDeadlineConn(nc, s.cfg))
+	s.accepted.Add(1)
+	c := newConnection(connCtx, s, newDeadlineConn(nc, s.cfg), source)
 	s.conns[c] = struct{}{}
+	s.handshakes[""]++
+	s.handshakes[source]++
 	go func() {
 		defer s.wg.Done()
 		defer s.forget(c)
@@ -147,10 +165,51 @@ func (s *Server) admit(connCtx context.Context, nc net.Conn) {
 	}()
 }
 
+// full says why a new connection from source cannot be admitted, or "".
+// Connections in the handshake may not take the ReservedSessions slots, nor
+// more than MaxHandshakesPerSource from one address. Callers hold s.mu.
+func (s *Server) full(source string) string {
+	switch {
+	case len(s.conns) >= s.cfg.MaxConnections:
+		return "max_connections"
+	case s.handshakes[""] >= s.cfg.MaxConnections-s.cfg.ReservedSessions:
+		return "handshake slots"
+	case s.handshakes[source] >= s.cfg.MaxHandshakesPerSource:
+		return "handshakes per source"
+	}
+	return ""
+}
+
+// handshakeDone releases c's handshake slot; it is called once, at login or
+// when a connection that never logged in ends.
+func (s *Server) handshakeDone(c *connection) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !c.inHandshake {
+		return
+	}
+	c.inHandshake = false
+	s.handshakes[""]--
+	if s.handshakes[c.source]--; s.handshakes[c.source] == 0 {
+		delete(s.handshakes, c.source)
+	}
+}
+
 func (s *Server) forget(c *connection) {
+	s.handshakeDone(c)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.conns, c)
+}
+
+// sourceOf is the IP address of a remote address (the whole address if it
+// has no port).
+func sourceOf(a net.Addr) string {
+	host, _, err := net.SplitHostPort(a.String())
+	if err != nil {
+		return a.String()
+	}
+	return host
 }
 
 // refuse sends e as the first packet, in place of the handshake (clients
@@ -208,3 +267,33 @@ func (s *Server) statistics() string {
 	return fmt.Sprintf("Uptime: %d  Threads: %d  Questions: %d  Queries per second avg: %.3f",
 		int64(uptime.Seconds()), threads, questions, float64(questions)/max(uptime.Seconds(), 1))
 }
+
+// Stats are the server's counters since it started, for metrics.
+type Stats struct {
+	Open             int    // connections now open, logged in or not
+	InHandshake      int    // of which not logged in yet
+	Accepted         uint64 // connections admitted
+	Refused          uint64 // connections refused with 1040
+	OversizedPackets uint64 // connections closed for a packet above the limit (1153)
+	FailedLogins     uint64
+	Commands         uint64
+	Panics           uint64 // connections ended by a recovered panic
+}
+
+// Stats returns the server's counters.
+func (s *Server) Stats() Stats {
+	s.mu.Lock()
+	open, handshaking := len(s.conns), s.handshakes[""]
+	s.mu.Unlock()
+	return Stats{
+		Open: open, InHandshake: handshaking, Accepted: s.accepted.Load(), Refused: s.refused.Load(),
+		OversizedPackets: s.oversized.Load(), FailedLogins: s.FailedLogins(), Commands: s.questions.Load(), Panics: s.panics.Load(),
+	}
+}
+
+// Panics is the number of connections ended by a panic (recovered and
+// logged); it should stay 0.
+func (s *Server) Panics() uint64 { return s.panics.Load() }
+
+// FailedLogins is the number of failed logins since the server started.
+func (s *Server) FailedLogins() uint64 { return s.auth.limiter.failedLogins() }

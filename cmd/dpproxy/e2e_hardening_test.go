@@ -1,0 +1,130 @@
+package main
+
+import (
+	"database/sql"
+	"errors"
+	"io"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/go-sql-driver/mysql"
+)
+
+// TestHostileStatementsThroughTheProxy: through the real proxy and
+// go-sql-driver, SHOW [GLOBAL] VARIABLES answers (it failed with 1105), and
+// an 82-digit literal in a query, a SET or a prepared statement is a parse
+// error on a connection that stays usable (the parser
+// panicked and the connection died with 2013).
+func TestHostileStatementsThroughTheProxy(t *testing.T) {
+	p := startProxy(t, "", nil)
+	db := p.connect(t, "demo", "demo")
+	db.SetMaxOpenConns(1)
+	for _, q := range []string{"SHOW VARIABLES", "SHOW GLOBAL VARIABLES", "SHOW VARIABLES LIKE 'max_allowed_packet'", "SHOW STATUS"} {
+		rows, err := db.Query(q)
+		if err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		n := 0
+		for rows.Next() {
+			n++
+		}
+		rows.Close()
+		if n == 0 {
+			t.Errorf("%s: no rows", q)
+		}
+	}
+	long := strings.Repeat("9", 82)
+	for _, q := range []struct {
+		sql  string
+		args []any
+	}{
+		{"SELECT " + long, nil},
+		{"SET @dp_epsilon = 0." + strings.Repeat("1", 80), nil},
+		{"SELECT COUNT(*) FROM pums WHERE age < ? AND age < " + long, []any{50}}, // prepared: COM_STMT_EXECUTE
+	} {
+		_, err := db.Exec(q.sql, q.args...)
+		var me *mysql.MySQLError
+		if !errors.As(err, &me) || me.Number != 1064 {
+			t.Errorf("%.40s: got %v, want error 1064", q.sql, err)
+		}
+		if err := db.Ping(); err != nil {
+			t.Fatalf("after %.40s: the connection is gone: %v", q.sql, err)
+		}
+	}
+	if strings.Contains(p.Logs(), "goroutine ") {
+		t.Error("the proxy logged a stack trace")
+	}
+}
+
+// TestMetricsEndpoint scrapes /metrics and /healthz of a running demo after
+// an answered query, a refused statement and a failed login.
+func TestMetricsEndpoint(t *testing.T) {
+	p := startProxy(t, "", nil)
+	db := p.connect(t, "demo", "demo")
+	if _, err := db.Exec("SELECT COUNT(*) FROM pums"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec("SELECT age FROM pums"); err == nil {
+		t.Fatal("a bare column was answered")
+	}
+	bad, err := sql.Open("mysql", "demo:wrong@tcp("+p.addr+")/dpproxy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bad.Close()
+	if bad.Ping() == nil {
+		t.Fatal("a wrong password logged in")
+	}
+
+	body := httpGet(t, "http://"+p.metricsAddr+"/metrics")
+	for _, want := range []struct {
+		series string
+		min    float64
+	}{
+		{`dpproxy_statements_total{outcome="ok"}`, 1},
+		{`dpproxy_statements_total{outcome="unsupported"}`, 1},
+		{`dpproxy_failed_logins_total`, 1},
+		{`dpproxy_connections_accepted_total`, 3},
+		{`dpproxy_epsilon_spent_total{table="pums",user="demo"}`, 0.1},
+		{`dpproxy_statement_duration_seconds_count{outcome="ok"}`, 1},
+		{`dpproxy_connections`, 1},
+	} {
+		got, ok := sample(body, want.series)
+		if !ok || got < want.min {
+			t.Errorf("%s = %v (found %v), want at least %v", want.series, got, ok, want.min)
+		}
+	}
+	if strings.Contains(body, "demo:wrong") || strings.Contains(body, "wrong") {
+		t.Error("/metrics mentions the password")
+	}
+	if got := httpGet(t, "http://"+p.metricsAddr+"/healthz"); strings.TrimSpace(got) != "ok" {
+		t.Errorf("/healthz: %q", got)
+	}
+}
+
+func httpGet(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %d %v", url, resp.StatusCode, err)
+	}
+	return string(b)
+}
+
+// sample returns the value of one series in a Prometheus text exposition.
+func sample(body, series string) (float64, bool) {
+	m := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(series) + ` (\S+)$`).FindStringSubmatch(body)
+	if m == nil {
+		return 0, false
+	}
+	v, err := strconv.ParseFloat(m[1], 64)
+	return v, err == nil
+}

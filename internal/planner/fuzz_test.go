@@ -1,0 +1,94 @@
+package planner_test
+
+import (
+	"testing"
+
+	"github.com/dpproxy/dpproxy/internal/fuzzseed"
+	"github.com/dpproxy/dpproxy/internal/planner"
+	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
+)
+
+// FuzzFrontEnd runs arbitrary text through the SQL front end (parse, then
+// plan a query) and checks that nothing panics and that every accepted
+// query releases only aggregates: each output is an aggregate (or, in a
+// histogram, the public bucket key) derived from the plan's releases, a
+// synopsis or the interactive domain, never a column's raw value. Seeds:
+// every statement of testdata/queries. Run longer with
+//
+//	go test -run '^$' -fuzz FuzzFrontEnd -fuzztime 10m ./internal/planner
+func FuzzFrontEnd(f *testing.F) {
+	for _, s := range fuzzseed.Inputs("../../testdata/queries") {
+		f.Add(s)
+	}
+	f.Add("SELECT 0." + "1111111111111111111111111111111111111111111111111111111111111111111111111111111111")
+	cat := testCatalog()
+	f.Fuzz(func(t *testing.T, sql string) {
+		parser := sqlrewrite.NewParser(cat)
+		st, err := parser.Parse(sql)
+		if err != nil {
+			return
+		}
+		var sel *sqlrewrite.Select
+		switch st := st.(type) {
+		case *sqlrewrite.Select:
+			sel = st
+		case *sqlrewrite.Explain:
+			sel = st.Select
+		default:
+			return
+		}
+		for _, it := range sel.Items {
+			if it.Agg.Func == 0 || (it.Agg.Func == sqlrewrite.BucketKey && sel.GroupBy == nil) {
+				t.Fatalf("%q: accepted item %q is not an aggregate", sql, it.Label)
+			}
+		}
+		for _, s := range []planner.Settings{{Epsilon: 1, Mechanism: "auto"}, {Epsilon: 0.1, Delta: 1e-6, Mechanism: "auto"}} {
+			plan, err := planner.New(cat).Plan(sel, s)
+			if err != nil {
+				continue
+			}
+			checkPlan(t, sql, sel, plan)
+		}
+	})
+}
+
+// checkPlan asserts that every output of an accepted plan is an aggregate
+// computed from released values.
+func checkPlan(t *testing.T, sql string, sel *sqlrewrite.Select, plan *planner.Plan) {
+	t.Helper()
+	if plan.Interactive != nil {
+		if len(plan.Outputs) > 1 {
+			t.Fatalf("%q: interactive plan with %d outputs", sql, len(plan.Outputs))
+		}
+		return
+	}
+	if len(plan.Outputs) != len(sel.Items) {
+		t.Fatalf("%q: %d outputs for %d items", sql, len(plan.Outputs), len(sel.Items))
+	}
+	for _, o := range plan.Outputs {
+		switch {
+		case o.Agg.Func == 0:
+			t.Fatalf("%q: output %q is not an aggregate", sql, o.Label)
+		case o.Agg.Func == sqlrewrite.BucketKey:
+			if sel.GroupBy == nil {
+				t.Fatalf("%q: bucket key without GROUP BY", sql)
+			}
+		case o.Derive == planner.FromSynopsis:
+			if plan.Synopsis == nil {
+				t.Fatalf("%q: output %q from a synopsis the plan lacks", sql, o.Label)
+			}
+		default:
+			if len(o.Args) == 0 {
+				t.Fatalf("%q: output %q derives from no release", sql, o.Label)
+			}
+			for _, a := range o.Args {
+				if a < 0 || a >= len(plan.Releases) {
+					t.Fatalf("%q: output %q derives from release %d of %d", sql, o.Label, a, len(plan.Releases))
+				}
+			}
+		}
+	}
+	if plan.Cost.Epsilon <= 0 && plan.Synopsis == nil {
+		t.Fatalf("%q: a plan that releases data costs ε = %v", sql, plan.Cost.Epsilon)
+	}
+}

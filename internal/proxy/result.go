@@ -1,0 +1,114 @@
+package proxy
+
+import (
+	"fmt"
+	"reflect"
+
+	"github.com/dpproxy/dpproxy/internal/dperr"
+)
+
+// ColumnType is the one Go type every non-NULL value of a result column has.
+type ColumnType int
+
+// The column types a Result may carry (package wire sends each as one MySQL type).
+const (
+	TextColumn  ColumnType = iota // string
+	IntColumn                     // int64
+	FloatColumn                   // float64
+)
+
+var columnGoTypes = [...]reflect.Type{
+	TextColumn:  reflect.TypeFor[string](),
+	IntColumn:   reflect.TypeFor[int64](),
+	FloatColumn: reflect.TypeFor[float64](),
+}
+
+// Column is a typed result column.
+type Column struct {
+	Name string
+	Type ColumnType
+}
+
+// Text, Int and Float declare result columns.
+func Text(name string) Column  { return Column{name, TextColumn} }
+func Int(name string) Column   { return Column{name, IntColumn} }
+func Float(name string) Column { return Column{name, FloatColumn} }
+
+// table builds a Result whose values are checked against typed columns as
+// each row is added, so a column can never mix types (the bug that made
+// SHOW VARIABLES fail with 1105): the first mismatch is kept and reported
+// by result.
+type table struct {
+	cols []Column
+	rows [][]any
+	err  error
+}
+
+func newTable(cols ...Column) *table { return &table{cols: cols, rows: [][]any{}} }
+
+// row appends one row; each value must be nil or of its column's type.
+func (t *table) row(values ...any) {
+	if t.err != nil {
+		return
+	}
+	if len(values) != len(t.cols) {
+		t.err = fmt.Errorf("row of %d values for %d columns", len(values), len(t.cols))
+		return
+	}
+	for j, v := range values {
+		if v != nil && reflect.TypeOf(v) != columnGoTypes[t.cols[j].Type] {
+			t.err = fmt.Errorf("column %q is %v, got a %T", t.cols[j].Name, columnGoTypes[t.cols[j].Type], v)
+			return
+		}
+	}
+	t.rows = append(t.rows, values)
+}
+
+// result returns the Result, or an internal error if a row did not fit.
+func (t *table) result() (*Result, error) {
+	if t.err != nil {
+		return nil, dperr.Wrap(dperr.Internal, t.err, "internal error: malformed result")
+	}
+	names := make([]string, len(t.cols))
+	for j, c := range t.cols {
+		names[j] = c.Name
+	}
+	return &Result{Columns: names, Rows: t.rows}, nil
+}
+
+// checkResult verifies a Result built without a table (private answers,
+// EXPLAIN, FROM-less SELECTs): every non-NULL value of a column has the same
+// type, one of int64, uint64, float64, string or []byte, and every row has
+// one value per column. Execute runs it on every answer, so a malformed
+// result is an internal error logged with its cause, never a half-sent
+// resultset.
+func checkResult(r *Result) error {
+	if r == nil {
+		return nil
+	}
+	for i, row := range r.Rows {
+		if len(row) != len(r.Columns) {
+			return dperr.New(dperr.Internal, "internal error: result row %d has %d values for %d columns", i, len(row), len(r.Columns))
+		}
+	}
+	for j, name := range r.Columns {
+		var first reflect.Type
+		for _, row := range r.Rows {
+			v := row[j]
+			if v == nil {
+				continue
+			}
+			switch v.(type) {
+			case int64, uint64, float64, string, []byte:
+			default:
+				return dperr.Wrap(dperr.Internal, fmt.Errorf("column %q holds a %T", name, v), "internal error: malformed result")
+			}
+			if first == nil {
+				first = reflect.TypeOf(v)
+			} else if reflect.TypeOf(v) != first {
+				return dperr.Wrap(dperr.Internal, fmt.Errorf("column %q mixes %v and %T", name, first, v), "internal error: malformed result")
+			}
+		}
+	}
+	return nil
+}

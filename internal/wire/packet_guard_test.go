@@ -1,0 +1,204 @@
+package wire
+
+import (
+	"bytes"
+	"crypto/tls"
+	"io"
+	"net"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-mysql-org/go-mysql/client"
+	gomysql "github.com/go-mysql-org/go-mysql/mysql"
+)
+
+// readRawPacket reads one packet's payload from a raw connection.
+func readRawPacket(t *testing.T, c net.Conn) []byte {
+	t.Helper()
+	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	var h [4]byte
+	if _, err := io.ReadFull(c, h[:]); err != nil {
+		t.Fatalf("reading a packet header: %v", err)
+	}
+	p := make([]byte, int(h[0])|int(h[1])<<8|int(h[2])<<16)
+	if _, err := io.ReadFull(c, p); err != nil {
+		t.Fatalf("reading a packet: %v", err)
+	}
+	return p
+}
+
+// wantPacketTooLarge reads an error packet 1153 and then the end of the connection.
+func wantPacketTooLarge(t *testing.T, c net.Conn) {
+	t.Helper()
+	p := readRawPacket(t, c)
+	if p[0] != gomysql.ERR_HEADER || uint16(p[1])|uint16(p[2])<<8 != gomysql.ER_NET_PACKET_TOO_LARGE {
+		t.Fatalf("got packet %q, want error 1153", p)
+	}
+	if n, err := c.Read(make([]byte, 1)); err == nil {
+		t.Fatalf("read %d more bytes, want the connection closed", n)
+	}
+}
+
+// TestOversizedPacketBeforeLogin: a header announcing 16 MiB before login is
+// answered with 1153 and the connection closed, without the server
+// allocating the announced size. Twenty such connections used to cost
+// 320 MiB (go-mysql grows its buffer to the announced length, then waits
+// for the bytes, so this test timed out waiting for the answer).
+func TestOversizedPacketBeforeLogin(t *testing.T) {
+	ts := startServer(t, Config{})
+	const hostile = 20
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	for range hostile {
+		c, err := net.Dial("tcp", ts.addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		readRawPacket(t, c) // the server's handshake
+		if _, err := c.Write([]byte{0xff, 0xff, 0xff, 1}); err != nil {
+			t.Fatal(err)
+		}
+		wantPacketTooLarge(t, c)
+	}
+	runtime.ReadMemStats(&after)
+	if grown := after.TotalAlloc - before.TotalAlloc; grown > 16<<20 {
+		t.Errorf("%d hostile headers allocated %d MiB, want under 16 MiB in all", hostile, grown>>20)
+	}
+	// A header at the limit's edge is fine: a handshake response just under
+	// it is parsed (and refused as malformed), not cut off as too large.
+	c, err := net.Dial("tcp", ts.addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	readRawPacket(t, c)
+	payload := bytes.Repeat([]byte{0}, preAuthMaxPacket)
+	if _, err := c.Write(append([]byte{0, preAuthMaxPacket >> 8, 0, 1}, payload...)); err != nil {
+		t.Fatal(err)
+	}
+	if p := readRawPacket(t, c); p[0] != gomysql.ERR_HEADER || uint16(p[1])|uint16(p[2])<<8 == gomysql.ER_NET_PACKET_TOO_LARGE {
+		t.Errorf("got %q for a packet at the pre-login limit, want a handshake error other than 1153", p)
+	}
+}
+
+// TestOversizedPacketAfterLogin: after login the limit is MaxAllowedPacket;
+// commands up to it work, one header above it ends the connection with 1153.
+func TestOversizedPacketAfterLogin(t *testing.T) {
+	ts := startServer(t, Config{MaxAllowedPacket: 64 << 10})
+	conn, err := client.Connect(ts.addr(), testUser, testPassword, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	// A statement of 60 KiB (above the pre-login limit) is fine.
+	long := "select '" + strings.Repeat("x", 60<<10) + "'"
+	if _, err := conn.Execute(long); err != nil {
+		t.Fatalf("a 60 KiB statement: %v", err)
+	}
+	if _, err := conn.Conn.Conn.Write([]byte{0x01, 0x00, 0x01, 0}); err != nil { // 64 KiB + 1
+		t.Fatal(err)
+	}
+	wantPacketTooLarge(t, conn.Conn.Conn)
+	waitFor(t, "oversized packet logged", 2*time.Second, func() bool {
+		return strings.Contains(ts.logs.String(), "packet above max_allowed_packet")
+	})
+}
+
+// TestPacketGuardSplitPackets: a logical packet sent as 16 MiB - 1 pieces
+// counts as their sum, and headers split across reads are parsed.
+func TestPacketGuardSplitPackets(t *testing.T) {
+	server, client := net.Pipe()
+	defer server.Close()
+	defer client.Close()
+	g := newPacketGuard(server, &packetMemory{limit: 1 << 40}, false, 20<<20)
+	g.authenticated.Store(true)
+	go func() {
+		// One byte at a time for the first header, then a full piece.
+		for _, b := range []byte{0xff, 0xff, 0xff, 0} {
+			_, _ = client.Write([]byte{b})
+		}
+		_, _ = client.Write(make([]byte, gomysql.MaxPayloadLen))
+		_, _ = client.Write([]byte{0xff, 0xff, 0x50, 1}) // 16 MiB - 1 + 5 MiB > 20 MiB
+		_, _ = io.Copy(io.Discard, client)
+	}()
+	buf := make([]byte, 64<<10)
+	var err error
+	for total := 0; err == nil; {
+		var n int
+		n, err = g.Read(buf)
+		total += n
+	}
+	if !g.refused() {
+		t.Fatalf("got %v, want the second piece refused", err)
+	}
+}
+
+// TestOversizedPacketOverTLS: on a TLS connection the guard under TLS
+// stands aside after the SSLRequest, and the one placed above TLS at login
+// refuses a header above MaxAllowedPacket with 1153.
+func TestOversizedPacketOverTLS(t *testing.T) {
+	serverTLS, pool := selfSignedTLS(t)
+	ts := startServer(t, Config{TLS: serverTLS, MaxAllowedPacket: 64 << 10})
+	conn, err := client.Connect(ts.addr(), testUser, testPassword, "", func(c *client.Conn) error {
+		c.SetTLSConfig(&tls.Config{RootCAs: pool, ServerName: "127.0.0.1"})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, ok := conn.Conn.Conn.(*tls.Conn); !ok {
+		t.Fatalf("the client connection is a %T, want TLS", conn.Conn.Conn)
+	}
+	if _, err := conn.Execute("select '" + strings.Repeat("x", 60<<10) + "'"); err != nil {
+		t.Fatalf("a 60 KiB statement over TLS: %v", err)
+	}
+	if _, err := conn.Conn.Conn.Write([]byte{0x01, 0x00, 0x01, 0}); err != nil {
+		t.Fatal(err)
+	}
+	wantPacketTooLarge(t, conn.Conn.Conn)
+}
+
+// TestPacketMemoryBudget: packets being received count against
+// MaxBufferedBytes across connections from their header on, so logged-in
+// clients that announce large packets and stall cannot together hold more;
+// the memory comes back when a connection ends.
+func TestPacketMemoryBudget(t *testing.T) {
+	ts := startServer(t, Config{MaxAllowedPacket: 1 << 20, MaxBufferedBytes: 1 << 20})
+	login := func() *client.Conn {
+		c, err := client.Connect(ts.addr(), testUser, testPassword, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	announce600K := []byte{0x00, 0x60, 0x09, 0} // 0x096000 = 614400 bytes
+	first := login()
+	if _, err := first.Conn.Conn.Write(announce600K); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "first packet counted", 2*time.Second, func() bool { return ts.packetMemory.used.Load() == 614400 })
+	second := login()
+	defer second.Close()
+	if _, err := second.Conn.Conn.Write(announce600K); err != nil {
+		t.Fatal(err)
+	}
+	p := readRawPacket(t, second.Conn.Conn)
+	if code := uint16(p[1]) | uint16(p[2])<<8; p[0] != gomysql.ERR_HEADER || code != gomysql.ER_OUT_OF_RESOURCES {
+		t.Fatalf("second stalled packet: got %q, want error 1041", p)
+	}
+	first.Close()
+	waitFor(t, "memory given back", 2*time.Second, func() bool { return ts.packetMemory.used.Load() == 0 })
+	third := login()
+	defer third.Close()
+	if _, err := third.Execute("select '" + strings.Repeat("y", 600<<10) + "'"); err != nil {
+		t.Fatalf("a 600 KiB statement after the memory came back: %v", err)
+	}
+	if got := ts.packetMemory.used.Load(); got != 0 {
+		t.Errorf("%d bytes still counted after the statement", got)
+	}
+}
