@@ -118,7 +118,7 @@ func ptrCheckBudget(epsilon, delta, size float64, steps int) error {
 	if err := mech.CheckEpsilon(epsilon); err != nil {
 		return err
 	}
-	if err := mech.CheckEpsilon(epsilon / float64(steps)); err != nil {
+	if err := mech.CheckEpsilon(mech.EvenShare(epsilon, steps)); err != nil {
 		return fmt.Errorf("per-step ε of %d steps: %w", steps, err)
 	}
 	if !(delta > 0 && delta <= 0.5) {
