@@ -32,6 +32,8 @@ users:
   - {name: ` + User + `, password_hash: "` + passwordHash + `", epsilon: 100, delta: 1.0e-3}
 tables:
   - name: pums
+    epsilon: 100
+    delta: 1.0e-3
     columns:
       - {name: age, type: integer, lower: 0, upper: 100, histogram: {epsilon: 1}}
       - {name: sex, type: integer, lower: 0, upper: 1}
