@@ -14,12 +14,17 @@ import (
 
 // EvenShare returns the largest float64 s ≤ total/parts with parts·s ≤ total
 // exactly (as real numbers), for total ≥ 0 finite and parts ≥ 1. It is
-// within an ulp of total/parts.
+// within an ulp of total/parts. A total that is negative, NaN or infinite
+// gives total/parts unchanged, for the caller's validation (CheckEpsilon)
+// to reject.
 func EvenShare(total float64, parts int) float64 {
-	if parts < 1 || !(total >= 0) || math.IsInf(total, 0) {
-		panic("mech: EvenShare needs a finite total ≥ 0 and parts ≥ 1")
+	if parts < 1 {
+		panic("mech: EvenShare needs parts ≥ 1")
 	}
 	s := total / float64(parts)
+	if !(total >= 0) || math.IsInf(total, 0) {
+		return s
+	}
 	exactTotal := ratOf(total)
 	k := new(big.Rat).SetInt64(int64(parts))
 	for s > 0 && new(big.Rat).Mul(k, ratOf(s)).Cmp(exactTotal) > 0 {
@@ -30,10 +35,16 @@ func EvenShare(total float64, parts int) float64 {
 
 // SplitShare splits total into a = total·fraction and b = total − a, both
 // rounded down so that a + b ≤ total exactly, for total ≥ 0 finite and
-// fraction in [0, 1]. Each is within an ulp of its real value.
+// fraction in [0, 1] (a constant of the caller). Each is within an ulp of
+// its real value. A total that is negative, NaN or infinite gives
+// total·fraction and total·(1 − fraction) unchanged, for the caller's
+// validation to reject.
 func SplitShare(total, fraction float64) (a, b float64) {
-	if !(total >= 0) || math.IsInf(total, 0) || !(fraction >= 0 && fraction <= 1) {
-		panic("mech: SplitShare needs a finite total ≥ 0 and a fraction in [0, 1]")
+	if !(fraction >= 0 && fraction <= 1) {
+		panic("mech: SplitShare needs a fraction in [0, 1]")
+	}
+	if !(total >= 0) || math.IsInf(total, 0) {
+		return total * fraction, total * (1 - fraction)
 	}
 	exactTotal := ratOf(total)
 	a = total * fraction

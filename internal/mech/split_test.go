@@ -75,4 +75,11 @@ func TestSharesEdgeCases(t *testing.T) {
 	if a, b := SplitShare(math.SmallestNonzeroFloat64, 0.1); a+b > math.SmallestNonzeroFloat64 {
 		t.Errorf("SplitShare(min, 0.1) = %v, %v", a, b)
 	}
+	// Invalid totals pass through for the caller's validation to reject.
+	if got := EvenShare(math.Inf(1), 3); !math.IsInf(got, 1) {
+		t.Errorf("EvenShare(+Inf, 3) = %v", got)
+	}
+	if a, _ := SplitShare(math.NaN(), 0.1); !math.IsNaN(a) {
+		t.Errorf("SplitShare(NaN, 0.1) = %v", a)
+	}
 }

@@ -51,7 +51,9 @@ import (
 //     statistics around the needed ranks are read (DESIGN.md §5); see
 //     ptr_stability.go for why the cap is private.
 //   - Budgets are the digest's corrected ones (§1.5). A step's ε is the
-//     release's ε divided by the number of steps; δ0 is each test's δ:
+//     release's ε divided by the number of steps, rounded down so that
+//     the steps' exact sum is at most the release's ε (mech.EvenShare);
+//     δ0 is each test's δ, split the same way:
 //
 //     mechanism              steps        δ of the release
 //     S (Scale)           3            2δ0
