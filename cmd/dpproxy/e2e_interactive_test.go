@@ -147,6 +147,7 @@ users:
   - {name: dana, password_hash: %q, epsilon: 20, delta: 0}
 tables:
   - name: visits
+    epsilon: 20
     columns:
       - {name: region, type: text}
       - {name: hour, type: integer, lower: 0, upper: 23}

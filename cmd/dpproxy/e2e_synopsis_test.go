@@ -40,6 +40,7 @@ users:
   - {name: carol, password_hash: %q, epsilon: 10, delta: 0}
 tables:
   - name: pums
+    epsilon: 10
     columns:
       - {name: age, type: integer, lower: 0, upper: 100, histogram: {epsilon: %g}}
       - {name: income, type: real, lower: 0, upper: 500000, histogram: {epsilon: %g, bins: 1000}}

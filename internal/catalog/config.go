@@ -161,6 +161,9 @@ type Table struct {
 	Source string `yaml:"source"`
 	// Epsilon, if > 0, caps what all analysts together may spend on the table,
 	// and Delta then caps their δ (0: no mechanism needing δ may run on it).
+	// Required (> 0) when a column declares a histogram or the table an
+	// interactive domain: those answer every analyst once built, so only
+	// this cap bounds what the analysts together see of the table.
 	Epsilon float64 `yaml:"epsilon"`
 	Delta   float64 `yaml:"delta"`
 	// Columns are the only columns analysts may use.
@@ -450,6 +453,41 @@ func (c *Config) Validate() error {
 				return err
 			}
 		}
+		if err := c.Tables[i].validateSharedCap(fmt.Sprintf("tables[%d]", i)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// validateSharedCap requires a table cap when the table declares a
+// histogram domain or an interactive domain. A synopsis or an interactive
+// instance, once built, answers every analyst: its ε is paid once, by the
+// analyst whose statement builds it, so the per-analyst budgets do not
+// bound what any analyst learns of the table through it; only the table's
+// cap (Epsilon, charged by every statement on the table, the build
+// included) does. The cap must also admit the build itself.
+func (t *Table) validateSharedCap(f string) error {
+	var shared []string
+	var largest float64
+	for j, col := range t.Columns {
+		if col.Histogram != nil {
+			shared = append(shared, fmt.Sprintf("%s.columns[%d].histogram", f, j))
+			largest = max(largest, col.Histogram.Epsilon)
+		}
+	}
+	if t.Interactive != nil {
+		shared = append(shared, f+".interactive")
+		largest = max(largest, t.Interactive.Epsilon)
+	}
+	if len(shared) == 0 {
+		return nil
+	}
+	if t.Epsilon == 0 {
+		return invalid(f+".epsilon", "a table cap is required when %s is declared: a synopsis or interactive instance answers every analyst once built, so only the table cap bounds what they learn together", strings.Join(shared, " and "))
+	}
+	if largest > t.Epsilon {
+		return invalid(f+".epsilon", "table cap %g is below the ε %g of a synopsis or interactive domain declared on it", t.Epsilon, largest)
 	}
 	return nil
 }

@@ -12,6 +12,7 @@ users:
   - {name: alice, password_hash: "*0123456789ABCDEF0123456789ABCDEF01234567", epsilon: 5}
 tables:
   - name: pums
+    epsilon: 5
     columns:
       - {name: age, type: integer, lower: 0, upper: 100, histogram: {epsilon: 0.5}}
       - {name: income, type: real, lower: 0, upper: 500000, histogram: {epsilon: 1, bins: 1024, workload: prefix, mechanism: dawa}}
@@ -68,6 +69,10 @@ func TestHistogramValidationNamesTheField(t *testing.T) {
 		{"{epsilon: 0.5}", "{epsilon: 0.5, workload: [[50, 10]]}", f + ".workload[0]"},
 		{"{epsilon: 0.5}", "{epsilon: 0.5, workload: [[0, 10], [90, 101]]}", f + ".workload[1]"},
 		{"{name: state, type: text}", "{name: state, type: text, histogram: {epsilon: 1}}", "tables[0].columns[3].histogram"},
+		// A synopsis answers every analyst: a table cap is required, and
+		// must admit the synopsis's ε.
+		{"    epsilon: 5\n", "", "tables[0].epsilon"},
+		{"    epsilon: 5\n", "    epsilon: 0.75\n", "tables[0].epsilon"},
 	} {
 		cfg := strings.Replace(histogramConfig, tc.from, tc.to, 1)
 		_, err := ParseConfig(strings.NewReader(cfg))

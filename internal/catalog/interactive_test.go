@@ -13,6 +13,7 @@ users:
   - {name: alice, password_hash: "*0123456789ABCDEF0123456789ABCDEF01234567", epsilon: 5, delta: 0}
 tables:
   - name: pums
+    epsilon: 5
     columns:
       - {name: age, type: integer, lower: 0, upper: 100}
       - {name: sex, type: integer, lower: 0, upper: 1}
@@ -84,5 +85,20 @@ func TestInteractiveDomainTooLarge(t *testing.T) {
 	var ve *ValidationError
 	if !errors.As(err, &ve) || ve.Field != "tables[0].interactive.columns" {
 		t.Errorf("got %v, want an error naming tables[0].interactive.columns", err)
+	}
+}
+
+// TestInteractiveRequiresTableCap: an interactive instance answers every
+// analyst once built, so the table must declare a cap that admits its ε.
+func TestInteractiveRequiresTableCap(t *testing.T) {
+	for _, tc := range []struct{ from, to string }{
+		{"    epsilon: 5\n", ""},
+		{"    epsilon: 5\n", "    epsilon: 0.5\n"},
+	} {
+		_, err := ParseConfig(strings.NewReader(strings.Replace(interactiveConfig, tc.from, tc.to, 1)))
+		var ve *ValidationError
+		if !errors.As(err, &ve) || ve.Field != "tables[0].epsilon" {
+			t.Errorf("%q → %q: got %v, want an error naming tables[0].epsilon", tc.from, tc.to, err)
+		}
 	}
 }

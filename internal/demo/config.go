@@ -42,6 +42,8 @@ users:
   - {name: ` + SHA2User + `, password_hash: "` + passwordHash + `", auth_plugin: caching_sha2_password, epsilon: 100, delta: 1.0e-3}
 tables:
   - name: pums
+    epsilon: 100
+    delta: 1.0e-3
     columns:
       - {name: age, type: integer, lower: 0, upper: 100, histogram: {epsilon: 1}}
       - {name: sex, type: integer, lower: 0, upper: 1}

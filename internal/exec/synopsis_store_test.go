@@ -25,7 +25,7 @@ func testSpec() *planner.SynopsisSpec {
 		Table:  &catalog.Table{Name: "t"},
 		Column: &catalog.Column{Name: "x"},
 		Domain: planner.Domain{Lower: 0, Upper: 16, Bins: 16, Integer: true},
-		Key:    "v1|t|x|[0, 16) in 16 bins|",
+		Key:    "v2|t|x|[0, 16) in 16 bins||eps=1|mechanism=identity|workload=all-ranges",
 		Config: catalog.Histogram{Bins: 16, Epsilon: testSynopsisEpsilon, Workload: catalog.Workload{Kind: catalog.WorkloadAllRanges}},
 	}
 }

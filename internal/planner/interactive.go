@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"github.com/dpproxy/dpproxy/internal/mech"
 	"math"
 	"strings"
 
@@ -85,12 +86,18 @@ func (ip *InteractivePlan) StateKey() string {
 }
 
 // CountEpsilon is the ε of the noisy row count n̂ that decides the rule.
+// CountEpsilon and RestEpsilon are rounded down so that their exact sum is
+// at most the instance's ε (mech.SplitShare).
 func (ip *InteractivePlan) CountEpsilon() float64 {
-	return ip.Config.Epsilon * mm.DefaultCountShare
+	count, _ := mech.SplitShare(ip.Config.Epsilon, mm.DefaultCountShare)
+	return count
 }
 
 // RestEpsilon is ε', what the chosen mechanism spends.
-func (ip *InteractivePlan) RestEpsilon() float64 { return ip.Config.Epsilon - ip.CountEpsilon() }
+func (ip *InteractivePlan) RestEpsilon() float64 {
+	_, rest := mech.SplitShare(ip.Config.Epsilon, mm.DefaultCountShare)
+	return rest
+}
 
 // HistogramRows is the threshold of the rule: the histogram is chosen when
 // n̂ ≥ √(2·|X|)·ln(2/β)/(α·ε').

@@ -28,6 +28,7 @@ package planner
 
 import (
 	"fmt"
+	"github.com/dpproxy/dpproxy/internal/mech"
 	"strings"
 
 	"github.com/dpproxy/dpproxy/internal/catalog"
@@ -258,7 +259,8 @@ func (p *Planner) Plan(sel *sqlrewrite.Select, s Settings) (*Plan, error) {
 		r.Trim = s.Trim
 	}
 	// Even split over the distinct releases; a mechanism that needs δ gets an
-	// equal share of the statement's δ.
+	// equal share of the statement's δ. Shares are rounded down, so that
+	// their exact sum never exceeds what the statement is charged.
 	var needDelta int
 	for _, r := range plan.Releases {
 		if r.Mechanism.NeedsDelta() {
@@ -269,9 +271,9 @@ func (p *Planner) Plan(sel *sqlrewrite.Select, s Settings) (*Plan, error) {
 		return nil, dperr.New(dperr.Unsupported, "this query needs delta > 0 (mechanisms with (epsilon, delta) guarantees); SET @dp_delta to a positive value")
 	}
 	for _, r := range plan.Releases {
-		r.Epsilon = s.Epsilon / float64(len(plan.Releases))
+		r.Epsilon = mech.EvenShare(s.Epsilon, len(plan.Releases))
 		if r.Mechanism.NeedsDelta() {
-			r.Delta = s.Delta / float64(needDelta)
+			r.Delta = mech.EvenShare(s.Delta, needDelta)
 		}
 		plan.Cost.Epsilon += r.Epsilon
 		plan.Cost.Delta += r.Delta

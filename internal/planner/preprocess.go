@@ -61,11 +61,12 @@ func (preprocessMechanism) Reads(r *Release) string {
 }
 
 func (m preprocessMechanism) Start(src noise.Source, r *Release, terms []float64, _ []int64) (Step, error) {
-	count, err := laplace.ReleaseCount(src, int64(math.Round(terms[0])), r.Epsilon*CountShare)
+	countEpsilon, rest := mech.SplitShare(r.Epsilon, CountShare)
+	count, err := laplace.ReleaseCount(src, int64(math.Round(terms[0])), countEpsilon)
 	if err != nil {
 		return nil, err
 	}
-	return m.withCount(r, terms, count.Value(), r.Epsilon*(1-CountShare))
+	return m.withCount(r, terms, count.Value(), rest)
 }
 
 // withCount starts the release with the noisy count ñ already released and
@@ -236,11 +237,11 @@ func (autoMean) Reads(r *Release) string {
 
 func (autoMean) Start(src noise.Source, r *Release, terms []float64, _ []int64) (Step, error) {
 	n := int64(math.Round(terms[0]))
-	count, err := laplace.ReleaseCount(src, n, r.Epsilon*CountShare)
+	countEpsilon, eps := mech.SplitShare(r.Epsilon, CountShare)
+	count, err := laplace.ReleaseCount(src, n, countEpsilon)
 	if err != nil {
 		return nil, err
 	}
-	eps := r.Epsilon * (1 - CountShare)
 	if count.Value()*r.Epsilon >= autoMeanThreshold {
 		return preprocessMechanism{}.withCount(r, terms, count.Value(), eps)
 	}

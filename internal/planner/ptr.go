@@ -61,11 +61,12 @@ func (ptrMechanism) Reads(r *Release) string {
 
 // params returns the PTR parameters of r and the noisy count that sets them.
 func ptrParams(src noise.Source, r *Release, n int64) (ptr.Params, error) {
-	count, err := laplace.ReleaseCount(src, n, r.Epsilon*CountShare)
+	countEpsilon, rest := mech.SplitShare(r.Epsilon, CountShare)
+	count, err := laplace.ReleaseCount(src, n, countEpsilon)
 	if err != nil {
 		return ptr.Params{}, err
 	}
-	return ptr.Params{Epsilon: r.Epsilon * (1 - CountShare), Delta: r.Delta, Size: count.Value(), Bounds: columnBounds(r)}, nil
+	return ptr.Params{Epsilon: rest, Delta: r.Delta, Size: count.Value(), Bounds: columnBounds(r)}, nil
 }
 
 func (ptrMechanism) Start(src noise.Source, r *Release, terms []float64, _ []int64) (Step, error) {

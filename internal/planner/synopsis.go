@@ -57,8 +57,8 @@ type SynopsisSpec struct {
 	Column *catalog.Column
 	Domain Domain
 	// Predicate is the canonical predicate on the other columns ("" for
-	// every row); Key identifies the synopsis: table, column, domain and
-	// Predicate.
+	// every row); Key identifies the synopsis: table, column, domain,
+	// Predicate and the configuration that releases it (synopsisKey).
 	Predicate string
 	Key       string
 	// Histogram is the fetch that builds it: one GROUP BY histogram over
@@ -297,8 +297,7 @@ func (sp *synopsisPlanner) split(col *catalog.Column, d Domain, conds []sqlrewri
 // other, adding it if new.
 func (sp *synopsisPlanner) synopsis(col *catalog.Column, d Domain, other []sqlrewrite.Condition) int {
 	pred := canonicalPredicate(sp.table, other)
-	key := fmt.Sprintf("v1|%s|%s|[%s, %s) in %d bins|%s", strings.ToLower(sp.table.Name), strings.ToLower(col.Name),
-		formatNumber(d.Lower), formatNumber(d.Upper), d.Bins, pred)
+	key := synopsisKey(sp.table, col, d, pred)
 	for i, s := range sp.plan.Synopses {
 		if s.Key == key {
 			return i

@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"strconv"
@@ -9,6 +10,24 @@ import (
 	"github.com/dpproxy/dpproxy/internal/catalog"
 	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
 )
+
+// synopsisKey identifies the synopsis of col over d for the canonical
+// predicate pred: the table, column, domain and predicate, and everything
+// of the column's histogram configuration that changes what is released
+// (ε, mechanism, workload). A changed configuration therefore names a new
+// synopsis, built and paid once, instead of being ignored in favour of one
+// built under the old configuration.
+func synopsisKey(t *catalog.Table, col *catalog.Column, d Domain, pred string) string {
+	h := col.Histogram
+	var workload strings.Builder
+	workload.WriteString(h.Workload.Kind)
+	for _, r := range h.Workload.Ranges {
+		fmt.Fprintf(&workload, " [%s, %s]", formatNumber(r[0]), formatNumber(r[1]))
+	}
+	return fmt.Sprintf("v2|%s|%s|[%s, %s) in %d bins|%s|eps=%s|mechanism=%s|workload=%s",
+		strings.ToLower(t.Name), strings.ToLower(col.Name), formatNumber(d.Lower), formatNumber(d.Upper), d.Bins, pred,
+		formatNumber(h.Epsilon), strings.ToLower(h.Mechanism), workload.String())
+}
 
 // canonicalPredicate renders a conjunction of conditions on declared
 // columns (catalog names) so that equivalent conjunctions give the same

@@ -175,3 +175,42 @@ func TestAutoMechanismRule(t *testing.T) {
 		}
 	}
 }
+
+// TestSynopsisKeyIncludesConfiguration: a synopsis built under one
+// histogram configuration must not answer for another, so every field that
+// changes the release (ε, mechanism, workload kind and ranges) changes the
+// key, and nothing else does. (The key of v1 held only the table, column,
+// domain and predicate: every case below but "same" collided.)
+func TestSynopsisKeyIncludesConfiguration(t *testing.T) {
+	lo, hi := 0.0, 100.0
+	base := catalog.Histogram{Bins: 101, Epsilon: 1, Mechanism: catalog.SynopsisAuto, Workload: catalog.Workload{Kind: catalog.WorkloadAllRanges}}
+	key := func(h catalog.Histogram) string {
+		col := catalog.Column{Name: "Age", Type: catalog.Integer, Lower: &lo, Upper: &hi, Histogram: &h}
+		tbl := &catalog.Table{Name: "T", Columns: []catalog.Column{col}}
+		return synopsisKey(tbl, &tbl.Columns[0], Domain{Lower: 0, Upper: 101, Bins: 101, Integer: true}, "")
+	}
+	same := key(base)
+	if again := key(base); again != same {
+		t.Fatalf("key not deterministic: %q and %q", same, again)
+	}
+	for name, change := range map[string]func(*catalog.Histogram){
+		"epsilon":        func(h *catalog.Histogram) { h.Epsilon = 2 },
+		"epsilon by ulp": func(h *catalog.Histogram) { h.Epsilon = math.Nextafter(1, 2) },
+		"mechanism":      func(h *catalog.Histogram) { h.Mechanism = catalog.SynopsisDAWA },
+		"workload kind":  func(h *catalog.Histogram) { h.Workload.Kind = catalog.WorkloadPrefix },
+		"workload ranges": func(h *catalog.Histogram) {
+			h.Workload = catalog.Workload{Kind: catalog.WorkloadRanges, Ranges: [][2]float64{{0, 10}}}
+		},
+	} {
+		h := base
+		change(&h)
+		if got := key(h); got == same {
+			t.Errorf("%s changed but the key did not: %q", name, got)
+		}
+	}
+	a := key(catalog.Histogram{Bins: 101, Epsilon: 1, Workload: catalog.Workload{Kind: catalog.WorkloadRanges, Ranges: [][2]float64{{0, 10}}}})
+	b := key(catalog.Histogram{Bins: 101, Epsilon: 1, Workload: catalog.Workload{Kind: catalog.WorkloadRanges, Ranges: [][2]float64{{0, 10}, {20, 30}}}})
+	if a == b {
+		t.Errorf("different workload ranges share the key %q", a)
+	}
+}

@@ -2,7 +2,6 @@ package histogram
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/dpproxy/dpproxy/internal/mech"
 	"github.com/dpproxy/dpproxy/internal/mech/noise"
@@ -225,17 +224,16 @@ func (o DAWAOptions) branching() int {
 	return o.Branching
 }
 
-// dawaSplit returns ε1 = ρ·ε and ε2 with ε1 + ε2 ≤ ε in floating point,
-// both at least MinStageEpsilon.
+// dawaSplit returns ε1 ≈ ρ·ε and ε2 ≈ ε − ε1 with ε1 + ε2 ≤ ε exactly (as
+// real numbers, mech.SplitShare), both at least MinStageEpsilon.
 func dawaSplit(epsilon, rho float64) (eps1, eps2 float64, err error) {
 	if err := mech.CheckEpsilon(epsilon); err != nil {
 		return 0, 0, err
 	}
-	eps1 = rho * epsilon
-	eps2 = epsilon - eps1
-	for eps1+eps2 > epsilon {
-		eps2 = math.Nextafter(eps2, 0)
+	if !(rho > 0 && rho < 1) {
+		return 0, 0, fmt.Errorf("%w: stage-1 share ρ = %v, must be in (0, 1)", mech.ErrInvalidInput, rho)
 	}
+	eps1, eps2 = mech.SplitShare(epsilon, rho)
 	if eps1 < MinStageEpsilon || eps2 < MinStageEpsilon {
 		return 0, 0, fmt.Errorf("%w: %v split into %v and %v, each must be at least 2^-20", mech.ErrInvalidEpsilon, epsilon, eps1, eps2)
 	}

@@ -61,21 +61,55 @@ type dawaSpan struct {
 // are found reliably and merged beyond the noise-first cap, while short
 // structure is left to the tests.
 func dawaDeviationTree(src noise.Source, x []int64, p dawaDevTreeParams) ([]dawaSpan, error) {
-	n := len(x)
-	depths := 0
-	for size := n; size > p.refine; size = (size + p.fanout - 1) / p.fanout {
-		depths++
+	m, err := newDawaDevTreeMeasure(len(x), p)
+	if err != nil || m.depths == 0 {
+		return dawaDevTreeWalk(len(x), p, nil), err
 	}
-	if depths == 0 {
-		return []dawaSpan{{0, n, false}}, nil
+	return dawaDevTreeWalk(len(x), p, func(lo, hi int) bool {
+		negative, magnitude := m.noise.Sample(src)
+		z := exact.Int128{Hi: int64(magnitude.Hi), Lo: magnitude.Lo}
+		if negative {
+			z = z.Neg()
+		}
+		return exact.Int(int64(dawaBlockDev(x[lo:hi], m.unit))).Add(z).Cmp(m.threshold) <= 0
+	}), nil
+}
+
+// dawaDevTreeMeasure is the public part of the deviation release of a
+// tree over n bins: the number of depths holding measured nodes, the unit
+// 2^-unit of the deviations, the noise and the merge threshold.
+type dawaDevTreeMeasure struct {
+	depths    int
+	unit      int
+	noise     noise.Dlap
+	threshold exact.Int128
+}
+
+// newDawaDevTreeMeasure returns the measure for n bins (depths = 0 and no
+// noise when no node is wider than p.refine).
+func newDawaDevTreeMeasure(n int, p dawaDevTreeParams) (dawaDevTreeMeasure, error) {
+	var m dawaDevTreeMeasure
+	for size := n; size > p.refine; size = (size + p.fanout - 1) / p.fanout {
+		m.depths++
+	}
+	if m.depths == 0 {
+		return m, nil
 	}
 	// Unit 2^-a with the noise scale (count units) at ≥ 2^24 units.
-	a := dawaCostUnitBits - math.Ilogb(float64(2*depths)/p.eps)
-	noise, err := noise.NewDlap(uint64(depths)*dawaDevSensitivity(uint64(n), a), p.eps)
-	if err != nil {
-		return nil, err
+	m.unit = dawaCostUnitBits - math.Ilogb(float64(2*m.depths)/p.eps)
+	var err error
+	if m.noise, err = noise.NewDlap(uint64(m.depths)*dawaDevSensitivity(uint64(n), m.unit), p.eps); err != nil {
+		return m, err
 	}
-	threshold := exact.Int(int64(math.Floor(p.tau * noise.Scale())))
+	m.threshold = exact.Int(int64(math.Floor(p.tau * m.noise.Scale())))
+	return m, nil
+}
+
+// dawaDevTreeWalk walks the tree over n bins from the root: a node wider
+// than p.refine becomes one merged span if merge(lo, hi) says so, else it
+// is split into its fan-out children; narrower nodes are returned
+// unmerged. merge is called once per measured node, in walk order.
+func dawaDevTreeWalk(n int, p dawaDevTreeParams, merge func(lo, hi int) bool) []dawaSpan {
 	var spans []dawaSpan
 	var walk func(lo, hi int)
 	walk = func(lo, hi int) {
@@ -84,12 +118,7 @@ func dawaDeviationTree(src noise.Source, x []int64, p dawaDevTreeParams) ([]dawa
 			spans = append(spans, dawaSpan{lo, hi, false})
 			return
 		}
-		negative, magnitude := noise.Sample(src)
-		z := exact.Int128{Hi: int64(magnitude.Hi), Lo: magnitude.Lo}
-		if negative {
-			z = z.Neg()
-		}
-		if exact.Int(int64(dawaBlockDev(x[lo:hi], a))).Add(z).Cmp(threshold) <= 0 {
+		if merge(lo, hi) {
 			spans = append(spans, dawaSpan{lo, hi, true})
 			return
 		}
@@ -105,7 +134,7 @@ func dawaDeviationTree(src noise.Source, x []int64, p dawaDevTreeParams) ([]dawa
 		}
 	}
 	walk(0, n)
-	return spans, nil
+	return spans
 }
 
 // dawaBlockDev returns min(⌊dev(x̄, block)·2^a⌋, dawaCostCap) exactly, for a

@@ -20,6 +20,10 @@ type dawaNoisyCostParams struct {
 	// offset is the public per-bucket price κ in units of the bucket's
 	// noise scale (digest §2.10.3, design C2); 0 is the paper's cost.
 	offset float64
+	// unitBits overrides dawaCostUnitBits (0: the constant). The privacy
+	// proof holds for every unit; the exact check uses a coarse one so
+	// that the noise's support can be summed.
+	unitBits int
 }
 
 // dawaCostUnitBits sets the integer unit of stage 1's costs: 2^-24 of the
@@ -94,13 +98,47 @@ func dawaNoisyCostPartition(src noise.Source, x []int64, p dawaNoisyCostParams) 
 	if n == 1 {
 		return []int{0}, nil
 	}
+	table, err := newDawaCostTable(x, p)
+	if err != nil {
+		return nil, err
+	}
+	costs := newDawaNoisyCosts(n, table.lengths)
+	for li := range table.lengths {
+		for i, c := range table.cost[li] {
+			negative, magnitude := table.noise[li].Sample(src)
+			z := exact.Int128{Hi: int64(magnitude.Hi), Lo: magnitude.Lo}
+			if negative {
+				z = z.Neg()
+			}
+			costs.set(li, i, exact.Int(c).Add(z))
+		}
+	}
+	return dawaLeastCostPartition(costs), nil
+}
+
+// dawaCostTable is stage 1's noise-free part: the candidate lengths, each
+// candidate's cost c_b (deviation, penalty and offset, in units) and the
+// discrete Laplace noise of each length.
+type dawaCostTable struct {
+	lengths []int
+	cost    [][]int64
+	noise   []noise.Dlap
+}
+
+// newDawaCostTable returns the cost table of x for p (n ≥ 2).
+func newDawaCostTable(x []int64, p dawaNoisyCostParams) (dawaCostTable, error) {
+	n := len(x)
 	if p.allIntervals && n > 1<<13 {
-		return nil, fmt.Errorf("%w: all-interval candidates need n ≤ 8192 bins, got %d", mech.ErrInvalidInput, n)
+		return dawaCostTable{}, fmt.Errorf("%w: all-interval candidates need n ≤ 8192 bins, got %d", mech.ErrInvalidInput, n)
 	}
 	lengths := dawaCandidateLengths(n, p.allIntervals)
 	longest := float64(lengths[len(lengths)-1])
 	// Unit u = 2^-a with the smallest noise scale, Δ*/ε1, at ≥ 2^24 units.
-	a := dawaCostUnitBits - math.Ilogb(2*(1-1/longest)/p.eps1)
+	unitBits := dawaCostUnitBits
+	if p.unitBits != 0 {
+		unitBits = p.unitBits
+	}
+	a := unitBits - math.Ilogb(2*(1-1/longest)/p.eps1)
 	sensitivity := make([]uint64, len(lengths))
 	for li, l := range lengths {
 		sensitivity[li] = dawaDevSensitivity(uint64(l), a)
@@ -108,25 +146,21 @@ func dawaNoisyCostPartition(src noise.Source, x []int64, p dawaNoisyCostParams) 
 	dStar := sensitivity[len(lengths)-1]
 	penalty := math.Round(math.Ldexp(1/p.eps2, a))
 	if !(penalty < 1<<60) {
-		return nil, fmt.Errorf("%w: stage-1 penalty 1/ε2 = %v too large for ε1 = %v", mech.ErrInvalidEpsilon, 1/p.eps2, p.eps1)
+		return dawaCostTable{}, fmt.Errorf("%w: stage-1 penalty 1/ε2 = %v too large for ε1 = %v", mech.ErrInvalidEpsilon, 1/p.eps2, p.eps1)
 	}
-	costs := newDawaNoisyCosts(n, lengths)
+	t := dawaCostTable{lengths: lengths, cost: make([][]int64, len(lengths)), noise: make([]noise.Dlap, len(lengths))}
 	for li, l := range lengths {
 		noise, err := noise.NewDlap(dStar+sensitivity[li], p.eps1)
 		if err != nil {
-			return nil, err
+			return dawaCostTable{}, err
 		}
-		base := exact.Int(int64(penalty) + int64(math.Round(p.offset*noise.Scale())))
-		for i, dev := range dawaDevCosts(x, l, a, dawaCostCap) {
-			negative, magnitude := noise.Sample(src)
-			z := exact.Int128{Hi: int64(magnitude.Hi), Lo: magnitude.Lo}
-			if negative {
-				z = z.Neg()
-			}
-			costs.set(li, i, base.Add(exact.Int(int64(dev))).Add(z))
+		t.noise[li] = noise
+		base := int64(penalty) + int64(math.Round(p.offset*noise.Scale()))
+		for _, dev := range dawaDevCosts(x, l, a, dawaCostCap) {
+			t.cost[li] = append(t.cost[li], base+int64(dev))
 		}
 	}
-	return dawaLeastCostPartition(costs), nil
+	return t, nil
 }
 
 // dawaDevSensitivity returns D_l = ⌈2(1-1/l)·2^a⌉, the sensitivity of a

@@ -19,7 +19,10 @@ import (
 // The pairs are the digest's worst cases: all singletons on 0000 → 0100
 // for the paper's noise ({[1],[2],[3,4]} on the same pair for the authors'
 // code; 2222 → 2322 is the same pair for a deviation-based cost, which no
-// constant shift changes).
+// constant shift changes). The exact checks with their mutation tests are
+// in stage1_exact_test.go (deviation tree) and
+// stage1_noisycost_exact_test.go (noisy costs); this sampled test runs the
+// production unit.
 
 // stage1Samples is the number of runs per histogram.
 const stage1Samples = 120000

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sort"
+	"strings"
 )
 
 // Mechanism runs the mechanism under audit once on dataset D (neighbour 0)
@@ -98,15 +99,17 @@ func Run(cfg Config, m Mechanism) (Result, error) {
 	if err := validate(cfg); err != nil {
 		return Result{}, err
 	}
+	pilot := pilotRun(cfg, m)
 	edges := cfg.Edges
 	if len(edges) == 0 {
-		edges = pilotEdges(cfg, m)
+		edges = pilotEdges(cfg, pilot)
 	}
-	var hist [2][]int
+	var hist, pilotHist [2][]int
 	for nb, stream := range []uint64{streamD, streamNeighbour} {
 		hist[nb] = histogram(m, NewSource(cfg.Seed, stream), nb, cfg.Samples, edges)
+		pilotHist[nb] = bucketize(pilot[nb], edges)
 	}
-	res := bound(cfg, edges, hist)
+	res := bound(cfg, edges, hist, pilotHist)
 	res.Edges = edges
 	return res, nil
 }
@@ -138,19 +141,42 @@ func confidence(cfg Config) float64 {
 	return cfg.Confidence
 }
 
-// pilotEdges cuts the pooled outcomes of a pilot run at equally spaced
-// quantiles, dropping repeated edges (atoms of discrete outcomes).
-func pilotEdges(cfg Config, m Mechanism) []float64 {
+// pilotRun runs m on both datasets, on streams of their own (independent
+// of the main run): its outcomes choose the bucket edges (when not given)
+// and the ratio-ranked events, so both are fixed before the counts that
+// the confidence bounds use are drawn.
+func pilotRun(cfg Config, m Mechanism) [2][]float64 {
 	bins := cfg.Bins
 	if bins == 0 {
 		bins = DefaultBins
 	}
+	// With the edges given the pilot only ranks the buckets by ratio:
+	// an eighth of the samples does (a quarter when it also cuts edges).
 	n := min(max(cfg.Samples/4, bins), maxPilot)
-	var pooled []float64
+	if len(cfg.Edges) > 0 {
+		n = min(max(cfg.Samples/8, bins), maxPilot)
+	}
+	var out [2][]float64
 	for nb, stream := range []uint64{streamPilotD, streamPilotNeighbour} {
 		src := NewSource(cfg.Seed, stream)
 		for range n {
-			if x := m(src, nb); !math.IsNaN(x) {
+			out[nb] = append(out[nb], m(src, nb))
+		}
+	}
+	return out
+}
+
+// pilotEdges cuts the pooled outcomes of the pilot run at equally spaced
+// quantiles, dropping repeated edges (atoms of discrete outcomes).
+func pilotEdges(cfg Config, pilot [2][]float64) []float64 {
+	bins := cfg.Bins
+	if bins == 0 {
+		bins = DefaultBins
+	}
+	var pooled []float64
+	for _, xs := range pilot {
+		for _, x := range xs {
+			if !math.IsNaN(x) {
 				pooled = append(pooled, x)
 			}
 		}
@@ -174,20 +200,61 @@ func pilotEdges(cfg Config, m Mechanism) []float64 {
 func histogram(m Mechanism, src rand.Source, nb, samples int, edges []float64) []int {
 	h := make([]int, len(edges)+2)
 	for range samples {
-		x := m(src, nb)
-		if math.IsNaN(x) {
-			h[len(h)-1]++
-			continue
-		}
-		h[sort.Search(len(edges), func(i int) bool { return edges[i] > x })]++
+		h[bucketOf(m(src, nb), edges)]++
 	}
 	return h
 }
 
-// event is the union of ordered buckets [lo, hi), or the NaN bucket.
+// bucketize counts xs in the buckets of histogram.
+func bucketize(xs []float64, edges []float64) []int {
+	h := make([]int, len(edges)+2)
+	for _, x := range xs {
+		h[bucketOf(x, edges)]++
+	}
+	return h
+}
+
+// bucketOf returns the bucket of x: the number of edges ≤ x, or the NaN
+// bucket len(edges)+1.
+func bucketOf(x float64, edges []float64) int {
+	if math.IsNaN(x) {
+		return len(edges) + 1
+	}
+	return sort.Search(len(edges), func(i int) bool { return edges[i] > x })
+}
+
+// event is the union of ordered buckets [lo, hi), or the NaN bucket, or
+// (set non-nil) the union of the buckets listed in set, the NaN bucket
+// being index len(edges)+1.
 type event struct {
 	lo, hi int
 	nan    bool
+	set    []int
+}
+
+// ratioEvents returns, for each direction a, the unions of the j buckets
+// (NaN included) with the highest pilot ratios (p_a + ½)/(p_b + ½), for
+// every j. Where the privacy loss is spread thinly over many buckets,
+// each below δ (a mechanism that leaks in many places at once), only such
+// a union holds enough of the leaking mass to exceed δ: (ε, δ)-DP bounds
+// P(S) − e^ε·P'(S) ≤ δ for the whole region S where the ratio is large,
+// not for each bucket of it.
+func ratioEvents(pilot [2][]int) []event {
+	k := len(pilot[0])
+	var es []event
+	for a := range 2 {
+		b := 1 - a
+		order := make([]int, k)
+		for i := range order {
+			order[i] = i
+		}
+		ratio := func(i int) float64 { return (float64(pilot[a][i]) + 0.5) / (float64(pilot[b][i]) + 0.5) }
+		sort.SliceStable(order, func(i, j int) bool { return ratio(order[i]) > ratio(order[j]) })
+		for j := 1; j < k; j++ {
+			es = append(es, event{set: slices.Clone(order[:j])})
+		}
+	}
+	return es
 }
 
 // events returns every bucket, every union of the lowest buckets and every
@@ -209,6 +276,20 @@ func events(k int) []event {
 
 // describe renders an event with the bucket edges.
 func (e event) describe(edges []float64) string {
+	if e.set != nil {
+		parts := make([]string, len(e.set))
+		for i, b := range e.set {
+			if b == len(edges)+1 {
+				parts[i] = "{NaN}"
+				continue
+			}
+			parts[i] = event{lo: b, hi: b + 1}.describe(edges)
+		}
+		if len(parts) > 4 {
+			parts = append(parts[:4], fmt.Sprintf("… (%d buckets)", len(e.set)))
+		}
+		return strings.Join(parts, " ∪ ")
+	}
 	if e.nan {
 		return "{NaN}"
 	}
@@ -228,6 +309,13 @@ func (e event) describe(edges []float64) string {
 
 // count returns the number of outcomes of h in e.
 func (e event) count(h []int) int {
+	if e.set != nil {
+		c := 0
+		for _, b := range e.set {
+			c += h[b]
+		}
+		return c
+	}
 	if e.nan {
 		return h[len(h)-1]
 	}
@@ -239,8 +327,8 @@ func (e event) count(h []int) int {
 }
 
 // bound computes the Result from the two histograms.
-func bound(cfg Config, edges []float64, hist [2][]int) Result {
-	es := events(len(edges) + 1)
+func bound(cfg Config, edges []float64, hist, pilot [2][]int) Result {
+	es := append(events(len(edges)+1), ratioEvents(pilot)...)
 	// Four one-sided bounds per event: a lower and an upper bound for
 	// each dataset.
 	alpha := (1 - confidence(cfg)) / float64(4*len(es))

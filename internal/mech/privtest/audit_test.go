@@ -88,7 +88,7 @@ func TestEvents(t *testing.T) {
 	// Three ordered buckets: 3 single buckets, prefix [0,2), suffix [1,3),
 	// "not NaN" [0,3), and NaN.
 	es := events(3)
-	want := []event{{0, 1, false}, {1, 2, false}, {2, 3, false}, {0, 2, false}, {1, 3, false}, {0, 3, false}, {nan: true}}
+	want := []event{{lo: 0, hi: 1}, {lo: 1, hi: 2}, {lo: 2, hi: 3}, {lo: 0, hi: 2}, {lo: 1, hi: 3}, {lo: 0, hi: 3}, {nan: true}}
 	if fmt.Sprint(es) != fmt.Sprint(want) {
 		t.Errorf("got %v, want %v", es, want)
 	}
@@ -111,5 +111,39 @@ func TestChiSquare(t *testing.T) {
 	}
 	if _, _, err := ChiSquare([]int{1, 0}, []float64{0, 1}, 0.05); err == nil {
 		t.Errorf("draws in a cell of probability 0: got nil error, want one")
+	}
+}
+
+// spreadLeak is (0, 0.03)-DP and no better at δ < 0.03: on D' it answers a
+// uniform even integer in [0, 60); on D the same with probability 0.97,
+// else a uniform odd integer. Each odd bucket holds 0.001 < δ = 0.01, and
+// every prefix or suffix union mixes odd and even buckets evenly, so
+// subtracting δ per bucket hides the leak; the whole odd region holds 0.03.
+func spreadLeak(src rand.Source, neighbour int) float64 {
+	r := rand.New(src)
+	if neighbour == 0 && r.Float64() < 0.03 {
+		return float64(2*r.IntN(30) + 1)
+	}
+	return float64(2 * r.IntN(30))
+}
+
+// TestRunSeesSpreadLeak: δ bounds the total mass where the ratio is
+// large, so a leak of 0.03 spread over 30 buckets of 0.001 must fail a
+// claim of δ = 0.01 (without the ratio-ranked unions the lower bound is
+// 0, checked by hand on the old event family), and pass a claim of 0.04.
+func TestRunSeesSpreadLeak(t *testing.T) {
+	for _, tc := range []struct {
+		delta    float64
+		wantFail bool
+	}{{0.01, true}, {0.04, false}} {
+		cfg := Config{Epsilon: 0.1, Delta: tc.delta, Samples: 100000, Seed: Seed(t, 0x5eed03), Edges: IntegerEdges(0, 60)}
+		res, err := Run(cfg, spreadLeak)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("δ = %v: ε̂_lb=%.4f at %s", tc.delta, res.LowerBound, res.Event)
+		if failed := res.LowerBound > cfg.Epsilon; failed != tc.wantFail {
+			t.Errorf("δ = %v: audit failed %v, want %v (lower bound %v)", tc.delta, failed, tc.wantFail, res.LowerBound)
+		}
 	}
 }

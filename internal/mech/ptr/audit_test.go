@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/dpproxy/dpproxy/internal/mech"
@@ -16,9 +17,15 @@ import (
 // (ε, δ), and the 99.9% lower confidence bound on the privacy loss must not
 // exceed ε (privtest's package comment; a correct mechanism fails one audit
 // with probability ≤ 10⁻³; the seeds are fixed, so the outcome is
-// deterministic). ⊥ is the NaN outcome, an event of its own. The pairs are
-// hard cases: ties at the quartiles and the median, values at the bounds,
-// n = 0, 1, 2, the count floor of TM, outlier rows for the regressions.
+// deterministic). ⊥ is the NaN outcome, an event of its own. The pairs
+// cover ties at the quartiles and the median, values at the bounds,
+// n = 0, 1, 2, the count floor of TM, outlier rows for the regressions, and
+// (the "answering" cases) datasets stable enough that the mechanism
+// answers most of the time: a pair that answers ⊥ with probability above
+// 1 − δ carries no information at that δ. These audits are a smoke test:
+// the composed claim is far above what one pair can show, so they cannot
+// see a 25% cut in the noise; the exact checks (exact_check_test.go,
+// steps_check_test.go) carry the privacy argument and its mutation checks.
 // δ is 0.01 (0.1 for the regressions, whose tests pass less often at the
 // small sizes an audit can afford): large enough that the tests pass often
 // on these small datasets, so that the outputs carry the information.
@@ -81,6 +88,28 @@ func TestAuditPTRScale(t *testing.T) {
 	}
 }
 
+// ptrAnswering is n = 200 in blocks of 25, 50, 50, 50, 25 at 0, ¼, ½, ¾, 1:
+// the quartiles and the median sit 25 ranks inside their blocks, so the
+// tests pass most of the time. ptrTrimAnswering (blocks of 40) does the
+// same for the trimmed ranks 20 and 180 of α = 0.2.
+var (
+	ptrAnswering     = ptrTies([]int{25, 50, 50, 50, 25}, 4)
+	ptrTrimAnswering = ptrTies([]int{40, 40, 40, 40, 40}, 4)
+)
+
+// ptrAnswerRate returns the fraction of 2000 runs of release on xs that
+// answer.
+func ptrAnswerRate(t *testing.T, release func(src noise.Source, xs []float64) (float64, bool, error), xs []float64) float64 {
+	src := privtest.NewSource(privtest.Seed(t, 0xa5ff), 1)
+	answered := 0
+	for range 2000 {
+		if _, refused, err := release(src, xs); err == nil && !refused {
+			answered++
+		}
+	}
+	return float64(answered) / 2000
+}
+
 func TestAuditPTRMedian(t *testing.T) {
 	// Public scale 1 and N = 21: h = 21^(−1/3) = 0.36. D's median is 0.3,
 	// D'‘s (one 0 added) is 0: the same bin, both far from its edges
@@ -99,12 +128,21 @@ func TestAuditPTRMedian(t *testing.T) {
 		{"own scale, ties, add a value at the upper bound", 0, ties, ptrWith(ties, 1, false)},
 		{"own scale, ties, remove the median", 0, ties, ptrWith(ties, 0.5, true)},
 		{"own scale, n = 1 against n = 2", 0, []float64{0.5}, []float64{0.5, 1}},
+		{"own scale, answering: blocks around the quartiles and the median", 0, ptrAnswering, ptrWith(ptrAnswering, 1, false)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m, _ := NewMedian(ptrColumnParams(3, 0.01, max(len(tc.d0), 21), mech.Bounds{Lower: 0, Upper: 1}), tc.scale)
-			ptrColumnAudit(t, 0xa502, 3, 0.01, tc.d0, tc.d1, func(src noise.Source, xs []float64) (float64, bool, error) {
+			release := func(src noise.Source, xs []float64) (float64, bool, error) {
 				return m.Release(src, ptrData(m.Fetch(), xs))
-			})
+			}
+			if strings.HasPrefix(tc.name, "own scale, answering") {
+				rate := min(ptrAnswerRate(t, release, tc.d0), ptrAnswerRate(t, release, tc.d1))
+				t.Logf("answers %.1f%% of runs", 100*rate)
+				if rate < 0.5 {
+					t.Errorf("the pair answers only %.1f%% of runs: it carries little information", 100*rate)
+				}
+			}
+			ptrColumnAudit(t, 0xa502, 3, 0.01, tc.d0, tc.d1, release)
 		})
 	}
 }
@@ -122,15 +160,29 @@ func TestAuditPTRTrimmedMean(t *testing.T) {
 		{"add a value at the upper bound", spread, ptrWith(spread, 1, false)},
 		{"remove a value at the trimming rank", spread, ptrWith(spread, spread[4], true)},
 		{"at the count floor", spread[:37], spread[:36]},
+		{"answering: add a value at the upper bound", ptrTrimAnswering, ptrWith(ptrTrimAnswering, 1, false)},
+		{"answering: remove a value at the trimming rank", ptrTrimAnswering, ptrWith(ptrTrimAnswering, ptrTrimAnswering[20], true)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tm, err := NewTrimmedMean(ptrColumnParams(4, 0.01, 40, mech.Bounds{Lower: 0, Upper: 1}), 0.2, 0)
+			size := 40 // the count floor is n ≥ 36
+			if len(tc.d0) >= 200 {
+				size = len(tc.d0)
+			}
+			tm, err := NewTrimmedMean(ptrColumnParams(4, 0.01, size, mech.Bounds{Lower: 0, Upper: 1}), 0.2, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
-			ptrColumnAudit(t, 0xa503, 4, 0.01, tc.d0, tc.d1, func(src noise.Source, xs []float64) (float64, bool, error) {
+			release := func(src noise.Source, xs []float64) (float64, bool, error) {
 				return tm.Release(src, ptrData(tm.Fetch(), xs))
-			})
+			}
+			if len(tc.d0) >= 200 {
+				rate := min(ptrAnswerRate(t, release, tc.d0), ptrAnswerRate(t, release, tc.d1))
+				t.Logf("answers %.1f%% of runs", 100*rate)
+				if rate < 0.5 {
+					t.Errorf("the pair answers only %.1f%% of runs: it carries little information", 100*rate)
+				}
+			}
+			ptrColumnAudit(t, 0xa503, 4, 0.01, tc.d0, tc.d1, release)
 		})
 	}
 }

@@ -92,7 +92,7 @@ func NewHampelRegression(params RegressionParams, maxRows int) (*HampelRegressio
 		keep = uint64(math.Max(math.Floor(float64(maxRows)/size*ptrKeepDenominator), 1))
 	}
 	sampled := size * float64(keep) / ptrKeepDenominator
-	epsilon, delta0 := params.Epsilon/11, params.Delta/8
+	epsilon, delta0 := mech.EvenShare(params.Epsilon, 11), mech.EvenShare(params.Delta, 8)
 	m := ptrBlockCount(size, 2)
 	scales, err := newPTRScaleCore(float64(m), epsilon, delta0, true)
 	if err != nil {

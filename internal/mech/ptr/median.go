@@ -92,14 +92,14 @@ func NewMedian(p Params, scale float64) (*Median, error) {
 	if !(scale >= 0) || math.IsInf(scale, 0) {
 		return nil, fmt.Errorf("%w: scale %v, must be finite and ≥ 0", mech.ErrInvalidInput, scale)
 	}
-	steps, tests := 6, 4.0
+	steps, tests := 6, 4
 	if scale > 0 {
 		steps, tests = 3, 2
 	}
 	if err := p.validate(steps); err != nil {
 		return nil, err
 	}
-	epsilon, delta0 := p.Epsilon/float64(steps), p.Delta/tests
+	epsilon, delta0 := mech.EvenShare(p.Epsilon, steps), mech.EvenShare(p.Delta, tests)
 	test, err := newPTRStabilityTest(epsilon, delta0)
 	if err != nil {
 		return nil, err

@@ -51,7 +51,9 @@ import (
 //     statistics around the needed ranks are read (DESIGN.md §5); see
 //     ptr_stability.go for why the cap is private.
 //   - Budgets are the digest's corrected ones (§1.5). A step's ε is the
-//     release's ε divided by the number of steps; δ0 is each test's δ:
+//     release's ε divided by the number of steps, rounded down so that
+//     the steps' exact sum is at most the release's ε (mech.EvenShare);
+//     δ0 is each test's δ, split the same way:
 //
 //     mechanism              steps        δ of the release
 //     S (Scale)           3            2δ0
@@ -118,7 +120,7 @@ func ptrCheckBudget(epsilon, delta, size float64, steps int) error {
 	if err := mech.CheckEpsilon(epsilon); err != nil {
 		return err
 	}
-	if err := mech.CheckEpsilon(epsilon / float64(steps)); err != nil {
+	if err := mech.CheckEpsilon(mech.EvenShare(epsilon, steps)); err != nil {
 		return fmt.Errorf("per-step ε of %d steps: %w", steps, err)
 	}
 	if !(delta > 0 && delta <= 0.5) {

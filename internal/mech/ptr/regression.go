@@ -290,7 +290,7 @@ func NewShortcutRegression(params RegressionParams, coordinates []int) (*Shortcu
 		}
 	}
 	steps := float64(len(coordinates))
-	epsilon, delta0 := params.Epsilon/(6*steps), params.Delta/(4*steps)
+	epsilon, delta0 := mech.EvenShare(params.Epsilon, int(6*steps)), mech.EvenShare(params.Delta, int(4*steps))
 	m := ptrBlockCount(params.Size, p)
 	r := &ShortcutRegression{p: p, coords: slices.Clone(coordinates), coef: slices.Clone(params.Coefficients), blocks: m}
 	for _, d := range coordinates {

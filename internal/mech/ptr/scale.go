@@ -127,7 +127,7 @@ func NewScale(p Params) (*Scale, error) {
 	if err := p.validate(3); err != nil {
 		return nil, err
 	}
-	core, err := newPTRScaleCore(p.Size, p.Epsilon/3, p.Delta/2, false)
+	core, err := newPTRScaleCore(p.Size, mech.EvenShare(p.Epsilon, 3), mech.EvenShare(p.Delta, 2), false)
 	if err != nil {
 		return nil, err
 	}

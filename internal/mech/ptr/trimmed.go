@@ -92,8 +92,8 @@ func NewTrimmedMean(p Params, alpha, kappa float64) (*TrimmedMean, error) {
 	if !(kappa >= 0 && kappa < 1) {
 		return nil, fmt.Errorf("%w: κ = %v, must be in [0, 1)", mech.ErrInvalidInput, kappa)
 	}
-	epsilon := p.Epsilon / 4
-	scale, err := newPTRScaleCore(p.Size, epsilon, p.Delta/4, false)
+	epsilon := mech.EvenShare(p.Epsilon, 4)
+	scale, err := newPTRScaleCore(p.Size, epsilon, mech.EvenShare(p.Delta, 4), false)
 	if err != nil {
 		return nil, err
 	}
