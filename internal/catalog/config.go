@@ -146,6 +146,28 @@ const (
 	Text    ColumnType = "text"
 )
 
+// MinBoundMagnitude and MaxBoundMagnitude limit the public bounds of a
+// numeric column: each bound is 0 or has a magnitude in [2^-400, 2^400].
+// Within them no arithmetic the database or a mechanism does on clamped
+// values can overflow or underflow: a square is at most 2^800 and a sum of
+// 2^63 squares at most 2^863 (float64 reaches 2^1024); a nonzero square is at
+// least 2^-800 (normal float64 reaches 2^-1022); Laplace scales stay inside
+// the samplers' [2^-960, 2^960] for every ε in [2^-50, 100]; PTR's widths stay
+// below its 2^900. Backend fetches read a value of magnitude below
+// MinBoundMagnitude as 0 (sqlrewrite.Render), which is why no nonzero bound
+// may be that small.
+const (
+	MinBoundMagnitude = 0x1p-400
+	MaxBoundMagnitude = 0x1p400
+)
+
+// UsableBound reports whether b may be a public bound: finite, and 0 or of
+// magnitude in [MinBoundMagnitude, MaxBoundMagnitude].
+func UsableBound(b float64) bool {
+	a := math.Abs(b)
+	return b == 0 || a >= MinBoundMagnitude && a <= MaxBoundMagnitude
+}
+
 // Numeric reports whether the column holds numbers with public bounds.
 func (c *Column) Numeric() bool { return c.Type == Integer || c.Type == Real }
 
@@ -397,6 +419,9 @@ func (t *Table) validate(f string, seen map[string]bool) error {
 			lo, hi := *col.Lower, *col.Upper
 			if math.IsNaN(lo) || math.IsNaN(hi) || math.IsInf(lo, 0) || math.IsInf(hi, 0) || !(lo < hi) {
 				return invalid(cf, "bounds must be finite with lower < upper, got [%g, %g]", lo, hi)
+			}
+			if !UsableBound(lo) || !UsableBound(hi) {
+				return invalid(cf, "bounds must each be 0 or of magnitude in [2^-400, 2^400] (about [3.9e-121, 2.6e120]), got [%g, %g]", lo, hi)
 			}
 		case Text:
 			if col.Lower != nil || col.Upper != nil {
