@@ -311,10 +311,10 @@ func (c *Config) Validate() error {
 		}
 	}
 	p := c.Privacy
-	if err := checkPositive("privacy.default_epsilon", p.DefaultEpsilon); err != nil {
+	if err := checkStatementEpsilon("privacy.default_epsilon", p.DefaultEpsilon); err != nil {
 		return err
 	}
-	if err := checkPositive("privacy.max_epsilon", p.MaxEpsilon); err != nil {
+	if err := checkStatementEpsilon("privacy.max_epsilon", p.MaxEpsilon); err != nil {
 		return err
 	}
 	if p.DefaultEpsilon > p.MaxEpsilon {
@@ -430,6 +430,41 @@ func (t *Table) validate(f string, seen map[string]bool) error {
 		default:
 			return invalid(cf+".type", "must be integer, real or text, got %q", col.Type)
 		}
+	}
+	return nil
+}
+
+// MinReleaseEpsilon and MaxReleaseEpsilon are the ε range every mechanism
+// accepts for one release (mech.MinEpsilon and mech.MaxEpsilon, which a
+// planner test keeps equal): a statement's ε below the minimum could never
+// be spent, and a synopsis or interactive instance, one release, cannot
+// take more than the maximum.
+const (
+	MinReleaseEpsilon = 0x1p-50
+	MaxReleaseEpsilon = 100
+)
+
+// MinSynopsisEpsilon is the smallest ε a synopsis or interactive instance
+// may declare: the synopsis mechanisms split it into at most 32 parts
+// (DAWA's two stages, H2's tree of at most 21 levels over 2^20 bins), each
+// of which must be at least 2^-20 (histogram.MinStageEpsilon); the planner's
+// tests build every synopsis mechanism at both ends of the range.
+const MinSynopsisEpsilon = 0x1p-15
+
+// checkStatementEpsilon checks a statement's ε: finite and at least
+// MinReleaseEpsilon.
+func checkStatementEpsilon(field string, v float64) error {
+	if !(v >= MinReleaseEpsilon) || math.IsInf(v, 0) {
+		return invalid(field, "must be a finite number ≥ 2^-50 (the smallest ε a mechanism accepts), got %g", v)
+	}
+	return nil
+}
+
+// checkReleaseEpsilon checks the ε of one release declared in the
+// configuration (a synopsis or an interactive instance).
+func checkReleaseEpsilon(field string, v float64) error {
+	if !(v >= MinSynopsisEpsilon && v <= MaxReleaseEpsilon) {
+		return invalid(field, "must be in [2^-15, %d] (what its mechanisms accept for one release), got %g", MaxReleaseEpsilon, v)
 	}
 	return nil
 }
