@@ -57,7 +57,7 @@ func TestAcceptedPlansNeverFailOnData(t *testing.T) {
 		}
 		return [][]float64{nil, {lo}, tied, spread}
 	}
-	// Not below 0.05: at 2^-16 the piecewise variance takes over 10 s a release
+	// Not below 0.05: at 2^-16 the piecewise variance takes over 10 s a release,
 	// at 1e-3 the piecewise quantile 2 s (their windows grow as 1/ε); the ε
 	// checks themselves are exercised at 2^-50.
 	epsilons := []float64{0x1p-50, 0.05, 1, 100}
