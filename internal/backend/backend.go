@@ -2,6 +2,16 @@
 // fetches (sqlrewrite.Fetch), rendered by sqlrewrite.Render for the backend's
 // dialect, and returns numbers to the executor.
 //
+// Totality (DESIGN.md §2): whether a statement answers, errors or returns
+// NULL must never depend on private data except through a released noisy
+// value. So a fetch must not fail because of what a row holds: the SQL that
+// sqlrewrite.Render generates reads every value a backend column can hold
+// (NULL, NaN, ±Inf, subnormals, huge magnitudes, SQLite text and blobs in a
+// numeric column) by a fixed rule before any arithmetic, and the scanning
+// here accepts every row that SQL can return: a NULL sum is 0, a count is an
+// integer, every window, pair and histogram value is a non-NULL number. A
+// failure here is an outage or a bug, never a property of one row.
+//
 // Errors: every failure is returned as a dperr Backend error carrying only a
 // query id; the driver's own text, which may quote private values, goes to the
 // log under that id and never to the client.

@@ -200,6 +200,28 @@ const (
 	Text    ColumnType = "text"
 )
 
+// MinBoundMagnitude and MaxBoundMagnitude limit the public bounds of a
+// numeric column: each bound is 0 or has a magnitude in [2^-400, 2^400].
+// Within them no arithmetic the database or a mechanism does on clamped
+// values can overflow or underflow: a square is at most 2^800 and a sum of
+// 2^63 squares at most 2^863 (float64 reaches 2^1024); a nonzero square is at
+// least 2^-800 (normal float64 reaches 2^-1022); Laplace scales stay inside
+// the samplers' [2^-960, 2^960] for every ε in [2^-50, 100]; PTR's widths stay
+// below its 2^900. Backend fetches read a value of magnitude below
+// MinBoundMagnitude as 0 (sqlrewrite.Render), which is why no nonzero bound
+// may be that small.
+const (
+	MinBoundMagnitude = 0x1p-400
+	MaxBoundMagnitude = 0x1p400
+)
+
+// UsableBound reports whether b may be a public bound: finite, and 0 or of
+// magnitude in [MinBoundMagnitude, MaxBoundMagnitude].
+func UsableBound(b float64) bool {
+	a := math.Abs(b)
+	return b == 0 || a >= MinBoundMagnitude && a <= MaxBoundMagnitude
+}
+
 // Numeric reports whether the column holds numbers with public bounds.
 func (c *Column) Numeric() bool { return c.Type == Integer || c.Type == Real }
 
@@ -380,10 +402,10 @@ func (c *Config) Validate() error {
 		}
 	}
 	p := c.Privacy
-	if err := checkPositive("privacy.default_epsilon", p.DefaultEpsilon); err != nil {
+	if err := checkStatementEpsilon("privacy.default_epsilon", p.DefaultEpsilon); err != nil {
 		return err
 	}
-	if err := checkPositive("privacy.max_epsilon", p.MaxEpsilon); err != nil {
+	if err := checkStatementEpsilon("privacy.max_epsilon", p.MaxEpsilon); err != nil {
 		return err
 	}
 	if p.DefaultEpsilon > p.MaxEpsilon {
@@ -535,6 +557,9 @@ func (t *Table) validate(f string, seen map[string]bool) error {
 			if math.IsNaN(lo) || math.IsNaN(hi) || math.IsInf(lo, 0) || math.IsInf(hi, 0) || !(lo < hi) {
 				return invalid(cf, "bounds must be finite with lower < upper, got [%g, %g]", lo, hi)
 			}
+			if !UsableBound(lo) || !UsableBound(hi) {
+				return invalid(cf, "bounds must each be 0 or of magnitude in [2^-400, 2^400] (about [3.9e-121, 2.6e120]), got [%g, %g]", lo, hi)
+			}
 		case Text:
 			if col.Lower != nil || col.Upper != nil {
 				return invalid(cf, "text column %q cannot have bounds", col.Name)
@@ -542,6 +567,41 @@ func (t *Table) validate(f string, seen map[string]bool) error {
 		default:
 			return invalid(cf+".type", "must be integer, real or text, got %q", col.Type)
 		}
+	}
+	return nil
+}
+
+// MinReleaseEpsilon and MaxReleaseEpsilon are the ε range every mechanism
+// accepts for one release (mech.MinEpsilon and mech.MaxEpsilon, which a
+// planner test keeps equal): a statement's ε below the minimum could never
+// be spent, and a synopsis or interactive instance, one release, cannot
+// take more than the maximum.
+const (
+	MinReleaseEpsilon = 0x1p-50
+	MaxReleaseEpsilon = 100
+)
+
+// MinSynopsisEpsilon is the smallest ε a synopsis or interactive instance
+// may declare: the synopsis mechanisms split it into at most 32 parts
+// (DAWA's two stages, H2's tree of at most 21 levels over 2^20 bins), each
+// of which must be at least 2^-20 (histogram.MinStageEpsilon); the planner's
+// tests build every synopsis mechanism at both ends of the range.
+const MinSynopsisEpsilon = 0x1p-15
+
+// checkStatementEpsilon checks a statement's ε: finite and at least
+// MinReleaseEpsilon.
+func checkStatementEpsilon(field string, v float64) error {
+	if !(v >= MinReleaseEpsilon) || math.IsInf(v, 0) {
+		return invalid(field, "must be a finite number ≥ 2^-50 (the smallest ε a mechanism accepts), got %g", v)
+	}
+	return nil
+}
+
+// checkReleaseEpsilon checks the ε of one release declared in the
+// configuration (a synopsis or an interactive instance).
+func checkReleaseEpsilon(field string, v float64) error {
+	if !(v >= MinSynopsisEpsilon && v <= MaxReleaseEpsilon) {
+		return invalid(field, "must be in [2^-15, %d] (what its mechanisms accept for one release), got %g", MaxReleaseEpsilon, v)
 	}
 	return nil
 }

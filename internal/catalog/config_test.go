@@ -39,6 +39,23 @@ func TestParseConfigDefaultsAndEnv(t *testing.T) {
 	}
 }
 
+// TestReleaseEpsilonAboveMechanismsIsRefused raises privacy.max_epsilon
+// to 200 and declares a synopsis of ε = 150, one release above the 100 every
+// mechanism accepts: refused at start-up, not at its first range count.
+func TestReleaseEpsilonAboveMechanismsIsRefused(t *testing.T) {
+	cfg := strings.NewReplacer("users:", "privacy: {max_epsilon: 200}\nusers:",
+		"upper: 100}", "upper: 100, histogram: {epsilon: 150}}").Replace(validConfig)
+	_, err := ParseConfig(strings.NewReader(cfg))
+	var ve *ValidationError
+	if !errors.As(err, &ve) || ve.Field != "tables[0].columns[0].histogram.epsilon" {
+		t.Errorf("got %v, want an error naming tables[0].columns[0].histogram.epsilon", err)
+	}
+	// max_epsilon itself may exceed 100: a statement splits it over releases.
+	if _, err := ParseConfig(strings.NewReader(strings.Replace(validConfig, "users:", "privacy: {max_epsilon: 200}\nusers:", 1))); err != nil {
+		t.Errorf("max_epsilon 200: %v", err)
+	}
+}
+
 // TestValidationNamesTheField changes one thing in a valid configuration
 // and checks the error names the field.
 func TestValidationNamesTheField(t *testing.T) {
@@ -53,6 +70,13 @@ func TestValidationNamesTheField(t *testing.T) {
 		{"epsilon: 5,", "epsilon: 5, auth_plugin: sha256_password,", "users[0].auth_plugin"},
 		{"users:", "tls: {cert: c.pem}\nusers:", "tls"},
 		{"users:", "tls: {require: true}\nusers:", "tls.require"},
+		// Values no mechanism can use (issue 10 #6): refused at start-up
+		// rather than charged and failed at the first statement.
+		{"upper: 100", "upper: 1.0e300", "tables[0].columns[0]"},
+		{"lower: 0", "lower: -1.0e121", "tables[0].columns[0]"},
+		{"lower: 0", "lower: 1.0e-200", "tables[0].columns[0]"},
+		{"upper: 100}", "upper: 100, histogram: {epsilon: 1.0e-6}}", "tables[0].columns[0].histogram.epsilon"},
+		{"users:", "privacy: {default_epsilon: 1.0e-20}\nusers:", "privacy.default_epsilon"},
 	} {
 		cfg := strings.Replace(validConfig, tc.from, tc.to, 1)
 		_, err := ParseConfig(strings.NewReader(cfg))

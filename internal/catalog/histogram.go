@@ -129,7 +129,7 @@ func (h *Histogram) validate(f string, c *Column, p Privacy) error {
 	if bins < 1 || bins > MaxHistogramBins {
 		return invalid(f+".bins", "must be in [1, %d], got %d", MaxHistogramBins, bins)
 	}
-	if err := checkPositive(f+".epsilon", h.Epsilon); err != nil {
+	if err := checkReleaseEpsilon(f+".epsilon", h.Epsilon); err != nil {
 		return err
 	}
 	if h.Epsilon > p.MaxEpsilon {

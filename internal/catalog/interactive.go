@@ -157,7 +157,7 @@ func (in *Interactive) validate(f string, t *Table) error {
 			return invalid(f+".columns", "the domain has more than %d cells (the product of the columns' sizes)", MaxInteractiveCells)
 		}
 	}
-	if err := checkPositive(f+".epsilon", in.Epsilon); err != nil {
+	if err := checkReleaseEpsilon(f+".epsilon", in.Epsilon); err != nil {
 		return err
 	}
 	if err := checkProbability(f+".alpha", in.Alpha); err != nil {

@@ -46,12 +46,14 @@ func (laplaceMechanism) Terms(r *Release) []sqlrewrite.SummaryTerm {
 		return []sqlrewrite.SummaryTerm{{Kind: sqlrewrite.CountAll}}
 	}
 	lo, hi, _ := col.Bounds()
-	count := sqlrewrite.SummaryTerm{Kind: sqlrewrite.CountNonNull, Column: col.Source}
+	// The centred sums count the values the clamped sums read (an
+	// unreadable value, e.g. text in a SQLite REAL column, counts as NULL).
+	count := sqlrewrite.SummaryTerm{Kind: sqlrewrite.CountNumbers, Column: col.Source}
 	sum := sqlrewrite.SummaryTerm{Kind: sqlrewrite.ClampedSum, Column: col.Source, Lower: lo, Upper: hi}
 	squares := sqlrewrite.SummaryTerm{Kind: sqlrewrite.ClampedSumSquares, Column: col.Source, Lower: lo, Upper: hi}
 	switch r.Stat.Kind {
 	case StatCount:
-		return []sqlrewrite.SummaryTerm{count}
+		return []sqlrewrite.SummaryTerm{{Kind: sqlrewrite.CountNonNull, Column: col.Source}}
 	case StatSum:
 		return []sqlrewrite.SummaryTerm{sum}
 	case StatCenteredSum:

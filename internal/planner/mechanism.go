@@ -32,6 +32,10 @@ type Mechanism interface {
 	Histogram(r *Release) *sqlrewrite.Histogram
 	// Reads describes for EXPLAIN what the release reads, without data.
 	Reads(r *Release) string
+	// Check validates r's public parameters (every ε share its steps use,
+	// bounds, quantile, δ, trim) with the constructors Start uses, without
+	// data (check.go): the planner calls it before anything is reserved.
+	Check(r *Release) error
 	// Start begins the release given the values of Terms and the histogram
 	// (exact and private: they may shape further fetches, and enter the
 	// released value only as the mechanism's analysis allows). It may draw

@@ -278,6 +278,15 @@ func (p *Planner) Plan(sel *sqlrewrite.Select, s Settings) (*Plan, error) {
 		plan.Cost.Epsilon += r.Epsilon
 		plan.Cost.Delta += r.Delta
 	}
+	// Every release must be one its mechanism accepts, checked now, before
+	// anything is reserved or read: a refusal after the data was read would
+	// be charged, and could depend on the data.
+	for _, r := range plan.Releases {
+		if err := r.Mechanism.Check(r); err != nil {
+			return nil, dperr.New(dperr.InvalidValue, "@dp_epsilon = %g (and @dp_delta = %g) split over this statement's %d release(s) gives %s an ε of %g, which mechanism %s cannot use: %v; change @dp_epsilon (or @dp_delta), or ask fewer aggregates at once",
+				s.Epsilon, s.Delta, len(plan.Releases), r.Stat, r.Epsilon, r.Mechanism.Name(), err)
+		}
+	}
 	// Report the statement's ε exactly, not the float sum of its shares.
 	if len(plan.Releases) > 0 {
 		plan.Cost.Epsilon = s.Epsilon

@@ -149,7 +149,7 @@ func TestEvaluateDerivations(t *testing.T) {
 	}
 	term := func(k sqlrewrite.TermKind) float64 {
 		switch k {
-		case sqlrewrite.CountAll, sqlrewrite.CountNonNull:
+		case sqlrewrite.CountAll, sqlrewrite.CountNonNull, sqlrewrite.CountNumbers:
 			return float64(len(ages))
 		case sqlrewrite.ClampedSum:
 			return sum
@@ -265,7 +265,7 @@ func TestEveryMechanismAnswers(t *testing.T) {
 	n := float64(len(ages))
 	term := func(k sqlrewrite.TermKind) float64 {
 		switch k {
-		case sqlrewrite.CountAll, sqlrewrite.CountNonNull:
+		case sqlrewrite.CountAll, sqlrewrite.CountNonNull, sqlrewrite.CountNumbers:
 			return n
 		case sqlrewrite.ClampedSum:
 			return sum

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/dpproxy/dpproxy/internal/catalog"
+	"github.com/dpproxy/dpproxy/internal/mech"
+	"github.com/dpproxy/dpproxy/internal/mech/noise"
 	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
 )
 
@@ -212,5 +214,36 @@ func TestSynopsisKeyIncludesConfiguration(t *testing.T) {
 	b := key(catalog.Histogram{Bins: 101, Epsilon: 1, Workload: catalog.Workload{Kind: catalog.WorkloadRanges, Ranges: [][2]float64{{0, 10}, {20, 30}}}})
 	if a == b {
 		t.Errorf("different workload ranges share the key %q", a)
+	}
+}
+
+// TestSynopsisEpsilonRange builds every synopsis mechanism, with every
+// workload, at both ends of the ε range the catalog accepts for a synopsis
+// and at the largest and smallest domains: the configuration's limits
+// (catalog.MinSynopsisEpsilon, MaxReleaseEpsilon, MaxHistogramBins) leave
+// no synopsis that is reserved for and then fails to build. The histogram
+// is public (zeros), so is the noise stream.
+func TestSynopsisEpsilonRange(t *testing.T) {
+	if catalog.MinReleaseEpsilon != mech.MinEpsilon || catalog.MaxReleaseEpsilon != mech.MaxEpsilon {
+		t.Fatalf("catalog's release ε range [%v, %v] differs from mech's [%v, %v]",
+			catalog.MinReleaseEpsilon, catalog.MaxReleaseEpsilon, mech.MinEpsilon, float64(mech.MaxEpsilon))
+	}
+	for _, bins := range []int{1, 2, 4096, 1 << 16} {
+		hist := make([]int64, bins)
+		d := Domain{Lower: 0, Upper: 1, Bins: bins}
+		for _, m := range []string{catalog.SynopsisDAWA, catalog.SynopsisGreedyH, catalog.SynopsisH2, catalog.SynopsisIdentity} {
+			for _, eps := range []float64{catalog.MinSynopsisEpsilon, catalog.MaxReleaseEpsilon} {
+				workloads := []string{catalog.WorkloadAllRanges, catalog.WorkloadPrefix, catalog.WorkloadUniformIntervals, catalog.WorkloadFirstStatement}
+				if bins > 4096 {
+					workloads = workloads[1:2] // the others are slow at this size; the ε checks do not depend on them
+				}
+				for _, w := range workloads {
+					spec := &SynopsisSpec{Domain: d, Config: catalog.Histogram{Bins: bins, Epsilon: eps, Mechanism: m, Workload: catalog.Workload{Kind: w}}}
+					if _, err := spec.Build(noise.NewStream(1), hist); err != nil {
+						t.Errorf("%s/%s, %d bins, ε = %v: %v", m, w, bins, eps, err)
+					}
+				}
+			}
+		}
 	}
 }

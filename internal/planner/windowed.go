@@ -12,10 +12,11 @@ import (
 	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
 )
 
-// countTerm is the exact non-NULL count of the release's column, which
-// every windowed mechanism needs to place its window.
+// countTerm is the exact count of the values of the release's column that
+// its windows return (NULL and unreadable values excluded), which every
+// windowed mechanism needs to place its window.
 func countTerm(r *Release) sqlrewrite.SummaryTerm {
-	return sqlrewrite.SummaryTerm{Kind: sqlrewrite.CountNonNull, Column: r.Stat.Column.Source}
+	return sqlrewrite.SummaryTerm{Kind: sqlrewrite.CountNumbers, Column: r.Stat.Column.Source}
 }
 
 // rankWindow is the request for the values of the 1-based ranks [first,

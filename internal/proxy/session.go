@@ -182,8 +182,10 @@ func (s *Session) set(st *sqlrewrite.SetVariables) (*Result, error) {
 			if err != nil {
 				return nil, err
 			}
-			if !(v > 0) || v > p.MaxEpsilon {
-				return nil, dperr.New(dperr.InvalidValue, "@dp_epsilon must be in (0, %g], got %g", p.MaxEpsilon, v)
+			// Below the smallest ε any mechanism accepts, every statement
+			// would be refused; say so now.
+			if !(v >= planner.MinEpsilon) || v > p.MaxEpsilon {
+				return nil, dperr.New(dperr.InvalidValue, "@dp_epsilon must be in [2^-50, %g], got %g", p.MaxEpsilon, v)
 			}
 			changes = append(changes, func() { s.epsilon = v })
 		case "dp_delta":

@@ -15,13 +15,16 @@ type dialectSpec struct {
 	double, integer string
 	// numbered placeholders ($1) rather than ?.
 	numbered bool
+	// typed: a column holds only values of its declared type (not SQLite,
+	// where any column can hold text or a blob).
+	typed bool
 }
 
 var dialects = map[Dialect]dialectSpec{
 	SQLite:     {name: "sqlite", quote: `"`, double: "REAL", integer: "INTEGER"},
-	PostgreSQL: {name: "postgres", quote: `"`, double: "DOUBLE PRECISION", integer: "BIGINT", numbered: true},
+	PostgreSQL: {name: "postgres", quote: `"`, double: "DOUBLE PRECISION", integer: "BIGINT", numbered: true, typed: true},
 	// CAST(x AS DOUBLE) needs MySQL ≥ 8.0.17 or MariaDB ≥ 10.4.5; checked on MariaDB 10.11.
-	MySQL: {name: "mysql", quote: "`", double: "DOUBLE", integer: "SIGNED"},
+	MySQL: {name: "mysql", quote: "`", double: "DOUBLE", integer: "SIGNED", typed: true},
 }
 
 // String is the dialect's name: sqlite, postgres or mysql.

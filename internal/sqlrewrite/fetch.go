@@ -33,6 +33,11 @@ const (
 	CountAll TermKind = iota + 1
 	// CountNonNull is COUNT(col).
 	CountNonNull
+	// CountNumbers counts the rows whose col holds a value the clamped
+	// terms and fetches read as a number (Render: not NULL, and on SQLite
+	// an INTEGER or REAL): the count that matches the values a window of
+	// the column returns.
+	CountNumbers
 	// ClampedSum is SUM of col clamped to [Lower, Upper], NULLs skipped.
 	ClampedSum
 	// ClampedSumSquares is SUM of the square of col clamped to [Lower, Upper].

@@ -3,6 +3,7 @@ package sqlrewrite
 import (
 	"math"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/opcode"
@@ -13,7 +14,9 @@ import (
 // FALSE (numbers 1 and 0), possibly in parentheses, and numbers with any
 // number of unary minus or plus signs (the parser gives -2 as minus applied
 // to 2). ok is false for anything else, including hexadecimal and bit
-// literals and typed literals such as DATE '2020-01-01'.
+// literals, typed literals such as DATE '2020-01-01', and strings that are
+// not valid UTF-8 (a backend would reject their bytes only after the
+// statement had been charged).
 func literal(e ast.ExprNode) (v Value, ok bool) {
 	switch e := unparen(e).(type) {
 	case *ast.UnaryOperationExpr:
@@ -40,7 +43,7 @@ func valueOf(raw any) (Value, bool) {
 	case nil:
 		return Value{Null: true}, true
 	case string:
-		return Value{Str: x, IsText: true}, true
+		return Value{Str: x, IsText: true}, utf8.ValidString(x)
 	case int64:
 		return Value{Num: float64(x)}, true
 	case uint64:

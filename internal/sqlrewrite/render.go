@@ -6,6 +6,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/dpproxy/dpproxy/internal/catalog"
 )
 
 // Render returns the SQL text and bind arguments of a fetch in dialect d.
@@ -14,27 +16,51 @@ import (
 // part) and names that could break out of the quotes are refused. Numbers
 // (bounds, filter constants, offsets) are written by the proxy as literals
 // that read back as the exact float64 or int64; strings are always bind
-// arguments. Values are clamped as CASE WHEN x < lo THEN lo WHEN x > hi THEN
-// hi ELSE x END on the column cast to double precision, so the three
+// arguments.
+//
+// Totality (DESIGN.md §2: whether a statement answers, errors or returns NULL
+// never depends on private data except through a released noisy value).
+// Every rendered fetch runs without error on every value the backend column
+// can hold: NULL, NaN, ±Inf, subnormals, values far outside the bounds, the
+// largest integers, and on SQLite text and blobs in a numeric column. Each
+// row's value is first read by a fixed, data-independent rule (clamp, below),
+// and only then enters arithmetic, which the bounds' limits
+// (catalog.UsableBound) keep free of overflow and underflow:
+//
+//   - unreadable (NULL; on SQLite any storage class but INTEGER and REAL):
+//     NULL, skipped by every aggregate and excluded from windows, pairs,
+//     histograms and cells (readable);
+//   - below lo (-Inf included): lo; above hi (+Inf included, and PostgreSQL's
+//     NaN, which it orders above every number): hi; the comparisons are on
+//     the column's own type, so no out-of-range cast (a huge NUMERIC) happens;
+//   - magnitude below catalog.MinBoundMagnitude (subnormals, 1e-200): 0, so
+//     a square cannot underflow (PostgreSQL raises an error on underflow);
+//   - else the value cast to double precision.
+//
+// With every bound 0 or of magnitude in [2^-400, 2^400], a clamped value's
+// square lies in {0} ∪ [2^-800, 2^800] and a sum of 2^63 of them is finite;
+// the histogram's bin arithmetic is shown safe in histogram. The three
 // dialects compute the same float64 arithmetic.
 //
 // The shapes, for filter F (the Filter conditions and the Boolean predicate
 // joined by AND; the predicate is rendered with every node in parentheses,
 // its strings as bind arguments too):
 //
-//	Summary:   SELECT COUNT(*), COUNT(c), COALESCE(SUM(clamp(c)), 0), COALESCE(SUM(clamp(c) * clamp(c)), 0)
-//	           FROM t WHERE F                          (the terms in order; one row)
-//	Window:    SELECT clamp(c) FROM t WHERE F AND c IS NOT NULL ORDER BY c LIMIT n OFFSET r
+//	Summary:   SELECT COUNT(*), COUNT(c), COUNT(readable c), COALESCE(SUM(clamp(c)), 0),
+//	           COALESCE(SUM(clamp(c) * clamp(c)), 0) FROM t WHERE F   (the terms in order; one row)
+//	Window:    SELECT clamp(c) FROM t WHERE F AND readable(c) ORDER BY c LIMIT n OFFSET r
 //	           (with GridUnit, the grid index of clamp(c) instead: render_grid.go)
 //	GridSums:  exact integer sums of grid indices (render_grid.go)
 //	Histogram: SELECT CASE WHEN b > bins-1 THEN bins-1 ELSE b END, COUNT(*)
 //	           FROM (SELECT FLOOR((clamp(c) - lo) * bins / (hi - lo)) AS b
-//	                 FROM t WHERE F AND c IS NOT NULL) AS h GROUP BY 1
+//	                 FROM t WHERE F AND readable(c)) AS h GROUP BY 1
 //	Cells:     SELECT k0, k1, COUNT(*) FROM (SELECT key0 AS k0, key1 AS k1 FROM t WHERE F) AS c
 //	           WHERE k0 IS NOT NULL AND k1 IS NOT NULL GROUP BY k0, k1   (render_cells.go)
 //
-// The window sorts by the column itself, which an index can serve; clamping
-// is non-decreasing, so the clamped values come out sorted too. The histogram
+// The window sorts by the column itself, which an index can serve; over the
+// readable values clamping is non-decreasing (SQLite orders integers and
+// reals numerically, PostgreSQL orders NaN last, where clamp puts it), so
+// the clamped values come out sorted too. The histogram
 // folds bin index bins (the value hi, or a value that rounding puts there)
 // into the last bin. Errors are for malformed fetches (a bug in the caller),
 // never for client input.
@@ -112,6 +138,11 @@ func (r *renderer) term(t SummaryTerm) (string, error) {
 	switch t.Kind {
 	case CountNonNull:
 		return "COUNT(" + col + ")", nil
+	case CountNumbers:
+		if r.spec.typed {
+			return "COUNT(" + col + ")", nil
+		}
+		return "COUNT(CASE WHEN " + r.readable(col) + " THEN 1 END)", nil
 	case ClampedSum, ClampedSumSquares:
 		v, err := r.clamp(col, t.Lower, t.Upper)
 		if err != nil {
@@ -145,7 +176,7 @@ func (r *renderer) window(f Fetch) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	from, err := r.from(f, col)
+	from, err := r.from(f, r.readable(col))
 	if err != nil {
 		return "", err
 	}
@@ -175,17 +206,17 @@ func (r *renderer) pairs(f Fetch) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	from, err := r.from(f, y)
+	from, err := r.from(f, r.readable(y))
 	if err != nil {
 		return "", err
 	}
-	return "SELECT " + cy + ", " + cx + from + " AND " + x + " IS NOT NULL", nil
+	return "SELECT " + cy + ", " + cx + from + " AND " + r.readable(x), nil
 }
 
 func (r *renderer) histogram(f Fetch) (string, error) {
 	h := f.Histogram
 	width := h.Upper - h.Lower
-	if h.Bins < 1 || !(width > 0) || math.IsInf(width, 0) {
+	if h.Bins < 1 || !(width > 0) || math.IsInf(width, 0) || width*float64(h.Bins) > maxMagnitude {
 		return "", fmt.Errorf("sqlrewrite: histogram needs bins ≥ 1 and finite lower < upper, got %d bins over [%g, %g]", h.Bins, h.Lower, h.Upper)
 	}
 	col, err := r.spec.ident(h.Column)
@@ -196,10 +227,16 @@ func (r *renderer) histogram(f Fetch) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	from, err := r.from(f, col)
+	from, err := r.from(f, r.readable(col))
 	if err != nil {
 		return "", err
 	}
+	// No step can overflow or underflow: d = clamp(c) - lo lies in
+	// {0} ∪ [2^-453, width] (both terms are 0 or of magnitude ≥ 2^-400, so a
+	// nonzero difference is at least an ulp of 2^-400); d * bins is at most
+	// width·bins ≤ 2^421; and a nonzero (d·bins)/width is at least
+	// 2^-453 / 2^401, far above the smallest normal 2^-1022.
+	//
 	// width is computed here, in float64: a literal (hi - lo) would be
 	// exact decimal arithmetic in PostgreSQL and MySQL.
 	bin := fmt.Sprintf("CAST(FLOOR((%s - %s) * %d / %s) AS %s)", v, realLiteral(h.Lower), h.Bins, realLiteral(width), r.spec.integer)
@@ -208,20 +245,59 @@ func (r *renderer) histogram(f Fetch) (string, error) {
 		bin + " AS b" + from + ") AS h GROUP BY 1", nil
 }
 
-// clamp renders the quoted column cast to double and clamped to [lo, hi].
+// maxMagnitude is the largest magnitude of a bound, and of a histogram's
+// width times its bins, that render accepts: with catalog's limits (2^400
+// per bound, 2^20 bins) the largest is 2^421.
+const maxMagnitude = 0x1p430
+
+// clamp renders the quoted column read as a double in [lo, hi] by the rule
+// of Render's doc comment:
+//
+//	CASE [WHEN NOT readable(c) THEN NULL] WHEN c < lo THEN lo WHEN c > hi THEN hi
+//	     [WHEN c > -m AND c < m THEN 0.0] ELSE CAST(c AS double) END
+//
+// with m = catalog.MinBoundMagnitude; the flush is left out when [lo, hi]
+// holds no nonzero value of magnitude below m. The bounds must be 0 or of
+// magnitude in [m, maxMagnitude].
 func (r *renderer) clamp(col string, lo, hi float64) (string, error) {
-	if math.IsNaN(lo) || math.IsNaN(hi) || math.IsInf(lo, 0) || math.IsInf(hi, 0) || lo > hi {
-		return "", fmt.Errorf("sqlrewrite: clamp bounds must be finite with lower ≤ upper, got [%g, %g]", lo, hi)
+	if math.IsNaN(lo) || math.IsNaN(hi) || lo > hi || !usable(lo) || !usable(hi) {
+		return "", fmt.Errorf("sqlrewrite: clamp bounds must be 0 or of magnitude in [2^-400, 2^430] with lower ≤ upper, got [%g, %g]", lo, hi)
 	}
-	x := "CAST(" + col + " AS " + r.spec.double + ")"
 	l, h := realLiteral(lo), realLiteral(hi)
-	return "CASE WHEN " + x + " < " + l + " THEN " + l + " WHEN " + x + " > " + h + " THEN " + h + " ELSE " + x + " END", nil
+	var sb strings.Builder
+	sb.WriteString("CASE")
+	if !r.spec.typed {
+		sb.WriteString(" WHEN NOT (" + r.readable(col) + ") THEN NULL")
+	}
+	sb.WriteString(" WHEN " + col + " < " + l + " THEN " + l + " WHEN " + col + " > " + h + " THEN " + h)
+	if m := catalog.MinBoundMagnitude; lo < m && hi > -m {
+		ml := realLiteral(m)
+		sb.WriteString(" WHEN " + col + " > -" + ml + " AND " + col + " < " + ml + " THEN 0.0")
+	}
+	sb.WriteString(" ELSE CAST(" + col + " AS " + r.spec.double + ") END")
+	return sb.String(), nil
+}
+
+// usable reports whether b is 0 or of magnitude in [catalog.MinBoundMagnitude, maxMagnitude].
+func usable(b float64) bool {
+	a := math.Abs(b)
+	return b == 0 || a >= catalog.MinBoundMagnitude && a <= maxMagnitude
+}
+
+// readable renders the condition that the quoted column holds a value clamp
+// reads as a number: IS NOT NULL where the backend's column types are
+// enforced, and on SQLite, where any column can hold any storage class, a
+// storage class of INTEGER or REAL (text and blobs are unreadable, as NULL).
+func (r *renderer) readable(col string) string {
+	if r.spec.typed {
+		return col + " IS NOT NULL"
+	}
+	return "typeof(" + col + ") IN ('integer', 'real')"
 }
 
 // from renders " FROM t" and the WHERE clause: the filter, the Boolean
-// predicate, then notNull IS NOT NULL if notNull (a quoted column) is not
-// empty.
-func (r *renderer) from(f Fetch, notNull string) (string, error) {
+// predicate, then the condition extra if it is not empty.
+func (r *renderer) from(f Fetch, extra string) (string, error) {
 	table, err := r.spec.table(f.Table)
 	if err != nil {
 		return "", err
@@ -241,8 +317,8 @@ func (r *renderer) from(f Fetch, notNull string) (string, error) {
 		}
 		conds = append(conds, s)
 	}
-	if notNull != "" {
-		conds = append(conds, notNull+" IS NOT NULL")
+	if extra != "" {
+		conds = append(conds, extra)
 	}
 	if len(conds) == 0 {
 		return " FROM " + table, nil

@@ -17,8 +17,9 @@ import (
 //
 // A categorical key is CASE WHEN col = v0 THEN 0 WHEN col = v1 THEN 1 END
 // (strings as bind arguments); a bucketed key is CASE WHEN col IS NULL
-// THEN NULL WHEN x < e1 THEN 0 … WHEN x < e_{k-1} THEN k-2 ELSE k-1 END
-// with x the column cast to double, so the ends clamp.
+// THEN NULL WHEN col < e1 THEN 0 … WHEN col < e_{k-1} THEN k-2 ELSE k-1 END,
+// so the ends clamp (readable as in Render; PostgreSQL's NaN, ordered above
+// every number, falls in the last cell as clamp puts it at the upper bound).
 func (r *renderer) cells(f Fetch) (string, error) {
 	dims := f.Cells.Dims
 	if len(dims) == 0 {
@@ -78,11 +79,12 @@ func (r *renderer) cellKey(d CellDim) (string, error) {
 			return "", fmt.Errorf("sqlrewrite: edges of %s must be finite and strictly increasing", d.Column)
 		}
 	}
-	x := "CAST(" + col + " AS " + r.spec.double + ")"
-	fmt.Fprintf(&sb, " WHEN %s IS NULL THEN NULL", col)
+	// The column is compared in its own type, never cast (a cast can fail
+	// on a huge NUMERIC); an unreadable value (Render) has no key.
+	fmt.Fprintf(&sb, " WHEN NOT (%s) THEN NULL", r.readable(col))
 	last := len(d.Edges) - 2
 	for i := 0; i < last; i++ {
-		fmt.Fprintf(&sb, " WHEN %s < %s THEN %d", x, realLiteral(d.Edges[i+1]), i)
+		fmt.Fprintf(&sb, " WHEN %s < %s THEN %d", col, realLiteral(d.Edges[i+1]), i)
 	}
 	fmt.Fprintf(&sb, " ELSE %d END", last)
 	return sb.String(), nil

@@ -63,7 +63,7 @@ func (r *renderer) gridIndex(col string, lo, hi, unit float64) (string, error) {
 //	SELECT COUNT(*), COALESCE(SUM(a), 0), COALESCE(SUM(b), 0),
 //	       COALESCE(SUM(a * a), 0), COALESCE(SUM(a * b), 0), COALESCE(SUM(b * b), 0)
 //	FROM (SELECT k DIV 2^15 AS a, k MOD 2^15 AS b
-//	      FROM (SELECT gridIndex(c) AS k FROM t WHERE F AND c IS NOT NULL) AS g) AS s
+//	      FROM (SELECT gridIndex(c) AS k FROM t WHERE F AND readable(c)) AS g) AS s
 //
 // with the integer division of the dialect (k ≥ 0, so it truncates to the
 // floor everywhere).
@@ -77,7 +77,7 @@ func (r *renderer) gridSums(f Fetch) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	from, err := r.from(f, col)
+	from, err := r.from(f, r.readable(col))
 	if err != nil {
 		return "", err
 	}
