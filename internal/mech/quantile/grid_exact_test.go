@@ -220,7 +220,7 @@ func TestGridExactPrivacy(t *testing.T) {
 			l.Check(t, p.name, eps, 0)
 			worst.Add(p.name, l)
 		}
-		t.Logf("ε = %v: worst exact loss %.6g (ratio to ε %.6f) over %d pairs, at %s", eps, worst.Worst, worst.Worst/eps, worst.Pairs, worst.Pair)
+		t.Logf("ε = %v: worst exact loss %.17g (ratio to ε %.17g) over %d pairs, at %s", eps, worst.Worst, worst.Worst/eps, worst.Pairs, worst.Pair)
 	}
 }
 
