@@ -78,8 +78,8 @@ type WindowExponential struct {
 	k           int64
 	sensitivity float64
 	scale       *big.Rat // ε'/(2Δu), exactly: the exponent per unit of rank distance
-	grid        float64 // γ
-	gridMin     int64   // ⌈L/γ⌉: G = {jγ : gridMin ≤ j ≤ ⌊U/γ⌋}
+	grid        float64  // γ
+	gridMin     int64    // ⌈L/γ⌉: G = {jγ : gridMin ≤ j ≤ ⌊U/γ⌋}
 }
 
 // maxQuantileWindow caps k, which keeps windows fetchable. Only ε below
