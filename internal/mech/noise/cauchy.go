@@ -42,6 +42,14 @@ func NewGridCauchy(t *big.Rat, sigma float64) GridCauchy {
 	return GridCauchy{k0: k0, delta: delta, deltaF: deltaF, sigma: sigma, j0: int64(math.Ceil(sigma))}
 }
 
+// Centre returns t, the centre of the law, exactly.
+func (g GridCauchy) Centre() *big.Rat {
+	return new(big.Rat).Add(new(big.Rat).SetInt(g.k0), g.delta)
+}
+
+// Scale returns σ.
+func (g GridCauchy) Scale() float64 { return g.sigma }
+
 // draw returns k.
 func (g GridCauchy) Draw(src Source) *big.Int {
 	for {

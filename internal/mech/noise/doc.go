@@ -7,9 +7,15 @@
 // Bernoulli(exp(−num/den)) by Canonne, Kamath and Steinke 2020), from which
 // [DiscreteLaplace] samples the discrete Laplace law exactly and [Laplace]
 // releases x + noise on a power-of-two grid (the granularity construction of
-// Google's library, with an exact discrete Laplace on the grid). The
-// dyadic-table, log-weight and grid-Cauchy samplers draw from piecewise or
-// exponential-mechanism laws with exact integer arithmetic on public grids.
+// Google's library, with an exact discrete Laplace on the grid).
+// [ExpTable] draws index i with probability exactly c_i·w_i/Σ for dyadic
+// weights w_i within a relative [ExpWeightError] = 2^−62 of exp(−x_i)
+// ([ExpNeg], [ExpNegPowers]; exact rational x_i), however small: the
+// exponential mechanisms use it and take [ExpWeightSlack] = 2^−55 from ε
+// to pay for the weights' error. [GridCauchy] draws the Cauchy law on a
+// grid exactly (its float comparison only short-cuts an exact one), and
+// [DyadicTable] draws its dyadic weights exactly (their error is stated
+// there). No sampler compares a float uniform with a float probability.
 // [Stream] is a deterministic generator for public choices, never noise.
 //
 // Each sampler's doc comment states the law it draws from exactly; the

@@ -13,9 +13,9 @@ import (
 // dyadicTable draws index i with probability exactly w_i/Σw, where each
 // w_i is a dyadic rational within a relative 2^−40 of exp(logWeights[i] −
 // max): every weight, however small next to the largest, keeps its
-// probability up to that relative error (SampleLogWeights, in contrast,
-// realises probabilities to an absolute 2^−53, so a weight below that can
-// get probability 0 on one dataset and not on its neighbour).
+// probability up to that relative error. (The float log-weights and the
+// float exp make the error bound depend on the caller keeping
+// |lw_i − max| ≤ 2^10; ExpTable has a bound that holds for every input.)
 //
 // Each weight is w_i = m_i·2^(k_i) with k_i = ⌊λ_i⌋, λ_i = (lw_i − max)/ln 2,
 // and the 53-bit mantissa m_i = round(2^(λ_i−k_i)·2^52). All weights are

@@ -57,11 +57,3 @@ func bernoulliExpUnit(src Source, num, den uint64) bool {
 	}
 	return k%2 == 1
 }
-
-// UniformFloat64 returns a float64 uniformly distributed on the 2^53
-// multiples of 2^-53 in [0, 1). Mechanisms use it only to compare against
-// float probabilities (SampleLogWeights), never to shape a noise
-// distribution by an inverse CDF nor to place a released value.
-func UniformFloat64(src Source) float64 {
-	return float64(src.Uint64()>>11) * 0x1p-53
-}

@@ -80,21 +80,6 @@ func TestBernoulliFrequencies(t *testing.T) {
 	}
 }
 
-func TestUniformFloat64(t *testing.T) {
-	for _, tc := range []struct {
-		in   uint64
-		want float64
-	}{
-		{0, 0},
-		{1 << 63, 0.5},
-		{math.MaxUint64, 1 - 0x1p-53},
-	} {
-		if got := UniformFloat64(&privtest.SeqSource{Vals: []uint64{tc.in}}); got != tc.want {
-			t.Errorf("UniformFloat64(%#x): got %v, want %v", tc.in, got, tc.want)
-		}
-	}
-}
-
 func TestSamplersPanicOnBadArguments(t *testing.T) {
 	src := rand.NewChaCha8([32]byte{})
 	for name, f := range map[string]func(){

@@ -3,6 +3,7 @@ package quantile
 import (
 	"fmt"
 	"math"
+	"math/big"
 
 	"github.com/dpproxy/dpproxy/internal/mech"
 	"github.com/dpproxy/dpproxy/internal/mech/noise"
@@ -25,23 +26,30 @@ import (
 //	u(y) = -min(|rank(y) - q·n|, k).
 //
 // The mechanism outputs y ∈ G with probability ∝ exp(ε·u(y)/(2Δu)): it
-// picks an interval with weight |I_i|·exp(ε·u_i/(2Δu)) (in log space,
-// SampleLogWeights) and a uniform point of it (exact integer Uniform). This
-// is the continuous exponential mechanism on [L, U] discretised to G; since
-// the output is a grid point drawn by integers, its low bits cannot reveal
-// a data value the way lo + (hi-lo)·u on floats would (Mironov 2012).
+// picks an interval with weight |I_i|·exp(ε·u_i/(2Δu)) and a uniform point
+// of it (exact integer Uniform). This is the continuous exponential
+// mechanism on [L, U] discretised to G; since the output is a grid point
+// drawn by integers, its low bits cannot reveal a data value the way
+// lo + (hi-lo)·u on floats would (Mironov 2012).
 //
 // Sensitivity, add/remove. Adding a value v to D (n → n+1) changes, at every
 // y ∈ G, rank(y) by [v < y] ∈ {0, 1} and the target by q, so
 // rank(y) - q·n moves by [v < y] - q ∈ {-q, 1-q}; |·| is 1-Lipschitz and so
 // is min(·, k) (a minimum with a constant never increases sensitivity).
-// Hence |u_D(y) - u_D'(y)| ≤ Δu = max(q, 1-q) ≤ 1 for every y, and the
-// probability ratio is at most exp(ε/2) in the numerator and exp(ε/2) in
-// the normaliser: exactly ε-DP, δ = 0. (For the median Δu = 1/2: the weights
-// are exp(ε·u), twice the usual exponent.) n is private and used exactly,
-// which the analysis above covers. Floating point: q·n is rounded once (FMA),
-// so utilities are within 2^-53·k of the exact ones; see SampleLogWeights
-// for the sampling step.
+// Hence |u_D(y) - u_D'(y)| ≤ Δu = max(q, 1-q) for every y, and with exact
+// weights the probability ratio would be at most e^(ε/2) in the numerator
+// and e^(ε/2) in the normaliser. (For the median Δu = 1/2: the weights are
+// exp(ε·u), twice the usual exponent.) n is private and used exactly.
+//
+// What the implementation guarantees: pure ε-DP (δ = 0) under add/remove
+// one row. Every exponent x_i = ε'·min(|i − q·n|, k)/(2Δu) is an exact
+// rational (q, ε and Δu the exact rationals of their float64 values,
+// ε' = ε − 2^−55), and which intervals are inner or merged is decided on
+// those rationals too. Each exp(−x_i) is a dyadic within a relative 2^−62
+// (noise.ExpNeg, ExpNegPowers), the interval is drawn with probability
+// exactly |I_i|·w_i/Σ (noise.ExpTable), so every ratio on neighbours is
+// within e^(ε' + 2^−59) < e^ε. TestWindowExactPrivacy computes both laws
+// of thousands of neighbouring datasets and checks it.
 //
 // Window. Intervals with |i - q·n| ≥ k all have utility -k, so the lower
 // ones merge into G ∩ [L, c_{a-1}] and the upper ones into G ∩ (c_b, U], where a..b
@@ -69,8 +77,9 @@ type WindowExponential struct {
 	q, epsilon  float64
 	k           int64
 	sensitivity float64
-	grid        float64 // γ
-	gridMin     int64   // ⌈L/γ⌉: G = {jγ : gridMin ≤ j ≤ ⌊U/γ⌋}
+	scale       *big.Rat // ε'/(2Δu), exactly: the exponent per unit of rank distance
+	grid        float64  // γ
+	gridMin     int64    // ⌈L/γ⌉: G = {jγ : gridMin ≤ j ≤ ⌊U/γ⌋}
 }
 
 // maxQuantileWindow caps k, which keeps windows fetchable. Only ε below
@@ -107,7 +116,14 @@ func NewWindowExponential(b mech.Bounds, q, epsilon float64, k int64) (*WindowEx
 		return nil, fmt.Errorf("%w: window half-width %d, must be in [1, 2^24]", mech.ErrInvalidQuantile, k)
 	}
 	grid := gridStep(b)
-	return &WindowExponential{bounds: b, q: q, epsilon: epsilon, k: k, sensitivity: max(q, 1-q),
+	qr := new(big.Rat).SetFloat64(q)
+	sensitivity := new(big.Rat).Sub(big.NewRat(1, 1), qr) // exactly 1 − q
+	if qr.Cmp(sensitivity) > 0 {
+		sensitivity = qr
+	}
+	scale := new(big.Rat).Sub(new(big.Rat).SetFloat64(epsilon), noise.ExpWeightSlack)
+	scale.Quo(scale, sensitivity.Mul(sensitivity, big.NewRat(2, 1)))
+	return &WindowExponential{bounds: b, q: q, epsilon: epsilon, k: k, sensitivity: max(q, 1-q), scale: scale,
 		grid: grid, gridMin: int64(math.Ceil(b.Lower / grid))}, nil
 }
 
@@ -140,53 +156,67 @@ func (m *WindowExponential) Window() mech.RankWindowSpec {
 // misses a rank the mechanism needs and with ErrInvalidInput if it is not
 // a window of sorted values within the bounds.
 func (m *WindowExponential) Release(src noise.Source, w mech.SortedWindow) (mech.Estimate, error) {
+	ps, table, err := m.law(w)
+	if err != nil {
+		return mech.Estimate{}, err
+	}
+	return mech.Estimate{Value: m.draw(src, ps, table)}, nil
+}
+
+// draw picks a piece from the table and a uniform grid point of it.
+func (m *WindowExponential) draw(src noise.Source, ps []piece, table *noise.ExpTable) float64 {
+	p := ps[table.Draw(src)]
+	j := p.after + 1 + int64(noise.Uniform(src, uint64(p.points)))
+	return float64(j) * m.grid
+}
+
+// law returns the pieces for w and the table of their weights
+// |I_i|·exp(−x_i): the law Release draws from.
+func (m *WindowExponential) law(w mech.SortedWindow) ([]piece, *noise.ExpTable, error) {
 	ps, err := m.pieces(w)
 	if err != nil {
-		return mech.Estimate{}, err
+		return nil, nil, err
 	}
-	logWeights := make([]float64, len(ps))
+	counts := make([]uint64, len(ps))
+	weights := make([]noise.Weight, len(ps))
 	for i, p := range ps {
-		logWeights[i] = p.logWeight
+		counts[i], weights[i] = uint64(p.points), p.weight
 	}
-	i, err := noise.SampleLogWeights(src, logWeights)
-	if err != nil {
-		return mech.Estimate{}, err
-	}
-	p := ps[i]
-	j := p.after + 1 + int64(noise.Uniform(src, uint64(p.points)))
-	return mech.Estimate{Value: float64(j) * m.grid}, nil
+	table, err := noise.NewExpTable(counts, weights)
+	return ps, table, err
 }
 
 // piece is the set of grid points jγ with after < j ≤ after+points, lying
-// in (lo, hi] (in [lo, hi] for the first piece, lo = L), all of utility u,
-// with log weight ln(points) + ε·u/(2Δu).
+// in (lo, hi] (in [lo, hi] for the first piece, lo = L), all of utility
+// −min(|i − q·n|, k) (utility, rounded, for reading), with weight
+// ≈ exp(−x), x = ε'·min(|i − q·n|, k)/(2Δu) exactly.
 type piece struct {
 	lo, hi        float64
 	after, points int64
 	utility       float64
-	logWeight     float64
+	weight        noise.Weight
 }
 
 // pieces returns the mechanism's intervals for w, in ascending order: the
 // merged lower region (if any), the inner intervals, the merged upper region.
-// Interval i (0-based, as in the Quantile comment) ends at rank i+1.
+// Interval i (0-based, as in the Quantile comment) ends at rank i+1. With
+// t = q·n exact, the inner intervals are t − k < i < t + k; the exponents
+// below t are s·(t − r) + s·(r − i) with r = ⌈t⌉ − 1, above it
+// s·(r' − t) + s·(i − r') with r' = ⌊t⌋ + 1, one noise.ExpNegPowers call
+// per side.
 func (m *WindowExponential) pieces(w mech.SortedWindow) ([]piece, error) {
-	n, k := w.Count, float64(m.k)
-	if n > maxWindowCount {
-		return nil, fmt.Errorf("%w: count %d above 2^53", mech.ErrInvalidInput, n)
+	n, k := w.Count, m.k
+	if n < 0 || n > maxWindowCount {
+		return nil, fmt.Errorf("%w: count %d outside [0, 2^53]", mech.ErrInvalidInput, n)
 	}
-	distance := func(i int64) float64 { return math.Abs(math.FMA(-m.q, float64(n), float64(i))) }
-	// The inner intervals form one run inside [⌊q·n⌋-k, ⌊q·n⌋+k+1].
-	f := int64(math.Floor(m.q * float64(n)))
-	lo, hi := int64(-1), int64(-2)
-	for i := max(0, f-m.k); i <= min(n, f+m.k+1); i++ {
-		if distance(i) < k {
-			if lo < 0 {
-				lo = i
-			}
-			hi = i
-		}
+	t := new(big.Rat).Mul(new(big.Rat).SetFloat64(m.q), big.NewRat(n, 1))
+	floorT := new(big.Int).Quo(t.Num(), t.Denom()).Int64() // t ≥ 0
+	r, rp := floorT, floorT+1                              // ⌈t⌉ − 1 and ⌊t⌋ + 1
+	if t.IsInt() {
+		r--
 	}
+	// Inner: t − k < i < t + k, i.e. ⌊t⌋ − k + 1 ≤ i ≤ ⌈t⌉ + k − 1.
+	lo, hi := max(0, floorT-k+1), min(n, r+k)
 	if err := w.Check(m.bounds, mech.RankRange{First: max(lo, 1), Last: min(hi+1, n)}); err != nil {
 		return nil, err
 	}
@@ -194,29 +224,59 @@ func (m *WindowExponential) pieces(w mech.SortedWindow) ([]piece, error) {
 		v, _ := w.At(m.bounds, i)
 		return v
 	}
+	exponent := func(x0 *big.Rat, ms []uint64) ([]noise.Weight, error) {
+		return noise.ExpNegPowers(x0.Mul(x0, m.scale), m.scale, ms)
+	}
+	var belowMs, aboveMs []uint64
+	for i := min(hi, r); i >= lo; i-- {
+		belowMs = append(belowMs, uint64(r-i))
+	}
+	for i := max(lo, rp); i <= hi; i++ {
+		aboveMs = append(aboveMs, uint64(i-rp))
+	}
+	below, err := exponent(new(big.Rat).Sub(t, big.NewRat(r, 1)), belowMs)
+	if err != nil {
+		return nil, err
+	}
+	above, err := exponent(new(big.Rat).Sub(big.NewRat(rp, 1), t), aboveMs)
+	if err != nil {
+		return nil, err
+	}
+	clipped, err := noise.ExpNeg(new(big.Rat).Mul(m.scale, big.NewRat(k, 1)))
+	if err != nil {
+		return nil, err
+	}
+	tf, _ := t.Float64()
 	var ps []piece
 	if lo > 0 {
-		ps = append(ps, m.newPiece(m.bounds.Lower, value(lo), true, -k))
+		ps = append(ps, m.newPiece(m.bounds.Lower, value(lo), true, -float64(k), clipped))
 	}
 	for i := lo; i <= hi; i++ {
-		ps = append(ps, m.newPiece(value(i), value(i+1), i == 0, -distance(i)))
+		var wt noise.Weight
+		switch {
+		case i <= r:
+			wt = below[r-i-max(0, r-hi)]
+		case i >= rp:
+			wt = above[i-max(lo, rp)]
+		default: // i = t
+			wt, _ = noise.ExpNeg(new(big.Rat))
+		}
+		ps = append(ps, m.newPiece(value(i), value(i+1), i == 0, -math.Abs(float64(i)-tf), wt))
 	}
 	if hi < n {
-		ps = append(ps, m.newPiece(value(hi+1), m.bounds.Upper, false, -k))
+		ps = append(ps, m.newPiece(value(hi+1), m.bounds.Upper, false, -float64(k), clipped))
 	}
 	return ps, nil
 }
 
-// newPiece returns the piece of utility u holding the grid points in
-// (lo, hi], or in [lo, hi] when fromLower (lo = L, the first piece).
-func (m *WindowExponential) newPiece(lo, hi float64, fromLower bool, u float64) piece {
+// newPiece returns the piece of utility u and weight w holding the grid
+// points in (lo, hi], or in [lo, hi] when fromLower (lo = L, the first piece).
+func (m *WindowExponential) newPiece(lo, hi float64, fromLower bool, u float64, w noise.Weight) piece {
 	after := m.gridIndex(lo)
 	if fromLower {
 		after = m.gridMin - 1
 	}
-	points := m.gridIndex(hi) - after
-	return piece{lo: lo, hi: hi, after: after, points: points, utility: u,
-		logWeight: math.Log(float64(points)) + m.epsilon*u/(2*m.sensitivity)}
+	return piece{lo: lo, hi: hi, after: after, points: m.gridIndex(hi) - after, utility: u, weight: w}
 }
 
 // gridIndex returns ⌊x/γ⌋ for x in [L, U], exactly.
