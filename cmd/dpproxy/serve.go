@@ -64,7 +64,10 @@ func serve(ctx context.Context, opts options, stderr io.Writer) error {
 		return err
 	}
 
-	engine := proxy.NewEngine(cfg, exec.New(be, ledger, log), ledger, log)
+	engine, err := proxy.NewEngine(cfg, exec.New(be, ledger, log), ledger, log)
+	if err != nil {
+		return err
+	}
 	srv, err := wire.NewServer(wire.Config{
 		Addr:           cfg.Listen,
 		MaxConnections: cfg.MaxConnections,
@@ -169,7 +172,13 @@ func (a sessionAdapter) Execute(ctx context.Context, query string) (*wire.Result
 	if err != nil {
 		return nil, err
 	}
-	return &wire.Result{Columns: r.Columns, Rows: r.Rows, AffectedRows: r.AffectedRows, Warnings: r.Warnings}, nil
+	res := &wire.Result{Columns: r.Columns, Rows: r.Rows, AffectedRows: r.AffectedRows, Warnings: r.Warnings}
+	for _, c := range r.Typed {
+		res.Fields = append(res.Fields, wire.Field{
+			Name: c.Name, Type: c.Type, Flags: c.Flags, Charset: c.Charset, Length: c.Length, Decimals: c.Decimals,
+		})
+	}
+	return res, nil
 }
 
 func (a sessionAdapter) UseDatabase(ctx context.Context, name string) error {

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/dpproxy/dpproxy/internal/catalog"
+	"github.com/dpproxy/dpproxy/internal/catalogdb"
 	"github.com/dpproxy/dpproxy/internal/dperr"
 	"github.com/dpproxy/dpproxy/internal/exec"
 	"github.com/dpproxy/dpproxy/internal/mech/noise"
@@ -21,7 +22,10 @@ type Session struct {
 	user   string
 	connID uint32
 	parser *sqlrewrite.Parser
-	source noise.Source
+	// catalog is the session in the catalog engine: system and user
+	// variables, current database.
+	catalog *catalogdb.Session
+	source  noise.Source
 
 	// The privacy settings; zero epsilon/delta mean the configured defaults.
 	epsilon  float64
@@ -29,7 +33,6 @@ type Session struct {
 	mechName string
 	trim     float64
 
-	userVars map[string]sqlrewrite.Value
 	database string
 	warnings []exec.Warning
 }
@@ -37,12 +40,20 @@ type Session struct {
 // Close ends the session.
 func (s *Session) Close() {}
 
-// UseDatabase switches the current database (COM_INIT_DB and USE).
+// UseDatabase switches the current database (COM_INIT_DB and USE): dpproxy's
+// or the read-only information_schema.
 func (s *Session) UseDatabase(_ context.Context, name string) error {
-	if !strings.EqualFold(name, Database) {
-		return dperr.New(dperr.UnknownDatabase, "Unknown database '%s' (dpproxy serves database '%s')", name, Database)
+	switch {
+	case strings.EqualFold(name, Database):
+		name = Database
+	case strings.EqualFold(name, sqlrewrite.CatalogDatabase):
+		name = sqlrewrite.CatalogDatabase
+	default:
+		return dperr.New(dperr.UnknownDatabase, "Unknown database '%s' (dpproxy serves '%s' and '%s')", name, Database, sqlrewrite.CatalogDatabase)
 	}
-	s.database = Database
+	s.database = name
+	s.parser.SetDatabase(name)
+	s.catalog.SetDatabase(name)
 	return nil
 }
 
@@ -72,11 +83,13 @@ func (s *Session) execute(ctx context.Context, stmt sqlrewrite.Statement) (*Resu
 	case *sqlrewrite.Explain:
 		return s.explain(st)
 	case *sqlrewrite.SetVariables:
-		return s.set(st)
+		return s.set(ctx, st)
 	case *sqlrewrite.ShowWarnings:
 		return s.showWarnings(st), nil
-	case *sqlrewrite.Show:
-		return s.show(st)
+	case *sqlrewrite.ShowGrants:
+		return s.showGrants(), nil
+	case *sqlrewrite.Catalog:
+		return s.catalogQuery(ctx, st.SQL)
 	case *sqlrewrite.ConstantSelect:
 		return s.constantSelect(ctx, st)
 	case *sqlrewrite.Use:
@@ -133,16 +146,14 @@ func (s *Session) explain(ex *sqlrewrite.Explain) (*Result, error) {
 }
 
 // set applies SET: dp_* user variables are privacy settings, validated here;
-// other user variables are remembered; system variables are accepted and ignored.
-func (s *Session) set(st *sqlrewrite.SetVariables) (*Result, error) {
+// every other variable is set by the catalog engine, which keeps the session's
+// values. Nothing changes unless every assignment is valid.
+func (s *Session) set(ctx context.Context, st *sqlrewrite.SetVariables) (*Result, error) {
 	p := s.engine.cat.Privacy
 	// Validate everything first so a bad assignment changes nothing.
 	type change func()
 	var changes []change
 	for _, a := range st.Assignments {
-		if a.System {
-			continue
-		}
 		a := a
 		switch a.Name {
 		case "dp_epsilon":
@@ -197,10 +208,12 @@ func (s *Session) set(st *sqlrewrite.SetVariables) (*Result, error) {
 			}
 			changes = append(changes, func() { s.mechName = name })
 		default:
-			if strings.HasPrefix(a.Name, "dp_") {
-				return nil, dperr.New(dperr.InvalidValue, "unknown dpproxy setting @%s; the settings are @dp_epsilon, @dp_delta, @dp_mechanism and @dp_trim", a.Name)
-			}
-			changes = append(changes, func() { s.userVars[a.Name] = a.Value })
+			return nil, dperr.New(dperr.InvalidValue, "unknown dpproxy setting @%s; the settings are @dp_epsilon, @dp_delta, @dp_mechanism and @dp_trim", a.Name)
+		}
+	}
+	if st.Catalog != "" {
+		if _, err := s.catalogQuery(ctx, st.Catalog); err != nil {
+			return nil, err
 		}
 	}
 	for _, c := range changes {

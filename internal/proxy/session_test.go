@@ -30,7 +30,11 @@ func newTestSession(t *testing.T) *Session {
 	if err := ledger.SetLimit(ctx, catalog.UserAccount(demo.User), budget.Cost{Epsilon: 100, Delta: 1e-3}); err != nil {
 		t.Fatal(err)
 	}
-	return NewEngine(cfg, nil, ledger, nil).Open(demo.User, 7)
+	e, err := NewEngine(cfg, nil, ledger, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e.Open(demo.User, 7)
 }
 
 func run(t *testing.T, s *Session, sql string) *Result {
@@ -96,11 +100,15 @@ func TestWarningsDescribeTheLastStatement(t *testing.T) {
 func TestCatalogAndBootstrapStatements(t *testing.T) {
 	s := newTestSession(t)
 	for _, tc := range []struct{ sql, want string }{
-		{"SHOW DATABASES", "[[information_schema] [dpproxy]]"},
-		{"SHOW TABLES", "[[pums]]"},
-		{"SHOW COLUMNS FROM pums LIKE 'a%'", "[[age bigint YES  <nil> bounds [0, 100]]]"},
+		{"SHOW DATABASES", "[[dpproxy] [information_schema]]"},
+		{"SHOW TABLES FROM dpproxy", "[[pums]]"},
+		{"SHOW COLUMNS FROM pums LIKE 'a%'", "[[age bigint YES  <nil> ]]"},
+		{"SHOW FULL COLUMNS FROM pums LIKE 'a%'", "[[age bigint <nil> YES  <nil>   bounds [0, 100]]]"},
+		{"SELECT COLUMN_NAME, DATA_TYPE, COLUMN_COMMENT FROM information_schema.COLUMNS WHERE TABLE_NAME = 'pums' AND COLUMN_NAME LIKE 'in%'", "[[income double bounds [0, 500000]]]"},
+		{"SELECT * FROM pums WHERE 1 = 0", "[]"},
+		{"SELECT age, sex FROM pums LIMIT 0", "[]"},
 		{"SELECT @@version_comment LIMIT 1", "[[" + VersionComment + "]]"},
-		{"SELECT DATABASE(), USER()", "[[<nil> demo@%]]"},
+		{"SELECT DATABASE(), USER()", "[[dpproxy demo@%]]"},
 		{"SELECT dp_remaining_epsilon(), dp_remaining_delta()", "[[100 0.001]]"},
 		{"SELECT 1, 'x', NULL", "[[1 x <nil>]]"},
 	} {
