@@ -2,6 +2,7 @@ package main
 
 import (
 	"database/sql"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -127,6 +128,15 @@ func TestCatalogWithMariaDBCLI(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("mariadb output lacks %q:\n%s", want, out)
 		}
+	}
+	// SQL-level PREPARE/EXECUTE of a private aggregate, with a bound variable.
+	out, err = p.mariadbCLI(t, "demo", "demo", "dpproxy", "-N", "-e",
+		"SET @a = 30; PREPARE s FROM 'SELECT COUNT(*) FROM pums WHERE educ > ?'; EXECUTE s USING @a; DEALLOCATE PREPARE s")
+	if err != nil {
+		t.Fatalf("mariadb PREPARE/EXECUTE: %v\n%s", err, out)
+	}
+	if _, err := strconv.ParseInt(strings.TrimSpace(out), 10, 64); err != nil {
+		t.Errorf("EXECUTE of a count printed %q", out)
 	}
 	out, err = p.mariadbCLI(t, "demo", "demo", "dpproxy", "-e", "SELECT * FROM pums JOIN information_schema.TABLES")
 	if err == nil || !strings.Contains(out, "ERROR 1235 (42000)") {

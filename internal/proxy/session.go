@@ -35,6 +35,8 @@ type Session struct {
 	trim     float64
 
 	database string
+	// prepared are the texts of SQL-level PREPARE, by lower-case name.
+	prepared map[string]string
 	warnings []exec.Warning
 }
 
@@ -91,6 +93,12 @@ func (s *Session) execute(ctx context.Context, stmt sqlrewrite.Statement) (*Resu
 		return s.showGrants(), nil
 	case *sqlrewrite.Catalog:
 		return s.catalogQuery(ctx, st.SQL)
+	case *sqlrewrite.Prepare:
+		return s.prepare(ctx, st)
+	case *sqlrewrite.ExecutePrepared:
+		return s.executePrepared(ctx, st)
+	case *sqlrewrite.Deallocate:
+		return s.deallocate(st)
 	case *sqlrewrite.ConstantSelect:
 		return s.constantSelect(ctx, st)
 	case *sqlrewrite.Use:

@@ -123,3 +123,23 @@ func TestCatalogAndBootstrapStatements(t *testing.T) {
 	wantKind(t, s, "USE other", dperr.UnknownDatabase)
 	wantKind(t, s, "SHOW COLUMNS FROM nosuch", dperr.UnknownTable)
 }
+
+func TestSQLLevelPrepareAndExecute(t *testing.T) {
+	s := newTestSession(t)
+	run(t, s, "PREPARE s FROM 'SELECT ? + 1 AS n, CONCAT(?, ''?'') AS t'")
+	run(t, s, "SET @a = 41, @b = 'it''s'")
+	if got := fmt.Sprint(run(t, s, "EXECUTE s USING @a, @b").Rows); got != "[[42 it's?]]" {
+		t.Errorf("EXECUTE: got %s", got)
+	}
+	wantKind(t, s, "EXECUTE s USING @a", dperr.Unsupported) // one variable for two markers
+	run(t, s, "SET @q = 'SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_NAME = ?'")
+	run(t, s, "PREPARE t FROM @q")
+	run(t, s, "SET @name = 'pums'")
+	if got := fmt.Sprint(run(t, s, "EXECUTE t USING @name").Rows); got != "[[pums]]" {
+		t.Errorf("EXECUTE t: got %s", got)
+	}
+	run(t, s, "DEALLOCATE PREPARE s")
+	wantKind(t, s, "EXECUTE s USING @a, @b", dperr.InvalidValue)
+	run(t, s, "PREPARE r FROM 'EXECUTE r'")
+	wantKind(t, s, "EXECUTE r", dperr.Unsupported)
+}

@@ -41,6 +41,12 @@ func formatStatement(st sqlrewrite.Statement) string {
 			fmt.Fprintf(&b, " offset=%d count=%d", s.Limit.Offset, s.Limit.Count)
 		}
 		b.WriteString("\n")
+	case *sqlrewrite.Prepare:
+		fmt.Fprintf(&b, "prepare %s sql=%q var=%q\n", s.Name, s.SQL, s.Var)
+	case *sqlrewrite.ExecutePrepared:
+		fmt.Fprintf(&b, "execute %s using %v\n", s.Name, s.Using)
+	case *sqlrewrite.Deallocate:
+		fmt.Fprintf(&b, "deallocate %s\n", s.Name)
 	case *sqlrewrite.ShowGrants:
 		b.WriteString("show grants\n")
 	case *sqlrewrite.Catalog:

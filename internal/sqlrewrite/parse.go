@@ -81,6 +81,12 @@ func (p *Parser) statement(stmt ast.StmtNode, sql string) (Statement, error) {
 		return setVariables(s, sql)
 	case *ast.ShowStmt:
 		return p.show(s, sql)
+	case *ast.PrepareStmt:
+		return prepare(s)
+	case *ast.ExecuteStmt:
+		return execute(s)
+	case *ast.DeallocateStmt:
+		return &Deallocate{Name: strings.ToLower(s.Name)}, nil
 	case *ast.UseStmt:
 		return &Use{Database: s.DBName}, nil
 	case *ast.BeginStmt, *ast.CommitStmt:
@@ -119,8 +125,6 @@ func statementKind(stmt ast.StmtNode) string {
 		return "account management"
 	case *ast.CallStmt:
 		return "CALL"
-	case *ast.PrepareStmt, *ast.ExecuteStmt, *ast.DeallocateStmt:
-		return "SQL-level PREPARE and EXECUTE"
 	case *ast.DoStmt:
 		return "DO"
 	case *ast.KillStmt:
