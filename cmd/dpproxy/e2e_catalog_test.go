@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // columnsOf runs q and returns its column names and go-sql-driver's type names.
@@ -101,6 +102,20 @@ func TestCatalogBrowseEndToEnd(t *testing.T) {
 	}
 	if _, v := queryRow(t, db, "SELECT dp_remaining_epsilon()"); v[0] != 100 {
 		t.Errorf("catalog statements spent budget: remaining %v", v[0])
+	}
+	// Server-side prepared statements (binary protocol) on the catalog, typed.
+	var pos uint32
+	var now string
+	var name string
+	if err := db.QueryRow("SELECT COLUMN_NAME, ORDINAL_POSITION, NOW() FROM information_schema.COLUMNS WHERE TABLE_NAME = ? AND COLUMN_NAME = ?", "pums", "income").Scan(&name, &pos, &now); err != nil {
+		t.Fatalf("prepared catalog query: %v", err)
+	}
+	if _, err := time.Parse(time.DateTime, now); name != "income" || pos != 5 || err != nil {
+		t.Errorf("prepared catalog query: %s %d %v", name, pos, now)
+	}
+	// A string parameter bound to a numeric column is that number.
+	if _, v := queryRow(t, db, "SELECT COUNT(*) FROM pums WHERE sex = ?", "1"); v[0] < 0 {
+		t.Errorf("sex = '1': %v", v)
 	}
 	// A statement mixing the catalog with a configured table is refused.
 	_, err := db.Query("SELECT COUNT(*) FROM pums JOIN information_schema.COLUMNS c ON c.TABLE_NAME = 'pums'")
