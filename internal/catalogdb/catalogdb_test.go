@@ -1,0 +1,90 @@
+package catalogdb
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/dpproxy/dpproxy/internal/catalog"
+)
+
+func testEngine(t *testing.T) *Engine {
+	t.Helper()
+	cat, err := catalog.ParseConfig(strings.NewReader(`
+backend: {driver: sqlite, dsn: "file::memory:"}
+users: [{name: a, password_hash: "*0000000000000000000000000000000000000000", epsilon: 1}]
+tables:
+  - name: visits
+    columns:
+      - {name: age, type: integer, lower: 0, upper: 120}
+      - {name: city, type: text}
+      - {name: spend, type: real, lower: 0, upper: 1000.5}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := New(cat, "dpproxy", Variables{"version_comment": "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+func query(t *testing.T, s *Session, q string) *Result {
+	t.Helper()
+	r, err := s.Query(context.Background(), q)
+	if err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	return r
+}
+
+// The engine holds the configured schema and never a row of it.
+func TestConfiguredTablesHaveSchemaAndNoRows(t *testing.T) {
+	s := testEngine(t).Open("a", 1)
+	s.SetDatabase("dpproxy")
+	if r := query(t, s, "SELECT * FROM visits"); len(r.Rows) != 0 || len(r.Columns) != 3 {
+		t.Errorf("SELECT * FROM visits: %d columns, rows %v", len(r.Columns), r.Rows)
+	}
+	if r := query(t, s, "SELECT COUNT(*) FROM visits"); fmt.Sprint(r.Rows) != "[[0]]" {
+		t.Errorf("COUNT(*): %v", r.Rows)
+	}
+	r := query(t, s, "SELECT COLUMN_NAME, DATA_TYPE, COLUMN_COMMENT FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = 'dpproxy' ORDER BY ORDINAL_POSITION")
+	if got := fmt.Sprint(r.Rows); got != "[[age bigint bounds [0, 120]] [city text ] [spend double bounds [0, 1000.5]]]" {
+		t.Errorf("information_schema.COLUMNS: %s", got)
+	}
+	if r.Columns[0].Type != 253 || r.Columns[0].Charset == binaryCharset {
+		t.Errorf("COLUMN_NAME column: %+v", r.Columns[0])
+	}
+}
+
+// SET keeps session values, per session.
+func TestSessionVariables(t *testing.T) {
+	e := testEngine(t)
+	s1, s2 := e.Open("a", 1), e.Open("a", 2)
+	query(t, s1, "set autocommit=1, sql_mode = concat(@@sql_mode,',ANSI_QUOTES'), @x = 'one'")
+	if got := fmt.Sprint(query(t, s1, "SELECT @@sql_mode LIKE '%ANSI_QUOTES%', @x, @@version_comment").Rows); got != "[[1 one test]]" {
+		t.Errorf("session 1: %s", got)
+	}
+	if got := fmt.Sprint(query(t, s2, "SELECT @@sql_mode LIKE '%ANSI_QUOTES%', @x").Rows); got != "[[0 <nil>]]" {
+		t.Errorf("session 2 sees session 1's values: %s", got)
+	}
+}
+
+// Writes are refused and an engine failure is an error, not a crash.
+func TestReadOnlyAndFailuresAreErrors(t *testing.T) {
+	s := testEngine(t).Open("a", 1)
+	s.SetDatabase("dpproxy")
+	var ce *Error
+	if _, err := s.Query(context.Background(), "INSERT INTO visits VALUES (1, 'x', 2)"); !errors.As(err, &ce) {
+		t.Errorf("INSERT: %v", err)
+	}
+	if _, err := s.Query(context.Background(), "SELECT COUNT(*) FROM visits LIMIT 0"); !errors.As(err, &ce) {
+		t.Errorf("a go-mysql-server panic: %v", err)
+	}
+	if _, err := s.Query(context.Background(), "SELECT * FROM nosuch"); !errors.As(err, &ce) || ce.Code != 1146 {
+		t.Errorf("unknown table: %v", err)
+	}
+}
