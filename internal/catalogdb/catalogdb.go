@@ -20,6 +20,7 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"time"
 
 	sqle "github.com/dolthub/go-mysql-server"
 	"github.com/dolthub/go-mysql-server/sql"
@@ -187,6 +188,13 @@ func (e *Engine) Open(user string, connID uint32) *Session {
 // caller has checked that it exists.
 func (s *Session) SetDatabase(name string) { s.sess.SetCurrentDatabase(name) }
 
+// context is a statement's context. Its statement time, which NOW() and
+// UTC_TIMESTAMP() read, is whole seconds: go-mysql-server drops the fraction
+// from NOW() but not from UTC_TIMESTAMP(), so TIMEDIFF(NOW(), UTC_TIMESTAMP())
+// (Metabase's time-zone probe) would otherwise be a negative fraction instead
+// of the zone's offset. NOW(6) then shows .000000.
 func (s *Session) context(ctx context.Context) *sql.Context {
-	return sql.NewContext(ctx, sql.WithSession(s.sess))
+	c := sql.NewContext(ctx, sql.WithSession(s.sess))
+	c.SetQueryTime(time.Now().Truncate(time.Second))
+	return c
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -86,5 +87,15 @@ func TestReadOnlyAndFailuresAreErrors(t *testing.T) {
 	}
 	if _, err := s.Query(context.Background(), "SELECT * FROM nosuch"); !errors.As(err, &ce) || ce.Code != 1146 {
 		t.Errorf("unknown table: %v", err)
+	}
+}
+
+// TIMEDIFF(NOW(), UTC_TIMESTAMP()) is the server's zone offset, whole minutes.
+func TestTimeZoneProbe(t *testing.T) {
+	s := testEngine(t).Open("a", 1)
+	r := query(t, s, "SELECT TIMEDIFF(NOW(), UTC_TIMESTAMP())")
+	got, _ := r.Rows[0][0].(string)
+	if !regexp.MustCompile(`^-?\d\d:\d\d:00$`).MatchString(got) || r.Columns[0].Type != 11 {
+		t.Errorf("TIMEDIFF(NOW(), UTC_TIMESTAMP()) = %q (type %d), want an offset of type TIME", got, r.Columns[0].Type)
 	}
 }
