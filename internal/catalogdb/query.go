@@ -3,6 +3,7 @@ package catalogdb
 import (
 	"context"
 	"errors"
+	"io"
 
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/types"
@@ -63,7 +64,7 @@ func (s *Session) Query(ctx context.Context, query string) (res *Result, err err
 	if err != nil {
 		return nil, sqlError(err)
 	}
-	rows, err := sql.RowIterToRows(sctx, iter)
+	rows, err := drain(sctx, iter)
 	if err != nil {
 		return nil, sqlError(err)
 	}
@@ -91,6 +92,31 @@ func (s *Session) Query(ctx context.Context, query string) (res *Result, err err
 		res.Rows = append(res.Rows, out)
 	}
 	return res, nil
+}
+
+// drain reads every row, then closes the iterator. go-mysql-server v0.20.0
+// panics closing an aggregate under LIMIT 0 that it never started (SELECT
+// COUNT(*) FROM t LIMIT 0); the rows are complete by then, so that panic is
+// ignored. A panic anywhere else fails the statement (Query).
+func drain(ctx *sql.Context, iter sql.RowIter) (rows []sql.Row, err error) {
+	for {
+		row, err := iter.Next(ctx)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			closeQuietly(ctx, iter)
+			return nil, err
+		}
+		rows = append(rows, row)
+	}
+	closeQuietly(ctx, iter)
+	return rows, nil
+}
+
+func closeQuietly(ctx *sql.Context, iter sql.RowIter) {
+	defer func() { _ = recover() }()
+	_ = iter.Close(ctx)
 }
 
 // isOK reports whether a schema is go-mysql-server's OK result (SET, USE).
