@@ -142,6 +142,11 @@ func (p *Parser) route(stmt ast.StmtNode, sql string) (st Statement, ok bool, er
 		return nil, false, nil
 	}
 	if len(r.catalog) > 0 {
+		if sel, isSel := stmt.(*ast.SelectStmt); isSel {
+			if q, inlined, err := inlineAssignments(sel); err != nil || inlined {
+				return &Catalog{SQL: q}, err == nil, err
+			}
+		}
 		return &Catalog{SQL: sql}, true, nil
 	}
 	if sel, isSel := stmt.(*ast.SelectStmt); isSel && sel.From == nil {
