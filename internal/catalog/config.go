@@ -134,6 +134,12 @@ type Column struct {
 	// Histogram, if set, declares a histogram domain on a numeric column:
 	// its range counts are answered from synopses (see Histogram).
 	Histogram *Histogram `yaml:"histogram"`
+	// Values, if set, declares the column's domain: every value it may
+	// take (numbers for a numeric column, within its bounds). The domain is
+	// public: GROUP BY the column answers one group per value, empty ones
+	// included, and SELECT DISTINCT col lists the values without reading
+	// data (domain.go). Rows with another value or NULL are in no group.
+	Values []string `yaml:"values"`
 }
 
 // ColumnType is the type of a declared column.
@@ -404,6 +410,9 @@ func (t *Table) validate(f string, seen map[string]bool) error {
 			}
 		default:
 			return invalid(cf+".type", "must be integer, real or text, got %q", col.Type)
+		}
+		if err := t.Columns[j].validateDomain(cf); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -208,6 +208,13 @@ func (p *Planner) mechanism(name string) Mechanism {
 // Unsupported (no mechanism can answer an aggregate, or the forced one
 // applies to none), InvalidValue (bad settings).
 func (p *Planner) Plan(sel *sqlrewrite.Select, s Settings) (*Plan, error) {
+	return p.plan(sel, s, false)
+}
+
+// plan is Plan; grouped plans the aggregates of one group of a GROUP BY
+// (query_plan.go): every release then runs once per group, so synopses
+// and the interactive domain, which answer the whole table, are not used.
+func (p *Planner) plan(sel *sqlrewrite.Select, s Settings, grouped bool) (*Plan, error) {
 	t, ok := p.cat.Table(sel.Table)
 	if !ok {
 		return nil, dperr.New(dperr.UnknownTable, "Table '%s' doesn't exist", sel.Table)
@@ -219,15 +226,21 @@ func (p *Planner) Plan(sel *sqlrewrite.Select, s Settings) (*Plan, error) {
 	if s.Mechanism != "" && s.Mechanism != "auto" && forced == nil {
 		return nil, dperr.New(dperr.InvalidValue, "unknown mechanism %q; valid: %s", s.Mechanism, strings.Join(p.MechanismNames(), ", "))
 	}
-	if ip, err := p.planInteractive(sel, t, s); ip != nil || err != nil {
-		return ip, err
+	if grouped && sel.Boolean != nil {
+		return nil, dperr.New(dperr.Unsupported, "OR and NOT in WHERE are answered only as SELECT COUNT(*) on a table with an interactive domain, without GROUP BY; use an AND of range and equality conditions")
 	}
-	if sel.Boolean != nil {
-		return nil, dperr.New(dperr.Unsupported, "OR and NOT in WHERE are answered only as SELECT COUNT(*) on a table with an interactive domain; table %s has none here, so use an AND of range and equality conditions", t.Name)
-	}
-	synopses, err := p.planSynopses(sel, t, forced)
-	if err != nil {
-		return nil, err
+	var synopses *SynopsisPlan
+	if !grouped {
+		if ip, err := p.planInteractive(sel, t, s); ip != nil || err != nil {
+			return ip, err
+		}
+		if sel.Boolean != nil {
+			return nil, dperr.New(dperr.Unsupported, "OR and NOT in WHERE are answered only as SELECT COUNT(*) on a table with an interactive domain; table %s has none here, so use an AND of range and equality conditions", t.Name)
+		}
+		var err error
+		if synopses, err = p.planSynopses(sel, t, forced); err != nil {
+			return nil, err
+		}
 	}
 	b := builder{planner: p, table: t, forced: forced}
 	plan := &Plan{Table: t, Synopsis: synopses}

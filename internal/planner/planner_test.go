@@ -92,19 +92,31 @@ func TestPlans(t *testing.T) {
 				return formatError(err)
 			}
 			var sel *sqlrewrite.Select
+			var query *sqlrewrite.Query
 			switch st := st.(type) {
 			case *sqlrewrite.Select:
 				sel = st
+			case *sqlrewrite.Query:
+				query = st
 			case *sqlrewrite.Explain:
-				sel = st.Select
+				sel, query = st.Select, st.Query
 			default:
 				d.Fatalf(t, "not a query: %T", st)
 			}
-			plan, err := p.Plan(sel, s)
-			if err != nil {
-				return formatError(err)
+			var rows [][]any
+			if query != nil {
+				qp, err := p.PlanQuery(query, s)
+				if err != nil {
+					return formatError(err)
+				}
+				_, rows = qp.Explain()
+			} else {
+				plan, err := p.Plan(sel, s)
+				if err != nil {
+					return formatError(err)
+				}
+				_, rows = plan.Explain()
 			}
-			_, rows := plan.Explain()
 			var b strings.Builder
 			for _, r := range rows {
 				cells := make([]string, len(r))

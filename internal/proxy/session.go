@@ -69,6 +69,8 @@ func (s *Session) execute(ctx context.Context, stmt sqlrewrite.Statement) (*Resu
 	switch st := stmt.(type) {
 	case *sqlrewrite.Select:
 		return s.selectPrivate(ctx, st)
+	case *sqlrewrite.Query:
+		return s.query(ctx, st)
 	case *sqlrewrite.Explain:
 		return s.explain(st)
 	case *sqlrewrite.SetVariables:
@@ -123,6 +125,15 @@ func (s *Session) selectPrivate(ctx context.Context, sel *sqlrewrite.Select) (*R
 }
 
 func (s *Session) explain(ex *sqlrewrite.Explain) (*Result, error) {
+	if ex.Query != nil {
+		qp, err := s.engine.planner.PlanQuery(ex.Query, s.settings())
+		if err != nil {
+			return nil, err
+		}
+		s.setWarnings(nil)
+		cols, rows := qp.Explain()
+		return &Result{Columns: cols, Rows: rows}, nil
+	}
 	plan, err := s.engine.planner.Plan(ex.Select, s.settings())
 	if err != nil {
 		return nil, err

@@ -12,13 +12,15 @@ type Fetch struct {
 	// column names in its leaves), ANDed with Filter. It has SQL's meaning:
 	// a row whose column is NULL satisfies neither a leaf nor its NOT.
 	Boolean *Predicate
-	// Exactly one of Summary, Window, Histogram, Pairs and Cells is set.
+	// Exactly one of Summary, Window, Histogram, Pairs, Cells and Grouped is set.
 	Summary   []SummaryTerm
 	Window    *Window
 	Histogram *Histogram
 	Pairs     *Pairs
 	// Cells is a histogram over a product domain (cells.go).
 	Cells *Cells
+	// Grouped is a summary per cell of a product domain (render_grouped.go).
+	Grouped *GroupedSummary
 }
 
 // TermKind is a summary aggregate the database computes.

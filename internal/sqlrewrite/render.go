@@ -43,13 +43,13 @@ func Render(f Fetch, d Dialect) (query string, args []any, err error) {
 	}
 	r := &renderer{spec: spec}
 	var set int
-	for _, isSet := range []bool{len(f.Summary) > 0, f.Window != nil, f.Histogram != nil, f.Pairs != nil, f.Cells != nil} {
+	for _, isSet := range []bool{len(f.Summary) > 0, f.Window != nil, f.Histogram != nil, f.Pairs != nil, f.Cells != nil, f.Grouped != nil} {
 		if isSet {
 			set++
 		}
 	}
 	if set != 1 {
-		return "", nil, errors.New("sqlrewrite: a fetch needs exactly one of Summary, Window, Histogram, Pairs and Cells")
+		return "", nil, errors.New("sqlrewrite: a fetch needs exactly one of Summary, Window, Histogram, Pairs, Cells and Grouped")
 	}
 	switch {
 	case len(f.Summary) > 0:
@@ -60,6 +60,8 @@ func Render(f Fetch, d Dialect) (query string, args []any, err error) {
 		query, err = r.pairs(f)
 	case f.Cells != nil:
 		query, err = r.cells(f)
+	case f.Grouped != nil:
+		query, err = r.grouped(f)
 	default:
 		query, err = r.histogram(f)
 	}

@@ -16,10 +16,32 @@ type scope struct {
 	qualifier string
 }
 
-// privateSelect converts SELECT agg [, agg ...] FROM table [WHERE predicate]
+// privateSelect converts a SELECT with FROM, derived tables flattened
+// first (flatten.go): the one-row aggregate SELECT and the GROUP BY
+// histogram give a Select (oneRowSelect); every other shape is tried as a
+// Query (query_parse.go), whose refusal is then the answer.
+func (p *Parser) privateSelect(s *ast.SelectStmt) (Statement, error) {
+	if err := flatten(s); err != nil {
+		return nil, err
+	}
+	sel, err := p.oneRowSelect(s)
+	switch {
+	case err == nil:
+		return sel, nil
+	case dperr.KindOf(err) != dperr.Unsupported:
+		return nil, err
+	}
+	q, err := p.query(s)
+	if err != nil {
+		return nil, err
+	}
+	return q, nil
+}
+
+// oneRowSelect converts SELECT agg [, agg ...] FROM table [WHERE predicate]
 // and the GROUP BY histogram. A WHERE that is an AND of conditions (or one
 // condition) gives Where; one with OR or NOT gives Boolean.
-func (p *Parser) privateSelect(s *ast.SelectStmt) (*Select, error) {
+func (p *Parser) oneRowSelect(s *ast.SelectStmt) (*Select, error) {
 	if err := refuseModifiers(s); err != nil {
 		return nil, err
 	}

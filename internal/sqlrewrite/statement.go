@@ -76,8 +76,12 @@ type Bucketing struct {
 	Index bool
 }
 
-// Explain is EXPLAIN of a private aggregate query: the plan, without running it.
-type Explain struct{ Select *Select }
+// Explain is EXPLAIN of a private aggregate query: the plan, without
+// running it. Exactly one of Select and Query is set.
+type Explain struct {
+	Select *Select
+	Query  *Query
+}
 
 // Item is one output column of a Select.
 type Item struct {

@@ -1,0 +1,242 @@
+package planner
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/dpproxy/dpproxy/internal/dperr"
+	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
+)
+
+// QueryPlan is the plan of a sqlrewrite.Query: the releases of its
+// aggregates, run once per group, and the public groups.
+//
+// Privacy (add/remove of one row): the groups are the cross product of
+// the keys' declared domains (or buckets over declared bounds), fixed by
+// the query and the configuration; a row falls in at most one group (a
+// row with a NULL key or a value outside a declared list is in none). So
+// adding or removing one row changes the data of one group only, and the
+// releases of every group may each use the statement's whole ε and δ:
+// parallel composition, the statement costs Base.Cost once, whatever the
+// number of groups. Every group is computed and released, empty ones
+// included (an empty group's releases start from zero counts and sums),
+// so which groups appear never depends on the data. Everything after the
+// releases — the output expressions, HAVING, ORDER BY, LIMIT, DISTINCT —
+// is post-processing of released values and public keys, free.
+type QueryPlan struct {
+	Query *sqlrewrite.Query
+	// Base plans the aggregates of one group with the statement's ε; nil
+	// when the query has no aggregate (a listing, or SELECT MAX(1)).
+	Base *Plan
+	// Groups are the key values of every group, the first key most
+	// significant; one empty group when the query has no keys.
+	Groups [][]sqlrewrite.Value
+	// Dims are the keys as dimensions of the grouped summary fetch
+	// (backend columns); group g is the mixed-radix index of its cells.
+	Dims []sqlrewrite.CellDim
+	// GroupFilters are, per group, the conditions that select its rows
+	// (backend columns), for the fetches other than the grouped summary.
+	// They select exactly the rows the Dims put in that group.
+	GroupFilters [][]sqlrewrite.Condition
+}
+
+// PlanQuery plans a Query (see QueryPlan for its guarantee).
+func (p *Planner) PlanQuery(q *sqlrewrite.Query, s Settings) (*QueryPlan, error) {
+	t, ok := p.cat.Table(q.Base.Table)
+	if !ok {
+		return nil, dperr.New(dperr.UnknownTable, "Table '%s' doesn't exist", q.Base.Table)
+	}
+	qp := &QueryPlan{Query: q, Groups: [][]sqlrewrite.Value{nil}}
+	for _, k := range q.Keys {
+		col, ok := t.Column(k.Column)
+		if !ok {
+			return nil, dperr.New(dperr.UnknownColumn, "Unknown column '%s' in 'group statement'", k.Column)
+		}
+		dim := sqlrewrite.CellDim{Column: col.Source}
+		var conds []sqlrewrite.Condition
+		if k.Bucket == nil {
+			dim.Values = k.Values
+			for _, v := range k.Values {
+				conds = append(conds, sqlrewrite.Condition{Column: col.Source, In: []sqlrewrite.Value{v}})
+			}
+		} else {
+			dim.Edges, conds = bucketEdges(k, col.Source)
+		}
+		qp.Dims = append(qp.Dims, dim)
+		var groups [][]sqlrewrite.Value
+		var filters [][]sqlrewrite.Condition
+		for g, prefix := range qp.Groups {
+			for i, v := range k.Values {
+				groups = append(groups, append(append([]sqlrewrite.Value(nil), prefix...), v))
+				var f []sqlrewrite.Condition
+				if qp.GroupFilters != nil {
+					f = append(f, qp.GroupFilters[g]...)
+				}
+				filters = append(filters, append(f, conds[i]))
+			}
+		}
+		qp.Groups, qp.GroupFilters = groups, filters
+	}
+	if len(qp.Groups) > maxGroups {
+		return nil, dperr.New(dperr.Unsupported, "not supported: GROUP BY with %d groups (at most %d)", len(qp.Groups), maxGroups)
+	}
+	if len(q.Base.Items) == 0 || q.Listing {
+		return qp, nil
+	}
+	base, err := p.plan(q.Base, s, len(q.Keys) > 0)
+	if err != nil {
+		return nil, err
+	}
+	qp.Base = base
+	return qp, nil
+}
+
+// maxGroups is the public cap on the groups of one statement.
+const maxGroups = 10000
+
+// bucketEdges returns the edges of a bucket key's buckets and, per
+// bucket, the condition selecting its rows: [e_i, e_{i+1}), the first
+// bucket open below and the last open above (values outside the bounds
+// clamp into the end buckets, as the grouped fetch's keys do).
+func bucketEdges(k sqlrewrite.GroupKey, source string) ([]float64, []sqlrewrite.Condition) {
+	w := k.Bucket.Width
+	edges := make([]float64, 0, len(k.Values)+1)
+	for _, v := range k.Values {
+		lo := v.Num
+		if k.Bucket.Index {
+			lo = v.Num * w
+		}
+		edges = append(edges, lo)
+	}
+	edges = append(edges, edges[len(edges)-1]+w)
+	conds := make([]sqlrewrite.Condition, len(k.Values))
+	last := len(k.Values) - 1
+	for i := range k.Values {
+		r := &sqlrewrite.Range{Lower: edges[i], HasLower: i > 0, Upper: edges[i+1], HasUpper: i < last, UpperOpen: true}
+		if last == 0 {
+			r.Lower, r.HasLower = -math.MaxFloat64, true
+		}
+		conds[i] = sqlrewrite.Condition{Column: source, Range: r}
+	}
+	return edges, conds
+}
+
+// Explain renders the plan as EXPLAIN rows, in the columns of
+// Plan.Explain: the releases of one group, one row for the groups (their
+// number and the parallel composition), one row per output column, and
+// the total.
+func (qp *QueryPlan) Explain() (columns []string, rows [][]any) {
+	columns = []string{"step", "kind", "what", "mechanism", "epsilon", "delta", "detail"}
+	q := qp.Query
+	table := q.Base.Table
+	var cost Cost
+	if qp.Base != nil {
+		_, base := qp.Base.Explain()
+		rows = base[:len(base)-1]
+		cost = qp.Base.Cost
+		table = qp.Base.Table.Name
+	}
+	step := int64(len(rows))
+	if len(q.Keys) > 0 {
+		step++
+		names := make([]string, len(q.Keys))
+		for i, k := range q.Keys {
+			names[i] = fmt.Sprintf("%s(%d)", keyName(k), len(k.Values))
+		}
+		detail := "the values are listed from the declared domains: no data is read, no budget spent"
+		if !q.Listing && qp.Base != nil {
+			detail = fmt.Sprintf("every one of the %d declared groups is computed and released, empty ones included; "+
+				"each row is in at most one group, so each group's releases use the statement's epsilon = %s and delta = %s "+
+				"(parallel composition under add/remove of one row); summary aggregates of all groups in one GROUP BY fetch",
+				len(qp.Groups), strconv.FormatFloat(display(cost.Epsilon), 'g', -1, 64), strconv.FormatFloat(display(cost.Delta), 'g', -1, 64))
+		}
+		rows = append(rows, []any{step, "groups", fmt.Sprintf("%s = %d groups", strings.Join(names, " × "), len(qp.Groups)),
+			"parallel composition", display(cost.Epsilon), display(cost.Delta), detail})
+	}
+	for _, c := range q.Columns {
+		step++
+		rows = append(rows, []any{step, "output", c.Label, "post-processing", 0.0, 0.0, "computed from " + ExprString(q, c.Expr)})
+	}
+	var post []string
+	if q.Having != nil {
+		post = append(post, "HAVING "+ExprString(q, q.Having))
+	}
+	if len(q.OrderBy) > 0 {
+		keys := make([]string, len(q.OrderBy))
+		for i, o := range q.OrderBy {
+			keys[i] = ExprString(q, o.Expr)
+			if o.Desc {
+				keys[i] += " DESC"
+			}
+		}
+		post = append(post, "ORDER BY "+strings.Join(keys, ", "))
+	}
+	if q.Limit != nil {
+		post = append(post, fmt.Sprintf("LIMIT %d OFFSET %d", q.Limit.Count, q.Limit.Offset))
+	}
+	if q.Distinct {
+		post = append(post, "DISTINCT")
+	}
+	if len(post) > 0 {
+		step++
+		rows = append(rows, []any{step, "rows", strings.Join(post, "; "), "post-processing", 0.0, 0.0,
+			"applied to the released rows after every group is released"})
+	}
+	step++
+	rows = append(rows, []any{step, "total", table, "", display(cost.Epsilon), display(cost.Delta), qp.totalDetail()})
+	return columns, rows
+}
+
+func (qp *QueryPlan) totalDetail() string {
+	switch {
+	case qp.Query.Listing:
+		return "declared values from the configuration; no data read"
+	case qp.Base == nil:
+		return "constants only; no data read"
+	case len(qp.Query.Keys) > 0:
+		return fmt.Sprintf("basic composition over %d release(s) per group, parallel composition over %d groups", len(qp.Base.Releases), len(qp.Groups))
+	}
+	return fmt.Sprintf("basic composition over %d release(s)", len(qp.Base.Releases))
+}
+
+func keyName(k sqlrewrite.GroupKey) string {
+	if k.Bucket == nil {
+		return k.Column
+	}
+	if k.Bucket.Index {
+		return fmt.Sprintf("FLOOR(%s / %g)", k.Column, k.Bucket.Width)
+	}
+	return fmt.Sprintf("FLOOR(%s / %g) * %g", k.Column, k.Bucket.Width, k.Bucket.Width)
+}
+
+// ExprString renders a post-processing expression for plans and tests:
+// aggregates by their text, keys by their column.
+func ExprString(q *sqlrewrite.Query, e *sqlrewrite.Expr) string {
+	switch e.Kind {
+	case sqlrewrite.ExprConst:
+		if e.Value.Null {
+			return "NULL"
+		}
+		if e.Value.IsText {
+			return strconv.Quote(e.Value.Str)
+		}
+		return strconv.FormatFloat(e.Value.Num, 'g', -1, 64)
+	case sqlrewrite.ExprAgg:
+		return q.Base.Items[e.Index].Label
+	case sqlrewrite.ExprKey:
+		return "key " + keyName(q.Keys[e.Index])
+	}
+	args := make([]string, len(e.Args))
+	for i, a := range e.Args {
+		args[i] = ExprString(q, a)
+	}
+	switch {
+	case e.Kind == sqlrewrite.ExprCase:
+		return "CASE(" + strings.Join(args, ", ") + ")"
+	case e.Kind == sqlrewrite.ExprFunc || len(args) == 1:
+		return e.Op + "(" + strings.Join(args, ", ") + ")"
+	}
+	return "(" + strings.Join(args, " "+e.Op+" ") + ")"
+}

@@ -1,0 +1,52 @@
+package sqlrewrite
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+)
+
+// GroupedSummary asks for the summary terms of every cell of a product
+// domain, in one GROUP BY computed by the database: the fetch returns
+// (k_1, …, k_d, term_1, …, term_m) for the non-empty cells, k_i the cell
+// index of dimension i as in Cells (rows with a NULL or undeclared key are
+// in no cell and are dropped). Cells missing from the result are empty:
+// their counts and sums are 0, which the caller fills in.
+type GroupedSummary struct {
+	Dims  []CellDim
+	Terms []SummaryTerm
+}
+
+// grouped renders a GroupedSummary fetch:
+//
+//	SELECT key0, key1, term1, term2 FROM t WHERE F GROUP BY 1, 2
+//
+// with the keys of Cells (cellKey) and the terms of Summary.
+func (r *renderer) grouped(f Fetch) (string, error) {
+	g := f.Grouped
+	if len(g.Dims) == 0 || len(g.Terms) == 0 {
+		return "", errors.New("sqlrewrite: a grouped summary needs dimensions and terms")
+	}
+	cols := make([]string, 0, len(g.Dims)+len(g.Terms))
+	group := make([]string, len(g.Dims))
+	for i, d := range g.Dims {
+		key, err := r.cellKey(d)
+		if err != nil {
+			return "", err
+		}
+		cols = append(cols, key)
+		group[i] = strconv.Itoa(i + 1)
+	}
+	for _, t := range g.Terms {
+		term, err := r.term(t)
+		if err != nil {
+			return "", err
+		}
+		cols = append(cols, term)
+	}
+	from, err := r.from(f, "")
+	if err != nil {
+		return "", err
+	}
+	return "SELECT " + strings.Join(cols, ", ") + from + " GROUP BY " + strings.Join(group, ", "), nil
+}
