@@ -25,7 +25,8 @@ func testCatalog() *catalog.Config {
 		{Name: "pums", Source: "pums", Columns: []catalog.Column{
 			num("age", catalog.Integer, 0, 100),
 			num("income", catalog.Real, 0, 500000),
-			{Name: "state", Source: "st", Type: catalog.Text},
+			{Name: "state", Source: "st", Type: catalog.Text, Values: []string{"CA", "NY", "WA"}},
+			{Name: "sex", Source: "sex", Type: catalog.Integer, Lower: ptr(0), Upper: ptr(1), Values: []string{"0", "1"}},
 		}},
 		// people has histogram domains (synopses): age one bin per year (101
 		// bins, ε = 0.5: Greedy-H by the auto rule), income 4096 bins (ε = 1: DAWA).
@@ -53,6 +54,8 @@ func testCatalog() *catalog.Config {
 		}},
 	}}
 }
+
+func ptr(x float64) *float64 { return &x }
 
 // withHistogram declares a histogram domain on a column.
 func withHistogram(c catalog.Column, bins int, eps float64, workload string) catalog.Column {

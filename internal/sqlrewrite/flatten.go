@@ -45,6 +45,9 @@ func flatten(s *ast.SelectStmt) error {
 		r.names[name] = c
 	}
 	for _, f := range s.Fields.Fields {
+		if c, ok := unparen(f.Expr).(*ast.ColumnNameExpr); ok && f.AsName.O == "" {
+			f.AsName = c.Name.Name // the output keeps the derived table's column name
+		}
 		if f.Expr != nil {
 			f.Expr.Accept(r)
 		}

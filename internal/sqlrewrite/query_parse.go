@@ -87,7 +87,11 @@ func (p *Parser) query(s *ast.SelectStmt) (*Query, error) {
 		if err != nil {
 			return nil, err
 		}
-		q.Columns = append(q.Columns, OutputColumn{Label: label(f), Expr: e})
+		name := label(f)
+		if c, ok := unparen(f.Expr).(*ast.ColumnNameExpr); ok && f.AsName.O == "" {
+			name = c.Name.Name.O // MySQL labels t.col and `col` as col
+		}
+		q.Columns = append(q.Columns, OutputColumn{Label: name, Expr: e})
 	}
 	if !qb.anyAggregate() {
 		if err := qb.listing(s); err != nil {
@@ -574,7 +578,7 @@ func (qb *queryBuilder) item(agg Aggregate, text string) *Expr {
 // restore prints an expression as SQL text, for labels and messages.
 func restore(e ast.Node) string {
 	var sb strings.Builder
-	if err := e.Restore(format.NewRestoreCtx(format.RestoreStringSingleQuotes|format.RestoreKeyWordUppercase, &sb)); err != nil {
+	if err := e.Restore(format.NewRestoreCtx(format.RestoreStringSingleQuotes|format.RestoreKeyWordUppercase|format.RestoreStringWithoutCharset, &sb)); err != nil {
 		return "the expression"
 	}
 	return sb.String()

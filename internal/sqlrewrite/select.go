@@ -26,8 +26,9 @@ func (p *Parser) privateSelect(s *ast.SelectStmt) (Statement, error) {
 	}
 	sel, err := p.oneRowSelect(s)
 	switch {
-	case err == nil:
+	case err == nil && !p.groupedHistogram(sel):
 		return sel, nil
+	case err == nil:
 	case dperr.KindOf(err) != dperr.Unsupported:
 		return nil, err
 	}
@@ -36,6 +37,18 @@ func (p *Parser) privateSelect(s *ast.SelectStmt) (Statement, error) {
 		return nil, err
 	}
 	return q, nil
+}
+
+// groupedHistogram reports whether sel is a histogram on a column without
+// a histogram domain: no synopsis answers it, so it is answered as a
+// grouped Query over the buckets of the column's bounds.
+func (p *Parser) groupedHistogram(sel *Select) bool {
+	if sel.GroupBy == nil {
+		return false
+	}
+	t, _ := p.cat.Table(sel.Table)
+	col, ok := t.Column(sel.GroupBy.Column)
+	return ok && col.Histogram == nil
 }
 
 // oneRowSelect converts SELECT agg [, agg ...] FROM table [WHERE predicate]
