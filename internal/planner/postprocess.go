@@ -138,6 +138,9 @@ func num(x float64, isInt bool) Datum {
 	if math.IsNaN(x) || math.IsInf(x, 0) {
 		return Datum{Null: true}
 	}
+	if x == 0 {
+		x = 0 // no negative zero
+	}
 	return Datum{Num: x, Int: isInt && x == math.Trunc(x)}
 }
 
