@@ -227,7 +227,7 @@ func (p *Planner) plan(sel *sqlrewrite.Select, s Settings, grouped bool) (*Plan,
 		return nil, dperr.New(dperr.InvalidValue, "unknown mechanism %q; valid: %s", s.Mechanism, strings.Join(p.MechanismNames(), ", "))
 	}
 	if grouped && sel.Boolean != nil {
-		return nil, dperr.New(dperr.Unsupported, "OR and NOT in WHERE are answered only as SELECT COUNT(*) on a table with an interactive domain, without GROUP BY; use an AND of range and equality conditions")
+		return nil, dperr.New(dperr.Unsupported, "not supported: OR and NOT in WHERE with GROUP BY (they are answered only as SELECT COUNT(*) without GROUP BY on a table with an interactive domain); use an AND of range and equality conditions")
 	}
 	var synopses *SynopsisPlan
 	if !grouped {
