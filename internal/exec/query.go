@@ -65,6 +65,11 @@ func (e *Executor) RunQuery(ctx context.Context, user string, qp *planner.QueryP
 			}
 		}
 	}
+	for _, it := range q.Base.Items {
+		if name := strings.ToUpper(it.Label); strings.HasPrefix(name, "MIN(") || strings.HasPrefix(name, "MAX(") {
+			warnings = append(warnings, note(fmt.Sprintf("%s is answered as the DP %g-quantile of the column clamped to its bounds, not the exact extreme", it.Label, it.Agg.Quantile)))
+		}
+	}
 	out, err := planner.PostProcess(q, rows)
 	if err != nil {
 		return nil, dperr.Wrap(dperr.Internal, err, "internal error: cannot post-process the released rows")
