@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strconv"
 
 	"github.com/dpproxy/dpproxy/internal/dperr"
 	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
@@ -63,6 +64,54 @@ func (s *Snapshot) GroupedSummary(ctx context.Context, f sqlrewrite.Fetch) ([][]
 			for i, v := range vals {
 				out[cell][i] += v.Float64 // NULL (a sum over no rows) is 0
 			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+// KeyCount is one distinct value of a column and its number of rows.
+type KeyCount struct {
+	Value sqlrewrite.Value
+	Count int64
+}
+
+// KeyCounts runs a KeyCounts fetch: every distinct non-NULL value of the
+// column among the filtered rows, with its count. Text values are strings,
+// numbers (integer columns) numbers.
+func (s *Snapshot) KeyCounts(ctx context.Context, f sqlrewrite.Fetch) ([]KeyCount, error) {
+	if f.Keys == nil {
+		return nil, dperr.New(dperr.Internal, "internal error: key counts fetch without a column")
+	}
+	var out []KeyCount
+	err := s.b.query(ctx, s.tx, f, func(rows *sql.Rows) error {
+		for rows.Next() {
+			var raw any
+			var n int64
+			if err := rows.Scan(&raw, &n); err != nil {
+				return err
+			}
+			var v sqlrewrite.Value
+			switch x := raw.(type) {
+			case int64:
+				v = sqlrewrite.Value{Num: float64(x)}
+			case float64:
+				v = sqlrewrite.Value{Num: x}
+			case string:
+				v = sqlrewrite.Value{Str: x, IsText: true}
+			case []byte:
+				v = sqlrewrite.Value{Str: string(x), IsText: true}
+			default:
+				return fmt.Errorf("key of type %T", raw)
+			}
+			if v.IsText && f.Keys.Numeric { // drivers may send numbers as text
+				x, err := strconv.ParseFloat(v.Str, 64)
+				if err != nil {
+					return fmt.Errorf("numeric key %q: %w", v.Str, err)
+				}
+				v = sqlrewrite.Value{Num: x}
+			}
+			out = append(out, KeyCount{Value: v, Count: n})
 		}
 		return nil
 	})

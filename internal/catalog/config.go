@@ -140,6 +140,11 @@ type Column struct {
 	// included, and SELECT DISTINCT col lists the values without reading
 	// data (domain.go). Rows with another value or NULL are in no group.
 	Values []string `yaml:"values"`
+	// PartitionSelection, on an integer or text column without declared
+	// values, lets GROUP BY the column release the keys that pass DP
+	// partition selection (planner.PartitionSelection): the data owner's
+	// consent that frequent values of the column may appear in answers.
+	PartitionSelection bool `yaml:"partition_selection"`
 }
 
 // ColumnType is the type of a declared column.

@@ -19,6 +19,9 @@ func (c *Column) HasDomain() bool { return len(c.Values) > 0 }
 // distinct, numbers (within the bounds) for a numeric column. Numbers are
 // stored in their canonical spelling (strconv 'g').
 func (c *Column) validateDomain(f string) error {
+	if c.PartitionSelection && (c.Values != nil || c.Type == Real) {
+		return invalid(f+".partition_selection", "applies to integer and text columns without declared values (column %q)", c.Name)
+	}
 	if c.Values == nil {
 		return nil
 	}

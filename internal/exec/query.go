@@ -1,10 +1,13 @@
 package exec
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
+	"github.com/dpproxy/dpproxy/internal/backend"
 	"github.com/dpproxy/dpproxy/internal/dperr"
 	"github.com/dpproxy/dpproxy/internal/mech/noise"
 	"github.com/dpproxy/dpproxy/internal/planner"
@@ -24,6 +27,25 @@ func (e *Executor) RunQuery(ctx context.Context, user string, qp *planner.QueryP
 	}
 	var warnings []Warning
 	switch {
+	case qp.Selection != nil:
+		keys, released, err := e.releaseSelected(ctx, user, qp, src)
+		if err != nil {
+			return nil, err
+		}
+		sel := qp.Selection
+		warnings = append(warnings, note(fmt.Sprintf("GROUP BY %s: %d key(s) released by partition selection (epsilon=%.6g delta=%.6g): "+
+			"a value appears only if its row count plus discrete Laplace noise (scale %.6g) reaches %d, so values with few rows are not shown; "+
+			"each released key's releases use epsilon=%.6g (parallel composition)",
+			sel.Column.Name, len(keys), sel.Epsilon, sel.Delta, sel.Scale(), sel.Threshold, qp.Cost.Epsilon-sel.Epsilon)))
+		rows = make([]planner.Row, len(keys))
+		for g, k := range keys {
+			rows[g].Keys = []sqlrewrite.Value{k}
+		}
+		if qp.Base != nil {
+			if warnings, err = releasedRows(qp, rows, released, warnings); err != nil {
+				return nil, err
+			}
+		}
 	case q.Listing:
 		warnings = append(warnings, note("the values are the declared domain of the configuration, not read from the data; no budget spent"))
 	case qp.Base == nil:
@@ -43,26 +65,8 @@ func (e *Executor) RunQuery(ctx context.Context, user string, qp *planner.QueryP
 		warnings = append(warnings, note(fmt.Sprintf("GROUP BY: %d groups from the declared domains, every one released, empty ones included; "+
 			"each group's releases use the statement's epsilon=%.6g delta=%.6g (parallel composition: one row is in at most one group)",
 			len(qp.Groups), qp.Base.Cost.Epsilon, qp.Base.Cost.Delta)))
-		for g := range rows {
-			rows[g].Aggs = make([]planner.Datum, len(qp.Base.Outputs))
-			group := groupLabel(q, qp.Groups[g])
-			for i, o := range qp.Base.Outputs {
-				v, err := o.Evaluate(released[g])
-				if err != nil {
-					return nil, dperr.Wrap(dperr.Internal, err, "internal error: cannot derive %s", o.Label)
-				}
-				if !v.Null {
-					rows[g].Aggs[i] = planner.Datum{Num: v.Value, Int: o.Integer}
-					if o.Integer {
-						rows[g].Aggs[i].Num = float64(int64(v.Value))
-					}
-				} else {
-					rows[g].Aggs[i] = planner.Datum{Null: true}
-				}
-				w := describe(qp.Base, &qp.Base.Outputs[i], v)
-				w.Message = group + ": " + w.Message
-				warnings = append(warnings, w)
-			}
+		if warnings, err = releasedRows(qp, rows, released, warnings); err != nil {
+			return nil, err
 		}
 	}
 	for _, it := range q.Base.Items {
@@ -87,46 +91,142 @@ func (e *Executor) RunQuery(ctx context.Context, user string, qp *planner.QueryP
 	return res, nil
 }
 
+// releasedRows derives every group's aggregates from its releases into
+// rows[g].Aggs and adds one note per group and aggregate.
+func releasedRows(qp *planner.QueryPlan, rows []planner.Row, released [][]planner.Estimate, warnings []Warning) ([]Warning, error) {
+	for g := range rows {
+		rows[g].Aggs = make([]planner.Datum, len(qp.Base.Outputs))
+		group := groupLabel(qp.Query, rows[g].Keys)
+		for i, o := range qp.Base.Outputs {
+			v, err := o.Evaluate(released[g])
+			if err != nil {
+				return nil, dperr.Wrap(dperr.Internal, err, "internal error: cannot derive %s", o.Label)
+			}
+			if !v.Null {
+				rows[g].Aggs[i] = planner.Datum{Num: v.Value, Int: o.Integer}
+				if o.Integer {
+					rows[g].Aggs[i].Num = float64(int64(v.Value))
+				}
+			} else {
+				rows[g].Aggs[i] = planner.Datum{Null: true}
+			}
+			w := describe(qp.Base, &qp.Base.Outputs[i], v)
+			w.Message = group + ": " + w.Message
+			warnings = append(warnings, w)
+		}
+	}
+	return warnings, nil
+}
+
+// releaseSelected reserves the statement's cost, reads the count of every
+// value of the private key, keeps the values that pass partition
+// selection (sorted, so their order reveals nothing beyond the set), and
+// runs the base plan's releases for every kept value as in releaseGroups.
+func (e *Executor) releaseSelected(ctx context.Context, user string, qp *planner.QueryPlan, src noise.Source) ([]sqlrewrite.Value, [][]planner.Estimate, error) {
+	reserve := planner.Plan{Table: qp.Table, Cost: qp.Cost}
+	if qp.Base != nil {
+		reserve = *qp.Base
+		reserve.Cost = qp.Cost
+	}
+	sel := qp.Selection
+	var kept []sqlrewrite.Value
+	var released [][]planner.Estimate
+	err := e.paid(ctx, user, &reserve, fmt.Sprintf("%s: GROUP BY %s (partition selection)", qp.Table.Name, sel.Column.Name), func(readData *bool) error {
+		snap, err := e.backend.Snapshot(ctx)
+		if err != nil {
+			return err
+		}
+		defer snap.Close()
+		*readData = true
+		counts, err := snap.KeyCounts(ctx, sqlrewrite.Fetch{Table: qp.Table.Source, Filter: qp.Filter,
+			Keys: &sqlrewrite.KeyCounts{Column: sel.Column.Source, Numeric: sel.Column.Numeric()}})
+		if err != nil {
+			return err
+		}
+		for _, k := range counts {
+			if k.Count > 0 && sel.Keep(src, k.Count) {
+				kept = append(kept, k.Value)
+			}
+		}
+		slices.SortFunc(kept, func(a, b sqlrewrite.Value) int {
+			if a.IsText || b.IsText {
+				return strings.Compare(a.Str, b.Str)
+			}
+			return cmp.Compare(a.Num, b.Num)
+		})
+		if qp.Base == nil || len(kept) == 0 {
+			return nil
+		}
+		dims := []sqlrewrite.CellDim{{Column: sel.Column.Source, Values: kept}}
+		released, err = e.releaseOn(ctx, snap, qp.Base, dims, keyFilters(sel.Column.Source, kept), src, readData)
+		return err
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return kept, released, nil
+}
+
+// keyFilters returns, per key, the condition column = key.
+func keyFilters(column string, keys []sqlrewrite.Value) [][]sqlrewrite.Condition {
+	out := make([][]sqlrewrite.Condition, len(keys))
+	for i, k := range keys {
+		out[i] = []sqlrewrite.Condition{{Column: column, In: []sqlrewrite.Value{k}}}
+	}
+	return out
+}
+
 // releaseGroups reserves the base plan's cost once and runs its releases
 // for every group on one snapshot: the summary terms of all groups in one
 // grouped fetch (empty groups get zero counts and sums), the other
 // fetches per group with the group's conditions added to the filter.
 func (e *Executor) releaseGroups(ctx context.Context, user string, qp *planner.QueryPlan, src noise.Source) ([][]planner.Estimate, error) {
 	base := qp.Base
-	released := make([][]planner.Estimate, len(qp.Groups))
+	var released [][]planner.Estimate
 	err := e.paid(ctx, user, base, memo(base)+fmt.Sprintf(" (GROUP BY, %d groups)", len(qp.Groups)), func(readData *bool) error {
 		snap, err := e.backend.Snapshot(ctx)
 		if err != nil {
 			return err
 		}
 		defer snap.Close()
-		terms, where := summaryTerms(base)
-		var values [][]float64
-		if len(terms) > 0 {
-			*readData = true
-			f := e.fetch(base, sqlrewrite.Fetch{Grouped: &sqlrewrite.GroupedSummary{Dims: qp.Dims, Terms: terms}})
-			if values, err = snap.GroupedSummary(ctx, f); err != nil {
-				return err
-			}
-			if len(values) != len(qp.Groups) {
-				return dperr.New(dperr.Internal, "internal error: grouped fetch has %d groups, the plan %d", len(values), len(qp.Groups))
-			}
-		}
-		for g := range qp.Groups {
-			group := *base
-			group.Filter = append(append([]sqlrewrite.Condition(nil), base.Filter...), qp.GroupFilters[g]...)
-			var v []float64
-			if values != nil {
-				v = values[g]
-			}
-			if released[g], err = e.releaseFrom(ctx, snap, &group, src, where, v, readData); err != nil {
-				return err
-			}
-		}
-		return nil
+		released, err = e.releaseOn(ctx, snap, base, qp.Dims, qp.GroupFilters, src, readData)
+		return err
 	})
 	if err != nil {
 		return nil, err
+	}
+	return released, nil
+}
+
+// releaseOn runs the base plan's releases for every group of the product
+// domain dims on snap: the summary terms of all groups in one grouped
+// fetch (empty groups get zero counts and sums), the other fetches per
+// group with filters[g] added to the plan's filter.
+func (e *Executor) releaseOn(ctx context.Context, snap *backend.Snapshot, base *planner.Plan, dims []sqlrewrite.CellDim, filters [][]sqlrewrite.Condition, src noise.Source, readData *bool) ([][]planner.Estimate, error) {
+	terms, where := summaryTerms(base)
+	var values [][]float64
+	var err error
+	if len(terms) > 0 {
+		*readData = true
+		f := e.fetch(base, sqlrewrite.Fetch{Grouped: &sqlrewrite.GroupedSummary{Dims: dims, Terms: terms}})
+		if values, err = snap.GroupedSummary(ctx, f); err != nil {
+			return nil, err
+		}
+		if len(values) != len(filters) {
+			return nil, dperr.New(dperr.Internal, "internal error: grouped fetch has %d groups, the plan %d", len(values), len(filters))
+		}
+	}
+	released := make([][]planner.Estimate, len(filters))
+	for g := range filters {
+		group := *base
+		group.Filter = append(append([]sqlrewrite.Condition(nil), base.Filter...), filters[g]...)
+		var v []float64
+		if values != nil {
+			v = values[g]
+		}
+		if released[g], err = e.releaseFrom(ctx, snap, &group, src, where, v, readData); err != nil {
+			return nil, err
+		}
 	}
 	return released, nil
 }

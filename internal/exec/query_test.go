@@ -295,3 +295,61 @@ func TestGroupedCountsAreParallelComposition(t *testing.T) {
 		t.Errorf("mutation: with the noise scale cut by 25%% the worst log-ratio %g should exceed ε = %g", mutantMax, eps)
 	}
 }
+
+// TestPartitionSelectionReleasesOnlyFrequentKeys groups a table by a
+// text column without a declared domain that allows partition selection:
+// names with 1, 2 and 3 rows and names far above the threshold. Over 200
+// seeded runs the rare names (released with probability at most δ each)
+// never appear, the frequent ones always do (each fails with probability
+// below e^-20), the output holds nothing but released keys in sorted
+// order, and each run costs the statement's ε and δ once.
+func TestPartitionSelectionReleasesOnlyFrequentKeys(t *testing.T) {
+	db := testdb.SQLite(t)
+	if _, err := db.Exec("CREATE TABLE p (name TEXT, v REAL)"); err != nil {
+		t.Fatal(err)
+	}
+	counts := map[string]int{"rare1": 1, "rare2": 2, "rare3": 3, "ann": 400, "bob": 250, "cy": 300}
+	var values []string
+	for name, n := range counts {
+		for i := range n {
+			values = append(values, fmt.Sprintf("('%s', %d)", name, i%50))
+		}
+	}
+	values = append(values, "(NULL, 1)")
+	if _, err := db.Exec("INSERT INTO p (name, v) VALUES " + strings.Join(values, ", ")); err != nil {
+		t.Fatal(err)
+	}
+	lo, hi := 0.0, 100.0
+	cat := &catalog.Config{Tables: []catalog.Table{{Name: "p", Source: "p", Columns: []catalog.Column{
+		{Name: "name", Source: "name", Type: catalog.Text, PartitionSelection: true},
+		{Name: "v", Source: "v", Type: catalog.Real, Lower: &lo, Upper: &hi},
+	}}}}
+	e := newGroupedExecutor(t, backend.New(db, sqlrewrite.SQLite, nil))
+	qp := planGrouped(t, cat, "SELECT name, COUNT(*), AVG(v) FROM p GROUP BY name", 2)
+	sel := qp.Selection
+	if sel == nil {
+		t.Fatal("not planned with partition selection")
+	}
+	// The frequent names are at least 20 noise scales above the threshold.
+	if float64(sel.Threshold)+20*sel.Scale() > 250 {
+		t.Fatalf("threshold %d, scale %g: the fixture's frequent names are too close to it", sel.Threshold, sel.Scale())
+	}
+	for run := range 200 {
+		before, _ := e.ledger.Remaining(context.Background(), "user:a")
+		res, err := e.RunQuery(context.Background(), "a", qp, rand.NewChaCha8([32]byte{byte(run), byte(run >> 8), 9}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		after, _ := e.ledger.Remaining(context.Background(), "user:a")
+		if math.Abs(before.Epsilon-after.Epsilon-2) > 1e-9 || math.Abs(before.Delta-after.Delta-qp.Cost.Delta) > 1e-15 {
+			t.Fatalf("run %d spent (%g, %g), want (2, %g)", run, before.Epsilon-after.Epsilon, before.Delta-after.Delta, qp.Cost.Delta)
+		}
+		var names []string
+		for _, row := range res.Rows {
+			names = append(names, row[0].(string))
+		}
+		if fmt.Sprint(names) != "[ann bob cy]" {
+			t.Fatalf("run %d released %v, want [ann bob cy]", run, names)
+		}
+	}
+}

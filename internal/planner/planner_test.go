@@ -27,6 +27,7 @@ func testCatalog() *catalog.Config {
 			num("income", catalog.Real, 0, 500000),
 			{Name: "state", Source: "st", Type: catalog.Text, Values: []string{"CA", "NY", "WA"}},
 			{Name: "sex", Source: "sex", Type: catalog.Integer, Lower: ptr(0), Upper: ptr(1), Values: []string{"0", "1"}},
+			{Name: "name", Source: "nm", Type: catalog.Text, PartitionSelection: true},
 		}},
 		// people has histogram domains (synopses): age one bin per year (101
 		// bins, ε = 0.5: Greedy-H by the auto rule), income 4096 bins (ε = 1: DAWA).

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/dpproxy/dpproxy/internal/catalog"
 	"github.com/dpproxy/dpproxy/internal/dperr"
 	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
 )
@@ -40,6 +41,16 @@ type QueryPlan struct {
 	// (backend columns), for the fetches other than the grouped summary.
 	// They select exactly the rows the Dims put in that group.
 	GroupFilters [][]sqlrewrite.Condition
+	// Selection is set when the key is private: the groups are the keys
+	// it releases at run time (Groups, Dims and GroupFilters are then
+	// empty), and Cost adds its ε and δ to Base's.
+	Selection *PartitionSelection
+	// Cost is what the statement spends.
+	Cost Cost
+	// Table is the table queried, and Filter its WHERE (backend columns;
+	// only set with Selection, which reads the key counts through it).
+	Table  *catalog.Table
+	Filter []sqlrewrite.Condition
 }
 
 // PlanQuery plans a Query (see QueryPlan for its guarantee).
@@ -48,7 +59,10 @@ func (p *Planner) PlanQuery(q *sqlrewrite.Query, s Settings) (*QueryPlan, error)
 	if !ok {
 		return nil, dperr.New(dperr.UnknownTable, "Table '%s' doesn't exist", q.Base.Table)
 	}
-	qp := &QueryPlan{Query: q, Groups: [][]sqlrewrite.Value{nil}}
+	qp := &QueryPlan{Query: q, Groups: [][]sqlrewrite.Value{nil}, Table: t}
+	if len(q.Keys) == 1 && q.Keys[0].Private {
+		return p.planSelected(q, t, s)
+	}
 	for _, k := range q.Keys {
 		col, ok := t.Column(k.Column)
 		if !ok {
@@ -89,7 +103,57 @@ func (p *Planner) PlanQuery(q *sqlrewrite.Query, s Settings) (*QueryPlan, error)
 	if err != nil {
 		return nil, err
 	}
-	qp.Base = base
+	qp.Base, qp.Cost = base, base.Cost
+	return qp, nil
+}
+
+// planSelected plans GROUP BY a private key: partition selection with
+// half of the statement's ε and δ, the aggregates of every released key
+// with the other half (parallel composition across keys).
+func (p *Planner) planSelected(q *sqlrewrite.Query, t *catalog.Table, s Settings) (*QueryPlan, error) {
+	col, ok := t.Column(q.Keys[0].Column)
+	if !ok {
+		return nil, dperr.New(dperr.UnknownColumn, "Unknown column '%s' in 'group statement'", q.Keys[0].Column)
+	}
+	if !(s.Delta > 0) {
+		return nil, dperr.New(dperr.Unsupported, "GROUP BY %s needs delta > 0 (partition selection is (epsilon, delta)-DP); SET @dp_delta to a positive value", col.Name)
+	}
+	if !(s.Epsilon > 0) {
+		return nil, dperr.New(dperr.InvalidValue, "@dp_epsilon must be > 0")
+	}
+	if q.Base.Boolean != nil {
+		return nil, dperr.New(dperr.Unsupported, "not supported: OR and NOT in WHERE with GROUP BY; use an AND of range and equality conditions")
+	}
+	qp := &QueryPlan{Query: q, Table: t}
+	for _, c := range q.Base.Where {
+		wc, ok := t.Column(c.Column)
+		if !ok {
+			return nil, dperr.New(dperr.UnknownColumn, "Unknown column '%s' in 'where clause'", c.Column)
+		}
+		c.Column = wc.Source
+		qp.Filter = append(qp.Filter, c)
+	}
+	rest := s
+	if len(q.Base.Items) > 0 {
+		rest.Epsilon, rest.Delta = s.Epsilon/2, s.Delta/2
+		base, err := p.plan(q.Base, rest, true)
+		if err != nil {
+			return nil, err
+		}
+		qp.Base = base
+	}
+	sel, err := newPartitionSelection(col, s.Epsilon-rest.Epsilon, s.Delta-rest.Delta)
+	if qp.Base == nil {
+		sel, err = newPartitionSelection(col, s.Epsilon, s.Delta)
+	}
+	if err != nil {
+		return nil, dperr.Wrap(dperr.Unsupported, err, "not supported: partition selection at epsilon = %g, delta = %g", s.Epsilon, s.Delta)
+	}
+	qp.Selection = sel
+	qp.Cost = Cost{Epsilon: s.Epsilon, Delta: sel.Delta}
+	if qp.Base != nil {
+		qp.Cost.Delta += qp.Base.Cost.Delta
+	}
 	return qp, nil
 }
 
@@ -139,7 +203,14 @@ func (qp *QueryPlan) Explain() (columns []string, rows [][]any) {
 		table = qp.Base.Table.Name
 	}
 	step := int64(len(rows))
-	if len(q.Keys) > 0 {
+	if sel := qp.Selection; sel != nil {
+		step++
+		rows = append(rows, []any{step, "selection", fmt.Sprintf("keys of %s", sel.Column.Name), "partition selection",
+			display(sel.Epsilon), display(sel.Delta), fmt.Sprintf("(epsilon, delta)-DP: a value of %s is released only if its row count plus discrete Laplace noise (scale %.6g) reaches %d; "+
+				"reads the count of every value; each released key is a group whose releases use epsilon = %s (parallel composition)",
+				sel.Column.Name, sel.Scale(), sel.Threshold, strconv.FormatFloat(display(cost.Epsilon), 'g', -1, 64))})
+	}
+	if len(q.Keys) > 0 && qp.Selection == nil {
 		step++
 		names := make([]string, len(q.Keys))
 		for i, k := range q.Keys {
@@ -185,7 +256,7 @@ func (qp *QueryPlan) Explain() (columns []string, rows [][]any) {
 			"applied to the released rows after every group is released"})
 	}
 	step++
-	rows = append(rows, []any{step, "total", table, "", display(cost.Epsilon), display(cost.Delta), qp.totalDetail()})
+	rows = append(rows, []any{step, "total", table, "", display(qp.Cost.Epsilon), display(qp.Cost.Delta), qp.totalDetail()})
 	return columns, rows
 }
 
@@ -193,6 +264,10 @@ func (qp *QueryPlan) totalDetail() string {
 	switch {
 	case qp.Query.Listing:
 		return "declared values from the configuration; no data read"
+	case qp.Selection != nil && qp.Base == nil:
+		return "partition selection only"
+	case qp.Selection != nil:
+		return fmt.Sprintf("partition selection, then basic composition over %d release(s) per released key, parallel composition over the keys", len(qp.Base.Releases))
 	case qp.Base == nil:
 		return "constants only; no data read"
 	case len(qp.Query.Keys) > 0:

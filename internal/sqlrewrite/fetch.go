@@ -12,7 +12,7 @@ type Fetch struct {
 	// column names in its leaves), ANDed with Filter. It has SQL's meaning:
 	// a row whose column is NULL satisfies neither a leaf nor its NOT.
 	Boolean *Predicate
-	// Exactly one of Summary, Window, Histogram, Pairs, Cells and Grouped is set.
+	// Exactly one of Summary, Window, Histogram, Pairs, Cells, Grouped and Keys is set.
 	Summary   []SummaryTerm
 	Window    *Window
 	Histogram *Histogram
@@ -21,6 +21,9 @@ type Fetch struct {
 	Cells *Cells
 	// Grouped is a summary per cell of a product domain (render_grouped.go).
 	Grouped *GroupedSummary
+	// Keys asks for the distinct values of a column with their counts
+	// (render_grouped.go), for partition selection.
+	Keys *KeyCounts
 }
 
 // TermKind is a summary aggregate the database computes.

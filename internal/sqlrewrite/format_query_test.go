@@ -37,6 +37,10 @@ func formatQuery(b *strings.Builder, q *sqlrewrite.Query, indent string) {
 		if k.Bucket != nil {
 			name = fmt.Sprintf("bucket(%s, %s, index=%t)", k.Column, formatNumber(k.Bucket.Width), k.Bucket.Index)
 		}
+		if k.Private {
+			fmt.Fprintf(b, "%s  key#%d %s chosen by partition selection\n", indent, i+1, name)
+			continue
+		}
 		fmt.Fprintf(b, "%s  key#%d %s in {%s}\n", indent, i+1, name, strings.Join(vals, ", "))
 	}
 	for _, c := range q.Columns {

@@ -45,8 +45,12 @@ type GroupKey struct {
 	Bucket *Bucketing
 	// Values are the key's values, in output order: the declared values,
 	// or the bucket keys (lower edges, or bucket numbers for Index) of
-	// the buckets that meet the column's bounds.
+	// the buckets that meet the column's bounds. Nil for a Private key.
 	Values []Value
+	// Private is set for a column without declared values that allows
+	// partition selection: its values come from the data, and only those
+	// that pass DP partition selection are released. It is then the only key.
+	Private bool
 }
 
 // OutputColumn is one output column: its label and how it is computed.

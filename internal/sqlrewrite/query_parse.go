@@ -125,6 +125,11 @@ func (p *Parser) query(s *ast.SelectStmt) (*Query, error) {
 // configuration; anything else would return one row per table row.
 func (qb *queryBuilder) listing(s *ast.SelectStmt) error {
 	q := qb.q
+	for _, k := range q.Keys {
+		if k.Private {
+			return refuseRows("listing the values of %s, which has no declared domain (GROUP BY %s with COUNT(*) releases the frequent ones by partition selection)", k.Column, k.Column)
+		}
+	}
 	if len(q.Keys) == 0 {
 		return refuseRows("a SELECT with FROM and no aggregate (it returns one row per row)")
 	}
@@ -175,6 +180,9 @@ type queryBuilder struct {
 	fields []*ast.SelectField
 	// havingOrOrderAggregate is set when HAVING or ORDER BY holds an aggregate.
 	havingOrOrderAggregate bool
+	// grouping is set while GROUP BY is converted: only there may a key
+	// be private (chosen by partition selection).
+	grouping bool
 }
 
 // groupBy converts GROUP BY: each item names a key by a column, a select
@@ -183,6 +191,8 @@ func (qb *queryBuilder) groupBy(g *ast.GroupByClause) error {
 	if g.Rollup {
 		return refuseQuery("WITH ROLLUP")
 	}
+	qb.grouping = true
+	defer func() { qb.grouping = false }()
 	groups := 1
 	for _, it := range g.Items {
 		e := unparen(it.Expr)
@@ -206,11 +216,19 @@ func (qb *queryBuilder) groupBy(g *ast.GroupByClause) error {
 		if _, err := qb.keyExpr(e); err != nil {
 			return err
 		}
+		if len(qb.q.Keys) > before && qb.q.Keys[before].Private {
+			continue
+		}
 		if len(qb.q.Keys) > before {
 			groups *= len(qb.q.Keys[before].Values)
 			if groups > catalog.MaxGroups {
 				return refuseQuery("GROUP BY with more than %d groups (the cross product of the keys' declared domains)", catalog.MaxGroups)
 			}
+		}
+	}
+	for _, k := range qb.q.Keys {
+		if k.Private && len(qb.q.Keys) > 1 {
+			return refuseQuery("GROUP BY %s (keys chosen by partition selection) together with other keys; group by it alone", k.Column)
 		}
 	}
 	return nil
@@ -261,6 +279,10 @@ func (qb *queryBuilder) key(c *ast.ColumnNameExpr) (int, error) {
 		if k.Column == col.Name && k.Bucket == nil {
 			return i, nil
 		}
+	}
+	if !col.HasDomain() && col.PartitionSelection && qb.grouping {
+		qb.q.Keys = append(qb.q.Keys, GroupKey{Column: col.Name, Private: true})
+		return len(qb.q.Keys) - 1, nil
 	}
 	if !col.HasDomain() {
 		hint := "declare its values in the configuration"

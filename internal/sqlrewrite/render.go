@@ -43,13 +43,13 @@ func Render(f Fetch, d Dialect) (query string, args []any, err error) {
 	}
 	r := &renderer{spec: spec}
 	var set int
-	for _, isSet := range []bool{len(f.Summary) > 0, f.Window != nil, f.Histogram != nil, f.Pairs != nil, f.Cells != nil, f.Grouped != nil} {
+	for _, isSet := range []bool{len(f.Summary) > 0, f.Window != nil, f.Histogram != nil, f.Pairs != nil, f.Cells != nil, f.Grouped != nil, f.Keys != nil} {
 		if isSet {
 			set++
 		}
 	}
 	if set != 1 {
-		return "", nil, errors.New("sqlrewrite: a fetch needs exactly one of Summary, Window, Histogram, Pairs, Cells and Grouped")
+		return "", nil, errors.New("sqlrewrite: a fetch needs exactly one of Summary, Window, Histogram, Pairs, Cells, Grouped and Keys")
 	}
 	switch {
 	case len(f.Summary) > 0:
@@ -62,6 +62,8 @@ func Render(f Fetch, d Dialect) (query string, args []any, err error) {
 		query, err = r.cells(f)
 	case f.Grouped != nil:
 		query, err = r.grouped(f)
+	case f.Keys != nil:
+		query, err = r.keyCounts(f)
 	default:
 		query, err = r.histogram(f)
 	}

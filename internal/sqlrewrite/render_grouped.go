@@ -50,3 +50,28 @@ func (r *renderer) grouped(f Fetch) (string, error) {
 	}
 	return "SELECT " + strings.Join(cols, ", ") + from + " GROUP BY " + strings.Join(group, ", "), nil
 }
+
+// KeyCounts asks for every non-NULL value of Column among the filtered
+// rows with its number of rows: (value, count) per distinct value. It
+// reads private values; only partition selection may use it, and only the
+// values it selects leave the proxy.
+type KeyCounts struct {
+	Column string
+	// Numeric is set for an integer column: its values are read as numbers.
+	Numeric bool
+}
+
+// keyCounts renders a KeyCounts fetch:
+//
+//	SELECT c, COUNT(*) FROM t WHERE F AND c IS NOT NULL GROUP BY c
+func (r *renderer) keyCounts(f Fetch) (string, error) {
+	col, err := r.spec.ident(f.Keys.Column)
+	if err != nil {
+		return "", err
+	}
+	from, err := r.from(f, col)
+	if err != nil {
+		return "", err
+	}
+	return "SELECT " + col + ", COUNT(*)" + from + " GROUP BY " + col, nil
+}

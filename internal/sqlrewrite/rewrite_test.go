@@ -97,6 +97,7 @@ func testCatalog() *catalog.Config {
 			num("income", catalog.Real, 0, 500000),
 			domain(num("married", catalog.Integer, 0, 1), "0", "1"),
 			domain(catalog.Column{Name: "state", Source: "state", Type: catalog.Text}, "CA", "NY", "WA"),
+			{Name: "name", Source: "name", Type: catalog.Text, PartitionSelection: true},
 		}},
 		{Name: "Visits", Source: "analytics.visits", Columns: []catalog.Column{
 			num("Duration", catalog.Real, 0, 3600),
