@@ -183,6 +183,11 @@ type queryBuilder struct {
 	// grouping is set while GROUP BY is converted: only there may a key
 	// be private (chosen by partition selection).
 	grouping bool
+	// derived, when set, are the output columns of an aggregate subquery
+	// (by lower-case name) that an outer query post-processes; its column
+	// references resolve to them (derived_query.go), under derivedName.
+	derived     map[string]*Expr
+	derivedName string
 }
 
 // groupBy converts GROUP BY: each item names a key by a column, a select
@@ -375,7 +380,25 @@ func (qb *queryBuilder) exprIn(e ast.ExprNode, clause string, aliases bool) (*Ex
 	if v, ok := literal(e); ok {
 		return &Expr{Kind: ExprConst, Value: v}, nil
 	}
-	if isBucketShaped(e) {
+	if qb.derived != nil {
+		switch x := e.(type) {
+		case *ast.ColumnNameExpr:
+			if aliases && x.Name.Table.O == "" {
+				for i, f := range qb.fields {
+					if f.AsName.O != "" && strings.EqualFold(f.AsName.O, x.Name.Name.O) && i < len(qb.q.Columns) {
+						return qb.q.Columns[i].Expr, nil
+					}
+				}
+			}
+			return qb.derivedColumn(x, clause)
+		case *ast.AggregateFuncExpr, *ast.WindowFuncExpr:
+			return nil, refuseQuery("aggregates over the rows of an aggregate subquery")
+		case *ast.FuncCallExpr:
+			if _, ok := functionAggs[x.FnName.L]; ok {
+				return nil, refuseQuery("aggregates over the rows of an aggregate subquery")
+			}
+		}
+	} else if isBucketShaped(e) {
 		b, err := qb.sc.bucket(e, clause)
 		if err != nil {
 			return nil, err

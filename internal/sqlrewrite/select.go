@@ -16,11 +16,15 @@ type scope struct {
 	qualifier string
 }
 
-// privateSelect converts a SELECT with FROM, derived tables flattened
-// first (flatten.go): the one-row aggregate SELECT and the GROUP BY
+// privateSelect converts a SELECT with FROM: an outer query over an
+// aggregate subquery or CTE first (derived_query.go), then derived tables
+// flattened (flatten.go): the one-row aggregate SELECT and the GROUP BY
 // histogram give a Select (oneRowSelect); every other shape is tried as a
 // Query (query_parse.go), whose refusal is then the answer.
 func (p *Parser) privateSelect(s *ast.SelectStmt) (Statement, error) {
+	if st, handled, err := p.derivedQuery(s); handled {
+		return st, err
+	}
 	if err := flatten(s); err != nil {
 		return nil, err
 	}
