@@ -93,12 +93,15 @@ const (
 	// StatRegression is coefficient Coefficient (0 the intercept, 1 the
 	// slope) of the least-squares line of Column (y) on Column2 (x).
 	StatRegression
+	// StatCountDistinct is the number of distinct non-NULL values of Column.
+	StatCountDistinct
 )
 
 var statNames = map[StatKind]string{
 	StatCount: "count", StatSum: "sum", StatCenteredSum: "centred sum",
 	StatCenteredSumSquares: "centred sum of squares", StatMean: "mean",
 	StatVariance: "variance", StatQuantile: "quantile", StatIQR: "iqr", StatRegression: "regression",
+	StatCountDistinct: "count distinct",
 }
 
 // Statistic identifies what a release estimates.
@@ -369,7 +372,7 @@ func (b *builder) output(item sqlrewrite.Item) (Output, error) {
 		}
 		col = c
 		out.Column = c
-		if !c.Numeric() && agg.Func != sqlrewrite.CountColumn {
+		if !c.Numeric() && agg.Func != sqlrewrite.CountColumn && agg.Func != sqlrewrite.CountDistinct {
 			return out, dperr.New(dperr.Unsupported, "%s of text column %s: only COUNT is supported on text columns", strings.ToUpper(agg.Func.String()), c.Name)
 		}
 	}
@@ -388,6 +391,9 @@ func (b *builder) output(item sqlrewrite.Item) (Output, error) {
 	case sqlrewrite.CountRows, sqlrewrite.CountColumn:
 		out.Derive, out.Integer = Direct, true
 		err = add(Statistic{Kind: StatCount, Column: col})
+	case sqlrewrite.CountDistinct:
+		out.Derive, out.Integer = Direct, true
+		err = add(Statistic{Kind: StatCountDistinct, Column: col})
 	case sqlrewrite.Sum:
 		out.Derive = Direct
 		err = add(Statistic{Kind: StatSum, Column: col})

@@ -39,6 +39,8 @@ const (
 	ClampedSum
 	// ClampedSumSquares is SUM of the square of col clamped to [Lower, Upper].
 	ClampedSumSquares
+	// CountDistinctValues is COUNT(DISTINCT col).
+	CountDistinctValues
 )
 
 // SummaryTerm is one aggregate of a summary fetch; the fetch returns one row

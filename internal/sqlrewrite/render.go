@@ -112,6 +112,8 @@ func (r *renderer) term(t SummaryTerm) (string, error) {
 	switch t.Kind {
 	case CountNonNull:
 		return "COUNT(" + col + ")", nil
+	case CountDistinctValues:
+		return "COUNT(DISTINCT " + col + ")", nil
 	case ClampedSum, ClampedSumSquares:
 		v, err := r.clamp(col, t.Lower, t.Upper)
 		if err != nil {

@@ -121,13 +121,16 @@ const (
 	RegrIntercept
 	// BucketKey is the GROUP BY key column of a histogram (Select.GroupBy).
 	BucketKey
+	// CountDistinct is COUNT(DISTINCT col): the number of distinct
+	// non-NULL values of col (sensitivity 1 under add/remove of one row).
+	CountDistinct
 )
 
 var aggNames = map[AggFunc]string{
 	CountRows: "count(*)", CountColumn: "count", Sum: "sum", Avg: "avg",
 	VarPop: "var_pop", VarSamp: "var_samp", StddevPop: "stddev_pop", StddevSamp: "stddev_samp",
 	Median: "median", Percentile: "percentile", IQR: "iqr",
-	RegrSlope: "regr_slope", RegrIntercept: "regr_intercept", BucketKey: "bucket",
+	RegrSlope: "regr_slope", RegrIntercept: "regr_intercept", BucketKey: "bucket", CountDistinct: "count distinct",
 }
 
 // String is the canonical lower-case name, for plans and golden tests.
