@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"math"
 	"strconv"
 
 	"github.com/dpproxy/dpproxy/internal/dperr"
@@ -78,7 +79,9 @@ type KeyCount struct {
 
 // KeyCounts runs a KeyCounts fetch: every distinct non-NULL value of the
 // column among the filtered rows, with its count. Text values are strings,
-// numbers (integer columns) numbers.
+// numbers (integer columns) numbers. A value that is not of the column's
+// type (text in a numeric column, NaN) is in no group and skipped, so
+// hostile data never turns into an error.
 func (s *Snapshot) KeyCounts(ctx context.Context, f sqlrewrite.Fetch) ([]KeyCount, error) {
 	if f.Keys == nil {
 		return nil, dperr.New(dperr.Internal, "internal error: key counts fetch without a column")
@@ -102,14 +105,17 @@ func (s *Snapshot) KeyCounts(ctx context.Context, f sqlrewrite.Fetch) ([]KeyCoun
 			case []byte:
 				v = sqlrewrite.Value{Str: string(x), IsText: true}
 			default:
-				return fmt.Errorf("key of type %T", raw)
+				continue // a value no key can equal: in no group
 			}
 			if v.IsText && f.Keys.Numeric { // drivers may send numbers as text
 				x, err := strconv.ParseFloat(v.Str, 64)
 				if err != nil {
-					return fmt.Errorf("numeric key %q: %w", v.Str, err)
+					continue // hostile data in a numeric column: in no group, never an error
 				}
 				v = sqlrewrite.Value{Num: x}
+			}
+			if !v.IsText && (math.IsNaN(v.Num) || math.IsInf(v.Num, 0)) {
+				continue
 			}
 			out = append(out, KeyCount{Value: v, Count: n})
 		}
