@@ -26,11 +26,13 @@ type Datum struct {
 type Row struct {
 	Keys []sqlrewrite.Value
 	Aggs []Datum
+	// Windows are the values of Query.Windows, computed by PostProcess.
+	Windows []Datum
 }
 
 // PostProcess computes the output rows of a query from released rows,
-// one per group in group order: each column's expression, then HAVING,
-// ORDER BY (stable, NULLs first ascending as in MySQL), LIMIT/OFFSET and
+// one per group in group order: HAVING, the window functions over the
+// rows it keeps, each column's expression, then ORDER BY (stable, NULLs first ascending as in MySQL), LIMIT/OFFSET and
 // DISTINCT. It is post-processing: it reads only released values, public
 // keys and constants, so it costs no budget and adds nothing to what the
 // releases reveal; the rows it starts from are every group of the public
@@ -40,7 +42,7 @@ func PostProcess(q *sqlrewrite.Query, released []Row) ([][]Datum, error) {
 		cols  []Datum
 		order []Datum
 	}
-	var rows []outRow
+	var kept []Row
 	for _, r := range released {
 		if q.Having != nil {
 			keep, err := Eval(q.Having, r)
@@ -51,6 +53,13 @@ func PostProcess(q *sqlrewrite.Query, released []Row) ([][]Datum, error) {
 				continue
 			}
 		}
+		kept = append(kept, r)
+	}
+	if err := computeWindows(q, kept); err != nil {
+		return nil, err
+	}
+	var rows []outRow
+	for _, r := range kept {
 		var o outRow
 		for _, c := range q.Columns {
 			d, err := Eval(c.Expr, r)
@@ -169,6 +178,11 @@ func Eval(e *sqlrewrite.Expr, r Row) (Datum, error) {
 		return r.Aggs[e.Index], nil
 	case sqlrewrite.ExprKey:
 		return KeyDatum(r.Keys[e.Index]), nil
+	case sqlrewrite.ExprWindow:
+		if e.Index >= len(r.Windows) {
+			return Datum{}, fmt.Errorf("planner: window %d outside the select list or ORDER BY", e.Index)
+		}
+		return r.Windows[e.Index], nil
 	case sqlrewrite.ExprCase:
 		n := len(e.Args)
 		if e.HasElse {
@@ -400,4 +414,137 @@ func (d Datum) Value() any {
 		return int64(d.Num)
 	}
 	return d.Num
+}
+
+// computeWindows sets rows[i].Windows: each window function of the query
+// over the rows, partitioned, ordered (stably, so ties keep group order)
+// and framed as sqlrewrite.OutputWindow says.
+func computeWindows(q *sqlrewrite.Query, rows []Row) error {
+	if len(q.Windows) == 0 {
+		return nil
+	}
+	for i := range rows {
+		rows[i].Windows = make([]Datum, len(q.Windows))
+	}
+	for wi, w := range q.Windows {
+		n := len(rows)
+		parts := map[string][]int{}
+		var order []string
+		ord := make([][]Datum, n)
+		args := make([]Datum, n)
+		for i, r := range rows {
+			var key []Datum
+			for _, e := range w.PartitionBy {
+				d, err := Eval(e, r)
+				if err != nil {
+					return err
+				}
+				key = append(key, d)
+			}
+			k := fmt.Sprint(key)
+			if _, ok := parts[k]; !ok {
+				order = append(order, k)
+			}
+			parts[k] = append(parts[k], i)
+			for _, o := range w.OrderBy {
+				d, err := Eval(o.Expr, r)
+				if err != nil {
+					return err
+				}
+				ord[i] = append(ord[i], d)
+			}
+			if w.Arg != nil {
+				d, err := Eval(w.Arg, r)
+				if err != nil {
+					return err
+				}
+				args[i] = d
+			}
+		}
+		compare := func(a, b int) int {
+			for k, o := range w.OrderBy {
+				c := compareDatum(ord[a][k], ord[b][k])
+				if o.Desc {
+					c = -c
+				}
+				if c != 0 {
+					return c
+				}
+			}
+			return 0
+		}
+		for _, k := range order {
+			idx := parts[k]
+			slices.SortStableFunc(idx, compare)
+			dense, firstPeer := 0, 0
+			for p, i := range idx {
+				if p == 0 || compare(idx[p-1], i) != 0 {
+					dense++
+					firstPeer = p
+				}
+				lastPeer := p
+				for lastPeer+1 < len(idx) && compare(idx[lastPeer+1], i) == 0 {
+					lastPeer++
+				}
+				frame := idx
+				switch {
+				case len(w.OrderBy) == 0:
+				case w.Rows:
+					frame = idx[:p+1]
+				default:
+					frame = idx[:lastPeer+1]
+				}
+				switch w.Func {
+				case "row_number":
+					rows[i].Windows[wi] = num(float64(p+1), true)
+				case "rank":
+					rows[i].Windows[wi] = num(float64(firstPeer+1), true)
+				case "dense_rank":
+					rows[i].Windows[wi] = num(float64(dense), true)
+				default:
+					rows[i].Windows[wi] = aggregateFrame(w, frame, args)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// aggregateFrame is SUM, AVG, COUNT, MIN or MAX of the window's argument
+// over the frame's rows, NULLs skipped (NULL when none is left, except
+// COUNT); COUNT(*) counts the rows.
+func aggregateFrame(w sqlrewrite.OutputWindow, frame []int, args []Datum) Datum {
+	if w.Arg == nil {
+		return num(float64(len(frame)), true)
+	}
+	var vals []Datum
+	for _, i := range frame {
+		if !args[i].Null {
+			vals = append(vals, args[i])
+		}
+	}
+	if w.Func == "count" {
+		return num(float64(len(vals)), true)
+	}
+	if len(vals) == 0 {
+		return Datum{Null: true}
+	}
+	ints := true
+	sum := 0.0
+	best := vals[0]
+	for _, v := range vals {
+		sum += number(v)
+		ints = ints && v.Int
+		c := compareValues(v, best)
+		if w.Func == "min" && c < 0 || w.Func == "max" && c > 0 {
+			best = v
+		}
+	}
+	switch w.Func {
+	case "sum":
+		return num(sum, ints)
+	case "avg":
+		return num(sum/float64(len(vals)), false)
+	}
+	return best
 }

@@ -42,6 +42,14 @@ func TestPostProcess(t *testing.T) {
 			"[[0] [3] [5] [7] [12]]"},
 		{"SELECT CONCAT(state, '-', sex) AS k, CASE WHEN COUNT(*) >= 10 THEN 'big' WHEN COUNT(*) > 0 THEN 'small' END FROM pums GROUP BY sex, state HAVING k <> 'NY-0'",
 			"[[CA-0 small] [WA-0 <nil>] [CA-1 small] [NY-1 big] [WA-1 small]]"},
+		{"SELECT state, sex, COUNT(*) AS n, RANK() OVER (ORDER BY COUNT(*) DESC) AS r, ROW_NUMBER() OVER (PARTITION BY sex ORDER BY COUNT(*)) AS rn, " +
+			"SUM(COUNT(*)) OVER (PARTITION BY sex) AS tot, SUM(COUNT(*)) OVER (ORDER BY COUNT(*) ROWS UNBOUNDED PRECEDING) AS run, " +
+			"SUM(COUNT(*)) OVER (ORDER BY COUNT(*)) AS peers, COUNT(AVG(income)) OVER () AS c, MAX(AVG(income)) OVER () AS m, " +
+			"DENSE_RANK() OVER (ORDER BY COUNT(*) DESC) AS d FROM pums GROUP BY sex, state HAVING COUNT(*) > 0 ORDER BY r, state",
+			// By hand: kept counts CA0 5, NY0 12, CA1 7, NY1 12, WA1 3 (WA0 is 0, dropped); ascending
+			// with ties in group order: WA1 3, CA0 5, CA1 7, NY0 12, NY1 12.
+			"[[NY 0 12 1 2 17 27 39 4 250.5 1] [NY 1 12 1 3 22 39 39 4 250.5 1] [CA 1 7 3 2 22 15 15 4 250.5 2] " +
+				"[CA 0 5 4 1 17 8 8 4 250.5 3] [WA 1 3 5 1 22 3 3 4 250.5 4]]"},
 		{"SELECT SQRT(-COUNT(*)), LOG(COUNT(*)), POWER(COUNT(*), 2), ABS(AVG(income)), CAST(AVG(income) AS SIGNED) FROM pums GROUP BY sex, state ORDER BY COUNT(*) LIMIT 1",
 			"[[0 <nil> 0 0 0]]"},
 	} {

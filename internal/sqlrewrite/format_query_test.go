@@ -43,6 +43,25 @@ func formatQuery(b *strings.Builder, q *sqlrewrite.Query, indent string) {
 		}
 		fmt.Fprintf(b, "%s  key#%d %s in {%s}\n", indent, i+1, name, strings.Join(vals, ", "))
 	}
+	for i, w := range q.Windows {
+		arg := "*"
+		if w.Arg != nil {
+			arg = formatExpr(w.Arg)
+		}
+		var parts, order []string
+		for _, p := range w.PartitionBy {
+			parts = append(parts, formatExpr(p))
+		}
+		for _, o := range w.OrderBy {
+			dir := " asc"
+			if o.Desc {
+				dir = " desc"
+			}
+			order = append(order, formatExpr(o.Expr)+dir)
+		}
+		fmt.Fprintf(b, "%s  window#%d %s(%s) partition by [%s] order by [%s] rows=%t\n", indent, i+1, w.Func, arg,
+			strings.Join(parts, ", "), strings.Join(order, ", "), w.Rows)
+	}
 	for _, c := range q.Columns {
 		fmt.Fprintf(b, "%s  column %q = %s\n", indent, c.Label, formatExpr(c.Expr))
 	}
@@ -72,6 +91,8 @@ func formatExpr(e *sqlrewrite.Expr) string {
 		return fmt.Sprintf("agg#%d", e.Index+1)
 	case sqlrewrite.ExprKey:
 		return fmt.Sprintf("key#%d", e.Index+1)
+	case sqlrewrite.ExprWindow:
+		return fmt.Sprintf("window#%d", e.Index+1)
 	}
 	args := make([]string, len(e.Args))
 	for i, a := range e.Args {

@@ -30,6 +30,9 @@ type Query struct {
 	Limit *Limit
 	// Distinct drops repeated output rows.
 	Distinct bool
+	// Windows are the window functions over released rows that the
+	// output columns and ORDER BY refer to (ExprWindow).
+	Windows []OutputWindow
 	// Listing is set when the query has no aggregates: it lists the
 	// declared values of its keys (SELECT DISTINCT col, SELECT col ...
 	// GROUP BY col), answered from the configuration at no cost.
@@ -84,7 +87,23 @@ const (
 	// ExprCase is CASE: Args are when₁, then₁, …, whenₙ, thenₙ[, else]
 	// (HasElse set); a simple CASE x WHEN v is rewritten to x = v.
 	ExprCase
+	// ExprWindow is the value of Windows[Index] for the row.
+	ExprWindow
 )
+
+// OutputWindow is a window function over the released rows that HAVING keeps:
+// post-processing, like every other expression. Func is row_number,
+// rank, dense_rank, or sum, avg, count, min, max of Arg (nil for
+// COUNT(*)). The frame is the whole partition without OrderBy; with it,
+// the rows up to the current one, its peers included (RANGE, the SQL
+// default) or not (Rows set: ROWS UNBOUNDED PRECEDING).
+type OutputWindow struct {
+	Func        string
+	Arg         *Expr
+	PartitionBy []*Expr
+	OrderBy     []OrderKey
+	Rows        bool
+}
 
 // Expr is a typed expression over released values, keys and constants:
 // post-processing, evaluated by the planner on released rows, never

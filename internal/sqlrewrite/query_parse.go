@@ -48,7 +48,7 @@ func (p *Parser) query(s *ast.SelectStmt) (*Query, error) {
 		return nil, err
 	}
 	qb := &queryBuilder{sc: sc, q: &Query{Base: &Select{Table: sc.table.Name}, Distinct: s.Distinct}, fields: s.Fields.Fields}
-	qb.havingOrOrderAggregate = s.Having != nil && containsNode(s.Having.Expr, isAggregate) || s.OrderBy != nil && containsNode(s.OrderBy, isAggregate)
+	qb.havingOrOrderAggregate = s.Having != nil && containsNode(s.Having.Expr, isRowAggregate) || s.OrderBy != nil && containsNode(s.OrderBy, isRowAggregate)
 	q := qb.q
 	if s.Where != nil {
 		pred, err := sc.predicate(s.Where, whereSite)
@@ -99,6 +99,9 @@ func (p *Parser) query(s *ast.SelectStmt) (*Query, error) {
 		}
 	}
 	if s.Having != nil {
+		if containsNode(s.Having.Expr, func(n ast.Node) bool { _, ok := n.(*ast.WindowFuncExpr); return ok }) {
+			return nil, refuseQuery("window functions in HAVING")
+		}
 		if q.Having, err = qb.named(s.Having.Expr, "having clause"); err != nil {
 			return nil, err
 		}
@@ -166,11 +169,18 @@ func limitOf(l *ast.Limit) (*Limit, error) {
 // holds an aggregate call (constant aggregates such as MAX(1) included).
 func (qb *queryBuilder) anyAggregate() bool {
 	for _, f := range qb.fields {
-		if f.Expr != nil && containsNode(f.Expr, isAggregate) {
+		if f.Expr != nil && containsNode(f.Expr, isRowAggregate) {
 			return true
 		}
 	}
 	return qb.havingOrOrderAggregate
+}
+
+// isRowAggregate matches an aggregate of rows, not a window function
+// (which computes over the released rows).
+func isRowAggregate(n ast.Node) bool {
+	_, window := n.(*ast.WindowFuncExpr)
+	return !window && isAggregate(n)
 }
 
 // queryBuilder converts the clauses of one Query.
@@ -437,7 +447,7 @@ func (qb *queryBuilder) exprIn(e ast.ExprNode, clause string, aliases bool) (*Ex
 		}
 		return qb.function(x, clause, aliases)
 	case *ast.WindowFuncExpr:
-		return nil, refuseRows("window functions (OVER)")
+		return qb.window(x, clause)
 	case *ast.SubqueryExpr, *ast.ExistsSubqueryExpr:
 		return nil, refuseQuery("subqueries")
 	case *ast.BinaryOperationExpr:
