@@ -302,6 +302,13 @@ func ExprString(q *sqlrewrite.Query, e *sqlrewrite.Expr) string {
 		return q.Base.Items[e.Index].Label
 	case sqlrewrite.ExprKey:
 		return "key " + keyName(q.Keys[e.Index])
+	case sqlrewrite.ExprWindow:
+		w := q.Windows[e.Index]
+		arg := "*"
+		if w.Arg != nil {
+			arg = ExprString(q, w.Arg)
+		}
+		return fmt.Sprintf("%s(%s) over released rows", w.Func, arg)
 	}
 	args := make([]string, len(e.Args))
 	for i, a := range e.Args {
