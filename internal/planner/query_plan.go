@@ -283,6 +283,9 @@ func keyName(k sqlrewrite.GroupKey) string {
 	if k.Bucket.Index {
 		return fmt.Sprintf("FLOOR(%s / %g)", k.Column, k.Bucket.Width)
 	}
+	if o := k.Bucket.Origin; o != 0 {
+		return fmt.Sprintf("FLOOR((%s - %g) / %g) * %g + %g", k.Column, o, k.Bucket.Width, k.Bucket.Width, o)
+	}
 	return fmt.Sprintf("FLOOR(%s / %g) * %g", k.Column, k.Bucket.Width, k.Bucket.Width)
 }
 

@@ -35,7 +35,7 @@ func formatQuery(b *strings.Builder, q *sqlrewrite.Query, indent string) {
 		}
 		name := k.Column
 		if k.Bucket != nil {
-			name = fmt.Sprintf("bucket(%s, %s, index=%t)", k.Column, formatNumber(k.Bucket.Width), k.Bucket.Index)
+			name = fmt.Sprintf("bucket(%s, %s, index=%t, origin=%s)", k.Column, formatNumber(k.Bucket.Width), k.Bucket.Index, formatNumber(k.Bucket.Origin))
 		}
 		if k.Private {
 			fmt.Fprintf(b, "%s  key#%d %s chosen by partition selection\n", indent, i+1, name)

@@ -275,6 +275,12 @@ func (qb *queryBuilder) keyExpr(e ast.ExprNode) (int, error) {
 		}
 		return qb.bucketKey(b)
 	}
+	if b, ok, err := qb.sc.originBucket(e, "group statement"); ok {
+		if err != nil {
+			return 0, err
+		}
+		return qb.bucketKey(b)
+	}
 	if containsNode(e, isAggregate) {
 		return 0, refuseQuery("GROUP BY an aggregate")
 	}
@@ -329,7 +335,7 @@ func (qb *queryBuilder) bucketKey(b *Bucketing) (int, error) {
 	}
 	col, _ := qb.sc.table.Column(b.Column)
 	lo, hi, _ := col.Bounds()
-	first, last := math.Floor(lo/b.Width), math.Floor(hi/b.Width)
+	first, last := math.Floor((lo-b.Origin)/b.Width), math.Floor((hi-b.Origin)/b.Width)
 	if last-first+1 > catalog.MaxGroups {
 		return 0, refuseQuery("GROUP BY with more than %d buckets of %s over its bounds [%g, %g]", catalog.MaxGroups, col.Name, lo, hi)
 	}
@@ -337,7 +343,7 @@ func (qb *queryBuilder) bucketKey(b *Bucketing) (int, error) {
 	for i := first; i <= last; i++ {
 		v := i
 		if !b.Index {
-			v = i * b.Width
+			v = i*b.Width + b.Origin
 		}
 		k.Values = append(k.Values, Value{Num: v})
 	}
@@ -408,6 +414,16 @@ func (qb *queryBuilder) exprIn(e ast.ExprNode, clause string, aliases bool) (*Ex
 				return nil, refuseQuery("aggregates over the rows of an aggregate subquery")
 			}
 		}
+	} else if b, ok, err := qb.sc.originBucket(e, clause); ok {
+		if err != nil {
+			return nil, err
+		}
+		for i, k := range qb.q.Keys {
+			if k.Bucket != nil && *k.Bucket == *b {
+				return &Expr{Kind: ExprKey, Index: i}, nil
+			}
+		}
+		return nil, refuseRows("the bin %s outside GROUP BY", restore(e))
 	} else if isBucketShaped(e) {
 		b, err := qb.sc.bucket(e, clause)
 		if err != nil {

@@ -74,6 +74,10 @@ type Bucketing struct {
 	// Index is set when the key is FLOOR(col / Width), the bucket number,
 	// rather than its lower edge.
 	Index bool
+	// Origin aligns the buckets at Origin instead of 0: the key
+	// FLOOR((col - Origin) / Width) * Width + Origin, as BI tools spell
+	// bins (only in a Query's GROUP BY; the histogram form has Origin 0).
+	Origin float64
 }
 
 // Explain is EXPLAIN of a private aggregate query: the plan, without
