@@ -194,9 +194,9 @@ var noteInterval = regexp.MustCompile(`^Note 1003 race = (\d): (COUNT\(\*\)|AVG\
 
 // groupedScenario: at ε = 40 a grouped chart query answers every race,
 // the empty ones (no row of that race with age ≥ 80) included, each
-// count, mean and sum within its stated 95% interval of the truth (a few
-// misses allowed: the Laplace sums' intervals cover with probability 0.95
-// exactly); it costs ε once (parallel composition), and EXPLAIN shows the
+// count, mean and sum within its stated 95% interval of the truth (at
+// most 4 misses: the sums' and means' intervals cover with probability
+// 0.95); it costs ε once (parallel composition), and EXPLAIN shows the
 // per-group cost.
 func groupedScenario(t *testing.T, db *sql.DB) {
 	count, meanAge, sumIncome := groupTruth()
@@ -262,7 +262,10 @@ func groupedScenario(t *testing.T, db *sql.DB) {
 	if checked < 6*2+(6-empty) {
 		t.Errorf("only %d released values had an interval in SHOW WARNINGS", checked)
 	}
-	if outside > 3 {
+	// About 12 of the values have intervals that cover with probability
+	// 0.95 exactly (sums, means; the counts' cover with probability near
+	// 1 at this ε): 5 or more misses has probability about 2e-4.
+	if outside > 4 {
 		t.Errorf("%d of %d values outside their 95%% intervals", outside, checked)
 	}
 	if err := conn.QueryRowContext(t.Context(), "SELECT dp_remaining_epsilon()").Scan(&after); err != nil {

@@ -27,6 +27,32 @@ func (e *Executor) RunQuery(ctx context.Context, user string, qp *planner.QueryP
 	}
 	var warnings []Warning
 	switch {
+	case len(qp.Parts) > 0:
+		released, err := e.releaseParts(ctx, user, qp, src)
+		if err != nil {
+			return nil, err
+		}
+		warnings = append(warnings, note(fmt.Sprintf("%d group(s), %d part(s): the aggregates with their own conditions (CASE WHEN … THEN col END, range counts) "+
+			"are released over their rows, sharing epsilon=%.6g delta=%.6g by basic composition; each group's releases use that whole cost (parallel composition)",
+			len(rows), len(qp.Parts), qp.Cost.Epsilon, qp.Cost.Delta)))
+		for g := range rows {
+			rows[g].Aggs = make([]planner.Datum, len(q.Base.Items))
+		}
+		for j, part := range qp.Parts {
+			partRows := make([]planner.Row, len(rows))
+			for g := range rows {
+				partRows[g].Keys = rows[g].Keys
+			}
+			sub := &planner.QueryPlan{Query: q, Base: part.Plan}
+			if warnings, err = releasedRows(sub, partRows, released[j], warnings); err != nil {
+				return nil, err
+			}
+			for g := range rows {
+				for k, i := range part.Items {
+					rows[g].Aggs[i] = partRows[g].Aggs[k]
+				}
+			}
+		}
 	case qp.Selection != nil:
 		keys, released, err := e.releaseSelected(ctx, user, qp, src)
 		if err != nil {
@@ -111,11 +137,43 @@ func releasedRows(qp *planner.QueryPlan, rows []planner.Row, released [][]planne
 				rows[g].Aggs[i] = planner.Datum{Null: true}
 			}
 			w := describe(qp.Base, &qp.Base.Outputs[i], v)
-			w.Message = group + ": " + w.Message
+			if group != "" {
+				w.Message = group + ": " + w.Message
+			}
 			warnings = append(warnings, w)
 		}
 	}
 	return warnings, nil
+}
+
+// releaseParts reserves the statement's cost once and runs every part's
+// releases for every group on one snapshot (releaseOn); released[j][g]
+// are part j's estimates for group g.
+func (e *Executor) releaseParts(ctx context.Context, user string, qp *planner.QueryPlan, src noise.Source) ([][][]planner.Estimate, error) {
+	reserve := *qp.Parts[0].Plan
+	reserve.Cost = qp.Cost
+	filters := qp.GroupFilters
+	if len(qp.Query.Keys) == 0 {
+		filters = [][]sqlrewrite.Condition{nil}
+	}
+	released := make([][][]planner.Estimate, len(qp.Parts))
+	err := e.paid(ctx, user, &reserve, memo(&reserve)+fmt.Sprintf(" (%d parts)", len(qp.Parts)), func(readData *bool) error {
+		snap, err := e.backend.Snapshot(ctx)
+		if err != nil {
+			return err
+		}
+		defer snap.Close()
+		for j, part := range qp.Parts {
+			if released[j], err = e.releaseOn(ctx, snap, part.Plan, qp.Dims, filters, src, readData); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return released, nil
 }
 
 // releaseSelected reserves the statement's cost, reads the count of every
@@ -199,14 +257,22 @@ func (e *Executor) releaseGroups(ctx context.Context, user string, qp *planner.Q
 }
 
 // releaseOn runs the base plan's releases for every group of the product
-// domain dims on snap: the summary terms of all groups in one grouped
+// domain dims (one group, filters = [nil], when dims is empty) on snap: the summary terms of all groups in one grouped
 // fetch (empty groups get zero counts and sums), the other fetches per
 // group with filters[g] added to the plan's filter.
 func (e *Executor) releaseOn(ctx context.Context, snap *backend.Snapshot, base *planner.Plan, dims []sqlrewrite.CellDim, filters [][]sqlrewrite.Condition, src noise.Source, readData *bool) ([][]planner.Estimate, error) {
 	terms, where := summaryTerms(base)
 	var values [][]float64
 	var err error
-	if len(terms) > 0 {
+	switch {
+	case len(terms) > 0 && len(dims) == 0: // one group, the whole filtered table
+		*readData = true
+		one, err := snap.Summary(ctx, e.fetch(base, sqlrewrite.Fetch{Summary: terms}))
+		if err != nil {
+			return nil, err
+		}
+		values = [][]float64{one}
+	case len(terms) > 0:
 		*readData = true
 		f := e.fetch(base, sqlrewrite.Fetch{Grouped: &sqlrewrite.GroupedSummary{Dims: dims, Terms: terms}})
 		if values, err = snap.GroupedSummary(ctx, f); err != nil {

@@ -385,3 +385,67 @@ func TestPartitionSelectionSkipsHostileKeys(t *testing.T) {
 		t.Errorf("rows %v, want the one key 7", res.Rows)
 	}
 }
+
+// TestConditionalAggregatesPerGroup answers aggregates with their own
+// conditions per group (one part per condition, sharing ε) at a large ε
+// and compares them with the exact values of the fixture: AVG(CASE WHEN
+// k = 1 THEN x END), a range count on x (no histogram domain) and
+// COUNT(*), for every declared s, the empty s = 'c' included; the
+// statement costs its ε once.
+func TestConditionalAggregatesPerGroup(t *testing.T) {
+	cat := groupedCatalog()
+	back := backend.New(testdb.SQLite(t), sqlrewrite.SQLite, nil)
+	e := newGroupedExecutor(t, back)
+	r := rand.New(rand.NewChaCha8([32]byte{6}))
+	var rows []groupedRow
+	for range 2000 {
+		rows = append(rows, randomGroupedRow(r))
+	}
+	loadGrouped(t, back, rows)
+	qp := planGrouped(t, cat, "SELECT s, AVG(CASE WHEN k = 1 THEN x END) AS a, SUM(CASE WHEN x > 50 THEN 1 ELSE 0 END) AS hi, COUNT(*) AS n FROM t GROUP BY s", 90)
+	if len(qp.Parts) != 3 {
+		t.Fatalf("%d parts, want 3 (k = 1, x > 50, all rows)", len(qp.Parts))
+	}
+	before, _ := e.ledger.Remaining(context.Background(), "user:a")
+	res, err := e.RunQuery(context.Background(), "a", qp, rand.NewChaCha8([32]byte{2}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	after, _ := e.ledger.Remaining(context.Background(), "user:a")
+	if spent := before.Epsilon - after.Epsilon; math.Abs(spent-90) > 1e-9 {
+		t.Errorf("spent ε = %g, want 90 once", spent)
+	}
+	type truth struct{ sumX, nX, hi, n float64 }
+	want := map[string]*truth{"a": {}, "b": {}, "c": {}}
+	for _, row := range rows {
+		if row.s == nil || want[*row.s] == nil {
+			continue
+		}
+		w := want[*row.s]
+		w.n++
+		if row.x != nil && *row.x > 50 {
+			w.hi++
+		}
+		if row.k != nil && *row.k == 1 && row.x != nil {
+			w.sumX += math.Min(math.Max(*row.x, 0), 100)
+			w.nX++
+		}
+	}
+	if len(res.Rows) != 3 {
+		t.Fatalf("rows %v, want one per declared s", res.Rows)
+	}
+	for _, row := range res.Rows {
+		w := want[row[0].(string)]
+		if got := float64(row[3].(int64)); math.Abs(got-w.n) > 2 {
+			t.Errorf("s = %v: COUNT(*) %g, want %g", row[0], got, w.n)
+		}
+		if got := float64(row[2].(int64)); math.Abs(got-w.hi) > 2 {
+			t.Errorf("s = %v: range count %g, want %g", row[0], got, w.hi)
+		}
+		if w.nX > 0 {
+			if got, _ := row[1].(float64); math.Abs(got-w.sumX/w.nX) > 5 {
+				t.Errorf("s = %v: conditional mean %v, want %g", row[0], row[1], w.sumX/w.nX)
+			}
+		}
+	}
+}

@@ -45,6 +45,13 @@ type QueryPlan struct {
 	// it releases at run time (Groups, Dims and GroupFilters are then
 	// empty), and Cost adds its ε and δ to Base's.
 	Selection *PartitionSelection
+	// Parts are set instead of Base when aggregates carry their own
+	// conditions (AVG(CASE WHEN c THEN col END), range counts without a
+	// synopsis): one plan per distinct condition, each over the rows where
+	// the WHERE and its condition hold, sharing the statement's ε and δ in
+	// proportion to their releases (each release gets the same share as in
+	// one plan: basic composition), every part released for every group.
+	Parts []QueryPart
 	// Cost is what the statement spends.
 	Cost Cost
 	// Table is the table queried, and Filter its WHERE (backend columns;
@@ -98,6 +105,9 @@ func (p *Planner) PlanQuery(q *sqlrewrite.Query, s Settings) (*QueryPlan, error)
 	}
 	if len(q.Base.Items) == 0 || q.Listing {
 		return qp, nil
+	}
+	if filtered(q.Base.Items) {
+		return p.planParts(qp, s)
 	}
 	base, err := p.plan(q.Base, s, len(q.Keys) > 0)
 	if err != nil {
@@ -202,6 +212,26 @@ func (qp *QueryPlan) Explain() (columns []string, rows [][]any) {
 		cost = qp.Base.Cost
 		table = qp.Base.Table.Name
 	}
+	for j, part := range qp.Parts {
+		conds := make([]string, len(part.Where))
+		for i, c := range part.Where {
+			conds[i] = describeCondition(c)
+		}
+		where := "all rows"
+		if len(conds) > 0 {
+			where = "rows where " + strings.Join(conds, " AND ")
+		}
+		rows = append(rows, []any{int64(len(rows) + 1), "part", fmt.Sprintf("#%d: %s", j+1, where),
+			"basic composition", display(part.Plan.Cost.Epsilon), display(part.Plan.Cost.Delta),
+			"the aggregates with this condition, over the rows that pass the WHERE and it"})
+		_, prows := part.Plan.Explain()
+		for _, r := range prows[:len(prows)-1] {
+			r[0] = int64(len(rows) + 1)
+			rows = append(rows, r)
+		}
+		cost = qp.Cost
+		table = part.Plan.Table.Name
+	}
 	step := int64(len(rows))
 	if sel := qp.Selection; sel != nil {
 		step++
@@ -211,13 +241,16 @@ func (qp *QueryPlan) Explain() (columns []string, rows [][]any) {
 				sel.Column.Name, sel.Scale(), sel.Threshold, strconv.FormatFloat(display(cost.Epsilon), 'g', -1, 64))})
 	}
 	if len(q.Keys) > 0 && qp.Selection == nil {
+		if len(qp.Parts) > 0 {
+			cost = qp.Cost
+		}
 		step++
 		names := make([]string, len(q.Keys))
 		for i, k := range q.Keys {
 			names[i] = fmt.Sprintf("%s(%d)", keyName(k), len(k.Values))
 		}
 		detail := "the values are listed from the declared domains: no data is read, no budget spent"
-		if !q.Listing && qp.Base != nil {
+		if !q.Listing && (qp.Base != nil || len(qp.Parts) > 0) {
 			detail = fmt.Sprintf("every one of the %d declared groups is computed and released, empty ones included; "+
 				"each row is in at most one group, so each group's releases use the statement's epsilon = %s and delta = %s "+
 				"(parallel composition under add/remove of one row); summary aggregates of all groups in one GROUP BY fetch",
@@ -264,6 +297,8 @@ func (qp *QueryPlan) totalDetail() string {
 	switch {
 	case qp.Query.Listing:
 		return "declared values from the configuration; no data read"
+	case len(qp.Parts) > 0:
+		return fmt.Sprintf("basic composition over %d part(s) with their own conditions; parallel composition over %d group(s)", len(qp.Parts), len(qp.Groups))
 	case qp.Selection != nil && qp.Base == nil:
 		return "partition selection only"
 	case qp.Selection != nil:
@@ -324,4 +359,117 @@ func ExprString(q *sqlrewrite.Query, e *sqlrewrite.Expr) string {
 		return e.Op + "(" + strings.Join(args, ", ") + ")"
 	}
 	return "(" + strings.Join(args, " "+e.Op+" ") + ")"
+}
+
+// QueryPart is one set of releases of a QueryPlan with Parts.
+type QueryPart struct {
+	// Plan is planned over the rows that pass the WHERE and Where.
+	Plan  *Plan
+	Where []sqlrewrite.Condition
+	// Items are the indexes in Query.Base.Items of Plan's outputs, in order.
+	Items []int
+}
+
+// filtered reports whether an aggregate carries its own conditions.
+func filtered(items []sqlrewrite.Item) bool {
+	for _, it := range items {
+		if len(it.Agg.Where) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// planParts plans one part per distinct aggregate condition (see
+// QueryPlan.Parts). Each part is planned twice: at ε = 1 to count its
+// releases, then with its share ε·n_j/N of the N releases of all parts,
+// so that every release gets ε/N as in a single plan.
+func (p *Planner) planParts(qp *QueryPlan, s Settings) (*QueryPlan, error) {
+	q := qp.Query
+	if len(q.Keys) == 1 && q.Keys[0].Private {
+		return nil, dperr.New(dperr.Unsupported, "not supported: aggregates with their own conditions beside GROUP BY a key chosen by partition selection")
+	}
+	var order []string
+	byWhere := map[string]*QueryPart{}
+	for i, it := range q.Base.Items {
+		key := fmt.Sprint(it.Agg.Where)
+		part, ok := byWhere[key]
+		if !ok {
+			part = &QueryPart{Where: it.Agg.Where}
+			byWhere[key] = part
+			order = append(order, key)
+		}
+		part.Items = append(part.Items, i)
+	}
+	selects := make([]*sqlrewrite.Select, len(order))
+	counts := make([]int, len(order))
+	total := 0
+	for j, key := range order {
+		part := byWhere[key]
+		sel := &sqlrewrite.Select{Table: q.Base.Table, Boolean: q.Base.Boolean,
+			Where: append(append([]sqlrewrite.Condition(nil), q.Base.Where...), part.Where...)}
+		for _, i := range part.Items {
+			it := q.Base.Items[i]
+			it.Agg.Where = nil
+			if it.Agg.Func == sqlrewrite.CountRows {
+				it.Label = "COUNT(*)"
+			}
+			sel.Items = append(sel.Items, it)
+		}
+		one := s
+		one.Epsilon = 1
+		probe, err := p.plan(sel, one, true)
+		if err != nil {
+			return nil, err
+		}
+		selects[j], counts[j] = sel, len(probe.Releases)
+		total += counts[j]
+	}
+	for j, key := range order {
+		share := s
+		share.Epsilon = s.Epsilon * float64(counts[j]) / float64(total)
+		share.Delta = s.Delta * float64(counts[j]) / float64(total)
+		plan, err := p.plan(selects[j], share, true)
+		if err != nil {
+			return nil, err
+		}
+		part := byWhere[key]
+		part.Plan = plan
+		qp.Parts = append(qp.Parts, *part)
+		qp.Cost.Delta += plan.Cost.Delta
+	}
+	qp.Cost.Epsilon = s.Epsilon
+	return qp, nil
+}
+
+// describeCondition renders a condition for EXPLAIN.
+func describeCondition(c sqlrewrite.Condition) string {
+	if c.Range == nil {
+		vals := make([]string, len(c.In))
+		for i, v := range c.In {
+			if v.IsText {
+				vals[i] = strconv.Quote(v.Str)
+			} else {
+				vals[i] = strconv.FormatFloat(v.Num, 'g', -1, 64)
+			}
+		}
+		return fmt.Sprintf("%s IN (%s)", c.Column, strings.Join(vals, ", "))
+	}
+	r := c.Range
+	var parts []string
+	if r.HasLower {
+		op := ">="
+		if r.LowerOpen {
+			op = ">"
+		}
+		parts = append(parts, fmt.Sprintf("%s %s %g", c.Column, op, r.Lower))
+	}
+	if r.HasUpper {
+		op := "<="
+		if r.UpperOpen {
+			op = "<"
+		}
+		parts = append(parts, fmt.Sprintf("%s %s %g", c.Column, op, r.Upper))
+	}
+	return strings.Join(parts, " AND ")
 }

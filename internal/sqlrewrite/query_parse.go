@@ -625,6 +625,12 @@ func (qb *queryBuilder) aggregate(e ast.ExprNode) (*Expr, error) {
 	if a, ok := e.(*ast.AggregateFuncExpr); ok && strings.EqualFold(a.F, "group_concat") {
 		return nil, refuseRows("GROUP_CONCAT")
 	}
+	if agg, ok, err := qb.sc.conditionalAggregate(e); ok {
+		if err != nil {
+			return nil, err
+		}
+		return qb.item(agg, restore(e)), nil
+	}
 	agg, err := qb.sc.aggregate(e)
 	if err != nil {
 		return nil, err

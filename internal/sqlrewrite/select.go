@@ -30,7 +30,7 @@ func (p *Parser) privateSelect(s *ast.SelectStmt) (Statement, error) {
 	}
 	sel, err := p.oneRowSelect(s)
 	switch {
-	case err == nil && !p.groupedHistogram(sel):
+	case err == nil && !p.groupedHistogram(sel) && !p.filteredWithoutSynopsis(sel):
 		return sel, nil
 	case err == nil:
 	case dperr.KindOf(err) != dperr.Unsupported:
@@ -53,6 +53,27 @@ func (p *Parser) groupedHistogram(sel *Select) bool {
 	t, _ := p.cat.Table(sel.Table)
 	col, ok := t.Column(sel.GroupBy.Column)
 	return ok && col.Histogram == nil
+}
+
+// filteredWithoutSynopsis reports whether sel has a range count (an
+// aggregate with its own conditions) none of whose conditions is on a
+// column with a histogram domain: no synopsis answers it, so it is
+// answered as a Query with one set of releases per condition.
+func (p *Parser) filteredWithoutSynopsis(sel *Select) bool {
+	t, _ := p.cat.Table(sel.Table)
+	for _, it := range sel.Items {
+		for _, c := range it.Agg.Where {
+			if col, ok := t.Column(c.Column); ok && col.Histogram != nil {
+				return false
+			}
+		}
+	}
+	for _, it := range sel.Items {
+		if len(it.Agg.Where) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // oneRowSelect converts SELECT agg [, agg ...] FROM table [WHERE predicate]
