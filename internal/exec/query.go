@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/dpproxy/dpproxy/internal/backend"
@@ -114,7 +115,44 @@ func (e *Executor) RunQuery(ctx context.Context, user string, qp *planner.QueryP
 			res.Rows[i][j] = d.Value()
 		}
 	}
+	uniformColumns(res.Rows)
 	return res, nil
+}
+
+// uniformColumns gives every column one type, as a result set needs:
+// integers become floats in a column that holds a float (bucket keys of
+// a fractional width, GREATEST(AVG(x), 30)), and numbers become text in
+// a column that holds a string (CASE … THEN 'x' ELSE 0 END).
+func uniformColumns(rows [][]any) {
+	if len(rows) == 0 {
+		return
+	}
+	for j := range rows[0] {
+		var hasFloat, hasText bool
+		for _, r := range rows {
+			switch r[j].(type) {
+			case float64:
+				hasFloat = true
+			case string:
+				hasText = true
+			}
+		}
+		for _, r := range rows {
+			switch v := r[j].(type) {
+			case int64:
+				switch {
+				case hasText:
+					r[j] = strconv.FormatInt(v, 10)
+				case hasFloat:
+					r[j] = float64(v)
+				}
+			case float64:
+				if hasText {
+					r[j] = strconv.FormatFloat(v, 'g', -1, 64)
+				}
+			}
+		}
+	}
 }
 
 // releasedRows derives every group's aggregates from its releases into

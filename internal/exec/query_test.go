@@ -449,3 +449,36 @@ func TestConditionalAggregatesPerGroup(t *testing.T) {
 		}
 	}
 }
+
+// TestResultColumnsHaveOneType checks that every output column holds one
+// Go type across rows (the wire layer refuses a column that mixes them):
+// bucket keys of a fractional width (0, 0.5, 1, …), GREATEST of a noisy
+// mean and an integer constant, and CASE of a string and a number. It
+// failed before uniformColumns (int64 and float64 in one column).
+func TestResultColumnsHaveOneType(t *testing.T) {
+	cat := groupedCatalog()
+	back := backend.New(testdb.SQLite(t), sqlrewrite.SQLite, nil)
+	e := newGroupedExecutor(t, back)
+	r := rand.New(rand.NewChaCha8([32]byte{8}))
+	var rows []groupedRow
+	for range 200 {
+		rows = append(rows, randomGroupedRow(r))
+	}
+	loadGrouped(t, back, rows)
+	qp := planGrouped(t, cat, "SELECT FLOOR(x / 12.5) * 12.5 AS b, GREATEST(AVG(x), 30), CASE WHEN COUNT(*) > 5 THEN 'many' ELSE COUNT(*) END FROM t GROUP BY b", 1)
+	res, err := e.RunQuery(context.Background(), "a", qp, rand.NewChaCha8([32]byte{3}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for j := range res.Columns {
+		types := map[string]bool{}
+		for _, row := range res.Rows {
+			if row[j] != nil {
+				types[fmt.Sprintf("%T", row[j])] = true
+			}
+		}
+		if len(types) > 1 {
+			t.Errorf("column %s mixes %v", res.Columns[j], types)
+		}
+	}
+}
