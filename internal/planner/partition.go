@@ -75,8 +75,8 @@ func (ps *PartitionSelection) Keep(src noise.Source, n int64) bool {
 }
 
 // KeepProbability is the exact probability that Keep keeps a key of n
-// rows, from the closed form of the discrete Laplace (for tests and
-// EXPLAIN): P[Z ≥ T-n], P[Z ≥ m] = r^m/(1+r) for m ≥ 1, 1 - r^(1-m)/(1+r)
+// rows, from the closed form of the discrete Laplace (EXPLAIN shows it
+// for one row): P[Z ≥ T-n], P[Z ≥ m] = r^m/(1+r) for m ≥ 1, 1 - r^(1-m)/(1+r)
 // for m ≤ 0.
 func (ps *PartitionSelection) KeepProbability(n int64) float64 {
 	return dlapTail(ps.Scale(), ps.Threshold-n)

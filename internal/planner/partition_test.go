@@ -33,6 +33,9 @@ func TestPartitionSelectionExact(t *testing.T) {
 			return ratio, dlapTail(beta, threshold-1)
 		}
 		ratio, newKey := worst(beta, ps.Threshold)
+		if got := ps.KeepProbability(1); got != newKey {
+			t.Errorf("KeepProbability(1) = %g, want the closed form %g", got, newKey)
+		}
 		if ratio > c.eps*(1+1e-9) {
 			t.Errorf("ε = %g: worst log-ratio %g > ε", c.eps, ratio)
 		}

@@ -236,9 +236,9 @@ func (qp *QueryPlan) Explain() (columns []string, rows [][]any) {
 	if sel := qp.Selection; sel != nil {
 		step++
 		rows = append(rows, []any{step, "selection", fmt.Sprintf("keys of %s", sel.Column.Name), "partition selection",
-			display(sel.Epsilon), display(sel.Delta), fmt.Sprintf("(epsilon, delta)-DP: a value of %s is released only if its row count plus discrete Laplace noise (scale %.6g) reaches %d; "+
-				"reads the count of every value; each released key is a group whose releases use epsilon = %s (parallel composition)",
-				sel.Column.Name, sel.Scale(), sel.Threshold, strconv.FormatFloat(display(cost.Epsilon), 'g', -1, 64))})
+			display(sel.Epsilon), display(sel.Delta), fmt.Sprintf("(epsilon, delta)-DP: a value of %s is released only if its row count plus discrete Laplace noise (scale %.6g) reaches %d "+
+				"(a value with one row: probability %.3g); reads the count of every value; each released key is a group whose releases use epsilon = %s (parallel composition)",
+				sel.Column.Name, sel.Scale(), sel.Threshold, sel.KeepProbability(1), strconv.FormatFloat(display(cost.Epsilon), 'g', -1, 64))})
 	}
 	if len(q.Keys) > 0 && qp.Selection == nil {
 		if len(qp.Parts) > 0 {
