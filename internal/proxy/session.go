@@ -111,6 +111,8 @@ func (s *Session) execute(ctx context.Context, stmt sqlrewrite.Statement) (*Resu
 	switch st := stmt.(type) {
 	case *sqlrewrite.Select:
 		return s.selectPrivate(ctx, st)
+	case *sqlrewrite.Query:
+		return s.query(ctx, st)
 	case *sqlrewrite.Explain:
 		return s.explain(st)
 	case *sqlrewrite.SetVariables:
@@ -205,6 +207,15 @@ func typedAnswer(plan *planner.Plan, out *exec.Result) *Result {
 }
 
 func (s *Session) explain(ex *sqlrewrite.Explain) (*Result, error) {
+	if ex.Query != nil {
+		qp, err := s.engine.planner.PlanQuery(ex.Query, s.settings())
+		if err != nil {
+			return nil, err
+		}
+		s.setWarnings(nil)
+		cols, rows := qp.Explain()
+		return &Result{Columns: cols, Rows: rows}, nil
+	}
 	plan, err := s.engine.planner.Plan(ex.Select, s.settings())
 	if err != nil {
 		return nil, err

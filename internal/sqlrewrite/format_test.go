@@ -17,9 +17,15 @@ func formatStatement(st sqlrewrite.Statement) string {
 	switch s := st.(type) {
 	case *sqlrewrite.Select:
 		formatSelect(&b, s, "")
+	case *sqlrewrite.Query:
+		formatQuery(&b, s, "")
 	case *sqlrewrite.Explain:
 		b.WriteString("explain\n")
-		formatSelect(&b, s.Select, "  ")
+		if s.Query != nil {
+			formatQuery(&b, s.Query, "  ")
+		} else {
+			formatSelect(&b, s.Select, "  ")
+		}
 	case *sqlrewrite.SetVariables:
 		for _, a := range s.Assignments {
 			val := "DEFAULT"

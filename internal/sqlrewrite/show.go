@@ -80,8 +80,11 @@ func (p *Parser) explain(s *ast.ExplainStmt) (Statement, error) {
 		return nil, refuse("EXPLAIN of this statement", supported)
 	}
 	q, err := p.privateSelect(sel)
-	if err != nil {
-		return nil, err
+	switch q := q.(type) {
+	case *Select:
+		return &Explain{Select: q}, nil
+	case *Query:
+		return &Explain{Query: q}, nil
 	}
-	return &Explain{Select: q}, nil
+	return nil, err
 }

@@ -64,13 +64,13 @@ func showAsSelect(s *ast.ShowStmt) (sql string, ok bool, err error) {
 	q = "SELECT * FROM (" + q + ") AS `show`"
 	switch {
 	case s.Pattern != nil:
-		pat, err := restore(s.Pattern.Pattern)
+		pat, err := restoreSQL(s.Pattern.Pattern)
 		if err != nil {
 			return "", false, err
 		}
 		q += " WHERE `Name` LIKE " + pat
 	case s.Where != nil:
-		w, err := restore(s.Where)
+		w, err := restoreSQL(s.Where)
 		if err != nil {
 			return "", false, err
 		}
@@ -79,8 +79,8 @@ func showAsSelect(s *ast.ShowStmt) (sql string, ok bool, err error) {
 	return q + " ORDER BY `Name`", true, nil
 }
 
-// restore prints an expression back as MySQL SQL.
-func restore(e ast.ExprNode) (string, error) {
+// restoreSQL prints an expression back as MySQL SQL for the catalog engine.
+func restoreSQL(e ast.ExprNode) (string, error) {
 	var b strings.Builder
 	if err := e.Restore(format.NewRestoreCtx(format.DefaultRestoreFlags, &b)); err != nil {
 		return "", refuse("this SHOW condition", "SHOW ... LIKE 'pattern' or WHERE on its columns")

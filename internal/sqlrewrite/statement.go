@@ -76,10 +76,18 @@ type Bucketing struct {
 	// Index is set when the key is FLOOR(col / Width), the bucket number,
 	// rather than its lower edge.
 	Index bool
+	// Origin aligns the buckets at Origin instead of 0: the key
+	// FLOOR((col - Origin) / Width) * Width + Origin, as BI tools spell
+	// bins (only in a Query's GROUP BY; the histogram form has Origin 0).
+	Origin float64
 }
 
-// Explain is EXPLAIN of a private aggregate query: the plan, without running it.
-type Explain struct{ Select *Select }
+// Explain is EXPLAIN of a private aggregate query: the plan, without
+// running it. Exactly one of Select and Query is set.
+type Explain struct {
+	Select *Select
+	Query  *Query
+}
 
 // Item is one output column of a Select.
 type Item struct {
@@ -119,13 +127,16 @@ const (
 	RegrIntercept
 	// BucketKey is the GROUP BY key column of a histogram (Select.GroupBy).
 	BucketKey
+	// CountDistinct is COUNT(DISTINCT col): the number of distinct
+	// non-NULL values of col (sensitivity 1 under add/remove of one row).
+	CountDistinct
 )
 
 var aggNames = map[AggFunc]string{
 	CountRows: "count(*)", CountColumn: "count", Sum: "sum", Avg: "avg",
 	VarPop: "var_pop", VarSamp: "var_samp", StddevPop: "stddev_pop", StddevSamp: "stddev_samp",
 	Median: "median", Percentile: "percentile", IQR: "iqr",
-	RegrSlope: "regr_slope", RegrIntercept: "regr_intercept", BucketKey: "bucket",
+	RegrSlope: "regr_slope", RegrIntercept: "regr_intercept", BucketKey: "bucket", CountDistinct: "count distinct",
 }
 
 // String is the canonical lower-case name, for plans and golden tests.
