@@ -184,14 +184,14 @@ func (s *Snapshot) Histogram(ctx context.Context, f sqlrewrite.Fetch) ([]int64, 
 	return s.b.histogram(ctx, s.tx, f)
 }
 
-// GridSums runs a grid-sums fetch and returns its six exact integers
+// GridSums runs a grid-sums fetch and returns its exact integers
 // (sqlrewrite.GridSums). Each is read as text and parsed, so that no
 // driver converts it through float64.
 func (s *Snapshot) GridSums(ctx context.Context, f sqlrewrite.Fetch) ([]int64, error) {
 	if f.GridSums == nil {
 		return nil, dperr.New(dperr.Internal, "internal error: grid-sums fetch without grid")
 	}
-	out := make([]int64, 6)
+	out := make([]int64, sqlrewrite.GridSumColumns)
 	err := s.b.query(ctx, s.tx, f, func(rows *sql.Rows) error {
 		if !rows.Next() {
 			return errors.New("grid-sums fetch returned no row")

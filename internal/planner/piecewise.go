@@ -3,7 +3,6 @@ package planner
 import (
 	"fmt"
 	"math"
-	"math/big"
 
 	"github.com/dpproxy/dpproxy/internal/mech"
 	"github.com/dpproxy/dpproxy/internal/mech/noise"
@@ -118,18 +117,17 @@ func gridWindow(r *Release, g mech.Grid, ranks mech.RankRange) sqlrewrite.Fetch 
 	return f
 }
 
-// gridSumsOf decodes a GridSums fetch: Σk = 2^15·Σa + Σb and
-// Σk² = 2^30·Σa² + 2^16·Σab + Σb² (sqlrewrite.GridSums), checking its
-// count against the summary's n (the same rows on one snapshot).
+// gridSumsOf decodes a GridSums fetch (sqlrewrite.DecodeGridSums),
+// checking its count against the summary's n (the same rows on one
+// snapshot).
 func gridSumsOf(n int64, f Fetched) (mech.GridSums, error) {
-	x := f.Integers
-	if len(x) != 6 || x[0] != n {
-		return mech.GridSums{}, fmt.Errorf("grid sums %v do not match n = %d", x, n)
+	count, sum, squares, err := sqlrewrite.DecodeGridSums(f.Integers)
+	if err != nil {
+		return mech.GridSums{}, err
 	}
-	sum := big.NewInt(x[1]) // GridSplit = 2^15
-	sum.Lsh(sum, 15).Add(sum, big.NewInt(x[2]))
-	squares := big.NewInt(x[3])
-	squares.Lsh(squares, 30).Add(squares, new(big.Int).Lsh(big.NewInt(x[4]), 16)).Add(squares, big.NewInt(x[5]))
+	if count != n {
+		return mech.GridSums{}, fmt.Errorf("grid sums %v do not match n = %d", f.Integers, n)
+	}
 	return mech.GridSums{Count: n, Sum: sum, SumSquares: squares}, nil
 }
 

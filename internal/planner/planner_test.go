@@ -249,13 +249,15 @@ func gridIndex(v, lo, hi, unit float64) int64 {
 	return int64(math.Floor((math.Min(math.Max(v, lo), hi)-lo)/unit + 0.5))
 }
 
-// gridSums computes a GridSums fetch: n, Σa, Σb, Σa², Σab, Σb².
+// gridSums computes a GridSums fetch: n, Σa, Σb, Σc, Σa², Σab, Σac, Σb²,
+// Σbc, Σc² for k = 2^20·a + 2^10·b + c.
 func gridSums(values []float64, g *sqlrewrite.GridSums) []int64 {
-	out := make([]int64, 6)
+	out := make([]int64, sqlrewrite.GridSumColumns)
+	const part = 1 << sqlrewrite.GridPartBits
 	for _, v := range values {
 		k := gridIndex(v, g.Lower, g.Upper, g.Unit)
-		a, b := k/sqlrewrite.GridSplit, k%sqlrewrite.GridSplit
-		for i, x := range []int64{1, a, b, a * a, a * b, b * b} {
+		a, b, c := k/(part*part), k/part%part, k%part
+		for i, x := range []int64{1, a, b, c, a * a, a * b, a * c, b * b, b * c, c * c} {
 			out[i] += x
 		}
 	}

@@ -3,7 +3,9 @@ package sqlrewrite
 import (
 	"fmt"
 	"math"
+	"math/big"
 	"strconv"
+	"strings"
 )
 
 // GridSums asks for exact integer sums over a public fixed-point grid, for
@@ -13,11 +15,14 @@ import (
 //	k = FLOOR((clamp(c) − Lower)/Unit + 0.5), an integer in [0, Top],
 //
 // Unit a power of two and Top = (Upper − Lower)/Unit ≤ 2^30, and the fetch
-// returns one row of six integers: n, Σa, Σb, Σa², Σab, Σb², where
-// k = 2^15·a + b with 0 ≤ b < 2^15 (so Σk = 2^15·Σa + Σb and
-// Σk² = 2^30·Σa² + 2^16·Σab + Σb²). Every per-row term is at most 2^30,
-// so each sum is an exact integer on every backend for n < 2^33 (SQLite
-// sums INTEGERs exactly in int64; PostgreSQL and MariaDB in NUMERIC and
+// returns one row of GridSumColumns integers: n, Σa, Σb, Σc, Σa², Σab, Σac,
+// Σb², Σbc, Σc², where k = 2^20·a + 2^10·b + c with b, c in [0, 2^10) and
+// a in [0, 2^10] (DecodeGridSums recombines Σk and Σk²). Every per-row
+// term is at most 2^20, so each sum is at most n·2^20: an exact integer on
+// every backend for n < 2^43 rows (SQLite sums INTEGERs in int64 and
+// raises an error on overflow, an error that would depend on the data;
+// with 10-bit parts it cannot happen below 8.8·10^12 rows, where 15-bit
+// parts overflowed from 2^33; PostgreSQL and MariaDB sum in NUMERIC and
 // DECIMAL), and the database's floating point touches only the per-row
 // map, which is the same deterministic IEEE expression on every row.
 type GridSums struct {
@@ -26,10 +31,33 @@ type GridSums struct {
 	Unit         float64
 }
 
-// GridSplit is the split of a grid index k = GridSplit·a + b.
-const GridSplit = 1 << 15
+// GridPartBits is the width of the three parts a, b, c of a grid index
+// k = 2^20·a + 2^10·b + c.
+const GridPartBits = 10
 
-// maxGridTop bounds the grid indices so that every per-row term fits 2^30.
+// GridSumColumns is the number of integers a GridSums fetch returns.
+const GridSumColumns = 10
+
+// DecodeGridSums recombines a GridSums fetch's integers into the count n,
+// Σk = 2^20·Σa + 2^10·Σb + Σc and
+// Σk² = 2^40·Σa² + 2^31·Σab + 2^21·Σac + 2^20·Σb² + 2^11·Σbc + Σc².
+func DecodeGridSums(x []int64) (n int64, sum, squares *big.Int, err error) {
+	if len(x) != GridSumColumns {
+		return 0, nil, nil, fmt.Errorf("sqlrewrite: %d grid sums, want %d", len(x), GridSumColumns)
+	}
+	combine := func(terms []int64, shifts []uint) *big.Int {
+		total := new(big.Int)
+		for i, v := range terms {
+			total.Add(total, new(big.Int).Lsh(big.NewInt(v), shifts[i]))
+		}
+		return total
+	}
+	sum = combine(x[1:4], []uint{20, 10, 0})
+	squares = combine(x[4:10], []uint{40, 31, 21, 20, 11, 0})
+	return x[0], sum, squares, nil
+}
+
+// maxGridTop bounds the grid indices so that they fit three 10-bit parts.
 const maxGridTop = 1 << 30
 
 // checkGrid validates a grid: finite bounds, a power-of-two unit, and at
@@ -60,9 +88,10 @@ func (r *renderer) gridIndex(col string, lo, hi, unit float64) (string, error) {
 
 // gridSums renders
 //
-//	SELECT COUNT(*), COALESCE(SUM(a), 0), COALESCE(SUM(b), 0),
-//	       COALESCE(SUM(a * a), 0), COALESCE(SUM(a * b), 0), COALESCE(SUM(b * b), 0)
-//	FROM (SELECT k DIV 2^15 AS a, k MOD 2^15 AS b
+//	SELECT COUNT(*), COALESCE(SUM(a), 0), COALESCE(SUM(b), 0), COALESCE(SUM(c), 0),
+//	       COALESCE(SUM(a * a), 0), COALESCE(SUM(a * b), 0), COALESCE(SUM(a * c), 0),
+//	       COALESCE(SUM(b * b), 0), COALESCE(SUM(b * c), 0), COALESCE(SUM(c * c), 0)
+//	FROM (SELECT k DIV 2^20 AS a, (k DIV 2^10) % 2^10 AS b, k % 2^10 AS c
 //	      FROM (SELECT gridIndex(c) AS k FROM t WHERE F AND readable(c)) AS g) AS s
 //
 // with the integer division of the dialect (k ≥ 0, so it truncates to the
@@ -85,8 +114,12 @@ func (r *renderer) gridSums(f Fetch) (string, error) {
 	if r.spec.name == "mysql" {
 		div = " DIV "
 	}
-	split := strconv.Itoa(GridSplit)
-	return "SELECT COUNT(*), COALESCE(SUM(a), 0), COALESCE(SUM(b), 0), COALESCE(SUM(a * a), 0), " +
-		"COALESCE(SUM(a * b), 0), COALESCE(SUM(b * b), 0) FROM (SELECT k" + div + split + " AS a, k % " + split +
-		" AS b FROM (SELECT " + k + " AS k" + from + ") AS g) AS s", nil
+	part := strconv.Itoa(1 << GridPartBits)
+	high := strconv.Itoa(1 << (2 * GridPartBits))
+	sums := []string{"COUNT(*)"}
+	for _, term := range []string{"a", "b", "c", "a * a", "a * b", "a * c", "b * b", "b * c", "c * c"} {
+		sums = append(sums, "COALESCE(SUM("+term+"), 0)")
+	}
+	return "SELECT " + strings.Join(sums, ", ") + " FROM (SELECT k" + div + high + " AS a, (k" + div + part + ") % " + part +
+		" AS b, k % " + part + " AS c FROM (SELECT " + k + " AS k" + from + ") AS g) AS s", nil
 }

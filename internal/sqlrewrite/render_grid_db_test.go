@@ -63,8 +63,8 @@ func TestGridSumsExactOnDatabases(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			text := make([]sql.RawBytes, 6)
-			dest := make([]any, 6)
+			text := make([]sql.RawBytes, sqlrewrite.GridSumColumns)
+			dest := make([]any, len(text))
 			for i := range text {
 				dest[i] = &text[i]
 			}
@@ -78,18 +78,19 @@ func TestGridSumsExactOnDatabases(t *testing.T) {
 			if err := rows.Scan(dest...); err != nil {
 				t.Fatal(err)
 			}
-			got := make([]*big.Int, 6)
+			got := make([]int64, len(text))
 			for i, s := range text {
 				v, err := strconv.ParseInt(string(s), 10, 64)
 				if err != nil {
 					t.Fatalf("term %d = %q: %v", i, s, err)
 				}
-				got[i] = big.NewInt(v)
+				got[i] = v
 			}
 			rows.Close()
-			sum := new(big.Int).Add(new(big.Int).Lsh(got[1], 15), got[2])
-			squares := new(big.Int).Lsh(got[3], 30)
-			squares.Add(squares, new(big.Int).Lsh(got[4], 16)).Add(squares, got[5])
+			n, sum, squares, err := sqlrewrite.DecodeGridSums(got)
+			if err != nil {
+				t.Fatal(err)
+			}
 			var idx []int64
 			wantSum, wantSquares := new(big.Int), new(big.Int)
 			for _, v := range stored {
@@ -98,8 +99,8 @@ func TestGridSumsExactOnDatabases(t *testing.T) {
 				wantSum.Add(wantSum, big.NewInt(k))
 				wantSquares.Add(wantSquares, new(big.Int).Mul(big.NewInt(k), big.NewInt(k)))
 			}
-			if got[0].Int64() != int64(len(stored)) || sum.Cmp(wantSum) != 0 || squares.Cmp(wantSquares) != 0 {
-				t.Errorf("%s\ngot n=%v Σk=%v Σk²=%v, want %d, %v, %v", query, got[0], sum, squares, len(stored), wantSum, wantSquares)
+			if n != int64(len(stored)) || sum.Cmp(wantSum) != 0 || squares.Cmp(wantSquares) != 0 {
+				t.Errorf("%s\ngot n=%v Σk=%v Σk²=%v, want %d, %v, %v", query, n, sum, squares, len(stored), wantSum, wantSquares)
 			}
 			// The window of grid indices: the same map, sorted.
 			slices.Sort(idx)
@@ -144,4 +145,52 @@ func readColumn(t *testing.T, db *sql.DB) []float64 {
 		t.Fatal(fmt.Errorf("read column: %w", err))
 	}
 	return out
+}
+
+// TestGridSumsTermsFit: on one row, each integer of the GridSums fetch is
+// that row's term, and every term is at most 2^20 for values anywhere on a
+// 2^30-step grid, so a sum over n < 2^43 rows cannot overflow SQLite's
+// int64 SUM, whose overflow error would depend on the data. (With the
+// former 15-bit split the top value's a² was 2^30, overflowing from 2^33
+// rows.)
+func TestGridSumsTermsFit(t *testing.T) {
+	db := testdb.SQLite(t)
+	if _, err := db.Exec("CREATE TABLE dp_grid (x REAL)"); err != nil {
+		t.Fatal(err)
+	}
+	unit := math.Ldexp(1, -30)
+	f := sqlrewrite.Fetch{Table: "dp_grid", GridSums: &sqlrewrite.GridSums{Column: "x", Lower: 0, Upper: 1, Unit: unit}}
+	query, args, err := sqlrewrite.Render(f, sqlrewrite.SQLite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []float64{1, 1 - unit, 0.5, 0.75 - unit, 1 - 1024*unit, 1023 * unit} {
+		if _, err := db.Exec("DELETE FROM dp_grid"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.Exec("INSERT INTO dp_grid (x) VALUES (?)", v); err != nil {
+			t.Fatal(err)
+		}
+		got := make([]int64, sqlrewrite.GridSumColumns)
+		dest := make([]any, len(got))
+		for i := range got {
+			dest[i] = &got[i]
+		}
+		if err := db.QueryRow(query, args...).Scan(dest...); err != nil {
+			t.Fatal(err)
+		}
+		for i, term := range got {
+			if term < 0 || term > 1<<20 {
+				t.Errorf("x = %v: term %d is %d, want in [0, 2^20]", v, i, term)
+			}
+		}
+		k := int64(math.Floor(v/unit + 0.5))
+		_, sum, squares, err := sqlrewrite.DecodeGridSums(got)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sum.Int64() != k || squares.Cmp(new(big.Int).Mul(big.NewInt(k), big.NewInt(k))) != 0 {
+			t.Errorf("x = %v: Σk = %v, Σk² = %v, want %d, %d²", v, sum, squares, k, k)
+		}
+	}
 }

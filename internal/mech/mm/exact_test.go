@@ -45,7 +45,9 @@ import (
 //
 // H = 1 is the unit of the guarantee: with H > 1 the transcript is an
 // adaptive composition of H such runs (each with ε_test/H and ε_ans/H),
-// and the loss adds up (svt.go). TestMMExactLawMatchesSampler ties the
+// and the loss adds up (svt.go); exact_h2_test.go computes the H = 2 law
+// with the pool cut between the runs, exact_rowcount_test.go the law with
+// the planner's noisy n̂ in front. TestMMExactLawMatchesSampler ties the
 // computed law to the implementation's Answer by a chi-square test.
 
 // mmExactLaws are the scales of the three discrete Laplace laws.

@@ -65,7 +65,8 @@ import (
 //
 // Fetch (DESIGN.md §5). The database computes the count and the grid sums
 // over the column and returns the K smallest and K largest grid indices:
-// 2K values and six integers, K public, never the column.
+// 2K values and ten integers (sqlrewrite.GridSums), K public, never the
+// column.
 type Variance struct {
 	bounds  mech.Bounds
 	grid    mech.Grid

@@ -405,7 +405,7 @@ func AuditPair(t Reporter, seed uint64, epsilon float64, d, d2 func(src rand.Sou
 // each D' is D with one row added, at n = 0 → 1 and 1 → 2 with values at
 // the bounds, with ties at the median, and half at each bound. They are
 // not necessarily the pairs where a mechanism's loss is largest (for the
-// smooth median they reach 0.5ε while random pairs reach 0.63ε at ε = 1):
+// smooth median the worst pairs are found by search or built by hand):
 // an audit on them alone cannot show a mechanism's worst case.
 var NeighbourPairs = []struct {
 	Name  string

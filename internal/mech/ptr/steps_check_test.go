@@ -31,6 +31,42 @@ import (
 // ≤ the claimed (ε, δ). A mechanism built with a per-step ε ×4/3 (its noise
 // scales cut by 25%) but claiming the original (ε, δ) must fail it:
 // TestPTRStepsMutationFails.
+//
+// The own-scale median and the trimmed mean have no exact end-to-end law
+// (exact_check_test.go has one for S and the public-scale median). Their
+// second stage runs on the released scale s = b^y, y = g·(round(p/g) + Y)
+// with Y ~ DLap(β) on the integers, and noise.NewLaplace's grid is
+// g = 2^−40·⌈1/ε_step⌉₂, so β = (⌊1/g⌋ + 1)/ε_step is 2^39 to 2^40 grid
+// steps (plus 1/ε_step): within mass 1 − 10^−12 the scale takes about 10^14
+// values, and every one gives a different second stage (the bin width
+// h = s·N^(−1/3) or the mean's noise s·N^κ/c_min, hence different bins,
+// a different release grid ⌈h/ε⌉₂·2^−40 and integer scale). The output
+// law is that mixture; even with y revealed (an upper bound) its hockey-
+// stick sum has ~10^14 terms per pair, and the second stage is not
+// piecewise constant in y, so no grouping of the y is exact. Discretising
+// the released scale on the PTR bins of grid.go does not help either: the
+// mechanism releases s, not its bin.
+//
+// Why the step checks and composition suffice there. The output is
+// post-processing of the transcript (the scale's test outcomes, y, the
+// median's test outcomes and its release; TM: the tests, y, the release),
+// and given the earlier outputs each step's law is one the step checks
+// verify for every value of those outputs: (1) a test's pass probability
+// depends on the data only through a distance of sensitivity 1 for every
+// public bin (distance_test.go checks that by brute force), and its exact
+// loss and δ0 are checked for every distance a ∈ [0, K+1], so they hold
+// whichever bin the released s selects; (2) every release is a discrete
+// Laplace whose integer scale is its grid sensitivity over ε_step
+// (noise.NewLaplace), so its exact loss (⌊Δ/g⌋ + 1)/β equals ε_step for
+// every width Δ whenever the centres are within Δ, which a passed stable
+// bin ensures (ptrMedianScales exercises widths over 15 orders of
+// magnitude); (3) TM's release is within its sensitivity only if
+// s·N^κ ≥ U, which fails with probability δ_tail over the scale's noise,
+// computed exactly on the release grid in TestPTRTrimmedTailExact. The
+// adaptive composition of (ε_i, δ_i) steps is (Σε_i, Σδ_i)-DP (Dwork and
+// Roth, Theorem 3.16), the failure events of the tests entering δ as in
+// Dwork and Lei's PTR argument: 6 steps and 4 tests for the own-scale
+// median, 4 steps and 2 tests plus δ_tail for TM, as checked here.
 
 // ptrTestLoss returns the exact loss of test t over a ∈ [0, K+1] and its δ0,
 // P(pass | a = 1) (P is nondecreasing in a, so a = 0 passes less).

@@ -41,26 +41,53 @@ import (
 // A^(k) ≤ (U−L)/2), so S is a β-smooth upper bound on LS:
 // S(x) ≤ e^β·S(x'). K = ⌈ln(2^40)/β⌉ makes the tail term 2^−40 of the range.
 //
-// Noise calibration (decision, recorded here). NRS07 state admissible
-// Cauchy-like noise with constants the digests could only quote from
-// memory (α = ε/(4γ), β = ε/γ, or the public implementations' α = β =
-// ε/(2(γ+1)), i.e. 6·S_{ε/6}/ε for the Cauchy, γ = 2); NRS07 is not among
-// the seeds. We use the first-principles bound instead, which is tighter:
-// for h(z) = 1/(π(1+z²)) and neighbours x, x', write y's position
-// z = (y − f(x'))/s' and s = S(x)/α, s' = S(x')/α, e^λ = s/s'. Then
-// ln p_x(y) − ln p_x'(y) = [ln h(e^(−λ)z + δ) − ln h(e^(−λ)z)] +
-// [ln h(e^(−λ)z) − ln h(z) − λ], δ = (f(x') − f(x))/s. The first term is at
-// most |δ| ≤ α, because |d ln h/dz| = 2|z|/(1+z²) ≤ 1 and
-// |f(x) − f(x')| ≤ LS(x) ≤ S(x); the second is ln((1+z²)/(1+e^(−2λ)z²)) − λ,
-// which lies in [−|λ|, |λ|], and |λ| ≤ β by smoothness. So any α + β ≤ ε
-// is ε-DP, and α = β = ε/2 (the split that minimises S_β/α when A^(k) grows
-// linearly) gives noise 2·S_{ε/2}(x)/ε · Z. TestSmoothMedianExactPrivacy
-// bounds the exact loss in closed form on 1500 neighbouring pairs: at most
-// 0.63ε at ε = 1 and 0.5ε at large ε. The bound is loose because the
-// sliding term is tight only near z = 1 and the dilation term only as
-// z → ∞ (and for large shifts |d ln h/dz| ≤ 1 overstates the Cauchy's
-// log-tail, 2 ln δ); a full median shift also forces S(x') ≥ S(x). A
-// tighter calibration could cut the noise by up to 1.6–2× (not done here).
+// Noise calibration. The release on x is the Cauchy law with centre
+// f = med(x) and scale s = S(x)/α. For two Cauchy laws (f, s) and (f', s')
+// the largest log-ratio of their densities, in either direction, is the
+// hyperbolic distance between (f, s) and (f', s') in the upper half-plane:
+//
+//	sup_y |ln p(y) − ln p'(y)| = arccosh(1 + ((f − f')² + (s − s')²)/(2ss'))
+//
+// (the density ratio (s/s')·(s'² + (y−f')²)/(s² + (y−f)²) peaks at
+// t + √(t² − 1), t the argument of arccosh). For neighbours x, x', name
+// them so that S(x) ≥ S(x'), and let e^λ = s/s' ∈ [1, e^β] (β-smoothness).
+// The median moves by at most the local sensitivity of either dataset (each
+// is the other's neighbour), so |f − f'| ≤ LS(x') ≤ S(x') = α·s': the shift
+// is bounded by the smaller scale, which is why a full shift and the widest
+// dilation cannot both be measured against the larger one. Then
+// t ≤ 1 + (α²s'² + (s − s')²)/(2ss') = cosh λ + (α²/2)·e^(−λ), convex in λ,
+// so largest at λ = 0 or λ = β, and with arccosh(1 + 2u²) = 2 asinh(u):
+//
+//	loss ≤ D(α, β) = max( 2 asinh(α/2), 2 asinh(√(sinh²(β/2) + α²e^(−β)/4)) ).
+//
+// Both terms are attained (up to the grid): λ = 0 by adding one value to
+// an evenly spaced column (the median moves by half a gap, which is LS and
+// S on both sides), λ = β by pairs where S(x) = e^β·S(x') and the median
+// moves by S(x'); TestSmoothMedianExactPrivacy finds both above 0.9ε. So
+// D(α, β) ≤ ε is the exact condition, not a sufficient one. (The earlier
+// calibration α + β ≤ ε bounded the two terms separately, by |α| and |λ|,
+// and its worst loss was D(ε/2, ε/2): 0.63ε at ε = 1, 0.5ε at large ε.)
+//
+// The split. For a given β the largest admissible α is
+// α(β) = min(2 sinh(ε/2), 2e^(β/2)·√(sinh²(ε/2) − sinh²(β/2))). Which β is
+// best depends on the data; we take the one that minimises the noise
+// S_β/α(β) on a column whose gaps near the median are even
+// (A^(k) = (k+1)·A^(0), the shape of a continuous column), where
+// S_β = M(β)·LS with M(β) = max_k (k+1)e^(−kβ), attained at
+// k = ⌊1/(e^β − 1)⌋: the largest minimiser of M(β)/α(β) over 1024 public
+// points of (0, min(ε, 10)]. M is 1 from β = ln 2 on, so from ε ≈ 0.96 the
+// minimiser is the corner where both terms of D equal ε: α = 2 sinh(ε/2),
+// β = ln(2 cosh ε − 1). For small ε, D is close to √(α² + β²) and the
+// split is α ≈ β ≈ ε/√2. Examples (the old α = β = ε/2 in brackets):
+// ε = 0.1: α = 0.074, β = 0.070; ε = 1: α = 1.04, β = 0.73; ε = 2:
+// α = 2.35, β = 1.88 — on an evenly spaced column the noise falls 2× at
+// small ε, 2.5× at ε = 1 and more beyond (Cauchy tails make a shift of a
+// scales cost only 2 asinh(a/2)). Caps, both only lowering α or β (so D
+// stays ≤ ε): β ≤ 10 keeps the grid Cauchy's scale below 2^58 grid steps
+// (e^(Kβ) ≤ 2^40·e^10 below), α ≤ 2^20 keeps the grid step a normal float.
+// α is computed in float64 and multiplied by 1 − 2^−40, which covers the
+// rounding of sinh, exp and sqrt; S is computed in float64 too: its relative
+// error of a few ulps moves D by less than 10^−14·ε, within the slack.
 //
 // Sampling. The output is the grid point k·h drawn with probability
 // ∝ h((kh − f)/s) (gridCauchy, exact), then clamped to [L, U] and rounded
@@ -68,7 +95,7 @@ import (
 // most a quarter of the smallest possible scale e^(−Kβ)(U−L)/(2α); by
 // Poisson summation, Σ_k h((kh−f)/s) = (s/h)·(1 + η) with
 // |η| ≤ 2e^(−2πs/h)/(1 − e^(−2πs/h)) < 10^−10, so the discrete law keeps
-// the continuous ratios up to e^(2·10^−10); α + β = ε − 10^−9 absorbs it.
+// the continuous ratios up to e^(2·10^−10); D(α, β) ≤ ε − 10^−9 absorbs it.
 //
 // Window: the ranks between ⌈(n−K)/2⌉ and ⌊(n+K+2)/2⌋, about K + 3 values
 // around the middle.
@@ -100,8 +127,7 @@ func NewSmoothMedian(b mech.Bounds, epsilon float64) (*SmoothMedian, error) {
 	if epsilon < smoothMinEpsilon {
 		return nil, fmt.Errorf("%w: %v, the smooth-sensitivity median needs ε ≥ 2^-16", mech.ErrInvalidEpsilon, epsilon)
 	}
-	alpha := (epsilon - smoothSlack) / 2
-	beta := alpha
+	alpha, beta := smoothSplit(epsilon - smoothSlack)
 	depth := int64(math.Ceil(40 * math.Ln2 / beta))
 	half := b.HalfRange()
 	minScale := math.Exp(-float64(depth)*beta) * half / alpha
@@ -110,6 +136,51 @@ func NewSmoothMedian(b mech.Bounds, epsilon float64) (*SmoothMedian, error) {
 		bounds: b, epsilon: epsilon, alpha: alpha, beta: beta, depth: depth,
 		step: step, minScale: minScale, maxScale: half / alpha,
 	}, nil
+}
+
+// smoothMaxBeta and smoothMaxAlpha cap the split (see SmoothMedian).
+const (
+	smoothMaxBeta  = 10
+	smoothMaxAlpha = 0x1p20
+)
+
+// smoothSplit returns α and β with D(α, β) ≤ eps: β the largest of the
+// minimisers of M(β)/α(β) on 1024 points of (0, min(eps, 10)], α = α(β)
+// (see SmoothMedian).
+func smoothSplit(eps float64) (alpha, beta float64) {
+	top := math.Min(eps, smoothMaxBeta)
+	best := math.Inf(1)
+	for i := 1; i <= 1024; i++ {
+		b := top * float64(i) / 1024
+		a := smoothAlphaFor(eps, b)
+		if a <= 0 {
+			continue
+		}
+		if c := smoothEvenGapFactor(b) / a; c <= best {
+			best, alpha, beta = c, a, b
+		}
+	}
+	return alpha, beta
+}
+
+// smoothAlphaFor returns the largest α with D(α, beta) ≤ eps, capped at
+// 2^20 and lowered by 2^−40 relative for rounding (0 when beta ≥ eps).
+func smoothAlphaFor(eps, beta float64) float64 {
+	se, sb := math.Sinh(eps/2), math.Sinh(beta/2)
+	r := se*se - sb*sb
+	if r <= 0 {
+		return 0
+	}
+	a := math.Min(2*se, 2*math.Exp(beta/2)*math.Sqrt(r))
+	return math.Min(a, smoothMaxAlpha) * (1 - 0x1p-40)
+}
+
+// smoothEvenGapFactor returns M(β) = max_k (k+1)·e^(−kβ), S_β/LS on a
+// column with even gaps near the median; the maximum is at
+// k = ⌊1/(e^β − 1)⌋.
+func smoothEvenGapFactor(beta float64) float64 {
+	k := math.Floor(1 / math.Expm1(beta))
+	return (k + 1) * math.Exp(-k*beta)
 }
 
 // Epsilon returns the ε of one release.

@@ -184,9 +184,9 @@ func TestSmoothMedianErrorDistribution(t *testing.T) {
 		t.Errorf("|error| ≤ scale %v in %d of %d draws, want %d ± %.0f", scale, within, n, n/2, privtest.Z6*math.Sqrt(n)/2)
 	}
 	// A ramp with spacing 0.1 has A^(k) = 0.1·(k+1)/2 (gap of k+1 steps),
-	// so S = max_k e^(−kβ)·0.05(k+1) = 0.05·e^(β−1)/β at k = 1/β − 1 (β = ½
-	// up to 10^−9: k = 1, S = 0.1·e^(−½)).
-	if want := 0.1 * math.Exp(-0.5) / m.alpha; math.Abs(scale-want) > 1e-8 {
+	// so S = max_k e^(−kβ)·0.05(k+1) = 0.05 (k = 0: β ≈ 0.73 > ln 2 at
+	// ε = 1) and the scale is 0.05/α, α = 2 sinh(½) up to 10^−9.
+	if want := 0.05 / (2 * math.Sinh(0.5)); math.Abs(scale-want) > 1e-8 {
 		t.Errorf("noise scale got %v, want %v", scale, want)
 	}
 }
