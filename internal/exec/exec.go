@@ -13,6 +13,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -145,22 +146,25 @@ func (e *Executor) release(ctx context.Context, plan *planner.Plan, src noise.So
 		return nil, err
 	}
 	defer snap.Close()
-	var terms []sqlrewrite.SummaryTerm
-	where := make([][]int, len(plan.Releases)) // release → indexes into terms
+	salt := newUnitSalt(plan, src)
+	// One summary query per number of rows per unit the releases read (one
+	// query on a row-level table): rows → terms, release → indexes into them.
+	terms := map[int64][]sqlrewrite.SummaryTerm{}
+	where := make([][]int, len(plan.Releases))
 	for i, r := range plan.Releases {
 		for _, t := range r.Mechanism.Terms(r) {
-			j := indexOf(terms, t)
+			j := indexOf(terms[r.RowsPerUnit], t)
 			if j < 0 {
-				terms = append(terms, t)
-				j = len(terms) - 1
+				terms[r.RowsPerUnit] = append(terms[r.RowsPerUnit], t)
+				j = len(terms[r.RowsPerUnit]) - 1
 			}
 			where[i] = append(where[i], j)
 		}
 	}
-	var values []float64
-	if len(terms) > 0 {
+	values := map[int64][]float64{}
+	for _, rows := range slices.Sorted(maps.Keys(terms)) {
 		*readData = true
-		if values, err = snap.Summary(ctx, e.fetch(plan, sqlrewrite.Fetch{Summary: terms})); err != nil {
+		if values[rows], err = snap.Summary(ctx, e.fetch(plan, rows, salt, sqlrewrite.Fetch{Summary: terms[rows]})); err != nil {
 			return nil, err
 		}
 	}
@@ -168,12 +172,12 @@ func (e *Executor) release(ctx context.Context, plan *planner.Plan, src noise.So
 	for i, r := range plan.Releases {
 		mine := make([]float64, len(where[i]))
 		for k, j := range where[i] {
-			mine[k] = values[j]
+			mine[k] = values[r.RowsPerUnit][j]
 		}
 		var hist []int64
 		if h := r.Mechanism.Histogram(r); h != nil {
 			*readData = true
-			if hist, err = snap.Histogram(ctx, e.fetch(plan, sqlrewrite.Fetch{Histogram: h})); err != nil {
+			if hist, err = snap.Histogram(ctx, e.fetch(plan, r.RowsPerUnit, salt, sqlrewrite.Fetch{Histogram: h})); err != nil {
 				return nil, err
 			}
 		}
@@ -199,11 +203,11 @@ func (e *Executor) release(ctx context.Context, plan *planner.Plan, src noise.So
 				*readData = true
 				switch {
 				case f.Pairs != nil:
-					fetched[k].Pairs, err = snap.Pairs(ctx, e.fetch(plan, f))
+					fetched[k].Pairs, err = snap.Pairs(ctx, e.fetch(plan, r.RowsPerUnit, salt, f))
 				case f.GridSums != nil:
-					fetched[k].Integers, err = snap.GridSums(ctx, e.fetch(plan, f))
+					fetched[k].Integers, err = snap.GridSums(ctx, e.fetch(plan, r.RowsPerUnit, salt, f))
 				default:
-					fetched[k].Values, err = snap.Window(ctx, e.fetch(plan, f))
+					fetched[k].Values, err = snap.Window(ctx, e.fetch(plan, r.RowsPerUnit, salt, f))
 				}
 				if err != nil {
 					return nil, err
@@ -214,9 +218,11 @@ func (e *Executor) release(ctx context.Context, plan *planner.Plan, src noise.So
 	return released, nil
 }
 
-// fetch completes a request with the plan's table and filter.
-func (e *Executor) fetch(plan *planner.Plan, f sqlrewrite.Fetch) sqlrewrite.Fetch {
+// fetch completes a request with the plan's table and filter and, on a
+// table with a privacy unit, the bound of rows per unit (unit.go).
+func (e *Executor) fetch(plan *planner.Plan, rowsPerUnit int64, salt string, f sqlrewrite.Fetch) sqlrewrite.Fetch {
 	f.Table, f.Filter = plan.Table.Source, plan.Filter
+	f.Unit = unitBound(plan.Table, rowsPerUnit, salt)
 	return f
 }
 
@@ -293,6 +299,7 @@ func describe(plan *planner.Plan, o *planner.Output, v planner.Value) Warning {
 	default:
 		sb.WriteString("; 95% interval: not available for this mechanism")
 	}
+	sb.WriteString(unitNote(plan, eps))
 	level := "Note"
 	if v.Null {
 		level = "Warning"
