@@ -35,6 +35,14 @@ import (
 // adds or removes at most MaxRows rows of the bounded table and changes
 // nothing else. That is the neighbouring relation every mechanism's
 // unit-level analysis starts from.
+//
+// Grouped fetches (GROUP BY, not built here): bound per group by adding
+// the group key to the first PARTITION BY (MaxRows rows per unit per
+// group), and keep at most max_groups_per_unit groups of each unit with a
+// further ROW_NUMBER over the unit's distinct group keys ordered by the
+// keyed hash of (salt, unit, group key); a unit then moves at most that
+// many groups, so each group's release gets ε / max_groups_per_unit
+// (catalog.Table.UnitGroupShare).
 type UnitBound struct {
 	// Column is the backend column identifying the unit.
 	Column string
