@@ -19,6 +19,10 @@ import (
 // sensitivity by the bound (the Laplace baselines) or read one row per unit
 // so their one-row analysis applies unchanged (planner: Release.RowsPerUnit).
 //
+// Synopses and interactive instances are declared only on row-level tables
+// (validateUnit refuses them on unit tables), so their notes say "privacy
+// unit: each row".
+//
 // The unit column is a backend column that is not declared among Columns:
 // analysts can never output it, filter or group on it, or aggregate it.
 // Rows whose unit is NULL are read by no release.
