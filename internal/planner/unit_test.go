@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/dpproxy/dpproxy/internal/mech/noise"
 	"github.com/dpproxy/dpproxy/internal/planner"
 	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
 )
@@ -53,5 +54,43 @@ func TestRowsPerUnitByMechanism(t *testing.T) {
 	}
 	if len(seen) < len(p.MechanismNames())-1 {
 		t.Errorf("only mechanisms %v were planned", seen)
+	}
+}
+
+// TestLaplaceNoiseScalesWithRowsPerUnit: the noise a laplace release draws
+// on the unit table visits (5 rows per person) is 5 times that on the
+// row-level pums: count scale 5/ε, sum scale 5·500000/ε.
+func TestLaplaceNoiseScalesWithRowsPerUnit(t *testing.T) {
+	cat := testCatalog()
+	p := planner.New(cat)
+	parser := sqlrewrite.NewParser(cat)
+	src := noise.NewCryptoSource()
+	const eps = 0.5
+	for _, tc := range []struct {
+		table string
+		k     float64
+	}{{"pums", 1}, {"visits", 5}} {
+		st, err := parser.Parse("SELECT COUNT(*), SUM(income) FROM " + tc.table)
+		if err != nil {
+			t.Fatal(err)
+		}
+		plan, err := p.Plan(st.(*sqlrewrite.Select), planner.Settings{Epsilon: 2 * eps, Mechanism: "auto"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, want := range []float64{tc.k / eps, tc.k * 500000 / eps} {
+			r := plan.Releases[i]
+			step, err := r.Mechanism.Start(src, r, []float64{100}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, _, est, err := step.Advance(src, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := est.Primitive.Scale(); got < want || got > want*(1+1e-5) {
+				t.Errorf("%s %s: noise scale %v, want %v", tc.table, r.Stat, got, want)
+			}
+		}
 	}
 }
