@@ -102,7 +102,11 @@ tables:
     columns:
       - {name: age, type: integer, lower: 0, upper: 100}
       - {name: spend, type: real, lower: 0, upper: %d}
-`, b.driver, dsn, filepath.Join(dir, "ledger.db"), wire.FormatNativePasswordHash(wire.NativePasswordHash("carol-pw")), demo.VisitsSpendUpper)
+  - name: visits_rows
+    source: visits
+    columns:
+      - {name: spend, type: real, lower: 0, upper: %d}
+`, b.driver, dsn, filepath.Join(dir, "ledger.db"), wire.FormatNativePasswordHash(wire.NativePasswordHash("carol-pw")), demo.VisitsSpendUpper, demo.VisitsSpendUpper)
 			if err := os.WriteFile(config, []byte(yaml), 0o600); err != nil {
 				t.Fatal(err)
 			}
@@ -165,6 +169,13 @@ tables:
 				if !strings.Contains(w, "protects each person_id at epsilon=0.5 (statement 2)") {
 					t.Errorf("warning %q does not state the person-level ε", w)
 				}
+			}
+			// The same table declared without a unit is row-level, and says so.
+			if n := one("SELECT COUNT(*) FROM visits_rows")[0]; math.Abs(n-float64(tr.allRows)) > 30 {
+				t.Errorf("row-level COUNT(*) = %v, want %d ± 30", n, tr.allRows)
+			}
+			if ws := warnings(t, conn); len(ws) != 1 || !strings.Contains(ws[0], "protects each row at epsilon=2 (row-level table") {
+				t.Errorf("row-level warnings %q", ws)
 			}
 			// MEDIAN(spend) reads one visit per person.
 			if m := one("SELECT MEDIAN(spend) FROM visits")[0]; m < tr.medLow-100 || m > tr.medHigh+100 {
