@@ -171,6 +171,18 @@ type Table struct {
 	// Interactive, if set, declares an interactive domain over some of the
 	// columns for AND/OR/NOT counting queries (interactive.go).
 	Interactive *Interactive `yaml:"interactive"`
+	// PrivacyUnit, if set, is the backend column that identifies the
+	// person a row belongs to, and the table's privacy unit becomes that
+	// person: neighbouring tables differ by all the rows of one unit, and
+	// every release is bounded to MaxRowsPerUnit rows per unit (unit.go).
+	// Empty: each row is its own unit (row-level privacy).
+	PrivacyUnit string `yaml:"privacy_unit"`
+	// MaxRowsPerUnit is how many rows of one unit one aggregate (in one
+	// group) may read; default 1 when PrivacyUnit is set.
+	MaxRowsPerUnit int64 `yaml:"max_rows_per_unit"`
+	// MaxGroupsPerUnit is how many groups of a GROUP BY one unit may
+	// contribute to; default 1 when PrivacyUnit is set.
+	MaxGroupsPerUnit int64 `yaml:"max_groups_per_unit"`
 }
 
 // Column is a declared column of a table.
@@ -362,6 +374,7 @@ func (c *Config) applyDefaults() {
 		if t.Interactive != nil {
 			t.Interactive.applyDefaults()
 		}
+		t.applyUnitDefaults()
 	}
 }
 
@@ -545,6 +558,9 @@ func (t *Table) validate(f string, seen map[string]bool) error {
 	}
 	if len(t.Columns) == 0 {
 		return invalid(f+".columns", "at least one column is required")
+	}
+	if err := t.validateUnit(f); err != nil {
+		return err
 	}
 	cols := map[string]bool{}
 	for j, col := range t.Columns {

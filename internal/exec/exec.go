@@ -13,6 +13,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -150,35 +151,40 @@ func (e *Executor) paid(ctx context.Context, user string, plan *planner.Plan, no
 const maxRounds = 8
 
 // release runs every release of the plan on one read-only snapshot: one
-// summary query with the terms of all releases, then, per release, its
-// histogram and the windows its mechanism asks for round by round.
+// summary query with the terms of all releases (one per number of rows per
+// unit the releases read, on a table with a privacy unit), then, per
+// release, its histogram and the windows its mechanism asks for round by
+// round.
 func (e *Executor) release(ctx context.Context, plan *planner.Plan, src noise.Source, readData *bool) ([]planner.Estimate, error) {
 	snap, err := e.backend.Snapshot(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer snap.Close()
+	salt := newUnitSalt(plan, src)
 	terms, where := summaryTerms(plan)
-	var values []float64
-	if len(terms) > 0 {
+	values := map[int64][]float64{}
+	for _, rows := range slices.Sorted(maps.Keys(terms)) {
 		*readData = true
-		if values, err = snap.Summary(ctx, e.fetch(plan, sqlrewrite.Fetch{Summary: terms})); err != nil {
+		if values[rows], err = snap.Summary(ctx, e.fetch(plan, rows, salt, sqlrewrite.Fetch{Summary: terms[rows]})); err != nil {
 			return nil, err
 		}
 	}
-	return e.releaseFrom(ctx, snap, plan, src, where, values, readData)
+	return e.releaseFrom(ctx, snap, plan, src, salt, where, values, readData)
 }
 
-// summaryTerms lists the distinct summary terms of the plan's releases
-// and, per release, the indexes of its terms.
-func summaryTerms(plan *planner.Plan) (terms []sqlrewrite.SummaryTerm, where [][]int) {
-	where = make([][]int, len(plan.Releases)) // release → indexes into terms
+// summaryTerms lists the distinct summary terms of the plan's releases per
+// number of rows per unit they read (one key on a row-level table) and, per
+// release, the indexes of its terms in its key's list.
+func summaryTerms(plan *planner.Plan) (terms map[int64][]sqlrewrite.SummaryTerm, where [][]int) {
+	terms = map[int64][]sqlrewrite.SummaryTerm{}
+	where = make([][]int, len(plan.Releases)) // release → indexes into terms[its rows]
 	for i, r := range plan.Releases {
 		for _, t := range r.Mechanism.Terms(r) {
-			j := indexOf(terms, t)
+			j := indexOf(terms[r.RowsPerUnit], t)
 			if j < 0 {
-				terms = append(terms, t)
-				j = len(terms) - 1
+				terms[r.RowsPerUnit] = append(terms[r.RowsPerUnit], t)
+				j = len(terms[r.RowsPerUnit]) - 1
 			}
 			where[i] = append(where[i], j)
 		}
@@ -187,20 +193,21 @@ func summaryTerms(plan *planner.Plan) (terms []sqlrewrite.SummaryTerm, where [][
 }
 
 // releaseFrom runs every release of the plan from the values of its
-// summary terms (as summaryTerms indexes them), fetching the histograms
-// and windows the mechanisms ask for from snap.
-func (e *Executor) releaseFrom(ctx context.Context, snap *backend.Snapshot, plan *planner.Plan, src noise.Source, where [][]int, values []float64, readData *bool) ([]planner.Estimate, error) {
+// summary terms (as summaryTerms indexes them, per rows per unit), fetching
+// the histograms and windows the mechanisms ask for from snap, with the
+// statement's unit salt.
+func (e *Executor) releaseFrom(ctx context.Context, snap *backend.Snapshot, plan *planner.Plan, src noise.Source, salt string, where [][]int, values map[int64][]float64, readData *bool) ([]planner.Estimate, error) {
 	var err error
 	released := make([]planner.Estimate, len(plan.Releases))
 	for i, r := range plan.Releases {
 		mine := make([]float64, len(where[i]))
 		for k, j := range where[i] {
-			mine[k] = values[j]
+			mine[k] = values[r.RowsPerUnit][j]
 		}
 		var hist []int64
 		if h := r.Mechanism.Histogram(r); h != nil {
 			*readData = true
-			if hist, err = snap.Histogram(ctx, e.fetch(plan, sqlrewrite.Fetch{Histogram: h})); err != nil {
+			if hist, err = snap.Histogram(ctx, e.fetch(plan, r.RowsPerUnit, salt, sqlrewrite.Fetch{Histogram: h})); err != nil {
 				return nil, err
 			}
 		}
@@ -224,13 +231,14 @@ func (e *Executor) releaseFrom(ctx context.Context, snap *backend.Snapshot, plan
 			fetched = make([]planner.Fetched, len(more))
 			for k, f := range more {
 				*readData = true
+				f = e.fetch(plan, r.RowsPerUnit, salt, f)
 				switch {
 				case f.Pairs != nil:
-					fetched[k].Pairs, err = snap.Pairs(ctx, e.fetch(plan, f))
+					fetched[k].Pairs, err = snap.Pairs(ctx, f)
 				case f.GridSums != nil:
-					fetched[k].Integers, err = snap.GridSums(ctx, e.fetch(plan, f))
+					fetched[k].Integers, err = snap.GridSums(ctx, f)
 				default:
-					fetched[k].Values, err = snap.Window(ctx, e.fetch(plan, f))
+					fetched[k].Values, err = snap.Window(ctx, f)
 				}
 				if err != nil {
 					return nil, err
@@ -241,9 +249,11 @@ func (e *Executor) releaseFrom(ctx context.Context, snap *backend.Snapshot, plan
 	return released, nil
 }
 
-// fetch completes a request with the plan's table and filter.
-func (e *Executor) fetch(plan *planner.Plan, f sqlrewrite.Fetch) sqlrewrite.Fetch {
+// fetch completes a request with the plan's table and filter and, on a
+// table with a privacy unit, the bound of rows per unit (unit.go).
+func (e *Executor) fetch(plan *planner.Plan, rowsPerUnit int64, salt string, f sqlrewrite.Fetch) sqlrewrite.Fetch {
 	f.Table, f.Filter = plan.Table.Source, plan.Filter
+	f.Unit = unitBound(plan.Table, rowsPerUnit, salt)
 	return f
 }
 
@@ -320,6 +330,7 @@ func describe(plan *planner.Plan, o *planner.Output, v planner.Value) Warning {
 	default:
 		sb.WriteString("; 95% interval: not available for this mechanism")
 	}
+	sb.WriteString(unitNote(plan, eps))
 	level := "Note"
 	if v.Null {
 		level = "Warning"

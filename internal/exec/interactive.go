@@ -46,7 +46,7 @@ func (e *Executor) runInteractive(ctx context.Context, user string, plan *planne
 	}
 	o := plan.Outputs[0]
 	return &Result{Columns: []string{o.Label}, Row: []any{count}, Warnings: []Warning{
-		{Level: "Note", Code: NoteCode, Message: fmt.Sprintf("%s: mechanism=%s; %s; %s", o.Label, inst.header.Mechanism, spent, note)},
+		{Level: "Note", Code: NoteCode, Message: fmt.Sprintf("%s: mechanism=%s; %s; %s; privacy unit: each row", o.Label, inst.header.Mechanism, spent, note)},
 		{Level: "Note", Code: NoteCode, Message: "the count is over the interactive domain: rows with NULL, or with a value outside the declared categories, in a domain column are not counted, even under NOT"},
 	}}, nil
 }

@@ -299,20 +299,33 @@ func (e *Executor) releaseGroups(ctx context.Context, user string, qp *planner.Q
 // fetch (empty groups get zero counts and sums), the other fetches per
 // group with filters[g] added to the plan's filter.
 func (e *Executor) releaseOn(ctx context.Context, snap *backend.Snapshot, base *planner.Plan, dims []sqlrewrite.CellDim, filters [][]sqlrewrite.Condition, src noise.Source, readData *bool) ([][]planner.Estimate, error) {
-	terms, where := summaryTerms(base)
+	if base.Table.HasPrivacyUnit() {
+		// The planner refuses grouped and post-processed queries on such
+		// tables until grouping bounds the groups per unit (issue 13).
+		return nil, dperr.New(dperr.Internal, "internal error: a grouped query on a table with a privacy unit")
+	}
+	byRows, where := summaryTerms(base)
+	if len(byRows) > 1 {
+		return nil, dperr.New(dperr.Internal, "internal error: a row-level plan reads %d different numbers of rows per unit", len(byRows))
+	}
+	var terms []sqlrewrite.SummaryTerm
+	var rowsPerUnit int64
+	for rows, t := range byRows {
+		terms, rowsPerUnit = t, rows
+	}
 	var values [][]float64
 	var err error
 	switch {
 	case len(terms) > 0 && len(dims) == 0: // one group, the whole filtered table
 		*readData = true
-		one, err := snap.Summary(ctx, e.fetch(base, sqlrewrite.Fetch{Summary: terms}))
+		one, err := snap.Summary(ctx, e.fetch(base, rowsPerUnit, "", sqlrewrite.Fetch{Summary: terms}))
 		if err != nil {
 			return nil, err
 		}
 		values = [][]float64{one}
 	case len(terms) > 0:
 		*readData = true
-		f := e.fetch(base, sqlrewrite.Fetch{Grouped: &sqlrewrite.GroupedSummary{Dims: dims, Terms: terms}})
+		f := e.fetch(base, rowsPerUnit, "", sqlrewrite.Fetch{Grouped: &sqlrewrite.GroupedSummary{Dims: dims, Terms: terms}})
 		if values, err = snap.GroupedSummary(ctx, f); err != nil {
 			return nil, err
 		}
@@ -324,11 +337,11 @@ func (e *Executor) releaseOn(ctx context.Context, snap *backend.Snapshot, base *
 	for g := range filters {
 		group := *base
 		group.Filter = append(append([]sqlrewrite.Condition(nil), base.Filter...), filters[g]...)
-		var v []float64
+		v := map[int64][]float64{}
 		if values != nil {
-			v = values[g]
+			v[rowsPerUnit] = values[g]
 		}
-		if released[g], err = e.releaseFrom(ctx, snap, &group, src, where, v, readData); err != nil {
+		if released[g], err = e.releaseFrom(ctx, snap, &group, src, "", where, v, readData); err != nil {
 			return nil, err
 		}
 	}

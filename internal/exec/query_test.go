@@ -248,7 +248,13 @@ func TestGroupedCountsAreParallelComposition(t *testing.T) {
 		}
 		betas = append(betas, d.Scale())
 	}
-	terms, where := summaryTerms(qp.Base)
+	byRows, where := summaryTerms(qp.Base)
+	if len(byRows) != 1 {
+		t.Fatalf("a row-level plan reads %d numbers of rows per unit", len(byRows))
+	}
+	var terms []sqlrewrite.SummaryTerm
+	for _, terms = range byRows {
+	}
 	counts := func(data []groupedRow) [][]float64 {
 		loadGrouped(t, back, data)
 		snap, err := back.Snapshot(context.Background())

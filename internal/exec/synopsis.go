@@ -87,7 +87,7 @@ func synopsisResult(plan *planner.Plan, stored []*storedSynopsis, builtNow []boo
 				spent = s.Epsilon
 			}
 			res.Warnings = append(res.Warnings, Warning{Level: "Note", Code: NoteCode,
-				Message: fmt.Sprintf("%s: mechanism=%s synopsis; epsilon=%.6g delta=0 spent by this statement; %s; 95%% interval: not available for synopsis answers",
+				Message: fmt.Sprintf("%s: mechanism=%s synopsis; epsilon=%.6g delta=0 spent by this statement; %s; 95%% interval: not available for synopsis answers; privacy unit: each row",
 					o.Label, s.Mechanism, spent, s.describe(builtNow[a.Synopsis], sp.Synopses[a.Synopsis].Column.Name))})
 			if sp.Buckets == nil {
 				res.Row = append(res.Row, a.Count(s.Synopsis, nil))

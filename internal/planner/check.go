@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/dpproxy/dpproxy/internal/mech"
+	"github.com/dpproxy/dpproxy/internal/mech/laplace"
 	"github.com/dpproxy/dpproxy/internal/mech/preprocess"
 	"github.com/dpproxy/dpproxy/internal/mech/ptr"
 	"github.com/dpproxy/dpproxy/internal/mech/quantile"
@@ -48,8 +49,11 @@ func (laplaceMechanism) Check(r *Release) error {
 	if err := checkShares(r.Epsilon); err != nil {
 		return err
 	}
+	if r.rows() > laplace.MaxRowsPerUnit {
+		return fmt.Errorf("%d rows per unit exceeds %d", r.rows(), laplace.MaxRowsPerUnit)
+	}
 	if r.Stat.Kind == StatCount {
-		return nil // a count's sensitivity is 1, whatever the column
+		return nil // a count's sensitivity is k (1 on row-level tables), whatever the column
 	}
 	return columnBounds(r).Validate()
 }

@@ -23,7 +23,7 @@ func (p *Plan) Explain() (columns []string, rows [][]any) {
 	for _, r := range p.Releases {
 		step++
 		rows = append(rows, []any{int64(step), "release", r.Stat.String(), r.Mechanism.Name(),
-			display(r.Epsilon), display(r.Delta), r.Mechanism.Guarantee() + "; reads " + r.Mechanism.Reads(r)})
+			display(r.Epsilon), display(r.Delta), r.Mechanism.Guarantee() + "; reads " + r.Mechanism.Reads(r) + r.unitNote(p.Table)})
 	}
 	firstSynopsis := step
 	step, rows = p.Synopsis.explainSynopses(step, rows)
@@ -50,7 +50,7 @@ func (p *Plan) Explain() (columns []string, rows [][]any) {
 		filter = fmt.Sprintf("%d condition(s)", len(p.Filter))
 	}
 	rows = append(rows, []any{int64(step), "total", p.Table.Name, "", display(p.Cost.Epsilon), display(p.Cost.Delta),
-		fmt.Sprintf("basic composition over %d release(s); filter: %s", len(p.Releases), filter) + p.Synopsis.explainTotal()})
+		fmt.Sprintf("basic composition over %d release(s); filter: %s", len(p.Releases), filter) + p.Synopsis.explainTotal() + unitTotal(p.Table)})
 	return columns, rows
 }
 

@@ -23,7 +23,15 @@ import (
 //
 // (adding or removing one row adds or removes one term, bounded as shown).
 // AVG and VARIANCE derive from these by post-processing (planner.Output).
+//
+// On a table with a privacy unit it reads max_rows_per_unit = k rows of
+// each unit (Release.RowsPerUnit) and every sensitivity above is k times
+// larger (laplace.ReleaseUnitCount and its siblings derive it): ε-DP under
+// adding or removing all rows of one unit.
 type laplaceMechanism struct{}
+
+// scalesWithRows: the Laplace baselines are analysed for k-row changes.
+func (laplaceMechanism) scalesWithRows() {}
 
 func (laplaceMechanism) Name() string { return "laplace" }
 
@@ -81,14 +89,14 @@ func (laplaceMechanism) Start(src noise.Source, r *Release, terms []float64, _ [
 	count := func() int64 { return int64(math.Round(terms[0])) }
 	switch r.Stat.Kind {
 	case StatCount, StatCountDistinct:
-		noisy, err = laplace.ReleaseCount(src, count(), r.Epsilon)
+		noisy, err = laplace.ReleaseUnitCount(src, count(), r.rows(), r.Epsilon)
 	case StatSum:
-		noisy, err = laplace.ReleaseSum(src, columnBounds(r), terms[0], r.Epsilon)
+		noisy, err = laplace.ReleaseUnitSum(src, columnBounds(r), terms[0], r.rows(), r.Epsilon)
 	case StatCenteredSum:
-		noisy, err = laplace.ReleaseCenteredSum(src, columnBounds(r), laplace.Summary{Count: count(), Sum: terms[1]}, r.Epsilon)
+		noisy, err = laplace.ReleaseUnitCenteredSum(src, columnBounds(r), laplace.Summary{Count: count(), Sum: terms[1]}, r.rows(), r.Epsilon)
 	case StatCenteredSumSquares:
 		s := laplace.Summary{Count: count(), Sum: terms[1], SumSquares: terms[2]}
-		noisy, err = laplace.ReleaseCenteredSumOfSquares(src, columnBounds(r), s, r.Epsilon)
+		noisy, err = laplace.ReleaseUnitCenteredSumOfSquares(src, columnBounds(r), s, r.rows(), r.Epsilon)
 	default:
 		err = fmt.Errorf("laplace cannot release %s", r.Stat)
 	}

@@ -140,6 +140,9 @@ type Release struct {
 	Delta     float64
 	// Trim is the trimmed mean's α, from Settings.
 	Trim float64
+	// RowsPerUnit is how many rows of each privacy unit the release reads
+	// (unit.go); 0 on a table without a privacy unit.
+	RowsPerUnit int64
 }
 
 // DeriveKind says how an output column is computed from releases.
@@ -273,6 +276,7 @@ func (p *Planner) plan(sel *sqlrewrite.Select, s Settings, grouped bool) (*Plan,
 	plan.Releases = b.releases
 	for _, r := range plan.Releases {
 		r.Trim = s.Trim
+		r.RowsPerUnit = rowsPerUnit(t, r.Mechanism)
 	}
 	// Even split over the distinct releases; a mechanism that needs δ gets an
 	// equal share of the statement's δ. Shares are rounded down, so that

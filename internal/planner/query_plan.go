@@ -66,6 +66,14 @@ func (p *Planner) PlanQuery(q *sqlrewrite.Query, s Settings) (*QueryPlan, error)
 	if !ok {
 		return nil, dperr.New(dperr.UnknownTable, "Table '%s' doesn't exist", q.Base.Table)
 	}
+	if t.HasPrivacyUnit() {
+		// One unit may touch several groups, so per-group releases need
+		// the bound of groups per unit in the fetch (Table.UnitGroupShare);
+		// until then only plain aggregates run on such tables.
+		return nil, dperr.New(dperr.Unsupported,
+			"not supported: GROUP BY, HAVING, ORDER BY, LIMIT and expressions over aggregates on table %s, which protects each %s; "+
+				"plain aggregates are answered: SELECT COUNT(*), AVG(col) FROM %s [WHERE ...]", t.Name, t.PrivacyUnit, t.Name)
+	}
 	qp := &QueryPlan{Query: q, Groups: [][]sqlrewrite.Value{nil}, Table: t}
 	if len(q.Keys) == 1 && q.Keys[0].Private {
 		return p.planSelected(q, t, s)

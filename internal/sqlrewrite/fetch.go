@@ -12,6 +12,9 @@ type Fetch struct {
 	// column names in its leaves), ANDed with Filter. It has SQL's meaning:
 	// a row whose column is NULL satisfies neither a leaf nor its NOT.
 	Boolean *Predicate
+	// Unit, if set, bounds the rows each privacy unit contributes, after
+	// Filter and Boolean (render_unit.go).
+	Unit *UnitBound
 	// Exactly one of Summary, Window, Histogram, Pairs, GridSums, Cells,
 	// Grouped and Keys is set.
 	Summary   []SummaryTerm

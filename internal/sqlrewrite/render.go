@@ -302,7 +302,9 @@ func (r *renderer) readable(col string) string {
 }
 
 // from renders " FROM t" and the WHERE clause: the filter, the Boolean
-// predicate, then the condition extra if it is not empty.
+// predicate, then the condition extra if it is not empty. With a unit
+// bound, t is the bounded subquery of unitFrom and extra applies to the
+// rows it keeps.
 func (r *renderer) from(f Fetch, extra string) (string, error) {
 	table, err := r.spec.table(f.Table)
 	if err != nil {
@@ -322,6 +324,9 @@ func (r *renderer) from(f Fetch, extra string) (string, error) {
 			return "", err
 		}
 		conds = append(conds, s)
+	}
+	if f.Unit != nil {
+		return r.unitFrom(f.Unit, table, conds, extra)
 	}
 	if extra != "" {
 		conds = append(conds, extra)

@@ -19,7 +19,8 @@ import (
 // in numeric columns): no fetch may fail (DESIGN.md §2: a failure that one
 // row causes reveals the row), every value returned lies in the bounds,
 // windows are sorted, histogram bins are in range, and the count of
-// readable values equals the number of values a window returns.
+// readable values equals the number of values a window returns. Every
+// fetch runs again bounded per privacy unit, the unit column hostile too.
 func TestRenderIsTotalOnHostileValues(t *testing.T) {
 	m := catalog.MinBoundMagnitude
 	bounds := [][2]float64{
@@ -88,6 +89,16 @@ func TestRenderIsTotalOnHostileValues(t *testing.T) {
 						got, err := runFetch(db, f, query, args)
 						if err != nil {
 							t.Errorf("%s %s failed on hostile values: %v\n%s", name, what, err, query)
+						}
+						// The same fetch bounded to 2 rows per unit, the unit
+						// being the hostile column a (NaN, huge NUMERICs, text
+						// and blobs on SQLite): the bounding must be total too.
+						f.Unit = &sqlrewrite.UnitBound{Column: "a", MaxRows: 2, Order: []string{"x", "a"}, Salt: "0123456789abcdef0123456789abcdef"}
+						if query, args, err = sqlrewrite.Render(f, b.dialect); err != nil {
+							t.Fatalf("%s %s: Render with a unit bound: %v", name, what, err)
+						}
+						if _, err := runFetch(db, f, query, args); err != nil {
+							t.Errorf("%s %s bounded per unit failed on hostile values: %v\n%s", name, what, err, query)
 						}
 						return got
 					}

@@ -19,10 +19,19 @@ import (
 // ReleaseCount releases the exact count n ≥ 0 with discrete Laplace noise
 // of scale 1/ε: the primitive noisy count for sharing within a statement.
 func ReleaseCount(src noise.Source, n int64, epsilon float64) (Noisy, error) {
+	return ReleaseUnitCount(src, n, 1, epsilon)
+}
+
+// ReleaseUnitCount releases the count n ≥ 0 of a table bounded to k rows
+// per privacy unit with discrete Laplace noise of scale k/ε (unit.go).
+func ReleaseUnitCount(src noise.Source, n, k int64, epsilon float64) (Noisy, error) {
 	if n < 0 {
 		return Noisy{}, fmt.Errorf("%w: count %d", mech.ErrInvalidInput, n)
 	}
-	d, err := noise.NewDiscreteLaplace(1, epsilon)
+	if err := checkRows(k); err != nil {
+		return Noisy{}, err
+	}
+	d, err := noise.NewDiscreteLaplace(k, epsilon)
 	if err != nil {
 		return Noisy{}, err
 	}

@@ -57,13 +57,22 @@ func (s Summary) centeredSum(b mech.Bounds) float64 {
 // ReleaseSum releases Σ clamp(x) with Laplace noise for sensitivity
 // max(|L|, |U|).
 func ReleaseSum(src noise.Source, b mech.Bounds, sum, epsilon float64) (Noisy, error) {
+	return ReleaseUnitSum(src, b, sum, 1, epsilon)
+}
+
+// ReleaseUnitSum releases Σ clamp(x) over a table bounded to k rows per
+// privacy unit with Laplace noise for sensitivity k·max(|L|, |U|) (unit.go).
+func ReleaseUnitSum(src noise.Source, b mech.Bounds, sum float64, k int64, epsilon float64) (Noisy, error) {
 	if err := b.Validate(); err != nil {
 		return Noisy{}, err
 	}
 	if math.IsNaN(sum) || math.IsInf(sum, 0) {
 		return Noisy{}, fmt.Errorf("%w: sum %v", mech.ErrInvalidInput, sum)
 	}
-	l, err := noise.NewLaplace(math.Max(math.Abs(b.Lower), math.Abs(b.Upper)), epsilon)
+	if err := checkRows(k); err != nil {
+		return Noisy{}, err
+	}
+	l, err := noise.NewLaplace(timesRows(k, math.Max(math.Abs(b.Lower), math.Abs(b.Upper))), epsilon)
 	if err != nil {
 		return Noisy{}, err
 	}
@@ -106,13 +115,23 @@ func BoundedSum(src noise.Source, b mech.Bounds, sum, epsilon, confidence float6
 // ReleaseCenteredSum releases Σ (clamp(x) - (L+U)/2), computed from the
 // summary, with Laplace noise for sensitivity (U-L)/2.
 func ReleaseCenteredSum(src noise.Source, b mech.Bounds, s Summary, epsilon float64) (Noisy, error) {
+	return ReleaseUnitCenteredSum(src, b, s, 1, epsilon)
+}
+
+// ReleaseUnitCenteredSum releases the centred sum over a table bounded to
+// k rows per privacy unit with Laplace noise for sensitivity k·(U-L)/2
+// (unit.go).
+func ReleaseUnitCenteredSum(src noise.Source, b mech.Bounds, s Summary, k int64, epsilon float64) (Noisy, error) {
 	if err := b.Validate(); err != nil {
 		return Noisy{}, err
 	}
 	if err := s.validate(); err != nil {
 		return Noisy{}, err
 	}
-	l, err := noise.NewLaplace(exact.RoundUp(b.HalfRange()), epsilon)
+	if err := checkRows(k); err != nil {
+		return Noisy{}, err
+	}
+	l, err := noise.NewLaplace(timesRows(k, exact.RoundUp(b.HalfRange())), epsilon)
 	if err != nil {
 		return Noisy{}, err
 	}

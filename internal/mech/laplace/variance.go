@@ -39,14 +39,24 @@ const (
 // from the summary as SumSquares - 2m·Sum + n·m² and limited to [0, n·h²],
 // with Laplace noise for sensitivity ((U-L)/2)².
 func ReleaseCenteredSumOfSquares(src noise.Source, b mech.Bounds, s Summary, epsilon float64) (Noisy, error) {
+	return ReleaseUnitCenteredSumOfSquares(src, b, s, 1, epsilon)
+}
+
+// ReleaseUnitCenteredSumOfSquares releases the centred sum of squares over
+// a table bounded to k rows per privacy unit with Laplace noise for
+// sensitivity k·((U-L)/2)² (unit.go).
+func ReleaseUnitCenteredSumOfSquares(src noise.Source, b mech.Bounds, s Summary, k int64, epsilon float64) (Noisy, error) {
 	if err := b.Validate(); err != nil {
 		return Noisy{}, err
 	}
 	if err := s.validate(); err != nil {
 		return Noisy{}, err
 	}
+	if err := checkRows(k); err != nil {
+		return Noisy{}, err
+	}
 	h, m, n := b.HalfRange(), b.Mid(), float64(s.Count)
-	l, err := noise.NewLaplace(exact.RoundUp(exact.RoundUp(h)*exact.RoundUp(h)), epsilon)
+	l, err := noise.NewLaplace(timesRows(k, exact.RoundUp(exact.RoundUp(h)*exact.RoundUp(h))), epsilon)
 	if err != nil {
 		return Noisy{}, err
 	}

@@ -1,0 +1,241 @@
+package main
+
+import (
+	"database/sql"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/dpproxy/dpproxy/internal/demo"
+	"github.com/dpproxy/dpproxy/internal/testdb"
+	"github.com/dpproxy/dpproxy/internal/wire"
+)
+
+// unitsSeed is the seed of the visits table the privacy-unit tests use.
+const unitsSeed = 13
+
+// visitsTruth is what the bounded queries can return on demo.Visits: the
+// count of rows kept at k rows per person, the smallest and largest
+// bounded sum of spend (each person's k smallest or largest visits), and
+// the mean and median of persons' ages (age is a person's own, so one row
+// per person reads each person's age once).
+type visitsTruth struct {
+	count            float64
+	sumLow, sumHigh  float64
+	meanAge, medAge  float64
+	medLow, medHigh  float64 // the median of one visit's spend per person lies between these
+	persons, allRows int
+}
+
+func computeVisitsTruth(rows []demo.VisitRow, k int) visitsTruth {
+	per := map[int][]float64{}
+	age := map[int]float64{}
+	for _, r := range rows {
+		per[r.PersonID] = append(per[r.PersonID], r.Spend)
+		age[r.PersonID] = float64(r.Age)
+	}
+	tr := visitsTruth{persons: len(per), allRows: len(rows)}
+	var ages, mins, maxs []float64
+	for id, s := range per {
+		slices.Sort(s)
+		kept := min(k, len(s))
+		tr.count += float64(kept)
+		for _, v := range s[:kept] {
+			tr.sumLow += v
+		}
+		for _, v := range s[len(s)-kept:] {
+			tr.sumHigh += v
+		}
+		ages = append(ages, age[id])
+		tr.meanAge += age[id] / float64(len(per))
+		mins, maxs = append(mins, s[0]), append(maxs, s[len(s)-1])
+	}
+	median := func(x []float64) float64 { slices.Sort(x); return x[len(x)/2] }
+	tr.medAge, tr.medLow, tr.medHigh = median(ages), median(mins), median(maxs)
+	return tr
+}
+
+// TestPrivacyUnitsOnEveryBackend serves demo.Visits (the PUMS sample
+// expanded to 1..50 rows per person, seeded) from SQLite, PostgreSQL and
+// MariaDB as a table whose privacy unit is person_id with at most 5 rows
+// per person, through the real proxy: every aggregate answers at a stated
+// person-level ε, within what the bounded table allows (the count of
+// min(m, 5) rows per person; a sum between the persons' 5 smallest and 5
+// largest visits; one row per person for the adaptive mechanisms, so AVG
+// and MEDIAN of age are the persons' own), every forced mechanism runs,
+// EXPLAIN shows the unit, bounds and sensitivities, SHOW WARNINGS says
+// whom each value protects, and the unit column cannot be read.
+func TestPrivacyUnitsOnEveryBackend(t *testing.T) {
+	rows := demo.Visits(unitsSeed)
+	tr := computeVisitsTruth(rows, 5)
+	for _, b := range []struct {
+		name, driver string
+		dsn          func(testing.TB) string
+	}{
+		{"sqlite", "sqlite", testdb.SQLiteDSN},
+		{"postgres", "postgres", testdb.PostgresDSN},
+		{"mariadb", "mysql", testdb.MySQLDSN},
+	} {
+		t.Run(b.name, func(t *testing.T) {
+			dsn := b.dsn(t)
+			data := testdb.Open(t, b.driver, dsn)
+			if err := demo.LoadVisits(t.Context(), data, b.driver, "visits", rows); err != nil {
+				t.Fatal(err)
+			}
+			dir := t.TempDir()
+			config := filepath.Join(dir, "dpproxy.yaml")
+			yaml := fmt.Sprintf(`
+backend: {driver: %s, dsn: %q}
+ledger: {driver: sqlite, dsn: %q}
+privacy: {default_epsilon: 1, max_epsilon: 10}
+users:
+  - {name: carol, password_hash: %q, epsilon: 100, delta: 1.0e-5}
+tables:
+  - name: visits
+    privacy_unit: person_id
+    max_rows_per_unit: 5
+    max_groups_per_unit: 2
+    columns:
+      - {name: age, type: integer, lower: 0, upper: 100}
+      - {name: spend, type: real, lower: 0, upper: %d}
+  - name: visits_rows
+    source: visits
+    columns:
+      - {name: spend, type: real, lower: 0, upper: %d}
+`, b.driver, dsn, filepath.Join(dir, "ledger.db"), wire.FormatNativePasswordHash(wire.NativePasswordHash("carol-pw")), demo.VisitsSpendUpper, demo.VisitsSpendUpper)
+			if err := os.WriteFile(config, []byte(yaml), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			p := startProxy(t, dir, nil, "--config", config)
+			db := p.connect(t, "carol", "carol-pw")
+			conn, err := db.Conn(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			exec := func(q string) {
+				t.Helper()
+				if _, err := conn.ExecContext(t.Context(), q); err != nil {
+					t.Fatalf("%s: %v", q, err)
+				}
+			}
+			one := func(q string) []float64 {
+				t.Helper()
+				r := conn.QueryRowContext(t.Context(), q)
+				n := strings.Count(q, ",") + 1
+				vals := make([]sql.NullFloat64, n)
+				dest := make([]any, n)
+				for i := range vals {
+					dest[i] = &vals[i]
+				}
+				if err := r.Scan(dest...); err != nil {
+					t.Fatalf("%s: %v", q, err)
+				}
+				out := make([]float64, n)
+				for i, v := range vals {
+					out[i] = math.NaN()
+					if v.Valid {
+						out[i] = v.Float64
+					}
+				}
+				return out
+			}
+			// ε = 2 over four releases: 0.5 each, per person. Tolerances
+			// are 15 noise scales (failure below 1e-6 each): the count's
+			// scale is 5/0.5, the sum's 5·1000/0.5; the mean of 1,000
+			// persons' ages and their median are far inside ±10 years.
+			exec("SET @dp_epsilon = 2")
+			got := one("SELECT COUNT(*), SUM(spend), AVG(age), MEDIAN(age) FROM visits")
+			t.Logf("COUNT, SUM(spend), AVG(age), MEDIAN(age) at 0.5 each per person: %v; bounded count %v, sum in [%v, %v], persons' mean age %.2f, median %v; %d rows",
+				got, tr.count, tr.sumLow, tr.sumHigh, tr.meanAge, tr.medAge, tr.allRows)
+			if math.Abs(got[0]-tr.count) > 150 {
+				t.Errorf("COUNT(*) = %v, want %v ± 150 (%d rows in all, %d persons)", got[0], tr.count, tr.allRows, tr.persons)
+			}
+			if got[1] < tr.sumLow-150000 || got[1] > tr.sumHigh+150000 {
+				t.Errorf("SUM(spend) = %v, want in [%v, %v] ± 150000", got[1], tr.sumLow, tr.sumHigh)
+			}
+			if math.Abs(got[2]-tr.meanAge) > 10 || math.Abs(got[3]-tr.medAge) > 10 {
+				t.Errorf("AVG(age), MEDIAN(age) = %v, %v, want %v, %v ± 10", got[2], got[3], tr.meanAge, tr.medAge)
+			}
+			ws := warnings(t, conn)
+			if len(ws) != 4 {
+				t.Fatalf("SHOW WARNINGS: %q", ws)
+			}
+			for _, w := range ws {
+				if !strings.Contains(w, "protects each person_id at epsilon=0.5 (statement 2)") {
+					t.Errorf("warning %q does not state the person-level ε", w)
+				}
+			}
+			// The same table declared without a unit is row-level, and says so.
+			if n := one("SELECT COUNT(*) FROM visits_rows")[0]; math.Abs(n-float64(tr.allRows)) > 30 {
+				t.Errorf("row-level COUNT(*) = %v, want %d ± 30", n, tr.allRows)
+			}
+			if ws := warnings(t, conn); len(ws) != 1 || !strings.Contains(ws[0], "protects each row at epsilon=2 (row-level table") {
+				t.Errorf("row-level warnings %q", ws)
+			}
+			// MEDIAN(spend) reads one visit per person.
+			if m := one("SELECT MEDIAN(spend) FROM visits")[0]; m < tr.medLow-100 || m > tr.medHigh+100 {
+				t.Errorf("MEDIAN(spend) = %v, want in [%v, %v] ± 100", m, tr.medLow, tr.medHigh)
+			}
+			// EXPLAIN: the unit, the bounds and each release's sensitivity.
+			explain, err := conn.QueryContext(t.Context(), "EXPLAIN SELECT COUNT(*), SUM(spend), AVG(age) FROM visits")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var text strings.Builder
+			cols, _ := explain.Columns()
+			for explain.Next() {
+				cells := make([]sql.NullString, len(cols))
+				dest := make([]any, len(cols))
+				for i := range cells {
+					dest[i] = &cells[i]
+				}
+				if err := explain.Scan(dest...); err != nil {
+					t.Fatal(err)
+				}
+				for _, c := range cells {
+					text.WriteString(c.String + " | ")
+				}
+				text.WriteString("\n")
+			}
+			explain.Close()
+			for _, want := range []string{"privacy unit: each person_id (≤ 5 rows per aggregate, ≤ 2 groups)",
+				"≤ 5 rows per person_id, sensitivity 5\n", "sensitivity 5·max(|L|,|U|) = 5000", "1 row per person_id chosen uniformly at random"} {
+				if !strings.Contains(text.String()+"\n", strings.TrimSuffix(want, "\n")) {
+					t.Errorf("EXPLAIN lacks %q:\n%s", want, text.String())
+				}
+			}
+			// The unit column is never readable.
+			for _, q := range []string{"SELECT COUNT(person_id) FROM visits", "SELECT COUNT(*) FROM visits WHERE person_id = 1",
+				"SELECT MEDIAN(person_id) FROM visits"} {
+				if _, err := conn.ExecContext(t.Context(), q); mysqlCode(err) != 1054 {
+					t.Errorf("%s: got %v, want error 1054", q, err)
+				}
+			}
+			// Every mechanism runs on the bounded rows of every backend.
+			exec("SET @dp_epsilon = 1")
+			exec("SET @dp_delta = 1e-6")
+			for _, m := range []string{"laplace", "exponential", "piecewise", "inverse", "smooth", "preprocess", "ptr"} {
+				exec("SET @dp_mechanism = '" + m + "'")
+				q := "SELECT MEDIAN(age), AVG(age) FROM visits"
+				if m == "ptr" {
+					q = "SELECT MEDIAN(age), IQR(age) FROM visits"
+				}
+				v := one(q)
+				for i, x := range v {
+					if !math.IsNaN(x) && (x < 0 || x > 100) {
+						t.Errorf("mechanism %s, column %d: %v outside [0, 100]", m, i, x)
+					}
+				}
+			}
+			exec("SET @dp_mechanism = 'laplace'")
+			if v := one("SELECT AVG(age), VARIANCE(age) FROM visits"); math.Abs(v[0]-tr.meanAge) > 10 || v[1] < 0 || v[1] > 2500 {
+				t.Errorf("laplace AVG, VARIANCE at 5 rows per person: %v", v)
+			}
+		})
+	}
+}

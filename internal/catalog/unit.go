@@ -1,0 +1,112 @@
+package catalog
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Privacy units.
+//
+// By default one row is one privacy unit: neighbouring tables differ by one
+// row, and a person with many rows is protected at that many times the ε
+// of a statement. A table that names its privacy unit column
+// (privacy_unit: person_id) protects persons instead: neighbouring tables
+// differ by all the rows of one unit (add or remove one person with every
+// row they have), and every release reads at most max_rows_per_unit rows of
+// each unit, chosen in the database uniformly at random and independently
+// of the values (sqlrewrite.UnitBound), so one neighbour step moves at most
+// that many rows of what a mechanism reads. Mechanisms either scale their
+// sensitivity by the bound (the Laplace baselines) or read one row per unit
+// so their one-row analysis applies unchanged (planner: Release.RowsPerUnit).
+//
+// Synopses and interactive instances are declared only on row-level tables
+// (validateUnit refuses them on unit tables), so their notes say "privacy
+// unit: each row".
+//
+// The unit column is a backend column that is not declared among Columns:
+// analysts can never output it, filter or group on it, or aggregate it.
+// Rows whose unit is NULL are read by no release.
+//
+// GROUP BY on a unit table: a unit may contribute to at most
+// max_groups_per_unit groups, and each group's releases are charged
+// ε / max_groups_per_unit of the statement's per-group budget, so that the
+// whole grouped statement is ε-DP per unit (UnitGroupShare); grouped
+// planning applies it where it splits ε over groups.
+
+// MaxRowsPerUnitLimit and MaxGroupsPerUnitLimit cap the contribution
+// bounds: with k ≤ 2^20 rows per unit the scaled sensitivities stay within
+// the samplers' range for every bound and ε the catalog admits (a centred
+// sum of squares has sensitivity at most 2^20·2^800, and divided by
+// ε ≥ 2^-50 it stays below the Laplace sampler's 2^960).
+const (
+	MaxRowsPerUnitLimit   = 1 << 20
+	MaxGroupsPerUnitLimit = 1 << 20
+)
+
+// HasPrivacyUnit reports whether the table protects units (persons) rather
+// than rows.
+func (t *Table) HasPrivacyUnit() bool { return t.PrivacyUnit != "" }
+
+// ProtectedUnit names what one neighbour step adds or removes, for EXPLAIN
+// and warnings: "each <unit column>" or "each row".
+func (t *Table) ProtectedUnit() string {
+	if t.HasPrivacyUnit() {
+		return "each " + t.PrivacyUnit
+	}
+	return "each row"
+}
+
+// UnitGroupShare is the factor by which a per-group ε is divided on this
+// table: max_groups_per_unit for a unit table, 1 for a row-level table
+// (a row lies in one group). The hook for grouped planning.
+func (t *Table) UnitGroupShare() int64 {
+	if t.HasPrivacyUnit() {
+		return t.MaxGroupsPerUnit
+	}
+	return 1
+}
+
+func (t *Table) applyUnitDefaults() {
+	if !t.HasPrivacyUnit() {
+		return
+	}
+	if t.MaxRowsPerUnit == 0 {
+		t.MaxRowsPerUnit = 1
+	}
+	if t.MaxGroupsPerUnit == 0 {
+		t.MaxGroupsPerUnit = 1
+	}
+}
+
+// validateUnit checks the privacy unit declaration of table field f.
+func (t *Table) validateUnit(f string) error {
+	if !t.HasPrivacyUnit() {
+		if t.MaxRowsPerUnit != 0 || t.MaxGroupsPerUnit != 0 {
+			return invalid(f+".privacy_unit", "max_rows_per_unit and max_groups_per_unit need a privacy_unit column")
+		}
+		return nil
+	}
+	if !identifier.MatchString(t.PrivacyUnit) {
+		return invalid(f+".privacy_unit", "must be an identifier (the backend column naming the unit), got %q", t.PrivacyUnit)
+	}
+	for j, col := range t.Columns {
+		if strings.EqualFold(col.Name, t.PrivacyUnit) || strings.EqualFold(col.Source, t.PrivacyUnit) {
+			return invalid(f+".privacy_unit", "the unit column %q is declared as columns[%d]; it must not be: analysts can never output, filter, group on or aggregate the unit column", t.PrivacyUnit, j)
+		}
+	}
+	if t.MaxRowsPerUnit < 1 || t.MaxRowsPerUnit > MaxRowsPerUnitLimit {
+		return invalid(f+".max_rows_per_unit", "must be in [1, %d], got %d", MaxRowsPerUnitLimit, t.MaxRowsPerUnit)
+	}
+	if t.MaxGroupsPerUnit < 1 || t.MaxGroupsPerUnit > MaxGroupsPerUnitLimit {
+		return invalid(f+".max_groups_per_unit", "must be in [1, %d], got %d", MaxGroupsPerUnitLimit, t.MaxGroupsPerUnit)
+	}
+	if t.Interactive != nil {
+		return invalid(f+".interactive", "interactive domains are not supported on a table with a privacy_unit yet (their instances are analysed for one-row neighbours)")
+	}
+	for j, col := range t.Columns {
+		if col.Histogram != nil {
+			return invalid(fmt.Sprintf("%s.columns[%d].histogram", f, j), "histogram synopses are not supported on a table with a privacy_unit yet (DAWA and its baselines are analysed for one-row neighbours)")
+		}
+	}
+	return nil
+}

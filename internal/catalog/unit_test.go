@@ -1,0 +1,49 @@
+package catalog
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+// TestPrivacyUnitConfig: a table names its unit column with contribution
+// bounds (defaults 1), and every misuse is refused naming the field.
+func TestPrivacyUnitConfig(t *testing.T) {
+	cfg := strings.Replace(validConfig, "epsilon: 20", "epsilon: 20\n    privacy_unit: person_id\n    max_rows_per_unit: 5", 1)
+	c, err := ParseConfig(strings.NewReader(cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl, _ := c.Table("pums")
+	if !tbl.HasPrivacyUnit() || tbl.MaxRowsPerUnit != 5 || tbl.MaxGroupsPerUnit != 1 || tbl.UnitGroupShare() != 1 {
+		t.Errorf("unit table: %+v", tbl)
+	}
+	if got := tbl.ProtectedUnit(); got != "each person_id" {
+		t.Errorf("ProtectedUnit = %q", got)
+	}
+	plain, _ := ParseConfig(strings.NewReader(validConfig))
+	if tbl, _ := plain.Table("pums"); tbl.HasPrivacyUnit() || tbl.ProtectedUnit() != "each row" || tbl.UnitGroupShare() != 1 {
+		t.Errorf("row-level table: %+v", tbl)
+	}
+	for _, tc := range []struct{ from, to, field string }{
+		{"epsilon: 20", "epsilon: 20\n    max_rows_per_unit: 3", "tables[0].privacy_unit"},
+		{"epsilon: 20", "epsilon: 20\n    privacy_unit: 'a b'", "tables[0].privacy_unit"},
+		{"epsilon: 20", "epsilon: 20\n    privacy_unit: AGE", "tables[0].privacy_unit"},
+		{"epsilon: 20", "epsilon: 20\n    privacy_unit: pid\n    max_rows_per_unit: -1", "tables[0].max_rows_per_unit"},
+		{"epsilon: 20", "epsilon: 20\n    privacy_unit: pid\n    max_rows_per_unit: 2000000", "tables[0].max_rows_per_unit"},
+		{"epsilon: 20", "epsilon: 20\n    privacy_unit: pid\n    max_groups_per_unit: -2", "tables[0].max_groups_per_unit"},
+		{"{name: state, type: text}", "{name: state, type: text, source: pid}\n    privacy_unit: pid", "tables[0].privacy_unit"},
+	} {
+		cfg := strings.Replace(validConfig, tc.from, tc.to, 1)
+		_, err := ParseConfig(strings.NewReader(cfg))
+		var ve *ValidationError
+		if !errors.As(err, &ve) || ve.Field != tc.field {
+			t.Errorf("%q: got %v, want an error naming %s", tc.to, err, tc.field)
+		}
+	}
+	withHistogram := strings.Replace(cfg, "upper: 100}", "upper: 100, histogram: {epsilon: 1}}", 1)
+	var ve *ValidationError
+	if _, err := ParseConfig(strings.NewReader(withHistogram)); !errors.As(err, &ve) || ve.Field != "tables[0].columns[0].histogram" {
+		t.Errorf("histogram on a unit table: got %v", err)
+	}
+}

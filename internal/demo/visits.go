@@ -1,0 +1,100 @@
+package demo
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// VisitRow is one row of the visits table: one visit of a person of the
+// PUMS sample. PersonID is the privacy unit; Age and Income are the
+// person's own (repeated on each of their rows), Spend is the visit's.
+type VisitRow struct {
+	PersonID int
+	Age      int
+	Income   float64
+	Spend    float64
+}
+
+// VisitsMaxRows is the most rows one person has in Visits.
+const VisitsMaxRows = 50
+
+// VisitsSpendUpper bounds Spend: every visit spends in [0, VisitsSpendUpper].
+const VisitsSpendUpper = 1000
+
+// Visits expands the 1,000 PUMS persons into a table with many rows per
+// person: person i (PersonID i+1) has m ∈ [1, 50] visits with
+// P[m] ∝ m^-1.5 (a heavy tail: mean about 5, one person in about 350 has
+// 50), and each visit spends a whole amount in [0, 1000] that grows with the
+// person's income and age, times a per-visit factor in [0.25, 1.75). The
+// draws come from a splitmix64 stream started at seed, so the table is a
+// pure function of the seed (about 5,000 rows).
+func Visits(seed uint64) []VisitRow {
+	state := seed
+	next := func() uint64 { // splitmix64
+		state += 0x9e3779b97f4a7c15
+		z := state
+		z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
+		z = (z ^ z>>27) * 0x94d049bb133111eb
+		return z ^ z>>31
+	}
+	uniform := func() float64 { return float64(next()>>11) * 0x1p-53 }
+	cumulative := make([]float64, VisitsMaxRows)
+	total := 0.0
+	for m := 1; m <= VisitsMaxRows; m++ {
+		total += math.Pow(float64(m), -1.5)
+		cumulative[m-1] = total
+	}
+	var rows []VisitRow
+	for i, p := range PUMS() {
+		u := uniform() * total
+		m := 1
+		for m < VisitsMaxRows && cumulative[m-1] <= u {
+			m++
+		}
+		base := 20 + math.Min(p.Income, 200000)/1000 + float64(p.Age)
+		for range m {
+			spend := math.Min(math.Round(base*(0.25+1.5*uniform())), VisitsSpendUpper)
+			rows = append(rows, VisitRow{PersonID: i + 1, Age: p.Age, Income: p.Income, Spend: spend})
+		}
+	}
+	return rows
+}
+
+// LoadVisits creates table name in db (dropping an existing one) with the
+// columns person_id, age, income and spend, and inserts rows. driver is
+// "sqlite", "postgres" or "mysql".
+func LoadVisits(ctx context.Context, db *sql.DB, driver, name string, rows []VisitRow) error {
+	realType := map[string]string{"sqlite": "REAL", "postgres": "DOUBLE PRECISION", "mysql": "DOUBLE"}[driver]
+	if realType == "" {
+		return fmt.Errorf("demo: unknown driver %q", driver)
+	}
+	for _, s := range []string{
+		"DROP TABLE IF EXISTS " + name,
+		fmt.Sprintf("CREATE TABLE %s (person_id INTEGER, age INTEGER, income %s, spend %s)", name, realType, realType),
+	} {
+		if _, err := db.ExecContext(ctx, s); err != nil {
+			return fmt.Errorf("demo: %s: %w", s, err)
+		}
+	}
+	const batch = 500
+	for start := 0; start < len(rows); start += batch {
+		end := min(start+batch, len(rows))
+		var sb strings.Builder
+		fmt.Fprintf(&sb, "INSERT INTO %s (person_id, age, income, spend) VALUES ", name)
+		for i, r := range rows[start:end] {
+			if i > 0 {
+				sb.WriteString(", ")
+			}
+			fmt.Fprintf(&sb, "(%d, %d, %s, %s)", r.PersonID, r.Age,
+				strconv.FormatFloat(r.Income, 'f', -1, 64), strconv.FormatFloat(r.Spend, 'f', -1, 64))
+		}
+		if _, err := db.ExecContext(ctx, sb.String()); err != nil {
+			return fmt.Errorf("demo: insert: %w", err)
+		}
+	}
+	return nil
+}
