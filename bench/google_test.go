@@ -1,0 +1,79 @@
+package bench
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// anchorsDir is the shared data directory relative to the package (the
+// worktrees sit next to ../shared); the tests skip when it is absent.
+const anchorsDir = "../../../shared/data"
+
+func loadAnchors(t *testing.T) ([]Anchor, []*Dataset) {
+	t.Helper()
+	path := filepath.Join(anchorsDir, "anchors", "google-dp-go.tsv")
+	if _, err := os.Stat(path); err != nil {
+		t.Skipf("no anchors file: %v", err)
+	}
+	anchors, err := ReadAnchors(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := AnchorDatasets(anchorsDir, anchors)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return anchors, data
+}
+
+// TestAnchorRowsReproduceTruth checks that AnchorRows draws the anchors'
+// rows: every published truth (PERCENTILE_CONT, AVG, VAR_POP) is
+// reproduced to 10^-6 relative.
+func TestAnchorRowsReproduceTruth(t *testing.T) {
+	anchors, data := loadAnchors(t)
+	byName := map[string]*Dataset{}
+	for _, d := range data {
+		byName[d.Name] = d
+	}
+	stats := map[string]Statistic{}
+	for _, s := range Statistics {
+		stats[s.Name] = s
+	}
+	for _, a := range anchors {
+		d := byName[fmt.Sprintf("%s-n%d", a.Dataset, a.N)]
+		got := Truth(stats[a.Statistic], d)
+		if math.Abs(got-a.Truth) > 1e-6*math.Max(1, math.Abs(a.Truth)) {
+			t.Errorf("%s n=%d %s: truth %v, anchors say %v", a.Dataset, a.N, a.Statistic, got, a.Truth)
+		}
+	}
+}
+
+// TestGoogleArmMatchesAnchors runs the Google arm with the anchors' 200
+// trials on every cell and requires its mean |error| to agree with the
+// published one within ArmTolerance standard errors of the difference
+// (the anchor's standard error estimated by the arm's).
+func TestGoogleArmMatchesAnchors(t *testing.T) {
+	anchors, data := loadAnchors(t)
+	results := Run(Config{Statistics: Statistics, Data: data, Epsilons: []float64{0.1, 1},
+		Candidates: []Candidate{GoogleCandidate()}, Trials: 200, Seed: 7, Workers: 2})
+	// GoogleComparison pairs with the rule's cells: give it the arm twice.
+	var both []Result
+	for _, r := range results {
+		both = append(both, r)
+		r.Mechanism = RuleName
+		both = append(both, r)
+	}
+	rows := GoogleComparison(anchors, both)
+	if len(rows) != len(anchors) {
+		t.Fatalf("%d cells compared, want %d", len(rows), len(anchors))
+	}
+	for _, r := range rows {
+		if math.Abs(r.ArmZ) > ArmTolerance || math.IsNaN(r.ArmZ) {
+			t.Errorf("%s %s ε=%g: arm %.4g ± %.2g, anchor %.4g (z = %.1f)", r.Anchor.Statistic, r.Google.Dataset, r.Anchor.Epsilon,
+				r.Google.MeanAbs, r.Google.StdErr, r.Anchor.MeanAbs, r.ArmZ)
+		}
+	}
+}
