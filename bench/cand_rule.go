@@ -13,8 +13,8 @@ const RuleName = "rule"
 // RuleCandidate runs the recommended rule end to end, budget included, so
 // the report measures the product's default rather than assuming it: for
 // a statistic whose rule needs no ñ it is the chosen candidate with all of
-// ε; for AVG it releases ñ with CountShare·ε, then runs preprocessing with
-// that ñ or laplace.BoundedMean, either with the remaining ε.
+// ε; for AVG it releases ñ with CountShare·ε, then runs the centred mean
+// with that ñ or laplace.BoundedMean with the remaining ε.
 func RuleCandidate() Candidate {
 	return Candidate{
 		Name:     RuleName,
@@ -32,20 +32,23 @@ func RuleCandidate() Candidate {
 				return nil, fmt.Errorf("rule: %s does not estimate %s", pick, s.Name)
 			}
 			rest := statisticEpsilon(eps)
-			cache := newPreprocessCache(s, c, rest)
+			centred, err := centredMean(c, eps)
+			if err != nil {
+				return nil, err
+			}
 			sum := c.Summary()
 			draw := func(src noise.Source) (float64, error) {
 				nTilde, err := noisyCount(src, d, eps)
 				if err != nil {
 					return 0, err
 				}
-				if Recommend(s, eps, d.Integer, d.Lower, d.Upper, float64(nTilde)) != "preprocess" {
+				if Recommend(s, eps, d.Integer, d.Lower, d.Upper, float64(nTilde)) != "centred" {
 					e, err := laplace.BoundedMean(src, c.bounds(), sum, rest, confidence)
 					return e.Value, err
 				}
-				return cache.release(src, nTilde)
+				return centred(src, nTilde)
 			}
-			return &Prepared{Draw: draw, Saved: cache.savedTime}, nil
+			return drawOnly(draw), nil
 		},
 	}
 }

@@ -30,15 +30,16 @@ func main() {
 	seed := flag.Uint64("seed", 1, "seed of the trials' noise")
 	workers := flag.Int("workers", runtime.GOMAXPROCS(0), "cells measured in parallel")
 	stats := flag.String("stats", "median,p10,p90,mean,variance", "statistics to measure")
+	extra := flag.String("also", "", "comma-separated further candidates to measure (bench.Candidates names), for diagnosis; they enter google-results.csv only")
 	flag.Parse()
 	commandLine := "go run ./bench/cmd/google " + strings.Join(os.Args[1:], " ")
-	if err := run(*data, *out, *trials, *seed, *workers, *stats, commandLine); err != nil {
+	if err := run(*data, *out, *trials, *seed, *workers, *stats, *extra, commandLine); err != nil {
 		fmt.Fprintln(os.Stderr, "google:", err)
 		os.Exit(1)
 	}
 }
 
-func run(data, out string, trials int, seed uint64, workers int, statList, commandLine string) error {
+func run(data, out string, trials int, seed uint64, workers int, statList, extra, commandLine string) error {
 	anchors, err := bench.ReadAnchors(filepath.Join(data, "anchors", "google-dp-go.tsv"))
 	if err != nil {
 		return err
@@ -53,10 +54,16 @@ func run(data, out string, trials int, seed uint64, workers int, statList, comma
 			stats = append(stats, s)
 		}
 	}
+	cands := []bench.Candidate{bench.RuleCandidate(), bench.GoogleCandidate()}
+	for _, c := range bench.Candidates() {
+		if extra != "" && strings.Contains(","+extra+",", ","+c.Name+",") {
+			cands = append(cands, c)
+		}
+	}
 	start := time.Now()
 	results := bench.Run(bench.Config{
 		Statistics: stats, Data: datasets, Epsilons: []float64{0.1, 1},
-		Candidates: []bench.Candidate{bench.RuleCandidate(), bench.GoogleCandidate()},
+		Candidates: cands,
 		Trials:     trials, Seed: seed, Workers: workers,
 		Progress: func(r bench.Result) {
 			fmt.Fprintf(os.Stderr, "%6s %-9s %-18s ε=%-4g %-7s mean|err|=%-10.4g %s%s\n", time.Since(start).Round(time.Second),
