@@ -14,7 +14,8 @@ const RuleName = "rule"
 // the report measures the product's default rather than assuming it: for
 // a statistic whose rule needs no ñ it is the chosen candidate with all of
 // ε; for AVG it releases ñ with CountShare·ε, then runs the centred mean
-// with that ñ or laplace.BoundedMean with the remaining ε.
+// with that ñ or laplace.BoundedMean with the remaining ε; for VARIANCE
+// it releases ñ and runs centredVariance (the planner's autoVariance).
 func RuleCandidate() Candidate {
 	return Candidate{
 		Name:     RuleName,
@@ -32,7 +33,11 @@ func RuleCandidate() Candidate {
 				return nil, fmt.Errorf("rule: %s does not estimate %s", pick, s.Name)
 			}
 			rest := statisticEpsilon(eps)
-			centred, err := centredMean(c, eps)
+			prepare := centredMean
+			if s.Kind == VarianceStat {
+				prepare = centredVariance
+			}
+			centred, err := prepare(c, eps)
 			if err != nil {
 				return nil, err
 			}
@@ -41,6 +46,9 @@ func RuleCandidate() Candidate {
 				nTilde, err := noisyCount(src, d, eps)
 				if err != nil {
 					return 0, err
+				}
+				if s.Kind == VarianceStat {
+					return centred(src, nTilde) // both branches live in centredVariance
 				}
 				if Recommend(s, eps, d.Integer, d.Lower, d.Upper, float64(nTilde)) != "centred" {
 					e, err := laplace.BoundedMean(src, c.bounds(), sum, rest, confidence)

@@ -17,9 +17,11 @@ import "math"
 //     with that ñ, else "laplace" (laplace.BoundedMean) with the remaining
 //     ε: the median is a useful centre only once n·ε is large
 //     (RESULTS-google.md, issue 15).
-//   - VARIANCE: "piecewise" (smallest worst-case loss against the best
-//     mechanism; preprocessing wins on concentrated data, piecewise on
-//     spread data, and only the data could tell them apart).
+//   - VARIANCE: release ñ with CountShare·ε; if ñ·ε ≥
+//     VarianceCentredMinCountEpsilon "centred" (a grid median, then
+//     piecewise Laplace if it lies in the middle half of the bounds, else
+//     the Laplace moments around it), else "laplace" (the moments around
+//     the middle, Google's construction) with the remaining ε.
 
 // MeanCentredMinCountEpsilon is the smallest ñ·ε for which the rule picks
 // the centred mean for AVG (the planner's autoMeanThreshold).
@@ -31,7 +33,7 @@ const maxUnitGridWidth = maxUnitBins
 // RuleNeedsCount reports whether Recommend reads ñ for s: the planner then
 // releases ñ with CountShare·ε before choosing, and the chosen mechanism
 // gets the rest of ε.
-func RuleNeedsCount(s Statistic) bool { return s.Kind == MeanStat }
+func RuleNeedsCount(s Statistic) bool { return s.Kind == MeanStat || s.Kind == VarianceStat }
 
 // Recommend returns the candidate the planner should use by default for s
 // at ε on a column with the given public facts. noisyCount is ñ, read only
@@ -44,7 +46,10 @@ func Recommend(s Statistic, epsilon float64, integer bool, lower, upper, noisyCo
 		}
 		return "laplace"
 	case VarianceStat:
-		return "piecewise"
+		if noisyCount*epsilon >= VarianceCentredMinCountEpsilon {
+			return "centred"
+		}
+		return "laplace"
 	}
 	if integer && lower == math.Trunc(lower) && upper == math.Trunc(upper) && upper-lower < maxUnitGridWidth {
 		return "exponential"

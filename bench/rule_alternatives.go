@@ -56,7 +56,8 @@ var ruleAlternatives = []ruleAlternative{
 	}},
 	{"preprocess always", MeanStat, always("preprocess")},
 	{"laplace always", MeanStat, always("laplace")},
-	{"recommended: piecewise always", VarianceStat, recommended},
+	{"recommended: centred if ñ·ε ≥ 300, else laplace", VarianceStat, recommended},
+	{"piecewise always (the rule before issue 15)", VarianceStat, always("piecewise")},
 	{"preprocess if ñ·ε ≥ 100, else piecewise", VarianceStat, func(_ Statistic, eps float64, d *Dataset) string {
 		if float64(len(d.Values))*eps >= 100 {
 			return "preprocess"

@@ -97,6 +97,10 @@ func (m autoMean) Start(src noise.Source, r *Release, terms []float64, histogram
 	if err != nil {
 		return nil, err
 	}
-	return finished{Estimate{Value: laplace.MeanAround(b, centre, sum, count.Value()),
-		Note: fmt.Sprintf("centred at a private median %g; the sum's noise has scale %.3g", centre, l.Scale())}}, nil
+	est, err := laplace.MeanAroundEstimate(b, centre, sum, l, count, Confidence)
+	if err != nil {
+		return nil, err
+	}
+	return finished{Estimate{Value: est.Value, Low: est.Low, High: est.High, HasInterval: est.HasInterval,
+		Note: fmt.Sprintf("centred at a private median %g", centre)}}, nil
 }

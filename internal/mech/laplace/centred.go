@@ -74,3 +74,102 @@ func ReleaseSumAround(src noise.Source, b mech.Bounds, centre float64, s Summary
 func MeanAround(b mech.Bounds, centre, noisySum, noisyCount float64) float64 {
 	return b.Clamp(centre + noisySum/math.Max(noisyCount, 1))
 }
+
+// Variance around a released centre.
+//
+// The same idea for VAR_POP: with S = Σ(clamp(x) − c) and
+// Q = Σ(clamp(x) − c)², the population variance is Q/n − (S/n)² for every
+// c. Google's bounded variance takes c = (L+U)/2, where for data near a
+// bound both terms are ≈ ((U−L)/2)² and their noise (and the count's)
+// does not cancel; around a c near the data S/n ≈ 0, so the sum's noise
+// enters only squared and the count's through Q/n² = Var/n, and nearly all
+// of ε can go to Q, at the price of its sensitivity D(c)².
+//
+// Guarantee of ReleaseSquaresAround, for a public c ∈ [L, U]: one row
+// contributes (clamp(x) − c)² ∈ [0, D(c)²], so adding or removing it moves
+// Q by at most D(c)² (both factors rounded up, the product rounded up),
+// and Laplace(D(c)²/ε) on the grid is ε-DP under add/remove of one row.
+// VarianceAround is post-processing.
+
+// ReleaseSquaresAround releases Σ(clamp(x) − c)² = SumSquares − 2c·Sum +
+// n·c², limited to [0, n·D(c)²], with Laplace noise for sensitivity D(c)².
+func ReleaseSquaresAround(src noise.Source, b mech.Bounds, centre float64, s Summary, epsilon float64) (value float64, l *noise.Laplace, err error) {
+	if err := b.Validate(); err != nil {
+		return 0, nil, err
+	}
+	if !(centre >= b.Lower && centre <= b.Upper) {
+		return 0, nil, fmt.Errorf("%w: centre %v outside [%v, %v]", mech.ErrInvalidInput, centre, b.Lower, b.Upper)
+	}
+	if err := s.validate(); err != nil {
+		return 0, nil, err
+	}
+	d := SensitivityAround(b, centre)
+	if d == 0 {
+		return 0, nil, fmt.Errorf("%w: empty bounds", mech.ErrInvalidInput)
+	}
+	l, err = noise.NewLaplace(exact.RoundUp(d*d), epsilon)
+	if err != nil {
+		return 0, nil, err
+	}
+	n := float64(s.Count)
+	q := mech.Clamp(s.SumSquares-2*centre*s.Sum+n*centre*centre, 0, n*d*d)
+	return l.Release(src, q), l, nil
+}
+
+// VarianceAround is the population variance derived from noisy sums around
+// centre and a noisy count: clamp(Q̃/ñ₁ − (S̃/ñ₁)², 0, ((U−L)/2)²),
+// ñ₁ = max(ñ, 1). Post-processing.
+func VarianceAround(b mech.Bounds, noisySum, noisySquares, noisyCount float64) float64 {
+	n := math.Max(noisyCount, 1)
+	m := noisySum / n
+	h := b.HalfRange()
+	return mech.Clamp(noisySquares/n-m*m, 0, h*h)
+}
+
+// aroundSpans returns the conservative spans of the true count (≥ 1) and of
+// each true sum, each primitive within its half-width at 1 − α/k for k
+// primitives, α = 1 − confidence; ok is false when no count ≥ 1 fits.
+func aroundSpans(count Noisy, sums []float64, noises []*noise.Laplace, confidence float64) (n span, s []span, ok bool) {
+	alpha := (1 - confidence) / float64(1+len(sums))
+	n, ok = countSpan(count, alpha, 1)
+	for i, v := range sums {
+		w := noises[i].HalfWidth(1 - alpha)
+		s = append(s, span{v - w, v + w})
+	}
+	return n, s, ok
+}
+
+// MeanAroundEstimate is MeanAround with a conservative interval at
+// confidence: the range of c + S/n over the box of the sum and the count
+// each within its half-width (confidence split between them), limited to
+// [L, U]. Post-processing.
+func MeanAroundEstimate(b mech.Bounds, centre, noisySum float64, sumNoise *noise.Laplace, count Noisy, confidence float64) (mech.Estimate, error) {
+	if err := checkDerive(b, confidence); err != nil {
+		return mech.Estimate{}, err
+	}
+	value := MeanAround(b, centre, noisySum, count.value)
+	n, s, ok := aroundSpans(count, []float64{noisySum}, []*noise.Laplace{sumNoise}, confidence)
+	if !ok {
+		return mech.Estimate{Value: value, Low: b.Lower, High: b.Upper, HasInterval: true}, nil
+	}
+	lo := math.Min(s[0].lo/n.lo, s[0].lo/n.hi)
+	hi := math.Max(s[0].hi/n.lo, s[0].hi/n.hi)
+	return mech.Estimate{Value: value, Low: b.Clamp(centre + lo), High: b.Clamp(centre + hi), HasInterval: true}, nil
+}
+
+// VarianceAroundEstimate is VarianceAround with a conservative interval at
+// confidence over the box of the count, the sum and the sum of squares
+// (populationVarianceSpan; the variance does not depend on the centre).
+func VarianceAroundEstimate(b mech.Bounds, noisySum, noisySquares float64, sumNoise, squaresNoise *noise.Laplace, count Noisy, confidence float64) (mech.Estimate, error) {
+	if err := checkDerive(b, confidence); err != nil {
+		return mech.Estimate{}, err
+	}
+	value := VarianceAround(b, noisySum, noisySquares, count.value)
+	h := b.HalfRange()
+	n, s, ok := aroundSpans(count, []float64{noisySum, noisySquares}, []*noise.Laplace{sumNoise, squaresNoise}, confidence)
+	if !ok {
+		return mech.Estimate{Value: value, Low: 0, High: h * h, HasInterval: true}, nil
+	}
+	v := populationVarianceSpan(b, n, s[0], s[1])
+	return mech.Estimate{Value: value, Low: mech.Clamp(v.lo, 0, h*h), High: mech.Clamp(v.hi, 0, h*h), HasInterval: true}, nil
+}

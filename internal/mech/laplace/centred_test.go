@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/dpproxy/dpproxy/internal/mech"
+	"github.com/dpproxy/dpproxy/internal/mech/exact"
 	"github.com/dpproxy/dpproxy/internal/mech/noise"
 )
 
@@ -16,17 +17,27 @@ import (
 // on m, so the worst log-ratio of the output laws on neighbours D, D' is
 // exactly |m − m'|/β.
 
-// sumAroundLoss returns the exact worst log-ratio of ReleaseSumAround's
-// output laws on d and d2 for centre c, and the Laplace it used.
-func sumAroundLoss(t *testing.T, b mech.Bounds, c float64, d, d2 []float64, epsilon, cut float64) float64 {
+// aroundLoss returns the exact worst log-ratio of ReleaseSumAround's
+// (squares false) or ReleaseSquaresAround's (squares true) output laws on
+// d and d2 for centre c, their noise scale multiplied by cut. The released
+// value is computed as the functions compute it, from the summary.
+func aroundLoss(t *testing.T, b mech.Bounds, c float64, d, d2 []float64, epsilon, cut float64, squares bool) float64 {
 	t.Helper()
-	l, err := noise.NewLaplace(SensitivityAround(b, c)*cut, epsilon)
+	sens := SensitivityAround(b, c)
+	if squares {
+		sens = exact.RoundUp(sens * sens)
+	}
+	l, err := noise.NewLaplace(sens*cut, epsilon)
 	if err != nil {
 		t.Fatal(err)
 	}
 	f := func(xs []float64) float64 {
 		s := summaryOf(b, xs)
 		n := float64(s.Count)
+		if squares {
+			dd := SensitivityAround(b, c)
+			return mech.Clamp(s.SumSquares-2*c*s.Sum+n*c*c, 0, n*dd*dd)
+		}
 		return mech.Clamp(s.Sum-n*c, n*(b.Lower-c), n*(b.Upper-c))
 	}
 	gamma := l.Granularity()
@@ -67,9 +78,9 @@ func sumAroundPairs(b mech.Bounds, rng *rand.Rand) [][2][]float64 {
 	return pairs
 }
 
-// worstSumAroundLoss is the largest exact loss over every pair, centre in
-// a spread of public centres, and ε.
-func worstSumAroundLoss(t *testing.T, cut float64) (worst, eps float64) {
+// worstAroundLoss is the largest exact loss (relative to ε) over every
+// pair, centre in a spread of public centres, and ε.
+func worstAroundLoss(t *testing.T, cut float64, squares bool) (worst, eps float64) {
 	rng := rand.New(rand.NewPCG(15, 1))
 	worstRatio := 0.0
 	for _, b := range []mech.Bounds{{Lower: 0, Upper: 4095}, {Lower: -3, Upper: 10}, {Lower: 0.5, Upper: 0.75}} {
@@ -77,7 +88,7 @@ func worstSumAroundLoss(t *testing.T, cut float64) (worst, eps float64) {
 		for _, c := range []float64{b.Lower, b.Lower + (b.Upper-b.Lower)/7, b.Mid(), b.Upper - 1e-6, b.Upper} {
 			for _, e := range []float64{0.05, 0.5, 1, 3} {
 				for _, p := range pairs {
-					loss := sumAroundLoss(t, b, c, p[0], p[1], e, cut)
+					loss := aroundLoss(t, b, c, p[0], p[1], e, cut, squares)
 					if r := loss / e; r > worstRatio {
 						worstRatio, worst, eps = r, loss, e
 					}
@@ -88,23 +99,70 @@ func worstSumAroundLoss(t *testing.T, cut float64) (worst, eps float64) {
 	return worst, eps
 }
 
-// TestExactPrivacySumAround: the worst log-ratio over every pair, centre,
-// bounds and ε is at most ε.
-func TestExactPrivacySumAround(t *testing.T) {
-	worst, eps := worstSumAroundLoss(t, 1)
-	if worst > eps*(1+1e-12) {
-		t.Fatalf("worst log-ratio %v exceeds ε = %v", worst, eps)
+// TestExactPrivacyAround: for the sum and the sum of squares around a
+// centre, the worst log-ratio over every pair, centre, bounds and ε is at
+// most ε.
+func TestExactPrivacyAround(t *testing.T) {
+	for _, squares := range []bool{false, true} {
+		worst, eps := worstAroundLoss(t, 1, squares)
+		if worst > eps*(1+1e-12) {
+			t.Fatalf("squares=%v: worst log-ratio %v exceeds ε = %v", squares, worst, eps)
+		}
+		t.Logf("squares=%v: worst log-ratio %.6g at ε = %g", squares, worst, eps)
 	}
-	t.Logf("worst log-ratio %.6g at ε = %g", worst, eps)
 }
 
-// TestExactCheckCatchesReducedSumAroundNoise is the mutation check: with
-// the sensitivity (so the noise scale) cut by 25% the same exact check
-// finds a pair whose log-ratio exceeds ε.
-func TestExactCheckCatchesReducedSumAroundNoise(t *testing.T) {
-	worst, eps := worstSumAroundLoss(t, 0.75)
-	if worst <= eps {
-		t.Fatalf("noise cut by 25%%: worst log-ratio %v ≤ ε = %v, the check has no power", worst, eps)
+// TestExactCheckCatchesReducedAroundNoise is the mutation check: with the
+// sensitivity (so the noise scale) cut by 25% the same exact check finds a
+// pair whose log-ratio exceeds ε, for both releases.
+func TestExactCheckCatchesReducedAroundNoise(t *testing.T) {
+	for _, squares := range []bool{false, true} {
+		worst, eps := worstAroundLoss(t, 0.75, squares)
+		if worst <= eps {
+			t.Fatalf("squares=%v, noise cut by 25%%: worst log-ratio %v ≤ ε = %v, the check has no power", squares, worst, eps)
+		}
+	}
+}
+
+// TestVarianceAround checks hand-computed values: the sum of squares
+// around a centre and the derived variance, which does not depend on the
+// centre, and its clamping; and that the intervals cover the value.
+func TestVarianceAround(t *testing.T) {
+	b := mech.Bounds{Lower: 0, Upper: 10}
+	xs := []float64{1, 3, 11} // clamped: 1, 3, 10; mean 14/3, VAR_POP = (1+9+100)/3 − (14/3)² = 110/3 − 196/9 = 134/9
+	s := summaryOf(b, xs)
+	src := noise.NewStream(2)
+	for _, c := range []float64{0, 2, 5, 10} {
+		sum, ls, err := ReleaseSumAround(src, b, c, s, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sq, lq, err := ReleaseSquaresAround(src, b, c, s, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		count, err := ReleaseCount(src, s.Count, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := VarianceAround(b, sum, sq, 3)
+		if math.Abs(got-134.0/9) > 5 {
+			t.Errorf("centre %v: variance %v, want ≈ 134/9", c, got)
+		}
+		est, err := VarianceAroundEstimate(b, sum, sq, ls, lq, count, 0.95)
+		if err != nil || !(est.Low <= est.Value && est.Value <= est.High) {
+			t.Errorf("centre %v: interval [%v, %v] misses %v (%v)", c, est.Low, est.High, est.Value, err)
+		}
+		m, err := MeanAroundEstimate(b, c, sum, ls, count, 0.95)
+		if err != nil || !(m.Low <= m.Value && m.Value <= m.High) || math.Abs(m.Value-14.0/3) > 1 {
+			t.Errorf("centre %v: mean %v in [%v, %v] (%v), want ≈ 14/3", c, m.Value, m.Low, m.High, err)
+		}
+	}
+	if got := VarianceAround(b, 0, -5, 3); got != 0 {
+		t.Errorf("negative variance not clamped to 0: %v", got)
+	}
+	if got := VarianceAround(b, 0, 1e9, 3); got != 25 {
+		t.Errorf("variance above ((U−L)/2)² not clamped: %v", got)
 	}
 }
 
