@@ -77,14 +77,14 @@ const (
 	VarianceCentredMinCountEpsilon = 300
 	varianceMiddleBand             = 0.5
 	varianceSumShare               = 0.15
+	varianceMaxPiecewiseDepth      = 300
 )
 
-// centredVariance prepares the planner's autoVariance after its count ñ:
-// below VarianceCentredMinCountEpsilon the three Laplace moments around
-// (L+U)/2 with the rest of ε in thirds (a fresh count); above, the grid
-// median c (MeanCentreShare·ε), then piecewise Laplace with the rest if c
-// is within varianceMiddleBand of the half-range around the middle, else
-// the moments around c with ñ as the count.
+// centredVariance prepares the planner's autoVariance above its threshold,
+// after its count ñ: the grid median c (MeanCentreShare·ε), then piecewise Laplace with the rest if c
+// is within varianceMiddleBand of the half-range around the middle and its
+// depth is at most varianceMaxPiecewiseDepth, else the moments around c
+// with ñ as the count.
 func centredVariance(c *Column, eps float64) (func(src noise.Source, nTilde int64) (float64, error), error) {
 	lo, hi, bins, unit := grid(c.d)
 	q, err := quantile.NewGridExponential(0.5, eps*MeanCentreShare, bins)
@@ -94,7 +94,7 @@ func centredVariance(c *Column, eps float64) (func(src noise.Source, nTilde int6
 	h := c.Histogram(lo, hi, bins)
 	b, sum := c.bounds(), c.Summary()
 	rest := eps * (1 - CountShare - MeanCentreShare)
-	pw, err := piecewise.NewVariance(b, rest, piecewiseVarianceRho(c))
+	pw, err := piecewise.NewVariance(b, eps*(1-ProbeShare-MeanCentreShare), piecewiseVarianceRho(c))
 	if err != nil {
 		return nil, err
 	}
@@ -111,14 +111,6 @@ func centredVariance(c *Column, eps float64) (func(src noise.Source, nTilde int6
 		return laplace.VarianceAround(b, s, sq, count), nil
 	}
 	return func(src noise.Source, nTilde int64) (float64, error) {
-		if float64(nTilde)*eps < VarianceCentredMinCountEpsilon {
-			third := statisticEpsilon(eps) / 3
-			c2, err := laplace.ReleaseCount(src, sum.Count, third)
-			if err != nil {
-				return 0, err
-			}
-			return moments(src, b.Mid(), c2.Value(), third, third)
-		}
 		j, err := q.Release(src, h)
 		if err != nil {
 			return 0, err
@@ -128,7 +120,7 @@ func centredVariance(c *Column, eps float64) (func(src noise.Source, nTilde int6
 			centre = lo + (float64(j)+0.5)*(hi-lo)/float64(bins)
 		}
 		centre = b.Clamp(centre)
-		if math.Abs(centre-b.Mid()) <= varianceMiddleBand*b.HalfRange() {
+		if math.Abs(centre-b.Mid()) <= varianceMiddleBand*b.HalfRange() && pw.Depth() <= varianceMaxPiecewiseDepth {
 			if sketch == nil {
 				s := c.VarianceSketch(pw)
 				sketch = &s
