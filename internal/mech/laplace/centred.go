@@ -33,6 +33,10 @@ import (
 // count released elsewhere. The whole AVG (centre with ε_c, count with ε_n,
 // sum with ε_s) is (ε_c + ε_n + ε_s)-DP by sequential composition, each
 // stage's privacy holding for every value of the earlier, released ones.
+// Floating point as for the centred sum (sum.go): the sums come from the
+// database in its arithmetic and Sum − n·c is formed here; their rounding
+// residue is not part of the sensitivity analysis.
+//
 // The idea of a data-dependent centre with a small count share is the
 // standard "centre, then add noise" of private mean estimation (e.g. the
 // coarse-then-fine estimators of Karwa and Vadhan 2018 and CoinPress,
