@@ -49,6 +49,7 @@ func drawOnly(draw func(src noise.Source) (float64, error)) *Prepared {
 func Candidates() []Candidate {
 	return []Candidate{
 		preprocessCandidate(),
+		centredCandidate(),
 		smoothCandidate(),
 		piecewiseCandidate(),
 		inverseCandidate(),

@@ -40,6 +40,14 @@ inverse is ahead there by up to about 20% (usually by less than 1%):
 outside the theorem, as mech/inverse.go documents. Both are far better
 than global-sensitivity Laplace everywhere.
 
+**Mean and variance: the rule changed (issue 15).** The two paragraphs
+below are the analysis behind the earlier rule (preprocessing for AVG at
+ñ·ε ≥ 100, piecewise for VARIANCE). Measured against Google's library on
+its own rows (RESULTS-google.md), both lost cells, so the rule is now the
+centred one of bench.Recommend: a 2% probe count, and at ñ·ε ≥ 300 a grid
+median as the centre of the Laplace sums (AVG) or as the switch between
+piecewise and the moments around it (VARIANCE).
+
 **Mean.** Preprocessing wins most datasets at every ε ≥ 0.5: its noise is
 about (U−L)/(0.9·nε) whatever the data, while the Laplace baseline adds to
 its sum noise (U−L)/(nε) a count term proportional to |mean − (L+U)/2|, so

@@ -12,17 +12,20 @@ import "math"
 //     column with integer bounds less than 2^16 apart: ties then put the
 //     target rank inside one bin, and the answer is exact or off by one
 //     unit. Otherwise "piecewise" (piecewise Laplace on a rank window).
-//   - AVG: release ñ with CountShare·ε; if ñ·ε ≥ MeanPreprocessMinCountEpsilon
-//     use "preprocess" with that ñ and the remaining ε, else "laplace"
-//     (mech.BoundedMean) with the remaining ε: preprocessing's Δ = (U−L)/ñ
-//     is only trustworthy once ñ is large next to its noise (10/ε).
-//   - VARIANCE: "piecewise" (smallest worst-case loss against the best
-//     mechanism; preprocessing wins on concentrated data, piecewise on
-//     spread data, and only the data could tell them apart).
+//   - AVG: release ñ with CountShare·ε; if ñ·ε ≥ MeanCentredMinCountEpsilon
+//     use "centred" (a grid median as the centre, then the sum around it)
+//     with that ñ, else "laplace" (laplace.BoundedMean) with the remaining
+//     ε: the median is a useful centre only once n·ε is large
+//     (RESULTS-google.md, issue 15).
+//   - VARIANCE: release ñ with CountShare·ε; if ñ·ε ≥
+//     VarianceCentredMinCountEpsilon "centred" (a grid median, then
+//     piecewise Laplace if it lies in the middle half of the bounds, else
+//     the Laplace moments around it), else "laplace" (the moments around
+//     the middle, Google's construction) with the remaining ε.
 
-// MeanPreprocessMinCountEpsilon is the smallest ñ·ε for which the rule
-// picks sensitivity preprocessing for AVG.
-const MeanPreprocessMinCountEpsilon = 100
+// MeanCentredMinCountEpsilon is the smallest ñ·ε for which the rule picks
+// the centred mean for AVG (the planner's autoMeanThreshold).
+const MeanCentredMinCountEpsilon = 300
 
 // maxUnitGridWidth is the planner's limit for unit bins (U−L < 2^16).
 const maxUnitGridWidth = maxUnitBins
@@ -30,7 +33,7 @@ const maxUnitGridWidth = maxUnitBins
 // RuleNeedsCount reports whether Recommend reads ñ for s: the planner then
 // releases ñ with CountShare·ε before choosing, and the chosen mechanism
 // gets the rest of ε.
-func RuleNeedsCount(s Statistic) bool { return s.Kind == MeanStat }
+func RuleNeedsCount(s Statistic) bool { return s.Kind == MeanStat || s.Kind == VarianceStat }
 
 // Recommend returns the candidate the planner should use by default for s
 // at ε on a column with the given public facts. noisyCount is ñ, read only
@@ -38,12 +41,15 @@ func RuleNeedsCount(s Statistic) bool { return s.Kind == MeanStat }
 func Recommend(s Statistic, epsilon float64, integer bool, lower, upper, noisyCount float64) string {
 	switch s.Kind {
 	case MeanStat:
-		if noisyCount*epsilon >= MeanPreprocessMinCountEpsilon {
-			return "preprocess"
+		if noisyCount*epsilon >= MeanCentredMinCountEpsilon {
+			return "centred"
 		}
 		return "laplace"
 	case VarianceStat:
-		return "piecewise"
+		if noisyCount*epsilon >= VarianceCentredMinCountEpsilon {
+			return "centred"
+		}
+		return "laplace"
 	}
 	if integer && lower == math.Trunc(lower) && upper == math.Trunc(upper) && upper-lower < maxUnitGridWidth {
 		return "exponential"

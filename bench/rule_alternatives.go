@@ -47,12 +47,19 @@ var ruleAlternatives = []ruleAlternative{
 		}
 		return "exponential-window"
 	}},
-	{"recommended: preprocess if ñ·ε ≥ 100, else laplace", MeanStat, recommended},
+	{"recommended: centred if ñ·ε ≥ 300, else laplace", MeanStat, recommended},
+	{"preprocess if ñ·ε ≥ 100, else laplace (the rule before issue 15)", MeanStat, func(_ Statistic, eps float64, d *Dataset) string {
+		if float64(len(d.Values))*eps >= 100 {
+			return "preprocess"
+		}
+		return "laplace"
+	}},
 	{"preprocess always", MeanStat, always("preprocess")},
 	{"laplace always", MeanStat, always("laplace")},
-	{"recommended: piecewise always", VarianceStat, recommended},
+	{"recommended: centred if ñ·ε ≥ 300, else laplace", VarianceStat, recommended},
+	{"piecewise always (the rule before issue 15)", VarianceStat, always("piecewise")},
 	{"preprocess if ñ·ε ≥ 100, else piecewise", VarianceStat, func(_ Statistic, eps float64, d *Dataset) string {
-		if float64(len(d.Values))*eps >= MeanPreprocessMinCountEpsilon {
+		if float64(len(d.Values))*eps >= 100 {
 			return "preprocess"
 		}
 		return "piecewise"

@@ -48,6 +48,30 @@ func BenchmarkWindowedRelease(b *testing.B) {
 		slices.Sort(tied)
 		pvTied, _ := piecewise.NewVariance(windowedBounds, eps, 0.5)
 		skTied := pvTied.Sketch(tied)
+		// The planner's default VARIANCE (autoVariance) at n = 10^6 after its
+		// fetch (summary, histogram, and for piecewise the sketch: computed
+		// by the first, untimed release): spread data take the piecewise
+		// branch, data near a bound the moments around the median.
+		autoSpread, err := centredVariance(NewColumn(&Dataset{Name: "uniform", Values: xs, Lower: 0, Upper: 1000}), eps)
+		if err != nil {
+			b.Fatal(err)
+		}
+		nearBound := make([]float64, len(xs))
+		for i, x := range xs {
+			nearBound[i] = x * x / 1e5 // in [0, 10], bounds [0, 1000]
+		}
+		autoNear, err := centredVariance(NewColumn(&Dataset{Name: "near-bound", Values: nearBound, Lower: 0, Upper: 1000}), eps)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for range 3 {
+			if _, err := autoSpread(src, int64(len(xs))); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := autoNear(src, int64(len(xs))); err != nil {
+				b.Fatal(err)
+			}
+		}
 		for _, tc := range []struct {
 			name    string
 			release func() error
@@ -57,6 +81,8 @@ func BenchmarkWindowedRelease(b *testing.B) {
 			{"SS-median", func() error { _, err := ss.Release(src, mech.WindowOf(ss.Window(), xs)); return err }},
 			{"PLM-variance", func() error { _, err := pv.Release(src, sk); return err }},
 			{"PLM-variance-tied-1000", func() error { _, err := pvTied.Release(src, skTied); return err }},
+			{"auto-variance-spread", func() error { _, err := autoSpread(src, int64(len(xs))); return err }},
+			{"auto-variance-near-bound", func() error { _, err := autoNear(src, int64(len(xs))); return err }},
 		} {
 			b.Run(fmt.Sprintf("%s/ε=%v", tc.name, eps), func(b *testing.B) {
 				for b.Loop() {

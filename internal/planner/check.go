@@ -118,17 +118,6 @@ func checkPreprocess(r *Release, eps float64) error {
 	return nil
 }
 
-func (autoMean) Check(r *Release) error {
-	eps := r.Epsilon * (1 - CountShare)
-	if err := checkShares(r.Epsilon*CountShare, eps); err != nil {
-		return err
-	}
-	if err := columnBounds(r).Validate(); err != nil { // the Laplace bounded mean's
-		return err
-	}
-	return checkPreprocess(r, eps)
-}
-
 // checkPTR builds r's PTR mechanism with the parameters ptrParams gives at
 // a large noisy count.
 func checkPTR(r *Release, build func(p ptr.Params) error) error {

@@ -16,12 +16,13 @@ func standardMechanisms() []Mechanism {
 //     data, where it won nearly every dataset), else piecewise Laplace (best
 //     or within a few percent on real-valued columns, and improving with n
 //     where the grid's resolution becomes its floor).
-//   - AVG: autoMean (a noisy count, then preprocessing when ñ·ε ≥ 100, else
-//     Laplace): preprocessing won most datasets at ε ≥ 0.5 and fails only
-//     when the noisy count is too poor.
-//   - VARIANCE, STDDEV: piecewise Laplace, the smallest worst case against
-//     the best mechanism (preprocessing wins on concentrated data, piecewise
-//     on spread data, and which holds is not public).
+//   - AVG: autoMean (a noisy count, then, when ñ·ε ≥ 300, the sum around
+//     a private grid median, else the Laplace bounded mean): issue 15,
+//     bench/RESULTS-google.md.
+//   - VARIANCE, STDDEV: autoVariance (a noisy count; when ñ·ε ≥ 300 a
+//     private grid median chooses piecewise Laplace for spread data or the
+//     moments around the median for data near a bound; else the Laplace
+//     moments around the middle): issue 15, bench/RESULTS-google.md.
 //   - IQR, REGR_SLOPE, REGR_INTERCEPT: Propose-Test-Release.
 func (p *Planner) defaultMechanism(s Statistic) Mechanism {
 	switch s.Kind {
@@ -35,7 +36,7 @@ func (p *Planner) defaultMechanism(s Statistic) Mechanism {
 	case StatMean:
 		return autoMean{}
 	case StatVariance:
-		return piecewiseMechanism{}
+		return autoVariance{}
 	case StatIQR, StatRegression:
 		return ptrMechanism{}
 	}

@@ -43,7 +43,8 @@ func bounded(src noise.Source, units [][]float64, k int) []float64 {
 	return out
 }
 
-func summaryOf(xs []float64) Summary {
+// unboundedSummaryOf is the Summary of xs (already within their bounds).
+func unboundedSummaryOf(xs []float64) Summary {
 	s := Summary{Count: int64(len(xs))}
 	for _, x := range xs {
 		s.Sum += x
@@ -89,15 +90,15 @@ var unitStats = []unitStat{
 		return ReleaseUnitCount(noise.NewCryptoSource(), int64(len(xs)), k, eps)
 	}, func(_ mech.Bounds, xs []float64) float64 { return float64(len(xs)) }},
 	{"sum", func(b mech.Bounds, xs []float64, k int64, eps float64) (Noisy, error) {
-		return ReleaseUnitSum(noise.NewCryptoSource(), b, summaryOf(xs).Sum, k, eps)
-	}, func(_ mech.Bounds, xs []float64) float64 { return summaryOf(xs).Sum }},
+		return ReleaseUnitSum(noise.NewCryptoSource(), b, unboundedSummaryOf(xs).Sum, k, eps)
+	}, func(_ mech.Bounds, xs []float64) float64 { return unboundedSummaryOf(xs).Sum }},
 	{"centred sum", func(b mech.Bounds, xs []float64, k int64, eps float64) (Noisy, error) {
-		return ReleaseUnitCenteredSum(noise.NewCryptoSource(), b, summaryOf(xs), k, eps)
-	}, func(b mech.Bounds, xs []float64) float64 { return summaryOf(xs).centeredSum(b) }},
+		return ReleaseUnitCenteredSum(noise.NewCryptoSource(), b, unboundedSummaryOf(xs), k, eps)
+	}, func(b mech.Bounds, xs []float64) float64 { return unboundedSummaryOf(xs).centeredSum(b) }},
 	{"centred sum of squares", func(b mech.Bounds, xs []float64, k int64, eps float64) (Noisy, error) {
-		return ReleaseUnitCenteredSumOfSquares(noise.NewCryptoSource(), b, summaryOf(xs), k, eps)
+		return ReleaseUnitCenteredSumOfSquares(noise.NewCryptoSource(), b, unboundedSummaryOf(xs), k, eps)
 	}, func(b mech.Bounds, xs []float64) float64 {
-		s, h, m := summaryOf(xs), b.HalfRange(), b.Mid()
+		s, h, m := unboundedSummaryOf(xs), b.HalfRange(), b.Mid()
 		n := float64(s.Count)
 		return mech.Clamp(s.SumSquares-2*m*s.Sum+n*m*m, 0, n*h*h)
 	}},

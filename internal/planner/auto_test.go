@@ -1,0 +1,124 @@
+package planner
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/dpproxy/dpproxy/internal/catalog"
+	"github.com/dpproxy/dpproxy/internal/mech/noise"
+)
+
+// autoRelease is a release of kind on an integer column over [0, 100]
+// (unit-bin histogram of 101 bins) with ε.
+func autoRelease(kind StatKind, epsilon float64) *Release {
+	lo, hi := 0.0, 100.0
+	col := &catalog.Column{Name: "x", Source: "x", Type: catalog.Integer, Lower: &lo, Upper: &hi}
+	return &Release{Stat: Statistic{Kind: kind, Column: col}, Epsilon: epsilon}
+}
+
+// autoInputs are the summary terms (n, Σx, Σx²) and the unit-bin
+// histogram of values.
+func autoInputs(values []int) (terms []float64, hist []int64) {
+	hist = make([]int64, 101)
+	var n, s, q float64
+	for _, v := range values {
+		hist[v]++
+		n++
+		s += float64(v)
+		q += float64(v * v)
+	}
+	return []float64{n, s, q}, hist
+}
+
+// repeatValues returns n values cycling through vs.
+func repeatValues(n int, vs ...int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = vs[i%len(vs)]
+	}
+	return out
+}
+
+// finishedEstimate runs a Step that must be finished at once.
+func finishedEstimate(t *testing.T, st Step) Estimate {
+	t.Helper()
+	more, done, est, err := st.Advance(noise.NewStream(3), nil)
+	if err != nil || !done || len(more) != 0 {
+		t.Fatalf("step not finished: done=%v, %d requests, err %v", done, len(more), err)
+	}
+	return est
+}
+
+// TestAutoMeanBranches checks the branch autoMean takes on public facts
+// and released values, and that each answers near the truth with an
+// interval containing the answer: n·ε = 10 takes the bounded mean; n·ε =
+// 20000 the sum around the grid median.
+func TestAutoMeanBranches(t *testing.T) {
+	values := repeatValues(20000, 3, 4, 5, 6, 7) // mean 5, near the lower bound
+	terms, hist := autoInputs(values)
+	for _, c := range []struct {
+		n       int
+		epsilon float64
+		note    string
+		tol     float64
+	}{
+		{10, 1, "Laplace bounded mean", 100},
+		{20000, 1, "private median", 0.1},
+	} {
+		tm, h := terms, hist
+		if c.n != len(values) {
+			tm, h = autoInputs(values[:c.n])
+		}
+		st, err := autoMean{}.Start(noise.NewStream(uint64(c.n)), autoRelease(StatMean, c.epsilon), tm, h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		est := finishedEstimate(t, st)
+		if !strings.Contains(est.Note, c.note) {
+			t.Errorf("n=%d: note %q, want the %s branch", c.n, est.Note, c.note)
+		}
+		if math.Abs(est.Value-5) > c.tol || !est.HasInterval || est.Low > est.Value || est.High < est.Value {
+			t.Errorf("n=%d: %v in [%v, %v], want ≈ 5 within %v", c.n, est.Value, est.Low, est.High, c.tol)
+		}
+	}
+}
+
+// TestAutoVarianceBranches checks autoVariance's three branches: few rows
+// for ε → the moments around the middle; data near a bound → the moments
+// around the median; spread data at ε = 1 → piecewise Laplace (which asks
+// for its fetches).
+func TestAutoVarianceBranches(t *testing.T) {
+	near := repeatValues(20000, 3, 5, 7) // VAR_POP 8/3, median 5
+	spread := repeatValues(20000, 20, 50, 80)
+	for _, c := range []struct {
+		name    string
+		values  []int
+		epsilon float64
+		note    string
+	}{
+		{"few rows", near[:10], 1, "middle of the bounds"},
+		{"near a bound", near, 1, "private median"},
+		{"spread", spread, 1, ""},
+	} {
+		terms, hist := autoInputs(c.values)
+		st, err := autoVariance{}.Start(noise.NewStream(7), autoRelease(StatVariance, c.epsilon), terms, hist)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.note == "" {
+			more, done, _, err := st.Advance(noise.NewStream(8), nil)
+			if err != nil || done || len(more) == 0 || more[0].GridSums == nil {
+				t.Errorf("%s: want piecewise's grid-sums fetch, got done=%v, %d requests, err %v", c.name, done, len(more), err)
+			}
+			continue
+		}
+		est := finishedEstimate(t, st)
+		if !strings.Contains(est.Note, c.note) {
+			t.Errorf("%s: note %q, want %q", c.name, est.Note, c.note)
+		}
+		if c.name == "near a bound" && math.Abs(est.Value-8.0/3) > 1 {
+			t.Errorf("%s: variance %v, want ≈ 8/3", c.name, est.Value)
+		}
+	}
+}
