@@ -44,6 +44,10 @@ func serve(ctx context.Context, opts options, stderr io.Writer) error {
 		return err
 	}
 	defer be.Close()
+	// Every client statement holds one backend connection; database/sql
+	// keeps only 2 idle by default and would close and reopen the others
+	// (a new PostgreSQL process each) at every statement under load.
+	be.DB().SetMaxIdleConns(cfg.MaxConnections)
 	if isDemo {
 		if err := demo.LoadPUMS(ctx, be.DB(), catalog.DriverSQLite, "pums"); err != nil {
 			return err
@@ -55,6 +59,9 @@ func serve(ctx context.Context, opts options, stderr io.Writer) error {
 		return err
 	}
 	defer ledgerDB.Close()
+	// The ledger runs one batch transaction at a time (budget's group
+	// commit) plus the occasional Cancel and state access.
+	ledgerDB.SetMaxIdleConns(ledgerIdleConns)
 	if opts.resetBudget {
 		if err := ledger.Reset(ctx); err != nil {
 			return err
@@ -101,6 +108,9 @@ func serve(ctx context.Context, opts options, stderr io.Writer) error {
 	}
 	return srv.Serve(ctx, l)
 }
+
+// ledgerIdleConns is how many idle connections the ledger's pool keeps.
+const ledgerIdleConns = 8
 
 func loadConfig(opts options) (*catalog.Config, bool, error) {
 	if opts.configPath != "" {
