@@ -129,7 +129,7 @@ func openLedger(ctx context.Context, d catalog.Database) (*budget.Ledger, *sql.D
 	if err != nil {
 		return nil, nil, fmt.Errorf("ledger: %w", err)
 	}
-	db, err := sql.Open(d.Driver, d.DSN)
+	db, err := backend.OpenDB(d.Driver, d.DSN)
 	if err != nil {
 		return nil, nil, fmt.Errorf("ledger: %w", err)
 	}

@@ -20,7 +20,7 @@ import (
 
 	// The three supported drivers register themselves here.
 	_ "github.com/go-sql-driver/mysql"
-	_ "github.com/lib/pq"
+	"github.com/lib/pq"
 	_ "modernc.org/sqlite"
 
 	"github.com/dpproxy/dpproxy/internal/dperr"
@@ -54,7 +54,7 @@ func Open(ctx context.Context, driver, dsn string, log *slog.Logger) (*Backend, 
 	if err != nil {
 		return nil, err
 	}
-	db, err := sql.Open(driver, dsn)
+	db, err := OpenDB(driver, dsn)
 	if err != nil {
 		return nil, fmt.Errorf("backend: open %s: %w", driver, err)
 	}
@@ -65,6 +65,28 @@ func Open(ctx context.Context, driver, dsn string, log *slog.Logger) (*Backend, 
 		return nil, fmt.Errorf("backend: connect to %s: %w", driver, err)
 	}
 	return New(db, dialect, log), nil
+}
+
+// OpenDB opens a connection pool of one of the three drivers. PostgreSQL
+// connections send parameterized statements in lib/pq's binary_parameters
+// mode, whatever the DSN says: parse, bind and execute in one round trip
+// instead of two (lib/pq otherwise waits for the server to describe the
+// parameters). Parameters other than []byte are still sent as text, typed by
+// the server exactly as in the default mode; []byte is sent as raw bytes.
+func OpenDB(driver, dsn string) (*sql.DB, error) {
+	if driver != "postgres" {
+		return sql.Open(driver, dsn)
+	}
+	cfg, err := pq.NewConfig(dsn)
+	if err != nil {
+		return nil, err
+	}
+	cfg.BinaryParameters = true
+	connector, err := pq.NewConnectorConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return sql.OpenDB(connector), nil
 }
 
 // New wraps an open database.
