@@ -79,7 +79,9 @@ func serve(ctx context.Context, opts options, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	engine := proxy.NewEngine(cfg, exec.New(be, ledger, log), ledger, log)
+	executor := exec.New(be, ledger, log)
+	executor.SetRepeatWindow(cfg.Privacy.RepeatWindow.Duration)
+	engine := proxy.NewEngine(cfg, executor, ledger, log)
 	srv, err := wire.NewServer(wire.Config{
 		Addr:            cfg.Listen,
 		MaxConnections:  cfg.MaxConnections,

@@ -107,6 +107,13 @@ type Privacy struct {
 	DefaultDelta float64 `yaml:"default_delta"`
 	// MaxDelta caps the δ of one statement.
 	MaxDelta float64 `yaml:"max_delta"`
+	// RepeatWindow, when positive, gives a statement whose typed plan is
+	// identical to one answered less than RepeatWindow ago (by any analyst,
+	// through any proxy sharing the ledger) the answer released then, at no
+	// cost, so that repeating a statement neither averages its noise away
+	// nor spends budget. It assumes the table does not change meaningfully
+	// within the window. 0 (the default) answers every statement afresh.
+	RepeatWindow Duration `yaml:"repeat_window"`
 }
 
 // User is an analyst.
@@ -335,6 +342,9 @@ func (c *Config) Validate() error {
 	}
 	if err := checkProbability("privacy.max_delta", p.MaxDelta); err != nil {
 		return err
+	}
+	if p.RepeatWindow.Duration < 0 {
+		return invalid("privacy.repeat_window", "must not be negative, got %v", p.RepeatWindow.Duration)
 	}
 	if p.DefaultDelta > p.MaxDelta {
 		return invalid("privacy.default_delta", "%g exceeds privacy.max_delta %g", p.DefaultDelta, p.MaxDelta)

@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/dpproxy/dpproxy/internal/backend"
 	"github.com/dpproxy/dpproxy/internal/budget"
@@ -35,7 +36,16 @@ type Executor struct {
 	synopses *synopsisStore
 	// interactive holds the interactive counting instances (interactive_store.go).
 	interactive *interactiveStore
+	// repeatWindow is how long a released answer is given again to an
+	// identical statement (answers.go); 0 turns repeated answers off.
+	repeatWindow time.Duration
+	answers      answerStore
 }
+
+// SetRepeatWindow makes identical statements within d of a released answer
+// get that answer again at no cost (answers.go); 0, the default, turns it
+// off. Call it before the first Run.
+func (e *Executor) SetRepeatWindow(d time.Duration) { e.repeatWindow = d }
 
 // New returns an executor.
 func New(b *backend.Backend, l *budget.Ledger, log *slog.Logger) *Executor {
@@ -82,11 +92,18 @@ func (e *Executor) Run(ctx context.Context, user string, plan *planner.Plan, src
 	if plan.Synopsis != nil {
 		return e.runSynopses(ctx, user, plan, src)
 	}
+	if e.repeatWindow > 0 {
+		return e.runRepeatable(ctx, user, plan, src)
+	}
 	released, err := e.paidRelease(ctx, user, plan, src)
 	if err != nil {
 		return nil, err
 	}
-	return buildResult(plan, released)
+	values, err := evaluate(plan, released)
+	if err != nil {
+		return nil, err
+	}
+	return resultOf(plan, values), nil
 }
 
 // paidRelease reserves the plan's cost, runs its releases and settles the
@@ -226,14 +243,25 @@ func memo(plan *planner.Plan) string {
 	return fmt.Sprintf("%s: %s", plan.Table.Name, strings.Join(labels, ", "))
 }
 
-// buildResult derives the output columns and describes each in a warning.
-func buildResult(plan *planner.Plan, released []planner.Estimate) (*Result, error) {
-	res := &Result{}
-	for _, o := range plan.Outputs {
+// evaluate derives the output values from the released estimates.
+func evaluate(plan *planner.Plan, released []planner.Estimate) ([]planner.Value, error) {
+	values := make([]planner.Value, len(plan.Outputs))
+	for i, o := range plan.Outputs {
 		v, err := o.Evaluate(released)
 		if err != nil {
 			return nil, dperr.Wrap(dperr.Internal, err, "internal error: cannot derive %s", o.Label)
 		}
+		values[i] = v
+	}
+	return values, nil
+}
+
+// resultOf builds the result row from the output values and describes each
+// in a warning.
+func resultOf(plan *planner.Plan, values []planner.Value) *Result {
+	res := &Result{}
+	for i, o := range plan.Outputs {
+		v := values[i]
 		res.Columns = append(res.Columns, o.Label)
 		switch {
 		case v.Null:
@@ -245,7 +273,7 @@ func buildResult(plan *planner.Plan, released []planner.Estimate) (*Result, erro
 		}
 		res.Warnings = append(res.Warnings, describe(plan, &o, v))
 	}
-	return res, nil
+	return res
 }
 
 // describe writes the note of one output: the mechanism(s), the ε and δ of
