@@ -81,6 +81,7 @@ func serve(ctx context.Context, opts options, stderr io.Writer) error {
 	}
 	executor := exec.New(be, ledger, log)
 	executor.SetRepeatWindow(cfg.Privacy.RepeatWindow.Duration)
+	defer executor.Wait() // the last commits, before the ledger closes
 	engine := proxy.NewEngine(cfg, executor, ledger, log)
 	srv, err := wire.NewServer(wire.Config{
 		Addr:            cfg.Listen,

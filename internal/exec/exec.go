@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/dpproxy/dpproxy/internal/backend"
@@ -40,7 +41,13 @@ type Executor struct {
 	// identical statement (answers.go); 0 turns repeated answers off.
 	repeatWindow time.Duration
 	answers      answerStore
+	// commits counts the commits of paid statements still under way.
+	commits sync.WaitGroup
 }
+
+// Wait returns when every commit of a statement already answered has been
+// written to the ledger (or has failed); call it before closing the ledger.
+func (e *Executor) Wait() { e.commits.Wait() }
 
 // SetRepeatWindow makes identical statements within d of a released answer
 // get that answer again at no cost (answers.go); 0, the default, turns it
@@ -118,13 +125,23 @@ func (e *Executor) paidRelease(ctx context.Context, user string, plan *planner.P
 	defer func() {
 		// A fresh context: the budget must be settled even if ctx was cancelled.
 		settle := context.WithoutCancel(ctx)
-		var serr error
 		if readData {
-			serr = reservation.Commit(settle)
-		} else {
-			serr = reservation.Cancel(settle)
+			// The reservation already counts as spent, so the answer need
+			// not wait for the commit, which only records that the
+			// reservation will never be cancelled; the commit joins the
+			// ledger's next batch (budget's group commit). If it fails or
+			// the process dies first, the reservation stays reserved:
+			// spent, as the ledger counts it. Wait lets shutdown finish it.
+			e.commits.Add(1)
+			go func() {
+				defer e.commits.Done()
+				if err := reservation.Commit(settle); err != nil {
+					e.log.Error("committing budget reservation failed; it stays reserved (spent)", "user", user, "reservation", reservation.ID(), "err", err)
+				}
+			}()
+			return
 		}
-		if serr != nil {
+		if serr := reservation.Cancel(settle); serr != nil {
 			e.log.Error("settling budget reservation failed", "user", user, "err", serr)
 			if err == nil {
 				released, err = nil, dperr.Wrap(dperr.Internal, serr, "internal error: budget ledger unavailable")
