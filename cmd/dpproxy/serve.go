@@ -48,6 +48,9 @@ func serve(ctx context.Context, opts options, stderr io.Writer) error {
 	// keeps only 2 idle by default and would close and reopen the others
 	// (a new PostgreSQL process each) at every statement under load.
 	be.DB().SetMaxIdleConns(cfg.MaxConnections)
+	if cfg.Backend.Isolation == catalog.IsolationNone {
+		be.SetDefaultIsolation()
+	}
 	if isDemo {
 		if err := demo.LoadPUMS(ctx, be.DB(), catalog.DriverSQLite, "pums"); err != nil {
 			return err

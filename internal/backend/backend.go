@@ -33,6 +33,9 @@ type Backend struct {
 	db      *sql.DB
 	dialect sqlrewrite.Dialect
 	log     *slog.Logger
+	// defaultIsolation makes Snapshot begin a plain transaction
+	// (SetDefaultIsolation).
+	defaultIsolation bool
 }
 
 // Dialect returns the SQL dialect for a catalog driver name.
@@ -113,10 +116,19 @@ type Snapshot struct {
 	tx *sql.Tx
 }
 
+// SetDefaultIsolation makes every Snapshot a plain transaction at the
+// server's default isolation level, sending neither SET TRANSACTION
+// ISOLATION LEVEL nor READ ONLY (catalog.IsolationNone, for distributed
+// engines such as Vitess that refuse them). Its fetches then read one
+// snapshot only if the server's default level gives one (MySQL and
+// MariaDB's REPEATABLE READ on one server does; Vitess across shards does
+// not). Call it before the first Snapshot.
+func (b *Backend) SetDefaultIsolation() { b.defaultIsolation = true }
+
 // Snapshot starts a read-only transaction.
 func (b *Backend) Snapshot(ctx context.Context) (*Snapshot, error) {
 	opts := &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true}
-	if b.dialect == sqlrewrite.SQLite {
+	if b.dialect == sqlrewrite.SQLite || b.defaultIsolation {
 		opts = nil
 	}
 	tx, err := b.db.BeginTx(ctx, opts)

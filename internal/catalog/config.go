@@ -88,7 +88,24 @@ type Database struct {
 	Driver string `yaml:"driver"`
 	// DSN is the driver's data source name; ${VAR} is replaced from the environment.
 	DSN string `yaml:"dsn"`
+	// Isolation is how the backend's reads of one statement are isolated
+	// (backend only): "repeatable_read" (the default) runs them in one
+	// read-only REPEATABLE READ transaction, one snapshot of the data;
+	// "none" runs them in a transaction at the server's default level
+	// without asking for one (distributed engines such as Vitess refuse
+	// SET TRANSACTION ISOLATION LEVEL). With "none", a statement whose
+	// mechanism reads twice (a count, then a window it shapes) may read
+	// two states of the data if it changes in between, so its privacy
+	// analysis, which assumes one dataset, holds only while the table is
+	// not written; a single-read statement is unaffected.
+	Isolation string `yaml:"isolation"`
 }
+
+// The backend isolation settings.
+const (
+	IsolationRepeatableRead = "repeatable_read"
+	IsolationNone           = "none"
+)
 
 // The supported drivers.
 const (
@@ -258,6 +275,9 @@ func (c *Config) applyDefaults() {
 	setDuration(&c.Timeouts.Write, 30*time.Second)
 	setDuration(&c.Timeouts.Idle, 8*time.Hour)
 	setDuration(&c.Timeouts.Shutdown, 10*time.Second)
+	if c.Backend.Isolation == "" {
+		c.Backend.Isolation = IsolationRepeatableRead
+	}
 	if c.Ledger.Driver == "" && c.Ledger.DSN == "" {
 		c.Ledger = Database{Driver: DriverSQLite, DSN: "dpproxy-ledger.db"}
 	}
@@ -326,6 +346,14 @@ func (c *Config) Validate() error {
 		if db.db.DSN == "" {
 			return invalid(db.field+".dsn", "is required")
 		}
+	}
+	switch c.Backend.Isolation {
+	case IsolationRepeatableRead, IsolationNone:
+	default:
+		return invalid("backend.isolation", "must be %s or %s, got %q", IsolationRepeatableRead, IsolationNone, c.Backend.Isolation)
+	}
+	if c.Ledger.Isolation != "" {
+		return invalid("ledger.isolation", "is a backend setting; the ledger locks what it reads")
 	}
 	p := c.Privacy
 	if err := checkPositive("privacy.default_epsilon", p.DefaultEpsilon); err != nil {

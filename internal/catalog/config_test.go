@@ -53,6 +53,9 @@ func TestValidationNamesTheField(t *testing.T) {
 		{"epsilon: 5,", "epsilon: 5, auth_plugin: sha256_password,", "users[0].auth_plugin"},
 		{"users:", "tls: {cert: c.pem}\nusers:", "tls"},
 		{"users:", "tls: {require: true}\nusers:", "tls.require"},
+		{"driver: postgres,", "driver: postgres, isolation: serializable,", "backend.isolation"},
+		{"users:", "ledger: {driver: sqlite, dsn: l.db, isolation: none}\nusers:", "ledger.isolation"},
+		{"users:", "privacy: {repeat_window: -1s}\nusers:", "privacy.repeat_window"},
 	} {
 		cfg := strings.Replace(validConfig, tc.from, tc.to, 1)
 		_, err := ParseConfig(strings.NewReader(cfg))
