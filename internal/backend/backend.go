@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strconv"
 	"time"
 
@@ -114,6 +115,11 @@ func (b *Backend) Close() error { return b.db.Close() }
 type Snapshot struct {
 	b  *Backend
 	tx *sql.Tx
+	// read holds the result of every fetch run so far, by its SQL: within
+	// one snapshot the same fetch has the same result, so releases that
+	// need the same numbers (AVG and VARIANCE of one column both read its
+	// grid sums and windows) read them once.
+	read map[string]any
 }
 
 // SetDefaultIsolation makes every Snapshot a plain transaction at the
@@ -135,7 +141,25 @@ func (b *Backend) Snapshot(ctx context.Context) (*Snapshot, error) {
 	if err != nil {
 		return nil, b.fail(ctx, "BEGIN", err)
 	}
-	return &Snapshot{b: b, tx: tx}, nil
+	return &Snapshot{b: b, tx: tx, read: map[string]any{}}, nil
+}
+
+// once runs fetch f of the given kind, or returns (a copy of) the result of
+// the identical fetch run before in this snapshot.
+func once[T any](s *Snapshot, kind string, f sqlrewrite.Fetch, run func() ([]T, error)) ([]T, error) {
+	text, args, err := sqlrewrite.Render(f, s.b.dialect)
+	if err != nil {
+		return run() // reports the error
+	}
+	key := fmt.Sprintf("%s\x00%s\x00%#v", kind, text, args)
+	if v, ok := s.read[key]; ok {
+		return slices.Clone(v.([]T)), nil
+	}
+	out, err := run()
+	if err == nil {
+		s.read[key] = slices.Clone(out)
+	}
+	return out, err
 }
 
 // Close ends the transaction (it wrote nothing, so it is rolled back).
@@ -143,23 +167,27 @@ func (s *Snapshot) Close() error { return s.tx.Rollback() }
 
 // Summary runs a summary fetch and returns one number per term, in order.
 func (s *Snapshot) Summary(ctx context.Context, f sqlrewrite.Fetch) ([]float64, error) {
-	return s.b.summary(ctx, s.tx, f)
+	return once(s, "summary", f, func() ([]float64, error) { return s.b.summary(ctx, s.tx, f) })
 }
 
 // Window runs a window fetch and returns the sorted clamped values.
 func (s *Snapshot) Window(ctx context.Context, f sqlrewrite.Fetch) ([]float64, error) {
-	return s.b.window(ctx, s.tx, f)
+	return once(s, "window", f, func() ([]float64, error) { return s.b.window(ctx, s.tx, f) })
 }
 
 // Histogram runs a histogram fetch and returns the count of every bin.
 func (s *Snapshot) Histogram(ctx context.Context, f sqlrewrite.Fetch) ([]int64, error) {
-	return s.b.histogram(ctx, s.tx, f)
+	return once(s, "histogram", f, func() ([]int64, error) { return s.b.histogram(ctx, s.tx, f) })
 }
 
 // GridSums runs a grid-sums fetch and returns its six exact integers
 // (sqlrewrite.GridSums). Each is read as text and parsed, so that no
 // driver converts it through float64.
 func (s *Snapshot) GridSums(ctx context.Context, f sqlrewrite.Fetch) ([]int64, error) {
+	return once(s, "grid sums", f, func() ([]int64, error) { return s.gridSums(ctx, f) })
+}
+
+func (s *Snapshot) gridSums(ctx context.Context, f sqlrewrite.Fetch) ([]int64, error) {
 	if f.GridSums == nil {
 		return nil, dperr.New(dperr.Internal, "internal error: grid-sums fetch without grid")
 	}
@@ -190,6 +218,10 @@ func (s *Snapshot) GridSums(ctx context.Context, f sqlrewrite.Fetch) ([]int64, e
 
 // Pairs runs a pairs fetch and returns every row's clamped (y, x).
 func (s *Snapshot) Pairs(ctx context.Context, f sqlrewrite.Fetch) ([][2]float64, error) {
+	return once(s, "pairs", f, func() ([][2]float64, error) { return s.pairs(ctx, f) })
+}
+
+func (s *Snapshot) pairs(ctx context.Context, f sqlrewrite.Fetch) ([][2]float64, error) {
 	if f.Pairs == nil {
 		return nil, dperr.New(dperr.Internal, "internal error: pairs fetch without pairs")
 	}

@@ -35,3 +35,32 @@ func TestSnapshotIsolation(t *testing.T) {
 		}
 	}
 }
+
+// TestSnapshotReadsAFetchOnce: the second identical fetch of a snapshot
+// returns the first one's numbers without asking the database (here the
+// transaction is already over, so a query would fail), as a copy.
+func TestSnapshotReadsAFetchOnce(t *testing.T) {
+	db := testdb.SQLite(t)
+	if _, err := db.Exec("CREATE TABLE t (a INTEGER); INSERT INTO t VALUES (1), (2), (7)"); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := New(db, sqlrewrite.SQLite, nil).Snapshot(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := sqlrewrite.Fetch{Table: "t", Window: &sqlrewrite.Window{Column: "a", Lower: 0, Upper: 5, Limit: 3}}
+	first, err := snap.Window(context.Background(), f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first[0] = 99
+	snap.Close()
+	again, err := snap.Window(context.Background(), f)
+	if err != nil || len(again) != 3 || again[0] != 1 || again[2] != 5 {
+		t.Errorf("second identical fetch: %v, %v; want [1 2 5] without a query", again, err)
+	}
+	f.Window.Offset = 1
+	if _, err := snap.Window(context.Background(), f); err == nil {
+		t.Error("a different fetch after the transaction ended did not fail: not read from the database")
+	}
+}
