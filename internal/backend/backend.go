@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"slices"
 	"strconv"
 	"time"
@@ -171,7 +172,17 @@ func (s *Snapshot) Summary(ctx context.Context, f sqlrewrite.Fetch) ([]float64, 
 }
 
 // Window runs a window fetch and returns the sorted clamped values.
+// A grouped window's value counts are read once per snapshot whatever its
+// ranks, so the windows of one column that several releases ask for cost
+// one scan.
 func (s *Snapshot) Window(ctx context.Context, f sqlrewrite.Fetch) ([]float64, error) {
+	if w := f.Window; w != nil && w.Grouped {
+		groups, err := once(s, "groups", f, func() ([]group, error) { return s.b.groups(ctx, s.tx, f) })
+		if err != nil {
+			return nil, err
+		}
+		return takeRanks(groups, w.Offset, w.Limit), nil
+	}
 	return once(s, "window", f, func() ([]float64, error) { return s.b.window(ctx, s.tx, f) })
 }
 
@@ -286,6 +297,55 @@ func (b *Backend) window(ctx context.Context, q queryer, f sqlrewrite.Fetch) ([]
 		return nil
 	})
 	return out, err
+}
+
+// group is a distinct value of a grouped window and how often it occurs.
+type group struct {
+	value float64
+	count int64
+}
+
+// groups runs a grouped window fetch: the (value, count) rows, values
+// strictly increasing.
+func (b *Backend) groups(ctx context.Context, q queryer, f sqlrewrite.Fetch) ([]group, error) {
+	if f.Window == nil || !f.Window.Grouped {
+		return nil, dperr.New(dperr.Internal, "internal error: grouped window fetch without grouped window")
+	}
+	var out []group
+	err := b.query(ctx, q, f, func(rows *sql.Rows) error {
+		prev := math.Inf(-1)
+		for rows.Next() {
+			var g group
+			if err := rows.Scan(&g.value, &g.count); err != nil {
+				return err
+			}
+			if g.count < 1 || !(g.value > prev) {
+				return fmt.Errorf("grouped window: value %v count %d after %v", g.value, g.count, prev)
+			}
+			prev = g.value
+			out = append(out, g)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// takeRanks returns the values of ranks offset to offset+limit-1 (0-based)
+// of the sorted column the groups describe: what ORDER BY … LIMIT limit
+// OFFSET offset returns.
+func takeRanks(groups []group, offset, limit int64) []float64 {
+	out := make([]float64, 0, min(limit, 1<<16))
+	var rank int64 // the rank of the current group's first value
+	for _, g := range groups {
+		if rank >= offset+limit {
+			break
+		}
+		for r := max(rank, offset); r < min(rank+g.count, offset+limit); r++ {
+			out = append(out, g.value)
+		}
+		rank += g.count
+	}
+	return out
 }
 
 func (b *Backend) histogram(ctx context.Context, q queryer, f sqlrewrite.Fetch) ([]int64, error) {

@@ -232,10 +232,35 @@ func (e *Executor) release(ctx context.Context, plan *planner.Plan, src noise.So
 	return released, nil
 }
 
-// fetch completes a request with the plan's table and filter.
+// fetch completes a request with the plan's table and filter, and asks for
+// a window of values over an integer column with a small declared range as
+// grouped counts (sqlrewrite.Window.Grouped): at most that many groups,
+// one aggregate scan instead of a sort. The numbers returned are the same.
 func (e *Executor) fetch(plan *planner.Plan, f sqlrewrite.Fetch) sqlrewrite.Fetch {
 	f.Table, f.Filter = plan.Table.Source, plan.Filter
+	if w := f.Window; w != nil && !w.Sum && fewValues(plan.Table, w.Column) {
+		grouped := *w
+		grouped.Grouped = true
+		f.Window = &grouped
+	}
 	return f
+}
+
+// maxGroupedValues is the widest declared integer range whose windows are
+// read grouped.
+const maxGroupedValues = 1 << 16
+
+// fewValues reports whether the table's column with backend name source is
+// an integer column of at most maxGroupedValues declared values.
+func fewValues(t *catalog.Table, source string) bool {
+	for _, c := range t.Columns {
+		if c.Source != source || c.Type != catalog.Integer {
+			continue
+		}
+		lo, hi, ok := c.Bounds()
+		return ok && hi-lo < maxGroupedValues
+	}
+	return false
 }
 
 func mechanismError(r *planner.Release, err error) error {

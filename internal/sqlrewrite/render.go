@@ -26,6 +26,8 @@ import (
 //	           FROM t WHERE F                          (the terms in order; one row)
 //	Window:    SELECT clamp(c) FROM t WHERE F AND c IS NOT NULL ORDER BY t.c LIMIT n OFFSET r
 //	           (with GridUnit, the grid index of clamp(c) instead: render_grid.go)
+//	Grouped window: SELECT v, COUNT(*) FROM (SELECT clamp(c) AS v FROM t WHERE F AND c IS NOT NULL) AS w
+//	           GROUP BY v ORDER BY v     (the reader takes the ranks)
 //	GridSums:  exact integer sums of grid indices (render_grid.go)
 //	Histogram: SELECT CASE WHEN b > bins-1 THEN bins-1 ELSE b END, COUNT(*)
 //	           FROM (SELECT FLOOR((clamp(c) - lo) * bins / (hi - lo)) AS b
@@ -148,6 +150,12 @@ func (r *renderer) window(f Fetch) (string, error) {
 	from, err := r.from(f, col)
 	if err != nil {
 		return "", err
+	}
+	if w.Grouped {
+		if w.Sum {
+			return "", errors.New("sqlrewrite: a grouped window cannot be a sum")
+		}
+		return "SELECT v, COUNT(*) FROM (SELECT " + v + " AS v" + from + ") AS w GROUP BY v ORDER BY v", nil
 	}
 	// Qualified, so that it names the table's column: PostgreSQL would take
 	// a bare name for the output column that the clamp's CASE … ELSE col
