@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"math/big"
 	"slices"
 	"strconv"
 	"time"
@@ -196,6 +197,57 @@ func (s *Snapshot) Histogram(ctx context.Context, f sqlrewrite.Fetch) ([]int64, 
 // driver converts it through float64.
 func (s *Snapshot) GridSums(ctx context.Context, f sqlrewrite.Fetch) ([]int64, error) {
 	return once(s, "grid sums", f, func() ([]int64, error) { return s.gridSums(ctx, f) })
+}
+
+// GridSumsGrouped returns what GridSums returns, computed exactly (in big
+// integers) from the grouped window of the same grid indices: for a column
+// with few distinct values, the grid sums, the minimum, the maximum and
+// every window of the column's grid indices then cost one scan of the
+// backend together (the groups are read once per snapshot).
+func (s *Snapshot) GridSumsGrouped(ctx context.Context, f sqlrewrite.Fetch) ([]int64, error) {
+	g := f.GridSums
+	if g == nil {
+		return nil, dperr.New(dperr.Internal, "internal error: grid-sums fetch without grid")
+	}
+	w := f
+	w.GridSums = nil
+	w.Window = &sqlrewrite.Window{Column: g.Column, Lower: g.Lower, Upper: g.Upper, GridUnit: g.Unit, Grouped: true, Limit: 1} // the groups do not depend on the ranks
+	groups, err := once(s, "groups", w, func() ([]group, error) { return s.b.groups(ctx, s.tx, w) })
+	if err != nil {
+		return nil, err
+	}
+	return gridSumsOf(groups)
+}
+
+// gridSumsOf computes n, Σa, Σb, Σa², Σab, Σb² (sqlrewrite.GridSums) of the
+// grid indices k = GridSplit·a + b the groups count.
+func gridSumsOf(groups []group) ([]int64, error) {
+	var sums [6]big.Int
+	var term, count big.Int
+	for _, g := range groups {
+		k := int64(g.value)
+		if float64(k) != g.value || k < 0 {
+			return nil, dperr.New(dperr.Internal, "internal error: grid index %v is not a natural number", g.value)
+		}
+		a, b := big.NewInt(k/sqlrewrite.GridSplit), big.NewInt(k%sqlrewrite.GridSplit)
+		count.SetInt64(g.count)
+		sums[0].Add(&sums[0], &count)
+		for i, pair := range [][2]*big.Int{{a, nil}, {b, nil}, {a, a}, {a, b}, {b, b}} {
+			term.Mul(&count, pair[0])
+			if pair[1] != nil {
+				term.Mul(&term, pair[1])
+			}
+			sums[i+1].Add(&sums[i+1], &term)
+		}
+	}
+	out := make([]int64, len(sums))
+	for i := range sums {
+		if !sums[i].IsInt64() {
+			return nil, dperr.New(dperr.Internal, "internal error: grid sum %d exceeds 64 bits", i)
+		}
+		out[i] = sums[i].Int64()
+	}
+	return out, nil
 }
 
 func (s *Snapshot) gridSums(ctx context.Context, f sqlrewrite.Fetch) ([]int64, error) {

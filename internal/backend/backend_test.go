@@ -71,7 +71,7 @@ func TestSnapshotReadsAFetchOnce(t *testing.T) {
 
 // TestGroupedWindowEqualsSortedWindow: on every database, a grouped window
 // (value counts, ranks taken by the reader) returns exactly the values of
-// the sorted window, for plain and grid-index windows, windows at the
+// the sorted window, and grid sums computed from groups are the database's, for plain and grid-index windows, windows at the
 // start, in the middle, across group boundaries and past the end, over a
 // column with ties, values outside the bounds and NULLs.
 func TestGroupedWindowEqualsSortedWindow(t *testing.T) {
@@ -125,6 +125,20 @@ func TestGroupedWindowEqualsSortedWindow(t *testing.T) {
 				}
 				if !slices.Equal(grouped, sorted) || (w.Offset < 250 && len(sorted) != int(w.Limit)) {
 					t.Errorf("window %+v: grouped %v, sorted %v", w, grouped, sorted)
+				}
+			}
+			for _, g := range []sqlrewrite.GridSums{{Column: "a", Lower: 2, Upper: 12, Unit: 0.25}, {Column: "a", Lower: -3, Upper: 1 << 20, Unit: 1.0 / 512}} {
+				f := sqlrewrite.Fetch{Table: "dp_grouped", Filter: filter, GridSums: &g}
+				direct, err := snap.GridSums(context.Background(), f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				grouped, err := snap.GridSumsGrouped(context.Background(), f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !slices.Equal(grouped, direct) {
+					t.Errorf("grid sums %+v: from groups %v, from the database %v", g, grouped, direct)
 				}
 			}
 		})

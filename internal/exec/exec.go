@@ -218,6 +218,8 @@ func (e *Executor) release(ctx context.Context, plan *planner.Plan, src noise.So
 				switch {
 				case f.Pairs != nil:
 					fetched[k].Pairs, err = snap.Pairs(ctx, e.fetch(plan, f))
+				case f.GridSums != nil && fewValues(plan.Table, f.GridSums.Column):
+					fetched[k].Integers, err = snap.GridSumsGrouped(ctx, e.fetch(plan, f))
 				case f.GridSums != nil:
 					fetched[k].Integers, err = snap.GridSums(ctx, e.fetch(plan, f))
 				default:
@@ -235,7 +237,8 @@ func (e *Executor) release(ctx context.Context, plan *planner.Plan, src noise.So
 // fetch completes a request with the plan's table and filter, and asks for
 // a window of values over an integer column with a small declared range as
 // grouped counts (sqlrewrite.Window.Grouped): at most that many groups,
-// one aggregate scan instead of a sort. The numbers returned are the same.
+// one aggregate scan instead of a sort, from which the grid sums of the
+// column are computed too (release). The numbers returned are the same.
 func (e *Executor) fetch(plan *planner.Plan, f sqlrewrite.Fetch) sqlrewrite.Fetch {
 	f.Table, f.Filter = plan.Table.Source, plan.Filter
 	if w := f.Window; w != nil && !w.Sum && fewValues(plan.Table, w.Column) {
