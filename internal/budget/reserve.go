@@ -41,7 +41,11 @@ func (r *Reservation) Accounts() []string { return slices.Clone(r.accounts) }
 // auditors (truncated to 4096 bytes).
 //
 // The reservation counts as spent until Cancel releases it: if neither Commit
-// nor Cancel is ever called, it stays spent.
+// nor Cancel is ever called, it stays spent. Concurrent Reserves and Commits
+// share transactions (batch.go); if ctx ends while the request waits for
+// its batch, Reserve returns the context's error and a reservation the
+// batch then grants stays spent, never to be settled: the caller's
+// cancellation can overcharge, never undercharge.
 func (l *Ledger) Reserve(ctx context.Context, accounts []string, cost Cost, memo string) (*Reservation, error) {
 	if len(accounts) == 0 {
 		return nil, invalid("a reservation needs at least one account")
