@@ -56,9 +56,10 @@ func newAnswersFixture(t *testing.T) *answersFixture {
 	return &answersFixture{cat: cat, back: backend.New(db, sqlrewrite.SQLite, nil), ledger: l}
 }
 
-func (f *answersFixture) executor(window time.Duration) *Executor {
+func (f *answersFixture) executor(t *testing.T, window time.Duration) *Executor {
 	e := New(f.back, f.ledger, nil)
 	e.SetRepeatWindow(window)
+	t.Cleanup(e.Wait) // the last commits, before the databases close
 	return e
 }
 
@@ -101,7 +102,7 @@ const repeatQuery = "SELECT COUNT(*), AVG(a), SUM(b) FROM t WHERE a > 10 AND b I
 // nothing; a different ε or predicate is a new statement and pays.
 func TestRepeatedStatementGetsTheSameAnswerFree(t *testing.T) {
 	f := newAnswersFixture(t)
-	e := f.executor(time.Hour)
+	e := f.executor(t, time.Hour)
 	first := f.run(t, e, "a", repeatQuery, 0.5, 1)
 	if got := f.remaining(t, "a"); got != 9.5 {
 		t.Fatalf("first statement: remaining %v, want 9.5", got)
@@ -146,20 +147,20 @@ func TestRepeatedStatementGetsTheSameAnswerFree(t *testing.T) {
 // new answer replaces the old.
 func TestRepeatWindow(t *testing.T) {
 	f := newAnswersFixture(t)
-	off := f.executor(0)
+	off := f.executor(t, 0)
 	a := f.run(t, off, "a", repeatQuery, 0.5, 1)
 	b := f.run(t, off, "a", repeatQuery, 0.5, 2)
 	if reflect.DeepEqual(a.Row, b.Row) || f.remaining(t, "a") != 9 {
 		t.Errorf("without a window: %v then %v, remaining %v; want two answers paid", a.Row, b.Row, f.remaining(t, "a"))
 	}
-	short := f.executor(20 * time.Millisecond)
+	short := f.executor(t, 20*time.Millisecond)
 	c := f.run(t, short, "b", repeatQuery, 0.5, 3)
 	time.Sleep(40 * time.Millisecond)
 	d := f.run(t, short, "b", repeatQuery, 0.5, 4)
 	if reflect.DeepEqual(c.Row, d.Row) || f.remaining(t, "b") != 9 {
 		t.Errorf("after the window: %v then %v, remaining %v; want two answers paid", c.Row, d.Row, f.remaining(t, "b"))
 	}
-	e := f.run(t, f.executor(time.Hour), "b", repeatQuery, 0.5, 5)
+	e := f.run(t, f.executor(t, time.Hour), "b", repeatQuery, 0.5, 5)
 	if !reflect.DeepEqual(e.Row, d.Row) {
 		t.Errorf("after the replacement: got %v, want the newest answer %v", e.Row, d.Row)
 	}
@@ -170,7 +171,7 @@ func TestRepeatWindow(t *testing.T) {
 // once: every connection gets the same answer.
 func TestRacingIdenticalStatementsReleaseOneAnswer(t *testing.T) {
 	f := newAnswersFixture(t)
-	proxies := []*Executor{f.executor(time.Hour), f.executor(time.Hour)}
+	proxies := []*Executor{f.executor(t, time.Hour), f.executor(t, time.Hour)}
 	plan := f.plan(t, repeatQuery, 0.1)
 	const conns = 16
 	rows := make([][]any, conns)

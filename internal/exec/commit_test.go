@@ -12,7 +12,7 @@ import (
 // then the reservation already counts as spent.
 func TestAnsweredStatementIsCommitted(t *testing.T) {
 	f := newAnswersFixture(t)
-	e := f.executor(0)
+	e := f.executor(t, 0)
 	f.run(t, e, "a", repeatQuery, 0.5, 1)
 	if got := f.remaining(t, "a"); got != 9.5 {
 		t.Errorf("remaining right after the answer: %v, want 9.5", got)
