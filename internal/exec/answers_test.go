@@ -200,3 +200,51 @@ func TestRacingIdenticalStatementsReleaseOneAnswer(t *testing.T) {
 		t.Errorf("remaining %v: more than one payment per proxy", got)
 	}
 }
+
+// TestAnswerKeyCoversThePlan: plans that differ in anything but the labels,
+// the order of the filter's conditions and of IN lists have different keys;
+// a plan holding something without a canonical encoding has none.
+func TestAnswerKeyCoversThePlan(t *testing.T) {
+	f := newAnswersFixture(t)
+	key := func(q string, eps float64) string {
+		k, err := answerKey(f.plan(t, q, eps))
+		if err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		return k
+	}
+	base := key(repeatQuery, 0.5)
+	for _, same := range []string{
+		"SELECT COUNT(*) AS c, AVG(a) AS m, SUM(b) FROM t WHERE b IN (2, 1) AND a > 10",
+	} {
+		if key(same, 0.5) != base {
+			t.Errorf("%s: a different key from %s", same, repeatQuery)
+		}
+	}
+	for _, other := range []string{
+		"SELECT COUNT(*), AVG(a), SUM(b) FROM t WHERE a >= 10 AND b IN (1, 2)",
+		"SELECT COUNT(*), AVG(a), SUM(b) FROM t WHERE a > 10 AND b IN (1, 3)",
+		"SELECT AVG(a), COUNT(*), SUM(b) FROM t WHERE a > 10 AND b IN (1, 2)",
+		"SELECT COUNT(*), AVG(a), SUM(a) FROM t WHERE a > 10 AND b IN (1, 2)",
+		"SELECT COUNT(*), AVG(a), SUM(b) FROM t WHERE a > 10",
+	} {
+		if key(other, 0.5) == base {
+			t.Errorf("%s: the key of %s", other, repeatQuery)
+		}
+	}
+	if key(repeatQuery, 0.5000001) == base {
+		t.Error("another ε: the same key")
+	}
+	plan := f.plan(t, repeatQuery, 0.5)
+	plan.Releases[0].Mechanism = funcMechanism{plan.Releases[0].Mechanism, func() {}}
+	if _, err := answerKey(plan); err == nil {
+		t.Error("a plan holding a function got a key")
+	}
+}
+
+// funcMechanism is a mechanism value holding a function, which has no
+// canonical encoding.
+type funcMechanism struct {
+	planner.Mechanism
+	f func()
+}
