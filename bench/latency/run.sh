@@ -1,37 +1,115 @@
 #!/usr/bin/env bash
 # End-to-end latency of dpproxy against the backend's own exact query, on
-# PostgreSQL with 10^6 synthetic rows (loopback, 2 cores).
-#   bash bench/latency/run.sh        (needs PostgreSQL on 127.0.0.1:5432, the mariadb client)
+# PostgreSQL and MariaDB with ROWS synthetic rows (default 10^6; loopback).
+#   bash bench/latency/run.sh            (from anywhere; writes bench/RESULTS-latency.md)
+# Needs PostgreSQL on 127.0.0.1:5432 (user postgres) and MariaDB on
+# 127.0.0.1:3306 (user root), the psql and mariadb clients. The table pums
+# (age, income, an index on income) is (re)created in the databases PGDB
+# and MYDB (default dpbench; the PostgreSQL one is created if missing).
+# Each statement runs RUNS times on each side, alternating (proxy, exact,
+# proxy, exact, …) so that load from other processes hits both alike; the
+# ratio is median(proxy) / median(exact). Both sides pay one client start
+# per run (mariadb or psql, about 10 ms).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+ROWS=${ROWS:-1000000}
+RUNS=${RUNS:-5}
+PGDB=${PGDB:-dpbench}
+MYDB=${MYDB:-dpbench}
+OUT=${OUT:-bench/RESULTS-latency.md}
 work=$(mktemp -d)
-trap 'kill "$proxy" 2>/dev/null || true; rm -rf "$work"' EXIT
+pids=()
+trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"' EXIT
 go build -o "$work/dpproxy" ./cmd/dpproxy
-psql -h127.0.0.1 -Upostgres -qc "DROP DATABASE IF EXISTS dpbench" -qc "CREATE DATABASE dpbench"
-psql -h127.0.0.1 -Upostgres dpbench -qc "CREATE TABLE pums AS SELECT (18 + floor(random()*75))::int AS age,
-  (random()*100000)::float8 AS income FROM generate_series(1, 1000000); ANALYZE pums"
+
+psql -h127.0.0.1 -Upostgres -qtAc "SELECT 1 FROM pg_database WHERE datname = '$PGDB'" | grep -q 1 ||
+  psql -h127.0.0.1 -Upostgres -qc "CREATE DATABASE $PGDB"
+psql -h127.0.0.1 -Upostgres "$PGDB" -q <<SQL
+DROP TABLE IF EXISTS pums;
+CREATE TABLE pums AS SELECT (18 + floor(random()*75))::int AS age, (random()*100000)::float8 AS income
+  FROM generate_series(1, $ROWS);
+CREATE INDEX pums_income ON pums (income);
+VACUUM ANALYZE pums; -- the visibility map too, as autovacuum keeps it: index-only window scans
+SQL
+mariadb -h127.0.0.1 -P3306 -uroot --ssl=0 -e "CREATE DATABASE IF NOT EXISTS $MYDB"
+mariadb -h127.0.0.1 -P3306 -uroot --ssl=0 "$MYDB" <<SQL
+DROP TABLE IF EXISTS pums;
+CREATE TABLE pums (age INT, income DOUBLE) ENGINE=InnoDB;
+INSERT INTO pums SELECT 18 + FLOOR(RAND()*75), RAND()*100000 FROM seq_1_to_$ROWS;
+CREATE INDEX pums_income ON pums (income);
+ANALYZE TABLE pums;
+SQL
+
 hash=$("$work/dpproxy" hash-password bench)
-cat > "$work/dpproxy.yaml" <<YAML
-backend: {driver: postgres, dsn: "postgres://postgres@127.0.0.1:5432/dpbench?sslmode=disable"}
-ledger: {driver: sqlite, dsn: "$work/ledger.db"}
+start_proxy() { # name driver dsn port
+  cat > "$work/$1.yaml" <<YAML
+backend: {driver: $2, dsn: "$3"}
+ledger: {driver: sqlite, dsn: "$work/$1-ledger.db"}
 privacy: {default_epsilon: 1, max_epsilon: 10}
-users: [{name: bench, password_hash: "$hash", epsilon: 100000, delta: 1.0e-3}]
+users: [{name: bench, password_hash: "$hash", epsilon: 1.0e+9, delta: 1.0e-3}]
 tables:
   - name: pums
     columns:
       - {name: age, type: integer, lower: 0, upper: 100}
       - {name: income, type: real, lower: 0, upper: 500000}
 YAML
-"$work/dpproxy" --config "$work/dpproxy.yaml" --listen 127.0.0.1:3398 2>"$work/log" & proxy=$!
+  "$work/dpproxy" --config "$work/$1.yaml" --listen "127.0.0.1:$4" 2>"$work/$1.log" &
+  pids+=($!)
+}
+start_proxy pg postgres "postgres://postgres@127.0.0.1:5432/$PGDB?sslmode=disable" 3398
+start_proxy my mysql "root@tcp(127.0.0.1:3306)/$MYDB" 3399
 sleep 2
+
+seconds() { /usr/bin/time -f %e "$@" 2>&1 >/dev/null | tail -1; }
+median() { sort -n | awk '{v[NR]=$1} END {print (NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2)}'; }
+
 where="FROM pums WHERE age BETWEEN 20 AND 60"
-private="SELECT COUNT(*), AVG(age), VARIANCE(age), STDDEV(age), SUM(income), MEDIAN(income) $where"
-exact="SELECT COUNT(*), AVG(age), VAR_POP(age), STDDEV_POP(age), SUM(income), percentile_cont(0.5) WITHIN GROUP (ORDER BY income) $where"
-best() { sort -n | head -1; }
-for m in laplace piecewise preprocess; do
-  t=$(for _ in 1 2 3 4 5; do /usr/bin/time -f %e mariadb -h127.0.0.1 -P3398 -ubench -pbench --ssl=0 -N \
-      -e "SET @dp_mechanism='$m'; $private" 2>&1 >/dev/null; done | best)
-  echo "dpproxy ($m for MEDIAN where it applies): best of 5 = ${t} s"
+# name | private statement | PostgreSQL exact | MariaDB exact
+statements=(
+  "COUNT(*)|SELECT COUNT(*) $where|SELECT COUNT(*) $where|SELECT COUNT(*) $where"
+  "SUM(income)|SELECT SUM(income) FROM pums|SELECT SUM(income) FROM pums|SELECT SUM(income) FROM pums"
+  "AVG(age)|SELECT AVG(age) FROM pums|SELECT AVG(age) FROM pums|SELECT AVG(age) FROM pums"
+  "VARIANCE(age)|SELECT VARIANCE(age) FROM pums|SELECT VAR_POP(age) FROM pums|SELECT VAR_POP(age) FROM pums"
+  "MEDIAN(income)|SELECT MEDIAN(income) FROM pums|SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY income) FROM pums|SELECT MEDIAN(income) OVER () FROM pums LIMIT 1"
+  "mixed (README)|SELECT COUNT(*), AVG(age), VARIANCE(age), STDDEV(age), SUM(income), MEDIAN(income) $where|SELECT COUNT(*), AVG(age), VAR_POP(age), STDDEV_POP(age), SUM(income), percentile_cont(0.5) WITHIN GROUP (ORDER BY income) $where|SELECT COUNT(*), AVG(age), VAR_POP(age), STDDEV_POP(age), SUM(income), (SELECT MEDIAN(income) OVER () $where LIMIT 1) $where"
+)
+targets=("1.2" "1.2" "1.2" "1.2" "1.0" "1.5")
+
+{
+  echo "## End-to-end latency: dpproxy against the backend's exact query"
+  echo
+  echo "\`bash bench/latency/run.sh\` ($(date -u '+%Y-%m-%d %H:%M UTC'); ROWS=$ROWS, RUNS=$RUNS, ε = 1, mechanism auto, index on income;"
+  echo "load average at start $(cut -d' ' -f1-3 /proc/loadavg) on 2 cores shared with other work: compare the ratios, which alternate the sides run by run, not the seconds)."
+  echo
+  echo "| backend | statement | dpproxy s (median) | exact s (median) | ratio | target |"
+  echo "|---|---|--:|--:|--:|--:|"
+} > "$work/report.md"
+
+for i in "${!statements[@]}"; do
+  IFS='|' read -r name private pgexact myexact <<<"${statements[$i]}"
+  for backend in PostgreSQL MariaDB; do
+    : > "$work/p"; : > "$work/e"
+    # A warm-up of both sides, which also stops the script if either fails.
+    if [ "$backend" = PostgreSQL ]; then
+      mariadb -h127.0.0.1 -P3398 -ubench -pbench --ssl=0 -N -e "$private" >/dev/null
+      psql -h127.0.0.1 -Upostgres "$PGDB" -qAtc "$pgexact" >/dev/null
+    else
+      mariadb -h127.0.0.1 -P3399 -ubench -pbench --ssl=0 -N -e "$private" >/dev/null
+      mariadb -h127.0.0.1 -P3306 -uroot --ssl=0 -N "$MYDB" -e "$myexact" >/dev/null
+    fi
+    for _ in $(seq "$RUNS"); do
+      if [ "$backend" = PostgreSQL ]; then
+        seconds mariadb -h127.0.0.1 -P3398 -ubench -pbench --ssl=0 -N -e "$private" >> "$work/p"
+        seconds psql -h127.0.0.1 -Upostgres "$PGDB" -qAtc "$pgexact" >> "$work/e"
+      else
+        seconds mariadb -h127.0.0.1 -P3399 -ubench -pbench --ssl=0 -N -e "$private" >> "$work/p"
+        seconds mariadb -h127.0.0.1 -P3306 -uroot --ssl=0 -N "$MYDB" -e "$myexact" >> "$work/e"
+      fi
+    done
+    p=$(median < "$work/p"); e=$(median < "$work/e")
+    ratio=$(awk -v p="$p" -v e="$e" 'BEGIN {printf "%.2f", p / e}')
+    echo "| $backend | $name | $p | $e | ${ratio}× | ≤ ${targets[$i]}× |" | tee -a "$work/report.md"
+  done
 done
-t=$(for _ in 1 2 3 4 5; do /usr/bin/time -f %e psql -h127.0.0.1 -Upostgres dpbench -qAtc "$exact" 2>&1 >/dev/null; done | best)
-echo "PostgreSQL exact (percentile_cont): best of 5 = ${t} s"
+cp "$work/report.md" "$OUT"
+echo "wrote $OUT"

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/dpproxy/dpproxy/internal/wire"
 )
@@ -167,6 +168,10 @@ func TestBackendErrorIsGenericAndCharged(t *testing.T) {
 	}
 	if !strings.Contains(err.Error(), "query id") || strings.Contains(err.Error(), "no_such_table") || strings.Contains(err.Error(), "no such table") {
 		t.Errorf("client saw %q: want a generic message with a query id", err)
+	}
+	// The log line may follow the answer by a moment.
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(p.Logs(), "no such table") && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
 	}
 	if !strings.Contains(p.Logs(), "no such table") {
 		t.Errorf("the proxy log lacks the backend's error")

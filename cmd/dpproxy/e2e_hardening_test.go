@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/go-sql-driver/mysql"
 )
@@ -79,7 +80,16 @@ func TestMetricsEndpoint(t *testing.T) {
 		t.Fatal("a wrong password logged in")
 	}
 
+	// A statement's commit (and with it the ε spent metric) completes after
+	// its answer is sent: scrape until it shows, for at most 10 s.
 	body := httpGet(t, "http://"+p.metricsAddr+"/metrics")
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
+		if v, ok := sample(body, `dpproxy_epsilon_spent_total{table="pums",user="demo"}`); ok && v >= 0.1 {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+		body = httpGet(t, "http://"+p.metricsAddr+"/metrics")
+	}
 	for _, want := range []struct {
 		series string
 		min    float64

@@ -23,6 +23,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"syscall"
 )
 
@@ -57,11 +58,23 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&opts.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fs.StringVar(&opts.demoLedger, "demo-ledger", "dpproxy-ledger.db", "ledger file of the demo (no --config)")
 	fs.StringVar(&opts.demoCert, "demo-cert", "dpproxy-demo-cert.pem", "where the demo (no --config) writes its self-signed TLS certificate")
+	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile (pprof) of the whole run to this file, for benchmarks")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected argument %q (see dpproxy -h)", fs.Arg(0))
+	}
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
 	}
 	return serve(ctx, opts, stderr)
 }

@@ -52,6 +52,13 @@ func serve(ctx context.Context, opts options, stderr io.Writer) error {
 		return err
 	}
 	defer be.Close()
+	// Every client statement holds one backend connection; database/sql
+	// keeps only 2 idle by default and would close and reopen the others
+	// (a new PostgreSQL process each) at every statement under load.
+	be.DB().SetMaxIdleConns(cfg.MaxConnections)
+	if cfg.Backend.Isolation == catalog.IsolationNone {
+		be.SetDefaultIsolation()
+	}
 	if isDemo {
 		if err := demo.LoadPUMS(ctx, be.DB(), catalog.DriverSQLite, "pums"); err != nil {
 			return err
@@ -63,6 +70,9 @@ func serve(ctx context.Context, opts options, stderr io.Writer) error {
 		return err
 	}
 	defer ledgerDB.Close()
+	// The ledger runs one batch transaction at a time (budget's group
+	// commit) plus the occasional Cancel and state access.
+	ledgerDB.SetMaxIdleConns(ledgerIdleConns)
 	if opts.resetBudget {
 		if err := ledger.Reset(ctx); err != nil {
 			return err
@@ -88,6 +98,8 @@ func serve(ctx context.Context, opts options, stderr io.Writer) error {
 	}
 	executor := exec.New(be, ledger, log)
 	executor.SetStatementTimeout(cfg.Timeouts.Statement.Duration)
+	executor.SetRepeatWindow(cfg.Privacy.RepeatWindow.Duration)
+	defer executor.Wait() // the last commits, before the ledger closes
 	engine, err := proxy.NewEngine(cfg, executor, ledger, log)
 	if err != nil {
 		return err
@@ -151,6 +163,9 @@ func serve(ctx context.Context, opts options, stderr io.Writer) error {
 	return srv.Serve(ctx, l)
 }
 
+// ledgerIdleConns is how many idle connections the ledger's pool keeps.
+const ledgerIdleConns = 8
+
 func loadConfig(opts options) (*catalog.Config, bool, error) {
 	if opts.configPath != "" {
 		cfg, err := catalog.Load(opts.configPath)
@@ -168,7 +183,7 @@ func openLedger(ctx context.Context, d catalog.Database) (*budget.Ledger, *sql.D
 	if err != nil {
 		return nil, nil, fmt.Errorf("ledger: %w", err)
 	}
-	db, err := sql.Open(d.Driver, d.DSN)
+	db, err := backend.OpenDB(d.Driver, d.DSN)
 	if err != nil {
 		return nil, nil, fmt.Errorf("ledger: %w", err)
 	}

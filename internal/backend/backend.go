@@ -25,6 +25,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
+	"math/big"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -48,6 +51,9 @@ type Backend struct {
 
 	flavorOnce sync.Once
 	mariaDB    bool // the MySQL dialect's server is MariaDB (set by flavorOnce)
+	// defaultIsolation makes Snapshot begin a plain transaction
+	// (SetDefaultIsolation).
+	defaultIsolation bool
 }
 
 // Dialect returns the SQL dialect for a catalog driver name.
@@ -69,7 +75,7 @@ func Open(ctx context.Context, driver, dsn string, log *slog.Logger) (*Backend, 
 	if err != nil {
 		return nil, err
 	}
-	db, err := sql.Open(driver, dsn)
+	db, err := OpenDB(driver, dsn)
 	if err != nil {
 		return nil, fmt.Errorf("backend: open %s: %w", driver, err)
 	}
@@ -80,6 +86,28 @@ func Open(ctx context.Context, driver, dsn string, log *slog.Logger) (*Backend, 
 		return nil, fmt.Errorf("backend: connect to %s: %w", driver, err)
 	}
 	return New(db, dialect, log), nil
+}
+
+// OpenDB opens a connection pool of one of the three drivers. PostgreSQL
+// connections send parameterized statements in lib/pq's binary_parameters
+// mode, whatever the DSN says: parse, bind and execute in one round trip
+// instead of two (lib/pq otherwise waits for the server to describe the
+// parameters). Parameters other than []byte are still sent as text, typed by
+// the server exactly as in the default mode; []byte is sent as raw bytes.
+func OpenDB(driver, dsn string) (*sql.DB, error) {
+	if driver != "postgres" {
+		return sql.Open(driver, dsn)
+	}
+	cfg, err := pq.NewConfig(dsn)
+	if err != nil {
+		return nil, err
+	}
+	cfg.BinaryParameters = true
+	connector, err := pq.NewConnectorConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return sql.OpenDB(connector), nil
 }
 
 // New wraps an open database.
@@ -104,7 +132,21 @@ func (b *Backend) Close() error { return b.db.Close() }
 type Snapshot struct {
 	b  *Backend
 	tx *sql.Tx
+	// read holds the result of every fetch run so far, by its SQL: within
+	// one snapshot the same fetch has the same result, so releases that
+	// need the same numbers (AVG and VARIANCE of one column both read its
+	// grid sums and windows) read them once.
+	read map[string]any
 }
+
+// SetDefaultIsolation makes every Snapshot a plain transaction at the
+// server's default isolation level, sending neither SET TRANSACTION
+// ISOLATION LEVEL nor READ ONLY (catalog.IsolationNone, for distributed
+// engines such as Vitess that refuse them). Its fetches then read one
+// snapshot only if the server's default level gives one (MySQL and
+// MariaDB's REPEATABLE READ on one server does; Vitess across shards does
+// not). Call it before the first Snapshot.
+func (b *Backend) SetDefaultIsolation() { b.defaultIsolation = true }
 
 // Snapshot starts a read-only transaction.
 //
@@ -118,7 +160,7 @@ type Snapshot struct {
 // fails with a dperr Timeout error.
 func (b *Backend) Snapshot(ctx context.Context) (*Snapshot, error) {
 	opts := &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true}
-	if b.dialect == sqlrewrite.SQLite {
+	if b.dialect == sqlrewrite.SQLite || b.defaultIsolation {
 		opts = nil
 	}
 	tx, err := b.db.BeginTx(ctx, opts)
@@ -132,7 +174,25 @@ func (b *Backend) Snapshot(ctx context.Context) (*Snapshot, error) {
 			return nil, b.fail(ctx, set, err)
 		}
 	}
-	return &Snapshot{b: b, tx: tx}, nil
+	return &Snapshot{b: b, tx: tx, read: map[string]any{}}, nil
+}
+
+// once runs fetch f of the given kind, or returns (a copy of) the result of
+// the identical fetch run before in this snapshot.
+func once[T any](s *Snapshot, kind string, f sqlrewrite.Fetch, run func() ([]T, error)) ([]T, error) {
+	text, args, err := sqlrewrite.Render(f, s.b.dialect)
+	if err != nil {
+		return run() // reports the error
+	}
+	key := fmt.Sprintf("%s\x00%s\x00%#v", kind, text, args)
+	if v, ok := s.read[key]; ok {
+		return slices.Clone(v.([]T)), nil
+	}
+	out, err := run()
+	if err == nil {
+		s.read[key] = slices.Clone(out)
+	}
+	return out, err
 }
 
 // timeLeft is the time until ctx's deadline, at least 1 ms, if it has one.
@@ -171,23 +231,91 @@ func (s *Snapshot) Close() error { return s.tx.Rollback() }
 
 // Summary runs a summary fetch and returns one number per term, in order.
 func (s *Snapshot) Summary(ctx context.Context, f sqlrewrite.Fetch) ([]float64, error) {
-	return s.b.summary(ctx, s.tx, f)
+	return once(s, "summary", f, func() ([]float64, error) { return s.b.summary(ctx, s.tx, f) })
 }
 
 // Window runs a window fetch and returns the sorted clamped values.
+// A grouped window's value counts are read once per snapshot whatever its
+// ranks, so the windows of one column that several releases ask for cost
+// one scan.
 func (s *Snapshot) Window(ctx context.Context, f sqlrewrite.Fetch) ([]float64, error) {
-	return s.b.window(ctx, s.tx, f)
+	if w := f.Window; w != nil && w.Grouped {
+		groups, err := once(s, "groups", f, func() ([]group, error) { return s.b.groups(ctx, s.tx, f) })
+		if err != nil {
+			return nil, err
+		}
+		return takeRanks(groups, w.Offset, w.Limit), nil
+	}
+	return once(s, "window", f, func() ([]float64, error) { return s.b.window(ctx, s.tx, f) })
 }
 
 // Histogram runs a histogram fetch and returns the count of every bin.
 func (s *Snapshot) Histogram(ctx context.Context, f sqlrewrite.Fetch) ([]int64, error) {
-	return s.b.histogram(ctx, s.tx, f)
+	return once(s, "histogram", f, func() ([]int64, error) { return s.b.histogram(ctx, s.tx, f) })
 }
 
 // GridSums runs a grid-sums fetch and returns its exact integers
 // (sqlrewrite.GridSums). Each is read as text and parsed, so that no
 // driver converts it through float64.
 func (s *Snapshot) GridSums(ctx context.Context, f sqlrewrite.Fetch) ([]int64, error) {
+	return once(s, "grid sums", f, func() ([]int64, error) { return s.gridSums(ctx, f) })
+}
+
+// GridSumsGrouped returns what GridSums returns, computed exactly (in big
+// integers) from the grouped window of the same grid indices: for a column
+// with few distinct values, the grid sums, the minimum, the maximum and
+// every window of the column's grid indices then cost one scan of the
+// backend together (the groups are read once per snapshot).
+func (s *Snapshot) GridSumsGrouped(ctx context.Context, f sqlrewrite.Fetch) ([]int64, error) {
+	g := f.GridSums
+	if g == nil {
+		return nil, dperr.New(dperr.Internal, "internal error: grid-sums fetch without grid")
+	}
+	w := f
+	w.GridSums = nil
+	w.Window = &sqlrewrite.Window{Column: g.Column, Lower: g.Lower, Upper: g.Upper, GridUnit: g.Unit, Grouped: true, Limit: 1} // the groups do not depend on the ranks
+	groups, err := once(s, "groups", w, func() ([]group, error) { return s.b.groups(ctx, s.tx, w) })
+	if err != nil {
+		return nil, err
+	}
+	return gridSumsOf(groups)
+}
+
+// gridSumsOf computes, from the counts of grid indices k the groups hold,
+// the integers of a GridSums fetch: n, then the sums of a, b, c, a², ab,
+// ac, b², bc and c² for k = 2^20·a + 2^10·b + c (sqlrewrite.GridSums, in
+// the order sqlrewrite.DecodeGridSums reads them).
+func gridSumsOf(groups []group) ([]int64, error) {
+	var sums [sqlrewrite.GridSumColumns]big.Int
+	var term, count big.Int
+	const bits = sqlrewrite.GridPartBits
+	for _, g := range groups {
+		k := int64(g.value)
+		if float64(k) != g.value || k < 0 {
+			return nil, dperr.New(dperr.Internal, "internal error: grid index %v is not a natural number", g.value)
+		}
+		a, b, c := big.NewInt(k>>(2*bits)), big.NewInt((k>>bits)&(1<<bits-1)), big.NewInt(k&(1<<bits-1))
+		count.SetInt64(g.count)
+		sums[0].Add(&sums[0], &count)
+		for i, pair := range [][2]*big.Int{{a, nil}, {b, nil}, {c, nil}, {a, a}, {a, b}, {a, c}, {b, b}, {b, c}, {c, c}} {
+			term.Mul(&count, pair[0])
+			if pair[1] != nil {
+				term.Mul(&term, pair[1])
+			}
+			sums[i+1].Add(&sums[i+1], &term)
+		}
+	}
+	out := make([]int64, len(sums))
+	for i := range sums {
+		if !sums[i].IsInt64() {
+			return nil, dperr.New(dperr.Internal, "internal error: grid sum %d exceeds 64 bits", i)
+		}
+		out[i] = sums[i].Int64()
+	}
+	return out, nil
+}
+
+func (s *Snapshot) gridSums(ctx context.Context, f sqlrewrite.Fetch) ([]int64, error) {
 	if f.GridSums == nil {
 		return nil, dperr.New(dperr.Internal, "internal error: grid-sums fetch without grid")
 	}
@@ -218,6 +346,10 @@ func (s *Snapshot) GridSums(ctx context.Context, f sqlrewrite.Fetch) ([]int64, e
 
 // Pairs runs a pairs fetch and returns every row's clamped (y, x).
 func (s *Snapshot) Pairs(ctx context.Context, f sqlrewrite.Fetch) ([][2]float64, error) {
+	return once(s, "pairs", f, func() ([][2]float64, error) { return s.pairs(ctx, f) })
+}
+
+func (s *Snapshot) pairs(ctx context.Context, f sqlrewrite.Fetch) ([][2]float64, error) {
 	if f.Pairs == nil {
 		return nil, dperr.New(dperr.Internal, "internal error: pairs fetch without pairs")
 	}
@@ -282,6 +414,55 @@ func (b *Backend) window(ctx context.Context, q queryer, f sqlrewrite.Fetch) ([]
 		return nil
 	})
 	return out, err
+}
+
+// group is a distinct value of a grouped window and how often it occurs.
+type group struct {
+	value float64
+	count int64
+}
+
+// groups runs a grouped window fetch: the (value, count) rows, values
+// strictly increasing.
+func (b *Backend) groups(ctx context.Context, q queryer, f sqlrewrite.Fetch) ([]group, error) {
+	if f.Window == nil || !f.Window.Grouped {
+		return nil, dperr.New(dperr.Internal, "internal error: grouped window fetch without grouped window")
+	}
+	var out []group
+	err := b.query(ctx, q, f, func(rows *sql.Rows) error {
+		prev := math.Inf(-1)
+		for rows.Next() {
+			var g group
+			if err := rows.Scan(&g.value, &g.count); err != nil {
+				return err
+			}
+			if g.count < 1 || !(g.value > prev) {
+				return fmt.Errorf("grouped window: value %v count %d after %v", g.value, g.count, prev)
+			}
+			prev = g.value
+			out = append(out, g)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// takeRanks returns the values of ranks offset to offset+limit-1 (0-based)
+// of the sorted column the groups describe: what ORDER BY … LIMIT limit
+// OFFSET offset returns.
+func takeRanks(groups []group, offset, limit int64) []float64 {
+	out := make([]float64, 0, min(limit, 1<<16))
+	var rank int64 // the rank of the current group's first value
+	for _, g := range groups {
+		if rank >= offset+limit {
+			break
+		}
+		for r := max(rank, offset); r < min(rank+g.count, offset+limit); r++ {
+			out = append(out, g.value)
+		}
+		rank += g.count
+	}
+	return out
 }
 
 func (b *Backend) histogram(ctx context.Context, q queryer, f sqlrewrite.Fetch) ([]int64, error) {

@@ -42,7 +42,11 @@
 // transaction also sets PRAGMA busy_timeout on its connection, so a DSN without
 // one still waits for the lock instead of failing. Serialization failures,
 // deadlocks, lock timeouts and SQLITE_BUSY are retried a bounded number of times
-// with jittered exponential backoff.
+// with jittered exponential backoff. Concurrent Reserves and Commits of one
+// Ledger are grouped into one such transaction (group commit, batch.go):
+// one account lock and one durable commit serve many statements, each
+// Reserve still checked, in queue order, against everything granted
+// before it.
 //
 // # Storage
 //

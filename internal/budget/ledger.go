@@ -22,7 +22,10 @@ type Ledger struct {
 	db       *sql.DB
 	dialect  Dialect
 	retries  atomic.Int64
+	batches  atomic.Int64
 	onCommit func(Charge)
+	// batch queues Reserves and Commits for group commit (batch.go).
+	batch batcher
 }
 
 // Charge describes a committed reservation, for metrics.
@@ -54,6 +57,10 @@ func Open(ctx context.Context, db *sql.DB, dialect Dialect) (*Ledger, error) {
 // Retries returns how many transactions were run again after a lock conflict
 // since Open, for metrics and tests.
 func (l *Ledger) Retries() int64 { return l.retries.Load() }
+
+// Batches returns how many group-commit transactions (batch.go) ran since
+// Open, each settling one or more Reserves and Commits, for metrics and tests.
+func (l *Ledger) Batches() int64 { return l.batches.Load() }
 
 // SetLimit creates the account with the given limit, or changes the limit of
 // an existing account and keeps what it has used: lowering a limit below the

@@ -2,6 +2,7 @@ package budget
 
 import (
 	"context"
+	"database/sql"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -39,11 +40,11 @@ func TestRaceNeverOverspends(t *testing.T) {
 func TestRaceTwoProxies(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, b backend, dsn string) {
 		ledgers := make([]*Ledger, 2)
+		dbs := []*sql.DB{openDB(t, b, dsn), openDB(t, b, dsn)} // before any goroutine: openDB may end the test
 		var wg sync.WaitGroup
 		for i := range ledgers {
-			db := openDB(t, b, dsn)
 			wg.Go(func() { // both proxies start at once and create the schema
-				l, err := Open(context.Background(), db, b.dialect)
+				l, err := Open(context.Background(), dbs[i], b.dialect)
 				if err != nil {
 					t.Errorf("Open: %v", err)
 				}

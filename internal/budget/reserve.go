@@ -42,7 +42,11 @@ func (r *Reservation) Accounts() []string { return slices.Clone(r.accounts) }
 // auditors (truncated to 4096 bytes).
 //
 // The reservation counts as spent until Cancel releases it: if neither Commit
-// nor Cancel is ever called, it stays spent.
+// nor Cancel is ever called, it stays spent. Concurrent Reserves and Commits
+// share transactions (batch.go); if ctx ends while the request waits for
+// its batch, Reserve returns the context's error and a reservation the
+// batch then grants stays spent, never to be settled: the caller's
+// cancellation can overcharge, never undercharge.
 func (l *Ledger) Reserve(ctx context.Context, accounts []string, cost Cost, memo string) (*Reservation, error) {
 	if len(accounts) == 0 {
 		return nil, invalid("a reservation needs at least one account")
@@ -56,30 +60,14 @@ func (l *Ledger) Reserve(ctx context.Context, accounts []string, cost Cost, memo
 		return nil, err
 	}
 	sorted := slices.Compact(slices.Sorted(slices.Values(accounts)))
-	memo = cleanMemo(memo)
-	now := time.Now().UnixMicro()
-	var id int64
-	err := l.inTx(ctx, func(tx *sql.Tx) error {
-		usages, err := l.lockAccounts(ctx, tx, sorted)
-		if err != nil {
-			return err
-		}
-		for _, a := range accounts {
-			u, ok := usages[a]
-			if !ok {
-				return unknownAccount(a)
-			}
-			if !u.fits(cost) {
-				return exhausted(a, u, cost)
-			}
-		}
-		id, err = l.charge(ctx, tx, sorted, cost, memo, now)
-		return err
-	})
-	if err != nil {
-		return nil, ledgerError(err)
+	req := &request{
+		reserve: &reserveRequest{accounts: slices.Clone(accounts), sorted: sorted, cost: cost, memo: cleanMemo(memo)},
+		now:     time.Now().UnixMicro(),
 	}
-	return &Reservation{ledger: l, id: id, accounts: sorted, cost: cost, memo: memo}, nil
+	if err := l.submit(ctx, req); err != nil {
+		return nil, err
+	}
+	return &Reservation{ledger: l, id: req.id, accounts: sorted, cost: cost, memo: req.reserve.memo}, nil
 }
 
 // Commit marks the reservation as spent for good: the answer it paid for was
@@ -89,10 +77,7 @@ func (l *Ledger) Reserve(ctx context.Context, accounts []string, cost Cost, memo
 // that outlives the client (context.WithoutCancel) to keep History accurate.
 func (r *Reservation) Commit(ctx context.Context) error {
 	l := r.ledger
-	now := time.Now().UnixMicro()
-	err := ledgerError(l.inTx(ctx, func(tx *sql.Tx) error {
-		return l.settle(ctx, tx, r.id, Committed, now)
-	}))
+	err := l.submit(ctx, &request{commit: r, now: time.Now().UnixMicro()})
 	if err == nil && l.onCommit != nil {
 		l.onCommit(Charge{Accounts: r.accounts, Cost: r.cost, Memo: r.memo})
 	}
@@ -148,47 +133,12 @@ func (l *Ledger) lockAccounts(ctx context.Context, tx *sql.Tx, sorted []string) 
 	return usages, rows.Err()
 }
 
-// charge adds cost to the usage of the sorted, locked accounts and records
-// the new pending reservation; it returns the reservation's id.
-func (l *Ledger) charge(ctx context.Context, tx *sql.Tx, sorted []string, cost Cost, memo string, now int64) (int64, error) {
-	if err := l.addUsage(ctx, tx, sorted, cost, now); err != nil {
-		return 0, err
-	}
-	id, err := l.insertReservation(ctx, tx, sorted, cost, memo, now)
-	if err != nil {
-		return 0, err
-	}
-	links := make([]any, 0, 2*len(sorted))
-	for _, a := range sorted {
-		links = append(links, a, id)
-	}
-	_, err = l.exec(ctx, tx, "INSERT INTO dpproxy_reservation_accounts (account, reservation_id) VALUES "+
-		strings.TrimSuffix(strings.Repeat("(?, ?), ", len(sorted)), ", "), links...)
-	return id, err
-}
-
 // addUsage adds delta (negative to release) to the usage of the accounts;
 // the sum is computed by the database, in full float64 precision.
 func (l *Ledger) addUsage(ctx context.Context, tx *sql.Tx, accounts []string, delta Cost, now int64) error {
 	_, err := l.exec(ctx, tx, "UPDATE dpproxy_accounts SET epsilon_used = epsilon_used + ?, delta_used = delta_used + ?, updated_at = ? WHERE name IN ("+placeholders(len(accounts))+")",
 		append([]any{delta.Epsilon, delta.Delta, now}, anys(accounts)...)...)
 	return err
-}
-
-// insertReservation records a new pending reservation and returns its id.
-func (l *Ledger) insertReservation(ctx context.Context, tx *sql.Tx, sorted []string, cost Cost, memo string, now int64) (int64, error) {
-	insert := "INSERT INTO dpproxy_reservations (accounts, epsilon, delta, memo, state, reserved_at) VALUES (?, ?, ?, ?, ?, ?)"
-	args := []any{strings.Join(sorted, "\n"), cost.Epsilon, cost.Delta, memo, string(Reserved), now}
-	if l.dialect == Postgres { // lib/pq does not implement LastInsertId
-		var id int64
-		err := l.queryRow(ctx, tx, insert+" RETURNING id", args...).Scan(&id)
-		return id, err
-	}
-	res, err := l.exec(ctx, tx, insert, args...)
-	if err != nil {
-		return 0, err
-	}
-	return res.LastInsertId()
 }
 
 // settle moves reservation id from Reserved to state, or fails with an error

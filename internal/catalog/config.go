@@ -114,7 +114,24 @@ type Database struct {
 	Driver string `yaml:"driver"`
 	// DSN is the driver's data source name; ${VAR} is replaced from the environment.
 	DSN string `yaml:"dsn"`
+	// Isolation is how the backend's reads of one statement are isolated
+	// (backend only): "repeatable_read" (the default) runs them in one
+	// read-only REPEATABLE READ transaction, one snapshot of the data;
+	// "none" runs them in a transaction at the server's default level
+	// without asking for one (distributed engines such as Vitess refuse
+	// SET TRANSACTION ISOLATION LEVEL). With "none", a statement whose
+	// mechanism reads twice (a count, then a window it shapes) may read
+	// two states of the data if it changes in between, so its privacy
+	// analysis, which assumes one dataset, holds only while the table is
+	// not written; a single-read statement is unaffected.
+	Isolation string `yaml:"isolation"`
 }
+
+// The backend isolation settings.
+const (
+	IsolationRepeatableRead = "repeatable_read"
+	IsolationNone           = "none"
+)
 
 // The supported drivers.
 const (
@@ -133,6 +150,13 @@ type Privacy struct {
 	DefaultDelta float64 `yaml:"default_delta"`
 	// MaxDelta caps the δ of one statement.
 	MaxDelta float64 `yaml:"max_delta"`
+	// RepeatWindow, when positive, gives a statement whose typed plan is
+	// identical to one answered less than RepeatWindow ago (by any analyst,
+	// through any proxy sharing the ledger) the answer released then, at no
+	// cost, so that repeating a statement neither averages its noise away
+	// nor spends budget. It assumes the table does not change meaningfully
+	// within the window. 0 (the default) answers every statement afresh.
+	RepeatWindow Duration `yaml:"repeat_window"`
 }
 
 // User is an analyst.
@@ -343,6 +367,9 @@ func (c *Config) applyDefaults() {
 	if c.MaxBufferedBytes == 0 {
 		c.MaxBufferedBytes = DefaultMaxBufferedBytes
 	}
+	if c.Backend.Isolation == "" {
+		c.Backend.Isolation = IsolationRepeatableRead
+	}
 	if c.Ledger.Driver == "" && c.Ledger.DSN == "" {
 		c.Ledger = Database{Driver: DriverSQLite, DSN: "dpproxy-ledger.db"}
 	}
@@ -425,6 +452,14 @@ func (c *Config) Validate() error {
 			return invalid(db.field+".dsn", "is required")
 		}
 	}
+	switch c.Backend.Isolation {
+	case IsolationRepeatableRead, IsolationNone:
+	default:
+		return invalid("backend.isolation", "must be %s or %s, got %q", IsolationRepeatableRead, IsolationNone, c.Backend.Isolation)
+	}
+	if c.Ledger.Isolation != "" {
+		return invalid("ledger.isolation", "is a backend setting; the ledger locks what it reads")
+	}
 	p := c.Privacy
 	if err := checkStatementEpsilon("privacy.default_epsilon", p.DefaultEpsilon); err != nil {
 		return err
@@ -440,6 +475,9 @@ func (c *Config) Validate() error {
 	}
 	if err := checkProbability("privacy.max_delta", p.MaxDelta); err != nil {
 		return err
+	}
+	if p.RepeatWindow.Duration < 0 {
+		return invalid("privacy.repeat_window", "must not be negative, got %v", p.RepeatWindow.Duration)
 	}
 	if p.DefaultDelta > p.MaxDelta {
 		return invalid("privacy.default_delta", "%g exceeds privacy.max_delta %g", p.DefaultDelta, p.MaxDelta)

@@ -77,6 +77,9 @@ func TestValidationNamesTheField(t *testing.T) {
 		{"lower: 0", "lower: 1.0e-200", "tables[0].columns[0]"},
 		{"upper: 100}", "upper: 100, histogram: {epsilon: 1.0e-6}}", "tables[0].columns[0].histogram.epsilon"},
 		{"users:", "privacy: {default_epsilon: 1.0e-20}\nusers:", "privacy.default_epsilon"},
+		{"driver: postgres,", "driver: postgres, isolation: serializable,", "backend.isolation"},
+		{"users:", "ledger: {driver: sqlite, dsn: l.db, isolation: none}\nusers:", "ledger.isolation"},
+		{"users:", "privacy: {repeat_window: -1s}\nusers:", "privacy.repeat_window"},
 	} {
 		cfg := strings.Replace(validConfig, tc.from, tc.to, 1)
 		_, err := ParseConfig(strings.NewReader(cfg))

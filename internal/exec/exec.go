@@ -16,6 +16,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/dpproxy/dpproxy/internal/backend"
@@ -39,6 +40,12 @@ type Executor struct {
 	interactive *interactiveStore
 	// statementTimeout bounds Run; 0 means none.
 	statementTimeout time.Duration
+	// repeatWindow is how long a released answer is given again to an
+	// identical statement (answers.go); 0 turns repeated answers off.
+	repeatWindow time.Duration
+	answers      answerStore
+	// commits counts the commits of paid statements still under way.
+	commits sync.WaitGroup
 }
 
 // SetStatementTimeout bounds every later Run to d (0: no bound). The
@@ -48,6 +55,15 @@ type Executor struct {
 // timeout before the first fetch is sent cancels the reservation, one after
 // is charged although nothing is delivered. Call it before Run is used.
 func (e *Executor) SetStatementTimeout(d time.Duration) { e.statementTimeout = d }
+
+// Wait returns when every commit of a statement already answered has been
+// written to the ledger (or has failed); call it before closing the ledger.
+func (e *Executor) Wait() { e.commits.Wait() }
+
+// SetRepeatWindow makes identical statements within d of a released answer
+// get that answer again at no cost (answers.go); 0, the default, turns it
+// off. Call it before the first Run.
+func (e *Executor) SetRepeatWindow(d time.Duration) { e.repeatWindow = d }
 
 // New returns an executor.
 func New(b *backend.Backend, l *budget.Ledger, log *slog.Logger) *Executor {
@@ -99,11 +115,18 @@ func (e *Executor) Run(ctx context.Context, user string, plan *planner.Plan, src
 	if plan.Synopsis != nil {
 		return e.runSynopses(ctx, user, plan, src)
 	}
+	if e.repeatWindow > 0 {
+		return e.runRepeatable(ctx, user, plan, src)
+	}
 	released, err := e.paidRelease(ctx, user, plan, src)
 	if err != nil {
 		return nil, err
 	}
-	return buildResult(plan, released)
+	values, err := evaluate(plan, released)
+	if err != nil {
+		return nil, err
+	}
+	return resultOf(plan, values), nil
 }
 
 // paidRelease reserves the plan's cost, runs its releases and settles the
@@ -131,13 +154,23 @@ func (e *Executor) paid(ctx context.Context, user string, plan *planner.Plan, no
 	defer func() {
 		// A fresh context: the budget must be settled even if ctx was cancelled.
 		settle := context.WithoutCancel(ctx)
-		var serr error
 		if readData {
-			serr = reservation.Commit(settle)
-		} else {
-			serr = reservation.Cancel(settle)
+			// The reservation already counts as spent, so the answer need
+			// not wait for the commit, which only records that the
+			// reservation will never be cancelled; the commit joins the
+			// ledger's next batch (budget's group commit). If it fails or
+			// the process dies first, the reservation stays reserved:
+			// spent, as the ledger counts it. Wait lets shutdown finish it.
+			e.commits.Add(1)
+			go func() {
+				defer e.commits.Done()
+				if err := reservation.Commit(settle); err != nil {
+					e.log.Error("committing budget reservation failed; it stays reserved (spent)", "user", user, "reservation", reservation.ID(), "err", err)
+				}
+			}()
+			return
 		}
-		if serr != nil {
+		if serr := reservation.Cancel(settle); serr != nil {
 			e.log.Error("settling budget reservation failed", "user", user, "err", serr)
 			if err == nil {
 				err = dperr.Wrap(dperr.Internal, serr, "internal error: budget ledger unavailable")
@@ -160,7 +193,9 @@ func (e *Executor) release(ctx context.Context, plan *planner.Plan, src noise.So
 	if err != nil {
 		return nil, err
 	}
-	defer snap.Close()
+	// The read-only transaction ends after the answer is on its way: its
+	// ROLLBACK decides nothing, so no statement waits for its round trip.
+	defer func() { go snap.Close() }()
 	salt := newUnitSalt(plan, src)
 	terms, where := summaryTerms(plan)
 	values := map[int64][]float64{}
@@ -235,6 +270,8 @@ func (e *Executor) releaseFrom(ctx context.Context, snap *backend.Snapshot, plan
 				switch {
 				case f.Pairs != nil:
 					fetched[k].Pairs, err = snap.Pairs(ctx, f)
+				case f.GridSums != nil && fewValues(plan.Table, f.GridSums.Column):
+					fetched[k].Integers, err = snap.GridSumsGrouped(ctx, f)
 				case f.GridSums != nil:
 					fetched[k].Integers, err = snap.GridSums(ctx, f)
 				default:
@@ -250,11 +287,37 @@ func (e *Executor) releaseFrom(ctx context.Context, snap *backend.Snapshot, plan
 }
 
 // fetch completes a request with the plan's table and filter and, on a
-// table with a privacy unit, the bound of rows per unit (unit.go).
+// table with a privacy unit, the bound of rows per unit (unit.go); it asks
+// for a window of values over an integer column with a small declared range
+// as grouped counts (sqlrewrite.Window.Grouped): at most that many groups,
+// one aggregate scan instead of a sort, from which the grid sums of the
+// column are computed too (release). The numbers returned are the same.
 func (e *Executor) fetch(plan *planner.Plan, rowsPerUnit int64, salt string, f sqlrewrite.Fetch) sqlrewrite.Fetch {
 	f.Table, f.Filter = plan.Table.Source, plan.Filter
 	f.Unit = unitBound(plan.Table, rowsPerUnit, salt)
+	if w := f.Window; w != nil && !w.Sum && fewValues(plan.Table, w.Column) {
+		grouped := *w
+		grouped.Grouped = true
+		f.Window = &grouped
+	}
 	return f
+}
+
+// maxGroupedValues is the widest declared integer range whose windows are
+// read grouped.
+const maxGroupedValues = 1 << 16
+
+// fewValues reports whether the table's column with backend name source is
+// an integer column of at most maxGroupedValues declared values.
+func fewValues(t *catalog.Table, source string) bool {
+	for _, c := range t.Columns {
+		if c.Source != source || c.Type != catalog.Integer {
+			continue
+		}
+		lo, hi, ok := c.Bounds()
+		return ok && hi-lo < maxGroupedValues
+	}
+	return false
 }
 
 func mechanismError(r *planner.Release, err error) error {
@@ -279,14 +342,25 @@ func memo(plan *planner.Plan) string {
 	return fmt.Sprintf("%s: %s", plan.Table.Name, strings.Join(labels, ", "))
 }
 
-// buildResult derives the output columns and describes each in a warning.
-func buildResult(plan *planner.Plan, released []planner.Estimate) (*Result, error) {
-	res := &Result{}
-	for _, o := range plan.Outputs {
+// evaluate derives the output values from the released estimates.
+func evaluate(plan *planner.Plan, released []planner.Estimate) ([]planner.Value, error) {
+	values := make([]planner.Value, len(plan.Outputs))
+	for i, o := range plan.Outputs {
 		v, err := o.Evaluate(released)
 		if err != nil {
 			return nil, dperr.Wrap(dperr.Internal, err, "internal error: cannot derive %s", o.Label)
 		}
+		values[i] = v
+	}
+	return values, nil
+}
+
+// resultOf builds the result row from the output values and describes each
+// in a warning.
+func resultOf(plan *planner.Plan, values []planner.Value) *Result {
+	res := &Result{}
+	for i, o := range plan.Outputs {
+		v := values[i]
 		res.Columns = append(res.Columns, o.Label)
 		switch {
 		case v.Null:
@@ -298,7 +372,7 @@ func buildResult(plan *planner.Plan, released []planner.Estimate) (*Result, erro
 		}
 		res.Warnings = append(res.Warnings, describe(plan, &o, v))
 	}
-	return res, nil
+	return res
 }
 
 // describe writes the note of one output: the mechanism(s), the ε and δ of

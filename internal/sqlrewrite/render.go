@@ -48,8 +48,10 @@ import (
 //
 //	Summary:   SELECT COUNT(*), COUNT(c), COUNT(readable c), COALESCE(SUM(clamp(c)), 0),
 //	           COALESCE(SUM(clamp(c) * clamp(c)), 0) FROM t WHERE F   (the terms in order; one row)
-//	Window:    SELECT clamp(c) FROM t WHERE F AND readable(c) ORDER BY c LIMIT n OFFSET r
+//	Window:    SELECT clamp(c) FROM t WHERE F AND readable(c) ORDER BY t.c LIMIT n OFFSET r
 //	           (with GridUnit, the grid index of clamp(c) instead: render_grid.go)
+//	Grouped window: SELECT v, COUNT(*) FROM (SELECT clamp(c) AS v FROM t WHERE F AND c IS NOT NULL) AS w
+//	           GROUP BY v ORDER BY v     (the reader takes the ranks)
 //	GridSums:  exact integer sums of grid indices (render_grid.go)
 //	Histogram: SELECT CASE WHEN b > bins-1 THEN bins-1 ELSE b END, COUNT(*)
 //	           FROM (SELECT FLOOR((clamp(c) - lo) * bins / (hi - lo)) AS b
@@ -186,7 +188,24 @@ func (r *renderer) window(f Fetch) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	ranks := " ORDER BY " + col + " LIMIT " + strconv.FormatInt(w.Limit, 10) + " OFFSET " + strconv.FormatInt(w.Offset, 10)
+	if w.Grouped {
+		if w.Sum {
+			return "", errors.New("sqlrewrite: a grouped window cannot be a sum")
+		}
+		return "SELECT v, COUNT(*) FROM (SELECT " + v + " AS v" + from + ") AS w GROUP BY v ORDER BY v", nil
+	}
+	// Qualified, so that it names the table's column: PostgreSQL would take
+	// a bare name for the output column that the clamp's CASE … ELSE col
+	// is named after, and sort by the clamped expression, which no index
+	// serves.
+	table, err := r.spec.table(f.Table)
+	if err != nil {
+		return "", err
+	}
+	if f.Unit != nil {
+		table = unitAlias
+	}
+	ranks := " ORDER BY " + table + "." + col + " LIMIT " + strconv.FormatInt(w.Limit, 10) + " OFFSET " + strconv.FormatInt(w.Offset, 10)
 	if w.Sum {
 		return "SELECT COALESCE(SUM(v), 0) FROM (SELECT " + v + " AS v" + from + ranks + ") AS w", nil
 	}

@@ -102,9 +102,13 @@ func (r *renderer) unitFrom(u *UnitBound, table string, conds []string, extra st
 		") AS " + pos + " FROM " + table + " AS dpproxy_t WHERE " + strings.Join(where, " AND ")
 	middle := "SELECT dpproxy_p.*, ROW_NUMBER() OVER (PARTITION BY " + unit + " ORDER BY " + key + ") AS " + rank +
 		" FROM (" + inner + ") AS dpproxy_p"
-	outer := " FROM (" + middle + ") AS dpproxy_b WHERE " + rank + " <= " + strconv.FormatInt(u.MaxRows, 10)
+	outer := " FROM (" + middle + ") AS " + unitAlias + " WHERE " + rank + " <= " + strconv.FormatInt(u.MaxRows, 10)
 	if extra != "" {
 		outer += " AND " + extra
 	}
 	return outer, nil
 }
+
+// unitAlias names the bounded rows in the outer FROM of a unit-bounded
+// fetch: a fetch that qualifies a column (a window's ORDER BY) uses it.
+const unitAlias = "dpproxy_b"

@@ -1,0 +1,303 @@
+package exec
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"reflect"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/dpproxy/dpproxy/internal/dperr"
+	"github.com/dpproxy/dpproxy/internal/mech/noise"
+	"github.com/dpproxy/dpproxy/internal/planner"
+	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
+)
+
+// Repeated answers (Executor.SetRepeatWindow). A statement whose plan is
+// identical to one answered within the window gets the answer released
+// then, at no cost, whoever asked it: repeating a statement can neither
+// average the noise away nor spend budget. The answer is post-processing
+// of a released value, so handing it out again reveals nothing new; the
+// window is the assumption that the table did not change meanwhile.
+//
+// Identical means the same typed plan, not the same SQL text: the same
+// table (with its declared columns and bounds), the same filter (its
+// conditions in any order, IN lists in any order), the same releases
+// (statistic, mechanism with its parameters, ε, δ, trim) and the same
+// outputs (aggregate and derivation; the column labels may differ). The
+// key is a SHA-256 of a canonical encoding of the whole plan that walks
+// every field, exported or not, so a field added to a plan later takes
+// part in the key without anyone remembering to add it.
+//
+// The answers live in the ledger's state storage (budget.Ledger state
+// under "answer:" + the key's hex), so every proxy sharing the ledger
+// agrees. One writer: an answer is stored with an insert-if-absent (or,
+// replacing an expired one, a compare-and-swap from the expired bytes)
+// and released only if that write succeeded; a statement that loses the
+// race discards its own answer unreleased and returns the winner's. Within
+// one process, identical statements wait for each other (a mutex per key),
+// so only statements racing from different proxies ever pay twice.
+type answerStore struct {
+	mu    sync.Mutex
+	locks map[string]*sync.Mutex
+}
+
+// answerKeyPrefix begins the ledger state keys of repeated answers.
+const answerKeyPrefix = "answer:"
+
+// storedAnswer is the ledger value of a released answer: the outputs'
+// values, floats as their bits so that every value round-trips exactly.
+type storedAnswer struct {
+	ReleasedAt int64         `json:"released_at"` // Unix microseconds
+	Values     []storedValue `json:"values"`
+}
+
+type storedValue struct {
+	Null        bool   `json:"null,omitempty"`
+	Value       uint64 `json:"value"`
+	Low         uint64 `json:"low,omitempty"`
+	High        uint64 `json:"high,omitempty"`
+	HasInterval bool   `json:"has_interval,omitempty"`
+	Note        string `json:"note,omitempty"`
+}
+
+func (s *answerStore) lock(key string) *sync.Mutex {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.locks == nil {
+		s.locks = map[string]*sync.Mutex{}
+	}
+	m, ok := s.locks[key]
+	if !ok {
+		m = &sync.Mutex{}
+		s.locks[key] = m
+	}
+	return m
+}
+
+// runRepeatable answers plan from a stored answer released within the
+// window, or releases a new one (paying for it) and stores it.
+func (e *Executor) runRepeatable(ctx context.Context, user string, plan *planner.Plan, src noise.Source) (*Result, error) {
+	key, err := answerKey(plan)
+	if err != nil {
+		// A plan this code cannot compare (a new kind of field) is answered
+		// afresh and paid, as without a window; the log says why.
+		e.log.Error("statement answered without the repeat window: its plan has no key", "err", err)
+		released, err := e.paidRelease(ctx, user, plan, src)
+		if err != nil {
+			return nil, err
+		}
+		values, err := evaluate(plan, released)
+		if err != nil {
+			return nil, err
+		}
+		return resultOf(plan, values), nil
+	}
+	m := e.answers.lock(key)
+	m.Lock()
+	defer m.Unlock()
+	old, stored, err := e.loadAnswer(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	if stored != nil && e.fresh(stored) {
+		return repeatedResult(plan, stored)
+	}
+	released, err := e.paidRelease(ctx, user, plan, src)
+	if err != nil {
+		return nil, err
+	}
+	values, err := evaluate(plan, released)
+	if err != nil {
+		return nil, err
+	}
+	mine := storedAnswer{ReleasedAt: time.Now().UnixMicro()}
+	for _, v := range values {
+		mine.Values = append(mine.Values, storedValue{Null: v.Null, Value: math.Float64bits(v.Value),
+			Low: math.Float64bits(v.Low), High: math.Float64bits(v.High), HasInterval: v.HasInterval, Note: v.Note})
+	}
+	value, err := json.Marshal(mine)
+	if err != nil {
+		return nil, dperr.Wrap(dperr.Internal, err, "internal error: cannot record the answer")
+	}
+	swapped, err := e.ledger.SwapState(context.WithoutCancel(ctx), key, old, value)
+	if err != nil {
+		return nil, dperr.Wrap(dperr.Internal, err, "internal error: the answer could not be recorded; its budget is spent")
+	}
+	if swapped {
+		return resultOf(plan, values), nil
+	}
+	// Another proxy stored an answer first: release that one, never ours.
+	_, stored, err = e.loadAnswer(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	if stored == nil || !e.fresh(stored) {
+		return nil, dperr.New(dperr.Internal, "internal error: the answer of a concurrent identical statement vanished; this statement's budget is spent")
+	}
+	return repeatedResult(plan, stored)
+}
+
+// loadAnswer returns the stored bytes and answer under key (nil, nil when
+// there is none).
+func (e *Executor) loadAnswer(ctx context.Context, key string) ([]byte, *storedAnswer, error) {
+	raw, ok, err := e.ledger.GetState(ctx, key)
+	if err != nil {
+		return nil, nil, dperr.Wrap(dperr.Internal, err, "internal error: budget ledger unavailable")
+	}
+	if !ok {
+		return nil, nil, nil
+	}
+	var a storedAnswer
+	if err := json.Unmarshal(raw, &a); err != nil {
+		return nil, nil, dperr.Wrap(dperr.Internal, err, "internal error: a stored answer is unreadable")
+	}
+	return raw, &a, nil
+}
+
+func (e *Executor) fresh(a *storedAnswer) bool {
+	return time.Since(time.UnixMicro(a.ReleasedAt)) < e.repeatWindow
+}
+
+// repeatedResult rebuilds the result of plan from a stored answer; each
+// note says the answer is a repeated one.
+func repeatedResult(plan *planner.Plan, a *storedAnswer) (*Result, error) {
+	if len(a.Values) != len(plan.Outputs) {
+		return nil, dperr.New(dperr.Internal, "internal error: a stored answer does not fit its statement")
+	}
+	values := make([]planner.Value, len(a.Values))
+	for i, s := range a.Values {
+		values[i] = planner.Value{Null: s.Null, Estimate: planner.Estimate{Value: math.Float64frombits(s.Value),
+			Low: math.Float64frombits(s.Low), High: math.Float64frombits(s.High), HasInterval: s.HasInterval, Note: s.Note}}
+	}
+	res := resultOf(plan, values)
+	note := fmt.Sprintf("; repeated answer: released %s, no budget spent", time.UnixMicro(a.ReleasedAt).UTC().Format(time.RFC3339))
+	for i := range res.Warnings {
+		res.Warnings[i].Message += note
+	}
+	return res, nil
+}
+
+// answerKey returns the ledger state key of plan's answers.
+func answerKey(plan *planner.Plan) (string, error) {
+	canon := *plan
+	canon.Filter = slices.Clone(plan.Filter)
+	canon.Outputs = slices.Clone(plan.Outputs)
+	for i := range canon.Outputs {
+		canon.Outputs[i].Label = "" // the client's alias or spelling
+	}
+	var b bytes.Buffer
+	if err := encodeCanonical(&b, reflect.ValueOf(canon), 0); err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(b.Bytes())
+	return answerKeyPrefix + hex.EncodeToString(sum[:]), nil
+}
+
+// maxCanonicalDepth bounds the nesting encodeCanonical follows (plans are
+// trees a few levels deep; a cycle would otherwise never end).
+const maxCanonicalDepth = 32
+
+// The element types of conjunctions and IN lists.
+var (
+	conditionType = reflect.TypeOf(sqlrewrite.Condition{})
+	valueType     = reflect.TypeOf(sqlrewrite.Value{})
+)
+
+// encodeCanonical writes an encoding of v that is equal for equal plans:
+// every struct field (exported or not) by name, floats as bits, the
+// dynamic type of interfaces, map entries sorted, and the elements of a
+// conjunction ([]sqlrewrite.Condition) and of an IN list sorted, since
+// their order does not change the rows they select. Functions and
+// channels cannot be compared: a plan holding one has no key.
+func encodeCanonical(b *bytes.Buffer, v reflect.Value, depth int) error {
+	if depth > maxCanonicalDepth {
+		return errors.New("plan nested too deeply for a canonical encoding")
+	}
+	switch v.Kind() {
+	case reflect.Bool:
+		b.WriteString(strconv.FormatBool(v.Bool()))
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		b.WriteString(strconv.FormatInt(v.Int(), 10))
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		b.WriteString(strconv.FormatUint(v.Uint(), 10))
+	case reflect.Float32, reflect.Float64:
+		b.WriteString("f" + strconv.FormatUint(math.Float64bits(v.Float()), 16))
+	case reflect.String:
+		b.WriteString(strconv.Quote(v.String()))
+	case reflect.Pointer, reflect.Interface:
+		if v.IsNil() {
+			b.WriteString("nil")
+			return nil
+		}
+		if v.Kind() == reflect.Interface {
+			b.WriteString(v.Elem().Type().String())
+		}
+		b.WriteByte('&')
+		return encodeCanonical(b, v.Elem(), depth+1)
+	case reflect.Struct:
+		b.WriteString(v.Type().String() + "{")
+		for i := range v.NumField() {
+			b.WriteString(v.Type().Field(i).Name + ":")
+			if err := encodeCanonical(b, v.Field(i), depth+1); err != nil {
+				return err
+			}
+			b.WriteByte(',')
+		}
+		b.WriteByte('}')
+	case reflect.Slice, reflect.Array:
+		if v.Kind() == reflect.Slice && v.IsNil() {
+			b.WriteString("nil")
+			return nil
+		}
+		elems := make([][]byte, v.Len())
+		for i := range elems {
+			var e bytes.Buffer
+			if err := encodeCanonical(&e, v.Index(i), depth+1); err != nil {
+				return err
+			}
+			elems[i] = e.Bytes()
+		}
+		t := v.Type()
+		if t.Elem() == conditionType || t.Elem() == valueType {
+			slices.SortFunc(elems, bytes.Compare) // a conjunction, an IN list
+		}
+		b.WriteByte('[')
+		for _, e := range elems {
+			b.Write(e)
+			b.WriteByte(',')
+		}
+		b.WriteByte(']')
+	case reflect.Map:
+		entries := make([][]byte, 0, v.Len())
+		for it := v.MapRange(); it.Next(); {
+			var e bytes.Buffer
+			if err := encodeCanonical(&e, it.Key(), depth+1); err != nil {
+				return err
+			}
+			e.WriteByte(':')
+			if err := encodeCanonical(&e, it.Value(), depth+1); err != nil {
+				return err
+			}
+			entries = append(entries, e.Bytes())
+		}
+		slices.SortFunc(entries, bytes.Compare)
+		b.WriteByte('{')
+		for _, e := range entries {
+			b.Write(e)
+			b.WriteByte(',')
+		}
+		b.WriteByte('}')
+	default:
+		return fmt.Errorf("plan holds a %s, which has no canonical encoding", v.Kind())
+	}
+	return nil
+}

@@ -1,0 +1,250 @@
+package exec
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/dpproxy/dpproxy/internal/backend"
+	"github.com/dpproxy/dpproxy/internal/budget"
+	"github.com/dpproxy/dpproxy/internal/catalog"
+	"github.com/dpproxy/dpproxy/internal/planner"
+	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
+	"github.com/dpproxy/dpproxy/internal/testdb"
+)
+
+// answersFixture is a SQLite table t(a, b) of 200 rows without synopses or
+// an interactive domain, and a ledger giving users a and b ε = 10 each.
+type answersFixture struct {
+	cat    *catalog.Config
+	back   *backend.Backend
+	ledger *budget.Ledger
+}
+
+func newAnswersFixture(t *testing.T) *answersFixture {
+	t.Helper()
+	db := testdb.SQLite(t)
+	if _, err := db.Exec("CREATE TABLE t (a INTEGER, b INTEGER)"); err != nil {
+		t.Fatal(err)
+	}
+	var values []string
+	for i := range 200 {
+		values = append(values, fmt.Sprintf("(%d, %d)", i%100, i%4))
+	}
+	if _, err := db.Exec("INSERT INTO t (a, b) VALUES " + strings.Join(values, ", ")); err != nil {
+		t.Fatal(err)
+	}
+	lo, hiA, hiB := 0.0, 100.0, 3.0
+	cat := &catalog.Config{Tables: []catalog.Table{{Name: "t", Source: "t", Columns: []catalog.Column{
+		{Name: "a", Source: "a", Type: catalog.Integer, Lower: &lo, Upper: &hiA},
+		{Name: "b", Source: "b", Type: catalog.Integer, Lower: &lo, Upper: &hiB},
+	}}}}
+	l, err := budget.Open(context.Background(), testdb.SQLite(t), budget.SQLite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range []string{"user:a", "user:b"} {
+		if err := l.SetLimit(context.Background(), u, budget.Cost{Epsilon: 10}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return &answersFixture{cat: cat, back: backend.New(db, sqlrewrite.SQLite, nil), ledger: l}
+}
+
+func (f *answersFixture) executor(t *testing.T, window time.Duration) *Executor {
+	e := New(f.back, f.ledger, nil)
+	e.SetRepeatWindow(window)
+	t.Cleanup(e.Wait) // the last commits, before the databases close
+	return e
+}
+
+func (f *answersFixture) plan(t *testing.T, q string, eps float64) *planner.Plan {
+	t.Helper()
+	st, err := sqlrewrite.NewParser(f.cat).Parse(q)
+	if err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	plan, err := planner.New(f.cat).Plan(st.(*sqlrewrite.Select), planner.Settings{Epsilon: eps, Mechanism: "auto", Trim: planner.DefaultTrim})
+	if err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	return plan
+}
+
+func (f *answersFixture) run(t *testing.T, e *Executor, user, q string, eps float64, seed byte) *Result {
+	t.Helper()
+	res, err := e.Run(context.Background(), user, f.plan(t, q, eps), rand.NewChaCha8([32]byte{seed}))
+	if err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	return res
+}
+
+func (f *answersFixture) remaining(t *testing.T, user string) float64 {
+	t.Helper()
+	c, err := f.ledger.Remaining(context.Background(), "user:"+user)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c.Epsilon
+}
+
+const repeatQuery = "SELECT COUNT(*), AVG(a), SUM(b) FROM t WHERE a > 10 AND b IN (1, 2)"
+
+// TestRepeatedStatementGetsTheSameAnswerFree: the same plan, written
+// differently (alias, case, conditions and IN list reordered) and asked
+// by another analyst, gets the first answer back, says so, and costs
+// nothing; a different ε or predicate is a new statement and pays.
+func TestRepeatedStatementGetsTheSameAnswerFree(t *testing.T) {
+	f := newAnswersFixture(t)
+	e := f.executor(t, time.Hour)
+	first := f.run(t, e, "a", repeatQuery, 0.5, 1)
+	if got := f.remaining(t, "a"); got != 9.5 {
+		t.Fatalf("first statement: remaining %v, want 9.5", got)
+	}
+	for _, w := range first.Warnings {
+		if strings.Contains(w.Message, "repeated answer") {
+			t.Errorf("first answer described as repeated: %s", w.Message)
+		}
+	}
+	again := f.run(t, e, "b", "select count(*) AS n, avg(a), sum(b) from t where b in (2, 1) and 10 < a", 0.5, 2)
+	if !reflect.DeepEqual(again.Row, first.Row) {
+		t.Errorf("repeated statement: got %v, want the first answer %v", again.Row, first.Row)
+	}
+	if again.Columns[0] != "n" {
+		t.Errorf("repeated statement's columns %v: want its own labels", again.Columns)
+	}
+	if got := f.remaining(t, "b"); got != 10 {
+		t.Errorf("repeated statement charged: remaining %v, want 10", got)
+	}
+	for _, w := range again.Warnings {
+		if !strings.Contains(w.Message, "repeated answer") {
+			t.Errorf("note without \"repeated answer\": %s", w.Message)
+		}
+	}
+	for _, q := range []struct {
+		sql string
+		eps float64
+	}{{repeatQuery, 0.25}, {strings.Replace(repeatQuery, "a > 10", "a > 11", 1), 0.5}} {
+		before := f.remaining(t, "b")
+		res := f.run(t, e, "b", q.sql, q.eps, 3)
+		if reflect.DeepEqual(res.Row, first.Row) {
+			t.Errorf("%s at ε=%v: got the other statement's answer", q.sql, q.eps)
+		}
+		if got := f.remaining(t, "b"); got != before-q.eps {
+			t.Errorf("%s at ε=%v: remaining %v, want %v", q.sql, q.eps, got, before-q.eps)
+		}
+	}
+}
+
+// TestRepeatWindow: without a window every statement is answered afresh;
+// after the window ends the statement is answered and paid again, and the
+// new answer replaces the old.
+func TestRepeatWindow(t *testing.T) {
+	f := newAnswersFixture(t)
+	off := f.executor(t, 0)
+	a := f.run(t, off, "a", repeatQuery, 0.5, 1)
+	b := f.run(t, off, "a", repeatQuery, 0.5, 2)
+	if reflect.DeepEqual(a.Row, b.Row) || f.remaining(t, "a") != 9 {
+		t.Errorf("without a window: %v then %v, remaining %v; want two answers paid", a.Row, b.Row, f.remaining(t, "a"))
+	}
+	short := f.executor(t, 20*time.Millisecond)
+	c := f.run(t, short, "b", repeatQuery, 0.5, 3)
+	time.Sleep(40 * time.Millisecond)
+	d := f.run(t, short, "b", repeatQuery, 0.5, 4)
+	if reflect.DeepEqual(c.Row, d.Row) || f.remaining(t, "b") != 9 {
+		t.Errorf("after the window: %v then %v, remaining %v; want two answers paid", c.Row, d.Row, f.remaining(t, "b"))
+	}
+	e := f.run(t, f.executor(t, time.Hour), "b", repeatQuery, 0.5, 5)
+	if !reflect.DeepEqual(e.Row, d.Row) {
+		t.Errorf("after the replacement: got %v, want the newest answer %v", e.Row, d.Row)
+	}
+}
+
+// TestRacingIdenticalStatementsReleaseOneAnswer: two proxies (executors)
+// sharing the ledger, 8 connections each, send the same statement at
+// once: every connection gets the same answer.
+func TestRacingIdenticalStatementsReleaseOneAnswer(t *testing.T) {
+	f := newAnswersFixture(t)
+	proxies := []*Executor{f.executor(t, time.Hour), f.executor(t, time.Hour)}
+	plan := f.plan(t, repeatQuery, 0.1)
+	const conns = 16
+	rows := make([][]any, conns)
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range conns {
+		wg.Go(func() {
+			<-start
+			res, err := proxies[i%2].Run(context.Background(), "a", plan, rand.NewChaCha8([32]byte{byte(i)}))
+			if err != nil {
+				t.Errorf("connection %d: %v", i, err)
+				return
+			}
+			rows[i] = res.Row
+		})
+	}
+	close(start)
+	wg.Wait()
+	for i := range rows {
+		if !reflect.DeepEqual(rows[i], rows[0]) {
+			t.Errorf("connection %d got %v, connection 0 got %v", i, rows[i], rows[0])
+		}
+	}
+	// Each proxy pays at most once (the loser of the race discards its answer).
+	if got := f.remaining(t, "a"); got < 10-2*0.1-1e-9 {
+		t.Errorf("remaining %v: more than one payment per proxy", got)
+	}
+}
+
+// TestAnswerKeyCoversThePlan: plans that differ in anything but the labels,
+// the order of the filter's conditions and of IN lists have different keys;
+// a plan holding something without a canonical encoding has none.
+func TestAnswerKeyCoversThePlan(t *testing.T) {
+	f := newAnswersFixture(t)
+	key := func(q string, eps float64) string {
+		k, err := answerKey(f.plan(t, q, eps))
+		if err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		return k
+	}
+	base := key(repeatQuery, 0.5)
+	for _, same := range []string{
+		"SELECT COUNT(*) AS c, AVG(a) AS m, SUM(b) FROM t WHERE b IN (2, 1) AND a > 10",
+	} {
+		if key(same, 0.5) != base {
+			t.Errorf("%s: a different key from %s", same, repeatQuery)
+		}
+	}
+	for _, other := range []string{
+		"SELECT COUNT(*), AVG(a), SUM(b) FROM t WHERE a >= 10 AND b IN (1, 2)",
+		"SELECT COUNT(*), AVG(a), SUM(b) FROM t WHERE a > 10 AND b IN (1, 3)",
+		"SELECT AVG(a), COUNT(*), SUM(b) FROM t WHERE a > 10 AND b IN (1, 2)",
+		"SELECT COUNT(*), AVG(a), SUM(a) FROM t WHERE a > 10 AND b IN (1, 2)",
+		"SELECT COUNT(*), AVG(a), SUM(b) FROM t WHERE a > 10",
+	} {
+		if key(other, 0.5) == base {
+			t.Errorf("%s: the key of %s", other, repeatQuery)
+		}
+	}
+	if key(repeatQuery, 0.5000001) == base {
+		t.Error("another ε: the same key")
+	}
+	plan := f.plan(t, repeatQuery, 0.5)
+	plan.Releases[0].Mechanism = funcMechanism{plan.Releases[0].Mechanism, func() {}}
+	if _, err := answerKey(plan); err == nil {
+		t.Error("a plan holding a function got a key")
+	}
+}
+
+// funcMechanism is a mechanism value holding a function, which has no
+// canonical encoding.
+type funcMechanism struct {
+	planner.Mechanism
+	f func()
+}
