@@ -17,6 +17,13 @@ import (
 // and connection attributes: real clients send a few hundred bytes.
 const preAuthMaxPacket = 16 << 10
 
+// freePacketBytes is the largest packet not counted against
+// Config.MaxBufferedBytes. Logins and ordinary statements fit, so clients
+// that announce large packets and stall cannot lock others out by using up
+// the budget; what small packets can take is bounded by the connections
+// (MaxConnections × freePacketBytes, 16 MiB at the default 256).
+const freePacketBytes = 64 << 10
+
 // errPacketTooLarge is sent, and returned by Read, when a client announces a
 // packet above the limit in force; errPacketMemory when the packets all
 // connections are receiving would exceed Config.MaxBufferedBytes.
@@ -25,8 +32,8 @@ var (
 	errPacketMemory   = gomysql.NewError(gomysql.ER_OUT_OF_RESOURCES, "Out of memory for client packets; try again later")
 )
 
-// packetMemory counts the bytes of the packets being received on all
-// connections: a packet's announced length is taken when its header
+// packetMemory counts the bytes of the packets above freePacketBytes being
+// received on all connections: such a packet's announced length is taken when its header
 // arrives, before go-mysql allocates it, and given back when its last byte
 // has been read or its connection ends.
 type packetMemory struct {
@@ -257,11 +264,14 @@ func (g *packetGuard) scan(b []byte) error {
 			g.refuse(errPacketTooLarge, g.header[3]+1)
 			return errPacketTooLarge
 		}
-		if !g.memory.take(length) {
-			g.refuse(errPacketMemory, g.header[3]+1)
-			return errPacketMemory
+		if length > freePacketBytes {
+			if !g.memory.take(length) {
+				g.refuse(errPacketMemory, g.header[3]+1)
+				return errPacketMemory
+			}
+			g.held = length
 		}
-		g.held, g.remaining = length, length
+		g.remaining = length
 		if length < int64(gomysql.MaxPayloadLen) {
 			g.logical = 0
 		}

@@ -282,3 +282,36 @@ func TestSecondSSLRequestInsideTLS(t *testing.T) {
 		t.Fatalf("read %d more bytes, want the connection closed", n)
 	}
 }
+
+// TestSmallPacketsDespiteStalledLargeOnes: logged-in clients that announce
+// large packets and stall until MaxBufferedBytes is used up must not lock
+// everyone else out: logins and ordinary statements (packets up to
+// freePacketBytes) do not count against it. Before, every packet counted,
+// so any analyst could take the whole budget with a few stalled packets and
+// every other login and statement got 1041 (found by the soak's
+// out-of-memory guard).
+func TestSmallPacketsDespiteStalledLargeOnes(t *testing.T) {
+	ts := startServer(t, Config{MaxAllowedPacket: 1 << 20, MaxBufferedBytes: 1 << 20})
+	for _, announce := range [][]byte{
+		{0x00, 0x60, 0x09, 0}, // 614400 bytes
+		{0x00, 0xa0, 0x06, 0}, // 434176 bytes: the budget is used up
+	} {
+		c, err := client.Connect(ts.addr(), testUser, testPassword, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		if _, err := c.Conn.Conn.Write(announce); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, "the budget used up", 2*time.Second, func() bool { return ts.packetMemory.used.Load() == 1<<20 })
+	c, err := client.Connect(ts.addr(), testUser, testPassword, "")
+	if err != nil {
+		t.Fatalf("a login while stalled packets hold the budget: %v", err)
+	}
+	defer c.Close()
+	if _, err := c.Execute("select '" + strings.Repeat("z", 1000) + "'"); err != nil {
+		t.Fatalf("a small statement while stalled packets hold the budget: %v", err)
+	}
+}
