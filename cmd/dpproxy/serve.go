@@ -88,7 +88,10 @@ func serve(ctx context.Context, opts options, stderr io.Writer) error {
 	}
 	executor := exec.New(be, ledger, log)
 	executor.SetStatementTimeout(cfg.Timeouts.Statement.Duration)
-	engine := proxy.NewEngine(cfg, executor, ledger, log)
+	engine, err := proxy.NewEngine(cfg, executor, ledger, log)
+	if err != nil {
+		return err
+	}
 	if m != nil {
 		engine.SetObserver(m.ObserveStatement)
 	}
@@ -240,7 +243,13 @@ func (a sessionAdapter) Execute(ctx context.Context, query string) (*wire.Result
 	if err != nil {
 		return nil, err
 	}
-	return &wire.Result{Columns: r.Columns, Rows: r.Rows, AffectedRows: r.AffectedRows, Warnings: r.Warnings}, nil
+	res := &wire.Result{Columns: r.Columns, Rows: r.Rows, AffectedRows: r.AffectedRows, Warnings: r.Warnings}
+	for _, c := range r.Typed {
+		res.Fields = append(res.Fields, wire.Field{
+			Name: c.Name, Type: c.Type, Flags: c.Flags, Charset: c.Charset, Length: c.Length, Decimals: c.Decimals,
+		})
+	}
+	return res, nil
 }
 
 func (a sessionAdapter) UseDatabase(ctx context.Context, name string) error {

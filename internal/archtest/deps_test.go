@@ -44,7 +44,8 @@ var allowed = map[string][]string{
 	"internal/planner":       with(mechShared, mechFamilies, "internal/sqlrewrite", "internal/catalog", "internal/dperr"),
 	"internal/exec": with(mechShared, nil, "internal/mech/histogram", "internal/mech/mm", "internal/planner",
 		"internal/sqlrewrite", "internal/budget", "internal/catalog", "internal/backend", "internal/dperr"),
-	"internal/proxy": {"internal/exec", "internal/planner", "internal/sqlrewrite", "internal/mech/noise",
+	"internal/catalogdb": {"internal/catalog"},
+	"internal/proxy": {"internal/catalogdb", "internal/exec", "internal/planner", "internal/sqlrewrite", "internal/mech/noise",
 		"internal/budget", "internal/catalog", "internal/dperr"},
 	"internal/metrics": {"internal/wire", "internal/budget"},
 }

@@ -188,6 +188,17 @@ type Column struct {
 	// Histogram, if set, declares a histogram domain on a numeric column:
 	// its range counts are answered from synopses (see Histogram).
 	Histogram *Histogram `yaml:"histogram"`
+	// Values, if set, declares the column's domain: every value it may
+	// take (numbers for a numeric column, within its bounds). The domain is
+	// public: GROUP BY the column answers one group per value, empty ones
+	// included, and SELECT DISTINCT col lists the values without reading
+	// data (domain.go). Rows with another value or NULL are in no group.
+	Values []string `yaml:"values"`
+	// PartitionSelection, on an integer or text column without declared
+	// values, lets GROUP BY the column release the keys that pass DP
+	// partition selection (planner.PartitionSelection): the data owner's
+	// consent that frequent values of the column may appear in answers.
+	PartitionSelection bool `yaml:"partition_selection"`
 }
 
 // ColumnType is the type of a declared column.
@@ -566,6 +577,9 @@ func (t *Table) validate(f string, seen map[string]bool) error {
 			}
 		default:
 			return invalid(cf+".type", "must be integer, real or text, got %q", col.Type)
+		}
+		if err := t.Columns[j].validateDomain(cf); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -28,7 +28,9 @@ const MetricsListen = "127.0.0.1:9307"
 // from synopses that cost ε = 1 once each. The table declares an
 // interactive domain, age in 10-year buckets × sex × married × race (240
 // cells), so COUNT(*) with any AND/OR/NOT of conditions on those columns
-// is answered by one instance that costs ε = 1 once (α = 0.1).
+// is answered by one instance that costs ε = 1 once (α = 0.1). Columns
+// sex, educ, race and married declare their domains (values), so GROUP BY
+// them answers every declared group and SELECT DISTINCT lists them.
 //
 // The demo serves /metrics and /healthz on MetricsListen.
 func Config(backendDSN, ledgerPath string) (*catalog.Config, error) {
@@ -46,11 +48,11 @@ tables:
     delta: 1.0e-3
     columns:
       - {name: age, type: integer, lower: 0, upper: 100, histogram: {epsilon: 1}}
-      - {name: sex, type: integer, lower: 0, upper: 1}
-      - {name: educ, type: integer, lower: 1, upper: 16}
-      - {name: race, type: integer, lower: 1, upper: 6}
+      - {name: sex, type: integer, lower: 0, upper: 1, values: [0, 1]}
+      - {name: educ, type: integer, lower: 1, upper: 16, values: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16]}
+      - {name: race, type: integer, lower: 1, upper: 6, values: [1, 2, 3, 4, 5, 6]}
       - {name: income, type: real, lower: 0, upper: 500000, histogram: {epsilon: 1}}
-      - {name: married, type: integer, lower: 0, upper: 1}
+      - {name: married, type: integer, lower: 0, upper: 1, values: [0, 1]}
     interactive:
       columns:
         - {name: age, edges: [0, 10, 20, 30, 40, 50, 60, 70, 80, 90, 100]}

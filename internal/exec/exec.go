@@ -108,10 +108,23 @@ func (e *Executor) Run(ctx context.Context, user string, plan *planner.Plan, src
 // paidRelease reserves the plan's cost, runs its releases and settles the
 // reservation (the budget rule above).
 func (e *Executor) paidRelease(ctx context.Context, user string, plan *planner.Plan, src noise.Source) (released []planner.Estimate, err error) {
-	reservation, err := e.ledger.Reserve(ctx, Accounts(user, plan.Table),
-		budget.Cost{Epsilon: plan.Cost.Epsilon, Delta: plan.Cost.Delta}, memo(plan))
+	err = e.paid(ctx, user, plan, memo(plan), func(readData *bool) error {
+		released, err = e.release(ctx, plan, src, readData)
+		return err
+	})
 	if err != nil {
 		return nil, err
+	}
+	return released, nil
+}
+
+// paid reserves the plan's cost, runs run and settles the reservation
+// (the budget rule above): committed once run has set *readData.
+func (e *Executor) paid(ctx context.Context, user string, plan *planner.Plan, note string, run func(readData *bool) error) (err error) {
+	reservation, err := e.ledger.Reserve(ctx, Accounts(user, plan.Table),
+		budget.Cost{Epsilon: plan.Cost.Epsilon, Delta: plan.Cost.Delta}, note)
+	if err != nil {
+		return err
 	}
 	readData := false
 	defer func() {
@@ -126,11 +139,11 @@ func (e *Executor) paidRelease(ctx context.Context, user string, plan *planner.P
 		if serr != nil {
 			e.log.Error("settling budget reservation failed", "user", user, "err", serr)
 			if err == nil {
-				released, err = nil, dperr.Wrap(dperr.Internal, serr, "internal error: budget ledger unavailable")
+				err = dperr.Wrap(dperr.Internal, serr, "internal error: budget ledger unavailable")
 			}
 		}
 	}()
-	return e.release(ctx, plan, src, &readData)
+	return run(&readData)
 }
 
 // maxRounds bounds the rounds of window fetches one release may ask for.
@@ -145,8 +158,21 @@ func (e *Executor) release(ctx context.Context, plan *planner.Plan, src noise.So
 		return nil, err
 	}
 	defer snap.Close()
-	var terms []sqlrewrite.SummaryTerm
-	where := make([][]int, len(plan.Releases)) // release → indexes into terms
+	terms, where := summaryTerms(plan)
+	var values []float64
+	if len(terms) > 0 {
+		*readData = true
+		if values, err = snap.Summary(ctx, e.fetch(plan, sqlrewrite.Fetch{Summary: terms})); err != nil {
+			return nil, err
+		}
+	}
+	return e.releaseFrom(ctx, snap, plan, src, where, values, readData)
+}
+
+// summaryTerms lists the distinct summary terms of the plan's releases
+// and, per release, the indexes of its terms.
+func summaryTerms(plan *planner.Plan) (terms []sqlrewrite.SummaryTerm, where [][]int) {
+	where = make([][]int, len(plan.Releases)) // release → indexes into terms
 	for i, r := range plan.Releases {
 		for _, t := range r.Mechanism.Terms(r) {
 			j := indexOf(terms, t)
@@ -157,13 +183,14 @@ func (e *Executor) release(ctx context.Context, plan *planner.Plan, src noise.So
 			where[i] = append(where[i], j)
 		}
 	}
-	var values []float64
-	if len(terms) > 0 {
-		*readData = true
-		if values, err = snap.Summary(ctx, e.fetch(plan, sqlrewrite.Fetch{Summary: terms})); err != nil {
-			return nil, err
-		}
-	}
+	return terms, where
+}
+
+// releaseFrom runs every release of the plan from the values of its
+// summary terms (as summaryTerms indexes them), fetching the histograms
+// and windows the mechanisms ask for from snap.
+func (e *Executor) releaseFrom(ctx context.Context, snap *backend.Snapshot, plan *planner.Plan, src noise.Source, where [][]int, values []float64, readData *bool) ([]planner.Estimate, error) {
+	var err error
 	released := make([]planner.Estimate, len(plan.Releases))
 	for i, r := range plan.Releases {
 		mine := make([]float64, len(where[i]))

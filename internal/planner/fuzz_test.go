@@ -3,6 +3,7 @@ package planner_test
 import (
 	"testing"
 
+	"github.com/dpproxy/dpproxy/internal/catalog"
 	"github.com/dpproxy/dpproxy/internal/fuzzseed"
 	"github.com/dpproxy/dpproxy/internal/planner"
 	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
@@ -32,7 +33,14 @@ func FuzzFrontEnd(f *testing.F) {
 		switch st := st.(type) {
 		case *sqlrewrite.Select:
 			sel = st
+		case *sqlrewrite.Query:
+			checkQuery(t, sql, cat, st)
+			return
 		case *sqlrewrite.Explain:
+			if st.Query != nil {
+				checkQuery(t, sql, cat, st.Query)
+				return
+			}
 			sel = st.Select
 		default:
 			return
@@ -90,5 +98,23 @@ func checkPlan(t *testing.T, sql string, sel *sqlrewrite.Select, plan *planner.P
 	}
 	if plan.Cost.Epsilon <= 0 && plan.Synopsis == nil {
 		t.Fatalf("%q: a plan that releases data costs ε = %v", sql, plan.Cost.Epsilon)
+	}
+}
+
+// checkQuery asserts that an accepted grouped or post-processed query
+// releases only aggregates (its outputs are expressions of those, of public
+// group keys and of constants) and that planning it does not panic.
+func checkQuery(t *testing.T, sql string, cat *catalog.Config, q *sqlrewrite.Query) {
+	t.Helper()
+	if q.Base == nil {
+		t.Fatalf("%q: query without a base", sql)
+	}
+	for _, it := range q.Base.Items {
+		if it.Agg.Func == 0 {
+			t.Fatalf("%q: accepted item %q is not an aggregate", sql, it.Label)
+		}
+	}
+	for _, s := range []planner.Settings{{Epsilon: 1, Mechanism: "auto"}, {Epsilon: 0.1, Delta: 1e-6, Mechanism: "auto"}} {
+		_, _ = planner.New(cat).PlanQuery(q, s)
 	}
 }

@@ -16,6 +16,7 @@ import (
 // bounds [L, U] and midpoint m = (L+U)/2:
 //
 //	count:                       1
+//	count of distinct values:    1 (one row adds or removes at most one value)
 //	Σ clamp(x):                  max(|L|, |U|)
 //	Σ (clamp(x) - m):            (U-L)/2
 //	Σ (clamp(x) - m)²:           ((U-L)/2)²
@@ -34,7 +35,7 @@ func (laplaceMechanism) NeedsDelta() bool { return false }
 
 func (laplaceMechanism) Supports(s Statistic) bool {
 	switch s.Kind {
-	case StatCount, StatSum, StatCenteredSum, StatCenteredSumSquares:
+	case StatCount, StatSum, StatCenteredSum, StatCenteredSumSquares, StatCountDistinct:
 		return true
 	}
 	return false
@@ -44,6 +45,9 @@ func (laplaceMechanism) Terms(r *Release) []sqlrewrite.SummaryTerm {
 	col := r.Stat.Column
 	if col == nil {
 		return []sqlrewrite.SummaryTerm{{Kind: sqlrewrite.CountAll}}
+	}
+	if r.Stat.Kind == StatCountDistinct {
+		return []sqlrewrite.SummaryTerm{{Kind: sqlrewrite.CountDistinctValues, Column: col.Source}}
 	}
 	lo, hi, _ := col.Bounds()
 	// The centred sums count the values the clamped sums read (an
@@ -76,7 +80,7 @@ func (laplaceMechanism) Start(src noise.Source, r *Release, terms []float64, _ [
 	)
 	count := func() int64 { return int64(math.Round(terms[0])) }
 	switch r.Stat.Kind {
-	case StatCount:
+	case StatCount, StatCountDistinct:
 		noisy, err = laplace.ReleaseCount(src, count(), r.Epsilon)
 	case StatSum:
 		noisy, err = laplace.ReleaseSum(src, columnBounds(r), terms[0], r.Epsilon)

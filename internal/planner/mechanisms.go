@@ -25,7 +25,7 @@ func standardMechanisms() []Mechanism {
 //   - IQR, REGR_SLOPE, REGR_INTERCEPT: Propose-Test-Release.
 func (p *Planner) defaultMechanism(s Statistic) Mechanism {
 	switch s.Kind {
-	case StatCount, StatSum, StatCenteredSum, StatCenteredSumSquares:
+	case StatCount, StatSum, StatCenteredSum, StatCenteredSumSquares, StatCountDistinct:
 		return laplaceMechanism{}
 	case StatQuantile:
 		if _, unit := (exponentialMechanism{}).grid(&Release{Stat: s}); unit {

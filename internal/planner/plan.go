@@ -94,12 +94,15 @@ const (
 	// StatRegression is coefficient Coefficient (0 the intercept, 1 the
 	// slope) of the least-squares line of Column (y) on Column2 (x).
 	StatRegression
+	// StatCountDistinct is the number of distinct non-NULL values of Column.
+	StatCountDistinct
 )
 
 var statNames = map[StatKind]string{
 	StatCount: "count", StatSum: "sum", StatCenteredSum: "centred sum",
 	StatCenteredSumSquares: "centred sum of squares", StatMean: "mean",
 	StatVariance: "variance", StatQuantile: "quantile", StatIQR: "iqr", StatRegression: "regression",
+	StatCountDistinct: "count distinct",
 }
 
 // Statistic identifies what a release estimates.
@@ -209,6 +212,13 @@ func (p *Planner) mechanism(name string) Mechanism {
 // Unsupported (no mechanism can answer an aggregate, or the forced one
 // applies to none), InvalidValue (bad settings).
 func (p *Planner) Plan(sel *sqlrewrite.Select, s Settings) (*Plan, error) {
+	return p.plan(sel, s, false)
+}
+
+// plan is Plan; grouped plans the aggregates of one group of a GROUP BY
+// (query_plan.go): every release then runs once per group, so synopses
+// and the interactive domain, which answer the whole table, are not used.
+func (p *Planner) plan(sel *sqlrewrite.Select, s Settings, grouped bool) (*Plan, error) {
 	t, ok := p.cat.Table(sel.Table)
 	if !ok {
 		return nil, dperr.New(dperr.UnknownTable, "Table '%s' doesn't exist", sel.Table)
@@ -220,15 +230,21 @@ func (p *Planner) Plan(sel *sqlrewrite.Select, s Settings) (*Plan, error) {
 	if s.Mechanism != "" && s.Mechanism != "auto" && forced == nil {
 		return nil, dperr.New(dperr.InvalidValue, "unknown mechanism %q; valid: %s", s.Mechanism, strings.Join(p.MechanismNames(), ", "))
 	}
-	if ip, err := p.planInteractive(sel, t, s); ip != nil || err != nil {
-		return ip, err
+	if grouped && sel.Boolean != nil {
+		return nil, dperr.New(dperr.Unsupported, "not supported: OR and NOT in WHERE with GROUP BY (they are answered only as SELECT COUNT(*) without GROUP BY on a table with an interactive domain); use an AND of range and equality conditions")
 	}
-	if sel.Boolean != nil {
-		return nil, dperr.New(dperr.Unsupported, "OR and NOT in WHERE are answered only as SELECT COUNT(*) on a table with an interactive domain; table %s has none here, so use an AND of range and equality conditions", t.Name)
-	}
-	synopses, err := p.planSynopses(sel, t, forced)
-	if err != nil {
-		return nil, err
+	var synopses *SynopsisPlan
+	if !grouped {
+		if ip, err := p.planInteractive(sel, t, s); ip != nil || err != nil {
+			return ip, err
+		}
+		if sel.Boolean != nil {
+			return nil, dperr.New(dperr.Unsupported, "OR and NOT in WHERE are answered only as SELECT COUNT(*) on a table with an interactive domain; table %s has none here, so use an AND of range and equality conditions", t.Name)
+		}
+		var err error
+		if synopses, err = p.planSynopses(sel, t, forced); err != nil {
+			return nil, err
+		}
 	}
 	b := builder{planner: p, table: t, forced: forced}
 	plan := &Plan{Table: t, Synopsis: synopses}
@@ -367,7 +383,7 @@ func (b *builder) output(item sqlrewrite.Item) (Output, error) {
 		}
 		col = c
 		out.Column = c
-		if !c.Numeric() && agg.Func != sqlrewrite.CountColumn {
+		if !c.Numeric() && agg.Func != sqlrewrite.CountColumn && agg.Func != sqlrewrite.CountDistinct {
 			return out, dperr.New(dperr.Unsupported, "%s of text column %s: only COUNT is supported on text columns", strings.ToUpper(agg.Func.String()), c.Name)
 		}
 	}
@@ -386,6 +402,9 @@ func (b *builder) output(item sqlrewrite.Item) (Output, error) {
 	case sqlrewrite.CountRows, sqlrewrite.CountColumn:
 		out.Derive, out.Integer = Direct, true
 		err = add(Statistic{Kind: StatCount, Column: col})
+	case sqlrewrite.CountDistinct:
+		out.Derive, out.Integer = Direct, true
+		err = add(Statistic{Kind: StatCountDistinct, Column: col})
 	case sqlrewrite.Sum:
 		out.Derive = Direct
 		err = add(Statistic{Kind: StatSum, Column: col})

@@ -25,7 +25,9 @@ func testCatalog() *catalog.Config {
 		{Name: "pums", Source: "pums", Columns: []catalog.Column{
 			num("age", catalog.Integer, 0, 100),
 			num("income", catalog.Real, 0, 500000),
-			{Name: "state", Source: "st", Type: catalog.Text},
+			{Name: "state", Source: "st", Type: catalog.Text, Values: []string{"CA", "NY", "WA"}},
+			{Name: "sex", Source: "sex", Type: catalog.Integer, Lower: ptr(0), Upper: ptr(1), Values: []string{"0", "1"}},
+			{Name: "name", Source: "nm", Type: catalog.Text, PartitionSelection: true},
 		}},
 		// people has histogram domains (synopses): age one bin per year (101
 		// bins, ε = 0.5: Greedy-H by the auto rule), income 4096 bins (ε = 1: DAWA).
@@ -53,6 +55,8 @@ func testCatalog() *catalog.Config {
 		}},
 	}}
 }
+
+func ptr(x float64) *float64 { return &x }
 
 // withHistogram declares a histogram domain on a column.
 func withHistogram(c catalog.Column, bins int, eps float64, workload string) catalog.Column {
@@ -92,19 +96,31 @@ func TestPlans(t *testing.T) {
 				return formatError(err)
 			}
 			var sel *sqlrewrite.Select
+			var query *sqlrewrite.Query
 			switch st := st.(type) {
 			case *sqlrewrite.Select:
 				sel = st
+			case *sqlrewrite.Query:
+				query = st
 			case *sqlrewrite.Explain:
-				sel = st.Select
+				sel, query = st.Select, st.Query
 			default:
 				d.Fatalf(t, "not a query: %T", st)
 			}
-			plan, err := p.Plan(sel, s)
-			if err != nil {
-				return formatError(err)
+			var rows [][]any
+			if query != nil {
+				qp, err := p.PlanQuery(query, s)
+				if err != nil {
+					return formatError(err)
+				}
+				_, rows = qp.Explain()
+			} else {
+				plan, err := p.Plan(sel, s)
+				if err != nil {
+					return formatError(err)
+				}
+				_, rows = plan.Explain()
 			}
-			_, rows := plan.Explain()
 			var b strings.Builder
 			for _, r := range rows {
 				cells := make([]string, len(r))

@@ -15,6 +15,7 @@ import (
 
 	"github.com/dpproxy/dpproxy/internal/budget"
 	"github.com/dpproxy/dpproxy/internal/catalog"
+	"github.com/dpproxy/dpproxy/internal/catalogdb"
 	"github.com/dpproxy/dpproxy/internal/exec"
 	"github.com/dpproxy/dpproxy/internal/mech/noise"
 	"github.com/dpproxy/dpproxy/internal/planner"
@@ -26,11 +27,13 @@ const Database = "dpproxy"
 
 // Engine holds what all sessions share.
 type Engine struct {
-	cat      *catalog.Config
-	planner  *planner.Planner
-	executor *exec.Executor
-	ledger   *budget.Ledger
-	log      *slog.Logger
+	cat *catalog.Config
+	// catalogDB answers metadata statements from the configured schema (rows: none).
+	catalogDB *catalogdb.Engine
+	planner   *planner.Planner
+	executor  *exec.Executor
+	ledger    *budget.Ledger
+	log       *slog.Logger
 	// newSource returns the noise source of a new session.
 	newSource func() noise.Source
 	queries   atomic.Uint64
@@ -44,31 +47,49 @@ type Engine struct {
 func (e *Engine) SetObserver(f func(outcome string, elapsed time.Duration)) { e.observe = f }
 
 // NewEngine returns an engine whose sessions draw noise from crypto/rand.
-func NewEngine(cat *catalog.Config, executor *exec.Executor, ledger *budget.Ledger, log *slog.Logger) *Engine {
+func NewEngine(cat *catalog.Config, executor *exec.Executor, ledger *budget.Ledger, log *slog.Logger) (*Engine, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Engine{
-		cat: cat, planner: planner.New(cat), executor: executor, ledger: ledger, log: log,
-		newSource: noise.NewCryptoSource,
+	catalogDB, err := catalogdb.New(cat, Database, catalogdb.Variables{
+		"version": ServerVersion, "version_comment": VersionComment,
+		// What wire enforces (catalog applies the default).
+		"max_allowed_packet": cat.MaxAllowedPacket,
+	})
+	if err != nil {
+		return nil, err
 	}
+	return &Engine{
+		cat: cat, catalogDB: catalogDB, planner: planner.New(cat), executor: executor, ledger: ledger, log: log,
+		newSource: noise.NewCryptoSource,
+	}, nil
 }
 
-// Open starts the session of an authenticated connection.
+// Open starts the session of an authenticated connection. Its current
+// database is dpproxy's until USE: unqualified names mean the configured
+// tables, for the private path and the catalog engine alike.
 func (e *Engine) Open(user string, connID uint32) *Session {
-	return &Session{
+	s := &Session{
 		engine:   e,
 		user:     user,
 		connID:   connID,
 		parser:   sqlrewrite.NewParser(e.cat),
+		catalog:  e.catalogDB.Open(user, connID),
 		source:   e.newSource(),
-		userVars: map[string]sqlrewrite.Value{},
 		mechName: "auto",
 	}
+	s.database = Database
+	s.parser.SetDatabase(Database)
+	s.catalog.SetDatabase(Database)
+	return s
 }
 
-// Result is the answer to one statement: a result set (Columns non-nil) or an OK.
+// Result is the answer to one statement: a result set (Columns or Typed
+// non-nil) or an OK.
 type Result struct {
+	// Typed, when set, defines the columns with their MySQL types (answers
+	// of the catalog engine); Rows then hold nil or text, and Columns is unused.
+	Typed        []catalogdb.Column
 	Columns      []string
 	Rows         [][]any
 	AffectedRows uint64

@@ -77,14 +77,21 @@ func (t *table) result() (*Result, error) {
 }
 
 // checkResult verifies a Result built without a table (private answers,
-// EXPLAIN, FROM-less SELECTs): every non-NULL value of a column has the same
+// EXPLAIN, session statements): every non-NULL value of a column has the same
 // type, one of int64, uint64, float64, string or []byte, and every row has
 // one value per column. Execute runs it on every answer, so a malformed
 // result is an internal error logged with its cause, never a half-sent
 // resultset.
+//
+// A catalog engine's answer (Typed set) declares its columns with their
+// MySQL types and carries its values as text: every row has one value per
+// typed column, each nil or a string.
 func checkResult(r *Result) error {
 	if r == nil {
 		return nil
+	}
+	if r.Typed != nil {
+		return checkTypedResult(r)
 	}
 	for i, row := range r.Rows {
 		if len(row) != len(r.Columns) {
@@ -107,6 +114,21 @@ func checkResult(r *Result) error {
 				first = reflect.TypeOf(v)
 			} else if reflect.TypeOf(v) != first {
 				return dperr.Wrap(dperr.Internal, fmt.Errorf("column %q mixes %v and %T", name, first, v), "internal error: malformed result")
+			}
+		}
+	}
+	return nil
+}
+
+// checkTypedResult checks a catalog engine's answer (see checkResult).
+func checkTypedResult(r *Result) error {
+	for i, row := range r.Rows {
+		if len(row) != len(r.Typed) {
+			return dperr.New(dperr.Internal, "internal error: result row %d has %d values for %d columns", i, len(row), len(r.Typed))
+		}
+		for j, v := range row {
+			if _, text := v.(string); v != nil && !text {
+				return dperr.Wrap(dperr.Internal, fmt.Errorf("catalog column %q holds a %T", r.Typed[j].Name, v), "internal error: malformed result")
 			}
 		}
 	}

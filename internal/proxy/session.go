@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/dpproxy/dpproxy/internal/catalog"
+	"github.com/dpproxy/dpproxy/internal/catalogdb"
 	"github.com/dpproxy/dpproxy/internal/dperr"
 	"github.com/dpproxy/dpproxy/internal/exec"
 	"github.com/dpproxy/dpproxy/internal/mech/noise"
@@ -22,7 +24,10 @@ type Session struct {
 	user   string
 	connID uint32
 	parser *sqlrewrite.Parser
-	source noise.Source
+	// catalog is the session in the catalog engine: system and user
+	// variables, current database.
+	catalog *catalogdb.Session
+	source  noise.Source
 
 	// The privacy settings; zero epsilon/delta mean the configured defaults.
 	epsilon  float64
@@ -30,20 +35,29 @@ type Session struct {
 	mechName string
 	trim     float64
 
-	userVars map[string]sqlrewrite.Value
 	database string
+	// prepared are the texts of SQL-level PREPARE, by lower-case name.
+	prepared map[string]string
 	warnings []exec.Warning
 }
 
 // Close ends the session.
 func (s *Session) Close() {}
 
-// UseDatabase switches the current database (COM_INIT_DB and USE).
+// UseDatabase switches the current database (COM_INIT_DB and USE): dpproxy's
+// or the read-only information_schema.
 func (s *Session) UseDatabase(_ context.Context, name string) error {
-	if !strings.EqualFold(name, Database) {
-		return dperr.New(dperr.UnknownDatabase, "Unknown database '%s' (dpproxy serves database '%s')", name, Database)
+	switch {
+	case strings.EqualFold(name, Database):
+		name = Database
+	case strings.EqualFold(name, sqlrewrite.CatalogDatabase):
+		name = sqlrewrite.CatalogDatabase
+	default:
+		return dperr.New(dperr.UnknownDatabase, "Unknown database '%s' (dpproxy serves '%s' and '%s')", name, Database, sqlrewrite.CatalogDatabase)
 	}
-	s.database = Database
+	s.database = name
+	s.parser.SetDatabase(name)
+	s.catalog.SetDatabase(name)
 	return nil
 }
 
@@ -97,14 +111,24 @@ func (s *Session) execute(ctx context.Context, stmt sqlrewrite.Statement) (*Resu
 	switch st := stmt.(type) {
 	case *sqlrewrite.Select:
 		return s.selectPrivate(ctx, st)
+	case *sqlrewrite.Query:
+		return s.query(ctx, st)
 	case *sqlrewrite.Explain:
 		return s.explain(st)
 	case *sqlrewrite.SetVariables:
-		return s.set(st)
+		return s.set(ctx, st)
 	case *sqlrewrite.ShowWarnings:
 		return s.showWarnings(st), nil
-	case *sqlrewrite.Show:
-		return s.show(st)
+	case *sqlrewrite.ShowGrants:
+		return s.showGrants(), nil
+	case *sqlrewrite.Catalog:
+		return s.catalogQuery(ctx, st.SQL)
+	case *sqlrewrite.Prepare:
+		return s.prepare(ctx, st)
+	case *sqlrewrite.ExecutePrepared:
+		return s.executePrepared(ctx, st)
+	case *sqlrewrite.Deallocate:
+		return s.deallocate(st)
 	case *sqlrewrite.ConstantSelect:
 		return s.constantSelect(ctx, st)
 	case *sqlrewrite.Use:
@@ -147,10 +171,51 @@ func (s *Session) selectPrivate(ctx context.Context, sel *sqlrewrite.Select) (*R
 	}
 	s.engine.queries.Add(1)
 	s.setWarnings(out.Warnings)
+	if out.Rows == nil && len(plan.Outputs) == len(out.Columns) {
+		return typedAnswer(plan, out), nil
+	}
 	return &Result{Columns: out.Columns, Rows: out.ResultRows(), Warnings: uint16(len(out.Warnings))}, nil
 }
 
+// MySQL column types of private answers (include/field_types.h) and flags.
+const (
+	mysqlTypeDouble   = 5
+	mysqlTypeLongLong = 8
+	binaryFlag        = 128
+	binaryCollation   = 63
+)
+
+// typedAnswer gives the one row of a private answer the aggregate's column
+// type: BIGINT for counts, DOUBLE otherwise, also when a mechanism answers
+// NULL (No Reply), so that clients see the same type whatever the data.
+func typedAnswer(plan *planner.Plan, out *exec.Result) *Result {
+	res := &Result{Rows: [][]any{make([]any, len(out.Row))}, Warnings: uint16(len(out.Warnings))}
+	for i, o := range plan.Outputs {
+		col := catalogdb.Column{Name: out.Columns[i], Type: mysqlTypeDouble, Flags: binaryFlag, Charset: binaryCollation, Length: 22, Decimals: 31}
+		if o.Integer {
+			col.Type, col.Length, col.Decimals = mysqlTypeLongLong, 20, 0
+		}
+		res.Typed = append(res.Typed, col)
+		switch v := out.Row[i].(type) {
+		case int64:
+			res.Rows[0][i] = strconv.FormatInt(v, 10)
+		case float64:
+			res.Rows[0][i] = strconv.FormatFloat(v, 'f', -1, 64)
+		}
+	}
+	return res
+}
+
 func (s *Session) explain(ex *sqlrewrite.Explain) (*Result, error) {
+	if ex.Query != nil {
+		qp, err := s.engine.planner.PlanQuery(ex.Query, s.settings())
+		if err != nil {
+			return nil, err
+		}
+		s.setWarnings(nil)
+		cols, rows := qp.Explain()
+		return &Result{Columns: cols, Rows: rows}, nil
+	}
 	plan, err := s.engine.planner.Plan(ex.Select, s.settings())
 	if err != nil {
 		return nil, err
@@ -161,16 +226,14 @@ func (s *Session) explain(ex *sqlrewrite.Explain) (*Result, error) {
 }
 
 // set applies SET: dp_* user variables are privacy settings, validated here;
-// other user variables are remembered; system variables are accepted and ignored.
-func (s *Session) set(st *sqlrewrite.SetVariables) (*Result, error) {
+// every other variable is set by the catalog engine, which keeps the session's
+// values. Nothing changes unless every assignment is valid.
+func (s *Session) set(ctx context.Context, st *sqlrewrite.SetVariables) (*Result, error) {
 	p := s.engine.cat.Privacy
 	// Validate everything first so a bad assignment changes nothing.
 	type change func()
 	var changes []change
 	for _, a := range st.Assignments {
-		if a.System {
-			continue
-		}
 		a := a
 		switch a.Name {
 		case "dp_epsilon":
@@ -227,10 +290,12 @@ func (s *Session) set(st *sqlrewrite.SetVariables) (*Result, error) {
 			}
 			changes = append(changes, func() { s.mechName = name })
 		default:
-			if strings.HasPrefix(a.Name, "dp_") {
-				return nil, dperr.New(dperr.InvalidValue, "unknown dpproxy setting @%s; the settings are @dp_epsilon, @dp_delta, @dp_mechanism and @dp_trim", a.Name)
-			}
-			changes = append(changes, func() { s.userVars[a.Name] = a.Value })
+			return nil, dperr.New(dperr.InvalidValue, "unknown dpproxy setting @%s; the settings are @dp_epsilon, @dp_delta, @dp_mechanism and @dp_trim", a.Name)
+		}
+	}
+	if st.Catalog != "" {
+		if _, err := s.catalogQuery(ctx, st.Catalog); err != nil {
+			return nil, err
 		}
 	}
 	for _, c := range changes {

@@ -31,7 +31,11 @@ func newTestSession(t *testing.T) *Session {
 	if err := ledger.SetLimit(ctx, catalog.UserAccount(demo.User), budget.Cost{Epsilon: 100, Delta: 1e-3}); err != nil {
 		t.Fatal(err)
 	}
-	return NewEngine(cfg, nil, ledger, nil).Open(demo.User, 7)
+	e, err := NewEngine(cfg, nil, ledger, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e.Open(demo.User, 7)
 }
 
 func run(t *testing.T, s *Session, sql string) *Result {
@@ -97,11 +101,15 @@ func TestWarningsDescribeTheLastStatement(t *testing.T) {
 func TestCatalogAndBootstrapStatements(t *testing.T) {
 	s := newTestSession(t)
 	for _, tc := range []struct{ sql, want string }{
-		{"SHOW DATABASES", "[[information_schema] [dpproxy]]"},
-		{"SHOW TABLES", "[[pums]]"},
-		{"SHOW COLUMNS FROM pums LIKE 'a%'", "[[age bigint YES  <nil> bounds [0, 100]]]"},
+		{"SHOW DATABASES", "[[dpproxy] [information_schema]]"},
+		{"SHOW TABLES FROM dpproxy", "[[pums]]"},
+		{"SHOW COLUMNS FROM pums LIKE 'a%'", "[[age bigint YES  <nil> ]]"},
+		{"SHOW FULL COLUMNS FROM pums LIKE 'a%'", "[[age bigint <nil> YES  <nil>   bounds [0, 100]]]"},
+		{"SELECT COLUMN_NAME, DATA_TYPE, COLUMN_COMMENT FROM information_schema.COLUMNS WHERE TABLE_NAME = 'pums' AND COLUMN_NAME LIKE 'in%'", "[[income double bounds [0, 500000]]]"},
+		{"SELECT * FROM pums WHERE 1 = 0", "[]"},
+		{"SELECT age, sex FROM pums LIMIT 0", "[]"},
 		{"SELECT @@version_comment LIMIT 1", "[[" + VersionComment + "]]"},
-		{"SELECT DATABASE(), USER()", "[[<nil> demo@%]]"},
+		{"SELECT DATABASE(), USER()", "[[dpproxy demo@%]]"},
 		{"SELECT dp_remaining_epsilon(), dp_remaining_delta()", "[[100 0.001]]"},
 		{"SELECT 1, 'x', NULL", "[[1 x <nil>]]"},
 	} {
@@ -199,4 +207,24 @@ func TestLongLiteralsDoNotPanic(t *testing.T) {
 		wantKind(t, s, sql, dperr.Parse)
 	}
 	run(t, s, "SELECT 1")
+}
+
+func TestSQLLevelPrepareAndExecute(t *testing.T) {
+	s := newTestSession(t)
+	run(t, s, "PREPARE s FROM 'SELECT ? + 1 AS n, CONCAT(?, ''?'') AS t'")
+	run(t, s, "SET @a = 41, @b = 'it''s'")
+	if got := fmt.Sprint(run(t, s, "EXECUTE s USING @a, @b").Rows); got != "[[42 it's?]]" {
+		t.Errorf("EXECUTE: got %s", got)
+	}
+	wantKind(t, s, "EXECUTE s USING @a", dperr.Unsupported) // one variable for two markers
+	run(t, s, "SET @q = 'SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_NAME = ?'")
+	run(t, s, "PREPARE t FROM @q")
+	run(t, s, "SET @name = 'pums'")
+	if got := fmt.Sprint(run(t, s, "EXECUTE t USING @name").Rows); got != "[[pums]]" {
+		t.Errorf("EXECUTE t: got %s", got)
+	}
+	run(t, s, "DEALLOCATE PREPARE s")
+	wantKind(t, s, "EXECUTE s USING @a, @b", dperr.InvalidValue)
+	run(t, s, "PREPARE r FROM 'EXECUTE r'")
+	wantKind(t, s, "EXECUTE r", dperr.Unsupported)
 }

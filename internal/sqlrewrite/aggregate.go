@@ -99,8 +99,15 @@ func (sc *scope) aggregate(e ast.ExprNode) (Aggregate, error) {
 // a condition, and COUNT or SUM of a CASE, are range counts (rangeCount).
 func (sc *scope) builtinAggregate(e *ast.AggregateFuncExpr) (Aggregate, error) {
 	name := strings.ToLower(e.F)
+	if e.Distinct && name == "count" && len(e.Args) == 1 {
+		col, err := sc.argument(e.Args[0])
+		if err != nil {
+			return Aggregate{}, err
+		}
+		return Aggregate{Func: CountDistinct, Column: col.Name}, nil
+	}
 	if e.Distinct {
-		return Aggregate{}, refuseQuery("DISTINCT in an aggregate")
+		return Aggregate{}, refuseQuery("DISTINCT in an aggregate other than COUNT(DISTINCT col)")
 	}
 	switch {
 	case (name == "count" || name == "sum") && len(e.Args) == 1 && isCase(e.Args[0]):

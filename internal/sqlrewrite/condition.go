@@ -3,6 +3,8 @@ package sqlrewrite
 import (
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/opcode"
+	"strconv"
+	"strings"
 
 	"github.com/dpproxy/dpproxy/internal/catalog"
 	"github.com/dpproxy/dpproxy/internal/dperr"
@@ -127,7 +129,14 @@ func (sc *scope) constant(site conditionSite, col *catalog.Column, e ast.ExprNod
 	case v.Null:
 		return Value{}, site.refuse("comparison with NULL")
 	case v.IsText && col.Numeric():
-		return Value{}, dperr.New(dperr.Unsupported, "type mismatch: %s is a numeric column (%s) and takes numbers, not the string '%s'", col.Name, col.Type, v.Str)
+		// MySQL compares a numeric column with a string as numbers; drivers
+		// bind parameters as strings (sex = ? with '1'). A string that is
+		// exactly a number is that number; anything else stays an error
+		// rather than MySQL's silent 0.
+		if f, err := strconv.ParseFloat(strings.TrimSpace(v.Str), 64); err == nil && finite(f) {
+			return Value{Num: f}, nil
+		}
+		return Value{}, dperr.New(dperr.Unsupported, "type mismatch: %s is a numeric column (%s) and takes numbers, not the string '%s', which is not a number", col.Name, col.Type, v.Str)
 	case !v.IsText && !col.Numeric():
 		return Value{}, dperr.New(dperr.Unsupported, "type mismatch: %s is a text column and takes strings in quotes, not the number %g", col.Name, v.Num)
 	}

@@ -12,8 +12,8 @@ type Fetch struct {
 	// column names in its leaves), ANDed with Filter. It has SQL's meaning:
 	// a row whose column is NULL satisfies neither a leaf nor its NOT.
 	Boolean *Predicate
-	// Exactly one of Summary, Window, Histogram, Pairs, GridSums and Cells
-	// is set.
+	// Exactly one of Summary, Window, Histogram, Pairs, GridSums, Cells,
+	// Grouped and Keys is set.
 	Summary   []SummaryTerm
 	Window    *Window
 	Histogram *Histogram
@@ -22,6 +22,11 @@ type Fetch struct {
 	GridSums *GridSums
 	// Cells is a histogram over a product domain (cells.go).
 	Cells *Cells
+	// Grouped is a summary per cell of a product domain (render_grouped.go).
+	Grouped *GroupedSummary
+	// Keys asks for the distinct values of a column with their counts
+	// (render_grouped.go), for partition selection.
+	Keys *KeyCounts
 }
 
 // TermKind is a summary aggregate the database computes.
@@ -42,6 +47,8 @@ const (
 	ClampedSum
 	// ClampedSumSquares is SUM of the square of col clamped to [Lower, Upper].
 	ClampedSumSquares
+	// CountDistinctValues is COUNT(DISTINCT col).
+	CountDistinctValues
 )
 
 // SummaryTerm is one aggregate of a summary fetch; the fetch returns one row

@@ -30,6 +30,9 @@ import (
 //	histogram income [0, 500000] bins 10    Histogram
 //	cells sex in (0, 1)                     a categorical dimension of Cells
 //	cells age edges (0, 10, 20)             a bucketed dimension of Cells
+//	grouped                                 (last) the cells and summary
+//	                                        lines so far become a GroupedSummary
+//	keys name                               KeyCounts (" numeric": Numeric)
 func parseFetch(input string) (sqlrewrite.Fetch, error) {
 	var f sqlrewrite.Fetch
 	for _, line := range strings.Split(strings.TrimSpace(input), "\n") {
@@ -54,6 +57,7 @@ var (
 	pairsLine     = regexp.MustCompile(`^pairs (\S+) \[(\S+), (\S+)\] (\S+) \[(\S+), (\S+)\]$`)
 	histogramLine = regexp.MustCompile(`^histogram (\S+) \[(\S+), (\S+)\] bins (-?\d+)$`)
 	cellsLine     = regexp.MustCompile(`^cells (\S+) (in|edges) \((.*)\)$`)
+	keysLine      = regexp.MustCompile(`^keys (\S+)( numeric)?$`)
 )
 
 func parseFetchLine(f *sqlrewrite.Fetch, line string) error {
@@ -128,6 +132,18 @@ func parseFetchLine(f *sqlrewrite.Fetch, line string) error {
 		}
 		f.Cells.Dims = append(f.Cells.Dims, d)
 		return err
+	}
+	if line == "grouped" {
+		if f.Cells == nil || len(f.Summary) == 0 {
+			return fmt.Errorf("grouped needs cells and summary lines before it")
+		}
+		f.Grouped = &sqlrewrite.GroupedSummary{Dims: f.Cells.Dims, Terms: f.Summary}
+		f.Cells, f.Summary = nil, nil
+		return nil
+	}
+	if m := keysLine.FindStringSubmatch(line); m != nil {
+		f.Keys = &sqlrewrite.KeyCounts{Column: m[1], Numeric: m[2] != ""}
+		return nil
 	}
 	return fmt.Errorf("unknown fetch line")
 }

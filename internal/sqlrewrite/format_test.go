@@ -17,20 +17,25 @@ func formatStatement(st sqlrewrite.Statement) string {
 	switch s := st.(type) {
 	case *sqlrewrite.Select:
 		formatSelect(&b, s, "")
+	case *sqlrewrite.Query:
+		formatQuery(&b, s, "")
 	case *sqlrewrite.Explain:
 		b.WriteString("explain\n")
-		formatSelect(&b, s.Select, "  ")
+		if s.Query != nil {
+			formatQuery(&b, s.Query, "  ")
+		} else {
+			formatSelect(&b, s.Select, "  ")
+		}
 	case *sqlrewrite.SetVariables:
 		for _, a := range s.Assignments {
-			name := "@" + a.Name
-			if a.System {
-				name = "@@" + a.Name
-			}
 			val := "DEFAULT"
 			if !a.Default {
 				val = formatValue(a.Value)
 			}
-			fmt.Fprintf(&b, "set %s = %s\n", name, val)
+			fmt.Fprintf(&b, "set @%s = %s\n", a.Name, val)
+		}
+		if s.Catalog != "" {
+			b.WriteString("set: catalog engine\n")
 		}
 	case *sqlrewrite.ShowWarnings:
 		what := "warnings"
@@ -42,19 +47,18 @@ func formatStatement(st sqlrewrite.Statement) string {
 			fmt.Fprintf(&b, " offset=%d count=%d", s.Limit.Offset, s.Limit.Count)
 		}
 		b.WriteString("\n")
-	case *sqlrewrite.Show:
-		fmt.Fprintf(&b, "show %s", showKinds[s.Kind])
-		if s.Name != "" {
-			fmt.Fprintf(&b, " name=%q", s.Name)
-		}
-		if s.Table != "" {
-			fmt.Fprintf(&b, " table=%s", s.Table)
-		}
-		if s.Like != "" {
-			fmt.Fprintf(&b, " like=%q", s.Like)
-		}
-		if s.Full {
-			b.WriteString(" full")
+	case *sqlrewrite.Prepare:
+		fmt.Fprintf(&b, "prepare %s sql=%q var=%q\n", s.Name, s.SQL, s.Var)
+	case *sqlrewrite.ExecutePrepared:
+		fmt.Fprintf(&b, "execute %s using %v\n", s.Name, s.Using)
+	case *sqlrewrite.Deallocate:
+		fmt.Fprintf(&b, "deallocate %s\n", s.Name)
+	case *sqlrewrite.ShowGrants:
+		b.WriteString("show grants\n")
+	case *sqlrewrite.Catalog:
+		b.WriteString("catalog engine")
+		if s.ZeroRow {
+			b.WriteString(" (zero-row probe)")
 		}
 		b.WriteString("\n")
 	case *sqlrewrite.ConstantSelect:
@@ -74,11 +78,6 @@ func formatStatement(st sqlrewrite.Statement) string {
 		fmt.Fprintf(&b, "unknown statement %T\n", st)
 	}
 	return b.String()
-}
-
-var showKinds = map[sqlrewrite.ShowKind]string{
-	sqlrewrite.ShowDatabases: "databases", sqlrewrite.ShowTables: "tables", sqlrewrite.ShowColumns: "columns",
-	sqlrewrite.ShowVariables: "variables", sqlrewrite.ShowStatus: "status", sqlrewrite.ShowOther: "other",
 }
 
 var constKinds = map[sqlrewrite.ConstKind]string{

@@ -18,7 +18,14 @@ import (
 type Parser struct {
 	cat *catalog.Config
 	sql *parser.Parser
+	// database is the session's current database, which decides what an
+	// unqualified table name is (SetDatabase).
+	database string
 }
+
+// SetDatabase tells the parser the session's current database (after USE):
+// in CatalogDatabase, unqualified table names are catalog tables.
+func (p *Parser) SetDatabase(name string) { p.database = name }
 
 // NewParser returns a parser that resolves tables and columns in cat, which
 // must be validated and is only read.
@@ -58,25 +65,46 @@ func (p *Parser) Parse(sql string) (st Statement, err error) {
 	case 0:
 		return &Empty{}, nil
 	case 1:
-		return p.statement(stmts[0])
+		return p.statement(stmts[0], sql)
 	}
 	return nil, refuseQuery("more than one statement in a query")
 }
 
 // statement converts one parsed statement; it is deny-by-default.
-func (p *Parser) statement(stmt ast.StmtNode) (Statement, error) {
+func (p *Parser) statement(stmt ast.StmtNode, sql string) (Statement, error) {
 	switch s := stmt.(type) {
-	case *ast.SelectStmt:
-		if s.From == nil {
-			return constantSelect(s)
+	case *ast.SelectStmt, *ast.SetOprStmt:
+		st, ok, err := p.route(s, sql)
+		if err != nil || ok {
+			return st, err
 		}
-		return p.privateSelect(s)
+		if s, isSel := s.(*ast.SelectStmt); isSel {
+			if s.From == nil {
+				return constantSelect(s)
+			}
+			return p.privateSelect(s)
+		}
 	case *ast.ExplainStmt:
+		if show, ok := s.Stmt.(*ast.ShowStmt); ok { // DESCRIBE t [col]
+			if q, ok, err := showAsSelect(show); err != nil || ok {
+				return &Catalog{SQL: q}, err
+			}
+			return &Catalog{SQL: sql}, nil
+		}
 		return p.explain(s)
 	case *ast.SetStmt:
-		return setVariables(s)
+		if r := p.collect(s); len(r.data) > 0 || r.into {
+			return nil, refuse("SET to a value read from configured tables", supportedSet)
+		}
+		return setVariables(s, sql)
 	case *ast.ShowStmt:
-		return p.show(s)
+		return p.show(s, sql)
+	case *ast.PrepareStmt:
+		return prepare(s)
+	case *ast.ExecuteStmt:
+		return execute(s)
+	case *ast.DeallocateStmt:
+		return &Deallocate{Name: strings.ToLower(s.Name)}, nil
 	case *ast.UseStmt:
 		return &Use{Database: s.DBName}, nil
 	case *ast.BeginStmt, *ast.CommitStmt:
@@ -115,8 +143,6 @@ func statementKind(stmt ast.StmtNode) string {
 		return "account management"
 	case *ast.CallStmt:
 		return "CALL"
-	case *ast.PrepareStmt, *ast.ExecuteStmt, *ast.DeallocateStmt:
-		return "SQL-level PREPARE and EXECUTE"
 	case *ast.DoStmt:
 		return "DO"
 	case *ast.KillStmt:

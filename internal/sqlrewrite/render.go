@@ -71,13 +71,13 @@ func Render(f Fetch, d Dialect) (query string, args []any, err error) {
 	}
 	r := &renderer{spec: spec}
 	var set int
-	for _, isSet := range []bool{len(f.Summary) > 0, f.Window != nil, f.Histogram != nil, f.Pairs != nil, f.Cells != nil, f.GridSums != nil} {
+	for _, isSet := range []bool{len(f.Summary) > 0, f.Window != nil, f.Histogram != nil, f.Pairs != nil, f.Cells != nil, f.GridSums != nil, f.Grouped != nil, f.Keys != nil} {
 		if isSet {
 			set++
 		}
 	}
 	if set != 1 {
-		return "", nil, errors.New("sqlrewrite: a fetch needs exactly one of Summary, Window, Histogram, Pairs, GridSums and Cells")
+		return "", nil, errors.New("sqlrewrite: a fetch needs exactly one of Summary, Window, Histogram, Pairs, GridSums, Cells, Grouped and Keys")
 	}
 	switch {
 	case len(f.Summary) > 0:
@@ -90,6 +90,10 @@ func Render(f Fetch, d Dialect) (query string, args []any, err error) {
 		query, err = r.cells(f)
 	case f.GridSums != nil:
 		query, err = r.gridSums(f)
+	case f.Grouped != nil:
+		query, err = r.grouped(f)
+	case f.Keys != nil:
+		query, err = r.keyCounts(f)
 	default:
 		query, err = r.histogram(f)
 	}
@@ -143,6 +147,8 @@ func (r *renderer) term(t SummaryTerm) (string, error) {
 			return "COUNT(" + col + ")", nil
 		}
 		return "COUNT(CASE WHEN " + r.readable(col) + " THEN 1 END)", nil
+	case CountDistinctValues:
+		return "COUNT(DISTINCT " + col + ")", nil
 	case ClampedSum, ClampedSumSquares:
 		v, err := r.clamp(col, t.Lower, t.Upper)
 		if err != nil {

@@ -16,10 +16,70 @@ type scope struct {
 	qualifier string
 }
 
-// privateSelect converts SELECT agg [, agg ...] FROM table [WHERE predicate]
+// privateSelect converts a SELECT with FROM: an outer query over an
+// aggregate subquery or CTE first (derived_query.go), then derived tables
+// flattened (flatten.go): the one-row aggregate SELECT and the GROUP BY
+// histogram give a Select (oneRowSelect); every other shape is tried as a
+// Query (query_parse.go), whose refusal is then the answer.
+func (p *Parser) privateSelect(s *ast.SelectStmt) (Statement, error) {
+	if st, handled, err := p.derivedQuery(s); handled {
+		return st, err
+	}
+	if err := flatten(s); err != nil {
+		return nil, err
+	}
+	sel, err := p.oneRowSelect(s)
+	switch {
+	case err == nil && !p.groupedHistogram(sel) && !p.filteredWithoutSynopsis(sel):
+		return sel, nil
+	case err == nil:
+	case dperr.KindOf(err) != dperr.Unsupported:
+		return nil, err
+	}
+	q, err := p.query(s)
+	if err != nil {
+		return nil, err
+	}
+	return q, nil
+}
+
+// groupedHistogram reports whether sel is a histogram on a column without
+// a histogram domain: no synopsis answers it, so it is answered as a
+// grouped Query over the buckets of the column's bounds.
+func (p *Parser) groupedHistogram(sel *Select) bool {
+	if sel.GroupBy == nil {
+		return false
+	}
+	t, _ := p.cat.Table(sel.Table)
+	col, ok := t.Column(sel.GroupBy.Column)
+	return ok && col.Histogram == nil
+}
+
+// filteredWithoutSynopsis reports whether sel has a range count (an
+// aggregate with its own conditions) none of whose conditions is on a
+// column with a histogram domain: no synopsis answers it, so it is
+// answered as a Query with one set of releases per condition.
+func (p *Parser) filteredWithoutSynopsis(sel *Select) bool {
+	t, _ := p.cat.Table(sel.Table)
+	for _, it := range sel.Items {
+		for _, c := range it.Agg.Where {
+			if col, ok := t.Column(c.Column); ok && col.Histogram != nil {
+				return false
+			}
+		}
+	}
+	for _, it := range sel.Items {
+		if len(it.Agg.Where) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// oneRowSelect converts SELECT agg [, agg ...] FROM table [WHERE predicate]
 // and the GROUP BY histogram. A WHERE that is an AND of conditions (or one
 // condition) gives Where; one with OR or NOT gives Boolean.
-func (p *Parser) privateSelect(s *ast.SelectStmt) (*Select, error) {
+func (p *Parser) oneRowSelect(s *ast.SelectStmt) (*Select, error) {
 	if err := refuseModifiers(s); err != nil {
 		return nil, err
 	}

@@ -6,46 +6,34 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/ast"
 )
 
-// setVariables converts SET. Session scope only: SET GLOBAL is refused. The
-// values must be constants; a system variable may also be set to a bare word
-// (SET autocommit = OFF, SET sql_mode = ANSI), which MySQL reads as a string.
-func setVariables(s *ast.SetStmt) (*SetVariables, error) {
+// setVariables converts SET. Session scope only: SET GLOBAL is refused.
+// Assignments to @dp_* are dpproxy's settings and take constants; every other
+// assignment (system variables, SET NAMES, SET TRANSACTION, other user
+// variables, with any expression, as Connector/J's
+// sql_mode = concat(@@sql_mode, ',STRICT_TRANS_TABLES')) is evaluated by the
+// catalog engine, which keeps the session's values.
+func setVariables(s *ast.SetStmt, sql string) (*SetVariables, error) {
 	set := &SetVariables{}
 	for _, v := range s.Variables {
 		if v.IsGlobal || v.IsInstance {
 			return nil, refuse("SET GLOBAL", "dpproxy sets session variables only")
 		}
-		a := Assignment{Name: strings.ToLower(v.Name), System: v.IsSystem}
-		switch v.Name {
-		case ast.SetNames:
-			a.Name, a.System = "names", true
-		case ast.SetCharset:
-			a.Name, a.System = "character_set", true
+		name := strings.ToLower(v.Name)
+		if v.IsSystem || !strings.HasPrefix(name, "dp_") {
+			set.Catalog = sql
+			continue
 		}
-		switch e := unparen(v.Value).(type) {
-		case *ast.DefaultExpr:
+		a := Assignment{Name: name}
+		if _, ok := unparen(v.Value).(*ast.DefaultExpr); ok {
 			a.Default = true
-		case *ast.ColumnNameExpr:
-			if !a.System || e.Name.Table.O != "" {
-				return nil, refuse("SET "+variableName(a)+" to a column", supportedSet)
-			}
-			a.Value = Value{Str: e.Name.Name.O, IsText: true}
-		default:
-			val, ok := literal(e)
+		} else {
+			val, ok := literal(v.Value)
 			if !ok {
-				return nil, refuse("SET "+variableName(a)+" to an expression", supportedSet)
+				return nil, refuse("SET @"+name+" to an expression", supportedSet)
 			}
 			a.Value = val
 		}
 		set.Assignments = append(set.Assignments, a)
 	}
 	return set, nil
-}
-
-// variableName is an assigned variable as the client wrote it, for messages.
-func variableName(a Assignment) string {
-	if a.System {
-		return a.Name
-	}
-	return "@" + a.Name
 }

@@ -6,92 +6,30 @@ import (
 	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
-
-	"github.com/dpproxy/dpproxy/internal/dperr"
 )
 
-const supportedShow = "dpproxy answers SHOW DATABASES, SHOW [FULL] TABLES, SHOW [FULL] COLUMNS FROM t, DESCRIBE t, SHOW VARIABLES, SHOW STATUS, SHOW WARNINGS and SHOW ERRORS, each with an optional LIKE"
-
-// otherShows are the SHOW statements of client metadata browsing that
-// dpproxy answers with an empty or constant list (Show.Name); every other
-// SHOW (SHOW CREATE TABLE, SHOW GRANTS, the TiDB extensions) is refused.
-var otherShows = map[ast.ShowStmtType]string{
-	ast.ShowEngines:         "engines",
-	ast.ShowCharset:         "charset",
-	ast.ShowCollation:       "collation",
-	ast.ShowPlugins:         "plugins",
-	ast.ShowTableStatus:     "table status",
-	ast.ShowIndex:           "index",
-	ast.ShowTriggers:        "triggers",
-	ast.ShowProcedureStatus: "procedure status",
-	ast.ShowFunctionStatus:  "function status",
-	ast.ShowEvents:          "events",
-	ast.ShowOpenTables:      "open tables",
-	ast.ShowProcessList:     "processlist",
-	ast.ShowPrivileges:      "privileges",
-	ast.ShowProfiles:        "profiles",
-}
-
-// show converts a SHOW statement, or DESCRIBE t (which the parser makes a
-// SHOW COLUMNS). The database of SHOW TABLES FROM db and SHOW COLUMNS FROM t
-// FROM db is ignored, as in a query's db.table.
-func (p *Parser) show(s *ast.ShowStmt) (Statement, error) {
-	if s.Where != nil {
-		return nil, refuse("SHOW ... WHERE", supportedShow+" (use LIKE)")
-	}
-	like, err := showLike(s.Pattern)
-	if err != nil {
-		return nil, err
-	}
-	if s.Column != nil {
-		like = s.Column.Name.O // DESCRIBE t col: col is a LIKE pattern
-	}
+// show converts a SHOW statement. SHOW WARNINGS and SHOW ERRORS list the
+// session's notes, SHOW GRANTS the analyst's one grant; every other SHOW is
+// answered by the catalog engine from the configured schema (SHOW CREATE
+// TABLE, SHOW FULL COLUMNS, SHOW INDEX, SHOW VARIABLES, ... in MySQL's shapes),
+// unless a subquery in its WHERE would read a table.
+func (p *Parser) show(s *ast.ShowStmt, sql string) (Statement, error) {
 	switch s.Tp {
 	case ast.ShowWarnings, ast.ShowErrors:
 		if s.CountWarningsOrErrors {
-			return nil, refuse("SHOW COUNT(*) WARNINGS", supportedShow)
+			return nil, refuse("SHOW COUNT(*) WARNINGS", "SHOW WARNINGS [LIMIT n] lists the notes")
 		}
 		return &ShowWarnings{Errors: s.Tp == ast.ShowErrors}, nil
-	case ast.ShowDatabases:
-		return &Show{Kind: ShowDatabases, Like: like}, nil
-	case ast.ShowTables:
-		return &Show{Kind: ShowTables, Like: like, Full: s.Full}, nil
-	case ast.ShowColumns:
-		t, ok := p.cat.Table(s.Table.Name.O)
-		if !ok {
-			return nil, dperr.New(dperr.UnknownTable, "Table '%s' doesn't exist", s.Table.Name.O)
-		}
-		return &Show{Kind: ShowColumns, Table: t.Name, Like: like, Full: s.Full}, nil
-	case ast.ShowVariables:
-		return &Show{Kind: ShowVariables, Like: like}, nil
-	case ast.ShowStatus:
-		return &Show{Kind: ShowStatus, Like: like}, nil
+	case ast.ShowGrants:
+		return &ShowGrants{}, nil
 	}
-	name, ok := otherShows[s.Tp]
-	if !ok {
-		return nil, refuse("this SHOW statement", supportedShow)
+	if r := p.collect(s); r.subquery {
+		return nil, refuse("subqueries in SHOW", "SHOW ... LIKE and WHERE filter the list")
 	}
-	sh := &Show{Kind: ShowOther, Name: name, Like: like, Full: s.Full}
-	if s.Table != nil {
-		t, ok := p.cat.Table(s.Table.Name.O)
-		if !ok {
-			return nil, dperr.New(dperr.UnknownTable, "Table '%s' doesn't exist", s.Table.Name.O)
-		}
-		sh.Table = t.Name
+	if q, ok, err := showAsSelect(s); err != nil || ok {
+		return &Catalog{SQL: q}, err
 	}
-	return sh, nil
-}
-
-// showLike reads the LIKE 'pattern' of a SHOW statement.
-func showLike(pat *ast.PatternLikeOrIlikeExpr) (string, error) {
-	if pat == nil {
-		return "", nil
-	}
-	v, ok := literal(pat.Pattern)
-	if !pat.IsLike || pat.Not || !ok || !v.IsText {
-		return "", refuse("this SHOW pattern", supportedShow+" (LIKE takes a string)")
-	}
-	return v.Str, nil
+	return &Catalog{SQL: sql}, nil
 }
 
 // showWarningsLimitSyntax matches SHOW WARNINGS|ERRORS LIMIT [offset,] count
@@ -126,11 +64,8 @@ func showWarningsLimit(sql string) (*ShowWarnings, bool) {
 	return &ShowWarnings{Errors: strings.EqualFold(m[1], "errors"), Limit: lim}, true
 }
 
-// explain converts EXPLAIN of a private aggregate query, and DESCRIBE t.
+// explain converts EXPLAIN of a private aggregate query.
 func (p *Parser) explain(s *ast.ExplainStmt) (Statement, error) {
-	if sh, ok := s.Stmt.(*ast.ShowStmt); ok {
-		return p.show(sh)
-	}
 	const supported = "EXPLAIN takes a private aggregate SELECT, in the default format"
 	switch {
 	case s.Analyze:
@@ -145,8 +80,11 @@ func (p *Parser) explain(s *ast.ExplainStmt) (Statement, error) {
 		return nil, refuse("EXPLAIN of this statement", supported)
 	}
 	q, err := p.privateSelect(sel)
-	if err != nil {
-		return nil, err
+	switch q := q.(type) {
+	case *Select:
+		return &Explain{Select: q}, nil
+	case *Query:
+		return &Explain{Query: q}, nil
 	}
-	return &Explain{Select: q}, nil
+	return nil, err
 }

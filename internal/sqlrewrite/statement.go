@@ -3,7 +3,9 @@
 //
 // Parse is deny-by-default: it recognises the aggregate queries dpproxy can
 // answer privately (Select), the settings and bootstrap statements clients
-// send (SetVariables, Show, ShowWarnings, ConstantSelect, Use, Explain), and
+// send (SetVariables, ShowWarnings, ShowGrants, ConstantSelect, Use,
+// Explain), the statements the catalog engine answers (Catalog; route.go
+// decides), and
 // refuses everything else with a dperr error (Parse, Unsupported,
 // UnknownTable, UnknownColumn). The TiDB AST never leaves this package.
 //
@@ -14,7 +16,7 @@
 package sqlrewrite
 
 // Statement is one parsed client statement: one of *Select, *Explain,
-// *SetVariables, *ShowWarnings, *Show, *ConstantSelect, *Use, *Empty.
+// *SetVariables, *ShowWarnings, *ShowGrants, *Catalog, *ConstantSelect, *Use, *Empty.
 type Statement interface{ statement() }
 
 // Select is a private aggregate query: SELECT agg [, agg ...] FROM table
@@ -74,10 +76,18 @@ type Bucketing struct {
 	// Index is set when the key is FLOOR(col / Width), the bucket number,
 	// rather than its lower edge.
 	Index bool
+	// Origin aligns the buckets at Origin instead of 0: the key
+	// FLOOR((col - Origin) / Width) * Width + Origin, as BI tools spell
+	// bins (only in a Query's GROUP BY; the histogram form has Origin 0).
+	Origin float64
 }
 
-// Explain is EXPLAIN of a private aggregate query: the plan, without running it.
-type Explain struct{ Select *Select }
+// Explain is EXPLAIN of a private aggregate query: the plan, without
+// running it. Exactly one of Select and Query is set.
+type Explain struct {
+	Select *Select
+	Query  *Query
+}
 
 // Item is one output column of a Select.
 type Item struct {
@@ -117,13 +127,16 @@ const (
 	RegrIntercept
 	// BucketKey is the GROUP BY key column of a histogram (Select.GroupBy).
 	BucketKey
+	// CountDistinct is COUNT(DISTINCT col): the number of distinct
+	// non-NULL values of col (sensitivity 1 under add/remove of one row).
+	CountDistinct
 )
 
 var aggNames = map[AggFunc]string{
 	CountRows: "count(*)", CountColumn: "count", Sum: "sum", Avg: "avg",
 	VarPop: "var_pop", VarSamp: "var_samp", StddevPop: "stddev_pop", StddevSamp: "stddev_samp",
 	Median: "median", Percentile: "percentile", IQR: "iqr",
-	RegrSlope: "regr_slope", RegrIntercept: "regr_intercept", BucketKey: "bucket",
+	RegrSlope: "regr_slope", RegrIntercept: "regr_intercept", BucketKey: "bucket", CountDistinct: "count distinct",
 }
 
 // String is the canonical lower-case name, for plans and golden tests.
@@ -173,21 +186,20 @@ type Value struct {
 	Null   bool
 }
 
-// SetVariables is SET of one or more variables. System variables and SET
-// NAMES are accepted and ignored; user variables named dp_* are dpproxy's
-// settings (dp_epsilon, dp_delta, dp_mechanism), other user variables are kept
-// in the session.
-type SetVariables struct{ Assignments []Assignment }
+// SetVariables is SET of one or more variables. Assignments are those to
+// dpproxy's settings (@dp_epsilon, @dp_delta, @dp_mechanism, @dp_trim), which
+// the session validates; Catalog, when not empty, is the statement's text,
+// which the catalog engine evaluates for every other variable (system
+// variables, SET NAMES, SET TRANSACTION, other user variables).
+type SetVariables struct {
+	Assignments []Assignment
+	Catalog     string
+}
 
-// Assignment is one "name = value" of a SET.
+// Assignment is one "@dp_name = value" of a SET.
 type Assignment struct {
-	// Name is lower case without the @ or @@; SET NAMES is "names" and SET
-	// CHARACTER SET is "character_set".
+	// Name is lower case without the @.
 	Name string
-	// System is true for @@var, SET var, SET SESSION var, SET NAMES, SET
-	// CHARACTER SET and SET TRANSACTION (whose variables are
-	// "tx_isolation_one_shot", "tx_read_only" and friends).
-	System bool
 	// Value is the assigned constant; Default is true for SET x = DEFAULT.
 	Value   Value
 	Default bool
@@ -204,38 +216,6 @@ type ShowWarnings struct {
 
 // Limit is a LIMIT clause: skip Offset rows, then return at most Count.
 type Limit struct{ Offset, Count uint64 }
-
-// ShowKind is what a SHOW statement lists.
-type ShowKind int
-
-// The SHOW statements clients send at connect time or when browsing.
-const (
-	ShowDatabases ShowKind = iota + 1
-	ShowTables
-	ShowColumns
-	ShowVariables
-	ShowStatus
-	ShowOther
-)
-
-// Show is a SHOW statement other than SHOW WARNINGS. It is answered from the
-// catalog, never from data. DESCRIBE t and DESC t are ShowColumns.
-type Show struct {
-	Kind ShowKind
-	// Table is the declared table (catalog spelling) for ShowColumns and for
-	// a ShowOther that names a table (SHOW INDEX FROM t).
-	Table string
-	// Like is the LIKE pattern, if any (DESCRIBE t col gives col).
-	Like string
-	// Full is SHOW FULL TABLES / SHOW FULL COLUMNS.
-	Full bool
-	// Name says what a ShowOther lists, in lower case: "engines", "charset",
-	// "collation", "plugins", "table status", "index", "triggers",
-	// "procedure status", "function status", "events", "open tables",
-	// "processlist", "privileges", "profiles". Each is answered with an empty
-	// or constant list.
-	Name string
-}
 
 // ConstantSelect is a SELECT without FROM: variables, session functions and
 // literals that clients send at connect time (SELECT @@version_comment,
@@ -280,7 +260,6 @@ func (*Select) statement()         {}
 func (*Explain) statement()        {}
 func (*SetVariables) statement()   {}
 func (*ShowWarnings) statement()   {}
-func (*Show) statement()           {}
 func (*ConstantSelect) statement() {}
 func (*Use) statement()            {}
 func (*Empty) statement()          {}

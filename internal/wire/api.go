@@ -64,6 +64,10 @@ type Result struct {
 	// float64, string and []byte. All non-nil values of a column must have
 	// the same type; the column's MySQL type follows from it.
 	Rows [][]any
+	// Fields, when set, define the columns explicitly (Columns and the
+	// derivation from Go types are then unused), and every value is nil or
+	// a string in MySQL's text format for its column's type.
+	Fields []Field
 	// AffectedRows is reported in the OK packet when Columns is empty.
 	AffectedRows uint64
 	// Warnings is the warning count announced in the OK or EOF packet, so

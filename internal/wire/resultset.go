@@ -24,6 +24,9 @@ const (
 // in the first row makes every later value of the column unreadable, and a
 // result with no rows loses its column names.
 func toMySQLResult(r *Result, binary bool) (*gomysql.Result, error) {
+	if r != nil && len(r.Fields) > 0 {
+		return typedResult(r, binary)
+	}
 	if r == nil || len(r.Columns) == 0 {
 		var affected uint64
 		var warnings uint16

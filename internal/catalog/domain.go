@@ -1,0 +1,50 @@
+package catalog
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+)
+
+// MaxGroups is the public cap on the number of groups of one GROUP BY: the
+// size of the cross product of the keys' declared domains. It is a
+// property of the query and the configuration, never of the data.
+const MaxGroups = 10000
+
+// HasDomain reports whether the column declares its domain (values), so
+// that it may be a GROUP BY key and its values may be listed.
+func (c *Column) HasDomain() bool { return len(c.Values) > 0 }
+
+// validateDomain checks a column's declared values: at most MaxGroups,
+// distinct, numbers (within the bounds) for a numeric column. Numbers are
+// stored in their canonical spelling (strconv 'g').
+func (c *Column) validateDomain(f string) error {
+	if c.PartitionSelection && (c.Values != nil || c.Type == Real) {
+		return invalid(f+".partition_selection", "applies to integer and text columns without declared values (column %q)", c.Name)
+	}
+	if c.Values == nil {
+		return nil
+	}
+	if len(c.Values) == 0 || len(c.Values) > MaxGroups {
+		return invalid(f+".values", "must list between 1 and %d values, got %d", MaxGroups, len(c.Values))
+	}
+	seen := map[string]bool{}
+	for j, v := range c.Values {
+		if c.Numeric() {
+			x, err := strconv.ParseFloat(v, 64)
+			if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
+				return invalid(fmt.Sprintf("%s.values[%d]", f, j), "numeric column %q needs finite numbers, got %q", c.Name, v)
+			}
+			if x < *c.Lower || x > *c.Upper {
+				return invalid(fmt.Sprintf("%s.values[%d]", f, j), "value %g is outside the bounds [%g, %g] of column %q", x, *c.Lower, *c.Upper, c.Name)
+			}
+			v = strconv.FormatFloat(x, 'g', -1, 64)
+			c.Values[j] = v
+		}
+		if seen[v] {
+			return invalid(fmt.Sprintf("%s.values[%d]", f, j), "duplicate value %q", v)
+		}
+		seen[v] = true
+	}
+	return nil
+}

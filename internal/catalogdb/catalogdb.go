@@ -1,0 +1,200 @@
+// Package catalogdb is dpproxy's catalog engine: a real MySQL-compatible SQL
+// engine (go-mysql-server) over the configured schema and nothing else, so
+// that information_schema queries, the SHOW family, session variables and
+// constant expressions are answered as MySQL answers them (WHERE, LIKE,
+// ORDER BY, joins between catalog tables, MySQL's result shapes).
+//
+// Contract (DESIGN.md §3, README "Design notes"): only public metadata is
+// ever in this engine. Each configured table is registered with its declared
+// columns and types, and its public bounds as the column comment, and it has
+// zero rows: its Partitions yield nothing, so no statement evaluated here can
+// observe a row of private data, and this package imports nothing that reads
+// data (archtest enforces it). Which statements come here is decided by
+// package sqlrewrite (Parser.Parse, Route); the engine itself is read-only,
+// its file functions are disabled, and it is never given a backend.
+package catalogdb
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	sqle "github.com/dolthub/go-mysql-server"
+	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/types"
+	"github.com/dolthub/go-mysql-server/sql/variables"
+
+	"github.com/dpproxy/dpproxy/internal/catalog"
+)
+
+// Collation is the collation of every text column and of the database, one
+// that MySQL and MariaDB clients both know.
+const Collation = sql.Collation_utf8mb4_general_ci
+
+// Engine evaluates SQL over the catalog's metadata. It is safe for concurrent
+// use by many sessions.
+type Engine struct {
+	gms      *sqle.Engine
+	database string
+}
+
+// Variables are global system variable values the engine reports (version,
+// version_comment, ...), set once for the process.
+type Variables map[string]any
+
+var initVariables sync.Once
+
+// New returns the engine for cat, whose tables it shows in database. vars
+// overrides system variables' defaults.
+func New(cat *catalog.Config, database string, vars Variables) (*Engine, error) {
+	initVariables.Do(variables.InitSystemVariables)
+	all := map[string]any{
+		// LOAD_FILE and SELECT ... INTO OUTFILE may touch only this
+		// directory, which does not exist (sqlrewrite refuses both anyway).
+		"secure_file_priv": "/nonexistent/dpproxy-catalog-engine",
+	}
+	for k, v := range vars {
+		all[k] = v
+	}
+	if err := sql.SystemVariables.AssignValues(all); err != nil {
+		return nil, fmt.Errorf("catalogdb: system variables: %w", err)
+	}
+	db := &database_{name: database, tables: map[string]*table{}}
+	for i := range cat.Tables {
+		t := &cat.Tables[i]
+		db.order = append(db.order, t.Name)
+		db.tables[strings.ToLower(t.Name)] = newTable(database, t)
+	}
+	e := sqle.NewDefault(&provider{db: db})
+	e.ReadOnly.Store(true)
+	return &Engine{gms: e, database: database}, nil
+}
+
+func newTable(database string, t *catalog.Table) *table {
+	schema := make(sql.Schema, len(t.Columns))
+	for i := range t.Columns {
+		c := &t.Columns[i]
+		var typ sql.Type
+		switch c.Type {
+		case catalog.Integer:
+			typ = types.Int64
+		case catalog.Real:
+			typ = types.Float64
+		default:
+			typ = types.CreateText(Collation)
+		}
+		schema[i] = &sql.Column{
+			Name: c.Name, Type: typ, Nullable: true, Source: t.Name, DatabaseSource: database,
+			Comment: BoundsComment(c),
+		}
+	}
+	return &table{name: t.Name, schema: schema}
+}
+
+// BoundsComment is a column's public bounds as MySQL shows a column comment:
+// "bounds [lo, hi]", or "" for a column without bounds.
+func BoundsComment(c *catalog.Column) string {
+	lo, hi, ok := c.Bounds()
+	if !ok {
+		return ""
+	}
+	return fmt.Sprintf("bounds [%v, %v]", lo, hi)
+}
+
+// provider shows the one configured database; go-mysql-server adds
+// information_schema itself.
+type provider struct{ db *database_ }
+
+func (p *provider) Database(_ *sql.Context, name string) (sql.Database, error) {
+	if strings.EqualFold(name, p.db.name) {
+		return p.db, nil
+	}
+	return nil, sql.ErrDatabaseNotFound.New(name)
+}
+
+func (p *provider) HasDatabase(_ *sql.Context, name string) bool {
+	return strings.EqualFold(name, p.db.name)
+}
+
+func (p *provider) AllDatabases(*sql.Context) []sql.Database { return []sql.Database{p.db} }
+
+// database_ holds the configured tables (the underscore avoids the parameter name).
+type database_ struct {
+	name   string
+	order  []string
+	tables map[string]*table
+}
+
+var _ sql.CollatedDatabase = (*database_)(nil)
+
+func (d *database_) Name() string { return d.name }
+
+func (d *database_) GetTableInsensitive(_ *sql.Context, name string) (sql.Table, bool, error) {
+	t, ok := d.tables[strings.ToLower(name)]
+	if !ok {
+		return nil, false, nil
+	}
+	return t, true, nil
+}
+
+func (d *database_) GetTableNames(*sql.Context) ([]string, error) { return d.order, nil }
+
+func (d *database_) GetCollation(*sql.Context) sql.CollationID { return Collation }
+
+func (d *database_) SetCollation(*sql.Context, sql.CollationID) error {
+	return fmt.Errorf("database %s is read-only", d.name)
+}
+
+// table is a configured table's schema with no rows: there is no way to put
+// a row into it.
+type table struct {
+	name   string
+	schema sql.Schema
+}
+
+func (t *table) Name() string                                       { return t.name }
+func (t *table) String() string                                     { return t.name }
+func (t *table) Schema() sql.Schema                                 { return t.schema }
+func (t *table) Collation() sql.CollationID                         { return Collation }
+func (t *table) Partitions(*sql.Context) (sql.PartitionIter, error) { return noPartitions{}, nil }
+func (t *table) PartitionRows(*sql.Context, sql.Partition) (sql.RowIter, error) {
+	return sql.RowsToRowIter(), nil
+}
+
+// noPartitions is the partition iterator of a table with no rows.
+type noPartitions struct{}
+
+func (noPartitions) Next(*sql.Context) (sql.Partition, error) { return nil, io.EOF }
+func (noPartitions) Close(*sql.Context) error                 { return nil }
+
+// Session is one connection's state in the engine: current database, system
+// and user variables. It is used by one goroutine at a time.
+type Session struct {
+	e    *Engine
+	sess *sql.BaseSession
+}
+
+// Open returns the session of a connection; user and connID are what
+// USER(), CURRENT_USER() and CONNECTION_ID() report.
+func (e *Engine) Open(user string, connID uint32) *Session {
+	s := sql.NewBaseSessionWithClientServer("dpproxy", sql.Client{User: user, Address: "%"}, connID)
+	return &Session{e: e, sess: s}
+}
+
+// SetDatabase sets the current database ("" for none) as USE does; the
+// caller has checked that it exists.
+func (s *Session) SetDatabase(name string) { s.sess.SetCurrentDatabase(name) }
+
+// context is a statement's context. Its statement time, which NOW() and
+// UTC_TIMESTAMP() read, is whole seconds: go-mysql-server drops the fraction
+// from NOW() but not from UTC_TIMESTAMP(), so TIMEDIFF(NOW(), UTC_TIMESTAMP())
+// (Metabase's time-zone probe) would otherwise be a negative fraction instead
+// of the zone's offset. NOW(6) then shows .000000.
+func (s *Session) context(ctx context.Context) *sql.Context {
+	c := sql.NewContext(ctx, sql.WithSession(s.sess))
+	c.SetQueryTime(time.Now().Truncate(time.Second))
+	return c
+}

@@ -1,0 +1,135 @@
+package catalogdb
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/dpproxy/dpproxy/internal/catalog"
+)
+
+func testEngine(t *testing.T) *Engine {
+	t.Helper()
+	cat, err := catalog.ParseConfig(strings.NewReader(`
+backend: {driver: sqlite, dsn: "file::memory:"}
+users: [{name: a, password_hash: "*0000000000000000000000000000000000000000", epsilon: 1}]
+tables:
+  - name: visits
+    columns:
+      - {name: age, type: integer, lower: 0, upper: 120}
+      - {name: city, type: text}
+      - {name: spend, type: real, lower: 0, upper: 1000.5}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := New(cat, "dpproxy", Variables{"version_comment": "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+func query(t *testing.T, s *Session, q string) *Result {
+	t.Helper()
+	r, err := s.Query(context.Background(), q)
+	if err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	return r
+}
+
+// The engine holds the configured schema and never a row of it.
+func TestConfiguredTablesHaveSchemaAndNoRows(t *testing.T) {
+	s := testEngine(t).Open("a", 1)
+	s.SetDatabase("dpproxy")
+	if r := query(t, s, "SELECT * FROM visits"); len(r.Rows) != 0 || len(r.Columns) != 3 {
+		t.Errorf("SELECT * FROM visits: %d columns, rows %v", len(r.Columns), r.Rows)
+	}
+	if r := query(t, s, "SELECT COUNT(*) FROM visits"); fmt.Sprint(r.Rows) != "[[0]]" {
+		t.Errorf("COUNT(*): %v", r.Rows)
+	}
+	r := query(t, s, "SELECT COLUMN_NAME, DATA_TYPE, COLUMN_COMMENT FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = 'dpproxy' ORDER BY ORDINAL_POSITION")
+	if got := fmt.Sprint(r.Rows); got != "[[age bigint bounds [0, 120]] [city text ] [spend double bounds [0, 1000.5]]]" {
+		t.Errorf("information_schema.COLUMNS: %s", got)
+	}
+	if r.Columns[0].Type != 253 || r.Columns[0].Charset == binaryCharset {
+		t.Errorf("COLUMN_NAME column: %+v", r.Columns[0])
+	}
+}
+
+// SET keeps session values, per session.
+func TestSessionVariables(t *testing.T) {
+	e := testEngine(t)
+	s1, s2 := e.Open("a", 1), e.Open("a", 2)
+	query(t, s1, "set autocommit=1, sql_mode = concat(@@sql_mode,',ANSI_QUOTES'), @x = 'one'")
+	if got := fmt.Sprint(query(t, s1, "SELECT @@sql_mode LIKE '%ANSI_QUOTES%', @x, @@version_comment").Rows); got != "[[1 one test]]" {
+		t.Errorf("session 1: %s", got)
+	}
+	if got := fmt.Sprint(query(t, s2, "SELECT @@sql_mode LIKE '%ANSI_QUOTES%', @x").Rows); got != "[[0 <nil>]]" {
+		t.Errorf("session 2 sees session 1's values: %s", got)
+	}
+}
+
+// Writes and unknown tables are errors; a zero-row aggregate answers.
+func TestReadOnlyAndErrors(t *testing.T) {
+	s := testEngine(t).Open("a", 1)
+	s.SetDatabase("dpproxy")
+	var ce *Error
+	if _, err := s.Query(context.Background(), "INSERT INTO visits VALUES (1, 'x', 2)"); !errors.As(err, &ce) {
+		t.Errorf("INSERT: %v", err)
+	}
+	// go-mysql-server panics closing this; the answer (no row) stands.
+	if r, err := s.Query(context.Background(), "SELECT COUNT(*) FROM visits LIMIT 0"); err != nil || len(r.Rows) != 0 || len(r.Columns) != 1 {
+		t.Errorf("COUNT(*) ... LIMIT 0: %v, %v", r, err)
+	}
+	if _, err := s.Query(context.Background(), "SELECT * FROM nosuch"); !errors.As(err, &ce) || ce.Code != 1146 {
+		t.Errorf("unknown table: %v", err)
+	}
+}
+
+// TIMEDIFF(NOW(), UTC_TIMESTAMP()) is the server's zone offset, whole minutes.
+func TestTimeZoneProbe(t *testing.T) {
+	s := testEngine(t).Open("a", 1)
+	r := query(t, s, "SELECT TIMEDIFF(NOW(), UTC_TIMESTAMP())")
+	got, _ := r.Rows[0][0].(string)
+	if !regexp.MustCompile(`^-?\d\d:\d\d:00$`).MatchString(got) || r.Columns[0].Type != 11 {
+		t.Errorf("TIMEDIFF(NOW(), UTC_TIMESTAMP()) = %q (type %d), want an offset of type TIME", got, r.Columns[0].Type)
+	}
+}
+
+// Sessions of one engine run concurrently (go test -race checks the sharing).
+func TestConcurrentSessions(t *testing.T) {
+	e := testEngine(t)
+	done := make(chan error)
+	for i := range 8 {
+		go func() {
+			s := e.Open("a", uint32(i))
+			s.SetDatabase("dpproxy")
+			for range 20 {
+				if _, err := s.Query(context.Background(), fmt.Sprintf("SET @x = %d", i)); err != nil {
+					done <- err
+					return
+				}
+				r, err := s.Query(context.Background(), "SELECT @x, COUNT(*) FROM information_schema.COLUMNS WHERE TABLE_NAME = 'visits'")
+				if err != nil {
+					done <- err
+					return
+				}
+				if got := fmt.Sprint(r.Rows); got != fmt.Sprintf("[[%d 3]]", i) {
+					done <- fmt.Errorf("session %d: %s", i, got)
+					return
+				}
+			}
+			done <- nil
+		}()
+	}
+	for range 8 {
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}
+}

@@ -1,0 +1,167 @@
+package catalogdb
+
+import (
+	"context"
+	"errors"
+	"io"
+
+	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/types"
+	"github.com/dolthub/vitess/go/sqltypes"
+	querypb "github.com/dolthub/vitess/go/vt/proto/query"
+)
+
+// Column is a result column's MySQL definition.
+type Column struct {
+	Name string
+	// Type is the MySQL column type code (MYSQL_TYPE_*); Flags the column flags.
+	Type  byte
+	Flags uint16
+	// Charset is the collation id: binary (63) for numbers, times and bytes.
+	Charset  uint16
+	Length   uint32
+	Decimals uint8
+}
+
+// Result is a statement's answer. Columns is nil for a statement without a
+// result set (SET, USE). Every value is nil (NULL) or its MySQL text form.
+type Result struct {
+	Columns []Column
+	Rows    [][]any
+}
+
+// Error is an error the engine reported, with its MySQL code. Its message
+// describes only the statement and the catalog, never data (there is none).
+type Error struct {
+	Code  uint16
+	State string
+	Msg   string
+}
+
+func (e *Error) Error() string { return e.Msg }
+
+// MySQL column flags (include/mysql_com.h).
+const (
+	notNullFlag   = 1
+	binaryFlag    = 128
+	enumFlag      = 256
+	setFlag       = 2048
+	unsignedFlag  = 32
+	binaryCharset = 63
+)
+
+// Query evaluates one statement. The caller (package sqlrewrite's routing)
+// guarantees it is one the catalog engine may answer.
+func (s *Session) Query(ctx context.Context, query string) (res *Result, err error) {
+	defer func() {
+		// A bug in go-mysql-server must fail the statement, not the proxy.
+		if p := recover(); p != nil {
+			res, err = nil, &Error{Code: 1105, State: "HY000", Msg: "the catalog engine failed on this statement"}
+		}
+	}()
+	sctx := s.context(ctx)
+	schema, iter, _, err := s.e.gms.Query(sctx, query)
+	if err != nil {
+		return nil, sqlError(err)
+	}
+	rows, err := drain(sctx, iter)
+	if err != nil {
+		return nil, sqlError(err)
+	}
+	if isOK(schema) {
+		return &Result{}, nil
+	}
+	res = &Result{Columns: make([]Column, len(schema)), Rows: make([][]any, 0, len(rows))}
+	for j, c := range schema {
+		res.Columns[j] = column(sctx, c)
+	}
+	for _, row := range rows {
+		out := make([]any, len(schema))
+		for j, c := range schema {
+			if j >= len(row) || row[j] == nil {
+				continue
+			}
+			v, err := c.Type.SQL(sctx, nil, row[j])
+			if err != nil {
+				return nil, sqlError(err)
+			}
+			if !v.IsNull() {
+				out[j] = v.ToString()
+			}
+		}
+		res.Rows = append(res.Rows, out)
+	}
+	return res, nil
+}
+
+// drain reads every row, then closes the iterator. go-mysql-server v0.20.0
+// panics closing an aggregate under LIMIT 0 that it never started (SELECT
+// COUNT(*) FROM t LIMIT 0); the rows are complete by then, so that panic is
+// ignored. A panic anywhere else fails the statement (Query).
+func drain(ctx *sql.Context, iter sql.RowIter) (rows []sql.Row, err error) {
+	for {
+		row, err := iter.Next(ctx)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			closeQuietly(ctx, iter)
+			return nil, err
+		}
+		rows = append(rows, row)
+	}
+	closeQuietly(ctx, iter)
+	return rows, nil
+}
+
+func closeQuietly(ctx *sql.Context, iter sql.RowIter) {
+	defer func() { _ = recover() }()
+	_ = iter.Close(ctx)
+}
+
+// isOK reports whether a schema is go-mysql-server's OK result (SET, USE).
+func isOK(schema sql.Schema) bool {
+	return len(schema) == 0 || (len(schema) == 1 && types.IsOkResultSchema(schema))
+}
+
+// column converts a column definition as MySQL sends it.
+func column(ctx *sql.Context, c *sql.Column) Column {
+	mysqlType, flags := sqltypes.TypeToMySQL(c.Type.Type())
+	col := Column{Name: c.Name, Type: byte(mysqlType), Flags: uint16(flags), Charset: binaryCharset,
+		Length: c.Type.MaxTextResponseByteLength(ctx)}
+	if t, ok := c.Type.(sql.TypeWithCollation); ok && !types.IsBinaryType(c.Type) {
+		col.Charset = uint16(t.Collation())
+	}
+	switch c.Type.Type() {
+	case querypb.Type_ENUM:
+		col.Flags |= enumFlag
+	case querypb.Type_SET:
+		col.Flags |= setFlag
+	}
+	if types.IsBinaryType(c.Type) || col.Charset == binaryCharset {
+		col.Flags |= binaryFlag
+	}
+	if types.IsUnsigned(c.Type) {
+		col.Flags |= unsignedFlag
+	}
+	if !c.Nullable {
+		col.Flags |= notNullFlag
+	}
+	if types.IsDecimal(c.Type) {
+		col.Decimals = uint8(c.Type.(sql.DecimalType).Scale())
+	} else if types.IsDatetimeType(c.Type) {
+		col.Decimals = uint8(c.Type.(sql.DatetimeType).Precision())
+	} else if types.IsFloat(c.Type) {
+		col.Decimals = 31
+	}
+	return col
+}
+
+func sqlError(err error) error {
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	se := sql.CastSQLError(err)
+	return &Error{Code: uint16(se.Num), State: se.State, Msg: se.Message}
+}

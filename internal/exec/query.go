@@ -1,0 +1,375 @@
+package exec
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/dpproxy/dpproxy/internal/backend"
+	"github.com/dpproxy/dpproxy/internal/dperr"
+	"github.com/dpproxy/dpproxy/internal/mech/noise"
+	"github.com/dpproxy/dpproxy/internal/planner"
+	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
+)
+
+// RunQuery executes a query plan: the releases of every group (one
+// reservation of the statement's cost: parallel composition, see
+// planner.QueryPlan), then the post-processing of the released rows.
+// A listing, or a query of constants only, reads no data and spends
+// nothing.
+func (e *Executor) RunQuery(ctx context.Context, user string, qp *planner.QueryPlan, src noise.Source) (*Result, error) {
+	q := qp.Query
+	rows := make([]planner.Row, len(qp.Groups))
+	for g := range rows {
+		rows[g].Keys = qp.Groups[g]
+	}
+	var warnings []Warning
+	switch {
+	case len(qp.Parts) > 0:
+		released, err := e.releaseParts(ctx, user, qp, src)
+		if err != nil {
+			return nil, err
+		}
+		warnings = append(warnings, note(fmt.Sprintf("%d group(s), %d part(s): the aggregates with their own conditions (CASE WHEN … THEN col END, range counts) "+
+			"are released over their rows, sharing epsilon=%.6g delta=%.6g by basic composition; each group's releases use that whole cost (parallel composition)",
+			len(rows), len(qp.Parts), qp.Cost.Epsilon, qp.Cost.Delta)))
+		for g := range rows {
+			rows[g].Aggs = make([]planner.Datum, len(q.Base.Items))
+		}
+		for j, part := range qp.Parts {
+			partRows := make([]planner.Row, len(rows))
+			for g := range rows {
+				partRows[g].Keys = rows[g].Keys
+			}
+			sub := &planner.QueryPlan{Query: q, Base: part.Plan}
+			if warnings, err = releasedRows(sub, partRows, released[j], warnings); err != nil {
+				return nil, err
+			}
+			for g := range rows {
+				for k, i := range part.Items {
+					rows[g].Aggs[i] = partRows[g].Aggs[k]
+				}
+			}
+		}
+	case qp.Selection != nil:
+		keys, released, err := e.releaseSelected(ctx, user, qp, src)
+		if err != nil {
+			return nil, err
+		}
+		sel := qp.Selection
+		warnings = append(warnings, note(fmt.Sprintf("GROUP BY %s: %d key(s) released by partition selection (epsilon=%.6g delta=%.6g): "+
+			"a value appears only if its row count plus discrete Laplace noise (scale %.6g) reaches %d, so values with few rows are not shown; "+
+			"each released key's releases use epsilon=%.6g (parallel composition)",
+			sel.Column.Name, len(keys), sel.Epsilon, sel.Delta, sel.Scale(), sel.Threshold, qp.Cost.Epsilon-sel.Epsilon)))
+		rows = make([]planner.Row, len(keys))
+		for g, k := range keys {
+			rows[g].Keys = []sqlrewrite.Value{k}
+		}
+		if qp.Base != nil {
+			if warnings, err = releasedRows(qp, rows, released, warnings); err != nil {
+				return nil, err
+			}
+		}
+	case q.Listing:
+		warnings = append(warnings, note("the values are the declared domain of the configuration, not read from the data; no budget spent"))
+	case qp.Base == nil:
+		warnings = append(warnings, note("constants only: no data read, no budget spent"))
+	case len(q.Keys) == 0:
+		res, err := e.Run(ctx, user, qp.Base, src)
+		if err != nil {
+			return nil, err
+		}
+		rows[0].Aggs = datums(res.Row)
+		warnings = res.Warnings
+	default:
+		released, err := e.releaseGroups(ctx, user, qp, src)
+		if err != nil {
+			return nil, err
+		}
+		warnings = append(warnings, note(fmt.Sprintf("GROUP BY: %d groups from the declared domains, every one released, empty ones included; "+
+			"each group's releases use the statement's epsilon=%.6g delta=%.6g (parallel composition: one row is in at most one group)",
+			len(qp.Groups), qp.Base.Cost.Epsilon, qp.Base.Cost.Delta)))
+		if warnings, err = releasedRows(qp, rows, released, warnings); err != nil {
+			return nil, err
+		}
+	}
+	for _, it := range q.Base.Items {
+		if name := strings.ToUpper(it.Label); strings.HasPrefix(name, "MIN(") || strings.HasPrefix(name, "MAX(") {
+			warnings = append(warnings, note(fmt.Sprintf("%s is answered as the DP %g-quantile of the column clamped to its bounds, not the exact extreme", it.Label, it.Agg.Quantile)))
+		}
+	}
+	out, err := planner.PostProcess(q, rows)
+	if err != nil {
+		return nil, dperr.Wrap(dperr.Internal, err, "internal error: cannot post-process the released rows")
+	}
+	res := &Result{Rows: make([][]any, len(out)), Warnings: warnings}
+	for _, c := range q.Columns {
+		res.Columns = append(res.Columns, c.Label)
+	}
+	for i, r := range out {
+		res.Rows[i] = make([]any, len(r))
+		for j, d := range r {
+			res.Rows[i][j] = d.Value()
+		}
+	}
+	uniformColumns(res.Rows)
+	return res, nil
+}
+
+// uniformColumns gives every column one type, as a result set needs:
+// integers become floats in a column that holds a float (bucket keys of
+// a fractional width, GREATEST(AVG(x), 30)), and numbers become text in
+// a column that holds a string (CASE … THEN 'x' ELSE 0 END).
+func uniformColumns(rows [][]any) {
+	if len(rows) == 0 {
+		return
+	}
+	for j := range rows[0] {
+		var hasFloat, hasText bool
+		for _, r := range rows {
+			switch r[j].(type) {
+			case float64:
+				hasFloat = true
+			case string:
+				hasText = true
+			}
+		}
+		for _, r := range rows {
+			switch v := r[j].(type) {
+			case int64:
+				switch {
+				case hasText:
+					r[j] = strconv.FormatInt(v, 10)
+				case hasFloat:
+					r[j] = float64(v)
+				}
+			case float64:
+				if hasText {
+					r[j] = strconv.FormatFloat(v, 'g', -1, 64)
+				}
+			}
+		}
+	}
+}
+
+// releasedRows derives every group's aggregates from its releases into
+// rows[g].Aggs and adds one note per group and aggregate.
+func releasedRows(qp *planner.QueryPlan, rows []planner.Row, released [][]planner.Estimate, warnings []Warning) ([]Warning, error) {
+	for g := range rows {
+		rows[g].Aggs = make([]planner.Datum, len(qp.Base.Outputs))
+		group := groupLabel(qp.Query, rows[g].Keys)
+		for i, o := range qp.Base.Outputs {
+			v, err := o.Evaluate(released[g])
+			if err != nil {
+				return nil, dperr.Wrap(dperr.Internal, err, "internal error: cannot derive %s", o.Label)
+			}
+			if !v.Null {
+				rows[g].Aggs[i] = planner.Datum{Num: v.Value, Int: o.Integer}
+				if o.Integer {
+					rows[g].Aggs[i].Num = float64(int64(v.Value))
+				}
+			} else {
+				rows[g].Aggs[i] = planner.Datum{Null: true}
+			}
+			w := describe(qp.Base, &qp.Base.Outputs[i], v)
+			if group != "" {
+				w.Message = group + ": " + w.Message
+			}
+			warnings = append(warnings, w)
+		}
+	}
+	return warnings, nil
+}
+
+// releaseParts reserves the statement's cost once and runs every part's
+// releases for every group on one snapshot (releaseOn); released[j][g]
+// are part j's estimates for group g.
+func (e *Executor) releaseParts(ctx context.Context, user string, qp *planner.QueryPlan, src noise.Source) ([][][]planner.Estimate, error) {
+	reserve := *qp.Parts[0].Plan
+	reserve.Cost = qp.Cost
+	filters := qp.GroupFilters
+	if len(qp.Query.Keys) == 0 {
+		filters = [][]sqlrewrite.Condition{nil}
+	}
+	released := make([][][]planner.Estimate, len(qp.Parts))
+	err := e.paid(ctx, user, &reserve, memo(&reserve)+fmt.Sprintf(" (%d parts)", len(qp.Parts)), func(readData *bool) error {
+		snap, err := e.backend.Snapshot(ctx)
+		if err != nil {
+			return err
+		}
+		defer snap.Close()
+		for j, part := range qp.Parts {
+			if released[j], err = e.releaseOn(ctx, snap, part.Plan, qp.Dims, filters, src, readData); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return released, nil
+}
+
+// releaseSelected reserves the statement's cost, reads the count of every
+// value of the private key, keeps the values that pass partition
+// selection (sorted, so their order reveals nothing beyond the set), and
+// runs the base plan's releases for every kept value as in releaseGroups.
+func (e *Executor) releaseSelected(ctx context.Context, user string, qp *planner.QueryPlan, src noise.Source) ([]sqlrewrite.Value, [][]planner.Estimate, error) {
+	reserve := planner.Plan{Table: qp.Table, Cost: qp.Cost}
+	if qp.Base != nil {
+		reserve = *qp.Base
+		reserve.Cost = qp.Cost
+	}
+	sel := qp.Selection
+	var kept []sqlrewrite.Value
+	var released [][]planner.Estimate
+	err := e.paid(ctx, user, &reserve, fmt.Sprintf("%s: GROUP BY %s (partition selection)", qp.Table.Name, sel.Column.Name), func(readData *bool) error {
+		snap, err := e.backend.Snapshot(ctx)
+		if err != nil {
+			return err
+		}
+		defer snap.Close()
+		*readData = true
+		counts, err := snap.KeyCounts(ctx, sqlrewrite.Fetch{Table: qp.Table.Source, Filter: qp.Filter,
+			Keys: &sqlrewrite.KeyCounts{Column: sel.Column.Source, Numeric: sel.Column.Numeric()}})
+		if err != nil {
+			return err
+		}
+		for _, k := range counts {
+			if k.Count > 0 && sel.Keep(src, k.Count) {
+				kept = append(kept, k.Value)
+			}
+		}
+		slices.SortFunc(kept, func(a, b sqlrewrite.Value) int {
+			if a.IsText || b.IsText {
+				return strings.Compare(a.Str, b.Str)
+			}
+			return cmp.Compare(a.Num, b.Num)
+		})
+		if qp.Base == nil || len(kept) == 0 {
+			return nil
+		}
+		dims := []sqlrewrite.CellDim{{Column: sel.Column.Source, Values: kept}}
+		released, err = e.releaseOn(ctx, snap, qp.Base, dims, keyFilters(sel.Column.Source, kept), src, readData)
+		return err
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return kept, released, nil
+}
+
+// keyFilters returns, per key, the condition column = key.
+func keyFilters(column string, keys []sqlrewrite.Value) [][]sqlrewrite.Condition {
+	out := make([][]sqlrewrite.Condition, len(keys))
+	for i, k := range keys {
+		out[i] = []sqlrewrite.Condition{{Column: column, In: []sqlrewrite.Value{k}}}
+	}
+	return out
+}
+
+// releaseGroups reserves the base plan's cost once and runs its releases
+// for every group on one snapshot: the summary terms of all groups in one
+// grouped fetch (empty groups get zero counts and sums), the other
+// fetches per group with the group's conditions added to the filter.
+func (e *Executor) releaseGroups(ctx context.Context, user string, qp *planner.QueryPlan, src noise.Source) ([][]planner.Estimate, error) {
+	base := qp.Base
+	var released [][]planner.Estimate
+	err := e.paid(ctx, user, base, memo(base)+fmt.Sprintf(" (GROUP BY, %d groups)", len(qp.Groups)), func(readData *bool) error {
+		snap, err := e.backend.Snapshot(ctx)
+		if err != nil {
+			return err
+		}
+		defer snap.Close()
+		released, err = e.releaseOn(ctx, snap, base, qp.Dims, qp.GroupFilters, src, readData)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return released, nil
+}
+
+// releaseOn runs the base plan's releases for every group of the product
+// domain dims (one group, filters = [nil], when dims is empty) on snap: the summary terms of all groups in one grouped
+// fetch (empty groups get zero counts and sums), the other fetches per
+// group with filters[g] added to the plan's filter.
+func (e *Executor) releaseOn(ctx context.Context, snap *backend.Snapshot, base *planner.Plan, dims []sqlrewrite.CellDim, filters [][]sqlrewrite.Condition, src noise.Source, readData *bool) ([][]planner.Estimate, error) {
+	terms, where := summaryTerms(base)
+	var values [][]float64
+	var err error
+	switch {
+	case len(terms) > 0 && len(dims) == 0: // one group, the whole filtered table
+		*readData = true
+		one, err := snap.Summary(ctx, e.fetch(base, sqlrewrite.Fetch{Summary: terms}))
+		if err != nil {
+			return nil, err
+		}
+		values = [][]float64{one}
+	case len(terms) > 0:
+		*readData = true
+		f := e.fetch(base, sqlrewrite.Fetch{Grouped: &sqlrewrite.GroupedSummary{Dims: dims, Terms: terms}})
+		if values, err = snap.GroupedSummary(ctx, f); err != nil {
+			return nil, err
+		}
+		if len(values) != len(filters) {
+			return nil, dperr.New(dperr.Internal, "internal error: grouped fetch has %d groups, the plan %d", len(values), len(filters))
+		}
+	}
+	released := make([][]planner.Estimate, len(filters))
+	for g := range filters {
+		group := *base
+		group.Filter = append(append([]sqlrewrite.Condition(nil), base.Filter...), filters[g]...)
+		var v []float64
+		if values != nil {
+			v = values[g]
+		}
+		if released[g], err = e.releaseFrom(ctx, snap, &group, src, where, v, readData); err != nil {
+			return nil, err
+		}
+	}
+	return released, nil
+}
+
+// groupLabel names a group in warnings: key = value, ...
+func groupLabel(q *sqlrewrite.Query, keys []sqlrewrite.Value) string {
+	parts := make([]string, len(keys))
+	for i, k := range q.Keys {
+		name := k.Column
+		if k.Bucket != nil {
+			name = fmt.Sprintf("FLOOR(%s / %g)", k.Column, k.Bucket.Width)
+			if !k.Bucket.Index {
+				name += fmt.Sprintf(" * %g", k.Bucket.Width)
+			}
+		}
+		v := keys[i]
+		if v.IsText {
+			parts[i] = fmt.Sprintf("%s = '%s'", name, v.Str)
+		} else {
+			parts[i] = fmt.Sprintf("%s = %g", name, v.Num)
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+func note(msg string) Warning { return Warning{Level: "Note", Code: NoteCode, Message: msg} }
+
+// datums converts a one-row result of Run.
+func datums(row []any) []planner.Datum {
+	out := make([]planner.Datum, len(row))
+	for i, v := range row {
+		switch x := v.(type) {
+		case nil:
+			out[i] = planner.Datum{Null: true}
+		case int64:
+			out[i] = planner.Datum{Num: float64(x), Int: true}
+		case float64:
+			out[i] = planner.Datum{Num: x}
+		}
+	}
+	return out
+}

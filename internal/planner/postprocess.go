@@ -1,0 +1,550 @@
+package planner
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
+)
+
+// Datum is one value of a released row: NULL, a number (Int when it is
+// an integer, as counts are) or a string.
+type Datum struct {
+	Null   bool
+	Num    float64
+	Int    bool
+	Str    string
+	IsText bool
+}
+
+// Row is one released group: its key values and the released value of
+// every aggregate of Query.Base.Items.
+type Row struct {
+	Keys []sqlrewrite.Value
+	Aggs []Datum
+	// Windows are the values of Query.Windows, computed by PostProcess.
+	Windows []Datum
+}
+
+// PostProcess computes the output rows of a query from released rows,
+// one per group in group order: HAVING, the window functions over the
+// rows it keeps, each column's expression, then ORDER BY (stable, NULLs first ascending as in MySQL), LIMIT/OFFSET and
+// DISTINCT. It is post-processing: it reads only released values, public
+// keys and constants, so it costs no budget and adds nothing to what the
+// releases reveal; the rows it starts from are every group of the public
+// domain, so which rows exist before HAVING never depends on the data.
+func PostProcess(q *sqlrewrite.Query, released []Row) ([][]Datum, error) {
+	type outRow struct {
+		cols  []Datum
+		order []Datum
+	}
+	var kept []Row
+	for _, r := range released {
+		if q.Having != nil {
+			keep, err := Eval(q.Having, r)
+			if err != nil {
+				return nil, err
+			}
+			if !truth(keep) {
+				continue
+			}
+		}
+		kept = append(kept, r)
+	}
+	if err := computeWindows(q, kept); err != nil {
+		return nil, err
+	}
+	var rows []outRow
+	for _, r := range kept {
+		var o outRow
+		for _, c := range q.Columns {
+			d, err := Eval(c.Expr, r)
+			if err != nil {
+				return nil, err
+			}
+			o.cols = append(o.cols, d)
+		}
+		for _, k := range q.OrderBy {
+			d, err := Eval(k.Expr, r)
+			if err != nil {
+				return nil, err
+			}
+			o.order = append(o.order, d)
+		}
+		rows = append(rows, o)
+	}
+	if q.Distinct {
+		seen := map[string]bool{}
+		kept := rows[:0]
+		for _, r := range rows {
+			key := fmt.Sprint(r.cols)
+			if !seen[key] {
+				seen[key] = true
+				kept = append(kept, r)
+			}
+		}
+		rows = kept
+	}
+	slices.SortStableFunc(rows, func(a, b outRow) int {
+		for i, k := range q.OrderBy {
+			c := compareDatum(a.order[i], b.order[i])
+			if k.Desc {
+				c = -c
+			}
+			if c != 0 {
+				return c
+			}
+		}
+		return 0
+	})
+	if q.Limit != nil {
+		start := min(q.Limit.Offset, uint64(len(rows)))
+		rows = rows[start:min(start+q.Limit.Count, uint64(len(rows)))]
+	}
+	out := make([][]Datum, len(rows))
+	for i, r := range rows {
+		out[i] = r.cols
+	}
+	return out, nil
+}
+
+// compareDatum orders NULL first, then numbers, then strings.
+func compareDatum(a, b Datum) int {
+	switch {
+	case a.Null || b.Null:
+		return cmp.Compare(btoi(!a.Null), btoi(!b.Null))
+	case a.IsText && b.IsText:
+		return strings.Compare(a.Str, b.Str)
+	case a.IsText != b.IsText:
+		return cmp.Compare(btoi(a.IsText), btoi(b.IsText))
+	}
+	return cmp.Compare(a.Num, b.Num)
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func truth(d Datum) bool { return !d.Null && number(d) != 0 }
+
+// number reads a datum as a number, as MySQL converts strings.
+func number(d Datum) float64 {
+	if d.IsText {
+		f, _ := strconv.ParseFloat(strings.TrimSpace(d.Str), 64)
+		return f
+	}
+	return d.Num
+}
+
+func num(x float64, isInt bool) Datum {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return Datum{Null: true}
+	}
+	if x == 0 {
+		x = 0 // no negative zero
+	}
+	return Datum{Num: x, Int: isInt && x == math.Trunc(x)}
+}
+
+func boolean(b bool) Datum { return Datum{Num: float64(btoi(b)), Int: true} }
+
+// KeyDatum is the datum of a key value.
+func KeyDatum(v sqlrewrite.Value) Datum {
+	switch {
+	case v.Null:
+		return Datum{Null: true}
+	case v.IsText:
+		return Datum{Str: v.Str, IsText: true}
+	}
+	return num(v.Num, math.Abs(v.Num) < 1<<53)
+}
+
+// Eval evaluates a post-processing expression on one released row, with
+// MySQL's meaning: NULL in, NULL out (except COALESCE, IFNULL, IS NULL,
+// AND/OR short-circuits and CASE); division by zero and the logarithm or
+// square root of a number out of the domain are NULL.
+func Eval(e *sqlrewrite.Expr, r Row) (Datum, error) {
+	switch e.Kind {
+	case sqlrewrite.ExprConst:
+		return KeyDatum(e.Value), nil
+	case sqlrewrite.ExprAgg:
+		return r.Aggs[e.Index], nil
+	case sqlrewrite.ExprKey:
+		return KeyDatum(r.Keys[e.Index]), nil
+	case sqlrewrite.ExprWindow:
+		if e.Index >= len(r.Windows) {
+			return Datum{}, fmt.Errorf("planner: window %d outside the select list or ORDER BY", e.Index)
+		}
+		return r.Windows[e.Index], nil
+	case sqlrewrite.ExprCase:
+		n := len(e.Args)
+		if e.HasElse {
+			n--
+		}
+		for i := 0; i+1 < n; i += 2 {
+			c, err := Eval(e.Args[i], r)
+			if err != nil {
+				return Datum{}, err
+			}
+			if truth(c) {
+				return Eval(e.Args[i+1], r)
+			}
+		}
+		if e.HasElse {
+			return Eval(e.Args[n], r)
+		}
+		return Datum{Null: true}, nil
+	}
+	args := make([]Datum, len(e.Args))
+	for i, a := range e.Args {
+		d, err := Eval(a, r)
+		if err != nil {
+			return Datum{}, err
+		}
+		args[i] = d
+	}
+	if e.Kind == sqlrewrite.ExprFunc {
+		return evalFunc(e.Op, args)
+	}
+	return evalOp(e.Op, args)
+}
+
+func evalOp(op string, a []Datum) (Datum, error) {
+	switch op {
+	case "isnull":
+		return boolean(a[0].Null), nil
+	case "isnotnull":
+		return boolean(!a[0].Null), nil
+	case "and":
+		if !a[0].Null && !truth(a[0]) || !a[1].Null && !truth(a[1]) {
+			return boolean(false), nil
+		}
+		if a[0].Null || a[1].Null {
+			return Datum{Null: true}, nil
+		}
+		return boolean(true), nil
+	case "or":
+		if truth(a[0]) || truth(a[1]) {
+			return boolean(true), nil
+		}
+		if a[0].Null || a[1].Null {
+			return Datum{Null: true}, nil
+		}
+		return boolean(false), nil
+	case "<=>":
+		if a[0].Null || a[1].Null {
+			return boolean(a[0].Null && a[1].Null), nil
+		}
+		return boolean(compareValues(a[0], a[1]) == 0), nil
+	}
+	for _, d := range a {
+		if d.Null {
+			return Datum{Null: true}, nil
+		}
+	}
+	switch op {
+	case "neg":
+		return num(-number(a[0]), a[0].Int), nil
+	case "not":
+		return boolean(!truth(a[0])), nil
+	case "xor":
+		return boolean(truth(a[0]) != truth(a[1])), nil
+	case "=", "<>", "<", "<=", ">", ">=":
+		c := compareValues(a[0], a[1])
+		return boolean(map[string]bool{"=": c == 0, "<>": c != 0, "<": c < 0, "<=": c <= 0, ">": c > 0, ">=": c >= 0}[op]), nil
+	}
+	x, y := number(a[0]), number(a[1])
+	ints := a[0].Int && a[1].Int
+	switch op {
+	case "+":
+		return num(x+y, ints), nil
+	case "-":
+		return num(x-y, ints), nil
+	case "*":
+		return num(x*y, ints), nil
+	case "/":
+		if y == 0 {
+			return Datum{Null: true}, nil
+		}
+		return num(x/y, false), nil
+	case "div":
+		if y == 0 {
+			return Datum{Null: true}, nil
+		}
+		return num(math.Trunc(x/y), true), nil
+	case "%":
+		if y == 0 {
+			return Datum{Null: true}, nil
+		}
+		return num(math.Mod(x, y), ints), nil
+	}
+	return Datum{}, fmt.Errorf("planner: unknown operator %q", op)
+}
+
+// compareValues compares as MySQL does: strings as strings, else numbers.
+func compareValues(a, b Datum) int {
+	if a.IsText && b.IsText {
+		return strings.Compare(a.Str, b.Str)
+	}
+	return cmp.Compare(number(a), number(b))
+}
+
+func evalFunc(name string, a []Datum) (Datum, error) {
+	switch name {
+	case "coalesce", "ifnull":
+		for _, d := range a {
+			if !d.Null {
+				return d, nil
+			}
+		}
+		return Datum{Null: true}, nil
+	case "if":
+		if truth(a[0]) {
+			return a[1], nil
+		}
+		return a[2], nil
+	case "nullif":
+		if !a[0].Null && !a[1].Null && compareValues(a[0], a[1]) == 0 {
+			return Datum{Null: true}, nil
+		}
+		return a[0], nil
+	case "concat":
+		var sb strings.Builder
+		for _, d := range a {
+			if d.Null {
+				return Datum{Null: true}, nil
+			}
+			sb.WriteString(text(d))
+		}
+		return Datum{Str: sb.String(), IsText: true}, nil
+	}
+	for _, d := range a {
+		if d.Null {
+			return Datum{Null: true}, nil
+		}
+	}
+	x := number(a[0])
+	switch name {
+	case "round", "truncate":
+		digits := 0.0
+		if len(a) > 1 {
+			digits = math.Trunc(number(a[1]))
+		}
+		p := math.Pow(10, digits)
+		v := math.Round(x*p) / p
+		if name == "truncate" {
+			v = math.Trunc(x*p) / p
+		}
+		return num(v, digits <= 0), nil
+	case "floor":
+		return num(math.Floor(x), true), nil
+	case "ceil":
+		return num(math.Ceil(x), true), nil
+	case "abs":
+		return num(math.Abs(x), a[0].Int), nil
+	case "sign":
+		return num(float64(cmp.Compare(x, 0)), true), nil
+	case "power":
+		return num(math.Pow(x, number(a[1])), false), nil
+	case "sqrt":
+		if x < 0 {
+			return Datum{Null: true}, nil
+		}
+		return num(math.Sqrt(x), false), nil
+	case "exp":
+		return num(math.Exp(x), false), nil
+	case "ln", "log", "log10", "log2":
+		if len(a) == 2 { // LOG(b, x)
+			b, y := x, number(a[1])
+			if b <= 0 || b == 1 || y <= 0 {
+				return Datum{Null: true}, nil
+			}
+			return num(math.Log(y)/math.Log(b), false), nil
+		}
+		if x <= 0 {
+			return Datum{Null: true}, nil
+		}
+		f := map[string]func(float64) float64{"ln": math.Log, "log": math.Log, "log10": math.Log10, "log2": math.Log2}[name]
+		return num(f(x), false), nil
+	case "greatest", "least":
+		best := a[0]
+		for _, d := range a[1:] {
+			c := compareValues(d, best)
+			if name == "greatest" && c > 0 || name == "least" && c < 0 {
+				best = d
+			}
+		}
+		return best, nil
+	case "cast-int":
+		return num(math.Round(x), true), nil
+	case "cast-real":
+		return num(x, false), nil
+	case "cast-char":
+		return Datum{Str: text(a[0]), IsText: true}, nil
+	}
+	return Datum{}, fmt.Errorf("planner: unknown function %q", name)
+}
+
+// text formats a datum as MySQL prints it in a string context.
+func text(d Datum) string {
+	switch {
+	case d.IsText:
+		return d.Str
+	case d.Int:
+		return strconv.FormatInt(int64(d.Num), 10)
+	}
+	return strconv.FormatFloat(d.Num, 'g', -1, 64)
+}
+
+// Value returns the datum as a result cell: nil, int64, float64 or string.
+func (d Datum) Value() any {
+	switch {
+	case d.Null:
+		return nil
+	case d.IsText:
+		return d.Str
+	case d.Int && math.Abs(d.Num) < 1<<62:
+		return int64(d.Num)
+	}
+	return d.Num
+}
+
+// computeWindows sets rows[i].Windows: each window function of the query
+// over the rows, partitioned, ordered (stably, so ties keep group order)
+// and framed as sqlrewrite.OutputWindow says.
+func computeWindows(q *sqlrewrite.Query, rows []Row) error {
+	if len(q.Windows) == 0 {
+		return nil
+	}
+	for i := range rows {
+		rows[i].Windows = make([]Datum, len(q.Windows))
+	}
+	for wi, w := range q.Windows {
+		n := len(rows)
+		parts := map[string][]int{}
+		var order []string
+		ord := make([][]Datum, n)
+		args := make([]Datum, n)
+		for i, r := range rows {
+			var key []Datum
+			for _, e := range w.PartitionBy {
+				d, err := Eval(e, r)
+				if err != nil {
+					return err
+				}
+				key = append(key, d)
+			}
+			k := fmt.Sprint(key)
+			if _, ok := parts[k]; !ok {
+				order = append(order, k)
+			}
+			parts[k] = append(parts[k], i)
+			for _, o := range w.OrderBy {
+				d, err := Eval(o.Expr, r)
+				if err != nil {
+					return err
+				}
+				ord[i] = append(ord[i], d)
+			}
+			if w.Arg != nil {
+				d, err := Eval(w.Arg, r)
+				if err != nil {
+					return err
+				}
+				args[i] = d
+			}
+		}
+		compare := func(a, b int) int {
+			for k, o := range w.OrderBy {
+				c := compareDatum(ord[a][k], ord[b][k])
+				if o.Desc {
+					c = -c
+				}
+				if c != 0 {
+					return c
+				}
+			}
+			return 0
+		}
+		for _, k := range order {
+			idx := parts[k]
+			slices.SortStableFunc(idx, compare)
+			dense, firstPeer := 0, 0
+			for p, i := range idx {
+				if p == 0 || compare(idx[p-1], i) != 0 {
+					dense++
+					firstPeer = p
+				}
+				lastPeer := p
+				for lastPeer+1 < len(idx) && compare(idx[lastPeer+1], i) == 0 {
+					lastPeer++
+				}
+				frame := idx
+				switch {
+				case len(w.OrderBy) == 0:
+				case w.Rows:
+					frame = idx[:p+1]
+				default:
+					frame = idx[:lastPeer+1]
+				}
+				switch w.Func {
+				case "row_number":
+					rows[i].Windows[wi] = num(float64(p+1), true)
+				case "rank":
+					rows[i].Windows[wi] = num(float64(firstPeer+1), true)
+				case "dense_rank":
+					rows[i].Windows[wi] = num(float64(dense), true)
+				default:
+					rows[i].Windows[wi] = aggregateFrame(w, frame, args)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// aggregateFrame is SUM, AVG, COUNT, MIN or MAX of the window's argument
+// over the frame's rows, NULLs skipped (NULL when none is left, except
+// COUNT); COUNT(*) counts the rows.
+func aggregateFrame(w sqlrewrite.OutputWindow, frame []int, args []Datum) Datum {
+	if w.Arg == nil {
+		return num(float64(len(frame)), true)
+	}
+	var vals []Datum
+	for _, i := range frame {
+		if !args[i].Null {
+			vals = append(vals, args[i])
+		}
+	}
+	if w.Func == "count" {
+		return num(float64(len(vals)), true)
+	}
+	if len(vals) == 0 {
+		return Datum{Null: true}
+	}
+	ints := true
+	sum := 0.0
+	best := vals[0]
+	for _, v := range vals {
+		sum += number(v)
+		ints = ints && v.Int
+		c := compareValues(v, best)
+		if w.Func == "min" && c < 0 || w.Func == "max" && c > 0 {
+			best = v
+		}
+	}
+	switch w.Func {
+	case "sum":
+		return num(sum, ints)
+	case "avg":
+		return num(sum/float64(len(vals)), false)
+	}
+	return best
+}

@@ -1,0 +1,87 @@
+package planner_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/dpproxy/dpproxy/internal/planner"
+	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
+)
+
+// TestPostProcess evaluates post-processing on hand-made released rows
+// (one per group of sex in {0, 1} × state in {CA, NY, WA}) and checks
+// every value by hand: expressions with MySQL's NULL rules, HAVING, ORDER
+// BY with ties kept in group order, LIMIT/OFFSET after the ordering, and
+// DISTINCT.
+func TestPostProcess(t *testing.T) {
+	parser := sqlrewrite.NewParser(testCatalog())
+	// released[g] = COUNT(*), AVG(income) of group g; group (1, WA) has a NULL mean.
+	counts := []float64{5, 12, 0, 7, 12, 3}
+	means := []float64{100, 250.5, 0, 40, 10, -1}
+	var released []planner.Row
+	for i := range counts {
+		row := planner.Row{
+			Keys: []sqlrewrite.Value{{Num: float64(i / 3)}, {Str: []string{"CA", "NY", "WA"}[i%3], IsText: true}},
+			Aggs: []planner.Datum{{Num: counts[i], Int: true}, {Num: means[i]}},
+		}
+		if i == 5 {
+			row.Aggs[1] = planner.Datum{Null: true}
+		}
+		released = append(released, row)
+	}
+	for _, c := range []struct{ sql, want string }{
+		{"SELECT sex, state, COUNT(*), AVG(income) FROM pums GROUP BY sex, state",
+			"[[0 CA 5 100] [0 NY 12 250.5] [0 WA 0 0] [1 CA 7 40] [1 NY 12 10] [1 WA 3 <nil>]]"},
+		{"SELECT state, COUNT(*) AS n FROM pums GROUP BY sex, state ORDER BY n DESC LIMIT 3",
+			"[[NY 12] [NY 12] [CA 7]]"},
+		{"SELECT state, COUNT(*) AS n FROM pums GROUP BY sex, state ORDER BY 2, 1 DESC LIMIT 2 OFFSET 1",
+			"[[WA 3] [CA 5]]"},
+		{"SELECT COUNT(*) * 2 + 1, ROUND(AVG(income) / 3, 1), COALESCE(AVG(income), -9), COUNT(*) / 0 FROM pums GROUP BY sex, state HAVING COUNT(*) > 4 AND AVG(income) IS NOT NULL",
+			"[[11 33.3 100 <nil>] [25 83.5 250.5 <nil>] [15 13.3 40 <nil>] [25 3.3 10 <nil>]]"},
+		{"SELECT DISTINCT COUNT(*) FROM pums GROUP BY sex, state ORDER BY 1",
+			"[[0] [3] [5] [7] [12]]"},
+		{"SELECT CONCAT(state, '-', sex) AS k, CASE WHEN COUNT(*) >= 10 THEN 'big' WHEN COUNT(*) > 0 THEN 'small' END FROM pums GROUP BY sex, state HAVING k <> 'NY-0'",
+			"[[CA-0 small] [WA-0 <nil>] [CA-1 small] [NY-1 big] [WA-1 small]]"},
+		{"SELECT state, sex, COUNT(*) AS n, RANK() OVER (ORDER BY COUNT(*) DESC) AS r, ROW_NUMBER() OVER (PARTITION BY sex ORDER BY COUNT(*)) AS rn, " +
+			"SUM(COUNT(*)) OVER (PARTITION BY sex) AS tot, SUM(COUNT(*)) OVER (ORDER BY COUNT(*) ROWS UNBOUNDED PRECEDING) AS run, " +
+			"SUM(COUNT(*)) OVER (ORDER BY COUNT(*)) AS peers, COUNT(AVG(income)) OVER () AS c, MAX(AVG(income)) OVER () AS m, " +
+			"DENSE_RANK() OVER (ORDER BY COUNT(*) DESC) AS d FROM pums GROUP BY sex, state HAVING COUNT(*) > 0 ORDER BY r, state",
+			// By hand: kept counts CA0 5, NY0 12, CA1 7, NY1 12, WA1 3 (WA0 is 0, dropped); ascending
+			// with ties in group order: WA1 3, CA0 5, CA1 7, NY0 12, NY1 12.
+			"[[NY 0 12 1 2 17 27 39 4 250.5 1] [NY 1 12 1 3 22 39 39 4 250.5 1] [CA 1 7 3 2 22 15 15 4 250.5 2] " +
+				"[CA 0 5 4 1 17 8 8 4 250.5 3] [WA 1 3 5 1 22 3 3 4 250.5 4]]"},
+		{"SELECT SQRT(-COUNT(*)), LOG(COUNT(*)), POWER(COUNT(*), 2), ABS(AVG(income)), CAST(AVG(income) AS SIGNED) FROM pums GROUP BY sex, state ORDER BY COUNT(*) LIMIT 1",
+			"[[0 <nil> 0 0 0]]"},
+	} {
+		st, err := parser.Parse(c.sql)
+		if err != nil {
+			t.Fatalf("%s: %v", c.sql, err)
+		}
+		q := st.(*sqlrewrite.Query)
+		// Map the query's aggregates onto the two released columns.
+		rows := make([]planner.Row, len(released))
+		for i, r := range released {
+			rows[i].Keys = r.Keys
+			for _, it := range q.Base.Items {
+				if it.Agg.Func == sqlrewrite.CountRows {
+					rows[i].Aggs = append(rows[i].Aggs, r.Aggs[0])
+				} else {
+					rows[i].Aggs = append(rows[i].Aggs, r.Aggs[1])
+				}
+			}
+		}
+		out, err := planner.PostProcess(q, rows)
+		if err != nil {
+			t.Fatalf("%s: %v", c.sql, err)
+		}
+		got := make([][]any, len(out))
+		for i, r := range out {
+			for _, d := range r {
+				got[i] = append(got[i], d.Value())
+			}
+		}
+		if fmt.Sprint(got) != c.want {
+			t.Errorf("%s:\n got %v\nwant %s", c.sql, got, c.want)
+		}
+	}
+}

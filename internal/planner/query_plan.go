@@ -1,0 +1,475 @@
+package planner
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/dpproxy/dpproxy/internal/catalog"
+	"github.com/dpproxy/dpproxy/internal/dperr"
+	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
+)
+
+// QueryPlan is the plan of a sqlrewrite.Query: the releases of its
+// aggregates, run once per group, and the public groups.
+//
+// Privacy (add/remove of one row): the groups are the cross product of
+// the keys' declared domains (or buckets over declared bounds), fixed by
+// the query and the configuration; a row falls in at most one group (a
+// row with a NULL key or a value outside a declared list is in none). So
+// adding or removing one row changes the data of one group only, and the
+// releases of every group may each use the statement's whole ε and δ:
+// parallel composition, the statement costs Base.Cost once, whatever the
+// number of groups. Every group is computed and released, empty ones
+// included (an empty group's releases start from zero counts and sums),
+// so which groups appear never depends on the data. Everything after the
+// releases — the output expressions, HAVING, ORDER BY, LIMIT, DISTINCT —
+// is post-processing of released values and public keys, free.
+type QueryPlan struct {
+	Query *sqlrewrite.Query
+	// Base plans the aggregates of one group with the statement's ε; nil
+	// when the query has no aggregate (a listing, or SELECT MAX(1)).
+	Base *Plan
+	// Groups are the key values of every group, the first key most
+	// significant; one empty group when the query has no keys.
+	Groups [][]sqlrewrite.Value
+	// Dims are the keys as dimensions of the grouped summary fetch
+	// (backend columns); group g is the mixed-radix index of its cells.
+	Dims []sqlrewrite.CellDim
+	// GroupFilters are, per group, the conditions that select its rows
+	// (backend columns), for the fetches other than the grouped summary.
+	// They select exactly the rows the Dims put in that group.
+	GroupFilters [][]sqlrewrite.Condition
+	// Selection is set when the key is private: the groups are the keys
+	// it releases at run time (Groups, Dims and GroupFilters are then
+	// empty), and Cost adds its ε and δ to Base's.
+	Selection *PartitionSelection
+	// Parts are set instead of Base when aggregates carry their own
+	// conditions (AVG(CASE WHEN c THEN col END), range counts without a
+	// synopsis): one plan per distinct condition, each over the rows where
+	// the WHERE and its condition hold, sharing the statement's ε and δ in
+	// proportion to their releases (each release gets the same share as in
+	// one plan: basic composition), every part released for every group.
+	Parts []QueryPart
+	// Cost is what the statement spends.
+	Cost Cost
+	// Table is the table queried, and Filter its WHERE (backend columns;
+	// only set with Selection, which reads the key counts through it).
+	Table  *catalog.Table
+	Filter []sqlrewrite.Condition
+}
+
+// PlanQuery plans a Query (see QueryPlan for its guarantee).
+func (p *Planner) PlanQuery(q *sqlrewrite.Query, s Settings) (*QueryPlan, error) {
+	t, ok := p.cat.Table(q.Base.Table)
+	if !ok {
+		return nil, dperr.New(dperr.UnknownTable, "Table '%s' doesn't exist", q.Base.Table)
+	}
+	qp := &QueryPlan{Query: q, Groups: [][]sqlrewrite.Value{nil}, Table: t}
+	if len(q.Keys) == 1 && q.Keys[0].Private {
+		return p.planSelected(q, t, s)
+	}
+	for _, k := range q.Keys {
+		col, ok := t.Column(k.Column)
+		if !ok {
+			return nil, dperr.New(dperr.UnknownColumn, "Unknown column '%s' in 'group statement'", k.Column)
+		}
+		dim := sqlrewrite.CellDim{Column: col.Source}
+		var conds []sqlrewrite.Condition
+		if k.Bucket == nil {
+			dim.Values = k.Values
+			for _, v := range k.Values {
+				conds = append(conds, sqlrewrite.Condition{Column: col.Source, In: []sqlrewrite.Value{v}})
+			}
+		} else {
+			dim.Edges, conds = bucketEdges(k, col.Source)
+		}
+		qp.Dims = append(qp.Dims, dim)
+		var groups [][]sqlrewrite.Value
+		var filters [][]sqlrewrite.Condition
+		for g, prefix := range qp.Groups {
+			for i, v := range k.Values {
+				groups = append(groups, append(append([]sqlrewrite.Value(nil), prefix...), v))
+				var f []sqlrewrite.Condition
+				if qp.GroupFilters != nil {
+					f = append(f, qp.GroupFilters[g]...)
+				}
+				filters = append(filters, append(f, conds[i]))
+			}
+		}
+		qp.Groups, qp.GroupFilters = groups, filters
+	}
+	if len(qp.Groups) > maxGroups {
+		return nil, dperr.New(dperr.Unsupported, "not supported: GROUP BY with %d groups (at most %d)", len(qp.Groups), maxGroups)
+	}
+	if len(q.Base.Items) == 0 || q.Listing {
+		return qp, nil
+	}
+	if filtered(q.Base.Items) {
+		return p.planParts(qp, s)
+	}
+	base, err := p.plan(q.Base, s, len(q.Keys) > 0)
+	if err != nil {
+		return nil, err
+	}
+	qp.Base, qp.Cost = base, base.Cost
+	return qp, nil
+}
+
+// planSelected plans GROUP BY a private key: partition selection with
+// half of the statement's ε and δ, the aggregates of every released key
+// with the other half (parallel composition across keys).
+func (p *Planner) planSelected(q *sqlrewrite.Query, t *catalog.Table, s Settings) (*QueryPlan, error) {
+	col, ok := t.Column(q.Keys[0].Column)
+	if !ok {
+		return nil, dperr.New(dperr.UnknownColumn, "Unknown column '%s' in 'group statement'", q.Keys[0].Column)
+	}
+	if !(s.Delta > 0) {
+		return nil, dperr.New(dperr.Unsupported, "GROUP BY %s needs delta > 0 (partition selection is (epsilon, delta)-DP); SET @dp_delta to a positive value", col.Name)
+	}
+	if !(s.Epsilon > 0) {
+		return nil, dperr.New(dperr.InvalidValue, "@dp_epsilon must be > 0")
+	}
+	if q.Base.Boolean != nil {
+		return nil, dperr.New(dperr.Unsupported, "not supported: OR and NOT in WHERE with GROUP BY; use an AND of range and equality conditions")
+	}
+	qp := &QueryPlan{Query: q, Table: t}
+	for _, c := range q.Base.Where {
+		wc, ok := t.Column(c.Column)
+		if !ok {
+			return nil, dperr.New(dperr.UnknownColumn, "Unknown column '%s' in 'where clause'", c.Column)
+		}
+		c.Column = wc.Source
+		qp.Filter = append(qp.Filter, c)
+	}
+	rest := s
+	if len(q.Base.Items) > 0 {
+		rest.Epsilon, rest.Delta = s.Epsilon/2, s.Delta/2
+		base, err := p.plan(q.Base, rest, true)
+		if err != nil {
+			return nil, err
+		}
+		qp.Base = base
+	}
+	sel, err := newPartitionSelection(col, s.Epsilon-rest.Epsilon, s.Delta-rest.Delta)
+	if qp.Base == nil {
+		sel, err = newPartitionSelection(col, s.Epsilon, s.Delta)
+	}
+	if err != nil {
+		return nil, dperr.Wrap(dperr.Unsupported, err, "not supported: partition selection at epsilon = %g, delta = %g", s.Epsilon, s.Delta)
+	}
+	qp.Selection = sel
+	qp.Cost = Cost{Epsilon: s.Epsilon, Delta: sel.Delta}
+	if qp.Base != nil {
+		qp.Cost.Delta += qp.Base.Cost.Delta
+	}
+	return qp, nil
+}
+
+// maxGroups is the public cap on the groups of one statement.
+const maxGroups = 10000
+
+// bucketEdges returns the edges of a bucket key's buckets and, per
+// bucket, the condition selecting its rows: [e_i, e_{i+1}), the first
+// bucket open below and the last open above (values outside the bounds
+// clamp into the end buckets, as the grouped fetch's keys do).
+func bucketEdges(k sqlrewrite.GroupKey, source string) ([]float64, []sqlrewrite.Condition) {
+	w := k.Bucket.Width
+	edges := make([]float64, 0, len(k.Values)+1)
+	for _, v := range k.Values {
+		lo := v.Num
+		if k.Bucket.Index {
+			lo = v.Num * w
+		}
+		edges = append(edges, lo)
+	}
+	edges = append(edges, edges[len(edges)-1]+w)
+	conds := make([]sqlrewrite.Condition, len(k.Values))
+	last := len(k.Values) - 1
+	for i := range k.Values {
+		r := &sqlrewrite.Range{Lower: edges[i], HasLower: i > 0, Upper: edges[i+1], HasUpper: i < last, UpperOpen: true}
+		if last == 0 {
+			r.Lower, r.HasLower = -math.MaxFloat64, true
+		}
+		conds[i] = sqlrewrite.Condition{Column: source, Range: r}
+	}
+	return edges, conds
+}
+
+// Explain renders the plan as EXPLAIN rows, in the columns of
+// Plan.Explain: the releases of one group, one row for the groups (their
+// number and the parallel composition), one row per output column, and
+// the total.
+func (qp *QueryPlan) Explain() (columns []string, rows [][]any) {
+	columns = []string{"step", "kind", "what", "mechanism", "epsilon", "delta", "detail"}
+	q := qp.Query
+	table := q.Base.Table
+	var cost Cost
+	if qp.Base != nil {
+		_, base := qp.Base.Explain()
+		rows = base[:len(base)-1]
+		cost = qp.Base.Cost
+		table = qp.Base.Table.Name
+	}
+	for j, part := range qp.Parts {
+		conds := make([]string, len(part.Where))
+		for i, c := range part.Where {
+			conds[i] = describeCondition(c)
+		}
+		where := "all rows"
+		if len(conds) > 0 {
+			where = "rows where " + strings.Join(conds, " AND ")
+		}
+		rows = append(rows, []any{int64(len(rows) + 1), "part", fmt.Sprintf("#%d: %s", j+1, where),
+			"basic composition", display(part.Plan.Cost.Epsilon), display(part.Plan.Cost.Delta),
+			"the aggregates with this condition, over the rows that pass the WHERE and it"})
+		_, prows := part.Plan.Explain()
+		for _, r := range prows[:len(prows)-1] {
+			r[0] = int64(len(rows) + 1)
+			rows = append(rows, r)
+		}
+		cost = qp.Cost
+		table = part.Plan.Table.Name
+	}
+	step := int64(len(rows))
+	if sel := qp.Selection; sel != nil {
+		step++
+		rows = append(rows, []any{step, "selection", fmt.Sprintf("keys of %s", sel.Column.Name), "partition selection",
+			display(sel.Epsilon), display(sel.Delta), fmt.Sprintf("(epsilon, delta)-DP: a value of %s is released only if its row count plus discrete Laplace noise (scale %.6g) reaches %d "+
+				"(a value with one row: probability %.3g); reads the count of every value; each released key is a group whose releases use epsilon = %s (parallel composition)",
+				sel.Column.Name, sel.Scale(), sel.Threshold, sel.KeepProbability(1), strconv.FormatFloat(display(cost.Epsilon), 'g', -1, 64))})
+	}
+	if len(q.Keys) > 0 && qp.Selection == nil {
+		if len(qp.Parts) > 0 {
+			cost = qp.Cost
+		}
+		step++
+		names := make([]string, len(q.Keys))
+		for i, k := range q.Keys {
+			names[i] = fmt.Sprintf("%s(%d)", keyName(k), len(k.Values))
+		}
+		detail := "the values are listed from the declared domains: no data is read, no budget spent"
+		if !q.Listing && (qp.Base != nil || len(qp.Parts) > 0) {
+			detail = fmt.Sprintf("every one of the %d declared groups is computed and released, empty ones included; "+
+				"each row is in at most one group, so each group's releases use the statement's epsilon = %s and delta = %s "+
+				"(parallel composition under add/remove of one row); summary aggregates of all groups in one GROUP BY fetch",
+				len(qp.Groups), strconv.FormatFloat(display(cost.Epsilon), 'g', -1, 64), strconv.FormatFloat(display(cost.Delta), 'g', -1, 64))
+		}
+		rows = append(rows, []any{step, "groups", fmt.Sprintf("%s = %d groups", strings.Join(names, " × "), len(qp.Groups)),
+			"parallel composition", display(cost.Epsilon), display(cost.Delta), detail})
+	}
+	for _, c := range q.Columns {
+		step++
+		rows = append(rows, []any{step, "output", c.Label, "post-processing", 0.0, 0.0, "computed from " + ExprString(q, c.Expr)})
+	}
+	var post []string
+	if q.Having != nil {
+		post = append(post, "HAVING "+ExprString(q, q.Having))
+	}
+	if len(q.OrderBy) > 0 {
+		keys := make([]string, len(q.OrderBy))
+		for i, o := range q.OrderBy {
+			keys[i] = ExprString(q, o.Expr)
+			if o.Desc {
+				keys[i] += " DESC"
+			}
+		}
+		post = append(post, "ORDER BY "+strings.Join(keys, ", "))
+	}
+	if q.Limit != nil {
+		post = append(post, fmt.Sprintf("LIMIT %d OFFSET %d", q.Limit.Count, q.Limit.Offset))
+	}
+	if q.Distinct {
+		post = append(post, "DISTINCT")
+	}
+	if len(post) > 0 {
+		step++
+		rows = append(rows, []any{step, "rows", strings.Join(post, "; "), "post-processing", 0.0, 0.0,
+			"applied to the released rows after every group is released"})
+	}
+	step++
+	rows = append(rows, []any{step, "total", table, "", display(qp.Cost.Epsilon), display(qp.Cost.Delta), qp.totalDetail()})
+	return columns, rows
+}
+
+func (qp *QueryPlan) totalDetail() string {
+	switch {
+	case qp.Query.Listing:
+		return "declared values from the configuration; no data read"
+	case len(qp.Parts) > 0:
+		return fmt.Sprintf("basic composition over %d part(s) with their own conditions; parallel composition over %d group(s)", len(qp.Parts), len(qp.Groups))
+	case qp.Selection != nil && qp.Base == nil:
+		return "partition selection only"
+	case qp.Selection != nil:
+		return fmt.Sprintf("partition selection, then basic composition over %d release(s) per released key, parallel composition over the keys", len(qp.Base.Releases))
+	case qp.Base == nil:
+		return "constants only; no data read"
+	case len(qp.Query.Keys) > 0:
+		return fmt.Sprintf("basic composition over %d release(s) per group, parallel composition over %d groups", len(qp.Base.Releases), len(qp.Groups))
+	}
+	return fmt.Sprintf("basic composition over %d release(s)", len(qp.Base.Releases))
+}
+
+func keyName(k sqlrewrite.GroupKey) string {
+	if k.Bucket == nil {
+		return k.Column
+	}
+	if k.Bucket.Index {
+		return fmt.Sprintf("FLOOR(%s / %g)", k.Column, k.Bucket.Width)
+	}
+	if o := k.Bucket.Origin; o != 0 {
+		return fmt.Sprintf("FLOOR((%s - %g) / %g) * %g + %g", k.Column, o, k.Bucket.Width, k.Bucket.Width, o)
+	}
+	return fmt.Sprintf("FLOOR(%s / %g) * %g", k.Column, k.Bucket.Width, k.Bucket.Width)
+}
+
+// ExprString renders a post-processing expression for plans and tests:
+// aggregates by their text, keys by their column.
+func ExprString(q *sqlrewrite.Query, e *sqlrewrite.Expr) string {
+	switch e.Kind {
+	case sqlrewrite.ExprConst:
+		if e.Value.Null {
+			return "NULL"
+		}
+		if e.Value.IsText {
+			return strconv.Quote(e.Value.Str)
+		}
+		return strconv.FormatFloat(e.Value.Num, 'g', -1, 64)
+	case sqlrewrite.ExprAgg:
+		return q.Base.Items[e.Index].Label
+	case sqlrewrite.ExprKey:
+		return "key " + keyName(q.Keys[e.Index])
+	case sqlrewrite.ExprWindow:
+		w := q.Windows[e.Index]
+		arg := "*"
+		if w.Arg != nil {
+			arg = ExprString(q, w.Arg)
+		}
+		return fmt.Sprintf("%s(%s) over released rows", w.Func, arg)
+	}
+	args := make([]string, len(e.Args))
+	for i, a := range e.Args {
+		args[i] = ExprString(q, a)
+	}
+	switch {
+	case e.Kind == sqlrewrite.ExprCase:
+		return "CASE(" + strings.Join(args, ", ") + ")"
+	case e.Kind == sqlrewrite.ExprFunc || len(args) == 1:
+		return e.Op + "(" + strings.Join(args, ", ") + ")"
+	}
+	return "(" + strings.Join(args, " "+e.Op+" ") + ")"
+}
+
+// QueryPart is one set of releases of a QueryPlan with Parts.
+type QueryPart struct {
+	// Plan is planned over the rows that pass the WHERE and Where.
+	Plan  *Plan
+	Where []sqlrewrite.Condition
+	// Items are the indexes in Query.Base.Items of Plan's outputs, in order.
+	Items []int
+}
+
+// filtered reports whether an aggregate carries its own conditions.
+func filtered(items []sqlrewrite.Item) bool {
+	for _, it := range items {
+		if len(it.Agg.Where) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// planParts plans one part per distinct aggregate condition (see
+// QueryPlan.Parts). Each part is planned twice: at ε = 1 to count its
+// releases, then with its share ε·n_j/N of the N releases of all parts,
+// so that every release gets ε/N as in a single plan.
+func (p *Planner) planParts(qp *QueryPlan, s Settings) (*QueryPlan, error) {
+	q := qp.Query
+	if len(q.Keys) == 1 && q.Keys[0].Private {
+		return nil, dperr.New(dperr.Unsupported, "not supported: aggregates with their own conditions beside GROUP BY a key chosen by partition selection")
+	}
+	var order []string
+	byWhere := map[string]*QueryPart{}
+	for i, it := range q.Base.Items {
+		key := fmt.Sprint(it.Agg.Where)
+		part, ok := byWhere[key]
+		if !ok {
+			part = &QueryPart{Where: it.Agg.Where}
+			byWhere[key] = part
+			order = append(order, key)
+		}
+		part.Items = append(part.Items, i)
+	}
+	selects := make([]*sqlrewrite.Select, len(order))
+	counts := make([]int, len(order))
+	total := 0
+	for j, key := range order {
+		part := byWhere[key]
+		sel := &sqlrewrite.Select{Table: q.Base.Table, Boolean: q.Base.Boolean,
+			Where: append(append([]sqlrewrite.Condition(nil), q.Base.Where...), part.Where...)}
+		for _, i := range part.Items {
+			it := q.Base.Items[i]
+			it.Agg.Where = nil
+			if it.Agg.Func == sqlrewrite.CountRows {
+				it.Label = "COUNT(*)"
+			}
+			sel.Items = append(sel.Items, it)
+		}
+		one := s
+		one.Epsilon = 1
+		probe, err := p.plan(sel, one, true)
+		if err != nil {
+			return nil, err
+		}
+		selects[j], counts[j] = sel, len(probe.Releases)
+		total += counts[j]
+	}
+	for j, key := range order {
+		share := s
+		share.Epsilon = s.Epsilon * float64(counts[j]) / float64(total)
+		share.Delta = s.Delta * float64(counts[j]) / float64(total)
+		plan, err := p.plan(selects[j], share, true)
+		if err != nil {
+			return nil, err
+		}
+		part := byWhere[key]
+		part.Plan = plan
+		qp.Parts = append(qp.Parts, *part)
+		qp.Cost.Delta += plan.Cost.Delta
+	}
+	qp.Cost.Epsilon = s.Epsilon
+	return qp, nil
+}
+
+// describeCondition renders a condition for EXPLAIN.
+func describeCondition(c sqlrewrite.Condition) string {
+	if c.Range == nil {
+		vals := make([]string, len(c.In))
+		for i, v := range c.In {
+			if v.IsText {
+				vals[i] = strconv.Quote(v.Str)
+			} else {
+				vals[i] = strconv.FormatFloat(v.Num, 'g', -1, 64)
+			}
+		}
+		return fmt.Sprintf("%s IN (%s)", c.Column, strings.Join(vals, ", "))
+	}
+	r := c.Range
+	var parts []string
+	if r.HasLower {
+		op := ">="
+		if r.LowerOpen {
+			op = ">"
+		}
+		parts = append(parts, fmt.Sprintf("%s %s %g", c.Column, op, r.Lower))
+	}
+	if r.HasUpper {
+		op := "<="
+		if r.UpperOpen {
+			op = "<"
+		}
+		parts = append(parts, fmt.Sprintf("%s %s %g", c.Column, op, r.Upper))
+	}
+	return strings.Join(parts, " AND ")
+}

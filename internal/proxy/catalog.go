@@ -1,0 +1,165 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/dpproxy/dpproxy/internal/catalogdb"
+	"github.com/dpproxy/dpproxy/internal/dperr"
+	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
+)
+
+// ServerVersion is what clients see as the MySQL version. Clients parse its
+// leading number to pick protocol features, so it starts with a real MySQL
+// version whose features go-mysql implements.
+const ServerVersion = "8.0.36-dpproxy"
+
+// VersionComment is @@version_comment, printed by the mariadb client's banner.
+const VersionComment = "dpproxy: differentially private SQL proxy"
+
+// catalogTimeout bounds one statement in the catalog engine (SLEEP, BENCHMARK).
+const catalogTimeout = 30 * time.Second
+
+// catalogQuery has the catalog engine answer a metadata statement.
+func (s *Session) catalogQuery(ctx context.Context, sql string) (*Result, error) {
+	ctx, cancel := context.WithTimeout(ctx, catalogTimeout)
+	defer cancel()
+	r, err := s.catalog.Query(ctx, sql)
+	if err != nil {
+		return nil, catalogError(err)
+	}
+	s.setWarnings(nil)
+	if r.Columns == nil {
+		return &Result{}, nil
+	}
+	return &Result{Typed: r.Columns, Rows: r.Rows}, nil
+}
+
+// catalogError maps an error of the catalog engine to the client's error; its
+// message describes the statement and the configured schema only.
+func catalogError(err error) error {
+	var ce *catalogdb.Error
+	if !errors.As(err, &ce) {
+		return dperr.Wrap(dperr.Internal, err, "internal error in the catalog engine")
+	}
+	kind := dperr.Unsupported
+	switch ce.Code {
+	case 1146:
+		kind = dperr.UnknownTable
+	case 1054:
+		kind = dperr.UnknownColumn
+	case 1049:
+		kind = dperr.UnknownDatabase
+	case 1064, 1149:
+		kind = dperr.Parse
+	case 1193, 1231, 1232, 1238:
+		kind = dperr.InvalidValue
+	case 1317:
+		kind = dperr.Canceled
+	}
+	return dperr.Wrap(kind, err, "%s", ce.Msg)
+}
+
+// catalogValue evaluates one @@system or @user variable in the catalog engine,
+// for a SELECT that also reads dpproxy's settings.
+func (s *Session) catalogValue(ctx context.Context, expr string) (any, error) {
+	r, err := s.catalog.Query(ctx, "SELECT "+expr)
+	if err != nil {
+		return nil, catalogError(err)
+	}
+	if len(r.Rows) != 1 || len(r.Rows[0]) != 1 {
+		return nil, dperr.New(dperr.Internal, "internal error: %s gave no value", expr)
+	}
+	return r.Rows[0][0], nil
+}
+
+// showGrants answers SHOW GRANTS: an analyst may read dpproxy's database.
+func (s *Session) showGrants() *Result {
+	s.setWarnings(nil)
+	return &Result{
+		Columns: []string{fmt.Sprintf("Grants for %s@%%", s.user)},
+		Rows:    [][]any{{fmt.Sprintf("GRANT SELECT ON `%s`.* TO `%s`@`%%`", Database, strings.ReplaceAll(s.user, "`", "``"))}},
+	}
+}
+
+// constantSelect answers a FROM-less SELECT that reads dpproxy's settings or
+// budget functions, beside literals, variables and session functions.
+func (s *Session) constantSelect(ctx context.Context, st *sqlrewrite.ConstantSelect) (*Result, error) {
+	row := make([]any, len(st.Items))
+	cols := make([]string, len(st.Items))
+	for i, it := range st.Items {
+		cols[i] = it.Label
+		v, err := s.constant(ctx, it)
+		if err != nil {
+			return nil, err
+		}
+		row[i] = v
+	}
+	s.setWarnings(nil)
+	return &Result{Columns: cols, Rows: [][]any{row}}, nil
+}
+
+func (s *Session) constant(ctx context.Context, it sqlrewrite.ConstItem) (any, error) {
+	switch it.Kind {
+	case sqlrewrite.Literal:
+		return valueOf(it.Value), nil
+	case sqlrewrite.SystemVariable:
+		return s.catalogValue(ctx, "@@"+it.Name)
+	case sqlrewrite.UserVariable:
+		switch it.Name {
+		case "dp_epsilon":
+			return s.settings().Epsilon, nil
+		case "dp_delta":
+			return s.settings().Delta, nil
+		case "dp_mechanism":
+			return s.mechName, nil
+		case "dp_trim":
+			return s.settings().Trim, nil
+		}
+		return s.catalogValue(ctx, "@`"+strings.ReplaceAll(it.Name, "`", "``")+"`")
+	case sqlrewrite.Function:
+		switch it.Name {
+		case "database", "schema":
+			if s.database == "" {
+				return nil, nil
+			}
+			return s.database, nil
+		case "user", "current_user", "session_user", "system_user":
+			return s.user + "@%", nil
+		case "version":
+			return ServerVersion, nil
+		case "connection_id":
+			return int64(s.connID), nil
+		case "now", "current_timestamp", "sysdate":
+			return time.Now().UTC().Format(time.DateTime), nil
+		case "last_insert_id":
+			return int64(0), nil
+		case "dp_remaining_epsilon", "dp_remaining_delta":
+			eps, delta, err := s.remaining(ctx)
+			if err != nil {
+				return nil, err
+			}
+			if it.Name == "dp_remaining_epsilon" {
+				return eps, nil
+			}
+			return delta, nil
+		}
+	}
+	return nil, dperr.New(dperr.Unsupported, "%s is not supported", it.Label)
+}
+
+func valueOf(v sqlrewrite.Value) any {
+	if v.Null {
+		return nil
+	}
+	if v.IsText {
+		return v.Str
+	}
+	if v.Num == float64(int64(v.Num)) {
+		return int64(v.Num)
+	}
+	return v.Num
+}

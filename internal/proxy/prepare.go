@@ -1,0 +1,93 @@
+package proxy
+
+import (
+	"context"
+	"strings"
+
+	"github.com/dpproxy/dpproxy/internal/dperr"
+	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
+)
+
+// MySQL column types that hold text (include/field_types.h).
+var textTypes = map[byte]bool{15: true, 245: true, 247: true, 248: true, 249: true, 250: true, 251: true, 252: true, 253: true, 254: true}
+
+// prepare keeps the text of a SQL-level PREPARE.
+func (s *Session) prepare(ctx context.Context, st *sqlrewrite.Prepare) (*Result, error) {
+	text := st.SQL
+	if st.Var != "" {
+		lit, isText, err := s.userVariableLiteral(ctx, st.Var)
+		if err != nil {
+			return nil, err
+		}
+		if !isText {
+			return nil, dperr.New(dperr.InvalidValue, "PREPARE FROM @%s: the variable must hold the statement's text", st.Var)
+		}
+		text = lit
+	}
+	if s.prepared == nil {
+		s.prepared = map[string]string{}
+	}
+	s.prepared[st.Name] = text
+	s.setWarnings(nil)
+	return &Result{}, nil
+}
+
+// executePrepared binds the USING variables to a prepared text and runs it as
+// any statement: it is parsed, routed and planned like the client's own SQL.
+func (s *Session) executePrepared(ctx context.Context, st *sqlrewrite.ExecutePrepared) (*Result, error) {
+	text, ok := s.prepared[st.Name]
+	if !ok {
+		return nil, dperr.New(dperr.InvalidValue, "Unknown prepared statement handler (%s) given to EXECUTE", st.Name)
+	}
+	literals := make([]string, len(st.Using))
+	for i, name := range st.Using {
+		lit, isText, err := s.userVariableLiteral(ctx, name)
+		if err != nil {
+			return nil, err
+		}
+		if isText {
+			lit = "'" + strings.NewReplacer(`\`, `\\`, `'`, `''`).Replace(lit) + "'"
+		}
+		literals[i] = lit
+	}
+	bound, err := sqlrewrite.BindParameters(text, literals)
+	if err != nil {
+		return nil, err
+	}
+	stmt, err := s.parser.Parse(bound)
+	if err != nil {
+		return nil, err
+	}
+	switch stmt.(type) {
+	case *sqlrewrite.Prepare, *sqlrewrite.ExecutePrepared, *sqlrewrite.Deallocate:
+		return nil, dperr.New(dperr.Unsupported, "This command is not supported in the prepared statement protocol yet")
+	}
+	return s.execute(ctx, stmt)
+}
+
+// deallocate forgets a prepared text.
+func (s *Session) deallocate(st *sqlrewrite.Deallocate) (*Result, error) {
+	if _, ok := s.prepared[st.Name]; !ok {
+		return nil, dperr.New(dperr.InvalidValue, "Unknown prepared statement handler (%s) given to DEALLOCATE PREPARE", st.Name)
+	}
+	delete(s.prepared, st.Name)
+	s.setWarnings(nil)
+	return &Result{}, nil
+}
+
+// userVariableLiteral reads a user variable from the catalog engine: its SQL
+// literal text (NULL for an unset variable) and whether it is a string.
+func (s *Session) userVariableLiteral(ctx context.Context, name string) (string, bool, error) {
+	r, err := s.catalog.Query(ctx, "SELECT @`"+strings.ReplaceAll(name, "`", "``")+"`")
+	if err != nil {
+		return "", false, catalogError(err)
+	}
+	if len(r.Rows) != 1 || len(r.Columns) != 1 {
+		return "", false, dperr.New(dperr.Internal, "internal error: @%s gave no value", name)
+	}
+	v, ok := r.Rows[0][0].(string)
+	if !ok {
+		return "NULL", false, nil
+	}
+	return v, textTypes[r.Columns[0].Type], nil
+}

@@ -1,0 +1,108 @@
+package sqlrewrite_test
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
+)
+
+// formatQuery prints a Query for the golden files: the base aggregates,
+// the keys with their domains, each output column's expression, and the
+// row clauses.
+func formatQuery(b *strings.Builder, q *sqlrewrite.Query, indent string) {
+	fmt.Fprintf(b, "%squery on %s", indent, q.Base.Table)
+	if q.Listing {
+		b.WriteString(" (listing of declared values)")
+	}
+	b.WriteString("\n")
+	for i, it := range q.Base.Items {
+		fmt.Fprintf(b, "%s  agg#%d %s = %s\n", indent, i+1, it.Label, formatAggregate(it.Agg))
+	}
+	for _, c := range q.Base.Where {
+		fmt.Fprintf(b, "%s  where %s\n", indent, formatCondition(c))
+	}
+	if q.Base.Boolean != nil {
+		fmt.Fprintf(b, "%s  where %s\n", indent, formatPredicate(q.Base.Boolean))
+	}
+	for i, k := range q.Keys {
+		vals := make([]string, len(k.Values))
+		for j, v := range k.Values {
+			vals[j] = formatValue(v)
+		}
+		if len(vals) > 12 {
+			vals = append(vals[:5], fmt.Sprintf("… (%d values) …", len(k.Values)), vals[len(vals)-1])
+		}
+		name := k.Column
+		if k.Bucket != nil {
+			name = fmt.Sprintf("bucket(%s, %s, index=%t, origin=%s)", k.Column, formatNumber(k.Bucket.Width), k.Bucket.Index, formatNumber(k.Bucket.Origin))
+		}
+		if k.Private {
+			fmt.Fprintf(b, "%s  key#%d %s chosen by partition selection\n", indent, i+1, name)
+			continue
+		}
+		fmt.Fprintf(b, "%s  key#%d %s in {%s}\n", indent, i+1, name, strings.Join(vals, ", "))
+	}
+	for i, w := range q.Windows {
+		arg := "*"
+		if w.Arg != nil {
+			arg = formatExpr(w.Arg)
+		}
+		var parts, order []string
+		for _, p := range w.PartitionBy {
+			parts = append(parts, formatExpr(p))
+		}
+		for _, o := range w.OrderBy {
+			dir := " asc"
+			if o.Desc {
+				dir = " desc"
+			}
+			order = append(order, formatExpr(o.Expr)+dir)
+		}
+		fmt.Fprintf(b, "%s  window#%d %s(%s) partition by [%s] order by [%s] rows=%t\n", indent, i+1, w.Func, arg,
+			strings.Join(parts, ", "), strings.Join(order, ", "), w.Rows)
+	}
+	for _, c := range q.Columns {
+		fmt.Fprintf(b, "%s  column %q = %s\n", indent, c.Label, formatExpr(c.Expr))
+	}
+	if q.Having != nil {
+		fmt.Fprintf(b, "%s  having %s\n", indent, formatExpr(q.Having))
+	}
+	for _, o := range q.OrderBy {
+		dir := "asc"
+		if o.Desc {
+			dir = "desc"
+		}
+		fmt.Fprintf(b, "%s  order by %s %s\n", indent, formatExpr(o.Expr), dir)
+	}
+	if q.Limit != nil {
+		fmt.Fprintf(b, "%s  limit %d offset %d\n", indent, q.Limit.Count, q.Limit.Offset)
+	}
+	if q.Distinct {
+		fmt.Fprintf(b, "%s  distinct\n", indent)
+	}
+}
+
+func formatExpr(e *sqlrewrite.Expr) string {
+	switch e.Kind {
+	case sqlrewrite.ExprConst:
+		return formatValue(e.Value)
+	case sqlrewrite.ExprAgg:
+		return fmt.Sprintf("agg#%d", e.Index+1)
+	case sqlrewrite.ExprKey:
+		return fmt.Sprintf("key#%d", e.Index+1)
+	case sqlrewrite.ExprWindow:
+		return fmt.Sprintf("window#%d", e.Index+1)
+	}
+	args := make([]string, len(e.Args))
+	for i, a := range e.Args {
+		args[i] = formatExpr(a)
+	}
+	switch {
+	case e.Kind == sqlrewrite.ExprCase:
+		return fmt.Sprintf("case(%s; else=%t)", strings.Join(args, ", "), e.HasElse)
+	case e.Kind == sqlrewrite.ExprFunc || len(args) == 1:
+		return e.Op + "(" + strings.Join(args, ", ") + ")"
+	}
+	return "(" + strings.Join(args, " "+e.Op+" ") + ")"
+}

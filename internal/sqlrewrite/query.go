@@ -1,0 +1,120 @@
+package sqlrewrite
+
+// Query is a private aggregate query in the shape analysts and BI tools
+// write it: aggregates grouped by public keys, post-processed by a typed
+// expression per output column, filtered by HAVING, ordered, cut by
+// LIMIT/OFFSET and made DISTINCT, all over released values.
+//
+// Privacy contract (the planner and executor rely on it): every part of a
+// Query other than Base is public or post-processing. Keys come from the
+// configuration (declared domains, buckets over declared bounds), so the
+// set of groups, and the groups computed, never depend on the data; every
+// output value is a function of released values and keys; HAVING, ORDER BY,
+// LIMIT and DISTINCT act on those released rows after all of them are
+// released. A Listing query has no aggregates and reads no data at all.
+type Query struct {
+	// Base is the table, the WHERE and the distinct aggregates the outputs
+	// use (Items; Label is the aggregate's text). Base.GroupBy is nil.
+	Base *Select
+	// Keys are the GROUP BY keys; the groups are the cross product of
+	// their domains, the first key most significant. Empty: one group,
+	// the whole filtered table.
+	Keys []GroupKey
+	// Columns are the output columns, in the client's order.
+	Columns []OutputColumn
+	// Having keeps the rows where it is true; nil keeps every row.
+	Having *Expr
+	// OrderBy sorts the released rows; stable, so ties keep group order.
+	OrderBy []OrderKey
+	// Limit cuts the sorted rows; nil returns every row.
+	Limit *Limit
+	// Distinct drops repeated output rows.
+	Distinct bool
+	// Windows are the window functions over released rows that the
+	// output columns and ORDER BY refer to (ExprWindow).
+	Windows []OutputWindow
+	// Listing is set when the query has no aggregates: it lists the
+	// declared values of its keys (SELECT DISTINCT col, SELECT col ...
+	// GROUP BY col), answered from the configuration at no cost.
+	Listing bool
+}
+
+// GroupKey is one GROUP BY key with its public domain.
+type GroupKey struct {
+	// Column is the declared column (catalog spelling).
+	Column string
+	// Bucket is set for FLOOR(col / w) * w keys; nil for a column with a
+	// declared domain.
+	Bucket *Bucketing
+	// Values are the key's values, in output order: the declared values,
+	// or the bucket keys (lower edges, or bucket numbers for Index) of
+	// the buckets that meet the column's bounds. Nil for a Private key.
+	Values []Value
+	// Private is set for a column without declared values that allows
+	// partition selection: its values come from the data, and only those
+	// that pass DP partition selection are released. It is then the only key.
+	Private bool
+}
+
+// OutputColumn is one output column: its label and how it is computed.
+type OutputColumn struct {
+	Label string
+	Expr  *Expr
+}
+
+// OrderKey is one ORDER BY term.
+type OrderKey struct {
+	Expr *Expr
+	Desc bool
+}
+
+// ExprKind is the kind of an Expr node.
+type ExprKind int
+
+// The expression kinds.
+const (
+	// ExprConst is the constant Value.
+	ExprConst ExprKind = iota + 1
+	// ExprAgg is the released value of Base.Items[Index].
+	ExprAgg
+	// ExprKey is the value of Keys[Index] for the row's group.
+	ExprKey
+	// ExprOp applies Op to Args: arithmetic (+ - * / div %), comparison
+	// (= <> < <= > >= <=>), logic (and or not xor), neg, isnull, isnotnull.
+	ExprOp
+	// ExprFunc applies the function Op (lower case) to Args.
+	ExprFunc
+	// ExprCase is CASE: Args are when₁, then₁, …, whenₙ, thenₙ[, else]
+	// (HasElse set); a simple CASE x WHEN v is rewritten to x = v.
+	ExprCase
+	// ExprWindow is the value of Windows[Index] for the row.
+	ExprWindow
+)
+
+// OutputWindow is a window function over the released rows that HAVING keeps:
+// post-processing, like every other expression. Func is row_number,
+// rank, dense_rank, or sum, avg, count, min, max of Arg (nil for
+// COUNT(*)). The frame is the whole partition without OrderBy; with it,
+// the rows up to the current one, its peers included (RANGE, the SQL
+// default) or not (Rows set: ROWS UNBOUNDED PRECEDING).
+type OutputWindow struct {
+	Func        string
+	Arg         *Expr
+	PartitionBy []*Expr
+	OrderBy     []OrderKey
+	Rows        bool
+}
+
+// Expr is a typed expression over released values, keys and constants:
+// post-processing, evaluated by the planner on released rows, never
+// rendered to SQL.
+type Expr struct {
+	Kind    ExprKind
+	Value   Value
+	Index   int
+	Op      string
+	Args    []*Expr
+	HasElse bool
+}
+
+func (*Query) statement() {}

@@ -1,0 +1,662 @@
+package sqlrewrite
+
+import (
+	"fmt"
+	"math"
+	"reflect"
+	"strconv"
+	"strings"
+
+	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/format"
+	"github.com/pingcap/tidb/pkg/parser/mysql"
+	"github.com/pingcap/tidb/pkg/parser/opcode"
+
+	"github.com/dpproxy/dpproxy/internal/catalog"
+	"github.com/dpproxy/dpproxy/internal/dperr"
+)
+
+// supportedGrouped names the nearest supported forms in the refusals of a
+// Query that would read rows.
+const supportedGrouped = "the nearest supported form aggregates: SELECT key, COUNT(*), AVG(col) FROM t [WHERE ...] GROUP BY key [HAVING ...] [ORDER BY ...] [LIMIT n], key a column with declared values or FLOOR(col / w) * w, and arithmetic, ROUND, ABS, COALESCE, CASE ... over the aggregates and keys"
+
+// refuseRows refuses a shape that would read rows: its message says so and
+// names the nearest supported form.
+func refuseRows(format string, args ...any) error {
+	return dperr.New(dperr.Unsupported, "not supported: %s would read rows; %s", fmt.Sprintf(format, args...), supportedGrouped)
+}
+
+// query converts a SELECT with FROM that the one-row and histogram forms
+// do not cover into a Query (query.go): grouped aggregates over public
+// keys, post-processing, HAVING, ORDER BY, LIMIT, DISTINCT, and listings
+// of declared domains.
+func (p *Parser) query(s *ast.SelectStmt) (*Query, error) {
+	switch {
+	case s.Kind != ast.SelectStmtKindSelect:
+		return nil, refuseQuery("%s statements", s.Kind.String())
+	case s.With != nil:
+		return nil, refuseQuery("WITH (common table expressions)")
+	case len(s.WindowSpecs) > 0:
+		return nil, refuseRows("WINDOW over the table's rows")
+	case s.LockInfo != nil && s.LockInfo.LockType != ast.SelectLockNone:
+		return nil, refuseQuery("FOR UPDATE and LOCK IN SHARE MODE")
+	case s.SelectIntoOpt != nil:
+		return nil, refuseQuery("SELECT ... INTO")
+	}
+	sc, err := p.source(s.From)
+	if err != nil {
+		return nil, err
+	}
+	qb := &queryBuilder{sc: sc, q: &Query{Base: &Select{Table: sc.table.Name}, Distinct: s.Distinct}, fields: s.Fields.Fields}
+	qb.havingOrOrderAggregate = s.Having != nil && containsNode(s.Having.Expr, isRowAggregate) || s.OrderBy != nil && containsNode(s.OrderBy, isRowAggregate)
+	q := qb.q
+	if s.Where != nil {
+		pred, err := sc.predicate(s.Where, whereSite)
+		if err != nil {
+			return nil, err
+		}
+		if conds, ok := conjunction(pred); ok {
+			q.Base.Where = conds
+		} else {
+			q.Base.Boolean = pred
+		}
+	}
+	for _, f := range qb.fields {
+		if f.WildCard != nil {
+			return nil, refuseRows("SELECT *")
+		}
+	}
+	if s.GroupBy != nil {
+		if err := qb.groupBy(s.GroupBy); err != nil {
+			return nil, err
+		}
+	} else if s.Distinct && !qb.anyAggregate() {
+		// SELECT DISTINCT col, ...: a listing; the columns become the keys.
+		for _, f := range qb.fields {
+			c, ok := unparen(f.Expr).(*ast.ColumnNameExpr)
+			if !ok {
+				return nil, refuseRows("SELECT DISTINCT of %s (only columns with declared values can be listed)", label(f))
+			}
+			if _, err := qb.key(c); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for _, f := range qb.fields {
+		e, err := qb.expr(f.Expr, "field list")
+		if err != nil {
+			return nil, err
+		}
+		name := label(f)
+		if c, ok := unparen(f.Expr).(*ast.ColumnNameExpr); ok && f.AsName.O == "" {
+			name = c.Name.Name.O // MySQL labels t.col and `col` as col
+		}
+		q.Columns = append(q.Columns, OutputColumn{Label: name, Expr: e})
+	}
+	if !qb.anyAggregate() {
+		if err := qb.listing(s); err != nil {
+			return nil, err
+		}
+	}
+	if s.Having != nil {
+		if containsNode(s.Having.Expr, func(n ast.Node) bool { _, ok := n.(*ast.WindowFuncExpr); return ok }) {
+			return nil, refuseQuery("window functions in HAVING")
+		}
+		if q.Having, err = qb.named(s.Having.Expr, "having clause"); err != nil {
+			return nil, err
+		}
+	}
+	if s.OrderBy != nil {
+		for _, it := range s.OrderBy.Items {
+			e, err := qb.named(it.Expr, "order clause")
+			if err != nil {
+				return nil, err
+			}
+			q.OrderBy = append(q.OrderBy, OrderKey{Expr: e, Desc: it.Desc})
+		}
+	}
+	if s.Limit != nil {
+		if q.Limit, err = limitOf(s.Limit); err != nil {
+			return nil, err
+		}
+	}
+	return q, nil
+}
+
+// listing checks a query without aggregates. With GROUP BY or DISTINCT
+// over keys with declared domains it lists the domain from the
+// configuration; anything else would return one row per table row.
+func (qb *queryBuilder) listing(s *ast.SelectStmt) error {
+	q := qb.q
+	for _, k := range q.Keys {
+		if k.Private {
+			return refuseRows("listing the values of %s, which has no declared domain (GROUP BY %s with COUNT(*) releases the frequent ones by partition selection)", k.Column, k.Column)
+		}
+	}
+	if len(q.Keys) == 0 {
+		return refuseRows("a SELECT with FROM and no aggregate (it returns one row per row)")
+	}
+	if s.Where != nil || s.Having != nil {
+		return refuseRows("listing the values of a column with WHERE or HAVING (the declared values are listed from the configuration, for the whole table)")
+	}
+	q.Listing = true
+	return nil
+}
+
+// limitOf reads LIMIT [offset,] count of constants.
+func limitOf(l *ast.Limit) (*Limit, error) {
+	read := func(e ast.ExprNode) (uint64, error) {
+		v, ok := literal(e)
+		if !ok || v.IsText || v.Null || v.Num < 0 || v.Num != math.Trunc(v.Num) || v.Num > 1<<53 {
+			return 0, refuseQuery("a LIMIT or OFFSET other than a non-negative integer constant")
+		}
+		return uint64(v.Num), nil
+	}
+	var out Limit
+	var err error
+	if out.Count, err = read(l.Count); err != nil {
+		return nil, err
+	}
+	if l.Offset != nil {
+		if out.Offset, err = read(l.Offset); err != nil {
+			return nil, err
+		}
+	}
+	return &out, nil
+}
+
+// anyAggregate reports whether the select list, HAVING or ORDER BY
+// holds an aggregate call (constant aggregates such as MAX(1) included).
+func (qb *queryBuilder) anyAggregate() bool {
+	for _, f := range qb.fields {
+		if f.Expr != nil && containsNode(f.Expr, isRowAggregate) {
+			return true
+		}
+	}
+	return qb.havingOrOrderAggregate
+}
+
+// isRowAggregate matches an aggregate of rows, not a window function
+// (which computes over the released rows).
+func isRowAggregate(n ast.Node) bool {
+	_, window := n.(*ast.WindowFuncExpr)
+	return !window && isAggregate(n)
+}
+
+// queryBuilder converts the clauses of one Query.
+type queryBuilder struct {
+	sc     *scope
+	q      *Query
+	fields []*ast.SelectField
+	// havingOrOrderAggregate is set when HAVING or ORDER BY holds an aggregate.
+	havingOrOrderAggregate bool
+	// grouping is set while GROUP BY is converted: only there may a key
+	// be private (chosen by partition selection).
+	grouping bool
+	// derived, when set, are the output columns of an aggregate subquery
+	// (by lower-case name) that an outer query post-processes; its column
+	// references resolve to them (derived_query.go), under derivedName.
+	derived     map[string]*Expr
+	derivedName string
+}
+
+// groupBy converts GROUP BY: each item names a key by a column, a select
+// alias, a 1-based position, or the key expression itself.
+func (qb *queryBuilder) groupBy(g *ast.GroupByClause) error {
+	if g.Rollup {
+		return refuseQuery("WITH ROLLUP")
+	}
+	qb.grouping = true
+	defer func() { qb.grouping = false }()
+	groups := 1
+	for _, it := range g.Items {
+		e := unparen(it.Expr)
+		switch x := e.(type) {
+		case *ast.PositionExpr:
+			if x.P != nil {
+				return refuseQuery("GROUP BY a parameter")
+			}
+			if x.N < 1 || x.N > len(qb.fields) {
+				return dperr.New(dperr.UnknownColumn, "Unknown column '%d' in 'group statement'", x.N)
+			}
+			e = unparen(qb.fields[x.N-1].Expr)
+		case *ast.ColumnNameExpr:
+			if _, declared := qb.sc.table.Column(x.Name.Name.O); !declared && x.Name.Table.O == "" {
+				if f := qb.alias(x.Name.Name.O); f != nil {
+					e = unparen(f.Expr)
+				}
+			}
+		}
+		before := len(qb.q.Keys)
+		if _, err := qb.keyExpr(e); err != nil {
+			return err
+		}
+		if len(qb.q.Keys) > before && qb.q.Keys[before].Private {
+			continue
+		}
+		if len(qb.q.Keys) > before {
+			groups *= len(qb.q.Keys[before].Values)
+			if groups > catalog.MaxGroups {
+				return refuseQuery("GROUP BY with more than %d groups (the cross product of the keys' declared domains)", catalog.MaxGroups)
+			}
+		}
+	}
+	for _, k := range qb.q.Keys {
+		if k.Private && len(qb.q.Keys) > 1 {
+			return refuseQuery("GROUP BY %s (keys chosen by partition selection) together with other keys; group by it alone", k.Column)
+		}
+	}
+	return nil
+}
+
+// alias returns the select field with the alias name, or nil.
+func (qb *queryBuilder) alias(name string) *ast.SelectField {
+	for _, f := range qb.fields {
+		if f.AsName.O != "" && strings.EqualFold(f.AsName.O, name) {
+			return f
+		}
+	}
+	return nil
+}
+
+// keyExpr converts a GROUP BY key expression, adding the key if new, and
+// returns its index.
+func (qb *queryBuilder) keyExpr(e ast.ExprNode) (int, error) {
+	switch x := e.(type) {
+	case *ast.ColumnNameExpr:
+		return qb.key(x)
+	case *ast.PositionExpr:
+		return 0, refuseQuery("GROUP BY a position that names another position")
+	}
+	if isBucketShaped(e) {
+		b, err := qb.sc.bucket(e, "group statement")
+		if err != nil {
+			return 0, err
+		}
+		return qb.bucketKey(b)
+	}
+	if b, ok, err := qb.sc.originBucket(e, "group statement"); ok {
+		if err != nil {
+			return 0, err
+		}
+		return qb.bucketKey(b)
+	}
+	if containsNode(e, isAggregate) {
+		return 0, refuseQuery("GROUP BY an aggregate")
+	}
+	if containsNode(e, isColumn) {
+		return 0, refuseRows("GROUP BY the expression %s (its groups are not declared)", restore(e))
+	}
+	return 0, refuseQuery("GROUP BY a constant")
+}
+
+// key returns the key of a column with a declared domain, adding it if new.
+func (qb *queryBuilder) key(c *ast.ColumnNameExpr) (int, error) {
+	col, err := qb.sc.column(c.Name, "group statement")
+	if err != nil {
+		return 0, err
+	}
+	for i, k := range qb.q.Keys {
+		if k.Column == col.Name && k.Bucket == nil {
+			return i, nil
+		}
+	}
+	if !col.HasDomain() && col.PartitionSelection && qb.grouping {
+		qb.q.Keys = append(qb.q.Keys, GroupKey{Column: col.Name, Private: true})
+		return len(qb.q.Keys) - 1, nil
+	}
+	if !col.HasDomain() {
+		hint := "declare its values in the configuration"
+		if col.Numeric() {
+			hint += fmt.Sprintf(", or group by FLOOR(%s / w) * w", col.Name)
+		}
+		return 0, refuseRows("GROUP BY or listing the column %s, which has no declared domain (%s)", col.Name, hint)
+	}
+	k := GroupKey{Column: col.Name}
+	for _, v := range col.Values {
+		if col.Numeric() {
+			x, _ := strconv.ParseFloat(v, 64) // validated by the catalog
+			k.Values = append(k.Values, Value{Num: x})
+		} else {
+			k.Values = append(k.Values, Value{Str: v, IsText: true})
+		}
+	}
+	qb.q.Keys = append(qb.q.Keys, k)
+	return len(qb.q.Keys) - 1, nil
+}
+
+// bucketKey returns the key of a bucketing, adding it if new: its values
+// are the buckets that meet the column's declared bounds.
+func (qb *queryBuilder) bucketKey(b *Bucketing) (int, error) {
+	for i, k := range qb.q.Keys {
+		if k.Bucket != nil && *k.Bucket == *b {
+			return i, nil
+		}
+	}
+	col, _ := qb.sc.table.Column(b.Column)
+	lo, hi, _ := col.Bounds()
+	first, last := math.Floor((lo-b.Origin)/b.Width), math.Floor((hi-b.Origin)/b.Width)
+	if last-first+1 > catalog.MaxGroups {
+		return 0, refuseQuery("GROUP BY with more than %d buckets of %s over its bounds [%g, %g]", catalog.MaxGroups, col.Name, lo, hi)
+	}
+	k := GroupKey{Column: col.Name, Bucket: b}
+	for i := first; i <= last; i++ {
+		v := i
+		if !b.Index {
+			v = i*b.Width + b.Origin
+		}
+		k.Values = append(k.Values, Value{Num: v})
+	}
+	qb.q.Keys = append(qb.q.Keys, k)
+	return len(qb.q.Keys) - 1, nil
+}
+
+// named converts an ORDER BY or HAVING expression, where a name or a
+// position may refer to an output column (MySQL resolves them to select
+// aliases first).
+func (qb *queryBuilder) named(e ast.ExprNode, clause string) (*Expr, error) {
+	switch x := unparen(e).(type) {
+	case *ast.PositionExpr:
+		if x.P != nil {
+			return nil, refuseQuery("a parameter in ORDER BY")
+		}
+		if x.N < 1 || x.N > len(qb.q.Columns) {
+			return nil, dperr.New(dperr.UnknownColumn, "Unknown column '%d' in '%s'", x.N, clause)
+		}
+		return qb.q.Columns[x.N-1].Expr, nil
+	}
+	return qb.exprIn(e, clause, true)
+}
+
+func (qb *queryBuilder) expr(e ast.ExprNode, clause string) (*Expr, error) {
+	return qb.exprIn(e, clause, false)
+}
+
+// postOps are the binary operators of post-processing.
+var postOps = map[opcode.Op]string{
+	opcode.Plus: "+", opcode.Minus: "-", opcode.Mul: "*", opcode.Div: "/", opcode.IntDiv: "div", opcode.Mod: "%",
+	opcode.EQ: "=", opcode.NE: "<>", opcode.LT: "<", opcode.LE: "<=", opcode.GT: ">", opcode.GE: ">=", opcode.NullEQ: "<=>",
+	opcode.LogicAnd: "and", opcode.LogicOr: "or", opcode.LogicXor: "xor",
+}
+
+// postFuncs are the functions of post-processing with their arities
+// (-1: one or more).
+var postFuncs = map[string]int{
+	"round": -1, "truncate": 2, "floor": 1, "ceil": 1, "ceiling": 1, "abs": 1, "sign": 1,
+	"power": 2, "pow": 2, "sqrt": 1, "log": -1, "ln": 1, "log10": 1, "log2": 1, "exp": 1,
+	"coalesce": -1, "ifnull": 2, "nullif": 2, "if": 3, "greatest": -1, "least": -1, "concat": -1,
+}
+
+// exprIn converts a post-processing expression: constants, aggregates
+// (each added once to Base.Items), keys, and operators and functions of
+// them. Bare columns that are not keys would read rows and are refused.
+// aliases allows a bare name to refer to an output column's alias.
+func (qb *queryBuilder) exprIn(e ast.ExprNode, clause string, aliases bool) (*Expr, error) {
+	e = unparen(e)
+	if v, ok := literal(e); ok {
+		return &Expr{Kind: ExprConst, Value: v}, nil
+	}
+	if qb.derived != nil {
+		switch x := e.(type) {
+		case *ast.ColumnNameExpr:
+			if aliases && x.Name.Table.O == "" {
+				for i, f := range qb.fields {
+					if f.AsName.O != "" && strings.EqualFold(f.AsName.O, x.Name.Name.O) && i < len(qb.q.Columns) {
+						return qb.q.Columns[i].Expr, nil
+					}
+				}
+			}
+			return qb.derivedColumn(x, clause)
+		case *ast.AggregateFuncExpr, *ast.WindowFuncExpr:
+			return nil, refuseQuery("aggregates over the rows of an aggregate subquery")
+		case *ast.FuncCallExpr:
+			if _, ok := functionAggs[x.FnName.L]; ok {
+				return nil, refuseQuery("aggregates over the rows of an aggregate subquery")
+			}
+		}
+	} else if b, ok, err := qb.sc.originBucket(e, clause); ok {
+		if err != nil {
+			return nil, err
+		}
+		for i, k := range qb.q.Keys {
+			if k.Bucket != nil && *k.Bucket == *b {
+				return &Expr{Kind: ExprKey, Index: i}, nil
+			}
+		}
+		return nil, refuseRows("the bin %s outside GROUP BY", restore(e))
+	} else if isBucketShaped(e) {
+		b, err := qb.sc.bucket(e, clause)
+		if err != nil {
+			return nil, err
+		}
+		for i, k := range qb.q.Keys {
+			if k.Bucket != nil && *k.Bucket == *b {
+				return &Expr{Kind: ExprKey, Index: i}, nil
+			}
+		}
+		return nil, refuseRows("the bucket %s outside GROUP BY", restore(e))
+	}
+	switch x := e.(type) {
+	case *ast.ColumnNameExpr:
+		if aliases && x.Name.Table.O == "" {
+			for i, f := range qb.fields {
+				if f.AsName.O != "" && strings.EqualFold(f.AsName.O, x.Name.Name.O) && i < len(qb.q.Columns) {
+					return qb.q.Columns[i].Expr, nil
+				}
+			}
+		}
+		col, err := qb.sc.column(x.Name, clause)
+		if err != nil {
+			return nil, err
+		}
+		for i, k := range qb.q.Keys {
+			if k.Column == col.Name && k.Bucket == nil {
+				return &Expr{Kind: ExprKey, Index: i}, nil
+			}
+		}
+		return nil, refuseRows("the bare column %s outside an aggregate and not a GROUP BY key", col.Name)
+	case *ast.AggregateFuncExpr:
+		return qb.aggregate(x)
+	case *ast.FuncCallExpr:
+		if _, ok := functionAggs[x.FnName.L]; ok && x.Schema.L == "" {
+			return qb.aggregate(x)
+		}
+		return qb.function(x, clause, aliases)
+	case *ast.WindowFuncExpr:
+		return qb.window(x, clause)
+	case *ast.SubqueryExpr, *ast.ExistsSubqueryExpr:
+		return nil, refuseQuery("subqueries")
+	case *ast.BinaryOperationExpr:
+		op, ok := postOps[x.Op]
+		if !ok {
+			return nil, refuseQuery("the operator %s over aggregates", x.Op.String())
+		}
+		return qb.op(op, clause, aliases, x.L, x.R)
+	case *ast.UnaryOperationExpr:
+		switch x.Op {
+		case opcode.Minus:
+			return qb.op("neg", clause, aliases, x.V)
+		case opcode.Plus:
+			return qb.exprIn(x.V, clause, aliases)
+		case opcode.Not, opcode.Not2:
+			return qb.op("not", clause, aliases, x.V)
+		}
+		return nil, refuseQuery("the operator %s over aggregates", x.Op.String())
+	case *ast.IsNullExpr:
+		if x.Not {
+			return qb.op("isnotnull", clause, aliases, x.Expr)
+		}
+		return qb.op("isnull", clause, aliases, x.Expr)
+	case *ast.FuncCastExpr:
+		arg, err := qb.exprIn(x.Expr, clause, aliases)
+		if err != nil {
+			return nil, err
+		}
+		return &Expr{Kind: ExprFunc, Op: castName(x), Args: []*Expr{arg}}, nil
+	case *ast.CaseExpr:
+		return qb.caseExpr(x, clause, aliases)
+	case *ast.VariableExpr:
+		return nil, refuseQuery("variables in a SELECT with FROM")
+	}
+	return nil, refuseQuery("the expression %s", restore(e))
+}
+
+// op converts an operator's operands.
+func (qb *queryBuilder) op(op, clause string, aliases bool, operands ...ast.ExprNode) (*Expr, error) {
+	out := &Expr{Kind: ExprOp, Op: op}
+	for _, a := range operands {
+		x, err := qb.exprIn(a, clause, aliases)
+		if err != nil {
+			return nil, err
+		}
+		out.Args = append(out.Args, x)
+	}
+	return out, nil
+}
+
+// function converts a post-processing function call.
+func (qb *queryBuilder) function(x *ast.FuncCallExpr, clause string, aliases bool) (*Expr, error) {
+	arity, ok := postFuncs[x.FnName.L]
+	if !ok || x.Schema.L != "" {
+		if containsNode(x, isAggregate) {
+			return nil, refuseQuery("%s of an aggregate", funcName(x))
+		}
+		return nil, refuseRows("%s outside an aggregate", funcName(x))
+	}
+	if arity >= 0 && len(x.Args) != arity || arity < 0 && len(x.Args) == 0 {
+		return nil, dperr.New(dperr.Unsupported, "not supported: %s with %d arguments", strings.ToUpper(x.FnName.O), len(x.Args))
+	}
+	if (x.FnName.L == "round" || x.FnName.L == "log") && len(x.Args) > 2 {
+		return nil, dperr.New(dperr.Unsupported, "not supported: %s with %d arguments", strings.ToUpper(x.FnName.O), len(x.Args))
+	}
+	name := x.FnName.L
+	switch name {
+	case "ceiling":
+		name = "ceil"
+	case "pow":
+		name = "power"
+	}
+	out := &Expr{Kind: ExprFunc, Op: name}
+	for _, a := range x.Args {
+		arg, err := qb.exprIn(a, clause, aliases)
+		if err != nil {
+			return nil, err
+		}
+		out.Args = append(out.Args, arg)
+	}
+	return out, nil
+}
+
+// caseExpr converts CASE over outputs and keys.
+func (qb *queryBuilder) caseExpr(x *ast.CaseExpr, clause string, aliases bool) (*Expr, error) {
+	out := &Expr{Kind: ExprCase}
+	var subject *Expr
+	if x.Value != nil {
+		var err error
+		if subject, err = qb.exprIn(x.Value, clause, aliases); err != nil {
+			return nil, err
+		}
+	}
+	for _, w := range x.WhenClauses {
+		cond, err := qb.exprIn(w.Expr, clause, aliases)
+		if err != nil {
+			return nil, err
+		}
+		if subject != nil {
+			cond = &Expr{Kind: ExprOp, Op: "=", Args: []*Expr{subject, cond}}
+		}
+		res, err := qb.exprIn(w.Result, clause, aliases)
+		if err != nil {
+			return nil, err
+		}
+		out.Args = append(out.Args, cond, res)
+	}
+	if x.ElseClause != nil {
+		res, err := qb.exprIn(x.ElseClause, clause, aliases)
+		if err != nil {
+			return nil, err
+		}
+		out.Args, out.HasElse = append(out.Args, res), true
+	}
+	return out, nil
+}
+
+// castName names a CAST by its target: cast-int, cast-char or cast-real.
+func castName(x *ast.FuncCastExpr) string {
+	switch x.Tp.GetType() {
+	case mysql.TypeLonglong, mysql.TypeLong, mysql.TypeInt24, mysql.TypeShort, mysql.TypeTiny:
+		return "cast-int"
+	case mysql.TypeString, mysql.TypeVarchar, mysql.TypeVarString, mysql.TypeBlob:
+		return "cast-char"
+	}
+	return "cast-real"
+}
+
+// aggregate converts an aggregate call into a reference to Base.Items,
+// adding the aggregate once. Aggregates of a constant are answered from
+// COUNT(*) or as the constant: SUM(c) is c·COUNT(*); AVG(c), MIN(c) and
+// MAX(c) are c (what SQL returns on a non-empty group; dpproxy never
+// reveals whether a group is empty). MIN(col) and MAX(col) are the DP 0th
+// and 100th percentiles (clamped to the bounds).
+func (qb *queryBuilder) aggregate(e ast.ExprNode) (*Expr, error) {
+	if a, ok := e.(*ast.AggregateFuncExpr); ok && len(a.Args) == 1 && !a.Distinct {
+		name := strings.ToLower(a.F)
+		if c, isConst := literal(a.Args[0]); isConst && !c.Null && !c.IsText {
+			switch name {
+			case "sum":
+				count := qb.item(Aggregate{Func: CountRows}, "COUNT(*)")
+				return &Expr{Kind: ExprOp, Op: "*", Args: []*Expr{{Kind: ExprConst, Value: c}, count}}, nil
+			case "avg", "min", "max":
+				return &Expr{Kind: ExprConst, Value: c}, nil
+			}
+		}
+		if name == "min" || name == "max" {
+			col, err := qb.sc.numericArgument(a.F, a.Args[0])
+			if err != nil {
+				return nil, err
+			}
+			q := 0.0
+			if name == "max" {
+				q = 1
+			}
+			return qb.item(Aggregate{Func: Percentile, Column: col.Name, Quantile: q}, restore(e)), nil
+		}
+	}
+	if a, ok := e.(*ast.AggregateFuncExpr); ok && strings.EqualFold(a.F, "group_concat") {
+		return nil, refuseRows("GROUP_CONCAT")
+	}
+	if agg, ok, err := qb.sc.conditionalAggregate(e); ok {
+		if err != nil {
+			return nil, err
+		}
+		return qb.item(agg, restore(e)), nil
+	}
+	agg, err := qb.sc.aggregate(e)
+	if err != nil {
+		return nil, err
+	}
+	if agg.Func == CountRows && len(agg.Where) == 0 {
+		return qb.item(agg, "COUNT(*)"), nil
+	}
+	return qb.item(agg, restore(e)), nil
+}
+
+// item returns a reference to the aggregate in Base.Items, adding it if new.
+func (qb *queryBuilder) item(agg Aggregate, text string) *Expr {
+	for i, it := range qb.q.Base.Items {
+		if reflect.DeepEqual(it.Agg, agg) {
+			return &Expr{Kind: ExprAgg, Index: i}
+		}
+	}
+	qb.q.Base.Items = append(qb.q.Base.Items, Item{Label: text, Agg: agg})
+	return &Expr{Kind: ExprAgg, Index: len(qb.q.Base.Items) - 1}
+}
+
+// restore prints an expression as SQL text, for labels and messages.
+func restore(e ast.Node) string {
+	var sb strings.Builder
+	if err := e.Restore(format.NewRestoreCtx(format.RestoreStringSingleQuotes|format.RestoreKeyWordUppercase|format.RestoreStringWithoutCharset, &sb)); err != nil {
+		return "the expression"
+	}
+	return sb.String()
+}

@@ -1,0 +1,83 @@
+package sqlrewrite
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+)
+
+// GroupedSummary asks for the summary terms of every cell of a product
+// domain, in one GROUP BY computed by the database: the fetch returns
+// (k_1, …, k_d, term_1, …, term_m) for the non-empty cells, k_i the cell
+// index of dimension i as in Cells (rows with a NULL or undeclared key are
+// in no cell and are dropped). Cells missing from the result are empty:
+// their counts and sums are 0, which the caller fills in.
+type GroupedSummary struct {
+	Dims  []CellDim
+	Terms []SummaryTerm
+}
+
+// grouped renders a GroupedSummary fetch:
+//
+//	SELECT key0, key1, term1, term2 FROM t WHERE F GROUP BY 1, 2
+//
+// with the keys of Cells (cellKey) and the terms of Summary.
+func (r *renderer) grouped(f Fetch) (string, error) {
+	g := f.Grouped
+	if len(g.Dims) == 0 || len(g.Terms) == 0 {
+		return "", errors.New("sqlrewrite: a grouped summary needs dimensions and terms")
+	}
+	cols := make([]string, 0, len(g.Dims)+len(g.Terms))
+	group := make([]string, len(g.Dims))
+	for i, d := range g.Dims {
+		key, err := r.cellKey(d)
+		if err != nil {
+			return "", err
+		}
+		cols = append(cols, key)
+		group[i] = strconv.Itoa(i + 1)
+	}
+	for _, t := range g.Terms {
+		term, err := r.term(t)
+		if err != nil {
+			return "", err
+		}
+		cols = append(cols, term)
+	}
+	from, err := r.from(f, "")
+	if err != nil {
+		return "", err
+	}
+	return "SELECT " + strings.Join(cols, ", ") + from + " GROUP BY " + strings.Join(group, ", "), nil
+}
+
+// KeyCounts asks for every non-NULL value of Column among the filtered
+// rows with its number of rows: (value, count) per distinct value. It
+// reads private values; only partition selection may use it, and only the
+// values it selects leave the proxy.
+type KeyCounts struct {
+	Column string
+	// Numeric is set for an integer column: its values are read as numbers.
+	Numeric bool
+}
+
+// keyCounts renders a KeyCounts fetch:
+//
+//	SELECT c, COUNT(*) FROM t WHERE F AND c IS NOT NULL GROUP BY c
+//
+// (for a numeric column, readable(c) instead of c IS NOT NULL).
+func (r *renderer) keyCounts(f Fetch) (string, error) {
+	col, err := r.spec.ident(f.Keys.Column)
+	if err != nil {
+		return "", err
+	}
+	present := col + " IS NOT NULL"
+	if f.Keys.Numeric {
+		present = r.readable(col) // a number, by the rule of clamp
+	}
+	from, err := r.from(f, present)
+	if err != nil {
+		return "", err
+	}
+	return "SELECT " + col + ", COUNT(*)" + from + " GROUP BY " + col, nil
+}

@@ -1,0 +1,219 @@
+package sqlrewrite
+
+import (
+	"strings"
+
+	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/opcode"
+)
+
+// This file is the one place that decides where a statement goes (README,
+// "Design notes"):
+//
+//   - the catalog engine (*Catalog): statements over public metadata only —
+//     information_schema and the other system schemas, the SHOW family,
+//     DESCRIBE, FROM-less SELECTs of constants, variables and functions, SET
+//     of system and user variables — and zero-row probes of a configured
+//     table (LIMIT 0, or a WHERE that is false whatever the row), which read
+//     no row. The catalog engine holds the configured schema with zero rows.
+//   - the private path (*Select, *Explain): aggregates over configured
+//     tables, planned, charged and answered with noise.
+//   - the session (*SetVariables of @dp_*, *ConstantSelect with dpproxy's
+//     budget functions, *ShowWarnings, *ShowGrants, *Use, *Empty).
+//   - refused: a statement that mixes catalog tables with configured
+//     tables, file access (LOAD_FILE, INTO OUTFILE), and everything the
+//     private path refuses.
+
+// Catalog is a statement the catalog engine answers from public metadata.
+type Catalog struct {
+	// SQL is the client's text of the one statement.
+	SQL string
+	// ZeroRow is set for a zero-row probe of a configured table.
+	ZeroRow bool
+}
+
+// ShowGrants is SHOW GRANTS: the analyst may SELECT from dpproxy's database.
+type ShowGrants struct{}
+
+func (*Catalog) statement()    {}
+func (*ShowGrants) statement() {}
+
+// CatalogDatabase is the read-only database of metadata a session may USE.
+const CatalogDatabase = "information_schema"
+
+// systemSchemas are the schemas whose tables are metadata, answered by the
+// catalog engine (those it does not have are unknown there).
+var systemSchemas = map[string]bool{
+	"information_schema": true, "mysql": true, "performance_schema": true, "sys": true,
+}
+
+// refusedFuncs touch the proxy's host rather than metadata.
+var refusedFuncs = map[string]bool{"load_file": true}
+
+// dpFuncs and dpVariable mark statements the session answers itself.
+var dpFuncs = map[string]bool{"dp_remaining_epsilon": true, "dp_remaining_delta": true}
+
+const supportedMix = "a statement reads either the catalog (information_schema, SHOW) or configured tables, not both"
+
+// tableRefs are the tables a statement names, by kind.
+type tableRefs struct {
+	catalog, data, other []string
+	// subquery is set when the statement has a subquery or a derived table.
+	subquery bool
+	// funcs are the lower-case names of the functions it calls.
+	funcs map[string]bool
+	// dpVariable is set when it reads or writes a @dp_* variable.
+	dpVariable bool
+	// into is set for SELECT ... INTO.
+	into bool
+}
+
+// collect walks a statement for the tables, functions and variables it names.
+func (p *Parser) collect(n ast.Node) *tableRefs {
+	r := &tableRefs{funcs: map[string]bool{}}
+	n.Accept(&refCollector{p: p, refs: r})
+	return r
+}
+
+type refCollector struct {
+	p    *Parser
+	refs *tableRefs
+}
+
+func (c *refCollector) Enter(n ast.Node) (ast.Node, bool) {
+	r := c.refs
+	switch n := n.(type) {
+	case *ast.TableName:
+		schema := n.Schema.L
+		switch {
+		case systemSchemas[schema], schema == "" && strings.EqualFold(c.p.database, CatalogDatabase):
+			r.catalog = append(r.catalog, n.Name.O)
+		case c.p.isConfigured(n.Name.O):
+			r.data = append(r.data, n.Name.O)
+		default:
+			r.other = append(r.other, n.Name.O)
+		}
+	case *ast.SubqueryExpr, *ast.ExistsSubqueryExpr:
+		r.subquery = true
+	case *ast.TableSource:
+		if _, ok := n.Source.(*ast.TableName); !ok {
+			r.subquery = true
+		}
+	case *ast.FuncCallExpr:
+		r.funcs[n.FnName.L] = true
+	case *ast.VariableExpr:
+		if !n.IsSystem && strings.HasPrefix(strings.ToLower(n.Name), "dp_") {
+			r.dpVariable = true
+		}
+	case *ast.SelectStmt:
+		if n.SelectIntoOpt != nil {
+			r.into = true
+		}
+	}
+	return n, false
+}
+
+func (c *refCollector) Leave(n ast.Node) (ast.Node, bool) { return n, true }
+
+func (p *Parser) isConfigured(name string) bool {
+	_, ok := p.cat.Table(name)
+	return ok
+}
+
+// route decides a SELECT, set operation or SHOW (see the top of this file);
+// ok false leaves the statement to the private path.
+func (p *Parser) route(stmt ast.StmtNode, sql string) (st Statement, ok bool, err error) {
+	r := p.collect(stmt)
+	if r.into {
+		return nil, false, refuseQuery("SELECT ... INTO")
+	}
+	for f := range r.funcs {
+		if refusedFuncs[f] {
+			return nil, false, refuseQuery("%s", strings.ToUpper(f))
+		}
+	}
+	if len(r.catalog) > 0 && len(r.data) > 0 {
+		return nil, false, refuse("reading catalog tables ("+r.catalog[0]+") together with configured tables ("+r.data[0]+")", supportedMix)
+	}
+	if len(r.data) > 0 {
+		if sel, isSel := stmt.(*ast.SelectStmt); isSel && zeroRowProbe(sel, r) {
+			return &Catalog{SQL: sql, ZeroRow: true}, true, nil
+		}
+		return nil, false, nil
+	}
+	if len(r.catalog) > 0 {
+		if sel, isSel := stmt.(*ast.SelectStmt); isSel {
+			if q, inlined, err := inlineAssignments(sel); err != nil || inlined {
+				return &Catalog{SQL: q}, err == nil, err
+			}
+		}
+		return &Catalog{SQL: sql}, true, nil
+	}
+	if sel, isSel := stmt.(*ast.SelectStmt); isSel && sel.From == nil {
+		for f := range r.funcs {
+			if dpFuncs[f] {
+				return nil, false, nil // dpproxy's budget functions: the session's ConstantSelect
+			}
+		}
+		if r.dpVariable {
+			return nil, false, nil
+		}
+		return &Catalog{SQL: sql}, true, nil
+	}
+	if len(r.other) > 0 {
+		return nil, false, nil // unknown tables: the private path names them (1146)
+	}
+	return &Catalog{SQL: sql}, true, nil
+}
+
+// zeroRowProbe reports whether a SELECT of one configured table provably
+// returns no row whatever the data: one table, no subqueries, and LIMIT 0 or
+// a WHERE that is false for every row. Tools send these to learn a query's
+// columns. (An aggregate over no row, such as COUNT(*) ... WHERE 1 = 0, is
+// the same for every database too.)
+func zeroRowProbe(sel *ast.SelectStmt, r *tableRefs) bool {
+	if r.subquery || len(r.data) != 1 || len(r.other) > 0 || sel.With != nil || sel.From == nil {
+		return false
+	}
+	if j := sel.From.TableRefs; j == nil || j.Right != nil {
+		return false
+	}
+	if sel.Limit != nil && sel.Limit.Count != nil {
+		if v, ok := literal(sel.Limit.Count); ok && !v.IsText && !v.Null && v.Num == 0 {
+			return true
+		}
+	}
+	return sel.Where != nil && constantFalse(sel.Where)
+}
+
+// constantFalse reports whether a condition is false or NULL for every row:
+// numeric literals 0, FALSE or NULL, comparisons of two numeric literals that
+// do not hold, an AND with such an operand, an OR of such operands.
+func constantFalse(e ast.ExprNode) bool {
+	switch e := unparen(e).(type) {
+	case *ast.BinaryOperationExpr:
+		switch e.Op {
+		case opcode.LogicAnd:
+			return constantFalse(e.L) || constantFalse(e.R)
+		case opcode.LogicOr:
+			return constantFalse(e.L) && constantFalse(e.R)
+		case opcode.EQ, opcode.NE, opcode.LT, opcode.LE, opcode.GT, opcode.GE:
+			l, okL := literal(e.L)
+			r, okR := literal(e.R)
+			if !okL || !okR || l.IsText || r.IsText {
+				return false
+			}
+			if l.Null || r.Null {
+				return true
+			}
+			holds := map[opcode.Op]bool{
+				opcode.EQ: l.Num == r.Num, opcode.NE: l.Num != r.Num, opcode.LT: l.Num < r.Num,
+				opcode.LE: l.Num <= r.Num, opcode.GT: l.Num > r.Num, opcode.GE: l.Num >= r.Num,
+			}[e.Op]
+			return !holds
+		}
+		return false
+	}
+	v, ok := literal(e)
+	return ok && !v.IsText && (v.Null || v.Num == 0)
+}
