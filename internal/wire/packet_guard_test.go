@@ -138,9 +138,9 @@ func TestPacketGuardSplitPackets(t *testing.T) {
 	}
 }
 
-// TestOversizedPacketOverTLS: on a TLS connection the guard under TLS
-// stands aside after the SSLRequest, and the one placed above TLS at login
-// refuses a header above MaxAllowedPacket with 1153.
+// TestOversizedPacketOverTLS: on a TLS connection the guard, which did the
+// upgrade and reads the decrypted stream, refuses a header above
+// MaxAllowedPacket after login with 1153.
 func TestOversizedPacketOverTLS(t *testing.T) {
 	serverTLS, pool := selfSignedTLS(t)
 	ts := startServer(t, Config{TLS: serverTLS, MaxAllowedPacket: 64 << 10})
