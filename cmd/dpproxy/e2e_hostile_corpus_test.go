@@ -20,20 +20,19 @@ import (
 	"github.com/dpproxy/dpproxy/internal/wire"
 )
 
-// corpusPath is the hostile-statement corpus; its header documents the format.
-const corpusPath = "../../testdata/hostile/statements.txt"
+// hostileCorpusPath is the hostile-statement corpus; its header documents the format.
+const hostileCorpusPath = "../../testdata/hostile/statements.txt"
 
-// corpusEntry is one statement of the corpus and the outcome it must have.
-type corpusEntry struct {
+// hostileEntry is one statement of the corpus and the outcome it must have.
+type hostileEntry struct {
 	line  int
 	class string // "answer", "free" or "refused"
 	code  uint16 // for "refused"
-	tag   string // a feature that will change the expectation, or ""
 	setup []string
 	sql   string
 }
 
-func (e corpusEntry) want() string {
+func (e hostileEntry) want() string {
 	if e.class == "refused" {
 		return fmt.Sprintf("refused %d", e.code)
 	}
@@ -42,9 +41,9 @@ func (e corpusEntry) want() string {
 
 var repeatDirective = regexp.MustCompile(`\$\{repeat:(\d+):([^}]*)\}`)
 
-// decodeCorpusSQL expands the corpus escapes: \n, \t, \\, \xNN and
+// decodeHostileSQL expands the corpus escapes: \n, \t, \\, \xNN and
 // ${repeat:N:TEXT}.
-func decodeCorpusSQL(s string) (string, error) {
+func decodeHostileSQL(s string) (string, error) {
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {
 		if s[i] != '\\' || i+1 == len(s) {
@@ -86,15 +85,15 @@ func decodeCorpusSQL(s string) (string, error) {
 	return out, err
 }
 
-// loadCorpus parses the corpus file.
-func loadCorpus(t *testing.T) []corpusEntry {
+// loadHostileCorpus parses the corpus file.
+func loadHostileCorpus(t *testing.T) []hostileEntry {
 	t.Helper()
-	f, err := os.Open(corpusPath)
+	f, err := os.Open(hostileCorpusPath)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	var out []corpusEntry
+	var out []hostileEntry
 	var setup []string
 	sc := bufio.NewScanner(f)
 	sc.Buffer(nil, 1<<20)
@@ -109,29 +108,25 @@ func loadCorpus(t *testing.T) []corpusEntry {
 		}
 		head, raw, ok := strings.Cut(line, "\t")
 		if !ok {
-			t.Fatalf("%s:%d: no tab between class and SQL", corpusPath, n)
+			t.Fatalf("%s:%d: no tab between class and SQL", hostileCorpusPath, n)
 		}
-		e := corpusEntry{line: n, setup: setup}
+		e := hostileEntry{line: n, setup: setup}
 		setup = nil
 		fields := strings.Fields(head)
-		if len(fields) > 0 && strings.HasPrefix(fields[len(fields)-1], "[") {
-			e.tag = strings.Trim(fields[len(fields)-1], "[]")
-			fields = fields[:len(fields)-1]
-		}
 		switch {
 		case len(fields) == 1 && (fields[0] == "answer" || fields[0] == "free"):
 			e.class = fields[0]
 		case len(fields) == 2 && fields[0] == "refused":
 			code, err := strconv.ParseUint(fields[1], 10, 16)
 			if err != nil {
-				t.Fatalf("%s:%d: error code %q", corpusPath, n, fields[1])
+				t.Fatalf("%s:%d: error code %q", hostileCorpusPath, n, fields[1])
 			}
 			e.class, e.code = "refused", uint16(code)
 		default:
-			t.Fatalf("%s:%d: unknown class %q", corpusPath, n, head)
+			t.Fatalf("%s:%d: unknown class %q", hostileCorpusPath, n, head)
 		}
-		if e.sql, err = decodeCorpusSQL(raw); err != nil {
-			t.Fatalf("%s:%d: %v", corpusPath, n, err)
+		if e.sql, err = decodeHostileSQL(raw); err != nil {
+			t.Fatalf("%s:%d: %v", hostileCorpusPath, n, err)
 		}
 		out = append(out, e)
 	}
@@ -141,16 +136,16 @@ func loadCorpus(t *testing.T) []corpusEntry {
 	return out
 }
 
-// corpusRows is the size of the people table behind the corpus.
-const corpusRows = 300
+// hostileCorpusRows is the size of the people table behind the corpus.
+const hostileCorpusRows = 300
 
-// corpusIncome is the raw income of row id: a value no noisy answer can
+// hostileIncome is the raw income of row id: a value no noisy answer can
 // reproduce by chance.
-func corpusIncome(id int) float64 { return 12345.6789 + float64(id)*1.0001 }
+func hostileIncome(id int) float64 { return 12345.6789 + float64(id)*1.0001 }
 
-// loadCorpusTables creates people and vault in the backend: the
+// loadHostileCorpusTables creates people and vault in the backend: the
 // configuration declares people's id, age and income only.
-func loadCorpusTables(t *testing.T, db *sql.DB, b hostileBackend) {
+func loadHostileCorpusTables(t *testing.T, db *sql.DB, b hostileBackend) {
 	t.Helper()
 	text := "TEXT"
 	if b.name == "mariadb" {
@@ -164,11 +159,11 @@ func loadCorpusTables(t *testing.T, db *sql.DB, b hostileBackend) {
 	}
 	var sb strings.Builder
 	sb.WriteString("INSERT INTO people (id, age, income, name, secret) VALUES ")
-	for id := range corpusRows {
+	for id := range hostileCorpusRows {
 		if id > 0 {
 			sb.WriteString(", ")
 		}
-		fmt.Fprintf(&sb, "(%d, %d, %.4f, 'canary-name-%d', 'canary-secret-%d')", id, 18+id*7%70, corpusIncome(id), id, id)
+		fmt.Fprintf(&sb, "(%d, %d, %.4f, 'canary-name-%d', 'canary-secret-%d')", id, 18+id*7%70, hostileIncome(id), id, id)
 	}
 	stmts = append(stmts, sb.String())
 	for _, s := range stmts {
@@ -184,9 +179,9 @@ func loadCorpusTables(t *testing.T, db *sql.DB, b hostileBackend) {
 var backendText = []string{"sqlite", "SQL logic error", "pq:", "SQLSTATE", "syntax error at or near",
 	"MariaDB server version", "Error 1", "relation \"", "no such table", "no such column"}
 
-// corpusOutcome runs one entry on a fresh connection and returns its
+// hostileOutcome runs one entry on a fresh connection and returns its
 // outcome ("answer" with the cells, or "refused N" with the message).
-func corpusOutcome(ctx context.Context, db *sql.DB, e corpusEntry) (outcome string, cells []sql.NullString, message string, err error) {
+func hostileOutcome(ctx context.Context, db *sql.DB, e hostileEntry) (outcome string, cells []sql.NullString, message string, err error) {
 	conn, err := db.Conn(ctx)
 	if err != nil {
 		return "", nil, "", err
@@ -233,7 +228,7 @@ func corpusOutcome(ctx context.Context, db *sql.DB, e corpusEntry) (outcome stri
 // statement is charged if and only if it answers with data (dp_remaining_epsilon()
 // falls exactly then); the proxy never logs a panic and keeps serving.
 func TestHostileStatementCorpus(t *testing.T) {
-	corpus := loadCorpus(t)
+	corpus := loadHostileCorpus(t)
 	if len(corpus) < 300 {
 		t.Fatalf("the corpus has %d statements, want at least 300", len(corpus))
 	}
@@ -246,7 +241,7 @@ func TestHostileStatementCorpus(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer db.Close()
-			loadCorpusTables(t, db, b)
+			loadHostileCorpusTables(t, db, b)
 			dir := t.TempDir()
 			config := filepath.Join(dir, "dpproxy.yaml")
 			yaml := fmt.Sprintf(`
@@ -279,17 +274,17 @@ tables:
 				}
 				return eps
 			}
-			raw := make(map[string]bool, corpusRows)
-			for id := range corpusRows {
-				raw[strconv.FormatFloat(corpusIncome(id), 'f', 4, 64)] = true
+			raw := make(map[string]bool, hostileCorpusRows)
+			for id := range hostileCorpusRows {
+				raw[strconv.FormatFloat(hostileIncome(id), 'f', 4, 64)] = true
 			}
 			counts := map[string]int{}
 			for _, e := range corpus {
 				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 				before := remaining()
-				got, cells, msg, err := corpusOutcome(ctx, client, e)
+				got, cells, msg, err := hostileOutcome(ctx, client, e)
 				cancel()
-				where := fmt.Sprintf("%s:%d %.80q", filepath.Base(corpusPath), e.line, e.sql)
+				where := fmt.Sprintf("%s:%d %.80q", filepath.Base(hostileCorpusPath), e.line, e.sql)
 				if err != nil {
 					t.Errorf("%s: %v", where, err)
 					continue
@@ -308,6 +303,9 @@ tables:
 					t.Errorf("%s: %s and remaining ε went from %v to %v", where, got, before, after)
 				}
 				for _, c := range cells {
+					if c.String == "vault" || c.String == "secret" {
+						t.Errorf("%s: a backend object the configuration does not name: %q", where, c.String)
+					}
 					if strings.Contains(c.String, "canary-name") || strings.Contains(c.String, "canary-secret") ||
 						strings.Contains(c.String, "canary-vault") {
 						t.Errorf("%s: a raw value in an answer: %.80q", where, c.String)
