@@ -1,5 +1,5 @@
 # The README's commands.
-.PHONY: demo build test fuzz bench
+.PHONY: demo build test fuzz bench soak soak-oom
 
 # Start the zero-configuration demo on 127.0.0.1:3307 (user demo, password demo).
 demo:
@@ -30,3 +30,17 @@ fuzz:
 # Accuracy benchmarks; results go to bench/RESULTS.md.
 bench:
 	go run ./bench/cmd/accuracy
+
+# Soak and fault test (minutes; not part of make test): SOAK_CLIENTS clients
+# for SOAK_SECONDS per backend against a private PostgreSQL and MariaDB
+# (started in a temporary directory on ports 55432 and 53306), with the proxy
+# killed (SIGKILL) and the backend crashed at random; fails on overspent
+# budget, an uncharged answer or no recovery. soak-oom holds the proxy to a
+# memory limit under hostile connections.
+SOAK_CLIENTS ?= 8
+SOAK_SECONDS ?= 120
+soak:
+	go run ./bench/cmd/soak -clients $(SOAK_CLIENTS) -seconds $(SOAK_SECONDS)
+
+soak-oom:
+	go run ./bench/cmd/soak -oom -seconds $(SOAK_SECONDS)

@@ -353,7 +353,24 @@ func (r *renderer) from(f Fetch, extra string) (string, error) {
 	if len(conds) == 0 {
 		return " FROM " + table, nil
 	}
-	return " FROM " + table + " WHERE " + strings.Join(conds, " AND "), nil
+	return " FROM " + table + " WHERE " + joinConditions(conds, " AND "), nil
+}
+
+// flatConditionsMax is the most terms joinConditions joins in one flat
+// chain. SQLite refuses an expression more than 1000 deep, and a flat chain
+// of n terms is n deep, so a statement with 2000 conditions failed in the
+// backend (1105, and charged) where PostgreSQL and MariaDB answered it.
+const flatConditionsMax = 64
+
+// joinConditions joins terms with op ("a AND b AND c"), or, for more than
+// flatConditionsMax terms, as a balanced tree of parenthesised halves,
+// whose depth grows with the logarithm of the number of terms.
+func joinConditions(terms []string, op string) string {
+	if len(terms) <= flatConditionsMax {
+		return strings.Join(terms, op)
+	}
+	half := len(terms) / 2
+	return "(" + joinConditions(terms[:half], op) + ")" + op + "(" + joinConditions(terms[half:], op) + ")"
 }
 
 // condition renders one filter condition.

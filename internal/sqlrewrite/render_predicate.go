@@ -3,7 +3,6 @@ package sqlrewrite
 import (
 	"errors"
 	"fmt"
-	"strings"
 )
 
 // predicate renders a Predicate with every node in parentheses, so that it
@@ -48,7 +47,7 @@ func (r *renderer) predicate(p *Predicate) (string, error) {
 		if p.Op == Or {
 			op = " OR "
 		}
-		return "(" + strings.Join(args, op) + ")", nil
+		return "(" + joinConditions(args, op) + ")", nil
 	}
 	return "", fmt.Errorf("sqlrewrite: unknown predicate operator %d", int(p.Op))
 }

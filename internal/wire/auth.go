@@ -3,7 +3,6 @@ package wire
 import (
 	"crypto/rand"
 	"crypto/rsa"
-	"crypto/tls"
 	"log/slog"
 	"net"
 	"sync"
@@ -145,11 +144,11 @@ func accessDenied(c *server.Conn, usingPassword bool) error {
 	return gomysql.NewDefaultError(gomysql.ER_ACCESS_DENIED_ERROR, c.GetUser(), host, using)
 }
 
-// isTLS reports whether c was upgraded to TLS (go-mysql replaces the
-// connection under its packet reader with the *tls.Conn).
+// isTLS reports whether c was upgraded to TLS (by its packet guard, which
+// is the connection under go-mysql's packet reader).
 func isTLS(c *server.Conn) bool {
-	_, ok := c.Conn.Conn.(*tls.Conn)
-	return ok
+	g, ok := c.Conn.Conn.(*packetGuard)
+	return ok && g.tls != nil
 }
 
 // isEmptyReply reports whether a client sent no password: an empty reply, or

@@ -33,10 +33,12 @@ type Config struct {
 	// packet is answered with 1153 and the connection closed before the
 	// packet is buffered. Default 4 MiB; at most 1 GiB.
 	MaxAllowedPacket int64
-	// MaxBufferedBytes caps the client packets being received on all
-	// connections together (each counted at its announced length from its
-	// header on): a packet that would exceed it is answered with 1041 and
-	// its connection closed. Default 256 MiB.
+	// MaxBufferedBytes caps the client packets above 64 KiB being received
+	// on all connections together (each counted at its announced length
+	// from its header on): a packet that would exceed it is answered with
+	// 1041 and its connection closed. Smaller packets (logins, ordinary
+	// statements) are not counted, so stalled large packets cannot lock
+	// other clients out. Default 256 MiB.
 	MaxBufferedBytes int64
 	// ReadTimeout bounds each read from the client during the handshake and
 	// while a command packet arrives. Default 30s.

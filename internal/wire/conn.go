@@ -2,7 +2,6 @@ package wire
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -28,7 +27,7 @@ const serverStatus = gomysql.SERVER_STATUS_AUTOCOMMIT
 type connection struct {
 	srv    *Server
 	raw    *deadlineConn
-	guard  *packetGuard // between raw (or TLS) and go-mysql; see packetGuard
+	guard  *packetGuard // between raw and go-mysql, doing the TLS upgrade; see packetGuard
 	source string       // the client's IP address
 
 	inHandshake bool            // holds a handshake slot; guarded by srv.mu
@@ -50,7 +49,7 @@ func newConnection(ctx context.Context, srv *Server, raw *deadlineConn, source s
 	return &connection{
 		srv:         srv,
 		raw:         raw,
-		guard:       newPacketGuard(raw, srv.packetMemory, srv.cfg.TLS != nil, srv.cfg.MaxAllowedPacket),
+		guard:       newPacketGuard(raw, srv.packetMemory, srv.cfg.TLS, srv.cfg.MaxAllowedPacket),
 		source:      source,
 		inHandshake: true,
 		ctx:         ctx,
@@ -83,14 +82,7 @@ func (c *connection) serve() {
 		return
 	}
 	c.mc = mc
-	if tc, ok := mc.Conn.Conn.(*tls.Conn); ok {
-		// The guard under TLS saw only TLS records since the SSLRequest:
-		// check the packets above it from here on.
-		c.guard.release()
-		c.guard = newPacketGuard(tc, c.srv.packetMemory, false, c.srv.cfg.MaxAllowedPacket)
-		c.guard.authenticated.Store(true)
-		mc.Conn.Conn = c.guard
-	}
+	c.guard.handshakeDone()
 	mc.SetStatus(serverStatus)
 	c.commandLoop()
 	c.log.Debug("wire: connection closed")

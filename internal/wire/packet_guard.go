@@ -1,7 +1,11 @@
 package wire
 
 import (
+	"bytes"
+	"crypto/tls"
 	"errors"
+	"fmt"
+	"io"
 	"net"
 	"sync/atomic"
 
@@ -13,6 +17,13 @@ import (
 // and connection attributes: real clients send a few hundred bytes.
 const preAuthMaxPacket = 16 << 10
 
+// freePacketBytes is the largest packet not counted against
+// Config.MaxBufferedBytes. Logins and ordinary statements fit, so clients
+// that announce large packets and stall cannot lock others out by using up
+// the budget; what small packets can take is bounded by the connections
+// (MaxConnections × freePacketBytes, 16 MiB at the default 256).
+const freePacketBytes = 64 << 10
+
 // errPacketTooLarge is sent, and returned by Read, when a client announces a
 // packet above the limit in force; errPacketMemory when the packets all
 // connections are receiving would exceed Config.MaxBufferedBytes.
@@ -21,8 +32,8 @@ var (
 	errPacketMemory   = gomysql.NewError(gomysql.ER_OUT_OF_RESOURCES, "Out of memory for client packets; try again later")
 )
 
-// packetMemory counts the bytes of the packets being received on all
-// connections: a packet's announced length is taken when its header
+// packetMemory counts the bytes of the packets above freePacketBytes being
+// received on all connections: such a packet's announced length is taken when its header
 // arrives, before go-mysql allocates it, and given back when its last byte
 // has been read or its connection ends.
 type packetMemory struct {
@@ -53,33 +64,62 @@ func (m *packetMemory) give(n int64) { m.used.Add(-n) }
 // into 16 MiB - 1 pieces counts as their sum. On refusal it writes error 1153
 // to the client with the next sequence number and every later Read fails.
 //
-// A connection upgraded to TLS carries TLS records, not packets, after its
-// SSLRequest: the guard lets them through (passthrough), and connection
-// places a second guard above the TLS layer once the handshake is done. The
-// handshake response sent inside TLS is therefore not checked by this layer
-// (see the README's limits).
+// TLS. On a server with TLS the guard performs the upgrade itself, so that
+// it sits above TLS from the first packet sent inside it (the handshake
+// response) and go-mysql never reads a header the guard has not checked:
+// when the first client packet is an SSLRequest (32 bytes of payload, which
+// is how go-mysql and MySQL recognise it), the guard consumes it, runs the
+// TLS handshake on the connection beneath and reads the decrypted stream
+// from then on. go-mysql, which did not see the SSLRequest, expects the
+// handshake response with sequence number 1 where the client sends 2, and
+// answers with numbers one below the client's: until the handshake ends
+// (handshakeDone) the guard subtracts one from the sequence number of every
+// packet read and adds one to every packet written. go-mysql's own TLS
+// upgrade must never run (it would put TLS above the guard): the guard
+// refuses an SSLRequest sent inside TLS, and the server gives go-mysql a
+// TLS configuration that fails every handshake (see goMySQLTLS).
 type packetGuard struct {
-	net.Conn
+	net.Conn                    // the client connection, or its TLS layer once upgraded
 	memory        *packetMemory // shared by the server's connections
 	held          int64         // bytes of memory held for the current packet
-	tlsEnabled    bool          // the server accepts SSLRequest
+	tlsConfig     *tls.Config   // non-nil: the server accepts SSLRequest
+	tls           *tls.Conn     // set once the connection is upgraded
 	authenticated atomic.Bool   // set by connection after login
 	maxAfterAuth  int64
 
-	header      [4]byte
-	headerN     int   // header bytes seen of the current packet
-	remaining   int64 // payload bytes still to come in the current packet
-	logical     int64 // payload bytes of the current logical packet so far
-	packets     int   // complete headers seen
-	passthrough bool  // the stream is TLS records from here on
-	failed      error // set once a packet was refused
+	header    [4]byte
+	headerN   int   // header bytes seen of the current packet
+	remaining int64 // payload bytes still to come in the current packet
+	logical   int64 // payload bytes of the current logical packet so far
+	packets   int   // complete headers seen (inside TLS once upgraded)
+	failed    error // set once a packet was refused or the upgrade failed
+
+	// firstRead is false until the first Read, which looks for an SSLRequest
+	// on a TLS server; pending holds the bytes it read (already checked)
+	// when the first packet was something else.
+	firstRead bool
+	pending   []byte
+	// shiftSeq is set from the upgrade until handshakeDone: sequence numbers
+	// are rewritten as described above; outHeaderN, outLength and
+	// outRemaining parse the written stream for it.
+	shiftSeq     bool
+	outHeaderN   int
+	outLength    int
+	outRemaining int
 	// discardWrites drops writes (reporting success): set when wire has
 	// already sent the connection's last packet itself.
 	discardWrites bool
 }
 
-func newPacketGuard(c net.Conn, memory *packetMemory, tlsEnabled bool, maxAfterAuth int64) *packetGuard {
-	return &packetGuard{Conn: c, memory: memory, tlsEnabled: tlsEnabled, maxAfterAuth: maxAfterAuth}
+// sslRequestLen is the payload length of an SSLRequest: capabilities, max
+// packet size, charset and 23 reserved bytes.
+const sslRequestLen = 4 + 4 + 1 + 23
+
+// errBadHandshake answers a second SSLRequest inside TLS.
+var errBadHandshake = gomysql.NewError(gomysql.ER_HANDSHAKE_ERROR, "Bad handshake")
+
+func newPacketGuard(c net.Conn, memory *packetMemory, tlsConfig *tls.Config, maxAfterAuth int64) *packetGuard {
+	return &packetGuard{Conn: c, memory: memory, tlsConfig: tlsConfig, maxAfterAuth: maxAfterAuth}
 }
 
 // release gives back the memory held for a packet not fully received; the
@@ -88,6 +128,10 @@ func (g *packetGuard) release() {
 	g.memory.give(g.held)
 	g.held = 0
 }
+
+// handshakeDone ends the sequence-number rewriting of a TLS upgrade; the
+// connection calls it once go-mysql has sent the login's OK packet.
+func (g *packetGuard) handshakeDone() { g.shiftSeq = false }
 
 // limit is the largest logical packet accepted now.
 func (g *packetGuard) limit() int64 {
@@ -102,15 +146,50 @@ func (g *packetGuard) Read(p []byte) (int, error) {
 	if g.failed != nil {
 		return 0, g.failed
 	}
-	n, err := g.Conn.Read(p)
-	if g.passthrough {
-		return n, err
+	if !g.firstRead {
+		g.firstRead = true
+		if g.tlsConfig != nil {
+			if err := g.upgradeIfRequested(); err != nil {
+				g.failed = err
+				return 0, err
+			}
+		}
 	}
+	if len(g.pending) > 0 {
+		n := copy(p, g.pending)
+		g.pending = g.pending[n:]
+		return n, nil
+	}
+	n, err := g.Conn.Read(p)
 	if perr := g.scan(p[:n]); perr != nil {
 		g.failed = perr
 		return 0, perr
 	}
 	return n, err
+}
+
+// upgradeIfRequested reads the first packet header; for an SSLRequest it
+// consumes the packet and upgrades the connection to TLS, else it keeps the
+// header (checked) for go-mysql.
+func (g *packetGuard) upgradeIfRequested() error {
+	var h [4]byte
+	if _, err := io.ReadFull(g.Conn, h[:]); err != nil {
+		return err
+	}
+	if int(h[0])|int(h[1])<<8|int(h[2])<<16 != sslRequestLen {
+		g.pending = h[:]
+		return g.scan(g.pending)
+	}
+	var request [sslRequestLen]byte
+	if _, err := io.ReadFull(g.Conn, request[:]); err != nil {
+		return err
+	}
+	tc := tls.Server(g.Conn, g.tlsConfig)
+	if err := tc.Handshake(); err != nil {
+		return fmt.Errorf("wire: TLS handshake: %w", err)
+	}
+	g.Conn, g.tls, g.shiftSeq = tc, tc, true
+	return nil
 }
 
 // Write writes p, or drops it after a refusal or once discardWrites is set:
@@ -119,61 +198,85 @@ func (g *packetGuard) Write(p []byte) (int, error) {
 	if g.failed != nil || g.discardWrites {
 		return len(p), nil
 	}
+	if g.shiftSeq {
+		shifted := bytes.Clone(p)
+		g.shiftWritten(shifted)
+		return g.Conn.Write(shifted)
+	}
 	return g.Conn.Write(p)
 }
 
-// scan advances the packet parser over b; it returns an error for a header
-// above the limit, after telling the client.
-func (g *packetGuard) scan(b []byte) error {
-	for len(b) > 0 {
-		if g.passthrough {
-			return nil
+// shiftWritten adds one to the sequence number of every packet header in b,
+// which continues the stream written so far.
+func (g *packetGuard) shiftWritten(b []byte) {
+	for i := 0; i < len(b); {
+		if g.outRemaining > 0 {
+			skip := min(g.outRemaining, len(b)-i)
+			g.outRemaining -= skip
+			i += skip
+			continue
 		}
+		if g.outHeaderN < 3 {
+			g.outLength |= int(b[i]) << (8 * g.outHeaderN)
+		} else {
+			b[i]++
+		}
+		g.outHeaderN++
+		i++
+		if g.outHeaderN == 4 {
+			g.outHeaderN, g.outRemaining, g.outLength = 0, g.outLength, 0
+		}
+	}
+}
+
+// scan advances the packet parser over b; it returns an error for a header
+// above the limit, after telling the client. While shiftSeq is set it
+// rewrites the sequence numbers in b.
+func (g *packetGuard) scan(b []byte) error {
+	for i := 0; i < len(b); {
 		if g.remaining > 0 {
-			skip := min(g.remaining, int64(len(b)))
+			skip := min(g.remaining, int64(len(b)-i))
 			g.remaining -= skip
-			b = b[skip:]
+			i += int(skip)
 			if g.remaining == 0 {
 				g.release()
 			}
-			g.afterPayload()
 			continue
 		}
-		g.header[g.headerN] = b[0]
+		g.header[g.headerN] = b[i]
 		g.headerN++
-		b = b[1:]
+		if g.headerN == 4 && g.shiftSeq {
+			b[i]--
+		}
+		i++
 		if g.headerN < 4 {
 			continue
 		}
 		g.headerN = 0
 		g.packets++
 		length := int64(g.header[0]) | int64(g.header[1])<<8 | int64(g.header[2])<<16
+		if g.tls != nil && g.packets == 1 && length == sslRequestLen {
+			g.refuse(errBadHandshake, g.header[3]+1)
+			return errBadHandshake
+		}
 		g.logical += length
 		if g.logical > g.limit() {
 			g.refuse(errPacketTooLarge, g.header[3]+1)
 			return errPacketTooLarge
 		}
-		if !g.memory.take(length) {
-			g.refuse(errPacketMemory, g.header[3]+1)
-			return errPacketMemory
+		if length > freePacketBytes {
+			if !g.memory.take(length) {
+				g.refuse(errPacketMemory, g.header[3]+1)
+				return errPacketMemory
+			}
+			g.held = length
 		}
-		g.held, g.remaining = length, length
+		g.remaining = length
 		if length < int64(gomysql.MaxPayloadLen) {
 			g.logical = 0
 		}
-		g.afterPayload()
 	}
 	return nil
-}
-
-// afterPayload switches to passthrough once the SSLRequest (the first
-// client packet, 32 bytes of payload) has gone by on a TLS-enabled server.
-func (g *packetGuard) afterPayload() {
-	const sslRequestLen = 4 + 4 + 1 + 23
-	if g.remaining == 0 && g.headerN == 0 && g.tlsEnabled && g.packets == 1 && !g.authenticated.Load() &&
-		int(g.header[0])|int(g.header[1])<<8|int(g.header[2])<<16 == sslRequestLen {
-		g.passthrough = true
-	}
 }
 
 // refuse writes e with sequence number seq; the connection is about to be

@@ -3,6 +3,7 @@ package wire
 import (
 	"bytes"
 	"crypto/tls"
+	"crypto/x509"
 	"io"
 	"net"
 	"runtime"
@@ -114,7 +115,7 @@ func TestPacketGuardSplitPackets(t *testing.T) {
 	server, client := net.Pipe()
 	defer server.Close()
 	defer client.Close()
-	g := newPacketGuard(server, &packetMemory{limit: 1 << 40}, false, 20<<20)
+	g := newPacketGuard(server, &packetMemory{limit: 1 << 40}, nil, 20<<20)
 	g.authenticated.Store(true)
 	go func() {
 		// One byte at a time for the first header, then a full piece.
@@ -137,9 +138,9 @@ func TestPacketGuardSplitPackets(t *testing.T) {
 	}
 }
 
-// TestOversizedPacketOverTLS: on a TLS connection the guard under TLS
-// stands aside after the SSLRequest, and the one placed above TLS at login
-// refuses a header above MaxAllowedPacket with 1153.
+// TestOversizedPacketOverTLS: on a TLS connection the guard, which did the
+// upgrade and reads the decrypted stream, refuses a header above
+// MaxAllowedPacket after login with 1153.
 func TestOversizedPacketOverTLS(t *testing.T) {
 	serverTLS, pool := selfSignedTLS(t)
 	ts := startServer(t, Config{TLS: serverTLS, MaxAllowedPacket: 64 << 10})
@@ -200,5 +201,117 @@ func TestPacketMemoryBudget(t *testing.T) {
 	}
 	if got := ts.packetMemory.used.Load(); got != 0 {
 		t.Errorf("%d bytes still counted after the statement", got)
+	}
+}
+
+// sslRequest is a client's SSLRequest packet (sequence 1): capabilities
+// with CLIENT_SSL, max packet size, charset and 23 reserved bytes.
+func sslRequest() []byte {
+	caps := gomysql.CLIENT_PROTOCOL_41 | gomysql.CLIENT_SECURE_CONNECTION | gomysql.CLIENT_PLUGIN_AUTH | gomysql.CLIENT_SSL
+	payload := []byte{byte(caps), byte(caps >> 8), byte(caps >> 16), byte(caps >> 24), 0, 0, 0, 1, 45}
+	payload = append(payload, make([]byte, 23)...)
+	return append([]byte{byte(len(payload)), 0, 0, 1}, payload...)
+}
+
+// upgradeRaw opens a raw connection, reads the server's handshake, sends
+// an SSLRequest and completes the TLS handshake.
+func upgradeRaw(t *testing.T, ts *testServer, pool *x509.CertPool) *tls.Conn {
+	t.Helper()
+	c, err := net.Dial("tcp", ts.addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	readRawPacket(t, c)
+	if _, err := c.Write(sslRequest()); err != nil {
+		t.Fatal(err)
+	}
+	tc := tls.Client(c, &tls.Config{RootCAs: pool, ServerName: "127.0.0.1"})
+	_ = tc.SetDeadline(time.Now().Add(5 * time.Second))
+	if err := tc.Handshake(); err != nil {
+		t.Fatalf("TLS handshake: %v", err)
+	}
+	return tc
+}
+
+// TestOversizedLoginPacketInsideTLS: a client that upgrades to TLS and then
+// announces a 16 MiB handshake response is cut off with 1153 before the
+// server allocates it, as without TLS. Before the guard sat above TLS from
+// the handshake on, go-mysql read this header itself, grew its buffer to
+// 16 MiB and waited for the bytes (this test timed out on the answer).
+func TestOversizedLoginPacketInsideTLS(t *testing.T) {
+	serverTLS, pool := selfSignedTLS(t)
+	ts := startServer(t, Config{TLS: serverTLS})
+	const hostile = 5
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	for range hostile {
+		tc := upgradeRaw(t, ts, pool)
+		if _, err := tc.Write([]byte{0xff, 0xff, 0xff, 2}); err != nil {
+			t.Fatal(err)
+		}
+		wantPacketTooLarge(t, tc)
+	}
+	runtime.ReadMemStats(&after)
+	if grown := after.TotalAlloc - before.TotalAlloc; grown > 8<<20 {
+		t.Errorf("%d hostile headers inside TLS allocated %d MiB, want under 8 MiB in all", hostile, grown>>20)
+	}
+	if got := ts.Server.Stats().OversizedPackets; got != hostile {
+		t.Errorf("OversizedPackets = %d, want %d", got, hostile)
+	}
+}
+
+// TestSecondSSLRequestInsideTLS: an SSLRequest sent again inside TLS would
+// have go-mysql nest a second TLS layer that no guard sees into; it is
+// refused as a bad handshake.
+func TestSecondSSLRequestInsideTLS(t *testing.T) {
+	serverTLS, pool := selfSignedTLS(t)
+	ts := startServer(t, Config{TLS: serverTLS})
+	tc := upgradeRaw(t, ts, pool)
+	again := sslRequest()
+	again[3] = 2
+	if _, err := tc.Write(again); err != nil {
+		t.Fatal(err)
+	}
+	p := readRawPacket(t, tc)
+	if p[0] != gomysql.ERR_HEADER || uint16(p[1])|uint16(p[2])<<8 != gomysql.ER_HANDSHAKE_ERROR {
+		t.Fatalf("got packet %q, want error 1043", p)
+	}
+	if n, err := tc.Read(make([]byte, 1)); err == nil {
+		t.Fatalf("read %d more bytes, want the connection closed", n)
+	}
+}
+
+// TestSmallPacketsDespiteStalledLargeOnes: logged-in clients that announce
+// large packets and stall until MaxBufferedBytes is used up must not lock
+// everyone else out: logins and ordinary statements (packets up to
+// freePacketBytes) do not count against it. Before, every packet counted,
+// so any analyst could take the whole budget with a few stalled packets and
+// every other login and statement got 1041 (found by the soak's
+// out-of-memory guard).
+func TestSmallPacketsDespiteStalledLargeOnes(t *testing.T) {
+	ts := startServer(t, Config{MaxAllowedPacket: 1 << 20, MaxBufferedBytes: 1 << 20})
+	for _, announce := range [][]byte{
+		{0x00, 0x60, 0x09, 0}, // 614400 bytes
+		{0x00, 0xa0, 0x06, 0}, // 434176 bytes: the budget is used up
+	} {
+		c, err := client.Connect(ts.addr(), testUser, testPassword, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		if _, err := c.Conn.Conn.Write(announce); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, "the budget used up", 2*time.Second, func() bool { return ts.packetMemory.used.Load() == 1<<20 })
+	c, err := client.Connect(ts.addr(), testUser, testPassword, "")
+	if err != nil {
+		t.Fatalf("a login while stalled packets hold the budget: %v", err)
+	}
+	defer c.Close()
+	if _, err := c.Execute("select '" + strings.Repeat("z", 1000) + "'"); err != nil {
+		t.Fatalf("a small statement while stalled packets hold the budget: %v", err)
 	}
 }

@@ -2,6 +2,7 @@ package wire
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -59,7 +60,7 @@ func NewServer(cfg Config, accounts Accounts, engine Engine) (*Server, error) {
 		accounts:     accounts,
 		engine:       engine,
 		auth:         auth,
-		mysql:        server.NewServerWithAuth(cfg.ServerVersion, utf8mb4Collation, cfg.HandshakePlugin, cfg.RSAKey, cfg.TLS, auth),
+		mysql:        server.NewServerWithAuth(cfg.ServerVersion, utf8mb4Collation, cfg.HandshakePlugin, cfg.RSAKey, goMySQLTLS(cfg.TLS), auth),
 		log:          cfg.Logger,
 		started:      time.Now(),
 		conns:        make(map[*connection]struct{}),
@@ -297,3 +298,16 @@ func (s *Server) Panics() uint64 { return s.panics.Load() }
 
 // FailedLogins is the number of failed logins since the server started.
 func (s *Server) FailedLogins() uint64 { return s.auth.limiter.failedLogins() }
+
+// goMySQLTLS is the TLS configuration go-mysql gets for a server with TLS:
+// it makes go-mysql announce CLIENT_SSL, and fails any handshake go-mysql
+// would run itself, since the packet guard performs the upgrade (see
+// packetGuard) and a TLS layer above the guard would hide packets from it.
+func goMySQLTLS(c *tls.Config) *tls.Config {
+	if c == nil {
+		return nil
+	}
+	return &tls.Config{GetConfigForClient: func(*tls.ClientHelloInfo) (*tls.Config, error) {
+		return nil, errors.New("wire: TLS upgrades belong to the packet guard")
+	}}
+}
