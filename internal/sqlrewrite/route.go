@@ -47,8 +47,10 @@ var systemSchemas = map[string]bool{
 	"information_schema": true, "mysql": true, "performance_schema": true, "sys": true,
 }
 
-// refusedFuncs touch the proxy's host rather than metadata.
-var refusedFuncs = map[string]bool{"load_file": true}
+// refusedFuncs touch the proxy's host rather than metadata (LOAD_FILE), or
+// hold a connection and a goroutine for as long as the client asks
+// (SLEEP, BENCHMARK, GET_LOCK): nothing a catalog query needs.
+var refusedFuncs = map[string]bool{"load_file": true, "sleep": true, "benchmark": true, "get_lock": true}
 
 // dpFuncs and dpVariable mark statements the session answers itself.
 var dpFuncs = map[string]bool{"dp_remaining_epsilon": true, "dp_remaining_delta": true}
