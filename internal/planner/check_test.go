@@ -112,6 +112,13 @@ func runReleaseOn(src rand.Source, r *planner.Release, sorted []float64) (planne
 			terms = append(terms, squares)
 		}
 	}
+	return driveRelease(src, r, sorted, terms)
+}
+
+// driveRelease runs one release as the executor would, from its summary
+// terms: the histogram, then the windows (their sums or grid indices), grid
+// sums and pairs (y = x) it asks for, computed from the sorted values.
+func driveRelease(src rand.Source, r *planner.Release, sorted []float64, terms []float64) (planner.Estimate, error) {
 	var hist []int64
 	if h := r.Mechanism.Histogram(r); h != nil {
 		hist = make([]int64, h.Bins)

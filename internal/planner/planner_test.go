@@ -207,47 +207,13 @@ func TestEvaluateDerivations(t *testing.T) {
 }
 
 // runRelease drives one release through the executor's protocol over the
-// sorted values, computing summary terms with term.
+// sorted values (driveRelease), with the summary terms computed by term.
 func runRelease(src rand.Source, r *planner.Release, sorted []float64, term func(sqlrewrite.TermKind) float64) (planner.Estimate, error) {
 	var terms []float64
 	for _, tm := range r.Mechanism.Terms(r) {
 		terms = append(terms, term(tm.Kind))
 	}
-	var hist []int64
-	if h := r.Mechanism.Histogram(r); h != nil {
-		hist = make([]int64, h.Bins)
-		for _, v := range sorted {
-			bin := int((v - h.Lower) * float64(h.Bins) / (h.Upper - h.Lower))
-			hist[min(bin, h.Bins-1)]++
-		}
-	}
-	step, err := r.Mechanism.Start(src, r, terms, hist)
-	if err != nil {
-		return planner.Estimate{}, err
-	}
-	var fetched []planner.Fetched
-	for {
-		more, done, est, err := step.Advance(src, fetched)
-		if err != nil || done {
-			return est, err
-		}
-		fetched = nil
-		for _, f := range more {
-			if g := f.GridSums; g != nil {
-				fetched = append(fetched, planner.Fetched{Integers: gridSums(sorted, g)})
-				continue
-			}
-			w := f.Window
-			values := sorted[w.Offset : w.Offset+w.Limit]
-			if w.GridUnit != 0 {
-				values = slices.Clone(values)
-				for i, v := range values {
-					values[i] = float64(gridIndex(v, w.Lower, w.Upper, w.GridUnit))
-				}
-			}
-			fetched = append(fetched, planner.Fetched{Values: values})
-		}
-	}
+	return driveRelease(src, r, sorted, terms)
 }
 
 // gridIndex is the database's grid index (sqlrewrite.GridSums).
