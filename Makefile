@@ -22,10 +22,7 @@ FUZZ_TARGETS = FuzzFrontEnd:./internal/planner FuzzPackets:./internal/wire \
 	FuzzParseConfig:./internal/catalog FuzzSynopsisDecoder:./internal/mech/histogram \
 	FuzzStateDecoder:./internal/mech/mm
 fuzz:
-	@set -e; for t in $(FUZZ_TARGETS); do \
-		echo "== $${t%%:*} ($(FUZZTIME))"; \
-		go test -run '^$$' -fuzz "^$${t%%:*}$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 5s "$${t#*:}"; \
-	done
+	FUZZTIME=$(FUZZTIME) bash scripts/fuzz.sh $(FUZZ_TARGETS)
 
 # Accuracy benchmarks; results go to bench/RESULTS.md.
 bench:
