@@ -223,16 +223,16 @@ func Median(xs []float64) float64 {
 
 // SelectionResult is partition selection on one column of key counts.
 type SelectionResult struct {
-	Name          string
-	Keys          int     // keys with at least one row
-	Rows          int64   // rows
-	Epsilon       float64 // the selection's ε and δ
-	Delta         float64
-	Threshold     int64
-	Expected      float64   // exact expectation of the released keys
-	AboveHalf     int       // keys kept with probability ≥ 1/2
-	Samples       []int     // released keys in seeded draws
-	MinKeptCount  int64     // the smallest count of a key kept with probability ≥ 1/2
+	Name         string
+	Keys         int     // keys with at least one row
+	Rows         int64   // rows
+	Epsilon      float64 // the selection's ε and δ
+	Delta        float64
+	Threshold    int64
+	Expected     float64 // exact expectation of the released keys
+	AboveHalf    int     // keys kept with probability ≥ 1/2
+	Samples      []int   // released keys in seeded draws
+	MinKeptCount int64   // the smallest count of a key kept with probability ≥ 1/2
 }
 
 // RunSelection plans SELECT k, COUNT(*) FROM keyed GROUP BY k (a private
