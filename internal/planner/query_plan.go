@@ -444,6 +444,16 @@ func (p *Planner) planParts(qp *QueryPlan, s Settings) (*QueryPlan, error) {
 
 // describeCondition renders a condition for EXPLAIN.
 func describeCondition(c sqlrewrite.Condition) string {
+	switch {
+	case c.IsNull && c.Complement:
+		return c.Column + " IS NOT NULL"
+	case c.IsNull:
+		return c.Column + " IS NULL"
+	case c.Complement:
+		plain := c
+		plain.Complement = false
+		return "NOT (" + describeCondition(plain) + ") OR " + c.Column + " IS NULL"
+	}
 	if c.Range == nil {
 		vals := make([]string, len(c.In))
 		for i, v := range c.In {
