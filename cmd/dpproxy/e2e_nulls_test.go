@@ -2,8 +2,11 @@ package main
 
 import (
 	"database/sql"
+	"fmt"
 	"math"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/dpproxy/dpproxy/internal/demo"
@@ -16,7 +19,10 @@ import (
 // income are NULL (and on SQLite 10 more whose race is the text 'abc',
 // unreadable, so counted as NULL). At ε = 40 a count's discrete Laplace
 // noise Z has r = e^-40: P[|Z| ≥ 1] = 2r/(1+r) < 2e-17, so every count
-// must be exact. On the old code every statement was refused.
+// must be exact. On the old code every statement was refused. race
+// declares NULL as a group (values: [1, ..., 6, null]): GROUP BY race
+// answers 7 groups, the NULL one counting the unreadable values, and
+// SELECT DISTINCT race lists NULL.
 func TestNullFiltersEndToEnd(t *testing.T) {
 	for _, b := range []struct{ name, driver string }{{"sqlite", "sqlite"}, {"postgres", "postgres"}, {"mariadb", "mysql"}} {
 		t.Run(b.name, func(t *testing.T) {
@@ -34,6 +40,18 @@ func TestNullFiltersEndToEnd(t *testing.T) {
 				ledgerDSN = filepath.Join(t.TempDir(), "ledger.db")
 			}
 			config := groupedDeployment(t, b.driver, dsn, ledgerDriver, ledgerDSN)
+			// race declares NULL as a group of its domain.
+			yaml, err := os.ReadFile(config)
+			if err != nil {
+				t.Fatal(err)
+			}
+			withNull := strings.Replace(string(yaml), "values: [1, 2, 3, 4, 5, 6]}", "values: [1, 2, 3, 4, 5, 6, null]}", 1)
+			if withNull == string(yaml) {
+				t.Fatal("fixture: no race domain in the deployment")
+			}
+			if err := os.WriteFile(config, []byte(withNull), 0o600); err != nil {
+				t.Fatal(err)
+			}
 			direct := testdb.Open(t, b.driver, dsn)
 			nullRace := 0
 			for i := range 40 {
@@ -51,12 +69,15 @@ func TestNullFiltersEndToEnd(t *testing.T) {
 				}
 			}
 			var race1, raceReadableBySex [2]float64
+			var byRace [8]float64 // index 7: the NULL group
 			for _, r := range demo.PUMS() {
 				if r.Race == 1 {
 					race1[0]++
 				}
 				raceReadableBySex[r.Sex]++
+				byRace[r.Race]++
 			}
+			byRace[7] = float64(nullRace)
 			p := startProxy(t, "", nil, "--config", config)
 			db := p.connect(t, "gina", "gina-pw")
 			db.SetMaxOpenConns(1)
@@ -100,6 +121,62 @@ func TestNullFiltersEndToEnd(t *testing.T) {
 			if got != raceReadableBySex {
 				t.Errorf("GROUP BY sex WHERE race IS NOT NULL: %v, want %v", got, raceReadableBySex)
 			}
+			groupedByRace(t, db, byRace)
 		})
+	}
+}
+
+// groupedByRace checks GROUP BY race with the NULL group (want[7]) and the
+// listing of race's domain.
+func groupedByRace(t *testing.T, db *sql.DB, want [8]float64) {
+	t.Helper()
+	rows, err := db.Query("SELECT race, COUNT(*) AS n FROM pums GROUP BY race ORDER BY race")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got [8]float64
+	var order []string
+	for rows.Next() {
+		var race sql.NullInt64
+		var n float64
+		if err := rows.Scan(&race, &n); err != nil {
+			t.Fatal(err)
+		}
+		i := 7
+		if race.Valid {
+			i = int(race.Int64)
+		}
+		got[i] = n
+		order = append(order, fmt.Sprint(race.Int64, race.Valid))
+	}
+	rows.Close()
+	if len(order) != 7 {
+		t.Errorf("GROUP BY race answered %d groups %v, want 7 (the NULL group included)", len(order), order)
+	}
+	if order[0] != "0 false" {
+		t.Errorf("ORDER BY race puts %v first, want the NULL group first (MySQL's order)", order)
+	}
+	if got != want {
+		t.Errorf("GROUP BY race: %v, want %v", got, want)
+	}
+	var listed int
+	var nulls int
+	list, err := db.Query("SELECT DISTINCT race FROM pums")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer list.Close()
+	for list.Next() {
+		var race sql.NullInt64
+		if err := list.Scan(&race); err != nil {
+			t.Fatal(err)
+		}
+		listed++
+		if !race.Valid {
+			nulls++
+		}
+	}
+	if listed != 7 || nulls != 1 {
+		t.Errorf("SELECT DISTINCT race lists %d values, %d of them NULL; want 7 and 1", listed, nulls)
 	}
 }

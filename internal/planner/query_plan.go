@@ -17,7 +17,10 @@ import (
 // Privacy (add/remove of one row): the groups are the cross product of
 // the keys' declared domains (or buckets over declared bounds), fixed by
 // the query and the configuration; a row falls in at most one group (a
-// row with a NULL key or a value outside a declared list is in none). So
+// row with a value outside a declared list is in none, and so is a row
+// with a NULL key unless the domain declares null: then the NULL group
+// holds exactly the unreadable values, a condition disjoint from every
+// declared value's). So
 // adding or removing one row changes the data of one group only, and the
 // releases of every group may each use the statement's whole ε and δ:
 // parallel composition, the statement costs Base.Cost once, whatever the
@@ -80,6 +83,10 @@ func (p *Planner) PlanQuery(q *sqlrewrite.Query, s Settings) (*QueryPlan, error)
 		if k.Bucket == nil {
 			dim.Values = k.Values
 			for _, v := range k.Values {
+				if v.Null {
+					conds = append(conds, sqlrewrite.Condition{Column: col.Source, IsNull: true, Text: v.IsText})
+					continue
+				}
 				conds = append(conds, sqlrewrite.Condition{Column: col.Source, In: []sqlrewrite.Value{v}})
 			}
 		} else {

@@ -177,10 +177,16 @@ func (n *numbers) int(s string) int64 {
 	return i
 }
 
-// parseValues reads a comma-separated list of double-quoted strings and numbers.
+// parseValues reads a comma-separated list of double-quoted strings,
+// numbers and NULL (the NULL group; text when the list's first value is).
 func parseValues(s string) ([]sqlrewrite.Value, error) {
 	var vals []sqlrewrite.Value
 	for s = strings.TrimSpace(s); s != ""; {
+		if rest, ok := strings.CutPrefix(s, "NULL"); ok {
+			vals = append(vals, sqlrewrite.Value{Null: true, IsText: len(vals) > 0 && vals[0].IsText})
+			s = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(rest), ","))
+			continue
+		}
 		if strings.HasPrefix(s, `"`) {
 			q, err := strconv.QuotedPrefix(s)
 			if err != nil {

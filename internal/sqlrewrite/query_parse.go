@@ -314,6 +314,12 @@ func (qb *queryBuilder) key(c *ast.ColumnNameExpr) (int, error) {
 	}
 	k := GroupKey{Column: col.Name}
 	for _, v := range col.Values {
+		if v == catalog.NullValue {
+			// The NULL group: the rows whose value is unreadable (IsText
+			// tells the renderer which reading rule applies).
+			k.Values = append(k.Values, Value{Null: true, IsText: !col.Numeric()})
+			continue
+		}
 		if col.Numeric() {
 			x, _ := strconv.ParseFloat(v, 64) // validated by the catalog
 			k.Values = append(k.Values, Value{Num: x})
