@@ -605,6 +605,11 @@ func castName(x *ast.FuncCastExpr) string {
 // reveals whether a group is empty). MIN(col) and MAX(col) are the DP 0th
 // and 100th percentiles (clamped to the bounds).
 func (qb *queryBuilder) aggregate(e ast.ExprNode) (*Expr, error) {
+	if a, ok := e.(*ast.AggregateFuncExpr); ok {
+		if x, ok, err := qb.affineAggregate(a); ok {
+			return x, err
+		}
+	}
 	if a, ok := e.(*ast.AggregateFuncExpr); ok && len(a.Args) == 1 && !a.Distinct {
 		name := strings.ToLower(a.F)
 		if c, isConst := literal(a.Args[0]); isConst && !c.Null && !c.IsText {
