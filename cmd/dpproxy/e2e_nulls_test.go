@@ -231,3 +231,66 @@ func TestAffineAggregatesEndToEnd(t *testing.T) {
 		})
 	}
 }
+
+// TestTierKeysEndToEnd: GROUP BY a CASE of tiers through the real proxy on
+// SQLite, PostgreSQL and MariaDB answers every tier, the empty one
+// included, with counts exact at ε = 40 (P[|Z| ≥ 1] < 2e-17 per count);
+// the old code refused the statement.
+func TestTierKeysEndToEnd(t *testing.T) {
+	want := map[string]float64{"low": 0, "mid": 0, "high": 0, "none": 0}
+	for _, r := range demo.PUMS() {
+		switch {
+		case r.Income < 20000:
+			want["low"]++
+		case r.Income < 80000:
+			want["mid"]++
+		default:
+			want["high"]++
+		}
+	}
+	for _, b := range []struct{ name, driver string }{{"sqlite", "sqlite"}, {"postgres", "postgres"}, {"mariadb", "mysql"}} {
+		t.Run(b.name, func(t *testing.T) {
+			var dsn, ledgerDSN string
+			switch b.driver {
+			case "sqlite":
+				dsn, ledgerDSN = filepath.Join(t.TempDir(), "data.db"), filepath.Join(t.TempDir(), "ledger.db")
+			case "postgres":
+				dsn = testdb.PostgresDSN(t)
+				ledgerDSN = dsn
+			default:
+				dsn = testdb.MySQLDSN(t)
+				ledgerDSN = dsn
+			}
+			p := startProxy(t, "", nil, "--config", groupedDeployment(t, b.driver, dsn, b.driver, ledgerDSN))
+			db := p.connect(t, "gina", "gina-pw")
+			db.SetMaxOpenConns(1)
+			if _, err := db.Exec("SET @dp_epsilon = 40"); err != nil {
+				t.Fatal(err)
+			}
+			rows, err := db.Query("SELECT CASE WHEN income < 20000 THEN 'low' WHEN income < 80000 THEN 'mid' WHEN income < 1000000 THEN 'high' ELSE 'none' END AS tier, COUNT(*) FROM pums GROUP BY tier ORDER BY tier")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rows.Close()
+			got := map[string]float64{}
+			var order []string
+			for rows.Next() {
+				var tier string
+				var n float64
+				if err := rows.Scan(&tier, &n); err != nil {
+					t.Fatal(err)
+				}
+				got[tier] = n
+				order = append(order, tier)
+			}
+			if fmt.Sprint(order) != "[high low mid none]" {
+				t.Errorf("tiers %v, want [high low mid none] (every tier, ordered by label)", order)
+			}
+			for k, v := range want {
+				if got[k] != v {
+					t.Errorf("tier %s: %g rows, want %g", k, got[k], v)
+				}
+			}
+		})
+	}
+}

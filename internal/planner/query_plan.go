@@ -80,7 +80,9 @@ func (p *Planner) PlanQuery(q *sqlrewrite.Query, s Settings) (*QueryPlan, error)
 		}
 		dim := sqlrewrite.CellDim{Column: col.Source}
 		var conds []sqlrewrite.Condition
-		if k.Bucket == nil {
+		if k.Tiers != nil {
+			dim.Edges, conds = tierEdges(k.Tiers, col.Source)
+		} else if k.Bucket == nil {
 			dim.Values = k.Values
 			for _, v := range k.Values {
 				if v.Null {
@@ -176,6 +178,27 @@ func (p *Planner) planSelected(q *sqlrewrite.Query, t *catalog.Table, s Settings
 
 // maxGroups is the public cap on the groups of one statement.
 const maxGroups = 10000
+
+// tierEdges returns the cell edges of a tiering and, per tier, the
+// condition selecting its rows: below e₁, [eᵢ, eᵢ₊₁), from eₖ on. The
+// outer cell edges are the floats next to e₁ and eₖ (the grouped fetch
+// compares only with the inner ones).
+func tierEdges(t *sqlrewrite.Tiering, source string) ([]float64, []sqlrewrite.Condition) {
+	e := t.Edges
+	edges := append(append([]float64{math.Nextafter(e[0], math.Inf(-1))}, e...), math.Nextafter(e[len(e)-1], math.Inf(1)))
+	conds := make([]sqlrewrite.Condition, len(e)+1)
+	for i := range conds {
+		r := &sqlrewrite.Range{UpperOpen: true}
+		if i > 0 {
+			r.Lower, r.HasLower = e[i-1], true
+		}
+		if i < len(e) {
+			r.Upper, r.HasUpper = e[i], true
+		}
+		conds[i] = sqlrewrite.Condition{Column: source, Range: r}
+	}
+	return edges, conds
+}
 
 // bucketEdges returns the edges of a bucket key's buckets and, per
 // bucket, the condition selecting its rows: [e_i, e_{i+1}), the first
@@ -319,6 +342,9 @@ func (qp *QueryPlan) totalDetail() string {
 }
 
 func keyName(k sqlrewrite.GroupKey) string {
+	if k.Tiers != nil {
+		return k.Tiers.String()
+	}
 	if k.Bucket == nil {
 		return k.Column
 	}

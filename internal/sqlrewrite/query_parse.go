@@ -275,6 +275,12 @@ func (qb *queryBuilder) keyExpr(e ast.ExprNode) (int, error) {
 		}
 		return qb.bucketKey(b)
 	}
+	if t, labels, ok, err := qb.sc.tiering(e); ok {
+		if err != nil {
+			return 0, err
+		}
+		return qb.tierKey(t, labels)
+	}
 	if b, ok, err := qb.sc.originBucket(e, "group statement"); ok {
 		if err != nil {
 			return 0, err
@@ -297,7 +303,7 @@ func (qb *queryBuilder) key(c *ast.ColumnNameExpr) (int, error) {
 		return 0, err
 	}
 	for i, k := range qb.q.Keys {
-		if k.Column == col.Name && k.Bucket == nil {
+		if k.Column == col.Name && k.Bucket == nil && k.Tiers == nil {
 			return i, nil
 		}
 	}
@@ -441,6 +447,8 @@ func (qb *queryBuilder) exprIn(e ast.ExprNode, clause string, aliases bool) (*Ex
 			}
 		}
 		return nil, refuseRows("the bucket %s outside GROUP BY", restore(e))
+	} else if k, ok := qb.tierExpr(e); ok {
+		return k, nil
 	}
 	switch x := e.(type) {
 	case *ast.ColumnNameExpr:
@@ -456,7 +464,7 @@ func (qb *queryBuilder) exprIn(e ast.ExprNode, clause string, aliases bool) (*Ex
 			return nil, err
 		}
 		for i, k := range qb.q.Keys {
-			if k.Column == col.Name && k.Bucket == nil {
+			if k.Column == col.Name && k.Bucket == nil && k.Tiers == nil {
 				return &Expr{Kind: ExprKey, Index: i}, nil
 			}
 		}
