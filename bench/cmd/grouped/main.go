@@ -52,6 +52,7 @@ func run(data, out string, trials int, seed uint64) error {
 	fmt.Fprintf(&b, "# Grouped aggregates and partition selection\n\n`go run ./bench/cmd/grouped %s` (%s, %d statements per row of the first tables; wall time in the last line).\n\n",
 		strings.Join(os.Args[1:], " "), time.Now().Format("2006-01-02"), trials)
 	b.WriteString(groupedIntro)
+	var runs []bench.GroupedErrors
 	for _, key := range []string{"educ", "race"} {
 		for _, agg := range []string{"COUNT(*)", "AVG(income)"} {
 			for _, eps := range []float64{0.1, 1} {
@@ -60,9 +61,14 @@ func run(data, out string, trials int, seed uint64) error {
 					return err
 				}
 				writeGrouped(&b, r)
+				runs = append(runs, r)
 			}
 		}
 	}
+	if err := bench.PlotGroupedErrors(runs, 1, filepath.Join(out, "grouped-error.png")); err != nil {
+		return err
+	}
+	b.WriteString("![median error per group against its size, ε = 1](grouped-error.png)\n\n")
 	b.WriteString(selectionIntro)
 	fmt.Fprintf(&b, "| keys | rows | keys with rows | ε, δ of the selection | threshold T | expected released (exact) | keys with P[keep] ≥ ½ (smallest such count) | seeded draws: mean [min, max] of %d |\n|---|--:|--:|---|--:|--:|--:|---|\n", 1000)
 	type column struct {
