@@ -228,8 +228,10 @@ type Column struct {
 	// take (numbers for a numeric column, within its bounds). The domain is
 	// public: GROUP BY the column answers one group per value, empty ones
 	// included, and SELECT DISTINCT col lists the values without reading
-	// data (domain.go). Rows with another value or NULL are in no group.
-	Values []string `yaml:"values"`
+	// data (domain.go). Rows with another value are in no group, and so
+	// are rows with NULL unless the list declares null (NullValue): then
+	// NULL is a group of its own (an unreadable value counts as NULL).
+	Values DomainValues `yaml:"values"`
 	// PartitionSelection, on an integer or text column without declared
 	// values, lets GROUP BY the column release the keys that pass DP
 	// partition selection (planner.PartitionSelection): the data owner's

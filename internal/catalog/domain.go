@@ -30,7 +30,7 @@ func (c *Column) validateDomain(f string) error {
 	}
 	seen := map[string]bool{}
 	for j, v := range c.Values {
-		if c.Numeric() {
+		if c.Numeric() && v != NullValue {
 			x, err := strconv.ParseFloat(v, 64)
 			if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
 				return invalid(fmt.Sprintf("%s.values[%d]", f, j), "numeric column %q needs finite numbers, got %q", c.Name, v)

@@ -353,7 +353,9 @@ func groupLabel(q *sqlrewrite.Query, keys []sqlrewrite.Value) string {
 	parts := make([]string, len(keys))
 	for i, k := range q.Keys {
 		name := k.Column
-		if k.Bucket != nil {
+		if k.Tiers != nil {
+			name = k.Tiers.String()
+		} else if k.Bucket != nil {
 			name = fmt.Sprintf("FLOOR(%s / %g)", k.Column, k.Bucket.Width)
 			if !k.Bucket.Index {
 				name += fmt.Sprintf(" * %g", k.Bucket.Width)

@@ -103,6 +103,9 @@ func compileLeaf(t *catalog.Table, c sqlrewrite.Condition) (*cellNode, error) {
 	if dim < 0 {
 		return nil, refuseInteractive(t, "column %s is not in the interactive domain", col.Name)
 	}
+	if c.IsNull || c.Complement {
+		return nil, refuseInteractive(t, "IS NULL selects rows outside the domain (a NULL in column %s is in no cell)", col.Name)
+	}
 	ic := &t.Interactive.Columns[dim]
 	mask := make([]bool, ic.Size())
 	switch {

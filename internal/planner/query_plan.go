@@ -17,7 +17,10 @@ import (
 // Privacy (add/remove of one row): the groups are the cross product of
 // the keys' declared domains (or buckets over declared bounds), fixed by
 // the query and the configuration; a row falls in at most one group (a
-// row with a NULL key or a value outside a declared list is in none). So
+// row with a value outside a declared list is in none, and so is a row
+// with a NULL key unless the domain declares null: then the NULL group
+// holds exactly the unreadable values, a condition disjoint from every
+// declared value's). So
 // adding or removing one row changes the data of one group only, and the
 // releases of every group may each use the statement's whole ε and δ:
 // parallel composition, the statement costs Base.Cost once, whatever the
@@ -85,9 +88,15 @@ func (p *Planner) PlanQuery(q *sqlrewrite.Query, s Settings) (*QueryPlan, error)
 		}
 		dim := sqlrewrite.CellDim{Column: col.Source}
 		var conds []sqlrewrite.Condition
-		if k.Bucket == nil {
+		if k.Tiers != nil {
+			dim.Edges, conds = tierEdges(k.Tiers, col.Source)
+		} else if k.Bucket == nil {
 			dim.Values = k.Values
 			for _, v := range k.Values {
+				if v.Null {
+					conds = append(conds, sqlrewrite.Condition{Column: col.Source, IsNull: true, Text: v.IsText})
+					continue
+				}
 				conds = append(conds, sqlrewrite.Condition{Column: col.Source, In: []sqlrewrite.Value{v}})
 			}
 		} else {
@@ -177,6 +186,27 @@ func (p *Planner) planSelected(q *sqlrewrite.Query, t *catalog.Table, s Settings
 
 // maxGroups is the public cap on the groups of one statement.
 const maxGroups = 10000
+
+// tierEdges returns the cell edges of a tiering and, per tier, the
+// condition selecting its rows: below e₁, [eᵢ, eᵢ₊₁), from eₖ on. The
+// outer cell edges are the floats next to e₁ and eₖ (the grouped fetch
+// compares only with the inner ones).
+func tierEdges(t *sqlrewrite.Tiering, source string) ([]float64, []sqlrewrite.Condition) {
+	e := t.Edges
+	edges := append(append([]float64{math.Nextafter(e[0], math.Inf(-1))}, e...), math.Nextafter(e[len(e)-1], math.Inf(1)))
+	conds := make([]sqlrewrite.Condition, len(e)+1)
+	for i := range conds {
+		r := &sqlrewrite.Range{UpperOpen: true}
+		if i > 0 {
+			r.Lower, r.HasLower = e[i-1], true
+		}
+		if i < len(e) {
+			r.Upper, r.HasUpper = e[i], true
+		}
+		conds[i] = sqlrewrite.Condition{Column: source, Range: r}
+	}
+	return edges, conds
+}
 
 // bucketEdges returns the edges of a bucket key's buckets and, per
 // bucket, the condition selecting its rows: [e_i, e_{i+1}), the first
@@ -320,6 +350,9 @@ func (qp *QueryPlan) totalDetail() string {
 }
 
 func keyName(k sqlrewrite.GroupKey) string {
+	if k.Tiers != nil {
+		return k.Tiers.String()
+	}
 	if k.Bucket == nil {
 		return k.Column
 	}
@@ -452,6 +485,16 @@ func (p *Planner) planParts(qp *QueryPlan, s Settings) (*QueryPlan, error) {
 
 // describeCondition renders a condition for EXPLAIN.
 func describeCondition(c sqlrewrite.Condition) string {
+	switch {
+	case c.IsNull && c.Complement:
+		return c.Column + " IS NOT NULL"
+	case c.IsNull:
+		return c.Column + " IS NULL"
+	case c.Complement:
+		plain := c
+		plain.Complement = false
+		return "NOT (" + describeCondition(plain) + ") OR " + c.Column + " IS NULL"
+	}
 	if c.Range == nil {
 		vals := make([]string, len(c.In))
 		for i, v := range c.In {

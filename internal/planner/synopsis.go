@@ -171,7 +171,7 @@ func (sp *synopsisPlanner) rangeCount(item sqlrewrite.Item, where []sqlrewrite.C
 		if len(own) == 0 {
 			return nil, nil
 		}
-		return nil, dperr.New(dperr.Unsupported, "range count %s: equality and IN on the real column %s cannot be answered from its binned synopsis; use a range", item.Label, col.Name)
+		return nil, dperr.New(dperr.Unsupported, "range count %s: %s", item.Label, unbinnable(col, own))
 	}
 	a := &SynopsisAnswer{Synopsis: sp.synopsis(col, d, other), Spans: spans, Describe: describeSpans(col, d, spans)}
 	sp.observe(a.Synopsis, spans)
@@ -192,7 +192,7 @@ func (sp *synopsisPlanner) histogram(sel *sqlrewrite.Select) error {
 	}
 	restrict, _, ok := sp.split(col, d, sel.Where)
 	if !ok {
-		return dperr.New(dperr.Unsupported, "histogram of %s: equality and IN on the real column %s cannot be answered from its binned synopsis; use a range", col.Name, col.Name)
+		return dperr.New(dperr.Unsupported, "histogram of %s: %s", col.Name, unbinnable(col, sel.Where))
 	}
 	if err := sp.buckets(col, d, g, restrict); err != nil {
 		return err
@@ -204,7 +204,7 @@ func (sp *synopsisPlanner) histogram(sel *sqlrewrite.Select) error {
 		}
 		spans, other, ok := sp.split(col, d, append(append([]sqlrewrite.Condition{}, sel.Where...), item.Agg.Where...))
 		if !ok {
-			return dperr.New(dperr.Unsupported, "histogram count %s: equality and IN on the real column %s cannot be answered from its binned synopsis; use a range", item.Label, col.Name)
+			return dperr.New(dperr.Unsupported, "histogram count %s: %s", item.Label, unbinnable(col, append(append([]sqlrewrite.Condition{}, sel.Where...), item.Agg.Where...)))
 		}
 		a := &SynopsisAnswer{Synopsis: sp.synopsis(col, d, other), Spans: spans, Describe: "each bucket ∩ " + describeSpans(col, d, spans)}
 		for _, b := range sp.plan.Buckets {
@@ -272,6 +272,17 @@ func (sp *synopsisPlanner) histogramColumns() string {
 		return "none"
 	}
 	return strings.Join(names, ", ")
+}
+
+// unbinnable says why conditions on col cannot be answered from its
+// synopsis (split's ok is false).
+func unbinnable(col *catalog.Column, conds []sqlrewrite.Condition) string {
+	for _, c := range conds {
+		if strings.EqualFold(c.Column, col.Name) && (c.IsNull || c.Complement) {
+			return fmt.Sprintf("IS NULL (and col <> v OR col IS NULL) on %s selects NULLs, which are in no bin of its synopsis; count them with COUNT(*) ... WHERE %s IS NULL", col.Name, col.Name)
+		}
+	}
+	return fmt.Sprintf("equality and IN on the real column %s cannot be answered from its binned synopsis; use a range", col.Name)
 }
 
 // split separates conds into the spans of col they select and the

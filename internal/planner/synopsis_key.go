@@ -61,7 +61,12 @@ func canonicalColumn(col *catalog.Column, conds []sqlrewrite.Condition) string {
 	r := sqlrewrite.Range{}
 	var in []sqlrewrite.Value
 	hasIn := false
+	var nullTests []string
 	for _, c := range conds {
+		if c.IsNull || c.Complement {
+			nullTests = append(nullTests, describeCondition(c))
+			continue
+		}
 		if c.Range != nil {
 			r = intersectRange(r, *c.Range)
 			continue
@@ -77,6 +82,16 @@ func canonicalColumn(col *catalog.Column, conds []sqlrewrite.Condition) string {
 		if !hasIn && r.HasLower && r.HasUpper && r.Lower == r.Upper {
 			in, hasIn = []sqlrewrite.Value{{Num: r.Lower}}, true
 		}
+	}
+	if len(nullTests) > 0 {
+		// IS NULL and complements are kept as written (their order too): a
+		// key that is the same for the same conditions is all a synopsis
+		// key needs.
+		rest := ""
+		if hasIn || r.HasLower || r.HasUpper {
+			rest = " and " + canonicalColumn(col, slices.DeleteFunc(slices.Clone(conds), func(c sqlrewrite.Condition) bool { return c.IsNull || c.Complement }))
+		}
+		return strings.ToLower(strings.Join(nullTests, " and ")) + rest
 	}
 	if hasIn {
 		in = slices.DeleteFunc(in, func(v sqlrewrite.Value) bool { return !v.IsText && !inRange(r, v.Num) })

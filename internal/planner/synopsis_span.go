@@ -105,8 +105,12 @@ func integerAtMost(x float64, open bool) float64 {
 
 // conditionSpans returns the spans a condition on the column selects; ok
 // is false when a synopsis cannot answer it: equality and IN on a real
-// column (points have no width in a binned synopsis) or on text.
+// column (points have no width in a binned synopsis) or on text, and
+// IS NULL or a Complement, which select unreadable rows, in no bin.
 func (d Domain) conditionSpans(c sqlrewrite.Condition) (spans Spans, ok bool) {
+	if c.IsNull || c.Complement {
+		return nil, false
+	}
 	if c.Range != nil {
 		return d.rangeSpan(*c.Range), true
 	}

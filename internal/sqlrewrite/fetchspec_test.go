@@ -49,6 +49,8 @@ var (
 	filterLine    = regexp.MustCompile(`^filter (.*)$`)
 	booleanLine   = regexp.MustCompile(`^boolean (.*)$`)
 	inPrefix      = regexp.MustCompile(`^(\S+) in \(`)
+	nullPrefix    = regexp.MustCompile(`^(\S+) is (not )?null( \[text\])?`)
+	orNullPrefix  = regexp.MustCompile(`^ or null( \[text\])?`)
 	rangePrefix   = regexp.MustCompile(`^(\S+) ([\[(])([^\s,]+), ([^\s\])]+)([\])])`)
 	countAllLine  = regexp.MustCompile(`^summary count\(\*\)$`)
 	termLine      = regexp.MustCompile(`^summary (count|sum|sumsq)\((\S+)\)(?: \[(\S+), (\S+)\])?$`)
@@ -175,10 +177,16 @@ func (n *numbers) int(s string) int64 {
 	return i
 }
 
-// parseValues reads a comma-separated list of double-quoted strings and numbers.
+// parseValues reads a comma-separated list of double-quoted strings,
+// numbers and NULL (the NULL group; text when the list's first value is).
 func parseValues(s string) ([]sqlrewrite.Value, error) {
 	var vals []sqlrewrite.Value
 	for s = strings.TrimSpace(s); s != ""; {
+		if rest, ok := strings.CutPrefix(s, "NULL"); ok {
+			vals = append(vals, sqlrewrite.Value{Null: true, IsText: len(vals) > 0 && vals[0].IsText})
+			s = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(rest), ","))
+			continue
+		}
 		if strings.HasPrefix(s, `"`) {
 			q, err := strconv.QuotedPrefix(s)
 			if err != nil {
@@ -208,6 +216,21 @@ func parseValues(s string) ([]sqlrewrite.Value, error) {
 // parseCondition reads one condition at the start of s, as formatCondition
 // prints it, and returns what follows it.
 func parseCondition(s string) (c sqlrewrite.Condition, rest string, err error) {
+	if m := nullPrefix.FindStringSubmatch(s); m != nil {
+		return sqlrewrite.Condition{Column: m[1], IsNull: true, Complement: m[2] != "", Text: m[3] != ""}, s[len(m[0]):], nil
+	}
+	if strings.HasPrefix(s, "not ") {
+		c, rest, err := parseCondition(s[len("not "):])
+		m := orNullPrefix.FindStringSubmatch(rest)
+		if err == nil && m == nil {
+			err = fmt.Errorf("no \"or null\" after %q", s)
+		}
+		if err != nil {
+			return c, "", err
+		}
+		c.Complement, c.Text = true, m[1] != ""
+		return c, rest[len(m[0]):], nil
+	}
 	if m := inPrefix.FindStringSubmatch(s); m != nil {
 		rest = s[len(m[0]):]
 		end, err := closingParen(rest)

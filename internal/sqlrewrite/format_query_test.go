@@ -34,6 +34,9 @@ func formatQuery(b *strings.Builder, q *sqlrewrite.Query, indent string) {
 			vals = append(vals[:5], fmt.Sprintf("… (%d values) …", len(k.Values)), vals[len(vals)-1])
 		}
 		name := k.Column
+		if k.Tiers != nil {
+			name = fmt.Sprintf("tiers(%s)", k.Tiers.Spelling)
+		}
 		if k.Bucket != nil {
 			name = fmt.Sprintf("bucket(%s, %s, index=%t, origin=%s)", k.Column, formatNumber(k.Bucket.Width), k.Bucket.Index, formatNumber(k.Bucket.Origin))
 		}

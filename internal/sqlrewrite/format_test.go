@@ -149,6 +149,20 @@ var predicateOps = map[sqlrewrite.PredicateOp]string{sqlrewrite.And: "and", sqlr
 // formatCondition prints a condition in the syntax fetch-sql reads:
 // "age [18, 65)" (-inf and inf for a missing end) or "state in ("CA", "NY")".
 func formatCondition(c sqlrewrite.Condition) string {
+	text := ""
+	if c.Text {
+		text = " [text]"
+	}
+	switch {
+	case c.IsNull && c.Complement:
+		return c.Column + " is not null" + text
+	case c.IsNull:
+		return c.Column + " is null" + text
+	case c.Complement:
+		plain := c
+		plain.Complement, plain.Text = false, false
+		return "not " + formatCondition(plain) + " or null" + text
+	}
 	if r := c.Range; r != nil {
 		lo, hi, open, closeB := "-inf", "inf", "(", ")"
 		if r.HasLower {

@@ -30,7 +30,7 @@ func (sc *scope) predicate(e ast.ExprNode, site conditionSite) (*Predicate, erro
 			if e.Op == opcode.LogicOr {
 				op = Or
 			}
-			return &Predicate{Op: op, Args: append(operands(op, l), operands(op, r)...)}, nil
+			return orNull(&Predicate{Op: op, Args: append(operands(op, l), operands(op, r)...)}), nil
 		case opcode.LT, opcode.LE, opcode.GT, opcode.GE, opcode.EQ, opcode.NE:
 			c, err := sc.comparison(e, site)
 			if err != nil {
@@ -60,7 +60,11 @@ func (sc *scope) predicate(e ast.ExprNode, site conditionSite) (*Predicate, erro
 			return negateIf(true, p), nil
 		}
 	case *ast.IsNullExpr:
-		return nil, site.refuse("IS NULL")
+		col, err := sc.conditionColumn(site, e.Expr)
+		if err != nil {
+			return nil, err
+		}
+		return leaf(Condition{Column: col.Name, IsNull: true, Complement: e.Not, Text: !col.Numeric()}), nil
 	case *ast.IsTruthExpr:
 		return nil, site.refuse("IS TRUE, IS FALSE")
 	case *ast.PatternLikeOrIlikeExpr:
@@ -82,12 +86,44 @@ func (sc *scope) predicate(e ast.ExprNode, site conditionSite) (*Predicate, erro
 // leaf is the predicate of one condition.
 func leaf(c Condition) *Predicate { return &Predicate{Op: Leaf, Leaf: &c} }
 
-// negateIf wraps p in NOT when not is set.
+// negateIf wraps p in NOT when not is set; the negation of IS [NOT] NULL
+// is IS [NOT] NULL with the other sense (a two-valued leaf).
 func negateIf(not bool, p *Predicate) *Predicate {
 	if !not {
 		return p
 	}
+	if p.Op == Leaf && p.Leaf.IsNull {
+		c := *p.Leaf
+		c.Complement = !c.Complement
+		return leaf(c)
+	}
 	return &Predicate{Op: Not, Args: []*Predicate{p}}
+}
+
+// orNull folds an OR of two operands, the negation of a leaf on a column
+// and that column's IS NULL (in either order), into one leaf: the leaf's
+// Complement. It is BI tools' "is not" filter, col <> v OR col IS NULL,
+// which SQL's three-valued NOT alone cannot express, and a conjunction of
+// such leaves stays a WHERE list that every aggregate path accepts. Any
+// other predicate is returned as it is.
+func orNull(p *Predicate) *Predicate {
+	if p.Op != Or || len(p.Args) != 2 {
+		return p
+	}
+	for i, n := range p.Args {
+		isNull, other := n, p.Args[1-i]
+		if isNull.Op != Leaf || !isNull.Leaf.IsNull || isNull.Leaf.Complement || other.Op != Not {
+			continue
+		}
+		inner := other.Args[0]
+		if inner.Op != Leaf || inner.Leaf.IsNull || inner.Leaf.Complement || inner.Leaf.Column != isNull.Leaf.Column {
+			continue
+		}
+		c := *inner.Leaf
+		c.Complement, c.Text = true, isNull.Leaf.Text
+		return leaf(c)
+	}
+	return p
 }
 
 // operands are the arguments p contributes to an op node: its own

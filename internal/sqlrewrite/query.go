@@ -46,6 +46,8 @@ type GroupKey struct {
 	// Bucket is set for FLOOR(col / w) * w keys; nil for a column with a
 	// declared domain.
 	Bucket *Bucketing
+	// Tiers is set for a CASE of tiers (tiers.go); Values are its labels.
+	Tiers *Tiering
 	// Values are the key's values, in output order: the declared values,
 	// or the bucket keys (lower edges, or bucket numbers for Index) of
 	// the buckets that meet the column's bounds. Nil for a Private key.

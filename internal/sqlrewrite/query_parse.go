@@ -275,6 +275,12 @@ func (qb *queryBuilder) keyExpr(e ast.ExprNode) (int, error) {
 		}
 		return qb.bucketKey(b)
 	}
+	if t, labels, ok, err := qb.sc.tiering(e); ok {
+		if err != nil {
+			return 0, err
+		}
+		return qb.tierKey(t, labels)
+	}
 	if b, ok, err := qb.sc.originBucket(e, "group statement"); ok {
 		if err != nil {
 			return 0, err
@@ -297,7 +303,7 @@ func (qb *queryBuilder) key(c *ast.ColumnNameExpr) (int, error) {
 		return 0, err
 	}
 	for i, k := range qb.q.Keys {
-		if k.Column == col.Name && k.Bucket == nil {
+		if k.Column == col.Name && k.Bucket == nil && k.Tiers == nil {
 			return i, nil
 		}
 	}
@@ -314,6 +320,12 @@ func (qb *queryBuilder) key(c *ast.ColumnNameExpr) (int, error) {
 	}
 	k := GroupKey{Column: col.Name}
 	for _, v := range col.Values {
+		if v == catalog.NullValue {
+			// The NULL group: the rows whose value is unreadable (IsText
+			// tells the renderer which reading rule applies).
+			k.Values = append(k.Values, Value{Null: true, IsText: !col.Numeric()})
+			continue
+		}
 		if col.Numeric() {
 			x, _ := strconv.ParseFloat(v, 64) // validated by the catalog
 			k.Values = append(k.Values, Value{Num: x})
@@ -435,6 +447,8 @@ func (qb *queryBuilder) exprIn(e ast.ExprNode, clause string, aliases bool) (*Ex
 			}
 		}
 		return nil, refuseRows("the bucket %s outside GROUP BY", restore(e))
+	} else if k, ok := qb.tierExpr(e); ok {
+		return k, nil
 	}
 	switch x := e.(type) {
 	case *ast.ColumnNameExpr:
@@ -450,7 +464,7 @@ func (qb *queryBuilder) exprIn(e ast.ExprNode, clause string, aliases bool) (*Ex
 			return nil, err
 		}
 		for i, k := range qb.q.Keys {
-			if k.Column == col.Name && k.Bucket == nil {
+			if k.Column == col.Name && k.Bucket == nil && k.Tiers == nil {
 				return &Expr{Kind: ExprKey, Index: i}, nil
 			}
 		}
@@ -599,6 +613,11 @@ func castName(x *ast.FuncCastExpr) string {
 // reveals whether a group is empty). MIN(col) and MAX(col) are the DP 0th
 // and 100th percentiles (clamped to the bounds).
 func (qb *queryBuilder) aggregate(e ast.ExprNode) (*Expr, error) {
+	if a, ok := e.(*ast.AggregateFuncExpr); ok {
+		if x, ok, err := qb.affineAggregate(a); ok {
+			return x, err
+		}
+	}
 	if a, ok := e.(*ast.AggregateFuncExpr); ok && len(a.Args) == 1 && !a.Distinct {
 		name := strings.ToLower(a.F)
 		if c, isConst := literal(a.Args[0]); isConst && !c.Null && !c.IsText {

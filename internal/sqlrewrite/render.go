@@ -379,6 +379,9 @@ func (r *renderer) condition(c Condition) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if c.IsNull || c.Complement {
+		return r.nullCondition(col, c)
+	}
 	if (c.Range == nil) == (len(c.In) == 0) {
 		return "", fmt.Errorf("sqlrewrite: condition on %s needs exactly one of Range and In", c.Column)
 	}

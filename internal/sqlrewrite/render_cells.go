@@ -59,8 +59,19 @@ func (r *renderer) cellKey(d CellDim) (string, error) {
 	sb.WriteString("CASE")
 	if len(d.Values) > 0 {
 		for i, v := range d.Values {
-			if v.Null || v.IsText != d.Values[0].IsText {
-				return "", fmt.Errorf("sqlrewrite: cell values of %s must be non-NULL and of one type", d.Column)
+			if v.IsText != d.Values[0].IsText {
+				return "", fmt.Errorf("sqlrewrite: cell values of %s must be of one type", d.Column)
+			}
+			if v.Null {
+				// The NULL group: the unreadable values (nullCondition's
+				// rule); no equality holds on them, so its place in the
+				// CASE does not matter.
+				c, err := r.nullCondition(col, Condition{Column: d.Column, IsNull: true, Text: v.IsText})
+				if err != nil {
+					return "", err
+				}
+				fmt.Fprintf(&sb, " WHEN %s THEN %d", c, i)
+				continue
 			}
 			lit, err := r.value(v)
 			if err != nil {

@@ -159,13 +159,28 @@ type Aggregate struct {
 }
 
 // Condition restricts one declared column. Exactly one of Range and In is
-// set: comparisons and BETWEEN give a Range (BETWEEN closed at both ends),
-// col = v gives In with one value, col IN (...) gives In.
+// set, or neither with IsNull: comparisons and BETWEEN give a Range
+// (BETWEEN closed at both ends), col = v gives In with one value, col IN
+// (...) gives In. A Range or In holds only for readable values (NULL, and
+// on SQLite text or blobs in a numeric column, are unreadable: the rule of
+// Render's doc comment).
 type Condition struct {
 	// Column is the declared column name (catalog spelling).
 	Column string
 	Range  *Range
 	In     []Value
+	// IsNull, with neither Range nor In, holds for the unreadable values:
+	// col IS NULL (col IS NOT NULL is its Complement).
+	IsNull bool
+	// Complement selects exactly the rows the condition without it does
+	// not select, unreadable values included: col IS NOT NULL, and
+	// col <> v OR col IS NULL (BI tools' "is not" filter), col NOT IN (...)
+	// OR col IS NULL, col NOT BETWEEN a AND b OR col IS NULL. Such a
+	// condition is two-valued: it and its negation partition the rows.
+	Complement bool
+	// Text is set when the column is a text column, whose values are
+	// unreadable only when NULL (IsNull and Complement read it so).
+	Text bool
 }
 
 // Range is an interval of a numeric column. A missing end is unbounded.
