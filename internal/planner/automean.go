@@ -35,7 +35,7 @@ import (
 // rest, or count, median and sum whose shares add up to the rest. The
 // branch is a function of ñ₀ and the centre a released value:
 // post-processing.
-type autoMean struct{}
+type autoMean struct{ medianCentred }
 
 // autoMeanThreshold is the ñ·ε from which the centred mean answers; below
 // it the median's noise makes the centre poor (measured: at ñ·ε ≈ 100 the
@@ -50,26 +50,32 @@ const autoMeanCentreShare = 0.05
 const autoProbeShare = 0.02
 
 func (autoMean) Name() string              { return "auto-mean" }
-func (autoMean) NeedsDelta() bool          { return false }
 func (autoMean) Supports(s Statistic) bool { return s.Kind == StatMean }
-
-// Histogram is the quantile mechanism's: the centre is a grid median.
-func (autoMean) Histogram(r *Release) *sqlrewrite.Histogram {
-	h, _ := exponentialMechanism{}.grid(r)
-	return h
-}
 
 func (autoMean) Guarantee() string {
 	return fmt.Sprintf("pure ε-DP: a probe count (%g of ε); if ñ·ε < %d the Laplace bounded mean, else a noisy count (%g of ε), a grid median (%g of ε) and the sum around it (the rest)", autoProbeShare, autoMeanThreshold, CountShare-autoProbeShare, autoMeanCentreShare)
 }
 
-func (autoMean) Terms(r *Release) []sqlrewrite.SummaryTerm {
-	return laplaceMechanism{}.Terms(&Release{Stat: Statistic{Kind: StatCenteredSumSquares, Column: r.Stat.Column}})
-}
-
 func (m autoMean) Reads(r *Release) string {
 	h := m.Histogram(r)
 	return fmt.Sprintf("3 summary aggregates and one GROUP BY histogram of %d bins computed by the database, no rows", h.Bins)
+}
+
+// medianCentred is what autoMean and autoVariance share: pure ε (no δ),
+// the three summary terms (count, clamped sum, clamped sum of squares) and
+// the quantile histogram their grid median is released from.
+type medianCentred struct{}
+
+func (medianCentred) NeedsDelta() bool { return false }
+
+func (medianCentred) Terms(r *Release) []sqlrewrite.SummaryTerm {
+	return laplaceMechanism{}.Terms(&Release{Stat: Statistic{Kind: StatCenteredSumSquares, Column: r.Stat.Column}})
+}
+
+// Histogram is the quantile mechanism's: the centre is a grid median.
+func (medianCentred) Histogram(r *Release) *sqlrewrite.Histogram {
+	h, _ := exponentialMechanism{}.grid(r)
+	return h
 }
 
 // autoShares are the exact shares of ε in autoMean and autoVariance, each

@@ -7,7 +7,6 @@ import (
 	"github.com/dpproxy/dpproxy/internal/mech"
 	"github.com/dpproxy/dpproxy/internal/mech/laplace"
 	"github.com/dpproxy/dpproxy/internal/mech/noise"
-	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
 )
 
 // autoVariance is the default VARIANCE (VAR_POP; STDDEV and the sample
@@ -33,7 +32,7 @@ import (
 // composition; every stage is ε_i-DP for every value of the released
 // values it depends on (ñ₀, c), and the branches are functions of those
 // released values only. The shares add up to ε in every branch.
-type autoVariance struct{}
+type autoVariance struct{ medianCentred }
 
 // autoVarianceThreshold is the ñ·ε from which the median-driven branches
 // answer (measured on the anchors: at n·ε = 100 the median is too noisy).
@@ -61,21 +60,10 @@ func piecewiseIsFast(r *Release) bool {
 const autoVarianceSumShare = 0.15
 
 func (autoVariance) Name() string              { return "auto-variance" }
-func (autoVariance) NeedsDelta() bool          { return false }
 func (autoVariance) Supports(s Statistic) bool { return s.Kind == StatVariance }
-
-// Histogram is the quantile mechanism's: the centre is a grid median.
-func (autoVariance) Histogram(r *Release) *sqlrewrite.Histogram {
-	h, _ := exponentialMechanism{}.grid(r)
-	return h
-}
 
 func (autoVariance) Guarantee() string {
 	return fmt.Sprintf("pure ε-DP: a probe count (%g of ε); if ñ·ε < %d the Laplace moments around the middle of the bounds, else a grid median (%g of ε), then piecewise Laplace (the rest) if it lies in the middle half of the bounds and piecewise's depth is at most %d, else a noisy count (%g of ε) and the Laplace moments around the median (the rest)", autoProbeShare, autoVarianceThreshold, autoMeanCentreShare, autoVarianceMaxPiecewiseDepth, CountShare-autoProbeShare)
-}
-
-func (autoVariance) Terms(r *Release) []sqlrewrite.SummaryTerm {
-	return laplaceMechanism{}.Terms(&Release{Stat: Statistic{Kind: StatCenteredSumSquares, Column: r.Stat.Column}})
 }
 
 func (m autoVariance) Reads(r *Release) string {
