@@ -148,4 +148,3 @@ func groupedCountTotal(t *testing.T, db *sql.DB, q string, args []any) int64 {
 	}
 	return total
 }
-
