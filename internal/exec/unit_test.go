@@ -27,7 +27,7 @@ func TestUnitNotesAndBounds(t *testing.T) {
 	if len(a) != 32 || a == b {
 		t.Errorf("salts %q, %q", a, b)
 	}
-	u := unitBound(unit, 5, a)
+	u := unitBound(unit, 5, unitScope{salt: a})
 	if u == nil || u.Column != "person_id" || u.MaxRows != 5 || u.Salt != a || strings.Join(u.Order, ",") != "age_src" {
 		t.Errorf("unit bound %+v", u)
 	}
@@ -35,7 +35,7 @@ func TestUnitNotesAndBounds(t *testing.T) {
 	if got := unitNote(rowPlan, 1); !strings.Contains(got, "protects each row at epsilon=1") {
 		t.Errorf("row-level note %q", got)
 	}
-	if newUnitSalt(rowPlan, src) != "" || unitBound(rows, 0, "") != nil {
+	if newUnitSalt(rowPlan, src) != "" || unitBound(rows, 0, unitScope{}) != nil {
 		t.Error("a row-level table's fetches are bounded")
 	}
 }
