@@ -350,24 +350,32 @@ func (e *Executor) releaseOn(ctx context.Context, snap *backend.Snapshot, base *
 	}
 	released := make([][]planner.Estimate, len(filters))
 	for g := range filters {
-		group, groupScope := *base, scope
-		if base.Table.HasPrivacyUnit() {
-			// The group's cell is applied to the bounded rows: bounding
-			// each group alone would let a unit keep all its groups.
-			groupScope.within = filters[g]
-		} else {
-			group.Filter = append(append([]sqlrewrite.Condition(nil), base.Filter...), filters[g]...)
-		}
+		group, groupScope := groupReads(base, scope, filters[g])
 		v := map[int64][]float64{}
 		for rows, vs := range values {
 			v[rows] = vs[g]
 		}
 		var err error
-		if released[g], err = e.releaseFrom(ctx, snap, &group, src, groupScope, where, v, readData); err != nil {
+		if released[g], err = e.releaseFrom(ctx, snap, group, src, groupScope, where, v, readData); err != nil {
 			return nil, err
 		}
 	}
 	return released, nil
+}
+
+// groupReads is what one group's fetches read: on a row-level table the
+// base plan with the group's conditions added to its filter; on a unit
+// table the base plan's filter, with the group's conditions applied to the
+// bounded rows (scope.within), since bounding each group alone would let a
+// unit keep all its groups.
+func groupReads(base *planner.Plan, scope unitScope, filter []sqlrewrite.Condition) (*planner.Plan, unitScope) {
+	group := *base
+	if base.Table.HasPrivacyUnit() {
+		scope.within = filter
+	} else {
+		group.Filter = append(append([]sqlrewrite.Condition(nil), base.Filter...), filter...)
+	}
+	return &group, scope
 }
 
 // groupLabel names a group in warnings: key = value, ...
