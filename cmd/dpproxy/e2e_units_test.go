@@ -236,6 +236,129 @@ tables:
 			if v := one("SELECT AVG(age), VARIANCE(age) FROM visits"); math.Abs(v[0]-tr.meanAge) > 10 || v[1] < 0 || v[1] > 2500 {
 				t.Errorf("laplace AVG, VARIANCE at 5 rows per person: %v", v)
 			}
+			groupedOnUnits(t, conn, rows)
 		})
+	}
+}
+
+// groupedOnUnits runs grouped queries on the visits table (5 rows per
+// person per group, 2 groups per person): COUNT per spend bucket, whose
+// total must lie between the least and the most the bounding can keep
+// (each person's 2 groups with the fewest or the most kept rows, at most 5
+// each); a per-group MEDIAN (the per-group fetch reads one group of the
+// bounded rows); the warnings and EXPLAIN state ε / 2 per group; a
+// post-processed query without keys; and a key without a declared domain
+// is refused.
+func groupedOnUnits(t *testing.T, conn *sql.Conn, rows []demo.VisitRow) {
+	t.Helper()
+	const k, g, width = 5, 2, 250
+	perBucket := map[int]map[int]int{} // person → bucket → rows
+	for _, r := range rows {
+		if r.Spend >= 1000 {
+			continue
+		}
+		if perBucket[r.PersonID] == nil {
+			perBucket[r.PersonID] = map[int]int{}
+		}
+		perBucket[r.PersonID][int(r.Spend/width)]++
+	}
+	var low, high float64
+	for _, buckets := range perBucket {
+		var kept []int
+		for _, n := range buckets {
+			kept = append(kept, min(k, n))
+		}
+		slices.Sort(kept)
+		m := min(g, len(kept))
+		for i := range m {
+			low += float64(kept[i])
+			high += float64(kept[len(kept)-1-i])
+		}
+	}
+	for _, q := range []string{"SET @dp_epsilon = 1", "SET @dp_mechanism = 'auto'"} {
+		if _, err := conn.ExecContext(t.Context(), q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := conn.QueryContext(t.Context(), "SELECT FLOOR(spend / 250) * 250 AS bucket, COUNT(*) AS n FROM visits WHERE spend < 1000 GROUP BY bucket ORDER BY bucket")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var total float64
+	var groups int
+	for res.Next() {
+		var bucket, n float64
+		if err := res.Scan(&bucket, &n); err != nil {
+			t.Fatal(err)
+		}
+		total += n
+		groups++
+	}
+	res.Close()
+	// Each group's count has discrete Laplace noise of scale k/(ε/g) = 10;
+	// 15 scales per group bound the total's noise (failure below 1e-6).
+	t.Logf("grouped COUNT over %d buckets: total %v, bounded total in [%v, %v]", groups, total, low, high)
+	if groups < 4 || total < low-float64(groups)*150 || total > high+float64(groups)*150 {
+		t.Errorf("grouped COUNT: %d groups, total %v, want in [%v, %v] ± %d", groups, total, low, high, groups*150)
+	}
+	ws := warnings(t, conn)
+	if len(ws) == 0 || !slices.ContainsFunc(ws, func(w string) bool {
+		return strings.Contains(w, "epsilon=0.5 delta=0") && strings.Contains(w, "protects each person_id at epsilon=1 across at most 2 groups")
+	}) {
+		t.Errorf("grouped warnings do not state ε / 2 per group: %q", ws)
+	}
+	explain, err := conn.QueryContext(t.Context(), "EXPLAIN SELECT FLOOR(spend / 250) * 250 AS bucket, COUNT(*) FROM visits GROUP BY bucket")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text strings.Builder
+	cols, _ := explain.Columns()
+	for explain.Next() {
+		cells := make([]sql.NullString, len(cols))
+		dest := make([]any, len(cols))
+		for i := range cells {
+			dest[i] = &cells[i]
+		}
+		if err := explain.Scan(dest...); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range cells {
+			text.WriteString(c.String + " | ")
+		}
+		text.WriteString("\n")
+	}
+	explain.Close()
+	if !strings.Contains(text.String(), "protects each person_id at epsilon = 1 across at most 2 groups") {
+		t.Errorf("EXPLAIN does not state the per-group split:\n%s", text.String())
+	}
+	// A per-group instance-adaptive release reads one group of the bounded rows.
+	res, err = conn.QueryContext(t.Context(), "SELECT FLOOR(age / 50) * 50 AS a, MEDIAN(spend) FROM visits GROUP BY a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	medians := 0
+	for res.Next() {
+		medians++
+		var a float64
+		var m sql.NullFloat64
+		if err := res.Scan(&a, &m); err != nil {
+			t.Fatal(err)
+		}
+		if m.Valid && (m.Float64 < 0 || m.Float64 > 1000) {
+			t.Errorf("MEDIAN(spend) of age group %v = %v outside [0, 1000]", a, m.Float64)
+		}
+	}
+	res.Close()
+	if medians < 2 {
+		t.Errorf("grouped MEDIAN returned %d groups", medians)
+	}
+	// Post-processing without keys: one group, the plain unit bounding.
+	var doubled float64
+	if err := conn.QueryRowContext(t.Context(), "SELECT COUNT(*) * 2 AS c FROM visits HAVING c > -1e9 ORDER BY c LIMIT 1").Scan(&doubled); err != nil {
+		t.Errorf("post-processed COUNT on a unit table: %v", err)
+	}
+	// A key without a declared domain would need partition selection by units.
+	if _, err := conn.ExecContext(t.Context(), "SELECT age, COUNT(*) FROM visits GROUP BY age"); mysqlCode(err) != 1235 {
+		t.Errorf("GROUP BY a private key on a unit table: got %v, want error 1235", err)
 	}
 }

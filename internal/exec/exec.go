@@ -196,16 +196,16 @@ func (e *Executor) release(ctx context.Context, plan *planner.Plan, src noise.So
 	// The read-only transaction ends after the answer is on its way: its
 	// ROLLBACK decides nothing, so no statement waits for its round trip.
 	defer func() { go snap.Close() }()
-	salt := newUnitSalt(plan, src)
+	scope := unitScope{salt: newUnitSalt(plan, src)}
 	terms, where := summaryTerms(plan)
 	values := map[int64][]float64{}
 	for _, rows := range slices.Sorted(maps.Keys(terms)) {
 		*readData = true
-		if values[rows], err = snap.Summary(ctx, e.fetch(plan, rows, salt, sqlrewrite.Fetch{Summary: terms[rows]})); err != nil {
+		if values[rows], err = snap.Summary(ctx, e.fetch(plan, rows, scope, sqlrewrite.Fetch{Summary: terms[rows]})); err != nil {
 			return nil, err
 		}
 	}
-	return e.releaseFrom(ctx, snap, plan, src, salt, where, values, readData)
+	return e.releaseFrom(ctx, snap, plan, src, scope, where, values, readData)
 }
 
 // summaryTerms lists the distinct summary terms of the plan's releases per
@@ -230,8 +230,8 @@ func summaryTerms(plan *planner.Plan) (terms map[int64][]sqlrewrite.SummaryTerm,
 // releaseFrom runs every release of the plan from the values of its
 // summary terms (as summaryTerms indexes them, per rows per unit), fetching
 // the histograms and windows the mechanisms ask for from snap, with the
-// statement's unit salt.
-func (e *Executor) releaseFrom(ctx context.Context, snap *backend.Snapshot, plan *planner.Plan, src noise.Source, salt string, where [][]int, values map[int64][]float64, readData *bool) ([]planner.Estimate, error) {
+// statement's unit scope.
+func (e *Executor) releaseFrom(ctx context.Context, snap *backend.Snapshot, plan *planner.Plan, src noise.Source, scope unitScope, where [][]int, values map[int64][]float64, readData *bool) ([]planner.Estimate, error) {
 	var err error
 	released := make([]planner.Estimate, len(plan.Releases))
 	for i, r := range plan.Releases {
@@ -242,7 +242,7 @@ func (e *Executor) releaseFrom(ctx context.Context, snap *backend.Snapshot, plan
 		var hist []int64
 		if h := r.Mechanism.Histogram(r); h != nil {
 			*readData = true
-			if hist, err = snap.Histogram(ctx, e.fetch(plan, r.RowsPerUnit, salt, sqlrewrite.Fetch{Histogram: h})); err != nil {
+			if hist, err = snap.Histogram(ctx, e.fetch(plan, r.RowsPerUnit, scope, sqlrewrite.Fetch{Histogram: h})); err != nil {
 				return nil, err
 			}
 		}
@@ -266,7 +266,7 @@ func (e *Executor) releaseFrom(ctx context.Context, snap *backend.Snapshot, plan
 			fetched = make([]planner.Fetched, len(more))
 			for k, f := range more {
 				*readData = true
-				f = e.fetch(plan, r.RowsPerUnit, salt, f)
+				f = e.fetch(plan, r.RowsPerUnit, scope, f)
 				switch {
 				case f.Pairs != nil:
 					fetched[k].Pairs, err = snap.Pairs(ctx, f)
@@ -292,9 +292,9 @@ func (e *Executor) releaseFrom(ctx context.Context, snap *backend.Snapshot, plan
 // as grouped counts (sqlrewrite.Window.Grouped): at most that many groups,
 // one aggregate scan instead of a sort, from which the grid sums of the
 // column are computed too (release). The numbers returned are the same.
-func (e *Executor) fetch(plan *planner.Plan, rowsPerUnit int64, salt string, f sqlrewrite.Fetch) sqlrewrite.Fetch {
+func (e *Executor) fetch(plan *planner.Plan, rowsPerUnit int64, scope unitScope, f sqlrewrite.Fetch) sqlrewrite.Fetch {
 	f.Table, f.Filter = plan.Table.Source, plan.Filter
-	f.Unit = unitBound(plan.Table, rowsPerUnit, salt)
+	f.Unit = unitBound(plan.Table, rowsPerUnit, scope)
 	if w := f.Window; w != nil && !w.Sum && fewValues(plan.Table, w.Column) {
 		grouped := *w
 		grouped.Grouped = true

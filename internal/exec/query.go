@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -36,6 +37,10 @@ func (e *Executor) RunQuery(ctx context.Context, user string, qp *planner.QueryP
 		warnings = append(warnings, note(fmt.Sprintf("%d group(s), %d part(s): the aggregates with their own conditions (CASE WHEN … THEN col END, range counts) "+
 			"are released over their rows, sharing epsilon=%.6g delta=%.6g by basic composition; each group's releases use that whole cost (parallel composition)",
 			len(rows), len(qp.Parts), qp.Cost.Epsilon, qp.Cost.Delta)))
+		if t := qp.Table; t.HasPrivacyUnit() && len(q.Keys) > 0 {
+			warnings = append(warnings, note(fmt.Sprintf("each %s contributes to at most %d groups, so each group's parts share epsilon / %d: "+
+				"protects each %s at epsilon=%.6g across at most %d groups", t.PrivacyUnit, t.MaxGroupsPerUnit, t.MaxGroupsPerUnit, t.PrivacyUnit, qp.Cost.Epsilon, t.MaxGroupsPerUnit)))
+		}
 		for g := range rows {
 			rows[g].Aggs = make([]planner.Datum, len(q.Base.Items))
 		}
@@ -92,6 +97,13 @@ func (e *Executor) RunQuery(ctx context.Context, user string, qp *planner.QueryP
 		warnings = append(warnings, note(fmt.Sprintf("GROUP BY: %d groups from the declared domains, every one released, empty ones included; "+
 			"each group's releases use the statement's epsilon=%.6g delta=%.6g (parallel composition: one row is in at most one group)",
 			len(qp.Groups), qp.Base.Cost.Epsilon, qp.Base.Cost.Delta)))
+		if t := qp.Table; t.HasPrivacyUnit() {
+			warnings[len(warnings)-1] = note(fmt.Sprintf("GROUP BY: %d groups from the declared domains, every one released, empty ones included; "+
+				"each %s contributes at most %d rows to each of at most %d groups, so each group's releases use epsilon=%.6g delta=%.6g "+
+				"(the statement's divided by %d): protects each %s at epsilon=%.6g across at most %d groups",
+				len(qp.Groups), t.PrivacyUnit, t.MaxRowsPerUnit, t.MaxGroupsPerUnit, qp.Base.Cost.Epsilon, qp.Base.Cost.Delta,
+				t.MaxGroupsPerUnit, t.PrivacyUnit, qp.Cost.Epsilon, t.MaxGroupsPerUnit))
+		}
 		if warnings, err = releasedRows(qp, rows, released, warnings); err != nil {
 			return nil, err
 		}
@@ -278,8 +290,12 @@ func keyFilters(column string, keys []sqlrewrite.Value) [][]sqlrewrite.Condition
 // fetches per group with the group's conditions added to the filter.
 func (e *Executor) releaseGroups(ctx context.Context, user string, qp *planner.QueryPlan, src noise.Source) ([][]planner.Estimate, error) {
 	base := qp.Base
+	// The statement's cost: the base plan's on a row-level table, the whole
+	// ε over the groups' shares on a unit table.
+	reserve := *base
+	reserve.Cost = qp.Cost
 	var released [][]planner.Estimate
-	err := e.paid(ctx, user, base, memo(base)+fmt.Sprintf(" (GROUP BY, %d groups)", len(qp.Groups)), func(readData *bool) error {
+	err := e.paid(ctx, user, &reserve, memo(base)+fmt.Sprintf(" (GROUP BY, %d groups)", len(qp.Groups)), func(readData *bool) error {
 		snap, err := e.backend.Snapshot(ctx)
 		if err != nil {
 			return err
@@ -299,53 +315,67 @@ func (e *Executor) releaseGroups(ctx context.Context, user string, qp *planner.Q
 // fetch (empty groups get zero counts and sums), the other fetches per
 // group with filters[g] added to the plan's filter.
 func (e *Executor) releaseOn(ctx context.Context, snap *backend.Snapshot, base *planner.Plan, dims []sqlrewrite.CellDim, filters [][]sqlrewrite.Condition, src noise.Source, readData *bool) ([][]planner.Estimate, error) {
-	if base.Table.HasPrivacyUnit() {
-		// The planner refuses grouped and post-processed queries on such
-		// tables until grouping bounds the groups per unit (issue 13).
-		return nil, dperr.New(dperr.Internal, "internal error: a grouped query on a table with a privacy unit")
+	// On a unit table every fetch of the statement reads the same bounded
+	// rows: one salt, and with keys at most max_groups_per_unit groups of
+	// each unit (the planner gave each group ε / max_groups_per_unit).
+	scope := unitScope{salt: newUnitSalt(base, src)}
+	if base.Table.HasPrivacyUnit() && len(dims) > 0 {
+		scope.groups, scope.maxGroups = dims, base.Table.MaxGroupsPerUnit
 	}
 	byRows, where := summaryTerms(base)
-	if len(byRows) > 1 {
-		return nil, dperr.New(dperr.Internal, "internal error: a row-level plan reads %d different numbers of rows per unit", len(byRows))
-	}
-	var terms []sqlrewrite.SummaryTerm
-	var rowsPerUnit int64
-	for rows, t := range byRows {
-		terms, rowsPerUnit = t, rows
-	}
-	var values [][]float64
-	var err error
-	switch {
-	case len(terms) > 0 && len(dims) == 0: // one group, the whole filtered table
+	values := map[int64][][]float64{} // rows per unit → group → term values
+	for _, rows := range slices.Sorted(maps.Keys(byRows)) {
+		terms := byRows[rows]
+		if len(terms) == 0 {
+			continue
+		}
 		*readData = true
-		one, err := snap.Summary(ctx, e.fetch(base, rowsPerUnit, "", sqlrewrite.Fetch{Summary: terms}))
+		if len(dims) == 0 { // one group, the whole filtered table
+			one, err := snap.Summary(ctx, e.fetch(base, rows, scope, sqlrewrite.Fetch{Summary: terms}))
+			if err != nil {
+				return nil, err
+			}
+			values[rows] = [][]float64{one}
+			continue
+		}
+		f := e.fetch(base, rows, scope, sqlrewrite.Fetch{Grouped: &sqlrewrite.GroupedSummary{Dims: dims, Terms: terms}})
+		grouped, err := snap.GroupedSummary(ctx, f)
 		if err != nil {
 			return nil, err
 		}
-		values = [][]float64{one}
-	case len(terms) > 0:
-		*readData = true
-		f := e.fetch(base, rowsPerUnit, "", sqlrewrite.Fetch{Grouped: &sqlrewrite.GroupedSummary{Dims: dims, Terms: terms}})
-		if values, err = snap.GroupedSummary(ctx, f); err != nil {
-			return nil, err
+		if len(grouped) != len(filters) {
+			return nil, dperr.New(dperr.Internal, "internal error: grouped fetch has %d groups, the plan %d", len(grouped), len(filters))
 		}
-		if len(values) != len(filters) {
-			return nil, dperr.New(dperr.Internal, "internal error: grouped fetch has %d groups, the plan %d", len(values), len(filters))
-		}
+		values[rows] = grouped
 	}
 	released := make([][]planner.Estimate, len(filters))
 	for g := range filters {
-		group := *base
-		group.Filter = append(append([]sqlrewrite.Condition(nil), base.Filter...), filters[g]...)
+		group, groupScope := groupReads(base, scope, filters[g])
 		v := map[int64][]float64{}
-		if values != nil {
-			v[rowsPerUnit] = values[g]
+		for rows, vs := range values {
+			v[rows] = vs[g]
 		}
-		if released[g], err = e.releaseFrom(ctx, snap, &group, src, "", where, v, readData); err != nil {
+		var err error
+		if released[g], err = e.releaseFrom(ctx, snap, group, src, groupScope, where, v, readData); err != nil {
 			return nil, err
 		}
 	}
 	return released, nil
+}
+
+// groupReads is what one group's fetches read: on a row-level table the
+// base plan with the group's conditions added to its filter; on a unit
+// table the base plan's filter, with the group's conditions applied to the
+// bounded rows (scope.within), since bounding each group alone would let a
+// unit keep all its groups.
+func groupReads(base *planner.Plan, scope unitScope, filter []sqlrewrite.Condition) (*planner.Plan, unitScope) {
+	group := *base
+	if base.Table.HasPrivacyUnit() {
+		scope.within = filter
+	} else {
+		group.Filter = append(append([]sqlrewrite.Condition(nil), base.Filter...), filter...)
+	}
+	return &group, scope
 }
 
 // groupLabel names a group in warnings: key = value, ...

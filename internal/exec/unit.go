@@ -20,10 +20,23 @@ func newUnitSalt(plan *planner.Plan, src noise.Source) string {
 	return fmt.Sprintf("%016x%016x", src.Uint64(), src.Uint64())
 }
 
+// unitScope is what a statement's fetches share on a unit table: the salt
+// (newUnitSalt) and, for a grouped statement, the group dimensions and the
+// bound of groups per unit (sqlrewrite.UnitBound.Groups), and the one
+// group a per-group fetch reads of the bounded rows (Within). The zero
+// scope is a row-level table's.
+type unitScope struct {
+	salt      string
+	groups    []sqlrewrite.CellDim
+	maxGroups int64
+	within    []sqlrewrite.Condition
+}
+
 // unitBound is the bound of a fetch that reads rowsPerUnit rows of each
-// unit of t (nil on a row-level table). A unit's rows are ordered by all
+// unit of t (in each group of the scope, and at most the scope's groups of
+// each unit; nil on a row-level table). A unit's rows are ordered by all
 // the declared columns before the keyed shuffle (sqlrewrite.UnitBound).
-func unitBound(t *catalog.Table, rowsPerUnit int64, salt string) *sqlrewrite.UnitBound {
+func unitBound(t *catalog.Table, rowsPerUnit int64, scope unitScope) *sqlrewrite.UnitBound {
 	if !t.HasPrivacyUnit() {
 		return nil
 	}
@@ -31,7 +44,8 @@ func unitBound(t *catalog.Table, rowsPerUnit int64, salt string) *sqlrewrite.Uni
 	for i, c := range t.Columns {
 		order[i] = c.Source
 	}
-	return &sqlrewrite.UnitBound{Column: t.PrivacyUnit, MaxRows: max(1, rowsPerUnit), Order: order, Salt: salt}
+	return &sqlrewrite.UnitBound{Column: t.PrivacyUnit, MaxRows: max(1, rowsPerUnit), Order: order, Salt: scope.salt,
+		Groups: scope.groups, MaxGroups: scope.maxGroups, Within: scope.within}
 }
 
 // unitNote is the privacy-unit part of an output's note: whom the value

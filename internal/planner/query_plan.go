@@ -8,6 +8,7 @@ import (
 
 	"github.com/dpproxy/dpproxy/internal/catalog"
 	"github.com/dpproxy/dpproxy/internal/dperr"
+	"github.com/dpproxy/dpproxy/internal/mech"
 	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
 )
 
@@ -29,6 +30,14 @@ import (
 // so which groups appear never depends on the data. Everything after the
 // releases — the output expressions, HAVING, ORDER BY, LIMIT, DISTINCT —
 // is post-processing of released values and public keys, free.
+//
+// Privacy on a table with a privacy unit (add/remove all rows of one
+// unit): the fetches keep of each unit at most max_rows_per_unit rows in
+// each of at most g = max_groups_per_unit groups, chosen independently of
+// the values (sqlrewrite.UnitBound.Groups), so a neighbour step changes the
+// data of at most g groups; each group's releases are planned with ε/g and
+// δ/g (unitGroupSettings), and the statement costs ε and δ: sequential
+// composition over the unit's g groups, parallel across the others.
 type QueryPlan struct {
 	Query *sqlrewrite.Query
 	// Base plans the aggregates of one group with the statement's ε; nil
@@ -69,13 +78,11 @@ func (p *Planner) PlanQuery(q *sqlrewrite.Query, s Settings) (*QueryPlan, error)
 	if !ok {
 		return nil, dperr.New(dperr.UnknownTable, "Table '%s' doesn't exist", q.Base.Table)
 	}
-	if t.HasPrivacyUnit() {
-		// One unit may touch several groups, so per-group releases need
-		// the bound of groups per unit in the fetch (Table.UnitGroupShare);
-		// until then only plain aggregates run on such tables.
+	if t.HasPrivacyUnit() && len(q.Keys) == 1 && q.Keys[0].Private {
+		// Partition selection would have to count units, not rows.
 		return nil, dperr.New(dperr.Unsupported,
-			"not supported: GROUP BY, HAVING, ORDER BY, LIMIT and expressions over aggregates on table %s, which protects each %s; "+
-				"plain aggregates are answered: SELECT COUNT(*), AVG(col) FROM %s [WHERE ...]", t.Name, t.PrivacyUnit, t.Name)
+			"not supported: GROUP BY %s without a declared domain on table %s, which protects each %s; "+
+				"declare the key's values (values:) or group by FLOOR buckets of a bounded column", q.Keys[0].Column, t.Name, t.PrivacyUnit)
 	}
 	qp := &QueryPlan{Query: q, Groups: [][]sqlrewrite.Value{nil}, Table: t}
 	if len(q.Keys) == 1 && q.Keys[0].Private {
@@ -123,15 +130,54 @@ func (p *Planner) PlanQuery(q *sqlrewrite.Query, s Settings) (*QueryPlan, error)
 	if len(q.Base.Items) == 0 || q.Listing {
 		return qp, nil
 	}
-	if filtered(q.Base.Items) {
-		return p.planParts(qp, s)
+	groupSettings := s
+	if len(q.Keys) > 0 {
+		groupSettings = unitGroupSettings(t, s)
 	}
-	base, err := p.plan(q.Base, s, len(q.Keys) > 0)
+	if filtered(q.Base.Items) {
+		if _, err := p.planParts(qp, groupSettings); err != nil {
+			return nil, err
+		}
+		qp.Cost = unitGroupCost(t, qp.Cost, s, len(q.Keys) > 0)
+		return qp, nil
+	}
+	base, err := p.plan(q.Base, groupSettings, len(q.Keys) > 0)
 	if err != nil {
 		return nil, err
 	}
-	qp.Base, qp.Cost = base, base.Cost
+	qp.Base, qp.Cost = base, unitGroupCost(t, base.Cost, s, len(q.Keys) > 0)
 	return qp, nil
+}
+
+// unitGroupSettings are the settings of one group's releases on table t:
+// on a unit table, where a unit contributes to at most g =
+// max_groups_per_unit groups (sqlrewrite.UnitBound.Groups), ε and δ split
+// evenly over g (mech.EvenShare: g shares never exceed the whole), since a
+// unit's data moves at most g groups' releases (sequential composition
+// over them, parallel across the others); on a row-level table, the
+// statement's settings (one row is in one group).
+func unitGroupSettings(t *catalog.Table, s Settings) Settings {
+	g := int(t.UnitGroupShare())
+	if g == 1 {
+		return s
+	}
+	s.Epsilon, s.Delta = mech.EvenShare(s.Epsilon, g), mech.EvenShare(s.Delta, g)
+	return s
+}
+
+// unitGroupCost is what a grouped statement on t spends when each group's
+// releases cost perGroup: perGroup on a row-level table or without keys;
+// on a unit table with g > 1 the statement's whole ε, and its whole δ when
+// a release uses δ (g shares of unitGroupSettings add up to at most them).
+func unitGroupCost(t *catalog.Table, perGroup Cost, s Settings, grouped bool) Cost {
+	if !grouped || t.UnitGroupShare() == 1 {
+		return perGroup
+	}
+	c := Cost{Epsilon: s.Epsilon}
+	if perGroup.Delta > 0 {
+		c.Delta = s.Delta
+	}
+	return c
 }
 
 // planSelected plans GROUP BY a private key: partition selection with
@@ -281,6 +327,13 @@ func (qp *QueryPlan) Explain() (columns []string, rows [][]any) {
 	if len(q.Keys) > 0 && qp.Selection == nil {
 		if len(qp.Parts) > 0 {
 			cost = qp.Cost
+			if qp.Table.HasPrivacyUnit() { // one group's parts: a share of the statement
+				cost = Cost{}
+				for _, part := range qp.Parts {
+					cost.Epsilon += part.Plan.Cost.Epsilon
+					cost.Delta += part.Plan.Cost.Delta
+				}
+			}
 		}
 		step++
 		names := make([]string, len(q.Keys))
@@ -293,6 +346,15 @@ func (qp *QueryPlan) Explain() (columns []string, rows [][]any) {
 				"each row is in at most one group, so each group's releases use the statement's epsilon = %s and delta = %s "+
 				"(parallel composition under add/remove of one row); summary aggregates of all groups in one GROUP BY fetch",
 				len(qp.Groups), strconv.FormatFloat(display(cost.Epsilon), 'g', -1, 64), strconv.FormatFloat(display(cost.Delta), 'g', -1, 64))
+			if t := qp.Table; t.HasPrivacyUnit() {
+				detail = fmt.Sprintf("every one of the %d declared groups is computed and released, empty ones included; "+
+					"each %s contributes at most %d rows to each of at most %d groups (chosen in the database by a keyed hash, independently of the values), "+
+					"so each group's releases use epsilon = %s and delta = %s (the statement's divided by %d): protects each %s at epsilon = %s across at most %d groups; "+
+					"summary aggregates of all groups in one GROUP BY fetch",
+					len(qp.Groups), t.PrivacyUnit, t.MaxRowsPerUnit, t.MaxGroupsPerUnit,
+					strconv.FormatFloat(display(cost.Epsilon), 'g', -1, 64), strconv.FormatFloat(display(cost.Delta), 'g', -1, 64), t.MaxGroupsPerUnit,
+					t.PrivacyUnit, strconv.FormatFloat(display(qp.Cost.Epsilon), 'g', -1, 64), t.MaxGroupsPerUnit)
+			}
 		}
 		rows = append(rows, []any{step, "groups", fmt.Sprintf("%s = %d groups", strings.Join(names, " × "), len(qp.Groups)),
 			"parallel composition", display(cost.Epsilon), display(cost.Delta), detail})
@@ -327,7 +389,14 @@ func (qp *QueryPlan) Explain() (columns []string, rows [][]any) {
 			"applied to the released rows after every group is released"})
 	}
 	step++
-	rows = append(rows, []any{step, "total", table, "", display(qp.Cost.Epsilon), display(qp.Cost.Delta), qp.totalDetail()})
+	detail := qp.totalDetail()
+	if t := qp.Table; t != nil && t.HasPrivacyUnit() && !q.Listing {
+		if len(q.Keys) > 0 {
+			detail += fmt.Sprintf(" (each %s in at most %d of them: ε / %d per group)", t.PrivacyUnit, t.MaxGroupsPerUnit, t.MaxGroupsPerUnit)
+		}
+		detail += unitTotal(t)
+	}
+	rows = append(rows, []any{step, "total", table, "", display(qp.Cost.Epsilon), display(qp.Cost.Delta), detail})
 	return columns, rows
 }
 

@@ -28,8 +28,11 @@ import (
 // All fetches of one statement share one secret salt, so a release's
 // count, sums and windows are computed over the same bounded rows.
 // Histogram synopses and interactive domains are refused on unit tables
-// (catalog), as is GROUP BY until grouped planning divides each group's ε
-// by max_groups_per_unit (catalog.Table.UnitGroupShare).
+// (catalog). GROUP BY over declared domains bounds each unit to
+// max_groups_per_unit groups in the database (sqlrewrite.UnitBound.Groups)
+// and gives each group's releases ε / max_groups_per_unit
+// (unitGroupSettings); GROUP BY a private key (partition selection) is
+// refused, as selection would have to count units.
 
 // unitScaled marks the mechanisms analysed for changes of k rows: they read
 // max_rows_per_unit rows per unit; every other mechanism reads one.

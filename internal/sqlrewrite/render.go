@@ -329,23 +329,32 @@ func (r *renderer) from(f Fetch, extra string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	var conds []string
-	for _, c := range f.Filter {
-		s, err := r.condition(c)
-		if err != nil {
-			return "", err
+	// The conditions are rendered where their text goes: a placeholder's
+	// argument is appended when it is rendered, in textual order.
+	renderConds := func() ([]string, error) {
+		var conds []string
+		for _, c := range f.Filter {
+			s, err := r.condition(c)
+			if err != nil {
+				return nil, err
+			}
+			conds = append(conds, s)
 		}
-		conds = append(conds, s)
-	}
-	if f.Boolean != nil {
-		s, err := r.predicate(f.Boolean)
-		if err != nil {
-			return "", err
+		if f.Boolean != nil {
+			s, err := r.predicate(f.Boolean)
+			if err != nil {
+				return nil, err
+			}
+			conds = append(conds, s)
 		}
-		conds = append(conds, s)
+		return conds, nil
 	}
 	if f.Unit != nil {
-		return r.unitFrom(f.Unit, table, conds, extra)
+		return r.unitFrom(f.Unit, table, renderConds, extra)
+	}
+	conds, err := renderConds()
+	if err != nil {
+		return "", err
 	}
 	if extra != "" {
 		conds = append(conds, extra)

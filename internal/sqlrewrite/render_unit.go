@@ -36,13 +36,28 @@ import (
 // nothing else. That is the neighbouring relation every mechanism's
 // unit-level analysis starts from.
 //
-// Grouped fetches (GROUP BY, not built here): bound per group by adding
-// the group key to the first PARTITION BY (MaxRows rows per unit per
-// group), and keep at most max_groups_per_unit groups of each unit with a
-// further ROW_NUMBER over the unit's distinct group keys ordered by the
-// keyed hash of (salt, unit, group key); a unit then moves at most that
-// many groups, so each group's release gets ε / max_groups_per_unit
-// (catalog.Table.UnitGroupShare).
+// Grouped fetches (GROUP BY over declared domains): with Groups set, the
+// group of a row is its cell (Cells' index of every dimension, combined
+// into one integer g(row)); rows in no cell (a NULL or undeclared key) are
+// dropped inside, as no group reads them. The bound becomes
+//
+//	pos   = ROW_NUMBER() OVER (PARTITION BY u, g ORDER BY c1, …, cn)
+//	rank  = ROW_NUMBER() OVER (PARTITION BY u, g ORDER BY key(salt, u, pos))
+//	grank = DENSE_RANK() OVER (PARTITION BY u ORDER BY key(salt·"g", u, g), g)
+//	WHERE rank <= MaxRows AND grank <= MaxGroups
+//
+// so each unit keeps at most MaxRows rows in each of at most MaxGroups of
+// its groups: the groups by the keyed hash of (salt, unit, group), the
+// rows within a group as above. Both choices depend on the unit's own
+// rows' positions and group keys and on the salt, never on the measured
+// values; ties of the hash are broken by g, so distinct groups get
+// distinct ranks. Adding or removing a unit therefore moves at most
+// MaxRows rows in each of at most MaxGroups groups, and each group's
+// release gets ε / MaxGroups (catalog.Table.UnitGroupShare). Within are
+// conditions applied after the bounding (one group's cell, for a fetch
+// that reads one group of a grouped statement): they must not be inside,
+// or every group would be bounded alone and a unit would keep all its
+// groups.
 type UnitBound struct {
 	// Column is the backend column identifying the unit.
 	Column string
@@ -53,6 +68,13 @@ type UnitBound struct {
 	Order []string
 	// Salt is the statement's secret key: 32 hex digits from the crypto source.
 	Salt string
+	// Groups are the group key dimensions of a grouped statement (empty:
+	// one group), and MaxGroups the most groups of one unit read (≥ 1 with
+	// Groups).
+	Groups    []CellDim
+	MaxGroups int64
+	// Within are conditions applied to the bounded rows (one group's cell).
+	Within []Condition
 }
 
 // UnitKeyFunction is the SQLite function the backend registers for the
@@ -61,16 +83,23 @@ const UnitKeyFunction = "dpproxy_unit_key"
 
 // The names of the bounding's helper columns.
 const (
-	unitPosColumn  = "dpproxy_unit_pos"
-	unitRankColumn = "dpproxy_unit_rank"
+	unitPosColumn       = "dpproxy_unit_pos"
+	unitRankColumn      = "dpproxy_unit_rank"
+	unitGroupColumn     = "dpproxy_unit_group"
+	unitGroupRankColumn = "dpproxy_unit_group_rank"
 )
+
+// maxUnitGroupCells caps the product of the dimensions' cell counts, so the
+// combined group index is an exact integer on every backend.
+const maxUnitGroupCells = 1 << 50
 
 // unitSaltDigits is the length of UnitBound.Salt.
 const unitSaltDigits = 32
 
 // unitFrom renders the FROM clause of a unit-bounded fetch (see UnitBound)
-// with the conditions conds (filter and predicate) inside and extra outside.
-func (r *renderer) unitFrom(u *UnitBound, table string, conds []string, extra string) (string, error) {
+// with the conditions renderConds renders (filter and predicate) inside,
+// and Within and extra outside.
+func (r *renderer) unitFrom(u *UnitBound, table string, renderConds func() ([]string, error), extra string) (string, error) {
 	if u.MaxRows < 1 || len(u.Order) == 0 || len(u.Salt) != unitSaltDigits || strings.Trim(u.Salt, "0123456789abcdef") != "" {
 		return "", fmt.Errorf("sqlrewrite: unit bound needs max rows ≥ 1, order columns and a %d-digit hex salt", unitSaltDigits)
 	}
@@ -84,29 +113,108 @@ func (r *renderer) unitFrom(u *UnitBound, table string, conds []string, extra st
 			return "", err
 		}
 	}
-	pos, rank := r.spec.quote+unitPosColumn+r.spec.quote, r.spec.quote+unitRankColumn+r.spec.quote
+	q := func(name string) string { return r.spec.quote + name + r.spec.quote }
+	pos, rank := q(unitPosColumn), q(unitRankColumn)
 	// The salt is hex digits only (checked above), so a literal is safe;
 	// literals keep the placeholders in textual order.
-	salt := "'" + u.Salt + "'"
-	var key string
-	switch r.spec.name {
-	case "sqlite":
-		key = UnitKeyFunction + "(" + salt + ", " + unit + ", " + pos + ")"
-	case "postgres":
-		key = "md5(" + salt + " || CAST(" + unit + " AS TEXT) || '/' || CAST(" + pos + " AS TEXT))"
-	default:
-		key = "MD5(CONCAT(" + salt + ", CAST(" + unit + " AS CHAR), '/', " + pos + "))"
+	key := r.unitKey("'"+u.Salt+"'", unit, pos)
+	// Rendered in textual order (placeholders): the group key where the
+	// inner select names it and partitions by it, then the conditions, then
+	// the group key again in the WHERE.
+	partition, group := unit, ""
+	if len(u.Groups) > 0 {
+		if u.MaxGroups < 1 {
+			return "", fmt.Errorf("sqlrewrite: a grouped unit bound needs max groups ≥ 1")
+		}
+		g, err := r.unitGroupKey(u.Groups)
+		if err != nil {
+			return "", err
+		}
+		group = g + " AS " + q(unitGroupColumn) + ", "
+		if g, err = r.unitGroupKey(u.Groups); err != nil {
+			return "", err
+		}
+		partition = unit + ", " + g
+	}
+	conds, err := renderConds()
+	if err != nil {
+		return "", err
 	}
 	where := append([]string{unit + " IS NOT NULL"}, conds...)
-	inner := "SELECT dpproxy_t.*, ROW_NUMBER() OVER (PARTITION BY " + unit + " ORDER BY " + strings.Join(order, ", ") +
-		") AS " + pos + " FROM " + table + " AS dpproxy_t WHERE " + strings.Join(where, " AND ")
-	middle := "SELECT dpproxy_p.*, ROW_NUMBER() OVER (PARTITION BY " + unit + " ORDER BY " + key + ") AS " + rank +
-		" FROM (" + inner + ") AS dpproxy_p"
-	outer := " FROM (" + middle + ") AS " + unitAlias + " WHERE " + rank + " <= " + strconv.FormatInt(u.MaxRows, 10)
+	if len(u.Groups) > 0 {
+		g, err := r.unitGroupKey(u.Groups)
+		if err != nil {
+			return "", err
+		}
+		where = append(where, g+" IS NOT NULL")
+	}
+	inner := "SELECT dpproxy_t.*, " + group + "ROW_NUMBER() OVER (PARTITION BY " + partition + " ORDER BY " + strings.Join(order, ", ") +
+		") AS " + pos + " FROM " + table + " AS dpproxy_t WHERE " + joinConditions(where, " AND ")
+	middlePartition := unit
+	if len(u.Groups) > 0 {
+		middlePartition += ", " + q(unitGroupColumn)
+	}
+	middleCols := "dpproxy_p.*, ROW_NUMBER() OVER (PARTITION BY " + middlePartition + " ORDER BY " + key + ") AS " + rank
+	keep := rank + " <= " + strconv.FormatInt(u.MaxRows, 10)
+	if len(u.Groups) > 0 {
+		g, groupRank := q(unitGroupColumn), q(unitGroupRankColumn)
+		middleCols += ", DENSE_RANK() OVER (PARTITION BY " + unit + " ORDER BY " + r.unitKey("'"+u.Salt+"g'", unit, g) + ", " + g + ") AS " + groupRank
+		keep += " AND " + groupRank + " <= " + strconv.FormatInt(u.MaxGroups, 10)
+	}
+	middle := "SELECT " + middleCols + " FROM (" + inner + ") AS dpproxy_p"
+	outer := " FROM (" + middle + ") AS " + unitAlias + " WHERE " + keep
+	for _, c := range u.Within {
+		s, err := r.condition(c)
+		if err != nil {
+			return "", err
+		}
+		outer += " AND " + s
+	}
 	if extra != "" {
 		outer += " AND " + extra
 	}
 	return outer, nil
+}
+
+// unitKey renders the keyed hash of (salt, unit, n) for an integer
+// expression n: HMAC-SHA-256 on SQLite (UnitKeyFunction), MD5 elsewhere.
+func (r *renderer) unitKey(salt, unit, n string) string {
+	switch r.spec.name {
+	case "sqlite":
+		return UnitKeyFunction + "(" + salt + ", " + unit + ", " + n + ")"
+	case "postgres":
+		return "md5(" + salt + " || CAST(" + unit + " AS TEXT) || '/' || CAST(" + n + " AS TEXT))"
+	default:
+		return "MD5(CONCAT(" + salt + ", CAST(" + unit + " AS CHAR), '/', " + n + "))"
+	}
+}
+
+// unitGroupKey renders a row's group as one integer: the cell indices of
+// the dimensions in mixed radix (k_1 + n_1·(k_2 + n_2·(…))), NULL when any
+// is NULL (the row is in no group).
+func (r *renderer) unitGroupKey(dims []CellDim) (string, error) {
+	expr := ""
+	cells := int64(1)
+	for i := len(dims) - 1; i >= 0; i-- {
+		k, err := r.cellKey(dims[i])
+		if err != nil {
+			return "", err
+		}
+		n := int64(len(dims[i].Values))
+		if n == 0 {
+			n = int64(len(dims[i].Edges) - 1)
+		}
+		if cells > maxUnitGroupCells/n {
+			return "", fmt.Errorf("sqlrewrite: more than 2^50 groups for a unit bound")
+		}
+		cells *= n
+		if expr == "" {
+			expr = "(" + k + ")"
+		} else {
+			expr = "((" + k + ") + " + strconv.FormatInt(n, 10) + " * " + expr + ")"
+		}
+	}
+	return expr, nil
 }
 
 // unitAlias names the bounded rows in the outer FROM of a unit-bounded
