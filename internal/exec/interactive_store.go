@@ -188,24 +188,13 @@ func (st *interactiveStore) obtain(ctx context.Context, ip *planner.InteractiveP
 			}
 			return inst, false, err
 		}
-		if err := ensureClaim(ctx, st.ledger, claim, eps); err != nil {
+		res, err := reserveClaim(ctx, st.ledger, accounts, claim, eps, fmt.Sprintf("%s: interactive counting instance", ip.Table.Name))
+		if err != nil {
 			return nil, false, err
 		}
-		res, err := st.ledger.Reserve(ctx, append(accounts, claim), budget.Cost{Epsilon: eps},
-			fmt.Sprintf("%s: interactive counting instance", ip.Table.Name))
-		if err == nil {
+		if res != nil {
 			inst, err := st.create(ctx, ip, res, create)
 			return inst, err == nil, err
-		}
-		if dperr.KindOf(err) != dperr.BudgetExhausted {
-			return nil, false, err
-		}
-		free, cerr := claimFree(ctx, st.ledger, claim, eps)
-		switch {
-		case cerr != nil:
-			return nil, false, cerr
-		case free:
-			return nil, false, err // the analyst's own budget is short
 		}
 		// Another statement holds the claim: wait for its instance, or
 		// reopen the claim if that creation is over without one.

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -115,23 +116,13 @@ func (st *synopsisStore) obtain(ctx context.Context, spec *planner.SynopsisSpec,
 		if err != nil || s != nil {
 			return s, false, err
 		}
-		if err := ensureClaim(ctx, st.ledger, claim, eps); err != nil {
+		res, err := reserveClaim(ctx, st.ledger, accounts, claim, eps, memo)
+		if err != nil {
 			return nil, false, err
 		}
-		res, err := st.ledger.Reserve(ctx, append(accounts, claim), budget.Cost{Epsilon: eps}, memo)
-		if err == nil {
+		if res != nil {
 			s, err := st.build(ctx, spec, res, build)
 			return s, err == nil, err
-		}
-		if dperr.KindOf(err) != dperr.BudgetExhausted {
-			return nil, false, err
-		}
-		free, cerr := claimFree(ctx, st.ledger, claim, eps)
-		switch {
-		case cerr != nil:
-			return nil, false, cerr
-		case free:
-			return nil, false, err // the analyst's own budget is short
 		}
 		// Another statement holds the claim: wait for its synopsis, or
 		// reopen the claim if that build is over without one.
@@ -216,6 +207,31 @@ func (st *synopsisStore) load(ctx context.Context, spec *planner.SynopsisSpec) (
 // The claim accounts below are shared by the synopsis and interactive
 // stores: a creation's ε is charged to its claim, whose limit admits one
 // creation at a time.
+
+// reserveClaim reserves eps on the analyst's accounts and the claim
+// account together: the reservation if this statement may create the shared
+// release, nil (and no error) if another statement holds the claim, or the
+// error (BudgetExhausted when the analyst's own budget is short).
+func reserveClaim(ctx context.Context, ledger *budget.Ledger, accounts []string, claim string, eps float64, memo string) (*budget.Reservation, error) {
+	if err := ensureClaim(ctx, ledger, claim, eps); err != nil {
+		return nil, err
+	}
+	res, err := ledger.Reserve(ctx, append(slices.Clone(accounts), claim), budget.Cost{Epsilon: eps}, memo)
+	if err == nil {
+		return res, nil
+	}
+	if dperr.KindOf(err) != dperr.BudgetExhausted {
+		return nil, err
+	}
+	free, cerr := claimFree(ctx, ledger, claim, eps)
+	switch {
+	case cerr != nil:
+		return nil, cerr
+	case free:
+		return nil, err // the analyst's own budget is short
+	}
+	return nil, nil
+}
 
 // ensureClaim creates the claim account with a limit of one ε if missing.
 func ensureClaim(ctx context.Context, ledger *budget.Ledger, claim string, eps float64) error {
