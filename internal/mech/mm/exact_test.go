@@ -326,6 +326,17 @@ func TestMMExactPrivacy(t *testing.T) {
 // loss above the claimed ε (at ε' = 2: 1.23·ε' and 1.09·ε').
 func TestMMExactPrivacyHasPower(t *testing.T) {
 	cases := mmExactCases(rand.New(privtest.Seeded(t, 0x3e10)), mmExactCaseCount)
+	mmCheckMutations(t, "H = 1, ε' = 2", func(testScale, answerScale float64) float64 {
+		worst, _ := mmExactWorst(t, cases, 2, testScale, answerScale)
+		return worst
+	})
+}
+
+// mmCheckMutations runs an exact check (worst returns its worst loss in
+// units of ε' for the given scale factors of the test and answer noise)
+// with each noise cut by 25%, and fails t unless each loss exceeds ε'.
+func mmCheckMutations(t *testing.T, label string, worst func(testScale, answerScale float64) float64) {
+	t.Helper()
 	for _, tc := range []struct {
 		name                   string
 		testScale, answerScale float64
@@ -333,10 +344,10 @@ func TestMMExactPrivacyHasPower(t *testing.T) {
 		{"test noise cut 25%", 0.75, 1},
 		{"answer noise cut 25%", 1, 0.75},
 	} {
-		worst, _ := mmExactWorst(t, cases, 2, tc.testScale, tc.answerScale)
-		t.Logf("%s, ε' = 2: worst exact loss %.4f·ε'", tc.name, worst)
-		if worst <= 1 {
-			t.Errorf("%s: worst loss %v·ε', want > ε' (the check has no power)", tc.name, worst)
+		w := worst(tc.testScale, tc.answerScale)
+		t.Logf("%s, %s: worst exact loss %.4f·ε'", label, tc.name, w)
+		if w <= 1 {
+			t.Errorf("%s, %s: worst loss %v·ε', want > ε' (the check has no power)", label, tc.name, w)
 		}
 	}
 }
