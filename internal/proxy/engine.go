@@ -23,7 +23,7 @@ import (
 )
 
 // Database is the name of the one database dpproxy shows its tables in.
-const Database = "dpproxy"
+const Database = sqlrewrite.DataDatabase
 
 // Engine holds what all sessions share.
 type Engine struct {

@@ -41,6 +41,16 @@ func (*ShowGrants) statement() {}
 // CatalogDatabase is the read-only database of metadata a session may USE.
 const CatalogDatabase = "information_schema"
 
+// DataDatabase is the one database dpproxy shows its configured tables in; a
+// configured table's name qualified by any other schema names no table.
+const DataDatabase = "dpproxy"
+
+// inDataDatabase reports whether a schema qualifier (lower case) may name a
+// configured table: none, or dpproxy's own database.
+func inDataDatabase(schema string) bool {
+	return schema == "" || schema == DataDatabase
+}
+
 // systemSchemas are the schemas whose tables are metadata, answered by the
 // catalog engine (those it does not have are unknown there).
 var systemSchemas = map[string]bool{
@@ -90,7 +100,7 @@ func (c *refCollector) Enter(n ast.Node) (ast.Node, bool) {
 		switch {
 		case systemSchemas[schema], schema == "" && strings.EqualFold(c.p.database, CatalogDatabase):
 			r.catalog = append(r.catalog, n.Name.O)
-		case c.p.isConfigured(n.Name.O):
+		case inDataDatabase(schema) && c.p.isConfigured(n.Name.O):
 			r.data = append(r.data, n.Name.O)
 		default:
 			r.other = append(r.other, n.Name.O)

@@ -216,8 +216,12 @@ func (p *Parser) source(from *ast.TableRefsClause) (*scope, error) {
 		return nil, refuseQuery("PARTITION")
 	}
 	t, ok := p.cat.Table(tn.Name.O)
-	if !ok {
-		return nil, dperr.New(dperr.UnknownTable, "Table '%s' doesn't exist", tn.Name.O)
+	if !ok || !inDataDatabase(tn.Schema.L) {
+		name := tn.Name.O
+		if tn.Schema.O != "" {
+			name = tn.Schema.O + "." + name
+		}
+		return nil, dperr.New(dperr.UnknownTable, "Table '%s' doesn't exist", name)
 	}
 	sc := &scope{table: t, qualifier: tn.Name.O}
 	if ts.AsName.O != "" {
@@ -229,7 +233,7 @@ func (p *Parser) source(from *ast.TableRefsClause) (*scope, error) {
 // column resolves a column reference; clause names the clause for
 // UnknownColumn messages, as MySQL does ('field list', 'where clause').
 func (sc *scope) column(c *ast.ColumnName, clause string) (*catalog.Column, error) {
-	if c.Table.O != "" && !strings.EqualFold(c.Table.O, sc.qualifier) {
+	if c.Table.O != "" && !strings.EqualFold(c.Table.O, sc.qualifier) || !inDataDatabase(c.Schema.L) {
 		return nil, unknownColumn(c, clause)
 	}
 	col, ok := sc.table.Column(c.Name.O)
