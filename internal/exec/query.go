@@ -80,6 +80,9 @@ func (e *Executor) RunQuery(ctx context.Context, user string, qp *planner.QueryP
 		}
 	case q.Listing:
 		warnings = append(warnings, note("the values are the declared domain of the configuration, not read from the data; no budget spent"))
+	case qp.Empty:
+		warnings = append(warnings, note("the LIMIT leaves no row whatever the data: no data read, no budget spent"))
+		rows = nil
 	case qp.Base == nil:
 		warnings = append(warnings, note("constants only: no data read, no budget spent"))
 	case len(q.Keys) == 0:

@@ -70,6 +70,11 @@ type QueryPlan struct {
 	// only set with Selection, which reads the key counts through it).
 	Table  *catalog.Table
 	Filter []sqlrewrite.Condition
+	// Empty is set when the LIMIT leaves no row whatever the data: LIMIT
+	// 0, or an OFFSET at or past the number of groups, which is public
+	// (one without keys; the declared domain's size with them). Nothing is
+	// planned, read or charged; the result has its columns and no row.
+	Empty bool
 }
 
 // PlanQuery plans a Query (see QueryPlan for its guarantee).
@@ -128,6 +133,10 @@ func (p *Planner) PlanQuery(q *sqlrewrite.Query, s Settings) (*QueryPlan, error)
 		return nil, dperr.New(dperr.Unsupported, "not supported: GROUP BY with %d groups (at most %d)", len(qp.Groups), maxGroups)
 	}
 	if len(q.Base.Items) == 0 || q.Listing {
+		return qp, nil
+	}
+	if l := q.Limit; l != nil && (l.Count == 0 || l.Offset >= uint64(len(qp.Groups))) {
+		qp.Empty = true
 		return qp, nil
 	}
 	groupSettings := s
@@ -341,6 +350,9 @@ func (qp *QueryPlan) Explain() (columns []string, rows [][]any) {
 			names[i] = fmt.Sprintf("%s(%d)", keyName(k), len(k.Values))
 		}
 		detail := "the values are listed from the declared domains: no data is read, no budget spent"
+		if qp.Empty {
+			detail = fmt.Sprintf("%d declared groups, all before the OFFSET: none is computed", len(qp.Groups))
+		}
 		if !q.Listing && (qp.Base != nil || len(qp.Parts) > 0) {
 			detail = fmt.Sprintf("every one of the %d declared groups is computed and released, empty ones included; "+
 				"each row is in at most one group, so each group's releases use the statement's epsilon = %s and delta = %s "+
@@ -385,12 +397,15 @@ func (qp *QueryPlan) Explain() (columns []string, rows [][]any) {
 	}
 	if len(post) > 0 {
 		step++
-		rows = append(rows, []any{step, "rows", strings.Join(post, "; "), "post-processing", 0.0, 0.0,
-			"applied to the released rows after every group is released"})
+		detail := "applied to the released rows after every group is released"
+		if qp.Empty {
+			detail = fmt.Sprintf("keeps no row of the %d the statement has whatever the data", len(qp.Groups))
+		}
+		rows = append(rows, []any{step, "rows", strings.Join(post, "; "), "post-processing", 0.0, 0.0, detail})
 	}
 	step++
 	detail := qp.totalDetail()
-	if t := qp.Table; t != nil && t.HasPrivacyUnit() && !q.Listing {
+	if t := qp.Table; t != nil && t.HasPrivacyUnit() && !q.Listing && !qp.Empty {
 		if len(q.Keys) > 0 {
 			detail += fmt.Sprintf(" (each %s in at most %d of them: ε / %d per group)", t.PrivacyUnit, t.MaxGroupsPerUnit, t.MaxGroupsPerUnit)
 		}
@@ -404,6 +419,8 @@ func (qp *QueryPlan) totalDetail() string {
 	switch {
 	case qp.Query.Listing:
 		return "declared values from the configuration; no data read"
+	case qp.Empty:
+		return "the LIMIT leaves no row whatever the data; no data read"
 	case len(qp.Parts) > 0:
 		return fmt.Sprintf("basic composition over %d part(s) with their own conditions; parallel composition over %d group(s)", len(qp.Parts), len(qp.Groups))
 	case qp.Selection != nil && qp.Base == nil:
