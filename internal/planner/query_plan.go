@@ -95,7 +95,13 @@ func (p *Planner) PlanQuery(q *sqlrewrite.Query, s Settings) (*QueryPlan, error)
 		}
 		dim := sqlrewrite.CellDim{Column: col.Source}
 		var conds []sqlrewrite.Condition
-		if k.Tiers != nil {
+		if k.Date != nil {
+			axis := k.Date.Axis
+			dim.Date = &axis
+			for i := range k.Values {
+				conds = append(conds, sqlrewrite.Condition{Column: col.Source, Cell: &sqlrewrite.DateCell{Axis: axis, Index: i}})
+			}
+		} else if k.Tiers != nil {
 			dim.Edges, conds = tierEdges(k.Tiers, col.Source)
 		} else if k.Bucket == nil {
 			dim.Values = k.Values
@@ -419,6 +425,9 @@ func (qp *QueryPlan) totalDetail() string {
 }
 
 func keyName(k sqlrewrite.GroupKey) string {
+	if k.Date != nil {
+		return k.Date.String()
+	}
 	if k.Tiers != nil {
 		return k.Tiers.String()
 	}
@@ -554,6 +563,20 @@ func (p *Planner) planParts(qp *QueryPlan, s Settings) (*QueryPlan, error) {
 
 // describeCondition renders a condition for EXPLAIN.
 func describeCondition(c sqlrewrite.Condition) string {
+	if c.Cell != nil {
+		return fmt.Sprintf("%s in date cell %d", c.Column, c.Cell.Index)
+	}
+	if c.Temporal != "" && c.Range != nil {
+		col := catalog.Column{Type: c.Temporal}
+		var parts []string
+		if r := c.Range; r.HasLower {
+			parts = append(parts, fmt.Sprintf("%s %s '%s'", c.Column, map[bool]string{false: ">=", true: ">"}[r.LowerOpen], col.FormatTemporal(r.Lower)))
+		}
+		if r := c.Range; r.HasUpper {
+			parts = append(parts, fmt.Sprintf("%s %s '%s'", c.Column, map[bool]string{false: "<=", true: "<"}[r.UpperOpen], col.FormatTemporal(r.Upper)))
+		}
+		return strings.Join(parts, " AND ")
+	}
 	switch {
 	case c.IsNull && c.Complement:
 		return c.Column + " IS NOT NULL"

@@ -48,6 +48,9 @@ type GroupKey struct {
 	Bucket *Bucketing
 	// Tiers is set for a CASE of tiers (tiers.go); Values are its labels.
 	Tiers *Tiering
+	// Date is set for a key over a date or timestamp column (dates.go);
+	// Values are its labels.
+	Date *Dating
 	// Values are the key's values, in output order: the declared values,
 	// or the bucket keys (lower edges, or bucket numbers for Index) of
 	// the buckets that meet the column's bounds. Nil for a Private key.

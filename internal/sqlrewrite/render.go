@@ -388,11 +388,21 @@ func (r *renderer) condition(c Condition) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if c.Cell != nil {
+		idx, err := r.dateIndex(col, c.Cell.Axis)
+		if err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("(%s) = %d", idx, c.Cell.Index), nil
+	}
 	if c.IsNull || c.Complement {
 		return r.nullCondition(col, c)
 	}
 	if (c.Range == nil) == (len(c.In) == 0) {
 		return "", fmt.Errorf("sqlrewrite: condition on %s needs exactly one of Range and In", c.Column)
+	}
+	if c.Range != nil && c.Temporal != "" {
+		return r.dateRange(col, c.Temporal, c.Range)
 	}
 	if c.Range != nil {
 		return r.rangeCondition(col, c.Range)
