@@ -18,9 +18,12 @@ import (
 // (or a timestamp: a wall-clock date and time) when it is
 //
 //   - SQLite: text spelling exactly an existing day 'YYYY-MM-DD' (date
-//     columns) or 'YYYY-MM-DD HH:MM:SS' (timestamp columns): date(c) = c,
-//     datetime(c) = c. Other text ('2021-02-30', '2021-1-5', a 'T'
-//     separator, fractions, zones), numbers and blobs are not dates;
+//     columns) or 'YYYY-MM-DD HH:MM:SS' (timestamp columns), which its
+//     date functions give back unchanged after normalising through the day
+//     number: date(julianday(c)) = c, datetime(julianday(c)) = c (date(c)
+//     alone keeps '2021-02-30' and '24:00:00' as written). Other text
+//     ('2021-02-30', '2021-1-5', a 'T' separator, fractions, zones, hour
+//     24), numbers and blobs are not dates;
 //   - PostgreSQL: any non-NULL date or timestamp (±infinity are out of
 //     bounds);
 //   - MariaDB: any non-NULL DATE or DATETIME with a month and a day that
@@ -549,9 +552,9 @@ func dateComparison(col *catalog.Column, op opcode.Op, x float64) Condition {
 func (r *renderer) dateReadable(col string, typ catalog.ColumnType) string {
 	switch {
 	case r.spec.name == "sqlite" && typ == catalog.Date:
-		return "(typeof(" + col + ") = 'text' AND date(" + col + ") = " + col + ")"
+		return "(typeof(" + col + ") = 'text' AND date(julianday(" + col + ")) = " + col + ")"
 	case r.spec.name == "sqlite":
-		return "(typeof(" + col + ") = 'text' AND datetime(" + col + ") = " + col + ")"
+		return "(typeof(" + col + ") = 'text' AND datetime(julianday(" + col + ")) = " + col + ")"
 	case r.spec.name == "mysql":
 		return "(DAYOFMONTH(" + col + ") BETWEEN 1 AND DAYOFMONTH(LAST_DAY(" + col + ")))"
 	}
