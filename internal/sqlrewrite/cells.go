@@ -11,6 +11,17 @@ type Cells struct {
 	Dims []CellDim
 }
 
+// Size is the number of cells of the dimension.
+func (d CellDim) Size() int {
+	switch {
+	case d.Date != nil:
+		return d.Date.Size()
+	case len(d.Edges) > 0:
+		return len(d.Edges) - 1
+	}
+	return len(d.Values)
+}
+
 // CellDim is one dimension of a Cells fetch; exactly one of Values,
 // Edges and Date is set.
 type CellDim struct {

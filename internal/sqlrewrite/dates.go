@@ -92,6 +92,23 @@ func (d *Dating) String() string {
 	return d.Spelling
 }
 
+// Size is the number of cells: the periods from the one holding Lower to
+// the one holding Upper, or the component values of Cycle.
+func (a DateAxis) Size() int {
+	if a.Part != PartYear && a.Part != PartMonth && a.Part != PartDay {
+		return len(a.Cycle)
+	}
+	c := catalog.Column{Type: a.Type}
+	lo, hi := c.TimeOf(a.Lower), c.TimeOf(a.Upper)
+	switch a.Part {
+	case PartYear:
+		return hi.Year() - lo.Year() + 1
+	case PartMonth:
+		return (hi.Year()-lo.Year())*12 + int(hi.Month()) - int(lo.Month()) + 1
+	}
+	return int(periodStart(hi, PartDay).Sub(periodStart(lo, PartDay)).Hours()/24) + 1
+}
+
 // DateCell selects the rows in cell Index of a date axis.
 type DateCell struct {
 	Axis  DateAxis
