@@ -593,10 +593,15 @@ func (r *renderer) dateValue(typ catalog.ColumnType, x float64) string {
 	return "TIMESTAMP '" + s + "'"
 }
 
-// dateRange renders a WHERE range on a date column: the value is a date
-// and in the range.
+// dateRange renders a WHERE range on a date column,
+//
+//	CASE WHEN readable THEN c >= lo AND c < hi END
+//
+// true or false on a date, NULL on a value that is not one: like a NULL,
+// such a value satisfies neither the range nor its NOT (a MariaDB zero
+// date, SQLite text that is no date).
 func (r *renderer) dateRange(col string, typ catalog.ColumnType, rg *Range) (string, error) {
-	parts := []string{r.dateReadable(col, typ)}
+	var parts []string
 	if rg.HasLower {
 		op := " >= "
 		if rg.LowerOpen {
@@ -611,10 +616,10 @@ func (r *renderer) dateRange(col string, typ catalog.ColumnType, rg *Range) (str
 		}
 		parts = append(parts, col+op+r.dateValue(typ, rg.Upper))
 	}
-	if len(parts) == 1 {
+	if len(parts) == 0 {
 		return "", fmt.Errorf("sqlrewrite: range on %s has no bound", col)
 	}
-	return "(" + strings.Join(parts, " AND ") + ")", nil
+	return "(CASE WHEN " + r.dateReadable(col, typ) + " THEN " + strings.Join(parts, " AND ") + " END)", nil
 }
 
 // dateIndex renders a row's cell index on a date axis, NULL for a value

@@ -41,6 +41,9 @@ func TestDateKeysOnHostileValues(t *testing.T) {
 		days    []value
 		times   []value
 		zoned   []value
+		// otherDates counts the days values that are dates outside
+		// [2019-01-01, 2021-01-01), within the bounds or not.
+		otherDates int
 	}{
 		{"sqlite", sqlrewrite.SQLite, testdb.SQLite, [3]string{"DATE", "TIMESTAMP", "TEXT"}, nil,
 			[]value{{"'2015-01-01'", "2015-01-01"}, {"'2024-12-31'", "2024-12-31"}, {"'2014-12-31'", ""}, {"'2025-01-01'", ""},
@@ -50,21 +53,21 @@ func TestDateKeysOnHostileValues(t *testing.T) {
 			[]value{{"'2015-01-01 00:00:00'", "2015-01-01 00:00:00"}, {"'2024-12-31 23:59:59'", "2024-12-31 23:59:59"},
 				{"'2014-12-31 23:59:59'", ""}, {"'2025-01-01 00:00:00'", ""}, {"'2020-06-15T10:00:00'", ""},
 				{"'2020-06-15 10:00:00.5'", ""}, {"'2020-06-15'", ""}, {"'2020-06-15 24:00:00'", ""}, {"'2020-06-15 10:00:00'", "2020-06-15 10:00:00"}},
-			nil},
+			nil, 4},
 		{"postgres", sqlrewrite.PostgreSQL, testdb.Postgres, [3]string{"DATE", "TIMESTAMP", "TIMESTAMPTZ"}, []string{"SET TIME ZONE 'UTC'"},
 			[]value{{"'2015-01-01'", "2015-01-01"}, {"'2024-12-31'", "2024-12-31"}, {"'2014-12-31'", ""}, {"'2025-01-01'", ""},
 				{"'2020-02-29'", "2020-02-29"}, {"'infinity'", ""}, {"'-infinity'", ""}, {"'0044-03-15 BC'", ""},
 				{"'2019-07-14'", "2019-07-14"}, {"'2019-07-14'", "2019-07-14"}},
 			[]value{{"'2015-01-01 00:00:00'", "2015-01-01 00:00:00"}, {"'2024-12-31 23:59:59'", "2024-12-31 23:59:59"},
 				{"'2014-12-31 23:59:59.999'", ""}, {"'2024-12-31 23:59:59.5'", ""}, {"'infinity'", ""}, {"'2020-06-15 10:00:00'", "2020-06-15 10:00:00"}},
-			[]value{{"'2020-12-31 23:30:00-02'", "2021-01-01 01:30:00"}, {"'2024-12-31 23:30:00+02'", "2024-12-31 21:30:00"}, {"'2025-01-01 01:00:00+02'", "2024-12-31 23:00:00"}}},
+			[]value{{"'2020-12-31 23:30:00-02'", "2021-01-01 01:30:00"}, {"'2024-12-31 23:30:00+02'", "2024-12-31 21:30:00"}, {"'2025-01-01 01:00:00+02'", "2024-12-31 23:00:00"}}, 7},
 		{"mysql", sqlrewrite.MySQL, testdb.MySQL, [3]string{"DATE", "DATETIME", "TIMESTAMP NULL"}, []string{"SET SESSION sql_mode = ''", "SET time_zone = '+00:00'"},
 			[]value{{"'2015-01-01'", "2015-01-01"}, {"'2024-12-31'", "2024-12-31"}, {"'2014-12-31'", ""}, {"'2025-01-01'", ""},
 				{"'2020-02-29'", "2020-02-29"}, {"'0000-00-00'", ""}, {"'2020-00-10'", ""}, {"'2020-05-00'", ""}, {"'1000-01-01'", ""},
 				{"'2019-07-14'", "2019-07-14"}, {"'2019-07-14'", "2019-07-14"}},
 			[]value{{"'2015-01-01 00:00:00'", "2015-01-01 00:00:00"}, {"'2024-12-31 23:59:59'", "2024-12-31 23:59:59"},
 				{"'2014-12-31 23:59:59'", ""}, {"'0000-00-00 00:00:00'", ""}, {"'2020-06-15 10:00:00'", "2020-06-15 10:00:00"}},
-			[]value{{"'2020-12-31 23:30:00'", "2020-12-31 23:30:00"}, {"'2024-06-01 12:00:00'", "2024-06-01 12:00:00"}}},
+			[]value{{"'2020-12-31 23:30:00'", "2020-12-31 23:30:00"}, {"'2024-06-01 12:00:00'", "2024-06-01 12:00:00"}}, 5},
 	} {
 		t.Run(b.name, func(t *testing.T) {
 			db := b.open(t)
@@ -194,8 +197,24 @@ func TestDateKeysOnHostileValues(t *testing.T) {
 					want++
 				}
 			}
-			if got := count(sqlrewrite.Condition{Column: "d", Temporal: catalog.Date, Range: &sqlrewrite.Range{Lower: from, Upper: until, HasLower: true, HasUpper: true, UpperOpen: true}}); got != want {
+			inRange := sqlrewrite.Condition{Column: "d", Temporal: catalog.Date, Range: &sqlrewrite.Range{Lower: from, Upper: until, HasLower: true, HasUpper: true, UpperOpen: true}}
+			if got := count(inRange); got != want {
 				t.Errorf("d in [2019-01-01, 2021-01-01): %d rows, want %d", got, want)
+			}
+			// Its NOT holds for the other dates only (out of bounds
+			// included: b.otherDates counts them): a value that is not a
+			// date satisfies neither, as NULL does.
+			q, args, err := sqlrewrite.Render(sqlrewrite.Fetch{Table: "dp_dates", Summary: []sqlrewrite.SummaryTerm{{Kind: sqlrewrite.CountAll}},
+				Boolean: &sqlrewrite.Predicate{Op: sqlrewrite.Not, Args: []*sqlrewrite.Predicate{{Op: sqlrewrite.Leaf, Leaf: &inRange}}}}, b.dialect)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var outside int
+			if err := db.QueryRow(q, args...).Scan(&outside); err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+			if outside != b.otherDates {
+				t.Errorf("NOT (d in [2019-01-01, 2021-01-01)): %d rows, want the %d other dates", outside, b.otherDates)
 			}
 		})
 	}
