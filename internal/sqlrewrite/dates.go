@@ -506,38 +506,48 @@ func (qb *queryBuilder) dateKeyIndex(d *Dating, labels []Value) int {
 }
 
 // dateExpr is the key of a date expression in the select list, HAVING or
-// ORDER BY; ok is false when e is no date key; err is set when it is one
-// that GROUP BY does not have.
-func (qb *queryBuilder) dateExpr(e ast.ExprNode) (*Expr, bool, error) {
+// ORDER BY; ok is false when e is not the expression of a date key of the
+// query (it may be post-processing of such keys: YEAR(col) * 100 +
+// MONTH(col) over the keys YEAR(col) and MONTH(col), a CASE over one).
+func (qb *queryBuilder) dateExpr(e ast.ExprNode) (*Expr, bool) {
 	d, _, ok, err := qb.sc.dating(e)
-	if !ok {
-		return nil, false, nil
-	}
-	if err != nil {
-		return nil, true, err
+	if !ok || err != nil {
+		return nil, false
 	}
 	for i, k := range qb.q.Keys {
 		if k.Date != nil && k.Date.Spelling == d.Spelling {
-			return &Expr{Kind: ExprKey, Index: i}, true, nil
+			return &Expr{Kind: ExprKey, Index: i}, true
 		}
 	}
-	return nil, true, refuseRows("the date expression %s outside GROUP BY", restore(e))
+	return nil, false
 }
 
 // dateLiteral reads a WHERE constant for a date or timestamp column: a
-// string or DATE '...' / TIMESTAMP '...', as the column's number. A
-// timestamp at midnight compares with a date column as its date (BI tools
-// send TIMESTAMP '2020-01-01 00:00:00' for date columns too).
+// string, DATE '...' / TIMESTAMP '...', or Superset's
+// STR_TO_DATE('2020-01-01 00:00:00.000000', '%Y-%m-%d %H:%i:%s.%f') (a
+// zero fraction), as the column's number. A timestamp at midnight
+// compares with a date column as its date (BI tools send TIMESTAMP
+// '2020-01-01 00:00:00' for date columns too).
 func dateLiteral(site conditionSite, col *catalog.Column, e ast.ExprNode) (float64, error) {
 	e = unparen(e)
+	fraction := false
 	if f, ok := e.(*ast.FuncCallExpr); ok && (f.FnName.L == ast.DateLiteral || f.FnName.L == ast.TimestampLiteral) && len(f.Args) == 1 {
 		e = f.Args[0]
+	} else if ok && f.FnName.L == "str_to_date" && len(f.Args) == 2 {
+		format, isLit := literal(f.Args[1])
+		known := map[string]bool{"%Y-%m-%d": false, "%Y-%m-%d %H:%i:%s": false, "%Y-%m-%d %T": false, "%Y-%m-%d %H:%i:%s.%f": true}
+		if withFraction, isKnown := known[format.Str]; isLit && format.IsText && isKnown {
+			e, fraction = f.Args[0], withFraction
+		}
 	}
 	v, ok := literal(e)
 	if !ok || !v.IsText {
-		return 0, site.refuse("%s", fmt.Sprintf("a comparison of the %s column %s with anything but a date literal ('2020-01-01' or DATE '2020-01-01')", col.Type, col.Name))
+		return 0, site.refuse("%s", fmt.Sprintf("a comparison of the %s column %s with anything but a date literal ('2020-01-01', DATE '2020-01-01' or STR_TO_DATE('2020-01-01', '%%Y-%%m-%%d'))", col.Type, col.Name))
 	}
 	s := strings.TrimSpace(v.Str)
+	if dot := strings.LastIndexByte(s, '.'); fraction && dot > 0 && strings.Trim(s[dot+1:], "0") == "" {
+		s = s[:dot]
+	}
 	if col.Type == catalog.Date && len(s) == len("2006-01-02 00:00:00") && strings.HasSuffix(s, " 00:00:00") {
 		s = s[:10]
 	}

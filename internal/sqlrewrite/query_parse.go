@@ -470,8 +470,8 @@ func (qb *queryBuilder) exprIn(e ast.ExprNode, clause string, aliases bool) (*Ex
 		return nil, refuseRows("the bucket %s outside GROUP BY", restore(e))
 	} else if k, ok := qb.tierExpr(e); ok {
 		return k, nil
-	} else if k, ok, err := qb.dateExpr(e); ok {
-		return k, err
+	} else if k, ok := qb.dateExpr(e); ok {
+		return k, nil
 	}
 	switch x := e.(type) {
 	case *ast.ColumnNameExpr:
