@@ -16,12 +16,14 @@ import (
 // aggregates, run once per group, and the public groups.
 //
 // Privacy (add/remove of one row): the groups are the cross product of
-// the keys' declared domains (or buckets over declared bounds), fixed by
-// the query and the configuration; a row falls in at most one group (a
-// row with a value outside a declared list is in none, and so is a row
-// with a NULL key unless the domain declares null: then the NULL group
-// holds exactly the unreadable values, a condition disjoint from every
-// declared value's). So
+// the keys' declared domains (or buckets over declared bounds, or the
+// years, months, days or cyclic parts of a date column's declared bounds),
+// fixed by the query and the configuration; a row falls in at most one
+// group (a row with a value outside a declared list is in none, and so is
+// a row with a NULL key unless the domain declares null: then the NULL
+// group holds exactly the unreadable values, a condition disjoint from
+// every declared value's; a date key computes one cell index per row, or
+// none, and each group's filter is that same index). So
 // adding or removing one row changes the data of one group only, and the
 // releases of every group may each use the statement's whole ε and δ:
 // parallel composition, the statement costs Base.Cost once, whatever the
