@@ -225,7 +225,8 @@ type Column struct {
 	Upper *float64 `yaml:"-"`
 	// RawLower and RawUpper are the bounds as the file writes them (a
 	// number, or a date or timestamp), read into Lower and Upper by the
-	// column's type when the configuration is parsed (readBounds).
+	// column's type when the configuration is parsed (readBounds), and
+	// nil after.
 	RawLower *RawBound `yaml:"lower"`
 	RawUpper *RawBound `yaml:"upper"`
 	// Histogram, if set, declares a histogram domain on a numeric column:

@@ -104,8 +104,9 @@ func (c *Column) ParseTemporal(s string) (float64, error) {
 }
 
 // readBounds reads every column's bounds as written (RawLower, RawUpper)
-// into Lower and Upper: dates or timestamps for a date or timestamp
-// column, numbers for the others (YAML's own number syntax).
+// into Lower and Upper, and clears the raw ones: dates or timestamps for a
+// date or timestamp column, numbers for the others (YAML's own number
+// syntax).
 func (c *Config) readBounds() error {
 	for i := range c.Tables {
 		for j := range c.Tables[i].Columns {
@@ -123,6 +124,9 @@ func (c *Config) readBounds() error {
 			if col.Upper, err = col.readBound(f+".upper", col.RawUpper); err != nil {
 				return err
 			}
+			// Read once: the parsed Config holds the numbers only, so that
+			// the file's layout (the nodes' lines) is no part of a column.
+			col.RawLower, col.RawUpper = nil, nil
 		}
 	}
 	return nil
