@@ -15,8 +15,10 @@ import (
 // Identifiers are quoted for the dialect (schema-qualified tables part by
 // part) and names that could break out of the quotes are refused. Numbers
 // (bounds, filter constants, offsets) are written by the proxy as literals
-// that read back as the exact float64 or int64; strings are always bind
-// arguments.
+// that read back as the exact float64 or int64; dates and timestamps (date
+// keys and conditions, dates.go) are written by the proxy from day or
+// second numbers as literals of the fixed shape 'YYYY-MM-DD[ HH:MM:SS]';
+// strings are always bind arguments.
 //
 // Totality (DESIGN.md §2: whether a statement answers, errors or returns NULL
 // never depends on private data except through a released noisy value).
