@@ -18,14 +18,18 @@ import (
 	"github.com/dpproxy/dpproxy/internal/wire"
 )
 
-// groupedDeployment loads the demo table into the backend and writes a
-// configuration with the demo's columns and declared domains (sex, educ,
-// race, married), the ledger in the same database.
+// groupedDeployment loads the demo table and demo.Visits into the backend
+// and writes a configuration with the demo's columns and declared domains
+// (sex, educ, race, married), and visits with its visit_date a date column
+// bounded by [2018-01-01, 2024-12-31], the ledger in the same database.
 func groupedDeployment(t *testing.T, driver, dsn, ledgerDriver, ledgerDSN string) string {
 	t.Helper()
 	dir := t.TempDir()
 	if out, err := exec.Command(binary, "load-demo", "--driver", driver, "--dsn", dsn).CombinedOutput(); err != nil {
 		t.Fatalf("load-demo: %v\n%s", err, out)
+	}
+	if err := demo.LoadVisits(t.Context(), testdb.Open(t, driver, dsn), driver, "visits", demo.Visits(datesSeed)); err != nil {
+		t.Fatal(err)
 	}
 	config := filepath.Join(dir, "dpproxy.yaml")
 	yaml := fmt.Sprintf(`
@@ -48,6 +52,11 @@ tables:
     columns:
       - {name: age, type: integer, lower: 0, upper: 100, partition_selection: true}
       - {name: income, type: real, lower: 0, upper: 500000}
+  - name: visits
+    columns:
+      - {name: age, type: integer, lower: 0, upper: 100}
+      - {name: spend, type: real, lower: 0, upper: 1000}
+      - {name: visit_date, type: date, lower: 2018-01-01, upper: 2024-12-31}
 `, driver, dsn, ledgerDriver, ledgerDSN, wire.FormatNativePasswordHash(wire.NativePasswordHash("gina-pw")))
 	if err := os.WriteFile(config, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)

@@ -214,13 +214,21 @@ type Column struct {
 	Name string `yaml:"name"`
 	// Source is the column's name in the backend; default Name.
 	Source string `yaml:"source"`
-	// Type is integer, real or text.
+	// Type is integer, real, text, date or timestamp (dates.go).
 	Type ColumnType `yaml:"type"`
-	// Lower and Upper are the public bounds of a numeric column. They are
-	// required for integer and real columns: they are public knowledge, never
-	// read from the data.
-	Lower *float64 `yaml:"lower"`
-	Upper *float64 `yaml:"upper"`
+	// Lower and Upper are the public bounds of a numeric, date or timestamp
+	// column. They are required for those columns: they are public
+	// knowledge, never read from the data. A date column's bounds are day
+	// numbers and a timestamp column's are seconds, both counted from
+	// 1970-01-01 00:00:00 (dates.go); the file writes them as dates.
+	Lower *float64 `yaml:"-"`
+	Upper *float64 `yaml:"-"`
+	// RawLower and RawUpper are the bounds as the file writes them (a
+	// number, or a date or timestamp), read into Lower and Upper by the
+	// column's type when the configuration is parsed (readBounds), and
+	// nil after.
+	RawLower *RawBound `yaml:"lower"`
+	RawUpper *RawBound `yaml:"upper"`
 	// Histogram, if set, declares a histogram domain on a numeric column:
 	// its range counts are answered from synopses (see Histogram).
 	Histogram *Histogram `yaml:"histogram"`
@@ -311,6 +319,9 @@ func ParseConfig(r io.Reader) (*Config, error) {
 	var c Config
 	if err := dec.Decode(&c); err != nil && !errors.Is(err, io.EOF) {
 		return nil, fmt.Errorf("config: %w", err)
+	}
+	if err := c.readBounds(); err != nil {
+		return nil, err
 	}
 	c.Backend.DSN = expandEnv(c.Backend.DSN)
 	c.Ledger.DSN = expandEnv(c.Ledger.DSN)
@@ -631,8 +642,12 @@ func (t *Table) validate(f string, seen map[string]bool) error {
 			if col.Lower != nil || col.Upper != nil {
 				return invalid(cf, "text column %q cannot have bounds", col.Name)
 			}
+		case Date, Timestamp:
+			if err := t.Columns[j].validateDates(cf); err != nil {
+				return err
+			}
 		default:
-			return invalid(cf+".type", "must be integer, real or text, got %q", col.Type)
+			return invalid(cf+".type", "must be integer, real, text, date or timestamp, got %q", col.Type)
 		}
 		if err := t.Columns[j].validateDomain(cf); err != nil {
 			return err

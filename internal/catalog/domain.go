@@ -19,7 +19,7 @@ func (c *Column) HasDomain() bool { return len(c.Values) > 0 }
 // distinct, numbers (within the bounds) for a numeric column. Numbers are
 // stored in their canonical spelling (strconv 'g').
 func (c *Column) validateDomain(f string) error {
-	if c.PartitionSelection && (c.Values != nil || c.Type == Real) {
+	if c.PartitionSelection && (c.Values != nil || c.Type == Real || c.Temporal()) {
 		return invalid(f+".partition_selection", "applies to integer and text columns without declared values (column %q)", c.Name)
 	}
 	if c.Values == nil {

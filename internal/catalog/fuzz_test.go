@@ -25,6 +25,8 @@ func FuzzParseConfig(f *testing.F) {
 	}
 	f.Add([]byte("backend: {driver: sqlite, dsn: x}\nusers: [{name: a, password_hash: '*0000000000000000000000000000000000000000', epsilon: 1}]\n" +
 		"tables: [{name: t, columns: [{name: c, type: integer, lower: 0, upper: 9, histogram: {epsilon: 0.5}}]}]\n"))
+	f.Add([]byte("backend: {driver: sqlite, dsn: x}\nusers: [{name: a, password_hash: '*0000000000000000000000000000000000000000', epsilon: 1}]\n" +
+		"tables: [{name: t, columns: [{name: d, type: date, lower: 2015-01-01, upper: 2024-12-31}, {name: s, type: timestamp, lower: '2015-01-01 00:00:00', upper: 2015-01-02}]}]\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		cfg, err := catalog.ParseConfig(bytes.NewReader(data))
 		if err != nil {
@@ -36,8 +38,11 @@ func FuzzParseConfig(f *testing.F) {
 				t.Fatalf("table %q not found by its name", tb.Name)
 			}
 			for _, c := range got.Columns {
-				if _, _, ok := c.Bounds(); !ok && c.Type != catalog.Text {
+				if _, _, ok := c.Bounds(); !ok && c.Numeric() {
 					t.Fatalf("numeric column %s.%s accepted without bounds", tb.Name, c.Name)
+				}
+				if lo, hi, ok := c.DateBounds(); c.Temporal() && (!ok || hi.Before(lo) || lo.Year() < 1000 || hi.Year() > 9999) {
+					t.Fatalf("%s column %s.%s accepted with bounds [%v, %v] (%v)", c.Type, tb.Name, c.Name, lo, hi, ok)
 				}
 			}
 		}

@@ -180,6 +180,8 @@ func (in *Interactive) validate(f string, t *Table) error {
 // validate checks one domain column against its declaration.
 func (c *InteractiveColumn) validate(f string, col *Column) error {
 	switch {
+	case col.Temporal():
+		return invalid(f, "%s column %q cannot be in an interactive domain", col.Type, c.Name)
 	case (len(c.Values) > 0) == (len(c.Edges) > 0):
 		return invalid(f, "column %q needs exactly one of values (categorical) and edges (bucketed numeric)", c.Name)
 	case c.Bucketed():

@@ -83,6 +83,10 @@ func newTable(database string, t *catalog.Table) *table {
 			typ = types.Int64
 		case catalog.Real:
 			typ = types.Float64
+		case catalog.Date:
+			typ = types.Date
+		case catalog.Timestamp:
+			typ = types.Datetime
 		default:
 			typ = types.CreateText(Collation)
 		}
@@ -98,6 +102,9 @@ func newTable(database string, t *catalog.Table) *table {
 // "bounds [lo, hi]", or "" for a column without bounds.
 func BoundsComment(c *catalog.Column) string {
 	lo, hi, ok := c.Bounds()
+	if c.Temporal() && c.Lower != nil && c.Upper != nil {
+		return fmt.Sprintf("bounds [%s, %s]", c.FormatTemporal(*c.Lower), c.FormatTemporal(*c.Upper))
+	}
 	if !ok {
 		return ""
 	}

@@ -7,17 +7,27 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // VisitRow is one row of the visits table: one visit of a person of the
 // PUMS sample. PersonID is the privacy unit; Age and Income are the
-// person's own (repeated on each of their rows), Spend is the visit's.
+// person's own (repeated on each of their rows), Spend and VisitDate are
+// the visit's (VisitDate as 'YYYY-MM-DD').
 type VisitRow struct {
-	PersonID int
-	Age      int
-	Income   float64
-	Spend    float64
+	PersonID  int
+	Age       int
+	Income    float64
+	Spend     float64
+	VisitDate string
 }
+
+// VisitsFirstDay and VisitsLastDay bound the visit dates: every visit
+// falls on a day of [2019-01-01, 2024-12-31].
+const (
+	VisitsFirstDay = "2019-01-01"
+	VisitsLastDay  = "2024-12-31"
+)
 
 // VisitsMaxRows is the most rows one person has in Visits.
 const VisitsMaxRows = 50
@@ -29,19 +39,17 @@ const VisitsSpendUpper = 1000
 // person: person i (PersonID i+1) has m ∈ [1, 50] visits with
 // P[m] ∝ m^-1.5 (a heavy tail: mean about 5, one person in about 350 has
 // 50), and each visit spends a whole amount in [0, 1000] that grows with the
-// person's income and age, times a per-visit factor in [0.25, 1.75). The
-// draws come from a splitmix64 stream started at seed, so the table is a
-// pure function of the seed (about 5,000 rows).
+// person's income and age, times a per-visit factor in [0.25, 1.75), on a
+// day drawn uniformly from [VisitsFirstDay, VisitsLastDay]. The draws come
+// from two splitmix64 streams started at seed (the dates from their own,
+// so that the other columns are those of the table without dates), so the
+// table is a pure function of the seed (about 5,000 rows).
 func Visits(seed uint64) []VisitRow {
-	state := seed
-	next := func() uint64 { // splitmix64
-		state += 0x9e3779b97f4a7c15
-		z := state
-		z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
-		z = (z ^ z>>27) * 0x94d049bb133111eb
-		return z ^ z>>31
-	}
-	uniform := func() float64 { return float64(next()>>11) * 0x1p-53 }
+	uniform := splitmix(seed)
+	uniformDay := splitmix(seed ^ 0xd47e5d47e5d47e5d)
+	first, _ := time.Parse(time.DateOnly, VisitsFirstDay)
+	last, _ := time.Parse(time.DateOnly, VisitsLastDay)
+	days := int(last.Sub(first).Hours()/24) + 1
 	cumulative := make([]float64, VisitsMaxRows)
 	total := 0.0
 	for m := 1; m <= VisitsMaxRows; m++ {
@@ -58,15 +66,31 @@ func Visits(seed uint64) []VisitRow {
 		base := 20 + math.Min(p.Income, 200000)/1000 + float64(p.Age)
 		for range m {
 			spend := math.Min(math.Round(base*(0.25+1.5*uniform())), VisitsSpendUpper)
-			rows = append(rows, VisitRow{PersonID: i + 1, Age: p.Age, Income: p.Income, Spend: spend})
+			day := first.AddDate(0, 0, int(uniformDay()*float64(days))).Format(time.DateOnly)
+			rows = append(rows, VisitRow{PersonID: i + 1, Age: p.Age, Income: p.Income, Spend: spend, VisitDate: day})
 		}
 	}
 	return rows
 }
 
+// splitmix returns the uniform draws in [0, 1) of a splitmix64 stream
+// started at seed.
+func splitmix(seed uint64) func() float64 {
+	state := seed
+	next := func() uint64 {
+		state += 0x9e3779b97f4a7c15
+		z := state
+		z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
+		z = (z ^ z>>27) * 0x94d049bb133111eb
+		return z ^ z>>31
+	}
+	return func() float64 { return float64(next()>>11) * 0x1p-53 }
+}
+
 // LoadVisits creates table name in db (dropping an existing one) with the
-// columns person_id, age, income and spend, and inserts rows. driver is
-// "sqlite", "postgres" or "mysql".
+// columns person_id, age, income, spend and visit_date (DATE; on SQLite
+// text 'YYYY-MM-DD'), and inserts rows. driver is "sqlite", "postgres" or
+// "mysql".
 func LoadVisits(ctx context.Context, db *sql.DB, driver, name string, rows []VisitRow) error {
 	realType := map[string]string{"sqlite": "REAL", "postgres": "DOUBLE PRECISION", "mysql": "DOUBLE"}[driver]
 	if realType == "" {
@@ -74,7 +98,7 @@ func LoadVisits(ctx context.Context, db *sql.DB, driver, name string, rows []Vis
 	}
 	for _, s := range []string{
 		"DROP TABLE IF EXISTS " + name,
-		fmt.Sprintf("CREATE TABLE %s (person_id INTEGER, age INTEGER, income %s, spend %s)", name, realType, realType),
+		fmt.Sprintf("CREATE TABLE %s (person_id INTEGER, age INTEGER, income %s, spend %s, visit_date DATE)", name, realType, realType),
 	} {
 		if _, err := db.ExecContext(ctx, s); err != nil {
 			return fmt.Errorf("demo: %s: %w", s, err)
@@ -84,13 +108,13 @@ func LoadVisits(ctx context.Context, db *sql.DB, driver, name string, rows []Vis
 	for start := 0; start < len(rows); start += batch {
 		end := min(start+batch, len(rows))
 		var sb strings.Builder
-		fmt.Fprintf(&sb, "INSERT INTO %s (person_id, age, income, spend) VALUES ", name)
+		fmt.Fprintf(&sb, "INSERT INTO %s (person_id, age, income, spend, visit_date) VALUES ", name)
 		for i, r := range rows[start:end] {
 			if i > 0 {
 				sb.WriteString(", ")
 			}
-			fmt.Fprintf(&sb, "(%d, %d, %s, %s)", r.PersonID, r.Age,
-				strconv.FormatFloat(r.Income, 'f', -1, 64), strconv.FormatFloat(r.Spend, 'f', -1, 64))
+			fmt.Fprintf(&sb, "(%d, %d, %s, %s, '%s')", r.PersonID, r.Age,
+				strconv.FormatFloat(r.Income, 'f', -1, 64), strconv.FormatFloat(r.Spend, 'f', -1, 64), r.VisitDate)
 		}
 		if _, err := db.ExecContext(ctx, sb.String()); err != nil {
 			return fmt.Errorf("demo: insert: %w", err)

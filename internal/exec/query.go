@@ -386,7 +386,9 @@ func groupLabel(q *sqlrewrite.Query, keys []sqlrewrite.Value) string {
 	parts := make([]string, len(keys))
 	for i, k := range q.Keys {
 		name := k.Column
-		if k.Tiers != nil {
+		if k.Date != nil {
+			name = k.Date.String()
+		} else if k.Tiers != nil {
 			name = k.Tiers.String()
 		} else if k.Bucket != nil {
 			name = fmt.Sprintf("FLOOR(%s / %g)", k.Column, k.Bucket.Width)

@@ -28,6 +28,8 @@ func testCatalog() *catalog.Config {
 			{Name: "state", Source: "st", Type: catalog.Text, Values: []string{"CA", "NY", "WA"}},
 			{Name: "sex", Source: "sex", Type: catalog.Integer, Lower: ptr(0), Upper: ptr(1), Values: []string{"0", "1"}},
 			{Name: "name", Source: "nm", Type: catalog.Text, PartitionSelection: true},
+			// day: dates of 2023 and 2024 (day numbers 19358 and 20088).
+			{Name: "day", Source: "dt", Type: catalog.Date, Lower: ptr(19358), Upper: ptr(20088)},
 		}},
 		// visits protects persons: at most 5 rows of one person_id per
 		// aggregate, at most 2 groups.

@@ -16,12 +16,14 @@ import (
 // aggregates, run once per group, and the public groups.
 //
 // Privacy (add/remove of one row): the groups are the cross product of
-// the keys' declared domains (or buckets over declared bounds), fixed by
-// the query and the configuration; a row falls in at most one group (a
-// row with a value outside a declared list is in none, and so is a row
-// with a NULL key unless the domain declares null: then the NULL group
-// holds exactly the unreadable values, a condition disjoint from every
-// declared value's). So
+// the keys' declared domains (or buckets over declared bounds, or the
+// years, months, days or cyclic parts of a date column's declared bounds),
+// fixed by the query and the configuration; a row falls in at most one
+// group (a row with a value outside a declared list is in none, and so is
+// a row with a NULL key unless the domain declares null: then the NULL
+// group holds exactly the unreadable values, a condition disjoint from
+// every declared value's; a date key computes one cell index per row, or
+// none, and each group's filter is that same index). So
 // adding or removing one row changes the data of one group only, and the
 // releases of every group may each use the statement's whole ε and δ:
 // parallel composition, the statement costs Base.Cost once, whatever the
@@ -100,7 +102,13 @@ func (p *Planner) PlanQuery(q *sqlrewrite.Query, s Settings) (*QueryPlan, error)
 		}
 		dim := sqlrewrite.CellDim{Column: col.Source}
 		var conds []sqlrewrite.Condition
-		if k.Tiers != nil {
+		if k.Date != nil {
+			axis := k.Date.Axis
+			dim.Date = &axis
+			for i := range k.Values {
+				conds = append(conds, sqlrewrite.Condition{Column: col.Source, Cell: &sqlrewrite.DateCell{Axis: axis, Index: i}})
+			}
+		} else if k.Tiers != nil {
 			dim.Edges, conds = tierEdges(k.Tiers, col.Source)
 		} else if k.Bucket == nil {
 			dim.Values = k.Values
@@ -436,6 +444,9 @@ func (qp *QueryPlan) totalDetail() string {
 }
 
 func keyName(k sqlrewrite.GroupKey) string {
+	if k.Date != nil {
+		return k.Date.String()
+	}
 	if k.Tiers != nil {
 		return k.Tiers.String()
 	}
@@ -571,6 +582,20 @@ func (p *Planner) planParts(qp *QueryPlan, s Settings) (*QueryPlan, error) {
 
 // describeCondition renders a condition for EXPLAIN.
 func describeCondition(c sqlrewrite.Condition) string {
+	if c.Cell != nil {
+		return fmt.Sprintf("%s in date cell %d", c.Column, c.Cell.Index)
+	}
+	if c.Temporal != "" && c.Range != nil {
+		col := catalog.Column{Type: c.Temporal}
+		var parts []string
+		if r := c.Range; r.HasLower {
+			parts = append(parts, fmt.Sprintf("%s %s '%s'", c.Column, map[bool]string{false: ">=", true: ">"}[r.LowerOpen], col.FormatTemporal(r.Lower)))
+		}
+		if r := c.Range; r.HasUpper {
+			parts = append(parts, fmt.Sprintf("%s %s '%s'", c.Column, map[bool]string{false: "<=", true: "<"}[r.UpperOpen], col.FormatTemporal(r.Upper)))
+		}
+		return strings.Join(parts, " AND ")
+	}
 	switch {
 	case c.IsNull && c.Complement:
 		return c.Column + " IS NOT NULL"

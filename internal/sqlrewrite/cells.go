@@ -11,8 +11,19 @@ type Cells struct {
 	Dims []CellDim
 }
 
-// CellDim is one dimension of a Cells fetch; exactly one of Values and
-// Edges is set.
+// Size is the number of cells of the dimension.
+func (d CellDim) Size() int {
+	switch {
+	case d.Date != nil:
+		return d.Date.Size()
+	case len(d.Edges) > 0:
+		return len(d.Edges) - 1
+	}
+	return len(d.Values)
+}
+
+// CellDim is one dimension of a Cells fetch; exactly one of Values,
+// Edges and Date is set.
 type CellDim struct {
 	// Column is the backend column.
 	Column string
@@ -23,4 +34,7 @@ type CellDim struct {
 	// column cast to double, values below e_1 in bucket 0 and values from
 	// e_{k-1} on in bucket k-1 (the ends clamp).
 	Edges []float64
+	// Date puts a date or timestamp column's rows in cells (dates.go):
+	// those that are not dates, or are outside its bounds, in none.
+	Date *DateAxis
 }

@@ -1,6 +1,8 @@
 package sqlrewrite
 
 import (
+	"fmt"
+
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/opcode"
 	"strconv"
@@ -30,6 +32,13 @@ func (sc *scope) comparison(e *ast.BinaryOperationExpr, site conditionSite) (Con
 	if err != nil {
 		return Condition{}, err
 	}
+	if col.Temporal() {
+		x, err := dateLiteral(site, col, valSide)
+		if err != nil {
+			return Condition{}, err
+		}
+		return dateComparison(col, op, x), nil
+	}
 	v, err := sc.constant(site, col, valSide)
 	if err != nil {
 		return Condition{}, err
@@ -57,6 +66,17 @@ func (sc *scope) between(e *ast.BetweenExpr, site conditionSite) (Condition, err
 	if err != nil {
 		return Condition{}, err
 	}
+	if col.Temporal() {
+		lo, err := dateLiteral(site, col, e.Left)
+		if err != nil {
+			return Condition{}, err
+		}
+		hi, err := dateLiteral(site, col, e.Right)
+		if err != nil {
+			return Condition{}, err
+		}
+		return Condition{Column: col.Name, Temporal: col.Type, Range: &Range{Lower: lo, Upper: hi, HasLower: true, HasUpper: true}}, nil
+	}
 	if !col.Numeric() {
 		return Condition{}, textRange(col)
 	}
@@ -79,6 +99,9 @@ func (sc *scope) in(e *ast.PatternInExpr, site conditionSite) (Condition, error)
 	col, err := sc.conditionColumn(site, e.Expr, e.List...)
 	if err != nil {
 		return Condition{}, err
+	}
+	if col.Temporal() {
+		return Condition{}, site.refuse("%s", fmt.Sprintf("IN on the %s column %s (use col BETWEEN '2020-01-01' AND '2020-12-31', or col = '2020-01-01')", col.Type, col.Name))
 	}
 	c := Condition{Column: col.Name}
 	for _, item := range e.List {

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/dpproxy/dpproxy/internal/catalog"
 	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
 )
 
@@ -30,9 +31,19 @@ import (
 //	histogram income [0, 500000] bins 10    Histogram
 //	cells sex in (0, 1)                     a categorical dimension of Cells
 //	cells age edges (0, 10, 20)             a bucketed dimension of Cells
+//	cells day date month 2015-01-01 2024-12-31
+//	                                        a date dimension (parts year, month,
+//	                                        day, monthofyear, quarter, dayofweek,
+//	                                        dayofmonth; the last four take a
+//	                                        cycle: (1, 2, 3))
+//	filter day date 2020-01-01 until 2021-01-01
+//	                                        a date range [lo, hi)
 //	grouped                                 (last) the cells and summary
 //	                                        lines so far become a GroupedSummary
 //	keys name                               KeyCounts (" numeric": Numeric)
+var datePartNames = map[string]sqlrewrite.DatePart{"year": sqlrewrite.PartYear, "month": sqlrewrite.PartMonth, "day": sqlrewrite.PartDay,
+	"monthofyear": sqlrewrite.PartMonthOfYear, "quarter": sqlrewrite.PartQuarterOfYear, "dayofweek": sqlrewrite.PartDayOfWeek, "dayofmonth": sqlrewrite.PartDayOfMonth}
+
 func parseFetch(input string) (sqlrewrite.Fetch, error) {
 	var f sqlrewrite.Fetch
 	for _, line := range strings.Split(strings.TrimSpace(input), "\n") {
@@ -59,11 +70,29 @@ var (
 	pairsLine     = regexp.MustCompile(`^pairs (\S+) \[(\S+), (\S+)\] (\S+) \[(\S+), (\S+)\]$`)
 	histogramLine = regexp.MustCompile(`^histogram (\S+) \[(\S+), (\S+)\] bins (-?\d+)$`)
 	cellsLine     = regexp.MustCompile(`^cells (\S+) (in|edges) \((.*)\)$`)
-	keysLine      = regexp.MustCompile(`^keys (\S+)( numeric)?$`)
+	// cells day date|timestamp year|month|day|monthofyear|quarter|dayofweek|dayofmonth 2015-01-01 2024-12-31 [(cycle)]
+	dateCellsLine = regexp.MustCompile(`^cells (\S+) (date|timestamp) (\w+) (\S+) (\S+)(?: \((.*)\))?$`)
+	// filter day date 2020-01-01 until 2021-01-01: a date range [lo, hi)
+	dateFilterLine = regexp.MustCompile(`^filter (\S+) (date|timestamp) (\S+) until (\S+)$`)
+	keysLine       = regexp.MustCompile(`^keys (\S+)( numeric)?$`)
 )
 
 func parseFetchLine(f *sqlrewrite.Fetch, line string) error {
 	var nums numbers
+	if m := dateFilterLine.FindStringSubmatch(line); m != nil {
+		c := catalog.Column{Type: catalog.ColumnType(m[2])}
+		lo, err := c.ParseTemporal(m[3])
+		if err != nil {
+			return err
+		}
+		hi, err := c.ParseTemporal(m[4])
+		if err != nil {
+			return err
+		}
+		f.Filter = append(f.Filter, sqlrewrite.Condition{Column: m[1], Temporal: c.Type,
+			Range: &sqlrewrite.Range{Lower: lo, Upper: hi, HasLower: true, HasUpper: true, UpperOpen: true}})
+		return nil
+	}
 	if m := tableLine.FindStringSubmatch(line); m != nil {
 		f.Table = m[1]
 		return nil
@@ -119,6 +148,36 @@ func parseFetchLine(f *sqlrewrite.Fetch, line string) error {
 		f.Histogram = &sqlrewrite.Histogram{Column: m[1], Lower: nums.float(m[2]), Upper: nums.float(m[3]),
 			Bins: int(nums.int(m[4]))}
 		return nums.err
+	}
+	if m := dateCellsLine.FindStringSubmatch(line); m != nil {
+		if f.Cells == nil {
+			f.Cells = &sqlrewrite.Cells{}
+		}
+		c := catalog.Column{Type: catalog.ColumnType(m[2])}
+		lo, err := c.ParseTemporal(m[4])
+		if err != nil {
+			return err
+		}
+		hi, err := c.ParseTemporal(m[5])
+		if err != nil {
+			return err
+		}
+		part, ok := datePartNames[m[3]]
+		if !ok {
+			return fmt.Errorf("unknown date part %q", m[3])
+		}
+		axis := &sqlrewrite.DateAxis{Type: c.Type, Part: part, Lower: lo, Upper: hi}
+		if m[6] != "" {
+			vals, err := parseValues(m[6])
+			if err != nil {
+				return err
+			}
+			for _, v := range vals {
+				axis.Cycle = append(axis.Cycle, int(v.Num))
+			}
+		}
+		f.Cells.Dims = append(f.Cells.Dims, sqlrewrite.CellDim{Column: m[1], Date: axis})
+		return nil
 	}
 	if m := cellsLine.FindStringSubmatch(line); m != nil {
 		if f.Cells == nil {

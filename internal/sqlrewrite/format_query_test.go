@@ -37,6 +37,9 @@ func formatQuery(b *strings.Builder, q *sqlrewrite.Query, indent string) {
 		if k.Tiers != nil {
 			name = fmt.Sprintf("tiers(%s)", k.Tiers.Spelling)
 		}
+		if k.Date != nil {
+			name = fmt.Sprintf("date(%s)", k.Date.Spelling)
+		}
 		if k.Bucket != nil {
 			name = fmt.Sprintf("bucket(%s, %s, index=%t, origin=%s)", k.Column, formatNumber(k.Bucket.Width), k.Bucket.Index, formatNumber(k.Bucket.Origin))
 		}

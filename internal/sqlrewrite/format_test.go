@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/dpproxy/dpproxy/internal/catalog"
 	"github.com/dpproxy/dpproxy/internal/dperr"
 	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
 )
@@ -163,16 +164,24 @@ func formatCondition(c sqlrewrite.Condition) string {
 		plain.Complement, plain.Text = false, false
 		return "not " + formatCondition(plain) + " or null" + text
 	}
+	if c.Cell != nil {
+		return fmt.Sprintf("%s in date cell %d", c.Column, c.Cell.Index)
+	}
 	if r := c.Range; r != nil {
 		lo, hi, open, closeB := "-inf", "inf", "(", ")"
+		num := formatNumber
+		if c.Temporal != "" {
+			col := catalog.Column{Type: c.Temporal}
+			num = func(x float64) string { return col.FormatTemporal(x) }
+		}
 		if r.HasLower {
-			lo = formatNumber(r.Lower)
+			lo = num(r.Lower)
 			if !r.LowerOpen {
 				open = "["
 			}
 		}
 		if r.HasUpper {
-			hi = formatNumber(r.Upper)
+			hi = num(r.Upper)
 			if !r.UpperOpen {
 				closeB = "]"
 			}

@@ -7,7 +7,8 @@ package sqlrewrite
 //
 // Privacy contract (the planner and executor rely on it): every part of a
 // Query other than Base is public or post-processing. Keys come from the
-// configuration (declared domains, buckets over declared bounds), so the
+// configuration (declared domains, buckets over declared bounds, calendar
+// parts of a date column's declared bounds), so the
 // set of groups, and the groups computed, never depend on the data; every
 // output value is a function of released values and keys; HAVING, ORDER BY,
 // LIMIT and DISTINCT act on those released rows after all of them are
@@ -48,6 +49,9 @@ type GroupKey struct {
 	Bucket *Bucketing
 	// Tiers is set for a CASE of tiers (tiers.go); Values are its labels.
 	Tiers *Tiering
+	// Date is set for a key over a date or timestamp column (dates.go);
+	// Values are its labels.
+	Date *Dating
 	// Values are the key's values, in output order: the declared values,
 	// or the bucket keys (lower edges, or bucket numbers for Index) of
 	// the buckets that meet the column's bounds. Nil for a Private key.

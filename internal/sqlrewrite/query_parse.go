@@ -268,6 +268,12 @@ func (qb *queryBuilder) keyExpr(e ast.ExprNode) (int, error) {
 	case *ast.PositionExpr:
 		return 0, refuseQuery("GROUP BY a position that names another position")
 	}
+	if d, labels, ok, err := qb.sc.dating(e); ok {
+		if err != nil {
+			return 0, err
+		}
+		return qb.dateKeyIndex(d, labels), nil
+	}
 	if isBucketShaped(e) {
 		b, err := qb.sc.bucket(e, "group statement")
 		if err != nil {
@@ -303,9 +309,19 @@ func (qb *queryBuilder) key(c *ast.ColumnNameExpr) (int, error) {
 		return 0, err
 	}
 	for i, k := range qb.q.Keys {
-		if k.Column == col.Name && k.Bucket == nil && k.Tiers == nil {
+		if k.Column == col.Name && k.Bucket == nil && k.Tiers == nil && bareDate(k) {
 			return i, nil
 		}
+	}
+	if col.Type == catalog.Date {
+		d, labels, err := columnDating(col)
+		if err != nil {
+			return 0, err
+		}
+		return qb.dateKeyIndex(d, labels), nil
+	}
+	if col.Temporal() {
+		return 0, refuseRows("GROUP BY or listing the timestamp column %s (its values are not declared); group by DATE(%s), DATE_FORMAT(%s, '%%Y-%%m') or YEAR(%s)", col.Name, col.Name, col.Name, col.Name)
 	}
 	if !col.HasDomain() && col.PartitionSelection && qb.grouping {
 		qb.q.Keys = append(qb.q.Keys, GroupKey{Column: col.Name, Private: true})
@@ -336,6 +352,11 @@ func (qb *queryBuilder) key(c *ast.ColumnNameExpr) (int, error) {
 	qb.q.Keys = append(qb.q.Keys, k)
 	return len(qb.q.Keys) - 1, nil
 }
+
+// bareDate reports whether a key that is neither a bucketing nor tiers is
+// its column itself: a declared domain, or a date column's days (GROUP BY
+// col), not a date key computed from it.
+func bareDate(k GroupKey) bool { return k.Date == nil || k.Date.Bare() }
 
 // bucketKey returns the key of a bucketing, adding it if new: its values
 // are the buckets that meet the column's declared bounds.
@@ -449,6 +470,8 @@ func (qb *queryBuilder) exprIn(e ast.ExprNode, clause string, aliases bool) (*Ex
 		return nil, refuseRows("the bucket %s outside GROUP BY", restore(e))
 	} else if k, ok := qb.tierExpr(e); ok {
 		return k, nil
+	} else if k, ok := qb.dateExpr(e); ok {
+		return k, nil
 	}
 	switch x := e.(type) {
 	case *ast.ColumnNameExpr:
@@ -464,7 +487,7 @@ func (qb *queryBuilder) exprIn(e ast.ExprNode, clause string, aliases bool) (*Ex
 			return nil, err
 		}
 		for i, k := range qb.q.Keys {
-			if k.Column == col.Name && k.Bucket == nil && k.Tiers == nil {
+			if k.Column == col.Name && k.Bucket == nil && k.Tiers == nil && bareDate(k) {
 				return &Expr{Kind: ExprKey, Index: i}, nil
 			}
 		}

@@ -15,8 +15,10 @@ import (
 // Identifiers are quoted for the dialect (schema-qualified tables part by
 // part) and names that could break out of the quotes are refused. Numbers
 // (bounds, filter constants, offsets) are written by the proxy as literals
-// that read back as the exact float64 or int64; strings are always bind
-// arguments.
+// that read back as the exact float64 or int64; dates and timestamps (date
+// keys and conditions, dates.go) are written by the proxy from day or
+// second numbers as literals of the fixed shape 'YYYY-MM-DD[ HH:MM:SS]';
+// strings are always bind arguments.
 //
 // Totality (DESIGN.md §2: whether a statement answers, errors or returns NULL
 // never depends on private data except through a released noisy value).
@@ -388,11 +390,21 @@ func (r *renderer) condition(c Condition) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if c.Cell != nil {
+		idx, err := r.dateIndex(col, c.Cell.Axis)
+		if err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("(%s) = %d", idx, c.Cell.Index), nil
+	}
 	if c.IsNull || c.Complement {
 		return r.nullCondition(col, c)
 	}
 	if (c.Range == nil) == (len(c.In) == 0) {
 		return "", fmt.Errorf("sqlrewrite: condition on %s needs exactly one of Range and In", c.Column)
+	}
+	if c.Range != nil && c.Temporal != "" {
+		return r.dateRange(col, c.Temporal, c.Range)
 	}
 	if c.Range != nil {
 		return r.rangeCondition(col, c.Range)

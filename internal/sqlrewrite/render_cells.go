@@ -52,8 +52,11 @@ func (r *renderer) cellKey(d CellDim) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if (len(d.Values) == 0) == (len(d.Edges) == 0) {
-		return "", fmt.Errorf("sqlrewrite: cell dimension %s needs exactly one of Values and Edges", d.Column)
+	if d.Date != nil && len(d.Values) == 0 && len(d.Edges) == 0 {
+		return r.dateIndex(col, *d.Date)
+	}
+	if (len(d.Values) == 0) == (len(d.Edges) == 0) || d.Date != nil {
+		return "", fmt.Errorf("sqlrewrite: cell dimension %s needs exactly one of Values, Edges and Date", d.Column)
 	}
 	var sb strings.Builder
 	sb.WriteString("CASE")

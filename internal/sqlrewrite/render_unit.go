@@ -200,9 +200,9 @@ func (r *renderer) unitGroupKey(dims []CellDim) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		n := int64(len(dims[i].Values))
-		if n == 0 {
-			n = int64(len(dims[i].Edges) - 1)
+		n := int64(dims[i].Size())
+		if n < 1 {
+			return "", fmt.Errorf("sqlrewrite: a unit bound's group dimension has no cells")
 		}
 		if cells > maxUnitGroupCells/n {
 			return "", fmt.Errorf("sqlrewrite: more than 2^50 groups for a unit bound")

@@ -102,7 +102,29 @@ func testCatalog() *catalog.Config {
 		{Name: "Visits", Source: "analytics.visits", Columns: []catalog.Column{
 			num("Duration", catalog.Real, 0, 3600),
 		}},
+		{Name: "events", Source: "events", Columns: []catalog.Column{
+			num("amount", catalog.Real, 0, 1000),
+			dated(catalog.Date, "day", "2015-01-01", "2024-12-31"),
+			dated(catalog.Timestamp, "at", "2023-11-15 06:00:00", "2024-02-10 18:00:00"),
+			dated(catalog.Date, "week", "2024-03-04", "2024-03-08"),
+			dated(catalog.Date, "born", "1900-01-01", "2024-12-31"),
+		}},
 	}}
+}
+
+// dated declares a date or timestamp column with its bounds.
+func dated(typ catalog.ColumnType, name, lower, upper string) catalog.Column {
+	c := catalog.Column{Name: name, Source: name, Type: typ}
+	lo, err := c.ParseTemporal(lower)
+	if err != nil {
+		panic(err)
+	}
+	hi, err := c.ParseTemporal(upper)
+	if err != nil {
+		panic(err)
+	}
+	c.Lower, c.Upper = &lo, &hi
+	return c
 }
 
 // domain declares a column's values (a GROUP BY key with a public domain).

@@ -15,6 +15,8 @@
 // sent to a backend.
 package sqlrewrite
 
+import "github.com/dpproxy/dpproxy/internal/catalog"
+
 // Statement is one parsed client statement: one of *Select, *Explain,
 // *SetVariables, *ShowWarnings, *ShowGrants, *Catalog, *ConstantSelect, *Use, *Empty.
 type Statement interface{ statement() }
@@ -181,6 +183,14 @@ type Condition struct {
 	// Text is set when the column is a text column, whose values are
 	// unreadable only when NULL (IsNull and Complement read it so).
 	Text bool
+	// Temporal is set (catalog.Date or catalog.Timestamp) with Range on a
+	// date or timestamp column: the ends are then day or second numbers
+	// (catalog.Column.ParseTemporal), and the range holds only for the
+	// values dates.go's rule reads as dates.
+	Temporal catalog.ColumnType
+	// Cell, set alone (with Column), holds for the rows in one cell of a
+	// date GROUP BY key: a group's filter (dates.go).
+	Cell *DateCell
 }
 
 // Range is an interval of a numeric column. A missing end is unbounded.

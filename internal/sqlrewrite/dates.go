@@ -1,0 +1,694 @@
+package sqlrewrite
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/mysql"
+	"github.com/pingcap/tidb/pkg/parser/opcode"
+
+	"github.com/dpproxy/dpproxy/internal/catalog"
+)
+
+// Date and timestamp columns (catalog.Date, catalog.Timestamp).
+//
+// Reading rule, the same on the three backends. A row's value is a date
+// (or a timestamp: a wall-clock date and time) when it is
+//
+//   - SQLite: text spelling exactly an existing day 'YYYY-MM-DD' (date
+//     columns) or 'YYYY-MM-DD HH:MM:SS' (timestamp columns), which its
+//     date functions give back unchanged after normalising through the day
+//     number: date(julianday(c)) = c, datetime(julianday(c)) = c (date(c)
+//     alone keeps '2021-02-30' and '24:00:00' as written). Other text
+//     ('2021-02-30', '2021-1-5', a 'T' separator, fractions, zones, hour
+//     24), numbers and blobs are not dates;
+//   - PostgreSQL: any non-NULL date or timestamp (±infinity are out of
+//     bounds);
+//   - MariaDB: any non-NULL DATE or DATETIME with a month and a day that
+//     exist, so the zero date '0000-00-00' and '2021-00-10' are not dates.
+//
+// A value that is not a date, or a date outside the column's declared
+// bounds, is in no group of a date key (like a NULL), and a WHERE
+// comparison holds only for dates. A timestamp is a wall-clock time: a
+// column with a time zone (PostgreSQL timestamptz, MariaDB TIMESTAMP) is
+// read in the backend session's time zone, which should be UTC.
+
+// DatePart is the part of a date that a date GROUP BY key computes.
+type DatePart int
+
+// The parts: calendar periods (Year, Month, Day: consecutive intervals of
+// time) and cyclic components.
+const (
+	PartYear DatePart = iota + 1
+	PartMonth
+	PartDay
+	PartMonthOfYear
+	PartQuarterOfYear
+	// PartDayOfWeek is 1 (Sunday) to 7 (Saturday), MySQL's DAYOFWEEK.
+	PartDayOfWeek
+	PartDayOfMonth
+)
+
+var partNames = map[DatePart]string{PartYear: "year", PartMonth: "month", PartDay: "day",
+	PartMonthOfYear: "month of year", PartQuarterOfYear: "quarter", PartDayOfWeek: "day of week", PartDayOfMonth: "day of month"}
+
+// DateAxis is how a date key puts rows in cells: a row whose value is a
+// date (the reading rule above) in [Lower, Upper] is in cell i when its
+// Part is the i-th of the domain: for a period, the i-th period from the
+// one holding Lower; for a component, Cycle[i]. Lower and Upper are the
+// column's bounds in its numbering (catalog: days or seconds).
+type DateAxis struct {
+	Type         catalog.ColumnType
+	Part         DatePart
+	Lower, Upper float64
+	// Cycle are the component values of the domain, for a cyclic part.
+	Cycle []int
+}
+
+// Dating is a GROUP BY key over a date or timestamp column: Axis puts
+// rows in cells, and the key's Values label them as the client's
+// expression does (YEAR(col) 2015, DATE_FORMAT(col, '%Y-%m') '2015-01',
+// DATE(col) '2015-01-01', ...). The domain follows from the declared
+// bounds, whatever the data: every period or component value within
+// them, empty ones included.
+type Dating struct {
+	Column string
+	Axis   DateAxis
+	// Spelling identifies the key (column, part, labels), so that the
+	// same expression in the select list and GROUP BY is one key.
+	Spelling string
+}
+
+// Bare reports whether the key is the date column itself (GROUP BY col).
+func (d *Dating) Bare() bool { return strings.HasSuffix(d.Spelling, "(column)") }
+
+// String names the key in plans and warnings.
+func (d *Dating) String() string {
+	if d.Bare() {
+		return d.Column
+	}
+	return d.Spelling
+}
+
+// Size is the number of cells: the periods from the one holding Lower to
+// the one holding Upper, or the component values of Cycle.
+func (a DateAxis) Size() int {
+	if a.Part != PartYear && a.Part != PartMonth && a.Part != PartDay {
+		return len(a.Cycle)
+	}
+	c := catalog.Column{Type: a.Type}
+	lo, hi := c.TimeOf(a.Lower), c.TimeOf(a.Upper)
+	switch a.Part {
+	case PartYear:
+		return hi.Year() - lo.Year() + 1
+	case PartMonth:
+		return (hi.Year()-lo.Year())*12 + int(hi.Month()) - int(lo.Month()) + 1
+	}
+	return int(periodStart(hi, PartDay).Sub(periodStart(lo, PartDay)).Hours()/24) + 1
+}
+
+// DateCell selects the rows in cell Index of a date axis.
+type DateCell struct {
+	Axis  DateAxis
+	Index int
+}
+
+// nearestDateForms names the supported date keys in refusals.
+const nearestDateForms = "the supported date keys are YEAR(col), MONTH(col), QUARTER(col), DAYOFWEEK(col), DAYOFMONTH(col), DATE(col), EXTRACT(YEAR|MONTH|QUARTER|DAY|YEAR_MONTH FROM col), YEAR(col) * 100 + MONTH(col), " +
+	"DATE_FORMAT(col, f) with f of %Y, %m, %d and literals (e.g. '%Y-%m', '%Y-%m-01'), and CAST(... AS DATE), DATE(...), STR_TO_DATE(..., '%Y-%m-%d') of those"
+
+// dateKey is a recognised date key before it is added: the axis and a
+// label per cell, with the spelling's label kind.
+type dateKey struct {
+	col   *catalog.Column
+	part  DatePart
+	label func(start time.Time) Value
+	kind  string
+}
+
+// dating recognises a date GROUP BY key; ok is false when e is no date
+// function of a column (the caller's other rules apply), and err says why
+// a date expression cannot be a key.
+func (sc *scope) dating(e ast.ExprNode) (d *Dating, labels []Value, ok bool, err error) {
+	e = unparen(e)
+	if _, isCol := e.(*ast.ColumnNameExpr); isCol || containsNode(e, isAggregate) || !sc.mentionsDate(e) {
+		return nil, nil, false, nil
+	}
+	k, err := sc.dateKeyOf(e)
+	if err != nil {
+		return nil, nil, true, err
+	}
+	d, labels, err = k.domain(restore(e))
+	return d, labels, true, err
+}
+
+// domain computes the key's cells and labels from the column's bounds:
+// every period or component value within them.
+func (k *dateKey) domain(text string) (d *Dating, labels []Value, err error) {
+	lo, hi, _ := k.col.DateBounds()
+	axis := DateAxis{Type: k.col.Type, Part: k.part, Lower: *k.col.Lower, Upper: *k.col.Upper}
+	switch k.part {
+	case PartYear, PartMonth, PartDay:
+		first, last := periodStart(lo, k.part), periodStart(hi, k.part)
+		if k.part == PartDay {
+			if n := int(last.Sub(first).Hours()/24) + 1; n > catalog.MaxGroups {
+				return nil, nil, refuseQuery("GROUP BY %s: %d days between the bounds of %s, more than %d groups; group by DATE_FORMAT(%s, '%%Y-%%m') or YEAR(%s)", text, n, k.col.Name, catalog.MaxGroups, k.col.Name, k.col.Name)
+			}
+		}
+		for t := first; !t.After(last); t = nextPeriod(t, k.part) {
+			labels = append(labels, k.label(t))
+		}
+	default:
+		seen := map[int]bool{}
+		day := periodStart(lo, PartDay)
+		for i := 0; i < 400 && !day.After(hi); i++ {
+			seen[component(day, k.part)] = true
+			day = day.AddDate(0, 0, 1)
+		}
+		for v := 1; v <= 31; v++ {
+			if seen[v] {
+				axis.Cycle = append(axis.Cycle, v)
+				labels = append(labels, Value{Num: float64(v)})
+			}
+		}
+	}
+	return &Dating{Column: k.col.Name, Axis: axis, Spelling: fmt.Sprintf("%s of %s (%s)", partNames[k.part], k.col.Name, k.kind)}, labels, nil
+}
+
+// columnDating is the key of a date column itself (GROUP BY col): its
+// days, labelled 'YYYY-MM-DD', as DATE(col).
+func columnDating(col *catalog.Column) (*Dating, []Value, error) {
+	k := &dateKey{col: col, part: PartDay, kind: "column", label: textLabel(time.DateOnly)}
+	return k.domain(col.Name)
+}
+
+// mentionsDate reports whether e refers to a date or timestamp column.
+func (sc *scope) mentionsDate(e ast.ExprNode) bool {
+	return containsNode(e, func(n ast.Node) bool {
+		c, ok := n.(*ast.ColumnNameExpr)
+		if !ok {
+			return false
+		}
+		col, err := sc.column(c.Name, "group statement")
+		return err == nil && col.Temporal()
+	})
+}
+
+// dateColumn returns the date or timestamp column e names.
+func (sc *scope) dateColumn(e ast.ExprNode) (*catalog.Column, bool) {
+	c, ok := unparen(e).(*ast.ColumnNameExpr)
+	if !ok {
+		return nil, false
+	}
+	col, err := sc.column(c.Name, "group statement")
+	if err != nil || !col.Temporal() {
+		return nil, false
+	}
+	return col, true
+}
+
+func numberLabel(f func(time.Time) int) func(time.Time) Value {
+	return func(t time.Time) Value { return Value{Num: float64(f(t))} }
+}
+
+func textLabel(layout string) func(time.Time) Value {
+	return func(t time.Time) Value { return Value{Str: t.Format(layout), IsText: true} }
+}
+
+// dateKeyOf recognises the shapes of date keys.
+func (sc *scope) dateKeyOf(e ast.ExprNode) (*dateKey, error) {
+	refuse := func() error {
+		return refuseRows("GROUP BY the date expression %s (its groups are not declared); %s", restore(e), nearestDateForms)
+	}
+	switch x := unparen(e).(type) {
+	case *ast.FuncCallExpr:
+		name := x.FnName.L
+		simple := map[string]DatePart{"year": PartYear, "month": PartMonthOfYear, "quarter": PartQuarterOfYear,
+			"dayofweek": PartDayOfWeek, "dayofmonth": PartDayOfMonth, "day": PartDayOfMonth, "date": PartDay}
+		if part, isSimple := simple[name]; isSimple && len(x.Args) == 1 {
+			if col, isCol := sc.dateColumn(x.Args[0]); isCol {
+				k := &dateKey{col: col, part: part, kind: name}
+				switch part {
+				case PartYear:
+					k.label = numberLabel(time.Time.Year)
+				case PartDay:
+					k.label = textLabel(time.DateOnly)
+				}
+				return k, nil
+			}
+		}
+		switch name {
+		case "extract":
+			if len(x.Args) != 2 {
+				return nil, refuse()
+			}
+			unit, isUnit := x.Args[0].(*ast.TimeUnitExpr)
+			col, isCol := sc.dateColumn(x.Args[1])
+			if !isUnit || !isCol {
+				return nil, refuse()
+			}
+			switch unit.Unit {
+			case ast.TimeUnitYear:
+				return &dateKey{col: col, part: PartYear, kind: "extract year", label: numberLabel(time.Time.Year)}, nil
+			case ast.TimeUnitMonth:
+				return &dateKey{col: col, part: PartMonthOfYear, kind: "extract month"}, nil
+			case ast.TimeUnitQuarter:
+				return &dateKey{col: col, part: PartQuarterOfYear, kind: "extract quarter"}, nil
+			case ast.TimeUnitDay:
+				return &dateKey{col: col, part: PartDayOfMonth, kind: "extract day"}, nil
+			case ast.TimeUnitYearMonth:
+				return yearMonthKey(col), nil
+			}
+			return nil, refuse()
+		case "date_format":
+			if len(x.Args) != 2 {
+				return nil, refuse()
+			}
+			col, isCol := sc.dateColumn(x.Args[0])
+			f, isLit := literal(x.Args[1])
+			if !isCol || !isLit || !f.IsText {
+				return nil, refuse()
+			}
+			return formatKey(col, f.Str, e)
+		case "date", "timestamp":
+			if len(x.Args) != 1 {
+				return nil, refuse()
+			}
+			if k, ok := sc.superset(x.Args[0]); ok && name == "date" {
+				return k, nil
+			}
+			return sc.dateCast(x.Args[0], name == "timestamp", e)
+		case "str_to_date":
+			if len(x.Args) != 2 {
+				return nil, refuse()
+			}
+			f, isLit := literal(x.Args[1])
+			if !isLit || !f.IsText || f.Str != "%Y-%m-%d" && f.Str != "%Y-%m-%d %H:%i:%s" && f.Str != "%Y-%m-%d %T" {
+				return nil, refuse()
+			}
+			return sc.dateCast(x.Args[0], f.Str != "%Y-%m-%d", e)
+		}
+	case *ast.FuncCastExpr:
+		switch x.Tp.GetType() {
+		case mysql.TypeDate:
+			return sc.dateCast(x.Expr, false, e)
+		case mysql.TypeDatetime, mysql.TypeTimestamp:
+			return sc.dateCast(x.Expr, true, e)
+		}
+	case *ast.BinaryOperationExpr:
+		// YEAR(col) * 100 + MONTH(col), either order of the sum.
+		if x.Op != opcode.Plus {
+			return nil, refuse()
+		}
+		for _, p := range [][2]ast.ExprNode{{x.L, x.R}, {x.R, x.L}} {
+			m, isMul := unparen(p[0]).(*ast.BinaryOperationExpr)
+			if !isMul || m.Op != opcode.Mul {
+				continue
+			}
+			y, month := dateFunc(m.L, "year"), dateFunc(p[1], "month")
+			if c, isNum := literal(m.R); isNum && !c.IsText && c.Num == 100 && y != nil && month != nil {
+				col, isCol := sc.dateColumn(y)
+				other, isOther := sc.dateColumn(month)
+				if isCol && isOther && col == other {
+					return yearMonthKey(col), nil
+				}
+			}
+		}
+	}
+	return nil, refuse()
+}
+
+// dateFunc returns the argument of name(arg), or nil.
+func dateFunc(e ast.ExprNode, name string) ast.ExprNode {
+	f, ok := unparen(e).(*ast.FuncCallExpr)
+	if !ok || f.FnName.L != name || len(f.Args) != 1 {
+		return nil
+	}
+	return f.Args[0]
+}
+
+// yearMonthKey is the month key labelled yyyymm (201501), as
+// EXTRACT(YEAR_MONTH FROM col) and YEAR(col) * 100 + MONTH(col) give it.
+func yearMonthKey(col *catalog.Column) *dateKey {
+	return &dateKey{col: col, part: PartMonth, kind: "yyyymm", label: numberLabel(func(t time.Time) int { return t.Year()*100 + int(t.Month()) })}
+}
+
+// formatKey is DATE_FORMAT(col, f): f may use %Y, %m and %d (and %%)
+// among literal characters, with %Y, and %m if %d: the label is then
+// constant on each year, month or day (the finest specifier) and tells
+// the periods apart.
+func formatKey(col *catalog.Column, f string, e ast.ExprNode) (*dateKey, error) {
+	has := map[byte]bool{}
+	for i := 0; i < len(f); i++ {
+		c := f[i]
+		if c != '%' {
+			if strings.ContainsRune("0123456789-/ :._T", rune(c)) {
+				continue
+			}
+			return nil, refuseQuery("GROUP BY %s: the format has the character %q; DATE_FORMAT keys use %%Y, %%m, %%d, digits and - / : . _ T or spaces (%s)", restore(e), c, nearestDateForms)
+		}
+		if i+1 == len(f) {
+			return nil, refuseQuery("GROUP BY %s: the format ends with %%", restore(e))
+		}
+		i++
+		switch f[i] {
+		case 'Y', 'm', 'd', '%':
+		default:
+			return nil, refuseQuery("GROUP BY %s: the format specifier %%%c (DATE_FORMAT keys use %%Y, %%m and %%d: years, months or days; hours, weeks and names are not supported; %s)", restore(e), f[i], nearestDateForms)
+		}
+		has[f[i]] = true
+	}
+	if !has['Y'] || has['d'] && !has['m'] {
+		return nil, refuseQuery("GROUP BY %s: a DATE_FORMAT key needs %%Y, and %%m with %%d, to tell its periods apart (%s)", restore(e), nearestDateForms)
+	}
+	part := PartYear
+	switch {
+	case has['d']:
+		part = PartDay
+	case has['m']:
+		part = PartMonth
+	}
+	return &dateKey{col: col, part: part, kind: "format " + f, label: func(t time.Time) Value {
+		return Value{Str: dateFormat(f, t), IsText: true}
+	}}, nil
+}
+
+// dateFormat is MySQL's DATE_FORMAT(t, f) for the specifiers %Y, %m, %d
+// and %% that formatKey admits (a year in [1000, 9999] has four digits).
+func dateFormat(f string, t time.Time) string {
+	var b strings.Builder
+	for i := 0; i < len(f); i++ {
+		if f[i] != '%' || i+1 == len(f) {
+			b.WriteByte(f[i])
+			continue
+		}
+		i++
+		switch f[i] {
+		case 'Y':
+			fmt.Fprintf(&b, "%04d", t.Year())
+		case 'm':
+			fmt.Fprintf(&b, "%02d", int(t.Month()))
+		case 'd':
+			fmt.Fprintf(&b, "%02d", t.Day())
+		default:
+			b.WriteByte(f[i])
+		}
+	}
+	return b.String()
+}
+
+// dateCast is CAST(k AS DATE) (datetime: AS DATETIME), DATE(k),
+// TIMESTAMP(k) or STR_TO_DATE(k, '%Y-%m-%d') of a text-labelled date key k
+// whose labels spell its periods' first days ('%Y-%m-01'): the labels
+// become those days as dates (datetimes at midnight).
+func (sc *scope) dateCast(inner ast.ExprNode, datetime bool, e ast.ExprNode) (*dateKey, error) {
+	k, err := sc.dateKeyOf(inner)
+	if err != nil {
+		return nil, err
+	}
+	if k.label == nil || !k.label(time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)).IsText {
+		return nil, refuseQuery("GROUP BY %s: only a DATE_FORMAT key that spells the first day of its periods (such as '%%Y-%%m-01') converts to a date (%s)", restore(e), nearestDateForms)
+	}
+	// The label must read back as the first day of the period, for every
+	// period: checked on the periods of four years (every month and day
+	// shape, a leap year included).
+	for t := time.Date(2023, 1, 1, 0, 0, 0, 0, time.UTC); t.Year() < 2027; t = nextPeriod(t, k.part) {
+		s := k.label(t).Str
+		d, perr := time.Parse(time.DateOnly, s)
+		if perr != nil {
+			d, perr = time.Parse(time.DateTime, s)
+		}
+		if perr != nil || !d.Equal(t) {
+			return nil, refuseQuery("GROUP BY %s: only a DATE_FORMAT key that spells the first day of its periods (such as '%%Y-%%m-01') converts to a date (%s)", restore(e), nearestDateForms)
+		}
+	}
+	layout, kind := time.DateOnly, "date"
+	if datetime {
+		layout, kind = time.DateTime, "datetime"
+	}
+	k.label, k.kind = textLabel(layout), k.kind+" as "+kind
+	return k, nil
+}
+
+// superset recognises Superset's MySQL time grains
+// DATE_SUB(col, INTERVAL DAYOFMONTH(col) - 1 DAY) (the month's first day)
+// and DATE_SUB(col, INTERVAL DAYOFYEAR(col) - 1 DAY) (the year's), inside
+// DATE(...).
+func (sc *scope) superset(e ast.ExprNode) (*dateKey, bool) {
+	f, ok := unparen(e).(*ast.FuncCallExpr)
+	if !ok || f.FnName.L != "date_sub" || len(f.Args) != 3 {
+		return nil, false
+	}
+	col, isCol := sc.dateColumn(f.Args[0])
+	unit, isUnit := f.Args[2].(*ast.TimeUnitExpr)
+	n, isDiff := unparen(f.Args[1]).(*ast.BinaryOperationExpr)
+	if !isCol || !isUnit || unit.Unit != ast.TimeUnitDay || !isDiff || n.Op != opcode.Minus {
+		return nil, false
+	}
+	if one, isNum := literal(n.R); !isNum || one.IsText || one.Num != 1 {
+		return nil, false
+	}
+	for name, part := range map[string]DatePart{"dayofmonth": PartMonth, "dayofyear": PartYear} {
+		if arg := dateFunc(n.L, name); arg != nil {
+			if other, ok := sc.dateColumn(arg); ok && other == col {
+				return &dateKey{col: col, part: part, kind: "superset " + name, label: textLabel(time.DateOnly)}, true
+			}
+		}
+	}
+	return nil, false
+}
+
+// periodStart is the first day of t's period.
+func periodStart(t time.Time, p DatePart) time.Time {
+	switch p {
+	case PartYear:
+		return time.Date(t.Year(), 1, 1, 0, 0, 0, 0, time.UTC)
+	case PartMonth:
+		return time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, time.UTC)
+	}
+	return time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
+}
+
+func nextPeriod(t time.Time, p DatePart) time.Time {
+	switch p {
+	case PartYear:
+		return t.AddDate(1, 0, 0)
+	case PartMonth:
+		return t.AddDate(0, 1, 0)
+	}
+	return t.AddDate(0, 0, 1)
+}
+
+// component is a cyclic part of day t.
+func component(t time.Time, p DatePart) int {
+	switch p {
+	case PartMonthOfYear:
+		return int(t.Month())
+	case PartQuarterOfYear:
+		return (int(t.Month()) + 2) / 3
+	case PartDayOfWeek:
+		return int(t.Weekday()) + 1
+	}
+	return t.Day()
+}
+
+// dateKeyIndex returns the key of a dating, adding it if new.
+func (qb *queryBuilder) dateKeyIndex(d *Dating, labels []Value) int {
+	for i, k := range qb.q.Keys {
+		if k.Date != nil && k.Date.Spelling == d.Spelling {
+			return i
+		}
+	}
+	qb.q.Keys = append(qb.q.Keys, GroupKey{Column: d.Column, Date: d, Values: labels})
+	return len(qb.q.Keys) - 1
+}
+
+// dateExpr is the key of a date expression in the select list, HAVING or
+// ORDER BY; ok is false when e is not the expression of a date key of the
+// query (it may be post-processing of such keys: YEAR(col) * 100 +
+// MONTH(col) over the keys YEAR(col) and MONTH(col), a CASE over one).
+func (qb *queryBuilder) dateExpr(e ast.ExprNode) (*Expr, bool) {
+	d, _, ok, err := qb.sc.dating(e)
+	if !ok || err != nil {
+		return nil, false
+	}
+	for i, k := range qb.q.Keys {
+		if k.Date != nil && k.Date.Spelling == d.Spelling {
+			return &Expr{Kind: ExprKey, Index: i}, true
+		}
+	}
+	return nil, false
+}
+
+// dateLiteral reads a WHERE constant for a date or timestamp column: a
+// string, DATE '...' / TIMESTAMP '...', or Superset's
+// STR_TO_DATE('2020-01-01 00:00:00.000000', '%Y-%m-%d %H:%i:%s.%f') (a
+// zero fraction), as the column's number. A timestamp at midnight
+// compares with a date column as its date (BI tools send TIMESTAMP
+// '2020-01-01 00:00:00' for date columns too).
+func dateLiteral(site conditionSite, col *catalog.Column, e ast.ExprNode) (float64, error) {
+	e = unparen(e)
+	fraction := false
+	if f, ok := e.(*ast.FuncCallExpr); ok && (f.FnName.L == ast.DateLiteral || f.FnName.L == ast.TimestampLiteral) && len(f.Args) == 1 {
+		e = f.Args[0]
+	} else if ok && f.FnName.L == "str_to_date" && len(f.Args) == 2 {
+		format, isLit := literal(f.Args[1])
+		known := map[string]bool{"%Y-%m-%d": false, "%Y-%m-%d %H:%i:%s": false, "%Y-%m-%d %T": false, "%Y-%m-%d %H:%i:%s.%f": true}
+		if withFraction, isKnown := known[format.Str]; isLit && format.IsText && isKnown {
+			e, fraction = f.Args[0], withFraction
+		}
+	}
+	v, ok := literal(e)
+	if !ok || !v.IsText {
+		return 0, site.refuse("%s", fmt.Sprintf("a comparison of the %s column %s with anything but a date literal ('2020-01-01', DATE '2020-01-01' or STR_TO_DATE('2020-01-01', '%%Y-%%m-%%d'))", col.Type, col.Name))
+	}
+	s := strings.TrimSpace(v.Str)
+	if dot := strings.LastIndexByte(s, '.'); fraction && dot > 0 && strings.Trim(s[dot+1:], "0") == "" {
+		s = s[:dot]
+	}
+	if col.Type == catalog.Date && len(s) == len("2006-01-02 00:00:00") && strings.HasSuffix(s, " 00:00:00") {
+		s = s[:10]
+	}
+	x, err := col.ParseTemporal(s)
+	if err != nil {
+		return 0, site.refuse("%s", fmt.Sprintf("a comparison of the %s column %s with %q: %v", col.Type, col.Name, v.Str, err))
+	}
+	return x, nil
+}
+
+// dateComparison is col op x on a date or timestamp column: = is the
+// one-point range [x, x] (the caller negates <>).
+func dateComparison(col *catalog.Column, op opcode.Op, x float64) Condition {
+	r := &Range{}
+	switch op {
+	case opcode.GT, opcode.GE:
+		r.Lower, r.HasLower, r.LowerOpen = x, true, op == opcode.GT
+	case opcode.LT, opcode.LE:
+		r.Upper, r.HasUpper, r.UpperOpen = x, true, op == opcode.LT
+	default:
+		r.Lower, r.Upper, r.HasLower, r.HasUpper = x, x, true, true
+	}
+	return Condition{Column: col.Name, Temporal: col.Type, Range: r}
+}
+
+// The rendering of date keys and conditions.
+
+// dateReadable renders the reading rule's "the value is a date".
+func (r *renderer) dateReadable(col string, typ catalog.ColumnType) string {
+	switch {
+	case r.spec.name == "sqlite" && typ == catalog.Date:
+		return "(typeof(" + col + ") = 'text' AND date(julianday(" + col + ")) = " + col + ")"
+	case r.spec.name == "sqlite":
+		return "(typeof(" + col + ") = 'text' AND datetime(julianday(" + col + ")) = " + col + ")"
+	case r.spec.name == "mysql":
+		return "(DAYOFMONTH(" + col + ") BETWEEN 1 AND DAYOFMONTH(LAST_DAY(" + col + ")))"
+	}
+	return col + " IS NOT NULL"
+}
+
+// dateValue renders a day or second number of a column of type typ as a
+// literal: fixed-shape text the proxy writes from a number (no client
+// text), typed DATE or TIMESTAMP except on SQLite, which compares text.
+func (r *renderer) dateValue(typ catalog.ColumnType, x float64) string {
+	c := catalog.Column{Type: typ}
+	s := c.FormatTemporal(x)
+	switch {
+	case r.spec.name == "sqlite":
+		return "'" + s + "'"
+	case typ == catalog.Date:
+		return "DATE '" + s + "'"
+	}
+	return "TIMESTAMP '" + s + "'"
+}
+
+// dateRange renders a WHERE range on a date column,
+//
+//	CASE WHEN readable THEN c >= lo AND c < hi END
+//
+// true or false on a date, NULL on a value that is not one: like a NULL,
+// such a value satisfies neither the range nor its NOT (a MariaDB zero
+// date, SQLite text that is no date).
+func (r *renderer) dateRange(col string, typ catalog.ColumnType, rg *Range) (string, error) {
+	var parts []string
+	if rg.HasLower {
+		op := " >= "
+		if rg.LowerOpen {
+			op = " > "
+		}
+		parts = append(parts, col+op+r.dateValue(typ, rg.Lower))
+	}
+	if rg.HasUpper {
+		op := " <= "
+		if rg.UpperOpen {
+			op = " < "
+		}
+		parts = append(parts, col+op+r.dateValue(typ, rg.Upper))
+	}
+	if len(parts) == 0 {
+		return "", fmt.Errorf("sqlrewrite: range on %s has no bound", col)
+	}
+	return "(CASE WHEN " + r.dateReadable(col, typ) + " THEN " + strings.Join(parts, " AND ") + " END)", nil
+}
+
+// dateIndex renders a row's cell index on a date axis, NULL for a value
+// that is not a date or is outside the bounds:
+//
+//	CASE WHEN readable AND c >= lo AND c <= hi THEN index END
+//
+// the index being, from the year y, month m and day number of the value,
+// y - y₀ (years), (y - y₀) * 12 + m - m₀ (months), the days since the
+// lower bound's (days), or the component's position in Cycle.
+func (r *renderer) dateIndex(col string, a DateAxis) (string, error) {
+	if a.Type != catalog.Date && a.Type != catalog.Timestamp || !(a.Lower <= a.Upper) {
+		return "", fmt.Errorf("sqlrewrite: bad date axis on %s", col)
+	}
+	c := catalog.Column{Type: a.Type}
+	lo := c.TimeOf(a.Lower)
+	var year, month, day, dow, days string
+	loDay := lo.Format(time.DateOnly)
+	switch r.spec.name {
+	case "sqlite":
+		part := func(f string) string { return "CAST(strftime('" + f + "', " + col + ") AS INTEGER)" }
+		year, month, day, dow = part("%Y"), part("%m"), part("%d"), part("%w")+" + 1"
+		days = "CAST(julianday(date(" + col + ")) - julianday('" + loDay + "') AS INTEGER)"
+	case "postgres":
+		part := func(f string) string { return "CAST(EXTRACT(" + f + " FROM " + col + ") AS INTEGER)" }
+		year, month, day, dow = part("YEAR"), part("MONTH"), part("DAY"), part("DOW")+" + 1"
+		days = "(CAST(" + col + " AS DATE) - DATE '" + loDay + "')"
+	default:
+		year, month, day, dow = "YEAR("+col+")", "MONTH("+col+")", "DAYOFMONTH("+col+")", "DAYOFWEEK("+col+")"
+		days = "DATEDIFF(" + col + ", DATE '" + loDay + "')"
+	}
+	var index string
+	switch a.Part {
+	case PartYear:
+		index = fmt.Sprintf("%s - %d", year, lo.Year())
+	case PartMonth:
+		index = fmt.Sprintf("(%s - %d) * 12 + %s - %d", year, lo.Year(), month, int(lo.Month()))
+	case PartDay:
+		index = days
+	default:
+		comp := map[DatePart]string{PartMonthOfYear: month, PartDayOfWeek: dow, PartDayOfMonth: day}[a.Part]
+		if a.Part == PartQuarterOfYear {
+			div := " / "
+			if r.spec.name == "mysql" {
+				div = " DIV "
+			}
+			comp = "(" + month + " + 2)" + div + "3"
+		}
+		if comp == "" || len(a.Cycle) == 0 {
+			return "", fmt.Errorf("sqlrewrite: bad date axis on %s", col)
+		}
+		var sb strings.Builder
+		sb.WriteString("CASE " + comp)
+		for i, v := range a.Cycle {
+			fmt.Fprintf(&sb, " WHEN %d THEN %d", v, i)
+		}
+		sb.WriteString(" END")
+		index = sb.String()
+	}
+	return fmt.Sprintf("CASE WHEN %s AND %s >= %s AND %s <= %s THEN %s END",
+		r.dateReadable(col, a.Type), col, r.dateValue(a.Type, a.Lower), col, r.dateValue(a.Type, a.Upper), index), nil
+}

@@ -1,0 +1,221 @@
+package sqlrewrite_test
+
+import (
+	"database/sql"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/dpproxy/dpproxy/internal/catalog"
+	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
+	"github.com/dpproxy/dpproxy/internal/testdb"
+)
+
+// TestDateKeysOnHostileValues stores dates and timestamps, valid and
+// hostile (NULL, out of bounds, the bounds themselves, impossible days,
+// other spellings on SQLite, blobs and numbers on SQLite, ±infinity on
+// PostgreSQL, zero dates on MariaDB, a timestamp with a time zone), and
+// checks on every backend that the date keys' cells (year, month, day,
+// quarter, day of week, day of month) count exactly the values the
+// reading rule (dates.go) reads as dates within the bounds, each in the
+// cell Go computes for it; that each group's condition (DateCell) selects
+// exactly its cell's rows; that a WHERE date range counts the dates in
+// it; and that no statement fails.
+func TestDateKeysOnHostileValues(t *testing.T) {
+	day := catalog.Column{Type: catalog.Date}
+	at := catalog.Column{Type: catalog.Timestamp}
+	lo, _ := day.ParseTemporal("2015-01-01")
+	hi, _ := day.ParseTemporal("2024-12-31")
+	tlo, _ := at.ParseTemporal("2015-01-01 00:00:00")
+	thi, _ := at.ParseTemporal("2024-12-31 23:59:59")
+	// A value, and what the rule reads: the date or time, or "" (no cell).
+	type value struct{ sql, read string }
+	common := []value{{"NULL", ""}}
+	for _, b := range []struct {
+		name    string
+		dialect sqlrewrite.Dialect
+		open    func(testing.TB) *sql.DB
+		types   [3]string // date, timestamp, timestamp with a time zone
+		setup   []string
+		days    []value
+		times   []value
+		zoned   []value
+		// otherDates counts the days values that are dates outside
+		// [2019-01-01, 2021-01-01), within the bounds or not.
+		otherDates int
+	}{
+		{"sqlite", sqlrewrite.SQLite, testdb.SQLite, [3]string{"DATE", "TIMESTAMP", "TEXT"}, nil,
+			[]value{{"'2015-01-01'", "2015-01-01"}, {"'2024-12-31'", "2024-12-31"}, {"'2014-12-31'", ""}, {"'2025-01-01'", ""},
+				{"'2020-02-29'", "2020-02-29"}, {"'2021-02-29'", ""}, {"'2021-02-30'", ""}, {"'2021-1-5'", ""}, {"' 2021-01-05'", ""},
+				{"'2021-01-05 10:00:00'", ""}, {"20210105", ""}, {"2459220.5", ""}, {"x'323032312d30312d3035'", ""}, {"'garbage'", ""},
+				{"'2019-07-14'", "2019-07-14"}, {"'2019-07-14'", "2019-07-14"}},
+			[]value{{"'2015-01-01 00:00:00'", "2015-01-01 00:00:00"}, {"'2024-12-31 23:59:59'", "2024-12-31 23:59:59"},
+				{"'2014-12-31 23:59:59'", ""}, {"'2025-01-01 00:00:00'", ""}, {"'2020-06-15T10:00:00'", ""},
+				{"'2020-06-15 10:00:00.5'", ""}, {"'2020-06-15'", ""}, {"'2020-06-15 24:00:00'", ""}, {"'2020-06-15 10:00:00'", "2020-06-15 10:00:00"}},
+			nil, 4},
+		{"postgres", sqlrewrite.PostgreSQL, testdb.Postgres, [3]string{"DATE", "TIMESTAMP", "TIMESTAMPTZ"}, []string{"SET TIME ZONE 'UTC'"},
+			[]value{{"'2015-01-01'", "2015-01-01"}, {"'2024-12-31'", "2024-12-31"}, {"'2014-12-31'", ""}, {"'2025-01-01'", ""},
+				{"'2020-02-29'", "2020-02-29"}, {"'infinity'", ""}, {"'-infinity'", ""}, {"'0044-03-15 BC'", ""},
+				{"'2019-07-14'", "2019-07-14"}, {"'2019-07-14'", "2019-07-14"}},
+			[]value{{"'2015-01-01 00:00:00'", "2015-01-01 00:00:00"}, {"'2024-12-31 23:59:59'", "2024-12-31 23:59:59"},
+				{"'2014-12-31 23:59:59.999'", ""}, {"'2024-12-31 23:59:59.5'", ""}, {"'infinity'", ""}, {"'2020-06-15 10:00:00'", "2020-06-15 10:00:00"}},
+			[]value{{"'2020-12-31 23:30:00-02'", "2021-01-01 01:30:00"}, {"'2024-12-31 23:30:00+02'", "2024-12-31 21:30:00"}, {"'2025-01-01 01:00:00+02'", "2024-12-31 23:00:00"}}, 7},
+		{"mysql", sqlrewrite.MySQL, testdb.MySQL, [3]string{"DATE", "DATETIME", "TIMESTAMP NULL"}, []string{"SET SESSION sql_mode = ''", "SET time_zone = '+00:00'"},
+			[]value{{"'2015-01-01'", "2015-01-01"}, {"'2024-12-31'", "2024-12-31"}, {"'2014-12-31'", ""}, {"'2025-01-01'", ""},
+				{"'2020-02-29'", "2020-02-29"}, {"'0000-00-00'", ""}, {"'2020-00-10'", ""}, {"'2020-05-00'", ""}, {"'1000-01-01'", ""},
+				{"'2019-07-14'", "2019-07-14"}, {"'2019-07-14'", "2019-07-14"}},
+			[]value{{"'2015-01-01 00:00:00'", "2015-01-01 00:00:00"}, {"'2024-12-31 23:59:59'", "2024-12-31 23:59:59"},
+				{"'2014-12-31 23:59:59'", ""}, {"'0000-00-00 00:00:00'", ""}, {"'2020-06-15 10:00:00'", "2020-06-15 10:00:00"}},
+			[]value{{"'2020-12-31 23:30:00'", "2020-12-31 23:30:00"}, {"'2024-06-01 12:00:00'", "2024-06-01 12:00:00"}}, 5},
+	} {
+		t.Run(b.name, func(t *testing.T) {
+			db := b.open(t)
+			db.SetMaxOpenConns(1) // the session settings hold for every statement
+			for _, s := range b.setup {
+				if _, err := db.Exec(s); err != nil {
+					t.Fatalf("%s: %v", s, err)
+				}
+			}
+			if _, err := db.Exec(fmt.Sprintf("CREATE TABLE dp_dates (d %s, ts %s, tz %s)", b.types[0], b.types[1], b.types[2])); err != nil {
+				t.Fatal(err)
+			}
+			insert := func(column string, vals []value) {
+				for _, v := range append(common, vals...) {
+					if _, err := db.Exec(fmt.Sprintf("INSERT INTO dp_dates (%s) VALUES (%s)", column, v.sql)); err != nil {
+						t.Fatalf("insert %s: %v", v.sql, err)
+					}
+				}
+			}
+			insert("d", b.days)
+			insert("ts", b.times)
+			insert("tz", b.zoned)
+			cells := func(d sqlrewrite.CellDim) map[int]int {
+				t.Helper()
+				q, args, err := sqlrewrite.Render(sqlrewrite.Fetch{Table: "dp_dates", Cells: &sqlrewrite.Cells{Dims: []sqlrewrite.CellDim{d}}}, b.dialect)
+				if err != nil {
+					t.Fatal(err)
+				}
+				rows, err := db.Query(q, args...)
+				if err != nil {
+					t.Fatalf("%s: %v", q, err)
+				}
+				defer rows.Close()
+				out := map[int]int{}
+				for rows.Next() {
+					var k, n int
+					if err := rows.Scan(&k, &n); err != nil {
+						t.Fatal(err)
+					}
+					out[k] = n
+				}
+				if err := rows.Err(); err != nil {
+					t.Fatal(err)
+				}
+				return out
+			}
+			count := func(c sqlrewrite.Condition) int {
+				t.Helper()
+				q, args, err := sqlrewrite.Render(sqlrewrite.Fetch{Table: "dp_dates", Filter: []sqlrewrite.Condition{c},
+					Summary: []sqlrewrite.SummaryTerm{{Kind: sqlrewrite.CountAll}}}, b.dialect)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var n int
+				if err := db.QueryRow(q, args...).Scan(&n); err != nil {
+					t.Fatalf("%s: %v", q, err)
+				}
+				return n
+			}
+			type axisCase struct {
+				column string
+				col    catalog.Column
+				vals   []value
+				axis   sqlrewrite.DateAxis
+				index  func(time.Time) int
+			}
+			loT, tloT := day.TimeOf(lo), at.TimeOf(tlo)
+			var cases []axisCase
+			for _, c := range []struct {
+				column string
+				col    catalog.Column
+				vals   []value
+				lo, hi float64
+				start  time.Time
+			}{{"d", day, b.days, lo, hi, loT}, {"ts", at, b.times, tlo, thi, tloT}, {"tz", at, b.zoned, tlo, thi, tloT}} {
+				if c.vals == nil {
+					continue
+				}
+				start := c.start
+				cases = append(cases,
+					axisCase{c.column, c.col, c.vals, sqlrewrite.DateAxis{Type: c.col.Type, Part: sqlrewrite.PartYear, Lower: c.lo, Upper: c.hi},
+						func(t time.Time) int { return t.Year() - start.Year() }},
+					axisCase{c.column, c.col, c.vals, sqlrewrite.DateAxis{Type: c.col.Type, Part: sqlrewrite.PartMonth, Lower: c.lo, Upper: c.hi},
+						func(t time.Time) int { return (t.Year()-start.Year())*12 + int(t.Month()) - 1 }},
+					axisCase{c.column, c.col, c.vals, sqlrewrite.DateAxis{Type: c.col.Type, Part: sqlrewrite.PartDay, Lower: c.lo, Upper: c.hi},
+						func(t time.Time) int {
+							return int(time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC).Sub(start).Hours() / 24)
+						}},
+					axisCase{c.column, c.col, c.vals, sqlrewrite.DateAxis{Type: c.col.Type, Part: sqlrewrite.PartQuarterOfYear, Lower: c.lo, Upper: c.hi, Cycle: []int{1, 2, 3, 4}},
+						func(t time.Time) int { return (int(t.Month()) - 1) / 3 }},
+					axisCase{c.column, c.col, c.vals, sqlrewrite.DateAxis{Type: c.col.Type, Part: sqlrewrite.PartDayOfWeek, Lower: c.lo, Upper: c.hi, Cycle: []int{1, 2, 3, 4, 5, 6, 7}},
+						func(t time.Time) int { return int(t.Weekday()) }},
+					axisCase{c.column, c.col, c.vals, sqlrewrite.DateAxis{Type: c.col.Type, Part: sqlrewrite.PartDayOfMonth, Lower: c.lo, Upper: c.hi, Cycle: []int{1, 15, 29, 31}},
+						func(t time.Time) int { return slices.Index([]int{1, 15, 29, 31}, t.Day()) }},
+				)
+			}
+			for _, c := range cases {
+				want := map[int]int{}
+				for _, v := range c.vals {
+					if v.read == "" {
+						continue
+					}
+					x, err := c.col.ParseTemporal(v.read)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if i := c.index(c.col.TimeOf(x)); i >= 0 {
+						want[i]++
+					}
+				}
+				got := cells(sqlrewrite.CellDim{Column: c.column, Date: &c.axis})
+				if fmt.Sprint(got) != fmt.Sprint(want) {
+					t.Errorf("%s part %d: cells %v, want %v", c.column, c.axis.Part, got, want)
+				}
+				for i, n := range want {
+					if m := count(sqlrewrite.Condition{Column: c.column, Cell: &sqlrewrite.DateCell{Axis: c.axis, Index: i}}); m != n {
+						t.Errorf("%s part %d: the condition of cell %d counts %d rows, want %d", c.column, c.axis.Part, i, m, n)
+					}
+				}
+			}
+			// WHERE d >= 2019-01-01 AND d < 2021-01-01 counts the dates in it.
+			from, _ := day.ParseTemporal("2019-01-01")
+			until, _ := day.ParseTemporal("2021-01-01")
+			want := 0
+			for _, v := range b.days {
+				if v.read >= "2019-01-01" && v.read < "2021-01-01" {
+					want++
+				}
+			}
+			inRange := sqlrewrite.Condition{Column: "d", Temporal: catalog.Date, Range: &sqlrewrite.Range{Lower: from, Upper: until, HasLower: true, HasUpper: true, UpperOpen: true}}
+			if got := count(inRange); got != want {
+				t.Errorf("d in [2019-01-01, 2021-01-01): %d rows, want %d", got, want)
+			}
+			// Its NOT holds for the other dates only (out of bounds
+			// included: b.otherDates counts them): a value that is not a
+			// date satisfies neither, as NULL does.
+			q, args, err := sqlrewrite.Render(sqlrewrite.Fetch{Table: "dp_dates", Summary: []sqlrewrite.SummaryTerm{{Kind: sqlrewrite.CountAll}},
+				Boolean: &sqlrewrite.Predicate{Op: sqlrewrite.Not, Args: []*sqlrewrite.Predicate{{Op: sqlrewrite.Leaf, Leaf: &inRange}}}}, b.dialect)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var outside int
+			if err := db.QueryRow(q, args...).Scan(&outside); err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+			if outside != b.otherDates {
+				t.Errorf("NOT (d in [2019-01-01, 2021-01-01)): %d rows, want the %d other dates", outside, b.otherDates)
+			}
+		})
+	}
+}
