@@ -615,7 +615,23 @@ func castName(x *ast.FuncCastExpr) string {
 func (qb *queryBuilder) aggregate(e ast.ExprNode) (*Expr, error) {
 	if a, ok := e.(*ast.AggregateFuncExpr); ok {
 		if x, ok, err := qb.affineAggregate(a); ok {
+			if err != nil {
+				// Not a·col + b (two or more columns, a product or
+				// quotient of columns): a row expression, or its reason.
+				x, _, err = qb.rowExprAggregate(a)
+			}
 			return x, err
+		}
+		if agg, ok, err := qb.sc.conditionalAggregate(e); ok || err != nil {
+			if err != nil {
+				return nil, err
+			}
+			return qb.item(agg, restore(e)), nil
+		}
+		if !qb.sc.rangeCountShaped(a) {
+			if x, ok, err := qb.rowExprAggregate(a); ok {
+				return x, err
+			}
 		}
 	}
 	if a, ok := e.(*ast.AggregateFuncExpr); ok && len(a.Args) == 1 && !a.Distinct {
@@ -641,14 +657,13 @@ func (qb *queryBuilder) aggregate(e ast.ExprNode) (*Expr, error) {
 			return qb.item(Aggregate{Func: Percentile, Column: col.Name, Quantile: q}, restore(e)), nil
 		}
 	}
+	if f, ok := e.(*ast.FuncCallExpr); ok {
+		if x, ok, err := qb.rowExprFunction(f); ok {
+			return x, err
+		}
+	}
 	if a, ok := e.(*ast.AggregateFuncExpr); ok && strings.EqualFold(a.F, "group_concat") {
 		return nil, refuseRows("GROUP_CONCAT")
-	}
-	if agg, ok, err := qb.sc.conditionalAggregate(e); ok {
-		if err != nil {
-			return nil, err
-		}
-		return qb.item(agg, restore(e)), nil
 	}
 	agg, err := qb.sc.aggregate(e)
 	if err != nil {
