@@ -13,7 +13,9 @@ func rcol(name string, lo, hi float64) *sqlrewrite.RowExpr {
 	return &sqlrewrite.RowExpr{Kind: sqlrewrite.RowColumn, Column: name, Lower: lo, Upper: hi}
 }
 
-func rnum(v float64) *sqlrewrite.RowExpr { return &sqlrewrite.RowExpr{Kind: sqlrewrite.RowConst, Num: v} }
+func rnum(v float64) *sqlrewrite.RowExpr {
+	return &sqlrewrite.RowExpr{Kind: sqlrewrite.RowConst, Num: v}
+}
 
 func rop(o byte, a, b *sqlrewrite.RowExpr) *sqlrewrite.RowExpr {
 	return &sqlrewrite.RowExpr{Kind: sqlrewrite.RowOp, Op: o, Args: []*sqlrewrite.RowExpr{a, b}}
