@@ -154,6 +154,7 @@ func TestCorpusOnSQLite(t *testing.T) {
 	run, answered := runCorpus(t, db, 1)
 	t.Logf("corpus: %d of %d queries answered (%.0f%%)", answered, run, 100*float64(answered)/float64(run))
 	groupedScenario(t, db)
+	rowExprScenario(t, db)
 }
 
 func TestGroupedOnPostgres(t *testing.T) {
@@ -163,6 +164,7 @@ func TestGroupedOnPostgres(t *testing.T) {
 	db.SetMaxOpenConns(1)
 	runCorpus(t, db, 4)
 	groupedScenario(t, db)
+	rowExprScenario(t, db)
 }
 
 func TestGroupedOnMariaDB(t *testing.T) {
@@ -172,6 +174,7 @@ func TestGroupedOnMariaDB(t *testing.T) {
 	db.SetMaxOpenConns(1)
 	runCorpus(t, db, 4)
 	groupedScenario(t, db)
+	rowExprScenario(t, db)
 }
 
 // groupTruth is the exact per-race count, mean age and income sum of the
