@@ -32,8 +32,8 @@ func rowExprScenario(t *testing.T, db *sql.DB) {
 	}
 	n := float64(len(rows))
 	truth := map[string]float64{
-		"SUM(age+income)":    sum,
-		"AVG(income-10*age)": diff / n,
+		"SUM(age+income)":                              sum,
+		"AVG(income-10*age)":                           diff / n,
 		"AVG(CASE WHEN age>90 THEN income ELSE 0 END)": old / n,
 	}
 	conn, err := db.Conn(t.Context())
