@@ -94,20 +94,24 @@ func (p *Planner) PlanQuery(q *sqlrewrite.Query, s Settings) (*QueryPlan, error)
 			return nil, dperr.New(dperr.UnknownColumn, "Unknown column '%s' in 'group statement'", k.Column)
 		}
 		dim := sqlrewrite.CellDim{Column: col.Source}
-		var conds []sqlrewrite.Condition
+		var conds [][]sqlrewrite.Condition
 		if k.Tiers != nil {
-			dim.Edges, conds = tierEdges(k.Tiers, col.Source)
+			dim.Tiers, conds = tierConditions(k.Tiers, col.Source)
 		} else if k.Bucket == nil {
 			dim.Values = k.Values
 			for _, v := range k.Values {
 				if v.Null {
-					conds = append(conds, sqlrewrite.Condition{Column: col.Source, IsNull: true, Text: v.IsText})
+					conds = append(conds, []sqlrewrite.Condition{{Column: col.Source, IsNull: true, Text: v.IsText}})
 					continue
 				}
-				conds = append(conds, sqlrewrite.Condition{Column: col.Source, In: []sqlrewrite.Value{v}})
+				conds = append(conds, []sqlrewrite.Condition{{Column: col.Source, In: []sqlrewrite.Value{v}}})
 			}
 		} else {
-			dim.Edges, conds = bucketEdges(k, col.Source)
+			var bucket []sqlrewrite.Condition
+			dim.Edges, bucket = bucketEdges(k, col.Source)
+			for _, c := range bucket {
+				conds = append(conds, []sqlrewrite.Condition{c})
+			}
 		}
 		qp.Dims = append(qp.Dims, dim)
 		var groups [][]sqlrewrite.Value
@@ -119,7 +123,7 @@ func (p *Planner) PlanQuery(q *sqlrewrite.Query, s Settings) (*QueryPlan, error)
 				if qp.GroupFilters != nil {
 					f = append(f, qp.GroupFilters[g]...)
 				}
-				filters = append(filters, append(f, conds[i]))
+				filters = append(filters, append(f, conds[i]...))
 			}
 		}
 		qp.Groups, qp.GroupFilters = groups, filters
@@ -233,25 +237,24 @@ func (p *Planner) planSelected(q *sqlrewrite.Query, t *catalog.Table, s Settings
 // maxGroups is the public cap on the groups of one statement.
 const maxGroups = 10000
 
-// tierEdges returns the cell edges of a tiering and, per tier, the
-// condition selecting its rows: below e₁, [eᵢ, eᵢ₊₁), from eₖ on. The
-// outer cell edges are the floats next to e₁ and eₖ (the grouped fetch
-// compares only with the inner ones).
-func tierEdges(t *sqlrewrite.Tiering, source string) ([]float64, []sqlrewrite.Condition) {
-	e := t.Edges
-	edges := append(append([]float64{math.Nextafter(e[0], math.Inf(-1))}, e...), math.Nextafter(e[len(e)-1], math.Inf(1)))
-	conds := make([]sqlrewrite.Condition, len(e)+1)
+// tierConditions returns the ranges of a tiering, in backend names, and
+// per tier the conditions selecting its rows, as SQL's CASE does on the
+// readable values: the value readable, in the tier's range and in none of
+// the earlier ones (each a Complement: not in the range, or unreadable);
+// the ELSE tier's, readable and in none of the ranges.
+func tierConditions(t *sqlrewrite.Tiering, source string) ([]sqlrewrite.Range, [][]sqlrewrite.Condition) {
+	readable := sqlrewrite.Condition{Column: source, IsNull: true, Complement: true}
+	conds := make([][]sqlrewrite.Condition, len(t.Ranges)+1)
 	for i := range conds {
-		r := &sqlrewrite.Range{UpperOpen: true}
-		if i > 0 {
-			r.Lower, r.HasLower = e[i-1], true
+		conds[i] = []sqlrewrite.Condition{readable}
+		if i < len(t.Ranges) {
+			conds[i] = append(conds[i], sqlrewrite.Condition{Column: source, Range: &t.Ranges[i]})
 		}
-		if i < len(e) {
-			r.Upper, r.HasUpper = e[i], true
+		for j := 0; j < i && j < len(t.Ranges); j++ {
+			conds[i] = append(conds[i], sqlrewrite.Condition{Column: source, Range: &t.Ranges[j], Complement: true})
 		}
-		conds[i] = sqlrewrite.Condition{Column: source, Range: r}
 	}
-	return edges, conds
+	return t.Ranges, conds
 }
 
 // bucketEdges returns the edges of a bucket key's buckets and, per

@@ -11,8 +11,8 @@ type Cells struct {
 	Dims []CellDim
 }
 
-// CellDim is one dimension of a Cells fetch; exactly one of Values and
-// Edges is set.
+// CellDim is one dimension of a Cells fetch; exactly one of Values,
+// Edges and Tiers is set.
 type CellDim struct {
 	// Column is the backend column.
 	Column string
@@ -23,4 +23,19 @@ type CellDim struct {
 	// column cast to double, values below e_1 in bucket 0 and values from
 	// e_{k-1} on in bucket k-1 (the ends clamp).
 	Edges []float64
+	// Tiers are first-match ranges (a CASE of tiers, tiers.go): index i is
+	// the first Tiers[i] holding the readable value, len(Tiers) when none
+	// does.
+	Tiers []Range
+}
+
+// Size is the number of cells of the dimension.
+func (d CellDim) Size() int64 {
+	switch {
+	case len(d.Tiers) > 0:
+		return int64(len(d.Tiers) + 1)
+	case len(d.Edges) > 0:
+		return int64(len(d.Edges) - 1)
+	}
+	return int64(len(d.Values))
 }

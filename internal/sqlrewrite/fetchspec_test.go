@@ -30,6 +30,7 @@ import (
 //	histogram income [0, 500000] bins 10    Histogram
 //	cells sex in (0, 1)                     a categorical dimension of Cells
 //	cells age edges (0, 10, 20)             a bucketed dimension of Cells
+//	cells age tiers [-inf, 18) [18, 64]     a tiered dimension (first match, then ELSE)
 //	grouped                                 (last) the cells and summary
 //	                                        lines so far become a GroupedSummary
 //	keys name                               KeyCounts (" numeric": Numeric)
@@ -59,6 +60,7 @@ var (
 	pairsLine     = regexp.MustCompile(`^pairs (\S+) \[(\S+), (\S+)\] (\S+) \[(\S+), (\S+)\]$`)
 	histogramLine = regexp.MustCompile(`^histogram (\S+) \[(\S+), (\S+)\] bins (-?\d+)$`)
 	cellsLine     = regexp.MustCompile(`^cells (\S+) (in|edges) \((.*)\)$`)
+	tiersLine     = regexp.MustCompile(`^cells (\S+) tiers (.*)$`)
 	keysLine      = regexp.MustCompile(`^keys (\S+)( numeric)?$`)
 )
 
@@ -134,6 +136,24 @@ func parseFetchLine(f *sqlrewrite.Fetch, line string) error {
 		}
 		f.Cells.Dims = append(f.Cells.Dims, d)
 		return err
+	}
+	if m := tiersLine.FindStringSubmatch(line); m != nil {
+		if f.Cells == nil {
+			f.Cells = &sqlrewrite.Cells{}
+		}
+		d := sqlrewrite.CellDim{Column: m[1]}
+		for rest := m[2]; rest != ""; rest = strings.TrimPrefix(rest, " ") {
+			c, after, err := parseCondition(m[1] + " " + rest)
+			if err != nil {
+				return err
+			}
+			if c.Range == nil {
+				return fmt.Errorf("tiers need ranges, got %q", rest)
+			}
+			d.Tiers, rest = append(d.Tiers, *c.Range), after
+		}
+		f.Cells.Dims = append(f.Cells.Dims, d)
+		return nil
 	}
 	if line == "grouped" {
 		if f.Cells == nil || len(f.Summary) == 0 {

@@ -200,10 +200,7 @@ func (r *renderer) unitGroupKey(dims []CellDim) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		n := int64(len(dims[i].Values))
-		if n == 0 {
-			n = int64(len(dims[i].Edges) - 1)
-		}
+		n := dims[i].Size()
 		if cells > maxUnitGroupCells/n {
 			return "", fmt.Errorf("sqlrewrite: more than 2^50 groups for a unit bound")
 		}

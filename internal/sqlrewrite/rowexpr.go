@@ -502,9 +502,33 @@ func (qb *queryBuilder) rowExprItem(agg Aggregate, call, arg ast.ExprNode) (*Exp
 	if err != nil {
 		return nil, true, err
 	}
+	if n := x.size(); n > maxRowExprSize {
+		return nil, true, refuseQuery("an aggregate of a row expression of %d columns, numbers, operations and conditions (at most %d)", n, maxRowExprSize)
+	}
 	if _, _, err := x.Bounds(); err != nil {
 		return nil, true, refuseQuery("an aggregate of %s, whose bounds cannot be derived: %v (%s)", restore(arg), err, rowExprHint)
 	}
 	agg.Column, agg.Expr = x.String(), x
 	return qb.item(agg, restore(call)), true, nil
+}
+
+// maxRowExprSize is the most nodes (columns, numbers, operations, CASE
+// conditions) of a row expression: the backends evaluate expressions
+// recursively (MariaDB overran its thread stack on 1000 nested additions,
+// an error after the budget was charged).
+const maxRowExprSize = 64
+
+// size counts the nodes of e.
+func (e *RowExpr) size() int {
+	if e == nil {
+		return 0
+	}
+	n := 1
+	for _, w := range e.When {
+		n += len(w)
+	}
+	for _, a := range e.Args {
+		n += a.size()
+	}
+	return n
 }
