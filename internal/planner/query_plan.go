@@ -3,6 +3,7 @@ package planner
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -53,10 +54,27 @@ type QueryPlan struct {
 	// (backend columns), for the fetches other than the grouped summary.
 	// They select exactly the rows the Dims put in that group.
 	GroupFilters [][]sqlrewrite.Condition
-	// Selection is set when the key is private: the groups are the keys
-	// it releases at run time (Groups, Dims and GroupFilters are then
-	// empty), and Cost adds its ε and δ to Base's.
-	Selection *PartitionSelection
+	// Selection is set when a key is private (Query.Keys[SelectedKey]):
+	// its values are those it releases at run time, and Groups, Dims and
+	// GroupFilters are then the cross product of the other keys' declared
+	// domains (one empty group when there is none); the released groups
+	// are every selected value × every declared group (exec orders them
+	// selected value first), and Cost adds the selection's ε and δ to
+	// Base's.
+	//
+	// Privacy of a private key beside declared ones: the selection counts
+	// each value of the private key over all the filtered rows, summed
+	// over the declared groups, so one row changes one value's count by
+	// one, exactly as with the private key alone (PartitionSelection's
+	// guarantee, (ε_sel, δ)); the released groups are the cross product of
+	// the selected values with the declared domains, empty cells included,
+	// so which cells appear depends on the data only through the
+	// selection; each row is in one cell (parallel composition of the
+	// aggregates). Counting per cross cell instead would reveal, through
+	// which cells pass, which declared groups each value has rows in, and
+	// split each value's rows over its cells, releasing fewer values.
+	Selection   *PartitionSelection
+	SelectedKey int
 	// Parts are set instead of Base when aggregates carry their own
 	// conditions (AVG(CASE WHEN c THEN col END), range counts without a
 	// synopsis): one plan per distinct condition, each over the rows where
@@ -85,10 +103,16 @@ func (p *Planner) PlanQuery(q *sqlrewrite.Query, s Settings) (*QueryPlan, error)
 				"declare the key's values (values:) or group by FLOOR buckets of a bounded column", q.Keys[0].Column, t.Name, t.PrivacyUnit)
 	}
 	qp := &QueryPlan{Query: q, Groups: [][]sqlrewrite.Value{nil}, Table: t}
-	if len(q.Keys) == 1 && q.Keys[0].Private {
-		return p.planSelected(q, t, s)
+	private := slices.IndexFunc(q.Keys, func(k sqlrewrite.GroupKey) bool { return k.Private })
+	if private >= 0 && len(q.Keys) > 1 && t.HasPrivacyUnit() {
+		return nil, dperr.New(dperr.Unsupported,
+			"not supported: GROUP BY %s, without a declared domain, beside other keys on table %s, which protects each %s; "+
+				"declare the key's values (values:) or group by FLOOR buckets of a bounded column", q.Keys[private].Column, t.Name, t.PrivacyUnit)
 	}
 	for _, k := range q.Keys {
+		if k.Private {
+			continue
+		}
 		col, ok := t.Column(k.Column)
 		if !ok {
 			return nil, dperr.New(dperr.UnknownColumn, "Unknown column '%s' in 'group statement'", k.Column)
@@ -130,6 +154,9 @@ func (p *Planner) PlanQuery(q *sqlrewrite.Query, s Settings) (*QueryPlan, error)
 	}
 	if len(qp.Groups) > maxGroups {
 		return nil, dperr.New(dperr.Unsupported, "not supported: GROUP BY with %d groups (at most %d)", len(qp.Groups), maxGroups)
+	}
+	if private >= 0 {
+		return p.planSelected(qp, private, s)
 	}
 	if len(q.Base.Items) == 0 || q.Listing {
 		return qp, nil
@@ -184,11 +211,13 @@ func unitGroupCost(t *catalog.Table, perGroup Cost, s Settings, grouped bool) Co
 	return c
 }
 
-// planSelected plans GROUP BY a private key: partition selection with
-// half of the statement's ε and δ, the aggregates of every released key
-// with the other half (parallel composition across keys).
-func (p *Planner) planSelected(q *sqlrewrite.Query, t *catalog.Table, s Settings) (*QueryPlan, error) {
-	col, ok := t.Column(q.Keys[0].Column)
+// planSelected plans GROUP BY a private key (q.Keys[private]) and, in qp,
+// the groups of the declared keys beside it: partition selection with
+// half of the statement's ε and δ, the aggregates of every released group
+// with the other half (parallel composition across groups).
+func (p *Planner) planSelected(qp *QueryPlan, private int, s Settings) (*QueryPlan, error) {
+	q, t := qp.Query, qp.Table
+	col, ok := t.Column(q.Keys[private].Column)
 	if !ok {
 		return nil, dperr.New(dperr.UnknownColumn, "Unknown column '%s' in 'group statement'", q.Keys[0].Column)
 	}
@@ -201,7 +230,10 @@ func (p *Planner) planSelected(q *sqlrewrite.Query, t *catalog.Table, s Settings
 	if q.Base.Boolean != nil {
 		return nil, dperr.New(dperr.Unsupported, "not supported: OR and NOT in WHERE with GROUP BY; use an AND of range and equality conditions")
 	}
-	qp := &QueryPlan{Query: q, Table: t}
+	qp.SelectedKey = private
+	if filtered(q.Base.Items) {
+		return nil, dperr.New(dperr.Unsupported, "not supported: aggregates with their own conditions (CASE WHEN ... THEN col END, range counts) beside GROUP BY %s, a key chosen by partition selection; use WHERE", col.Name)
+	}
 	for _, c := range q.Base.Where {
 		wc, ok := t.Column(c.Column)
 		if !ok {
@@ -324,8 +356,8 @@ func (qp *QueryPlan) Explain() (columns []string, rows [][]any) {
 		step++
 		rows = append(rows, []any{step, "selection", fmt.Sprintf("keys of %s", sel.Column.Name), "partition selection",
 			display(sel.Epsilon), display(sel.Delta), fmt.Sprintf("(epsilon, delta)-DP: a value of %s is released only if its row count plus discrete Laplace noise (scale %.6g) reaches %d "+
-				"(a value with one row: probability %.3g); reads the count of every value; each released key is a group whose releases use epsilon = %s (parallel composition)",
-				sel.Column.Name, sel.Scale(), sel.Threshold, sel.KeepProbability(1), strconv.FormatFloat(display(cost.Epsilon), 'g', -1, 64))})
+				"(a value with one row: probability %.3g); reads the count of every value%s; each released %s is a group whose releases use epsilon = %s (parallel composition)",
+				sel.Column.Name, sel.Scale(), sel.Threshold, sel.KeepProbability(1), qp.declaredBeside(), qp.selectedGroup(), strconv.FormatFloat(display(cost.Epsilon), 'g', -1, 64))})
 	}
 	if len(q.Keys) > 0 && qp.Selection == nil {
 		if len(qp.Parts) > 0 {
@@ -403,6 +435,29 @@ func (qp *QueryPlan) Explain() (columns []string, rows [][]any) {
 	return columns, rows
 }
 
+// declaredBeside describes the declared keys beside a private one for
+// EXPLAIN ("" when there is none).
+func (qp *QueryPlan) declaredBeside() string {
+	if len(qp.Query.Keys) == 1 {
+		return ""
+	}
+	return fmt.Sprintf(" over all the filtered rows (summed over the %d groups of the declared keys, so one row changes one count by one)", len(qp.Groups))
+}
+
+// selectedGroup names what one group of a selected key is.
+func (qp *QueryPlan) selectedGroup() string {
+	if len(qp.Query.Keys) == 1 {
+		return "key"
+	}
+	var names []string
+	for i, k := range qp.Query.Keys {
+		if i != qp.SelectedKey {
+			names = append(names, fmt.Sprintf("%s(%d)", keyName(k), len(k.Values)))
+		}
+	}
+	return fmt.Sprintf("key × %s (%d cells per key, empty ones included)", strings.Join(names, " × "), len(qp.Groups))
+}
+
 func (qp *QueryPlan) totalDetail() string {
 	switch {
 	case qp.Query.Listing:
@@ -411,6 +466,8 @@ func (qp *QueryPlan) totalDetail() string {
 		return fmt.Sprintf("basic composition over %d part(s) with their own conditions; parallel composition over %d group(s)", len(qp.Parts), len(qp.Groups))
 	case qp.Selection != nil && qp.Base == nil:
 		return "partition selection only"
+	case qp.Selection != nil && len(qp.Query.Keys) > 1:
+		return fmt.Sprintf("partition selection, then basic composition over %d release(s) per cell (released key × declared group), parallel composition over the cells", len(qp.Base.Releases))
 	case qp.Selection != nil:
 		return fmt.Sprintf("partition selection, then basic composition over %d release(s) per released key, parallel composition over the keys", len(qp.Base.Releases))
 	case qp.Base == nil:

@@ -241,10 +241,14 @@ func (qb *queryBuilder) groupBy(g *ast.GroupByClause) error {
 			}
 		}
 	}
+	var private []string
 	for _, k := range qb.q.Keys {
-		if k.Private && len(qb.q.Keys) > 1 {
-			return refuseQuery("GROUP BY %s (keys chosen by partition selection) together with other keys; group by it alone", k.Column)
+		if k.Private {
+			private = append(private, k.Column)
 		}
+	}
+	if len(private) > 1 {
+		return refuseQuery("GROUP BY %s, %d keys chosen by partition selection (the selection counts one key); group by one of them, with keys of declared domains beside it", strings.Join(private, ", "), len(private))
 	}
 	return nil
 }
