@@ -619,11 +619,6 @@ func castName(x *ast.FuncCastExpr) string {
 func (qb *queryBuilder) aggregate(e ast.ExprNode) (*Expr, error) {
 	if a, ok := e.(*ast.AggregateFuncExpr); ok {
 		if x, ok, err := qb.affineAggregate(a); ok {
-			if err != nil {
-				// Not a·col + b (two or more columns, a product or
-				// quotient of columns): a row expression, or its reason.
-				x, _, err = qb.rowExprAggregate(a)
-			}
 			return x, err
 		}
 		if agg, ok, err := qb.sc.conditionalAggregate(e); ok || err != nil {
