@@ -388,29 +388,6 @@ func (sc *scope) rowResult(top, e ast.ExprNode) (*RowExpr, error) {
 	return sc.rowExprIn(top, e)
 }
 
-// rowColumns returns the distinct columns of e, in order of appearance.
-func (e *RowExpr) rowColumns(seen map[string]bool, out []string) []string {
-	if e == nil {
-		return out
-	}
-	if e.Kind == RowColumn && !seen[e.Column] {
-		seen[e.Column] = true
-		out = append(out, e.Column)
-	}
-	for _, w := range e.When {
-		for _, c := range w {
-			if !seen[c.Column] {
-				seen[c.Column] = true
-				out = append(out, c.Column)
-			}
-		}
-	}
-	for _, a := range e.Args {
-		out = a.rowColumns(seen, out)
-	}
-	return out
-}
-
 // Sourced returns a copy of e with its column names mapped by source
 // (catalog name to backend name).
 func (e *RowExpr) Sourced(source func(string) string) *RowExpr {
