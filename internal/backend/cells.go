@@ -19,7 +19,7 @@ func (s *Snapshot) Cells(ctx context.Context, f sqlrewrite.Fetch) ([]int64, erro
 	sizes := make([]int64, len(f.Cells.Dims))
 	total := int64(1)
 	for i, d := range f.Cells.Dims {
-		sizes[i] = int64(d.Size())
+		sizes[i] = d.Size()
 		total *= sizes[i]
 	}
 	counts := make([]int64, total)

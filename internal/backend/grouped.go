@@ -23,7 +23,7 @@ func (s *Snapshot) GroupedSummary(ctx context.Context, f sqlrewrite.Fetch) ([][]
 	sizes := make([]int64, len(g.Dims))
 	total := int64(1)
 	for i, d := range g.Dims {
-		sizes[i] = int64(d.Size())
+		sizes[i] = d.Size()
 		total *= sizes[i]
 	}
 	out := make([][]float64, total)

@@ -69,9 +69,16 @@ func (e *Executor) RunQuery(ctx context.Context, user string, qp *planner.QueryP
 			"a value appears only if its row count plus discrete Laplace noise (scale %.6g) reaches %d, so values with few rows are not shown; "+
 			"each released key's releases use epsilon=%.6g (parallel composition)",
 			sel.Column.Name, len(keys), sel.Epsilon, sel.Delta, sel.Scale(), sel.Threshold, qp.Cost.Epsilon-sel.Epsilon)))
-		rows = make([]planner.Row, len(keys))
-		for g, k := range keys {
-			rows[g].Keys = []sqlrewrite.Value{k}
+		if len(qp.Groups) > 1 {
+			warnings = append(warnings, note(fmt.Sprintf("GROUP BY: each released %s value with each of the %d groups of the declared keys, empty ones included%s",
+				sel.Column.Name, len(qp.Groups), truncatedNote(qp, len(keys)))))
+		}
+		rows = make([]planner.Row, 0, len(keys)*len(qp.Groups))
+		for _, k := range keys {
+			for _, d := range qp.Groups {
+				row := planner.Row{Keys: slices.Insert(slices.Clone(d), qp.SelectedKey, k)}
+				rows = append(rows, row)
+			}
 		}
 		if qp.Base != nil {
 			if warnings, err = releasedRows(qp, rows, released, warnings); err != nil {
@@ -265,17 +272,45 @@ func (e *Executor) releaseSelected(ctx context.Context, user string, qp *planner
 			}
 			return cmp.Compare(a.Num, b.Num)
 		})
+		// Beside declared keys, at most maxSelectedGroups cells: the first
+		// values in sorted order (post-processing of the released set).
+		if limit := maxSelectedGroups / len(qp.Groups); len(qp.Groups) > 1 && len(kept) > limit {
+			kept = kept[:limit]
+		}
 		if qp.Base == nil || len(kept) == 0 {
 			return nil
 		}
-		dims := []sqlrewrite.CellDim{{Column: sel.Column.Source, Values: kept}}
-		released, err = e.releaseOn(ctx, snap, qp.Base, dims, keyFilters(sel.Column.Source, kept), src, readData)
+		dims := append([]sqlrewrite.CellDim{{Column: sel.Column.Source, Values: kept}}, qp.Dims...)
+		var filters [][]sqlrewrite.Condition
+		for _, f := range keyFilters(sel.Column.Source, kept) {
+			for d := range qp.Groups {
+				var declared []sqlrewrite.Condition
+				if qp.GroupFilters != nil {
+					declared = qp.GroupFilters[d]
+				}
+				filters = append(filters, append(slices.Clone(f), declared...))
+			}
+		}
+		released, err = e.releaseOn(ctx, snap, qp.Base, dims, filters, src, readData)
 		return err
 	})
 	if err != nil {
 		return nil, nil, err
 	}
 	return kept, released, nil
+}
+
+// maxSelectedGroups caps the groups of a statement with a private key
+// beside declared ones: selected values × declared groups.
+const maxSelectedGroups = 10000
+
+// truncatedNote says when the selected values were cut to
+// maxSelectedGroups cells ("" otherwise).
+func truncatedNote(qp *planner.QueryPlan, kept int) string {
+	if kept < maxSelectedGroups/len(qp.Groups) {
+		return ""
+	}
+	return fmt.Sprintf("; at most %d values are shown (the first in sorted order)", maxSelectedGroups/len(qp.Groups))
 }
 
 // keyFilters returns, per key, the condition column = key.

@@ -44,6 +44,10 @@ func (p *Plan) Explain() (columns []string, rows [][]any) {
 		rows = append(rows, []any{int64(step), "output", o.Label, "post-processing", 0.0, 0.0,
 			fmt.Sprintf("%s of %s", how, strings.Join(args, ", "))})
 	}
+	for _, d := range p.Derived {
+		step++
+		rows = append(rows, []any{int64(step), "row expression", derivedName(p.Table, d.Name), "interval arithmetic", 0.0, 0.0, explainDerived(p.Table, d)})
+	}
 	step++
 	filter := "all rows"
 	if len(p.Filter) > 0 {

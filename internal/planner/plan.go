@@ -68,6 +68,9 @@ type Plan struct {
 	// Interactive, if set, answers the one output, a count, over the
 	// table's interactive domain (interactive.go); nothing else is set.
 	Interactive *InteractivePlan
+	// Derived are the row expressions the fetches compute as columns
+	// (rowexpr.go); Table then lists them as columns.
+	Derived []sqlrewrite.DerivedColumn
 }
 
 // StatKind is a statistic of the filtered rows that a mechanism releases.
@@ -236,6 +239,10 @@ func (p *Planner) plan(sel *sqlrewrite.Select, s Settings, grouped bool) (*Plan,
 	if grouped && sel.Boolean != nil {
 		return nil, dperr.New(dperr.Unsupported, "not supported: OR and NOT in WHERE with GROUP BY (they are answered only as SELECT COUNT(*) without GROUP BY on a table with an interactive domain); use an AND of range and equality conditions")
 	}
+	t, derived, err := withRowExprs(t, sel.Items)
+	if err != nil {
+		return nil, err
+	}
 	var synopses *SynopsisPlan
 	if !grouped {
 		if ip, err := p.planInteractive(sel, t, s); ip != nil || err != nil {
@@ -250,7 +257,7 @@ func (p *Planner) plan(sel *sqlrewrite.Select, s Settings, grouped bool) (*Plan,
 		}
 	}
 	b := builder{planner: p, table: t, forced: forced}
-	plan := &Plan{Table: t, Synopsis: synopses}
+	plan := &Plan{Table: t, Synopsis: synopses, Derived: derived}
 	for _, c := range sel.Where {
 		col, ok := t.Column(c.Column)
 		if !ok {

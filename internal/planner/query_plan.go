@@ -3,6 +3,7 @@ package planner
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -55,10 +56,27 @@ type QueryPlan struct {
 	// (backend columns), for the fetches other than the grouped summary.
 	// They select exactly the rows the Dims put in that group.
 	GroupFilters [][]sqlrewrite.Condition
-	// Selection is set when the key is private: the groups are the keys
-	// it releases at run time (Groups, Dims and GroupFilters are then
-	// empty), and Cost adds its ε and δ to Base's.
-	Selection *PartitionSelection
+	// Selection is set when a key is private (Query.Keys[SelectedKey]):
+	// its values are those it releases at run time, and Groups, Dims and
+	// GroupFilters are then the cross product of the other keys' declared
+	// domains (one empty group when there is none); the released groups
+	// are every selected value × every declared group (exec orders them
+	// selected value first), and Cost adds the selection's ε and δ to
+	// Base's.
+	//
+	// Privacy of a private key beside declared ones: the selection counts
+	// each value of the private key over all the filtered rows, summed
+	// over the declared groups, so one row changes one value's count by
+	// one, exactly as with the private key alone (PartitionSelection's
+	// guarantee, (ε_sel, δ)); the released groups are the cross product of
+	// the selected values with the declared domains, empty cells included,
+	// so which cells appear depends on the data only through the
+	// selection; each row is in one cell (parallel composition of the
+	// aggregates). Counting per cross cell instead would reveal, through
+	// which cells pass, which declared groups each value has rows in, and
+	// split each value's rows over its cells, releasing fewer values.
+	Selection   *PartitionSelection
+	SelectedKey int
 	// Parts are set instead of Base when aggregates carry their own
 	// conditions (AVG(CASE WHEN c THEN col END), range counts without a
 	// synopsis): one plan per distinct condition, each over the rows where
@@ -92,35 +110,45 @@ func (p *Planner) PlanQuery(q *sqlrewrite.Query, s Settings) (*QueryPlan, error)
 				"declare the key's values (values:) or group by FLOOR buckets of a bounded column", q.Keys[0].Column, t.Name, t.PrivacyUnit)
 	}
 	qp := &QueryPlan{Query: q, Groups: [][]sqlrewrite.Value{nil}, Table: t}
-	if len(q.Keys) == 1 && q.Keys[0].Private {
-		return p.planSelected(q, t, s)
+	private := slices.IndexFunc(q.Keys, func(k sqlrewrite.GroupKey) bool { return k.Private })
+	if private >= 0 && len(q.Keys) > 1 && t.HasPrivacyUnit() {
+		return nil, dperr.New(dperr.Unsupported,
+			"not supported: GROUP BY %s, without a declared domain, beside other keys on table %s, which protects each %s; "+
+				"declare the key's values (values:) or group by FLOOR buckets of a bounded column", q.Keys[private].Column, t.Name, t.PrivacyUnit)
 	}
 	for _, k := range q.Keys {
+		if k.Private {
+			continue
+		}
 		col, ok := t.Column(k.Column)
 		if !ok {
 			return nil, dperr.New(dperr.UnknownColumn, "Unknown column '%s' in 'group statement'", k.Column)
 		}
 		dim := sqlrewrite.CellDim{Column: col.Source}
-		var conds []sqlrewrite.Condition
+		var conds [][]sqlrewrite.Condition
 		if k.Date != nil {
 			axis := k.Date.Axis
 			dim.Date = &axis
 			for i := range k.Values {
-				conds = append(conds, sqlrewrite.Condition{Column: col.Source, Cell: &sqlrewrite.DateCell{Axis: axis, Index: i}})
+				conds = append(conds, []sqlrewrite.Condition{{Column: col.Source, Cell: &sqlrewrite.DateCell{Axis: axis, Index: i}}})
 			}
 		} else if k.Tiers != nil {
-			dim.Edges, conds = tierEdges(k.Tiers, col.Source)
+			dim.Tiers, conds = tierConditions(k.Tiers, col.Source)
 		} else if k.Bucket == nil {
 			dim.Values = k.Values
 			for _, v := range k.Values {
 				if v.Null {
-					conds = append(conds, sqlrewrite.Condition{Column: col.Source, IsNull: true, Text: v.IsText})
+					conds = append(conds, []sqlrewrite.Condition{{Column: col.Source, IsNull: true, Text: v.IsText}})
 					continue
 				}
-				conds = append(conds, sqlrewrite.Condition{Column: col.Source, In: []sqlrewrite.Value{v}})
+				conds = append(conds, []sqlrewrite.Condition{{Column: col.Source, In: []sqlrewrite.Value{v}}})
 			}
 		} else {
-			dim.Edges, conds = bucketEdges(k, col.Source)
+			var bucket []sqlrewrite.Condition
+			dim.Edges, bucket = bucketEdges(k, col.Source)
+			for _, c := range bucket {
+				conds = append(conds, []sqlrewrite.Condition{c})
+			}
 		}
 		qp.Dims = append(qp.Dims, dim)
 		var groups [][]sqlrewrite.Value
@@ -132,13 +160,16 @@ func (p *Planner) PlanQuery(q *sqlrewrite.Query, s Settings) (*QueryPlan, error)
 				if qp.GroupFilters != nil {
 					f = append(f, qp.GroupFilters[g]...)
 				}
-				filters = append(filters, append(f, conds[i]))
+				filters = append(filters, append(f, conds[i]...))
 			}
 		}
 		qp.Groups, qp.GroupFilters = groups, filters
 	}
 	if len(qp.Groups) > maxGroups {
 		return nil, dperr.New(dperr.Unsupported, "not supported: GROUP BY with %d groups (at most %d)", len(qp.Groups), maxGroups)
+	}
+	if private >= 0 {
+		return p.planSelected(qp, private, s)
 	}
 	if len(q.Base.Items) == 0 || q.Listing {
 		return qp, nil
@@ -197,11 +228,13 @@ func unitGroupCost(t *catalog.Table, perGroup Cost, s Settings, grouped bool) Co
 	return c
 }
 
-// planSelected plans GROUP BY a private key: partition selection with
-// half of the statement's ε and δ, the aggregates of every released key
-// with the other half (parallel composition across keys).
-func (p *Planner) planSelected(q *sqlrewrite.Query, t *catalog.Table, s Settings) (*QueryPlan, error) {
-	col, ok := t.Column(q.Keys[0].Column)
+// planSelected plans GROUP BY a private key (q.Keys[private]) and, in qp,
+// the groups of the declared keys beside it: partition selection with
+// half of the statement's ε and δ, the aggregates of every released group
+// with the other half (parallel composition across groups).
+func (p *Planner) planSelected(qp *QueryPlan, private int, s Settings) (*QueryPlan, error) {
+	q, t := qp.Query, qp.Table
+	col, ok := t.Column(q.Keys[private].Column)
 	if !ok {
 		return nil, dperr.New(dperr.UnknownColumn, "Unknown column '%s' in 'group statement'", q.Keys[0].Column)
 	}
@@ -214,7 +247,10 @@ func (p *Planner) planSelected(q *sqlrewrite.Query, t *catalog.Table, s Settings
 	if q.Base.Boolean != nil {
 		return nil, dperr.New(dperr.Unsupported, "not supported: OR and NOT in WHERE with GROUP BY; use an AND of range and equality conditions")
 	}
-	qp := &QueryPlan{Query: q, Table: t}
+	qp.SelectedKey = private
+	if filtered(q.Base.Items) {
+		return nil, dperr.New(dperr.Unsupported, "not supported: aggregates with their own conditions (CASE WHEN ... THEN col END, range counts) beside GROUP BY %s, a key chosen by partition selection; use WHERE", col.Name)
+	}
 	for _, c := range q.Base.Where {
 		wc, ok := t.Column(c.Column)
 		if !ok {
@@ -250,25 +286,24 @@ func (p *Planner) planSelected(q *sqlrewrite.Query, t *catalog.Table, s Settings
 // maxGroups is the public cap on the groups of one statement.
 const maxGroups = 10000
 
-// tierEdges returns the cell edges of a tiering and, per tier, the
-// condition selecting its rows: below e₁, [eᵢ, eᵢ₊₁), from eₖ on. The
-// outer cell edges are the floats next to e₁ and eₖ (the grouped fetch
-// compares only with the inner ones).
-func tierEdges(t *sqlrewrite.Tiering, source string) ([]float64, []sqlrewrite.Condition) {
-	e := t.Edges
-	edges := append(append([]float64{math.Nextafter(e[0], math.Inf(-1))}, e...), math.Nextafter(e[len(e)-1], math.Inf(1)))
-	conds := make([]sqlrewrite.Condition, len(e)+1)
+// tierConditions returns the ranges of a tiering, in backend names, and
+// per tier the conditions selecting its rows, as SQL's CASE does on the
+// readable values: the value readable, in the tier's range and in none of
+// the earlier ones (each a Complement: not in the range, or unreadable);
+// the ELSE tier's, readable and in none of the ranges.
+func tierConditions(t *sqlrewrite.Tiering, source string) ([]sqlrewrite.Range, [][]sqlrewrite.Condition) {
+	readable := sqlrewrite.Condition{Column: source, IsNull: true, Complement: true}
+	conds := make([][]sqlrewrite.Condition, len(t.Ranges)+1)
 	for i := range conds {
-		r := &sqlrewrite.Range{UpperOpen: true}
-		if i > 0 {
-			r.Lower, r.HasLower = e[i-1], true
+		conds[i] = []sqlrewrite.Condition{readable}
+		if i < len(t.Ranges) {
+			conds[i] = append(conds[i], sqlrewrite.Condition{Column: source, Range: &t.Ranges[i]})
 		}
-		if i < len(e) {
-			r.Upper, r.HasUpper = e[i], true
+		for j := 0; j < i && j < len(t.Ranges); j++ {
+			conds[i] = append(conds[i], sqlrewrite.Condition{Column: source, Range: &t.Ranges[j], Complement: true})
 		}
-		conds[i] = sqlrewrite.Condition{Column: source, Range: r}
 	}
-	return edges, conds
+	return t.Ranges, conds
 }
 
 // bucketEdges returns the edges of a bucket key's buckets and, per
@@ -338,8 +373,8 @@ func (qp *QueryPlan) Explain() (columns []string, rows [][]any) {
 		step++
 		rows = append(rows, []any{step, "selection", fmt.Sprintf("keys of %s", sel.Column.Name), "partition selection",
 			display(sel.Epsilon), display(sel.Delta), fmt.Sprintf("(epsilon, delta)-DP: a value of %s is released only if its row count plus discrete Laplace noise (scale %.6g) reaches %d "+
-				"(a value with one row: probability %.3g); reads the count of every value; each released key is a group whose releases use epsilon = %s (parallel composition)",
-				sel.Column.Name, sel.Scale(), sel.Threshold, sel.KeepProbability(1), strconv.FormatFloat(display(cost.Epsilon), 'g', -1, 64))})
+				"(a value with one row: probability %.3g); reads the count of every value%s; each released %s is a group whose releases use epsilon = %s (parallel composition)",
+				sel.Column.Name, sel.Scale(), sel.Threshold, sel.KeepProbability(1), qp.declaredBeside(), qp.selectedGroup(), strconv.FormatFloat(display(cost.Epsilon), 'g', -1, 64))})
 	}
 	if len(q.Keys) > 0 && qp.Selection == nil {
 		if len(qp.Parts) > 0 {
@@ -423,6 +458,29 @@ func (qp *QueryPlan) Explain() (columns []string, rows [][]any) {
 	return columns, rows
 }
 
+// declaredBeside describes the declared keys beside a private one for
+// EXPLAIN ("" when there is none).
+func (qp *QueryPlan) declaredBeside() string {
+	if len(qp.Query.Keys) == 1 {
+		return ""
+	}
+	return fmt.Sprintf(" over all the filtered rows (summed over the %d groups of the declared keys, so one row changes one count by one)", len(qp.Groups))
+}
+
+// selectedGroup names what one group of a selected key is.
+func (qp *QueryPlan) selectedGroup() string {
+	if len(qp.Query.Keys) == 1 {
+		return "key"
+	}
+	var names []string
+	for i, k := range qp.Query.Keys {
+		if i != qp.SelectedKey {
+			names = append(names, fmt.Sprintf("%s(%d)", keyName(k), len(k.Values)))
+		}
+	}
+	return fmt.Sprintf("key × %s (%d cells per key, empty ones included)", strings.Join(names, " × "), len(qp.Groups))
+}
+
 func (qp *QueryPlan) totalDetail() string {
 	switch {
 	case qp.Query.Listing:
@@ -433,6 +491,8 @@ func (qp *QueryPlan) totalDetail() string {
 		return fmt.Sprintf("basic composition over %d part(s) with their own conditions; parallel composition over %d group(s)", len(qp.Parts), len(qp.Groups))
 	case qp.Selection != nil && qp.Base == nil:
 		return "partition selection only"
+	case qp.Selection != nil && len(qp.Query.Keys) > 1:
+		return fmt.Sprintf("partition selection, then basic composition over %d release(s) per cell (released key × declared group), parallel composition over the cells", len(qp.Base.Releases))
 	case qp.Selection != nil:
 		return fmt.Sprintf("partition selection, then basic composition over %d release(s) per released key, parallel composition over the keys", len(qp.Base.Releases))
 	case qp.Base == nil:

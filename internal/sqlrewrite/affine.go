@@ -1,6 +1,7 @@
 package sqlrewrite
 
 import (
+	"errors"
 	"math"
 	"strings"
 
@@ -34,9 +35,9 @@ type affine struct {
 // the same as clamping a·x + b to the derived bounds: each identity above
 // holds exactly (up to float64 rounding of the post-processing) for the
 // clamped values every mechanism reads. ok is false when e is not
-// arithmetic on a column (the caller's other rules apply); an arithmetic
-// row expression whose bounds this rule does not derive (two columns,
-// division by a column or by zero, DIV, %) is refused with the reason.
+// arithmetic on one column in the form a·col + b (the caller's other
+// rules apply: rowExprAggregate reads two or more columns, products of
+// columns and division by a column, or refuses them with the reason).
 func (qb *queryBuilder) affineAggregate(a *ast.AggregateFuncExpr) (*Expr, bool, error) {
 	name := strings.ToLower(a.F)
 	if a.Distinct || len(a.Args) != 1 || !isArithmetic(a.Args[0]) || !containsNode(a.Args[0], isColumn) {
@@ -47,6 +48,9 @@ func (qb *queryBuilder) affineAggregate(a *ast.AggregateFuncExpr) (*Expr, bool, 
 		return nil, false, nil
 	}
 	x, err := qb.sc.affineOf(a.Args[0])
+	if errors.Is(err, errNotAffine) {
+		return nil, false, nil
+	}
 	if err != nil {
 		return nil, true, err
 	}
@@ -108,14 +112,13 @@ func isArithmetic(e ast.ExprNode) bool {
 	return false
 }
 
-// affineOf reads e as a·col + b, refusing with the reason what it cannot
-// bound.
+// errNotAffine says that an expression is not a·col + b.
+var errNotAffine = errors.New("sqlrewrite: not an affine expression of one column")
+
+// affineOf reads e as a·col + b; errNotAffine when it is not (two columns,
+// a product or quotient of columns, division by zero, DIV, %, functions,
+// text columns), other errors for unknown columns.
 func (sc *scope) affineOf(e ast.ExprNode) (affine, error) {
-	why := func(format string, args ...any) error {
-		return refuseQuery("an aggregate of %s, whose bounds cannot be derived: "+format+
-			" (aggregates take a declared column or a·col + b, with constants a, b and division only by nonzero constants)",
-			append([]any{restore(e)}, args...)...)
-	}
 	switch n := unparen(e).(type) {
 	case *ast.ColumnNameExpr:
 		col, err := sc.column(n.Name, "field list")
@@ -123,7 +126,7 @@ func (sc *scope) affineOf(e ast.ExprNode) (affine, error) {
 			return affine{}, err
 		}
 		if !col.Numeric() {
-			return affine{}, refuseQuery("arithmetic on the text column %s", col.Name)
+			return affine{}, errNotAffine
 		}
 		return affine{col: col, a: 1}, nil
 	case *ast.UnaryOperationExpr:
@@ -134,11 +137,9 @@ func (sc *scope) affineOf(e ast.ExprNode) (affine, error) {
 		return affine{col: x.col, a: -x.a, b: -x.b}, err
 	case *ast.BinaryOperationExpr:
 		switch n.Op {
-		case opcode.IntDiv, opcode.Mod:
-			return affine{}, why("DIV and %% are not affine")
 		case opcode.Plus, opcode.Minus, opcode.Mul, opcode.Div:
 		default:
-			return affine{}, why("the operator %s", n.Op)
+			return affine{}, errNotAffine
 		}
 		l, err := sc.affineOf(n.L)
 		if err != nil {
@@ -155,7 +156,7 @@ func (sc *scope) affineOf(e ast.ExprNode) (affine, error) {
 				s = -1
 			}
 			if l.col != nil && r.col != nil {
-				return affine{}, why("it combines two columns (%s and %s), and only expressions of one column are bounded", l.col.Name, r.col.Name)
+				return affine{}, errNotAffine
 			}
 			col := l.col
 			if col == nil {
@@ -164,23 +165,20 @@ func (sc *scope) affineOf(e ast.ExprNode) (affine, error) {
 			return affine{col: col, a: l.a + s*r.a, b: l.b + s*r.b}, nil
 		case opcode.Mul:
 			if l.col != nil && r.col != nil {
-				return affine{}, why("it multiplies two columns")
+				return affine{}, errNotAffine
 			}
 			if l.col == nil {
 				l, r = r, l
 			}
 			return affine{col: l.col, a: l.a * r.b, b: l.b * r.b}, nil
 		}
-		if r.col != nil {
-			return affine{}, why("it divides by a column")
-		}
-		if r.b == 0 {
-			return affine{}, why("it divides by zero")
+		if r.col != nil || r.b == 0 {
+			return affine{}, errNotAffine
 		}
 		return affine{col: l.col, a: l.a / r.b, b: l.b / r.b}, nil
 	}
 	if v, ok := literal(e); ok && !v.Null && !v.IsText {
 		return affine{b: v.Num}, nil
 	}
-	return affine{}, why("%s is not a column, a number or arithmetic", restore(unparen(e)))
+	return affine{}, errNotAffine
 }

@@ -213,7 +213,7 @@ func (sc *scope) argument(e ast.ExprNode) (*catalog.Column, error) {
 	if containsNode(e, isSubquery) {
 		return nil, refuseQuery("subqueries in the select list")
 	}
-	return nil, refuseQuery("an aggregate of an expression (aggregates take one declared column)")
+	return nil, refuseQuery("an aggregate of %s (%s)", restore(e), rowExprHint)
 }
 
 // numericArgument is argument for the aggregates that need numbers.

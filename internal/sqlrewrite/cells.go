@@ -11,19 +11,8 @@ type Cells struct {
 	Dims []CellDim
 }
 
-// Size is the number of cells of the dimension.
-func (d CellDim) Size() int {
-	switch {
-	case d.Date != nil:
-		return d.Date.Size()
-	case len(d.Edges) > 0:
-		return len(d.Edges) - 1
-	}
-	return len(d.Values)
-}
-
 // CellDim is one dimension of a Cells fetch; exactly one of Values,
-// Edges and Date is set.
+// Edges, Tiers and Date is set.
 type CellDim struct {
 	// Column is the backend column.
 	Column string
@@ -37,4 +26,21 @@ type CellDim struct {
 	// Date puts a date or timestamp column's rows in cells (dates.go):
 	// those that are not dates, or are outside its bounds, in none.
 	Date *DateAxis
+	// Tiers are first-match ranges (a CASE of tiers, tiers.go): index i is
+	// the first Tiers[i] holding the readable value, len(Tiers) when none
+	// does.
+	Tiers []Range
+}
+
+// Size is the number of cells of the dimension.
+func (d CellDim) Size() int64 {
+	switch {
+	case d.Date != nil:
+		return int64(d.Date.Size())
+	case len(d.Tiers) > 0:
+		return int64(len(d.Tiers) + 1)
+	case len(d.Edges) > 0:
+		return int64(len(d.Edges) - 1)
+	}
+	return int64(len(d.Values))
 }

@@ -11,7 +11,8 @@ import (
 // rows (AVG(CASE WHEN sex = 1 THEN income END)): the aggregate of col
 // over the rows where the condition holds, Where set to the condition (an
 // AND of range and equality conditions). ok is false for other shapes
-// (COUNT and SUM of CASE … THEN 1 are range counts, handled by aggregate).
+// (COUNT and SUM of CASE … THEN 1 are range counts, handled by aggregate;
+// an ELSE value makes the CASE a row expression, rowExprAggregate).
 // Only a Query answers it: each distinct condition is its own set of
 // releases (planner.QueryPlan.Parts).
 func (sc *scope) conditionalAggregate(e ast.ExprNode) (agg Aggregate, ok bool, err error) {
@@ -34,7 +35,7 @@ func (sc *scope) conditionalAggregate(e ast.ExprNode) (agg Aggregate, ok bool, e
 	}
 	if c.ElseClause != nil {
 		if v, isLit := literal(c.ElseClause); !isLit || !v.Null {
-			return Aggregate{}, true, refuseQuery("%s(CASE WHEN … THEN col ELSE a value END) (omit ELSE: the rows that fail the condition are left out)", strings.ToUpper(a.F))
+			return Aggregate{}, false, nil // a row expression (rowexpr.go)
 		}
 	}
 	column, err := sc.column(col.Name, "field list")

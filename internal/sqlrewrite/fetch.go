@@ -15,6 +15,10 @@ type Fetch struct {
 	// Unit, if set, bounds the rows each privacy unit contributes, after
 	// Filter and Boolean (render_unit.go).
 	Unit *UnitBound
+	// Derived are row expressions computed as columns of the table
+	// (render_rowexpr.go); the other parts may name them as columns. Not
+	// with Unit.
+	Derived []DerivedColumn
 	// Exactly one of Summary, Window, Histogram, Pairs, GridSums, Cells,
 	// Grouped and Keys is set.
 	Summary   []SummaryTerm

@@ -38,6 +38,7 @@ import (
 //	                                        cycle: (1, 2, 3))
 //	filter day date 2020-01-01 until 2021-01-01
 //	                                        a date range [lo, hi)
+//	cells age tiers [-inf, 18) [18, 64]     a tiered dimension (first match, then ELSE)
 //	grouped                                 (last) the cells and summary
 //	                                        lines so far become a GroupedSummary
 //	keys name                               KeyCounts (" numeric": Numeric)
@@ -74,6 +75,7 @@ var (
 	dateCellsLine = regexp.MustCompile(`^cells (\S+) (date|timestamp) (\w+) (\S+) (\S+)(?: \((.*)\))?$`)
 	// filter day date 2020-01-01 until 2021-01-01: a date range [lo, hi)
 	dateFilterLine = regexp.MustCompile(`^filter (\S+) (date|timestamp) (\S+) until (\S+)$`)
+	tiersLine      = regexp.MustCompile(`^cells (\S+) tiers (.*)$`)
 	keysLine       = regexp.MustCompile(`^keys (\S+)( numeric)?$`)
 )
 
@@ -193,6 +195,24 @@ func parseFetchLine(f *sqlrewrite.Fetch, line string) error {
 		}
 		f.Cells.Dims = append(f.Cells.Dims, d)
 		return err
+	}
+	if m := tiersLine.FindStringSubmatch(line); m != nil {
+		if f.Cells == nil {
+			f.Cells = &sqlrewrite.Cells{}
+		}
+		d := sqlrewrite.CellDim{Column: m[1]}
+		for rest := m[2]; rest != ""; rest = strings.TrimPrefix(rest, " ") {
+			c, after, err := parseCondition(m[1] + " " + rest)
+			if err != nil {
+				return err
+			}
+			if c.Range == nil {
+				return fmt.Errorf("tiers need ranges, got %q", rest)
+			}
+			d.Tiers, rest = append(d.Tiers, *c.Range), after
+		}
+		f.Cells.Dims = append(f.Cells.Dims, d)
+		return nil
 	}
 	if line == "grouped" {
 		if f.Cells == nil || len(f.Summary) == 0 {

@@ -241,10 +241,14 @@ func (qb *queryBuilder) groupBy(g *ast.GroupByClause) error {
 			}
 		}
 	}
+	var private []string
 	for _, k := range qb.q.Keys {
-		if k.Private && len(qb.q.Keys) > 1 {
-			return refuseQuery("GROUP BY %s (keys chosen by partition selection) together with other keys; group by it alone", k.Column)
+		if k.Private {
+			private = append(private, k.Column)
 		}
+	}
+	if len(private) > 1 {
+		return refuseQuery("GROUP BY %s, %d keys chosen by partition selection (the selection counts one key); group by one of them, with keys of declared domains beside it", strings.Join(private, ", "), len(private))
 	}
 	return nil
 }
@@ -640,6 +644,17 @@ func (qb *queryBuilder) aggregate(e ast.ExprNode) (*Expr, error) {
 		if x, ok, err := qb.affineAggregate(a); ok {
 			return x, err
 		}
+		if agg, ok, err := qb.sc.conditionalAggregate(e); ok || err != nil {
+			if err != nil {
+				return nil, err
+			}
+			return qb.item(agg, restore(e)), nil
+		}
+		if !qb.sc.rangeCountShaped(a) {
+			if x, ok, err := qb.rowExprAggregate(a); ok {
+				return x, err
+			}
+		}
 	}
 	if a, ok := e.(*ast.AggregateFuncExpr); ok && len(a.Args) == 1 && !a.Distinct {
 		name := strings.ToLower(a.F)
@@ -664,14 +679,13 @@ func (qb *queryBuilder) aggregate(e ast.ExprNode) (*Expr, error) {
 			return qb.item(Aggregate{Func: Percentile, Column: col.Name, Quantile: q}, restore(e)), nil
 		}
 	}
+	if f, ok := e.(*ast.FuncCallExpr); ok {
+		if x, ok, err := qb.rowExprFunction(f); ok {
+			return x, err
+		}
+	}
 	if a, ok := e.(*ast.AggregateFuncExpr); ok && strings.EqualFold(a.F, "group_concat") {
 		return nil, refuseRows("GROUP_CONCAT")
-	}
-	if agg, ok, err := qb.sc.conditionalAggregate(e); ok {
-		if err != nil {
-			return nil, err
-		}
-		return qb.item(agg, restore(e)), nil
 	}
 	agg, err := qb.sc.aggregate(e)
 	if err != nil {

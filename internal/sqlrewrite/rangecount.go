@@ -1,6 +1,8 @@
 package sqlrewrite
 
 import (
+	"strings"
+
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/opcode"
 )
@@ -71,4 +73,16 @@ func isCondition(e ast.ExprNode) bool {
 		}
 	}
 	return false
+}
+
+// rangeCountShaped reports whether a is COUNT or SUM of a CASE that
+// caseCount reads as a range count (a count of rows, preferred over the
+// same CASE as a row expression).
+func (sc *scope) rangeCountShaped(a *ast.AggregateFuncExpr) bool {
+	name := strings.ToLower(a.F)
+	if (name != "count" && name != "sum") || len(a.Args) != 1 || !isCase(a.Args[0]) {
+		return false
+	}
+	_, err := sc.caseCount(name, unparen(a.Args[0]).(*ast.CaseExpr))
+	return err == nil
 }

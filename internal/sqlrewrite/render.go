@@ -200,12 +200,9 @@ func (r *renderer) window(f Fetch) (string, error) {
 	// a bare name for the output column that the clamp's CASE … ELSE col
 	// is named after, and sort by the clamped expression, which no index
 	// serves.
-	table, err := r.spec.table(f.Table)
+	table, err := r.qualifier(f)
 	if err != nil {
 		return "", err
-	}
-	if f.Unit != nil {
-		table = unitAlias
 	}
 	ranks := " ORDER BY " + table + "." + col + " LIMIT " + strconv.FormatInt(w.Limit, 10) + " OFFSET " + strconv.FormatInt(w.Offset, 10)
 	if w.Sum {
@@ -327,7 +324,7 @@ func (r *renderer) readable(col string) string {
 // bound, t is the bounded subquery of unitFrom and extra applies to the
 // rows it keeps.
 func (r *renderer) from(f Fetch, extra string) (string, error) {
-	table, err := r.spec.table(f.Table)
+	table, err := r.source(f)
 	if err != nil {
 		return "", err
 	}

@@ -19,7 +19,9 @@ import (
 // (strings as bind arguments); a bucketed key is CASE WHEN col IS NULL
 // THEN NULL WHEN col < e1 THEN 0 … WHEN col < e_{k-1} THEN k-2 ELSE k-1 END,
 // so the ends clamp (readable as in Render; PostgreSQL's NaN, ordered above
-// every number, falls in the last cell as clamp puts it at the upper bound).
+// every number, falls in the last cell as clamp puts it at the upper bound);
+// a tiered key is CASE WHEN NOT readable THEN NULL WHEN range0 THEN 0 …
+// ELSE k END.
 func (r *renderer) cells(f Fetch) (string, error) {
 	dims := f.Cells.Dims
 	if len(dims) == 0 {
@@ -52,14 +54,42 @@ func (r *renderer) cellKey(d CellDim) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if d.Date != nil && len(d.Values) == 0 && len(d.Edges) == 0 {
+	set := 0
+	for _, n := range []int{len(d.Values), len(d.Edges), len(d.Tiers)} {
+		if n > 0 {
+			set++
+		}
+	}
+	if d.Date != nil {
+		if set != 0 {
+			return "", fmt.Errorf("sqlrewrite: cell dimension %s needs exactly one of Values, Edges, Tiers and Date", d.Column)
+		}
 		return r.dateIndex(col, *d.Date)
 	}
-	if (len(d.Values) == 0) == (len(d.Edges) == 0) || d.Date != nil {
-		return "", fmt.Errorf("sqlrewrite: cell dimension %s needs exactly one of Values, Edges and Date", d.Column)
+	if set != 1 {
+		return "", fmt.Errorf("sqlrewrite: cell dimension %s needs exactly one of Values, Edges, Tiers and Date", d.Column)
 	}
 	var sb strings.Builder
 	sb.WriteString("CASE")
+	if len(d.Tiers) > 0 {
+		// As SQL's CASE, on the readable values (an unreadable one has no
+		// key); each range compares the column in its own type.
+		fmt.Fprintf(&sb, " WHEN NOT (%s) THEN NULL", r.readable(col))
+		for i, rg := range d.Tiers {
+			for _, e := range []float64{rg.Lower, rg.Upper} {
+				if math.IsNaN(e) || math.IsInf(e, 0) {
+					return "", fmt.Errorf("sqlrewrite: tiers of %s need finite ends", d.Column)
+				}
+			}
+			c, err := r.rangeCondition(col, &rg)
+			if err != nil {
+				return "", err
+			}
+			fmt.Fprintf(&sb, " WHEN %s THEN %d", c, i)
+		}
+		fmt.Fprintf(&sb, " ELSE %d END", len(d.Tiers))
+		return sb.String(), nil
+	}
 	if len(d.Values) > 0 {
 		for i, v := range d.Values {
 			if v.IsText != d.Values[0].IsText {

@@ -200,7 +200,7 @@ func (r *renderer) unitGroupKey(dims []CellDim) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		n := int64(dims[i].Size())
+		n := dims[i].Size()
 		if n < 1 {
 			return "", fmt.Errorf("sqlrewrite: a unit bound's group dimension has no cells")
 		}

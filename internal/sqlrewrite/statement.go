@@ -158,6 +158,10 @@ type Aggregate struct {
 	// COUNT(CASE WHEN col BETWEEN a AND b THEN 1 END) are CountRows with
 	// Where = [col in [a, b]] (a range count).
 	Where []Condition
+	// Expr, if set, is the row expression the aggregate reads (an
+	// aggregate over two or more columns, rowexpr.go); Column is then its
+	// text, the name of the column the planner derives for it.
+	Expr *RowExpr
 }
 
 // Condition restricts one declared column. Exactly one of Range and In is

@@ -12,69 +12,74 @@ import (
 
 // Tiering is a GROUP BY key of tiers of a numeric column,
 //
-//	CASE WHEN col < e₁ THEN l₁ WHEN col < e₂ THEN l₂ … ELSE lₖ₊₁ END
+//	CASE WHEN r₁ THEN l₁ WHEN r₂ THEN l₂ … ELSE lₖ₊₁ END
 //
-// with constant edges e₁ < e₂ < … < eₖ and distinct literal labels (the
-// GroupKey's Values, in this order). Tier 0 holds the readable values
-// below e₁, tier i those in [eᵢ, eᵢ₊₁), the ELSE tier those from eₖ on: a
-// partition of the readable values fixed by the query, whatever the data,
-// so the key's domain is public like a declared one (every tier is
-// answered, empty ones included). As for every GROUP BY key, an unreadable
-// value (NULL; on SQLite text or a blob) is in no tier, where SQL's CASE
-// would put it in the ELSE tier.
+// each rᵢ a range of the column written with <, <=, >, >=, BETWEEN or an
+// AND of them (col >= 18 AND col < 35), with constant ends, and distinct
+// literal labels (the GroupKey's Values, in this order). As SQL's CASE
+// does, a readable value is in the tier of the first range that holds it,
+// and in the ELSE tier when none does: a partition of the readable values
+// fixed by the query, whatever the data, so the key's domain is public
+// like a declared one (every tier is answered, empty ones included). As
+// for every GROUP BY key, an unreadable value (NULL; on SQLite text or a
+// blob) is in no tier, where SQL's CASE would put it in the ELSE tier.
 type Tiering struct {
 	Column string
-	Edges  []float64
-	// Spelling identifies the tiering (column, edges, labels), so that the
+	// Ranges are the WHEN ranges, in CASE order.
+	Ranges []Range
+	// Spelling identifies the tiering (column, ranges, labels), so that the
 	// same CASE in the select list and in GROUP BY is one key.
 	Spelling string
 }
 
-// tiering recognises a CASE of tiers; ok is false when e is not a CASE of
-// col < constant conditions on one column (the caller's other rules
-// apply), and err says why a CASE of that shape cannot be a key.
+// tiering recognises a CASE of tiers; ok is false when e is not a CASE
+// whose WHENs are all comparisons of one column with constants (the
+// caller's other rules apply), and err says why a CASE of that shape
+// cannot be a key.
 func (sc *scope) tiering(e ast.ExprNode) (t *Tiering, labels []Value, ok bool, err error) {
 	c, isCase := unparen(e).(*ast.CaseExpr)
 	if !isCase || c.Value != nil || len(c.WhenClauses) == 0 {
 		return nil, nil, false, nil
 	}
-	var colName string
+	var col *ast.ColumnName
 	for _, w := range c.WhenClauses {
-		b, isCmp := unparen(w.Expr).(*ast.BinaryOperationExpr)
-		if !isCmp || b.Op != opcode.LT {
+		if !tierShaped(w.Expr, &col) {
 			return nil, nil, false, nil
 		}
-		x, isCol := unparen(b.L).(*ast.ColumnNameExpr)
-		if !isCol || (colName != "" && !strings.EqualFold(colName, x.Name.Name.O)) {
-			return nil, nil, false, nil
-		}
-		colName = x.Name.Name.O
 	}
-	first := unparen(c.WhenClauses[0].Expr).(*ast.BinaryOperationExpr)
-	col, err := sc.column(first.L.(*ast.ColumnNameExpr).Name, "group statement")
+	column, err := sc.column(col, "group statement")
 	if err != nil {
 		return nil, nil, true, err
 	}
 	why := func(format string, args ...any) error {
-		return refuseQuery("GROUP BY the tiers %s: "+format+" (tiers are CASE WHEN col < a THEN label WHEN col < b THEN label ... ELSE label END, increasing constants a < b < ..., distinct literal labels)", append([]any{restore(e)}, args...)...)
+		return refuseQuery("GROUP BY the tiers %s: "+format+" (tiers are CASE WHEN r1 THEN label WHEN r2 THEN label ... ELSE label END, each r a range of one numeric column with <, <=, >, >=, BETWEEN or AND, constant ends, distinct literal labels)", append([]any{restore(e)}, args...)...)
 	}
-	if !col.Numeric() {
-		return nil, nil, true, why("%s is a text column", col.Name)
+	if !column.Numeric() {
+		return nil, nil, true, why("%s is a text column", column.Name)
 	}
 	if c.ElseClause == nil {
 		return nil, nil, true, why("no ELSE")
 	}
-	t = &Tiering{Column: col.Name}
+	t = &Tiering{Column: column.Name}
 	results := make([]ast.ExprNode, 0, len(c.WhenClauses)+1)
 	for _, w := range c.WhenClauses {
-		v, isLit := literal(unparen(w.Expr).(*ast.BinaryOperationExpr).R)
-		if !isLit || v.Null || v.IsText || !(math.Abs(v.Num) <= 1e300) {
-			return nil, nil, true, why("an edge that is not a number of magnitude at most 1e300")
+		rc, err := sc.rangeCount(w.Expr)
+		if err != nil {
+			return nil, nil, true, err
 		}
-		if n := len(t.Edges); n > 0 && !(v.Num > t.Edges[n-1]) {
-			return nil, nil, true, why("edges not increasing")
+		rg := Range{}
+		for _, cond := range rc.Where {
+			if cond.Range == nil || cond.Complement {
+				return nil, nil, true, why("a condition that is not a range")
+			}
+			for _, end := range []float64{cond.Range.Lower, cond.Range.Upper} {
+				if !(math.Abs(end) <= 1e300) {
+					return nil, nil, true, why("an end that is not a number of magnitude at most 1e300")
+				}
+			}
+			rg = intersect(rg, *cond.Range)
 		}
-		t.Edges = append(t.Edges, v.Num)
+		t.Ranges = append(t.Ranges, rg)
 		results = append(results, w.Result)
 	}
 	results = append(results, c.ElseClause)
@@ -93,12 +98,51 @@ func (sc *scope) tiering(e ast.ExprNode) (t *Tiering, labels []Value, ok bool, e
 		seen[v] = true
 		labels = append(labels, v)
 	}
-	parts := []string{col.Name}
-	for i, e := range t.Edges {
-		parts = append(parts, formatLabel(labels[i]), strconv.FormatFloat(e, 'g', -1, 64))
+	parts := []string{column.Name}
+	for i, r := range t.Ranges {
+		parts = append(parts, formatLabel(labels[i]), describeCondition(Condition{Column: column.Name, Range: &r}))
 	}
 	t.Spelling = strings.Join(append(parts, formatLabel(labels[len(labels)-1])), " ")
 	return t, labels, true, nil
+}
+
+// tierShaped reports whether e is col op constant (op one of <, <=, >,
+// >=, either side), col BETWEEN constants, or an AND of them, all on the
+// column *col (set on first sight).
+func tierShaped(e ast.ExprNode, col **ast.ColumnName) bool {
+	same := func(x ast.ExprNode) bool {
+		c, isCol := unparen(x).(*ast.ColumnNameExpr)
+		if !isCol || (*col != nil && !strings.EqualFold((*col).Name.O, c.Name.Name.O)) {
+			return false
+		}
+		*col = c.Name
+		return true
+	}
+	constant := func(x ast.ExprNode) bool { _, ok := literal(x); return ok }
+	switch n := unparen(e).(type) {
+	case *ast.BinaryOperationExpr:
+		switch n.Op {
+		case opcode.LogicAnd:
+			return tierShaped(n.L, col) && tierShaped(n.R, col)
+		case opcode.LT, opcode.LE, opcode.GT, opcode.GE:
+			return same(n.L) && constant(n.R) || constant(n.L) && same(n.R)
+		}
+	case *ast.BetweenExpr:
+		return !n.Not && same(n.Expr) && constant(n.Left) && constant(n.Right)
+	}
+	return false
+}
+
+// intersect returns the intersection of two ranges (a missing end is
+// unbounded).
+func intersect(a, b Range) Range {
+	if b.HasLower && (!a.HasLower || b.Lower > a.Lower || b.Lower == a.Lower && b.LowerOpen) {
+		a.Lower, a.HasLower, a.LowerOpen = b.Lower, true, b.LowerOpen
+	}
+	if b.HasUpper && (!a.HasUpper || b.Upper < a.Upper || b.Upper == a.Upper && b.UpperOpen) {
+		a.Upper, a.HasUpper, a.UpperOpen = b.Upper, true, b.UpperOpen
+	}
+	return a
 }
 
 func formatLabel(v Value) string {
@@ -137,5 +181,9 @@ func (qb *queryBuilder) tierExpr(e ast.ExprNode) (*Expr, bool) {
 
 // String names the tiering in plans and warnings.
 func (t *Tiering) String() string {
-	return fmt.Sprintf("tiers of %s at %s", t.Column, strings.Trim(strings.Join(strings.Fields(fmt.Sprint(t.Edges)), ", "), "[]"))
+	parts := make([]string, len(t.Ranges))
+	for i, r := range t.Ranges {
+		parts[i] = describeCondition(Condition{Column: t.Column, Range: &r})
+	}
+	return fmt.Sprintf("tiers of %s: %s; else", t.Column, strings.Join(parts, "; "))
 }

@@ -1,0 +1,98 @@
+package planner
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+
+	"github.com/dpproxy/dpproxy/internal/catalog"
+	"github.com/dpproxy/dpproxy/internal/dperr"
+	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
+)
+
+// withRowExprs returns t with a column for each distinct row expression
+// the items aggregate (sqlrewrite.RowExpr: SUM(age + income)), and the
+// derived columns the fetches compute for them. Each such column is real,
+// named by the expression's text, with the expression's derived bounds
+// (RowExpr.Bounds) as its declared bounds, so that every mechanism plans
+// and runs on it as on a declared column with those bounds: the releases
+// and their guarantees are those of that column's aggregates, their
+// sensitivity fixed by the derived bounds, which the fetch clamps to like
+// any bounds. t itself is returned when there is none. Refused on a table
+// with a privacy unit (the unit-bounded fetch reads stored columns only).
+func withRowExprs(t *catalog.Table, items []sqlrewrite.Item) (*catalog.Table, []sqlrewrite.DerivedColumn, error) {
+	var out *catalog.Table
+	var derived []sqlrewrite.DerivedColumn
+	seen := map[string]bool{}
+	for _, it := range items {
+		x := it.Agg.Expr
+		if x == nil {
+			continue
+		}
+		if t.HasPrivacyUnit() {
+			return nil, nil, dperr.New(dperr.Unsupported,
+				"not supported: %s, an aggregate of a row expression, on table %s, which protects each %s; aggregate one column (SUM(col), AVG(a * col + b))",
+				it.Label, t.Name, t.PrivacyUnit)
+		}
+		if out == nil {
+			clone := *t
+			clone.Columns = slices.Clone(t.Columns)
+			out = &clone
+		}
+		if seen[it.Agg.Column] {
+			continue // the same expression, already derived
+		}
+		if _, ok := t.Column(it.Agg.Column); ok {
+			return nil, nil, dperr.New(dperr.Unsupported, "not supported: %s, whose expression %s is also the name of a column", it.Label, it.Agg.Column)
+		}
+		seen[it.Agg.Column] = true
+		lo, hi, err := x.Bounds()
+		if err != nil {
+			return nil, nil, dperr.New(dperr.Unsupported, "not supported: %s, whose bounds cannot be derived: %v", it.Label, err)
+		}
+		var missing string
+		source := func(name string) string {
+			c, ok := t.Column(name)
+			if !ok {
+				missing = name
+				return name
+			}
+			return c.Source
+		}
+		expr := x.Sourced(source)
+		if missing != "" {
+			return nil, nil, dperr.New(dperr.UnknownColumn, "Unknown column '%s' in 'field list'", missing)
+		}
+		name := "dpproxy_e" + strconv.Itoa(len(derived))
+		out.Columns = append(out.Columns, catalog.Column{Name: it.Agg.Column, Source: name, Type: catalog.Real, Lower: &lo, Upper: &hi})
+		derived = append(derived, sqlrewrite.DerivedColumn{Name: name, Expr: expr})
+	}
+	if out == nil {
+		return t, nil, nil
+	}
+	return out, derived, nil
+}
+
+// derivedName is the expression text of the derived column with backend
+// name source.
+func derivedName(t *catalog.Table, source string) string {
+	for _, c := range t.Columns {
+		if c.Source == source {
+			return c.Name
+		}
+	}
+	return source
+}
+
+// explainDerived states a derived column's bounds and how it is computed.
+func explainDerived(t *catalog.Table, d sqlrewrite.DerivedColumn) string {
+	var lo, hi float64
+	for _, c := range t.Columns {
+		if c.Source == d.Name {
+			lo, hi, _ = c.Bounds()
+		}
+	}
+	return fmt.Sprintf("bounds [%g, %g] by interval arithmetic (outward rounding) on the declared bounds; "+
+		"computed per row by the database in double precision from the operands clamped to their declared bounds, "+
+		"NULL (skipped) when an operand is NULL or unreadable; each release clamps it to these bounds, which fix its sensitivity", lo, hi)
+}

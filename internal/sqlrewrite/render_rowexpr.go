@@ -1,0 +1,134 @@
+package sqlrewrite
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// derivedAlias names the table with its derived columns in a fetch.
+const derivedAlias = "dpproxy_x"
+
+// source renders the table a fetch reads: the table itself, or with
+// Derived columns
+//
+//	(SELECT *, e₁ AS n₁, … FROM t) AS dpproxy_x
+//
+// each eᵢ a row expression (rowExpr), so that every fetch shape reads nᵢ
+// as a column: clamped, tested for readability (a NULL eᵢ is unreadable),
+// ordered in windows.
+func (r *renderer) source(f Fetch) (string, error) {
+	table, err := r.spec.table(f.Table)
+	if err != nil || len(f.Derived) == 0 {
+		return table, err
+	}
+	if f.Unit != nil {
+		return "", errors.New("sqlrewrite: derived columns with a unit bound")
+	}
+	cols := []string{"*"}
+	for _, d := range f.Derived {
+		name, err := r.spec.ident(d.Name)
+		if err != nil {
+			return "", err
+		}
+		e, err := r.rowExpr(d.Expr)
+		if err != nil {
+			return "", err
+		}
+		cols = append(cols, e+" AS "+name)
+	}
+	return "(SELECT " + strings.Join(cols, ", ") + " FROM " + table + ") AS " + derivedAlias, nil
+}
+
+// qualifier is the name that qualifies the columns of the table a fetch
+// reads (source), without rendering it.
+func (r *renderer) qualifier(f Fetch) (string, error) {
+	switch {
+	case f.Unit != nil:
+		return unitAlias, nil
+	case len(f.Derived) > 0:
+		return derivedAlias, nil
+	}
+	return r.spec.table(f.Table)
+}
+
+// rowExpr renders a row expression in double precision, by the rule of
+// Render: each column clamped to its declared bounds (NULL when
+// unreadable, so that the expression is NULL), each constant cast to
+// double, + - * / on doubles, and CASE with each WHEN condition an AND of
+// conditions, a condition on a numeric column holding only for readable
+// values (on SQLite a text is unreadable, not greater than every number).
+// RowExpr.Bounds keeps every intermediate value within double precision's
+// range, so no row makes the fetch fail.
+func (r *renderer) rowExpr(e *RowExpr) (string, error) {
+	if e == nil {
+		return "CAST(NULL AS " + r.spec.double + ")", nil
+	}
+	switch e.Kind {
+	case RowColumn:
+		col, err := r.spec.ident(e.Column)
+		if err != nil {
+			return "", err
+		}
+		return r.clamp(col, e.Lower, e.Upper)
+	case RowConst:
+		if !usable(e.Num) {
+			return "", fmt.Errorf("sqlrewrite: row expression constant %g is not 0 or of magnitude in [2^-400, 2^430]", e.Num)
+		}
+		return "CAST(" + realLiteral(e.Num) + " AS " + r.spec.double + ")", nil
+	case RowOp:
+		if len(e.Args) != 2 || !strings.ContainsRune("+-*/", rune(e.Op)) {
+			return "", fmt.Errorf("sqlrewrite: bad row expression operation %q", e.Op)
+		}
+		a, err := r.rowExpr(e.Args[0])
+		if err != nil {
+			return "", err
+		}
+		b, err := r.rowExpr(e.Args[1])
+		if err != nil {
+			return "", err
+		}
+		return "(" + a + " " + string(e.Op) + " " + b + ")", nil
+	case RowCase:
+		if len(e.When) == 0 || len(e.Args) != len(e.When)+1 {
+			return "", errors.New("sqlrewrite: a row CASE needs WHEN clauses and one result each, and an ELSE")
+		}
+		var sb strings.Builder
+		sb.WriteString("CASE")
+		for i, w := range e.When {
+			if len(w) == 0 {
+				return "", errors.New("sqlrewrite: a row CASE WHEN needs a condition")
+			}
+			conds := make([]string, len(w))
+			for j, c := range w {
+				s, err := r.condition(c)
+				if err != nil {
+					return "", err
+				}
+				if numeric := c.Range != nil || len(c.In) > 0 && !c.In[0].IsText; numeric && !c.IsNull && !c.Complement {
+					col, err := r.spec.ident(c.Column)
+					if err != nil {
+						return "", err
+					}
+					s = r.readable(col) + " AND " + s
+				}
+				conds[j] = "(" + s + ")"
+			}
+			res, err := r.rowExpr(e.Args[i])
+			if err != nil {
+				return "", err
+			}
+			sb.WriteString(" WHEN " + strings.Join(conds, " AND ") + " THEN " + res)
+		}
+		if last := e.Args[len(e.When)]; last != nil {
+			res, err := r.rowExpr(last)
+			if err != nil {
+				return "", err
+			}
+			sb.WriteString(" ELSE " + res)
+		}
+		sb.WriteString(" END")
+		return sb.String(), nil
+	}
+	return "", fmt.Errorf("sqlrewrite: unknown row expression kind %d", int(e.Kind))
+}

@@ -1,0 +1,511 @@
+package sqlrewrite
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/big"
+	"strings"
+
+	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/opcode"
+
+	"github.com/dpproxy/dpproxy/internal/catalog"
+)
+
+// RowExprKind is the kind of a RowExpr node.
+type RowExprKind int
+
+// The row expression nodes.
+const (
+	// RowColumn is a declared numeric column, read clamped to its declared
+	// bounds (Lower, Upper) by the rule of Render.
+	RowColumn RowExprKind = iota + 1
+	// RowConst is the number Num.
+	RowConst
+	// RowOp is Args[0] Op Args[1], Op one of + - * /.
+	RowOp
+	// RowCase is CASE WHEN When[0] THEN Args[0] … ELSE Args[len(When)] END;
+	// a nil ELSE is NULL.
+	RowCase
+)
+
+// RowExpr is an arithmetic row expression of declared numeric columns,
+// the argument of an aggregate over two or more columns (SUM(age +
+// income), AVG(CASE WHEN age > 90 THEN income ELSE 0 END)). The database
+// computes it per row in double precision from the clamped operands, and
+// the aggregate reads it as a column whose bounds are Bounds().
+//
+// Its value follows SQL: an unreadable operand (NULL; on SQLite text or a
+// blob in a numeric column) makes the expression NULL, skipped by every
+// aggregate; a WHEN condition on an unreadable value is not true, so the
+// next WHEN or the ELSE applies.
+type RowExpr struct {
+	Kind RowExprKind
+	// Column is the column's name (catalog spelling in a Select, backend
+	// name in a Fetch); Lower and Upper its declared bounds.
+	Column       string
+	Lower, Upper float64
+	Num          float64
+	Op           byte
+	Args         []*RowExpr
+	// When are the conditions of a CASE, each an AND of conditions on
+	// columns (catalog names in a Select, backend names in a Fetch).
+	When [][]Condition
+}
+
+// DerivedColumn is a row expression a fetch computes as a column of the
+// table: the fetch reads FROM (SELECT *, Expr AS Name FROM t) AS t′, so
+// every fetch shape applies to Name as to a stored column.
+type DerivedColumn struct {
+	// Name is the computed column's name in the fetch.
+	Name string
+	Expr *RowExpr
+}
+
+// Bounds returns an interval [lo, hi] that contains every value the
+// database can compute for e from operands within their declared bounds,
+// by interval arithmetic with directed rounding: each endpoint is the
+// exact result of the operation on the operands' endpoints, rounded
+// outward to float64 (big.Float, 53 bits, ToNegativeInf for lo and
+// ToPositiveInf for hi). The database's double arithmetic rounds each
+// operation to nearest, a monotone map, so its result on operands inside
+// the operand intervals lies between the rounded-to-nearest results at the
+// endpoints, hence inside the outward-rounded ones. Endpoints are then
+// widened to 0 or to a magnitude of at least catalog.MinBoundMagnitude
+// (the clamp's rule for usable bounds). A CASE's interval is the hull of
+// its results' (a NULL result adds nothing).
+//
+// It fails, with the reason, for a division by an expression whose
+// interval contains 0, for bounds of magnitude above 2^430, and where a
+// product or quotient could leave double precision's range (PostgreSQL
+// and MariaDB raise an error on overflow, PostgreSQL also when a product
+// or quotient of nonzero values rounds to 0; whether a statement errs must
+// not depend on the data): every intermediate value must be 0 or of
+// magnitude in [2^-1000, 2^1000]. The smallest nonzero magnitude of a
+// clamped column is max(MinBoundMagnitude, distance of its bounds from
+// 0); of a product the product of its operands'; of a quotient the
+// dividend's over the divisor's largest magnitude; of a sum or difference
+// 2^-53 times the smaller of its operands' (a nonzero sum of doubles is at
+// least half the smaller ulp).
+func (e *RowExpr) Bounds() (lo, hi float64, err error) {
+	v, err := e.bounds()
+	if err != nil {
+		return 0, 0, err
+	}
+	lo, hi = widenTiny(v.lo, -1), widenTiny(v.hi, 1)
+	if math.Abs(lo) > maxMagnitude || math.Abs(hi) > maxMagnitude {
+		return 0, 0, fmt.Errorf("its derived bounds [%g, %g] exceed 2^430 in magnitude", lo, hi)
+	}
+	return lo, hi, nil
+}
+
+// interval is the range of a row expression's values: within [lo, hi],
+// and 0 or of magnitude at least 2^tiny (tiny +Inf: always 0).
+type interval struct{ lo, hi, tiny float64 }
+
+// Limits of the intermediate values of a row expression (Bounds): 2^rowTiny
+// and rowHuge.
+const (
+	rowTiny = -1000
+	rowHuge = 0x1p1000
+)
+
+func (e *RowExpr) bounds() (interval, error) {
+	switch e.Kind {
+	case RowColumn:
+		tiny := catalog.MinBoundMagnitude
+		if e.Lower > 0 {
+			tiny = math.Max(tiny, e.Lower)
+		} else if e.Upper < 0 {
+			tiny = math.Max(tiny, -e.Upper)
+		}
+		return interval{e.Lower, e.Upper, math.Log2(tiny)}, nil
+	case RowConst:
+		if e.Num == 0 {
+			return interval{0, 0, math.Inf(1)}, nil // no nonzero value
+		}
+		return interval{e.Num, e.Num, math.Log2(math.Abs(e.Num))}, nil
+	case RowCase:
+		v := interval{math.Inf(1), math.Inf(-1), math.Inf(1)}
+		for _, a := range e.Args {
+			if a == nil {
+				continue
+			}
+			w, err := a.bounds()
+			if err != nil {
+				return interval{}, err
+			}
+			v = interval{math.Min(v.lo, w.lo), math.Max(v.hi, w.hi), math.Min(v.tiny, w.tiny)}
+		}
+		if v.lo > v.hi { // every result NULL: the expression is always NULL
+			return interval{0, 0, math.Inf(1)}, nil
+		}
+		return v, nil
+	case RowOp:
+		a, err := e.Args[0].bounds()
+		if err != nil {
+			return interval{}, err
+		}
+		b, err := e.Args[1].bounds()
+		if err != nil {
+			return interval{}, err
+		}
+		var v interval
+		switch e.Op {
+		case '+':
+			v = interval{directed(a.lo, b.lo, '+', big.ToNegativeInf), directed(a.hi, b.hi, '+', big.ToPositiveInf), math.Min(a.tiny, b.tiny) - 53}
+		case '-':
+			v = interval{directed(a.lo, b.hi, '-', big.ToNegativeInf), directed(a.hi, b.lo, '-', big.ToPositiveInf), math.Min(a.tiny, b.tiny) - 53}
+		default:
+			if e.Op == '/' && b.lo == 0 && b.hi == 0 {
+				return interval{}, errors.New("it divides by zero")
+			}
+			if e.Op == '/' && b.lo <= 0 && b.hi >= 0 {
+				return interval{}, fmt.Errorf("it divides by %s, whose bounds [%g, %g] contain 0", e.Args[1], b.lo, b.hi)
+			}
+			v = interval{math.Inf(1), math.Inf(-1), a.tiny + b.tiny}
+			if e.Op == '/' {
+				v.tiny = a.tiny - math.Log2(math.Max(math.Abs(b.lo), math.Abs(b.hi)))
+			}
+			for _, x := range []float64{a.lo, a.hi} {
+				for _, y := range []float64{b.lo, b.hi} {
+					v.lo = math.Min(v.lo, directed(x, y, e.Op, big.ToNegativeInf))
+					v.hi = math.Max(v.hi, directed(x, y, e.Op, big.ToPositiveInf))
+				}
+			}
+			if v.tiny < rowTiny {
+				return interval{}, fmt.Errorf("a nonzero value of %s could be as small as 2^%.0f, which double precision could round to 0", e, math.Floor(v.tiny))
+			}
+		}
+		if math.Abs(v.lo) > rowHuge || math.Abs(v.hi) > rowHuge {
+			return interval{}, fmt.Errorf("%s could reach %g in magnitude, beyond 2^1000", e, math.Max(math.Abs(v.lo), math.Abs(v.hi)))
+		}
+		return v, nil
+	}
+	return interval{}, fmt.Errorf("sqlrewrite: unknown row expression kind %d", int(e.Kind))
+}
+
+// directed returns x op y rounded to float64 in mode m: exact arithmetic
+// on the two float64 operands, then one rounding in mode m. A result below
+// catalog.MinBoundMagnitude in magnitude (where float64 would leave the
+// normal range) is rounded outward to 0 or ±MinBoundMagnitude.
+func directed(x, y float64, op byte, m big.RoundingMode) float64 {
+	a, b := new(big.Float).SetFloat64(x), new(big.Float).SetFloat64(y)
+	z := new(big.Float).SetPrec(53).SetMode(m)
+	switch op {
+	case '+':
+		z.Add(a, b)
+	case '-':
+		z.Sub(a, b)
+	case '*':
+		z.Mul(a, b)
+	default:
+		z.Quo(a, b)
+	}
+	f, _ := z.Float64()
+	if z.Sign() != 0 && math.Abs(f) < catalog.MinBoundMagnitude {
+		switch {
+		case m == big.ToNegativeInf && z.Sign() < 0:
+			return -catalog.MinBoundMagnitude
+		case m == big.ToPositiveInf && z.Sign() > 0:
+			return catalog.MinBoundMagnitude
+		}
+		return 0
+	}
+	return f
+}
+
+// widenTiny widens a bound of magnitude below catalog.MinBoundMagnitude
+// outward (dir -1 for a lower bound, +1 for an upper) to 0 or to
+// ±MinBoundMagnitude.
+func widenTiny(b float64, dir int) float64 {
+	if b == 0 || math.Abs(b) >= catalog.MinBoundMagnitude {
+		return b
+	}
+	if (b > 0) == (dir > 0) {
+		return math.Copysign(catalog.MinBoundMagnitude, b)
+	}
+	return 0
+}
+
+// String renders the expression for messages and plans.
+func (e *RowExpr) String() string {
+	switch e.Kind {
+	case RowColumn:
+		return e.Column
+	case RowConst:
+		return formatLabel(Value{Num: e.Num})
+	case RowOp:
+		return "(" + e.Args[0].String() + " " + string(e.Op) + " " + e.Args[1].String() + ")"
+	}
+	var sb strings.Builder
+	sb.WriteString("CASE")
+	for i, w := range e.When {
+		conds := make([]string, len(w))
+		for j, c := range w {
+			conds[j] = describeCondition(c)
+		}
+		sb.WriteString(" WHEN " + strings.Join(conds, " AND ") + " THEN " + e.Args[i].String())
+	}
+	if last := e.Args[len(e.When)]; last != nil {
+		sb.WriteString(" ELSE " + last.String())
+	}
+	sb.WriteString(" END")
+	return sb.String()
+}
+
+// describeCondition renders a condition for messages.
+func describeCondition(c Condition) string {
+	switch {
+	case c.IsNull && c.Complement:
+		return c.Column + " IS NOT NULL"
+	case c.IsNull:
+		return c.Column + " IS NULL"
+	case c.Range != nil:
+		var parts []string
+		if c.Range.HasLower {
+			op := ">="
+			if c.Range.LowerOpen {
+				op = ">"
+			}
+			parts = append(parts, c.Column+" "+op+" "+formatLabel(Value{Num: c.Range.Lower}))
+		}
+		if c.Range.HasUpper {
+			op := "<="
+			if c.Range.UpperOpen {
+				op = "<"
+			}
+			parts = append(parts, c.Column+" "+op+" "+formatLabel(Value{Num: c.Range.Upper}))
+		}
+		return strings.Join(parts, " AND ")
+	}
+	vals := make([]string, len(c.In))
+	for i, v := range c.In {
+		vals[i] = formatLabel(v)
+	}
+	s := c.Column + " IN (" + strings.Join(vals, ", ") + ")"
+	if c.Complement {
+		s = "NOT " + s
+	}
+	return s
+}
+
+// rowExprHint names the supported row expressions in refusals.
+const rowExprHint = "aggregates take a declared column or a row expression of declared numeric columns and numbers with + - * /, " +
+	"division only by an expression whose bounds exclude 0, and CASE WHEN conditions THEN expression ... [ELSE expression] END"
+
+// rowExpr reads e as a RowExpr, refusing with the reason what it cannot
+// bound.
+func (sc *scope) rowExpr(e ast.ExprNode) (*RowExpr, error) {
+	return sc.rowExprIn(e, e)
+}
+
+// rowExprIn is rowExpr on a part e of the aggregate's argument top (named
+// in refusals).
+func (sc *scope) rowExprIn(top, e ast.ExprNode) (*RowExpr, error) {
+	why := func(format string, args ...any) error {
+		return refuseQuery("an aggregate of %s, whose bounds cannot be derived: "+format+" ("+rowExprHint+")",
+			append([]any{restore(top)}, args...)...)
+	}
+	if v, ok := literal(e); ok {
+		if v.Null || v.IsText {
+			return nil, why("%s is not a number", restore(unparen(e)))
+		}
+		if math.Abs(v.Num) > maxMagnitude || v.Num != 0 && math.Abs(v.Num) < catalog.MinBoundMagnitude {
+			return nil, why("the constant %g is not 0 or of magnitude in [2^-400, 2^430]", v.Num)
+		}
+		return &RowExpr{Kind: RowConst, Num: v.Num}, nil
+	}
+	switch n := unparen(e).(type) {
+	case *ast.ColumnNameExpr:
+		col, err := sc.column(n.Name, "field list")
+		if err != nil {
+			return nil, err
+		}
+		lo, hi, ok := col.Bounds()
+		if !ok {
+			return nil, why("%s is a text column", col.Name)
+		}
+		return &RowExpr{Kind: RowColumn, Column: col.Name, Lower: lo, Upper: hi}, nil
+	case *ast.UnaryOperationExpr:
+		if n.Op == opcode.Minus {
+			x, err := sc.rowExprIn(top, n.V)
+			if err != nil {
+				return nil, err
+			}
+			return &RowExpr{Kind: RowOp, Op: '-', Args: []*RowExpr{{Kind: RowConst}, x}}, nil
+		}
+	case *ast.BinaryOperationExpr:
+		ops := map[opcode.Op]byte{opcode.Plus: '+', opcode.Minus: '-', opcode.Mul: '*', opcode.Div: '/'}
+		op, ok := ops[n.Op]
+		if !ok {
+			return nil, why("the operator %s (DIV and %% are not supported)", n.Op)
+		}
+		l, err := sc.rowExprIn(top, n.L)
+		if err != nil {
+			return nil, err
+		}
+		r, err := sc.rowExprIn(top, n.R)
+		if err != nil {
+			return nil, err
+		}
+		return &RowExpr{Kind: RowOp, Op: op, Args: []*RowExpr{l, r}}, nil
+	case *ast.CaseExpr:
+		if n.Value != nil {
+			return nil, why("CASE value WHEN (write CASE WHEN condition THEN ...)")
+		}
+		x := &RowExpr{Kind: RowCase}
+		for _, w := range n.WhenClauses {
+			rc, err := sc.rangeCount(w.Expr)
+			if err != nil {
+				return nil, err
+			}
+			res, err := sc.rowResult(top, w.Result)
+			if err != nil {
+				return nil, err
+			}
+			x.When, x.Args = append(x.When, rc.Where), append(x.Args, res)
+		}
+		var els *RowExpr
+		if n.ElseClause != nil {
+			var err error
+			if els, err = sc.rowResult(top, n.ElseClause); err != nil {
+				return nil, err
+			}
+		}
+		x.Args = append(x.Args, els)
+		return x, nil
+	}
+	return nil, why("%s is not a column, a number, arithmetic or CASE", restore(unparen(e)))
+}
+
+// rowResult reads a CASE result: NULL (nil) or a row expression.
+func (sc *scope) rowResult(top, e ast.ExprNode) (*RowExpr, error) {
+	if v, ok := literal(e); ok && v.Null {
+		return nil, nil
+	}
+	return sc.rowExprIn(top, e)
+}
+
+// Sourced returns a copy of e with its column names mapped by source
+// (catalog name to backend name).
+func (e *RowExpr) Sourced(source func(string) string) *RowExpr {
+	if e == nil {
+		return nil
+	}
+	out := *e
+	if e.Kind == RowColumn {
+		out.Column = source(e.Column)
+	}
+	out.Args = make([]*RowExpr, len(e.Args))
+	for i, a := range e.Args {
+		out.Args[i] = a.Sourced(source)
+	}
+	out.When = make([][]Condition, len(e.When))
+	for i, w := range e.When {
+		for _, c := range w {
+			c.Column = source(c.Column)
+			out.When[i] = append(out.When[i], c)
+		}
+	}
+	return &out
+}
+
+// rowExprAggregate answers an aggregate of a row expression that
+// affineAggregate and conditionalAggregate do not (two or more columns,
+// a CASE with an ELSE value or arithmetic results): SUM, AVG, VARIANCE,
+// STDDEV, and MIN/MAX as the DP 0th/100th percentile (and, by
+// rowExprFunction, MEDIAN, PERCENTILE_CONT and IQR), each read on
+// the expression as on a column whose bounds are RowExpr.Bounds (the
+// planner derives that column, planner.withRowExprs). ok is false when e
+// is not such an aggregate (the caller's other rules apply).
+//
+// Guarantee: the releases are those of the same aggregates of a declared
+// column with the derived bounds, with their guarantees: every mechanism
+// clamps the computed value to the bounds it was given (Render), so its
+// sensitivity holds whatever the expression computes; Bounds only makes
+// that clamp a no-op for every value the database can compute.
+func (qb *queryBuilder) rowExprAggregate(a *ast.AggregateFuncExpr) (*Expr, bool, error) {
+	name := strings.ToLower(a.F)
+	if a.Distinct || len(a.Args) != 1 || !isRowExpr(a.Args[0]) {
+		return nil, false, nil
+	}
+	agg := Aggregate{Func: columnAggs[name]}
+	switch name {
+	case "min":
+		agg.Func = Percentile
+	case "max":
+		agg.Func, agg.Quantile = Percentile, 1
+	}
+	if agg.Func == 0 {
+		return nil, false, nil
+	}
+	return qb.rowExprItem(agg, a, a.Args[0])
+}
+
+// rowExprFunction is rowExprAggregate for MEDIAN, PERCENTILE_CONT and IQR
+// of a row expression.
+func (qb *queryBuilder) rowExprFunction(f *ast.FuncCallExpr) (*Expr, bool, error) {
+	fa, ok := functionAggs[f.FnName.L]
+	if !ok || f.Schema.L != "" || len(f.Args) != fa.args || len(f.Args) == 0 || !isRowExpr(f.Args[0]) {
+		return nil, false, nil
+	}
+	agg := Aggregate{Func: fa.fn}
+	switch fa.fn {
+	case Median:
+		agg.Quantile = 0.5
+	case Percentile:
+		q, err := quantileArgument(f.FnName.O, f.Args[1], 1)
+		if err != nil {
+			return nil, true, err
+		}
+		agg.Quantile = q
+	case IQR:
+	default:
+		return nil, false, nil
+	}
+	return qb.rowExprItem(agg, f, f.Args[0])
+}
+
+// isRowExpr reports whether e is arithmetic or a CASE over some column.
+func isRowExpr(e ast.ExprNode) bool {
+	return (isArithmetic(e) || isCase(e)) && containsNode(e, isColumn)
+}
+
+// rowExprItem adds agg of the row expression arg of the aggregate call.
+func (qb *queryBuilder) rowExprItem(agg Aggregate, call, arg ast.ExprNode) (*Expr, bool, error) {
+	x, err := qb.sc.rowExpr(arg)
+	if err != nil {
+		return nil, true, err
+	}
+	if n := x.size(); n > maxRowExprSize {
+		return nil, true, refuseQuery("an aggregate of a row expression of %d columns, numbers, operations and conditions (at most %d)", n, maxRowExprSize)
+	}
+	if _, _, err := x.Bounds(); err != nil {
+		return nil, true, refuseQuery("an aggregate of %s, whose bounds cannot be derived: %v (%s)", restore(arg), err, rowExprHint)
+	}
+	agg.Column, agg.Expr = x.String(), x
+	return qb.item(agg, restore(call)), true, nil
+}
+
+// maxRowExprSize is the most nodes (columns, numbers, operations, CASE
+// conditions) of a row expression: the backends evaluate expressions
+// recursively (MariaDB overran its thread stack on 1000 nested additions,
+// an error after the budget was charged).
+const maxRowExprSize = 64
+
+// size counts the nodes of e.
+func (e *RowExpr) size() int {
+	if e == nil {
+		return 0
+	}
+	n := 1
+	for _, w := range e.When {
+		n += len(w)
+	}
+	for _, a := range e.Args {
+		n += a.size()
+	}
+	return n
+}
