@@ -78,12 +78,6 @@ func (p *Planner) PlanQuery(q *sqlrewrite.Query, s Settings) (*QueryPlan, error)
 	if !ok {
 		return nil, dperr.New(dperr.UnknownTable, "Table '%s' doesn't exist", q.Base.Table)
 	}
-	if t.HasPrivacyUnit() && len(q.Keys) == 1 && q.Keys[0].Private {
-		// Partition selection would have to count units, not rows.
-		return nil, dperr.New(dperr.Unsupported,
-			"not supported: GROUP BY %s without a declared domain on table %s, which protects each %s; "+
-				"declare the key's values (values:) or group by FLOOR buckets of a bounded column", q.Keys[0].Column, t.Name, t.PrivacyUnit)
-	}
 	qp := &QueryPlan{Query: q, Groups: [][]sqlrewrite.Value{nil}, Table: t}
 	if len(q.Keys) == 1 && q.Keys[0].Private {
 		return p.planSelected(q, t, s)
@@ -183,6 +177,15 @@ func unitGroupCost(t *catalog.Table, perGroup Cost, s Settings, grouped bool) Co
 // planSelected plans GROUP BY a private key: partition selection with
 // half of the statement's ε and δ, the aggregates of every released key
 // with the other half (parallel composition across keys).
+//
+// On a unit table (add/remove all rows of one unit): the selection counts
+// distinct units per key, each unit toward at most g = max_groups_per_unit
+// keys, and is calibrated for g keys changing (PartitionSelection); the
+// released keys are then a public domain, over which each unit keeps at
+// most k rows in each of at most g keys (sqlrewrite.UnitBound.Groups, as
+// for declared domains), and each key's releases get the other half
+// divided by g (unitGroupSettings). Both halves are (ε/2, δ/2)-DP per
+// unit; the statement costs ε and δ (sequential composition).
 func (p *Planner) planSelected(q *sqlrewrite.Query, t *catalog.Table, s Settings) (*QueryPlan, error) {
 	col, ok := t.Column(q.Keys[0].Column)
 	if !ok {
@@ -209,15 +212,16 @@ func (p *Planner) planSelected(q *sqlrewrite.Query, t *catalog.Table, s Settings
 	rest := s
 	if len(q.Base.Items) > 0 {
 		rest.Epsilon, rest.Delta = s.Epsilon/2, s.Delta/2
-		base, err := p.plan(q.Base, rest, true)
+		base, err := p.plan(q.Base, unitGroupSettings(t, rest), true)
 		if err != nil {
 			return nil, err
 		}
 		qp.Base = base
 	}
-	sel, err := newPartitionSelection(col, s.Epsilon-rest.Epsilon, s.Delta-rest.Delta)
+	keysPerUnit := t.UnitGroupShare()
+	sel, err := newPartitionSelection(col, s.Epsilon-rest.Epsilon, s.Delta-rest.Delta, keysPerUnit)
 	if qp.Base == nil {
-		sel, err = newPartitionSelection(col, s.Epsilon, s.Delta)
+		sel, err = newPartitionSelection(col, s.Epsilon, s.Delta, keysPerUnit)
 	}
 	if err != nil {
 		return nil, dperr.Wrap(dperr.Unsupported, err, "not supported: partition selection at epsilon = %g, delta = %g", s.Epsilon, s.Delta)
@@ -225,7 +229,7 @@ func (p *Planner) planSelected(q *sqlrewrite.Query, t *catalog.Table, s Settings
 	qp.Selection = sel
 	qp.Cost = Cost{Epsilon: s.Epsilon, Delta: sel.Delta}
 	if qp.Base != nil {
-		qp.Cost.Delta += qp.Base.Cost.Delta
+		qp.Cost.Delta += unitGroupCost(t, qp.Base.Cost, rest, true).Delta
 	}
 	return qp, nil
 }
@@ -319,10 +323,21 @@ func (qp *QueryPlan) Explain() (columns []string, rows [][]any) {
 	step := int64(len(rows))
 	if sel := qp.Selection; sel != nil {
 		step++
+		detail := fmt.Sprintf("(epsilon, delta)-DP: a value of %s is released only if its row count plus discrete Laplace noise (scale %.6g) reaches %d "+
+			"(a value with one row: probability %.3g); reads the count of every value; each released key is a group whose releases use epsilon = %s (parallel composition)",
+			sel.Column.Name, sel.Scale(), sel.Threshold, sel.KeepProbability(1), strconv.FormatFloat(display(cost.Epsilon), 'g', -1, 64))
+		if t := qp.Table; t.HasPrivacyUnit() {
+			detail = fmt.Sprintf("(epsilon, delta)-DP per %s: each %s counts once toward at most g = %d values of %s (chosen in the database by a keyed hash, independently of the values), "+
+				"so each value's selection uses epsilon = %s and delta = %s (the selection's divided by %d): a value is released only if its number of distinct %s plus discrete Laplace noise (scale %.6g) reaches %d "+
+				"(a value contributed by one %s: probability %.3g); reads the count of %s of every value; each released key is a group in which each %s keeps at most %d rows, in at most %d keys, "+
+				"whose releases use epsilon = %s (the rest divided by %d)",
+				t.PrivacyUnit, t.PrivacyUnit, sel.KeysPerUnit, sel.Column.Name,
+				strconv.FormatFloat(display(sel.KeyEpsilon), 'g', -1, 64), strconv.FormatFloat(sel.KeyDelta, 'g', 6, 64), sel.KeysPerUnit,
+				t.PrivacyUnit, sel.Scale(), sel.Threshold, t.PrivacyUnit, sel.KeepProbability(1), t.PrivacyUnit, t.PrivacyUnit,
+				t.MaxRowsPerUnit, t.MaxGroupsPerUnit, strconv.FormatFloat(display(cost.Epsilon), 'g', -1, 64), t.MaxGroupsPerUnit)
+		}
 		rows = append(rows, []any{step, "selection", fmt.Sprintf("keys of %s", sel.Column.Name), "partition selection",
-			display(sel.Epsilon), display(sel.Delta), fmt.Sprintf("(epsilon, delta)-DP: a value of %s is released only if its row count plus discrete Laplace noise (scale %.6g) reaches %d "+
-				"(a value with one row: probability %.3g); reads the count of every value; each released key is a group whose releases use epsilon = %s (parallel composition)",
-				sel.Column.Name, sel.Scale(), sel.Threshold, sel.KeepProbability(1), strconv.FormatFloat(display(cost.Epsilon), 'g', -1, 64))})
+			display(sel.Epsilon), display(sel.Delta), detail})
 	}
 	if len(q.Keys) > 0 && qp.Selection == nil {
 		if len(qp.Parts) > 0 {
