@@ -11,13 +11,30 @@ import (
 
 // VisitRow is one row of the visits table: one visit of a person of the
 // PUMS sample. PersonID is the privacy unit; Age and Income are the
-// person's own (repeated on each of their rows), Spend is the visit's.
+// person's own (repeated on each of their rows), Spend and Site are the
+// visit's.
 type VisitRow struct {
 	PersonID int
 	Age      int
 	Income   float64
 	Spend    float64
+	Site     string
 }
+
+// VisitSites are the sites of Visits, most visited first: some names hold
+// quotes, accents and non-Latin script, so grouping by them exercises text
+// keys end to end. No two are equal under a case- and accent-insensitive
+// collation (MariaDB's default), so every backend groups them alike.
+var VisitSites = []string{
+	"Oslo", "Lyon", "São Paulo", "Zürich", "O'Hare", "東京", "Kraków", "Reykjavík", "Nairobi", "Lima",
+	"Perth", "Quebec", "Dakar", "Hanoi", "Tbilisi", "Bergen", "Cork", "Tartu", "Ushuaia", "Nuuk",
+	"Hobart", "Leh", "Iqaluit", "Thule",
+}
+
+// VisitsHermitSite is the site only the hermit visits: the first person
+// with at least 30 visits makes every visit there, so it has many rows but
+// one person (partition selection over persons never releases it).
+const VisitsHermitSite = "Hermit's Hut"
 
 // VisitsMaxRows is the most rows one person has in Visits.
 const VisitsMaxRows = 50
@@ -32,16 +49,34 @@ const VisitsSpendUpper = 1000
 // person's income and age, times a per-visit factor in [0.25, 1.75). The
 // draws come from a splitmix64 stream started at seed, so the table is a
 // pure function of the seed (about 5,000 rows).
+//
+// Site: each person has a home site drawn from VisitSites with P[i] ∝
+// (i+1)^-1.3 (a skewed distribution: a few sites shared by hundreds of
+// persons, a tail shared by a handful), and each visit is at home with
+// probability 0.8, else at a site drawn from the same law; the hermit
+// (VisitsHermitSite) excepted. Sites come from a second stream (seed with
+// its bits flipped), so the other columns are those of the table without
+// sites.
 func Visits(seed uint64) []VisitRow {
-	state := seed
-	next := func() uint64 { // splitmix64
-		state += 0x9e3779b97f4a7c15
-		z := state
-		z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
-		z = (z ^ z>>27) * 0x94d049bb133111eb
-		return z ^ z>>31
-	}
+	next := splitmix(seed)
 	uniform := func() float64 { return float64(next()>>11) * 0x1p-53 }
+	nextSite := splitmix(^seed)
+	uniformSite := func() float64 { return float64(nextSite()>>11) * 0x1p-53 }
+	siteCumulative := make([]float64, len(VisitSites))
+	siteTotal := 0.0
+	for i := range VisitSites {
+		siteTotal += math.Pow(float64(i+1), -1.3)
+		siteCumulative[i] = siteTotal
+	}
+	drawSite := func() string {
+		u := uniformSite() * siteTotal
+		i := 0
+		for i < len(VisitSites)-1 && siteCumulative[i] <= u {
+			i++
+		}
+		return VisitSites[i]
+	}
+	hermit := false
 	cumulative := make([]float64, VisitsMaxRows)
 	total := 0.0
 	for m := 1; m <= VisitsMaxRows; m++ {
@@ -56,25 +91,47 @@ func Visits(seed uint64) []VisitRow {
 			m++
 		}
 		base := 20 + math.Min(p.Income, 200000)/1000 + float64(p.Age)
+		home, isHermit := drawSite(), !hermit && m >= 30
+		hermit = hermit || isHermit
 		for range m {
 			spend := math.Min(math.Round(base*(0.25+1.5*uniform())), VisitsSpendUpper)
-			rows = append(rows, VisitRow{PersonID: i + 1, Age: p.Age, Income: p.Income, Spend: spend})
+			site := home
+			switch {
+			case isHermit:
+				site = VisitsHermitSite
+			case uniformSite() >= 0.8:
+				site = drawSite()
+			}
+			rows = append(rows, VisitRow{PersonID: i + 1, Age: p.Age, Income: p.Income, Spend: spend, Site: site})
 		}
 	}
 	return rows
 }
 
+// splitmix returns a splitmix64 stream started at seed.
+func splitmix(seed uint64) func() uint64 {
+	state := seed
+	return func() uint64 {
+		state += 0x9e3779b97f4a7c15
+		z := state
+		z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
+		z = (z ^ z>>27) * 0x94d049bb133111eb
+		return z ^ z>>31
+	}
+}
+
 // LoadVisits creates table name in db (dropping an existing one) with the
-// columns person_id, age, income and spend, and inserts rows. driver is
-// "sqlite", "postgres" or "mysql".
+// columns person_id, age, income, spend and site, and inserts rows. driver
+// is "sqlite", "postgres" or "mysql".
 func LoadVisits(ctx context.Context, db *sql.DB, driver, name string, rows []VisitRow) error {
 	realType := map[string]string{"sqlite": "REAL", "postgres": "DOUBLE PRECISION", "mysql": "DOUBLE"}[driver]
 	if realType == "" {
 		return fmt.Errorf("demo: unknown driver %q", driver)
 	}
+	textType := map[string]string{"sqlite": "TEXT", "postgres": "TEXT", "mysql": "VARCHAR(64)"}[driver]
 	for _, s := range []string{
 		"DROP TABLE IF EXISTS " + name,
-		fmt.Sprintf("CREATE TABLE %s (person_id INTEGER, age INTEGER, income %s, spend %s)", name, realType, realType),
+		fmt.Sprintf("CREATE TABLE %s (person_id INTEGER, age INTEGER, income %s, spend %s, site %s)", name, realType, realType, textType),
 	} {
 		if _, err := db.ExecContext(ctx, s); err != nil {
 			return fmt.Errorf("demo: %s: %w", s, err)
@@ -84,13 +141,16 @@ func LoadVisits(ctx context.Context, db *sql.DB, driver, name string, rows []Vis
 	for start := 0; start < len(rows); start += batch {
 		end := min(start+batch, len(rows))
 		var sb strings.Builder
-		fmt.Fprintf(&sb, "INSERT INTO %s (person_id, age, income, spend) VALUES ", name)
+		fmt.Fprintf(&sb, "INSERT INTO %s (person_id, age, income, spend, site) VALUES ", name)
 		for i, r := range rows[start:end] {
 			if i > 0 {
 				sb.WriteString(", ")
 			}
-			fmt.Fprintf(&sb, "(%d, %d, %s, %s)", r.PersonID, r.Age,
-				strconv.FormatFloat(r.Income, 'f', -1, 64), strconv.FormatFloat(r.Spend, 'f', -1, 64))
+			if strings.ContainsAny(r.Site, "\\\x00") {
+				return fmt.Errorf("demo: site %q: backslashes and NUL are not loaded", r.Site)
+			}
+			fmt.Fprintf(&sb, "(%d, %d, %s, %s, '%s')", r.PersonID, r.Age,
+				strconv.FormatFloat(r.Income, 'f', -1, 64), strconv.FormatFloat(r.Spend, 'f', -1, 64), strings.ReplaceAll(r.Site, "'", "''"))
 		}
 		if _, err := db.ExecContext(ctx, sb.String()); err != nil {
 			return fmt.Errorf("demo: insert: %w", err)
