@@ -75,7 +75,7 @@ func TestGroupReadsBoundsGroupsTogether(t *testing.T) {
 // have rows at ann, bob and cy (1, 2 and 3 rows); one person has 400 rows
 // at solo, two persons 200 rows each at pair. The selection's fetch counts
 // distinct persons, each toward exactly 2 of their 3 keys: solo 1, pair 2,
-// ann + bob + cy = 600, each at most 300. Over 50 seeded statements the
+// ann + bob + cy = 600, each at most 300. Over 20 seeded statements the
 // released keys are exactly [ann bob cy] (each above 150 persons, 15 noise
 // scales over the threshold: failure below e^-15 per key) and never solo or
 // pair (probability at most δ/2 per statement each); each statement costs
