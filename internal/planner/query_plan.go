@@ -37,7 +37,10 @@ import (
 // the values (sqlrewrite.UnitBound.Groups), so a neighbour step changes the
 // data of at most g groups; each group's releases are planned with ε/g and
 // δ/g (unitGroupSettings), and the statement costs ε and δ: sequential
-// composition over the unit's g groups, parallel across the others.
+// composition over the unit's g groups, parallel across the others. With
+// a private key (Selection) the keys are chosen by distinct units,
+// calibrated for g keys per unit, and then bounded as a declared domain
+// (planSelected).
 type QueryPlan struct {
 	Query *sqlrewrite.Query
 	// Base plans the aggregates of one group with the statement's ε; nil
