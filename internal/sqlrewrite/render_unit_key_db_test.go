@@ -351,3 +351,74 @@ func TestPrivateKeyChoiceIsUniform(t *testing.T) {
 		t.Errorf("the test cannot see a value-ordered choice")
 	}
 }
+
+// TestNumericKeyUnitBoundingOnDatabases: an integer private key (f, three
+// values per unit, NULL units excluded) bounded per unit on SQLite,
+// PostgreSQL and MariaDB: the KeyCounts fetch at k = 1 returns each value
+// with the number of units that kept it, and every unit keeps exactly
+// min(g, its values), so the counts add up to Σ min(g, values of the unit).
+func TestNumericKeyUnitBoundingOnDatabases(t *testing.T) {
+	for _, b := range []struct {
+		name    string
+		dialect sqlrewrite.Dialect
+		open    func(testing.TB) *sql.DB
+		double  string
+	}{
+		{"sqlite", sqlrewrite.SQLite, testdb.SQLite, "REAL"},
+		{"postgres", sqlrewrite.PostgreSQL, testdb.Postgres, "DOUBLE PRECISION"},
+		{"mysql", sqlrewrite.MySQL, testdb.MySQL, "DOUBLE"},
+	} {
+		t.Run(b.name, func(t *testing.T) {
+			db := b.open(t)
+			rows := unitRows()
+			loadUnitRows(t, db, b.dialect, b.double, "dp_nkeys", rows)
+			valuesOf := map[int64]map[float64]bool{}
+			for _, r := range rows {
+				if r.u == 0 {
+					continue
+				}
+				if valuesOf[r.u] == nil {
+					valuesOf[r.u] = map[float64]bool{}
+				}
+				valuesOf[r.u][r.f] = true
+			}
+			for _, g := range []int64{1, 2, 3} {
+				var want int64
+				perValue := map[float64]int64{}
+				for _, vs := range valuesOf {
+					want += min(g, int64(len(vs)))
+					for v := range vs {
+						perValue[v]++
+					}
+				}
+				u := &sqlrewrite.UnitBound{Column: "u", MaxRows: 1, Order: []string{"x", "f"}, Salt: fmt.Sprintf("%032x", 77+g),
+					Key: "f", KeyNumeric: true, MaxGroups: g}
+				f := sqlrewrite.Fetch{Table: "dp_nkeys", Unit: u, Keys: &sqlrewrite.KeyCounts{Column: "f", Numeric: true}}
+				q, args, err := sqlrewrite.Render(f, b.dialect)
+				if err != nil {
+					t.Fatal(err)
+				}
+				res, err := db.Query(q, args...)
+				if err != nil {
+					t.Fatalf("%s: %v", q, err)
+				}
+				var total int64
+				for res.Next() {
+					var v float64
+					var n int64
+					if err := res.Scan(&v, &n); err != nil {
+						t.Fatal(err)
+					}
+					if n > perValue[v] || n < 1 {
+						t.Errorf("g=%d: value %v counted %d units, %d have it", g, v, n, perValue[v])
+					}
+					total += n
+				}
+				res.Close()
+				if total != want {
+					t.Errorf("g=%d: counts add up to %d, want Σ min(g, values) = %d", g, total, want)
+				}
+			}
+		})
+	}
+}
