@@ -158,15 +158,15 @@ func (r *renderer) unitFrom(u *UnitBound, table string, renderConds func() ([]st
 		if len(u.Groups) > 0 || u.MaxGroups < 1 {
 			return "", fmt.Errorf("sqlrewrite: a unit bound by a private key needs max groups ≥ 1 and no group dimensions")
 		}
-		key, err := r.spec.ident(u.Key)
+		c, err := r.spec.ident(u.Key)
 		if err != nil {
 			return "", err
 		}
-		group = "DENSE_RANK() OVER (PARTITION BY " + unit + " ORDER BY " + key + ") AS " + q(unitGroupColumn) + ", "
-		partition = unit + ", " + key
-		present = key + " IS NOT NULL"
+		group = "DENSE_RANK() OVER (PARTITION BY " + unit + " ORDER BY " + c + ") AS " + q(unitGroupColumn) + ", "
+		partition = unit + ", " + c
+		present = c + " IS NOT NULL"
 		if u.KeyNumeric {
-			present = r.readable(key)
+			present = r.readable(c)
 		}
 	} else if len(u.Groups) > 0 {
 		if u.MaxGroups < 1 {
