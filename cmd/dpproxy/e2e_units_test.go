@@ -102,10 +102,12 @@ tables:
     columns:
       - {name: age, type: integer, lower: 0, upper: 100}
       - {name: spend, type: real, lower: 0, upper: %d}
+      - {name: site, type: text, partition_selection: true}
   - name: visits_rows
     source: visits
     columns:
       - {name: spend, type: real, lower: 0, upper: %d}
+      - {name: site, type: text, partition_selection: true}
 `, b.driver, dsn, filepath.Join(dir, "ledger.db"), wire.FormatNativePasswordHash(wire.NativePasswordHash("carol-pw")), demo.VisitsSpendUpper, demo.VisitsSpendUpper)
 			if err := os.WriteFile(config, []byte(yaml), 0o600); err != nil {
 				t.Fatal(err)
@@ -237,6 +239,7 @@ tables:
 				t.Errorf("laplace AVG, VARIANCE at 5 rows per person: %v", v)
 			}
 			groupedOnUnits(t, conn, rows)
+			privateKeyOnUnits(t, conn, rows)
 		})
 	}
 }
@@ -357,8 +360,184 @@ func groupedOnUnits(t *testing.T, conn *sql.Conn, rows []demo.VisitRow) {
 	if err := conn.QueryRowContext(t.Context(), "SELECT COUNT(*) * 2 AS c FROM visits HAVING c > -1e9 ORDER BY c LIMIT 1").Scan(&doubled); err != nil {
 		t.Errorf("post-processed COUNT on a unit table: %v", err)
 	}
-	// A key without a declared domain would need partition selection by units.
+	// A key without a declared domain and not opened to partition selection.
 	if _, err := conn.ExecContext(t.Context(), "SELECT age, COUNT(*) FROM visits GROUP BY age"); mysqlCode(err) != 1235 {
-		t.Errorf("GROUP BY a private key on a unit table: got %v, want error 1235", err)
+		t.Errorf("GROUP BY an undeclared key on a unit table: got %v, want error 1235", err)
+	}
+}
+
+// privateKeyOnUnits groups the visits by site, a text key without a
+// declared domain (partition selection), at ε = 2 and δ = 1e-6 per
+// statement: half selects the sites by their number of distinct persons
+// (each person counted toward at most 2 sites, each site at ε = 0.5, δ =
+// 2.5e-7: T = 32), half answers COUNT(*) and AVG(spend) of every released
+// site (each person ≤ 5 rows in ≤ 2 released sites: ε = 0.25 per release).
+// The two most visited sites (525 and 265 persons) are released, every
+// released key is a site of the data (quotes, accents and CJK byte-exact),
+// the hermit's site (one person, 47 rows) is not, while the row-level
+// table, which counts rows, releases it. Counts lie between what the
+// bounding must and may keep; AVG(spend) of Oslo near the mean of one
+// visit per person. SHOW WARNINGS and EXPLAIN state the person-level ε,
+// the selection's share per site and the chance that a site of one person
+// is released.
+func privateKeyOnUnits(t *testing.T, conn *sql.Conn, rows []demo.VisitRow) {
+	t.Helper()
+	const k, g = 5, 2
+	for _, q := range []string{"SET @dp_epsilon = 2", "SET @dp_delta = 1e-6", "SET @dp_mechanism = 'auto'"} {
+		if _, err := conn.ExecContext(t.Context(), q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := conn.QueryContext(t.Context(), "SELECT site, COUNT(*) AS n, AVG(spend) AS a FROM visits GROUP BY site ORDER BY site")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][2]float64{}
+	var order []string
+	for res.Next() {
+		var site string
+		var n float64
+		var a sql.NullFloat64
+		if err := res.Scan(&site, &n, &a); err != nil {
+			t.Fatal(err)
+		}
+		got[site] = [2]float64{n, a.Float64}
+		order = append(order, site)
+		if !a.Valid || a.Float64 < 0 || a.Float64 > demo.VisitsSpendUpper {
+			t.Errorf("AVG(spend) of %q = %v outside [0, %d]", site, a, demo.VisitsSpendUpper)
+		}
+	}
+	res.Close()
+	t.Logf("released sites (person-level partition selection): %v", got)
+	for _, site := range order {
+		if !slices.Contains(demo.VisitSites, site) {
+			t.Errorf("released key %q is not a site of the data (hermit %q)", site, demo.VisitsHermitSite)
+		}
+	}
+	if _, ok := got["Oslo"]; !ok {
+		t.Errorf("Oslo (525 persons) not released: %v", order)
+	}
+	if _, ok := got["Lyon"]; !ok {
+		t.Errorf("Lyon (265 persons) not released: %v", order)
+	}
+	// Counts: a person keeps ≤ 5 rows of ≤ 2 of their released sites; one
+	// with at most 2 released sites keeps all of them. The count's noise
+	// scale is k/0.25 = 20: 15 scales (failure below 1e-6 per key).
+	released := map[string]bool{}
+	for _, s := range order {
+		released[s] = true
+	}
+	perPerson := map[int]map[string]int{}
+	oslo := map[int][]float64{} // each person's visits at Oslo
+	for _, r := range rows {
+		if !released[r.Site] {
+			continue
+		}
+		if perPerson[r.PersonID] == nil {
+			perPerson[r.PersonID] = map[string]int{}
+		}
+		perPerson[r.PersonID][r.Site]++
+		if r.Site == "Oslo" {
+			oslo[r.PersonID] = append(oslo[r.PersonID], r.Spend)
+		}
+	}
+	for site, v := range got {
+		var low, high float64
+		for _, sites := range perPerson {
+			n, ok := sites[site]
+			if !ok {
+				continue
+			}
+			high += float64(min(k, n))
+			if len(sites) <= g {
+				low += float64(min(k, n))
+			}
+		}
+		if v[0] < low-300 || v[0] > high+300 {
+			t.Errorf("COUNT(*) of %q = %v, want in [%v, %v] ± 300", site, v[0], low, high)
+		}
+	}
+	// AVG(spend) at Oslo reads one kept visit per person: between the mean
+	// of the persons' cheapest and dearest visits there, ± 250.
+	var lowMean, highMean float64
+	for _, s := range oslo {
+		slices.Sort(s)
+		lowMean += s[0] / float64(len(oslo))
+		highMean += s[len(s)-1] / float64(len(oslo))
+	}
+	if a := got["Oslo"][1]; a < lowMean-250 || a > highMean+250 {
+		t.Errorf("AVG(spend) at Oslo = %v, want in [%v, %v] ± 250", a, lowMean, highMean)
+	}
+	ws := warnings(t, conn)
+	if !slices.ContainsFunc(ws, func(w string) bool {
+		return strings.Contains(w, "partition selection over distinct person_id") && strings.Contains(w, "each person_id counts toward at most 2 values") &&
+			strings.Contains(w, "protects each person_id at epsilon=2")
+	}) {
+		t.Errorf("warnings do not state the person-level selection: %q", ws)
+	}
+	explain, err := conn.QueryContext(t.Context(), "EXPLAIN SELECT site, COUNT(*), AVG(spend) FROM visits GROUP BY site")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text strings.Builder
+	cols, _ := explain.Columns()
+	for explain.Next() {
+		cells := make([]sql.NullString, len(cols))
+		dest := make([]any, len(cols))
+		for i := range cells {
+			dest[i] = &cells[i]
+		}
+		if err := explain.Scan(dest...); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range cells {
+			text.WriteString(c.String + " | ")
+		}
+		text.WriteString("\n")
+	}
+	explain.Close()
+	for _, want := range []string{"(epsilon, delta)-DP per person_id: each person_id counts once toward at most g = 2 values of site",
+		"each value's selection uses epsilon = 0.5 and delta = 2.5e-07", "(a value contributed by one person_id: probability"} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("EXPLAIN lacks %q:\n%s", want, text.String())
+		}
+	}
+	// Five statements: the hermit's site (one person, 47 rows) is never
+	// released (each time with probability ≤ 2.5e-7).
+	for range 5 {
+		res, err := conn.QueryContext(t.Context(), "SELECT site, COUNT(*) FROM visits GROUP BY site")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for res.Next() {
+			var site string
+			var n float64
+			if err := res.Scan(&site, &n); err != nil {
+				t.Fatal(err)
+			}
+			if site == demo.VisitsHermitSite {
+				t.Errorf("the hermit's site (one person) was released")
+			}
+		}
+		res.Close()
+	}
+	// Counting rows, the row-level table releases it: 47 rows against T =
+	// 17 at its ε = 1, δ = 5e-7 (kept with probability above 1 - 1e-12).
+	res, err = conn.QueryContext(t.Context(), "SELECT site, COUNT(*) FROM visits_rows GROUP BY site")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hermit := false
+	for res.Next() {
+		var site string
+		var n float64
+		if err := res.Scan(&site, &n); err != nil {
+			t.Fatal(err)
+		}
+		hermit = hermit || site == demo.VisitsHermitSite
+	}
+	res.Close()
+	if !hermit {
+		t.Errorf("the row-level table did not release the hermit's site (47 rows)")
 	}
 }

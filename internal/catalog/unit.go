@@ -31,7 +31,10 @@ import (
 // max_groups_per_unit groups, and each group's releases are charged
 // ε / max_groups_per_unit of the statement's per-group budget, so that the
 // whole grouped statement is ε-DP per unit (UnitGroupShare); grouped
-// planning applies it where it splits ε over groups.
+// planning applies it where it splits ε over groups. Partition selection
+// of a private key counts distinct units, each toward at most
+// max_groups_per_unit keys, and calibrates each key's selection for that
+// many keys changing (planner.PartitionSelection).
 
 // MaxRowsPerUnitLimit and MaxGroupsPerUnitLimit cap the contribution
 // bounds: with k ≤ 2^20 rows per unit the scaled sensitivities stay within

@@ -1,9 +1,14 @@
 package demo
 
 import (
+	"fmt"
 	"testing"
 	"time"
 )
+
+// pinnedSpend is the spend of the first two and the last row of Visits(13),
+// as drawn before the sites were added.
+const pinnedSpend = "59 95 63"
 
 // TestVisitsIsSeededAndHeavyTailed: the expansion is a function of the
 // seed, every person has 1..50 rows, and the tail is heavy (some persons
@@ -48,4 +53,43 @@ func TestVisitsIsSeededAndHeavyTailed(t *testing.T) {
 		}
 	}
 	t.Logf("%d rows, %d persons, %d with one row, %d with ≥ 30, most %d", len(a), len(perPerson), one, many, most)
+}
+
+// TestVisitsSites: the sites are a function of the seed, skewed (the most
+// visited site is shared by many persons, some by few), the hermit's site
+// has one person and at least 30 rows, and adding the sites left the
+// other columns as the stream without sites drew them (the first rows'
+// spend is pinned).
+func TestVisitsSites(t *testing.T) {
+	rows := Visits(13)
+	persons := map[string]map[int]bool{}
+	perSite := map[string]int{}
+	for _, r := range rows {
+		if persons[r.Site] == nil {
+			persons[r.Site] = map[int]bool{}
+		}
+		persons[r.Site][r.PersonID] = true
+		perSite[r.Site]++
+	}
+	if h := persons[VisitsHermitSite]; len(h) != 1 || perSite[VisitsHermitSite] < 30 {
+		t.Errorf("hermit site: %d persons, %d rows", len(h), perSite[VisitsHermitSite])
+	}
+	top, few := 0, 0
+	for _, s := range VisitSites {
+		top = max(top, len(persons[s]))
+		if len(persons[s]) < 30 {
+			few++
+		}
+	}
+	if top < 300 || few < 3 || len(persons) > len(VisitSites)+1 {
+		t.Errorf("sites not skewed: most persons %d, sites with < 30 persons %d, %d sites", top, few, len(persons))
+	}
+	var counts []string
+	for _, s := range append(VisitSites, VisitsHermitSite) {
+		counts = append(counts, fmt.Sprintf("%s:%d/%d", s, len(persons[s]), perSite[s]))
+	}
+	t.Logf("persons/rows per site: %v", counts)
+	if got := fmt.Sprint(rows[0].Spend, rows[1].Spend, rows[len(rows)-1].Spend); got != pinnedSpend {
+		t.Errorf("spend of rows 0, 1, last = %s, want %s (the sites' stream must not move the other columns)", got, pinnedSpend)
+	}
 }

@@ -69,6 +69,19 @@ func (e *Executor) RunQuery(ctx context.Context, user string, qp *planner.QueryP
 			"a value appears only if its row count plus discrete Laplace noise (scale %.6g) reaches %d, so values with few rows are not shown; "+
 			"each released key's releases use epsilon=%.6g (parallel composition)",
 			sel.Column.Name, len(keys), sel.Epsilon, sel.Delta, sel.Scale(), sel.Threshold, qp.Cost.Epsilon-sel.Epsilon)))
+		if t := qp.Table; t.HasPrivacyUnit() {
+			perKey := 0.0
+			if qp.Base != nil {
+				perKey = qp.Base.Cost.Epsilon
+			}
+			warnings[len(warnings)-1] = note(fmt.Sprintf("GROUP BY %s: %d key(s) released by partition selection over distinct %s (epsilon=%.6g delta=%.6g): "+
+				"each %s counts toward at most %d values, each value selected at epsilon=%.6g delta=%.6g: it appears only if its number of %s plus discrete Laplace noise (scale %.6g) reaches %d, "+
+				"so values shared by few %s are not shown however many rows they have (a value of one %s: probability %.3g); "+
+				"each %s contributes at most %d rows to each of at most %d released keys, whose releases use epsilon=%.6g: protects each %s at epsilon=%.6g",
+				sel.Column.Name, len(keys), t.PrivacyUnit, sel.Epsilon, sel.Delta, t.PrivacyUnit, sel.KeysPerUnit, sel.KeyEpsilon, sel.KeyDelta,
+				t.PrivacyUnit, sel.Scale(), sel.Threshold, t.PrivacyUnit, t.PrivacyUnit, sel.KeepProbability(1),
+				t.PrivacyUnit, t.MaxRowsPerUnit, t.MaxGroupsPerUnit, perKey, t.PrivacyUnit, qp.Cost.Epsilon))
+		}
 		if len(qp.Groups) > 1 {
 			warnings = append(warnings, note(fmt.Sprintf("GROUP BY: each released %s value with each of the %d groups of the declared keys, empty ones included%s",
 				sel.Column.Name, len(qp.Groups), truncatedNote(qp, len(keys)))))
@@ -256,8 +269,7 @@ func (e *Executor) releaseSelected(ctx context.Context, user string, qp *planner
 		}
 		defer snap.Close()
 		*readData = true
-		counts, err := snap.KeyCounts(ctx, sqlrewrite.Fetch{Table: qp.Table.Source, Filter: qp.Filter,
-			Keys: &sqlrewrite.KeyCounts{Column: sel.Column.Source, Numeric: sel.Column.Numeric()}})
+		counts, err := snap.KeyCounts(ctx, selectionFetch(qp, src))
 		if err != nil {
 			return err
 		}
@@ -311,6 +323,23 @@ func truncatedNote(qp *planner.QueryPlan, kept int) string {
 		return ""
 	}
 	return fmt.Sprintf("; at most %d values are shown (the first in sorted order)", maxSelectedGroups/len(qp.Groups))
+}
+
+// selectionFetch is the fetch of partition selection's counts: the rows
+// per value of the key on a row-level table; on a unit table the distinct
+// units per value, each unit counted toward at most max_groups_per_unit of
+// its values, chosen by a keyed hash with a fresh salt (one row per unit
+// and kept key: sqlrewrite.UnitBound.Key), the count the selection is
+// calibrated for (planner.PartitionSelection).
+func selectionFetch(qp *planner.QueryPlan, src noise.Source) sqlrewrite.Fetch {
+	sel, t := qp.Selection, qp.Table
+	f := sqlrewrite.Fetch{Table: t.Source, Filter: qp.Filter,
+		Keys: &sqlrewrite.KeyCounts{Column: sel.Column.Source, Numeric: sel.Column.Numeric()}}
+	if t.HasPrivacyUnit() {
+		f.Unit = unitBound(t, 1, unitScope{salt: newUnitSalt(&planner.Plan{Table: t}, src)})
+		f.Unit.Key, f.Unit.KeyNumeric, f.Unit.MaxGroups = sel.Column.Source, sel.Column.Numeric(), sel.KeysPerUnit
+	}
+	return f
 }
 
 // keyFilters returns, per key, the condition column = key.

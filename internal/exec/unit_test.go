@@ -1,13 +1,19 @@
 package exec
 
 import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
+	"github.com/dpproxy/dpproxy/internal/backend"
 	"github.com/dpproxy/dpproxy/internal/catalog"
 	"github.com/dpproxy/dpproxy/internal/mech/noise"
 	"github.com/dpproxy/dpproxy/internal/planner"
 	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
+	"github.com/dpproxy/dpproxy/internal/testdb"
 )
 
 // TestUnitNotesAndBounds: a unit table's notes state the person-level ε
@@ -61,5 +67,113 @@ func TestGroupReadsBoundsGroupsTogether(t *testing.T) {
 	plan, s = groupReads(&planner.Plan{Table: rows, Filter: where}, unitScope{}, cell)
 	if len(plan.Filter) != 2 || s.within != nil || unitBound(plan.Table, 0, s) != nil {
 		t.Errorf("row-level table: filter %+v, scope %+v", plan.Filter, s)
+	}
+}
+
+// TestUnitPartitionSelectionCountsUnits groups a unit table (≤ 5 rows per
+// person, ≤ 2 keys per person) by a private text key. Persons 1..300 each
+// have rows at ann, bob and cy (1, 2 and 3 rows); one person has 400 rows
+// at solo, two persons 200 rows each at pair. The selection's fetch counts
+// distinct persons, each toward exactly 2 of their 3 keys: solo 1, pair 2,
+// ann + bob + cy = 600, each at most 300. Over 20 seeded statements the
+// released keys are exactly [ann bob cy] (each above 150 persons, 15 noise
+// scales over the threshold: failure below e^-15 per key) and never solo or
+// pair (probability at most δ/2 per statement each); each statement costs
+// its ε and δ once and says whom it protects. The same table declared
+// without a unit counts rows, and releases solo and pair.
+func TestUnitPartitionSelectionCountsUnits(t *testing.T) {
+	db := testdb.SQLite(t)
+	if _, err := db.Exec("CREATE TABLE p (person INTEGER, name TEXT, v REAL)"); err != nil {
+		t.Fatal(err)
+	}
+	var values []string
+	for id := 1; id <= 300; id++ {
+		for name, n := range map[string]int{"ann": 1, "bob": 2, "cy": 3} {
+			for i := range n {
+				values = append(values, fmt.Sprintf("(%d, '%s', %d)", id, name, (id+i)%100))
+			}
+		}
+	}
+	for i := range 400 {
+		values = append(values, fmt.Sprintf("(1001, 'solo', %d)", i%100), fmt.Sprintf("(%d, 'pair', %d)", 1002+i%2, i%100))
+	}
+	if _, err := db.Exec("INSERT INTO p (person, name, v) VALUES " + strings.Join(values, ", ")); err != nil {
+		t.Fatal(err)
+	}
+	lo, hi := 0.0, 100.0
+	cols := []catalog.Column{
+		{Name: "name", Source: "name", Type: catalog.Text, PartitionSelection: true},
+		{Name: "v", Source: "v", Type: catalog.Real, Lower: &lo, Upper: &hi},
+	}
+	cat := &catalog.Config{Tables: []catalog.Table{
+		{Name: "p", Source: "p", PrivacyUnit: "person", MaxRowsPerUnit: 5, MaxGroupsPerUnit: 2, Columns: cols},
+		{Name: "p_rows", Source: "p", Columns: cols},
+	}}
+	back := backend.New(db, sqlrewrite.SQLite, nil)
+	e := newGroupedExecutor(t, back)
+	qp := planGrouped(t, cat, "SELECT name, COUNT(*), AVG(v) FROM p GROUP BY name", 2)
+	sel := qp.Selection
+	if sel == nil || sel.KeysPerUnit != 2 || sel.KeyEpsilon != 0.5 || qp.Base.Cost.Epsilon != 0.5 {
+		t.Fatalf("selection %+v, base cost %+v", sel, qp.Base.Cost)
+	}
+	if float64(sel.Threshold)+15*sel.Scale() > 150 {
+		t.Fatalf("threshold %d, scale %g: the fixture's keys are too close to it", sel.Threshold, sel.Scale())
+	}
+	src := rand.NewChaCha8([32]byte{13})
+	for range 5 {
+		f := selectionFetch(qp, src)
+		if f.Unit == nil || f.Unit.Key != "name" || f.Unit.MaxRows != 1 || f.Unit.MaxGroups != 2 {
+			t.Fatalf("selection fetch bound %+v", f.Unit)
+		}
+		snap, err := back.Snapshot(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		counts, err := snap.KeyCounts(context.Background(), f)
+		snap.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]int64{}
+		for _, c := range counts {
+			got[c.Value.Str] = c.Count
+		}
+		if got["solo"] != 1 || got["pair"] != 2 || got["ann"]+got["bob"]+got["cy"] != 600 || max(got["ann"], got["bob"], got["cy"]) > 300 {
+			t.Errorf("unit counts %v: want solo 1, pair 2, ann+bob+cy = 600", got)
+		}
+	}
+	for run := range 20 {
+		before, _ := e.ledger.Remaining(context.Background(), "user:a")
+		res, err := e.RunQuery(context.Background(), "a", qp, rand.NewChaCha8([32]byte{byte(run), 77}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		after, _ := e.ledger.Remaining(context.Background(), "user:a")
+		if math.Abs(before.Epsilon-after.Epsilon-2) > 1e-9 || math.Abs(before.Delta-after.Delta-qp.Cost.Delta) > 1e-15 || qp.Cost.Delta != 5e-7 {
+			t.Fatalf("run %d spent (%g, %g), want (2, %g = 5e-7)", run, before.Epsilon-after.Epsilon, before.Delta-after.Delta, qp.Cost.Delta)
+		}
+		var names []string
+		for _, row := range res.Rows {
+			names = append(names, row[0].(string))
+		}
+		if fmt.Sprint(names) != "[ann bob cy]" {
+			t.Fatalf("run %d released %v, want [ann bob cy]", run, names)
+		}
+		if run == 0 && (len(res.Warnings) == 0 || !strings.Contains(res.Warnings[0].Message, "over distinct person") ||
+			!strings.Contains(res.Warnings[0].Message, "protects each person at epsilon=2")) {
+			t.Errorf("warnings %v", res.Warnings)
+		}
+	}
+	rowLevel := planGrouped(t, cat, "SELECT name, COUNT(*) FROM p_rows GROUP BY name", 2)
+	res, err := e.RunQuery(context.Background(), "a", rowLevel, rand.NewChaCha8([32]byte{1}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, row := range res.Rows {
+		names = append(names, row[0].(string))
+	}
+	if fmt.Sprint(names) != "[ann bob cy pair solo]" {
+		t.Errorf("row-level table released %v, want every name (solo and pair have 400 rows)", names)
 	}
 }

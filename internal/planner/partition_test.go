@@ -19,7 +19,7 @@ import (
 func TestPartitionSelectionExact(t *testing.T) {
 	col := &catalog.Column{Name: "k", Type: catalog.Text}
 	for _, c := range []struct{ eps, delta float64 }{{0.05, 5e-8}, {0.5, 1e-6}, {1, 1e-6}, {2, 1e-9}, {5, 1e-3}, {20, 1e-5}} {
-		ps, err := newPartitionSelection(col, c.eps, c.delta)
+		ps, err := newPartitionSelection(col, c.eps, c.delta, 1)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -32,10 +32,12 @@ func testCatalog() *catalog.Config {
 			{Name: "day", Source: "dt", Type: catalog.Date, Lower: ptr(19358), Upper: ptr(20088)},
 		}},
 		// visits protects persons: at most 5 rows of one person_id per
-		// aggregate, at most 2 groups.
+		// aggregate, at most 2 groups; site is a private key (partition
+		// selection over persons).
 		{Name: "visits", Source: "visits", PrivacyUnit: "person_id", MaxRowsPerUnit: 5, MaxGroupsPerUnit: 2, Columns: []catalog.Column{
 			num("age", catalog.Integer, 0, 100),
 			num("income", catalog.Real, 0, 500000),
+			{Name: "site", Source: "site_src", Type: catalog.Text, PartitionSelection: true},
 		}},
 		// people has histogram domains (synopses): age one bin per year (101
 		// bins, ε = 0.5: Greedy-H by the auto rule), income 4096 bins (ε = 1: DAWA).

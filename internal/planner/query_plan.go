@@ -40,7 +40,10 @@ import (
 // the values (sqlrewrite.UnitBound.Groups), so a neighbour step changes the
 // data of at most g groups; each group's releases are planned with ε/g and
 // δ/g (unitGroupSettings), and the statement costs ε and δ: sequential
-// composition over the unit's g groups, parallel across the others.
+// composition over the unit's g groups, parallel across the others. With
+// a private key (Selection) the keys are chosen by distinct units,
+// calibrated for g keys per unit, and then bounded as a declared domain
+// (planSelected).
 type QueryPlan struct {
 	Query *sqlrewrite.Query
 	// Base plans the aggregates of one group with the statement's ε; nil
@@ -102,12 +105,6 @@ func (p *Planner) PlanQuery(q *sqlrewrite.Query, s Settings) (*QueryPlan, error)
 	t, ok := p.cat.Table(q.Base.Table)
 	if !ok {
 		return nil, dperr.New(dperr.UnknownTable, "Table '%s' doesn't exist", q.Base.Table)
-	}
-	if t.HasPrivacyUnit() && len(q.Keys) == 1 && q.Keys[0].Private {
-		// Partition selection would have to count units, not rows.
-		return nil, dperr.New(dperr.Unsupported,
-			"not supported: GROUP BY %s without a declared domain on table %s, which protects each %s; "+
-				"declare the key's values (values:) or group by FLOOR buckets of a bounded column", q.Keys[0].Column, t.Name, t.PrivacyUnit)
 	}
 	qp := &QueryPlan{Query: q, Groups: [][]sqlrewrite.Value{nil}, Table: t}
 	private := slices.IndexFunc(q.Keys, func(k sqlrewrite.GroupKey) bool { return k.Private })
@@ -232,6 +229,16 @@ func unitGroupCost(t *catalog.Table, perGroup Cost, s Settings, grouped bool) Co
 // the groups of the declared keys beside it: partition selection with
 // half of the statement's ε and δ, the aggregates of every released group
 // with the other half (parallel composition across groups).
+//
+// On a unit table (add/remove all rows of one unit; only a private key
+// alone, PlanQuery refuses it beside declared keys): the selection counts
+// distinct units per key, each unit toward at most g = max_groups_per_unit
+// keys, and is calibrated for g keys changing (PartitionSelection); the
+// released keys are then a public domain, over which each unit keeps at
+// most k rows in each of at most g keys (sqlrewrite.UnitBound.Groups, as
+// for declared domains), and each key's releases get the other half
+// divided by g (unitGroupSettings). Both halves are (ε/2, δ/2)-DP per
+// unit; the statement costs ε and δ (sequential composition).
 func (p *Planner) planSelected(qp *QueryPlan, private int, s Settings) (*QueryPlan, error) {
 	q, t := qp.Query, qp.Table
 	col, ok := t.Column(q.Keys[private].Column)
@@ -262,15 +269,16 @@ func (p *Planner) planSelected(qp *QueryPlan, private int, s Settings) (*QueryPl
 	rest := s
 	if len(q.Base.Items) > 0 {
 		rest.Epsilon, rest.Delta = s.Epsilon/2, s.Delta/2
-		base, err := p.plan(q.Base, rest, true)
+		base, err := p.plan(q.Base, unitGroupSettings(t, rest), true)
 		if err != nil {
 			return nil, err
 		}
 		qp.Base = base
 	}
-	sel, err := newPartitionSelection(col, s.Epsilon-rest.Epsilon, s.Delta-rest.Delta)
+	keysPerUnit := t.UnitGroupShare()
+	sel, err := newPartitionSelection(col, s.Epsilon-rest.Epsilon, s.Delta-rest.Delta, keysPerUnit)
 	if qp.Base == nil {
-		sel, err = newPartitionSelection(col, s.Epsilon, s.Delta)
+		sel, err = newPartitionSelection(col, s.Epsilon, s.Delta, keysPerUnit)
 	}
 	if err != nil {
 		return nil, dperr.Wrap(dperr.Unsupported, err, "not supported: partition selection at epsilon = %g, delta = %g", s.Epsilon, s.Delta)
@@ -278,7 +286,7 @@ func (p *Planner) planSelected(qp *QueryPlan, private int, s Settings) (*QueryPl
 	qp.Selection = sel
 	qp.Cost = Cost{Epsilon: s.Epsilon, Delta: sel.Delta}
 	if qp.Base != nil {
-		qp.Cost.Delta += qp.Base.Cost.Delta
+		qp.Cost.Delta += unitGroupCost(t, qp.Base.Cost, rest, true).Delta
 	}
 	return qp, nil
 }
@@ -371,10 +379,21 @@ func (qp *QueryPlan) Explain() (columns []string, rows [][]any) {
 	step := int64(len(rows))
 	if sel := qp.Selection; sel != nil {
 		step++
+		detail := fmt.Sprintf("(epsilon, delta)-DP: a value of %s is released only if its row count plus discrete Laplace noise (scale %.6g) reaches %d "+
+			"(a value with one row: probability %.3g); reads the count of every value%s; each released %s is a group whose releases use epsilon = %s (parallel composition)",
+			sel.Column.Name, sel.Scale(), sel.Threshold, sel.KeepProbability(1), qp.declaredBeside(), qp.selectedGroup(), strconv.FormatFloat(display(cost.Epsilon), 'g', -1, 64))
+		if t := qp.Table; t.HasPrivacyUnit() {
+			detail = fmt.Sprintf("(epsilon, delta)-DP per %s: each %s counts once toward at most g = %d values of %s (chosen in the database by a keyed hash, independently of the values), "+
+				"so each value's selection uses epsilon = %s and delta = %s (the selection's divided by %d): a value is released only if its number of distinct %s plus discrete Laplace noise (scale %.6g) reaches %d "+
+				"(a value contributed by one %s: probability %.3g); reads the count of %s of every value; each released key is a group in which each %s keeps at most %d rows, in at most %d keys, "+
+				"whose releases use epsilon = %s (the rest divided by %d)",
+				t.PrivacyUnit, t.PrivacyUnit, sel.KeysPerUnit, sel.Column.Name,
+				strconv.FormatFloat(display(sel.KeyEpsilon), 'g', -1, 64), strconv.FormatFloat(sel.KeyDelta, 'g', 6, 64), sel.KeysPerUnit,
+				t.PrivacyUnit, sel.Scale(), sel.Threshold, t.PrivacyUnit, sel.KeepProbability(1), t.PrivacyUnit, t.PrivacyUnit,
+				t.MaxRowsPerUnit, t.MaxGroupsPerUnit, strconv.FormatFloat(display(cost.Epsilon), 'g', -1, 64), t.MaxGroupsPerUnit)
+		}
 		rows = append(rows, []any{step, "selection", fmt.Sprintf("keys of %s", sel.Column.Name), "partition selection",
-			display(sel.Epsilon), display(sel.Delta), fmt.Sprintf("(epsilon, delta)-DP: a value of %s is released only if its row count plus discrete Laplace noise (scale %.6g) reaches %d "+
-				"(a value with one row: probability %.3g); reads the count of every value%s; each released %s is a group whose releases use epsilon = %s (parallel composition)",
-				sel.Column.Name, sel.Scale(), sel.Threshold, sel.KeepProbability(1), qp.declaredBeside(), qp.selectedGroup(), strconv.FormatFloat(display(cost.Epsilon), 'g', -1, 64))})
+			display(sel.Epsilon), display(sel.Delta), detail})
 	}
 	if len(q.Keys) > 0 && qp.Selection == nil {
 		if len(qp.Parts) > 0 {

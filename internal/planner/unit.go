@@ -31,8 +31,11 @@ import (
 // (catalog). GROUP BY over declared domains bounds each unit to
 // max_groups_per_unit groups in the database (sqlrewrite.UnitBound.Groups)
 // and gives each group's releases ε / max_groups_per_unit
-// (unitGroupSettings); GROUP BY a private key (partition selection) is
-// refused, as selection would have to count units.
+// (unitGroupSettings); GROUP BY a private key selects the keys by their
+// number of distinct units, each unit counted toward at most
+// max_groups_per_unit keys (sqlrewrite.UnitBound.Key), each key at the
+// selection's ε and δ divided by that bound (PartitionSelection), and
+// answers the released keys as a declared domain (planSelected).
 
 // unitScaled marks the mechanisms analysed for changes of k rows: they read
 // max_rows_per_unit rows per unit; every other mechanism reads one.

@@ -42,9 +42,9 @@ import (
 //	grouped                                 (last) the cells and summary
 //	                                        lines so far become a GroupedSummary
 //	keys name                               KeyCounts (" numeric": Numeric)
-var datePartNames = map[string]sqlrewrite.DatePart{"year": sqlrewrite.PartYear, "month": sqlrewrite.PartMonth, "day": sqlrewrite.PartDay,
-	"monthofyear": sqlrewrite.PartMonthOfYear, "quarter": sqlrewrite.PartQuarterOfYear, "dayofweek": sqlrewrite.PartDayOfWeek, "dayofmonth": sqlrewrite.PartDayOfMonth}
-
+//	unit person_id rows 1 groups 2 order a,b by key
+//	                                        (after keys) a UnitBound by the
+//	                                        private key, salt 0123…cdef twice
 func parseFetch(input string) (sqlrewrite.Fetch, error) {
 	var f sqlrewrite.Fetch
 	for _, line := range strings.Split(strings.TrimSpace(input), "\n") {
@@ -55,6 +55,9 @@ func parseFetch(input string) (sqlrewrite.Fetch, error) {
 	}
 	return f, nil
 }
+
+var datePartNames = map[string]sqlrewrite.DatePart{"year": sqlrewrite.PartYear, "month": sqlrewrite.PartMonth, "day": sqlrewrite.PartDay,
+	"monthofyear": sqlrewrite.PartMonthOfYear, "quarter": sqlrewrite.PartQuarterOfYear, "dayofweek": sqlrewrite.PartDayOfWeek, "dayofmonth": sqlrewrite.PartDayOfMonth}
 
 var (
 	tableLine     = regexp.MustCompile(`^table (\S+)$`)
@@ -77,6 +80,7 @@ var (
 	dateFilterLine = regexp.MustCompile(`^filter (\S+) (date|timestamp) (\S+) until (\S+)$`)
 	tiersLine      = regexp.MustCompile(`^cells (\S+) tiers (.*)$`)
 	keysLine       = regexp.MustCompile(`^keys (\S+)( numeric)?$`)
+	unitKeyLine    = regexp.MustCompile(`^unit (\S+) rows (\d+) groups (\d+) order (\S+) by key$`)
 )
 
 func parseFetchLine(f *sqlrewrite.Fetch, line string) error {
@@ -225,6 +229,14 @@ func parseFetchLine(f *sqlrewrite.Fetch, line string) error {
 	if m := keysLine.FindStringSubmatch(line); m != nil {
 		f.Keys = &sqlrewrite.KeyCounts{Column: m[1], Numeric: m[2] != ""}
 		return nil
+	}
+	if m := unitKeyLine.FindStringSubmatch(line); m != nil {
+		if f.Keys == nil {
+			return fmt.Errorf("unit ... by key needs a keys line before it")
+		}
+		f.Unit = &sqlrewrite.UnitBound{Column: m[1], MaxRows: nums.int(m[2]), MaxGroups: nums.int(m[3]), Order: strings.Split(m[4], ","),
+			Salt: strings.Repeat("0123456789abcdef", 2), Key: f.Keys.Column, KeyNumeric: f.Keys.Numeric}
+		return nums.err
 	}
 	return fmt.Errorf("unknown fetch line")
 }

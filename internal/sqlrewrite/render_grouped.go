@@ -54,7 +54,11 @@ func (r *renderer) grouped(f Fetch) (string, error) {
 // KeyCounts asks for every non-NULL value of Column among the filtered
 // rows with its number of rows: (value, count) per distinct value. It
 // reads private values; only partition selection may use it, and only the
-// values it selects leave the proxy.
+// values it selects leave the proxy. On a unit table the fetch's
+// UnitBound must be keyed by the same column (UnitBound.Key): the counts
+// are then of the bounded rows, and with MaxRows = 1 they are the numbers
+// of distinct units per value, each unit counted toward at most MaxGroups
+// values.
 type KeyCounts struct {
 	Column string
 	// Numeric is set for an integer column: its values are read as numbers.
@@ -65,7 +69,8 @@ type KeyCounts struct {
 //
 //	SELECT c, COUNT(*) FROM t WHERE F AND c IS NOT NULL GROUP BY c
 //
-// (for a numeric column, readable(c) instead of c IS NOT NULL).
+// (for a numeric column, readable(c) instead of c IS NOT NULL; with a
+// unit bound, FROM the bounded rows, the condition inside it).
 func (r *renderer) keyCounts(f Fetch) (string, error) {
 	col, err := r.spec.ident(f.Keys.Column)
 	if err != nil {
@@ -74,6 +79,12 @@ func (r *renderer) keyCounts(f Fetch) (string, error) {
 	present := col + " IS NOT NULL"
 	if f.Keys.Numeric {
 		present = r.readable(col) // a number, by the rule of clamp
+	}
+	if u := f.Unit; u != nil {
+		if u.Key != f.Keys.Column || u.KeyNumeric != f.Keys.Numeric {
+			return "", errors.New("sqlrewrite: key counts on a unit table need a unit bound keyed by the same column")
+		}
+		present = "" // inside the bounding (UnitBound.Key)
 	}
 	from, err := r.from(f, present)
 	if err != nil {

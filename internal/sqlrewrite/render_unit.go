@@ -58,6 +58,30 @@ import (
 // that reads one group of a grouped statement): they must not be inside,
 // or every group would be bounded alone and a unit would keep all its
 // groups.
+//
+// Private keys (partition selection on a unit table): with Key set
+// instead of Groups, a row's group is its value of the Key column itself,
+// whose values are not known before the fetch; rows whose key is absent
+// (NULL, or for a numeric key a value that reads as no number) are
+// dropped inside. The groups of a unit are numbered by their rank among
+// the unit's distinct keys, and that number, not the value, is hashed:
+//
+//	pos   = ROW_NUMBER() OVER (PARTITION BY u, c ORDER BY c1, …, cn)
+//	gpos  = DENSE_RANK() OVER (PARTITION BY u ORDER BY c)
+//	rank  = ROW_NUMBER() OVER (PARTITION BY u, gpos ORDER BY key(salt, u, pos))
+//	grank = DENSE_RANK() OVER (PARTITION BY u ORDER BY key(salt·"g", u, gpos), gpos)
+//	WHERE rank <= MaxRows AND grank <= MaxGroups
+//
+// For a fresh salt the keys of gpos = 1..m are independent uniform draws,
+// so the kept keys are a uniformly random MaxGroups-subset of the unit's
+// m keys, whatever their values (text of any content or collation is
+// never hashed: only integers are), exactly as the kept rows are a
+// uniformly random subset of its rows. gpos numbers the keys as the
+// database compares them (its collation), the same equality its GROUP BY
+// uses, so a unit keeps at most MaxGroups of the keys a KeyCounts fetch
+// returns, and at most MaxRows rows of each. With MaxRows = 1, a
+// KeyCounts fetch counts the distinct units that kept each key: one
+// unit adds at most 1 to each of at most MaxGroups keys' counts.
 type UnitBound struct {
 	// Column is the backend column identifying the unit.
 	Column string
@@ -73,6 +97,12 @@ type UnitBound struct {
 	// Groups).
 	Groups    []CellDim
 	MaxGroups int64
+	// Key is the backend column whose values are the groups of a private
+	// key (partition selection), instead of Groups; KeyNumeric is set when
+	// it is an integer column (its values are read as numbers). MaxGroups
+	// bounds the keys of one unit (≥ 1 with Key).
+	Key        string
+	KeyNumeric bool
 	// Within are conditions applied to the bounded rows (one group's cell).
 	Within []Condition
 }
@@ -122,7 +152,23 @@ func (r *renderer) unitFrom(u *UnitBound, table string, renderConds func() ([]st
 	// inner select names it and partitions by it, then the conditions, then
 	// the group key again in the WHERE.
 	partition, group := unit, ""
-	if len(u.Groups) > 0 {
+	grouped := len(u.Groups) > 0 || u.Key != ""
+	var present string // the private key's presence, inside
+	if u.Key != "" {
+		if len(u.Groups) > 0 || u.MaxGroups < 1 {
+			return "", fmt.Errorf("sqlrewrite: a unit bound by a private key needs max groups ≥ 1 and no group dimensions")
+		}
+		c, err := r.spec.ident(u.Key)
+		if err != nil {
+			return "", err
+		}
+		group = "DENSE_RANK() OVER (PARTITION BY " + unit + " ORDER BY " + c + ") AS " + q(unitGroupColumn) + ", "
+		partition = unit + ", " + c
+		present = c + " IS NOT NULL"
+		if u.KeyNumeric {
+			present = r.readable(c)
+		}
+	} else if len(u.Groups) > 0 {
 		if u.MaxGroups < 1 {
 			return "", fmt.Errorf("sqlrewrite: a grouped unit bound needs max groups ≥ 1")
 		}
@@ -148,15 +194,18 @@ func (r *renderer) unitFrom(u *UnitBound, table string, renderConds func() ([]st
 		}
 		where = append(where, g+" IS NOT NULL")
 	}
+	if present != "" {
+		where = append(where, present)
+	}
 	inner := "SELECT dpproxy_t.*, " + group + "ROW_NUMBER() OVER (PARTITION BY " + partition + " ORDER BY " + strings.Join(order, ", ") +
 		") AS " + pos + " FROM " + table + " AS dpproxy_t WHERE " + joinConditions(where, " AND ")
 	middlePartition := unit
-	if len(u.Groups) > 0 {
+	if grouped {
 		middlePartition += ", " + q(unitGroupColumn)
 	}
 	middleCols := "dpproxy_p.*, ROW_NUMBER() OVER (PARTITION BY " + middlePartition + " ORDER BY " + key + ") AS " + rank
 	keep := rank + " <= " + strconv.FormatInt(u.MaxRows, 10)
-	if len(u.Groups) > 0 {
+	if grouped {
 		g, groupRank := q(unitGroupColumn), q(unitGroupRankColumn)
 		middleCols += ", DENSE_RANK() OVER (PARTITION BY " + unit + " ORDER BY " + r.unitKey("'"+u.Salt+"g'", unit, g) + ", " + g + ") AS " + groupRank
 		keep += " AND " + groupRank + " <= " + strconv.FormatInt(u.MaxGroups, 10)
