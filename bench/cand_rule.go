@@ -3,7 +3,6 @@ package bench
 import (
 	"fmt"
 
-	"github.com/dpproxy/dpproxy/internal/mech"
 	"github.com/dpproxy/dpproxy/internal/mech/laplace"
 	"github.com/dpproxy/dpproxy/internal/mech/noise"
 )
@@ -15,8 +14,8 @@ const RuleName = "rule"
 // the report measures the product's default rather than assuming it: for
 // a statistic whose rule needs no ñ it is the chosen candidate with all of
 // ε; for AVG and VARIANCE it releases the probe count ñ₀ with
-// ProbeShare·ε, then below the threshold Google's construction
-// (laplace.BoundedMean, or momentsAroundMiddle) with the rest, else a count
+// ProbeShare·ε, then below the threshold the moments from both bounds
+// (laplace.ReleaseEdgeSums, ReleaseEdgeSquares) with the rest, else a count
 // with (CountShare − ProbeShare)·ε and the centred mean or variance
 // (centredMean, centredVariance): the planner's autoMean and autoVariance.
 func RuleCandidate() Candidate {
@@ -52,10 +51,11 @@ func RuleCandidate() Candidate {
 				rest := eps * (1 - ProbeShare)
 				if Recommend(s, eps, d.Integer, d.Lower, d.Upper, probe.Value()) != "centred" {
 					if s.Kind == MeanStat {
-						e, err := laplace.BoundedMean(src, b, sum, rest, confidence)
-						return e.Value, err
+						e, err := laplace.ReleaseEdgeSums(src, b, sum, rest)
+						return e.Mean(b), err
 					}
-					return momentsAroundMiddle(src, b, sum, rest)
+					e, err := laplace.ReleaseEdgeSquares(src, b, sum, rest)
+					return e.Variance(b), err
 				}
 				count, err := laplace.ReleaseCount(src, sum.Count, eps*(CountShare-ProbeShare))
 				if err != nil {
@@ -71,23 +71,3 @@ func RuleCandidate() Candidate {
 // ProbeShare is the share of ε of the probe count that chooses the branch
 // of the rule for AVG and VARIANCE (the planner's autoProbeShare).
 const ProbeShare = 0.02
-
-// momentsAroundMiddle is Google's bounded variance with eps: a count, the
-// sum and the sum of squares around (L+U)/2, eps/3 each, then
-// laplace.VarianceAround (the planner's autoVariance below its threshold).
-func momentsAroundMiddle(src noise.Source, b mech.Bounds, sum laplace.Summary, eps float64) (float64, error) {
-	third := eps / 3
-	count, err := laplace.ReleaseCount(src, sum.Count, third)
-	if err != nil {
-		return 0, err
-	}
-	s, _, err := laplace.ReleaseSumAround(src, b, b.Mid(), sum, third)
-	if err != nil {
-		return 0, err
-	}
-	q, _, err := laplace.ReleaseSquaresAround(src, b, b.Mid(), sum, third)
-	if err != nil {
-		return 0, err
-	}
-	return laplace.VarianceAround(b, s, q, count.Value()), nil
-}

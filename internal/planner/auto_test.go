@@ -52,7 +52,7 @@ func finishedEstimate(t *testing.T, st Step) Estimate {
 
 // TestAutoMeanBranches checks the branch autoMean takes on public facts
 // and released values, and that each answers near the truth with an
-// interval containing the answer: n·ε = 10 takes the bounded mean; n·ε =
+// interval containing the answer: n·ε = 10 takes the edge sums; n·ε =
 // 20000 the sum around the grid median.
 func TestAutoMeanBranches(t *testing.T) {
 	values := repeatValues(20000, 3, 4, 5, 6, 7) // mean 5, near the lower bound
@@ -63,7 +63,7 @@ func TestAutoMeanBranches(t *testing.T) {
 		note    string
 		tol     float64
 	}{
-		{10, 1, "Laplace bounded mean", 100},
+		{10, 1, "sums from both bounds", 100},
 		{20000, 1, "private median", 0.1},
 	} {
 		tm, h := terms, hist
@@ -85,7 +85,7 @@ func TestAutoMeanBranches(t *testing.T) {
 }
 
 // TestAutoVarianceBranches checks autoVariance's three branches: few rows
-// for ε → the moments around the middle; data near a bound → the moments
+// for ε → the squares from both bounds; data near a bound → the moments
 // around the median; spread data at ε = 1 → piecewise Laplace (which asks
 // for its fetches).
 func TestAutoVarianceBranches(t *testing.T) {
@@ -97,7 +97,7 @@ func TestAutoVarianceBranches(t *testing.T) {
 		epsilon float64
 		note    string
 	}{
-		{"few rows", near[:10], 1, "middle of the bounds"},
+		{"few rows", near[:10], 1, "squares from both bounds"},
 		{"near a bound", near, 1, "private median"},
 		{"spread", spread, 1, ""},
 	} {

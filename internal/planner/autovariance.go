@@ -14,9 +14,12 @@ import (
 // Google's bounded variance, bench/RESULTS-google.md):
 //
 //  1. release a probe count ñ₀ with ε·autoProbeShare (as autoMean);
-//  2. if ñ₀·ε < autoVarianceThreshold: Google's three moments around
-//     (L+U)/2 with the rest of ε in thirds (a count, the sum and the sum
-//     of squares around the middle; laplace.VarianceAroundEstimate);
+//  2. if ñ₀·ε < autoVarianceThreshold: Σ(x − L)², Σ(U − x)² and
+//     2Σ(x − L)(U − x) released together with the rest of ε
+//     (laplace.ReleaseEdgeSquares, L1 sensitivity (U − L)²), from which
+//     the count, the sum and the sum of squares follow. The same
+//     information as Google's three moments around (L+U)/2 (ε/3 each),
+//     with about 0.55–0.6× their error (bench/RESULTS-google.md);
 //  3. else release the median c with ε·autoMeanCentreShare (grid
 //     exponential mechanism). If c lies within autoVarianceMiddleBand of
 //     the half-range around (L+U)/2 (spread data) and piecewise Laplace is
@@ -63,7 +66,7 @@ func (autoVariance) Name() string              { return "auto-variance" }
 func (autoVariance) Supports(s Statistic) bool { return s.Kind == StatVariance }
 
 func (autoVariance) Guarantee() string {
-	return fmt.Sprintf("pure ε-DP: a probe count (%g of ε); if ñ·ε < %d the Laplace moments around the middle of the bounds, else a grid median (%g of ε), then piecewise Laplace (the rest) if it lies in the middle half of the bounds and piecewise's depth is at most %d, else a noisy count (%g of ε) and the Laplace moments around the median (the rest)", autoProbeShare, autoVarianceThreshold, autoMeanCentreShare, autoVarianceMaxPiecewiseDepth, CountShare-autoProbeShare)
+	return fmt.Sprintf("pure ε-DP: a probe count (%g of ε); if ñ·ε < %d the squares from both bounds (the rest), else a grid median (%g of ε), then piecewise Laplace (the rest) if it lies in the middle half of the bounds and piecewise's depth is at most %d, else a noisy count (%g of ε) and the Laplace moments around the median (the rest)", autoProbeShare, autoVarianceThreshold, autoMeanCentreShare, autoVarianceMaxPiecewiseDepth, CountShare-autoProbeShare)
 }
 
 func (m autoVariance) Reads(r *Release) string {
@@ -92,13 +95,16 @@ func (m autoVariance) Start(src noise.Source, r *Release, terms []float64, histo
 	}
 	b := columnBounds(r)
 	if probe.Value()*r.Epsilon < autoVarianceThreshold {
-		third := mech.EvenShare(eps.rest, 3)
-		c2, err := laplace.ReleaseCount(src, n, third)
+		squares, err := laplace.ReleaseEdgeSquares(src, b, s, eps.rest)
 		if err != nil {
 			return nil, err
 		}
-		return momentsAround(src, b, b.Mid(), s, c2, third, third,
-			fmt.Sprintf("the noisy count times epsilon is below %d, so the Laplace moments around the middle of the bounds answered", autoVarianceThreshold))
+		est, err := laplace.EdgeVarianceEstimate(b, squares, Confidence)
+		if err != nil {
+			return nil, err
+		}
+		return finished{Estimate{Value: est.Value, Low: est.Low, High: est.High, HasInterval: est.HasInterval,
+			Note: fmt.Sprintf("the noisy count times epsilon is below %d, so the squares from both bounds answered", autoVarianceThreshold)}}, nil
 	}
 	centre, err := gridMedianCentre(src, r, eps.centre, histogram)
 	if err != nil {
@@ -127,10 +133,10 @@ func autoVarianceMomentShares(eps autoShares) (sum, squares float64) {
 func (autoVariance) Check(r *Release) error {
 	eps := autoSharesOf(r.Epsilon)
 	sum, squares := autoVarianceMomentShares(eps)
-	if err := checkShares(eps.probe, mech.EvenShare(eps.rest, 3), eps.centre, eps.count, sum, squares); err != nil {
+	if err := checkShares(eps.probe, eps.rest, eps.centre, eps.count, sum, squares); err != nil {
 		return err
 	}
-	if err := columnBounds(r).Validate(); err != nil {
+	if err := laplace.CheckEdgeSquares(columnBounds(r), eps.rest); err != nil {
 		return err
 	}
 	if err := checkGridMedian(r, eps.centre); err != nil {
