@@ -72,15 +72,16 @@ func centredMean(c *Column, eps float64) (func(src noise.Source, nTilde int64) (
 	}, nil
 }
 
-// The planner's autoVariance constants, replicated.
+// The constants of the planner's earlier autoVariance (a count, a grid
+// median, then piecewise Laplace or the moments around it), which the
+// "centred" candidate keeps measuring.
 const (
-	VarianceCentredMinCountEpsilon = 300
-	varianceMiddleBand             = 0.5
-	varianceSumShare               = 0.15
-	varianceMaxPiecewiseDepth      = 300
+	varianceMiddleBand        = 0.5
+	varianceSumShare          = 0.15
+	varianceMaxPiecewiseDepth = 300
 )
 
-// centredVariance prepares the planner's autoVariance above its threshold,
+// centredVariance prepares the earlier autoVariance above its threshold,
 // after its count ñ: the grid median c (MeanCentreShare·ε), then piecewise Laplace with the rest if c
 // is within varianceMiddleBand of the half-range around the middle and its
 // depth is at most varianceMaxPiecewiseDepth, else the moments around c

@@ -13,11 +13,11 @@ const RuleName = "rule"
 // RuleCandidate runs the recommended rule end to end, budget included, so
 // the report measures the product's default rather than assuming it: for
 // a statistic whose rule needs no ñ it is the chosen candidate with all of
-// ε; for AVG and VARIANCE it releases the probe count ñ₀ with
-// ProbeShare·ε, then below the threshold the moments from both bounds
-// (laplace.ReleaseEdgeSums, ReleaseEdgeSquares) with the rest, else a count
-// with (CountShare − ProbeShare)·ε and the centred mean or variance
-// (centredMean, centredVariance): the planner's autoMean and autoVariance.
+// ε (VARIANCE: "edges", the planner's autoVariance); for AVG it releases
+// the probe count ñ₀ with ProbeShare·ε, then below the threshold the sums
+// from both bounds (laplace.ReleaseEdgeSums) with the rest, else a count
+// with (CountShare − ProbeShare)·ε and the centred mean (centredMean): the
+// planner's autoMean.
 func RuleCandidate() Candidate {
 	return Candidate{
 		Name:     RuleName,
@@ -34,11 +34,7 @@ func RuleCandidate() Candidate {
 				}
 				return nil, fmt.Errorf("rule: %s does not estimate %s", pick, s.Name)
 			}
-			prepare := centredMean
-			if s.Kind == VarianceStat {
-				prepare = centredVariance
-			}
-			centred, err := prepare(c, eps)
+			centred, err := centredMean(c, eps)
 			if err != nil {
 				return nil, err
 			}
@@ -50,12 +46,8 @@ func RuleCandidate() Candidate {
 				}
 				rest := eps * (1 - ProbeShare)
 				if Recommend(s, eps, d.Integer, d.Lower, d.Upper, probe.Value()) != "centred" {
-					if s.Kind == MeanStat {
-						e, err := laplace.ReleaseEdgeSums(src, b, sum, rest)
-						return e.Mean(b), err
-					}
-					e, err := laplace.ReleaseEdgeSquares(src, b, sum, rest)
-					return e.Variance(b), err
+					e, err := laplace.ReleaseEdgeSums(src, b, sum, rest)
+					return e.Mean(b), err
 				}
 				count, err := laplace.ReleaseCount(src, sum.Count, eps*(CountShare-ProbeShare))
 				if err != nil {
@@ -69,5 +61,5 @@ func RuleCandidate() Candidate {
 }
 
 // ProbeShare is the share of ε of the probe count that chooses the branch
-// of the rule for AVG and VARIANCE (the planner's autoProbeShare).
+// of the rule for AVG (the planner's autoProbeShare).
 const ProbeShare = 0.02

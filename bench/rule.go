@@ -17,11 +17,11 @@ import "math"
 //     with that ñ, else "laplace" (laplace.BoundedMean) with the remaining
 //     ε: the median is a useful centre only once n·ε is large
 //     (RESULTS-google.md, issue 15).
-//   - VARIANCE: release ñ with CountShare·ε; if ñ·ε ≥
-//     VarianceCentredMinCountEpsilon "centred" (a grid median, then
-//     piecewise Laplace if it lies in the middle half of the bounds, else
-//     the Laplace moments around it), else "laplace" (the moments around
-//     the middle, Google's construction) with the remaining ε.
+//   - VARIANCE: "edges" (the squares from both bounds with all of ε,
+//     laplace.ReleaseEdgeSquares): 0.5–0.65× Google's error on every cell
+//     of RESULTS-google.md, where the earlier count-driven choice (a grid
+//     median, then piecewise Laplace or the moments around it) reached
+//     0.6–0.99×.
 
 // MeanCentredMinCountEpsilon is the smallest ñ·ε for which the rule picks
 // the centred mean for AVG (the planner's autoMeanThreshold).
@@ -33,7 +33,7 @@ const maxUnitGridWidth = maxUnitBins
 // RuleNeedsCount reports whether Recommend reads ñ for s: the planner then
 // releases ñ with CountShare·ε before choosing, and the chosen mechanism
 // gets the rest of ε.
-func RuleNeedsCount(s Statistic) bool { return s.Kind == MeanStat || s.Kind == VarianceStat }
+func RuleNeedsCount(s Statistic) bool { return s.Kind == MeanStat }
 
 // Recommend returns the candidate the planner should use by default for s
 // at ε on a column with the given public facts. noisyCount is ñ, read only
@@ -46,10 +46,7 @@ func Recommend(s Statistic, epsilon float64, integer bool, lower, upper, noisyCo
 		}
 		return "laplace"
 	case VarianceStat:
-		if noisyCount*epsilon >= VarianceCentredMinCountEpsilon {
-			return "centred"
-		}
-		return "laplace"
+		return "edges"
 	}
 	if integer && lower == math.Trunc(lower) && upper == math.Trunc(upper) && upper-lower < maxUnitGridWidth {
 		return "exponential"

@@ -50,7 +50,7 @@ const autoMeanThreshold = 300
 const autoMeanCentreShare = 0.05
 
 // autoProbeShare is the share of ε spent on the probe count that chooses
-// the branch of autoMean and autoVariance.
+// the branch of autoMean.
 const autoProbeShare = 0.02
 
 func (autoMean) Name() string              { return "auto-mean" }
@@ -65,7 +65,7 @@ func (m autoMean) Reads(r *Release) string {
 	return fmt.Sprintf("3 summary aggregates and one GROUP BY histogram of %d bins computed by the database, no rows", h.Bins)
 }
 
-// medianCentred is what autoMean and autoVariance share: pure ε (no δ),
+// medianCentred is what autoMean fetches: pure ε (no δ),
 // the three summary terms (count, clamped sum, clamped sum of squares) and
 // the quantile histogram their grid median is released from.
 type medianCentred struct{}
@@ -82,12 +82,10 @@ func (medianCentred) Histogram(r *Release) *sqlrewrite.Histogram {
 	return h
 }
 
-// autoShares are the exact shares of ε in autoMean and autoVariance, each
-// split by mech.SplitShare so that the shares of every branch add up to at
-// most ε as real numbers: the probe, the rest after it (the low-count
-// branch's), and in the centred branches the centre, the count and the
-// remainder (autoMean's sum; autoVariance's piecewise Laplace, or its
-// moments around the centre after the count).
+// autoShares are the exact shares of ε in autoMean, each split by
+// mech.SplitShare so that the shares of every branch add up to at most ε
+// as real numbers: the probe, the rest after it (the low-count branch's),
+// and in the centred branch the centre, the count and the sum.
 type autoShares struct {
 	probe, rest         float64 // ε·p, ε·(1 − p)
 	centre, afterCentre float64 // ε·c, ε·(1 − p − c)
