@@ -52,13 +52,13 @@ func centredMean(c *Column, eps float64) (func(src noise.Source, nTilde int64) (
 	if err != nil {
 		return nil, err
 	}
-	h := c.Histogram(lo, hi, bins)
+	draw, _, err := gridLaw(q, c.Histogram(lo, hi, bins))
+	if err != nil {
+		return nil, err
+	}
 	b, sum := c.bounds(), c.Summary()
 	return func(src noise.Source, nTilde int64) (float64, error) {
-		j, err := q.Release(src, h)
-		if err != nil {
-			return 0, err
-		}
+		j := draw(src)
 		centre := lo + float64(j)
 		if !unit {
 			centre = lo + (float64(j)+0.5)*(hi-lo)/float64(bins)
