@@ -10,14 +10,14 @@ import (
 )
 
 // MeanCentreShare is the share of ε the centred mean spends on its centre
-// (the planner's autoMeanCentreShare).
+// (the planner's earlier autoMeanCentreShare).
 const MeanCentreShare = 0.05
 
-// centredCandidate is the centred mean (the planner's auto-mean when
-// ñ·ε ≥ MeanCentredMinCountEpsilon): ñ with CountShare·ε, the grid
-// exponential median with MeanCentreShare·ε as the centre c, then
-// laplace.ReleaseSumAround(c) with the rest and laplace.MeanAround; and
-// the planner's auto-variance (centredVariance).
+// centredCandidate is the centred mean (the planner's earlier auto-mean
+// when ñ·ε ≥ 300): ñ with CountShare·ε, the grid exponential median with
+// MeanCentreShare·ε as the centre c, then laplace.ReleaseSumAround(c) with
+// the rest and laplace.MeanAround; and the earlier auto-variance
+// (centredVariance).
 func centredCandidate() Candidate {
 	return Candidate{
 		Name:       "centred",
@@ -71,6 +71,10 @@ func centredMean(c *Column, eps float64) (func(src noise.Source, nTilde int64) (
 		return laplace.MeanAround(b, centre, s, float64(nTilde)), nil
 	}, nil
 }
+
+// ProbeShare is the share of ε of the probe count of the planner's earlier
+// AVG and VARIANCE rule (the centred branches got the rest).
+const ProbeShare = 0.02
 
 // The constants of the planner's earlier autoVariance (a count, a grid
 // median, then piecewise Laplace or the moments around it), which the

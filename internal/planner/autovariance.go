@@ -38,7 +38,7 @@ func (autoVariance) Reads(*Release) string {
 
 // Terms are the count, the clamped sum and the clamped sum of squares.
 func (autoVariance) Terms(r *Release) []sqlrewrite.SummaryTerm {
-	return medianCentred{}.Terms(r)
+	return laplaceMechanism{}.Terms(&Release{Stat: Statistic{Kind: StatCenteredSumSquares, Column: r.Stat.Column}})
 }
 
 func (autoVariance) Histogram(*Release) *sqlrewrite.Histogram { return nil }
