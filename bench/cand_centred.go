@@ -10,14 +10,14 @@ import (
 )
 
 // MeanCentreShare is the share of ε the centred mean spends on its centre
-// (the planner's autoMeanCentreShare).
+// (the planner's earlier autoMeanCentreShare).
 const MeanCentreShare = 0.05
 
-// centredCandidate is the centred mean (the planner's auto-mean when
-// ñ·ε ≥ MeanCentredMinCountEpsilon): ñ with CountShare·ε, the grid
-// exponential median with MeanCentreShare·ε as the centre c, then
-// laplace.ReleaseSumAround(c) with the rest and laplace.MeanAround; and
-// the planner's auto-variance (centredVariance).
+// centredCandidate is the centred mean (the planner's earlier auto-mean
+// when ñ·ε ≥ 300): ñ with CountShare·ε, the grid exponential median with
+// MeanCentreShare·ε as the centre c, then laplace.ReleaseSumAround(c) with
+// the rest and laplace.MeanAround; and the earlier auto-variance
+// (centredVariance).
 func centredCandidate() Candidate {
 	return Candidate{
 		Name:       "centred",
@@ -52,13 +52,13 @@ func centredMean(c *Column, eps float64) (func(src noise.Source, nTilde int64) (
 	if err != nil {
 		return nil, err
 	}
-	h := c.Histogram(lo, hi, bins)
+	draw, _, err := gridLaw(q, c.Histogram(lo, hi, bins))
+	if err != nil {
+		return nil, err
+	}
 	b, sum := c.bounds(), c.Summary()
 	return func(src noise.Source, nTilde int64) (float64, error) {
-		j, err := q.Release(src, h)
-		if err != nil {
-			return 0, err
-		}
+		j := draw(src)
 		centre := lo + float64(j)
 		if !unit {
 			centre = lo + (float64(j)+0.5)*(hi-lo)/float64(bins)
@@ -72,15 +72,20 @@ func centredMean(c *Column, eps float64) (func(src noise.Source, nTilde int64) (
 	}, nil
 }
 
-// The planner's autoVariance constants, replicated.
+// ProbeShare is the share of ε of the probe count of the planner's earlier
+// AVG and VARIANCE rule (the centred branches got the rest).
+const ProbeShare = 0.02
+
+// The constants of the planner's earlier autoVariance (a count, a grid
+// median, then piecewise Laplace or the moments around it), which the
+// "centred" candidate keeps measuring.
 const (
-	VarianceCentredMinCountEpsilon = 300
-	varianceMiddleBand             = 0.5
-	varianceSumShare               = 0.15
-	varianceMaxPiecewiseDepth      = 300
+	varianceMiddleBand        = 0.5
+	varianceSumShare          = 0.15
+	varianceMaxPiecewiseDepth = 300
 )
 
-// centredVariance prepares the planner's autoVariance above its threshold,
+// centredVariance prepares the earlier autoVariance above its threshold,
 // after its count ñ: the grid median c (MeanCentreShare·ε), then piecewise Laplace with the rest if c
 // is within varianceMiddleBand of the half-range around the middle and its
 // depth is at most varianceMaxPiecewiseDepth, else the moments around c

@@ -1,24 +1,13 @@
 package bench
 
-import (
-	"fmt"
-
-	"github.com/dpproxy/dpproxy/internal/mech"
-	"github.com/dpproxy/dpproxy/internal/mech/laplace"
-	"github.com/dpproxy/dpproxy/internal/mech/noise"
-)
+import "fmt"
 
 // RuleName is the candidate that runs Recommend as the planner would.
 const RuleName = "rule"
 
 // RuleCandidate runs the recommended rule end to end, budget included, so
-// the report measures the product's default rather than assuming it: for
-// a statistic whose rule needs no ñ it is the chosen candidate with all of
-// ε; for AVG and VARIANCE it releases the probe count ñ₀ with
-// ProbeShare·ε, then below the threshold Google's construction
-// (laplace.BoundedMean, or momentsAroundMiddle) with the rest, else a count
-// with (CountShare − ProbeShare)·ε and the centred mean or variance
-// (centredMean, centredVariance): the planner's autoMean and autoVariance.
+// the report measures the product's default rather than assuming it: the
+// candidate Recommend picks, with all of ε.
 func RuleCandidate() Candidate {
 	return Candidate{
 		Name:     RuleName,
@@ -26,68 +15,13 @@ func RuleCandidate() Candidate {
 		Supports: func(Statistic) bool { return true },
 		Prepare: func(s Statistic, c *Column, eps float64) (*Prepared, error) {
 			d := c.d
-			if !RuleNeedsCount(s) {
-				pick := Recommend(s, eps, d.Integer, d.Lower, d.Upper, 0)
-				for _, cand := range Candidates() {
-					if cand.Name == pick && cand.Supports(s) {
-						return cand.Prepare(s, c, eps)
-					}
+			pick := Recommend(s, d.Integer, d.Lower, d.Upper)
+			for _, cand := range Candidates() {
+				if cand.Name == pick && cand.Supports(s) {
+					return cand.Prepare(s, c, eps)
 				}
-				return nil, fmt.Errorf("rule: %s does not estimate %s", pick, s.Name)
 			}
-			prepare := centredMean
-			if s.Kind == VarianceStat {
-				prepare = centredVariance
-			}
-			centred, err := prepare(c, eps)
-			if err != nil {
-				return nil, err
-			}
-			b, sum := c.bounds(), c.Summary()
-			draw := func(src noise.Source) (float64, error) {
-				probe, err := laplace.ReleaseCount(src, sum.Count, eps*ProbeShare)
-				if err != nil {
-					return 0, err
-				}
-				rest := eps * (1 - ProbeShare)
-				if Recommend(s, eps, d.Integer, d.Lower, d.Upper, probe.Value()) != "centred" {
-					if s.Kind == MeanStat {
-						e, err := laplace.BoundedMean(src, b, sum, rest, confidence)
-						return e.Value, err
-					}
-					return momentsAroundMiddle(src, b, sum, rest)
-				}
-				count, err := laplace.ReleaseCount(src, sum.Count, eps*(CountShare-ProbeShare))
-				if err != nil {
-					return 0, err
-				}
-				return centred(src, int64(count.Value()))
-			}
-			return drawOnly(draw), nil
+			return nil, fmt.Errorf("rule: %s does not estimate %s", pick, s.Name)
 		},
 	}
-}
-
-// ProbeShare is the share of ε of the probe count that chooses the branch
-// of the rule for AVG and VARIANCE (the planner's autoProbeShare).
-const ProbeShare = 0.02
-
-// momentsAroundMiddle is Google's bounded variance with eps: a count, the
-// sum and the sum of squares around (L+U)/2, eps/3 each, then
-// laplace.VarianceAround (the planner's autoVariance below its threshold).
-func momentsAroundMiddle(src noise.Source, b mech.Bounds, sum laplace.Summary, eps float64) (float64, error) {
-	third := eps / 3
-	count, err := laplace.ReleaseCount(src, sum.Count, third)
-	if err != nil {
-		return 0, err
-	}
-	s, _, err := laplace.ReleaseSumAround(src, b, b.Mid(), sum, third)
-	if err != nil {
-		return 0, err
-	}
-	q, _, err := laplace.ReleaseSquaresAround(src, b, b.Mid(), sum, third)
-	if err != nil {
-		return 0, err
-	}
-	return laplace.VarianceAround(b, s, q, count.Value()), nil
 }

@@ -56,6 +56,7 @@ func Candidates() []Candidate {
 		gridExponentialCandidate(),
 		windowExponentialCandidate(),
 		laplaceCandidate(),
+		edgesCandidate(),
 	}
 }
 

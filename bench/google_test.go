@@ -87,23 +87,25 @@ func TestGoogleArmMatchesAnchors(t *testing.T) {
 }
 
 // TestRuleWithinGoogleOnAnchors is issue 15's regression test for AVG and
-// VARIANCE where the rule's centred branches answer (n·ε ≥ 1000 on the
-// anchors' rows): the rule's mean |error| must stay within
-// ruleRegressionSlack of the Google arm's on every cell (300 seeded trials
-// each, so the outcome is deterministic; the slack covers their noise, about
-// ±7%, on cells whose 1000-trial ratio is 0.9–0.99, bench/RESULTS-google.md).
-// Before the fix the rule lost on several of these 20 variance cells (piecewise,
-// up to 4.7× on nettrace n = 1000, ε = 1) and on several mean cells
-// (auto-mean's preprocessing, 1.34× on hepth n = 100000, ε = 1).
+// VARIANCE on every cell of the anchors: the rule's mean |error| (the edge
+// releases, 0.64–0.78× for the mean and 0.5–0.63× for the variance at 1000
+// trials, bench/RESULTS-google.md) must stay within ruleRegressionSlack of
+// the Google arm's (300 seeded trials each, so the outcome is
+// deterministic; the slack covers their noise, about ±13%). Before the
+// edge releases the rule lost on most cells at n·ε = 100 (Google's own
+// constructions after a probe count, up to 1.1×) and, earlier still, on
+// several cells with n·ε ≥ 1000 (piecewise variance up to 4.7× on
+// nettrace n = 1000, ε = 1; auto-mean's preprocessing 1.34× on hepth
+// n = 100000, ε = 1).
 func TestRuleWithinGoogleOnAnchors(t *testing.T) {
-	const ruleRegressionSlack = 1.1
+	const ruleRegressionSlack = 0.95
 	anchors, data := loadAnchors(t)
 	stats := []Statistic{{Name: "mean", Kind: MeanStat}, {Name: "variance", Kind: VarianceStat}}
 	results := Run(Config{Statistics: stats, Data: data, Epsilons: []float64{0.1, 1},
 		Candidates: []Candidate{RuleCandidate(), GoogleCandidate()}, Trials: 300, Seed: 11, Workers: 2})
 	checked := 0
 	for _, r := range GoogleComparison(anchors, results) {
-		if r.Anchor.Statistic != "mean" && r.Anchor.Statistic != "variance" || float64(r.Anchor.N)*r.Anchor.Epsilon < 1000 {
+		if r.Anchor.Statistic != "mean" && r.Anchor.Statistic != "variance" {
 			continue
 		}
 		checked++
@@ -111,7 +113,7 @@ func TestRuleWithinGoogleOnAnchors(t *testing.T) {
 			t.Errorf("%s %s ε=%g: rule %.4g, Google %.4g (%.2f×)", r.Anchor.Statistic, r.Auto.Dataset, r.Anchor.Epsilon, r.Auto.MeanAbs, r.Google.MeanAbs, r.Ratio)
 		}
 	}
-	if checked != 40 {
-		t.Errorf("%d cells checked, want 40", checked)
+	if checked != 56 {
+		t.Errorf("%d cells checked, want 56", checked)
 	}
 }

@@ -22,7 +22,7 @@ func unitGrid(d *Dataset) bool {
 
 // recommended is Recommend as an alternative, for the comparison.
 func recommended(s Statistic, eps float64, d *Dataset) string {
-	return Recommend(s, eps, d.Integer, d.Lower, d.Upper, float64(len(d.Values)))
+	return Recommend(s, d.Integer, d.Lower, d.Upper)
 }
 
 // always returns an alternative that always picks m.

@@ -48,7 +48,7 @@ func BenchmarkWindowedRelease(b *testing.B) {
 		slices.Sort(tied)
 		pvTied, _ := piecewise.NewVariance(windowedBounds, eps, 0.5)
 		skTied := pvTied.Sketch(tied)
-		// The planner's default VARIANCE (autoVariance) at n = 10^6 after its
+		// The earlier default VARIANCE (the centred candidate) at n = 10^6 after its
 		// fetch (summary, histogram, and for piecewise the sketch: computed
 		// by the first, untimed release): spread data take the piecewise
 		// branch, data near a bound the moments around the median.

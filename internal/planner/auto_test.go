@@ -50,33 +50,23 @@ func finishedEstimate(t *testing.T, st Step) Estimate {
 	return est
 }
 
-// TestAutoMeanBranches checks the branch autoMean takes on public facts
-// and released values, and that each answers near the truth with an
-// interval containing the answer: n·ε = 10 takes the bounded mean; n·ε =
-// 20000 the sum around the grid median.
-func TestAutoMeanBranches(t *testing.T) {
+// TestAutoMean checks autoMean on few and many rows: the edge sums
+// answer, with an interval holding the answer, near the truth where n·ε
+// is large.
+func TestAutoMean(t *testing.T) {
 	values := repeatValues(20000, 3, 4, 5, 6, 7) // mean 5, near the lower bound
-	terms, hist := autoInputs(values)
 	for _, c := range []struct {
-		n       int
-		epsilon float64
-		note    string
-		tol     float64
-	}{
-		{10, 1, "Laplace bounded mean", 100},
-		{20000, 1, "private median", 0.1},
-	} {
-		tm, h := terms, hist
-		if c.n != len(values) {
-			tm, h = autoInputs(values[:c.n])
-		}
-		st, err := autoMean{}.Start(noise.NewStream(uint64(c.n)), autoRelease(StatMean, c.epsilon), tm, h)
+		n   int
+		tol float64
+	}{{10, 100}, {20000, 0.1}} {
+		terms, hist := autoInputs(values[:c.n])
+		st, err := autoMean{}.Start(noise.NewStream(uint64(c.n)), autoRelease(StatMean, 1), terms, hist)
 		if err != nil {
 			t.Fatal(err)
 		}
 		est := finishedEstimate(t, st)
-		if !strings.Contains(est.Note, c.note) {
-			t.Errorf("n=%d: note %q, want the %s branch", c.n, est.Note, c.note)
+		if !strings.Contains(est.Note, "sums from both bounds") {
+			t.Errorf("n=%d: note %q", c.n, est.Note)
 		}
 		if math.Abs(est.Value-5) > c.tol || !est.HasInterval || est.Low > est.Value || est.High < est.Value {
 			t.Errorf("n=%d: %v in [%v, %v], want ≈ 5 within %v", c.n, est.Value, est.Low, est.High, c.tol)
@@ -84,41 +74,33 @@ func TestAutoMeanBranches(t *testing.T) {
 	}
 }
 
-// TestAutoVarianceBranches checks autoVariance's three branches: few rows
-// for ε → the moments around the middle; data near a bound → the moments
-// around the median; spread data at ε = 1 → piecewise Laplace (which asks
-// for its fetches).
-func TestAutoVarianceBranches(t *testing.T) {
-	near := repeatValues(20000, 3, 5, 7) // VAR_POP 8/3, median 5
+// TestAutoVariance checks autoVariance on few and many rows near a
+// bound and on spread data: the edge squares answer, with an interval
+// holding the answer, near the truth where n·ε is large.
+func TestAutoVariance(t *testing.T) {
+	near := repeatValues(20000, 3, 5, 7) // VAR_POP 8/3
 	spread := repeatValues(20000, 20, 50, 80)
 	for _, c := range []struct {
-		name    string
-		values  []int
-		epsilon float64
-		note    string
+		name   string
+		values []int
+		truth  float64
+		tol    float64
 	}{
-		{"few rows", near[:10], 1, "middle of the bounds"},
-		{"near a bound", near, 1, "private median"},
-		{"spread", spread, 1, ""},
+		{"few rows", near[:10], 8.0 / 3, 2500},
+		{"near a bound", near, 8.0 / 3, 1},
+		{"spread", spread, 600, 5},
 	} {
 		terms, hist := autoInputs(c.values)
-		st, err := autoVariance{}.Start(noise.NewStream(7), autoRelease(StatVariance, c.epsilon), terms, hist)
+		st, err := autoVariance{}.Start(noise.NewStream(7), autoRelease(StatVariance, 1), terms, hist)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if c.note == "" {
-			more, done, _, err := st.Advance(noise.NewStream(8), nil)
-			if err != nil || done || len(more) == 0 || more[0].GridSums == nil {
-				t.Errorf("%s: want piecewise's grid-sums fetch, got done=%v, %d requests, err %v", c.name, done, len(more), err)
-			}
-			continue
-		}
 		est := finishedEstimate(t, st)
-		if !strings.Contains(est.Note, c.note) {
-			t.Errorf("%s: note %q, want %q", c.name, est.Note, c.note)
+		if !strings.Contains(est.Note, "squares from both bounds") {
+			t.Errorf("%s: note %q", c.name, est.Note)
 		}
-		if c.name == "near a bound" && math.Abs(est.Value-8.0/3) > 1 {
-			t.Errorf("%s: variance %v, want ≈ 8/3", c.name, est.Value)
+		if math.Abs(est.Value-c.truth) > c.tol || !est.HasInterval || est.Low > est.Value || est.High < est.Value {
+			t.Errorf("%s: variance %v in [%v, %v], want ≈ %v within %v", c.name, est.Value, est.Low, est.High, c.truth, c.tol)
 		}
 	}
 }

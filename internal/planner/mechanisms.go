@@ -16,13 +16,9 @@ func standardMechanisms() []Mechanism {
 //     data, where it won nearly every dataset), else piecewise Laplace (best
 //     or within a few percent on real-valued columns, and improving with n
 //     where the grid's resolution becomes its floor).
-//   - AVG: autoMean (a noisy count, then, when ñ·ε ≥ 300, the sum around
-//     a private grid median, else the Laplace bounded mean): issue 15,
+//   - AVG, VARIANCE, STDDEV: autoMean and autoVariance (the sums, or the
+//     squares, from both bounds in one Laplace release): issue 15,
 //     bench/RESULTS-google.md.
-//   - VARIANCE, STDDEV: autoVariance (a noisy count; when ñ·ε ≥ 300 a
-//     private grid median chooses piecewise Laplace for spread data or the
-//     moments around the median for data near a bound; else the Laplace
-//     moments around the middle): issue 15, bench/RESULTS-google.md.
 //   - IQR, REGR_SLOPE, REGR_INTERCEPT: Propose-Test-Release.
 func (p *Planner) defaultMechanism(s Statistic) Mechanism {
 	switch s.Kind {

@@ -10,7 +10,11 @@
 // composition. [DeriveCount], [DeriveMean], [DeriveVariance] and
 // [DeriveStddev] turn them into answers with 95% intervals by
 // post-processing. [Count], [BoundedSum], [BoundedMean], [BoundedVariance]
-// and [BoundedStddev] are the same with ε split evenly. Each file derives
+// and [BoundedStddev] are the same with ε split evenly. [ReleaseEdgeSums]
+// and [ReleaseEdgeSquares] (edges.go) release the same information measured
+// from both bounds as one vector Laplace release with all of their ε, with
+// about half the noise variance of the centred primitives (the planner's
+// AVG and VARIANCE when n·ε is small). Each file derives
 // its noise scale; the noise comes from package noise (exact discrete
 // Laplace; Laplace on a power-of-two grid).
 package laplace

@@ -168,9 +168,14 @@ const maxGridCount = 1 << 53
 // Release picks a bin index from the histogram counts (one per bin, of the
 // clamped non-NULL values).
 func (m *GridExponential) Release(src noise.Source, counts []int64) (int, error) {
-	t, err := m.table(counts)
+	t, err := m.Law(counts)
 	if err != nil {
 		return 0, err
 	}
 	return t.Draw(src), nil
 }
+
+// Law returns the exact law of Release on counts: Release(src, counts)
+// is Law(counts).Draw(src). For benchmarks that draw many releases from
+// one histogram; each draw is one ε-DP release.
+func (m *GridExponential) Law(counts []int64) (*noise.ExpTable, error) { return m.table(counts) }

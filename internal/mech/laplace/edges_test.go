@@ -1,0 +1,220 @@
+package laplace
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/dpproxy/dpproxy/internal/mech"
+	"github.com/dpproxy/dpproxy/internal/mech/exact"
+	"github.com/dpproxy/dpproxy/internal/mech/noise"
+	"github.com/dpproxy/dpproxy/internal/mech/privtest"
+)
+
+// TestEdgeCoordinates checks hand-computed coordinates and derived
+// answers on [0, 10] for the values 1, 2, 6: S_L = 9, S_U = 21,
+// A = 1+4+36 = 41, B = 81+64+16 = 161, C = 2(9+16+24) = 98; n = 300/100,
+// mean 3, VAR_POP 41/3 − 9 = 14/3.
+func TestEdgeCoordinates(t *testing.T) {
+	b := mech.Bounds{Lower: 0, Upper: 10}
+	s := summaryOf(b, []float64{1, 2, 6})
+	if l, u := edgeSumsOf(b, s); l != 9 || u != 21 {
+		t.Fatalf("edge sums %v %v, want 9 21", l, u)
+	}
+	a, up, c := edgeSquaresOf(b, s)
+	if a != 41 || up != 161 || c != 98 {
+		t.Fatalf("edge squares %v %v %v, want 41 161 98", a, up, c)
+	}
+	if m := (EdgeSums{Lower: 9, Upper: 21}).Mean(b); m != 3 {
+		t.Fatalf("mean %v, want 3", m)
+	}
+	if v := (EdgeSquares{Lower: 41, Upper: 161, Cross: 98}).Variance(b); math.Abs(v-14.0/3) > 1e-12 {
+		t.Fatalf("variance %v, want 14/3", v)
+	}
+	// Shifted bounds: [−5, 5] holds the same values shifted by −5.
+	b2 := mech.Bounds{Lower: -5, Upper: 5}
+	s2 := summaryOf(b2, []float64{-4, -3, 1})
+	a2, up2, c2 := edgeSquaresOf(b2, s2)
+	if a2 != 41 || up2 != 161 || c2 != 98 {
+		t.Fatalf("shifted edge squares %v %v %v, want 41 161 98", a2, up2, c2)
+	}
+	// Negative noisy sums are read as 0; both 0 answers the middle.
+	if m := (EdgeSums{Lower: -3, Upper: 21}).Mean(b); m != 0 {
+		t.Fatalf("mean with S_L < 0: %v, want 0", m)
+	}
+	if m := (EdgeSums{Lower: -3, Upper: -1}).Mean(b); m != 5 {
+		t.Fatalf("mean with both < 0: %v, want 5", m)
+	}
+}
+
+// edgeLoss returns the exact worst log-ratio of the joint output law of
+// ReleaseEdgeSums (squares false) or ReleaseEdgeSquares on d and d2, the
+// noise built for cut × the sensitivity. Each coordinate is γ·(m_i + Z_i)
+// with independent discrete Laplace Z_i of scale β on the integers
+// (noise.Laplace), so the joint law's worst log-ratio is exactly
+// Σ|m_i − m_i'|/β.
+func edgeLoss(t *testing.T, b mech.Bounds, d, d2 []float64, epsilon, cut float64, squares bool) float64 {
+	t.Helper()
+	width := exact.RoundUp(b.Upper - b.Lower)
+	sens, k := width, 2
+	if squares {
+		sens, k = exact.RoundUp(width*width), 3
+	}
+	l, err := edgeNoise(sens*cut, k, epsilon)
+	if err != nil {
+		t.Fatal(err)
+	}
+	coords := func(xs []float64) []float64 {
+		s := summaryOf(b, xs)
+		if squares {
+			a, up, c := edgeSquaresOf(b, s)
+			return []float64{a, up, c}
+		}
+		lo, up := edgeSumsOf(b, s)
+		return []float64{lo, up}
+	}
+	gamma := l.Granularity()
+	beta := l.Scale() / gamma
+	steps := 0.0
+	c1, c2 := coords(d), coords(d2)
+	for i := range c1 {
+		steps += math.Abs(math.Round(c1[i]/gamma) - math.Round(c2[i]/gamma))
+	}
+	return steps / beta
+}
+
+// worstEdgeLoss is the largest exact loss relative to ε over the
+// neighbours of sumAroundPairs on three bounds and a range of ε (the
+// smallest below edgeMinEpsilon, where the coordinates split ε).
+func worstEdgeLoss(t *testing.T, cut float64, squares bool) (worst, eps float64) {
+	rng := rand.New(rand.NewPCG(16, 1))
+	worstRatio := 0.0
+	for _, b := range []mech.Bounds{{Lower: 0, Upper: 4095}, {Lower: -3, Upper: 10}, {Lower: 0.5, Upper: 0.75}} {
+		for _, e := range []float64{0x1p-31, 0.05, 0.5, 1, 3} {
+			for _, p := range sumAroundPairs(b, rng) {
+				loss := edgeLoss(t, b, p[0], p[1], e, cut, squares)
+				if r := loss / e; r > worstRatio {
+					worstRatio, worst, eps = r, loss, e
+				}
+			}
+		}
+	}
+	return worst, eps
+}
+
+// TestEdgeExactPrivacy: the worst exact log-ratio of both joint releases
+// over every pair, bounds and ε is at most ε.
+func TestEdgeExactPrivacy(t *testing.T) {
+	for _, squares := range []bool{false, true} {
+		worst, eps := worstEdgeLoss(t, 1, squares)
+		if worst > eps {
+			t.Fatalf("squares=%v: worst log-ratio %v exceeds ε = %v", squares, worst, eps)
+		}
+		if worst < 0.9*eps {
+			t.Errorf("squares=%v: worst log-ratio %v below 0.9ε = %v: the pairs do not reach the sensitivity", squares, worst, 0.9*eps)
+		}
+		t.Logf("squares=%v: worst log-ratio %.6g at ε = %g", squares, worst, eps)
+	}
+}
+
+// TestEdgeExactPrivacyMutation: with the noise cut by 25% the same check
+// finds a pair whose log-ratio exceeds ε, for both releases.
+func TestEdgeExactPrivacyMutation(t *testing.T) {
+	for _, squares := range []bool{false, true} {
+		worst, eps := worstEdgeLoss(t, 0.75, squares)
+		if worst <= eps {
+			t.Fatalf("squares=%v, noise cut by 25%%: worst log-ratio %v ≤ ε = %v, the check has no power", squares, worst, eps)
+		}
+	}
+}
+
+// TestEdgeNoiseScale is the seeded statistical test: over 20000 releases
+// the mean absolute noise of each coordinate is its Laplace scale
+// ((U−L)/ε, (U−L)²/ε) within 5 standard errors (|Z| has mean and
+// standard deviation b, so the standard error is b/√20000; false
+// rejection ≈ 6·10⁻⁷ per coordinate), and the mean's interval covers the
+// true mean in at least 93% of 2000 releases at 95% (false rejection
+// < 10⁻³ for a correct interval).
+func TestEdgeNoiseScale(t *testing.T) {
+	rng := privtest.Seeded(t, 17)
+	src := noise.Source(rng)
+	b := mech.Bounds{Lower: 0, Upper: 100}
+	xs := []float64{0, 3, 3, 50, 99, 100, 7}
+	s := summaryOf(b, xs)
+	const eps, trials = 0.7, 20000
+	wantL, wantU := edgeSumsOf(b, s)
+	wantA, wantB, wantC := edgeSquaresOf(b, s)
+	var dev [5]float64
+	for range trials {
+		e, err := ReleaseEdgeSums(src, b, s, eps)
+		if err != nil {
+			t.Fatal(err)
+		}
+		q, err := ReleaseEdgeSquares(src, b, s, eps)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, d := range []float64{e.Lower - wantL, e.Upper - wantU, q.Lower - wantA, q.Upper - wantB, q.Cross - wantC} {
+			dev[i] += math.Abs(d)
+		}
+	}
+	for i, scale := range []float64{100 / eps, 100 / eps, 1e4 / eps, 1e4 / eps, 1e4 / eps} {
+		got := dev[i] / trials
+		if math.Abs(got-scale) > 5*scale/math.Sqrt(trials) {
+			t.Errorf("coordinate %d: mean |noise| %v, want %v ± %v", i, got, scale, 5*scale/math.Sqrt(trials))
+		}
+	}
+	truth := 0.0
+	for _, x := range xs {
+		truth += x / float64(len(xs))
+	}
+	covered := 0
+	for range 2000 {
+		e, err := ReleaseEdgeSums(src, b, s, eps)
+		if err != nil {
+			t.Fatal(err)
+		}
+		est, err := EdgeMeanEstimate(b, e, 0.95)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if est.Low > est.Value || est.Value > est.High {
+			t.Fatalf("interval [%v, %v] misses its value %v", est.Low, est.High, est.Value)
+		}
+		if est.Low <= truth && truth <= est.High {
+			covered++
+		}
+	}
+	if covered < 1860 {
+		t.Errorf("the 95%% interval covered the mean in %d of 2000 releases", covered)
+	}
+}
+
+// TestEdgeVarianceInterval: the variance interval holds its value and, on
+// a column with little noise for its size, the true variance.
+func TestEdgeVarianceInterval(t *testing.T) {
+	rng := privtest.Seeded(t, 18)
+	b := mech.Bounds{Lower: 0, Upper: 10}
+	var xs []float64
+	for i := range 20000 {
+		xs = append(xs, float64(i%11))
+	}
+	s := summaryOf(b, xs)
+	truth := 10.0 // the integers 0..10 equally often
+	for range 50 {
+		e, err := ReleaseEdgeSquares(rng, b, s, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		est, err := EdgeVarianceEstimate(b, e, 0.95)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if est.Low > est.Value || est.Value > est.High || est.Low > truth || truth > est.High {
+			t.Fatalf("interval [%v, %v] with value %v, truth %v", est.Low, est.High, est.Value, truth)
+		}
+		if math.Abs(est.Value-truth) > 0.2 {
+			t.Fatalf("variance %v, want about %v", est.Value, truth)
+		}
+	}
+}
