@@ -5,7 +5,8 @@
 # Needs PostgreSQL on 127.0.0.1:5432 (user postgres) and MariaDB on
 # 127.0.0.1:3306 (user root), the psql and mariadb clients. The table pums
 # (age, income, an index on income) is (re)created in the databases PGDB
-# and MYDB (default dpbench; the PostgreSQL one is created if missing).
+# and MYDB (default dpbench; the PostgreSQL one is created if missing); the
+# proxies listen on PROXY_PG_PORT and PROXY_MY_PORT (default 3398 and 3399).
 # Each statement runs RUNS times on each side, alternating (proxy, exact,
 # proxy, exact, …) so that load from other processes hits both alike; the
 # ratio is median(proxy) / median(exact). Both sides pay one client start
@@ -17,6 +18,8 @@ RUNS=${RUNS:-5}
 PGDB=${PGDB:-dpbench}
 MYDB=${MYDB:-dpbench}
 OUT=${OUT:-bench/RESULTS-latency.md}
+PROXY_PG_PORT=${PROXY_PG_PORT:-3398} # the proxies' ports
+PROXY_MY_PORT=${PROXY_MY_PORT:-3399}
 work=$(mktemp -d)
 pids=()
 trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"' EXIT
@@ -56,8 +59,8 @@ YAML
   "$work/dpproxy" --config "$work/$1.yaml" --listen "127.0.0.1:$4" 2>"$work/$1.log" &
   pids+=($!)
 }
-start_proxy pg postgres "postgres://postgres@127.0.0.1:5432/$PGDB?sslmode=disable" 3398
-start_proxy my mysql "root@tcp(127.0.0.1:3306)/$MYDB" 3399
+start_proxy pg postgres "postgres://postgres@127.0.0.1:5432/$PGDB?sslmode=disable" "$PROXY_PG_PORT"
+start_proxy my mysql "root@tcp(127.0.0.1:3306)/$MYDB" "$PROXY_MY_PORT"
 sleep 2
 
 seconds() { /usr/bin/time -f %e "$@" 2>&1 >/dev/null | tail -1; }
@@ -91,18 +94,18 @@ for i in "${!statements[@]}"; do
     : > "$work/p"; : > "$work/e"
     # A warm-up of both sides, which also stops the script if either fails.
     if [ "$backend" = PostgreSQL ]; then
-      mariadb -h127.0.0.1 -P3398 -ubench -pbench --ssl=0 -N -e "$private" >/dev/null
+      mariadb -h127.0.0.1 -P"$PROXY_PG_PORT" -ubench -pbench --ssl=0 -N -e "$private" >/dev/null
       psql -h127.0.0.1 -Upostgres "$PGDB" -qAtc "$pgexact" >/dev/null
     else
-      mariadb -h127.0.0.1 -P3399 -ubench -pbench --ssl=0 -N -e "$private" >/dev/null
+      mariadb -h127.0.0.1 -P"$PROXY_MY_PORT" -ubench -pbench --ssl=0 -N -e "$private" >/dev/null
       mariadb -h127.0.0.1 -P3306 -uroot --ssl=0 -N "$MYDB" -e "$myexact" >/dev/null
     fi
     for _ in $(seq "$RUNS"); do
       if [ "$backend" = PostgreSQL ]; then
-        seconds mariadb -h127.0.0.1 -P3398 -ubench -pbench --ssl=0 -N -e "$private" >> "$work/p"
+        seconds mariadb -h127.0.0.1 -P"$PROXY_PG_PORT" -ubench -pbench --ssl=0 -N -e "$private" >> "$work/p"
         seconds psql -h127.0.0.1 -Upostgres "$PGDB" -qAtc "$pgexact" >> "$work/e"
       else
-        seconds mariadb -h127.0.0.1 -P3399 -ubench -pbench --ssl=0 -N -e "$private" >> "$work/p"
+        seconds mariadb -h127.0.0.1 -P"$PROXY_MY_PORT" -ubench -pbench --ssl=0 -N -e "$private" >> "$work/p"
         seconds mariadb -h127.0.0.1 -P3306 -uroot --ssl=0 -N "$MYDB" -e "$myexact" >> "$work/e"
       fi
     done
