@@ -68,6 +68,11 @@ type Plan struct {
 	// Interactive, if set, answers the one output, a count, over the
 	// table's interactive domain (interactive.go); nothing else is set.
 	Interactive *InteractivePlan
+	// Profile, if set, is the one scan the executor sends first, from
+	// which the releases' summary terms and the histograms, windows and
+	// grid sums of its column are computed (profile.go). Only set on
+	// plans that are not one group of a GROUP BY.
+	Profile *sqlrewrite.Profile
 }
 
 // StatKind is a statistic of the filtered rows that a mechanism releases.
@@ -310,6 +315,9 @@ func (p *Planner) plan(sel *sqlrewrite.Select, s Settings, grouped bool) (*Plan,
 	// Report the statement's ε exactly, not the float sum of its shares.
 	if len(plan.Releases) > 0 {
 		plan.Cost.Epsilon = s.Epsilon
+	}
+	if !grouped {
+		plan.Profile = profileOf(plan)
 	}
 	return plan, nil
 }

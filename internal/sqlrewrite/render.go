@@ -56,6 +56,7 @@ import (
 //	Histogram: SELECT CASE WHEN b > bins-1 THEN bins-1 ELSE b END, COUNT(*)
 //	           FROM (SELECT FLOOR((clamp(c) - lo) * bins / (hi - lo)) AS b
 //	                 FROM t WHERE F AND readable(c)) AS h GROUP BY 1
+//	Profile:   SELECT clamp(c), COUNT(*), term1, term2 FROM t WHERE F GROUP BY 1   (profile.go)
 //	Cells:     SELECT k0, k1, COUNT(*) FROM (SELECT key0 AS k0, key1 AS k1 FROM t WHERE F) AS c
 //	           WHERE k0 IS NOT NULL AND k1 IS NOT NULL GROUP BY k0, k1   (render_cells.go)
 //
@@ -73,13 +74,13 @@ func Render(f Fetch, d Dialect) (query string, args []any, err error) {
 	}
 	r := &renderer{spec: spec}
 	var set int
-	for _, isSet := range []bool{len(f.Summary) > 0, f.Window != nil, f.Histogram != nil, f.Pairs != nil, f.Cells != nil, f.GridSums != nil, f.Grouped != nil, f.Keys != nil} {
+	for _, isSet := range []bool{len(f.Summary) > 0, f.Window != nil, f.Histogram != nil, f.Pairs != nil, f.Cells != nil, f.GridSums != nil, f.Grouped != nil, f.Keys != nil, f.Profile != nil} {
 		if isSet {
 			set++
 		}
 	}
 	if set != 1 {
-		return "", nil, errors.New("sqlrewrite: a fetch needs exactly one of Summary, Window, Histogram, Pairs, GridSums, Cells, Grouped and Keys")
+		return "", nil, errors.New("sqlrewrite: a fetch needs exactly one of Summary, Window, Histogram, Pairs, GridSums, Cells, Grouped, Keys and Profile")
 	}
 	switch {
 	case len(f.Summary) > 0:
@@ -96,6 +97,8 @@ func Render(f Fetch, d Dialect) (query string, args []any, err error) {
 		query, err = r.grouped(f)
 	case f.Keys != nil:
 		query, err = r.keyCounts(f)
+	case f.Profile != nil:
+		query, err = r.profile(f)
 	default:
 		query, err = r.histogram(f)
 	}
