@@ -61,7 +61,13 @@ YAML
 }
 start_proxy pg postgres "postgres://postgres@127.0.0.1:5432/$PGDB?sslmode=disable" "$PROXY_PG_PORT"
 start_proxy my mysql "root@tcp(127.0.0.1:3306)/$MYDB" "$PROXY_MY_PORT"
-sleep 2
+# Wait for both proxies to answer (up to 60 s: the machine may be loaded).
+for port in "$PROXY_PG_PORT" "$PROXY_MY_PORT"; do
+  for _ in $(seq 120); do
+    mariadb -h127.0.0.1 -P"$port" -ubench -pbench --ssl=0 -N -e "SELECT 1" >/dev/null 2>&1 && break
+    sleep 0.5
+  done
+done
 
 seconds() { /usr/bin/time -f %e "$@" 2>&1 >/dev/null | tail -1; }
 median() { sort -n | awk '{v[NR]=$1} END {print (NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2)}'; }
