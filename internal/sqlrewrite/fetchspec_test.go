@@ -33,6 +33,8 @@ import (
 //	grouped                                 (last) the cells and summary
 //	                                        lines so far become a GroupedSummary
 //	keys name                               KeyCounts (" numeric": Numeric)
+//	profile age [0, 100]                    (last) a Profile; the summary lines
+//	                                        so far become its carried terms
 func parseFetch(input string) (sqlrewrite.Fetch, error) {
 	var f sqlrewrite.Fetch
 	for _, line := range strings.Split(strings.TrimSpace(input), "\n") {
@@ -60,6 +62,7 @@ var (
 	histogramLine = regexp.MustCompile(`^histogram (\S+) \[(\S+), (\S+)\] bins (-?\d+)$`)
 	cellsLine     = regexp.MustCompile(`^cells (\S+) (in|edges) \((.*)\)$`)
 	keysLine      = regexp.MustCompile(`^keys (\S+)( numeric)?$`)
+	profileLine   = regexp.MustCompile(`^profile (\S+) \[(\S+), (\S+)\]$`)
 )
 
 func parseFetchLine(f *sqlrewrite.Fetch, line string) error {
@@ -142,6 +145,11 @@ func parseFetchLine(f *sqlrewrite.Fetch, line string) error {
 		f.Grouped = &sqlrewrite.GroupedSummary{Dims: f.Cells.Dims, Terms: f.Summary}
 		f.Cells, f.Summary = nil, nil
 		return nil
+	}
+	if m := profileLine.FindStringSubmatch(line); m != nil {
+		f.Profile = &sqlrewrite.Profile{Column: m[1], Lower: nums.float(m[2]), Upper: nums.float(m[3]), Terms: f.Summary}
+		f.Summary = nil
+		return nums.err
 	}
 	if m := keysLine.FindStringSubmatch(line); m != nil {
 		f.Keys = &sqlrewrite.KeyCounts{Column: m[1], Numeric: m[2] != ""}
