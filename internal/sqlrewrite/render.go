@@ -282,10 +282,13 @@ const maxMagnitude = 0x1p430
 // of Render's doc comment:
 //
 //	CASE [WHEN NOT readable(c) THEN NULL] WHEN c < lo THEN lo WHEN c > hi THEN hi
-//	     [WHEN c > -m AND c < m THEN 0.0] ELSE CAST(c AS double) END
+//	     [WHEN c >= 1 OR c <= -1 THEN CAST(c AS double) WHEN c > -m AND c < m THEN 0.0]
+//	     ELSE CAST(c AS double) END
 //
 // with m = catalog.MinBoundMagnitude; the flush is left out when [lo, hi]
-// holds no nonzero value of magnitude below m. The bounds must be 0 or of
+// holds no nonzero value of magnitude below m (and its guard, which only
+// spares values of magnitude at least 1 > m the test, with it). The bounds
+// are compared as compareLiteral writes them. The bounds must be 0 or of
 // magnitude in [m, maxMagnitude].
 func (r *renderer) clamp(col string, lo, hi float64) (string, error) {
 	if math.IsNaN(lo) || math.IsNaN(hi) || lo > hi || !usable(lo) || !usable(hi) {
@@ -297,13 +300,35 @@ func (r *renderer) clamp(col string, lo, hi float64) (string, error) {
 	if !r.spec.typed {
 		sb.WriteString(" WHEN NOT (" + r.readable(col) + ") THEN NULL")
 	}
-	sb.WriteString(" WHEN " + col + " < " + l + " THEN " + l + " WHEN " + col + " > " + h + " THEN " + h)
+	sb.WriteString(" WHEN " + col + " < " + compareLiteral(lo) + " THEN " + l + " WHEN " + col + " > " + compareLiteral(hi) + " THEN " + h)
 	if m := catalog.MinBoundMagnitude; lo < m && hi > -m {
+		// Every value of magnitude at least 1 skips the flush test, whose
+		// tiny literal is a NUMERIC in PostgreSQL and a DECIMAL in MySQL:
+		// an integer column would be converted to it on every row.
 		ml := realLiteral(m)
+		sb.WriteString(" WHEN " + col + " >= 1 OR " + col + " <= -1 THEN CAST(" + col + " AS " + r.spec.double + ")")
 		sb.WriteString(" WHEN " + col + " > -" + ml + " AND " + col + " < " + ml + " THEN 0.0")
 	}
 	sb.WriteString(" ELSE CAST(" + col + " AS " + r.spec.double + ") END")
 	return sb.String(), nil
+}
+
+// compareLiteral writes a bound the column is compared with: an integer of
+// magnitude at most 2^53 as an integer literal, which every dialect
+// compares with an integer column as integers and with any other numeric
+// column in that column's type (a decimal literal such as 100.0 is a
+// NUMERIC in PostgreSQL and a DECIMAL in MySQL, to which an integer column
+// is converted on every row: three times slower); any other bound as
+// realLiteral. Both denote the bound's float64 exactly.
+func compareLiteral(b float64) string {
+	if b == math.Trunc(b) && math.Abs(b) <= 1<<53 {
+		s := strconv.FormatFloat(b, 'f', -1, 64)
+		if b < 0 || math.Signbit(b) {
+			return "(" + s + ")"
+		}
+		return s
+	}
+	return realLiteral(b)
 }
 
 // usable reports whether b is 0 or of magnitude in [catalog.MinBoundMagnitude, maxMagnitude].
