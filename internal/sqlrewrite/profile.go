@@ -8,11 +8,12 @@ import (
 	"github.com/dpproxy/dpproxy/internal/catalog"
 )
 
-// Profile asks for the filtered rows grouped by the value of Column read
-// by clamp to [Lower, Upper] (Render's rule: one group per distinct clamped
-// value, and one group, keyed NULL, holding every unreadable value), with
-// per group its number of rows and the sum over its rows of each of Terms.
-// The fetch returns (v, count, term_1, …, term_m) per group, in no order.
+// Profile asks for the filtered rows grouped by their value of Column,
+// each group with its value read by clamp to [Lower, Upper] (Render's rule;
+// NULL for unreadable values), its number of rows and the sum over its rows
+// of each of Terms. The fetch returns (v, count, term_1, …, term_m) per
+// group, in no order; groups with equal v (values beyond a bound, and the
+// unreadable ones) are one group to the reader.
 //
 // It is one scan of the table that answers, computed by the proxy from the
 // group totals, every summary term of the statement (Derives tells which
@@ -22,8 +23,8 @@ import (
 // window and grid sum (GridIndex) of Column over the same bounds: the
 // per-row maps of those fetches applied to the group's value. It is meant
 // for a column with few distinct values; the number of groups is the number
-// of distinct clamped values, so hostile data (fractions in an integer
-// column) makes it larger, never an error.
+// of distinct values, so hostile data (fractions or values far beyond the
+// bounds in an integer column) makes it larger, never an error.
 type Profile struct {
 	Column       string
 	Lower, Upper float64
@@ -61,10 +62,16 @@ func Carries(t SummaryTerm) bool {
 
 // profile renders a Profile fetch:
 //
-//	SELECT clamp(c), COUNT(*), term_1, …, term_m FROM t WHERE F GROUP BY 1
+//	SELECT clamp(c), COUNT(*), term_1, …, term_m FROM t WHERE F GROUP BY c
 //
-// with clamp and the terms as in Summary (unreadable values give the NULL
-// key, which GROUP BY puts in one group).
+// with clamp and the terms as in Summary. It groups by the column itself,
+// so that the database hashes the column's own values and computes the
+// clamp once per group (PostgreSQL, 10^6 integers: 0.38 s against 0.51 s
+// grouping by the clamped value). Values that GROUP BY puts in one group
+// are equal numbers (1 and 1.0; NaN with NaN on PostgreSQL; NULLs), or on
+// SQLite text or blobs that are all unreadable, so every row of a group
+// has the clamp the group returns; groups with the same clamped value
+// (values beyond a bound) are added up by the reader.
 func (r *renderer) profile(f Fetch) (string, error) {
 	p := f.Profile
 	col, err := r.spec.ident(p.Column)
@@ -90,7 +97,7 @@ func (r *renderer) profile(f Fetch) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return "SELECT " + strings.Join(cols, ", ") + from + " GROUP BY 1", nil
+	return "SELECT " + strings.Join(cols, ", ") + from + " GROUP BY " + col, nil
 }
 
 // ClampValue is clamp of Render's doc comment on a readable value v, in

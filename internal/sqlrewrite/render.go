@@ -49,6 +49,7 @@ import (
 //	Summary:   SELECT COUNT(*), COUNT(c), COUNT(readable c), COALESCE(SUM(clamp(c)), 0),
 //	           COALESCE(SUM(clamp(c) * clamp(c)), 0) FROM t WHERE F   (the terms in order; one row)
 //	Window:    SELECT clamp(c) FROM t WHERE F AND readable(c) ORDER BY t.c LIMIT n OFFSET r
+//	           (ORDER BY 1, the clamped value, when F has a condition on another column)
 //	           (with GridUnit, the grid index of clamp(c) instead: render_grid.go)
 //	Grouped window: SELECT v, COUNT(*) FROM (SELECT clamp(c) AS v FROM t WHERE F AND c IS NOT NULL) AS w
 //	           GROUP BY v ORDER BY v     (the reader takes the ranks)
@@ -60,8 +61,10 @@ import (
 //	Cells:     SELECT k0, k1, COUNT(*) FROM (SELECT key0 AS k0, key1 AS k1 FROM t WHERE F) AS c
 //	           WHERE k0 IS NOT NULL AND k1 IS NOT NULL GROUP BY k0, k1   (render_cells.go)
 //
-// The window sorts by the column itself, which an index can serve; over the
-// readable values clamping is non-decreasing (SQLite orders integers and
+// The window sorts by the column itself, which an index can serve, unless
+// the rows pass a condition on another column (then by the clamped value,
+// position 1: a scan and a sort beat fetching every row through the index
+// to test the condition); over the readable values clamping is non-decreasing (SQLite orders integers and
 // reals numerically, PostgreSQL orders NaN last, where clamp puts it), so
 // the clamped values come out sorted too. The histogram
 // folds bin index bins (the value hi, or a value that rounding puts there)
@@ -208,11 +211,34 @@ func (r *renderer) window(f Fetch) (string, error) {
 	if f.Unit != nil {
 		table = unitAlias
 	}
-	ranks := " ORDER BY " + table + "." + col + " LIMIT " + strconv.FormatInt(w.Limit, 10) + " OFFSET " + strconv.FormatInt(w.Offset, 10)
+	order := table + "." + col
+	if filtersOther(f, w.Column) {
+		// The rows pass a condition on another column: read through an
+		// index on this one, every row up to the offset is fetched to test
+		// it (PostgreSQL, 10^6 rows, half selected: 2.1 s), where a scan
+		// and a sort of the clamped values (the same order) take 0.9 s.
+		order = "1"
+	}
+	ranks := " ORDER BY " + order + " LIMIT " + strconv.FormatInt(w.Limit, 10) + " OFFSET " + strconv.FormatInt(w.Offset, 10)
 	if w.Sum {
 		return "SELECT COALESCE(SUM(v), 0) FROM (SELECT " + v + " AS v" + from + ranks + ") AS w", nil
 	}
 	return "SELECT " + v + from + ranks, nil
+}
+
+// filtersOther reports whether the fetch's rows pass a condition on a
+// column other than column (a filter condition or a Boolean predicate on a
+// row-level table).
+func filtersOther(f Fetch, column string) bool {
+	if f.Unit != nil {
+		return false
+	}
+	for _, c := range f.Filter {
+		if c.Column != column {
+			return true
+		}
+	}
+	return f.Boolean != nil
 }
 
 // pairs renders SELECT clamp(y), clamp(x) over the rows where both are set.
