@@ -71,8 +71,8 @@ func (s *Snapshot) Profile(ctx context.Context, f sqlrewrite.Fetch) error {
 				out.values = append(out.values, group{value: sqlrewrite.ClampValue(v.Float64, p.Lower, p.Upper), count: n})
 			}
 			for i, t := range terms {
-				if math.IsNaN(t.Float64) {
-					return fmt.Errorf("profile: term %d is NaN", i)
+				if math.IsNaN(t.Float64) || math.IsInf(t.Float64, 0) {
+					return fmt.Errorf("profile: term %d is not finite", i) // never: clamped sums are finite
 				}
 				sums[i].Add(sums[i], exactFloat().SetFloat64(t.Float64)) // NULL (a sum over no rows) is 0
 			}
