@@ -14,8 +14,8 @@ import (
 )
 
 // profiled is the result of a profile fetch (sqlrewrite.Profile): the
-// readable values of its column with their counts, the number of rows, and
-// the totals of its carried terms.
+// readable values of its column (or their histogram bins, folded) with
+// their counts, the number of rows, and the totals of its carried terms.
 type profiled struct {
 	fetch   sqlrewrite.Fetch // the profile fetch: its table, filter and column
 	values  []group          // strictly increasing
@@ -33,9 +33,11 @@ type profiled struct {
 //     (Σ count·v and Σ count·v², in exact arithmetic, rounded once), or a
 //     carried term (the sum of the groups' totals, in exact arithmetic);
 //   - a histogram of the column that sqlrewrite.ProfileHistogram accepts
-//     (each group's count in the bin of its value);
-//   - a grouped window or the grid sums of the column over the profile's
-//     bounds (the values, or their grid indices sqlrewrite.GridIndex).
+//     (each group's count in the bin of its value; grouped by bin, the
+//     groups' own counts);
+//   - grouped by value, a grouped window or the grid sums of the column
+//     over the profile's bounds (the values, or their grid indices
+//     sqlrewrite.GridIndex).
 //
 // Each is the same per-row map the corresponding fetch renders, applied to
 // the row's profile value, so the numbers are those of the fetch (sums
@@ -67,7 +69,14 @@ func (s *Snapshot) Profile(ctx context.Context, f sqlrewrite.Fetch) error {
 				return fmt.Errorf("profile: group of %d rows", n)
 			}
 			out.rows += n
-			if v.Valid {
+			switch {
+			case !v.Valid:
+			case p.Bins > 0: // a bin, Bins for the value Upper: folded into the last
+				if !(v.Float64 >= 0 && v.Float64 <= float64(p.Bins)) || v.Float64 != math.Trunc(v.Float64) {
+					return fmt.Errorf("profile: bin %v out of range", v.Float64)
+				}
+				out.values = append(out.values, group{value: min(v.Float64, float64(p.Bins-1)), count: n})
+			default:
 				out.values = append(out.values, group{value: sqlrewrite.ClampValue(v.Float64, p.Lower, p.Upper), count: n})
 			}
 			for i, t := range terms {
@@ -192,6 +201,10 @@ func (s *Snapshot) profileHistogram(f sqlrewrite.Fetch) ([]int64, bool) {
 	}
 	counts := make([]int64, f.Histogram.Bins)
 	for _, g := range pr.values {
+		if pr.fetch.Profile.Bins > 0 {
+			counts[int(g.value)] += g.count // the same histogram, its bins
+			continue
+		}
 		counts[f.Histogram.HistogramBin(g.value)] += g.count
 	}
 	return counts, true
@@ -205,7 +218,7 @@ func (s *Snapshot) profileGroups(f sqlrewrite.Fetch, column string, lo, hi, grid
 	if pr == nil {
 		return nil, false
 	}
-	if p := pr.fetch.Profile; p.Column != column || p.Lower != lo || p.Upper != hi {
+	if p := pr.fetch.Profile; p.Bins > 0 || p.Column != column || p.Lower != lo || p.Upper != hi {
 		return nil, false
 	}
 	if gridUnit == 0 {

@@ -162,6 +162,64 @@ func TestProfileEqualsFetches(t *testing.T) {
 			if !slices.Equal(profiled.grid, direct.grid) {
 				t.Errorf("grid sums: profile %v, fetch %v", profiled.grid, direct.grid)
 			}
+
+			// Grouped by the bins of b's histogram (a real-valued column):
+			// the summary terms (b's sums carried) and that histogram.
+			binned := &sqlrewrite.Histogram{Column: "b", Lower: -10, Upper: 10, Bins: 16}
+			bins := &sqlrewrite.Profile{Column: "b", Lower: -10, Upper: 10, Bins: 16, Terms: []sqlrewrite.SummaryTerm{terms[2], terms[3], terms[4], terms[5], terms[7]}}
+			counter := &fetchCounter{}
+			snap, err := New(db, b.dialect, slog.New(counter)).Snapshot(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer snap.Close()
+			f := scope
+			f.Profile = bins
+			if err := snap.Profile(context.Background(), f); err != nil {
+				t.Fatal(err)
+			}
+			before := counter.n.Load()
+			f = scope
+			f.Summary = []sqlrewrite.SummaryTerm{terms[6], terms[0], terms[5], terms[7], terms[2], terms[1]} // b's readable count, COUNT(*), b's sums, a's sum and readable count
+			sums, err := snap.Summary(context.Background(), f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if sums[0] > sums[1] || sums[1] < 500 {
+				t.Errorf("binned profile: %v readable b of %v rows", sums[0], sums[1])
+			}
+			f = scope
+			f.Histogram = binned
+			binHist, err := snap.Histogram(context.Background(), f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := counter.n.Load() - before; n != 1 { // a's readable count is neither derived nor carried
+				t.Errorf("%d queries after the binned profile, want 1 (a's count)", n)
+			}
+			plain, err := New(db, b.dialect, nil).Snapshot(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer plain.Close()
+			fs := scope
+			fs.Summary = []sqlrewrite.SummaryTerm{terms[6], terms[0], terms[5], terms[7], terms[2], terms[1]}
+			wantSums, err := plain.Summary(context.Background(), fs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantHist, err := plain.Histogram(context.Background(), f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range sums {
+				if d, p := wantSums[i], sums[i]; d != p && math.Abs(d-p) > 1e-12*math.Max(math.Abs(d), 1) {
+					t.Errorf("binned profile, term %d: %v, summary %v", i, p, d)
+				}
+			}
+			if !slices.Equal(binHist, wantHist) {
+				t.Errorf("binned histogram: profile %v, fetch %v", binHist, wantHist)
+			}
 		})
 	}
 }

@@ -34,7 +34,8 @@ func (c *queryCounter) WithGroup(string) slog.Handler      { return c }
 
 // TestOneScanStatements runs AVG, VARIANCE (whose mechanisms read a
 // summary, a grid-median histogram and, for piecewise Laplace, grid sums
-// and windows of the column) and the README's mixed statement on SQLite,
+// and windows of the column), AVG of a real column (its profile grouped by
+// histogram bin) and the README's mixed statement on SQLite,
 // PostgreSQL and MariaDB, over a table with NULLs, values outside the
 // bounds (and text on SQLite), twice with the same noise: with the plan's
 // profile, and without it (every fetch sent as before). The answers are
@@ -92,6 +93,7 @@ func TestOneScanStatements(t *testing.T) {
 			}{
 				{"SELECT AVG(age) FROM pums", 1, 2},
 				{"SELECT VARIANCE(age) FROM pums", 1, 2},
+				{"SELECT COUNT(*), AVG(income) FROM pums WHERE age > 30", 1, 2}, // grouped by the bins of income
 				{"SELECT COUNT(*), AVG(age), VARIANCE(age), STDDEV(age), SUM(income), MEDIAN(income) FROM pums WHERE age BETWEEN 20 AND 60", 2, 3},
 			} {
 				st, err := sqlrewrite.NewParser(cat).Parse(tc.q)

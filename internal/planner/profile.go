@@ -24,8 +24,12 @@ const maxProfileValues = 1 << 16
 // of the statement (all of them counts and sums). Every summary term, that
 // histogram and the others of the column, and every window and grid sum of
 // the column the mechanisms then ask for, come from those groups
-// (backend.Snapshot.Profile) instead of one query each. Nil when no release
-// has such a histogram, or a summary term is not a count or a sum
+// (backend.Snapshot.Profile) instead of one query each. Otherwise, when a
+// release asks for a histogram of another column (the 2^14 bins of a
+// real-valued column's grid median), the rows are grouped by that
+// histogram's bins, and the summary terms and that histogram come from the
+// groups (the column's windows and grid sums are further queries). Nil when
+// no release has a histogram, or a summary term is not a count or a sum
 // (COUNT(DISTINCT)), or the table has a privacy unit (its fetches read
 // bounded rows, render_unit.go).
 //
@@ -50,6 +54,11 @@ func profileOf(p *Plan) *sqlrewrite.Profile {
 		if sqlrewrite.ProfileHistogram(candidate, h) {
 			prof = candidate
 			break
+		}
+	}
+	for _, r := range p.Releases { // else the first histogram's bins (a real-valued column)
+		if h := r.Mechanism.Histogram(r); prof == nil && h != nil {
+			prof = &sqlrewrite.Profile{Column: h.Column, Lower: h.Lower, Upper: h.Upper, Bins: h.Bins}
 		}
 	}
 	if prof == nil {
@@ -107,6 +116,12 @@ func (p *Plan) explainProfile() string {
 	per := "its row count"
 	if len(carried) > 0 {
 		per += " and " + strings.Join(carried, ", ")
+	}
+	if prof.Bins > 0 {
+		return fmt.Sprintf("one query reads the filtered rows grouped by the bin of %s clamped to [%g, %g] in %d equal bins (one group for NULL), per group %s; "+
+			"the proxy computes from these totals the summary aggregates of every release and the histogram(s) of %s, without another query; "+
+			"windows and grid sums are further queries",
+			col, prof.Lower, prof.Upper, prof.Bins, per, strings.Join(hists, ", "))
 	}
 	return fmt.Sprintf("one query reads the filtered rows grouped by %s clamped to [%g, %g] (a group per value, one for NULL), per group %s; "+
 		"the proxy computes from these totals the summary aggregates of every release, the histogram(s) of %s and the windows and grid sums of %s "+

@@ -35,6 +35,7 @@ import (
 //	keys name                               KeyCounts (" numeric": Numeric)
 //	profile age [0, 100]                    (last) a Profile; the summary lines
 //	                                        so far become its carried terms
+//	                                        (" bins 16": grouped by 16 bins)
 func parseFetch(input string) (sqlrewrite.Fetch, error) {
 	var f sqlrewrite.Fetch
 	for _, line := range strings.Split(strings.TrimSpace(input), "\n") {
@@ -62,7 +63,7 @@ var (
 	histogramLine = regexp.MustCompile(`^histogram (\S+) \[(\S+), (\S+)\] bins (-?\d+)$`)
 	cellsLine     = regexp.MustCompile(`^cells (\S+) (in|edges) \((.*)\)$`)
 	keysLine      = regexp.MustCompile(`^keys (\S+)( numeric)?$`)
-	profileLine   = regexp.MustCompile(`^profile (\S+) \[(\S+), (\S+)\]$`)
+	profileLine   = regexp.MustCompile(`^profile (\S+) \[(\S+), (\S+)\]( bins (\d+))?$`)
 )
 
 func parseFetchLine(f *sqlrewrite.Fetch, line string) error {
@@ -148,6 +149,9 @@ func parseFetchLine(f *sqlrewrite.Fetch, line string) error {
 	}
 	if m := profileLine.FindStringSubmatch(line); m != nil {
 		f.Profile = &sqlrewrite.Profile{Column: m[1], Lower: nums.float(m[2]), Upper: nums.float(m[3]), Terms: f.Summary}
+		if m[4] != "" {
+			f.Profile.Bins = int(nums.int(m[5]))
+		}
 		f.Summary = nil
 		return nums.err
 	}

@@ -25,9 +25,18 @@ import (
 // for a column with few distinct values; the number of groups is the number
 // of distinct values, so hostile data (fractions or values far beyond the
 // bounds in an integer column) makes it larger, never an error.
+//
+// With Bins set (a real-valued column), the rows are grouped by their bin
+// of Histogram{Column, Lower, Upper, Bins} instead (NULL for unreadable
+// values): the fetch returns (bin, count, term_1, …) with the bin before
+// the histogram's fold (Bins for the value Upper), that histogram and the
+// counts are derived, and the column's own sums are carried like any
+// other term.
 type Profile struct {
 	Column       string
 	Lower, Upper float64
+	// Bins, if not 0, groups by histogram bin rather than by value.
+	Bins int
 	// Terms are the carried terms: CountNonNull, CountNumbers, ClampedSum
 	// or ClampedSumSquares (terms whose group totals add up to the total).
 	Terms []SummaryTerm
@@ -35,8 +44,9 @@ type Profile struct {
 
 // Derives reports whether the summary term t is computed from the groups'
 // values and counts alone: COUNT(*) (every group), the count of readable
-// values of Column (the non-NULL groups), and the clamped sum and sum of
-// squares of Column over the profile's own bounds (Σ count·v, Σ count·v²).
+// values of Column (the non-NULL groups), and, grouped by value, the
+// clamped sum and sum of squares of Column over the profile's own bounds
+// (Σ count·v, Σ count·v²).
 func (p *Profile) Derives(t SummaryTerm) bool {
 	switch t.Kind {
 	case CountAll:
@@ -44,7 +54,7 @@ func (p *Profile) Derives(t SummaryTerm) bool {
 	case CountNumbers:
 		return t.Column == p.Column
 	case ClampedSum, ClampedSumSquares:
-		return t.Column == p.Column && t.Lower == p.Lower && t.Upper == p.Upper
+		return p.Bins == 0 && t.Column == p.Column && t.Lower == p.Lower && t.Upper == p.Upper
 	}
 	return false
 }
@@ -71,14 +81,24 @@ func Carries(t SummaryTerm) bool {
 // are equal numbers (1 and 1.0; NaN with NaN on PostgreSQL; NULLs), or on
 // SQLite text or blobs that are all unreadable, so every row of a group
 // has the clamp the group returns; groups with the same clamped value
-// (values beyond a bound) are added up by the reader.
+// (values beyond a bound) are added up by the reader. With Bins, the key
+// is the histogram's bin expression, GROUP BY 1, unfolded:
+//
+//	SELECT CAST(FLOOR((clamp(c) - lo) * bins / width) AS int), COUNT(*), term_1, … FROM t WHERE F GROUP BY 1
 func (r *renderer) profile(f Fetch) (string, error) {
 	p := f.Profile
 	col, err := r.spec.ident(p.Column)
 	if err != nil {
 		return "", err
 	}
-	v, err := r.clamp(col, p.Lower, p.Upper)
+	var v, group string
+	if p.Bins > 0 {
+		v, err = r.bin(col, &Histogram{Column: p.Column, Lower: p.Lower, Upper: p.Upper, Bins: p.Bins})
+		group = "1"
+	} else {
+		v, err = r.clamp(col, p.Lower, p.Upper)
+		group = col
+	}
 	if err != nil {
 		return "", err
 	}
@@ -97,7 +117,7 @@ func (r *renderer) profile(f Fetch) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return "SELECT " + strings.Join(cols, ", ") + from + " GROUP BY " + col, nil
+	return "SELECT " + strings.Join(cols, ", ") + from + " GROUP BY " + group, nil
 }
 
 // ClampValue is clamp of Render's doc comment on a readable value v, in
@@ -134,7 +154,8 @@ func (h *Histogram) HistogramBin(v float64) int {
 }
 
 // ProfileHistogram reports whether the histogram h can be computed from the
-// values of profile p: h is of p's column, starts at p's lower bound, ends
+// groups of profile p: grouped by bin, h is that histogram; grouped by
+// value, h is of p's column, starts at p's lower bound, ends
 // at or above its upper bound, and p's upper bound falls in h's last bin.
 // Then, for every row, h's bin of the row's value equals h's bin of the
 // row's profile value clamp(v, p.Lower, p.Upper): below the lower bound
@@ -146,6 +167,9 @@ func (h *Histogram) HistogramBin(v float64) int {
 // which happens only when p.Upper ≤ −MinBoundMagnitude < 0 ≤ h.Upper, so
 // that both lie in [p.Upper, h.Upper]: the last bin.
 func ProfileHistogram(p *Profile, h *Histogram) bool {
+	if p.Bins > 0 { // grouped by bin: that histogram only
+		return *h == Histogram{Column: p.Column, Lower: p.Lower, Upper: p.Upper, Bins: p.Bins}
+	}
 	if h.Column != p.Column || h.Lower != p.Lower || !(h.Upper >= p.Upper) || h.Bins < 1 {
 		return false
 	}

@@ -278,19 +278,32 @@ func (r *renderer) pairs(f Fetch) (string, error) {
 
 func (r *renderer) histogram(f Fetch) (string, error) {
 	h := f.Histogram
-	width := h.Upper - h.Lower
-	if h.Bins < 1 || !(width > 0) || math.IsInf(width, 0) || width*float64(h.Bins) > maxMagnitude {
-		return "", fmt.Errorf("sqlrewrite: histogram needs bins ≥ 1 and finite lower < upper, got %d bins over [%g, %g]", h.Bins, h.Lower, h.Upper)
-	}
 	col, err := r.spec.ident(h.Column)
 	if err != nil {
 		return "", err
 	}
-	v, err := r.clamp(col, h.Lower, h.Upper)
+	bin, err := r.bin(col, h)
 	if err != nil {
 		return "", err
 	}
 	from, err := r.from(f, r.readable(col))
+	if err != nil {
+		return "", err
+	}
+	last := strconv.Itoa(h.Bins - 1)
+	return "SELECT CASE WHEN b > " + last + " THEN " + last + " ELSE b END, COUNT(*) FROM (SELECT " +
+		bin + " AS b" + from + ") AS h GROUP BY 1", nil
+}
+
+// bin renders the histogram's bin of the quoted column, before the fold of
+// bin Bins into the last: CAST(FLOOR((clamp(c) - lo) * bins / width) AS
+// integer), NULL for an unreadable value.
+func (r *renderer) bin(col string, h *Histogram) (string, error) {
+	width := h.Upper - h.Lower
+	if h.Bins < 1 || !(width > 0) || math.IsInf(width, 0) || width*float64(h.Bins) > maxMagnitude {
+		return "", fmt.Errorf("sqlrewrite: histogram needs bins ≥ 1 and finite lower < upper, got %d bins over [%g, %g]", h.Bins, h.Lower, h.Upper)
+	}
+	v, err := r.clamp(col, h.Lower, h.Upper)
 	if err != nil {
 		return "", err
 	}
@@ -302,10 +315,7 @@ func (r *renderer) histogram(f Fetch) (string, error) {
 	//
 	// width is computed here, in float64: a literal (hi - lo) would be
 	// exact decimal arithmetic in PostgreSQL and MySQL.
-	bin := fmt.Sprintf("CAST(FLOOR((%s - %s) * %d / %s) AS %s)", v, realLiteral(h.Lower), h.Bins, realLiteral(width), r.spec.integer)
-	last := strconv.Itoa(h.Bins - 1)
-	return "SELECT CASE WHEN b > " + last + " THEN " + last + " ELSE b END, COUNT(*) FROM (SELECT " +
-		bin + " AS b" + from + ") AS h GROUP BY 1", nil
+	return fmt.Sprintf("CAST(FLOOR((%s - %s) * %d / %s) AS %s)", v, realLiteral(h.Lower), h.Bins, realLiteral(width), r.spec.integer), nil
 }
 
 // maxMagnitude is the largest magnitude of a bound, and of a histogram's
