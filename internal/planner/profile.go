@@ -36,9 +36,12 @@ const maxProfileValues = 1 << 16
 // What is released does not change: each number computed from the groups
 // is the per-row map of the fetch it replaces applied to the row's value
 // clamped to the column's bounds, which equals the fetch's own map
-// (sqlrewrite.ProfileHistogram, GridIndex), and the sums are exact where
-// the database's were rounded. So every mechanism sees the statistic its
-// analysis assumes, with the same sensitivity.
+// (sqlrewrite.ProfileHistogram, GridIndex); sums derived from values are
+// exact where the database's were rounded, and carried sums are the
+// database's per-group sums added exactly (the rounding of a parallel
+// aggregate's partial sums). So every mechanism sees the statistic its
+// analysis assumes (each row's contribution clamped to the public bounds),
+// with the same sensitivity.
 func profileOf(p *Plan) *sqlrewrite.Profile {
 	if p.Table.HasPrivacyUnit() {
 		return nil
