@@ -5,7 +5,9 @@
 # Needs PostgreSQL on 127.0.0.1:5432 (user postgres) and MariaDB on
 # 127.0.0.1:3306 (user root), the psql and mariadb clients. The table pums
 # (age, income, an index on income) is (re)created in the databases PGDB
-# and MYDB (default dpbench; the PostgreSQL one is created if missing).
+# and MYDB (default dpbench; the PostgreSQL one is created if missing); the
+# proxies listen on PROXY_PG_PORT and PROXY_MY_PORT (default 3398 and 3399).
+# BACKENDS (default "PostgreSQL MariaDB") chooses the backends measured.
 # Each statement runs RUNS times on each side, alternating (proxy, exact,
 # proxy, exact, …) so that load from other processes hits both alike; the
 # ratio is median(proxy) / median(exact). Both sides pay one client start
@@ -17,11 +19,16 @@ RUNS=${RUNS:-5}
 PGDB=${PGDB:-dpbench}
 MYDB=${MYDB:-dpbench}
 OUT=${OUT:-bench/RESULTS-latency.md}
+PROXY_PG_PORT=${PROXY_PG_PORT:-3398} # the proxies' ports
+PROXY_MY_PORT=${PROXY_MY_PORT:-3399}
+BACKENDS=${BACKENDS:-PostgreSQL MariaDB}
+has() { [[ " $BACKENDS " == *" $1 "* ]]; }
 work=$(mktemp -d)
 pids=()
 trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"' EXIT
 go build -o "$work/dpproxy" ./cmd/dpproxy
 
+if has PostgreSQL; then
 psql -h127.0.0.1 -Upostgres -qtAc "SELECT 1 FROM pg_database WHERE datname = '$PGDB'" | grep -q 1 ||
   psql -h127.0.0.1 -Upostgres -qc "CREATE DATABASE $PGDB"
 psql -h127.0.0.1 -Upostgres "$PGDB" -q <<SQL
@@ -31,6 +38,8 @@ CREATE TABLE pums AS SELECT (18 + floor(random()*75))::int AS age, (random()*100
 CREATE INDEX pums_income ON pums (income);
 VACUUM ANALYZE pums; -- the visibility map too, as autovacuum keeps it: index-only window scans
 SQL
+fi
+if has MariaDB; then
 mariadb -h127.0.0.1 -P3306 -uroot --ssl=0 -e "CREATE DATABASE IF NOT EXISTS $MYDB"
 mariadb -h127.0.0.1 -P3306 -uroot --ssl=0 "$MYDB" <<SQL
 DROP TABLE IF EXISTS pums;
@@ -39,6 +48,7 @@ INSERT INTO pums SELECT 18 + FLOOR(RAND()*75), RAND()*100000 FROM seq_1_to_$ROWS
 CREATE INDEX pums_income ON pums (income);
 ANALYZE TABLE pums;
 SQL
+fi
 
 hash=$("$work/dpproxy" hash-password bench)
 start_proxy() { # name driver dsn port
@@ -56,9 +66,15 @@ YAML
   "$work/dpproxy" --config "$work/$1.yaml" --listen "127.0.0.1:$4" 2>"$work/$1.log" &
   pids+=($!)
 }
-start_proxy pg postgres "postgres://postgres@127.0.0.1:5432/$PGDB?sslmode=disable" 3398
-start_proxy my mysql "root@tcp(127.0.0.1:3306)/$MYDB" 3399
-sleep 2
+has PostgreSQL && start_proxy pg postgres "postgres://postgres@127.0.0.1:5432/$PGDB?sslmode=disable" "$PROXY_PG_PORT"
+has MariaDB && start_proxy my mysql "root@tcp(127.0.0.1:3306)/$MYDB" "$PROXY_MY_PORT"
+# Wait for both proxies to answer (up to 60 s: the machine may be loaded).
+for port in $(has PostgreSQL && echo "$PROXY_PG_PORT") $(has MariaDB && echo "$PROXY_MY_PORT"); do
+  for _ in $(seq 120); do
+    mariadb -h127.0.0.1 -P"$port" -ubench -pbench --ssl=0 -N -e "SELECT 1" >/dev/null 2>&1 && break
+    sleep 0.5
+  done
+done
 
 seconds() { /usr/bin/time -f %e "$@" 2>&1 >/dev/null | tail -1; }
 median() { sort -n | awk '{v[NR]=$1} END {print (NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2)}'; }
@@ -87,22 +103,22 @@ targets=("1.2" "1.2" "1.2" "1.2" "1.0" "1.5")
 
 for i in "${!statements[@]}"; do
   IFS='|' read -r name private pgexact myexact <<<"${statements[$i]}"
-  for backend in PostgreSQL MariaDB; do
+  for backend in $BACKENDS; do
     : > "$work/p"; : > "$work/e"
     # A warm-up of both sides, which also stops the script if either fails.
     if [ "$backend" = PostgreSQL ]; then
-      mariadb -h127.0.0.1 -P3398 -ubench -pbench --ssl=0 -N -e "$private" >/dev/null
+      mariadb -h127.0.0.1 -P"$PROXY_PG_PORT" -ubench -pbench --ssl=0 -N -e "$private" >/dev/null
       psql -h127.0.0.1 -Upostgres "$PGDB" -qAtc "$pgexact" >/dev/null
     else
-      mariadb -h127.0.0.1 -P3399 -ubench -pbench --ssl=0 -N -e "$private" >/dev/null
+      mariadb -h127.0.0.1 -P"$PROXY_MY_PORT" -ubench -pbench --ssl=0 -N -e "$private" >/dev/null
       mariadb -h127.0.0.1 -P3306 -uroot --ssl=0 -N "$MYDB" -e "$myexact" >/dev/null
     fi
     for _ in $(seq "$RUNS"); do
       if [ "$backend" = PostgreSQL ]; then
-        seconds mariadb -h127.0.0.1 -P3398 -ubench -pbench --ssl=0 -N -e "$private" >> "$work/p"
+        seconds mariadb -h127.0.0.1 -P"$PROXY_PG_PORT" -ubench -pbench --ssl=0 -N -e "$private" >> "$work/p"
         seconds psql -h127.0.0.1 -Upostgres "$PGDB" -qAtc "$pgexact" >> "$work/e"
       else
-        seconds mariadb -h127.0.0.1 -P3399 -ubench -pbench --ssl=0 -N -e "$private" >> "$work/p"
+        seconds mariadb -h127.0.0.1 -P"$PROXY_MY_PORT" -ubench -pbench --ssl=0 -N -e "$private" >> "$work/p"
         seconds mariadb -h127.0.0.1 -P3306 -uroot --ssl=0 -N "$MYDB" -e "$myexact" >> "$work/e"
       fi
     done

@@ -137,6 +137,9 @@ type Snapshot struct {
 	// need the same numbers (AVG and VARIANCE of one column both read its
 	// grid sums and windows) read them once.
 	read map[string]any
+	// profiles are the profile fetches run so far (profile.go), from
+	// which later fetches over the same rows are computed.
+	profiles []*profiled
 }
 
 // SetDefaultIsolation makes every Snapshot a plain transaction at the
@@ -231,6 +234,9 @@ func (s *Snapshot) Close() error { return s.tx.Rollback() }
 
 // Summary runs a summary fetch and returns one number per term, in order.
 func (s *Snapshot) Summary(ctx context.Context, f sqlrewrite.Fetch) ([]float64, error) {
+	if out, ok := s.profileSummary(f); ok {
+		return out, nil
+	}
 	return once(s, "summary", f, func() ([]float64, error) { return s.b.summary(ctx, s.tx, f) })
 }
 
@@ -240,7 +246,7 @@ func (s *Snapshot) Summary(ctx context.Context, f sqlrewrite.Fetch) ([]float64, 
 // one scan.
 func (s *Snapshot) Window(ctx context.Context, f sqlrewrite.Fetch) ([]float64, error) {
 	if w := f.Window; w != nil && w.Grouped {
-		groups, err := once(s, "groups", f, func() ([]group, error) { return s.b.groups(ctx, s.tx, f) })
+		groups, err := s.groupsOf(ctx, f, w.Column, w.Lower, w.Upper, w.GridUnit)
 		if err != nil {
 			return nil, err
 		}
@@ -251,6 +257,9 @@ func (s *Snapshot) Window(ctx context.Context, f sqlrewrite.Fetch) ([]float64, e
 
 // Histogram runs a histogram fetch and returns the count of every bin.
 func (s *Snapshot) Histogram(ctx context.Context, f sqlrewrite.Fetch) ([]int64, error) {
+	if out, ok := s.profileHistogram(f); ok {
+		return out, nil
+	}
 	return once(s, "histogram", f, func() ([]int64, error) { return s.b.histogram(ctx, s.tx, f) })
 }
 
@@ -274,11 +283,21 @@ func (s *Snapshot) GridSumsGrouped(ctx context.Context, f sqlrewrite.Fetch) ([]i
 	w := f
 	w.GridSums = nil
 	w.Window = &sqlrewrite.Window{Column: g.Column, Lower: g.Lower, Upper: g.Upper, GridUnit: g.Unit, Grouped: true, Limit: 1} // the groups do not depend on the ranks
-	groups, err := once(s, "groups", w, func() ([]group, error) { return s.b.groups(ctx, s.tx, w) })
+	groups, err := s.groupsOf(ctx, w, g.Column, g.Lower, g.Upper, g.Unit)
 	if err != nil {
 		return nil, err
 	}
 	return gridSumsOf(groups)
+}
+
+// groupsOf returns the groups of the grouped window f (of column over
+// [lo, hi], grid indices of unit gridUnit if not 0): from the snapshot's
+// profile if it determines them, else read once per snapshot.
+func (s *Snapshot) groupsOf(ctx context.Context, f sqlrewrite.Fetch, column string, lo, hi, gridUnit float64) ([]group, error) {
+	if groups, ok := s.profileGroups(f, column, lo, hi, gridUnit); ok {
+		return groups, nil
+	}
+	return once(s, "groups", f, func() ([]group, error) { return s.b.groups(ctx, s.tx, f) })
 }
 
 // gridSumsOf computes, from the counts of grid indices k the groups hold,

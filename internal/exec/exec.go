@@ -183,11 +183,12 @@ func (e *Executor) paid(ctx context.Context, user string, plan *planner.Plan, no
 // maxRounds bounds the rounds of window fetches one release may ask for.
 const maxRounds = 8
 
-// release runs every release of the plan on one read-only snapshot: one
-// summary query with the terms of all releases (one per number of rows per
-// unit the releases read, on a table with a privacy unit), then, per
-// release, its histogram and the windows its mechanism asks for round by
-// round.
+// release runs every release of the plan on one read-only snapshot: the
+// plan's profile if it has one (planner.Plan.Profile), then one summary
+// query with the terms of all releases (one per number of rows per unit
+// the releases read, on a table with a privacy unit), then, per release,
+// its histogram and the windows its mechanism asks for round by round;
+// whatever the profile determines is computed from it, not sent.
 func (e *Executor) release(ctx context.Context, plan *planner.Plan, src noise.Source, readData *bool) ([]planner.Estimate, error) {
 	snap, err := e.backend.Snapshot(ctx)
 	if err != nil {
@@ -197,6 +198,14 @@ func (e *Executor) release(ctx context.Context, plan *planner.Plan, src noise.So
 	// ROLLBACK decides nothing, so no statement waits for its round trip.
 	defer func() { go snap.Close() }()
 	scope := unitScope{salt: newUnitSalt(plan, src)}
+	if plan.Profile != nil {
+		// The one scan: the summary below and the histograms, windows and
+		// grid sums of the profile's column are computed from its groups.
+		*readData = true
+		if err := snap.Profile(ctx, e.fetch(plan, 0, scope, sqlrewrite.Fetch{Profile: plan.Profile})); err != nil {
+			return nil, err
+		}
+	}
 	terms, where := summaryTerms(plan)
 	values := map[int64][]float64{}
 	for _, rows := range slices.Sorted(maps.Keys(terms)) {

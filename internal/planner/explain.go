@@ -13,7 +13,8 @@ var deriveNames = map[DeriveKind]string{
 
 // Explain renders the plan as the rows of EXPLAIN: one row per release (what
 // it estimates, the mechanism, its ε and δ, what it reads), one row per
-// output column (how it is derived), and a total. Nothing in it depends on data.
+// output column (how it is derived), a row for the plan's one scan when it
+// has one (profile.go), and a total. Nothing in it depends on data.
 func (p *Plan) Explain() (columns []string, rows [][]any) {
 	if p.Interactive != nil {
 		return p.Interactive.explain(p)
@@ -47,6 +48,10 @@ func (p *Plan) Explain() (columns []string, rows [][]any) {
 	for _, d := range p.Derived {
 		step++
 		rows = append(rows, []any{int64(step), "row expression", derivedName(p.Table, d.Name), "interval arithmetic", 0.0, 0.0, explainDerived(p.Table, d)})
+	}
+	if p.Profile != nil {
+		step++
+		rows = append(rows, []any{int64(step), "scan", p.Table.Name, "one GROUP BY", 0.0, 0.0, p.explainProfile()})
 	}
 	step++
 	filter := "all rows"

@@ -71,6 +71,11 @@ type Plan struct {
 	// Derived are the row expressions the fetches compute as columns
 	// (rowexpr.go); Table then lists them as columns.
 	Derived []sqlrewrite.DerivedColumn
+	// Profile, if set, is the one scan the executor sends first, from
+	// which the releases' summary terms and the histograms, windows and
+	// grid sums of its column are computed (profile.go). Only set on
+	// plans that are not one group of a GROUP BY.
+	Profile *sqlrewrite.Profile
 }
 
 // StatKind is a statistic of the filtered rows that a mechanism releases.
@@ -317,6 +322,9 @@ func (p *Planner) plan(sel *sqlrewrite.Select, s Settings, grouped bool) (*Plan,
 	// Report the statement's ε exactly, not the float sum of its shares.
 	if len(plan.Releases) > 0 {
 		plan.Cost.Epsilon = s.Epsilon
+	}
+	if !grouped {
+		plan.Profile = profileOf(plan)
 	}
 	return plan, nil
 }

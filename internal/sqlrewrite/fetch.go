@@ -20,7 +20,7 @@ type Fetch struct {
 	// with Unit.
 	Derived []DerivedColumn
 	// Exactly one of Summary, Window, Histogram, Pairs, GridSums, Cells,
-	// Grouped and Keys is set.
+	// Grouped, Keys and Profile is set.
 	Summary   []SummaryTerm
 	Window    *Window
 	Histogram *Histogram
@@ -34,6 +34,10 @@ type Fetch struct {
 	// Keys asks for the distinct values of a column with their counts
 	// (render_grouped.go), for partition selection.
 	Keys *KeyCounts
+	// Profile groups the rows by the clamped value of a column, with
+	// per-group counts and sums (profile.go): one scan for a statement's
+	// summary terms, histograms, windows and grid sums of that column.
+	Profile *Profile
 }
 
 // TermKind is a summary aggregate the database computes.

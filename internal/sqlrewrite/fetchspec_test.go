@@ -45,6 +45,9 @@ import (
 //	unit person_id rows 1 groups 2 order a,b by key
 //	                                        (after keys) a UnitBound by the
 //	                                        private key, salt 0123…cdef twice
+//	profile age [0, 100]                    (last) a Profile; the summary lines
+//	                                        so far become its carried terms
+//	                                        (" bins 16": grouped by 16 bins)
 func parseFetch(input string) (sqlrewrite.Fetch, error) {
 	var f sqlrewrite.Fetch
 	for _, line := range strings.Split(strings.TrimSpace(input), "\n") {
@@ -81,6 +84,7 @@ var (
 	tiersLine      = regexp.MustCompile(`^cells (\S+) tiers (.*)$`)
 	keysLine       = regexp.MustCompile(`^keys (\S+)( numeric)?$`)
 	unitKeyLine    = regexp.MustCompile(`^unit (\S+) rows (\d+) groups (\d+) order (\S+) by key$`)
+	profileLine    = regexp.MustCompile(`^profile (\S+) \[(\S+), (\S+)\]( bins (\d+))?$`)
 )
 
 func parseFetchLine(f *sqlrewrite.Fetch, line string) error {
@@ -225,6 +229,14 @@ func parseFetchLine(f *sqlrewrite.Fetch, line string) error {
 		f.Grouped = &sqlrewrite.GroupedSummary{Dims: f.Cells.Dims, Terms: f.Summary}
 		f.Cells, f.Summary = nil, nil
 		return nil
+	}
+	if m := profileLine.FindStringSubmatch(line); m != nil {
+		f.Profile = &sqlrewrite.Profile{Column: m[1], Lower: nums.float(m[2]), Upper: nums.float(m[3]), Terms: f.Summary}
+		if m[4] != "" {
+			f.Profile.Bins = int(nums.int(m[5]))
+		}
+		f.Summary = nil
+		return nums.err
 	}
 	if m := keysLine.FindStringSubmatch(line); m != nil {
 		f.Keys = &sqlrewrite.KeyCounts{Column: m[1], Numeric: m[2] != ""}

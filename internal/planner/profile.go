@@ -1,0 +1,133 @@
+package planner
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/dpproxy/dpproxy/internal/catalog"
+	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
+)
+
+// maxProfileValues is the widest declared integer range whose column a
+// profile groups by (the executor reads windows of such columns grouped,
+// exec.maxGroupedValues, by the same rule).
+const maxProfileValues = 1 << 16
+
+// profileOf chooses the one scan of a plan (sqlrewrite.Profile), from
+// public facts only: when a release asks for a GROUP BY histogram of an
+// integer column with at most maxProfileValues declared values that the
+// column's values determine (sqlrewrite.ProfileHistogram: the grid
+// median of auto-mean, auto-variance and the exponential mechanism), the
+// statement reads the filtered rows grouped by that column's clamped value,
+// with the count of each group and the sums of every other summary term
+// of the statement (all of them counts and sums). Every summary term, that
+// histogram and the others of the column, and every window and grid sum of
+// the column the mechanisms then ask for, come from those groups
+// (backend.Snapshot.Profile) instead of one query each. Otherwise, when a
+// release asks for a histogram of another column (the 2^14 bins of a
+// real-valued column's grid median), the rows are grouped by that
+// histogram's bins, and the summary terms and that histogram come from the
+// groups (the column's windows and grid sums are further queries). Nil when
+// no release has a histogram, or a summary term is not a count or a sum
+// (COUNT(DISTINCT)), or the table has a privacy unit (its fetches read
+// bounded rows, render_unit.go).
+//
+// What is released does not change: each number computed from the groups
+// is the per-row map of the fetch it replaces applied to the row's value
+// clamped to the column's bounds, which equals the fetch's own map
+// (sqlrewrite.ProfileHistogram, GridIndex); sums derived from values are
+// exact where the database's were rounded, and carried sums are the
+// database's per-group sums added exactly (the rounding of a parallel
+// aggregate's partial sums). So every mechanism sees the statistic its
+// analysis assumes (each row's contribution clamped to the public bounds),
+// with the same sensitivity.
+func profileOf(p *Plan) *sqlrewrite.Profile {
+	if p.Table.HasPrivacyUnit() {
+		return nil
+	}
+	var prof *sqlrewrite.Profile
+	for _, r := range p.Releases {
+		h := r.Mechanism.Histogram(r)
+		if h == nil || r.Stat.Column == nil || !fewValues(r.Stat.Column) {
+			continue
+		}
+		lo, hi, _ := r.Stat.Column.Bounds()
+		candidate := &sqlrewrite.Profile{Column: r.Stat.Column.Source, Lower: lo, Upper: hi}
+		if sqlrewrite.ProfileHistogram(candidate, h) {
+			prof = candidate
+			break
+		}
+	}
+	for _, r := range p.Releases { // else the first histogram's bins (a real-valued column)
+		if h := r.Mechanism.Histogram(r); prof == nil && h != nil {
+			prof = &sqlrewrite.Profile{Column: h.Column, Lower: h.Lower, Upper: h.Upper, Bins: h.Bins}
+		}
+	}
+	if prof == nil {
+		return nil
+	}
+	for _, r := range p.Releases {
+		for _, t := range r.Mechanism.Terms(r) {
+			switch {
+			case !sqlrewrite.Carries(t):
+				return nil
+			case prof.Derives(t) || slices.Contains(prof.Terms, t):
+			default:
+				prof.Terms = append(prof.Terms, t)
+			}
+		}
+	}
+	return prof
+}
+
+// fewValues reports whether c is an integer column with declared bounds at
+// most maxProfileValues apart.
+func fewValues(c *catalog.Column) bool {
+	lo, hi, ok := c.Bounds()
+	return ok && c.Type == catalog.Integer && hi-lo < maxProfileValues
+}
+
+// explainProfile is EXPLAIN's row for the plan's one scan.
+func (p *Plan) explainProfile() string {
+	prof := p.Profile
+	name := func(source string) string {
+		for _, c := range p.Table.Columns {
+			if c.Source == source {
+				return c.Name
+			}
+		}
+		return source
+	}
+	var carried, hists []string
+	for _, t := range prof.Terms {
+		switch t.Kind {
+		case sqlrewrite.CountNonNull, sqlrewrite.CountNumbers:
+			carried = append(carried, fmt.Sprintf("COUNT(%s)", name(t.Column)))
+		case sqlrewrite.ClampedSum:
+			carried = append(carried, fmt.Sprintf("SUM(%s clamped)", name(t.Column)))
+		case sqlrewrite.ClampedSumSquares:
+			carried = append(carried, fmt.Sprintf("SUM(%s clamped, squared)", name(t.Column)))
+		}
+	}
+	for i, r := range p.Releases {
+		if h := r.Mechanism.Histogram(r); h != nil && sqlrewrite.ProfileHistogram(prof, h) {
+			hists = append(hists, fmt.Sprintf("#%d", i+1))
+		}
+	}
+	col := name(prof.Column)
+	per := "its row count"
+	if len(carried) > 0 {
+		per += " and " + strings.Join(carried, ", ")
+	}
+	if prof.Bins > 0 {
+		return fmt.Sprintf("one query reads the filtered rows grouped by the bin of %s clamped to [%g, %g] in %d equal bins (one group for NULL), per group %s; "+
+			"the proxy computes from these totals the summary aggregates of every release and the histogram(s) of %s, without another query; "+
+			"windows and grid sums are further queries",
+			col, prof.Lower, prof.Upper, prof.Bins, per, strings.Join(hists, ", "))
+	}
+	return fmt.Sprintf("one query reads the filtered rows grouped by %s clamped to [%g, %g] (a group per value, one for NULL), per group %s; "+
+		"the proxy computes from these totals the summary aggregates of every release, the histogram(s) of %s and the windows and grid sums of %s "+
+		"that the mechanisms ask for, without another query; a window of another column is a further query",
+		col, prof.Lower, prof.Upper, per, strings.Join(hists, ", "), col)
+}
