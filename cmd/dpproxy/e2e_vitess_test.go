@@ -100,6 +100,10 @@ func TestVitess(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer admin.Close()
+	cfg, err := mysql.ParseDSN(dsn) // its database is the sharded keyspace
+	if err != nil {
+		t.Fatal(err)
+	}
 	var b [4]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		t.Fatal(err)
@@ -136,11 +140,15 @@ func TestVitess(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := conn.ExecContext(t.Context(), "USE `dpproxy:"+shard+"`"); err != nil {
+		if _, err := conn.ExecContext(t.Context(), "USE `"+cfg.DBName+":"+shard+"`"); err != nil {
 			t.Fatal(err)
 		}
 		var n int
 		if err := conn.QueryRowContext(t.Context(), "SELECT COUNT(*) FROM "+pums).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		// Back to the whole keyspace before the connection returns to the pool.
+		if _, err := conn.ExecContext(t.Context(), "USE `"+cfg.DBName+"`"); err != nil {
 			t.Fatal(err)
 		}
 		conn.Close()
@@ -149,10 +157,24 @@ func TestVitess(t *testing.T) {
 		}
 	}
 
-	cfg, err := mysql.ParseDSN(dsn)
-	if err != nil {
-		t.Fatal(err)
+	// pums25 is large enough for Vitess's row limit to bite: without
+	// workload=olap, a window at the median reads more rows from each
+	// shard than a vttablet returns (so the proxy's DSN needs olap).
+	window := "SELECT income FROM " + big + " ORDER BY income LIMIT 40 OFFSET 12480"
+	read := func() error {
+		rows, err := admin.QueryContext(t.Context(), window)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+		}
+		return rows.Err()
 	}
+	if err := read(); err == nil || !strings.Contains(err.Error(), "Row count exceeded") {
+		t.Fatalf("%s without workload=olap: got %v, want Vitess's row limit", window, err)
+	}
+
 	if cfg.Params == nil {
 		cfg.Params = map[string]string{}
 	}
