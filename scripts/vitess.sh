@@ -13,7 +13,7 @@
 #                             /debug/query_plans)
 #
 # Nothing of Vitess is committed: `go install vitess.io/vitess/...@v` is
-# refused (the module has replace directives), so the module is downloaded
+# refused (its go.mod has exclude directives), so the module is downloaded
 # with `go mod download` and built in place. Its vttest configuration is for
 # MySQL 8; a copy under the cache is edited to run on MariaDB 10.11: the
 # super-read-only line of test-suite.cnf and the super_read_only statements
