@@ -11,7 +11,9 @@ build:
 # Unit, golden, integration and end-to-end tests. Integration tests run
 # against PostgreSQL and MariaDB when DPPROXY_TEST_POSTGRES_DSN and
 # DPPROXY_TEST_MYSQL_DSN are set (.ci/run sets both), and fail if they are
-# set but the database is unreachable.
+# set but the database is unreachable; TestVitess runs against a two-shard
+# Vitess when DPPROXY_TEST_VITESS_DSN is set (.ci/run starts one with
+# scripts/vitess.sh).
 test:
 	go test -count=1 -timeout 40m ./...
 

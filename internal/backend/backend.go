@@ -51,6 +51,7 @@ type Backend struct {
 
 	flavorOnce sync.Once
 	mariaDB    bool // the MySQL dialect's server is MariaDB (set by flavorOnce)
+	vitess     bool // the MySQL dialect's server is Vitess's vtgate (set by flavorOnce)
 	// defaultIsolation makes Snapshot begin a plain transaction
 	// (SetDefaultIsolation).
 	defaultIsolation bool
@@ -158,9 +159,9 @@ func (b *Backend) SetDefaultIsolation() { b.defaultIsolation = true }
 // (SQLite interrupts it), and by the backend's own statement timeout set to
 // the time left, so that the backend stops working for a statement nobody
 // waits for: PostgreSQL's statement_timeout for the transaction (SET
-// LOCAL), MariaDB's max_statement_time (SET STATEMENT ... FOR) and MySQL's
-// MAX_EXECUTION_TIME hint on each fetch. A fetch that runs out of time
-// fails with a dperr Timeout error.
+// LOCAL), MariaDB's max_statement_time (SET STATEMENT ... FOR), MySQL's
+// MAX_EXECUTION_TIME hint and Vitess's QUERY_TIMEOUT_MS directive on each
+// fetch. A fetch that runs out of time fails with a dperr Timeout error.
 func (b *Backend) Snapshot(ctx context.Context) (*Snapshot, error) {
 	opts := &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true}
 	if b.dialect == sqlrewrite.SQLite || b.defaultIsolation {
@@ -218,8 +219,15 @@ func (b *Backend) withTimeout(ctx context.Context, text string) string {
 		var version string
 		if err := b.db.QueryRowContext(ctx, "SELECT VERSION()").Scan(&version); err == nil {
 			b.mariaDB = strings.Contains(strings.ToLower(version), "mariadb")
+			// vtgate reports its own version (8.4.6-Vitess), whatever its
+			// shards run; it ignores MAX_EXECUTION_TIME and kills the
+			// shards' queries (error 3024) past its directive's timeout.
+			b.vitess = strings.Contains(strings.ToLower(version), "vitess")
 		}
 	})
+	if rest, ok := strings.CutPrefix(text, "SELECT "); ok && b.vitess {
+		return fmt.Sprintf("SELECT /*vt+ QUERY_TIMEOUT_MS=%d */ %s", left.Milliseconds(), rest)
+	}
 	if b.mariaDB {
 		return fmt.Sprintf("SET STATEMENT max_statement_time = %.3f FOR %s", left.Seconds(), text)
 	}

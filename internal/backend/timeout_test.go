@@ -2,6 +2,7 @@ package backend
 
 import (
 	"context"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -52,5 +53,31 @@ func TestMariaDBStatementTimeout(t *testing.T) {
 	}
 	if err != nil && !isBackendTimeout(err) {
 		t.Errorf("got %v, want a timeout or MariaDB's silent interruption", err)
+	}
+}
+
+// TestVitessStatementTimeout: behind Vitess (DPPROXY_TEST_VITESS_DSN, a
+// vtgate; scripts/vitess.sh) fetches under a deadline carry vtgate's
+// QUERY_TIMEOUT_MS directive, which it enforces (error 3024, the shards'
+// queries killed) where it ignores MAX_EXECUTION_TIME.
+func TestVitessStatementTimeout(t *testing.T) {
+	dsn := os.Getenv("DPPROXY_TEST_VITESS_DSN")
+	if dsn == "" {
+		t.Skip("DPPROXY_TEST_VITESS_DSN is not set; skipping the Vitess timeout test")
+	}
+	b := New(testdb.Open(t, "mysql", dsn), sqlrewrite.MySQL, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	text := b.withTimeout(ctx, "SELECT SLEEP(5) FROM (SELECT 1 AS a UNION ALL SELECT 2) AS z")
+	if !b.vitess || !strings.HasPrefix(text, "SELECT /*vt+ QUERY_TIMEOUT_MS=") {
+		t.Fatalf("vitess %v, got %q", b.vitess, text)
+	}
+	start := time.Now()
+	_, err := b.db.ExecContext(context.Background(), text) // no client deadline
+	if took := time.Since(start); took > 3*time.Second {
+		t.Errorf("vtgate let the statement run %v", took)
+	}
+	if !isBackendTimeout(err) {
+		t.Errorf("got %v, want error 3024", err)
 	}
 }
