@@ -19,9 +19,11 @@ import (
 // sensitivity by the bound (the Laplace baselines) or read one row per unit
 // so their one-row analysis applies unchanged (planner: Release.RowsPerUnit).
 //
-// Synopses and interactive instances are declared only on row-level tables
-// (validateUnit refuses them on unit tables), so their notes say "privacy
-// unit: each row".
+// Histogram synopses on a unit table read a histogram bounded to
+// max_rows_per_unit = k rows per unit, fixed for the build, and run at
+// ε/k per row (L1 sensitivity k: planner.SynopsisSpec.Build), so ε/k must
+// be at least MinSynopsisEpsilon. Interactive domains are declared only on
+// row-level tables (validateUnit refuses them on unit tables).
 //
 // The unit column is a backend column that is not declared among Columns:
 // analysts can never output it, filter or group on it, or aggregate it.
@@ -104,8 +106,12 @@ func (t *Table) validateUnit(f string) error {
 		return invalid(f+".interactive", "interactive domains are not supported on a table with a privacy_unit yet (their instances are analysed for one-row neighbours)")
 	}
 	for j, col := range t.Columns {
-		if col.Histogram != nil {
-			return invalid(fmt.Sprintf("%s.columns[%d].histogram", f, j), "histogram synopses are not supported on a table with a privacy_unit yet (DAWA and its baselines are analysed for one-row neighbours)")
+		// A synopsis runs at ε/k per row (planner.SynopsisSpec.Build);
+		// that share must stay within what its mechanisms accept. An ε that
+		// is invalid by itself is reported by the histogram's validation.
+		if h := col.Histogram; h != nil && h.Epsilon >= MinSynopsisEpsilon && h.Epsilon/float64(t.MaxRowsPerUnit) < MinSynopsisEpsilon {
+			return invalid(fmt.Sprintf("%s.columns[%d].histogram.epsilon", f, j),
+				"%g is built at epsilon/max_rows_per_unit = %g per row on a table with a privacy_unit, below 2^-15: raise epsilon or lower max_rows_per_unit", h.Epsilon, h.Epsilon/float64(t.MaxRowsPerUnit))
 		}
 	}
 	return nil

@@ -41,9 +41,17 @@ func TestPrivacyUnitConfig(t *testing.T) {
 			t.Errorf("%q: got %v, want an error naming %s", tc.to, err, tc.field)
 		}
 	}
+	// A histogram synopsis on a unit table is built at ε/k per row, which
+	// must stay at least 2^-15 (k = 5 here).
 	withHistogram := strings.Replace(cfg, "upper: 100}", "upper: 100, histogram: {epsilon: 1}}", 1)
+	if c, err := ParseConfig(strings.NewReader(withHistogram)); err != nil {
+		t.Errorf("histogram on a unit table: %v", err)
+	} else if tbl, _ := c.Table("pums"); tbl.Columns[0].Histogram == nil {
+		t.Errorf("histogram on a unit table: not declared")
+	}
+	tiny := strings.Replace(cfg, "upper: 100}", "upper: 100, histogram: {epsilon: 0.0001}}", 1)
 	var ve *ValidationError
-	if _, err := ParseConfig(strings.NewReader(withHistogram)); !errors.As(err, &ve) || ve.Field != "tables[0].columns[0].histogram" {
-		t.Errorf("histogram on a unit table: got %v", err)
+	if _, err := ParseConfig(strings.NewReader(tiny)); !errors.As(err, &ve) || ve.Field != "tables[0].columns[0].histogram.epsilon" {
+		t.Errorf("histogram at ε/k = 2·10^-5 < 2^-15 on a unit table: got %v", err)
 	}
 }
