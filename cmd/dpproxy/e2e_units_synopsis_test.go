@@ -22,6 +22,7 @@ import (
 // rows; age is a person's own, so a person in the range contributes
 // min(m, 5) rows), later range counts and a FLOOR histogram are free, and
 // EXPLAIN and SHOW WARNINGS state the unit, k and the L1 sensitivity.
+// Interactive counts (unitInteractive) run on the same bounded rows.
 func TestUnitSynopsesOnEveryBackend(t *testing.T) {
 	rows := demo.Visits(unitsSeed)
 	const k = 5
@@ -71,7 +72,21 @@ tables:
     columns:
       - {name: age, type: integer, lower: 0, upper: 100, histogram: {epsilon: 5, mechanism: dawa}}
       - {name: spend, type: real, lower: 0, upper: %d}
-`, b.driver, dsn, filepath.Join(dir, "ledger.db"), wire.FormatNativePasswordHash(wire.NativePasswordHash("carol-pw")), k, demo.VisitsSpendUpper)
+  - name: visits_i
+    source: visits_unit_syn
+    epsilon: 50
+    privacy_unit: person_id
+    max_rows_per_unit: %d
+    columns: [{name: age, type: integer, lower: 0, upper: 100}]
+    interactive: {columns: [{name: age, edges: [0, 18, 30, 45, 65, 101]}], epsilon: 1, alpha: 0.05}
+  - name: visits_mm
+    source: visits_unit_syn
+    epsilon: 50
+    privacy_unit: person_id
+    max_rows_per_unit: %d
+    columns: [{name: age, type: integer, lower: 0, upper: 100}]
+    interactive: {columns: [{name: age, edges: [0, 18, 30, 45, 65, 101]}], epsilon: 5, alpha: 0.3, mechanism: median}
+`, b.driver, dsn, filepath.Join(dir, "ledger.db"), wire.FormatNativePasswordHash(wire.NativePasswordHash("carol-pw")), k, demo.VisitsSpendUpper, k, k)
 			if err := os.WriteFile(config, []byte(yaml), 0o600); err != nil {
 				t.Fatal(err)
 			}
@@ -139,7 +154,59 @@ tables:
 			if math.Abs(total-bounded(0, 100)) > 600 {
 				t.Errorf("histogram total %v, want %v ± 600", total, bounded(0, 100))
 			}
+			unitInteractive(t, conn, count, bounded)
 		})
+	}
+}
+
+// unitInteractive runs interactive counts on the unit tables visits_i
+// (the rule's choice at ε = 1 per person: the noisy histogram over X) and
+// visits_mm (the Median Mechanism, forced, at ε = 5 per person and
+// α = 0.3): both count the rows bounded to 5 per person, which the
+// whole-domain count tells apart from all rows (2650 against 5657 on
+// seed 13), EXPLAIN and the warnings state the unit, k and the
+// sensitivity, and a repeated count is free.
+func unitInteractive(t *testing.T, conn *sql.Conn, count func(string) float64, bounded func(lo, hi int) float64) {
+	t.Helper()
+	for _, tc := range []struct {
+		table, mechanism string
+		eps              string
+		margin           float64
+	}{
+		// visits_i: 5 cells of discrete Laplace noise of scale 1/0.194 ≈ 5.2
+		// (ε' = 0.97 per person over k = 5): ±150 is about 13 scales of
+		// their sum. visits_mm: n̂ has noise of scale 1/0.03 ≈ 33 (ε_n per
+		// row) and an easy answer is within α·n̂ ≈ 800 of the count: ±1500
+		// still tells the bounded count from all rows.
+		{"visits_i", "noisy-histogram", "1", 150},
+		{"visits_mm", "median-mechanism", "5", 1500},
+	} {
+		text := explainRows(t, conn, "EXPLAIN SELECT COUNT(*) FROM "+tc.table+" WHERE age < 18 OR age >= 65")
+		for _, want := range []string{"protects each person_id at epsilon = " + tc.eps, "keeps ≤ 5 rows per person_id", "sensitivity 5", "epsilon/5 = "} {
+			if !strings.Contains(text, want) {
+				t.Errorf("%s: EXPLAIN lacks %q:\n%s", tc.table, want, text)
+			}
+		}
+		all := count("SELECT COUNT(*) FROM " + tc.table + " WHERE age < 45 OR age >= 45")
+		ws := warnings(t, conn)
+		t.Logf("%s: whole-domain interactive count %v (bounded %v); warnings %q", tc.table, all, bounded(0, 100), ws)
+		if math.Abs(all-bounded(0, 100)) > tc.margin {
+			t.Errorf("%s: whole-domain count %v, want the bounded %v ± %v", tc.table, all, bounded(0, 100), tc.margin)
+		}
+		if len(ws) == 0 || !strings.Contains(ws[0], "mechanism="+tc.mechanism) || !strings.Contains(ws[0], "epsilon="+tc.eps+" delta=0 spent by this statement to create") ||
+			!strings.Contains(ws[0], "protects each person_id at epsilon="+tc.eps) || !strings.Contains(ws[0], "sensitivity 5 per count") {
+			t.Errorf("%s: warnings %q", tc.table, ws)
+		}
+		tails := count("SELECT COUNT(*) FROM " + tc.table + " WHERE age < 18 OR age >= 65")
+		if want := bounded(0, 17) + bounded(65, 100); math.Abs(tails-want) > tc.margin {
+			t.Errorf("%s: count of ages < 18 or ≥ 65 %v, want %v ± %v", tc.table, tails, want, tc.margin)
+		}
+		if again := count("SELECT COUNT(*) FROM " + tc.table + " WHERE age < 18 OR age >= 65"); again != tails {
+			t.Errorf("%s: a repeated count %v differs from %v", tc.table, again, tails)
+		}
+		if ws := warnings(t, conn); len(ws) == 0 || !strings.Contains(ws[0], "epsilon=0 delta=0 spent by this statement") {
+			t.Errorf("%s: a repeated count spent budget: %q", tc.table, ws)
+		}
 	}
 }
 

@@ -22,8 +22,10 @@ import (
 // Histogram synopses on a unit table read a histogram bounded to
 // max_rows_per_unit = k rows per unit, fixed for the build, and run at
 // ε/k per row (L1 sensitivity k: planner.SynopsisSpec.Build), so ε/k must
-// be at least MinSynopsisEpsilon. Interactive domains are declared only on
-// row-level tables (validateUnit refuses them on unit tables).
+// be at least MinSynopsisEpsilon. So do interactive instances: their
+// histogram over X keeps k rows per unit with a salt fixed for the
+// instance, and they run at ε/k per row
+// (planner.InteractivePlan.RowEpsilon).
 //
 // The unit column is a backend column that is not declared among Columns:
 // analysts can never output it, filter or group on it, or aggregate it.
@@ -102,8 +104,11 @@ func (t *Table) validateUnit(f string) error {
 	if t.MaxGroupsPerUnit < 1 || t.MaxGroupsPerUnit > MaxGroupsPerUnitLimit {
 		return invalid(f+".max_groups_per_unit", "must be in [1, %d], got %d", MaxGroupsPerUnitLimit, t.MaxGroupsPerUnit)
 	}
-	if t.Interactive != nil {
-		return invalid(f+".interactive", "interactive domains are not supported on a table with a privacy_unit yet (their instances are analysed for one-row neighbours)")
+	// An interactive instance runs at ε/k per row
+	// (planner.InteractivePlan.RowEpsilon), as a synopsis does.
+	if in := t.Interactive; in != nil && in.Epsilon >= MinSynopsisEpsilon && in.Epsilon/float64(t.MaxRowsPerUnit) < MinSynopsisEpsilon {
+		return invalid(f+".interactive.epsilon",
+			"%g runs at epsilon/max_rows_per_unit = %g per row on a table with a privacy_unit, below 2^-15: raise epsilon or lower max_rows_per_unit", in.Epsilon, in.Epsilon/float64(t.MaxRowsPerUnit))
 	}
 	for j, col := range t.Columns {
 		// A synopsis runs at ε/k per row (planner.SynopsisSpec.Build);

@@ -54,4 +54,16 @@ func TestPrivacyUnitConfig(t *testing.T) {
 	if _, err := ParseConfig(strings.NewReader(tiny)); !errors.As(err, &ve) || ve.Field != "tables[0].columns[0].histogram.epsilon" {
 		t.Errorf("histogram at ε/k = 2·10^-5 < 2^-15 on a unit table: got %v", err)
 	}
+	// So is an interactive instance.
+	interactive := func(eps string) string {
+		return strings.Replace(cfg, "max_rows_per_unit: 5", "max_rows_per_unit: 5\n    interactive:\n      columns: [{name: age, edges: [0, 18, 65, 100]}]\n      epsilon: "+eps+"\n      alpha: 0.05", 1)
+	}
+	if c, err := ParseConfig(strings.NewReader(interactive("1"))); err != nil {
+		t.Errorf("interactive domain on a unit table: %v", err)
+	} else if tbl, _ := c.Table("pums"); tbl.Interactive == nil {
+		t.Errorf("interactive domain on a unit table: not declared")
+	}
+	if _, err := ParseConfig(strings.NewReader(interactive("0.0001"))); !errors.As(err, &ve) || ve.Field != "tables[0].interactive.epsilon" {
+		t.Errorf("interactive at ε/k = 2·10^-5 < 2^-15 on a unit table: got %v", err)
+	}
 }

@@ -63,3 +63,41 @@ func TestSynopsisOnUnitTable(t *testing.T) {
 		t.Errorf("row-level EXPLAIN %q", explained[0][6])
 	}
 }
+
+// TestInteractiveOnUnitTable: on a table with a privacy unit the instance
+// runs at ε/k per row (n̂ and the mechanism's ε' split from it, the Median
+// Mechanism's configuration at ε'), its key names the unit and k, and
+// EXPLAIN states them; a row-level table's instance runs at ε with its
+// key unchanged.
+func TestInteractiveOnUnitTable(t *testing.T) {
+	lo, hi := 0.0, 100.0
+	in := catalog.Interactive{Columns: []catalog.InteractiveColumn{{Name: "age", Edges: []float64{0, 18, 65, 100}}},
+		Epsilon: 1, Alpha: 0.05, Beta: 0.05, PlannedQueries: 100, Mechanism: catalog.InteractiveAuto}
+	cols := []catalog.Column{{Name: "age", Source: "age", Type: catalog.Integer, Lower: &lo, Upper: &hi}}
+	unit := &catalog.Table{Name: "visits", Source: "visits", PrivacyUnit: "person_id", MaxRowsPerUnit: 3, MaxGroupsPerUnit: 1, Columns: cols, Interactive: &in}
+	rows := &catalog.Table{Name: "visits", Source: "visits", Columns: cols, Interactive: &in}
+	for _, tc := range []struct {
+		table *catalog.Table
+		k     int64
+	}{{unit, 3}, {rows, 1}} {
+		ip := &InteractivePlan{Table: tc.table, Config: in, Key: interactiveKey(tc.table, &in)}
+		rowEps := ip.RowEpsilon()
+		if ip.RowsPerUnit() != tc.k || float64(tc.k)*rowEps > 1 || rowEps < 1/float64(tc.k)*(1-1e-15) {
+			t.Errorf("k = %d: rows per unit %d, ε per row %v", tc.k, ip.RowsPerUnit(), rowEps)
+		}
+		if ip.CountEpsilon()+ip.RestEpsilon() > rowEps || ip.RestEpsilon() < 0.96*rowEps {
+			t.Errorf("k = %d: n̂ at %v and ε' = %v, want a split of %v", tc.k, ip.CountEpsilon(), ip.RestEpsilon(), rowEps)
+		}
+		if c := ip.MedianConfig(100); c.Epsilon != ip.RestEpsilon() || c.RowCountEpsilon != ip.CountEpsilon() {
+			t.Errorf("k = %d: median config %+v", tc.k, c)
+		}
+		if got := strings.Contains(ip.Key, "|unit=person_id|rows_per_unit=3"); got != (tc.k == 3) {
+			t.Errorf("k = %d: key %q", tc.k, ip.Key)
+		}
+	}
+	ip := &InteractivePlan{Table: unit, Config: in, Key: interactiveKey(unit, &in)}
+	if got := ip.unitExplain(); !strings.Contains(got, "protects each person_id at epsilon = 1: the histogram over X keeps ≤ 3 rows per person_id") ||
+		!strings.Contains(got, "sensitivity 3") || !strings.Contains(got, "epsilon/3 = 0.333333333333 per row") {
+		t.Errorf("EXPLAIN %q", got)
+	}
+}
