@@ -5,8 +5,12 @@
 // MEDIAN(spend) through the real planner, executor and bounding SQL, with
 // the table declared row-level and with privacy_unit: person_id at
 // max_rows_per_unit k ∈ {1, 2, 5, 10, 25, 50}, ε = 1 per statement, and
-// reports the error against the exact row-level answer on the same table.
-// From the repository root (about 4 minutes on a loaded 2-core machine):
+// reports the error against the exact row-level answer on the same table;
+// then the accuracy cost of reading one row per person (writeOneRow), and
+// COUNT, SUM, AVG and MEDIAN per group of two GROUP BYs over declared
+// domains under several bounds k and g (runGrouped), with a plot
+// (units-grouped.png). From the repository root (about 8 minutes on a
+// loaded 2-core machine):
 //
 //	go run ./bench/cmd/units -out bench
 package main
@@ -56,6 +60,7 @@ func main() {
 	out := flag.String("out", "bench", "directory of RESULTS-units.md")
 	trials := flag.Int("trials", 40, "statements per aggregate and bound")
 	epsilon := flag.Float64("epsilon", 1, "ε of each statement")
+	groupedTrials := flag.Int("grouped-trials", 20, "grouped statements per grouping and bounds")
 	flag.Parse()
 	ctx := context.Background()
 	dir, err := os.MkdirTemp("", "dpproxy-units")
@@ -105,7 +110,7 @@ func main() {
 		}
 	}
 	fmt.Fprintf(&b, "\n|---|%s\n", strings.Repeat("--:|", len(configs)))
-	results := make([][]string, len(queries))
+	results := make([][]groupedCell, len(queries))
 	src := noise.NewCryptoSource()
 	for ci, k := range configs {
 		cfg, user := config(filepath.Join(dir, "data.db"), k, ci)
@@ -119,8 +124,7 @@ func main() {
 				log.Fatal(err)
 			}
 			want := q.truth(tr)
-			var abs []float64
-			var bias float64
+			var cell groupedCell
 			for range *trials {
 				plan, err := p.Plan(st.(*sqlrewrite.Select), planner.Settings{Epsilon: *epsilon, Mechanism: q.mechanism})
 				if err != nil {
@@ -131,18 +135,28 @@ func main() {
 					log.Fatal(err)
 				}
 				v := toFloat(res.Row[0])
-				abs = append(abs, math.Abs(v-want))
-				bias += (v - want) / float64(*trials)
+				cell.abs = append(cell.abs, math.Abs(v-want)/math.Abs(want))
+				cell.signed = append(cell.signed, (v-want)/math.Abs(want))
 			}
-			slices.Sort(abs)
-			results[qi] = append(results[qi], fmt.Sprintf("%.1f%% (%+.1f%%)", 100*abs[len(abs)/2]/math.Abs(want), 100*bias/math.Abs(want)))
+			results[qi] = append(results[qi], cell)
 		}
 		log.Printf("k = %d done", k)
 	}
 	for qi, q := range queries {
-		fmt.Fprintf(&b, "| %s | %s |\n", q.label, strings.Join(results[qi], " | "))
+		var s []string
+		for _, c := range results[qi] {
+			s = append(s, c.String())
+		}
+		fmt.Fprintf(&b, "| %s | %s |\n", q.label, strings.Join(s, " | "))
 	}
 	fmt.Fprintf(&b, "\n%s", findings)
+	writeOneRow(&b, rows, tr, results, configs)
+	grouped := runGrouped(ctx, ex, ledger, filepath.Join(dir, "data.db"), rows, *groupedTrials, *epsilon)
+	writeGrouped(&b, grouped, rows, *groupedTrials, *epsilon)
+	if err := plotGrouped(grouped, filepath.Join(*out, "units-grouped.png")); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Fprintf(&b, "\n![median per-group error by bounds](units-grouped.png)\n\n%s", groupedFindings)
 	if err := os.WriteFile(filepath.Join(*out, "RESULTS-units.md"), []byte(b.String()), 0o644); err != nil {
 		log.Fatal(err)
 	}
@@ -168,6 +182,11 @@ func config(dsn string, k int64, i int) (*catalog.Config, string) {
 	if k > 0 {
 		unit = fmt.Sprintf("\n    privacy_unit: person_id\n    max_rows_per_unit: %d", k)
 	}
+	return parseCatalog(dsn, user, unit), user
+}
+
+// parseCatalog declares visits for user with the unit lines unit.
+func parseCatalog(dsn, user, unit string) *catalog.Config {
 	yaml := fmt.Sprintf(`
 backend: {driver: sqlite, dsn: %q}
 users:
@@ -182,7 +201,7 @@ tables:
 	if err != nil {
 		log.Fatal(err)
 	}
-	return cfg, user
+	return cfg
 }
 
 func rowLevelTruth(rows []demo.VisitRow) truth {
