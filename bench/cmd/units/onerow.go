@@ -66,8 +66,8 @@ func writeOneRow(b *strings.Builder, rows []demo.VisitRow, tr truth, results [][
 		fmt.Fprintf(b, "| laplace, k = %d rows per person, sensitivity ×%d | %v | — |\n", k, k, results[avgLaplace][col(k)])
 	}
 	fmt.Fprintf(b, "\nMEDIAN has no Laplace row: its global sensitivity is the whole range [0, 1000], for any k.\n")
-	fmt.Fprintf(b, "Reading: the one-row estimators' error is the sampling cost (%.1f%% for the mean, %.1f%% for the median,\n", 100*mean.median(), 100*med.median())
-	fmt.Fprintf(b, "mostly a bias: a per-person statistic weighs persons with many visits less) plus a little noise; Laplace\n")
+	fmt.Fprintf(b, "Reading: the one-row estimators' error is the sampling cost (%.1f%% for the mean, %.1f%% for the median;\n", 100*mean.median(), 100*med.median())
+	fmt.Fprintf(b, "for the mean mostly a bias, as a per-person statistic weighs persons with many visits less) plus a little noise; Laplace\n")
 	fmt.Fprintf(b, "at k rows has no sampling bias at large k but its noise grows with k. One row per person wins for AVG\n")
 	fmt.Fprintf(b, "whenever k must be large to cover the heavy contributors, and is the only option for MEDIAN.\n")
 }
