@@ -19,9 +19,13 @@ import (
 // sensitivity by the bound (the Laplace baselines) or read one row per unit
 // so their one-row analysis applies unchanged (planner: Release.RowsPerUnit).
 //
-// Synopses and interactive instances are declared only on row-level tables
-// (validateUnit refuses them on unit tables), so their notes say "privacy
-// unit: each row".
+// Histogram synopses on a unit table read a histogram bounded to
+// max_rows_per_unit = k rows per unit, fixed for the build, and run at
+// ε/k per row (L1 sensitivity k: planner.SynopsisSpec.Build), so ε/k must
+// be at least MinSynopsisEpsilon. So do interactive instances: their
+// histogram over X keeps k rows per unit with a salt fixed for the
+// instance, and they run at ε/k per row
+// (planner.InteractivePlan.RowEpsilon).
 //
 // The unit column is a backend column that is not declared among Columns:
 // analysts can never output it, filter or group on it, or aggregate it.
@@ -103,12 +107,19 @@ func (t *Table) validateUnit(f string) error {
 	if t.MaxGroupsPerUnit < 1 || t.MaxGroupsPerUnit > MaxGroupsPerUnitLimit {
 		return invalid(f+".max_groups_per_unit", "must be in [1, %d], got %d", MaxGroupsPerUnitLimit, t.MaxGroupsPerUnit)
 	}
-	if t.Interactive != nil {
-		return invalid(f+".interactive", "interactive domains are not supported on a table with a privacy_unit yet (their instances are analysed for one-row neighbours)")
+	// An interactive instance runs at ε/k per row
+	// (planner.InteractivePlan.RowEpsilon), as a synopsis does.
+	if in := t.Interactive; in != nil && in.Epsilon >= MinSynopsisEpsilon && in.Epsilon/float64(t.MaxRowsPerUnit) < MinSynopsisEpsilon {
+		return invalid(f+".interactive.epsilon",
+			"%g runs at epsilon/max_rows_per_unit = %g per row on a table with a privacy_unit, below 2^-15: raise epsilon or lower max_rows_per_unit", in.Epsilon, in.Epsilon/float64(t.MaxRowsPerUnit))
 	}
 	for j, col := range t.Columns {
-		if col.Histogram != nil {
-			return invalid(fmt.Sprintf("%s.columns[%d].histogram", f, j), "histogram synopses are not supported on a table with a privacy_unit yet (DAWA and its baselines are analysed for one-row neighbours)")
+		// A synopsis runs at ε/k per row (planner.SynopsisSpec.Build);
+		// that share must stay within what its mechanisms accept. An ε that
+		// is invalid by itself is reported by the histogram's validation.
+		if h := col.Histogram; h != nil && h.Epsilon >= MinSynopsisEpsilon && h.Epsilon/float64(t.MaxRowsPerUnit) < MinSynopsisEpsilon {
+			return invalid(fmt.Sprintf("%s.columns[%d].histogram.epsilon", f, j),
+				"%g is built at epsilon/max_rows_per_unit = %g per row on a table with a privacy_unit, below 2^-15: raise epsilon or lower max_rows_per_unit", h.Epsilon, h.Epsilon/float64(t.MaxRowsPerUnit))
 		}
 	}
 	return nil

@@ -41,9 +41,29 @@ func TestPrivacyUnitConfig(t *testing.T) {
 			t.Errorf("%q: got %v, want an error naming %s", tc.to, err, tc.field)
 		}
 	}
+	// A histogram synopsis on a unit table is built at ε/k per row, which
+	// must stay at least 2^-15 (k = 5 here).
 	withHistogram := strings.Replace(cfg, "upper: 100}", "upper: 100, histogram: {epsilon: 1}}", 1)
+	if c, err := ParseConfig(strings.NewReader(withHistogram)); err != nil {
+		t.Errorf("histogram on a unit table: %v", err)
+	} else if tbl, _ := c.Table("pums"); tbl.Columns[0].Histogram == nil {
+		t.Errorf("histogram on a unit table: not declared")
+	}
+	tiny := strings.Replace(cfg, "upper: 100}", "upper: 100, histogram: {epsilon: 0.0001}}", 1)
 	var ve *ValidationError
-	if _, err := ParseConfig(strings.NewReader(withHistogram)); !errors.As(err, &ve) || ve.Field != "tables[0].columns[0].histogram" {
-		t.Errorf("histogram on a unit table: got %v", err)
+	if _, err := ParseConfig(strings.NewReader(tiny)); !errors.As(err, &ve) || ve.Field != "tables[0].columns[0].histogram.epsilon" {
+		t.Errorf("histogram at ε/k = 2·10^-5 < 2^-15 on a unit table: got %v", err)
+	}
+	// So is an interactive instance.
+	interactive := func(eps string) string {
+		return strings.Replace(cfg, "max_rows_per_unit: 5", "max_rows_per_unit: 5\n    interactive:\n      columns: [{name: age, edges: [0, 18, 65, 100]}]\n      epsilon: "+eps+"\n      alpha: 0.05", 1)
+	}
+	if c, err := ParseConfig(strings.NewReader(interactive("1"))); err != nil {
+		t.Errorf("interactive domain on a unit table: %v", err)
+	} else if tbl, _ := c.Table("pums"); tbl.Interactive == nil {
+		t.Errorf("interactive domain on a unit table: not declared")
+	}
+	if _, err := ParseConfig(strings.NewReader(interactive("0.0001"))); !errors.As(err, &ve) || ve.Field != "tables[0].interactive.epsilon" {
+		t.Errorf("interactive at ε/k = 2·10^-5 < 2^-15 on a unit table: got %v", err)
 	}
 }

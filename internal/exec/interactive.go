@@ -11,6 +11,7 @@ import (
 	"github.com/dpproxy/dpproxy/internal/mech/mm"
 	"github.com/dpproxy/dpproxy/internal/mech/noise"
 	"github.com/dpproxy/dpproxy/internal/planner"
+	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
 )
 
 // runInteractive answers a count over a table's interactive domain from the
@@ -30,7 +31,8 @@ func (e *Executor) runInteractive(ctx context.Context, user string, plan *planne
 		count, note = inst.histogramAnswer(ip)
 	} else {
 		var a mm.Answer
-		inst, a, err = e.interactive.answerMedian(ctx, ip, src, func() (int64, error) { return e.truthCount(ctx, ip) })
+		salt := inst.header.UnitSalt
+		inst, a, err = e.interactive.answerMedian(ctx, ip, src, func() (int64, error) { return e.truthCount(ctx, ip, salt) })
 		switch {
 		case errors.Is(err, mm.ErrHardQueryCapReached):
 			return nil, dperr.New(dperr.BudgetExhausted, "the interactive counting session of table %s has used all %d of its hard queries (Median Mechanism): it answers only the counting queries it answered before; ask an administrator for a new session (a new interactive configuration)",
@@ -46,7 +48,7 @@ func (e *Executor) runInteractive(ctx context.Context, user string, plan *planne
 	}
 	o := plan.Outputs[0]
 	return &Result{Columns: []string{o.Label}, Row: []any{count}, Warnings: []Warning{
-		{Level: "Note", Code: NoteCode, Message: fmt.Sprintf("%s: mechanism=%s; %s; %s; privacy unit: each row", o.Label, inst.header.Mechanism, spent, note)},
+		{Level: "Note", Code: NoteCode, Message: fmt.Sprintf("%s: mechanism=%s; %s; %s; %s", o.Label, inst.header.Mechanism, spent, note, interactiveUnitNote(ip))},
 		{Level: "Note", Code: NoteCode, Message: "the count is over the interactive domain: rows with NULL, or with a value outside the declared categories, in a domain column are not counted, even under NOT"},
 	}}, nil
 }
@@ -60,7 +62,8 @@ func (e *Executor) createInteractive(ctx context.Context, ip *planner.Interactiv
 	}
 	defer snap.Close()
 	*readData = true
-	truth, err := snap.Cells(ctx, ip.Cells)
+	salt := newUnitSalt(&planner.Plan{Table: ip.Table}, src)
+	truth, err := snap.Cells(ctx, interactiveFetch(ip, salt))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -78,7 +81,7 @@ func (e *Executor) createInteractive(ctx context.Context, ip *planner.Interactiv
 	nHat := max(countNoise.Release(src, n), 1)
 	kind, why := ip.Choose(nHat)
 	inst := &interactiveInstance{header: interactiveHeader{Key: ip.Key, Mechanism: kind, Why: why,
-		NHat: nHat, Epsilon: ip.Config.Epsilon, Noise: ip.RestEpsilon(), CreatedAt: time.Now().UTC()}}
+		NHat: nHat, Epsilon: ip.Config.Epsilon, Noise: ip.RestEpsilon(), CreatedAt: time.Now().UTC(), UnitSalt: salt}}
 	if kind == planner.InteractiveMedian {
 		// The mechanism takes the n̂ released above as its row count: the
 		// count is released once, for the rule and the mechanism.
@@ -105,9 +108,29 @@ func (e *Executor) createInteractive(ctx context.Context, ip *planner.Interactiv
 	return inst, truth, nil
 }
 
+// interactiveFetch is the histogram over X of ip's instance: on a table
+// with a privacy unit bounded to k rows per unit with the instance's salt
+// (planner.InteractivePlan.RowEpsilon's contract), else the plan's fetch.
+func interactiveFetch(ip *planner.InteractivePlan, salt string) sqlrewrite.Fetch {
+	f := ip.Cells
+	f.Unit = unitBound(ip.Table, ip.RowsPerUnit(), unitScope{salt: salt})
+	return f
+}
+
+// interactiveUnitNote is whom an interactive answer protects.
+func interactiveUnitNote(ip *planner.InteractivePlan) string {
+	t := ip.Table
+	if !t.HasPrivacyUnit() {
+		return "privacy unit: each row"
+	}
+	k := ip.RowsPerUnit()
+	return fmt.Sprintf("privacy unit: each %s; protects each %s at epsilon=%.6g (the instance's, spent once): the instance counts ≤ %d rows per %s, sensitivity %d per count, and runs at epsilon=%.6g per row",
+		t.PrivacyUnit, t.PrivacyUnit, ip.Config.Epsilon, k, t.PrivacyUnit, k, ip.RowEpsilon())
+}
+
 // truthCount returns the true count of the plan's cells, reading the
-// histogram over X once per process.
-func (e *Executor) truthCount(ctx context.Context, ip *planner.InteractivePlan) (int64, error) {
+// histogram over X (bounded with the instance's unit salt) once per process.
+func (e *Executor) truthCount(ctx context.Context, ip *planner.InteractivePlan, salt string) (int64, error) {
 	truth := e.interactive.truth(ip.Key)
 	truth.mu.Lock()
 	defer truth.mu.Unlock()
@@ -117,7 +140,7 @@ func (e *Executor) truthCount(ctx context.Context, ip *planner.InteractivePlan) 
 			return 0, err
 		}
 		defer snap.Close()
-		counts, err := snap.Cells(ctx, ip.Cells)
+		counts, err := snap.Cells(ctx, interactiveFetch(ip, salt))
 		if err != nil {
 			return 0, err
 		}

@@ -185,7 +185,7 @@ func TestSharedLedgerRaceReleasesOneHardAnswer(t *testing.T) {
 							arrived.Done()
 							arrived.Wait() // both have read the state and the data
 						}
-						return e.truthCount(context.Background(), ip)
+						return e.truthCount(context.Background(), ip, "")
 					}
 					_, answers[i], errs[i] = e.interactive.answerMedian(context.Background(), ip, rand.NewChaCha8([32]byte{byte(10 + i)}), count)
 				})
@@ -364,7 +364,7 @@ func TestInteractiveFailedCommitLooksTheSame(t *testing.T) {
 		ip := plan.Interactive
 		_, _, err = e.interactive.answerMedian(ctx, ip, rand.NewChaCha8([32]byte{2}), func() (int64, error) {
 			db.Close() // the ledger fails from now on
-			return e.truthCount(ctx, ip)
+			return e.truthCount(ctx, ip, "")
 		})
 		if err == nil {
 			t.Errorf("%s (hard %v): answered although its state could not be committed", q, hard)

@@ -107,6 +107,11 @@ type interactiveHeader struct {
 	Noise     float64   `json:"noise_epsilon,omitempty"`
 	CreatedAt time.Time `json:"created_at"`
 	Noisy     []int64   `json:"noisy,omitempty"`
+	// UnitSalt is the instance's key for unit bounding on a table with a
+	// privacy unit (newUnitSalt; "" on a row-level table): every read of
+	// the histogram over X, at creation and for the Median Mechanism's
+	// true counts in any process, keeps the same ≤ k rows of each unit.
+	UnitSalt string `json:"unit_salt,omitempty"`
 }
 
 func newInteractiveStore(l *budget.Ledger) *interactiveStore {

@@ -27,7 +27,11 @@ func (e *Executor) runSynopses(ctx context.Context, user string, plan *planner.P
 			}
 			defer snap.Close()
 			*readData = true
-			hist, err := snap.Histogram(ctx, spec.Histogram)
+			// On a unit table the histogram keeps ≤ k rows per unit, chosen
+			// with a salt drawn for this build alone (spec.Build's contract).
+			fetch := spec.Histogram
+			fetch.Unit = unitBound(spec.Table, spec.RowsPerUnit(), unitScope{salt: newUnitSalt(plan, src)})
+			hist, err := snap.Histogram(ctx, fetch)
 			if err != nil {
 				return nil, err
 			}
@@ -61,6 +65,17 @@ func synopsisMemo(spec *planner.SynopsisSpec) string {
 	return fmt.Sprintf("%s: synopsis of %s", spec.Table.Name, what)
 }
 
+// synopsisUnitNote is whom a synopsis protects, for its answers' warnings.
+func synopsisUnitNote(spec *planner.SynopsisSpec) string {
+	t := spec.Table
+	if !t.HasPrivacyUnit() {
+		return "privacy unit: each row"
+	}
+	k := spec.RowsPerUnit()
+	return fmt.Sprintf("privacy unit: each %s; protects each %s at epsilon=%.6g (the synopsis's, spent once): its histogram keeps ≤ %d rows per %s, L1 sensitivity %d, noise scaled by %d",
+		t.PrivacyUnit, t.PrivacyUnit, spec.Config.Epsilon, k, t.PrivacyUnit, k, k)
+}
+
 // synopsisResult builds the result: one row, or one row per bucket of a
 // histogram, and one warning per output column, then the plan's notes.
 func synopsisResult(plan *planner.Plan, stored []*storedSynopsis, builtNow []bool, released []planner.Estimate) (*Result, error) {
@@ -87,8 +102,8 @@ func synopsisResult(plan *planner.Plan, stored []*storedSynopsis, builtNow []boo
 				spent = s.Epsilon
 			}
 			res.Warnings = append(res.Warnings, Warning{Level: "Note", Code: NoteCode,
-				Message: fmt.Sprintf("%s: mechanism=%s synopsis; epsilon=%.6g delta=0 spent by this statement; %s; 95%% interval: not available for synopsis answers; privacy unit: each row",
-					o.Label, s.Mechanism, spent, s.describe(builtNow[a.Synopsis], sp.Synopses[a.Synopsis].Column.Name))})
+				Message: fmt.Sprintf("%s: mechanism=%s synopsis; epsilon=%.6g delta=0 spent by this statement; %s; 95%% interval: not available for synopsis answers; %s",
+					o.Label, s.Mechanism, spent, s.describe(builtNow[a.Synopsis], sp.Synopses[a.Synopsis].Column.Name), synopsisUnitNote(sp.Synopses[a.Synopsis]))})
 			if sp.Buckets == nil {
 				res.Row = append(res.Row, a.Count(s.Synopsis, nil))
 			}

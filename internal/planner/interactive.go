@@ -85,17 +85,43 @@ func (ip *InteractivePlan) StateKey() string {
 	return "interactive:" + hex.EncodeToString(sum[:16])
 }
 
+// RowsPerUnit is the most rows of one unit the instance's histogram over X
+// counts: max_rows_per_unit on a table with a privacy unit, 1 on a
+// row-level table (a row is the unit).
+func (ip *InteractivePlan) RowsPerUnit() int64 {
+	if ip.Table != nil && ip.Table.HasPrivacyUnit() {
+		return ip.Table.MaxRowsPerUnit
+	}
+	return 1
+}
+
+// RowEpsilon is the ε the instance spends per row: the configured ε on a
+// row-level table, and ε/k (k = RowsPerUnit, rounded down so that k times
+// it is at most ε exactly: mech.EvenShare) on a table with a privacy unit.
+//
+// Privacy units. On a unit table the histogram over X is read from the
+// table bounded to k rows per unit with a salt fixed for the instance
+// (package exec), so a unit moves the row count, each cell, each count and
+// each gap of the Median Mechanism by at most k: a chain of at most k
+// one-row steps. Both mechanisms (the noisy n̂, then the noisy histogram
+// or MM-SVT) are ε-DP per row at RowEpsilon, hence k·RowEpsilon ≤ ε per
+// unit (group privacy; every noise scale is the one for sensitivity k at
+// ε). mm's unit_exact_test.go checks it exactly on k-row neighbours.
+func (ip *InteractivePlan) RowEpsilon() float64 {
+	return mech.EvenShare(ip.Config.Epsilon, int(ip.RowsPerUnit()))
+}
+
 // CountEpsilon is the ε of the noisy row count n̂ that decides the rule.
 // CountEpsilon and RestEpsilon are rounded down so that their exact sum is
-// at most the instance's ε (mech.SplitShare).
+// at most the instance's per-row ε (RowEpsilon, mech.SplitShare).
 func (ip *InteractivePlan) CountEpsilon() float64 {
-	count, _ := mech.SplitShare(ip.Config.Epsilon, mm.DefaultCountShare)
+	count, _ := mech.SplitShare(ip.RowEpsilon(), mm.DefaultCountShare)
 	return count
 }
 
-// RestEpsilon is ε', what the chosen mechanism spends.
+// RestEpsilon is ε', what the chosen mechanism spends (per row).
 func (ip *InteractivePlan) RestEpsilon() float64 {
-	_, rest := mech.SplitShare(ip.Config.Epsilon, mm.DefaultCountShare)
+	_, rest := mech.SplitShare(ip.RowEpsilon(), mm.DefaultCountShare)
 	return rest
 }
 
@@ -204,7 +230,8 @@ func cellsFetch(t *catalog.Table, in *catalog.Interactive) *sqlrewrite.Cells {
 }
 
 // interactiveKey identifies a dataset's instance: a change to the table's
-// source, domain or interactive configuration makes a new instance.
+// source, domain, interactive configuration or privacy unit bound makes a
+// new instance.
 func interactiveKey(t *catalog.Table, in *catalog.Interactive) string {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "v1|%s|%s", strings.ToLower(t.Name), t.Source)
@@ -212,6 +239,11 @@ func interactiveKey(t *catalog.Table, in *catalog.Interactive) string {
 		fmt.Fprintf(&sb, "|%s", c.Describe())
 	}
 	fmt.Fprintf(&sb, "|eps=%g|alpha=%g|beta=%g|k=%d|%s", in.Epsilon, in.Alpha, in.Beta, in.PlannedQueries, in.Mechanism)
+	if t.HasPrivacyUnit() {
+		// The unit and its bound change what is released; row-level keys
+		// are unchanged.
+		fmt.Fprintf(&sb, "|unit=%s|rows_per_unit=%d", strings.ToLower(t.PrivacyUnit), t.MaxRowsPerUnit)
+	}
 	return sb.String()
 }
 
@@ -232,12 +264,24 @@ func (ip *InteractivePlan) explain(p *Plan) (columns []string, rows [][]any) {
 	}
 	rows = append(rows,
 		[]any{int64(1), "interactive", fmt.Sprintf("count over X = %s", strings.Join(dims, " × ")), mechanism, display(c.Epsilon), 0.0,
-			fmt.Sprintf("pure ε-DP; one instance per dataset shared by every analyst: ε spent once, by the statement that creates it (noisy n̂ with ε_n = %s, then the mechanism with ε'), then stored with the ledger; %s; reads one GROUP BY histogram over X computed by the database, no rows; rows with NULL or an undeclared value in a domain column are outside X",
-				formatNumber(display(ip.CountEpsilon())), rule)},
+			fmt.Sprintf("pure ε-DP; one instance per dataset shared by every analyst: ε spent once, by the statement that creates it (noisy n̂ with ε_n = %s, then the mechanism with ε'), then stored with the ledger; %s; reads one GROUP BY histogram over X computed by the database, no rows; rows with NULL or an undeclared value in a domain column are outside X%s",
+				formatNumber(display(ip.CountEpsilon())), rule, ip.unitExplain())},
 		[]any{int64(2), "output", p.Outputs[0].Label, "post-processing", 0.0, 0.0,
 			fmt.Sprintf("count of the rows in %s of X, from the instance; within α·n̂ with probability 1 − β", ip.Describe)},
 		[]any{int64(3), "total", p.Table.Name, "", 0.0, 0.0, "no per-statement cost; plus the instance's ε once if it does not exist yet"})
 	return columns, rows
+}
+
+// unitExplain is what EXPLAIN says of the instance's privacy unit; empty
+// on a row-level table.
+func (ip *InteractivePlan) unitExplain() string {
+	t := ip.Table
+	if !t.HasPrivacyUnit() {
+		return ""
+	}
+	k := ip.RowsPerUnit()
+	return fmt.Sprintf("; protects each %s at epsilon = %s: the histogram over X keeps ≤ %d rows per %s (chosen at random in the database, fixed for the instance), so each count has sensitivity %d and the instance runs at epsilon/%d = %s per row (ε_n and ε' above are per row); counts are of the bounded rows",
+		t.PrivacyUnit, formatNumber(display(ip.Config.Epsilon)), k, t.PrivacyUnit, k, k, formatNumber(display(ip.RowEpsilon())))
 }
 
 // refuseInteractive is the error of a predicate the domain cannot answer.

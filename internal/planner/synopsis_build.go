@@ -84,15 +84,40 @@ func rangesWorkload(n int, bins [][2]int) (histogram.Workload, error) {
 }
 
 // Build releases the synopsis from hist, the exact count of every bin of
-// the domain (the Histogram fetch), with the configured ε: ε-DP under
-// add/remove of one row, since one row changes one bin by one and each
-// mechanism is ε-DP on histograms under that change.
+// the domain (the Histogram fetch), with the configured ε.
+//
+// On a row-level table it is ε-DP under add/remove of one row, since one
+// row changes one bin by one and each mechanism is ε-DP on histograms
+// under that change. On a table with a privacy unit hist must come from
+// the fetch bounded to RowsPerUnit() rows per unit (package exec sets
+// Histogram.Unit with a fresh salt per build), so adding or removing a
+// unit changes hist by at most k = RowsPerUnit() in L1, in any bins; the
+// mechanism then runs at ε/k per row (histogram.BuildForUnits: every
+// stage's noise scaled for L1 sensitivity k, DAWA's partition and
+// measurement alike), which makes the release ε-DP per unit.
+// (On a row-level table k = 1 and BuildForUnits runs the mechanism at ε.)
 func (s *SynopsisSpec) Build(src noise.Source, hist []int64) (*histogram.Synopsis, error) {
+	return histogram.BuildForUnits(s.Config.Epsilon, s.RowsPerUnit(), func(rowEpsilon float64) (*histogram.Synopsis, error) {
+		return s.build(src, hist, rowEpsilon)
+	})
+}
+
+// RowsPerUnit is the most rows of one unit the synopsis's histogram
+// counts (max_rows_per_unit; 1 on a row-level table, where a row is the
+// unit): the histogram's L1 sensitivity.
+func (s *SynopsisSpec) RowsPerUnit() int64 {
+	if s.Table != nil && s.Table.HasPrivacyUnit() {
+		return s.Table.MaxRowsPerUnit
+	}
+	return 1
+}
+
+// build releases the synopsis with the mechanism at eps for one-row changes.
+func (s *SynopsisSpec) build(src noise.Source, hist []int64, eps float64) (*histogram.Synopsis, error) {
 	w, err := s.Workload()
 	if err != nil {
 		return nil, err
 	}
-	eps := s.Config.Epsilon
 	switch name := s.MechanismName(); name {
 	case catalog.SynopsisDAWA:
 		return histogram.DAWA(src, hist, w, eps, histogram.DAWAOptions{})

@@ -19,8 +19,8 @@ func (sp *SynopsisPlan) explainSynopses(step int, rows [][]any) (int, [][]any) {
 		}
 		d := s.Domain
 		rows = append(rows, []any{int64(step), "synopsis", what, s.MechanismName(), display(s.Config.Epsilon), 0.0,
-			fmt.Sprintf("pure ε-DP histogram synopsis of %d bins over [%s, %s), tuned for workload %s; ε spent once, by the first statement that needs it, then stored with the ledger and reused at no cost; reads one GROUP BY histogram computed by the database, no rows",
-				d.Bins, formatNumber(d.Lower), formatNumber(d.Upper), s.Config.Workload.Kind)})
+			fmt.Sprintf("pure ε-DP histogram synopsis of %d bins over [%s, %s), tuned for workload %s; ε spent once, by the first statement that needs it, then stored with the ledger and reused at no cost; reads one GROUP BY histogram computed by the database, no rows%s",
+				d.Bins, formatNumber(d.Lower), formatNumber(d.Upper), s.Config.Workload.Kind, s.unitExplain())})
 	}
 	return step, rows
 }
@@ -41,4 +41,17 @@ func (sp *SynopsisPlan) explainTotal() string {
 		return ""
 	}
 	return fmt.Sprintf("; plus the ε of each of the %d synopsis(es) not built yet", len(sp.Synopses))
+}
+
+// unitExplain is what EXPLAIN says of a synopsis's privacy unit: whom it
+// protects, the bound and the histogram's sensitivity; empty on a
+// row-level table (one row changes one bin by one).
+func (s *SynopsisSpec) unitExplain() string {
+	t := s.Table
+	if !t.HasPrivacyUnit() {
+		return ""
+	}
+	k := s.RowsPerUnit()
+	return fmt.Sprintf("; protects each %s at epsilon = %.6g: the histogram keeps ≤ %d rows per %s (chosen at random in the database, once per build), L1 sensitivity %d, so every stage's noise is scaled by %d (built at epsilon/%d per row)",
+		t.PrivacyUnit, s.Config.Epsilon, k, t.PrivacyUnit, k, k, k)
 }

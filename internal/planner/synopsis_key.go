@@ -14,7 +14,8 @@ import (
 // synopsisKey identifies the synopsis of col over d for the canonical
 // predicate pred: the table, column, domain and predicate, and everything
 // of the column's histogram configuration that changes what is released
-// (ε, mechanism, workload). A changed configuration therefore names a new
+// (ε, mechanism, workload; on a unit table the unit column and
+// max_rows_per_unit). A changed configuration therefore names a new
 // synopsis, built and paid once, instead of being ignored in favour of one
 // built under the old configuration.
 func synopsisKey(t *catalog.Table, col *catalog.Column, d Domain, pred string) string {
@@ -24,9 +25,15 @@ func synopsisKey(t *catalog.Table, col *catalog.Column, d Domain, pred string) s
 	for _, r := range h.Workload.Ranges {
 		fmt.Fprintf(&workload, " [%s, %s]", formatNumber(r[0]), formatNumber(r[1]))
 	}
-	return fmt.Sprintf("v2|%s|%s|[%s, %s) in %d bins|%s|eps=%s|mechanism=%s|workload=%s",
+	key := fmt.Sprintf("v2|%s|%s|[%s, %s) in %d bins|%s|eps=%s|mechanism=%s|workload=%s",
 		strings.ToLower(t.Name), strings.ToLower(col.Name), formatNumber(d.Lower), formatNumber(d.Upper), d.Bins, pred,
 		formatNumber(h.Epsilon), strings.ToLower(h.Mechanism), workload.String())
+	if t.HasPrivacyUnit() {
+		// The unit and its bound change what is released (and whom it
+		// protects); row-level keys are unchanged.
+		key += fmt.Sprintf("|unit=%s|rows_per_unit=%d", strings.ToLower(t.PrivacyUnit), t.MaxRowsPerUnit)
+	}
+	return key
 }
 
 // canonicalPredicate renders a conjunction of conditions on declared

@@ -27,8 +27,11 @@ import (
 //
 // All fetches of one statement share one secret salt, so a release's
 // count, sums and windows are computed over the same bounded rows.
-// Histogram synopses and interactive domains are refused on unit tables
-// (catalog). GROUP BY over declared domains bounds each unit to
+// Histogram synopses read a histogram bounded to k rows per unit with a
+// salt of their own build and run at ε/k per row (SynopsisSpec.Build);
+// interactive instances read their histogram over X bounded to k rows per
+// unit with a salt fixed for the instance and run at ε/k per row
+// (InteractivePlan.RowEpsilon). GROUP BY over declared domains bounds each unit to
 // max_groups_per_unit groups in the database (sqlrewrite.UnitBound.Groups)
 // and gives each group's releases ε / max_groups_per_unit
 // (unitGroupSettings); GROUP BY a private key selects the keys by their

@@ -9,5 +9,8 @@
 // partition (the default deviation tree, or the paper's Algorithm 1 made
 // exact) and ε2 on releasing the bucket totals through a workload-adapted
 // strategy (stage 2); the baselines spend all of ε on their strategy.
-// Answers from a synopsis are post-processing.
+// Answers from a synopsis are post-processing. On a table with a privacy
+// unit, where the histogram keeps at most k rows per unit, BuildForUnits
+// runs a mechanism at ε/k per row: ε-DP under adding or removing a unit
+// (unit.go derives it).
 package histogram

@@ -13,5 +13,7 @@
 // randomness (a noise.Stream keyed at creation) is independent of the
 // data. Every tested answer's state change is committed before the answer
 // is released (MedianMechanism.Answer), and a shared state must have one
-// writer.
+// writer. On a table with a privacy unit the planner runs it at ε/k per
+// row on counts bounded to k rows per unit: ε-DP per unit (mm.go, "Privacy
+// units").
 package mm

@@ -112,8 +112,7 @@ func (l mmExactLaws) answerLogRatio(c, c2, a int64) float64 {
 func (x *mmExactH2) worst(t *testing.T, c mmExactCase, epsilon float64) (loss, smallest float64) {
 	m := mmExactH2Instance(t, c, epsilon)
 	first := mmExactArrange(m, c)
-	d2 := append([]int64(nil), c.hist...)
-	d2[c.added]++
+	d2 := c.neighbour()
 	s1, c1 := gapsAndCounts(m, first, c.hist)
 	s2, c2 := gapsAndCounts(m, first, d2)
 	run1 := x.run(s1, s2, c.threshold)
@@ -144,7 +143,7 @@ func (x *mmExactH2) worst(t *testing.T, c mmExactCase, epsilon float64) (loss, s
 			}
 			after := mmExactH2Instance(t, c, epsilon)
 			after.pool.cut(mmConstraint{pred: q, center: a1, halfWidth: w, scale: float64(c.nHat)})
-			second := mmExactArrange(after, mmExactCase{hist: c.hist, added: c.added, queries: rest,
+			second := mmExactArrange(after, mmExactCase{hist: c.hist, added: c.added, more: c.more, queries: rest,
 				adversarial: c.adversarial, length: c.length})
 			if c.adversarial == 0 {
 				second = rest[:min(len(rest), 6)]

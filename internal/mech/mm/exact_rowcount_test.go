@@ -56,8 +56,7 @@ func mmRowCountInstance(t *testing.T, c mmExactCase, restEpsilon, countEpsilon f
 // ln P_D − ln P_D' over the outcomes of one run and its hard answer.
 func signedLossRange(m *MedianMechanism, c mmExactCase, laws mmExactLaws) (lo, hi, smallest float64) {
 	queries := mmExactArrange(m, c)
-	d2 := append([]int64(nil), c.hist...)
-	d2[c.added]++
+	d2 := c.neighbour()
 	s1, c1 := gapsAndCounts(m, queries, c.hist)
 	s2, c2 := gapsAndCounts(m, queries, d2)
 	p1, p2 := laws.runLaw(s1, m.plan.Threshold), laws.runLaw(s2, m.plan.Threshold)

@@ -133,8 +133,11 @@ func (l mmExactLaws) answerLogRatioRange(c, c2 int64) (lo, hi float64) {
 
 // mmExactCase is one neighbour pair with one query sequence.
 type mmExactCase struct {
-	hist      []int64 // D; D' adds one row to cell added
-	added     int
+	hist  []int64 // D; D' adds one row to cell added (and one to each cell of more)
+	added int
+	// more are the cells of the unit's further rows (unit_exact_test.go):
+	// D' adds 1 + len(more) rows; empty for one-row neighbours.
+	more      []int
 	queries   []Predicate
 	nHat      int64
 	threshold int64
@@ -145,6 +148,16 @@ type mmExactCase struct {
 	adversarial, length int
 }
 
+// neighbour returns D', the case's D with its added rows.
+func (c mmExactCase) neighbour() []int64 {
+	d2 := append([]int64(nil), c.hist...)
+	d2[c.added]++
+	for _, x := range c.more {
+		d2[x]++
+	}
+	return d2
+}
+
 // mmExactArrange returns the case's query sequence: the adversarial order
 // makes the earlier (easy-leaning) tests and the last one move in opposite
 // directions on D', the pattern on which the sparse-vector bound is tight.
@@ -152,8 +165,7 @@ func mmExactArrange(m *MedianMechanism, c mmExactCase) []Predicate {
 	if c.adversarial == 0 {
 		return c.queries
 	}
-	d2 := append([]int64(nil), c.hist...)
-	d2[c.added]++
+	d2 := c.neighbour()
 	gap := func(q Predicate, hist []int64) int64 {
 		g := q.Count(hist) - m.poolCount(q)
 		return max(g, -g)
@@ -161,10 +173,10 @@ func mmExactArrange(m *MedianMechanism, c mmExactCase) []Predicate {
 	up := int64(3 - 2*c.adversarial) // +1 or −1
 	var first, last []Predicate
 	for _, q := range c.queries {
-		switch gap(q, d2) - gap(q, c.hist) {
-		case up:
+		switch d := (gap(q, d2) - gap(q, c.hist)) * up; {
+		case d > 0:
 			first = append(first, q)
-		case -up:
+		case d < 0:
 			last = append(last, q)
 		}
 	}
@@ -199,8 +211,7 @@ func mmExactInstance(t *testing.T, c mmExactCase, epsilon float64) *MedianMechan
 // and the smallest outcome probability seen.
 func exactLoss(m *MedianMechanism, c mmExactCase, laws mmExactLaws) (loss, smallest float64) {
 	c.queries = mmExactArrange(m, c)
-	d2 := append([]int64(nil), c.hist...)
-	d2[c.added]++
+	d2 := c.neighbour()
 	gaps := func(hist []int64) ([]int64, []int64) {
 		var s, counts []int64
 		for _, q := range c.queries {
