@@ -11,7 +11,6 @@ import (
 	"testing"
 
 	"github.com/dpproxy/dpproxy/internal/demo"
-	"github.com/dpproxy/dpproxy/internal/testdb"
 	"github.com/dpproxy/dpproxy/internal/wire"
 )
 
@@ -52,20 +51,9 @@ func TestDateGroupsOnEveryBackend(t *testing.T) {
 			monthStarts = append(monthStarts, fmt.Sprintf("%d-%02d-01", y, m))
 		}
 	}
-	for _, b := range []struct {
-		name, driver string
-		dsn          func(testing.TB) string
-	}{
-		{"sqlite", "sqlite", testdb.SQLiteDSN},
-		{"postgres", "postgres", testdb.PostgresDSN},
-		{"mariadb", "mysql", testdb.MySQLDSN},
-	} {
+	for _, b := range visitsBackends {
 		t.Run(b.name, func(t *testing.T) {
-			dsn := b.dsn(t)
-			data := testdb.Open(t, b.driver, dsn)
-			if err := demo.LoadVisits(t.Context(), data, b.driver, "visits", rows); err != nil {
-				t.Fatal(err)
-			}
+			dsn := b.load(t, "visits", rows)
 			dir := t.TempDir()
 			config := filepath.Join(dir, "dpproxy.yaml")
 			yaml := fmt.Sprintf(`

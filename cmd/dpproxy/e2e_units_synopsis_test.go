@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/dpproxy/dpproxy/internal/demo"
-	"github.com/dpproxy/dpproxy/internal/testdb"
 	"github.com/dpproxy/dpproxy/internal/wire"
 )
 
@@ -41,20 +40,9 @@ func TestUnitSynopsesOnEveryBackend(t *testing.T) {
 		}
 		return float64(n)
 	}
-	for _, b := range []struct {
-		name, driver string
-		dsn          func(testing.TB) string
-	}{
-		{"sqlite", "sqlite", testdb.SQLiteDSN},
-		{"postgres", "postgres", testdb.PostgresDSN},
-		{"mariadb", "mysql", testdb.MySQLDSN},
-	} {
+	for _, b := range visitsBackends {
 		t.Run(b.name, func(t *testing.T) {
-			dsn := b.dsn(t)
-			data := testdb.Open(t, b.driver, dsn)
-			if err := demo.LoadVisits(t.Context(), data, b.driver, "visits_unit_syn", rows); err != nil {
-				t.Fatal(err)
-			}
+			dsn := b.load(t, "visits_unit_syn", rows)
 			dir := t.TempDir()
 			config := filepath.Join(dir, "dpproxy.yaml")
 			yaml := fmt.Sprintf(`

@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dpproxy/dpproxy/internal/demo"
+	"github.com/dpproxy/dpproxy/internal/testdb"
 	_ "github.com/go-sql-driver/mysql"
 )
 
@@ -164,4 +166,27 @@ func (p *proxyProcess) mariadbCLI(t *testing.T, user, password string, extra ...
 		return stdout.String() + stderr.String(), fmt.Errorf("%w: %s", err, strings.TrimSpace(stderr.String()))
 	}
 	return stdout.String(), nil
+}
+
+// visitsBackend is a backend the end-to-end tests over demo.Visits run on.
+type visitsBackend struct {
+	name, driver string
+	dsn          func(testing.TB) string
+}
+
+// visitsBackends are SQLite, PostgreSQL and MariaDB.
+var visitsBackends = []visitsBackend{
+	{"sqlite", "sqlite", testdb.SQLiteDSN},
+	{"postgres", "postgres", testdb.PostgresDSN},
+	{"mariadb", "mysql", testdb.MySQLDSN},
+}
+
+// load creates table in the backend's test database from rows
+// (demo.LoadVisits) and returns the database's DSN.
+func (b visitsBackend) load(t *testing.T, table string, rows []demo.VisitRow) string {
+	dsn := b.dsn(t)
+	if err := demo.LoadVisits(t.Context(), testdb.Open(t, b.driver, dsn), b.driver, table, rows); err != nil {
+		t.Fatal(err)
+	}
+	return dsn
 }
