@@ -172,31 +172,11 @@ tables:
 				t.Errorf("MEDIAN(spend) = %v, want in [%v, %v] ± 100", m, tr.medLow, tr.medHigh)
 			}
 			// EXPLAIN: the unit, the bounds and each release's sensitivity.
-			explain, err := conn.QueryContext(t.Context(), "EXPLAIN SELECT COUNT(*), SUM(spend), AVG(age) FROM visits")
-			if err != nil {
-				t.Fatal(err)
-			}
-			var text strings.Builder
-			cols, _ := explain.Columns()
-			for explain.Next() {
-				cells := make([]sql.NullString, len(cols))
-				dest := make([]any, len(cols))
-				for i := range cells {
-					dest[i] = &cells[i]
-				}
-				if err := explain.Scan(dest...); err != nil {
-					t.Fatal(err)
-				}
-				for _, c := range cells {
-					text.WriteString(c.String + " | ")
-				}
-				text.WriteString("\n")
-			}
-			explain.Close()
+			text := explainRows(t, conn, "EXPLAIN SELECT COUNT(*), SUM(spend), AVG(age) FROM visits")
 			for _, want := range []string{"privacy unit: each person_id (≤ 5 rows per aggregate, ≤ 2 groups)",
 				"≤ 5 rows per person_id, sensitivity 5\n", "sensitivity 5·max(|L|,|U|) = 5000", "1 row per person_id chosen uniformly at random"} {
-				if !strings.Contains(text.String()+"\n", strings.TrimSuffix(want, "\n")) {
-					t.Errorf("EXPLAIN lacks %q:\n%s", want, text.String())
+				if !strings.Contains(text+"\n", strings.TrimSuffix(want, "\n")) {
+					t.Errorf("EXPLAIN lacks %q:\n%s", want, text)
 				}
 			}
 			// The unit column is never readable.
@@ -298,29 +278,9 @@ func groupedOnUnits(t *testing.T, conn *sql.Conn, rows []demo.VisitRow) {
 	}) {
 		t.Errorf("grouped warnings do not state ε / 2 per group: %q", ws)
 	}
-	explain, err := conn.QueryContext(t.Context(), "EXPLAIN SELECT FLOOR(spend / 250) * 250 AS bucket, COUNT(*) FROM visits GROUP BY bucket")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var text strings.Builder
-	cols, _ := explain.Columns()
-	for explain.Next() {
-		cells := make([]sql.NullString, len(cols))
-		dest := make([]any, len(cols))
-		for i := range cells {
-			dest[i] = &cells[i]
-		}
-		if err := explain.Scan(dest...); err != nil {
-			t.Fatal(err)
-		}
-		for _, c := range cells {
-			text.WriteString(c.String + " | ")
-		}
-		text.WriteString("\n")
-	}
-	explain.Close()
-	if !strings.Contains(text.String(), "protects each person_id at epsilon = 1 across at most 2 groups") {
-		t.Errorf("EXPLAIN does not state the per-group split:\n%s", text.String())
+	text := explainRows(t, conn, "EXPLAIN SELECT FLOOR(spend / 250) * 250 AS bucket, COUNT(*) FROM visits GROUP BY bucket")
+	if !strings.Contains(text, "protects each person_id at epsilon = 1 across at most 2 groups") {
+		t.Errorf("EXPLAIN does not state the per-group split:\n%s", text)
 	}
 	// A per-group instance-adaptive release reads one group of the bounded rows.
 	res, err = conn.QueryContext(t.Context(), "SELECT FLOOR(age / 50) * 50 AS a, MEDIAN(spend) FROM visits GROUP BY a")
@@ -463,31 +423,11 @@ func privateKeyOnUnits(t *testing.T, conn *sql.Conn, rows []demo.VisitRow) {
 	}) {
 		t.Errorf("warnings do not state the person-level selection: %q", ws)
 	}
-	explain, err := conn.QueryContext(t.Context(), "EXPLAIN SELECT site, COUNT(*), AVG(spend) FROM visits GROUP BY site")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var text strings.Builder
-	cols, _ := explain.Columns()
-	for explain.Next() {
-		cells := make([]sql.NullString, len(cols))
-		dest := make([]any, len(cols))
-		for i := range cells {
-			dest[i] = &cells[i]
-		}
-		if err := explain.Scan(dest...); err != nil {
-			t.Fatal(err)
-		}
-		for _, c := range cells {
-			text.WriteString(c.String + " | ")
-		}
-		text.WriteString("\n")
-	}
-	explain.Close()
+	text := explainRows(t, conn, "EXPLAIN SELECT site, COUNT(*), AVG(spend) FROM visits GROUP BY site")
 	for _, want := range []string{"(epsilon, delta)-DP per person_id: each person_id counts once toward at most g = 2 values of site",
 		"each value's selection uses epsilon = 0.5 and delta = 2.5e-07", "(a value contributed by one person_id: probability"} {
-		if !strings.Contains(text.String(), want) {
-			t.Errorf("EXPLAIN lacks %q:\n%s", want, text.String())
+		if !strings.Contains(text, want) {
+			t.Errorf("EXPLAIN lacks %q:\n%s", want, text)
 		}
 	}
 	// Five statements: the hermit's site (one person, 47 rows) is never
