@@ -21,6 +21,11 @@ import (
 	"github.com/dpproxy/dpproxy/internal/wire"
 )
 
+// vitessUnits is why tables with a privacy unit are refused when the
+// backend is Vitess (README, Vitess).
+const vitessUnits = "the backend is Vitess, whose vtgate (v0.24) cannot run the per-unit bounding on its shards " +
+	"(two nested window functions over a sharded table); serve this table from MariaDB, MySQL or PostgreSQL directly"
+
 // demoBackendDSN is the embedded demo's in-memory SQLite database, shared by
 // the pool's connections.
 const demoBackendDSN = "file:dpproxy-demo?mode=memory&cache=shared"
@@ -106,6 +111,14 @@ func serve(ctx context.Context, opts options, stderr io.Writer) error {
 	}
 	if m != nil {
 		engine.SetObserver(m.ObserveStatement)
+	}
+	if be.Vitess(ctx) {
+		engine.RefusePrivacyUnits(vitessUnits)
+		for _, t := range cfg.Tables {
+			if t.HasPrivacyUnit() {
+				log.Warn("privacy-unit table refused: the backend is Vitess", "table", t.Name, "privacy_unit", t.PrivacyUnit)
+			}
+		}
 	}
 	srv, err = wire.NewServer(wire.Config{
 		Addr:                   cfg.Listen,

@@ -214,12 +214,12 @@ func timeLeft(ctx context.Context) (time.Duration, bool) {
 	return max(time.Until(dl), time.Millisecond), true
 }
 
-// withTimeout adds the MySQL dialect's per-statement timeout to a fetch
-// when ctx has a deadline.
-func (b *Backend) withTimeout(ctx context.Context, text string) string {
-	left, ok := timeLeft(ctx)
-	if !ok || b.dialect != sqlrewrite.MySQL {
-		return text
+// flavor reads, once, which server the MySQL dialect talks to: MariaDB,
+// Vitess's vtgate, or MySQL (neither). A server that cannot be asked reads
+// as MySQL.
+func (b *Backend) flavor(ctx context.Context) {
+	if b.dialect != sqlrewrite.MySQL {
+		return
 	}
 	b.flavorOnce.Do(func() {
 		var version string
@@ -231,6 +231,23 @@ func (b *Backend) withTimeout(ctx context.Context, text string) string {
 			b.vitess = strings.Contains(strings.ToLower(version), "vitess")
 		}
 	})
+}
+
+// Vitess reports whether the backend is Vitess's vtgate (its version says
+// so), asking the server the first time.
+func (b *Backend) Vitess(ctx context.Context) bool {
+	b.flavor(ctx)
+	return b.vitess
+}
+
+// withTimeout adds the MySQL dialect's per-statement timeout to a fetch
+// when ctx has a deadline.
+func (b *Backend) withTimeout(ctx context.Context, text string) string {
+	left, ok := timeLeft(ctx)
+	if !ok || b.dialect != sqlrewrite.MySQL {
+		return text
+	}
+	b.flavor(ctx)
 	if rest, ok := strings.CutPrefix(text, "SELECT "); ok && b.vitess {
 		return fmt.Sprintf("SELECT /*vt+ QUERY_TIMEOUT_MS=%d */ %s", left.Milliseconds(), rest)
 	}

@@ -189,6 +189,26 @@ type Output struct {
 type Planner struct {
 	cat        *catalog.Config
 	mechanisms []Mechanism
+	// noUnits, if set, is why the backend cannot bound privacy units
+	// (RefusePrivacyUnits).
+	noUnits string
+}
+
+// RefusePrivacyUnits makes every later statement on a table with a privacy
+// unit fail with an Unsupported error that gives why, before anything is
+// reserved or read: for a backend that cannot run the bounding
+// (sqlrewrite.UnitBound), such as Vitess's vtgate. Whether it applies
+// depends only on the backend's kind, never on the data. Call it before
+// planning starts.
+func (p *Planner) RefusePrivacyUnits(why string) { p.noUnits = why }
+
+// usable returns the Unsupported error for a table the backend cannot
+// serve (RefusePrivacyUnits), or nil.
+func (p *Planner) usable(t *catalog.Table) error {
+	if p.noUnits != "" && t.HasPrivacyUnit() {
+		return dperr.New(dperr.Unsupported, "not supported: table %s protects each %s, and %s", t.Name, t.PrivacyUnit, p.noUnits)
+	}
+	return nil
 }
 
 // New returns a planner over the catalog with the standard mechanisms.
@@ -233,6 +253,9 @@ func (p *Planner) plan(sel *sqlrewrite.Select, s Settings, grouped bool) (*Plan,
 	t, ok := p.cat.Table(sel.Table)
 	if !ok {
 		return nil, dperr.New(dperr.UnknownTable, "Table '%s' doesn't exist", sel.Table)
+	}
+	if err := p.usable(t); err != nil {
+		return nil, err
 	}
 	if !(s.Epsilon > 0) {
 		return nil, dperr.New(dperr.InvalidValue, "@dp_epsilon must be > 0")

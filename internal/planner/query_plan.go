@@ -106,6 +106,9 @@ func (p *Planner) PlanQuery(q *sqlrewrite.Query, s Settings) (*QueryPlan, error)
 	if !ok {
 		return nil, dperr.New(dperr.UnknownTable, "Table '%s' doesn't exist", q.Base.Table)
 	}
+	if err := p.usable(t); err != nil {
+		return nil, err
+	}
 	qp := &QueryPlan{Query: q, Groups: [][]sqlrewrite.Value{nil}, Table: t}
 	private := slices.IndexFunc(q.Keys, func(k sqlrewrite.GroupKey) bool { return k.Private })
 	if private >= 0 && len(q.Keys) > 1 && t.HasPrivacyUnit() {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/dpproxy/dpproxy/internal/dperr"
 	"github.com/dpproxy/dpproxy/internal/mech/noise"
 	"github.com/dpproxy/dpproxy/internal/planner"
 	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
@@ -91,6 +92,48 @@ func TestLaplaceNoiseScalesWithRowsPerUnit(t *testing.T) {
 			if got := est.Primitive.Scale(); got < want || got > want*(1+1e-5) {
 				t.Errorf("%s %s: noise scale %v, want %v", tc.table, r.Stat, got, want)
 			}
+		}
+	}
+}
+
+// TestRefusePrivacyUnits: with RefusePrivacyUnits every statement on the
+// unit table visits (plain, grouped, EXPLAIN's plan) is refused as
+// Unsupported with the reason given, and the row-level table pums still
+// plans; without it visits plans.
+func TestRefusePrivacyUnits(t *testing.T) {
+	cat := testCatalog()
+	parser := sqlrewrite.NewParser(cat)
+	plan := func(p *planner.Planner, q string) error {
+		t.Helper()
+		st, err := parser.Parse(q)
+		if err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		s := planner.Settings{Epsilon: 1, Delta: 1e-6, Mechanism: "auto"}
+		switch st := st.(type) {
+		case *sqlrewrite.Select:
+			_, err = p.Plan(st, s)
+		case *sqlrewrite.Query:
+			_, err = p.PlanQuery(st, s)
+		default:
+			t.Fatalf("%s: parsed as %T", q, st)
+		}
+		return err
+	}
+	queries := []string{"SELECT COUNT(*), AVG(age) FROM %s", "SELECT MEDIAN(income) FROM %s WHERE age > 30",
+		"SELECT FLOOR(age / 10) * 10 AS b, COUNT(*) FROM %s GROUP BY b"}
+	refusing := planner.New(cat)
+	refusing.RefusePrivacyUnits("the backend cannot bound units")
+	for _, q := range queries {
+		if err := plan(planner.New(cat), fmt.Sprintf(q, "visits")); err != nil {
+			t.Errorf("%s on visits without the refusal: %v", q, err)
+		}
+		err := plan(refusing, fmt.Sprintf(q, "visits"))
+		if dperr.KindOf(err) != dperr.Unsupported || err.Error() != "not supported: table visits protects each person_id, and the backend cannot bound units" {
+			t.Errorf("%s on visits: got %v, want the refusal", q, err)
+		}
+		if err := plan(refusing, fmt.Sprintf(q, "pums")); err != nil {
+			t.Errorf("%s on pums: %v", q, err)
 		}
 	}
 }

@@ -65,6 +65,11 @@ func NewEngine(cat *catalog.Config, executor *exec.Executor, ledger *budget.Ledg
 	}, nil
 }
 
+// RefusePrivacyUnits makes statements on tables with a privacy unit fail
+// with an Unsupported error giving why (planner.RefusePrivacyUnits). Call
+// it before sessions are opened.
+func (e *Engine) RefusePrivacyUnits(why string) { e.planner.RefusePrivacyUnits(why) }
+
 // Open starts the session of an authenticated connection. Its current
 // database is dpproxy's until USE: unqualified names mean the configured
 // tables, for the private path and the catalog engine alike.
