@@ -10,6 +10,7 @@ import (
 	"net"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/dpproxy/dpproxy/internal/backend"
 	"github.com/dpproxy/dpproxy/internal/budget"
@@ -112,7 +113,10 @@ func serve(ctx context.Context, opts options, stderr io.Writer) error {
 	if m != nil {
 		engine.SetObserver(m.ObserveStatement)
 	}
-	if be.Vitess(ctx) {
+	flavorCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	vitess := be.Vitess(flavorCtx)
+	cancel()
+	if vitess {
 		engine.RefusePrivacyUnits(vitessUnits)
 		for _, t := range cfg.Tables {
 			if t.HasPrivacyUnit() {
