@@ -34,9 +34,15 @@ const partitionAlias = "dpproxy_p"
 // aggregate without keys (each partition's aggregate returns one row), so
 // never NULL.
 //
+// A profile's groups are merged by their clamped value (the reader adds up
+// groups of one value anyway, Profile).
+//
 // Shapes that read rows rather than an aggregate (a window, its sum, pairs)
 // and summaries with a term that partial results cannot combine
-// (COUNT(DISTINCT)) read the table itself (Fetch.Table): ok is false.
+// (COUNT(DISTINCT)) read the table itself (Fetch.Table): ok is false. A
+// window per partition would have to return each partition's first
+// Offset+Limit rows for the coordinator to merge, no fewer than the
+// parent's ordered scan of the partitions reads.
 func (r *renderer) partitioned(f Fetch) (query string, ok bool, err error) {
 	if r.spec.name != "postgres" {
 		return "", false, errors.New("sqlrewrite: partitions are rendered for PostgreSQL only")
