@@ -192,6 +192,12 @@ type Table struct {
 	Delta   float64 `yaml:"delta"`
 	// Columns are the only columns analysts may use.
 	Columns []Column `yaml:"columns"`
+	// Partitions, if set, are the backend relations that together hold
+	// exactly Source's rows, each row in one of them (a PostgreSQL
+	// partitioned table's partitions, postgres_fdw foreign tables
+	// included): aggregate fetches are computed per partition and added up
+	// (partitions.go). PostgreSQL backend only; not with PrivacyUnit.
+	Partitions []string `yaml:"partitions"`
 	// Interactive, if set, declares an interactive domain over some of the
 	// columns for AND/OR/NOT counting queries (interactive.go).
 	Interactive *Interactive `yaml:"interactive"`
@@ -551,6 +557,9 @@ func (c *Config) Validate() error {
 			}
 		}
 		if err := c.Tables[i].validateSharedCap(fmt.Sprintf("tables[%d]", i)); err != nil {
+			return err
+		}
+		if err := c.Tables[i].validatePartitions(fmt.Sprintf("tables[%d].partitions", i), c.Backend.Driver); err != nil {
 			return err
 		}
 	}

@@ -80,6 +80,10 @@ func TestValidationNamesTheField(t *testing.T) {
 		{"driver: postgres,", "driver: postgres, isolation: serializable,", "backend.isolation"},
 		{"users:", "ledger: {driver: sqlite, dsn: l.db, isolation: none}\nusers:", "ledger.isolation"},
 		{"users:", "privacy: {repeat_window: -1s}\nusers:", "privacy.repeat_window"},
+		{"epsilon: 20", "epsilon: 20\n    partitions: [pums_a, \"b;\"]", "tables[0].partitions[1]"},
+		{"epsilon: 20", "epsilon: 20\n    partitions: [pums_a, PUMS_A]", "tables[0].partitions[1]"},
+		{"epsilon: 20", "epsilon: 20\n    partitions: [pums]", "tables[0].partitions[0]"},
+		{"epsilon: 20", "epsilon: 20\n    partitions: [pums_a]\n    privacy_unit: person_id", "tables[0].partitions"},
 	} {
 		cfg := strings.Replace(validConfig, tc.from, tc.to, 1)
 		_, err := ParseConfig(strings.NewReader(cfg))
@@ -87,6 +91,25 @@ func TestValidationNamesTheField(t *testing.T) {
 		if !errors.As(err, &ve) || ve.Field != tc.field {
 			t.Errorf("%s → %s: got %v, want an error naming %s", tc.from, tc.to, err, tc.field)
 		}
+	}
+}
+
+// TestPartitions reads a table's partitions, and refuses them on a
+// backend other than PostgreSQL.
+func TestPartitions(t *testing.T) {
+	cfg := strings.Replace(validConfig, "epsilon: 20", "epsilon: 20\n    partitions: [pums_2023, archive.pums_2024]", 1)
+	c, err := ParseConfig(strings.NewReader(cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Tables[0].Partitions; len(got) != 2 || got[1] != "archive.pums_2024" {
+		t.Errorf("partitions: got %q", got)
+	}
+	mysql := strings.Replace(cfg, "driver: postgres,", "driver: mysql,", 1)
+	_, err = ParseConfig(strings.NewReader(mysql))
+	var ve *ValidationError
+	if !errors.As(err, &ve) || ve.Field != "tables[0].partitions" {
+		t.Errorf("mysql: got %v, want an error naming tables[0].partitions", err)
 	}
 }
 

@@ -6,6 +6,12 @@ package sqlrewrite
 type Fetch struct {
 	// Table is the backend table (Source), possibly schema-qualified.
 	Table string
+	// Partitions, if set, are backend relations that together hold
+	// exactly Table's rows, each row in one of them
+	// (catalog.Table.Partitions): aggregates are then computed per
+	// partition and combined (partitioned.go). PostgreSQL only; not with
+	// Unit.
+	Partitions []string
 	// Filter is the conjunction of row conditions, with backend column names.
 	Filter []Condition
 	// Boolean, if set, is a further row condition with OR and NOT (backend

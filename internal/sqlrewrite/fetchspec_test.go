@@ -15,6 +15,7 @@ import (
 // command, one element per line:
 //
 //	table pums                              Fetch.Table (may be schema.name)
+//	partitions pums_a,archive.pums_b        Fetch.Partitions
 //	filter age [18, 65)                     a Range; ( ) open, [ ] closed, -inf/inf unbounded
 //	filter state in ("CA", "NY")            an In; strings in double quotes, numbers bare
 //	boolean or(age [18, 65), not(sex in (1)))
@@ -24,8 +25,10 @@ import (
 //	summary count(age)                      CountNonNull
 //	summary sum(age) [0, 100]               ClampedSum
 //	summary sumsq(age) [0, 100]             ClampedSumSquares
+//	summary distinct(age)                   CountDistinctValues
 //	window age [0, 100] offset 10 limit 5   Window (a trailing " sum": Sum,
-//	                                        " grid 0.0625": GridUnit)
+//	                                        " grid 0.0625": GridUnit, then
+//	                                        " grouped": Grouped)
 //	gridsums age [0, 100] unit 0.0625       GridSums
 //	pairs income [0, 500000] age [0, 100]  Pairs (y then x)
 //	histogram income [0, 500000] bins 10    Histogram
@@ -63,20 +66,21 @@ var datePartNames = map[string]sqlrewrite.DatePart{"year": sqlrewrite.PartYear, 
 	"monthofyear": sqlrewrite.PartMonthOfYear, "quarter": sqlrewrite.PartQuarterOfYear, "dayofweek": sqlrewrite.PartDayOfWeek, "dayofmonth": sqlrewrite.PartDayOfMonth}
 
 var (
-	tableLine     = regexp.MustCompile(`^table (\S+)$`)
-	filterLine    = regexp.MustCompile(`^filter (.*)$`)
-	booleanLine   = regexp.MustCompile(`^boolean (.*)$`)
-	inPrefix      = regexp.MustCompile(`^(\S+) in \(`)
-	nullPrefix    = regexp.MustCompile(`^(\S+) is (not )?null( \[text\])?`)
-	orNullPrefix  = regexp.MustCompile(`^ or null( \[text\])?`)
-	rangePrefix   = regexp.MustCompile(`^(\S+) ([\[(])([^\s,]+), ([^\s\])]+)([\])])`)
-	countAllLine  = regexp.MustCompile(`^summary count\(\*\)$`)
-	termLine      = regexp.MustCompile(`^summary (count|sum|sumsq)\((\S+)\)(?: \[(\S+), (\S+)\])?$`)
-	windowLine    = regexp.MustCompile(`^window (\S+) \[(\S+), (\S+)\] offset (-?\d+) limit (-?\d+)( sum)?(?: grid (\S+))?$`)
-	gridSumsLine  = regexp.MustCompile(`^gridsums (\S+) \[(\S+), (\S+)\] unit (\S+)$`)
-	pairsLine     = regexp.MustCompile(`^pairs (\S+) \[(\S+), (\S+)\] (\S+) \[(\S+), (\S+)\]$`)
-	histogramLine = regexp.MustCompile(`^histogram (\S+) \[(\S+), (\S+)\] bins (-?\d+)$`)
-	cellsLine     = regexp.MustCompile(`^cells (\S+) (in|edges) \((.*)\)$`)
+	tableLine      = regexp.MustCompile(`^table (\S+)$`)
+	partitionsLine = regexp.MustCompile(`^partitions (\S+)$`)
+	filterLine     = regexp.MustCompile(`^filter (.*)$`)
+	booleanLine    = regexp.MustCompile(`^boolean (.*)$`)
+	inPrefix       = regexp.MustCompile(`^(\S+) in \(`)
+	nullPrefix     = regexp.MustCompile(`^(\S+) is (not )?null( \[text\])?`)
+	orNullPrefix   = regexp.MustCompile(`^ or null( \[text\])?`)
+	rangePrefix    = regexp.MustCompile(`^(\S+) ([\[(])([^\s,]+), ([^\s\])]+)([\])])`)
+	countAllLine   = regexp.MustCompile(`^summary count\(\*\)$`)
+	termLine       = regexp.MustCompile(`^summary (count|sum|sumsq|distinct)\((\S+)\)(?: \[(\S+), (\S+)\])?$`)
+	windowLine     = regexp.MustCompile(`^window (\S+) \[(\S+), (\S+)\] offset (-?\d+) limit (-?\d+)( sum)?(?: grid (\S+))?( grouped)?$`)
+	gridSumsLine   = regexp.MustCompile(`^gridsums (\S+) \[(\S+), (\S+)\] unit (\S+)$`)
+	pairsLine      = regexp.MustCompile(`^pairs (\S+) \[(\S+), (\S+)\] (\S+) \[(\S+), (\S+)\]$`)
+	histogramLine  = regexp.MustCompile(`^histogram (\S+) \[(\S+), (\S+)\] bins (-?\d+)$`)
+	cellsLine      = regexp.MustCompile(`^cells (\S+) (in|edges) \((.*)\)$`)
 	// cells day date|timestamp year|month|day|monthofyear|quarter|dayofweek|dayofmonth 2015-01-01 2024-12-31 [(cycle)]
 	dateCellsLine = regexp.MustCompile(`^cells (\S+) (date|timestamp) (\w+) (\S+) (\S+)(?: \((.*)\))?$`)
 	// filter day date 2020-01-01 until 2021-01-01: a date range [lo, hi)
@@ -107,6 +111,10 @@ func parseFetchLine(f *sqlrewrite.Fetch, line string) error {
 		f.Table = m[1]
 		return nil
 	}
+	if m := partitionsLine.FindStringSubmatch(line); m != nil {
+		f.Partitions = strings.Split(m[1], ",")
+		return nil
+	}
 	if m := filterLine.FindStringSubmatch(line); m != nil {
 		c, rest, err := parseCondition(m[1])
 		if err == nil && rest != "" {
@@ -129,7 +137,7 @@ func parseFetchLine(f *sqlrewrite.Fetch, line string) error {
 		return nil
 	}
 	if m := termLine.FindStringSubmatch(line); m != nil {
-		kind := map[string]sqlrewrite.TermKind{"count": sqlrewrite.CountNonNull, "sum": sqlrewrite.ClampedSum, "sumsq": sqlrewrite.ClampedSumSquares}[m[1]]
+		kind := map[string]sqlrewrite.TermKind{"count": sqlrewrite.CountNonNull, "sum": sqlrewrite.ClampedSum, "sumsq": sqlrewrite.ClampedSumSquares, "distinct": sqlrewrite.CountDistinctValues}[m[1]]
 		t := sqlrewrite.SummaryTerm{Kind: kind, Column: m[2]}
 		if m[3] != "" {
 			t.Lower, t.Upper = nums.float(m[3]), nums.float(m[4])
@@ -139,7 +147,7 @@ func parseFetchLine(f *sqlrewrite.Fetch, line string) error {
 	}
 	if m := windowLine.FindStringSubmatch(line); m != nil {
 		f.Window = &sqlrewrite.Window{Column: m[1], Lower: nums.float(m[2]), Upper: nums.float(m[3]),
-			Offset: nums.int(m[4]), Limit: nums.int(m[5]), Sum: m[6] != ""}
+			Offset: nums.int(m[4]), Limit: nums.int(m[5]), Sum: m[6] != "", Grouped: m[8] != ""}
 		if m[7] != "" {
 			f.Window.GridUnit = nums.float(m[7])
 		}

@@ -64,6 +64,11 @@ import (
 //	Cells:     SELECT k0, k1, COUNT(*) FROM (SELECT key0 AS k0, key1 AS k1 FROM t WHERE F) AS c
 //	           WHERE k0 IS NOT NULL AND k1 IS NOT NULL GROUP BY k0, k1   (render_cells.go)
 //
+// With Fetch.Partitions (PostgreSQL), the aggregate shapes (Summary,
+// Histogram, a grouped window, GridSums, Profile, Cells, Grouped, Keys)
+// are computed per partition and combined (partitioned.go); the others
+// read the table.
+//
 // The window sorts by the column itself, which an index can serve, unless
 // the rows pass a condition on another column (then by the clamped value,
 // position 1, or on MySQL by the column with no index: a scan and a sort
@@ -88,6 +93,15 @@ func Render(f Fetch, d Dialect) (query string, args []any, err error) {
 	}
 	if set != 1 {
 		return "", nil, errors.New("sqlrewrite: a fetch needs exactly one of Summary, Window, Histogram, Pairs, GridSums, Cells, Grouped, Keys and Profile")
+	}
+	if len(f.Partitions) > 0 {
+		query, ok, err := r.partitioned(f)
+		if err != nil {
+			return "", nil, err
+		}
+		if ok {
+			return query, r.args, nil
+		}
 	}
 	switch {
 	case len(f.Summary) > 0:
@@ -202,7 +216,7 @@ func (r *renderer) window(f Fetch) (string, error) {
 		if w.Sum {
 			return "", errors.New("sqlrewrite: a grouped window cannot be a sum")
 		}
-		return "SELECT v, COUNT(*) FROM (SELECT " + v + " AS v" + from + ") AS w GROUP BY v ORDER BY v", nil
+		return "SELECT v, COUNT(*) FROM (SELECT " + v + " AS v" + from + ") AS w GROUP BY v" + groupedWindowOrder, nil
 	}
 	// Qualified, so that it names the table's column: PostgreSQL would take
 	// a bare name for the output column that the clamp's CASE … ELSE col
@@ -248,6 +262,9 @@ func filtersOther(f Fetch, column string) bool {
 	}
 	return f.Boolean != nil
 }
+
+// groupedWindowOrder ends a grouped window's query.
+const groupedWindowOrder = " ORDER BY v"
 
 // pairs renders SELECT clamp(y), clamp(x) over the rows where both are set.
 func (r *renderer) pairs(f Fetch) (string, error) {
