@@ -49,9 +49,10 @@ type Backend struct {
 	dialect sqlrewrite.Dialect
 	log     *slog.Logger
 
-	flavorOnce sync.Once
-	mariaDB    bool // the MySQL dialect's server is MariaDB (set by flavorOnce)
-	vitess     bool // the MySQL dialect's server is Vitess's vtgate (set by flavorOnce)
+	flavorMu    sync.Mutex
+	flavorKnown bool // the server's version was read (flavor)
+	mariaDB     bool // the MySQL dialect's server is MariaDB (set by flavor)
+	vitess      bool // the MySQL dialect's server is Vitess's vtgate (set by flavor)
 	// defaultIsolation makes Snapshot begin a plain transaction
 	// (SetDefaultIsolation).
 	defaultIsolation bool
@@ -214,30 +215,36 @@ func timeLeft(ctx context.Context) (time.Duration, bool) {
 	return max(time.Until(dl), time.Millisecond), true
 }
 
-// flavor reads, once, which server the MySQL dialect talks to: MariaDB,
-// Vitess's vtgate, or MySQL (neither). A server that cannot be asked reads
-// as MySQL.
-func (b *Backend) flavor(ctx context.Context) {
+// flavor reads which server the MySQL dialect talks to: MariaDB, Vitess's
+// vtgate, or MySQL (neither). The version is read until one read succeeds
+// (a server not yet up when the proxy starts is asked again at the next
+// call); while it cannot be read the server counts as MySQL.
+func (b *Backend) flavor(ctx context.Context) (mariaDB, vitess bool) {
 	if b.dialect != sqlrewrite.MySQL {
-		return
+		return false, false
 	}
-	b.flavorOnce.Do(func() {
-		var version string
-		if err := b.db.QueryRowContext(ctx, "SELECT VERSION()").Scan(&version); err == nil {
-			b.mariaDB = strings.Contains(strings.ToLower(version), "mariadb")
-			// vtgate reports its own version (8.4.6-Vitess), whatever its
-			// shards run; it ignores MAX_EXECUTION_TIME and kills the
-			// shards' queries (error 3024) past its directive's timeout.
-			b.vitess = strings.Contains(strings.ToLower(version), "vitess")
-		}
-	})
+	b.flavorMu.Lock()
+	defer b.flavorMu.Unlock()
+	if b.flavorKnown {
+		return b.mariaDB, b.vitess
+	}
+	var version string
+	if err := b.db.QueryRowContext(ctx, "SELECT VERSION()").Scan(&version); err == nil {
+		b.flavorKnown = true
+		b.mariaDB = strings.Contains(strings.ToLower(version), "mariadb")
+		// vtgate reports its own version (8.4.6-Vitess), whatever its
+		// shards run; it ignores MAX_EXECUTION_TIME and kills the
+		// shards' queries (error 3024) past its directive's timeout.
+		b.vitess = strings.Contains(strings.ToLower(version), "vitess")
+	}
+	return b.mariaDB, b.vitess
 }
 
 // Vitess reports whether the backend is Vitess's vtgate (its version says
-// so), asking the server the first time.
+// so), asking the server until it answers once.
 func (b *Backend) Vitess(ctx context.Context) bool {
-	b.flavor(ctx)
-	return b.vitess
+	_, vitess := b.flavor(ctx)
+	return vitess
 }
 
 // withTimeout adds the MySQL dialect's per-statement timeout to a fetch
@@ -247,11 +254,11 @@ func (b *Backend) withTimeout(ctx context.Context, text string) string {
 	if !ok || b.dialect != sqlrewrite.MySQL {
 		return text
 	}
-	b.flavor(ctx)
-	if rest, ok := strings.CutPrefix(text, "SELECT "); ok && b.vitess {
+	mariaDB, vitess := b.flavor(ctx)
+	if rest, ok := strings.CutPrefix(text, "SELECT "); ok && vitess {
 		return fmt.Sprintf("SELECT /*vt+ QUERY_TIMEOUT_MS=%d */ %s", left.Milliseconds(), rest)
 	}
-	if b.mariaDB {
+	if mariaDB {
 		return fmt.Sprintf("SET STATEMENT max_statement_time = %.3f FOR %s", left.Seconds(), text)
 	}
 	if rest, ok := strings.CutPrefix(text, "SELECT "); ok {
