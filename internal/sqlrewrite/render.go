@@ -50,7 +50,8 @@ import (
 // its strings as bind arguments too):
 //
 //	Summary:   SELECT COUNT(*), COUNT(c), COUNT(readable c), COALESCE(SUM(clamp(c)), 0),
-//	           COALESCE(SUM(clamp(c) * clamp(c)), 0) FROM t WHERE F   (the terms in order; one row)
+//	           COALESCE(SUM(clamp(c) * clamp(c)), 0) FROM t WHERE F   (the terms in order; one row;
+//	           on MySQL the product within the clamp's branches, clampSquared)
 //	Window:    SELECT clamp(c) FROM t WHERE F AND readable(c) ORDER BY t.c LIMIT n OFFSET r
 //	           (when F has a condition on another column: ORDER BY 1, the clamped
 //	           value, or on MySQL FROM t USE INDEX (), no index)
@@ -162,13 +163,16 @@ func (r *renderer) term(t SummaryTerm) (string, error) {
 		return "COUNT(CASE WHEN " + r.readable(col) + " THEN 1 END)", nil
 	case CountDistinctValues:
 		return "COUNT(DISTINCT " + col + ")", nil
-	case ClampedSum, ClampedSumSquares:
+	case ClampedSum:
 		v, err := r.clamp(col, t.Lower, t.Upper)
 		if err != nil {
 			return "", err
 		}
-		if t.Kind == ClampedSumSquares {
-			v = v + " * " + v
+		return "COALESCE(SUM(" + v + "), 0)", nil
+	case ClampedSumSquares:
+		v, err := r.clampSquared(col, t.Lower, t.Upper)
+		if err != nil {
+			return "", err
 		}
 		return "COALESCE(SUM(" + v + "), 0)", nil
 	}
@@ -340,7 +344,7 @@ func (r *renderer) clamp(col string, lo, hi float64) (string, error) {
 		return "", fmt.Errorf("sqlrewrite: clamp bounds must be 0 or of magnitude in [2^-400, 2^430] with lower ≤ upper, got [%g, %g]", lo, hi)
 	}
 	if r.spec.name == "mysql" {
-		return mysqlClamp(col, lo, hi), nil
+		return mysqlClamp(col, lo, hi, false), nil
 	}
 	l, h := realLiteral(lo), realLiteral(hi)
 	var sb strings.Builder
@@ -359,6 +363,17 @@ func (r *renderer) clamp(col string, lo, hi float64) (string, error) {
 	}
 	sb.WriteString(" ELSE CAST(" + col + " AS " + r.spec.double + ") END")
 	return sb.String(), nil
+}
+
+// clampSquared renders clamp(c) * clamp(c), on MySQL with the product in
+// each branch of the clamp (mysqlClamp), which evaluates the clamp's tests
+// once per row rather than twice: the same products of the same values.
+func (r *renderer) clampSquared(col string, lo, hi float64) (string, error) {
+	v, err := r.clamp(col, lo, hi)
+	if err != nil || r.spec.name != "mysql" {
+		return v + " * " + v, err
+	}
+	return mysqlClamp(col, lo, hi, true), nil
 }
 
 // mysqlClamp is clamp on MySQL and MariaDB, with LEAST and GREATEST, which
@@ -383,15 +398,22 @@ func (r *renderer) clamp(col string, lo, hi float64) (string, error) {
 // (±Inf would be clamped to a bound too). The value -0 gives 0 in the
 // flush, as in the CASE. On 10^6 rows in MariaDB 10.11 a sum of it costs
 // 1.0-1.15× the plain SUM, where that CASE cost 1.25×
-// (bench/RESULTS-latency.md).
-func mysqlClamp(col string, lo, hi float64) string {
+// (bench/RESULTS-latency.md). With squared, each branch's value is
+// multiplied by itself (0e0 stays 0e0, the square of the flushed 0).
+func mysqlClamp(col string, lo, hi float64, squared bool) string {
+	sq := func(v string) string {
+		if squared {
+			return v + " * " + v
+		}
+		return v
+	}
 	l, h := doubleLiteral(lo), doubleLiteral(hi)
 	if m := catalog.MinBoundMagnitude; lo < m && hi > -m {
 		ml := doubleLiteral(m)
-		return "CASE WHEN " + col + " >= " + ml + " THEN LEAST(" + col + ", " + h + ") WHEN " + col + " <= -" + ml +
-			" THEN GREATEST(" + col + ", " + l + ") WHEN " + col + " IS NOT NULL THEN 0e0 END"
+		return "CASE WHEN " + col + " >= " + ml + " THEN " + sq("LEAST("+col+", "+h+")") + " WHEN " + col + " <= -" + ml +
+			" THEN " + sq("GREATEST("+col+", "+l+")") + " WHEN " + col + " IS NOT NULL THEN 0e0 END"
 	}
-	return "LEAST(GREATEST(" + col + ", " + l + "), " + h + ")"
+	return sq("LEAST(GREATEST(" + col + ", " + l + "), " + h + ")")
 }
 
 // compareLiteral writes a bound the column is compared with: an integer of

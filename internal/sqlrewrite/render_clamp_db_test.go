@@ -11,7 +11,7 @@ import (
 )
 
 // TestMySQLClampEqualsCase: on MySQL/MariaDB, the LEAST/GREATEST clamp
-// (mysqlClamp) gives every value that a column of each numeric type can
+// (mysqlClamp) and its square (clampSquared) give every value that a column of each numeric type can
 // hold the same result as the CASE clamp it replaced (the form SQLite and
 // PostgreSQL keep, rendered with MySQL's quoting and types) and as
 // ClampValue: NULL for NULL, else the same double bit for bit (the sign of
@@ -66,7 +66,12 @@ func TestMySQLClampEqualsCase(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			rows, err := db.Query("SELECT CAST(c AS CHAR), CAST(c AS DOUBLE), " + oldExpr + ", " + newExpr + " FROM " + table)
+			newSquared, err := mysql.clampSquared("`c`", lo, hi)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rows, err := db.Query("SELECT CAST(c AS CHAR), CAST(c AS DOUBLE), " + oldExpr + ", " + newExpr + ", " +
+				oldExpr + " * " + oldExpr + ", " + newSquared + " FROM " + table)
 			if err != nil {
 				t.Fatalf("%s [%g, %g]: %v\n%s", typ, lo, hi, err, newExpr)
 			}
@@ -76,14 +81,16 @@ func TestMySQLClampEqualsCase(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := types[3].DatabaseTypeName(); got != "DOUBLE" {
-				t.Errorf("%s [%g, %g]: the clamp is a %s, not a DOUBLE", typ, lo, hi, got)
+			for _, i := range []int{3, 5} {
+				if got := types[i].DatabaseTypeName(); got != "DOUBLE" {
+					t.Errorf("%s [%g, %g]: column %d is a %s, not a DOUBLE", typ, lo, hi, i, got)
+				}
 			}
 			n := 0
 			for rows.Next() {
 				var text sql.NullString
-				var raw, old, got sql.NullFloat64
-				if err := rows.Scan(&text, &raw, &old, &got); err != nil {
+				var raw, old, got, oldSquare, square sql.NullFloat64
+				if err := rows.Scan(&text, &raw, &old, &got, &oldSquare, &square); err != nil {
 					t.Fatal(err)
 				}
 				n++
@@ -95,6 +102,8 @@ func TestMySQLClampEqualsCase(t *testing.T) {
 					t.Errorf("%s: clamp valid %v, value valid %v", name, got.Valid, raw.Valid)
 				case raw.Valid && math.Float64bits(got.Float64) != math.Float64bits(ClampValue(raw.Float64, lo, hi)):
 					t.Errorf("%s: clamp %v, ClampValue %v", name, got.Float64, ClampValue(raw.Float64, lo, hi))
+				case oldSquare.Valid != square.Valid || square.Valid && math.Float64bits(oldSquare.Float64) != math.Float64bits(square.Float64):
+					t.Errorf("%s: squared, CASE %v (valid %v), LEAST/GREATEST %v (valid %v)", name, oldSquare.Float64, oldSquare.Valid, square.Float64, square.Valid)
 				}
 			}
 			if err := rows.Err(); err != nil {
