@@ -33,7 +33,8 @@ const maxProfileValues = 1 << 16
 // integer column with at most maxProfileValues declared values (VARIANCE,
 // STDDEV), the rows are grouped by that column's clamped value as above:
 // one GROUP BY that reads the column once per row, where the summary query
-// evaluates its clamp for the sum and twice for the square. Nil when no
+// evaluates its clamp for the sum and (on PostgreSQL and SQLite) twice for
+// the square. Nil when no
 // release has a histogram or (with squares) a sum of squares of such a
 // column, or a summary term is not a count or a sum (COUNT(DISTINCT)), or
 // the table has a privacy unit (its fetches read bounded rows,
@@ -104,10 +105,10 @@ func profileOf(p *Plan, squares bool) *sqlrewrite.Profile {
 // catalog driver (a public setting): on PostgreSQL, where the GROUP BY costs
 // less than the summary query's three clamps per row (10^6 rows: VARIANCE
 // 1.09× the exact VAR_POP with it, 1.5× without, bench/RESULTS-latency.md),
-// and on SQLite, as before; not on MySQL/MariaDB, whose GROUP BY alone
-// costs more than the summary query with its LEAST/GREATEST clamps
-// (MariaDB 10.11, 10^6 rows: 0.237 s grouping, 0.213 s the summary, 0.165 s
-// VAR_POP).
+// and on SQLite, as before; not on MySQL/MariaDB, where grouping (a
+// temporary table and a filesort) costs more than the summary query with
+// its LEAST/GREATEST clamps (MariaDB 10.11, 10^6 rows: the profile 1.57×,
+// the summary 1.41× the exact VAR_POP, bench/RESULTS-latency.md).
 func groupsSquares(driver string) bool {
 	return driver != catalog.DriverMySQL
 }

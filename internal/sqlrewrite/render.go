@@ -396,9 +396,9 @@ func (r *renderer) clampSquared(col string, lo, hi float64) (string, error) {
 // gives its double, as comparing first in the column's type and then
 // converting does. Neither dialect stores NaN or ±Inf in a DOUBLE column
 // (±Inf would be clamped to a bound too). The value -0 gives 0 in the
-// flush, as in the CASE. On 10^6 rows in MariaDB 10.11 a sum of it costs
-// 1.0-1.15× the plain SUM, where that CASE cost 1.25×
-// (bench/RESULTS-latency.md). With squared, each branch's value is
+// flush, as in the CASE. A sum of it costs 1.12× the plain SUM of the
+// column, where the CASE cost 1.36× (MariaDB 10.11, 10^6 rows,
+// bench/RESULTS-latency.md). With squared, each branch's value is
 // multiplied by itself (0e0 stays 0e0, the square of the flushed 0).
 func mysqlClamp(col string, lo, hi float64, squared bool) string {
 	sq := func(v string) string {

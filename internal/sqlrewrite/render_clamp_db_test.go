@@ -11,14 +11,15 @@ import (
 )
 
 // TestMySQLClampEqualsCase: on MySQL/MariaDB, the LEAST/GREATEST clamp
-// (mysqlClamp) and its square (clampSquared) give every value that a column of each numeric type can
-// hold the same result as the CASE clamp it replaced (the form SQLite and
-// PostgreSQL keep, rendered with MySQL's quoting and types) and as
-// ClampValue: NULL for NULL, else the same double bit for bit (the sign of
-// a zero included), with and without the flush of tiny magnitudes, for
-// integers and DECIMALs beyond 2^53 and values far beyond the bounds.
-// ±Inf and NaN are tried as bound doubles (the binary protocol); a server
-// that refuses them has no such values to clamp.
+// (mysqlClamp) and its square (clampSquared) give every value that a
+// column of each numeric type can hold the same result as the CASE clamp
+// and its square that they replaced (the form SQLite and PostgreSQL keep,
+// rendered with MySQL's quoting and types), the clamp also as ClampValue:
+// NULL for NULL, else the same double bit for bit (the sign of a zero
+// included), with and without the flush of tiny magnitudes, for integers
+// and DECIMALs beyond 2^53 and values far beyond the bounds; and the result
+// is a DOUBLE. ±Inf and NaN are tried as bound doubles (the binary
+// protocol); a column that refuses them has no such values to clamp.
 func TestMySQLClampEqualsCase(t *testing.T) {
 	db := testdb.MySQL(t)
 	m := catalog.MinBoundMagnitude
