@@ -347,7 +347,7 @@ func (p *Planner) plan(sel *sqlrewrite.Select, s Settings, grouped bool) (*Plan,
 		plan.Cost.Epsilon = s.Epsilon
 	}
 	if !grouped {
-		plan.Profile = profileOf(plan)
+		plan.Profile = profileOf(plan, groupsSquares(p.cat.Backend.Driver))
 	}
 	return plan, nil
 }

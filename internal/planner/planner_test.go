@@ -76,20 +76,25 @@ func withHistogram(c catalog.Column, bins int, eps float64, workload string) cat
 
 // TestPlans walks testdata/queries/plan. Commands:
 //
-//	plan [epsilon=E] [delta=D] [mechanism=NAME]
+//	plan [epsilon=E] [delta=D] [mechanism=NAME] [backend=DRIVER]
 //	<SQL>
 //
 // prints the EXPLAIN rows of the plan (columns separated by " | "), or the
 // error as "error <code> (<sqlstate>): <kind>". Defaults: ε = 1, δ = 0,
-// mechanism auto.
+// mechanism auto, the backend driver unset (as postgres and sqlite plan).
 func TestPlans(t *testing.T) {
 	cat := testCatalog()
 	datadriven.Walk(t, "../../testdata/queries/plan", func(t *testing.T, path string) {
 		parser := sqlrewrite.NewParser(cat)
-		p := planner.New(cat)
 		datadriven.RunTest(t, path, func(t *testing.T, d *datadriven.TestData) string {
 			if d.Cmd != "plan" {
 				d.Fatalf(t, "unknown command %q", d.Cmd)
+			}
+			p := planner.New(cat)
+			if d.HasArg("backend") {
+				withBackend := *cat
+				d.ScanArgs(t, "backend", &withBackend.Backend.Driver)
+				p = planner.New(&withBackend)
 			}
 			s := planner.Settings{Epsilon: 1, Mechanism: "auto"}
 			if d.HasArg("epsilon") {

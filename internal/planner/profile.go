@@ -29,15 +29,16 @@ const maxProfileValues = 1 << 16
 // real-valued column's grid median), the rows are grouped by that
 // histogram's bins, and the summary terms and that histogram come from the
 // groups (the column's windows and grid sums are further queries). Else,
-// when a release sums the squares of an integer column with at most
-// maxProfileValues declared values (VARIANCE, STDDEV), the rows are grouped
-// by that column's clamped value as above: one GROUP BY that reads the
-// column once per row, where the summary query evaluates its clamp for the
-// sum and twice for the square (10^6 rows: PostgreSQL 1.5× and MariaDB 2.1×
-// the exact VARIANCE without it, bench/RESULTS-latency.md). Nil when no
-// release has a histogram or a sum of squares of such a column, or a
-// summary term is not a count or a sum (COUNT(DISTINCT)), or the table has
-// a privacy unit (its fetches read bounded rows, render_unit.go).
+// when squares is set (groupsSquares) and a release sums the squares of an
+// integer column with at most maxProfileValues declared values (VARIANCE,
+// STDDEV), the rows are grouped by that column's clamped value as above:
+// one GROUP BY that reads the column once per row, where the summary query
+// evaluates its clamp for the sum and (on PostgreSQL and SQLite) twice for
+// the square. Nil when no
+// release has a histogram or (with squares) a sum of squares of such a
+// column, or a summary term is not a count or a sum (COUNT(DISTINCT)), or
+// the table has a privacy unit (its fetches read bounded rows,
+// render_unit.go).
 //
 // What is released does not change: each number computed from the groups
 // is the per-row map of the fetch it replaces applied to the row's value
@@ -48,7 +49,7 @@ const maxProfileValues = 1 << 16
 // aggregate's partial sums). So every mechanism sees the statistic its
 // analysis assumes (each row's contribution clamped to the public bounds),
 // with the same sensitivity.
-func profileOf(p *Plan) *sqlrewrite.Profile {
+func profileOf(p *Plan, squares bool) *sqlrewrite.Profile {
 	if p.Table.HasPrivacyUnit() {
 		return nil
 	}
@@ -71,7 +72,7 @@ func profileOf(p *Plan) *sqlrewrite.Profile {
 		}
 	}
 	for _, r := range p.Releases { // else a sum of squares of such an integer column
-		if prof != nil || r.Stat.Column == nil || !fewValues(r.Stat.Column) {
+		if !squares || prof != nil || r.Stat.Column == nil || !fewValues(r.Stat.Column) {
 			continue
 		}
 		lo, hi, _ := r.Stat.Column.Bounds()
@@ -97,6 +98,19 @@ func profileOf(p *Plan) *sqlrewrite.Profile {
 		}
 	}
 	return prof
+}
+
+// groupsSquares reports whether profileOf reads a sum of squares of an
+// integer column with few values by grouping the rows on the backend of the
+// catalog driver (a public setting): on PostgreSQL, where the GROUP BY costs
+// less than the summary query's three clamps per row (10^6 rows: VARIANCE
+// 1.09× the exact VAR_POP with it, 1.5× without, bench/RESULTS-latency.md),
+// and on SQLite, as before; not on MySQL/MariaDB, where grouping (a
+// temporary table and a filesort) costs more than the summary query with
+// its LEAST/GREATEST clamps (MariaDB 10.11, 10^6 rows: the profile 1.57×,
+// the summary 1.41× the exact VAR_POP, bench/RESULTS-latency.md).
+func groupsSquares(driver string) bool {
+	return driver != catalog.DriverMySQL
 }
 
 // fewValues reports whether c is an integer column with declared bounds at

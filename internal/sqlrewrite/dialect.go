@@ -91,3 +91,21 @@ func realLiteral(f float64) string {
 	}
 	return s
 }
+
+// doubleLiteral writes f as a MySQL approximate-value (DOUBLE) literal that
+// reads back as exactly f: its shortest round-trip digits with an exponent
+// (500000e0, 0.1e0, 1e+100; a literal without one, 0.0, is a DECIMAL),
+// 0 for either zero, negative numbers parenthesised.
+func doubleLiteral(f float64) string {
+	if f == 0 {
+		return "0e0"
+	}
+	s := strconv.FormatFloat(f, 'g', -1, 64)
+	if !strings.Contains(s, "e") {
+		s += "e0"
+	}
+	if strings.HasPrefix(s, "-") {
+		return "(" + s + ")"
+	}
+	return s
+}
