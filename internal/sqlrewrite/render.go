@@ -62,7 +62,8 @@ import (
 //	Histogram: SELECT CASE WHEN b > bins-1 THEN bins-1 ELSE b END, COUNT(*)
 //	           FROM (SELECT FLOOR((clamp(c) - lo) * bins / (hi - lo)) AS b
 //	                 FROM t WHERE F AND readable(c)) AS h GROUP BY 1
-//	Profile:   SELECT clamp(c), COUNT(*), term1, term2 FROM t WHERE F GROUP BY 1   (profile.go)
+//	Profile:   SELECT clamp(c), COUNT(*), term1, term2 FROM t WHERE F GROUP BY 1   (profile.go; on MySQL
+//	           with a condition on another column, FROM t USE INDEX FOR GROUP BY ())
 //	Cells:     SELECT k0, k1, COUNT(*) FROM (SELECT key0 AS k0, key1 AS k1 FROM t WHERE F) AS c
 //	           WHERE k0 IS NOT NULL AND k1 IS NOT NULL GROUP BY k0, k1   (render_cells.go)
 //
