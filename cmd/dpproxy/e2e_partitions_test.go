@@ -226,30 +226,7 @@ func fetchRows(t *testing.T, db *sql.DB, prefix string, f sqlrewrite.Fetch) [][]
 	if err != nil {
 		t.Fatalf("%s%s: %v", prefix, query, err)
 	}
-	defer rs.Close()
-	cols, _ := rs.Columns()
-	var out [][]string
-	for rs.Next() {
-		vals := make([]sql.NullString, len(cols))
-		dest := make([]any, len(cols))
-		for i := range vals {
-			dest[i] = &vals[i]
-		}
-		if err := rs.Scan(dest...); err != nil {
-			t.Fatal(err)
-		}
-		row := make([]string, len(vals))
-		for i, v := range vals {
-			row[i] = "NULL"
-			if v.Valid {
-				row[i] = v.String
-			}
-		}
-		out = append(out, row)
-	}
-	if err := rs.Err(); err != nil {
-		t.Fatal(err)
-	}
+	out := testdb.Strings(t, rs, prefix+query)
 	if prefix == "" {
 		slices.SortFunc(out, slices.Compare)
 	}

@@ -85,3 +85,37 @@ func dropOnCleanup(t testing.TB, admin *sql.DB, drop string) {
 		admin.Close()
 	})
 }
+
+// Strings reads every row of rows as text, NULL as "NULL", closing rows;
+// what fails the test names query.
+func Strings(t testing.TB, rows *sql.Rows, query string) [][]string {
+	t.Helper()
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		t.Fatalf("%s: %v", query, err)
+	}
+	var out [][]string
+	for rows.Next() {
+		vals := make([]sql.NullString, len(cols))
+		dest := make([]any, len(vals))
+		for i := range vals {
+			dest[i] = &vals[i]
+		}
+		if err := rows.Scan(dest...); err != nil {
+			t.Fatalf("%s: %v", query, err)
+		}
+		row := make([]string, len(vals))
+		for i, v := range vals {
+			row[i] = "NULL"
+			if v.Valid {
+				row[i] = v.String
+			}
+		}
+		out = append(out, row)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatalf("%s: %v", query, err)
+	}
+	return out
+}
