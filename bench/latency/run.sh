@@ -114,7 +114,7 @@ SQL
 fi
 fi
 
-hash=$("$work/dpproxy" hash-password bench)
+. bench/proxy.sh
 if [ "$DATA" = random ]; then
   columns='  - name: pums
     columns:
@@ -127,17 +127,7 @@ else
       - {name: income, type: real, lower: 0, upper: 100000}'
 fi
 start_proxy() { # name driver dsn port
-  cat > "$work/$1.yaml" <<YAML
-backend: {driver: $2, dsn: "$3"}
-ledger: {driver: sqlite, dsn: "$work/$1-ledger.db"}
-privacy: {default_epsilon: 1, max_epsilon: 10}
-timeouts: {statement: $STATEMENT_TIMEOUT}
-users: [{name: bench, password_hash: "$hash", epsilon: 1.0e+9, delta: 1.0e-3}]
-tables:
-$columns
-YAML
-  "$work/dpproxy" --config "$work/$1.yaml" --listen "127.0.0.1:$4" 2>"$work/$1.log" &
-  pids+=($!)
+  start_bench_proxy "$1" "$4" "driver: $2, dsn: \"$3\"" "$columns" "timeouts: {statement: $STATEMENT_TIMEOUT}"
 }
 has PostgreSQL && start_proxy pg postgres "postgres://postgres@127.0.0.1:5432/$PGDB?sslmode=disable" "$PROXY_PG_PORT"
 has MariaDB && start_proxy my mysql "root@tcp(127.0.0.1:3306)/$MYDB" "$PROXY_MY_PORT"

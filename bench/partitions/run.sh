@@ -60,23 +60,14 @@ CREATE FOREIGN TABLE pums_split_2 PARTITION OF pums_split FOR VALUES FROM ($half
 ANALYZE pums_split;
 SQL
 
-hash=$("$work/dpproxy" hash-password bench)
+. bench/proxy.sh
 start_proxy() { # name port partitions-line
-  cat > "$work/$1.yaml" <<YAML
-backend: {driver: postgres, dsn: "postgres://postgres@127.0.0.1:5432/$COORD?sslmode=disable"}
-ledger: {driver: sqlite, dsn: "$work/$1-ledger.db"}
-privacy: {default_epsilon: 1, max_epsilon: 10}
-users: [{name: bench, password_hash: "$hash", epsilon: 1.0e+9, delta: 1.0e-3}]
-tables:
-  - name: pums
+  start_bench_proxy "$1" "$2" "driver: postgres, dsn: \"postgres://postgres@127.0.0.1:5432/$COORD?sslmode=disable\"" "  - name: pums
     source: pums_split
     $3
     columns:
       - {name: age, type: integer, lower: 0, upper: 100}
-      - {name: income, type: real, lower: 0, upper: 500000}
-YAML
-  "$work/dpproxy" --config "$work/$1.yaml" --listen "127.0.0.1:$2" --metrics-listen off 2>"$work/$1.log" &
-  pids+=($!)
+      - {name: income, type: real, lower: 0, upper: 500000}"
 }
 start_proxy split "$PORT_SPLIT" "partitions: [pums_split_1, pums_split_2]"
 start_proxy parent "$PORT_PARENT" ""

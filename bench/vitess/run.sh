@@ -45,22 +45,13 @@ my < "$work/rows.sql"
 vt -e "ANALYZE TABLE pums_bench" >/dev/null
 my -e "ANALYZE TABLE pums_bench" >/dev/null
 
-hash=$("$work/dpproxy" hash-password bench)
+. bench/proxy.sh
 start_proxy() { # name dsn isolation port
-  cat > "$work/$1.yaml" <<YAML
-backend: {driver: mysql, dsn: "$2", isolation: $3}
-ledger: {driver: sqlite, dsn: "$work/$1-ledger.db"}
-privacy: {default_epsilon: 1, max_epsilon: 10}
-users: [{name: bench, password_hash: "$hash", epsilon: 1.0e+9, delta: 1.0e-3}]
-tables:
-  - name: pums
+  start_bench_proxy "$1" "$4" "driver: mysql, dsn: \"$2\", isolation: $3" "  - name: pums
     source: pums_bench
     columns:
       - {name: age, type: integer, lower: 0, upper: 100}
-      - {name: income, type: real, lower: 0, upper: 500000}
-YAML
-  "$work/dpproxy" --config "$work/$1.yaml" --listen "127.0.0.1:$4" 2>"$work/$1.log" &
-  pids+=($!)
+      - {name: income, type: real, lower: 0, upper: 500000}"
 }
 start_proxy vt "root@tcp(127.0.0.1:$vport)/dpproxy?workload=olap" none 34490
 start_proxy my "root@tcp(127.0.0.1:3306)/$MYDB" repeatable_read 34491
