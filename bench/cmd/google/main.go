@@ -6,6 +6,9 @@
 //
 //	go run ./bench/cmd/google -data ../shared/data -out bench
 //
+// The quantile cells over their target are measured again on their
+// neighbours (bench.GoogleNeighbourCheck), at the end of RESULTS-google.md.
+//
 // -trials lowers the trials per cell (the ratio bounds widen) for a quick
 // run on a busy machine: -trials 50 runs in about a quarter of the time.
 package main
@@ -85,6 +88,7 @@ func run(data, out string, trials int, seed uint64, workers int, statList, extra
 	rows := bench.GoogleComparison(anchors, results)
 	var buf bytes.Buffer
 	bench.WriteGoogleReport(&buf, rows, commandLine, trials)
+	bench.WriteNeighbourReport(&buf, bench.GoogleNeighbourCheck(rows, datasets, trials, seed, workers), trials)
 	if err := os.WriteFile(filepath.Join(out, "RESULTS-google.md"), buf.Bytes(), 0o644); err != nil {
 		return err
 	}
