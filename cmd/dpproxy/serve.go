@@ -146,6 +146,7 @@ func serve(ctx context.Context, opts options, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	engine.SetConnections(connectionsAdapter{srv})
 	l, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		return err
@@ -266,6 +267,19 @@ type engineAdapter struct{ e *proxy.Engine }
 
 func (a engineAdapter) Open(user string, connID uint32) wire.Session {
 	return sessionAdapter{a.e.Open(user, connID)}
+}
+
+// connectionsAdapter lets KILL (proxy) reach wire's connections.
+type connectionsAdapter struct{ srv *wire.Server }
+
+func (a connectionsAdapter) Kill(user string, id uint32, wholeConnection bool) (found, owner bool) {
+	switch a.srv.Kill(user, id, wholeConnection) {
+	case wire.NoSuchConnection:
+		return false, false
+	case wire.NotOwner:
+		return true, false
+	}
+	return true, true
 }
 
 type sessionAdapter struct{ s *proxy.Session }

@@ -134,6 +134,11 @@ func (b *Backend) Close() error { return b.db.Close() }
 type Snapshot struct {
 	b  *Backend
 	tx *sql.Tx
+	// stopKill, on MySQL and MariaDB, disarms the kill of the snapshot's
+	// backend query when its statement is cancelled (armKill); it returns
+	// once the kill can no longer run. Disarm and Close call it from the
+	// statement's goroutine.
+	stopKill func()
 	// read holds the result of every fetch run so far, by its SQL: within
 	// one snapshot the same fetch has the same result, so releases that
 	// need the same numbers (AVG and VARIANCE of one column both read its
@@ -174,6 +179,9 @@ func (b *Backend) Snapshot(ctx context.Context) (*Snapshot, error) {
 	// ended cost a new backend connection per statement (a PostgreSQL
 	// backend process: 32 clients got 160 statements/s instead of over a
 	// thousand, bench/RESULTS-load.md). Each fetch still runs under ctx.
+	// Asked before the transaction holds a connection: the first time,
+	// the flavor takes one of its own.
+	killable := b.dialect == sqlrewrite.MySQL && !b.Vitess(ctx)
 	tx, err := b.db.BeginTx(context.WithoutCancel(ctx), opts)
 	if err != nil {
 		return nil, b.fail(ctx, "BEGIN", err)
@@ -185,8 +193,49 @@ func (b *Backend) Snapshot(ctx context.Context) (*Snapshot, error) {
 			return nil, b.fail(ctx, set, err)
 		}
 	}
-	return &Snapshot{b: b, tx: tx, read: map[string]any{}}, nil
+	s := &Snapshot{b: b, tx: tx, read: map[string]any{}, stopKill: func() {}}
+	if !killable {
+		return s, nil
+	}
+	if err := s.armKill(ctx); err != nil {
+		_ = tx.Rollback()
+		return nil, err
+	}
+	return s, nil
 }
+
+// armKill makes the end of ctx stop the query the snapshot is running; it
+// is for MySQL and MariaDB (not Vitess), whose servers go on running a query
+// whose client went away: a cancelled statement (KILL QUERY on the proxy,
+// a client that hung up) sends KILL QUERY for the snapshot's connection
+// over another one. PostgreSQL's driver cancels by itself (a cancel
+// request) and SQLite is interrupted. Close disarms it before the
+// connection goes back to the pool, so the kill never reaches a later
+// statement's query on the same connection.
+func (s *Snapshot) armKill(ctx context.Context) error {
+	var thread int64
+	if err := s.tx.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&thread); err != nil {
+		return s.b.fail(ctx, "SELECT CONNECTION_ID()", err)
+	}
+	killed := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		defer close(killed)
+		kctx, cancel := context.WithTimeout(context.Background(), killTimeout)
+		defer cancel()
+		if _, err := s.b.db.ExecContext(kctx, fmt.Sprintf("KILL QUERY %d", thread)); err != nil {
+			s.b.log.Warn("backend: KILL QUERY of a cancelled statement failed", "thread", thread, "err", err)
+		}
+	})
+	s.stopKill = func() {
+		if !stop() {
+			<-killed
+		}
+	}
+	return nil
+}
+
+// killTimeout bounds the KILL QUERY armKill sends.
+const killTimeout = 5 * time.Second
 
 // once runs fetch f of the given kind, or returns (a copy of) the result of
 // the identical fetch run before in this snapshot.
@@ -268,7 +317,19 @@ func (b *Backend) withTimeout(ctx context.Context, text string) string {
 }
 
 // Close ends the transaction (it wrote nothing, so it is rolled back).
-func (s *Snapshot) Close() error { return s.tx.Rollback() }
+func (s *Snapshot) Close() error {
+	s.Disarm()
+	return s.tx.Rollback()
+}
+
+// Disarm says the snapshot's fetches are over: the end of its statement's
+// context no longer sends KILL QUERY (armKill). Close disarms too; a caller
+// that closes the snapshot in the background, after the statement's
+// context may have ended, disarms it first. It may be called more than once.
+func (s *Snapshot) Disarm() {
+	s.stopKill()
+	s.stopKill = func() {}
+}
 
 // Summary runs a summary fetch and returns one number per term, in order.
 func (s *Snapshot) Summary(ctx context.Context, f sqlrewrite.Fetch) ([]float64, error) {

@@ -3,6 +3,8 @@ package backend
 import (
 	"context"
 	"database/sql"
+	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -44,8 +46,10 @@ func TestSnapshotKeepsConnectionAfterContextEnds(t *testing.T) {
 				if err := snap.tx.QueryRowContext(ctx, "SELECT 1").Scan(&one); err != nil {
 					t.Fatal(err)
 				}
-				// As the executor does: the snapshot closes in a goroutine
-				// while the statement's context ends.
+				// As the executor does: the fetches are over (Disarm), and
+				// the snapshot closes in a goroutine while the statement's
+				// context ends.
+				snap.Disarm()
 				closing.Add(1)
 				go func() {
 					defer closing.Done()
@@ -60,5 +64,72 @@ func TestSnapshotKeepsConnectionAfterContextEnds(t *testing.T) {
 				t.Errorf("20 snapshots left %d connections open and closed %d idle ones; want one connection reused", st.OpenConnections, st.MaxIdleClosed)
 			}
 		})
+	}
+}
+
+// TestSnapshotKillsCancelledQuery: on MariaDB, which goes on running a
+// query whose client went away, the end of a snapshot's context stops the
+// query it is running (KILL QUERY over another connection); once the
+// snapshot is disarmed, the end of its context kills nothing. SELECT
+// BENCHMARK stands for a long CPU-bound fetch: the server does not notice
+// a closed client during it (it does notice one during SLEEP or a lock
+// wait, after a few seconds).
+func TestSnapshotKillsCancelledQuery(t *testing.T) {
+	db := testdb.MySQL(t)
+	b := New(db, sqlrewrite.MySQL, nil)
+	for _, disarmed := range []bool{false, true} {
+		label := fmt.Sprintf("dpproxy_kill_test_disarmed_%t", disarmed)
+		running := func() (id int64, ok bool) {
+			err := db.QueryRow("SELECT ID FROM information_schema.PROCESSLIST WHERE INFO LIKE ? AND ID <> CONNECTION_ID()", "%"+label+"%").Scan(&id)
+			if errors.Is(err, sql.ErrNoRows) {
+				return 0, false
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			return id, true
+		}
+		waitFor := func(what string, cond func() bool) {
+			t.Helper()
+			for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(20 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatalf("%s: not after 10 s", what)
+				}
+			}
+		}
+		t.Cleanup(func() { // a query a failed run left burning CPU
+			if id, ok := running(); ok {
+				_, _ = db.Exec(fmt.Sprintf("KILL QUERY %d", id))
+			}
+		})
+		ctx, cancel := context.WithCancel(context.Background())
+		snap, err := b.Snapshot(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			var v int
+			_ = snap.tx.QueryRowContext(ctx, "SELECT BENCHMARK(5000000000, CRC32('x')) AS "+label).Scan(&v)
+		}()
+		waitFor("the query to run", func() bool { _, ok := running(); return ok })
+		if disarmed {
+			snap.Disarm()
+		}
+		cancel()
+		<-done
+		if !disarmed {
+			waitFor("the cancelled query to stop", func() bool { _, ok := running(); return !ok })
+		} else {
+			time.Sleep(time.Second)
+			id, ok := running()
+			if !ok {
+				t.Errorf("a disarmed snapshot's query was killed when its context ended")
+			} else if _, err := db.Exec(fmt.Sprintf("KILL QUERY %d", id)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		_ = snap.Close()
 	}
 }

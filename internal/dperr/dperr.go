@@ -42,6 +42,10 @@ const (
 	Canceled
 	// Timeout: the statement ran past the configured statement timeout.
 	Timeout
+	// NoSuchConnection: KILL named a connection id no logged-in connection has.
+	NoSuchConnection
+	// NotOwner: KILL named another user's connection.
+	NotOwner
 	numKinds
 )
 
@@ -65,6 +69,9 @@ var codes = [numKinds]code{
 	InvalidValue:    {1231, "42000", "invalid value"},
 	Canceled:        {1317, "70100", "canceled"},
 	Timeout:         {3024, "HY000", "timeout"},
+	// MySQL's ER_NO_SUCH_THREAD and ER_KILL_DENIED_ERROR.
+	NoSuchConnection: {1094, "HY000", "no such connection"},
+	NotOwner:         {1095, "HY000", "not owner"},
 }
 
 func init() {

@@ -196,7 +196,11 @@ func (e *Executor) release(ctx context.Context, plan *planner.Plan, src noise.So
 	}
 	// The read-only transaction ends after the answer is on its way: its
 	// ROLLBACK decides nothing, so no statement waits for its round trip.
-	defer func() { go snap.Close() }()
+	// The fetches are over, so the end of ctx must not kill its query.
+	defer func() {
+		snap.Disarm()
+		go snap.Close()
+	}()
 	scope := unitScope{salt: newUnitSalt(plan, src)}
 	if plan.Profile != nil {
 		// The one scan: the summary below and the histograms, windows and

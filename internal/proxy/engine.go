@@ -38,7 +38,22 @@ type Engine struct {
 	newSource func() noise.Source
 	queries   atomic.Uint64
 	observe   func(outcome string, elapsed time.Duration)
+	// connections answers KILL; nil until SetConnections.
+	connections Connections
 }
+
+// Connections is what KILL reaches: the server's client connections.
+type Connections interface {
+	// Kill interrupts, on behalf of user, the statement connection id is
+	// running and, if wholeConnection, closes the connection. It reports
+	// whether a logged-in connection has that id and whether user owns it;
+	// it does nothing unless both hold.
+	Kill(user string, id uint32, wholeConnection bool) (found, owner bool)
+}
+
+// SetConnections makes KILL reach c's connections; without it KILL is
+// refused. Call it before sessions are opened.
+func (e *Engine) SetConnections(c Connections) { e.connections = c }
 
 // SetObserver makes every later statement report its outcome ("ok", or the
 // dperr kind of its error: "parse", "budget exhausted", "backend",

@@ -137,11 +137,38 @@ func (s *Session) execute(ctx context.Context, stmt sqlrewrite.Statement) (*Resu
 		}
 		s.setWarnings(nil)
 		return &Result{}, nil
+	case *sqlrewrite.Kill:
+		return s.kill(st)
 	case *sqlrewrite.Empty:
 		s.setWarnings(nil)
 		return &Result{}, nil
 	}
 	return nil, dperr.New(dperr.Internal, "internal error: unhandled statement %T", stmt)
+}
+
+// kill answers KILL [QUERY | CONNECTION] id as MySQL does for a user
+// without the PROCESS privilege: only the user's own connections (1095
+// otherwise), 1094 for an id no connection has. The killed statement fails
+// with 1317 "query canceled"; it is charged if its fetch was already sent
+// (the budget rule of every cancelled statement). Clients send KILL QUERY
+// on a second connection when the user presses Ctrl-C (the mariadb and
+// mysql command-line clients do).
+func (s *Session) kill(k *sqlrewrite.Kill) (*Result, error) {
+	if s.engine.connections == nil {
+		return nil, dperr.New(dperr.Unsupported, "not supported: KILL in this server")
+	}
+	if k.ConnectionID > math.MaxUint32 {
+		return nil, dperr.New(dperr.NoSuchConnection, "Unknown thread id: %d", k.ConnectionID)
+	}
+	found, owner := s.engine.connections.Kill(s.user, uint32(k.ConnectionID), !k.Query)
+	switch {
+	case !found:
+		return nil, dperr.New(dperr.NoSuchConnection, "Unknown thread id: %d", k.ConnectionID)
+	case !owner:
+		return nil, dperr.New(dperr.NotOwner, "You are not owner of thread %d", k.ConnectionID)
+	}
+	s.setWarnings(nil)
+	return &Result{}, nil
 }
 
 // settings returns the privacy settings of the next statement.

@@ -73,6 +73,8 @@ func formatStatement(st sqlrewrite.Statement) string {
 		}
 	case *sqlrewrite.Use:
 		fmt.Fprintf(&b, "use %s\n", s.Database)
+	case *sqlrewrite.Kill:
+		fmt.Fprintf(&b, "kill connection %d (query only: %t)\n", s.ConnectionID, s.Query)
 	case *sqlrewrite.Empty:
 		b.WriteString("empty\n")
 	default:

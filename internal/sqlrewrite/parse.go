@@ -107,6 +107,11 @@ func (p *Parser) statement(stmt ast.StmtNode, sql string) (Statement, error) {
 		return &Deallocate{Name: strings.ToLower(s.Name)}, nil
 	case *ast.UseStmt:
 		return &Use{Database: s.DBName}, nil
+	case *ast.KillStmt:
+		if s.Expr != nil {
+			return nil, refuse("KILL of an expression", "KILL [QUERY | CONNECTION] <connection id> is supported (the id CONNECTION_ID() gives)")
+		}
+		return &Kill{ConnectionID: s.ConnectionID, Query: s.Query}, nil
 	case *ast.BeginStmt, *ast.CommitStmt:
 		return &Empty{}, nil
 	case *ast.RollbackStmt:
@@ -145,8 +150,6 @@ func statementKind(stmt ast.StmtNode) string {
 		return "CALL"
 	case *ast.DoStmt:
 		return "DO"
-	case *ast.KillStmt:
-		return "KILL"
 	case *ast.FlushStmt:
 		return "FLUSH"
 	case *ast.AnalyzeTableStmt:

@@ -280,6 +280,13 @@ type ConstItem struct {
 // Use is USE db.
 type Use struct{ Database string }
 
+// Kill is KILL [CONNECTION | QUERY] id: interrupt the statement connection
+// ConnectionID is running and, unless Query, close that connection.
+type Kill struct {
+	ConnectionID uint64
+	Query        bool
+}
+
 // Empty is a statement with nothing to do, answered with OK: only a comment,
 // or a transaction statement (BEGIN, START TRANSACTION, COMMIT, ROLLBACK),
 // which is a no-op because dpproxy never writes.
@@ -291,4 +298,5 @@ func (*SetVariables) statement()   {}
 func (*ShowWarnings) statement()   {}
 func (*ConstantSelect) statement() {}
 func (*Use) statement()            {}
+func (*Kill) statement()           {}
 func (*Empty) statement()          {}

@@ -40,6 +40,8 @@ type connection struct {
 	loginDB string  // database named in the handshake, applied after auth
 	session Session // opened after auth
 
+	running runningStatement // what Server.Kill reaches
+
 	stmts      map[uint32]*server.Stmt
 	lastStmtID uint32
 	commands   uint64 // commands read so far, for error references
@@ -225,6 +227,7 @@ func (c *connection) GetCredential(user string) (server.Credential, bool, error)
 // named at login; an error is sent instead of the OK packet.
 func (c *connection) OnAuthSuccess(mc *server.Conn) error {
 	c.id, c.user = mc.ConnectionID(), mc.GetUser()
+	c.loggedIn(c.id, c.user)
 	c.guard.authenticated.Store(true)
 	c.raw.loggedIn()
 	c.srv.handshakeDone(c)

@@ -123,10 +123,11 @@ type fakeSession struct {
 	connID uint32
 	closed chan struct{}
 
-	mu      sync.Mutex
-	dbs     []string
-	queries []string
-	ctxErr  error // ctx.Err() seen by a BLOCK statement
+	mu       sync.Mutex
+	dbs      []string
+	queries  []string
+	ctxErr   error // ctx.Err() seen by a BLOCK statement
+	ctxCause error // and context.Cause(ctx)
 }
 
 func (s *fakeSession) Execute(ctx context.Context, query string) (*Result, error) {
@@ -161,7 +162,7 @@ func (s *fakeSession) Execute(ctx context.Context, query string) (*Result, error
 			return &Result{Columns: []string{"done"}, Rows: [][]any{{int64(1)}}}, nil
 		case <-ctx.Done():
 			s.mu.Lock()
-			s.ctxErr = ctx.Err()
+			s.ctxErr, s.ctxCause = ctx.Err(), context.Cause(ctx)
 			s.mu.Unlock()
 			return nil, ctx.Err()
 		}

@@ -23,7 +23,9 @@ func (c *connection) UseDB(name string) error {
 
 // HandleQuery handles COM_QUERY; rows use the text protocol.
 func (c *connection) HandleQuery(query string) (*gomysql.Result, error) {
-	r, err := c.session.Execute(c.ctx, query)
+	ctx, end := c.begin()
+	defer end()
+	r, err := c.session.Execute(ctx, query)
 	if err != nil {
 		return nil, err
 	}

@@ -159,7 +159,9 @@ func (c *connection) HandleStmtExecute(ctx any, query string, args []any) (*gomy
 	if err != nil {
 		return nil, err
 	}
-	r, err := c.session.Execute(c.ctx, text)
+	stmtCtx, end := c.begin()
+	defer end()
+	r, err := c.session.Execute(stmtCtx, text)
 	if err != nil {
 		return nil, err
 	}
