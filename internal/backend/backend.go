@@ -134,6 +134,9 @@ func (b *Backend) Close() error { return b.db.Close() }
 type Snapshot struct {
 	b  *Backend
 	tx *sql.Tx
+	// q runs the fetches: tx, or on MySQL and MariaDB tx with each
+	// fetch's text tagged for armKill.
+	q queryer
 	// stopKill, on MySQL and MariaDB, disarms the kill of the snapshot's
 	// backend query when its statement is cancelled (armKill); it returns
 	// once the kill can no longer run. Disarm and Close call it from the
@@ -179,8 +182,9 @@ func (b *Backend) Snapshot(ctx context.Context) (*Snapshot, error) {
 	// ended cost a new backend connection per statement (a PostgreSQL
 	// backend process: 32 clients got 160 statements/s instead of over a
 	// thousand, bench/RESULTS-load.md). Each fetch still runs under ctx.
-	// Asked before the transaction holds a connection: the first time,
-	// the flavor takes one of its own.
+	//
+	// The flavor is asked before the transaction holds a connection: the
+	// first time, it takes one of its own.
 	killable := b.dialect == sqlrewrite.MySQL && !b.Vitess(ctx)
 	tx, err := b.db.BeginTx(context.WithoutCancel(ctx), opts)
 	if err != nil {
@@ -193,45 +197,78 @@ func (b *Backend) Snapshot(ctx context.Context) (*Snapshot, error) {
 			return nil, b.fail(ctx, set, err)
 		}
 	}
-	s := &Snapshot{b: b, tx: tx, read: map[string]any{}, stopKill: func() {}}
-	if !killable {
-		return s, nil
-	}
-	if err := s.armKill(ctx); err != nil {
-		_ = tx.Rollback()
-		return nil, err
+	s := &Snapshot{b: b, tx: tx, q: tx, read: map[string]any{}, stopKill: func() {}}
+	if killable {
+		s.armKill(ctx)
 	}
 	return s, nil
 }
 
 // armKill makes the end of ctx stop the query the snapshot is running; it
-// is for MySQL and MariaDB (not Vitess), whose servers go on running a query
-// whose client went away: a cancelled statement (KILL QUERY on the proxy,
-// a client that hung up) sends KILL QUERY for the snapshot's connection
-// over another one. PostgreSQL's driver cancels by itself (a cancel
-// request) and SQLite is interrupted. Close disarms it before the
-// connection goes back to the pool, so the kill never reaches a later
-// statement's query on the same connection.
-func (s *Snapshot) armKill(ctx context.Context) error {
-	var thread int64
-	if err := s.tx.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&thread); err != nil {
-		return s.b.fail(ctx, "SELECT CONNECTION_ID()", err)
-	}
+// is for MySQL and MariaDB (not Vitess), whose servers go on running a
+// query whose client went away. Each fetch's text starts with a comment
+// naming the snapshot (a random tag); a cancelled statement (KILL QUERY on
+// the proxy, a client that hung up) looks the tag up in the server's
+// process list and sends KILL QUERY for the connection running it, over
+// another connection. Only a query of this snapshot can match, and the
+// normal path costs no round trip. PostgreSQL's driver cancels by itself
+// (a cancel request) and SQLite is interrupted. Disarm (and Close) stop
+// it once the fetches are over.
+func (s *Snapshot) armKill(ctx context.Context) {
+	var token [8]byte
+	_, _ = rand.Read(token[:])
+	tag := "dpproxy-fetch-" + hex.EncodeToString(token[:])
+	s.q = taggedQueryer{tx: s.tx, comment: "/* " + tag + " */ "}
 	killed := make(chan struct{})
 	stop := context.AfterFunc(ctx, func() {
 		defer close(killed)
-		kctx, cancel := context.WithTimeout(context.Background(), killTimeout)
-		defer cancel()
-		if _, err := s.b.db.ExecContext(kctx, fmt.Sprintf("KILL QUERY %d", thread)); err != nil {
-			s.b.log.Warn("backend: KILL QUERY of a cancelled statement failed", "thread", thread, "err", err)
-		}
+		s.b.killTagged(tag)
 	})
 	s.stopKill = func() {
 		if !stop() {
 			<-killed
 		}
 	}
-	return nil
+}
+
+// taggedQueryer runs queries on tx with comment before their text.
+type taggedQueryer struct {
+	tx      *sql.Tx
+	comment string
+}
+
+func (t taggedQueryer) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	return t.tx.QueryContext(ctx, t.comment+query, args...)
+}
+
+// killTagged sends KILL QUERY for every other connection whose running
+// query contains tag.
+func (b *Backend) killTagged(tag string) {
+	ctx, cancel := context.WithTimeout(context.Background(), killTimeout)
+	defer cancel()
+	var threads []int64
+	rows, err := b.db.QueryContext(ctx, "SELECT ID FROM information_schema.PROCESSLIST WHERE INFO LIKE ? AND ID <> CONNECTION_ID()", "%"+tag+"%")
+	if err == nil {
+		for rows.Next() {
+			var id int64
+			if err = rows.Scan(&id); err != nil {
+				break
+			}
+			threads = append(threads, id)
+		}
+		rows.Close()
+		if err == nil {
+			err = rows.Err()
+		}
+	}
+	for _, id := range threads {
+		if _, kerr := b.db.ExecContext(ctx, fmt.Sprintf("KILL QUERY %d", id)); kerr != nil && err == nil {
+			err = kerr
+		}
+	}
+	if err != nil {
+		b.log.Warn("backend: stopping the query of a cancelled statement failed", "err", err)
+	}
 }
 
 // killTimeout bounds the KILL QUERY armKill sends.
@@ -336,7 +373,7 @@ func (s *Snapshot) Summary(ctx context.Context, f sqlrewrite.Fetch) ([]float64, 
 	if out, ok := s.profileSummary(f); ok {
 		return out, nil
 	}
-	return once(s, "summary", f, func() ([]float64, error) { return s.b.summary(ctx, s.tx, f) })
+	return once(s, "summary", f, func() ([]float64, error) { return s.b.summary(ctx, s.q, f) })
 }
 
 // Window runs a window fetch and returns the sorted clamped values.
@@ -351,7 +388,7 @@ func (s *Snapshot) Window(ctx context.Context, f sqlrewrite.Fetch) ([]float64, e
 		}
 		return takeRanks(groups, w.Offset, w.Limit), nil
 	}
-	return once(s, "window", f, func() ([]float64, error) { return s.b.window(ctx, s.tx, f) })
+	return once(s, "window", f, func() ([]float64, error) { return s.b.window(ctx, s.q, f) })
 }
 
 // Histogram runs a histogram fetch and returns the count of every bin.
@@ -359,7 +396,7 @@ func (s *Snapshot) Histogram(ctx context.Context, f sqlrewrite.Fetch) ([]int64, 
 	if out, ok := s.profileHistogram(f); ok {
 		return out, nil
 	}
-	return once(s, "histogram", f, func() ([]int64, error) { return s.b.histogram(ctx, s.tx, f) })
+	return once(s, "histogram", f, func() ([]int64, error) { return s.b.histogram(ctx, s.q, f) })
 }
 
 // GridSums runs a grid-sums fetch and returns its exact integers
@@ -396,7 +433,7 @@ func (s *Snapshot) groupsOf(ctx context.Context, f sqlrewrite.Fetch, column stri
 	if groups, ok := s.profileGroups(f, column, lo, hi, gridUnit); ok {
 		return groups, nil
 	}
-	return once(s, "groups", f, func() ([]group, error) { return s.b.groups(ctx, s.tx, f) })
+	return once(s, "groups", f, func() ([]group, error) { return s.b.groups(ctx, s.q, f) })
 }
 
 // gridSumsOf computes, from the counts of grid indices k the groups hold,
@@ -438,7 +475,7 @@ func (s *Snapshot) gridSums(ctx context.Context, f sqlrewrite.Fetch) ([]int64, e
 		return nil, dperr.New(dperr.Internal, "internal error: grid-sums fetch without grid")
 	}
 	out := make([]int64, sqlrewrite.GridSumColumns)
-	err := s.b.query(ctx, s.tx, f, func(rows *sql.Rows) error {
+	err := s.b.query(ctx, s.q, f, func(rows *sql.Rows) error {
 		if !rows.Next() {
 			return errors.New("grid-sums fetch returned no row")
 		}
@@ -472,7 +509,7 @@ func (s *Snapshot) pairs(ctx context.Context, f sqlrewrite.Fetch) ([][2]float64,
 		return nil, dperr.New(dperr.Internal, "internal error: pairs fetch without pairs")
 	}
 	var out [][2]float64
-	err := s.b.query(ctx, s.tx, f, func(rows *sql.Rows) error {
+	err := s.b.query(ctx, s.q, f, func(rows *sql.Rows) error {
 		for rows.Next() {
 			var p [2]float64
 			if err := rows.Scan(&p[0], &p[1]); err != nil {

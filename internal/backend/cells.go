@@ -23,7 +23,7 @@ func (s *Snapshot) Cells(ctx context.Context, f sqlrewrite.Fetch) ([]int64, erro
 		total *= sizes[i]
 	}
 	counts := make([]int64, total)
-	err := s.b.query(ctx, s.tx, f, func(rows *sql.Rows) error {
+	err := s.b.query(ctx, s.q, f, func(rows *sql.Rows) error {
 		keys := make([]int64, len(sizes)+1)
 		dest := make([]any, len(keys))
 		for i := range keys {

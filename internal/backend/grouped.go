@@ -30,7 +30,7 @@ func (s *Snapshot) GroupedSummary(ctx context.Context, f sqlrewrite.Fetch) ([][]
 	for i := range out {
 		out[i] = make([]float64, len(g.Terms))
 	}
-	err := s.b.query(ctx, s.tx, f, func(rows *sql.Rows) error {
+	err := s.b.query(ctx, s.q, f, func(rows *sql.Rows) error {
 		keys := make([]sql.NullInt64, len(sizes))
 		vals := make([]sql.NullFloat64, len(g.Terms))
 		dest := make([]any, 0, len(keys)+len(vals))
@@ -84,7 +84,7 @@ func (s *Snapshot) KeyCounts(ctx context.Context, f sqlrewrite.Fetch) ([]KeyCoun
 		return nil, dperr.New(dperr.Internal, "internal error: key counts fetch without a column")
 	}
 	var out []KeyCount
-	err := s.b.query(ctx, s.tx, f, func(rows *sql.Rows) error {
+	err := s.b.query(ctx, s.q, f, func(rows *sql.Rows) error {
 		for rows.Next() {
 			var raw any
 			var n int64

@@ -53,7 +53,7 @@ func (s *Snapshot) Profile(ctx context.Context, f sqlrewrite.Fetch) error {
 	for i := range sums {
 		sums[i] = exactFloat()
 	}
-	err := s.b.query(ctx, s.tx, f, func(rows *sql.Rows) error {
+	err := s.b.query(ctx, s.q, f, func(rows *sql.Rows) error {
 		var v sql.NullFloat64
 		var n int64
 		terms := make([]sql.NullFloat64, len(p.Terms))
