@@ -30,12 +30,28 @@ func (s *Snapshot) GroupedSummary(ctx context.Context, f sqlrewrite.Fetch) ([][]
 	for i := range out {
 		out[i] = make([]float64, len(g.Terms))
 	}
+	// A dimension grouped by value returns values, mapped here to their
+	// indices; every other returns its index.
+	byValue := make([]map[sqlrewrite.Value]int64, len(g.Dims))
+	for i, d := range g.Dims {
+		if sqlrewrite.GroupsByValue(d, s.b.dialect) {
+			byValue[i] = make(map[sqlrewrite.Value]int64, len(d.Values))
+			for j, v := range d.Values {
+				byValue[i][v] = int64(j)
+			}
+		}
+	}
 	err := s.b.query(ctx, s.q, f, func(rows *sql.Rows) error {
 		keys := make([]sql.NullInt64, len(sizes))
+		raw := make([]any, len(sizes))
 		vals := make([]sql.NullFloat64, len(g.Terms))
 		dest := make([]any, 0, len(keys)+len(vals))
 		for i := range keys {
-			dest = append(dest, &keys[i])
+			if byValue[i] != nil {
+				dest = append(dest, &raw[i])
+			} else {
+				dest = append(dest, &keys[i])
+			}
 		}
 		for i := range vals {
 			dest = append(dest, &vals[i])
@@ -47,6 +63,17 @@ func (s *Snapshot) GroupedSummary(ctx context.Context, f sqlrewrite.Fetch) ([][]
 			var cell int64
 			inCell := true
 			for i, k := range keys {
+				if byValue[i] != nil {
+					v, ok := keyValue(raw[i], !g.Dims[i].Values[0].IsText)
+					if ok {
+						k.Int64, ok = byValue[i][v]
+					}
+					if !ok {
+						inCell = false // NULL, or a value not selected: in no group
+						break
+					}
+					k.Valid = true
+				}
 				if !k.Valid {
 					inCell = false // a NULL or undeclared key: in no group
 					break
@@ -66,6 +93,36 @@ func (s *Snapshot) GroupedSummary(ctx context.Context, f sqlrewrite.Fetch) ([][]
 		return nil
 	})
 	return out, err
+}
+
+// keyValue reads a key column's value as drivers return it: text as a
+// string, a number (numeric column) as a number, also when the driver
+// sends it as text. ok is false for NULL and for a value no key can equal
+// (text in a numeric column, NaN, ±Inf), which is in no group.
+func keyValue(raw any, numeric bool) (v sqlrewrite.Value, ok bool) {
+	switch x := raw.(type) {
+	case int64:
+		v = sqlrewrite.Value{Num: float64(x)}
+	case float64:
+		v = sqlrewrite.Value{Num: x}
+	case string:
+		v = sqlrewrite.Value{Str: x, IsText: true}
+	case []byte:
+		v = sqlrewrite.Value{Str: string(x), IsText: true}
+	default:
+		return v, false
+	}
+	if v.IsText && numeric {
+		x, err := strconv.ParseFloat(v.Str, 64)
+		if err != nil {
+			return v, false
+		}
+		v = sqlrewrite.Value{Num: x}
+	}
+	if !v.IsText && (math.IsNaN(v.Num) || math.IsInf(v.Num, 0)) {
+		return v, false
+	}
+	return v, true
 }
 
 // KeyCount is one distinct value of a column and its number of rows.
@@ -91,28 +148,9 @@ func (s *Snapshot) KeyCounts(ctx context.Context, f sqlrewrite.Fetch) ([]KeyCoun
 			if err := rows.Scan(&raw, &n); err != nil {
 				return err
 			}
-			var v sqlrewrite.Value
-			switch x := raw.(type) {
-			case int64:
-				v = sqlrewrite.Value{Num: float64(x)}
-			case float64:
-				v = sqlrewrite.Value{Num: x}
-			case string:
-				v = sqlrewrite.Value{Str: x, IsText: true}
-			case []byte:
-				v = sqlrewrite.Value{Str: string(x), IsText: true}
-			default:
-				continue // a value no key can equal: in no group
-			}
-			if v.IsText && f.Keys.Numeric { // drivers may send numbers as text
-				x, err := strconv.ParseFloat(v.Str, 64)
-				if err != nil {
-					continue // hostile data in a numeric column: in no group, never an error
-				}
-				v = sqlrewrite.Value{Num: x}
-			}
-			if !v.IsText && (math.IsNaN(v.Num) || math.IsInf(v.Num, 0)) {
-				continue
+			v, ok := keyValue(raw, f.Keys.Numeric)
+			if !ok {
+				continue // a value no key can equal: in no group, never an error
 			}
 			out = append(out, KeyCount{Value: v, Count: n})
 		}

@@ -292,7 +292,9 @@ func (e *Executor) releaseSelected(ctx context.Context, user string, qp *planner
 		if qp.Base == nil || len(kept) == 0 {
 			return nil
 		}
-		dims := append([]sqlrewrite.CellDim{{Column: sel.Column.Source, Values: kept}}, qp.Dims...)
+		// Grouped by the key's own values on a row-level table: the number
+		// of kept values is not bounded by the configuration.
+		dims := append([]sqlrewrite.CellDim{{Column: sel.Column.Source, Values: kept, ByValue: !qp.Table.HasPrivacyUnit()}}, qp.Dims...)
 		var filters [][]sqlrewrite.Condition
 		for _, f := range keyFilters(sel.Column.Source, kept) {
 			for d := range qp.Groups {

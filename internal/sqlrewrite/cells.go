@@ -30,6 +30,25 @@ type CellDim struct {
 	// the first Tiers[i] holding the readable value, len(Tiers) when none
 	// does.
 	Tiers []Range
+	// ByValue asks a GroupedSummary to group by the column's own values
+	// where GroupsByValue says so: the fetch then returns each distinct
+	// (readable) value in place of an index, and the caller maps it to its
+	// index in Values, dropping the values Values lacks. It is for the
+	// values partition selection released, whose number the configuration
+	// does not bound: a CASE of n values costs up to n comparisons per
+	// row, a GROUP BY of the column one hash or sort. Values hold no NULL.
+	ByValue bool
+}
+
+// GroupsByValue reports whether a GroupedSummary rendered for dialect
+// returns d's values rather than their indices: d asks for it (ByValue)
+// and equality of values is byte equality, so that every value the
+// database returns for a group is the value the caller selected. That
+// holds for numbers, and for text on PostgreSQL and SQLite, whose default
+// collations are binary; MySQL's default collations equate 'a', 'A' and
+// 'a ', so there a text dimension keeps its CASE.
+func GroupsByValue(d CellDim, dialect Dialect) bool {
+	return d.ByValue && len(d.Values) > 0 && (!d.Values[0].IsText || dialect != MySQL)
 }
 
 // Size is the number of cells of the dimension.

@@ -34,6 +34,7 @@ import (
 //	histogram income [0, 500000] bins 10    Histogram
 //	cells sex in (0, 1)                     a categorical dimension of Cells
 //	cells age edges (0, 10, 20)             a bucketed dimension of Cells
+//	cells id by value (3, 7)                a categorical dimension grouped by value (CellDim.ByValue)
 //	cells day date month 2015-01-01 2024-12-31
 //	                                        a date dimension (parts year, month,
 //	                                        day, monthofyear, quarter, dayofweek,
@@ -80,7 +81,7 @@ var (
 	gridSumsLine   = regexp.MustCompile(`^gridsums (\S+) \[(\S+), (\S+)\] unit (\S+)$`)
 	pairsLine      = regexp.MustCompile(`^pairs (\S+) \[(\S+), (\S+)\] (\S+) \[(\S+), (\S+)\]$`)
 	histogramLine  = regexp.MustCompile(`^histogram (\S+) \[(\S+), (\S+)\] bins (-?\d+)$`)
-	cellsLine      = regexp.MustCompile(`^cells (\S+) (in|edges) \((.*)\)$`)
+	cellsLine      = regexp.MustCompile(`^cells (\S+) (in|edges|by value) \((.*)\)$`)
 	// cells day date|timestamp year|month|day|monthofyear|quarter|dayofweek|dayofmonth 2015-01-01 2024-12-31 [(cycle)]
 	dateCellsLine = regexp.MustCompile(`^cells (\S+) (date|timestamp) (\w+) (\S+) (\S+)(?: \((.*)\))?$`)
 	// filter day date 2020-01-01 until 2021-01-01: a date range [lo, hi)
@@ -202,7 +203,7 @@ func parseFetchLine(f *sqlrewrite.Fetch, line string) error {
 			f.Cells = &sqlrewrite.Cells{}
 		}
 		vals, err := parseValues(m[3])
-		d := sqlrewrite.CellDim{Column: m[1], Values: vals}
+		d := sqlrewrite.CellDim{Column: m[1], Values: vals, ByValue: m[2] == "by value"}
 		if m[2] == "edges" {
 			d.Values = nil
 			for _, v := range vals {

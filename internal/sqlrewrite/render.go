@@ -87,7 +87,7 @@ func Render(f Fetch, d Dialect) (query string, args []any, err error) {
 	if !ok {
 		return "", nil, fmt.Errorf("sqlrewrite: unknown dialect %d", int(d))
 	}
-	r := &renderer{spec: spec}
+	r := &renderer{spec: spec, dialect: d}
 	var set int
 	for _, isSet := range []bool{len(f.Summary) > 0, f.Window != nil, f.Histogram != nil, f.Pairs != nil, f.Cells != nil, f.GridSums != nil, f.Grouped != nil, f.Keys != nil, f.Profile != nil} {
 		if isSet {
@@ -134,8 +134,9 @@ func Render(f Fetch, d Dialect) (query string, args []any, err error) {
 
 // renderer accumulates the bind arguments of one fetch.
 type renderer struct {
-	spec dialectSpec
-	args []any
+	spec    dialectSpec
+	dialect Dialect
+	args    []any
 }
 
 // arg adds a bind argument and returns its placeholder.

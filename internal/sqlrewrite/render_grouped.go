@@ -2,6 +2,7 @@ package sqlrewrite
 
 import (
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 )
@@ -30,7 +31,7 @@ func (r *renderer) grouped(f Fetch) (string, error) {
 	cols := make([]string, 0, len(g.Dims)+len(g.Terms))
 	group := make([]string, len(g.Dims))
 	for i, d := range g.Dims {
-		key, err := r.cellKey(d)
+		key, err := r.groupedKey(d)
 		if err != nil {
 			return "", err
 		}
@@ -49,6 +50,27 @@ func (r *renderer) grouped(f Fetch) (string, error) {
 		return "", err
 	}
 	return "SELECT " + strings.Join(cols, ", ") + from + " GROUP BY " + strings.Join(group, ", "), nil
+}
+
+// groupedKey renders a GroupedSummary's key of one dimension: the cell
+// index (cellKey), or the readable value where GroupsByValue.
+func (r *renderer) groupedKey(d CellDim) (string, error) {
+	if !GroupsByValue(d, r.dialect) {
+		return r.cellKey(d)
+	}
+	for _, v := range d.Values {
+		if v.Null || v.IsText != d.Values[0].IsText {
+			return "", fmt.Errorf("sqlrewrite: values of %s grouped by value must be of one type and not NULL", d.Column)
+		}
+	}
+	col, err := r.spec.ident(d.Column)
+	if err != nil {
+		return "", err
+	}
+	if d.Values[0].IsText || r.spec.typed {
+		return col, nil
+	}
+	return "CASE WHEN " + r.readable(col) + " THEN " + col + " END", nil
 }
 
 // KeyCounts asks for every non-NULL value of Column among the filtered
