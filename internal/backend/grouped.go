@@ -20,39 +20,14 @@ func (s *Snapshot) GroupedSummary(ctx context.Context, f sqlrewrite.Fetch) ([][]
 	if g == nil || len(g.Dims) == 0 || len(g.Terms) == 0 {
 		return nil, dperr.New(dperr.Internal, "internal error: grouped summary without dimensions or terms")
 	}
-	sizes := make([]int64, len(g.Dims))
-	total := int64(1)
-	for i, d := range g.Dims {
-		sizes[i] = d.Size()
-		total *= sizes[i]
-	}
-	out := make([][]float64, total)
+	keys := newCellKeys(g.Dims, s.b.dialect)
+	out := make([][]float64, keys.total)
 	for i := range out {
 		out[i] = make([]float64, len(g.Terms))
 	}
-	// A dimension grouped by value returns values, mapped here to their
-	// indices; every other returns its index.
-	byValue := make([]map[sqlrewrite.Value]int64, len(g.Dims))
-	for i, d := range g.Dims {
-		if sqlrewrite.GroupsByValue(d, s.b.dialect) {
-			byValue[i] = make(map[sqlrewrite.Value]int64, len(d.Values))
-			for j, v := range d.Values {
-				byValue[i][v] = int64(j)
-			}
-		}
-	}
 	err := s.b.query(ctx, s.q, f, func(rows *sql.Rows) error {
-		keys := make([]sql.NullInt64, len(sizes))
-		raw := make([]any, len(sizes))
 		vals := make([]sql.NullFloat64, len(g.Terms))
-		dest := make([]any, 0, len(keys)+len(vals))
-		for i := range keys {
-			if byValue[i] != nil {
-				dest = append(dest, &raw[i])
-			} else {
-				dest = append(dest, &keys[i])
-			}
-		}
+		dest := keys.dest()
 		for i := range vals {
 			dest = append(dest, &vals[i])
 		}
@@ -60,30 +35,11 @@ func (s *Snapshot) GroupedSummary(ctx context.Context, f sqlrewrite.Fetch) ([][]
 			if err := rows.Scan(dest...); err != nil {
 				return err
 			}
-			var cell int64
-			inCell := true
-			for i, k := range keys {
-				if byValue[i] != nil {
-					v, ok := keyValue(raw[i], !g.Dims[i].Values[0].IsText)
-					if ok {
-						k.Int64, ok = byValue[i][v]
-					}
-					if !ok {
-						inCell = false // NULL, or a value not selected: in no group
-						break
-					}
-					k.Valid = true
-				}
-				if !k.Valid {
-					inCell = false // a NULL or undeclared key: in no group
-					break
-				}
-				if k.Int64 < 0 || k.Int64 >= sizes[i] {
-					return fmt.Errorf("group key %d of dimension %d out of range", k.Int64, i)
-				}
-				cell = cell*sizes[i] + k.Int64
+			cell, ok, err := keys.cell()
+			if err != nil {
+				return err
 			}
-			if !inCell {
+			if !ok {
 				continue
 			}
 			for i, v := range vals {
@@ -93,6 +49,112 @@ func (s *Snapshot) GroupedSummary(ctx context.Context, f sqlrewrite.Fetch) ([][]
 		return nil
 	})
 	return out, err
+}
+
+// GroupedHistogram runs a grouped histogram fetch and returns the
+// histogram of every cell of the product domain, indexed as in
+// GroupedSummary; a cell with no rows has all its bins 0.
+func (s *Snapshot) GroupedHistogram(ctx context.Context, f sqlrewrite.Fetch) ([][]int64, error) {
+	g := f.GroupedHist
+	if g == nil || len(g.Dims) == 0 || g.Histogram.Bins < 1 {
+		return nil, dperr.New(dperr.Internal, "internal error: grouped histogram without dimensions or bins")
+	}
+	keys := newCellKeys(g.Dims, s.b.dialect)
+	out := make([][]int64, keys.total)
+	for i := range out {
+		out[i] = make([]int64, g.Histogram.Bins)
+	}
+	err := s.b.query(ctx, s.q, f, func(rows *sql.Rows) error {
+		var bin, n int64
+		dest := append(keys.dest(), &bin, &n)
+		for rows.Next() {
+			if err := rows.Scan(dest...); err != nil {
+				return err
+			}
+			cell, ok, err := keys.cell()
+			if err != nil {
+				return err
+			}
+			if !ok {
+				continue
+			}
+			if bin < 0 || bin >= int64(g.Histogram.Bins) {
+				return fmt.Errorf("histogram bin %d out of range", bin)
+			}
+			out[cell][bin] += n
+		}
+		return nil
+	})
+	return out, err
+}
+
+// cellKeys reads the leading key columns of a grouped fetch's rows and
+// turns them into the cell index, in mixed radix with the first dimension
+// most significant: each dimension's index, or for one grouped by value
+// (sqlrewrite.GroupsByValue) the index of its value.
+type cellKeys struct {
+	dims    []sqlrewrite.CellDim
+	sizes   []int64
+	total   int64
+	byValue []map[sqlrewrite.Value]int64 // nil for a dimension that returns indices
+	ints    []sql.NullInt64
+	raw     []any
+}
+
+func newCellKeys(dims []sqlrewrite.CellDim, dialect sqlrewrite.Dialect) *cellKeys {
+	k := &cellKeys{dims: dims, sizes: make([]int64, len(dims)), total: 1, byValue: make([]map[sqlrewrite.Value]int64, len(dims)),
+		ints: make([]sql.NullInt64, len(dims)), raw: make([]any, len(dims))}
+	for i, d := range dims {
+		k.sizes[i] = d.Size()
+		k.total *= k.sizes[i]
+		if sqlrewrite.GroupsByValue(d, dialect) {
+			k.byValue[i] = make(map[sqlrewrite.Value]int64, len(d.Values))
+			for j, v := range d.Values {
+				k.byValue[i][v] = int64(j)
+			}
+		}
+	}
+	return k
+}
+
+// dest returns the Scan destinations of the key columns.
+func (k *cellKeys) dest() []any {
+	out := make([]any, len(k.dims))
+	for i := range k.dims {
+		if k.byValue[i] != nil {
+			out[i] = &k.raw[i]
+		} else {
+			out[i] = &k.ints[i]
+		}
+	}
+	return out
+}
+
+// cell returns the cell of the row just scanned; ok is false for a row in
+// no cell (a NULL key, an undeclared or unselected value).
+func (k *cellKeys) cell() (cell int64, ok bool, err error) {
+	for i := range k.dims {
+		var idx int64
+		if k.byValue[i] != nil {
+			v, readable := keyValue(k.raw[i], !k.dims[i].Values[0].IsText)
+			if !readable {
+				return 0, false, nil
+			}
+			if idx, ok = k.byValue[i][v]; !ok {
+				return 0, false, nil
+			}
+		} else {
+			if !k.ints[i].Valid {
+				return 0, false, nil
+			}
+			idx = k.ints[i].Int64
+		}
+		if idx < 0 || idx >= k.sizes[i] {
+			return 0, false, fmt.Errorf("group key %d of dimension %d out of range", idx, i)
+		}
+		cell = cell*k.sizes[i] + idx
+	}
+	return cell, true, nil
 }
 
 // keyValue reads a key column's value as drivers return it: text as a

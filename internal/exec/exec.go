@@ -218,7 +218,7 @@ func (e *Executor) release(ctx context.Context, plan *planner.Plan, src noise.So
 			return nil, err
 		}
 	}
-	return e.releaseFrom(ctx, snap, plan, src, scope, where, values, readData)
+	return e.releaseFrom(ctx, snap, plan, src, scope, where, values, nil, readData)
 }
 
 // summaryTerms lists the distinct summary terms of the plan's releases per
@@ -243,8 +243,9 @@ func summaryTerms(plan *planner.Plan) (terms map[int64][]sqlrewrite.SummaryTerm,
 // releaseFrom runs every release of the plan from the values of its
 // summary terms (as summaryTerms indexes them, per rows per unit), fetching
 // the histograms and windows the mechanisms ask for from snap, with the
-// statement's unit scope.
-func (e *Executor) releaseFrom(ctx context.Context, snap *backend.Snapshot, plan *planner.Plan, src noise.Source, scope unitScope, where [][]int, values map[int64][]float64, readData *bool) ([]planner.Estimate, error) {
+// statement's unit scope; hists, when it has a release's index, holds that
+// release's histogram, already fetched (groupedHistograms).
+func (e *Executor) releaseFrom(ctx context.Context, snap *backend.Snapshot, plan *planner.Plan, src noise.Source, scope unitScope, where [][]int, values map[int64][]float64, hists [][]int64, readData *bool) ([]planner.Estimate, error) {
 	var err error
 	released := make([]planner.Estimate, len(plan.Releases))
 	for i, r := range plan.Releases {
@@ -255,7 +256,9 @@ func (e *Executor) releaseFrom(ctx context.Context, snap *backend.Snapshot, plan
 		var hist []int64
 		if h := r.Mechanism.Histogram(r); h != nil {
 			*readData = true
-			if hist, err = snap.Histogram(ctx, e.fetch(plan, r.RowsPerUnit, scope, sqlrewrite.Fetch{Histogram: h})); err != nil {
+			if i < len(hists) && hists[i] != nil {
+				hist = hists[i]
+			} else if hist, err = snap.Histogram(ctx, e.fetch(plan, r.RowsPerUnit, scope, sqlrewrite.Fetch{Histogram: h})); err != nil {
 				return nil, err
 			}
 		}

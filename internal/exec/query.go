@@ -417,6 +417,10 @@ func (e *Executor) releaseOn(ctx context.Context, snap *backend.Snapshot, base *
 		}
 		values[rows] = grouped
 	}
+	hists, err := e.groupedHistograms(ctx, snap, base, scope, dims, len(filters), readData)
+	if err != nil {
+		return nil, err
+	}
 	released := make([][]planner.Estimate, len(filters))
 	for g := range filters {
 		group, groupScope := groupReads(base, scope, filters[g])
@@ -424,12 +428,56 @@ func (e *Executor) releaseOn(ctx context.Context, snap *backend.Snapshot, base *
 		for rows, vs := range values {
 			v[rows] = vs[g]
 		}
-		var err error
-		if released[g], err = e.releaseFrom(ctx, snap, group, src, groupScope, where, v, readData); err != nil {
+		var mine [][]int64
+		if hists != nil {
+			mine = make([][]int64, len(hists))
+			for i, h := range hists {
+				if h != nil {
+					mine[i] = h[g]
+				}
+			}
+		}
+		if released[g], err = e.releaseFrom(ctx, snap, group, src, groupScope, where, v, mine, readData); err != nil {
 			return nil, err
 		}
 	}
 	return released, nil
+}
+
+// groupedHistograms fetches, on a row-level table, the histogram each
+// group's release would fetch (its mechanism's, with the group's
+// conditions added to the filter) for every group at once: one
+// GroupedHistogram fetch per distinct histogram, one scan where there was
+// one per group. The result is per release, per group (nil for a release
+// without a histogram); nil on a unit table, whose groups are bounded
+// together and fetch their own.
+func (e *Executor) groupedHistograms(ctx context.Context, snap *backend.Snapshot, base *planner.Plan, scope unitScope, dims []sqlrewrite.CellDim, groups int, readData *bool) ([][][]int64, error) {
+	if len(dims) == 0 || base.Table.HasPrivacyUnit() {
+		return nil, nil
+	}
+	out := make([][][]int64, len(base.Releases))
+	fetched := map[sqlrewrite.Histogram][][]int64{}
+	for i, r := range base.Releases {
+		h := r.Mechanism.Histogram(r)
+		if h == nil {
+			continue
+		}
+		if got, ok := fetched[*h]; ok {
+			out[i] = got
+			continue
+		}
+		*readData = true
+		got, err := snap.GroupedHistogram(ctx, e.fetch(base, r.RowsPerUnit, scope,
+			sqlrewrite.Fetch{GroupedHist: &sqlrewrite.GroupedHistogram{Dims: dims, Histogram: *h}}))
+		if err != nil {
+			return nil, err
+		}
+		if len(got) != groups {
+			return nil, dperr.New(dperr.Internal, "internal error: grouped histogram has %d groups, the plan %d", len(got), groups)
+		}
+		fetched[*h], out[i] = got, got
+	}
+	return out, nil
 }
 
 // groupReads is what one group's fetches read: on a row-level table the

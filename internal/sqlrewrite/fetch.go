@@ -37,6 +37,9 @@ type Fetch struct {
 	Cells *Cells
 	// Grouped is a summary per cell of a product domain (render_grouped.go).
 	Grouped *GroupedSummary
+	// GroupedHist is a histogram per cell of a product domain
+	// (render_grouped.go).
+	GroupedHist *GroupedHistogram
 	// Keys asks for the distinct values of a column with their counts
 	// (render_grouped.go), for partition selection.
 	Keys *KeyCounts

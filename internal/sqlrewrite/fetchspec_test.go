@@ -45,6 +45,8 @@ import (
 //	cells age tiers [-inf, 18) [18, 64]     a tiered dimension (first match, then ELSE)
 //	grouped                                 (last) the cells and summary
 //	                                        lines so far become a GroupedSummary
+//	grouped histogram                       (last) the cells and histogram
+//	                                        lines so far become a GroupedHistogram
 //	keys name                               KeyCounts (" numeric": Numeric)
 //	unit person_id rows 1 groups 2 order a,b by key
 //	                                        (after keys) a UnitBound by the
@@ -229,6 +231,14 @@ func parseFetchLine(f *sqlrewrite.Fetch, line string) error {
 			d.Tiers, rest = append(d.Tiers, *c.Range), after
 		}
 		f.Cells.Dims = append(f.Cells.Dims, d)
+		return nil
+	}
+	if line == "grouped histogram" {
+		if f.Cells == nil || f.Histogram == nil {
+			return fmt.Errorf("grouped histogram needs cells and histogram lines before it")
+		}
+		f.GroupedHist = &sqlrewrite.GroupedHistogram{Dims: f.Cells.Dims, Histogram: *f.Histogram}
+		f.Cells, f.Histogram = nil, nil
 		return nil
 	}
 	if line == "grouped" {

@@ -69,6 +69,8 @@ func (r *renderer) partitioned(f Fetch) (query string, ok bool, err error) {
 		keys, outs, inner = len(f.Cells.Dims), []TermKind{CountAll}, r.cells
 	case f.Grouped != nil:
 		keys, outs, inner = len(f.Grouped.Dims), termKinds(f.Grouped.Terms), r.grouped
+	case f.GroupedHist != nil:
+		keys, outs, inner = len(f.GroupedHist.Dims)+1, []TermKind{CountAll}, r.groupedHistogram
 	case f.Keys != nil:
 		keys, outs, inner = 1, []TermKind{CountAll}, r.keyCounts
 	case f.Profile != nil:

@@ -52,6 +52,62 @@ func (r *renderer) grouped(f Fetch) (string, error) {
 	return "SELECT " + strings.Join(cols, ", ") + from + " GROUP BY " + strings.Join(group, ", "), nil
 }
 
+// GroupedHistogram asks for the histogram of one column in every cell of
+// a product domain, in one GROUP BY computed by the database: the fetch
+// returns (k_1, …, k_d, bin, count) for the non-empty (cell, bin) pairs,
+// the keys as in GroupedSummary (a dimension grouped by value returns
+// values), the bins as Histogram's. Each cell's histogram is the
+// Histogram fetch of the same rows with the cell's conditions added to
+// the filter: one scan for every group of a GROUP BY instead of one each.
+type GroupedHistogram struct {
+	Dims      []CellDim
+	Histogram Histogram
+}
+
+// groupedHistogram renders a GroupedHistogram fetch:
+//
+//	SELECT g1, g2, CASE WHEN b > last THEN last ELSE b END, COUNT(*)
+//	FROM (SELECT key1 AS g1, key2 AS g2, bin AS b FROM t WHERE F AND readable(c)) AS h
+//	GROUP BY 1, 2, 3
+func (r *renderer) groupedHistogram(f Fetch) (string, error) {
+	g := f.GroupedHist
+	if len(g.Dims) == 0 {
+		return "", errors.New("sqlrewrite: a grouped histogram needs dimensions")
+	}
+	h := g.Histogram
+	col, err := r.spec.ident(h.Column)
+	if err != nil {
+		return "", err
+	}
+	inner := make([]string, 0, len(g.Dims)+1)
+	outer := make([]string, 0, len(g.Dims)+2)
+	group := make([]string, 0, len(g.Dims)+1)
+	for i, d := range g.Dims {
+		key, err := r.groupedKey(d)
+		if err != nil {
+			return "", err
+		}
+		name := "g" + strconv.Itoa(i+1)
+		inner = append(inner, key+" AS "+name)
+		outer = append(outer, name)
+		group = append(group, strconv.Itoa(i+1))
+	}
+	bin, err := r.bin(col, &h)
+	if err != nil {
+		return "", err
+	}
+	inner = append(inner, bin+" AS b")
+	last := strconv.Itoa(h.Bins - 1)
+	outer = append(outer, "CASE WHEN b > "+last+" THEN "+last+" ELSE b END", "COUNT(*)")
+	group = append(group, strconv.Itoa(len(g.Dims)+1))
+	from, err := r.from(f, r.readable(col))
+	if err != nil {
+		return "", err
+	}
+	return "SELECT " + strings.Join(outer, ", ") + " FROM (SELECT " + strings.Join(inner, ", ") + from + ") AS h GROUP BY " +
+		strings.Join(group, ", "), nil
+}
+
 // groupedKey renders a GroupedSummary's key of one dimension: the cell
 // index (cellKey), or the readable value where GroupsByValue.
 func (r *renderer) groupedKey(d CellDim) (string, error) {
