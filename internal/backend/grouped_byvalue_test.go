@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"fmt"
 	"reflect"
-	"slices"
 	"strings"
 	"testing"
 
@@ -114,11 +113,11 @@ func TestGroupedByValueEqualsCase(t *testing.T) {
 
 // checkGroupedHistogram: the grouped histogram of categorical dimensions,
 // grouped by value or by CASE, gives every cell the histogram that a
-// Histogram fetch with the cell's conditions added to the filter gives.
-// The exception is MySQL's "ca" beside "CA": its collation makes them
-// equal, so the filter s = 'ca' also takes the rows of "CA", while the
-// CASE puts each row in one cell only (the first that matches), as the
-// grouped summary does.
+// Histogram fetch with the cell's conditions (sqlrewrite.ValueConditions,
+// as the planner makes them) added to the filter gives. On MySQL that
+// needs the first-match conditions: its collation equates "ca" and "CA",
+// and a row of either is in the first one's cell only; without them it
+// would be in both, twice the privacy loss of one row.
 func checkGroupedHistogram(t *testing.T, be *Backend, dims []sqlrewrite.CellDim) {
 	t.Helper()
 	ctx := context.Background()
@@ -141,10 +140,6 @@ func checkGroupedHistogram(t *testing.T, be *Backend, dims []sqlrewrite.CellDim)
 		var walk func(i int, conds []sqlrewrite.Condition)
 		walk = func(i int, conds []sqlrewrite.Condition) {
 			if i == len(d) {
-				if be.dialect == sqlrewrite.MySQL && slices.ContainsFunc(conds, func(c sqlrewrite.Condition) bool { return c.In[0].Str == "ca" }) {
-					cell++
-					return
-				}
 				want, err := snap.Histogram(ctx, sqlrewrite.Fetch{Table: "g", Filter: append(append([]sqlrewrite.Condition(nil), filter...), conds...), Histogram: &h})
 				if err != nil {
 					t.Fatal(err)
@@ -155,8 +150,8 @@ func checkGroupedHistogram(t *testing.T, be *Backend, dims []sqlrewrite.CellDim)
 				cell++
 				return
 			}
-			for _, v := range d[i].Values {
-				walk(i+1, append(append([]sqlrewrite.Condition(nil), conds...), sqlrewrite.Condition{Column: d[i].Column, In: []sqlrewrite.Value{v}, Text: v.IsText}))
+			for _, c := range sqlrewrite.ValueConditions(d[i].Column, d[i].Values, be.dialect == sqlrewrite.MySQL && d[i].Values[0].IsText) {
+				walk(i+1, append(append([]sqlrewrite.Condition(nil), conds...), c...))
 			}
 		}
 		walk(0, nil)

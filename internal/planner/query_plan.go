@@ -136,13 +136,10 @@ func (p *Planner) PlanQuery(q *sqlrewrite.Query, s Settings) (*QueryPlan, error)
 			dim.Tiers, conds = tierConditions(k.Tiers, col.Source)
 		} else if k.Bucket == nil {
 			dim.Values = k.Values
-			for _, v := range k.Values {
-				if v.Null {
-					conds = append(conds, []sqlrewrite.Condition{{Column: col.Source, IsNull: true, Text: v.IsText}})
-					continue
-				}
-				conds = append(conds, []sqlrewrite.Condition{{Column: col.Source, In: []sqlrewrite.Value{v}}})
-			}
+			// On MySQL, text values the column's collation equates would
+			// otherwise both take a row that the grouped fetches' CASE
+			// puts in the first only: a row in two groups.
+			conds = sqlrewrite.ValueConditions(col.Source, k.Values, p.cat.Backend.Driver == catalog.DriverMySQL && col.Type == catalog.Text)
 		} else {
 			var bucket []sqlrewrite.Condition
 			dim.Edges, bucket = bucketEdges(k, col.Source)

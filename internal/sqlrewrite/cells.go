@@ -1,5 +1,7 @@
 package sqlrewrite
 
+import "slices"
+
 // Cells asks for the count of rows per cell of a product domain X: the
 // cross product of Dims, each a categorical or a bucketed numeric column.
 // The fetch returns (k_1, …, k_d, count) for the non-empty cells, k_i the
@@ -62,4 +64,29 @@ func (d CellDim) Size() int64 {
 		return int64(len(d.Edges) - 1)
 	}
 	return int64(len(d.Values))
+}
+
+// ValueConditions returns, for each of values, the conditions that select
+// the rows a CASE of the values (a Values dimension) puts in its cell: a
+// NULL value's rows are the unreadable ones; value i's rows are those
+// equal to it and, when firstMatch, to none of the values before it. Where
+// the backend's equality is byte equality the extra conditions select
+// nothing more; under MySQL's default collations, which equate 'a', 'A'
+// and 'a ', they keep a row of 'a' out of the cell of an 'A' declared
+// after it, so that each row is in one group only, as in the CASE.
+func ValueConditions(column string, values []Value, firstMatch bool) [][]Condition {
+	out := make([][]Condition, len(values))
+	var earlier []Value
+	for i, v := range values {
+		if v.Null {
+			out[i] = []Condition{{Column: column, IsNull: true, Text: v.IsText}}
+			continue
+		}
+		out[i] = []Condition{{Column: column, In: []Value{v}, Text: v.IsText}}
+		if firstMatch && len(earlier) > 0 {
+			out[i] = append(out[i], Condition{Column: column, In: slices.Clone(earlier), Complement: true, Text: v.IsText})
+		}
+		earlier = append(earlier, v)
+	}
+	return out
 }

@@ -1,0 +1,37 @@
+package planner_test
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/dpproxy/dpproxy/internal/catalog"
+	"github.com/dpproxy/dpproxy/internal/planner"
+	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
+)
+
+// TestDeclaredTextGroupsOnMySQLFirstMatch: on MySQL, whose default
+// collations may equate declared text values, each group's filter also
+// excludes the values declared before it (sqlrewrite.ValueConditions), so
+// that a row is in one group only, as the grouped fetches' CASE puts it;
+// elsewhere a group's filter is its value alone.
+func TestDeclaredTextGroupsOnMySQLFirstMatch(t *testing.T) {
+	for _, driver := range []string{catalog.DriverMySQL, catalog.DriverPostgres, catalog.DriverSQLite} {
+		cat := testCatalog()
+		cat.Backend.Driver = driver
+		st, err := sqlrewrite.NewParser(cat).Parse("SELECT state, COUNT(*) FROM pums GROUP BY state")
+		if err != nil {
+			t.Fatal(err)
+		}
+		qp, err := planner.New(cat).PlanQuery(st.(*sqlrewrite.Query), planner.Settings{Epsilon: 1, Mechanism: "laplace"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		last := qp.GroupFilters[len(qp.GroupFilters)-1] // WA, after CA and NY
+		complement := slices.ContainsFunc(last, func(c sqlrewrite.Condition) bool {
+			return c.Complement && len(c.In) == 2 && c.In[0].Str == "CA" && c.In[1].Str == "NY"
+		})
+		if complement != (driver == catalog.DriverMySQL) {
+			t.Errorf("%s: filter of WA %+v; want it to exclude CA and NY on MySQL only", driver, last)
+		}
+	}
+}
