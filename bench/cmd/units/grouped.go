@@ -198,17 +198,18 @@ func groupedCatalog(dsn string, c groupedConfig, i int) (*catalog.Config, string
 
 // groupedFindings is the reading of the grouped tables, written from the
 // numbers of the run recorded in bench/RESULTS-units.md.
-const groupedFindings = `Reading the grouped tables: per group the picture of the first table repeats, with less budget. COUNT
-and SUM read at most k rows of a person per group, so at k = 1 they under-count every group by about
-81%; the bias shrinks with k (age buckets: COUNT 53.6% at k = 5, 12.9% at k = 25), but each group's
-SUM has noise of scale k·1000/(ε/4g), so SUM gets worse at large k (82% at k = 25 on age buckets).
-The group bound g acts two ways. Where a person lies in one group (age), g > 1 only divides ε: at
-k = 5, AVG's error goes from 15% (g = 1) to 51% (g = 2) and 100% (g = 4: most answers NULL), and
-MEDIAN's bias from +10% to +130%. Where a person's rows spread over groups (spend), g < 4 drops
-whole groups of a person: at k = 5 the COUNT error falls from 66% (g = 1) to 42% (g = 2) and 29%
-(g = 4), while SUM and AVG, whose noise grows with g, get no better. MEDIAN per group, one row per
-person per group, is the most robust: 1.4% to 3% on spend buckets and about 5% on age buckets at g = 1
-(row-level: 0.4% and 0.7%). Row-level answers (which protect rows, not persons) are within 0.3% for
+const groupedFindings = `Reading the grouped tables (20 statements a cell, so the numbers move by a few points between
+runs): per group the picture of the first table repeats, with less budget. COUNT and SUM read at most
+k rows of a person per group, so at k = 1 they under-count every group by about 81%; the bias shrinks
+with k (age buckets: COUNT about 53% at k = 5, about 12% at k = 25), but each group's SUM has noise of
+scale k·1000/(ε/4g), so SUM gets worse at large k (over 80% at k = 25 on age buckets). The group
+bound g acts two ways. Where a person lies in one group (age), g > 1 only divides ε: at k = 5, AVG's
+error roughly doubles with each doubling of g (about 16%, 27%, 55% at g = 1, 2, 4) and MEDIAN's bias
+grows from about +1% to over +100%. Where a person's rows spread over groups (spend), g < 4 drops
+whole groups of a person: at k = 5 the COUNT error falls from about 66% (g = 1) to 43% (g = 2) and
+30% (g = 4), while SUM and AVG, whose noise grows with g, get no better. MEDIAN per group, one row per
+person per group, is the most robust: 1% to 3% on spend buckets and about 5% on age buckets at g = 1
+(row-level: 0.4% and 0.6%). Row-level answers (which protect rows, not persons) are within 0.3% for
 COUNT and 2% to 4% for SUM and AVG per group. So: set g to the number of groups a person really spans
 (1 for a person's own attribute), k near the rows a typical person has in a group, and prefer the
 statistics that read one row per person when k would have to be large.

@@ -9,8 +9,8 @@
 // then the accuracy cost of reading one row per person (writeOneRow), and
 // COUNT, SUM, AVG and MEDIAN per group of two GROUP BYs over declared
 // domains under several bounds k and g (runGrouped), with a plot
-// (units-grouped.png). From the repository root (about an hour on a
-// 2-core machine at load 30):
+// (units-grouped.png). From the repository root (2 min on an idle 2-core
+// machine, about an hour at load 30):
 //
 //	go run ./bench/cmd/units -out bench
 package main
@@ -92,7 +92,7 @@ func main() {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Privacy units: what protecting persons costs\n\n")
-	fmt.Fprintf(&b, "`go run ./bench/cmd/units -out bench` (%s; about an hour on the 2-core machine at load 30, `-trials 10 -grouped-trials 4` for a quick look). Table: `demo.Visits(%d)`, the PUMS sample expanded to\n", time.Now().UTC().Format("2006-01-02"), seed)
+	fmt.Fprintf(&b, "`go run ./bench/cmd/units -out bench` (%s; 2 min on the idle 2-core machine, about an hour at load 30; `-trials 10 -grouped-trials 4` for a quick look). Table: `demo.Visits(%d)`, the PUMS sample expanded to\n", time.Now().UTC().Format("2006-01-02"), seed)
 	fmt.Fprintf(&b, "%d rows of %d persons (1 to 50 rows each, P[m] ∝ m^-1.5; spend per visit in [0, 1000]), on SQLite through\n", len(rows), len(persons))
 	fmt.Fprintf(&b, "the real planner, executor and bounding SQL. ε = %g per statement, %d statements per cell. Each cell is\n", *epsilon, *trials)
 	fmt.Fprintf(&b, "the median absolute error against the exact **row-level** answer on the same table (count %.0f, sum %.0f,\n", tr.count, tr.sum)
@@ -165,10 +165,10 @@ func main() {
 const findings = `Reading the table: COUNT and SUM under a bound count at most k rows of each person, so at small k
 they under-count every person with more rows (the bias in parentheses: -82% at k = 1), while their
 noise grows as k/ε (the sum's scale is k·1000/ε). On this table the bias outweighs the noise up to
-the largest person (48 rows): the error falls with k all the way to k = 50 (0.5% for the count,
-6.0% for the sum); with a heavier tail or a smaller ε the best k is smaller. AVG by laplace reads k
+the largest person (48 rows): the error falls with k all the way to k = 50 (under 1% for the count,
+about 6% for the sum); with a heavier tail or a smaller ε the best k is smaller. AVG by laplace reads k
 rows too, but the mean of the bounded rows is nearly unbiased, so its error only grows with k
-(1.1% at k = 1, 9.2% at k = 50): for AVG, small k is best. AVG by auto-mean and MEDIAN read one row
+(1–2% at k = 1, about 10% at k = 50; 40 statements a cell): for AVG, small k is best. AVG by auto-mean and MEDIAN read one row
 per person whatever k is: their error (about 1%) does not depend on k; their small bias is that of a
 per-person rather than a per-row statistic (persons with many visits weigh less). The row-level
 column is the accuracy of a guarantee that does not protect persons: the cost of protecting each
