@@ -47,7 +47,7 @@ var ruleAlternatives = []ruleAlternative{
 		}
 		return "exponential-window"
 	}},
-	{"recommended: centred if ñ·ε ≥ 300, else laplace", MeanStat, recommended},
+	{"recommended: edges (the sums from both bounds)", MeanStat, recommended},
 	{"preprocess if ñ·ε ≥ 100, else laplace (the rule before issue 15)", MeanStat, func(_ Statistic, eps float64, d *Dataset) string {
 		if float64(len(d.Values))*eps >= 100 {
 			return "preprocess"
@@ -56,7 +56,7 @@ var ruleAlternatives = []ruleAlternative{
 	}},
 	{"preprocess always", MeanStat, always("preprocess")},
 	{"laplace always", MeanStat, always("laplace")},
-	{"recommended: centred if ñ·ε ≥ 300, else laplace", VarianceStat, recommended},
+	{"recommended: edges (the squares from both bounds)", VarianceStat, recommended},
 	{"piecewise always (the rule before issue 15)", VarianceStat, always("piecewise")},
 	{"preprocess if ñ·ε ≥ 100, else piecewise", VarianceStat, func(_ Statistic, eps float64, d *Dataset) string {
 		if float64(len(d.Values))*eps >= 100 {
