@@ -95,14 +95,7 @@ func QuantileNeighbours(d *Dataset, q float64, sizes []int) []Neighbour {
 // TargetBound says what meeting the target on the cell itself costs on
 // each neighbour, for any mechanism.
 func GoogleNeighbourCheck(rows []GoogleRow, data []*Dataset, trials int, seed uint64, workers int) []NeighbourRow {
-	byName := map[string]*Dataset{}
-	for _, d := range data {
-		byName[d.Name] = d
-	}
-	stats := map[string]Statistic{}
-	for _, s := range Statistics {
-		stats[s.Name] = s
-	}
+	byName, stats := DatasetsByName(data), StatisticsByName()
 	var out []NeighbourRow
 	for _, r := range rows {
 		s := stats[r.Anchor.Statistic]

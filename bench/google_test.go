@@ -42,14 +42,7 @@ func loadAnchors(t *testing.T) ([]Anchor, []*Dataset) {
 // reproduced to 10^-6 relative.
 func TestAnchorRowsReproduceTruth(t *testing.T) {
 	anchors, data := loadAnchors(t)
-	byName := map[string]*Dataset{}
-	for _, d := range data {
-		byName[d.Name] = d
-	}
-	stats := map[string]Statistic{}
-	for _, s := range Statistics {
-		stats[s.Name] = s
-	}
+	byName, stats := DatasetsByName(data), StatisticsByName()
 	for _, a := range anchors {
 		d := byName[fmt.Sprintf("%s-n%d", a.Dataset, a.N)]
 		got := Truth(stats[a.Statistic], d)

@@ -20,6 +20,24 @@ const (
 	VarianceStat
 )
 
+// StatisticsByName indexes Statistics by name.
+func StatisticsByName() map[string]Statistic {
+	out := make(map[string]Statistic, len(Statistics))
+	for _, s := range Statistics {
+		out[s.Name] = s
+	}
+	return out
+}
+
+// DatasetsByName indexes data by name.
+func DatasetsByName(data []*Dataset) map[string]*Dataset {
+	out := make(map[string]*Dataset, len(data))
+	for _, d := range data {
+		out[d.Name] = d
+	}
+	return out
+}
+
 // Statistics are the five the issue asks for.
 var Statistics = []Statistic{
 	{Name: "median", Quantile: 0.5, Kind: QuantileStat},

@@ -213,13 +213,7 @@ type cliProcess struct {
 // startMariadbCLI starts the real mariadb client as eve running query.
 func startMariadbCLI(t *testing.T, p *proxyProcess, query string) *cliProcess {
 	t.Helper()
-	path, err := exec.LookPath("mariadb")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("the mariadb client is not installed (CI must install it)")
-		}
-		t.Skip("the mariadb client is not installed")
-	}
+	path := mariadbPath(t)
 	host, port, _ := net.SplitHostPort(p.addr)
 	out := &bytes.Buffer{}
 	cmd := exec.Command(path, "-h"+host, "-P"+port, "-ueve", "-ppw", "--ssl=0", "dpproxy", "-e", query)

@@ -144,8 +144,9 @@ func (p *proxyProcess) connect(t *testing.T, user, password string) *sql.DB {
 	return db
 }
 
-// mariadbCLI runs the real mariadb client in batch mode and returns its stdout.
-func (p *proxyProcess) mariadbCLI(t *testing.T, user, password string, extra ...string) (string, error) {
+// mariadbPath returns the path of the real mariadb client, skipping the
+// test where it is not installed (failing it under CI, which installs it).
+func mariadbPath(t *testing.T) string {
 	t.Helper()
 	path, err := exec.LookPath("mariadb")
 	if err != nil {
@@ -154,6 +155,13 @@ func (p *proxyProcess) mariadbCLI(t *testing.T, user, password string, extra ...
 		}
 		t.Skip("the mariadb client is not installed")
 	}
+	return path
+}
+
+// mariadbCLI runs the real mariadb client in batch mode and returns its stdout.
+func (p *proxyProcess) mariadbCLI(t *testing.T, user, password string, extra ...string) (string, error) {
+	t.Helper()
+	path := mariadbPath(t)
 	host, port, _ := net.SplitHostPort(p.addr)
 	args := append([]string{"-h" + host, "-P" + port, "-u" + user, "-p" + password, "--ssl=0"}, extra...)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -161,7 +169,7 @@ func (p *proxyProcess) mariadbCLI(t *testing.T, user, password string, extra ...
 	var stdout, stderr bytes.Buffer
 	cmd := exec.CommandContext(ctx, path, args...)
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err = cmd.Run()
+	err := cmd.Run()
 	if err != nil {
 		return stdout.String() + stderr.String(), fmt.Errorf("%w: %s", err, strings.TrimSpace(stderr.String()))
 	}

@@ -33,13 +33,14 @@ func watchHangup(conn net.Conn, gone func()) (stop func()) {
 				return
 			case <-t.C:
 			}
+			// Control, not Read: the peek never blocks, and the read
+			// deadline of the command's last read must not count.
 			closed := false
-			err := rc.Read(func(fd uintptr) bool {
+			err := rc.Control(func(fd uintptr) {
 				n, _, err := syscall.Recvfrom(int(fd), buf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
 				closed = n == 0 && err == nil || err != nil && err != syscall.EAGAIN && err != syscall.EWOULDBLOCK && err != syscall.EINTR
-				return true
 			})
-			if closed || err != nil {
+			if closed || err != nil { // err: the socket is closed
 				gone()
 				return
 			}

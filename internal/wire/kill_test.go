@@ -149,3 +149,29 @@ func TestHangupCancelsStatement(t *testing.T) {
 		<-answer
 	}
 }
+
+// TestLongStatementIsNotAHangup: a statement that runs past the read
+// timeout (the deadline of the command's last read) is not taken for a
+// client that hung up.
+func TestLongStatementIsNotAHangup(t *testing.T) {
+	ts := startServer(t, Config{ReadTimeout: 50 * time.Millisecond})
+	db := ts.open(t)
+	answer := make(chan error, 1)
+	go func() {
+		var done int64
+		answer <- db.QueryRow(qBlock).Scan(&done)
+	}()
+	<-ts.engine.started
+	time.Sleep(4 * hangupCheckInterval)
+	s := ts.engine.session(t, 0)
+	s.mu.Lock()
+	cancelled := s.ctxCause
+	s.mu.Unlock()
+	if cancelled != nil {
+		t.Errorf("a statement longer than the read timeout was cancelled: %v", cancelled)
+	}
+	close(ts.engine.release)
+	if err := <-answer; err != nil {
+		t.Errorf("statement: %v", err)
+	}
+}
