@@ -22,8 +22,9 @@ import (
 // Such a column is neither numeric nor text: it may be a GROUP BY key
 // through its calendar parts (YEAR(col), DATE_FORMAT(col, '%Y-%m'), …;
 // the domain, every year, month or day within the bounds, follows from
-// them), be restricted in WHERE by comparisons with date literals, and be
-// counted (COUNT(col)). How the backends' values are read is the rule of
+// them), be restricted in WHERE by comparisons with date literals, be
+// counted (COUNT(col)), and have its order statistics released (MIN, MAX,
+// MEDIAN, PERCENTILE_CONT: quantiles of the day or second number). How the backends' values are read is the rule of
 // sqlrewrite's dates.go.
 const (
 	Date      ColumnType = "date"

@@ -378,14 +378,7 @@ func resultOf(plan *planner.Plan, values []planner.Value) *Result {
 	for i, o := range plan.Outputs {
 		v := values[i]
 		res.Columns = append(res.Columns, o.Label)
-		switch {
-		case v.Null:
-			res.Row = append(res.Row, nil)
-		case o.Integer:
-			res.Row = append(res.Row, int64(v.Value))
-		default:
-			res.Row = append(res.Row, v.Value)
-		}
+		res.Row = append(res.Row, outputValue(&o, v))
 		res.Warnings = append(res.Warnings, describe(plan, &o, v))
 	}
 	return res
@@ -411,7 +404,11 @@ func describe(plan *planner.Plan, o *planner.Output, v planner.Value) Warning {
 	case v.Null:
 		sb.WriteString("; NULL: " + v.Note)
 	case v.HasInterval:
-		fmt.Fprintf(&sb, "; 95%% interval [%.6g, %.6g]", v.Low, v.High)
+		if _, temporal := o.Temporal(); temporal {
+			fmt.Fprintf(&sb, "; 95%% interval [%s, %s]", o.FormatTemporal(v.Low), o.FormatTemporal(v.High))
+		} else {
+			fmt.Fprintf(&sb, "; 95%% interval [%.6g, %.6g]", v.Low, v.High)
+		}
 		if v.Note != "" {
 			sb.WriteString("; " + v.Note)
 		}

@@ -201,14 +201,7 @@ func releasedRows(qp *planner.QueryPlan, rows []planner.Row, released [][]planne
 			if err != nil {
 				return nil, dperr.Wrap(dperr.Internal, err, "internal error: cannot derive %s", o.Label)
 			}
-			if !v.Null {
-				rows[g].Aggs[i] = planner.Datum{Num: v.Value, Int: o.Integer}
-				if o.Integer {
-					rows[g].Aggs[i].Num = float64(int64(v.Value))
-				}
-			} else {
-				rows[g].Aggs[i] = planner.Datum{Null: true}
-			}
+			rows[g].Aggs[i] = datum(outputValue(&o, v))
 			w := describe(qp.Base, &qp.Base.Outputs[i], v)
 			if group != "" {
 				w.Message = group + ": " + w.Message
@@ -526,14 +519,20 @@ func note(msg string) Warning { return Warning{Level: "Note", Code: NoteCode, Me
 func datums(row []any) []planner.Datum {
 	out := make([]planner.Datum, len(row))
 	for i, v := range row {
-		switch x := v.(type) {
-		case nil:
-			out[i] = planner.Datum{Null: true}
-		case int64:
-			out[i] = planner.Datum{Num: float64(x), Int: true}
-		case float64:
-			out[i] = planner.Datum{Num: x}
-		}
+		out[i] = datum(v)
 	}
 	return out
+}
+
+// datum is a result cell (outputValue) as a post-processing value.
+func datum(v any) planner.Datum {
+	switch x := v.(type) {
+	case int64:
+		return planner.Datum{Num: float64(x), Int: true}
+	case float64:
+		return planner.Datum{Num: x}
+	case string:
+		return planner.Datum{Str: x, IsText: true}
+	}
+	return planner.Datum{Null: true}
 }

@@ -132,13 +132,17 @@ func synopsisResult(plan *planner.Plan, stored []*storedSynopsis, builtNow []boo
 }
 
 // outputValue is the cell of a released output: NULL, an integer count,
+// a date or timestamp (the text of an order statistic of a date column),
 // or a number.
 func outputValue(o *planner.Output, v planner.Value) any {
+	_, temporal := o.Temporal()
 	switch {
 	case v.Null:
 		return nil
 	case o.Integer:
 		return int64(v.Value)
+	case temporal:
+		return o.FormatTemporal(v.Value)
 	}
 	return v.Value
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/dpproxy/dpproxy/internal/catalog"
 	"github.com/dpproxy/dpproxy/internal/mech"
 	"github.com/dpproxy/dpproxy/internal/mech/laplace"
 	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
@@ -92,6 +93,28 @@ func (o *Output) direct(args []Estimate) Value {
 		v.Low, v.High = math.Max(v.Low, lo), math.Min(v.High, hi)
 	}
 	return v
+}
+
+// Temporal returns the type of the column of a date or timestamp order
+// statistic (MIN, MAX, MEDIAN, PERCENTILE_CONT of a date column, released
+// on its day or second number: sqlrewrite.RowTemporal); ok is false for
+// any other output.
+func (o *Output) Temporal() (typ catalog.ColumnType, ok bool) {
+	if x := o.Agg.Expr; x != nil && x.Kind == sqlrewrite.RowTemporal {
+		return x.Temporal, true
+	}
+	return "", false
+}
+
+// FormatTemporal writes a released day or second number of a Temporal
+// output as the date (YYYY-MM-DD) or timestamp (YYYY-MM-DD HH:MM:SS) it
+// names: rounded to the nearest day or second, within the column's
+// bounds. It is post-processing of the released value.
+func (o *Output) FormatTemporal(v float64) string {
+	typ, _ := o.Temporal()
+	b := o.bounds()
+	c := catalog.Column{Type: typ}
+	return c.FormatTemporal(math.Min(math.Max(math.Round(v), b.Lower), b.Upper))
 }
 
 func (o *Output) bounds() mech.Bounds {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
 )
 
 var deriveNames = map[DeriveKind]string{
@@ -47,7 +49,11 @@ func (p *Plan) Explain() (columns []string, rows [][]any) {
 	}
 	for _, d := range p.Derived {
 		step++
-		rows = append(rows, []any{int64(step), "row expression", derivedName(p.Table, d.Name), "interval arithmetic", 0.0, 0.0, explainDerived(p.Table, d)})
+		how := "interval arithmetic"
+		if d.Expr.Kind == sqlrewrite.RowTemporal {
+			how = "date number"
+		}
+		rows = append(rows, []any{int64(step), "row expression", derivedName(p.Table, d.Name), how, 0.0, 0.0, explainDerived(p.Table, d)})
 	}
 	if p.Profile != nil {
 		step++

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
 )
@@ -330,6 +331,9 @@ func evalFunc(name string, a []Datum) (Datum, error) {
 			return Datum{Null: true}, nil
 		}
 	}
+	if name == "datediff" {
+		return dateDiff(a[0], a[1]), nil
+	}
 	x := number(a[0])
 	switch name {
 	case "round", "truncate":
@@ -390,6 +394,26 @@ func evalFunc(name string, a []Datum) (Datum, error) {
 		return Datum{Str: text(a[0]), IsText: true}, nil
 	}
 	return Datum{}, fmt.Errorf("planner: unknown function %q", name)
+}
+
+// dateDiff is MySQL's DATEDIFF(a, b): the days from the date of b to the
+// date of a, each read from text that starts with a date 'YYYY-MM-DD' (a
+// date aggregate, a date key, a literal; a time after it is ignored), NULL
+// when either is no such text.
+func dateDiff(a, b Datum) Datum {
+	day := func(d Datum) (time.Time, bool) {
+		if !d.IsText || len(d.Str) < len(time.DateOnly) {
+			return time.Time{}, false
+		}
+		t, err := time.Parse(time.DateOnly, d.Str[:len(time.DateOnly)])
+		return t, err == nil && (len(d.Str) == len(time.DateOnly) || d.Str[len(time.DateOnly)] == ' ')
+	}
+	x, okA := day(a)
+	y, okB := day(b)
+	if !okA || !okB {
+		return Datum{Null: true}
+	}
+	return num(float64((x.Unix()-y.Unix())/86400), true)
 }
 
 // text formats a datum as MySQL prints it in a string context.

@@ -12,8 +12,9 @@ import (
 
 // withRowExprs returns t with a column for each distinct row expression
 // the items aggregate (sqlrewrite.RowExpr: SUM(age + income)), and the
-// derived columns the fetches compute for them. Each such column is real,
-// named by the expression's text, with the expression's derived bounds
+// derived columns the fetches compute for them. Each such column is real
+// (integer for a date's number, sqlrewrite.RowTemporal), named by the
+// expression's text, with the expression's derived bounds
 // (RowExpr.Bounds) as its declared bounds, so that every mechanism plans
 // and runs on it as on a declared column with those bounds: the releases
 // and their guarantees are those of that column's aggregates, their
@@ -64,7 +65,11 @@ func withRowExprs(t *catalog.Table, items []sqlrewrite.Item) (*catalog.Table, []
 			return nil, nil, dperr.New(dperr.UnknownColumn, "Unknown column '%s' in 'field list'", missing)
 		}
 		name := "dpproxy_e" + strconv.Itoa(len(derived))
-		out.Columns = append(out.Columns, catalog.Column{Name: it.Agg.Column, Source: name, Type: catalog.Real, Lower: &lo, Upper: &hi})
+		typ := catalog.Real
+		if x.Kind == sqlrewrite.RowTemporal {
+			typ = catalog.Integer // a day or second number
+		}
+		out.Columns = append(out.Columns, catalog.Column{Name: it.Agg.Column, Source: name, Type: typ, Lower: &lo, Upper: &hi})
 		derived = append(derived, sqlrewrite.DerivedColumn{Name: name, Expr: expr})
 	}
 	if out == nil {
@@ -91,6 +96,13 @@ func explainDerived(t *catalog.Table, d sqlrewrite.DerivedColumn) string {
 		if c.Source == d.Name {
 			lo, hi, _ = c.Bounds()
 		}
+	}
+	if x := d.Expr; x.Kind == sqlrewrite.RowTemporal {
+		c := catalog.Column{Type: x.Temporal}
+		unit := map[catalog.ColumnType]string{catalog.Date: "day", catalog.Timestamp: "second"}[x.Temporal]
+		return fmt.Sprintf("the %s from 1970-01-01 of each value, computed per row by the database: NULL (skipped) when the value is not a date, "+
+			"the nearer bound when it lies outside the declared bounds [%s, %s] = [%g, %g]; released as an integer column with those bounds and written back as a %s",
+			unit, c.FormatTemporal(lo), c.FormatTemporal(hi), lo, hi, x.Temporal)
 	}
 	return fmt.Sprintf("bounds [%g, %g] by interval arithmetic (outward rounding) on the declared bounds; "+
 		"computed per row by the database in double precision from the operands clamped to their declared bounds, "+

@@ -223,7 +223,7 @@ func (sc *scope) numericArgument(fn string, e ast.ExprNode) (*catalog.Column, er
 		return nil, err
 	}
 	if col.Temporal() {
-		return nil, refuseQuery("%s of the %s column %s (a date column is counted, filtered and grouped: COUNT(*) per YEAR(%s), DATE_FORMAT(%s, '%%Y-%%m') or DATE(%s); MIN and MAX of dates are not supported)", strings.ToUpper(fn), col.Type, col.Name, col.Name, col.Name, col.Name)
+		return nil, refuseQuery("%s of the %s column %s (a date column is counted, filtered, grouped and ordered: COUNT(*) per YEAR(%s), DATE_FORMAT(%s, '%%Y-%%m') or DATE(%s), and MIN, MAX, MEDIAN or PERCENTILE_CONT(%s, p) of it)", strings.ToUpper(fn), col.Type, col.Name, col.Name, col.Name, col.Name, col.Name)
 	}
 	if !col.Numeric() {
 		return nil, refuseQuery("%s of the text column %s (only COUNT applies to text columns)", strings.ToUpper(fn), col.Name)

@@ -422,6 +422,7 @@ var postFuncs = map[string]int{
 	"round": -1, "truncate": 2, "floor": 1, "ceil": 1, "ceiling": 1, "abs": 1, "sign": 1,
 	"power": 2, "pow": 2, "sqrt": 1, "log": -1, "ln": 1, "log10": 1, "log2": 1, "exp": 1,
 	"coalesce": -1, "ifnull": 2, "nullif": 2, "if": 3, "greatest": -1, "least": -1, "concat": -1,
+	"datediff": 2,
 }
 
 // exprIn converts a post-processing expression: constants, aggregates
@@ -533,7 +534,8 @@ func (qb *queryBuilder) exprIn(e ast.ExprNode, clause string, aliases bool) (*Ex
 		if err != nil {
 			return nil, err
 		}
-		return &Expr{Kind: ExprFunc, Op: castName(x), Args: []*Expr{arg}}, nil
+		out := &Expr{Kind: ExprFunc, Op: castName(x), Args: []*Expr{arg}}
+		return out, qb.checkDateArithmetic(out)
 	case *ast.CaseExpr:
 		return qb.caseExpr(x, clause, aliases)
 	case *ast.VariableExpr:
@@ -552,7 +554,7 @@ func (qb *queryBuilder) op(op, clause string, aliases bool, operands ...ast.Expr
 		}
 		out.Args = append(out.Args, x)
 	}
-	return out, nil
+	return out, qb.checkDateArithmetic(out)
 }
 
 // function converts a post-processing function call.
@@ -585,7 +587,39 @@ func (qb *queryBuilder) function(x *ast.FuncCallExpr, clause string, aliases boo
 		}
 		out.Args = append(out.Args, arg)
 	}
-	return out, nil
+	return out, qb.checkDateArithmetic(out)
+}
+
+// dateSafe are the operators and functions of post-processing that take a
+// date aggregate (temporalQuantile) as the date text it is released as:
+// comparisons, logic, NULL tests, the choosing functions, CONCAT, CAST to
+// text and DATEDIFF. The others would read the text as a number.
+var dateSafe = map[string]bool{
+	"=": true, "<>": true, "<": true, "<=": true, ">": true, ">=": true, "<=>": true,
+	"and": true, "or": true, "xor": true, "not": true, "isnull": true, "isnotnull": true,
+	"coalesce": true, "ifnull": true, "nullif": true, "if": true, "greatest": true, "least": true,
+	"concat": true, "cast-char": true, "datediff": true,
+}
+
+// checkDateArithmetic refuses an operator or function that would read a
+// date aggregate (MIN(day), released as the text 'YYYY-MM-DD') as a
+// number, where MySQL's own arithmetic on dates gives numbers of the form
+// YYYYMMDD: MAX(day) - MIN(day) is refused with DATEDIFF as the nearest
+// form.
+func (qb *queryBuilder) checkDateArithmetic(x *Expr) error {
+	if dateSafe[x.Op] {
+		return nil
+	}
+	for _, a := range x.Args {
+		if a.Kind != ExprAgg {
+			continue
+		}
+		it := qb.q.Base.Items[a.Index]
+		if it.Agg.Expr != nil && it.Agg.Expr.Kind == RowTemporal {
+			return refuseQuery("arithmetic on %s, a date released as text 'YYYY-MM-DD' (compare it, order by it, or write DATEDIFF(MAX(col), MIN(col)) for the days between two dates)", it.Label)
+		}
+	}
+	return nil
 }
 
 // caseExpr converts CASE over outputs and keys.
@@ -638,8 +672,12 @@ func castName(x *ast.FuncCastExpr) string {
 // COUNT(*) or as the constant: SUM(c) is c·COUNT(*); AVG(c), MIN(c) and
 // MAX(c) are c (what SQL returns on a non-empty group; dpproxy never
 // reveals whether a group is empty). MIN(col) and MAX(col) are the DP 0th
-// and 100th percentiles (clamped to the bounds).
+// and 100th percentiles (clamped to the bounds), of a date column too
+// (temporalQuantile).
 func (qb *queryBuilder) aggregate(e ast.ExprNode) (*Expr, error) {
+	if x, ok, err := qb.temporalQuantile(e); ok {
+		return x, err
+	}
 	if a, ok := e.(*ast.AggregateFuncExpr); ok {
 		if x, ok, err := qb.affineAggregate(a); ok {
 			return x, err

@@ -219,3 +219,131 @@ func TestDateKeysOnHostileValues(t *testing.T) {
 		})
 	}
 }
+
+// TestDateNumbersOnHostileValues stores dates and timestamps, valid and
+// hostile, and checks on every backend that the number of a date column
+// (RowTemporal, the argument of MIN, MAX, MEDIAN and PERCENTILE_CONT of a
+// date) reads each value as the rule says: its day or second when it is
+// a date within the bounds, the nearer bound when it is a date outside
+// them (±infinity, a date BC, a fraction past the upper bound), NULL when
+// it is no date (a zero date, an impossible day, text or a blob that does
+// not spell one), through a sorted window of the derived column and the
+// count of its non-NULL values, without any statement failing.
+func TestDateNumbersOnHostileValues(t *testing.T) {
+	day := catalog.Column{Type: catalog.Date}
+	at := catalog.Column{Type: catalog.Timestamp}
+	lo, _ := day.ParseTemporal("2015-01-01")
+	hi, _ := day.ParseTemporal("2024-12-31")
+	tlo, _ := at.ParseTemporal("2015-01-01 00:00:00")
+	thi, _ := at.ParseTemporal("2024-12-31 23:59:59")
+	// A value and what the number reads: a date or time, or "" (NULL).
+	type value struct{ sql, read string }
+	for _, b := range []struct {
+		name               string
+		dialect            sqlrewrite.Dialect
+		open               func(testing.TB) *sql.DB
+		types              [3]string // date, timestamp, timestamp with a time zone
+		setup              []string
+		days, times, zoned []value
+	}{
+		{"sqlite", sqlrewrite.SQLite, testdb.SQLite, [3]string{"DATE", "TIMESTAMP", "TEXT"}, nil,
+			[]value{{"NULL", ""}, {"'2015-01-01'", "2015-01-01"}, {"'2024-12-31'", "2024-12-31"}, {"'2014-12-31'", "2015-01-01"}, {"'2025-01-01'", "2024-12-31"},
+				{"'1969-07-20'", "2015-01-01"}, {"'2020-02-29'", "2020-02-29"}, {"'2021-02-29'", ""}, {"'2021-1-5'", ""}, {"'2021-01-05 10:00:00'", ""},
+				{"20210105", ""}, {"2459220.5", ""}, {"x'323032312d30312d3035'", ""}, {"'garbage'", ""}, {"'2019-07-14'", "2019-07-14"}},
+			[]value{{"NULL", ""}, {"'2015-01-01 00:00:00'", "2015-01-01 00:00:00"}, {"'2024-12-31 23:59:59'", "2024-12-31 23:59:59"},
+				{"'2014-12-31 23:59:59'", "2015-01-01 00:00:00"}, {"'2099-01-01 00:00:00'", "2024-12-31 23:59:59"}, {"'2020-06-15T10:00:00'", ""},
+				{"'2020-06-15 10:00:00.5'", ""}, {"'2020-06-15'", ""}, {"'2020-06-15 10:00:01'", "2020-06-15 10:00:01"}},
+			nil},
+		{"postgres", sqlrewrite.PostgreSQL, testdb.Postgres, [3]string{"DATE", "TIMESTAMP", "TIMESTAMPTZ"}, []string{"SET TIME ZONE 'UTC'"},
+			[]value{{"NULL", ""}, {"'2015-01-01'", "2015-01-01"}, {"'2024-12-31'", "2024-12-31"}, {"'2014-12-31'", "2015-01-01"}, {"'2025-01-01'", "2024-12-31"},
+				{"'2020-02-29'", "2020-02-29"}, {"'infinity'", "2024-12-31"}, {"'-infinity'", "2015-01-01"}, {"'0044-03-15 BC'", "2015-01-01"},
+				{"'1969-07-20'", "2015-01-01"}, {"'2019-07-14'", "2019-07-14"}},
+			[]value{{"NULL", ""}, {"'2015-01-01 00:00:00'", "2015-01-01 00:00:00"}, {"'2024-12-31 23:59:59'", "2024-12-31 23:59:59"},
+				{"'2014-12-31 23:59:59.999'", "2015-01-01 00:00:00"}, {"'2024-12-31 23:59:59.5'", "2024-12-31 23:59:59"}, {"'infinity'", "2024-12-31 23:59:59"},
+				{"'-infinity'", "2015-01-01 00:00:00"}, {"'2020-06-15 10:00:00.75'", "2020-06-15 10:00:00"}},
+			[]value{{"'2020-12-31 23:30:00-02'", "2021-01-01 01:30:00"}, {"'2025-01-01 01:00:00+02'", "2024-12-31 23:00:00"}, {"'infinity'", "2024-12-31 23:59:59"}}},
+		{"mysql", sqlrewrite.MySQL, testdb.MySQL, [3]string{"DATE", "DATETIME(3)", "TIMESTAMP NULL"}, []string{"SET SESSION sql_mode = ''", "SET time_zone = '+00:00'"},
+			[]value{{"NULL", ""}, {"'2015-01-01'", "2015-01-01"}, {"'2024-12-31'", "2024-12-31"}, {"'2014-12-31'", "2015-01-01"}, {"'2025-01-01'", "2024-12-31"},
+				{"'2020-02-29'", "2020-02-29"}, {"'0000-00-00'", ""}, {"'2020-00-10'", ""}, {"'2020-05-00'", ""}, {"'1000-01-01'", "2015-01-01"},
+				{"'9999-12-31'", "2024-12-31"}, {"'2019-07-14'", "2019-07-14"}},
+			[]value{{"NULL", ""}, {"'2015-01-01 00:00:00'", "2015-01-01 00:00:00"}, {"'2024-12-31 23:59:59'", "2024-12-31 23:59:59"},
+				{"'2014-12-31 23:59:59'", "2015-01-01 00:00:00"}, {"'0000-00-00 00:00:00'", ""}, {"'2024-12-31 23:59:59.5'", "2024-12-31 23:59:59"},
+				{"'2020-06-15 10:00:00.75'", "2020-06-15 10:00:00"}},
+			[]value{{"'2020-12-31 23:30:00'", "2020-12-31 23:30:00"}, {"'2030-06-01 12:00:00'", "2024-12-31 23:59:59"}, {"'2038-06-01 12:00:00'", ""}}},
+	} {
+		t.Run(b.name, func(t *testing.T) {
+			db := b.open(t)
+			db.SetMaxOpenConns(1) // the session settings hold for every statement
+			for _, s := range b.setup {
+				if _, err := db.Exec(s); err != nil {
+					t.Fatalf("%s: %v", s, err)
+				}
+			}
+			if _, err := db.Exec(fmt.Sprintf("CREATE TABLE dp_date_numbers (d %s, ts %s, tz %s)", b.types[0], b.types[1], b.types[2])); err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range []struct {
+				column string
+				col    catalog.Column
+				vals   []value
+				lo, hi float64
+			}{{"d", day, b.days, lo, hi}, {"ts", at, b.times, tlo, thi}, {"tz", at, b.zoned, tlo, thi}} {
+				if c.vals == nil {
+					continue
+				}
+				var want []float64
+				for _, v := range c.vals {
+					if _, err := db.Exec(fmt.Sprintf("INSERT INTO dp_date_numbers (%s) VALUES (%s)", c.column, v.sql)); err != nil {
+						t.Fatalf("insert %s: %v", v.sql, err)
+					}
+					if v.read != "" {
+						x, err := c.col.ParseTemporal(v.read)
+						if err != nil {
+							t.Fatal(err)
+						}
+						want = append(want, x)
+					}
+				}
+				slices.Sort(want)
+				derived := []sqlrewrite.DerivedColumn{{Name: "n", Expr: &sqlrewrite.RowExpr{Kind: sqlrewrite.RowTemporal, Column: c.column,
+					Temporal: c.col.Type, Lower: c.lo, Upper: c.hi}}}
+				q, args, err := sqlrewrite.Render(sqlrewrite.Fetch{Table: "dp_date_numbers", Derived: derived,
+					Window: &sqlrewrite.Window{Column: "n", Lower: c.lo, Upper: c.hi, Offset: 0, Limit: 100}}, b.dialect)
+				if err != nil {
+					t.Fatal(err)
+				}
+				rows, err := db.Query(q, args...)
+				if err != nil {
+					t.Fatalf("%s: %v", q, err)
+				}
+				var got []float64
+				for rows.Next() {
+					var x float64
+					if err := rows.Scan(&x); err != nil {
+						t.Fatal(err)
+					}
+					got = append(got, x)
+				}
+				if err := rows.Err(); err != nil {
+					t.Fatalf("%s: %v", q, err)
+				}
+				rows.Close()
+				if fmt.Sprint(got) != fmt.Sprint(want) {
+					t.Errorf("%s: numbers %v, want %v\n%s", c.column, got, want, q)
+				}
+				q, args, err = sqlrewrite.Render(sqlrewrite.Fetch{Table: "dp_date_numbers", Derived: derived,
+					Summary: []sqlrewrite.SummaryTerm{{Kind: sqlrewrite.CountNumbers, Column: "n"}}}, b.dialect)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var n int
+				if err := db.QueryRow(q, args...).Scan(&n); err != nil {
+					t.Fatalf("%s: %v", q, err)
+				}
+				if n != len(want) {
+					t.Errorf("%s: %d numbers counted, want %d", c.column, n, len(want))
+				}
+			}
+		})
+	}
+}

@@ -71,6 +71,8 @@ func (r *renderer) rowExpr(e *RowExpr) (string, error) {
 			return "", err
 		}
 		return r.clamp(col, e.Lower, e.Upper)
+	case RowTemporal:
+		return r.temporalValue(e)
 	case RowConst:
 		if !usable(e.Num) {
 			return "", fmt.Errorf("sqlrewrite: row expression constant %g is not 0 or of magnitude in [2^-400, 2^430]", e.Num)

@@ -28,6 +28,14 @@ const (
 	// RowCase is CASE WHEN When[0] THEN Args[0] … ELSE Args[len(When)] END;
 	// a nil ELSE is NULL.
 	RowCase
+	// RowTemporal is a date or timestamp column (Temporal) read as its
+	// number, catalog's day or second from 1970-01-01 (a timestamp's
+	// fraction of a second dropped): NULL when the value is not a date by
+	// the reading rule of dates.go, Lower or Upper (the declared bounds)
+	// when it lies outside them. It is the argument of the order
+	// statistics of a date (MIN, MAX, MEDIAN, PERCENTILE_CONT), never
+	// part of arithmetic.
+	RowTemporal
 )
 
 // RowExpr is an arithmetic row expression of declared numeric columns,
@@ -46,9 +54,12 @@ type RowExpr struct {
 	// name in a Fetch); Lower and Upper its declared bounds.
 	Column       string
 	Lower, Upper float64
-	Num          float64
-	Op           byte
-	Args         []*RowExpr
+	// Temporal is the type of a RowTemporal column (catalog.Date or
+	// catalog.Timestamp).
+	Temporal catalog.ColumnType
+	Num      float64
+	Op       byte
+	Args     []*RowExpr
 	// When are the conditions of a CASE, each an AND of conditions on
 	// columns (catalog names in a Select, backend names in a Fetch).
 	When [][]Condition
@@ -113,7 +124,7 @@ const (
 
 func (e *RowExpr) bounds() (interval, error) {
 	switch e.Kind {
-	case RowColumn:
+	case RowColumn, RowTemporal:
 		tiny := catalog.MinBoundMagnitude
 		if e.Lower > 0 {
 			tiny = math.Max(tiny, e.Lower)
@@ -234,6 +245,8 @@ func (e *RowExpr) String() string {
 	switch e.Kind {
 	case RowColumn:
 		return e.Column
+	case RowTemporal:
+		return temporalNumber[e.Temporal] + "(" + e.Column + ")"
 	case RowConst:
 		return formatLabel(Value{Num: e.Num})
 	case RowOp:
@@ -395,7 +408,7 @@ func (e *RowExpr) Sourced(source func(string) string) *RowExpr {
 		return nil
 	}
 	out := *e
-	if e.Kind == RowColumn {
+	if e.Kind == RowColumn || e.Kind == RowTemporal {
 		out.Column = source(e.Column)
 	}
 	out.Args = make([]*RowExpr, len(e.Args))
