@@ -23,7 +23,9 @@ import (
 // rank among the true visit dates is within 5% of the quantile asked for
 // (at ε = 40 over thousands of rows the mechanisms err by a few ranks, so
 // a miss has negligible probability), the statement costs its ε once, and
-// SHOW WARNINGS says a MIN or MAX is a DP quantile; DATEDIFF(MAX, MIN)
+// SHOW WARNINGS says a MIN or MAX is a DP quantile. Result columns are
+// typed as MySQL types them (DATE, DATETIME, VARCHAR), in the text and
+// the binary protocol (a prepared statement). DATEDIFF(MAX, MIN)
 // is a number of days within the bounds' span. SUM of a date, MIN of a
 // date on a table with a privacy unit and arithmetic on a date aggregate
 // are refused with 1235.
@@ -147,6 +149,48 @@ tables:
 			if strings.Join(years, ",") != "2018,2019,2020,2021,2022,2023,2024" {
 				t.Errorf("years %v, want every declared year", years)
 			}
+			// The result columns are typed as MySQL types them: DATE for a
+			// date aggregate, a DATE(col) key and a date column key,
+			// DATETIME for TIMESTAMP(...), VARCHAR for DATE_FORMAT, and
+			// VARCHAR when a column mixes a date and text.
+			colTypes := func(q string) string {
+				t.Helper()
+				rs, err := conn.QueryContext(t.Context(), q)
+				if err != nil {
+					t.Fatalf("%s: %v", q, err)
+				}
+				defer rs.Close()
+				cts, err := rs.ColumnTypes()
+				if err != nil {
+					t.Fatal(err)
+				}
+				var names []string
+				for _, ct := range cts {
+					names = append(names, ct.DatabaseTypeName())
+				}
+				for rs.Next() {
+				}
+				return strings.Join(names, " ")
+			}
+			for q, want := range map[string]string{
+				"SELECT MIN(visit_date), COALESCE(MAX(visit_date), 'none'), CAST(MAX(visit_date) AS CHAR) FROM visits":      "DATE DATE VARCHAR",
+				"SELECT DATE(visit_date) AS d, COUNT(*) FROM visits WHERE visit_date >= '2024-12-30' GROUP BY 1":            "DATE BIGINT",
+				"SELECT visit_date, COUNT(*) FROM visits GROUP BY visit_date ORDER BY visit_date DESC LIMIT 2":              "DATE BIGINT",
+				"SELECT TIMESTAMP(DATE_FORMAT(visit_date, '%Y-%m-01 00:00:00')) AS m, COUNT(*) FROM visits GROUP BY 1":      "DATETIME BIGINT",
+				"SELECT DATE_FORMAT(visit_date, '%Y-%m') AS m, COUNT(*) FROM visits GROUP BY 1":                             "VARCHAR BIGINT",
+				"SELECT YEAR(visit_date) AS y, IF(YEAR(visit_date) = 2018, 'none', MAX(visit_date)) FROM visits GROUP BY 1": "BIGINT VARCHAR",
+			} {
+				if got := colTypes(q); got != want {
+					t.Errorf("%s: column types %s, want %s", q, got, want)
+				}
+			}
+			// A prepared statement: the binary protocol's DATE structure,
+			// decoded by the driver.
+			var prepared string
+			if err := conn.QueryRowContext(t.Context(), "SELECT MEDIAN(visit_date) FROM visits WHERE visit_date >= ?", "2024-01-01").Scan(&prepared); err != nil {
+				t.Fatal(err)
+			}
+			near("prepared MEDIAN of 2024", prepared, perYear["2024"], 0.5)
 			// DATEDIFF of two released dates is post-processing: free.
 			before = remaining()
 			var span int64

@@ -224,8 +224,12 @@ tables:
       - {name: age, type: integer, lower: 0, upper: 100}
       - {name: spend, type: real, lower: 0, upper: %d}
       - {name: site, type: text, partition_selection: true}
+  - name: visit_days
+    source: %s
+    columns:
+      - {name: visit_date, type: date, lower: 2018-01-01, upper: 2024-12-31}
 `, cfg.FormatDSN(), filepath.Join(dir, "ledger.db"), wire.FormatNativePasswordHash(wire.NativePasswordHash("vera-pw")),
-		pums, big, visits, demo.VisitsSpendUpper)
+		pums, big, visits, demo.VisitsSpendUpper, visits)
 	if err := os.WriteFile(config, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -240,11 +244,56 @@ tables:
 	vitessBattery(t, conn, rows, 25, "pums25")
 	vitessLargeWindows(t, conn, rows)
 	vitessUnitsRefused(t, conn)
+	vitessDates(t, conn)
 	conn.Close()
 	checkEveryMechanism(t, db)
 
 	checkVitessPushdown(t, httpAddr, pums, big)
 	checkVitessRefusesBounding(t, admin, visits)
+}
+
+// vitessDates: MIN, MEDIAN and MAX of a date column, whose day numbers
+// the shards compute (DATEDIFF), answer through vtgate as DATE values
+// within 5% in rank of the truth at ε = 30.
+func vitessDates(t *testing.T, conn *sql.Conn) {
+	t.Helper()
+	var dates []string
+	for _, r := range demo.Visits(unitsSeed) {
+		dates = append(dates, r.VisitDate)
+	}
+	slices.Sort(dates)
+	if _, err := conn.ExecContext(t.Context(), "SET @dp_epsilon = 30"); err != nil {
+		t.Fatal(err)
+	}
+	rs, err := conn.QueryContext(t.Context(), "SELECT MIN(visit_date), MEDIAN(visit_date), MAX(visit_date) FROM visit_days")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rs.Close()
+	cts, err := rs.ColumnTypes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if typ := cts[1].DatabaseTypeName(); typ != "DATE" {
+		t.Errorf("MEDIAN of a date column has type %s, want DATE", typ)
+	}
+	got := make([]string, 3)
+	if !rs.Next() {
+		t.Fatalf("no row: %v", rs.Err())
+	}
+	if err := rs.Scan(&got[0], &got[1], &got[2]); err != nil {
+		t.Fatal(err)
+	}
+	for i, q := range []float64{0, 0.5, 1} {
+		below, _ := slices.BinarySearch(dates, got[i])
+		atOrBelow := below
+		for atOrBelow < len(dates) && dates[atOrBelow] == got[i] {
+			atOrBelow++
+		}
+		if float64(atOrBelow)/float64(len(dates)) < q-0.05 || float64(below)/float64(len(dates)) > q+0.05 {
+			t.Errorf("the %g-quantile of visit_date is %s, at ranks [%d, %d] of %d", q, got[i], below, atOrBelow, len(dates))
+		}
+	}
 }
 
 // vitessUnitsRefused: every statement on the privacy-unit table visits

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/dpproxy/dpproxy/internal/backend"
+	"github.com/dpproxy/dpproxy/internal/catalog"
 	"github.com/dpproxy/dpproxy/internal/dperr"
 	"github.com/dpproxy/dpproxy/internal/mech/noise"
 	"github.com/dpproxy/dpproxy/internal/planner"
@@ -156,24 +157,47 @@ func (e *Executor) RunQuery(ctx context.Context, user string, qp *planner.QueryP
 
 // uniformColumns gives every column one type, as a result set needs:
 // integers become floats in a column that holds a float (bucket keys of
-// a fractional width, GREATEST(AVG(x), 30)), and numbers become text in
-// a column that holds a string (CASE … THEN 'x' ELSE 0 END).
+// a fractional width, GREATEST(AVG(x), 30)), and numbers, dates and
+// timestamps become text in a column that holds a string or values of two
+// of these kinds (CASE … THEN 'x' ELSE 0 END, COALESCE(MIN(day),
+// 'none')).
 func uniformColumns(rows [][]any) {
 	if len(rows) == 0 {
 		return
 	}
 	for j := range rows[0] {
-		var hasFloat, hasText bool
+		var hasFloat, hasText, hasDate, hasDateTime, hasNumber bool
 		for _, r := range rows {
 			switch r[j].(type) {
 			case float64:
-				hasFloat = true
+				hasFloat, hasNumber = true, true
+			case int64:
+				hasNumber = true
 			case string:
 				hasText = true
+			case planner.Date:
+				hasDate = true
+			case planner.DateTime:
+				hasDateTime = true
 			}
 		}
+		kinds := 0
+		for _, has := range []bool{hasText, hasDate, hasDateTime, hasNumber} {
+			if has {
+				kinds++
+			}
+		}
+		hasText = hasText || kinds > 1
 		for _, r := range rows {
 			switch v := r[j].(type) {
+			case planner.Date:
+				if hasText {
+					r[j] = string(v)
+				}
+			case planner.DateTime:
+				if hasText {
+					r[j] = string(v)
+				}
 			case int64:
 				switch {
 				case hasText:
@@ -533,6 +557,10 @@ func datum(v any) planner.Datum {
 		return planner.Datum{Num: x}
 	case string:
 		return planner.Datum{Str: x, IsText: true}
+	case planner.Date:
+		return planner.Datum{Str: string(x), IsText: true, Temporal: catalog.Date}
+	case planner.DateTime:
+		return planner.Datum{Str: string(x), IsText: true, Temporal: catalog.Timestamp}
 	}
 	return planner.Datum{Null: true}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/dpproxy/dpproxy/internal/catalog"
 	"github.com/dpproxy/dpproxy/internal/dperr"
 	"github.com/dpproxy/dpproxy/internal/mech/histogram"
 	"github.com/dpproxy/dpproxy/internal/mech/noise"
@@ -135,14 +136,16 @@ func synopsisResult(plan *planner.Plan, stored []*storedSynopsis, builtNow []boo
 // a date or timestamp (the text of an order statistic of a date column),
 // or a number.
 func outputValue(o *planner.Output, v planner.Value) any {
-	_, temporal := o.Temporal()
+	typ, temporal := o.Temporal()
 	switch {
 	case v.Null:
 		return nil
 	case o.Integer:
 		return int64(v.Value)
+	case temporal && typ == catalog.Date:
+		return planner.Date(o.FormatTemporal(v.Value))
 	case temporal:
-		return o.FormatTemporal(v.Value)
+		return planner.DateTime(o.FormatTemporal(v.Value))
 	}
 	return v.Value
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dpproxy/dpproxy/internal/catalog"
 	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
 )
 
@@ -20,7 +21,28 @@ type Datum struct {
 	Int    bool
 	Str    string
 	IsText bool
+	// Temporal, on a text datum, is catalog.Date or catalog.Timestamp
+	// when the text is a date or timestamp of that MySQL type
+	// (sqlrewrite.Value.Temporal, a date aggregate): Value returns a Date
+	// or a DateTime. Functions that return one of their arguments (IF,
+	// COALESCE, GREATEST, ...) keep it; the others make plain text or
+	// numbers.
+	Temporal catalog.ColumnType
 }
+
+// Date and DateTime are result cells of MySQL type DATE ('YYYY-MM-DD')
+// and DATETIME ('YYYY-MM-DD hh:mm:ss'); package wire sends them so
+// (wire.Temporal).
+type (
+	Date     string
+	DateTime string
+)
+
+// MySQLTemporal returns the date's text; it is not a DATETIME.
+func (d Date) MySQLTemporal() (string, bool) { return string(d), false }
+
+// MySQLTemporal returns the timestamp's text; it is a DATETIME.
+func (d DateTime) MySQLTemporal() (string, bool) { return string(d), true }
 
 // Row is one released group: its key values and the released value of
 // every aggregate of Query.Base.Items.
@@ -162,7 +184,7 @@ func KeyDatum(v sqlrewrite.Value) Datum {
 	case v.Null:
 		return Datum{Null: true}
 	case v.IsText:
-		return Datum{Str: v.Str, IsText: true}
+		return Datum{Str: v.Str, IsText: true, Temporal: v.Temporal}
 	}
 	return num(v.Num, math.Abs(v.Num) < 1<<53)
 }
@@ -427,11 +449,16 @@ func text(d Datum) string {
 	return strconv.FormatFloat(d.Num, 'g', -1, 64)
 }
 
-// Value returns the datum as a result cell: nil, int64, float64 or string.
+// Value returns the datum as a result cell: nil, int64, float64, string,
+// Date or DateTime.
 func (d Datum) Value() any {
 	switch {
 	case d.Null:
 		return nil
+	case d.IsText && d.Temporal == catalog.Date:
+		return Date(d.Str)
+	case d.IsText && d.Temporal == catalog.Timestamp:
+		return DateTime(d.Str)
 	case d.IsText:
 		return d.Str
 	case d.Int && math.Abs(d.Num) < 1<<62:

@@ -5,6 +5,7 @@ import (
 	"reflect"
 
 	"github.com/dpproxy/dpproxy/internal/dperr"
+	"github.com/dpproxy/dpproxy/internal/planner"
 )
 
 // ColumnType is the one Go type every non-NULL value of a result column has.
@@ -78,7 +79,8 @@ func (t *table) result() (*Result, error) {
 
 // checkResult verifies a Result built without a table (private answers,
 // EXPLAIN, session statements): every non-NULL value of a column has the same
-// type, one of int64, uint64, float64, string or []byte, and every row has
+// type, one of int64, uint64, float64, string, []byte, planner.Date and
+// planner.DateTime, and every row has
 // one value per column. Execute runs it on every answer, so a malformed
 // result is an internal error logged with its cause, never a half-sent
 // resultset.
@@ -106,7 +108,7 @@ func checkResult(r *Result) error {
 				continue
 			}
 			switch v.(type) {
-			case int64, uint64, float64, string, []byte:
+			case int64, uint64, float64, string, []byte, planner.Date, planner.DateTime:
 			default:
 				return dperr.Wrap(dperr.Internal, fmt.Errorf("column %q holds a %T", name, v), "internal error: malformed result")
 			}

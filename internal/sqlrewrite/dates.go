@@ -180,7 +180,7 @@ func (k *dateKey) domain(text string) (d *Dating, labels []Value, err error) {
 // columnDating is the key of a date column itself (GROUP BY col): its
 // days, labelled 'YYYY-MM-DD', as DATE(col).
 func columnDating(col *catalog.Column) (*Dating, []Value, error) {
-	k := &dateKey{col: col, part: PartDay, kind: "column", label: textLabel(time.DateOnly)}
+	k := &dateKey{col: col, part: PartDay, kind: "column", label: dateLabel(false)}
 	return k.domain(col.Name)
 }
 
@@ -213,8 +213,15 @@ func numberLabel(f func(time.Time) int) func(time.Time) Value {
 	return func(t time.Time) Value { return Value{Num: float64(f(t))} }
 }
 
-func textLabel(layout string) func(time.Time) Value {
-	return func(t time.Time) Value { return Value{Str: t.Format(layout), IsText: true} }
+// dateLabel labels a period by its first day as a date (DATE(col), a date
+// column, CAST(... AS DATE)) or, with dateTime, as a timestamp at
+// midnight (TIMESTAMP(...), CAST(... AS DATETIME)): values MySQL types
+// DATE and DATETIME.
+func dateLabel(dateTime bool) func(time.Time) Value {
+	if dateTime {
+		return func(t time.Time) Value { return Value{Str: t.Format(time.DateTime), IsText: true, Temporal: catalog.Timestamp} }
+	}
+	return func(t time.Time) Value { return Value{Str: t.Format(time.DateOnly), IsText: true, Temporal: catalog.Date} }
 }
 
 // dateKeyOf recognises the shapes of date keys.
@@ -234,7 +241,7 @@ func (sc *scope) dateKeyOf(e ast.ExprNode) (*dateKey, error) {
 				case PartYear:
 					k.label = numberLabel(time.Time.Year)
 				case PartDay:
-					k.label = textLabel(time.DateOnly)
+					k.label = dateLabel(false)
 				}
 				return k, nil
 			}
@@ -424,11 +431,11 @@ func (sc *scope) dateCast(inner ast.ExprNode, datetime bool, e ast.ExprNode) (*d
 			return nil, refuseQuery("GROUP BY %s: only a DATE_FORMAT key that spells the first day of its periods (such as '%%Y-%%m-01') converts to a date (%s)", restore(e), nearestDateForms)
 		}
 	}
-	layout, kind := time.DateOnly, "date"
+	kind := "date"
 	if datetime {
-		layout, kind = time.DateTime, "datetime"
+		kind = "datetime"
 	}
-	k.label, k.kind = textLabel(layout), k.kind+" as "+kind
+	k.label, k.kind = dateLabel(datetime), k.kind+" as "+kind
 	return k, nil
 }
 
@@ -453,7 +460,7 @@ func (sc *scope) superset(e ast.ExprNode) (*dateKey, bool) {
 	for name, part := range map[string]DatePart{"dayofmonth": PartMonth, "dayofyear": PartYear} {
 		if arg := dateFunc(n.L, name); arg != nil {
 			if other, ok := sc.dateColumn(arg); ok && other == col {
-				return &dateKey{col: col, part: part, kind: "superset " + name, label: textLabel(time.DateOnly)}, true
+				return &dateKey{col: col, part: part, kind: "superset " + name, label: dateLabel(false)}, true
 			}
 		}
 	}

@@ -37,7 +37,7 @@ func TestDateDomainMatchesAxisSize(t *testing.T) {
 		for _, k := range []*dateKey{
 			{col: col, part: PartYear, kind: "year", label: numberLabel(time.Time.Year)},
 			{col: col, part: PartMonth, kind: "yyyymm", label: yearMonthKey(col).label},
-			{col: col, part: PartDay, kind: "date", label: textLabel(time.DateOnly)},
+			{col: col, part: PartDay, kind: "date", label: dateLabel(false)},
 			{col: col, part: PartMonthOfYear}, {col: col, part: PartQuarterOfYear},
 			{col: col, part: PartDayOfWeek}, {col: col, part: PartDayOfMonth},
 		} {

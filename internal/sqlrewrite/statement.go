@@ -213,6 +213,12 @@ type Value struct {
 	Str    string
 	IsText bool
 	Null   bool
+	// Temporal, on a text value, is catalog.Date or catalog.Timestamp when
+	// the text is a date 'YYYY-MM-DD' or a timestamp 'YYYY-MM-DD
+	// hh:mm:ss' that MySQL would type DATE or DATETIME (the label of
+	// GROUP BY DATE(col), CAST(... AS DATE), a date column): the result
+	// column is then sent with that type.
+	Temporal catalog.ColumnType
 }
 
 // SetVariables is SET of one or more variables. Assignments are those to

@@ -61,8 +61,9 @@ type Result struct {
 	// Columns means an OK packet carrying AffectedRows.
 	Columns []string
 	// Rows hold values of these Go types only: nil (SQL NULL), int64, uint64,
-	// float64, string and []byte. All non-nil values of a column must have
-	// the same type; the column's MySQL type follows from it.
+	// float64, string, []byte and types implementing Temporal (DATE and
+	// DATETIME). All non-nil values of a column must have the same type;
+	// the column's MySQL type follows from it.
 	Rows [][]any
 	// Fields, when set, define the columns explicitly (Columns and the
 	// derivation from Go types are then unused), and every value is nil or

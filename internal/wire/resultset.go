@@ -98,10 +98,25 @@ func columnFields(names []string, rows [][]any) ([]*gomysql.Field, error) {
 	return fields, nil
 }
 
+// Temporal is a result value of a MySQL DATE or DATETIME column: Text is
+// "YYYY-MM-DD" (DateTime false) or "YYYY-MM-DD hh:mm:ss" (DateTime true).
+// A type of another package satisfies it without importing wire; every
+// non-NULL value of a column is then of that one type.
+type Temporal interface {
+	MySQLTemporal() (text string, dateTime bool)
+}
+
 // fieldFor is the column definition for values of sample's type; maxLen is
 // the longest string or byte value.
 func fieldFor(name string, sample any, maxLen int) (*gomysql.Field, error) {
 	f := &gomysql.Field{Name: []byte(name), Charset: binaryCollation}
+	if t, ok := sample.(Temporal); ok {
+		f.Type, f.Flag, f.ColumnLength = gomysql.MYSQL_TYPE_DATE, gomysql.BINARY_FLAG, 10
+		if _, dateTime := t.MySQLTemporal(); dateTime {
+			f.Type, f.ColumnLength = gomysql.MYSQL_TYPE_DATETIME, 19
+		}
+		return f, nil
+	}
 	switch sample.(type) {
 	case nil:
 		f.Type = gomysql.MYSQL_TYPE_NULL
@@ -117,7 +132,7 @@ func fieldFor(name string, sample any, maxLen int) (*gomysql.Field, error) {
 	case []byte:
 		f.Type, f.Flag, f.ColumnLength = gomysql.MYSQL_TYPE_VAR_STRING, gomysql.BINARY_FLAG, uint32(min(maxLen, math.MaxUint32))
 	default:
-		return nil, fmt.Errorf("wire: result column %q has a value of type %T; want int64, uint64, float64, string or []byte", name, sample)
+		return nil, fmt.Errorf("wire: result column %q has a value of type %T; want int64, uint64, float64, string, []byte or a Temporal", name, sample)
 	}
 	return f, nil
 }
@@ -131,9 +146,15 @@ func textRow(row []any) ([]byte, error) {
 			data = append(data, 0xfb)
 			continue
 		}
-		b, err := gomysql.FormatTextValue(v)
-		if err != nil {
-			return nil, err
+		var b []byte
+		if t, ok := v.(Temporal); ok {
+			text, _ := t.MySQLTemporal()
+			b = []byte(text)
+		} else {
+			var err error
+			if b, err = gomysql.FormatTextValue(v); err != nil {
+				return nil, err
+			}
 		}
 		data = append(data, gomysql.PutLengthEncodedString(b)...)
 	}
@@ -150,6 +171,15 @@ func binaryRow(fields []*gomysql.Field, row []any) ([]byte, error) {
 	for j, v := range row {
 		if v == nil {
 			bitmap[(j+2)/8] |= 1 << ((j + 2) % 8)
+			continue
+		}
+		if t, ok := v.(Temporal); ok {
+			text, _ := t.MySQLTemporal()
+			b, err := binaryDateTime(text)
+			if err != nil {
+				return nil, fmt.Errorf("wire: column %q: %w", fields[j].Name, err)
+			}
+			values = append(values, b...)
 			continue
 		}
 		b, err := gomysql.FormatBinaryValue(v)

@@ -97,3 +97,45 @@ func TestOKResult(t *testing.T) {
 		}
 	}
 }
+
+// testDate and testDateTime are Temporal values as another package
+// declares them.
+type (
+	testDate     string
+	testDateTime string
+)
+
+func (d testDate) MySQLTemporal() (string, bool)     { return string(d), false }
+func (d testDateTime) MySQLTemporal() (string, bool) { return string(d), true }
+
+// TestTemporalValues checks the column definitions of Temporal values
+// (DATE of length 10, DATETIME of length 19, binary charset) and their
+// encodings by hand: text as written, binary as the date structure
+// (length 4: year LE, month, day; length 7 adds hour, minute, second).
+func TestTemporalValues(t *testing.T) {
+	fields, err := columnFields([]string{"d", "ts"}, [][]any{{testDate("2024-02-29"), testDateTime("2023-01-02 01:01:01")}, {nil, testDateTime("2023-01-02 00:00:00")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := fields[0]; f.Type != gomysql.MYSQL_TYPE_DATE || f.ColumnLength != 10 || f.Charset != binaryCollation || f.Flag&gomysql.NOT_NULL_FLAG != 0 {
+		t.Errorf("date column: type %d length %d charset %d flag %#x", f.Type, f.ColumnLength, f.Charset, f.Flag)
+	}
+	if f := fields[1]; f.Type != gomysql.MYSQL_TYPE_DATETIME || f.ColumnLength != 19 || f.Flag&gomysql.NOT_NULL_FLAG == 0 {
+		t.Errorf("datetime column: type %d length %d flag %#x", f.Type, f.ColumnLength, f.Flag)
+	}
+	text, err := textRow([]any{testDate("2024-02-29"), testDateTime("2023-01-02 01:01:01")})
+	if want := append([]byte{10}, "2024-02-29\x132023-01-02 01:01:01"...); err != nil || !bytes.Equal(text, want) {
+		t.Errorf("text row %q, %v, want %q", text, err, want)
+	}
+	bin, err := binaryRow(fields, []any{testDate("2024-02-29"), testDateTime("2023-01-02 01:01:01")})
+	if want := []byte{0, 0, 4, 0xe8, 0x07, 2, 29, 7, 0xe7, 0x07, 1, 2, 1, 1, 1}; err != nil || !bytes.Equal(bin, want) {
+		t.Errorf("binary row %v, %v, want %v", bin, err, want)
+	}
+	bin, err = binaryRow(fields, []any{nil, testDateTime("2023-01-02 00:00:00")})
+	if want := []byte{0, 0b100, 4, 0xe7, 0x07, 1, 2}; err != nil || !bytes.Equal(bin, want) {
+		t.Errorf("binary row at midnight %v, %v, want %v", bin, err, want)
+	}
+	if _, err := columnFields([]string{"c"}, [][]any{{testDate("2024-01-01")}, {testDateTime("2024-01-01 00:00:00")}}); err == nil {
+		t.Error("a column mixing DATE and DATETIME values: no error")
+	}
+}
