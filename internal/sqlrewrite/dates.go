@@ -219,9 +219,13 @@ func numberLabel(f func(time.Time) int) func(time.Time) Value {
 // DATE and DATETIME.
 func dateLabel(dateTime bool) func(time.Time) Value {
 	if dateTime {
-		return func(t time.Time) Value { return Value{Str: t.Format(time.DateTime), IsText: true, Temporal: catalog.Timestamp} }
+		return func(t time.Time) Value {
+			return Value{Str: t.Format(time.DateTime), IsText: true, Temporal: catalog.Timestamp}
+		}
 	}
-	return func(t time.Time) Value { return Value{Str: t.Format(time.DateOnly), IsText: true, Temporal: catalog.Date} }
+	return func(t time.Time) Value {
+		return Value{Str: t.Format(time.DateOnly), IsText: true, Temporal: catalog.Date}
+	}
 }
 
 // dateKeyOf recognises the shapes of date keys.
