@@ -74,6 +74,7 @@ statements=(
   "MEDIAN by k, 300 keys|SELECT k, MEDIAN(v) FROM manykeys WHERE k < 300 GROUP BY k|SELECT k, percentile_cont(0.5) WITHIN GROUP (ORDER BY v) FROM manykeys WHERE k < 300 GROUP BY k|SELECT DISTINCT k, MEDIAN(v) OVER (PARTITION BY k) FROM manykeys WHERE k < 300"
   "COUNT, MEDIAN, p90 by k (every key)|SELECT k, COUNT(*), MEDIAN(v), PERCENTILE_CONT(v, 0.9) FROM manykeys GROUP BY k|SELECT k, COUNT(*), percentile_cont(0.5) WITHIN GROUP (ORDER BY v), percentile_cont(0.9) WITHIN GROUP (ORDER BY v) FROM manykeys GROUP BY k|SELECT DISTINCT k, COUNT(*) OVER (PARTITION BY k), MEDIAN(v) OVER (PARTITION BY k), PERCENTILE_CONT(0.9) WITHIN GROUP (ORDER BY v) OVER (PARTITION BY k) FROM manykeys"
   "COUNT by s (text key), 3,000 keys|SELECT s, COUNT(*) FROM manykeys WHERE k < 3000 GROUP BY s|SELECT s, COUNT(*) FROM manykeys WHERE k < 3000 GROUP BY s|SELECT s, COUNT(*) FROM manykeys WHERE k < 3000 GROUP BY s"
+  "COUNT, AVG by s (text key, every key)|SELECT s, COUNT(*), AVG(v) FROM manykeys GROUP BY s|SELECT s, COUNT(*), AVG(v) FROM manykeys GROUP BY s|SELECT s, COUNT(*), AVG(v) FROM manykeys GROUP BY s"
 )
 {
   echo "# GROUP BY a partition-selected key with many released values"

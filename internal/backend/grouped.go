@@ -16,10 +16,12 @@ import (
 // dimension most significant; a cell with no rows has every term 0
 // (filled in here, so that no cell is ever missing).
 func (s *Snapshot) GroupedSummary(ctx context.Context, f sqlrewrite.Fetch) ([][]float64, error) {
-	g := f.Grouped
-	if g == nil || len(g.Dims) == 0 || len(g.Terms) == 0 {
+	if f.Grouped == nil || len(f.Grouped.Dims) == 0 || len(f.Grouped.Terms) == 0 {
 		return nil, dperr.New(dperr.Internal, "internal error: grouped summary without dimensions or terms")
 	}
+	g := *f.Grouped
+	g.Dims = s.caseOnVitess(ctx, g.Dims)
+	f.Grouped = &g
 	keys := newCellKeys(g.Dims, s.b.dialect)
 	out := make([][]float64, keys.total)
 	for i := range out {
@@ -55,10 +57,12 @@ func (s *Snapshot) GroupedSummary(ctx context.Context, f sqlrewrite.Fetch) ([][]
 // histogram of every cell of the product domain, indexed as in
 // GroupedSummary; a cell with no rows has all its bins 0.
 func (s *Snapshot) GroupedHistogram(ctx context.Context, f sqlrewrite.Fetch) ([][]int64, error) {
-	g := f.GroupedHist
-	if g == nil || len(g.Dims) == 0 || g.Histogram.Bins < 1 {
+	if f.GroupedHist == nil || len(f.GroupedHist.Dims) == 0 || f.GroupedHist.Histogram.Bins < 1 {
 		return nil, dperr.New(dperr.Internal, "internal error: grouped histogram without dimensions or bins")
 	}
+	g := *f.GroupedHist
+	g.Dims = s.caseOnVitess(ctx, g.Dims)
+	f.GroupedHist = &g
 	keys := newCellKeys(g.Dims, s.b.dialect)
 	out := make([][]int64, keys.total)
 	for i := range out {
@@ -86,6 +90,28 @@ func (s *Snapshot) GroupedHistogram(ctx context.Context, f sqlrewrite.Fetch) ([]
 		return nil
 	})
 	return out, err
+}
+
+// caseOnVitess returns dims with ByValue cleared on the text dimensions
+// when the backend is Vitess: a MySQL text dimension grouped by value is
+// indexed per collation class from MIN(c) of each group
+// (sqlrewrite's classIndex), which vtgate refuses across shards when its
+// schema does not know the column's type ("min/max on types that are not
+// comparable"), and whose groups vtgate merges by its own collation rules;
+// there the dimension keeps its CASE of the values, evaluated per row on
+// the shards.
+func (s *Snapshot) caseOnVitess(ctx context.Context, dims []sqlrewrite.CellDim) []sqlrewrite.CellDim {
+	if s.b.dialect != sqlrewrite.MySQL || !s.b.Vitess(ctx) {
+		return dims
+	}
+	out := make([]sqlrewrite.CellDim, len(dims))
+	for i, d := range dims {
+		if len(d.Values) > 0 && d.Values[0].IsText {
+			d.ByValue = false
+		}
+		out[i] = d
+	}
+	return out
 }
 
 // cellKeys reads the leading key columns of a grouped fetch's rows and

@@ -18,7 +18,10 @@ import (
 // replaces, on data with NULLs, values not selected, selected values with
 // no rows, text that differs only by case or a trailing space, quotes,
 // backslashes, LIKE wildcards, non-Latin script and emoji, and (SQLite)
-// text and reals in an integer column.
+// text and reals in an integer column; and so does one over the keys a
+// KeyCounts fetch returns (what partition selection releases), in any
+// order: on MySQL both name a collation class by its smallest byte
+// string.
 func TestGroupedByValueEqualsCase(t *testing.T) {
 	for _, b := range []struct {
 		name    string
@@ -69,16 +72,43 @@ func TestGroupedByValueEqualsCase(t *testing.T) {
 				{Kind: sqlrewrite.ClampedSum, Column: "x", Lower: 0, Upper: 40},
 			}
 			be := New(db, b.dialect, nil)
+			// The values partition selection would release: every key
+			// KeyCounts returns, in reverse order so that no CASE agrees by
+			// luck of order (on MySQL one value per collation class, its
+			// smallest byte string).
+			var released []sqlrewrite.Value
+			{
+				snap, err := be.Snapshot(context.Background())
+				if err != nil {
+					t.Fatal(err)
+				}
+				keys, err := snap.KeyCounts(context.Background(), sqlrewrite.Fetch{Table: "g", Keys: &sqlrewrite.KeyCounts{Column: "s"}})
+				snap.Close()
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i := len(keys) - 1; i >= 0; i-- {
+					released = append(released, keys[i].Value)
+				}
+				if want := map[bool]int{true: 9, false: 11}[b.dialect == sqlrewrite.MySQL]; len(released) != want {
+					t.Fatalf("KeyCounts returned %d keys %v, want %d", len(released), released, want)
+				}
+			}
 			for _, dims := range [][]sqlrewrite.CellDim{
-				{{Column: "k", Values: numbers}},
-				{{Column: "s", Values: strs}},
-				{{Column: "k", Values: numbers}, {Column: "s", Values: strs[:4]}},
-				{{Column: "s", Values: strs}, {Column: "x", Edges: []float64{0, 20, 50}}},
+				{{Column: "s", Values: released, ByValue: true}},
+				{{Column: "s", Values: released, ByValue: true}, {Column: "k", Values: numbers}},
+				{{Column: "s", Values: strs[:4]}, {Column: "s", Values: released, ByValue: true}},
+				{{Column: "k", Values: numbers, ByValue: true}},
+				{{Column: "s", Values: strs, ByValue: true}},
+				{{Column: "k", Values: numbers, ByValue: true}, {Column: "s", Values: strs[:4]}},
+				{{Column: "s", Values: strs, ByValue: true}, {Column: "x", Edges: []float64{0, 20, 50}}},
 			} {
 				run := func(byValue bool) [][]float64 {
 					t.Helper()
 					d := append([]sqlrewrite.CellDim(nil), dims...)
-					d[0].ByValue = byValue
+					for i := range d {
+						d[i].ByValue = byValue && dims[i].ByValue
+					}
 					snap, err := be.Snapshot(context.Background())
 					if err != nil {
 						t.Fatal(err)
@@ -130,7 +160,9 @@ func checkGroupedHistogram(t *testing.T, be *Backend, dims []sqlrewrite.CellDim)
 	defer snap.Close()
 	for _, byValue := range []bool{false, true} {
 		d := append([]sqlrewrite.CellDim(nil), dims...)
-		d[0].ByValue = byValue
+		for i := range d {
+			d[i].ByValue = byValue && dims[i].ByValue
+		}
 		grouped, err := snap.GroupedHistogram(ctx, sqlrewrite.Fetch{Table: "g", Filter: filter,
 			GroupedHist: &sqlrewrite.GroupedHistogram{Dims: d, Histogram: h}})
 		if err != nil {

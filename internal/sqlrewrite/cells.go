@@ -48,7 +48,8 @@ type CellDim struct {
 // database returns for a group is the value the caller selected. That
 // holds for numbers, and for text on PostgreSQL and SQLite, whose default
 // collations are binary; MySQL's default collations equate 'a', 'A' and
-// 'a ', so there a text dimension keeps its CASE.
+// 'a ', so there a text dimension is grouped by collation class and
+// indexed per class instead (classIndexed).
 func GroupsByValue(d CellDim, dialect Dialect) bool {
 	return d.ByValue && len(d.Values) > 0 && (!d.Values[0].IsText || dialect != MySQL)
 }

@@ -22,7 +22,9 @@ type GroupedSummary struct {
 //
 //	SELECT key0, key1, term1, term2 FROM t WHERE F GROUP BY 1, 2
 //
-// with the keys of Cells (cellKey) and the terms of Summary.
+// with the keys of Cells (cellKey) and the terms of Summary; a MySQL text
+// dimension grouped by value is grouped by the column, its key the class
+// index (classIndexed).
 func (r *renderer) grouped(f Fetch) (string, error) {
 	g := f.Grouped
 	if len(g.Dims) == 0 || len(g.Terms) == 0 {
@@ -31,6 +33,18 @@ func (r *renderer) grouped(f Fetch) (string, error) {
 	cols := make([]string, 0, len(g.Dims)+len(g.Terms))
 	group := make([]string, len(g.Dims))
 	for i, d := range g.Dims {
+		if r.classIndexed(d) {
+			col, err := r.spec.ident(d.Column)
+			if err != nil {
+				return "", err
+			}
+			index, err := r.classIndex("MIN("+col+")", d)
+			if err != nil {
+				return "", err
+			}
+			cols, group[i] = append(cols, index), col
+			continue
+		}
 		key, err := r.groupedKey(d)
 		if err != nil {
 			return "", err
@@ -82,15 +96,32 @@ func (r *renderer) groupedHistogram(f Fetch) (string, error) {
 	inner := make([]string, 0, len(g.Dims)+1)
 	outer := make([]string, 0, len(g.Dims)+2)
 	group := make([]string, 0, len(g.Dims)+1)
+	// The outer select's class indices first: their bind arguments come
+	// before the inner select's in the text.
 	for i, d := range g.Dims {
-		key, err := r.groupedKey(d)
+		name := "g" + strconv.Itoa(i+1)
+		if !r.classIndexed(d) {
+			outer, group = append(outer, name), append(group, strconv.Itoa(i+1))
+			continue
+		}
+		index, err := r.classIndex("MIN("+name+")", d)
 		if err != nil {
 			return "", err
 		}
-		name := "g" + strconv.Itoa(i+1)
-		inner = append(inner, key+" AS "+name)
-		outer = append(outer, name)
-		group = append(group, strconv.Itoa(i+1))
+		outer, group = append(outer, index), append(group, name)
+	}
+	for i, d := range g.Dims {
+		var key string
+		var err error
+		if r.classIndexed(d) {
+			key, err = r.spec.ident(d.Column)
+		} else {
+			key, err = r.groupedKey(d)
+		}
+		if err != nil {
+			return "", err
+		}
+		inner = append(inner, key+" AS g"+strconv.Itoa(i+1))
 	}
 	bin, err := r.bin(col, &h)
 	if err != nil {
@@ -106,6 +137,42 @@ func (r *renderer) groupedHistogram(f Fetch) (string, error) {
 	}
 	return "SELECT " + strings.Join(outer, ", ") + " FROM (SELECT " + strings.Join(inner, ", ") + from + ") AS h GROUP BY " +
 		strings.Join(group, ", "), nil
+}
+
+// classIndexed reports whether a dimension that asks to be grouped by
+// value is a text column on MySQL, where GroupsByValue does not hold: its
+// GROUP BY groups the values the column's collation equates ('a', 'A',
+// 'a '), and no value the database returns for a group is sure to be the
+// one the caller selected. The fetch then groups by the column and gives
+// each group the index its CASE would give every row of it (classIndex):
+// one evaluation per group instead of a CASE of every value per row.
+func (r *renderer) classIndexed(d CellDim) bool {
+	return d.ByValue && r.dialect == MySQL && len(d.Values) > 0 && d.Values[0].IsText
+}
+
+// classIndex renders the cell index of a group of collation-equal values,
+// from one member of it (member, MIN(c) of the group):
+//
+//	NULLIF(FIELD(member, v₁, …, vₙ), 0) - 1
+//
+// FIELD compares in the column's collation and returns the first vᵢ equal
+// to member, as the first-match CASE of cellKey does for each row; every
+// row of the group is equal to member, hence to the same vᵢ, so the group
+// is exactly the rows the CASE puts in cell i (NULL, no cell, when none
+// is equal or the group is the NULLs').
+func (r *renderer) classIndex(member string, d CellDim) (string, error) {
+	args := make([]string, len(d.Values))
+	for i, v := range d.Values {
+		if v.Null || !v.IsText {
+			return "", fmt.Errorf("sqlrewrite: values of %s indexed by class must be text and not NULL", d.Column)
+		}
+		lit, err := r.value(v)
+		if err != nil {
+			return "", err
+		}
+		args[i] = lit
+	}
+	return "NULLIF(FIELD(" + member + ", " + strings.Join(args, ", ") + "), 0) - 1", nil
 }
 
 // groupedKey renders a GroupedSummary's key of one dimension: the cell
