@@ -64,7 +64,7 @@ func NewGroupedSetup(ctx context.Context, dir string) (*GroupedSetup, error) {
 	if err != nil {
 		return nil, err
 	}
-	be, err := backend.Open(ctx, "sqlite", dataDSN, nil)
+	be, err := backend.Open(ctx, "sqlite", dataDSN, "", nil)
 	if err != nil {
 		return nil, err
 	}

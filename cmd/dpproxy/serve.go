@@ -53,7 +53,7 @@ func serve(ctx context.Context, opts options, stderr io.Writer) error {
 		cfg.Metrics.Listen = opts.metricsListen
 	}
 
-	be, err := backend.Open(ctx, cfg.Backend.Driver, cfg.Backend.DSN, log)
+	be, err := backend.Open(ctx, cfg.Backend.Driver, cfg.Backend.DSN, cfg.Backend.TimeZone, log)
 	if err != nil {
 		return err
 	}
@@ -201,7 +201,7 @@ func openLedger(ctx context.Context, d catalog.Database) (*budget.Ledger, *sql.D
 	if err != nil {
 		return nil, nil, fmt.Errorf("ledger: %w", err)
 	}
-	db, err := backend.OpenDB(d.Driver, d.DSN)
+	db, err := backend.OpenDB(d.Driver, d.DSN, backend.ServerTimeZone)
 	if err != nil {
 		return nil, nil, fmt.Errorf("ledger: %w", err)
 	}

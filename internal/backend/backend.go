@@ -71,13 +71,14 @@ func Dialect(driver string) (sqlrewrite.Dialect, error) {
 	return 0, fmt.Errorf("backend: unknown driver %q", driver)
 }
 
-// Open opens and pings the backend database.
-func Open(ctx context.Context, driver, dsn string, log *slog.Logger) (*Backend, error) {
+// Open opens and pings the backend database; its sessions run in the
+// time zone timeZone (SessionTimeZone).
+func Open(ctx context.Context, driver, dsn, timeZone string, log *slog.Logger) (*Backend, error) {
 	dialect, err := Dialect(driver)
 	if err != nil {
 		return nil, err
 	}
-	db, err := OpenDB(driver, dsn)
+	db, err := OpenDB(driver, dsn, timeZone)
 	if err != nil {
 		return nil, fmt.Errorf("backend: open %s: %w", driver, err)
 	}
@@ -90,26 +91,90 @@ func Open(ctx context.Context, driver, dsn string, log *slog.Logger) (*Backend, 
 	return New(db, dialect, log), nil
 }
 
-// OpenDB opens a connection pool of one of the three drivers. PostgreSQL
+// OpenDB opens a connection pool of one of the three drivers, its
+// sessions in the time zone timeZone (SessionTimeZone; the ledger passes
+// ServerTimeZone). PostgreSQL
 // connections send parameterized statements in lib/pq's binary_parameters
 // mode, whatever the DSN says: parse, bind and execute in one round trip
 // instead of two (lib/pq otherwise waits for the server to describe the
 // parameters). Parameters other than []byte are still sent as text, typed by
 // the server exactly as in the default mode; []byte is sent as raw bytes.
-func OpenDB(driver, dsn string) (*sql.DB, error) {
-	if driver != "postgres" {
-		return sql.Open(driver, dsn)
+func OpenDB(driver, dsn, timeZone string) (*sql.DB, error) {
+	switch driver {
+	case "postgres":
+		cfg, err := pq.NewConfig(dsn)
+		if err != nil {
+			return nil, err
+		}
+		cfg.BinaryParameters = true
+		if zone := SessionTimeZone(timeZone); zone != "" && !setsTimeZone(cfg) {
+			if cfg.Runtime == nil {
+				cfg.Runtime = map[string]string{}
+			}
+			cfg.Runtime["TimeZone"] = zone
+		}
+		connector, err := pq.NewConnectorConfig(cfg)
+		if err != nil {
+			return nil, err
+		}
+		return sql.OpenDB(connector), nil
+	case "mysql":
+		zone := SessionTimeZone(timeZone)
+		if zone == "" {
+			return sql.Open(driver, dsn)
+		}
+		cfg, err := mysql.ParseDSN(dsn)
+		if err != nil {
+			return nil, err
+		}
+		if _, set := cfg.Params["time_zone"]; !set {
+			if cfg.Params == nil {
+				cfg.Params = map[string]string{}
+			}
+			if zone == "UTC" {
+				zone = "+00:00" // a name needs the server's time zone tables
+			}
+			cfg.Params["time_zone"] = "'" + zone + "'"
+		}
+		connector, err := mysql.NewConnector(cfg)
+		if err != nil {
+			return nil, err
+		}
+		return sql.OpenDB(connector), nil
 	}
-	cfg, err := pq.NewConfig(dsn)
-	if err != nil {
-		return nil, err
+	return sql.Open(driver, dsn)
+}
+
+// ServerTimeZone, as OpenDB's timeZone, leaves the sessions in the
+// server's default time zone.
+const ServerTimeZone = "server"
+
+// SessionTimeZone is the zone backend sessions are set to for the
+// configured timeZone: "UTC" for "" (the default), none ("") for
+// ServerTimeZone, else timeZone itself (catalog validates its spelling).
+// It decides how a column with a time zone (PostgreSQL timestamptz,
+// MySQL/MariaDB TIMESTAMP) is read as a wall-clock date and time, and so
+// its calendar groups and date comparisons; a DSN that sets the zone
+// itself (PostgreSQL's timezone or options, MySQL's time_zone) keeps it.
+func SessionTimeZone(timeZone string) string {
+	switch timeZone {
+	case "":
+		return "UTC"
+	case ServerTimeZone:
+		return ""
 	}
-	cfg.BinaryParameters = true
-	connector, err := pq.NewConnectorConfig(cfg)
-	if err != nil {
-		return nil, err
+	return timeZone
+}
+
+// setsTimeZone reports whether a PostgreSQL DSN sets the session's time
+// zone itself (a timezone parameter, or -c TimeZone=… in options).
+func setsTimeZone(cfg pq.Config) bool {
+	for k := range cfg.Runtime {
+		if strings.EqualFold(k, "timezone") {
+			return true
+		}
 	}
-	return sql.OpenDB(connector), nil
+	return strings.Contains(strings.ToLower(cfg.Options), "timezone")
 }
 
 // New wraps an open database.

@@ -125,7 +125,19 @@ type Database struct {
 	// analysis, which assumes one dataset, holds only while the table is
 	// not written; a single-read statement is unaffected.
 	Isolation string `yaml:"isolation"`
+	// TimeZone is the time zone of the backend's sessions (backend only),
+	// in which a column with a time zone (PostgreSQL timestamptz,
+	// MySQL/MariaDB TIMESTAMP) is read as a wall-clock date and time:
+	// empty for UTC (the default), "server" for the server's own default,
+	// else a zone PostgreSQL knows ("Europe/Paris") or, on MySQL/MariaDB,
+	// an offset ("+01:00"; names need the server's time zone tables). A
+	// DSN that sets the zone itself keeps it.
+	TimeZone string `yaml:"time_zone"`
 }
+
+// timeZonePattern is the spelling of a configured time zone: a name or
+// an offset, nothing a session setting could be broken out of.
+var timeZonePattern = regexp.MustCompile(`^[A-Za-z0-9/_+:.-]{1,64}$`)
 
 // The backend isolation settings.
 const (
@@ -478,6 +490,12 @@ func (c *Config) Validate() error {
 	}
 	if c.Ledger.Isolation != "" {
 		return invalid("ledger.isolation", "is a backend setting; the ledger locks what it reads")
+	}
+	if c.Ledger.TimeZone != "" {
+		return invalid("ledger.time_zone", "is a backend setting; the ledger stores no dates")
+	}
+	if z := c.Backend.TimeZone; z != "" && !timeZonePattern.MatchString(z) {
+		return invalid("backend.time_zone", "must be a time zone name or offset (UTC, Europe/Paris, +01:00) or server, got %q", z)
 	}
 	p := c.Privacy
 	if err := checkStatementEpsilon("privacy.default_epsilon", p.DefaultEpsilon); err != nil {

@@ -79,6 +79,8 @@ func TestValidationNamesTheField(t *testing.T) {
 		{"users:", "privacy: {default_epsilon: 1.0e-20}\nusers:", "privacy.default_epsilon"},
 		{"driver: postgres,", "driver: postgres, isolation: serializable,", "backend.isolation"},
 		{"users:", "ledger: {driver: sqlite, dsn: l.db, isolation: none}\nusers:", "ledger.isolation"},
+		{"driver: postgres,", "driver: postgres, time_zone: \"UTC'; DROP TABLE t; --\",", "backend.time_zone"},
+		{"users:", "ledger: {driver: sqlite, dsn: l.db, time_zone: UTC}\nusers:", "ledger.time_zone"},
 		{"users:", "privacy: {repeat_window: -1s}\nusers:", "privacy.repeat_window"},
 		{"epsilon: 20", "epsilon: 20\n    partitions: [pums_a, \"b;\"]", "tables[0].partitions[1]"},
 		{"epsilon: 20", "epsilon: 20\n    partitions: [pums_a, PUMS_A]", "tables[0].partitions[1]"},

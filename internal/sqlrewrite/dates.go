@@ -33,7 +33,8 @@ import (
 // bounds, is in no group of a date key (like a NULL), and a WHERE
 // comparison holds only for dates. A timestamp is a wall-clock time: a
 // column with a time zone (PostgreSQL timestamptz, MariaDB TIMESTAMP) is
-// read in the backend session's time zone, which should be UTC.
+// read in the backend session's time zone (backend.SessionTimeZone: UTC unless
+// configured otherwise).
 
 // DatePart is the part of a date that a date GROUP BY key computes.
 type DatePart int
