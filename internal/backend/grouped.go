@@ -220,7 +220,8 @@ type KeyCount struct {
 }
 
 // KeyCounts runs a KeyCounts fetch: every distinct non-NULL value of the
-// column among the filtered rows, with its count. Text values are strings,
+// column among the filtered rows, with its count, in the fetch's order (on
+// MySQL a text column's collation order). Text values are strings,
 // numbers (integer columns) numbers. A value that is not of the column's
 // type (text in a numeric column, NaN) is in no group and skipped, so
 // hostile data never turns into an error.

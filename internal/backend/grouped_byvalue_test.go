@@ -1,10 +1,12 @@
 package backend
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -77,6 +79,7 @@ func TestGroupedByValueEqualsCase(t *testing.T) {
 			// luck of order (on MySQL one value per collation class, its
 			// smallest byte string).
 			var released []sqlrewrite.Value
+			var order []int // released's indices in KeyCounts order
 			{
 				snap, err := be.Snapshot(context.Background())
 				if err != nil {
@@ -89,6 +92,7 @@ func TestGroupedByValueEqualsCase(t *testing.T) {
 				}
 				for i := len(keys) - 1; i >= 0; i-- {
 					released = append(released, keys[i].Value)
+					order = append(order, i)
 				}
 				if want := map[bool]int{true: 9, false: 11}[b.dialect == sqlrewrite.MySQL]; len(released) != want {
 					t.Fatalf("KeyCounts returned %d keys %v, want %d", len(released), released, want)
@@ -96,8 +100,9 @@ func TestGroupedByValueEqualsCase(t *testing.T) {
 			}
 			for _, dims := range [][]sqlrewrite.CellDim{
 				{{Column: "s", Values: released, ByValue: true}},
-				{{Column: "s", Values: released, ByValue: true}, {Column: "k", Values: numbers}},
-				{{Column: "s", Values: strs[:4]}, {Column: "s", Values: released, ByValue: true}},
+				{{Column: "s", Values: released, ByValue: true, Order: order}},
+				{{Column: "s", Values: released, ByValue: true, Order: order}, {Column: "k", Values: numbers}},
+				{{Column: "s", Values: strs[:4]}, {Column: "s", Values: released, ByValue: true, Order: order}},
 				{{Column: "k", Values: numbers, ByValue: true}},
 				{{Column: "s", Values: strs, ByValue: true}},
 				{{Column: "k", Values: numbers, ByValue: true}, {Column: "s", Values: strs[:4]}},
@@ -187,5 +192,102 @@ func checkGroupedHistogram(t *testing.T, be *Backend, dims []sqlrewrite.CellDim)
 			}
 		}
 		walk(0, nil)
+	}
+}
+
+// TestGroupedByValueManyTextKeys: on every backend, GROUP BY a text
+// column with 600 released values (300 names, each also in upper case,
+// which MySQL's collation equates, and with a trailing space), grouped by
+// value with the values' KeyCounts order (on MySQL the binary search of
+// classIndex, whose buckets hold at most 16 values) gives exactly the
+// cells of the CASE, for the keys in their KeyCounts order, sorted as Go
+// sorts them (the order exec releases them in), and a sample of them.
+func TestGroupedByValueManyTextKeys(t *testing.T) {
+	for _, b := range []struct {
+		name    string
+		dialect sqlrewrite.Dialect
+		open    func(testing.TB) *sql.DB
+	}{
+		{"sqlite", sqlrewrite.SQLite, testdb.SQLite},
+		{"postgres", sqlrewrite.PostgreSQL, testdb.Postgres},
+		{"mysql", sqlrewrite.MySQL, testdb.MySQL},
+	} {
+		t.Run(b.name, func(t *testing.T) {
+			db := b.open(t)
+			var rows []string
+			for i := range 3000 {
+				name := fmt.Sprintf("key%03d", i%300)
+				switch i % 7 {
+				case 3:
+					name = strings.ToUpper(name)
+				case 5:
+					name += " "
+				}
+				rows = append(rows, fmt.Sprintf("('%s', %d)", name, i%40))
+			}
+			for _, q := range []string{"CREATE TABLE many (s VARCHAR(16), x INTEGER)", "INSERT INTO many (s, x) VALUES " + strings.Join(rows, ", ")} {
+				if _, err := db.Exec(q); err != nil {
+					t.Fatalf("%.60s: %v", q, err)
+				}
+			}
+			be := New(db, b.dialect, nil)
+			ctx := context.Background()
+			snap, err := be.Snapshot(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer snap.Close()
+			keys, err := snap.KeyCounts(ctx, sqlrewrite.Fetch{Table: "many", Keys: &sqlrewrite.KeyCounts{Column: "s"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := map[bool]int{true: 300, false: 900}[b.dialect == sqlrewrite.MySQL]; len(keys) != want {
+				t.Fatalf("%d keys, want %d", len(keys), want)
+			}
+			fetched := map[sqlrewrite.Value]int{}
+			var inOrder []sqlrewrite.Value
+			for i, k := range keys {
+				fetched[k.Value] = i
+				inOrder = append(inOrder, k.Value)
+			}
+			sorted := slices.Clone(inOrder)
+			slices.SortFunc(sorted, func(a, b sqlrewrite.Value) int { return strings.Compare(a.Str, b.Str) })
+			var sample []sqlrewrite.Value
+			for i, v := range sorted {
+				if i%3 == 0 {
+					sample = append(sample, v)
+				}
+			}
+			terms := []sqlrewrite.SummaryTerm{{Kind: sqlrewrite.CountAll}, {Kind: sqlrewrite.ClampedSum, Column: "x", Lower: 0, Upper: 30}}
+			for _, values := range [][]sqlrewrite.Value{inOrder, sorted, sample} {
+				order := make([]int, len(values))
+				for i := range order {
+					order[i] = i
+				}
+				slices.SortFunc(order, func(a, b int) int { return cmp.Compare(fetched[values[a]], fetched[values[b]]) })
+				run := func(d sqlrewrite.CellDim) [][]float64 {
+					t.Helper()
+					out, err := snap.GroupedSummary(ctx, sqlrewrite.Fetch{Table: "many",
+						Filter:  []sqlrewrite.Condition{{Column: "x", Range: &sqlrewrite.Range{Lower: 3, HasLower: true}}},
+						Grouped: &sqlrewrite.GroupedSummary{Dims: []sqlrewrite.CellDim{d}, Terms: terms}})
+					if err != nil {
+						t.Fatal(err)
+					}
+					return out
+				}
+				byCase := run(sqlrewrite.CellDim{Column: "s", Values: values})
+				byValue := run(sqlrewrite.CellDim{Column: "s", Values: values, ByValue: true, Order: order})
+				if !reflect.DeepEqual(byCase, byValue) {
+					t.Errorf("%d values: by value %v\nby CASE %v", len(values), byValue, byCase)
+				}
+				total := 0.0
+				for _, c := range byCase {
+					total += c[0]
+				}
+				if total == 0 {
+					t.Errorf("%d values: every cell empty; the comparison proves nothing", len(values))
+				}
+			}
+		})
 	}
 }

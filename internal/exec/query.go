@@ -290,8 +290,12 @@ func (e *Executor) releaseSelected(ctx context.Context, user string, qp *planner
 		if err != nil {
 			return err
 		}
+		// fetched is each kept value's place in the fetch's order (on
+		// MySQL the text column's collation order: CellDim.Order).
+		fetched := map[sqlrewrite.Value]int{}
 		for _, k := range counts {
 			if k.Count > 0 && sel.Keep(src, k.Count) {
+				fetched[k.Value] = len(kept)
 				kept = append(kept, k.Value)
 			}
 		}
@@ -311,7 +315,12 @@ func (e *Executor) releaseSelected(ctx context.Context, user string, qp *planner
 		}
 		// Grouped by the key's own values on a row-level table: the number
 		// of kept values is not bounded by the configuration.
-		dims := append([]sqlrewrite.CellDim{{Column: sel.Column.Source, Values: kept, ByValue: !qp.Table.HasPrivacyUnit()}}, qp.Dims...)
+		order := make([]int, len(kept))
+		for i := range order {
+			order[i] = i
+		}
+		slices.SortFunc(order, func(a, b int) int { return cmp.Compare(fetched[kept[a]], fetched[kept[b]]) })
+		dims := append([]sqlrewrite.CellDim{{Column: sel.Column.Source, Values: kept, ByValue: !qp.Table.HasPrivacyUnit(), Order: order}}, qp.Dims...)
 		var filters [][]sqlrewrite.Condition
 		for _, f := range keyFilters(sel.Column.Source, kept) {
 			for d := range qp.Groups {

@@ -40,6 +40,11 @@ type CellDim struct {
 	// does not bound: a CASE of n values costs up to n comparisons per
 	// row, a GROUP BY of the column one hash or sort. Values hold no NULL.
 	ByValue bool
+	// Order, if set, lists the indices of Values in the column's own
+	// order on the backend (a KeyCounts fetch's order: on MySQL the
+	// column's collation order), so that a MySQL text dimension grouped by
+	// value finds each group's value by binary search (classIndex).
+	Order []int
 }
 
 // GroupsByValue reports whether a GroupedSummary rendered for dialect

@@ -160,19 +160,96 @@ func (r *renderer) classIndexed(d CellDim) bool {
 // row of the group is equal to member, hence to the same vᵢ, so the group
 // is exactly the rows the CASE puts in cell i (NULL, no cell, when none
 // is equal or the group is the NULLs').
+//
+// With d.Order (the values in the column's collation order, pairwise
+// unequal, as KeyCounts returns them), FIELD over n values per group is
+// replaced by a binary search, CASE WHEN member < v THEN … ELSE … END
+// down to buckets of at most classBucket values, each a FIELD of its
+// values in their given order: the member can only equal values of its
+// bucket, so the result is the same, in about log₂(n) comparisons per
+// group instead of n (30,000 groups against 30,000 values: 9·10^8).
 func (r *renderer) classIndex(member string, d CellDim) (string, error) {
-	args := make([]string, len(d.Values))
-	for i, v := range d.Values {
+	for _, v := range d.Values {
 		if v.Null || !v.IsText {
 			return "", fmt.Errorf("sqlrewrite: values of %s indexed by class must be text and not NULL", d.Column)
 		}
-		lit, err := r.value(v)
+	}
+	order := d.Order
+	if !isPermutation(order, len(d.Values)) {
+		if order != nil {
+			return "", fmt.Errorf("sqlrewrite: the order of %s's values is not a permutation of them", d.Column)
+		}
+		args := make([]string, len(d.Values))
+		for i, v := range d.Values {
+			lit, err := r.value(v)
+			if err != nil {
+				return "", err
+			}
+			args[i] = lit
+		}
+		return "NULLIF(FIELD(" + member + ", " + strings.Join(args, ", ") + "), 0) - 1", nil
+	}
+	return r.classSearch(member, d.Values, order)
+}
+
+// classBucket is the largest bucket of classIndex's binary search.
+const classBucket = 16
+
+// classSearch renders classIndex's binary search over the values
+// values[order[0]] < … < values[order[len-1]] (collation order).
+func (r *renderer) classSearch(member string, values []Value, order []int) (string, error) {
+	if len(order) <= classBucket {
+		return r.classBucket(member, values, order)
+	}
+	mid := len(order) / 2
+	pivot, err := r.value(values[order[mid]])
+	if err != nil {
+		return "", err
+	}
+	below, err := r.classSearch(member, values, order[:mid])
+	if err != nil {
+		return "", err
+	}
+	above, err := r.classSearch(member, values, order[mid:])
+	if err != nil {
+		return "", err
+	}
+	return "CASE WHEN " + member + " < " + pivot + " THEN " + below + " ELSE " + above + " END", nil
+}
+
+// classBucket renders the index of the first of values[order[i]] equal to
+// member, NULL when none is: CASE FIELD(member, …) WHEN 1 THEN i₁ … END.
+func (r *renderer) classBucket(member string, values []Value, order []int) (string, error) {
+	args := make([]string, len(order))
+	for i, j := range order {
+		lit, err := r.value(values[j])
 		if err != nil {
 			return "", err
 		}
 		args[i] = lit
 	}
-	return "NULLIF(FIELD(" + member + ", " + strings.Join(args, ", ") + "), 0) - 1", nil
+	var sb strings.Builder
+	sb.WriteString("CASE FIELD(" + member + ", " + strings.Join(args, ", ") + ")")
+	for i, j := range order {
+		fmt.Fprintf(&sb, " WHEN %d THEN %d", i+1, j)
+	}
+	sb.WriteString(" END")
+	return sb.String(), nil
+}
+
+// isPermutation reports whether order holds each of 0 … n-1 once.
+func isPermutation(order []int, n int) bool {
+	if len(order) != n {
+		return false
+	}
+	seen := make([]bool, n)
+	for _, i := range order {
+		if i < 0 || i >= n || seen[i] {
+			return false
+		}
+		seen[i] = true
+	}
+	return true
 }
 
 // groupedKey renders a GroupedSummary's key of one dimension: the cell
@@ -215,7 +292,9 @@ type KeyCounts struct {
 //	SELECT c, COUNT(*) FROM t WHERE F AND c IS NOT NULL GROUP BY c
 //
 // (for a numeric column, readable(c) instead of c IS NOT NULL; with a
-// unit bound, FROM the bounded rows, the condition inside it).
+// unit bound, FROM the bounded rows, the condition inside it). On MySQL a
+// text column's values come ORDER BY c, in the column's collation order
+// (CellDim.Order).
 func (r *renderer) keyCounts(f Fetch) (string, error) {
 	col, err := r.spec.ident(f.Keys.Column)
 	if err != nil {
@@ -235,5 +314,9 @@ func (r *renderer) keyCounts(f Fetch) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return "SELECT " + col + ", COUNT(*)" + from + " GROUP BY " + col, nil
+	order := ""
+	if r.dialect == MySQL && !f.Keys.Numeric {
+		order = " ORDER BY " + col // collation order, for classIndex's binary search
+	}
+	return "SELECT " + col + ", COUNT(*)" + from + " GROUP BY " + col + order, nil
 }
