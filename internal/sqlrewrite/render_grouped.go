@@ -38,7 +38,7 @@ func (r *renderer) grouped(f Fetch) (string, error) {
 			if err != nil {
 				return "", err
 			}
-			index, err := r.classIndex("MIN("+col+")", d)
+			index, err := r.classIndex(col, d)
 			if err != nil {
 				return "", err
 			}
@@ -104,7 +104,7 @@ func (r *renderer) groupedHistogram(f Fetch) (string, error) {
 			outer, group = append(outer, name), append(group, strconv.Itoa(i+1))
 			continue
 		}
-		index, err := r.classIndex("MIN("+name+")", d)
+		index, err := r.classIndex(name, d)
 		if err != nil {
 			return "", err
 		}
@@ -144,14 +144,17 @@ func (r *renderer) groupedHistogram(f Fetch) (string, error) {
 // GROUP BY groups the values the column's collation equates ('a', 'A',
 // 'a '), and no value the database returns for a group is sure to be the
 // one the caller selected. The fetch then groups by the column and gives
-// each group the index its CASE would give every row of it (classIndex):
-// one evaluation per group instead of a CASE of every value per row.
+// each group the index its CASE would give every row of it (classIndex,
+// on the grouped column, which stands for one member of the group): one
+// evaluation per group instead of a CASE of every value per row.
 func (r *renderer) classIndexed(d CellDim) bool {
 	return d.ByValue && r.dialect == MySQL && len(d.Values) > 0 && d.Values[0].IsText
 }
 
 // classIndex renders the cell index of a group of collation-equal values,
-// from one member of it (member, MIN(c) of the group):
+// from one member of it (member: the grouped column, whose value in a
+// group's result is one of its rows'; not MIN(c), each mention of which
+// MySQL computes as one more aggregate over every row):
 //
 //	NULLIF(FIELD(member, v₁, …, vₙ), 0) - 1
 //
