@@ -26,9 +26,10 @@ import (
 // SHOW WARNINGS says a MIN or MAX is a DP quantile. Result columns are
 // typed as MySQL types them (DATE, DATETIME, VARCHAR), in the text and
 // the binary protocol (a prepared statement). DATEDIFF(MAX, MIN)
-// is a number of days within the bounds' span. SUM of a date, MIN of a
-// date on a table with a privacy unit and arithmetic on a date aggregate
-// are refused with 1235.
+// is a number of days within the bounds' span. On the person-level table
+// (at most 5 visits a person) MIN, MEDIAN and MAX answer near the truth,
+// protecting each person. SUM of a date and arithmetic on a date
+// aggregate are refused with 1235.
 func TestDateOrderStatisticsOnEveryBackend(t *testing.T) {
 	rows := demo.Visits(datesSeed)
 	var all []string
@@ -203,7 +204,19 @@ tables:
 			if spent := before - remaining(); spent < 40-1e-9 || spent > 40+1e-9 {
 				t.Errorf("DATEDIFF(MAX, MIN) spent ε = %g, want 40 (two releases sharing it)", spent)
 			}
-			for _, q := range []string{"SELECT SUM(visit_date) FROM visits", "SELECT MIN(visit_date) FROM visits_units", "SELECT MAX(visit_date) - MIN(visit_date) FROM visits"} {
+			// On the person-level table: the quantiles of each person's
+			// (at most 5) bounded visits, near the truth, protecting persons.
+			var ulo, umed, uhi string
+			if err := conn.QueryRowContext(t.Context(), "SELECT MIN(visit_date), MEDIAN(visit_date), MAX(visit_date) FROM visits_units").Scan(&ulo, &umed, &uhi); err != nil {
+				t.Fatal(err)
+			}
+			if ws := strings.Join(warnings(t, conn), "\n"); !strings.Contains(ws, "protects each person_id") {
+				t.Errorf("the person-level statement's warnings do not name the unit: %s", ws)
+			}
+			near("person-level MIN", ulo, all, 0)
+			near("person-level MEDIAN", umed, all, 0.5)
+			near("person-level MAX", uhi, all, 1)
+			for _, q := range []string{"SELECT SUM(visit_date) FROM visits", "SELECT MAX(visit_date) - MIN(visit_date) FROM visits"} {
 				var v any
 				err := conn.QueryRowContext(t.Context(), q).Scan(&v)
 				if me, ok := errors.AsType[*mysql.MySQLError](err); !ok || me.Number != 1235 {

@@ -19,8 +19,11 @@ import (
 // and runs on it as on a declared column with those bounds: the releases
 // and their guarantees are those of that column's aggregates, their
 // sensitivity fixed by the derived bounds, which the fetch clamps to like
-// any bounds. t itself is returned when there is none. Refused on a table
-// with a privacy unit (the unit-bounded fetch reads stored columns only).
+// any bounds. t itself is returned when there is none. On a table with a
+// privacy unit the bounding reads the derived columns as columns of the
+// table (sqlrewrite's source), so a unit's rows are bounded as for any
+// column, and each release's unit sensitivity (k rows of values within
+// the derived bounds) is that of a declared column with those bounds.
 func withRowExprs(t *catalog.Table, items []sqlrewrite.Item) (*catalog.Table, []sqlrewrite.DerivedColumn, error) {
 	var out *catalog.Table
 	var derived []sqlrewrite.DerivedColumn
@@ -29,11 +32,6 @@ func withRowExprs(t *catalog.Table, items []sqlrewrite.Item) (*catalog.Table, []
 		x := it.Agg.Expr
 		if x == nil {
 			continue
-		}
-		if t.HasPrivacyUnit() {
-			return nil, nil, dperr.New(dperr.Unsupported,
-				"not supported: %s, an aggregate of a row expression, on table %s, which protects each %s; aggregate one column (SUM(col), AVG(a * col + b))",
-				it.Label, t.Name, t.PrivacyUnit)
 		}
 		if out == nil {
 			clone := *t

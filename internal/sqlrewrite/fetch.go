@@ -22,8 +22,8 @@ type Fetch struct {
 	// Filter and Boolean (render_unit.go).
 	Unit *UnitBound
 	// Derived are row expressions computed as columns of the table
-	// (render_rowexpr.go); the other parts may name them as columns. Not
-	// with Unit.
+	// (render_rowexpr.go); the other parts may name them as columns, and a
+	// Unit bound reads them as columns of the table.
 	Derived []DerivedColumn
 	// Exactly one of Summary, Window, Histogram, Pairs, GridSums, Cells,
 	// Grouped, Keys and Profile is set.

@@ -16,14 +16,13 @@ const derivedAlias = "dpproxy_x"
 //
 // each eᵢ a row expression (rowExpr), so that every fetch shape reads nᵢ
 // as a column: clamped, tested for readability (a NULL eᵢ is unreadable),
-// ordered in windows.
+// ordered in windows. With a unit bound the alias is left to the bounding
+// (unitFrom), which reads the nᵢ as columns of the table: every layer of
+// it passes them on, and the bounded rows are ordered by them too.
 func (r *renderer) source(f Fetch) (string, error) {
 	table, err := r.spec.table(f.Table)
 	if err != nil || len(f.Derived) == 0 {
 		return table, err
-	}
-	if f.Unit != nil {
-		return "", errors.New("sqlrewrite: derived columns with a unit bound")
 	}
 	cols := []string{"*"}
 	for _, d := range f.Derived {
@@ -37,7 +36,11 @@ func (r *renderer) source(f Fetch) (string, error) {
 		}
 		cols = append(cols, e+" AS "+name)
 	}
-	return "(SELECT " + strings.Join(cols, ", ") + " FROM " + table + ") AS " + derivedAlias, nil
+	derived := "(SELECT " + strings.Join(cols, ", ") + " FROM " + table + ")"
+	if f.Unit != nil {
+		return derived, nil
+	}
+	return derived + " AS " + derivedAlias, nil
 }
 
 // qualifier is the name that qualifies the columns of the table a fetch

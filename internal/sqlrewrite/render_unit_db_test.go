@@ -93,7 +93,7 @@ func keptValues(t *testing.T, db *sql.DB, d sqlrewrite.Dialect, table string, fi
 // values); (3) is a per-unit choice: removing one unit's rows removes at
 // most k kept rows, all of that unit, and keeps every other unit's choice
 // (the neighbouring relation the mechanisms rely on); (4) changes with the
-// salt.
+// salt; (5) bounds a derived column (a row expression) as the stored ones.
 func TestUnitBoundingOnDatabases(t *testing.T) {
 	for _, b := range []struct {
 		name    string
@@ -156,6 +156,31 @@ func TestUnitBoundingOnDatabases(t *testing.T) {
 					}
 					if got[0] != float64(len(kept)) || got[1] != sum {
 						t.Errorf("k=%d: summary %v, window count %d sum %v", k, got, len(kept), sum)
+					}
+					// (5) A derived column (a row expression) is bounded as a
+					// stored one: the same rows, with its values computed from
+					// them, the bound ordered by it too (as exec orders by
+					// every column of the table, derived ones included).
+					du := *u
+					du.Order = append(slices.Clone(u.Order), "y")
+					df := sqlrewrite.Fetch{Table: "dp_units", Filter: filter, Unit: &du,
+						Derived: []sqlrewrite.DerivedColumn{{Name: "y", Expr: &sqlrewrite.RowExpr{Kind: sqlrewrite.RowOp, Op: '+', Args: []*sqlrewrite.RowExpr{
+							{Kind: sqlrewrite.RowColumn, Column: "x", Lower: -1e6, Upper: 1e6}, {Kind: sqlrewrite.RowConst, Num: 0.5}}}}},
+						Window: &sqlrewrite.Window{Column: "y", Lower: -2e6, Upper: 2e6, Offset: 0, Limit: 1 << 20}}
+					q, args, err = sqlrewrite.Render(df, b.dialect)
+					if err != nil {
+						t.Fatal(err)
+					}
+					derived, err := runFetch(db, df, q, args)
+					if err != nil {
+						t.Fatalf("%s: %v", q, err)
+					}
+					want := make([]float64, len(kept))
+					for i, x := range kept {
+						want[i] = x + 0.5
+					}
+					if !slices.Equal(derived, want) {
+						t.Errorf("k=%d salt %d: the derived column's bounded values %v, want the kept rows' %v", k, salt, derived, want)
 					}
 					// (3) The neighbour without unit 7 keeps the same rows of every other unit.
 					neighbour := keptValues(t, db, b.dialect, "dp_units_neighbour", filter, u)
