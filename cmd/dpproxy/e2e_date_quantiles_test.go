@@ -73,6 +73,7 @@ tables:
     max_groups_per_unit: 4
     columns:
       - {name: visit_date, type: date, lower: 2018-01-01, upper: 2024-12-31}
+      - {name: site, type: text, partition_selection: true}
 `, b.driver, dsn, filepath.Join(dir, "ledger.db"), wire.FormatNativePasswordHash(wire.NativePasswordHash("dora-pw")))
 			if err := os.WriteFile(config, []byte(yaml), 0o600); err != nil {
 				t.Fatal(err)
@@ -212,6 +213,29 @@ tables:
 			}
 			if ws := strings.Join(warnings(t, conn), "\n"); !strings.Contains(ws, "protects each person_id") {
 				t.Errorf("the person-level statement's warnings do not name the unit: %s", ws)
+			}
+			// Per site released by partition selection over persons.
+			srs, err := conn.QueryContext(t.Context(), "SELECT site, MEDIAN(visit_date) FROM visits_units GROUP BY site")
+			if err != nil {
+				t.Fatal(err)
+			}
+			sites := 0
+			for srs.Next() {
+				var site, m string
+				if err := srs.Scan(&site, &m); err != nil {
+					t.Fatal(err)
+				}
+				sites++
+				if len(m) != len("2006-01-02") || m < "2018-01-01" || m > "2024-12-31" {
+					t.Errorf("site %s: MEDIAN(visit_date) = %q, want a date within the bounds", site, m)
+				}
+			}
+			if err := srs.Err(); err != nil {
+				t.Fatal(err)
+			}
+			srs.Close()
+			if sites == 0 {
+				t.Error("no site released on the person-level table at ε = 40")
 			}
 			near("person-level MIN", ulo, all, 0)
 			near("person-level MEDIAN", umed, all, 0.5)
