@@ -2,9 +2,6 @@ package main
 
 import (
 	"errors"
-	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -12,7 +9,6 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/dpproxy/dpproxy/internal/demo"
-	"github.com/dpproxy/dpproxy/internal/wire"
 )
 
 // TestDateOrderStatisticsOnEveryBackend serves demo.Visits from SQLite,
@@ -53,16 +49,7 @@ func TestDateOrderStatisticsOnEveryBackend(t *testing.T) {
 	}
 	for _, b := range visitsBackends {
 		t.Run(b.name, func(t *testing.T) {
-			dsn := b.load(t, "visits", rows)
-			dir := t.TempDir()
-			config := filepath.Join(dir, "dpproxy.yaml")
-			yaml := fmt.Sprintf(`
-backend: {driver: %s, dsn: %q}
-ledger: {driver: sqlite, dsn: %q}
-privacy: {default_epsilon: 1, max_epsilon: 50}
-users:
-  - {name: dora, password_hash: %q, epsilon: 1000, delta: 1.0e-5}
-tables:
+			conn, remaining := visitsSession(t, b, rows, `
   - name: visits
     columns:
       - {name: visit_date, type: date, lower: 2018-01-01, upper: 2024-12-31}
@@ -74,27 +61,7 @@ tables:
     columns:
       - {name: visit_date, type: date, lower: 2018-01-01, upper: 2024-12-31}
       - {name: site, type: text, partition_selection: true}
-`, b.driver, dsn, filepath.Join(dir, "ledger.db"), wire.FormatNativePasswordHash(wire.NativePasswordHash("dora-pw")))
-			if err := os.WriteFile(config, []byte(yaml), 0o600); err != nil {
-				t.Fatal(err)
-			}
-			p := startProxy(t, dir, nil, "--config", config)
-			db := p.connect(t, "dora", "dora-pw")
-			conn, err := db.Conn(t.Context())
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer conn.Close()
-			if _, err := conn.ExecContext(t.Context(), "SET @dp_epsilon = 40"); err != nil {
-				t.Fatal(err)
-			}
-			remaining := func() float64 {
-				var r float64
-				if err := conn.QueryRowContext(t.Context(), "SELECT dp_remaining_epsilon()").Scan(&r); err != nil {
-					t.Fatal(err)
-				}
-				return r
-			}
+`)
 			// near checks a released date against the quantile q of sorted.
 			near := func(what, got string, sorted []string, q float64) {
 				t.Helper()

@@ -53,16 +53,7 @@ func TestDateGroupsOnEveryBackend(t *testing.T) {
 	}
 	for _, b := range visitsBackends {
 		t.Run(b.name, func(t *testing.T) {
-			dsn := b.load(t, "visits", rows)
-			dir := t.TempDir()
-			config := filepath.Join(dir, "dpproxy.yaml")
-			yaml := fmt.Sprintf(`
-backend: {driver: %s, dsn: %q}
-ledger: {driver: sqlite, dsn: %q}
-privacy: {default_epsilon: 1, max_epsilon: 50}
-users:
-  - {name: dora, password_hash: %q, epsilon: 1000, delta: 1.0e-5}
-tables:
+			conn, remaining := visitsSession(t, b, rows, fmt.Sprintf(`
   - name: visits
     columns:
       - {name: spend, type: real, lower: 0, upper: %d}
@@ -74,27 +65,7 @@ tables:
     max_groups_per_unit: 4
     columns:
       - {name: visit_date, type: date, lower: 2018-01-01, upper: 2024-12-31}
-`, b.driver, dsn, filepath.Join(dir, "ledger.db"), wire.FormatNativePasswordHash(wire.NativePasswordHash("dora-pw")), demo.VisitsSpendUpper)
-			if err := os.WriteFile(config, []byte(yaml), 0o600); err != nil {
-				t.Fatal(err)
-			}
-			p := startProxy(t, dir, nil, "--config", config)
-			db := p.connect(t, "dora", "dora-pw")
-			conn, err := db.Conn(t.Context())
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer conn.Close()
-			if _, err := conn.ExecContext(t.Context(), "SET @dp_epsilon = 40"); err != nil {
-				t.Fatal(err)
-			}
-			remaining := func() float64 {
-				var r float64
-				if err := conn.QueryRowContext(t.Context(), "SELECT dp_remaining_epsilon()").Scan(&r); err != nil {
-					t.Fatal(err)
-				}
-				return r
-			}
+`, demo.VisitsSpendUpper))
 			// check runs q, wants the labels in order, and checks each
 			// group's count against truth within its stated interval.
 			check := func(q string, want []string, truth map[string]float64, labelOf func(string) string) {
@@ -176,5 +147,42 @@ tables:
 				t.Errorf("the person-level grouped query's warnings do not state its guarantee: %q", ws)
 			}
 		})
+	}
+}
+
+// visitsSession loads rows into b as table visits, serves the YAML lines
+// tables (under tables:) through a real proxy for the analyst dora (a
+// budget of ε = 1000), and returns a connection of hers with @dp_epsilon
+// = 40 and a function reading her remaining ε on it.
+func visitsSession(t *testing.T, b visitsBackend, rows []demo.VisitRow, tables string) (*sql.Conn, func() float64) {
+	t.Helper()
+	dsn := b.load(t, "visits", rows)
+	dir := t.TempDir()
+	config := filepath.Join(dir, "dpproxy.yaml")
+	yaml := fmt.Sprintf(`
+backend: {driver: %s, dsn: %q}
+ledger: {driver: sqlite, dsn: %q}
+privacy: {default_epsilon: 1, max_epsilon: 50}
+users:
+  - {name: dora, password_hash: %q, epsilon: 1000, delta: 1.0e-5}
+tables:%s`, b.driver, dsn, filepath.Join(dir, "ledger.db"), wire.FormatNativePasswordHash(wire.NativePasswordHash("dora-pw")), tables)
+	if err := os.WriteFile(config, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := startProxy(t, dir, nil, "--config", config)
+	conn, err := p.connect(t, "dora", "dora-pw").Conn(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	if _, err := conn.ExecContext(t.Context(), "SET @dp_epsilon = 40"); err != nil {
+		t.Fatal(err)
+	}
+	return conn, func() float64 {
+		var r float64
+		if err := conn.QueryRowContext(t.Context(), "SELECT dp_remaining_epsilon()").Scan(&r); err != nil {
+			t.Fatal(err)
+		}
+		return r
 	}
 }
