@@ -2,9 +2,11 @@ package main
 
 import (
 	"errors"
+	"math"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/go-sql-driver/mysql"
 
@@ -19,7 +21,8 @@ import (
 // rank among the true visit dates is within 5% of the quantile asked for
 // (at ε = 40 over thousands of rows the mechanisms err by a few ranks, so
 // a miss has negligible probability), the statement costs its ε once, and
-// SHOW WARNINGS says a MIN or MAX is a DP quantile. Result columns are
+// SHOW WARNINGS says a MIN or MAX is a DP quantile; AVG and MEDIAN of
+// DATEDIFF(col, literal) are near the true mean and median delays. Result columns are
 // typed as MySQL types them (DATE, DATETIME, VARCHAR), in the text and
 // the binary protocol (a prepared statement). DATEDIFF(MAX, MIN)
 // is a number of days within the bounds' span. On the person-level table
@@ -160,6 +163,27 @@ func TestDateOrderStatisticsOnEveryBackend(t *testing.T) {
 				t.Fatal(err)
 			}
 			near("prepared MEDIAN of 2024", prepared, perYear["2024"], 0.5)
+			// DATEDIFF inside an aggregate: a row expression of day numbers.
+			day := func(s string) float64 {
+				d, err := time.Parse(time.DateOnly, s)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return float64(d.Unix() / 86400)
+			}
+			var meanDays float64
+			for _, d := range all {
+				meanDays += day(d) - day("2019-01-01")
+			}
+			meanDays /= float64(len(all))
+			medianDays := day("2024-12-31") - day(all[len(all)/2])
+			var avgDiff, medDiff float64
+			if err := conn.QueryRowContext(t.Context(), "SELECT AVG(DATEDIFF(visit_date, '2019-01-01')), MEDIAN(DATEDIFF('2024-12-31', visit_date)) FROM visits").Scan(&avgDiff, &medDiff); err != nil {
+				t.Fatal(err)
+			}
+			if math.Abs(avgDiff-meanDays) > 20 || math.Abs(medDiff-medianDays) > 60 {
+				t.Errorf("AVG(DATEDIFF) = %g days (truth %g), MEDIAN(DATEDIFF) = %g days (truth %g)", avgDiff, meanDays, medDiff, medianDays)
+			}
 			// DATEDIFF of two released dates is post-processing: free.
 			before = remaining()
 			var span int64

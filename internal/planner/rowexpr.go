@@ -2,6 +2,7 @@ package planner
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 
@@ -13,7 +14,7 @@ import (
 // withRowExprs returns t with a column for each distinct row expression
 // the items aggregate (sqlrewrite.RowExpr: SUM(age + income)), and the
 // derived columns the fetches compute for them. Each such column is real
-// (integer for a date's number, sqlrewrite.RowTemporal), named by the
+// (integer for a date's number or a difference of them: dayCount), named by the
 // expression's text, with the expression's derived bounds
 // (RowExpr.Bounds) as its declared bounds, so that every mechanism plans
 // and runs on it as on a declared column with those bounds: the releases
@@ -64,8 +65,8 @@ func withRowExprs(t *catalog.Table, items []sqlrewrite.Item) (*catalog.Table, []
 		}
 		name := "dpproxy_e" + strconv.Itoa(len(derived))
 		typ := catalog.Real
-		if x.Kind == sqlrewrite.RowTemporal {
-			typ = catalog.Integer // a day or second number
+		if dayCount(x) {
+			typ = catalog.Integer // a day or second number, or a difference of them
 		}
 		out.Columns = append(out.Columns, catalog.Column{Name: it.Agg.Column, Source: name, Type: typ, Lower: &lo, Upper: &hi})
 		derived = append(derived, sqlrewrite.DerivedColumn{Name: name, Expr: expr})
@@ -74,6 +75,21 @@ func withRowExprs(t *catalog.Table, items []sqlrewrite.Item) (*catalog.Table, []
 		return t, nil, nil
 	}
 	return out, derived, nil
+}
+
+// dayCount reports whether x is built only from date numbers
+// (sqlrewrite.RowTemporal) and integer constants with + and -, as
+// DATEDIFF is: every value it takes is an integer.
+func dayCount(x *sqlrewrite.RowExpr) bool {
+	switch x.Kind {
+	case sqlrewrite.RowTemporal:
+		return true
+	case sqlrewrite.RowConst:
+		return x.Num == math.Trunc(x.Num)
+	case sqlrewrite.RowOp:
+		return (x.Op == '+' || x.Op == '-') && dayCount(x.Args[0]) && dayCount(x.Args[1])
+	}
+	return false
 }
 
 // derivedName is the expression text of the derived column with backend

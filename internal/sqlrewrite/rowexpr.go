@@ -306,7 +306,7 @@ func describeCondition(c Condition) string {
 
 // rowExprHint names the supported row expressions in refusals.
 const rowExprHint = "aggregates take a declared column or a row expression of declared numeric columns and numbers with + - * /, " +
-	"division only by an expression whose bounds exclude 0, and CASE WHEN conditions THEN expression ... [ELSE expression] END"
+	"division only by an expression whose bounds exclude 0, CASE WHEN conditions THEN expression ... [ELSE expression] END, and DATEDIFF(date, date) of date columns and literals"
 
 // rowExpr reads e as a RowExpr, refusing with the reason what it cannot
 // bound.
@@ -337,6 +337,9 @@ func (sc *scope) rowExprIn(top, e ast.ExprNode) (*RowExpr, error) {
 			return nil, err
 		}
 		lo, hi, ok := col.Bounds()
+		if !ok && col.Temporal() {
+			return nil, why("%s is a %s column (DATEDIFF(%s, ...) gives days)", col.Name, col.Type, col.Name)
+		}
 		if !ok {
 			return nil, why("%s is a text column", col.Name)
 		}
@@ -364,6 +367,10 @@ func (sc *scope) rowExprIn(top, e ast.ExprNode) (*RowExpr, error) {
 			return nil, err
 		}
 		return &RowExpr{Kind: RowOp, Op: op, Args: []*RowExpr{l, r}}, nil
+	case *ast.FuncCallExpr:
+		if isDateDiff(n) {
+			return sc.dateDiff(n)
+		}
 	case *ast.CaseExpr:
 		if n.Value != nil {
 			return nil, why("CASE value WHEN (write CASE WHEN condition THEN ...)")
@@ -481,9 +488,51 @@ func (qb *queryBuilder) rowExprFunction(f *ast.FuncCallExpr) (*Expr, bool, error
 	return qb.rowExprItem(agg, f, f.Args[0])
 }
 
-// isRowExpr reports whether e is arithmetic or a CASE over some column.
+// isRowExpr reports whether e is arithmetic, a CASE or a DATEDIFF over
+// some column.
 func isRowExpr(e ast.ExprNode) bool {
-	return (isArithmetic(e) || isCase(e)) && containsNode(e, isColumn)
+	return (isArithmetic(e) || isCase(e) || isDateDiff(e)) && containsNode(e, isColumn)
+}
+
+// isDateDiff reports whether e is DATEDIFF(a, b).
+func isDateDiff(e ast.ExprNode) bool {
+	f, ok := unparen(e).(*ast.FuncCallExpr)
+	return ok && f.FnName.L == "datediff" && f.Schema.L == "" && len(f.Args) == 2
+}
+
+// dateDiff reads DATEDIFF(a, b), the days from b to a, as the difference
+// of day numbers: each operand a date column (RowTemporal: NULL when the
+// value is no date, so the expression is skipped, the nearer bound
+// outside the column's bounds) or a date literal 'YYYY-MM-DD'. Within
+// the bounds it is MySQL's DATEDIFF; its bounds follow by interval
+// arithmetic from the columns' (AVG(DATEDIFF(shipped, ordered)) is the
+// mean delay in days).
+func (sc *scope) dateDiff(f *ast.FuncCallExpr) (*RowExpr, error) {
+	var ops [2]*RowExpr
+	for i, a := range f.Args {
+		if v, ok := literal(a); ok && v.IsText {
+			day := catalog.Column{Type: catalog.Date}
+			n, err := day.ParseTemporal(v.Str)
+			if err != nil {
+				return nil, refuseQuery("DATEDIFF of %s: %v", restore(a), err)
+			}
+			ops[i] = &RowExpr{Kind: RowConst, Num: n}
+			continue
+		}
+		c, ok := unparen(a).(*ast.ColumnNameExpr)
+		if !ok {
+			return nil, refuseQuery("DATEDIFF of %s (its arguments are date columns and date literals 'YYYY-MM-DD')", restore(a))
+		}
+		col, err := sc.column(c.Name, "field list")
+		if err != nil {
+			return nil, err
+		}
+		if col.Type != catalog.Date || col.Lower == nil || col.Upper == nil {
+			return nil, refuseQuery("DATEDIFF of the %s column %s (its arguments are date columns and date literals 'YYYY-MM-DD')", col.Type, col.Name)
+		}
+		ops[i] = &RowExpr{Kind: RowTemporal, Column: col.Name, Temporal: catalog.Date, Lower: *col.Lower, Upper: *col.Upper}
+	}
+	return &RowExpr{Kind: RowOp, Op: '-', Args: ops[:]}, nil
 }
 
 // rowExprItem adds agg of the row expression arg of the aggregate call.
