@@ -118,7 +118,12 @@ tables:
 			if _, err := conn.Exec("SET @dp_mechanism = 'ptr'"); err != nil {
 				t.Fatal(err)
 			}
-			check("SELECT MEDIAN(x) FROM line", [2]float64{50, 2})
+			// The PTR median adds Lap(h/ε′) with h = s·N^(−1/3) and ε′ = 8/6
+			// (a level-2 cascade, ptr.Median): s, the released IQR, is at
+			// most 1.8 × 13.5 above (the IQR check), so h ≤ 0.9 and the
+			// scale ≤ 0.68; ± 8 is 11.9 scales (failure < 1e-5; ± 2 failed
+			// about one run in twenty).
+			check("SELECT MEDIAN(x) FROM line", [2]float64{50, 8})
 			if _, err := conn.Exec("SET @dp_mechanism = 'trimmed'"); err != nil {
 				t.Fatal(err)
 			}
