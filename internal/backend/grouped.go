@@ -22,31 +22,20 @@ func (s *Snapshot) GroupedSummary(ctx context.Context, f sqlrewrite.Fetch) ([][]
 	g := *f.Grouped
 	g.Dims = s.caseOnVitess(ctx, g.Dims)
 	f.Grouped = &g
-	keys := newCellKeys(g.Dims, s.b.dialect)
-	out := make([][]float64, keys.total)
-	for i := range out {
-		out[i] = make([]float64, len(g.Terms))
+	vals := make([]sql.NullFloat64, len(g.Terms))
+	extra := make([]any, len(vals))
+	for i := range vals {
+		extra[i] = &vals[i]
 	}
-	err := s.b.query(ctx, s.q, f, func(rows *sql.Rows) error {
-		vals := make([]sql.NullFloat64, len(g.Terms))
-		dest := keys.dest()
-		for i := range vals {
-			dest = append(dest, &vals[i])
+	var out [][]float64
+	err := s.cells(ctx, f, g.Dims, extra, func(total int64) {
+		out = make([][]float64, total)
+		for i := range out {
+			out[i] = make([]float64, len(g.Terms))
 		}
-		for rows.Next() {
-			if err := rows.Scan(dest...); err != nil {
-				return err
-			}
-			cell, ok, err := keys.cell()
-			if err != nil {
-				return err
-			}
-			if !ok {
-				continue
-			}
-			for i, v := range vals {
-				out[cell][i] += v.Float64 // NULL (a sum over no rows) is 0
-			}
+	}, func(cell int64) error {
+		for i, v := range vals {
+			out[cell][i] += v.Float64 // NULL (a sum over no rows) is 0
 		}
 		return nil
 	})
@@ -63,14 +52,33 @@ func (s *Snapshot) GroupedHistogram(ctx context.Context, f sqlrewrite.Fetch) ([]
 	g := *f.GroupedHist
 	g.Dims = s.caseOnVitess(ctx, g.Dims)
 	f.GroupedHist = &g
-	keys := newCellKeys(g.Dims, s.b.dialect)
-	out := make([][]int64, keys.total)
-	for i := range out {
-		out[i] = make([]int64, g.Histogram.Bins)
-	}
-	err := s.b.query(ctx, s.q, f, func(rows *sql.Rows) error {
-		var bin, n int64
-		dest := append(keys.dest(), &bin, &n)
+	var bin, n int64
+	var out [][]int64
+	err := s.cells(ctx, f, g.Dims, []any{&bin, &n}, func(total int64) {
+		out = make([][]int64, total)
+		for i := range out {
+			out[i] = make([]int64, g.Histogram.Bins)
+		}
+	}, func(cell int64) error {
+		if bin < 0 || bin >= int64(g.Histogram.Bins) {
+			return fmt.Errorf("histogram bin %d out of range", bin)
+		}
+		out[cell][bin] += n
+		return nil
+	})
+	return out, err
+}
+
+// cells runs a grouped fetch over dims: start is called with the number
+// of cells before any row is read, then each row is scanned into the key
+// columns and extra, and add is called with its cell (rows in no cell are
+// skipped). Several rows may fall in one cell (groups a GROUP BY keeps
+// apart that map to one cell), so add accumulates.
+func (s *Snapshot) cells(ctx context.Context, f sqlrewrite.Fetch, dims []sqlrewrite.CellDim, extra []any, start func(total int64), add func(cell int64) error) error {
+	keys := newCellKeys(dims, s.b.dialect)
+	start(keys.total)
+	return s.b.query(ctx, s.q, f, func(rows *sql.Rows) error {
+		dest := append(keys.dest(), extra...)
 		for rows.Next() {
 			if err := rows.Scan(dest...); err != nil {
 				return err
@@ -82,14 +90,12 @@ func (s *Snapshot) GroupedHistogram(ctx context.Context, f sqlrewrite.Fetch) ([]
 			if !ok {
 				continue
 			}
-			if bin < 0 || bin >= int64(g.Histogram.Bins) {
-				return fmt.Errorf("histogram bin %d out of range", bin)
+			if err := add(cell); err != nil {
+				return err
 			}
-			out[cell][bin] += n
 		}
 		return nil
 	})
-	return out, err
 }
 
 // caseOnVitess returns dims with ByValue cleared on the text dimensions
