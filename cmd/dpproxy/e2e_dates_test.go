@@ -156,7 +156,12 @@ func TestDateGroupsOnEveryBackend(t *testing.T) {
 // = 40 and a function reading her remaining ε on it.
 func visitsSession(t *testing.T, b visitsBackend, rows []demo.VisitRow, tables string) (*sql.Conn, func() float64) {
 	t.Helper()
-	dsn := b.load(t, "visits", rows)
+	return doraSession(t, b, b.load(t, "visits", rows), tables)
+}
+
+// doraSession is visitsSession on the database dsn of b, already loaded.
+func doraSession(t *testing.T, b visitsBackend, dsn, tables string) (*sql.Conn, func() float64) {
+	t.Helper()
 	dir := t.TempDir()
 	config := filepath.Join(dir, "dpproxy.yaml")
 	yaml := fmt.Sprintf(`

@@ -255,9 +255,10 @@ tables:
 
 // vitessDates: MIN, MEDIAN and MAX of a date column, whose day numbers
 // the shards compute (DATEDIFF), answer through vtgate as DATE values
-// within 5% in rank of the truth at ε = 30; and GROUP BY a text column
+// within 5% in rank of the truth at ε = 30; GROUP BY a text column
 // whose values partition selection releases counts each released value
-// within 10% of its truth.
+// within 10% of its truth; and a capped TIMESTAMPDIFF inside AVG is near
+// its truth.
 func vitessDates(t *testing.T, conn *sql.Conn) {
 	t.Helper()
 	var dates []string
@@ -327,6 +328,25 @@ func vitessDates(t *testing.T, conn *sql.Conn) {
 		if float64(atOrBelow)/float64(len(dates)) < q-0.05 || float64(below)/float64(len(dates)) > q+0.05 {
 			t.Errorf("the %g-quantile of visit_date is %s, at ranks [%d, %d] of %d", q, got[i], below, atOrBelow, len(dates))
 		}
+	}
+	// A capped TIMESTAMPDIFF the shards compute (TRUNCATE, LEAST, GREATEST):
+	// the mean of min(days since 2019-01-01, 400) within 5 days (at ε = 30
+	// over thousands of rows the noise is a fraction of a day).
+	origin := time.Date(2019, 1, 1, 0, 0, 0, 0, time.UTC)
+	var capped float64
+	for _, d := range dates {
+		day, err := time.Parse(time.DateOnly, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		capped += math.Min(400, math.Max(0, day.Sub(origin).Hours()/24)) / float64(len(dates))
+	}
+	var avg float64
+	if err := conn.QueryRowContext(t.Context(), "SELECT AVG(GREATEST(LEAST(TIMESTAMPDIFF(DAY, '2019-01-01 00:00:00', visit_date), 400), 0)) FROM visit_days").Scan(&avg); err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(avg-capped) > 5 {
+		t.Errorf("AVG of the capped days since 2019-01-01 = %g, truth %g", avg, capped)
 	}
 }
 

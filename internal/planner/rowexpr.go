@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/dpproxy/dpproxy/internal/catalog"
 	"github.com/dpproxy/dpproxy/internal/dperr"
@@ -14,7 +15,7 @@ import (
 // withRowExprs returns t with a column for each distinct row expression
 // the items aggregate (sqlrewrite.RowExpr: SUM(age + income)), and the
 // derived columns the fetches compute for them. Each such column is real
-// (integer for a date's number or a difference of them: dayCount), named by the
+// (integer for a date's number or a difference of them: integerValued), named by the
 // expression's text, with the expression's derived bounds
 // (RowExpr.Bounds) as its declared bounds, so that every mechanism plans
 // and runs on it as on a declared column with those bounds: the releases
@@ -65,8 +66,8 @@ func withRowExprs(t *catalog.Table, items []sqlrewrite.Item) (*catalog.Table, []
 		}
 		name := "dpproxy_e" + strconv.Itoa(len(derived))
 		typ := catalog.Real
-		if dayCount(x) {
-			typ = catalog.Integer // a day or second number, or a difference of them
+		if integerValued(x) {
+			typ = catalog.Integer // a day or second number, a difference of them, whole units of one
 		}
 		out.Columns = append(out.Columns, catalog.Column{Name: it.Agg.Column, Source: name, Type: typ, Lower: &lo, Upper: &hi})
 		derived = append(derived, sqlrewrite.DerivedColumn{Name: name, Expr: expr})
@@ -77,17 +78,20 @@ func withRowExprs(t *catalog.Table, items []sqlrewrite.Item) (*catalog.Table, []
 	return out, derived, nil
 }
 
-// dayCount reports whether x is built only from date numbers
-// (sqlrewrite.RowTemporal) and integer constants with + and -, as
-// DATEDIFF is: every value it takes is an integer.
-func dayCount(x *sqlrewrite.RowExpr) bool {
+// integerValued reports whether x is built only from date numbers
+// (sqlrewrite.RowTemporal), integer constants, +, -, *, LEAST and
+// GREATEST, and rounded
+// quotients (sqlrewrite.RowIntDiv), as DATEDIFF and TIMESTAMPDIFF are:
+// every value it takes is an integer (exactly so below 2^53, which the
+// day and second numbers of years 1000–9999 and their differences are).
+func integerValued(x *sqlrewrite.RowExpr) bool {
 	switch x.Kind {
-	case sqlrewrite.RowTemporal:
+	case sqlrewrite.RowTemporal, sqlrewrite.RowIntDiv:
 		return true
 	case sqlrewrite.RowConst:
 		return x.Num == math.Trunc(x.Num)
 	case sqlrewrite.RowOp:
-		return (x.Op == '+' || x.Op == '-') && dayCount(x.Args[0]) && dayCount(x.Args[1])
+		return strings.ContainsRune("+-*LG", rune(x.Op)) && integerValued(x.Args[0]) && integerValued(x.Args[1])
 	}
 	return false
 }

@@ -3,6 +3,7 @@ package sqlrewrite
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 )
 
@@ -82,7 +83,7 @@ func (r *renderer) rowExpr(e *RowExpr) (string, error) {
 		}
 		return "CAST(" + realLiteral(e.Num) + " AS " + r.spec.double + ")", nil
 	case RowOp:
-		if len(e.Args) != 2 || !strings.ContainsRune("+-*/", rune(e.Op)) {
+		if len(e.Args) != 2 || !strings.ContainsRune("+-*/LG", rune(e.Op)) {
 			return "", fmt.Errorf("sqlrewrite: bad row expression operation %q", e.Op)
 		}
 		a, err := r.rowExpr(e.Args[0])
@@ -93,7 +94,24 @@ func (r *renderer) rowExpr(e *RowExpr) (string, error) {
 		if err != nil {
 			return "", err
 		}
+		if f, ok := extremeNames[e.Op]; ok {
+			return r.extreme(f, a, b), nil
+		}
 		return "(" + a + " " + string(e.Op) + " " + b + ")", nil
+	case RowIntDiv:
+		if len(e.Args) != 1 || !(e.Num >= 1 && e.Num == math.Trunc(e.Num) && e.Num <= 1<<30) || e.Op != 't' && e.Op != 'f' {
+			return "", fmt.Errorf("sqlrewrite: bad integer division %s", e)
+		}
+		a, err := r.rowExpr(e.Args[0])
+		if err != nil {
+			return "", err
+		}
+		q := "(" + a + " / CAST(" + realLiteral(e.Num) + " AS " + r.spec.double + "))"
+		round := map[byte]string{'t': "TRUNC(", 'f': "FLOOR("}[e.Op]
+		if e.Op == 't' && r.spec.name == "mysql" {
+			return "TRUNCATE(" + q + ", 0)", nil
+		}
+		return "CAST(" + round + q + ") AS " + r.spec.double + ")", nil
 	case RowCase:
 		if len(e.When) == 0 || len(e.Args) != len(e.When)+1 {
 			return "", errors.New("sqlrewrite: a row CASE needs WHEN clauses and one result each, and an ELSE")
@@ -136,4 +154,18 @@ func (r *renderer) rowExpr(e *RowExpr) (string, error) {
 		return sb.String(), nil
 	}
 	return "", fmt.Errorf("sqlrewrite: unknown row expression kind %d", int(e.Kind))
+}
+
+// extreme renders LEAST or GREATEST (f) of a and b, NULL when either is:
+// MySQL's LEAST and GREATEST and SQLite's MIN and MAX of two arguments
+// are, PostgreSQL's ignore a NULL argument, so there the NULL case is
+// written out (each operand twice; RowExpr.size counts it so).
+func (r *renderer) extreme(f, a, b string) string {
+	switch r.spec.name {
+	case "sqlite":
+		return map[string]string{"LEAST": "MIN", "GREATEST": "MAX"}[f] + "(" + a + ", " + b + ")"
+	case "postgres":
+		return "CASE WHEN " + a + " IS NULL OR " + b + " IS NULL THEN NULL ELSE " + f + "(" + a + ", " + b + ") END"
+	}
+	return f + "(" + a + ", " + b + ")"
 }

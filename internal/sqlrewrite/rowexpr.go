@@ -23,7 +23,9 @@ const (
 	RowColumn RowExprKind = iota + 1
 	// RowConst is the number Num.
 	RowConst
-	// RowOp is Args[0] Op Args[1], Op one of + - * /.
+	// RowOp is Args[0] Op Args[1], Op one of + - * /, or the smaller
+	// (Op 'L', LEAST) or larger (Op 'G', GREATEST) of the two, NULL when
+	// either is.
 	RowOp
 	// RowCase is CASE WHEN When[0] THEN Args[0] … ELSE Args[len(When)] END;
 	// a nil ELSE is NULL.
@@ -33,9 +35,18 @@ const (
 	// fraction of a second dropped): NULL when the value is not a date by
 	// the reading rule of dates.go, Lower or Upper (the declared bounds)
 	// when it lies outside them. It is the argument of the order
-	// statistics of a date (MIN, MAX, MEDIAN, PERCENTILE_CONT), never
-	// part of arithmetic.
+	// statistics of a date (MIN, MAX, MEDIAN, PERCENTILE_CONT) and an
+	// operand of the differences DATEDIFF and TIMESTAMPDIFF.
 	RowTemporal
+	// RowIntDiv is Args[0] divided by the positive integer Num and
+	// rounded to an integer: toward zero when Op is 't' (TIMESTAMPDIFF's
+	// units of a difference of seconds), down when Op is 'f' (the day of
+	// a timestamp's second number, for DATEDIFF). The database divides in
+	// double precision, which is exact here for an integer dividend of
+	// magnitude at most 2^52: the exact quotient of integers is an integer
+	// or at least 1/Num from one, and rounding it to nearest moves it by
+	// at most |x|/Num·2^−53 ≤ 1/(2·Num).
+	RowIntDiv
 )
 
 // RowExpr is an arithmetic row expression of declared numeric columns,
@@ -164,6 +175,10 @@ func (e *RowExpr) bounds() (interval, error) {
 		}
 		var v interval
 		switch e.Op {
+		case 'L': // an operand's value, exactly: no rounding
+			v = interval{math.Min(a.lo, b.lo), math.Min(a.hi, b.hi), math.Min(a.tiny, b.tiny)}
+		case 'G':
+			v = interval{math.Max(a.lo, b.lo), math.Max(a.hi, b.hi), math.Min(a.tiny, b.tiny)}
 		case '+':
 			v = interval{directed(a.lo, b.lo, '+', big.ToNegativeInf), directed(a.hi, b.hi, '+', big.ToPositiveInf), math.Min(a.tiny, b.tiny) - 53}
 		case '-':
@@ -193,8 +208,32 @@ func (e *RowExpr) bounds() (interval, error) {
 			return interval{}, fmt.Errorf("%s could reach %g in magnitude, beyond 2^1000", e, math.Max(math.Abs(v.lo), math.Abs(v.hi)))
 		}
 		return v, nil
+	case RowIntDiv:
+		return e.intDivBounds()
 	}
 	return interval{}, fmt.Errorf("sqlrewrite: unknown row expression kind %d", int(e.Kind))
+}
+
+// intDivBounds is RowIntDiv's interval: the quotient of each endpoint
+// rounded outward (directed), then rounded to an integer by the same
+// monotone map as the database's result, which therefore lies between
+// them whatever its division's rounding. Its nonzero values are
+// integers, of magnitude at least 1.
+func (e *RowExpr) intDivBounds() (interval, error) {
+	if len(e.Args) != 1 || !(e.Num >= 1 && e.Num == math.Trunc(e.Num)) || e.Op != 't' && e.Op != 'f' {
+		return interval{}, fmt.Errorf("sqlrewrite: bad integer division %s", e)
+	}
+	a, err := e.Args[0].bounds()
+	if err != nil {
+		return interval{}, err
+	}
+	round := math.Floor
+	if e.Op == 't' {
+		round = math.Trunc
+	}
+	lo := round(directed(a.lo, e.Num, '/', big.ToNegativeInf))
+	hi := round(directed(a.hi, e.Num, '/', big.ToPositiveInf))
+	return interval{lo, hi, 0}, nil
 }
 
 // directed returns x op y rounded to float64 in mode m: exact arithmetic
@@ -250,7 +289,13 @@ func (e *RowExpr) String() string {
 	case RowConst:
 		return formatLabel(Value{Num: e.Num})
 	case RowOp:
+		if f, ok := extremeNames[e.Op]; ok {
+			return f + "(" + e.Args[0].String() + ", " + e.Args[1].String() + ")"
+		}
 		return "(" + e.Args[0].String() + " " + string(e.Op) + " " + e.Args[1].String() + ")"
+	case RowIntDiv:
+		f := map[byte]string{'t': "TRUNCATE", 'f': "FLOOR"}[e.Op]
+		return f + "(" + e.Args[0].String() + " / " + formatLabel(Value{Num: e.Num}) + ")"
 	}
 	var sb strings.Builder
 	sb.WriteString("CASE")
@@ -306,7 +351,7 @@ func describeCondition(c Condition) string {
 
 // rowExprHint names the supported row expressions in refusals.
 const rowExprHint = "aggregates take a declared column or a row expression of declared numeric columns and numbers with + - * /, " +
-	"division only by an expression whose bounds exclude 0, CASE WHEN conditions THEN expression ... [ELSE expression] END, and DATEDIFF(date, date) of date columns and literals"
+	"division only by an expression whose bounds exclude 0, CASE WHEN conditions THEN expression ... [ELSE expression] END, LEAST and GREATEST, DATEDIFF(a, b) and TIMESTAMPDIFF(SECOND|MINUTE|HOUR|DAY|WEEK, a, b) of date and timestamp columns and literals"
 
 // rowExpr reads e as a RowExpr, refusing with the reason what it cannot
 // bound.
@@ -338,7 +383,7 @@ func (sc *scope) rowExprIn(top, e ast.ExprNode) (*RowExpr, error) {
 		}
 		lo, hi, ok := col.Bounds()
 		if !ok && col.Temporal() {
-			return nil, why("%s is a %s column (DATEDIFF(%s, ...) gives days)", col.Name, col.Type, col.Name)
+			return nil, why("%s is a %s column (DATEDIFF(%s, ...) gives days, TIMESTAMPDIFF(unit, ..., %s) units)", col.Name, col.Type, col.Name, col.Name)
 		}
 		if !ok {
 			return nil, why("%s is a text column", col.Name)
@@ -370,6 +415,24 @@ func (sc *scope) rowExprIn(top, e ast.ExprNode) (*RowExpr, error) {
 	case *ast.FuncCallExpr:
 		if isDateDiff(n) {
 			return sc.dateDiff(n)
+		}
+		if isTimestampDiff(n) {
+			return sc.timestampDiff(n)
+		}
+		if isExtreme(n) {
+			var x *RowExpr
+			for i, a := range n.Args {
+				y, err := sc.rowExprIn(top, a)
+				if err != nil {
+					return nil, err
+				}
+				if i == 0 {
+					x = y
+				} else {
+					x = &RowExpr{Kind: RowOp, Op: extremeOps[n.FnName.L], Args: []*RowExpr{x, y}}
+				}
+			}
+			return x, nil
 		}
 	case *ast.CaseExpr:
 		if n.Value != nil {
@@ -488,10 +551,25 @@ func (qb *queryBuilder) rowExprFunction(f *ast.FuncCallExpr) (*Expr, bool, error
 	return qb.rowExprItem(agg, f, f.Args[0])
 }
 
-// isRowExpr reports whether e is arithmetic, a CASE or a DATEDIFF over
-// some column.
+// isRowExpr reports whether e is arithmetic, a CASE, LEAST or GREATEST,
+// a DATEDIFF or a TIMESTAMPDIFF over some column.
 func isRowExpr(e ast.ExprNode) bool {
-	return (isArithmetic(e) || isCase(e) || isDateDiff(e)) && containsNode(e, isColumn)
+	return (isArithmetic(e) || isCase(e) || isExtreme(e) || isDateDiff(e) || isTimestampDiff(e)) && containsNode(e, isColumn)
+}
+
+// extremeOps and extremeNames map LEAST and GREATEST to RowOp's Op and
+// back.
+var (
+	extremeOps   = map[string]byte{"least": 'L', "greatest": 'G'}
+	extremeNames = map[byte]string{'L': "LEAST", 'G': "GREATEST"}
+)
+
+// isExtreme reports whether e is LEAST or GREATEST of two or more
+// arguments (AVG(LEAST(TIMESTAMPDIFF(MINUTE, a, b), 240)) caps each value
+// at 240, and so the derived bounds).
+func isExtreme(e ast.ExprNode) bool {
+	f, ok := unparen(e).(*ast.FuncCallExpr)
+	return ok && extremeOps[f.FnName.L] != 0 && f.Schema.L == "" && len(f.Args) >= 2
 }
 
 // isDateDiff reports whether e is DATEDIFF(a, b).
@@ -500,39 +578,121 @@ func isDateDiff(e ast.ExprNode) bool {
 	return ok && f.FnName.L == "datediff" && f.Schema.L == "" && len(f.Args) == 2
 }
 
-// dateDiff reads DATEDIFF(a, b), the days from b to a, as the difference
-// of day numbers: each operand a date column (RowTemporal: NULL when the
-// value is no date, so the expression is skipped, the nearer bound
-// outside the column's bounds) or a date literal 'YYYY-MM-DD'. Within
-// the bounds it is MySQL's DATEDIFF; its bounds follow by interval
+// dateDiff reads DATEDIFF(a, b), the days from the date of b to the date
+// of a, as the difference of day numbers: each operand a date column
+// (RowTemporal: NULL when the value is no date, so the expression is
+// skipped, the nearer bound outside the column's bounds), a timestamp
+// column (the floor of its second number over 86400: the day of its
+// date), or a literal 'YYYY-MM-DD' or 'YYYY-MM-DD hh:mm:ss' (its date).
+// Within the bounds it is MySQL's DATEDIFF; its bounds follow by interval
 // arithmetic from the columns' (AVG(DATEDIFF(shipped, ordered)) is the
 // mean delay in days).
 func (sc *scope) dateDiff(f *ast.FuncCallExpr) (*RowExpr, error) {
 	var ops [2]*RowExpr
 	for i, a := range f.Args {
-		if v, ok := literal(a); ok && v.IsText {
-			day := catalog.Column{Type: catalog.Date}
-			n, err := day.ParseTemporal(v.Str)
-			if err != nil {
-				return nil, refuseQuery("DATEDIFF of %s: %v", restore(a), err)
-			}
-			ops[i] = &RowExpr{Kind: RowConst, Num: n}
-			continue
-		}
-		c, ok := unparen(a).(*ast.ColumnNameExpr)
-		if !ok {
-			return nil, refuseQuery("DATEDIFF of %s (its arguments are date columns and date literals 'YYYY-MM-DD')", restore(a))
-		}
-		col, err := sc.column(c.Name, "field list")
+		x, err := sc.temporalOperand("DATEDIFF", a)
 		if err != nil {
 			return nil, err
 		}
-		if col.Type != catalog.Date || col.Lower == nil || col.Upper == nil {
-			return nil, refuseQuery("DATEDIFF of the %s column %s (its arguments are date columns and date literals 'YYYY-MM-DD')", col.Type, col.Name)
+		switch {
+		case x.Kind == RowConst && x.Temporal == catalog.Timestamp:
+			x = &RowExpr{Kind: RowConst, Num: math.Floor(x.Num / catalog.SecondsPerDay)}
+		case x.Kind == RowConst:
+			x = &RowExpr{Kind: RowConst, Num: x.Num}
+		case x.Kind == RowTemporal && x.Temporal == catalog.Timestamp:
+			x = &RowExpr{Kind: RowIntDiv, Op: 'f', Num: catalog.SecondsPerDay, Args: []*RowExpr{x}}
 		}
-		ops[i] = &RowExpr{Kind: RowTemporal, Column: col.Name, Temporal: catalog.Date, Lower: *col.Lower, Upper: *col.Upper}
+		ops[i] = x
 	}
 	return &RowExpr{Kind: RowOp, Op: '-', Args: ops[:]}, nil
+}
+
+// timestampUnits are the units of TIMESTAMPDIFF a row expression takes,
+// in seconds: the fixed-length ones (MONTH, QUARTER and YEAR count
+// calendar months).
+var timestampUnits = map[ast.TimeUnitType]float64{
+	ast.TimeUnitSecond: 1, ast.TimeUnitMinute: 60, ast.TimeUnitHour: 3600,
+	ast.TimeUnitDay: catalog.SecondsPerDay, ast.TimeUnitWeek: 7 * catalog.SecondsPerDay,
+}
+
+// isTimestampDiff reports whether e is TIMESTAMPDIFF(unit, a, b).
+func isTimestampDiff(e ast.ExprNode) bool {
+	f, ok := unparen(e).(*ast.FuncCallExpr)
+	return ok && f.FnName.L == "timestampdiff" && f.Schema.L == "" && len(f.Args) == 3
+}
+
+// timestampDiff reads TIMESTAMPDIFF(unit, a, b), the whole units from a
+// to b (truncated toward zero, as MySQL's), as the difference of second
+// numbers divided by the unit's seconds (RowIntDiv): each operand a
+// timestamp column (its second number, NULL when no timestamp, the nearer
+// bound outside the bounds; a fraction of a second dropped), a date
+// column (its day number times 86400: midnight, as MySQL reads a date) or
+// a literal 'YYYY-MM-DD hh:mm:ss' or 'YYYY-MM-DD'. Units SECOND, MINUTE,
+// HOUR, DAY and WEEK; AVG(TIMESTAMPDIFF(MINUTE, started, ended)) is the
+// mean duration in minutes.
+func (sc *scope) timestampDiff(f *ast.FuncCallExpr) (*RowExpr, error) {
+	u, ok := f.Args[0].(*ast.TimeUnitExpr)
+	if !ok {
+		return nil, refuseQuery("TIMESTAMPDIFF with the unit %s (SECOND, MINUTE, HOUR, DAY or WEEK)", restore(f.Args[0]))
+	}
+	seconds, ok := timestampUnits[u.Unit]
+	if !ok {
+		return nil, refuseQuery("TIMESTAMPDIFF(%s, ...): the units are SECOND, MINUTE, HOUR, DAY and WEEK (calendar months and years vary in length: "+
+			"TIMESTAMPDIFF(DAY, a, b) / 365.25 gives years)", u.Unit)
+	}
+	var ops [2]*RowExpr
+	for i, a := range f.Args[1:] {
+		x, err := sc.temporalOperand("TIMESTAMPDIFF", a)
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case x.Kind == RowConst && x.Temporal == catalog.Date:
+			x = &RowExpr{Kind: RowConst, Num: x.Num * catalog.SecondsPerDay}
+		case x.Kind == RowConst:
+			x = &RowExpr{Kind: RowConst, Num: x.Num}
+		case x.Kind == RowTemporal && x.Temporal == catalog.Date:
+			x = &RowExpr{Kind: RowOp, Op: '*', Args: []*RowExpr{x, {Kind: RowConst, Num: catalog.SecondsPerDay}}}
+		}
+		ops[i] = x
+	}
+	diff := &RowExpr{Kind: RowOp, Op: '-', Args: []*RowExpr{ops[1], ops[0]}}
+	if seconds == 1 {
+		return diff, nil
+	}
+	return &RowExpr{Kind: RowIntDiv, Op: 't', Num: seconds, Args: []*RowExpr{diff}}, nil
+}
+
+// temporalOperand reads an operand of DATEDIFF or TIMESTAMPDIFF: a date
+// or timestamp column with bounds (RowTemporal), or a literal date or
+// timestamp (RowConst of its day or second number, Temporal saying
+// which).
+func (sc *scope) temporalOperand(fn string, a ast.ExprNode) (*RowExpr, error) {
+	const hint = "its arguments are date and timestamp columns and literals 'YYYY-MM-DD' or 'YYYY-MM-DD hh:mm:ss'"
+	if v, ok := literal(a); ok && v.IsText {
+		typ := catalog.Date
+		if len(strings.TrimSpace(v.Str)) != len("2006-01-02") {
+			typ = catalog.Timestamp
+		}
+		c := catalog.Column{Type: typ}
+		n, err := c.ParseTemporal(v.Str)
+		if err != nil {
+			return nil, refuseQuery("%s of %s: %v", fn, restore(a), err)
+		}
+		return &RowExpr{Kind: RowConst, Num: n, Temporal: typ}, nil
+	}
+	c, ok := unparen(a).(*ast.ColumnNameExpr)
+	if !ok {
+		return nil, refuseQuery("%s of %s (%s)", fn, restore(a), hint)
+	}
+	col, err := sc.column(c.Name, "field list")
+	if err != nil {
+		return nil, err
+	}
+	if !col.Temporal() || col.Lower == nil || col.Upper == nil {
+		return nil, refuseQuery("%s of the %s column %s (%s)", fn, col.Type, col.Name, hint)
+	}
+	return &RowExpr{Kind: RowTemporal, Column: col.Name, Temporal: col.Type, Lower: *col.Lower, Upper: *col.Upper}, nil
 }
 
 // rowExprItem adds agg of the row expression arg of the aggregate call.
@@ -566,8 +726,12 @@ func (e *RowExpr) size() int {
 	for _, w := range e.When {
 		n += len(w)
 	}
+	weight := 1
+	if _, ok := extremeNames[e.Op]; ok && e.Kind == RowOp {
+		weight = 2 // PostgreSQL's rendering writes each operand twice
+	}
 	for _, a := range e.Args {
-		n += a.size()
+		n += weight * a.size()
 	}
 	return n
 }

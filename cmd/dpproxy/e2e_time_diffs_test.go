@@ -1,0 +1,150 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/dpproxy/dpproxy/internal/testdb"
+)
+
+// TestTimeDifferencesThroughProxy serves a table of sessions (a start and
+// an end timestamp; 3,000 rows of 2024, durations from a minute to ten
+// hours, some across midnight) from SQLite (text), PostgreSQL (TIMESTAMP)
+// and MariaDB (DATETIME) through the real proxy, and asks through
+// go-sql-driver at ε = 40 for the mean duration in minutes capped to
+// [0, 240] with LEAST and GREATEST, the median duration in seconds, the
+// mean number of midnights crossed (DATEDIFF of timestamps), and the mean
+// capped duration per quarter. Each answer is near the truth Go computes
+// with MySQL's rules (whole units truncated toward zero, dates of the
+// timestamps) — within a few of its noise scales, or within 5% in rank for
+// the median —, each statement costs its ε once, and a calendar unit is
+// refused with 1235 and the nearest supported form.
+func TestTimeDifferencesThroughProxy(t *testing.T) {
+	const n = 3000
+	first := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	rng := rand.New(rand.NewPCG(7, 11))
+	type session struct{ start, end time.Time }
+	sessions := make([]session, n)
+	for i := range sessions {
+		start := first.Add(time.Duration(rng.Int64N(366*86400)) * time.Second)
+		dur := time.Duration(60+rng.Int64N(2*3600)) * time.Second
+		if rng.IntN(10) == 0 {
+			dur = time.Duration(60+rng.Int64N(10*3600)) * time.Second
+		}
+		sessions[i] = session{start, start.Add(dur)}
+	}
+	capped := func(s session) float64 {
+		return math.Max(0, math.Min(240, math.Trunc(s.end.Sub(s.start).Minutes())))
+	}
+	var meanCapped, meanMidnights float64
+	perQuarter := map[int][]float64{}
+	var durations []float64
+	for _, s := range sessions {
+		meanCapped += capped(s) / n
+		days := s.end.Truncate(24*time.Hour).Sub(s.start.Truncate(24*time.Hour)).Hours() / 24
+		meanMidnights += days / n
+		q := (int(s.start.Month()) + 2) / 3
+		perQuarter[q] = append(perQuarter[q], capped(s))
+		durations = append(durations, s.end.Sub(s.start).Seconds())
+	}
+	slices.Sort(durations)
+	for _, b := range visitsBackends {
+		t.Run(b.name, func(t *testing.T) {
+			dsn := b.dsn(t)
+			db := testdb.Open(t, b.driver, dsn)
+			typ := map[string]string{"sqlite": "TEXT", "postgres": "TIMESTAMP", "mysql": "DATETIME"}[b.driver]
+			if _, err := db.Exec(fmt.Sprintf("CREATE TABLE sessions (started_at %s, ended_at %s)", typ, typ)); err != nil {
+				t.Fatal(err)
+			}
+			for start := 0; start < n; start += 500 {
+				var vals []string
+				for _, s := range sessions[start:min(start+500, n)] {
+					vals = append(vals, fmt.Sprintf("('%s', '%s')", s.start.Format(time.DateTime), s.end.Format(time.DateTime)))
+				}
+				if _, err := db.Exec("INSERT INTO sessions (started_at, ended_at) VALUES " + strings.Join(vals, ", ")); err != nil {
+					t.Fatal(err)
+				}
+			}
+			conn, remaining := doraSession(t, b, dsn, `
+  - name: sessions
+    columns:
+      - {name: started_at, type: timestamp, lower: "2024-01-01 00:00:00", upper: "2025-01-01 23:59:59"}
+      - {name: ended_at, type: timestamp, lower: "2024-01-01 00:00:00", upper: "2025-01-01 23:59:59"}
+`)
+			before := remaining()
+			var avgMinutes, medianSeconds, avgMidnights float64
+			if err := conn.QueryRowContext(t.Context(), "SELECT AVG(GREATEST(LEAST(TIMESTAMPDIFF(MINUTE, started_at, ended_at), 240), 0)), "+
+				"MEDIAN(TIMESTAMPDIFF(SECOND, started_at, ended_at)), AVG(DATEDIFF(ended_at, started_at)) FROM sessions").
+				Scan(&avgMinutes, &medianSeconds, &avgMidnights); err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("mean capped minutes %.3f (truth %.3f), median seconds %g (truth %g), mean midnights %.4f (truth %.4f)",
+				avgMinutes, meanCapped, medianSeconds, durations[n/2], avgMidnights, meanMidnights)
+			// Noise scales at ε = 40 split over three releases: the capped
+			// mean's is about 240/(13·3000) ≈ 0.006 minutes, the midnights'
+			// (bounds ±367 days) about 734/(13·3000) ≈ 0.02.
+			if math.Abs(avgMinutes-meanCapped) > 1 {
+				t.Errorf("AVG of the capped duration = %g minutes, truth %g", avgMinutes, meanCapped)
+			}
+			if math.Abs(avgMidnights-meanMidnights) > 0.3 {
+				t.Errorf("AVG(DATEDIFF(ended_at, started_at)) = %g, truth %g", avgMidnights, meanMidnights)
+			}
+			lo, _ := slices.BinarySearch(durations, medianSeconds)
+			hi, _ := slices.BinarySearch(durations, math.Nextafter(medianSeconds, math.Inf(1)))
+			if float64(hi)/n < 0.45 || float64(lo)/n > 0.55 {
+				t.Errorf("MEDIAN(TIMESTAMPDIFF(SECOND, ...)) = %g s, at ranks [%g, %g] of the true durations", medianSeconds, float64(lo)/n, float64(hi)/n)
+			}
+			if spent := before - remaining(); math.Abs(spent-40) > 1e-9 {
+				t.Errorf("spent ε = %g, want 40", spent)
+			}
+			// Per quarter of the start.
+			rs, err := conn.QueryContext(t.Context(), "SELECT QUARTER(started_at) AS q, AVG(GREATEST(LEAST(TIMESTAMPDIFF(MINUTE, started_at, ended_at), 240), 0)) "+
+				"FROM sessions GROUP BY q ORDER BY q")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var quarters []int
+			for rs.Next() {
+				var q int
+				var avg float64
+				if err := rs.Scan(&q, &avg); err != nil {
+					t.Fatal(err)
+				}
+				quarters = append(quarters, q)
+				var truth float64
+				for _, m := range perQuarter[q] {
+					truth += m / float64(len(perQuarter[q]))
+				}
+				if math.Abs(avg-truth) > 3 {
+					t.Errorf("quarter %d: mean capped duration %g minutes, truth %g", q, avg, truth)
+				}
+			}
+			if err := rs.Err(); err != nil {
+				t.Fatal(err)
+			}
+			rs.Close()
+			if fmt.Sprint(quarters) != "[1 2 3 4]" {
+				t.Errorf("quarters %v, want [1 2 3 4]", quarters)
+			}
+			// A calendar unit is refused before anything is charged.
+			before = remaining()
+			var x float64
+			err = conn.QueryRowContext(t.Context(), "SELECT AVG(TIMESTAMPDIFF(MONTH, started_at, ended_at)) FROM sessions").Scan(&x)
+			var me *mysql.MySQLError
+			if !errors.As(err, &me) || me.Number != 1235 || !strings.Contains(me.Message, "TIMESTAMPDIFF(DAY, a, b) / 365.25") {
+				t.Errorf("TIMESTAMPDIFF(MONTH, ...): %v, want 1235 naming the supported units", err)
+			}
+			if spent := before - remaining(); spent != 0 {
+				t.Errorf("a refused statement spent ε = %g", spent)
+			}
+		})
+	}
+}
