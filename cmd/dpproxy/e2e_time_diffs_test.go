@@ -21,8 +21,9 @@ import (
 // and MariaDB (DATETIME) through the real proxy, and asks through
 // go-sql-driver at ε = 40 for the mean duration in minutes capped to
 // [0, 240] with LEAST and GREATEST, the median duration in seconds, the
-// mean number of midnights crossed (DATEDIFF of timestamps), and the mean
-// capped duration per quarter. Each answer is near the truth Go computes
+// mean number of midnights crossed (DATEDIFF of timestamps), the mean
+// capped duration per quarter, and the days between the first and last
+// start (TIMESTAMPDIFF of released values). Each answer is near the truth Go computes
 // with MySQL's rules (whole units truncated toward zero, dates of the
 // timestamps) — within a few of its noise scales, or within 5% in rank for
 // the median —, each statement costs its ε once, and a calendar unit is
@@ -133,6 +134,16 @@ func TestTimeDifferencesThroughProxy(t *testing.T) {
 			rs.Close()
 			if fmt.Sprint(quarters) != "[1 2 3 4]" {
 				t.Errorf("quarters %v, want [1 2 3 4]", quarters)
+			}
+			// TIMESTAMPDIFF of two released timestamps is post-processing:
+			// the days between the DP 0- and 1-quantiles of the starts,
+			// which span 2024 (at ε = 40 the extremes err by a few ranks).
+			var span int
+			if err := conn.QueryRowContext(t.Context(), "SELECT TIMESTAMPDIFF(DAY, MIN(started_at), MAX(started_at)) FROM sessions").Scan(&span); err != nil {
+				t.Fatal(err)
+			}
+			if span < 330 || span > 367 {
+				t.Errorf("TIMESTAMPDIFF(DAY, MIN(started_at), MAX(started_at)) = %d days, want about 365", span)
 			}
 			// A calendar unit is refused before anything is charged.
 			before = remaining()

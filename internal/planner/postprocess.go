@@ -353,8 +353,11 @@ func evalFunc(name string, a []Datum) (Datum, error) {
 			return Datum{Null: true}, nil
 		}
 	}
-	if name == "datediff" {
+	switch name {
+	case "datediff":
 		return dateDiff(a[0], a[1]), nil
+	case "timestampdiff":
+		return timestampDiff(a[0].Str, a[1], a[2]), nil
 	}
 	x := number(a[0])
 	switch name {
@@ -436,6 +439,32 @@ func dateDiff(a, b Datum) Datum {
 		return Datum{Null: true}
 	}
 	return num(float64((x.Unix()-y.Unix())/86400), true)
+}
+
+// timestampDiff is MySQL's TIMESTAMPDIFF(unit, a, b) for the units of
+// sqlrewrite.TimestampUnitSeconds: the whole units from a to b, truncated
+// toward zero, each read from text 'YYYY-MM-DD hh:mm:ss' or 'YYYY-MM-DD'
+// (midnight; a timestamp aggregate, a date aggregate, a key, a literal),
+// NULL when either is no such text.
+func timestampDiff(unit string, a, b Datum) Datum {
+	second := func(d Datum) (int64, bool) {
+		if !d.IsText {
+			return 0, false
+		}
+		layout := time.DateTime
+		if len(d.Str) == len(time.DateOnly) {
+			layout = time.DateOnly
+		}
+		t, err := time.Parse(layout, d.Str)
+		return t.Unix(), err == nil
+	}
+	x, okA := second(a)
+	y, okB := second(b)
+	seconds := int64(sqlrewrite.TimestampUnitSeconds[unit])
+	if !okA || !okB || seconds == 0 {
+		return Datum{Null: true}
+	}
+	return num(float64((y-x)/seconds), true)
 }
 
 // text formats a datum as MySQL prints it in a string context.

@@ -80,3 +80,39 @@ func TestTemporalOutputs(t *testing.T) {
 		}
 	}
 }
+
+// TestTimestampDiffOfReleasedValues checks TIMESTAMPDIFF(unit, a, b) in
+// post-processing (TIMESTAMPDIFF(HOUR, MIN(at), MAX(at))) on hand-checked
+// values: whole units from a to b truncated toward zero, a date as its
+// midnight, NULL on text that is no date or timestamp and on numbers.
+func TestTimestampDiffOfReleasedValues(t *testing.T) {
+	text := func(s string) planner.Datum { return planner.Datum{Str: s, IsText: true} }
+	for _, c := range []struct {
+		unit string
+		a, b planner.Datum
+		want string
+	}{
+		{"SECOND", text("2024-01-01 10:00:00"), text("2024-01-01 10:01:01"), "61"},
+		{"MINUTE", text("2024-01-01 10:00:00"), text("2024-01-01 10:59:59"), "59"},
+		{"MINUTE", text("2024-01-01 10:00:00"), text("2024-01-01 09:00:01"), "-59"},
+		{"HOUR", text("2024-02-28"), text("2024-03-01 11:59:59"), "59"},
+		{"DAY", text("2024-01-01 23:59:59"), text("2024-01-02 00:00:00"), "0"},
+		{"DAY", text("1969-12-31 12:00:00"), text("1969-12-30 11:00:00"), "-1"},
+		{"WEEK", text("2020-02-01"), text("2020-02-14 23:59:59"), "1"},
+		{"WEEK", text("2020-02-01"), text("2020-02-15"), "2"},
+		{"DAY", text("2024-02-30"), text("2024-03-01"), "<nil>"},
+		{"DAY", planner.Datum{Num: 20240228, Int: true}, text("2024-03-01"), "<nil>"},
+		{"DAY", planner.Datum{Null: true}, text("2024-03-01"), "<nil>"},
+	} {
+		e := &sqlrewrite.Expr{Kind: sqlrewrite.ExprFunc, Op: "timestampdiff", Args: []*sqlrewrite.Expr{
+			{Kind: sqlrewrite.ExprConst, Value: sqlrewrite.Value{IsText: true, Str: c.unit}},
+			{Kind: sqlrewrite.ExprAgg, Index: 0}, {Kind: sqlrewrite.ExprAgg, Index: 1}}}
+		d, err := planner.Eval(e, planner.Row{Aggs: []planner.Datum{c.a, c.b}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := fmt.Sprint(d.Value()); got != c.want {
+			t.Errorf("TIMESTAMPDIFF(%s, %v, %v) = %s, want %s", c.unit, c.a, c.b, got, c.want)
+		}
+	}
+}

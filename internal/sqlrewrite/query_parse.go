@@ -422,7 +422,7 @@ var postFuncs = map[string]int{
 	"round": -1, "truncate": 2, "floor": 1, "ceil": 1, "ceiling": 1, "abs": 1, "sign": 1,
 	"power": 2, "pow": 2, "sqrt": 1, "log": -1, "ln": 1, "log10": 1, "log2": 1, "exp": 1,
 	"coalesce": -1, "ifnull": 2, "nullif": 2, "if": 3, "greatest": -1, "least": -1, "concat": -1,
-	"datediff": 2,
+	"datediff": 2, "timestampdiff": 3,
 }
 
 // exprIn converts a post-processing expression: constants, aggregates
@@ -580,7 +580,15 @@ func (qb *queryBuilder) function(x *ast.FuncCallExpr, clause string, aliases boo
 		name = "power"
 	}
 	out := &Expr{Kind: ExprFunc, Op: name}
-	for _, a := range x.Args {
+	args := x.Args
+	if name == "timestampdiff" {
+		unit, err := timestampDiffUnit(args[0])
+		if err != nil {
+			return nil, err
+		}
+		out.Args, args = []*Expr{{Kind: ExprConst, Value: Value{IsText: true, Str: unit}}}, args[1:]
+	}
+	for _, a := range args {
 		arg, err := qb.exprIn(a, clause, aliases)
 		if err != nil {
 			return nil, err
@@ -593,12 +601,13 @@ func (qb *queryBuilder) function(x *ast.FuncCallExpr, clause string, aliases boo
 // dateSafe are the operators and functions of post-processing that take a
 // date aggregate (temporalQuantile) as the date text it is released as:
 // comparisons, logic, NULL tests, the choosing functions, CONCAT, CAST to
-// text and DATEDIFF. The others would read the text as a number.
+// text, DATEDIFF and TIMESTAMPDIFF. The others would read the text as a
+// number.
 var dateSafe = map[string]bool{
 	"=": true, "<>": true, "<": true, "<=": true, ">": true, ">=": true, "<=>": true,
 	"and": true, "or": true, "xor": true, "not": true, "isnull": true, "isnotnull": true,
 	"coalesce": true, "ifnull": true, "nullif": true, "if": true, "greatest": true, "least": true,
-	"concat": true, "cast-char": true, "datediff": true,
+	"concat": true, "cast-char": true, "datediff": true, "timestampdiff": true,
 }
 
 // checkDateArithmetic refuses an operator or function that would read a

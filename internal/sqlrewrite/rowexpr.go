@@ -607,12 +607,26 @@ func (sc *scope) dateDiff(f *ast.FuncCallExpr) (*RowExpr, error) {
 	return &RowExpr{Kind: RowOp, Op: '-', Args: ops[:]}, nil
 }
 
-// timestampUnits are the units of TIMESTAMPDIFF a row expression takes,
-// in seconds: the fixed-length ones (MONTH, QUARTER and YEAR count
-// calendar months).
-var timestampUnits = map[ast.TimeUnitType]float64{
-	ast.TimeUnitSecond: 1, ast.TimeUnitMinute: 60, ast.TimeUnitHour: 3600,
-	ast.TimeUnitDay: catalog.SecondsPerDay, ast.TimeUnitWeek: 7 * catalog.SecondsPerDay,
+// TimestampUnitSeconds are the units of TIMESTAMPDIFF dpproxy computes,
+// in seconds, by name: the fixed-length ones (MONTH, QUARTER and YEAR
+// count calendar months).
+var TimestampUnitSeconds = map[string]float64{
+	"SECOND": 1, "MINUTE": 60, "HOUR": 3600, "DAY": catalog.SecondsPerDay, "WEEK": 7 * catalog.SecondsPerDay,
+}
+
+// timestampDiffUnit reads TIMESTAMPDIFF's unit, refusing the calendar
+// ones with the nearest supported form.
+func timestampDiffUnit(e ast.ExprNode) (string, error) {
+	u, ok := e.(*ast.TimeUnitExpr)
+	if !ok {
+		return "", refuseQuery("TIMESTAMPDIFF with the unit %s (SECOND, MINUTE, HOUR, DAY or WEEK)", restore(e))
+	}
+	name := u.Unit.String()
+	if _, ok := TimestampUnitSeconds[name]; !ok {
+		return "", refuseQuery("TIMESTAMPDIFF(%s, ...): the units are SECOND, MINUTE, HOUR, DAY and WEEK (calendar months and years vary in length: "+
+			"TIMESTAMPDIFF(DAY, a, b) / 365.25 gives years)", name)
+	}
+	return name, nil
 }
 
 // isTimestampDiff reports whether e is TIMESTAMPDIFF(unit, a, b).
@@ -631,15 +645,11 @@ func isTimestampDiff(e ast.ExprNode) bool {
 // HOUR, DAY and WEEK; AVG(TIMESTAMPDIFF(MINUTE, started, ended)) is the
 // mean duration in minutes.
 func (sc *scope) timestampDiff(f *ast.FuncCallExpr) (*RowExpr, error) {
-	u, ok := f.Args[0].(*ast.TimeUnitExpr)
-	if !ok {
-		return nil, refuseQuery("TIMESTAMPDIFF with the unit %s (SECOND, MINUTE, HOUR, DAY or WEEK)", restore(f.Args[0]))
+	unit, err := timestampDiffUnit(f.Args[0])
+	if err != nil {
+		return nil, err
 	}
-	seconds, ok := timestampUnits[u.Unit]
-	if !ok {
-		return nil, refuseQuery("TIMESTAMPDIFF(%s, ...): the units are SECOND, MINUTE, HOUR, DAY and WEEK (calendar months and years vary in length: "+
-			"TIMESTAMPDIFF(DAY, a, b) / 365.25 gives years)", u.Unit)
-	}
+	seconds := TimestampUnitSeconds[unit]
 	var ops [2]*RowExpr
 	for i, a := range f.Args[1:] {
 		x, err := sc.temporalOperand("TIMESTAMPDIFF", a)
