@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
+	"github.com/dpproxy/dpproxy/internal/catalog"
 	"github.com/dpproxy/dpproxy/internal/testdb"
 )
 
@@ -23,11 +24,12 @@ import (
 // [0, 240] with LEAST and GREATEST, the median duration in seconds, the
 // mean number of midnights crossed (DATEDIFF of timestamps), the mean
 // capped duration per quarter, and the days between the first and last
-// start (TIMESTAMPDIFF of released values). Each answer is near the truth Go computes
+// start (TIMESTAMPDIFF of released values), and the mean whole calendar
+// months from New Year to the start. Each answer is near the truth Go computes
 // with MySQL's rules (whole units truncated toward zero, dates of the
 // timestamps) — within a few of its noise scales, or within 5% in rank for
-// the median —, each statement costs its ε once, and a calendar unit is
-// refused with 1235 and the nearest supported form.
+// the median —, each statement costs its ε once, and MICROSECOND is
+// refused with 1235 naming the units.
 func TestTimeDifferencesThroughProxy(t *testing.T) {
 	const n = 3000
 	first := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -45,13 +47,14 @@ func TestTimeDifferencesThroughProxy(t *testing.T) {
 	capped := func(s session) float64 {
 		return math.Max(0, math.Min(240, math.Trunc(s.end.Sub(s.start).Minutes())))
 	}
-	var meanCapped, meanMidnights float64
+	var meanCapped, meanMidnights, meanMonths float64
 	perQuarter := map[int][]float64{}
 	var durations []float64
 	for _, s := range sessions {
 		meanCapped += capped(s) / n
 		days := s.end.Truncate(24*time.Hour).Sub(s.start.Truncate(24*time.Hour)).Hours() / 24
 		meanMidnights += days / n
+		meanMonths += float64(catalog.MonthsBetween(first, s.start)) / n
 		q := (int(s.start.Month()) + 2) / 3
 		perQuarter[q] = append(perQuarter[q], capped(s))
 		durations = append(durations, s.end.Sub(s.start).Seconds())
@@ -145,13 +148,22 @@ func TestTimeDifferencesThroughProxy(t *testing.T) {
 			if span < 330 || span > 367 {
 				t.Errorf("TIMESTAMPDIFF(DAY, MIN(started_at), MAX(started_at)) = %d days, want about 365", span)
 			}
-			// A calendar unit is refused before anything is charged.
+			// Calendar months as MySQL counts them: the mean whole months
+			// from New Year to the start (bounds [0, 12]: noise ≈ 12/(40·3000)).
+			var avgMonths float64
+			if err := conn.QueryRowContext(t.Context(), "SELECT AVG(TIMESTAMPDIFF(MONTH, '2024-01-01 00:00:00', started_at)) FROM sessions").Scan(&avgMonths); err != nil {
+				t.Fatal(err)
+			}
+			if math.Abs(avgMonths-meanMonths) > 0.1 {
+				t.Errorf("AVG(TIMESTAMPDIFF(MONTH, '2024-01-01 00:00:00', started_at)) = %g, truth %g", avgMonths, meanMonths)
+			}
+			// MICROSECOND is refused before anything is charged.
 			before = remaining()
 			var x float64
-			err = conn.QueryRowContext(t.Context(), "SELECT AVG(TIMESTAMPDIFF(MONTH, started_at, ended_at)) FROM sessions").Scan(&x)
+			err = conn.QueryRowContext(t.Context(), "SELECT AVG(TIMESTAMPDIFF(MICROSECOND, started_at, ended_at)) FROM sessions").Scan(&x)
 			var me *mysql.MySQLError
-			if !errors.As(err, &me) || me.Number != 1235 || !strings.Contains(me.Message, "TIMESTAMPDIFF(DAY, a, b) / 365.25") {
-				t.Errorf("TIMESTAMPDIFF(MONTH, ...): %v, want 1235 naming the supported units", err)
+			if !errors.As(err, &me) || me.Number != 1235 || !strings.Contains(me.Message, "SECOND, MINUTE, HOUR, DAY, WEEK, MONTH, QUARTER or YEAR") {
+				t.Errorf("TIMESTAMPDIFF(MICROSECOND, ...): %v, want 1235 naming the supported units", err)
 			}
 			if spent := before - remaining(); spent != 0 {
 				t.Errorf("a refused statement spent ε = %g", spent)

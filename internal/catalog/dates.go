@@ -62,6 +62,27 @@ func (c *Column) TimeOf(x float64) time.Time {
 	return time.Unix(int64(x), 0).UTC()
 }
 
+// MonthsBetween is MySQL's TIMESTAMPDIFF(MONTH, a, b) of two wall-clock
+// times: with the two ordered so that the earlier comes first, 12·(years
+// between) + (months between), less one when the later one's day of the
+// month and time of day come before the earlier one's, negated when b is
+// before a. It never decreases as b grows or as a shrinks.
+func MonthsBetween(a, b time.Time) int64 {
+	neg := b.Before(a)
+	if neg {
+		a, b = b, a
+	}
+	m := int64(12*(b.Year()-a.Year()) + int(b.Month()) - int(a.Month()))
+	inMonth := func(t time.Time) int { return t.Day()*SecondsPerDay + t.Hour()*3600 + t.Minute()*60 + t.Second() }
+	if inMonth(b) < inMonth(a) {
+		m--
+	}
+	if neg {
+		return -m
+	}
+	return m
+}
+
 // FormatTemporal writes a value of a date column as YYYY-MM-DD and of a
 // timestamp column as YYYY-MM-DD HH:MM:SS.
 func (c *Column) FormatTemporal(x float64) string {

@@ -2,8 +2,10 @@ package catalog
 
 import (
 	"errors"
+	"math/rand/v2"
 	"strings"
 	"testing"
+	"time"
 )
 
 const datesConfig = `
@@ -86,5 +88,56 @@ func TestDateColumnValidationNamesTheField(t *testing.T) {
 	// Unknown fields in a column are still refused.
 	if _, err := ParseConfig(strings.NewReader(strings.Replace(datesConfig, "type: date,", "type: date, lowr: 1,", 1))); err == nil {
 		t.Error("an unknown column field was accepted")
+	}
+}
+
+// TestMonthsBetween checks MySQL's TIMESTAMPDIFF(MONTH, a, b) rule on
+// hand-checked pairs (ends of months, leap days, equal day and time,
+// negative differences) and, on random pairs, that the count never
+// decreases as b grows or as a shrinks, which the derived bounds of a
+// month difference rely on (sqlrewrite's monthDiffBounds).
+func TestMonthsBetween(t *testing.T) {
+	at := func(s string) time.Time {
+		v, err := time.Parse(time.DateTime, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	for _, c := range []struct {
+		a, b string
+		want int64
+	}{
+		{"2024-01-31 10:00:00", "2024-02-29 23:00:00", 0},
+		{"2024-01-31 10:00:00", "2024-03-31 10:00:00", 2},
+		{"2024-01-31 10:00:00", "2024-03-31 09:59:59", 1},
+		{"2024-01-15 10:00:00", "2024-02-15 10:00:00", 1},
+		{"2024-02-15 10:00:00", "2023-11-15 10:00:01", -2},
+		{"2024-02-15 10:00:00", "2023-11-15 10:00:00", -3},
+		{"1980-02-29 00:00:00", "2024-02-28 23:59:59", 527},
+		{"1980-02-29 00:00:00", "2024-02-29 00:00:00", 528},
+		{"2024-06-30 00:00:00", "1980-07-01 00:00:00", -527},
+		{"2024-06-30 00:00:00", "2024-06-30 00:00:00", 0},
+	} {
+		if got := MonthsBetween(at(c.a), at(c.b)); got != c.want {
+			t.Errorf("MonthsBetween(%s, %s) = %d, want %d", c.a, c.b, got, c.want)
+		}
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	random := func() time.Time {
+		return time.Unix(rng.Int64N(40*365*86400), 0).UTC().AddDate(1990-1970, 0, 0)
+	}
+	for range 100000 {
+		a, b, c := random(), random(), random()
+		if rng.IntN(2) == 0 { // near b, across ends of months
+			c = b.Add(time.Duration(rng.Int64N(40*86400)) * time.Second)
+		}
+		if c.Before(b) {
+			b, c = c, b
+		}
+		if MonthsBetween(a, b) > MonthsBetween(a, c) || MonthsBetween(b, a) < MonthsBetween(c, a) {
+			t.Fatalf("not monotone: a %s, b %s ≤ c %s: %d, %d; %d, %d", a, b, c,
+				MonthsBetween(a, b), MonthsBetween(a, c), MonthsBetween(b, a), MonthsBetween(c, a))
+		}
 	}
 }

@@ -442,29 +442,36 @@ func dateDiff(a, b Datum) Datum {
 }
 
 // timestampDiff is MySQL's TIMESTAMPDIFF(unit, a, b) for the units of
-// sqlrewrite.TimestampUnitSeconds: the whole units from a to b, truncated
-// toward zero, each read from text 'YYYY-MM-DD hh:mm:ss' or 'YYYY-MM-DD'
-// (midnight; a timestamp aggregate, a date aggregate, a key, a literal),
-// NULL when either is no such text.
+// sqlrewrite.TimestampUnitSeconds and TimestampUnitMonths: the whole
+// units from a to b, truncated toward zero (calendar months by
+// catalog.MonthsBetween), each read from text 'YYYY-MM-DD hh:mm:ss' or
+// 'YYYY-MM-DD' (midnight; a timestamp aggregate, a date aggregate, a key,
+// a literal), NULL when either is no such text.
 func timestampDiff(unit string, a, b Datum) Datum {
-	second := func(d Datum) (int64, bool) {
+	read := func(d Datum) (time.Time, bool) {
 		if !d.IsText {
-			return 0, false
+			return time.Time{}, false
 		}
 		layout := time.DateTime
 		if len(d.Str) == len(time.DateOnly) {
 			layout = time.DateOnly
 		}
 		t, err := time.Parse(layout, d.Str)
-		return t.Unix(), err == nil
+		return t, err == nil
 	}
-	x, okA := second(a)
-	y, okB := second(b)
-	seconds := int64(sqlrewrite.TimestampUnitSeconds[unit])
-	if !okA || !okB || seconds == 0 {
+	x, okA := read(a)
+	y, okB := read(b)
+	if !okA || !okB {
 		return Datum{Null: true}
 	}
-	return num(float64((y-x)/seconds), true)
+	if months := int64(sqlrewrite.TimestampUnitMonths[unit]); months > 0 {
+		return num(float64(catalog.MonthsBetween(x, y)/months), true)
+	}
+	seconds := int64(sqlrewrite.TimestampUnitSeconds[unit])
+	if seconds == 0 {
+		return Datum{Null: true}
+	}
+	return num(float64((y.Unix()-x.Unix())/seconds), true)
 }
 
 // text formats a datum as MySQL prints it in a string context.

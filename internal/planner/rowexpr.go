@@ -81,12 +81,13 @@ func withRowExprs(t *catalog.Table, items []sqlrewrite.Item) (*catalog.Table, []
 // integerValued reports whether x is built only from date numbers
 // (sqlrewrite.RowTemporal), integer constants, +, -, *, LEAST and
 // GREATEST, and rounded
-// quotients (sqlrewrite.RowIntDiv), as DATEDIFF and TIMESTAMPDIFF are:
+// quotients (sqlrewrite.RowIntDiv) and calendar months
+// (sqlrewrite.RowMonthDiff), as DATEDIFF and TIMESTAMPDIFF are:
 // every value it takes is an integer (exactly so below 2^53, which the
 // day and second numbers of years 1000–9999 and their differences are).
 func integerValued(x *sqlrewrite.RowExpr) bool {
 	switch x.Kind {
-	case sqlrewrite.RowTemporal, sqlrewrite.RowIntDiv:
+	case sqlrewrite.RowTemporal, sqlrewrite.RowIntDiv, sqlrewrite.RowMonthDiff:
 		return true
 	case sqlrewrite.RowConst:
 		return x.Num == math.Trunc(x.Num)

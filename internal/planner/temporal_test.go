@@ -83,8 +83,8 @@ func TestTemporalOutputs(t *testing.T) {
 
 // TestTimestampDiffOfReleasedValues checks TIMESTAMPDIFF(unit, a, b) in
 // post-processing (TIMESTAMPDIFF(HOUR, MIN(at), MAX(at))) on hand-checked
-// values: whole units from a to b truncated toward zero, a date as its
-// midnight, NULL on text that is no date or timestamp and on numbers.
+// values: whole units from a to b truncated toward zero (calendar months
+// as MySQL counts them), a date as its midnight, NULL on text that is no date or timestamp and on numbers.
 func TestTimestampDiffOfReleasedValues(t *testing.T) {
 	text := func(s string) planner.Datum { return planner.Datum{Str: s, IsText: true} }
 	for _, c := range []struct {
@@ -100,6 +100,13 @@ func TestTimestampDiffOfReleasedValues(t *testing.T) {
 		{"DAY", text("1969-12-31 12:00:00"), text("1969-12-30 11:00:00"), "-1"},
 		{"WEEK", text("2020-02-01"), text("2020-02-14 23:59:59"), "1"},
 		{"WEEK", text("2020-02-01"), text("2020-02-15"), "2"},
+		{"MONTH", text("2024-01-31 10:00:00"), text("2024-02-29 23:00:00"), "0"},
+		{"MONTH", text("2024-01-15 10:00:00"), text("2024-02-15 10:00:00"), "1"},
+		{"MONTH", text("2024-02-15 10:00:00"), text("2023-11-15 10:00:01"), "-2"},
+		{"QUARTER", text("2023-11-30"), text("2024-05-30"), "2"},
+		{"YEAR", text("1980-02-29"), text("2024-02-28"), "43"},
+		{"YEAR", text("1980-02-29"), text("2024-02-29"), "44"},
+		{"YEAR", text("2024-06-30"), text("1980-07-01"), "-43"},
 		{"DAY", text("2024-02-30"), text("2024-03-01"), "<nil>"},
 		{"DAY", planner.Datum{Num: 20240228, Int: true}, text("2024-03-01"), "<nil>"},
 		{"DAY", planner.Datum{Null: true}, text("2024-03-01"), "<nil>"},

@@ -3,6 +3,7 @@ package sqlrewrite_test
 import (
 	"database/sql"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -21,7 +22,8 @@ import (
 // compute per row what Go computes from the operands clamped to their
 // bounds: whole units truncated toward zero for TIMESTAMPDIFF, the
 // difference of the dates for DATEDIFF (a timestamp's date, a date as
-// midnight), LEAST and GREATEST of them, NULL (skipped) when an operand
+// midnight; calendar months by MySQL's rule, catalog.MonthsBetween),
+// LEAST and GREATEST of them, NULL (skipped) when an operand
 // is NULL, on PostgreSQL too, whose LEAST would ignore it. On MariaDB the same values are also MySQL's
 // own TIMESTAMPDIFF and DATEDIFF on the rows inside the bounds, so the
 // rule Go applies is MySQL's.
@@ -48,6 +50,26 @@ func TestTimeDifferencesOnDatabases(t *testing.T) {
 		{"", "2024-05-05 05:05:05", "2024-05-05"},
 		{"2024-05-05 05:05:05", "", ""},
 		{"2024-06-01 00:00:00", "2024-06-02 00:00:00", ""},
+		{"2024-01-31 10:00:00", "2024-02-29 23:00:00", "2023-02-28"},
+		{"2024-03-31 00:00:00", "2024-02-29 00:00:01", "2024-02-29"},
+		{"2023-05-15 12:00:00", "2024-05-15 11:59:59", "2000-02-29"},
+		{"2024-01-15 10:00:00", "2024-02-15 10:00:00", "2023-02-15"},
+		{"2024-02-15 10:00:00", "2023-11-15 10:00:00", "2024-05-15"},
+	}
+	// Random pairs, many near the ends of months, for the calendar units.
+	rng := rand.New(rand.NewPCG(3, 5))
+	stamp := func() string {
+		day := 1 + rng.IntN(31)
+		if rng.IntN(2) == 0 {
+			day = 27 + rng.IntN(5)
+		}
+		t := time.Date(1961+rng.IntN(69), time.Month(1+rng.IntN(12)), 1, rng.IntN(24), rng.IntN(60), rng.IntN(60), 0, time.UTC)
+		t = t.AddDate(0, 0, day-1)
+		return t.Format(layout)
+	}
+	for range 200 {
+		a := stamp()
+		rows = append(rows, [3]string{a, stamp(), stamp()[:10]})
 	}
 	clock := catalog.Column{Type: catalog.Timestamp}
 	// seconds reads a value as its second number clamped to its column's
@@ -85,6 +107,8 @@ func TestTimeDifferencesOnDatabases(t *testing.T) {
 	}
 	at2000, _ := seconds("2000-01-01 00:00:00")
 	noon, _ := seconds("2024-01-01 23:30:00")
+	june30, _ := seconds("2024-06-30")
+	months := func(a, b int64) int64 { return catalog.MonthsBetween(time.Unix(a, 0).UTC(), time.Unix(b, 0).UTC()) }
 	// Each expression and its value on a row (ok false: NULL).
 	exprs := []struct {
 		sql string
@@ -101,6 +125,10 @@ func TestTimeDifferencesOnDatabases(t *testing.T) {
 		{"DATEDIFF(b, a)", func(a, b, _ int64) int64 { return floorDiv(b, 86400) - floorDiv(a, 86400) }, [3]bool{true, true, false}},
 		{"DATEDIFF(a, d)", func(a, _, d int64) int64 { return floorDiv(a, 86400) - floorDiv(d, 86400) }, [3]bool{true, false, true}},
 		{"DATEDIFF('2024-01-01 23:30:00', a)", func(a, _, _ int64) int64 { return floorDiv(noon, 86400) - floorDiv(a, 86400) }, [3]bool{true, false, false}},
+		{"TIMESTAMPDIFF(MONTH, a, b)", func(a, b, _ int64) int64 { return months(a, b) }, [3]bool{true, true, false}},
+		{"TIMESTAMPDIFF(QUARTER, d, b)", func(_, b, d int64) int64 { return months(d, b) / 3 }, [3]bool{false, true, true}},
+		{"TIMESTAMPDIFF(YEAR, d, '2024-06-30')", func(_, _, d int64) int64 { return months(d, june30) / 12 }, [3]bool{false, false, true}},
+		{"TIMESTAMPDIFF(YEAR, a, b)", func(a, b, _ int64) int64 { return months(a, b) / 12 }, [3]bool{true, true, false}},
 		{"GREATEST(LEAST(TIMESTAMPDIFF(MINUTE, a, b), 240), 0)", func(a, b, _ int64) int64 { return max(min((b-a)/60, 240), 0) }, [3]bool{true, true, false}},
 		{"LEAST(DATEDIFF(b, a), DATEDIFF(a, d), 3)", func(a, b, d int64) int64 {
 			return min(floorDiv(b, 86400)-floorDiv(a, 86400), floorDiv(a, 86400)-floorDiv(d, 86400), 3)
@@ -170,7 +198,7 @@ func TestTimeDifferencesOnDatabases(t *testing.T) {
 				slices.Sort(native)
 				derived := []sqlrewrite.DerivedColumn{{Name: "n", Expr: x}}
 				q, args, err := sqlrewrite.Render(sqlrewrite.Fetch{Table: "dp_time_diffs", Derived: derived,
-					Window: &sqlrewrite.Window{Column: "n", Lower: lo, Upper: hi, Offset: 0, Limit: 100}}, b.dialect)
+					Window: &sqlrewrite.Window{Column: "n", Lower: lo, Upper: hi, Offset: 0, Limit: 1000}}, b.dialect)
 				if err != nil {
 					t.Fatal(err)
 				}

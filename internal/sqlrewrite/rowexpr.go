@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/big"
 	"strings"
+	"time"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/opcode"
@@ -47,6 +48,13 @@ const (
 	// or at least 1/Num from one, and rounding it to nearest moves it by
 	// at most |x|/Num·2^−53 ≤ 1/(2·Num).
 	RowIntDiv
+	// RowMonthDiff is the calendar months from Args[0] to Args[1], each a
+	// date or timestamp operand (RowTemporal, or RowConst with Temporal
+	// saying whether Num is a day or a second number), as MySQL's
+	// TIMESTAMPDIFF(MONTH, a, b) counts them (catalog.MonthsBetween; a
+	// fraction of a second dropped, as in the operands' numbers).
+	// TIMESTAMPDIFF's QUARTER and YEAR are RowIntDiv of it by 3 and 12.
+	RowMonthDiff
 )
 
 // RowExpr is an arithmetic row expression of declared numeric columns,
@@ -210,6 +218,8 @@ func (e *RowExpr) bounds() (interval, error) {
 		return v, nil
 	case RowIntDiv:
 		return e.intDivBounds()
+	case RowMonthDiff:
+		return e.monthDiffBounds()
 	}
 	return interval{}, fmt.Errorf("sqlrewrite: unknown row expression kind %d", int(e.Kind))
 }
@@ -234,6 +244,38 @@ func (e *RowExpr) intDivBounds() (interval, error) {
 	lo := round(directed(a.lo, e.Num, '/', big.ToNegativeInf))
 	hi := round(directed(a.hi, e.Num, '/', big.ToPositiveInf))
 	return interval{lo, hi, 0}, nil
+}
+
+// monthDiffBounds is RowMonthDiff's interval: the months from the latest
+// a to the earliest b and from the earliest a to the latest b, as the
+// count never decreases as b grows or a shrinks.
+func (e *RowExpr) monthDiffBounds() (interval, error) {
+	if len(e.Args) != 2 {
+		return interval{}, fmt.Errorf("sqlrewrite: bad month difference %s", e)
+	}
+	var lo, hi [2]time.Time
+	for i, a := range e.Args {
+		var ok bool
+		if lo[i], hi[i], ok = a.timeRange(); !ok {
+			return interval{}, fmt.Errorf("sqlrewrite: a month difference of %s, which is no date or timestamp", a)
+		}
+	}
+	return interval{float64(catalog.MonthsBetween(hi[0], lo[1])), float64(catalog.MonthsBetween(lo[0], hi[1])), 0}, nil
+}
+
+// timeRange returns the earliest and latest times a date or timestamp
+// operand (RowTemporal or RowConst with Temporal) takes.
+func (e *RowExpr) timeRange() (lo, hi time.Time, ok bool) {
+	c := catalog.Column{Type: e.Temporal}
+	switch {
+	case !c.Temporal():
+		return time.Time{}, time.Time{}, false
+	case e.Kind == RowTemporal:
+		return c.TimeOf(e.Lower), c.TimeOf(e.Upper), true
+	case e.Kind == RowConst:
+		return c.TimeOf(e.Num), c.TimeOf(e.Num), true
+	}
+	return time.Time{}, time.Time{}, false
 }
 
 // directed returns x op y rounded to float64 in mode m: exact arithmetic
@@ -293,6 +335,15 @@ func (e *RowExpr) String() string {
 			return f + "(" + e.Args[0].String() + ", " + e.Args[1].String() + ")"
 		}
 		return "(" + e.Args[0].String() + " " + string(e.Op) + " " + e.Args[1].String() + ")"
+	case RowMonthDiff:
+		operand := func(x *RowExpr) string {
+			if x.Kind == RowConst {
+				c := catalog.Column{Type: x.Temporal}
+				return "'" + c.FormatTemporal(x.Num) + "'"
+			}
+			return x.String()
+		}
+		return "MONTHS(" + operand(e.Args[0]) + ", " + operand(e.Args[1]) + ")"
 	case RowIntDiv:
 		f := map[byte]string{'t': "TRUNCATE", 'f': "FLOOR"}[e.Op]
 		return f + "(" + e.Args[0].String() + " / " + formatLabel(Value{Num: e.Num}) + ")"
@@ -351,7 +402,7 @@ func describeCondition(c Condition) string {
 
 // rowExprHint names the supported row expressions in refusals.
 const rowExprHint = "aggregates take a declared column or a row expression of declared numeric columns and numbers with + - * /, " +
-	"division only by an expression whose bounds exclude 0, CASE WHEN conditions THEN expression ... [ELSE expression] END, LEAST and GREATEST, DATEDIFF(a, b) and TIMESTAMPDIFF(SECOND|MINUTE|HOUR|DAY|WEEK, a, b) of date and timestamp columns and literals"
+	"division only by an expression whose bounds exclude 0, CASE WHEN conditions THEN expression ... [ELSE expression] END, LEAST and GREATEST, DATEDIFF(a, b) and TIMESTAMPDIFF(unit, a, b) of date and timestamp columns and literals"
 
 // rowExpr reads e as a RowExpr, refusing with the reason what it cannot
 // bound.
@@ -607,24 +658,27 @@ func (sc *scope) dateDiff(f *ast.FuncCallExpr) (*RowExpr, error) {
 	return &RowExpr{Kind: RowOp, Op: '-', Args: ops[:]}, nil
 }
 
-// TimestampUnitSeconds are the units of TIMESTAMPDIFF dpproxy computes,
-// in seconds, by name: the fixed-length ones (MONTH, QUARTER and YEAR
-// count calendar months).
-var TimestampUnitSeconds = map[string]float64{
-	"SECOND": 1, "MINUTE": 60, "HOUR": 3600, "DAY": catalog.SecondsPerDay, "WEEK": 7 * catalog.SecondsPerDay,
-}
+// TimestampUnitSeconds and TimestampUnitMonths are the units of
+// TIMESTAMPDIFF dpproxy computes, by name: the fixed-length ones in
+// seconds, the calendar ones in months (catalog.MonthsBetween).
+var (
+	TimestampUnitSeconds = map[string]float64{
+		"SECOND": 1, "MINUTE": 60, "HOUR": 3600, "DAY": catalog.SecondsPerDay, "WEEK": 7 * catalog.SecondsPerDay,
+	}
+	TimestampUnitMonths = map[string]float64{"MONTH": 1, "QUARTER": 3, "YEAR": 12}
+)
 
-// timestampDiffUnit reads TIMESTAMPDIFF's unit, refusing the calendar
-// ones with the nearest supported form.
+// timestampDiffUnit reads TIMESTAMPDIFF's unit (all of MySQL's but
+// MICROSECOND, which the second numbers do not hold).
 func timestampDiffUnit(e ast.ExprNode) (string, error) {
+	const units = "SECOND, MINUTE, HOUR, DAY, WEEK, MONTH, QUARTER or YEAR"
 	u, ok := e.(*ast.TimeUnitExpr)
 	if !ok {
-		return "", refuseQuery("TIMESTAMPDIFF with the unit %s (SECOND, MINUTE, HOUR, DAY or WEEK)", restore(e))
+		return "", refuseQuery("TIMESTAMPDIFF with the unit %s (%s)", restore(e), units)
 	}
 	name := u.Unit.String()
-	if _, ok := TimestampUnitSeconds[name]; !ok {
-		return "", refuseQuery("TIMESTAMPDIFF(%s, ...): the units are SECOND, MINUTE, HOUR, DAY and WEEK (calendar months and years vary in length: "+
-			"TIMESTAMPDIFF(DAY, a, b) / 365.25 gives years)", name)
+	if TimestampUnitSeconds[name] == 0 && TimestampUnitMonths[name] == 0 {
+		return "", refuseQuery("TIMESTAMPDIFF(%s, ...): the units are %s (dates and timestamps are read to the second)", name, units)
 	}
 	return name, nil
 }
@@ -636,18 +690,33 @@ func isTimestampDiff(e ast.ExprNode) bool {
 }
 
 // timestampDiff reads TIMESTAMPDIFF(unit, a, b), the whole units from a
-// to b (truncated toward zero, as MySQL's), as the difference of second
-// numbers divided by the unit's seconds (RowIntDiv): each operand a
-// timestamp column (its second number, NULL when no timestamp, the nearer
-// bound outside the bounds; a fraction of a second dropped), a date
-// column (its day number times 86400: midnight, as MySQL reads a date) or
-// a literal 'YYYY-MM-DD hh:mm:ss' or 'YYYY-MM-DD'. Units SECOND, MINUTE,
-// HOUR, DAY and WEEK; AVG(TIMESTAMPDIFF(MINUTE, started, ended)) is the
-// mean duration in minutes.
+// to b (truncated toward zero, as MySQL's): for SECOND, MINUTE, HOUR, DAY
+// and WEEK the difference of second numbers divided by the unit's seconds
+// (RowIntDiv), each operand a timestamp column (its second number, NULL
+// when no timestamp, the nearer bound outside the bounds; a fraction of a
+// second dropped), a date column (its day number times 86400: midnight,
+// as MySQL reads a date) or a literal 'YYYY-MM-DD hh:mm:ss' or
+// 'YYYY-MM-DD'; for MONTH, QUARTER and YEAR the calendar months between
+// the same operands (RowMonthDiff), divided by 3 or 12.
+// AVG(TIMESTAMPDIFF(MINUTE, started, ended)) is the mean duration in
+// minutes, AVG(TIMESTAMPDIFF(YEAR, born, '2024-06-30')) the mean age.
 func (sc *scope) timestampDiff(f *ast.FuncCallExpr) (*RowExpr, error) {
 	unit, err := timestampDiffUnit(f.Args[0])
 	if err != nil {
 		return nil, err
+	}
+	if months, ok := TimestampUnitMonths[unit]; ok {
+		var ops [2]*RowExpr
+		for i, a := range f.Args[1:] {
+			if ops[i], err = sc.temporalOperand("TIMESTAMPDIFF", a); err != nil {
+				return nil, err
+			}
+		}
+		x := &RowExpr{Kind: RowMonthDiff, Args: ops[:]}
+		if months == 1 {
+			return x, nil
+		}
+		return &RowExpr{Kind: RowIntDiv, Op: 't', Num: months, Args: []*RowExpr{x}}, nil
 	}
 	seconds := TimestampUnitSeconds[unit]
 	var ops [2]*RowExpr

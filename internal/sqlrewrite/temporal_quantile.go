@@ -142,3 +142,88 @@ func (r *renderer) temporalValue(e *RowExpr) (string, error) {
 		col + " >= " + r.dateValue(e.Temporal, e.Upper) + " THEN " + hi + " ELSE " + number +
 		" END AS " + r.spec.double + ") END", nil
 }
+
+// monthDiff renders a RowMonthDiff by catalog.MonthsBetween's rule from
+// each operand's month number M = 12·year + month and position in its
+// month P = day·86400 + second of the day (< 32·86400, so that
+// M·2764800 + P orders the times):
+//
+//	CASE WHEN M_b·2764800 + P_b >= M_a·2764800 + P_a
+//	THEN M_b − M_a − (1 if P_b < P_a) ELSE M_b − M_a + (1 if P_b > P_a) END
+//
+// NULL when either operand is (every field of it is, and the ELSE
+// branch's arithmetic with it).
+func (r *renderer) monthDiff(e *RowExpr) (string, error) {
+	if len(e.Args) != 2 {
+		return "", fmt.Errorf("sqlrewrite: bad month difference %s", e)
+	}
+	var m, p [2]string
+	for i, a := range e.Args {
+		x, err := r.clampedTime(a)
+		if err != nil {
+			return "", err
+		}
+		f := r.timeFields(x)
+		m[i] = "(" + f[0] + " * 12 + " + f[1] + ")"
+		p[i] = "(" + f[2] + " * 86400 + " + f[3] + " * 3600 + " + f[4] + " * 60 + " + f[5] + ")"
+	}
+	order := func(i int) string { return "(" + m[i] + " * 2764800 + " + p[i] + ")" }
+	months := "CASE WHEN " + order(1) + " >= " + order(0) +
+		" THEN " + m[1] + " - " + m[0] + " - CASE WHEN " + p[1] + " < " + p[0] + " THEN 1 ELSE 0 END" +
+		" ELSE " + m[1] + " - " + m[0] + " + CASE WHEN " + p[1] + " > " + p[0] + " THEN 1 ELSE 0 END END"
+	return "CAST(" + months + " AS " + r.spec.double + ")", nil
+}
+
+// clampedTime renders a date or timestamp operand of a RowMonthDiff as a
+// time value: a literal for a RowConst; for a RowTemporal, the column's
+// value clamped to its bounds, NULL when it is no date by the reading rule
+// (as temporalValue reads it), as a timestamp on PostgreSQL (a timestamptz
+// read in the session's time zone).
+func (r *renderer) clampedTime(e *RowExpr) (string, error) {
+	lit := func(typ catalog.ColumnType, x float64) string {
+		v := r.dateValue(typ, x)
+		if r.spec.name == "postgres" {
+			v = "CAST(" + v + " AS TIMESTAMP)"
+		}
+		return v
+	}
+	switch {
+	case e.Kind == RowConst && (e.Temporal == catalog.Date || e.Temporal == catalog.Timestamp):
+		return lit(e.Temporal, e.Num), nil
+	case e.Kind != RowTemporal || e.Temporal != catalog.Date && e.Temporal != catalog.Timestamp || !(e.Lower <= e.Upper):
+		return "", fmt.Errorf("sqlrewrite: a month difference of %s, which is no date or timestamp", e)
+	}
+	col, err := r.spec.ident(e.Column)
+	if err != nil {
+		return "", err
+	}
+	value := col
+	if r.spec.name == "postgres" {
+		value = "CAST(" + col + " AS TIMESTAMP)"
+	}
+	return "CASE WHEN " + r.dateReadable(col, e.Temporal) + " THEN CASE WHEN " +
+		col + " <= " + r.dateValue(e.Temporal, e.Lower) + " THEN " + lit(e.Temporal, e.Lower) + " WHEN " +
+		col + " >= " + r.dateValue(e.Temporal, e.Upper) + " THEN " + lit(e.Temporal, e.Upper) + " ELSE " + value + " END END", nil
+}
+
+// timeFields renders the year, month, day, hour, minute and whole second
+// of the time value x, as integers.
+func (r *renderer) timeFields(x string) [6]string {
+	var f [6]string
+	switch r.spec.name {
+	case "sqlite":
+		for i, spec := range []string{"%Y", "%m", "%d", "%H", "%M", "%S"} {
+			f[i] = "CAST(strftime('" + spec + "', " + x + ") AS INTEGER)"
+		}
+	case "postgres":
+		for i, field := range []string{"YEAR", "MONTH", "DAY", "HOUR", "MINUTE"} {
+			f[i] = "EXTRACT(" + field + " FROM " + x + ")"
+		}
+		f[5] = "FLOOR(EXTRACT(SECOND FROM " + x + "))"
+	default:
+		for i, fn := range []string{"YEAR", "MONTH", "DAYOFMONTH", "HOUR", "MINUTE", "SECOND"} {
+			f[i] = fn + "(" + x + ")"
+		}
+	}
+	return f
+}
