@@ -25,7 +25,8 @@ import (
 // mean number of midnights crossed (DATEDIFF of timestamps), the mean
 // capped duration per quarter, and the days between the first and last
 // start (TIMESTAMPDIFF of released values), and the mean whole calendar
-// months from New Year to the start. Each answer is near the truth Go computes
+// months from New Year to the start, and the first and last days
+// (MIN(DATE(started_at))). Each answer is near the truth Go computes
 // with MySQL's rules (whole units truncated toward zero, dates of the
 // timestamps) — within a few of its noise scales, or within 5% in rank for
 // the median —, each statement costs its ε once, and MICROSECOND is
@@ -147,6 +148,15 @@ func TestTimeDifferencesThroughProxy(t *testing.T) {
 			}
 			if span < 330 || span > 367 {
 				t.Errorf("TIMESTAMPDIFF(DAY, MIN(started_at), MAX(started_at)) = %d days, want about 365", span)
+			}
+			// The first and last days of the sessions: the DP 0- and
+			// 1-quantiles of the dates of the timestamps, released as dates.
+			var firstDay, lastDay string
+			if err := conn.QueryRowContext(t.Context(), "SELECT MIN(DATE(started_at)), MAX(CAST(ended_at AS DATE)) FROM sessions").Scan(&firstDay, &lastDay); err != nil {
+				t.Fatal(err)
+			}
+			if firstDay < "2024-01-01" || firstDay > "2024-01-20" || lastDay < "2024-12-10" || lastDay > "2025-01-01" {
+				t.Errorf("MIN(DATE(started_at)) = %q, MAX(CAST(ended_at AS DATE)) = %q, want dates near the ends of 2024", firstDay, lastDay)
 			}
 			// Calendar months as MySQL counts them: the mean whole months
 			// from New Year to the start (bounds [0, 12]: noise ≈ 12/(40·3000)).

@@ -21,6 +21,7 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
+	"github.com/dpproxy/dpproxy/internal/catalog"
 	"github.com/dpproxy/dpproxy/internal/demo"
 	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
 	"github.com/dpproxy/dpproxy/internal/wire"
@@ -257,8 +258,8 @@ tables:
 // the shards compute (DATEDIFF), answer through vtgate as DATE values
 // within 5% in rank of the truth at ε = 30; GROUP BY a text column
 // whose values partition selection releases counts each released value
-// within 10% of its truth; and a capped TIMESTAMPDIFF inside AVG is near
-// its truth.
+// within 10% of its truth; and a capped TIMESTAMPDIFF in days and one in
+// calendar months inside AVG are near their truths.
 func vitessDates(t *testing.T, conn *sql.Conn) {
 	t.Helper()
 	var dates []string
@@ -341,12 +342,21 @@ func vitessDates(t *testing.T, conn *sql.Conn) {
 		}
 		capped += math.Min(400, math.Max(0, day.Sub(origin).Hours()/24)) / float64(len(dates))
 	}
-	var avg float64
-	if err := conn.QueryRowContext(t.Context(), "SELECT AVG(GREATEST(LEAST(TIMESTAMPDIFF(DAY, '2019-01-01 00:00:00', visit_date), 400), 0)) FROM visit_days").Scan(&avg); err != nil {
+	var months float64
+	for _, d := range dates {
+		day, _ := time.Parse(time.DateOnly, d)
+		months += float64(catalog.MonthsBetween(origin, day)) / float64(len(dates))
+	}
+	var avg, avgMonths float64
+	if err := conn.QueryRowContext(t.Context(), "SELECT AVG(GREATEST(LEAST(TIMESTAMPDIFF(DAY, '2019-01-01 00:00:00', visit_date), 400), 0)), "+
+		"AVG(TIMESTAMPDIFF(MONTH, '2019-01-01', visit_date)) FROM visit_days").Scan(&avg, &avgMonths); err != nil {
 		t.Fatal(err)
 	}
 	if math.Abs(avg-capped) > 5 {
 		t.Errorf("AVG of the capped days since 2019-01-01 = %g, truth %g", avg, capped)
+	}
+	if math.Abs(avgMonths-months) > 1 {
+		t.Errorf("AVG of the whole months since 2019-01-01 = %g, truth %g", avgMonths, months)
 	}
 }
 

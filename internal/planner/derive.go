@@ -96,14 +96,11 @@ func (o *Output) direct(args []Estimate) Value {
 }
 
 // Temporal returns the type of the column of a date or timestamp order
-// statistic (MIN, MAX, MEDIAN, PERCENTILE_CONT of a date column, released
-// on its day or second number: sqlrewrite.RowTemporal); ok is false for
-// any other output.
+// statistic (MIN, MAX, MEDIAN, PERCENTILE_CONT of a date column or of
+// DATE(timestamp column), released on its day or second number:
+// sqlrewrite.RowExpr.TemporalOf); ok is false for any other output.
 func (o *Output) Temporal() (typ catalog.ColumnType, ok bool) {
-	if x := o.Agg.Expr; x != nil && x.Kind == sqlrewrite.RowTemporal {
-		return x.Temporal, true
-	}
-	return "", false
+	return o.Agg.Expr.TemporalOf()
 }
 
 // FormatTemporal writes a released day or second number of a Temporal

@@ -5,7 +5,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
 )
 
 var deriveNames = map[DeriveKind]string{
@@ -50,7 +49,7 @@ func (p *Plan) Explain() (columns []string, rows [][]any) {
 	for _, d := range p.Derived {
 		step++
 		how := "interval arithmetic"
-		if d.Expr.Kind == sqlrewrite.RowTemporal {
+		if _, ok := d.Expr.TemporalOf(); ok {
 			how = "date number"
 		}
 		rows = append(rows, []any{int64(step), "row expression", derivedName(p.Table, d.Name), how, 0.0, 0.0, explainDerived(p.Table, d)})

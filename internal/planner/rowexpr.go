@@ -116,12 +116,12 @@ func explainDerived(t *catalog.Table, d sqlrewrite.DerivedColumn) string {
 			lo, hi, _ = c.Bounds()
 		}
 	}
-	if x := d.Expr; x.Kind == sqlrewrite.RowTemporal {
-		c := catalog.Column{Type: x.Temporal}
-		unit := map[catalog.ColumnType]string{catalog.Date: "day", catalog.Timestamp: "second"}[x.Temporal]
+	if typ, ok := d.Expr.TemporalOf(); ok {
+		c := catalog.Column{Type: typ}
+		unit := map[catalog.ColumnType]string{catalog.Date: "day", catalog.Timestamp: "second"}[typ]
 		return fmt.Sprintf("the %s from 1970-01-01 of each value, computed per row by the database: NULL (skipped) when the value is not a date, "+
 			"the nearer bound when it lies outside the declared bounds [%s, %s] = [%g, %g]; released as an integer column with those bounds and written back as a %s",
-			unit, c.FormatTemporal(lo), c.FormatTemporal(hi), lo, hi, x.Temporal)
+			unit, c.FormatTemporal(lo), c.FormatTemporal(hi), lo, hi, typ)
 	}
 	return fmt.Sprintf("bounds [%g, %g] by interval arithmetic (outward rounding) on the declared bounds; "+
 		"computed per row by the database in double precision from the operands clamped to their declared bounds, "+

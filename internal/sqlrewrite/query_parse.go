@@ -624,7 +624,7 @@ func (qb *queryBuilder) checkDateArithmetic(x *Expr) error {
 			continue
 		}
 		it := qb.q.Base.Items[a.Index]
-		if it.Agg.Expr != nil && it.Agg.Expr.Kind == RowTemporal {
+		if _, ok := it.Agg.Expr.TemporalOf(); ok {
 			return refuseQuery("arithmetic on %s, a date released as text 'YYYY-MM-DD' (compare it, order by it, or write DATEDIFF(MAX(col), MIN(col)) for the days between two dates)", it.Label)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/mysql"
 
 	"github.com/dpproxy/dpproxy/internal/catalog"
 )
@@ -45,7 +46,7 @@ func (qb *queryBuilder) temporalQuantile(e ast.ExprNode) (*Expr, bool, error) {
 		case name == "max" && len(x.Args) == 1:
 			agg.Quantile = 1
 		case name == "approx_percentile" && len(x.Args) == 2:
-			if _, ok := qb.sc.dateColumn(arg); !ok {
+			if _, ok := qb.sc.temporalArgument(arg); !ok {
 				return nil, false, nil
 			}
 			pct, err := quantileArgument(x.F, x.Args[1], 100)
@@ -66,7 +67,7 @@ func (qb *queryBuilder) temporalQuantile(e ast.ExprNode) (*Expr, bool, error) {
 		case Median:
 			agg.Quantile = 0.5
 		case Percentile:
-			if _, ok := qb.sc.dateColumn(arg); !ok {
+			if _, ok := qb.sc.temporalArgument(arg); !ok {
 				return nil, false, nil
 			}
 			q, err := quantileArgument(x.FnName.O, x.Args[1], 1)
@@ -80,16 +81,65 @@ func (qb *queryBuilder) temporalQuantile(e ast.ExprNode) (*Expr, bool, error) {
 	default:
 		return nil, false, nil
 	}
-	col, ok := qb.sc.dateColumn(arg)
+	x, ok := qb.sc.temporalArgument(arg)
 	if !ok {
 		return nil, false, nil
 	}
-	if col.Lower == nil || col.Upper == nil {
-		return nil, true, fmt.Errorf("sqlrewrite: date column %s has no bounds", col.Name)
+	if x == nil {
+		return nil, true, fmt.Errorf("sqlrewrite: date column of %s has no bounds", restore(arg))
 	}
-	x := &RowExpr{Kind: RowTemporal, Column: col.Name, Temporal: col.Type, Lower: *col.Lower, Upper: *col.Upper}
 	agg.Column, agg.Expr = x.String(), x
 	return qb.item(agg, restore(e)), true, nil
+}
+
+// temporalArgument reads the argument of an order statistic of dates: a
+// date or timestamp column (RowTemporal), or the date of one, DATE(col)
+// or CAST(col AS DATE): of a timestamp column the floor of its second
+// number over 86400, its day number (MIN(DATE(created_at)) is the DP
+// first day). ok is false for anything else; x is nil when the column has
+// no bounds.
+func (sc *scope) temporalArgument(arg ast.ExprNode) (x *RowExpr, ok bool) {
+	day := false
+	switch f := unparen(arg).(type) {
+	case *ast.FuncCallExpr:
+		if f.FnName.L != "date" || f.Schema.L != "" || len(f.Args) != 1 {
+			return nil, false
+		}
+		arg, day = f.Args[0], true
+	case *ast.FuncCastExpr:
+		if f.Tp.GetType() != mysql.TypeDate {
+			return nil, false
+		}
+		arg, day = f.Expr, true
+	}
+	col, ok := sc.dateColumn(arg)
+	if !ok {
+		return nil, false
+	}
+	if col.Lower == nil || col.Upper == nil {
+		return nil, true
+	}
+	x = &RowExpr{Kind: RowTemporal, Column: col.Name, Temporal: col.Type, Lower: *col.Lower, Upper: *col.Upper}
+	if day && col.Type == catalog.Timestamp {
+		x = &RowExpr{Kind: RowIntDiv, Op: 'f', Num: catalog.SecondsPerDay, Args: []*RowExpr{x}}
+	}
+	return x, true
+}
+
+// TemporalOf returns the type of the dates or timestamps whose day or
+// second numbers e computes: a RowTemporal's own, or catalog.Date for the
+// date of a timestamp (temporalArgument). ok is false for any other
+// expression.
+func (e *RowExpr) TemporalOf() (typ catalog.ColumnType, ok bool) {
+	switch {
+	case e == nil:
+	case e.Kind == RowTemporal:
+		return e.Temporal, true
+	case e.Kind == RowIntDiv && e.Op == 'f' && e.Num == catalog.SecondsPerDay && len(e.Args) == 1 &&
+		e.Args[0].Kind == RowTemporal && e.Args[0].Temporal == catalog.Timestamp:
+		return catalog.Date, true
+	}
+	return "", false
 }
 
 // temporalValue renders a RowTemporal (the rule of RowTemporal and
