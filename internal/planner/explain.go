@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-
 )
 
 var deriveNames = map[DeriveKind]string{
