@@ -15,7 +15,7 @@ func RuleCandidate() Candidate {
 		Supports: func(Statistic) bool { return true },
 		Prepare: func(s Statistic, c *Column, eps float64) (*Prepared, error) {
 			d := c.d
-			pick := Recommend(s, d.Integer, d.Lower, d.Upper)
+			pick := Recommend(s, d.Integer, d.Lower, d.Upper, eps)
 			for _, cand := range Candidates() {
 				if cand.Name == pick && cand.Supports(s) {
 					return cand.Prepare(s, c, eps)

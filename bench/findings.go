@@ -81,7 +81,7 @@ func ruleScore(idx resultIndex, results []Result, s Statistic, eps float64, byNa
 	var logSum, worst float64
 	for _, name := range uniq(rs, func(r Result) string { return r.Dataset }) {
 		d := byName[name]
-		pick := Recommend(s, d.Integer, d.Lower, d.Upper)
+		pick := Recommend(s, d.Integer, d.Lower, d.Upper, eps)
 		chosen[pick]++
 		r, ok := idx.get(s.Name, name, eps, RuleName)
 		if !ok {

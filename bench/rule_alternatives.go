@@ -22,7 +22,7 @@ func unitGrid(d *Dataset) bool {
 
 // recommended is Recommend as an alternative, for the comparison.
 func recommended(s Statistic, eps float64, d *Dataset) string {
-	return Recommend(s, d.Integer, d.Lower, d.Upper)
+	return Recommend(s, d.Integer, d.Lower, d.Upper, eps)
 }
 
 // always returns an alternative that always picks m.
@@ -32,7 +32,13 @@ func always(m string) func(Statistic, float64, *Dataset) string {
 
 // ruleAlternatives are the rules considered, per kind of statistic.
 var ruleAlternatives = []ruleAlternative{
-	{"recommended: exponential on unit-bin integer columns, else piecewise", QuantileStat, recommended},
+	{"recommended: exponential on unit-bin integer columns, else piecewise (the median with ε ≥ 2: smooth)", QuantileStat, recommended},
+	{"exponential on unit-bin integer columns, else piecewise (the rule before the smooth median)", QuantileStat, func(_ Statistic, _ float64, d *Dataset) string {
+		if unitGrid(d) {
+			return "exponential"
+		}
+		return "piecewise"
+	}},
 	{"exponential always (the planner's current default)", QuantileStat, always("exponential")},
 	{"piecewise always", QuantileStat, always("piecewise")},
 	{"exponential on unit-bin integer columns, else inverse", QuantileStat, func(_ Statistic, _ float64, d *Dataset) string {

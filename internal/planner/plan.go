@@ -332,6 +332,9 @@ func (p *Planner) plan(sel *sqlrewrite.Select, s Settings, grouped bool) (*Plan,
 		}
 		plan.Cost.Epsilon += r.Epsilon
 		plan.Cost.Delta += r.Delta
+		if forced == nil || !forced.Supports(r.Stat) {
+			r.Mechanism = withEpsilon(r.Mechanism, r)
+		}
 	}
 	// Every release must be one its mechanism accepts, checked now, before
 	// anything is reserved or read: a refusal after the data was read would
