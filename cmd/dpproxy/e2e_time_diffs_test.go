@@ -181,3 +181,84 @@ func TestTimeDifferencesThroughProxy(t *testing.T) {
 		})
 	}
 }
+
+// TestRelativeDatesThroughProxy serves orders dated relative to today (a
+// date and a timestamp per row: 60 days back and 100 hours back) from
+// SQLite, PostgreSQL and MariaDB through the real proxy, and counts at
+// ε = 40 through go-sql-driver the rows of BI tools' relative filters,
+// which the proxy evaluates with its clock in backend.time_zone (UTC):
+// the last 7 days (CURDATE() - INTERVAL 7 DAY), Metabase's "previous 30
+// days" (date_add(date(now()), INTERVAL -30 day) up to today), the last
+// 24 hours of a timestamp (NOW() - INTERVAL 24 HOUR), yesterday
+// (DATE(placed_at) = CURDATE() - INTERVAL 1 DAY) and this year
+// (YEAR(ordered_on) = YEAR(CURDATE())). Each count is within 3 of the
+// truth Go computes from the same clock (the noise scale is 1/40).
+func TestRelativeDatesThroughProxy(t *testing.T) {
+	// Away from midnight, so that today is the same day for the whole test.
+	if now := time.Now().UTC(); now.Hour() == 23 && now.Minute() >= 55 {
+		time.Sleep(time.Until(now.Truncate(24 * time.Hour).Add(24*time.Hour + time.Second)))
+	}
+	start := time.Now().UTC().Truncate(time.Second)
+	today := start.Truncate(24 * time.Hour)
+	const n = 3000
+	type order struct{ day, placed time.Time }
+	orders := make([]order, n)
+	for i := range orders {
+		orders[i] = order{today.AddDate(0, 0, -(i % 60)), start.Add(-time.Duration(i%100)*time.Hour - 30*time.Minute)}
+	}
+	count := func(keep func(o order) bool) float64 {
+		var c float64
+		for _, o := range orders {
+			if keep(o) {
+				c++
+			}
+		}
+		return c
+	}
+	checks := []struct {
+		where string
+		truth float64
+	}{
+		{"ordered_on >= CURDATE() - INTERVAL 7 DAY", count(func(o order) bool { return !o.day.Before(today.AddDate(0, 0, -7)) })},
+		{"(ordered_on >= date_add(date(now()), INTERVAL -30 day) AND ordered_on < date(now()))",
+			count(func(o order) bool { return !o.day.Before(today.AddDate(0, 0, -30)) && o.day.Before(today) })},
+		{"placed_at >= NOW() - INTERVAL 24 HOUR", count(func(o order) bool { return !o.placed.Before(start.Add(-24 * time.Hour)) })},
+		{"DATE(placed_at) = CURDATE() - INTERVAL 1 DAY", count(func(o order) bool { return o.placed.Truncate(24 * time.Hour).Equal(today.AddDate(0, 0, -1)) })},
+		{"YEAR(ordered_on) = YEAR(CURDATE())", count(func(o order) bool { return o.day.Year() == today.Year() })},
+	}
+	lower, upper := today.AddDate(-1, 0, 0), today.AddDate(0, 0, 10)
+	for _, b := range visitsBackends {
+		t.Run(b.name, func(t *testing.T) {
+			dsn := b.dsn(t)
+			db := testdb.Open(t, b.driver, dsn)
+			typ := map[string]string{"sqlite": "TEXT", "postgres": "TIMESTAMP", "mysql": "DATETIME"}[b.driver]
+			if _, err := db.Exec(fmt.Sprintf("CREATE TABLE orders (ordered_on DATE, placed_at %s)", typ)); err != nil {
+				t.Fatal(err)
+			}
+			for from := 0; from < n; from += 500 {
+				var vals []string
+				for _, o := range orders[from:min(from+500, n)] {
+					vals = append(vals, fmt.Sprintf("('%s', '%s')", o.day.Format(time.DateOnly), o.placed.Format(time.DateTime)))
+				}
+				if _, err := db.Exec("INSERT INTO orders (ordered_on, placed_at) VALUES " + strings.Join(vals, ", ")); err != nil {
+					t.Fatal(err)
+				}
+			}
+			conn, _ := doraSession(t, b, dsn, fmt.Sprintf(`
+  - name: orders
+    columns:
+      - {name: ordered_on, type: date, lower: %s, upper: %s}
+      - {name: placed_at, type: timestamp, lower: "%s 00:00:00", upper: "%s 00:00:00"}
+`, lower.Format(time.DateOnly), upper.Format(time.DateOnly), lower.Format(time.DateOnly), upper.Format(time.DateOnly)))
+			for _, c := range checks {
+				var got float64
+				if err := conn.QueryRowContext(t.Context(), "SELECT COUNT(*) FROM orders WHERE "+c.where).Scan(&got); err != nil {
+					t.Fatalf("WHERE %s: %v", c.where, err)
+				}
+				if math.Abs(got-c.truth) > 3 {
+					t.Errorf("WHERE %s: COUNT(*) = %g, truth %g", c.where, got, c.truth)
+				}
+			}
+		})
+	}
+}

@@ -25,6 +25,9 @@ func (sc *scope) comparison(e *ast.BinaryOperationExpr, site conditionSite) (Con
 	if isRow(colSide) || isRow(valSide) {
 		return Condition{}, site.refuse("row comparisons")
 	}
+	if c, handled, err := sc.periodComparison(site, e); handled {
+		return c, err
+	}
 	if _, ok := colSide.(*ast.ColumnNameExpr); !ok {
 		colSide, valSide, op = valSide, colSide, mirrored[op]
 	}
@@ -33,11 +36,11 @@ func (sc *scope) comparison(e *ast.BinaryOperationExpr, site conditionSite) (Con
 		return Condition{}, err
 	}
 	if col.Temporal() {
-		x, err := dateLiteral(site, col, valSide)
+		t, err := sc.timeConstant(site, col, valSide)
 		if err != nil {
 			return Condition{}, err
 		}
-		return dateComparison(col, op, x), nil
+		return timeComparison(site, col, op, t)
 	}
 	v, err := sc.constant(site, col, valSide)
 	if err != nil {
@@ -62,20 +65,24 @@ func (sc *scope) comparison(e *ast.BinaryOperationExpr, site conditionSite) (Con
 // between converts col [NOT] BETWEEN a AND b to the closed range [a, b];
 // the caller negates NOT BETWEEN.
 func (sc *scope) between(e *ast.BetweenExpr, site conditionSite) (Condition, error) {
+	if c, handled, err := sc.periodBetween(site, e); handled {
+		return c, err
+	}
 	col, err := sc.conditionColumn(site, e.Expr, e.Left, e.Right)
 	if err != nil {
 		return Condition{}, err
 	}
 	if col.Temporal() {
-		lo, err := dateLiteral(site, col, e.Left)
+		lo, err := sc.timeConstant(site, col, e.Left)
 		if err != nil {
 			return Condition{}, err
 		}
-		hi, err := dateLiteral(site, col, e.Right)
+		hi, err := sc.timeConstant(site, col, e.Right)
 		if err != nil {
 			return Condition{}, err
 		}
-		return Condition{Column: col.Name, Temporal: col.Type, Range: &Range{Lower: lo, Upper: hi, HasLower: true, HasUpper: true}}, nil
+		l, h := columnBound(col, opcode.GE, lo), columnBound(col, opcode.LE, hi)
+		return Condition{Column: col.Name, Temporal: col.Type, Range: &Range{Lower: l.x, Upper: h.x, HasLower: true, HasUpper: true}}, nil
 	}
 	if !col.Numeric() {
 		return Condition{}, textRange(col)

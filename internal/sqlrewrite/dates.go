@@ -534,57 +534,6 @@ func (qb *queryBuilder) dateExpr(e ast.ExprNode) (*Expr, bool) {
 	return nil, false
 }
 
-// dateLiteral reads a WHERE constant for a date or timestamp column: a
-// string, DATE '...' / TIMESTAMP '...', or Superset's
-// STR_TO_DATE('2020-01-01 00:00:00.000000', '%Y-%m-%d %H:%i:%s.%f') (a
-// zero fraction), as the column's number. A timestamp at midnight
-// compares with a date column as its date (BI tools send TIMESTAMP
-// '2020-01-01 00:00:00' for date columns too).
-func dateLiteral(site conditionSite, col *catalog.Column, e ast.ExprNode) (float64, error) {
-	e = unparen(e)
-	fraction := false
-	if f, ok := e.(*ast.FuncCallExpr); ok && (f.FnName.L == ast.DateLiteral || f.FnName.L == ast.TimestampLiteral) && len(f.Args) == 1 {
-		e = f.Args[0]
-	} else if ok && f.FnName.L == "str_to_date" && len(f.Args) == 2 {
-		format, isLit := literal(f.Args[1])
-		known := map[string]bool{"%Y-%m-%d": false, "%Y-%m-%d %H:%i:%s": false, "%Y-%m-%d %T": false, "%Y-%m-%d %H:%i:%s.%f": true}
-		if withFraction, isKnown := known[format.Str]; isLit && format.IsText && isKnown {
-			e, fraction = f.Args[0], withFraction
-		}
-	}
-	v, ok := literal(e)
-	if !ok || !v.IsText {
-		return 0, site.refuse("%s", fmt.Sprintf("a comparison of the %s column %s with anything but a date literal ('2020-01-01', DATE '2020-01-01' or STR_TO_DATE('2020-01-01', '%%Y-%%m-%%d'))", col.Type, col.Name))
-	}
-	s := strings.TrimSpace(v.Str)
-	if dot := strings.LastIndexByte(s, '.'); fraction && dot > 0 && strings.Trim(s[dot+1:], "0") == "" {
-		s = s[:dot]
-	}
-	if col.Type == catalog.Date && len(s) == len("2006-01-02 00:00:00") && strings.HasSuffix(s, " 00:00:00") {
-		s = s[:10]
-	}
-	x, err := col.ParseTemporal(s)
-	if err != nil {
-		return 0, site.refuse("%s", fmt.Sprintf("a comparison of the %s column %s with %q: %v", col.Type, col.Name, v.Str, err))
-	}
-	return x, nil
-}
-
-// dateComparison is col op x on a date or timestamp column: = is the
-// one-point range [x, x] (the caller negates <>).
-func dateComparison(col *catalog.Column, op opcode.Op, x float64) Condition {
-	r := &Range{}
-	switch op {
-	case opcode.GT, opcode.GE:
-		r.Lower, r.HasLower, r.LowerOpen = x, true, op == opcode.GT
-	case opcode.LT, opcode.LE:
-		r.Upper, r.HasUpper, r.UpperOpen = x, true, op == opcode.LT
-	default:
-		r.Lower, r.Upper, r.HasLower, r.HasUpper = x, x, true, true
-	}
-	return Condition{Column: col.Name, Temporal: col.Type, Range: r}
-}
-
 // The rendering of date keys and conditions.
 
 // dateReadable renders the reading rule's "the value is a date".

@@ -2,6 +2,7 @@ package sqlrewrite
 
 import (
 	"strings"
+	"time"
 
 	"github.com/pingcap/tidb/pkg/parser"
 	"github.com/pingcap/tidb/pkg/parser/ast"
@@ -18,6 +19,8 @@ import (
 type Parser struct {
 	cat *catalog.Config
 	sql *parser.Parser
+	// now is the clock of CURDATE() and NOW() (SetNow).
+	now func() time.Time
 	// database is the session's current database, which decides what an
 	// unqualified table name is (SetDatabase).
 	database string
@@ -30,7 +33,7 @@ func (p *Parser) SetDatabase(name string) { p.database = name }
 // NewParser returns a parser that resolves tables and columns in cat, which
 // must be validated and is only read.
 func NewParser(cat *catalog.Config) *Parser {
-	return &Parser{cat: cat, sql: parser.New()}
+	return &Parser{cat: cat, sql: parser.New(), now: time.Now}
 }
 
 // Parse parses one client statement. Text that is empty or only comments is

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cockroachdb/datadriven"
 
@@ -28,10 +29,12 @@ import (
 //	args: <bind arguments>         (when there are any)
 //	or error: <the Render error>
 //
-// parse uses one Parser per file, as a connection does, over testCatalog.
+// parse uses one Parser per file, as a connection does, over testCatalog,
+// with its clock (CURDATE(), NOW()) at goldenNow.
 func TestRewrite(t *testing.T) {
 	datadriven.Walk(t, "../../testdata/queries/rewrite", func(t *testing.T, path string) {
 		p := sqlrewrite.NewParser(testCatalog())
+		p.SetNow(func() time.Time { return goldenNow })
 		datadriven.RunTest(t, path, func(t *testing.T, d *datadriven.TestData) string {
 			switch d.Cmd {
 			case "parse":
@@ -111,6 +114,9 @@ func testCatalog() *catalog.Config {
 		}},
 	}}
 }
+
+// goldenNow is the time of CURDATE() and NOW() in the golden files.
+var goldenNow = time.Date(2024, 3, 31, 15, 30, 45, 0, time.UTC)
 
 // dated declares a date or timestamp column with its bounds.
 func dated(typ catalog.ColumnType, name, lower, upper string) catalog.Column {

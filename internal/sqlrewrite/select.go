@@ -1,6 +1,8 @@
 package sqlrewrite
 
 import (
+	"time"
+
 	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
@@ -14,6 +16,9 @@ import (
 type scope struct {
 	table     *catalog.Table
 	qualifier string
+	// now and timeZone give CURDATE() and NOW() (date_constants.go).
+	now      func() time.Time
+	timeZone string
 }
 
 // privateSelect converts a SELECT with FROM: an outer query over an
@@ -223,7 +228,10 @@ func (p *Parser) source(from *ast.TableRefsClause) (*scope, error) {
 		}
 		return nil, dperr.New(dperr.UnknownTable, "Table '%s' doesn't exist", name)
 	}
-	sc := &scope{table: t, qualifier: tn.Name.O}
+	sc := &scope{table: t, qualifier: tn.Name.O, now: p.now}
+	if p.cat != nil {
+		sc.timeZone = p.cat.Backend.TimeZone
+	}
 	if ts.AsName.O != "" {
 		sc.qualifier = ts.AsName.O
 	}

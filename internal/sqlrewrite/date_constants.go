@@ -1,0 +1,421 @@
+package sqlrewrite
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+	_ "time/tzdata" // backend.time_zone names, whatever the host has installed
+
+	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/mysql"
+	"github.com/pingcap/tidb/pkg/parser/opcode"
+
+	"github.com/dpproxy/dpproxy/internal/catalog"
+)
+
+// Constant dates and times in WHERE: besides literals, what BI tools write
+// for relative periods, evaluated by the proxy when it parses the
+// statement (they are public, like any constant):
+//
+//   - CURDATE(), CURRENT_DATE, UTC_DATE(); NOW(), CURRENT_TIMESTAMP,
+//     LOCALTIMESTAMP, LOCALTIME, SYSDATE(), UTC_TIMESTAMP() (to the second);
+//   - DATE(x), TIMESTAMP(x) of a constant;
+//   - DATE_ADD, ADDDATE, DATE_SUB, SUBDATE (x ± INTERVAL n unit) and
+//     TIMESTAMPADD(unit, n, x), n an integer, unit SECOND, MINUTE, HOUR,
+//     DAY, WEEK, MONTH, QUARTER or YEAR, with MySQL's rules: wall-clock
+//     arithmetic, a month added to a day past the new month's end lands
+//     on its last day, a date stays a date unless the unit is shorter
+//     than a day.
+//
+// The current date and time are the proxy's clock read in the backend
+// sessions' time zone (backend.time_zone, UTC by default), the zone in
+// which the backend reads the columns, so CURDATE() is the date the
+// backend's own CURDATE() would give; with time_zone: server the proxy
+// does not know that zone and refuses them.
+//
+// Against a date column a time of day counts as MySQL compares a date
+// with a datetime, the date being its midnight: day >= '2024-01-05 12:00'
+// is day >= '2024-01-06'.
+
+// SetNow replaces the clock CURDATE() and NOW() read (for tests).
+func (p *Parser) SetNow(now func() time.Time) { p.now = now }
+
+// zoneOf reads backend.time_zone as a location: UTC when empty, an offset
+// "+01:00", or a name of the proxy's time zone database.
+func zoneOf(zone string) (*time.Location, error) {
+	switch {
+	case zone == "" || strings.EqualFold(zone, "UTC"):
+		return time.UTC, nil
+	case zone == "server":
+		return nil, errors.New("backend.time_zone is server, whose zone the proxy does not know; set it to the zone's name or offset")
+	}
+	if m := offsetPattern.FindStringSubmatch(zone); m != nil {
+		h, _ := strconv.Atoi(m[2])
+		mi, _ := strconv.Atoi(m[3])
+		secs := h*3600 + mi*60
+		if m[1] == "-" {
+			secs = -secs
+		}
+		return time.FixedZone(zone, secs), nil
+	}
+	loc, err := time.LoadLocation(zone)
+	if err != nil {
+		return nil, fmt.Errorf("backend.time_zone %q is not in the proxy's time zone database", zone)
+	}
+	return loc, nil
+}
+
+// offsetPattern is a UTC offset as MySQL spells it, "+01:00".
+var offsetPattern = regexp.MustCompile(`^([+-])(\d{1,2}):(\d{2})$`)
+
+// wallClock is the current date and time in the backend's zone, as the
+// wall-clock time it names (labelled UTC, as every time here), to the
+// second.
+func (sc *scope) wallClock(utc bool) (time.Time, error) {
+	loc := time.UTC
+	if !utc {
+		var err error
+		if loc, err = zoneOf(sc.timeZone); err != nil {
+			return time.Time{}, err
+		}
+	}
+	t := sc.now().In(loc)
+	return time.Date(t.Year(), t.Month(), t.Day(), t.Hour(), t.Minute(), t.Second(), 0, time.UTC), nil
+}
+
+// timeUnits are the INTERVAL units of date arithmetic: a length in
+// seconds, or in months.
+var timeUnits = map[ast.TimeUnitType]struct{ seconds, months int64 }{
+	ast.TimeUnitSecond: {seconds: 1}, ast.TimeUnitMinute: {seconds: 60}, ast.TimeUnitHour: {seconds: 3600},
+	ast.TimeUnitDay: {seconds: catalog.SecondsPerDay}, ast.TimeUnitWeek: {seconds: 7 * catalog.SecondsPerDay},
+	ast.TimeUnitMonth: {months: 1}, ast.TimeUnitQuarter: {months: 3}, ast.TimeUnitYear: {months: 12},
+}
+
+// maxIntervalCount bounds n in INTERVAL n unit (far beyond any date).
+const maxIntervalCount = 1e8
+
+// constantTime evaluates a constant date or timestamp expression (above).
+// isDate says whether it is a date (MySQL's type of the expression);
+// handled is false when e is no such expression; err is a refusal's
+// reason.
+func (sc *scope) constantTime(e ast.ExprNode) (t time.Time, isDate, handled bool, err error) {
+	e = unparen(e)
+	if v, ok := literal(e); ok {
+		if !v.IsText {
+			return time.Time{}, false, false, nil
+		}
+		t, isDate, err := parseTimeText(v.Str, false)
+		return t, isDate, true, err
+	}
+	f, ok := e.(*ast.FuncCallExpr)
+	if !ok || f.Schema.L != "" {
+		return time.Time{}, false, false, nil
+	}
+	args := f.Args
+	switch name := f.FnName.L; {
+	case (name == ast.DateLiteral || name == ast.TimestampLiteral) && len(args) == 1:
+		v, ok := literal(args[0])
+		if !ok || !v.IsText {
+			return time.Time{}, false, false, nil
+		}
+		t, isDate, err := parseTimeText(v.Str, false)
+		return t, isDate && name == ast.DateLiteral, true, err
+	case name == "str_to_date" && len(args) == 2:
+		format, isFormat := literal(args[1])
+		v, isText := literal(args[0])
+		fraction, known := map[string]bool{"%Y-%m-%d": false, "%Y-%m-%d %H:%i:%s": false, "%Y-%m-%d %T": false, "%Y-%m-%d %H:%i:%s.%f": true}[format.Str]
+		if !isFormat || !format.IsText || !known || !isText || !v.IsText {
+			return time.Time{}, false, false, nil
+		}
+		t, _, err := parseTimeText(v.Str, fraction)
+		return t, format.Str == "%Y-%m-%d", true, err
+	case (name == "curdate" || name == "current_date" || name == "utc_date") && len(args) == 0:
+		now, err := sc.wallClock(name == "utc_date")
+		return now.Truncate(24 * time.Hour), true, true, err
+	case name == "now" || name == "current_timestamp" || name == "localtimestamp" || name == "localtime" || name == "sysdate" || name == "utc_timestamp":
+		if len(args) > 1 || len(args) == 1 && !isPrecision(args[0]) {
+			return time.Time{}, false, false, nil
+		}
+		now, err := sc.wallClock(name == "utc_timestamp")
+		return now, false, true, err
+	case (name == "date" || name == "timestamp") && len(args) == 1:
+		t, _, handled, err := sc.constantTime(args[0])
+		if name == "date" {
+			t = t.Truncate(24 * time.Hour)
+		}
+		return t, name == "date", handled, err
+	case (name == "date_add" || name == "adddate" || name == "date_sub" || name == "subdate") && len(args) == 3:
+		sign := int64(1)
+		if name == "date_sub" || name == "subdate" {
+			sign = -1
+		}
+		return sc.shiftedTime(args[0], args[1], args[2], sign)
+	case name == "timestampadd" && len(args) == 3:
+		return sc.shiftedTime(args[2], args[1], args[0], 1)
+	}
+	return time.Time{}, false, false, nil
+}
+
+// isPrecision reports whether e is NOW()'s fractional-second precision,
+// an integer in [0, 6] (the fraction is dropped).
+func isPrecision(e ast.ExprNode) bool {
+	v, ok := literal(e)
+	return ok && !v.IsText && v.Num == math.Trunc(v.Num) && v.Num >= 0 && v.Num <= 6
+}
+
+// shiftedTime is the constant x shifted by sign·n units, by MySQL's date
+// arithmetic (above).
+func (sc *scope) shiftedTime(x, n, unit ast.ExprNode, sign int64) (time.Time, bool, bool, error) {
+	t, isDate, handled, err := sc.constantTime(x)
+	if !handled || err != nil {
+		return t, isDate, handled, err
+	}
+	u, ok := unit.(*ast.TimeUnitExpr)
+	length, known := timeUnits[u.Unit]
+	if !ok || !known {
+		return time.Time{}, false, true, fmt.Errorf("INTERVAL %s: the units are SECOND, MINUTE, HOUR, DAY, WEEK, MONTH, QUARTER and YEAR", restore(unit))
+	}
+	v, ok := literal(n)
+	if !ok || v.IsText || v.Num != math.Trunc(v.Num) || math.Abs(v.Num) > maxIntervalCount {
+		return time.Time{}, false, true, fmt.Errorf("INTERVAL %s %s: the count must be an integer of magnitude at most 10^8", restore(n), u.Unit)
+	}
+	k := sign * int64(v.Num)
+	if length.months != 0 {
+		t = addMonths(t, k*length.months)
+	} else {
+		t = t.Add(time.Duration(k*length.seconds) * time.Second)
+		isDate = isDate && length.seconds%catalog.SecondsPerDay == 0
+	}
+	if y := t.Year(); y < 1000 || y > 9999 {
+		return time.Time{}, false, true, fmt.Errorf("%s is outside the years 1000 to 9999", t.Format(time.DateTime))
+	}
+	return t, isDate, true, nil
+}
+
+// addMonths adds k calendar months to t as MySQL does: the same day of
+// the month and time of day, the day clamped to the new month's last day
+// (2024-01-31 plus one month is 2024-02-29).
+func addMonths(t time.Time, k int64) time.Time {
+	m := int64(t.Year())*12 + int64(t.Month()) - 1 + k
+	year, month := int(floorInt(m, 12)), time.Month(m-floorInt(m, 12)*12+1)
+	last := time.Date(year, month+1, 0, 0, 0, 0, 0, time.UTC).Day()
+	return time.Date(year, month, min(t.Day(), last), t.Hour(), t.Minute(), t.Second(), 0, time.UTC)
+}
+
+// floorInt is ⌊a/b⌋ for b > 0.
+func floorInt(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && a < 0 {
+		q--
+	}
+	return q
+}
+
+// parseTimeText reads 'YYYY-MM-DD' (a date) or 'YYYY-MM-DD hh:mm:ss' (a
+// timestamp; a T separator too), with a zero fraction of a second dropped
+// when fraction is set, by catalog's rule for bounds.
+func parseTimeText(s string, fraction bool) (time.Time, bool, error) {
+	s = strings.TrimSpace(s)
+	if dot := strings.LastIndexByte(s, '.'); fraction && dot > 0 && strings.Trim(s[dot+1:], "0") == "" {
+		s = s[:dot]
+	}
+	typ := catalog.Timestamp
+	if len(s) == len(time.DateOnly) {
+		typ = catalog.Date
+	}
+	c := catalog.Column{Type: typ}
+	x, err := c.ParseTemporal(s)
+	if err != nil {
+		return time.Time{}, false, err
+	}
+	return c.TimeOf(x), typ == catalog.Date, nil
+}
+
+// timeBound is one side of a date condition: the column's number x, and
+// whether the bound excludes it.
+type timeBound struct {
+	x    float64
+	open bool
+}
+
+// columnBound converts col op t (op one of >, >=, <, <=) to a bound on
+// the column's number: a timestamp column's second of t; a date column's
+// day, a time of day within the day counting as MySQL compares a date
+// (its midnight) with a datetime.
+func columnBound(col *catalog.Column, op opcode.Op, t time.Time) timeBound {
+	s := t.Unix()
+	if col.Type != catalog.Date {
+		return timeBound{float64(s), op == opcode.GT || op == opcode.LT}
+	}
+	day, exact := floorInt(s, catalog.SecondsPerDay), s%catalog.SecondsPerDay == 0
+	switch op {
+	case opcode.GE: // midnight of d ≥ t: d ≥ ⌈t⌉
+		if !exact {
+			day++
+		}
+		return timeBound{float64(day), false}
+	case opcode.GT: // midnight of d > t: d > ⌊t⌋
+		return timeBound{float64(day), true}
+	case opcode.LE: // midnight of d ≤ t: d ≤ ⌊t⌋
+		return timeBound{float64(day), false}
+	}
+	// LT: midnight of d < t
+	return timeBound{float64(day), exact}
+}
+
+// timeConstant reads the constant side of a condition on a date or
+// timestamp column (constantTime), refusing anything else.
+func (sc *scope) timeConstant(site conditionSite, col *catalog.Column, e ast.ExprNode) (time.Time, error) {
+	t, _, handled, err := sc.constantTime(e)
+	if !handled {
+		return time.Time{}, site.refuse("%s", fmt.Sprintf("a comparison of the %s column %s with anything but a constant date: a literal ('2020-01-01', DATE '2020-01-01', "+
+			"STR_TO_DATE('2020-01-01', '%%Y-%%m-%%d')), CURDATE(), NOW() and DATE_SUB(CURDATE(), INTERVAL 7 DAY) or CURDATE() - INTERVAL 1 MONTH", col.Type, col.Name))
+	}
+	if err != nil {
+		return time.Time{}, site.refuse("%s", fmt.Sprintf("a comparison of the %s column %s with %s: %v", col.Type, col.Name, restore(e), err))
+	}
+	return t, nil
+}
+
+// timeComparison is col op t on a date or timestamp column: = is the
+// one-point range (the caller negates <>); a date column equals no time
+// past midnight, which is refused rather than answered as empty.
+func timeComparison(site conditionSite, col *catalog.Column, op opcode.Op, t time.Time) (Condition, error) {
+	r := &Range{}
+	switch op {
+	case opcode.GT, opcode.GE:
+		b := columnBound(col, op, t)
+		r.Lower, r.HasLower, r.LowerOpen = b.x, true, b.open
+	case opcode.LT, opcode.LE:
+		b := columnBound(col, op, t)
+		r.Upper, r.HasUpper, r.UpperOpen = b.x, true, b.open
+	default:
+		lo, hi := columnBound(col, opcode.GE, t), columnBound(col, opcode.LE, t)
+		if lo.x != hi.x {
+			return Condition{}, site.refuse("%s", fmt.Sprintf("= between the date column %s and %s, a time past midnight, which no date equals", col.Name, t.Format(time.DateTime)))
+		}
+		r.Lower, r.Upper, r.HasLower, r.HasUpper = lo.x, hi.x, true, true
+	}
+	return Condition{Column: col.Name, Temporal: col.Type, Range: r}, nil
+}
+
+// period reads YEAR(col) or DATE(col) (CAST(col AS DATE)) of a date or
+// timestamp column col, whose values v name periods of col: the year v (a
+// number, or YEAR of a constant date: YEAR(CURDATE())),
+// [v-01-01, (v+1)-01-01), or the day v, [v, v + 1 day). ok is false for
+// any other expression.
+func (sc *scope) period(e ast.ExprNode) (col *catalog.Column, of func(v ast.ExprNode) (start, end time.Time, err error), ok bool) {
+	var arg ast.ExprNode
+	year := false
+	switch f := unparen(e).(type) {
+	case *ast.FuncCallExpr:
+		if f.Schema.L != "" || len(f.Args) != 1 || f.FnName.L != "year" && f.FnName.L != "date" {
+			return nil, nil, false
+		}
+		arg, year = f.Args[0], f.FnName.L == "year"
+	case *ast.FuncCastExpr:
+		if f.Tp.GetType() != mysql.TypeDate {
+			return nil, nil, false
+		}
+		arg = f.Expr
+	default:
+		return nil, nil, false
+	}
+	if col, ok = sc.dateColumn(arg); !ok {
+		return nil, nil, false
+	}
+	if year {
+		return col, func(v ast.ExprNode) (time.Time, time.Time, error) {
+			n, ok := literal(v)
+			if f, isYear := unparen(v).(*ast.FuncCallExpr); isYear && f.FnName.L == "year" && f.Schema.L == "" && len(f.Args) == 1 {
+				t, _, handled, err := sc.constantTime(f.Args[0]) // YEAR(CURDATE())
+				if handled && err != nil {
+					return time.Time{}, time.Time{}, err
+				}
+				n, ok = Value{Num: float64(t.Year())}, handled
+			}
+			if !ok || n.IsText || n.Num != math.Trunc(n.Num) || n.Num < 1000 || n.Num > 9998 {
+				return time.Time{}, time.Time{}, fmt.Errorf("YEAR(%s) compared with %s, not a year from 1000 to 9998", col.Name, restore(v))
+			}
+			start := time.Date(int(n.Num), 1, 1, 0, 0, 0, 0, time.UTC)
+			return start, start.AddDate(1, 0, 0), nil
+		}, true
+	}
+	return col, func(v ast.ExprNode) (time.Time, time.Time, error) {
+		t, _, handled, err := sc.constantTime(v)
+		switch {
+		case !handled:
+			return time.Time{}, time.Time{}, fmt.Errorf("DATE(%s) compared with %s, not a constant date", col.Name, restore(v))
+		case err != nil:
+			return time.Time{}, time.Time{}, err
+		case !t.Equal(t.Truncate(24 * time.Hour)):
+			return time.Time{}, time.Time{}, fmt.Errorf("DATE(%s) compared with %s, a time past midnight", col.Name, restore(v))
+		}
+		return t, t.AddDate(0, 0, 1), nil
+	}, true
+}
+
+// periodComparison converts YEAR(col) op v or DATE(col) op v (either side)
+// to a range on col: = is the period [start, end), ≥ from its start, > from
+// its end, < before its start, ≤ before its end. handled is false when
+// neither side is such an expression.
+func (sc *scope) periodComparison(site conditionSite, e *ast.BinaryOperationExpr) (c Condition, handled bool, err error) {
+	side, other, op := e.L, e.R, e.Op
+	col, of, ok := sc.period(side)
+	if !ok {
+		side, other, op = e.R, e.L, mirrored[e.Op]
+		if col, of, ok = sc.period(side); !ok {
+			return Condition{}, false, nil
+		}
+	}
+	start, end, err := of(other)
+	if err != nil {
+		return Condition{}, true, site.refuse("%s", err.Error())
+	}
+	r := &Range{}
+	lower := func(t time.Time) {
+		b := columnBound(col, opcode.GE, t)
+		r.Lower, r.HasLower, r.LowerOpen = b.x, true, b.open
+	}
+	upper := func(t time.Time) {
+		b := columnBound(col, opcode.LT, t)
+		r.Upper, r.HasUpper, r.UpperOpen = b.x, true, b.open
+	}
+	switch op {
+	case opcode.GE:
+		lower(start)
+	case opcode.GT:
+		lower(end)
+	case opcode.LT:
+		upper(start)
+	case opcode.LE:
+		upper(end)
+	default: // = (and <>, which the caller negates)
+		lower(start)
+		upper(end)
+	}
+	return Condition{Column: col.Name, Temporal: col.Type, Range: r}, true, nil
+}
+
+// periodBetween converts YEAR(col) BETWEEN a AND b and DATE(col) BETWEEN
+// a AND b to col from the start of a's period to the end of b's.
+func (sc *scope) periodBetween(site conditionSite, e *ast.BetweenExpr) (c Condition, handled bool, err error) {
+	col, of, ok := sc.period(e.Expr)
+	if !ok {
+		return Condition{}, false, nil
+	}
+	start, _, err := of(e.Left)
+	if err != nil {
+		return Condition{}, true, site.refuse("%s", err.Error())
+	}
+	_, end, err := of(e.Right)
+	if err != nil {
+		return Condition{}, true, site.refuse("%s", err.Error())
+	}
+	lo, hi := columnBound(col, opcode.GE, start), columnBound(col, opcode.LT, end)
+	return Condition{Column: col.Name, Temporal: col.Type, Range: &Range{Lower: lo.x, LowerOpen: lo.open, Upper: hi.x, UpperOpen: hi.open, HasLower: true, HasUpper: true}}, true, nil
+}

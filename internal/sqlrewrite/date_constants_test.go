@@ -1,0 +1,66 @@
+package sqlrewrite_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dpproxy/dpproxy/internal/catalog"
+	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
+)
+
+// TestRelativeDatesInTheBackendsZone checks that CURDATE() and NOW() are
+// the proxy's clock read in backend.time_zone (an offset, a name with
+// daylight saving time, UTC by default; refused with "server", whose zone
+// the proxy cannot know), and MySQL's month arithmetic at the ends of
+// months, on hand-checked instants.
+func TestRelativeDatesInTheBackendsZone(t *testing.T) {
+	at := func(s string) time.Time {
+		v, err := time.Parse(time.DateTime, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	for _, c := range []struct {
+		zone, now, where, want string
+	}{
+		// 2024-03-31 23:30 UTC is already April 1st at +14:00.
+		{"", "2024-03-31 23:30:00", "day >= CURDATE()", "where day [2024-03-31, inf)"},
+		{"+14:00", "2024-03-31 23:30:00", "day >= CURDATE()", "where day [2024-04-01, inf)"},
+		{"-05:30", "2024-03-31 02:00:00", "at < NOW()", "where at (-inf, 2024-03-30 20:30:00)"},
+		// New York is at UTC−4 in July (daylight saving) and UTC−5 in January.
+		{"America/New_York", "2024-07-01 02:00:00", "day = CURDATE()", "where day [2024-06-30, 2024-06-30]"},
+		{"America/New_York", "2024-01-01 02:00:00", "at >= NOW() - INTERVAL 1 HOUR", "where at [2023-12-31 20:00:00, inf)"},
+		// UTC_DATE() ignores the zone.
+		{"+14:00", "2024-03-31 23:30:00", "day >= UTC_DATE()", "where day [2024-03-31, inf)"},
+		// Months: the day clamps to the month's end; back and forth across years.
+		{"", "2024-01-31 12:00:00", "day >= CURDATE() + INTERVAL 1 MONTH", "where day [2024-02-29, inf)"},
+		{"", "2023-01-31 12:00:00", "day >= DATE_ADD(CURDATE(), INTERVAL 1 MONTH)", "where day [2023-02-28, inf)"},
+		{"", "2024-02-29 12:00:00", "day >= CURDATE() - INTERVAL 1 YEAR", "where day [2023-02-28, inf)"},
+		{"", "2024-01-15 12:00:00", "day >= CURDATE() - INTERVAL 2 QUARTER", "where day [2023-07-15, inf)"},
+		{"", "2024-01-15 12:00:00", "day >= ADDDATE(CURDATE(), -15)", "where day [2023-12-31, inf)"},
+		{"", "2024-01-15 12:00:00", "at >= SUBDATE(NOW(3), INTERVAL 2 WEEK)", "where at [2024-01-01 12:00:00, inf)"},
+		{"server", "2024-01-15 12:00:00", "day >= CURDATE()", "error: backend.time_zone is server"},
+		{"Mars/Olympus", "2024-01-15 12:00:00", "day >= CURDATE()", "error: backend.time_zone \"Mars/Olympus\" is not in the proxy's time zone database"},
+	} {
+		cat := &catalog.Config{Backend: catalog.Database{TimeZone: c.zone}, Tables: []catalog.Table{{Name: "events", Source: "events", Columns: []catalog.Column{
+			dated(catalog.Date, "day", "2015-01-01", "2024-12-31"),
+			dated(catalog.Timestamp, "at", "2015-01-01 00:00:00", "2024-12-31 23:59:59"),
+		}}}}
+		p := sqlrewrite.NewParser(cat)
+		now := at(c.now)
+		p.SetNow(func() time.Time { return now })
+		st, err := p.Parse("SELECT COUNT(*) FROM events WHERE " + c.where)
+		var got string
+		if err != nil {
+			got = "error: " + err.Error()
+		} else {
+			got = strings.TrimSpace(formatStatement(st))
+			got = got[strings.Index(got, "where "):]
+		}
+		if w, isErr := strings.CutPrefix(c.want, "error: "); isErr && !strings.Contains(got, w) || !isErr && !strings.HasPrefix(got, c.want) {
+			t.Errorf("time_zone %q at %s UTC: WHERE %s gives %q, want %q", c.zone, c.now, c.where, got, c.want)
+		}
+	}
+}
