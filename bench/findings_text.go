@@ -77,14 +77,16 @@ fewer trials.
 
 - MEDIAN, PERCENTILE_CONT: ` + "`exponential`" + ` (grid) when the column is
   integer with integer bounds less than 2^16 apart (unit bins); otherwise
-  ` + "`piecewise`" + ` with ρ = DefaultRho, all of ε.
-- AVG: release ñ with ε/10; if ñ·ε ≥ 100, ` + "`preprocess`" + ` with that ñ and
-  9ε/10; otherwise ` + "`laplace`" + ` (mech.BoundedMean) with 9ε/10.
-- VARIANCE, STDDEV: ` + "`piecewise`" + ` with ρ = 0, all of ε.
+  ` + "`piecewise`" + ` with ρ = DefaultRho, all of ε, but for the MEDIAN with
+  ε ≥ 2 ` + "`smooth`" + ` (the smooth-sensitivity median; RESULTS-smooth-median.md).
+- AVG, VARIANCE, STDDEV: ` + "`edges`" + ` (the sums, or the squares, from both
+  bounds in one Laplace release, all of ε; the planner's auto-mean and
+  auto-variance).
 
-Against the planner's current default for quantiles (the grid everywhere)
-the rule removes the grid's resolution floor on real-valued columns; see
-"Rules considered". The win counts credit every mechanism that ties for the
+Against the grid everywhere the rule removes the grid's resolution floor
+on real-valued columns, and the smooth median removes piecewise's spread
+over an empty gap next to the median (bimodal data at ε = 2); see "Rules
+considered". The win counts credit every mechanism that ties for the
 smallest error (several are exact on tied data). In the rule column,
 "picks" and "wins" apply the rule with the true n in place of ñ; the ratios
 use the rule candidate's own releases (noisy ñ, budget included).

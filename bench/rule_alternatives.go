@@ -39,7 +39,7 @@ var ruleAlternatives = []ruleAlternative{
 		}
 		return "piecewise"
 	}},
-	{"exponential always (the planner's current default)", QuantileStat, always("exponential")},
+	{"exponential always", QuantileStat, always("exponential")},
 	{"piecewise always", QuantileStat, always("piecewise")},
 	{"exponential on unit-bin integer columns, else inverse", QuantileStat, func(_ Statistic, _ float64, d *Dataset) string {
 		if unitGrid(d) {
