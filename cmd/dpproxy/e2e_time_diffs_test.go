@@ -50,6 +50,7 @@ func TestTimeDifferencesThroughProxy(t *testing.T) {
 	}
 	var meanCapped, meanMidnights, meanMonths float64
 	perQuarter := map[int][]float64{}
+	perHour := map[int]int{}
 	var durations []float64
 	for _, s := range sessions {
 		meanCapped += capped(s) / n
@@ -58,6 +59,7 @@ func TestTimeDifferencesThroughProxy(t *testing.T) {
 		meanMonths += float64(catalog.MonthsBetween(first, s.start)) / n
 		q := (int(s.start.Month()) + 2) / 3
 		perQuarter[q] = append(perQuarter[q], capped(s))
+		perHour[s.start.Hour()]++
 		durations = append(durations, s.end.Sub(s.start).Seconds())
 	}
 	slices.Sort(durations)
@@ -138,6 +140,31 @@ func TestTimeDifferencesThroughProxy(t *testing.T) {
 			rs.Close()
 			if fmt.Sprint(quarters) != "[1 2 3 4]" {
 				t.Errorf("quarters %v, want [1 2 3 4]", quarters)
+			}
+			// Sessions by hour of the start: every hour 0 to 23, each count
+			// within 5 of the truth (noise scale 1/40).
+			rs, err = conn.QueryContext(t.Context(), "SELECT HOUR(started_at) AS h, COUNT(*) FROM sessions GROUP BY h ORDER BY h")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var hours []int
+			for rs.Next() {
+				var h int
+				var c float64
+				if err := rs.Scan(&h, &c); err != nil {
+					t.Fatal(err)
+				}
+				hours = append(hours, h)
+				if math.Abs(c-float64(perHour[h])) > 5 {
+					t.Errorf("hour %d: %g sessions, truth %d", h, c, perHour[h])
+				}
+			}
+			if err := rs.Err(); err != nil {
+				t.Fatal(err)
+			}
+			rs.Close()
+			if len(hours) != 24 || hours[0] != 0 || hours[23] != 23 {
+				t.Errorf("hours %v, want 0 to 23", hours)
 			}
 			// TIMESTAMPDIFF of two released timestamps is post-processing:
 			// the days between the DP 0- and 1-quantiles of the starts,

@@ -2,6 +2,7 @@ package sqlrewrite
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -50,10 +51,12 @@ const (
 	// PartDayOfWeek is 1 (Sunday) to 7 (Saturday), MySQL's DAYOFWEEK.
 	PartDayOfWeek
 	PartDayOfMonth
+	// PartHourOfDay is 0 to 23, MySQL's HOUR, of a timestamp column.
+	PartHourOfDay
 )
 
 var partNames = map[DatePart]string{PartYear: "year", PartMonth: "month", PartDay: "day",
-	PartMonthOfYear: "month of year", PartQuarterOfYear: "quarter", PartDayOfWeek: "day of week", PartDayOfMonth: "day of month"}
+	PartMonthOfYear: "month of year", PartQuarterOfYear: "quarter", PartDayOfWeek: "day of week", PartDayOfMonth: "day of month", PartHourOfDay: "hour of day"}
 
 // DateAxis is how a date key puts rows in cells: a row whose value is a
 // date (the reading rule above) in [Lower, Upper] is in cell i when its
@@ -117,7 +120,7 @@ type DateCell struct {
 }
 
 // nearestDateForms names the supported date keys in refusals.
-const nearestDateForms = "the supported date keys are YEAR(col), MONTH(col), QUARTER(col), DAYOFWEEK(col), DAYOFMONTH(col), DATE(col), EXTRACT(YEAR|MONTH|QUARTER|DAY|YEAR_MONTH FROM col), YEAR(col) * 100 + MONTH(col), " +
+const nearestDateForms = "the supported date keys are YEAR(col), MONTH(col), QUARTER(col), DAYOFWEEK(col), DAYOFMONTH(col), HOUR(col) of a timestamp, DATE(col), EXTRACT(YEAR|MONTH|QUARTER|DAY|HOUR|YEAR_MONTH FROM col), YEAR(col) * 100 + MONTH(col), " +
 	"DATE_FORMAT(col, f) with f of %Y, %m, %d and literals (e.g. '%Y-%m', '%Y-%m-01'), and CAST(... AS DATE), DATE(...), STR_TO_DATE(..., '%Y-%m-%d') of those"
 
 // dateKey is a recognised date key before it is added: the axis and a
@@ -160,6 +163,19 @@ func (k *dateKey) domain(text string) (d *Dating, labels []Value, err error) {
 		}
 		for t := first; !t.After(last); t = nextPeriod(t, k.part) {
 			labels = append(labels, k.label(t))
+		}
+	case PartHourOfDay:
+		if k.col.Type != catalog.Timestamp {
+			return nil, nil, refuseQuery("GROUP BY %s: %s is a date column, whose hour is always 0", text, k.col.Name)
+		}
+		hour := lo.Truncate(time.Hour)
+		for i := 0; i < 24 && !hour.After(hi); i++ {
+			axis.Cycle = append(axis.Cycle, hour.Hour())
+			hour = hour.Add(time.Hour)
+		}
+		slices.Sort(axis.Cycle)
+		for _, v := range axis.Cycle {
+			labels = append(labels, Value{Num: float64(v)})
 		}
 	default:
 		seen := map[int]bool{}
@@ -238,7 +254,7 @@ func (sc *scope) dateKeyOf(e ast.ExprNode) (*dateKey, error) {
 	case *ast.FuncCallExpr:
 		name := x.FnName.L
 		simple := map[string]DatePart{"year": PartYear, "month": PartMonthOfYear, "quarter": PartQuarterOfYear,
-			"dayofweek": PartDayOfWeek, "dayofmonth": PartDayOfMonth, "day": PartDayOfMonth, "date": PartDay}
+			"dayofweek": PartDayOfWeek, "dayofmonth": PartDayOfMonth, "day": PartDayOfMonth, "date": PartDay, "hour": PartHourOfDay}
 		if part, isSimple := simple[name]; isSimple && len(x.Args) == 1 {
 			if col, isCol := sc.dateColumn(x.Args[0]); isCol {
 				k := &dateKey{col: col, part: part, kind: name}
@@ -270,6 +286,8 @@ func (sc *scope) dateKeyOf(e ast.ExprNode) (*dateKey, error) {
 				return &dateKey{col: col, part: PartQuarterOfYear, kind: "extract quarter"}, nil
 			case ast.TimeUnitDay:
 				return &dateKey{col: col, part: PartDayOfMonth, kind: "extract day"}, nil
+			case ast.TimeUnitHour:
+				return &dateKey{col: col, part: PartHourOfDay, kind: "extract hour"}, nil
 			case ast.TimeUnitYearMonth:
 				return yearMonthKey(col), nil
 			}
@@ -607,19 +625,19 @@ func (r *renderer) dateIndex(col string, a DateAxis) (string, error) {
 	}
 	c := catalog.Column{Type: a.Type}
 	lo := c.TimeOf(a.Lower)
-	var year, month, day, dow, days string
+	var year, month, day, dow, hour, days string
 	loDay := lo.Format(time.DateOnly)
 	switch r.spec.name {
 	case "sqlite":
 		part := func(f string) string { return "CAST(strftime('" + f + "', " + col + ") AS INTEGER)" }
-		year, month, day, dow = part("%Y"), part("%m"), part("%d"), part("%w")+" + 1"
+		year, month, day, dow, hour = part("%Y"), part("%m"), part("%d"), part("%w")+" + 1", part("%H")
 		days = "CAST(julianday(date(" + col + ")) - julianday('" + loDay + "') AS INTEGER)"
 	case "postgres":
 		part := func(f string) string { return "CAST(EXTRACT(" + f + " FROM " + col + ") AS INTEGER)" }
-		year, month, day, dow = part("YEAR"), part("MONTH"), part("DAY"), part("DOW")+" + 1"
+		year, month, day, dow, hour = part("YEAR"), part("MONTH"), part("DAY"), part("DOW")+" + 1", part("HOUR")
 		days = "(CAST(" + col + " AS DATE) - DATE '" + loDay + "')"
 	default:
-		year, month, day, dow = "YEAR("+col+")", "MONTH("+col+")", "DAYOFMONTH("+col+")", "DAYOFWEEK("+col+")"
+		year, month, day, dow, hour = "YEAR("+col+")", "MONTH("+col+")", "DAYOFMONTH("+col+")", "DAYOFWEEK("+col+")", "HOUR("+col+")"
 		days = "DATEDIFF(" + col + ", DATE '" + loDay + "')"
 	}
 	var index string
@@ -631,7 +649,7 @@ func (r *renderer) dateIndex(col string, a DateAxis) (string, error) {
 	case PartDay:
 		index = days
 	default:
-		comp := map[DatePart]string{PartMonthOfYear: month, PartDayOfWeek: dow, PartDayOfMonth: day}[a.Part]
+		comp := map[DatePart]string{PartMonthOfYear: month, PartDayOfWeek: dow, PartDayOfMonth: day, PartHourOfDay: hour}[a.Part]
 		if a.Part == PartQuarterOfYear {
 			div := " / "
 			if r.spec.name == "mysql" {

@@ -163,6 +163,11 @@ func TestDateKeysOnHostileValues(t *testing.T) {
 					axisCase{c.column, c.col, c.vals, sqlrewrite.DateAxis{Type: c.col.Type, Part: sqlrewrite.PartDayOfMonth, Lower: c.lo, Upper: c.hi, Cycle: []int{1, 15, 29, 31}},
 						func(t time.Time) int { return slices.Index([]int{1, 15, 29, 31}, t.Day()) }},
 				)
+				if c.col.Type == catalog.Timestamp {
+					hours := []int{0, 1, 10, 11, 23}
+					cases = append(cases, axisCase{c.column, c.col, c.vals, sqlrewrite.DateAxis{Type: c.col.Type, Part: sqlrewrite.PartHourOfDay, Lower: c.lo, Upper: c.hi, Cycle: hours},
+						func(t time.Time) int { return slices.Index(hours, t.Hour()) }})
+				}
 			}
 			for _, c := range cases {
 				want := map[int]int{}
