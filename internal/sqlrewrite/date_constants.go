@@ -23,7 +23,8 @@ import (
 //
 //   - CURDATE(), CURRENT_DATE, UTC_DATE(); NOW(), CURRENT_TIMESTAMP,
 //     LOCALTIMESTAMP, LOCALTIME, SYSDATE(), UTC_TIMESTAMP() (to the second);
-//   - DATE(x), TIMESTAMP(x) of a constant;
+//   - DATE(x), TIMESTAMP(x) of a constant; FROM_UNIXTIME(n) (Grafana's
+//     time filter), n seconds since 1970 in the backend's zone;
 //   - DATE_ADD, ADDDATE, DATE_SUB, SUBDATE (x ± INTERVAL n unit) and
 //     TIMESTAMPADD(unit, n, x), n an integer, unit SECOND, MINUTE, HOUR,
 //     DAY, WEEK, MONTH, QUARTER or YEAR, with MySQL's rules: wall-clock
@@ -72,19 +73,30 @@ func zoneOf(zone string) (*time.Location, error) {
 // offsetPattern is a UTC offset as MySQL spells it, "+01:00".
 var offsetPattern = regexp.MustCompile(`^([+-])(\d{1,2}):(\d{2})$`)
 
-// wallClock is the current date and time in the backend's zone, as the
-// wall-clock time it names (labelled UTC, as every time here), to the
-// second.
+// wallClock is the current date and time in the backend's zone (in UTC
+// with utc), as the wall-clock time it names (labelled UTC, as every time
+// here), to the second.
 func (sc *scope) wallClock(utc bool) (time.Time, error) {
-	loc := time.UTC
-	if !utc {
-		var err error
-		if loc, err = zoneOf(sc.timeZone); err != nil {
-			return time.Time{}, err
-		}
+	if utc {
+		return wallTime(sc.now(), time.UTC), nil
 	}
-	t := sc.now().In(loc)
-	return time.Date(t.Year(), t.Month(), t.Day(), t.Hour(), t.Minute(), t.Second(), 0, time.UTC), nil
+	return sc.wallClockAt(sc.now())
+}
+
+// wallClockAt is the wall-clock time of the instant t in the backend's
+// zone (FROM_UNIXTIME's reading of a Unix time).
+func (sc *scope) wallClockAt(t time.Time) (time.Time, error) {
+	loc, err := zoneOf(sc.timeZone)
+	if err != nil {
+		return time.Time{}, err
+	}
+	return wallTime(t, loc), nil
+}
+
+// wallTime is the date and time t shows in loc, to the second, labelled UTC.
+func wallTime(t time.Time, loc *time.Location) time.Time {
+	t = t.In(loc)
+	return time.Date(t.Year(), t.Month(), t.Day(), t.Hour(), t.Minute(), t.Second(), 0, time.UTC)
 }
 
 // timeUnits are the INTERVAL units of date arithmetic: a length in
@@ -142,6 +154,13 @@ func (sc *scope) constantTime(e ast.ExprNode) (t time.Time, isDate, handled bool
 		}
 		now, err := sc.wallClock(name == "utc_timestamp")
 		return now, false, true, err
+	case name == "from_unixtime" && len(args) == 1: // Grafana's $__timeFilter
+		v, ok := literal(args[0])
+		if !ok || v.IsText || v.Num != math.Trunc(v.Num) || math.Abs(v.Num) > 1<<40 {
+			return time.Time{}, false, true, fmt.Errorf("FROM_UNIXTIME(%s): the argument must be a whole number of seconds", restore(args[0]))
+		}
+		t, err := sc.wallClockAt(time.Unix(int64(v.Num), 0))
+		return t, false, true, err
 	case (name == "date" || name == "timestamp") && len(args) == 1:
 		t, _, handled, err := sc.constantTime(args[0])
 		if name == "date" {

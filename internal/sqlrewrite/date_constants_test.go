@@ -32,6 +32,8 @@ func TestRelativeDatesInTheBackendsZone(t *testing.T) {
 		// New York is at UTC−4 in July (daylight saving) and UTC−5 in January.
 		{"America/New_York", "2024-07-01 02:00:00", "day = CURDATE()", "where day [2024-06-30, 2024-06-30]"},
 		{"America/New_York", "2024-01-01 02:00:00", "at >= NOW() - INTERVAL 1 HOUR", "where at [2023-12-31 20:00:00, inf)"},
+		// FROM_UNIXTIME reads a Unix time in the zone, as MySQL's session does.
+		{"+14:00", "2024-03-31 23:30:00", "at >= FROM_UNIXTIME(1704067200)", "where at [2024-01-01 14:00:00, inf)"},
 		// UTC_DATE() ignores the zone.
 		{"+14:00", "2024-03-31 23:30:00", "day >= UTC_DATE()", "where day [2024-03-31, inf)"},
 		// Months: the day clamps to the month's end; back and forth across years.
