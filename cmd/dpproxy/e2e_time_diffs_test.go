@@ -219,7 +219,10 @@ func TestTimeDifferencesThroughProxy(t *testing.T) {
 // 24 hours of a timestamp (NOW() - INTERVAL 24 HOUR), yesterday
 // (DATE(placed_at) = CURDATE() - INTERVAL 1 DAY) and this year
 // (YEAR(ordered_on) = YEAR(CURDATE())). Each count is within 3 of the
-// truth Go computes from the same clock (the noise scale is 1/40).
+// truth Go computes from the same clock (the noise scale is 1/40). Orders
+// per hour of the last days (Metabase's STR_TO_DATE(DATE_FORMAT(col,
+// '%Y-%m-%d %H'), ...)) answer every hour of the bounds as a DATETIME,
+// each count near its truth.
 func TestRelativeDatesThroughProxy(t *testing.T) {
 	// Away from midnight, so that today is the same day for the whole test.
 	if now := time.Now().UTC(); now.Hour() == 23 && now.Minute() >= 55 {
@@ -254,6 +257,13 @@ func TestRelativeDatesThroughProxy(t *testing.T) {
 		{"YEAR(ordered_on) = YEAR(CURDATE())", count(func(o order) bool { return o.day.Year() == today.Year() })},
 	}
 	lower, upper := today.AddDate(-1, 0, 0), today.AddDate(0, 0, 10)
+	recentFrom, recentTo := today.AddDate(0, 0, -2), today.Add(23*time.Hour)
+	perHour := map[time.Time]int{}
+	for _, o := range orders {
+		if !o.placed.Before(recentFrom) && !o.placed.After(recentTo) { // within the bounds: in a group
+			perHour[o.placed.Truncate(time.Hour)]++
+		}
+	}
 	for _, b := range visitsBackends {
 		t.Run(b.name, func(t *testing.T) {
 			dsn := b.dsn(t)
@@ -276,7 +286,12 @@ func TestRelativeDatesThroughProxy(t *testing.T) {
     columns:
       - {name: ordered_on, type: date, lower: %s, upper: %s}
       - {name: placed_at, type: timestamp, lower: "%s 00:00:00", upper: "%s 00:00:00"}
-`, lower.Format(time.DateOnly), upper.Format(time.DateOnly), lower.Format(time.DateOnly), upper.Format(time.DateOnly)))
+  - name: recent_orders
+    source: orders
+    columns:
+      - {name: placed_at, type: timestamp, lower: "%s", upper: "%s"}
+`, lower.Format(time.DateOnly), upper.Format(time.DateOnly), lower.Format(time.DateOnly), upper.Format(time.DateOnly),
+				recentFrom.Format(time.DateTime), recentTo.Format(time.DateTime)))
 			for _, c := range checks {
 				var got float64
 				if err := conn.QueryRowContext(t.Context(), "SELECT COUNT(*) FROM orders WHERE "+c.where).Scan(&got); err != nil {
@@ -285,6 +300,44 @@ func TestRelativeDatesThroughProxy(t *testing.T) {
 				if math.Abs(got-c.truth) > 3 {
 					t.Errorf("WHERE %s: COUNT(*) = %g, truth %g", c.where, got, c.truth)
 				}
+			}
+			// Orders per hour of the last days, as Metabase groups by hour:
+			// every hour of the bounds (empty ones included), labelled as a
+			// DATETIME at the hour, each count within 3 of its truth.
+			rs, err := conn.QueryContext(t.Context(), "SELECT str_to_date(date_format(placed_at, '%Y-%m-%d %H'), '%Y-%m-%d %H') AS h, COUNT(*) "+
+				"FROM recent_orders GROUP BY str_to_date(date_format(placed_at, '%Y-%m-%d %H'), '%Y-%m-%d %H') ORDER BY h")
+			if err != nil {
+				t.Fatal(err)
+			}
+			cts, err := rs.ColumnTypes()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if typ := cts[0].DatabaseTypeName(); typ != "DATETIME" {
+				t.Errorf("the hour key has type %s, want DATETIME", typ)
+			}
+			var rows int
+			for rs.Next() {
+				var label string
+				var got float64
+				if err := rs.Scan(&label, &got); err != nil {
+					t.Fatal(err)
+				}
+				rows++
+				h, err := time.Parse(time.DateTime, strings.Replace(strings.TrimSuffix(label, "Z"), "T", " ", 1))
+				if err != nil {
+					t.Fatalf("hour label %q: %v", label, err)
+				}
+				if math.Abs(got-float64(perHour[h])) > 3 {
+					t.Errorf("hour %s: %g orders, truth %d", label, got, perHour[h])
+				}
+			}
+			if err := rs.Err(); err != nil {
+				t.Fatal(err)
+			}
+			rs.Close()
+			if want := int(recentTo.Sub(recentFrom).Hours()) + 1; rows != want {
+				t.Errorf("%d hours, want every hour of the bounds, %d", rows, want)
 			}
 		})
 	}

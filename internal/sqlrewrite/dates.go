@@ -53,10 +53,13 @@ const (
 	PartDayOfMonth
 	// PartHourOfDay is 0 to 23, MySQL's HOUR, of a timestamp column.
 	PartHourOfDay
+	// PartHour is the calendar hour of a timestamp column (a period, as
+	// PartDay), from DATE_FORMAT(col, '%Y-%m-%d %H').
+	PartHour
 )
 
 var partNames = map[DatePart]string{PartYear: "year", PartMonth: "month", PartDay: "day",
-	PartMonthOfYear: "month of year", PartQuarterOfYear: "quarter", PartDayOfWeek: "day of week", PartDayOfMonth: "day of month", PartHourOfDay: "hour of day"}
+	PartMonthOfYear: "month of year", PartQuarterOfYear: "quarter", PartDayOfWeek: "day of week", PartDayOfMonth: "day of month", PartHourOfDay: "hour of day", PartHour: "hour"}
 
 // DateAxis is how a date key puts rows in cells: a row whose value is a
 // date (the reading rule above) in [Lower, Upper] is in cell i when its
@@ -99,7 +102,7 @@ func (d *Dating) String() string {
 // Size is the number of cells: the periods from the one holding Lower to
 // the one holding Upper, or the component values of Cycle.
 func (a DateAxis) Size() int {
-	if a.Part != PartYear && a.Part != PartMonth && a.Part != PartDay {
+	if !a.Part.period() {
 		return len(a.Cycle)
 	}
 	c := catalog.Column{Type: a.Type}
@@ -110,7 +113,16 @@ func (a DateAxis) Size() int {
 	case PartMonth:
 		return (hi.Year()-lo.Year())*12 + int(hi.Month()) - int(lo.Month()) + 1
 	}
+	if a.Part == PartHour {
+		return int(periodStart(hi, PartHour).Sub(periodStart(lo, PartHour)).Hours()) + 1
+	}
 	return int(periodStart(hi, PartDay).Sub(periodStart(lo, PartDay)).Hours()/24) + 1
+}
+
+// period reports whether the part is a calendar period (consecutive
+// intervals of time) rather than a cyclic component.
+func (p DatePart) period() bool {
+	return p == PartYear || p == PartMonth || p == PartDay || p == PartHour
 }
 
 // DateCell selects the rows in cell Index of a date axis.
@@ -154,11 +166,19 @@ func (k *dateKey) domain(text string) (d *Dating, labels []Value, err error) {
 	lo, hi, _ := k.col.DateBounds()
 	axis := DateAxis{Type: k.col.Type, Part: k.part, Lower: *k.col.Lower, Upper: *k.col.Upper}
 	switch k.part {
-	case PartYear, PartMonth, PartDay:
+	case PartYear, PartMonth, PartDay, PartHour:
 		first, last := periodStart(lo, k.part), periodStart(hi, k.part)
 		if k.part == PartDay {
 			if n := int(last.Sub(first).Hours()/24) + 1; n > catalog.MaxGroups {
 				return nil, nil, refuseQuery("GROUP BY %s: %d days between the bounds of %s, more than %d groups; group by DATE_FORMAT(%s, '%%Y-%%m') or YEAR(%s)", text, n, k.col.Name, catalog.MaxGroups, k.col.Name, k.col.Name)
+			}
+		}
+		if k.part == PartHour {
+			if k.col.Type != catalog.Timestamp {
+				return nil, nil, refuseQuery("GROUP BY %s: %s is a date column, whose hour is always 0", text, k.col.Name)
+			}
+			if n := int(last.Sub(first).Hours()) + 1; n > catalog.MaxGroups {
+				return nil, nil, refuseQuery("GROUP BY %s: %d hours between the bounds of %s, more than %d groups; narrow the bounds, or group by DATE(%s) or HOUR(%s)", text, n, k.col.Name, catalog.MaxGroups, k.col.Name, k.col.Name)
 			}
 		}
 		for t := first; !t.After(last); t = nextPeriod(t, k.part) {
@@ -315,6 +335,9 @@ func (sc *scope) dateKeyOf(e ast.ExprNode) (*dateKey, error) {
 				return nil, refuse()
 			}
 			f, isLit := literal(x.Args[1])
+			if k, ok := sc.formatReadBack(x.Args[0], f); ok { // Metabase's hour: the same format both ways
+				return k, nil
+			}
 			if !isLit || !f.IsText || f.Str != "%Y-%m-%d" && f.Str != "%Y-%m-%d %H:%i:%s" && f.Str != "%Y-%m-%d %T" {
 				return nil, refuse()
 			}
@@ -384,17 +407,19 @@ func formatKey(col *catalog.Column, f string, e ast.ExprNode) (*dateKey, error) 
 		}
 		i++
 		switch f[i] {
-		case 'Y', 'm', 'd', '%':
+		case 'Y', 'm', 'd', 'H', '%':
 		default:
-			return nil, refuseQuery("GROUP BY %s: the format specifier %%%c (DATE_FORMAT keys use %%Y, %%m and %%d: years, months or days; hours, weeks and names are not supported; %s)", restore(e), f[i], nearestDateForms)
+			return nil, refuseQuery("GROUP BY %s: the format specifier %%%c (DATE_FORMAT keys use %%Y, %%m, %%d and %%H: years, months, days or hours; minutes, weeks and names are not supported; %s)", restore(e), f[i], nearestDateForms)
 		}
 		has[f[i]] = true
 	}
-	if !has['Y'] || has['d'] && !has['m'] {
-		return nil, refuseQuery("GROUP BY %s: a DATE_FORMAT key needs %%Y, and %%m with %%d, to tell its periods apart (%s)", restore(e), nearestDateForms)
+	if !has['Y'] || has['d'] && !has['m'] || has['H'] && !has['d'] {
+		return nil, refuseQuery("GROUP BY %s: a DATE_FORMAT key needs %%Y, %%m with %%d, and %%d with %%H, to tell its periods apart (%s)", restore(e), nearestDateForms)
 	}
 	part := PartYear
 	switch {
+	case has['H']:
+		part = PartHour
 	case has['d']:
 		part = PartDay
 	case has['m']:
@@ -405,8 +430,9 @@ func formatKey(col *catalog.Column, f string, e ast.ExprNode) (*dateKey, error) 
 	}}, nil
 }
 
-// dateFormat is MySQL's DATE_FORMAT(t, f) for the specifiers %Y, %m, %d
-// and %% that formatKey admits (a year in [1000, 9999] has four digits).
+// dateFormat is MySQL's DATE_FORMAT(t, f) for the specifiers %Y, %m, %d,
+// %H and %% that formatKey admits (a year in [1000, 9999] has four
+// digits).
 func dateFormat(f string, t time.Time) string {
 	var b strings.Builder
 	for i := 0; i < len(f); i++ {
@@ -422,6 +448,8 @@ func dateFormat(f string, t time.Time) string {
 			fmt.Fprintf(&b, "%02d", int(t.Month()))
 		case 'd':
 			fmt.Fprintf(&b, "%02d", t.Day())
+		case 'H':
+			fmt.Fprintf(&b, "%02d", t.Hour())
 		default:
 			b.WriteByte(f[i])
 		}
@@ -497,6 +525,8 @@ func periodStart(t time.Time, p DatePart) time.Time {
 		return time.Date(t.Year(), 1, 1, 0, 0, 0, 0, time.UTC)
 	case PartMonth:
 		return time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, time.UTC)
+	case PartHour:
+		return t.Truncate(time.Hour)
 	}
 	return time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
 }
@@ -507,6 +537,8 @@ func nextPeriod(t time.Time, p DatePart) time.Time {
 		return t.AddDate(1, 0, 0)
 	case PartMonth:
 		return t.AddDate(0, 1, 0)
+	case PartHour:
+		return t.Add(time.Hour)
 	}
 	return t.AddDate(0, 0, 1)
 }
@@ -625,20 +657,23 @@ func (r *renderer) dateIndex(col string, a DateAxis) (string, error) {
 	}
 	c := catalog.Column{Type: a.Type}
 	lo := c.TimeOf(a.Lower)
-	var year, month, day, dow, hour, days string
+	var year, month, day, dow, hour, days, hours string
 	loDay := lo.Format(time.DateOnly)
 	switch r.spec.name {
 	case "sqlite":
 		part := func(f string) string { return "CAST(strftime('" + f + "', " + col + ") AS INTEGER)" }
 		year, month, day, dow, hour = part("%Y"), part("%m"), part("%d"), part("%w")+" + 1", part("%H")
 		days = "CAST(julianday(date(" + col + ")) - julianday('" + loDay + "') AS INTEGER)"
+		hours = fmt.Sprintf("(CAST(strftime('%%s', %s) AS INTEGER) - %d) / 3600", col, lo.Truncate(time.Hour).Unix())
 	case "postgres":
 		part := func(f string) string { return "CAST(EXTRACT(" + f + " FROM " + col + ") AS INTEGER)" }
 		year, month, day, dow, hour = part("YEAR"), part("MONTH"), part("DAY"), part("DOW")+" + 1", part("HOUR")
 		days = "(CAST(" + col + " AS DATE) - DATE '" + loDay + "')"
+		hours = fmt.Sprintf("CAST(FLOOR((EXTRACT(EPOCH FROM CAST(%s AS TIMESTAMP)) - %d) / 3600) AS INTEGER)", col, lo.Truncate(time.Hour).Unix())
 	default:
 		year, month, day, dow, hour = "YEAR("+col+")", "MONTH("+col+")", "DAYOFMONTH("+col+")", "DAYOFWEEK("+col+")", "HOUR("+col+")"
 		days = "DATEDIFF(" + col + ", DATE '" + loDay + "')"
+		hours = "TIMESTAMPDIFF(HOUR, TIMESTAMP '" + lo.Truncate(time.Hour).Format(time.DateTime) + "', " + col + ")"
 	}
 	var index string
 	switch a.Part {
@@ -648,6 +683,8 @@ func (r *renderer) dateIndex(col string, a DateAxis) (string, error) {
 		index = fmt.Sprintf("(%s - %d) * 12 + %s - %d", year, lo.Year(), month, int(lo.Month()))
 	case PartDay:
 		index = days
+	case PartHour:
+		index = hours
 	default:
 		comp := map[DatePart]string{PartMonthOfYear: month, PartDayOfWeek: dow, PartDayOfMonth: day, PartHourOfDay: hour}[a.Part]
 		if a.Part == PartQuarterOfYear {
@@ -670,4 +707,26 @@ func (r *renderer) dateIndex(col string, a DateAxis) (string, error) {
 	}
 	return fmt.Sprintf("CASE WHEN %s AND %s >= %s AND %s <= %s THEN %s END",
 		r.dateReadable(col, a.Type), col, r.dateValue(a.Type, a.Lower), col, r.dateValue(a.Type, a.Upper), index), nil
+}
+
+// formatReadBack recognises STR_TO_DATE(DATE_FORMAT(col, f), f) of an
+// hourly format, the same both ways (Metabase's hour: '%Y-%m-%d %H'): the
+// hours of the DATE_FORMAT key, labelled by their first instant as
+// datetimes, as MySQL reads them back.
+func (sc *scope) formatReadBack(inner ast.ExprNode, f Value) (*dateKey, bool) {
+	x, ok := unparen(inner).(*ast.FuncCallExpr)
+	if !ok || x.FnName.L != "date_format" || len(x.Args) != 2 || !f.IsText {
+		return nil, false
+	}
+	g, isLit := literal(x.Args[1])
+	col, isCol := sc.dateColumn(x.Args[0])
+	if !isLit || !g.IsText || g.Str != f.Str || !isCol {
+		return nil, false
+	}
+	k, err := formatKey(col, f.Str, x)
+	if err != nil || k.part != PartHour {
+		return nil, false
+	}
+	k.label, k.kind = dateLabel(true), k.kind+" as datetime"
+	return k, true
 }

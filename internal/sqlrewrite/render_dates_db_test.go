@@ -166,7 +166,9 @@ func TestDateKeysOnHostileValues(t *testing.T) {
 				if c.col.Type == catalog.Timestamp {
 					hours := []int{0, 1, 10, 11, 23}
 					cases = append(cases, axisCase{c.column, c.col, c.vals, sqlrewrite.DateAxis{Type: c.col.Type, Part: sqlrewrite.PartHourOfDay, Lower: c.lo, Upper: c.hi, Cycle: hours},
-						func(t time.Time) int { return slices.Index(hours, t.Hour()) }})
+						func(t time.Time) int { return slices.Index(hours, t.Hour()) }},
+						axisCase{c.column, c.col, c.vals, sqlrewrite.DateAxis{Type: c.col.Type, Part: sqlrewrite.PartHour, Lower: c.lo, Upper: c.hi},
+							func(t time.Time) int { return int(t.Truncate(time.Hour).Sub(start.Truncate(time.Hour)).Hours()) }})
 				}
 			}
 			for _, c := range cases {
