@@ -133,7 +133,7 @@ type DateCell struct {
 
 // nearestDateForms names the supported date keys in refusals.
 const nearestDateForms = "the supported date keys are YEAR(col), MONTH(col), QUARTER(col), DAYOFWEEK(col), DAYOFMONTH(col), HOUR(col) of a timestamp, DATE(col), EXTRACT(YEAR|MONTH|QUARTER|DAY|HOUR|YEAR_MONTH FROM col), YEAR(col) * 100 + MONTH(col), " +
-	"DATE_FORMAT(col, f) with f of %Y, %m, %d and literals (e.g. '%Y-%m', '%Y-%m-01'), and CAST(... AS DATE), DATE(...), STR_TO_DATE(..., '%Y-%m-%d') of those"
+	"DATE_FORMAT(col, f) with f of %Y, %m, %d, %H (hours of a timestamp) and literals (e.g. '%Y-%m', '%Y-%m-01'), and CAST(... AS DATE), DATE(...), STR_TO_DATE(..., '%Y-%m-%d') of those"
 
 // dateKey is a recognised date key before it is added: the axis and a
 // label per cell, with the spelling's label kind.
