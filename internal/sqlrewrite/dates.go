@@ -56,10 +56,16 @@ const (
 	// PartHour is the calendar hour of a timestamp column (a period, as
 	// PartDay), from DATE_FORMAT(col, '%Y-%m-%d %H').
 	PartHour
+	// PartWeekSunday and PartWeekMonday are the weeks starting on Sunday
+	// (MySQL's DAYOFWEEK and YEARWEEK) or Monday (WEEKDAY), periods
+	// labelled by their first day.
+	PartWeekSunday
+	PartWeekMonday
 )
 
 var partNames = map[DatePart]string{PartYear: "year", PartMonth: "month", PartDay: "day",
-	PartMonthOfYear: "month of year", PartQuarterOfYear: "quarter", PartDayOfWeek: "day of week", PartDayOfMonth: "day of month", PartHourOfDay: "hour of day", PartHour: "hour"}
+	PartMonthOfYear: "month of year", PartQuarterOfYear: "quarter", PartDayOfWeek: "day of week", PartDayOfMonth: "day of month", PartHourOfDay: "hour of day", PartHour: "hour",
+	PartWeekSunday: "week from Sunday", PartWeekMonday: "week from Monday"}
 
 // DateAxis is how a date key puts rows in cells: a row whose value is a
 // date (the reading rule above) in [Lower, Upper] is in cell i when its
@@ -116,13 +122,16 @@ func (a DateAxis) Size() int {
 	if a.Part == PartHour {
 		return int(periodStart(hi, PartHour).Sub(periodStart(lo, PartHour)).Hours()) + 1
 	}
+	if a.Part == PartWeekSunday || a.Part == PartWeekMonday {
+		return int(periodStart(hi, a.Part).Sub(periodStart(lo, a.Part)).Hours()/24)/7 + 1
+	}
 	return int(periodStart(hi, PartDay).Sub(periodStart(lo, PartDay)).Hours()/24) + 1
 }
 
 // period reports whether the part is a calendar period (consecutive
 // intervals of time) rather than a cyclic component.
 func (p DatePart) period() bool {
-	return p == PartYear || p == PartMonth || p == PartDay || p == PartHour
+	return p == PartYear || p == PartMonth || p == PartDay || p == PartHour || p == PartWeekSunday || p == PartWeekMonday
 }
 
 // DateCell selects the rows in cell Index of a date axis.
@@ -133,7 +142,8 @@ type DateCell struct {
 
 // nearestDateForms names the supported date keys in refusals.
 const nearestDateForms = "the supported date keys are YEAR(col), MONTH(col), QUARTER(col), DAYOFWEEK(col), DAYOFMONTH(col), HOUR(col) of a timestamp, DATE(col), EXTRACT(YEAR|MONTH|QUARTER|DAY|HOUR|YEAR_MONTH FROM col), YEAR(col) * 100 + MONTH(col), " +
-	"DATE_FORMAT(col, f) with f of %Y, %m, %d, %H (hours of a timestamp) and literals (e.g. '%Y-%m', '%Y-%m-01'), and CAST(... AS DATE), DATE(...), STR_TO_DATE(..., '%Y-%m-%d') of those"
+	"DATE_FORMAT(col, f) with f of %Y, %m, %d, %H (hours of a timestamp) and literals (e.g. '%Y-%m', '%Y-%m-01'), and CAST(... AS DATE), DATE(...), STR_TO_DATE(..., '%Y-%m-%d') of those, " +
+	"and weeks as DATE(DATE_SUB(col, INTERVAL DAYOFWEEK(col) - 1 DAY)) or DATE(DATE_SUB(col, INTERVAL WEEKDAY(col) DAY))"
 
 // dateKey is a recognised date key before it is added: the axis and a
 // label per cell, with the spelling's label kind.
@@ -166,7 +176,7 @@ func (k *dateKey) domain(text string) (d *Dating, labels []Value, err error) {
 	lo, hi, _ := k.col.DateBounds()
 	axis := DateAxis{Type: k.col.Type, Part: k.part, Lower: *k.col.Lower, Upper: *k.col.Upper}
 	switch k.part {
-	case PartYear, PartMonth, PartDay, PartHour:
+	case PartYear, PartMonth, PartDay, PartHour, PartWeekSunday, PartWeekMonday:
 		first, last := periodStart(lo, k.part), periodStart(hi, k.part)
 		if k.part == PartDay {
 			if n := int(last.Sub(first).Hours()/24) + 1; n > catalog.MaxGroups {
@@ -338,6 +348,9 @@ func (sc *scope) dateKeyOf(e ast.ExprNode) (*dateKey, error) {
 			if k, ok := sc.formatReadBack(x.Args[0], f); ok { // Metabase's hour: the same format both ways
 				return k, nil
 			}
+			if k, ok := sc.yearWeekSunday(x.Args[0], f); ok {
+				return k, nil
+			}
 			if !isLit || !f.IsText || f.Str != "%Y-%m-%d" && f.Str != "%Y-%m-%d %H:%i:%s" && f.Str != "%Y-%m-%d %T" {
 				return nil, refuse()
 			}
@@ -501,14 +514,22 @@ func (sc *scope) superset(e ast.ExprNode) (*dateKey, bool) {
 	}
 	col, isCol := sc.dateColumn(f.Args[0])
 	unit, isUnit := f.Args[2].(*ast.TimeUnitExpr)
+	if !isCol || !isUnit || unit.Unit != ast.TimeUnitDay {
+		return nil, false
+	}
+	if arg := dateFunc(f.Args[1], "weekday"); arg != nil { // the week from Monday
+		if other, ok := sc.dateColumn(arg); ok && other == col {
+			return &dateKey{col: col, part: PartWeekMonday, kind: "superset weekday", label: dateLabel(false)}, true
+		}
+	}
 	n, isDiff := unparen(f.Args[1]).(*ast.BinaryOperationExpr)
-	if !isCol || !isUnit || unit.Unit != ast.TimeUnitDay || !isDiff || n.Op != opcode.Minus {
+	if !isDiff || n.Op != opcode.Minus {
 		return nil, false
 	}
 	if one, isNum := literal(n.R); !isNum || one.IsText || one.Num != 1 {
 		return nil, false
 	}
-	for name, part := range map[string]DatePart{"dayofmonth": PartMonth, "dayofyear": PartYear} {
+	for name, part := range map[string]DatePart{"dayofmonth": PartMonth, "dayofyear": PartYear, "dayofweek": PartWeekSunday} {
 		if arg := dateFunc(n.L, name); arg != nil {
 			if other, ok := sc.dateColumn(arg); ok && other == col {
 				return &dateKey{col: col, part: part, kind: "superset " + name, label: dateLabel(false)}, true
@@ -527,6 +548,12 @@ func periodStart(t time.Time, p DatePart) time.Time {
 		return time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, time.UTC)
 	case PartHour:
 		return t.Truncate(time.Hour)
+	case PartWeekSunday, PartWeekMonday:
+		back := int(t.Weekday()) // days since Sunday
+		if p == PartWeekMonday {
+			back = (back + 6) % 7
+		}
+		return time.Date(t.Year(), t.Month(), t.Day()-back, 0, 0, 0, 0, time.UTC)
 	}
 	return time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
 }
@@ -539,6 +566,8 @@ func nextPeriod(t time.Time, p DatePart) time.Time {
 		return t.AddDate(0, 1, 0)
 	case PartHour:
 		return t.Add(time.Hour)
+	case PartWeekSunday, PartWeekMonday:
+		return t.AddDate(0, 0, 7)
 	}
 	return t.AddDate(0, 0, 1)
 }
@@ -657,7 +686,8 @@ func (r *renderer) dateIndex(col string, a DateAxis) (string, error) {
 	}
 	c := catalog.Column{Type: a.Type}
 	lo := c.TimeOf(a.Lower)
-	var year, month, day, dow, hour, days, hours string
+	var year, month, day, dow, hour, days, hours, weeks string
+	weekStart := periodStart(lo, a.Part).Format(time.DateOnly) // weeks count from the first week's first day
 	loDay := lo.Format(time.DateOnly)
 	switch r.spec.name {
 	case "sqlite":
@@ -665,15 +695,18 @@ func (r *renderer) dateIndex(col string, a DateAxis) (string, error) {
 		year, month, day, dow, hour = part("%Y"), part("%m"), part("%d"), part("%w")+" + 1", part("%H")
 		days = "CAST(julianday(date(" + col + ")) - julianday('" + loDay + "') AS INTEGER)"
 		hours = fmt.Sprintf("(CAST(strftime('%%s', %s) AS INTEGER) - %d) / 3600", col, lo.Truncate(time.Hour).Unix())
+		weeks = "CAST(julianday(date(" + col + ")) - julianday('" + weekStart + "') AS INTEGER) / 7"
 	case "postgres":
 		part := func(f string) string { return "CAST(EXTRACT(" + f + " FROM " + col + ") AS INTEGER)" }
 		year, month, day, dow, hour = part("YEAR"), part("MONTH"), part("DAY"), part("DOW")+" + 1", part("HOUR")
 		days = "(CAST(" + col + " AS DATE) - DATE '" + loDay + "')"
 		hours = fmt.Sprintf("CAST(FLOOR((EXTRACT(EPOCH FROM CAST(%s AS TIMESTAMP)) - %d) / 3600) AS INTEGER)", col, lo.Truncate(time.Hour).Unix())
+		weeks = "(CAST(" + col + " AS DATE) - DATE '" + weekStart + "') / 7"
 	default:
 		year, month, day, dow, hour = "YEAR("+col+")", "MONTH("+col+")", "DAYOFMONTH("+col+")", "DAYOFWEEK("+col+")", "HOUR("+col+")"
 		days = "DATEDIFF(" + col + ", DATE '" + loDay + "')"
 		hours = "TIMESTAMPDIFF(HOUR, TIMESTAMP '" + lo.Truncate(time.Hour).Format(time.DateTime) + "', " + col + ")"
+		weeks = "DATEDIFF(" + col + ", DATE '" + weekStart + "') DIV 7"
 	}
 	var index string
 	switch a.Part {
@@ -685,6 +718,8 @@ func (r *renderer) dateIndex(col string, a DateAxis) (string, error) {
 		index = days
 	case PartHour:
 		index = hours
+	case PartWeekSunday, PartWeekMonday:
+		index = weeks
 	default:
 		comp := map[DatePart]string{PartMonthOfYear: month, PartDayOfWeek: dow, PartDayOfMonth: day, PartHourOfDay: hour}[a.Part]
 		if a.Part == PartQuarterOfYear {
@@ -729,4 +764,25 @@ func (sc *scope) formatReadBack(inner ast.ExprNode, f Value) (*dateKey, bool) {
 	}
 	k.label, k.kind = dateLabel(true), k.kind+" as datetime"
 	return k, true
+}
+
+// yearWeekSunday recognises Metabase's week,
+// STR_TO_DATE(CONCAT(YEARWEEK(col), ' Sunday'), '%X%V %W'): the Sunday
+// that starts the week of col (YEARWEEK's default mode counts weeks from
+// Sunday), a date.
+func (sc *scope) yearWeekSunday(inner ast.ExprNode, f Value) (*dateKey, bool) {
+	c, ok := unparen(inner).(*ast.FuncCallExpr)
+	if !ok || c.FnName.L != "concat" || len(c.Args) != 2 || !f.IsText || f.Str != "%X%V %W" {
+		return nil, false
+	}
+	sunday, isLit := literal(c.Args[1])
+	yw, isCall := unparen(c.Args[0]).(*ast.FuncCallExpr)
+	if !isLit || !sunday.IsText || sunday.Str != " Sunday" || !isCall || yw.FnName.L != "yearweek" || len(yw.Args) != 1 {
+		return nil, false
+	}
+	col, isCol := sc.dateColumn(yw.Args[0])
+	if !isCol {
+		return nil, false
+	}
+	return &dateKey{col: col, part: PartWeekSunday, kind: "yearweek", label: dateLabel(false)}, true
 }

@@ -163,6 +163,18 @@ func TestDateKeysOnHostileValues(t *testing.T) {
 					axisCase{c.column, c.col, c.vals, sqlrewrite.DateAxis{Type: c.col.Type, Part: sqlrewrite.PartDayOfMonth, Lower: c.lo, Upper: c.hi, Cycle: []int{1, 15, 29, 31}},
 						func(t time.Time) int { return slices.Index([]int{1, 15, 29, 31}, t.Day()) }},
 				)
+				for _, part := range []sqlrewrite.DatePart{sqlrewrite.PartWeekSunday, sqlrewrite.PartWeekMonday} {
+					// Weeks from the Sunday (Monday) on or before the lower bound.
+					back := int(start.Weekday())
+					if part == sqlrewrite.PartWeekMonday {
+						back = (back + 6) % 7
+					}
+					first := time.Date(start.Year(), start.Month(), start.Day()-back, 0, 0, 0, 0, time.UTC)
+					cases = append(cases, axisCase{c.column, c.col, c.vals, sqlrewrite.DateAxis{Type: c.col.Type, Part: part, Lower: c.lo, Upper: c.hi},
+						func(t time.Time) int {
+							return int(time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC).Sub(first).Hours()/24) / 7
+						}})
+				}
 				if c.col.Type == catalog.Timestamp {
 					hours := []int{0, 1, 10, 11, 23}
 					cases = append(cases, axisCase{c.column, c.col, c.vals, sqlrewrite.DateAxis{Type: c.col.Type, Part: sqlrewrite.PartHourOfDay, Lower: c.lo, Upper: c.hi, Cycle: hours},
@@ -352,5 +364,41 @@ func TestDateNumbersOnHostileValues(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestMetabaseWeekIsTheWeekFromSunday checks on MariaDB that Metabase's
+// week, STR_TO_DATE(CONCAT(YEARWEEK(d), ' Sunday'), '%X%V %W'), is the
+// Sunday on or before d (the week key it is read as, PartWeekSunday), on
+// every day of 2019 to 2025.
+func TestMetabaseWeekIsTheWeekFromSunday(t *testing.T) {
+	db := testdb.MySQL(t)
+	rows, err := db.Query("SELECT d, str_to_date(concat(yearweek(d), ' Sunday'), '%X%V %W') FROM " +
+		"(SELECT DATE '2019-01-01' + INTERVAL seq DAY AS d FROM seq_0_to_2556) AS days")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	checked := 0
+	for rows.Next() {
+		var d, sunday string
+		if err := rows.Scan(&d, &sunday); err != nil {
+			t.Fatal(err)
+		}
+		day, err := time.Parse(time.DateOnly, d[:10])
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := day.AddDate(0, 0, -int(day.Weekday())).Format(time.DateOnly)
+		if sunday[:10] != want {
+			t.Errorf("%s: Metabase's week %s, the Sunday on or before it is %s", d, sunday, want)
+		}
+		checked++
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if checked != 2557 {
+		t.Errorf("%d days checked, want 2557", checked)
 	}
 }
