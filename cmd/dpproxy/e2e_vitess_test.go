@@ -358,6 +358,37 @@ func vitessDates(t *testing.T, conn *sql.Conn) {
 	if math.Abs(avgMonths-months) > 1 {
 		t.Errorf("AVG of the whole months since 2019-01-01 = %g, truth %g", avgMonths, months)
 	}
+	// GROUP BY buckets of a row expression the shards compute: every
+	// whole year since 2018 of the bounds (2018 empty), each count near
+	// its truth.
+	perYear := map[int]float64{}
+	for _, d := range dates {
+		y, _ := strconv.Atoi(d[:4])
+		perYear[y-2018]++
+	}
+	years, err := conn.QueryContext(t.Context(), "SELECT FLOOR(TIMESTAMPDIFF(MONTH, '2018-01-01', visit_date) / 12) AS y, COUNT(*) FROM visit_days GROUP BY y ORDER BY y")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buckets []int
+	for years.Next() {
+		var y int
+		var n float64
+		if err := years.Scan(&y, &n); err != nil {
+			t.Fatal(err)
+		}
+		buckets = append(buckets, y)
+		if math.Abs(n-perYear[y]) > 0.1*perYear[y]+5 {
+			t.Errorf("year %d since 2018: %g visits, truth %g", y, n, perYear[y])
+		}
+	}
+	if err := years.Err(); err != nil {
+		t.Fatal(err)
+	}
+	years.Close()
+	if fmt.Sprint(buckets) != "[0 1 2 3 4 5 6]" {
+		t.Errorf("year buckets %v, want every one of the bounds, 0 to 6", buckets)
+	}
 }
 
 // vitessUnitsRefused: every statement on the privacy-unit table visits

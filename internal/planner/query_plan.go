@@ -109,6 +109,12 @@ func (p *Planner) PlanQuery(q *sqlrewrite.Query, s Settings) (*QueryPlan, error)
 	if err := p.usable(t); err != nil {
 		return nil, err
 	}
+	// A key of buckets of a row expression reads the column derived for
+	// it (named by its text; the base plans derive the same).
+	t, _, err := withRowExprs(t, nil, q.Base.KeyExprs)
+	if err != nil {
+		return nil, err
+	}
 	qp := &QueryPlan{Query: q, Groups: [][]sqlrewrite.Value{nil}, Table: t}
 	private := slices.IndexFunc(q.Keys, func(k sqlrewrite.GroupKey) bool { return k.Private })
 	if private >= 0 && len(q.Keys) > 1 && t.HasPrivacyUnit() {
@@ -623,7 +629,7 @@ func (p *Planner) planParts(qp *QueryPlan, s Settings) (*QueryPlan, error) {
 	total := 0
 	for j, key := range order {
 		part := byWhere[key]
-		sel := &sqlrewrite.Select{Table: q.Base.Table, Boolean: q.Base.Boolean,
+		sel := &sqlrewrite.Select{Table: q.Base.Table, Boolean: q.Base.Boolean, KeyExprs: q.Base.KeyExprs,
 			Where: append(append([]sqlrewrite.Condition(nil), q.Base.Where...), part.Where...)}
 		for _, i := range part.Items {
 			it := q.Base.Items[i]

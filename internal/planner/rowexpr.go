@@ -13,7 +13,8 @@ import (
 )
 
 // withRowExprs returns t with a column for each distinct row expression
-// the items aggregate (sqlrewrite.RowExpr: SUM(age + income)), and the
+// the items aggregate (sqlrewrite.RowExpr: SUM(age + income)) or the
+// GROUP BY keys bucket (keys: FLOOR(DATEDIFF(...) / 7) * 7), and the
 // derived columns the fetches compute for them. Each such column is real
 // (integer for a date's number or a difference of them: integerValued), named by the
 // expression's text, with the expression's derived bounds
@@ -26,30 +27,42 @@ import (
 // table (sqlrewrite's source), so a unit's rows are bounded as for any
 // column, and each release's unit sensitivity (k rows of values within
 // the derived bounds) is that of a declared column with those bounds.
-func withRowExprs(t *catalog.Table, items []sqlrewrite.Item) (*catalog.Table, []sqlrewrite.DerivedColumn, error) {
+func withRowExprs(t *catalog.Table, items []sqlrewrite.Item, keys []*sqlrewrite.RowExpr) (*catalog.Table, []sqlrewrite.DerivedColumn, error) {
 	var out *catalog.Table
 	var derived []sqlrewrite.DerivedColumn
 	seen := map[string]bool{}
+	// The GROUP BY keys' expressions first, then the aggregates', one
+	// column per distinct expression text.
+	type use struct {
+		label, column string
+		x             *sqlrewrite.RowExpr
+	}
+	var uses []use
+	for _, x := range keys {
+		uses = append(uses, use{"GROUP BY buckets of " + x.String(), x.String(), x})
+	}
 	for _, it := range items {
-		x := it.Agg.Expr
-		if x == nil {
-			continue
+		if it.Agg.Expr != nil {
+			uses = append(uses, use{it.Label, it.Agg.Column, it.Agg.Expr})
 		}
+	}
+	for _, u := range uses {
+		x := u.x
 		if out == nil {
 			clone := *t
 			clone.Columns = slices.Clone(t.Columns)
 			out = &clone
 		}
-		if seen[it.Agg.Column] {
+		if seen[u.column] {
 			continue // the same expression, already derived
 		}
-		if _, ok := t.Column(it.Agg.Column); ok {
-			return nil, nil, dperr.New(dperr.Unsupported, "not supported: %s, whose expression %s is also the name of a column", it.Label, it.Agg.Column)
+		if _, ok := t.Column(u.column); ok {
+			return nil, nil, dperr.New(dperr.Unsupported, "not supported: %s, whose expression %s is also the name of a column", u.label, u.column)
 		}
-		seen[it.Agg.Column] = true
+		seen[u.column] = true
 		lo, hi, err := x.Bounds()
 		if err != nil {
-			return nil, nil, dperr.New(dperr.Unsupported, "not supported: %s, whose bounds cannot be derived: %v", it.Label, err)
+			return nil, nil, dperr.New(dperr.Unsupported, "not supported: %s, whose bounds cannot be derived: %v", u.label, err)
 		}
 		var missing string
 		source := func(name string) string {
@@ -69,7 +82,7 @@ func withRowExprs(t *catalog.Table, items []sqlrewrite.Item) (*catalog.Table, []
 		if integerValued(x) {
 			typ = catalog.Integer // a day or second number, a difference of them, whole units of one
 		}
-		out.Columns = append(out.Columns, catalog.Column{Name: it.Agg.Column, Source: name, Type: typ, Lower: &lo, Upper: &hi})
+		out.Columns = append(out.Columns, catalog.Column{Name: u.column, Source: name, Type: typ, Lower: &lo, Upper: &hi})
 		derived = append(derived, sqlrewrite.DerivedColumn{Name: name, Expr: expr})
 	}
 	if out == nil {

@@ -226,3 +226,32 @@ func floorDiv(e ast.ExprNode) (x, w ast.ExprNode, ok bool) {
 	}
 	return d.L, d.R, true
 }
+
+// expressionBucket converts FLOOR(x / w) * w (or FLOOR(x / w)) of a row
+// expression x (a DATEDIFF, a TIMESTAMPDIFF, arithmetic of columns: age
+// groups from a birth date, FLOOR(TIMESTAMPDIFF(YEAR, born, CURDATE()) /
+// 10) * 10): a bucketing of the derived column the expression names
+// (Bucketing.Column is its text), with the expression and its derived
+// bounds. ok is false when e is no bucket of a row expression.
+func (sc *scope) expressionBucket(e ast.ExprNode) (b *Bucketing, x *RowExpr, ok bool, err error) {
+	inner, w, mult, isBucket := bucketParts(e)
+	if !isBucket || !isRowExpr(inner) || containsNode(inner, isAggregate) {
+		return nil, nil, false, nil
+	}
+	if x, err = sc.rowExpr(inner); err != nil {
+		return nil, nil, true, err
+	}
+	if _, _, err := x.Bounds(); err != nil {
+		return nil, nil, true, refuseQuery("GROUP BY buckets of %s, whose bounds cannot be derived: %v", restore(inner), err)
+	}
+	width, isNum := literal(w)
+	if !isNum || width.IsText || width.Null || !(width.Num > 0) {
+		return nil, nil, true, refuseHistogram("a bucket width w that is not a positive number")
+	}
+	if mult != nil {
+		if m, isNum := literal(mult); !isNum || m.IsText || m.Null || m.Num != width.Num {
+			return nil, nil, true, refuseHistogram("FLOOR(x / w) multiplied by something other than w")
+		}
+	}
+	return &Bucketing{Column: x.String(), Width: width.Num, Index: mult == nil}, x, true, nil
+}

@@ -47,6 +47,10 @@ type GroupKey struct {
 	// Bucket is set for FLOOR(col / w) * w keys; nil for a column with a
 	// declared domain.
 	Bucket *Bucketing
+	// Expr is set for buckets of a row expression (FLOOR(TIMESTAMPDIFF(YEAR,
+	// born, '2024-06-30') / 10) * 10): Column is then its text, the name of
+	// the column the planner derives for it (Select.KeyExprs).
+	Expr *RowExpr
 	// Tiers is set for a CASE of tiers (tiers.go); Values are its labels.
 	Tiers *Tiering
 	// Date is set for a key over a date or timestamp column (dates.go);

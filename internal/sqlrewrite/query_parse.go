@@ -272,6 +272,12 @@ func (qb *queryBuilder) keyExpr(e ast.ExprNode) (int, error) {
 	case *ast.PositionExpr:
 		return 0, refuseQuery("GROUP BY a position that names another position")
 	}
+	if b, x, ok, err := qb.sc.expressionBucket(e); ok {
+		if err != nil {
+			return 0, err
+		}
+		return qb.bucketKeyOf(b, x)
+	}
 	if d, labels, ok, err := qb.sc.dating(e); ok {
 		if err != nil {
 			return 0, err
@@ -285,6 +291,7 @@ func (qb *queryBuilder) keyExpr(e ast.ExprNode) (int, error) {
 		}
 		return qb.bucketKey(b)
 	}
+
 	if t, labels, ok, err := qb.sc.tiering(e); ok {
 		if err != nil {
 			return 0, err
@@ -365,18 +372,34 @@ func bareDate(k GroupKey) bool { return k.Date == nil || k.Date.Bare() }
 // bucketKey returns the key of a bucketing, adding it if new: its values
 // are the buckets that meet the column's declared bounds.
 func (qb *queryBuilder) bucketKey(b *Bucketing) (int, error) {
+	return qb.bucketKeyOf(b, nil)
+}
+
+// bucketKeyOf is bucketKey of a bucketing of a declared column (x nil) or
+// of the row expression x, over its derived bounds (expressionBucket): the
+// key then carries x, which the base Select's KeyExprs lists for the
+// fetches to compute.
+func (qb *queryBuilder) bucketKeyOf(b *Bucketing, x *RowExpr) (int, error) {
 	for i, k := range qb.q.Keys {
 		if k.Bucket != nil && *k.Bucket == *b {
 			return i, nil
 		}
 	}
-	col, _ := qb.sc.table.Column(b.Column)
-	lo, hi, _ := col.Bounds()
+	var lo, hi float64
+	if x != nil {
+		lo, hi, _ = x.Bounds()
+	} else {
+		col, _ := qb.sc.table.Column(b.Column)
+		lo, hi, _ = col.Bounds()
+	}
 	first, last := math.Floor((lo-b.Origin)/b.Width), math.Floor((hi-b.Origin)/b.Width)
 	if last-first+1 > catalog.MaxGroups {
-		return 0, refuseQuery("GROUP BY with more than %d buckets of %s over its bounds [%g, %g]", catalog.MaxGroups, col.Name, lo, hi)
+		return 0, refuseQuery("GROUP BY with more than %d buckets of %s over its bounds [%g, %g]", catalog.MaxGroups, b.Column, lo, hi)
 	}
-	k := GroupKey{Column: col.Name, Bucket: b}
+	k := GroupKey{Column: b.Column, Bucket: b, Expr: x}
+	if x != nil {
+		qb.q.Base.KeyExprs = append(qb.q.Base.KeyExprs, x)
+	}
 	for i := first; i <= last; i++ {
 		v := i
 		if !b.Index {
@@ -464,6 +487,16 @@ func (qb *queryBuilder) exprIn(e ast.ExprNode, clause string, aliases bool) (*Ex
 		return nil, refuseRows("the bin %s outside GROUP BY", restore(e))
 	} else if isBucketShaped(e) {
 		b, err := qb.sc.bucket(e, clause)
+		if err != nil {
+			return nil, err
+		}
+		for i, k := range qb.q.Keys {
+			if k.Bucket != nil && *k.Bucket == *b {
+				return &Expr{Kind: ExprKey, Index: i}, nil
+			}
+		}
+		return nil, refuseRows("the bucket %s outside GROUP BY", restore(e))
+	} else if b, _, ok, err := qb.sc.expressionBucket(e); ok {
 		if err != nil {
 			return nil, err
 		}

@@ -42,6 +42,10 @@ type Select struct {
 	// then hold exactly one BucketKey item, on GroupBy.Column, and one or
 	// more CountRows items (range counts included), in the client's order.
 	GroupBy *Bucketing
+	// KeyExprs are the row expressions of a Query's GROUP BY keys (buckets
+	// of an expression, GroupKey.Expr), which the planner derives as
+	// columns, named by their text, for every fetch of the query.
+	KeyExprs []*RowExpr
 }
 
 // Predicate is a boolean combination of conditions, as the client wrote
