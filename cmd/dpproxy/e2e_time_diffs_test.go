@@ -27,8 +27,9 @@ import (
 // mean number of midnights crossed (DATEDIFF of timestamps), the mean
 // capped duration per quarter, and the days between the first and last
 // start (TIMESTAMPDIFF of released values), and the mean whole calendar
-// months from New Year to the start, and the first and last days
-// (MIN(DATE(started_at))). Each answer is near the truth Go computes
+// months from New Year to the start, the first and last days
+// (MIN(DATE(started_at))), and counts under conditions on a row expression
+// (WHERE TIMESTAMPDIFF(MINUTE, started_at, ended_at) >= 60). Each answer is near the truth Go computes
 // with MySQL's rules (whole units truncated toward zero, dates of the
 // timestamps) — within a few of its noise scales, or within 5% in rank for
 // the median —, each statement costs its ε once, and MICROSECOND is
@@ -50,7 +51,7 @@ func TestTimeDifferencesThroughProxy(t *testing.T) {
 	capped := func(s session) float64 {
 		return math.Max(0, math.Min(240, math.Trunc(s.end.Sub(s.start).Minutes())))
 	}
-	var meanCapped, meanMidnights, meanMonths float64
+	var meanCapped, meanMidnights, meanMonths, truthLong, truthCrossing float64
 	perQuarter := map[int][]float64{}
 	perHour := map[int]int{}
 	var durations []float64
@@ -58,6 +59,12 @@ func TestTimeDifferencesThroughProxy(t *testing.T) {
 		meanCapped += capped(s) / n
 		days := s.end.Truncate(24*time.Hour).Sub(s.start.Truncate(24*time.Hour)).Hours() / 24
 		meanMidnights += days / n
+		if s.end.Sub(s.start) >= time.Hour {
+			truthLong++
+		}
+		if days >= 1 {
+			truthCrossing++
+		}
 		meanMonths += float64(catalog.MonthsBetween(first, s.start)) / n
 		q := (int(s.start.Month()) + 2) / 3
 		perQuarter[q] = append(perQuarter[q], capped(s))
@@ -177,6 +184,23 @@ func TestTimeDifferencesThroughProxy(t *testing.T) {
 			}
 			if span < 330 || span > 367 {
 				t.Errorf("TIMESTAMPDIFF(DAY, MIN(started_at), MAX(started_at)) = %d days, want about 365", span)
+			}
+			// Conditions on a row expression: sessions of an hour or more,
+			// and those that cross midnight (a range count), each within 3
+			// of the truth; the median start of the long ones is a 2024 day.
+			var long, crossing float64
+			var longMedian string
+			if err := conn.QueryRowContext(t.Context(), "SELECT COUNT(*), MEDIAN(DATE(started_at)) FROM sessions WHERE TIMESTAMPDIFF(MINUTE, started_at, ended_at) >= 60").Scan(&long, &longMedian); err != nil {
+				t.Fatal(err)
+			}
+			if err := conn.QueryRowContext(t.Context(), "SELECT SUM(DATEDIFF(ended_at, started_at) >= 1) FROM sessions").Scan(&crossing); err != nil {
+				t.Fatal(err)
+			}
+			if math.Abs(long-truthLong) > 3 || math.Abs(crossing-truthCrossing) > 3 {
+				t.Errorf("sessions of an hour or more: %g (truth %g); crossing midnight: %g (truth %g)", long, truthLong, crossing, truthCrossing)
+			}
+			if !strings.HasPrefix(longMedian, "2024-") {
+				t.Errorf("MEDIAN(DATE(started_at)) of the long sessions = %q, want a day of 2024", longMedian)
 			}
 			// The first and last days of the sessions: the DP 0- and
 			// 1-quantiles of the dates of the timestamps, released as dates.
@@ -353,13 +377,20 @@ func TestRelativeDatesThroughProxy(t *testing.T) {
 // count within 5 of the truth at ε = 40 and each MEDIAN(DATEDIFF(...)) a
 // day of its year; on the person-level table (at most 5 visits a person,
 // 4 groups) every bucket is answered too, and no count exceeds the truth
-// by more than the noise.
+// by more than the noise; WHERE DATEDIFF(visit_date, '2018-01-01') >= 1500
+// counts near the truth on both.
 func TestExpressionBucketsThroughProxy(t *testing.T) {
 	rows := demo.Visits(datesSeed)
 	perYear := map[int]float64{}
 	for _, r := range rows {
 		y, _ := strconv.Atoi(r.VisitDate[:4])
 		perYear[y-2018]++
+	}
+	var truthLate float64
+	for _, r := range rows {
+		if r.VisitDate >= "2022-02-09" { // 1500 days after 2018-01-01
+			truthLate++
+		}
 	}
 	const q = "SELECT FLOOR(TIMESTAMPDIFF(MONTH, '2018-01-01', visit_date) / 12) AS y, COUNT(*), MEDIAN(DATEDIFF(visit_date, '2018-01-01')) FROM %s GROUP BY y ORDER BY y"
 	for _, b := range visitsBackends {
@@ -406,6 +437,14 @@ func TestExpressionBucketsThroughProxy(t *testing.T) {
 				rs.Close()
 				if fmt.Sprint(years) != "[0 1 2 3 4 5 6]" {
 					t.Errorf("%s: buckets %v, want every one of the bounds, 0 to 6", table, years)
+				}
+				// A condition on a row expression, on both tables.
+				var late float64
+				if err := conn.QueryRowContext(t.Context(), "SELECT COUNT(*) FROM "+table+" WHERE DATEDIFF(visit_date, '2018-01-01') >= 1500").Scan(&late); err != nil {
+					t.Fatalf("%s: %v", table, err)
+				}
+				if table == "visits" && math.Abs(late-truthLate) > 5 || late > truthLate+50 {
+					t.Errorf("%s: %g visits 1500 days or more after 2018-01-01, truth %g", table, late, truthLate)
 				}
 			}
 		})

@@ -267,7 +267,7 @@ func (p *Planner) plan(sel *sqlrewrite.Select, s Settings, grouped bool) (*Plan,
 	if grouped && sel.Boolean != nil {
 		return nil, dperr.New(dperr.Unsupported, "not supported: OR and NOT in WHERE with GROUP BY (they are answered only as SELECT COUNT(*) without GROUP BY on a table with an interactive domain); use an AND of range and equality conditions")
 	}
-	t, derived, err := withRowExprs(t, sel.Items, sel.KeyExprs)
+	t, derived, err := withRowExprs(t, sel.Items, sel.Derive)
 	if err != nil {
 		return nil, err
 	}

@@ -111,7 +111,7 @@ func (p *Planner) PlanQuery(q *sqlrewrite.Query, s Settings) (*QueryPlan, error)
 	}
 	// A key of buckets of a row expression reads the column derived for
 	// it (named by its text; the base plans derive the same).
-	t, _, err := withRowExprs(t, nil, q.Base.KeyExprs)
+	t, _, err := withRowExprs(t, nil, q.Base.Derive)
 	if err != nil {
 		return nil, err
 	}
@@ -629,7 +629,7 @@ func (p *Planner) planParts(qp *QueryPlan, s Settings) (*QueryPlan, error) {
 	total := 0
 	for j, key := range order {
 		part := byWhere[key]
-		sel := &sqlrewrite.Select{Table: q.Base.Table, Boolean: q.Base.Boolean, KeyExprs: q.Base.KeyExprs,
+		sel := &sqlrewrite.Select{Table: q.Base.Table, Boolean: q.Base.Boolean, Derive: q.Base.Derive,
 			Where: append(append([]sqlrewrite.Condition(nil), q.Base.Where...), part.Where...)}
 		for _, i := range part.Items {
 			it := q.Base.Items[i]

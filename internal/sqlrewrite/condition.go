@@ -28,6 +28,9 @@ func (sc *scope) comparison(e *ast.BinaryOperationExpr, site conditionSite) (Con
 	if c, handled, err := sc.periodComparison(site, e); handled {
 		return c, err
 	}
+	if c, handled, err := sc.expressionComparison(site, e); handled {
+		return c, err
+	}
 	if _, ok := colSide.(*ast.ColumnNameExpr); !ok {
 		colSide, valSide, op = valSide, colSide, mirrored[op]
 	}
@@ -67,6 +70,17 @@ func (sc *scope) comparison(e *ast.BinaryOperationExpr, site conditionSite) (Con
 func (sc *scope) between(e *ast.BetweenExpr, site conditionSite) (Condition, error) {
 	if c, handled, err := sc.periodBetween(site, e); handled {
 		return c, err
+	}
+	if x, handled, err := sc.conditionExpr(site, e.Expr); handled {
+		if err != nil {
+			return Condition{}, err
+		}
+		lo, okLo := literal(e.Left)
+		hi, okHi := literal(e.Right)
+		if !okLo || !okHi || lo.IsText || hi.IsText || lo.Null || hi.Null {
+			return Condition{}, site.refuse("%s BETWEEN anything but numbers", restore(e.Expr))
+		}
+		return Condition{Column: x.String(), Range: &Range{Lower: lo.Num, Upper: hi.Num, HasLower: true, HasUpper: true}}, nil
 	}
 	col, err := sc.conditionColumn(site, e.Expr, e.Left, e.Right)
 	if err != nil {
@@ -180,4 +194,58 @@ func isRow(e ast.ExprNode) bool {
 
 func textRange(col *catalog.Column) error {
 	return dperr.New(dperr.Unsupported, "range conditions on the text column %s are not supported: use = or IN", col.Name)
+}
+
+// conditionExpr reads the row expression a condition restricts (a
+// DATEDIFF, a TIMESTAMPDIFF, arithmetic of columns), registering it as a
+// column the statement derives (scope.derive). handled is false when e is
+// no row expression.
+func (sc *scope) conditionExpr(site conditionSite, e ast.ExprNode) (x *RowExpr, handled bool, err error) {
+	if !isRowExpr(e) || containsNode(e, isAggregate) {
+		return nil, false, nil
+	}
+	if !site.expressions {
+		return nil, true, site.refuse("%s", fmt.Sprintf("a condition on the expression %s inside a CASE of an aggregate (write it in WHERE, or as its own SUM(condition))", restore(e)))
+	}
+	if x, err = sc.rowExpr(e); err != nil {
+		return nil, true, err
+	}
+	if _, _, err := x.Bounds(); err != nil {
+		return nil, true, site.refuse("%s", fmt.Sprintf("a condition on %s, whose bounds cannot be derived: %v", restore(e), err))
+	}
+	sc.derive(x)
+	return x, true, nil
+}
+
+// expressionComparison converts expr op number and number op expr, expr a
+// row expression (conditionExpr): a condition on the derived column the
+// expression names, read like a numeric column's (= and <> are IN and its
+// negation). handled is false when neither side is a row expression.
+func (sc *scope) expressionComparison(site conditionSite, e *ast.BinaryOperationExpr) (Condition, bool, error) {
+	side, other, op := e.L, e.R, e.Op
+	x, handled, err := sc.conditionExpr(site, side)
+	if !handled {
+		side, other, op = e.R, e.L, mirrored[e.Op]
+		if x, handled, err = sc.conditionExpr(site, side); !handled {
+			return Condition{}, false, nil
+		}
+	}
+	if err != nil {
+		return Condition{}, true, err
+	}
+	v, ok := literal(other)
+	if !ok || v.IsText || v.Null {
+		return Condition{}, true, site.refuse("%s", fmt.Sprintf("a comparison of %s with %s, not a literal number", restore(side), restore(other)))
+	}
+	if op == opcode.EQ || op == opcode.NE {
+		return Condition{Column: x.String(), In: []Value{v}}, true, nil
+	}
+	r := &Range{}
+	switch op {
+	case opcode.GT, opcode.GE:
+		r.Lower, r.HasLower, r.LowerOpen = v.Num, true, op == opcode.GT
+	case opcode.LT, opcode.LE:
+		r.Upper, r.HasUpper, r.UpperOpen = v.Num, true, op == opcode.LT
+	}
+	return Condition{Column: x.String(), Range: r}, true, nil
 }

@@ -49,7 +49,7 @@ type GroupKey struct {
 	Bucket *Bucketing
 	// Expr is set for buckets of a row expression (FLOOR(TIMESTAMPDIFF(YEAR,
 	// born, '2024-06-30') / 10) * 10): Column is then its text, the name of
-	// the column the planner derives for it (Select.KeyExprs).
+	// the column the planner derives for it (Select.Derive).
 	Expr *RowExpr
 	// Tiers is set for a CASE of tiers (tiers.go); Values are its labels.
 	Tiers *Tiering

@@ -120,6 +120,7 @@ func (p *Parser) query(s *ast.SelectStmt) (*Query, error) {
 			return nil, err
 		}
 	}
+	q.Base.Derive = sc.derived
 	return q, nil
 }
 
@@ -377,7 +378,7 @@ func (qb *queryBuilder) bucketKey(b *Bucketing) (int, error) {
 
 // bucketKeyOf is bucketKey of a bucketing of a declared column (x nil) or
 // of the row expression x, over its derived bounds (expressionBucket): the
-// key then carries x, which the base Select's KeyExprs lists for the
+// key then carries x, which the base Select's Derive lists for the
 // fetches to compute.
 func (qb *queryBuilder) bucketKeyOf(b *Bucketing, x *RowExpr) (int, error) {
 	for i, k := range qb.q.Keys {
@@ -398,7 +399,7 @@ func (qb *queryBuilder) bucketKeyOf(b *Bucketing, x *RowExpr) (int, error) {
 	}
 	k := GroupKey{Column: b.Column, Bucket: b, Expr: x}
 	if x != nil {
-		qb.q.Base.KeyExprs = append(qb.q.Base.KeyExprs, x)
+		qb.sc.derive(x)
 	}
 	for i := first; i <= last; i++ {
 		v := i

@@ -11,7 +11,12 @@ import (
 // AND of leaf conditions, read as in WHERE, gives CountRows restricted to
 // them (MySQL sums the condition's 1s and 0s, skipping NULLs).
 func (sc *scope) rangeCount(e ast.ExprNode) (Aggregate, error) {
-	p, err := sc.predicate(e, rangeCountSite)
+	return sc.rangeCountAt(e, rangeCountSite)
+}
+
+// rangeCountAt is rangeCount with the conditions written at site.
+func (sc *scope) rangeCountAt(e ast.ExprNode, site conditionSite) (Aggregate, error) {
+	p, err := sc.predicate(e, site)
 	if err != nil {
 		return Aggregate{}, err
 	}

@@ -39,11 +39,17 @@ type conditionSite struct {
 	clause string
 	// supported describes what the site accepts, for refusals.
 	supported string
+	// expressions allows conditions on row expressions (WHERE
+	// DATEDIFF(shipped, ordered) > 7), read from a derived column: not
+	// in the WHEN of a row expression's CASE, which is computed beside
+	// the derived columns, not over them.
+	expressions bool
 }
 
 var (
-	whereSite      = conditionSite{clause: "where clause", supported: supportedWhere}
-	rangeCountSite = conditionSite{clause: "field list", supported: supportedRangeCount}
+	whereSite      = conditionSite{clause: "where clause", supported: supportedWhere, expressions: true}
+	rangeCountSite = conditionSite{clause: "field list", supported: supportedRangeCount, expressions: true}
+	rowCaseSite    = conditionSite{clause: "field list", supported: supportedRangeCount}
 )
 
 // refuse is an Unsupported error about a condition written at the site.

@@ -491,7 +491,7 @@ func (sc *scope) rowExprIn(top, e ast.ExprNode) (*RowExpr, error) {
 		}
 		x := &RowExpr{Kind: RowCase}
 		for _, w := range n.WhenClauses {
-			rc, err := sc.rangeCount(w.Expr)
+			rc, err := sc.rangeCountAt(w.Expr, rowCaseSite)
 			if err != nil {
 				return nil, err
 			}

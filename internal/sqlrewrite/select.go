@@ -19,6 +19,19 @@ type scope struct {
 	// now and timeZone give CURDATE() and NOW() (date_constants.go).
 	now      func() time.Time
 	timeZone string
+	// derived are the row expressions the statement reads as columns
+	// (Select.Derive), each once.
+	derived []*RowExpr
+}
+
+// derive adds x to the row expressions the statement reads as columns.
+func (sc *scope) derive(x *RowExpr) {
+	for _, d := range sc.derived {
+		if d.String() == x.String() {
+			return
+		}
+	}
+	sc.derived = append(sc.derived, x)
 }
 
 // privateSelect converts a SELECT with FROM: an outer query over an
@@ -117,6 +130,7 @@ func (p *Parser) oneRowSelect(s *ast.SelectStmt) (*Select, error) {
 			sel.Boolean = pred
 		}
 	}
+	sel.Derive = sc.derived
 	return sel, nil
 }
 

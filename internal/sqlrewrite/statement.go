@@ -42,10 +42,12 @@ type Select struct {
 	// then hold exactly one BucketKey item, on GroupBy.Column, and one or
 	// more CountRows items (range counts included), in the client's order.
 	GroupBy *Bucketing
-	// KeyExprs are the row expressions of a Query's GROUP BY keys (buckets
-	// of an expression, GroupKey.Expr), which the planner derives as
-	// columns, named by their text, for every fetch of the query.
-	KeyExprs []*RowExpr
+	// Derive are the row expressions the statement reads as columns besides
+	// the aggregates' arguments: a Query's GROUP BY buckets of an
+	// expression (GroupKey.Expr) and conditions on an expression (WHERE
+	// DATEDIFF(shipped, ordered) > 7). The planner derives each as a
+	// column named by its text, for every fetch of the statement.
+	Derive []*RowExpr
 }
 
 // Predicate is a boolean combination of conditions, as the client wrote
