@@ -61,11 +61,14 @@ const (
 	// labelled by their first day.
 	PartWeekSunday
 	PartWeekMonday
+	// PartQuarter is the calendar quarter (a period), labelled by its
+	// first day.
+	PartQuarter
 )
 
 var partNames = map[DatePart]string{PartYear: "year", PartMonth: "month", PartDay: "day",
 	PartMonthOfYear: "month of year", PartQuarterOfYear: "quarter", PartDayOfWeek: "day of week", PartDayOfMonth: "day of month", PartHourOfDay: "hour of day", PartHour: "hour",
-	PartWeekSunday: "week from Sunday", PartWeekMonday: "week from Monday"}
+	PartWeekSunday: "week from Sunday", PartWeekMonday: "week from Monday", PartQuarter: "quarter start"}
 
 // DateAxis is how a date key puts rows in cells: a row whose value is a
 // date (the reading rule above) in [Lower, Upper] is in cell i when its
@@ -118,6 +121,8 @@ func (a DateAxis) Size() int {
 		return hi.Year() - lo.Year() + 1
 	case PartMonth:
 		return (hi.Year()-lo.Year())*12 + int(hi.Month()) - int(lo.Month()) + 1
+	case PartQuarter:
+		return (hi.Year()-lo.Year())*4 + (int(hi.Month())-1)/3 - (int(lo.Month())-1)/3 + 1
 	}
 	if a.Part == PartHour {
 		return int(periodStart(hi, PartHour).Sub(periodStart(lo, PartHour)).Hours()) + 1
@@ -131,7 +136,7 @@ func (a DateAxis) Size() int {
 // period reports whether the part is a calendar period (consecutive
 // intervals of time) rather than a cyclic component.
 func (p DatePart) period() bool {
-	return p == PartYear || p == PartMonth || p == PartDay || p == PartHour || p == PartWeekSunday || p == PartWeekMonday
+	return p == PartYear || p == PartMonth || p == PartDay || p == PartHour || p == PartWeekSunday || p == PartWeekMonday || p == PartQuarter
 }
 
 // DateCell selects the rows in cell Index of a date axis.
@@ -143,7 +148,7 @@ type DateCell struct {
 // nearestDateForms names the supported date keys in refusals.
 const nearestDateForms = "the supported date keys are YEAR(col), MONTH(col), QUARTER(col), DAYOFWEEK(col), DAYOFMONTH(col), HOUR(col) of a timestamp, DATE(col), EXTRACT(YEAR|MONTH|QUARTER|DAY|HOUR|YEAR_MONTH FROM col), YEAR(col) * 100 + MONTH(col), " +
 	"DATE_FORMAT(col, f) with f of %Y, %m, %d, %H (hours of a timestamp) and literals (e.g. '%Y-%m', '%Y-%m-01'), and CAST(... AS DATE), DATE(...), STR_TO_DATE(..., '%Y-%m-%d') of those, " +
-	"and weeks as DATE(DATE_SUB(col, INTERVAL DAYOFWEEK(col) - 1 DAY)) or DATE(DATE_SUB(col, INTERVAL WEEKDAY(col) DAY))"
+	"weeks as DATE(DATE_SUB(col, INTERVAL DAYOFWEEK(col) - 1 DAY)) or DATE(DATE_SUB(col, INTERVAL WEEKDAY(col) DAY)), and quarters as Metabase and Superset spell their first day"
 
 // dateKey is a recognised date key before it is added: the axis and a
 // label per cell, with the spelling's label kind.
@@ -176,7 +181,7 @@ func (k *dateKey) domain(text string) (d *Dating, labels []Value, err error) {
 	lo, hi, _ := k.col.DateBounds()
 	axis := DateAxis{Type: k.col.Type, Part: k.part, Lower: *k.col.Lower, Upper: *k.col.Upper}
 	switch k.part {
-	case PartYear, PartMonth, PartDay, PartHour, PartWeekSunday, PartWeekMonday:
+	case PartYear, PartMonth, PartDay, PartHour, PartWeekSunday, PartWeekMonday, PartQuarter:
 		first, last := periodStart(lo, k.part), periodStart(hi, k.part)
 		if k.part == PartDay {
 			if n := int(last.Sub(first).Hours()/24) + 1; n > catalog.MaxGroups {
@@ -297,6 +302,9 @@ func (sc *scope) dateKeyOf(e ast.ExprNode) (*dateKey, error) {
 				return k, nil
 			}
 		}
+		if k, ok := sc.supersetQuarter(x); ok {
+			return k, nil
+		}
 		switch name {
 		case "extract":
 			if len(x.Args) != 2 {
@@ -349,6 +357,9 @@ func (sc *scope) dateKeyOf(e ast.ExprNode) (*dateKey, error) {
 				return k, nil
 			}
 			if k, ok := sc.yearWeekSunday(x.Args[0], f); ok {
+				return k, nil
+			}
+			if k, ok := sc.metabaseQuarter(x.Args[0], f); ok {
 				return k, nil
 			}
 			if !isLit || !f.IsText || f.Str != "%Y-%m-%d" && f.Str != "%Y-%m-%d %H:%i:%s" && f.Str != "%Y-%m-%d %T" {
@@ -546,6 +557,8 @@ func periodStart(t time.Time, p DatePart) time.Time {
 		return time.Date(t.Year(), 1, 1, 0, 0, 0, 0, time.UTC)
 	case PartMonth:
 		return time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, time.UTC)
+	case PartQuarter:
+		return time.Date(t.Year(), t.Month()-(t.Month()-1)%3, 1, 0, 0, 0, 0, time.UTC)
 	case PartHour:
 		return t.Truncate(time.Hour)
 	case PartWeekSunday, PartWeekMonday:
@@ -564,6 +577,8 @@ func nextPeriod(t time.Time, p DatePart) time.Time {
 		return t.AddDate(1, 0, 0)
 	case PartMonth:
 		return t.AddDate(0, 1, 0)
+	case PartQuarter:
+		return t.AddDate(0, 3, 0)
 	case PartHour:
 		return t.Add(time.Hour)
 	case PartWeekSunday, PartWeekMonday:
@@ -714,6 +729,12 @@ func (r *renderer) dateIndex(col string, a DateAxis) (string, error) {
 		index = fmt.Sprintf("%s - %d", year, lo.Year())
 	case PartMonth:
 		index = fmt.Sprintf("(%s - %d) * 12 + %s - %d", year, lo.Year(), month, int(lo.Month()))
+	case PartQuarter:
+		div := " / "
+		if r.spec.name == "mysql" {
+			div = " DIV "
+		}
+		index = fmt.Sprintf("(%s - %d) * 4 + (%s - 1)%s3 - %d", year, lo.Year(), month, div, (int(lo.Month())-1)/3)
 	case PartDay:
 		index = days
 	case PartHour:
@@ -785,4 +806,74 @@ func (sc *scope) yearWeekSunday(inner ast.ExprNode, f Value) (*dateKey, bool) {
 		return nil, false
 	}
 	return &dateKey{col: col, part: PartWeekSunday, kind: "yearweek", label: dateLabel(false)}, true
+}
+
+// metabaseQuarter recognises Metabase's quarter,
+// STR_TO_DATE(CONCAT(YEAR(col), '-', ((QUARTER(col) * 3) - 2), '-01'),
+// '%Y-%m-%d'): the first day of col's quarter, a date.
+func (sc *scope) metabaseQuarter(inner ast.ExprNode, f Value) (*dateKey, bool) {
+	c, ok := unparen(inner).(*ast.FuncCallExpr)
+	if !ok || c.FnName.L != "concat" || len(c.Args) != 4 || !f.IsText || f.Str != "%Y-%m-%d" {
+		return nil, false
+	}
+	dash, okDash := literal(c.Args[1])
+	first, okFirst := literal(c.Args[3])
+	col, okYear := sc.dateColumnOf(c.Args[0], "year")
+	if !okDash || !okFirst || !okYear || dash.Str != "-" || first.Str != "-01" {
+		return nil, false
+	}
+	// ((QUARTER(col) * 3) - 2)
+	minus, okMinus := unparen(c.Args[2]).(*ast.BinaryOperationExpr)
+	if !okMinus || minus.Op != opcode.Minus {
+		return nil, false
+	}
+	times, okTimes := unparen(minus.L).(*ast.BinaryOperationExpr)
+	two, okTwo := literal(minus.R)
+	if !okTimes || times.Op != opcode.Mul || !okTwo || two.IsText || two.Num != 2 {
+		return nil, false
+	}
+	three, okThree := literal(times.R)
+	other, okQuarter := sc.dateColumnOf(times.L, "quarter")
+	if !okThree || three.IsText || three.Num != 3 || !okQuarter || other != col {
+		return nil, false
+	}
+	return &dateKey{col: col, part: PartQuarter, kind: "metabase quarter", label: dateLabel(false)}, true
+}
+
+// dateColumnOf returns the date or timestamp column of name(col); ok is
+// false when e is no such call.
+func (sc *scope) dateColumnOf(e ast.ExprNode, name string) (*catalog.Column, bool) {
+	arg := dateFunc(e, name)
+	if arg == nil {
+		return nil, false
+	}
+	return sc.dateColumn(arg)
+}
+
+// supersetQuarter recognises Superset's quarter, MAKEDATE(YEAR(col), 1) +
+// INTERVAL QUARTER(col) QUARTER - INTERVAL 1 QUARTER: the first day of
+// col's quarter, a date.
+func (sc *scope) supersetQuarter(e ast.ExprNode) (*dateKey, bool) {
+	sub, ok := unparen(e).(*ast.FuncCallExpr)
+	if !ok || sub.FnName.L != "date_sub" || len(sub.Args) != 3 {
+		return nil, false
+	}
+	one, okOne := literal(sub.Args[1])
+	unit, okUnit := sub.Args[2].(*ast.TimeUnitExpr)
+	add, okAdd := unparen(sub.Args[0]).(*ast.FuncCallExpr)
+	if !okOne || one.IsText || one.Num != 1 || !okUnit || unit.Unit != ast.TimeUnitQuarter || !okAdd || add.FnName.L != "date_add" || len(add.Args) != 3 {
+		return nil, false
+	}
+	unit, okUnit = add.Args[2].(*ast.TimeUnitExpr)
+	makedate, okMake := unparen(add.Args[0]).(*ast.FuncCallExpr)
+	if !okUnit || unit.Unit != ast.TimeUnitQuarter || !okMake || makedate.FnName.L != "makedate" || len(makedate.Args) != 2 {
+		return nil, false
+	}
+	day, okDay := literal(makedate.Args[1])
+	col, okYear := sc.dateColumnOf(makedate.Args[0], "year")
+	other, okQuarter := sc.dateColumnOf(add.Args[1], "quarter")
+	if !okDay || day.IsText || day.Num != 1 || !okYear || !okQuarter || other != col {
+		return nil, false
+	}
+	return &dateKey{col: col, part: PartQuarter, kind: "superset quarter", label: dateLabel(false)}, true
 }

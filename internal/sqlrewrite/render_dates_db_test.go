@@ -163,6 +163,10 @@ func TestDateKeysOnHostileValues(t *testing.T) {
 					axisCase{c.column, c.col, c.vals, sqlrewrite.DateAxis{Type: c.col.Type, Part: sqlrewrite.PartDayOfMonth, Lower: c.lo, Upper: c.hi, Cycle: []int{1, 15, 29, 31}},
 						func(t time.Time) int { return slices.Index([]int{1, 15, 29, 31}, t.Day()) }},
 				)
+				cases = append(cases, axisCase{c.column, c.col, c.vals, sqlrewrite.DateAxis{Type: c.col.Type, Part: sqlrewrite.PartQuarter, Lower: c.lo, Upper: c.hi},
+					func(t time.Time) int {
+						return (t.Year()-start.Year())*4 + (int(t.Month())-1)/3 - (int(start.Month())-1)/3
+					}})
 				for _, part := range []sqlrewrite.DatePart{sqlrewrite.PartWeekSunday, sqlrewrite.PartWeekMonday} {
 					// Weeks from the Sunday (Monday) on or before the lower bound.
 					back := int(start.Weekday())
@@ -369,11 +373,13 @@ func TestDateNumbersOnHostileValues(t *testing.T) {
 
 // TestMetabaseWeekIsTheWeekFromSunday checks on MariaDB that Metabase's
 // week, STR_TO_DATE(CONCAT(YEARWEEK(d), ' Sunday'), '%X%V %W'), is the
-// Sunday on or before d (the week key it is read as, PartWeekSunday), on
-// every day of 2019 to 2025.
+// Sunday on or before d (the week key it is read as, PartWeekSunday), and
+// Metabase's and Superset's quarters the first day of d's quarter
+// (PartQuarter), on every day of 2019 to 2025.
 func TestMetabaseWeekIsTheWeekFromSunday(t *testing.T) {
 	db := testdb.MySQL(t)
-	rows, err := db.Query("SELECT d, str_to_date(concat(yearweek(d), ' Sunday'), '%X%V %W') FROM " +
+	rows, err := db.Query("SELECT d, str_to_date(concat(yearweek(d), ' Sunday'), '%X%V %W'), " +
+		"str_to_date(concat(year(d), '-', ((quarter(d) * 3) - 2), '-01'), '%Y-%m-%d'), MAKEDATE(YEAR(d), 1) + INTERVAL QUARTER(d) QUARTER - INTERVAL 1 QUARTER FROM " +
 		"(SELECT DATE '2019-01-01' + INTERVAL seq DAY AS d FROM seq_0_to_2556) AS days")
 	if err != nil {
 		t.Fatal(err)
@@ -381,8 +387,8 @@ func TestMetabaseWeekIsTheWeekFromSunday(t *testing.T) {
 	defer rows.Close()
 	checked := 0
 	for rows.Next() {
-		var d, sunday string
-		if err := rows.Scan(&d, &sunday); err != nil {
+		var d, sunday, metabaseQuarter, supersetQuarter string
+		if err := rows.Scan(&d, &sunday, &metabaseQuarter, &supersetQuarter); err != nil {
 			t.Fatal(err)
 		}
 		day, err := time.Parse(time.DateOnly, d[:10])
@@ -392,6 +398,10 @@ func TestMetabaseWeekIsTheWeekFromSunday(t *testing.T) {
 		want := day.AddDate(0, 0, -int(day.Weekday())).Format(time.DateOnly)
 		if sunday[:10] != want {
 			t.Errorf("%s: Metabase's week %s, the Sunday on or before it is %s", d, sunday, want)
+		}
+		quarter := time.Date(day.Year(), day.Month()-(day.Month()-1)%3, 1, 0, 0, 0, 0, time.UTC).Format(time.DateOnly)
+		if metabaseQuarter[:10] != quarter || supersetQuarter[:10] != quarter {
+			t.Errorf("%s: Metabase's quarter %s, Superset's %s, its quarter starts %s", d, metabaseQuarter, supersetQuarter, quarter)
 		}
 		checked++
 	}
