@@ -375,7 +375,8 @@ func (sc *scope) dateKeyOf(e ast.ExprNode) (*dateKey, error) {
 			return sc.dateCast(x.Expr, true, e)
 		}
 	case *ast.BinaryOperationExpr:
-		// YEAR(col) * 100 + MONTH(col), either order of the sum.
+		// YEAR(col) * 100 + MONTH(col) and YEAR(col) * 10 + QUARTER(col),
+		// either order of the sum.
 		if x.Op != opcode.Plus {
 			return nil, refuse()
 		}
@@ -384,12 +385,20 @@ func (sc *scope) dateKeyOf(e ast.ExprNode) (*dateKey, error) {
 			if !isMul || m.Op != opcode.Mul {
 				continue
 			}
-			y, month := dateFunc(m.L, "year"), dateFunc(p[1], "month")
+			y, month, quarter := dateFunc(m.L, "year"), dateFunc(p[1], "month"), dateFunc(p[1], "quarter")
 			if c, isNum := literal(m.R); isNum && !c.IsText && c.Num == 100 && y != nil && month != nil {
 				col, isCol := sc.dateColumn(y)
 				other, isOther := sc.dateColumn(month)
 				if isCol && isOther && col == other {
 					return yearMonthKey(col), nil
+				}
+			}
+			// Tableau's YEAR(col) * 10 + QUARTER(col): 20241 for 2024 Q1.
+			if c, isNum := literal(m.R); isNum && !c.IsText && c.Num == 10 && y != nil && quarter != nil {
+				col, isCol := sc.dateColumn(y)
+				other, isOther := sc.dateColumn(quarter)
+				if isCol && isOther && col == other {
+					return &dateKey{col: col, part: PartQuarter, kind: "yyyyq", label: numberLabel(func(t time.Time) int { return t.Year()*10 + (int(t.Month())+2)/3 })}, nil
 				}
 			}
 		}
