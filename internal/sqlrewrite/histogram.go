@@ -230,19 +230,30 @@ func floorDiv(e ast.ExprNode) (x, w ast.ExprNode, ok bool) {
 // expressionBucket converts FLOOR(x / w) * w (or FLOOR(x / w)) of a row
 // expression x (a DATEDIFF, a TIMESTAMPDIFF, arithmetic of columns: age
 // groups from a birth date, FLOOR(TIMESTAMPDIFF(YEAR, born, CURDATE()) /
-// 10) * 10): a bucketing of the derived column the expression names
-// (Bucketing.Column is its text), with the expression and its derived
-// bounds. ok is false when e is no bucket of a row expression.
+// 10) * 10), and x DIV w * w (x DIV w) where x is never negative
+// (Grafana's UNIX_TIMESTAMP(col) DIV 86400 * 86400): a bucketing of the
+// derived column the expression names (Bucketing.Column is its text),
+// with the expression and its derived bounds. ok is false when e is no
+// bucket of a row expression.
 func (sc *scope) expressionBucket(e ast.ExprNode) (b *Bucketing, x *RowExpr, ok bool, err error) {
 	inner, w, mult, isBucket := bucketParts(e)
+	isDiv := false
+	if !isBucket {
+		inner, w, mult, isBucket = divParts(e)
+		isDiv = true
+	}
 	if !isBucket || !isRowExpr(inner) || containsNode(inner, isAggregate) {
 		return nil, nil, false, nil
 	}
 	if x, err = sc.rowExpr(inner); err != nil {
 		return nil, nil, true, err
 	}
-	if _, _, err := x.Bounds(); err != nil {
+	lo, _, err := x.Bounds()
+	if err != nil {
 		return nil, nil, true, refuseQuery("GROUP BY buckets of %s, whose bounds cannot be derived: %v", restore(inner), err)
+	}
+	if isDiv && lo < 0 {
+		return nil, nil, true, refuseQuery("GROUP BY %s: DIV truncates toward zero and %s can be negative (its bounds start at %g); write FLOOR(x / w) * w", restore(e), restore(inner), lo)
 	}
 	width, isNum := literal(w)
 	if !isNum || width.IsText || width.Null || !(width.Num > 0) {
@@ -254,4 +265,28 @@ func (sc *scope) expressionBucket(e ast.ExprNode) (b *Bucketing, x *RowExpr, ok 
 		}
 	}
 	return &Bucketing{Column: x.String(), Width: width.Num, Index: mult == nil}, x, true, nil
+}
+
+// divParts splits x DIV w * mult, mult * (x DIV w) and x DIV w (mult
+// nil); ok is false for any other shape.
+func divParts(e ast.ExprNode) (x, w, mult ast.ExprNode, ok bool) {
+	div := func(e ast.ExprNode) (x, w ast.ExprNode, ok bool) {
+		d, isDiv := unparen(e).(*ast.BinaryOperationExpr)
+		if !isDiv || d.Op != opcode.IntDiv {
+			return nil, nil, false
+		}
+		return d.L, d.R, true
+	}
+	e = unparen(e)
+	if m, isMul := e.(*ast.BinaryOperationExpr); isMul && m.Op == opcode.Mul {
+		if x, w, ok := div(m.L); ok {
+			return x, w, m.R, true
+		}
+		if x, w, ok := div(m.R); ok {
+			return x, w, m.L, true
+		}
+		return nil, nil, nil, false
+	}
+	x, w, ok = div(e)
+	return x, w, nil, ok
 }

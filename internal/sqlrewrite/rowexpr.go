@@ -470,6 +470,9 @@ func (sc *scope) rowExprIn(top, e ast.ExprNode) (*RowExpr, error) {
 		if isTimestampDiff(n) {
 			return sc.timestampDiff(n)
 		}
+		if isUnixTimestamp(n) {
+			return sc.unixTimestamp(n)
+		}
 		if isExtreme(n) {
 			var x *RowExpr
 			for i, a := range n.Args {
@@ -603,9 +606,37 @@ func (qb *queryBuilder) rowExprFunction(f *ast.FuncCallExpr) (*Expr, bool, error
 }
 
 // isRowExpr reports whether e is arithmetic, a CASE, LEAST or GREATEST,
-// a DATEDIFF or a TIMESTAMPDIFF over some column.
+// a DATEDIFF, a TIMESTAMPDIFF or a UNIX_TIMESTAMP over some column.
 func isRowExpr(e ast.ExprNode) bool {
-	return (isArithmetic(e) || isCase(e) || isExtreme(e) || isDateDiff(e) || isTimestampDiff(e)) && containsNode(e, isColumn)
+	return (isArithmetic(e) || isCase(e) || isExtreme(e) || isDateDiff(e) || isTimestampDiff(e) || isUnixTimestamp(e)) && containsNode(e, isColumn)
+}
+
+// isUnixTimestamp reports whether e is UNIX_TIMESTAMP(x).
+func isUnixTimestamp(e ast.ExprNode) bool {
+	f, ok := unparen(e).(*ast.FuncCallExpr)
+	return ok && f.FnName.L == "unix_timestamp" && f.Schema.L == "" && len(f.Args) == 1
+}
+
+// unixTimestamp reads UNIX_TIMESTAMP(col) of a date or timestamp column
+// as its second number (a date's midnight), which is MySQL's value when
+// the backend sessions read times in UTC (backend.time_zone, the
+// default); in another zone the two differ by its offset, so it is
+// refused there.
+func (sc *scope) unixTimestamp(f *ast.FuncCallExpr) (*RowExpr, error) {
+	if z := sc.timeZone; z != "" && !strings.EqualFold(z, "UTC") {
+		return nil, refuseQuery("UNIX_TIMESTAMP(%s) with backend.time_zone %s (it is answered in UTC, where it is the second of the column's wall-clock time)", restore(f.Args[0]), z)
+	}
+	x, err := sc.temporalOperand("UNIX_TIMESTAMP", f.Args[0])
+	if err != nil {
+		return nil, err
+	}
+	if x.Kind != RowTemporal {
+		return nil, refuseQuery("UNIX_TIMESTAMP of %s (its argument is a date or timestamp column)", restore(f.Args[0]))
+	}
+	if x.Temporal == catalog.Date {
+		return &RowExpr{Kind: RowOp, Op: '*', Args: []*RowExpr{x, {Kind: RowConst, Num: catalog.SecondsPerDay}}}, nil
+	}
+	return x, nil
 }
 
 // extremeOps and extremeNames map LEAST and GREATEST to RowOp's Op and
