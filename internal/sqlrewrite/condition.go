@@ -75,12 +75,12 @@ func (sc *scope) between(e *ast.BetweenExpr, site conditionSite) (Condition, err
 		if err != nil {
 			return Condition{}, err
 		}
-		lo, okLo := literal(e.Left)
-		hi, okHi := literal(e.Right)
-		if !okLo || !okHi || lo.IsText || hi.IsText || lo.Null || hi.Null {
-			return Condition{}, site.refuse("%s BETWEEN anything but numbers", restore(e.Expr))
+		lo, okLo := constantNumber(e.Left)
+		hi, okHi := constantNumber(e.Right)
+		if !okLo || !okHi {
+			return Condition{}, site.refuse("%s BETWEEN anything but constant numbers", restore(e.Expr))
 		}
-		return Condition{Column: x.String(), Range: &Range{Lower: lo.Num, Upper: hi.Num, HasLower: true, HasUpper: true}}, nil
+		return Condition{Column: x.String(), Range: &Range{Lower: lo, Upper: hi, HasLower: true, HasUpper: true}}, nil
 	}
 	col, err := sc.conditionColumn(site, e.Expr, e.Left, e.Right)
 	if err != nil {
@@ -163,6 +163,9 @@ func (sc *scope) conditionColumn(site conditionSite, e ast.ExprNode, others ...a
 // constant reads a condition's constant, which must match the column's type.
 func (sc *scope) constant(site conditionSite, col *catalog.Column, e ast.ExprNode) (Value, error) {
 	v, ok := literal(e)
+	if num, isNum := constantNumber(e); !ok && isNum && col.Numeric() {
+		v, ok = Value{Num: num}, true // age > 365 / 7
+	}
 	switch {
 	case !ok && containsNode(e, isSubquery):
 		return Value{}, site.refuse("a subquery")
@@ -233,10 +236,11 @@ func (sc *scope) expressionComparison(site conditionSite, e *ast.BinaryOperation
 	if err != nil {
 		return Condition{}, true, err
 	}
-	v, ok := literal(other)
-	if !ok || v.IsText || v.Null {
-		return Condition{}, true, site.refuse("%s", fmt.Sprintf("a comparison of %s with %s, not a literal number", restore(side), restore(other)))
+	num, ok := constantNumber(other)
+	if !ok {
+		return Condition{}, true, site.refuse("%s", fmt.Sprintf("a comparison of %s with %s, not a constant number", restore(side), restore(other)))
 	}
+	v := Value{Num: num}
 	if op == opcode.EQ || op == opcode.NE {
 		return Condition{Column: x.String(), In: []Value{v}}, true, nil
 	}

@@ -69,3 +69,39 @@ func unparen(e ast.ExprNode) ast.ExprNode {
 		e = p.Expr
 	}
 }
+
+// constantNumber evaluates a constant numeric expression of a condition's
+// value: a number, or + - * / of constant numbers (WHERE DATEDIFF(b, a) >
+// 7 * 24); ok is false for anything else, for a division by zero and for
+// a result that is not finite.
+func constantNumber(e ast.ExprNode) (float64, bool) {
+	if v, ok := literal(e); ok {
+		return v.Num, !v.IsText && !v.Null
+	}
+	b, ok := unparen(e).(*ast.BinaryOperationExpr)
+	if !ok {
+		return 0, false
+	}
+	l, okL := constantNumber(b.L)
+	r, okR := constantNumber(b.R)
+	if !okL || !okR {
+		return 0, false
+	}
+	var x float64
+	switch b.Op {
+	case opcode.Plus:
+		x = l + r
+	case opcode.Minus:
+		x = l - r
+	case opcode.Mul:
+		x = l * r
+	case opcode.Div:
+		if r == 0 {
+			return 0, false
+		}
+		x = l / r
+	default:
+		return 0, false
+	}
+	return x, finite(x)
+}
