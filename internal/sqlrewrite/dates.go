@@ -305,6 +305,9 @@ func (sc *scope) dateKeyOf(e ast.ExprNode) (*dateKey, error) {
 		if k, ok := sc.supersetQuarter(x); ok {
 			return k, nil
 		}
+		if k, ok := sc.lookerQuarter(x); ok {
+			return k, nil
+		}
 		switch name {
 		case "extract":
 			if len(x.Args) != 2 {
@@ -885,4 +888,37 @@ func (sc *scope) supersetQuarter(e ast.ExprNode) (*dateKey, bool) {
 		return nil, false
 	}
 	return &dateKey{col: col, part: PartQuarter, kind: "superset quarter", label: dateLabel(false)}, true
+}
+
+// lookerQuarter recognises Looker's quarter,
+// CONCAT(CAST(YEAR(col) AS CHAR), '-Q', CAST(QUARTER(col) AS CHAR)) (the
+// CASTs optional, any text between): col's quarters labelled as the text
+// ('2024-Q1').
+func (sc *scope) lookerQuarter(c *ast.FuncCallExpr) (*dateKey, bool) {
+	if c.FnName.L != "concat" || len(c.Args) < 3 {
+		return nil, false
+	}
+	uncast := func(e ast.ExprNode) ast.ExprNode {
+		if f, ok := unparen(e).(*ast.FuncCastExpr); ok && f.Tp.GetType() == mysql.TypeVarString {
+			return f.Expr
+		}
+		return e
+	}
+	col, okYear := sc.dateColumnOf(uncast(c.Args[0]), "year")
+	other, okQuarter := sc.dateColumnOf(uncast(c.Args[len(c.Args)-1]), "quarter")
+	if !okYear || !okQuarter || col != other {
+		return nil, false
+	}
+	var sep strings.Builder
+	for _, a := range c.Args[1 : len(c.Args)-1] {
+		v, ok := literal(a)
+		if !ok || !v.IsText {
+			return nil, false
+		}
+		sep.WriteString(v.Str)
+	}
+	between := sep.String()
+	return &dateKey{col: col, part: PartQuarter, kind: "quarter " + between, label: func(t time.Time) Value {
+		return Value{Str: fmt.Sprintf("%d%s%d", t.Year(), between, (int(t.Month())+2)/3), IsText: true}
+	}}, true
 }
