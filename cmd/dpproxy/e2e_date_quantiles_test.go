@@ -52,19 +52,7 @@ func TestDateOrderStatisticsOnEveryBackend(t *testing.T) {
 	}
 	for _, b := range visitsBackends {
 		t.Run(b.name, func(t *testing.T) {
-			conn, remaining := visitsSession(t, b, rows, `
-  - name: visits
-    columns:
-      - {name: visit_date, type: date, lower: 2018-01-01, upper: 2024-12-31}
-  - name: visits_units
-    source: visits
-    privacy_unit: person_id
-    max_rows_per_unit: 5
-    max_groups_per_unit: 4
-    columns:
-      - {name: visit_date, type: date, lower: 2018-01-01, upper: 2024-12-31}
-      - {name: site, type: text, partition_selection: true}
-`)
+			conn, remaining := visitsSession(t, b, rows, visitDateTables("", "      - {name: site, type: text, partition_selection: true}\n"))
 			// near checks a released date against the quantile q of sorted.
 			near := func(what, got string, sorted []string, q float64) {
 				t.Helper()

@@ -53,19 +53,7 @@ func TestDateGroupsOnEveryBackend(t *testing.T) {
 	}
 	for _, b := range visitsBackends {
 		t.Run(b.name, func(t *testing.T) {
-			conn, remaining := visitsSession(t, b, rows, fmt.Sprintf(`
-  - name: visits
-    columns:
-      - {name: spend, type: real, lower: 0, upper: %d}
-      - {name: visit_date, type: date, lower: 2018-01-01, upper: 2024-12-31}
-  - name: visits_units
-    source: visits
-    privacy_unit: person_id
-    max_rows_per_unit: 5
-    max_groups_per_unit: 4
-    columns:
-      - {name: visit_date, type: date, lower: 2018-01-01, upper: 2024-12-31}
-`, demo.VisitsSpendUpper))
+			conn, remaining := visitsSession(t, b, rows, visitDateTables(fmt.Sprintf("      - {name: spend, type: real, lower: 0, upper: %d}\n", demo.VisitsSpendUpper), ""))
 			// check runs q, wants the labels in order, and checks each
 			// group's count against truth within its stated interval.
 			check := func(q string, want []string, truth map[string]float64, labelOf func(string) string) {
@@ -148,6 +136,17 @@ func TestDateGroupsOnEveryBackend(t *testing.T) {
 			}
 		})
 	}
+}
+
+// visitDateTables declares, under tables:, visits with visit_date (a
+// date column over 2018 to 2024) and the YAML column lines visitsColumns,
+// and visits_units, the same rows protecting each person_id (at most 5
+// rows and 4 groups a person) with visit_date and unitsColumns.
+func visitDateTables(visitsColumns, unitsColumns string) string {
+	const visitDate = "      - {name: visit_date, type: date, lower: 2018-01-01, upper: 2024-12-31}\n"
+	return "\n  - name: visits\n    columns:\n" + visitsColumns + visitDate +
+		"  - name: visits_units\n    source: visits\n    privacy_unit: person_id\n    max_rows_per_unit: 5\n    max_groups_per_unit: 4\n    columns:\n" +
+		visitDate + unitsColumns
 }
 
 // visitsSession loads rows into b as table visits, serves the YAML lines

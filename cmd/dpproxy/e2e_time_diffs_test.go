@@ -395,18 +395,7 @@ func TestExpressionBucketsThroughProxy(t *testing.T) {
 	const q = "SELECT FLOOR(TIMESTAMPDIFF(MONTH, '2018-01-01', visit_date) / 12) AS y, COUNT(*), MEDIAN(DATEDIFF(visit_date, '2018-01-01')) FROM %s GROUP BY y ORDER BY y"
 	for _, b := range visitsBackends {
 		t.Run(b.name, func(t *testing.T) {
-			conn, _ := visitsSession(t, b, rows, `
-  - name: visits
-    columns:
-      - {name: visit_date, type: date, lower: 2018-01-01, upper: 2024-12-31}
-  - name: visits_units
-    source: visits
-    privacy_unit: person_id
-    max_rows_per_unit: 5
-    max_groups_per_unit: 4
-    columns:
-      - {name: visit_date, type: date, lower: 2018-01-01, upper: 2024-12-31}
-`)
+			conn, _ := visitsSession(t, b, rows, visitDateTables("", ""))
 			for _, table := range []string{"visits", "visits_units"} {
 				rs, err := conn.QueryContext(t.Context(), fmt.Sprintf(q, table))
 				if err != nil {
