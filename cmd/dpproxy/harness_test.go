@@ -73,7 +73,8 @@ func startProxy(t *testing.T, dir string, env []string, args ...string) *proxyPr
 	if dir == "" {
 		dir = t.TempDir()
 	}
-	p := &proxyProcess{addr: freeAddr(t), metricsAddr: freeAddr(t), dir: dir, done: make(chan struct{})}
+	addrs := freeAddrs(t, 2)
+	p := &proxyProcess{addr: addrs[0], metricsAddr: addrs[1], dir: dir, done: make(chan struct{})}
 	p.cmd = exec.Command(binary, append(args, "--listen", p.addr, "--metrics-listen", p.metricsAddr)...)
 	p.cmd.Dir = dir
 	p.cmd.Env = append(os.Environ(), env...)
@@ -123,14 +124,21 @@ func (p *proxyProcess) stop(sig syscall.Signal) {
 	}
 }
 
-func freeAddr(t *testing.T) string {
+// freeAddrs returns n distinct loopback addresses that were free a moment ago.
+func freeAddrs(t *testing.T, n int) []string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	var addrs []string
+	for range n {
+		// Each listener stays open until all are picked, so that the n
+		// addresses differ (one closed at once could be handed out again).
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		addrs = append(addrs, l.Addr().String())
 	}
-	defer l.Close()
-	return l.Addr().String()
+	return addrs
 }
 
 // connect opens a go-sql-driver pool to the proxy as user/password.
