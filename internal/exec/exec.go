@@ -309,7 +309,7 @@ func (e *Executor) releaseFrom(ctx context.Context, snap *backend.Snapshot, plan
 // one aggregate scan instead of a sort, from which the grid sums of the
 // column are computed too (release). The numbers returned are the same.
 func (e *Executor) fetch(plan *planner.Plan, rowsPerUnit int64, scope unitScope, f sqlrewrite.Fetch) sqlrewrite.Fetch {
-	f.Table, f.Partitions, f.Filter, f.Derived = plan.Table.Source, plan.Table.Partitions, plan.Filter, plan.Derived
+	f.Table, f.Partitions, f.Filter, f.Boolean, f.Derived = plan.Table.Source, plan.Table.Partitions, plan.Filter, plan.Boolean, plan.Derived
 	f.Unit = unitBound(plan.Table, rowsPerUnit, scope)
 	if w := f.Window; w != nil && !w.Sum && fewValues(plan.Table, w.Column) {
 		grouped := *w
@@ -380,6 +380,9 @@ func resultOf(plan *planner.Plan, values []planner.Value) *Result {
 		res.Columns = append(res.Columns, o.Label)
 		res.Row = append(res.Row, outputValue(&o, v))
 		res.Warnings = append(res.Warnings, describe(plan, &o, v))
+	}
+	for _, n := range plan.Notes {
+		res.Warnings = append(res.Warnings, Warning{Level: "Note", Code: NoteCode, Message: n})
 	}
 	return res
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
 )
 
 var deriveNames = map[DeriveKind]string{
@@ -59,12 +61,36 @@ func (p *Plan) Explain() (columns []string, rows [][]any) {
 	}
 	step++
 	filter := "all rows"
-	if len(p.Filter) > 0 {
+	switch {
+	case p.Boolean != nil:
+		filter = fmt.Sprintf("%d condition(s) combined with OR and NOT", leaves(p.Boolean)+len(p.Filter))
+	case len(p.Filter) > 0:
 		filter = fmt.Sprintf("%d condition(s)", len(p.Filter))
 	}
 	rows = append(rows, []any{int64(step), "total", p.Table.Name, "", display(p.Cost.Epsilon), display(p.Cost.Delta),
-		fmt.Sprintf("basic composition over %d release(s); filter: %s", len(p.Releases), filter) + p.Synopsis.explainTotal() + unitTotal(p.Table)})
+		fmt.Sprintf("basic composition over %d release(s); filter: %s", len(p.Releases), filter) + p.Synopsis.explainTotal() + unitTotal(p.Table) + notes(p.Notes)})
 	return columns, rows
+}
+
+// notes renders a plan's notes at the end of EXPLAIN's total row.
+func notes(ns []string) string {
+	var sb strings.Builder
+	for _, n := range ns {
+		sb.WriteString("; " + n)
+	}
+	return sb.String()
+}
+
+// leaves counts the conditions of a predicate.
+func leaves(p *sqlrewrite.Predicate) int {
+	if p.Leaf != nil {
+		return 1
+	}
+	n := 0
+	for _, a := range p.Args {
+		n += leaves(a)
+	}
+	return n
 }
 
 // display rounds a budget share to 12 significant digits, so an even split

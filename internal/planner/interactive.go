@@ -23,16 +23,16 @@ import (
 //   - SELECT COUNT(*) FROM t WHERE p, with p any AND/OR/NOT combination
 //     of conditions on domain columns, is compiled to the set of cells of
 //     X where p is true (mm.Predicate) and answered by the instance.
-//     A condition on a bucketed column must select whole buckets, else the
-//     query is refused (1235) with the buckets. Rows with NULL, or with a
-//     value missing from a categorical list, in any domain column are
-//     outside X and never counted, even under NOT.
-//   - A WHERE that is an AND of conditions (no OR or NOT) stays with the
-//     mechanisms above when it restricts a column with a histogram domain
-//     (a DAWA range count is free there: SynopsisPlan's rule), when SET
-//     @dp_mechanism forces a mechanism, or when X cannot express it (a
-//     column outside the domain, a range across a bucket): it is then a
-//     Laplace count as before. A COUNT(*) without WHERE is one too.
+//     Rows with NULL, or with a value missing from a categorical list, in
+//     any domain column are outside X and never counted, even under NOT.
+//   - A predicate X cannot express (a column outside the domain, a range
+//     across a bucket, IS NULL) is a fresh count over the rows it keeps,
+//     like any other statement, and so is every statement when SET
+//     @dp_mechanism forces a mechanism. A WHERE that is an AND of
+//     conditions (no OR or NOT) also stays with the mechanisms above when
+//     it restricts a column with a histogram domain (a DAWA range count is
+//     free there: SynopsisPlan's rule). A COUNT(*) without WHERE is a
+//     Laplace count too.
 //   - The instance is created by the first such statement: it releases
 //     n̂ = n + DLap(1/ε_n) with ε_n = ε·mm.DefaultCountShare, then,
 //     with ε' = ε − ε_n, takes a one-shot noisy histogram over X (DLap(1/ε')
@@ -162,39 +162,44 @@ func (ip *InteractivePlan) Choose(nHat int64) (mechanism, why string) {
 }
 
 // planInteractive returns the plan of sel over the table's interactive
-// domain, or nil when the rule above leaves sel to the other mechanisms.
-func (p *Planner) planInteractive(sel *sqlrewrite.Select, t *catalog.Table, s Settings) (*Plan, error) {
+// domain, or nil when the rule above leaves sel to the other mechanisms;
+// then, for a count with OR or NOT the domain cannot express, a note for
+// SHOW WARNINGS that says why.
+func (p *Planner) planInteractive(sel *sqlrewrite.Select, t *catalog.Table, s Settings) (*Plan, string) {
 	in := t.Interactive
 	if in == nil || sel.GroupBy != nil || len(sel.Items) != 1 {
-		return nil, nil
+		return nil, ""
 	}
 	item := sel.Items[0]
 	if item.Agg.Func != sqlrewrite.CountRows || len(item.Agg.Where) > 0 {
-		return nil, nil
+		return nil, ""
+	}
+	if s.Mechanism != "" && s.Mechanism != "auto" {
+		return nil, ""
 	}
 	pred := sel.Boolean
 	if pred == nil {
-		if len(sel.Where) == 0 || s.Mechanism != "" && s.Mechanism != "auto" {
-			return nil, nil
+		if len(sel.Where) == 0 {
+			return nil, ""
 		}
 		for _, c := range sel.Where {
 			if col, ok := t.Column(c.Column); ok && col.Histogram != nil {
-				return nil, nil
+				return nil, ""
 			}
 		}
 		pred = conjunction(sel.Where)
 	}
 	cells, err := compileInteractive(t, pred)
-	if err != nil {
+	if err != nil { // a predicate the domain cannot express: a fresh release
 		if sel.Boolean == nil {
-			return nil, nil // an AND the domain cannot express: Laplace, as before
+			return nil, ""
 		}
-		return nil, err
+		return nil, fmt.Sprintf("%s: a fresh release at this statement's epsilon, not an answer from the interactive domain: %v", item.Label, err)
 	}
 	ip := &InteractivePlan{Table: t, Config: *in, Predicate: cells,
 		Describe: fmt.Sprintf("%d of %d cells", cells.Size(), cells.Cells()),
 		Cells:    sqlrewrite.Fetch{Table: t.Source, Partitions: t.Partitions, Cells: cellsFetch(t, in)}, Key: interactiveKey(t, in)}
-	return &Plan{Table: t, Interactive: ip, Outputs: []Output{{Label: item.Label, Agg: item.Agg, Derive: FromInteractive, Integer: true}}}, nil
+	return &Plan{Table: t, Interactive: ip, Outputs: []Output{{Label: item.Label, Agg: item.Agg, Derive: FromInteractive, Integer: true}}}, ""
 }
 
 // conjunction turns a WHERE list into a Predicate.
@@ -284,12 +289,12 @@ func (ip *InteractivePlan) unitExplain() string {
 		t.PrivacyUnit, formatNumber(display(ip.Config.Epsilon)), k, t.PrivacyUnit, k, k, formatNumber(display(ip.RowEpsilon())))
 }
 
-// refuseInteractive is the error of a predicate the domain cannot answer.
+// refuseInteractive says why the domain cannot answer a predicate.
 func refuseInteractive(t *catalog.Table, format string, args ...any) error {
 	var dims []string
 	for _, c := range t.Interactive.Columns {
 		dims = append(dims, c.Describe())
 	}
-	return dperr.New(dperr.Unsupported, "%s; counting queries with OR and NOT on table %s are answered over its interactive domain %s",
+	return dperr.New(dperr.Unsupported, "%s; the interactive domain of table %s is %s",
 		fmt.Sprintf(format, args...), t.Name, strings.Join(dims, " × "))
 }

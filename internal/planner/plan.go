@@ -57,6 +57,11 @@ type Plan struct {
 	Table *catalog.Table
 	// Filter is the query's predicate with backend column names.
 	Filter []sqlrewrite.Condition
+	// Boolean, if set, is the query's predicate with OR and NOT, with
+	// backend column names, ANDed with Filter by every fetch.
+	Boolean *sqlrewrite.Predicate
+	// Notes are remarks on the whole answer for SHOW WARNINGS.
+	Notes []string
 	// Releases are the distinct private releases, each paid once.
 	Releases []*Release
 	// Outputs are the result columns, in the client's order.
@@ -264,28 +269,39 @@ func (p *Planner) plan(sel *sqlrewrite.Select, s Settings, grouped bool) (*Plan,
 	if s.Mechanism != "" && s.Mechanism != "auto" && forced == nil {
 		return nil, dperr.New(dperr.InvalidValue, "unknown mechanism %q; valid: %s", s.Mechanism, strings.Join(p.MechanismNames(), ", "))
 	}
-	if grouped && sel.Boolean != nil {
-		return nil, dperr.New(dperr.Unsupported, "not supported: OR and NOT in WHERE with GROUP BY (they are answered only as SELECT COUNT(*) without GROUP BY on a table with an interactive domain); use an AND of range and equality conditions")
-	}
 	t, derived, err := withRowExprs(t, sel.Items, sel.Derive)
 	if err != nil {
 		return nil, err
 	}
 	var synopses *SynopsisPlan
+	var note string
 	if !grouped {
-		if ip, err := p.planInteractive(sel, t, s); ip != nil || err != nil {
-			return ip, err
+		var ip *Plan
+		if ip, note = p.planInteractive(sel, t, s); ip != nil {
+			return ip, nil
 		}
-		if sel.Boolean != nil {
-			return nil, dperr.New(dperr.Unsupported, "OR and NOT in WHERE are answered only as SELECT COUNT(*) on a table with an interactive domain; table %s has none here, so use an AND of range and equality conditions", t.Name)
-		}
-		var err error
-		if synopses, err = p.planSynopses(sel, t, forced); err != nil {
-			return nil, err
+		// A synopsis is released for a conjunction of conditions: a
+		// statement with OR or NOT reads fresh releases (the parser sends
+		// its histograms and range counts the Query way).
+		if sel.Boolean == nil {
+			var err error
+			if synopses, err = p.planSynopses(sel, t, forced); err != nil {
+				return nil, err
+			}
+		} else if sel.GroupBy != nil {
+			return nil, dperr.New(dperr.Unsupported, "not supported: a histogram with OR and NOT in WHERE; write it as GROUP BY FLOOR(col / w) * w with COUNT(*)")
 		}
 	}
 	b := builder{planner: p, table: t, forced: forced}
 	plan := &Plan{Table: t, Synopsis: synopses, Derived: derived}
+	if note != "" {
+		plan.Notes = []string{note}
+	}
+	if sel.Boolean != nil {
+		if plan.Boolean, err = backendPredicate(t, sel.Boolean); err != nil {
+			return nil, err
+		}
+	}
 	for _, c := range sel.Where {
 		col, ok := t.Column(c.Column)
 		if !ok {
@@ -353,6 +369,29 @@ func (p *Planner) plan(sel *sqlrewrite.Select, s Settings, grouped bool) (*Plan,
 		plan.Profile = profileOf(plan, groupsSquares(p.cat.Backend.Driver))
 	}
 	return plan, nil
+}
+
+// backendPredicate returns a copy of pred with the backend names of its
+// leaves' columns (declared or derived columns of t).
+func backendPredicate(t *catalog.Table, pred *sqlrewrite.Predicate) (*sqlrewrite.Predicate, error) {
+	out := &sqlrewrite.Predicate{Op: pred.Op}
+	if pred.Leaf != nil {
+		col, ok := t.Column(pred.Leaf.Column)
+		if !ok {
+			return nil, dperr.New(dperr.UnknownColumn, "Unknown column '%s' in 'where clause'", pred.Leaf.Column)
+		}
+		c := *pred.Leaf
+		c.Column = col.Source
+		out.Leaf = &c
+	}
+	for _, a := range pred.Args {
+		b, err := backendPredicate(t, a)
+		if err != nil {
+			return nil, err
+		}
+		out.Args = append(out.Args, b)
+	}
+	return out, nil
 }
 
 func describeSupport(m Mechanism) string {

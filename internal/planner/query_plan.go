@@ -89,10 +89,12 @@ type QueryPlan struct {
 	Parts []QueryPart
 	// Cost is what the statement spends.
 	Cost Cost
-	// Table is the table queried, and Filter its WHERE (backend columns;
-	// only set with Selection, which reads the key counts through it).
-	Table  *catalog.Table
-	Filter []sqlrewrite.Condition
+	// Table is the table queried, and Filter and Boolean its WHERE
+	// (backend columns; only set with Selection, which reads the key
+	// counts through them).
+	Table   *catalog.Table
+	Filter  []sqlrewrite.Condition
+	Boolean *sqlrewrite.Predicate
 	// Empty is set when the LIMIT leaves no row whatever the data: LIMIT
 	// 0, or an OFFSET at or past the number of groups, which is public
 	// (one without keys; the declared domain's size with them). Nothing is
@@ -258,7 +260,10 @@ func (p *Planner) planSelected(qp *QueryPlan, private int, s Settings) (*QueryPl
 		return nil, dperr.New(dperr.InvalidValue, "@dp_epsilon must be > 0")
 	}
 	if q.Base.Boolean != nil {
-		return nil, dperr.New(dperr.Unsupported, "not supported: OR and NOT in WHERE with GROUP BY; use an AND of range and equality conditions")
+		var err error
+		if qp.Boolean, err = backendPredicate(t, q.Base.Boolean); err != nil {
+			return nil, err
+		}
 	}
 	qp.SelectedKey = private
 	if filtered(q.Base.Items) {

@@ -5,24 +5,54 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/opcode"
 )
 
+// maxPredicateDepth bounds the nesting of AND, OR and NOT nodes in a
+// condition, after parentheses are dropped, nested ANDs (ORs) flattened
+// and double negations removed, so that every backend evaluates the
+// rendered predicate: SQLite refuses an expression deeper than 1000, and a
+// leaf renders a few levels of its own. It is checked when the statement
+// is parsed, before anything is reserved.
+const maxPredicateDepth = 100
+
 // predicate converts a boolean expression: AND, OR and NOT (or !) of leaf
 // conditions, with parentheses anywhere. The tree keeps the client's order;
-// parentheses are dropped and nested ANDs (and ORs) are flattened into one
-// node. col <> v, col NOT BETWEEN a AND b and col NOT IN (...) are NOT of
-// the leaf. NOT keeps SQL's meaning: a row whose column is NULL satisfies
-// neither a leaf on that column nor its negation.
+// parentheses are dropped, nested ANDs (and ORs) are flattened into one
+// node and NOT NOT p is p. col <> v, col NOT BETWEEN a AND b and col NOT
+// IN (...) are NOT of the leaf. NOT keeps SQL's meaning: a row whose
+// column is NULL satisfies neither a leaf on that column nor its negation.
+// A predicate nested deeper than maxPredicateDepth is refused.
 func (sc *scope) predicate(e ast.ExprNode, site conditionSite) (*Predicate, error) {
+	p, err := sc.boolean(e, site)
+	if err != nil {
+		return nil, err
+	}
+	if d := p.depth(); d > maxPredicateDepth {
+		return nil, site.refuse("AND, OR and NOT nested %d deep (at most %d)", d, maxPredicateDepth)
+	}
+	return p, nil
+}
+
+// depth is the nesting of p's nodes: 1 for a leaf.
+func (p *Predicate) depth() int {
+	d := 0
+	for _, a := range p.Args {
+		d = max(d, a.depth())
+	}
+	return d + 1
+}
+
+// boolean is predicate without the depth bound.
+func (sc *scope) boolean(e ast.ExprNode, site conditionSite) (*Predicate, error) {
 	switch e := e.(type) {
 	case *ast.ParenthesesExpr:
-		return sc.predicate(e.Expr, site)
+		return sc.boolean(e.Expr, site)
 	case *ast.BinaryOperationExpr:
 		switch e.Op {
 		case opcode.LogicAnd, opcode.LogicOr:
-			l, err := sc.predicate(e.L, site)
+			l, err := sc.boolean(e.L, site)
 			if err != nil {
 				return nil, err
 			}
-			r, err := sc.predicate(e.R, site)
+			r, err := sc.boolean(e.R, site)
 			if err != nil {
 				return nil, err
 			}
@@ -53,7 +83,7 @@ func (sc *scope) predicate(e ast.ExprNode, site conditionSite) (*Predicate, erro
 		return negateIf(e.Not, leaf(c)), nil
 	case *ast.UnaryOperationExpr:
 		if e.Op == opcode.Not || e.Op == opcode.Not2 {
-			p, err := sc.predicate(e.V, site)
+			p, err := sc.boolean(e.V, site)
 			if err != nil {
 				return nil, err
 			}
@@ -87,10 +117,15 @@ func (sc *scope) predicate(e ast.ExprNode, site conditionSite) (*Predicate, erro
 func leaf(c Condition) *Predicate { return &Predicate{Op: Leaf, Leaf: &c} }
 
 // negateIf wraps p in NOT when not is set; the negation of IS [NOT] NULL
-// is IS [NOT] NULL with the other sense (a two-valued leaf).
+// is IS [NOT] NULL with the other sense (a two-valued leaf), and the
+// negation of NOT q is q (SQL's NOT maps true, false and unknown to false,
+// true and unknown, so two of them are the identity).
 func negateIf(not bool, p *Predicate) *Predicate {
 	if !not {
 		return p
+	}
+	if p.Op == Not {
+		return p.Args[0]
 	}
 	if p.Op == Leaf && p.Leaf.IsNull {
 		c := *p.Leaf

@@ -48,7 +48,7 @@ func (p *Parser) privateSelect(s *ast.SelectStmt) (Statement, error) {
 	}
 	sel, err := p.oneRowSelect(s)
 	switch {
-	case err == nil && !p.groupedHistogram(sel) && !p.filteredWithoutSynopsis(sel):
+	case err == nil && !p.groupedHistogram(sel) && !p.filteredWithoutSynopsis(sel) && !booleanOverSynopsis(sel):
 		return sel, nil
 	case err == nil:
 	case dperr.KindOf(err) != dperr.Unsupported:
@@ -71,6 +71,26 @@ func (p *Parser) groupedHistogram(sel *Select) bool {
 	t, _ := p.cat.Table(sel.Table)
 	col, ok := t.Column(sel.GroupBy.Column)
 	return ok && col.Histogram == nil
+}
+
+// booleanOverSynopsis reports whether sel has an OR/NOT WHERE beside
+// something only a synopsis answers as a Select (a histogram, a range
+// count): a synopsis is released for a conjunction of conditions, so such
+// a statement is answered as a Query, with fresh releases over the rows
+// the predicate keeps.
+func booleanOverSynopsis(sel *Select) bool {
+	if sel.Boolean == nil {
+		return false
+	}
+	if sel.GroupBy != nil {
+		return true
+	}
+	for _, it := range sel.Items {
+		if len(it.Agg.Where) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // filteredWithoutSynopsis reports whether sel has a range count (an

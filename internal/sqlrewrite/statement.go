@@ -33,8 +33,9 @@ type Select struct {
 	// anywhere) is always given here, in the order written.
 	Where []Condition
 	// Boolean is set instead of Where when the predicate uses OR or NOT
-	// (<>, NOT BETWEEN and NOT IN included): only tables with an
-	// interactive domain can answer it (a count).
+	// (<>, NOT BETWEEN and NOT IN included): a row condition the fetches
+	// apply like Where (a COUNT(*) on a table with an interactive domain
+	// may instead be answered over that domain).
 	Boolean *Predicate
 	// GroupBy is set for a histogram: SELECT FLOOR(col/w)*w AS b, COUNT(*)
 	// FROM t GROUP BY b. The result has one row per bucket, in ascending
