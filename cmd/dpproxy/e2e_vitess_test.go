@@ -552,6 +552,7 @@ func vitessBattery(t *testing.T, conn *sql.Conn, rows []demo.PUMSRow, copies int
 	nan := math.NaN()
 	one := func(v ...float64) map[string][]float64 { return map[string][]float64{"": v} }
 	mid := all.where(func(r demo.PUMSRow) bool { return r.Age >= 20 && r.Age <= 60 && (r.Race == 1 || r.Race == 2) })
+	outer := all.where(func(r demo.PUMSRow) bool { return !(r.Race == 1 || r.Age >= 20 && r.Age <= 60) })
 	perGroup := func(key func(demo.PUMSRow) string, cols ...func(pumsStats) float64) map[string][]float64 {
 		groups := map[string]pumsStats{}
 		for _, r := range rows {
@@ -580,6 +581,8 @@ func vitessBattery(t *testing.T, conn *sql.Conn, rows []demo.PUMSRow, copies int
 			one(all.quantile(age, 0.25), all.quantile(age, 0.75)), []float64{4, 4}, nil},
 		{"SELECT COUNT(*), SUM(income), AVG(age), MEDIAN(income) FROM " + table + " WHERE age BETWEEN 20 AND 60 AND race IN (1, 2)",
 			one(c*mid.count(), c*mid.sum(income), mid.avg(age), mid.quantile(income, 0.5)), []float64{0, 0, 0, 10000}, nil},
+		{"SELECT COUNT(*), AVG(age) FROM " + table + " WHERE NOT (race = 1 OR age BETWEEN 20 AND 60)",
+			one(c*outer.count(), outer.avg(age)), []float64{0, 0}, nil},
 		{"SELECT sex, COUNT(*), AVG(income) FROM " + table + " GROUP BY sex",
 			perGroup(func(r demo.PUMSRow) string { return strconv.Itoa(r.Sex) },
 				func(g pumsStats) float64 { return c * g.count() }, func(g pumsStats) float64 { return g.avg(income) }),
