@@ -170,13 +170,16 @@ func (sc *scope) namesKey(e ast.ExprNode, keyField *ast.SelectField, key int, b 
 // declared and numeric, the width a positive number, and the multiplier,
 // if any, the same number.
 func (sc *scope) bucket(e ast.ExprNode, clause string) (*Bucketing, error) {
-	x, w, mult, _ := bucketParts(e)
+	x, w, mult, isDiv, _ := columnBucketParts(e)
 	col, err := sc.column(unparen(x).(*ast.ColumnNameExpr).Name, clause)
 	if err != nil {
 		return nil, err
 	}
 	if !col.Numeric() {
 		return nil, refuseHistogram("a bucket of the text column %s", col.Name)
+	}
+	if lo, _, _ := col.Bounds(); isDiv && lo < 0 {
+		return nil, refuseHistogram("%s: DIV truncates toward zero and %s can be negative (its lower bound is %g); write FLOOR(%s / w) * w", restore(e), col.Name, lo, col.Name)
 	}
 	width, ok := literal(w)
 	if !ok || width.IsText || width.Null || !(width.Num > 0) {
@@ -191,10 +194,24 @@ func (sc *scope) bucket(e ast.ExprNode, clause string) (*Bucketing, error) {
 }
 
 // isBucketShaped reports whether e has the shape of a bucket expression,
-// FLOOR(col / w) * m, m * FLOOR(col / w) or FLOOR(col / w), whatever w and m.
+// FLOOR(col / w) * m, m * FLOOR(col / w) or FLOOR(col / w), or the same
+// with col DIV w, whatever w and m.
 func isBucketShaped(e ast.ExprNode) bool {
-	x, _, _, ok := bucketParts(e)
-	return ok && isColumn(unparen(x))
+	_, _, _, _, ok := columnBucketParts(e)
+	return ok
+}
+
+// columnBucketParts splits a bucket of a column: bucketParts, or col DIV w
+// [* mult] (divParts; isDiv set), which is FLOOR(col / w) [* mult] on a
+// column whose lower bound is not negative (Bucket checks it).
+func columnBucketParts(e ast.ExprNode) (col, w, mult ast.ExprNode, isDiv, ok bool) {
+	if x, w, mult, ok := bucketParts(e); ok && isColumn(unparen(x)) {
+		return x, w, mult, false, true
+	}
+	if x, w, mult, ok := divParts(e); ok && isColumn(unparen(x)) {
+		return x, w, mult, true, true
+	}
+	return nil, nil, nil, false, false
 }
 
 // bucketParts splits FLOOR(x / w) * mult, mult * FLOOR(x / w) and

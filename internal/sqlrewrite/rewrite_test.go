@@ -107,6 +107,7 @@ func testCatalog() *catalog.Config {
 		}},
 		{Name: "events", Source: "events", Columns: []catalog.Column{
 			num("amount", catalog.Real, 0, 1000),
+			num("balance", catalog.Real, -1000, 1000),
 			dated(catalog.Date, "day", "2015-01-01", "2024-12-31"),
 			dated(catalog.Timestamp, "at", "2023-11-15 06:00:00", "2024-02-10 18:00:00"),
 			dated(catalog.Date, "week", "2024-03-04", "2024-03-08"),
