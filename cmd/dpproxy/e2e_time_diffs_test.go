@@ -243,8 +243,9 @@ func TestTimeDifferencesThroughProxy(t *testing.T) {
 // the last 7 days (CURDATE() - INTERVAL 7 DAY), Metabase's "previous 30
 // days" (date_add(date(now()), INTERVAL -30 day) up to today), the last
 // 24 hours of a timestamp (NOW() - INTERVAL 24 HOUR), yesterday
-// (DATE(placed_at) = CURDATE() - INTERVAL 1 DAY) and this year
-// (YEAR(ordered_on) = YEAR(CURDATE())). Each count is within 3 of the
+// (DATE(placed_at) = CURDATE() - INTERVAL 1 DAY), this year
+// (YEAR(ordered_on) = YEAR(CURDATE())), days picked with IN and NOT IN,
+// and an OR of a date and a timestamp condition. Each count is within 3 of the
 // truth Go computes from the same clock (the noise scale is 1/40). Orders
 // per hour of the last days (Metabase's STR_TO_DATE(DATE_FORMAT(col,
 // '%Y-%m-%d %H'), ...)) answer every hour of the bounds as a DATETIME,
@@ -281,6 +282,14 @@ func TestRelativeDatesThroughProxy(t *testing.T) {
 		{"placed_at >= NOW() - INTERVAL 24 HOUR", count(func(o order) bool { return !o.placed.Before(start.Add(-24 * time.Hour)) })},
 		{"DATE(placed_at) = CURDATE() - INTERVAL 1 DAY", count(func(o order) bool { return o.placed.Truncate(24 * time.Hour).Equal(today.AddDate(0, 0, -1)) })},
 		{"YEAR(ordered_on) = YEAR(CURDATE())", count(func(o order) bool { return o.day.Year() == today.Year() })},
+		{"ordered_on IN (CURDATE(), CURDATE() - INTERVAL 3 DAY, '" + today.AddDate(0, 0, -40).Format(time.DateOnly) + "')",
+			count(func(o order) bool {
+				return o.day.Equal(today) || o.day.Equal(today.AddDate(0, 0, -3)) || o.day.Equal(today.AddDate(0, 0, -40))
+			})},
+		{"ordered_on NOT IN (CURDATE()) AND (placed_at < NOW() - INTERVAL 90 HOUR OR ordered_on < CURDATE() - INTERVAL 50 DAY)",
+			count(func(o order) bool {
+				return !o.day.Equal(today) && (o.placed.Before(start.Add(-90*time.Hour)) || o.day.Before(today.AddDate(0, 0, -50)))
+			})},
 	}
 	lower, upper := today.AddDate(-1, 0, 0), today.AddDate(0, 0, 10)
 	recentFrom, recentTo := today.AddDate(0, 0, -2), today.Add(23*time.Hour)

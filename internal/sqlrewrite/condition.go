@@ -121,9 +121,6 @@ func (sc *scope) in(e *ast.PatternInExpr, site conditionSite) (Condition, error)
 	if err != nil {
 		return Condition{}, err
 	}
-	if col.Temporal() {
-		return Condition{}, site.refuse("%s", fmt.Sprintf("IN on the %s column %s (use col BETWEEN '2020-01-01' AND '2020-12-31', or col = '2020-01-01')", col.Type, col.Name))
-	}
 	c := Condition{Column: col.Name}
 	for _, item := range e.List {
 		v, err := sc.constant(site, col, item)

@@ -76,6 +76,12 @@ func (sc *scope) boolean(e ast.ExprNode, site conditionSite) (*Predicate, error)
 		}
 		return negateIf(e.Not, leaf(c)), nil
 	case *ast.PatternInExpr:
+		if p, ok, err := sc.temporalIn(e, site); ok {
+			if err != nil {
+				return nil, err
+			}
+			return negateIf(e.Not, p), nil
+		}
 		c, err := sc.in(e, site)
 		if err != nil {
 			return nil, err
@@ -111,6 +117,32 @@ func (sc *scope) boolean(e ast.ExprNode, site conditionSite) (*Predicate, error)
 		return nil, site.refuse("a constant as a condition")
 	}
 	return nil, site.refuse("this condition")
+}
+
+// temporalIn converts col IN (a, b, ...) on a date or timestamp column:
+// the OR of col = a, col = b, ... (each a comparison, with its constant
+// read as for =). ok is false when e is not IN on such a column.
+func (sc *scope) temporalIn(e *ast.PatternInExpr, site conditionSite) (p *Predicate, ok bool, err error) {
+	c, isColumn := unparen(e.Expr).(*ast.ColumnNameExpr)
+	if e.Sel != nil || !isColumn {
+		return nil, false, nil
+	}
+	col, err := sc.column(c.Name, site.clause)
+	if err != nil || !col.Temporal() {
+		return nil, false, nil
+	}
+	var leaves []*Predicate
+	for _, item := range e.List {
+		eq, err := sc.comparison(&ast.BinaryOperationExpr{Op: opcode.EQ, L: e.Expr, R: item}, site)
+		if err != nil {
+			return nil, true, err
+		}
+		leaves = append(leaves, leaf(eq))
+	}
+	if len(leaves) == 1 {
+		return leaves[0], true, nil
+	}
+	return &Predicate{Op: Or, Args: leaves}, true, nil
 }
 
 // leaf is the predicate of one condition.
