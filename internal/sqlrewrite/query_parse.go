@@ -71,14 +71,16 @@ func (p *Parser) query(s *ast.SelectStmt) (*Query, error) {
 			return nil, err
 		}
 	} else if s.Distinct && !qb.anyAggregate() {
-		// SELECT DISTINCT col, ...: a listing; the columns become the keys.
+		// SELECT DISTINCT key, ...: a listing; the expressions become the
+		// keys (columns with declared values, buckets, date parts such as
+		// YEAR(col), listed from the configuration as GROUP BY lists them).
 		for _, f := range qb.fields {
-			c, ok := unparen(f.Expr).(*ast.ColumnNameExpr)
-			if !ok {
-				return nil, refuseRows("SELECT DISTINCT of %s (only columns with declared values can be listed)", label(f))
-			}
-			if _, err := qb.key(c); err != nil {
-				return nil, err
+			e := unparen(f.Expr)
+			if _, err := qb.keyExpr(e); err != nil {
+				if _, isColumn := e.(*ast.ColumnNameExpr); isColumn || dperr.KindOf(err) != dperr.Unsupported {
+					return nil, err
+				}
+				return nil, refuseRows("SELECT DISTINCT of %s (only columns with declared values, buckets FLOOR(col / w) * w and date parts such as YEAR(col) can be listed)", label(f))
 			}
 		}
 	}
