@@ -141,8 +141,13 @@ func (e *Executor) RunQuery(ctx context.Context, user string, qp *planner.QueryP
 	if err != nil {
 		return nil, dperr.Wrap(dperr.Internal, err, "internal error: cannot post-process the released rows")
 	}
+	columns := q.Columns
+	if q.Outer != nil {
+		columns = q.Outer.Columns
+		warnings = append(warnings, note("the outer query aggregates the subquery's released rows: post-processing, no further budget spent"))
+	}
 	res := &Result{Rows: make([][]any, len(out)), Warnings: warnings}
-	for _, c := range q.Columns {
+	for _, c := range columns {
 		res.Columns = append(res.Columns, c.Label)
 	}
 	for i, r := range out {

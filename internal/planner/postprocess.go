@@ -51,47 +51,72 @@ type Row struct {
 	Aggs []Datum
 	// Windows are the values of Query.Windows, computed by PostProcess.
 	Windows []Datum
+	// Cols, OuterKeys and OuterAggs are what an Outer query reads
+	// (sqlrewrite.ExprColumn, ExprOuterKey, ExprOuterAgg): an output row of
+	// the query, and a group's keys and aggregates.
+	Cols, OuterKeys, OuterAggs []Datum
 }
 
 // PostProcess computes the output rows of a query from released rows,
 // one per group in group order: HAVING, the window functions over the
 // rows it keeps, each column's expression, then ORDER BY (stable, NULLs first ascending as in MySQL), LIMIT/OFFSET and
-// DISTINCT. It is post-processing: it reads only released values, public
-// keys and constants, so it costs no budget and adds nothing to what the
-// releases reveal; the rows it starts from are every group of the public
-// domain, so which rows exist before HAVING never depends on the data.
+// DISTINCT; then, for a query with an Outer query, the same steps over
+// the Outer's groups of those rows. It is post-processing: it reads only
+// released values, public keys and constants, so it costs no budget and
+// adds nothing to what the releases reveal; the rows it starts from are
+// every group of the public domain, so which rows exist before HAVING
+// never depends on the data.
 func PostProcess(q *sqlrewrite.Query, released []Row) ([][]Datum, error) {
-	type outRow struct {
-		cols  []Datum
-		order []Datum
-	}
-	var kept []Row
-	for _, r := range released {
-		if q.Having != nil {
-			keep, err := Eval(q.Having, r)
-			if err != nil {
-				return nil, err
-			}
-			if !truth(keep) {
-				continue
-			}
-		}
-		kept = append(kept, r)
+	kept, err := having(q.Having, released)
+	if err != nil {
+		return nil, err
 	}
 	if err := computeWindows(q, kept); err != nil {
 		return nil, err
 	}
+	out, err := project(q.Columns, q.OrderBy, q.Distinct, q.Limit, kept)
+	if err != nil || q.Outer == nil {
+		return out, err
+	}
+	return postProcessOuter(q.Outer, out)
+}
+
+// having returns the rows where cond is true (every row when it is nil).
+func having(cond *sqlrewrite.Expr, rows []Row) ([]Row, error) {
+	if cond == nil {
+		return rows, nil
+	}
+	var kept []Row
+	for _, r := range rows {
+		keep, err := Eval(cond, r)
+		if err != nil {
+			return nil, err
+		}
+		if truth(keep) {
+			kept = append(kept, r)
+		}
+	}
+	return kept, nil
+}
+
+// project computes the columns of each row and applies DISTINCT, ORDER
+// BY and LIMIT.
+func project(columns []sqlrewrite.OutputColumn, orderBy []sqlrewrite.OrderKey, distinct bool, limit *sqlrewrite.Limit, kept []Row) ([][]Datum, error) {
+	type outRow struct {
+		cols  []Datum
+		order []Datum
+	}
 	var rows []outRow
 	for _, r := range kept {
 		var o outRow
-		for _, c := range q.Columns {
+		for _, c := range columns {
 			d, err := Eval(c.Expr, r)
 			if err != nil {
 				return nil, err
 			}
 			o.cols = append(o.cols, d)
 		}
-		for _, k := range q.OrderBy {
+		for _, k := range orderBy {
 			d, err := Eval(k.Expr, r)
 			if err != nil {
 				return nil, err
@@ -100,7 +125,7 @@ func PostProcess(q *sqlrewrite.Query, released []Row) ([][]Datum, error) {
 		}
 		rows = append(rows, o)
 	}
-	if q.Distinct {
+	if distinct {
 		seen := map[string]bool{}
 		kept := rows[:0]
 		for _, r := range rows {
@@ -113,7 +138,7 @@ func PostProcess(q *sqlrewrite.Query, released []Row) ([][]Datum, error) {
 		rows = kept
 	}
 	slices.SortStableFunc(rows, func(a, b outRow) int {
-		for i, k := range q.OrderBy {
+		for i, k := range orderBy {
 			c := compareDatum(a.order[i], b.order[i])
 			if k.Desc {
 				c = -c
@@ -124,15 +149,128 @@ func PostProcess(q *sqlrewrite.Query, released []Row) ([][]Datum, error) {
 		}
 		return 0
 	})
-	if q.Limit != nil {
-		start := min(q.Limit.Offset, uint64(len(rows)))
-		rows = rows[start:min(start+q.Limit.Count, uint64(len(rows)))]
+	if limit != nil {
+		start := min(limit.Offset, uint64(len(rows)))
+		rows = rows[start:min(start+limit.Count, uint64(len(rows)))]
 	}
 	out := make([][]Datum, len(rows))
 	for i, r := range rows {
 		out[i] = r.cols
 	}
 	return out, nil
+}
+
+// postProcessOuter computes an Outer query's rows from the inner output
+// rows: groups by the key columns (ascending, NULLs first; one group of
+// every row, even of none, without keys), each group's aggregates, then
+// HAVING, the columns, DISTINCT, ORDER BY and LIMIT.
+func postProcessOuter(o *sqlrewrite.Outer, inner [][]Datum) ([][]Datum, error) {
+	var groups [][][]Datum
+	if len(o.Keys) == 0 {
+		groups = [][][]Datum{inner}
+	} else {
+		sorted := slices.Clone(inner)
+		compareKeys := func(a, b []Datum) int {
+			for _, k := range o.Keys {
+				if c := compareDatum(a[k], b[k]); c != 0 {
+					return c
+				}
+			}
+			return 0
+		}
+		slices.SortStableFunc(sorted, compareKeys)
+		for i, r := range sorted {
+			if i == 0 || compareKeys(sorted[i-1], r) != 0 {
+				groups = append(groups, nil)
+			}
+			groups[len(groups)-1] = append(groups[len(groups)-1], r)
+		}
+	}
+	rows := make([]Row, len(groups))
+	for g, members := range groups {
+		for _, k := range o.Keys {
+			rows[g].OuterKeys = append(rows[g].OuterKeys, members[0][k])
+		}
+		for _, a := range o.Aggs {
+			d, err := outerAggregate(a, members)
+			if err != nil {
+				return nil, err
+			}
+			rows[g].OuterAggs = append(rows[g].OuterAggs, d)
+		}
+	}
+	kept, err := having(o.Having, rows)
+	if err != nil {
+		return nil, err
+	}
+	return project(o.Columns, o.OrderBy, o.Distinct, o.Limit, kept)
+}
+
+// outerAggregate computes one aggregate of an Outer query over a group's
+// inner rows, as MySQL computes it: NULLs skipped (COUNT(*) counts every
+// row), each distinct value once with DISTINCT, NULL over no value (COUNT:
+// 0), the sample variance NULL over one value.
+func outerAggregate(a sqlrewrite.OuterAgg, members [][]Datum) (Datum, error) {
+	if a.Arg == nil {
+		return num(float64(len(members)), true), nil
+	}
+	var vals []Datum
+	seen := map[string]bool{}
+	for _, m := range members {
+		d, err := Eval(a.Arg, Row{Cols: m})
+		if err != nil {
+			return Datum{}, err
+		}
+		if d.Null {
+			continue
+		}
+		if a.Distinct {
+			key := fmt.Sprint(d.IsText, d.Str, d.Num)
+			if seen[key] {
+				continue
+			}
+			seen[key] = true
+		}
+		vals = append(vals, d)
+	}
+	n := float64(len(vals))
+	switch {
+	case a.Func == "count":
+		return num(n, true), nil
+	case len(vals) == 0, len(vals) == 1 && (a.Func == "var_samp" || a.Func == "stddev_samp"):
+		return Datum{Null: true}, nil
+	}
+	ints, sum, best := true, 0.0, vals[0]
+	for _, v := range vals {
+		sum += number(v)
+		ints = ints && v.Int
+		c := compareValues(v, best)
+		if a.Func == "min" && c < 0 || a.Func == "max" && c > 0 {
+			best = v
+		}
+	}
+	mean := sum / n
+	squares := 0.0
+	for _, v := range vals {
+		squares += (number(v) - mean) * (number(v) - mean)
+	}
+	switch a.Func {
+	case "sum":
+		return num(sum, ints), nil
+	case "avg":
+		return num(mean, false), nil
+	case "min", "max":
+		return best, nil
+	case "var_pop":
+		return num(squares/n, false), nil
+	case "var_samp":
+		return num(squares/(n-1), false), nil
+	case "stddev_pop":
+		return num(math.Sqrt(squares/n), false), nil
+	case "stddev_samp":
+		return num(math.Sqrt(squares/(n-1)), false), nil
+	}
+	return Datum{}, fmt.Errorf("planner: unknown aggregate %q of an outer query", a.Func)
 }
 
 // compareDatum orders NULL first, then numbers, then strings.
@@ -206,6 +344,12 @@ func Eval(e *sqlrewrite.Expr, r Row) (Datum, error) {
 			return Datum{}, fmt.Errorf("planner: window %d outside the select list or ORDER BY", e.Index)
 		}
 		return r.Windows[e.Index], nil
+	case sqlrewrite.ExprColumn:
+		return r.Cols[e.Index], nil
+	case sqlrewrite.ExprOuterKey:
+		return r.OuterKeys[e.Index], nil
+	case sqlrewrite.ExprOuterAgg:
+		return r.OuterAggs[e.Index], nil
 	case sqlrewrite.ExprCase:
 		n := len(e.Args)
 		if e.HasElse {

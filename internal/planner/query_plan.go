@@ -476,6 +476,21 @@ func (qp *QueryPlan) Explain() (columns []string, rows [][]any) {
 		}
 		rows = append(rows, []any{step, "rows", strings.Join(post, "; "), "post-processing", 0.0, 0.0, detail})
 	}
+	if o := q.Outer; o != nil {
+		var by []string
+		for _, k := range o.Keys {
+			by = append(by, q.Columns[k].Label)
+		}
+		what := "one row of the subquery's rows"
+		if len(by) > 0 {
+			what = "the subquery's rows grouped by " + strings.Join(by, ", ")
+		}
+		for _, c := range o.Columns {
+			step++
+			rows = append(rows, []any{step, "outer", c.Label, "post-processing", 0.0, 0.0,
+				fmt.Sprintf("computed from %s over %s (released rows: no budget)", outerString(q, c.Expr), what)})
+		}
+	}
 	step++
 	detail := qp.totalDetail()
 	if t := qp.Table; t != nil && t.HasPrivacyUnit() && !q.Listing && !qp.Empty {
@@ -579,6 +594,40 @@ func ExprString(q *sqlrewrite.Query, e *sqlrewrite.Expr) string {
 	args := make([]string, len(e.Args))
 	for i, a := range e.Args {
 		args[i] = ExprString(q, a)
+	}
+	switch {
+	case e.Kind == sqlrewrite.ExprCase:
+		return "CASE(" + strings.Join(args, ", ") + ")"
+	case e.Kind == sqlrewrite.ExprFunc || len(args) == 1:
+		return e.Op + "(" + strings.Join(args, ", ") + ")"
+	}
+	return "(" + strings.Join(args, " "+e.Op+" ") + ")"
+}
+
+// outerString renders an expression of an Outer query for EXPLAIN.
+func outerString(q *sqlrewrite.Query, e *sqlrewrite.Expr) string {
+	o := q.Outer
+	switch e.Kind {
+	case sqlrewrite.ExprColumn:
+		return q.Columns[e.Index].Label
+	case sqlrewrite.ExprOuterKey:
+		return q.Columns[o.Keys[e.Index]].Label
+	case sqlrewrite.ExprOuterAgg:
+		a := o.Aggs[e.Index]
+		arg := "*"
+		if a.Arg != nil {
+			arg = outerString(q, a.Arg)
+		}
+		if a.Distinct {
+			arg = "DISTINCT " + arg
+		}
+		return strings.ToUpper(a.Func) + "(" + arg + ")"
+	case sqlrewrite.ExprConst:
+		return ExprString(q, e)
+	}
+	args := make([]string, len(e.Args))
+	for i, a := range e.Args {
+		args[i] = outerString(q, a)
 	}
 	switch {
 	case e.Kind == sqlrewrite.ExprCase:

@@ -87,6 +87,41 @@ func formatQuery(b *strings.Builder, q *sqlrewrite.Query, indent string) {
 	if q.Distinct {
 		fmt.Fprintf(b, "%s  distinct\n", indent)
 	}
+	if o := q.Outer; o != nil {
+		fmt.Fprintf(b, "%s  outer query over the columns:\n", indent)
+		for _, k := range o.Keys {
+			fmt.Fprintf(b, "%s    group by col#%d\n", indent, k+1)
+		}
+		for i, a := range o.Aggs {
+			arg := "*"
+			if a.Arg != nil {
+				arg = formatExpr(a.Arg)
+			}
+			if a.Distinct {
+				arg = "distinct " + arg
+			}
+			fmt.Fprintf(b, "%s    outer#%d %s(%s)\n", indent, i+1, a.Func, arg)
+		}
+		for _, c := range o.Columns {
+			fmt.Fprintf(b, "%s    column %q = %s\n", indent, c.Label, formatExpr(c.Expr))
+		}
+		if o.Having != nil {
+			fmt.Fprintf(b, "%s    having %s\n", indent, formatExpr(o.Having))
+		}
+		for _, ok := range o.OrderBy {
+			dir := "asc"
+			if ok.Desc {
+				dir = "desc"
+			}
+			fmt.Fprintf(b, "%s    order by %s %s\n", indent, formatExpr(ok.Expr), dir)
+		}
+		if o.Limit != nil {
+			fmt.Fprintf(b, "%s    limit %d offset %d\n", indent, o.Limit.Count, o.Limit.Offset)
+		}
+		if o.Distinct {
+			fmt.Fprintf(b, "%s    distinct\n", indent)
+		}
+	}
 }
 
 func formatExpr(e *sqlrewrite.Expr) string {
@@ -99,6 +134,12 @@ func formatExpr(e *sqlrewrite.Expr) string {
 		return fmt.Sprintf("key#%d", e.Index+1)
 	case sqlrewrite.ExprWindow:
 		return fmt.Sprintf("window#%d", e.Index+1)
+	case sqlrewrite.ExprColumn:
+		return fmt.Sprintf("col#%d", e.Index+1)
+	case sqlrewrite.ExprOuterKey:
+		return fmt.Sprintf("outerkey#%d", e.Index+1)
+	case sqlrewrite.ExprOuterAgg:
+		return fmt.Sprintf("outer#%d", e.Index+1)
 	}
 	args := make([]string, len(e.Args))
 	for i, a := range e.Args {

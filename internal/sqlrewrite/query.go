@@ -34,6 +34,9 @@ type Query struct {
 	// Windows are the window functions over released rows that the
 	// output columns and ORDER BY refer to (ExprWindow).
 	Windows []OutputWindow
+	// Outer, if set, aggregates the output rows (Columns) into the rows
+	// the client receives.
+	Outer *Outer
 	// Listing is set when the query has no aggregates: it lists the
 	// declared values of its keys (SELECT DISTINCT col, SELECT col ...
 	// GROUP BY col), answered from the configuration at no cost.
@@ -99,7 +102,52 @@ const (
 	ExprCase
 	// ExprWindow is the value of Windows[Index] for the row.
 	ExprWindow
+	// ExprColumn is the value of the query's output column Index in an
+	// inner row, in an Outer query's keys and aggregate arguments.
+	ExprColumn
+	// ExprOuterKey is the value of Outer.Keys[Index] for the outer row's
+	// group.
+	ExprOuterKey
+	// ExprOuterAgg is the value of Outer.Aggs[Index] for the outer row's
+	// group.
+	ExprOuterAgg
 )
+
+// Outer is an outer query that aggregates the output rows of its Query,
+// the inner query of FROM (SELECT ... GROUP BY ...) AS t, after that
+// query's HAVING, ORDER BY, LIMIT and DISTINCT: SELECT AVG(n) FROM
+// (SELECT race, COUNT(*) AS n FROM pums GROUP BY race) AS t, Metabase's
+// nested questions, BI tools' totals over a grouped query. It is
+// post-processing of released rows like the rest of a Query and costs
+// what the inner query costs.
+type Outer struct {
+	// Keys are the inner output columns the outer query groups by: one
+	// outer row per distinct combination of their values among the inner
+	// rows, in ascending order (as MariaDB returns GROUP BY), NULLs
+	// first. Without keys, one outer row, also over no inner row (COUNT 0,
+	// SUM NULL, as SQL answers an aggregate of an empty set).
+	Keys []int
+	// Aggs are the aggregates of each group's inner rows.
+	Aggs []OuterAgg
+	// Columns, Having, OrderBy, Limit and Distinct are the outer query's,
+	// over ExprOuterKey, ExprOuterAgg and constants.
+	Columns  []OutputColumn
+	Having   *Expr
+	OrderBy  []OrderKey
+	Limit    *Limit
+	Distinct bool
+}
+
+// OuterAgg is one aggregate of an Outer query: Func (count, sum, avg,
+// min, max, stddev_pop, stddev_samp, var_pop, var_samp) of Arg, an
+// expression of the inner output columns (ExprColumn), over a group's
+// inner rows, NULLs skipped, each distinct value once when Distinct is
+// set; Arg nil is COUNT(*).
+type OuterAgg struct {
+	Func     string
+	Arg      *Expr
+	Distinct bool
+}
 
 // OutputWindow is a window function over the released rows that HAVING keeps:
 // post-processing, like every other expression. Func is row_number,

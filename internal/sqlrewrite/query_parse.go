@@ -201,6 +201,10 @@ type queryBuilder struct {
 	// references resolve to them (derived_query.go), under derivedName.
 	derived     map[string]*Expr
 	derivedName string
+	// outer, when set with derived, collects the aggregates of an outer
+	// query over the derived rows (derived_query.go): derived then maps
+	// names to ExprColumn.
+	outer *Outer
 }
 
 // groupBy converts GROUP BY: each item names a key by a column, a select
@@ -471,11 +475,16 @@ func (qb *queryBuilder) exprIn(e ast.ExprNode, clause string, aliases bool) (*Ex
 				}
 			}
 			return qb.derivedColumn(x, clause)
-		case *ast.AggregateFuncExpr, *ast.WindowFuncExpr:
+		case *ast.AggregateFuncExpr:
+			if qb.outer != nil {
+				return qb.outerAggregate(x, clause)
+			}
 			return nil, refuseQuery("aggregates over the rows of an aggregate subquery")
+		case *ast.WindowFuncExpr:
+			return nil, refuseQuery("window functions over the rows of an aggregate subquery")
 		case *ast.FuncCallExpr:
-			if _, ok := functionAggs[x.FnName.L]; ok {
-				return nil, refuseQuery("aggregates over the rows of an aggregate subquery")
+			if f, ok := functionAggs[x.FnName.L]; ok {
+				return nil, refuseQuery("%s over the rows of an aggregate subquery (they take COUNT, SUM, AVG, MIN, MAX, STDDEV and VARIANCE)", f.usage)
 			}
 		}
 	} else if b, ok, err := qb.sc.originBucket(e, clause); ok {

@@ -1,0 +1,153 @@
+package main
+
+import (
+	"database/sql"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/dpproxy/dpproxy/internal/demo"
+	"github.com/dpproxy/dpproxy/internal/testdb"
+)
+
+// TestOuterAggregatesEndToEnd runs outer queries that aggregate the
+// released rows of a grouped subquery through the real proxy on SQLite,
+// PostgreSQL and MariaDB: Metabase's nested question (the average count
+// per sex of the counts per sex and race), totals, COUNT and MAX of the
+// groups, an outer WHERE on released values, a subquery with ORDER BY and
+// LIMIT, and one with LIMIT 0 (no row: COUNT 0, SUM NULL, as SQL answers).
+// At ε = 40 the counts are exact (P[|Z| ≥ 1] < 2e-17 for each), so every
+// outer value must equal what Go computes from the demo rows; and each
+// statement costs exactly its subquery's ε, the outer query being
+// post-processing.
+func TestOuterAggregatesEndToEnd(t *testing.T) {
+	var bySexRace [2][7]float64
+	for _, r := range demo.PUMS() {
+		bySexRace[r.Sex][r.Race]++
+	}
+	total := float64(len(demo.PUMS()))
+	for _, b := range []struct{ name, driver string }{{"sqlite", "sqlite"}, {"postgres", "postgres"}, {"mariadb", "mysql"}} {
+		t.Run(b.name, func(t *testing.T) {
+			var dsn string
+			switch b.driver {
+			case "sqlite":
+				dsn = filepath.Join(t.TempDir(), "data.db")
+			case "postgres":
+				dsn = testdb.PostgresDSN(t)
+			default:
+				dsn = testdb.MySQLDSN(t)
+			}
+			ledgerDriver, ledgerDSN := b.driver, dsn
+			if b.driver == "sqlite" {
+				ledgerDSN = filepath.Join(t.TempDir(), "ledger.db")
+			}
+			p := startProxy(t, "", nil, "--config", groupedDeployment(t, b.driver, dsn, ledgerDriver, ledgerDSN))
+			db := p.connect(t, "gina", "gina-pw")
+			db.SetMaxOpenConns(1)
+			if _, err := db.Exec("SET @dp_epsilon = 40"); err != nil {
+				t.Fatal(err)
+			}
+			remaining := func() float64 {
+				var r float64
+				if err := db.QueryRow("SELECT dp_remaining_epsilon()").Scan(&r); err != nil {
+					t.Fatal(err)
+				}
+				return r
+			}
+
+			// Metabase's nested question: average of the counts per sex and race, by sex.
+			before := remaining()
+			rows, err := db.Query("SELECT `source`.`sex` AS `sex`, avg(`source`.`count`) AS `avg`, max(`source`.`count`) AS `max` FROM " +
+				"(SELECT `pums`.`sex` AS `sex`, `pums`.`race` AS `race`, count(*) AS `count` FROM `pums` GROUP BY `pums`.`sex`, `pums`.`race` " +
+				"ORDER BY `pums`.`sex` ASC, `pums`.`race` ASC) `source` GROUP BY `source`.`sex` ORDER BY `source`.`sex` ASC")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var sexes []int
+			for rows.Next() {
+				var sex int
+				var avg, mx float64
+				if err := rows.Scan(&sex, &avg, &mx); err != nil {
+					t.Fatal(err)
+				}
+				sexes = append(sexes, sex)
+				counts := bySexRace[sex][1:]
+				if want := sum(counts) / 6; avg != want {
+					t.Errorf("sex %d: AVG of the counts per race = %g, want %g", sex, avg, want)
+				}
+				if want := slices.Max(counts); mx != want {
+					t.Errorf("sex %d: MAX of the counts per race = %g, want %g", sex, mx, want)
+				}
+			}
+			if err := rows.Err(); err != nil {
+				t.Fatal(err)
+			}
+			rows.Close()
+			if !slices.Equal(sexes, []int{0, 1}) {
+				t.Errorf("outer groups %v, want [0 1]", sexes)
+			}
+			if spent := before - remaining(); spent < 40-1e-9 || spent > 40+1e-9 {
+				t.Errorf("the nested question spent %g, want the subquery's 40", spent)
+			}
+
+			var groups, all float64
+			var big sql.NullFloat64
+			if err := db.QueryRow("SELECT COUNT(*), SUM(n), SUM(CASE WHEN n > 100 THEN n END) FROM (SELECT sex, race, COUNT(*) AS n FROM pums GROUP BY sex, race) t").Scan(&groups, &all, &big); err != nil {
+				t.Fatal(err)
+			}
+			wantBig := 0.0
+			for sex := range 2 {
+				for _, n := range bySexRace[sex][1:] {
+					if n > 100 {
+						wantBig += n
+					}
+				}
+			}
+			if groups != 12 || all != total || big.Float64 != wantBig {
+				t.Errorf("COUNT(*), SUM(n), SUM(n > 100) of the 12 groups = %g, %g, %v; want 12, %g, %g", groups, all, big, total, wantBig)
+			}
+
+			// An outer WHERE on released values, and the two largest races.
+			var n, top2 float64
+			if err := db.QueryRow("SELECT COUNT(*) FROM (SELECT race, COUNT(*) AS n FROM pums GROUP BY race) t WHERE n >= 50").Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			perRace := make([]float64, 6)
+			wantAtLeast50 := 0.0
+			for race := 1; race <= 6; race++ {
+				perRace[race-1] = bySexRace[0][race] + bySexRace[1][race]
+				if perRace[race-1] >= 50 {
+					wantAtLeast50++
+				}
+			}
+			if n != wantAtLeast50 {
+				t.Errorf("races with at least 50 rows: %g, want %g", n, wantAtLeast50)
+			}
+			if err := db.QueryRow("SELECT SUM(n) FROM (SELECT race, COUNT(*) AS n FROM pums GROUP BY race ORDER BY n DESC LIMIT 2) t").Scan(&top2); err != nil {
+				t.Fatal(err)
+			}
+			slices.Sort(perRace)
+			if want := perRace[5] + perRace[4]; top2 != want {
+				t.Errorf("SUM of the two largest races = %g, want %g", top2, want)
+			}
+
+			// A subquery whose LIMIT keeps no row: one outer row, as SQL answers.
+			var none float64
+			var nothing sql.NullFloat64
+			if err := db.QueryRow("SELECT COUNT(*), SUM(n) FROM (SELECT race, COUNT(*) AS n FROM pums GROUP BY race LIMIT 0) t").Scan(&none, &nothing); err != nil {
+				t.Fatal(err)
+			}
+			if none != 0 || nothing.Valid {
+				t.Errorf("COUNT(*), SUM(n) over no row = %g, %v; want 0, NULL", none, nothing)
+			}
+		})
+	}
+}
+
+func sum(xs []float64) float64 {
+	s := 0.0
+	for _, x := range xs {
+		s += x
+	}
+	return s
+}
