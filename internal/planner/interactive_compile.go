@@ -106,6 +106,9 @@ func compileLeaf(t *catalog.Table, c sqlrewrite.Condition) (*cellNode, error) {
 	if c.IsNull || c.Complement {
 		return nil, refuseInteractive(t, "IS NULL selects rows outside the domain (a NULL in column %s is in no cell)", col.Name)
 	}
+	if c.Like != nil {
+		return nil, refuseInteractive(t, "LIKE on %s is matched by the database's collation, not over the domain's values", col.Name)
+	}
 	ic := &t.Interactive.Columns[dim]
 	mask := make([]bool, ic.Size())
 	switch {

@@ -744,6 +744,10 @@ func describeCondition(c sqlrewrite.Condition) string {
 		plain := c
 		plain.Complement = false
 		return "NOT (" + describeCondition(plain) + ") OR " + c.Column + " IS NULL"
+	case c.Like != nil && c.LikeCase != "":
+		return fmt.Sprintf("%s(%s) LIKE %s ESCAPE '%c'", strings.ToUpper(c.LikeCase), c.Column, strconv.Quote(*c.Like), sqlrewrite.LikeEscape)
+	case c.Like != nil:
+		return fmt.Sprintf("%s LIKE %s ESCAPE '%c'", c.Column, strconv.Quote(*c.Like), sqlrewrite.LikeEscape)
 	}
 	if c.Range == nil {
 		vals := make([]string, len(c.In))

@@ -70,7 +70,7 @@ func canonicalColumn(col *catalog.Column, conds []sqlrewrite.Condition) string {
 	hasIn := false
 	var nullTests []string
 	for _, c := range conds {
-		if c.IsNull || c.Complement {
+		if c.IsNull || c.Complement || c.Like != nil {
 			nullTests = append(nullTests, describeCondition(c))
 			continue
 		}
@@ -91,14 +91,14 @@ func canonicalColumn(col *catalog.Column, conds []sqlrewrite.Condition) string {
 		}
 	}
 	if len(nullTests) > 0 {
-		// IS NULL and complements are kept as written (their order too): a
-		// key that is the same for the same conditions is all a synopsis
-		// key needs.
+		// IS NULL, complements and LIKE are kept as written (their order
+		// too; a LIKE pattern's case matters on PostgreSQL): a key that is
+		// the same for the same conditions is all a synopsis key needs.
 		rest := ""
 		if hasIn || r.HasLower || r.HasUpper {
-			rest = " and " + canonicalColumn(col, slices.DeleteFunc(slices.Clone(conds), func(c sqlrewrite.Condition) bool { return c.IsNull || c.Complement }))
+			rest = " and " + canonicalColumn(col, slices.DeleteFunc(slices.Clone(conds), func(c sqlrewrite.Condition) bool { return c.IsNull || c.Complement || c.Like != nil }))
 		}
-		return strings.ToLower(strings.Join(nullTests, " and ")) + rest
+		return strings.Join(nullTests, " and ") + rest
 	}
 	if hasIn {
 		in = slices.DeleteFunc(in, func(v sqlrewrite.Value) bool { return !v.IsText && !inRange(r, v.Num) })

@@ -169,6 +169,12 @@ func formatCondition(c sqlrewrite.Condition) string {
 	if c.Cell != nil {
 		return fmt.Sprintf("%s in date cell %d", c.Column, c.Cell.Index)
 	}
+	if c.Like != nil && c.LikeCase != "" {
+		return fmt.Sprintf("%s(%s) like %q%s", c.LikeCase, c.Column, *c.Like, text)
+	}
+	if c.Like != nil {
+		return fmt.Sprintf("%s like %q%s", c.Column, *c.Like, text)
+	}
 	if r := c.Range; r != nil {
 		lo, hi, open, closeB := "-inf", "inf", "(", ")"
 		num := formatNumber

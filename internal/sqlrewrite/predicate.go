@@ -1,8 +1,12 @@
 package sqlrewrite
 
 import (
+	"strings"
+
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/opcode"
+
+	"github.com/dpproxy/dpproxy/internal/catalog"
 )
 
 // maxPredicateDepth bounds the nesting of AND, OR and NOT nodes in a
@@ -104,7 +108,11 @@ func (sc *scope) boolean(e ast.ExprNode, site conditionSite) (*Predicate, error)
 	case *ast.IsTruthExpr:
 		return nil, site.refuse("IS TRUE, IS FALSE")
 	case *ast.PatternLikeOrIlikeExpr:
-		return nil, site.refuse("LIKE")
+		c, err := sc.like(e, site)
+		if err != nil {
+			return nil, err
+		}
+		return negateIf(e.Not, leaf(c)), nil
 	case *ast.PatternRegexpExpr:
 		return nil, site.refuse("REGEXP")
 	case *ast.SubqueryExpr, *ast.ExistsSubqueryExpr:
@@ -143,6 +151,64 @@ func (sc *scope) temporalIn(e *ast.PatternInExpr, site conditionSite) (p *Predic
 		return leaves[0], true, nil
 	}
 	return &Predicate{Op: Or, Args: leaves}, true, nil
+}
+
+// like converts col [NOT] LIKE 'pattern' [ESCAPE 'c'] on a declared text
+// column, or on LOWER(col) or UPPER(col) (NOT is the caller's): the pattern, a string constant, is
+// rewritten with LikeEscape as its escape character (MySQL's rule: the
+// escape character, a backslash unless ESCAPE names another, makes the
+// next character literal, and a trailing one is itself).
+func (sc *scope) like(e *ast.PatternLikeOrIlikeExpr, site conditionSite) (Condition, error) {
+	if !e.IsLike {
+		return Condition{}, site.refuse("ILIKE")
+	}
+	operand, fold := e.Expr, ""
+	if f, ok := unparen(e.Expr).(*ast.FuncCallExpr); ok && len(f.Args) == 1 && f.Schema.L == "" {
+		switch f.FnName.L {
+		case "lower", "lcase":
+			operand, fold = f.Args[0], "lower"
+		case "upper", "ucase":
+			operand, fold = f.Args[0], "upper"
+		}
+	}
+	col, err := sc.conditionColumn(site, operand, e.Pattern)
+	if err != nil {
+		return Condition{}, err
+	}
+	if col.Type != catalog.Text {
+		return Condition{}, site.refuse("LIKE on the %s column %s (it takes a text column)", col.Type, col.Name)
+	}
+	v, ok := literal(e.Pattern)
+	if !ok || !v.IsText || v.Null {
+		return Condition{}, site.refuse("LIKE with a pattern other than a string constant")
+	}
+	escape := rune('\\')
+	if e.EscapeExplicit {
+		escape = rune(e.Escape)
+	}
+	var sb strings.Builder
+	runes := []rune(v.Str)
+	for i := 0; i < len(runes); i++ {
+		r := runes[i]
+		switch {
+		case r == escape && i+1 < len(runes):
+			i++
+			r = runes[i]
+			if r == '%' || r == '_' || r == LikeEscape {
+				sb.WriteRune(LikeEscape)
+			}
+			sb.WriteRune(r)
+		case r == '%' || r == '_':
+			sb.WriteRune(r)
+		case r == LikeEscape:
+			sb.WriteRune(LikeEscape)
+			sb.WriteRune(r)
+		default:
+			sb.WriteRune(r)
+		}
+	}
+	pattern := sb.String()
+	return Condition{Column: col.Name, Like: &pattern, LikeCase: fold, Text: true}, nil
 }
 
 // leaf is the predicate of one condition.

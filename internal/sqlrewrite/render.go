@@ -550,6 +550,22 @@ func (r *renderer) condition(c Condition) (string, error) {
 	if c.IsNull || c.Complement {
 		return r.nullCondition(col, c)
 	}
+	if c.Like != nil {
+		if c.Range != nil || len(c.In) > 0 || !c.Text {
+			return "", fmt.Errorf("sqlrewrite: LIKE on %s takes a text column and no Range or In", c.Column)
+		}
+		operand := col
+		switch c.LikeCase {
+		case "lower":
+			operand = "LOWER(" + col + ")"
+		case "upper":
+			operand = "UPPER(" + col + ")"
+		case "":
+		default:
+			return "", fmt.Errorf("sqlrewrite: LIKE on %s: unknown case %q", c.Column, c.LikeCase)
+		}
+		return operand + " LIKE " + r.arg(*c.Like) + " ESCAPE '" + string(LikeEscape) + "'", nil
+	}
 	if (c.Range == nil) == (len(c.In) == 0) {
 		return "", fmt.Errorf("sqlrewrite: condition on %s needs exactly one of Range and In", c.Column)
 	}

@@ -202,7 +202,23 @@ type Condition struct {
 	// Cell, set alone (with Column), holds for the rows in one cell of a
 	// date GROUP BY key: a group's filter (dates.go).
 	Cell *DateCell
+	// Like, set instead of Range and In (Text set), holds for the values
+	// of a text column that match the pattern, as the backend's LIKE
+	// matches them in the column's collation (case-insensitive under
+	// MySQL's and SQLite's defaults, case-sensitive on PostgreSQL). The
+	// pattern is written with LikeEscape as its escape character: % and _
+	// are wildcards, and an escaped character stands for itself.
+	Like *string
+	// LikeCase, with Like, is "lower" or "upper" when the pattern matches
+	// LOWER(col) or UPPER(col) (Metabase's case-insensitive "contains"),
+	// as the backend computes them.
+	LikeCase string
 }
+
+// LikeEscape is the escape character of Condition.Like patterns, which
+// every dialect renders with ESCAPE '!' (a backslash would read
+// differently under MySQL's NO_BACKSLASH_ESCAPES).
+const LikeEscape = '!'
 
 // Range is an interval of a numeric column. A missing end is unbounded.
 type Range struct {

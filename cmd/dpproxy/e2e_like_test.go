@@ -1,0 +1,138 @@
+package main
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/dpproxy/dpproxy/internal/testdb"
+)
+
+// TestLikeEndToEnd counts rows of BI tools' text filters written with LIKE
+// ("starts with", "contains", "does not contain" = NOT LIKE OR IS NULL,
+// Tableau's and Superset's "ends with") through the real proxy on SQLite,
+// PostgreSQL and MariaDB, over names holding the pattern characters %, _,
+// !, a backslash and a quote, mixed case and NULLs, at ε = 40 (every count
+// exact: P[|Z| ≥ 1] < 2e-17). The truth is Go's regular expression of each
+// pattern, case-insensitive on MariaDB and SQLite (their default
+// collations; the names are ASCII) and case-sensitive on PostgreSQL, as
+// each database's LIKE matches; a LIKE the proxy rendered with the wrong
+// escape (a literal % or _ read as a wildcard, a ! or backslash lost)
+// changes a count. LOWER(col) LIKE (Metabase's case-insensitive
+// "contains") and UPPER(col) match without case everywhere. Also per group.
+func TestLikeEndToEnd(t *testing.T) {
+	names := []string{"alice", "Alice", "ALINE", "bob", "50% off", "50%", "500 off", "a_b", "axb", "a!b", "wow!", `back\slash`, `back/slash`,
+		"o'neil", "oneil", "smith", "Smithers", "blacksmith", "x%y_z!", "xay", "", "%", "_"}
+	type row struct {
+		name   *string
+		group  int
+		amount int
+	}
+	var rows []row
+	for i := range 400 {
+		r := row{group: i % 3, amount: i % 97}
+		if i%13 != 0 {
+			n := names[i%len(names)]
+			r.name = &n
+		}
+		rows = append(rows, r)
+	}
+	filters := []struct {
+		where string
+		re    string // Go regexp of the matched names; "" for NULL-aware forms below
+		not   bool   // NOT LIKE: names that do not match, NULLs excluded
+		null  bool   // ... OR name IS NULL: NULLs included
+	}{
+		{where: "name LIKE 'ali%'", re: `^ali.*$`},
+		{where: "name LIKE '%smith%'", re: `^.*smith.*$`},
+		{where: "name LIKE '%50\\%%'", re: `^.*50%.*$`},
+		{where: "name LIKE '%!%'", re: `^.*!.*$`},
+		{where: "name LIKE 'a_b'", re: `^a.b$`},
+		{where: "name LIKE 'a\\_b'", re: `^a_b$`},
+		{where: "name LIKE '%\\\\\\\\%'", re: `^.*\\.*$`}, // the literal '%\\\\%' is %\\%: an escaped backslash
+		{where: "name LIKE '%\\\\%'", re: `^.*%$`},        // '%\\%' is %\%, ending with an escaped %, as MySQL reads it
+		{where: "name LIKE '%''%'", re: `^.*'.*$`},
+		{where: "name LIKE 'x#%y#_z!' ESCAPE '#'", re: `^x%y_z!$`},
+		{where: "name LIKE ''", re: `^$`},
+		{where: "name LIKE '%'", re: `^.*$`},
+		{where: "name NOT LIKE '%smith%'", re: `^.*smith.*$`, not: true},
+		{where: "(name NOT LIKE '%smith%' OR name IS NULL)", re: `^.*smith.*$`, not: true, null: true},
+		{where: "name LIKE 'ali%' OR name LIKE '%off'", re: `^(ali.*|.*off)$`},
+		{where: "LOWER(name) LIKE '%smith%'", re: `(?i)^.*smith.*$`},
+		{where: "UPPER(`people`.`name`) NOT LIKE 'ALI%'", re: `(?i)^ali.*$`, not: true},
+	}
+	for _, b := range visitsBackends {
+		t.Run(b.name, func(t *testing.T) {
+			dsn := b.dsn(t)
+			db := testdb.Open(t, b.driver, dsn)
+			if _, err := db.Exec("CREATE TABLE people (name VARCHAR(32), grp INTEGER, amount INTEGER)"); err != nil {
+				t.Fatal(err)
+			}
+			var vals []string
+			for _, r := range rows {
+				name := "NULL"
+				if r.name != nil {
+					name = "'" + strings.ReplaceAll(*r.name, "'", "''") + "'"
+					if b.driver == "mysql" {
+						name = "'" + strings.ReplaceAll(strings.ReplaceAll(*r.name, `\`, `\\`), "'", "''") + "'"
+					}
+				}
+				vals = append(vals, fmt.Sprintf("(%s, %d, %d)", name, r.group, r.amount))
+			}
+			if _, err := db.Exec("INSERT INTO people (name, grp, amount) VALUES " + strings.Join(vals, ", ")); err != nil {
+				t.Fatal(err)
+			}
+			conn, _ := doraSession(t, b, dsn, `
+  - name: people
+    columns:
+      - {name: name, type: text}
+      - {name: grp, type: integer, lower: 0, upper: 2, values: [0, 1, 2]}
+      - {name: amount, type: integer, lower: 0, upper: 100}
+`)
+			caseless := b.driver != "postgres"
+			for i, f := range filters {
+				expr := f.re
+				if caseless {
+					expr = "(?i)" + expr
+				}
+				re := regexp.MustCompile(expr)
+				var want [3]float64
+				for _, r := range rows {
+					keep := r.name != nil && re.MatchString(*r.name)
+					if f.not {
+						keep = r.name != nil && !re.MatchString(*r.name) || f.null && r.name == nil
+					}
+					if keep {
+						want[r.group]++
+					}
+				}
+				var got float64
+				if err := conn.QueryRowContext(t.Context(), "SELECT COUNT(*) FROM people WHERE "+f.where).Scan(&got); err != nil {
+					t.Fatalf("WHERE %s: %v", f.where, err)
+				}
+				if total := want[0] + want[1] + want[2]; got != total {
+					t.Errorf("WHERE %s: COUNT(*) = %g, want %g", f.where, got, total)
+				}
+				if i%3 != 0 {
+					continue // the budget of doraSession holds 25 statements at ε = 40
+				}
+				res, err := conn.QueryContext(t.Context(), "SELECT grp, COUNT(*) FROM people WHERE "+f.where+" GROUP BY grp ORDER BY grp")
+				if err != nil {
+					t.Fatalf("GROUP BY grp WHERE %s: %v", f.where, err)
+				}
+				for res.Next() {
+					var g int
+					var n float64
+					if err := res.Scan(&g, &n); err != nil {
+						t.Fatal(err)
+					}
+					if n != want[g] {
+						t.Errorf("GROUP BY grp WHERE %s: group %d counts %g, want %g", f.where, g, n, want[g])
+					}
+				}
+				res.Close()
+			}
+		})
+	}
+}
