@@ -243,7 +243,7 @@ func TestDemoRefusesWithCodes(t *testing.T) {
 		{"SELECT * FROM pums", 1235},
 		{"SELECT age FROM pums", 1235},
 		{"SELECT AVG(age) FROM pums UNION SELECT 1", 1235},
-		{"SELECT AVG(n) FROM (SELECT COUNT(*) AS n FROM pums) t", 1235}, // a derived table that only projects is flattened and answered (issue 18)
+		{"SELECT MEDIAN(n) FROM (SELECT COUNT(*) AS n FROM pums) t", 1235}, // outer aggregates over released rows are COUNT, SUM, AVG, MIN, MAX, STDDEV, VARIANCE
 		{"SELECT AVG(age) FROM pums WHERE age IN (SELECT age FROM pums)", 1235},
 		{"SELECT AVG(a.age) FROM pums a JOIN pums b ON a.age = b.age", 1235},
 		{"INSERT INTO pums (age) VALUES (1)", 1235},

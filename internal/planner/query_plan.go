@@ -95,6 +95,9 @@ type QueryPlan struct {
 	Table   *catalog.Table
 	Filter  []sqlrewrite.Condition
 	Boolean *sqlrewrite.Predicate
+	// Derived are the row expressions the statement derives as columns
+	// (Select.Derive), which the key counts' filter may read.
+	Derived []sqlrewrite.DerivedColumn
 	// Empty is set when the LIMIT leaves no row whatever the data: LIMIT
 	// 0, or an OFFSET at or past the number of groups, which is public
 	// (one without keys; the declared domain's size with them). Nothing is
@@ -113,11 +116,11 @@ func (p *Planner) PlanQuery(q *sqlrewrite.Query, s Settings) (*QueryPlan, error)
 	}
 	// A key of buckets of a row expression reads the column derived for
 	// it (named by its text; the base plans derive the same).
-	t, _, err := withRowExprs(t, nil, q.Base.Derive)
+	t, derived, err := withRowExprs(t, nil, q.Base.Derive)
 	if err != nil {
 		return nil, err
 	}
-	qp := &QueryPlan{Query: q, Groups: [][]sqlrewrite.Value{nil}, Table: t}
+	qp := &QueryPlan{Query: q, Groups: [][]sqlrewrite.Value{nil}, Table: t, Derived: derived}
 	private := slices.IndexFunc(q.Keys, func(k sqlrewrite.GroupKey) bool { return k.Private })
 	if private >= 0 && len(q.Keys) > 1 && t.HasPrivacyUnit() {
 		return nil, dperr.New(dperr.Unsupported,

@@ -21,7 +21,11 @@ type dialectSpec struct {
 }
 
 var dialects = map[Dialect]dialectSpec{
-	SQLite:     {name: "sqlite", quote: `"`, double: "REAL", integer: "INTEGER"},
+	// SQLite reads a double-quoted name that names no column as a string
+	// literal, so a generated query that named a missing column would run
+	// on wrong values; a name in grave accents is always an identifier,
+	// and a missing one an error.
+	SQLite:     {name: "sqlite", quote: "`", double: "REAL", integer: "INTEGER"},
 	PostgreSQL: {name: "postgres", quote: `"`, double: "DOUBLE PRECISION", integer: "BIGINT", numbered: true, typed: true},
 	// CAST(x AS DOUBLE) needs MySQL ≥ 8.0.17 or MariaDB ≥ 10.4.5; checked on MariaDB 10.11.
 	MySQL: {name: "mysql", quote: "`", double: "DOUBLE", integer: "SIGNED", typed: true},
