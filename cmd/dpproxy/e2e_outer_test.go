@@ -2,6 +2,7 @@ package main
 
 import (
 	"database/sql"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -129,6 +130,33 @@ func TestOuterAggregatesEndToEnd(t *testing.T) {
 			slices.Sort(perRace)
 			if want := perRace[5] + perRace[4]; top2 != want {
 				t.Errorf("SUM of the two largest races = %g, want %g", top2, want)
+			}
+
+			// WITH ROLLUP: each sex's subtotal after its races, the total last.
+			res, err := db.Query("SELECT sex, race, COUNT(*) FROM pums GROUP BY sex, race WITH ROLLUP")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for res.Next() {
+				var sex, race sql.NullInt64
+				var c float64
+				if err := res.Scan(&sex, &race, &c); err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, fmt.Sprintf("%v/%v:%g", sex, race, c))
+			}
+			res.Close()
+			var want []string
+			for sex := range 2 {
+				for race := 1; race <= 6; race++ {
+					want = append(want, fmt.Sprintf("%v/%v:%g", sql.NullInt64{Int64: int64(sex), Valid: true}, sql.NullInt64{Int64: int64(race), Valid: true}, bySexRace[sex][race]))
+				}
+				want = append(want, fmt.Sprintf("%v/%v:%g", sql.NullInt64{Int64: int64(sex), Valid: true}, sql.NullInt64{}, sum(bySexRace[sex][1:])))
+			}
+			want = append(want, fmt.Sprintf("%v/%v:%g", sql.NullInt64{}, sql.NullInt64{}, total))
+			if !slices.Equal(got, want) {
+				t.Errorf("GROUP BY sex, race WITH ROLLUP:\n got %v\nwant %v", got, want)
 			}
 
 			// A subquery whose LIMIT keeps no row: one outer row, as SQL answers.

@@ -67,6 +67,9 @@ type Row struct {
 // every group of the public domain, so which rows exist before HAVING
 // never depends on the data.
 func PostProcess(q *sqlrewrite.Query, released []Row) ([][]Datum, error) {
+	if q.Rollup {
+		released = rollup(released, 0, len(q.Keys))
+	}
 	kept, err := having(q.Having, released)
 	if err != nil {
 		return nil, err
@@ -79,6 +82,44 @@ func PostProcess(q *sqlrewrite.Query, released []Row) ([][]Datum, error) {
 		return out, err
 	}
 	return postProcessOuter(q.Outer, out)
+}
+
+// rollup returns rows, which share their first level keys, with WITH
+// ROLLUP's super-aggregate rows, as MySQL orders them: each run of rows
+// with equal key[level], then its subtotals, recursively, and last the
+// total of rows with the keys from level on NULL. A super-aggregate's
+// values are the sums of its groups' released aggregates (checkRollup
+// allows COUNT and SUM only), NULLs skipped, NULL when every one is.
+func rollup(rows []Row, level, keys int) []Row {
+	if level >= keys || len(rows) == 0 {
+		return rows
+	}
+	var out []Row
+	for start := 0; start < len(rows); {
+		end := start + 1
+		for end < len(rows) && rows[end].Keys[level] == rows[start].Keys[level] {
+			end++
+		}
+		out = append(out, rollup(rows[start:end], level+1, keys)...)
+		start = end
+	}
+	total := Row{Keys: slices.Clone(rows[0].Keys), Aggs: make([]Datum, len(rows[0].Aggs))}
+	for k := level; k < keys; k++ {
+		total.Keys[k] = sqlrewrite.Value{Null: true}
+	}
+	for a := range total.Aggs {
+		sum, ints, any := 0.0, true, false
+		for _, r := range rows {
+			if d := r.Aggs[a]; !d.Null {
+				sum, ints, any = sum+number(d), ints && d.Int, true
+			}
+		}
+		total.Aggs[a] = Datum{Null: true}
+		if any {
+			total.Aggs[a] = num(sum, ints)
+		}
+	}
+	return append(out, total)
 }
 
 // having returns the rows where cond is true (every row when it is nil).

@@ -50,6 +50,17 @@ func TestPostProcess(t *testing.T) {
 			// with ties in group order: WA1 3, CA0 5, CA1 7, NY0 12, NY1 12.
 			"[[NY 0 12 1 2 17 27 39 4 250.5 1] [NY 1 12 1 3 22 39 39 4 250.5 1] [CA 1 7 3 2 22 15 15 4 250.5 2] " +
 				"[CA 0 5 4 1 17 8 8 4 250.5 3] [WA 1 3 5 1 22 3 3 4 250.5 4]]"},
+		// WITH ROLLUP: each sex's subtotal after its groups, the total last;
+		// SUM skips the NULL of (1, WA).
+		{"SELECT sex, state, COUNT(*) FROM pums GROUP BY sex, state WITH ROLLUP",
+			"[[0 CA 5] [0 NY 12] [0 WA 0] [0 <nil> 17] [1 CA 7] [1 NY 12] [1 WA 3] [1 <nil> 22] [<nil> <nil> 39]]"},
+		{"SELECT sex, COUNT(*) * 2, SUM(income) FROM pums GROUP BY sex, state WITH ROLLUP ORDER BY 2 DESC LIMIT 2",
+			"[[<nil> 78 400.5] [1 44 50]]"},
+		// Outer aggregates over the output rows of the grouped subquery.
+		{"SELECT SUM(n), AVG(n), COUNT(*), MAX(m), COUNT(DISTINCT n), STDDEV_SAMP(n) > 4 FROM (SELECT sex, state, COUNT(*) AS n, AVG(income) AS m FROM pums GROUP BY sex, state) t",
+			"[[39 6.5 6 250.5 5 1]]"},
+		{"SELECT sex, SUM(n), COUNT(m) FROM (SELECT sex, state, COUNT(*) AS n, AVG(income) AS m FROM pums GROUP BY sex, state) AS t WHERE n > 0 GROUP BY sex ORDER BY 2 DESC",
+			"[[1 22 2] [0 17 2]]"},
 		{"SELECT SQRT(-COUNT(*)), LOG(COUNT(*)), POWER(COUNT(*), 2), ABS(AVG(income)), CAST(AVG(income) AS SIGNED) FROM pums GROUP BY sex, state ORDER BY COUNT(*) LIMIT 1",
 			"[[0 <nil> 0 0 0]]"},
 	} {

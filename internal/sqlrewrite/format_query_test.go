@@ -87,6 +87,9 @@ func formatQuery(b *strings.Builder, q *sqlrewrite.Query, indent string) {
 	if q.Distinct {
 		fmt.Fprintf(b, "%s  distinct\n", indent)
 	}
+	if q.Rollup {
+		fmt.Fprintf(b, "%s  with rollup\n", indent)
+	}
 	if o := q.Outer; o != nil {
 		fmt.Fprintf(b, "%s  outer query over the columns:\n", indent)
 		for _, k := range o.Keys {

@@ -31,6 +31,11 @@ type Query struct {
 	Limit *Limit
 	// Distinct drops repeated output rows.
 	Distinct bool
+	// Rollup adds WITH ROLLUP's super-aggregate rows: after the groups of
+	// each prefix of the keys, a row with the later keys NULL whose
+	// aggregates (COUNT and SUM only) are the sums of those groups'
+	// released values, and a grand total last. Post-processing.
+	Rollup bool
 	// Windows are the window functions over released rows that the
 	// output columns and ORDER BY refer to (ExprWindow).
 	Windows []OutputWindow

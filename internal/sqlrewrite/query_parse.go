@@ -123,7 +123,38 @@ func (p *Parser) query(s *ast.SelectStmt) (*Query, error) {
 		}
 	}
 	q.Base.Derive = sc.derived
+	if q.Rollup {
+		if err := checkRollup(q); err != nil {
+			return nil, err
+		}
+	}
 	return q, nil
+}
+
+// checkRollup refuses WITH ROLLUP where its super-aggregate rows are not
+// post-processing of the released groups: each super-aggregate is the sum
+// of its groups' released values, which is the aggregate SQL computes for
+// COUNT and SUM only (an AVG or a quantile of a union is no function of
+// the groups' AVGs or quantiles), and over every group of the domain only
+// with public keys (a key chosen by partition selection releases some of
+// its values).
+func checkRollup(q *Query) error {
+	for _, k := range q.Keys {
+		if k.Private {
+			return refuseQuery("WITH ROLLUP beside GROUP BY %s, a key chosen by partition selection (its total would miss the values not released)", k.Column)
+		}
+	}
+	for _, it := range q.Base.Items {
+		switch it.Agg.Func {
+		case CountRows, CountColumn, Sum:
+		default:
+			return refuseQuery("WITH ROLLUP with %s (its totals are sums of the groups' released values, which answers COUNT and SUM only)", it.Label)
+		}
+	}
+	if len(q.Windows) > 0 {
+		return refuseQuery("window functions with WITH ROLLUP")
+	}
+	return nil
 }
 
 // listing checks a query without aggregates. With GROUP BY or DISTINCT
@@ -210,9 +241,7 @@ type queryBuilder struct {
 // groupBy converts GROUP BY: each item names a key by a column, a select
 // alias, a 1-based position, or the key expression itself.
 func (qb *queryBuilder) groupBy(g *ast.GroupByClause) error {
-	if g.Rollup {
-		return refuseQuery("WITH ROLLUP")
-	}
+	qb.q.Rollup = g.Rollup
 	qb.grouping = true
 	defer func() { qb.grouping = false }()
 	groups := 1
