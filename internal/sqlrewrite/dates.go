@@ -2,6 +2,7 @@ package sqlrewrite
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -64,11 +65,21 @@ const (
 	// PartQuarter is the calendar quarter (a period), labelled by its
 	// first day.
 	PartQuarter
+	// PartWeekOfYear is MySQL's WEEK(col) (mode 0, the server default):
+	// 0 to 53, weeks from Sunday, week 1 the one of the year's first
+	// Sunday, the days before it week 0. A cyclic component.
+	PartWeekOfYear
+	// PartISOWeek is the ISO 8601 week, 1 to 53 (WEEK(col, 3),
+	// WEEKOFYEAR(col)): weeks from Monday, week 1 the one holding the
+	// year's first Thursday, so early January can be week 52 or 53 and
+	// late December week 1. A cyclic component.
+	PartISOWeek
 )
 
 var partNames = map[DatePart]string{PartYear: "year", PartMonth: "month", PartDay: "day",
 	PartMonthOfYear: "month of year", PartQuarterOfYear: "quarter", PartDayOfWeek: "day of week", PartDayOfMonth: "day of month", PartHourOfDay: "hour of day", PartHour: "hour",
-	PartWeekSunday: "week from Sunday", PartWeekMonday: "week from Monday", PartQuarter: "quarter start"}
+	PartWeekSunday: "week from Sunday", PartWeekMonday: "week from Monday", PartQuarter: "quarter start",
+	PartWeekOfYear: "week of year", PartISOWeek: "ISO week"}
 
 // DateAxis is how a date key puts rows in cells: a row whose value is a
 // date (the reading rule above) in [Lower, Upper] is in cell i when its
@@ -146,7 +157,7 @@ type DateCell struct {
 }
 
 // nearestDateForms names the supported date keys in refusals.
-const nearestDateForms = "the supported date keys are YEAR(col), MONTH(col), QUARTER(col), DAYOFWEEK(col), DAYOFMONTH(col), HOUR(col) of a timestamp, DATE(col), EXTRACT(YEAR|MONTH|QUARTER|DAY|HOUR|YEAR_MONTH FROM col), YEAR(col) * 100 + MONTH(col), " +
+const nearestDateForms = "the supported date keys are YEAR(col), MONTH(col), QUARTER(col), WEEK(col) and WEEK(col, 3) or WEEKOFYEAR(col), DAYOFWEEK(col), DAYOFMONTH(col), HOUR(col) of a timestamp, DATE(col), EXTRACT(YEAR|MONTH|QUARTER|DAY|HOUR|YEAR_MONTH FROM col), YEAR(col) * 100 + MONTH(col), " +
 	"DATE_FORMAT(col, f) with f of %Y, %m, %d, %H (hours of a timestamp) and literals (e.g. '%Y-%m', '%Y-%m-01'), and CAST(... AS DATE), DATE(...), STR_TO_DATE(..., '%Y-%m-%d') of those, " +
 	"weeks as DATE(DATE_SUB(col, INTERVAL DAYOFWEEK(col) - 1 DAY)) or DATE(DATE_SUB(col, INTERVAL WEEKDAY(col) DAY)), and quarters as Metabase and Superset spell their first day"
 
@@ -213,13 +224,22 @@ func (k *dateKey) domain(text string) (d *Dating, labels []Value, err error) {
 			labels = append(labels, Value{Num: float64(v)})
 		}
 	default:
+		// Every value occurs within 400 days, but for the weeks of the
+		// year: week 53 only in some years, so every day is visited.
+		days := 400
+		if k.part == PartWeekOfYear || k.part == PartISOWeek {
+			days = math.MaxInt
+		}
 		seen := map[int]bool{}
 		day := periodStart(lo, PartDay)
-		for i := 0; i < 400 && !day.After(hi); i++ {
+		for i := 0; i < days && !day.After(hi); i++ {
 			seen[component(day, k.part)] = true
 			day = day.AddDate(0, 0, 1)
+			if len(seen) == 54 {
+				break
+			}
 		}
-		for v := 1; v <= 31; v++ {
+		for v := 0; v <= 53; v++ {
 			if seen[v] {
 				axis.Cycle = append(axis.Cycle, v)
 				labels = append(labels, Value{Num: float64(v)})
@@ -301,6 +321,9 @@ func (sc *scope) dateKeyOf(e ast.ExprNode) (*dateKey, error) {
 				}
 				return k, nil
 			}
+		}
+		if k, ok, err := sc.weekNumber(x); ok {
+			return k, err
 		}
 		if k, ok := sc.supersetQuarter(x); ok {
 			return k, nil
@@ -599,6 +622,36 @@ func nextPeriod(t time.Time, p DatePart) time.Time {
 	return t.AddDate(0, 0, 1)
 }
 
+// weekNumber recognises the week of the year: WEEK(col) and WEEK(col, 0)
+// (MySQL's default mode, with the server's default_week_format at its
+// default 0), WEEK(col, 3) and WEEKOFYEAR(col) (ISO weeks); ok is false
+// for other functions, and another mode is refused.
+func (sc *scope) weekNumber(x *ast.FuncCallExpr) (k *dateKey, ok bool, err error) {
+	name := x.FnName.L
+	if name != "week" && name != "weekofyear" || len(x.Args) < 1 || len(x.Args) > 2 || name == "weekofyear" && len(x.Args) != 1 {
+		return nil, false, nil
+	}
+	col, isCol := sc.dateColumn(x.Args[0])
+	if !isCol {
+		return nil, false, nil
+	}
+	part := PartWeekOfYear
+	if name == "weekofyear" {
+		part = PartISOWeek
+	}
+	if len(x.Args) == 2 {
+		m, isLit := literal(x.Args[1])
+		switch {
+		case isLit && !m.IsText && !m.Null && m.Num == 0:
+		case isLit && !m.IsText && !m.Null && m.Num == 3:
+			part = PartISOWeek
+		default:
+			return nil, true, refuseQuery("GROUP BY %s: WEEK modes other than 0 (weeks from Sunday, the default) and 3 (ISO weeks, WEEKOFYEAR)", restore(x))
+		}
+	}
+	return &dateKey{col: col, part: part, kind: name}, true, nil
+}
+
 // component is a cyclic part of day t.
 func component(t time.Time, p DatePart) int {
 	switch p {
@@ -608,6 +661,14 @@ func component(t time.Time, p DatePart) int {
 		return (int(t.Month()) + 2) / 3
 	case PartDayOfWeek:
 		return int(t.Weekday()) + 1
+	case PartWeekOfYear:
+		// The week's Sunday is day YearDay − weekday of the year; it is
+		// the k-th Sunday when that is 7(k − 1) + s with s ∈ [1, 7],
+		// and before day 1 (week 0) otherwise.
+		return (t.YearDay() - int(t.Weekday()) + 6) / 7
+	case PartISOWeek:
+		_, w := t.ISOWeek()
+		return w
 	}
 	return t.Day()
 }
@@ -713,7 +774,7 @@ func (r *renderer) dateIndex(col string, a DateAxis) (string, error) {
 	}
 	c := catalog.Column{Type: a.Type}
 	lo := c.TimeOf(a.Lower)
-	var year, month, day, dow, hour, days, hours, weeks string
+	var year, month, day, dow, hour, days, hours, weeks, week0, isoWeek string
 	weekStart := periodStart(lo, a.Part).Format(time.DateOnly) // weeks count from the first week's first day
 	loDay := lo.Format(time.DateOnly)
 	switch r.spec.name {
@@ -723,17 +784,22 @@ func (r *renderer) dateIndex(col string, a DateAxis) (string, error) {
 		days = "CAST(julianday(date(" + col + ")) - julianday('" + loDay + "') AS INTEGER)"
 		hours = fmt.Sprintf("(CAST(strftime('%%s', %s) AS INTEGER) - %d) / 3600", col, lo.Truncate(time.Hour).Unix())
 		weeks = "CAST(julianday(date(" + col + ")) - julianday('" + weekStart + "') AS INTEGER) / 7"
+		week0 = "(" + part("%j") + " - " + part("%w") + " + 6) / 7"
+		isoWeek = part("%V")
 	case "postgres":
 		part := func(f string) string { return "CAST(EXTRACT(" + f + " FROM " + col + ") AS INTEGER)" }
 		year, month, day, dow, hour = part("YEAR"), part("MONTH"), part("DAY"), part("DOW")+" + 1", part("HOUR")
 		days = "(CAST(" + col + " AS DATE) - DATE '" + loDay + "')"
 		hours = fmt.Sprintf("CAST(FLOOR((EXTRACT(EPOCH FROM CAST(%s AS TIMESTAMP)) - %d) / 3600) AS INTEGER)", col, lo.Truncate(time.Hour).Unix())
 		weeks = "(CAST(" + col + " AS DATE) - DATE '" + weekStart + "') / 7"
+		week0 = "(" + part("DOY") + " - " + part("DOW") + " + 6) / 7"
+		isoWeek = part("WEEK")
 	default:
 		year, month, day, dow, hour = "YEAR("+col+")", "MONTH("+col+")", "DAYOFMONTH("+col+")", "DAYOFWEEK("+col+")", "HOUR("+col+")"
 		days = "DATEDIFF(" + col + ", DATE '" + loDay + "')"
 		hours = "TIMESTAMPDIFF(HOUR, TIMESTAMP '" + lo.Truncate(time.Hour).Format(time.DateTime) + "', " + col + ")"
 		weeks = "DATEDIFF(" + col + ", DATE '" + weekStart + "') DIV 7"
+		week0, isoWeek = "WEEK("+col+", 0)", "WEEK("+col+", 3)"
 	}
 	var index string
 	switch a.Part {
@@ -754,7 +820,8 @@ func (r *renderer) dateIndex(col string, a DateAxis) (string, error) {
 	case PartWeekSunday, PartWeekMonday:
 		index = weeks
 	default:
-		comp := map[DatePart]string{PartMonthOfYear: month, PartDayOfWeek: dow, PartDayOfMonth: day, PartHourOfDay: hour}[a.Part]
+		comp := map[DatePart]string{PartMonthOfYear: month, PartDayOfWeek: dow, PartDayOfMonth: day, PartHourOfDay: hour,
+			PartWeekOfYear: week0, PartISOWeek: isoWeek}[a.Part]
 		if a.Part == PartQuarterOfYear {
 			div := " / "
 			if r.spec.name == "mysql" {

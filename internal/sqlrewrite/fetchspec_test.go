@@ -38,8 +38,8 @@ import (
 //	cells day date month 2015-01-01 2024-12-31
 //	                                        a date dimension (parts year, month,
 //	                                        day, monthofyear, quarter, dayofweek,
-//	                                        dayofmonth; the last four take a
-//	                                        cycle: (1, 2, 3))
+//	                                        dayofmonth, week, isoweek; the last
+//	                                        six take a cycle: (1, 2, 3))
 //	filter day date 2020-01-01 until 2021-01-01
 //	                                        a date range [lo, hi)
 //	cells age tiers [-inf, 18) [18, 64]     a tiered dimension (first match, then ELSE)
@@ -66,7 +66,8 @@ func parseFetch(input string) (sqlrewrite.Fetch, error) {
 }
 
 var datePartNames = map[string]sqlrewrite.DatePart{"year": sqlrewrite.PartYear, "month": sqlrewrite.PartMonth, "day": sqlrewrite.PartDay,
-	"monthofyear": sqlrewrite.PartMonthOfYear, "quarter": sqlrewrite.PartQuarterOfYear, "dayofweek": sqlrewrite.PartDayOfWeek, "dayofmonth": sqlrewrite.PartDayOfMonth}
+	"monthofyear": sqlrewrite.PartMonthOfYear, "quarter": sqlrewrite.PartQuarterOfYear, "dayofweek": sqlrewrite.PartDayOfWeek, "dayofmonth": sqlrewrite.PartDayOfMonth,
+	"week": sqlrewrite.PartWeekOfYear, "isoweek": sqlrewrite.PartISOWeek}
 
 var (
 	tableLine      = regexp.MustCompile(`^table (\S+)$`)

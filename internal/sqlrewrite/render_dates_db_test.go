@@ -3,7 +3,9 @@ package sqlrewrite_test
 import (
 	"database/sql"
 	"fmt"
+	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -410,5 +412,116 @@ func TestMetabaseWeekIsTheWeekFromSunday(t *testing.T) {
 	}
 	if checked != 2557 {
 		t.Errorf("%d days checked, want 2557", checked)
+	}
+}
+
+// TestWeekNumbersOnEveryBackend renders the week keys WEEK(col) (mode 0)
+// and the ISO week (WEEK(col, 3)) as Cells fetches over every day from
+// 2010 to 2030 on SQLite, PostgreSQL and MariaDB, a date column and a
+// timestamp column (the day at 23:30), and checks each week's count against
+// Go's rule (sqlrewrite's component: (day of year − weekday + 6) / 7, and
+// time.ISOWeek); on MariaDB it checks Go's rule against WEEK(d, 0) and
+// WEEK(d, 3) themselves for every day.
+func TestWeekNumbersOnEveryBackend(t *testing.T) {
+	first := time.Date(2010, 1, 1, 0, 0, 0, 0, time.UTC)
+	last := time.Date(2030, 12, 31, 0, 0, 0, 0, time.UTC)
+	var days []time.Time
+	want := map[sqlrewrite.DatePart]map[int]int{sqlrewrite.PartWeekOfYear: {}, sqlrewrite.PartISOWeek: {}}
+	for d := first; !d.After(last); d = d.AddDate(0, 0, 1) {
+		days = append(days, d)
+		want[sqlrewrite.PartWeekOfYear][(d.YearDay()-int(d.Weekday())+6)/7]++
+		_, w := d.ISOWeek()
+		want[sqlrewrite.PartISOWeek][w]++
+	}
+	day, at := catalog.Column{Type: catalog.Date}, catalog.Column{Type: catalog.Timestamp}
+	dlo, _ := day.ParseTemporal("2010-01-01")
+	dhi, _ := day.ParseTemporal("2030-12-31")
+	tlo, _ := at.ParseTemporal("2010-01-01 00:00:00")
+	thi, _ := at.ParseTemporal("2030-12-31 23:59:59")
+	cycle := make([]int, 54)
+	for i := range cycle {
+		cycle[i] = i
+	}
+	for _, b := range []struct {
+		name    string
+		dialect sqlrewrite.Dialect
+		open    func(testing.TB) *sql.DB
+		stamp   string
+	}{
+		{"sqlite", sqlrewrite.SQLite, testdb.SQLite, "TEXT"},
+		{"postgres", sqlrewrite.PostgreSQL, testdb.Postgres, "TIMESTAMP"},
+		{"mysql", sqlrewrite.MySQL, testdb.MySQL, "DATETIME"},
+	} {
+		t.Run(b.name, func(t *testing.T) {
+			db := b.open(t)
+			if _, err := db.Exec("CREATE TABLE dp_weeks (d DATE, ts " + b.stamp + ")"); err != nil {
+				t.Fatal(err)
+			}
+			for from := 0; from < len(days); from += 1000 {
+				var vals []string
+				for _, d := range days[from:min(from+1000, len(days))] {
+					vals = append(vals, fmt.Sprintf("('%s', '%s 23:30:00')", d.Format(time.DateOnly), d.Format(time.DateOnly)))
+				}
+				if _, err := db.Exec("INSERT INTO dp_weeks (d, ts) VALUES " + strings.Join(vals, ", ")); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, c := range []struct {
+				column string
+				axis   sqlrewrite.DateAxis
+			}{
+				{"d", sqlrewrite.DateAxis{Type: catalog.Date, Part: sqlrewrite.PartWeekOfYear, Lower: dlo, Upper: dhi, Cycle: cycle}},
+				{"d", sqlrewrite.DateAxis{Type: catalog.Date, Part: sqlrewrite.PartISOWeek, Lower: dlo, Upper: dhi, Cycle: cycle[1:]}},
+				{"ts", sqlrewrite.DateAxis{Type: catalog.Timestamp, Part: sqlrewrite.PartWeekOfYear, Lower: tlo, Upper: thi, Cycle: cycle}},
+				{"ts", sqlrewrite.DateAxis{Type: catalog.Timestamp, Part: sqlrewrite.PartISOWeek, Lower: tlo, Upper: thi, Cycle: cycle[1:]}},
+			} {
+				axis := c.axis
+				q, args, err := sqlrewrite.Render(sqlrewrite.Fetch{Table: "dp_weeks", Cells: &sqlrewrite.Cells{Dims: []sqlrewrite.CellDim{{Column: c.column, Date: &axis}}}}, b.dialect)
+				if err != nil {
+					t.Fatal(err)
+				}
+				rows, err := db.Query(q, args...)
+				if err != nil {
+					t.Fatalf("%s: %v", q, err)
+				}
+				got := map[int]int{}
+				for rows.Next() {
+					var k, n int
+					if err := rows.Scan(&k, &n); err != nil {
+						t.Fatal(err)
+					}
+					got[axis.Cycle[k]] = n
+				}
+				rows.Close()
+				if !reflect.DeepEqual(got, want[axis.Part]) {
+					t.Errorf("%s %v: week counts %v, want %v", c.column, axis.Part, got, want[axis.Part])
+				}
+			}
+			if b.dialect != sqlrewrite.MySQL {
+				return
+			}
+			rows, err := db.Query("SELECT d, WEEK(d, 0), WEEK(d, 3) FROM dp_weeks")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rows.Close()
+			checked := 0
+			for rows.Next() {
+				var d string
+				var w0, w3 int
+				if err := rows.Scan(&d, &w0, &w3); err != nil {
+					t.Fatal(err)
+				}
+				dt, _ := time.Parse(time.DateOnly, d[:10])
+				_, iso := dt.ISOWeek()
+				if g := (dt.YearDay() - int(dt.Weekday()) + 6) / 7; g != w0 || iso != w3 {
+					t.Errorf("%s: MariaDB WEEK(d, 0) = %d, WEEK(d, 3) = %d; Go's rule %d, ISO %d", d, w0, w3, g, iso)
+				}
+				checked++
+			}
+			if checked != len(days) {
+				t.Errorf("%d days checked, want %d", checked, len(days))
+			}
+		})
 	}
 }
