@@ -245,6 +245,7 @@ func TestTimeDifferencesThroughProxy(t *testing.T) {
 // 24 hours of a timestamp (NOW() - INTERVAL 24 HOUR), yesterday
 // (DATE(placed_at) = CURDATE() - INTERVAL 1 DAY), this year
 // (YEAR(ordered_on) = YEAR(CURDATE())), days picked with IN and NOT IN,
+// a number read as a date (ordered_on >= 20240105, as MySQL reads it),
 // and an OR of a date and a timestamp condition. Each count is within 3 of the
 // truth Go computes from the same clock (the noise scale is 1/40). Orders
 // per hour of the last days (Metabase's STR_TO_DATE(DATE_FORMAT(col,
@@ -286,6 +287,7 @@ func TestRelativeDatesThroughProxy(t *testing.T) {
 			count(func(o order) bool {
 				return o.day.Equal(today) || o.day.Equal(today.AddDate(0, 0, -3)) || o.day.Equal(today.AddDate(0, 0, -40))
 			})},
+		{"ordered_on >= " + today.AddDate(0, 0, -10).Format("20060102"), count(func(o order) bool { return !o.day.Before(today.AddDate(0, 0, -10)) })},
 		{"ordered_on NOT IN (CURDATE()) AND (placed_at < NOW() - INTERVAL 90 HOUR OR ordered_on < CURDATE() - INTERVAL 50 DAY)",
 			count(func(o order) bool {
 				return !o.day.Equal(today) && (o.placed.Before(start.Add(-90*time.Hour)) || o.day.Before(today.AddDate(0, 0, -50)))

@@ -254,6 +254,27 @@ func parseTimeText(s string, fraction bool) (time.Time, bool, error) {
 	return c.TimeOf(x), typ == catalog.Date, nil
 }
 
+// numericTime reads an integer literal compared with a date or
+// timestamp column as MySQL converts it: eight digits YYYYMMDD (a day),
+// fourteen YYYYMMDDhhmmss (an instant). ok is false for any other
+// expression; err says why digits are no date.
+func numericTime(e ast.ExprNode) (t time.Time, ok bool, err error) {
+	v, isLit := literal(unparen(e))
+	if !isLit || v.IsText || v.Null || v.Num != math.Trunc(v.Num) || v.Num < 0 {
+		return time.Time{}, false, nil
+	}
+	digits := strconv.FormatFloat(v.Num, 'f', 0, 64)
+	layout := map[int]string{8: "20060102", 14: "20060102150405"}[len(digits)]
+	if layout == "" {
+		return time.Time{}, false, nil
+	}
+	t, err = time.Parse(layout, digits)
+	if err != nil {
+		return time.Time{}, true, fmt.Errorf("%s is not a date %s", digits, map[int]string{8: "YYYYMMDD", 14: "YYYYMMDDhhmmss"}[len(digits)])
+	}
+	return t, true, nil
+}
+
 // timeBound is one side of a date condition: the column's number x, and
 // whether the bound excludes it.
 type timeBound struct {
@@ -289,6 +310,12 @@ func columnBound(col *catalog.Column, op opcode.Op, t time.Time) timeBound {
 // timeConstant reads the constant side of a condition on a date or
 // timestamp column (constantTime), refusing anything else.
 func (sc *scope) timeConstant(site conditionSite, col *catalog.Column, e ast.ExprNode) (time.Time, error) {
+	if t, ok, err := numericTime(e); ok {
+		if err != nil {
+			return time.Time{}, site.refuse("%s", fmt.Sprintf("a comparison of the %s column %s with %s: %v", col.Type, col.Name, restore(e), err))
+		}
+		return t, nil
+	}
 	t, _, handled, err := sc.constantTime(e)
 	if !handled {
 		return time.Time{}, site.refuse("%s", fmt.Sprintf("a comparison of the %s column %s with anything but a constant date: a literal ('2020-01-01', DATE '2020-01-01', "+
