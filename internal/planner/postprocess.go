@@ -274,44 +274,7 @@ func outerAggregate(a sqlrewrite.OuterAgg, members [][]Datum) (Datum, error) {
 		}
 		vals = append(vals, d)
 	}
-	n := float64(len(vals))
-	switch {
-	case a.Func == "count":
-		return num(n, true), nil
-	case len(vals) == 0, len(vals) == 1 && (a.Func == "var_samp" || a.Func == "stddev_samp"):
-		return Datum{Null: true}, nil
-	}
-	ints, sum, best := true, 0.0, vals[0]
-	for _, v := range vals {
-		sum += number(v)
-		ints = ints && v.Int
-		c := compareValues(v, best)
-		if a.Func == "min" && c < 0 || a.Func == "max" && c > 0 {
-			best = v
-		}
-	}
-	mean := sum / n
-	squares := 0.0
-	for _, v := range vals {
-		squares += (number(v) - mean) * (number(v) - mean)
-	}
-	switch a.Func {
-	case "sum":
-		return num(sum, ints), nil
-	case "avg":
-		return num(mean, false), nil
-	case "min", "max":
-		return best, nil
-	case "var_pop":
-		return num(squares/n, false), nil
-	case "var_samp":
-		return num(squares/(n-1), false), nil
-	case "stddev_pop":
-		return num(math.Sqrt(squares/n), false), nil
-	case "stddev_samp":
-		return num(math.Sqrt(squares/(n-1)), false), nil
-	}
-	return Datum{}, fmt.Errorf("planner: unknown aggregate %q of an outer query", a.Func)
+	return aggregateOf(a.Func, vals)
 }
 
 // compareDatum orders NULL first, then numbers, then strings.
@@ -795,28 +758,51 @@ func aggregateFrame(w sqlrewrite.OutputWindow, frame []int, args []Datum) Datum 
 			vals = append(vals, args[i])
 		}
 	}
-	if w.Func == "count" {
-		return num(float64(len(vals)), true)
+	d, _ := aggregateOf(w.Func, vals)
+	return d
+}
+
+// aggregateOf computes count, sum, avg, min, max, var_pop, var_samp,
+// stddev_pop or stddev_samp of non-NULL values as MySQL does: NULL over no
+// value (COUNT: 0), the sample variance NULL over one value, a sum of
+// integers an integer.
+func aggregateOf(fn string, vals []Datum) (Datum, error) {
+	n := float64(len(vals))
+	switch {
+	case fn == "count":
+		return num(n, true), nil
+	case len(vals) == 0, len(vals) == 1 && (fn == "var_samp" || fn == "stddev_samp"):
+		return Datum{Null: true}, nil
 	}
-	if len(vals) == 0 {
-		return Datum{Null: true}
-	}
-	ints := true
-	sum := 0.0
-	best := vals[0]
+	ints, sum, best := true, 0.0, vals[0]
 	for _, v := range vals {
 		sum += number(v)
 		ints = ints && v.Int
 		c := compareValues(v, best)
-		if w.Func == "min" && c < 0 || w.Func == "max" && c > 0 {
+		if fn == "min" && c < 0 || fn == "max" && c > 0 {
 			best = v
 		}
 	}
-	switch w.Func {
-	case "sum":
-		return num(sum, ints)
-	case "avg":
-		return num(sum/float64(len(vals)), false)
+	mean := sum / n
+	squares := 0.0
+	for _, v := range vals {
+		squares += (number(v) - mean) * (number(v) - mean)
 	}
-	return best
+	switch fn {
+	case "sum":
+		return num(sum, ints), nil
+	case "avg":
+		return num(mean, false), nil
+	case "min", "max":
+		return best, nil
+	case "var_pop":
+		return num(squares/n, false), nil
+	case "var_samp":
+		return num(squares/(n-1), false), nil
+	case "stddev_pop":
+		return num(math.Sqrt(squares/n), false), nil
+	case "stddev_samp":
+		return num(math.Sqrt(squares/(n-1)), false), nil
+	}
+	return Datum{}, fmt.Errorf("planner: unknown aggregate %q", fn)
 }
