@@ -66,6 +66,12 @@ func (sc *scope) boolean(e ast.ExprNode, site conditionSite) (*Predicate, error)
 			}
 			return orNull(&Predicate{Op: op, Args: append(operands(op, l), operands(op, r)...)}), nil
 		case opcode.LT, opcode.LE, opcode.GT, opcode.GE, opcode.EQ, opcode.NE:
+			if c, contains, ok, err := sc.locate(e, site); ok {
+				if err != nil {
+					return nil, err
+				}
+				return negateIf(!contains, leaf(c)), nil
+			}
 			c, err := sc.comparison(e, site)
 			if err != nil {
 				return nil, err
@@ -209,6 +215,58 @@ func (sc *scope) like(e *ast.PatternLikeOrIlikeExpr, site conditionSite) (Condit
 	}
 	pattern := sb.String()
 	return Condition{Column: col.Name, Like: &pattern, LikeCase: fold, Text: true}, nil
+}
+
+// locate converts the "contains" test BI tools write with a function:
+// LOCATE('s', col) or INSTR(col, 's') compared with 0 or 1 (> 0, >= 1,
+// <> 0: contains; = 0, < 1: does not), the constant on the right, into
+// col LIKE '%s%' (s's %, _ and ! escaped); contains is false for "does
+// not" (NOT of the LIKE: NULL where col is NULL, as LOCATE's comparison
+// is). ok is false for any other comparison.
+func (sc *scope) locate(e *ast.BinaryOperationExpr, site conditionSite) (c Condition, contains, ok bool, err error) {
+	f, isCall := unparen(e.L).(*ast.FuncCallExpr)
+	bound, isLit := literal(unparen(e.R))
+	if !isCall || !isLit || bound.IsText || bound.Null || f.Schema.L != "" || len(f.Args) != 2 {
+		return Condition{}, false, false, nil
+	}
+	var sub, operand ast.ExprNode
+	switch f.FnName.L {
+	case "locate":
+		sub, operand = f.Args[0], f.Args[1]
+	case "instr":
+		operand, sub = f.Args[0], f.Args[1]
+	default:
+		return Condition{}, false, false, nil
+	}
+	switch {
+	case bound.Num == 0 && (e.Op == opcode.GT || e.Op == opcode.NE), bound.Num == 1 && e.Op == opcode.GE:
+		contains = true
+	case bound.Num == 0 && e.Op == opcode.EQ, bound.Num == 1 && e.Op == opcode.LT:
+	default:
+		return Condition{}, false, true, site.refuse("%s compared with %s (a contains test is %s > 0, or = 0 for does not contain)", strings.ToUpper(f.FnName.O), restore(e.R), strings.ToUpper(f.FnName.O))
+	}
+	v, isText := literal(unparen(sub))
+	if !isText || !v.IsText || v.Null {
+		return Condition{}, false, true, site.refuse("%s with a searched string other than a string constant", strings.ToUpper(f.FnName.O))
+	}
+	col, err := sc.conditionColumn(site, operand, sub)
+	if err != nil {
+		return Condition{}, false, true, err
+	}
+	if col.Type != catalog.Text {
+		return Condition{}, false, true, site.refuse("%s on the %s column %s (it takes a text column)", strings.ToUpper(f.FnName.O), col.Type, col.Name)
+	}
+	var sb strings.Builder
+	sb.WriteByte('%')
+	for _, r := range v.Str {
+		if r == '%' || r == '_' || r == LikeEscape {
+			sb.WriteRune(LikeEscape)
+		}
+		sb.WriteRune(r)
+	}
+	sb.WriteByte('%')
+	pattern := sb.String()
+	return Condition{Column: col.Name, Like: &pattern, Text: true}, contains, true, nil
 }
 
 // leaf is the predicate of one condition.
