@@ -32,7 +32,9 @@ type booleanRow struct {
 // AND FALSE is FALSE). At ε = 40 a count's discrete Laplace noise Z has
 // P[|Z| ≥ 1] < 2e-17, so counts must be exact; a mean of n ≥ 100 rows in
 // [0, 100] errs by less than 0.5 with probability above 1 − 1e-6, and the
-// median of integer ages is the true one or a neighbour.
+// median of integer ages is the true one or a neighbour. Comparisons of two
+// expressions of columns (income > 1000 * age) are their difference
+// compared with 0.
 func TestBooleanWhereEndToEnd(t *testing.T) {
 	rows := booleanRows()
 	for _, b := range []struct{ name, driver string }{{"sqlite", "sqlite"}, {"postgres", "postgres"}, {"mariadb", "mysql"}} {
@@ -74,6 +76,9 @@ func TestBooleanWhereEndToEnd(t *testing.T) {
 					func(r booleanRow) bool { return !(r.age > 50 && (!r.raceOK || r.race == 1)) }},
 				{"SELECT COUNT(*) FROM pums WHERE race <> 2 OR age < 20", func(r booleanRow) bool { return r.raceOK && r.race != 2 || r.age < 20 }},
 				{"SELECT COUNT(*) FROM pums WHERE NOT NOT (sex = 1 OR married = 0)", func(r booleanRow) bool { return r.sex == 1 || r.married == 0 }},
+				{"SELECT COUNT(*) FROM pums WHERE income > 1000 * age OR age <= married * 20",
+					func(r booleanRow) bool { return r.incomeOK && r.income > 1000*float64(r.age) || r.age <= r.married*20 }},
+				{"SELECT SUM(age > 40 + 10 * sex) FROM pums", func(r booleanRow) bool { return r.age > 40+10*r.sex }},
 				{"SELECT SUM(CASE WHEN age >= 65 THEN 1 ELSE 0 END) FROM pums WHERE race = 1 OR race = 2",
 					func(r booleanRow) bool { return r.age >= 65 && r.raceOK && (r.race == 1 || r.race == 2) }},
 			} {

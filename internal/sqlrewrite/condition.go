@@ -217,11 +217,60 @@ func (sc *scope) conditionExpr(site conditionSite, e ast.ExprNode) (x *RowExpr, 
 	return x, true, nil
 }
 
+// differenceComparison converts a comparison of two expressions that both
+// read columns (income > 10 * age, spend <= budget) into a - b op 0 of
+// the row expression a - b (conditionExpr), computed per row in double
+// precision from the clamped operands: a per-row condition like any other.
+func (sc *scope) differenceComparison(site conditionSite, e *ast.BinaryOperationExpr) (Condition, bool, error) {
+	var kind error
+	containsNode(e, func(n ast.Node) bool {
+		c, ok := n.(*ast.ColumnNameExpr)
+		if !ok || kind != nil {
+			return false
+		}
+		col, err := sc.column(c.Name, site.clause)
+		switch {
+		case err != nil:
+			kind = err
+		case col.Temporal():
+			kind = site.refuse("%s", fmt.Sprintf("a comparison of %s with %s, which read a %s column (compare DATEDIFF(a, b) or TIMESTAMPDIFF(SECOND, b, a) with 0)", restore(e.L), restore(e.R), col.Type))
+		case !col.Numeric():
+			kind = site.refuse("%s", fmt.Sprintf("a comparison of %s with %s, which read the text column %s (text columns compare with constants)", restore(e.L), restore(e.R), col.Name))
+		}
+		return false
+	})
+	if kind != nil {
+		return Condition{}, true, kind
+	}
+	diff := &ast.BinaryOperationExpr{Op: opcode.Minus, L: e.L, R: e.R}
+	x, handled, err := sc.conditionExpr(site, diff)
+	switch {
+	case !handled:
+		return Condition{}, true, site.refuse("%s", fmt.Sprintf("a comparison of %s with %s", restore(e.L), restore(e.R)))
+	case err != nil:
+		return Condition{}, true, err
+	}
+	if e.Op == opcode.EQ || e.Op == opcode.NE {
+		return Condition{Column: x.String(), In: []Value{{Num: 0}}}, true, nil
+	}
+	r := &Range{}
+	switch e.Op {
+	case opcode.GT, opcode.GE:
+		r.Lower, r.HasLower, r.LowerOpen = 0, true, e.Op == opcode.GT
+	case opcode.LT, opcode.LE:
+		r.Upper, r.HasUpper, r.UpperOpen = 0, true, e.Op == opcode.LT
+	}
+	return Condition{Column: x.String(), Range: r}, true, nil
+}
+
 // expressionComparison converts expr op number and number op expr, expr a
 // row expression (conditionExpr): a condition on the derived column the
 // expression names, read like a numeric column's (= and <> are IN and its
 // negation). handled is false when neither side is a row expression.
 func (sc *scope) expressionComparison(site conditionSite, e *ast.BinaryOperationExpr) (Condition, bool, error) {
+	if containsNode(e.L, isColumn) && containsNode(e.R, isColumn) {
+		return sc.differenceComparison(site, e)
+	}
 	side, other, op := e.L, e.R, e.Op
 	x, handled, err := sc.conditionExpr(site, side)
 	if !handled {
