@@ -140,6 +140,27 @@ func TestBooleanWhereEndToEnd(t *testing.T) {
 			bySex("SELECT sex, COUNT(*) FROM pums WHERE NOT (race IN (1, 2) OR age >= 40) GROUP BY sex",
 				func(r booleanRow) bool { return r.raceOK && r.race != 1 && r.race != 2 && r.age < 40 })
 
+			// Tiers of a row expression: NULL incomes are in no tier.
+			tiers := map[string]float64{}
+			res0, err := db.Query("SELECT CASE WHEN income > 1000 * age THEN 'rich' ELSE 'other' END AS c, COUNT(*) FROM pums GROUP BY c")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for res0.Next() {
+				var c string
+				var n float64
+				if err := res0.Scan(&c, &n); err != nil {
+					t.Fatal(err)
+				}
+				tiers[c] = n
+			}
+			res0.Close()
+			rich := float64(countRows(rows, func(r booleanRow) bool { return r.incomeOK && r.income > 1000*float64(r.age) }))
+			other := float64(countRows(rows, func(r booleanRow) bool { return r.incomeOK && !(r.income > 1000*float64(r.age)) }))
+			if tiers["rich"] != rich || tiers["other"] != other || len(tiers) != 2 {
+				t.Errorf("tiers of income > 1000 * age: %v, want rich %g, other %g", tiers, rich, other)
+			}
+
 			// pums_keys: age is a key chosen by partition selection, over the
 			// rows the WHERE keeps: at ε = 40 no other age is released (the
 			// ages 30 to 70 have rows, none kept), each with its exact count.

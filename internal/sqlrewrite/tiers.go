@@ -10,11 +10,12 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/opcode"
 )
 
-// Tiering is a GROUP BY key of tiers of a numeric column,
+// Tiering is a GROUP BY key of tiers of a numeric column or row
+// expression (its derived column: CASE WHEN income > 10 * age THEN ...),
 //
 //	CASE WHEN r₁ THEN l₁ WHEN r₂ THEN l₂ … ELSE lₖ₊₁ END
 //
-// each rᵢ a range of the column written with <, <=, >, >=, BETWEEN or an
+// each rᵢ a range of it written with <, <=, >, >=, BETWEEN or an
 // AND of them (col >= 18 AND col < 35), with constant ends, and distinct
 // literal labels (the GroupKey's Values, in this order). As SQL's CASE
 // does, a readable value is in the tier of the first range that holds it,
@@ -33,34 +34,26 @@ type Tiering struct {
 }
 
 // tiering recognises a CASE of tiers; ok is false when e is not a CASE
-// whose WHENs are all comparisons of one column with constants (the
-// caller's other rules apply), and err says why a CASE of that shape
-// cannot be a key.
+// whose WHENs all have the shape of ranges (tierShaped; the caller's
+// other rules apply), and err says why a CASE of that shape cannot be a
+// key.
 func (sc *scope) tiering(e ast.ExprNode) (t *Tiering, labels []Value, ok bool, err error) {
 	c, isCase := unparen(e).(*ast.CaseExpr)
 	if !isCase || c.Value != nil || len(c.WhenClauses) == 0 {
 		return nil, nil, false, nil
 	}
-	var col *ast.ColumnName
 	for _, w := range c.WhenClauses {
-		if !tierShaped(w.Expr, &col) {
+		if !tierShaped(w.Expr) {
 			return nil, nil, false, nil
 		}
 	}
-	column, err := sc.column(col, "group statement")
-	if err != nil {
-		return nil, nil, true, err
-	}
 	why := func(format string, args ...any) error {
-		return refuseQuery("GROUP BY the tiers %s: "+format+" (tiers are CASE WHEN r1 THEN label WHEN r2 THEN label ... ELSE label END, each r a range of one numeric column with <, <=, >, >=, BETWEEN or AND, constant ends, distinct literal labels)", append([]any{restore(e)}, args...)...)
-	}
-	if !column.Numeric() {
-		return nil, nil, true, why("%s is a text column", column.Name)
+		return refuseQuery("GROUP BY the tiers %s: "+format+" (tiers are CASE WHEN r1 THEN label WHEN r2 THEN label ... ELSE label END, each r a range of one numeric column or row expression with <, <=, >, >=, BETWEEN or AND, constant ends, distinct literal labels)", append([]any{restore(e)}, args...)...)
 	}
 	if c.ElseClause == nil {
 		return nil, nil, true, why("no ELSE")
 	}
-	t = &Tiering{Column: column.Name}
+	t = &Tiering{}
 	results := make([]ast.ExprNode, 0, len(c.WhenClauses)+1)
 	for _, w := range c.WhenClauses {
 		rc, err := sc.rangeCount(w.Expr)
@@ -69,7 +62,16 @@ func (sc *scope) tiering(e ast.ExprNode) (t *Tiering, labels []Value, ok bool, e
 		}
 		rg := Range{}
 		for _, cond := range rc.Where {
-			if cond.Range == nil || cond.Complement {
+			switch {
+			case t.Column == "":
+				t.Column = cond.Column
+			case t.Column != cond.Column:
+				return nil, nil, true, why("ranges of %s and of %s (one column or expression)", t.Column, cond.Column)
+			}
+			if column, declared := sc.table.Column(cond.Column); declared && !column.Numeric() {
+				return nil, nil, true, why("%s is a %s column", column.Name, column.Type)
+			}
+			if cond.Range == nil || cond.Complement || cond.Temporal != "" {
 				return nil, nil, true, why("a condition that is not a range")
 			}
 			for _, end := range []float64{cond.Range.Lower, cond.Range.Upper} {
@@ -98,37 +100,35 @@ func (sc *scope) tiering(e ast.ExprNode) (t *Tiering, labels []Value, ok bool, e
 		seen[v] = true
 		labels = append(labels, v)
 	}
-	parts := []string{column.Name}
+	parts := []string{t.Column}
 	for i, r := range t.Ranges {
-		parts = append(parts, formatLabel(labels[i]), describeCondition(Condition{Column: column.Name, Range: &r}))
+		parts = append(parts, formatLabel(labels[i]), describeCondition(Condition{Column: t.Column, Range: &r}))
 	}
 	t.Spelling = strings.Join(append(parts, formatLabel(labels[len(labels)-1])), " ")
 	return t, labels, true, nil
 }
 
-// tierShaped reports whether e is col op constant (op one of <, <=, >,
-// >=, either side), col BETWEEN constants, or an AND of them, all on the
-// column *col (set on first sight).
-func tierShaped(e ast.ExprNode, col **ast.ColumnName) bool {
-	same := func(x ast.ExprNode) bool {
-		c, isCol := unparen(x).(*ast.ColumnNameExpr)
-		if !isCol || (*col != nil && !strings.EqualFold((*col).Name.O, c.Name.Name.O)) {
-			return false
-		}
-		*col = c.Name
-		return true
+// tierShaped reports whether e has the shape of a tier's range: a
+// comparison (<, <=, >, >=) of expressions that read columns, or of one
+// with a constant, BETWEEN constants, or an AND of them, without
+// aggregates (tiering then checks that every range restricts one column
+// or row expression).
+func tierShaped(e ast.ExprNode) bool {
+	if containsNode(e, isAggregate) {
+		return false
 	}
-	constant := func(x ast.ExprNode) bool { _, ok := literal(x); return ok }
 	switch n := unparen(e).(type) {
 	case *ast.BinaryOperationExpr:
 		switch n.Op {
 		case opcode.LogicAnd:
-			return tierShaped(n.L, col) && tierShaped(n.R, col)
+			return tierShaped(n.L) && tierShaped(n.R)
 		case opcode.LT, opcode.LE, opcode.GT, opcode.GE:
-			return same(n.L) && constant(n.R) || constant(n.L) && same(n.R)
+			return containsNode(n.L, isColumn) || containsNode(n.R, isColumn)
 		}
 	case *ast.BetweenExpr:
-		return !n.Not && same(n.Expr) && constant(n.Left) && constant(n.Right)
+		_, lo := literal(n.Left)
+		_, hi := literal(n.Right)
+		return !n.Not && containsNode(n.Expr, isColumn) && lo && hi
 	}
 	return false
 }
