@@ -202,9 +202,11 @@ func answerKey(plan *planner.Plan) (string, error) {
 	return answerKeyPrefix + hex.EncodeToString(sum[:]), nil
 }
 
-// maxCanonicalDepth bounds the nesting encodeCanonical follows (plans are
-// trees a few levels deep; a cycle would otherwise never end).
-const maxCanonicalDepth = 32
+// maxCanonicalDepth bounds the nesting encodeCanonical follows (a cycle
+// would otherwise never end). Plans are trees a few levels deep but for a
+// WHERE with OR and NOT, whose predicate nests at most 100 nodes
+// (sqlrewrite's bound), each three levels here (pointer, node, operands).
+const maxCanonicalDepth = 512
 
 // The element types of conjunctions and IN lists.
 var (

@@ -227,10 +227,19 @@ func TestAnswerKeyCoversThePlan(t *testing.T) {
 		"SELECT AVG(a), COUNT(*), SUM(b) FROM t WHERE a > 10 AND b IN (1, 2)",
 		"SELECT COUNT(*), AVG(a), SUM(a) FROM t WHERE a > 10 AND b IN (1, 2)",
 		"SELECT COUNT(*), AVG(a), SUM(b) FROM t WHERE a > 10",
+		"SELECT COUNT(*), AVG(a), SUM(b) FROM t WHERE a > 10 OR b IN (1, 2)",
 	} {
 		if key(other, 0.5) == base {
 			t.Errorf("%s: the key of %s", other, repeatQuery)
 		}
+	}
+	// The deepest predicate a statement may have (sqlrewrite's bound of
+	// 100 nested AND, OR and NOT) has a key, and a different leaf changes it.
+	deep := func(last int) string {
+		return "SELECT COUNT(*) FROM t WHERE " + strings.Repeat("(a < 50 OR NOT (", 49) + fmt.Sprintf("a = %d", last) + strings.Repeat("))", 49)
+	}
+	if key(deep(1), 0.5) == key(deep(2), 0.5) {
+		t.Error("two predicates nested 99 deep that differ in their last leaf: one key")
 	}
 	if key(repeatQuery, 0.5000001) == base {
 		t.Error("another ε: the same key")
