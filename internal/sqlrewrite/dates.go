@@ -477,6 +477,8 @@ func formatKey(col *catalog.Column, f string, e ast.ExprNode) (*dateKey, error) 
 	}
 	part := PartYear
 	switch {
+	case has['H'] && col.Type == catalog.Date:
+		part = PartDay // a date's hour is 0: one group per day, labelled at hour 00
 	case has['H']:
 		part = PartHour
 	case has['d']:
