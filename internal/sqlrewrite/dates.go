@@ -69,6 +69,11 @@ const (
 	// 0 to 53, weeks from Sunday, week 1 the one of the year's first
 	// Sunday, the days before it week 0. A cyclic component.
 	PartWeekOfYear
+	// PartDayOfYear is 1 to 366, MySQL's DAYOFYEAR. A cyclic component.
+	PartDayOfYear
+	// PartMinuteOfHour is 0 to 59, MySQL's MINUTE, of a timestamp column.
+	// A cyclic component.
+	PartMinuteOfHour
 	// PartISOWeek is the ISO 8601 week, 1 to 53 (WEEK(col, 3),
 	// WEEKOFYEAR(col)): weeks from Monday, week 1 the one holding the
 	// year's first Thursday, so early January can be week 52 or 53 and
@@ -79,7 +84,7 @@ const (
 var partNames = map[DatePart]string{PartYear: "year", PartMonth: "month", PartDay: "day",
 	PartMonthOfYear: "month of year", PartQuarterOfYear: "quarter", PartDayOfWeek: "day of week", PartDayOfMonth: "day of month", PartHourOfDay: "hour of day", PartHour: "hour",
 	PartWeekSunday: "week from Sunday", PartWeekMonday: "week from Monday", PartQuarter: "quarter start",
-	PartWeekOfYear: "week of year", PartISOWeek: "ISO week"}
+	PartWeekOfYear: "week of year", PartISOWeek: "ISO week", PartDayOfYear: "day of year", PartMinuteOfHour: "minute of hour"}
 
 // DateAxis is how a date key puts rows in cells: a row whose value is a
 // date (the reading rule above) in [Lower, Upper] is in cell i when its
@@ -157,7 +162,7 @@ type DateCell struct {
 }
 
 // nearestDateForms names the supported date keys in refusals.
-const nearestDateForms = "the supported date keys are YEAR(col), MONTH(col), QUARTER(col), WEEK(col) and WEEK(col, 3) or WEEKOFYEAR(col), DAYOFWEEK(col), DAYOFMONTH(col), HOUR(col) of a timestamp, DATE(col), EXTRACT(YEAR|MONTH|QUARTER|DAY|HOUR|YEAR_MONTH FROM col), YEAR(col) * 100 + MONTH(col), " +
+const nearestDateForms = "the supported date keys are YEAR(col), MONTH(col), QUARTER(col), WEEK(col) and WEEK(col, 3) or WEEKOFYEAR(col), DAYOFWEEK(col), DAYOFMONTH(col), DAYOFYEAR(col), HOUR(col) and MINUTE(col) of a timestamp, DATE(col), EXTRACT(YEAR|MONTH|QUARTER|DAY|HOUR|YEAR_MONTH FROM col), YEAR(col) * 100 + MONTH(col), " +
 	"DATE_FORMAT(col, f) with f of %Y, %m, %d, %H (hours of a timestamp) and literals (e.g. '%Y-%m', '%Y-%m-01'), and CAST(... AS DATE), DATE(...), STR_TO_DATE(..., '%Y-%m-%d') of those, " +
 	"weeks as DATE(DATE_SUB(col, INTERVAL DAYOFWEEK(col) - 1 DAY)) or DATE(DATE_SUB(col, INTERVAL WEEKDAY(col) DAY)), and quarters as Metabase and Superset spell their first day"
 
@@ -210,6 +215,19 @@ func (k *dateKey) domain(text string) (d *Dating, labels []Value, err error) {
 		for t := first; !t.After(last); t = nextPeriod(t, k.part) {
 			labels = append(labels, k.label(t))
 		}
+	case PartMinuteOfHour:
+		if k.col.Type != catalog.Timestamp {
+			return nil, nil, refuseQuery("GROUP BY %s: %s is a date column, whose minute is always 0", text, k.col.Name)
+		}
+		minute := lo.Truncate(time.Minute)
+		for i := 0; i < 60 && !minute.After(hi); i++ {
+			axis.Cycle = append(axis.Cycle, minute.Minute())
+			minute = minute.Add(time.Minute)
+		}
+		slices.Sort(axis.Cycle)
+		for _, v := range axis.Cycle {
+			labels = append(labels, Value{Num: float64(v)})
+		}
 	case PartHourOfDay:
 		if k.col.Type != catalog.Timestamp {
 			return nil, nil, refuseQuery("GROUP BY %s: %s is a date column, whose hour is always 0", text, k.col.Name)
@@ -227,19 +245,19 @@ func (k *dateKey) domain(text string) (d *Dating, labels []Value, err error) {
 		// Every value occurs within 400 days, but for the weeks of the
 		// year: week 53 only in some years, so every day is visited.
 		days := 400
-		if k.part == PartWeekOfYear || k.part == PartISOWeek {
-			days = math.MaxInt
+		if k.part == PartWeekOfYear || k.part == PartISOWeek || k.part == PartDayOfYear {
+			days = math.MaxInt // week 53 and day 366 only in some years
 		}
 		seen := map[int]bool{}
 		day := periodStart(lo, PartDay)
 		for i := 0; i < days && !day.After(hi); i++ {
 			seen[component(day, k.part)] = true
 			day = day.AddDate(0, 0, 1)
-			if len(seen) == 54 {
+			if len(seen) == 366 {
 				break
 			}
 		}
-		for v := 0; v <= 53; v++ {
+		for v := 0; v <= 366; v++ {
 			if seen[v] {
 				axis.Cycle = append(axis.Cycle, v)
 				labels = append(labels, Value{Num: float64(v)})
@@ -309,7 +327,8 @@ func (sc *scope) dateKeyOf(e ast.ExprNode) (*dateKey, error) {
 	case *ast.FuncCallExpr:
 		name := x.FnName.L
 		simple := map[string]DatePart{"year": PartYear, "month": PartMonthOfYear, "quarter": PartQuarterOfYear,
-			"dayofweek": PartDayOfWeek, "dayofmonth": PartDayOfMonth, "day": PartDayOfMonth, "date": PartDay, "hour": PartHourOfDay}
+			"dayofweek": PartDayOfWeek, "dayofmonth": PartDayOfMonth, "day": PartDayOfMonth, "date": PartDay, "hour": PartHourOfDay,
+			"dayofyear": PartDayOfYear, "minute": PartMinuteOfHour}
 		if part, isSimple := simple[name]; isSimple && len(x.Args) == 1 {
 			if col, isCol := sc.dateColumn(x.Args[0]); isCol {
 				k := &dateKey{col: col, part: part, kind: name}
@@ -352,6 +371,8 @@ func (sc *scope) dateKeyOf(e ast.ExprNode) (*dateKey, error) {
 				return &dateKey{col: col, part: PartDayOfMonth, kind: "extract day"}, nil
 			case ast.TimeUnitHour:
 				return &dateKey{col: col, part: PartHourOfDay, kind: "extract hour"}, nil
+			case ast.TimeUnitMinute:
+				return &dateKey{col: col, part: PartMinuteOfHour, kind: "extract minute"}, nil
 			case ast.TimeUnitYearMonth:
 				return yearMonthKey(col), nil
 			}
@@ -671,6 +692,8 @@ func component(t time.Time, p DatePart) int {
 	case PartISOWeek:
 		_, w := t.ISOWeek()
 		return w
+	case PartDayOfYear:
+		return t.YearDay()
 	}
 	return t.Day()
 }
@@ -776,7 +799,7 @@ func (r *renderer) dateIndex(col string, a DateAxis) (string, error) {
 	}
 	c := catalog.Column{Type: a.Type}
 	lo := c.TimeOf(a.Lower)
-	var year, month, day, dow, hour, days, hours, weeks, week0, isoWeek string
+	var year, month, day, dow, hour, days, hours, weeks, week0, isoWeek, yday, minute string
 	weekStart := periodStart(lo, a.Part).Format(time.DateOnly) // weeks count from the first week's first day
 	loDay := lo.Format(time.DateOnly)
 	switch r.spec.name {
@@ -787,7 +810,7 @@ func (r *renderer) dateIndex(col string, a DateAxis) (string, error) {
 		hours = fmt.Sprintf("(CAST(strftime('%%s', %s) AS INTEGER) - %d) / 3600", col, lo.Truncate(time.Hour).Unix())
 		weeks = "CAST(julianday(date(" + col + ")) - julianday('" + weekStart + "') AS INTEGER) / 7"
 		week0 = "(" + part("%j") + " - " + part("%w") + " + 6) / 7"
-		isoWeek = part("%V")
+		isoWeek, yday, minute = part("%V"), part("%j"), part("%M")
 	case "postgres":
 		part := func(f string) string { return "CAST(EXTRACT(" + f + " FROM " + col + ") AS INTEGER)" }
 		year, month, day, dow, hour = part("YEAR"), part("MONTH"), part("DAY"), part("DOW")+" + 1", part("HOUR")
@@ -795,13 +818,13 @@ func (r *renderer) dateIndex(col string, a DateAxis) (string, error) {
 		hours = fmt.Sprintf("CAST(FLOOR((EXTRACT(EPOCH FROM CAST(%s AS TIMESTAMP)) - %d) / 3600) AS INTEGER)", col, lo.Truncate(time.Hour).Unix())
 		weeks = "(CAST(" + col + " AS DATE) - DATE '" + weekStart + "') / 7"
 		week0 = "(" + part("DOY") + " - " + part("DOW") + " + 6) / 7"
-		isoWeek = part("WEEK")
+		isoWeek, yday, minute = part("WEEK"), part("DOY"), part("MINUTE")
 	default:
 		year, month, day, dow, hour = "YEAR("+col+")", "MONTH("+col+")", "DAYOFMONTH("+col+")", "DAYOFWEEK("+col+")", "HOUR("+col+")"
 		days = "DATEDIFF(" + col + ", DATE '" + loDay + "')"
 		hours = "TIMESTAMPDIFF(HOUR, TIMESTAMP '" + lo.Truncate(time.Hour).Format(time.DateTime) + "', " + col + ")"
 		weeks = "DATEDIFF(" + col + ", DATE '" + weekStart + "') DIV 7"
-		week0, isoWeek = "WEEK("+col+", 0)", "WEEK("+col+", 3)"
+		week0, isoWeek, yday, minute = "WEEK("+col+", 0)", "WEEK("+col+", 3)", "DAYOFYEAR("+col+")", "MINUTE("+col+")"
 	}
 	var index string
 	switch a.Part {
@@ -823,7 +846,7 @@ func (r *renderer) dateIndex(col string, a DateAxis) (string, error) {
 		index = weeks
 	default:
 		comp := map[DatePart]string{PartMonthOfYear: month, PartDayOfWeek: dow, PartDayOfMonth: day, PartHourOfDay: hour,
-			PartWeekOfYear: week0, PartISOWeek: isoWeek}[a.Part]
+			PartWeekOfYear: week0, PartISOWeek: isoWeek, PartDayOfYear: yday, PartMinuteOfHour: minute}[a.Part]
 		if a.Part == PartQuarterOfYear {
 			div := " / "
 			if r.spec.name == "mysql" {

@@ -415,32 +415,39 @@ func TestMetabaseWeekIsTheWeekFromSunday(t *testing.T) {
 	}
 }
 
-// TestWeekNumbersOnEveryBackend renders the week keys WEEK(col) (mode 0)
-// and the ISO week (WEEK(col, 3)) as Cells fetches over every day from
-// 2010 to 2030 on SQLite, PostgreSQL and MariaDB, a date column and a
-// timestamp column (the day at 23:30), and checks each week's count against
-// Go's rule (sqlrewrite's component: (day of year − weekday + 6) / 7, and
-// time.ISOWeek); on MariaDB it checks Go's rule against WEEK(d, 0) and
+// TestCyclicDateKeysOnEveryBackend renders the week keys WEEK(col) (mode 0)
+// and the ISO week (WEEK(col, 3)), DAYOFYEAR and a timestamp's MINUTE as
+// Cells fetches over every day from 2010 to 2030 on SQLite, PostgreSQL and
+// MariaDB, a date column and a timestamp column (the day at 23:mm, mm the
+// day's index mod 60), and checks each cell's count against Go's rule
+// (sqlrewrite's component: (day of year − weekday + 6) / 7, time.ISOWeek,
+// YearDay); on MariaDB it checks Go's week rules against WEEK(d, 0) and
 // WEEK(d, 3) themselves for every day.
-func TestWeekNumbersOnEveryBackend(t *testing.T) {
+func TestCyclicDateKeysOnEveryBackend(t *testing.T) {
 	first := time.Date(2010, 1, 1, 0, 0, 0, 0, time.UTC)
 	last := time.Date(2030, 12, 31, 0, 0, 0, 0, time.UTC)
 	var days []time.Time
-	want := map[sqlrewrite.DatePart]map[int]int{sqlrewrite.PartWeekOfYear: {}, sqlrewrite.PartISOWeek: {}}
+	want := map[sqlrewrite.DatePart]map[int]int{sqlrewrite.PartWeekOfYear: {}, sqlrewrite.PartISOWeek: {}, sqlrewrite.PartDayOfYear: {}, sqlrewrite.PartMinuteOfHour: {}}
 	for d := first; !d.After(last); d = d.AddDate(0, 0, 1) {
-		days = append(days, d)
 		want[sqlrewrite.PartWeekOfYear][(d.YearDay()-int(d.Weekday())+6)/7]++
 		_, w := d.ISOWeek()
 		want[sqlrewrite.PartISOWeek][w]++
+		want[sqlrewrite.PartDayOfYear][d.YearDay()]++
+		want[sqlrewrite.PartMinuteOfHour][len(days)%60]++
+		days = append(days, d)
 	}
 	day, at := catalog.Column{Type: catalog.Date}, catalog.Column{Type: catalog.Timestamp}
 	dlo, _ := day.ParseTemporal("2010-01-01")
 	dhi, _ := day.ParseTemporal("2030-12-31")
 	tlo, _ := at.ParseTemporal("2010-01-01 00:00:00")
 	thi, _ := at.ParseTemporal("2030-12-31 23:59:59")
-	cycle := make([]int, 54)
+	cycle := make([]int, 60)
 	for i := range cycle {
 		cycle[i] = i
+	}
+	yearDays := make([]int, 366)
+	for i := range yearDays {
+		yearDays[i] = i + 1
 	}
 	for _, b := range []struct {
 		name    string
@@ -459,8 +466,8 @@ func TestWeekNumbersOnEveryBackend(t *testing.T) {
 			}
 			for from := 0; from < len(days); from += 1000 {
 				var vals []string
-				for _, d := range days[from:min(from+1000, len(days))] {
-					vals = append(vals, fmt.Sprintf("('%s', '%s 23:30:00')", d.Format(time.DateOnly), d.Format(time.DateOnly)))
+				for i, d := range days[from:min(from+1000, len(days))] {
+					vals = append(vals, fmt.Sprintf("('%s', '%s 23:%02d:00')", d.Format(time.DateOnly), d.Format(time.DateOnly), (from+i)%60))
 				}
 				if _, err := db.Exec("INSERT INTO dp_weeks (d, ts) VALUES " + strings.Join(vals, ", ")); err != nil {
 					t.Fatal(err)
@@ -470,10 +477,13 @@ func TestWeekNumbersOnEveryBackend(t *testing.T) {
 				column string
 				axis   sqlrewrite.DateAxis
 			}{
-				{"d", sqlrewrite.DateAxis{Type: catalog.Date, Part: sqlrewrite.PartWeekOfYear, Lower: dlo, Upper: dhi, Cycle: cycle}},
-				{"d", sqlrewrite.DateAxis{Type: catalog.Date, Part: sqlrewrite.PartISOWeek, Lower: dlo, Upper: dhi, Cycle: cycle[1:]}},
-				{"ts", sqlrewrite.DateAxis{Type: catalog.Timestamp, Part: sqlrewrite.PartWeekOfYear, Lower: tlo, Upper: thi, Cycle: cycle}},
-				{"ts", sqlrewrite.DateAxis{Type: catalog.Timestamp, Part: sqlrewrite.PartISOWeek, Lower: tlo, Upper: thi, Cycle: cycle[1:]}},
+				{"d", sqlrewrite.DateAxis{Type: catalog.Date, Part: sqlrewrite.PartWeekOfYear, Lower: dlo, Upper: dhi, Cycle: cycle[:54]}},
+				{"d", sqlrewrite.DateAxis{Type: catalog.Date, Part: sqlrewrite.PartISOWeek, Lower: dlo, Upper: dhi, Cycle: cycle[1:54]}},
+				{"ts", sqlrewrite.DateAxis{Type: catalog.Timestamp, Part: sqlrewrite.PartWeekOfYear, Lower: tlo, Upper: thi, Cycle: cycle[:54]}},
+				{"ts", sqlrewrite.DateAxis{Type: catalog.Timestamp, Part: sqlrewrite.PartISOWeek, Lower: tlo, Upper: thi, Cycle: cycle[1:54]}},
+				{"d", sqlrewrite.DateAxis{Type: catalog.Date, Part: sqlrewrite.PartDayOfYear, Lower: dlo, Upper: dhi, Cycle: yearDays}},
+				{"ts", sqlrewrite.DateAxis{Type: catalog.Timestamp, Part: sqlrewrite.PartDayOfYear, Lower: tlo, Upper: thi, Cycle: yearDays}},
+				{"ts", sqlrewrite.DateAxis{Type: catalog.Timestamp, Part: sqlrewrite.PartMinuteOfHour, Lower: tlo, Upper: thi, Cycle: cycle[:60]}},
 			} {
 				axis := c.axis
 				q, args, err := sqlrewrite.Render(sqlrewrite.Fetch{Table: "dp_weeks", Cells: &sqlrewrite.Cells{Dims: []sqlrewrite.CellDim{{Column: c.column, Date: &axis}}}}, b.dialect)
