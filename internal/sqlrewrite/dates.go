@@ -79,12 +79,15 @@ const (
 	// year's first Thursday, so early January can be week 52 or 53 and
 	// late December week 1. A cyclic component.
 	PartISOWeek
+	// PartMinute is the calendar minute of a timestamp column (a period,
+	// as PartHour), from DATE_FORMAT(col, '%Y-%m-%d %H:%i').
+	PartMinute
 )
 
 var partNames = map[DatePart]string{PartYear: "year", PartMonth: "month", PartDay: "day",
 	PartMonthOfYear: "month of year", PartQuarterOfYear: "quarter", PartDayOfWeek: "day of week", PartDayOfMonth: "day of month", PartHourOfDay: "hour of day", PartHour: "hour",
 	PartWeekSunday: "week from Sunday", PartWeekMonday: "week from Monday", PartQuarter: "quarter start",
-	PartWeekOfYear: "week of year", PartISOWeek: "ISO week", PartDayOfYear: "day of year", PartMinuteOfHour: "minute of hour"}
+	PartWeekOfYear: "week of year", PartISOWeek: "ISO week", PartDayOfYear: "day of year", PartMinuteOfHour: "minute of hour", PartMinute: "minute"}
 
 // DateAxis is how a date key puts rows in cells: a row whose value is a
 // date (the reading rule above) in [Lower, Upper] is in cell i when its
@@ -143,6 +146,9 @@ func (a DateAxis) Size() int {
 	if a.Part == PartHour {
 		return int(periodStart(hi, PartHour).Sub(periodStart(lo, PartHour)).Hours()) + 1
 	}
+	if a.Part == PartMinute {
+		return int(periodStart(hi, PartMinute).Sub(periodStart(lo, PartMinute)).Minutes()) + 1
+	}
 	if a.Part == PartWeekSunday || a.Part == PartWeekMonday {
 		return int(periodStart(hi, a.Part).Sub(periodStart(lo, a.Part)).Hours()/24)/7 + 1
 	}
@@ -152,7 +158,7 @@ func (a DateAxis) Size() int {
 // period reports whether the part is a calendar period (consecutive
 // intervals of time) rather than a cyclic component.
 func (p DatePart) period() bool {
-	return p == PartYear || p == PartMonth || p == PartDay || p == PartHour || p == PartWeekSunday || p == PartWeekMonday || p == PartQuarter
+	return p == PartYear || p == PartMonth || p == PartDay || p == PartHour || p == PartMinute || p == PartWeekSunday || p == PartWeekMonday || p == PartQuarter
 }
 
 // DateCell selects the rows in cell Index of a date axis.
@@ -163,7 +169,7 @@ type DateCell struct {
 
 // nearestDateForms names the supported date keys in refusals.
 const nearestDateForms = "the supported date keys are YEAR(col), MONTH(col), QUARTER(col), WEEK(col) and WEEK(col, 3) or WEEKOFYEAR(col), DAYOFWEEK(col), DAYOFMONTH(col), DAYOFYEAR(col), HOUR(col) and MINUTE(col) of a timestamp, DATE(col), EXTRACT(YEAR|MONTH|QUARTER|DAY|HOUR|YEAR_MONTH FROM col), YEAR(col) * 100 + MONTH(col), " +
-	"DATE_FORMAT(col, f) with f of %Y, %m, %d, %H (hours of a timestamp) and literals (e.g. '%Y-%m', '%Y-%m-01'), and CAST(... AS DATE), DATE(...), STR_TO_DATE(..., '%Y-%m-%d') of those, " +
+	"DATE_FORMAT(col, f) with f of %Y, %m, %d, %H and %i (hours and minutes of a timestamp) and literals (e.g. '%Y-%m', '%Y-%m-01'), and CAST(... AS DATE), DATE(...), STR_TO_DATE(..., '%Y-%m-%d') of those, " +
 	"weeks as DATE(DATE_SUB(col, INTERVAL DAYOFWEEK(col) - 1 DAY)) or DATE(DATE_SUB(col, INTERVAL WEEKDAY(col) DAY)), and quarters as Metabase and Superset spell their first day"
 
 // dateKey is a recognised date key before it is added: the axis and a
@@ -197,7 +203,7 @@ func (k *dateKey) domain(text string) (d *Dating, labels []Value, err error) {
 	lo, hi, _ := k.col.DateBounds()
 	axis := DateAxis{Type: k.col.Type, Part: k.part, Lower: *k.col.Lower, Upper: *k.col.Upper}
 	switch k.part {
-	case PartYear, PartMonth, PartDay, PartHour, PartWeekSunday, PartWeekMonday, PartQuarter:
+	case PartYear, PartMonth, PartDay, PartHour, PartMinute, PartWeekSunday, PartWeekMonday, PartQuarter:
 		first, last := periodStart(lo, k.part), periodStart(hi, k.part)
 		if k.part == PartDay {
 			if n := int(last.Sub(first).Hours()/24) + 1; n > catalog.MaxGroups {
@@ -210,6 +216,11 @@ func (k *dateKey) domain(text string) (d *Dating, labels []Value, err error) {
 			}
 			if n := int(last.Sub(first).Hours()) + 1; n > catalog.MaxGroups {
 				return nil, nil, refuseQuery("GROUP BY %s: %d hours between the bounds of %s, more than %d groups; narrow the bounds, or group by DATE(%s) or HOUR(%s)", text, n, k.col.Name, catalog.MaxGroups, k.col.Name, k.col.Name)
+			}
+		}
+		if k.part == PartMinute {
+			if n := int(last.Sub(first).Minutes()) + 1; n > catalog.MaxGroups {
+				return nil, nil, refuseQuery("GROUP BY %s: %d minutes between the bounds of %s, more than %d groups; narrow the bounds, or group by hours or MINUTE(%s)", text, n, k.col.Name, catalog.MaxGroups, k.col.Name)
 			}
 		}
 		for t := first; !t.After(last); t = nextPeriod(t, k.part) {
@@ -487,19 +498,21 @@ func formatKey(col *catalog.Column, f string, e ast.ExprNode) (*dateKey, error) 
 		}
 		i++
 		switch f[i] {
-		case 'Y', 'm', 'd', 'H', '%':
+		case 'Y', 'm', 'd', 'H', 'i', '%':
 		default:
-			return nil, refuseQuery("GROUP BY %s: the format specifier %%%c (DATE_FORMAT keys use %%Y, %%m, %%d and %%H: years, months, days or hours; minutes, weeks and names are not supported; %s)", restore(e), f[i], nearestDateForms)
+			return nil, refuseQuery("GROUP BY %s: the format specifier %%%c (DATE_FORMAT keys use %%Y, %%m, %%d, %%H and %%i: years, months, days, hours or minutes; weeks and names are not supported; %s)", restore(e), f[i], nearestDateForms)
 		}
 		has[f[i]] = true
 	}
-	if !has['Y'] || has['d'] && !has['m'] || has['H'] && !has['d'] {
-		return nil, refuseQuery("GROUP BY %s: a DATE_FORMAT key needs %%Y, %%m with %%d, and %%d with %%H, to tell its periods apart (%s)", restore(e), nearestDateForms)
+	if !has['Y'] || has['d'] && !has['m'] || has['H'] && !has['d'] || has['i'] && !has['H'] {
+		return nil, refuseQuery("GROUP BY %s: a DATE_FORMAT key needs %%Y, %%m with %%d, %%d with %%H and %%H with %%i, to tell its periods apart (%s)", restore(e), nearestDateForms)
 	}
 	part := PartYear
 	switch {
 	case has['H'] && col.Type == catalog.Date:
-		part = PartDay // a date's hour is 0: one group per day, labelled at hour 00
+		part = PartDay // a date's hour and minute are 0: one group per day, labelled at 00
+	case has['i']:
+		part = PartMinute
 	case has['H']:
 		part = PartHour
 	case has['d']:
@@ -532,6 +545,8 @@ func dateFormat(f string, t time.Time) string {
 			fmt.Fprintf(&b, "%02d", t.Day())
 		case 'H':
 			fmt.Fprintf(&b, "%02d", t.Hour())
+		case 'i':
+			fmt.Fprintf(&b, "%02d", t.Minute())
 		default:
 			b.WriteByte(f[i])
 		}
@@ -619,6 +634,8 @@ func periodStart(t time.Time, p DatePart) time.Time {
 		return time.Date(t.Year(), t.Month()-(t.Month()-1)%3, 1, 0, 0, 0, 0, time.UTC)
 	case PartHour:
 		return t.Truncate(time.Hour)
+	case PartMinute:
+		return t.Truncate(time.Minute)
 	case PartWeekSunday, PartWeekMonday:
 		back := int(t.Weekday()) // days since Sunday
 		if p == PartWeekMonday {
@@ -639,6 +656,8 @@ func nextPeriod(t time.Time, p DatePart) time.Time {
 		return t.AddDate(0, 3, 0)
 	case PartHour:
 		return t.Add(time.Hour)
+	case PartMinute:
+		return t.Add(time.Minute)
 	case PartWeekSunday, PartWeekMonday:
 		return t.AddDate(0, 0, 7)
 	}
@@ -799,7 +818,7 @@ func (r *renderer) dateIndex(col string, a DateAxis) (string, error) {
 	}
 	c := catalog.Column{Type: a.Type}
 	lo := c.TimeOf(a.Lower)
-	var year, month, day, dow, hour, days, hours, weeks, week0, isoWeek, yday, minute string
+	var year, month, day, dow, hour, days, hours, minutes, weeks, week0, isoWeek, yday, minute string
 	weekStart := periodStart(lo, a.Part).Format(time.DateOnly) // weeks count from the first week's first day
 	loDay := lo.Format(time.DateOnly)
 	switch r.spec.name {
@@ -808,6 +827,7 @@ func (r *renderer) dateIndex(col string, a DateAxis) (string, error) {
 		year, month, day, dow, hour = part("%Y"), part("%m"), part("%d"), part("%w")+" + 1", part("%H")
 		days = "CAST(julianday(date(" + col + ")) - julianday('" + loDay + "') AS INTEGER)"
 		hours = fmt.Sprintf("(CAST(strftime('%%s', %s) AS INTEGER) - %d) / 3600", col, lo.Truncate(time.Hour).Unix())
+		minutes = fmt.Sprintf("(CAST(strftime('%%s', %s) AS INTEGER) - %d) / 60", col, lo.Truncate(time.Minute).Unix())
 		weeks = "CAST(julianday(date(" + col + ")) - julianday('" + weekStart + "') AS INTEGER) / 7"
 		week0 = "(" + part("%j") + " - " + part("%w") + " + 6) / 7"
 		isoWeek, yday, minute = part("%V"), part("%j"), part("%M")
@@ -816,6 +836,7 @@ func (r *renderer) dateIndex(col string, a DateAxis) (string, error) {
 		year, month, day, dow, hour = part("YEAR"), part("MONTH"), part("DAY"), part("DOW")+" + 1", part("HOUR")
 		days = "(CAST(" + col + " AS DATE) - DATE '" + loDay + "')"
 		hours = fmt.Sprintf("CAST(FLOOR((EXTRACT(EPOCH FROM CAST(%s AS TIMESTAMP)) - %d) / 3600) AS INTEGER)", col, lo.Truncate(time.Hour).Unix())
+		minutes = fmt.Sprintf("CAST(FLOOR((EXTRACT(EPOCH FROM CAST(%s AS TIMESTAMP)) - %d) / 60) AS INTEGER)", col, lo.Truncate(time.Minute).Unix())
 		weeks = "(CAST(" + col + " AS DATE) - DATE '" + weekStart + "') / 7"
 		week0 = "(" + part("DOY") + " - " + part("DOW") + " + 6) / 7"
 		isoWeek, yday, minute = part("WEEK"), part("DOY"), part("MINUTE")
@@ -823,6 +844,7 @@ func (r *renderer) dateIndex(col string, a DateAxis) (string, error) {
 		year, month, day, dow, hour = "YEAR("+col+")", "MONTH("+col+")", "DAYOFMONTH("+col+")", "DAYOFWEEK("+col+")", "HOUR("+col+")"
 		days = "DATEDIFF(" + col + ", DATE '" + loDay + "')"
 		hours = "TIMESTAMPDIFF(HOUR, TIMESTAMP '" + lo.Truncate(time.Hour).Format(time.DateTime) + "', " + col + ")"
+		minutes = "TIMESTAMPDIFF(MINUTE, TIMESTAMP '" + lo.Truncate(time.Minute).Format(time.DateTime) + "', " + col + ")"
 		weeks = "DATEDIFF(" + col + ", DATE '" + weekStart + "') DIV 7"
 		week0, isoWeek, yday, minute = "WEEK("+col+", 0)", "WEEK("+col+", 3)", "DAYOFYEAR("+col+")", "MINUTE("+col+")"
 	}
@@ -842,6 +864,8 @@ func (r *renderer) dateIndex(col string, a DateAxis) (string, error) {
 		index = days
 	case PartHour:
 		index = hours
+	case PartMinute:
+		index = minutes
 	case PartWeekSunday, PartWeekMonday:
 		index = weeks
 	default:
@@ -870,9 +894,10 @@ func (r *renderer) dateIndex(col string, a DateAxis) (string, error) {
 }
 
 // formatReadBack recognises STR_TO_DATE(DATE_FORMAT(col, f), f) of an
-// hourly format, the same both ways (Metabase's hour: '%Y-%m-%d %H'): the
-// hours of the DATE_FORMAT key, labelled by their first instant as
-// datetimes, as MySQL reads them back.
+// hourly or minute format, the same both ways (Metabase's hour and
+// minute: '%Y-%m-%d %H', '%Y-%m-%d %H:%i'): the periods of the
+// DATE_FORMAT key, labelled by their first instant as datetimes, as MySQL
+// reads them back.
 func (sc *scope) formatReadBack(inner ast.ExprNode, f Value) (*dateKey, bool) {
 	x, ok := unparen(inner).(*ast.FuncCallExpr)
 	if !ok || x.FnName.L != "date_format" || len(x.Args) != 2 || !f.IsText {
@@ -884,7 +909,7 @@ func (sc *scope) formatReadBack(inner ast.ExprNode, f Value) (*dateKey, bool) {
 		return nil, false
 	}
 	k, err := formatKey(col, f.Str, x)
-	if err != nil || k.part != PartHour {
+	if err != nil || k.part != PartHour && k.part != PartMinute {
 		return nil, false
 	}
 	k.label, k.kind = dateLabel(true), k.kind+" as datetime"

@@ -67,7 +67,7 @@ func parseFetch(input string) (sqlrewrite.Fetch, error) {
 
 var datePartNames = map[string]sqlrewrite.DatePart{"year": sqlrewrite.PartYear, "month": sqlrewrite.PartMonth, "day": sqlrewrite.PartDay,
 	"monthofyear": sqlrewrite.PartMonthOfYear, "quarter": sqlrewrite.PartQuarterOfYear, "dayofweek": sqlrewrite.PartDayOfWeek, "dayofmonth": sqlrewrite.PartDayOfMonth,
-	"week": sqlrewrite.PartWeekOfYear, "isoweek": sqlrewrite.PartISOWeek}
+	"week": sqlrewrite.PartWeekOfYear, "isoweek": sqlrewrite.PartISOWeek, "hour": sqlrewrite.PartHour, "minute": sqlrewrite.PartMinute}
 
 var (
 	tableLine      = regexp.MustCompile(`^table (\S+)$`)

@@ -535,3 +535,70 @@ func TestCyclicDateKeysOnEveryBackend(t *testing.T) {
 		})
 	}
 }
+
+// TestMinutePeriodsOnEveryBackend renders minute periods (DATE_FORMAT(col,
+// '%Y-%m-%d %H:%i')) of a timestamp column as a Cells fetch on SQLite,
+// PostgreSQL and MariaDB over 600 instants 17 seconds apart from 08:59:03
+// (some before the lower bound 09:00:30, some after the upper 11:30:00),
+// and checks each minute's count against Go: the minutes from the lower
+// bound's, the instants outside the bounds in none.
+func TestMinutePeriodsOnEveryBackend(t *testing.T) {
+	at := catalog.Column{Type: catalog.Timestamp}
+	lo, _ := at.ParseTemporal("2024-03-01 09:00:30")
+	hi, _ := at.ParseTemporal("2024-03-01 11:30:00")
+	low, high := at.TimeOf(lo), at.TimeOf(hi)
+	start := time.Date(2024, 3, 1, 8, 59, 3, 0, time.UTC)
+	var stamps []string
+	want := map[int]int{}
+	for i := range 600 {
+		s := start.Add(time.Duration(17*i) * time.Second)
+		stamps = append(stamps, s.Format(time.DateTime))
+		if !s.Before(low) && !s.After(high) {
+			want[int(s.Sub(low.Truncate(time.Minute)).Minutes())]++
+		}
+	}
+	for _, b := range []struct {
+		name    string
+		dialect sqlrewrite.Dialect
+		open    func(testing.TB) *sql.DB
+		stamp   string
+	}{
+		{"sqlite", sqlrewrite.SQLite, testdb.SQLite, "TEXT"},
+		{"postgres", sqlrewrite.PostgreSQL, testdb.Postgres, "TIMESTAMP"},
+		{"mysql", sqlrewrite.MySQL, testdb.MySQL, "DATETIME"},
+	} {
+		t.Run(b.name, func(t *testing.T) {
+			db := b.open(t)
+			if _, err := db.Exec("CREATE TABLE dp_minutes (ts " + b.stamp + ")"); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := db.Exec("INSERT INTO dp_minutes (ts) VALUES ('" + strings.Join(stamps, "'), ('") + "')"); err != nil {
+				t.Fatal(err)
+			}
+			axis := sqlrewrite.DateAxis{Type: catalog.Timestamp, Part: sqlrewrite.PartMinute, Lower: lo, Upper: hi}
+			q, args, err := sqlrewrite.Render(sqlrewrite.Fetch{Table: "dp_minutes", Cells: &sqlrewrite.Cells{Dims: []sqlrewrite.CellDim{{Column: "ts", Date: &axis}}}}, b.dialect)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rows, err := db.Query(q, args...)
+			if err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+			defer rows.Close()
+			got := map[int]int{}
+			for rows.Next() {
+				var k, n int
+				if err := rows.Scan(&k, &n); err != nil {
+					t.Fatal(err)
+				}
+				got[k] = n
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("minute counts %v, want %v", got, want)
+			}
+			if axis.Size() != 151 {
+				t.Errorf("%d minutes from 09:00 to 11:30, want 151", axis.Size())
+			}
+		})
+	}
+}

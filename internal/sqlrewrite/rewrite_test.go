@@ -112,6 +112,7 @@ func testCatalog() *catalog.Config {
 			dated(catalog.Timestamp, "at", "2023-11-15 06:00:00", "2024-02-10 18:00:00"),
 			dated(catalog.Date, "week", "2024-03-04", "2024-03-08"),
 			dated(catalog.Date, "born", "1900-01-01", "2024-12-31"),
+			dated(catalog.Timestamp, "tick", "2024-03-01 09:00:30", "2024-03-01 11:30:00"),
 		}},
 	}}
 }
