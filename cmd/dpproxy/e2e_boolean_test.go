@@ -3,7 +3,6 @@ package main
 import (
 	"database/sql"
 	"math"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -39,20 +38,7 @@ func TestBooleanWhereEndToEnd(t *testing.T) {
 	rows := booleanRows()
 	for _, b := range []struct{ name, driver string }{{"sqlite", "sqlite"}, {"postgres", "postgres"}, {"mariadb", "mysql"}} {
 		t.Run(b.name, func(t *testing.T) {
-			var dsn string
-			switch b.driver {
-			case "sqlite":
-				dsn = filepath.Join(t.TempDir(), "data.db")
-			case "postgres":
-				dsn = testdb.PostgresDSN(t)
-			default:
-				dsn = testdb.MySQLDSN(t)
-			}
-			ledgerDriver, ledgerDSN := b.driver, dsn
-			if b.driver == "sqlite" {
-				ledgerDSN = filepath.Join(t.TempDir(), "ledger.db")
-			}
-			config := groupedDeployment(t, b.driver, dsn, ledgerDriver, ledgerDSN)
+			dsn, config := groupedDeploymentOn(t, b.driver)
 			direct := testdb.Open(t, b.driver, dsn)
 			for i := range 40 {
 				if _, err := direct.Exec("INSERT INTO pums (age, sex, educ, race, income, married) VALUES (30, " + []string{"0", "1"}[i%2] + ", 9, NULL, NULL, 1)"); err != nil {

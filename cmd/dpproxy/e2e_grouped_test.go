@@ -65,6 +65,27 @@ tables:
 	return config
 }
 
+// groupedDeploymentOn is groupedDeployment on a fresh database of the
+// backend driver names (sqlite: a file; postgres and mysql: the test
+// servers'), the ledger beside the data (on SQLite in a file of its own):
+// the backend's DSN and the configuration file.
+func groupedDeploymentOn(t *testing.T, driver string) (dsn, config string) {
+	t.Helper()
+	switch driver {
+	case "sqlite":
+		dsn = filepath.Join(t.TempDir(), "data.db")
+	case "postgres":
+		dsn = testdb.PostgresDSN(t)
+	default:
+		dsn = testdb.MySQLDSN(t)
+	}
+	ledgerDriver, ledgerDSN := driver, dsn
+	if driver == "sqlite" {
+		ledgerDSN = filepath.Join(t.TempDir(), "ledger.db")
+	}
+	return dsn, groupedDeployment(t, driver, dsn, ledgerDriver, ledgerDSN)
+}
+
 // corpusEntry is one line of testdata/corpus/analyst_bi.txt.
 type corpusEntry struct {
 	sql string

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -26,20 +25,7 @@ import (
 func TestNullFiltersEndToEnd(t *testing.T) {
 	for _, b := range []struct{ name, driver string }{{"sqlite", "sqlite"}, {"postgres", "postgres"}, {"mariadb", "mysql"}} {
 		t.Run(b.name, func(t *testing.T) {
-			var dsn string
-			switch b.driver {
-			case "sqlite":
-				dsn = filepath.Join(t.TempDir(), "data.db")
-			case "postgres":
-				dsn = testdb.PostgresDSN(t)
-			default:
-				dsn = testdb.MySQLDSN(t)
-			}
-			ledgerDriver, ledgerDSN := b.driver, dsn
-			if b.driver == "sqlite" {
-				ledgerDSN = filepath.Join(t.TempDir(), "ledger.db")
-			}
-			config := groupedDeployment(t, b.driver, dsn, ledgerDriver, ledgerDSN)
+			dsn, config := groupedDeploymentOn(t, b.driver)
 			// race declares NULL as a group of its domain.
 			yaml, err := os.ReadFile(config)
 			if err != nil {
@@ -195,18 +181,8 @@ func TestAffineAggregatesEndToEnd(t *testing.T) {
 	}
 	for _, b := range []struct{ name, driver string }{{"sqlite", "sqlite"}, {"postgres", "postgres"}, {"mariadb", "mysql"}} {
 		t.Run(b.name, func(t *testing.T) {
-			var dsn, ledgerDSN string
-			switch b.driver {
-			case "sqlite":
-				dsn, ledgerDSN = filepath.Join(t.TempDir(), "data.db"), filepath.Join(t.TempDir(), "ledger.db")
-			case "postgres":
-				dsn = testdb.PostgresDSN(t)
-				ledgerDSN = dsn
-			default:
-				dsn = testdb.MySQLDSN(t)
-				ledgerDSN = dsn
-			}
-			p := startProxy(t, "", nil, "--config", groupedDeployment(t, b.driver, dsn, b.driver, ledgerDSN))
+			_, config := groupedDeploymentOn(t, b.driver)
+			p := startProxy(t, "", nil, "--config", config)
 			db := p.connect(t, "gina", "gina-pw")
 			db.SetMaxOpenConns(1)
 			if _, err := db.Exec("SET @dp_epsilon = 40"); err != nil {
@@ -250,18 +226,8 @@ func TestTierKeysEndToEnd(t *testing.T) {
 	}
 	for _, b := range []struct{ name, driver string }{{"sqlite", "sqlite"}, {"postgres", "postgres"}, {"mariadb", "mysql"}} {
 		t.Run(b.name, func(t *testing.T) {
-			var dsn, ledgerDSN string
-			switch b.driver {
-			case "sqlite":
-				dsn, ledgerDSN = filepath.Join(t.TempDir(), "data.db"), filepath.Join(t.TempDir(), "ledger.db")
-			case "postgres":
-				dsn = testdb.PostgresDSN(t)
-				ledgerDSN = dsn
-			default:
-				dsn = testdb.MySQLDSN(t)
-				ledgerDSN = dsn
-			}
-			p := startProxy(t, "", nil, "--config", groupedDeployment(t, b.driver, dsn, b.driver, ledgerDSN))
+			_, config := groupedDeploymentOn(t, b.driver)
+			p := startProxy(t, "", nil, "--config", config)
 			db := p.connect(t, "gina", "gina-pw")
 			db.SetMaxOpenConns(1)
 			if _, err := db.Exec("SET @dp_epsilon = 40"); err != nil {

@@ -3,12 +3,10 @@ package main
 import (
 	"database/sql"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"testing"
 
 	"github.com/dpproxy/dpproxy/internal/demo"
-	"github.com/dpproxy/dpproxy/internal/testdb"
 )
 
 // TestOuterAggregatesEndToEnd runs outer queries that aggregate the
@@ -29,20 +27,8 @@ func TestOuterAggregatesEndToEnd(t *testing.T) {
 	total := float64(len(demo.PUMS()))
 	for _, b := range []struct{ name, driver string }{{"sqlite", "sqlite"}, {"postgres", "postgres"}, {"mariadb", "mysql"}} {
 		t.Run(b.name, func(t *testing.T) {
-			var dsn string
-			switch b.driver {
-			case "sqlite":
-				dsn = filepath.Join(t.TempDir(), "data.db")
-			case "postgres":
-				dsn = testdb.PostgresDSN(t)
-			default:
-				dsn = testdb.MySQLDSN(t)
-			}
-			ledgerDriver, ledgerDSN := b.driver, dsn
-			if b.driver == "sqlite" {
-				ledgerDSN = filepath.Join(t.TempDir(), "ledger.db")
-			}
-			p := startProxy(t, "", nil, "--config", groupedDeployment(t, b.driver, dsn, ledgerDriver, ledgerDSN))
+			_, config := groupedDeploymentOn(t, b.driver)
+			p := startProxy(t, "", nil, "--config", config)
 			db := p.connect(t, "gina", "gina-pw")
 			db.SetMaxOpenConns(1)
 			if _, err := db.Exec("SET @dp_epsilon = 40"); err != nil {

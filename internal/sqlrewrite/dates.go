@@ -226,27 +226,19 @@ func (k *dateKey) domain(text string) (d *Dating, labels []Value, err error) {
 		for t := first; !t.After(last); t = nextPeriod(t, k.part) {
 			labels = append(labels, k.label(t))
 		}
-	case PartMinuteOfHour:
+	case PartHourOfDay, PartMinuteOfHour:
+		// The clock parts of a timestamp: every value its bounds reach.
+		unit, count, name, of := time.Hour, 24, "hour", time.Time.Hour
+		if k.part == PartMinuteOfHour {
+			unit, count, name, of = time.Minute, 60, "minute", time.Time.Minute
+		}
 		if k.col.Type != catalog.Timestamp {
-			return nil, nil, refuseQuery("GROUP BY %s: %s is a date column, whose minute is always 0", text, k.col.Name)
+			return nil, nil, refuseQuery("GROUP BY %s: %s is a date column, whose %s is always 0", text, k.col.Name, name)
 		}
-		minute := lo.Truncate(time.Minute)
-		for i := 0; i < 60 && !minute.After(hi); i++ {
-			axis.Cycle = append(axis.Cycle, minute.Minute())
-			minute = minute.Add(time.Minute)
-		}
-		slices.Sort(axis.Cycle)
-		for _, v := range axis.Cycle {
-			labels = append(labels, Value{Num: float64(v)})
-		}
-	case PartHourOfDay:
-		if k.col.Type != catalog.Timestamp {
-			return nil, nil, refuseQuery("GROUP BY %s: %s is a date column, whose hour is always 0", text, k.col.Name)
-		}
-		hour := lo.Truncate(time.Hour)
-		for i := 0; i < 24 && !hour.After(hi); i++ {
-			axis.Cycle = append(axis.Cycle, hour.Hour())
-			hour = hour.Add(time.Hour)
+		at := lo.Truncate(unit)
+		for i := 0; i < count && !at.After(hi); i++ {
+			axis.Cycle = append(axis.Cycle, of(at))
+			at = at.Add(unit)
 		}
 		slices.Sort(axis.Cycle)
 		for _, v := range axis.Cycle {
