@@ -496,6 +496,12 @@ func (qp *QueryPlan) Explain() (columns []string, rows [][]any) {
 	}
 	step++
 	detail := qp.totalDetail()
+	switch n := len(q.Base.Where); {
+	case q.Base.Boolean != nil:
+		detail += fmt.Sprintf("; filter: %d condition(s) combined with OR and NOT", n+leaves(q.Base.Boolean))
+	case n > 0 && !q.Listing:
+		detail += fmt.Sprintf("; filter: %d condition(s)", n)
+	}
 	if t := qp.Table; t != nil && t.HasPrivacyUnit() && !q.Listing && !qp.Empty {
 		if len(q.Keys) > 0 {
 			detail += fmt.Sprintf(" (each %s in at most %d of them: ε / %d per group)", t.PrivacyUnit, t.MaxGroupsPerUnit, t.MaxGroupsPerUnit)
