@@ -33,7 +33,7 @@ type booleanRow struct {
 // [0, 100] errs by less than 0.5 with probability above 1 − 1e-6, and the
 // median of integer ages is the true one or a neighbour. Comparisons of two
 // expressions of columns (income > 1000 * age) are their difference
-// compared with 0.
+// compared with 0; IFNULL(income, 0) reads a missing income as 0.
 func TestBooleanWhereEndToEnd(t *testing.T) {
 	rows := booleanRows()
 	for _, b := range []struct{ name, driver string }{{"sqlite", "sqlite"}, {"postgres", "postgres"}, {"mariadb", "mysql"}} {
@@ -65,6 +65,7 @@ func TestBooleanWhereEndToEnd(t *testing.T) {
 				{"SELECT COUNT(*) FROM pums WHERE income > 1000 * age OR age <= married * 20",
 					func(r booleanRow) bool { return r.incomeOK && r.income > 1000*float64(r.age) || r.age <= r.married*20 }},
 				{"SELECT SUM(age > 40 + 10 * sex) FROM pums", func(r booleanRow) bool { return r.age > 40+10*r.sex }},
+				{"SELECT COUNT(*) FROM pums WHERE COALESCE(income, 0) < 1000", func(r booleanRow) bool { return !r.incomeOK || r.income < 1000 }},
 				{"SELECT SUM(CASE WHEN age >= 65 THEN 1 ELSE 0 END) FROM pums WHERE race = 1 OR race = 2",
 					func(r booleanRow) bool { return r.age >= 65 && r.raceOK && (r.race == 1 || r.race == 2) }},
 			} {
@@ -88,6 +89,20 @@ func TestBooleanWhereEndToEnd(t *testing.T) {
 			}
 			if lo, hi := medianNeighbours(ages); median < lo || median > hi {
 				t.Errorf("MEDIAN(age) WHERE NOT (sex = 1 OR married = 1) = %g, want in [%g, %g]", median, lo, hi)
+			}
+
+			// IFNULL(income, 0): the missing incomes count as 0 in the mean
+			// (scale about 500000 / (1040 · 40) ≈ 12: 100 is 8 scales).
+			var zn float64
+			if err := db.QueryRow("SELECT AVG(IFNULL(income, 0)) FROM pums").Scan(&zn); err != nil {
+				t.Fatal(err)
+			}
+			total := 0.0
+			for _, r := range rows {
+				total += r.income // 0 where missing
+			}
+			if want := total / float64(len(rows)); math.Abs(zn-want) > 100 {
+				t.Errorf("AVG(IFNULL(income, 0)) = %g, want %g ± 100", zn, want)
 			}
 
 			bySex := func(q string, keep func(booleanRow) bool) {

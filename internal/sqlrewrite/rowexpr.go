@@ -402,7 +402,7 @@ func describeCondition(c Condition) string {
 
 // rowExprHint names the supported row expressions in refusals.
 const rowExprHint = "aggregates take a declared column or a row expression of declared numeric columns and numbers with + - * /, " +
-	"division only by an expression whose bounds exclude 0, CASE WHEN conditions THEN expression ... [ELSE expression] END, LEAST and GREATEST, DATEDIFF(a, b) and TIMESTAMPDIFF(unit, a, b) of date and timestamp columns and literals"
+	"division only by an expression whose bounds exclude 0, CASE WHEN conditions THEN expression ... [ELSE expression] END, LEAST and GREATEST, COALESCE(col, number), DATEDIFF(a, b) and TIMESTAMPDIFF(unit, a, b) of date and timestamp columns and literals"
 
 // rowExpr reads e as a RowExpr, refusing with the reason what it cannot
 // bound.
@@ -472,6 +472,9 @@ func (sc *scope) rowExprIn(top, e ast.ExprNode) (*RowExpr, error) {
 		}
 		if isUnixTimestamp(n) {
 			return sc.unixTimestamp(n)
+		}
+		if isCoalesce(n) {
+			return sc.coalesce(top, n)
 		}
 		if isExtreme(n) {
 			var x *RowExpr
@@ -608,7 +611,41 @@ func (qb *queryBuilder) rowExprFunction(f *ast.FuncCallExpr) (*Expr, bool, error
 // isRowExpr reports whether e is arithmetic, a CASE, LEAST or GREATEST,
 // a DATEDIFF, a TIMESTAMPDIFF or a UNIX_TIMESTAMP over some column.
 func isRowExpr(e ast.ExprNode) bool {
-	return (isArithmetic(e) || isCase(e) || isExtreme(e) || isDateDiff(e) || isTimestampDiff(e) || isUnixTimestamp(e)) && containsNode(e, isColumn)
+	return (isArithmetic(e) || isCase(e) || isExtreme(e) || isCoalesce(e) || isDateDiff(e) || isTimestampDiff(e) || isUnixTimestamp(e)) && containsNode(e, isColumn)
+}
+
+// isCoalesce reports whether e is COALESCE(x, y) or IFNULL(x, y).
+func isCoalesce(e ast.ExprNode) bool {
+	f, ok := unparen(e).(*ast.FuncCallExpr)
+	return ok && (f.FnName.L == "coalesce" || f.FnName.L == "ifnull") && f.Schema.L == "" && len(f.Args) == 2
+}
+
+// coalesce reads COALESCE(col, c) and IFNULL(col, c) of a numeric column
+// and a number (Tableau's ZN, a missing value counted as 0): CASE WHEN col
+// IS NOT NULL THEN col ELSE c END, an unreadable value (NULL; on SQLite
+// text or a blob) being the one replaced.
+func (sc *scope) coalesce(top ast.ExprNode, f *ast.FuncCallExpr) (*RowExpr, error) {
+	c, isCol := unparen(f.Args[0]).(*ast.ColumnNameExpr)
+	if !isCol {
+		return nil, refuseQuery("an aggregate of %s, whose bounds cannot be derived: %s of %s (it takes a column and a number) (%s)", restore(top), strings.ToUpper(f.FnName.O), restore(f.Args[0]), rowExprHint)
+	}
+	x, err := sc.rowExprIn(top, c)
+	if err != nil {
+		return nil, err
+	}
+	if x.Kind != RowColumn {
+		return nil, refuseQuery("an aggregate of %s, whose bounds cannot be derived: %s of the column %s, which is not a number (%s)", restore(top), strings.ToUpper(f.FnName.O), x.Column, rowExprHint)
+	}
+	v, isNum := literal(f.Args[1])
+	if !isNum || v.Null || v.IsText {
+		return nil, refuseQuery("an aggregate of %s, whose bounds cannot be derived: %s with %s in place of NULL (it takes a number) (%s)", restore(top), strings.ToUpper(f.FnName.O), restore(f.Args[1]), rowExprHint)
+	}
+	otherwise, err := sc.rowExprIn(top, f.Args[1])
+	if err != nil {
+		return nil, err
+	}
+	present := Condition{Column: x.Column, IsNull: true, Complement: true}
+	return &RowExpr{Kind: RowCase, When: [][]Condition{{present}}, Args: []*RowExpr{x, otherwise}}, nil
 }
 
 // isUnixTimestamp reports whether e is UNIX_TIMESTAMP(x).
