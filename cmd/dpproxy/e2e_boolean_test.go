@@ -45,12 +45,7 @@ func TestBooleanWhereEndToEnd(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			p := startProxy(t, "", nil, "--config", config)
-			db := p.connect(t, "gina", "gina-pw")
-			db.SetMaxOpenConns(1)
-			if _, err := db.Exec("SET @dp_epsilon = 40"); err != nil {
-				t.Fatal(err)
-			}
+			db := exactSession(t, config)
 			for _, c := range []struct {
 				sql  string
 				keep func(booleanRow) bool

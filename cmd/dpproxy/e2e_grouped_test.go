@@ -86,6 +86,20 @@ func groupedDeploymentOn(t *testing.T, driver string) (dsn, config string) {
 	return dsn, groupedDeployment(t, driver, dsn, ledgerDriver, ledgerDSN)
 }
 
+// exactSession starts the proxy on config and connects as gina with one
+// connection at ε = 40 per statement, where a count's discrete Laplace
+// noise is nonzero with probability below 2e-17.
+func exactSession(t *testing.T, config string) *sql.DB {
+	t.Helper()
+	p := startProxy(t, "", nil, "--config", config)
+	db := p.connect(t, "gina", "gina-pw")
+	db.SetMaxOpenConns(1)
+	if _, err := db.Exec("SET @dp_epsilon = 40"); err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
+
 // corpusEntry is one line of testdata/corpus/analyst_bi.txt.
 type corpusEntry struct {
 	sql string

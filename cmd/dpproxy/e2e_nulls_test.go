@@ -64,12 +64,7 @@ func TestNullFiltersEndToEnd(t *testing.T) {
 				byRace[r.Race]++
 			}
 			byRace[7] = float64(nullRace)
-			p := startProxy(t, "", nil, "--config", config)
-			db := p.connect(t, "gina", "gina-pw")
-			db.SetMaxOpenConns(1)
-			if _, err := db.Exec("SET @dp_epsilon = 40"); err != nil {
-				t.Fatal(err)
-			}
+			db := exactSession(t, config)
 			total := float64(len(demo.PUMS()) + nullRace)
 			for _, c := range []struct {
 				sql  string
@@ -182,12 +177,7 @@ func TestAffineAggregatesEndToEnd(t *testing.T) {
 	for _, b := range []struct{ name, driver string }{{"sqlite", "sqlite"}, {"postgres", "postgres"}, {"mariadb", "mysql"}} {
 		t.Run(b.name, func(t *testing.T) {
 			_, config := groupedDeploymentOn(t, b.driver)
-			p := startProxy(t, "", nil, "--config", config)
-			db := p.connect(t, "gina", "gina-pw")
-			db.SetMaxOpenConns(1)
-			if _, err := db.Exec("SET @dp_epsilon = 40"); err != nil {
-				t.Fatal(err)
-			}
+			db := exactSession(t, config)
 			for _, c := range []struct {
 				sql       string
 				want, tol float64
@@ -227,12 +217,7 @@ func TestTierKeysEndToEnd(t *testing.T) {
 	for _, b := range []struct{ name, driver string }{{"sqlite", "sqlite"}, {"postgres", "postgres"}, {"mariadb", "mysql"}} {
 		t.Run(b.name, func(t *testing.T) {
 			_, config := groupedDeploymentOn(t, b.driver)
-			p := startProxy(t, "", nil, "--config", config)
-			db := p.connect(t, "gina", "gina-pw")
-			db.SetMaxOpenConns(1)
-			if _, err := db.Exec("SET @dp_epsilon = 40"); err != nil {
-				t.Fatal(err)
-			}
+			db := exactSession(t, config)
 			rows, err := db.Query("SELECT CASE WHEN income < 20000 THEN 'low' WHEN income < 80000 THEN 'mid' WHEN income < 1000000 THEN 'high' ELSE 'none' END AS tier, COUNT(*) FROM pums GROUP BY tier ORDER BY tier")
 			if err != nil {
 				t.Fatal(err)

@@ -28,12 +28,7 @@ func TestOuterAggregatesEndToEnd(t *testing.T) {
 	for _, b := range []struct{ name, driver string }{{"sqlite", "sqlite"}, {"postgres", "postgres"}, {"mariadb", "mysql"}} {
 		t.Run(b.name, func(t *testing.T) {
 			_, config := groupedDeploymentOn(t, b.driver)
-			p := startProxy(t, "", nil, "--config", config)
-			db := p.connect(t, "gina", "gina-pw")
-			db.SetMaxOpenConns(1)
-			if _, err := db.Exec("SET @dp_epsilon = 40"); err != nil {
-				t.Fatal(err)
-			}
+			db := exactSession(t, config)
 			remaining := func() float64 {
 				var r float64
 				if err := db.QueryRow("SELECT dp_remaining_epsilon()").Scan(&r); err != nil {

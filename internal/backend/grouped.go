@@ -133,22 +133,7 @@ const textValuesPerStatement = 24000
 // fetch binds one by one and that may be fetched in parts: text grouped
 // by value on MySQL (classIndex), with its collation order.
 func (b *Backend) bindsValues(d sqlrewrite.CellDim) bool {
-	return b.dialect == sqlrewrite.MySQL && d.ByValue && len(d.Values) > 0 && d.Values[0].IsText && isPermutation(d.Order, len(d.Values))
-}
-
-// isPermutation reports whether order holds each of 0 … n-1 once.
-func isPermutation(order []int, n int) bool {
-	if len(order) != n {
-		return false
-	}
-	seen := make([]bool, n)
-	for _, i := range order {
-		if i < 0 || i >= n || seen[i] {
-			return false
-		}
-		seen[i] = true
-	}
-	return true
+	return b.dialect == sqlrewrite.MySQL && d.ByValue && len(d.Values) > 0 && d.Values[0].IsText && d.Ordered()
 }
 
 // textPart is one part of a dimension fetched in parts: its dimension and

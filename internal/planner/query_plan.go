@@ -600,9 +600,15 @@ func ExprString(q *sqlrewrite.Query, e *sqlrewrite.Expr) string {
 		}
 		return fmt.Sprintf("%s(%s) over released rows", w.Func, arg)
 	}
+	return operatorString(e, func(a *sqlrewrite.Expr) string { return ExprString(q, a) })
+}
+
+// operatorString renders an operator, function or CASE node, its
+// arguments rendered by arg.
+func operatorString(e *sqlrewrite.Expr, arg func(*sqlrewrite.Expr) string) string {
 	args := make([]string, len(e.Args))
 	for i, a := range e.Args {
-		args[i] = ExprString(q, a)
+		args[i] = arg(a)
 	}
 	switch {
 	case e.Kind == sqlrewrite.ExprCase:
@@ -634,17 +640,7 @@ func outerString(q *sqlrewrite.Query, e *sqlrewrite.Expr) string {
 	case sqlrewrite.ExprConst:
 		return ExprString(q, e)
 	}
-	args := make([]string, len(e.Args))
-	for i, a := range e.Args {
-		args[i] = outerString(q, a)
-	}
-	switch {
-	case e.Kind == sqlrewrite.ExprCase:
-		return "CASE(" + strings.Join(args, ", ") + ")"
-	case e.Kind == sqlrewrite.ExprFunc || len(args) == 1:
-		return e.Op + "(" + strings.Join(args, ", ") + ")"
-	}
-	return "(" + strings.Join(args, " "+e.Op+" ") + ")"
+	return operatorString(e, func(a *sqlrewrite.Expr) string { return outerString(q, a) })
 }
 
 // QueryPart is one set of releases of a QueryPlan with Parts.

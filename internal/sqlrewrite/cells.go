@@ -59,6 +59,10 @@ func GroupsByValue(d CellDim, dialect Dialect) bool {
 	return d.ByValue && len(d.Values) > 0 && (!d.Values[0].IsText || dialect != MySQL)
 }
 
+// Ordered reports whether Order lists every index of Values once: the
+// dimension then has its values' order on the backend.
+func (d CellDim) Ordered() bool { return isPermutation(d.Order, len(d.Values)) }
+
 // Size is the number of cells of the dimension.
 func (d CellDim) Size() int64 {
 	switch {

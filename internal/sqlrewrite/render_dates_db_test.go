@@ -94,27 +94,7 @@ func TestDateKeysOnHostileValues(t *testing.T) {
 			insert("tz", b.zoned)
 			cells := func(d sqlrewrite.CellDim) map[int]int {
 				t.Helper()
-				q, args, err := sqlrewrite.Render(sqlrewrite.Fetch{Table: "dp_dates", Cells: &sqlrewrite.Cells{Dims: []sqlrewrite.CellDim{d}}}, b.dialect)
-				if err != nil {
-					t.Fatal(err)
-				}
-				rows, err := db.Query(q, args...)
-				if err != nil {
-					t.Fatalf("%s: %v", q, err)
-				}
-				defer rows.Close()
-				out := map[int]int{}
-				for rows.Next() {
-					var k, n int
-					if err := rows.Scan(&k, &n); err != nil {
-						t.Fatal(err)
-					}
-					out[k] = n
-				}
-				if err := rows.Err(); err != nil {
-					t.Fatal(err)
-				}
-				return out
+				return cellCounts(t, db, b.dialect, "dp_dates", d)
 			}
 			count := func(c sqlrewrite.Condition) int {
 				t.Helper()
@@ -486,23 +466,10 @@ func TestCyclicDateKeysOnEveryBackend(t *testing.T) {
 				{"ts", sqlrewrite.DateAxis{Type: catalog.Timestamp, Part: sqlrewrite.PartMinuteOfHour, Lower: tlo, Upper: thi, Cycle: cycle[:60]}},
 			} {
 				axis := c.axis
-				q, args, err := sqlrewrite.Render(sqlrewrite.Fetch{Table: "dp_weeks", Cells: &sqlrewrite.Cells{Dims: []sqlrewrite.CellDim{{Column: c.column, Date: &axis}}}}, b.dialect)
-				if err != nil {
-					t.Fatal(err)
-				}
-				rows, err := db.Query(q, args...)
-				if err != nil {
-					t.Fatalf("%s: %v", q, err)
-				}
 				got := map[int]int{}
-				for rows.Next() {
-					var k, n int
-					if err := rows.Scan(&k, &n); err != nil {
-						t.Fatal(err)
-					}
+				for k, n := range cellCounts(t, db, b.dialect, "dp_weeks", sqlrewrite.CellDim{Column: c.column, Date: &axis}) {
 					got[axis.Cycle[k]] = n
 				}
-				rows.Close()
 				if !reflect.DeepEqual(got, want[axis.Part]) {
 					t.Errorf("%s %v: week counts %v, want %v", c.column, axis.Part, got, want[axis.Part])
 				}
@@ -576,23 +543,7 @@ func TestMinutePeriodsOnEveryBackend(t *testing.T) {
 				t.Fatal(err)
 			}
 			axis := sqlrewrite.DateAxis{Type: catalog.Timestamp, Part: sqlrewrite.PartMinute, Lower: lo, Upper: hi}
-			q, args, err := sqlrewrite.Render(sqlrewrite.Fetch{Table: "dp_minutes", Cells: &sqlrewrite.Cells{Dims: []sqlrewrite.CellDim{{Column: "ts", Date: &axis}}}}, b.dialect)
-			if err != nil {
-				t.Fatal(err)
-			}
-			rows, err := db.Query(q, args...)
-			if err != nil {
-				t.Fatalf("%s: %v", q, err)
-			}
-			defer rows.Close()
-			got := map[int]int{}
-			for rows.Next() {
-				var k, n int
-				if err := rows.Scan(&k, &n); err != nil {
-					t.Fatal(err)
-				}
-				got[k] = n
-			}
+			got := cellCounts(t, db, b.dialect, "dp_minutes", sqlrewrite.CellDim{Column: "ts", Date: &axis})
 			if !reflect.DeepEqual(got, want) {
 				t.Errorf("minute counts %v, want %v", got, want)
 			}
@@ -601,4 +552,31 @@ func TestMinutePeriodsOnEveryBackend(t *testing.T) {
 			}
 		})
 	}
+}
+
+// cellCounts runs a Cells fetch of table over one dimension and returns
+// each cell's count.
+func cellCounts(t *testing.T, db *sql.DB, dialect sqlrewrite.Dialect, table string, d sqlrewrite.CellDim) map[int]int {
+	t.Helper()
+	q, args, err := sqlrewrite.Render(sqlrewrite.Fetch{Table: table, Cells: &sqlrewrite.Cells{Dims: []sqlrewrite.CellDim{d}}}, dialect)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := db.Query(q, args...)
+	if err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	defer rows.Close()
+	out := map[int]int{}
+	for rows.Next() {
+		var k, n int
+		if err := rows.Scan(&k, &n); err != nil {
+			t.Fatal(err)
+		}
+		out[k] = n
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
