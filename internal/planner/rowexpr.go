@@ -93,11 +93,13 @@ func withRowExprs(t *catalog.Table, items []sqlrewrite.Item, keys []*sqlrewrite.
 
 // integerValued reports whether x is built only from date numbers
 // (sqlrewrite.RowTemporal), integer constants, +, -, *, LEAST and
-// GREATEST, and rounded
-// quotients (sqlrewrite.RowIntDiv) and calendar months
-// (sqlrewrite.RowMonthDiff), as DATEDIFF and TIMESTAMPDIFF are:
-// every value it takes is an integer (exactly so below 2^53, which the
-// day and second numbers of years 1000–9999 and their differences are).
+// GREATEST, rounded quotients (sqlrewrite.RowIntDiv) and calendar months
+// (sqlrewrite.RowMonthDiff), as DATEDIFF and TIMESTAMPDIFF are, and the
+// functions whose values are integers (SIGN, FLOOR, CEIL, ROUND and
+// TRUNCATE to d ≤ 0 digits) or stay integers on integers (ABS, POW, MOD
+// by an integer): every value it takes is an integer (exactly so below
+// 2^53, which the day and second numbers of years 1000–9999 and their
+// differences are).
 func integerValued(x *sqlrewrite.RowExpr) bool {
 	switch x.Kind {
 	case sqlrewrite.RowTemporal, sqlrewrite.RowIntDiv, sqlrewrite.RowMonthDiff:
@@ -106,6 +108,17 @@ func integerValued(x *sqlrewrite.RowExpr) bool {
 		return x.Num == math.Trunc(x.Num)
 	case sqlrewrite.RowOp:
 		return strings.ContainsRune("+-*LG", rune(x.Op)) && integerValued(x.Args[0]) && integerValued(x.Args[1])
+	case sqlrewrite.RowFunc:
+		switch x.Func {
+		case sqlrewrite.FuncSign, sqlrewrite.FuncFloor, sqlrewrite.FuncCeil:
+			return true
+		case sqlrewrite.FuncRound, sqlrewrite.FuncTruncate:
+			return x.Num <= 0
+		case sqlrewrite.FuncAbs, sqlrewrite.FuncPow:
+			return integerValued(x.Args[0])
+		case sqlrewrite.FuncMod:
+			return x.Num == math.Trunc(x.Num) && integerValued(x.Args[0])
+		}
 	}
 	return false
 }

@@ -114,6 +114,8 @@ func (r *renderer) rowExpr(e *RowExpr) (string, error) {
 		return "CAST(" + round + q + ") AS " + r.spec.double + ")", nil
 	case RowMonthDiff:
 		return r.monthDiff(e)
+	case RowFunc:
+		return r.rowFunc(e)
 	case RowCase:
 		if len(e.When) == 0 || len(e.Args) != len(e.When)+1 {
 			return "", errors.New("sqlrewrite: a row CASE needs WHEN clauses and one result each, and an ELSE")

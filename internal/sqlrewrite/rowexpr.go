@@ -55,6 +55,10 @@ const (
 	// fraction of a second dropped, as in the operands' numbers).
 	// TIMESTAMPDIFF's QUARTER and YEAR are RowIntDiv of it by 3 and 12.
 	RowMonthDiff
+	// RowFunc is the numeric function Func (FuncAbs, …; rowfunc.go) of
+	// Args[0], with Num its constant argument: ROUND's and TRUNCATE's
+	// digits, MOD's divisor, POW's exponent, LOG's base.
+	RowFunc
 )
 
 // RowExpr is an arithmetic row expression of declared numeric columns,
@@ -78,7 +82,9 @@ type RowExpr struct {
 	Temporal catalog.ColumnType
 	Num      float64
 	Op       byte
-	Args     []*RowExpr
+	// Func is a RowFunc's function.
+	Func string
+	Args []*RowExpr
 	// When are the conditions of a CASE, each an AND of conditions on
 	// columns (catalog names in a Select, backend names in a Fetch).
 	When [][]Condition
@@ -141,7 +147,23 @@ const (
 	rowHuge = 0x1p1000
 )
 
+// bounds is e's interval; where it excludes 0, its nonzero magnitude is
+// at least its endpoint's nearer to 0 (GREATEST(x, 1) is never below 1,
+// whatever x's smallest magnitude).
 func (e *RowExpr) bounds() (interval, error) {
+	v, err := e.hull()
+	switch {
+	case err != nil:
+	case v.lo > 0:
+		v.tiny = math.Max(v.tiny, math.Log2(v.lo))
+	case v.hi < 0:
+		v.tiny = math.Max(v.tiny, math.Log2(-v.hi))
+	}
+	return v, err
+}
+
+// hull is bounds' interval before its smallest magnitude is tightened.
+func (e *RowExpr) hull() (interval, error) {
 	switch e.Kind {
 	case RowColumn, RowTemporal:
 		tiny := catalog.MinBoundMagnitude
@@ -220,6 +242,8 @@ func (e *RowExpr) bounds() (interval, error) {
 		return e.intDivBounds()
 	case RowMonthDiff:
 		return e.monthDiffBounds()
+	case RowFunc:
+		return e.funcBounds()
 	}
 	return interval{}, fmt.Errorf("sqlrewrite: unknown row expression kind %d", int(e.Kind))
 }
@@ -344,6 +368,8 @@ func (e *RowExpr) String() string {
 			return x.String()
 		}
 		return "MONTHS(" + operand(e.Args[0]) + ", " + operand(e.Args[1]) + ")"
+	case RowFunc:
+		return e.funcString()
 	case RowIntDiv:
 		f := map[byte]string{'t': "TRUNCATE", 'f': "FLOOR"}[e.Op]
 		return f + "(" + e.Args[0].String() + " / " + formatLabel(Value{Num: e.Num}) + ")"
@@ -402,7 +428,9 @@ func describeCondition(c Condition) string {
 
 // rowExprHint names the supported row expressions in refusals.
 const rowExprHint = "aggregates take a declared column or a row expression of declared numeric columns and numbers with + - * /, " +
-	"division only by an expression whose bounds exclude 0, CASE WHEN conditions THEN expression ... [ELSE expression] END, LEAST and GREATEST, COALESCE(col, number), DATEDIFF(a, b) and TIMESTAMPDIFF(unit, a, b) of date and timestamp columns and literals"
+	"division only by an expression whose bounds exclude 0, CASE WHEN conditions THEN expression ... [ELSE expression] END, LEAST and GREATEST, COALESCE(col, number), " +
+	"ABS, SIGN, FLOOR, CEIL, ROUND, TRUNCATE, MOD or % and DIV by a constant, POW(x, 2..4), SQRT, LN, LOG, LOG2, LOG10 and EXP, " +
+	"DATEDIFF(a, b) and TIMESTAMPDIFF(unit, a, b) of date and timestamp columns and literals"
 
 // rowExpr reads e as a RowExpr, refusing with the reason what it cannot
 // bound.
@@ -449,10 +477,13 @@ func (sc *scope) rowExprIn(top, e ast.ExprNode) (*RowExpr, error) {
 			return &RowExpr{Kind: RowOp, Op: '-', Args: []*RowExpr{{Kind: RowConst}, x}}, nil
 		}
 	case *ast.BinaryOperationExpr:
+		if isRowFunc(n) {
+			return sc.rowFunc(top, n)
+		}
 		ops := map[opcode.Op]byte{opcode.Plus: '+', opcode.Minus: '-', opcode.Mul: '*', opcode.Div: '/'}
 		op, ok := ops[n.Op]
 		if !ok {
-			return nil, why("the operator %s (DIV and %% are not supported)", n.Op)
+			return nil, why("the operator %s", n.Op)
 		}
 		l, err := sc.rowExprIn(top, n.L)
 		if err != nil {
@@ -475,6 +506,9 @@ func (sc *scope) rowExprIn(top, e ast.ExprNode) (*RowExpr, error) {
 		}
 		if isCoalesce(n) {
 			return sc.coalesce(top, n)
+		}
+		if isRowFunc(n) {
+			return sc.rowFunc(top, n)
 		}
 		if isExtreme(n) {
 			var x *RowExpr
@@ -611,7 +645,7 @@ func (qb *queryBuilder) rowExprFunction(f *ast.FuncCallExpr) (*Expr, bool, error
 // isRowExpr reports whether e is arithmetic, a CASE, LEAST or GREATEST,
 // a DATEDIFF, a TIMESTAMPDIFF or a UNIX_TIMESTAMP over some column.
 func isRowExpr(e ast.ExprNode) bool {
-	return (isArithmetic(e) || isCase(e) || isExtreme(e) || isCoalesce(e) || isDateDiff(e) || isTimestampDiff(e) || isUnixTimestamp(e)) && containsNode(e, isColumn)
+	return (isArithmetic(e) || isCase(e) || isExtreme(e) || isCoalesce(e) || isRowFunc(e) || isDateDiff(e) || isTimestampDiff(e) || isUnixTimestamp(e)) && containsNode(e, isColumn)
 }
 
 // isCoalesce reports whether e is COALESCE(x, y) or IFNULL(x, y).
@@ -876,6 +910,9 @@ func (e *RowExpr) size() int {
 	weight := 1
 	if _, ok := extremeNames[e.Op]; ok && e.Kind == RowOp {
 		weight = 2 // PostgreSQL's rendering writes each operand twice
+	}
+	if e.Kind == RowFunc && e.Func == FuncPow {
+		weight = int(e.Num) // x·x·…: the operand written Num times
 	}
 	for _, a := range e.Args {
 		n += weight * a.size()

@@ -1,0 +1,212 @@
+package sqlrewrite_test
+
+import (
+	"database/sql"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/dpproxy/dpproxy/internal/catalog"
+	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
+	"github.com/dpproxy/dpproxy/internal/testdb"
+)
+
+// TestNumericFunctionsOnDatabases stores values (ties of ROUND, negative
+// dividends of MOD, 0, NULL, values beyond the declared bounds, and 200
+// random ones) and checks on every backend that the numeric functions
+// inside an aggregate, parsed as a client writes them and rendered as the
+// derived column a fetch reads, compute per row what Go computes from the
+// operand clamped to its bounds (ROUND's ties as the backend rounds a
+// double: to even on PostgreSQL and MariaDB, away from zero on SQLite),
+// inside the derived bounds, NULL (skipped) for NULL. On MariaDB the same
+// values are also MySQL's own functions on the rows inside the bounds.
+// Values agree to 10^−12 relative (the backends' LN, EXP and SQRT are
+// their C libraries'; PostgreSQL's MOD goes through NUMERIC).
+func TestNumericFunctionsOnDatabases(t *testing.T) {
+	lower, upper := -1000.0, 1000.0
+	cat := &catalog.Config{Tables: []catalog.Table{{Name: "dp_num_funcs", Source: "dp_num_funcs", Columns: []catalog.Column{
+		{Name: "x", Source: "x", Type: catalog.Real, Lower: &lower, Upper: &upper},
+	}}}}
+	values := []string{"2.5", "-2.5", "3.5", "0.125", "-0.125", "1234.5", "-7.5", "7.5", "0", "-0.5", "0.5", "999.95",
+		"-999.95", "5000", "-1e9", "NULL", "1", "-1", "10", "-10", "42.4242", "0.001", "-0.001"}
+	rng := rand.New(rand.NewPCG(11, 13))
+	for range 200 {
+		values = append(values, strconv.FormatFloat(math.Round((rng.Float64()*2200-1100)*1000)/1000, 'f', -1, 64))
+	}
+	clamp := func(s string) (float64, bool) {
+		if s == "NULL" {
+			return 0, false
+		}
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return math.Max(lower, math.Min(upper, v)), true
+	}
+	scaled := func(x, d float64, round func(float64) float64) float64 {
+		s := math.Pow(10, math.Abs(d))
+		switch {
+		case d > 0:
+			return round(x*s) / s
+		case d < 0:
+			return round(x/s) * s
+		}
+		return round(x)
+	}
+	exprs := []struct {
+		sql string
+		// of is the value on x (ok false: NULL); roundTies is ROUND's rule.
+		of func(x float64, roundTies func(float64) float64) (float64, bool)
+	}{
+		{"ABS(x)", func(x float64, _ func(float64) float64) (float64, bool) { return math.Abs(x), true }},
+		{"SIGN(x - 2.5)", func(x float64, _ func(float64) float64) (float64, bool) {
+			return map[bool]float64{true: 1}[x > 2.5] - map[bool]float64{true: 1}[x < 2.5], true
+		}},
+		{"FLOOR(x)", func(x float64, _ func(float64) float64) (float64, bool) { return math.Floor(x), true }},
+		{"CEIL(x)", func(x float64, _ func(float64) float64) (float64, bool) { return math.Ceil(x), true }},
+		{"CEILING(x / 3)", func(x float64, _ func(float64) float64) (float64, bool) { return math.Ceil(x / 3), true }},
+		{"ROUND(x)", func(x float64, r func(float64) float64) (float64, bool) { return r(x), true }},
+		{"ROUND(x, 2)", func(x float64, r func(float64) float64) (float64, bool) { return scaled(x, 2, r), true }},
+		{"ROUND(x, -1)", func(x float64, r func(float64) float64) (float64, bool) { return scaled(x, -1, r), true }},
+		{"TRUNCATE(x, 1)", func(x float64, _ func(float64) float64) (float64, bool) { return scaled(x, 1, math.Trunc), true }},
+		{"TRUNCATE(x, -2)", func(x float64, _ func(float64) float64) (float64, bool) { return scaled(x, -2, math.Trunc), true }},
+		{"MOD(x, 7)", func(x float64, _ func(float64) float64) (float64, bool) { return math.Mod(x, 7), true }},
+		{"x % -2.5", func(x float64, _ func(float64) float64) (float64, bool) { return math.Mod(x, -2.5), true }},
+		{"x MOD 3", func(x float64, _ func(float64) float64) (float64, bool) { return math.Mod(x, 3), true }},
+		{"x DIV 7", func(x float64, _ func(float64) float64) (float64, bool) { return math.Trunc(x / 7), true }},
+		{"POW(x, 2)", func(x float64, _ func(float64) float64) (float64, bool) { return x * x, true }},
+		{"POWER(x + 1001, 3)", func(x float64, _ func(float64) float64) (float64, bool) {
+			return (x + 1001) * (x + 1001) * (x + 1001), true
+		}},
+		{"POW(GREATEST(x, 1), 4)", func(x float64, _ func(float64) float64) (float64, bool) {
+			y := math.Max(x, 1)
+			return y * y * y * y, true
+		}},
+		{"SQRT(x + 1000)", func(x float64, _ func(float64) float64) (float64, bool) { return math.Sqrt(x + 1000), true }},
+		{"POW(x + 1000, 0.5)", func(x float64, _ func(float64) float64) (float64, bool) { return math.Sqrt(x + 1000), true }},
+		{"LN(x + 1001)", func(x float64, _ func(float64) float64) (float64, bool) { return math.Log(x + 1001), true }},
+		{"LOG(x + 1001)", func(x float64, _ func(float64) float64) (float64, bool) { return math.Log(x + 1001), true }},
+		{"LOG(2, x + 1001)", func(x float64, _ func(float64) float64) (float64, bool) { return math.Log(x+1001) / math.Ln2, true }},
+		{"LOG2(x + 1001)", func(x float64, _ func(float64) float64) (float64, bool) { return math.Log(x+1001) / math.Ln2, true }},
+		{"LOG10(x + 1001)", func(x float64, _ func(float64) float64) (float64, bool) { return math.Log10(x + 1001), true }},
+		{"EXP(x / 100)", func(x float64, _ func(float64) float64) (float64, bool) { return math.Exp(x / 100), true }},
+		{"ABS(ROUND(x, 1) - FLOOR(x))", func(x float64, r func(float64) float64) (float64, bool) {
+			return math.Abs(scaled(x, 1, r) - math.Floor(x)), true
+		}},
+	}
+	p := sqlrewrite.NewParser(cat)
+	for _, b := range []struct {
+		name    string
+		dialect sqlrewrite.Dialect
+		open    func(testing.TB) *sql.DB
+		ties    func(float64) float64
+	}{
+		{"sqlite", sqlrewrite.SQLite, testdb.SQLite, math.Round},
+		{"postgres", sqlrewrite.PostgreSQL, testdb.Postgres, math.RoundToEven},
+		{"mysql", sqlrewrite.MySQL, testdb.MySQL, math.RoundToEven},
+	} {
+		t.Run(b.name, func(t *testing.T) {
+			db := b.open(t)
+			if _, err := db.Exec("CREATE TABLE dp_num_funcs (x DOUBLE PRECISION)"); err != nil {
+				t.Fatal(err)
+			}
+			for _, v := range values {
+				if _, err := db.Exec("INSERT INTO dp_num_funcs (x) VALUES (" + v + ")"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, e := range exprs {
+				st, err := p.Parse("SELECT AVG(" + e.sql + ") FROM dp_num_funcs")
+				if err != nil {
+					t.Fatalf("%s: %v", e.sql, err)
+				}
+				x := st.(*sqlrewrite.Query).Base.Items[0].Agg.Expr
+				lo, hi, err := x.Bounds()
+				if err != nil {
+					t.Fatalf("%s: %v", e.sql, err)
+				}
+				var want, native []float64
+				for _, s := range values {
+					v, ok := clamp(s)
+					if !ok {
+						continue
+					}
+					got, ok := e.of(v, b.ties)
+					if !ok {
+						continue
+					}
+					if got < lo || got > hi {
+						t.Errorf("%s = %g on %s, outside its derived bounds [%g, %g]", e.sql, got, s, lo, hi)
+					}
+					want = append(want, got)
+					if raw, _ := strconv.ParseFloat(s, 64); raw >= lower && raw <= upper {
+						native = append(native, got)
+					}
+				}
+				slices.Sort(want)
+				slices.Sort(native)
+				derived := []sqlrewrite.DerivedColumn{{Name: "n", Expr: x}}
+				q, args, err := sqlrewrite.Render(sqlrewrite.Fetch{Table: "dp_num_funcs", Derived: derived,
+					Window: &sqlrewrite.Window{Column: "n", Lower: lo, Upper: hi, Offset: 0, Limit: 1000}}, b.dialect)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := queryNumbers(t, db, q, args...); !closeNumbers(got, want) {
+					t.Errorf("%s: %v, want %v\n%s", e.sql, got, want, q)
+				}
+				if b.name != "mysql" {
+					continue
+				}
+				q = fmt.Sprintf("SELECT %s FROM dp_num_funcs WHERE x BETWEEN %g AND %g ORDER BY 1", e.sql, lower, upper)
+				if got := queryNumbers(t, db, q); !closeNumbers(got, native) {
+					t.Errorf("MariaDB's own %s: %v, Go's rule %v", e.sql, got, native)
+				}
+			}
+		})
+	}
+}
+
+// closeNumbers reports whether got and want have the same length and
+// agree pairwise within 10^−12 relative (10^−12 absolute near 0).
+func closeNumbers(got, want []float64) bool {
+	if len(got) != len(want) {
+		return false
+	}
+	for i := range got {
+		if math.Abs(got[i]-want[i]) > 1e-12*math.Max(1, math.Abs(want[i])) {
+			return false
+		}
+	}
+	return true
+}
+
+// TestNumericFunctionsRefused: the refusals name what keeps a function's
+// argument in its domain.
+func TestNumericFunctionsRefused(t *testing.T) {
+	lower, upper := 0.0, 100.0
+	cat := &catalog.Config{Tables: []catalog.Table{{Name: "t", Source: "t", Columns: []catalog.Column{
+		{Name: "age", Source: "age", Type: catalog.Integer, Lower: &lower, Upper: &upper},
+	}}}}
+	p := sqlrewrite.NewParser(cat)
+	for q, want := range map[string]string{
+		"SELECT AVG(LN(age)) FROM t":           "GREATEST(x, 1) or x + 1",
+		"SELECT AVG(SQRT(age - 1)) FROM t":     "GREATEST(x, 0)",
+		"SELECT AVG(EXP(age * 10)) FROM t":     "leave [-690, 690]",
+		"SELECT AVG(MOD(age, 0)) FROM t":       "remainder by 0",
+		"SELECT AVG(POW(age, 1.5)) FROM t":     "an integer from 2 to 4, or 0.5",
+		"SELECT AVG(ROUND(age, 1.5)) FROM t":   "an integer in [-15, 15]",
+		"SELECT AVG(LOG(1, age + 1)) FROM t":   "other than 1",
+		"SELECT AVG(age DIV 0.5) FROM t":       "positive integer",
+		"SELECT AVG(ROUND(age, 'a')) FROM t":   "takes a number as its digits",
+		"SELECT SUM(MOD(age, age + 1)) FROM t": "takes a number as its divisor",
+	} {
+		_, err := p.Parse(q)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want an error containing %q", q, err, want)
+		}
+	}
+}

@@ -1,0 +1,446 @@
+package sqlrewrite
+
+import (
+	"fmt"
+	"math"
+	"math/big"
+	"strings"
+
+	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/opcode"
+)
+
+// The numeric functions of a row expression (RowFunc, its Func). Each
+// takes one row expression, Args[0], and for some a constant, Num:
+//
+//	ABS(x), SIGN(x)
+//	FLOOR(x), CEIL(x)              (CEILING)
+//	ROUND(x, d), TRUNCATE(x, d)    d = Num, an integer in [-15, 15]; ROUND(x) is d = 0
+//	MOD(x, c)                      x % c and x MOD c; c = Num ≠ 0, the sign of x
+//	POW(x, k)                      (POWER) k = Num, an integer in [2, 4]; POW(x, 0.5) is SQRT
+//	SQRT(x)                        x's bounds ≥ 0
+//	LN(x), LOG(b, x)               x's bounds > 0; LOG(x) is LN, LOG2 and LOG10 are LOG(2, x) and LOG(10, x); b = Num
+//	EXP(x)                         x's bounds in [-690, 690]
+//
+// As MySQL computes them on doubles, NULL when x is: ROUND to nearest with
+// ties as the database rounds a double (to even on MySQL, MariaDB and
+// PostgreSQL, away from zero on SQLite); ROUND(x, d) and TRUNCATE(x, d)
+// scale by 10^d in double precision first. The refusals keep every
+// argument inside the function's domain, so that no row makes a backend
+// fail (PostgreSQL raises errors where MySQL returns NULL: SQRT of a
+// negative, LN of 0, EXP's underflow) and whether a statement errs never
+// depends on the data.
+const (
+	FuncAbs      = "ABS"
+	FuncSign     = "SIGN"
+	FuncFloor    = "FLOOR"
+	FuncCeil     = "CEIL"
+	FuncRound    = "ROUND"
+	FuncTruncate = "TRUNCATE"
+	FuncMod      = "MOD"
+	FuncPow      = "POW"
+	FuncSqrt     = "SQRT"
+	FuncLn       = "LN"
+	FuncLog      = "LOG"
+	FuncExp      = "EXP"
+)
+
+// rowFuncArity maps the SQL names dpproxy reads as RowFunc to their
+// canonical Func and the numbers of arguments they take.
+var rowFuncArity = map[string]struct {
+	fn   string
+	args []int
+}{
+	"abs": {FuncAbs, []int{1}}, "sign": {FuncSign, []int{1}},
+	"floor": {FuncFloor, []int{1}}, "ceil": {FuncCeil, []int{1}}, "ceiling": {FuncCeil, []int{1}},
+	"round": {FuncRound, []int{1, 2}}, "truncate": {FuncTruncate, []int{2}},
+	"mod": {FuncMod, []int{2}}, "pow": {FuncPow, []int{2}}, "power": {FuncPow, []int{2}},
+	"sqrt": {FuncSqrt, []int{1}}, "ln": {FuncLn, []int{1}}, "log": {FuncLog, []int{1, 2}},
+	"log2": {FuncLog, []int{1}}, "log10": {FuncLog, []int{1}}, "exp": {FuncExp, []int{1}},
+}
+
+// Limits of RowFunc's constants and arguments.
+const (
+	maxRoundDigits = 15
+	minPower       = 2
+	maxPower       = 4
+	maxExpArgument = 690 // e^690 < 2^1000 and e^−690 > 2^−1000 (rowHuge, rowTiny)
+)
+
+// isRowFunc reports whether e is a call of a function rowFunc reads, or
+// x % c, x MOD c or x DIV c.
+func isRowFunc(e ast.ExprNode) bool {
+	switch n := unparen(e).(type) {
+	case *ast.FuncCallExpr:
+		spec, ok := rowFuncArity[n.FnName.L]
+		return ok && n.Schema.L == "" && containsInt(spec.args, len(n.Args))
+	case *ast.BinaryOperationExpr:
+		return n.Op == opcode.Mod || n.Op == opcode.IntDiv
+	}
+	return false
+}
+
+func containsInt(xs []int, x int) bool {
+	for _, y := range xs {
+		if x == y {
+			return true
+		}
+	}
+	return false
+}
+
+// rowFunc reads a numeric function of a row expression (isRowFunc) as
+// RowFunc, x DIV c as RowIntDiv (truncated, c a positive integer), and
+// POW(x, 0.5) as SQRT(x), refusing with the reason a constant argument
+// out of its range.
+func (sc *scope) rowFunc(top, e ast.ExprNode) (*RowExpr, error) {
+	why := func(format string, args ...any) error {
+		return refuseQuery("an aggregate of %s, whose bounds cannot be derived: "+format+" ("+rowExprHint+")",
+			append([]any{restore(top)}, args...)...)
+	}
+	constant := func(a ast.ExprNode, what string) (float64, error) {
+		v, ok := literal(a)
+		if !ok || v.Null || v.IsText || math.IsInf(v.Num, 0) {
+			return 0, why("%s takes a number as its %s, not %s", restore(e), what, restore(a))
+		}
+		return v.Num, nil
+	}
+	var fn string
+	var x, c ast.ExprNode
+	base := 0.0 // LOG2's and LOG10's
+	switch n := unparen(e).(type) {
+	case *ast.BinaryOperationExpr:
+		fn, x, c = FuncMod, n.L, n.R
+		if n.Op == opcode.IntDiv {
+			d, err := constant(c, "divisor")
+			if err != nil {
+				return nil, err
+			}
+			if d < 1 || d != math.Trunc(d) || d > 1<<30 {
+				return nil, why("%s divides by %g (DIV takes a positive integer up to 2^30)", restore(e), d)
+			}
+			arg, err := sc.rowExprIn(top, x)
+			if err != nil {
+				return nil, err
+			}
+			return &RowExpr{Kind: RowIntDiv, Op: 't', Num: d, Args: []*RowExpr{arg}}, nil
+		}
+	case *ast.FuncCallExpr:
+		fn, x = rowFuncArity[n.FnName.L].fn, n.Args[0]
+		switch {
+		case fn == FuncLog && len(n.Args) == 2:
+			x, c = n.Args[1], n.Args[0]
+		case len(n.Args) == 2:
+			c = n.Args[1]
+		}
+		base = map[string]float64{"log2": 2, "log10": 10}[n.FnName.L]
+		if n.FnName.L == "log" && len(n.Args) == 1 {
+			fn = FuncLn // MySQL's LOG(x) is the natural logarithm
+		}
+	}
+	out := &RowExpr{Kind: RowFunc, Func: fn, Num: base}
+	if c != nil {
+		num, err := constant(c, map[string]string{FuncRound: "digits", FuncTruncate: "digits", FuncMod: "divisor", FuncPow: "exponent", FuncLog: "base"}[fn])
+		if err != nil {
+			return nil, err
+		}
+		out.Num = num
+	}
+	switch fn {
+	case FuncRound, FuncTruncate:
+		if out.Num != math.Trunc(out.Num) || math.Abs(out.Num) > maxRoundDigits {
+			return nil, why("%s rounds to %g digits (an integer in [-%d, %d])", restore(e), out.Num, maxRoundDigits, maxRoundDigits)
+		}
+	case FuncMod:
+		if out.Num == 0 || math.Abs(out.Num) > maxMagnitude || math.Abs(out.Num) < 0x1p-400 {
+			return nil, why("%s takes its remainder by %g (a nonzero number of magnitude in [2^-400, 2^430])", restore(e), out.Num)
+		}
+	case FuncPow:
+		if out.Num == 0.5 {
+			out.Func, out.Num = FuncSqrt, 0
+			break
+		}
+		if out.Num != math.Trunc(out.Num) || out.Num < minPower || out.Num > maxPower {
+			return nil, why("%s raises to the power %g (an integer from %d to %d, or 0.5)", restore(e), out.Num, minPower, maxPower)
+		}
+	case FuncLog:
+		if !(out.Num > 0) || out.Num == 1 {
+			return nil, why("%s takes the logarithm to base %g (a positive number other than 1)", restore(e), out.Num)
+		}
+	}
+	arg, err := sc.rowExprIn(top, x)
+	if err != nil {
+		return nil, err
+	}
+	out.Args = []*RowExpr{arg}
+	return out, nil
+}
+
+// funcBounds is RowFunc's interval. Every function is monotone on each
+// side of 0 or its argument's interval is cut there, so its values lie
+// between its values at the argument's endpoints (and 0 where ABS, MOD
+// or an even power reach it). The exact operations (ABS, SIGN, the
+// roundings to integers, MOD) and the products of POW are bounded with
+// directed rounding; SQRT, LN, LOG and EXP from Go's values widened by
+// two units in the last place outward, which contain the database's
+// (each of Go's math functions and of the C libraries' is within one
+// unit of the exact value). Whatever the database computes, the fetch
+// clamps the derived column to these bounds (Render): they make that
+// clamp a no-op, they do not carry the guarantee.
+func (e *RowExpr) funcBounds() (interval, error) {
+	if len(e.Args) != 1 {
+		return interval{}, fmt.Errorf("sqlrewrite: bad function %s", e)
+	}
+	a, err := e.Args[0].bounds()
+	if err != nil {
+		return interval{}, err
+	}
+	var v interval
+	switch e.Func {
+	case FuncAbs:
+		lo := 0.0
+		if a.lo > 0 {
+			lo = a.lo
+		} else if a.hi < 0 {
+			lo = -a.hi
+		}
+		v = interval{lo, math.Max(-a.lo, a.hi), a.tiny}
+	case FuncSign:
+		v = interval{sign(a.lo), sign(a.hi), 0}
+	case FuncFloor, FuncCeil, FuncRound, FuncTruncate:
+		v = e.roundBounds(a)
+	case FuncMod:
+		c := math.Abs(e.Num)
+		v = interval{math.Max(math.Min(a.lo, 0), -c), math.Min(math.Max(a.hi, 0), c), math.Min(a.tiny, math.Log2(c)) - 53}
+	case FuncPow:
+		v = powBounds(a, int(e.Num))
+	case FuncSqrt:
+		if a.lo < 0 {
+			return interval{}, fmt.Errorf("SQRT of %s, whose bounds [%g, %g] reach below 0 (GREATEST(x, 0) keeps it at 0 or above)", e.Args[0], a.lo, a.hi)
+		}
+		v = interval{ulpsDown(math.Sqrt(a.lo)), ulpsUp(math.Sqrt(a.hi)), a.tiny/2 - 1}
+	case FuncLn, FuncLog:
+		if a.lo <= 0 {
+			return interval{}, fmt.Errorf("the logarithm of %s, whose bounds [%g, %g] reach 0 or below (GREATEST(x, 1) or x + 1 keeps it above 0)", e.Args[0], a.lo, a.hi)
+		}
+		f, scale := math.Log, 1.0
+		if e.Func == FuncLog {
+			scale = math.Log(e.Num)
+			f = func(x float64) float64 { return math.Log(x) / scale }
+		}
+		x, y := f(a.lo), f(a.hi)
+		// A logarithm of a double other than 1 is at least 2^−53 in
+		// magnitude, divided by the base's.
+		v = interval{ulpsDown(math.Min(x, y)), ulpsUp(math.Max(x, y)), -54 - math.Max(0, math.Log2(math.Abs(scale)))}
+	case FuncExp:
+		if a.lo < -maxExpArgument || a.hi > maxExpArgument {
+			return interval{}, fmt.Errorf("EXP of %s, whose bounds [%g, %g] leave [-%d, %d] (its value would leave double precision's range; LEAST and GREATEST cap it)", e.Args[0], a.lo, a.hi, maxExpArgument, maxExpArgument)
+		}
+		v = interval{ulpsDown(math.Exp(a.lo)), ulpsUp(math.Exp(a.hi)), a.lo*math.Log2E - 1}
+	default:
+		return interval{}, fmt.Errorf("sqlrewrite: unknown function %q", e.Func)
+	}
+	if v.lo == 0 && v.hi == 0 {
+		v.tiny = math.Inf(1)
+	}
+	if math.Abs(v.lo) > rowHuge || math.Abs(v.hi) > rowHuge {
+		return interval{}, fmt.Errorf("%s could reach %g in magnitude, beyond 2^1000", e, math.Max(math.Abs(v.lo), math.Abs(v.hi)))
+	}
+	if v.tiny < rowTiny {
+		return interval{}, fmt.Errorf("a nonzero value of %s could be as small as 2^%.0f, which double precision could round to 0", e, math.Floor(v.tiny))
+	}
+	return v, nil
+}
+
+// roundBounds bounds FLOOR, CEIL, ROUND and TRUNCATE: the argument
+// scaled by 10^d as the rendering scales it (rounded outward: the
+// database's nearest rounding lies between), rounded to integers by the
+// function (ROUND both ways a tie can go), and scaled back (outward).
+// Their nonzero values are multiples of 10^−d: 0 or at least 10^−d
+// (a little less after the division by 10^d).
+func (e *RowExpr) roundBounds(a interval) interval {
+	digits := 0.0
+	if e.Func == FuncRound || e.Func == FuncTruncate {
+		digits = e.Num
+	}
+	scale := math.Pow(10, math.Abs(digits))
+	lo, hi := a.lo, a.hi
+	switch {
+	case digits > 0:
+		lo, hi = directed(lo, scale, '*', big.ToNegativeInf), directed(hi, scale, '*', big.ToPositiveInf)
+	case digits < 0:
+		lo, hi = directed(lo, scale, '/', big.ToNegativeInf), directed(hi, scale, '/', big.ToPositiveInf)
+	}
+	switch e.Func {
+	case FuncFloor:
+		lo, hi = math.Floor(lo), math.Floor(hi)
+	case FuncCeil:
+		lo, hi = math.Ceil(lo), math.Ceil(hi)
+	case FuncTruncate:
+		lo, hi = math.Trunc(lo), math.Trunc(hi)
+	default:
+		lo, hi = math.Min(math.Round(lo), math.RoundToEven(lo)), math.Max(math.Round(hi), math.RoundToEven(hi))
+	}
+	switch {
+	case digits > 0:
+		return interval{directed(lo, scale, '/', big.ToNegativeInf), directed(hi, scale, '/', big.ToPositiveInf), -math.Log2(scale) - 1}
+	case digits < 0:
+		return interval{directed(lo, scale, '*', big.ToNegativeInf), directed(hi, scale, '*', big.ToPositiveInf), math.Log2(scale)}
+	}
+	return interval{lo, hi, 0}
+}
+
+// powBounds bounds x^k for an integer k ≥ 2 over a: the products of the
+// endpoints' magnitudes rounded outward at each step as the database
+// multiplies, an even power 0 at least when a holds 0, an odd power
+// negative where x is.
+func powBounds(a interval, k int) interval {
+	power := func(x float64, m big.RoundingMode) float64 {
+		p := x
+		for range k - 1 {
+			p = directed(p, x, '*', m)
+		}
+		return p
+	}
+	largest, small := math.Max(math.Abs(a.lo), math.Abs(a.hi)), math.Min(math.Abs(a.lo), math.Abs(a.hi))
+	tiny := a.tiny * float64(k)
+	if k%2 == 1 {
+		lo := power(a.lo, downward)
+		if a.lo < 0 {
+			lo = -power(-a.lo, upward)
+		}
+		hi := power(a.hi, upward)
+		if a.hi < 0 {
+			hi = -power(-a.hi, downward)
+		}
+		return interval{lo, hi, tiny}
+	}
+	if a.lo <= 0 && a.hi >= 0 {
+		small = 0
+	}
+	return interval{power(small, downward), power(largest, upward), tiny}
+}
+
+// The rounding modes of directed, by the direction a bound is rounded.
+const (
+	downward = big.ToNegativeInf
+	upward   = big.ToPositiveInf
+)
+
+// sign is SIGN's value.
+func sign(x float64) float64 {
+	switch {
+	case x > 0:
+		return 1
+	case x < 0:
+		return -1
+	}
+	return 0
+}
+
+// ulpsDown and ulpsUp move x two units in the last place toward −∞ and
+// +∞ (the bounds of a function Go and the database each compute within
+// one unit).
+func ulpsDown(x float64) float64 {
+	if x == 0 {
+		return 0
+	}
+	return math.Nextafter(math.Nextafter(x, math.Inf(-1)), math.Inf(-1))
+}
+
+func ulpsUp(x float64) float64 {
+	if x == 0 {
+		return 0
+	}
+	return math.Nextafter(math.Nextafter(x, math.Inf(1)), math.Inf(1))
+}
+
+// funcString renders a RowFunc for messages and plans, as MySQL writes
+// it.
+func (e *RowExpr) funcString() string {
+	x := e.Args[0].String()
+	switch e.Func {
+	case FuncRound, FuncTruncate, FuncMod, FuncPow:
+		return e.Func + "(" + x + ", " + formatLabel(Value{Num: e.Num}) + ")"
+	case FuncLog:
+		return "LOG(" + formatLabel(Value{Num: e.Num}) + ", " + x + ")"
+	}
+	return e.Func + "(" + x + ")"
+}
+
+// rowFunc renders a RowFunc in double precision on the backend: each
+// function by its name where the three backends agree on it, ROUND(x, d)
+// and TRUNCATE(x, d) as the rounding of x·10^d (or x/10^−d) scaled back
+// (SQLite ignores negative digits, PostgreSQL rounds only numerics to
+// digits), MOD on PostgreSQL through NUMERIC (it has no remainder of
+// doubles), LOG(b, x) as LN(x) over the double nearest ln b, POW as the
+// product of x with itself.
+func (r *renderer) rowFunc(e *RowExpr) (string, error) {
+	if len(e.Args) != 1 {
+		return "", fmt.Errorf("sqlrewrite: bad function %s", e)
+	}
+	a, err := r.rowExpr(e.Args[0])
+	if err != nil {
+		return "", err
+	}
+	double := func(s string) string { return "CAST(" + s + " AS " + r.spec.double + ")" }
+	num := func(x float64) string { return double(realLiteral(x)) }
+	switch e.Func {
+	case FuncAbs, FuncSqrt, FuncLn, FuncExp:
+		return double(e.Func + "(" + a + ")"), nil
+	case FuncSign, FuncFloor, FuncCeil:
+		return double(e.Func + "(" + a + ")"), nil
+	case FuncRound, FuncTruncate:
+		if e.Num != math.Trunc(e.Num) || math.Abs(e.Num) > maxRoundDigits {
+			return "", fmt.Errorf("sqlrewrite: bad digits %g of %s", e.Num, e)
+		}
+		scale := num(math.Pow(10, math.Abs(e.Num)))
+		scaled := a
+		switch {
+		case e.Num > 0:
+			scaled = "(" + a + " * " + scale + ")"
+		case e.Num < 0:
+			scaled = "(" + a + " / " + scale + ")"
+		}
+		rounded := double("ROUND(" + scaled + ")")
+		if e.Func == FuncTruncate {
+			rounded = double("TRUNC(" + scaled + ")")
+			if r.spec.name == "mysql" {
+				rounded = "TRUNCATE(" + scaled + ", 0)"
+			}
+		}
+		switch {
+		case e.Num > 0:
+			return "(" + rounded + " / " + scale + ")", nil
+		case e.Num < 0:
+			return "(" + rounded + " * " + scale + ")", nil
+		}
+		return rounded, nil
+	case FuncMod:
+		if e.Num == 0 {
+			return "", fmt.Errorf("sqlrewrite: remainder by 0 in %s", e)
+		}
+		if r.spec.name == "postgres" {
+			return double("MOD(CAST(" + a + " AS NUMERIC), CAST(" + realLiteral(e.Num) + " AS NUMERIC))"), nil
+		}
+		return double("MOD(" + a + ", " + num(e.Num) + ")"), nil
+	case FuncPow:
+		if e.Num != math.Trunc(e.Num) || e.Num < minPower || e.Num > maxPower {
+			return "", fmt.Errorf("sqlrewrite: bad power %s", e)
+		}
+		factors := make([]string, int(e.Num))
+		for i := range factors {
+			factors[i] = a
+		}
+		return "(" + strings.Join(factors, " * ") + ")", nil
+	case FuncLog:
+		if !(e.Num > 0) || e.Num == 1 {
+			return "", fmt.Errorf("sqlrewrite: bad base of %s", e)
+		}
+		if e.Num == 10 {
+			return double("LOG10(" + a + ")"), nil
+		}
+		return "(" + double("LN("+a+")") + " / " + num(math.Log(e.Num)) + ")", nil
+	}
+	return "", fmt.Errorf("sqlrewrite: unknown function %q", e.Func)
+}
