@@ -17,7 +17,8 @@ import (
 // answer against Go's value on the rows: counts exactly (the noise of a
 // count at ε = 40 is 0 but with probability below 10^−17), means and
 // sums within ten standard deviations of their noise, the median of
-// ROUND(y) within 2. A wrong rendering (ROUND(y, -2) read as ROUND(y), a
+// ROUND(y) within 2; and groups of ROUND(y, -2), SIGN(x) and
+// FLOOR(SQRT(y)), each counted exactly. A wrong rendering (ROUND(y, -2) read as ROUND(y), a
 // MOD of the absolute value) moves a count by tens.
 func TestNumericFunctionsEndToEnd(t *testing.T) {
 	type row struct {
@@ -90,6 +91,47 @@ func TestNumericFunctionsEndToEnd(t *testing.T) {
       - {name: y, type: real, lower: 0, upper: 1000}
       - {name: grp, type: integer, lower: 0, upper: 2, values: [0, 1, 2]}
 `)
+			// Groups of a rounded expression: one per multiple of 100 in
+			// [0, 1000], one per sign, each counted exactly.
+			for _, g := range []struct {
+				sql string
+				key func(r row) float64
+			}{
+				{"SELECT ROUND(y, -2) AS b, COUNT(*) FROM m GROUP BY b ORDER BY b", func(r row) float64 { return 100 * math.Round(r.y/100) }},
+				{"SELECT SIGN(x), COUNT(*) FROM m GROUP BY SIGN(x) ORDER BY 1", func(r row) float64 { return float64(min(max(r.x, -1), 1)) }},
+				{"SELECT FLOOR(SQRT(y)) AS s, COUNT(*) FROM m WHERE grp = 2 GROUP BY s ORDER BY s", func(r row) float64 {
+					if r.grp != 2 {
+						return math.NaN()
+					}
+					return math.Floor(math.Sqrt(r.y))
+				}},
+			} {
+				want := map[float64]float64{}
+				for _, r := range rows {
+					if k := g.key(r); !math.IsNaN(k) {
+						want[k]++
+					}
+				}
+				res, err := conn.QueryContext(t.Context(), g.sql)
+				if err != nil {
+					t.Fatalf("%s: %v", g.sql, err)
+				}
+				groups := 0
+				for res.Next() {
+					var k, n float64
+					if err := res.Scan(&k, &n); err != nil {
+						t.Fatal(err)
+					}
+					groups++
+					if n != want[k] {
+						t.Errorf("%s: group %g counts %g, want %g", g.sql, k, n, want[k])
+					}
+				}
+				res.Close()
+				if groups < len(want) {
+					t.Errorf("%s: %d groups, want every one of the %d the rows fill", g.sql, groups, len(want))
+				}
+			}
 			for _, c := range checks {
 				var got float64
 				if err := conn.QueryRowContext(t.Context(), c.sql).Scan(&got); err != nil {

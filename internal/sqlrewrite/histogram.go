@@ -1,6 +1,8 @@
 package sqlrewrite
 
 import (
+	"math"
+	"slices"
 	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
@@ -259,7 +261,10 @@ func (sc *scope) expressionBucket(e ast.ExprNode) (b *Bucketing, x *RowExpr, ok 
 		inner, w, mult, isBucket = divParts(e)
 		isDiv = true
 	}
-	if !isBucket || !isRowExpr(inner) || containsNode(inner, isAggregate) {
+	if !isBucket {
+		return sc.roundedKey(e)
+	}
+	if !isRowExpr(inner) || containsNode(inner, isAggregate) {
 		return nil, nil, false, nil
 	}
 	if x, err = sc.rowExpr(inner); err != nil {
@@ -282,6 +287,37 @@ func (sc *scope) expressionBucket(e ast.ExprNode) (b *Bucketing, x *RowExpr, ok 
 		}
 	}
 	return &Bucketing{Column: x.String(), Width: width.Num, Index: mult == nil}, x, true, nil
+}
+
+// roundedKey reads GROUP BY ROUND(x, d) and TRUNCATE(x, d) with d ≤ 0,
+// FLOOR(x), CEIL(x) and SIGN(x) of a row expression x (GROUP BY
+// ROUND(age, -1), Tableau's bins of FLOOR(income)): every value the
+// database computes for it is a multiple of w = 10^−d (1 for FLOOR, CEIL
+// and SIGN), exactly, below 2^53, so its groups are the buckets of width
+// w of the derived column, one value each, labelled by that value, over
+// its derived bounds. ok is false for any other expression.
+func (sc *scope) roundedKey(e ast.ExprNode) (b *Bucketing, x *RowExpr, ok bool, err error) {
+	if !isRowFunc(e) || !isRowExpr(e) || containsNode(e, isAggregate) {
+		return nil, nil, false, nil
+	}
+	f := unparen(e).(ast.ExprNode)
+	if call, isCall := f.(*ast.FuncCallExpr); !isCall || !slices.Contains([]string{"round", "truncate", "floor", "ceil", "ceiling", "sign"}, call.FnName.L) {
+		return nil, nil, false, nil
+	}
+	if x, err = sc.rowExpr(e); err != nil {
+		return nil, nil, true, err
+	}
+	if x.Kind != RowFunc || x.Num > 0 && (x.Func == FuncRound || x.Func == FuncTruncate) {
+		return nil, nil, true, refuseHistogram("GROUP BY %s, which rounds to decimals (GROUP BY FLOOR(x / w) * w buckets it)", restore(e))
+	}
+	if _, _, err := x.Bounds(); err != nil {
+		return nil, nil, true, refuseQuery("GROUP BY %s, whose bounds cannot be derived: %v", restore(e), err)
+	}
+	width := 1.0
+	if x.Func == FuncRound || x.Func == FuncTruncate {
+		width = math.Pow(10, -x.Num)
+	}
+	return &Bucketing{Column: x.String(), Width: width}, x, true, nil
 }
 
 // divParts splits x DIV w * mult, mult * (x DIV w) and x DIV w (mult
