@@ -194,9 +194,15 @@ func (sc *scope) shiftedTime(x, n, unit ast.ExprNode, sign int64) (time.Time, bo
 		return t, isDate, handled, err
 	}
 	u, ok := unit.(*ast.TimeUnitExpr)
+	if !ok {
+		return time.Time{}, false, true, fmt.Errorf("INTERVAL %s: the units are SECOND, MINUTE, HOUR, DAY, WEEK, MONTH, QUARTER and YEAR, and their compounds", restore(unit))
+	}
+	if fields, compound := compoundUnits[u.Unit]; compound {
+		return shiftedByCompound(t, isDate, n, u.Unit, fields, sign)
+	}
 	length, known := timeUnits[u.Unit]
-	if !ok || !known {
-		return time.Time{}, false, true, fmt.Errorf("INTERVAL %s: the units are SECOND, MINUTE, HOUR, DAY, WEEK, MONTH, QUARTER and YEAR", restore(unit))
+	if !known {
+		return time.Time{}, false, true, fmt.Errorf("INTERVAL %s: the units are SECOND, MINUTE, HOUR, DAY, WEEK, MONTH, QUARTER and YEAR, and their compounds", restore(unit))
 	}
 	v, ok := literal(n)
 	if !ok || v.IsText || v.Num != math.Trunc(v.Num) || math.Abs(v.Num) > maxIntervalCount {
@@ -208,6 +214,66 @@ func (sc *scope) shiftedTime(x, n, unit ast.ExprNode, sign int64) (time.Time, bo
 	} else {
 		t = t.Add(time.Duration(k*length.seconds) * time.Second)
 		isDate = isDate && length.seconds%catalog.SecondsPerDay == 0
+	}
+	if y := t.Year(); y < 1000 || y > 9999 {
+		return time.Time{}, false, true, fmt.Errorf("%s is outside the years 1000 to 9999", t.Format(time.DateTime))
+	}
+	return t, isDate, true, nil
+}
+
+// compoundUnits are MySQL's compound interval units but the MICROSECOND
+// ones, by the length of each field, largest first: months for
+// YEAR_MONTH, seconds for the others.
+var compoundUnits = map[ast.TimeUnitType][]int64{
+	ast.TimeUnitYearMonth:    {12, 1},
+	ast.TimeUnitDayHour:      {catalog.SecondsPerDay, 3600},
+	ast.TimeUnitDayMinute:    {catalog.SecondsPerDay, 3600, 60},
+	ast.TimeUnitDaySecond:    {catalog.SecondsPerDay, 3600, 60, 1},
+	ast.TimeUnitHourMinute:   {3600, 60},
+	ast.TimeUnitHourSecond:   {3600, 60, 1},
+	ast.TimeUnitMinuteSecond: {60, 1},
+}
+
+// intervalFields are the runs of digits of a compound interval's value.
+var intervalFields = regexp.MustCompile(`[0-9]+`)
+
+// shiftedByCompound is t shifted by sign times the compound interval n
+// unit, read as MySQL reads it: the value's text ('1 2' for DAY_HOUR,
+// '1:30' for HOUR_MINUTE, '1-2' for YEAR_MONTH; a number by its digits,
+// 1.5 DAY_HOUR being a day and five hours) split into runs of digits at
+// any other character, assigned to the fields from the smallest (1
+// DAY_HOUR is an hour), negated as a whole by a leading '-'; more runs
+// than fields is NULL in MySQL, refused here. A date shifted by a unit
+// with a time of day becomes a timestamp, as in MySQL.
+func shiftedByCompound(t time.Time, isDate bool, n ast.ExprNode, unit ast.TimeUnitType, fields []int64, sign int64) (time.Time, bool, bool, error) {
+	v, ok := literal(n)
+	if !ok || v.Null {
+		return time.Time{}, false, true, fmt.Errorf("INTERVAL %s %s: the value must be a constant", restore(n), unit)
+	}
+	text := v.Str
+	if !v.IsText {
+		text = strconv.FormatFloat(v.Num, 'f', -1, 64)
+	}
+	text = strings.TrimSpace(text)
+	if strings.HasPrefix(text, "-") {
+		sign, text = -sign, text[1:]
+	}
+	runs := intervalFields.FindAllString(text, -1)
+	if len(runs) == 0 || len(runs) > len(fields) {
+		return time.Time{}, false, true, fmt.Errorf("INTERVAL %s %s: it takes one to %d numbers (MySQL's value is NULL)", restore(n), unit, len(fields))
+	}
+	var total int64
+	for i, r := range runs {
+		k, err := strconv.ParseInt(r, 10, 64)
+		if err != nil || k > maxIntervalCount {
+			return time.Time{}, false, true, fmt.Errorf("INTERVAL %s %s: each number must be at most 10^8", restore(n), unit)
+		}
+		total += k * fields[len(fields)-len(runs)+i]
+	}
+	if unit == ast.TimeUnitYearMonth {
+		t = addMonths(t, sign*total)
+	} else {
+		t, isDate = t.Add(time.Duration(sign*total)*time.Second), false
 	}
 	if y := t.Year(); y < 1000 || y > 9999 {
 		return time.Time{}, false, true, fmt.Errorf("%s is outside the years 1000 to 9999", t.Format(time.DateTime))

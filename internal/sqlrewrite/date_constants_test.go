@@ -1,12 +1,17 @@
 package sqlrewrite_test
 
 import (
+	"database/sql"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/dpproxy/dpproxy/internal/catalog"
 	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
+	"github.com/dpproxy/dpproxy/internal/testdb"
 )
 
 // TestRelativeDatesInTheBackendsZone checks that CURDATE() and NOW() are
@@ -43,6 +48,21 @@ func TestRelativeDatesInTheBackendsZone(t *testing.T) {
 		{"", "2024-01-15 12:00:00", "day >= CURDATE() - INTERVAL 2 QUARTER", "where day [2023-07-15, inf)"},
 		{"", "2024-01-15 12:00:00", "day >= ADDDATE(CURDATE(), -15)", "where day [2023-12-31, inf)"},
 		{"", "2024-01-15 12:00:00", "at >= SUBDATE(NOW(3), INTERVAL 2 WEEK)", "where at [2024-01-01 12:00:00, inf)"},
+		// Compound units, as MariaDB computes them: the numbers fill the
+		// fields from the smallest, a leading '-' negates them all.
+		{"", "2024-03-01 00:00:00", "at >= NOW() - INTERVAL '1 2' DAY_HOUR", "where at [2024-02-28 22:00:00, inf)"},
+		{"", "2024-03-01 00:00:00", "at >= NOW() - INTERVAL 1 DAY_HOUR", "where at [2024-02-29 23:00:00, inf)"},
+		{"", "2024-03-01 00:00:00", "at >= NOW() + INTERVAL '-1 2' DAY_HOUR", "where at [2024-02-28 22:00:00, inf)"},
+		{"", "2024-03-01 00:00:00", "at >= NOW() + INTERVAL '1 -2' DAY_HOUR", "where at [2024-03-02 02:00:00, inf)"},
+		{"", "2024-03-01 00:00:00", "at >= DATE_ADD(NOW(), INTERVAL 1.5 DAY_HOUR)", "where at [2024-03-02 05:00:00, inf)"},
+		{"", "2024-03-01 00:00:00", "at >= NOW() + INTERVAL '1 2:3:4' DAY_SECOND", "where at [2024-03-02 02:03:04, inf)"},
+		{"", "2024-03-01 00:00:00", "at >= NOW() + INTERVAL '2:3' DAY_SECOND", "where at [2024-03-01 00:02:03, inf)"},
+		{"", "2024-03-01 00:00:00", "at >= NOW() + INTERVAL '1:30' HOUR_MINUTE", "where at [2024-03-01 01:30:00, inf)"},
+		{"", "2024-03-01 00:00:00", "at >= NOW() + INTERVAL '1 99' DAY_HOUR", "where at [2024-03-06 03:00:00, inf)"},
+		{"", "2024-01-31 12:00:00", "day >= CURDATE() + INTERVAL '1-1' YEAR_MONTH", "where day [2025-02-28, inf)"},
+		// A date shifted by hours is a timestamp: midnight of the next day.
+		{"", "2024-03-01 12:00:00", "day >= CURDATE() + INTERVAL '1 1' DAY_HOUR", "where day [2024-03-03, inf)"},
+		{"", "2024-03-01 00:00:00", "at >= NOW() + INTERVAL '1 2 3' DAY_HOUR", "error: it takes one to 2 numbers"},
 		{"server", "2024-01-15 12:00:00", "day >= CURDATE()", "error: backend.time_zone is server"},
 		{"Mars/Olympus", "2024-01-15 12:00:00", "day >= CURDATE()", "error: backend.time_zone \"Mars/Olympus\" is not in the proxy's time zone database"},
 	} {
@@ -63,6 +83,55 @@ func TestRelativeDatesInTheBackendsZone(t *testing.T) {
 		}
 		if w, isErr := strings.CutPrefix(c.want, "error: "); isErr && !strings.Contains(got, w) || !isErr && !strings.HasPrefix(got, c.want) {
 			t.Errorf("time_zone %q at %s UTC: WHERE %s gives %q, want %q", c.zone, c.now, c.where, got, c.want)
+		}
+	}
+}
+
+// TestCompoundIntervalsAgreeWithMariaDB shifts 300 random timestamps by
+// random compound intervals (one to four numbers, any separators, a
+// leading '-' or not, every compound unit but the MICROSECOND ones) and
+// checks that the bound dpproxy reads from WHERE at >= 'ts' + INTERVAL v
+// unit is the timestamp MariaDB computes for the same expression, or that
+// both refuse it (MariaDB's NULL).
+func TestCompoundIntervalsAgreeWithMariaDB(t *testing.T) {
+	db := testdb.MySQL(t)
+	cat := &catalog.Config{Tables: []catalog.Table{{Name: "events", Source: "events", Columns: []catalog.Column{
+		dated(catalog.Timestamp, "at", "1001-01-01 00:00:00", "9998-12-31 23:59:59"),
+	}}}}
+	p := sqlrewrite.NewParser(cat)
+	units := []string{"YEAR_MONTH", "DAY_HOUR", "DAY_MINUTE", "DAY_SECOND", "HOUR_MINUTE", "HOUR_SECOND", "MINUTE_SECOND"}
+	rng := rand.New(rand.NewPCG(5, 8))
+	for range 300 {
+		base := time.Date(1990+rng.IntN(60), time.Month(1+rng.IntN(12)), 1+rng.IntN(31), rng.IntN(24), rng.IntN(60), rng.IntN(60), 0, time.UTC).Format(time.DateTime)
+		unit := units[rng.IntN(len(units))]
+		parts := make([]string, 1+rng.IntN(4))
+		for i := range parts {
+			parts[i] = strconv.Itoa(rng.IntN([]int{13, 70, 400}[rng.IntN(3)]))
+		}
+		v := parts[0]
+		for _, part := range parts[1:] {
+			v += []string{" ", ":", "-", ".", "  "}[rng.IntN(5)] + part
+		}
+		if rng.IntN(3) == 0 {
+			v = "-" + v
+		}
+		op := []string{"+", "-"}[rng.IntN(2)]
+		expr := fmt.Sprintf("'%s' %s INTERVAL '%s' %s", base, op, v, unit)
+		var want sql.NullString
+		if err := db.QueryRow("SELECT CAST(" + expr + " AS DATETIME)").Scan(&want); err != nil {
+			t.Fatalf("%s: %v", expr, err)
+		}
+		st, err := p.Parse("SELECT COUNT(*) FROM events WHERE at >= " + expr)
+		switch {
+		case err != nil && want.Valid:
+			t.Errorf("%s: refused (%v), MariaDB computes %s", expr, err, want.String)
+		case err == nil && !want.Valid:
+			t.Errorf("%s: answered, MariaDB's value is NULL", expr)
+		case err == nil:
+			got := strings.TrimSpace(formatStatement(st))
+			if w := "where at [" + want.String + ", inf)"; !strings.Contains(got, w) {
+				t.Errorf("%s: %q, want %q", expr, got[strings.Index(got, "where "):], w)
+			}
 		}
 	}
 }
