@@ -195,14 +195,14 @@ func (sc *scope) shiftedTime(x, n, unit ast.ExprNode, sign int64) (time.Time, bo
 	}
 	u, ok := unit.(*ast.TimeUnitExpr)
 	if !ok {
-		return time.Time{}, false, true, fmt.Errorf("INTERVAL %s: the units are SECOND, MINUTE, HOUR, DAY, WEEK, MONTH, QUARTER and YEAR, and their compounds", restore(unit))
+		return time.Time{}, false, true, fmt.Errorf("INTERVAL %s: the units are SECOND, MINUTE, HOUR, DAY, WEEK, MONTH, QUARTER and YEAR, and their compounds (not MICROSECOND)", restore(unit))
 	}
 	if fields, compound := compoundUnits[u.Unit]; compound {
 		return shiftedByCompound(t, isDate, n, u.Unit, fields, sign)
 	}
 	length, known := timeUnits[u.Unit]
 	if !known {
-		return time.Time{}, false, true, fmt.Errorf("INTERVAL %s: the units are SECOND, MINUTE, HOUR, DAY, WEEK, MONTH, QUARTER and YEAR, and their compounds", restore(unit))
+		return time.Time{}, false, true, fmt.Errorf("INTERVAL %s: the units are SECOND, MINUTE, HOUR, DAY, WEEK, MONTH, QUARTER and YEAR, and their compounds (not MICROSECOND)", restore(unit))
 	}
 	v, ok := literal(n)
 	if !ok || v.IsText || v.Num != math.Trunc(v.Num) || math.Abs(v.Num) > maxIntervalCount {
