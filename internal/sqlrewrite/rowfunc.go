@@ -208,7 +208,9 @@ func (e *RowExpr) funcBounds() (interval, error) {
 	case FuncSign:
 		v = interval{sign(a.lo), sign(a.hi), 0}
 	case FuncFloor, FuncCeil, FuncRound, FuncTruncate:
-		v = e.roundBounds(a)
+		if v, err = e.roundBounds(a); err != nil {
+			return interval{}, err
+		}
 	case FuncMod:
 		c := math.Abs(e.Num)
 		v = interval{math.Max(math.Min(a.lo, 0), -c), math.Min(math.Max(a.hi, 0), c), math.Min(a.tiny, math.Log2(c)) - 53}
@@ -257,13 +259,18 @@ func (e *RowExpr) funcBounds() (interval, error) {
 // database's nearest rounding lies between), rounded to integers by the
 // function (ROUND both ways a tie can go), and scaled back (outward).
 // Their nonzero values are multiples of 10^−d: 0 or at least 10^−d
-// (a little less after the division by 10^d).
-func (e *RowExpr) roundBounds(a interval) interval {
+// (a little less after the division by 10^d). The scaled argument must
+// stay within double precision's range (PostgreSQL fails a product that
+// overflows and a quotient of nonzero values that rounds to 0).
+func (e *RowExpr) roundBounds(a interval) (interval, error) {
 	digits := 0.0
 	if e.Func == FuncRound || e.Func == FuncTruncate {
 		digits = e.Num
 	}
 	scale := math.Pow(10, math.Abs(digits))
+	if digits > 0 && math.Max(math.Abs(a.lo), math.Abs(a.hi))*scale > rowHuge || digits < 0 && a.tiny-math.Log2(scale) < rowTiny {
+		return interval{}, fmt.Errorf("%s scales %s by 10^%g beyond double precision's range", e, e.Args[0], digits)
+	}
 	lo, hi := a.lo, a.hi
 	switch {
 	case digits > 0:
@@ -283,11 +290,11 @@ func (e *RowExpr) roundBounds(a interval) interval {
 	}
 	switch {
 	case digits > 0:
-		return interval{directed(lo, scale, '/', big.ToNegativeInf), directed(hi, scale, '/', big.ToPositiveInf), -math.Log2(scale) - 1}
+		return interval{directed(lo, scale, '/', big.ToNegativeInf), directed(hi, scale, '/', big.ToPositiveInf), -math.Log2(scale) - 1}, nil
 	case digits < 0:
-		return interval{directed(lo, scale, '*', big.ToNegativeInf), directed(hi, scale, '*', big.ToPositiveInf), math.Log2(scale)}
+		return interval{directed(lo, scale, '*', big.ToNegativeInf), directed(hi, scale, '*', big.ToPositiveInf), math.Log2(scale)}, nil
 	}
-	return interval{lo, hi, 0}
+	return interval{lo, hi, 0}, nil
 }
 
 // powBounds bounds x^k for an integer k ≥ 2 over a: the products of the

@@ -53,6 +53,8 @@ func TestRowFuncBoundsVectors(t *testing.T) {
 		{"LN([0, 100])", rfn(sqlrewrite.FuncLn, 0, rcol("a", 0, 100)), 0, 0, "reach 0 or below"},
 		{"EXP([0, 1000])", rfn(sqlrewrite.FuncExp, 0, rcol("a", 0, 1000)), 0, 0, "leave [-690, 690]"},
 		{"POW([0, 100], 3)", rfn(sqlrewrite.FuncPow, 3, rcol("a", 0, 100)), 0, 0, "could round to 0"},
+		{"ROUND([0, 1e300], 15)", rfn(sqlrewrite.FuncRound, 15, rcol("a", 0, 1e300)), 0, 0, "beyond double precision's range"},
+		{"ROUND([2^-320, 1]^3, -15)", rfn(sqlrewrite.FuncRound, -15, rfn(sqlrewrite.FuncPow, 3, rcol("a", 0x1p-320, 1))), 0, 0, "beyond double precision's range"},
 		{"POW([1, 1e120], 4)", rfn(sqlrewrite.FuncPow, 4, rcol("a", 1, 1e120)), 0, 0, "beyond 2^1000"},
 	} {
 		lo, hi, err := c.e.Bounds()
