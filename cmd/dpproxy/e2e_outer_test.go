@@ -140,6 +140,47 @@ func TestOuterAggregatesEndToEnd(t *testing.T) {
 				t.Errorf("GROUP BY sex, race WITH ROLLUP:\n got %v\nwant %v", got, want)
 			}
 
+			// WITH ROLLUP of an AVG: the subtotals and the total are the means
+			// of the added sums from both bounds of their groups, each within
+			// 0.5 of the mean of its rows (its noise at ε = 40 is about 0.02);
+			// TestRollupOfMeans checks the weighting by hand.
+			var ageSum, ageN [3][3]float64 // [sex or 2 for all][married or 2 for all]
+			for _, r := range demo.PUMS() {
+				for _, s := range []int{r.Sex, 2} {
+					for _, m := range []int{r.Married, 2} {
+						ageSum[s][m] += float64(r.Age)
+						ageN[s][m]++
+					}
+				}
+			}
+			res, err = db.Query("SELECT sex, married, AVG(age) FROM pums GROUP BY sex, married WITH ROLLUP")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var cells []string
+			for res.Next() {
+				var sex, married sql.NullInt64
+				var avg float64
+				if err := res.Scan(&sex, &married, &avg); err != nil {
+					t.Fatal(err)
+				}
+				s, m := 2, 2
+				if sex.Valid {
+					s = int(sex.Int64)
+				}
+				if married.Valid {
+					m = int(married.Int64)
+				}
+				cells = append(cells, fmt.Sprintf("%d/%d", s, m))
+				if want := ageSum[s][m] / ageN[s][m]; avg < want-0.5 || avg > want+0.5 {
+					t.Errorf("GROUP BY sex, married WITH ROLLUP: AVG(age) of %d/%d (2: all) = %g, want %g ± 0.5", s, m, avg, want)
+				}
+			}
+			res.Close()
+			if want := []string{"0/0", "0/1", "0/2", "1/0", "1/1", "1/2", "2/2"}; !slices.Equal(cells, want) {
+				t.Errorf("GROUP BY sex, married WITH ROLLUP: rows %v, want %v", cells, want)
+			}
+
 			// A subquery whose LIMIT keeps no row: one outer row, as SQL answers.
 			var none float64
 			var nothing sql.NullFloat64

@@ -56,7 +56,7 @@ func (autoMean) Start(src noise.Source, r *Release, terms []float64, _ []int64) 
 		return nil, err
 	}
 	return finished{Estimate{Value: est.Value, Low: est.Low, High: est.High, HasInterval: est.HasInterval,
-		Note: "the sums from both bounds answered"}}, nil
+		Edges: &sums, Note: "the sums from both bounds answered"}}, nil
 }
 
 // Check builds, without data, the release Start makes.

@@ -144,3 +144,13 @@ func (o *Output) varianceLimit() float64 {
 	}
 	return h * h
 }
+
+// RolledMean returns the released sums from both bounds behind v, o's
+// value, when o is an AVG released from them (autoMean), else nil: a
+// super-aggregate of WITH ROLLUP adds them up (PostProcess).
+func (o *Output) RolledMean(v Value) *RolledMean {
+	if v.Null || v.Edges == nil || o.Agg.Func != sqlrewrite.Avg || o.Derive != Direct {
+		return nil
+	}
+	return &RolledMean{Sums: *v.Edges, Bounds: o.bounds()}
+}

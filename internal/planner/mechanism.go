@@ -94,6 +94,11 @@ type Estimate struct {
 	// sum) behind the value, when there is one: derived outputs (AVG,
 	// VARIANCE) are computed from primitives by mech's Derive functions.
 	Primitive *laplace.Noisy
+	// Edges are the released sums from both bounds behind an AVG
+	// (autoMean, laplace.ReleaseEdgeSums). They add up over groups, so
+	// WITH ROLLUP's total of the AVG is the mean of their sums
+	// (Output.RolledMean).
+	Edges *laplace.EdgeSums
 	// Refused is set when the mechanism declined to answer (PTR's ⊥): the
 	// value is NULL and the budget is still spent.
 	Refused bool

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/dpproxy/dpproxy/internal/catalog"
+	"github.com/dpproxy/dpproxy/internal/mech"
+	"github.com/dpproxy/dpproxy/internal/mech/laplace"
 	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
 )
 
@@ -28,6 +30,18 @@ type Datum struct {
 	// COALESCE, GREATEST, ...) keep it; the others make plain text or
 	// numbers.
 	Temporal catalog.ColumnType
+	// Mean, on a released AVG of the sums from both bounds, holds those
+	// sums: WITH ROLLUP's totals of the AVG are computed from theirs.
+	Mean *RolledMean
+}
+
+// RolledMean is an AVG's released sums from both bounds, Σ(x−L) and
+// Σ(U−x) (laplace.EdgeSums), and the bounds [L, U] of its column. The sums
+// of several groups' add up to the sums of their union, whose mean
+// (laplace.EdgeSums.Mean) is the union's AVG: post-processing.
+type RolledMean struct {
+	Sums   laplace.EdgeSums
+	Bounds mech.Bounds
 }
 
 // Date and DateTime are result cells of MySQL type DATE ('YYYY-MM-DD')
@@ -88,8 +102,11 @@ func PostProcess(q *sqlrewrite.Query, released []Row) ([][]Datum, error) {
 // ROLLUP's super-aggregate rows, as MySQL orders them: each run of rows
 // with equal key[level], then its subtotals, recursively, and last the
 // total of rows with the keys from level on NULL. A super-aggregate's
-// values are the sums of its groups' released aggregates (checkRollup
-// allows COUNT and SUM only), NULLs skipped, NULL when every one is.
+// values are the sums of its groups' released aggregates, NULLs skipped,
+// NULL when every one is; an AVG's (Datum.Mean) the mean of the sums of
+// its groups' released sums from both bounds (checkRollup allows COUNT,
+// SUM and AVG, and the planner AVG only where its releases carry those
+// sums).
 func rollup(rows []Row, level, keys int) []Row {
 	if level >= keys || len(rows) == 0 {
 		return rows
@@ -108,6 +125,10 @@ func rollup(rows []Row, level, keys int) []Row {
 		total.Keys[k] = sqlrewrite.Value{Null: true}
 	}
 	for a := range total.Aggs {
+		if m, ok := rolledMean(rows, a); ok {
+			total.Aggs[a] = m
+			continue
+		}
 		sum, ints, any := 0.0, true, false
 		for _, r := range rows {
 			if d := r.Aggs[a]; !d.Null {
@@ -120,6 +141,24 @@ func rollup(rows []Row, level, keys int) []Row {
 		}
 	}
 	return append(out, total)
+}
+
+// rolledMean is the super-aggregate of the AVG a of rows, from their
+// released sums from both bounds; ok is false when a is no such AVG.
+func rolledMean(rows []Row, a int) (d Datum, ok bool) {
+	var sums laplace.EdgeSums
+	var bounds mech.Bounds
+	for _, r := range rows {
+		m := r.Aggs[a].Mean
+		if m == nil {
+			continue
+		}
+		sums.Lower, sums.Upper, bounds, ok = sums.Lower+m.Sums.Lower, sums.Upper+m.Sums.Upper, m.Bounds, true
+	}
+	if !ok {
+		return Datum{}, false
+	}
+	return Datum{Num: sums.Mean(bounds), Mean: &RolledMean{Sums: sums, Bounds: bounds}}, true
 }
 
 // having returns the rows where cond is true (every row when it is nil).
@@ -340,7 +379,9 @@ func Eval(e *sqlrewrite.Expr, r Row) (Datum, error) {
 	case sqlrewrite.ExprConst:
 		return KeyDatum(e.Value), nil
 	case sqlrewrite.ExprAgg:
-		return r.Aggs[e.Index], nil
+		d := r.Aggs[e.Index]
+		d.Mean = nil // the parts of a released AVG are for WITH ROLLUP only
+		return d, nil
 	case sqlrewrite.ExprKey:
 		return KeyDatum(r.Keys[e.Index]), nil
 	case sqlrewrite.ExprWindow:

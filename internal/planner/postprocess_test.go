@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/dpproxy/dpproxy/internal/mech"
+	"github.com/dpproxy/dpproxy/internal/mech/laplace"
 	"github.com/dpproxy/dpproxy/internal/planner"
 	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
 )
@@ -93,6 +95,76 @@ func TestPostProcess(t *testing.T) {
 		}
 		if fmt.Sprint(got) != c.want {
 			t.Errorf("%s:\n got %v\nwant %s", c.sql, got, c.want)
+		}
+	}
+}
+
+// TestRollupOfMeans: WITH ROLLUP's total of an AVG is the mean of the
+// added sums from both bounds of its groups (post-processing of what they
+// released), not the mean of their means. By hand, bounds [0, 100]: sex 0
+// released Σ(x−L) = 300 and Σ(U−x) = 700 (mean 30, about 10 rows), sex 1
+// 1600 and 400 (mean 80, about 20 rows); the total is
+// 100·1900/(1900 + 1100) = 63.33…, where the plain mean of the means would
+// be 55.
+func TestRollupOfMeans(t *testing.T) {
+	st, err := sqlrewrite.NewParser(testCatalog()).Parse("SELECT sex, AVG(income), COUNT(*) FROM pums GROUP BY sex WITH ROLLUP")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bounds := mech.Bounds{Lower: 0, Upper: 100}
+	mean := func(lower, upper float64) planner.Datum {
+		sums := laplace.EdgeSums{Lower: lower, Upper: upper}
+		return planner.Datum{Num: sums.Mean(bounds), Mean: &planner.RolledMean{Sums: sums, Bounds: bounds}}
+	}
+	rows := []planner.Row{
+		{Keys: []sqlrewrite.Value{{Num: 0}}, Aggs: []planner.Datum{mean(300, 700), {Num: 10, Int: true}}},
+		{Keys: []sqlrewrite.Value{{Num: 1}}, Aggs: []planner.Datum{mean(1600, 400), {Num: 20, Int: true}}},
+	}
+	q := st.(*sqlrewrite.Query)
+	if q.Base.Items[0].Agg.Func != sqlrewrite.Avg {
+		rows[0].Aggs[0], rows[0].Aggs[1] = rows[0].Aggs[1], rows[0].Aggs[0]
+		rows[1].Aggs[0], rows[1].Aggs[1] = rows[1].Aggs[1], rows[1].Aggs[0]
+	}
+	out, err := planner.PostProcess(q, rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make([][]any, len(out))
+	for i, r := range out {
+		for _, d := range r {
+			got[i] = append(got[i], d.Value())
+		}
+	}
+	lower, upper := 300.0+1600, 700.0+400
+	if want := fmt.Sprint([][]any{{0.0, 30.0, 10}, {1.0, 80.0, 20}, {nil, 100 * (lower / (lower + upper)), 30}}); fmt.Sprint(got) != want {
+		t.Errorf("rollup of AVG:\n got %v\nwant %s", got, want)
+	}
+}
+
+// TestRollupOfMeansNeedsTheDefaultMechanism: WITH ROLLUP of an AVG is
+// planned with the default mechanism, whose releases add up over groups,
+// and refused before anything is reserved with one that releases nothing
+// that does (SET @dp_mechanism = 'laplace'); COUNT and SUM roll up with
+// any.
+func TestRollupOfMeansNeedsTheDefaultMechanism(t *testing.T) {
+	cat := testCatalog()
+	for _, c := range []struct {
+		sql, mechanism string
+		refused        bool
+	}{
+		{"SELECT sex, AVG(income) FROM pums GROUP BY sex WITH ROLLUP", "auto", false},
+		{"SELECT sex, AVG(income) FROM pums GROUP BY sex WITH ROLLUP", "laplace", true},
+		{"SELECT sex, AVG(income) FROM pums GROUP BY sex", "laplace", false},
+		{"SELECT sex, COUNT(*), SUM(income) FROM pums GROUP BY sex WITH ROLLUP", "laplace", false},
+		{"SELECT sex, AVG(CASE WHEN age > 30 THEN income END) FROM pums GROUP BY sex WITH ROLLUP", "auto", false},
+	} {
+		st, err := sqlrewrite.NewParser(cat).Parse(c.sql)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = planner.New(cat).PlanQuery(st.(*sqlrewrite.Query), planner.Settings{Epsilon: 1, Mechanism: c.mechanism})
+		if refused := err != nil; refused != c.refused {
+			t.Errorf("%s with %s: error %v, want refused %v", c.sql, c.mechanism, err, c.refused)
 		}
 	}
 }

@@ -195,14 +195,44 @@ func (p *Planner) PlanQuery(q *sqlrewrite.Query, s Settings) (*QueryPlan, error)
 			return nil, err
 		}
 		qp.Cost = unitGroupCost(t, qp.Cost, s, len(q.Keys) > 0)
-		return qp, nil
+		return qp, rollupMeans(qp)
 	}
 	base, err := p.plan(q.Base, groupSettings, len(q.Keys) > 0)
 	if err != nil {
 		return nil, err
 	}
 	qp.Base, qp.Cost = base, unitGroupCost(t, base.Cost, s, len(q.Keys) > 0)
-	return qp, nil
+	return qp, rollupMeans(qp)
+}
+
+// rollupMeans refuses WITH ROLLUP where the total of an AVG cannot be
+// computed from its groups' releases: they must be the sums from both
+// bounds (autoMean, the default), which add up over groups
+// (PostProcess); another mechanism (SET @dp_mechanism) releases nothing
+// that does. It reads the plan only, before anything is reserved.
+func rollupMeans(qp *QueryPlan) error {
+	if !qp.Query.Rollup {
+		return nil
+	}
+	plans := []*Plan{qp.Base}
+	for _, part := range qp.Parts {
+		plans = append(plans, part.Plan)
+	}
+	for _, pl := range plans {
+		if pl == nil {
+			continue
+		}
+		for _, o := range pl.Outputs {
+			if o.Agg.Func != sqlrewrite.Avg {
+				continue
+			}
+			if o.Derive != Direct || pl.Releases[o.Args[0]].Mechanism.Name() != (autoMean{}).Name() {
+				return dperr.New(dperr.Unsupported, "not supported: WITH ROLLUP with %s, not answered by the default AVG mechanism "+
+					"(the totals add up the groups' sums from both bounds, which %s releases: SET @dp_mechanism = 'auto')", o.Label, (autoMean{}).Name())
+			}
+		}
+	}
+	return nil
 }
 
 // unitGroupSettings are the settings of one group's releases on table t:

@@ -132,12 +132,13 @@ func (p *Parser) query(s *ast.SelectStmt) (*Query, error) {
 }
 
 // checkRollup refuses WITH ROLLUP where its super-aggregate rows are not
-// post-processing of the released groups: each super-aggregate is the sum
-// of its groups' released values, which is the aggregate SQL computes for
-// COUNT and SUM only (an AVG or a quantile of a union is no function of
-// the groups' AVGs or quantiles), and over every group of the domain only
-// with public keys (a key chosen by partition selection releases some of
-// its values).
+// post-processing of the released groups: each super-aggregate of a COUNT
+// or SUM is the sum of its groups' released values, of an AVG the mean of
+// the sums of its groups' released sums from both bounds (the planner
+// refuses an AVG released otherwise); a quantile, a variance or a MIN of
+// a union is no function of the groups' releases. And over every group of
+// the domain only with public keys (a key chosen by partition selection
+// releases some of its values).
 func checkRollup(q *Query) error {
 	for _, k := range q.Keys {
 		if k.Private {
@@ -146,9 +147,9 @@ func checkRollup(q *Query) error {
 	}
 	for _, it := range q.Base.Items {
 		switch it.Agg.Func {
-		case CountRows, CountColumn, Sum:
+		case CountRows, CountColumn, Sum, Avg:
 		default:
-			return refuseQuery("WITH ROLLUP with %s (its totals are sums of the groups' released values, which answers COUNT and SUM only)", it.Label)
+			return refuseQuery("WITH ROLLUP with %s (its totals are computed from the groups' released values, which answers COUNT, SUM and AVG only)", it.Label)
 		}
 	}
 	if len(q.Windows) > 0 {
