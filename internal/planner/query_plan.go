@@ -477,6 +477,12 @@ func (qp *QueryPlan) Explain() (columns []string, rows [][]any) {
 		rows = append(rows, []any{step, "groups", fmt.Sprintf("%s = %d groups", strings.Join(names, " × "), len(qp.Groups)),
 			"parallel composition", display(cost.Epsilon), display(cost.Delta), detail})
 	}
+	if q.Rollup && !q.Listing {
+		step++
+		rows = append(rows, []any{step, "rollup", "WITH ROLLUP", "post-processing", 0.0, 0.0,
+			"a subtotal after the groups of each prefix of the keys and a total last: of a COUNT or SUM the sum of its groups' released values, " +
+				"of an AVG the mean of the sums of its groups' released sums from both bounds; no data read, no budget spent"})
+	}
 	for _, c := range q.Columns {
 		step++
 		rows = append(rows, []any{step, "output", c.Label, "post-processing", 0.0, 0.0, "computed from " + ExprString(q, c.Expr)})
