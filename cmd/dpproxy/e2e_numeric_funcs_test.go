@@ -12,7 +12,8 @@ import (
 
 // TestNumericFunctionsEndToEnd sends statements with numeric functions of
 // columns (ABS, MOD, ROUND, SQRT in WHERE; POW, FLOOR, ROUND, LN inside
-// aggregates, a geometric mean by EXP(AVG(LN(...)))) through the real
+// aggregates, a geometric mean by EXP(AVG(LN(...))), a ratio by an integer
+// column that is sometimes 0) through the real
 // proxy on SQLite, PostgreSQL and MariaDB at ε = 40, and checks each
 // answer against Go's value on the rows: counts exactly (the noise of a
 // count at ε = 40 is 0 but with probability below 10^−17), means and
@@ -52,6 +53,13 @@ func TestNumericFunctionsEndToEnd(t *testing.T) {
 	}
 	slices.Sort(ys)
 	geoMean := math.Exp(mean(func(r row) float64 { return math.Log(r.y + 1) }))
+	ratioSum, ratioN := 0.0, 0.0
+	for _, r := range rows {
+		if r.x != 0 {
+			ratioSum, ratioN = ratioSum+r.y/float64(r.x), ratioN+1
+		}
+	}
+	ratioMean := ratioSum / ratioN
 	checks := []struct {
 		sql       string
 		want      float64
@@ -67,6 +75,9 @@ func TestNumericFunctionsEndToEnd(t *testing.T) {
 		// SUM over [0, 10]: noise sd ≈ 10·√2/40 ≈ 0.35.
 		{"SELECT SUM(FLOOR(y / 100)) FROM m", 300 * mean(func(r row) float64 { return math.Floor(r.y / 100) }), 4},
 		{"SELECT MEDIAN(ROUND(y)) FROM m", (ys[149] + ys[150]) / 2, 2},
+		// y / x skips x = 0 (NULL, as MySQL divides): bounds [-1000, 1000],
+		// noise sd ≈ 2000·√2/(40·297) ≈ 0.25.
+		{"SELECT AVG(y / x) FROM m", ratioMean, 3},
 		// The geometric mean of y + 1: AVG of LN over [0, ln 1001] ≈ [0, 6.9].
 		{"SELECT EXP(AVG(LN(y + 1))) FROM m", geoMean, 0.05 * geoMean},
 	}

@@ -97,6 +97,12 @@ func (r *renderer) rowExpr(e *RowExpr) (string, error) {
 		if f, ok := extremeNames[e.Op]; ok {
 			return r.extreme(f, a, b), nil
 		}
+		if e.nullableDivisor() {
+			// NULL for 0 as in MySQL, and for a stray fraction below 1 in
+			// magnitude, so that Bounds holds (and PostgreSQL never divides
+			// by zero).
+			b = "(CASE WHEN ABS(" + b + ") >= 1 THEN " + b + " END)"
+		}
 		return "(" + a + " " + string(e.Op) + " " + b + ")", nil
 	case RowIntDiv:
 		if len(e.Args) != 1 || !(e.Num >= 1 && e.Num == math.Trunc(e.Num) && e.Num <= 1<<30) || e.Op != 't' && e.Op != 'f' {

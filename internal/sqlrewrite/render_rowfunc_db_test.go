@@ -210,3 +210,110 @@ func TestNumericFunctionsRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestWholeNumberDivisorsOnDatabases: a division by an expression of
+// integer columns whose bounds contain 0 (AVG(income / visits)) is NULL
+// where the divisor is 0, as MySQL divides, and the quotient of the
+// clamped operands elsewhere, inside the derived bounds, on every backend;
+// on MariaDB it is also MySQL's own x / k on the rows inside the bounds.
+func TestWholeNumberDivisorsOnDatabases(t *testing.T) {
+	xLo, xHi, kLo, kHi := -100.0, 100.0, -5.0, 10.0
+	cat := &catalog.Config{Tables: []catalog.Table{{Name: "dp_divisions", Source: "dp_divisions", Columns: []catalog.Column{
+		{Name: "x", Source: "x", Type: catalog.Real, Lower: &xLo, Upper: &xHi},
+		{Name: "k", Source: "k", Type: catalog.Integer, Lower: &kLo, Upper: &kHi},
+	}}}}
+	type pair struct {
+		x, k float64
+		null bool // k is NULL
+	}
+	var stored []pair
+	for i := range 120 {
+		stored = append(stored, pair{x: float64(i*37%401-200) / 2, k: float64(i%23 - 9), null: i%17 == 0})
+	}
+	clamp := func(v, lo, hi float64) float64 { return math.Max(lo, math.Min(hi, v)) }
+	exprs := []struct {
+		sql string
+		of  func(x float64, k float64) (float64, bool)
+	}{
+		{"x / k", func(x, k float64) (float64, bool) { return x / k, math.Abs(k) >= 1 }},
+		{"x / (k - 3)", func(x, k float64) (float64, bool) { return x / (k - 3), math.Abs(k-3) >= 1 }},
+		{"1e2 / (k * k)", func(_, k float64) (float64, bool) { return 100 / (k * k), k*k >= 1 }},
+	}
+	p := sqlrewrite.NewParser(cat)
+	for _, b := range []struct {
+		name    string
+		dialect sqlrewrite.Dialect
+		open    func(testing.TB) *sql.DB
+	}{
+		{"sqlite", sqlrewrite.SQLite, testdb.SQLite},
+		{"postgres", sqlrewrite.PostgreSQL, testdb.Postgres},
+		{"mysql", sqlrewrite.MySQL, testdb.MySQL},
+	} {
+		t.Run(b.name, func(t *testing.T) {
+			db := b.open(t)
+			if _, err := db.Exec("CREATE TABLE dp_divisions (x DOUBLE PRECISION, k INTEGER)"); err != nil {
+				t.Fatal(err)
+			}
+			rows := stored
+			if b.name == "sqlite" {
+				// SQLite keeps a fraction in an INTEGER column: it is no whole
+				// divisor, and below 1 in magnitude it reads as NULL like 0
+				// (else 60 / 0.5 = 120 would leave the bounds).
+				rows = append(slices.Clone(stored), pair{x: 60, k: 0.5}, pair{x: 60, k: 3.5})
+			}
+			for _, r := range rows {
+				k := strconv.FormatFloat(r.k, 'g', -1, 64)
+				if r.null {
+					k = "NULL"
+				}
+				if _, err := db.Exec(fmt.Sprintf("INSERT INTO dp_divisions (x, k) VALUES (%g, %s)", r.x, k)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, e := range exprs {
+				st, err := p.Parse("SELECT AVG(" + e.sql + ") FROM dp_divisions")
+				if err != nil {
+					t.Fatalf("%s: %v", e.sql, err)
+				}
+				x := st.(*sqlrewrite.Query).Base.Items[0].Agg.Expr
+				lo, hi, err := x.Bounds()
+				if err != nil {
+					t.Fatalf("%s: %v", e.sql, err)
+				}
+				var want, native []float64
+				for _, r := range rows {
+					if r.null {
+						continue
+					}
+					v, ok := e.of(clamp(r.x, xLo, xHi), clamp(r.k, kLo, kHi))
+					if !ok {
+						continue
+					}
+					if v < lo || v > hi {
+						t.Errorf("%s = %g on %+v, outside its derived bounds [%g, %g]", e.sql, v, r, lo, hi)
+					}
+					want = append(want, v)
+					if r.x >= xLo && r.x <= xHi && r.k >= kLo && r.k <= kHi {
+						native = append(native, v)
+					}
+				}
+				slices.Sort(want)
+				slices.Sort(native)
+				q, args, err := sqlrewrite.Render(sqlrewrite.Fetch{Table: "dp_divisions", Derived: []sqlrewrite.DerivedColumn{{Name: "n", Expr: x}},
+					Window: &sqlrewrite.Window{Column: "n", Lower: lo, Upper: hi, Offset: 0, Limit: 1000}}, b.dialect)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := queryNumbers(t, db, q, args...); !closeNumbers(got, want) {
+					t.Errorf("%s: %v, want %v\n%s", e.sql, got, want, q)
+				}
+				if b.name == "mysql" {
+					q := fmt.Sprintf("SELECT %s FROM dp_divisions WHERE %s IS NOT NULL AND x BETWEEN %g AND %g AND k BETWEEN %g AND %g ORDER BY 1", e.sql, e.sql, xLo, xHi, kLo, kHi)
+					if got := queryNumbers(t, db, q); !closeNumbers(got, native) {
+						t.Errorf("MariaDB's own %s: %v, Go's rule %v", e.sql, got, native)
+					}
+				}
+			}
+		})
+	}
+}

@@ -77,6 +77,10 @@ type RowExpr struct {
 	// name in a Fetch); Lower and Upper its declared bounds.
 	Column       string
 	Lower, Upper float64
+	// Integer is set on a RowColumn declared integer: its readable values
+	// are whole numbers, so a divisor of it that is not 0 is at least 1
+	// in magnitude (wholeNumbers).
+	Integer bool
 	// Temporal is the type of a RowTemporal column (catalog.Date or
 	// catalog.Timestamp).
 	Temporal catalog.ColumnType
@@ -214,20 +218,35 @@ func (e *RowExpr) hull() (interval, error) {
 		case '-':
 			v = interval{directed(a.lo, b.hi, '-', big.ToNegativeInf), directed(a.hi, b.lo, '-', big.ToPositiveInf), math.Min(a.tiny, b.tiny) - 53}
 		default:
-			if e.Op == '/' && b.lo == 0 && b.hi == 0 {
-				return interval{}, errors.New("it divides by zero")
-			}
+			divisors := [][2]float64{{b.lo, b.hi}}
 			if e.Op == '/' && b.lo <= 0 && b.hi >= 0 {
-				return interval{}, fmt.Errorf("it divides by %s, whose bounds [%g, %g] contain 0", e.Args[1], b.lo, b.hi)
+				if !e.Args[1].wholeNumbers() {
+					return interval{}, fmt.Errorf("it divides by %s, whose bounds [%g, %g] contain 0", e.Args[1], b.lo, b.hi)
+				}
+				// A whole-number divisor is read as NULL unless at least 1 in
+				// magnitude (NULL for 0, as MySQL divides): the quotient is
+				// that of a divisor in [lo, −1] or [1, hi] (nullableDivisor).
+				divisors = nil
+				if b.lo <= -1 {
+					divisors = append(divisors, [2]float64{b.lo, -1})
+				}
+				if b.hi >= 1 {
+					divisors = append(divisors, [2]float64{1, b.hi})
+				}
+				if len(divisors) == 0 {
+					return interval{}, errors.New("it divides by zero")
+				}
 			}
 			v = interval{math.Inf(1), math.Inf(-1), a.tiny + b.tiny}
 			if e.Op == '/' {
 				v.tiny = a.tiny - math.Log2(math.Max(math.Abs(b.lo), math.Abs(b.hi)))
 			}
 			for _, x := range []float64{a.lo, a.hi} {
-				for _, y := range []float64{b.lo, b.hi} {
-					v.lo = math.Min(v.lo, directed(x, y, e.Op, big.ToNegativeInf))
-					v.hi = math.Max(v.hi, directed(x, y, e.Op, big.ToPositiveInf))
+				for _, d := range divisors {
+					for _, y := range d {
+						v.lo = math.Min(v.lo, directed(x, y, e.Op, big.ToNegativeInf))
+						v.hi = math.Max(v.hi, directed(x, y, e.Op, big.ToPositiveInf))
+					}
 				}
 			}
 			if v.tiny < rowTiny {
@@ -300,6 +319,55 @@ func (e *RowExpr) timeRange() (lo, hi time.Time, ok bool) {
 		return c.TimeOf(e.Num), c.TimeOf(e.Num), true
 	}
 	return time.Time{}, time.Time{}, false
+}
+
+// wholeNumbers reports whether every value e takes is a whole number:
+// integer columns and constants, +, −, × and LEAST/GREATEST of whole
+// numbers, the date numbers and their rounded quotients and month counts,
+// and the functions that round (FLOOR, CEIL, SIGN, ROUND and TRUNCATE to
+// d ≤ 0 digits) or keep whole numbers whole (ABS, POW, MOD by a whole
+// number), a CASE whose results all are.
+func (e *RowExpr) wholeNumbers() bool {
+	switch e.Kind {
+	case RowColumn:
+		return e.Integer
+	case RowConst:
+		return e.Num == math.Trunc(e.Num)
+	case RowTemporal, RowIntDiv, RowMonthDiff:
+		return true
+	case RowOp:
+		return strings.ContainsRune("+-*LG", rune(e.Op)) && e.Args[0].wholeNumbers() && e.Args[1].wholeNumbers()
+	case RowCase:
+		for _, a := range e.Args {
+			if a != nil && !a.wholeNumbers() {
+				return false
+			}
+		}
+		return true
+	case RowFunc:
+		switch e.Func {
+		case FuncFloor, FuncCeil, FuncSign:
+			return true
+		case FuncRound, FuncTruncate:
+			return e.Num <= 0
+		case FuncAbs, FuncPow:
+			return e.Args[0].wholeNumbers()
+		case FuncMod:
+			return e.Num == math.Trunc(e.Num) && e.Args[0].wholeNumbers()
+		}
+	}
+	return false
+}
+
+// nullableDivisor reports whether e divides by a whole-number expression
+// whose bounds contain 0, which Render reads as NULL unless at least 1 in
+// magnitude (Bounds derives the quotient's interval so).
+func (e *RowExpr) nullableDivisor() bool {
+	if e.Kind != RowOp || e.Op != '/' {
+		return false
+	}
+	b, err := e.Args[1].bounds()
+	return err == nil && b.lo <= 0 && b.hi >= 0 && e.Args[1].wholeNumbers()
 }
 
 // directed returns x op y rounded to float64 in mode m: exact arithmetic
@@ -428,7 +496,7 @@ func describeCondition(c Condition) string {
 
 // rowExprHint names the supported row expressions in refusals.
 const rowExprHint = "aggregates take a declared column or a row expression of declared numeric columns and numbers with + - * /, " +
-	"division only by an expression whose bounds exclude 0, CASE WHEN conditions THEN expression ... [ELSE expression] END, LEAST and GREATEST, COALESCE(col, number), " +
+	"division by an expression whose bounds exclude 0 or of whole numbers (NULL when 0), CASE WHEN conditions THEN expression ... [ELSE expression] END, LEAST and GREATEST, COALESCE(col, number), " +
 	"ABS, SIGN, FLOOR, CEIL, ROUND, TRUNCATE, MOD or % and DIV by a constant, POW(x, 2..4), SQRT, LN, LOG, LOG2, LOG10 and EXP, " +
 	"DATEDIFF(a, b) and TIMESTAMPDIFF(unit, a, b) of date and timestamp columns and literals"
 
@@ -467,7 +535,7 @@ func (sc *scope) rowExprIn(top, e ast.ExprNode) (*RowExpr, error) {
 		if !ok {
 			return nil, why("%s is a text column", col.Name)
 		}
-		return &RowExpr{Kind: RowColumn, Column: col.Name, Lower: lo, Upper: hi}, nil
+		return &RowExpr{Kind: RowColumn, Column: col.Name, Lower: lo, Upper: hi, Integer: col.Type == catalog.Integer}, nil
 	case *ast.UnaryOperationExpr:
 		if n.Op == opcode.Minus {
 			x, err := sc.rowExprIn(top, n.V)
@@ -913,6 +981,9 @@ func (e *RowExpr) size() int {
 	}
 	if e.Kind == RowFunc && e.Func == FuncPow {
 		weight = int(e.Num) // x·x·…: the operand written Num times
+	}
+	if e.nullableDivisor() {
+		weight = 2 // the divisor is written twice (Render)
 	}
 	for _, a := range e.Args {
 		n += weight * a.size()
