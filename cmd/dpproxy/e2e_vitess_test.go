@@ -358,6 +358,23 @@ func vitessDates(t *testing.T, conn *sql.Conn) {
 	if math.Abs(avgMonths-months) > 1 {
 		t.Errorf("AVG of the whole months since 2019-01-01 = %g, truth %g", avgMonths, months)
 	}
+	// Numeric functions the shards compute: SQRT and MOD of the days since
+	// 2018-01-01, each mean within a tenth of its range of the truth.
+	origin2018 := time.Date(2018, 1, 1, 0, 0, 0, 0, time.UTC)
+	var rootDays, weekday float64
+	for _, d := range dates {
+		day, _ := time.Parse(time.DateOnly, d)
+		days := math.Round(day.Sub(origin2018).Hours() / 24)
+		rootDays += math.Sqrt(days) / float64(len(dates))
+		weekday += math.Mod(days, 7) / float64(len(dates))
+	}
+	var gotRoot, gotWeekday float64
+	if err := conn.QueryRowContext(t.Context(), "SELECT AVG(SQRT(DATEDIFF(visit_date, '2018-01-01'))), AVG(DATEDIFF(visit_date, '2018-01-01') % 7) FROM visit_days").Scan(&gotRoot, &gotWeekday); err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(gotRoot-rootDays) > 5 || math.Abs(gotWeekday-weekday) > 0.7 {
+		t.Errorf("AVG of SQRT and MOD 7 of the days since 2018-01-01 = %g, %g; truth %g, %g", gotRoot, gotWeekday, rootDays, weekday)
+	}
 	// GROUP BY buckets of a row expression the shards compute: every
 	// whole year since 2018 of the bounds (2018 empty), each count near
 	// its truth.
