@@ -13,7 +13,7 @@ import (
 // TestNumericFunctionsEndToEnd sends statements with numeric functions of
 // columns (ABS, MOD, ROUND, SQRT in WHERE; POW, FLOOR, ROUND, LN inside
 // aggregates, a geometric mean by EXP(AVG(LN(...))), a ratio by an integer
-// column that is sometimes 0) through the real
+// column that is sometimes 0; MySQL's IF, NULLIF and simple CASE) through the real
 // proxy on SQLite, PostgreSQL and MariaDB at ε = 40, and checks each
 // answer against Go's value on the rows: counts exactly (the noise of a
 // count at ε = 40 is 0 but with probability below 10^−17), means and
@@ -60,6 +60,11 @@ func TestNumericFunctionsEndToEnd(t *testing.T) {
 		}
 	}
 	ratioMean := ratioSum / ratioN
+	nonzeroSum := 0.0
+	for _, r := range rows {
+		nonzeroSum += float64(r.x)
+	}
+	nonzeroMean := nonzeroSum / ratioN // the rows with x ≠ 0
 	checks := []struct {
 		sql       string
 		want      float64
@@ -78,6 +83,12 @@ func TestNumericFunctionsEndToEnd(t *testing.T) {
 		// y / x skips x = 0 (NULL, as MySQL divides): bounds [-1000, 1000],
 		// noise sd ≈ 2000·√2/(40·297) ≈ 0.25.
 		{"SELECT AVG(y / x) FROM m", ratioMean, 3},
+		// MySQL's IF and NULLIF as the CASE they stand for.
+		{"SELECT COUNT(IF(x > 0, 1, NULL)) FROM m", count(func(r row) bool { return r.x > 0 }), 0},
+		{"SELECT SUM(IF(grp = 1 AND x < 0, 1, 0)) FROM m", count(func(r row) bool { return r.grp == 1 && r.x < 0 }), 0},
+		{"SELECT SUM(CASE grp WHEN 2 THEN 1 ELSE 0 END) FROM m", count(func(r row) bool { return r.grp == 2 }), 0},
+		// AVG over [-50, 50] of the rows with x ≠ 0: noise sd ≈ 100·√2/(40·297) ≈ 0.012.
+		{"SELECT AVG(NULLIF(x, 0)) FROM m", nonzeroMean, 0.2},
 		// The geometric mean of y + 1: AVG of LN over [0, ln 1001] ≈ [0, 6.9].
 		{"SELECT EXP(AVG(LN(y + 1))) FROM m", geoMean, 0.05 * geoMean},
 	}
@@ -110,6 +121,7 @@ func TestNumericFunctionsEndToEnd(t *testing.T) {
 			}{
 				{"SELECT ROUND(y, -2) AS b, COUNT(*) FROM m GROUP BY b ORDER BY b", func(r row) float64 { return 100 * math.Round(r.y/100) }},
 				{"SELECT SIGN(x), COUNT(*) FROM m GROUP BY SIGN(x) ORDER BY 1", func(r row) float64 { return float64(min(max(r.x, -1), 1)) }},
+				{"SELECT IF(x >= 0, 1, 0) AS nonneg, COUNT(*) FROM m GROUP BY nonneg", func(r row) float64 { return map[bool]float64{true: 1}[r.x >= 0] }},
 				{"SELECT FLOOR(SQRT(y)) AS s, COUNT(*) FROM m WHERE grp = 2 GROUP BY s ORDER BY s", func(r row) float64 {
 					if r.grp != 2 {
 						return math.NaN()

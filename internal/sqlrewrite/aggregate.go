@@ -111,7 +111,8 @@ func (sc *scope) builtinAggregate(e *ast.AggregateFuncExpr) (Aggregate, error) {
 	}
 	switch {
 	case (name == "count" || name == "sum") && len(e.Args) == 1 && isCase(e.Args[0]):
-		return sc.caseCount(name, unparen(e.Args[0]).(*ast.CaseExpr))
+		c, _ := asCase(e.Args[0])
+		return sc.caseCount(name, c)
 	case name == "sum" && len(e.Args) == 1 && isCondition(e.Args[0]):
 		return sc.rangeCount(e.Args[0])
 	case name == "count" && len(e.Args) == 1 && isCondition(e.Args[0]):

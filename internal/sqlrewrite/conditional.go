@@ -25,8 +25,8 @@ func (sc *scope) conditionalAggregate(e ast.ExprNode) (agg Aggregate, ok bool, e
 	if name == "count" {
 		fn = CountColumn
 	}
-	c := unparen(a.Args[0]).(*ast.CaseExpr)
-	if fn == 0 || c.Value != nil || len(c.WhenClauses) != 1 {
+	c, _ := asCase(a.Args[0])
+	if fn == 0 || len(c.WhenClauses) != 1 {
 		return Aggregate{}, false, nil
 	}
 	col, isCol := unparen(c.WhenClauses[0].Result).(*ast.ColumnNameExpr)

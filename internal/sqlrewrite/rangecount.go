@@ -29,12 +29,11 @@ func (sc *scope) rangeCountAt(e ast.ExprNode, site conditionSite) (Aggregate, er
 
 // caseCount converts COUNT(CASE WHEN condition THEN 1 [ELSE NULL] END) and
 // SUM(CASE WHEN condition THEN 1 [ELSE 0 | ELSE NULL] END), where fn is
-// "count" or "sum": the range count of the condition.
+// "count" or "sum", and c a searched CASE (asCase: also SUM(IF(condition,
+// 1, 0)) and COUNT(IF(condition, 1, NULL))): the range count of the
+// condition.
 func (sc *scope) caseCount(fn string, c *ast.CaseExpr) (Aggregate, error) {
-	switch {
-	case c.Value != nil:
-		return Aggregate{}, rangeCountSite.refuse("CASE value WHEN (write CASE WHEN condition THEN 1 END)")
-	case len(c.WhenClauses) != 1:
+	if len(c.WhenClauses) != 1 {
 		return Aggregate{}, rangeCountSite.refuse("CASE with %d WHEN clauses in a range count (write one WHEN, combining conditions with AND)", len(c.WhenClauses))
 	}
 	if v, ok := literal(c.WhenClauses[0].Result); !ok || v.IsText || v.Null || v.Num != 1 {
@@ -54,10 +53,43 @@ func (sc *scope) caseCount(fn string, c *ast.CaseExpr) (Aggregate, error) {
 	return sc.rangeCount(c.WhenClauses[0].Expr)
 }
 
-// isCase reports whether e is a CASE expression.
+// isCase reports whether e is a CASE expression or one asCase writes as
+// one.
 func isCase(e ast.ExprNode) bool {
-	_, ok := unparen(e).(*ast.CaseExpr)
+	_, ok := asCase(e)
 	return ok
+}
+
+// asCase returns e as a searched CASE (CASE WHEN condition THEN result …
+// [ELSE result] END) when it is one, or one of the forms MySQL defines by
+// it: a simple CASE (CASE v WHEN x THEN r … END is CASE WHEN v = x THEN r
+// … END), IF(c, a, b) (CASE WHEN c THEN a ELSE b END) and NULLIF(a, b)
+// (CASE WHEN a = b THEN NULL ELSE a END). The rewritten CASE is a new
+// node; e is unchanged, so labels and messages keep the client's text.
+func asCase(e ast.ExprNode) (*ast.CaseExpr, bool) {
+	switch x := unparen(e).(type) {
+	case *ast.CaseExpr:
+		if x.Value == nil {
+			return x, true
+		}
+		out := &ast.CaseExpr{ElseClause: x.ElseClause}
+		for _, w := range x.WhenClauses {
+			out.WhenClauses = append(out.WhenClauses, &ast.WhenClause{
+				Expr: &ast.BinaryOperationExpr{Op: opcode.EQ, L: x.Value, R: w.Expr}, Result: w.Result})
+		}
+		return out, true
+	case *ast.FuncCallExpr:
+		switch {
+		case x.Schema.L != "":
+		case x.FnName.L == "if" && len(x.Args) == 3:
+			return &ast.CaseExpr{WhenClauses: []*ast.WhenClause{{Expr: x.Args[0], Result: x.Args[1]}}, ElseClause: x.Args[2]}, true
+		case x.FnName.L == "nullif" && len(x.Args) == 2:
+			return &ast.CaseExpr{WhenClauses: []*ast.WhenClause{{
+				Expr: &ast.BinaryOperationExpr{Op: opcode.EQ, L: x.Args[0], R: x.Args[1]}, Result: ast.NewValueExpr(nil, "", "")}},
+				ElseClause: x.Args[0]}, true
+		}
+	}
+	return nil, false
 }
 
 // isCondition reports whether e is a boolean condition (a comparison, a
@@ -88,6 +120,7 @@ func (sc *scope) rangeCountShaped(a *ast.AggregateFuncExpr) bool {
 	if (name != "count" && name != "sum") || len(a.Args) != 1 || !isCase(a.Args[0]) {
 		return false
 	}
-	_, err := sc.caseCount(name, unparen(a.Args[0]).(*ast.CaseExpr))
+	c, _ := asCase(a.Args[0])
+	_, err := sc.caseCount(name, c)
 	return err == nil
 }

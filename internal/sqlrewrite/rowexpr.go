@@ -449,7 +449,11 @@ func (e *RowExpr) String() string {
 		for j, c := range w {
 			conds[j] = describeCondition(c)
 		}
-		sb.WriteString(" WHEN " + strings.Join(conds, " AND ") + " THEN " + e.Args[i].String())
+		result := "NULL"
+		if e.Args[i] != nil {
+			result = e.Args[i].String()
+		}
+		sb.WriteString(" WHEN " + strings.Join(conds, " AND ") + " THEN " + result)
 	}
 	if last := e.Args[len(e.When)]; last != nil {
 		sb.WriteString(" ELSE " + last.String())
@@ -522,6 +526,9 @@ func (sc *scope) rowExprIn(top, e ast.ExprNode) (*RowExpr, error) {
 		}
 		return &RowExpr{Kind: RowConst, Num: v.Num}, nil
 	}
+	if c, ok := asCase(e); ok {
+		e = c // IF, NULLIF and a simple CASE as the searched CASE they are
+	}
 	switch n := unparen(e).(type) {
 	case *ast.ColumnNameExpr:
 		col, err := sc.column(n.Name, "field list")
@@ -593,10 +600,7 @@ func (sc *scope) rowExprIn(top, e ast.ExprNode) (*RowExpr, error) {
 			}
 			return x, nil
 		}
-	case *ast.CaseExpr:
-		if n.Value != nil {
-			return nil, why("CASE value WHEN (write CASE WHEN condition THEN ...)")
-		}
+	case *ast.CaseExpr: // searched (asCase above)
 		x := &RowExpr{Kind: RowCase}
 		for _, w := range n.WhenClauses {
 			rc, err := sc.rangeCountAt(w.Expr, rowCaseSite)

@@ -38,8 +38,8 @@ type Tiering struct {
 // other rules apply), and err says why a CASE of that shape cannot be a
 // key.
 func (sc *scope) tiering(e ast.ExprNode) (t *Tiering, labels []Value, ok bool, err error) {
-	c, isCase := unparen(e).(*ast.CaseExpr)
-	if !isCase || c.Value != nil || len(c.WhenClauses) == 0 {
+	c, isCase := asCase(e)
+	if !isCase || len(c.WhenClauses) == 0 {
 		return nil, nil, false, nil
 	}
 	for _, w := range c.WhenClauses {
