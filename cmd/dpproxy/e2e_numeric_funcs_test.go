@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dpproxy/dpproxy/internal/testdb"
 )
@@ -163,6 +164,107 @@ func TestNumericFunctionsEndToEnd(t *testing.T) {
 				if math.Abs(got-c.want) > c.tolerance {
 					t.Errorf("%s = %g, want %g ± %g", c.sql, got, c.want, c.tolerance)
 				}
+			}
+		})
+	}
+}
+
+// TestDatePartsEndToEnd sends date parts of a timestamp and a date column
+// through the real proxy on SQLite, PostgreSQL and MariaDB at ε = 40:
+// counts in WHERE on HOUR, DAYOFWEEK (IN) and WEEKDAY exactly, the mean
+// hour and the median year near Go's values on the rows, and five-year
+// groups of YEAR(d) counted exactly. A wrong day of the week (Sunday as
+// 0, as PostgreSQL and SQLite number it) moves the weekend count by
+// hundreds.
+func TestDatePartsEndToEnd(t *testing.T) {
+	type row struct{ ts, d time.Time }
+	var rows []row
+	start := time.Date(2015, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := range 400 {
+		rows = append(rows, row{ts: start.Add(time.Duration(i*7919%(24*3650)) * time.Hour).Add(time.Duration(i%60) * time.Minute),
+			d: start.AddDate(0, 0, i*37%3650)})
+	}
+	count := func(keep func(r row) bool) float64 {
+		n := 0.0
+		for _, r := range rows {
+			if keep(r) {
+				n++
+			}
+		}
+		return n
+	}
+	hours, years := 0.0, make([]float64, len(rows))
+	for i, r := range rows {
+		hours += float64(r.ts.Hour()) / float64(len(rows))
+		years[i] = float64(r.d.Year())
+	}
+	slices.Sort(years)
+	checks := []struct {
+		sql       string
+		want      float64
+		tolerance float64
+	}{
+		{"SELECT COUNT(*) FROM e WHERE HOUR(ts) BETWEEN 9 AND 17", count(func(r row) bool { return r.ts.Hour() >= 9 && r.ts.Hour() <= 17 }), 0},
+		{"SELECT COUNT(*) FROM e WHERE DAYOFWEEK(d) IN (1, 7)", count(func(r row) bool { return r.d.Weekday() == time.Sunday || r.d.Weekday() == time.Saturday }), 0},
+		{"SELECT COUNT(*) FROM e WHERE WEEKDAY(ts) < 5 AND MONTH(d) = 3", count(func(r row) bool {
+			return r.ts.Weekday() != time.Saturday && r.ts.Weekday() != time.Sunday && r.d.Month() == time.March
+		}), 0},
+		// AVG over [0, 23] of 400 rows at ε = 40: noise sd ≈ 23·√2/(40·400) ≈ 0.002.
+		{"SELECT AVG(HOUR(ts)) FROM e", hours, 0.1},
+		{"SELECT MEDIAN(YEAR(d)) FROM e", (years[199] + years[200]) / 2, 1},
+	}
+	for _, b := range visitsBackends {
+		t.Run(b.name, func(t *testing.T) {
+			dsn := b.dsn(t)
+			db := testdb.Open(t, b.driver, dsn)
+			timestamp := map[string]string{"mysql": "DATETIME"}[b.driver]
+			if timestamp == "" {
+				timestamp = "TIMESTAMP"
+			}
+			if _, err := db.Exec("CREATE TABLE e (ts " + timestamp + ", d DATE)"); err != nil {
+				t.Fatal(err)
+			}
+			vals := make([]string, len(rows))
+			for i, r := range rows {
+				vals[i] = fmt.Sprintf("('%s', '%s')", r.ts.Format(time.DateTime), r.d.Format(time.DateOnly))
+			}
+			if _, err := db.Exec("INSERT INTO e (ts, d) VALUES " + strings.Join(vals, ", ")); err != nil {
+				t.Fatal(err)
+			}
+			conn, _ := doraSession(t, b, dsn, `
+  - name: e
+    columns:
+      - {name: ts, type: timestamp, lower: '2015-01-01 00:00:00', upper: '2024-12-31 23:59:59'}
+      - {name: d, type: date, lower: '2015-01-01', upper: '2024-12-31'}
+`)
+			for _, c := range checks {
+				var got float64
+				if err := conn.QueryRowContext(t.Context(), c.sql).Scan(&got); err != nil {
+					t.Fatalf("%s: %v", c.sql, err)
+				}
+				if math.Abs(got-c.want) > c.tolerance {
+					t.Errorf("%s = %g, want %g ± %g", c.sql, got, c.want, c.tolerance)
+				}
+			}
+			res, err := conn.QueryContext(t.Context(), "SELECT FLOOR(YEAR(d) / 5) * 5 AS y, COUNT(*) FROM e GROUP BY y ORDER BY y")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for res.Next() {
+				var y, n float64
+				if err := res.Scan(&y, &n); err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, fmt.Sprintf("%g:%g", y, n))
+			}
+			res.Close()
+			want := []string{
+				fmt.Sprintf("2015:%g", count(func(r row) bool { return r.d.Year() < 2020 })),
+				fmt.Sprintf("2020:%g", count(func(r row) bool { return r.d.Year() >= 2020 })),
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("five-year groups of YEAR(d): %v, want %v", got, want)
 			}
 		})
 	}

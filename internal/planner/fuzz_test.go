@@ -1,6 +1,7 @@
 package planner_test
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/dpproxy/dpproxy/internal/catalog"
@@ -26,6 +27,10 @@ func FuzzFrontEnd(f *testing.F) {
 	f.Fuzz(func(t *testing.T, sql string) {
 		parser := sqlrewrite.NewParser(cat)
 		st, err := parser.Parse(sql)
+		var panicked *sqlrewrite.ParserPanic
+		if errors.As(err, &panicked) {
+			t.Fatalf("%q: the parser panicked: %v", sql, panicked.Value)
+		}
 		if err != nil {
 			return
 		}

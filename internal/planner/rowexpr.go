@@ -96,7 +96,7 @@ func withRowExprs(t *catalog.Table, items []sqlrewrite.Item, keys []*sqlrewrite.
 // GREATEST, rounded quotients (sqlrewrite.RowIntDiv) and calendar months
 // (sqlrewrite.RowMonthDiff), as DATEDIFF and TIMESTAMPDIFF are, and the
 // functions whose values are integers (SIGN, FLOOR, CEIL, ROUND and
-// TRUNCATE to d ≤ 0 digits) or stay integers on integers (ABS, POW, MOD
+// TRUNCATE to d ≤ 0 digits, the date parts) or stay integers on integers (ABS, POW, MOD
 // by an integer): every value it takes is an integer (exactly so below
 // 2^53, which the day and second numbers of years 1000–9999 and their
 // differences are).
@@ -110,7 +110,9 @@ func integerValued(x *sqlrewrite.RowExpr) bool {
 		return strings.ContainsRune("+-*LG", rune(x.Op)) && integerValued(x.Args[0]) && integerValued(x.Args[1])
 	case sqlrewrite.RowFunc:
 		switch x.Func {
-		case sqlrewrite.FuncSign, sqlrewrite.FuncFloor, sqlrewrite.FuncCeil:
+		case sqlrewrite.FuncSign, sqlrewrite.FuncFloor, sqlrewrite.FuncCeil, sqlrewrite.FuncYear, sqlrewrite.FuncMonth, sqlrewrite.FuncDay,
+			sqlrewrite.FuncHour, sqlrewrite.FuncMinute, sqlrewrite.FuncSecond, sqlrewrite.FuncQuarter, sqlrewrite.FuncDayOfWeek,
+			sqlrewrite.FuncWeekday, sqlrewrite.FuncDayOfYear:
 			return true
 		case sqlrewrite.FuncRound, sqlrewrite.FuncTruncate:
 			return x.Num <= 0

@@ -112,10 +112,25 @@ func (sc *scope) between(e *ast.BetweenExpr, site conditionSite) (Condition, err
 	return Condition{Column: col.Name, Range: &Range{Lower: lo.Num, Upper: hi.Num, HasLower: true, HasUpper: true}}, nil
 }
 
-// in converts col [NOT] IN (constants); the caller negates NOT IN.
+// in converts col [NOT] IN (constants), and expr IN (numbers) of a row
+// expression (DAYOFWEEK(day) IN (1, 7)); the caller negates NOT IN.
 func (sc *scope) in(e *ast.PatternInExpr, site conditionSite) (Condition, error) {
 	if e.Sel != nil {
 		return Condition{}, site.refuse("IN (subquery)")
+	}
+	if x, handled, err := sc.conditionExpr(site, e.Expr); handled {
+		if err != nil {
+			return Condition{}, err
+		}
+		c := Condition{Column: x.String()}
+		for _, item := range e.List {
+			num, ok := constantNumber(item)
+			if !ok {
+				return Condition{}, site.refuse("%s", fmt.Sprintf("%s IN a list with %s, not a constant number", restore(e.Expr), restore(item)))
+			}
+			c.In = append(c.In, Value{Num: num})
+		}
+		return c, nil
 	}
 	col, err := sc.conditionColumn(site, e.Expr, e.List...)
 	if err != nil {

@@ -345,6 +345,9 @@ func (e *RowExpr) wholeNumbers() bool {
 		}
 		return true
 	case RowFunc:
+		if isDatePartFunc(e.Func) {
+			return true
+		}
 		switch e.Func {
 		case FuncFloor, FuncCeil, FuncSign:
 			return true
@@ -428,14 +431,7 @@ func (e *RowExpr) String() string {
 		}
 		return "(" + e.Args[0].String() + " " + string(e.Op) + " " + e.Args[1].String() + ")"
 	case RowMonthDiff:
-		operand := func(x *RowExpr) string {
-			if x.Kind == RowConst {
-				c := catalog.Column{Type: x.Temporal}
-				return "'" + c.FormatTemporal(x.Num) + "'"
-			}
-			return x.String()
-		}
-		return "MONTHS(" + operand(e.Args[0]) + ", " + operand(e.Args[1]) + ")"
+		return "MONTHS(" + temporalOperandString(e.Args[0]) + ", " + temporalOperandString(e.Args[1]) + ")"
 	case RowFunc:
 		return e.funcString()
 	case RowIntDiv:
@@ -460,6 +456,17 @@ func (e *RowExpr) String() string {
 	}
 	sb.WriteString(" END")
 	return sb.String()
+}
+
+// temporalOperandString renders a date or timestamp operand: a literal
+// as its text, a column as its number.
+func temporalOperandString(x *RowExpr) string {
+	switch x.Kind {
+	case RowConst:
+		c := catalog.Column{Type: x.Temporal}
+		return "'" + c.FormatTemporal(x.Num) + "'"
+	}
+	return x.String()
 }
 
 // describeCondition renders a condition for messages.
@@ -555,6 +562,9 @@ func (sc *scope) rowExprIn(top, e ast.ExprNode) (*RowExpr, error) {
 		if isRowFunc(n) {
 			return sc.rowFunc(top, n)
 		}
+		if isDatePart(n) {
+			return sc.datePart(n)
+		}
 		ops := map[opcode.Op]byte{opcode.Plus: '+', opcode.Minus: '-', opcode.Mul: '*', opcode.Div: '/'}
 		op, ok := ops[n.Op]
 		if !ok {
@@ -584,6 +594,9 @@ func (sc *scope) rowExprIn(top, e ast.ExprNode) (*RowExpr, error) {
 		}
 		if isRowFunc(n) {
 			return sc.rowFunc(top, n)
+		}
+		if isDatePart(n) {
+			return sc.datePart(n)
 		}
 		if isExtreme(n) {
 			var x *RowExpr
@@ -717,7 +730,7 @@ func (qb *queryBuilder) rowExprFunction(f *ast.FuncCallExpr) (*Expr, bool, error
 // isRowExpr reports whether e is arithmetic, a CASE, LEAST or GREATEST,
 // a DATEDIFF, a TIMESTAMPDIFF or a UNIX_TIMESTAMP over some column.
 func isRowExpr(e ast.ExprNode) bool {
-	return (isArithmetic(e) || isCase(e) || isExtreme(e) || isCoalesce(e) || isRowFunc(e) || isDateDiff(e) || isTimestampDiff(e) || isUnixTimestamp(e)) && containsNode(e, isColumn)
+	return (isArithmetic(e) || isCase(e) || isExtreme(e) || isCoalesce(e) || isRowFunc(e) || isDatePart(e) || isDateDiff(e) || isTimestampDiff(e) || isUnixTimestamp(e)) && containsNode(e, isColumn)
 }
 
 // isCoalesce reports whether e is COALESCE(x, y) or IFNULL(x, y).

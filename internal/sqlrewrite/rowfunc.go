@@ -191,6 +191,9 @@ func (e *RowExpr) funcBounds() (interval, error) {
 	if len(e.Args) != 1 {
 		return interval{}, fmt.Errorf("sqlrewrite: bad function %s", e)
 	}
+	if isDatePartFunc(e.Func) {
+		return e.datePartBounds()
+	}
 	a, err := e.Args[0].bounds()
 	if err != nil {
 		return interval{}, err
@@ -366,6 +369,12 @@ func ulpsUp(x float64) float64 {
 // it.
 func (e *RowExpr) funcString() string {
 	x := e.Args[0].String()
+	if isDatePartFunc(e.Func) {
+		if a := e.Args[0]; a.Kind == RowTemporal {
+			return e.Func + "(" + a.Column + ")"
+		}
+		return e.Func + "(" + temporalOperandString(e.Args[0]) + ")"
+	}
 	switch e.Func {
 	case FuncRound, FuncTruncate, FuncMod, FuncPow:
 		return e.Func + "(" + x + ", " + formatLabel(Value{Num: e.Num}) + ")"
@@ -385,6 +394,9 @@ func (e *RowExpr) funcString() string {
 func (r *renderer) rowFunc(e *RowExpr) (string, error) {
 	if len(e.Args) != 1 {
 		return "", fmt.Errorf("sqlrewrite: bad function %s", e)
+	}
+	if isDatePartFunc(e.Func) {
+		return r.datePartSQL(e)
 	}
 	a, err := r.rowExpr(e.Args[0])
 	if err != nil {
@@ -450,4 +462,154 @@ func (r *renderer) rowFunc(e *RowExpr) (string, error) {
 		return "(" + double("LN("+a+")") + " / " + num(math.Log(e.Num)) + ")", nil
 	}
 	return "", fmt.Errorf("sqlrewrite: unknown function %q", e.Func)
+}
+
+// The date parts of a row expression (RowFunc of a date or timestamp
+// operand, Args[0]: a RowTemporal column or a RowConst literal), as
+// MySQL's functions of the same names compute them on the value clamped
+// to its column's bounds, NULL when it is no date: YEAR, MONTH,
+// DAYOFMONTH (DAY), HOUR, MINUTE, SECOND, QUARTER (1–4), DAYOFWEEK (1 =
+// Sunday to 7), WEEKDAY (0 = Monday to 6) and DAYOFYEAR (1–366); a
+// timestamp with a time zone is read in the backend session's zone, as
+// the date keys read it. AVG(HOUR(created_at)) is the mean hour of day,
+// MEDIAN(YEAR(birth_date)) the median year of birth.
+const (
+	FuncYear      = "YEAR"
+	FuncMonth     = "MONTH"
+	FuncDay       = "DAYOFMONTH"
+	FuncHour      = "HOUR"
+	FuncMinute    = "MINUTE"
+	FuncSecond    = "SECOND"
+	FuncQuarter   = "QUARTER"
+	FuncDayOfWeek = "DAYOFWEEK"
+	FuncWeekday   = "WEEKDAY"
+	FuncDayOfYear = "DAYOFYEAR"
+)
+
+// dateParts maps the SQL names of the date parts (and EXTRACT's units) to
+// their Func and the values they take (YEAR's follow from the bounds).
+var dateParts = map[string]struct {
+	fn     string
+	lo, hi float64
+}{
+	"year": {FuncYear, 0, 0}, "month": {FuncMonth, 1, 12}, "day": {FuncDay, 1, 31}, "dayofmonth": {FuncDay, 1, 31},
+	"hour": {FuncHour, 0, 23}, "minute": {FuncMinute, 0, 59}, "second": {FuncSecond, 0, 59}, "quarter": {FuncQuarter, 1, 4},
+	"dayofweek": {FuncDayOfWeek, 1, 7}, "weekday": {FuncWeekday, 0, 6}, "dayofyear": {FuncDayOfYear, 1, 366},
+}
+
+// datePartOf returns the date part a call computes: YEAR(x), … or
+// EXTRACT(unit FROM x) with a unit among them; ok is false otherwise.
+func datePartOf(e ast.ExprNode) (name string, arg ast.ExprNode, ok bool) {
+	f, isCall := unparen(e).(*ast.FuncCallExpr)
+	if !isCall || f.Schema.L != "" {
+		return "", nil, false
+	}
+	if f.FnName.L == "extract" && len(f.Args) == 2 {
+		u, isUnit := f.Args[0].(*ast.TimeUnitExpr)
+		if !isUnit {
+			return "", nil, false
+		}
+		name = strings.ToLower(u.Unit.String())
+		_, ok = dateParts[name]
+		return name, f.Args[1], ok && name != "dayofweek" && name != "weekday" && name != "dayofyear"
+	}
+	if _, known := dateParts[f.FnName.L]; known && len(f.Args) == 1 {
+		return f.FnName.L, f.Args[0], true
+	}
+	return "", nil, false
+}
+
+// isDatePart reports whether e is a date part datePart reads.
+func isDatePart(e ast.ExprNode) bool {
+	_, _, ok := datePartOf(e)
+	return ok
+}
+
+// datePart reads a date part of a date or timestamp column or literal
+// (datePartOf) as a RowFunc.
+func (sc *scope) datePart(e ast.ExprNode) (*RowExpr, error) {
+	name, arg, _ := datePartOf(e)
+	x, err := sc.temporalOperand(strings.ToUpper(name), arg)
+	if err != nil {
+		return nil, err
+	}
+	return &RowExpr{Kind: RowFunc, Func: dateParts[name].fn, Args: []*RowExpr{x}}, nil
+}
+
+// datePartBounds is a date part's interval: YEAR's from the operand's
+// earliest and latest times, the others' fixed ranges.
+func (e *RowExpr) datePartBounds() (interval, error) {
+	lo, hi, ok := e.Args[0].timeRange()
+	if !ok {
+		return interval{}, fmt.Errorf("sqlrewrite: %s of %s, which is no date or timestamp", e.Func, e.Args[0])
+	}
+	if e.Func == FuncYear {
+		return interval{float64(lo.Year()), float64(hi.Year()), 0}, nil
+	}
+	for _, p := range dateParts {
+		if p.fn == e.Func {
+			return interval{p.lo, p.hi, 0}, nil
+		}
+	}
+	return interval{}, fmt.Errorf("sqlrewrite: unknown date part %q", e.Func)
+}
+
+// isDatePartFunc reports whether fn is a date part's Func.
+func isDatePartFunc(fn string) bool {
+	for _, p := range dateParts {
+		if p.fn == fn {
+			return true
+		}
+	}
+	return false
+}
+
+// datePartSQL renders a date part from the clamped time value
+// (clampedTime) by each backend's functions, as a double: the fields of
+// timeFields, the quarter from the month, the day of the week from
+// strftime('%w') on SQLite and EXTRACT(DOW) on PostgreSQL (0 = Sunday),
+// the day of the year from strftime('%j') and EXTRACT(DOY).
+func (r *renderer) datePartSQL(e *RowExpr) (string, error) {
+	x, err := r.clampedTime(e.Args[0])
+	if err != nil {
+		return "", err
+	}
+	f := r.timeFields(x)
+	double := func(s string) string { return "CAST(" + s + " AS " + r.spec.double + ")" }
+	dow := map[string]string{"sqlite": "CAST(strftime('%w', " + x + ") AS INTEGER)", "postgres": "CAST(EXTRACT(DOW FROM " + x + ") AS INTEGER)"}[r.spec.name]
+	switch e.Func {
+	case FuncYear:
+		return double(f[0]), nil
+	case FuncMonth:
+		return double(f[1]), nil
+	case FuncDay:
+		return double(f[2]), nil
+	case FuncHour:
+		return double(f[3]), nil
+	case FuncMinute:
+		return double(f[4]), nil
+	case FuncSecond:
+		return double(f[5]), nil
+	case FuncQuarter:
+		return double("FLOOR((" + f[1] + " + 2) / 3.0)"), nil
+	case FuncDayOfWeek:
+		if dow == "" {
+			return double("DAYOFWEEK(" + x + ")"), nil
+		}
+		return double("(" + dow + " + 1)"), nil
+	case FuncWeekday:
+		if dow == "" {
+			return double("WEEKDAY(" + x + ")"), nil
+		}
+		return double("((" + dow + " + 6) % 7)"), nil
+	case FuncDayOfYear:
+		switch r.spec.name {
+		case "sqlite":
+			return double("CAST(strftime('%j', " + x + ") AS INTEGER)"), nil
+		case "postgres":
+			return double("EXTRACT(DOY FROM " + x + ")"), nil
+		}
+		return double("DAYOFYEAR(" + x + ")"), nil
+	}
+	return "", fmt.Errorf("sqlrewrite: unknown date part %q", e.Func)
 }
