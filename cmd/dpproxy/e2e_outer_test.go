@@ -181,6 +181,49 @@ func TestOuterAggregatesEndToEnd(t *testing.T) {
 				t.Errorf("GROUP BY sex, married WITH ROLLUP: rows %v, want %v", cells, want)
 			}
 
+			// DP_INTERVAL_LOW and DP_INTERVAL_HIGH: the released value and, at
+			// ε = 40, the truth inside, per group and without GROUP BY; the
+			// same statement without them spends the same (they read the
+			// releases of the statement's own aggregates). A count's interval
+			// at ε = 20 is the released count itself (its noise is 0 with
+			// probability above 0.95).
+			var ageBySex [2][2]float64 // sum, count
+			for _, r := range demo.PUMS() {
+				ageBySex[r.Sex][0] += float64(r.Age)
+				ageBySex[r.Sex][1]++
+			}
+			before = remaining()
+			res, err = db.Query("SELECT sex, COUNT(*), DP_INTERVAL_LOW(COUNT(*)), DP_INTERVAL_HIGH(COUNT(*)), " +
+				"AVG(age), DP_INTERVAL_LOW(AVG(age)), DP_INTERVAL_HIGH(AVG(age)) FROM pums GROUP BY sex")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for res.Next() {
+				var sex int
+				var n, nLo, nHi, avg, avgLo, avgHi float64
+				if err := res.Scan(&sex, &n, &nLo, &nHi, &avg, &avgLo, &avgHi); err != nil {
+					t.Fatal(err)
+				}
+				truthN, truthAvg := ageBySex[sex][1], ageBySex[sex][0]/ageBySex[sex][1]
+				if !(nLo <= n && n <= nHi && nLo <= truthN && truthN <= nHi) {
+					t.Errorf("sex %d: COUNT(*) %g, interval [%g, %g], truth %g", sex, n, nLo, nHi, truthN)
+				}
+				if !(avgLo <= avg && avg <= avgHi && avgLo <= truthAvg && truthAvg <= avgHi && avgLo < avgHi) {
+					t.Errorf("sex %d: AVG(age) %g, interval [%g, %g], truth %g", sex, avg, avgLo, avgHi, truthAvg)
+				}
+			}
+			res.Close()
+			if spent := before - remaining(); spent < 40-1e-9 || spent > 40+1e-9 {
+				t.Errorf("the statement with intervals spent %g, want its aggregates' 40", spent)
+			}
+			var sum, sumLo, sumHi float64
+			if err := db.QueryRow("SELECT SUM(age), DP_INTERVAL_LOW(SUM(age)), DP_INTERVAL_HIGH(SUM(age)) FROM pums").Scan(&sum, &sumLo, &sumHi); err != nil {
+				t.Fatal(err)
+			}
+			if truth := ageBySex[0][0] + ageBySex[1][0]; !(sumLo <= sum && sum <= sumHi && sumLo <= truth && truth <= sumHi && sumLo < sumHi) {
+				t.Errorf("SUM(age) %g, interval [%g, %g], truth %g", sum, sumLo, sumHi, truth)
+			}
+
 			// A subquery whose LIMIT keeps no row: one outer row, as SQL answers.
 			var none float64
 			var nothing sql.NullFloat64

@@ -80,6 +80,10 @@ type Result struct {
 	Row      []any
 	Rows     [][]any
 	Warnings []Warning
+	// Intervals are the 95% intervals of Row's released values, where
+	// they have one (planner.Output.Interval), for DP_INTERVAL_LOW and
+	// DP_INTERVAL_HIGH.
+	Intervals []*planner.Interval
 }
 
 // Warning is one row of SHOW WARNINGS.
@@ -379,6 +383,7 @@ func resultOf(plan *planner.Plan, values []planner.Value) *Result {
 		v := values[i]
 		res.Columns = append(res.Columns, o.Label)
 		res.Row = append(res.Row, outputValue(&o, v))
+		res.Intervals = append(res.Intervals, o.Interval(v))
 		res.Warnings = append(res.Warnings, describe(plan, &o, v))
 	}
 	for _, n := range plan.Notes {

@@ -112,6 +112,11 @@ func (e *Executor) RunQuery(ctx context.Context, user string, qp *planner.QueryP
 			return nil, err
 		}
 		rows[0].Aggs = datums(res.Row)
+		for i, in := range res.Intervals {
+			if i < len(rows[0].Aggs) {
+				rows[0].Aggs[i].Interval = in
+			}
+		}
 		warnings = res.Warnings
 	default:
 		released, err := e.releaseGroups(ctx, user, qp, src)
@@ -231,7 +236,7 @@ func releasedRows(qp *planner.QueryPlan, rows []planner.Row, released [][]planne
 				return nil, dperr.Wrap(dperr.Internal, err, "internal error: cannot derive %s", o.Label)
 			}
 			rows[g].Aggs[i] = datum(outputValue(&o, v))
-			rows[g].Aggs[i].Mean = o.RolledMean(v)
+			rows[g].Aggs[i].Mean, rows[g].Aggs[i].Interval = o.RolledMean(v), o.Interval(v)
 			w := describe(qp.Base, &qp.Base.Outputs[i], v)
 			if group != "" {
 				w.Message = group + ": " + w.Message

@@ -154,3 +154,15 @@ func (o *Output) RolledMean(v Value) *RolledMean {
 	}
 	return &RolledMean{Sums: *v.Edges, Bounds: o.bounds()}
 }
+
+// Interval returns the 95% interval of v, o's value, when it has one and
+// is a number (a date's is in its day or second numbers: none), else nil.
+func (o *Output) Interval(v Value) *Interval {
+	if _, temporal := o.Temporal(); v.Null || !v.HasInterval || temporal {
+		return nil
+	}
+	if o.Integer {
+		return &Interval{Low: math.Floor(v.Low), High: math.Ceil(v.High)}
+	}
+	return &Interval{Low: v.Low, High: v.High}
+}

@@ -33,7 +33,14 @@ type Datum struct {
 	// Mean, on a released AVG of the sums from both bounds, holds those
 	// sums: WITH ROLLUP's totals of the AVG are computed from theirs.
 	Mean *RolledMean
+	// Interval, on a released aggregate, is its 95% interval (Estimate's
+	// Low and High), which DP_INTERVAL_LOW and DP_INTERVAL_HIGH return.
+	Interval *Interval
 }
+
+// Interval is the 95% interval of a released value, computed from the
+// noise distribution and released or public quantities only.
+type Interval struct{ Low, High float64 }
 
 // RolledMean is an AVG's released sums from both bounds, Σ(x−L) and
 // Σ(U−x) (laplace.EdgeSums), and the bounds [L, U] of its column. The sums
@@ -380,7 +387,9 @@ func Eval(e *sqlrewrite.Expr, r Row) (Datum, error) {
 		return KeyDatum(e.Value), nil
 	case sqlrewrite.ExprAgg:
 		d := r.Aggs[e.Index]
-		d.Mean = nil // the parts of a released AVG are for WITH ROLLUP only
+		// The parts of a released AVG are for WITH ROLLUP, its interval for
+		// DP_INTERVAL_LOW and DP_INTERVAL_HIGH only.
+		d.Mean, d.Interval = nil, nil
 		return d, nil
 	case sqlrewrite.ExprKey:
 		return KeyDatum(r.Keys[e.Index]), nil
@@ -414,6 +423,9 @@ func Eval(e *sqlrewrite.Expr, r Row) (Datum, error) {
 		}
 		return Datum{Null: true}, nil
 	}
+	if e.Kind == sqlrewrite.ExprFunc && (e.Op == "dp_interval_low" || e.Op == "dp_interval_high") {
+		return intervalEnd(e, r)
+	}
 	args := make([]Datum, len(e.Args))
 	for i, a := range e.Args {
 		d, err := Eval(a, r)
@@ -426,6 +438,25 @@ func Eval(e *sqlrewrite.Expr, r Row) (Datum, error) {
 		return evalFunc(e.Op, args)
 	}
 	return evalOp(e.Op, args)
+}
+
+// intervalEnd is DP_INTERVAL_LOW or DP_INTERVAL_HIGH of an aggregate
+// (the parser allows no other argument): the end of its released value's
+// 95% interval, NULL where the value has none (a WITH ROLLUP total, an
+// answer from a synopsis, a refused release, a date).
+func intervalEnd(e *sqlrewrite.Expr, r Row) (Datum, error) {
+	a := e.Args[0]
+	if a.Kind != sqlrewrite.ExprAgg {
+		return Datum{}, fmt.Errorf("planner: %s of %v, not an aggregate", e.Op, a.Kind)
+	}
+	d := r.Aggs[a.Index]
+	if d.Null || d.Interval == nil {
+		return Datum{Null: true}, nil
+	}
+	if e.Op == "dp_interval_low" {
+		return num(d.Interval.Low, d.Int), nil
+	}
+	return num(d.Interval.High, d.Int), nil
 }
 
 func evalOp(op string, a []Datum) (Datum, error) {

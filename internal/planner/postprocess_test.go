@@ -168,3 +168,39 @@ func TestRollupOfMeansNeedsTheDefaultMechanism(t *testing.T) {
 		}
 	}
 }
+
+// TestIntervalEnds: DP_INTERVAL_LOW and DP_INTERVAL_HIGH return the ends of
+// an aggregate's released interval, NULL where it has none (a released
+// value without one, and WITH ROLLUP's totals), and the interval does not
+// make equal values distinct.
+func TestIntervalEnds(t *testing.T) {
+	st, err := sqlrewrite.NewParser(testCatalog()).Parse("SELECT sex, COUNT(*), DP_INTERVAL_LOW(COUNT(*)), DP_INTERVAL_HIGH(COUNT(*)) FROM pums GROUP BY sex WITH ROLLUP")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := []planner.Row{
+		{Keys: []sqlrewrite.Value{{Num: 0}}, Aggs: []planner.Datum{{Num: 10, Int: true, Interval: &planner.Interval{Low: 7, High: 13}}}},
+		{Keys: []sqlrewrite.Value{{Num: 1}}, Aggs: []planner.Datum{{Num: 20, Int: true}}},
+	}
+	out, err := planner.PostProcess(st.(*sqlrewrite.Query), rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make([][]any, len(out))
+	for i, r := range out {
+		for _, d := range r {
+			got[i] = append(got[i], d.Value())
+		}
+	}
+	if want := "[[0 10 7 13] [1 20 <nil> <nil>] [<nil> 30 <nil> <nil>]]"; fmt.Sprint(got) != want {
+		t.Errorf("interval ends:\n got %v\nwant %s", got, want)
+	}
+	st, err = sqlrewrite.NewParser(testCatalog()).Parse("SELECT DISTINCT COUNT(*) FROM pums GROUP BY sex")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows[1].Aggs[0] = planner.Datum{Num: 10, Int: true, Interval: &planner.Interval{Low: 8, High: 12}}
+	if out, err = planner.PostProcess(st.(*sqlrewrite.Query), rows); err != nil || len(out) != 1 {
+		t.Errorf("DISTINCT of two counts of 10 with different intervals: %v (%v), want one row", out, err)
+	}
+}

@@ -482,7 +482,7 @@ var postFuncs = map[string]int{
 	"round": -1, "truncate": 2, "floor": 1, "ceil": 1, "ceiling": 1, "abs": 1, "sign": 1,
 	"power": 2, "pow": 2, "sqrt": 1, "log": -1, "ln": 1, "log10": 1, "log2": 1, "exp": 1,
 	"coalesce": -1, "ifnull": 2, "nullif": 2, "if": 3, "greatest": -1, "least": -1, "concat": -1,
-	"datediff": 2, "timestampdiff": 3,
+	"datediff": 2, "timestampdiff": 3, "dp_interval_low": 1, "dp_interval_high": 1,
 }
 
 // exprIn converts a post-processing expression: constants, aggregates
@@ -669,6 +669,10 @@ func (qb *queryBuilder) function(x *ast.FuncCallExpr, clause string, aliases boo
 			return nil, err
 		}
 		out.Args = append(out.Args, arg)
+	}
+	if (name == "dp_interval_low" || name == "dp_interval_high") && out.Args[0].Kind != ExprAgg {
+		return nil, refuseQuery("%s of %s (it takes an aggregate of the statement: %s(AVG(col)) is the low or high end of the released AVG's 95%% interval)",
+			strings.ToUpper(name), restore(args[0]), strings.ToUpper(name))
 	}
 	return out, qb.checkDateArithmetic(out)
 }
