@@ -687,6 +687,13 @@ func (e *RowExpr) Sourced(source func(string) string) *RowExpr {
 // that clamp a no-op for every value the database can compute.
 func (qb *queryBuilder) rowExprAggregate(a *ast.AggregateFuncExpr) (*Expr, bool, error) {
 	name := strings.ToLower(a.F)
+	if name == "avg" && !a.Distinct && len(a.Args) == 1 && isCondition(a.Args[0]) && containsNode(a.Args[0], isColumn) {
+		x, err := qb.sc.conditionShare(a.Args[0])
+		if err != nil {
+			return nil, true, err
+		}
+		return qb.rowExprItemOf(Aggregate{Func: Avg}, a, a.Args[0], x)
+	}
 	if a.Distinct || len(a.Args) != 1 || !isRowExpr(a.Args[0]) {
 		return nil, false, nil
 	}
@@ -961,12 +968,40 @@ func (sc *scope) temporalOperand(fn string, a ast.ExprNode) (*RowExpr, error) {
 	return &RowExpr{Kind: RowTemporal, Column: col.Name, Temporal: col.Type, Lower: *col.Lower, Upper: *col.Upper}, nil
 }
 
+// conditionShare reads the condition of AVG(condition) (MySQL's share of
+// the rows where it holds: AVG(age > 30)), a condition on one column, as
+// CASE WHEN condition THEN 1 WHEN col IS NOT NULL THEN 0 END: 1 where it
+// holds, 0 where the column has a value and it does not, NULL (skipped)
+// where the column is NULL, as MySQL evaluates it. Over two or more
+// columns MySQL's FALSE AND NULL is FALSE, which this rule would read as
+// NULL: refused, naming the CASE that says which.
+func (sc *scope) conditionShare(e ast.ExprNode) (*RowExpr, error) {
+	rc, err := sc.rangeCountAt(e, rowCaseSite)
+	if err != nil {
+		return nil, err
+	}
+	col := rc.Where[0].Column
+	for _, c := range rc.Where {
+		if c.Column != col {
+			return nil, refuseQuery("AVG of %s, a condition on two or more columns (write AVG(CASE WHEN %s THEN 1 ELSE 0 END), or one column's condition)", restore(e), restore(e))
+		}
+	}
+	present := Condition{Column: col, IsNull: true, Complement: true}
+	return &RowExpr{Kind: RowCase, When: [][]Condition{rc.Where, {present}}, Args: []*RowExpr{{Kind: RowConst, Num: 1}, {Kind: RowConst}, nil}}, nil
+}
+
 // rowExprItem adds agg of the row expression arg of the aggregate call.
 func (qb *queryBuilder) rowExprItem(agg Aggregate, call, arg ast.ExprNode) (*Expr, bool, error) {
 	x, err := qb.sc.rowExpr(arg)
 	if err != nil {
 		return nil, true, err
 	}
+	return qb.rowExprItemOf(agg, call, arg, x)
+}
+
+// rowExprItemOf adds agg of x, the row expression arg of the aggregate
+// call.
+func (qb *queryBuilder) rowExprItemOf(agg Aggregate, call, arg ast.ExprNode, x *RowExpr) (*Expr, bool, error) {
 	if n := x.size(); n > maxRowExprSize {
 		return nil, true, refuseQuery("an aggregate of a row expression of %d columns, numbers, operations and conditions (at most %d)", n, maxRowExprSize)
 	}
