@@ -15,7 +15,7 @@ import (
 // columns (ABS, MOD, ROUND, SQRT in WHERE; POW, FLOOR, ROUND, LN inside
 // aggregates, a geometric mean by EXP(AVG(LN(...))), a ratio by an integer
 // column that is sometimes 0; MySQL's IF, NULLIF and simple CASE; the
-// share AVG(condition)) through the real
+// share AVG(condition); CAST to numbers) through the real
 // proxy on SQLite, PostgreSQL and MariaDB at ε = 40, and checks each
 // answer against Go's value on the rows: counts exactly (the noise of a
 // count at ε = 40 is 0 but with probability below 10^−17), means and
@@ -89,6 +89,10 @@ func TestNumericFunctionsEndToEnd(t *testing.T) {
 		{"SELECT COUNT(IF(x > 0, 1, NULL)) FROM m", count(func(r row) bool { return r.x > 0 }), 0},
 		{"SELECT SUM(IF(grp = 1 AND x < 0, 1, 0)) FROM m", count(func(r row) bool { return r.grp == 1 && r.x < 0 }), 0},
 		{"SELECT SUM(CASE grp WHEN 2 THEN 1 ELSE 0 END) FROM m", count(func(r row) bool { return r.grp == 2 }), 0},
+		// CAST to numbers: SIGNED rounds (no y here is a tie), DOUBLE is the
+		// column itself.
+		{"SELECT COUNT(*) FROM m WHERE CAST(y AS SIGNED) >= 500", count(func(r row) bool { return math.RoundToEven(r.y) >= 500 }), 0},
+		{"SELECT SUM(CAST(x AS DOUBLE) > 0) FROM m", count(func(r row) bool { return r.x > 0 }), 0},
 		// AVG(condition): the share of rows where it holds; over [0, 1] of
 		// 300 rows at ε = 40 its noise sd is about 1.2·10^−4.
 		{"SELECT AVG(x > 10) FROM m", count(func(r row) bool { return r.x > 10 }) / float64(len(rows)), 0.01},

@@ -508,7 +508,7 @@ func describeCondition(c Condition) string {
 // rowExprHint names the supported row expressions in refusals.
 const rowExprHint = "aggregates take a declared column or a row expression of declared numeric columns and numbers with + - * /, " +
 	"division by an expression whose bounds exclude 0 or of whole numbers (NULL when 0), CASE WHEN conditions THEN expression ... [ELSE expression] END, LEAST and GREATEST, COALESCE(col, number), " +
-	"ABS, SIGN, FLOOR, CEIL, ROUND, TRUNCATE, MOD or % and DIV by a constant, POW(x, 2..4), SQRT, LN, LOG, LOG2, LOG10 and EXP, " +
+	"ABS, SIGN, FLOOR, CEIL, ROUND, TRUNCATE, MOD or % and DIV by a constant, POW(x, 2..4), SQRT, LN, LOG, LOG2, LOG10 and EXP, CAST to DOUBLE, SIGNED or DECIMAL, date parts, " +
 	"DATEDIFF(a, b) and TIMESTAMPDIFF(unit, a, b) of date and timestamp columns and literals"
 
 // rowExpr reads e as a RowExpr, refusing with the reason what it cannot
@@ -612,6 +612,10 @@ func (sc *scope) rowExprIn(top, e ast.ExprNode) (*RowExpr, error) {
 				}
 			}
 			return x, nil
+		}
+	case *ast.FuncCastExpr:
+		if isNumericCast(n) {
+			return sc.numericCast(top, n)
 		}
 	case *ast.CaseExpr: // searched (asCase above)
 		x := &RowExpr{Kind: RowCase}
@@ -737,7 +741,7 @@ func (qb *queryBuilder) rowExprFunction(f *ast.FuncCallExpr) (*Expr, bool, error
 // isRowExpr reports whether e is arithmetic, a CASE, LEAST or GREATEST,
 // a DATEDIFF, a TIMESTAMPDIFF or a UNIX_TIMESTAMP over some column.
 func isRowExpr(e ast.ExprNode) bool {
-	return (isArithmetic(e) || isCase(e) || isExtreme(e) || isCoalesce(e) || isRowFunc(e) || isDatePart(e) || isDateDiff(e) || isTimestampDiff(e) || isUnixTimestamp(e)) && containsNode(e, isColumn)
+	return (isArithmetic(e) || isCase(e) || isExtreme(e) || isCoalesce(e) || isRowFunc(e) || isDatePart(e) || isNumericCast(e) || isDateDiff(e) || isTimestampDiff(e) || isUnixTimestamp(e)) && containsNode(e, isColumn)
 }
 
 // isCoalesce reports whether e is COALESCE(x, y) or IFNULL(x, y).
@@ -1002,6 +1006,10 @@ func (qb *queryBuilder) rowExprItem(agg Aggregate, call, arg ast.ExprNode) (*Exp
 // rowExprItemOf adds agg of x, the row expression arg of the aggregate
 // call.
 func (qb *queryBuilder) rowExprItemOf(agg Aggregate, call, arg ast.ExprNode, x *RowExpr) (*Expr, bool, error) {
+	if x.Kind == RowColumn { // CAST(col AS DOUBLE): the column itself
+		agg.Column = x.Column
+		return qb.item(agg, restore(call)), true, nil
+	}
 	if n := x.size(); n > maxRowExprSize {
 		return nil, true, refuseQuery("an aggregate of a row expression of %d columns, numbers, operations and conditions (at most %d)", n, maxRowExprSize)
 	}

@@ -7,7 +7,9 @@ import (
 	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/mysql"
 	"github.com/pingcap/tidb/pkg/parser/opcode"
+	"github.com/pingcap/tidb/pkg/parser/types"
 )
 
 // The numeric functions of a row expression (RowFunc, its Func). Each
@@ -612,4 +614,73 @@ func (r *renderer) datePartSQL(e *RowExpr) (string, error) {
 		return double("DAYOFYEAR(" + x + ")"), nil
 	}
 	return "", fmt.Errorf("sqlrewrite: unknown date part %q", e.Func)
+}
+
+// isNumericCast reports whether e is CAST(x AS t) or CONVERT(x, t) to a
+// number type: DOUBLE, REAL, FLOAT, SIGNED, UNSIGNED or DECIMAL.
+func isNumericCast(e ast.ExprNode) bool {
+	c, ok := unparen(e).(*ast.FuncCastExpr)
+	if !ok {
+		return false
+	}
+	switch c.Tp.GetType() {
+	case mysql.TypeDouble, mysql.TypeFloat, mysql.TypeNewDecimal, mysql.TypeLonglong:
+		return true
+	}
+	return false
+}
+
+// numericCast reads CAST(x AS t) of a row expression x to a number type
+// as MySQL converts a double (Tableau's FLOAT() and INT(), Power BI's
+// DECIMAL): DOUBLE, REAL and FLOAT are x (FLOAT read as DOUBLE); SIGNED
+// [INTEGER] is x rounded to an integer as ROUND(x) rounds it, and
+// UNSIGNED too where x is never negative (MySQL wraps a negative value);
+// DECIMAL(p, s) (p 10 and s 0 unless given) is ROUND(x, s) (MySQL rounds
+// the decimal digits of the double half away from zero, which differs
+// only at a tie of them), where x's bounds stay within ±(10^(p−s) − 10^−s)
+// (beyond, MySQL saturates, refused here), and x itself beyond 15
+// decimals.
+func (sc *scope) numericCast(top ast.ExprNode, c *ast.FuncCastExpr) (*RowExpr, error) {
+	why := func(format string, args ...any) error {
+		return refuseQuery("an aggregate of %s, whose bounds cannot be derived: "+format+" ("+rowExprHint+")",
+			append([]any{restore(top)}, args...)...)
+	}
+	x, err := sc.rowExprIn(top, c.Expr)
+	if err != nil {
+		return nil, err
+	}
+	if x.Kind == RowTemporal {
+		return nil, why("%s casts the %s column %s to a number (MySQL reads its digits: YEAR(%s), DATEDIFF and TIMESTAMPDIFF give numbers of it)", restore(c), x.Temporal, x.Column, x.Column)
+	}
+	b, err := x.bounds()
+	if err != nil {
+		return nil, why("%v", err)
+	}
+	tp := c.Tp
+	switch tp.GetType() {
+	case mysql.TypeDouble, mysql.TypeFloat:
+		return x, nil
+	case mysql.TypeLonglong:
+		if mysql.HasUnsignedFlag(tp.GetFlag()) && b.lo < 0 {
+			return nil, why("%s of %s, whose bounds [%g, %g] reach below 0 (MySQL wraps a negative value; CAST(... AS SIGNED) or GREATEST(x, 0))", restore(c), x, b.lo, b.hi)
+		}
+		if math.Max(-b.lo, b.hi) >= 0x1p63 {
+			return nil, why("%s of %s, whose bounds [%g, %g] leave the 64-bit integers", restore(c), x, b.lo, b.hi)
+		}
+		return &RowExpr{Kind: RowFunc, Func: FuncRound, Args: []*RowExpr{x}}, nil
+	}
+	precision, scale := tp.GetFlen(), tp.GetDecimal()
+	if precision == types.UnspecifiedLength {
+		precision = 10
+	}
+	if scale == types.UnspecifiedLength {
+		scale = 0
+	}
+	if limit := math.Pow(10, float64(precision-scale)) - math.Pow(10, -float64(scale)); math.Max(-b.lo, b.hi) > limit {
+		return nil, why("%s of %s, whose bounds [%g, %g] leave ±%g (MySQL would saturate there)", restore(c), x, b.lo, b.hi, limit)
+	}
+	if scale > maxRoundDigits {
+		return x, nil
+	}
+	return &RowExpr{Kind: RowFunc, Func: FuncRound, Num: float64(scale), Args: []*RowExpr{x}}, nil
 }

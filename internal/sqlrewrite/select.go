@@ -26,6 +26,9 @@ type scope struct {
 
 // derive adds x to the row expressions the statement reads as columns.
 func (sc *scope) derive(x *RowExpr) {
+	if x.Kind == RowColumn {
+		return // CAST(col AS DOUBLE): the column itself, read as it is
+	}
 	for _, d := range sc.derived {
 		if d.String() == x.String() {
 			return
