@@ -224,6 +224,43 @@ func TestOuterAggregatesEndToEnd(t *testing.T) {
 				t.Errorf("SUM(age) %g, interval [%g, %g], truth %g", sum, sumLo, sumHi, truth)
 			}
 
+			// GROUP BY a CASE over declared values (Tableau's groups): each
+			// group counts exactly the rows of the values the CASE maps to it.
+			res, err = db.Query("SELECT CASE WHEN race IN (1, 2) THEN 'A' WHEN race = 3 THEN 'B' ELSE 'C' END AS grp, IF(sex = 1, 'M', 'F') AS s, COUNT(*) " +
+				"FROM pums GROUP BY grp, s ORDER BY grp, s")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var mapped []string
+			for res.Next() {
+				var grp, sx string
+				var n float64
+				if err := res.Scan(&grp, &sx, &n); err != nil {
+					t.Fatal(err)
+				}
+				mapped = append(mapped, fmt.Sprintf("%s%s:%g", grp, sx, n))
+			}
+			res.Close()
+			var wantMapped []string
+			for _, g := range []struct {
+				label string
+				races []int
+			}{{"A", []int{1, 2}}, {"B", []int{3}}, {"C", []int{4, 5, 6}}} {
+				for _, sx := range []struct {
+					label string
+					sex   int
+				}{{"F", 0}, {"M", 1}} {
+					n := 0.0
+					for _, race := range g.races {
+						n += bySexRace[sx.sex][race]
+					}
+					wantMapped = append(wantMapped, fmt.Sprintf("%s%s:%g", g.label, sx.label, n))
+				}
+			}
+			if !slices.Equal(mapped, wantMapped) {
+				t.Errorf("GROUP BY a CASE of race and IF(sex = 1, 'M', 'F'):\n got %v\nwant %v", mapped, wantMapped)
+			}
+
 			// A subquery whose LIMIT keeps no row: one outer row, as SQL answers.
 			var none float64
 			var nothing sql.NullFloat64

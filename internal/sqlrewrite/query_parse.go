@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"reflect"
-	"strconv"
 	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
@@ -335,6 +334,13 @@ func (qb *queryBuilder) keyExpr(e ast.ExprNode) (int, error) {
 		}
 		return qb.tierKey(t, labels)
 	}
+	if t, labels, x, ok, err := qb.sc.mappedKey(e); ok {
+		if err != nil {
+			return 0, err
+		}
+		qb.sc.derive(x)
+		return qb.tierKey(t, labels)
+	}
 	if b, ok, err := qb.sc.originBucket(e, "group statement"); ok {
 		if err != nil {
 			return 0, err
@@ -382,21 +388,9 @@ func (qb *queryBuilder) key(c *ast.ColumnNameExpr) (int, error) {
 		}
 		return 0, refuseRows("GROUP BY or listing the column %s, which has no declared domain (%s)", col.Name, hint)
 	}
-	k := GroupKey{Column: col.Name}
-	for _, v := range col.Values {
-		if v == catalog.NullValue {
-			// The NULL group: the rows whose value is unreadable (IsText
-			// tells the renderer which reading rule applies).
-			k.Values = append(k.Values, Value{Null: true, IsText: !col.Numeric()})
-			continue
-		}
-		if col.Numeric() {
-			x, _ := strconv.ParseFloat(v, 64) // validated by the catalog
-			k.Values = append(k.Values, Value{Num: x})
-		} else {
-			k.Values = append(k.Values, Value{Str: v, IsText: true})
-		}
-	}
+	// A declared null is the NULL group: the rows whose value is
+	// unreadable (IsText tells the renderer which reading rule applies).
+	k := GroupKey{Column: col.Name, Values: qb.sc.declaredValues(col)}
 	qb.q.Keys = append(qb.q.Keys, k)
 	return len(qb.q.Keys) - 1, nil
 }

@@ -8,6 +8,8 @@ import (
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/opcode"
+
+	"github.com/dpproxy/dpproxy/internal/catalog"
 )
 
 // Tiering is a GROUP BY key of tiers of a numeric column or row
@@ -168,6 +170,9 @@ func (qb *queryBuilder) tierKey(t *Tiering, labels []Value) (int, error) {
 // CASE over a declared key is post-processing).
 func (qb *queryBuilder) tierExpr(e ast.ExprNode) (*Expr, bool) {
 	t, _, ok, err := qb.sc.tiering(e)
+	if !ok {
+		t, _, _, ok, err = qb.sc.mappedKey(e)
+	}
 	if !ok || err != nil {
 		return nil, false
 	}
@@ -186,4 +191,153 @@ func (t *Tiering) String() string {
 		parts[i] = describeCondition(Condition{Column: t.Column, Range: &r})
 	}
 	return fmt.Sprintf("tiers of %s: %s; else", t.Column, strings.Join(parts, "; "))
+}
+
+// mappedKey reads GROUP BY a CASE whose conditions restrict one column
+// with declared values (asCase: also IF and a simple CASE): Tableau's
+// groups (CASE WHEN state IN ('CA', 'WA') THEN 'west' ELSE 'east' END),
+// calculated fields (IF(sex = 1, 'M', 'F')). The proxy evaluates the CASE
+// on every declared value, as SQL would on a row holding it: a value is
+// in the group of the first WHEN whose conditions all hold for it, else in
+// the ELSE's (NULL without one). The groups are the labels some declared
+// value takes, in CASE order: a function of the configuration, whatever
+// the data. It is a key of tiers of the derived column
+//
+//	CASE WHEN col IN (values of group 0) THEN 0 WHEN … THEN 1 … END
+//
+// (NULL for a value the domain does not declare: in no group, as with a
+// declared key), tier i the range [i, i] and the last group the ELSE tier;
+// x is that CASE, which a GROUP BY derives. ok is false when e is no such
+// CASE (the caller's other rules apply).
+func (sc *scope) mappedKey(e ast.ExprNode) (t *Tiering, labels []Value, x *RowExpr, ok bool, err error) {
+	c, isCase := asCase(e)
+	if !isCase || len(c.WhenClauses) == 0 || containsNode(e, isAggregate) {
+		return nil, nil, nil, false, nil
+	}
+	var col *catalog.Column
+	whens := make([][]Condition, len(c.WhenClauses))
+	for i, w := range c.WhenClauses {
+		rc, err := sc.rangeCountAt(w.Expr, rowCaseSite)
+		if err != nil {
+			return nil, nil, nil, false, nil
+		}
+		for _, cond := range rc.Where {
+			column, declared := sc.table.Column(cond.Column)
+			if !declared || !column.HasDomain() || col != nil && col.Name != column.Name || cond.Like != nil || cond.Temporal != "" {
+				return nil, nil, nil, false, nil
+			}
+			col = column
+		}
+		whens[i] = rc.Where
+	}
+	results := make([]ast.ExprNode, 0, len(c.WhenClauses)+1)
+	for _, w := range c.WhenClauses {
+		results = append(results, w.Result)
+	}
+	results = append(results, c.ElseClause)
+	var caseLabels []Value
+	for _, r := range results {
+		v := Value{Null: true}
+		if r != nil {
+			var isLit bool
+			if v, isLit = literal(r); !isLit {
+				return nil, nil, nil, true, refuseQuery("GROUP BY %s: a label that is not a literal (a CASE over the declared values of %s groups them under literal labels)", restore(e), col.Name)
+			}
+		}
+		caseLabels = append(caseLabels, v)
+	}
+	// Each declared value's group, by the CASE's first match.
+	index := map[Value]int{}
+	var preimages [][]Value
+	for _, v := range sc.declaredValues(col) {
+		if v.Null {
+			continue // NULL is in no WHEN, and in no group of a derived CASE
+		}
+		label := caseLabels[len(whens)]
+		for i, conds := range whens {
+			if conditionsHold(conds, v) {
+				label = caseLabels[i]
+				break
+			}
+		}
+		if label.Null {
+			continue // the CASE gives NULL: no group, as no ELSE
+		}
+		g, seen := index[label]
+		if !seen {
+			g = len(labels)
+			index[label] = g
+			labels = append(labels, label)
+			preimages = append(preimages, nil)
+		}
+		preimages[g] = append(preimages[g], v)
+	}
+	if len(labels) == 0 {
+		return nil, nil, nil, true, refuseQuery("GROUP BY %s, which gives no declared value of %s a label", restore(e), col.Name)
+	}
+	for _, l := range labels[1:] {
+		if l.IsText != labels[0].IsText {
+			return nil, nil, nil, true, refuseQuery("GROUP BY %s, whose labels are of two types", restore(e))
+		}
+	}
+	x = &RowExpr{Kind: RowCase}
+	parts := []string{"mapped", col.Name}
+	t = &Tiering{}
+	for g, values := range preimages {
+		x.When = append(x.When, []Condition{{Column: col.Name, In: values}})
+		x.Args = append(x.Args, &RowExpr{Kind: RowConst, Num: float64(g)})
+		if g < len(preimages)-1 {
+			t.Ranges = append(t.Ranges, Range{Lower: float64(g), Upper: float64(g), HasLower: true, HasUpper: true})
+		}
+		parts = append(parts, formatLabel(labels[g]), describeCondition(Condition{Column: col.Name, In: values}))
+	}
+	x.Args = append(x.Args, nil)
+	t.Column, t.Spelling = x.String(), strings.Join(parts, " ")
+	return t, labels, x, true, nil
+}
+
+// conditionsHold reports whether every condition holds for the declared
+// value v of their column: membership (exact, as the declared values are
+// written), a numeric range, and their complements.
+func conditionsHold(conds []Condition, v Value) bool {
+	for _, c := range conds {
+		holds := false
+		switch {
+		case c.IsNull:
+			holds = false // v is not NULL
+		case c.Range != nil:
+			r := c.Range
+			holds = !v.IsText &&
+				(!r.HasLower || v.Num > r.Lower || !r.LowerOpen && v.Num == r.Lower) &&
+				(!r.HasUpper || v.Num < r.Upper || !r.UpperOpen && v.Num == r.Upper)
+		default:
+			for _, x := range c.In {
+				if x.IsText == v.IsText && x.Str == v.Str && x.Num == v.Num && !x.Null {
+					holds = true
+				}
+			}
+		}
+		if holds == c.Complement {
+			return false
+		}
+	}
+	return true
+}
+
+// declaredValues returns the declared domain of col as Values (a NULL
+// entry for a declared null).
+func (sc *scope) declaredValues(col *catalog.Column) []Value {
+	var out []Value
+	for _, v := range col.Values {
+		switch {
+		case v == catalog.NullValue:
+			out = append(out, Value{Null: true, IsText: !col.Numeric()})
+		case col.Numeric():
+			x, _ := strconv.ParseFloat(v, 64) // validated by the catalog
+			out = append(out, Value{Num: x})
+		default:
+			out = append(out, Value{Str: v, IsText: true})
+		}
+	}
+	return out
 }
