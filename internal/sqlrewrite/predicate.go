@@ -1,6 +1,7 @@
 package sqlrewrite
 
 import (
+	"math"
 	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
@@ -71,6 +72,12 @@ func (sc *scope) boolean(e ast.ExprNode, site conditionSite) (*Predicate, error)
 					return nil, err
 				}
 				return negateIf(!contains, leaf(c)), nil
+			}
+			if c, equal, ok, err := sc.textFunctionEquality(e, site); ok {
+				if err != nil {
+					return nil, err
+				}
+				return negateIf(!equal, leaf(c)), nil
 			}
 			c, err := sc.comparison(e, site)
 			if err != nil {
@@ -256,17 +263,90 @@ func (sc *scope) locate(e *ast.BinaryOperationExpr, site conditionSite) (c Condi
 	if col.Type != catalog.Text {
 		return Condition{}, false, true, site.refuse("%s on the %s column %s (it takes a text column)", strings.ToUpper(f.FnName.O), col.Type, col.Name)
 	}
+	pattern := "%" + likeLiteral(v.Str) + "%"
+	return Condition{Column: col.Name, Like: &pattern, Text: true}, contains, true, nil
+}
+
+// likeLiteral writes s as a LIKE pattern that matches s itself: its %, _
+// and LikeEscape escaped with LikeEscape.
+func likeLiteral(s string) string {
 	var sb strings.Builder
-	sb.WriteByte('%')
-	for _, r := range v.Str {
+	for _, r := range s {
 		if r == '%' || r == '_' || r == LikeEscape {
 			sb.WriteRune(LikeEscape)
 		}
 		sb.WriteRune(r)
 	}
-	sb.WriteByte('%')
-	pattern := sb.String()
-	return Condition{Column: col.Name, Like: &pattern, Text: true}, contains, true, nil
+	return sb.String()
+}
+
+// textFunctionEquality converts the text tests BI tools write with a
+// function of a text column compared with a string constant, f(col) = 's'
+// or <> 's', into LIKE (equal false for <>: NOT of the LIKE, NULL where
+// col is NULL as the comparison is): LOWER(col) and UPPER(col) (LCASE,
+// UCASE) = 's' is LOWER(col) LIKE 's' (s's %, _ and ! escaped); a prefix,
+// LEFT(col, n) or SUBSTRING(col, 1, n) (SUBSTR, MID) = 's', is col LIKE
+// 's%' when s has n characters and col LIKE 's' when fewer (the whole
+// value); a suffix, RIGHT(col, n) = 's', is col LIKE '%s' likewise. The
+// comparison follows the backend's rule for LIKE, which differs from
+// MySQL's = only in trailing spaces. ok is false for any other comparison.
+func (sc *scope) textFunctionEquality(e *ast.BinaryOperationExpr, site conditionSite) (c Condition, equal, ok bool, err error) {
+	if e.Op != opcode.EQ && e.Op != opcode.NE {
+		return Condition{}, false, false, nil
+	}
+	side, other := unparen(e.L), unparen(e.R)
+	if _, isCall := side.(*ast.FuncCallExpr); !isCall {
+		side, other = other, side
+	}
+	f, isCall := side.(*ast.FuncCallExpr)
+	v, isLit := literal(other)
+	if !isCall || !isLit || !v.IsText || v.Null || f.Schema.L != "" || len(f.Args) == 0 {
+		return Condition{}, false, false, nil
+	}
+	fold, prefix, suffix := "", false, false
+	switch name := f.FnName.L; {
+	case (name == "lower" || name == "lcase") && len(f.Args) == 1:
+		fold = "lower"
+	case (name == "upper" || name == "ucase") && len(f.Args) == 1:
+		fold = "upper"
+	case name == "left" && len(f.Args) == 2:
+		prefix = true
+	case (name == "substring" || name == "substr" || name == "mid") && len(f.Args) == 3:
+		if start, isNum := literal(f.Args[1]); !isNum || start.IsText || start.Num != 1 {
+			return Condition{}, false, true, site.refuse("%s from a position other than 1 (a prefix is SUBSTRING(col, 1, n) or LEFT(col, n))", restore(f))
+		}
+		prefix = true
+	case name == "right" && len(f.Args) == 2:
+		suffix = true
+	default:
+		return Condition{}, false, false, nil
+	}
+	col, err := sc.conditionColumn(site, f.Args[0], other)
+	if err != nil {
+		return Condition{}, false, true, err
+	}
+	if col.Type != catalog.Text {
+		return Condition{}, false, true, site.refuse("%s of the %s column %s (it takes a text column)", strings.ToUpper(f.FnName.O), col.Type, col.Name)
+	}
+	pattern := likeLiteral(v.Str)
+	if prefix || suffix {
+		n, isNum := literal(f.Args[len(f.Args)-1])
+		length := float64(len([]rune(v.Str)))
+		if !isNum || n.IsText || n.Num != math.Trunc(n.Num) || n.Num < 1 {
+			return Condition{}, false, true, site.refuse("%s with a length other than a positive integer", restore(f))
+		}
+		if length > n.Num {
+			return Condition{}, false, true, site.refuse("%s compared with '%s', longer than %g characters (never equal)", restore(f), v.Str, n.Num)
+		}
+		switch {
+		case length < n.Num:
+		case prefix:
+			pattern += "%"
+		default:
+			pattern = "%" + pattern
+		}
+	}
+	return Condition{Column: col.Name, Like: &pattern, LikeCase: fold, Text: true}, e.Op == opcode.EQ, true, nil
 }
 
 // leaf is the predicate of one condition.
