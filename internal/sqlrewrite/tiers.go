@@ -196,12 +196,13 @@ func (t *Tiering) String() string {
 // mappedKey reads GROUP BY a CASE whose conditions restrict one column
 // with declared values (asCase: also IF and a simple CASE): Tableau's
 // groups (CASE WHEN state IN ('CA', 'WA') THEN 'west' ELSE 'east' END),
-// calculated fields (IF(sex = 1, 'M', 'F')). The proxy evaluates the CASE
-// on every declared value, as SQL would on a row holding it: a value is
-// in the group of the first WHEN whose conditions all hold for it, else in
-// the ELSE's (NULL without one). The groups are the labels some declared
-// value takes, in CASE order: a function of the configuration, whatever
-// the data. It is a key of tiers of the derived column
+// calculated fields (IF(sex = 1, 'M', 'F')); or a text function of a
+// declared text column (UPPER(state), LEFT(state, 1)). The proxy
+// evaluates it on every declared value, as SQL would on a row holding it
+// (caseLabeller: the first WHEN whose conditions all hold, else the
+// ELSE's, NULL without one; textLabeller). The groups are the labels some
+// declared value takes, in the domain's order: a function of the
+// configuration, whatever the data. It is a key of tiers of the derived column
 //
 //	CASE WHEN col IN (values of group 0) THEN 0 WHEN … THEN 1 … END
 //
@@ -210,58 +211,27 @@ func (t *Tiering) String() string {
 // x is that CASE, which a GROUP BY derives. ok is false when e is no such
 // CASE (the caller's other rules apply).
 func (sc *scope) mappedKey(e ast.ExprNode) (t *Tiering, labels []Value, x *RowExpr, ok bool, err error) {
-	c, isCase := asCase(e)
-	if !isCase || len(c.WhenClauses) == 0 || containsNode(e, isAggregate) {
+	if containsNode(e, isAggregate) {
 		return nil, nil, nil, false, nil
 	}
-	var col *catalog.Column
-	whens := make([][]Condition, len(c.WhenClauses))
-	for i, w := range c.WhenClauses {
-		rc, err := sc.rangeCountAt(w.Expr, rowCaseSite)
-		if err != nil {
-			return nil, nil, nil, false, nil
-		}
-		for _, cond := range rc.Where {
-			column, declared := sc.table.Column(cond.Column)
-			if !declared || !column.HasDomain() || col != nil && col.Name != column.Name || cond.Like != nil || cond.Temporal != "" {
-				return nil, nil, nil, false, nil
-			}
-			col = column
-		}
-		whens[i] = rc.Where
+	col, labelOf, ok, err := sc.caseLabeller(e)
+	if !ok {
+		col, labelOf, ok = sc.textLabeller(e)
 	}
-	results := make([]ast.ExprNode, 0, len(c.WhenClauses)+1)
-	for _, w := range c.WhenClauses {
-		results = append(results, w.Result)
+	if !ok || err != nil {
+		return nil, nil, nil, ok, err
 	}
-	results = append(results, c.ElseClause)
-	var caseLabels []Value
-	for _, r := range results {
-		v := Value{Null: true}
-		if r != nil {
-			var isLit bool
-			if v, isLit = literal(r); !isLit {
-				return nil, nil, nil, true, refuseQuery("GROUP BY %s: a label that is not a literal (a CASE over the declared values of %s groups them under literal labels)", restore(e), col.Name)
-			}
-		}
-		caseLabels = append(caseLabels, v)
-	}
-	// Each declared value's group, by the CASE's first match.
+	// Each declared value's group. NULL is in no group of a derived CASE,
+	// nor a value whose label is NULL.
 	index := map[Value]int{}
 	var preimages [][]Value
 	for _, v := range sc.declaredValues(col) {
 		if v.Null {
-			continue // NULL is in no WHEN, and in no group of a derived CASE
+			continue
 		}
-		label := caseLabels[len(whens)]
-		for i, conds := range whens {
-			if conditionsHold(conds, v) {
-				label = caseLabels[i]
-				break
-			}
-		}
+		label := labelOf(v)
 		if label.Null {
-			continue // the CASE gives NULL: no group, as no ELSE
+			continue
 		}
 		g, seen := index[label]
 		if !seen {
@@ -294,6 +264,176 @@ func (sc *scope) mappedKey(e ast.ExprNode) (t *Tiering, labels []Value, x *RowEx
 	x.Args = append(x.Args, nil)
 	t.Column, t.Spelling = x.String(), strings.Join(parts, " ")
 	return t, labels, x, true, nil
+}
+
+// caseLabeller reads a CASE (asCase) whose conditions restrict one column
+// with declared values: the column and each declared value's label, that
+// of the first WHEN whose conditions all hold for it, else the ELSE's
+// (NULL without one). ok is false for any other expression.
+func (sc *scope) caseLabeller(e ast.ExprNode) (col *catalog.Column, labelOf func(Value) Value, ok bool, err error) {
+	c, isCase := asCase(e)
+	if !isCase || len(c.WhenClauses) == 0 {
+		return nil, nil, false, nil
+	}
+	whens := make([][]Condition, len(c.WhenClauses))
+	for i, w := range c.WhenClauses {
+		rc, err := sc.rangeCountAt(w.Expr, rowCaseSite)
+		if err != nil {
+			return nil, nil, false, nil
+		}
+		for _, cond := range rc.Where {
+			column, declared := sc.table.Column(cond.Column)
+			if !declared || !column.HasDomain() || col != nil && col.Name != column.Name || cond.Like != nil || cond.Temporal != "" {
+				return nil, nil, false, nil
+			}
+			col = column
+		}
+		whens[i] = rc.Where
+	}
+	results := make([]ast.ExprNode, 0, len(c.WhenClauses)+1)
+	for _, w := range c.WhenClauses {
+		results = append(results, w.Result)
+	}
+	results = append(results, c.ElseClause)
+	var caseLabels []Value
+	for _, r := range results {
+		v := Value{Null: true}
+		if r != nil {
+			var isLit bool
+			if v, isLit = literal(r); !isLit {
+				return nil, nil, true, refuseQuery("GROUP BY %s: a label that is not a literal (a CASE over the declared values of %s groups them under literal labels)", restore(e), col.Name)
+			}
+		}
+		caseLabels = append(caseLabels, v)
+	}
+	return col, func(v Value) Value {
+		for i, conds := range whens {
+			if conditionsHold(conds, v) {
+				return caseLabels[i]
+			}
+		}
+		return caseLabels[len(whens)]
+	}, true, nil
+}
+
+// textLabeller reads a text function of one declared text column and
+// constants (UPPER(state), LEFT(state, 1), CONCAT('US-', state),
+// nested): the column and each declared value's image, computed as MySQL
+// computes the functions on characters (textFunction). ok is false for any
+// other expression.
+func (sc *scope) textLabeller(e ast.ExprNode) (col *catalog.Column, labelOf func(Value) Value, ok bool) {
+	if _, isCall := unparen(e).(*ast.FuncCallExpr); !isCall {
+		return nil, nil, false
+	}
+	var name *ast.ColumnName
+	columns := 0
+	containsNode(e, func(n ast.Node) bool {
+		if c, isCol := n.(*ast.ColumnNameExpr); isCol {
+			name, columns = c.Name, columns+1
+		}
+		return false
+	})
+	if columns != 1 {
+		return nil, nil, false
+	}
+	column, err := sc.column(name, "group statement")
+	if err != nil || column.Type != catalog.Text || !column.HasDomain() {
+		return nil, nil, false
+	}
+	for _, v := range sc.declaredValues(column) {
+		if _, defined := textFunction(e, v); !v.Null && !defined {
+			return nil, nil, false
+		}
+	}
+	return column, func(v Value) Value {
+		out, _ := textFunction(e, v)
+		return out
+	}, true
+}
+
+// textFunction computes e on a row whose one column holds v: the column,
+// string constants, and UPPER/UCASE, LOWER/LCASE, LEFT(x, n), RIGHT(x, n),
+// SUBSTRING/SUBSTR/MID(x, p[, n]) (p from the end when negative),
+// CONCAT, TRIM, LTRIM, RTRIM and CHAR_LENGTH of them, on characters as
+// MySQL counts them. defined is false for anything else.
+func textFunction(e ast.ExprNode, v Value) (out Value, defined bool) {
+	e = unparen(e)
+	if _, isCol := e.(*ast.ColumnNameExpr); isCol {
+		return v, true
+	}
+	if lit, isLit := literal(e); isLit {
+		return lit, !lit.Null
+	}
+	f, isCall := e.(*ast.FuncCallExpr)
+	if !isCall || f.Schema.L != "" || len(f.Args) == 0 {
+		return Value{}, false
+	}
+	args := make([]Value, len(f.Args))
+	for i, a := range f.Args {
+		if args[i], defined = textFunction(a, v); !defined {
+			return Value{}, false
+		}
+	}
+	text := func(i int) ([]rune, bool) { return []rune(args[i].Str), args[i].IsText }
+	count := func(i int) (int, bool) {
+		n := args[i].Num
+		return int(n), !args[i].IsText && n == math.Trunc(n) && math.Abs(n) < 1<<20
+	}
+	str := func(r []rune) (Value, bool) { return Value{Str: string(r), IsText: true}, true }
+	x, isText := text(0)
+	if !isText && f.FnName.L != "concat" {
+		return Value{}, false
+	}
+	switch name := f.FnName.L; {
+	case (name == "upper" || name == "ucase") && len(args) == 1:
+		return Value{Str: strings.ToUpper(args[0].Str), IsText: true}, true
+	case (name == "lower" || name == "lcase") && len(args) == 1:
+		return Value{Str: strings.ToLower(args[0].Str), IsText: true}, true
+	case (name == "trim" || name == "ltrim" || name == "rtrim") && len(args) == 1:
+		trim := map[string]func(string, string) string{"trim": strings.Trim, "ltrim": strings.TrimLeft, "rtrim": strings.TrimRight}[name]
+		return Value{Str: trim(args[0].Str, " "), IsText: true}, true
+	case name == "char_length" && len(args) == 1:
+		return Value{Num: float64(len(x))}, true
+	case (name == "left" || name == "right") && len(args) == 2:
+		n, ok := count(1)
+		if !ok {
+			return Value{}, false
+		}
+		n = max(0, min(n, len(x)))
+		if name == "left" {
+			return str(x[:n])
+		}
+		return str(x[len(x)-n:])
+	case (name == "substring" || name == "substr" || name == "mid") && (len(args) == 2 || len(args) == 3):
+		p, ok := count(1)
+		if !ok {
+			return Value{}, false
+		}
+		n := len(x)
+		if len(args) == 3 {
+			if n, ok = count(2); !ok {
+				return Value{}, false
+			}
+		}
+		start := p - 1
+		if p < 0 {
+			start = len(x) + p
+		}
+		if p == 0 || start < 0 || start >= len(x) || n < 1 {
+			return str(nil)
+		}
+		return str(x[start:min(len(x), start+n)])
+	case name == "concat":
+		var sb strings.Builder
+		for _, a := range args {
+			if !a.IsText {
+				return Value{}, false
+			}
+			sb.WriteString(a.Str)
+		}
+		return Value{Str: sb.String(), IsText: true}, true
+	}
+	return Value{}, false
 }
 
 // conditionsHold reports whether every condition holds for the declared
