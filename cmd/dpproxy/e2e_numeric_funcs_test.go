@@ -277,3 +277,82 @@ func TestDatePartsEndToEnd(t *testing.T) {
 		})
 	}
 }
+
+// TestMappedKeysEndToEnd groups rows of a declared text column by
+// functions of it and by a CASE over it (the proxy maps each declared
+// value to its group) through the real proxy on SQLite, PostgreSQL and
+// MariaDB at ε = 40, and checks every group's count against Go's count of
+// the rows whose values the function or CASE maps to it.
+func TestMappedKeysEndToEnd(t *testing.T) {
+	regions := []string{"north", "South", "east", "West", "north-east"}
+	var rows []string
+	for i := range 300 {
+		rows = append(rows, regions[(i*7)%len(regions)])
+	}
+	countBy := func(key func(string) string) map[string]float64 {
+		out := map[string]float64{}
+		for _, r := range rows {
+			out[key(r)]++
+		}
+		return out
+	}
+	checks := []struct {
+		sql  string
+		want map[string]float64
+	}{
+		{"SELECT UPPER(region) AS g, COUNT(*) FROM r GROUP BY g", countBy(strings.ToUpper)},
+		{"SELECT LEFT(region, 1) AS g, COUNT(*) FROM r GROUP BY g", countBy(func(s string) string { return s[:1] })},
+		{"SELECT CONCAT('r-', SUBSTRING(region, -2)) AS g, COUNT(*) FROM r GROUP BY g", countBy(func(s string) string { return "r-" + s[len(s)-2:] })},
+		{"SELECT CASE WHEN region IN ('north', 'east') THEN 'NE' WHEN region = 'South' THEN 'S' ELSE 'other' END AS g, COUNT(*) FROM r GROUP BY g",
+			countBy(func(s string) string {
+				switch s {
+				case "north", "east":
+					return "NE"
+				case "South":
+					return "S"
+				}
+				return "other"
+			})},
+	}
+	for _, b := range visitsBackends {
+		t.Run(b.name, func(t *testing.T) {
+			dsn := b.dsn(t)
+			db := testdb.Open(t, b.driver, dsn)
+			if _, err := db.Exec("CREATE TABLE r (region VARCHAR(20))"); err != nil {
+				t.Fatal(err)
+			}
+			vals := make([]string, len(rows))
+			for i, r := range rows {
+				vals[i] = "('" + r + "')"
+			}
+			if _, err := db.Exec("INSERT INTO r (region) VALUES " + strings.Join(vals, ", ")); err != nil {
+				t.Fatal(err)
+			}
+			conn, _ := doraSession(t, b, dsn, `
+  - name: r
+    columns:
+      - {name: region, type: text, values: [north, South, east, West, north-east]}
+`)
+			for _, c := range checks {
+				res, err := conn.QueryContext(t.Context(), c.sql)
+				if err != nil {
+					t.Errorf("%s: %v", c.sql, err)
+					continue
+				}
+				got := map[string]float64{}
+				for res.Next() {
+					var g string
+					var n float64
+					if err := res.Scan(&g, &n); err != nil {
+						t.Fatal(err)
+					}
+					got[g] = n
+				}
+				res.Close()
+				if fmt.Sprint(got) != fmt.Sprint(c.want) {
+					t.Errorf("%s: %v, want %v", c.sql, got, c.want)
+				}
+			}
+		})
+	}
+}
