@@ -33,6 +33,9 @@ type Tiering struct {
 	// Spelling identifies the tiering (column, ranges, labels), so that the
 	// same CASE in the select list and in GROUP BY is one key.
 	Spelling string
+	// Mapped, for a key mapped from declared values (mappedKey), says
+	// which values each group holds, for plans.
+	Mapped string
 }
 
 // tiering recognises a CASE of tiers; ok is false when e is not a CASE
@@ -186,6 +189,9 @@ func (qb *queryBuilder) tierExpr(e ast.ExprNode) (*Expr, bool) {
 
 // String names the tiering in plans and warnings.
 func (t *Tiering) String() string {
+	if t.Mapped != "" {
+		return t.Mapped
+	}
 	parts := make([]string, len(t.Ranges))
 	for i, r := range t.Ranges {
 		parts[i] = describeCondition(Condition{Column: t.Column, Range: &r})
@@ -253,6 +259,7 @@ func (sc *scope) mappedKey(e ast.ExprNode) (t *Tiering, labels []Value, x *RowEx
 	x = &RowExpr{Kind: RowCase}
 	parts := []string{"mapped", col.Name}
 	t = &Tiering{}
+	var groups []string
 	for g, values := range preimages {
 		x.When = append(x.When, []Condition{{Column: col.Name, In: values}})
 		x.Args = append(x.Args, &RowExpr{Kind: RowConst, Num: float64(g)})
@@ -260,9 +267,11 @@ func (sc *scope) mappedKey(e ast.ExprNode) (t *Tiering, labels []Value, x *RowEx
 			t.Ranges = append(t.Ranges, Range{Lower: float64(g), Upper: float64(g), HasLower: true, HasUpper: true})
 		}
 		parts = append(parts, formatLabel(labels[g]), describeCondition(Condition{Column: col.Name, In: values}))
+		groups = append(groups, formatLabel(labels[g])+" for "+describeCondition(Condition{Column: col.Name, In: values}))
 	}
 	x.Args = append(x.Args, nil)
 	t.Column, t.Spelling = x.String(), strings.Join(parts, " ")
+	t.Mapped = fmt.Sprintf("%s over the declared values of %s: %s", restore(e), col.Name, strings.Join(groups, "; "))
 	return t, labels, x, true, nil
 }
 
