@@ -131,6 +131,9 @@ func TestNumericFunctionsEndToEnd(t *testing.T) {
 				{"SELECT ROUND(y, -2) AS b, COUNT(*) FROM m GROUP BY b ORDER BY b", func(r row) float64 { return 100 * math.Round(r.y/100) }},
 				{"SELECT SIGN(x), COUNT(*) FROM m GROUP BY SIGN(x) ORDER BY 1", func(r row) float64 { return float64(min(max(r.x, -1), 1)) }},
 				{"SELECT IF(x >= 0, 1, 0) AS nonneg, COUNT(*) FROM m GROUP BY nonneg", func(r row) float64 { return map[bool]float64{true: 1}[r.x >= 0] }},
+				{"SELECT x > 10 AS big, COUNT(*) FROM m GROUP BY big", func(r row) float64 { return map[bool]float64{true: 1}[r.x > 10] }},
+				{"SELECT grp = 1 AS one, COUNT(*) FROM m GROUP BY one", func(r row) float64 { return map[bool]float64{true: 1}[r.grp == 1] }},
+				{"SELECT grp * 10 + 1 AS g, COUNT(*) FROM m GROUP BY g", func(r row) float64 { return float64(r.grp*10 + 1) }},
 				{"SELECT FLOOR(SQRT(y)) AS s, COUNT(*) FROM m WHERE grp = 2 GROUP BY s ORDER BY s", func(r row) float64 {
 					if r.grp != 2 {
 						return math.NaN()

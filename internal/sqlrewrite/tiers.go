@@ -38,11 +38,17 @@ type Tiering struct {
 	Mapped string
 }
 
-// tiering recognises a CASE of tiers; ok is false when e is not a CASE
-// whose WHENs all have the shape of ranges (tierShaped; the caller's
-// other rules apply), and err says why a CASE of that shape cannot be a
-// key.
+// tiering recognises a CASE of tiers, or a range condition (the CASE of
+// 1 where it holds, else 0); ok is false when e is not a CASE whose WHENs
+// all have the shape of ranges (tierShaped; the caller's other rules
+// apply), and err says why a CASE of that shape cannot be a key.
 func (sc *scope) tiering(e ast.ExprNode) (t *Tiering, labels []Value, ok bool, err error) {
+	if isCondition(e) && tierShaped(e) {
+		// GROUP BY age > 30: MySQL's 1 where it holds and 0 where not, the
+		// tiers of CASE WHEN age > 30 THEN 1 ELSE 0 END.
+		one, zero := ast.NewValueExpr(int64(1), "", ""), ast.NewValueExpr(int64(0), "", "")
+		e = &ast.CaseExpr{WhenClauses: []*ast.WhenClause{{Expr: e, Result: one}}, ElseClause: zero}
+	}
 	c, isCase := asCase(e)
 	if !isCase || len(c.WhenClauses) == 0 {
 		return nil, nil, false, nil
@@ -202,11 +208,12 @@ func (t *Tiering) String() string {
 // mappedKey reads GROUP BY a CASE whose conditions restrict one column
 // with declared values (asCase: also IF and a simple CASE): Tableau's
 // groups (CASE WHEN state IN ('CA', 'WA') THEN 'west' ELSE 'east' END),
-// calculated fields (IF(sex = 1, 'M', 'F')); or a text function of a
-// declared text column (UPPER(state), LEFT(state, 1)). The proxy
+// calculated fields (IF(sex = 1, 'M', 'F')); a text function of a
+// declared text column (UPPER(state), LEFT(state, 1)); or a condition or
+// row expression of a declared numeric column (race = 1, sex + 1). The proxy
 // evaluates it on every declared value, as SQL would on a row holding it
 // (caseLabeller: the first WHEN whose conditions all hold, else the
-// ELSE's, NULL without one; textLabeller). The groups are the labels some
+// ELSE's, NULL without one; textLabeller; numericLabeller). The groups are the labels some
 // declared value takes, in the domain's order: a function of the
 // configuration, whatever the data. It is a key of tiers of the derived column
 //
@@ -223,6 +230,9 @@ func (sc *scope) mappedKey(e ast.ExprNode) (t *Tiering, labels []Value, x *RowEx
 	col, labelOf, ok, err := sc.caseLabeller(e)
 	if !ok {
 		col, labelOf, ok = sc.textLabeller(e)
+	}
+	if !ok {
+		col, labelOf, ok = sc.numericLabeller(e)
 	}
 	if !ok || err != nil {
 		return nil, nil, nil, ok, err
@@ -443,6 +453,167 @@ func textFunction(e ast.ExprNode, v Value) (out Value, defined bool) {
 		return Value{Str: sb.String(), IsText: true}, true
 	}
 	return Value{}, false
+}
+
+// numericLabeller reads a condition or a row expression of one declared
+// numeric column (Tableau's boolean dimension race = 1, GROUP BY sex + 1,
+// MOD(race, 2)): the column and each declared value's image, 1 or 0 for a
+// condition, the expression's value computed in Go (valueAt) otherwise.
+// The image only labels a group: which rows a group holds is the CASE of
+// its declared values, so a rounding the database would do differently
+// changes no count. ok is false for any other expression.
+func (sc *scope) numericLabeller(e ast.ExprNode) (col *catalog.Column, labelOf func(Value) Value, ok bool) {
+	var name *ast.ColumnName
+	columns := 0
+	containsNode(e, func(n ast.Node) bool {
+		if c, isCol := n.(*ast.ColumnNameExpr); isCol {
+			name, columns = c.Name, columns+1
+		}
+		return false
+	})
+	if columns == 0 {
+		return nil, nil, false
+	}
+	column, err := sc.column(name, "group statement")
+	if err != nil || !column.Numeric() || !column.HasDomain() {
+		return nil, nil, false
+	}
+	if isCondition(e) {
+		rc, err := sc.rangeCountAt(e, rowCaseSite)
+		if err != nil {
+			return nil, nil, false
+		}
+		for _, c := range rc.Where {
+			if c.Column != column.Name || c.Like != nil || c.Temporal != "" {
+				return nil, nil, false
+			}
+		}
+		return column, func(v Value) Value {
+			if conditionsHold(rc.Where, v) {
+				return Value{Num: 1}
+			}
+			return Value{Num: 0}
+		}, true
+	}
+	if !isRowExpr(e) || isDatePart(e) {
+		return nil, nil, false
+	}
+	x, err := sc.rowExpr(e)
+	if err != nil {
+		return nil, nil, false
+	}
+	for _, v := range sc.declaredValues(column) {
+		if _, defined := x.valueAt(column.Name, v.Num); !v.Null && !defined {
+			return nil, nil, false
+		}
+	}
+	return column, func(v Value) Value {
+		y, _ := x.valueAt(column.Name, v.Num)
+		if math.IsNaN(y) {
+			return Value{Null: true}
+		}
+		return Value{Num: y}
+	}, true
+}
+
+// valueAt computes e, a row expression of the one column named column, on
+// a row where it holds v, as the database computes it in double precision
+// (NaN for NULL): the column clamped to its bounds, numbers, + − × / (NULL
+// dividing by 0, or by a whole-number divisor below 1 in magnitude),
+// LEAST, GREATEST, CASE on conditions of the column, and the numeric
+// functions (ROUND's ties away from zero). defined is false where e holds
+// anything else (another column, dates).
+func (e *RowExpr) valueAt(column string, v float64) (y float64, defined bool) {
+	null := math.NaN()
+	switch e.Kind {
+	case RowColumn:
+		return math.Max(e.Lower, math.Min(e.Upper, v)), e.Column == column
+	case RowConst:
+		return e.Num, true
+	case RowCase:
+		for i, w := range e.When {
+			for _, c := range w {
+				if c.Column != column {
+					return 0, false
+				}
+			}
+			if conditionsHold(w, Value{Num: v}) {
+				if e.Args[i] == nil {
+					return null, true
+				}
+				return e.Args[i].valueAt(column, v)
+			}
+		}
+		if last := e.Args[len(e.When)]; last != nil {
+			return last.valueAt(column, v)
+		}
+		return null, true
+	case RowIntDiv:
+		a, ok := e.Args[0].valueAt(column, v)
+		if e.Op == 'f' {
+			return math.Floor(a / e.Num), ok
+		}
+		return math.Trunc(a / e.Num), ok
+	case RowOp:
+		a, okA := e.Args[0].valueAt(column, v)
+		b, okB := e.Args[1].valueAt(column, v)
+		if !okA || !okB {
+			return 0, false
+		}
+		switch e.Op {
+		case '+':
+			return a + b, true
+		case '-':
+			return a - b, true
+		case '*':
+			return a * b, true
+		case '/':
+			if b == 0 || e.nullableDivisor() && math.Abs(b) < 1 {
+				return null, true
+			}
+			return a / b, true
+		case 'L':
+			return math.Min(a, b), true
+		case 'G':
+			return math.Max(a, b), true
+		}
+	case RowFunc:
+		if isDatePartFunc(e.Func) {
+			return 0, false
+		}
+		a, ok := e.Args[0].valueAt(column, v)
+		if !ok {
+			return 0, false
+		}
+		scale := math.Pow(10, e.Num)
+		switch e.Func {
+		case FuncAbs:
+			return math.Abs(a), true
+		case FuncSign:
+			return sign(a), true
+		case FuncFloor:
+			return math.Floor(a), true
+		case FuncCeil:
+			return math.Ceil(a), true
+		case FuncRound:
+			return math.Round(a*scale) / scale, true
+		case FuncTruncate:
+			return math.Trunc(a*scale) / scale, true
+		case FuncMod:
+			return math.Mod(a, e.Num), true
+		case FuncPow:
+			return math.Pow(a, e.Num), true
+		case FuncSqrt:
+			return math.Sqrt(a), true
+		case FuncLn:
+			return math.Log(a), true
+		case FuncLog:
+			return math.Log(a) / math.Log(e.Num), true
+		case FuncExp:
+			return math.Exp(a), true
+		}
+	}
+	return 0, false
 }
 
 // conditionsHold reports whether every condition holds for the declared
