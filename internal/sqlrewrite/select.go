@@ -234,6 +234,9 @@ func keepsOneRow(l *ast.Limit) bool {
 
 // source resolves the FROM clause: exactly one declared table.
 func (p *Parser) source(from *ast.TableRefsClause) (*scope, error) {
+	if from == nil {
+		return nil, refuseQuery("a SELECT without FROM inside a FROM (a subquery reads a declared table)")
+	}
 	join := from.TableRefs
 	if join.Right != nil {
 		return nil, refuseQuery("joins")
