@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"slices"
 	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
@@ -75,18 +76,9 @@ func isRowFunc(e ast.ExprNode) bool {
 	switch n := unparen(e).(type) {
 	case *ast.FuncCallExpr:
 		spec, ok := rowFuncArity[n.FnName.L]
-		return ok && n.Schema.L == "" && containsInt(spec.args, len(n.Args))
+		return ok && n.Schema.L == "" && slices.Contains(spec.args, len(n.Args))
 	case *ast.BinaryOperationExpr:
 		return n.Op == opcode.Mod || n.Op == opcode.IntDiv
-	}
-	return false
-}
-
-func containsInt(xs []int, x int) bool {
-	for _, y := range xs {
-		if x == y {
-			return true
-		}
 	}
 	return false
 }

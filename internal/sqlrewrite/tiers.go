@@ -344,15 +344,8 @@ func (sc *scope) textLabeller(e ast.ExprNode) (col *catalog.Column, labelOf func
 	if _, isCall := unparen(e).(*ast.FuncCallExpr); !isCall {
 		return nil, nil, false
 	}
-	var name *ast.ColumnName
-	columns := 0
-	containsNode(e, func(n ast.Node) bool {
-		if c, isCol := n.(*ast.ColumnNameExpr); isCol {
-			name, columns = c.Name, columns+1
-		}
-		return false
-	})
-	if columns != 1 {
+	name, ok := soleColumn(e)
+	if !ok {
 		return nil, nil, false
 	}
 	column, err := sc.column(name, "group statement")
@@ -368,6 +361,22 @@ func (sc *scope) textLabeller(e ast.ExprNode) (col *catalog.Column, labelOf func
 		out, _ := textFunction(e, v)
 		return out
 	}, true
+}
+
+// soleColumn returns the column e reads when it reads exactly one (by its
+// name, however often).
+func soleColumn(e ast.ExprNode) (name *ast.ColumnName, ok bool) {
+	ok = true
+	containsNode(e, func(n ast.Node) bool {
+		if c, isCol := n.(*ast.ColumnNameExpr); isCol {
+			if name != nil && name.Name.L != c.Name.Name.L {
+				ok = false
+			}
+			name = c.Name
+		}
+		return false
+	})
+	return name, ok && name != nil
 }
 
 // textFunction computes e on a row whose one column holds v: the column,
@@ -463,15 +472,8 @@ func textFunction(e ast.ExprNode, v Value) (out Value, defined bool) {
 // its declared values, so a rounding the database would do differently
 // changes no count. ok is false for any other expression.
 func (sc *scope) numericLabeller(e ast.ExprNode) (col *catalog.Column, labelOf func(Value) Value, ok bool) {
-	var name *ast.ColumnName
-	columns := 0
-	containsNode(e, func(n ast.Node) bool {
-		if c, isCol := n.(*ast.ColumnNameExpr); isCol {
-			name, columns = c.Name, columns+1
-		}
-		return false
-	})
-	if columns == 0 {
+	name, ok := soleColumn(e)
+	if !ok {
 		return nil, nil, false
 	}
 	column, err := sc.column(name, "group statement")
