@@ -1,6 +1,7 @@
 package main
 
 import (
+	"database/sql"
 	"fmt"
 	"math"
 	"slices"
@@ -103,19 +104,11 @@ func TestNumericFunctionsEndToEnd(t *testing.T) {
 	}
 	for _, b := range visitsBackends {
 		t.Run(b.name, func(t *testing.T) {
-			dsn := b.dsn(t)
-			db := testdb.Open(t, b.driver, dsn)
-			if _, err := db.Exec("CREATE TABLE m (x INTEGER, y DOUBLE PRECISION, grp INTEGER)"); err != nil {
-				t.Fatal(err)
-			}
 			vals := make([]string, len(rows))
 			for i, r := range rows {
 				vals[i] = fmt.Sprintf("(%d, %g, %d)", r.x, r.y, r.grp)
 			}
-			if _, err := db.Exec("INSERT INTO m (x, y, grp) VALUES " + strings.Join(vals, ", ")); err != nil {
-				t.Fatal(err)
-			}
-			conn, _ := doraSession(t, b, dsn, `
+			conn := loadedSession(t, b, "m (x INTEGER, y DOUBLE PRECISION, grp INTEGER)", vals, `
   - name: m
     columns:
       - {name: x, type: integer, lower: -50, upper: 50}
@@ -226,23 +219,15 @@ func TestDatePartsEndToEnd(t *testing.T) {
 	}
 	for _, b := range visitsBackends {
 		t.Run(b.name, func(t *testing.T) {
-			dsn := b.dsn(t)
-			db := testdb.Open(t, b.driver, dsn)
 			timestamp := map[string]string{"mysql": "DATETIME"}[b.driver]
 			if timestamp == "" {
 				timestamp = "TIMESTAMP"
-			}
-			if _, err := db.Exec("CREATE TABLE e (ts " + timestamp + ", d DATE)"); err != nil {
-				t.Fatal(err)
 			}
 			vals := make([]string, len(rows))
 			for i, r := range rows {
 				vals[i] = fmt.Sprintf("('%s', '%s')", r.ts.Format(time.DateTime), r.d.Format(time.DateOnly))
 			}
-			if _, err := db.Exec("INSERT INTO e (ts, d) VALUES " + strings.Join(vals, ", ")); err != nil {
-				t.Fatal(err)
-			}
-			conn, _ := doraSession(t, b, dsn, `
+			conn := loadedSession(t, b, "e (ts "+timestamp+", d DATE)", vals, `
   - name: e
     columns:
       - {name: ts, type: timestamp, lower: '2015-01-01 00:00:00', upper: '2024-12-31 23:59:59'}
@@ -319,19 +304,11 @@ func TestMappedKeysEndToEnd(t *testing.T) {
 	}
 	for _, b := range visitsBackends {
 		t.Run(b.name, func(t *testing.T) {
-			dsn := b.dsn(t)
-			db := testdb.Open(t, b.driver, dsn)
-			if _, err := db.Exec("CREATE TABLE r (region VARCHAR(20))"); err != nil {
-				t.Fatal(err)
-			}
 			vals := make([]string, len(rows))
 			for i, r := range rows {
 				vals[i] = "('" + r + "')"
 			}
-			if _, err := db.Exec("INSERT INTO r (region) VALUES " + strings.Join(vals, ", ")); err != nil {
-				t.Fatal(err)
-			}
-			conn, _ := doraSession(t, b, dsn, `
+			conn := loadedSession(t, b, "r (region VARCHAR(20))", vals, `
   - name: r
     columns:
       - {name: region, type: text, values: [north, South, east, West, north-east]}
@@ -358,4 +335,22 @@ func TestMappedKeysEndToEnd(t *testing.T) {
 			}
 		})
 	}
+}
+
+// loadedSession creates the table table ("name (column type, ...)") on
+// backend b with the rows vals ("(v1, v2, ...)" each), and returns dora's
+// session at ε = 40 on a proxy configured with tables.
+func loadedSession(t *testing.T, b visitsBackend, table string, vals []string, tables string) *sql.Conn {
+	t.Helper()
+	dsn := b.dsn(t)
+	db := testdb.Open(t, b.driver, dsn)
+	if _, err := db.Exec("CREATE TABLE " + table); err != nil {
+		t.Fatal(err)
+	}
+	name, _, _ := strings.Cut(table, " ")
+	if _, err := db.Exec("INSERT INTO " + name + " VALUES " + strings.Join(vals, ", ")); err != nil {
+		t.Fatal(err)
+	}
+	conn, _ := doraSession(t, b, dsn, tables)
+	return conn
 }

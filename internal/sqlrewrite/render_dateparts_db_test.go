@@ -1,17 +1,14 @@
 package sqlrewrite_test
 
 import (
-	"database/sql"
 	"fmt"
 	"math/rand/v2"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/dpproxy/dpproxy/internal/catalog"
 	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
-	"github.com/dpproxy/dpproxy/internal/testdb"
 )
 
 // TestDatePartsOnDatabases stores timestamps and dates (before 1970, on
@@ -94,43 +91,17 @@ func TestDatePartsOnDatabases(t *testing.T) {
 		return s != "" && s >= lower && s <= upper
 	}
 	p := sqlrewrite.NewParser(cat)
-	for _, b := range []struct {
-		name      string
-		dialect   sqlrewrite.Dialect
-		open      func(testing.TB) *sql.DB
-		timestamp string
-	}{
-		{"sqlite", sqlrewrite.SQLite, testdb.SQLite, "TIMESTAMP"},
-		{"postgres", sqlrewrite.PostgreSQL, testdb.Postgres, "TIMESTAMP"},
-		{"mysql", sqlrewrite.MySQL, testdb.MySQL, "DATETIME"},
-	} {
+	for _, b := range temporalBackends {
 		t.Run(b.name, func(t *testing.T) {
 			db := b.open(t)
 			if _, err := db.Exec("CREATE TABLE dp_date_parts (a " + b.timestamp + ", d DATE)"); err != nil {
 				t.Fatal(err)
 			}
 			for _, r := range rows {
-				vals := make([]string, 2)
-				for i, v := range r {
-					vals[i] = "NULL"
-					if v != "" {
-						vals[i] = "'" + v + "'"
-					}
-				}
-				if _, err := db.Exec("INSERT INTO dp_date_parts (a, d) VALUES (" + strings.Join(vals, ", ") + ")"); err != nil {
-					t.Fatal(err)
-				}
+				insertQuoted(t, db, "dp_date_parts (a, d)", r[:])
 			}
 			for _, e := range exprs {
-				st, err := p.Parse("SELECT AVG(" + e.sql + ") FROM dp_date_parts")
-				if err != nil {
-					t.Fatalf("%s: %v", e.sql, err)
-				}
-				x := st.(*sqlrewrite.Query).Base.Items[0].Agg.Expr
-				lo, hi, err := x.Bounds()
-				if err != nil {
-					t.Fatalf("%s: %v", e.sql, err)
-				}
+				x, lo, hi := aggregateExpr(t, p, "dp_date_parts", e.sql)
 				var want, native []float64
 				for _, r := range rows {
 					s := r[0]
@@ -152,13 +123,8 @@ func TestDatePartsOnDatabases(t *testing.T) {
 				}
 				slices.Sort(want)
 				slices.Sort(native)
-				q, args, err := sqlrewrite.Render(sqlrewrite.Fetch{Table: "dp_date_parts", Derived: []sqlrewrite.DerivedColumn{{Name: "n", Expr: x}},
-					Window: &sqlrewrite.Window{Column: "n", Lower: lo, Upper: hi, Offset: 0, Limit: 1000}}, b.dialect)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if got := queryNumbers(t, db, q, args...); fmt.Sprint(got) != fmt.Sprint(want) {
-					t.Errorf("%s: %v, want %v\n%s", e.sql, got, want, q)
+				if got := derivedValues(t, db, b.dialect, "dp_date_parts", x, lo, hi); fmt.Sprint(got) != fmt.Sprint(want) {
+					t.Errorf("%s: %v, want %v", e.sql, got, want)
 				}
 				if b.name == "mysql" {
 					col, lo, hi := "a", lower, upper

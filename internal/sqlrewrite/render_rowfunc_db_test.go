@@ -47,16 +47,6 @@ func TestNumericFunctionsOnDatabases(t *testing.T) {
 		}
 		return math.Max(lower, math.Min(upper, v)), true
 	}
-	scaled := func(x, d float64, round func(float64) float64) float64 {
-		s := math.Pow(10, math.Abs(d))
-		switch {
-		case d > 0:
-			return round(x*s) / s
-		case d < 0:
-			return round(x/s) * s
-		}
-		return round(x)
-	}
 	exprs := []struct {
 		sql string
 		// of is the value on x (ok false: NULL); roundTies is ROUND's rule.
@@ -129,15 +119,7 @@ func TestNumericFunctionsOnDatabases(t *testing.T) {
 				}
 			}
 			for _, e := range exprs {
-				st, err := p.Parse("SELECT AVG(" + e.sql + ") FROM dp_num_funcs")
-				if err != nil {
-					t.Fatalf("%s: %v", e.sql, err)
-				}
-				x := st.(*sqlrewrite.Query).Base.Items[0].Agg.Expr
-				lo, hi, err := x.Bounds()
-				if err != nil {
-					t.Fatalf("%s: %v", e.sql, err)
-				}
+				x, lo, hi := aggregateExpr(t, p, "dp_num_funcs", e.sql)
 				var want, native []float64
 				for _, s := range values {
 					v, ok := clamp(s)
@@ -158,19 +140,13 @@ func TestNumericFunctionsOnDatabases(t *testing.T) {
 				}
 				slices.Sort(want)
 				slices.Sort(native)
-				derived := []sqlrewrite.DerivedColumn{{Name: "n", Expr: x}}
-				q, args, err := sqlrewrite.Render(sqlrewrite.Fetch{Table: "dp_num_funcs", Derived: derived,
-					Window: &sqlrewrite.Window{Column: "n", Lower: lo, Upper: hi, Offset: 0, Limit: 1000}}, b.dialect)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if got := queryNumbers(t, db, q, args...); !closeNumbers(got, want) {
-					t.Errorf("%s: %v, want %v\n%s", e.sql, got, want, q)
+				if got := derivedValues(t, db, b.dialect, "dp_num_funcs", x, lo, hi); !closeNumbers(got, want) {
+					t.Errorf("%s: %v, want %v", e.sql, got, want)
 				}
 				if b.name != "mysql" {
 					continue
 				}
-				q = fmt.Sprintf("SELECT %s FROM dp_num_funcs WHERE x BETWEEN %g AND %g ORDER BY 1", e.sql, lower, upper)
+				q := fmt.Sprintf("SELECT %s FROM dp_num_funcs WHERE x BETWEEN %g AND %g ORDER BY 1", e.sql, lower, upper)
 				if got := queryNumbers(t, db, q); !closeNumbers(got, native) && !withinSlack(got, native, nativeSlack[e.sql]) {
 					t.Errorf("MariaDB's own %s: %v, Go's rule %v", e.sql, got, native)
 				}
@@ -294,15 +270,7 @@ func TestWholeNumberDivisorsOnDatabases(t *testing.T) {
 				}
 			}
 			for _, e := range exprs {
-				st, err := p.Parse("SELECT AVG(" + e.sql + ") FROM dp_divisions")
-				if err != nil {
-					t.Fatalf("%s: %v", e.sql, err)
-				}
-				x := st.(*sqlrewrite.Query).Base.Items[0].Agg.Expr
-				lo, hi, err := x.Bounds()
-				if err != nil {
-					t.Fatalf("%s: %v", e.sql, err)
-				}
+				x, lo, hi := aggregateExpr(t, p, "dp_divisions", e.sql)
 				var want, native []float64
 				for _, r := range rows {
 					if r.null {
@@ -322,13 +290,8 @@ func TestWholeNumberDivisorsOnDatabases(t *testing.T) {
 				}
 				slices.Sort(want)
 				slices.Sort(native)
-				q, args, err := sqlrewrite.Render(sqlrewrite.Fetch{Table: "dp_divisions", Derived: []sqlrewrite.DerivedColumn{{Name: "n", Expr: x}},
-					Window: &sqlrewrite.Window{Column: "n", Lower: lo, Upper: hi, Offset: 0, Limit: 1000}}, b.dialect)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if got := queryNumbers(t, db, q, args...); !closeNumbers(got, want) {
-					t.Errorf("%s: %v, want %v\n%s", e.sql, got, want, q)
+				if got := derivedValues(t, db, b.dialect, "dp_divisions", x, lo, hi); !closeNumbers(got, want) {
+					t.Errorf("%s: %v, want %v", e.sql, got, want)
 				}
 				if b.name == "mysql" {
 					q := fmt.Sprintf("SELECT %s FROM dp_divisions WHERE %s IS NOT NULL AND x BETWEEN %g AND %g AND k BETWEEN %g AND %g ORDER BY 1", e.sql, e.sql, xLo, xHi, kLo, kHi)

@@ -135,43 +135,17 @@ func TestTimeDifferencesOnDatabases(t *testing.T) {
 		}, [3]bool{true, true, true}},
 	}
 	p := sqlrewrite.NewParser(cat)
-	for _, b := range []struct {
-		name      string
-		dialect   sqlrewrite.Dialect
-		open      func(testing.TB) *sql.DB
-		timestamp string
-	}{
-		{"sqlite", sqlrewrite.SQLite, testdb.SQLite, "TIMESTAMP"},
-		{"postgres", sqlrewrite.PostgreSQL, testdb.Postgres, "TIMESTAMP"},
-		{"mysql", sqlrewrite.MySQL, testdb.MySQL, "DATETIME"},
-	} {
+	for _, b := range temporalBackends {
 		t.Run(b.name, func(t *testing.T) {
 			db := b.open(t)
 			if _, err := db.Exec(fmt.Sprintf("CREATE TABLE dp_time_diffs (a %s, b %s, d DATE)", b.timestamp, b.timestamp)); err != nil {
 				t.Fatal(err)
 			}
 			for _, r := range rows {
-				vals := make([]string, 3)
-				for i, v := range r {
-					vals[i] = "NULL"
-					if v != "" {
-						vals[i] = "'" + v + "'"
-					}
-				}
-				if _, err := db.Exec("INSERT INTO dp_time_diffs (a, b, d) VALUES (" + strings.Join(vals, ", ") + ")"); err != nil {
-					t.Fatal(err)
-				}
+				insertQuoted(t, db, "dp_time_diffs (a, b, d)", r[:])
 			}
 			for _, e := range exprs {
-				st, err := p.Parse("SELECT AVG(" + e.sql + ") FROM dp_time_diffs")
-				if err != nil {
-					t.Fatalf("%s: %v", e.sql, err)
-				}
-				x := st.(*sqlrewrite.Query).Base.Items[0].Agg.Expr
-				lo, hi, err := x.Bounds()
-				if err != nil {
-					t.Fatalf("%s: %v", e.sql, err)
-				}
+				x, lo, hi := aggregateExpr(t, p, "dp_time_diffs", e.sql)
 				var want, native []float64
 				for _, r := range rows {
 					var v [3]int64
@@ -196,19 +170,13 @@ func TestTimeDifferencesOnDatabases(t *testing.T) {
 				}
 				slices.Sort(want)
 				slices.Sort(native)
-				derived := []sqlrewrite.DerivedColumn{{Name: "n", Expr: x}}
-				q, args, err := sqlrewrite.Render(sqlrewrite.Fetch{Table: "dp_time_diffs", Derived: derived,
-					Window: &sqlrewrite.Window{Column: "n", Lower: lo, Upper: hi, Offset: 0, Limit: 1000}}, b.dialect)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if got := queryNumbers(t, db, q, args...); fmt.Sprint(got) != fmt.Sprint(want) {
-					t.Errorf("%s: %v, want %v\n%s", e.sql, got, want, q)
+				if got := derivedValues(t, db, b.dialect, "dp_time_diffs", x, lo, hi); fmt.Sprint(got) != fmt.Sprint(want) {
+					t.Errorf("%s: %v, want %v", e.sql, got, want)
 				}
 				if b.name != "mysql" {
 					continue
 				}
-				q = "SELECT " + e.sql + " FROM dp_time_diffs WHERE " + e.sql + " IS NOT NULL AND (a IS NULL OR a BETWEEN '" + lower + "' AND '" + upper +
+				q := "SELECT " + e.sql + " FROM dp_time_diffs WHERE " + e.sql + " IS NOT NULL AND (a IS NULL OR a BETWEEN '" + lower + "' AND '" + upper +
 					"') AND (b IS NULL OR b BETWEEN '" + lower + "' AND '" + upper + "') AND (d IS NULL OR d BETWEEN '" + lower[:10] + "' AND '" + upper[:10] + "') ORDER BY 1"
 				if got := queryNumbers(t, db, q); fmt.Sprint(got) != fmt.Sprint(native) {
 					t.Errorf("MariaDB's own %s: %v, Go's rule %v", e.sql, got, native)
@@ -216,6 +184,62 @@ func TestTimeDifferencesOnDatabases(t *testing.T) {
 			}
 		})
 	}
+}
+
+// temporalBackends are the three backends with their timestamp type.
+var temporalBackends = []struct {
+	name      string
+	dialect   sqlrewrite.Dialect
+	open      func(testing.TB) *sql.DB
+	timestamp string
+}{
+	{"sqlite", sqlrewrite.SQLite, testdb.SQLite, "TIMESTAMP"},
+	{"postgres", sqlrewrite.PostgreSQL, testdb.Postgres, "TIMESTAMP"},
+	{"mysql", sqlrewrite.MySQL, testdb.MySQL, "DATETIME"},
+}
+
+// insertQuoted inserts one row of quoted values into target ("table
+// (columns)"), "" standing for NULL.
+func insertQuoted(t *testing.T, db *sql.DB, target string, values []string) {
+	t.Helper()
+	vals := make([]string, len(values))
+	for i, v := range values {
+		vals[i] = "NULL"
+		if v != "" {
+			vals[i] = "'" + v + "'"
+		}
+	}
+	if _, err := db.Exec("INSERT INTO " + target + " VALUES (" + strings.Join(vals, ", ") + ")"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// aggregateExpr parses SELECT AVG(expr) FROM table and returns the row
+// expression the aggregate reads and its derived bounds.
+func aggregateExpr(t *testing.T, p *sqlrewrite.Parser, table, expr string) (x *sqlrewrite.RowExpr, lo, hi float64) {
+	t.Helper()
+	st, err := p.Parse("SELECT AVG(" + expr + ") FROM " + table)
+	if err != nil {
+		t.Fatalf("%s: %v", expr, err)
+	}
+	x = st.(*sqlrewrite.Query).Base.Items[0].Agg.Expr
+	if lo, hi, err = x.Bounds(); err != nil {
+		t.Fatalf("%s: %v", expr, err)
+	}
+	return x, lo, hi
+}
+
+// derivedValues renders x as the derived column a fetch's window reads
+// from table (clamped to [lo, hi], NULLs skipped) and returns its values
+// in order, as the database computes them.
+func derivedValues(t *testing.T, db *sql.DB, dialect sqlrewrite.Dialect, table string, x *sqlrewrite.RowExpr, lo, hi float64) []float64 {
+	t.Helper()
+	q, args, err := sqlrewrite.Render(sqlrewrite.Fetch{Table: table, Derived: []sqlrewrite.DerivedColumn{{Name: "n", Expr: x}},
+		Window: &sqlrewrite.Window{Column: "n", Lower: lo, Upper: hi, Offset: 0, Limit: 1000}}, dialect)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return queryNumbers(t, db, q, args...)
 }
 
 // queryNumbers runs q and returns its first column's numbers in order.

@@ -70,6 +70,19 @@ func TestRowFuncBoundsVectors(t *testing.T) {
 	}
 }
 
+// scaled rounds x to d decimal digits as the renderings of ROUND(x, d) and
+// TRUNCATE(x, d) do: x·10^d (or x/10^−d) rounded by round, scaled back.
+func scaled(x, d float64, round func(float64) float64) float64 {
+	s := math.Pow(10, math.Abs(d))
+	switch {
+	case d > 0:
+		return round(x*s) / s
+	case d < 0:
+		return round(x/s) * s
+	}
+	return round(x)
+}
+
 // ulps moves x by n units in the last place (toward +∞ for n > 0).
 func ulps(x float64, n int) float64 {
 	dir := math.Inf(1)
@@ -88,16 +101,6 @@ func ulps(x float64, n int) float64 {
 // lies inside Bounds. Seeded; deterministic.
 func TestRowFuncBoundsContainComputedValues(t *testing.T) {
 	rng := rand.New(rand.NewSource(27))
-	scaled := func(x, d float64, round func(float64) float64) float64 {
-		s := math.Pow(10, math.Abs(d))
-		switch {
-		case d > 0:
-			return round(x*s) / s
-		case d < 0:
-			return round(x/s) * s
-		}
-		return round(x)
-	}
 	fns := []struct {
 		fn   string
 		num  func() float64
