@@ -34,15 +34,7 @@ func TestNumericFunctionsEndToEnd(t *testing.T) {
 	for i := range 300 {
 		rows = append(rows, row{x: (i*37)%101 - 50, y: float64((i*7919)%100003) / 100, grp: i % 3})
 	}
-	count := func(keep func(r row) bool) float64 {
-		n := 0.0
-		for _, r := range rows {
-			if keep(r) {
-				n++
-			}
-		}
-		return n
-	}
+	count := func(keep func(r row) bool) float64 { return countWhere(rows, keep) }
 	mean := func(f func(r row) float64) float64 {
 		s := 0.0
 		for _, r := range rows {
@@ -188,15 +180,7 @@ func TestDatePartsEndToEnd(t *testing.T) {
 		rows = append(rows, row{ts: start.Add(time.Duration(i*7919%(24*3650)) * time.Hour).Add(time.Duration(i%60) * time.Minute),
 			d: start.AddDate(0, 0, i*37%3650)})
 	}
-	count := func(keep func(r row) bool) float64 {
-		n := 0.0
-		for _, r := range rows {
-			if keep(r) {
-				n++
-			}
-		}
-		return n
-	}
+	count := func(keep func(r row) bool) float64 { return countWhere(rows, keep) }
 	hours, years := 0.0, make([]float64, len(rows))
 	for i, r := range rows {
 		hours += float64(r.ts.Hour()) / float64(len(rows))
@@ -353,4 +337,15 @@ func loadedSession(t *testing.T, b visitsBackend, table string, vals []string, t
 	}
 	conn, _ := doraSession(t, b, dsn, tables)
 	return conn
+}
+
+// countWhere counts the rows keep holds for.
+func countWhere[T any](rows []T, keep func(T) bool) float64 {
+	n := 0.0
+	for _, r := range rows {
+		if keep(r) {
+			n++
+		}
+	}
+	return n
 }

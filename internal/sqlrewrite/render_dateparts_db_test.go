@@ -91,7 +91,7 @@ func TestDatePartsOnDatabases(t *testing.T) {
 		return s != "" && s >= lower && s <= upper
 	}
 	p := sqlrewrite.NewParser(cat)
-	for _, b := range temporalBackends {
+	for _, b := range backendsForTests {
 		t.Run(b.name, func(t *testing.T) {
 			db := b.open(t)
 			if _, err := db.Exec("CREATE TABLE dp_date_parts (a " + b.timestamp + ", d DATE)"); err != nil {

@@ -239,15 +239,7 @@ func TestWholeNumberDivisorsOnDatabases(t *testing.T) {
 		{"1e2 / (k * k)", func(_, k float64) (float64, bool) { return 100 / (k * k), k*k >= 1 }},
 	}
 	p := sqlrewrite.NewParser(cat)
-	for _, b := range []struct {
-		name    string
-		dialect sqlrewrite.Dialect
-		open    func(testing.TB) *sql.DB
-	}{
-		{"sqlite", sqlrewrite.SQLite, testdb.SQLite},
-		{"postgres", sqlrewrite.PostgreSQL, testdb.Postgres},
-		{"mysql", sqlrewrite.MySQL, testdb.MySQL},
-	} {
+	for _, b := range backendsForTests {
 		t.Run(b.name, func(t *testing.T) {
 			db := b.open(t)
 			if _, err := db.Exec("CREATE TABLE dp_divisions (x DOUBLE PRECISION, k INTEGER)"); err != nil {

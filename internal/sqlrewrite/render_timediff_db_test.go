@@ -135,7 +135,7 @@ func TestTimeDifferencesOnDatabases(t *testing.T) {
 		}, [3]bool{true, true, true}},
 	}
 	p := sqlrewrite.NewParser(cat)
-	for _, b := range temporalBackends {
+	for _, b := range backendsForTests {
 		t.Run(b.name, func(t *testing.T) {
 			db := b.open(t)
 			if _, err := db.Exec(fmt.Sprintf("CREATE TABLE dp_time_diffs (a %s, b %s, d DATE)", b.timestamp, b.timestamp)); err != nil {
@@ -186,8 +186,8 @@ func TestTimeDifferencesOnDatabases(t *testing.T) {
 	}
 }
 
-// temporalBackends are the three backends with their timestamp type.
-var temporalBackends = []struct {
+// backendsForTests are the three backends, with their timestamp type.
+var backendsForTests = []struct {
 	name      string
 	dialect   sqlrewrite.Dialect
 	open      func(testing.TB) *sql.DB
