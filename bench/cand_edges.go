@@ -23,7 +23,7 @@ func edgesCandidate() Candidate {
 			}
 			return drawOnly(func(src noise.Source) (float64, error) {
 				e, err := laplace.ReleaseEdgeSquares(src, b, sum, eps)
-				return e.Variance(b), err
+				return e.Variance(b, laplace.PopulationVariance), err
 			}), nil
 		},
 	}

@@ -3,7 +3,9 @@ package main
 import (
 	"database/sql"
 	"fmt"
+	"math"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/dpproxy/dpproxy/internal/demo"
@@ -140,45 +142,65 @@ func TestOuterAggregatesEndToEnd(t *testing.T) {
 				t.Errorf("GROUP BY sex, race WITH ROLLUP:\n got %v\nwant %v", got, want)
 			}
 
-			// WITH ROLLUP of an AVG: the subtotals and the total are the means
-			// of the added sums from both bounds of their groups, each within
-			// 0.5 of the mean of its rows (its noise at ε = 40 is about 0.02);
-			// TestRollupOfMeans checks the weighting by hand.
-			var ageSum, ageN [3][3]float64 // [sex or 2 for all][married or 2 for all]
+			// WITH ROLLUP of an AVG, and of a STDDEV_SAMP and a VAR_POP: the
+			// subtotals and the total are derived from the added sums and
+			// squares from both bounds of their groups, each AVG within 0.5 of
+			// the mean of its rows and each standard deviation within 0.4 of
+			// its rows' (their noise at ε = 40 is about 0.02 and 0.04);
+			// TestRollupOfMeans and TestRollupOfVariances check the weighting
+			// by hand, and a total that added one group's squares only would
+			// miss sex 0's by 0.9.
+			var ageSum, ageSquares, ageN [3][3]float64 // [sex or 2 for all][married or 2 for all]
 			for _, r := range demo.PUMS() {
 				for _, s := range []int{r.Sex, 2} {
 					for _, m := range []int{r.Married, 2} {
 						ageSum[s][m] += float64(r.Age)
+						ageSquares[s][m] += float64(r.Age * r.Age)
 						ageN[s][m]++
 					}
 				}
 			}
-			res, err = db.Query("SELECT sex, married, AVG(age) FROM pums GROUP BY sex, married WITH ROLLUP")
-			if err != nil {
-				t.Fatal(err)
-			}
-			var cells []string
-			for res.Next() {
-				var sex, married sql.NullInt64
-				var avg float64
-				if err := res.Scan(&sex, &married, &avg); err != nil {
+			for _, stat := range []string{"AVG(age)", "STDDEV_SAMP(age), VAR_POP(age)"} {
+				res, err = db.Query("SELECT sex, married, " + stat + " FROM pums GROUP BY sex, married WITH ROLLUP")
+				if err != nil {
 					t.Fatal(err)
 				}
-				s, m := 2, 2
-				if sex.Valid {
-					s = int(sex.Int64)
+				var cells []string
+				for res.Next() {
+					var sex, married sql.NullInt64
+					var v [2]float64
+					dest := []any{&sex, &married, &v[0], &v[1]}
+					if err := res.Scan(dest[:2+strings.Count(stat, ",")+1]...); err != nil {
+						t.Fatal(err)
+					}
+					s, m := 2, 2
+					if sex.Valid {
+						s = int(sex.Int64)
+					}
+					if married.Valid {
+						m = int(married.Int64)
+					}
+					cells = append(cells, fmt.Sprintf("%d/%d", s, m))
+					n := ageN[s][m]
+					mean := ageSum[s][m] / n
+					pop := ageSquares[s][m]/n - mean*mean
+					if stat == "AVG(age)" {
+						if math.Abs(v[0]-mean) > 0.5 {
+							t.Errorf("GROUP BY sex, married WITH ROLLUP: AVG(age) of %d/%d (2: all) = %g, want %g ± 0.5", s, m, v[0], mean)
+						}
+						continue
+					}
+					if want := math.Sqrt(pop * n / (n - 1)); math.Abs(v[0]-want) > 0.4 {
+						t.Errorf("GROUP BY sex, married WITH ROLLUP: STDDEV_SAMP(age) of %d/%d (2: all) = %g, want %g ± 0.4", s, m, v[0], want)
+					}
+					if got, want := math.Sqrt(v[1]), math.Sqrt(pop); math.Abs(got-want) > 0.4 {
+						t.Errorf("GROUP BY sex, married WITH ROLLUP: √VAR_POP(age) of %d/%d (2: all) = %g, want %g ± 0.4", s, m, got, want)
+					}
 				}
-				if married.Valid {
-					m = int(married.Int64)
+				res.Close()
+				if want := []string{"0/0", "0/1", "0/2", "1/0", "1/1", "1/2", "2/2"}; !slices.Equal(cells, want) {
+					t.Errorf("GROUP BY sex, married WITH ROLLUP of %s: rows %v, want %v", stat, cells, want)
 				}
-				cells = append(cells, fmt.Sprintf("%d/%d", s, m))
-				if want := ageSum[s][m] / ageN[s][m]; avg < want-0.5 || avg > want+0.5 {
-					t.Errorf("GROUP BY sex, married WITH ROLLUP: AVG(age) of %d/%d (2: all) = %g, want %g ± 0.5", s, m, avg, want)
-				}
-			}
-			res.Close()
-			if want := []string{"0/0", "0/1", "0/2", "1/0", "1/1", "1/2", "2/2"}; !slices.Equal(cells, want) {
-				t.Errorf("GROUP BY sex, married WITH ROLLUP: rows %v, want %v", cells, want)
 			}
 
 			// DP_INTERVAL_LOW and DP_INTERVAL_HIGH: the released value and, at

@@ -236,7 +236,7 @@ func releasedRows(qp *planner.QueryPlan, rows []planner.Row, released [][]planne
 				return nil, dperr.Wrap(dperr.Internal, err, "internal error: cannot derive %s", o.Label)
 			}
 			rows[g].Aggs[i] = datum(outputValue(&o, v))
-			rows[g].Aggs[i].Mean, rows[g].Aggs[i].Interval = o.RolledMean(v), o.Interval(v)
+			rows[g].Aggs[i].Rolled, rows[g].Aggs[i].Interval = o.Rolled(v), o.Interval(v)
 			w := describe(qp.Base, &qp.Base.Outputs[i], v)
 			if group != "" {
 				w.Message = group + ": " + w.Message

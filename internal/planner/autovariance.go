@@ -20,6 +20,10 @@ import (
 // moments around it) reached on any cell with n·ε ≥ 1000 (0.6–0.99×), and
 // it answers in constant time after the three summary aggregates.
 //
+// The squares hold the count too, so VAR_SAMP and STDDEV_SAMP need no count
+// released beside them (Output.Evaluate derives n/(n−1) from the squares),
+// and they add up over groups (WITH ROLLUP, RolledVariance).
+//
 // Guarantee: pure ε-DP under add/remove of one row (laplace.ReleaseEdgeSquares
 // derives it); the variance and its interval are post-processing.
 type autoVariance struct{}
@@ -50,12 +54,12 @@ func (autoVariance) Start(src noise.Source, r *Release, terms []float64, _ []int
 	if err != nil {
 		return nil, err
 	}
-	est, err := laplace.EdgeVarianceEstimate(b, squares, Confidence)
+	est, err := laplace.EdgeVarianceEstimate(b, laplace.PopulationVariance, squares, Confidence)
 	if err != nil {
 		return nil, err
 	}
 	return finished{Estimate{Value: est.Value, Low: est.Low, High: est.High, HasInterval: est.HasInterval,
-		Note: "the squares from both bounds answered"}}, nil
+		Squares: &squares, Note: "the squares from both bounds answered"}}, nil
 }
 
 // Check builds, without data, the release Start makes.

@@ -38,7 +38,19 @@ func (o *Output) Evaluate(released []Estimate) (Value, error) {
 		err error
 	)
 	switch o.Derive {
-	case Direct:
+	case Direct, SquareRoot:
+		if args[0].Squares != nil && o.isVariance() {
+			return o.fromSquares(args[0])
+		}
+		if o.Derive == SquareRoot {
+			if o.Inner != VarianceOfSums {
+				v := o.direct(args)
+				v.Value, v.Low, v.High = math.Sqrt(v.Value), math.Sqrt(v.Low), math.Sqrt(v.High)
+				return v, nil
+			}
+			est, err = laplace.DeriveStddev(o.bounds(), o.varianceKind(), *args[0].Primitive, *args[1].Primitive, *args[2].Primitive, Confidence)
+			break
+		}
 		if args[0].Primitive == nil {
 			return o.direct(args), nil
 		}
@@ -52,13 +64,6 @@ func (o *Output) Evaluate(released []Estimate) (Value, error) {
 		est, err = laplace.DeriveMean(o.bounds(), *args[0].Primitive, *args[1].Primitive, Confidence)
 	case VarianceOfSums:
 		est, err = laplace.DeriveVariance(o.bounds(), o.varianceKind(), *args[0].Primitive, *args[1].Primitive, *args[2].Primitive, Confidence)
-	case SquareRoot:
-		if o.Inner != VarianceOfSums {
-			v := o.direct(args)
-			v.Value, v.Low, v.High = math.Sqrt(v.Value), math.Sqrt(v.Low), math.Sqrt(v.High)
-			return v, nil
-		}
-		est, err = laplace.DeriveStddev(o.bounds(), o.varianceKind(), *args[0].Primitive, *args[1].Primitive, *args[2].Primitive, Confidence)
 	default:
 		err = fmt.Errorf("unknown derivation %d", o.Derive)
 	}
@@ -66,6 +71,21 @@ func (o *Output) Evaluate(released []Estimate) (Value, error) {
 		return Value{}, err
 	}
 	return Value{Estimate: Estimate{Value: est.Value, Low: est.Low, High: est.High, HasInterval: est.HasInterval}}, nil
+}
+
+// fromSquares is a variance's or standard deviation's output from the
+// squares from both bounds: its kind (VAR_SAMP's count is theirs), its
+// interval, its root; the squares are kept for WITH ROLLUP (Rolled).
+func (o *Output) fromSquares(released Estimate) (Value, error) {
+	est, err := laplace.EdgeVarianceEstimate(o.bounds(), o.varianceKind(), *released.Squares, Confidence)
+	if err != nil {
+		return Value{}, err
+	}
+	if o.Derive == SquareRoot {
+		est.Value, est.Low, est.High = math.Sqrt(est.Value), math.Sqrt(est.Low), math.Sqrt(est.High)
+	}
+	released.Value, released.Low, released.High, released.HasInterval = est.Value, est.Low, est.High, est.HasInterval
+	return Value{Estimate: released}, nil
 }
 
 // direct is the output of a single non-primitive release (a quantile, or a
@@ -145,14 +165,20 @@ func (o *Output) varianceLimit() float64 {
 	return h * h
 }
 
-// RolledMean returns the released sums from both bounds behind v, o's
-// value, when o is an AVG released from them (autoMean), else nil: a
+// Rolled returns the released sums behind v, o's value, that add up over
+// groups: an AVG's sums from both bounds (autoMean) or a VARIANCE's or
+// STDDEV's squares from both bounds (autoVariance), else nil. A
 // super-aggregate of WITH ROLLUP adds them up (PostProcess).
-func (o *Output) RolledMean(v Value) *RolledMean {
-	if v.Null || v.Edges == nil || o.Agg.Func != sqlrewrite.Avg || o.Derive != Direct {
+func (o *Output) Rolled(v Value) Additive {
+	switch {
+	case v.Null:
 		return nil
+	case v.Edges != nil && o.Agg.Func == sqlrewrite.Avg && o.Derive == Direct:
+		return &RolledMean{Sums: *v.Edges, Bounds: o.bounds()}
+	case v.Squares != nil && o.isVariance():
+		return &RolledVariance{Squares: *v.Squares, Bounds: o.bounds(), Kind: o.varianceKind(), Root: o.Derive == SquareRoot}
 	}
-	return &RolledMean{Sums: *v.Edges, Bounds: o.bounds()}
+	return nil
 }
 
 // Interval returns the 95% interval of v, o's value, when it has one and

@@ -99,6 +99,10 @@ type Estimate struct {
 	// WITH ROLLUP's total of the AVG is the mean of their sums
 	// (Output.RolledMean).
 	Edges *laplace.EdgeSums
+	// Squares are the released squares from both bounds behind a VARIANCE
+	// (autoVariance, laplace.ReleaseEdgeSquares): VAR_SAMP takes its count
+	// from them, and they add up over groups like Edges.
+	Squares *laplace.EdgeSquares
 	// Refused is set when the mechanism declined to answer (PTR's ⊥): the
 	// value is NULL and the budget is still spent.
 	Refused bool

@@ -456,6 +456,14 @@ func (b *builder) whole(kind StatKind, col *catalog.Column) bool {
 	return b.choose(stat) != nil
 }
 
+// carriesCount reports whether release i, a variance, holds its own count
+// (autoVariance's squares from both bounds), from which VAR_SAMP's
+// n/(n−1) follows without a count released beside it.
+func (b *builder) carriesCount(i int) bool {
+	_, squares := b.releases[i].Mechanism.(autoVariance)
+	return squares
+}
+
 func (b *builder) output(item sqlrewrite.Item) (Output, error) {
 	agg := item.Agg
 	out := Output{Label: item.Label, Agg: agg}
@@ -506,7 +514,7 @@ func (b *builder) output(item sqlrewrite.Item) (Output, error) {
 		if b.whole(StatVariance, col) {
 			inner = Direct
 			err = add(Statistic{Kind: StatVariance, Column: col})
-			if err == nil && out.Sample {
+			if err == nil && out.Sample && !b.carriesCount(out.Args[0]) {
 				// The n/(n-1) correction needs a count.
 				err = add(Statistic{Kind: StatCount, Column: col})
 			}

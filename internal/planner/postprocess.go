@@ -30,9 +30,10 @@ type Datum struct {
 	// COALESCE, GREATEST, ...) keep it; the others make plain text or
 	// numbers.
 	Temporal catalog.ColumnType
-	// Mean, on a released AVG of the sums from both bounds, holds those
-	// sums: WITH ROLLUP's totals of the AVG are computed from theirs.
-	Mean *RolledMean
+	// Rolled, on a released AVG of the sums from both bounds or a VARIANCE
+	// or STDDEV of the squares from both bounds, holds those sums: WITH
+	// ROLLUP's totals of the aggregate are computed from theirs.
+	Rolled Additive
 	// Interval, on a released aggregate, is its 95% interval (Estimate's
 	// Low and High), which DP_INTERVAL_LOW and DP_INTERVAL_HIGH return.
 	Interval *Interval
@@ -42,13 +43,58 @@ type Datum struct {
 // noise distribution and released or public quantities only.
 type Interval struct{ Low, High float64 }
 
+// Additive is what a released aggregate adds up over groups: sums whose
+// values on disjoint groups add up to the sums of their union, and the
+// aggregate derived from them. WITH ROLLUP's super-aggregates add their
+// groups' (PostProcess): post-processing.
+type Additive interface {
+	// Plus returns the sums of the union of the groups of a and o, which
+	// is of a's type.
+	Plus(o Additive) Additive
+	// Value is the aggregate derived from the sums.
+	Value() float64
+}
+
 // RolledMean is an AVG's released sums from both bounds, Σ(x−L) and
 // Σ(U−x) (laplace.EdgeSums), and the bounds [L, U] of its column. The sums
 // of several groups' add up to the sums of their union, whose mean
-// (laplace.EdgeSums.Mean) is the union's AVG: post-processing.
+// (laplace.EdgeSums.Mean) is the union's AVG.
 type RolledMean struct {
 	Sums   laplace.EdgeSums
 	Bounds mech.Bounds
+}
+
+func (m *RolledMean) Plus(o Additive) Additive {
+	other := o.(*RolledMean)
+	return &RolledMean{Sums: laplace.EdgeSums{Lower: m.Sums.Lower + other.Sums.Lower, Upper: m.Sums.Upper + other.Sums.Upper}, Bounds: m.Bounds}
+}
+
+func (m *RolledMean) Value() float64 { return m.Sums.Mean(m.Bounds) }
+
+// RolledVariance is a VARIANCE's or STDDEV's released squares from both
+// bounds (laplace.EdgeSquares), the bounds of its column, the kind of
+// variance and whether it is its square root. The squares of several
+// groups add up to those of their union (laplace.EdgeSquares.Plus), which
+// hold its count, sum and sum of squares.
+type RolledVariance struct {
+	Squares laplace.EdgeSquares
+	Bounds  mech.Bounds
+	Kind    laplace.VarianceKind
+	Root    bool
+}
+
+func (v *RolledVariance) Plus(o Additive) Additive {
+	sum := *v
+	sum.Squares = v.Squares.Plus(o.(*RolledVariance).Squares)
+	return &sum
+}
+
+func (v *RolledVariance) Value() float64 {
+	x := v.Squares.Variance(v.Bounds, v.Kind)
+	if v.Root {
+		return math.Sqrt(x)
+	}
+	return x
 }
 
 // Date and DateTime are result cells of MySQL type DATE ('YYYY-MM-DD')
@@ -110,10 +156,11 @@ func PostProcess(q *sqlrewrite.Query, released []Row) ([][]Datum, error) {
 // with equal key[level], then its subtotals, recursively, and last the
 // total of rows with the keys from level on NULL. A super-aggregate's
 // values are the sums of its groups' released aggregates, NULLs skipped,
-// NULL when every one is; an AVG's (Datum.Mean) the mean of the sums of
-// its groups' released sums from both bounds (checkRollup allows COUNT,
-// SUM and AVG, and the planner AVG only where its releases carry those
-// sums).
+// NULL when every one is; an AVG's, VARIANCE's or STDDEV's
+// (Datum.Rolled) the one derived from the sums of its groups' released sums
+// or squares from both bounds (checkRollup allows COUNT, SUM, AVG and the
+// variances, and the planner the last only where their releases carry
+// those sums).
 func rollup(rows []Row, level, keys int) []Row {
 	if level >= keys || len(rows) == 0 {
 		return rows
@@ -132,7 +179,7 @@ func rollup(rows []Row, level, keys int) []Row {
 		total.Keys[k] = sqlrewrite.Value{Null: true}
 	}
 	for a := range total.Aggs {
-		if m, ok := rolledMean(rows, a); ok {
+		if m, ok := rolled(rows, a); ok {
 			total.Aggs[a] = m
 			continue
 		}
@@ -150,22 +197,23 @@ func rollup(rows []Row, level, keys int) []Row {
 	return append(out, total)
 }
 
-// rolledMean is the super-aggregate of the AVG a of rows, from their
-// released sums from both bounds; ok is false when a is no such AVG.
-func rolledMean(rows []Row, a int) (d Datum, ok bool) {
-	var sums laplace.EdgeSums
-	var bounds mech.Bounds
+// rolled is the super-aggregate of the aggregate a of rows from their
+// released additive sums (Datum.Rolled); ok is false when a has none.
+func rolled(rows []Row, a int) (d Datum, ok bool) {
+	var sum Additive
 	for _, r := range rows {
-		m := r.Aggs[a].Mean
-		if m == nil {
-			continue
+		switch m := r.Aggs[a].Rolled; {
+		case m == nil:
+		case sum == nil:
+			sum = m
+		default:
+			sum = sum.Plus(m)
 		}
-		sums.Lower, sums.Upper, bounds, ok = sums.Lower+m.Sums.Lower, sums.Upper+m.Sums.Upper, m.Bounds, true
 	}
-	if !ok {
+	if sum == nil {
 		return Datum{}, false
 	}
-	return Datum{Num: sums.Mean(bounds), Mean: &RolledMean{Sums: sums, Bounds: bounds}}, true
+	return Datum{Num: sum.Value(), Rolled: sum}, true
 }
 
 // having returns the rows where cond is true (every row when it is nil).
@@ -387,9 +435,9 @@ func Eval(e *sqlrewrite.Expr, r Row) (Datum, error) {
 		return KeyDatum(e.Value), nil
 	case sqlrewrite.ExprAgg:
 		d := r.Aggs[e.Index]
-		// The parts of a released AVG are for WITH ROLLUP, its interval for
+		// The sums behind a released aggregate are for WITH ROLLUP, its interval for
 		// DP_INTERVAL_LOW and DP_INTERVAL_HIGH only.
-		d.Mean, d.Interval = nil, nil
+		d.Rolled, d.Interval = nil, nil
 		return d, nil
 	case sqlrewrite.ExprKey:
 		return KeyDatum(r.Keys[e.Index]), nil

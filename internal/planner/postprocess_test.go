@@ -2,6 +2,7 @@ package planner_test
 
 import (
 	"fmt"
+	"math"
 	"testing"
 
 	"github.com/dpproxy/dpproxy/internal/mech"
@@ -114,7 +115,7 @@ func TestRollupOfMeans(t *testing.T) {
 	bounds := mech.Bounds{Lower: 0, Upper: 100}
 	mean := func(lower, upper float64) planner.Datum {
 		sums := laplace.EdgeSums{Lower: lower, Upper: upper}
-		return planner.Datum{Num: sums.Mean(bounds), Mean: &planner.RolledMean{Sums: sums, Bounds: bounds}}
+		return planner.Datum{Num: sums.Mean(bounds), Rolled: &planner.RolledMean{Sums: sums, Bounds: bounds}}
 	}
 	rows := []planner.Row{
 		{Keys: []sqlrewrite.Value{{Num: 0}}, Aggs: []planner.Datum{mean(300, 700), {Num: 10, Int: true}}},
@@ -141,6 +142,52 @@ func TestRollupOfMeans(t *testing.T) {
 	}
 }
 
+// TestRollupOfVariances: WITH ROLLUP's total of a VARIANCE or STDDEV is
+// derived from the sum of its groups' squares from both bounds: the
+// squares of {1, 2, 6} and of {9} in [0, 10] are those of {1, 2, 6, 9},
+// whose VAR_POP is 10.25 and VAR_SAMP 41/3.
+func TestRollupOfVariances(t *testing.T) {
+	st, err := sqlrewrite.NewParser(testCatalog()).Parse("SELECT sex, VAR_POP(age), STDDEV_SAMP(age) FROM pums GROUP BY sex WITH ROLLUP")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bounds := mech.Bounds{Lower: 0, Upper: 10}
+	squares := func(xs ...float64) laplace.EdgeSquares {
+		var e laplace.EdgeSquares
+		for _, x := range xs {
+			e.Lower, e.Upper, e.Cross = e.Lower+x*x, e.Upper+(10-x)*(10-x), e.Cross+2*x*(10-x)
+		}
+		return e
+	}
+	variance := func(root bool, kind laplace.VarianceKind, xs ...float64) planner.Datum {
+		r := &planner.RolledVariance{Squares: squares(xs...), Bounds: bounds, Kind: kind, Root: root}
+		return planner.Datum{Num: r.Value(), Rolled: r}
+	}
+	rows := []planner.Row{
+		{Keys: []sqlrewrite.Value{{Num: 0}}, Aggs: []planner.Datum{variance(false, laplace.PopulationVariance, 1, 2, 6), variance(true, laplace.SampleVariance, 1, 2, 6)}},
+		{Keys: []sqlrewrite.Value{{Num: 1}}, Aggs: []planner.Datum{variance(false, laplace.PopulationVariance, 9), variance(true, laplace.SampleVariance, 9)}},
+	}
+	out, err := planner.PostProcess(st.(*sqlrewrite.Query), rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out) != 3 || !out[2][0].Null {
+		t.Fatalf("rollup rows %v, want two groups and a total", out)
+	}
+	if got := out[0][1].Num; math.Abs(got-14.0/3) > 1e-12 {
+		t.Errorf("VAR_POP of {1, 2, 6}: %v, want 14/3", got)
+	}
+	if got := out[0][2].Num; math.Abs(got-math.Sqrt(7)) > 1e-12 {
+		t.Errorf("STDDEV_SAMP of {1, 2, 6}: %v, want √7", got)
+	}
+	if got := out[2][1].Num; math.Abs(got-10.25) > 1e-12 {
+		t.Errorf("total VAR_POP: %v, want 10.25", got)
+	}
+	if got := out[2][2].Num; math.Abs(got-math.Sqrt(41.0/3)) > 1e-12 {
+		t.Errorf("total STDDEV_SAMP: %v, want √(41/3)", got)
+	}
+}
+
 // TestRollupOfMeansNeedsTheDefaultMechanism: WITH ROLLUP of an AVG is
 // planned with the default mechanism, whose releases add up over groups,
 // and refused before anything is reserved with one that releases nothing
@@ -157,6 +204,9 @@ func TestRollupOfMeansNeedsTheDefaultMechanism(t *testing.T) {
 		{"SELECT sex, AVG(income) FROM pums GROUP BY sex", "laplace", false},
 		{"SELECT sex, COUNT(*), SUM(income) FROM pums GROUP BY sex WITH ROLLUP", "laplace", false},
 		{"SELECT sex, AVG(CASE WHEN age > 30 THEN income END) FROM pums GROUP BY sex WITH ROLLUP", "auto", false},
+		{"SELECT sex, VARIANCE(income), STDDEV_SAMP(age) FROM pums GROUP BY sex WITH ROLLUP", "auto", false},
+		{"SELECT sex, STDDEV(income) FROM pums GROUP BY sex WITH ROLLUP", "laplace", true},
+		{"SELECT sex, VAR_SAMP(income) FROM pums GROUP BY sex WITH ROLLUP", "preprocess", true},
 	} {
 		st, err := sqlrewrite.NewParser(cat).Parse(c.sql)
 		if err != nil {

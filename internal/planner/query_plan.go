@@ -205,11 +205,12 @@ func (p *Planner) PlanQuery(q *sqlrewrite.Query, s Settings) (*QueryPlan, error)
 	return qp, rollupMeans(qp)
 }
 
-// rollupMeans refuses WITH ROLLUP where the total of an AVG cannot be
-// computed from its groups' releases: they must be the sums from both
-// bounds (autoMean, the default), which add up over groups
-// (PostProcess); another mechanism (SET @dp_mechanism) releases nothing
-// that does. It reads the plan only, before anything is reserved.
+// rollupMeans refuses WITH ROLLUP where the total of an AVG, VARIANCE or
+// STDDEV cannot be computed from its groups' releases: they must be the
+// sums from both bounds (autoMean) or the squares from both bounds
+// (autoVariance), the defaults, which add up over groups (PostProcess);
+// another mechanism (SET @dp_mechanism) releases nothing that does. It
+// reads the plan only, before anything is reserved.
 func rollupMeans(qp *QueryPlan) error {
 	if !qp.Query.Rollup {
 		return nil
@@ -223,12 +224,20 @@ func rollupMeans(qp *QueryPlan) error {
 			continue
 		}
 		for _, o := range pl.Outputs {
-			if o.Agg.Func != sqlrewrite.Avg {
+			var want Mechanism
+			switch {
+			case o.Agg.Func == sqlrewrite.Avg && o.Derive == Direct:
+				want = autoMean{}
+			case o.Agg.Func == sqlrewrite.Avg:
+			case o.isVariance() && (o.Derive == Direct || o.Derive == SquareRoot && o.Inner == Direct):
+				want = autoVariance{}
+			case o.isVariance():
+			default:
 				continue
 			}
-			if o.Derive != Direct || pl.Releases[o.Args[0]].Mechanism.Name() != (autoMean{}).Name() {
-				return dperr.New(dperr.Unsupported, "not supported: WITH ROLLUP with %s, not answered by the default AVG mechanism "+
-					"(the totals add up the groups' sums from both bounds, which %s releases: SET @dp_mechanism = 'auto')", o.Label, (autoMean{}).Name())
+			if want == nil || pl.Releases[o.Args[0]].Mechanism.Name() != want.Name() {
+				return dperr.New(dperr.Unsupported, "not supported: WITH ROLLUP with %s, not answered by the default mechanism "+
+					"(the totals add up the groups' sums or squares from both bounds, which auto-mean and auto-variance release: SET @dp_mechanism = 'auto')", o.Label)
 			}
 		}
 	}

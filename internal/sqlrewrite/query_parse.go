@@ -133,9 +133,10 @@ func (p *Parser) query(s *ast.SelectStmt) (*Query, error) {
 // checkRollup refuses WITH ROLLUP where its super-aggregate rows are not
 // post-processing of the released groups: each super-aggregate of a COUNT
 // or SUM is the sum of its groups' released values, of an AVG the mean of
-// the sums of its groups' released sums from both bounds (the planner
-// refuses an AVG released otherwise); a quantile, a variance or a MIN of
-// a union is no function of the groups' releases. And over every group of
+// the sums of its groups' released sums from both bounds, of a VARIANCE or
+// STDDEV the one of the sums of its groups' released squares from both
+// bounds (the planner refuses one released otherwise); a quantile or a
+// MIN of a union is no function of the groups' releases. And over every group of
 // the domain only with public keys (a key chosen by partition selection
 // releases some of its values).
 func checkRollup(q *Query) error {
@@ -146,9 +147,9 @@ func checkRollup(q *Query) error {
 	}
 	for _, it := range q.Base.Items {
 		switch it.Agg.Func {
-		case CountRows, CountColumn, Sum, Avg:
+		case CountRows, CountColumn, Sum, Avg, VarPop, VarSamp, StddevPop, StddevSamp:
 		default:
-			return refuseQuery("WITH ROLLUP with %s (its totals are computed from the groups' released values, which answers COUNT, SUM and AVG only)", it.Label)
+			return refuseQuery("WITH ROLLUP with %s (its totals are computed from the groups' released values, which answers COUNT, SUM, AVG, VARIANCE and STDDEV only)", it.Label)
 		}
 	}
 	if len(q.Windows) > 0 {

@@ -198,37 +198,62 @@ func edgeMoments(b mech.Bounds, a, up, c float64) (n, s, q float64) {
 	return (a + up + c) / (w * w), (a + c/2) / w, a
 }
 
-// Variance returns VAR_POP derived from the released sums:
-// clamp(Q/n₁ − (S/n₁)², 0, ((U−L)/2)²), n₁ = max(n, 1). Post-processing.
-func (e EdgeSquares) Variance(b mech.Bounds) float64 {
+// Variance returns the variance of kind derived from the released sums:
+// VAR_POP is clamp(Q/n₁ − (S/n₁)², 0, ((U−L)/2)²), n₁ = max(n, 1), and
+// VAR_SAMP that times n₂/(n₂ − 1), n₂ = max(n, 2), with n, S = Σ(x − L)
+// and Q = Σ(x − L)² from A, B and C (the count comes with the squares: no
+// count is released beside them). Post-processing.
+func (e EdgeSquares) Variance(b mech.Bounds, kind VarianceKind) float64 {
 	n, s, q := edgeMoments(b, e.Lower, e.Upper, e.Cross)
-	n = math.Max(n, 1)
+	n1 := math.Max(n, 1)
 	h := b.HalfRange()
-	return mech.Clamp(q/n-(s/n)*(s/n), 0, h*h)
+	v := mech.Clamp(q/n1-(s/n1)*(s/n1), 0, h*h)
+	if kind == SampleVariance {
+		n2 := math.Max(n, 2)
+		v *= n2 / (n2 - 1)
+	}
+	return v
 }
 
-// EdgeVarianceEstimate is the variance with a conservative interval at
-// confidence: each of A, B, C within its half-width at
+// Plus returns the sums of e and o, released on disjoint rows with the same
+// bounds: the squares of the union of those rows (WITH ROLLUP's totals).
+// The result carries no noise description, so it has no interval.
+func (e EdgeSquares) Plus(o EdgeSquares) EdgeSquares {
+	return EdgeSquares{Lower: e.Lower + o.Lower, Upper: e.Upper + o.Upper, Cross: e.Cross + o.Cross}
+}
+
+// EdgeVarianceEstimate is the variance of kind with a conservative
+// interval at confidence: each of A, B, C within its half-width at
 // 1 − (1 − confidence)/3, the count, the sum and the sum of squares
-// (linear in them) bounded over that box, then populationVarianceSpan.
-func EdgeVarianceEstimate(b mech.Bounds, e EdgeSquares, confidence float64) (mech.Estimate, error) {
+// (linear in them) bounded over that box, then populationVarianceSpan,
+// and for VAR_SAMP × n/(n − 1) at the ends of the count's span.
+func EdgeVarianceEstimate(b mech.Bounds, kind VarianceKind, e EdgeSquares, confidence float64) (mech.Estimate, error) {
 	if err := checkDerive(b, confidence); err != nil {
 		return mech.Estimate{}, err
+	}
+	if kind != PopulationVariance && kind != SampleVariance {
+		return mech.Estimate{}, fmt.Errorf("%w: variance kind %d", mech.ErrInvalidInput, kind)
 	}
 	if e.noise == nil {
 		return mech.Estimate{}, fmt.Errorf("%w: edge squares not released by ReleaseEdgeSquares", mech.ErrInvalidInput)
 	}
-	value := e.Variance(b)
-	h := b.HalfRange()
+	value, top := e.Variance(b, kind), varianceRange(b, kind)
+	minCount := 1.0
+	if kind == SampleVariance {
+		minCount = 2
+	}
 	w := e.noise.HalfWidth(1 - (1-confidence)/3)
 	nLo, sLo, qLo := edgeMoments(b, e.Lower-w, e.Upper-w, e.Cross-w)
 	nHi, sHi, qHi := edgeMoments(b, e.Lower+w, e.Upper+w, e.Cross+w)
-	n := span{math.Max(math.Ceil(nLo), 1), math.Floor(nHi)}
+	n := span{math.Max(math.Ceil(nLo), minCount), math.Floor(nHi)}
 	if n.hi < n.lo {
-		return mech.Estimate{Value: value, Low: 0, High: h * h, HasInterval: true}, nil
+		return mech.Estimate{Value: value, Low: 0, High: top, HasInterval: true}, nil
 	}
 	v := populationVarianceSpan(b, n, span{sLo, sHi}, span{qLo, qHi})
-	return mech.Estimate{Value: value, Low: v.lo, High: v.hi, HasInterval: true}, nil
+	if kind == SampleVariance { // × n/(n-1), decreasing in n
+		v = span{v.lo * n.hi / (n.hi - 1), v.hi * n.lo / (n.lo - 1)}
+	}
+	return mech.Estimate{Value: value, Low: mech.Clamp(v.lo, 0, top), High: mech.Clamp(v.hi, 0, top), HasInterval: true}, nil
 }
 
 // CheckEdgeSums and CheckEdgeSquares build, without data, the noise

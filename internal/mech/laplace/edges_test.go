@@ -28,8 +28,19 @@ func TestEdgeCoordinates(t *testing.T) {
 	if m := (EdgeSums{Lower: 9, Upper: 21}).Mean(b); m != 3 {
 		t.Fatalf("mean %v, want 3", m)
 	}
-	if v := (EdgeSquares{Lower: 41, Upper: 161, Cross: 98}).Variance(b); math.Abs(v-14.0/3) > 1e-12 {
+	if v := (EdgeSquares{Lower: 41, Upper: 161, Cross: 98}).Variance(b, PopulationVariance); math.Abs(v-14.0/3) > 1e-12 {
 		t.Fatalf("variance %v, want 14/3", v)
+	}
+	// The sample variance takes its n = (A+B+C)/(U−L)² = 3 from the squares.
+	if v := (EdgeSquares{Lower: 41, Upper: 161, Cross: 98}).Variance(b, SampleVariance); math.Abs(v-7) > 1e-12 {
+		t.Fatalf("sample variance %v, want 14/2", v)
+	}
+	// The squares of {1, 2, 6} and of {9}, added: those of {1, 2, 6, 9},
+	// whose mean is 4.5 and VAR_POP (12.25+6.25+2.25+20.25)/4 = 10.25.
+	a9, up9, c9 := edgeSquaresOf(b, summaryOf(b, []float64{9}))
+	sum := EdgeSquares{Lower: a, Upper: up, Cross: c}.Plus(EdgeSquares{Lower: a9, Upper: up9, Cross: c9})
+	if v := sum.Variance(b, PopulationVariance); math.Abs(v-10.25) > 1e-12 {
+		t.Fatalf("variance of the added squares %v, want 10.25", v)
 	}
 	// Shifted bounds: [−5, 5] holds the same values shifted by −5.
 	b2 := mech.Bounds{Lower: -5, Upper: 5}
@@ -200,21 +211,23 @@ func TestEdgeVarianceInterval(t *testing.T) {
 		xs = append(xs, float64(i%11))
 	}
 	s := summaryOf(b, xs)
-	truth := 10.0 // the integers 0..10 equally often
+	population := 10.0 // the integers 0..10 equally often
 	for range 50 {
 		e, err := ReleaseEdgeSquares(rng, b, s, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
-		est, err := EdgeVarianceEstimate(b, e, 0.95)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if est.Low > est.Value || est.Value > est.High || est.Low > truth || truth > est.High {
-			t.Fatalf("interval [%v, %v] with value %v, truth %v", est.Low, est.High, est.Value, truth)
-		}
-		if math.Abs(est.Value-truth) > 0.2 {
-			t.Fatalf("variance %v, want about %v", est.Value, truth)
+		for kind, truth := range map[VarianceKind]float64{PopulationVariance: population, SampleVariance: population * 20000 / 19999} {
+			est, err := EdgeVarianceEstimate(b, kind, e, 0.95)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if est.Low > est.Value || est.Value > est.High || est.Low > truth || truth > est.High {
+				t.Fatalf("kind %d: interval [%v, %v] with value %v, truth %v", kind, est.Low, est.High, est.Value, truth)
+			}
+			if math.Abs(est.Value-truth) > 0.2 {
+				t.Fatalf("kind %d: variance %v, want about %v", kind, est.Value, truth)
+			}
 		}
 	}
 }
