@@ -99,6 +99,12 @@ func Open(ctx context.Context, driver, dsn, timeZone string, log *slog.Logger) (
 // instead of two (lib/pq otherwise waits for the server to describe the
 // parameters). Parameters other than []byte are still sent as text, typed by
 // the server exactly as in the default mode; []byte is sent as raw bytes.
+// Their extra_float_digits is 3, whatever the DSN or the server's
+// defaults say: a double then converts to text as digits that read back
+// as exactly it (the shortest such from PostgreSQL 12 on), which the
+// rendered remainder relies on (sqlrewrite's MOD on PostgreSQL: a result
+// outside its derived bounds could make a function around it fail on some
+// rows only), and results read back exactly.
 func OpenDB(driver, dsn, timeZone string) (*sql.DB, error) {
 	switch driver {
 	case "postgres":
@@ -107,12 +113,13 @@ func OpenDB(driver, dsn, timeZone string) (*sql.DB, error) {
 			return nil, err
 		}
 		cfg.BinaryParameters = true
+		if cfg.Runtime == nil {
+			cfg.Runtime = map[string]string{}
+		}
 		if zone := SessionTimeZone(timeZone); zone != "" && !setsTimeZone(cfg) {
-			if cfg.Runtime == nil {
-				cfg.Runtime = map[string]string{}
-			}
 			cfg.Runtime["TimeZone"] = zone
 		}
+		cfg.Runtime["extra_float_digits"] = "3"
 		connector, err := pq.NewConnectorConfig(cfg)
 		if err != nil {
 			return nil, err

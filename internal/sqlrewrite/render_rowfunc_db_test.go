@@ -295,3 +295,48 @@ func TestWholeNumberDivisorsOnDatabases(t *testing.T) {
 		})
 	}
 }
+
+// TestRemaindersStayInTheirBoundsOnDatabases: a remainder computed by the
+// database never leaves the bounds derived for it, so a function whose
+// argument those bounds keep in its domain cannot fail on some rows and
+// not on others. MOD(x / 3, 5) of x in [−2, 2] is bounded by ±2/3, the
+// double nearest 2/3; PostgreSQL's remainder of a double converted to
+// NUMERIC with 15 digits (0.666666666666667) was above it for x = 2, and
+// the SQRT around it failed on that row only.
+func TestRemaindersStayInTheirBoundsOnDatabases(t *testing.T) {
+	lower, upper := -2.0, 2.0
+	cat := &catalog.Config{Tables: []catalog.Table{{Name: "dp_remainders", Source: "dp_remainders", Columns: []catalog.Column{
+		{Name: "x", Source: "x", Type: catalog.Real, Lower: &lower, Upper: &upper},
+	}}}}
+	p := sqlrewrite.NewParser(cat)
+	_, lo, hi := aggregateExpr(t, p, "dp_remainders", "MOD(x / 3, 5)")
+	if lo != -hi || hi < 2.0/3 || hi > math.Nextafter(2.0/3, 1) {
+		t.Fatalf("MOD(x / 3, 5) of x in [-2, 2]: bounds [%g, %g], want ±2/3 (rounded up)", lo, hi)
+	}
+	third := strconv.FormatFloat(hi, 'g', -1, 64)
+	var values []float64
+	for i := -14; i <= 14; i++ {
+		values = append(values, float64(i)/7, float64(i)/7*0.9999999999999999)
+	}
+	values = append(values, 2, -2, math.Nextafter(2, 0), math.Nextafter(-2, 0))
+	for _, b := range backendsForTests {
+		t.Run(b.name, func(t *testing.T) {
+			db := b.open(t)
+			if _, err := db.Exec("CREATE TABLE dp_remainders (x DOUBLE PRECISION)"); err != nil {
+				t.Fatal(err)
+			}
+			for _, v := range values {
+				if _, err := db.Exec("INSERT INTO dp_remainders (x) VALUES (" + strconv.FormatFloat(v, 'g', -1, 64) + ")"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, expr := range []string{"SQRT(" + third + " - MOD(x / 3, 5))", "SQRT(MOD(x / 3, 5) + " + third + ")",
+				"SQRT(" + third + " - (x / 3) % -5e0)"} {
+				x, lo, hi := aggregateExpr(t, p, "dp_remainders", expr)
+				if got := derivedValues(t, db, b.dialect, "dp_remainders", x, lo, hi); len(got) != len(values) {
+					t.Errorf("%s: %d values, want %d", expr, len(got), len(values))
+				}
+			}
+		})
+	}
+}

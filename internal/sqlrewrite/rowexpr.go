@@ -517,13 +517,19 @@ func (sc *scope) rowExpr(e ast.ExprNode) (*RowExpr, error) {
 	return sc.rowExprIn(e, e)
 }
 
+// cannotBound returns the refusal of an aggregate of top whose bounds
+// cannot be derived, for a reason written by format and args, naming the
+// supported row expressions.
+func cannotBound(top ast.ExprNode) func(format string, args ...any) error {
+	return func(format string, args ...any) error {
+		return refuseQuery("an aggregate of %s, whose bounds cannot be derived: %s (%s)", restore(top), fmt.Sprintf(format, args...), rowExprHint)
+	}
+}
+
 // rowExprIn is rowExpr on a part e of the aggregate's argument top (named
 // in refusals).
 func (sc *scope) rowExprIn(top, e ast.ExprNode) (*RowExpr, error) {
-	why := func(format string, args ...any) error {
-		return refuseQuery("an aggregate of %s, whose bounds cannot be derived: "+format+" ("+rowExprHint+")",
-			append([]any{restore(top)}, args...)...)
-	}
+	why := cannotBound(top)
 	if v, ok := literal(e); ok {
 		if v.Null || v.IsText {
 			return nil, why("%s is not a number", restore(unparen(e)))

@@ -88,10 +88,7 @@ func isRowFunc(e ast.ExprNode) bool {
 // POW(x, 0.5) as SQRT(x), refusing with the reason a constant argument
 // out of its range.
 func (sc *scope) rowFunc(top, e ast.ExprNode) (*RowExpr, error) {
-	why := func(format string, args ...any) error {
-		return refuseQuery("an aggregate of %s, whose bounds cannot be derived: "+format+" ("+rowExprHint+")",
-			append([]any{restore(top)}, args...)...)
-	}
+	why := cannotBound(top)
 	constant := func(a ast.ExprNode, what string) (float64, error) {
 		v, ok := literal(a)
 		if !ok || v.Null || v.IsText || math.IsInf(v.Num, 0) {
@@ -434,7 +431,13 @@ func (r *renderer) rowFunc(e *RowExpr) (string, error) {
 			return "", fmt.Errorf("sqlrewrite: remainder by 0 in %s", e)
 		}
 		if r.spec.name == "postgres" {
-			return double("MOD(CAST(" + a + " AS NUMERIC), CAST(" + realLiteral(e.Num) + " AS NUMERIC))"), nil
+			// PostgreSQL's MOD takes NUMERICs. A double cast to NUMERIC keeps
+			// 15 digits, which may round it away from 0 and the remainder out
+			// of its bounds; cast through its text (exact with the session's
+			// extra_float_digits = 3, backend.OpenDB), the remainder d − k·c
+			// is exact, between 0 and d, below c in magnitude, and rounds
+			// back to a double within the same doubles (rounding is monotone).
+			return double("MOD(CAST(CAST(" + a + " AS TEXT) AS NUMERIC), CAST(" + realLiteral(e.Num) + " AS NUMERIC))"), nil
 		}
 		return double("MOD(" + a + ", " + num(e.Num) + ")"), nil
 	case FuncPow:
@@ -633,10 +636,7 @@ func isNumericCast(e ast.ExprNode) bool {
 // (beyond, MySQL saturates, refused here), and x itself beyond 15
 // decimals.
 func (sc *scope) numericCast(top ast.ExprNode, c *ast.FuncCastExpr) (*RowExpr, error) {
-	why := func(format string, args ...any) error {
-		return refuseQuery("an aggregate of %s, whose bounds cannot be derived: "+format+" ("+rowExprHint+")",
-			append([]any{restore(top)}, args...)...)
-	}
+	why := cannotBound(top)
 	x, err := sc.rowExprIn(top, c.Expr)
 	if err != nil {
 		return nil, err
