@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"regexp"
 	"strings"
 	"testing"
@@ -149,6 +150,42 @@ func TestLikeEndToEnd(t *testing.T) {
 					}
 				}
 				res.Close()
+			}
+
+			// Sums under different LIKE conditions in one statement are
+			// different releases (a row CASE's conditions identify its
+			// derived column): each within 150 of its own sum (noise of scale
+			// 100·3/20 = 15 each), where one release for all answered the
+			// first's three times.
+			cases := []struct{ cond, re string }{{"name LIKE 'ali%'", `^ali.*$`}, {"name LIKE '%smith%'", `^.*smith.*$`},
+				{"LEFT(name, 3) = '50%'", `^50%.*$`}, {"LOWER(name) LIKE '%o%'", `(?i)^.*o.*$`}}
+			var items []string
+			want := make([]float64, len(cases))
+			for i, c := range cases {
+				items = append(items, "SUM(CASE WHEN "+c.cond+" THEN amount + 0 END)")
+				expr := c.re
+				if caseless {
+					expr = "(?i)" + expr
+				}
+				re := regexp.MustCompile(expr)
+				for _, r := range rows {
+					if r.name != nil && re.MatchString(*r.name) {
+						want[i] += float64(r.amount)
+					}
+				}
+			}
+			got := make([]float64, len(cases))
+			dest := make([]any, len(cases))
+			for i := range got {
+				dest[i] = &got[i]
+			}
+			if err := conn.QueryRowContext(t.Context(), "SELECT "+strings.Join(items, ", ")+" FROM people").Scan(dest...); err != nil {
+				t.Fatal(err)
+			}
+			for i := range cases {
+				if math.Abs(got[i]-want[i]) > 150 {
+					t.Errorf("SUM(CASE WHEN %s THEN amount + 0 END) = %g, want %g ± 150", cases[i].cond, got[i], want[i])
+				}
 			}
 		})
 	}

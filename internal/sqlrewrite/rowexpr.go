@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"strconv"
 	"strings"
 	"time"
 
@@ -469,38 +470,60 @@ func temporalOperandString(x *RowExpr) string {
 	return x.String()
 }
 
-// describeCondition renders a condition for messages.
+// describeCondition renders a condition for messages and for
+// RowExpr.String, which identifies derived columns and releases: it
+// writes every field that changes which rows the condition holds for.
 func describeCondition(c Condition) string {
+	var s string
 	switch {
 	case c.IsNull && c.Complement:
 		return c.Column + " IS NOT NULL"
 	case c.IsNull:
 		return c.Column + " IS NULL"
+	case c.Cell != nil:
+		s = fmt.Sprintf("%s IN date cell %d of %v", c.Column, c.Cell.Index, c.Cell.Axis)
+	case c.Like != nil:
+		col := c.Column
+		if c.LikeCase != "" {
+			col = strings.ToUpper(c.LikeCase) + "(" + col + ")"
+		}
+		s = col + " LIKE " + strconv.Quote(*c.Like)
 	case c.Range != nil:
+		end := func(x float64) string {
+			if c.Temporal != "" {
+				col := catalog.Column{Type: c.Temporal}
+				return "'" + col.FormatTemporal(x) + "'"
+			}
+			return formatLabel(Value{Num: x})
+		}
 		var parts []string
 		if c.Range.HasLower {
 			op := ">="
 			if c.Range.LowerOpen {
 				op = ">"
 			}
-			parts = append(parts, c.Column+" "+op+" "+formatLabel(Value{Num: c.Range.Lower}))
+			parts = append(parts, c.Column+" "+op+" "+end(c.Range.Lower))
 		}
 		if c.Range.HasUpper {
 			op := "<="
 			if c.Range.UpperOpen {
 				op = "<"
 			}
-			parts = append(parts, c.Column+" "+op+" "+formatLabel(Value{Num: c.Range.Upper}))
+			parts = append(parts, c.Column+" "+op+" "+end(c.Range.Upper))
 		}
-		return strings.Join(parts, " AND ")
+		s = strings.Join(parts, " AND ")
+		if len(parts) == 0 {
+			s = c.Column + " IS NOT NULL"
+		}
+	default:
+		vals := make([]string, len(c.In))
+		for i, v := range c.In {
+			vals[i] = formatLabel(v)
+		}
+		s = c.Column + " IN (" + strings.Join(vals, ", ") + ")"
 	}
-	vals := make([]string, len(c.In))
-	for i, v := range c.In {
-		vals[i] = formatLabel(v)
-	}
-	s := c.Column + " IN (" + strings.Join(vals, ", ") + ")"
 	if c.Complement {
-		s = "NOT " + s
+		s = "(NOT (" + s + ") OR " + c.Column + " IS NULL)"
 	}
 	return s
 }
