@@ -171,7 +171,7 @@ func (p *Planner) planInteractive(sel *sqlrewrite.Select, t *catalog.Table, s Se
 		return nil, ""
 	}
 	item := sel.Items[0]
-	if item.Agg.Func != sqlrewrite.CountRows || len(item.Agg.Where) > 0 {
+	if item.Agg.Func != sqlrewrite.CountRows || item.Agg.Filtered() {
 		return nil, ""
 	}
 	if s.Mechanism != "" && s.Mechanism != "auto" {

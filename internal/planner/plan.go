@@ -467,6 +467,11 @@ func (b *builder) carriesCount(i int) bool {
 func (b *builder) output(item sqlrewrite.Item) (Output, error) {
 	agg := item.Agg
 	out := Output{Label: item.Label, Agg: agg}
+	if agg.Filtered() {
+		// A synopsis or a Query's part answers an aggregate's own
+		// condition; released here it would count every row.
+		return out, dperr.New(dperr.Internal, "internal error: %s has its own condition outside a synopsis or a part", item.Label)
+	}
 	var col *catalog.Column
 	if agg.Func != sqlrewrite.CountRows {
 		c, ok := b.table.Column(agg.Column)

@@ -414,6 +414,9 @@ func (qp *QueryPlan) Explain() (columns []string, rows [][]any) {
 		for i, c := range part.Where {
 			conds[i] = describeCondition(c)
 		}
+		if part.Boolean != nil {
+			conds = append(conds, describePredicate(part.Boolean))
+		}
 		where := "all rows"
 		if len(conds) > 0 {
 			where = "rows where " + strings.Join(conds, " AND ")
@@ -690,9 +693,11 @@ func outerString(q *sqlrewrite.Query, e *sqlrewrite.Expr) string {
 
 // QueryPart is one set of releases of a QueryPlan with Parts.
 type QueryPart struct {
-	// Plan is planned over the rows that pass the WHERE and Where.
-	Plan  *Plan
-	Where []sqlrewrite.Condition
+	// Plan is planned over the rows that pass the WHERE and Where, or
+	// Boolean (the aggregates' own condition with OR or NOT).
+	Plan    *Plan
+	Where   []sqlrewrite.Condition
+	Boolean *sqlrewrite.Predicate
 	// Items are the indexes in Query.Base.Items of Plan's outputs, in order.
 	Items []int
 }
@@ -700,11 +705,43 @@ type QueryPart struct {
 // filtered reports whether an aggregate carries its own conditions.
 func filtered(items []sqlrewrite.Item) bool {
 	for _, it := range items {
-		if len(it.Agg.Where) > 0 {
+		if it.Agg.Filtered() {
 			return true
 		}
 	}
 	return false
+}
+
+// conditionKey identifies an aggregate's own condition: aggregates with
+// equal keys select the same rows and share a part.
+func conditionKey(a sqlrewrite.Aggregate) string {
+	if a.Boolean != nil {
+		return "boolean: " + describePredicate(a.Boolean)
+	}
+	conds := make([]string, len(a.Where))
+	for i, c := range a.Where {
+		conds[i] = describeCondition(c)
+	}
+	return strings.Join(conds, " AND ")
+}
+
+// describePredicate renders a predicate for EXPLAIN, parenthesised so
+// that it reads as it selects.
+func describePredicate(p *sqlrewrite.Predicate) string {
+	if p.Op == sqlrewrite.Leaf {
+		return "(" + describeCondition(*p.Leaf) + ")"
+	}
+	args := make([]string, len(p.Args))
+	for i, a := range p.Args {
+		args[i] = describePredicate(a)
+	}
+	switch p.Op {
+	case sqlrewrite.Not:
+		return "NOT " + args[0]
+	case sqlrewrite.Or:
+		return "(" + strings.Join(args, " OR ") + ")"
+	}
+	return "(" + strings.Join(args, " AND ") + ")"
 }
 
 // planParts plans one part per distinct aggregate condition (see
@@ -719,10 +756,10 @@ func (p *Planner) planParts(qp *QueryPlan, s Settings) (*QueryPlan, error) {
 	var order []string
 	byWhere := map[string]*QueryPart{}
 	for i, it := range q.Base.Items {
-		key := fmt.Sprint(it.Agg.Where)
+		key := conditionKey(it.Agg)
 		part, ok := byWhere[key]
 		if !ok {
-			part = &QueryPart{Where: it.Agg.Where}
+			part = &QueryPart{Where: it.Agg.Where, Boolean: it.Agg.Boolean}
 			byWhere[key] = part
 			order = append(order, key)
 		}
@@ -733,11 +770,11 @@ func (p *Planner) planParts(qp *QueryPlan, s Settings) (*QueryPlan, error) {
 	total := 0
 	for j, key := range order {
 		part := byWhere[key]
-		sel := &sqlrewrite.Select{Table: q.Base.Table, Boolean: q.Base.Boolean, Derive: q.Base.Derive,
+		sel := &sqlrewrite.Select{Table: q.Base.Table, Boolean: both(q.Base.Boolean, part.Boolean), Derive: q.Base.Derive,
 			Where: append(append([]sqlrewrite.Condition(nil), q.Base.Where...), part.Where...)}
 		for _, i := range part.Items {
 			it := q.Base.Items[i]
-			it.Agg.Where = nil
+			it.Agg.Where, it.Agg.Boolean = nil, nil
 			if it.Agg.Func == sqlrewrite.CountRows {
 				it.Label = "COUNT(*)"
 			}
@@ -767,6 +804,17 @@ func (p *Planner) planParts(qp *QueryPlan, s Settings) (*QueryPlan, error) {
 	}
 	qp.Cost.Epsilon = s.Epsilon
 	return qp, nil
+}
+
+// both is the AND of two predicates, either of which may be nil.
+func both(a, b *sqlrewrite.Predicate) *sqlrewrite.Predicate {
+	switch {
+	case a == nil:
+		return b
+	case b == nil:
+		return a
+	}
+	return &sqlrewrite.Predicate{Op: sqlrewrite.And, Args: []*sqlrewrite.Predicate{a, b}}
 }
 
 // describeCondition renders a condition for EXPLAIN.

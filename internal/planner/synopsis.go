@@ -133,8 +133,8 @@ func (p *Planner) planSynopses(sel *sqlrewrite.Select, t *catalog.Table, forced 
 	forcedCount := forced != nil && forced.Supports(Statistic{Kind: StatCount})
 	answered := false
 	for i, item := range sel.Items {
-		if item.Agg.Func != sqlrewrite.CountRows || len(item.Agg.Where) == 0 && forcedCount {
-			continue
+		if item.Agg.Func != sqlrewrite.CountRows || len(item.Agg.Where) == 0 && forcedCount || item.Agg.Boolean != nil {
+			continue // a count with OR or NOT is a part of a Query (sqlrewrite routes it so)
 		}
 		a, err := sp.rangeCount(item, sel.Where)
 		if err != nil {

@@ -10,7 +10,7 @@ import (
 // col [ELSE NULL] END, as BI tools write a measure restricted to some
 // rows (AVG(CASE WHEN sex = 1 THEN income END)): the aggregate of col
 // over the rows where the condition holds, Where set to the condition (an
-// AND of range and equality conditions). ok is false for other shapes
+// AND of range and equality conditions), or Boolean (one with OR or NOT). ok is false for other shapes
 // (COUNT and SUM of CASE … THEN 1 are range counts, handled by aggregate;
 // an ELSE value makes the CASE a row expression, rowExprAggregate).
 // Only a Query answers it: each distinct condition is its own set of
@@ -49,5 +49,5 @@ func (sc *scope) conditionalAggregate(e ast.ExprNode) (agg Aggregate, ok bool, e
 	if err != nil {
 		return Aggregate{}, true, err
 	}
-	return Aggregate{Func: fn, Column: column.Name, Where: rc.Where}, true, nil
+	return Aggregate{Func: fn, Column: column.Name, Where: rc.Where, Boolean: rc.Boolean}, true, nil
 }

@@ -130,6 +130,9 @@ func formatAggregate(a sqlrewrite.Aggregate) string {
 		}
 		s += sep + formatCondition(c)
 	}
+	if a.Boolean != nil {
+		s += " where " + formatPredicate(a.Boolean)
+	}
 	return s
 }
 

@@ -812,7 +812,7 @@ func (qb *queryBuilder) aggregate(e ast.ExprNode) (*Expr, error) {
 	if err != nil {
 		return nil, err
 	}
-	if agg.Func == CountRows && len(agg.Where) == 0 {
+	if agg.Func == CountRows && !agg.Filtered() {
 		return qb.item(agg, "COUNT(*)"), nil
 	}
 	return qb.item(agg, restore(e)), nil

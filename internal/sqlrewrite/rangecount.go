@@ -14,17 +14,32 @@ func (sc *scope) rangeCount(e ast.ExprNode) (Aggregate, error) {
 	return sc.rangeCountAt(e, rangeCountSite)
 }
 
-// rangeCountAt is rangeCount with the conditions written at site.
+// rangeCountAt is rangeCount with the conditions written at site: Where
+// when the condition is an AND of leaves, else Boolean (OR and NOT).
 func (sc *scope) rangeCountAt(e ast.ExprNode, site conditionSite) (Aggregate, error) {
 	p, err := sc.predicate(e, site)
 	if err != nil {
 		return Aggregate{}, err
 	}
-	conds, ok := conjunction(p)
-	if !ok {
-		return Aggregate{}, rangeCountSite.refuse("OR and NOT (<>, NOT BETWEEN, NOT IN) in a range count")
+	if conds, ok := conjunction(p); ok {
+		return Aggregate{Func: CountRows, Where: conds}, nil
 	}
-	return Aggregate{Func: CountRows, Where: conds}, nil
+	return Aggregate{Func: CountRows, Boolean: p}, nil
+}
+
+// conjunctionAt is rangeCountAt's conditions where only an AND of leaves
+// is supported (a row CASE's, a tier's): OR and NOT are refused, naming
+// where they are answered.
+func (sc *scope) conjunctionAt(e ast.ExprNode, site conditionSite) ([]Condition, error) {
+	rc, err := sc.rangeCountAt(e, site)
+	if err != nil {
+		return nil, err
+	}
+	if rc.Boolean != nil {
+		return nil, site.refuse("OR and NOT (<>, NOT BETWEEN, NOT IN) in a CASE of a row expression or of GROUP BY tiers " +
+			"(they are answered in WHERE, in a range count and in AGG(CASE WHEN condition THEN col END) without ELSE)")
+	}
+	return rc.Where, nil
 }
 
 // caseCount converts COUNT(CASE WHEN condition THEN 1 [ELSE NULL] END) and

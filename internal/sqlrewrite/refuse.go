@@ -11,7 +11,8 @@ import (
 const (
 	supportedQueries    = "dpproxy answers only SELECT of aggregates COUNT, SUM, AVG, VARIANCE, STDDEV, MEDIAN, PERCENTILE_CONT, IQR, REGR_SLOPE, REGR_INTERCEPT and range counts over declared columns, with AND, OR and NOT of range/equality predicates, and GROUP BY columns with declared values or FLOOR(col / w) * w buckets, with arithmetic, HAVING, ORDER BY and LIMIT over the aggregates"
 	supportedWhere      = "WHERE must combine with AND, OR and NOT the conditions col BETWEEN a AND b, col <, <=, >, >=, = or <> constant, and col IN (constants), col IS [NOT] NULL, on declared columns"
-	supportedRangeCount = "a range count is SUM(condition), COUNT(CASE WHEN condition THEN 1 END) or SUM(CASE WHEN condition THEN 1 ELSE 0 END), the condition an AND of col BETWEEN a AND b, col <, <=, >, >= or = constant, and col IN (constants), col IS [NOT] NULL, on declared columns"
+	supportedRangeCount = "a range count is SUM(condition), COUNT(CASE WHEN condition THEN 1 END) or SUM(CASE WHEN condition THEN 1 ELSE 0 END), the condition an AND, OR and NOT of col BETWEEN a AND b, col <, <=, >, >=, = or <> constant, and col IN (constants), col IS [NOT] NULL, on declared columns"
+	supportedRowCase    = "a CASE in a row expression or in GROUP BY tiers has WHEN conditions that are an AND of col BETWEEN a AND b, col <, <=, >, >= or = constant, and col IN (constants), col IS [NOT] NULL, on declared columns"
 	supportedHistogram  = "GROUP BY answers only histograms: SELECT FLOOR(col / w) * w AS bucket, COUNT(*) FROM t [WHERE ...] GROUP BY bucket [ORDER BY bucket], w a positive number (FLOOR(col / w) for bucket numbers), with only COUNT(*) and range counts beside the bucket"
 	supportedConst      = "SELECT without FROM may list only literals, @@system and @user variables, and the functions DATABASE(), USER(), CURRENT_USER(), VERSION(), CONNECTION_ID(), NOW(), LAST_INSERT_ID(), dp_remaining_epsilon() and dp_remaining_delta()"
 	supportedSet        = "SET @dp_... takes constants: numbers, strings, NULL or DEFAULT"
@@ -49,7 +50,8 @@ type conditionSite struct {
 var (
 	whereSite      = conditionSite{clause: "where clause", supported: supportedWhere, expressions: true}
 	rangeCountSite = conditionSite{clause: "field list", supported: supportedRangeCount, expressions: true}
-	rowCaseSite    = conditionSite{clause: "field list", supported: supportedRangeCount}
+	rowCaseSite    = conditionSite{clause: "field list", supported: supportedRowCase}
+	tierSite       = conditionSite{clause: "field list", supported: supportedRowCase, expressions: true}
 )
 
 // refuse is an Unsupported error about a condition written at the site.

@@ -649,7 +649,7 @@ func (sc *scope) rowExprIn(top, e ast.ExprNode) (*RowExpr, error) {
 	case *ast.CaseExpr: // searched (asCase above)
 		x := &RowExpr{Kind: RowCase}
 		for _, w := range n.WhenClauses {
-			rc, err := sc.rangeCountAt(w.Expr, rowCaseSite)
+			conds, err := sc.conjunctionAt(w.Expr, rowCaseSite)
 			if err != nil {
 				return nil, err
 			}
@@ -657,7 +657,7 @@ func (sc *scope) rowExprIn(top, e ast.ExprNode) (*RowExpr, error) {
 			if err != nil {
 				return nil, err
 			}
-			x.When, x.Args = append(x.When, rc.Where), append(x.Args, res)
+			x.When, x.Args = append(x.When, conds), append(x.Args, res)
 		}
 		var els *RowExpr
 		if n.ElseClause != nil {

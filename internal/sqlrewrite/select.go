@@ -89,7 +89,7 @@ func booleanOverSynopsis(sel *Select) bool {
 		return true
 	}
 	for _, it := range sel.Items {
-		if len(it.Agg.Where) > 0 {
+		if it.Agg.Filtered() {
 			return true
 		}
 	}
@@ -99,8 +99,14 @@ func booleanOverSynopsis(sel *Select) bool {
 // filteredWithoutSynopsis reports whether sel has a range count (an
 // aggregate with its own conditions) none of whose conditions is on a
 // column with a histogram domain: no synopsis answers it, so it is
-// answered as a Query with one set of releases per condition.
+// answered as a Query with one set of releases per condition. So is one
+// with an aggregate whose own condition has OR or NOT.
 func (p *Parser) filteredWithoutSynopsis(sel *Select) bool {
+	for _, it := range sel.Items {
+		if it.Agg.Boolean != nil {
+			return true // no synopsis answers OR and NOT
+		}
+	}
 	t, _ := p.cat.Table(sel.Table)
 	for _, it := range sel.Items {
 		for _, c := range it.Agg.Where {

@@ -151,7 +151,12 @@ var aggNames = map[AggFunc]string{
 // String is the canonical lower-case name, for plans and golden tests.
 func (f AggFunc) String() string { return aggNames[f] }
 
+// Filtered reports whether the aggregate has its own condition, on top of
+// the statement's WHERE (Where or Boolean).
+func (a Aggregate) Filtered() bool { return len(a.Where) > 0 || a.Boolean != nil }
+
 // Aggregate is an aggregate function applied to a declared column.
+// Where and Boolean are its own condition (Filtered).
 type Aggregate struct {
 	Func AggFunc
 	// Column is the declared column name (catalog spelling); empty for CountRows.
@@ -165,6 +170,12 @@ type Aggregate struct {
 	// COUNT(CASE WHEN col BETWEEN a AND b THEN 1 END) are CountRows with
 	// Where = [col in [a, b]] (a range count).
 	Where []Condition
+	// Boolean is set instead of Where when the aggregate's own condition
+	// uses OR or NOT (<>, NOT BETWEEN and NOT IN included):
+	// SUM(CASE WHEN a <> 1 OR b = 2 THEN col END), COUNT(CASE WHEN NOT
+	// (age BETWEEN 20 AND 30) THEN 1 END). Only a Query answers it, as its
+	// own part (planner.QueryPlan.Parts); no synopsis does.
+	Boolean *Predicate
 	// Expr, if set, is the row expression the aggregate reads (an
 	// aggregate over two or more columns, rowexpr.go); Column is then its
 	// text, the name of the column the planner derives for it.

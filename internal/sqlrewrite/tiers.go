@@ -67,12 +67,12 @@ func (sc *scope) tiering(e ast.ExprNode) (t *Tiering, labels []Value, ok bool, e
 	t = &Tiering{}
 	results := make([]ast.ExprNode, 0, len(c.WhenClauses)+1)
 	for _, w := range c.WhenClauses {
-		rc, err := sc.rangeCount(w.Expr)
+		conds, err := sc.conjunctionAt(w.Expr, tierSite)
 		if err != nil {
 			return nil, nil, true, err
 		}
 		rg := Range{}
-		for _, cond := range rc.Where {
+		for _, cond := range conds {
 			switch {
 			case t.Column == "":
 				t.Column = cond.Column
@@ -294,20 +294,23 @@ func (sc *scope) caseLabeller(e ast.ExprNode) (col *catalog.Column, labelOf func
 	if !isCase || len(c.WhenClauses) == 0 {
 		return nil, nil, false, nil
 	}
-	whens := make([][]Condition, len(c.WhenClauses))
+	whens := make([]*Predicate, len(c.WhenClauses))
 	for i, w := range c.WhenClauses {
-		rc, err := sc.rangeCountAt(w.Expr, rowCaseSite)
+		p, err := sc.predicate(w.Expr, rowCaseSite)
 		if err != nil {
 			return nil, nil, false, nil
 		}
-		for _, cond := range rc.Where {
+		for _, cond := range predicateLeaves(p, nil) {
 			column, declared := sc.table.Column(cond.Column)
-			if !declared || !column.HasDomain() || col != nil && col.Name != column.Name || cond.Like != nil || cond.Temporal != "" {
+			if !declared || !column.HasDomain() || col != nil && col.Name != column.Name || cond.Like != nil || cond.Temporal != "" || cond.Cell != nil {
 				return nil, nil, false, nil
 			}
 			col = column
 		}
-		whens[i] = rc.Where
+		whens[i] = p
+	}
+	if col == nil {
+		return nil, nil, false, nil // no condition on a column
 	}
 	results := make([]ast.ExprNode, 0, len(c.WhenClauses)+1)
 	for _, w := range c.WhenClauses {
@@ -326,13 +329,49 @@ func (sc *scope) caseLabeller(e ast.ExprNode) (col *catalog.Column, labelOf func
 		caseLabels = append(caseLabels, v)
 	}
 	return col, func(v Value) Value {
-		for i, conds := range whens {
-			if conditionsHold(conds, v) {
+		for i, p := range whens {
+			if predicateHolds(p, v) {
 				return caseLabels[i]
 			}
 		}
 		return caseLabels[len(whens)]
 	}, true, nil
+}
+
+// predicateLeaves appends the leaves of p to leaves.
+func predicateLeaves(p *Predicate, leaves []Condition) []Condition {
+	if p.Leaf != nil {
+		return append(leaves, *p.Leaf)
+	}
+	for _, a := range p.Args {
+		leaves = predicateLeaves(a, leaves)
+	}
+	return leaves
+}
+
+// predicateHolds reports whether p, whose leaves are conditions on the
+// column of the declared value v, holds for v (not NULL, so every leaf is
+// true or false: two-valued logic).
+func predicateHolds(p *Predicate, v Value) bool {
+	switch p.Op {
+	case Leaf:
+		return conditionsHold([]Condition{*p.Leaf}, v)
+	case Not:
+		return !predicateHolds(p.Args[0], v)
+	case Or:
+		for _, a := range p.Args {
+			if predicateHolds(a, v) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, a := range p.Args {
+		if !predicateHolds(a, v) {
+			return false
+		}
+	}
+	return true
 }
 
 // textLabeller reads a text function of one declared text column and
