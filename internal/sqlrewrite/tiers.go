@@ -3,6 +3,7 @@ package sqlrewrite
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -157,6 +158,9 @@ func intersect(a, b Range) Range {
 }
 
 func formatLabel(v Value) string {
+	if v.Null {
+		return "NULL"
+	}
 	if v.IsText {
 		return strconv.Quote(v.Str)
 	}
@@ -237,17 +241,16 @@ func (sc *scope) mappedKey(e ast.ExprNode) (t *Tiering, labels []Value, x *RowEx
 	if !ok || err != nil {
 		return nil, nil, nil, ok, err
 	}
-	// Each declared value's group. NULL is in no group of a derived CASE,
-	// nor a value whose label is NULL.
+	// Each declared value's group, as MySQL groups the rows holding it: a
+	// declared NULL (its label computed as SQL computes it on NULL) too, and
+	// the values whose label is NULL form the NULL group. Rows holding no
+	// declared value are in no group, as for GROUP BY the column itself.
 	index := map[Value]int{}
 	var preimages [][]Value
 	for _, v := range sc.declaredValues(col) {
-		if v.Null {
-			continue
-		}
 		label := labelOf(v)
 		if label.Null {
-			continue
+			label = Value{Null: true}
 		}
 		g, seen := index[label]
 		if !seen {
@@ -258,21 +261,37 @@ func (sc *scope) mappedKey(e ast.ExprNode) (t *Tiering, labels []Value, x *RowEx
 		}
 		preimages[g] = append(preimages[g], v)
 	}
-	if len(labels) == 0 {
+	switch len(labels) {
+	case 0:
 		return nil, nil, nil, true, refuseQuery("GROUP BY %s, which gives no declared value of %s a label", restore(e), col.Name)
+	case 1:
+		return nil, nil, nil, true, refuseQuery("GROUP BY %s, which gives every declared value of %s the label %s: one group "+
+			"(select the label as a constant, without GROUP BY, and WHERE %s IN (the declared values))", restore(e), col.Name, formatLabel(labels[0]), col.Name)
 	}
-	for _, l := range labels[1:] {
-		if l.IsText != labels[0].IsText {
-			return nil, nil, nil, true, refuseQuery("GROUP BY %s, whose labels are of two types", restore(e))
+	var text []bool
+	for _, l := range labels {
+		if !l.Null {
+			text = append(text, l.IsText)
 		}
+	}
+	if slices.Contains(text, true) && slices.Contains(text, false) {
+		return nil, nil, nil, true, refuseQuery("GROUP BY %s, whose labels are of two types", restore(e))
 	}
 	x = &RowExpr{Kind: RowCase}
 	parts := []string{"mapped", col.Name}
 	t = &Tiering{}
 	var groups []string
 	for g, values := range preimages {
-		x.When = append(x.When, []Condition{{Column: col.Name, In: values}})
-		x.Args = append(x.Args, &RowExpr{Kind: RowConst, Num: float64(g)})
+		values = slices.DeleteFunc(slices.Clone(values), func(v Value) bool { return v.Null })
+		if len(values) > 0 {
+			x.When = append(x.When, []Condition{{Column: col.Name, In: values}})
+			x.Args = append(x.Args, &RowExpr{Kind: RowConst, Num: float64(g)})
+		}
+		if len(values) < len(preimages[g]) {
+			x.When = append(x.When, []Condition{{Column: col.Name, IsNull: true}})
+			x.Args = append(x.Args, &RowExpr{Kind: RowConst, Num: float64(g)})
+			values = append(values, Value{Null: true})
+		}
 		if g < len(preimages)-1 {
 			t.Ranges = append(t.Ranges, Range{Lower: float64(g), Upper: float64(g), HasLower: true, HasUpper: true})
 		}
@@ -330,7 +349,7 @@ func (sc *scope) caseLabeller(e ast.ExprNode) (col *catalog.Column, labelOf func
 	}
 	return col, func(v Value) Value {
 		for i, p := range whens {
-			if predicateHolds(p, v) {
+			if truthOn(p, v) == sqlTrue {
 				return caseLabels[i]
 			}
 		}
@@ -349,29 +368,56 @@ func predicateLeaves(p *Predicate, leaves []Condition) []Condition {
 	return leaves
 }
 
-// predicateHolds reports whether p, whose leaves are conditions on the
-// column of the declared value v, holds for v (not NULL, so every leaf is
-// true or false: two-valued logic).
-func predicateHolds(p *Predicate, v Value) bool {
+// SQL's truth values.
+const (
+	sqlFalse = iota
+	sqlTrue
+	sqlUnknown
+)
+
+// truthOn is SQL's three-valued truth of p, whose leaves are conditions on
+// the column of the declared value v, on a row holding v: on NULL a leaf
+// is unknown but IS NULL and a Complement (col <> v OR col IS NULL ...),
+// which are true; NOT of unknown is unknown, AND is false with a false
+// operand, OR true with a true one.
+func truthOn(p *Predicate, v Value) int {
 	switch p.Op {
 	case Leaf:
-		return conditionsHold([]Condition{*p.Leaf}, v)
-	case Not:
-		return !predicateHolds(p.Args[0], v)
-	case Or:
-		for _, a := range p.Args {
-			if predicateHolds(a, v) {
-				return true
-			}
+		c := *p.Leaf
+		switch {
+		case v.Null && (c.IsNull != c.Complement):
+			return sqlTrue
+		case v.Null && c.IsNull:
+			return sqlFalse // IS NOT NULL
+		case v.Null:
+			return sqlUnknown
+		case conditionsHold([]Condition{c}, v):
+			return sqlTrue
 		}
-		return false
+		return sqlFalse
+	case Not:
+		switch t := truthOn(p.Args[0], v); t {
+		case sqlTrue:
+			return sqlFalse
+		case sqlFalse:
+			return sqlTrue
+		}
+		return sqlUnknown
+	}
+	// And: false wins, then unknown; Or: true wins, then unknown.
+	wins, out := sqlFalse, sqlTrue
+	if p.Op == Or {
+		wins, out = sqlTrue, sqlFalse
 	}
 	for _, a := range p.Args {
-		if !predicateHolds(a, v) {
-			return false
+		switch t := truthOn(a, v); t {
+		case wins:
+			return wins
+		case sqlUnknown:
+			out = sqlUnknown
 		}
 	}
-	return true
+	return out
 }
 
 // textLabeller reads a text function of one declared text column and
@@ -397,6 +443,9 @@ func (sc *scope) textLabeller(e ast.ExprNode) (col *catalog.Column, labelOf func
 		}
 	}
 	return column, func(v Value) Value {
+		if v.Null {
+			return Value{Null: true} // each function of NULL is NULL, CONCAT's too
+		}
 		out, _ := textFunction(e, v)
 		return out
 	}, true
@@ -520,20 +569,23 @@ func (sc *scope) numericLabeller(e ast.ExprNode) (col *catalog.Column, labelOf f
 		return nil, nil, false
 	}
 	if isCondition(e) {
-		rc, err := sc.rangeCountAt(e, rowCaseSite)
+		p, err := sc.predicate(e, rowCaseSite)
 		if err != nil {
 			return nil, nil, false
 		}
-		for _, c := range rc.Where {
-			if c.Column != column.Name || c.Like != nil || c.Temporal != "" {
+		for _, c := range predicateLeaves(p, nil) {
+			if c.Column != column.Name || c.Like != nil || c.Temporal != "" || c.Cell != nil {
 				return nil, nil, false
 			}
 		}
 		return column, func(v Value) Value {
-			if conditionsHold(rc.Where, v) {
+			switch truthOn(p, v) {
+			case sqlTrue:
 				return Value{Num: 1}
+			case sqlFalse:
+				return Value{Num: 0}
 			}
-			return Value{Num: 0}
+			return Value{Null: true}
 		}, true
 	}
 	if !isRowExpr(e) || isDatePart(e) {
@@ -550,7 +602,7 @@ func (sc *scope) numericLabeller(e ast.ExprNode) (col *catalog.Column, labelOf f
 	}
 	return column, func(v Value) Value {
 		y, _ := x.valueAt(column.Name, v.Num)
-		if math.IsNaN(y) {
+		if v.Null || math.IsNaN(y) {
 			return Value{Null: true}
 		}
 		return Value{Num: y}
