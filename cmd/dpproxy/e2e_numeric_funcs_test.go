@@ -290,7 +290,9 @@ func TestMappedKeysEndToEnd(t *testing.T) {
 			countBy(func(s string) string { return map[bool]string{true: "N", false: "NULL"}[strings.HasPrefix(s, "north")] })},
 		// <> and NOT: unknown on NULL, so NULL takes the ELSE.
 		{"SELECT CASE WHEN region <> 'West' AND NOT (region = 'east') THEN 'keep' ELSE 'drop' END AS g, COUNT(*) FROM r GROUP BY g",
-			countBy(func(s string) string { return map[bool]string{true: "keep", false: "drop"}[s != "" && s != "West" && s != "east"] })},
+			countBy(func(s string) string {
+				return map[bool]string{true: "keep", false: "drop"}[s != "" && s != "West" && s != "east"]
+			})},
 		{"SELECT CASE WHEN region IS NULL THEN 'none' ELSE 'some' END AS g, COUNT(*) FROM r GROUP BY g",
 			countBy(func(s string) string { return map[bool]string{true: "none", false: "some"}[s == ""] })},
 		{"SELECT CASE WHEN region IN ('north', 'east') THEN 'NE' WHEN region = 'South' THEN 'S' ELSE 'other' END AS g, COUNT(*) FROM r GROUP BY g",
