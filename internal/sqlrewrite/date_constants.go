@@ -212,7 +212,7 @@ func (sc *scope) shiftedTime(x, n, unit ast.ExprNode, sign int64) (time.Time, bo
 	if length.months != 0 {
 		t = addMonths(t, k*length.months)
 	} else {
-		t = t.Add(time.Duration(k*length.seconds) * time.Second)
+		t = shiftSeconds(t, k*length.seconds)
 		isDate = isDate && length.seconds%catalog.SecondsPerDay == 0
 	}
 	if y := t.Year(); y < 1000 || y > 9999 {
@@ -273,12 +273,19 @@ func shiftedByCompound(t time.Time, isDate bool, n ast.ExprNode, unit ast.TimeUn
 	if unit == ast.TimeUnitYearMonth {
 		t = addMonths(t, sign*total)
 	} else {
-		t, isDate = t.Add(time.Duration(sign*total)*time.Second), false
+		t, isDate = shiftSeconds(t, sign*total), false
 	}
 	if y := t.Year(); y < 1000 || y > 9999 {
 		return time.Time{}, false, true, fmt.Errorf("%s is outside the years 1000 to 9999", t.Format(time.DateTime))
 	}
 	return t, isDate, true, nil
+}
+
+// shiftSeconds returns t moved by k seconds (|k| ≤ 10^8 weeks): on Unix
+// seconds, which hold every such shift, where a time.Duration overflows
+// beyond 292 years and would wrap around to a date inside the range.
+func shiftSeconds(t time.Time, k int64) time.Time {
+	return time.Unix(t.Unix()+k, int64(t.Nanosecond())).In(t.Location())
 }
 
 // addMonths adds k calendar months to t as MySQL does: the same day of

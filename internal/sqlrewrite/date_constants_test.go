@@ -63,6 +63,10 @@ func TestRelativeDatesInTheBackendsZone(t *testing.T) {
 		// A date shifted by hours is a timestamp: midnight of the next day.
 		{"", "2024-03-01 12:00:00", "day >= CURDATE() + INTERVAL '1 1' DAY_HOUR", "where day [2024-03-03, inf)"},
 		{"", "2024-03-01 00:00:00", "at >= NOW() + INTERVAL '1 2 3' DAY_HOUR", "error: it takes one to 2 numbers"},
+		// Beyond 292 years a time.Duration wraps around (to 1707 for these).
+		{"", "2024-01-15 12:00:00", "day < DATE '2000-01-01' + INTERVAL 106752 DAY", "where day (-inf, 2292-04-11)"},
+		{"", "2024-01-15 12:00:00", "at < TIMESTAMP '2000-01-01 00:00:00' + INTERVAL '106752 0' DAY_HOUR", "where at (-inf, 2292-04-11 00:00:00)"},
+		{"", "2024-01-15 12:00:00", "day < DATE '2000-01-01' + INTERVAL 10000000 DAY", "error: outside the years 1000 to 9999"},
 		{"server", "2024-01-15 12:00:00", "day >= CURDATE()", "error: backend.time_zone is server"},
 		{"Mars/Olympus", "2024-01-15 12:00:00", "day >= CURDATE()", "error: backend.time_zone \"Mars/Olympus\" is not in the proxy's time zone database"},
 	} {
