@@ -325,6 +325,10 @@ func (sc *scope) caseLabeller(e ast.ExprNode) (col *catalog.Column, labelOf func
 				return nil, nil, false, nil
 			}
 			col = column
+			if s, ok := collatedSpelling(cond.In, sc.declaredValues(column)); ok {
+				return nil, nil, true, refuseQuery("GROUP BY %s: %s compares %q, which the backend's collation may match with the declared value %q "+
+					"(write the declared spelling)", restore(e), column.Name, s[0], s[1])
+			}
 		}
 		whens[i] = p
 	}
@@ -366,6 +370,23 @@ func predicateLeaves(p *Predicate, leaves []Condition) []Condition {
 		leaves = predicateLeaves(a, leaves)
 	}
 	return leaves
+}
+
+// collatedSpelling returns a string of in and a declared value that differ
+// but that a case-insensitive, trailing-space-insensitive collation
+// (MySQL's and SQLite's defaults) may read as equal: the proxy labels the
+// declared values by exact comparison, which would then disagree with the
+// backend's.
+func collatedSpelling(in, declared []Value) (pair [2]string, ok bool) {
+	fold := func(s string) string { return strings.ToLower(strings.TrimRight(s, " ")) }
+	for _, x := range in {
+		for _, d := range declared {
+			if x.IsText && d.IsText && !d.Null && x.Str != d.Str && fold(x.Str) == fold(d.Str) {
+				return [2]string{x.Str, d.Str}, true
+			}
+		}
+	}
+	return pair, false
 }
 
 // SQL's truth values.
