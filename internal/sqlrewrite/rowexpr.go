@@ -1013,6 +1013,9 @@ func (sc *scope) conditionShare(e ast.ExprNode) (*RowExpr, error) {
 	if err != nil {
 		return nil, err
 	}
+	if rc.Boolean != nil {
+		return nil, refuseQuery("AVG of %s, a condition with OR or NOT (write SUM(%s) / COUNT(col) for a condition on one column col)", restore(e), restore(e))
+	}
 	col := rc.Where[0].Column
 	for _, c := range rc.Where {
 		if c.Column != col {
