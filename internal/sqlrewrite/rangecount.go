@@ -49,7 +49,7 @@ func (sc *scope) conjunctionAt(e ast.ExprNode, site conditionSite) ([]Condition,
 // condition.
 func (sc *scope) caseCount(fn string, c *ast.CaseExpr) (Aggregate, error) {
 	if len(c.WhenClauses) != 1 {
-		return Aggregate{}, rangeCountSite.refuse("CASE with %d WHEN clauses in a range count (write one WHEN, combining conditions with AND)", len(c.WhenClauses))
+		return Aggregate{}, rangeCountSite.refuse("CASE with %d WHEN clauses in a range count (write one WHEN, combining conditions with AND and OR)", len(c.WhenClauses))
 	}
 	if v, ok := literal(c.WhenClauses[0].Result); !ok || v.IsText || v.Null || v.Num != 1 {
 		return Aggregate{}, rangeCountSite.refuse("CASE WHEN ... THEN a result other than 1 in a range count")
