@@ -366,6 +366,31 @@ func TestBooleanConditionalAggregatesEndToEnd(t *testing.T) {
 			if want := incomeSum / incomeN; math.Abs(avg-want) > 2000 {
 				t.Errorf("AVG(CASE WHEN race <> 1 OR age > 60 THEN income END) = %g, want %g ± 2000", avg, want)
 			}
+			// A pivot of measures on disjoint conditions: each part spends the
+			// whole ε = 40 (parallel composition), so the two counts are exact
+			// (noise 0 but with probability 4·10^−18) and the statement
+			// spends 40 once.
+			var remaining [2]float64
+			var men, women float64
+			if err := db.QueryRow("SELECT dp_remaining_epsilon()").Scan(&remaining[0]); err != nil {
+				t.Fatal(err)
+			}
+			if err := db.QueryRow("SELECT COUNT(CASE WHEN sex = 1 THEN 1 END), COUNT(CASE WHEN sex = 0 THEN 1 END) FROM pums").Scan(&men, &women); err != nil {
+				t.Fatal(err)
+			}
+			if err := db.QueryRow("SELECT dp_remaining_epsilon()").Scan(&remaining[1]); err != nil {
+				t.Fatal(err)
+			}
+			var bySex [2]float64
+			for _, r := range demo.PUMS() {
+				bySex[r.Sex]++
+			}
+			if men != bySex[1] || women != bySex[0] {
+				t.Errorf("COUNT per sex as two measures: %g, %g; want %g, %g", men, women, bySex[1], bySex[0])
+			}
+			if spent := remaining[0] - remaining[1]; math.Abs(spent-40) > 1e-9 {
+				t.Errorf("the pivot of two disjoint measures spent %g, want 40", spent)
+			}
 			rows, err := db.Query("EXPLAIN SELECT SUM(age < 18 OR age > 65), AVG(CASE WHEN race <> 1 OR age > 60 THEN income END) FROM pums")
 			if err != nil {
 				t.Fatal(err)

@@ -35,8 +35,12 @@ func (e *Executor) RunQuery(ctx context.Context, user string, qp *planner.QueryP
 		if err != nil {
 			return nil, err
 		}
+		sharing := "sharing epsilon=%.6g delta=%.6g by basic composition"
+		if qp.Disjoint {
+			sharing = "each spending epsilon=%.6g delta=%.6g, as no row passes two parts' conditions (parallel composition)"
+		}
 		warnings = append(warnings, note(fmt.Sprintf("%d group(s), %d part(s): the aggregates with their own conditions (CASE WHEN … THEN col END, range counts) "+
-			"are released over their rows, sharing epsilon=%.6g delta=%.6g by basic composition; each group's releases use that whole cost (parallel composition)",
+			"are released over their rows, "+sharing+"; each group's releases use that whole cost (parallel composition)",
 			len(rows), len(qp.Parts), qp.Cost.Epsilon, qp.Cost.Delta)))
 		if t := qp.Table; t.HasPrivacyUnit() && len(q.Keys) > 0 {
 			warnings = append(warnings, note(fmt.Sprintf("each %s contributes to at most %d groups, so each group's parts share epsilon / %d: "+

@@ -86,7 +86,10 @@ type QueryPlan struct {
 	// the WHERE and its condition hold, sharing the statement's ε and δ in
 	// proportion to their releases (each release gets the same share as in
 	// one plan: basic composition), every part released for every group.
-	Parts []QueryPart
+	// When Disjoint, no row passes two parts' conditions (disjoint.go) and
+	// each part spends the whole ε and δ (parallel composition).
+	Parts    []QueryPart
+	Disjoint bool
 	// Cost is what the statement spends.
 	Cost Cost
 	// Table is the table queried, and Filter and Boolean its WHERE
@@ -421,9 +424,12 @@ func (qp *QueryPlan) Explain() (columns []string, rows [][]any) {
 		if len(conds) > 0 {
 			where = "rows where " + strings.Join(conds, " AND ")
 		}
+		composition, detail := "basic composition", "the aggregates with this condition, over the rows that pass the WHERE and it"
+		if qp.Disjoint {
+			composition, detail = "parallel composition", detail+"; no row passes two parts' conditions, so each part spends the whole ε"
+		}
 		rows = append(rows, []any{int64(len(rows) + 1), "part", fmt.Sprintf("#%d: %s", j+1, where),
-			"basic composition", display(part.Plan.Cost.Epsilon), display(part.Plan.Cost.Delta),
-			"the aggregates with this condition, over the rows that pass the WHERE and it"})
+			composition, display(part.Plan.Cost.Epsilon), display(part.Plan.Cost.Delta), detail})
 		_, prows := part.Plan.Explain()
 		for _, r := range prows[:len(prows)-1] {
 			r[0] = int64(len(rows) + 1)
@@ -590,7 +596,11 @@ func (qp *QueryPlan) totalDetail() string {
 	case qp.Empty:
 		return "the LIMIT leaves no row whatever the data; no data read"
 	case len(qp.Parts) > 0:
-		return fmt.Sprintf("basic composition over %d part(s) with their own conditions; parallel composition over %d group(s)", len(qp.Parts), len(qp.Groups))
+		composition := "basic"
+		if qp.Disjoint {
+			composition = "parallel"
+		}
+		return fmt.Sprintf("%s composition over %d part(s) with their own conditions; parallel composition over %d group(s)", composition, len(qp.Parts), len(qp.Groups))
 	case qp.Selection != nil && qp.Base == nil:
 		return "partition selection only"
 	case qp.Selection != nil && len(qp.Query.Keys) > 1:
@@ -747,7 +757,9 @@ func describePredicate(p *sqlrewrite.Predicate) string {
 // planParts plans one part per distinct aggregate condition (see
 // QueryPlan.Parts). Each part is planned twice: at ε = 1 to count its
 // releases, then with its share ε·n_j/N of the N releases of all parts,
-// so that every release gets ε/N as in a single plan.
+// so that every release gets ε/N as in a single plan; or, when no row can
+// pass two parts' conditions on a table without a privacy unit, with the
+// whole ε (QueryPlan.Disjoint).
 func (p *Planner) planParts(qp *QueryPlan, s Settings) (*QueryPlan, error) {
 	q := qp.Query
 	if len(q.Keys) == 1 && q.Keys[0].Private {
@@ -789,18 +801,28 @@ func (p *Planner) planParts(qp *QueryPlan, s Settings) (*QueryPlan, error) {
 		selects[j], counts[j] = sel, len(probe.Releases)
 		total += counts[j]
 	}
+	parts := make([]*QueryPart, len(order))
 	for j, key := range order {
+		parts[j] = byWhere[key]
+	}
+	qp.Disjoint = !qp.Table.HasPrivacyUnit() && disjointParts(parts)
+	for j, part := range parts {
 		share := s
-		share.Epsilon = s.Epsilon * float64(counts[j]) / float64(total)
-		share.Delta = s.Delta * float64(counts[j]) / float64(total)
+		if !qp.Disjoint {
+			share.Epsilon = s.Epsilon * float64(counts[j]) / float64(total)
+			share.Delta = s.Delta * float64(counts[j]) / float64(total)
+		}
 		plan, err := p.plan(selects[j], share, true)
 		if err != nil {
 			return nil, err
 		}
-		part := byWhere[key]
 		part.Plan = plan
 		qp.Parts = append(qp.Parts, *part)
-		qp.Cost.Delta += plan.Cost.Delta
+		if qp.Disjoint {
+			qp.Cost.Delta = max(qp.Cost.Delta, plan.Cost.Delta)
+		} else {
+			qp.Cost.Delta += plan.Cost.Delta
+		}
 	}
 	qp.Cost.Epsilon = s.Epsilon
 	return qp, nil

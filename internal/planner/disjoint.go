@@ -1,0 +1,135 @@
+package planner
+
+import (
+	"strings"
+
+	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
+)
+
+// Disjoint parts (parallel composition).
+//
+// A statement whose aggregates all carry their own conditions, no two of
+// which any row can satisfy together (a pivot of measures:
+// SUM(CASE WHEN sex = 1 THEN income END), SUM(CASE WHEN sex = 0 THEN
+// income END)), reads each row in at most one part. Under add/remove of
+// one row only that part's releases change law, so each part may spend
+// the statement's whole ε and δ (parallel composition), where parts that
+// may share rows split them (basic composition). On a table with a
+// privacy unit a unit's rows may fall in several parts, so there the
+// parts always split.
+//
+// Two parts are disjoint when each restricts one column (or derived
+// expression) to sets no value is in both: two IN lists without a common
+// value, two ranges without a common point, a list wholly outside a range.
+// The test is conservative where the backend's comparison may differ from
+// the proxy's: text values are disjoint only when both are ASCII letters
+// and digits (after trailing spaces) and differ after folding case and
+// trailing spaces (MySQL's and SQLite's default collations ignore both,
+// PostgreSQL's neither; accent-insensitive collations and ICU collations
+// that ignore punctuation or spaces equate other strings, never two such
+// ones); complements, IS NULL, LIKE, date cells and OR/NOT conditions
+// never count as disjoint.
+
+// disjointParts reports whether no row passes the conditions of two of
+// parts (a part without conditions passes every row).
+func disjointParts(parts []*QueryPart) bool {
+	if len(parts) < 2 {
+		return false
+	}
+	for i, a := range parts {
+		for _, b := range parts[i+1:] {
+			if a.Boolean != nil || b.Boolean != nil || !conditionsDisjoint(a.Where, b.Where) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// conditionsDisjoint reports whether no row satisfies both conjunctions.
+func conditionsDisjoint(a, b []sqlrewrite.Condition) bool {
+	for _, x := range a {
+		for _, y := range b {
+			if leavesDisjoint(x, y) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// leavesDisjoint reports whether no value of their common column satisfies
+// both conditions.
+func leavesDisjoint(x, y sqlrewrite.Condition) bool {
+	plain := func(c sqlrewrite.Condition) bool {
+		return !c.Complement && !c.IsNull && c.Like == nil && c.Cell == nil
+	}
+	if x.Column != y.Column || x.Temporal != y.Temporal || x.Text != y.Text || !plain(x) || !plain(y) {
+		return false
+	}
+	switch {
+	case x.Range != nil && y.Range != nil:
+		return rangesDisjoint(*x.Range, *y.Range)
+	case x.Range != nil:
+		return valuesOutside(y.In, *x.Range)
+	case y.Range != nil:
+		return valuesOutside(x.In, *y.Range)
+	}
+	for _, u := range x.In {
+		for _, v := range y.In {
+			if mayEqual(u, v) {
+				return false
+			}
+		}
+	}
+	return len(x.In) > 0 && len(y.In) > 0
+}
+
+// rangesDisjoint reports whether no number is in both ranges.
+func rangesDisjoint(a, b sqlrewrite.Range) bool {
+	below := func(lo, hi sqlrewrite.Range) bool { // every point of lo is below every point of hi
+		return lo.HasUpper && hi.HasLower && (lo.Upper < hi.Lower || lo.Upper == hi.Lower && (lo.UpperOpen || hi.LowerOpen))
+	}
+	return below(a, b) || below(b, a)
+}
+
+// valuesOutside reports whether every value of in is a number outside r.
+func valuesOutside(in []sqlrewrite.Value, r sqlrewrite.Range) bool {
+	if len(in) == 0 {
+		return false
+	}
+	for _, v := range in {
+		if v.Null || v.IsText {
+			return false
+		}
+		point := sqlrewrite.Range{Lower: v.Num, Upper: v.Num, HasLower: true, HasUpper: true}
+		if !rangesDisjoint(point, r) {
+			return false
+		}
+	}
+	return true
+}
+
+// mayEqual reports whether the backend may read u and v as equal.
+func mayEqual(u, v sqlrewrite.Value) bool {
+	switch {
+	case u.Null || v.Null:
+		return false // IN never matches NULL
+	case u.IsText != v.IsText:
+		return true
+	case !u.IsText:
+		return u.Num == v.Num
+	}
+	a, b := strings.TrimRight(u.Str, " "), strings.TrimRight(v.Str, " ")
+	return !alphanumeric(a) || !alphanumeric(b) || strings.EqualFold(a, b)
+}
+
+// alphanumeric reports whether s is one or more ASCII letters and digits.
+func alphanumeric(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i] | 0x20; !(c >= 'a' && c <= 'z' || s[i] >= '0' && s[i] <= '9') {
+			return false
+		}
+	}
+	return s != ""
+}
