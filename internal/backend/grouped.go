@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"fmt"
 	"math"
-	"slices"
 	"strconv"
 
 	"github.com/dpproxy/dpproxy/internal/dperr"
@@ -29,13 +28,7 @@ func (s *Snapshot) GroupedSummary(ctx context.Context, f sqlrewrite.Fetch) ([][]
 		extra[i] = &vals[i]
 	}
 	var out [][]float64
-	withDims := func(dims []sqlrewrite.CellDim) sqlrewrite.Fetch {
-		part := g
-		part.Dims = dims
-		f.Grouped = &part
-		return f
-	}
-	err := s.cells(ctx, f, g.Dims, withDims, extra, func(total int64) {
+	err := s.cells(ctx, f, g.Dims, extra, func(total int64) {
 		out = make([][]float64, total)
 		for i := range out {
 			out[i] = make([]float64, len(g.Terms))
@@ -61,13 +54,7 @@ func (s *Snapshot) GroupedHistogram(ctx context.Context, f sqlrewrite.Fetch) ([]
 	f.GroupedHist = &g
 	var bin, n int64
 	var out [][]int64
-	withDims := func(dims []sqlrewrite.CellDim) sqlrewrite.Fetch {
-		part := g
-		part.Dims = dims
-		f.GroupedHist = &part
-		return f
-	}
-	err := s.cells(ctx, f, g.Dims, withDims, []any{&bin, &n}, func(total int64) {
+	err := s.cells(ctx, f, g.Dims, []any{&bin, &n}, func(total int64) {
 		out = make([][]int64, total)
 		for i := range out {
 			out[i] = make([]int64, g.Histogram.Bins)
@@ -86,80 +73,12 @@ func (s *Snapshot) GroupedHistogram(ctx context.Context, f sqlrewrite.Fetch) ([]
 // of cells before any row is read, then each row is scanned into the key
 // columns and extra, and add is called with its cell (rows in no cell are
 // skipped). Several rows may fall in one cell (groups a GROUP BY keeps
-// apart that map to one cell), so add accumulates. withDims returns f
-// with other dimensions: a text dimension too large for one statement
-// (textValuesPerStatement) is fetched in parts, one statement each.
-func (s *Snapshot) cells(ctx context.Context, f sqlrewrite.Fetch, dims []sqlrewrite.CellDim, withDims func([]sqlrewrite.CellDim) sqlrewrite.Fetch,
+// apart that map to one cell), so add accumulates.
+func (s *Snapshot) cells(ctx context.Context, f sqlrewrite.Fetch, dims []sqlrewrite.CellDim,
 	extra []any, start func(total int64), add func(cell int64) error) error {
 	keys := newCellKeys(dims, s.b.dialect)
 	start(keys.total)
-	big := slices.IndexFunc(dims, func(d sqlrewrite.CellDim) bool { return s.b.bindsValues(d) && len(d.Values) > textValuesPerStatement })
-	if big < 0 {
-		return s.scanCells(ctx, f, keys, extra, add)
-	}
-	for _, part := range textParts(dims[big]) {
-		partDims := slices.Clone(dims)
-		partDims[big] = part.dim
-		partKeys := newCellKeys(partDims, s.b.dialect)
-		partKeys.sizes, partKeys.local, partKeys.remap = keys.sizes, big, part.index
-		if err := s.scanCells(ctx, withDims(partDims), partKeys, extra, add); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// textValuesPerStatement bounds the values of one text dimension that a
-// grouped fetch binds as parameters on MySQL, where a prepared statement
-// takes at most 65,535: classIndex binds each value once and a pivot per
-// bucket of 16 (17n/16). A dimension grouped by value with more values
-// (only partition selection releases that many; a declared domain has at
-// most 10,000) is fetched in parts of at most this many values, each part
-// consecutive in the column's collation order (CellDim.Order), one
-// statement each, and each part's indices are mapped back to the
-// dimension's. Every row is counted once: the values are pairwise unequal
-// in the column's collation (KeyCounts returns one value per collation
-// class, and the released ones are among them), so a row equals at most
-// one value, of one part.
-//
-// Not on Vitess, whose text dimensions are a CASE of the values
-// (caseOnVitess) over keys vtgate merged by its own collation rules: two
-// of them may be equal in the column's collation, which the CASE gives
-// to the first only, and parts could each count; there more than about
-// 60,000 released text values exceed the parameters of one statement.
-const textValuesPerStatement = 24000
-
-// bindsValues reports whether d is a dimension whose values a grouped
-// fetch binds one by one and that may be fetched in parts: text grouped
-// by value on MySQL (classIndex), with its collation order.
-func (b *Backend) bindsValues(d sqlrewrite.CellDim) bool {
-	return b.dialect == sqlrewrite.MySQL && d.ByValue && len(d.Values) > 0 && d.Values[0].IsText && d.Ordered()
-}
-
-// textPart is one part of a dimension fetched in parts: its dimension and
-// the whole dimension's index of each of its values.
-type textPart struct {
-	dim   sqlrewrite.CellDim
-	index []int64
-}
-
-// textParts splits d, whose Order is a permutation (bindsValues), into
-// parts of at most textValuesPerStatement values at consecutive positions
-// of d.Order; each part's values are in collation order, its Order the
-// identity.
-func textParts(d sqlrewrite.CellDim) []textPart {
-	var parts []textPart
-	for from := 0; from < len(d.Values); from += textValuesPerStatement {
-		to := min(from+textValuesPerStatement, len(d.Values))
-		part := textPart{dim: d, index: make([]int64, to-from)}
-		part.dim.Values, part.dim.Order = make([]sqlrewrite.Value, to-from), make([]int, to-from)
-		for j := range part.index {
-			i := d.Order[from+j]
-			part.dim.Values[j], part.dim.Order[j], part.index[j] = d.Values[i], j, int64(i)
-		}
-		parts = append(parts, part)
-	}
-	return parts
+	return s.scanCells(ctx, f, keys, extra, add)
 }
 
 // scanCells runs one statement of cells.
@@ -186,13 +105,9 @@ func (s *Snapshot) scanCells(ctx context.Context, f sqlrewrite.Fetch, keys *cell
 }
 
 // caseOnVitess returns dims with ByValue cleared on the text dimensions
-// when the backend is Vitess: a MySQL text dimension grouped by value is
-// indexed per collation class from MIN(c) of each group
-// (sqlrewrite's classIndex), which vtgate refuses across shards when its
-// schema does not know the column's type ("min/max on types that are not
-// comparable"), and whose groups vtgate merges by its own collation rules;
-// there the dimension keeps its CASE of the values, evaluated per row on
-// the shards.
+// when the backend is Vitess, whose vtgate merges the shards' groups by
+// its own rules: there a text dimension keeps its CASE of the values
+// (character for character when Exact), evaluated per row on the shards.
 func (s *Snapshot) caseOnVitess(ctx context.Context, dims []sqlrewrite.CellDim) []sqlrewrite.CellDim {
 	if s.b.dialect != sqlrewrite.MySQL || !s.b.Vitess(ctx) {
 		return dims
@@ -212,13 +127,8 @@ func (s *Snapshot) caseOnVitess(ctx context.Context, dims []sqlrewrite.CellDim) 
 // most significant: each dimension's index, or for one grouped by value
 // (sqlrewrite.GroupsByValue) the index of its value.
 type cellKeys struct {
-	dims  []sqlrewrite.CellDim
-	sizes []int64
-	// local, with remap set, is a dimension fetched in parts (cells): its
-	// index in the row is remap's, of at most len(remap) values, and
-	// remap[i] its index in sizes' dimension.
-	local   int
-	remap   []int64
+	dims    []sqlrewrite.CellDim
+	sizes   []int64
 	total   int64
 	byValue []map[sqlrewrite.Value]int64 // nil for a dimension that returns indices
 	ints    []sql.NullInt64
@@ -273,15 +183,8 @@ func (k *cellKeys) cell() (cell int64, ok bool, err error) {
 			}
 			idx = k.ints[i].Int64
 		}
-		size := k.sizes[i]
-		if k.remap != nil && i == k.local {
-			size = int64(len(k.remap))
-		}
-		if idx < 0 || idx >= size {
+		if idx < 0 || idx >= k.sizes[i] {
 			return 0, false, fmt.Errorf("group key %d of dimension %d out of range", idx, i)
-		}
-		if k.remap != nil && i == k.local {
-			idx = k.remap[idx]
 		}
 		cell = cell*k.sizes[i] + idx
 	}

@@ -305,12 +305,8 @@ func (e *Executor) releaseSelected(ctx context.Context, user string, qp *planner
 		if err != nil {
 			return err
 		}
-		// fetched is each kept value's place in the fetch's order (on
-		// MySQL the text column's collation order: CellDim.Order).
-		fetched := map[sqlrewrite.Value]int{}
 		for _, k := range counts {
 			if k.Count > 0 && sel.Keep(src, k.Count) {
-				fetched[k.Value] = len(kept)
 				kept = append(kept, k.Value)
 			}
 		}
@@ -329,13 +325,9 @@ func (e *Executor) releaseSelected(ctx context.Context, user string, qp *planner
 			return nil
 		}
 		// Grouped by the key's own values on a row-level table: the number
-		// of kept values is not bounded by the configuration.
-		order := make([]int, len(kept))
-		for i := range order {
-			order[i] = i
-		}
-		slices.SortFunc(order, func(a, b int) int { return cmp.Compare(fetched[kept[a]], fetched[kept[b]]) })
-		dims := append([]sqlrewrite.CellDim{{Column: sel.Column.Source, Values: kept, ByValue: !qp.Table.HasPrivacyUnit(), Order: order}}, qp.Dims...)
+		// of kept values is not bounded by the configuration. Text keys are
+		// matched character for character, as KeyCounts counted them.
+		dims := append([]sqlrewrite.CellDim{{Column: sel.Column.Source, Values: kept, ByValue: !qp.Table.HasPrivacyUnit(), Exact: true}}, qp.Dims...)
 		var filters [][]sqlrewrite.Condition
 		for _, f := range keyFilters(sel.Column.Source, kept) {
 			for d := range qp.Groups {
@@ -389,7 +381,7 @@ func selectionFetch(qp *planner.QueryPlan, src noise.Source) sqlrewrite.Fetch {
 func keyFilters(column string, keys []sqlrewrite.Value) [][]sqlrewrite.Condition {
 	out := make([][]sqlrewrite.Condition, len(keys))
 	for i, k := range keys {
-		out[i] = []sqlrewrite.Condition{{Column: column, In: []sqlrewrite.Value{k}}}
+		out[i] = []sqlrewrite.Condition{{Column: column, In: []sqlrewrite.Value{k}, Exact: true}}
 	}
 	return out
 }

@@ -40,28 +40,24 @@ type CellDim struct {
 	// does not bound: a CASE of n values costs up to n comparisons per
 	// row, a GROUP BY of the column one hash or sort. Values hold no NULL.
 	ByValue bool
-	// Order, if set, lists the indices of Values in the column's own
-	// order on the backend (a KeyCounts fetch's order: on MySQL the
-	// column's collation order), so that a MySQL text dimension grouped by
-	// value finds each group's value by binary search (classIndex).
-	Order []int
+	// Exact matches text Values character for character (Condition.Exact),
+	// not in the column's collation: the values partition selection
+	// released, each its own key. With ByValue it groups by value on every
+	// dialect (on MySQL by exactText).
+	Exact bool
 }
 
 // GroupsByValue reports whether a GroupedSummary rendered for dialect
 // returns d's values rather than their indices: d asks for it (ByValue)
 // and equality of values is byte equality, so that every value the
 // database returns for a group is the value the caller selected. That
-// holds for numbers, and for text on PostgreSQL and SQLite, whose default
-// collations are binary; MySQL's default collations equate 'a', 'A' and
-// 'a ', so there a text dimension is grouped by collation class and
-// indexed per class instead (classIndexed).
+// holds for numbers, for text on PostgreSQL and SQLite, whose default
+// collations are binary, and for Exact text on MySQL (grouped by its
+// bytes); MySQL's default collations equate 'a', 'A' and 'a ', so other
+// text there is keyed by the CASE of its values (cellKey).
 func GroupsByValue(d CellDim, dialect Dialect) bool {
-	return d.ByValue && len(d.Values) > 0 && (!d.Values[0].IsText || dialect != MySQL)
+	return d.ByValue && len(d.Values) > 0 && (!d.Values[0].IsText || dialect != MySQL || d.Exact)
 }
-
-// Ordered reports whether Order lists every index of Values once: the
-// dimension then has its values' order on the backend.
-func (d CellDim) Ordered() bool { return isPermutation(d.Order, len(d.Values)) }
 
 // Size is the number of cells of the dimension.
 func (d CellDim) Size() int64 {

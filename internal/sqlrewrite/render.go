@@ -534,6 +534,19 @@ func joinConditions(terms []string, op string) string {
 	return "(" + joinConditions(terms[:half], op) + ")" + op + "(" + joinConditions(terms[half:], op) + ")"
 }
 
+// exactText renders a text column so that it compares, groups and sorts
+// character for character: on MySQL its characters as utf8mb4 bytes
+// (a binary string: no collation, no padding), elsewhere the column itself
+// (PostgreSQL's and SQLite's default collations equate no two different
+// strings). Partition selection counts and matches its keys so
+// (Condition.Exact, CellDim.Exact, KeyCounts).
+func (r *renderer) exactText(col string) string {
+	if r.dialect != MySQL {
+		return col
+	}
+	return "CAST(CONVERT(" + col + " USING utf8mb4) AS BINARY)"
+}
+
 // condition renders one filter condition.
 func (r *renderer) condition(c Condition) (string, error) {
 	col, err := r.spec.ident(c.Column)
@@ -583,6 +596,9 @@ func (r *renderer) condition(c Condition) (string, error) {
 		if vals[i], err = r.value(v); err != nil {
 			return "", err
 		}
+	}
+	if c.Exact && c.In[0].IsText {
+		col = r.exactText(col)
 	}
 	if len(vals) == 1 {
 		return col + " = " + vals[0], nil

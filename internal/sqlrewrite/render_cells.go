@@ -110,7 +110,11 @@ func (r *renderer) cellKey(d CellDim) (string, error) {
 			if err != nil {
 				return "", err
 			}
-			fmt.Fprintf(&sb, " WHEN %s = %s THEN %d", col, lit, i)
+			operand := col
+			if d.Exact && v.IsText {
+				operand = r.exactText(col)
+			}
+			fmt.Fprintf(&sb, " WHEN %s = %s THEN %d", operand, lit, i)
 		}
 		sb.WriteString(" END")
 		return sb.String(), nil

@@ -224,6 +224,11 @@ type Condition struct {
 	// LOWER(col) or UPPER(col) (Metabase's case-insensitive "contains"),
 	// as the backend computes them.
 	LikeCase string
+	// Exact, with In on a text column, matches the values character for
+	// character rather than in the column's collation (MySQL's equate
+	// 'a', 'A' and 'a '): the values partition selection released, which
+	// it counted so (KeyCounts), each its own key.
+	Exact bool
 }
 
 // LikeEscape is the escape character of Condition.Like patterns, which
