@@ -106,13 +106,20 @@ func Accounts(user string, t *catalog.Table) []string {
 	return accounts
 }
 
+// bounded returns ctx limited to the statement timeout (timeouts.statement),
+// which every private statement runs under, in the proxy and, through the
+// context's deadline, in the backend.
+func (e *Executor) bounded(ctx context.Context) (context.Context, context.CancelFunc) {
+	if e.statementTimeout > 0 {
+		return context.WithTimeout(ctx, e.statementTimeout)
+	}
+	return ctx, func() {}
+}
+
 // Run executes plan for user with noise from src.
 func (e *Executor) Run(ctx context.Context, user string, plan *planner.Plan, src noise.Source) (*Result, error) {
-	if e.statementTimeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, e.statementTimeout)
-		defer cancel()
-	}
+	ctx, cancel := e.bounded(ctx)
+	defer cancel()
 	if plan.Interactive != nil {
 		return e.runInteractive(ctx, user, plan, src)
 	}

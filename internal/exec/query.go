@@ -23,6 +23,8 @@ import (
 // A listing, or a query of constants only, reads no data and spends
 // nothing.
 func (e *Executor) RunQuery(ctx context.Context, user string, qp *planner.QueryPlan, src noise.Source) (*Result, error) {
+	ctx, cancel := e.bounded(ctx)
+	defer cancel()
 	q := qp.Query
 	rows := make([]planner.Row, len(qp.Groups))
 	for g := range rows {
