@@ -285,7 +285,7 @@ func (p *Planner) plan(sel *sqlrewrite.Select, s Settings, grouped bool) (*Plan,
 		// its histograms and range counts the Query way).
 		if sel.Boolean == nil {
 			var err error
-			if synopses, err = p.planSynopses(sel, t, forced); err != nil {
+			if synopses, err = p.planSynopses(sel, t, derived, forced); err != nil {
 				return nil, err
 			}
 		} else if sel.GroupBy != nil {

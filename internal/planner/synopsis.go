@@ -104,12 +104,16 @@ const maxBuckets = 10000
 // synopsisPlanner collects the synopses of one statement.
 type synopsisPlanner struct {
 	table *catalog.Table
-	plan  SynopsisPlan
+	// derived are the statement's row expressions, read as columns of
+	// table: a synopsis's filter may restrict one (WHERE income > 1000 *
+	// educ beside the range of the synopsis's column).
+	derived []sqlrewrite.DerivedColumn
+	plan    SynopsisPlan
 }
 
 // planSynopses decides which items of sel are answered from synopses
 // (the rule above). It returns nil when none is.
-func (p *Planner) planSynopses(sel *sqlrewrite.Select, t *catalog.Table, forced Mechanism) (*SynopsisPlan, error) {
+func (p *Planner) planSynopses(sel *sqlrewrite.Select, t *catalog.Table, derived []sqlrewrite.DerivedColumn, forced Mechanism) (*SynopsisPlan, error) {
 	for _, c := range sel.Where {
 		if _, ok := t.Column(c.Column); !ok {
 			return nil, dperr.New(dperr.UnknownColumn, "Unknown column '%s' in 'where clause'", c.Column)
@@ -122,7 +126,7 @@ func (p *Planner) planSynopses(sel *sqlrewrite.Select, t *catalog.Table, forced 
 			}
 		}
 	}
-	sp := &synopsisPlanner{table: t}
+	sp := &synopsisPlanner{table: t, derived: derived}
 	sp.plan.Answers = make([]*SynopsisAnswer, len(sel.Items))
 	if sel.GroupBy != nil {
 		if err := sp.histogram(sel); err != nil {
@@ -322,7 +326,7 @@ func (sp *synopsisPlanner) synopsis(col *catalog.Column, d Domain, other []sqlre
 	}
 	sp.plan.Synopses = append(sp.plan.Synopses, &SynopsisSpec{
 		Table: sp.table, Column: col, Domain: d, Predicate: pred, Key: key, Config: *col.Histogram,
-		Histogram: sqlrewrite.Fetch{Table: sp.table.Source, Partitions: sp.table.Partitions, Filter: filter,
+		Histogram: sqlrewrite.Fetch{Table: sp.table.Source, Partitions: sp.table.Partitions, Filter: filter, Derived: sp.derived,
 			Histogram: &sqlrewrite.Histogram{Column: col.Source, Lower: d.Lower, Upper: d.Upper, Bins: d.Bins}},
 	})
 	return len(sp.plan.Synopses) - 1
