@@ -51,7 +51,9 @@ func ledgerError(err error) error {
 	switch {
 	case err == nil || errors.As(err, &e):
 		return err
-	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
+	case errors.Is(err, context.DeadlineExceeded):
+		return dperr.Wrap(dperr.Timeout, err, "statement timed out while updating the privacy budget ledger")
+	case errors.Is(err, context.Canceled):
 		return dperr.Wrap(dperr.Canceled, err, "statement canceled while updating the privacy budget ledger")
 	}
 	return dperr.Wrap(dperr.Internal, err, "privacy budget ledger failed")
