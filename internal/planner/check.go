@@ -52,8 +52,8 @@ func (laplaceMechanism) Check(r *Release) error {
 	if r.rows() > laplace.MaxRowsPerUnit {
 		return fmt.Errorf("%d rows per unit exceeds %d", r.rows(), laplace.MaxRowsPerUnit)
 	}
-	if r.Stat.Kind == StatCount {
-		return nil // a count's sensitivity is k (1 on row-level tables), whatever the column
+	if r.Stat.Kind == StatCount || r.Stat.Kind == StatCountDistinct {
+		return nil // a count's sensitivity is k (1 on row-level tables), whatever the column, text too
 	}
 	return columnBounds(r).Validate()
 }
