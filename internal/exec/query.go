@@ -318,6 +318,9 @@ func (e *Executor) releaseSelected(ctx context.Context, user string, qp *planner
 			}
 			return cmp.Compare(a.Num, b.Num)
 		})
+		// Integers beyond 2^53 that the database keeps apart may read as
+		// one number: one key for them (post-processing of the released set).
+		kept = slices.Compact(kept)
 		// Beside declared keys, at most maxSelectedGroups cells: the first
 		// values in sorted order (post-processing of the released set).
 		if limit := maxSelectedGroups / len(qp.Groups); len(qp.Groups) > 1 && len(kept) > limit {
