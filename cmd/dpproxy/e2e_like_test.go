@@ -152,6 +152,35 @@ func TestLikeEndToEnd(t *testing.T) {
 				res.Close()
 			}
 
+			// AVG of a condition with OR and NOT over NULLs, in SQL's
+			// three-valued logic: NULL OR TRUE is TRUE (the row counts as 1),
+			// NOT (NULL IS NULL OR ...) is FALSE (0), NULL NOT LIKE is NULL
+			// (skipped); within 0.01 of the shares.
+			ali := regexp.MustCompile(map[bool]string{true: `(?i)^ali.*$`, false: `^ali.*$`}[caseless])
+			var wantShares [3][2]float64 // sum, rows counted
+			for _, r := range rows {
+				isNull := r.name == nil
+				match := !isNull && ali.MatchString(*r.name)
+				wantShares[0][0] += map[bool]float64{true: 1}[isNull || match]
+				wantShares[0][1]++
+				wantShares[1][0] += map[bool]float64{true: 1}[!(isNull || match)]
+				wantShares[1][1]++
+				if !isNull {
+					wantShares[2][0] += map[bool]float64{true: 1}[!match]
+					wantShares[2][1]++
+				}
+			}
+			var shares [3]float64
+			if err := conn.QueryRowContext(t.Context(), "SELECT AVG(name IS NULL OR name LIKE 'ali%'), AVG(NOT (name IS NULL OR name LIKE 'ali%')), "+
+				"AVG(name NOT LIKE 'ali%') FROM people").Scan(&shares[0], &shares[1], &shares[2]); err != nil {
+				t.Fatal(err)
+			}
+			for i, w := range wantShares {
+				if math.Abs(shares[i]-w[0]/w[1]) > 0.01 {
+					t.Errorf("share %d with NULLs: %g, want %g", i, shares[i], w[0]/w[1])
+				}
+			}
+
 			// Sums under different LIKE conditions in one statement are
 			// different releases (a row CASE's conditions identify its
 			// derived column): each within 150 of its own sum (noise of scale

@@ -366,6 +366,25 @@ func TestBooleanConditionalAggregatesEndToEnd(t *testing.T) {
 			if want := incomeSum / incomeN; math.Abs(avg-want) > 2000 {
 				t.Errorf("AVG(CASE WHEN race <> 1 OR age > 60 THEN income END) = %g, want %g ± 2000", avg, want)
 			}
+			// AVG of a condition with OR or NOT on one column: the share of
+			// the rows where it holds, within 0.01 (noise about 10^−4).
+			var not30, outsideShare, notWorking float64
+			if err := db.QueryRow("SELECT AVG(age <> 30), AVG(age < 18 OR age > 65), AVG(NOT (age >= 18 AND age <= 65)) FROM pums").
+				Scan(&not30, &outsideShare, &notWorking); err != nil {
+				t.Fatal(err)
+			}
+			var n30 float64
+			for _, r := range demo.PUMS() {
+				if r.Age != 30 {
+					n30++
+				}
+			}
+			total := float64(len(demo.PUMS()))
+			wantOutside := (outside[0] + outside[1]) / total
+			if math.Abs(not30-n30/total) > 0.01 || math.Abs(outsideShare-wantOutside) > 0.01 || math.Abs(notWorking-wantOutside) > 0.01 {
+				t.Errorf("AVG of conditions with OR and NOT: %g, %g, %g; want %g, %g, %g", not30, outsideShare, notWorking, n30/total, wantOutside, wantOutside)
+			}
+
 			// A pivot of measures on disjoint conditions: each part spends the
 			// whole ε = 40 (parallel composition), so the two counts are exact
 			// (noise 0 but with probability 4·10^−18) and the statement

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -1014,7 +1015,7 @@ func (sc *scope) conditionShare(e ast.ExprNode) (*RowExpr, error) {
 		return nil, err
 	}
 	if rc.Boolean != nil {
-		return nil, refuseQuery("AVG of %s, a condition with OR or NOT (write SUM(%s) / COUNT(col) for a condition on one column col)", restore(e), restore(e))
+		return booleanShare(e, rc.Boolean)
 	}
 	col := rc.Where[0].Column
 	for _, c := range rc.Where {
@@ -1024,6 +1025,85 @@ func (sc *scope) conditionShare(e ast.ExprNode) (*RowExpr, error) {
 	}
 	present := Condition{Column: col, IsNull: true, Complement: true}
 	return &RowExpr{Kind: RowCase, When: [][]Condition{rc.Where, {present}}, Args: []*RowExpr{{Kind: RowConst, Num: 1}, {Kind: RowConst}, nil}}, nil
+}
+
+// booleanShare is conditionShare of a condition p with OR or NOT on one
+// column: CASE WHEN col IS NULL THEN v WHEN t₁ THEN 1 … WHEN tₖ THEN 1
+// ELSE 0 END, where v is p's value on NULL in SQL's three-valued logic (1,
+// 0 or NULL: truthOn) and t₁ ∨ … ∨ tₖ is p in disjunctive form with each
+// NOT moved onto its leaf (a Complement), which on the rows that reach the
+// terms, all with a value, is exact two-valued logic.
+func booleanShare(e ast.ExprNode, p *Predicate) (*RowExpr, error) {
+	leaves := predicateLeaves(p, nil)
+	col := leaves[0].Column
+	for _, c := range leaves {
+		if c.Column != col || c.Cell != nil {
+			return nil, refuseQuery("AVG of %s, a condition on two or more columns (write AVG(CASE WHEN %s THEN 1 ELSE 0 END), or one column's condition)", restore(e), restore(e))
+		}
+	}
+	terms, ok := disjunctive(p, false)
+	if !ok {
+		return nil, refuseQuery("AVG of %s, whose OR and NOT expand to more than %d alternatives (write SUM(%s) / COUNT(%s))", restore(e), maxShareTerms, restore(e), col)
+	}
+	x := &RowExpr{Kind: RowCase, When: [][]Condition{{{Column: col, IsNull: true, Text: leaves[0].Text}}}}
+	switch truthOn(p, Value{Null: true}) {
+	case sqlTrue:
+		x.Args = append(x.Args, &RowExpr{Kind: RowConst, Num: 1})
+	case sqlFalse:
+		x.Args = append(x.Args, &RowExpr{Kind: RowConst})
+	default:
+		x.Args = append(x.Args, nil)
+	}
+	for _, t := range terms {
+		x.When, x.Args = append(x.When, t), append(x.Args, &RowExpr{Kind: RowConst, Num: 1})
+	}
+	x.Args = append(x.Args, &RowExpr{Kind: RowConst})
+	return x, nil
+}
+
+// maxShareTerms bounds the alternatives of booleanShare's disjunctive form.
+const maxShareTerms = 16
+
+// disjunctive returns p (its negation when negate) as an OR of ANDs of
+// leaves, each NOT moved onto a leaf by De Morgan's laws (a leaf's
+// negation is its Complement), exact for rows whose leaves are all true or
+// false; ok is false beyond maxShareTerms alternatives.
+func disjunctive(p *Predicate, negate bool) (terms [][]Condition, ok bool) {
+	switch p.Op {
+	case Leaf:
+		c := *p.Leaf
+		if negate {
+			c.Complement = !c.Complement
+		}
+		return [][]Condition{{c}}, true
+	case Not:
+		return disjunctive(p.Args[0], !negate)
+	}
+	if (p.Op == Or) != negate { // an OR: the union of the alternatives
+		for _, a := range p.Args {
+			sub, ok := disjunctive(a, negate)
+			if !ok || len(terms)+len(sub) > maxShareTerms {
+				return nil, false
+			}
+			terms = append(terms, sub...)
+		}
+		return terms, true
+	}
+	terms = [][]Condition{nil} // an AND: every combination
+	for _, a := range p.Args {
+		sub, ok := disjunctive(a, negate)
+		if !ok || len(terms)*len(sub) > maxShareTerms {
+			return nil, false
+		}
+		var next [][]Condition
+		for _, t := range terms {
+			for _, u := range sub {
+				next = append(next, append(slices.Clone(t), u...))
+			}
+		}
+		terms = next
+	}
+	return terms, true
 }
 
 // rowExprItem adds agg of the row expression arg of the aggregate call.
