@@ -1,10 +1,6 @@
 package planner
 
-import (
-	"strings"
-
-	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
-)
+import "github.com/dpproxy/dpproxy/internal/sqlrewrite"
 
 // Disjoint parts (parallel composition).
 //
@@ -22,18 +18,22 @@ import (
 // expression) to sets no value is in both: two IN lists without a common
 // value, two ranges without a common point, a list wholly outside a range.
 // The test is conservative where the backend's comparison may differ from
-// the proxy's: text values are disjoint only when both are ASCII letters
-// and digits (after trailing spaces) and differ after folding case and
-// trailing spaces (MySQL's and SQLite's default collations ignore both,
-// PostgreSQL's neither; accent-insensitive collations and ICU collations
-// that ignore punctuation or spaces equate other strings, never two such
-// ones); complements, IS NULL, LIKE, date cells and OR/NOT conditions
-// never count as disjoint.
+// the proxy's. Text values never count as disjoint: collations equate more
+// than case and trailing spaces (accent-insensitive ones 'e' and 'é', ICU's
+// numeric ordering '1' and '01', Hungarian contractions 'ccs' and 'cscs',
+// PostgreSQL's citext), and the proxy does not know the column's. Numbers
+// and ranges are decided exactly, on backends whose comparisons of a
+// column with a number are numeric: PostgreSQL (typed columns) and MySQL
+// (a text column compared with a number is read as a number); not on
+// SQLite, where a column of TEXT affinity compares with a number as text
+// ('5' is both below 9 and at least 10). Complements, IS NULL, LIKE, date
+// cells and OR/NOT conditions never count as disjoint.
 
 // disjointParts reports whether no row passes the conditions of two of
-// parts (a part without conditions passes every row).
-func disjointParts(parts []*QueryPart) bool {
-	if len(parts) < 2 {
+// parts (a part without conditions passes every row) on the backend of
+// driver.
+func disjointParts(parts []*QueryPart, driver string) bool {
+	if len(parts) < 2 || driver != "postgres" && driver != "mysql" {
 		return false
 	}
 	for i, a := range parts {
@@ -110,26 +110,14 @@ func valuesOutside(in []sqlrewrite.Value, r sqlrewrite.Range) bool {
 	return true
 }
 
-// mayEqual reports whether the backend may read u and v as equal.
+// mayEqual reports whether the backend may read u and v as equal: numbers
+// when they are the same number, text always (see above).
 func mayEqual(u, v sqlrewrite.Value) bool {
 	switch {
 	case u.Null || v.Null:
 		return false // IN never matches NULL
-	case u.IsText != v.IsText:
+	case u.IsText || v.IsText:
 		return true
-	case !u.IsText:
-		return u.Num == v.Num
 	}
-	a, b := strings.TrimRight(u.Str, " "), strings.TrimRight(v.Str, " ")
-	return !alphanumeric(a) || !alphanumeric(b) || strings.EqualFold(a, b)
-}
-
-// alphanumeric reports whether s is one or more ASCII letters and digits.
-func alphanumeric(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if c := s[i] | 0x20; !(c >= 'a' && c <= 'z' || s[i] >= '0' && s[i] <= '9') {
-			return false
-		}
-	}
-	return s != ""
+	return u.Num == v.Num
 }

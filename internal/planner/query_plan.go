@@ -805,7 +805,7 @@ func (p *Planner) planParts(qp *QueryPlan, s Settings) (*QueryPlan, error) {
 	for j, key := range order {
 		parts[j] = byWhere[key]
 	}
-	qp.Disjoint = !qp.Table.HasPrivacyUnit() && disjointParts(parts)
+	qp.Disjoint = !qp.Table.HasPrivacyUnit() && disjointParts(parts, p.cat.Backend.Driver)
 	for j, part := range parts {
 		share := s
 		if !qp.Disjoint {

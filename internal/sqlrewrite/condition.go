@@ -50,7 +50,7 @@ func (sc *scope) comparison(e *ast.BinaryOperationExpr, site conditionSite) (Con
 		return Condition{}, err
 	}
 	if op == opcode.EQ || op == opcode.NE {
-		return Condition{Column: col.Name, In: []Value{v}}, nil
+		return Condition{Column: col.Name, In: []Value{v}, Text: !col.Numeric()}, nil
 	}
 	if !col.Numeric() {
 		return Condition{}, textRange(col)
@@ -136,7 +136,7 @@ func (sc *scope) in(e *ast.PatternInExpr, site conditionSite) (Condition, error)
 	if err != nil {
 		return Condition{}, err
 	}
-	c := Condition{Column: col.Name}
+	c := Condition{Column: col.Name, Text: !col.Numeric()}
 	for _, item := range e.List {
 		v, err := sc.constant(site, col, item)
 		if err != nil {

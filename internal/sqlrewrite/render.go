@@ -535,16 +535,24 @@ func joinConditions(terms []string, op string) string {
 }
 
 // exactText renders a text column so that it compares, groups and sorts
-// character for character: on MySQL its characters as utf8mb4 bytes
-// (a binary string: no collation, no padding), elsewhere the column itself
-// (PostgreSQL's and SQLite's default collations equate no two different
-// strings). Partition selection counts and matches its keys so
-// (Condition.Exact, CellDim.Exact, KeyCounts).
+// character for character, whatever the column's collation (a column may
+// be case-insensitive: SQLite's COLLATE NOCASE, PostgreSQL's citext or a
+// nondeterministic ICU collation, and MySQL's defaults): on MySQL its
+// characters as utf8mb4 bytes (a binary string: no collation, no
+// padding), on PostgreSQL its text in the "C" collation, on SQLite the
+// column in the BINARY collation. Each row then has one key, a function of
+// its own value: partition selection counts, matches and bounds its keys
+// so (Condition.Exact, CellDim.Exact, KeyCounts, UnitBound.Key), where in
+// the column's collation the database would name a class of equal values
+// by the spelling its scan met first.
 func (r *renderer) exactText(col string) string {
-	if r.dialect != MySQL {
-		return col
+	switch r.dialect {
+	case MySQL:
+		return "CAST(CONVERT(" + col + " USING utf8mb4) AS BINARY)"
+	case PostgreSQL:
+		return "(CAST(" + col + ` AS TEXT) COLLATE "C")`
 	}
-	return "CAST(CONVERT(" + col + " USING utf8mb4) AS BINARY)"
+	return "(" + col + " COLLATE BINARY)"
 }
 
 // condition renders one filter condition.

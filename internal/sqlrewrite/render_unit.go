@@ -76,10 +76,10 @@ import (
 // so the kept keys are a uniformly random MaxGroups-subset of the unit's
 // m keys, whatever their values (text of any content or collation is
 // never hashed: only integers are), exactly as the kept rows are a
-// uniformly random subset of its rows. gpos numbers the keys as the
-// database compares them (its collation), the same equality its GROUP BY
-// uses, so a unit keeps at most MaxGroups of the keys a KeyCounts fetch
-// returns, and at most MaxRows rows of each. With MaxRows = 1, a
+// uniformly random subset of its rows. gpos numbers a text key's values
+// character for character (exactText), as KeyCounts groups them, so a
+// unit keeps at most MaxGroups of the keys a KeyCounts fetch returns, and
+// at most MaxRows rows of each. With MaxRows = 1, a
 // KeyCounts fetch counts the distinct units that kept each key: one
 // unit adds at most 1 to each of at most MaxGroups keys' counts.
 type UnitBound struct {
@@ -162,12 +162,15 @@ func (r *renderer) unitFrom(u *UnitBound, table string, renderConds func() ([]st
 		if err != nil {
 			return "", err
 		}
-		group = "DENSE_RANK() OVER (PARTITION BY " + unit + " ORDER BY " + c + ") AS " + q(unitGroupColumn) + ", "
-		partition = unit + ", " + c
+		key := c
 		present = c + " IS NOT NULL"
 		if u.KeyNumeric {
 			present = r.readable(c)
+		} else {
+			key = r.exactText(c) // the keys KeyCounts counts, one per spelling
 		}
+		group = "DENSE_RANK() OVER (PARTITION BY " + unit + " ORDER BY " + key + ") AS " + q(unitGroupColumn) + ", "
+		partition = unit + ", " + key
 	} else if len(u.Groups) > 0 {
 		if u.MaxGroups < 1 {
 			return "", fmt.Errorf("sqlrewrite: a grouped unit bound needs max groups ≥ 1")

@@ -422,3 +422,27 @@ func TestNumericKeyUnitBoundingOnDatabases(t *testing.T) {
 		})
 	}
 }
+
+// TestTextKeyUnitBoundingCountsOnePerUnitPerKey: on MariaDB a unit adds at
+// most 1 to each key of a KeyCounts fetch at k = 1 even where different
+// stored values become one key: in a VARBINARY column, bytes that are not
+// utf8mb4 become '?' (X'61FF', X'61FE' and 'a?' are all the key "a?"). The
+// bounding ranked the unit's keys by the stored values, and one unit with
+// the three counted 3 towards "a?".
+func TestTextKeyUnitBoundingCountsOnePerUnitPerKey(t *testing.T) {
+	db := testdb.MySQL(t)
+	for _, q := range []string{
+		"CREATE TABLE vb (u INTEGER, x INTEGER, s VARBINARY(8))",
+		"INSERT INTO vb (u, x, s) VALUES (1, 1, X'61FF'), (1, 2, X'61FE'), (1, 3, 'a?'), (1, 4, 'b'), (2, 1, X'61FF'), (3, 1, 'b')",
+	} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	for salt := range 20 {
+		counts := keyCountsOf(t, db, sqlrewrite.MySQL, "vb", keyBound(1, 4, salt))
+		if counts["a?"] != 2 || counts["b"] != 2 || len(counts) != 2 {
+			t.Fatalf("salt %d: key counts %v, want a? and b from 2 units each", salt, counts)
+		}
+	}
+}

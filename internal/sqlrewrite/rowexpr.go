@@ -1015,7 +1015,7 @@ func (sc *scope) conditionShare(e ast.ExprNode) (*RowExpr, error) {
 		return nil, err
 	}
 	if rc.Boolean != nil {
-		return booleanShare(e, rc.Boolean)
+		return booleanShare(e, rc.Boolean, sc.isText)
 	}
 	col := rc.Where[0].Column
 	for _, c := range rc.Where {
@@ -1023,8 +1023,15 @@ func (sc *scope) conditionShare(e ast.ExprNode) (*RowExpr, error) {
 			return nil, refuseQuery("AVG of %s, a condition on two or more columns (write AVG(CASE WHEN %s THEN 1 ELSE 0 END), or one column's condition)", restore(e), restore(e))
 		}
 	}
-	present := Condition{Column: col, IsNull: true, Complement: true}
+	present := Condition{Column: col, IsNull: true, Complement: true, Text: sc.isText(col)}
 	return &RowExpr{Kind: RowCase, When: [][]Condition{rc.Where, {present}}, Args: []*RowExpr{{Kind: RowConst, Num: 1}, {Kind: RowConst}, nil}}, nil
+}
+
+// isText reports whether column is a declared text column, whose values
+// are unreadable only when NULL (Condition.Text).
+func (sc *scope) isText(column string) bool {
+	c, ok := sc.table.Column(column)
+	return ok && c.Type == catalog.Text
 }
 
 // booleanShare is conditionShare of a condition p with OR or NOT on one
@@ -1033,7 +1040,7 @@ func (sc *scope) conditionShare(e ast.ExprNode) (*RowExpr, error) {
 // 0 or NULL: truthOn) and t₁ ∨ … ∨ tₖ is p in disjunctive form with each
 // NOT moved onto its leaf (a Complement), which on the rows that reach the
 // terms, all with a value, is exact two-valued logic.
-func booleanShare(e ast.ExprNode, p *Predicate) (*RowExpr, error) {
+func booleanShare(e ast.ExprNode, p *Predicate, isText func(column string) bool) (*RowExpr, error) {
 	leaves := predicateLeaves(p, nil)
 	col := leaves[0].Column
 	for _, c := range leaves {
@@ -1045,7 +1052,7 @@ func booleanShare(e ast.ExprNode, p *Predicate) (*RowExpr, error) {
 	if !ok {
 		return nil, refuseQuery("AVG of %s, whose OR and NOT expand to more than %d alternatives (write SUM(%s) / COUNT(%s))", restore(e), maxShareTerms, restore(e), col)
 	}
-	x := &RowExpr{Kind: RowCase, When: [][]Condition{{{Column: col, IsNull: true, Text: leaves[0].Text}}}}
+	x := &RowExpr{Kind: RowCase, When: [][]Condition{{{Column: col, IsNull: true, Text: isText(col)}}}}
 	switch truthOn(p, Value{Null: true}) {
 	case sqlTrue:
 		x.Args = append(x.Args, &RowExpr{Kind: RowConst, Num: 1})

@@ -288,7 +288,7 @@ func (sc *scope) mappedKey(e ast.ExprNode) (t *Tiering, labels []Value, x *RowEx
 			x.Args = append(x.Args, &RowExpr{Kind: RowConst, Num: float64(g)})
 		}
 		if len(values) < len(preimages[g]) {
-			x.When = append(x.When, []Condition{{Column: col.Name, IsNull: true}})
+			x.When = append(x.When, []Condition{{Column: col.Name, IsNull: true, Text: !col.Numeric()}})
 			x.Args = append(x.Args, &RowExpr{Kind: RowConst, Num: float64(g)})
 			values = append(values, Value{Null: true})
 		}
@@ -616,18 +616,91 @@ func (sc *scope) numericLabeller(e ast.ExprNode) (col *catalog.Column, labelOf f
 	if err != nil {
 		return nil, nil, false
 	}
+	onNull, nullLabel, nullKnown := x.valueOnNull()
 	for _, v := range sc.declaredValues(column) {
+		if v.Null && !nullKnown {
+			return nil, nil, false
+		}
 		if _, defined := x.valueAt(column.Name, v.Num); !v.Null && !defined {
 			return nil, nil, false
 		}
 	}
 	return column, func(v Value) Value {
 		y, _ := x.valueAt(column.Name, v.Num)
-		if v.Null || math.IsNaN(y) {
+		if v.Null {
+			y = onNull
+			if nullLabel {
+				y = math.NaN()
+			}
+		}
+		if math.IsNaN(y) {
 			return Value{Null: true}
 		}
 		return Value{Num: y}
 	}, true
+}
+
+// valueOnNull computes e, a row expression of one column, on a row where
+// that column is NULL, as SQL does: a constant is itself, the column and
+// arithmetic or LEAST/GREATEST of NULL are NULL, a CASE takes its first
+// branch whose conditions are all true on NULL (COALESCE(col, c)'s ELSE,
+// CASE WHEN col IS NULL THEN ...). known is false for what it does not
+// compute (a function of a constant).
+func (e *RowExpr) valueOnNull() (y float64, null, known bool) {
+	switch e.Kind {
+	case RowColumn, RowTemporal:
+		return 0, true, true
+	case RowConst:
+		return e.Num, false, true
+	case RowCase:
+		for i, w := range e.When {
+			all := true
+			for _, c := range w {
+				all = all && truthOn(&Predicate{Op: Leaf, Leaf: &c}, Value{Null: true}) == sqlTrue
+			}
+			if all {
+				if e.Args[i] == nil {
+					return 0, true, true
+				}
+				return e.Args[i].valueOnNull()
+			}
+		}
+		if last := e.Args[len(e.When)]; last != nil {
+			return last.valueOnNull()
+		}
+		return 0, true, true
+	case RowOp:
+		a, nullA, knownA := e.Args[0].valueOnNull()
+		b, nullB, knownB := e.Args[1].valueOnNull()
+		switch {
+		case !knownA || !knownB:
+			return 0, false, false
+		case nullA || nullB:
+			return 0, true, true
+		}
+		switch e.Op {
+		case '+':
+			return a + b, false, true
+		case '-':
+			return a - b, false, true
+		case '*':
+			return a * b, false, true
+		case '/':
+			if b == 0 || e.nullableDivisor() && math.Abs(b) < 1 {
+				return 0, true, true
+			}
+			return a / b, false, true
+		case 'L':
+			return math.Min(a, b), false, true
+		case 'G':
+			return math.Max(a, b), false, true
+		}
+	case RowFunc, RowIntDiv:
+		if _, null, known := e.Args[0].valueOnNull(); known && null {
+			return 0, true, true
+		}
+	}
+	return 0, false, false
 }
 
 // valueAt computes e, a row expression of the one column named column, on
