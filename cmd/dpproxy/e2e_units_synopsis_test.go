@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"database/sql"
 	"fmt"
 	"math"
@@ -198,8 +199,11 @@ func unitInteractive(t *testing.T, conn *sql.Conn, count func(string) float64, b
 	}
 }
 
-// explainRows returns the rows of an EXPLAIN statement, cells joined by " | ".
-func explainRows(t *testing.T, conn *sql.Conn, q string) string {
+// explainRows returns the rows of an EXPLAIN statement, cells joined by
+// " | ", run on a connection or a pool.
+func explainRows(t *testing.T, conn interface {
+	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
+}, q string) string {
 	t.Helper()
 	res, err := conn.QueryContext(t.Context(), q)
 	if err != nil {

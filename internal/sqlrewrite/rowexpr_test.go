@@ -35,12 +35,7 @@ func rcase(results ...*sqlrewrite.RowExpr) *sqlrewrite.RowExpr {
 // and 0.30000000000000004), and the refusals with their reasons.
 func TestRowExprBoundsVectors(t *testing.T) {
 	age, income := rcol("age", 0, 100), rcol("income", 0, 500000)
-	for _, c := range []struct {
-		name   string
-		e      *sqlrewrite.RowExpr
-		lo, hi float64
-		err    string
-	}{
+	checkBounds(t, []boundsCase{
 		{"age + income", rop('+', age, income), 0, 500100, ""},
 		{"income - 10 * age", rop('-', income, rop('*', rnum(10), age)), -1000, 500000, ""},
 		{"age * 2 + income / 1000", rop('+', rop('*', age, rnum(2)), rop('/', income, rnum(1000))), 0, 700, ""},
@@ -64,18 +59,7 @@ func TestRowExprBoundsVectors(t *testing.T) {
 		{"[0,1] * [0,1] * [0,1]", rop('*', rop('*', rcol("a", 0, 1), rcol("b", 0, 1)), rcol("c", 0, 1)), 0, 0, "could round to 0"},
 		{"[0,1e120]^2", rop('*', rcol("a", 0, 1e120), rcol("b", 0, 1e120)), 0, 0, "exceed 2^430"},
 		{"[1,1e120]^3", rop('*', rop('*', rcol("a", 1, 1e120), rcol("b", 1, 1e120)), rcol("c", 1, 1e120)), 0, 0, "beyond 2^1000"},
-	} {
-		lo, hi, err := c.e.Bounds()
-		if c.err != "" {
-			if err == nil || !strings.Contains(err.Error(), c.err) {
-				t.Errorf("%s: error %v, want one containing %q", c.name, err, c.err)
-			}
-			continue
-		}
-		if err != nil || lo != c.lo || hi != c.hi {
-			t.Errorf("%s: [%v, %v] (%v), want [%v, %v]", c.name, lo, hi, err, c.lo, c.hi)
-		}
-	}
+	})
 }
 
 // TestRowExprBoundsContainComputedValues is the property that matters:
@@ -169,5 +153,31 @@ func TestRowExprBoundsContainComputedValues(t *testing.T) {
 	}
 	if checked < 1000 {
 		t.Fatalf("only %d of 3000 random expressions had bounds", checked)
+	}
+}
+
+// boundsCase is a row expression and the bounds it should derive, or the
+// error (err, a part of its message) it should refuse with.
+type boundsCase struct {
+	name   string
+	e      *sqlrewrite.RowExpr
+	lo, hi float64
+	err    string
+}
+
+// checkBounds checks RowExpr.Bounds on every case.
+func checkBounds(t *testing.T, cases []boundsCase) {
+	t.Helper()
+	for _, c := range cases {
+		lo, hi, err := c.e.Bounds()
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%s: error %v, want one containing %q", c.name, err, c.err)
+			}
+			continue
+		}
+		if err != nil || lo != c.lo || hi != c.hi {
+			t.Errorf("%s: [%v, %v] (%v), want [%v, %v]", c.name, lo, hi, err, c.lo, c.hi)
+		}
 	}
 }
