@@ -60,11 +60,7 @@ func TestNumericFunctionsEndToEnd(t *testing.T) {
 		nonzeroSum += float64(r.x)
 	}
 	nonzeroMean := nonzeroSum / ratioN // the rows with x ≠ 0
-	checks := []struct {
-		sql       string
-		want      float64
-		tolerance float64
-	}{
+	checks := []valueCheck{
 		{"SELECT COUNT(*) FROM m WHERE ABS(x) <= 10", count(func(r row) bool { return r.x >= -10 && r.x <= 10 }), 0},
 		{"SELECT COUNT(*) FROM m WHERE MOD(x, 7) = 0", count(func(r row) bool { return r.x%7 == 0 }), 0},
 		{"SELECT COUNT(*) FROM m WHERE x % 7 = -3", count(func(r row) bool { return r.x%7 == -3 }), 0},
@@ -152,15 +148,7 @@ func TestNumericFunctionsEndToEnd(t *testing.T) {
 					t.Errorf("%s: %d groups, want every one of the %d the rows fill", g.sql, groups, len(want))
 				}
 			}
-			for _, c := range checks {
-				var got float64
-				if err := conn.QueryRowContext(t.Context(), c.sql).Scan(&got); err != nil {
-					t.Fatalf("%s: %v", c.sql, err)
-				}
-				if math.Abs(got-c.want) > c.tolerance {
-					t.Errorf("%s = %g, want %g ± %g", c.sql, got, c.want, c.tolerance)
-				}
-			}
+			checkValues(t, conn, checks)
 		})
 	}
 }
@@ -187,11 +175,7 @@ func TestDatePartsEndToEnd(t *testing.T) {
 		years[i] = float64(r.d.Year())
 	}
 	slices.Sort(years)
-	checks := []struct {
-		sql       string
-		want      float64
-		tolerance float64
-	}{
+	checks := []valueCheck{
 		{"SELECT COUNT(*) FROM e WHERE HOUR(ts) BETWEEN 9 AND 17", count(func(r row) bool { return r.ts.Hour() >= 9 && r.ts.Hour() <= 17 }), 0},
 		{"SELECT COUNT(*) FROM e WHERE DAYOFWEEK(d) IN (1, 7)", count(func(r row) bool { return r.d.Weekday() == time.Sunday || r.d.Weekday() == time.Saturday }), 0},
 		{"SELECT COUNT(*) FROM e WHERE WEEKDAY(ts) < 5 AND MONTH(d) = 3", count(func(r row) bool {
@@ -217,15 +201,7 @@ func TestDatePartsEndToEnd(t *testing.T) {
       - {name: ts, type: timestamp, lower: '2015-01-01 00:00:00', upper: '2024-12-31 23:59:59'}
       - {name: d, type: date, lower: '2015-01-01', upper: '2024-12-31'}
 `)
-			for _, c := range checks {
-				var got float64
-				if err := conn.QueryRowContext(t.Context(), c.sql).Scan(&got); err != nil {
-					t.Fatalf("%s: %v", c.sql, err)
-				}
-				if math.Abs(got-c.want) > c.tolerance {
-					t.Errorf("%s = %g, want %g ± %g", c.sql, got, c.want, c.tolerance)
-				}
-			}
+			checkValues(t, conn, checks)
 			res, err := conn.QueryContext(t.Context(), "SELECT FLOOR(YEAR(d) / 5) * 5 AS y, COUNT(*) FROM e GROUP BY y ORDER BY y")
 			if err != nil {
 				t.Fatal(err)
@@ -391,4 +367,26 @@ func countWhere[T any](rows []T, keep func(T) bool) float64 {
 		}
 	}
 	return n
+}
+
+// valueCheck is a statement answering one number and the value it should
+// answer within tolerance.
+type valueCheck struct {
+	sql       string
+	want      float64
+	tolerance float64
+}
+
+// checkValues runs every check on conn.
+func checkValues(t *testing.T, conn *sql.Conn, checks []valueCheck) {
+	t.Helper()
+	for _, c := range checks {
+		var got float64
+		if err := conn.QueryRowContext(t.Context(), c.sql).Scan(&got); err != nil {
+			t.Fatalf("%s: %v", c.sql, err)
+		}
+		if math.Abs(got-c.want) > c.tolerance {
+			t.Errorf("%s = %g, want %g ± %g", c.sql, got, c.want, c.tolerance)
+		}
+	}
 }

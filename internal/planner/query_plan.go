@@ -723,16 +723,44 @@ func filtered(items []sqlrewrite.Item) bool {
 }
 
 // conditionKey identifies an aggregate's own condition: aggregates with
-// equal keys select the same rows and share a part.
+// equal keys have equal conditions (every field, numbers to the bit) and
+// share a part.
 func conditionKey(a sqlrewrite.Aggregate) string {
+	var sb strings.Builder
+	for _, c := range a.Where {
+		sb.WriteString(conditionIdentity(c) + ";")
+	}
 	if a.Boolean != nil {
-		return "boolean: " + describePredicate(a.Boolean)
+		sb.WriteString("boolean " + predicateIdentity(a.Boolean))
 	}
-	conds := make([]string, len(a.Where))
-	for i, c := range a.Where {
-		conds[i] = describeCondition(c)
+	return sb.String()
+}
+
+// conditionIdentity writes every field of c, pointers followed.
+func conditionIdentity(c sqlrewrite.Condition) string {
+	s := fmt.Sprintf("%q %#v %t %t %t %q %q %t", c.Column, c.In, c.IsNull, c.Complement, c.Text, c.Temporal, c.LikeCase, c.Exact)
+	if c.Range != nil {
+		s += fmt.Sprintf(" range %#v", *c.Range)
 	}
-	return strings.Join(conds, " AND ")
+	if c.Cell != nil {
+		s += fmt.Sprintf(" cell %#v", *c.Cell)
+	}
+	if c.Like != nil {
+		s += fmt.Sprintf(" like %q", *c.Like)
+	}
+	return s
+}
+
+// predicateIdentity is conditionIdentity of a predicate's tree.
+func predicateIdentity(p *sqlrewrite.Predicate) string {
+	if p.Leaf != nil {
+		return "(" + conditionIdentity(*p.Leaf) + ")"
+	}
+	args := make([]string, len(p.Args))
+	for i, a := range p.Args {
+		args[i] = predicateIdentity(a)
+	}
+	return fmt.Sprintf("(%d %s)", p.Op, strings.Join(args, " "))
 }
 
 // describePredicate renders a predicate for EXPLAIN, parenthesised so
