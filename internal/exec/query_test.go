@@ -488,3 +488,77 @@ func TestResultColumnsHaveOneType(t *testing.T) {
 		}
 	}
 }
+
+// TestDeclaredTextGroupsUnderEquatingCollations: on columns whose
+// collation equates the declared values 'a' and 'A' (SQLite's NOCASE, a
+// nondeterministic ICU collation on PostgreSQL, MariaDB's default _ci),
+// each group's filter selects exactly the rows the grouped fetch puts in
+// its group (the first declared value that matches), so no row is read by
+// two groups' releases, each of which spends the whole ε.
+func TestDeclaredTextGroupsUnderEquatingCollations(t *testing.T) {
+	lo, hi := 0.0, 100.0
+	cat := &catalog.Config{Tables: []catalog.Table{{Name: "t", Source: "t", Columns: []catalog.Column{
+		{Name: "x", Source: "x", Type: catalog.Real, Lower: &lo, Upper: &hi},
+		{Name: "s", Source: "s", Type: catalog.Text, Values: []string{"a", "A", "b"}},
+	}}}}
+	cases := []struct {
+		name   string
+		open   func(t *testing.T) (*backend.Backend, string)
+		driver string
+	}{
+		{"sqlite NOCASE", func(t *testing.T) (*backend.Backend, string) {
+			return backend.New(testdb.SQLite(t), sqlrewrite.SQLite, nil), "CREATE TABLE t (x REAL, s TEXT COLLATE NOCASE)"
+		}, catalog.DriverSQLite},
+		{"postgres ICU", func(t *testing.T) (*backend.Backend, string) {
+			db := testdb.Postgres(t)
+			if _, err := db.Exec("CREATE COLLATION IF NOT EXISTS dpproxy_test_ci (provider = icu, locale = 'und-u-ks-level2', deterministic = false)"); err != nil {
+				t.Fatal(err)
+			}
+			return backend.New(db, sqlrewrite.PostgreSQL, nil), "CREATE TABLE t (x DOUBLE PRECISION, s TEXT COLLATE dpproxy_test_ci)"
+		}, catalog.DriverPostgres},
+		{"mariadb _ci", func(t *testing.T) (*backend.Backend, string) {
+			return backend.New(testdb.MySQL(t), sqlrewrite.MySQL, nil), "CREATE TABLE t (x DOUBLE, s VARCHAR(10) COLLATE utf8mb4_general_ci)"
+		}, catalog.DriverMySQL},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			back, create := c.open(t)
+			db := back.DB()
+			for _, s := range []string{create, "INSERT INTO t VALUES (10, 'a'), (20, 'a'), (30, 'A'), (40, 'b'), (50, 'B'), (60, 'c'), (70, NULL)"} {
+				if _, err := db.Exec(s); err != nil {
+					t.Fatal(err)
+				}
+			}
+			cat := *cat
+			cat.Backend.Driver = c.driver
+			qp := planGrouped(t, &cat, "SELECT s, COUNT(*), MEDIAN(x) FROM t GROUP BY s", 1)
+			ctx := context.Background()
+			snap, err := back.Snapshot(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer snap.Close()
+			terms := []sqlrewrite.SummaryTerm{{Kind: sqlrewrite.CountAll}}
+			grouped, err := snap.GroupedSummary(ctx, sqlrewrite.Fetch{Table: "t", Grouped: &sqlrewrite.GroupedSummary{Dims: qp.Dims, Terms: terms}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			total := 0.0
+			for g := range qp.Groups {
+				one, err := snap.Summary(ctx, sqlrewrite.Fetch{Table: "t", Filter: qp.GroupFilters[g], Summary: terms})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if one[0] != grouped[g][0] {
+					t.Errorf("group %v: its filter selects %g rows, the grouped fetch puts %g there", qp.Groups[g], one[0], grouped[g][0])
+				}
+				total += one[0]
+			}
+			// 'a', 'a', 'A' in the first group and 'b', 'B' in the third:
+			// five rows, each in one group.
+			if total != 5 {
+				t.Errorf("the groups' filters select %g rows in all; want 5, each once", total)
+			}
+		})
+	}
+}

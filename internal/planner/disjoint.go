@@ -1,6 +1,10 @@
 package planner
 
-import "github.com/dpproxy/dpproxy/internal/sqlrewrite"
+import (
+	"math"
+
+	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
+)
 
 // Disjoint parts (parallel composition).
 //
@@ -26,7 +30,11 @@ import "github.com/dpproxy/dpproxy/internal/sqlrewrite"
 // column with a number are numeric: PostgreSQL (typed columns) and MySQL
 // (a text column compared with a number is read as a number); not on
 // SQLite, where a column of TEXT affinity compares with a number as text
-// ('5' is both below 9 and at least 10). Complements, IS NULL, LIKE, date
+// ('5' is both below 9 and at least 10). A list holding a number of
+// magnitude 2⁵³ or more is not decided: MySQL compares a BIGINT with a list
+// that mixes integer and double literals as doubles, so 2⁵³+1 equals 2⁵³
+// there while a range compares it exactly; below 2⁵³ every integer is a
+// double and the two comparisons agree. Complements, IS NULL, LIKE, date
 // cells and OR/NOT conditions never count as disjoint.
 
 // disjointParts reports whether no row passes the conditions of two of
@@ -99,7 +107,7 @@ func valuesOutside(in []sqlrewrite.Value, r sqlrewrite.Range) bool {
 		return false
 	}
 	for _, v := range in {
-		if v.Null || v.IsText {
+		if v.Null || v.IsText || !exactDouble(v.Num) {
 			return false
 		}
 		point := sqlrewrite.Range{Lower: v.Num, Upper: v.Num, HasLower: true, HasUpper: true}
@@ -116,8 +124,12 @@ func mayEqual(u, v sqlrewrite.Value) bool {
 	switch {
 	case u.Null || v.Null:
 		return false // IN never matches NULL
-	case u.IsText || v.IsText:
+	case u.IsText || v.IsText || !exactDouble(u.Num) || !exactDouble(v.Num):
 		return true
 	}
 	return u.Num == v.Num
 }
+
+// exactDouble reports whether every integer near x is a double, so that a
+// backend comparing a list's integers as doubles compares them exactly.
+func exactDouble(x float64) bool { return math.Abs(x) < 1<<53 }

@@ -25,6 +25,7 @@ func TestLeavesDisjoint(t *testing.T) {
 		}
 		return c
 	}
+	const p53 = float64(1 << 53)
 	complement := in(1.0)
 	complement.Complement = true
 	other := in(2.0)
@@ -43,6 +44,12 @@ func TestLeavesDisjoint(t *testing.T) {
 		{rng(0, 30, false, false), rng(31, 60, false, false), true},
 		{rng(0, 30, false, false), in(30.0), false},
 		{rng(0, 30, false, true), in(30.0, 45.0), true},
+		// Beyond 2⁵³ MySQL compares a BIGINT with a mixed list as a
+		// double: 2⁵³+1 is in `b > 2⁵³` and in `b IN (2⁵³, 1)`.
+		{rng(p53, 1e19, true, false), in(p53, 1.0), false},
+		{rng(-1e19, -p53, false, true), in(-p53, 1.0), false},
+		{in(p53, 1.0), in(p53+2, 5.0), false},
+		{rng(p53/2, 1e19, true, false), in(p53/2, 1.0), true},
 		// Text never: collations equate 'CA' and 'ca', '1' and '01' (ICU's
 		// numeric ordering), 'ccs' and 'cscs' (Hungarian), 'e' and 'é'.
 		{in("CA"), in("NY"), false},

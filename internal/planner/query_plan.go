@@ -150,10 +150,12 @@ func (p *Planner) PlanQuery(q *sqlrewrite.Query, s Settings) (*QueryPlan, error)
 			dim.Tiers, conds = tierConditions(k.Tiers, col.Source)
 		} else if k.Bucket == nil {
 			dim.Values = k.Values
-			// On MySQL, text values the column's collation equates would
-			// otherwise both take a row that the grouped fetches' CASE
-			// puts in the first only: a row in two groups.
-			conds = sqlrewrite.ValueConditions(col.Source, k.Values, p.cat.Backend.Driver == catalog.DriverMySQL && col.Type == catalog.Text)
+			// Text values the column's collation equates (MySQL's _ci
+			// defaults, SQLite's NOCASE, PostgreSQL's citext or a
+			// nondeterministic ICU collation) would otherwise both take a
+			// row that the grouped fetches' CASE puts in the first only: a
+			// row in two groups, each spending the whole ε.
+			conds = sqlrewrite.ValueConditions(col.Source, k.Values, col.Type == catalog.Text)
 		} else {
 			var bucket []sqlrewrite.Condition
 			dim.Edges, bucket = bucketEdges(k, col.Source)

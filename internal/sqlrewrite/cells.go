@@ -77,8 +77,8 @@ func (d CellDim) Size() int64 {
 // NULL value's rows are the unreadable ones; value i's rows are those
 // equal to it and, when firstMatch, to none of the values before it. Where
 // the backend's equality is byte equality the extra conditions select
-// nothing more; under MySQL's default collations, which equate 'a', 'A'
-// and 'a ', they keep a row of 'a' out of the cell of an 'A' declared
+// nothing more; under collations that equate 'a', 'A' and 'a ' (MySQL's
+// defaults, SQLite's NOCASE, PostgreSQL's citext), they keep a row of 'a' out of the cell of an 'A' declared
 // after it, so that each row is in one group only, as in the CASE.
 func ValueConditions(column string, values []Value, firstMatch bool) [][]Condition {
 	out := make([][]Condition, len(values))

@@ -767,6 +767,25 @@ func (r *renderer) dateValue(typ catalog.ColumnType, x float64) string {
 	return "TIMESTAMP '" + s + "'"
 }
 
+// wallClock renders a date or timestamp column as the value the proxy's
+// comparisons and arithmetic read: on PostgreSQL its wall-clock time in
+// the session's time zone, CAST(c AS TIMESTAMP) (CAST(c AS DATE) for a
+// date), a no-op on a column of that type; elsewhere the column. Compared
+// raw, a timestamptz meets a TIMESTAMP literal converted to an instant,
+// and a literal in a daylight-saving gap (02:30 on a spring-forward day)
+// converts to a later instant than one after the gap (03:15): ranges
+// disjoint on the clock would share rows, and a value clamped at a bound
+// in the gap would read beyond it.
+func (r *renderer) wallClock(col string, typ catalog.ColumnType) string {
+	if r.spec.name != "postgres" {
+		return col
+	}
+	if typ == catalog.Date {
+		return "CAST(" + col + " AS DATE)"
+	}
+	return "CAST(" + col + " AS TIMESTAMP)"
+}
+
 // dateRange renders a WHERE range on a date column,
 //
 //	CASE WHEN readable THEN c >= lo AND c < hi END
@@ -775,20 +794,21 @@ func (r *renderer) dateValue(typ catalog.ColumnType, x float64) string {
 // such a value satisfies neither the range nor its NOT (a MariaDB zero
 // date, SQLite text that is no date).
 func (r *renderer) dateRange(col string, typ catalog.ColumnType, rg *Range) (string, error) {
+	value := r.wallClock(col, typ)
 	var parts []string
 	if rg.HasLower {
 		op := " >= "
 		if rg.LowerOpen {
 			op = " > "
 		}
-		parts = append(parts, col+op+r.dateValue(typ, rg.Lower))
+		parts = append(parts, value+op+r.dateValue(typ, rg.Lower))
 	}
 	if rg.HasUpper {
 		op := " <= "
 		if rg.UpperOpen {
 			op = " < "
 		}
-		parts = append(parts, col+op+r.dateValue(typ, rg.Upper))
+		parts = append(parts, value+op+r.dateValue(typ, rg.Upper))
 	}
 	if len(parts) == 0 {
 		return "", fmt.Errorf("sqlrewrite: range on %s has no bound", col)
@@ -881,8 +901,9 @@ func (r *renderer) dateIndex(col string, a DateAxis) (string, error) {
 		sb.WriteString(" END")
 		index = sb.String()
 	}
+	value := r.wallClock(col, a.Type)
 	return fmt.Sprintf("CASE WHEN %s AND %s >= %s AND %s <= %s THEN %s END",
-		r.dateReadable(col, a.Type), col, r.dateValue(a.Type, a.Lower), col, r.dateValue(a.Type, a.Upper), index), nil
+		r.dateReadable(col, a.Type), value, r.dateValue(a.Type, a.Lower), value, r.dateValue(a.Type, a.Upper), index), nil
 }
 
 // formatReadBack recognises STR_TO_DATE(DATE_FORMAT(col, f), f) of an

@@ -148,9 +148,10 @@ func (e *RowExpr) TemporalOf() (typ catalog.ColumnType, ok bool) {
 //
 //	CASE WHEN readable THEN CAST(CASE WHEN c <= lo THEN lo WHEN c >= hi THEN hi ELSE number END AS double) END
 //
-// The comparisons are on the column's own type with typed literals, so
-// that a value no arithmetic can take (PostgreSQL's ±infinity, which the
-// day arithmetic rejects) is a bound before any arithmetic. The number:
+// The comparisons are with typed literals, so that a value no arithmetic
+// can take (PostgreSQL's ±infinity, which the day arithmetic rejects) is a
+// bound before any arithmetic; on PostgreSQL they read the wall clock
+// (wallClock), as the number does. The number:
 //
 //   - SQLite: strftime('%s', c), an integer second (a date is midnight),
 //     divided by 86400 for a date (exact at midnight);
@@ -187,9 +188,10 @@ func (r *renderer) temporalValue(e *RowExpr) (string, error) {
 		}
 	}
 	lo, hi := realLiteral(e.Lower), realLiteral(e.Upper)
+	value := r.wallClock(col, e.Temporal)
 	return "CASE WHEN " + r.dateReadable(col, e.Temporal) + " THEN CAST(CASE WHEN " +
-		col + " <= " + r.dateValue(e.Temporal, e.Lower) + " THEN " + lo + " WHEN " +
-		col + " >= " + r.dateValue(e.Temporal, e.Upper) + " THEN " + hi + " ELSE " + number +
+		value + " <= " + r.dateValue(e.Temporal, e.Lower) + " THEN " + lo + " WHEN " +
+		value + " >= " + r.dateValue(e.Temporal, e.Upper) + " THEN " + hi + " ELSE " + number +
 		" END AS " + r.spec.double + ") END", nil
 }
 
@@ -251,9 +253,10 @@ func (r *renderer) clampedTime(e *RowExpr) (string, error) {
 	if r.spec.name == "postgres" {
 		value = "CAST(" + col + " AS TIMESTAMP)"
 	}
+	clock := r.wallClock(col, e.Temporal)
 	return "CASE WHEN " + r.dateReadable(col, e.Temporal) + " THEN CASE WHEN " +
-		col + " <= " + r.dateValue(e.Temporal, e.Lower) + " THEN " + lit(e.Temporal, e.Lower) + " WHEN " +
-		col + " >= " + r.dateValue(e.Temporal, e.Upper) + " THEN " + lit(e.Temporal, e.Upper) + " ELSE " + value + " END END", nil
+		clock + " <= " + r.dateValue(e.Temporal, e.Lower) + " THEN " + lit(e.Temporal, e.Lower) + " WHEN " +
+		clock + " >= " + r.dateValue(e.Temporal, e.Upper) + " THEN " + lit(e.Temporal, e.Upper) + " ELSE " + value + " END END", nil
 }
 
 // timeFields renders the year, month, day, hour, minute and whole second
