@@ -4,8 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"math"
-	"strconv"
+	"math/big"
 
 	"github.com/dpproxy/dpproxy/internal/dperr"
 	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
@@ -133,11 +132,12 @@ type cellKeys struct {
 	byValue []map[sqlrewrite.Value]int64 // nil for a dimension that returns indices
 	ints    []sql.NullInt64
 	raw     []any
+	dialect sqlrewrite.Dialect
 }
 
 func newCellKeys(dims []sqlrewrite.CellDim, dialect sqlrewrite.Dialect) *cellKeys {
 	k := &cellKeys{dims: dims, sizes: make([]int64, len(dims)), total: 1, byValue: make([]map[sqlrewrite.Value]int64, len(dims)),
-		ints: make([]sql.NullInt64, len(dims)), raw: make([]any, len(dims))}
+		ints: make([]sql.NullInt64, len(dims)), raw: make([]any, len(dims)), dialect: dialect}
 	for i, d := range dims {
 		k.sizes[i] = d.Size()
 		k.total *= k.sizes[i]
@@ -170,7 +170,7 @@ func (k *cellKeys) cell() (cell int64, ok bool, err error) {
 	for i := range k.dims {
 		var idx int64
 		if k.byValue[i] != nil {
-			v, readable := keyValue(k.raw[i], !k.dims[i].Values[0].IsText)
+			v, readable := keyValue(k.raw[i], !k.dims[i].Values[0].IsText, k.dialect)
 			if !readable {
 				return 0, false, nil
 			}
@@ -191,34 +191,52 @@ func (k *cellKeys) cell() (cell int64, ok bool, err error) {
 	return cell, true, nil
 }
 
-// keyValue reads a key column's value as drivers return it: text as a
-// string, a number (numeric column) as a number, also when the driver
-// sends it as text. ok is false for NULL and for a value no key can equal
-// (text in a numeric column, NaN, ±Inf), which is in no group.
-func keyValue(raw any, numeric bool) (v sqlrewrite.Value, ok bool) {
-	switch x := raw.(type) {
+// keyValue reads a key column's value as drivers return it, exactly: a
+// value the fetches' filters (column = key, sqlrewrite.Condition.Exact)
+// would not select by the key read here is in no group, so that the rows
+// a key's counts and sums are computed from are the rows its filtered
+// fetches read, on every backend. Text is a string (on SQLite a blob is
+// no text: the filter's text argument never equals it). A number (numeric
+// column) is an integer, also when the driver sends it as text (exact
+// decimal, PostgreSQL's numeric, MySQL's DECIMAL and text protocol), of
+// magnitude below 2⁵³, where every integer is a float64: 2⁵³+1 would read
+// as 2⁵³ and 1e-400 as 0, merging rows the database keeps apart. ok is
+// false for NULL and for a value no key can equal (text in a numeric
+// column, a fraction, NaN, ±Inf, an integer beyond 2⁵³), which is in no
+// group.
+func keyValue(raw any, numeric bool, dialect sqlrewrite.Dialect) (v sqlrewrite.Value, ok bool) {
+	if !numeric {
+		switch x := raw.(type) {
+		case string:
+			return sqlrewrite.Value{Str: x, IsText: true}, true
+		case []byte:
+			return sqlrewrite.Value{Str: string(x), IsText: true}, dialect != sqlrewrite.SQLite
+		}
+		return v, false
+	}
+	var x float64
+	switch r := raw.(type) {
 	case int64:
-		v = sqlrewrite.Value{Num: float64(x)}
+		x = float64(r)
 	case float64:
-		v = sqlrewrite.Value{Num: x}
-	case string:
-		v = sqlrewrite.Value{Str: x, IsText: true}
-	case []byte:
-		v = sqlrewrite.Value{Str: string(x), IsText: true}
+		x = r
+	case string, []byte:
+		text, _ := r.(string)
+		if b, isBytes := r.([]byte); isBytes {
+			text = string(b)
+		}
+		q, isNumber := new(big.Rat).SetString(text)
+		if !isNumber || dialect == sqlrewrite.SQLite || !q.IsInt() || q.Num().BitLen() > 53 {
+			return v, false
+		}
+		x, _ = q.Float64()
 	default:
 		return v, false
 	}
-	if v.IsText && numeric {
-		x, err := strconv.ParseFloat(v.Str, 64)
-		if err != nil {
-			return v, false
-		}
-		v = sqlrewrite.Value{Num: x}
-	}
-	if !v.IsText && (math.IsNaN(v.Num) || math.IsInf(v.Num, 0)) {
+	if !sqlrewrite.ExactKey(x) {
 		return v, false
 	}
-	return v, true
+	return sqlrewrite.Value{Num: x}, true
 }
 
 // KeyCount is one distinct value of a column and its number of rows.
@@ -245,7 +263,7 @@ func (s *Snapshot) KeyCounts(ctx context.Context, f sqlrewrite.Fetch) ([]KeyCoun
 			if err := rows.Scan(&raw, &n); err != nil {
 				return err
 			}
-			v, ok := keyValue(raw, f.Keys.Numeric)
+			v, ok := keyValue(raw, f.Keys.Numeric, s.b.dialect)
 			if !ok {
 				continue // a value no key can equal: in no group, never an error
 			}

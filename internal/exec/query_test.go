@@ -117,7 +117,9 @@ func newGroupedExecutor(t *testing.T, back *backend.Backend) *Executor {
 	if err := l.SetLimit(context.Background(), "user:a", budget.Cost{Epsilon: 1000, Delta: 0.5}); err != nil {
 		t.Fatal(err)
 	}
-	return New(back, l, nil)
+	e := New(back, l, nil)
+	t.Cleanup(e.Wait) // before the ledger closes: commits are asynchronous
+	return e
 }
 
 // TestGroupedOutputGroupsNeverDependOnData runs one grouped statement on

@@ -2,6 +2,7 @@ package sqlrewrite
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 )
@@ -77,6 +78,21 @@ func (s dialectSpec) placeholder(n int) string {
 // parenthesised so that it can follow any operator.
 func numberLiteral(f float64) string {
 	s := strconv.FormatFloat(f, 'g', -1, 64)
+	if strings.HasPrefix(s, "-") {
+		return "(" + s + ")"
+	}
+	return s
+}
+
+// ExactKey reports whether x is a key the fetches read and select exactly
+// (Condition.Exact on a number): an integer of magnitude below 2⁵³, where
+// every integer is a float64.
+func ExactKey(x float64) bool { return x == math.Trunc(x) && math.Abs(x) < 1<<53 }
+
+// integerLiteral writes an integer below 2⁵³ in magnitude without an
+// exponent, negative numbers parenthesised.
+func integerLiteral(x float64) string {
+	s := strconv.FormatFloat(x, 'f', -1, 64)
 	if strings.HasPrefix(s, "-") {
 		return "(" + s + ")"
 	}

@@ -608,6 +608,17 @@ func (r *renderer) condition(c Condition) (string, error) {
 	if c.Exact && c.In[0].IsText {
 		col = r.exactText(col)
 	}
+	if c.Exact && !c.In[0].IsText {
+		// Integers as integer literals, which every backend compares
+		// exactly with integer and decimal columns (MySQL compares a
+		// DECIMAL with a double literal such as 1e+06 as doubles).
+		for i, v := range c.In {
+			if !ExactKey(v.Num) {
+				return "", fmt.Errorf("sqlrewrite: exact key %g on %s is no integer below 2^53", v.Num, c.Column)
+			}
+			vals[i] = integerLiteral(v.Num)
+		}
+	}
 	if len(vals) == 1 {
 		return col + " = " + vals[0], nil
 	}

@@ -111,8 +111,15 @@ func (r *renderer) cellKey(d CellDim) (string, error) {
 				return "", err
 			}
 			operand := col
-			if d.Exact && v.IsText {
+			switch {
+			case d.Exact && v.IsText:
 				operand = r.exactText(col)
+			case d.Exact:
+				// As Condition.Exact's filters compare it.
+				if !ExactKey(v.Num) {
+					return "", fmt.Errorf("sqlrewrite: exact key %g of %s is no integer below 2^53", v.Num, d.Column)
+				}
+				lit = integerLiteral(v.Num)
 			}
 			fmt.Fprintf(&sb, " WHEN %s = %s THEN %d", operand, lit, i)
 		}
