@@ -250,8 +250,11 @@ type KeyCount struct {
 // MySQL a text column's collation order). Text values are strings,
 // numbers (integer columns) numbers. A value that is not of the column's
 // type (text in a numeric column, NaN) is in no group and skipped, so
-// hostile data never turns into an error.
-func (s *Snapshot) KeyCounts(ctx context.Context, f sqlrewrite.Fetch) ([]KeyCount, error) {
+// hostile data never turns into an error. Only the values whose count
+// keep accepts are returned (partition selection decides as the rows
+// stream), so memory grows with the values kept, not with the column's
+// distinct values.
+func (s *Snapshot) KeyCounts(ctx context.Context, f sqlrewrite.Fetch, keep func(count int64) bool) ([]KeyCount, error) {
 	if f.Keys == nil {
 		return nil, dperr.New(dperr.Internal, "internal error: key counts fetch without a column")
 	}
@@ -267,7 +270,9 @@ func (s *Snapshot) KeyCounts(ctx context.Context, f sqlrewrite.Fetch) ([]KeyCoun
 			if !ok {
 				continue // a value no key can equal: in no group, never an error
 			}
-			out = append(out, KeyCount{Value: v, Count: n})
+			if keep(n) {
+				out = append(out, KeyCount{Value: v, Count: n})
+			}
 		}
 		return nil
 	})

@@ -123,7 +123,9 @@ type Database struct {
 	// mechanism reads twice (a count, then a window it shapes) may read
 	// two states of the data if it changes in between, so its privacy
 	// analysis, which assumes one dataset, holds only while the table is
-	// not written; a single-read statement is unaffected.
+	// not written; a single-read statement is unaffected. Aggregates
+	// whose conditions no row can share (a pivot) compose in parallel
+	// only on a snapshot: with "none" they split ε.
 	Isolation string `yaml:"isolation"`
 	// TimeZone is the time zone of the backend's sessions (backend only),
 	// in which a column with a time zone (PostgreSQL timestamptz,

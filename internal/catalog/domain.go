@@ -38,6 +38,9 @@ func (c *Column) validateDomain(f string) error {
 			if x < *c.Lower || x > *c.Upper {
 				return invalid(fmt.Sprintf("%s.values[%d]", f, j), "value %g is outside the bounds [%g, %g] of column %q", x, *c.Lower, *c.Upper, c.Name)
 			}
+			if x == 0 {
+				x = 0 // -0 is 0: two groups would both take its rows
+			}
 			v = strconv.FormatFloat(x, 'g', -1, 64)
 			c.Values[j] = v
 		}

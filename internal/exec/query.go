@@ -303,14 +303,14 @@ func (e *Executor) releaseSelected(ctx context.Context, user string, qp *planner
 		}
 		defer snap.Close()
 		*readData = true
-		counts, err := snap.KeyCounts(ctx, selectionFetch(qp, src))
+		counts, err := snap.KeyCounts(ctx, selectionFetch(qp, src), func(count int64) bool {
+			return count > 0 && sel.Keep(src, count)
+		})
 		if err != nil {
 			return err
 		}
 		for _, k := range counts {
-			if k.Count > 0 && sel.Keep(src, k.Count) {
-				kept = append(kept, k.Value)
-			}
+			kept = append(kept, k.Value)
 		}
 		slices.SortFunc(kept, func(a, b sqlrewrite.Value) int {
 			if a.IsText || b.IsText {

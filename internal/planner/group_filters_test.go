@@ -35,3 +35,29 @@ func TestDeclaredTextGroupsFirstMatch(t *testing.T) {
 		}
 	}
 }
+
+// TestDisjointPartsNeedASnapshot: a pivot whose parts no row can share
+// composes in parallel on a snapshot (backend.isolation repeatable_read)
+// and splits ε without one (none), where a row written between the parts'
+// fetches may be read by two of them.
+func TestDisjointPartsNeedASnapshot(t *testing.T) {
+	for _, isolation := range []string{catalog.IsolationRepeatableRead, catalog.IsolationNone} {
+		cat := testCatalog()
+		cat.Backend.Driver, cat.Backend.Isolation = catalog.DriverPostgres, isolation
+		st, err := sqlrewrite.NewParser(cat).Parse("SELECT SUM(CASE WHEN sex = 1 THEN income END), SUM(CASE WHEN sex = 0 THEN income END) FROM pums")
+		if err != nil {
+			t.Fatal(err)
+		}
+		qp, err := planner.New(cat).PlanQuery(st.(*sqlrewrite.Query), planner.Settings{Epsilon: 1, Mechanism: "auto"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := isolation == catalog.IsolationRepeatableRead
+		if qp.Disjoint != want || len(qp.Parts) != 2 {
+			t.Fatalf("isolation %s: Disjoint = %v over %d parts, want %v over 2", isolation, qp.Disjoint, len(qp.Parts), want)
+		}
+		if eps := qp.Parts[0].Plan.Cost.Epsilon; want && eps != 1 || !want && eps != 0.5 {
+			t.Errorf("isolation %s: a part spends ε = %g", isolation, eps)
+		}
+	}
+}

@@ -2,7 +2,6 @@ package planner
 
 import (
 	"fmt"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -375,7 +374,9 @@ func tierConditions(t *sqlrewrite.Tiering, source string) ([]sqlrewrite.Range, [
 // bucketEdges returns the edges of a bucket key's buckets and, per
 // bucket, the condition selecting its rows: [e_i, e_{i+1}), the first
 // bucket open below and the last open above (values outside the bounds
-// clamp into the end buckets, as the grouped fetch's keys do).
+// clamp into the end buckets, as the grouped fetch's keys do); a single
+// bucket holds every readable value (±Infinity and a NUMERIC beyond any
+// float64 included, as in the grouped fetch's CASE).
 func bucketEdges(k sqlrewrite.GroupKey, source string) ([]float64, []sqlrewrite.Condition) {
 	w := k.Bucket.Width
 	edges := make([]float64, 0, len(k.Values)+1)
@@ -389,11 +390,12 @@ func bucketEdges(k sqlrewrite.GroupKey, source string) ([]float64, []sqlrewrite.
 	edges = append(edges, edges[len(edges)-1]+w)
 	conds := make([]sqlrewrite.Condition, len(k.Values))
 	last := len(k.Values) - 1
+	if last == 0 {
+		conds[0] = sqlrewrite.Condition{Column: source, IsNull: true, Complement: true}
+		return edges, conds
+	}
 	for i := range k.Values {
 		r := &sqlrewrite.Range{Lower: edges[i], HasLower: i > 0, Upper: edges[i+1], HasUpper: i < last, UpperOpen: true}
-		if last == 0 {
-			r.Lower, r.HasLower = -math.MaxFloat64, true
-		}
 		conds[i] = sqlrewrite.Condition{Column: source, Range: r}
 	}
 	return edges, conds
@@ -835,7 +837,10 @@ func (p *Planner) planParts(qp *QueryPlan, s Settings) (*QueryPlan, error) {
 	for j, key := range order {
 		parts[j] = byWhere[key]
 	}
-	qp.Disjoint = !qp.Table.HasPrivacyUnit() && disjointParts(parts, p.cat.Backend.Driver)
+	// Parts read one after another: without one snapshot a row written in
+	// between may be read by two of them, so they compose in parallel only
+	// on a snapshot (backend.isolation repeatable_read).
+	qp.Disjoint = !qp.Table.HasPrivacyUnit() && p.cat.Backend.Isolation != catalog.IsolationNone && disjointParts(parts, p.cat.Backend.Driver)
 	for j, part := range parts {
 		share := s
 		if !qp.Disjoint {

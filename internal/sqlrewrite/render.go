@@ -594,7 +594,8 @@ func (r *renderer) condition(c Condition) (string, error) {
 		return r.dateRange(col, c.Temporal, c.Range)
 	}
 	if c.Range != nil {
-		return r.rangeCondition(col, c.Range)
+		s, err := r.rangeCondition(col, c.Range)
+		return r.readableNumber(col, c, s), err
 	}
 	vals := make([]string, len(c.In))
 	for i, v := range c.In {
@@ -620,9 +621,23 @@ func (r *renderer) condition(c Condition) (string, error) {
 		}
 	}
 	if len(vals) == 1 {
-		return col + " = " + vals[0], nil
+		return r.readableNumber(col, c, col+" = "+vals[0]), nil
 	}
-	return col + " IN (" + strings.Join(vals, ", ") + ")", nil
+	return r.readableNumber(col, c, col+" IN ("+strings.Join(vals, ", ")+")"), nil
+}
+
+// readableNumber renders, on SQLite, a comparison of a numeric column
+// with numbers as CASE WHEN readable THEN comparison END: text or a blob
+// in a column of TEXT, NUMERIC or no affinity compares with a number ('1'
+// = 1 under TEXT affinity, 'abc' above every number), yet reads as no
+// number (readable), like a NULL, in every grouped fetch and clamp; so,
+// like a NULL, it satisfies neither the comparison nor its NOT, and a
+// group's filter selects the rows its CASE does.
+func (r *renderer) readableNumber(col string, c Condition, comparison string) string {
+	if r.spec.typed || c.Text || c.Temporal != "" || len(c.In) > 0 && c.In[0].IsText {
+		return comparison
+	}
+	return "(CASE WHEN " + r.readable(col) + " THEN " + comparison + " END)"
 }
 
 func (r *renderer) rangeCondition(col string, rg *Range) (string, error) {

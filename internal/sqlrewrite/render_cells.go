@@ -121,7 +121,12 @@ func (r *renderer) cellKey(d CellDim) (string, error) {
 				}
 				lit = integerLiteral(v.Num)
 			}
-			fmt.Fprintf(&sb, " WHEN %s = %s THEN %d", operand, lit, i)
+			comparison := operand + " = " + lit
+			if !v.IsText && !r.spec.typed {
+				// As the value's filter reads it (readableNumber).
+				comparison = r.readable(col) + " AND " + comparison
+			}
+			fmt.Fprintf(&sb, " WHEN %s THEN %d", comparison, i)
 		}
 		sb.WriteString(" END")
 		return sb.String(), nil

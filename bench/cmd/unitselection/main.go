@@ -95,7 +95,7 @@ func main() {
 				if err != nil {
 					log.Fatal(err)
 				}
-				counts, err := snap.KeyCounts(ctx, f)
+				counts, err := snap.KeyCounts(ctx, f, func(int64) bool { return true })
 				snap.Close()
 				if err != nil {
 					log.Fatal(err)
