@@ -70,14 +70,23 @@ func (l *Ledger) SwapState(ctx context.Context, key string, old, value []byte) (
 	now := time.Now().UnixMicro()
 	var swapped bool
 	err := l.inTx(ctx, func(tx *sql.Tx) error {
-		var res sql.Result
-		var err error
 		if old == nil {
+			// Insert-if-absent, then read back what is stored: the row
+			// count cannot tell (a MySQL DSN with clientFoundRows=true
+			// counts the kept duplicate as 1). Equal bytes stored by
+			// another writer are the same state.
 			insert := l.dialect.upsert("dpproxy_state", "state_key", []string{"state_key", "state_value", "updated_at"}, nil)
-			res, err = l.exec(ctx, tx, insert, key, value, now)
-		} else {
-			res, err = l.exec(ctx, tx, "UPDATE dpproxy_state SET state_value = ?, updated_at = ? WHERE state_key = ? AND state_value = ?", value, now, key, old)
+			if _, err := l.exec(ctx, tx, insert, key, value, now); err != nil {
+				return err
+			}
+			var stored []byte
+			if err := l.queryRow(ctx, tx, "SELECT state_value FROM dpproxy_state WHERE state_key = ?", key).Scan(&stored); err != nil {
+				return err
+			}
+			swapped = bytes.Equal(stored, value)
+			return nil
 		}
+		res, err := l.exec(ctx, tx, "UPDATE dpproxy_state SET state_value = ?, updated_at = ? WHERE state_key = ? AND state_value = ?", value, now, key, old)
 		if err != nil {
 			return err
 		}

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/go-sql-driver/mysql"
 )
 
 func TestState(t *testing.T) {
@@ -54,57 +56,89 @@ func TestState(t *testing.T) {
 }
 
 // TestSwapState: the compare-and-swap writes only over the expected value
-// (or into an empty key), and of proxies racing to swap from one value
-// exactly one wins, on every ledger database.
+// (or into an empty key), and of proxies racing to swap from one value, or
+// to store into an empty key, exactly one wins, on every ledger database;
+// on MySQL also with clientFoundRows=true in the DSN, which counts a kept
+// duplicate as a row written.
 func TestSwapState(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, b backend, dsn string) {
-		ctx := context.Background()
-		l := openLedger(t, b, dsn)
-		swap := func(old, value string, want bool) {
-			t.Helper()
-			var o []byte
-			if old != "-" {
-				o = []byte(old)
+		testSwapState(t, b, dsn)
+		if b.dialect == MySQL {
+			cfg, err := mysql.ParseDSN(b.freshDSN(t))
+			if err != nil {
+				t.Fatal(err)
 			}
-			got, err := l.SwapState(ctx, "mm:k", o, []byte(value))
-			if err != nil || got != want {
-				t.Errorf("SwapState(%q → %q): got %v, %v, want %v", old, value, got, err, want)
-			}
-		}
-		swap("x", "y", false) // nothing stored
-		swap("-", "v1", true)
-		swap("-", "v2", false) // already stored
-		swap("v0", "v2", false)
-		swap("v1", "v2", true)
-		if got, _, _ := l.GetState(ctx, "mm:k"); string(got) != "v2" {
-			t.Errorf("stored %q, want v2", got)
-		}
-		if _, err := l.SwapState(ctx, "mm:k", []byte("v2"), []byte("v2")); err == nil {
-			t.Error("a swap that changes nothing: got nil error")
-		}
-		const proxies = 6
-		var wins atomic.Int64
-		var wg sync.WaitGroup
-		var others []*Ledger
-		for range proxies {
-			others = append(others, openLedger(t, b, dsn))
-		}
-		for i, other := range others {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				ok, err := other.SwapState(ctx, "mm:k", []byte("v2"), []byte(fmt.Sprintf("v3-%d", i)))
-				if err != nil {
-					t.Errorf("proxy %d: %v", i, err)
-				}
-				if ok {
-					wins.Add(1)
-				}
-			}()
-		}
-		wg.Wait()
-		if wins.Load() != 1 {
-			t.Errorf("%d of %d racing swaps won, want exactly 1", wins.Load(), proxies)
+			cfg.ClientFoundRows = true
+			t.Run("clientFoundRows", func(t *testing.T) { testSwapState(t, b, cfg.FormatDSN()) })
 		}
 	})
+}
+
+func testSwapState(t *testing.T, b backend, dsn string) {
+	ctx := context.Background()
+	l := openLedger(t, b, dsn)
+	swap := func(old, value string, want bool) {
+		t.Helper()
+		var o []byte
+		if old != "-" {
+			o = []byte(old)
+		}
+		got, err := l.SwapState(ctx, "mm:k", o, []byte(value))
+		if err != nil || got != want {
+			t.Errorf("SwapState(%q → %q): got %v, %v, want %v", old, value, got, err, want)
+		}
+	}
+	swap("x", "y", false) // nothing stored
+	swap("-", "v1", true)
+	swap("-", "v2", false) // already stored
+	swap("v0", "v2", false)
+	swap("v1", "v2", true)
+	if got, _, _ := l.GetState(ctx, "mm:k"); string(got) != "v2" {
+		t.Errorf("stored %q, want v2", got)
+	}
+	if _, err := l.SwapState(ctx, "mm:k", []byte("v2"), []byte("v2")); err == nil {
+		t.Error("a swap that changes nothing: got nil error")
+	}
+	const proxies = 6
+	var wins atomic.Int64
+	var wg sync.WaitGroup
+	var others []*Ledger
+	for range proxies {
+		others = append(others, openLedger(t, b, dsn))
+	}
+	for i, other := range others {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ok, err := other.SwapState(ctx, "mm:k", []byte("v2"), []byte(fmt.Sprintf("v3-%d", i)))
+			if err != nil {
+				t.Errorf("proxy %d: %v", i, err)
+			}
+			if ok {
+				wins.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	if wins.Load() != 1 {
+		t.Errorf("%d of %d racing swaps won, want exactly 1", wins.Load(), proxies)
+	}
+	wins.Store(0)
+	for i, other := range others {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ok, err := other.SwapState(ctx, "synopsis:k", nil, []byte(fmt.Sprintf("built by %d", i)))
+			if err != nil {
+				t.Errorf("proxy %d: %v", i, err)
+			}
+			if ok {
+				wins.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	if wins.Load() != 1 {
+		t.Errorf("%d of %d racing stores into an empty key won, want exactly 1", wins.Load(), proxies)
+	}
 }

@@ -38,10 +38,7 @@ func (c *Column) validateDomain(f string) error {
 			if x < *c.Lower || x > *c.Upper {
 				return invalid(fmt.Sprintf("%s.values[%d]", f, j), "value %g is outside the bounds [%g, %g] of column %q", x, *c.Lower, *c.Upper, c.Name)
 			}
-			if x == 0 {
-				x = 0 // -0 is 0: two groups would both take its rows
-			}
-			v = strconv.FormatFloat(x, 'g', -1, 64)
+			v = canonicalNumber(x)
 			c.Values[j] = v
 		}
 		if seen[v] {
@@ -50,4 +47,14 @@ func (c *Column) validateDomain(f string) error {
 		seen[v] = true
 	}
 	return nil
+}
+
+// canonicalNumber spells a declared number as its shortest round-trip
+// digits, -0 as 0, so that two spellings of one number (1 and 1.0, 0 and
+// -0) are one value: as two they would both take its rows.
+func canonicalNumber(x float64) string {
+	if x == 0 {
+		x = 0
+	}
+	return strconv.FormatFloat(x, 'g', -1, 64)
 }

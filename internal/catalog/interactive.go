@@ -204,7 +204,7 @@ func (c *InteractiveColumn) validate(f string, col *Column) error {
 				if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
 					return invalid(fmt.Sprintf("%s.values[%d]", f, j), "numeric column %q needs finite numbers, got %q", c.Name, v)
 				}
-				v = strconv.FormatFloat(x, 'g', -1, 64)
+				v = canonicalNumber(x)
 				c.Values[j] = v
 			}
 			if seen[v] {
