@@ -151,12 +151,15 @@ func TestSharedLedgerAnswersAsOneProxy(t *testing.T) {
 	}
 }
 
-// TestSharedLedgerRaceReleasesOneHardAnswer (leak 1): two proxies answer
-// the same hard query at the same moment (both have read the state and
-// the data before either commits). Exactly one hard answer is released;
-// the other proxy's swap loses, it reloads and repeats that answer from
-// the cache.
-func TestSharedLedgerRaceReleasesOneHardAnswer(t *testing.T) {
+// TestSharedLedgerProxiesTakeTurnsToTest (leak 1): two proxies answer the
+// same hard query at once. The second waits for the first's test turn
+// (interactive_turn.go) and never tests: it answers from the cache once
+// the first has committed. Exactly one hard answer is released and stored.
+// Without turns both tested at once and the faster branch won the swap
+// (an easy answer beats a hard one, which refines the pool first), hiding
+// hard outcomes; the test fails then, as the second proxy's count is read
+// while the first is still testing.
+func TestSharedLedgerProxiesTakeTurnsToTest(t *testing.T) {
 	for _, b := range ledgerBackends {
 		t.Run(b.dialect.String(), func(t *testing.T) {
 			f := newInteractiveFixture(t, 3000, catalog.InteractiveMedian)
@@ -168,46 +171,91 @@ func TestSharedLedgerRaceReleasesOneHardAnswer(t *testing.T) {
 			}
 			plan := f.plan(t, "SELECT COUNT(*) FROM t WHERE a = 0 OR b = 5")
 			ip := plan.Interactive
-			var arrived sync.WaitGroup
-			arrived.Add(2)
-			var calls atomic.Int64
+			for i, e := range proxies {
+				if inst, _, err := e.interactive.obtain(context.Background(), ip, []string{"user:a"}, nil); err != nil || inst.mm == nil {
+					t.Fatalf("proxy %d: %v", i, err)
+				}
+			}
+			testing, proceed := make(chan struct{}), make(chan struct{})
+			var secondTested atomic.Bool
 			answers := make([]mm.Answer, 2)
 			errs := make([]error, 2)
 			var wg sync.WaitGroup
-			for i, e := range proxies {
-				inst, _, err := e.interactive.obtain(context.Background(), ip, []string{"user:a"}, nil)
-				if err != nil || inst.mm == nil {
-					t.Fatalf("proxy %d: %v", i, err)
+			wg.Go(func() {
+				count := func() (int64, error) {
+					close(testing)
+					<-proceed
+					return proxies[0].truthCount(context.Background(), ip, "")
 				}
-				wg.Go(func() {
-					count := func() (int64, error) {
-						if calls.Add(1) <= 2 {
-							arrived.Done()
-							arrived.Wait() // both have read the state and the data
-						}
-						return e.truthCount(context.Background(), ip, "")
-					}
-					_, answers[i], errs[i] = e.interactive.answerMedian(context.Background(), ip, rand.NewChaCha8([32]byte{byte(10 + i)}), count)
-				})
+				_, answers[0], errs[0] = proxies[0].interactive.answerMedian(context.Background(), ip, rand.NewChaCha8([32]byte{10}), count)
+			})
+			<-testing
+			wg.Go(func() {
+				count := func() (int64, error) {
+					secondTested.Store(true)
+					return proxies[1].truthCount(context.Background(), ip, "")
+				}
+				_, answers[1], errs[1] = proxies[1].interactive.answerMedian(context.Background(), ip, rand.NewChaCha8([32]byte{11}), count)
+			})
+			time.Sleep(300 * time.Millisecond)
+			if secondTested.Load() {
+				t.Error("the second proxy tested while the first was testing")
 			}
+			close(proceed)
 			wg.Wait()
-			fresh := 0
 			for i := range answers {
 				if errs[i] != nil {
 					t.Fatalf("proxy %d: %v", i, errs[i])
 				}
-				if !answers[i].Cached {
-					fresh++
-				}
 			}
-			if fresh != 1 || answers[0].Count != answers[1].Count || !answers[0].Hard {
-				t.Errorf("got %+v and %+v; want one fresh hard answer and the same answer from the cache", answers[0], answers[1])
+			if answers[0].Cached || !answers[0].Hard || !answers[1].Cached || answers[0].Count != answers[1].Count || secondTested.Load() {
+				t.Errorf("got %+v and %+v (second tested: %v); want one fresh hard answer and the same from the cache", answers[0], answers[1], secondTested.Load())
 			}
 			var stored mm.MedianMechanism
 			if err := stored.UnmarshalBinary(storedMM(t, ledgers[0], plan)); err != nil || stored.HardUsed() != 1 {
 				t.Errorf("stored state: %d hard answers (err %v), want 1", stored.HardUsed(), err)
 			}
 		})
+	}
+}
+
+// TestTestTurnLease: a turn held and not expired blocks another proxy
+// until its statement times out (3024's kind); a turn whose holder died
+// (expired lease) is taken over; a released turn is taken at once.
+func TestTestTurnLease(t *testing.T) {
+	l, err := budget.Open(context.Background(), testdb.SQLite(t), budget.SQLite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := newInteractiveStore(l), newInteractiveStore(l)
+	a.turnLease, b.turnLease = 200*time.Millisecond, 200*time.Millisecond
+	release, err := a.takeTestTurn(context.Background(), "interactive:x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	_, err = b.takeTestTurn(ctx, "interactive:x")
+	cancel()
+	if dperr.KindOf(err) != dperr.Timeout {
+		t.Errorf("a held turn: got %v, want a timeout", err)
+	}
+	start := time.Now()
+	releaseB, err := b.takeTestTurn(context.Background(), "interactive:x") // a's lease runs out
+	if err != nil || time.Since(start) < 100*time.Millisecond {
+		t.Fatalf("takeover after %v: %v; want it after the lease", time.Since(start), err)
+	}
+	release() // a's lease is over: freeing must not free b's turn
+	ctx, cancel = context.WithTimeout(context.Background(), 50*time.Millisecond)
+	_, err = a.takeTestTurn(ctx, "interactive:x")
+	cancel()
+	if dperr.KindOf(err) != dperr.Timeout {
+		t.Errorf("b's turn after a's late release: got %v, want a timeout", err)
+	}
+	releaseB()
+	ctx, cancel = context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if _, err := a.takeTestTurn(ctx, "interactive:x"); err != nil {
+		t.Errorf("a freed turn: %v", err)
 	}
 }
 

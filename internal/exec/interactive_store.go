@@ -49,12 +49,14 @@ import (
 // (budget.Ledger.SwapState) from the exact value the answer was computed
 // from, and the answer is released only after the swap succeeded. Before
 // a test, the store reloads the stored value if it differs from its copy,
-// so it answers from the newest state; a proxy whose swap loses to another
-// proxy's discards its answer unreleased (its instance is void), reloads
-// the newer state and answers again from it: often from the cache, when
-// the other proxy answered the same query. So at most one answer is ever
-// released per stored state, and several proxies behave as one proxy
-// answering their queries in the order their swaps succeeded. Answers
+// so it answers from the newest state. Proxies take turns to test
+// (interactive_turn.go), so tests of one state never run at once; a proxy
+// whose swap still loses (its turn outlived the lease) discards its
+// answer unreleased (its instance is void), reloads the newer state and
+// answers again from it: often from the cache, when the other proxy
+// answered the same query. So at most one answer is ever released per
+// stored state, and several proxies behave as one proxy answering their
+// queries in the order they took their turns. Answers
 // from the cache, empty predicates and refusals after the halt read no
 // data and change nothing; they are served from the process's copy, which
 // is safe because the cache only grows and the halt is final.
@@ -64,6 +66,10 @@ type interactiveStore struct {
 	lease time.Duration
 	// poll is the wait between looks at the state while another creates.
 	poll time.Duration
+	// turnLease and turnPoll are a test turn's lease against takeover and
+	// the wait between looks while another proxy holds it
+	// (interactive_turn.go).
+	turnLease, turnPoll time.Duration
 
 	mu     sync.Mutex
 	byKey  map[string]*interactiveInstance
@@ -115,7 +121,7 @@ type interactiveHeader struct {
 }
 
 func newInteractiveStore(l *budget.Ledger) *interactiveStore {
-	return &interactiveStore{ledger: l, lease: synopsisLease, poll: synopsisPoll,
+	return &interactiveStore{ledger: l, lease: synopsisLease, poll: synopsisPoll, turnLease: interactiveTurnLease, turnPoll: 5 * time.Millisecond,
 		byKey: map[string]*interactiveInstance{}, truths: map[string]*interactiveTruth{}, locks: map[string]*sync.Mutex{}}
 }
 
@@ -284,6 +290,13 @@ func (st *interactiveStore) answerMedian(ctx context.Context, ip *planner.Intera
 	unlock := st.lock(ip.Key)
 	defer unlock()
 	key := ip.StateKey()
+	if inst := st.cached(ip.Key); inst == nil || inst.mm.Tests(ip.Predicate) {
+		release, err := st.takeTestTurn(ctx, key)
+		if err != nil {
+			return nil, mm.Answer{}, err
+		}
+		defer release()
+	}
 	for attempt := 1; ; attempt++ {
 		inst := st.cached(ip.Key)
 		if inst == nil || inst.mm.Tests(ip.Predicate) {

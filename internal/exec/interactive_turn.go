@@ -1,0 +1,91 @@
+package exec
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/dpproxy/dpproxy/internal/dperr"
+)
+
+// Test turns across proxies. Within a process the key's mutex serialises
+// the Median Mechanism's answers; proxies sharing the ledger also take a
+// turn in it before a test (takeTestTurn), so that no two tests of one
+// state ever run at once. Without turns, two proxies could test at once
+// and the first swap would win, and the branches do not take the same
+// time (a hard answer refines the pool before its commit, an easy one
+// does not): racing proxies would release an easy answer unless every
+// test came out hard, hiding hard outcomes against one threshold, which
+// AboveThreshold's analysis does not cover. With turns, the proxy that
+// holds the turn loads the newest state and tests in an order fixed
+// before any test ran (the order the turns were taken); a swap is lost
+// only when a turn outlived its lease.
+
+// interactiveTurnLease is how long a test turn holds against takeover:
+// far beyond a test and its commit, short enough that a proxy killed
+// holding one stalls the others for a bounded time.
+const interactiveTurnLease = 30 * time.Second
+
+// freeTurn is the stored value of a turn no proxy holds.
+const freeTurn = "free"
+
+// takeTestTurn waits until this process holds the test turn of the state
+// stateKey and returns its release. The turn is a ledger state value
+// "owner expiry" taken by a compare-and-swap from free, absent or expired.
+func (st *interactiveStore) takeTestTurn(ctx context.Context, stateKey string) (release func(), err error) {
+	turnKey := stateKey + ":turn"
+	var token [16]byte
+	if _, err := rand.Read(token[:]); err != nil {
+		return nil, dperr.Wrap(dperr.Internal, err, "internal error: no randomness for a test turn")
+	}
+	owner := hex.EncodeToString(token[:])
+	for {
+		now := time.Now()
+		mine := []byte(fmt.Sprintf("%s %d", owner, now.Add(st.turnLease).UnixMicro()))
+		held, ok, err := st.ledger.GetState(ctx, turnKey)
+		if err != nil {
+			return nil, err
+		}
+		taken := false
+		switch {
+		case !ok:
+			taken, err = st.ledger.SwapState(ctx, turnKey, nil, mine)
+		case turnFree(held, now):
+			taken, err = st.ledger.SwapState(ctx, turnKey, held, mine)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if taken {
+			return func() {
+				// A lost swap means the lease ran out and another proxy
+				// holds the turn now: nothing to free.
+				_, _ = st.ledger.SwapState(context.WithoutCancel(ctx), turnKey, mine, []byte(freeTurn))
+			}, nil
+		}
+		select {
+		case <-ctx.Done():
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				return nil, dperr.Wrap(dperr.Timeout, ctx.Err(), "statement timed out waiting for another proxy's interactive answer")
+			}
+			return nil, dperr.Wrap(dperr.Canceled, ctx.Err(), "query canceled")
+		case <-time.After(st.turnPoll):
+		}
+	}
+}
+
+// turnFree reports whether a stored turn may be taken at now: freed, or
+// held past its expiry (or unreadable).
+func turnFree(held []byte, now time.Time) bool {
+	if string(held) == freeTurn {
+		return true
+	}
+	_, expiry, ok := strings.Cut(string(held), " ")
+	us, err := strconv.ParseInt(expiry, 10, 64)
+	return !ok || err != nil || now.UnixMicro() > us
+}
