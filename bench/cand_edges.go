@@ -14,15 +14,19 @@ func edgesCandidate() Candidate {
 		Summary:  "sums (mean) or squares (variance) from both bounds, one vector Laplace release",
 		Supports: func(s Statistic) bool { return s.Kind == MeanStat || s.Kind == VarianceStat },
 		Prepare: func(s Statistic, c *Column, eps float64) (*Prepared, error) {
-			b, sum := c.bounds(), c.Summary()
+			b := c.bounds()
+			g, sums, err := c.GridSums()
+			if err != nil {
+				return nil, err
+			}
 			if s.Kind == MeanStat {
 				return drawOnly(func(src noise.Source) (float64, error) {
-					e, err := laplace.ReleaseEdgeSums(src, b, sum, eps)
+					e, err := laplace.ReleaseEdgeSums(src, g, sums, eps)
 					return e.Mean(b), err
 				}), nil
 			}
 			return drawOnly(func(src noise.Source) (float64, error) {
-				e, err := laplace.ReleaseEdgeSquares(src, b, sum, eps)
+				e, err := laplace.ReleaseEdgeSquares(src, g, sums, eps)
 				return e.Variance(b, laplace.PopulationVariance), err
 			}), nil
 		},

@@ -17,6 +17,11 @@ type Column struct {
 	once    sync.Once
 	summary laplace.Summary
 
+	gridOnce sync.Once
+	grid     mech.Grid
+	gridSums mech.GridSums
+	gridErr  error
+
 	mu         sync.Mutex
 	histograms map[histogramSpec][]int64
 }
@@ -51,6 +56,17 @@ func (c *Column) aggregates() {
 func (c *Column) Summary() laplace.Summary {
 	c.aggregates()
 	return c.summary
+}
+
+// GridSums returns the grid of the bounds and the exact sums of the
+// values' indices on it (sqlrewrite.GridSums: the edge releases' fetch).
+func (c *Column) GridSums() (mech.Grid, mech.GridSums, error) {
+	c.gridOnce.Do(func() {
+		if c.grid, c.gridErr = mech.NewGrid(c.bounds()); c.gridErr == nil {
+			_, c.gridSums = c.grid.Indices(c.d.Values)
+		}
+	})
+	return c.grid, c.gridSums, c.gridErr
 }
 
 // VarianceSketch returns the piecewise variance's fetch: the exact sums

@@ -1,8 +1,9 @@
 package planner
 
 import (
-	"math"
+	"fmt"
 
+	"github.com/dpproxy/dpproxy/internal/mech"
 	"github.com/dpproxy/dpproxy/internal/mech/laplace"
 	"github.com/dpproxy/dpproxy/internal/mech/noise"
 	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
@@ -34,29 +35,48 @@ func (autoMean) Guarantee() string {
 }
 
 func (autoMean) Reads(*Release) string {
-	return "2 summary aggregates computed by the database, no rows"
+	return "the exact integer sums n, Σk, Σk² of the values on the grid of the bounds, computed by the database (one query), no rows"
 }
 
-// Terms are the count and the clamped sum.
-func (autoMean) Terms(r *Release) []sqlrewrite.SummaryTerm {
-	return laplaceMechanism{}.Terms(&Release{Stat: Statistic{Kind: StatCenteredSum, Column: r.Stat.Column}})
-}
+// Terms are none: the count and the sums come exactly from the grid sums.
+func (autoMean) Terms(*Release) []sqlrewrite.SummaryTerm { return nil }
 
 func (autoMean) Histogram(*Release) *sqlrewrite.Histogram { return nil }
 
-func (autoMean) Start(src noise.Source, r *Release, terms []float64, _ []int64) (Step, error) {
-	s := laplace.Summary{Count: int64(math.Round(terms[0])), Sum: terms[1]}
+func (autoMean) Start(_ noise.Source, r *Release, _ []float64, _ []int64) (Step, error) {
 	b := columnBounds(r)
-	sums, err := laplace.ReleaseEdgeSums(src, b, s, r.Epsilon)
+	g, err := mech.NewGrid(b)
 	if err != nil {
 		return nil, err
 	}
-	est, err := laplace.EdgeMeanEstimate(b, sums, Confidence)
-	if err != nil {
-		return nil, err
+	return &once{
+		requests: []sqlrewrite.Fetch{gridSumsRequest(r, g)},
+		finish: func(src noise.Source, fetched []Fetched) (Estimate, error) {
+			s, err := exactGridSums(fetched)
+			if err != nil {
+				return Estimate{}, err
+			}
+			sums, err := laplace.ReleaseEdgeSums(src, g, s, r.Epsilon)
+			if err != nil {
+				return Estimate{}, err
+			}
+			est, err := laplace.EdgeMeanEstimate(b, sums, Confidence)
+			if err != nil {
+				return Estimate{}, err
+			}
+			return Estimate{Value: est.Value, Low: est.Low, High: est.High, HasInterval: est.HasInterval,
+				Edges: &sums, Note: "the sums from both bounds answered"}, nil
+		},
+	}, nil
+}
+
+// exactGridSums decodes the one GridSums fetch of an edge release.
+func exactGridSums(fetched []Fetched) (mech.GridSums, error) {
+	if len(fetched) != 1 {
+		return mech.GridSums{}, fmt.Errorf("edge release: %d fetches, want the grid sums", len(fetched))
 	}
-	return finished{Estimate{Value: est.Value, Low: est.Low, High: est.High, HasInterval: est.HasInterval,
-		Edges: &sums, Note: "the sums from both bounds answered"}}, nil
+	n, sum, squares, err := sqlrewrite.DecodeGridSums(fetched[0].Integers)
+	return mech.GridSums{Count: n, Sum: sum, SumSquares: squares}, err
 }
 
 // Check builds, without data, the release Start makes.

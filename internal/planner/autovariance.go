@@ -1,8 +1,7 @@
 package planner
 
 import (
-	"math"
-
+	"github.com/dpproxy/dpproxy/internal/mech"
 	"github.com/dpproxy/dpproxy/internal/mech/laplace"
 	"github.com/dpproxy/dpproxy/internal/mech/noise"
 	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
@@ -37,29 +36,39 @@ func (autoVariance) Guarantee() string {
 }
 
 func (autoVariance) Reads(*Release) string {
-	return "3 summary aggregates computed by the database, no rows"
+	return "the exact integer sums n, Σk, Σk² of the values on the grid of the bounds, computed by the database (one query), no rows"
 }
 
-// Terms are the count, the clamped sum and the clamped sum of squares.
-func (autoVariance) Terms(r *Release) []sqlrewrite.SummaryTerm {
-	return laplaceMechanism{}.Terms(&Release{Stat: Statistic{Kind: StatCenteredSumSquares, Column: r.Stat.Column}})
-}
+// Terms are none: the count and the sums come exactly from the grid sums.
+func (autoVariance) Terms(*Release) []sqlrewrite.SummaryTerm { return nil }
 
 func (autoVariance) Histogram(*Release) *sqlrewrite.Histogram { return nil }
 
-func (autoVariance) Start(src noise.Source, r *Release, terms []float64, _ []int64) (Step, error) {
-	s := laplace.Summary{Count: int64(math.Round(terms[0])), Sum: terms[1], SumSquares: terms[2]}
+func (autoVariance) Start(_ noise.Source, r *Release, _ []float64, _ []int64) (Step, error) {
 	b := columnBounds(r)
-	squares, err := laplace.ReleaseEdgeSquares(src, b, s, r.Epsilon)
+	g, err := mech.NewGrid(b)
 	if err != nil {
 		return nil, err
 	}
-	est, err := laplace.EdgeVarianceEstimate(b, laplace.PopulationVariance, squares, Confidence)
-	if err != nil {
-		return nil, err
-	}
-	return finished{Estimate{Value: est.Value, Low: est.Low, High: est.High, HasInterval: est.HasInterval,
-		Squares: &squares, Note: "the squares from both bounds answered"}}, nil
+	return &once{
+		requests: []sqlrewrite.Fetch{gridSumsRequest(r, g)},
+		finish: func(src noise.Source, fetched []Fetched) (Estimate, error) {
+			s, err := exactGridSums(fetched)
+			if err != nil {
+				return Estimate{}, err
+			}
+			squares, err := laplace.ReleaseEdgeSquares(src, g, s, r.Epsilon)
+			if err != nil {
+				return Estimate{}, err
+			}
+			est, err := laplace.EdgeVarianceEstimate(b, laplace.PopulationVariance, squares, Confidence)
+			if err != nil {
+				return Estimate{}, err
+			}
+			return Estimate{Value: est.Value, Low: est.Low, High: est.High, HasInterval: est.HasInterval,
+				Squares: &squares, Note: "the squares from both bounds answered"}, nil
+		},
+	}, nil
 }
 
 // Check builds, without data, the release Start makes.

@@ -66,7 +66,7 @@ type RolledMean struct {
 
 func (m *RolledMean) Plus(o Additive) Additive {
 	other := o.(*RolledMean)
-	return &RolledMean{Sums: laplace.EdgeSums{Lower: m.Sums.Lower + other.Sums.Lower, Upper: m.Sums.Upper + other.Sums.Upper}, Bounds: m.Bounds}
+	return &RolledMean{Sums: m.Sums.Plus(other.Sums), Bounds: m.Bounds}
 }
 
 func (m *RolledMean) Value() float64 { return m.Sums.Mean(m.Bounds) }

@@ -114,7 +114,7 @@ func TestRollupOfMeans(t *testing.T) {
 	}
 	bounds := mech.Bounds{Lower: 0, Upper: 100}
 	mean := func(lower, upper float64) planner.Datum {
-		sums := laplace.EdgeSums{Lower: lower, Upper: upper}
+		sums := laplace.EdgeSums{Lower: lower, Upper: upper, Width: 100}
 		return planner.Datum{Num: sums.Mean(bounds), Rolled: &planner.RolledMean{Sums: sums, Bounds: bounds}}
 	}
 	rows := []planner.Row{

@@ -33,7 +33,11 @@ const maxProfileValues = 1 << 16
 // integer column with at most maxProfileValues declared values (VARIANCE,
 // STDDEV), the rows are grouped by that column's clamped value as above:
 // one GROUP BY that reads the column once per row, where the summary query
-// evaluates its clamp for the sum and (on SQLite) twice for the square. Nil when no
+// evaluates its clamp for the sum and (on SQLite) twice for the square.
+// Else, when a release reads the exact grid sums of such a column (AVG and
+// VARIANCE by auto-mean and auto-variance), the rows are grouped by its
+// value as above: the grid sums of a column with few values are a GROUP BY
+// by value anyway (backend.Snapshot.GridSumsGrouped). Nil when no
 // release has a histogram or (with squares) a sum of squares of such a
 // column, or a summary term is not a count or a sum (COUNT(DISTINCT)), or
 // the table has a privacy unit (its fetches read bounded rows,
@@ -82,6 +86,13 @@ func profileOf(p *Plan, squares bool) *sqlrewrite.Profile {
 			}
 		}
 	}
+	for _, r := range p.Releases { // else the grid sums of such a column (AVG, VARIANCE)
+		if prof != nil || r.Stat.Column == nil || !fewValues(r.Stat.Column) || !readsGridSums(r) {
+			continue
+		}
+		lo, hi, _ := r.Stat.Column.Bounds()
+		prof = &sqlrewrite.Profile{Column: r.Stat.Column.Source, Lower: lo, Upper: hi}
+	}
 	if prof == nil {
 		return nil
 	}
@@ -97,6 +108,16 @@ func profileOf(p *Plan, squares bool) *sqlrewrite.Profile {
 		}
 	}
 	return prof
+}
+
+// readsGridSums reports whether r's mechanism reads only the exact grid
+// sums of its column (the edge releases of auto-mean and auto-variance).
+func readsGridSums(r *Release) bool {
+	switch r.Mechanism.(type) {
+	case autoMean, autoVariance:
+		return true
+	}
+	return false
 }
 
 // groupsSquares reports whether profileOf reads a sum of squares of an

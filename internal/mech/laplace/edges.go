@@ -3,6 +3,7 @@ package laplace
 import (
 	"fmt"
 	"math"
+	"math/big"
 
 	"github.com/dpproxy/dpproxy/internal/mech"
 	"github.com/dpproxy/dpproxy/internal/mech/exact"
@@ -45,21 +46,31 @@ import (
 // about 0.55–0.6× its error for data at a bound or at the middle.
 //
 // Guarantee: pure ε-DP under adding or removing one row, for the
-// implementation as written. The coordinates of neighbours differ by
-// d_1..d_k with Σ|d_i| ≤ Δ (Δ = U − L or (U − L)², k = 2 or 3). Each is
-// released by noise.Laplace on its grid γ: the output is γ·(m_i + Z_i),
-// m_i = round(f_i/γ), Z_i discrete Laplace of scale β, so the worst
-// log-ratio of the joint law is Σ|m_i − m_i'|/β ≤ Σ(|d_i|/γ + 1)/β ≤
-// (Δ + kγ)/(γβ). The noise is built for the sensitivity Δ' ≥ Δ + kγ
-// (edgeNoise checks it on the final γ), for which noise.Laplace
-// guarantees β ≥ (⌊Δ'/γ⌋ + 1)/ε, so the loss is below ε. Below ε = 2^−30
-// the padding would not converge and edgeNoise instead gives each
-// coordinate ε/k with sensitivity Δ (sequential composition). As for the
-// other sums of this package, the coordinates are formed here from the
-// database's COUNT, SUM and sum of squares of the clamped values; their
-// rounding residue is not part of the sensitivity analysis. Everything
-// after the release (the mean, the variance, their intervals) is
-// post-processing.
+// implementation as written. The sums are exact integers: the database
+// maps each clamped value to its index k ∈ [0, Top] on the public grid of
+// the bounds (mech.Grid: L + k·Unit, Unit a power of two ≤ 2^−30·(U−L))
+// and returns n, Σk and Σk² exactly (sqlrewrite.GridSums), from which the
+// coordinates follow in exact integer arithmetic: S_L = Σk,
+// S_U = n·Top − Σk (a row adds k and Top − k: L1 sensitivity Top) and
+// A = Σk², B = Σ(Top − k)², C = 2Σk(Top − k) (a row adds k², (Top − k)²,
+// 2k(Top − k): L1 sensitivity Top²). The coordinates of neighbours then
+// differ by integers d_1..d_k with Σ|d_i| ≤ Δ (k = 2 or 3). Each is
+// released by noise.Laplace.ReleaseExact on its grid γ: the output is
+// γ·(m_i + Z_i), m_i the integer nearest f_i/γ computed exactly, Z_i
+// discrete Laplace of scale β, so the worst log-ratio of the joint law is
+// Σ|m_i − m_i'|/β ≤ Σ(|d_i|/γ + 1)/β ≤ (Δ + kγ)/(γβ). The noise is built
+// for the sensitivity Δ' ≥ Δ + kγ (edgeNoise checks it on the final γ),
+// for which noise.Laplace guarantees β ≥ (⌊Δ'/γ⌋ + 1)/ε, so the loss is
+// below ε. Below ε = 2^−30 the padding would not converge and edgeNoise
+// instead gives each coordinate ε/k with sensitivity Δ (sequential
+// composition). No float sum is differenced: formed from the database's
+// float COUNT, SUM and sum of squares, A = ΣX² − 2LΣX + nL² loses to
+// cancellation several ulps of nL², which on a column of Unix seconds
+// bounded to one hour exceeds (U−L)² and made neighbours differ by many
+// times the calibrated sensitivity (15ε measured). Everything after the
+// release (scaling by Unit or Unit², the mean, the variance, their
+// intervals) is post-processing, and the statistic is that of the values
+// snapped to the grid (each moved by at most Unit/2).
 //
 // The construction is the standard vector Laplace mechanism applied to a
 // choice of coordinates in which each row's contribution lies on a face of
@@ -87,55 +98,65 @@ func edgeNoise(l1 float64, k int, epsilon float64) (*noise.Laplace, error) {
 			return l, nil
 		}
 	}
-	return noise.NewLaplace(l1, epsilon/float64(k))
+	return noise.NewLaplace(l1, mech.EvenShare(epsilon, k))
 }
 
-// EdgeSums are the released S_L = Σ(clamp(x) − L) and S_U = Σ(U − clamp(x)).
+// EdgeSums are the released S_L = Σ(clamp(x) − L) and S_U = Σ(U − clamp(x))
+// of the values snapped to the grid, and Width, the distance Top·Unit
+// between the bounds they are measured from.
 type EdgeSums struct {
-	Lower, Upper float64
-	noise        *noise.Laplace
+	Lower, Upper, Width float64
+	noise               *noise.Laplace
+	unit                float64 // value units per unit of noise
 }
 
-// ReleaseEdgeSums releases S_L and S_U with ε (see above).
-func ReleaseEdgeSums(src noise.Source, b mech.Bounds, s Summary, epsilon float64) (EdgeSums, error) {
-	if err := b.Validate(); err != nil {
+// ReleaseEdgeSums releases S_L and S_U with ε from the exact sums on grid
+// g (see above).
+func ReleaseEdgeSums(src noise.Source, g mech.Grid, s mech.GridSums, epsilon float64) (EdgeSums, error) {
+	if err := checkGridSums(g, s); err != nil {
 		return EdgeSums{}, err
 	}
-	if err := s.validate(); err != nil {
-		return EdgeSums{}, err
-	}
-	width := exact.RoundUp(b.Upper - b.Lower)
-	if !(width > 0) {
-		return EdgeSums{}, fmt.Errorf("%w: empty bounds", mech.ErrInvalidInput)
-	}
-	l, err := edgeNoise(width, 2, epsilon)
+	l, err := edgeNoise(float64(g.Top), 2, epsilon)
 	if err != nil {
 		return EdgeSums{}, err
 	}
-	lower, upper := edgeSumsOf(b, s)
-	return EdgeSums{Lower: l.Release(src, lower), Upper: l.Release(src, upper), noise: l}, nil
+	upper := new(big.Int).Mul(big.NewInt(s.Count), big.NewInt(g.Top))
+	upper.Sub(upper, s.Sum)
+	return EdgeSums{
+		Lower: g.Unit * l.ReleaseExact(src, new(big.Rat).SetInt(s.Sum)),
+		Upper: g.Unit * l.ReleaseExact(src, new(big.Rat).SetInt(upper)),
+		Width: float64(g.Top) * g.Unit, noise: l, unit: g.Unit,
+	}, nil
 }
 
-// edgeSumsOf returns S_L and S_U from the summary, each limited to
-// [0, n·(U−L)].
-func edgeSumsOf(b mech.Bounds, s Summary) (lower, upper float64) {
-	n := float64(s.Count)
-	top := n * (b.Upper - b.Lower)
-	return mech.Clamp(s.Sum-n*b.Lower, 0, top), mech.Clamp(n*b.Upper-s.Sum, 0, top)
+// checkGridSums validates the grid and its sums (a failure is a backend
+// bug, never a property of the data: mech.GridSums.Check).
+func checkGridSums(g mech.Grid, s mech.GridSums) error {
+	if !(g.Top > 0) || !(g.Unit > 0) {
+		return fmt.Errorf("%w: empty grid", mech.ErrInvalidInput)
+	}
+	return s.Check(g)
 }
 
-// edgeMean is L + (U−L)·a/(a + b) for a, b limited to ≥ 0, the middle of
-// the bounds when both are 0.
-func edgeMean(bd mech.Bounds, a, b float64) float64 {
+// Plus returns the sums of e and o, released on disjoint rows with the same
+// bounds: the sums of the union of those rows (WITH ROLLUP's totals). The
+// result carries no noise description, so it has no interval.
+func (e EdgeSums) Plus(o EdgeSums) EdgeSums {
+	return EdgeSums{Lower: e.Lower + o.Lower, Upper: e.Upper + o.Upper, Width: e.Width}
+}
+
+// edgeMean is L + w·a/(a + b) for a, b limited to ≥ 0, the middle of the
+// bounds when both are 0.
+func edgeMean(bd mech.Bounds, w, a, b float64) float64 {
 	a, b = math.Max(a, 0), math.Max(b, 0)
 	if a+b == 0 {
 		return bd.Mid()
 	}
-	return bd.Clamp(bd.Lower + (bd.Upper-bd.Lower)*(a/(a+b)))
+	return bd.Clamp(bd.Lower + w*(a/(a+b)))
 }
 
 // Mean returns the mean derived from the edge sums: post-processing.
-func (e EdgeSums) Mean(b mech.Bounds) float64 { return edgeMean(b, e.Lower, e.Upper) }
+func (e EdgeSums) Mean(b mech.Bounds) float64 { return edgeMean(b, e.Width, e.Lower, e.Upper) }
 
 // EdgeMeanEstimate is the mean with a conservative interval at confidence:
 // each sum within its half-width at 1 − (1 − confidence)/2, and the mean,
@@ -147,54 +168,64 @@ func EdgeMeanEstimate(b mech.Bounds, e EdgeSums, confidence float64) (mech.Estim
 	if e.noise == nil {
 		return mech.Estimate{}, fmt.Errorf("%w: edge sums not released by ReleaseEdgeSums", mech.ErrInvalidInput)
 	}
-	w := e.noise.HalfWidth(1 - (1-confidence)/2)
+	w := e.unit * e.noise.HalfWidth(1-(1-confidence)/2)
 	return mech.Estimate{
 		Value: e.Mean(b),
-		Low:   edgeMean(b, e.Lower-w, e.Upper+w), High: edgeMean(b, e.Lower+w, e.Upper-w),
+		Low:   edgeMean(b, e.Width, e.Lower-w, e.Upper+w), High: edgeMean(b, e.Width, e.Lower+w, e.Upper-w),
 		HasInterval: true,
 	}, nil
 }
 
 // EdgeSquares are the released A = Σ(x − L)², B = Σ(U − x)² and
-// C = 2·Σ(x − L)(U − x) of the clamped values.
+// C = 2·Σ(x − L)(U − x) of the clamped values snapped to the grid, and
+// Width, the distance Top·Unit between the bounds they are measured from.
 type EdgeSquares struct {
-	Lower, Upper, Cross float64
-	noise               *noise.Laplace
+	Lower, Upper, Cross, Width float64
+	noise                      *noise.Laplace
+	unit                       float64 // value units² per unit of noise
 }
 
-// ReleaseEdgeSquares releases A, B and C with ε (see above).
-func ReleaseEdgeSquares(src noise.Source, b mech.Bounds, s Summary, epsilon float64) (EdgeSquares, error) {
-	if err := b.Validate(); err != nil {
+// ReleaseEdgeSquares releases A, B and C with ε from the exact sums on
+// grid g (see above).
+func ReleaseEdgeSquares(src noise.Source, g mech.Grid, s mech.GridSums, epsilon float64) (EdgeSquares, error) {
+	if err := checkGridSums(g, s); err != nil {
 		return EdgeSquares{}, err
 	}
-	if err := s.validate(); err != nil {
-		return EdgeSquares{}, err
-	}
-	width := exact.RoundUp(b.Upper - b.Lower)
-	if !(width > 0) {
-		return EdgeSquares{}, fmt.Errorf("%w: empty bounds", mech.ErrInvalidInput)
-	}
-	l, err := edgeNoise(exact.RoundUp(width*width), 3, epsilon)
+	l, err := edgeNoise(squareUp(g.Top), 3, epsilon)
 	if err != nil {
 		return EdgeSquares{}, err
 	}
-	a, up, c := edgeSquaresOf(b, s)
-	return EdgeSquares{Lower: l.Release(src, a), Upper: l.Release(src, up), Cross: l.Release(src, c), noise: l}, nil
+	a, up, c := edgeSquaresOf(g, s)
+	unit2 := g.Unit * g.Unit
+	return EdgeSquares{
+		Lower: unit2 * l.ReleaseExact(src, a), Upper: unit2 * l.ReleaseExact(src, up), Cross: unit2 * l.ReleaseExact(src, c),
+		Width: float64(g.Top) * g.Unit, noise: l, unit: unit2,
+	}, nil
 }
 
-// edgeSquaresOf returns A, B and C from the summary, each limited to
-// [0, n·(U−L)²].
-func edgeSquaresOf(b mech.Bounds, s Summary) (a, up, c float64) {
-	n, lo, hi := float64(s.Count), b.Lower, b.Upper
-	top := n * (hi - lo) * (hi - lo)
-	return mech.Clamp(s.SumSquares-2*lo*s.Sum+n*lo*lo, 0, top),
-		mech.Clamp(s.SumSquares-2*hi*s.Sum+n*hi*hi, 0, top),
-		mech.Clamp(2*((lo+hi)*s.Sum-s.SumSquares-n*lo*hi), 0, top)
+// squareUp returns top² rounded up to a float64.
+func squareUp(top int64) float64 {
+	t := big.NewInt(top)
+	f, _ := new(big.Float).SetMode(big.ToPositiveInf).SetInt(t.Mul(t, t)).Float64()
+	return f
 }
 
-// edgeMoments returns n, Σ(x − L) and Σ(x − L)² from A, B, C.
-func edgeMoments(b mech.Bounds, a, up, c float64) (n, s, q float64) {
-	w := b.Upper - b.Lower
+// edgeSquaresOf returns, exactly in grid units², A = Σk², B = Σ(Top − k)²
+// = n·Top² − 2·Top·Σk + Σk² and C = 2Σk(Top − k) = 2(Top·Σk − Σk²).
+func edgeSquaresOf(g mech.Grid, s mech.GridSums) (a, up, c *big.Rat) {
+	top := big.NewInt(g.Top)
+	topSum := new(big.Int).Mul(top, s.Sum)
+	b := new(big.Int).Mul(big.NewInt(s.Count), new(big.Int).Mul(top, top))
+	b.Sub(b, new(big.Int).Lsh(topSum, 1))
+	b.Add(b, s.SumSquares)
+	cross := new(big.Int).Sub(topSum, s.SumSquares)
+	cross.Lsh(cross, 1)
+	return new(big.Rat).SetInt(s.SumSquares), new(big.Rat).SetInt(b), new(big.Rat).SetInt(cross)
+}
+
+// edgeMoments returns n, Σ(x − L) and Σ(x − L)² from A, B, C measured
+// across width w.
+func edgeMoments(w, a, up, c float64) (n, s, q float64) {
 	return (a + up + c) / (w * w), (a + c/2) / w, a
 }
 
@@ -204,7 +235,7 @@ func edgeMoments(b mech.Bounds, a, up, c float64) (n, s, q float64) {
 // and Q = Σ(x − L)² from A, B and C (the count comes with the squares: no
 // count is released beside them). Post-processing.
 func (e EdgeSquares) Variance(b mech.Bounds, kind VarianceKind) float64 {
-	n, s, q := edgeMoments(b, e.Lower, e.Upper, e.Cross)
+	n, s, q := edgeMoments(e.Width, e.Lower, e.Upper, e.Cross)
 	n1 := math.Max(n, 1)
 	h := b.HalfRange()
 	v := mech.Clamp(q/n1-(s/n1)*(s/n1), 0, h*h)
@@ -219,7 +250,7 @@ func (e EdgeSquares) Variance(b mech.Bounds, kind VarianceKind) float64 {
 // bounds: the squares of the union of those rows (WITH ROLLUP's totals).
 // The result carries no noise description, so it has no interval.
 func (e EdgeSquares) Plus(o EdgeSquares) EdgeSquares {
-	return EdgeSquares{Lower: e.Lower + o.Lower, Upper: e.Upper + o.Upper, Cross: e.Cross + o.Cross}
+	return EdgeSquares{Lower: e.Lower + o.Lower, Upper: e.Upper + o.Upper, Cross: e.Cross + o.Cross, Width: e.Width}
 }
 
 // EdgeVarianceEstimate is the variance of kind with a conservative
@@ -242,9 +273,9 @@ func EdgeVarianceEstimate(b mech.Bounds, kind VarianceKind, e EdgeSquares, confi
 	if kind == SampleVariance {
 		minCount = 2
 	}
-	w := e.noise.HalfWidth(1 - (1-confidence)/3)
-	nLo, sLo, qLo := edgeMoments(b, e.Lower-w, e.Upper-w, e.Cross-w)
-	nHi, sHi, qHi := edgeMoments(b, e.Lower+w, e.Upper+w, e.Cross+w)
+	w := e.unit * e.noise.HalfWidth(1-(1-confidence)/3)
+	nLo, sLo, qLo := edgeMoments(e.Width, e.Lower-w, e.Upper-w, e.Cross-w)
+	nHi, sHi, qHi := edgeMoments(e.Width, e.Lower+w, e.Upper+w, e.Cross+w)
 	n := span{math.Max(math.Ceil(nLo), minCount), math.Floor(nHi)}
 	if n.hi < n.lo {
 		return mech.Estimate{Value: value, Low: 0, High: top, HasInterval: true}, nil
@@ -256,25 +287,25 @@ func EdgeVarianceEstimate(b mech.Bounds, kind VarianceKind, e EdgeSquares, confi
 	return mech.Estimate{Value: value, Low: mech.Clamp(v.lo, 0, top), High: mech.Clamp(v.hi, 0, top), HasInterval: true}, nil
 }
 
-// CheckEdgeSums and CheckEdgeSquares build, without data, the noise
-// ReleaseEdgeSums and ReleaseEdgeSquares would use with b and ε: they fail
-// where the releases would.
+// CheckEdgeSums and CheckEdgeSquares build, without data, the grid and
+// the noise ReleaseEdgeSums and ReleaseEdgeSquares would use with b and ε:
+// they fail where the releases would.
 func CheckEdgeSums(b mech.Bounds, epsilon float64) error { return checkEdges(b, epsilon, false) }
 
 func CheckEdgeSquares(b mech.Bounds, epsilon float64) error { return checkEdges(b, epsilon, true) }
 
 func checkEdges(b mech.Bounds, epsilon float64, squares bool) error {
-	if err := b.Validate(); err != nil {
+	g, err := mech.NewGrid(b)
+	if err != nil {
 		return err
 	}
-	width := exact.RoundUp(b.Upper - b.Lower)
-	if !(width > 0) {
+	if !(g.Top > 0) {
 		return fmt.Errorf("%w: empty bounds", mech.ErrInvalidInput)
 	}
 	if !squares {
-		_, err := edgeNoise(width, 2, epsilon)
+		_, err := edgeNoise(float64(g.Top), 2, epsilon)
 		return err
 	}
-	_, err := edgeNoise(exact.RoundUp(width*width), 3, epsilon)
+	_, err = edgeNoise(squareUp(g.Top), 3, epsilon)
 	return err
 }

@@ -78,6 +78,32 @@ func (l *Laplace) Release(src Source, x float64) float64 {
 	return addOnGrid(roundToGrid(x, l.granularity), negative, magnitude, l.granularity)
 }
 
+// ReleaseExact returns the exact value x plus noise, as Release does for a
+// float64: g·(m + Z) with m the integer nearest x/g (halves away from 0),
+// computed exactly and rounded once to the nearest float64 (±Inf beyond
+// range), so that a statistic computed in exact arithmetic (integer sums
+// on a grid) meets the noise without a float rounding that neighbours
+// could tell apart.
+func (l *Laplace) ReleaseExact(src Source, x *big.Rat) float64 {
+	negative, magnitude := l.noise.Sample(src)
+	g := new(big.Rat).SetFloat64(l.granularity)
+	q := new(big.Rat).Quo(x, g)
+	// m = sign(q)·⌊|q| + ½⌋
+	twice := new(big.Int).Mul(new(big.Int).Abs(q.Num()), big.NewInt(2))
+	twice.Add(twice, q.Denom())
+	m := twice.Quo(twice, new(big.Int).Mul(q.Denom(), big.NewInt(2)))
+	if q.Sign() < 0 {
+		m.Neg(m)
+	}
+	if negative {
+		m.Sub(m, magnitude.bigInt())
+	} else {
+		m.Add(m, magnitude.bigInt())
+	}
+	f, _ := new(big.Rat).Mul(new(big.Rat).SetInt(m), g).Float64()
+	return f
+}
+
 // roundToGrid returns the multiple of g nearest to x (halves away from 0),
 // exactly. A float64 at least 2^52·g in magnitude is already a multiple of g.
 func roundToGrid(x, g float64) float64 {
