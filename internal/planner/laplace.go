@@ -58,27 +58,22 @@ func (laplaceMechanism) Terms(r *Release) []sqlrewrite.SummaryTerm {
 		return []sqlrewrite.SummaryTerm{{Kind: sqlrewrite.CountDistinctValues, Column: col.Source}}
 	}
 	lo, hi, _ := col.Bounds()
-	// The centred sums count the values the clamped sums read (an
-	// unreadable value, e.g. text in a SQLite REAL column, counts as NULL).
-	count := sqlrewrite.SummaryTerm{Kind: sqlrewrite.CountNumbers, Column: col.Source}
-	sum := sqlrewrite.SummaryTerm{Kind: sqlrewrite.ClampedSum, Column: col.Source, Lower: lo, Upper: hi}
-	squares := sqlrewrite.SummaryTerm{Kind: sqlrewrite.ClampedSumSquares, Column: col.Source, Lower: lo, Upper: hi}
 	switch r.Stat.Kind {
 	case StatCount:
 		return []sqlrewrite.SummaryTerm{{Kind: sqlrewrite.CountNonNull, Column: col.Source}}
 	case StatSum:
-		return []sqlrewrite.SummaryTerm{sum}
-	case StatCenteredSum:
-		return []sqlrewrite.SummaryTerm{count, sum}
-	default: // StatCenteredSumSquares
-		return []sqlrewrite.SummaryTerm{count, sum, squares}
+		return []sqlrewrite.SummaryTerm{{Kind: sqlrewrite.ClampedSum, Column: col.Source, Lower: lo, Upper: hi}}
 	}
+	return nil // the centred sums come exactly from the grid sums (Start)
 }
 
 func (laplaceMechanism) Histogram(*Release) *sqlrewrite.Histogram { return nil }
 
 func (m laplaceMechanism) Reads(r *Release) string {
-	return fmt.Sprintf("%d summary aggregate(s) computed by the database, no rows", len(m.Terms(r)))
+	if terms := m.Terms(r); len(terms) > 0 {
+		return fmt.Sprintf("%d summary aggregate(s) computed by the database, no rows", len(terms))
+	}
+	return "the exact integer sums n, Σk, Σk² of the values on the grid of the bounds, computed by the database (one query), no rows"
 }
 
 func (laplaceMechanism) Start(src noise.Source, r *Release, terms []float64, _ []int64) (Step, error) {
@@ -92,11 +87,8 @@ func (laplaceMechanism) Start(src noise.Source, r *Release, terms []float64, _ [
 		noisy, err = laplace.ReleaseUnitCount(src, count(), r.rows(), r.Epsilon)
 	case StatSum:
 		noisy, err = laplace.ReleaseUnitSum(src, columnBounds(r), terms[0], r.rows(), r.Epsilon)
-	case StatCenteredSum:
-		noisy, err = laplace.ReleaseUnitCenteredSum(src, columnBounds(r), laplace.Summary{Count: count(), Sum: terms[1]}, r.rows(), r.Epsilon)
-	case StatCenteredSumSquares:
-		s := laplace.Summary{Count: count(), Sum: terms[1], SumSquares: terms[2]}
-		noisy, err = laplace.ReleaseUnitCenteredSumOfSquares(src, columnBounds(r), s, r.rows(), r.Epsilon)
+	case StatCenteredSum, StatCenteredSumSquares:
+		return centredOnGrid(r)
 	default:
 		err = fmt.Errorf("laplace cannot release %s", r.Stat)
 	}
@@ -105,6 +97,38 @@ func (laplaceMechanism) Start(src noise.Source, r *Release, terms []float64, _ [
 	}
 	w := noisy.HalfWidth(Confidence)
 	return finished{Estimate{Value: noisy.Value(), Low: noisy.Value() - w, High: noisy.Value() + w, HasInterval: true, Primitive: &noisy}}, nil
+}
+
+// centredOnGrid is the step of a centred sum or centred sum of squares:
+// the exact grid sums of the column, then the release made from them
+// exactly (laplace.ReleaseUnitCenteredSumOnGrid and
+// ReleaseUnitCenteredSumOfSquaresOnGrid: float sums differenced here
+// would lose to cancellation more than the sensitivity).
+func centredOnGrid(r *Release) (Step, error) {
+	b := columnBounds(r)
+	g, err := mech.NewGrid(b)
+	if err != nil {
+		return nil, err
+	}
+	return &once{
+		requests: []sqlrewrite.Fetch{gridSumsRequest(r, g)},
+		finish: func(src noise.Source, fetched []Fetched) (Estimate, error) {
+			s, err := exactGridSums(fetched)
+			if err != nil {
+				return Estimate{}, err
+			}
+			release := laplace.ReleaseUnitCenteredSumOnGrid
+			if r.Stat.Kind == StatCenteredSumSquares {
+				release = laplace.ReleaseUnitCenteredSumOfSquaresOnGrid
+			}
+			noisy, err := release(src, b, g, s, r.rows(), r.Epsilon)
+			if err != nil {
+				return Estimate{}, err
+			}
+			w := noisy.HalfWidth(Confidence)
+			return Estimate{Value: noisy.Value(), Low: noisy.Value() - w, High: noisy.Value() + w, HasInterval: true, Primitive: &noisy}, nil
+		},
+	}, nil
 }
 
 // columnBounds returns the public bounds of the release's column.

@@ -116,6 +116,8 @@ func readsGridSums(r *Release) bool {
 	switch r.Mechanism.(type) {
 	case autoMean, autoVariance:
 		return true
+	case laplaceMechanism:
+		return r.Stat.Kind == StatCenteredSum || r.Stat.Kind == StatCenteredSumSquares
 	}
 	return false
 }

@@ -120,7 +120,11 @@ func ReleaseCenteredSum(src noise.Source, b mech.Bounds, s Summary, epsilon floa
 
 // ReleaseUnitCenteredSum releases the centred sum over a table bounded to
 // k rows per privacy unit with Laplace noise for sensitivity k·(U-L)/2
-// (unit.go).
+// (unit.go), formed in float as Sum − n·m: exact only where that
+// cancellation stays far below the sensitivity (centred_grid.go). It
+// serves BoundedMean and BoundedVariance, the float constructions the
+// benchmarks compare with; the planner releases
+// ReleaseUnitCenteredSumOnGrid.
 func ReleaseUnitCenteredSum(src noise.Source, b mech.Bounds, s Summary, k int64, epsilon float64) (Noisy, error) {
 	if err := b.Validate(); err != nil {
 		return Noisy{}, err

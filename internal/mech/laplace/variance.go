@@ -44,7 +44,12 @@ func ReleaseCenteredSumOfSquares(src noise.Source, b mech.Bounds, s Summary, eps
 
 // ReleaseUnitCenteredSumOfSquares releases the centred sum of squares over
 // a table bounded to k rows per privacy unit with Laplace noise for
-// sensitivity k·((U-L)/2)² (unit.go).
+// sensitivity k·((U-L)/2)² (unit.go), formed in float from the summary:
+// exact only where the cancellation of SumSquares − 2m·Sum + n·m² stays
+// far below the sensitivity, which a column far from 0 for its width
+// breaks (centred_grid.go). It serves BoundedVariance, the float
+// construction the benchmarks compare with; the planner releases
+// ReleaseUnitCenteredSumOfSquaresOnGrid.
 func ReleaseUnitCenteredSumOfSquares(src noise.Source, b mech.Bounds, s Summary, k int64, epsilon float64) (Noisy, error) {
 	if err := b.Validate(); err != nil {
 		return Noisy{}, err
