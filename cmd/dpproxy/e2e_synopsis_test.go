@@ -173,6 +173,30 @@ func synopsisScenario(t *testing.T, driver, backendDSN, ledgerDriver, ledgerDSN 
 		}
 		checkRemaining(t, db, 10-4*synopsisEpsilon)
 	}
+
+	// privacy.max_epsilon caps what one statement spends, the synopses it
+	// builds included: at @dp_epsilon = 1 (the cap) a statement that would
+	// build one more synopsis (ε 0.5) is refused, uncharged; at 0.5 it
+	// answers and builds it; then at 1 it answers from it.
+	pivot := "SELECT COUNT(*), SUM(income > 1000) FROM pums WHERE sex = 0"
+	if _, err := db.Exec("SET @dp_epsilon = 1"); err != nil {
+		t.Fatal(err)
+	}
+	var n, above int64
+	err := db.QueryRow(pivot).Scan(&n, &above)
+	if code := mysqlCode(err); code != 1231 || !strings.Contains(err.Error(), "max_epsilon") {
+		t.Errorf("%s at the cap while it builds a synopsis: %v (code %d), want 1231 naming max_epsilon", pivot, err, code)
+	}
+	checkRemaining(t, db, 10-4*synopsisEpsilon)
+	for _, eps := range []string{"0.5", "1"} {
+		if _, err := db.Exec("SET @dp_epsilon = " + eps); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.QueryRow(pivot).Scan(&n, &above); err != nil {
+			t.Errorf("%s at @dp_epsilon = %s: %v", pivot, eps, err)
+		}
+	}
+	checkRemaining(t, db, 10-5*synopsisEpsilon-0.5-1)
 }
 
 // ageHistogram counts the demo rows per age.

@@ -57,6 +57,31 @@ func (e *Executor) runSynopses(ctx context.Context, user string, plan *planner.P
 	return synopsisResult(plan, stored, builtNow, released)
 }
 
+// SynopsisBuilds returns the ε of building the plan's synopses that are not
+// stored yet (each is charged once, to the statement that builds it) and
+// their columns' names: with the plan's own cost, the most the statement
+// may spend. Whether a synopsis is stored is what earlier statements did,
+// not data.
+func (e *Executor) SynopsisBuilds(ctx context.Context, plan *planner.Plan) (epsilon float64, columns []string, err error) {
+	if plan.Synopsis == nil {
+		return 0, nil, nil
+	}
+	for _, spec := range plan.Synopsis.Synopses {
+		if e.synopses.cached(spec.Key) != nil {
+			continue
+		}
+		stored, err := e.synopses.load(ctx, spec)
+		if err != nil {
+			return 0, nil, err
+		}
+		if stored == nil {
+			epsilon += spec.Config.Epsilon
+			columns = append(columns, spec.Column.Name)
+		}
+	}
+	return epsilon, columns, nil
+}
+
 // synopsisMemo describes a synopsis build in the ledger's history.
 func synopsisMemo(spec *planner.SynopsisSpec) string {
 	what := spec.Column.Name

@@ -192,6 +192,9 @@ func (s *Session) selectPrivate(ctx context.Context, sel *sqlrewrite.Select) (*R
 	if err != nil {
 		return nil, err
 	}
+	if err := s.withinCap(ctx, plan); err != nil {
+		return nil, err
+	}
 	out, err := s.engine.executor.Run(ctx, s.user, plan, s.source)
 	if err != nil {
 		return nil, err
@@ -202,6 +205,28 @@ func (s *Session) selectPrivate(ctx context.Context, sel *sqlrewrite.Select) (*R
 		return typedAnswer(plan, out), nil
 	}
 	return &Result{Columns: out.Columns, Rows: out.ResultRows(), Warnings: uint16(len(out.Warnings))}, nil
+}
+
+// withinCap refuses, before anything is reserved, a statement that could
+// spend more than privacy.max_epsilon: its releases and the synopses it
+// would build (each charged once, to the statement that builds it).
+func (s *Session) withinCap(ctx context.Context, plan *planner.Plan) error {
+	builds, columns, err := s.engine.executor.SynopsisBuilds(ctx, plan)
+	if err != nil || builds == 0 {
+		return err
+	}
+	limit := s.engine.cat.Privacy.MaxEpsilon
+	total := plan.Cost.Epsilon + builds
+	if total <= limit {
+		return nil
+	}
+	advice := fmt.Sprintf("lower @dp_epsilon to %g or less", limit-builds)
+	if builds >= limit {
+		advice = "ask for the range counts of fewer columns in one statement"
+	}
+	return dperr.New(dperr.InvalidValue,
+		"this statement would spend epsilon = %g: %g for its answers and %g to build the synopses of %s (once, for every later statement), above privacy.max_epsilon = %g; %s",
+		total, plan.Cost.Epsilon, builds, strings.Join(columns, ", "), limit, advice)
 }
 
 // MySQL column types of private answers (include/field_types.h) and flags.
