@@ -47,7 +47,14 @@ import (
 // so only statements racing from different proxies ever pay twice.
 type answerStore struct {
 	mu    sync.Mutex
-	locks map[string]*sync.Mutex
+	locks map[string]*keyLock
+}
+
+// keyLock is the mutex of one key and the number of statements holding or
+// waiting for it.
+type keyLock struct {
+	sync.Mutex
+	users int
 }
 
 // answerKeyPrefix begins the ledger state keys of repeated answers.
@@ -69,18 +76,30 @@ type storedValue struct {
 	Note        string `json:"note,omitempty"`
 }
 
-func (s *answerStore) lock(key string) *sync.Mutex {
+// lock takes key's mutex and returns its unlock, which forgets the mutex
+// once no statement holds or waits for it: the map holds the keys in use,
+// not every statement ever answered.
+func (s *answerStore) lock(key string) (unlock func()) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.locks == nil {
-		s.locks = map[string]*sync.Mutex{}
+		s.locks = map[string]*keyLock{}
 	}
-	m, ok := s.locks[key]
+	l, ok := s.locks[key]
 	if !ok {
-		m = &sync.Mutex{}
-		s.locks[key] = m
+		l = &keyLock{}
+		s.locks[key] = l
 	}
-	return m
+	l.users++
+	s.mu.Unlock()
+	l.Lock()
+	return func() {
+		l.Unlock()
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if l.users--; l.users == 0 {
+			delete(s.locks, key)
+		}
+	}
 }
 
 // runRepeatable answers plan from a stored answer released within the
@@ -101,9 +120,7 @@ func (e *Executor) runRepeatable(ctx context.Context, user string, plan *planner
 		}
 		return resultOf(plan, values), nil
 	}
-	m := e.answers.lock(key)
-	m.Lock()
-	defer m.Unlock()
+	defer e.answers.lock(key)()
 	old, stored, err := e.loadAnswer(ctx, key)
 	if err != nil {
 		return nil, err

@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -256,4 +257,30 @@ func TestAnswerKeyCoversThePlan(t *testing.T) {
 type funcMechanism struct {
 	planner.Mechanism
 	f func()
+}
+
+// TestAnswerLocksAreForgotten: statements of one key wait for each other,
+// and once none holds or waits for a key its mutex is forgotten, so the
+// store does not grow with every statement ever answered.
+func TestAnswerLocksAreForgotten(t *testing.T) {
+	var s answerStore
+	var inside, most atomic.Int64
+	var wg sync.WaitGroup
+	for i := range 64 {
+		wg.Go(func() {
+			defer s.lock(fmt.Sprintf("key %d", i%4))()
+			if n := inside.Add(1); n > most.Load() {
+				most.Store(n)
+			}
+			time.Sleep(time.Millisecond)
+			inside.Add(-1)
+		})
+	}
+	wg.Wait()
+	if most.Load() > 4 {
+		t.Errorf("%d statements inside at once over 4 keys, want at most 4", most.Load())
+	}
+	if len(s.locks) != 0 {
+		t.Errorf("%d mutexes kept after every statement ended", len(s.locks))
+	}
 }
