@@ -65,10 +65,10 @@ func BenchmarkWindowedRelease(b *testing.B) {
 			b.Fatal(err)
 		}
 		// The default VARIANCE now (bench.RuleCandidate: the squares from both
-		// bounds, one vector Laplace release) given its fetch, the one-row
-		// summary (COUNT, Σx, Σx²) the database computes; and with that
-		// summary computed here from the 10^6 values in one pass, the work
-		// the database does for it.
+		// bounds, one vector Laplace release, formed exactly) given its
+		// fetch, the exact grid sums (n, Σk, Σk²) the database computes;
+		// and with those sums computed here from the 10^6 values in one
+		// pass, the work the database does for them.
 		variance := Statistics[slices.IndexFunc(Statistics, func(s Statistic) bool { return s.Kind == VarianceStat })]
 		spreadCol := NewColumn(&Dataset{Name: "uniform", Values: xs, Lower: 0, Upper: 1000})
 		ruleVariance, err := RuleCandidate().Prepare(variance, spreadCol, eps)

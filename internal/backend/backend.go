@@ -28,7 +28,6 @@ import (
 	"math"
 	"math/big"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -471,11 +470,18 @@ func (s *Snapshot) Histogram(ctx context.Context, f sqlrewrite.Fetch) ([]int64, 
 	return once(s, "histogram", f, func() ([]int64, error) { return s.b.histogram(ctx, s.q, f) })
 }
 
-// GridSums runs a grid-sums fetch and returns its exact integers
-// (sqlrewrite.GridSums). Each is read as text and parsed, so that no
-// driver converts it through float64.
-func (s *Snapshot) GridSums(ctx context.Context, f sqlrewrite.Fetch) ([]int64, error) {
-	return once(s, "grid sums", f, func() ([]int64, error) { return s.gridSums(ctx, f) })
+// GridSums runs a grid-sums fetch and returns its exact n, Σk and Σk²
+// (sqlrewrite.GridSums). Each integer is read as text and parsed, so that
+// no driver converts it through float64.
+func (s *Snapshot) GridSums(ctx context.Context, f sqlrewrite.Fetch) (sqlrewrite.GridTotals, error) {
+	out, err := once(s, "grid sums", f, func() ([]sqlrewrite.GridTotals, error) {
+		t, err := s.gridSums(ctx, f)
+		return []sqlrewrite.GridTotals{t}, err
+	})
+	if err != nil {
+		return sqlrewrite.GridTotals{}, err
+	}
+	return out[0].Of(f.GridSums), nil
 }
 
 // GridSumsGrouped returns what GridSums returns, computed exactly (in big
@@ -483,19 +489,20 @@ func (s *Snapshot) GridSums(ctx context.Context, f sqlrewrite.Fetch) ([]int64, e
 // with few distinct values, the grid sums, the minimum, the maximum and
 // every window of the column's grid indices then cost one scan of the
 // backend together (the groups are read once per snapshot).
-func (s *Snapshot) GridSumsGrouped(ctx context.Context, f sqlrewrite.Fetch) ([]int64, error) {
+func (s *Snapshot) GridSumsGrouped(ctx context.Context, f sqlrewrite.Fetch) (sqlrewrite.GridTotals, error) {
 	g := f.GridSums
 	if g == nil {
-		return nil, dperr.New(dperr.Internal, "internal error: grid-sums fetch without grid")
+		return sqlrewrite.GridTotals{}, dperr.New(dperr.Internal, "internal error: grid-sums fetch without grid")
 	}
 	w := f
 	w.GridSums = nil
 	w.Window = &sqlrewrite.Window{Column: g.Column, Lower: g.Lower, Upper: g.Upper, GridUnit: g.Unit, Grouped: true, Limit: 1} // the groups do not depend on the ranks
 	groups, err := s.groupsOf(ctx, w, g.Column, g.Lower, g.Upper, g.Unit)
 	if err != nil {
-		return nil, err
+		return sqlrewrite.GridTotals{}, err
 	}
-	return gridSumsOf(groups)
+	out, err := gridSumsOf(groups)
+	return out.Of(g), err
 }
 
 // groupsOf returns the groups of the grouped window f (of column over
@@ -508,65 +515,53 @@ func (s *Snapshot) groupsOf(ctx context.Context, f sqlrewrite.Fetch, column stri
 	return once(s, "groups", f, func() ([]group, error) { return s.b.groups(ctx, s.q, f) })
 }
 
-// gridSumsOf computes, from the counts of grid indices k the groups hold,
-// the integers of a GridSums fetch: n, then the sums of a, b, c, a², ab,
-// ac, b², bc and c² for k = 2^20·a + 2^10·b + c (sqlrewrite.GridSums, in
-// the order sqlrewrite.DecodeGridSums reads them).
-func gridSumsOf(groups []group) ([]int64, error) {
-	var sums [sqlrewrite.GridSumColumns]big.Int
+// gridSumsOf computes n, Σk and Σk² exactly from the counts of grid
+// indices k the groups hold.
+func gridSumsOf(groups []group) (sqlrewrite.GridTotals, error) {
+	out := sqlrewrite.GridTotals{Sum: new(big.Int), SumSquares: new(big.Int)}
 	var term, count big.Int
-	const bits = sqlrewrite.GridPartBits
 	for _, g := range groups {
 		k := int64(g.value)
 		if float64(k) != g.value || k < 0 {
-			return nil, dperr.New(dperr.Internal, "internal error: grid index %v is not a natural number", g.value)
+			return sqlrewrite.GridTotals{}, dperr.New(dperr.Internal, "internal error: grid index %v is not a natural number", g.value)
 		}
-		a, b, c := big.NewInt(k>>(2*bits)), big.NewInt((k>>bits)&(1<<bits-1)), big.NewInt(k&(1<<bits-1))
+		out.Count += g.count
 		count.SetInt64(g.count)
-		sums[0].Add(&sums[0], &count)
-		for i, pair := range [][2]*big.Int{{a, nil}, {b, nil}, {c, nil}, {a, a}, {a, b}, {a, c}, {b, b}, {b, c}, {c, c}} {
-			term.Mul(&count, pair[0])
-			if pair[1] != nil {
-				term.Mul(&term, pair[1])
-			}
-			sums[i+1].Add(&sums[i+1], &term)
-		}
-	}
-	out := make([]int64, len(sums))
-	for i := range sums {
-		if !sums[i].IsInt64() {
-			return nil, dperr.New(dperr.Internal, "internal error: grid sum %d exceeds 64 bits", i)
-		}
-		out[i] = sums[i].Int64()
+		kb := big.NewInt(k)
+		out.Sum.Add(out.Sum, term.Mul(&count, kb))
+		out.SumSquares.Add(out.SumSquares, term.Mul(term.Mul(&count, kb), kb))
 	}
 	return out, nil
 }
 
-func (s *Snapshot) gridSums(ctx context.Context, f sqlrewrite.Fetch) ([]int64, error) {
+func (s *Snapshot) gridSums(ctx context.Context, f sqlrewrite.Fetch) (sqlrewrite.GridTotals, error) {
 	if f.GridSums == nil {
-		return nil, dperr.New(dperr.Internal, "internal error: grid-sums fetch without grid")
+		return sqlrewrite.GridTotals{}, dperr.New(dperr.Internal, "internal error: grid-sums fetch without grid")
 	}
-	out := make([]int64, sqlrewrite.GridSumColumns)
+	var out sqlrewrite.GridTotals
 	err := s.b.query(ctx, s.q, f, func(rows *sql.Rows) error {
 		if !rows.Next() {
 			return errors.New("grid-sums fetch returned no row")
 		}
-		text := make([]sql.RawBytes, len(out))
-		dest := make([]any, len(out))
+		text := make([]sql.RawBytes, sqlrewrite.GridSumWidth(s.b.dialect))
+		dest := make([]any, len(text))
 		for i := range text {
 			dest[i] = &text[i]
 		}
 		if err := rows.Scan(dest...); err != nil {
 			return err
 		}
+		ints := make([]*big.Int, len(text))
 		for i, t := range text {
-			v, err := strconv.ParseInt(string(t), 10, 64)
-			if err != nil {
-				return fmt.Errorf("grid sum %d: %w", i, err)
+			v, ok := new(big.Int).SetString(string(t), 10)
+			if !ok {
+				return fmt.Errorf("grid sum %d: %q is not an integer", i, t)
 			}
-			out[i] = v
+			ints[i] = v
 		}
-		return nil
+		var err error
+		out, err = sqlrewrite.DecodeGridSums(s.b.dialect, ints)
+		return err
 	})
 	return out, err
 }

@@ -298,9 +298,13 @@ func (e *Executor) releaseFrom(ctx context.Context, snap *backend.Snapshot, plan
 				case f.Pairs != nil:
 					fetched[k].Pairs, err = snap.Pairs(ctx, f)
 				case f.GridSums != nil && fewValues(plan.Table, f.GridSums.Column):
-					fetched[k].Integers, err = snap.GridSumsGrouped(ctx, f)
+					var g sqlrewrite.GridTotals
+					g, err = snap.GridSumsGrouped(ctx, f)
+					fetched[k].Grid = &g
 				case f.GridSums != nil:
-					fetched[k].Integers, err = snap.GridSums(ctx, f)
+					var g sqlrewrite.GridTotals
+					g, err = snap.GridSums(ctx, f)
+					fetched[k].Grid = &g
 				default:
 					fetched[k].Values, err = snap.Window(ctx, f)
 				}

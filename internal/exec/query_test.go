@@ -2,6 +2,7 @@ package exec
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -151,7 +152,7 @@ func TestGroupedOutputGroupsNeverDependOnData(t *testing.T) {
 		}
 		res, err := e.RunQuery(context.Background(), "a", qp, rand.NewChaCha8([32]byte{byte(i)}))
 		if err != nil {
-			t.Fatal(err)
+			t.Fatal(err, errors.Unwrap(err))
 		}
 		after, err := e.ledger.Remaining(context.Background(), "user:a")
 		if err != nil {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"math/bits"
 	"slices"
 )
 
@@ -68,20 +69,36 @@ type GridSums struct {
 }
 
 // Check validates sums against the grid: n ≥ 0 indices in [0, Top] have
-// 0 ≤ Σk ≤ n·Top, 0 ≤ Σk² ≤ n·Top² and n·Σk² ≥ (Σk)² (Cauchy–Schwarz).
-// A failure is a backend bug, never a property of the data.
+// 0 ≤ Σk ≤ n·Top, 0 ≤ Σk² ≤ n·Top² and n·Σk² ≥ (Σk)² (Cauchy–Schwarz);
+// Σk² only when it was fetched (SumSquares nil: a sum-only fetch, which
+// CheckSquares refuses). A failure is a backend bug, never a property of
+// the data.
 func (s GridSums) Check(g Grid) error {
-	if s.Count < 0 || s.Sum == nil || s.SumSquares == nil {
+	if s.Count < 0 || s.Sum == nil {
 		return fmt.Errorf("%w: grid sums incomplete (n = %d)", ErrInvalidInput, s.Count)
 	}
 	n := big.NewInt(s.Count)
 	maxSum := new(big.Int).Mul(n, big.NewInt(g.Top))
+	if s.Sum.Sign() < 0 || s.Sum.Cmp(maxSum) > 0 {
+		return fmt.Errorf("%w: grid sum %v inconsistent with %d indices in [0, %d]", ErrInvalidInput, s.Sum, s.Count, g.Top)
+	}
+	if s.SumSquares == nil {
+		return nil
+	}
 	maxSquares := new(big.Int).Mul(maxSum, big.NewInt(g.Top))
-	if s.Sum.Sign() < 0 || s.Sum.Cmp(maxSum) > 0 || s.SumSquares.Sign() < 0 || s.SumSquares.Cmp(maxSquares) > 0 ||
+	if s.SumSquares.Sign() < 0 || s.SumSquares.Cmp(maxSquares) > 0 ||
 		new(big.Int).Mul(n, s.SumSquares).Cmp(new(big.Int).Mul(s.Sum, s.Sum)) < 0 {
 		return fmt.Errorf("%w: grid sums %v, %v inconsistent with %d indices in [0, %d]", ErrInvalidInput, s.Sum, s.SumSquares, s.Count, g.Top)
 	}
 	return nil
+}
+
+// CheckSquares is Check for a use of Σk²: it must have been fetched.
+func (s GridSums) CheckSquares(g Grid) error {
+	if s.SumSquares == nil {
+		return fmt.Errorf("%w: grid sums without Σk² (n = %d)", ErrInvalidInput, s.Count)
+	}
+	return s.Check(g)
 }
 
 // CheckIndices validates fetched indices: in [0, Top] and ascending.
@@ -98,13 +115,18 @@ func (g Grid) CheckIndices(ks []int64) error {
 // as the database would (for tests and benchmarks, which hold the data).
 func (g Grid) Indices(values []float64) ([]int64, GridSums) {
 	idx := make([]int64, len(values))
-	s := GridSums{Count: int64(len(values)), Sum: new(big.Int), SumSquares: new(big.Int)}
+	// k ≤ 2^30: Σk fits 64 bits for n < 2^33, Σk² is kept in 128 bits.
+	var sum, hi, lo uint64
 	for i, v := range values {
 		idx[i] = g.Index(v)
-		k := big.NewInt(idx[i])
-		s.Sum.Add(s.Sum, k)
-		s.SumSquares.Add(s.SumSquares, k.Mul(k, k))
+		k := uint64(idx[i])
+		sum += k
+		var carry uint64
+		lo, carry = bits.Add64(lo, k*k, 0)
+		hi += carry
 	}
+	squares := new(big.Int).Lsh(new(big.Int).SetUint64(hi), 64)
+	squares.Add(squares, new(big.Int).SetUint64(lo))
 	slices.Sort(idx)
-	return idx, s
+	return idx, GridSums{Count: int64(len(values)), Sum: new(big.Int).SetUint64(sum), SumSquares: squares}
 }

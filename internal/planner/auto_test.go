@@ -2,6 +2,7 @@ package planner
 
 import (
 	"math"
+	"math/big"
 	"strings"
 	"testing"
 
@@ -43,8 +44,7 @@ func repeatValues(n int, vs ...int) []int {
 
 // gridEstimate runs an edge release's Step: its one request, the exact
 // grid sums, answered from values as the database computes them
-// (sqlrewrite.GridSums: n, then the sums of the 10-bit parts of each index
-// and of their products).
+// (sqlrewrite.GridSums: n, Σk, Σk² of the grid indices).
 func gridEstimate(t *testing.T, st Step, values []int) Estimate {
 	t.Helper()
 	src := noise.NewStream(3)
@@ -53,16 +53,14 @@ func gridEstimate(t *testing.T, st Step, values []int) Estimate {
 		t.Fatalf("want one grid-sums request: done=%v, %d requests, err %v", done, len(more), err)
 	}
 	g := more[0].GridSums
-	out := make([]int64, sqlrewrite.GridSumColumns)
-	const part = 1 << sqlrewrite.GridPartBits
+	out := sqlrewrite.GridTotals{Sum: new(big.Int), SumSquares: new(big.Int)}
 	for _, v := range values {
-		k := int64(math.Floor((math.Min(math.Max(float64(v), g.Lower), g.Upper)-g.Lower)/g.Unit + 0.5))
-		a, b, c := k/(part*part), k/part%part, k%part
-		for i, x := range []int64{1, a, b, c, a * a, a * b, a * c, b * b, b * c, c * c} {
-			out[i] += x
-		}
+		k := big.NewInt(int64(math.Floor((math.Min(math.Max(float64(v), g.Lower), g.Upper)-g.Lower)/g.Unit + 0.5)))
+		out.Count++
+		out.Sum.Add(out.Sum, k)
+		out.SumSquares.Add(out.SumSquares, k.Mul(k, k))
 	}
-	more, done, est, err := st.Advance(src, []Fetched{{Integers: out}})
+	more, done, est, err := st.Advance(src, []Fetched{{Grid: &out}})
 	if err != nil || !done || len(more) != 0 {
 		t.Fatalf("step not finished after the grid sums: done=%v, %d requests, err %v", done, len(more), err)
 	}

@@ -50,7 +50,7 @@ func (autoMean) Start(_ noise.Source, r *Release, _ []float64, _ []int64) (Step,
 		return nil, err
 	}
 	return &once{
-		requests: []sqlrewrite.Fetch{gridSumsRequest(r, g)},
+		requests: []sqlrewrite.Fetch{sumOnly(gridSumsRequest(r, g))},
 		finish: func(src noise.Source, fetched []Fetched) (Estimate, error) {
 			s, err := exactGridSums(fetched)
 			if err != nil {
@@ -70,13 +70,24 @@ func (autoMean) Start(_ noise.Source, r *Release, _ []float64, _ []int64) (Step,
 	}, nil
 }
 
+// sumOnly marks a GridSums request as needing n and Σk alone.
+func sumOnly(f sqlrewrite.Fetch) sqlrewrite.Fetch {
+	g := *f.GridSums
+	g.SumOnly = true
+	f.GridSums = &g
+	return f
+}
+
 // exactGridSums decodes the one GridSums fetch of an edge release.
 func exactGridSums(fetched []Fetched) (mech.GridSums, error) {
 	if len(fetched) != 1 {
 		return mech.GridSums{}, fmt.Errorf("edge release: %d fetches, want the grid sums", len(fetched))
 	}
-	n, sum, squares, err := sqlrewrite.DecodeGridSums(fetched[0].Integers)
-	return mech.GridSums{Count: n, Sum: sum, SumSquares: squares}, err
+	g := fetched[0].Grid
+	if g == nil {
+		return mech.GridSums{}, fmt.Errorf("edge release: grid sums not fetched")
+	}
+	return mech.GridSums{Count: g.Count, Sum: g.Sum, SumSquares: g.SumSquares}, nil
 }
 
 // Check builds, without data, the release Start makes.

@@ -141,7 +141,7 @@ func driveRelease(src rand.Source, r *planner.Release, sorted []float64, terms [
 		for _, f := range more {
 			switch {
 			case f.GridSums != nil:
-				fetched = append(fetched, planner.Fetched{Integers: gridSums(sorted, f.GridSums)})
+				fetched = append(fetched, planner.Fetched{Grid: gridSums(sorted, f.GridSums)})
 			case f.Pairs != nil:
 				var pairs [][2]float64
 				for _, v := range sorted {

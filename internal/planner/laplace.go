@@ -110,8 +110,12 @@ func centredOnGrid(r *Release) (Step, error) {
 	if err != nil {
 		return nil, err
 	}
+	request := gridSumsRequest(r, g)
+	if r.Stat.Kind == StatCenteredSum {
+		request = sumOnly(request)
+	}
 	return &once{
-		requests: []sqlrewrite.Fetch{gridSumsRequest(r, g)},
+		requests: []sqlrewrite.Fetch{request},
 		finish: func(src noise.Source, fetched []Fetched) (Estimate, error) {
 			s, err := exactGridSums(fetched)
 			if err != nil {

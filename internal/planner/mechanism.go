@@ -58,8 +58,8 @@ type Fetched struct {
 	Values []float64
 	// Pairs are the (y, x) rows of a Pairs request.
 	Pairs [][2]float64
-	// Integers are the exact integers of a GridSums request.
-	Integers []int64
+	// Grid are the exact n, Σk and Σk² of a GridSums request.
+	Grid *sqlrewrite.GridTotals
 }
 
 // finished is a Step that is already done.

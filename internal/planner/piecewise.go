@@ -117,18 +117,16 @@ func gridWindow(r *Release, g mech.Grid, ranks mech.RankRange) sqlrewrite.Fetch 
 	return f
 }
 
-// gridSumsOf decodes a GridSums fetch (sqlrewrite.DecodeGridSums),
-// checking its count against the summary's n (the same rows on one
-// snapshot).
+// gridSumsOf returns the exact sums of a GridSums fetch, checking their
+// count against the summary's n (the same rows on one snapshot).
 func gridSumsOf(n int64, f Fetched) (mech.GridSums, error) {
-	count, sum, squares, err := sqlrewrite.DecodeGridSums(f.Integers)
-	if err != nil {
-		return mech.GridSums{}, err
+	if f.Grid == nil {
+		return mech.GridSums{}, fmt.Errorf("grid sums not fetched for n = %d", n)
 	}
-	if count != n {
-		return mech.GridSums{}, fmt.Errorf("grid sums %v do not match n = %d", f.Integers, n)
+	if f.Grid.Count != n {
+		return mech.GridSums{}, fmt.Errorf("grid sums of %d values do not match n = %d", f.Grid.Count, n)
 	}
-	return mech.GridSums{Count: n, Sum: sum, SumSquares: squares}, nil
+	return mech.GridSums{Count: n, Sum: f.Grid.Sum, SumSquares: f.Grid.SumSquares}, nil
 }
 
 // gridIndices converts fetched grid indices (integers, exact in float64).

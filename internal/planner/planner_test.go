@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/big"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -230,17 +231,14 @@ func gridIndex(v, lo, hi, unit float64) int64 {
 	return int64(math.Floor((math.Min(math.Max(v, lo), hi)-lo)/unit + 0.5))
 }
 
-// gridSums computes a GridSums fetch: n, Σa, Σb, Σc, Σa², Σab, Σac, Σb²,
-// Σbc, Σc² for k = 2^20·a + 2^10·b + c.
-func gridSums(values []float64, g *sqlrewrite.GridSums) []int64 {
-	out := make([]int64, sqlrewrite.GridSumColumns)
-	const part = 1 << sqlrewrite.GridPartBits
+// gridSums computes a GridSums fetch: n, Σk, Σk² of the grid indices.
+func gridSums(values []float64, g *sqlrewrite.GridSums) *sqlrewrite.GridTotals {
+	out := &sqlrewrite.GridTotals{Sum: new(big.Int), SumSquares: new(big.Int)}
 	for _, v := range values {
-		k := gridIndex(v, g.Lower, g.Upper, g.Unit)
-		a, b, c := k/(part*part), k/part%part, k%part
-		for i, x := range []int64{1, a, b, c, a * a, a * b, a * c, b * b, b * c, c * c} {
-			out[i] += x
-		}
+		k := big.NewInt(gridIndex(v, g.Lower, g.Upper, g.Unit))
+		out.Count++
+		out.Sum.Add(out.Sum, k)
+		out.SumSquares.Add(out.SumSquares, k.Mul(k, k))
 	}
 	return out
 }

@@ -77,7 +77,7 @@ func (r *renderer) partitioned(f Fetch) (query string, ok bool, err error) {
 		keys, outs, inner = 1, append([]TermKind{CountAll}, termKinds(f.Profile.Terms)...), r.profile
 	case f.GridSums != nil:
 		outs, inner = []TermKind{CountAll}, r.gridSums
-		for range GridSumColumns - 1 {
+		for range GridSumWidth(r.dialect) - 1 {
 			outs = append(outs, gridSum)
 		}
 	default: // a window of values or their sum, or pairs: rows, not an aggregate

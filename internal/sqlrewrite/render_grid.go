@@ -9,52 +9,86 @@ import (
 )
 
 // GridSums asks for exact integer sums over a public fixed-point grid, for
-// mechanisms whose proof needs exact sums (piecewise.Variance): every
-// non-NULL value of Column is mapped to its grid index
+// mechanisms whose proof needs exact sums (piecewise.Variance, the edge
+// releases of AVG and VARIANCE): every non-NULL value of Column is mapped
+// to its grid index
 //
 //	k = FLOOR((clamp(c) − Lower)/Unit + 0.5), an integer in [0, Top],
 //
 // Unit a power of two and Top = (Upper − Lower)/Unit ≤ 2^30, and the fetch
-// returns one row of GridSumColumns integers: n, Σa, Σb, Σc, Σa², Σab, Σac,
-// Σb², Σbc, Σc², where k = 2^20·a + 2^10·b + c with b, c in [0, 2^10) and
-// a in [0, 2^10] (DecodeGridSums recombines Σk and Σk²). Every per-row
-// term is at most 2^20, so each sum is at most n·2^20: an exact integer on
-// every backend for n < 2^43 rows (SQLite sums INTEGERs in int64 and
-// raises an error on overflow, an error that would depend on the data;
-// with 10-bit parts it cannot happen below 8.8·10^12 rows, where 15-bit
-// parts overflowed from 2^33; PostgreSQL and MariaDB sum in NUMERIC and
-// DECIMAL), and the database's floating point touches only the per-row
-// map, which is the same deterministic IEEE expression on every row.
+// returns one row of GridSumWidth integers, which DecodeGridSums turns
+// into n, Σk and Σk² (GridTotals). On PostgreSQL and MySQL/MariaDB they
+// are n, Σk, Σk² themselves: k and k² (≤ 2^60) are BIGINTs and their SUMs
+// NUMERIC or DECIMAL, exact at any size. On SQLite, which sums INTEGERs in
+// int64 and raises an error on overflow (an error that would depend on the
+// data), they are n, Σa, Σb, Σc, Σa², Σab, Σac, Σb², Σbc, Σc² for
+// k = 2^20·a + 2^10·b + c with b, c in [0, 2^10) and a in [0, 2^10]: every
+// per-row term is at most 2^20, so no sum overflows below 8.8·10^12 rows.
+// The database's floating point touches only the per-row map, the same
+// deterministic IEEE expression on every row. Every integer is read as
+// text, never through a float64.
 type GridSums struct {
 	Column       string
 	Lower, Upper float64
 	Unit         float64
+	// SumOnly asks for n and Σk alone (AVG's releases): Σk² is not
+	// computed on PostgreSQL and MySQL/MariaDB, where summing k² in
+	// DECIMAL costs more than the rest of the scan, and it is read as
+	// absent (GridTotals.SumSquares nil) everywhere.
+	SumOnly bool
+}
+
+// GridTotals are the exact n, Σk and Σk² of a GridSums fetch (Σk² nil
+// for a SumOnly fetch).
+type GridTotals struct {
+	Count           int64
+	Sum, SumSquares *big.Int
 }
 
 // GridPartBits is the width of the three parts a, b, c of a grid index
-// k = 2^20·a + 2^10·b + c.
+// k = 2^20·a + 2^10·b + c (SQLite's form).
 const GridPartBits = 10
 
-// GridSumColumns is the number of integers a GridSums fetch returns.
-const GridSumColumns = 10
+// GridSumWidth is the number of integers a GridSums fetch returns on d.
+func GridSumWidth(d Dialect) int {
+	if d == SQLite {
+		return 10
+	}
+	return 3
+}
 
-// DecodeGridSums recombines a GridSums fetch's integers into the count n,
-// Σk = 2^20·Σa + 2^10·Σb + Σc and
+// DecodeGridSums turns a GridSums fetch's integers on d into n, Σk, Σk²
+// (0 for a SumOnly fetch on PostgreSQL and MySQL: GridTotals.Of drops it):
+// as they are, or on SQLite Σk = 2^20·Σa + 2^10·Σb + Σc and
 // Σk² = 2^40·Σa² + 2^31·Σab + 2^21·Σac + 2^20·Σb² + 2^11·Σbc + Σc².
-func DecodeGridSums(x []int64) (n int64, sum, squares *big.Int, err error) {
-	if len(x) != GridSumColumns {
-		return 0, nil, nil, fmt.Errorf("sqlrewrite: %d grid sums, want %d", len(x), GridSumColumns)
+func DecodeGridSums(d Dialect, x []*big.Int) (GridTotals, error) {
+	if len(x) != GridSumWidth(d) {
+		return GridTotals{}, fmt.Errorf("sqlrewrite: %d grid sums, want %d", len(x), GridSumWidth(d))
 	}
-	combine := func(terms []int64, shifts []uint) *big.Int {
-		total := new(big.Int)
-		for i, v := range terms {
-			total.Add(total, new(big.Int).Lsh(big.NewInt(v), shifts[i]))
+	if !x[0].IsInt64() {
+		return GridTotals{}, fmt.Errorf("sqlrewrite: grid count %v", x[0])
+	}
+	out := GridTotals{Count: x[0].Int64(), Sum: new(big.Int).Set(x[1]), SumSquares: new(big.Int).Set(x[2])}
+	if d == SQLite {
+		combine := func(terms []*big.Int, shifts []uint) *big.Int {
+			total := new(big.Int)
+			for i, v := range terms {
+				total.Add(total, new(big.Int).Lsh(v, shifts[i]))
+			}
+			return total
 		}
-		return total
+		out.Sum, out.SumSquares = combine(x[1:4], []uint{20, 10, 0}), combine(x[4:10], []uint{40, 31, 21, 20, 11, 0})
 	}
-	sum = combine(x[1:4], []uint{20, 10, 0})
-	squares = combine(x[4:10], []uint{40, 31, 21, 20, 11, 0})
-	return x[0], sum, squares, nil
+	return out, nil
+}
+
+// Of returns the totals a fetch of g reads: without Σk² if g is SumOnly
+// (whose query computes none, or one shared with a full fetch).
+func (t GridTotals) Of(g *GridSums) GridTotals {
+	if g.SumOnly {
+		t.SumSquares = nil
+	}
+	return t
 }
 
 // maxGridTop bounds the grid indices so that they fit three 10-bit parts.
@@ -86,16 +120,21 @@ func (r *renderer) gridIndex(col string, lo, hi, unit float64) (string, error) {
 	return fmt.Sprintf("CAST(FLOOR((%s - %s) / %s + 0.5) AS %s)", v, realLiteral(lo), realLiteral(unit), r.spec.integer), nil
 }
 
-// gridSums renders
+// gridSums renders, on PostgreSQL and MySQL/MariaDB,
+//
+//	SELECT COUNT(*), COALESCE(SUM(k), 0), COALESCE(SUM(k * k), 0)
+//	FROM (SELECT gridIndex(c) AS k FROM t WHERE F AND readable(c)) AS g
+//
+// (0 for the last with SumOnly)
+// and on SQLite
 //
 //	SELECT COUNT(*), COALESCE(SUM(a), 0), COALESCE(SUM(b), 0), COALESCE(SUM(c), 0),
 //	       COALESCE(SUM(a * a), 0), COALESCE(SUM(a * b), 0), COALESCE(SUM(a * c), 0),
 //	       COALESCE(SUM(b * b), 0), COALESCE(SUM(b * c), 0), COALESCE(SUM(c * c), 0)
-//	FROM (SELECT k DIV 2^20 AS a, (k DIV 2^10) % 2^10 AS b, k % 2^10 AS c
+//	FROM (SELECT k / 2^20 AS a, (k / 2^10) % 2^10 AS b, k % 2^10 AS c
 //	      FROM (SELECT gridIndex(c) AS k FROM t WHERE F AND readable(c)) AS g) AS s
 //
-// with the integer division of the dialect (k ≥ 0, so it truncates to the
-// floor everywhere).
+// (k ≥ 0, so the integer division truncates to the floor).
 func (r *renderer) gridSums(f Fetch) (string, error) {
 	g := f.GridSums
 	col, err := r.spec.ident(g.Column)
@@ -110,9 +149,13 @@ func (r *renderer) gridSums(f Fetch) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	div := " / "
-	if r.spec.name == "mysql" {
-		div = " DIV "
+	indices := "(SELECT " + k + " AS k" + from + ") AS g"
+	if r.dialect != SQLite {
+		squares := "COALESCE(SUM(k * k), 0)"
+		if g.SumOnly {
+			squares = "0"
+		}
+		return "SELECT COUNT(*), COALESCE(SUM(k), 0), " + squares + " FROM " + indices, nil
 	}
 	part := strconv.Itoa(1 << GridPartBits)
 	high := strconv.Itoa(1 << (2 * GridPartBits))
@@ -120,6 +163,6 @@ func (r *renderer) gridSums(f Fetch) (string, error) {
 	for _, term := range []string{"a", "b", "c", "a * a", "a * b", "a * c", "b * b", "b * c", "c * c"} {
 		sums = append(sums, "COALESCE(SUM("+term+"), 0)")
 	}
-	return "SELECT " + strings.Join(sums, ", ") + " FROM (SELECT k" + div + high + " AS a, (k" + div + part + ") % " + part +
-		" AS b, k % " + part + " AS c FROM (SELECT " + k + " AS k" + from + ") AS g) AS s", nil
+	return "SELECT " + strings.Join(sums, ", ") + " FROM (SELECT k / " + high + " AS a, (k / " + part + ") % " + part +
+		" AS b, k % " + part + " AS c FROM " + indices + ") AS s", nil
 }

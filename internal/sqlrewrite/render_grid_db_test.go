@@ -6,7 +6,6 @@ import (
 	"math"
 	"math/big"
 	"slices"
-	"strconv"
 	"testing"
 
 	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
@@ -63,7 +62,7 @@ func TestGridSumsExactOnDatabases(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			text := make([]sql.RawBytes, sqlrewrite.GridSumColumns)
+			text := make([]sql.RawBytes, sqlrewrite.GridSumWidth(b.dialect))
 			dest := make([]any, len(text))
 			for i := range text {
 				dest[i] = &text[i]
@@ -78,19 +77,20 @@ func TestGridSumsExactOnDatabases(t *testing.T) {
 			if err := rows.Scan(dest...); err != nil {
 				t.Fatal(err)
 			}
-			got := make([]int64, len(text))
+			got := make([]*big.Int, len(text))
 			for i, s := range text {
-				v, err := strconv.ParseInt(string(s), 10, 64)
-				if err != nil {
-					t.Fatalf("term %d = %q: %v", i, s, err)
+				v, ok := new(big.Int).SetString(string(s), 10)
+				if !ok {
+					t.Fatalf("term %d = %q is no integer", i, s)
 				}
 				got[i] = v
 			}
 			rows.Close()
-			n, sum, squares, err := sqlrewrite.DecodeGridSums(got)
+			totals, err := sqlrewrite.DecodeGridSums(b.dialect, got)
 			if err != nil {
 				t.Fatal(err)
 			}
+			n, sum, squares := totals.Count, totals.Sum, totals.SumSquares
 			var idx []int64
 			wantSum, wantSquares := new(big.Int), new(big.Int)
 			for _, v := range stored {
@@ -171,7 +171,7 @@ func TestGridSumsTermsFit(t *testing.T) {
 		if _, err := db.Exec("INSERT INTO dp_grid (x) VALUES (?)", v); err != nil {
 			t.Fatal(err)
 		}
-		got := make([]int64, sqlrewrite.GridSumColumns)
+		got := make([]int64, sqlrewrite.GridSumWidth(sqlrewrite.SQLite))
 		dest := make([]any, len(got))
 		for i := range got {
 			dest[i] = &got[i]
@@ -185,10 +185,15 @@ func TestGridSumsTermsFit(t *testing.T) {
 			}
 		}
 		k := int64(math.Floor(v/unit + 0.5))
-		_, sum, squares, err := sqlrewrite.DecodeGridSums(got)
+		ints := make([]*big.Int, len(got))
+		for i, v := range got {
+			ints[i] = big.NewInt(v)
+		}
+		totals, err := sqlrewrite.DecodeGridSums(sqlrewrite.SQLite, ints)
 		if err != nil {
 			t.Fatal(err)
 		}
+		sum, squares := totals.Sum, totals.SumSquares
 		if sum.Int64() != k || squares.Cmp(new(big.Int).Mul(big.NewInt(k), big.NewInt(k))) != 0 {
 			t.Errorf("x = %v: Σk = %v, Σk² = %v, want %d, %d²", v, sum, squares, k, k)
 		}

@@ -68,6 +68,9 @@ func ReleaseUnitCenteredSumOfSquaresOnGrid(src noise.Source, b mech.Bounds, g me
 	if err := centredGridInputs(b, g, s, k); err != nil {
 		return Noisy{}, err
 	}
+	if err := s.CheckSquares(g); err != nil {
+		return Noisy{}, err
+	}
 	l, err := noise.NewLaplace(timesRows(k, squareUp(g.Top)/4), epsilon)
 	if err != nil {
 		return Noisy{}, err

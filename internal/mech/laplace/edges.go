@@ -191,6 +191,9 @@ func ReleaseEdgeSquares(src noise.Source, g mech.Grid, s mech.GridSums, epsilon 
 	if err := checkGridSums(g, s); err != nil {
 		return EdgeSquares{}, err
 	}
+	if err := s.CheckSquares(g); err != nil {
+		return EdgeSquares{}, err
+	}
 	l, err := edgeNoise(squareUp(g.Top), 3, epsilon)
 	if err != nil {
 		return EdgeSquares{}, err

@@ -202,7 +202,7 @@ func (m *Variance) newVarianceInputs(s VarianceSketch) (*varianceInputs, error) 
 		return nil, fmt.Errorf("%w: variance sketch with n = %d needs %d smallest and largest values",
 			mech.ErrWindowMismatch, n, need)
 	}
-	if err := s.Sums.Check(m.grid); err != nil {
+	if err := s.Sums.CheckSquares(m.grid); err != nil {
 		return nil, err
 	}
 	for _, list := range [][]int64{s.Smallest, s.Largest} {

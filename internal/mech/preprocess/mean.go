@@ -194,7 +194,7 @@ func (m *Mean) Release(src noise.Source, s Summary, sorted []int64) (float64, er
 
 // check validates a summary against the grid.
 func (s Summary) check(g mech.Grid) error {
-	if err := s.Sums.Check(g); err != nil {
+	if err := s.Sums.CheckSquares(g); err != nil {
 		return err
 	}
 	if s.Sums.Count > 0 && !(0 <= s.Min && s.Min <= s.Max && s.Max <= g.Top) {
