@@ -68,6 +68,53 @@ func (s *Snapshot) GroupedHistogram(ctx context.Context, f sqlrewrite.Fetch) ([]
 	return out, err
 }
 
+// GroupedGridSums runs a grouped grid-sums fetch and returns the exact
+// totals of every cell of the product domain, indexed as in
+// GroupedSummary; a cell with no rows has n = Σk = Σk² = 0. The integers
+// are read as text, never through a float64.
+func (s *Snapshot) GroupedGridSums(ctx context.Context, f sqlrewrite.Fetch) ([]sqlrewrite.GridTotals, error) {
+	if f.GroupedGrid == nil || len(f.GroupedGrid.Dims) == 0 {
+		return nil, dperr.New(dperr.Internal, "internal error: grouped grid sums without dimensions")
+	}
+	g := *f.GroupedGrid
+	g.Dims = s.caseOnVitess(ctx, g.Dims)
+	f.GroupedGrid = &g
+	text := make([]sql.RawBytes, sqlrewrite.GridSumWidth(s.b.dialect))
+	extra := make([]any, len(text))
+	for i := range text {
+		extra[i] = &text[i]
+	}
+	var out []sqlrewrite.GridTotals
+	err := s.cells(ctx, f, g.Dims, extra, func(total int64) {
+		out = make([]sqlrewrite.GridTotals, total)
+		for i := range out {
+			out[i] = sqlrewrite.GridTotals{Sum: new(big.Int), SumSquares: new(big.Int)}
+		}
+	}, func(cell int64) error {
+		ints := make([]*big.Int, len(text))
+		for i, t := range text {
+			v, ok := new(big.Int).SetString(string(t), 10)
+			if !ok {
+				return fmt.Errorf("grid sum %d: %q is not an integer", i, t)
+			}
+			ints[i] = v
+		}
+		t, err := sqlrewrite.DecodeGridSums(s.b.dialect, ints)
+		if err != nil {
+			return err
+		}
+		c := &out[cell] // several groups may map to one cell: add
+		c.Count += t.Count
+		c.Sum.Add(c.Sum, t.Sum)
+		c.SumSquares.Add(c.SumSquares, t.SumSquares)
+		return nil
+	})
+	for i := range out {
+		out[i] = out[i].Of(&g.Grid)
+	}
+	return out, err
+}
+
 // cells runs a grouped fetch over dims: start is called with the number
 // of cells before any row is read, then each row is scanned into the key
 // columns and extra, and add is called with its cell (rows in no cell are

@@ -229,7 +229,7 @@ func (e *Executor) release(ctx context.Context, plan *planner.Plan, src noise.So
 			return nil, err
 		}
 	}
-	return e.releaseFrom(ctx, snap, plan, src, scope, where, values, nil, readData)
+	return e.releaseFrom(ctx, snap, plan, src, scope, where, values, nil, nil, readData)
 }
 
 // summaryTerms lists the distinct summary terms of the plan's releases per
@@ -256,7 +256,7 @@ func summaryTerms(plan *planner.Plan) (terms map[int64][]sqlrewrite.SummaryTerm,
 // the histograms and windows the mechanisms ask for from snap, with the
 // statement's unit scope; hists, when it has a release's index, holds that
 // release's histogram, already fetched (groupedHistograms).
-func (e *Executor) releaseFrom(ctx context.Context, snap *backend.Snapshot, plan *planner.Plan, src noise.Source, scope unitScope, where [][]int, values map[int64][]float64, hists [][]int64, readData *bool) ([]planner.Estimate, error) {
+func (e *Executor) releaseFrom(ctx context.Context, snap *backend.Snapshot, plan *planner.Plan, src noise.Source, scope unitScope, where [][]int, values map[int64][]float64, hists [][]int64, grids gridTotals, readData *bool) ([]planner.Estimate, error) {
 	var err error
 	released := make([]planner.Estimate, len(plan.Releases))
 	for i, r := range plan.Releases {
@@ -297,6 +297,9 @@ func (e *Executor) releaseFrom(ctx context.Context, snap *backend.Snapshot, plan
 				switch {
 				case f.Pairs != nil:
 					fetched[k].Pairs, err = snap.Pairs(ctx, f)
+				case f.GridSums != nil && grids.has(f.GridSums):
+					g := grids.of(f.GridSums)
+					fetched[k].Grid = &g
 				case f.GridSums != nil && fewValues(plan.Table, f.GridSums.Column):
 					var g sqlrewrite.GridTotals
 					g, err = snap.GridSumsGrouped(ctx, f)

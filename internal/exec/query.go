@@ -459,6 +459,10 @@ func (e *Executor) releaseOn(ctx context.Context, snap *backend.Snapshot, base *
 	if err != nil {
 		return nil, err
 	}
+	grids, err := e.groupedGridSums(ctx, snap, base, scope, dims, len(filters), readData)
+	if err != nil {
+		return nil, err
+	}
 	released := make([][]planner.Estimate, len(filters))
 	for g := range filters {
 		group, groupScope := groupReads(base, scope, filters[g])
@@ -475,7 +479,7 @@ func (e *Executor) releaseOn(ctx context.Context, snap *backend.Snapshot, base *
 				}
 			}
 		}
-		if released[g], err = e.releaseFrom(ctx, snap, group, src, groupScope, where, v, mine, readData); err != nil {
+		if released[g], err = e.releaseFrom(ctx, snap, group, src, groupScope, where, v, mine, grids.group(g), readData); err != nil {
 			return nil, err
 		}
 	}
@@ -514,6 +518,84 @@ func (e *Executor) groupedHistograms(ctx context.Context, snap *backend.Snapshot
 			return nil, dperr.New(dperr.Internal, "internal error: grouped histogram has %d groups, the plan %d", len(got), groups)
 		}
 		fetched[*h], out[i] = got, got
+	}
+	return out, nil
+}
+
+// groupedGrids are grid sums fetched for every group at once: per grid
+// (its SumOnly cleared), the totals of each group.
+type groupedGrids map[sqlrewrite.GridSums][]sqlrewrite.GridTotals
+
+// gridTotals are one group's grid sums fetched at once with the others',
+// by grid (its SumOnly cleared); nil when none were.
+type gridTotals map[sqlrewrite.GridSums]sqlrewrite.GridTotals
+
+// group returns group g's totals.
+func (gs groupedGrids) group(g int) gridTotals {
+	if gs == nil {
+		return nil
+	}
+	out := gridTotals{}
+	for grid, totals := range gs {
+		out[grid] = totals[g]
+	}
+	return out
+}
+
+// has reports whether the totals answer a request of g: fetched, with Σk²
+// where g needs it.
+func (t gridTotals) has(g *sqlrewrite.GridSums) bool {
+	key := *g
+	key.SumOnly = false
+	totals, ok := t[key]
+	return ok && (g.SumOnly || totals.SumSquares != nil)
+}
+
+// of returns the totals of a request of g (has(g) true).
+func (t gridTotals) of(g *sqlrewrite.GridSums) sqlrewrite.GridTotals {
+	key := *g
+	key.SumOnly = false
+	return t[key].Of(g)
+}
+
+// groupedGridSums fetches, on a row-level table, the grid sums each
+// group's releases would fetch alone (planner.GridSumsRead: their only
+// fetch, with the group's conditions added to the filter) for every group
+// at once: one GroupedGridSums fetch per distinct grid, with Σk² where one
+// of its releases needs it. Nil on a unit table, whose groups are bounded
+// together and fetch their own, and without groups.
+func (e *Executor) groupedGridSums(ctx context.Context, snap *backend.Snapshot, base *planner.Plan, scope unitScope, dims []sqlrewrite.CellDim, groups int, readData *bool) (groupedGrids, error) {
+	if len(dims) == 0 || base.Table.HasPrivacyUnit() {
+		return nil, nil
+	}
+	grids := map[sqlrewrite.GridSums]bool{} // grid (SumOnly cleared) → only sums asked for
+	var order []sqlrewrite.GridSums
+	for _, r := range base.Releases {
+		g, ok := planner.GridSumsRead(r)
+		if !ok {
+			continue
+		}
+		key := *g
+		key.SumOnly = false
+		only, seen := grids[key]
+		if !seen {
+			order = append(order, key)
+		}
+		grids[key] = (!seen || only) && g.SumOnly
+	}
+	out := groupedGrids{}
+	for _, key := range order {
+		grid := key
+		grid.SumOnly = grids[key]
+		*readData = true
+		got, err := snap.GroupedGridSums(ctx, e.fetch(base, 1, scope, sqlrewrite.Fetch{GroupedGrid: &sqlrewrite.GroupedGridSums{Dims: dims, Grid: grid}}))
+		if err != nil {
+			return nil, err
+		}
+		if len(got) != groups {
+			return nil, dperr.New(dperr.Internal, "internal error: grouped grid sums have %d groups, the plan %d", len(got), groups)
+		}
+		out[key] = got
 	}
 	return out, nil
 }

@@ -2,8 +2,10 @@ package exec
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -561,6 +563,77 @@ func TestDeclaredTextGroupsUnderEquatingCollations(t *testing.T) {
 			// five rows, each in one group.
 			if total != 5 {
 				t.Errorf("the groups' filters select %g rows in all; want 5, each once", total)
+			}
+		})
+	}
+}
+
+// TestGroupedGridSumsMatchPerGroupFetches: the exact grid sums of every
+// group fetched at once (one GroupedGridSums query) equal each group's
+// own GridSums fetch with its filter, NULLs, undeclared keys and values
+// beyond the bounds included, on every backend; and a GROUP BY of AVG and
+// VARIANCE then reads the data a constant number of times, not once per
+// group.
+func TestGroupedGridSumsMatchPerGroupFetches(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		open func(testing.TB) *sql.DB
+		d    sqlrewrite.Dialect
+	}{
+		{"sqlite", testdb.SQLite, sqlrewrite.SQLite},
+		{"postgres", testdb.Postgres, sqlrewrite.PostgreSQL},
+		{"mariadb", testdb.MySQL, sqlrewrite.MySQL},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			counter := &queryCounter{}
+			back := backend.New(c.open(t), c.d, slog.New(counter))
+			r := rand.New(rand.NewChaCha8([32]byte{8}))
+			var rows []groupedRow
+			for range 400 {
+				rows = append(rows, randomGroupedRow(r))
+			}
+			loadGrouped(t, back, rows)
+			cat := groupedCatalog()
+			qp := planGrouped(t, cat, "SELECT s, k, AVG(x), VARIANCE(x) FROM t GROUP BY s, k", 1)
+			grids := map[sqlrewrite.GridSums]bool{}
+			for _, r := range qp.Base.Releases {
+				if g, ok := planner.GridSumsRead(r); ok {
+					grids[*g] = true
+				}
+			}
+			if len(grids) != 2 {
+				t.Fatalf("grids read %v, want AVG's (sums only) and VARIANCE's", grids)
+			}
+			ctx := context.Background()
+			snap, err := back.Snapshot(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer snap.Close()
+			for g := range grids {
+				all, err := snap.GroupedGridSums(ctx, sqlrewrite.Fetch{Table: "t", GroupedGrid: &sqlrewrite.GroupedGridSums{Dims: qp.Dims, Grid: g}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i := range qp.Groups {
+					one, err := snap.GridSums(ctx, sqlrewrite.Fetch{Table: "t", Filter: qp.GroupFilters[i], GridSums: &g})
+					if err != nil {
+						t.Fatal(err)
+					}
+					a := all[i]
+					if a.Count != one.Count || a.Sum.Cmp(one.Sum) != 0 || (a.SumSquares == nil) != (one.SumSquares == nil) ||
+						a.SumSquares != nil && a.SumSquares.Cmp(one.SumSquares) != 0 {
+						t.Errorf("grid %+v, group %v: all at once %d %v %v, alone %d %v %v", g, qp.Groups[i], a.Count, a.Sum, a.SumSquares, one.Count, one.Sum, one.SumSquares)
+					}
+				}
+			}
+			e := newGroupedExecutor(t, back)
+			before := counter.n.Load()
+			if _, err := e.RunQuery(ctx, "a", qp, rand.NewChaCha8([32]byte{9})); err != nil {
+				t.Fatal(err)
+			}
+			if n := counter.n.Load() - before; n > 3 || len(qp.Groups) < 10 {
+				t.Errorf("%d fetches for %d groups, want at most 3 (one per grid and the summary)", n, len(qp.Groups))
 			}
 		})
 	}

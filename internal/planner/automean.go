@@ -45,12 +45,12 @@ func (autoMean) Histogram(*Release) *sqlrewrite.Histogram { return nil }
 
 func (autoMean) Start(_ noise.Source, r *Release, _ []float64, _ []int64) (Step, error) {
 	b := columnBounds(r)
-	g, err := mech.NewGrid(b)
+	g, request, err := gridRead(r)
 	if err != nil {
 		return nil, err
 	}
 	return &once{
-		requests: []sqlrewrite.Fetch{sumOnly(gridSumsRequest(r, g))},
+		requests: []sqlrewrite.Fetch{request},
 		finish: func(src noise.Source, fetched []Fetched) (Estimate, error) {
 			s, err := exactGridSums(fetched)
 			if err != nil {
@@ -70,12 +70,33 @@ func (autoMean) Start(_ noise.Source, r *Release, _ []float64, _ []int64) (Step,
 	}, nil
 }
 
-// sumOnly marks a GridSums request as needing n and Σk alone.
-func sumOnly(f sqlrewrite.Fetch) sqlrewrite.Fetch {
-	g := *f.GridSums
-	g.SumOnly = true
-	f.GridSums = &g
-	return f
+// gridRead returns the grid of r's column and the one request of a
+// release that reads only its exact grid sums (readsGridSums): n and Σk
+// alone for a mean or a centred sum.
+func gridRead(r *Release) (mech.Grid, sqlrewrite.Fetch, error) {
+	g, err := mech.NewGrid(columnBounds(r))
+	if err != nil {
+		return mech.Grid{}, sqlrewrite.Fetch{}, err
+	}
+	f := gridSumsRequest(r, g)
+	f.GridSums.SumOnly = r.Stat.Kind == StatMean || r.Stat.Kind == StatCenteredSum
+	return g, f, nil
+}
+
+// GridSumsRead returns the grid sums r reads, and nothing else, where it
+// reads only those (AVG and VARIANCE by auto-mean and auto-variance, the
+// laplace mechanism's centred sums): an executor may fetch them for every
+// group of a GROUP BY at once (sqlrewrite.GroupedGridSums) and answer the
+// release's request from them.
+func GridSumsRead(r *Release) (*sqlrewrite.GridSums, bool) {
+	if !readsGridSums(r) {
+		return nil, false
+	}
+	_, f, err := gridRead(r)
+	if err != nil {
+		return nil, false
+	}
+	return f.GridSums, true
 }
 
 // exactGridSums decodes the one GridSums fetch of an edge release.

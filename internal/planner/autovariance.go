@@ -1,7 +1,6 @@
 package planner
 
 import (
-	"github.com/dpproxy/dpproxy/internal/mech"
 	"github.com/dpproxy/dpproxy/internal/mech/laplace"
 	"github.com/dpproxy/dpproxy/internal/mech/noise"
 	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
@@ -46,12 +45,12 @@ func (autoVariance) Histogram(*Release) *sqlrewrite.Histogram { return nil }
 
 func (autoVariance) Start(_ noise.Source, r *Release, _ []float64, _ []int64) (Step, error) {
 	b := columnBounds(r)
-	g, err := mech.NewGrid(b)
+	g, request, err := gridRead(r)
 	if err != nil {
 		return nil, err
 	}
 	return &once{
-		requests: []sqlrewrite.Fetch{gridSumsRequest(r, g)},
+		requests: []sqlrewrite.Fetch{request},
 		finish: func(src noise.Source, fetched []Fetched) (Estimate, error) {
 			s, err := exactGridSums(fetched)
 			if err != nil {

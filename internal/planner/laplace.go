@@ -106,13 +106,9 @@ func (laplaceMechanism) Start(src noise.Source, r *Release, terms []float64, _ [
 // would lose to cancellation more than the sensitivity).
 func centredOnGrid(r *Release) (Step, error) {
 	b := columnBounds(r)
-	g, err := mech.NewGrid(b)
+	g, request, err := gridRead(r)
 	if err != nil {
 		return nil, err
-	}
-	request := gridSumsRequest(r, g)
-	if r.Stat.Kind == StatCenteredSum {
-		request = sumOnly(request)
 	}
 	return &once{
 		requests: []sqlrewrite.Fetch{request},

@@ -40,6 +40,9 @@ type Fetch struct {
 	// GroupedHist is a histogram per cell of a product domain
 	// (render_grouped.go).
 	GroupedHist *GroupedHistogram
+	// GroupedGrid is GridSums per cell of a product domain
+	// (render_grid.go).
+	GroupedGrid *GroupedGridSums
 	// Keys asks for the distinct values of a column with their counts
 	// (render_grouped.go), for partition selection.
 	Keys *KeyCounts

@@ -89,13 +89,13 @@ func Render(f Fetch, d Dialect) (query string, args []any, err error) {
 	}
 	r := &renderer{spec: spec, dialect: d}
 	var set int
-	for _, isSet := range []bool{len(f.Summary) > 0, f.Window != nil, f.Histogram != nil, f.Pairs != nil, f.Cells != nil, f.GridSums != nil, f.Grouped != nil, f.GroupedHist != nil, f.Keys != nil, f.Profile != nil} {
+	for _, isSet := range []bool{len(f.Summary) > 0, f.Window != nil, f.Histogram != nil, f.Pairs != nil, f.Cells != nil, f.GridSums != nil, f.Grouped != nil, f.GroupedHist != nil, f.GroupedGrid != nil, f.Keys != nil, f.Profile != nil} {
 		if isSet {
 			set++
 		}
 	}
 	if set != 1 {
-		return "", nil, errors.New("sqlrewrite: a fetch needs exactly one of Summary, Window, Histogram, Pairs, GridSums, Cells, Grouped, GroupedHist, Keys and Profile")
+		return "", nil, errors.New("sqlrewrite: a fetch needs exactly one of Summary, Window, Histogram, Pairs, GridSums, Cells, Grouped, GroupedHist, GroupedGrid, Keys and Profile")
 	}
 	if len(f.Partitions) > 0 {
 		query, ok, err := r.partitioned(f)
@@ -121,6 +121,8 @@ func Render(f Fetch, d Dialect) (query string, args []any, err error) {
 		query, err = r.grouped(f)
 	case f.GroupedHist != nil:
 		query, err = r.groupedHistogram(f)
+	case f.GroupedGrid != nil:
+		query, err = r.groupedGridSums(f)
 	case f.Keys != nil:
 		query, err = r.keyCounts(f)
 	case f.Profile != nil:

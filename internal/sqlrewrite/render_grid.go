@@ -1,6 +1,7 @@
 package sqlrewrite
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/big"
@@ -118,6 +119,73 @@ func (r *renderer) gridIndex(col string, lo, hi, unit float64) (string, error) {
 		return "", err
 	}
 	return fmt.Sprintf("CAST(FLOOR((%s - %s) / %s + 0.5) AS %s)", v, realLiteral(lo), realLiteral(unit), r.spec.integer), nil
+}
+
+// GroupedGridSums asks for the GridSums of Grid in every cell of a product
+// domain, in one GROUP BY computed by the database: the fetch returns
+// (k_1, …, k_d, the GridSumWidth integers) for the non-empty cells, the
+// keys as in GroupedSummary. Each cell's integers are the GridSums fetch
+// of the same rows with the cell's conditions added to the filter: one
+// scan for every group of a GROUP BY instead of one each.
+type GroupedGridSums struct {
+	Dims []CellDim
+	Grid GridSums
+}
+
+// groupedGridSums renders a GroupedGridSums fetch: the GridSums query with
+// the cells' keys beside each index, grouped by them,
+//
+//	SELECT g1, g2, COUNT(*), COALESCE(SUM(k), 0), COALESCE(SUM(k * k), 0)
+//	FROM (SELECT key1 AS g1, key2 AS g2, gridIndex(c) AS k FROM t WHERE F AND readable(c)) AS g
+//	GROUP BY 1, 2
+//
+// (on SQLite the ten sums of the parts of k, as gridSums).
+func (r *renderer) groupedGridSums(f Fetch) (string, error) {
+	gg := f.GroupedGrid
+	if len(gg.Dims) == 0 {
+		return "", errors.New("sqlrewrite: grouped grid sums need dimensions")
+	}
+	g := gg.Grid
+	col, err := r.spec.ident(g.Column)
+	if err != nil {
+		return "", err
+	}
+	k, err := r.gridIndex(col, g.Lower, g.Upper, g.Unit)
+	if err != nil {
+		return "", err
+	}
+	from, err := r.from(f, r.readable(col))
+	if err != nil {
+		return "", err
+	}
+	keys := make([]string, len(gg.Dims))
+	inner := make([]string, 0, len(gg.Dims)+1)
+	group := make([]string, len(gg.Dims))
+	for i, d := range gg.Dims {
+		key, err := r.groupedKey(d)
+		if err != nil {
+			return "", err
+		}
+		keys[i] = "g" + strconv.Itoa(i+1)
+		inner = append(inner, key+" AS "+keys[i])
+		group[i] = strconv.Itoa(i + 1)
+	}
+	indices := "(SELECT " + strings.Join(append(inner, k+" AS k"), ", ") + from + ") AS g"
+	sums := []string{"COUNT(*)", "COALESCE(SUM(k), 0)", "COALESCE(SUM(k * k), 0)"}
+	if g.SumOnly {
+		sums[2] = "0"
+	}
+	if r.dialect == SQLite {
+		part := strconv.Itoa(1 << GridPartBits)
+		high := strconv.Itoa(1 << (2 * GridPartBits))
+		indices = "(SELECT " + strings.Join(keys, ", ") + ", k / " + high + " AS a, (k / " + part + ") % " + part +
+			" AS b, k % " + part + " AS c FROM " + indices + ") AS s"
+		sums = []string{"COUNT(*)"}
+		for _, term := range []string{"a", "b", "c", "a * a", "a * b", "a * c", "b * b", "b * c", "c * c"} {
+			sums = append(sums, "COALESCE(SUM("+term+"), 0)")
+		}
+	}
+	return "SELECT " + strings.Join(append(keys, sums...), ", ") + " FROM " + indices + " GROUP BY " + strings.Join(group, ", "), nil
 }
 
 // gridSums renders, on PostgreSQL and MySQL/MariaDB,
