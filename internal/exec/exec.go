@@ -300,7 +300,7 @@ func (e *Executor) releaseFrom(ctx context.Context, snap *backend.Snapshot, plan
 				case f.GridSums != nil && grids.has(f.GridSums):
 					g := grids.of(f.GridSums)
 					fetched[k].Grid = &g
-				case f.GridSums != nil && fewValues(plan.Table, f.GridSums.Column) && (plan.Profile != nil || !gridOnly(r)):
+				case f.GridSums != nil && fewValues(plan.Table, f.GridSums.Column):
 					var g sqlrewrite.GridTotals
 					g, err = snap.GridSumsGrouped(ctx, f)
 					fetched[k].Grid = &g
@@ -335,15 +335,6 @@ func (e *Executor) fetch(plan *planner.Plan, rowsPerUnit int64, scope unitScope,
 		f.Window = &grouped
 	}
 	return f
-}
-
-// gridOnly reports whether r reads its column's grid sums and nothing
-// else: then, without a profile to share, one query of the sums reads the
-// column once, where the groups by value (GridSumsGrouped) pay off only
-// for a release that also reads windows of the column.
-func gridOnly(r *planner.Release) bool {
-	_, ok := planner.GridSumsRead(r)
-	return ok
 }
 
 // maxGroupedValues is the widest declared integer range whose windows are

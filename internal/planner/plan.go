@@ -366,7 +366,7 @@ func (p *Planner) plan(sel *sqlrewrite.Select, s Settings, grouped bool) (*Plan,
 		plan.Cost.Epsilon = s.Epsilon
 	}
 	if !grouped {
-		plan.Profile = profileOf(plan, groupsSquares(p.cat.Backend.Driver), groupsGridSums(p.cat.Backend.Driver))
+		plan.Profile = profileOf(plan, groupsSquares(p.cat.Backend.Driver))
 	}
 	return plan, nil
 }

@@ -34,9 +34,10 @@ const maxProfileValues = 1 << 16
 // STDDEV), the rows are grouped by that column's clamped value as above:
 // one GROUP BY that reads the column once per row, where the summary query
 // evaluates its clamp for the sum and (on SQLite) twice for the square.
-// Else, when grid is set (groupsGridSums) and a release reads the exact
-// grid sums of such a column (AVG and VARIANCE by auto-mean and
-// auto-variance), the rows are grouped by its value as above. Nil when no
+// Else, when a release reads the exact grid sums of such a column (AVG and
+// VARIANCE by auto-mean and auto-variance), the rows are grouped by its
+// value as above: the grid sums of a column with few values are a GROUP BY
+// by value anyway (backend.Snapshot.GridSumsGrouped). Nil when no
 // release has a histogram or (with squares) a sum of squares of such a
 // column, or a summary term is not a count or a sum (COUNT(DISTINCT)), or
 // the table has a privacy unit (its fetches read bounded rows,
@@ -51,7 +52,7 @@ const maxProfileValues = 1 << 16
 // aggregate's partial sums). So every mechanism sees the statistic its
 // analysis assumes (each row's contribution clamped to the public bounds),
 // with the same sensitivity.
-func profileOf(p *Plan, squares, grid bool) *sqlrewrite.Profile {
+func profileOf(p *Plan, squares bool) *sqlrewrite.Profile {
 	if p.Table.HasPrivacyUnit() {
 		return nil
 	}
@@ -86,7 +87,7 @@ func profileOf(p *Plan, squares, grid bool) *sqlrewrite.Profile {
 		}
 	}
 	for _, r := range p.Releases { // else the grid sums of such a column (AVG, VARIANCE)
-		if !grid || prof != nil || r.Stat.Column == nil || !fewValues(r.Stat.Column) || !readsGridSums(r) {
+		if prof != nil || r.Stat.Column == nil || !fewValues(r.Stat.Column) || !readsGridSums(r) {
 			continue
 		}
 		lo, hi, _ := r.Stat.Column.Bounds()
@@ -133,17 +134,6 @@ func readsGridSums(r *Release) bool {
 // table and a filesort; bench/RESULTS-latency.md).
 func groupsSquares(driver string) bool {
 	return driver != catalog.DriverMySQL && driver != catalog.DriverPostgres
-}
-
-// groupsGridSums reports whether profileOf reads the grid sums of an
-// integer column with few values by grouping the rows by value on the
-// backend of the catalog driver: not on PostgreSQL, whose SUM(k) and
-// SUM(k·k) over the grid indices cost about the exact aggregate's scan;
-// elsewhere, where the per-row grid index and the DECIMAL sums cost more
-// than the GROUP BY (10^6 rows, 101 values: MariaDB 10.11, AVG 3.1× the
-// exact AVG computed by the query, 1.4× grouped; bench/RESULTS-latency.md).
-func groupsGridSums(driver string) bool {
-	return driver != catalog.DriverPostgres
 }
 
 // fewValues reports whether c is an integer column with declared bounds at
