@@ -44,7 +44,23 @@ func (autoMean) Terms(*Release) []sqlrewrite.SummaryTerm { return nil }
 func (autoMean) Histogram(*Release) *sqlrewrite.Histogram { return nil }
 
 func (autoMean) Start(_ noise.Source, r *Release, _ []float64, _ []int64) (Step, error) {
-	b := columnBounds(r)
+	return onGridSums(r, func(src noise.Source, g mech.Grid, s mech.GridSums) (Estimate, error) {
+		sums, err := laplace.ReleaseEdgeSums(src, g, s, r.Epsilon)
+		if err != nil {
+			return Estimate{}, err
+		}
+		est, err := laplace.EdgeMeanEstimate(columnBounds(r), sums, Confidence)
+		if err != nil {
+			return Estimate{}, err
+		}
+		return Estimate{Value: est.Value, Low: est.Low, High: est.High, HasInterval: est.HasInterval,
+			Edges: &sums, Note: "the sums from both bounds answered"}, nil
+	})
+}
+
+// onGridSums is the step of a release that reads only its column's exact
+// grid sums (gridRead's request), then releases from them with finish.
+func onGridSums(r *Release, finish func(src noise.Source, g mech.Grid, s mech.GridSums) (Estimate, error)) (Step, error) {
 	g, request, err := gridRead(r)
 	if err != nil {
 		return nil, err
@@ -56,16 +72,7 @@ func (autoMean) Start(_ noise.Source, r *Release, _ []float64, _ []int64) (Step,
 			if err != nil {
 				return Estimate{}, err
 			}
-			sums, err := laplace.ReleaseEdgeSums(src, g, s, r.Epsilon)
-			if err != nil {
-				return Estimate{}, err
-			}
-			est, err := laplace.EdgeMeanEstimate(b, sums, Confidence)
-			if err != nil {
-				return Estimate{}, err
-			}
-			return Estimate{Value: est.Value, Low: est.Low, High: est.High, HasInterval: est.HasInterval,
-				Edges: &sums, Note: "the sums from both bounds answered"}, nil
+			return finish(src, g, s)
 		},
 	}, nil
 }

@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"github.com/dpproxy/dpproxy/internal/mech"
 	"github.com/dpproxy/dpproxy/internal/mech/laplace"
 	"github.com/dpproxy/dpproxy/internal/mech/noise"
 	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
@@ -44,30 +45,18 @@ func (autoVariance) Terms(*Release) []sqlrewrite.SummaryTerm { return nil }
 func (autoVariance) Histogram(*Release) *sqlrewrite.Histogram { return nil }
 
 func (autoVariance) Start(_ noise.Source, r *Release, _ []float64, _ []int64) (Step, error) {
-	b := columnBounds(r)
-	g, request, err := gridRead(r)
-	if err != nil {
-		return nil, err
-	}
-	return &once{
-		requests: []sqlrewrite.Fetch{request},
-		finish: func(src noise.Source, fetched []Fetched) (Estimate, error) {
-			s, err := exactGridSums(fetched)
-			if err != nil {
-				return Estimate{}, err
-			}
-			squares, err := laplace.ReleaseEdgeSquares(src, g, s, r.Epsilon)
-			if err != nil {
-				return Estimate{}, err
-			}
-			est, err := laplace.EdgeVarianceEstimate(b, laplace.PopulationVariance, squares, Confidence)
-			if err != nil {
-				return Estimate{}, err
-			}
-			return Estimate{Value: est.Value, Low: est.Low, High: est.High, HasInterval: est.HasInterval,
-				Squares: &squares, Note: "the squares from both bounds answered"}, nil
-		},
-	}, nil
+	return onGridSums(r, func(src noise.Source, g mech.Grid, s mech.GridSums) (Estimate, error) {
+		squares, err := laplace.ReleaseEdgeSquares(src, g, s, r.Epsilon)
+		if err != nil {
+			return Estimate{}, err
+		}
+		est, err := laplace.EdgeVarianceEstimate(columnBounds(r), laplace.PopulationVariance, squares, Confidence)
+		if err != nil {
+			return Estimate{}, err
+		}
+		return Estimate{Value: est.Value, Low: est.Low, High: est.High, HasInterval: est.HasInterval,
+			Squares: &squares, Note: "the squares from both bounds answered"}, nil
+	})
 }
 
 // Check builds, without data, the release Start makes.

@@ -105,30 +105,18 @@ func (laplaceMechanism) Start(src noise.Source, r *Release, terms []float64, _ [
 // ReleaseUnitCenteredSumOfSquaresOnGrid: float sums differenced here
 // would lose to cancellation more than the sensitivity).
 func centredOnGrid(r *Release) (Step, error) {
-	b := columnBounds(r)
-	g, request, err := gridRead(r)
-	if err != nil {
-		return nil, err
-	}
-	return &once{
-		requests: []sqlrewrite.Fetch{request},
-		finish: func(src noise.Source, fetched []Fetched) (Estimate, error) {
-			s, err := exactGridSums(fetched)
-			if err != nil {
-				return Estimate{}, err
-			}
-			release := laplace.ReleaseUnitCenteredSumOnGrid
-			if r.Stat.Kind == StatCenteredSumSquares {
-				release = laplace.ReleaseUnitCenteredSumOfSquaresOnGrid
-			}
-			noisy, err := release(src, b, g, s, r.rows(), r.Epsilon)
-			if err != nil {
-				return Estimate{}, err
-			}
-			w := noisy.HalfWidth(Confidence)
-			return Estimate{Value: noisy.Value(), Low: noisy.Value() - w, High: noisy.Value() + w, HasInterval: true, Primitive: &noisy}, nil
-		},
-	}, nil
+	return onGridSums(r, func(src noise.Source, g mech.Grid, s mech.GridSums) (Estimate, error) {
+		release := laplace.ReleaseUnitCenteredSumOnGrid
+		if r.Stat.Kind == StatCenteredSumSquares {
+			release = laplace.ReleaseUnitCenteredSumOfSquaresOnGrid
+		}
+		noisy, err := release(src, columnBounds(r), g, s, r.rows(), r.Epsilon)
+		if err != nil {
+			return Estimate{}, err
+		}
+		w := noisy.HalfWidth(Confidence)
+		return Estimate{Value: noisy.Value(), Low: noisy.Value() - w, High: noisy.Value() + w, HasInterval: true, Primitive: &noisy}, nil
+	})
 }
 
 // columnBounds returns the public bounds of the release's column.

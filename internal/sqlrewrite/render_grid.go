@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -170,22 +171,32 @@ func (r *renderer) groupedGridSums(f Fetch) (string, error) {
 		inner = append(inner, key+" AS "+keys[i])
 		group[i] = strconv.Itoa(i + 1)
 	}
-	indices := "(SELECT " + strings.Join(append(inner, k+" AS k"), ", ") + from + ") AS g"
-	sums := []string{"COUNT(*)", "COALESCE(SUM(k), 0)", "COALESCE(SUM(k * k), 0)"}
-	if g.SumOnly {
-		sums[2] = "0"
-	}
-	if r.dialect == SQLite {
-		part := strconv.Itoa(1 << GridPartBits)
-		high := strconv.Itoa(1 << (2 * GridPartBits))
-		indices = "(SELECT " + strings.Join(keys, ", ") + ", k / " + high + " AS a, (k / " + part + ") % " + part +
-			" AS b, k % " + part + " AS c FROM " + indices + ") AS s"
-		sums = []string{"COUNT(*)"}
-		for _, term := range []string{"a", "b", "c", "a * a", "a * b", "a * c", "b * b", "b * c", "c * c"} {
-			sums = append(sums, "COALESCE(SUM("+term+"), 0)")
+	sums, source := r.gridTotals(g, keys, "(SELECT "+strings.Join(append(inner, k+" AS k"), ", ")+from+") AS g")
+	return "SELECT " + strings.Join(append(keys, sums...), ", ") + " FROM " + source + " GROUP BY " + strings.Join(group, ", "), nil
+}
+
+// gridTotals returns the aggregates of a GridSums fetch over indices, a
+// derived table of the grid indices k (and the key columns keys), and the
+// table they read: n, Σk, Σk² (0 with SumOnly) on PostgreSQL and
+// MySQL/MariaDB; on SQLite the ten sums of the parts a, b, c of k, over a
+// derived table that splits it.
+func (r *renderer) gridTotals(g GridSums, keys []string, indices string) (sums []string, source string) {
+	if r.dialect != SQLite {
+		squares := "COALESCE(SUM(k * k), 0)"
+		if g.SumOnly {
+			squares = "0"
 		}
+		return []string{"COUNT(*)", "COALESCE(SUM(k), 0)", squares}, indices
 	}
-	return "SELECT " + strings.Join(append(keys, sums...), ", ") + " FROM " + indices + " GROUP BY " + strings.Join(group, ", "), nil
+	part := strconv.Itoa(1 << GridPartBits)
+	high := strconv.Itoa(1 << (2 * GridPartBits))
+	source = "(SELECT " + strings.Join(append(slices.Clone(keys), "k / "+high+" AS a", "(k / "+part+") % "+part+" AS b", "k % "+part+" AS c"), ", ") +
+		" FROM " + indices + ") AS s"
+	sums = []string{"COUNT(*)"}
+	for _, term := range []string{"a", "b", "c", "a * a", "a * b", "a * c", "b * b", "b * c", "c * c"} {
+		sums = append(sums, "COALESCE(SUM("+term+"), 0)")
+	}
+	return sums, source
 }
 
 // gridSums renders, on PostgreSQL and MySQL/MariaDB,
@@ -217,20 +228,6 @@ func (r *renderer) gridSums(f Fetch) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	indices := "(SELECT " + k + " AS k" + from + ") AS g"
-	if r.dialect != SQLite {
-		squares := "COALESCE(SUM(k * k), 0)"
-		if g.SumOnly {
-			squares = "0"
-		}
-		return "SELECT COUNT(*), COALESCE(SUM(k), 0), " + squares + " FROM " + indices, nil
-	}
-	part := strconv.Itoa(1 << GridPartBits)
-	high := strconv.Itoa(1 << (2 * GridPartBits))
-	sums := []string{"COUNT(*)"}
-	for _, term := range []string{"a", "b", "c", "a * a", "a * b", "a * c", "b * b", "b * c", "c * c"} {
-		sums = append(sums, "COALESCE(SUM("+term+"), 0)")
-	}
-	return "SELECT " + strings.Join(sums, ", ") + " FROM (SELECT k / " + high + " AS a, (k / " + part + ") % " + part +
-		" AS b, k % " + part + " AS c FROM " + indices + ") AS s", nil
+	sums, source := r.gridTotals(*g, nil, "(SELECT "+k+" AS k"+from+") AS g")
+	return "SELECT " + strings.Join(sums, ", ") + " FROM " + source, nil
 }
