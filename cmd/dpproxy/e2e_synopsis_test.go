@@ -188,6 +188,13 @@ func synopsisScenario(t *testing.T, driver, backendDSN, ledgerDriver, ledgerDSN 
 		t.Errorf("%s at the cap while it builds a synopsis: %v (code %d), want 1231 naming max_epsilon", pivot, err, code)
 	}
 	checkRemaining(t, db, 10-4*synopsisEpsilon)
+	// The same through post-processing (ROUND: the query path).
+	rounded := "SELECT ROUND(COUNT(*)), ROUND(AVG(sex)) FROM pums WHERE income BETWEEN 0 AND 1000 AND sex = 1"
+	err = db.QueryRow(rounded).Scan(&n, &above)
+	if code := mysqlCode(err); code != 1231 || !strings.Contains(err.Error(), "max_epsilon") {
+		t.Errorf("%s at the cap while it builds a synopsis: %v (code %d), want 1231 naming max_epsilon", rounded, err, code)
+	}
+	checkRemaining(t, db, 10-4*synopsisEpsilon)
 	for _, eps := range []string{"0.5", "1"} {
 		if _, err := db.Exec("SET @dp_epsilon = " + eps); err != nil {
 			t.Fatal(err)

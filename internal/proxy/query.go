@@ -12,6 +12,13 @@ func (s *Session) query(ctx context.Context, q *sqlrewrite.Query) (*Result, erro
 	if err != nil {
 		return nil, err
 	}
+	if qp.Base != nil {
+		// Without keys the base plan runs as a plain statement, synopses
+		// and all; with keys it builds none (grouped plans).
+		if err := s.withinCap(ctx, qp.Base); err != nil {
+			return nil, err
+		}
+	}
 	out, err := s.engine.executor.RunQuery(ctx, s.user, qp, s.source)
 	if err != nil {
 		return nil, err
