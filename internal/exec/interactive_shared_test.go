@@ -219,44 +219,51 @@ func TestSharedLedgerProxiesTakeTurnsToTest(t *testing.T) {
 	}
 }
 
-// TestTestTurnLease: a turn held and not expired blocks another proxy
-// until its statement times out (3024's kind); a turn whose holder died
-// (expired lease) is taken over; a released turn is taken at once.
+// TestTestTurnLease: a live holder keeps its turn past one lease (it
+// renews it), so another proxy waits until its statement times out (3024's
+// kind); a released turn is taken at once; a turn whose holder died (its
+// lease not renewed) is taken over once the lease runs out.
 func TestTestTurnLease(t *testing.T) {
 	l, err := budget.Open(context.Background(), testdb.SQLite(t), budget.SQLite)
 	if err != nil {
 		t.Fatal(err)
 	}
 	a, b := newInteractiveStore(l), newInteractiveStore(l)
-	a.turnLease, b.turnLease = 200*time.Millisecond, 200*time.Millisecond
-	release, err := a.takeTestTurn(context.Background(), "interactive:x")
+	a.turnLease, b.turnLease = 150*time.Millisecond, 150*time.Millisecond
+	const key = "interactive:x"
+	release, err := a.takeTestTurn(context.Background(), key)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
-	_, err = b.takeTestTurn(ctx, "interactive:x")
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond) // over three leases
+	_, err = b.takeTestTurn(ctx, key)
 	cancel()
 	if dperr.KindOf(err) != dperr.Timeout {
-		t.Errorf("a held turn: got %v, want a timeout", err)
+		t.Errorf("a turn held and renewed: got %v, want a timeout", err)
 	}
-	start := time.Now()
-	releaseB, err := b.takeTestTurn(context.Background(), "interactive:x") // a's lease runs out
-	if err != nil || time.Since(start) < 100*time.Millisecond {
-		t.Fatalf("takeover after %v: %v; want it after the lease", time.Since(start), err)
-	}
-	release() // a's lease is over: freeing must not free b's turn
+	release()
 	ctx, cancel = context.WithTimeout(context.Background(), 50*time.Millisecond)
-	_, err = a.takeTestTurn(ctx, "interactive:x")
+	releaseB, err := b.takeTestTurn(ctx, key)
 	cancel()
-	if dperr.KindOf(err) != dperr.Timeout {
-		t.Errorf("b's turn after a's late release: got %v, want a timeout", err)
+	if err != nil {
+		t.Fatalf("a freed turn: %v", err)
 	}
 	releaseB()
-	ctx, cancel = context.WithTimeout(context.Background(), 50*time.Millisecond)
-	defer cancel()
-	if _, err := a.takeTestTurn(ctx, "interactive:x"); err != nil {
-		t.Errorf("a freed turn: %v", err)
+	// A holder killed with its turn: the stored lease, never renewed.
+	dead := fmt.Sprintf("dead %d", time.Now().Add(150*time.Millisecond).UnixMicro())
+	held, _, err := l.GetState(context.Background(), key+":turn")
+	if err != nil {
+		t.Fatal(err)
 	}
+	if ok, err := l.SwapState(context.Background(), key+":turn", held, []byte(dead)); !ok || err != nil {
+		t.Fatalf("storing a dead holder's turn: %v, %v", ok, err)
+	}
+	start := time.Now()
+	releaseA, err := a.takeTestTurn(context.Background(), key)
+	if err != nil || time.Since(start) < 100*time.Millisecond {
+		t.Fatalf("takeover after %v: %v; want it after the dead holder's lease", time.Since(start), err)
+	}
+	releaseA()
 }
 
 // TestInteractiveRowCountReleasedOnce (leak 4): the Median Mechanism takes

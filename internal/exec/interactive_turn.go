@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/dpproxy/dpproxy/internal/dperr"
@@ -23,8 +24,9 @@ import (
 // test came out hard, hiding hard outcomes against one threshold, which
 // AboveThreshold's analysis does not cover. With turns, the proxy that
 // holds the turn loads the newest state and tests in an order fixed
-// before any test ran (the order the turns were taken); a swap is lost
-// only when a turn outlived its lease.
+// before any test ran (the order the turns were taken); the holder renews
+// its lease while it tests, so a swap is lost only when a proxy stalled
+// past a whole lease (or died).
 
 // interactiveTurnLease is how long a test turn holds against takeover:
 // far beyond a test and its commit, short enough that a proxy killed
@@ -62,11 +64,7 @@ func (st *interactiveStore) takeTestTurn(ctx context.Context, stateKey string) (
 			return nil, err
 		}
 		if taken {
-			return func() {
-				// A lost swap means the lease ran out and another proxy
-				// holds the turn now: nothing to free.
-				_, _ = st.ledger.SwapState(context.WithoutCancel(ctx), turnKey, mine, []byte(freeTurn))
-			}, nil
+			return st.holdTurn(context.WithoutCancel(ctx), turnKey, owner, mine), nil
 		}
 		select {
 		case <-ctx.Done():
@@ -76,6 +74,47 @@ func (st *interactiveStore) takeTestTurn(ctx context.Context, stateKey string) (
 			return nil, dperr.Wrap(dperr.Canceled, ctx.Err(), "query canceled")
 		case <-time.After(st.turnPoll):
 		}
+	}
+}
+
+// holdTurn keeps the turn stored as held, renewing its lease every third
+// of it, so that a test that outlasts one lease (a slow hard answer, a
+// slow count) keeps it; it returns the release, which stops the renewal
+// and frees the turn. A lost renewal or release means the lease ran out
+// (the process stalled) and another proxy holds the turn: nothing to do,
+// and this proxy's commit, from a state the other may have changed, then
+// loses its swap.
+func (st *interactiveStore) holdTurn(ctx context.Context, turnKey, owner string, held []byte) (release func()) {
+	stop, done := make(chan struct{}), make(chan struct{})
+	var mu sync.Mutex
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(st.turnLease / 3)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
+			mu.Lock()
+			renewed := []byte(fmt.Sprintf("%s %d", owner, time.Now().Add(st.turnLease).UnixMicro()))
+			ok, err := st.ledger.SwapState(ctx, turnKey, held, renewed)
+			if ok {
+				held = renewed
+			}
+			mu.Unlock()
+			if err != nil || !ok {
+				return
+			}
+		}
+	}()
+	return func() {
+		close(stop)
+		<-done
+		mu.Lock()
+		defer mu.Unlock()
+		_, _ = st.ledger.SwapState(ctx, turnKey, held, []byte(freeTurn))
 	}
 }
 
