@@ -402,6 +402,9 @@ func directed(x, y float64, op byte, m big.RoundingMode) float64 {
 		}
 		return 0
 	}
+	if f == 0 {
+		return 0 // not −0, which x − x rounds to toward −∞
+	}
 	return f
 }
 
