@@ -70,6 +70,9 @@ func serve(ctx context.Context, opts options, stderr io.Writer) error {
 			return err
 		}
 	}
+	if err := be.CheckTemporalColumns(ctx, cfg.Tables); err != nil {
+		return err
+	}
 
 	ledger, ledgerDB, err := openLedger(ctx, cfg.Ledger)
 	if err != nil {
