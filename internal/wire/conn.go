@@ -154,7 +154,7 @@ func (c *connection) dispatch(cmd byte, body []byte) bool {
 		c.closeStmt(body)
 		return true
 	case gomysql.COM_STATISTICS:
-		return c.writePayload([]byte(c.srv.statistics()))
+		return c.writePayload([]byte(c.srv.statistics(c.commands)))
 	case gomysql.COM_SET_OPTION:
 		if err := c.HandleOtherCommand(cmd, body); err != nil {
 			return c.respond(err)

@@ -109,7 +109,7 @@ func TestMariadbCLI(t *testing.T) {
 			name:     "status",
 			password: testPassword,
 			args:     []string{"-e", "status"},
-			wantOut:  "Uptime:",
+			wantOut:  "Threads: 1  Questions: ",
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -25,7 +25,7 @@ type Server struct {
 	log      *slog.Logger
 
 	started   time.Time
-	questions atomic.Uint64 // commands received, for COM_STATISTICS
+	questions atomic.Uint64 // commands received, for the metrics
 	panics    atomic.Uint64 // connections ended by a recovered panic
 	accepted  atomic.Uint64 // connections admitted
 	refused   atomic.Uint64 // connections refused with 1040
@@ -258,15 +258,14 @@ func (s *Server) shutdown(cancelConns context.CancelFunc) {
 	<-done
 }
 
-// statistics is the COM_STATISTICS answer (mariadb's "status" prints it).
-func (s *Server) statistics() string {
-	s.mu.Lock()
-	threads := len(s.conns)
-	s.mu.Unlock()
+// statistics is the COM_STATISTICS answer (mariadb's "status" prints it)
+// for a connection that has read questions commands: its own counts, not
+// the server's, which would tell one analyst how many others are
+// connected and how much they ask (operators have the metrics).
+func (s *Server) statistics(questions uint64) string {
 	uptime := time.Since(s.started)
-	questions := s.questions.Load()
-	return fmt.Sprintf("Uptime: %d  Threads: %d  Questions: %d  Queries per second avg: %.3f",
-		int64(uptime.Seconds()), threads, questions, float64(questions)/max(uptime.Seconds(), 1))
+	return fmt.Sprintf("Uptime: %d  Threads: 1  Questions: %d  Queries per second avg: %.3f",
+		int64(uptime.Seconds()), questions, float64(questions)/max(uptime.Seconds(), 1))
 }
 
 // Stats are the server's counters since it started, for metrics.
