@@ -70,7 +70,7 @@ func serve(ctx context.Context, opts options, stderr io.Writer) error {
 			return err
 		}
 	}
-	if err := be.CheckTemporalColumns(ctx, cfg.Tables); err != nil {
+	if err := checkTemporalColumns(ctx, be, cfg.Tables); err != nil {
 		return err
 	}
 
@@ -306,3 +306,35 @@ func (a sessionAdapter) UseDatabase(ctx context.Context, name string) error {
 }
 
 func (a sessionAdapter) Close() { a.s.Close() }
+
+// checkTemporalColumns refuses, on PostgreSQL, a column the configuration
+// declares a date or a timestamp that holds neither: the proxy reads such
+// a column as CAST(c AS DATE) or CAST(c AS TIMESTAMP) (sqlrewrite's wall
+// clock), which on text raises an error for a row that holds no date, an
+// error that would depend on the data. A column it cannot find (a table
+// created later) is not refused; elsewhere nothing is checked: MySQL's
+// date functions read text that is no date as NULL, SQLite's reading rule
+// likewise (sqlrewrite's dateReadable).
+func checkTemporalColumns(ctx context.Context, be *backend.Backend, tables []catalog.Table) error {
+	var bad []string
+	for _, t := range tables {
+		for _, c := range t.Columns {
+			if !c.Temporal() {
+				continue
+			}
+			typ, ok, err := be.PostgresColumnType(ctx, t.Source, c.Source)
+			if err != nil {
+				return err
+			}
+			switch {
+			case !ok, typ == "date", typ == "timestamp without time zone", typ == "timestamp with time zone":
+			default:
+				bad = append(bad, fmt.Sprintf("%s.%s (declared %s, a PostgreSQL %s)", t.Name, c.Name, c.Type, typ))
+			}
+		}
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("configuration: %s: a date or timestamp column must be of a date or timestamp type in PostgreSQL (read from text, a row holding no date would make statements fail, a failure that depends on the data)", strings.Join(bad, "; "))
+	}
+	return nil
+}
