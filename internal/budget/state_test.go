@@ -100,45 +100,32 @@ func testSwapState(t *testing.T, b backend, dsn string) {
 		t.Error("a swap that changes nothing: got nil error")
 	}
 	const proxies = 6
-	var wins atomic.Int64
-	var wg sync.WaitGroup
 	var others []*Ledger
 	for range proxies {
 		others = append(others, openLedger(t, b, dsn))
 	}
-	for i, other := range others {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			ok, err := other.SwapState(ctx, "mm:k", []byte("v2"), []byte(fmt.Sprintf("v3-%d", i)))
-			if err != nil {
-				t.Errorf("proxy %d: %v", i, err)
-			}
-			if ok {
-				wins.Add(1)
-			}
-		}()
+	// race runs one swap per proxy at once and returns how many won.
+	race := func(key string, old []byte, value func(i int) []byte) int64 {
+		var wins atomic.Int64
+		var wg sync.WaitGroup
+		for i, other := range others {
+			wg.Go(func() {
+				ok, err := other.SwapState(ctx, key, old, value(i))
+				if err != nil {
+					t.Errorf("proxy %d: %v", i, err)
+				}
+				if ok {
+					wins.Add(1)
+				}
+			})
+		}
+		wg.Wait()
+		return wins.Load()
 	}
-	wg.Wait()
-	if wins.Load() != 1 {
-		t.Errorf("%d of %d racing swaps won, want exactly 1", wins.Load(), proxies)
+	if won := race("mm:k", []byte("v2"), func(i int) []byte { return []byte(fmt.Sprintf("v3-%d", i)) }); won != 1 {
+		t.Errorf("%d of %d racing swaps won, want exactly 1", won, proxies)
 	}
-	wins.Store(0)
-	for i, other := range others {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			ok, err := other.SwapState(ctx, "synopsis:k", nil, []byte(fmt.Sprintf("built by %d", i)))
-			if err != nil {
-				t.Errorf("proxy %d: %v", i, err)
-			}
-			if ok {
-				wins.Add(1)
-			}
-		}()
-	}
-	wg.Wait()
-	if wins.Load() != 1 {
-		t.Errorf("%d of %d racing stores into an empty key won, want exactly 1", wins.Load(), proxies)
+	if won := race("synopsis:k", nil, func(i int) []byte { return []byte(fmt.Sprintf("built by %d", i)) }); won != 1 {
+		t.Errorf("%d of %d racing stores into an empty key won, want exactly 1", won, proxies)
 	}
 }

@@ -594,7 +594,9 @@ func TestGroupedGridSumsMatchPerGroupFetches(t *testing.T) {
 			}
 			loadGrouped(t, back, rows)
 			cat := groupedCatalog()
-			qp := planGrouped(t, cat, "SELECT s, k, AVG(x), VARIANCE(x) FROM t GROUP BY s, k", 1)
+			// A text filter beside the text key: both bind arguments, which
+			// must follow the text order of their placeholders.
+			qp := planGrouped(t, cat, "SELECT s, k, AVG(x), VARIANCE(x) FROM t WHERE s IN ('a', 'b') GROUP BY s, k", 1)
 			grids := map[sqlrewrite.GridSums]bool{}
 			for _, r := range qp.Base.Releases {
 				if g, ok := planner.GridSumsRead(r); ok {
@@ -611,12 +613,12 @@ func TestGroupedGridSumsMatchPerGroupFetches(t *testing.T) {
 			}
 			defer snap.Close()
 			for g := range grids {
-				all, err := snap.GroupedGridSums(ctx, sqlrewrite.Fetch{Table: "t", GroupedGrid: &sqlrewrite.GroupedGridSums{Dims: qp.Dims, Grid: g}})
+				all, err := snap.GroupedGridSums(ctx, sqlrewrite.Fetch{Table: "t", Filter: qp.Base.Filter, GroupedGrid: &sqlrewrite.GroupedGridSums{Dims: qp.Dims, Grid: g}})
 				if err != nil {
 					t.Fatal(err)
 				}
 				for i := range qp.Groups {
-					one, err := snap.GridSums(ctx, sqlrewrite.Fetch{Table: "t", Filter: qp.GroupFilters[i], GridSums: &g})
+					one, err := snap.GridSums(ctx, sqlrewrite.Fetch{Table: "t", Filter: append(slices.Clone(qp.Base.Filter), qp.GroupFilters[i]...), GridSums: &g})
 					if err != nil {
 						t.Fatal(err)
 					}

@@ -146,19 +146,8 @@ func (r *renderer) groupedGridSums(f Fetch) (string, error) {
 	if len(gg.Dims) == 0 {
 		return "", errors.New("sqlrewrite: grouped grid sums need dimensions")
 	}
-	g := gg.Grid
-	col, err := r.spec.ident(g.Column)
-	if err != nil {
-		return "", err
-	}
-	k, err := r.gridIndex(col, g.Lower, g.Upper, g.Unit)
-	if err != nil {
-		return "", err
-	}
-	from, err := r.from(f, r.readable(col))
-	if err != nil {
-		return "", err
-	}
+	// Rendered in text order (keys, index, FROM): a placeholder's argument
+	// is appended when it is rendered.
 	keys := make([]string, len(gg.Dims))
 	inner := make([]string, 0, len(gg.Dims)+1)
 	group := make([]string, len(gg.Dims))
@@ -171,8 +160,26 @@ func (r *renderer) groupedGridSums(f Fetch) (string, error) {
 		inner = append(inner, key+" AS "+keys[i])
 		group[i] = strconv.Itoa(i + 1)
 	}
-	sums, source := r.gridTotals(g, keys, "(SELECT "+strings.Join(append(inner, k+" AS k"), ", ")+from+") AS g")
+	k, from, err := r.gridIndexFrom(f, gg.Grid)
+	if err != nil {
+		return "", err
+	}
+	sums, source := r.gridTotals(gg.Grid, keys, "(SELECT "+strings.Join(append(inner, k+" AS k"), ", ")+from+") AS g")
 	return "SELECT " + strings.Join(append(keys, sums...), ", ") + " FROM " + source + " GROUP BY " + strings.Join(group, ", "), nil
+}
+
+// gridIndexFrom renders the grid index of g's column and the FROM and
+// WHERE of f's rows whose value is readable.
+func (r *renderer) gridIndexFrom(f Fetch, g GridSums) (k, from string, err error) {
+	col, err := r.spec.ident(g.Column)
+	if err != nil {
+		return "", "", err
+	}
+	if k, err = r.gridIndex(col, g.Lower, g.Upper, g.Unit); err != nil {
+		return "", "", err
+	}
+	from, err = r.from(f, r.readable(col))
+	return k, from, err
 }
 
 // gridTotals returns the aggregates of a GridSums fetch over indices, a
@@ -215,19 +222,10 @@ func (r *renderer) gridTotals(g GridSums, keys []string, indices string) (sums [
 //
 // (k ≥ 0, so the integer division truncates to the floor).
 func (r *renderer) gridSums(f Fetch) (string, error) {
-	g := f.GridSums
-	col, err := r.spec.ident(g.Column)
+	k, from, err := r.gridIndexFrom(f, *f.GridSums)
 	if err != nil {
 		return "", err
 	}
-	k, err := r.gridIndex(col, g.Lower, g.Upper, g.Unit)
-	if err != nil {
-		return "", err
-	}
-	from, err := r.from(f, r.readable(col))
-	if err != nil {
-		return "", err
-	}
-	sums, source := r.gridTotals(*g, nil, "(SELECT "+k+" AS k"+from+") AS g")
+	sums, source := r.gridTotals(*f.GridSums, nil, "(SELECT "+k+" AS k"+from+") AS g")
 	return "SELECT " + strings.Join(sums, ", ") + " FROM " + source, nil
 }
