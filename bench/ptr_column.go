@@ -3,6 +3,7 @@ package bench
 import (
 	"errors"
 	"math"
+	"math/big"
 
 	"github.com/dpproxy/dpproxy/internal/mech"
 	"github.com/dpproxy/dpproxy/internal/mech/laplace"
@@ -32,11 +33,16 @@ type PTRColumnCell struct {
 }
 
 // ptrColumn is a dataset with what the releases read from it, computed
-// once: prefix sums for the database's SUM between rank windows, and the
+// once: prefix sums of its values and of their grid indices (the
+// database's exact sum of grid indices between rank windows), and the
 // planner's exponential-mechanism histogram.
 type ptrColumn struct {
 	d      *Dataset
 	prefix []float64 // prefix[i] = x_(1) + … + x_(i)
+	// gridPrefix[i] is k_(1) + … + k_(i), the grid indices on grid (the
+	// last grid a fetch asked for).
+	grid       mech.Grid
+	gridPrefix []int64
 	// The grid of internal/planner/exponential.go: unit bins of an
 	// integer column with integer bounds less than 2^16 apart (answer
 	// lower + j), else 2^14 equal bins (answer the bin's midpoint).
@@ -69,7 +75,8 @@ func newPTRColumn(d *Dataset) *ptrColumn {
 }
 
 // fetch returns what the database returns for f: the rank windows and the
-// sum of the values ranked strictly between the two windows.
+// sum of the grid indices of the values ranked strictly between the two
+// windows.
 func (c *ptrColumn) fetch(f ptr.Fetch) ptr.Data {
 	var d ptr.Data
 	for _, spec := range f.Windows {
@@ -78,7 +85,13 @@ func (c *ptrColumn) fetch(f ptr.Fetch) ptr.Data {
 	if f.SumBetween && len(d.Windows) == 2 {
 		first, last := d.Windows[0].Ranks().Last+1, d.Windows[1].Ranks().First-1
 		if last >= first {
-			d.SumBetween = c.prefix[last] - c.prefix[first-1]
+			if c.gridPrefix == nil || c.grid != f.Grid {
+				c.grid, c.gridPrefix = f.Grid, make([]int64, len(c.d.Values)+1)
+				for i, v := range c.d.Values {
+					c.gridPrefix[i+1] = c.gridPrefix[i] + f.Grid.Index(v)
+				}
+			}
+			d.SumBetween = big.NewInt(c.gridPrefix[last] - c.gridPrefix[first-1])
 		}
 	}
 	return d

@@ -484,7 +484,8 @@ func (s *Snapshot) GridSums(ctx context.Context, f sqlrewrite.Fetch) (sqlrewrite
 	return out[0].Of(f.GridSums), nil
 }
 
-// GridSumsGrouped returns what GridSums returns, computed exactly (in big
+// GridSumsGrouped returns what GridSums returns (of the ranks it asks
+// for, if any), computed exactly (in big
 // integers) from the grouped window of the same grid indices: for a column
 // with few distinct values, the grid sums, the minimum, the maximum and
 // every window of the column's grid indices then cost one scan of the
@@ -501,8 +502,26 @@ func (s *Snapshot) GridSumsGrouped(ctx context.Context, f sqlrewrite.Fetch) (sql
 	if err != nil {
 		return sqlrewrite.GridTotals{}, err
 	}
+	if g.Ranks != nil {
+		groups = rankedGroups(groups, g.Ranks.Offset, g.Ranks.Limit)
+	}
 	out, err := gridSumsOf(groups)
 	return out.Of(g), err
+}
+
+// rankedGroups returns the groups of the values ranked offset to
+// offset+limit−1 (0-based, ascending) among those of groups (ascending),
+// each count cut to the ranks it holds there.
+func rankedGroups(groups []group, offset, limit int64) []group {
+	var out []group
+	var rank int64 // the rank of the current group's first value
+	for _, g := range groups {
+		if first, end := max(rank, offset), min(rank+g.count, offset+limit); first < end {
+			out = append(out, group{value: g.value, count: end - first})
+		}
+		rank += g.count
+	}
+	return out
 }
 
 // groupsOf returns the groups of the grouped window f (of column over

@@ -329,7 +329,7 @@ func (e *Executor) releaseFrom(ctx context.Context, snap *backend.Snapshot, plan
 func (e *Executor) fetch(plan *planner.Plan, rowsPerUnit int64, scope unitScope, f sqlrewrite.Fetch) sqlrewrite.Fetch {
 	f.Table, f.Partitions, f.Filter, f.Boolean, f.Derived = plan.Table.Source, plan.Table.Partitions, plan.Filter, plan.Boolean, plan.Derived
 	f.Unit = unitBound(plan.Table, rowsPerUnit, scope)
-	if w := f.Window; w != nil && !w.Sum && fewValues(plan.Table, w.Column) {
+	if w := f.Window; w != nil && fewValues(plan.Table, w.Column) {
 		grouped := *w
 		grouped.Grouped = true
 		f.Window = &grouped

@@ -542,9 +542,12 @@ func (gs groupedGrids) group(g int) gridTotals {
 	return out
 }
 
-// has reports whether the totals answer a request of g: fetched, with Σk²
-// where g needs it.
+// has reports whether the totals answer a request of g: fetched for the
+// whole column (never a ranked request), with Σk² where g needs it.
 func (t gridTotals) has(g *sqlrewrite.GridSums) bool {
+	if g.Ranks != nil {
+		return false
+	}
 	key := *g
 	key.SumOnly = false
 	totals, ok := t[key]

@@ -148,12 +148,6 @@ func driveRelease(src rand.Source, r *planner.Release, sorted []float64, terms [
 					pairs = append(pairs, [2]float64{math.Min(math.Max(v, f.Pairs.YLower), f.Pairs.YUpper), v})
 				}
 				fetched = append(fetched, planner.Fetched{Pairs: pairs})
-			case f.Window.Sum:
-				var s float64
-				for _, v := range window(sorted, f.Window) {
-					s += v
-				}
-				fetched = append(fetched, planner.Fetched{Values: []float64{s}})
 			case f.Window.GridUnit != 0:
 				values := slices.Clone(window(sorted, f.Window))
 				for i, v := range values {

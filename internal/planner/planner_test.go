@@ -233,6 +233,10 @@ func gridIndex(v, lo, hi, unit float64) int64 {
 
 // gridSums computes a GridSums fetch: n, Σk, Σk² of the grid indices.
 func gridSums(values []float64, g *sqlrewrite.GridSums) *sqlrewrite.GridTotals {
+	if g.Ranks != nil {
+		values = slices.Sorted(slices.Values(values))
+		values = values[min(g.Ranks.Offset, int64(len(values))):min(g.Ranks.Offset+g.Ranks.Limit, int64(len(values)))]
+	}
 	out := &sqlrewrite.GridTotals{Sum: new(big.Int), SumSquares: new(big.Int)}
 	for _, v := range values {
 		k := big.NewInt(gridIndex(v, g.Lower, g.Upper, g.Unit))

@@ -110,9 +110,10 @@ func ptrColumnStep(r *Release, m ptrColumn, n int64) Step {
 	if f.SumBetween && len(ranks) == 2 {
 		between = mech.RankRange{First: ranks[0].Last + 1, Last: ranks[1].First - 1}
 		if between.Len() > 0 {
-			sum := rankWindow(r, between)
-			sum.Window.Sum = true
-			requests = append(requests, sum)
+			requests = append(requests, sqlrewrite.Fetch{GridSums: &sqlrewrite.GridSums{
+				Column: r.Stat.Column.Source, Lower: f.Grid.Lower, Upper: f.Grid.Upper, Unit: f.Grid.Unit, SumOnly: true,
+				Ranks: &sqlrewrite.RankSlice{Offset: between.First - 1, Limit: between.Len()},
+			}})
 		}
 	}
 	return &once{requests: requests, finish: func(src noise.Source, fetched []Fetched) (Estimate, error) {
@@ -127,7 +128,11 @@ func ptrColumnStep(r *Release, m ptrColumn, n int64) Step {
 			d.Windows = append(d.Windows, w)
 		}
 		if between.Len() > 0 {
-			d.SumBetween = fetched[k].Values[0]
+			g := fetched[k].Grid
+			if g == nil || g.Count != between.Len() {
+				return Estimate{}, fmt.Errorf("ptr: grid sums of ranks %d to %d not fetched", between.First, between.Last)
+			}
+			d.SumBetween = g.Sum
 		}
 		v, refused, err := m.Release(src, d)
 		return ptrEstimate(v, refused), err

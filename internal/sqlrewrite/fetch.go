@@ -89,18 +89,15 @@ type Window struct {
 	Lower, Upper float64
 	Offset       int64
 	Limit        int64
-	// Sum asks for one number instead of the values: their sum, computed by
-	// the database (0 for an empty window).
-	Sum bool
 	// GridUnit, if not 0, asks for the values' grid indices (GridSums, with
-	// Lower, Upper and this unit) instead of the values; Sum must be unset.
+	// Lower, Upper and this unit) instead of the values.
 	GridUnit float64
 	// Grouped asks for the same window in another shape: every distinct
 	// value (or grid index) of the filtered column with its count, in
 	// increasing order, from which the reader takes ranks Offset to
 	// Offset+Limit-1 itself. It is one aggregate scan instead of a sort of
 	// the column, worth it when the column has few distinct values (an
-	// integer column with a small declared range); Sum must be unset.
+	// integer column with a small declared range).
 	Grouped bool
 }
 

@@ -26,10 +26,11 @@ import (
 //	summary sum(age) [0, 100]               ClampedSum
 //	summary sumsq(age) [0, 100]             ClampedSumSquares
 //	summary distinct(age)                   CountDistinctValues
-//	window age [0, 100] offset 10 limit 5   Window (a trailing " sum": Sum,
-//	                                        " grid 0.0625": GridUnit, then
-//	                                        " grouped": Grouped)
-//	gridsums age [0, 100] unit 0.0625       GridSums
+//	window age [0, 100] offset 10 limit 5   Window (a trailing " grid 0.0625":
+//	                                        GridUnit, then " grouped": Grouped)
+//	gridsums age [0, 100] unit 0.0625       GridSums (a trailing " sumonly":
+//	                                        SumOnly, then " ranks offset 10
+//	                                        limit 5": Ranks)
 //	pairs income [0, 500000] age [0, 100]  Pairs (y then x)
 //	histogram income [0, 500000] bins 10    Histogram
 //	cells sex in (0, 1)                     a categorical dimension of Cells
@@ -80,8 +81,8 @@ var (
 	rangePrefix    = regexp.MustCompile(`^(\S+) ([\[(])([^\s,]+), ([^\s\])]+)([\])])`)
 	countAllLine   = regexp.MustCompile(`^summary count\(\*\)$`)
 	termLine       = regexp.MustCompile(`^summary (count|sum|sumsq|distinct)\((\S+)\)(?: \[(\S+), (\S+)\])?$`)
-	windowLine     = regexp.MustCompile(`^window (\S+) \[(\S+), (\S+)\] offset (-?\d+) limit (-?\d+)( sum)?(?: grid (\S+))?( grouped)?$`)
-	gridSumsLine   = regexp.MustCompile(`^gridsums (\S+) \[(\S+), (\S+)\] unit (\S+)$`)
+	windowLine     = regexp.MustCompile(`^window (\S+) \[(\S+), (\S+)\] offset (-?\d+) limit (-?\d+)(?: grid (\S+))?( grouped)?$`)
+	gridSumsLine   = regexp.MustCompile(`^gridsums (\S+) \[(\S+), (\S+)\] unit (\S+)( sumonly)?(?: ranks offset (-?\d+) limit (-?\d+))?$`)
 	pairsLine      = regexp.MustCompile(`^pairs (\S+) \[(\S+), (\S+)\] (\S+) \[(\S+), (\S+)\]$`)
 	histogramLine  = regexp.MustCompile(`^histogram (\S+) \[(\S+), (\S+)\] bins (-?\d+)$`)
 	cellsLine      = regexp.MustCompile(`^cells (\S+) (in|edges|by value) \((.*)\)$`)
@@ -151,14 +152,17 @@ func parseFetchLine(f *sqlrewrite.Fetch, line string) error {
 	}
 	if m := windowLine.FindStringSubmatch(line); m != nil {
 		f.Window = &sqlrewrite.Window{Column: m[1], Lower: nums.float(m[2]), Upper: nums.float(m[3]),
-			Offset: nums.int(m[4]), Limit: nums.int(m[5]), Sum: m[6] != "", Grouped: m[8] != ""}
-		if m[7] != "" {
-			f.Window.GridUnit = nums.float(m[7])
+			Offset: nums.int(m[4]), Limit: nums.int(m[5]), Grouped: m[7] != ""}
+		if m[6] != "" {
+			f.Window.GridUnit = nums.float(m[6])
 		}
 		return nums.err
 	}
 	if m := gridSumsLine.FindStringSubmatch(line); m != nil {
-		f.GridSums = &sqlrewrite.GridSums{Column: m[1], Lower: nums.float(m[2]), Upper: nums.float(m[3]), Unit: nums.float(m[4])}
+		f.GridSums = &sqlrewrite.GridSums{Column: m[1], Lower: nums.float(m[2]), Upper: nums.float(m[3]), Unit: nums.float(m[4]), SumOnly: m[5] != ""}
+		if m[6] != "" {
+			f.GridSums.Ranks = &sqlrewrite.RankSlice{Offset: nums.int(m[6]), Limit: nums.int(m[7])}
+		}
 		return nums.err
 	}
 	if m := pairsLine.FindStringSubmatch(line); m != nil {

@@ -37,7 +37,8 @@ const partitionAlias = "dpproxy_p"
 // A profile's groups are merged by their clamped value (the reader adds up
 // groups of one value anyway, Profile).
 //
-// Shapes that read rows rather than an aggregate (a window, its sum, pairs)
+// Shapes that read rows rather than an aggregate (a window, its sum, the
+// grid sums of ranks, pairs)
 // and summaries with a term that partial results cannot combine
 // (COUNT(DISTINCT)) read the table itself (Fetch.Table): ok is false. A
 // window per partition would have to return each partition's first
@@ -75,12 +76,12 @@ func (r *renderer) partitioned(f Fetch) (query string, ok bool, err error) {
 		keys, outs, inner = 1, []TermKind{CountAll}, r.keyCounts
 	case f.Profile != nil:
 		keys, outs, inner = 1, append([]TermKind{CountAll}, termKinds(f.Profile.Terms)...), r.profile
-	case f.GridSums != nil:
+	case f.GridSums != nil && f.GridSums.Ranks == nil:
 		outs, inner = []TermKind{CountAll}, r.gridSums
 		for range GridSumWidth(r.dialect) - 1 {
 			outs = append(outs, gridSum)
 		}
-	default: // a window of values or their sum, or pairs: rows, not an aggregate
+	default: // a window of values or their sum, ranked grid sums, or pairs: rows, not an aggregate
 		return "", false, nil
 	}
 	cols := make([]string, 0, keys+len(outs))

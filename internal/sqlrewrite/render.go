@@ -209,10 +209,8 @@ func (r *renderer) window(f Fetch) (string, error) {
 		return "", err
 	}
 	var v string
-	if w.GridUnit != 0 && !w.Sum {
+	if w.GridUnit != 0 {
 		v, err = r.gridIndex(col, w.Lower, w.Upper, w.GridUnit)
-	} else if w.GridUnit != 0 {
-		err = errors.New("sqlrewrite: a window asks for grid indices or a sum, not both")
 	} else {
 		v, err = r.clamp(col, w.Lower, w.Upper)
 	}
@@ -224,21 +222,29 @@ func (r *renderer) window(f Fetch) (string, error) {
 		return "", err
 	}
 	if w.Grouped {
-		if w.Sum {
-			return "", errors.New("sqlrewrite: a grouped window cannot be a sum")
-		}
 		return "SELECT v, COUNT(*) FROM (SELECT " + v + " AS v" + from + ") AS w GROUP BY v" + groupedWindowOrder, nil
 	}
+	from, ranks, err := r.ranked(f, w.Column, col, from, w.Offset, w.Limit)
+	if err != nil {
+		return "", err
+	}
+	return "SELECT " + v + from + ranks, nil
+}
+
+// ranked returns the FROM of a query over the rows of f (from, rendered)
+// and the ORDER BY, LIMIT and OFFSET that keep the values of column (col
+// quoted) ranked offset to offset+limit−1 in ascending order.
+func (r *renderer) ranked(f Fetch, column, col, from string, offset, limit int64) (string, string, error) {
 	// Qualified, so that it names the table's column: PostgreSQL would take
 	// a bare name for the output column that the clamp's CASE … ELSE col
 	// is named after, and sort by the clamped expression, which no index
 	// serves.
 	table, err := r.qualifier(f)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	order := table + "." + col
-	if filtersOther(f, w.Column) {
+	if filtersOther(f, column) {
 		// The rows pass a condition on another column: read through an
 		// index on this one, every row up to the offset is fetched to test
 		// it, where a scan and a sort are faster (10^6 rows, half selected:
@@ -252,11 +258,7 @@ func (r *renderer) window(f Fetch) (string, error) {
 			order = "1"
 		}
 	}
-	ranks := " ORDER BY " + order + " LIMIT " + strconv.FormatInt(w.Limit, 10) + " OFFSET " + strconv.FormatInt(w.Offset, 10)
-	if w.Sum {
-		return "SELECT COALESCE(SUM(v), 0) FROM (SELECT " + v + " AS v" + from + ranks + ") AS w", nil
-	}
-	return "SELECT " + v + from + ranks, nil
+	return from, " ORDER BY " + order + " LIMIT " + strconv.FormatInt(limit, 10) + " OFFSET " + strconv.FormatInt(offset, 10), nil
 }
 
 // filtersOther reports whether the fetch's rows pass a condition on a

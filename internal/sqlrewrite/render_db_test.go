@@ -201,12 +201,8 @@ func fetchCases(table string) []fetchCase {
 			})},
 		{"histogram-boolean", sqlrewrite.Fetch{Table: table, Boolean: anyOf, Histogram: &sqlrewrite.Histogram{Column: "x", Lower: 0, Upper: 100, Bins: 10}},
 			wantHistogram(&sqlrewrite.Histogram{Column: "x", Lower: 0, Upper: 100, Bins: 10}, keepAnyOf)},
-		{"window-sum", sqlrewrite.Fetch{Table: table, Filter: filter, Window: &sqlrewrite.Window{Column: "x", Lower: 0, Upper: 50, Offset: 2, Limit: 5, Sum: true}},
-			wantWindowSum(&sqlrewrite.Window{Column: "x", Lower: 0, Upper: 50, Offset: 2, Limit: 5}, keep)},
 		{"cells", sqlrewrite.Fetch{Table: table, Cells: cells}, wantCells(cells, all)},
 		{"cells-filtered", sqlrewrite.Fetch{Table: table, Filter: filter[:1], Cells: cells}, wantCells(cells, func(r row) bool { return r.k >= 1 && float64(r.k) < 5.5 })},
-		{"window-sum-empty", sqlrewrite.Fetch{Table: table, Window: &sqlrewrite.Window{Column: "x", Lower: 0, Upper: 1, Offset: 10000, Limit: 5, Sum: true}},
-			func([]row) []float64 { return []float64{0} }},
 		{"pairs", sqlrewrite.Fetch{Table: table, Filter: filter[:1], Pairs: &sqlrewrite.Pairs{Y: "x", X: "k", YLower: 0, YUpper: 50, XLower: 1.5, XUpper: 3}},
 			wantPairs(func(r row) bool { return r.k >= 1 && float64(r.k) < 5.5 })},
 		{"histogram-negative", sqlrewrite.Fetch{Table: table, Histogram: &sqlrewrite.Histogram{Column: "x", Lower: -15.5, Upper: -0.3, Bins: 3}},
@@ -265,16 +261,6 @@ func wantWindow(w *sqlrewrite.Window, keep func(row) bool) func([]row) []float64
 		slices.Sort(vals)
 		lo, hi := min(int(w.Offset), len(vals)), min(int(w.Offset+w.Limit), len(vals))
 		return vals[lo:hi]
-	}
-}
-
-func wantWindowSum(w *sqlrewrite.Window, keep func(row) bool) func([]row) []float64 {
-	return func(rows []row) []float64 {
-		var sum float64
-		for _, v := range wantWindow(w, keep)(rows) {
-			sum += v
-		}
-		return []float64{sum}
 	}
 }
 

@@ -38,6 +38,16 @@ type GridSums struct {
 	// DECIMAL costs more than the rest of the scan, and it is read as
 	// absent (GridTotals.SumSquares nil) everywhere.
 	SumOnly bool
+	// Ranks, if set, sums only the values ranked Offset to
+	// Offset+Limit−1 (0-based) in ascending order of the column, the
+	// ranks of a Window with the same Offset and Limit (the PTR trimmed
+	// mean's middle). It is not combined across partitions or groups.
+	Ranks *RankSlice
+}
+
+// RankSlice is a range of 0-based ranks of a column in ascending order.
+type RankSlice struct {
+	Offset, Limit int64
 }
 
 // GridTotals are the exact n, Σk and Σk² of a GridSums fetch (Σk² nil
@@ -146,6 +156,9 @@ func (r *renderer) groupedGridSums(f Fetch) (string, error) {
 	if len(gg.Dims) == 0 {
 		return "", errors.New("sqlrewrite: grouped grid sums need dimensions")
 	}
+	if gg.Grid.Ranks != nil {
+		return "", errors.New("sqlrewrite: grouped grid sums cannot take ranks")
+	}
 	// Rendered in text order (keys, index, FROM): a placeholder's argument
 	// is appended when it is rendered.
 	keys := make([]string, len(gg.Dims))
@@ -169,7 +182,8 @@ func (r *renderer) groupedGridSums(f Fetch) (string, error) {
 }
 
 // gridIndexFrom renders the grid index of g's column and the FROM and
-// WHERE of f's rows whose value is readable.
+// WHERE of f's rows whose value is readable (with g.Ranks, ordered and
+// limited to those ranks).
 func (r *renderer) gridIndexFrom(f Fetch, g GridSums) (k, from string, err error) {
 	col, err := r.spec.ident(g.Column)
 	if err != nil {
@@ -178,8 +192,14 @@ func (r *renderer) gridIndexFrom(f Fetch, g GridSums) (k, from string, err error
 	if k, err = r.gridIndex(col, g.Lower, g.Upper, g.Unit); err != nil {
 		return "", "", err
 	}
-	from, err = r.from(f, r.readable(col))
-	return k, from, err
+	if from, err = r.from(f, r.readable(col)); err != nil || g.Ranks == nil {
+		return k, from, err
+	}
+	if g.Ranks.Offset < 0 || g.Ranks.Limit < 1 {
+		return "", "", fmt.Errorf("sqlrewrite: ranks need offset ≥ 0 and limit ≥ 1, got %d and %d", g.Ranks.Offset, g.Ranks.Limit)
+	}
+	from, ranks, err := r.ranked(f, g.Column, col, from, g.Ranks.Offset, g.Ranks.Limit)
+	return k, from + ranks, err
 }
 
 // gridTotals returns the aggregates of a GridSums fetch over indices, a
@@ -211,7 +231,8 @@ func (r *renderer) gridTotals(g GridSums, keys []string, indices string) (sums [
 //	SELECT COUNT(*), COALESCE(SUM(k), 0), COALESCE(SUM(k * k), 0)
 //	FROM (SELECT gridIndex(c) AS k FROM t WHERE F AND readable(c)) AS g
 //
-// (0 for the last with SumOnly)
+// (0 for the last with SumOnly; with Ranks, the inner query ends in the
+// ORDER BY, LIMIT and OFFSET of a Window of those ranks)
 // and on SQLite
 //
 //	SELECT COUNT(*), COALESCE(SUM(a), 0), COALESCE(SUM(b), 0), COALESCE(SUM(c), 0),

@@ -58,38 +58,7 @@ func TestGridSumsExactOnDatabases(t *testing.T) {
 			// What the database stored (MariaDB may flush subnormals).
 			stored := readColumn(t, db)
 			f := sqlrewrite.Fetch{Table: "dp_grid", GridSums: &sqlrewrite.GridSums{Column: "x", Lower: lo, Upper: hi, Unit: unit}}
-			query, args, err := sqlrewrite.Render(f, b.dialect)
-			if err != nil {
-				t.Fatal(err)
-			}
-			text := make([]sql.RawBytes, sqlrewrite.GridSumWidth(b.dialect))
-			dest := make([]any, len(text))
-			for i := range text {
-				dest[i] = &text[i]
-			}
-			rows, err := db.Query(query, args...)
-			if err != nil {
-				t.Fatalf("%s: %v", query, err)
-			}
-			if !rows.Next() {
-				t.Fatalf("%s: no row", query)
-			}
-			if err := rows.Scan(dest...); err != nil {
-				t.Fatal(err)
-			}
-			got := make([]*big.Int, len(text))
-			for i, s := range text {
-				v, ok := new(big.Int).SetString(string(s), 10)
-				if !ok {
-					t.Fatalf("term %d = %q is no integer", i, s)
-				}
-				got[i] = v
-			}
-			rows.Close()
-			totals, err := sqlrewrite.DecodeGridSums(b.dialect, got)
-			if err != nil {
-				t.Fatal(err)
-			}
+			totals, query := gridTotals(t, db, b.dialect, f)
 			n, sum, squares := totals.Count, totals.Sum, totals.SumSquares
 			var idx []int64
 			wantSum, wantSquares := new(big.Int), new(big.Int)
@@ -104,8 +73,22 @@ func TestGridSumsExactOnDatabases(t *testing.T) {
 			}
 			// The window of grid indices: the same map, sorted.
 			slices.Sort(idx)
+			// The sums of ranks (the PTR trimmed mean's middle): those of
+			// the same indices, in the order of the values.
+			for _, r := range []sqlrewrite.RankSlice{{Offset: 0, Limit: 1000}, {Offset: 3, Limit: 17}, {Offset: 200, Limit: 150}, {Offset: 420, Limit: 50}, {Offset: 5000, Limit: 3}} {
+				f := sqlrewrite.Fetch{Table: "dp_grid", GridSums: &sqlrewrite.GridSums{Column: "x", Lower: lo, Upper: hi, Unit: unit, SumOnly: true, Ranks: &r}}
+				got, query := gridTotals(t, db, b.dialect, f)
+				ranked := idx[min(r.Offset, int64(len(idx))):min(r.Offset+r.Limit, int64(len(idx)))]
+				want := new(big.Int)
+				for _, k := range ranked {
+					want.Add(want, big.NewInt(k))
+				}
+				if got = got.Of(f.GridSums); got.Count != int64(len(ranked)) || got.Sum.Cmp(want) != 0 || got.SumSquares != nil {
+					t.Errorf("%s\nranks %+v: got n=%v Σk=%v Σk²=%v, want %d, %v, none", query, r, got.Count, got.Sum, got.SumSquares, len(ranked), want)
+				}
+			}
 			w := sqlrewrite.Fetch{Table: "dp_grid", Window: &sqlrewrite.Window{Column: "x", Lower: lo, Upper: hi, Offset: 0, Limit: 1000, GridUnit: unit}}
-			query, args, err = sqlrewrite.Render(w, b.dialect)
+			query, args, err := sqlrewrite.Render(w, b.dialect)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -123,6 +106,45 @@ func TestGridSumsExactOnDatabases(t *testing.T) {
 			}
 		})
 	}
+}
+
+// gridTotals renders and runs a GridSums fetch on db and decodes its
+// integers, read as text.
+func gridTotals(t *testing.T, db *sql.DB, dialect sqlrewrite.Dialect, f sqlrewrite.Fetch) (sqlrewrite.GridTotals, string) {
+	t.Helper()
+	query, args, err := sqlrewrite.Render(f, dialect)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := make([]sql.RawBytes, sqlrewrite.GridSumWidth(dialect))
+	dest := make([]any, len(text))
+	for i := range text {
+		dest[i] = &text[i]
+	}
+	rows, err := db.Query(query, args...)
+	if err != nil {
+		t.Fatalf("%s: %v", query, err)
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		t.Fatalf("%s: no row", query)
+	}
+	if err := rows.Scan(dest...); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]*big.Int, len(text))
+	for i, s := range text {
+		v, ok := new(big.Int).SetString(string(s), 10)
+		if !ok {
+			t.Fatalf("term %d = %q is no integer", i, s)
+		}
+		got[i] = v
+	}
+	totals, err := sqlrewrite.DecodeGridSums(dialect, got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return totals, query
 }
 
 // readColumn returns the stored non-NULL values of dp_grid.x.

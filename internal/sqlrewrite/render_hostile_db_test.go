@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/dpproxy/dpproxy/internal/catalog"
+	"github.com/dpproxy/dpproxy/internal/mech"
 	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
 	"github.com/dpproxy/dpproxy/internal/testdb"
 )
@@ -119,7 +120,12 @@ func TestRenderIsTotalOnHostileValues(t *testing.T) {
 					if len(summary) == 5 && summary[2] != float64(len(window)) {
 						t.Errorf("%s: CountNumbers = %v but the window holds %d values", name, summary[2], len(window))
 					}
-					run("window sum", sqlrewrite.Fetch{Window: &sqlrewrite.Window{Column: col, Lower: lo, Upper: hi, Offset: 1, Limit: 1000, Sum: true}})
+					if g, err := mech.NewGrid(mech.Bounds{Lower: lo, Upper: hi}); err == nil {
+						ranked := &sqlrewrite.GridSums{Column: col, Lower: g.Lower, Upper: g.Upper, Unit: g.Unit, SumOnly: true, Ranks: &sqlrewrite.RankSlice{Offset: 1, Limit: 1000}}
+						if got, query := gridTotals(t, db, b.dialect, sqlrewrite.Fetch{Table: "dp_hostile", GridSums: ranked}); got.Count != max(int64(len(window))-1, 0) {
+							t.Errorf("%s grid sums of ranks 1 to 1000 count %d values, the window %d\n%s", name, got.Count, len(window), query)
+						}
+					}
 					for _, bins := range []int{1, 7, catalog.MaxHistogramBins} {
 						h := run(fmt.Sprintf("histogram of %d bins", bins), sqlrewrite.Fetch{Histogram: &sqlrewrite.Histogram{Column: col, Lower: lo, Upper: hi, Bins: bins}})
 						var total float64

@@ -2,6 +2,7 @@ package ptr
 
 import (
 	"math"
+	"math/big"
 	"math/rand/v2"
 	"os"
 	"slices"
@@ -12,8 +13,9 @@ import (
 )
 
 // ptrData returns what a database would return for f on the sorted,
-// clamped column: each window resolved with the true count, and the sum
-// of the values ranked strictly between the first two windows.
+// clamped column: each window resolved with the true count, and the exact
+// sum of the grid indices of the values ranked strictly between the first
+// two windows.
 func ptrData(f Fetch, sorted []float64) Data {
 	var d Data
 	for _, s := range f.Windows {
@@ -21,8 +23,9 @@ func ptrData(f Fetch, sorted []float64) Data {
 	}
 	if f.SumBetween {
 		lw, uw := d.Windows[0].Ranks(), d.Windows[1].Ranks()
+		d.SumBetween = new(big.Int)
 		for i := lw.Last + 1; i < uw.First; i++ {
-			d.SumBetween += sorted[i-1]
+			d.SumBetween.Add(d.SumBetween, big.NewInt(f.Grid.Index(sorted[i-1])))
 		}
 	}
 	return d

@@ -3,6 +3,7 @@ package ptr
 import (
 	"fmt"
 	"math"
+	"math/big"
 
 	"github.com/dpproxy/dpproxy/internal/mech"
 )
@@ -155,10 +156,14 @@ type Fetch struct {
 	// spec, in this order. Their width is public (about 2K+7 ranks each,
 	// K the distance cap): never the whole column.
 	Windows []mech.RankWindowSpec
-	// SumBetween asks for the sum of the clamped values ranked strictly
-	// between the last rank of the first window and the first rank of the
-	// second (the trimmed mean's middle), computed by the database.
+	// SumBetween asks for the exact sum Σk of the grid indices on Grid
+	// (mech.Grid.Index) of the values ranked strictly between the last
+	// rank of the first window and the first rank of the second (the
+	// trimmed mean's middle), computed by the database in integers
+	// (sqlrewrite.GridSums with Ranks).
 	SumBetween bool
+	// Grid is the grid of SumBetween: that of the column's bounds.
+	Grid mech.Grid
 	// AllRows means the mechanism needs every row (regression: each pair
 	// with both values non-NULL, clamped to the columns' bounds). The
 	// estimators need every row's values; no aggregate suffices.
@@ -170,9 +175,9 @@ type Data struct {
 	// Windows are the fetched windows, one per spec, same order, all with
 	// the same Count n.
 	Windows []mech.SortedWindow
-	// SumBetween is the sum the fetch asked for (0 when the windows touch
-	// or overlap).
-	SumBetween float64
+	// SumBetween is the sum of grid indices the fetch asked for (nil or 0
+	// when the windows touch or overlap).
+	SumBetween *big.Int
 }
 
 // ptrOrder gives the order statistics x_(i) of a dataset of n values,
@@ -214,9 +219,6 @@ func (o ptrOrder) at(i int64) float64 {
 func ptrCheckWindows(d Data, b mech.Bounds, need []mech.RankRange) (ptrOrder, error) {
 	if len(d.Windows) != len(need) {
 		return ptrOrder{}, fmt.Errorf("%w: %d windows given, %d needed", mech.ErrWindowMismatch, len(d.Windows), len(need))
-	}
-	if math.IsNaN(d.SumBetween) || math.IsInf(d.SumBetween, 0) {
-		return ptrOrder{}, fmt.Errorf("%w: sum between windows %v", mech.ErrInvalidInput, d.SumBetween)
 	}
 	n := int64(0)
 	if len(d.Windows) > 0 {

@@ -60,7 +60,6 @@ func TestPTRScaleInvalidData(t *testing.T) {
 		{"window too short", func(d *Data) { d.Windows[0].Values = d.Windows[0].Values[:3] }, mech.ErrWindowMismatch},
 		{"unsorted", func(d *Data) { d.Windows[0].Values[0] = 9 }, mech.ErrInvalidInput},
 		{"outside the bounds", func(d *Data) { d.Windows[1].Values[0] = -1 }, mech.ErrInvalidInput},
-		{"NaN sum", func(d *Data) { d.SumBetween = math.NaN() }, mech.ErrInvalidInput},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d := ptrData(s.Fetch(), xs)

@@ -331,8 +331,8 @@ func TestPTRTrimmedReleaseMutationFails(t *testing.T) {
 		tm.noiseFactor *= f
 		worst := 0.0
 		for _, s := range ptrMedianScales[1:] {
-			need := math.Min(s*math.Pow(5000, tm.kappa)/tm.minTrimmed, 10)
-			l, err := noise.NewLaplace(math.Max(math.Min(s*tm.noiseFactor, 10), 0x1p-900), tm.epsilon)
+			need := math.Min((s*math.Pow(5000, tm.kappa)+2*tm.grid.Unit)/tm.minTrimmed, 10)
+			l, err := noise.NewLaplace(tm.meanSensitivity(s), tm.epsilon)
 			if err != nil {
 				t.Fatal(err)
 			}

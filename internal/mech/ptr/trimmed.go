@@ -3,6 +3,7 @@ package ptr
 import (
 	"fmt"
 	"math"
+	"math/big"
 
 	"github.com/dpproxy/dpproxy/internal/mech"
 	"github.com/dpproxy/dpproxy/internal/mech/noise"
@@ -60,12 +61,26 @@ import (
 // Zero spread: if the zero bin passes with A ≥ 2, every neighbour's
 // trimmed window is the single value x_(lo), which is released exactly.
 //
+// Exact arithmetic. The mean is computed on the grid of the bounds
+// (mech.Grid): each value x maps to y = L + Unit·Index(x), a fixed,
+// non-decreasing map of the row, within Unit of x (Unit/2 for the
+// rounding to the grid plus at most 2^−53·(U−L) for that of x − L), and
+// m_α is the exact rational mean of the y of ranks lo+1 … hi−1, from the
+// windows' indices and the database's exact integer sum Σk of the indices
+// between them. Step 1 holds for the y, whose spread is at most W + 2·Unit,
+// so the noise's Δ is s·N^κ/c_min + 2·Unit/c_min (at most U − L, which
+// bounds every difference), and the mean enters the noise exactly
+// (noise.Laplace.ReleaseExact). A float sum would not do: on values far
+// from 0 for their spread its rounding exceeds Δ, and neighbours' means
+// then differ by more than the noise was calibrated for (an independent
+// review found datasets whose outputs differed deterministically).
+//
 // Data: windows of about 2K+7 ranks around lo and hi and the database's
-// sum of the values ranked between the windows (Fetch): no row of the
-// middle crosses the wire. The sum is the database's floating-point sum;
-// its rounding is outside the analysis, as for every sum (sum.go).
+// exact sum of the grid indices ranked between the windows (Fetch): no row
+// of the middle crosses the wire.
 type TrimmedMean struct {
 	bounds      mech.Bounds
+	grid        mech.Grid
 	alpha       float64
 	kappa       float64
 	epsilon     float64
@@ -92,6 +107,10 @@ func NewTrimmedMean(p Params, alpha, kappa float64) (*TrimmedMean, error) {
 	if !(kappa >= 0 && kappa < 1) {
 		return nil, fmt.Errorf("%w: κ = %v, must be in [0, 1)", mech.ErrInvalidInput, kappa)
 	}
+	grid, err := mech.NewGrid(p.Bounds)
+	if err != nil {
+		return nil, err
+	}
 	epsilon := mech.EvenShare(p.Epsilon, 4)
 	scale, err := newPTRScaleCore(p.Size, epsilon, mech.EvenShare(p.Delta, 4), false)
 	if err != nil {
@@ -115,7 +134,7 @@ func NewTrimmedMean(p Params, alpha, kappa float64) (*TrimmedMean, error) {
 			mech.ErrInvalidInput, kappa, minKappa, p.Delta, p.Size, p.Epsilon)
 	}
 	return &TrimmedMean{
-		bounds: p.Bounds, alpha: alpha, kappa: kappa, epsilon: epsilon,
+		bounds: p.Bounds, grid: grid, alpha: alpha, kappa: kappa, epsilon: epsilon,
 		minCount: minCount, minTrimmed: minTrimmed, scale: scale,
 		deltaTail:   0.5 * math.Exp(-(kappa*logSize-1-2*g)/beta),
 		noiseFactor: math.Pow(size, kappa) / minTrimmed * (1 + 0x1p-30),
@@ -145,6 +164,7 @@ func (t *TrimmedMean) Fetch() Fetch {
 			{Quantile: 1 - t.alpha/2, Below: k, Above: k},
 		},
 		SumBetween: true,
+		Grid:       t.grid,
 	}
 }
 
@@ -162,8 +182,12 @@ func (t *TrimmedMean) Release(src noise.Source, d Data) (value float64, refused 
 		return 0, false, err
 	}
 	lw, uw := d.Windows[0].Ranks(), d.Windows[1].Ranks()
-	if lw.Last+1 >= uw.First && d.SumBetween != 0 {
-		return 0, false, fmt.Errorf("%w: sum %v between touching windows", mech.ErrInvalidInput, d.SumBetween)
+	between := new(big.Int)
+	if d.SumBetween != nil {
+		between.Set(d.SumBetween)
+	}
+	if maxBetween := new(big.Int).Mul(big.NewInt(max(uw.First-lw.Last-1, 0)), big.NewInt(t.grid.Top)); between.Sign() < 0 || between.Cmp(maxBetween) > 0 {
+		return 0, false, fmt.Errorf("%w: grid sum %v between windows of ranks ≤ %d and ≥ %d", mech.ErrInvalidInput, between, lw.Last, uw.First)
 	}
 	out, ok := t.scale.run(src, o, lo, hi, n-t.minCount+1)
 	if !ok {
@@ -172,31 +196,47 @@ func (t *TrimmedMean) Release(src noise.Source, d Data) (value float64, refused 
 	if out.zero {
 		return o.at(lo), false, nil
 	}
-	delta := math.Max(math.Min(out.scale*t.noiseFactor, t.bounds.Upper-t.bounds.Lower), 0x1p-900)
-	noise, err := noise.NewLaplace(delta, t.epsilon)
+	noise, err := noise.NewLaplace(t.meanSensitivity(out.scale), t.epsilon)
 	if err != nil {
 		return 0, false, err
 	}
-	return t.bounds.Clamp(noise.Release(src, t.trimmedMean(o, lw, uw, d.SumBetween, lo, hi))), false, nil
+	return t.bounds.Clamp(noise.ReleaseExact(src, t.trimmedMean(o, lw, uw, between, lo, hi))), false, nil
 }
 
-// trimmedMean returns m_α from the windows' values and the sum between
-// them, or the midpoint of x_(lo) and x_(hi) when c < 1 (possible only in
-// the δ-event of a test passed with n below the floor).
-func (t *TrimmedMean) trimmedMean(o ptrOrder, lw, uw mech.RankRange, between float64, lo, hi int64) float64 {
+// meanSensitivity returns the Δ of the mean's release given the scale s:
+// s·N^κ/c_min plus 2·Unit/c_min for the grid, at most U − L (and at least
+// 2^−900, the smallest the noise takes).
+func (t *TrimmedMean) meanSensitivity(scale float64) float64 {
+	return math.Max(math.Min(scale*t.noiseFactor+2*t.grid.Unit/t.minTrimmed, t.bounds.Upper-t.bounds.Lower), 0x1p-900)
+}
+
+// trimmedMean returns m_α exactly, on the grid: L + Unit·(Σk)/c over the
+// grid indices k of ranks lo+1 … hi−1, from the windows' values and the
+// sum of indices between them, kept within the grid values of x_(lo) and
+// x_(hi); or their midpoint when c < 1 (possible only in the δ-event of a
+// test passed with n below the floor).
+func (t *TrimmedMean) trimmedMean(o ptrOrder, lw, uw mech.RankRange, between *big.Int, lo, hi int64) *big.Rat {
+	index := func(i int64) *big.Int { return big.NewInt(t.grid.Index(o.at(i))) }
+	low, high := index(lo), index(hi)
 	c := hi - lo - 1
 	if c < 1 {
-		return o.at(lo)/2 + o.at(hi)/2
+		return t.grid.Value(new(big.Rat).SetFrac(new(big.Int).Add(low, high), big.NewInt(2)))
 	}
-	sum := 0.0
+	sum := new(big.Int)
 	for i := lo + 1; i <= min(hi-1, lw.Last); i++ {
-		sum += o.at(i)
+		sum.Add(sum, index(i))
 	}
 	if lw.Last+1 < uw.First {
-		sum += between
+		sum.Add(sum, between)
 	}
 	for i := max(lo+1, lw.Last+1, uw.First); i <= hi-1; i++ {
-		sum += o.at(i)
+		sum.Add(sum, index(i))
 	}
-	return mech.Clamp(sum/float64(c), o.at(lo), o.at(hi))
+	mean := new(big.Rat).SetFrac(sum, big.NewInt(c))
+	if mean.Cmp(new(big.Rat).SetInt(low)) < 0 {
+		mean.SetInt(low)
+	} else if mean.Cmp(new(big.Rat).SetInt(high)) > 0 {
+		mean.SetInt(high)
+	}
+	return t.grid.Value(mean)
 }

@@ -3,6 +3,7 @@ package ptr
 import (
 	"errors"
 	"math"
+	"math/big"
 	"math/rand/v2"
 	"testing"
 
@@ -52,8 +53,9 @@ func TestPTRTrimmedMeanParameters(t *testing.T) {
 }
 
 // TestPTRTrimmedMeanSum checks that the trimmed mean assembled from the
-// two windows and the database's sum between them is the plain average of
-// ranks lo+1 … hi−1, whether the windows are apart or overlap.
+// two windows and the database's sum of grid indices between them is the
+// exact average of the grid values of ranks lo+1 … hi−1, within a grid
+// step of the plain average, whether the windows are apart or overlap.
 func TestPTRTrimmedMeanSum(t *testing.T) {
 	for _, n := range []int{12, 60, 1000} {
 		xs := make([]float64, n)
@@ -71,9 +73,17 @@ func TestPTRTrimmedMeanSum(t *testing.T) {
 			want += xs[i-1]
 		}
 		want /= float64(hi - lo - 1)
+		indices := new(big.Int)
+		for i := lo + 1; i < hi; i++ {
+			indices.Add(indices, big.NewInt(tm.grid.Index(xs[i-1])))
+		}
+		exact := tm.grid.Value(new(big.Rat).SetFrac(indices, big.NewInt(hi-lo-1)))
 		got := tm.trimmedMean(ptrSortedOrder(xs, mech.Bounds{Lower: 0, Upper: 1e6}), d.Windows[0].Ranks(), d.Windows[1].Ranks(), d.SumBetween, lo, hi)
-		if math.Abs(got-want) > 1e-9*want {
-			t.Errorf("n=%d: got %v, want %v", n, got, want)
+		if got.Cmp(exact) != 0 {
+			t.Errorf("n=%d: got %v, want %v", n, got.FloatString(9), exact.FloatString(9))
+		}
+		if f, _ := got.Float64(); math.Abs(f-want) > tm.grid.Unit {
+			t.Errorf("n=%d: got %v, more than a grid step %v from the mean %v", n, f, tm.grid.Unit, want)
 		}
 	}
 }
@@ -135,4 +145,52 @@ func TestPTRTrimmedMeanRefusals(t *testing.T) {
 			t.Fatalf("n=%d: got %v, want no error", k, err)
 		}
 	}
+}
+
+// TestPTRTrimmedMeanExactOnHostileData: on values far from 0 for their
+// spread (an independent review's datasets: two tied blocks just above
+// 2^52, on bounds whose grid step is 2^−17), the exact means of D and
+// D + v differ by no more than step 1's bound on the grid,
+// (W + 2·Unit)/min(c, c'), about 0.01, while the doubles nearest to them,
+// 1 apart at 2^52, differ by 1 for the pairs it checks: a mean rounded to
+// float64 (as the database's SUM and a float division made it) before
+// the noise breaks the bound by 100×, and the noise no longer covers it.
+func TestPTRTrimmedMeanExactOnHostileData(t *testing.T) {
+	const base = 0x1p52
+	b := mech.Bounds{Lower: base, Upper: base + 0x1p13}
+	tm, err := NewTrimmedMean(Params{Epsilon: 10, Delta: 1e-3, Size: 3000, Bounds: b}, 0.1, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mean := func(xs []float64) (*big.Rat, int64) {
+		n := int64(len(xs))
+		lo, hi := tm.TrimmedRanks(n)
+		whole := mech.RankRange{First: 1, Last: n}
+		return tm.trimmedMean(ptrSortedOrder(xs, b), whole, whole, nil, lo, hi), hi - lo - 1
+	}
+	straddling := 0
+	for low := 1400; low < 1700; low++ {
+		xs := append(ptrConstant(low, base+2951), ptrConstant(905, base+2975)...)
+		n := int64(len(xs))
+		lo, hi := tm.TrimmedRanks(n)
+		m1, c1 := mean(xs)
+		m2, c2 := mean(ptrInsert(xs, base+2975))
+		bound := (xs[hi-1] - xs[lo-1] + 2*tm.grid.Unit) / float64(min(c1, c2))
+		diff, _ := new(big.Rat).Abs(new(big.Rat).Sub(m1, m2)).Float64()
+		if diff > bound {
+			t.Fatalf("%d×2951, 905×2975 (+2^52) + one 2975: exact means differ by %v, above the bound %v", low, diff, bound)
+		}
+		f1, _ := m1.Float64()
+		f2, _ := m2.Float64()
+		if f1 != f2 {
+			if straddling == 0 {
+				t.Logf("%d×2951, 905×2975 (+2^52) + one 2975: exact means differ by %.3g (bound %.3g), the nearest doubles by %v", low, diff, bound, math.Abs(f1-f2))
+			}
+			straddling++
+		}
+	}
+	if straddling == 0 {
+		t.Errorf("no pair's means straddle a rounding boundary of float64: the test checks nothing a float mean would break")
+	}
+	t.Logf("%d of 300 pairs straddle a boundary of float64", straddling)
 }
