@@ -1,12 +1,16 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
 	"github.com/dpproxy/dpproxy/internal/testdb"
 )
 
@@ -347,6 +351,83 @@ func TestSelectedTextKeysInCaseInsensitiveColumns(t *testing.T) {
 			res.Close()
 			if fmt.Sprint(got) != "[CA NY]" {
 				t.Errorf("released keys %q, want [CA NY]", got)
+			}
+		})
+	}
+}
+
+// TestLikeOutcomeDoesNotDependOnRows: whether a LIKE statement answers
+// must not depend on whether some row reaches the LIKE. Two tables, D and
+// D plus one row (37, 'zed'), none of D's rows aged 37, through the real
+// proxy on every backend:
+//   - PostgreSQL refuses LIKE under a nondeterministic (ICU
+//     case-insensitive) collation, but only when a row reaches it: the
+//     statements below answered on D and failed with 1105 on D + 1 (an
+//     independent review's finding) until the proxy compared the operand
+//     in the "C" collation;
+//   - SQLite fails a LIKE pattern above 50,000 bytes, again only when a
+//     row reaches it: patterns above sqlrewrite.MaxLikePattern bytes are
+//     refused with 1235 before anything is read, on every backend, and
+//     one at the limit answers on both tables.
+func TestLikeOutcomeDoesNotDependOnRows(t *testing.T) {
+	long := strings.Repeat("a", sqlrewrite.MaxLikePattern)
+	for _, b := range visitsBackends {
+		t.Run(b.name, func(t *testing.T) {
+			dsn := b.dsn(t)
+			db := testdb.Open(t, b.driver, dsn)
+			column := map[string]string{"sqlite": "TEXT", "postgres": "VARCHAR(16) COLLATE ci", "mysql": "VARCHAR(16)"}[b.driver]
+			var ddl []string
+			if b.driver == "postgres" {
+				ddl = append(ddl, "CREATE COLLATION ci (provider = icu, locale = 'und-u-ks-level2', deterministic = false)")
+			}
+			var vals []string
+			for i := range 500 {
+				vals = append(vals, fmt.Sprintf("(%d, 'name%d')", 20+i%15, i%7))
+			}
+			for _, table := range []string{"people", "people_plus"} {
+				ddl = append(ddl, "CREATE TABLE "+table+" (age INT, name "+column+")", "INSERT INTO "+table+" (age, name) VALUES "+strings.Join(vals, ", "))
+			}
+			ddl = append(ddl, "INSERT INTO people_plus (age, name) VALUES (37, 'zed')")
+			if b.driver == "postgres" {
+				ddl = append(ddl, "ANALYZE people", "ANALYZE people_plus")
+			}
+			for _, q := range ddl {
+				if _, err := db.Exec(q); err != nil {
+					t.Fatalf("%s: %v", q, err)
+				}
+			}
+			conn, _ := doraSession(t, b, dsn, `
+  - name: people
+    columns:
+      - {name: age, type: integer, lower: 0, upper: 100}
+      - {name: name, type: text}
+  - name: people_plus
+    columns:
+      - {name: age, type: integer, lower: 0, upper: 100}
+      - {name: name, type: text}
+`)
+			for _, where := range []string{
+				"name LIKE 'z%'", "LOWER(name) LIKE 'z%'", "UPPER(name) NOT LIKE 'Z%'", "LOWER(name) = 'zed'",
+				"LOCATE('e', name) > 0", "INSTR(name, 'e') = 0", "LEFT(name, 1) = 'z'", "RIGHT(name, 2) = 'ed'",
+				"name LIKE '" + long + "'", "name LIKE '%" + long[1:] + "'",
+			} {
+				for _, table := range []string{"people", "people_plus"} {
+					q := "SELECT COUNT(*) FROM " + table + " WHERE age = 37 AND " + where
+					var n float64
+					if err := conn.QueryRowContext(t.Context(), q).Scan(&n); err != nil {
+						t.Errorf("%s on %s: %v", where[:min(len(where), 40)], table, err)
+					}
+				}
+			}
+			for _, where := range []string{"name LIKE '" + long + "a'", "LOCATE('" + long + "', name) > 0", "LOWER(name) = '" + long + "a'"} {
+				for _, table := range []string{"people", "people_plus"} {
+					q := "SELECT COUNT(*) FROM " + table + " WHERE age = 37 AND " + where
+					var n float64
+					err := conn.QueryRowContext(t.Context(), q).Scan(&n)
+					if me, ok := errors.AsType[*mysql.MySQLError](err); !ok || me.Number != 1235 {
+						t.Errorf("%s… on %s: got %v, want error 1235", where[:30], table, err)
+					}
+				}
 			}
 		})
 	}

@@ -542,7 +542,7 @@ func gridSumsOf(groups []group) (sqlrewrite.GridTotals, error) {
 	for _, g := range groups {
 		k := int64(g.value)
 		if float64(k) != g.value || k < 0 {
-			return sqlrewrite.GridTotals{}, dperr.New(dperr.Internal, "internal error: grid index %v is not a natural number", g.value)
+			return sqlrewrite.GridTotals{}, dperr.Wrap(dperr.Internal, fmt.Errorf("grid index %v is not a natural number", g.value), "internal error: malformed grid sums")
 		}
 		out.Count += g.count
 		count.SetInt64(g.count)

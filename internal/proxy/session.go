@@ -381,10 +381,17 @@ func (s *Session) showWarnings(st *sqlrewrite.ShowWarnings) *Result {
 	return &Result{Columns: []string{"Level", "Code", "Message"}, Rows: rows}
 }
 
-// errorWarning is what SHOW WARNINGS lists after a failed statement, as MySQL does.
+// errorWarning is what SHOW WARNINGS lists after a failed statement, as
+// MySQL does: the message the client was sent, never the text of a cause
+// (an error that is not a *dperr.Error reaches the client as an internal
+// error, wire.toMyError).
 func errorWarning(err error) []exec.Warning {
 	code, _ := dperr.KindOf(err).Code()
-	return []exec.Warning{{Level: "Error", Code: code, Message: err.Error()}}
+	message := "internal error"
+	if e, ok := errors.AsType[*dperr.Error](err); ok {
+		message = e.Error()
+	}
+	return []exec.Warning{{Level: "Error", Code: code, Message: message}}
 }
 
 // remaining returns the user's remaining budget.

@@ -220,7 +220,23 @@ func (sc *scope) like(e *ast.PatternLikeOrIlikeExpr, site conditionSite) (Condit
 			sb.WriteRune(r)
 		}
 	}
-	pattern := sb.String()
+	return likeCondition(site, col, sb.String(), fold)
+}
+
+// MaxLikePattern is the longest LIKE pattern a statement may give, in
+// bytes as sent (escapes included), far below SQLite's default limit of
+// 50,000 bytes (SQLITE_MAX_LIKE_PATTERN_LENGTH), past which SQLite fails
+// the statement, but only when some row reaches the LIKE: whether such a
+// statement answered would depend on the data.
+const MaxLikePattern = 10000
+
+// likeCondition returns the LIKE condition of pattern on col (folded by
+// fold: "", "lower" or "upper"), refusing a pattern longer than
+// MaxLikePattern.
+func likeCondition(site conditionSite, col *catalog.Column, pattern, fold string) (Condition, error) {
+	if len(pattern) > MaxLikePattern {
+		return Condition{}, site.refuse("a LIKE pattern of %d bytes on %s (at most %d)", len(pattern), col.Name, MaxLikePattern)
+	}
 	return Condition{Column: col.Name, Like: &pattern, LikeCase: fold, Text: true}, nil
 }
 
@@ -263,8 +279,8 @@ func (sc *scope) locate(e *ast.BinaryOperationExpr, site conditionSite) (c Condi
 	if col.Type != catalog.Text {
 		return Condition{}, false, true, site.refuse("%s on the %s column %s (it takes a text column)", strings.ToUpper(f.FnName.O), col.Type, col.Name)
 	}
-	pattern := "%" + likeLiteral(v.Str) + "%"
-	return Condition{Column: col.Name, Like: &pattern, Text: true}, contains, true, nil
+	c, err = likeCondition(site, col, "%"+likeLiteral(v.Str)+"%", "")
+	return c, contains, true, err
 }
 
 // likeLiteral writes s as a LIKE pattern that matches s itself: its %, _
@@ -346,7 +362,8 @@ func (sc *scope) textFunctionEquality(e *ast.BinaryOperationExpr, site condition
 			pattern = "%" + pattern
 		}
 	}
-	return Condition{Column: col.Name, Like: &pattern, LikeCase: fold, Text: true}, e.Op == opcode.EQ, true, nil
+	c, err = likeCondition(site, col, pattern, fold)
+	return c, e.Op == opcode.EQ, true, err
 }
 
 // leaf is the predicate of one condition.

@@ -589,6 +589,18 @@ func (r *renderer) condition(c Condition) (string, error) {
 		default:
 			return "", fmt.Errorf("sqlrewrite: LIKE on %s: unknown case %q", c.Column, c.LikeCase)
 		}
+		if len(*c.Like) > MaxLikePattern {
+			return "", fmt.Errorf("sqlrewrite: LIKE pattern of %d bytes on %s, above %d", len(*c.Like), c.Column, MaxLikePattern)
+		}
+		if r.dialect == PostgreSQL {
+			// PostgreSQL refuses LIKE under a nondeterministic collation
+			// (ICU's case- or accent-insensitive ones), but only when a row
+			// reaches it, an error that would depend on the data: the
+			// operand is compared as text in the "C" collation, code point
+			// by code point, as LIKE compares under every deterministic
+			// collation (on citext too, whose own LIKE ignores case).
+			operand = "CAST(" + operand + " AS TEXT) COLLATE \"C\""
+		}
 		return operand + " LIKE " + r.arg(*c.Like) + " ESCAPE '" + string(LikeEscape) + "'", nil
 	}
 	if (c.Range == nil) == (len(c.In) == 0) {
