@@ -471,9 +471,13 @@ func (s *Snapshot) Histogram(ctx context.Context, f sqlrewrite.Fetch) ([]int64, 
 }
 
 // GridSums runs a grid-sums fetch and returns its exact n, Σk and Σk²
-// (sqlrewrite.GridSums). Each integer is read as text and parsed, so that
+// (sqlrewrite.GridSums), or n and Σk from the snapshot's profile where it
+// carries them. Each integer is read as text and parsed, so that
 // no driver converts it through float64.
 func (s *Snapshot) GridSums(ctx context.Context, f sqlrewrite.Fetch) (sqlrewrite.GridTotals, error) {
+	if t, ok := s.profileGridSums(f); ok {
+		return t.Of(f.GridSums), nil
+	}
 	out, err := once(s, "grid sums", f, func() ([]sqlrewrite.GridTotals, error) {
 		t, err := s.gridSums(ctx, f)
 		return []sqlrewrite.GridTotals{t}, err
@@ -494,6 +498,9 @@ func (s *Snapshot) GridSumsGrouped(ctx context.Context, f sqlrewrite.Fetch) (sql
 	g := f.GridSums
 	if g == nil {
 		return sqlrewrite.GridTotals{}, dperr.New(dperr.Internal, "internal error: grid-sums fetch without grid")
+	}
+	if t, ok := s.profileGridSums(f); ok {
+		return t.Of(g), nil
 	}
 	w := f
 	w.GridSums = nil

@@ -21,6 +21,9 @@ type profiled struct {
 	values  []group          // strictly increasing
 	rows    int64            // every filtered row, readable or not
 	carried []float64        // the totals of fetch.Profile.Terms
+	// gridCarried are the exact totals of its GridIndexSum terms (nil
+	// for the others).
+	gridCarried []*big.Int
 }
 
 // Profile runs a profile fetch and keeps its groups for the rest of the
@@ -37,7 +40,10 @@ type profiled struct {
 //     groups' own counts);
 //   - grouped by value, a grouped window or the grid sums of the column
 //     over the profile's bounds (the values, or their grid indices
-//     sqlrewrite.GridIndex).
+//     sqlrewrite.GridIndex);
+//   - the grid sums n, Σk (SumOnly, all ranks) of another column whose
+//     count of readable values and GridIndexSum the profile carries (the
+//     exact integer totals of the groups' exact sums).
 //
 // Each is the same per-row map the corresponding fetch renders, applied to
 // the row's profile value, so the numbers are those of the fetch (sums
@@ -48,18 +54,28 @@ func (s *Snapshot) Profile(ctx context.Context, f sqlrewrite.Fetch) error {
 	if p == nil || f.Unit != nil {
 		return dperr.New(dperr.Internal, "internal error: profile fetch without profile, or with a unit bound")
 	}
-	out := &profiled{fetch: f, carried: make([]float64, len(p.Terms))}
+	out := &profiled{fetch: f, carried: make([]float64, len(p.Terms)), gridCarried: make([]*big.Int, len(p.Terms))}
 	sums := make([]*big.Float, len(p.Terms))
 	for i := range sums {
 		sums[i] = exactFloat()
 	}
+	width := sqlrewrite.GridIndexSumWidth(s.b.dialect)
 	err := s.b.query(ctx, s.q, f, func(rows *sql.Rows) error {
 		var v sql.NullFloat64
 		var n int64
 		terms := make([]sql.NullFloat64, len(p.Terms))
+		gridText := make([][]sql.RawBytes, len(p.Terms)) // a GridIndexSum's integers, read as text
 		dest := []any{&v, &n}
-		for i := range terms {
-			dest = append(dest, &terms[i])
+		for i, t := range p.Terms {
+			if t.Kind != sqlrewrite.GridIndexSum {
+				dest = append(dest, &terms[i])
+				continue
+			}
+			gridText[i] = make([]sql.RawBytes, width)
+			for j := range gridText[i] {
+				dest = append(dest, &gridText[i][j])
+			}
+			out.gridCarried[i] = new(big.Int)
 		}
 		for rows.Next() {
 			if err := rows.Scan(dest...); err != nil {
@@ -78,6 +94,23 @@ func (s *Snapshot) Profile(ctx context.Context, f sqlrewrite.Fetch) error {
 				out.values = append(out.values, group{value: min(v.Float64, float64(p.Bins-1)), count: n})
 			default:
 				out.values = append(out.values, group{value: sqlrewrite.ClampValue(v.Float64, p.Lower, p.Upper), count: n})
+			}
+			for i, text := range gridText {
+				if text == nil {
+					continue
+				}
+				ints := make([]*big.Int, len(text))
+				for j, x := range text {
+					var ok bool
+					if ints[j], ok = new(big.Int).SetString(string(x), 10); !ok || ints[j].Sign() < 0 {
+						return fmt.Errorf("profile: grid index sum %q is not a natural number", x)
+					}
+				}
+				sum, err := sqlrewrite.DecodeGridIndexSum(s.b.dialect, ints)
+				if err != nil {
+					return err
+				}
+				out.gridCarried[i].Add(out.gridCarried[i], sum)
 			}
 			for i, t := range terms {
 				if math.IsNaN(t.Float64) || math.IsInf(t.Float64, 0) {
@@ -191,6 +224,28 @@ func (s *Snapshot) profileSummary(f sqlrewrite.Fetch) ([]float64, bool) {
 		}
 	}
 	return out, true
+}
+
+// profileGridSums computes a grid-sums fetch of n and Σk (SumOnly, all
+// ranks) from the snapshot's profile, if it carries that column's count of
+// readable values and its GridIndexSum on the same grid: the rows the
+// fetch counts and sums are those the terms count and sum.
+func (s *Snapshot) profileGridSums(f sqlrewrite.Fetch) (sqlrewrite.GridTotals, bool) {
+	g := f.GridSums
+	if g == nil || !g.SumOnly || g.Ranks != nil {
+		return sqlrewrite.GridTotals{}, false
+	}
+	pr := s.profileFor(f)
+	if pr == nil {
+		return sqlrewrite.GridTotals{}, false
+	}
+	terms := pr.fetch.Profile.Terms
+	count := slices.Index(terms, sqlrewrite.SummaryTerm{Kind: sqlrewrite.CountNumbers, Column: g.Column})
+	sum := slices.Index(terms, sqlrewrite.SummaryTerm{Kind: sqlrewrite.GridIndexSum, Column: g.Column, Lower: g.Lower, Upper: g.Upper, Unit: g.Unit})
+	if count < 0 || sum < 0 || pr.gridCarried[sum] == nil {
+		return sqlrewrite.GridTotals{}, false
+	}
+	return sqlrewrite.GridTotals{Count: int64(pr.carried[count]), Sum: new(big.Int).Set(pr.gridCarried[sum])}, true
 }
 
 // profileHistogram computes a histogram fetch from the snapshot's profile.

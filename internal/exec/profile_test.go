@@ -40,7 +40,8 @@ func (c *queryCounter) WithGroup(string) slog.Handler      { return c }
 // bounds (and text on SQLite), twice with the same noise: with the plan's
 // profile, and without it (every fetch sent as before). The answers are
 // identical (integer data: the database's float sums are exact, as the
-// profile's are), and the profile sends one query for AVG and VARIANCE and
+// profile's are), and the profile sends one query for AVG and VARIANCE,
+// for SUM and AVG of other columns (their exact grid sums carried), and
 // two for the mixed statement (the profile and the median window of
 // income), where the old path sent at least two and three.
 func TestOneScanStatements(t *testing.T) {
@@ -97,9 +98,12 @@ func TestOneScanStatements(t *testing.T) {
 				{"SELECT AVG(age) FROM pums", 1, 1},
 				{"SELECT VARIANCE(age) FROM pums", 1, 1},
 				{"SELECT COUNT(*), AVG(age), VARIANCE(age), STDDEV(age), SUM(income), MEDIAN(income) FROM pums WHERE age BETWEEN 20 AND 60", 2, 2},
-				// A grid median's histogram: the profile carries the count;
-				// AVG(income)'s exact grid sums are a second query.
-				{"SELECT COUNT(*), AVG(income), MEDIAN(age) FROM pums WHERE age > 30", 2, 3},
+				// A grid median's histogram: the profile carries the count,
+				// and AVG(income)'s exact n and Σk (GridIndexSum).
+				{"SELECT COUNT(*), AVG(income), MEDIAN(age) FROM pums WHERE age > 30", 1, 3},
+				// Grouped by age (its grid sums): income's n and Σk are
+				// carried exactly; MEDIAN(income) is a window.
+				{"SELECT SUM(income), SUM(age), MEDIAN(income) FROM pums", 2, 3},
 				{"SELECT AVG(age), VARIANCE(age), MEDIAN(age) FROM pums", 1, 2},
 			} {
 				st, err := sqlrewrite.NewParser(cat).Parse(tc.q)

@@ -79,20 +79,20 @@ func onGridSums(r *Release, finish func(src noise.Source, g mech.Grid, s mech.Gr
 
 // gridRead returns the grid of r's column and the one request of a
 // release that reads only its exact grid sums (readsGridSums): n and Σk
-// alone for a mean or a centred sum.
+// alone for a mean, a sum or a centred sum.
 func gridRead(r *Release) (mech.Grid, sqlrewrite.Fetch, error) {
 	g, err := mech.NewGrid(columnBounds(r))
 	if err != nil {
 		return mech.Grid{}, sqlrewrite.Fetch{}, err
 	}
 	f := gridSumsRequest(r, g)
-	f.GridSums.SumOnly = r.Stat.Kind == StatMean || r.Stat.Kind == StatCenteredSum
+	f.GridSums.SumOnly = r.Stat.Kind == StatMean || r.Stat.Kind == StatCenteredSum || r.Stat.Kind == StatSum
 	return g, f, nil
 }
 
 // GridSumsRead returns the grid sums r reads, and nothing else, where it
 // reads only those (AVG and VARIANCE by auto-mean and auto-variance, the
-// laplace mechanism's centred sums): an executor may fetch them for every
+// laplace mechanism's sums and centred sums): an executor may fetch them for every
 // group of a GROUP BY at once (sqlrewrite.GroupedGridSums) and answer the
 // release's request from them.
 func GridSumsRead(r *Release) (*sqlrewrite.GridSums, bool) {

@@ -57,14 +57,10 @@ func (laplaceMechanism) Terms(r *Release) []sqlrewrite.SummaryTerm {
 	if r.Stat.Kind == StatCountDistinct {
 		return []sqlrewrite.SummaryTerm{{Kind: sqlrewrite.CountDistinctValues, Column: col.Source}}
 	}
-	lo, hi, _ := col.Bounds()
-	switch r.Stat.Kind {
-	case StatCount:
+	if r.Stat.Kind == StatCount {
 		return []sqlrewrite.SummaryTerm{{Kind: sqlrewrite.CountNonNull, Column: col.Source}}
-	case StatSum:
-		return []sqlrewrite.SummaryTerm{{Kind: sqlrewrite.ClampedSum, Column: col.Source, Lower: lo, Upper: hi}}
 	}
-	return nil // the centred sums come exactly from the grid sums (Start)
+	return nil // the sum and the centred sums come exactly from the grid sums (Start)
 }
 
 func (laplaceMechanism) Histogram(*Release) *sqlrewrite.Histogram { return nil }
@@ -73,7 +69,10 @@ func (m laplaceMechanism) Reads(r *Release) string {
 	if terms := m.Terms(r); len(terms) > 0 {
 		return fmt.Sprintf("%d summary aggregate(s) computed by the database, no rows", len(terms))
 	}
-	return "the exact integer sums n, Σk, Σk² of the values on the grid of the bounds, computed by the database (one query), no rows"
+	if r.Stat.Kind == StatCenteredSumSquares {
+		return "the exact integer sums n, Σk, Σk² of the values on the grid of the bounds, computed by the database (one query), no rows"
+	}
+	return "the exact integer sums n, Σk of the values on the grid of the bounds, computed by the database (one query), no rows"
 }
 
 func (laplaceMechanism) Start(src noise.Source, r *Release, terms []float64, _ []int64) (Step, error) {
@@ -85,10 +84,8 @@ func (laplaceMechanism) Start(src noise.Source, r *Release, terms []float64, _ [
 	switch r.Stat.Kind {
 	case StatCount, StatCountDistinct:
 		noisy, err = laplace.ReleaseUnitCount(src, count(), r.rows(), r.Epsilon)
-	case StatSum:
-		noisy, err = laplace.ReleaseUnitSum(src, columnBounds(r), terms[0], r.rows(), r.Epsilon)
-	case StatCenteredSum, StatCenteredSumSquares:
-		return centredOnGrid(r)
+	case StatSum, StatCenteredSum, StatCenteredSumSquares:
+		return onGrid(r)
 	default:
 		err = fmt.Errorf("laplace cannot release %s", r.Stat)
 	}
@@ -99,15 +96,20 @@ func (laplaceMechanism) Start(src noise.Source, r *Release, terms []float64, _ [
 	return finished{Estimate{Value: noisy.Value(), Low: noisy.Value() - w, High: noisy.Value() + w, HasInterval: true, Primitive: &noisy}}, nil
 }
 
-// centredOnGrid is the step of a centred sum or centred sum of squares:
+// onGrid is the step of a sum, a centred sum or a centred sum of squares:
 // the exact grid sums of the column, then the release made from them
-// exactly (laplace.ReleaseUnitCenteredSumOnGrid and
-// ReleaseUnitCenteredSumOfSquaresOnGrid: float sums differenced here
-// would lose to cancellation more than the sensitivity).
-func centredOnGrid(r *Release) (Step, error) {
+// exactly (laplace.ReleaseUnitSumOnGrid, ReleaseUnitCenteredSumOnGrid and
+// ReleaseUnitCenteredSumOfSquaresOnGrid): the database's float sum rounds
+// on every row, so neighbours' sums could differ by more than one row's
+// value, and float sums differenced here would lose to cancellation more
+// than the sensitivity.
+func onGrid(r *Release) (Step, error) {
 	return onGridSums(r, func(src noise.Source, g mech.Grid, s mech.GridSums) (Estimate, error) {
-		release := laplace.ReleaseUnitCenteredSumOnGrid
-		if r.Stat.Kind == StatCenteredSumSquares {
+		release := laplace.ReleaseUnitSumOnGrid
+		switch r.Stat.Kind {
+		case StatCenteredSum:
+			release = laplace.ReleaseUnitCenteredSumOnGrid
+		case StatCenteredSumSquares:
 			release = laplace.ReleaseUnitCenteredSumOfSquaresOnGrid
 		}
 		noisy, err := release(src, columnBounds(r), g, s, r.rows(), r.Epsilon)

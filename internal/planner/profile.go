@@ -21,7 +21,9 @@ const maxProfileValues = 1 << 16
 // median of auto-mean, auto-variance and the exponential mechanism), the
 // statement reads the filtered rows grouped by that column's clamped value,
 // with the count of each group and the sums of every other summary term
-// of the statement (all of them counts and sums). Every summary term, that
+// of the statement (all of them counts and sums), and the count and exact
+// sum of grid indices of every other column whose grid sums n and Σk a
+// release reads (SUM, AVG: GridIndexSum). Every summary term, that
 // histogram and the others of the column, and every window and grid sum of
 // the column the mechanisms then ask for, come from those groups
 // (backend.Snapshot.Profile) instead of one query each. Otherwise, when a
@@ -97,7 +99,13 @@ func profileOf(p *Plan, squares bool) *sqlrewrite.Profile {
 		return nil
 	}
 	for _, r := range p.Releases {
-		for _, t := range r.Mechanism.Terms(r) {
+		terms := r.Mechanism.Terms(r)
+		if g, ok := GridSumsRead(r); ok && g.SumOnly && (prof.Bins > 0 || g.Column != prof.Column) {
+			// n and Σk of another column (SUM, AVG): carried exactly.
+			terms = append(terms, sqlrewrite.SummaryTerm{Kind: sqlrewrite.CountNumbers, Column: g.Column},
+				sqlrewrite.SummaryTerm{Kind: sqlrewrite.GridIndexSum, Column: g.Column, Lower: g.Lower, Upper: g.Upper, Unit: g.Unit})
+		}
+		for _, t := range terms {
 			switch {
 			case !sqlrewrite.Carries(t):
 				return nil
@@ -111,13 +119,14 @@ func profileOf(p *Plan, squares bool) *sqlrewrite.Profile {
 }
 
 // readsGridSums reports whether r's mechanism reads only the exact grid
-// sums of its column (the edge releases of auto-mean and auto-variance).
+// sums of its column (the edge releases of auto-mean and auto-variance,
+// the laplace mechanism's sums and centred sums).
 func readsGridSums(r *Release) bool {
 	switch r.Mechanism.(type) {
 	case autoMean, autoVariance:
 		return true
 	case laplaceMechanism:
-		return r.Stat.Kind == StatCenteredSum || r.Stat.Kind == StatCenteredSumSquares
+		return r.Stat.Kind == StatSum || r.Stat.Kind == StatCenteredSum || r.Stat.Kind == StatCenteredSumSquares
 	}
 	return false
 }
@@ -154,7 +163,7 @@ func (p *Plan) explainProfile() string {
 		}
 		return source
 	}
-	var carried, hists []string
+	var carried, hists, grids []string
 	for _, t := range prof.Terms {
 		switch t.Kind {
 		case sqlrewrite.CountNonNull, sqlrewrite.CountNumbers:
@@ -163,6 +172,9 @@ func (p *Plan) explainProfile() string {
 			carried = append(carried, fmt.Sprintf("SUM(%s clamped)", name(t.Column)))
 		case sqlrewrite.ClampedSumSquares:
 			carried = append(carried, fmt.Sprintf("SUM(%s clamped, squared)", name(t.Column)))
+		case sqlrewrite.GridIndexSum:
+			carried = append(carried, fmt.Sprintf("the exact SUM of %s's grid indices", name(t.Column)))
+			grids = append(grids, name(t.Column))
 		}
 	}
 	for i, r := range p.Releases {
@@ -175,13 +187,17 @@ func (p *Plan) explainProfile() string {
 	if len(carried) > 0 {
 		per += " and " + strings.Join(carried, ", ")
 	}
+	gridSums := ""
+	if len(grids) > 0 {
+		gridSums = ", the grid sums n, Σk of " + strings.Join(grids, ", ")
+	}
 	if prof.Bins > 0 {
 		return fmt.Sprintf("one query reads the filtered rows grouped by the bin of %s clamped to [%g, %g] in %d equal bins (one group for NULL), per group %s; "+
-			"the proxy computes from these totals the summary aggregates of every release and the histogram(s) of %s, without another query; "+
-			"windows and grid sums are further queries",
-			col, prof.Lower, prof.Upper, prof.Bins, per, strings.Join(hists, ", "))
+			"the proxy computes from these totals the summary aggregates of every release%s and the histogram(s) of %s, without another query; "+
+			"windows and other grid sums are further queries",
+			col, prof.Lower, prof.Upper, prof.Bins, per, gridSums, strings.Join(hists, ", "))
 	}
-	derived := "the summary aggregates of every release"
+	derived := "the summary aggregates of every release" + gridSums
 	if len(hists) > 0 {
 		derived += ", the histogram(s) of " + strings.Join(hists, ", ")
 	}

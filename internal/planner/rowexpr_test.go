@@ -44,9 +44,9 @@ func TestRowExprReleaseUsesDerivedBounds(t *testing.T) {
 		if !ok || lo != c.lo || hi != c.hi || r.Stat.Column.Source != p.Derived[0].Name {
 			t.Errorf("%s: release on %s [%v, %v], want the derived column %s [%v, %v]", c.sql, r.Stat.Column.Source, lo, hi, p.Derived[0].Name, c.lo, c.hi)
 		}
-		terms := r.Mechanism.Terms(r)
-		if len(terms) != 1 || terms[0].Kind != sqlrewrite.ClampedSum || terms[0].Column != p.Derived[0].Name || terms[0].Lower != c.lo || terms[0].Upper != c.hi {
-			t.Errorf("%s: terms %+v, want the clamped sum of %s over [%v, %v]", c.sql, terms, p.Derived[0].Name, c.lo, c.hi)
+		g, ok := planner.GridSumsRead(r)
+		if !ok || g.Column != p.Derived[0].Name || g.Lower != c.lo || g.Upper != c.hi || !g.SumOnly {
+			t.Errorf("%s: grid sums %+v, want those of %s over [%v, %v]", c.sql, g, p.Derived[0].Name, c.lo, c.hi)
 		}
 	}
 }

@@ -72,6 +72,11 @@ const (
 	ClampedSumSquares
 	// CountDistinctValues is COUNT(DISTINCT col).
 	CountDistinctValues
+	// GridIndexSum is the exact integer sum of col's grid indices on the
+	// grid of [Lower, Upper] with step Unit (GridSums' map), over the
+	// values read as numbers. Only a Profile carries it, read exactly in
+	// GridIndexSumWidth integers (DecodeGridIndexSum).
+	GridIndexSum
 )
 
 // SummaryTerm is one aggregate of a summary fetch; the fetch returns one row
@@ -80,6 +85,8 @@ type SummaryTerm struct {
 	Kind         TermKind
 	Column       string
 	Lower, Upper float64
+	// Unit is the grid step of a GridIndexSum.
+	Unit float64
 }
 
 // Window asks for the values of Column, clamped to [Lower, Upper], NULLs

@@ -81,6 +81,11 @@ func (r *renderer) partitioned(f Fetch) (query string, ok bool, err error) {
 		for range GridSumWidth(r.dialect) - 1 {
 			outs = append(outs, gridSum)
 		}
+	case f.GroupedGrid != nil:
+		keys, outs, inner = len(f.GroupedGrid.Dims), []TermKind{CountAll}, r.groupedGridSums
+		for range GridSumWidth(r.dialect) - 1 {
+			outs = append(outs, gridSum)
+		}
 	default: // a window of values or their sum, ranked grid sums, or pairs: rows, not an aggregate
 		return "", false, nil
 	}
@@ -97,7 +102,7 @@ func (r *renderer) partitioned(f Fetch) (query string, ok bool, err error) {
 		switch outs[i-keys] {
 		case CountAll, CountNonNull, CountNumbers:
 			cols = append(cols, "CAST(SUM("+name+") AS "+r.spec.integer+")")
-		case ClampedSum, ClampedSumSquares, gridSum:
+		case ClampedSum, ClampedSumSquares, GridIndexSum, gridSum:
 			cols = append(cols, "SUM("+name+")")
 		default: // COUNT(DISTINCT): partial counts do not add up
 			return "", false, nil

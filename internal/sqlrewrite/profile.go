@@ -3,6 +3,8 @@ package sqlrewrite
 import (
 	"fmt"
 	"math"
+	"math/big"
+	"strconv"
 	"strings"
 
 	"github.com/dpproxy/dpproxy/internal/catalog"
@@ -12,7 +14,7 @@ import (
 // each group with its value read by clamp to [Lower, Upper] (Render's rule;
 // NULL for unreadable values), its number of rows and the sum over its rows
 // of each of Terms. The fetch returns (v, count, term_1, …, term_m) per
-// group, in no order; groups with equal v (values beyond a bound, and the
+// group (a GridIndexSum term as GridIndexSumWidth integers), in no order; groups with equal v (values beyond a bound, and the
 // unreadable ones) are one group to the reader.
 //
 // It is one scan of the table that answers, computed by the proxy from the
@@ -64,10 +66,62 @@ func (p *Profile) Derives(t SummaryTerm) bool {
 // all rows (COUNT(DISTINCT c) cannot).
 func Carries(t SummaryTerm) bool {
 	switch t.Kind {
-	case CountAll, CountNonNull, CountNumbers, ClampedSum, ClampedSumSquares:
+	case CountAll, CountNonNull, CountNumbers, ClampedSum, ClampedSumSquares, GridIndexSum:
 		return true
 	}
 	return false
+}
+
+// GridIndexSumWidth is the number of integers a profile's GridIndexSum
+// term returns per group on d: Σk on PostgreSQL and MySQL/MariaDB (a
+// NUMERIC or DECIMAL, exact at any size); on SQLite, which sums INTEGERs
+// in int64 and fails on overflow (an error that would depend on the
+// data), Σ⌊k/2^15⌋ and Σ(k mod 2^15), each term below 2^16, so neither
+// overflows below 2^47 rows.
+func GridIndexSumWidth(d Dialect) int {
+	if d == SQLite {
+		return 2
+	}
+	return 1
+}
+
+// gridIndexSumShift is the split of a grid index on SQLite
+// (GridIndexSumWidth).
+const gridIndexSumShift = 15
+
+// DecodeGridIndexSum returns Σk from a group's GridIndexSumWidth integers
+// on d.
+func DecodeGridIndexSum(d Dialect, x []*big.Int) (*big.Int, error) {
+	if len(x) != GridIndexSumWidth(d) {
+		return nil, fmt.Errorf("sqlrewrite: %d integers of a grid index sum, want %d", len(x), GridIndexSumWidth(d))
+	}
+	if d != SQLite {
+		return new(big.Int).Set(x[0]), nil
+	}
+	sum := new(big.Int).Lsh(x[0], gridIndexSumShift)
+	return sum.Add(sum, x[1]), nil
+}
+
+// profileTerm renders the aggregates of a carried term: one, or for a
+// GridIndexSum GridIndexSumWidth of them.
+func (r *renderer) profileTerm(t SummaryTerm) ([]string, error) {
+	if t.Kind != GridIndexSum {
+		term, err := r.term(t)
+		return []string{term}, err
+	}
+	col, err := r.spec.ident(t.Column)
+	if err != nil {
+		return nil, err
+	}
+	k, err := r.gridIndex(col, t.Lower, t.Upper, t.Unit)
+	if err != nil {
+		return nil, err
+	}
+	if r.dialect != SQLite {
+		return []string{"COALESCE(SUM(" + k + "), 0)"}, nil
+	}
+	part := strconv.Itoa(1 << gridIndexSumShift)
+	return []string{"COALESCE(SUM(" + k + " / " + part + "), 0)", "COALESCE(SUM(" + k + " % " + part + "), 0)"}, nil
 }
 
 // profile renders a Profile fetch:
@@ -107,11 +161,11 @@ func (r *renderer) profile(f Fetch) (string, error) {
 		if !Carries(t) || t.Kind == CountAll {
 			return "", fmt.Errorf("sqlrewrite: a profile cannot carry the summary term kind %d", int(t.Kind))
 		}
-		term, err := r.term(t)
+		terms, err := r.profileTerm(t)
 		if err != nil {
 			return "", err
 		}
-		cols = append(cols, term)
+		cols = append(cols, terms...)
 	}
 	from, err := r.from(f, "")
 	if err != nil {

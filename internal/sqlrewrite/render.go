@@ -152,6 +152,9 @@ func (r *renderer) arg(v any) string {
 func (r *renderer) summary(f Fetch) (string, error) {
 	terms := make([]string, len(f.Summary))
 	for i, t := range f.Summary {
+		if t.Kind == GridIndexSum {
+			return "", errors.New("sqlrewrite: only a profile carries a grid index sum")
+		}
 		var err error
 		if terms[i], err = r.term(t); err != nil {
 			return "", err

@@ -76,6 +76,24 @@ func TestAuditAggregates(t *testing.T) {
 		}
 		return s
 	}
+	// sumOnGrid releases the exact grid sum of d or d2 (told apart by the
+	// summary's count), the SUM mechanism (sum_grid.go).
+	sumOnGrid := func(b mech.Bounds, d, d2 rows) func(rand.Source, mech.Bounds, Summary) float64 {
+		g, err := mech.NewGrid(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, sums := g.Indices(d)
+		_, sums2 := g.Indices(d2)
+		return func(src rand.Source, b mech.Bounds, s Summary) float64 {
+			of := sums
+			if s.Count == int64(len(d2)) {
+				of = sums2
+			}
+			r, _ := ReleaseUnitSumOnGrid(src, b, g, of, 1, 1)
+			return r.Value()
+		}
+	}
 	b := mech.Bounds{Lower: 0, Upper: 10}
 	for _, tc := range []struct {
 		name    string
@@ -88,14 +106,8 @@ func TestAuditAggregates(t *testing.T) {
 			c, _ := ReleaseCount(src, s.Count, 1)
 			return c.Value()
 		}},
-		{"sum at the upper bound", mech.Bounds{Lower: -3, Upper: 10}, rows{1, 3}, rows{1, 3, 10}, nil, func(src rand.Source, b mech.Bounds, s Summary) float64 {
-			r, _ := ReleaseSum(src, b, s.Sum, 1)
-			return r.Value()
-		}},
-		{"sum at the lower bound", mech.Bounds{Lower: -10, Upper: 2}, rows{1, -3}, rows{1, -3, -10}, nil, func(src rand.Source, b mech.Bounds, s Summary) float64 {
-			r, _ := ReleaseSum(src, b, s.Sum, 1)
-			return r.Value()
-		}},
+		{"sum at the upper bound", mech.Bounds{Lower: -3, Upper: 10}, rows{1, 3}, rows{1, 3, 10}, nil, sumOnGrid(mech.Bounds{Lower: -3, Upper: 10}, rows{1, 3}, rows{1, 3, 10})},
+		{"sum at the lower bound", mech.Bounds{Lower: -10, Upper: 2}, rows{1, -3}, rows{1, -3, -10}, nil, sumOnGrid(mech.Bounds{Lower: -10, Upper: 2}, rows{1, -3}, rows{1, -3, -10})},
 		{"mean, n = 2 plus a bound", b, rows{5, 5}, rows{5, 5, 10}, nil, meanRelease},
 		{"mean, n = 0 and 1", b, rows{}, rows{0}, nil, meanRelease},
 		{"variance plus a bound", b, rows{0, 10, 5}, rows{0, 10, 5, 10}, nil, varianceRelease},

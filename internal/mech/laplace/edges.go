@@ -209,7 +209,7 @@ func ReleaseEdgeSquares(src noise.Source, g mech.Grid, s mech.GridSums, epsilon 
 // squareUp returns top² rounded up to a float64.
 func squareUp(top int64) float64 {
 	t := big.NewInt(top)
-	f, _ := new(big.Float).SetMode(big.ToPositiveInf).SetInt(t.Mul(t, t)).Float64()
+	f, _ := new(big.Float).SetPrec(53).SetMode(big.ToPositiveInf).SetInt(t.Mul(t, t)).Float64()
 	return f
 }
 

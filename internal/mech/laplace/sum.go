@@ -15,17 +15,22 @@ import (
 // the public [L, U] (by the database), so one row contributes some
 // c ∈ [L, U] to Σ clamp(x) and adding or removing it changes the sum by
 // at most Δ = max(|L|, |U|): Laplace(Δ/ε) on the grid (Laplace) is ε-DP.
+// The SUM statistic itself is released from exact grid sums
+// (sum_grid.go); the float constructions here serve the centred sums of
+// BoundedMean and BoundedVariance.
 //
 // The centered sum Σ (clamp(x) - m) with m = (L+U)/2 is the primitive of
 // the mean and variance: one row contributes c - m ∈ [-(U-L)/2, (U-L)/2],
 // so its sensitivity is the smaller Δ = (U-L)/2.
 //
-// Floating point: the database computes Σ clamp(x) in its own arithmetic
-// and the centered sum is derived from it here; their rounding errors are
-// not part of the sensitivity analysis (as in every DP library that takes
-// float sums: Casacuberta et al. 2022). They are far below Δ unless the
-// bounds are huge next to their width or n is near 2^53; computing
-// SUM(clamp(x) - m) in the database avoids the cancellation altogether.
+// Floating point: in these float constructions the database computes
+// Σ clamp(x) in its own arithmetic and the centered sum is derived from it
+// here; their rounding errors are not part of the sensitivity analysis, so
+// they are not what the proxy releases (Casacuberta et al. 2022 exploit
+// such sums): its SUM, AVG and VARIANCE come from exact grid sums
+// (sum_grid.go, centred_grid.go, edges.go). BoundedMean and
+// BoundedVariance remain as the textbook baselines the benchmarks compare
+// against.
 
 // Summary is what the database computes over the rows a query selects,
 // after clamping each value to the column's bounds.
@@ -54,31 +59,6 @@ func (s Summary) centeredSum(b mech.Bounds) float64 {
 	return math.Min(math.Max(s.Sum-n*b.Mid(), -n*h), n*h)
 }
 
-// ReleaseSum releases Σ clamp(x) with Laplace noise for sensitivity
-// max(|L|, |U|).
-func ReleaseSum(src noise.Source, b mech.Bounds, sum, epsilon float64) (Noisy, error) {
-	return ReleaseUnitSum(src, b, sum, 1, epsilon)
-}
-
-// ReleaseUnitSum releases Σ clamp(x) over a table bounded to k rows per
-// privacy unit with Laplace noise for sensitivity k·max(|L|, |U|) (unit.go).
-func ReleaseUnitSum(src noise.Source, b mech.Bounds, sum float64, k int64, epsilon float64) (Noisy, error) {
-	if err := b.Validate(); err != nil {
-		return Noisy{}, err
-	}
-	if math.IsNaN(sum) || math.IsInf(sum, 0) {
-		return Noisy{}, fmt.Errorf("%w: sum %v", mech.ErrInvalidInput, sum)
-	}
-	if err := checkRows(k); err != nil {
-		return Noisy{}, err
-	}
-	l, err := noise.NewLaplace(timesRows(k, math.Max(math.Abs(b.Lower), math.Abs(b.Upper))), epsilon)
-	if err != nil {
-		return Noisy{}, err
-	}
-	return Noisy{value: l.Release(src, sum), stat: statSum, bounds: b, noise: l}, nil
-}
-
 // DeriveSum turns a noisy sum into an answer with its Laplace interval; when
 // the bounds fix the sign of every value (L ≥ 0 or U ≤ 0) the value and the
 // interval are limited to that sign.
@@ -97,19 +77,6 @@ func DeriveSum(sum Noisy, confidence float64) (mech.Estimate, error) {
 		hi = 0
 	}
 	return interval(sum.value, sum.HalfWidth(confidence), lo, hi), nil
-}
-
-// BoundedSum is the complete SUM mechanism: ReleaseSum with all of ε, then
-// DeriveSum. It checks every argument before drawing noise.
-func BoundedSum(src noise.Source, b mech.Bounds, sum, epsilon, confidence float64) (mech.Estimate, error) {
-	if err := mech.CheckConfidence(confidence); err != nil {
-		return mech.Estimate{}, err
-	}
-	s, err := ReleaseSum(src, b, sum, epsilon)
-	if err != nil {
-		return mech.Estimate{}, err
-	}
-	return DeriveSum(s, confidence)
 }
 
 // ReleaseCenteredSum releases Σ (clamp(x) - (L+U)/2), computed from the

@@ -90,8 +90,18 @@ var unitStats = []unitStat{
 		return ReleaseUnitCount(noise.NewCryptoSource(), int64(len(xs)), k, eps)
 	}, func(_ mech.Bounds, xs []float64) float64 { return float64(len(xs)) }},
 	{"sum", func(b mech.Bounds, xs []float64, k int64, eps float64) (Noisy, error) {
-		return ReleaseUnitSum(noise.NewCryptoSource(), b, unboundedSummaryOf(xs).Sum, k, eps)
-	}, func(_ mech.Bounds, xs []float64) float64 { return unboundedSummaryOf(xs).Sum }},
+		g, err := mech.NewGrid(b)
+		if err != nil {
+			return Noisy{}, err
+		}
+		_, s := g.Indices(xs)
+		return ReleaseUnitSumOnGrid(noise.NewCryptoSource(), b, g, s, k, eps)
+	}, func(b mech.Bounds, xs []float64) float64 {
+		g, _ := mech.NewGrid(b)
+		_, s := g.Indices(xs)
+		f, _ := gridSumOf(g, s).Float64()
+		return f
+	}},
 	{"centred sum", func(b mech.Bounds, xs []float64, k int64, eps float64) (Noisy, error) {
 		return ReleaseUnitCenteredSum(noise.NewCryptoSource(), b, unboundedSummaryOf(xs), k, eps)
 	}, func(b mech.Bounds, xs []float64) float64 { return unboundedSummaryOf(xs).centeredSum(b) }},
