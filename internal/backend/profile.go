@@ -174,7 +174,8 @@ func (s *Snapshot) profileFor(f sqlrewrite.Fetch) *profiled {
 		return nil
 	}
 	for _, p := range s.profiles {
-		if p.fetch.Table == f.Table && sameConditions(p.fetch.Filter, f.Filter) && reflect.DeepEqual(p.fetch.Boolean, f.Boolean) {
+		if p.fetch.Table == f.Table && sameConditions(p.fetch.Filter, f.Filter) && reflect.DeepEqual(p.fetch.Boolean, f.Boolean) &&
+			reflect.DeepEqual(p.fetch.Derived, f.Derived) && slices.Equal(p.fetch.Partitions, f.Partitions) {
 			return p
 		}
 	}

@@ -68,8 +68,8 @@ import (
 // m_α is the exact rational mean of the y of ranks lo+1 … hi−1, from the
 // windows' indices and the database's exact integer sum Σk of the indices
 // between them. Step 1 holds for the y, whose spread is at most W + 2·Unit,
-// so the noise's Δ is s·N^κ/c_min + 2·Unit/c_min (at most U − L, which
-// bounds every difference), and the mean enters the noise exactly
+// so the noise's Δ is s·N^κ/c_min + 2·Unit/c_min (at most the grid
+// values' span Top·Unit, which bounds every difference), and the mean enters the noise exactly
 // (noise.Laplace.ReleaseExact). A float sum would not do: on values far
 // from 0 for their spread its rounding exceeds Δ, and neighbours' means
 // then differ by more than the noise was calibrated for (an independent
@@ -204,10 +204,12 @@ func (t *TrimmedMean) Release(src noise.Source, d Data) (value float64, refused 
 }
 
 // meanSensitivity returns the Δ of the mean's release given the scale s:
-// s·N^κ/c_min plus 2·Unit/c_min for the grid, at most U − L (and at least
-// 2^−900, the smallest the noise takes).
+// s·N^κ/c_min plus 2·Unit/c_min for the grid, at most Top·Unit (exact: the
+// span of the grid values, which bounds every difference of their means;
+// it may exceed the float U − L by up to Unit/2), and at least 2^−900,
+// the smallest the noise takes.
 func (t *TrimmedMean) meanSensitivity(scale float64) float64 {
-	return math.Max(math.Min(scale*t.noiseFactor+2*t.grid.Unit/t.minTrimmed, t.bounds.Upper-t.bounds.Lower), 0x1p-900)
+	return math.Max(math.Min(scale*t.noiseFactor+2*t.grid.Unit/t.minTrimmed, float64(t.grid.Top)*t.grid.Unit), 0x1p-900)
 }
 
 // trimmedMean returns m_α exactly, on the grid: L + Unit·(Σk)/c over the
