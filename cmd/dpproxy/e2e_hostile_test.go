@@ -83,7 +83,6 @@ var hostileStatements = []struct{ mechanism, sql string }{
 	{"ptr", "SELECT MEDIAN(x) FROM h WHERE %s"},
 	{"auto", "SELECT IQR(x) FROM h WHERE %s"},
 	{"auto", "SELECT REGR_SLOPE(y, x), REGR_INTERCEPT(y, x) FROM h WHERE %s"},
-	{"ptr-robust", "SELECT REGR_SLOPE(y, x) FROM h WHERE %s"},
 	{"auto", "SELECT COUNT(*) FROM h WHERE z BETWEEN 10 AND 50 AND %s"},
 	{"auto", "SELECT FLOOR(z / 25) * 25 AS bucket, COUNT(*) FROM h WHERE %s GROUP BY bucket"},
 }
@@ -91,7 +90,7 @@ var hostileStatements = []struct{ mechanism, sql string }{
 // mayAnswerNull reports whether a mechanism's answer may be NULL by its
 // noise alone (PTR's No Reply), so NULL and a number are one class.
 func mayAnswerNull(mechanism, sql string) bool {
-	return mechanism == "ptr" || mechanism == "trimmed" || mechanism == "ptr-robust" ||
+	return mechanism == "ptr" || mechanism == "trimmed" ||
 		strings.Contains(sql, "IQR") || strings.Contains(sql, "REGR_")
 }
 

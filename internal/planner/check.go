@@ -136,7 +136,7 @@ func (ptrMechanism) Check(r *Release) error {
 		case StatQuantile:
 			_, err = ptr.NewMedian(p, 0)
 		case StatRegression:
-			_, err = ptrRegressionStep(r, p, false)
+			_, err = ptrRegressionStep(r, p)
 		default:
 			err = fmt.Errorf("ptr cannot release %s", r.Stat)
 		}
@@ -144,12 +144,7 @@ func (ptrMechanism) Check(r *Release) error {
 	})
 }
 
-func (ptrRobustMechanism) Check(r *Release) error {
-	return checkPTR(r, func(p ptr.Params) error {
-		_, err := ptrRegressionStep(r, p, true)
-		return err
-	})
-}
+func (ptrRobustMechanism) Check(*Release) error { return errRobustRegression }
 
 func (trimmedMechanism) Check(r *Release) error {
 	return checkPTR(r, func(p ptr.Params) error {

@@ -27,6 +27,7 @@
 package planner
 
 import (
+	"errors"
 	"fmt"
 	"github.com/dpproxy/dpproxy/internal/mech"
 	"strings"
@@ -356,7 +357,9 @@ func (p *Planner) plan(sel *sqlrewrite.Select, s Settings, grouped bool) (*Plan,
 	// anything is reserved or read: a refusal after the data was read would
 	// be charged, and could depend on the data.
 	for _, r := range plan.Releases {
-		if err := r.Mechanism.Check(r); err != nil {
+		if err := r.Mechanism.Check(r); errors.Is(err, errRobustRegression) {
+			return nil, err
+		} else if err != nil {
 			return nil, dperr.New(dperr.InvalidValue, "@dp_epsilon = %g (and @dp_delta = %g) split over this statement's %d release(s) gives %s an ε of %g, which mechanism %s cannot use: %v; change @dp_epsilon (or @dp_delta), or ask fewer aggregates at once",
 				s.Epsilon, s.Delta, len(plan.Releases), r.Stat, r.Epsilon, r.Mechanism.Name(), err)
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/dpproxy/dpproxy/internal/dperr"
 	"github.com/dpproxy/dpproxy/internal/mech"
 	"github.com/dpproxy/dpproxy/internal/mech/laplace"
 	"github.com/dpproxy/dpproxy/internal/mech/noise"
@@ -89,7 +90,7 @@ func (ptrMechanism) Start(src noise.Source, r *Release, terms []float64, _ []int
 		}
 		return ptrColumnStep(r, m, n), nil
 	case StatRegression:
-		return ptrRegressionStep(r, p, false)
+		return ptrRegressionStep(r, p)
 	}
 	return nil, fmt.Errorf("ptr cannot release %s", r.Stat)
 }
@@ -149,11 +150,8 @@ func ptrEstimate(v float64, refused bool) Estimate {
 // ptrRegressionStep runs R_S on every (y, x) row. The coefficient bounds
 // are public, from the columns' bounds: |slope| ≤ 10·(Uy−Ly)/(Ux−Lx), and
 // the intercept within the y bounds widened by that slope times max|x|.
-//
-// With robust set it runs R_H (both coefficients in one release, about 2 s
-// on its default 2,048-row sample; it answers ⊥ unless ε is large) and
-// returns the requested one; otherwise R_S for the requested coefficient.
-func ptrRegressionStep(r *Release, p ptr.Params, robust bool) (Step, error) {
+// It runs R_S for the requested coefficient.
+func ptrRegressionStep(r *Release, p ptr.Params) (Step, error) {
 	y, x := r.Stat.Column, r.Stat.Column2
 	ly, uy, _ := y.Bounds()
 	lx, ux, _ := x.Bounds()
@@ -163,17 +161,7 @@ func ptrRegressionStep(r *Release, p ptr.Params, robust bool) (Step, error) {
 		Epsilon: p.Epsilon, Delta: p.Delta, Size: p.Size,
 		Coefficients: []mech.Bounds{{Lower: ly - reach, Upper: uy + reach}, {Lower: -slope, Upper: slope}},
 	}
-	pick := 0 // index of the coefficient in the release's output
-	var m interface {
-		Release(src noise.Source, rows ptr.RegressionRows) ([]float64, bool, error)
-	}
-	var err error
-	if robust {
-		m, err = ptr.NewHampelRegression(params, 0)
-		pick = r.Stat.Coefficient
-	} else {
-		m, err = ptr.NewShortcutRegression(params, []int{r.Stat.Coefficient})
-	}
+	m, err := ptr.NewShortcutRegression(params, []int{r.Stat.Coefficient})
 	if err != nil {
 		return nil, err
 	}
@@ -192,7 +180,7 @@ func ptrRegressionStep(r *Release, p ptr.Params, robust bool) (Step, error) {
 		if err != nil || refused {
 			return ptrEstimate(0, refused), err
 		}
-		return Estimate{Value: beta[pick]}, nil
+		return Estimate{Value: beta[0]}, nil
 	}}, nil
 }
 
@@ -248,24 +236,30 @@ func (trimmedMechanism) Start(src noise.Source, r *Release, terms []float64, _ [
 	return ptrColumnStep(r, m, n), nil
 }
 
-// ptrRobustMechanism is "ptr-robust": REGR_SLOPE and REGR_INTERCEPT by the
-// robust estimator R_H (Dwork and Lei's Hampel-type regression), (ε, δ)-DP
-// under add/remove like "ptr". It reads every row and answers ⊥ unless ε
-// is large (bench/RESULTS-ptr.md): "ptr" (R_S) is the default.
+// ptrRobustMechanism is "ptr-robust", the robust estimator R_H (Dwork and
+// Lei's Hampel-type regression) for REGR_SLOPE and REGR_INTERCEPT, which
+// the proxy refuses (errRobustRegression) before anything is read or
+// charged: ptr.HampelRegression computes its stability distance ⌈g⌉ on a
+// floating-point line arrangement, and an independent review found
+// neighbouring datasets whose computed distances differ by 2 (a g that is
+// exactly 1 computed one ulp above it; a vertex on a cell's edge rounded
+// into the cell), where the proof of its (ε, δ) needs 1. It stays in
+// package ptr for the benchmark (bench/RESULTS-ptr.md) until the distance
+// is computed with certified error bounds. "ptr" (R_S) is the default.
 type ptrRobustMechanism struct{ ptrMechanism }
+
+// errRobustRegression is the refusal of "ptr-robust".
+var errRobustRegression = dperr.New(dperr.Unsupported,
+	"the mechanism 'ptr-robust' is not served: its stability distance is computed in floating point, which its proof does not allow; use SET @dp_mechanism = 'ptr' (R_S, the default for REGR_SLOPE and REGR_INTERCEPT)")
 
 func (ptrRobustMechanism) Name() string { return "ptr-robust" }
 
 func (ptrRobustMechanism) Supports(s Statistic) bool { return s.Kind == StatRegression }
 
 func (ptrRobustMechanism) Guarantee() string {
-	return "(ε, δ)-DP: Propose-Test-Release robust regression R_H, answers NULL (No Reply) unless the data are stable at this ε"
+	return "not served: Propose-Test-Release robust regression R_H, whose floating-point stability distance its proof does not allow"
 }
 
-func (ptrRobustMechanism) Start(src noise.Source, r *Release, terms []float64, _ []int64) (Step, error) {
-	p, err := ptrParams(src, r, int64(math.Round(terms[0])))
-	if err != nil {
-		return nil, err
-	}
-	return ptrRegressionStep(r, p, true)
+func (ptrRobustMechanism) Start(noise.Source, *Release, []float64, []int64) (Step, error) {
+	return nil, errRobustRegression
 }
