@@ -14,8 +14,9 @@ import (
 // each group with its value read by clamp to [Lower, Upper] (Render's rule;
 // NULL for unreadable values), its number of rows and the sum over its rows
 // of each of Terms. The fetch returns (v, count, term_1, …, term_m) per
-// group (a GridIndexSum term as GridIndexSumWidth integers), in no order; groups with equal v (values beyond a bound, and the
-// unreadable ones) are one group to the reader.
+// group (a GridIndexSum term as GridIndexSumWidth integers), in no order;
+// groups with equal v (values beyond a bound, and the unreadable ones) are
+// one group to the reader.
 //
 // It is one scan of the table that answers, computed by the proxy from the
 // group totals, every summary term of the statement (Derives tells which

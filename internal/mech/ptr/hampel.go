@@ -24,9 +24,9 @@ import (
 // with certified error bounds (a one-sided ⌈g − η⌉, a shrunken interior,
 // and the test calibrated for the remaining slack).
 //
-// Guarantee (for the real-number g): (Epsilon, Delta)-DP under add/remove of one row, with 11
-// steps of ε = Epsilon/11 (2^p + 3p + 1, p = 2) and per-test δ0 = Delta/8
-// (2p + 2^p tests):
+// Guarantee (for the real-number g): (Epsilon, Delta)-DP under
+// add/remove of one row, with 11 steps of ε = Epsilon/11 (2^p + 3p + 1,
+// p = 2) and per-test δ0 = Delta/8 (2p + 2^p tests):
 //
 //   - Stage 1: S on each coefficient's block estimates (ptrBlockFits:
 //     substitution neighbours of public size m): a parallel composition of

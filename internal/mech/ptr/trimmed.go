@@ -69,7 +69,8 @@ import (
 // windows' indices and the database's exact integer sum Σk of the indices
 // between them. Step 1 holds for the y, whose spread is at most W + 2·Unit,
 // so the noise's Δ is s·N^κ/c_min + 2·Unit/c_min (at most the grid
-// values' span Top·Unit, which bounds every difference), and the mean enters the noise exactly
+// values' span Top·Unit, which bounds every difference), and the mean
+// enters the noise exactly
 // (noise.Laplace.ReleaseExact). A float sum would not do: on values far
 // from 0 for their spread its rounding exceeds Δ, and neighbours' means
 // then differ by more than the noise was calibrated for (an independent
