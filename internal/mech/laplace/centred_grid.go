@@ -48,7 +48,7 @@ func (s scaledNoise) Scale() float64 { return s.unit * s.noise.Scale() }
 // row-level table), with Laplace noise for sensitivity k·Top/2 in grid
 // units.
 func ReleaseUnitCenteredSumOnGrid(src noise.Source, b mech.Bounds, g mech.Grid, s mech.GridSums, k int64, epsilon float64) (Noisy, error) {
-	if err := centredGridInputs(b, g, s, k); err != nil {
+	if err := gridReleaseInputs(b, g, s, k); err != nil {
 		return Noisy{}, err
 	}
 	l, err := noise.NewLaplace(timesRows(k, float64(g.Top)/2), epsilon)
@@ -65,7 +65,7 @@ func ReleaseUnitCenteredSumOnGrid(src noise.Source, b mech.Bounds, g mech.Grid, 
 // exact grid sums s over a table bounded to k rows per unit, with Laplace
 // noise for sensitivity k·(Top/2)² in grid units².
 func ReleaseUnitCenteredSumOfSquaresOnGrid(src noise.Source, b mech.Bounds, g mech.Grid, s mech.GridSums, k int64, epsilon float64) (Noisy, error) {
-	if err := centredGridInputs(b, g, s, k); err != nil {
+	if err := gridReleaseInputs(b, g, s, k); err != nil {
 		return Noisy{}, err
 	}
 	if err := s.CheckSquares(g); err != nil {
@@ -83,9 +83,10 @@ func ReleaseUnitCenteredSumOfSquaresOnGrid(src noise.Source, b mech.Bounds, g me
 	return Noisy{value: unit2 * l.ReleaseExact(src, q), stat: statCenteredSumOfSquares, bounds: b, noise: scaledNoise{l, unit2}}, nil
 }
 
-// centredGridInputs validates the inputs of the grid releases: the grid is
-// the one of b, and the sums are consistent with it.
-func centredGridInputs(b mech.Bounds, g mech.Grid, s mech.GridSums, k int64) error {
+// gridReleaseInputs validates the inputs of the grid releases (the sum and
+// the centred sums): the grid is the one of b, and the sums are consistent
+// with it.
+func gridReleaseInputs(b mech.Bounds, g mech.Grid, s mech.GridSums, k int64) error {
 	if err := checkRows(k); err != nil {
 		return err
 	}

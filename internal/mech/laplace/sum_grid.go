@@ -32,7 +32,7 @@ import (
 // the grid g of b, from the exact grid sums s over a table bounded to k
 // rows per unit (k = 1 on a row-level table).
 func ReleaseUnitSumOnGrid(src noise.Source, b mech.Bounds, g mech.Grid, s mech.GridSums, k int64, epsilon float64) (Noisy, error) {
-	if err := centredGridInputs(b, g, s, k); err != nil {
+	if err := gridReleaseInputs(b, g, s, k); err != nil {
 		return Noisy{}, err
 	}
 	l, err := noise.NewLaplace(timesRows(k, gridSumSensitivity(g)), epsilon)
