@@ -74,6 +74,11 @@ func TestSettings(t *testing.T) {
 	if got := run(t, s, "SELECT @dp_epsilon").Rows[0][0]; got != 0.5 {
 		t.Errorf("after refused SETs: @dp_epsilon = %v, want 0.5", got)
 	}
+	// NULL unsets them, as it unsets a MySQL user variable: the defaults.
+	run(t, s, "SET @dp_epsilon = NULL, @dp_mechanism = NULL")
+	if got := run(t, s, "SELECT @dp_epsilon, @dp_mechanism").Rows[0]; fmt.Sprint(got) != "[0.1 auto]" {
+		t.Errorf("after SET … = NULL: got %v, want the defaults", got)
+	}
 	// System variables and SET NAMES are accepted and ignored.
 	run(t, s, "SET NAMES utf8mb4")
 	run(t, s, "SET autocommit = 1, sql_mode = 'STRICT_TRANS_TABLES'")

@@ -31,7 +31,10 @@ func setVariables(s *ast.SetStmt, sql string) (*SetVariables, error) {
 			if !ok {
 				return nil, refuse("SET @"+name+" to an expression", supportedSet)
 			}
-			a.Value = val
+			// NULL unsets a user variable, as in MySQL: the setting goes
+			// back to its default (the parser takes no DEFAULT for a user
+			// variable).
+			a.Value, a.Default = val, val.Null
 		}
 		set.Assignments = append(set.Assignments, a)
 	}

@@ -274,7 +274,8 @@ type SetVariables struct {
 type Assignment struct {
 	// Name is lower case without the @.
 	Name string
-	// Value is the assigned constant; Default is true for SET x = DEFAULT.
+	// Value is the assigned constant; Default is true for SET x = DEFAULT
+	// and for SET @x = NULL (back to the default).
 	Value   Value
 	Default bool
 }
