@@ -1,6 +1,7 @@
 package laplace
 
 import (
+	"fmt"
 	"math"
 	"math/big"
 	"math/rand/v2"
@@ -112,20 +113,8 @@ func TestSumOnGridRelease(t *testing.T) {
 	truth, _ := gridSumOf(g, sums).Float64()
 	const eps, trials = 0.8, 20000
 	for _, k := range []int64{1, 3} {
-		scale := float64(k) * b.Upper / eps
-		dev := 0.0
-		for range trials {
-			n, err := ReleaseUnitSumOnGrid(rng, b, g, sums, k, eps)
-			if err != nil {
-				t.Fatal(err)
-			}
-			dev += math.Abs(n.Value() - truth)
-			if math.Abs(n.Scale()-scale) > 1e-5*scale {
-				t.Fatalf("k=%d: scale %v, want %v", k, n.Scale(), scale)
-			}
-		}
-		if got := dev / trials; math.Abs(got-scale) > 5*scale/math.Sqrt(trials) {
-			t.Errorf("k=%d: mean |error| %v, want %v ± %v", k, got, scale, 5*scale/math.Sqrt(trials))
-		}
+		checkMeanAbsError(t, fmt.Sprintf("k=%d", k), trials, truth, float64(k)*b.Upper/eps, func() (Noisy, error) {
+			return ReleaseUnitSumOnGrid(rng, b, g, sums, k, eps)
+		})
 	}
 }
