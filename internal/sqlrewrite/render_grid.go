@@ -167,17 +167,9 @@ func (r *renderer) groupedGridSums(f Fetch) (string, error) {
 	}
 	// Rendered in text order (keys, index, FROM): a placeholder's argument
 	// is appended when it is rendered.
-	keys := make([]string, len(gg.Dims))
-	inner := make([]string, 0, len(gg.Dims)+1)
-	group := make([]string, len(gg.Dims))
-	for i, d := range gg.Dims {
-		key, err := r.groupedKey(d)
-		if err != nil {
-			return "", err
-		}
-		keys[i] = "g" + strconv.Itoa(i+1)
-		inner = append(inner, key+" AS "+keys[i])
-		group[i] = strconv.Itoa(i + 1)
+	inner, keys, group, err := r.groupedKeys(gg.Dims)
+	if err != nil {
+		return "", err
 	}
 	k, from, err := r.gridIndexFrom(f, gg.Grid)
 	if err != nil {

@@ -80,16 +80,9 @@ func (r *renderer) groupedHistogram(f Fetch) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	inner := make([]string, 0, len(g.Dims)+1)
-	outer := make([]string, 0, len(g.Dims)+2)
-	group := make([]string, 0, len(g.Dims)+1)
-	for i, d := range g.Dims {
-		key, err := r.groupedKey(d)
-		if err != nil {
-			return "", err
-		}
-		inner = append(inner, key+" AS g"+strconv.Itoa(i+1))
-		outer, group = append(outer, "g"+strconv.Itoa(i+1)), append(group, strconv.Itoa(i+1))
+	inner, outer, group, err := r.groupedKeys(g.Dims)
+	if err != nil {
+		return "", err
 	}
 	bin, err := r.bin(col, &h)
 	if err != nil {
@@ -105,6 +98,22 @@ func (r *renderer) groupedHistogram(f Fetch) (string, error) {
 	}
 	return "SELECT " + strings.Join(outer, ", ") + " FROM (SELECT " + strings.Join(inner, ", ") + from + ") AS h GROUP BY " +
 		strings.Join(group, ", "), nil
+}
+
+// groupedKeys renders the keys of a grouped fetch's dimensions for its
+// inner select ("key_i AS g_i"), their names ("g_i") and their GROUP BY
+// positions ("i"), in order (a placeholder's argument is appended when its
+// key is rendered).
+func (r *renderer) groupedKeys(dims []CellDim) (inner, names, group []string, err error) {
+	for i, d := range dims {
+		key, err := r.groupedKey(d)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		name := "g" + strconv.Itoa(i+1)
+		inner, names, group = append(inner, key+" AS "+name), append(names, name), append(group, strconv.Itoa(i+1))
+	}
+	return inner, names, group, nil
 }
 
 // groupedKey renders a GroupedSummary's key of one dimension: the cell
