@@ -433,12 +433,7 @@ func (m *MedianMechanism) Halted() bool {
 func (m *MedianMechanism) SpentEpsilon() float64 {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	h := float64(m.plan.HardCap)
-	spent := m.plan.CountEpsilon + float64(m.hard)*(m.plan.TestEpsilon+m.plan.AnswerEpsilon)/h
-	if !m.halted {
-		spent += m.plan.TestEpsilon / h
-	}
-	return spent
+	return m.plan.spentEpsilon(m.hard, m.halted)
 }
 
 // PoolRepairs returns how many cuts the candidate pool had to widen because

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/big"
 
 	"github.com/dpproxy/dpproxy/internal/mech"
 	"github.com/dpproxy/dpproxy/internal/mech/noise"
@@ -109,10 +110,18 @@ func (c Config) validate() error {
 
 // countEpsilon returns the ε spent on the noisy row count.
 func (c Config) countEpsilon() float64 {
+	count, _ := c.epsilonShares()
+	return count
+}
+
+// epsilonShares splits Epsilon between the noisy row count (0 with a
+// public row count) and the runs, rounded down so that their exact sum is
+// at most Epsilon (mech.SplitShare).
+func (c Config) epsilonShares() (count, rest float64) {
 	if c.PublicRows > 0 {
-		return 0
+		return 0, c.Epsilon
 	}
-	return c.Epsilon * c.CountShare
+	return mech.SplitShare(c.Epsilon, c.CountShare)
 }
 
 // Plan holds the public parameters of an instance, fixed when it is
@@ -153,22 +162,44 @@ type mmNoise struct {
 	threshold, query, answer *noise.DiscreteLaplace
 }
 
-// newMMNoise returns the noise of H runs with the given ε shares.
+// newMMNoise returns the noise of H runs with the given ε shares, each
+// run's share rounded down (mech.EvenShare) so that H runs spend at most
+// the shares exactly.
 func newMMNoise(hardCap int, testEpsilon, answerEpsilon float64) (mmNoise, error) {
-	h := float64(hardCap)
-	threshold, err := noise.NewDiscreteLaplace(2, testEpsilon/h)
+	perRunTest, perRunAnswer := mech.EvenShare(testEpsilon, hardCap), mech.EvenShare(answerEpsilon, hardCap)
+	threshold, err := noise.NewDiscreteLaplace(2, perRunTest)
 	if err != nil {
 		return mmNoise{}, err
 	}
-	query, err := noise.NewDiscreteLaplace(4, testEpsilon/h)
+	query, err := noise.NewDiscreteLaplace(4, perRunTest)
 	if err != nil {
 		return mmNoise{}, err
 	}
-	answer, err := noise.NewDiscreteLaplace(1, answerEpsilon/h)
+	answer, err := noise.NewDiscreteLaplace(1, perRunAnswer)
 	if err != nil {
 		return mmNoise{}, err
 	}
 	return mmNoise{threshold: threshold, query: query, answer: answer}, nil
+}
+
+// spentEpsilon returns the ε spent after hard completed runs, and the open
+// run's test share unless halted: the row count's share plus the runs'
+// shares (each rounded down as the noise uses it, newMMNoise), summed
+// exactly and rounded up, so that a refund of the rest never returns ε
+// that was spent.
+func (p Plan) spentEpsilon(hard int, halted bool) float64 {
+	perRunTest, perRunAnswer := mech.EvenShare(p.TestEpsilon, p.HardCap), mech.EvenShare(p.AnswerEpsilon, p.HardCap)
+	spent := new(big.Rat).SetFloat64(p.CountEpsilon)
+	run := new(big.Rat).Add(new(big.Rat).SetFloat64(perRunTest), new(big.Rat).SetFloat64(perRunAnswer))
+	spent.Add(spent, run.Mul(run, big.NewRat(int64(hard), 1)))
+	if !halted {
+		spent.Add(spent, new(big.Rat).SetFloat64(perRunTest))
+	}
+	f, _ := spent.Float64()
+	if new(big.Rat).SetFloat64(f).Cmp(spent) < 0 {
+		f = math.Nextafter(f, math.Inf(1))
+	}
+	return f
 }
 
 // noise returns the plan's noise mechanisms.
@@ -293,9 +324,8 @@ func mmPlanWithCap(cfg Config, rowCount, countBound int64, hardCap int) (Plan, e
 	h, beta, k := float64(hardCap), cfg.Beta, float64(cfg.PlannedQueries)
 	a := h * (2*math.Log(3*h/beta) + 4*math.Log(3*k/beta))
 	b := h * math.Log(3*h/beta)
-	rest := cfg.Epsilon - cfg.countEpsilon()
-	testEpsilon := rest * math.Sqrt(2*a) / (math.Sqrt(2*a) + math.Sqrt(3*b))
-	answerEpsilon := rest - testEpsilon
+	_, rest := cfg.epsilonShares()
+	testEpsilon, answerEpsilon := mech.SplitShare(rest, math.Sqrt(2*a)/(math.Sqrt(2*a)+math.Sqrt(3*b)))
 	noise, err := newMMNoise(hardCap, testEpsilon, answerEpsilon)
 	if err != nil {
 		return Plan{}, err

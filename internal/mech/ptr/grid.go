@@ -56,6 +56,22 @@ type ptrLinearGrid struct{ origin, width float64 }
 // edge returns origin + (k − offset)·width.
 func (g ptrLinearGrid) edge(k, offset float64) float64 { return g.origin + (k-offset)*g.width }
 
+// binSpan returns a public bound on upper − lower over the bins that hold
+// a value of b, which the width alone is not: each edge origin +
+// (k−offset)·width rounds twice (k − offset is exact, k < 2^52), the
+// product and the sum, each by at most half an ulp of a magnitude below
+// 2·max(|L|, |U|) + 2·width, so a bin is at most width plus two ulps of
+// that magnitude wide. Near 0, where floats are denser than at the bounds,
+// two values of one bin can lie that far apart: a release whose
+// neighbours share a bin has this sensitivity, not the width (an
+// independent review measured bins 1.25 widths wide at the narrowest
+// width ptrWidthLimits allows). Twice the slack and a final rounding up
+// keep the bound safe against the rounding of its own terms.
+func (g ptrLinearGrid) binSpan(b mech.Bounds) float64 {
+	m := math.Max(math.Abs(b.Lower), math.Abs(b.Upper))
+	return math.Nextafter(g.width+4*ptrULP(2*m+2*g.width), math.Inf(1))
+}
+
 // bin returns the edges [lower, upper) of the bin holding x.
 func (g ptrLinearGrid) bin(x, offset float64) (lower, upper float64) {
 	k := math.Floor((x-g.origin)/g.width + offset)

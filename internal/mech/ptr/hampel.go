@@ -157,7 +157,8 @@ func (r *HampelRegression) Release(src noise.Source, rows RegressionRows) (beta 
 		}
 		beta = make([]float64, 2)
 		for d := range beta {
-			noise, err := noise.NewLaplace(widths[d], r.epsilon/2)
+			grid := ptrLinearGrid{origin: r.coef[d].Lower, width: widths[d]}
+			noise, err := noise.NewLaplace(grid.binSpan(r.coef[d]), mech.EvenShare(r.epsilon, 2))
 			if err != nil {
 				return nil, false, err
 			}

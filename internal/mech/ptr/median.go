@@ -16,7 +16,9 @@ import (
 // One grid given s is an (ε, δ0)-PTR function: its test is ε-DP
 // (ptrMedianDistance has sensitivity 1); if A ≥ 2 every neighbour's median
 // is in the same bin of width h, so Lap(h/ε) makes the release ε-DP; if
-// A ≤ 1 it answers with probability ≤ δ0. With a public s the two grids
+// A ≤ 1 it answers with probability ≤ δ0. (The Laplace sensitivity is the
+// bins' rounded span, ptrLinearGrid.binSpan: h plus a few ulps of the
+// bounds.) With a public s the two grids
 // form a level-1 cascade: (3ε, 2δ0) by Theorem 29 (digest [RECON]). With
 // s from S it is a level-2 cascade, K = 2, J = (2, 2): (6ε, 4δ0) (Theorem
 // 12(a); worst path: S fails a grid, passes the other and releases, M
@@ -58,7 +60,7 @@ func (c ptrMedianCore) run(src noise.Source, o ptrOrder) (value float64, ok bool
 		if !c.test.pass(src, ptrMedianDistance(o, r, lower, upper, c.test.cap)) {
 			continue
 		}
-		noise, err := noise.NewLaplace(h, c.epsilon)
+		noise, err := noise.NewLaplace(grid.binSpan(c.bounds), c.epsilon)
 		if err != nil {
 			return 0, false, err
 		}

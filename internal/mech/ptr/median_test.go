@@ -3,6 +3,7 @@ package ptr
 import (
 	"errors"
 	"math"
+	"math/big"
 	"math/rand/v2"
 	"testing"
 
@@ -194,4 +195,47 @@ func TestPTRMedianConstant(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestBinSpanBoundsEveryBin checks the median's Laplace sensitivity
+// against the float edges of the bins it covers: two values of one bin
+// are at most binSpan apart, for the narrowest widths ptrWidthLimits
+// allows, where rounded edges make bins wider than the width itself (the
+// test also finds such a bin, so the width alone would fail it).
+func TestBinSpanBoundsEveryBin(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 1))
+	widerThanWidth := 0
+	for _, b := range []mech.Bounds{{Lower: -1e6, Upper: 1e6}, {Lower: -6.7e8, Upper: 6.7e8}, {Lower: 0, Upper: 100}, {Lower: -1, Upper: 1e15}} {
+		lo, hi := ptrWidthLimits(b)
+		for _, w := range []float64{lo, lo * 1.125, lo * 1.5, lo * 2.5, lo * 3.7, 1e-9, 3.3e-9, 1e-6, 0.37, hi} {
+			w = math.Min(math.Max(w, lo), hi)
+			g := ptrLinearGrid{origin: b.Lower, width: w}
+			span := g.binSpan(b)
+			xs := []float64{b.Lower, b.Upper, 0, 1e-12, -1e-12, 0.3, 7}
+			for range 200 {
+				xs = append(xs, b.Lower+rng.Float64()*(b.Upper-b.Lower), (rng.Float64()-0.5)*1e3*w)
+			}
+			for _, x := range xs {
+				x = b.Clamp(x)
+				for _, off := range ptrOffsets {
+					l, u := g.bin(x, off)
+					if !(l <= x && x < u) {
+						t.Fatalf("bounds %v width %g: %v not in its bin [%v, %v)", b, w, x, l, u)
+					}
+					// The widest gap between two values of [l, u), exactly.
+					gap := new(big.Float).Sub(big.NewFloat(math.Nextafter(u, math.Inf(-1))), big.NewFloat(l))
+					if gap.Cmp(big.NewFloat(span)) > 0 {
+						t.Errorf("bounds %v width %g: bin [%v, %v) spans %v > binSpan %v", b, w, l, u, gap, span)
+					}
+					if gap.Cmp(big.NewFloat(w)) > 0 {
+						widerThanWidth++
+					}
+				}
+			}
+		}
+	}
+	if widerThanWidth == 0 {
+		t.Error("no bin wider than its width: the test no longer exercises the rounding of the edges")
+	}
+	t.Logf("%d bins wider than their width, none wider than binSpan", widerThanWidth)
 }
