@@ -33,6 +33,26 @@ func EvenShare(total float64, parts int) float64 {
 	return s
 }
 
+// ProportionalShare returns the largest float64 s ≤ total·part/whole with
+// whole·s ≤ part·total exactly, for total ≥ 0 finite and 0 ≤ part ≤ whole,
+// whole ≥ 1: shares of parts summing to whole then sum to at most total.
+// A total that is negative, NaN or infinite gives total·part/whole
+// unchanged, for the caller's validation to reject.
+func ProportionalShare(total float64, part, whole int) float64 {
+	if whole < 1 || part < 0 || part > whole {
+		panic("mech: ProportionalShare needs 0 ≤ part ≤ whole, whole ≥ 1")
+	}
+	s := total * float64(part) / float64(whole)
+	if !(total >= 0) || math.IsInf(total, 0) {
+		return s
+	}
+	limit := new(big.Rat).Mul(ratOf(total), big.NewRat(int64(part), int64(whole)))
+	for s > 0 && ratOf(s).Cmp(limit) > 0 {
+		s = math.Nextafter(s, 0)
+	}
+	return s
+}
+
 // SplitShare splits total into a = total·fraction and b = total − a, both
 // rounded down so that a + b ≤ total exactly, for total ≥ 0 finite and
 // fraction in [0, 1] (a constant of the caller). Each is within an ulp of
@@ -56,6 +76,21 @@ func SplitShare(total, fraction float64) (a, b float64) {
 		b = math.Nextafter(b, 0)
 	}
 	return a, b
+}
+
+// SumRoundedUp returns the smallest float64 at least the exact sum of xs
+// (finite), 0 for none: what a statement composed of releases at these
+// costs is charged.
+func SumRoundedUp(xs ...float64) float64 {
+	sum := new(big.Rat)
+	for _, x := range xs {
+		sum.Add(sum, ratOf(x))
+	}
+	f, _ := sum.Float64()
+	if ratOf(f).Cmp(sum) < 0 {
+		f = math.Nextafter(f, math.Inf(1))
+	}
+	return f
 }
 
 // ratOf returns x exactly.

@@ -46,6 +46,22 @@ func TestSharesNeverExceedTotal(t *testing.T) {
 				t.Fatalf("EvenShare(%v, %d) = %v: more than an ulp below %v", e, parts, exact[0], e/float64(parts))
 			}
 		}
+		for _, weights := range [][]int{{1, 2}, {1, 1, 1}, {2, 3, 5, 7}, {1, 1, 1, 1, 1, 1, 1}, {3, 9, 1}} {
+			whole := 0
+			for _, w := range weights {
+				whole += w
+			}
+			shares := make([]float64, len(weights))
+			for i, w := range weights {
+				shares[i] = ProportionalShare(e, w, whole)
+				if shares[i] < math.Nextafter(math.Nextafter(e*float64(w)/float64(whole), 0), 0) {
+					t.Fatalf("ProportionalShare(%v, %d, %d) = %v: too far below %v", e, w, whole, shares[i], e*float64(w)/float64(whole))
+				}
+			}
+			if exceeds(shares, e) {
+				t.Fatalf("ProportionalShare(%v, %v of %d) = %v exceed the total", e, weights, whole, shares)
+			}
+		}
 		for _, f := range []float64{0.1, 0.2, 1.0 / 3, 0.9} {
 			a, b := SplitShare(e, f)
 			if exceeds([]float64{a, b}, e) {

@@ -364,9 +364,15 @@ func (p *Planner) plan(sel *sqlrewrite.Select, s Settings, grouped bool) (*Plan,
 				s.Epsilon, s.Delta, len(plan.Releases), r.Stat, r.Epsilon, r.Mechanism.Name(), err)
 		}
 	}
-	// Report the statement's ε exactly, not the float sum of its shares.
+	// Charge the statement's ε and δ exactly, not the float sums of their
+	// shares, which can round below the shares' exact sum (δ = 10⁻⁷ over
+	// five releases summed to 9.999999999999998e-08, below the five
+	// shares' exact total).
 	if len(plan.Releases) > 0 {
 		plan.Cost.Epsilon = s.Epsilon
+	}
+	if needDelta > 0 {
+		plan.Cost.Delta = s.Delta
 	}
 	if !grouped {
 		plan.Profile = profileOf(plan, groupsSquares(p.cat.Backend.Driver))

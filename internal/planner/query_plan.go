@@ -343,7 +343,7 @@ func (p *Planner) planSelected(qp *QueryPlan, private int, s Settings) (*QueryPl
 	qp.Selection = sel
 	qp.Cost = Cost{Epsilon: s.Epsilon, Delta: sel.Delta}
 	if qp.Base != nil {
-		qp.Cost.Delta += unitGroupCost(t, qp.Base.Cost, rest, true).Delta
+		qp.Cost.Delta = mech.SumRoundedUp(sel.Delta, unitGroupCost(t, qp.Base.Cost, rest, true).Delta)
 	}
 	return qp, nil
 }
@@ -841,11 +841,12 @@ func (p *Planner) planParts(qp *QueryPlan, s Settings) (*QueryPlan, error) {
 	// between may be read by two of them, so they compose in parallel only
 	// on a snapshot (backend.isolation repeatable_read).
 	qp.Disjoint = !qp.Table.HasPrivacyUnit() && p.cat.Backend.Isolation != catalog.IsolationNone && disjointParts(parts, p.cat.Backend.Driver)
+	var deltas []float64
 	for j, part := range parts {
 		share := s
-		if !qp.Disjoint {
-			share.Epsilon = s.Epsilon * float64(counts[j]) / float64(total)
-			share.Delta = s.Delta * float64(counts[j]) / float64(total)
+		if !qp.Disjoint { // rounded down: the parts' exact sum is at most ε, δ
+			share.Epsilon = mech.ProportionalShare(s.Epsilon, counts[j], total)
+			share.Delta = mech.ProportionalShare(s.Delta, counts[j], total)
 		}
 		plan, err := p.plan(selects[j], share, true)
 		if err != nil {
@@ -853,13 +854,18 @@ func (p *Planner) planParts(qp *QueryPlan, s Settings) (*QueryPlan, error) {
 		}
 		part.Plan = plan
 		qp.Parts = append(qp.Parts, *part)
-		if qp.Disjoint {
-			qp.Cost.Delta = max(qp.Cost.Delta, plan.Cost.Delta)
-		} else {
-			qp.Cost.Delta += plan.Cost.Delta
-		}
+		deltas = append(deltas, plan.Cost.Delta)
 	}
+	// The statement's ε, not the float sum of the parts' shares (rounded
+	// down above, so their exact sum is at most ε). δ is what the parts
+	// that need it spend: in parallel the largest, else their exact sum
+	// rounded up, never below what is spent.
 	qp.Cost.Epsilon = s.Epsilon
+	if qp.Disjoint && len(deltas) > 0 {
+		qp.Cost.Delta = slices.Max(deltas)
+	} else {
+		qp.Cost.Delta = mech.SumRoundedUp(deltas...)
+	}
 	return qp, nil
 }
 
