@@ -329,10 +329,13 @@ func (e *Executor) releaseSelected(ctx context.Context, user string, qp *planner
 		if qp.Base == nil || len(kept) == 0 {
 			return nil
 		}
-		// Grouped by the key's own values on a row-level table: the number
-		// of kept values is not bounded by the configuration. Text keys are
-		// matched character for character, as KeyCounts counted them.
-		dims := append([]sqlrewrite.CellDim{{Column: sel.Column.Source, Values: kept, ByValue: !qp.Table.HasPrivacyUnit(), Exact: true}}, qp.Dims...)
+		// Grouped by the key's own values: the number of kept values is not
+		// bounded by the configuration (on a unit table beside declared
+		// keys, at most maxSelectedGroups cells by their CASE: groupedScope).
+		// Text keys are matched character for character, as KeyCounts
+		// counted them.
+		byValue := !qp.Table.HasPrivacyUnit() || len(qp.Dims) == 0
+		dims := append([]sqlrewrite.CellDim{{Column: sel.Column.Source, Values: kept, ByValue: byValue, Exact: true}}, qp.Dims...)
 		var filters [][]sqlrewrite.Condition
 		for _, f := range keyFilters(sel.Column.Source, kept) {
 			for d := range qp.Groups {
@@ -427,7 +430,7 @@ func (e *Executor) releaseOn(ctx context.Context, snap *backend.Snapshot, base *
 	// each unit (the planner gave each group ε / max_groups_per_unit).
 	scope := unitScope{salt: newUnitSalt(base, src)}
 	if base.Table.HasPrivacyUnit() && len(dims) > 0 {
-		scope.groups, scope.maxGroups = dims, base.Table.MaxGroupsPerUnit
+		scope = groupedScope(scope, dims, base.Table.MaxGroupsPerUnit)
 	}
 	byRows, where := summaryTerms(base)
 	values := map[int64][][]float64{} // rows per unit → group → term values

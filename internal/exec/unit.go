@@ -22,14 +22,38 @@ func newUnitSalt(plan *planner.Plan, src noise.Source) string {
 
 // unitScope is what a statement's fetches share on a unit table: the salt
 // (newUnitSalt) and, for a grouped statement, the group dimensions and the
-// bound of groups per unit (sqlrewrite.UnitBound.Groups), and the one
-// group a per-group fetch reads of the bounded rows (Within). The zero
-// scope is a row-level table's.
+// bound of groups per unit (sqlrewrite.UnitBound.Groups), or, grouped by
+// the values partition selection released alone, that key's column
+// (sqlrewrite.UnitBound.Key), and the one group a per-group fetch reads of
+// the bounded rows (Within). The zero scope is a row-level table's.
 type unitScope struct {
 	salt      string
 	groups    []sqlrewrite.CellDim
+	key       *sqlrewrite.CellDim
 	maxGroups int64
 	within    []sqlrewrite.Condition
+}
+
+// groupedScope is the scope of a grouped statement's fetches on a unit
+// table, each unit keeping at most maxGroups of its groups. Grouped by a
+// released key alone (a ByValue dimension: partition selection's values,
+// whose number nothing bounds), the units are bounded by the key's own
+// values (sqlrewrite.UnitBound.Key): each unit keeps at most maxGroups of
+// all its values, as the selection's counts were bounded, and the fetches
+// group by value, the caller dropping the values not released. Bounding
+// by the cells of the released values instead would render a CASE of
+// every released value, three times, per row: past about 21,800 values
+// more than the backends' 65,535 placeholders, and slow long before. The
+// bound is the same either way: adding or removing a unit changes at most
+// MaxRows rows in each of at most maxGroups groups.
+func groupedScope(scope unitScope, dims []sqlrewrite.CellDim, maxGroups int64) unitScope {
+	scope.maxGroups = maxGroups
+	if len(dims) == 1 && dims[0].ByValue && len(dims[0].Values) > 0 {
+		scope.key = &dims[0]
+		return scope
+	}
+	scope.groups = dims
+	return scope
 }
 
 // unitBound is the bound of a fetch that reads rowsPerUnit rows of each
@@ -44,8 +68,12 @@ func unitBound(t *catalog.Table, rowsPerUnit int64, scope unitScope) *sqlrewrite
 	for i, c := range t.Columns {
 		order[i] = c.Source
 	}
-	return &sqlrewrite.UnitBound{Column: t.PrivacyUnit, MaxRows: max(1, rowsPerUnit), Order: order, Salt: scope.salt,
+	u := &sqlrewrite.UnitBound{Column: t.PrivacyUnit, MaxRows: max(1, rowsPerUnit), Order: order, Salt: scope.salt,
 		Groups: scope.groups, MaxGroups: scope.maxGroups, Within: scope.within}
+	if k := scope.key; k != nil {
+		u.Key, u.KeyNumeric = k.Column, !k.Values[0].IsText
+	}
+	return u
 }
 
 // unitNote is the privacy-unit part of an output's note: whom the value

@@ -289,8 +289,8 @@ func unitGroupCost(t *catalog.Table, perGroup Cost, s Settings, grouped bool) Co
 // distinct units per key, each unit toward at most g = max_groups_per_unit
 // keys, and is calibrated for g keys changing (PartitionSelection); the
 // released keys are then a public domain, over which each unit keeps at
-// most k rows in each of at most g keys (sqlrewrite.UnitBound.Groups, as
-// for declared domains), and each key's releases get the other half
+// most k rows in each of at most g keys (bounded by the key's own values,
+// sqlrewrite.UnitBound.Key, as the selection was), and each key's releases get the other half
 // divided by g (unitGroupSettings). Both halves are (ε/2, δ/2)-DP per
 // unit; the statement costs ε and δ (sequential composition).
 func (p *Planner) planSelected(qp *QueryPlan, private int, s Settings) (*QueryPlan, error) {
