@@ -165,10 +165,11 @@ type Privacy struct {
 	// MaxDelta caps the δ of one statement.
 	MaxDelta float64 `yaml:"max_delta"`
 	// RepeatWindow, when positive, gives a statement whose typed plan is
-	// identical to one answered less than RepeatWindow ago (by any analyst,
-	// through any proxy sharing the ledger) the answer released then, at no
-	// cost, so that repeating a statement neither averages its noise away
-	// nor spends budget. It assumes the table does not change meaningfully
+	// identical to one answered less than RepeatWindow ago (through any
+	// proxy sharing the ledger; by the same analyst, or by any analyst on a
+	// table with a table cap) the answer released then, at no cost, so that
+	// repeating a statement neither averages its noise away nor spends
+	// budget. It assumes the table does not change meaningfully
 	// within the window. 0 (the default) answers every statement afresh.
 	RepeatWindow Duration `yaml:"repeat_window"`
 }

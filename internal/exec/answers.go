@@ -23,10 +23,19 @@ import (
 
 // Repeated answers (Executor.SetRepeatWindow). A statement whose plan is
 // identical to one answered within the window gets the answer released
-// then, at no cost, whoever asked it: repeating a statement can neither
-// average the noise away nor spend budget. The answer is post-processing
-// of a released value, so handing it out again reveals nothing new; the
+// then, at no cost: repeating a statement can neither average the noise
+// away nor spend budget. The answer is post-processing of a released
+// value, so handing it out again reveals nothing new about the data; the
 // window is the assumption that the table did not change meanwhile.
+//
+// Whose answers: on a table with a table cap (catalog.Table.Epsilon), any
+// analyst's, as a synopsis answers everyone there (DESIGN: shared releases
+// need a table cap, which bounds what all analysts learn together); on a
+// table without one, the analyst's own only (the user is part of the
+// key). Otherwise an analyst with no budget left could read, for free,
+// answers that only other analysts' budgets paid for, and learn whether
+// someone asked a statement (a stored answer) or not (a refusal). The
+// note says an answer is repeated, not when it was released.
 //
 // Identical means the same typed plan, not the same SQL text: the same
 // table (with its declared columns and bounds), the same filter (its
@@ -105,7 +114,7 @@ func (s *answerStore) lock(key string) (unlock func()) {
 // runRepeatable answers plan from a stored answer released within the
 // window, or releases a new one (paying for it) and stores it.
 func (e *Executor) runRepeatable(ctx context.Context, user string, plan *planner.Plan, src noise.Source) (*Result, error) {
-	key, err := answerKey(plan)
+	key, err := answerKey(plan, answerOwner(plan, user))
 	if err != nil {
 		// A plan this code cannot compare (a new kind of field) is answered
 		// afresh and paid, as without a window; the log says why.
@@ -196,15 +205,24 @@ func repeatedResult(plan *planner.Plan, a *storedAnswer) (*Result, error) {
 			Low: math.Float64frombits(s.Low), High: math.Float64frombits(s.High), HasInterval: s.HasInterval, Note: s.Note}}
 	}
 	res := resultOf(plan, values)
-	note := fmt.Sprintf("; repeated answer: released %s, no budget spent", time.UnixMicro(a.ReleasedAt).UTC().Format(time.RFC3339))
 	for i := range res.Warnings {
-		res.Warnings[i].Message += note
+		res.Warnings[i].Message += "; repeated answer: the answer of an identical statement released within the repeat window, no budget spent"
 	}
 	return res, nil
 }
 
-// answerKey returns the ledger state key of plan's answers.
-func answerKey(plan *planner.Plan) (string, error) {
+// answerOwner returns whose answers a statement of user may repeat: ""
+// (everyone's) on a table with a table cap, else user's own.
+func answerOwner(plan *planner.Plan, user string) string {
+	if plan.Table.Epsilon > 0 {
+		return ""
+	}
+	return user
+}
+
+// answerKey returns the ledger state key of plan's answers released to
+// owner ("" for answers shared by every analyst).
+func answerKey(plan *planner.Plan, owner string) (string, error) {
 	canon := *plan
 	canon.Filter = slices.Clone(plan.Filter)
 	canon.Outputs = slices.Clone(plan.Outputs)
@@ -212,6 +230,7 @@ func answerKey(plan *planner.Plan) (string, error) {
 		canon.Outputs[i].Label = "" // the client's alias or spelling
 	}
 	var b bytes.Buffer
+	fmt.Fprintf(&b, "owner %d:%s;", len(owner), owner) // length first: no two (owner, plan) pairs encode alike
 	if err := encodeCanonical(&b, reflect.ValueOf(canon), 0); err != nil {
 		return "", err
 	}

@@ -98,48 +98,69 @@ func (f *answersFixture) remaining(t *testing.T, user string) float64 {
 const repeatQuery = "SELECT COUNT(*), AVG(a), SUM(b) FROM t WHERE a > 10 AND b IN (1, 2)"
 
 // TestRepeatedStatementGetsTheSameAnswerFree: the same plan, written
-// differently (alias, case, conditions and IN list reordered) and asked
-// by another analyst, gets the first answer back, says so, and costs
-// nothing; a different ε or predicate is a new statement and pays.
+// differently (alias, case, conditions and IN list reordered), gets the
+// first answer back, says so without saying when, and costs nothing; a
+// different ε or predicate is a new statement and pays. Another analyst
+// gets it too only on a table with a table cap: without one, they pay for
+// an answer of their own, so an analyst cannot read, for free, what only
+// others paid for, nor learn that someone asked the statement.
 func TestRepeatedStatementGetsTheSameAnswerFree(t *testing.T) {
-	f := newAnswersFixture(t)
-	e := f.executor(t, time.Hour)
-	first := f.run(t, e, "a", repeatQuery, 0.5, 1)
-	if got := f.remaining(t, "a"); got != 9.5 {
-		t.Fatalf("first statement: remaining %v, want 9.5", got)
-	}
-	for _, w := range first.Warnings {
-		if strings.Contains(w.Message, "repeated answer") {
-			t.Errorf("first answer described as repeated: %s", w.Message)
-		}
-	}
-	again := f.run(t, e, "b", "select count(*) AS n, avg(a), sum(b) from t where b in (2, 1) and 10 < a", 0.5, 2)
-	if !reflect.DeepEqual(again.Row, first.Row) {
-		t.Errorf("repeated statement: got %v, want the first answer %v", again.Row, first.Row)
-	}
-	if again.Columns[0] != "n" {
-		t.Errorf("repeated statement's columns %v: want its own labels", again.Columns)
-	}
-	if got := f.remaining(t, "b"); got != 10 {
-		t.Errorf("repeated statement charged: remaining %v, want 10", got)
-	}
-	for _, w := range again.Warnings {
-		if !strings.Contains(w.Message, "repeated answer") {
-			t.Errorf("note without \"repeated answer\": %s", w.Message)
-		}
-	}
-	for _, q := range []struct {
-		sql string
-		eps float64
-	}{{repeatQuery, 0.25}, {strings.Replace(repeatQuery, "a > 10", "a > 11", 1), 0.5}} {
-		before := f.remaining(t, "b")
-		res := f.run(t, e, "b", q.sql, q.eps, 3)
-		if reflect.DeepEqual(res.Row, first.Row) {
-			t.Errorf("%s at ε=%v: got the other statement's answer", q.sql, q.eps)
-		}
-		if got := f.remaining(t, "b"); got != before-q.eps {
-			t.Errorf("%s at ε=%v: remaining %v, want %v", q.sql, q.eps, got, before-q.eps)
-		}
+	const rewritten = "select count(*) AS n, avg(a), sum(b) from t where b in (2, 1) and 10 < a"
+	for _, capped := range []bool{false, true} {
+		t.Run(fmt.Sprintf("table cap %v", capped), func(t *testing.T) {
+			f := newAnswersFixture(t)
+			if capped {
+				f.cat.Tables[0].Epsilon = 100
+				if err := f.ledger.SetLimit(context.Background(), catalog.TableAccount("t"), budget.Cost{Epsilon: 100}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			e := f.executor(t, time.Hour)
+			first := f.run(t, e, "a", repeatQuery, 0.5, 1)
+			if got := f.remaining(t, "a"); got != 9.5 {
+				t.Fatalf("first statement: remaining %v, want 9.5", got)
+			}
+			for _, w := range first.Warnings {
+				if strings.Contains(w.Message, "repeated answer") {
+					t.Errorf("first answer described as repeated: %s", w.Message)
+				}
+			}
+			again := f.run(t, e, "a", rewritten, 0.5, 2)
+			if !reflect.DeepEqual(again.Row, first.Row) {
+				t.Errorf("repeated statement: got %v, want the first answer %v", again.Row, first.Row)
+			}
+			if again.Columns[0] != "n" {
+				t.Errorf("repeated statement's columns %v: want its own labels", again.Columns)
+			}
+			if got := f.remaining(t, "a"); got != 9.5 {
+				t.Errorf("repeated statement charged: remaining %v, want 9.5", got)
+			}
+			for _, w := range again.Warnings {
+				if !strings.Contains(w.Message, "repeated answer") || strings.Contains(w.Message, time.Now().UTC().Format("2006-01-02")) {
+					t.Errorf("note without \"repeated answer\", or with the release date: %s", w.Message)
+				}
+			}
+			other := f.run(t, e, "b", rewritten, 0.5, 3)
+			if shared := reflect.DeepEqual(other.Row, first.Row); shared != capped {
+				t.Errorf("another analyst got %v (the first answer %v): shared %v, want %v", other.Row, first.Row, shared, capped)
+			}
+			if got, want := f.remaining(t, "b"), map[bool]float64{false: 9.5, true: 10}[capped]; got != want {
+				t.Errorf("another analyst: remaining %v, want %v", got, want)
+			}
+			for _, q := range []struct {
+				sql string
+				eps float64
+			}{{repeatQuery, 0.25}, {strings.Replace(repeatQuery, "a > 10", "a > 11", 1), 0.5}} {
+				before := f.remaining(t, "a")
+				res := f.run(t, e, "a", q.sql, q.eps, 4)
+				if reflect.DeepEqual(res.Row, first.Row) {
+					t.Errorf("%s at ε=%v: got the other statement's answer", q.sql, q.eps)
+				}
+				if got := f.remaining(t, "a"); got != before-q.eps {
+					t.Errorf("%s at ε=%v: remaining %v, want %v", q.sql, q.eps, got, before-q.eps)
+				}
+			}
+		})
 	}
 }
 
@@ -208,7 +229,7 @@ func TestRacingIdenticalStatementsReleaseOneAnswer(t *testing.T) {
 func TestAnswerKeyCoversThePlan(t *testing.T) {
 	f := newAnswersFixture(t)
 	key := func(q string, eps float64) string {
-		k, err := answerKey(f.plan(t, q, eps))
+		k, err := answerKey(f.plan(t, q, eps), "")
 		if err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}
@@ -245,9 +266,19 @@ func TestAnswerKeyCoversThePlan(t *testing.T) {
 	if key(repeatQuery, 0.5000001) == base {
 		t.Error("another ε: the same key")
 	}
+	owned := func(owner string) string {
+		k, err := answerKey(f.plan(t, repeatQuery, 0.5), owner)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k
+	}
+	if a, b := owned("user:a"), owned("user:b"); a == b || a == base || b == base {
+		t.Error("answers of different owners, or of an owner and everyone, share a key")
+	}
 	plan := f.plan(t, repeatQuery, 0.5)
 	plan.Releases[0].Mechanism = funcMechanism{plan.Releases[0].Mechanism, func() {}}
-	if _, err := answerKey(plan); err == nil {
+	if _, err := answerKey(plan, ""); err == nil {
 		t.Error("a plan holding a function got a key")
 	}
 }
