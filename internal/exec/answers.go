@@ -59,10 +59,11 @@ type answerStore struct {
 	locks map[string]*keyLock
 }
 
-// keyLock is the mutex of one key and the number of statements holding or
-// waiting for it.
+// keyLock is the lock of one key (a one-slot channel, so that waiting
+// for it ends with the statement's context) and the number of statements
+// holding or waiting for it.
 type keyLock struct {
-	sync.Mutex
+	slot  chan struct{}
 	users int
 }
 
@@ -85,30 +86,43 @@ type storedValue struct {
 	Note        string `json:"note,omitempty"`
 }
 
-// lock takes key's mutex and returns its unlock, which forgets the mutex
+// lock takes key's lock and returns its unlock, which forgets the lock
 // once no statement holds or waits for it: the map holds the keys in use,
-// not every statement ever answered.
-func (s *answerStore) lock(key string) (unlock func()) {
+// not every statement ever answered. A statement whose context ends while
+// it waits (its timeout, KILL, a closed connection) gets the context's
+// error, as any other wait of a statement does.
+func (s *answerStore) lock(ctx context.Context, key string) (unlock func(), err error) {
 	s.mu.Lock()
 	if s.locks == nil {
 		s.locks = map[string]*keyLock{}
 	}
 	l, ok := s.locks[key]
 	if !ok {
-		l = &keyLock{}
+		l = &keyLock{slot: make(chan struct{}, 1)}
 		s.locks[key] = l
 	}
 	l.users++
 	s.mu.Unlock()
-	l.Lock()
-	return func() {
-		l.Unlock()
+	release := func() {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		if l.users--; l.users == 0 {
 			delete(s.locks, key)
 		}
 	}
+	select {
+	case l.slot <- struct{}{}:
+	case <-ctx.Done():
+		release()
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return nil, dperr.Wrap(dperr.Timeout, ctx.Err(), "statement timed out waiting for an identical statement's answer")
+		}
+		return nil, dperr.Wrap(dperr.Canceled, ctx.Err(), "query canceled")
+	}
+	return func() {
+		<-l.slot
+		release()
+	}, nil
 }
 
 // runRepeatable answers plan from a stored answer released within the
@@ -129,7 +143,11 @@ func (e *Executor) runRepeatable(ctx context.Context, user string, plan *planner
 		}
 		return resultOf(plan, values), nil
 	}
-	defer e.answers.lock(key)()
+	unlock, err := e.answers.lock(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	old, stored, err := e.loadAnswer(ctx, key)
 	if err != nil {
 		return nil, err

@@ -14,6 +14,7 @@ import (
 	"github.com/dpproxy/dpproxy/internal/backend"
 	"github.com/dpproxy/dpproxy/internal/budget"
 	"github.com/dpproxy/dpproxy/internal/catalog"
+	"github.com/dpproxy/dpproxy/internal/dperr"
 	"github.com/dpproxy/dpproxy/internal/planner"
 	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
 	"github.com/dpproxy/dpproxy/internal/testdb"
@@ -299,7 +300,12 @@ func TestAnswerLocksAreForgotten(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range 64 {
 		wg.Go(func() {
-			defer s.lock(fmt.Sprintf("key %d", i%4))()
+			unlock, err := s.lock(context.Background(), fmt.Sprintf("key %d", i%4))
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			defer unlock()
 			if n := inside.Add(1); n > most.Load() {
 				most.Store(n)
 			}
@@ -313,5 +319,36 @@ func TestAnswerLocksAreForgotten(t *testing.T) {
 	}
 	if len(s.locks) != 0 {
 		t.Errorf("%d mutexes kept after every statement ended", len(s.locks))
+	}
+}
+
+// TestWaitForIdenticalStatementEndsWithItsContext: a statement waiting for
+// an identical one in flight gives up when its own context ends (its
+// timeout or KILL) with a timeout or cancel error, nothing charged, and
+// the key is usable again afterwards.
+func TestWaitForIdenticalStatementEndsWithItsContext(t *testing.T) {
+	var store answerStore
+	unlock, err := store.lock(context.Background(), "answer:k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	if _, err := store.lock(ctx, "answer:k"); dperr.KindOf(err) != dperr.Timeout {
+		t.Errorf("waiting past the deadline: got %v, want a timeout", err)
+	}
+	killed, kill := context.WithCancel(context.Background())
+	kill()
+	if _, err := store.lock(killed, "answer:k"); dperr.KindOf(err) != dperr.Canceled {
+		t.Errorf("waiting when killed: got %v, want canceled", err)
+	}
+	unlock()
+	again, err := store.lock(context.Background(), "answer:k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	again()
+	if len(store.locks) != 0 {
+		t.Errorf("%d locks left after every statement let go", len(store.locks))
 	}
 }
