@@ -37,3 +37,40 @@ func TestCheckTemporalColumns(t *testing.T) {
 		t.Errorf("a text column declared a date: %v, want it refused by name", err)
 	}
 }
+
+// TestCheckSnapshotEngines: at start, on MariaDB with isolation
+// repeatable_read, a MyISAM or Aria table is refused by name (its reads
+// keep no snapshot); InnoDB tables, views and missing tables pass, and
+// with isolation none nothing is refused.
+func TestCheckSnapshotEngines(t *testing.T) {
+	db := testdb.MySQL(t)
+	for _, s := range []string{
+		"CREATE TABLE inno (a INT) ENGINE=InnoDB",
+		"CREATE TABLE my (a INT) ENGINE=MyISAM",
+		"CREATE TABLE ar (a INT) ENGINE=Aria",
+		"CREATE VIEW v AS SELECT a FROM inno",
+	} {
+		if _, err := db.Exec(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	be := backend.New(db, sqlrewrite.MySQL, nil)
+	ctx := context.Background()
+	config := func(isolation string, sources ...string) *catalog.Config {
+		c := &catalog.Config{Backend: catalog.Database{Isolation: isolation}}
+		for _, s := range sources {
+			c.Tables = append(c.Tables, catalog.Table{Name: "t_" + s, Source: s})
+		}
+		return c
+	}
+	if err := checkSnapshotEngines(ctx, be, config(catalog.IsolationRepeatableRead, "inno", "v", "later")); err != nil {
+		t.Errorf("InnoDB, a view and a missing table: %v", err)
+	}
+	err := checkSnapshotEngines(ctx, be, config(catalog.IsolationRepeatableRead, "inno", "my", "ar"))
+	if err == nil || !strings.Contains(err.Error(), "t_my") || !strings.Contains(err.Error(), "t_ar") || strings.Contains(err.Error(), "t_inno") {
+		t.Errorf("MyISAM and Aria tables: %v, want both refused by name", err)
+	}
+	if err := checkSnapshotEngines(ctx, be, config(catalog.IsolationNone, "my", "ar")); err != nil {
+		t.Errorf("isolation none: %v", err)
+	}
+}

@@ -73,6 +73,9 @@ func serve(ctx context.Context, opts options, stderr io.Writer) error {
 	if err := checkTemporalColumns(ctx, be, cfg.Tables); err != nil {
 		return err
 	}
+	if err := checkSnapshotEngines(ctx, be, cfg); err != nil {
+		return err
+	}
 
 	ledger, ledgerDB, err := openLedger(ctx, cfg.Ledger)
 	if err != nil {
@@ -306,6 +309,35 @@ func (a sessionAdapter) UseDatabase(ctx context.Context, name string) error {
 }
 
 func (a sessionAdapter) Close() { a.s.Close() }
+
+// checkSnapshotEngines refuses, on MySQL or MariaDB with backend.isolation
+// repeatable_read, a table whose storage engine keeps no snapshots
+// (MyISAM, Aria, MEMORY, CSV, …: only InnoDB and MyRocks do). There a
+// statement's REPEATABLE READ transaction reads each table as it is at
+// each read, so two reads of one statement may see two states of a table
+// being written, and the planner's parallel composition of conditional
+// aggregates, which assumes one dataset, would not hold; with
+// isolation: none the planner does not assume it. A view or a table it
+// cannot find (created later) is not refused.
+func checkSnapshotEngines(ctx context.Context, be *backend.Backend, cfg *catalog.Config) error {
+	if cfg.Backend.Isolation != catalog.IsolationRepeatableRead {
+		return nil
+	}
+	var bad []string
+	for _, t := range cfg.Tables {
+		engine, ok, err := be.MySQLTableEngine(ctx, t.Source)
+		if err != nil {
+			return err
+		}
+		if ok && !strings.EqualFold(engine, "InnoDB") && !strings.EqualFold(engine, "ROCKSDB") {
+			bad = append(bad, fmt.Sprintf("%s (%s, engine %s)", t.Name, t.Source, engine))
+		}
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("configuration: %s: with backend.isolation: repeatable_read every table must be of an engine with snapshots (InnoDB or MyRocks); convert it, or set backend.isolation: none, under which reads of one statement are not assumed to see one state of the table", strings.Join(bad, "; "))
+	}
+	return nil
+}
 
 // checkTemporalColumns refuses, on PostgreSQL, a column the configuration
 // declares a date or a timestamp that holds neither: the proxy reads such

@@ -34,3 +34,29 @@ func (b *Backend) PostgresColumnType(ctx context.Context, table, column string) 
 	}
 	return typ, true, nil
 }
+
+// MySQLTableEngine returns the storage engine MySQL's or MariaDB's
+// information_schema gives table (schema-qualified, or in the current
+// database), for checks of the configuration at start. ok is false when
+// there is no such base table (a view, a table created later) or the
+// backend is not MySQL.
+func (b *Backend) MySQLTableEngine(ctx context.Context, table string) (engine string, ok bool, err error) {
+	if b.dialect != sqlrewrite.MySQL {
+		return "", false, nil
+	}
+	schema, name, qualified := strings.Cut(table, ".")
+	if !qualified {
+		schema, name = "", table
+	}
+	var e sql.NullString
+	err = b.db.QueryRowContext(ctx, `SELECT ENGINE FROM information_schema.TABLES
+		WHERE TABLE_SCHEMA = COALESCE(NULLIF(?, ''), DATABASE()) AND TABLE_NAME = ? AND TABLE_TYPE = 'BASE TABLE'`,
+		schema, name).Scan(&e)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return "", false, nil
+	case err != nil:
+		return "", false, fmt.Errorf("backend: reading the engine of %s: %w", table, err)
+	}
+	return e.String, e.Valid, nil
+}

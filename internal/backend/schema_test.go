@@ -39,3 +39,41 @@ func TestPostgresColumnType(t *testing.T) {
 		t.Errorf("SQLite: %v, %v", ok, err)
 	}
 }
+
+// TestMySQLTableEngine: the engines of base tables, in the current database
+// and qualified; none for a view, a missing table or on SQLite.
+func TestMySQLTableEngine(t *testing.T) {
+	db := testdb.MySQL(t)
+	for _, s := range []string{
+		"CREATE TABLE inno (a INT) ENGINE=InnoDB",
+		"CREATE TABLE my (a INT) ENGINE=MyISAM",
+		"CREATE VIEW v AS SELECT a FROM inno",
+	} {
+		if _, err := db.Exec(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var database string
+	if err := db.QueryRow("SELECT DATABASE()").Scan(&database); err != nil {
+		t.Fatal(err)
+	}
+	b := New(db, sqlrewrite.MySQL, nil)
+	ctx := context.Background()
+	for _, c := range []struct {
+		table, want string
+		ok          bool
+	}{
+		{"inno", "InnoDB", true},
+		{database + ".my", "MyISAM", true},
+		{"v", "", false},
+		{"later", "", false},
+	} {
+		engine, ok, err := b.MySQLTableEngine(ctx, c.table)
+		if err != nil || ok != c.ok || engine != c.want {
+			t.Errorf("%s: %q, %v, %v; want %q, %v", c.table, engine, ok, err, c.want, c.ok)
+		}
+	}
+	if _, ok, err := New(testdb.SQLite(t), sqlrewrite.SQLite, nil).MySQLTableEngine(ctx, "inno"); ok || err != nil {
+		t.Errorf("SQLite: %v, %v", ok, err)
+	}
+}
