@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -74,6 +76,9 @@ func serve(ctx context.Context, opts options, stderr io.Writer) error {
 		return err
 	}
 	if err := checkSnapshotEngines(ctx, be, cfg); err != nil {
+		return err
+	}
+	if err := checkNumericKeys(ctx, be, cfg.Tables); err != nil {
 		return err
 	}
 
@@ -317,24 +322,72 @@ func (a sessionAdapter) Close() { a.s.Close() }
 // each read, so two reads of one statement may see two states of a table
 // being written, and the planner's parallel composition of conditional
 // aggregates, which assumes one dataset, would not hold; with
-// isolation: none the planner does not assume it. A view or a table it
-// cannot find (created later) is not refused.
+// isolation: none the planner does not assume it. A table it cannot find
+// (created later) is not refused; a view is checked through
+// the base tables its definition names (backend.MySQLBaseEngines).
 func checkSnapshotEngines(ctx context.Context, be *backend.Backend, cfg *catalog.Config) error {
 	if cfg.Backend.Isolation != catalog.IsolationRepeatableRead {
 		return nil
 	}
 	var bad []string
 	for _, t := range cfg.Tables {
-		engine, ok, err := be.MySQLTableEngine(ctx, t.Source)
+		engines, err := be.MySQLBaseEngines(ctx, t.Source)
 		if err != nil {
 			return err
 		}
-		if ok && !strings.EqualFold(engine, "InnoDB") && !strings.EqualFold(engine, "ROCKSDB") {
-			bad = append(bad, fmt.Sprintf("%s (%s, engine %s)", t.Name, t.Source, engine))
+		for _, base := range slices.Sorted(maps.Keys(engines)) {
+			if engine := engines[base]; !strings.EqualFold(engine, "InnoDB") && !strings.EqualFold(engine, "ROCKSDB") {
+				bad = append(bad, fmt.Sprintf("%s (%s reads %s, engine %s)", t.Name, t.Source, base, engine))
+			}
 		}
 	}
 	if len(bad) > 0 {
 		return fmt.Errorf("configuration: %s: with backend.isolation: repeatable_read every table must be of an engine with snapshots (InnoDB or MyRocks); convert it, or set backend.isolation: none, under which reads of one statement are not assumed to see one state of the table", strings.Join(bad, "; "))
+	}
+	return nil
+}
+
+// numericTypes are the backend column types a numeric partition-selection
+// key may have (information_schema's DATA_TYPE, lower case).
+var numericTypes = map[string]bool{
+	// PostgreSQL
+	"smallint": true, "integer": true, "bigint": true, "numeric": true, "real": true, "double precision": true,
+	// MySQL and MariaDB
+	"tinyint": true, "mediumint": true, "int": true, "decimal": true, "float": true, "double": true,
+}
+
+// checkNumericKeys refuses, on PostgreSQL and MySQL/MariaDB, a numeric
+// column open to partition selection (integer or real, partition_selection:
+// true) whose backend column is not of a numeric type. Such a key is
+// grouped, bounded per unit and filtered by the column's own values: over
+// text, MariaDB groups '5' and '5 ' together (PAD SPACE) and keeps '5' and
+// '05' apart, while both read as the number 5 and a filter k = 5 compares
+// as numbers, so one unit could add to a released value's count more
+// than its bound allows, or make one of its spellings stand for the
+// whole group (an independent review); PostgreSQL fails every such
+// statement. A column it cannot find (a table created later) is not
+// refused; SQLite's typeless columns are read by their storage class.
+func checkNumericKeys(ctx context.Context, be *backend.Backend, tables []catalog.Table) error {
+	var bad []string
+	for _, t := range tables {
+		for _, c := range t.Columns {
+			if !c.PartitionSelection || !c.Numeric() {
+				continue
+			}
+			typ, ok, err := be.PostgresColumnType(ctx, t.Source, c.Source)
+			if err == nil && !ok {
+				typ, ok, err = be.MySQLColumnType(ctx, t.Source, c.Source)
+			}
+			if err != nil {
+				return err
+			}
+			if ok && !numericTypes[typ] {
+				bad = append(bad, fmt.Sprintf("%s.%s (declared %s, a backend %s)", t.Name, c.Name, c.Type, typ))
+			}
+		}
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("configuration: %s: a numeric column open to partition selection must be of a numeric type in the backend (over text, spellings such as '5' and '05' are different keys that read as one number); declare it text, or convert the column", strings.Join(bad, "; "))
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
@@ -35,12 +36,12 @@ func (b *Backend) PostgresColumnType(ctx context.Context, table, column string) 
 	return typ, true, nil
 }
 
-// MySQLTableEngine returns the storage engine MySQL's or MariaDB's
-// information_schema gives table (schema-qualified, or in the current
-// database), for checks of the configuration at start. ok is false when
-// there is no such base table (a view, a table created later) or the
-// backend is not MySQL.
-func (b *Backend) MySQLTableEngine(ctx context.Context, table string) (engine string, ok bool, err error) {
+// MySQLColumnType returns the DATA_TYPE MySQL's or MariaDB's
+// information_schema gives column of table (a table or a view;
+// schema-qualified, or in the current database), for checks of the
+// configuration at start. ok is false when there is no such column (a
+// table created later) or the backend is not MySQL.
+func (b *Backend) MySQLColumnType(ctx context.Context, table, column string) (typ string, ok bool, err error) {
 	if b.dialect != sqlrewrite.MySQL {
 		return "", false, nil
 	}
@@ -48,15 +49,77 @@ func (b *Backend) MySQLTableEngine(ctx context.Context, table string) (engine st
 	if !qualified {
 		schema, name = "", table
 	}
-	var e sql.NullString
-	err = b.db.QueryRowContext(ctx, `SELECT ENGINE FROM information_schema.TABLES
-		WHERE TABLE_SCHEMA = COALESCE(NULLIF(?, ''), DATABASE()) AND TABLE_NAME = ? AND TABLE_TYPE = 'BASE TABLE'`,
-		schema, name).Scan(&e)
+	err = b.db.QueryRowContext(ctx, `SELECT DATA_TYPE FROM information_schema.COLUMNS
+		WHERE TABLE_SCHEMA = COALESCE(NULLIF(?, ''), DATABASE()) AND TABLE_NAME = ? AND COLUMN_NAME = ?`,
+		schema, name, column).Scan(&typ)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return "", false, nil
 	case err != nil:
-		return "", false, fmt.Errorf("backend: reading the engine of %s: %w", table, err)
+		return "", false, fmt.Errorf("backend: reading the type of %s.%s: %w", table, column, err)
 	}
-	return e.String, e.Valid, nil
+	return strings.ToLower(typ), true, nil
 }
+
+// MySQLBaseEngines returns the storage engines of the base tables table
+// reads on MySQL or MariaDB (schema-qualified, or in the current
+// database), keyed by schema.name, for checks of the configuration at
+// start: the table itself, or for a view every base table its definition
+// names, through views of views. A view's definition in
+// information_schema names tables `schema`.`name`; every such pair that
+// is a table is taken, and pairs that are not (column references) match
+// none. Nothing for a table that does not exist (created later) or on
+// other backends.
+func (b *Backend) MySQLBaseEngines(ctx context.Context, table string) (map[string]string, error) {
+	if b.dialect != sqlrewrite.MySQL {
+		return nil, nil
+	}
+	schema, name, qualified := strings.Cut(table, ".")
+	if !qualified {
+		if err := b.db.QueryRowContext(ctx, "SELECT COALESCE(DATABASE(), '')").Scan(&schema); err != nil {
+			return nil, fmt.Errorf("backend: reading the current database: %w", err)
+		}
+		name = table
+	}
+	engines := map[string]string{}
+	seen := map[[2]string]bool{}
+	var visit func(schema, name string, depth int) error
+	visit = func(schema, name string, depth int) error {
+		key := [2]string{schema, name}
+		if seen[key] {
+			return nil
+		}
+		seen[key] = true
+		if depth > maxViewDepth {
+			return fmt.Errorf("backend: views nested deeper than %d under %s", maxViewDepth, table)
+		}
+		var kind string
+		var engine, definition sql.NullString
+		err := b.db.QueryRowContext(ctx, `SELECT t.TABLE_TYPE, t.ENGINE, v.VIEW_DEFINITION FROM information_schema.TABLES t
+			LEFT JOIN information_schema.VIEWS v ON v.TABLE_SCHEMA = t.TABLE_SCHEMA AND v.TABLE_NAME = t.TABLE_NAME
+			WHERE t.TABLE_SCHEMA = ? AND t.TABLE_NAME = ?`, schema, name).Scan(&kind, &engine, &definition)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			return nil
+		case err != nil:
+			return fmt.Errorf("backend: reading the engine of %s.%s: %w", schema, name, err)
+		case kind != "VIEW":
+			engines[schema+"."+name] = engine.String
+			return nil
+		}
+		for _, m := range qualifiedName.FindAllStringSubmatch(definition.String, -1) {
+			unquote := func(s string) string { return strings.ReplaceAll(s, "``", "`") }
+			if err := visit(unquote(m[1]), unquote(m[2]), depth+1); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return engines, visit(schema, name, 0)
+}
+
+// maxViewDepth bounds the nesting of views MySQLBaseEngines follows.
+const maxViewDepth = 16
+
+// qualifiedName matches `a`.`b` in a view definition (“ is a quoted `).
+var qualifiedName = regexp.MustCompile("`((?:[^`]|``)+)`\\.`((?:[^`]|``)+)`")

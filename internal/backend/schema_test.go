@@ -2,6 +2,7 @@ package backend
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
@@ -40,14 +41,17 @@ func TestPostgresColumnType(t *testing.T) {
 	}
 }
 
-// TestMySQLTableEngine: the engines of base tables, in the current database
-// and qualified; none for a view, a missing table or on SQLite.
-func TestMySQLTableEngine(t *testing.T) {
+// TestMySQLBaseEngines: the engines of base tables, in the current
+// database and qualified, and of the base tables under views (nested, with
+// a join and aliases); none for a missing table or on SQLite.
+func TestMySQLBaseEngines(t *testing.T) {
 	db := testdb.MySQL(t)
 	for _, s := range []string{
 		"CREATE TABLE inno (a INT) ENGINE=InnoDB",
 		"CREATE TABLE my (a INT) ENGINE=MyISAM",
 		"CREATE VIEW v AS SELECT a FROM inno",
+		"CREATE VIEW `odd``name` AS SELECT x.a FROM inno AS x JOIN my AS y ON x.a = y.a",
+		"CREATE VIEW w AS SELECT * FROM `odd``name`",
 	} {
 		if _, err := db.Exec(s); err != nil {
 			t.Fatal(err)
@@ -60,20 +64,21 @@ func TestMySQLTableEngine(t *testing.T) {
 	b := New(db, sqlrewrite.MySQL, nil)
 	ctx := context.Background()
 	for _, c := range []struct {
-		table, want string
-		ok          bool
+		table string
+		want  map[string]string
 	}{
-		{"inno", "InnoDB", true},
-		{database + ".my", "MyISAM", true},
-		{"v", "", false},
-		{"later", "", false},
+		{"inno", map[string]string{database + ".inno": "InnoDB"}},
+		{database + ".my", map[string]string{database + ".my": "MyISAM"}},
+		{"v", map[string]string{database + ".inno": "InnoDB"}},
+		{"w", map[string]string{database + ".inno": "InnoDB", database + ".my": "MyISAM"}},
+		{"later", map[string]string{}},
 	} {
-		engine, ok, err := b.MySQLTableEngine(ctx, c.table)
-		if err != nil || ok != c.ok || engine != c.want {
-			t.Errorf("%s: %q, %v, %v; want %q, %v", c.table, engine, ok, err, c.want, c.ok)
+		got, err := b.MySQLBaseEngines(ctx, c.table)
+		if err != nil || fmt.Sprint(got) != fmt.Sprint(c.want) {
+			t.Errorf("%s: %v, %v; want %v", c.table, got, err, c.want)
 		}
 	}
-	if _, ok, err := New(testdb.SQLite(t), sqlrewrite.SQLite, nil).MySQLTableEngine(ctx, "inno"); ok || err != nil {
-		t.Errorf("SQLite: %v, %v", ok, err)
+	if got, err := New(testdb.SQLite(t), sqlrewrite.SQLite, nil).MySQLBaseEngines(ctx, "inno"); got != nil || err != nil {
+		t.Errorf("SQLite: %v, %v", got, err)
 	}
 }
