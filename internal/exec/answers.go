@@ -179,12 +179,15 @@ func (e *Executor) runRepeatable(ctx context.Context, user string, plan *planner
 	if swapped {
 		return resultOf(plan, values), nil
 	}
-	// Another proxy stored an answer first: release that one, never ours.
+	// Another proxy stored an answer first: release that one, never ours,
+	// even if the window has passed meanwhile (it replaced the one this
+	// statement found, so it is the newest released answer; handing it
+	// out again reveals nothing new).
 	_, stored, err = e.loadAnswer(ctx, key)
 	if err != nil {
 		return nil, err
 	}
-	if stored == nil || !e.fresh(stored) {
+	if stored == nil {
 		return nil, dperr.New(dperr.Internal, "internal error: the answer of a concurrent identical statement vanished; this statement's budget is spent")
 	}
 	return repeatedResult(plan, stored)
