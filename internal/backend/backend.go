@@ -561,8 +561,21 @@ func gridSumsOf(groups []group) (sqlrewrite.GridTotals, error) {
 }
 
 func (s *Snapshot) gridSums(ctx context.Context, f sqlrewrite.Fetch) (sqlrewrite.GridTotals, error) {
-	if f.GridSums == nil {
+	g := f.GridSums
+	if g == nil {
 		return sqlrewrite.GridTotals{}, dperr.New(dperr.Internal, "internal error: grid-sums fetch without grid")
+	}
+	if s.b.dialect == sqlrewrite.MySQL && g.SumOnly && g.Ranks == nil && !g.FloatSum {
+		// Σk as DOUBLE first (GridSums.FloatSum); a sum it cannot vouch
+		// for (2^53 or more) is read again as DECIMAL. Only the time
+		// differs, never the totals.
+		float := *g
+		float.FloatSum = true
+		ff := f
+		ff.GridSums = &float
+		if t, exact, err := s.floatGridSums(ctx, ff); err != nil || exact {
+			return t, err
+		}
 	}
 	var out sqlrewrite.GridTotals
 	err := s.b.query(ctx, s.q, f, func(rows *sql.Rows) error {
@@ -590,6 +603,29 @@ func (s *Snapshot) gridSums(ctx context.Context, f sqlrewrite.Fetch) (sqlrewrite
 		return err
 	})
 	return out, err
+}
+
+// floatGridSums runs a FloatSum grid-sums fetch (n, Σk as a DOUBLE, 0):
+// exact is false when the sum is not one it can vouch for
+// (sqlrewrite.DecodeFloatGridSum).
+func (s *Snapshot) floatGridSums(ctx context.Context, f sqlrewrite.Fetch) (out sqlrewrite.GridTotals, exact bool, err error) {
+	err = s.b.query(ctx, s.q, f, func(rows *sql.Rows) error {
+		if !rows.Next() {
+			return errors.New("grid-sums fetch returned no row")
+		}
+		var count, sum, none sql.RawBytes
+		if err := rows.Scan(&count, &sum, &none); err != nil {
+			return err
+		}
+		n, ok := new(big.Int).SetString(string(count), 10)
+		if !ok || !n.IsInt64() {
+			return fmt.Errorf("grid count %q", count)
+		}
+		out.Count = n.Int64()
+		out.Sum, exact = sqlrewrite.DecodeFloatGridSum(string(sum))
+		return nil
+	})
+	return out, exact && err == nil, err
 }
 
 // Pairs runs a pairs fetch and returns every row's clamped (y, x).

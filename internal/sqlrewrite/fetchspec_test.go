@@ -29,8 +29,9 @@ import (
 //	window age [0, 100] offset 10 limit 5   Window (a trailing " grid 0.0625":
 //	                                        GridUnit, then " grouped": Grouped)
 //	gridsums age [0, 100] unit 0.0625       GridSums (a trailing " sumonly":
-//	                                        SumOnly, then " ranks offset 10
-//	                                        limit 5": Ranks)
+//	                                        SumOnly, then " float": FloatSum,
+//	                                        then " ranks offset 10 limit 5":
+//	                                        Ranks)
 //	pairs income [0, 500000] age [0, 100]  Pairs (y then x)
 //	histogram income [0, 500000] bins 10    Histogram
 //	cells sex in (0, 1)                     a categorical dimension of Cells
@@ -82,7 +83,7 @@ var (
 	countAllLine   = regexp.MustCompile(`^summary count\(\*\)$`)
 	termLine       = regexp.MustCompile(`^summary (count|sum|sumsq|distinct)\((\S+)\)(?: \[(\S+), (\S+)\])?$`)
 	windowLine     = regexp.MustCompile(`^window (\S+) \[(\S+), (\S+)\] offset (-?\d+) limit (-?\d+)(?: grid (\S+))?( grouped)?$`)
-	gridSumsLine   = regexp.MustCompile(`^gridsums (\S+) \[(\S+), (\S+)\] unit (\S+)( sumonly)?(?: ranks offset (-?\d+) limit (-?\d+))?$`)
+	gridSumsLine   = regexp.MustCompile(`^gridsums (\S+) \[(\S+), (\S+)\] unit (\S+)( sumonly)?( float)?(?: ranks offset (-?\d+) limit (-?\d+))?$`)
 	pairsLine      = regexp.MustCompile(`^pairs (\S+) \[(\S+), (\S+)\] (\S+) \[(\S+), (\S+)\]$`)
 	histogramLine  = regexp.MustCompile(`^histogram (\S+) \[(\S+), (\S+)\] bins (-?\d+)$`)
 	cellsLine      = regexp.MustCompile(`^cells (\S+) (in|edges|by value) \((.*)\)$`)
@@ -159,9 +160,9 @@ func parseFetchLine(f *sqlrewrite.Fetch, line string) error {
 		return nums.err
 	}
 	if m := gridSumsLine.FindStringSubmatch(line); m != nil {
-		f.GridSums = &sqlrewrite.GridSums{Column: m[1], Lower: nums.float(m[2]), Upper: nums.float(m[3]), Unit: nums.float(m[4]), SumOnly: m[5] != ""}
-		if m[6] != "" {
-			f.GridSums.Ranks = &sqlrewrite.RankSlice{Offset: nums.int(m[6]), Limit: nums.int(m[7])}
+		f.GridSums = &sqlrewrite.GridSums{Column: m[1], Lower: nums.float(m[2]), Upper: nums.float(m[3]), Unit: nums.float(m[4]), SumOnly: m[5] != "", FloatSum: m[6] != ""}
+		if m[7] != "" {
+			f.GridSums.Ranks = &sqlrewrite.RankSlice{Offset: nums.int(m[7]), Limit: nums.int(m[8])}
 		}
 		return nums.err
 	}

@@ -221,3 +221,60 @@ func TestGridSumsTermsFit(t *testing.T) {
 		}
 	}
 }
+
+// TestGridIndexOffsetGridsOnDatabases: on a grid whose lower bound is not
+// 0 (the index subtracts it, then multiplies by 1/unit), and on a grid of
+// one point whose unit has no float64 inverse (it divides: ∞·0 would be
+// NaN), the databases' n, Σk and Σk²
+// equal those of mech.Grid.Index's expression computed in Go on the
+// stored values, at and past the bounds and half-way between grid points.
+func TestGridIndexOffsetGridsOnDatabases(t *testing.T) {
+	for _, g := range []struct {
+		name         string
+		lo, hi, unit float64
+		values       []float64
+	}{
+		{"offset", -3, 5, math.Ldexp(1, -27), []float64{-3, 5, -4, 6, 0, -0.0, 1.0 / 3, -2.9999999999999996, 4.999999999999999,
+			-3 + math.Ldexp(1, -28), -3 + 3*math.Ldexp(1, -28), 5 - math.Ldexp(1, -28), 2.5 + math.Ldexp(1, -28)}},
+		{"one point, subnormal unit", 0, 0, math.Ldexp(1, -1074), []float64{0, 1e-300, 1, -1, 5}},
+	} {
+		for _, b := range []struct {
+			name    string
+			dialect sqlrewrite.Dialect
+			open    func(testing.TB) *sql.DB
+			double  string
+		}{
+			{"sqlite", sqlrewrite.SQLite, testdb.SQLite, "REAL"},
+			{"postgres", sqlrewrite.PostgreSQL, testdb.Postgres, "DOUBLE PRECISION"},
+			{"mysql", sqlrewrite.MySQL, testdb.MySQL, "DOUBLE"},
+		} {
+			t.Run(g.name+"/"+b.name, func(t *testing.T) {
+				db := b.open(t)
+				if _, err := db.Exec("CREATE TABLE dp_grid (x " + b.double + ")"); err != nil {
+					t.Fatal(err)
+				}
+				insert := "INSERT INTO dp_grid (x) VALUES (?)"
+				if b.dialect == sqlrewrite.PostgreSQL {
+					insert = "INSERT INTO dp_grid (x) VALUES ($1)"
+				}
+				for _, v := range g.values {
+					if _, err := db.Exec(insert, v); err != nil {
+						t.Fatalf("insert %v: %v", v, err)
+					}
+				}
+				stored := readColumn(t, db)
+				f := sqlrewrite.Fetch{Table: "dp_grid", GridSums: &sqlrewrite.GridSums{Column: "x", Lower: g.lo, Upper: g.hi, Unit: g.unit}}
+				got, query := gridTotals(t, db, b.dialect, f)
+				wantSum, wantSquares := new(big.Int), new(big.Int)
+				for _, v := range stored {
+					k := big.NewInt(int64(math.Floor((clamp(v, g.lo, g.hi)-g.lo)/g.unit + 0.5)))
+					wantSum.Add(wantSum, k)
+					wantSquares.Add(wantSquares, new(big.Int).Mul(k, k))
+				}
+				if got.Count != int64(len(stored)) || got.Sum.Cmp(wantSum) != 0 || got.SumSquares.Cmp(wantSquares) != 0 {
+					t.Errorf("%s\ngot n=%d Σk=%v Σk²=%v, want %d, %v, %v", query, got.Count, got.Sum, got.SumSquares, len(stored), wantSum, wantSquares)
+				}
+			})
+		}
+	}
+}
