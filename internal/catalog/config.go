@@ -573,7 +573,7 @@ func (c *Config) Validate() error {
 			}
 		}
 		if in := c.Tables[i].Interactive; in != nil {
-			if err := in.validate(fmt.Sprintf("tables[%d].interactive", i), &c.Tables[i]); err != nil {
+			if err := in.validate(fmt.Sprintf("tables[%d].interactive", i), &c.Tables[i], c.Privacy); err != nil {
 				return err
 			}
 		}
@@ -636,6 +636,9 @@ func (t *Table) validate(f string, seen map[string]bool) error {
 	}
 	if err := checkBudgetDelta(f+".delta", t.Delta); err != nil {
 		return err
+	}
+	if t.Delta > 0 && t.Epsilon == 0 {
+		return invalid(f+".delta", "a table's δ cap needs its ε cap (epsilon > 0): without one there is no table account, and %g would cap nothing", t.Delta)
 	}
 	if len(t.Columns) == 0 {
 		return invalid(f+".columns", "at least one column is required")

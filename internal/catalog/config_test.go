@@ -82,6 +82,7 @@ func TestValidationNamesTheField(t *testing.T) {
 		{"driver: postgres,", "driver: postgres, time_zone: \"UTC'; DROP TABLE t; --\",", "backend.time_zone"},
 		{"users:", "ledger: {driver: sqlite, dsn: l.db, time_zone: UTC}\nusers:", "ledger.time_zone"},
 		{"users:", "privacy: {repeat_window: -1s}\nusers:", "privacy.repeat_window"},
+		{"    epsilon: 20\n", "    delta: 1.0e-6\n", "tables[0].delta"}, // a δ cap without an ε cap caps nothing
 		{"epsilon: 20", "epsilon: 20\n    partitions: [pums_a, \"b;\"]", "tables[0].partitions[1]"},
 		{"epsilon: 20", "epsilon: 20\n    partitions: [pums_a, PUMS_A]", "tables[0].partitions[1]"},
 		{"epsilon: 20", "epsilon: 20\n    partitions: [pums]", "tables[0].partitions[0]"},

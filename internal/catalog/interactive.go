@@ -131,7 +131,7 @@ func (in *Interactive) applyDefaults() {
 }
 
 // validate checks a table's interactive domain; f names the field.
-func (in *Interactive) validate(f string, t *Table) error {
+func (in *Interactive) validate(f string, t *Table, p Privacy) error {
 	if len(in.Columns) == 0 {
 		return invalid(f+".columns", "at least one column is required")
 	}
@@ -159,6 +159,10 @@ func (in *Interactive) validate(f string, t *Table) error {
 	}
 	if err := checkReleaseEpsilon(f+".epsilon", in.Epsilon); err != nil {
 		return err
+	}
+	if in.Epsilon > p.MaxEpsilon {
+		// The statement that creates the instance pays all of it.
+		return invalid(f+".epsilon", "%g exceeds privacy.max_epsilon %g", in.Epsilon, p.MaxEpsilon)
 	}
 	if err := checkProbability(f+".alpha", in.Alpha); err != nil {
 		return err

@@ -60,6 +60,9 @@ func TestInteractiveValidationNamesTheField(t *testing.T) {
 		{"{name: sex, values: [0, 1.0]}", "{name: sex}", "tables[0].interactive.columns[1]"},
 		{"{name: state, values: [CA, NY]}", "{name: sex, values: [0]}", "tables[0].interactive.columns[2].name"},
 		{"epsilon: 1\n", "epsilon: 0\n", "tables[0].interactive.epsilon"},
+		// Above privacy.max_epsilon (10): the statement that creates the
+		// instance pays all of it.
+		{"epsilon: 1\n      alpha", "epsilon: 11\n      alpha", "tables[0].interactive.epsilon"},
 		{"alpha: 0.05", "alpha: 1.5", "tables[0].interactive.alpha"},
 		{"alpha: 0.05", "alpha: 0.05\n      mechanism: svt", "tables[0].interactive.mechanism"},
 		{"alpha: 0.05", "alpha: 0.05\n      planned_queries: -3", "tables[0].interactive.planned_queries"},

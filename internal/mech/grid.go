@@ -17,7 +17,7 @@ import (
 // database and in Index, Unit a power of two (so the division is exact) and
 // Top ≤ 2^30. The map is fixed per row, so neighbouring datasets map to
 // neighbouring multisets of indices; it moves no value by more than about
-// Unit/2 ≤ 2^−31·(Upper−Lower) (plus the rounding of clamp(v) − Lower).
+// Unit/2 < 2^−30·(Upper−Lower) (plus the rounding of clamp(v) − Lower).
 // Mechanisms whose proofs need exact arithmetic define their statistic on
 // the indices and never see a float sum.
 type Grid struct {

@@ -28,7 +28,7 @@ import (
 // ε-DP by the construction of noise.Laplace, which accounts for the
 // rounding to its grid) and scaled to the values' units (× Unit, × Unit²:
 // post-processing). The statistic is that of the values snapped to the
-// grid, each moved by at most Unit/2 ≤ 2^−31·(U−L).
+// grid, each moved by at most Unit/2 < 2^−30·(U−L).
 
 // scaledNoise is the noise model of a release made in grid units and
 // scaled to the values' units by unit.

@@ -48,7 +48,7 @@ import (
 // Guarantee: pure ε-DP under adding or removing one row, for the
 // implementation as written. The sums are exact integers: the database
 // maps each clamped value to its index k ∈ [0, Top] on the public grid of
-// the bounds (mech.Grid: L + k·Unit, Unit a power of two ≤ 2^−30·(U−L))
+// the bounds (mech.Grid: L + k·Unit, Unit the smallest power of two ≥ 2^−30·(U−L))
 // and returns n, Σk and Σk² exactly (sqlrewrite.GridSums), from which the
 // coordinates follow in exact integer arithmetic: S_L = Σk,
 // S_U = n·Top − Σk (a row adds k and Top − k: L1 sensitivity Top) and

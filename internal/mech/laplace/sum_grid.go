@@ -25,7 +25,7 @@ import (
 // U), k times that on a table bounded to k rows per unit; the release is
 // noise.Laplace.ReleaseExact (pure ε-DP by the construction of
 // noise.Laplace, which accounts for the rounding to its grid). Each value
-// moves by at most Unit/2 ≤ 2^−31·(U−L) on the grid: none on an integer
+// moves by at most Unit/2 < 2^−30·(U−L) on the grid: none on an integer
 // column whose bounds are less than 2^30 apart (Unit ≤ 1 divides 1).
 
 // ReleaseUnitSumOnGrid releases Σ clamp(x), as the sum of the values on

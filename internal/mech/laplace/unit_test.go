@@ -3,6 +3,7 @@ package laplace
 import (
 	"fmt"
 	"math"
+	"math/big"
 	"testing"
 
 	"github.com/dpproxy/dpproxy/internal/mech"
@@ -102,16 +103,45 @@ var unitStats = []unitStat{
 		f, _ := gridSumOf(g, s).Float64()
 		return f
 	}},
+	// The centred sums as the planner releases them, from the exact grid
+	// sums; their values in grid units, where their noise is (scaledNoise).
 	{"centred sum", func(b mech.Bounds, xs []float64, k int64, eps float64) (Noisy, error) {
-		return ReleaseUnitCenteredSum(noise.NewCryptoSource(), b, unboundedSummaryOf(xs), k, eps)
-	}, func(b mech.Bounds, xs []float64) float64 { return unboundedSummaryOf(xs).centeredSum(b) }},
-	{"centred sum of squares", func(b mech.Bounds, xs []float64, k int64, eps float64) (Noisy, error) {
-		return ReleaseUnitCenteredSumOfSquares(noise.NewCryptoSource(), b, unboundedSummaryOf(xs), k, eps)
+		g, s, err := gridOf(b, xs)
+		if err != nil {
+			return Noisy{}, err
+		}
+		return ReleaseUnitCenteredSumOnGrid(noise.NewCryptoSource(), b, g, s, k, eps)
 	}, func(b mech.Bounds, xs []float64) float64 {
-		s, h, m := unboundedSummaryOf(xs), b.HalfRange(), b.Mid()
-		n := float64(s.Count)
-		return mech.Clamp(s.SumSquares-2*m*s.Sum+n*m*m, 0, n*h*h)
+		g, s, _ := gridOf(b, xs)
+		v := new(big.Rat).SetInt(s.Sum)
+		v.Sub(v, big.NewRat(s.Count*g.Top, 2))
+		f, _ := v.Float64()
+		return f
 	}},
+	{"centred sum of squares", func(b mech.Bounds, xs []float64, k int64, eps float64) (Noisy, error) {
+		g, s, err := gridOf(b, xs)
+		if err != nil {
+			return Noisy{}, err
+		}
+		return ReleaseUnitCenteredSumOfSquaresOnGrid(noise.NewCryptoSource(), b, g, s, k, eps)
+	}, func(b mech.Bounds, xs []float64) float64 {
+		g, s, _ := gridOf(b, xs)
+		top := big.NewInt(g.Top)
+		v := new(big.Rat).SetInt(new(big.Int).Sub(s.SumSquares, new(big.Int).Mul(top, s.Sum)))
+		v.Add(v, new(big.Rat).SetFrac(new(big.Int).Mul(big.NewInt(s.Count), new(big.Int).Mul(top, top)), big.NewInt(4)))
+		f, _ := v.Float64()
+		return f
+	}},
+}
+
+// gridOf returns the grid of b and the exact grid sums of xs.
+func gridOf(b mech.Bounds, xs []float64) (mech.Grid, mech.GridSums, error) {
+	g, err := mech.NewGrid(b)
+	if err != nil {
+		return mech.Grid{}, mech.GridSums{}, err
+	}
+	_, s := g.Indices(xs)
+	return g, s, nil
 }
 
 // unitLoss releases the statistic on the bounded neighbours and returns the
@@ -133,6 +163,9 @@ func unitLoss(t *testing.T, st unitStat, b mech.Bounds, d, d2 []float64, k int64
 	case *noise.Laplace:
 		g := nz.Granularity()
 		steps, beta = math.Abs(math.Round(x2/g)-math.Round(x/g)), nz.Scale()/g
+	case scaledNoise: // values in grid units, where the noise is
+		g := nz.noise.Granularity()
+		steps, beta = math.Abs(math.Round(x2/g)-math.Round(x/g)), nz.noise.Scale()/g
 	default:
 		t.Fatalf("%s: unexpected noise %T", st.name, r.noise)
 	}

@@ -45,8 +45,8 @@ import (
 // for the median and the ordered statistics the fine grid of fixedPoint
 // (multiples of one float64 ulp of max(|L|,|U|), so no value moves by more
 // than half an ulp), for the mean and the variance the database's grid
-// mech.Grid (2^30 steps over [L, U], so a value moves by up to about
-// 2^−31·(U−L)), on which the database computes the exact integer sums the
+// mech.Grid (at most 2^30 steps over [L, U], so a value moves by less
+// than 2^−30·(U−L)), on which the database computes the exact integer sums the
 // summary path uses (mean.go, variance.go). On its grid every algorithm
 // below computes g with exact integer or rational arithmetic, on every
 // branch, and g is rounded once to float64 (to nearest). Δ on the grid is
