@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dpproxy/dpproxy/internal/catalog"
 	"github.com/dpproxy/dpproxy/internal/dperr"
 	"github.com/dpproxy/dpproxy/internal/mech/noise"
 	"github.com/dpproxy/dpproxy/internal/planner"
@@ -75,6 +76,8 @@ const answerKeyPrefix = "answer:"
 type storedAnswer struct {
 	ReleasedAt int64         `json:"released_at"` // Unix microseconds
 	Values     []storedValue `json:"values"`
+	// Result is a RunQuery statement's whole result (runRepeatableQuery).
+	Result *storedResult `json:"result,omitempty"`
 }
 
 type storedValue struct {
@@ -128,21 +131,74 @@ func (s *answerStore) lock(ctx context.Context, key string) (unlock func(), err 
 // runRepeatable answers plan from a stored answer released within the
 // window, or releases a new one (paying for it) and stores it.
 func (e *Executor) runRepeatable(ctx context.Context, user string, plan *planner.Plan, src noise.Source) (*Result, error) {
-	key, err := answerKey(plan, answerOwner(plan, user))
+	fresh := func() (*Result, *storedAnswer, error) {
+		released, err := e.paidRelease(ctx, user, plan, src)
+		if err != nil {
+			return nil, nil, err
+		}
+		values, err := evaluate(plan, released)
+		if err != nil {
+			return nil, nil, err
+		}
+		mine := &storedAnswer{}
+		for _, v := range values {
+			mine.Values = append(mine.Values, storedValue{Null: v.Null, Value: math.Float64bits(v.Value),
+				Low: math.Float64bits(v.Low), High: math.Float64bits(v.High), HasInterval: v.HasInterval, Note: v.Note})
+		}
+		return resultOf(plan, values), mine, nil
+	}
+	key, err := answerKey(plan, answerOwner(plan.Table, user))
 	if err != nil {
 		// A plan this code cannot compare (a new kind of field) is answered
 		// afresh and paid, as without a window; the log says why.
 		e.log.Error("statement answered without the repeat window: its plan has no key", "err", err)
-		released, err := e.paidRelease(ctx, user, plan, src)
-		if err != nil {
-			return nil, err
-		}
-		values, err := evaluate(plan, released)
-		if err != nil {
-			return nil, err
-		}
-		return resultOf(plan, values), nil
+		res, _, err := fresh()
+		return res, err
 	}
+	return e.repeated(ctx, key, fresh, func(a *storedAnswer) (*Result, error) { return repeatedResult(plan, a) })
+}
+
+// runRepeatableQuery is runRepeatable for a statement RunQuery answers
+// (GROUP BY, aggregates with their own conditions, partition selection):
+// its whole result is stored, keyed by the whole query plan (its output
+// labels, HAVING, ORDER BY and LIMIT included: another spelling of them is
+// another statement, answered afresh and paid).
+func (e *Executor) runRepeatableQuery(ctx context.Context, user string, qp *planner.QueryPlan, src noise.Source) (*Result, error) {
+	fresh := func() (*Result, *storedAnswer, error) {
+		res, err := e.runQuery(ctx, user, qp, src)
+		if err != nil {
+			return nil, nil, err
+		}
+		stored, err := storeResult(res)
+		if err != nil {
+			return nil, nil, dperr.Wrap(dperr.Internal, err, "internal error: cannot record the answer; its budget is spent")
+		}
+		return res, &storedAnswer{Result: stored}, nil
+	}
+	key, err := queryAnswerKey(qp, answerOwner(qp.Table, user))
+	if err != nil {
+		e.log.Error("statement answered without the repeat window: its plan has no key", "err", err)
+		return e.runQuery(ctx, user, qp, src)
+	}
+	return e.repeated(ctx, key, fresh, func(a *storedAnswer) (*Result, error) {
+		if a.Result == nil {
+			return nil, dperr.New(dperr.Internal, "internal error: a stored answer does not fit its statement")
+		}
+		res, err := a.Result.result()
+		if err != nil {
+			return nil, dperr.Wrap(dperr.Internal, err, "internal error: a stored answer is unreadable")
+		}
+		res.Warnings = append(res.Warnings, note(repeatedNote[2:]))
+		return res, nil
+	})
+}
+
+// repeated answers from the answer stored under key if it was released
+// within the window (replay), or runs fresh, which pays for a new answer,
+// stores it (one writer: insert-if-absent or compare-and-swap from what
+// was found) and releases it only if that write succeeded; a statement
+// that loses the race releases the winner's answer, never its own.
+func (e *Executor) repeated(ctx context.Context, key string, fresh func() (*Result, *storedAnswer, error), replay func(*storedAnswer) (*Result, error)) (*Result, error) {
 	unlock, err := e.answers.lock(ctx, key)
 	if err != nil {
 		return nil, err
@@ -153,21 +209,13 @@ func (e *Executor) runRepeatable(ctx context.Context, user string, plan *planner
 		return nil, err
 	}
 	if stored != nil && e.fresh(stored) {
-		return repeatedResult(plan, stored)
+		return replay(stored)
 	}
-	released, err := e.paidRelease(ctx, user, plan, src)
+	res, mine, err := fresh()
 	if err != nil {
 		return nil, err
 	}
-	values, err := evaluate(plan, released)
-	if err != nil {
-		return nil, err
-	}
-	mine := storedAnswer{ReleasedAt: time.Now().UnixMicro()}
-	for _, v := range values {
-		mine.Values = append(mine.Values, storedValue{Null: v.Null, Value: math.Float64bits(v.Value),
-			Low: math.Float64bits(v.Low), High: math.Float64bits(v.High), HasInterval: v.HasInterval, Note: v.Note})
-	}
+	mine.ReleasedAt = time.Now().UnixMicro()
 	value, err := json.Marshal(mine)
 	if err != nil {
 		return nil, dperr.Wrap(dperr.Internal, err, "internal error: cannot record the answer")
@@ -177,7 +225,7 @@ func (e *Executor) runRepeatable(ctx context.Context, user string, plan *planner
 		return nil, dperr.Wrap(dperr.Internal, err, "internal error: the answer could not be recorded; its budget is spent")
 	}
 	if swapped {
-		return resultOf(plan, values), nil
+		return res, nil
 	}
 	// Another proxy stored an answer first: release that one, never ours,
 	// even if the window has passed meanwhile (it replaced the one this
@@ -190,7 +238,7 @@ func (e *Executor) runRepeatable(ctx context.Context, user string, plan *planner
 	if stored == nil {
 		return nil, dperr.New(dperr.Internal, "internal error: the answer of a concurrent identical statement vanished; this statement's budget is spent")
 	}
-	return repeatedResult(plan, stored)
+	return replay(stored)
 }
 
 // loadAnswer returns the stored bytes and answer under key (nil, nil when
@@ -227,15 +275,18 @@ func repeatedResult(plan *planner.Plan, a *storedAnswer) (*Result, error) {
 	}
 	res := resultOf(plan, values)
 	for i := range res.Warnings {
-		res.Warnings[i].Message += "; repeated answer: the answer of an identical statement released within the repeat window, no budget spent"
+		res.Warnings[i].Message += repeatedNote
 	}
 	return res, nil
 }
 
-// answerOwner returns whose answers a statement of user may repeat: ""
-// (everyone's) on a table with a table cap, else user's own.
-func answerOwner(plan *planner.Plan, user string) string {
-	if plan.Table.Epsilon > 0 {
+// repeatedNote ends the notes of a repeated answer.
+const repeatedNote = "; repeated answer: the answer of an identical statement released within the repeat window, no budget spent"
+
+// answerOwner returns whose answers a statement of user on t may repeat:
+// "" (everyone's) on a table with a table cap, else user's own.
+func answerOwner(t *catalog.Table, user string) string {
+	if t.Epsilon > 0 {
 		return ""
 	}
 	return user
@@ -250,9 +301,21 @@ func answerKey(plan *planner.Plan, owner string) (string, error) {
 	for i := range canon.Outputs {
 		canon.Outputs[i].Label = "" // the client's alias or spelling
 	}
+	return canonicalKey("plan", canon, owner)
+}
+
+// queryAnswerKey returns the ledger state key of the answers of a RunQuery
+// statement released to owner.
+func queryAnswerKey(qp *planner.QueryPlan, owner string) (string, error) {
+	return canonicalKey("query", *qp, owner)
+}
+
+// canonicalKey hashes the kind, the owner and the canonical encoding of v
+// (lengths first: no two (kind, owner, v) encode alike).
+func canonicalKey(kind string, v any, owner string) (string, error) {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "owner %d:%s;", len(owner), owner) // length first: no two (owner, plan) pairs encode alike
-	if err := encodeCanonical(&b, reflect.ValueOf(canon), 0); err != nil {
+	fmt.Fprintf(&b, "%s owner %d:%s;", kind, len(owner), owner)
+	if err := encodeCanonical(&b, reflect.ValueOf(v), 0); err != nil {
 		return "", err
 	}
 	sum := sha256.Sum256(b.Bytes())

@@ -352,3 +352,56 @@ func TestWaitForIdenticalStatementEndsWithItsContext(t *testing.T) {
 		t.Errorf("%d locks left after every statement let go", len(store.locks))
 	}
 }
+
+// TestRepeatedGroupedStatementsAreFree: within the window, a GROUP BY
+// statement and one with aggregates of their own conditions (parts) get
+// their first answer back, every row, at no cost, with a note saying so;
+// another analyst on a table without a cap pays for an answer of their
+// own; another ε is another statement.
+func TestRepeatedGroupedStatementsAreFree(t *testing.T) {
+	for _, sql := range []string{
+		"SELECT FLOOR(a / 10) * 10 AS g, COUNT(*), AVG(a) FROM t GROUP BY g",
+		"SELECT SUM(CASE WHEN b = 1 THEN a END), COUNT(CASE WHEN a > 50 THEN 1 END) FROM t",
+	} {
+		t.Run(sql, func(t *testing.T) {
+			f := newAnswersFixture(t)
+			e := f.executor(t, time.Hour)
+			run := func(user string, eps float64, seed byte) *Result {
+				t.Helper()
+				st, err := sqlrewrite.NewParser(f.cat).Parse(sql)
+				if err != nil {
+					t.Fatal(err)
+				}
+				qp, err := planner.New(f.cat).PlanQuery(st.(*sqlrewrite.Query), planner.Settings{Epsilon: eps, Mechanism: "auto", Trim: planner.DefaultTrim})
+				if err != nil {
+					t.Fatal(err)
+				}
+				res, err := e.RunQuery(context.Background(), user, qp, rand.NewChaCha8([32]byte{seed}))
+				if err != nil {
+					t.Fatal(err)
+				}
+				return res
+			}
+			first := run("a", 0.5, 1)
+			if len(first.Rows) == 0 || f.remaining(t, "a") != 9.5 {
+				t.Fatalf("first: %d rows, remaining %v; want rows and 9.5", len(first.Rows), f.remaining(t, "a"))
+			}
+			again := run("a", 0.5, 2)
+			if !reflect.DeepEqual(again.Rows, first.Rows) || !reflect.DeepEqual(again.Columns, first.Columns) {
+				t.Errorf("repeated: got %v, want the first answer %v", again.Rows, first.Rows)
+			}
+			if f.remaining(t, "a") != 9.5 {
+				t.Errorf("repeated statement charged: remaining %v, want 9.5", f.remaining(t, "a"))
+			}
+			if last := again.Warnings[len(again.Warnings)-1].Message; !strings.Contains(last, "repeated answer") {
+				t.Errorf("last note %q does not say the answer is repeated", last)
+			}
+			if other := run("b", 0.5, 3); reflect.DeepEqual(other.Rows, first.Rows) || f.remaining(t, "b") != 9.5 {
+				t.Errorf("another analyst (no table cap): got %v, remaining %v; want an answer of their own, paid", other.Rows, f.remaining(t, "b"))
+			}
+			if res := run("a", 0.25, 4); reflect.DeepEqual(res.Rows, first.Rows) || f.remaining(t, "a") != 9.25 {
+				t.Errorf("another ε: got %v, remaining %v; want a new answer, paid", res.Rows, f.remaining(t, "a"))
+			}
+		})
+	}
+}

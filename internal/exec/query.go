@@ -25,6 +25,28 @@ import (
 func (e *Executor) RunQuery(ctx context.Context, user string, qp *planner.QueryPlan, src noise.Source) (*Result, error) {
 	ctx, cancel := e.bounded(ctx)
 	defer cancel()
+	if e.repeatWindow > 0 && spendsOwnBudget(qp) {
+		return e.runRepeatableQuery(ctx, user, qp, src)
+	}
+	return e.runQuery(ctx, user, qp, src)
+}
+
+// spendsOwnBudget reports whether RunQuery pays for qp's releases itself
+// (GROUP BY, aggregates with their own conditions, partition selection),
+// rather than through Run (one group without keys, which repeats its
+// answers itself) or not at all (listings, constants, an empty LIMIT).
+func spendsOwnBudget(qp *planner.QueryPlan) bool {
+	switch {
+	case len(qp.Parts) > 0, qp.Selection != nil:
+		return true
+	case qp.Query.Listing, qp.Empty, qp.Base == nil, len(qp.Query.Keys) == 0:
+		return false
+	}
+	return true
+}
+
+// runQuery answers qp (RunQuery, within its deadline).
+func (e *Executor) runQuery(ctx context.Context, user string, qp *planner.QueryPlan, src noise.Source) (*Result, error) {
 	q := qp.Query
 	rows := make([]planner.Row, len(qp.Groups))
 	for g := range rows {
