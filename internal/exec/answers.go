@@ -68,6 +68,11 @@ type keyLock struct {
 	users int
 }
 
+// maxStoredAnswer bounds the bytes of a stored answer: 4 MiB, MySQL's
+// default max_allowed_packet (MariaDB's is 16 MiB), with room for the
+// statement around it.
+const maxStoredAnswer = 3 << 20
+
 // answerKeyPrefix begins the ledger state keys of repeated answers.
 const answerKeyPrefix = "answer:"
 
@@ -219,6 +224,13 @@ func (e *Executor) repeated(ctx context.Context, key string, fresh func() (*Resu
 	value, err := json.Marshal(mine)
 	if err != nil {
 		return nil, dperr.Wrap(dperr.Internal, err, "internal error: cannot record the answer")
+	}
+	if len(value) > maxStoredAnswer {
+		// Released and paid, but not kept: a ledger on MySQL refuses a
+		// value above its max_allowed_packet, and the statement would
+		// fail after paying, again at every retry.
+		res.Warnings = append(res.Warnings, note(fmt.Sprintf("this answer (%d bytes stored) is larger than the %d bytes the repeat window keeps: an identical statement is answered afresh and paid", len(value), maxStoredAnswer)))
+		return res, nil
 	}
 	swapped, err := e.ledger.SwapState(context.WithoutCancel(ctx), key, old, value)
 	if err != nil {

@@ -8,12 +8,14 @@ import (
 )
 
 // storedResult is a RunQuery statement's result as the ledger stores it
-// for the repeat window: every cell with its type, floats as their bits,
-// so that a repeated answer is the released one exactly, cell for cell.
+// for the repeat window: every cell with its type, floats as their bits
+// and text as bytes (JSON would replace bytes that are not UTF-8, which a
+// released key read from a binary column may hold), so that a repeated
+// answer is the released one exactly, cell for cell.
 type storedResult struct {
-	Columns  []string       `json:"columns"`
-	Rows     [][]storedCell `json:"rows"`
-	Warnings []Warning      `json:"warnings"`
+	Columns  [][]byte        `json:"columns"`
+	Rows     [][]storedCell  `json:"rows"`
+	Warnings []storedWarning `json:"warnings"`
 }
 
 // storedCell is one result cell: Kind "null", "int", "float", "text",
@@ -22,12 +24,25 @@ type storedCell struct {
 	Kind string `json:"k"`
 	Int  int64  `json:"i,omitempty"`
 	Bits uint64 `json:"f,omitempty"`
-	Text string `json:"t,omitempty"`
+	Text []byte `json:"t,omitempty"`
+}
+
+// storedWarning is a Warning with its message as bytes.
+type storedWarning struct {
+	Level   string `json:"level"`
+	Code    uint16 `json:"code"`
+	Message []byte `json:"message"`
 }
 
 // storeResult encodes res, failing on a cell of a type results do not hold.
 func storeResult(res *Result) (*storedResult, error) {
-	out := &storedResult{Columns: res.Columns, Warnings: res.Warnings, Rows: make([][]storedCell, len(res.Rows))}
+	out := &storedResult{Rows: make([][]storedCell, len(res.Rows))}
+	for _, c := range res.Columns {
+		out.Columns = append(out.Columns, []byte(c))
+	}
+	for _, w := range res.Warnings {
+		out.Warnings = append(out.Warnings, storedWarning{Level: w.Level, Code: w.Code, Message: []byte(w.Message)})
+	}
 	for i, row := range res.Rows {
 		out.Rows[i] = make([]storedCell, len(row))
 		for j, v := range row {
@@ -40,11 +55,11 @@ func storeResult(res *Result) (*storedResult, error) {
 			case float64:
 				c.Kind, c.Bits = "float", math.Float64bits(x)
 			case string:
-				c.Kind, c.Text = "text", x
+				c.Kind, c.Text = "text", []byte(x)
 			case planner.Date:
-				c.Kind, c.Text = "date", string(x)
+				c.Kind, c.Text = "date", []byte(x)
 			case planner.DateTime:
-				c.Kind, c.Text = "datetime", string(x)
+				c.Kind, c.Text = "datetime", []byte(x)
 			default:
 				return nil, fmt.Errorf("result cell of type %T", v)
 			}
@@ -56,7 +71,13 @@ func storeResult(res *Result) (*storedResult, error) {
 
 // result decodes the stored result.
 func (s *storedResult) result() (*Result, error) {
-	res := &Result{Columns: s.Columns, Warnings: s.Warnings, Rows: make([][]any, len(s.Rows))}
+	res := &Result{Rows: make([][]any, len(s.Rows))}
+	for _, c := range s.Columns {
+		res.Columns = append(res.Columns, string(c))
+	}
+	for _, w := range s.Warnings {
+		res.Warnings = append(res.Warnings, Warning{Level: w.Level, Code: w.Code, Message: string(w.Message)})
+	}
 	for i, row := range s.Rows {
 		if len(row) != len(s.Columns) {
 			return nil, fmt.Errorf("stored row %d has %d cells for %d columns", i, len(row), len(s.Columns))
@@ -71,7 +92,7 @@ func (s *storedResult) result() (*Result, error) {
 			case "float":
 				res.Rows[i][j] = math.Float64frombits(c.Bits)
 			case "text":
-				res.Rows[i][j] = c.Text
+				res.Rows[i][j] = string(c.Text)
 			case "date":
 				res.Rows[i][j] = planner.Date(c.Text)
 			case "datetime":
