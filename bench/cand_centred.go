@@ -3,7 +3,6 @@ package bench
 import (
 	"math"
 
-	"github.com/dpproxy/dpproxy/internal/mech/laplace"
 	"github.com/dpproxy/dpproxy/internal/mech/noise"
 	"github.com/dpproxy/dpproxy/internal/mech/piecewise"
 	"github.com/dpproxy/dpproxy/internal/mech/quantile"
@@ -15,8 +14,8 @@ const MeanCentreShare = 0.05
 
 // centredCandidate is the centred mean (the planner's earlier auto-mean
 // when ñ·ε ≥ 300): ñ with CountShare·ε, the grid exponential median with
-// MeanCentreShare·ε as the centre c, then laplace.ReleaseSumAround(c) with
-// the rest and laplace.MeanAround; and the earlier auto-variance
+// MeanCentreShare·ε as the centre c, then releaseSumAround(c) with
+// the rest and meanAround; and the earlier auto-variance
 // (centredVariance).
 func centredCandidate() Candidate {
 	return Candidate{
@@ -64,11 +63,11 @@ func centredMean(c *Column, eps float64) (func(src noise.Source, nTilde int64) (
 			centre = lo + (float64(j)+0.5)*(hi-lo)/float64(bins)
 		}
 		centre = b.Clamp(centre)
-		s, _, err := laplace.ReleaseSumAround(src, b, centre, sum, eps*(1-CountShare-MeanCentreShare))
+		s, _, err := releaseSumAround(src, b, centre, sum, eps*(1-CountShare-MeanCentreShare))
 		if err != nil {
 			return 0, err
 		}
-		return laplace.MeanAround(b, centre, s, float64(nTilde)), nil
+		return meanAround(b, centre, s, float64(nTilde)), nil
 	}, nil
 }
 
@@ -105,15 +104,15 @@ func centredVariance(c *Column, eps float64) (func(src noise.Source, nTilde int6
 	}
 	var sketch *piecewise.VarianceSketch
 	moments := func(src noise.Source, centre, count, sumEps, squaresEps float64) (float64, error) {
-		s, _, err := laplace.ReleaseSumAround(src, b, centre, sum, sumEps)
+		s, _, err := releaseSumAround(src, b, centre, sum, sumEps)
 		if err != nil {
 			return 0, err
 		}
-		sq, _, err := laplace.ReleaseSquaresAround(src, b, centre, sum, squaresEps)
+		sq, _, err := releaseSquaresAround(src, b, centre, sum, squaresEps)
 		if err != nil {
 			return 0, err
 		}
-		return laplace.VarianceAround(b, s, sq, count), nil
+		return varianceAround(b, s, sq, count), nil
 	}
 	return func(src noise.Source, nTilde int64) (float64, error) {
 		j, err := q.Release(src, h)

@@ -1,4 +1,4 @@
-package laplace
+package bench
 
 import (
 	"fmt"
@@ -6,12 +6,26 @@ import (
 
 	"github.com/dpproxy/dpproxy/internal/mech"
 	"github.com/dpproxy/dpproxy/internal/mech/exact"
+	"github.com/dpproxy/dpproxy/internal/mech/laplace"
 	"github.com/dpproxy/dpproxy/internal/mech/noise"
 )
 
+// The centred mean and variance of centredCandidate: the planner's
+// earlier auto-mean and auto-variance, kept for the benchmark only (the
+// proxy no longer releases them: their sums are the database's float
+// sums, whose rounding is outside their sensitivity analysis).
+
+// validSummary checks a summary's count and sums.
+func validSummary(s laplace.Summary) error {
+	if s.Count < 0 || math.IsNaN(s.Sum) || math.IsInf(s.Sum, 0) || math.IsNaN(s.SumSquares) || math.IsInf(s.SumSquares, 0) {
+		return fmt.Errorf("%w: summary %+v", mech.ErrInvalidInput, s)
+	}
+	return nil
+}
+
 // Mean around a released centre.
 //
-// Google's bounded mean (mean.go) centres the sum at the middle of the
+// Google's bounded mean (laplace.BoundedMean) centres the sum at the middle of the
 // bounds m = (L+U)/2: Σ(clamp(x) − m) has sensitivity (U−L)/2, and the
 // mean m + S̃/ñ then errs by about (|N_S| + |μ − m|·|N_n|)/n, N_S and N_n
 // the noise of the sum and of the count. When the data sit far from m
@@ -25,15 +39,15 @@ import (
 // median), so c is a released value and everything below is conditioned
 // on it (adaptive sequential composition).
 //
-// Guarantee of ReleaseSumAround, for a public c ∈ [L, U]: one row
+// Guarantee of releaseSumAround, for a public c ∈ [L, U]: one row
 // contributes clamp(x) − c ∈ [L − c, U − c] to Σ(clamp(x) − c), so adding
 // or removing it moves the sum by at most D(c) (rounded up, never down),
 // and Laplace(D(c)/ε) on the grid (noise.Laplace) is ε-DP under add/remove
-// of one row. MeanAround is post-processing of that sum and of a noisy
+// of one row. meanAround is post-processing of that sum and of a noisy
 // count released elsewhere. The whole AVG (centre with ε_c, count with ε_n,
 // sum with ε_s) is (ε_c + ε_n + ε_s)-DP by sequential composition, each
 // stage's privacy holding for every value of the earlier, released ones.
-// Floating point as for the centred sum (sum.go): the sums come from the
+// Floating point as for laplace's centred sum: the sums come from the
 // database in its arithmetic and Sum − n·c is formed here; their rounding
 // residue is not part of the sensitivity analysis.
 //
@@ -43,25 +57,25 @@ import (
 // Biswas et al. 2020); the variant here keeps the public bounds for
 // clamping and only moves the centre.
 
-// SensitivityAround returns D(c) = max(c − L, U − c), rounded up, the
+// sensitivityAround returns D(c) = max(c − L, U − c), rounded up, the
 // add/remove sensitivity of Σ(clamp(x) − c).
-func SensitivityAround(b mech.Bounds, centre float64) float64 {
+func sensitivityAround(b mech.Bounds, centre float64) float64 {
 	return exact.RoundUp(math.Max(centre-b.Lower, b.Upper-centre))
 }
 
-// ReleaseSumAround releases Σ(clamp(x) − c) = Sum − n·c with Laplace noise
-// for sensitivity SensitivityAround(b, c). c must lie in [L, U].
-func ReleaseSumAround(src noise.Source, b mech.Bounds, centre float64, s Summary, epsilon float64) (value float64, l *noise.Laplace, err error) {
+// releaseSumAround releases Σ(clamp(x) − c) = Sum − n·c with Laplace noise
+// for sensitivity sensitivityAround(b, c). c must lie in [L, U].
+func releaseSumAround(src noise.Source, b mech.Bounds, centre float64, s laplace.Summary, epsilon float64) (value float64, l *noise.Laplace, err error) {
 	if err := b.Validate(); err != nil {
 		return 0, nil, err
 	}
 	if !(centre >= b.Lower && centre <= b.Upper) {
 		return 0, nil, fmt.Errorf("%w: centre %v outside [%v, %v]", mech.ErrInvalidInput, centre, b.Lower, b.Upper)
 	}
-	if err := s.validate(); err != nil {
+	if err := validSummary(s); err != nil {
 		return 0, nil, err
 	}
-	d := SensitivityAround(b, centre)
+	d := sensitivityAround(b, centre)
 	if d == 0 { // L = U = c: every row contributes 0
 		return 0, nil, fmt.Errorf("%w: empty bounds", mech.ErrInvalidInput)
 	}
@@ -73,9 +87,9 @@ func ReleaseSumAround(src noise.Source, b mech.Bounds, centre float64, s Summary
 	return l.Release(src, mech.Clamp(s.Sum-n*centre, n*(b.Lower-centre), n*(b.Upper-centre))), l, nil
 }
 
-// MeanAround is the mean derived from a noisy sum around centre and a
+// meanAround is the mean derived from a noisy sum around centre and a
 // noisy count: clamp(c + S̃/max(ñ, 1), L, U). Post-processing.
-func MeanAround(b mech.Bounds, centre, noisySum, noisyCount float64) float64 {
+func meanAround(b mech.Bounds, centre, noisySum, noisyCount float64) float64 {
 	return b.Clamp(centre + noisySum/math.Max(noisyCount, 1))
 }
 
@@ -89,25 +103,25 @@ func MeanAround(b mech.Bounds, centre, noisySum, noisyCount float64) float64 {
 // enters only squared and the count's through Q/n² = Var/n, and nearly all
 // of ε can go to Q, at the price of its sensitivity D(c)².
 //
-// Guarantee of ReleaseSquaresAround, for a public c ∈ [L, U]: one row
+// Guarantee of releaseSquaresAround, for a public c ∈ [L, U]: one row
 // contributes (clamp(x) − c)² ∈ [0, D(c)²], so adding or removing it moves
 // Q by at most D(c)² (both factors rounded up, the product rounded up),
 // and Laplace(D(c)²/ε) on the grid is ε-DP under add/remove of one row.
-// VarianceAround is post-processing.
+// varianceAround is post-processing.
 
-// ReleaseSquaresAround releases Σ(clamp(x) − c)² = SumSquares − 2c·Sum +
+// releaseSquaresAround releases Σ(clamp(x) − c)² = SumSquares − 2c·Sum +
 // n·c², limited to [0, n·D(c)²], with Laplace noise for sensitivity D(c)².
-func ReleaseSquaresAround(src noise.Source, b mech.Bounds, centre float64, s Summary, epsilon float64) (value float64, l *noise.Laplace, err error) {
+func releaseSquaresAround(src noise.Source, b mech.Bounds, centre float64, s laplace.Summary, epsilon float64) (value float64, l *noise.Laplace, err error) {
 	if err := b.Validate(); err != nil {
 		return 0, nil, err
 	}
 	if !(centre >= b.Lower && centre <= b.Upper) {
 		return 0, nil, fmt.Errorf("%w: centre %v outside [%v, %v]", mech.ErrInvalidInput, centre, b.Lower, b.Upper)
 	}
-	if err := s.validate(); err != nil {
+	if err := validSummary(s); err != nil {
 		return 0, nil, err
 	}
-	d := SensitivityAround(b, centre)
+	d := sensitivityAround(b, centre)
 	if d == 0 {
 		return 0, nil, fmt.Errorf("%w: empty bounds", mech.ErrInvalidInput)
 	}
@@ -120,60 +134,12 @@ func ReleaseSquaresAround(src noise.Source, b mech.Bounds, centre float64, s Sum
 	return l.Release(src, q), l, nil
 }
 
-// VarianceAround is the population variance derived from noisy sums around
+// varianceAround is the population variance derived from noisy sums around
 // centre and a noisy count: clamp(Q̃/ñ₁ − (S̃/ñ₁)², 0, ((U−L)/2)²),
 // ñ₁ = max(ñ, 1). Post-processing.
-func VarianceAround(b mech.Bounds, noisySum, noisySquares, noisyCount float64) float64 {
+func varianceAround(b mech.Bounds, noisySum, noisySquares, noisyCount float64) float64 {
 	n := math.Max(noisyCount, 1)
 	m := noisySum / n
 	h := b.HalfRange()
 	return mech.Clamp(noisySquares/n-m*m, 0, h*h)
-}
-
-// aroundSpans returns the conservative spans of the true count (≥ 1) and of
-// each true sum, each primitive within its half-width at 1 − α/k for k
-// primitives, α = 1 − confidence; ok is false when no count ≥ 1 fits.
-func aroundSpans(count Noisy, sums []float64, noises []*noise.Laplace, confidence float64) (n span, s []span, ok bool) {
-	alpha := (1 - confidence) / float64(1+len(sums))
-	n, ok = countSpan(count, alpha, 1)
-	for i, v := range sums {
-		w := noises[i].HalfWidth(1 - alpha)
-		s = append(s, span{v - w, v + w})
-	}
-	return n, s, ok
-}
-
-// MeanAroundEstimate is MeanAround with a conservative interval at
-// confidence: the range of c + S/n over the box of the sum and the count
-// each within its half-width (confidence split between them), limited to
-// [L, U]. Post-processing.
-func MeanAroundEstimate(b mech.Bounds, centre, noisySum float64, sumNoise *noise.Laplace, count Noisy, confidence float64) (mech.Estimate, error) {
-	if err := checkDerive(b, confidence); err != nil {
-		return mech.Estimate{}, err
-	}
-	value := MeanAround(b, centre, noisySum, count.value)
-	n, s, ok := aroundSpans(count, []float64{noisySum}, []*noise.Laplace{sumNoise}, confidence)
-	if !ok {
-		return mech.Estimate{Value: value, Low: b.Lower, High: b.Upper, HasInterval: true}, nil
-	}
-	lo := math.Min(s[0].lo/n.lo, s[0].lo/n.hi)
-	hi := math.Max(s[0].hi/n.lo, s[0].hi/n.hi)
-	return mech.Estimate{Value: value, Low: b.Clamp(centre + lo), High: b.Clamp(centre + hi), HasInterval: true}, nil
-}
-
-// VarianceAroundEstimate is VarianceAround with a conservative interval at
-// confidence over the box of the count, the sum and the sum of squares
-// (populationVarianceSpan; the variance does not depend on the centre).
-func VarianceAroundEstimate(b mech.Bounds, noisySum, noisySquares float64, sumNoise, squaresNoise *noise.Laplace, count Noisy, confidence float64) (mech.Estimate, error) {
-	if err := checkDerive(b, confidence); err != nil {
-		return mech.Estimate{}, err
-	}
-	value := VarianceAround(b, noisySum, noisySquares, count.value)
-	h := b.HalfRange()
-	n, s, ok := aroundSpans(count, []float64{noisySum, noisySquares}, []*noise.Laplace{sumNoise, squaresNoise}, confidence)
-	if !ok {
-		return mech.Estimate{Value: value, Low: 0, High: h * h, HasInterval: true}, nil
-	}
-	v := populationVarianceSpan(b, n, s[0], s[1])
-	return mech.Estimate{Value: value, Low: mech.Clamp(v.lo, 0, h*h), High: mech.Clamp(v.hi, 0, h*h), HasInterval: true}, nil
 }
