@@ -9,6 +9,7 @@ import (
 	"github.com/dpproxy/dpproxy/internal/mech/exact"
 	"github.com/dpproxy/dpproxy/internal/mech/laplace"
 	"github.com/dpproxy/dpproxy/internal/mech/noise"
+	"github.com/dpproxy/dpproxy/internal/mech/privtest"
 )
 
 // Exact privacy check of releaseSumAround. Its output is γ·(m + Z) with γ
@@ -58,34 +59,13 @@ func summaryOf(b mech.Bounds, xs []float64) laplace.Summary {
 	return s
 }
 
-// sumAroundPairs returns add/remove neighbours (d, d + one row) over b:
-// empty and tiny datasets, values at and beyond the bounds, ties, and
-// random datasets of up to 30 rows.
-func sumAroundPairs(b mech.Bounds, rng *rand.Rand) [][2][]float64 {
-	special := []float64{b.Lower - 5, b.Lower, b.Lower + 0.1, (b.Lower + b.Upper) / 3, b.Mid(), b.Upper - 1e-9, b.Upper, b.Upper + 7}
-	var pairs [][2][]float64
-	for _, x := range special {
-		for _, base := range [][]float64{nil, {b.Lower}, {b.Upper, b.Upper}, {b.Mid(), x}, {b.Lower, b.Upper, 0.5}} {
-			pairs = append(pairs, [2][]float64{base, append(append([]float64{}, base...), x)})
-		}
-	}
-	for range 300 {
-		d := make([]float64, rng.IntN(30))
-		for i := range d {
-			d[i] = special[rng.IntN(len(special))]
-		}
-		pairs = append(pairs, [2][]float64{d, append(append([]float64{}, d...), special[rng.IntN(len(special))])})
-	}
-	return pairs
-}
-
 // worstAroundLoss is the largest exact loss (relative to ε) over every
 // pair, centre in a spread of public centres, and ε.
 func worstAroundLoss(t *testing.T, cut float64, squares bool) (worst, eps float64) {
 	rng := rand.New(rand.NewPCG(15, 1))
 	worstRatio := 0.0
 	for _, b := range []mech.Bounds{{Lower: 0, Upper: 4095}, {Lower: -3, Upper: 10}, {Lower: 0.5, Upper: 0.75}} {
-		pairs := sumAroundPairs(b, rng)
+		pairs := privtest.BoundedNeighbours(b.Lower, b.Upper, rng)
 		for _, c := range []float64{b.Lower, b.Lower + (b.Upper-b.Lower)/7, b.Mid(), b.Upper - 1e-6, b.Upper} {
 			for _, e := range []float64{0.05, 0.5, 1, 3} {
 				for _, p := range pairs {

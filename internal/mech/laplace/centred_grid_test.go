@@ -51,7 +51,7 @@ func worstCentredLoss(t *testing.T, cut float64, squares bool) (worst, eps float
 			}
 			gamma := l.Granularity()
 			beta := l.Scale() / gamma
-			for _, p := range sumAroundPairs(b, rng) {
+			for _, p := range privtest.BoundedNeighbours(b.Lower, b.Upper, rng) {
 				d := new(big.Int).Sub(nearestOnGrid(centredExact(g, p[0], squares), gamma), nearestOnGrid(centredExact(g, p[1], squares), gamma))
 				steps, _ := new(big.Float).SetInt(d.Abs(d)).Float64()
 				if r := steps / beta / e; r > worstRatio {

@@ -149,7 +149,7 @@ func edgeLoss(t *testing.T, b mech.Bounds, d, d2 []float64, epsilon, cut float64
 }
 
 // worstEdgeLoss is the largest exact loss relative to ε over the
-// neighbours of sumAroundPairs on three bounds and a range of ε (the
+// neighbours of privtest.BoundedNeighbours on three bounds and a range of ε (the
 // smallest below edgeMinEpsilon, where the coordinates split ε).
 func worstEdgeLoss(t *testing.T, cut float64, squares bool) (worst, eps float64) {
 	rng := rand.New(rand.NewPCG(16, 1))
@@ -158,7 +158,7 @@ func worstEdgeLoss(t *testing.T, cut float64, squares bool) (worst, eps float64)
 	// width, where coordinates formed from float sums lost ε many times over.
 	for _, b := range []mech.Bounds{{Lower: 0, Upper: 4095}, {Lower: -3, Upper: 10}, {Lower: 0.5, Upper: 0.75}, {Lower: 1.7e9, Upper: 1.7e9 + 3600}} {
 		for _, e := range []float64{0x1p-31, 0.05, 0.5, 1, 3} {
-			for _, p := range sumAroundPairs(b, rng) {
+			for _, p := range privtest.BoundedNeighbours(b.Lower, b.Upper, rng) {
 				loss := edgeLoss(t, b, p[0], p[1], e, cut, squares)
 				if r := loss / e; r > worstRatio {
 					worstRatio, worst, eps = r, loss, e

@@ -61,7 +61,7 @@ func worstGridSumLoss(t *testing.T, cut float64) (worst, eps float64) {
 			}
 			gamma := l.Granularity()
 			beta := l.Scale() / gamma
-			for _, p := range sumAroundPairs(b, rng) {
+			for _, p := range privtest.BoundedNeighbours(b.Lower, b.Upper, rng) {
 				_, s0 := g.Indices(p[0])
 				_, s1 := g.Indices(p[1])
 				d := new(big.Int).Sub(nearestOnGrid(gridSumOf(g, s0), gamma), nearestOnGrid(gridSumOf(g, s1), gamma))
