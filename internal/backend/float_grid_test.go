@@ -91,3 +91,54 @@ func TestFloatGridSumsOnMariaDB(t *testing.T) {
 		t.Errorf("DOUBLE fetch: %v, exact %v, %v; want Σk = %v", direct.Sum, exact, err, want)
 	}
 }
+
+// TestFloatGroupedGridSumsOnMariaDB: GROUP BY's per-group n and Σk, which
+// MariaDB sums as DOUBLE, equal each group's exact sums computed in Go;
+// groups with no row are empty.
+func TestFloatGroupedGridSumsOnMariaDB(t *testing.T) {
+	db := testdb.MySQL(t)
+	if _, err := db.Exec("CREATE TABLE fgg (g INT, x DOUBLE)"); err != nil {
+		t.Fatal(err)
+	}
+	lo, hi, unit := -1000.0, 1000.0, math.Ldexp(1, -19)
+	rng := rand.New(rand.NewPCG(54, 1))
+	want := map[int64]*big.Int{0: new(big.Int), 1: new(big.Int), 2: new(big.Int)}
+	counts := map[int64]int64{}
+	var rows []string
+	for i := range 2000 {
+		g := int64(i % 2) // group 2 stays empty
+		v := lo + rng.Float64()*(hi-lo)*1.2
+		if i%97 == 0 {
+			v = hi
+		}
+		rows = append(rows, fmt.Sprintf("(%d, %v)", g, v))
+		k := math.Floor((math.Max(lo, math.Min(hi, v))-lo)/unit + 0.5)
+		want[g].Add(want[g], big.NewInt(int64(k)))
+		counts[g]++
+	}
+	if _, err := db.Exec("INSERT INTO fgg (g, x) VALUES " + strings.Join(rows, ", ")); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := New(db, sqlrewrite.MySQL, nil).Snapshot(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer snap.Close()
+	dims := []sqlrewrite.CellDim{{Column: "g", Values: []sqlrewrite.Value{{Num: 0}, {Num: 1}, {Num: 2}}}}
+	got, err := snap.GroupedGridSums(context.Background(), sqlrewrite.Fetch{Table: "fgg",
+		GroupedGrid: &sqlrewrite.GroupedGridSums{Dims: dims, Grid: sqlrewrite.GridSums{Column: "x", Lower: lo, Upper: hi, Unit: unit, SumOnly: true}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for g := range int64(3) {
+		if got[g].Count != counts[g] || got[g].Sum.Cmp(want[g]) != 0 || got[g].SumSquares != nil {
+			t.Errorf("group %d: n=%d Σk=%v Σk²=%v, want %d, %v, none", g, got[g].Count, got[g].Sum, got[g].SumSquares, counts[g], want[g])
+		}
+	}
+	// The DOUBLE fetch itself, as the backend reads it first.
+	float := sqlrewrite.GroupedGridSums{Dims: dims, Grid: sqlrewrite.GridSums{Column: "x", Lower: lo, Upper: hi, Unit: unit, SumOnly: true, FloatSum: true}}
+	direct, exact, err := snap.groupedGridSums(context.Background(), sqlrewrite.Fetch{Table: "fgg"}, float)
+	if err != nil || !exact || direct[1].Sum.Cmp(want[1]) != 0 {
+		t.Errorf("DOUBLE fetch: group 1 Σk=%v, exact %v, %v; want %v", direct[1].Sum, exact, err, want[1])
+	}
+}

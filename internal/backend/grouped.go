@@ -78,14 +78,31 @@ func (s *Snapshot) GroupedGridSums(ctx context.Context, f sqlrewrite.Fetch) ([]s
 	}
 	g := *f.GroupedGrid
 	g.Dims = s.caseOnVitess(ctx, g.Dims)
+	if s.b.dialect == sqlrewrite.MySQL && g.Grid.SumOnly && g.Grid.Ranks == nil && !g.Grid.FloatSum {
+		// Each group's Σk as DOUBLE first, as GridSums does; if a group's
+		// sum is one it cannot vouch for, all are read again as DECIMAL.
+		float := g
+		float.Grid.FloatSum = true
+		if out, exact, err := s.groupedGridSums(ctx, f, float); err != nil || exact {
+			return out, err
+		}
+	}
+	out, _, err := s.groupedGridSums(ctx, f, g)
+	return out, err
+}
+
+// groupedGridSums runs the grouped grid-sums fetch f of g; with
+// g.Grid.FloatSum, exact is false when some group's Σk is not one
+// sqlrewrite.DecodeFloatGridSum vouches for.
+func (s *Snapshot) groupedGridSums(ctx context.Context, f sqlrewrite.Fetch, g sqlrewrite.GroupedGridSums) (out []sqlrewrite.GridTotals, exact bool, err error) {
 	f.GroupedGrid = &g
 	text := make([]sql.RawBytes, sqlrewrite.GridSumWidth(s.b.dialect))
 	extra := make([]any, len(text))
 	for i := range text {
 		extra[i] = &text[i]
 	}
-	var out []sqlrewrite.GridTotals
-	err := s.cells(ctx, f, g.Dims, extra, func(total int64) {
+	exact = true
+	err = s.cells(ctx, f, g.Dims, extra, func(total int64) {
 		out = make([]sqlrewrite.GridTotals, total)
 		for i := range out {
 			out[i] = sqlrewrite.GridTotals{Sum: new(big.Int), SumSquares: new(big.Int)}
@@ -93,6 +110,14 @@ func (s *Snapshot) GroupedGridSums(ctx context.Context, f sqlrewrite.Fetch) ([]s
 	}, func(cell int64) error {
 		ints := make([]*big.Int, len(text))
 		for i, t := range text {
+			if i == 1 && g.Grid.FloatSum {
+				sum, ok := sqlrewrite.DecodeFloatGridSum(string(t))
+				if !ok {
+					exact, sum = false, new(big.Int)
+				}
+				ints[i] = sum
+				continue
+			}
 			v, ok := new(big.Int).SetString(string(t), 10)
 			if !ok {
 				return fmt.Errorf("grid sum %d: %q is not an integer", i, t)
@@ -112,7 +137,7 @@ func (s *Snapshot) GroupedGridSums(ctx context.Context, f sqlrewrite.Fetch) ([]s
 	for i := range out {
 		out[i] = out[i].Of(&g.Grid)
 	}
-	return out, err
+	return out, exact, err
 }
 
 // cells runs a grouped fetch over dims: start is called with the number
