@@ -21,6 +21,7 @@ import (
 	"github.com/dpproxy/dpproxy/internal/exec"
 	"github.com/dpproxy/dpproxy/internal/metrics"
 	"github.com/dpproxy/dpproxy/internal/proxy"
+	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
 	"github.com/dpproxy/dpproxy/internal/wire"
 )
 
@@ -374,10 +375,7 @@ func checkNumericKeys(ctx context.Context, be *backend.Backend, tables []catalog
 			if !c.PartitionSelection || !c.Numeric() {
 				continue
 			}
-			typ, ok, err := be.PostgresColumnType(ctx, t.Source, c.Source)
-			if err == nil && !ok {
-				typ, ok, err = be.MySQLColumnType(ctx, t.Source, c.Source)
-			}
+			typ, ok, err := be.ColumnType(ctx, t.Source, c.Source)
 			if err != nil {
 				return err
 			}
@@ -401,13 +399,16 @@ func checkNumericKeys(ctx context.Context, be *backend.Backend, tables []catalog
 // date functions read text that is no date as NULL, SQLite's reading rule
 // likewise (sqlrewrite's dateReadable).
 func checkTemporalColumns(ctx context.Context, be *backend.Backend, tables []catalog.Table) error {
+	if be.Dialect() != sqlrewrite.PostgreSQL {
+		return nil
+	}
 	var bad []string
 	for _, t := range tables {
 		for _, c := range t.Columns {
 			if !c.Temporal() {
 				continue
 			}
-			typ, ok, err := be.PostgresColumnType(ctx, t.Source, c.Source)
+			typ, ok, err := be.ColumnType(ctx, t.Source, c.Source)
 			if err != nil {
 				return err
 			}

@@ -194,6 +194,9 @@ func New(db *sql.DB, dialect sqlrewrite.Dialect, log *slog.Logger) *Backend {
 // DB returns the underlying pool (for the demo loader and tests).
 func (b *Backend) DB() *sql.DB { return b.db }
 
+// Dialect returns the SQL dialect the backend speaks.
+func (b *Backend) Dialect() sqlrewrite.Dialect { return b.dialect }
+
 // Close closes the pool.
 func (b *Backend) Close() error { return b.db.Close() }
 

@@ -9,9 +9,9 @@ import (
 	"github.com/dpproxy/dpproxy/internal/testdb"
 )
 
-// TestPostgresColumnType: the types of existing columns, in the current
+// TestColumnTypeOnPostgres: the types of existing columns, in the current
 // schema and schema-qualified; no type for a missing table or on SQLite.
-func TestPostgresColumnType(t *testing.T) {
+func TestColumnTypeOnPostgres(t *testing.T) {
 	db := testdb.Postgres(t)
 	if _, err := db.Exec("CREATE TABLE events (d TEXT, e DATE, f TIMESTAMPTZ)"); err != nil {
 		t.Fatal(err)
@@ -31,12 +31,12 @@ func TestPostgresColumnType(t *testing.T) {
 		{schema + ".events", "f", "timestamp with time zone", true},
 		{"later", "d", "", false},
 	} {
-		typ, ok, err := b.PostgresColumnType(ctx, c.table, c.column)
+		typ, ok, err := b.ColumnType(ctx, c.table, c.column)
 		if err != nil || ok != c.ok || typ != c.want {
 			t.Errorf("%s.%s: %q, %v, %v; want %q, %v", c.table, c.column, typ, ok, err, c.want, c.ok)
 		}
 	}
-	if _, ok, err := New(testdb.SQLite(t), sqlrewrite.SQLite, nil).PostgresColumnType(ctx, "events", "d"); ok || err != nil {
+	if _, ok, err := New(testdb.SQLite(t), sqlrewrite.SQLite, nil).ColumnType(ctx, "events", "d"); ok || err != nil {
 		t.Errorf("SQLite: %v, %v", ok, err)
 	}
 }

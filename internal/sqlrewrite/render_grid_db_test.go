@@ -27,34 +27,9 @@ func TestGridSumsExactOnDatabases(t *testing.T) {
 	for range 200 {
 		values = append(values, math.Nextafter(1, 0), 0.1)
 	}
-	for _, b := range []struct {
-		name    string
-		dialect sqlrewrite.Dialect
-		open    func(testing.TB) *sql.DB
-		double  string
-	}{
-		{"sqlite", sqlrewrite.SQLite, testdb.SQLite, "REAL"},
-		{"postgres", sqlrewrite.PostgreSQL, testdb.Postgres, "DOUBLE PRECISION"},
-		{"mysql", sqlrewrite.MySQL, testdb.MySQL, "DOUBLE"},
-	} {
+	for _, b := range gridBackends {
 		t.Run(b.name, func(t *testing.T) {
-			db := b.open(t)
-			if _, err := db.Exec("CREATE TABLE dp_grid (x " + b.double + ")"); err != nil {
-				t.Fatal(err)
-			}
-			insert := "INSERT INTO dp_grid (x) VALUES (?)"
-			if b.dialect == sqlrewrite.PostgreSQL {
-				insert = "INSERT INTO dp_grid (x) VALUES ($1)"
-			}
-			for _, v := range append(slices.Clone(values), math.NaN()) {
-				var arg any = v
-				if math.IsNaN(v) {
-					arg = nil // NULL: skipped
-				}
-				if _, err := db.Exec(insert, arg); err != nil {
-					t.Fatalf("insert %v: %v", v, err)
-				}
-			}
+			db := b.gridTable(t, append(slices.Clone(values), math.NaN()))
 			// What the database stored (MariaDB may flush subnormals).
 			stored := readColumn(t, db)
 			f := sqlrewrite.Fetch{Table: "dp_grid", GridSums: &sqlrewrite.GridSums{Column: "x", Lower: lo, Upper: hi, Unit: unit}}
@@ -106,6 +81,44 @@ func TestGridSumsExactOnDatabases(t *testing.T) {
 			}
 		})
 	}
+}
+
+// gridBackend is a database the grid tests run on, with its double type.
+type gridBackend struct {
+	name    string
+	dialect sqlrewrite.Dialect
+	open    func(testing.TB) *sql.DB
+	double  string
+}
+
+var gridBackends = []gridBackend{
+	{"sqlite", sqlrewrite.SQLite, testdb.SQLite, "REAL"},
+	{"postgres", sqlrewrite.PostgreSQL, testdb.Postgres, "DOUBLE PRECISION"},
+	{"mysql", sqlrewrite.MySQL, testdb.MySQL, "DOUBLE"},
+}
+
+// gridTable opens a fresh database of b holding dp_grid(x) with values
+// (NaN as NULL).
+func (b gridBackend) gridTable(t *testing.T, values []float64) *sql.DB {
+	t.Helper()
+	db := b.open(t)
+	if _, err := db.Exec("CREATE TABLE dp_grid (x " + b.double + ")"); err != nil {
+		t.Fatal(err)
+	}
+	insert := "INSERT INTO dp_grid (x) VALUES (?)"
+	if b.dialect == sqlrewrite.PostgreSQL {
+		insert = "INSERT INTO dp_grid (x) VALUES ($1)"
+	}
+	for _, v := range values {
+		var arg any = v
+		if math.IsNaN(v) {
+			arg = nil // NULL: skipped
+		}
+		if _, err := db.Exec(insert, arg); err != nil {
+			t.Fatalf("insert %v: %v", v, err)
+		}
+	}
+	return db
 }
 
 // gridTotals renders and runs a GridSums fetch on db and decodes its
@@ -238,30 +251,9 @@ func TestGridIndexOffsetGridsOnDatabases(t *testing.T) {
 			-3 + math.Ldexp(1, -28), -3 + 3*math.Ldexp(1, -28), 5 - math.Ldexp(1, -28), 2.5 + math.Ldexp(1, -28)}},
 		{"one point, subnormal unit", 0, 0, math.Ldexp(1, -1074), []float64{0, 1e-300, 1, -1, 5}},
 	} {
-		for _, b := range []struct {
-			name    string
-			dialect sqlrewrite.Dialect
-			open    func(testing.TB) *sql.DB
-			double  string
-		}{
-			{"sqlite", sqlrewrite.SQLite, testdb.SQLite, "REAL"},
-			{"postgres", sqlrewrite.PostgreSQL, testdb.Postgres, "DOUBLE PRECISION"},
-			{"mysql", sqlrewrite.MySQL, testdb.MySQL, "DOUBLE"},
-		} {
+		for _, b := range gridBackends {
 			t.Run(g.name+"/"+b.name, func(t *testing.T) {
-				db := b.open(t)
-				if _, err := db.Exec("CREATE TABLE dp_grid (x " + b.double + ")"); err != nil {
-					t.Fatal(err)
-				}
-				insert := "INSERT INTO dp_grid (x) VALUES (?)"
-				if b.dialect == sqlrewrite.PostgreSQL {
-					insert = "INSERT INTO dp_grid (x) VALUES ($1)"
-				}
-				for _, v := range g.values {
-					if _, err := db.Exec(insert, v); err != nil {
-						t.Fatalf("insert %v: %v", v, err)
-					}
-				}
+				db := b.gridTable(t, g.values)
 				stored := readColumn(t, db)
 				f := sqlrewrite.Fetch{Table: "dp_grid", GridSums: &sqlrewrite.GridSums{Column: "x", Lower: g.lo, Upper: g.hi, Unit: g.unit}}
 				got, query := gridTotals(t, db, b.dialect, f)
