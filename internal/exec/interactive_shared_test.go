@@ -436,3 +436,66 @@ func TestInteractiveFailedCommitLooksTheSame(t *testing.T) {
 		t.Errorf("branches covered: %v, want both easy and hard queries", kinds)
 	}
 }
+
+// TestTestTurnIgnoresWallClocks: a turn is judged by the waiter's own
+// clock. A holder whose stored value carries a time an hour in the past
+// (its clock an hour behind, or any value at all) but that keeps renewing
+// it is never taken over; a dead holder whose value carries a time an hour
+// ahead is taken over after one lease, not an hour.
+func TestTestTurnIgnoresWallClocks(t *testing.T) {
+	ctx := context.Background()
+	l, err := budget.Open(ctx, testdb.SQLite(t), budget.SQLite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := newInteractiveStore(l)
+	st.turnLease = 150 * time.Millisecond
+	const key = "interactive:clocks"
+	store := func(value string) {
+		t.Helper()
+		held, _, err := l.GetState(ctx, key+":turn")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok, err := l.SwapState(ctx, key+":turn", held, []byte(value)); !ok || err != nil {
+			t.Fatalf("storing %q: %v, %v", value, ok, err)
+		}
+	}
+	// A live holder an hour behind, renewing every third of a lease.
+	behind := time.Now().Add(-time.Hour).UnixMicro()
+	store(fmt.Sprintf("behind %d", behind))
+	stop := make(chan struct{})
+	renewed := make(chan struct{})
+	go func() {
+		defer close(renewed)
+		for i := int64(1); ; i++ {
+			select {
+			case <-stop:
+				return
+			case <-time.After(st.turnLease / 3):
+			}
+			store(fmt.Sprintf("behind %d", behind+i))
+		}
+	}()
+	waitCtx, cancel := context.WithTimeout(ctx, 500*time.Millisecond) // over three leases
+	_, err = st.takeTestTurn(waitCtx, key)
+	cancel()
+	close(stop)
+	<-renewed
+	if dperr.KindOf(err) != dperr.Timeout {
+		t.Fatalf("a live holder whose clock is behind: got %v, want a timeout", err)
+	}
+	// A dead holder an hour ahead.
+	store(fmt.Sprintf("ahead %d", time.Now().Add(time.Hour).UnixMicro()))
+	waitCtx, cancel = context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	start := time.Now()
+	release, err := st.takeTestTurn(waitCtx, key)
+	if err != nil {
+		t.Fatalf("a dead holder whose clock is ahead: %v, want its turn taken after one lease", err)
+	}
+	if waited := time.Since(start); waited < st.turnLease {
+		t.Errorf("taken after %v, before the lease %v", waited, st.turnLease)
+	}
+	release()
+}

@@ -192,6 +192,7 @@ func (st *interactiveStore) obtain(ctx context.Context, ip *planner.InteractiveP
 	claim := ip.StateKey()
 	eps := ip.Config.Epsilon
 	deadline := time.Now().Add(2*st.lease + time.Minute)
+	var watch leaseWatch
 	for {
 		if inst, err := st.load(ctx, ip); err != nil || inst != nil {
 			if inst != nil {
@@ -215,7 +216,7 @@ func (st *interactiveStore) obtain(ctx context.Context, ip *planner.InteractiveP
 			}
 			return inst, false, err
 		}
-		if err := reopenIfAbandoned(ctx, st.ledger, claim, eps, st.lease); err != nil {
+		if err := reopenIfAbandoned(ctx, st.ledger, claim, eps, st.lease, &watch); err != nil {
 			return nil, false, err
 		}
 		if time.Now().After(deadline) {

@@ -6,8 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -26,7 +24,10 @@ import (
 // holds the turn loads the newest state and tests in an order fixed
 // before any test ran (the order the turns were taken); the holder renews
 // its lease while it tests, so a swap is lost only when a proxy stalled
-// past a whole lease (or died).
+// past a whole lease (or died). A lease is judged by the waiter's own
+// clock (leaseWatch): the stored turn changes at every renewal, and a turn
+// seen unchanged for a whole lease is taken over, whatever the proxies'
+// wall clocks say.
 
 // interactiveTurnLease is how long a test turn holds against takeover:
 // far beyond a test and its commit, short enough that a proxy killed
@@ -38,7 +39,8 @@ const freeTurn = "free"
 
 // takeTestTurn waits until this process holds the test turn of the state
 // stateKey and returns its release. The turn is a ledger state value
-// "owner expiry" taken by a compare-and-swap from free, absent or expired.
+// "owner renewal" taken by a compare-and-swap from free, absent, or seen
+// unchanged by this process for longer than the lease.
 func (st *interactiveStore) takeTestTurn(ctx context.Context, stateKey string) (release func(), err error) {
 	turnKey := stateKey + ":turn"
 	var token [16]byte
@@ -46,9 +48,9 @@ func (st *interactiveStore) takeTestTurn(ctx context.Context, stateKey string) (
 		return nil, dperr.Wrap(dperr.Internal, err, "internal error: no randomness for a test turn")
 	}
 	owner := hex.EncodeToString(token[:])
+	mine := []byte(owner + " 0")
+	var watch leaseWatch
 	for {
-		now := time.Now()
-		mine := []byte(fmt.Sprintf("%s %d", owner, now.Add(st.turnLease).UnixMicro()))
 		held, ok, err := st.ledger.GetState(ctx, turnKey)
 		if err != nil {
 			return nil, err
@@ -57,7 +59,7 @@ func (st *interactiveStore) takeTestTurn(ctx context.Context, stateKey string) (
 		switch {
 		case !ok:
 			taken, err = st.ledger.SwapState(ctx, turnKey, nil, mine)
-		case turnFree(held, now):
+		case string(held) == freeTurn || watch.expired(held, time.Now(), st.turnLease):
 			taken, err = st.ledger.SwapState(ctx, turnKey, held, mine)
 		}
 		if err != nil {
@@ -78,7 +80,8 @@ func (st *interactiveStore) takeTestTurn(ctx context.Context, stateKey string) (
 }
 
 // holdTurn keeps the turn stored as held, renewing its lease every third
-// of it, so that a test that outlasts one lease (a slow hard answer, a
+// of it (storing "owner renewal" with the renewal's number, so that
+// waiters see it change), so that a test that outlasts one lease (a slow hard answer, a
 // slow count) keeps it; it returns the release, which stops the renewal
 // and frees the turn. A lost renewal or release means the lease ran out
 // (the process stalled) and another proxy holds the turn: nothing to do,
@@ -91,14 +94,14 @@ func (st *interactiveStore) holdTurn(ctx context.Context, turnKey, owner string,
 		defer close(done)
 		tick := time.NewTicker(st.turnLease / 3)
 		defer tick.Stop()
-		for {
+		for renewal := 1; ; renewal++ {
 			select {
 			case <-stop:
 				return
 			case <-tick.C:
 			}
 			mu.Lock()
-			renewed := []byte(fmt.Sprintf("%s %d", owner, time.Now().Add(st.turnLease).UnixMicro()))
+			renewed := []byte(fmt.Sprintf("%s %d", owner, renewal))
 			ok, err := st.ledger.SwapState(ctx, turnKey, held, renewed)
 			if ok {
 				held = renewed
@@ -116,15 +119,4 @@ func (st *interactiveStore) holdTurn(ctx context.Context, turnKey, owner string,
 		defer mu.Unlock()
 		_, _ = st.ledger.SwapState(ctx, turnKey, held, []byte(freeTurn))
 	}
-}
-
-// turnFree reports whether a stored turn may be taken at now: freed, or
-// held past its expiry (or unreadable).
-func turnFree(held []byte, now time.Time) bool {
-	if string(held) == freeTurn {
-		return true
-	}
-	_, expiry, ok := strings.Cut(string(held), " ")
-	us, err := strconv.ParseInt(expiry, 10, 64)
-	return !ok || err != nil || now.UnixMicro() > us
 }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -41,8 +42,8 @@ import (
 //
 // A builder that died after its Reserve (kill -9) leaves the claim spent
 // and no synopsis. A waiter that finds the claim's newest reservation
-// committed, cancelled, or pending for longer than the lease, with still
-// no synopsis, reopens the claim by raising its limit by one more ε (all
+// committed, cancelled, or pending for longer than the lease (by the
+// waiter's own clock: leaseWatch), with still no synopsis, reopens the claim by raising its limit by one more ε (all
 // waiters compute the same limit from the same history, so the raise is
 // idempotent) and races for it again; the crashed build stays paid. A
 // builder stores its synopsis with an insert-if-absent swap
@@ -111,6 +112,7 @@ func (st *synopsisStore) obtain(ctx context.Context, spec *planner.SynopsisSpec,
 	claim := claimAccount(spec.Key)
 	eps := spec.Config.Epsilon
 	deadline := time.Now().Add(2*st.lease + time.Minute)
+	var watch leaseWatch
 	for {
 		s, err := st.load(ctx, spec)
 		if err != nil || s != nil {
@@ -129,7 +131,7 @@ func (st *synopsisStore) obtain(ctx context.Context, spec *planner.SynopsisSpec,
 		if s, err := st.load(ctx, spec); err != nil || s != nil {
 			return s, false, err
 		}
-		if err := reopenIfAbandoned(ctx, st.ledger, claim, eps, st.lease); err != nil {
+		if err := reopenIfAbandoned(ctx, st.ledger, claim, eps, st.lease, &watch); err != nil {
 			return nil, false, err
 		}
 		if time.Now().After(deadline) {
@@ -252,15 +254,17 @@ func claimFree(ctx context.Context, ledger *budget.Ledger, claim string, eps flo
 }
 
 // reopenIfAbandoned raises the claim's limit by eps when its newest
-// reservation is settled, or pending for longer than the lease, while
-// nothing was stored (the caller checked): the creation it paid for is
-// over or dead. What was paid stays paid.
-func reopenIfAbandoned(ctx context.Context, ledger *budget.Ledger, claim string, eps float64, lease time.Duration) error {
+// reservation is settled, or has been seen pending by watch (the caller's
+// watch over its whole wait) for longer than the lease, while nothing was
+// stored (the caller checked): the creation it paid for is over or dead.
+// What was paid stays paid. The reservation's own time, written by the
+// reserving proxy's clock, is not compared with this one's.
+func reopenIfAbandoned(ctx context.Context, ledger *budget.Ledger, claim string, eps float64, lease time.Duration, watch *leaseWatch) error {
 	history, err := ledger.History(ctx, claim, 0)
 	if err != nil || len(history) == 0 {
 		return err
 	}
-	if newest := history[0]; newest.State == budget.Reserved && time.Since(newest.ReservedAt) < lease {
+	if newest := history[0]; newest.State == budget.Reserved && !watch.expired([]byte(strconv.FormatInt(newest.ID, 10)), time.Now(), lease) {
 		return nil
 	}
 	used := 0.0

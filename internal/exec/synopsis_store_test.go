@@ -193,3 +193,62 @@ func TestSynopsisBudgetExhausted(t *testing.T) {
 		t.Errorf("claim free: got %v (err %v), want true", free, err)
 	}
 }
+
+// TestReopenIgnoresTheReserversClock: whether a pending creation is
+// abandoned is judged by the waiter's own clock, never by the reservation's
+// time, which the reserving proxy's clock wrote. A live creation by a proxy
+// whose clock runs an hour behind is not reopened at once; a dead one by a
+// proxy whose clock runs an hour ahead is reopened after one lease, not an
+// hour.
+func TestReopenIgnoresTheReserversClock(t *testing.T) {
+	ctx := context.Background()
+	dsn := testdb.SQLiteDSN(t)
+	db := testdb.Open(t, "sqlite", dsn)
+	l, err := budget.Open(ctx, db, budget.SQLite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const eps, lease = 0.5, 100 * time.Millisecond
+	for _, tc := range []struct {
+		name  string
+		shift time.Duration // the reserving proxy's clock minus ours
+	}{
+		{"an hour behind", -time.Hour},
+		{"an hour ahead", time.Hour},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			claim := "synopsis:clock " + tc.name
+			if err := l.SetLimit(ctx, claim, budget.Cost{Epsilon: eps}); err != nil {
+				t.Fatal(err)
+			}
+			res, err := l.Reserve(ctx, []string{claim}, budget.Cost{Epsilon: eps}, "pending")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := db.ExecContext(ctx, "UPDATE dpproxy_reservations SET reserved_at = reserved_at + ? WHERE id = ?", tc.shift.Microseconds(), res.ID()); err != nil {
+				t.Fatal(err)
+			}
+			limit := func() float64 {
+				r, err := l.Remaining(ctx, claim)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return r.Epsilon
+			}
+			var watch leaseWatch
+			if err := reopenIfAbandoned(ctx, l, claim, eps, lease, &watch); err != nil {
+				t.Fatal(err)
+			}
+			if r := limit(); r != 0 {
+				t.Fatalf("first look at a pending creation: claim reopened (%v free)", r)
+			}
+			time.Sleep(lease + 50*time.Millisecond)
+			if err := reopenIfAbandoned(ctx, l, claim, eps, lease, &watch); err != nil {
+				t.Fatal(err)
+			}
+			if r := limit(); math.Abs(r-eps) > 1e-12 {
+				t.Errorf("pending for a whole lease by this clock: %v free, want %v", r, eps)
+			}
+		})
+	}
+}
