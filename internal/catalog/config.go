@@ -510,10 +510,10 @@ func (c *Config) Validate() error {
 	if p.DefaultEpsilon > p.MaxEpsilon {
 		return invalid("privacy.default_epsilon", "%g exceeds privacy.max_epsilon %g", p.DefaultEpsilon, p.MaxEpsilon)
 	}
-	if err := checkProbability("privacy.default_delta", p.DefaultDelta); err != nil {
+	if err := checkStatementDelta("privacy.default_delta", p.DefaultDelta); err != nil {
 		return err
 	}
-	if err := checkProbability("privacy.max_delta", p.MaxDelta); err != nil {
+	if err := checkStatementDelta("privacy.max_delta", p.MaxDelta); err != nil {
 		return err
 	}
 	if p.RepeatWindow.Duration < 0 {
@@ -727,6 +727,18 @@ func checkReleaseEpsilon(field string, v float64) error {
 func checkPositive(field string, v float64) error {
 	if !(v > 0) || math.IsInf(v, 0) {
 		return invalid(field, "must be a finite number > 0, got %g", v)
+	}
+	return nil
+}
+
+// MinStatementDelta is the smallest δ a statement may spend
+// (mech.MinDelta, which a planner test keeps equal).
+const MinStatementDelta = 0x1p-1000
+
+// checkStatementDelta checks a statement's δ: in [MinStatementDelta, 1).
+func checkStatementDelta(field string, v float64) error {
+	if !(v >= MinStatementDelta && v < 1) {
+		return invalid(field, "must be in [2^-1000, 1), got %g", v)
 	}
 	return nil
 }

@@ -38,6 +38,14 @@ const (
 	MaxEpsilon = 100
 )
 
+// MinDelta is the smallest δ a statement may set. Mechanisms divide a
+// statement's δ into at most a few hundred shares, which from 2^-1000 stay
+// positive and normal, so every −ln δ they compute is finite (about 700 at
+// most); each mechanism also refuses a share that is not positive (a
+// subnormal δ split 24 ways rounds to 0, and −ln 0 = +∞ turned PTR's
+// stability test off).
+const MinDelta = 0x1p-1000
+
 // checkEpsilon validates one release's ε.
 func CheckEpsilon(epsilon float64) error {
 	if math.IsNaN(epsilon) || epsilon < MinEpsilon || epsilon > MaxEpsilon {

@@ -27,6 +27,9 @@ import (
 // release accepts (mech.MinEpsilon); most mechanisms need more (Check).
 const MinEpsilon = mech.MinEpsilon
 
+// MinDelta is the smallest δ a statement may set (mech.MinDelta).
+const MinDelta = mech.MinDelta
+
 // noisyCountExtremes are the noisy counts at which the preprocessing
 // parameters are checked: the smallest any count is treated as, and more
 // rows than any table holds.

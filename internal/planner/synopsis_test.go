@@ -224,6 +224,9 @@ func TestSynopsisKeyIncludesConfiguration(t *testing.T) {
 // no synopsis that is reserved for and then fails to build. The histogram
 // is public (zeros), so is the noise stream.
 func TestSynopsisEpsilonRange(t *testing.T) {
+	if catalog.MinStatementDelta != mech.MinDelta {
+		t.Errorf("catalog.MinStatementDelta %v, mech.MinDelta %v", catalog.MinStatementDelta, mech.MinDelta)
+	}
 	if catalog.MinReleaseEpsilon != mech.MinEpsilon || catalog.MaxReleaseEpsilon != mech.MaxEpsilon {
 		t.Fatalf("catalog's release ε range [%v, %v] differs from mech's [%v, %v]",
 			catalog.MinReleaseEpsilon, catalog.MaxReleaseEpsilon, mech.MinEpsilon, float64(mech.MaxEpsilon))

@@ -312,8 +312,8 @@ func (s *Session) set(ctx context.Context, st *sqlrewrite.SetVariables) (*Result
 			if err != nil {
 				return nil, err
 			}
-			if !(v > 0) || v > p.MaxDelta {
-				return nil, dperr.New(dperr.InvalidValue, "@dp_delta must be in (0, %g], got %g", p.MaxDelta, v)
+			if !(v >= planner.MinDelta) || v > p.MaxDelta {
+				return nil, dperr.New(dperr.InvalidValue, "@dp_delta must be in [2^-1000, %g], got %g", p.MaxDelta, v)
 			}
 			changes = append(changes, func() { s.delta = v })
 		case "dp_trim":

@@ -67,7 +67,10 @@ func TestSettings(t *testing.T) {
 	}
 	// A bad assignment changes nothing, not even the good ones before it.
 	wantKind(t, s, "SET @dp_epsilon = 2, @dp_delta = -1", dperr.InvalidValue)
-	wantKind(t, s, "SET @dp_epsilon = 11", dperr.InvalidValue) // above max_epsilon 10
+	wantKind(t, s, "SET @dp_epsilon = 11", dperr.InvalidValue)   // above max_epsilon 10
+	wantKind(t, s, "SET @dp_delta = 5e-324", dperr.InvalidValue) // below 2^-1000: its shares would underflow
+	run(t, s, "SET @dp_delta = 1e-300")
+	run(t, s, "SET @dp_delta = NULL")
 	wantKind(t, s, "SET @dp_epsilon = 'high'", dperr.InvalidValue)
 	wantKind(t, s, "SET @dp_mechanism = 'nosuch'", dperr.InvalidValue)
 	wantKind(t, s, "SET @dp_epsilom = 1", dperr.InvalidValue) // a typo is not silently kept

@@ -1,8 +1,10 @@
 package ptr
 
 import (
+	"fmt"
 	"math"
 
+	"github.com/dpproxy/dpproxy/internal/mech"
 	"github.com/dpproxy/dpproxy/internal/mech/noise"
 )
 
@@ -41,23 +43,41 @@ type ptrStabilityTest struct {
 // ptrCapSlack is η: the largest loss of pass probability the cap causes.
 const ptrCapSlack = 1e-9
 
+// ptrMaxTail bounds the threshold and the cap, so that the ranks computed
+// from them (windows of about 2K ranks around ranks ≤ n) stay far from
+// int64 overflow; at ε = 2^-50 split a dozen ways and δ0 = 2^-1000 the
+// tail is about 2^63.
+const ptrMaxTail = 1 << 60
+
 // newPTRStabilityTest returns the test for one step's ε and per-test δ0.
+// It refuses a δ0 outside (0, 1) (a δ so small that its share underflows
+// to 0 would make the threshold −∞ and pass every test: an independent
+// review's exact answers at @dp_delta = 5e-324) and a threshold or cap
+// beyond ptrMaxTail.
 func newPTRStabilityTest(epsilon, delta0 float64) (ptrStabilityTest, error) {
+	if !(delta0 > 0 && delta0 < 1) {
+		return ptrStabilityTest{}, fmt.Errorf("%w: per-test δ %v, must be in (0, 1)", mech.ErrInvalidEpsilon, delta0)
+	}
 	noise, err := noise.NewDiscreteLaplace(1, epsilon)
 	if err != nil {
 		return ptrStabilityTest{}, err
 	}
 	beta := noise.Scale()
-	threshold := 1 + ptrDlapTail(beta, delta0)
-	return ptrStabilityTest{noise: noise, threshold: threshold, cap: threshold + ptrDlapTail(beta, ptrCapSlack)}, nil
+	m, capTail := ptrDlapTail(beta, delta0), ptrDlapTail(beta, ptrCapSlack)
+	if !(m+capTail <= ptrMaxTail) {
+		return ptrStabilityTest{}, fmt.Errorf("%w: the stability test at ε %v and δ %v needs a threshold of %v ranks, beyond %d", mech.ErrInvalidEpsilon, epsilon, delta0, m, int64(ptrMaxTail))
+	}
+	threshold := 1 + int64(m)
+	return ptrStabilityTest{noise: noise, threshold: threshold, cap: threshold + int64(capTail)}, nil
 }
 
 // ptrDlapTail returns the smallest integer m ≥ 1 with
-// P[Z ≥ m] = r^m/(1+r) ≤ p for Z ~ DLap(β), r = e^(−1/β).
-func ptrDlapTail(beta, p float64) int64 {
+// P[Z ≥ m] = r^m/(1+r) ≤ p for Z ~ DLap(β), r = e^(−1/β), as a float
+// (+Inf when p underflows; the caller checks the range).
+func ptrDlapTail(beta, p float64) float64 {
 	r := math.Exp(-1 / beta)
 	m := math.Ceil(beta * (-math.Log(p) - math.Log1p(r)) * (1 + 1e-9))
-	return int64(math.Max(m, 1))
+	return math.Max(m, 1)
 }
 
 // pass runs the test on distance a.

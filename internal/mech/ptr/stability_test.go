@@ -1,9 +1,11 @@
 package ptr
 
 import (
+	"errors"
 	"math"
 	"testing"
 
+	"github.com/dpproxy/dpproxy/internal/mech"
 	"github.com/dpproxy/dpproxy/internal/mech/privtest"
 )
 
@@ -67,5 +69,54 @@ func TestPTRStabilityTestPassRate(t *testing.T) {
 		if math.Abs(got-tc.want) > privtest.Z6*se {
 			t.Errorf("A=%d: pass rate got %v, want %v ± %v", tc.a, got, tc.want, privtest.Z6*se)
 		}
+	}
+}
+
+// TestPTRRefusesUnderflowingDelta: a δ whose per-test share underflows to
+// 0 would make the threshold −∞ (−ln 0) and pass every test, releasing
+// the statistic without noise; every PTR mechanism refuses it when built,
+// before any data is read (an independent review got exact REGR_SLOPE
+// answers at @dp_delta = 5e-324). A tiny per-test δ that stays positive
+// gets a finite threshold.
+func TestPTRRefusesUnderflowingDelta(t *testing.T) {
+	b := mech.Bounds{Lower: 0, Upper: 100}
+	coef := []mech.Bounds{{Lower: -10, Upper: 10}, {Lower: -10, Upper: 10}}
+	build := map[string]func(delta float64) error{
+		"median": func(d float64) error {
+			_, err := NewMedian(Params{Epsilon: 1, Delta: d, Size: 1000, Bounds: b}, 0)
+			return err
+		},
+		"median, public scale": func(d float64) error {
+			_, err := NewMedian(Params{Epsilon: 1, Delta: d, Size: 1000, Bounds: b}, 1)
+			return err
+		},
+		"scale": func(d float64) error {
+			_, err := NewScale(Params{Epsilon: 1, Delta: d, Size: 1000, Bounds: b})
+			return err
+		},
+		"trimmed": func(d float64) error {
+			_, err := NewTrimmedMean(Params{Epsilon: 1, Delta: d, Size: 1e6, Bounds: b}, 0.1, 0)
+			return err
+		},
+		"regression": func(d float64) error {
+			_, err := NewShortcutRegression(RegressionParams{Epsilon: 1, Delta: d, Size: 1000, Coefficients: coef}, []int{0, 1})
+			return err
+		},
+		"hampel": func(d float64) error {
+			_, err := NewHampelRegression(RegressionParams{Epsilon: 1, Delta: d, Size: 1000, Coefficients: coef}, 1<<20)
+			return err
+		},
+	}
+	for name, f := range build {
+		if err := f(5e-324); !errors.Is(err, mech.ErrInvalidEpsilon) {
+			t.Errorf("%s at δ = 5e-324: got %v, want ErrInvalidEpsilon", name, err)
+		}
+		if err := f(1e-6); err != nil {
+			t.Errorf("%s at δ = 1e-6: %v", name, err)
+		}
+	}
+	test, err := newPTRStabilityTest(1, 1e-300/24)
+	if err != nil || test.threshold < 690 || test.cap <= test.threshold {
+		t.Errorf("δ0 = 1e-300/24: threshold %d cap %d (%v), want about ln(1/δ0) ≈ 694", test.threshold, test.cap, err)
 	}
 }
