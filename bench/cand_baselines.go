@@ -23,13 +23,18 @@ const (
 )
 
 // laplaceCandidate is the global-sensitivity Laplace baseline. Mean and
-// variance: the proxy's laplace.BoundedMean (count and centred sum at ε/2
-// each) and laplace.BoundedVariance (count, centred sum and centred sum of
-// squares at ε/3 each), which release their own count inside ε. Quantiles:
-// PERCENTILE_CONT(q) of the clamped column lies in [L, U], so its
-// add/remove sensitivity is at most U−L; the release is
-// clamp(f + Lap((U−L)/ε), L, U) (the papers' "Laplace with global
-// sensitivity").
+// variance: what the proxy's forced laplace mechanism releases (Google's
+// construction), composed here from the production releases with their
+// own count inside ε. The mean is laplace.ReleaseCount and
+// laplace.ReleaseUnitCenteredSumOnGrid (k = 1) at ε/2 each, then
+// laplace.DeriveMean; the variance is laplace.ReleaseCount,
+// ReleaseUnitCenteredSumOnGrid and ReleaseUnitCenteredSumOfSquaresOnGrid at
+// ε/3 each, then laplace.DeriveVariance (population). The centred sums are
+// formed exactly from the column's grid sums (Column.GridSums), as the
+// planner forms them. Quantiles: PERCENTILE_CONT(q) of the clamped column
+// lies in [L, U], so its add/remove sensitivity is at most U−L; the
+// release is clamp(f + Lap((U−L)/ε), L, U) (the papers' "Laplace with
+// global sensitivity").
 func laplaceCandidate() Candidate {
 	return Candidate{
 		Name:     "laplace",
@@ -39,15 +44,21 @@ func laplaceCandidate() Candidate {
 			b := c.bounds()
 			switch s.Kind {
 			case MeanStat:
-				sum := c.Summary()
+				g, sums, err := c.GridSums()
+				if err != nil {
+					return nil, err
+				}
 				return drawOnly(func(src noise.Source) (float64, error) {
-					e, err := laplace.BoundedMean(src, b, sum, eps, confidence)
+					e, err := laplaceMean(src, b, g, sums, eps)
 					return e.Value, err
 				}), nil
 			case VarianceStat:
-				sum := c.Summary()
+				g, sums, err := c.GridSums()
+				if err != nil {
+					return nil, err
+				}
 				return drawOnly(func(src noise.Source) (float64, error) {
-					e, err := laplace.BoundedVariance(src, b, laplace.PopulationVariance, sum, eps, confidence)
+					e, err := laplaceVariance(src, b, g, sums, eps)
 					return e.Value, err
 				}), nil
 			}
@@ -61,6 +72,40 @@ func laplaceCandidate() Candidate {
 			}), nil
 		},
 	}
+}
+
+// laplaceMean is the forced laplace mechanism's AVG at ε: a count and the
+// centred sum on the grid g of b at ε/2 each (sequential composition),
+// then laplace.DeriveMean (post-processing).
+func laplaceMean(src noise.Source, b mech.Bounds, g mech.Grid, s mech.GridSums, eps float64) (mech.Estimate, error) {
+	count, err := laplace.ReleaseCount(src, s.Count, eps/2)
+	if err != nil {
+		return mech.Estimate{}, err
+	}
+	sum, err := laplace.ReleaseUnitCenteredSumOnGrid(src, b, g, s, 1, eps/2)
+	if err != nil {
+		return mech.Estimate{}, err
+	}
+	return laplace.DeriveMean(b, count, sum, confidence)
+}
+
+// laplaceVariance is the forced laplace mechanism's VAR_POP at ε: a count
+// and both centred sums on the grid g of b at ε/3 each, then
+// laplace.DeriveVariance.
+func laplaceVariance(src noise.Source, b mech.Bounds, g mech.Grid, s mech.GridSums, eps float64) (mech.Estimate, error) {
+	count, err := laplace.ReleaseCount(src, s.Count, eps/3)
+	if err != nil {
+		return mech.Estimate{}, err
+	}
+	sum, err := laplace.ReleaseUnitCenteredSumOnGrid(src, b, g, s, 1, eps/3)
+	if err != nil {
+		return mech.Estimate{}, err
+	}
+	squares, err := laplace.ReleaseUnitCenteredSumOfSquaresOnGrid(src, b, g, s, 1, eps/3)
+	if err != nil {
+		return mech.Estimate{}, err
+	}
+	return laplace.DeriveVariance(b, laplace.PopulationVariance, count, sum, squares, confidence)
 }
 
 // gridExponentialCandidate is the proxy's default quantile mechanism:

@@ -6,7 +6,6 @@ import (
 
 	"github.com/dpproxy/dpproxy/internal/mech"
 	"github.com/dpproxy/dpproxy/internal/mech/exact"
-	"github.com/dpproxy/dpproxy/internal/mech/laplace"
 	"github.com/dpproxy/dpproxy/internal/mech/noise"
 )
 
@@ -16,7 +15,7 @@ import (
 // sums, whose rounding is outside their sensitivity analysis).
 
 // validSummary checks a summary's count and sums.
-func validSummary(s laplace.Summary) error {
+func validSummary(s Summary) error {
 	if s.Count < 0 || math.IsNaN(s.Sum) || math.IsInf(s.Sum, 0) || math.IsNaN(s.SumSquares) || math.IsInf(s.SumSquares, 0) {
 		return fmt.Errorf("%w: summary %+v", mech.ErrInvalidInput, s)
 	}
@@ -25,8 +24,9 @@ func validSummary(s laplace.Summary) error {
 
 // Mean around a released centre.
 //
-// Google's bounded mean (laplace.BoundedMean) centres the sum at the middle of the
-// bounds m = (L+U)/2: Σ(clamp(x) − m) has sensitivity (U−L)/2, and the
+// Google's bounded mean (the proxy's forced laplace AVG: laplace.DeriveMean
+// of a count and laplace.ReleaseUnitCenteredSumOnGrid) centres the sum at
+// the middle of the bounds m = (L+U)/2: Σ(clamp(x) − m) has sensitivity (U−L)/2, and the
 // mean m + S̃/ñ then errs by about (|N_S| + |μ − m|·|N_n|)/n, N_S and N_n
 // the noise of the sum and of the count. When the data sit far from m
 // (|μ − m| close to (U−L)/2, common in skewed columns) the count's noise
@@ -47,9 +47,10 @@ func validSummary(s laplace.Summary) error {
 // count released elsewhere. The whole AVG (centre with ε_c, count with ε_n,
 // sum with ε_s) is (ε_c + ε_n + ε_s)-DP by sequential composition, each
 // stage's privacy holding for every value of the earlier, released ones.
-// Floating point as for laplace's centred sum: the sums come from the
-// database in its arithmetic and Sum − n·c is formed here; their rounding
-// residue is not part of the sensitivity analysis.
+// Floating point: the sums come from the database in its arithmetic
+// (Summary) and Sum − n·c is formed here; their rounding residue is not
+// part of the sensitivity analysis (the proxy's own centred sums are formed
+// exactly from the grid sums instead: laplace's centred_grid.go).
 //
 // The idea of a data-dependent centre with a small count share is the
 // standard "centre, then add noise" of private mean estimation (e.g. the
@@ -65,7 +66,7 @@ func sensitivityAround(b mech.Bounds, centre float64) float64 {
 
 // releaseSumAround releases Σ(clamp(x) − c) = Sum − n·c with Laplace noise
 // for sensitivity sensitivityAround(b, c). c must lie in [L, U].
-func releaseSumAround(src noise.Source, b mech.Bounds, centre float64, s laplace.Summary, epsilon float64) (value float64, l *noise.Laplace, err error) {
+func releaseSumAround(src noise.Source, b mech.Bounds, centre float64, s Summary, epsilon float64) (value float64, l *noise.Laplace, err error) {
 	if err := b.Validate(); err != nil {
 		return 0, nil, err
 	}
@@ -111,7 +112,7 @@ func meanAround(b mech.Bounds, centre, noisySum, noisyCount float64) float64 {
 
 // releaseSquaresAround releases Σ(clamp(x) − c)² = SumSquares − 2c·Sum +
 // n·c², limited to [0, n·D(c)²], with Laplace noise for sensitivity D(c)².
-func releaseSquaresAround(src noise.Source, b mech.Bounds, centre float64, s laplace.Summary, epsilon float64) (value float64, l *noise.Laplace, err error) {
+func releaseSquaresAround(src noise.Source, b mech.Bounds, centre float64, s Summary, epsilon float64) (value float64, l *noise.Laplace, err error) {
 	if err := b.Validate(); err != nil {
 		return 0, nil, err
 	}

@@ -7,7 +7,6 @@ import (
 
 	"github.com/dpproxy/dpproxy/internal/mech"
 	"github.com/dpproxy/dpproxy/internal/mech/exact"
-	"github.com/dpproxy/dpproxy/internal/mech/laplace"
 	"github.com/dpproxy/dpproxy/internal/mech/noise"
 	"github.com/dpproxy/dpproxy/internal/mech/privtest"
 )
@@ -48,8 +47,8 @@ func aroundLoss(t *testing.T, b mech.Bounds, c float64, d, d2 []float64, epsilon
 }
 
 // summaryOf is the database's summary of xs clamped to b.
-func summaryOf(b mech.Bounds, xs []float64) laplace.Summary {
-	var s laplace.Summary
+func summaryOf(b mech.Bounds, xs []float64) Summary {
+	var s Summary
 	for _, x := range xs {
 		v := b.Clamp(x)
 		s.Count++
@@ -165,7 +164,7 @@ func TestMeanAround(t *testing.T) {
 	if math.Abs(v-8) > 1 {
 		t.Errorf("centred sum = %v, want (1−2)+(3−2)+(10−2) = 8", v)
 	}
-	if _, _, err := releaseSumAround(src, b, 11, laplace.Summary{}, 1); err == nil {
+	if _, _, err := releaseSumAround(src, b, 11, Summary{}, 1); err == nil {
 		t.Error("centre outside the bounds accepted")
 	}
 }

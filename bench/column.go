@@ -5,7 +5,6 @@ import (
 	"sync"
 
 	"github.com/dpproxy/dpproxy/internal/mech"
-	"github.com/dpproxy/dpproxy/internal/mech/laplace"
 	"github.com/dpproxy/dpproxy/internal/mech/piecewise"
 )
 
@@ -15,7 +14,7 @@ type Column struct {
 	d *Dataset
 
 	once    sync.Once
-	summary laplace.Summary
+	summary Summary
 
 	gridOnce sync.Once
 	grid     mech.Grid
@@ -48,12 +47,27 @@ func (c *Column) aggregates() {
 			squares.add(v * v)
 		}
 		n := int64(len(x))
-		c.summary = laplace.Summary{Count: n, Sum: sum.value(), SumSquares: squares.value()}
+		c.summary = Summary{Count: n, Sum: sum.value(), SumSquares: squares.value()}
 	})
 }
 
-// Summary returns COUNT, SUM and the sum of squares (the Laplace baselines).
-func (c *Column) Summary() laplace.Summary {
+// Summary is COUNT, SUM and the sum of squares of a column as a database
+// computes them in float: what the float constructions of the benchmark
+// read (the centred candidate's sums around a released centre, the
+// re-implemented Google algorithms). The proxy itself releases no float
+// sum: its sums come from the exact grid sums (Column.GridSums).
+type Summary struct {
+	// Count is n, the number of values.
+	Count int64
+	// Sum is Σ x.
+	Sum float64
+	// SumSquares is Σ x².
+	SumSquares float64
+}
+
+// Summary returns the column's COUNT, SUM and sum of squares, each sum
+// compensated (Kahan).
+func (c *Column) Summary() Summary {
 	c.aggregates()
 	return c.summary
 }

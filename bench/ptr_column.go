@@ -6,7 +6,6 @@ import (
 	"math/big"
 
 	"github.com/dpproxy/dpproxy/internal/mech"
-	"github.com/dpproxy/dpproxy/internal/mech/laplace"
 	"github.com/dpproxy/dpproxy/internal/mech/noise"
 	"github.com/dpproxy/dpproxy/internal/mech/ptr"
 	"github.com/dpproxy/dpproxy/internal/mech/quantile"
@@ -34,10 +33,12 @@ type PTRColumnCell struct {
 
 // ptrColumn is a dataset with what the releases read from it, computed
 // once: prefix sums of its values and of their grid indices (the
-// database's exact sum of grid indices between rank windows), and the
-// planner's exponential-mechanism histogram.
+// database's exact sum of grid indices between rank windows), the
+// planner's exponential-mechanism histogram, and the Column whose grid
+// sums the Laplace-mean baseline reads.
 type ptrColumn struct {
 	d      *Dataset
+	col    *Column
 	prefix []float64 // prefix[i] = x_(1) + … + x_(i)
 	// gridPrefix[i] is k_(1) + … + k_(i), the grid indices on grid (the
 	// last grid a fetch asked for).
@@ -58,7 +59,7 @@ const (
 )
 
 func newPTRColumn(d *Dataset) *ptrColumn {
-	c := &ptrColumn{d: d, prefix: make([]float64, len(d.Values)+1), gridLower: d.Lower}
+	c := &ptrColumn{d: d, col: NewColumn(d), prefix: make([]float64, len(d.Values)+1), gridLower: d.Lower}
 	for i, v := range d.Values {
 		c.prefix[i+1] = c.prefix[i] + v
 	}
@@ -173,9 +174,11 @@ var ptrColumnStatistics = []ptrColumnStatistic{
 			return ptrColumnRelease(src, c, m)
 		},
 		releaseBaseline: func(src noise.Source, c *ptrColumn, epsilon float64) (float64, error) {
-			n := len(c.d.Values)
-			e, err := laplace.BoundedMean(src, mech.Bounds{Lower: c.d.Lower, Upper: c.d.Upper},
-				laplace.Summary{Count: int64(n), Sum: c.prefix[n]}, epsilon, 0.95)
+			g, sums, err := c.col.GridSums()
+			if err != nil {
+				return 0, err
+			}
+			e, err := laplaceMean(src, c.col.bounds(), g, sums, epsilon)
 			return e.Value, err
 		},
 	},

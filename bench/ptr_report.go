@@ -20,7 +20,7 @@ func WritePTRReport(w io.Writer, cmd string, r *PTRResults, elapsed time.Duratio
 		"(mech.ReleaseCount) is the public size N, and the mechanism gets the remaining %g·ε and all of δ = %g. "+
 		"The baselines are the proxy's pure ε-DP mechanisms with all of ε: the exponential mechanism over the planner's grid "+
 		"(mech.GridQuantile; unit bins for integer columns with integer bounds less than 2^16 apart, else 2^14 bins) for the median "+
-		"and, at ε/2 each, the two quartiles of the IQR; mech.BoundedMean (the Laplace count and centred sum) for the mean. "+
+		"and, at ε/2 each, the two quartiles of the IQR; the forced laplace mechanism's mean for the mean (laplace.ReleaseCount and laplace.ReleaseUnitCenteredSumOnGrid at ε/2 each, then laplace.DeriveMean). "+
 		"Errors are absolute, over the trials that answered (⊥, \"No Reply\", is counted in the ⊥ column and excluded from the errors); "+
 		"p90 is the 90th percentile. Each column estimator is measured against the sample statistic it estimates: the median "+
 		"(PERCENTILE_CONT(0.5)), the α-trimmed mean (α = %g in total, ranks ⌈nα/2⌉+1 … ⌊n(1−α/2)⌋−1, PTRTrimmedMean.TrimmedRanks) "+

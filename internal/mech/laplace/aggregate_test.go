@@ -3,6 +3,7 @@ package laplace
 import (
 	"errors"
 	"math"
+	"math/big"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -50,13 +51,17 @@ func TestDeriveCountAndSum(t *testing.T) {
 }
 
 func TestDerivedFormulas(t *testing.T) {
-	// Bounds [0, 10]: m = 5, h = 5. Values {2, 4, 9}: n = 3, S = -3 - 1 + 4
-	// = 0, Q = 9 + 1 + 16 = 26: mean 5, population variance 26/3, sample
-	// variance 13.
+	// Bounds [0, 10]: m = 5, h = 5. Values {2, 4, 9} (on the grid: Unit is
+	// a power of two ≤ 1): n = 3, S = -3 - 1 + 4 = 0, Q = 9 + 1 + 16 = 26:
+	// mean 5, population variance 26/3, sample variance 13.
 	b := mech.Bounds{Lower: 0, Upper: 10}
-	s := Summary{Count: 3, Sum: 15, SumSquares: 4 + 16 + 81}
-	if got, want := s.centeredSum(b), 0.0; got != want {
-		t.Errorf("centered sum: got %v, want %v", got, want)
+	g, s := gridSumsOf(t, b, []float64{2, 4, 9})
+	unit := new(big.Rat).SetFloat64(g.Unit)
+	if got, want := new(big.Rat).Mul(centredSumOf(g, s), unit), new(big.Rat); got.Cmp(want) != 0 {
+		t.Errorf("centred sum: got %v, want %v", got, want)
+	}
+	if got, want := new(big.Rat).Mul(centredSquaresOf(g, s), new(big.Rat).Mul(unit, unit)), big.NewRat(26, 1); got.Cmp(want) != 0 {
+		t.Errorf("centred sum of squares: got %v, want %v", got, want)
 	}
 	for _, tc := range []struct {
 		name    string
@@ -82,11 +87,16 @@ func TestDerivedFormulas(t *testing.T) {
 func TestDeriveChecksItsInputs(t *testing.T) {
 	src := rand.NewChaCha8([32]byte{})
 	b := mech.Bounds{Lower: 0, Upper: 10}
-	s := Summary{Count: 3, Sum: 15, SumSquares: 101}
+	xs := []float64{2, 4, 9}
+	g, s := gridSumsOf(t, b, xs)
+	wide := mech.Bounds{Lower: 0, Upper: 20}
+	gWide, sWide := gridSumsOf(t, wide, xs)
 	count, _ := ReleaseCount(src, 3, 1)
-	sum, _ := ReleaseCenteredSum(src, b, s, 1)
-	squares, _ := ReleaseCenteredSumOfSquares(src, b, s, 1)
-	other, _ := ReleaseCenteredSum(src, mech.Bounds{Lower: 0, Upper: 20}, s, 1)
+	sum, _ := ReleaseUnitCenteredSumOnGrid(src, b, g, s, 1, 1)
+	squares, _ := ReleaseUnitCenteredSumOfSquaresOnGrid(src, b, g, s, 1, 1)
+	other, _ := ReleaseUnitCenteredSumOnGrid(src, wide, gWide, sWide, 1, 1)
+	inconsistent := mech.GridSums{Count: 1, Sum: big.NewInt(0), SumSquares: big.NewInt(-1)}
+	sumOnly := mech.GridSums{Count: s.Count, Sum: s.Sum}
 	for _, tc := range []struct {
 		name string
 		err  error
@@ -100,10 +110,15 @@ func TestDeriveChecksItsInputs(t *testing.T) {
 		{"confidence", second(DeriveMean(b, count, sum, 1)), mech.ErrInvalidConfidence},
 		{"sum as count", second(DeriveSum(count, 0.95)), mech.ErrInvalidInput},
 		{"negative count", second(Count(src, -1, 1, 0.95)), mech.ErrInvalidInput},
-		{"summary", second(BoundedMean(src, b, Summary{Count: 1, SumSquares: -1}, 1, 0.95)), mech.ErrInvalidInput},
-		{"mean ε", second(BoundedMean(src, b, s, math.Inf(1), 0.95)), mech.ErrInvalidEpsilon},
-		{"variance bounds", second(BoundedVariance(src, mech.Bounds{}, PopulationVariance, s, 1, 0.95)), mech.ErrInvalidBounds},
-		{"stddev confidence", second(BoundedStddev(src, b, SampleVariance, s, 1, 0)), mech.ErrInvalidConfidence},
+		{"inconsistent grid sums", second(ReleaseUnitCenteredSumOfSquaresOnGrid(src, b, g, inconsistent, 1, 1)), mech.ErrInvalidInput},
+		{"squares not fetched", second(ReleaseUnitCenteredSumOfSquaresOnGrid(src, b, g, sumOnly, 1, 1)), mech.ErrInvalidInput},
+		{"grid of other bounds", second(ReleaseUnitCenteredSumOnGrid(src, b, gWide, sWide, 1, 1)), mech.ErrInvalidInput},
+		{"rows per unit", second(ReleaseUnitCenteredSumOnGrid(src, b, g, s, 0, 1)), mech.ErrInvalidSensitivity},
+		{"mean ε", second(ReleaseUnitCenteredSumOnGrid(src, b, g, s, 1, math.Inf(1))), mech.ErrInvalidEpsilon},
+		{"squares ε", second(ReleaseUnitCenteredSumOfSquaresOnGrid(src, b, g, s, 1, 0)), mech.ErrInvalidEpsilon},
+		{"release bounds", second(ReleaseUnitCenteredSumOfSquaresOnGrid(src, mech.Bounds{}, g, s, 1, 1)), mech.ErrInvalidBounds},
+		{"variance bounds", second(DeriveVariance(mech.Bounds{}, PopulationVariance, count, sum, squares, 0.95)), mech.ErrInvalidBounds},
+		{"stddev confidence", second(DeriveStddev(b, SampleVariance, count, sum, squares, 0)), mech.ErrInvalidConfidence},
 	} {
 		if !errors.Is(tc.err, tc.want) {
 			t.Errorf("%s: got %v, want %v", tc.name, tc.err, tc.want)
@@ -114,23 +129,54 @@ func TestDeriveChecksItsInputs(t *testing.T) {
 // second returns the error of a two-value call.
 func second[T any](_ T, err error) error { return err }
 
+// meanAndVarianceReleases makes the releases the planner's forced laplace
+// mechanism makes for AVG (a count and the centred sum, ε/2 each) and for
+// VARIANCE or STDDEV (a count and both centred sums, ε/3 each) of the
+// values with grid sums s: the primitives of DeriveMean and
+// DeriveVariance. With variance false the third release is the zero
+// Noisy.
+func meanAndVarianceReleases(t *testing.T, src noise.Source, b mech.Bounds, g mech.Grid, s mech.GridSums, epsilon float64, variance bool) (count, sum, squares Noisy) {
+	t.Helper()
+	share := epsilon / 2
+	if variance {
+		share = epsilon / 3
+	}
+	count, err := ReleaseCount(src, s.Count, share)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum, err = ReleaseUnitCenteredSumOnGrid(src, b, g, s, 1, share); err != nil {
+		t.Fatal(err)
+	}
+	if variance {
+		if squares, err = ReleaseUnitCenteredSumOfSquaresOnGrid(src, b, g, s, 1, share); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return count, sum, squares
+}
+
 func TestDerivedIntervalsAreTightWithLittleNoise(t *testing.T) {
-	// With ε = 100 per release the noise is negligible next to n = 10^6, so
-	// the values are the exact mean 5 and population variance 26/3 (values
-	// {2, 4, 9} repeated) and the intervals shrink around them.
+	// At ε = 100 (ε/2 or ε/3 per release) the noise is negligible next to
+	// n = 999999, so the values are the exact mean 5 and population
+	// variance 26/3 (values {2, 4, 9} repeated) and the intervals shrink
+	// around them.
 	src := rand.NewChaCha8([32]byte{})
 	b := mech.Bounds{Lower: 0, Upper: 10}
 	const reps = 1000000 / 3
-	s := Summary{Count: 3 * reps, Sum: 15 * reps, SumSquares: 101 * reps}
-	mean, err := BoundedMean(src, b, s, 100, 0.95)
+	g, s := gridSumsOf(t, b, slices.Repeat([]float64{2, 4, 9}, reps))
+	count, sum, _ := meanAndVarianceReleases(t, src, b, g, s, 100, false)
+	mean, err := DeriveMean(b, count, sum, 0.95)
 	if err != nil || math.Abs(mean.Value-5) > 1e-3 || mean.High-mean.Low > 1e-3 || mean.Low > mean.Value || mean.High < mean.Value {
 		t.Errorf("mean: got %+v (%v), want 5 with a tight interval", mean, err)
 	}
-	v, err := BoundedVariance(src, b, PopulationVariance, s, 100, 0.95)
+	count, sum, squares := meanAndVarianceReleases(t, src, b, g, s, 100, true)
+	v, err := DeriveVariance(b, PopulationVariance, count, sum, squares, 0.95)
 	if err != nil || math.Abs(v.Value-26.0/3) > 1e-3 || v.High-v.Low > 1e-3 {
 		t.Errorf("variance: got %+v (%v), want 8.667 with a tight interval", v, err)
 	}
-	sd, err := BoundedStddev(src, b, SampleVariance, s, 100, 0.95)
+	count, sum, squares = meanAndVarianceReleases(t, src, b, g, s, 100, true)
+	sd, err := DeriveStddev(b, SampleVariance, count, sum, squares, 0.95)
 	if want := math.Sqrt(26.0 / 3 * 3 * reps / (3*reps - 1)); err != nil || math.Abs(sd.Value-want) > 1e-3 || sd.High-sd.Low > 1e-3 {
 		t.Errorf("stddev: got %+v (%v), want %v", sd, err, want)
 	}
@@ -145,7 +191,6 @@ func TestIntervalCoverage(t *testing.T) {
 	// n = 10 at ε = 1 is a small-n case where noise dominates.
 	src := privtest.Seeded(t, 0x06)
 	b := mech.Bounds{Lower: 0, Upper: 10}
-	s := Summary{Count: 10, Sum: 10 * 3, SumSquares: 10 * 12} // mean 3, population variance 3
 	hit := func(e mech.Estimate, truth float64) int {
 		if e.Low <= truth && truth <= e.High {
 			return 1
@@ -153,18 +198,19 @@ func TestIntervalCoverage(t *testing.T) {
 		return 0
 	}
 	const runs, minHits = 4000, 3730
-	g, err := mech.NewGrid(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, grid := g.Indices(slices.Repeat([]float64{3}, 10))
+	g, grid := gridSumsOf(t, b, slices.Repeat([]float64{3}, 10))
+	// Mean 3, deviations {3, -3, 2, -2, 1, -1, 1, -1, 0, 0}: population
+	// variance 30/10 = 3, sample variance 30/9.
+	_, spread := gridSumsOf(t, b, []float64{6, 0, 5, 1, 4, 2, 4, 2, 3, 3})
 	var counts, sums, means, variances int
 	for range runs {
 		c, _ := Count(src, 10, 0.5, 0.95)
 		noisySum, _ := ReleaseUnitSumOnGrid(src, b, g, grid, 1, 0.5)
 		sm, _ := DeriveSum(noisySum, 0.95)
-		m, _ := BoundedMean(src, b, s, 1, 0.95)
-		v, _ := BoundedVariance(src, b, SampleVariance, s, 1, 0.95)
+		n, s, _ := meanAndVarianceReleases(t, src, b, g, spread, 1, false)
+		m, _ := DeriveMean(b, n, s, 0.95)
+		n, s, q := meanAndVarianceReleases(t, src, b, g, spread, 1, true)
+		v, _ := DeriveVariance(b, SampleVariance, n, s, q, 0.95)
 		counts += hit(c, 10)
 		sums += hit(sm, 30)
 		means += hit(m, 3)

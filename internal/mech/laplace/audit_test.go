@@ -66,74 +66,74 @@ func TestAuditCatchesBrokenNoise(t *testing.T) {
 func TestAuditAggregates(t *testing.T) {
 	// Each case: ε = 1 in total; D' is D with one row added at the value
 	// that moves the statistic most (a bound), so the analysis is tight.
+	// The sums are the exact grid sums the database returns
+	// (mech.Grid.Indices), released as the planner releases them.
 	type rows = []float64
-	summary := func(b mech.Bounds, values rows) Summary {
-		s := Summary{Count: int64(len(values))}
-		for _, v := range values {
-			c := b.Clamp(v)
-			s.Sum += c
-			s.SumSquares += c * c
-		}
-		return s
-	}
-	// sumOnGrid releases the exact grid sum of d or d2 (told apart by the
-	// summary's count), the SUM mechanism (sum_grid.go).
-	sumOnGrid := func(b mech.Bounds, d, d2 rows) func(rand.Source, mech.Bounds, Summary) float64 {
-		g, err := mech.NewGrid(b)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, sums := g.Indices(d)
-		_, sums2 := g.Indices(d2)
-		return func(src rand.Source, b mech.Bounds, s Summary) float64 {
-			of := sums
-			if s.Count == int64(len(d2)) {
-				of = sums2
-			}
-			r, _ := ReleaseUnitSumOnGrid(src, b, g, of, 1, 1)
-			return r.Value()
-		}
-	}
 	b := mech.Bounds{Lower: 0, Upper: 10}
 	for _, tc := range []struct {
 		name    string
 		b       mech.Bounds
 		d, d2   rows
 		edges   []float64
-		release func(src rand.Source, b mech.Bounds, s Summary) float64
+		release aggregateRelease
 	}{
-		{"count from zero", b, rows{}, rows{7}, privtest.IntegerEdges(-12, 13), func(src rand.Source, _ mech.Bounds, s Summary) float64 {
-			c, _ := ReleaseCount(src, s.Count, 1)
-			return c.Value()
+		{"count from zero", b, rows{}, rows{7}, privtest.IntegerEdges(-12, 13), func(src rand.Source, _ mech.Bounds, _ mech.Grid, s mech.GridSums) float64 {
+			return must(ReleaseCount(src, s.Count, 1)).Value()
 		}},
-		{"sum at the upper bound", mech.Bounds{Lower: -3, Upper: 10}, rows{1, 3}, rows{1, 3, 10}, nil, sumOnGrid(mech.Bounds{Lower: -3, Upper: 10}, rows{1, 3}, rows{1, 3, 10})},
-		{"sum at the lower bound", mech.Bounds{Lower: -10, Upper: 2}, rows{1, -3}, rows{1, -3, -10}, nil, sumOnGrid(mech.Bounds{Lower: -10, Upper: 2}, rows{1, -3}, rows{1, -3, -10})},
+		{"sum at the upper bound", mech.Bounds{Lower: -3, Upper: 10}, rows{1, 3}, rows{1, 3, 10}, nil, sumRelease},
+		{"sum at the lower bound", mech.Bounds{Lower: -10, Upper: 2}, rows{1, -3}, rows{1, -3, -10}, nil, sumRelease},
 		{"mean, n = 2 plus a bound", b, rows{5, 5}, rows{5, 5, 10}, nil, meanRelease},
 		{"mean, n = 0 and 1", b, rows{}, rows{0}, nil, meanRelease},
 		{"variance plus a bound", b, rows{0, 10, 5}, rows{0, 10, 5, 10}, nil, varianceRelease},
 		{"variance, n = 1 and 2", b, rows{10}, rows{10, 0}, nil, varianceRelease},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s, s2 := summary(tc.b, tc.d), summary(tc.b, tc.d2)
+			g, s := gridSumsOf(t, tc.b, tc.d)
+			_, s2 := gridSumsOf(t, tc.b, tc.d2)
 			privtest.AuditDefault(t, 0xa4, 1, tc.edges, func(src rand.Source, nb int) float64 {
 				if nb == 1 {
-					return tc.release(src, tc.b, s2)
+					return tc.release(src, tc.b, g, s2)
 				}
-				return tc.release(src, tc.b, s)
+				return tc.release(src, tc.b, g, s)
 			})
 		})
 	}
 }
 
-// meanRelease is BoundedMean's value at ε = 1, built from the primitives
-// (the interval is post-processing and skipped for speed).
-func meanRelease(src rand.Source, b mech.Bounds, s Summary) float64 {
-	r, _ := releasePrimitives(src, b, s, 0.5, false)
-	return meanOf(b, r[0].Value(), r[1].Value())
+// aggregateRelease is one aggregate released at ε = 1 from the grid sums s
+// of a dataset on the grid g of b.
+type aggregateRelease func(src rand.Source, b mech.Bounds, g mech.Grid, s mech.GridSums) float64
+
+// sumRelease is the SUM mechanism's value (sum_grid.go).
+func sumRelease(src rand.Source, b mech.Bounds, g mech.Grid, s mech.GridSums) float64 {
+	return must(ReleaseUnitSumOnGrid(src, b, g, s, 1, 1)).Value()
 }
 
-// varianceRelease is BoundedVariance's population value at ε = 1.
-func varianceRelease(src rand.Source, b mech.Bounds, s Summary) float64 {
-	r, _ := releasePrimitives(src, b, s, 1.0/3, true)
-	return varianceOf(b, PopulationVariance, r[0].Value(), r[1].Value(), r[2].Value())
+// meanRelease is the value of AVG under the forced laplace mechanism at
+// ε = 1: a count and the centred sum on the grid at ε/2 each, then
+// DeriveMean's value (the interval is post-processing and skipped for
+// speed).
+func meanRelease(src rand.Source, b mech.Bounds, g mech.Grid, s mech.GridSums) float64 {
+	count := must(ReleaseCount(src, s.Count, 0.5))
+	sum := must(ReleaseUnitCenteredSumOnGrid(src, b, g, s, 1, 0.5))
+	return meanOf(b, count.Value(), sum.Value())
+}
+
+// varianceRelease is the population value of VARIANCE under the forced
+// laplace mechanism at ε = 1: a count and both centred sums on the grid at
+// ε/3 each.
+func varianceRelease(src rand.Source, b mech.Bounds, g mech.Grid, s mech.GridSums) float64 {
+	count := must(ReleaseCount(src, s.Count, 1.0/3))
+	sum := must(ReleaseUnitCenteredSumOnGrid(src, b, g, s, 1, 1.0/3))
+	squares := must(ReleaseUnitCenteredSumOfSquaresOnGrid(src, b, g, s, 1, 1.0/3))
+	return varianceOf(b, PopulationVariance, count.Value(), sum.Value(), squares.Value())
+}
+
+// must returns r, and panics on a release error: a failed release must
+// fail the audit, not be audited as a constant.
+func must(r Noisy, err error) Noisy {
+	if err != nil {
+		panic(err)
+	}
+	return r
 }

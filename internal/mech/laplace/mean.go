@@ -1,21 +1,25 @@
 package laplace
 
-import (
-	"github.com/dpproxy/dpproxy/internal/mech"
-	"github.com/dpproxy/dpproxy/internal/mech/noise"
-)
+import "github.com/dpproxy/dpproxy/internal/mech"
 
-// Bounded mean (Google's construction).
+// Mean from a count and a centred sum (Google's bounded mean).
 //
-// Guarantee: ε-DP under add/remove of one row, by sequential composition
-// of two ε/2-DP releases: the count n (sensitivity 1, ReleaseCount) and the
-// centered sum S = Σ (clamp(x) - m), m = (L+U)/2 (sensitivity (U-L)/2,
-// ReleaseCenteredSum). The mean
+// Guarantee: ε-DP under add/remove of one row (one unit on a table bounded
+// to k rows per unit), by sequential composition of two releases, ε_n-DP
+// and ε_s-DP with ε_n + ε_s = ε: the count n (sensitivity 1, or k;
+// ReleaseUnitCount) and the centred sum S = Σ (clamp(x) - m),
+// m = (L+U)/2, formed exactly from the grid sums (sensitivity (U-L)/2, or
+// k·(U-L)/2; ReleaseUnitCenteredSumOnGrid, centred_grid.go). The planner's
+// forced laplace mechanism makes these two releases for AVG and splits the
+// statement's ε evenly over its distinct releases (ε/2 each for AVG
+// alone; a COUNT of the same column in the statement shares the count, a
+// VARIANCE or STDDEV both). The mean
 //
 //	mean = m + clamp(S̃ / max(ñ, 1), -(U-L)/2, (U-L)/2) ∈ [L, U]
 //
-// is post-processing. Centering makes the sum's sensitivity half the range
-// instead of max(|L|,|U|), and keeps the noisy ratio near m when ñ is small.
+// and its interval (DeriveMean) are post-processing. Centering makes the
+// sum's sensitivity half the range instead of max(|L|,|U|), and keeps the
+// noisy ratio near m when ñ is small.
 
 // meanOf is the mean derived from a count and a centered sum.
 func meanOf(b mech.Bounds, count, centeredSum float64) float64 {
@@ -52,24 +56,4 @@ func checkDerive(b mech.Bounds, confidence float64) error {
 		return err
 	}
 	return mech.CheckConfidence(confidence)
-}
-
-// BoundedMean is the complete AVG mechanism: a count and a centered sum
-// released with ε/2 each, then DeriveMean. It checks every argument before
-// drawing noise.
-func BoundedMean(src noise.Source, b mech.Bounds, s Summary, epsilon, confidence float64) (mech.Estimate, error) {
-	if err := mech.CheckEpsilon(epsilon); err != nil {
-		return mech.Estimate{}, err
-	}
-	if err := checkDerive(b, confidence); err != nil {
-		return mech.Estimate{}, err
-	}
-	if err := s.validate(); err != nil {
-		return mech.Estimate{}, err
-	}
-	releases, err := releasePrimitives(src, b, s, epsilon/2, false)
-	if err != nil {
-		return mech.Estimate{}, err
-	}
-	return DeriveMean(b, releases[0], releases[1], confidence)
 }

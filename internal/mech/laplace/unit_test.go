@@ -44,16 +44,6 @@ func bounded(src noise.Source, units [][]float64, k int) []float64 {
 	return out
 }
 
-// unboundedSummaryOf is the Summary of xs (already within their bounds).
-func unboundedSummaryOf(xs []float64) Summary {
-	s := Summary{Count: int64(len(xs))}
-	for _, x := range xs {
-		s.Sum += x
-		s.SumSquares += x * x
-	}
-	return s
-}
-
 // shiftLoss is the exact loss of n + Z against n + d + Z for Z discrete
 // Laplace of scale beta on the integers (grid steps), as three cells: the
 // tail below n (ratio e^{d/β}), the run n..n+d-1 and the tail from n+d

@@ -5,18 +5,25 @@ import (
 	"math"
 
 	"github.com/dpproxy/dpproxy/internal/mech"
-	"github.com/dpproxy/dpproxy/internal/mech/exact"
-	"github.com/dpproxy/dpproxy/internal/mech/noise"
 )
 
-// Bounded variance and standard deviation.
+// Variance and standard deviation from a count and the centred sums
+// (Google's bounded variance).
 //
-// Guarantee: ε-DP under add/remove of one row, by sequential composition
-// of three ε/3-DP releases: the count (sensitivity 1), the centered sum
-// S = Σ (c - m) (sensitivity h = (U-L)/2) and the centered sum of squares
-// Q = Σ (c - m)² (ReleaseCenteredSumOfSquares: one row contributes
-// (c - m)² ∈ [0, h²], so its sensitivity is h²), with c = clamp(x) and
-// m = (L+U)/2. Everything else is post-processing:
+// Guarantee: ε-DP under add/remove of one row (one unit on a table bounded
+// to k rows per unit), by sequential composition of three releases with
+// ε_n + ε_S + ε_Q = ε: the count (sensitivity 1, or k; ReleaseUnitCount),
+// the centred sum S = Σ (c - m) (sensitivity h = (U-L)/2, or k·h;
+// ReleaseUnitCenteredSumOnGrid) and the centred sum of squares
+// Q = Σ (c - m)² (one row contributes (c - m)² ∈ [0, h²], so its
+// sensitivity is h², or k·h²; ReleaseUnitCenteredSumOfSquaresOnGrid), with
+// c = clamp(x) and m = (L+U)/2; the sums are formed exactly from the grid
+// sums (centred_grid.go). The planner's forced laplace mechanism makes
+// these three releases for VARIANCE, VAR_SAMP and STDDEV and splits the
+// statement's ε evenly over its distinct releases (ε/3 each for one of
+// them alone; an AVG or COUNT of the same column shares the count, and AVG
+// the centred sum, at no extra cost). Everything else is
+// post-processing (DeriveVariance, DeriveStddev):
 //
 //	ñ₁ = max(ñ, 1), μ = clamp(S̃/ñ₁, -h, h)
 //	population variance = clamp(Q̃/ñ₁ - μ², 0, h²)
@@ -34,40 +41,6 @@ const (
 	PopulationVariance VarianceKind = iota
 	SampleVariance
 )
-
-// ReleaseCenteredSumOfSquares releases Σ (clamp(x) - (L+U)/2)², computed
-// from the summary as SumSquares - 2m·Sum + n·m² and limited to [0, n·h²],
-// with Laplace noise for sensitivity ((U-L)/2)².
-func ReleaseCenteredSumOfSquares(src noise.Source, b mech.Bounds, s Summary, epsilon float64) (Noisy, error) {
-	return ReleaseUnitCenteredSumOfSquares(src, b, s, 1, epsilon)
-}
-
-// ReleaseUnitCenteredSumOfSquares releases the centred sum of squares over
-// a table bounded to k rows per privacy unit with Laplace noise for
-// sensitivity k·((U-L)/2)² (unit.go), formed in float from the summary:
-// exact only where the cancellation of SumSquares − 2m·Sum + n·m² stays
-// far below the sensitivity, which a column far from 0 for its width
-// breaks (centred_grid.go). It serves BoundedVariance, the float
-// construction the benchmarks compare with; the planner releases
-// ReleaseUnitCenteredSumOfSquaresOnGrid.
-func ReleaseUnitCenteredSumOfSquares(src noise.Source, b mech.Bounds, s Summary, k int64, epsilon float64) (Noisy, error) {
-	if err := b.Validate(); err != nil {
-		return Noisy{}, err
-	}
-	if err := s.validate(); err != nil {
-		return Noisy{}, err
-	}
-	if err := checkRows(k); err != nil {
-		return Noisy{}, err
-	}
-	h, m, n := b.HalfRange(), b.Mid(), float64(s.Count)
-	l, err := noise.NewLaplace(timesRows(k, exact.RoundUp(exact.RoundUp(h)*exact.RoundUp(h))), epsilon)
-	if err != nil {
-		return Noisy{}, err
-	}
-	q := mech.Clamp(s.SumSquares-2*m*s.Sum+n*m*m, 0, n*h*h)
-	return Noisy{value: l.Release(src, q), stat: statCenteredSumOfSquares, bounds: b, noise: l}, nil
-}
 
 // varianceOf is the variance derived from the three primitives.
 func varianceOf(b mech.Bounds, kind VarianceKind, count, centeredSum, centeredSumSquares float64) float64 {
@@ -135,63 +108,4 @@ func DeriveStddev(b mech.Bounds, kind VarianceKind, count, centeredSum, centered
 		return mech.Estimate{}, err
 	}
 	return mech.Estimate{Value: math.Sqrt(v.Value), Low: math.Sqrt(v.Low), High: math.Sqrt(v.High), HasInterval: true}, nil
-}
-
-// BoundedVariance is the complete VARIANCE mechanism: count, centered sum
-// and centered sum of squares released with ε/3 each, then DeriveVariance.
-// It checks every argument before drawing noise.
-func BoundedVariance(src noise.Source, b mech.Bounds, kind VarianceKind, s Summary, epsilon, confidence float64) (mech.Estimate, error) {
-	releases, err := releaseForVariance(src, b, kind, s, epsilon, confidence)
-	if err != nil {
-		return mech.Estimate{}, err
-	}
-	return DeriveVariance(b, kind, releases[0], releases[1], releases[2], confidence)
-}
-
-// BoundedStddev is BoundedVariance followed by a square root.
-func BoundedStddev(src noise.Source, b mech.Bounds, kind VarianceKind, s Summary, epsilon, confidence float64) (mech.Estimate, error) {
-	releases, err := releaseForVariance(src, b, kind, s, epsilon, confidence)
-	if err != nil {
-		return mech.Estimate{}, err
-	}
-	return DeriveStddev(b, kind, releases[0], releases[1], releases[2], confidence)
-}
-
-// releaseForVariance checks the arguments of BoundedVariance and makes its
-// three releases.
-func releaseForVariance(src noise.Source, b mech.Bounds, kind VarianceKind, s Summary, epsilon, confidence float64) ([]Noisy, error) {
-	if err := mech.CheckEpsilon(epsilon); err != nil {
-		return nil, err
-	}
-	if err := checkDerive(b, confidence); err != nil {
-		return nil, err
-	}
-	if kind != PopulationVariance && kind != SampleVariance {
-		return nil, fmt.Errorf("%w: variance kind %d", mech.ErrInvalidInput, kind)
-	}
-	if err := s.validate(); err != nil {
-		return nil, err
-	}
-	return releasePrimitives(src, b, s, epsilon/3, true)
-}
-
-// releasePrimitives releases the count and the centered sum of s, and with
-// squares the centered sum of squares, each with epsilon.
-func releasePrimitives(src noise.Source, b mech.Bounds, s Summary, epsilon float64, squares bool) ([]Noisy, error) {
-	count, err := ReleaseCount(src, s.Count, epsilon)
-	if err != nil {
-		return nil, err
-	}
-	sum, err := ReleaseCenteredSum(src, b, s, epsilon)
-	if err != nil {
-		return nil, err
-	}
-	if !squares {
-		return []Noisy{count, sum}, nil
-	}
-	sumSquares, err := ReleaseCenteredSumOfSquares(src, b, s, epsilon)
-	if err != nil {
-		return nil, err
-	}
-	return []Noisy{count, sum, sumSquares}, nil
 }
