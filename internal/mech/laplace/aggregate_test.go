@@ -109,7 +109,7 @@ func TestDeriveChecksItsInputs(t *testing.T) {
 		{"variance kind", second(DeriveVariance(b, VarianceKind(7), count, sum, squares, 0.95)), mech.ErrInvalidInput},
 		{"confidence", second(DeriveMean(b, count, sum, 1)), mech.ErrInvalidConfidence},
 		{"sum as count", second(DeriveSum(count, 0.95)), mech.ErrInvalidInput},
-		{"negative count", second(Count(src, -1, 1, 0.95)), mech.ErrInvalidInput},
+		{"negative count", second(ReleaseCount(src, -1, 1)), mech.ErrInvalidInput},
 		{"inconsistent grid sums", second(ReleaseUnitCenteredSumOfSquaresOnGrid(src, b, g, inconsistent, 1, 1)), mech.ErrInvalidInput},
 		{"squares not fetched", second(ReleaseUnitCenteredSumOfSquaresOnGrid(src, b, g, sumOnly, 1, 1)), mech.ErrInvalidInput},
 		{"grid of other bounds", second(ReleaseUnitCenteredSumOnGrid(src, b, gWide, sWide, 1, 1)), mech.ErrInvalidInput},
@@ -204,7 +204,8 @@ func TestIntervalCoverage(t *testing.T) {
 	_, spread := gridSumsOf(t, b, []float64{6, 0, 5, 1, 4, 2, 4, 2, 3, 3})
 	var counts, sums, means, variances int
 	for range runs {
-		c, _ := Count(src, 10, 0.5, 0.95)
+		noisyCount, _ := ReleaseCount(src, 10, 0.5)
+		c, _ := DeriveCount(noisyCount, 0.95)
 		noisySum, _ := ReleaseUnitSumOnGrid(src, b, g, grid, 1, 0.5)
 		sm, _ := DeriveSum(noisySum, 0.95)
 		n, s, _ := meanAndVarianceReleases(t, src, b, g, spread, 1, false)

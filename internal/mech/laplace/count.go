@@ -49,16 +49,3 @@ func DeriveCount(count Noisy, confidence float64) (mech.Estimate, error) {
 	}
 	return interval(count.value, count.HalfWidth(confidence), 0, math.Inf(1)), nil
 }
-
-// Count is the complete COUNT mechanism: ReleaseCount with all of ε, then
-// DeriveCount. It checks every argument before drawing noise.
-func Count(src noise.Source, n int64, epsilon, confidence float64) (mech.Estimate, error) {
-	if err := mech.CheckConfidence(confidence); err != nil {
-		return mech.Estimate{}, err
-	}
-	c, err := ReleaseCount(src, n, epsilon)
-	if err != nil {
-		return mech.Estimate{}, err
-	}
-	return DeriveCount(c, confidence)
-}

@@ -18,8 +18,7 @@
 // [DeriveStddev] turn them into answers with 95% intervals by
 // post-processing: AVG, VARIANCE and STDDEV from a count and the centred
 // sums (Google's construction, mean.go and variance.go; the planner's
-// forced laplace mechanism), and [Count] is ReleaseCount with all of ε
-// followed by DeriveCount. [ReleaseEdgeSums] and [ReleaseEdgeSquares]
+// forced laplace mechanism). [ReleaseEdgeSums] and [ReleaseEdgeSquares]
 // (edges.go) release the same information measured from both bounds as
 // one vector Laplace release with all of their ε, with about half the
 // noise variance of the centred primitives (the planner's AVG and
