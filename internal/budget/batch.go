@@ -214,8 +214,8 @@ func (l *Ledger) batchTx(ctx context.Context, tx *sql.Tx, batch []*request, outc
 			return errors.Join(errStaleCommit, err)
 		}
 	}
-	// Check the Reserves in order; added[a] lists the costs granted to a.
-	added := map[string][]Cost{}
+	// Check the Reserves in order; charged[a] is whether a was charged.
+	charged := map[string]bool{}
 	var granted []*request
 	for i, req := range batch {
 		outcomes[i] = nil
@@ -228,11 +228,8 @@ func (l *Ledger) batchTx(ctx context.Context, tx *sql.Tx, batch []*request, outc
 			continue
 		}
 		for _, a := range r.sorted {
-			u := usages[a]
-			u.used.Epsilon += r.cost.Epsilon
-			u.used.Delta += r.cost.Delta
-			usages[a] = u
-			added[a] = append(added[a], r.cost)
+			usages[a] = usages[a].plus(r.cost)
+			charged[a] = true
 		}
 		granted = append(granted, req)
 	}
@@ -240,7 +237,10 @@ func (l *Ledger) batchTx(ctx context.Context, tx *sql.Tx, batch []*request, outc
 		return nil
 	}
 	for _, a := range union {
-		if err := l.addUsages(ctx, tx, a, added[a], batch[0].now); err != nil {
+		if !charged[a] {
+			continue
+		}
+		if err := l.setUsage(ctx, tx, a, usages[a].used, batch[0].now); err != nil {
 			return err
 		}
 	}
@@ -261,21 +261,11 @@ func refusal(usages map[string]usage, r *reserveRequest) error {
 	return nil
 }
 
-// addUsages adds the costs to the account's usage one by one, in order:
-// SQL evaluates "used + c1 + c2" as (used + c1) + c2, the float64 sums that
-// one Reserve per cost would store.
-func (l *Ledger) addUsages(ctx context.Context, tx *sql.Tx, account string, costs []Cost, now int64) error {
-	if len(costs) == 0 {
-		return nil
-	}
-	eps := make([]any, len(costs))
-	delta := make([]any, len(costs))
-	for i, c := range costs {
-		eps[i], delta[i] = c.Epsilon, c.Delta
-	}
-	chain := strings.Repeat(" + ?", len(costs))
-	args := slices.Concat(eps, delta, []any{now, account})
-	_, err := l.exec(ctx, tx, "UPDATE dpproxy_accounts SET epsilon_used = epsilon_used"+chain+", delta_used = delta_used"+chain+", updated_at = ? WHERE name = ?", args...)
+// setUsage stores the account's usage, computed by the caller (usage.plus)
+// from what it read under the account's lock in the same transaction.
+func (l *Ledger) setUsage(ctx context.Context, tx *sql.Tx, account string, used Cost, now int64) error {
+	_, err := l.exec(ctx, tx, "UPDATE dpproxy_accounts SET epsilon_used = ?, delta_used = ?, updated_at = ? WHERE name = ?",
+		used.Epsilon, used.Delta, now, account)
 	return err
 }
 

@@ -47,7 +47,33 @@ func (u usage) fits(cost Cost) bool {
 }
 
 func fitsAmount(used, cost, limit float64) bool {
-	return cost == 0 || used+cost <= limit*(1+Tolerance)
+	return cost == 0 || addUp(used, cost) <= limit*(1+Tolerance)
+}
+
+// addUp returns a + b rounded up: the smallest float64 at least the exact
+// sum. Usage is kept as such an upper bound of the exact sum of what it
+// holds (adding a cost, or taking a cancelled one back with b < 0), so a
+// cost below half an ulp of the usage still counts, where a rounded sum
+// would drop it (an independent review: at ε_used = 20, statements of
+// ε = 2^-50 were committed and the total did not move). The error of the
+// rounded sum is exact by Knuth's TwoSum (round to nearest, no overflow).
+func addUp(a, b float64) float64 {
+	s := a + b
+	if math.IsInf(s, 0) || math.IsNaN(s) {
+		return s
+	}
+	bb := s - a
+	if e := (a - (s - bb)) + (b - bb); e > 0 {
+		return math.Nextafter(s, math.Inf(1))
+	}
+	return s
+}
+
+// plus returns u's usage with cost added (negative to take it back),
+// rounded up (addUp).
+func (u usage) plus(cost Cost) usage {
+	u.used = Cost{Epsilon: addUp(u.used.Epsilon, cost.Epsilon), Delta: addUp(u.used.Delta, cost.Delta)}
+	return u
 }
 
 // remaining returns limit − used per component, clamped to [0, limit] and

@@ -23,12 +23,15 @@
 //
 // # Tolerance
 //
-// Budgets are float64 sums, so ten reservations of 0.1 add up to
-// 0.9999999999999999 and eleven to 1.0999999999999999. A cost fits when, for
-// each of ε and δ with a positive cost, used + cost ≤ limit·(1 + Tolerance),
-// with Tolerance = 1e-9: exact sums of the configured amounts fit, and no
-// analyst can gain more than a billionth of the budget from rounding. A
-// remaining amount within the tolerance of zero is reported as zero.
+// Budgets are float64 sums, each addition (and each cancelled cost taken
+// back) rounded up, so the stored usage is never below the exact sum of
+// what it holds: a cost too small to move a rounded sum still counts. Ten
+// reservations of 0.1 then add up to a little over 1. A cost fits when,
+// for each of ε and δ with a positive cost, used + cost (rounded up) ≤
+// limit·(1 + Tolerance), with Tolerance = 1e-9: exact sums of the
+// configured amounts fit, and no analyst can gain more than a billionth of
+// the budget from rounding. A remaining amount within the tolerance of
+// zero is reported as zero.
 //
 // # Concurrency
 //

@@ -92,13 +92,19 @@ func (r *Reservation) Cancel(ctx context.Context) error {
 	l := r.ledger
 	now := time.Now().UnixMicro()
 	return ledgerError(l.inTx(ctx, func(tx *sql.Tx) error {
-		if _, err := l.lockAccounts(ctx, tx, r.accounts); err != nil {
+		usages, err := l.lockAccounts(ctx, tx, r.accounts)
+		if err != nil {
 			return err
 		}
 		if err := l.settle(ctx, tx, r.id, Cancelled, now); err != nil {
 			return err
 		}
-		return l.addUsage(ctx, tx, r.accounts, Cost{Epsilon: -r.cost.Epsilon, Delta: -r.cost.Delta}, now)
+		for _, a := range r.accounts {
+			if err := l.setUsage(ctx, tx, a, usages[a].plus(Cost{Epsilon: -r.cost.Epsilon, Delta: -r.cost.Delta}).used, now); err != nil {
+				return err
+			}
+		}
+		return nil
 	}))
 }
 
@@ -131,14 +137,6 @@ func (l *Ledger) lockAccounts(ctx context.Context, tx *sql.Tx, sorted []string) 
 		usages[name] = u
 	}
 	return usages, rows.Err()
-}
-
-// addUsage adds delta (negative to release) to the usage of the accounts;
-// the sum is computed by the database, in full float64 precision.
-func (l *Ledger) addUsage(ctx context.Context, tx *sql.Tx, accounts []string, delta Cost, now int64) error {
-	_, err := l.exec(ctx, tx, "UPDATE dpproxy_accounts SET epsilon_used = epsilon_used + ?, delta_used = delta_used + ?, updated_at = ? WHERE name IN ("+placeholders(len(accounts))+")",
-		append([]any{delta.Epsilon, delta.Delta, now}, anys(accounts)...)...)
-	return err
 }
 
 // settle moves reservation id from Reserved to state, or fails with an error

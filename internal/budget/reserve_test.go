@@ -2,6 +2,7 @@ package budget
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"math"
 	"strings"
@@ -267,5 +268,77 @@ func TestCleanMemo(t *testing.T) {
 				t.Errorf("got %q, want %q", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestTinyCostsCount: a cost below half an ulp of the usage still counts
+// (the usage is rounded up, never to nearest): at ε_used = 20 three
+// statements of ε = 2^-50 and δ = 1e-30 over δ_used = 1e-5 move both
+// totals up, where rounded sums stayed at exactly 20 and 1e-5 (an
+// independent review). Cancelling a cost gives back at most that cost: the
+// usage stays at or above the exact sum of what it holds.
+func TestTinyCostsCount(t *testing.T) {
+	forEachLedger(t, func(t *testing.T, l *Ledger) {
+		ctx := context.Background()
+		setLimits(t, l, map[string]Cost{"user:tiny": {Epsilon: 1000, Delta: 1e-3}})
+		commit(t, reserve(t, l, Cost{Epsilon: 20, Delta: 1e-5}, "user:tiny"))
+		used := func() Cost {
+			var u map[string]usage
+			if err := l.inTx(ctx, func(tx *sql.Tx) (err error) {
+				u, err = l.lockAccounts(ctx, tx, []string{"user:tiny"})
+				return err
+			}); err != nil {
+				t.Fatal(err)
+			}
+			return u["user:tiny"].used
+		}
+		base := used()
+		tiny := Cost{Epsilon: 0x1p-50, Delta: 1e-30}
+		for range 3 {
+			commit(t, reserve(t, l, tiny, "user:tiny"))
+		}
+		after := used()
+		if !(after.Epsilon > base.Epsilon) || !(after.Delta > base.Delta) {
+			t.Errorf("used before three tiny statements %v, after %v: want both higher", base, after)
+		}
+		// 0.1 + 0.2 rounds to nearest below 0.3 + ulp; cancelling 0.2
+		// must not leave less than 0.1 used.
+		setLimits(t, l, map[string]Cost{"user:cancel": {Epsilon: 1}})
+		commit(t, reserve(t, l, Cost{Epsilon: 0.1}, "user:cancel"))
+		r := reserve(t, l, Cost{Epsilon: 0.2}, "user:cancel")
+		if err := r.Cancel(ctx); err != nil {
+			t.Fatal(err)
+		}
+		rem, err := l.Remaining(ctx, "user:cancel")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rem.Epsilon > 0.9 {
+			t.Errorf("after 0.1 committed and 0.2 cancelled: %v remaining, above 1 − 0.1", rem.Epsilon)
+		}
+	})
+}
+
+func TestAddUp(t *testing.T) {
+	for _, tc := range []struct{ a, b, want float64 }{
+		{1, 2, 3},
+		{20, 0x1p-50, math.Nextafter(20, 21)},
+		{0.1, 0.2, 0.30000000000000004},  // the nearest sum is above: kept
+		{0.3, -0.1, 0.19999999999999998}, // exact: kept
+		{0.13436424411240122, -0.0008474337369372327, 0.133516810375464}, // nearest is below: one ulp up
+		{1e300, 1e-300, math.Nextafter(1e300, math.Inf(1))},
+		{5, -5, 0},
+	} {
+		if got := addUp(tc.a, tc.b); got != tc.want {
+			t.Errorf("addUp(%v, %v) = %v, want %v", tc.a, tc.b, got, tc.want)
+		}
+	}
+}
+
+// commit commits r or fails the test.
+func commit(t testing.TB, r *Reservation) {
+	t.Helper()
+	if err := r.Commit(context.Background()); err != nil {
+		t.Fatalf("Commit: %v", err)
 	}
 }
