@@ -584,7 +584,58 @@ func (c *Config) Validate() error {
 			return err
 		}
 	}
+	return c.validateCappedSources()
+}
+
+// validateCappedSources refuses a table with a cap whose backend relations
+// (its source and partitions) another configured table also reads. A cap
+// is an account of the configured table (TableAccount), charged by the
+// statements on that table only, so a second name for the same rows, with
+// no cap or its own, would let the analysts together spend past the cap
+// (an independent review). Relations are compared case-insensitively, and
+// a name without a schema matches the same name in any schema. A view
+// over a capped table is not seen here: the README says to cap the view
+// too.
+func (c *Config) validateCappedSources() error {
+	reads := func(t *Table) []string {
+		return append([]string{t.Source}, t.Partitions...)
+	}
+	for i := range c.Tables {
+		capped := &c.Tables[i]
+		if capped.Epsilon <= 0 {
+			continue
+		}
+		for j := range c.Tables {
+			if i == j {
+				continue
+			}
+			for _, a := range reads(capped) {
+				for _, b := range reads(&c.Tables[j]) {
+					if sameRelation(a, b) {
+						return invalid(fmt.Sprintf("tables[%d].epsilon", i), "table %s is capped, but tables[%d] (%s) also reads its backend relation %s, and statements on it would not be charged to the cap; declare the rows once, or give neither a cap", capped.Name, j, c.Tables[j].Name, a)
+					}
+				}
+			}
+		}
+	}
 	return nil
+}
+
+// sameRelation reports whether two configured backend relations (name or
+// schema.name) may name the same relation.
+func sameRelation(a, b string) bool {
+	a, b = strings.ToLower(a), strings.ToLower(b)
+	_, nameA, qualifiedA := strings.Cut(a, ".")
+	_, nameB, qualifiedB := strings.Cut(b, ".")
+	switch {
+	case a == b:
+		return true
+	case qualifiedA && !qualifiedB:
+		return nameA == b
+	case qualifiedB && !qualifiedA:
+		return nameB == a
+	}
+	return false
 }
 
 // validateSharedCap requires a table cap when the table declares a

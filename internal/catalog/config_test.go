@@ -87,6 +87,10 @@ func TestValidationNamesTheField(t *testing.T) {
 		{"epsilon: 20", "epsilon: 20\n    partitions: [pums_a, PUMS_A]", "tables[0].partitions[1]"},
 		{"epsilon: 20", "epsilon: 20\n    partitions: [pums]", "tables[0].partitions[0]"},
 		{"epsilon: 20", "epsilon: 20\n    partitions: [pums_a]\n    privacy_unit: person_id", "tables[0].partitions"},
+		// A second name for a capped table's rows would not be charged to
+		// the cap (an independent review).
+		{"      - {name: state, type: text}\n", "      - {name: state, type: text}\n  - {name: pums2, source: PUMS, columns: [{name: age, type: integer, lower: 0, upper: 100}]}\n", "tables[0].epsilon"},
+		{"      - {name: state, type: text}\n", "      - {name: state, type: text}\n  - {name: pums2, source: public.pums, columns: [{name: age, type: integer, lower: 0, upper: 100}]}\n", "tables[0].epsilon"},
 	} {
 		cfg := strings.Replace(validConfig, tc.from, tc.to, 1)
 		_, err := ParseConfig(strings.NewReader(cfg))
@@ -119,5 +123,39 @@ func TestPartitions(t *testing.T) {
 func TestUnknownFieldsAreErrors(t *testing.T) {
 	if _, err := ParseConfig(strings.NewReader(validConfig + "listn: 1.2.3.4:5\n")); err == nil {
 		t.Error("a misspelt field was accepted")
+	}
+}
+
+// TestCappedRelationsAreReadOnce: a capped table's backend relations,
+// partitions included, may not be read by another configured table, whose
+// statements would not be charged to the cap; uncapped tables may share
+// one, and tables in two schemas do not clash.
+func TestCappedRelationsAreReadOnce(t *testing.T) {
+	config := func(tables string) string {
+		return `
+backend: {driver: postgres, dsn: "postgres://u@h/db"}
+users:
+  - {name: alice, password_hash: "*0123456789ABCDEF0123456789ABCDEF01234567", epsilon: 5}
+tables:
+` + tables
+	}
+	const col = "columns: [{name: age, type: integer, lower: 0, upper: 100}]"
+	for _, tc := range []struct {
+		tables string
+		field  string // "" when valid
+	}{
+		{"  - {name: a, source: p, " + col + "}\n  - {name: b, source: p, " + col + "}\n", ""},
+		{"  - {name: a, source: s1.p, epsilon: 1, " + col + "}\n  - {name: b, source: s2.p, " + col + "}\n", ""},
+		{"  - {name: a, source: p, epsilon: 1, partitions: [p_1, p_2], " + col + "}\n  - {name: b, source: P_2, " + col + "}\n", "tables[0].epsilon"},
+		{"  - {name: a, source: p, " + col + "}\n  - {name: b, source: x.p, epsilon: 1, " + col + "}\n", "tables[1].epsilon"},
+	} {
+		_, err := ParseConfig(strings.NewReader(config(tc.tables)))
+		var ve *ValidationError
+		switch {
+		case tc.field == "" && err != nil:
+			t.Errorf("%s: %v", tc.tables, err)
+		case tc.field != "" && (!errors.As(err, &ve) || ve.Field != tc.field):
+			t.Errorf("%s: got %v, want an error naming %s", tc.tables, err, tc.field)
+		}
 	}
 }
