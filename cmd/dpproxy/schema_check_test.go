@@ -12,33 +12,6 @@ import (
 	"github.com/dpproxy/dpproxy/internal/testdb"
 )
 
-// TestCheckTemporalColumns: at start, on PostgreSQL, a column declared a
-// date or a timestamp must be one: a text column is refused by name (CAST
-// of a row holding no date would fail the statement, depending on the
-// data); date, timestamp and timestamptz columns and missing tables pass.
-func TestCheckTemporalColumns(t *testing.T) {
-	col := func(name string, typ catalog.ColumnType) catalog.Column {
-		return catalog.Column{Name: name, Source: name, Type: typ}
-	}
-	db := testdb.Postgres(t)
-	if _, err := db.Exec("CREATE TABLE events (d TEXT, e DATE, f TIMESTAMPTZ, g TIMESTAMP)"); err != nil {
-		t.Fatal(err)
-	}
-	be := backend.New(db, sqlrewrite.PostgreSQL, nil)
-	ctx := context.Background()
-	good := []catalog.Table{
-		{Name: "events", Source: "events", Columns: []catalog.Column{col("e", catalog.Date), col("f", catalog.Timestamp), col("g", catalog.Date), col("d", catalog.Text)}},
-		{Name: "later", Source: "later", Columns: []catalog.Column{col("d", catalog.Date)}},
-	}
-	if err := checkTemporalColumns(ctx, be, good); err != nil {
-		t.Errorf("date, timestamptz and timestamp columns: %v", err)
-	}
-	err := checkTemporalColumns(ctx, be, []catalog.Table{{Name: "events", Source: "events", Columns: []catalog.Column{col("d", catalog.Date), col("e", catalog.Date)}}})
-	if err == nil || !strings.Contains(err.Error(), "events.d") || strings.Contains(err.Error(), "events.e") {
-		t.Errorf("a text column declared a date: %v, want it refused by name", err)
-	}
-}
-
 // TestCheckSnapshotEngines: at start, on MariaDB with isolation
 // repeatable_read, a MyISAM or Aria table, or a view over one, is refused
 // by name (its reads keep no snapshot); InnoDB tables, views over them and
@@ -78,28 +51,33 @@ func TestCheckSnapshotEngines(t *testing.T) {
 	}
 }
 
-// TestCheckNumericKeys: at start, a column declared integer or real and
-// open to partition selection must be numeric in PostgreSQL and MariaDB
-// (a text column, even behind a view, is refused by name); text keys,
-// numeric columns without partition selection and missing tables pass.
-func TestCheckNumericKeys(t *testing.T) {
-	key := func(name string, typ catalog.ColumnType, selected bool) catalog.Column {
+// TestCheckColumnTypes: at start, on PostgreSQL and MariaDB, a column
+// declared integer or real must be numeric and one declared a date or a
+// timestamp temporal: text columns, even behind a view, are refused by
+// name, with or without partition selection (over text the backend's
+// order is not the values', so one row could make a statement fail:
+// an independent review); numeric, date and timestamp columns, text
+// columns declared text and missing tables pass.
+func TestCheckColumnTypes(t *testing.T) {
+	col := func(name string, typ catalog.ColumnType, selected bool) catalog.Column {
 		return catalog.Column{Name: name, Source: name, Type: typ, PartitionSelection: selected}
 	}
 	for _, c := range []struct {
-		name    string
-		db      func(t testing.TB) *sql.DB
-		dialect sqlrewrite.Dialect
-		text    string
+		name      string
+		db        func(t testing.TB) *sql.DB
+		dialect   sqlrewrite.Dialect
+		text      string
+		timestamp []string
 	}{
-		{"postgres", testdb.Postgres, sqlrewrite.PostgreSQL, "TEXT"},
-		{"mariadb", testdb.MySQL, sqlrewrite.MySQL, "VARCHAR(20)"},
+		{"postgres", testdb.Postgres, sqlrewrite.PostgreSQL, "TEXT", []string{"TIMESTAMP", "TIMESTAMPTZ"}},
+		{"mariadb", testdb.MySQL, sqlrewrite.MySQL, "VARCHAR(20)", []string{"DATETIME", "TIMESTAMP NULL"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			db := c.db(t)
 			for _, s := range []string{
-				"CREATE TABLE keys_t (n BIGINT, d DECIMAL(10, 2), s " + c.text + ", x " + c.text + ")",
-				"CREATE VIEW keys_v AS SELECT n, s FROM keys_t",
+				"CREATE TABLE types_t (n BIGINT, d DECIMAL(10, 2), f DOUBLE PRECISION, s " + c.text + ", x " + c.text +
+					", day DATE, ts " + c.timestamp[0] + ", tz " + c.timestamp[1] + ")",
+				"CREATE VIEW types_v AS SELECT n, s FROM types_t",
 			} {
 				if _, err := db.Exec(s); err != nil {
 					t.Fatal(err)
@@ -108,19 +86,28 @@ func TestCheckNumericKeys(t *testing.T) {
 			be := backend.New(db, c.dialect, nil)
 			ctx := context.Background()
 			good := []catalog.Table{
-				{Name: "t", Source: "keys_t", Columns: []catalog.Column{key("n", catalog.Integer, true), key("d", catalog.Real, true), key("s", catalog.Text, true), key("x", catalog.Integer, false)}},
-				{Name: "v", Source: "keys_v", Columns: []catalog.Column{key("n", catalog.Integer, true)}},
-				{Name: "later", Source: "later", Columns: []catalog.Column{key("n", catalog.Integer, true)}},
+				{Name: "t", Source: "types_t", Columns: []catalog.Column{
+					col("n", catalog.Integer, true), col("d", catalog.Real, true), col("f", catalog.Real, false), col("s", catalog.Text, true),
+					col("x", catalog.Text, false), col("day", catalog.Date, false), col("ts", catalog.Timestamp, false),
+					col("tz", catalog.Timestamp, false), col("ts", catalog.Date, false)}},
+				{Name: "v", Source: "types_v", Columns: []catalog.Column{col("n", catalog.Integer, true)}},
+				{Name: "later", Source: "later", Columns: []catalog.Column{col("n", catalog.Integer, true), col("d", catalog.Date, false)}},
 			}
-			if err := checkNumericKeys(ctx, be, good); err != nil {
-				t.Errorf("numeric keys, a text key, a numeric column without selection: %v", err)
+			if err := checkColumnTypes(ctx, be, good); err != nil {
+				t.Errorf("numeric, date and timestamp columns, text declared text, a missing table: %v", err)
 			}
-			err := checkNumericKeys(ctx, be, []catalog.Table{
-				{Name: "t", Source: "keys_t", Columns: []catalog.Column{key("n", catalog.Integer, true), key("x", catalog.Integer, true)}},
-				{Name: "v", Source: "keys_v", Columns: []catalog.Column{key("s", catalog.Real, true)}},
+			err := checkColumnTypes(ctx, be, []catalog.Table{
+				{Name: "t", Source: "types_t", Columns: []catalog.Column{
+					col("n", catalog.Integer, true), col("x", catalog.Real, false), col("s", catalog.Date, false), col("day", catalog.Integer, false)}},
+				{Name: "v", Source: "types_v", Columns: []catalog.Column{col("s", catalog.Integer, true)}},
 			})
-			if err == nil || !strings.Contains(err.Error(), "t.x") || !strings.Contains(err.Error(), "v.s") || strings.Contains(err.Error(), "t.n") {
-				t.Errorf("text columns declared numeric keys: %v, want t.x and v.s refused by name", err)
+			for _, name := range []string{"t.x", "t.s", "t.day", "v.s"} {
+				if err == nil || !strings.Contains(err.Error(), name+" ") {
+					t.Errorf("%s: got %v, want it refused by name", name, err)
+				}
+			}
+			if err != nil && strings.Contains(err.Error(), "t.n ") {
+				t.Errorf("t.n refused: %v", err)
 			}
 		})
 	}

@@ -73,13 +73,10 @@ func serve(ctx context.Context, opts options, stderr io.Writer) error {
 			return err
 		}
 	}
-	if err := checkTemporalColumns(ctx, be, cfg.Tables); err != nil {
+	if err := checkColumnTypes(ctx, be, cfg.Tables); err != nil {
 		return err
 	}
 	if err := checkSnapshotEngines(ctx, be, cfg); err != nil {
-		return err
-	}
-	if err := checkNumericKeys(ctx, be, cfg.Tables); err != nil {
 		return err
 	}
 
@@ -348,8 +345,8 @@ func checkSnapshotEngines(ctx context.Context, be *backend.Backend, cfg *catalog
 	return nil
 }
 
-// numericTypes are the backend column types a numeric partition-selection
-// key may have (information_schema's DATA_TYPE, lower case).
+// numericTypes are the backend column types a column declared integer or
+// real may have (information_schema's DATA_TYPE, lower case).
 var numericTypes = map[string]bool{
 	// PostgreSQL
 	"smallint": true, "integer": true, "bigint": true, "numeric": true, "real": true, "double precision": true,
@@ -357,55 +354,39 @@ var numericTypes = map[string]bool{
 	"tinyint": true, "mediumint": true, "int": true, "decimal": true, "float": true, "double": true,
 }
 
-// checkNumericKeys refuses, on PostgreSQL and MySQL/MariaDB, a numeric
-// column open to partition selection (integer or real, partition_selection:
-// true) whose backend column is not of a numeric type. Such a key is
-// grouped, bounded per unit and filtered by the column's own values: over
-// text, MariaDB groups '5' and '5 ' together (PAD SPACE) and keeps '5' and
-// '05' apart, while both read as the number 5 and a filter k = 5 compares
-// as numbers, so one unit could add to a released value's count more
-// than its bound allows, or make one of its spellings stand for the
-// whole group (an independent review); PostgreSQL fails every such
-// statement. A column it cannot find (a table created later) is not
-// refused; SQLite's typeless columns are read by their storage class.
-func checkNumericKeys(ctx context.Context, be *backend.Backend, tables []catalog.Table) error {
-	var bad []string
-	for _, t := range tables {
-		for _, c := range t.Columns {
-			if !c.PartitionSelection || !c.Numeric() {
-				continue
-			}
-			typ, ok, err := be.ColumnType(ctx, t.Source, c.Source)
-			if err != nil {
-				return err
-			}
-			if ok && !numericTypes[typ] {
-				bad = append(bad, fmt.Sprintf("%s.%s (declared %s, a backend %s)", t.Name, c.Name, c.Type, typ))
-			}
-		}
-	}
-	if len(bad) > 0 {
-		return fmt.Errorf("configuration: %s: a numeric column open to partition selection must be of a numeric type in the backend (over text, spellings such as '5' and '05' are different keys that read as one number); declare it text, or convert the column", strings.Join(bad, "; "))
-	}
-	return nil
+// temporalTypes are the backend column types a column declared a date or
+// a timestamp may have, per dialect.
+var temporalTypes = map[sqlrewrite.Dialect]map[string]bool{
+	sqlrewrite.PostgreSQL: {"date": true, "timestamp without time zone": true, "timestamp with time zone": true},
+	sqlrewrite.MySQL:      {"date": true, "datetime": true, "timestamp": true},
 }
 
-// checkTemporalColumns refuses, on PostgreSQL, a column the configuration
-// declares a date or a timestamp that holds neither: the proxy reads such
-// a column as CAST(c AS DATE) or CAST(c AS TIMESTAMP) (sqlrewrite's wall
-// clock), which on text raises an error for a row that holds no date, an
-// error that would depend on the data. A column it cannot find (a table
-// created later) is not refused; elsewhere nothing is checked: MySQL's
-// date functions read text that is no date as NULL, SQLite's reading rule
-// likewise (sqlrewrite's dateReadable).
-func checkTemporalColumns(ctx context.Context, be *backend.Backend, tables []catalog.Table) error {
-	if be.Dialect() != sqlrewrite.PostgreSQL {
-		return nil
-	}
+// checkColumnTypes refuses, on PostgreSQL and MySQL/MariaDB, a column
+// declared integer or real whose backend column is not numeric, or
+// declared a date or a timestamp whose backend column is neither (text,
+// say). The proxy's reads assume the backend orders and compares the
+// column as the values it declares:
+//   - a window of order statistics is the column sorted by its own
+//     backend order, which must be the order of the clamped values; over
+//     text, '10' sorts before '9' and 'abc' after '9' but clamps to the
+//     lower bound, so one row made the window unsorted and the statement
+//     fail, a failure that depends on the data (an independent review, on
+//     MariaDB);
+//   - a numeric partition-selection key is grouped, bounded per unit and
+//     filtered by the column's own values: over text, MariaDB groups '5'
+//     and '5 ' together (PAD SPACE) and keeps '5' and '05' apart, while
+//     both read as the number 5, so one unit could add to a released
+//     value's count more than its bound allows;
+//   - PostgreSQL reads a date column as CAST(c AS DATE), which on text
+//     fails the statement for a row that holds no date.
+//
+// A column it cannot find (a table created later) is not refused;
+// SQLite's typeless columns are read by their storage class.
+func checkColumnTypes(ctx context.Context, be *backend.Backend, tables []catalog.Table) error {
 	var bad []string
 	for _, t := range tables {
 		for _, c := range t.Columns {
-			if !c.Temporal() {
+			if !c.Numeric() && !c.Temporal() {
 				continue
 			}
 			typ, ok, err := be.ColumnType(ctx, t.Source, c.Source)
@@ -413,14 +394,14 @@ func checkTemporalColumns(ctx context.Context, be *backend.Backend, tables []cat
 				return err
 			}
 			switch {
-			case !ok, typ == "date", typ == "timestamp without time zone", typ == "timestamp with time zone":
-			default:
-				bad = append(bad, fmt.Sprintf("%s.%s (declared %s, a PostgreSQL %s)", t.Name, c.Name, c.Type, typ))
+			case !ok:
+			case c.Numeric() && !numericTypes[typ], c.Temporal() && !temporalTypes[be.Dialect()][typ]:
+				bad = append(bad, fmt.Sprintf("%s.%s (declared %s, a backend %s)", t.Name, c.Name, c.Type, typ))
 			}
 		}
 	}
 	if len(bad) > 0 {
-		return fmt.Errorf("configuration: %s: a date or timestamp column must be of a date or timestamp type in PostgreSQL (read from text, a row holding no date would make statements fail, a failure that depends on the data)", strings.Join(bad, "; "))
+		return fmt.Errorf("configuration: %s: a column declared integer or real must be of a numeric type in the backend, and one declared date or timestamp of a date or timestamp type (the proxy sorts and compares the column as the backend does; over text, one row that is no number or no date could make statements fail, a failure that depends on the data); declare it text, or convert the column", strings.Join(bad, "; "))
 	}
 	return nil
 }

@@ -588,14 +588,16 @@ func (c *Config) Validate() error {
 }
 
 // validateCappedSources refuses a table with a cap whose backend relations
-// (its source and partitions) another configured table also reads. A cap
-// is an account of the configured table (TableAccount), charged by the
-// statements on that table only, so a second name for the same rows, with
-// no cap or its own, would let the analysts together spend past the cap
-// (an independent review). Relations are compared case-insensitively, and
-// a name without a schema matches the same name in any schema. A view
-// over a capped table is not seen here: the README says to cap the view
-// too.
+// (its source and partitions) a configured table without a cap also
+// reads. A cap is an account of the configured table (TableAccount),
+// charged by the statements on that table only, so an uncapped second name
+// for the same rows would let the analysts together spend without bound
+// (an independent review). Several capped tables may read one relation
+// (a histogram on one, an interactive domain on another): together they
+// cap it at the sum of their caps. Relations are compared
+// case-insensitively, and a name without a schema matches the same name
+// in any schema. A view over a capped table is not seen here: the README
+// says to cap the view too.
 func (c *Config) validateCappedSources() error {
 	reads := func(t *Table) []string {
 		return append([]string{t.Source}, t.Partitions...)
@@ -606,13 +608,13 @@ func (c *Config) validateCappedSources() error {
 			continue
 		}
 		for j := range c.Tables {
-			if i == j {
+			if i == j || c.Tables[j].Epsilon > 0 {
 				continue
 			}
 			for _, a := range reads(capped) {
 				for _, b := range reads(&c.Tables[j]) {
 					if sameRelation(a, b) {
-						return invalid(fmt.Sprintf("tables[%d].epsilon", i), "table %s is capped, but tables[%d] (%s) also reads its backend relation %s, and statements on it would not be charged to the cap; declare the rows once, or give neither a cap", capped.Name, j, c.Tables[j].Name, a)
+						return invalid(fmt.Sprintf("tables[%d].epsilon", i), "table %s is capped, but tables[%d] (%s), without a cap, also reads its backend relation %s, and statements on it would be charged to no cap; give it a cap too, or declare the rows once", capped.Name, j, c.Tables[j].Name, a)
 					}
 				}
 			}

@@ -127,9 +127,10 @@ func TestUnknownFieldsAreErrors(t *testing.T) {
 }
 
 // TestCappedRelationsAreReadOnce: a capped table's backend relations,
-// partitions included, may not be read by another configured table, whose
-// statements would not be charged to the cap; uncapped tables may share
-// one, and tables in two schemas do not clash.
+// partitions included, may not be read by an uncapped configured table,
+// whose statements would be charged to no cap; uncapped tables may share
+// one, capped tables too (their caps add up), and tables in two schemas
+// do not clash.
 func TestCappedRelationsAreReadOnce(t *testing.T) {
 	config := func(tables string) string {
 		return `
@@ -146,6 +147,7 @@ tables:
 	}{
 		{"  - {name: a, source: p, " + col + "}\n  - {name: b, source: p, " + col + "}\n", ""},
 		{"  - {name: a, source: s1.p, epsilon: 1, " + col + "}\n  - {name: b, source: s2.p, " + col + "}\n", ""},
+		{"  - {name: a, source: p, epsilon: 1, " + col + "}\n  - {name: b, source: P, epsilon: 2, " + col + "}\n", ""},
 		{"  - {name: a, source: p, epsilon: 1, partitions: [p_1, p_2], " + col + "}\n  - {name: b, source: P_2, " + col + "}\n", "tables[0].epsilon"},
 		{"  - {name: a, source: p, " + col + "}\n  - {name: b, source: x.p, epsilon: 1, " + col + "}\n", "tables[1].epsilon"},
 	} {
