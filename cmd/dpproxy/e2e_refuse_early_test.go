@@ -18,8 +18,9 @@ import (
 // for a setting, at every later statement). Each must now be refused with
 // 1231 (settings and ε shares) or 1235 (statements) and charge nothing:
 // dp_remaining_epsilon() and dp_remaining_delta() stay where they were. It
-// runs on SQLite and, for the invalid UTF-8 literal that PostgreSQL rejects,
-// on PostgreSQL.
+// runs on SQLite and, for the text literals that PostgreSQL rejects (not
+// UTF-8, or with a NUL byte, written in the SQL or bound as a prepared
+// statement's parameter), on PostgreSQL.
 func TestRefusedBeforeReservation(t *testing.T) {
 	for _, b := range []struct {
 		name, driver string
@@ -74,19 +75,31 @@ tables:
 				setup []string
 				sql   string
 				code  uint16
+				args  []any // bound to ? markers by a server-side prepared statement
 			}{
 				// One release at ε = 150: mechanisms accept at most 100.
-				{[]string{"SET @dp_epsilon = 150", "SET @dp_mechanism = 'auto'"}, "SELECT AVG(x) FROM r", 1231},
-				{[]string{"SET @dp_epsilon = 150", "SET @dp_mechanism = 'laplace'"}, "SELECT SUM(x) FROM r", 1231},
+				{[]string{"SET @dp_epsilon = 150", "SET @dp_mechanism = 'auto'"}, "SELECT AVG(x) FROM r", 1231, nil},
+				{[]string{"SET @dp_epsilon = 150", "SET @dp_mechanism = 'laplace'"}, "SELECT SUM(x) FROM r", 1231, nil},
 				// Below what the smooth median and piecewise mechanisms accept (2^-16).
-				{[]string{"SET @dp_epsilon = 1e-5", "SET @dp_mechanism = 'smooth'"}, "SELECT MEDIAN(x) FROM r", 1231},
-				{[]string{"SET @dp_epsilon = 1e-5", "SET @dp_mechanism = 'piecewise'"}, "SELECT VARIANCE(x) FROM r", 1231},
-				{[]string{"SET @dp_epsilon = 1e-5", "SET @dp_mechanism = 'auto'"}, "SELECT MEDIAN(x) FROM r", 1231},
+				{[]string{"SET @dp_epsilon = 1e-5", "SET @dp_mechanism = 'smooth'"}, "SELECT MEDIAN(x) FROM r", 1231, nil},
+				{[]string{"SET @dp_epsilon = 1e-5", "SET @dp_mechanism = 'piecewise'"}, "SELECT VARIANCE(x) FROM r", 1231, nil},
+				{[]string{"SET @dp_epsilon = 1e-5", "SET @dp_mechanism = 'auto'"}, "SELECT MEDIAN(x) FROM r", 1231, nil},
 				// PTR's δ must be at most 0.5.
-				{[]string{"SET @dp_epsilon = 1", "SET @dp_delta = 0.9", "SET @dp_mechanism = 'ptr'"}, "SELECT MEDIAN(x) FROM r", 1231},
-				{[]string{"SET @dp_epsilon = 1", "SET @dp_delta = 0.9", "SET @dp_mechanism = 'trimmed'"}, "SELECT AVG(x) FROM r", 1231},
+				{[]string{"SET @dp_epsilon = 1", "SET @dp_delta = 0.9", "SET @dp_mechanism = 'ptr'"}, "SELECT MEDIAN(x) FROM r", 1231, nil},
+				{[]string{"SET @dp_epsilon = 1", "SET @dp_delta = 0.9", "SET @dp_mechanism = 'trimmed'"}, "SELECT AVG(x) FROM r", 1231, nil},
 				// A string that is not UTF-8.
-				{[]string{"SET @dp_epsilon = 1", "SET @dp_delta = 1e-6", "SET @dp_mechanism = 'auto'"}, "SELECT COUNT(*) FROM r WHERE s = 'C\xffA'", 1235},
+				{[]string{"SET @dp_epsilon = 1", "SET @dp_delta = 1e-6", "SET @dp_mechanism = 'auto'"}, "SELECT COUNT(*) FROM r WHERE s = 'C\xffA'", 1235, nil},
+				// A string with a NUL byte (\0 in a MySQL literal, or the
+				// byte itself), which PostgreSQL rejects as a bind argument.
+				{nil, `SELECT COUNT(*) FROM r WHERE s = 'a\0b'`, 1235, nil},
+				{nil, "SELECT COUNT(*) FROM r WHERE s = 'a\x00b'", 1235, nil},
+				{nil, `SELECT COUNT(*) FROM r WHERE s LIKE 'a\0b%'`, 1235, nil},
+				{nil, `SELECT COUNT(*) FROM r WHERE s IN ('CA', 'a\0b')`, 1235, nil},
+				{nil, `SELECT SUM(CASE WHEN s = 'a\0b' THEN 1 ELSE 0 END) FROM r`, 1235, nil},
+				// The same as a server-side prepared statement's parameter
+				// (COM_STMT_PREPARE and COM_STMT_EXECUTE).
+				{nil, "SELECT COUNT(*) FROM r WHERE s = ?", 1235, []any{"a\x00b"}},
+				{nil, "SELECT COUNT(*) FROM r WHERE s IN ('CA', ?)", 1235, []any{"C\xffA"}},
 			} {
 				for _, s := range c.setup {
 					if _, err := conn.Exec(s); err != nil {
@@ -94,7 +107,7 @@ tables:
 					}
 				}
 				eps, delta := remaining()
-				_, err := conn.Exec(c.sql)
+				_, err := conn.Exec(c.sql, c.args...)
 				if got := mysqlCode(err); got != c.code {
 					t.Errorf("%v then %q: got %v, want error %d", c.setup, c.sql, err, c.code)
 				}

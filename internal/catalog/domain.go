@@ -4,7 +4,17 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
+	"unicode/utf8"
 )
+
+// ValidText reports whether s may be a text value sent to a backend: valid
+// UTF-8 without a NUL byte. PostgreSQL rejects both in a text value, and
+// MySQL and MariaDB may reject or mangle them, so a statement or a
+// configuration that holds one is refused before anything is read.
+func ValidText(s string) bool {
+	return utf8.ValidString(s) && strings.IndexByte(s, 0) < 0
+}
 
 // MaxGroups is the public cap on the number of groups of one GROUP BY: the
 // size of the cross product of the keys' declared domains. It is a
@@ -16,7 +26,8 @@ const MaxGroups = 10000
 func (c *Column) HasDomain() bool { return len(c.Values) > 0 }
 
 // validateDomain checks a column's declared values: at most MaxGroups,
-// distinct, numbers (within the bounds) for a numeric column. Numbers are
+// distinct, numbers (within the bounds) for a numeric column, valid text
+// (ValidText) for a text column. Numbers are
 // stored in their canonical spelling (strconv 'g').
 func (c *Column) validateDomain(f string) error {
 	if c.PartitionSelection && (c.Values != nil || c.Type == Real || c.Temporal()) {
@@ -30,6 +41,9 @@ func (c *Column) validateDomain(f string) error {
 	}
 	seen := map[string]bool{}
 	for j, v := range c.Values {
+		if v != NullValue && !ValidText(v) {
+			return invalid(fmt.Sprintf("%s.values[%d]", f, j), "values must be valid UTF-8 without NUL bytes, got %q", v)
+		}
 		if c.Numeric() && v != NullValue {
 			x, err := strconv.ParseFloat(v, 64)
 			if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {

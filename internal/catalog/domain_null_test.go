@@ -1,6 +1,8 @@
 package catalog
 
 import (
+	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -59,5 +61,37 @@ func TestDeclaredNumbersAreCanonical(t *testing.T) {
 	interactive := strings.Replace(interactiveConfig, "{name: sex, values: [0, 1.0]}", "{name: sex, values: [0, -0]}", 1)
 	if _, err := ParseConfig(strings.NewReader(interactive)); err == nil || !strings.Contains(err.Error(), "duplicate") {
 		t.Errorf("interactive values [0, -0]: %v, want a duplicate", err)
+	}
+}
+
+// TestDomainValuesAreValidText: declared text values (a GROUP BY domain,
+// an interactive domain's categories) become bind arguments, so one that
+// holds a NUL byte or is not valid UTF-8 is refused at validation, naming
+// the field. YAML cannot spell bytes that are not UTF-8, but a
+// configuration built in code can.
+func TestDomainValuesAreValidText(t *testing.T) {
+	for _, bad := range []string{"C\xffA", "\xc3", "a\x00b"} {
+		c, err := ParseConfig(strings.NewReader(strings.Replace(validConfig, "{name: state, type: text}", "{name: state, type: text, values: [CA, NY]}", 1)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for j, col := range c.Tables[0].Columns {
+			if col.Name == "state" {
+				c.Tables[0].Columns[j].Values[1] = bad
+				var ve *ValidationError
+				if err := c.Validate(); !errors.As(err, &ve) || ve.Field != fmt.Sprintf("tables[0].columns[%d].values[1]", j) {
+					t.Errorf("value %q: got %v, want an error naming tables[0].columns[%d].values[1]", bad, err, j)
+				}
+			}
+		}
+		c, err = ParseConfig(strings.NewReader(interactiveConfig))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Tables[0].Interactive.Columns[2].Values[0] = bad
+		var ve *ValidationError
+		if err := c.Validate(); !errors.As(err, &ve) || ve.Field != "tables[0].interactive.columns[2].values[0]" {
+			t.Errorf("interactive value %q: got %v, want an error naming tables[0].interactive.columns[2].values[0]", bad, err)
+		}
 	}
 }

@@ -203,6 +203,9 @@ func (c *InteractiveColumn) validate(f string, col *Column) error {
 	default:
 		seen := map[string]bool{}
 		for j, v := range c.Values {
+			if !ValidText(v) {
+				return invalid(fmt.Sprintf("%s.values[%d]", f, j), "values must be valid UTF-8 without NUL bytes, got %q", v)
+			}
 			if col.Numeric() {
 				x, err := strconv.ParseFloat(v, 64)
 				if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {

@@ -57,6 +57,8 @@ func TestInteractiveValidationNamesTheField(t *testing.T) {
 		{"{name: state, values: [CA, NY]}", "{name: state, edges: [0, 1]}", "tables[0].interactive.columns[2].edges"},
 		{"{name: sex, values: [0, 1.0]}", "{name: sex, values: [0, one]}", "tables[0].interactive.columns[1].values[1]"},
 		{"{name: sex, values: [0, 1.0]}", "{name: sex, values: [0, 0.0]}", "tables[0].interactive.columns[1].values[1]"},
+		// A category with a NUL byte: PostgreSQL rejects it as a bind argument.
+		{"{name: state, values: [CA, NY]}", `{name: state, values: [CA, "N\0Y"]}`, "tables[0].interactive.columns[2].values[1]"},
 		{"{name: sex, values: [0, 1.0]}", "{name: sex}", "tables[0].interactive.columns[1]"},
 		{"{name: state, values: [CA, NY]}", "{name: sex, values: [0]}", "tables[0].interactive.columns[2].name"},
 		{"epsilon: 1\n", "epsilon: 0\n", "tables[0].interactive.epsilon"},

@@ -236,3 +236,37 @@ func TestSQLLevelPrepareAndExecute(t *testing.T) {
 	run(t, s, "PREPARE r FROM 'EXECUTE r'")
 	wantKind(t, s, "EXECUTE r", dperr.Unsupported)
 }
+
+// TestExecuteUsingNULIsRefusedUncharged: EXECUTE ... USING a variable that
+// holds a NUL byte (or bytes that are not UTF-8) binds it into the text as
+// a literal; the statement is refused at parse (1235), before any
+// reservation, and the budget does not move. (The session has no backend:
+// a statement that got past the parser would fail after reserving.)
+func TestExecuteUsingNULIsRefusedUncharged(t *testing.T) {
+	cfg, err := demo.Config("unused", "unused")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Tables[0].Columns = append(cfg.Tables[0].Columns, catalog.Column{Name: "name", Source: "name", Type: catalog.Text})
+	ctx := context.Background()
+	ledger, err := budget.Open(ctx, testdb.SQLite(t), budget.SQLite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ledger.SetLimit(ctx, catalog.UserAccount(demo.User), budget.Cost{Epsilon: 100, Delta: 1e-3}); err != nil {
+		t.Fatal(err)
+	}
+	e, err := NewEngine(cfg, nil, ledger, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := e.Open(demo.User, 7)
+	run(t, s, "PREPARE q FROM 'SELECT COUNT(*) FROM pums WHERE name = ?'")
+	run(t, s, `SET @nul = 'a\0b', @latin1 = X'43ff41'`)
+	for _, v := range []string{"@nul", "@latin1"} {
+		wantKind(t, s, "EXECUTE q USING "+v, dperr.Unsupported)
+	}
+	if got := fmt.Sprint(run(t, s, "SELECT dp_remaining_epsilon(), dp_remaining_delta()").Rows); got != "[[100 0.001]]" {
+		t.Errorf("after the refusals: remaining %s, want [[100 0.001]]", got)
+	}
+}

@@ -3,11 +3,14 @@ package sqlrewrite
 import (
 	"math"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/opcode"
 	"github.com/pingcap/tidb/pkg/parser/test_driver"
+
+	"github.com/dpproxy/dpproxy/internal/catalog"
 )
 
 // literal returns the value of a constant: a number, a string, NULL or TRUE/
@@ -16,7 +19,10 @@ import (
 // to 2). ok is false for anything else, including hexadecimal and bit
 // literals, typed literals such as DATE '2020-01-01', and strings that are
 // not valid UTF-8 (a backend would reject their bytes only after the
-// statement had been charged).
+// statement had been charged). A string with a NUL byte is a literal here
+// (in SET @dp_mechanism = 'laplace\0' it is an invalid value, 1231); a
+// statement on configured tables that holds one, or any string that is
+// not valid UTF-8, is refused before this by checkTextLiterals.
 func literal(e ast.ExprNode) (v Value, ok bool) {
 	switch e := unparen(e).(type) {
 	case *ast.UnaryOperationExpr:
@@ -56,6 +62,43 @@ func valueOf(raw any) (Value, bool) {
 	}
 	return Value{}, false
 }
+
+// supportedText is what a text literal may hold.
+const supportedText = "text literals must be valid UTF-8 without NUL bytes"
+
+// checkTextLiterals refuses (Unsupported, 1235) a statement on configured
+// tables that holds a string constant anywhere, in any clause, that is
+// not valid UTF-8 or holds a NUL byte: PostgreSQL rejects such a bind
+// argument only when the fetch runs, after the reservation, and MySQL and
+// MariaDB may reject or mangle it. Parameters of prepared statements are
+// bound into the text as literals before it is parsed, so they are
+// checked here too.
+func checkTextLiterals(n ast.Node) error {
+	var c textLiteralChecker
+	n.Accept(&c)
+	if c.bad != "" {
+		return refuse(c.bad, supportedText)
+	}
+	return nil
+}
+
+// textLiteralChecker walks a statement; bad describes the first string
+// constant that is not catalog.ValidText.
+type textLiteralChecker struct{ bad string }
+
+func (c *textLiteralChecker) Enter(n ast.Node) (ast.Node, bool) {
+	if v, ok := n.(ast.ValueExpr); ok && c.bad == "" {
+		if s, isText := v.GetValue().(string); isText && !catalog.ValidText(s) {
+			c.bad = "a text literal that is not valid UTF-8"
+			if strings.IndexByte(s, 0) >= 0 {
+				c.bad = "a text literal that contains a NUL byte"
+			}
+		}
+	}
+	return n, c.bad != ""
+}
+
+func (c *textLiteralChecker) Leave(n ast.Node) (ast.Node, bool) { return n, true }
 
 func finite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
 

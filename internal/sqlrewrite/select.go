@@ -43,6 +43,9 @@ func (sc *scope) derive(x *RowExpr) {
 // histogram give a Select (oneRowSelect); every other shape is tried as a
 // Query (query_parse.go), whose refusal is then the answer.
 func (p *Parser) privateSelect(s *ast.SelectStmt) (Statement, error) {
+	if err := checkTextLiterals(s); err != nil {
+		return nil, err
+	}
 	if st, handled, err := p.derivedQuery(s); handled {
 		return st, err
 	}
