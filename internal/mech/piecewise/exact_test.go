@@ -1,6 +1,7 @@
 package piecewise
 
 import (
+	"fmt"
 	"maps"
 	"math"
 	"math/rand/v2"
@@ -173,5 +174,98 @@ func TestExactPrivacyVarianceTiedReals(t *testing.T) {
 	t.Logf("exact loss %.6f", loss)
 	if !(loss <= 1) {
 		t.Errorf("exact loss %v > ε = 1", loss)
+	}
+}
+
+// variedLaws returns the output laws at ε = 1 on bounds b, each with its
+// noise exponent multiplied by boost (as checkedLaws): the PLM and INV
+// medians with smoothing ρ = 0, DefaultRho (2^−30 of the width) and 1% of
+// the width, the PLM q = 0.9 with ρ = 0 (an off-centre quantile's law
+// costs ~100 times a median's here: one of them), and the variance with
+// ρ = 0 and 10^−4·w².
+func variedLaws(t *testing.T, b mech.Bounds, boost float64) map[string]func([]float64) (*preparedPiecewise, error) {
+	t.Helper()
+	w := b.Upper - b.Lower
+	laws := map[string]func([]float64) (*preparedPiecewise, error){}
+	quantile := func(name string, newQ func(mech.Bounds, float64, float64, float64) (*Quantile, error), q, rho float64) {
+		m, err := newQ(b, q, 1, rho)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.sampler.c *= boost
+		laws[fmt.Sprintf("%s q=%v ρ=%.3g", name, q, rho)] = quantileLaw(m)
+	}
+	for _, rho := range []float64{0, DefaultRho(b, false), 0.01 * w} {
+		quantile("PLM", NewQuantile, 0.5, rho)
+		quantile("INV", NewInverseSensitivityQuantile, 0.5, rho)
+	}
+	quantile("PLM", NewQuantile, 0.9, 0)
+	for _, rho := range []float64{0, 1e-4 * w * w} {
+		v, err := NewVariance(b, 1, rho)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v.sampler.c *= boost
+		laws[fmt.Sprintf("PLM variance ρ=%.3g", rho)] = varianceLaw(v)
+	}
+	return laws
+}
+
+// variedPairs returns privtest.TiedNeighbours on b as neighbourPairs:
+// fixed pairs and random ones of up to 13 rows.
+func variedPairs(b mech.Bounds, rng *rand.Rand, random int) []neighbourPair {
+	var pairs []neighbourPair
+	for _, p := range privtest.TiedNeighbours(b.Lower, b.Upper, rng, random, 14) {
+		pairs = append(pairs, neighbourPair{p[0], p[1]})
+	}
+	return pairs
+}
+
+// TestPiecewiseExactOnVariedBounds runs the exact check of
+// TestExactPrivacyPiecewise on each of privtest.VariedBounds (negative,
+// asymmetric, tiny, large-magnitude and ±10^9 ranges) instead of [0, 10]:
+// ε-DP (ε = 1) under adding or removing one row. For every mechanism of
+// variedLaws and every add/remove pair of privtest.TiedNeighbours (seeded:
+// rows at and next to the bounds, ties, the midpoint, upper − 10^−12·w,
+// 50 random tied datasets), it computes the exact output law on both
+// neighbours and checks the worst log-ratio is at most ε.
+func TestPiecewiseExactOnVariedBounds(t *testing.T) {
+	rng := rand.New(privtest.Seeded(t, 0xe5))
+	for _, vb := range privtest.VariedBounds {
+		b := mech.Bounds{Lower: vb[0], Upper: vb[1]}
+		pairs := variedPairs(b, rng, 50)
+		laws := variedLaws(t, b, 1)
+		for _, name := range slices.Sorted(maps.Keys(laws)) {
+			worst, at := worstExactLoss(t, laws[name], pairs)
+			t.Logf("%v %s: worst exact loss %.6f over %d pairs (at %s vs %s)",
+				b, name, worst, len(pairs), privtest.FormatRows(at.d), privtest.FormatRows(at.d2))
+			if !(worst <= 1) {
+				t.Errorf("%v %s: exact loss %v > ε = 1 at %v vs %v", b, name, worst, at.d, at.d2)
+			}
+		}
+	}
+}
+
+// TestPiecewiseExactOnVariedBoundsCatchesReducedNoise: the mutation of
+// TestExactCheckCatchesReducedNoise on the varied bounds. Every mechanism
+// of variedLaws with its noise scale cut by 25% (exponent ×4/3) must fail
+// the exact check on every bounds, on the fixed pairs of
+// privtest.TiedNeighbours alone (as shipped, the quantiles' worst loss
+// on these pairs is ≥ 0.93ε and the variances' ≥ 0.81ε, above the 0.75ε
+// a cut needs to show).
+func TestPiecewiseExactOnVariedBoundsCatchesReducedNoise(t *testing.T) {
+	rng := rand.New(privtest.Seeded(t, 0xe6))
+	for _, vb := range privtest.VariedBounds {
+		b := mech.Bounds{Lower: vb[0], Upper: vb[1]}
+		pairs := variedPairs(b, rng, 0)
+		laws := variedLaws(t, b, 4.0/3)
+		for _, name := range slices.Sorted(maps.Keys(laws)) {
+			worst, at := worstExactLoss(t, laws[name], pairs)
+			t.Logf("%v %s with ×4/3: worst exact loss %.6f (at %s vs %s)",
+				b, name, worst, privtest.FormatRows(at.d), privtest.FormatRows(at.d2))
+			if worst <= 1 {
+				t.Errorf("%v %s: the exact check passed a mechanism with its noise cut by 25%% (loss %v)", b, name, worst)
+			}
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/dpproxy/dpproxy/internal/mech"
@@ -161,6 +162,97 @@ func TestExactCheckCatchesReducedPreprocessNoise(t *testing.T) {
 		t.Logf("%s with 0.75 scale: worst exact loss %.6f (at %v vs %v)", c.name, worst, at[0], at[1])
 		if worst <= 1 {
 			t.Errorf("%s: the exact check passed a release with its noise cut by 25%% (loss %v)", c.name, worst)
+		}
+	}
+}
+
+// variedCases returns the mean, variance and median at ε = 1 on bounds b
+// with the planner's parameters, DefaultParams for noisy counts 1, 4, 30
+// and 1000: Δ = w/n for the mean and median (centre the midpoint), w²/n
+// for the variance; small Δ puts g far from the statistic (the rows path),
+// large Δ lets the summary path settle g.
+func variedCases(t *testing.T, b mech.Bounds) []preprocessCase {
+	t.Helper()
+	var cases []preprocessCase
+	for _, n := range []float64{1, 4, 30, 1000} {
+		pm, err1 := DefaultParams(MeanStatistic, b, n)
+		pv, err2 := DefaultParams(VarianceStatistic, b, n)
+		pd, err3 := DefaultParams(MedianStatistic, b, n)
+		mean, err4 := NewMean(pm, 1)
+		vari, err5 := NewVariance(pv, 1)
+		med, err6 := NewMedian(pd, 1)
+		for _, err := range []error{err1, err2, err3, err4, err5, err6} {
+			if err != nil {
+				t.Fatalf("%v n=%v: %v", b, n, err)
+			}
+		}
+		cases = append(cases,
+			preprocessCase{fmt.Sprintf("%v mean n=%v", b, n), func(x []float64) (float64, error) {
+				s, idx := SummaryOf(mean.Grid(), x)
+				return mean.Value(s, idx)
+			}, mean.noise},
+			preprocessCase{fmt.Sprintf("%v variance n=%v", b, n), func(x []float64) (float64, error) {
+				s, idx := SummaryOf(vari.Grid(), x)
+				return vari.Value(s, idx)
+			}, vari.noise},
+			preprocessCase{fmt.Sprintf("%v median n=%v", b, n), func(x []float64) (float64, error) {
+				return med.Value(mech.WindowOf(med.Window(), x))
+			}, med.noise})
+	}
+	return cases
+}
+
+// TestPreprocessExactOnVariedBounds runs the exact check of
+// TestExactPrivacyPreprocess on each of privtest.VariedBounds (negative,
+// asymmetric, tiny, large-magnitude and ±10^9 ranges) instead of [0, 10]
+// with centre 5: ε-DP (ε = 1) under adding or removing one row. For every
+// release of variedCases and every add/remove pair of
+// privtest.TiedNeighbours (seeded: rows at and next to the bounds, ties,
+// the midpoint, upper − 10^−12·w, 1500 random tied datasets of up to 24
+// rows), it computes g on both neighbours and the exact loss of the two
+// output laws, |m − m'|/β (exactLaplaceLoss), and checks it is at most ε.
+func TestPreprocessExactOnVariedBounds(t *testing.T) {
+	rng := rand.New(privtest.Seeded(t, 0xe7))
+	for _, vb := range privtest.VariedBounds {
+		b := mech.Bounds{Lower: vb[0], Upper: vb[1]}
+		pairs := privtest.TiedNeighbours(b.Lower, b.Upper, rng, 1500, 25)
+		for _, c := range variedCases(t, b) {
+			worst, at := worstPreprocessLoss(t, c, c.noise, pairs)
+			t.Logf("%s: worst exact loss %.15f over %d pairs (at %s vs %s)",
+				c.name, worst, len(pairs), privtest.FormatRows(at[0]), privtest.FormatRows(at[1]))
+			if worst > 1+1e-12 {
+				t.Errorf("%s: exact loss %v > ε = 1 at %v vs %v", c.name, worst, at[0], at[1])
+			}
+		}
+	}
+}
+
+// TestPreprocessExactOnVariedBoundsCatchesReducedNoise: the mutation of
+// TestExactCheckCatchesReducedPreprocessNoise on the varied bounds. Each
+// release of variedCases with its Laplace scale cut by 25% must fail the
+// exact check, except at n = 1: Δ = w (w² for the variance) exceeds what
+// one row can move the mean or median (w/2, from the midpoint) or the
+// variance (w²/4), so the shipped loss is about ½ε (¼ε) and a 25% cut
+// cannot reach ε.
+func TestPreprocessExactOnVariedBoundsCatchesReducedNoise(t *testing.T) {
+	rng := rand.New(privtest.Seeded(t, 0xe8))
+	for _, vb := range privtest.VariedBounds {
+		b := mech.Bounds{Lower: vb[0], Upper: vb[1]}
+		pairs := privtest.TiedNeighbours(b.Lower, b.Upper, rng, 300, 25)
+		for _, c := range variedCases(t, b) {
+			if strings.HasSuffix(c.name, " n=1") {
+				continue
+			}
+			cut, err := noise.NewLaplace(0.75*c.noise.Sensitivity(), c.noise.Epsilon())
+			if err != nil {
+				t.Fatal(err)
+			}
+			worst, at := worstPreprocessLoss(t, c, cut, pairs)
+			t.Logf("%s with 0.75 scale: worst exact loss %.6f (at %s vs %s)",
+				c.name, worst, privtest.FormatRows(at[0]), privtest.FormatRows(at[1]))
+			if worst <= 1 {
+				t.Errorf("%s: the exact check passed a release with its noise cut by 25%% (loss %v)", c.name, worst)
+			}
 		}
 	}
 }

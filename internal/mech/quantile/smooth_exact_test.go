@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"math/rand/v2"
 	"slices"
 	"testing"
 
@@ -227,6 +228,64 @@ func TestSmoothMedianExactCatchesCutNoise(t *testing.T) {
 			if lower <= eps*(1+privtest.LossTolerance) {
 				t.Errorf("scale ×%v, ε = %v: the exact check missed it (loss %v)", factor, eps, lower)
 			}
+		}
+	}
+}
+
+// TestSmoothMedianExactOnVariedBounds runs the exact check of
+// TestSmoothMedianExactPrivacy on each of privtest.VariedBounds (negative,
+// asymmetric, tiny, large-magnitude and ±10^9 ranges) instead of [0, 10]:
+// ε-DP under adding or removing one row, at ε = 0.1, 0.5, 1 and 4. For
+// every add/remove pair of privtest.TiedNeighbours (seeded: rows at and
+// next to the bounds, ties, the midpoint, upper − 10^−12·w, 1000 random
+// tied datasets of up to 13 rows) it takes the grid Cauchy law on both
+// neighbours and checks the supremum of the exact log-ratio over every
+// real position (smoothLossBounds' upper bound, which covers the clamped
+// atoms too) is at most ε. From ε = 0.5 some pair must also have an output
+// whose loss is ≥ 0.9ε, so the pairs reach the calibration on every
+// bounds (at ε = 0.1 the dilation corner of smoothPairs is not among them
+// and ~0.75ε is found).
+func TestSmoothMedianExactOnVariedBounds(t *testing.T) {
+	rng := rand.New(privtest.Seeded(t, 0xb6))
+	for _, vb := range privtest.VariedBounds {
+		b := mech.Bounds{Lower: vb[0], Upper: vb[1]}
+		pairs := privtest.TiedNeighbours(b.Lower, b.Upper, rng, 1000, 14)
+		for _, eps := range []float64{0.1, 0.5, 1, 4} {
+			m, err := NewSmoothMedian(b, eps)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := &smoothLaws{m: m, scaleFactor: 1, cache: map[string]cauchyLaw{}}
+			lower, upper, at := s.worst(t, pairs)
+			t.Logf("%v ε = %v: worst exact loss ≤ %.6g (ratio %.4f), attained on an output ≥ %.6g (ratio %.4f), %d pairs, at %.200s",
+				b, eps, upper, upper/eps, lower, lower/eps, len(pairs), at)
+			if !(upper <= eps*(1+privtest.LossTolerance)) {
+				t.Errorf("%v ε = %v: loss up to %v at %s", b, eps, upper, at)
+			}
+			if eps >= 0.5 && lower < 0.9*eps {
+				t.Errorf("%v ε = %v: largest loss on an output %v < 0.9ε: the pairs miss the calibration", b, eps, lower)
+			}
+		}
+	}
+}
+
+// TestSmoothMedianExactOnVariedBoundsCatchesCutNoise: the mutation of
+// TestSmoothMedianExactCatchesCutNoise on the varied bounds. With the
+// noise scale cut by 25% the exact check must find an output whose loss
+// exceeds ε = 1 on every bounds.
+func TestSmoothMedianExactOnVariedBoundsCatchesCutNoise(t *testing.T) {
+	rng := rand.New(privtest.Seeded(t, 0xb7))
+	for _, vb := range privtest.VariedBounds {
+		b := mech.Bounds{Lower: vb[0], Upper: vb[1]}
+		m, err := NewSmoothMedian(b, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := &smoothLaws{m: m, scaleFactor: 0.75, cache: map[string]cauchyLaw{}}
+		lower, _, at := s.worst(t, privtest.TiedNeighbours(b.Lower, b.Upper, rng, 100, 14))
+		t.Logf("%v scale ×0.75, ε = 1: loss ≥ %.6g, attained on an output (pair of the largest bound: %.200s)", b, lower, at)
+		if lower <= 1+privtest.LossTolerance {
+			t.Errorf("%v scale ×0.75: the exact check missed it (loss %v)", b, lower)
 		}
 	}
 }
