@@ -499,3 +499,31 @@ func TestTestTurnIgnoresWallClocks(t *testing.T) {
 	}
 	release()
 }
+
+// TestDeadTurnTakenOverAcrossShortStatements: a dead holder's test turn is
+// taken over even when every waiting statement ends before a whole lease:
+// the process keeps watching the turn across statements.
+func TestDeadTurnTakenOverAcrossShortStatements(t *testing.T) {
+	ctx := context.Background()
+	l, err := budget.Open(ctx, testdb.SQLite(t), budget.SQLite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := newInteractiveStore(l)
+	st.turnLease = 200 * time.Millisecond
+	const key = "interactive:dead"
+	if ok, err := l.SwapState(ctx, key+":turn", nil, []byte("dead 0")); !ok || err != nil {
+		t.Fatalf("storing a dead holder's turn: %v, %v", ok, err)
+	}
+	for i := range 20 { // statements of half a lease each: ten leases
+		sctx, cancel := context.WithTimeout(ctx, st.turnLease/2)
+		release, err := st.takeTestTurn(sctx, key)
+		cancel()
+		if err == nil {
+			release()
+			t.Logf("taken over by statement %d", i)
+			return
+		}
+	}
+	t.Fatal("a dead holder's turn was not taken over in ten leases of short statements")
+}

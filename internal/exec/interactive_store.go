@@ -70,6 +70,9 @@ type interactiveStore struct {
 	// the wait between looks while another proxy holds it
 	// (interactive_turn.go).
 	turnLease, turnPoll time.Duration
+	// watches judge the leases of other proxies' creations and test turns
+	// by this process's clock (lease_watch.go).
+	watches leaseWatches
 
 	mu     sync.Mutex
 	byKey  map[string]*interactiveInstance
@@ -192,7 +195,6 @@ func (st *interactiveStore) obtain(ctx context.Context, ip *planner.InteractiveP
 	claim := ip.StateKey()
 	eps := ip.Config.Epsilon
 	deadline := time.Now().Add(2*st.lease + time.Minute)
-	var watch leaseWatch
 	for {
 		if inst, err := st.load(ctx, ip); err != nil || inst != nil {
 			if inst != nil {
@@ -216,7 +218,7 @@ func (st *interactiveStore) obtain(ctx context.Context, ip *planner.InteractiveP
 			}
 			return inst, false, err
 		}
-		if err := reopenIfAbandoned(ctx, st.ledger, claim, eps, st.lease, &watch); err != nil {
+		if err := reopenIfAbandoned(ctx, st.ledger, claim, eps, st.lease, &st.watches); err != nil {
 			return nil, false, err
 		}
 		if time.Now().After(deadline) {

@@ -49,7 +49,6 @@ func (st *interactiveStore) takeTestTurn(ctx context.Context, stateKey string) (
 	}
 	owner := hex.EncodeToString(token[:])
 	mine := []byte(owner + " 0")
-	var watch leaseWatch
 	for {
 		held, ok, err := st.ledger.GetState(ctx, turnKey)
 		if err != nil {
@@ -59,7 +58,7 @@ func (st *interactiveStore) takeTestTurn(ctx context.Context, stateKey string) (
 		switch {
 		case !ok:
 			taken, err = st.ledger.SwapState(ctx, turnKey, nil, mine)
-		case string(held) == freeTurn || watch.expired(held, time.Now(), st.turnLease):
+		case string(held) == freeTurn || st.watches.expired(turnKey, held, time.Now(), st.turnLease):
 			taken, err = st.ledger.SwapState(ctx, turnKey, held, mine)
 		}
 		if err != nil {

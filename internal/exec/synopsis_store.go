@@ -56,6 +56,9 @@ type synopsisStore struct {
 	lease time.Duration
 	// poll is the wait between looks at the state while another builds.
 	poll time.Duration
+	// watches judge the leases of other proxies' builds by this process's
+	// clock (lease_watch.go).
+	watches leaseWatches
 
 	mu    sync.Mutex
 	cache map[string]*storedSynopsis
@@ -112,7 +115,6 @@ func (st *synopsisStore) obtain(ctx context.Context, spec *planner.SynopsisSpec,
 	claim := claimAccount(spec.Key)
 	eps := spec.Config.Epsilon
 	deadline := time.Now().Add(2*st.lease + time.Minute)
-	var watch leaseWatch
 	for {
 		s, err := st.load(ctx, spec)
 		if err != nil || s != nil {
@@ -131,7 +133,7 @@ func (st *synopsisStore) obtain(ctx context.Context, spec *planner.SynopsisSpec,
 		if s, err := st.load(ctx, spec); err != nil || s != nil {
 			return s, false, err
 		}
-		if err := reopenIfAbandoned(ctx, st.ledger, claim, eps, st.lease, &watch); err != nil {
+		if err := reopenIfAbandoned(ctx, st.ledger, claim, eps, st.lease, &st.watches); err != nil {
 			return nil, false, err
 		}
 		if time.Now().After(deadline) {
@@ -254,17 +256,17 @@ func claimFree(ctx context.Context, ledger *budget.Ledger, claim string, eps flo
 }
 
 // reopenIfAbandoned raises the claim's limit by eps when its newest
-// reservation is settled, or has been seen pending by watch (the caller's
-// watch over its whole wait) for longer than the lease, while nothing was
-// stored (the caller checked): the creation it paid for is over or dead.
-// What was paid stays paid. The reservation's own time, written by the
-// reserving proxy's clock, is not compared with this one's.
-func reopenIfAbandoned(ctx context.Context, ledger *budget.Ledger, claim string, eps float64, lease time.Duration, watch *leaseWatch) error {
+// reservation is settled, or has been seen pending by this process
+// (watches, across statements) for longer than the lease, while nothing
+// was stored (the caller checked): the creation it paid for is over or
+// dead. What was paid stays paid. The reservation's own time, written by
+// the reserving proxy's clock, is not compared with this one's.
+func reopenIfAbandoned(ctx context.Context, ledger *budget.Ledger, claim string, eps float64, lease time.Duration, watches *leaseWatches) error {
 	history, err := ledger.History(ctx, claim, 0)
 	if err != nil || len(history) == 0 {
 		return err
 	}
-	if newest := history[0]; newest.State == budget.Reserved && !watch.expired([]byte(strconv.FormatInt(newest.ID, 10)), time.Now(), lease) {
+	if newest := history[0]; newest.State == budget.Reserved && !watches.expired(claim, []byte(strconv.FormatInt(newest.ID, 10)), time.Now(), lease) {
 		return nil
 	}
 	used := 0.0

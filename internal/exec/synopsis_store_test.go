@@ -235,15 +235,15 @@ func TestReopenIgnoresTheReserversClock(t *testing.T) {
 				}
 				return r.Epsilon
 			}
-			var watch leaseWatch
-			if err := reopenIfAbandoned(ctx, l, claim, eps, lease, &watch); err != nil {
+			var watches leaseWatches
+			if err := reopenIfAbandoned(ctx, l, claim, eps, lease, &watches); err != nil {
 				t.Fatal(err)
 			}
 			if r := limit(); r != 0 {
 				t.Fatalf("first look at a pending creation: claim reopened (%v free)", r)
 			}
 			time.Sleep(lease + 50*time.Millisecond)
-			if err := reopenIfAbandoned(ctx, l, claim, eps, lease, &watch); err != nil {
+			if err := reopenIfAbandoned(ctx, l, claim, eps, lease, &watches); err != nil {
 				t.Fatal(err)
 			}
 			if r := limit(); math.Abs(r-eps) > 1e-12 {
@@ -251,4 +251,36 @@ func TestReopenIgnoresTheReserversClock(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestDeadBuilderReopenedAcrossShortStatements: a builder killed after its
+// reservation is taken over even when every waiting statement ends before
+// a whole lease (the default statement timeout, 60 s, is shorter than the
+// creation lease, 2 min): the process keeps watching the claim across
+// statements. A watch of each statement's own never saw a whole lease (an
+// independent review).
+func TestDeadBuilderReopenedAcrossShortStatements(t *testing.T) {
+	ledgers := openLedgers(t, 1)
+	ctx := context.Background()
+	spec := testSpec()
+	claim := claimAccount(spec.Key)
+	if err := ensureClaim(ctx, ledgers[0], claim, testSynopsisEpsilon); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ledgers[0].Reserve(ctx, []string{"user:a", claim}, budget.Cost{Epsilon: testSynopsisEpsilon}, "killed"); err != nil {
+		t.Fatal(err)
+	}
+	st := newSynopsisStore(ledgers[0])
+	st.lease, st.poll = 200*time.Millisecond, 5*time.Millisecond
+	var builds atomic.Int64
+	for i := range 20 { // statements of half a lease each: ten leases
+		sctx, cancel := context.WithTimeout(ctx, st.lease/2)
+		s, built, err := st.obtain(sctx, spec, []string{"user:a"}, "test", countingBuild(&builds, 0))
+		cancel()
+		if err == nil && s != nil && built {
+			t.Logf("reopened and built by statement %d", i)
+			return
+		}
+	}
+	t.Fatalf("a dead builder's claim was not reopened over ten leases of short statements (builds %d)", builds.Load())
 }
