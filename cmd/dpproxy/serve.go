@@ -351,7 +351,7 @@ var numericTypes = map[string]bool{
 	// PostgreSQL
 	"smallint": true, "integer": true, "bigint": true, "numeric": true, "real": true, "double precision": true,
 	// MySQL and MariaDB
-	"tinyint": true, "mediumint": true, "int": true, "decimal": true, "float": true, "double": true,
+	"tinyint": true, "mediumint": true, "int": true, "decimal": true, "float": true, "double": true, "year": true,
 }
 
 // temporalTypes are the backend column types a column declared a date or

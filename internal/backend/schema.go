@@ -12,28 +12,39 @@ import (
 )
 
 // ColumnType returns the data type information_schema gives column of
-// table (a table or a view; schema-qualified, or in the current schema or
-// database) on PostgreSQL and MySQL/MariaDB, in lower case, for checks of
-// the configuration at start; it reads the backend's catalog, never client
-// SQL. ok is false when there is no such column (a table created later)
-// or on SQLite.
+// table (a table or a view; schema-qualified, or unqualified) on
+// PostgreSQL and MySQL/MariaDB, in lower case, for checks of the
+// configuration at start; it reads the backend's catalog, never client
+// SQL. The relation is the one the proxy's fetches read, whose names are
+// quoted: on PostgreSQL an unqualified name is resolved along the search
+// path (to_regclass of the quoted name), on MySQL in the current database.
+// ok is false when there is no such column (a table created later) or on
+// SQLite.
 func (b *Backend) ColumnType(ctx context.Context, table, column string) (typ string, ok bool, err error) {
 	var query string
+	var args []any
+	schema, name, qualified := strings.Cut(table, ".")
 	switch b.dialect {
 	case sqlrewrite.PostgreSQL:
-		query = `SELECT data_type FROM information_schema.columns
-		WHERE table_schema = COALESCE(NULLIF($1, ''), current_schema()) AND table_name = $2 AND column_name = $3`
+		query = `SELECT c.data_type FROM information_schema.columns c
+		JOIN pg_class r ON r.relname = c.table_name JOIN pg_namespace n ON n.oid = r.relnamespace AND n.nspname = c.table_schema
+		WHERE r.oid = to_regclass($1) AND c.column_name = $2`
+		quoted := `"` + table + `"`
+		if qualified {
+			quoted = `"` + schema + `"."` + name + `"`
+		}
+		args = []any{quoted, column}
 	case sqlrewrite.MySQL:
 		query = `SELECT DATA_TYPE FROM information_schema.COLUMNS
 		WHERE TABLE_SCHEMA = COALESCE(NULLIF(?, ''), DATABASE()) AND TABLE_NAME = ? AND COLUMN_NAME = ?`
+		if !qualified {
+			schema, name = "", table
+		}
+		args = []any{schema, name, column}
 	default:
 		return "", false, nil
 	}
-	schema, name, qualified := strings.Cut(table, ".")
-	if !qualified {
-		schema, name = "", table
-	}
-	err = b.db.QueryRowContext(ctx, query, schema, name, column).Scan(&typ)
+	err = b.db.QueryRowContext(ctx, query, args...).Scan(&typ)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return "", false, nil

@@ -41,6 +41,48 @@ func TestColumnTypeOnPostgres(t *testing.T) {
 	}
 }
 
+// TestColumnTypeFollowsTheSearchPath: on PostgreSQL an unqualified name is
+// the relation the proxy's quoted fetches read: one found in a later
+// schema of the search path (the current schema checked alone missed it:
+// an independent review), and not a relation whose name differs in case.
+func TestColumnTypeFollowsTheSearchPath(t *testing.T) {
+	ctx := context.Background()
+	db := testdb.Postgres(t)
+	db.SetMaxOpenConns(1) // the search path below is per connection
+	var first string
+	if err := db.QueryRow("SELECT current_schema()").Scan(&first); err != nil {
+		t.Fatal(err)
+	}
+	second := first + "_later"
+	for _, s := range []string{
+		"CREATE SCHEMA " + second,
+		"CREATE TABLE " + second + ".later_t (x TEXT)",
+		"CREATE TABLE lower_t (x BIGINT)",
+		"SET search_path TO " + first + ", " + second,
+	} {
+		if _, err := db.Exec(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() { _, _ = db.Exec("DROP SCHEMA " + second + " CASCADE") })
+	b := New(db, sqlrewrite.PostgreSQL, nil)
+	for _, c := range []struct {
+		table, column, want string
+		ok                  bool
+	}{
+		{"later_t", "x", "text", true},
+		{second + ".later_t", "x", "text", true},
+		{"lower_t", "x", "bigint", true},
+		{"Lower_T", "x", "", false}, // "Lower_T" names no relation
+		{"lower_t", "X", "", false},
+	} {
+		typ, ok, err := b.ColumnType(ctx, c.table, c.column)
+		if err != nil || ok != c.ok || typ != c.want {
+			t.Errorf("%s.%s: %q, %v, %v; want %q, %v", c.table, c.column, typ, ok, err, c.want, c.ok)
+		}
+	}
+}
+
 // TestMySQLBaseEngines: the engines of base tables, in the current
 // database and qualified, and of the base tables under views (nested, with
 // a join and aliases); none for a missing table or on SQLite.
