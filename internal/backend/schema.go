@@ -11,24 +11,26 @@ import (
 	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
 )
 
-// ColumnType returns the data type information_schema gives column of
-// table (a table or a view; schema-qualified, or unqualified) on
-// PostgreSQL and MySQL/MariaDB, in lower case, for checks of the
-// configuration at start; it reads the backend's catalog, never client
-// SQL. The relation is the one the proxy's fetches read, whose names are
-// quoted: on PostgreSQL an unqualified name is resolved along the search
-// path (to_regclass of the quoted name), on MySQL in the current database.
-// ok is false when there is no such column (a table created later) or on
-// SQLite.
+// ColumnType returns the data type of column of table (a table or a view;
+// schema-qualified, or unqualified) on PostgreSQL and MySQL/MariaDB, in
+// lower case, for checks of the configuration at start; it reads the
+// backend's catalog, never client SQL. The relation is the one the proxy's
+// fetches read, whose names are quoted: on PostgreSQL an unqualified name
+// is resolved along the search path (to_regclass of the quoted name), and
+// the type is pg_attribute's, a domain's base type for a domain, named as
+// information_schema names it (format_type), so that materialized views,
+// which information_schema omits, are checked too; on MySQL it is
+// information_schema's DATA_TYPE, in the current database. ok is false
+// when there is no such column (a table created later) or on SQLite.
 func (b *Backend) ColumnType(ctx context.Context, table, column string) (typ string, ok bool, err error) {
 	var query string
 	var args []any
 	schema, name, qualified := strings.Cut(table, ".")
 	switch b.dialect {
 	case sqlrewrite.PostgreSQL:
-		query = `SELECT c.data_type FROM information_schema.columns c
-		JOIN pg_class r ON r.relname = c.table_name JOIN pg_namespace n ON n.oid = r.relnamespace AND n.nspname = c.table_schema
-		WHERE r.oid = to_regclass($1) AND c.column_name = $2`
+		query = `SELECT format_type(CASE WHEN t.typtype = 'd' THEN t.typbasetype ELSE a.atttypid END, NULL)
+		FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
+		WHERE a.attrelid = to_regclass($1) AND a.attname = $2 AND a.attnum > 0 AND NOT a.attisdropped`
 		quoted := `"` + table + `"`
 		if qualified {
 			quoted = `"` + schema + `"."` + name + `"`

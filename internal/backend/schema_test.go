@@ -44,7 +44,9 @@ func TestColumnTypeOnPostgres(t *testing.T) {
 // TestColumnTypeFollowsTheSearchPath: on PostgreSQL an unqualified name is
 // the relation the proxy's quoted fetches read: one found in a later
 // schema of the search path (the current schema checked alone missed it:
-// an independent review), and not a relation whose name differs in case.
+// an independent review), and not a relation whose name differs in case;
+// types are named as information_schema names them, a domain by its base
+// type, and a materialized view's columns are found.
 func TestColumnTypeFollowsTheSearchPath(t *testing.T) {
 	ctx := context.Background()
 	db := testdb.Postgres(t)
@@ -58,6 +60,9 @@ func TestColumnTypeFollowsTheSearchPath(t *testing.T) {
 		"CREATE SCHEMA " + second,
 		"CREATE TABLE " + second + ".later_t (x TEXT)",
 		"CREATE TABLE lower_t (x BIGINT)",
+		"CREATE DOMAIN positive_int AS integer CHECK (VALUE >= 0)",
+		"CREATE TABLE domain_t (p positive_int, v VARCHAR(10), n NUMERIC(10, 2), ts TIMESTAMP(3))",
+		"CREATE MATERIALIZED VIEW matview_t AS SELECT v, p FROM domain_t",
 		"SET search_path TO " + first + ", " + second,
 	} {
 		if _, err := db.Exec(s); err != nil {
@@ -75,6 +80,11 @@ func TestColumnTypeFollowsTheSearchPath(t *testing.T) {
 		{"lower_t", "x", "bigint", true},
 		{"Lower_T", "x", "", false}, // "Lower_T" names no relation
 		{"lower_t", "X", "", false},
+		{"domain_t", "p", "integer", true}, // a domain: its base type
+		{"domain_t", "v", "character varying", true},
+		{"domain_t", "n", "numeric", true},
+		{"domain_t", "ts", "timestamp without time zone", true},
+		{"matview_t", "v", "character varying", true}, // information_schema omits materialized views
 	} {
 		typ, ok, err := b.ColumnType(ctx, c.table, c.column)
 		if err != nil || ok != c.ok || typ != c.want {

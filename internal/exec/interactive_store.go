@@ -193,6 +193,11 @@ func (st *interactiveStore) obtain(ctx context.Context, ip *planner.InteractiveP
 		return inst, false, nil
 	}
 	claim := ip.StateKey()
+	defer func() {
+		if inst != nil {
+			st.watches.forget(claim) // no creation to wait for any more
+		}
+	}()
 	eps := ip.Config.Epsilon
 	deadline := time.Now().Add(2*st.lease + time.Minute)
 	for {

@@ -65,6 +65,7 @@ func (st *interactiveStore) takeTestTurn(ctx context.Context, stateKey string) (
 			return nil, err
 		}
 		if taken {
+			st.watches.forget(turnKey)
 			return st.holdTurn(context.WithoutCancel(ctx), turnKey, owner, mine), nil
 		}
 		select {

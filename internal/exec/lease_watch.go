@@ -36,7 +36,10 @@ func (w *leaseWatch) expired(value []byte, now time.Time, lease time.Duration) b
 // bounded by its statement timeout (60 s by default, shorter than a
 // creation's lease), together see a dead holder's value unchanged for a
 // whole lease, where a watch of each statement's own would never see one
-// (an independent review of the first version). Safe for concurrent use.
+// (an independent review of the first version). A key's watch is
+// forgotten once the wait on it ends (the release appeared, or the turn
+// was taken), so the watches are at most the keys waited on now or left
+// by a statement that timed out. Safe for concurrent use.
 type leaseWatches struct {
 	mu      sync.Mutex
 	watches map[string]*leaseWatch
@@ -57,4 +60,11 @@ func (w *leaseWatches) expired(key string, value []byte, now time.Time, lease ti
 		w.watches[key] = watch
 	}
 	return watch.expired(value, now, lease)
+}
+
+// forget drops key's watch.
+func (w *leaseWatches) forget(key string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	delete(w.watches, key)
 }

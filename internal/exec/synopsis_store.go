@@ -113,6 +113,11 @@ func (st *synopsisStore) obtain(ctx context.Context, spec *planner.SynopsisSpec,
 		return s, false, nil
 	}
 	claim := claimAccount(spec.Key)
+	defer func() {
+		if s != nil {
+			st.watches.forget(claim) // no creation to wait for any more
+		}
+	}()
 	eps := spec.Config.Epsilon
 	deadline := time.Now().Add(2*st.lease + time.Minute)
 	for {

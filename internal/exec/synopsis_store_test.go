@@ -284,3 +284,30 @@ func TestDeadBuilderReopenedAcrossShortStatements(t *testing.T) {
 	}
 	t.Fatalf("a dead builder's claim was not reopened over ten leases of short statements (builds %d)", builds.Load())
 }
+
+// TestLeaseWatchesForgetFinishedWaits: once a wait ends with the release
+// (here, a reopened claim built by this process), its watch is dropped, so
+// the watches do not grow with every creation ever waited on.
+func TestLeaseWatchesForgetFinishedWaits(t *testing.T) {
+	ledgers := openLedgers(t, 1)
+	ctx := context.Background()
+	spec := testSpec()
+	claim := claimAccount(spec.Key)
+	if err := ensureClaim(ctx, ledgers[0], claim, testSynopsisEpsilon); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ledgers[0].Reserve(ctx, []string{"user:a", claim}, budget.Cost{Epsilon: testSynopsisEpsilon}, "killed"); err != nil {
+		t.Fatal(err)
+	}
+	st := newSynopsisStore(ledgers[0])
+	st.lease, st.poll = 50*time.Millisecond, 5*time.Millisecond
+	var builds atomic.Int64
+	if _, built, err := st.obtain(ctx, spec, []string{"user:a"}, "test", countingBuild(&builds, 0)); err != nil || !built {
+		t.Fatalf("after the lease: built %v, err %v", built, err)
+	}
+	st.watches.mu.Lock()
+	defer st.watches.mu.Unlock()
+	if n := len(st.watches.watches); n != 0 {
+		t.Errorf("%d watches left after the wait ended, want 0", n)
+	}
+}
