@@ -21,6 +21,7 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
+	"github.com/dpproxy/dpproxy/internal/backend"
 	"github.com/dpproxy/dpproxy/internal/catalog"
 	"github.com/dpproxy/dpproxy/internal/demo"
 	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
@@ -855,5 +856,60 @@ func checkVitessPushdown(t *testing.T, httpAddr string, tables ...string) {
 	// histograms: many fetches of each shape.
 	if pushed < 5 || grouped < 2 {
 		t.Errorf("only %d fetches with COUNT/SUM pushed to the shards (%d grouped) in vtgate's plan cache", pushed, grouped)
+	}
+}
+
+// TestVitessStartupChecks: at start, a vtgate connection without
+// workload=olap is refused (a vttablet then refuses a shard's answer of
+// more than 10,000 rows, so whether a statement answered would depend on
+// the rows a shard holds: an independent review), and so is a FLOAT column
+// (vtgate merges the shards' sorted rows by the values as printed, to six
+// digits); with olap and DOUBLE columns the checks pass.
+func TestVitessStartupChecks(t *testing.T) {
+	dsn, _ := vitessServer(t)
+	cfg, err := mysql.ParseDSN(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	open := func(olap bool) *backend.Backend {
+		c := cfg.Clone()
+		if c.Params == nil {
+			c.Params = map[string]string{}
+		}
+		delete(c.Params, "workload")
+		if olap {
+			c.Params["workload"] = "olap"
+		}
+		db, err := sql.Open("mysql", c.FormatDSN())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		return backend.New(db, sqlrewrite.MySQL, nil)
+	}
+	ctx := t.Context()
+	if err := checkVitessWorkload(ctx, open(false)); err == nil || !strings.Contains(err.Error(), "workload=olap") {
+		t.Errorf("without workload=olap: %v, want it refused", err)
+	}
+	be := open(true)
+	if err := checkVitessWorkload(ctx, be); err != nil {
+		t.Errorf("with workload=olap: %v", err)
+	}
+	var b [4]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		t.Fatal(err)
+	}
+	table := "types_" + hex.EncodeToString(b[:])
+	admin := open(true).DB()
+	if _, err := admin.ExecContext(ctx, "CREATE TABLE "+table+" (id BIGINT PRIMARY KEY, f FLOAT, d DOUBLE)"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = admin.ExecContext(context.Background(), "DROP TABLE "+table) })
+	col := func(name string) catalog.Column { return catalog.Column{Name: name, Source: name, Type: catalog.Real} }
+	if err := checkColumnTypes(ctx, be, []catalog.Table{{Name: "t", Source: table, Columns: []catalog.Column{col("d")}}}); err != nil {
+		t.Errorf("a DOUBLE column: %v", err)
+	}
+	if err := checkColumnTypes(ctx, be, []catalog.Table{{Name: "t", Source: table, Columns: []catalog.Column{col("f"), col("d")}}}); err == nil || !strings.Contains(err.Error(), "t.f") {
+		t.Errorf("a FLOAT column behind Vitess: %v, want it refused by name", err)
 	}
 }

@@ -76,6 +76,12 @@ func serve(ctx context.Context, opts options, stderr io.Writer) error {
 	if err := checkColumnTypes(ctx, be, cfg.Tables); err != nil {
 		return err
 	}
+	if err := checkVitessWorkload(ctx, be); err != nil {
+		return err
+	}
+	if err := checkPartitions(ctx, be, cfg.Tables); err != nil {
+		return err
+	}
 	if err := checkSnapshotEngines(ctx, be, cfg); err != nil {
 		return err
 	}
@@ -313,6 +319,54 @@ func (a sessionAdapter) UseDatabase(ctx context.Context, name string) error {
 
 func (a sessionAdapter) Close() { a.s.Close() }
 
+// checkVitessWorkload refuses a Vitess backend whose connections do not
+// run with workload OLAP (backend.VitessOLAP): without it a vttablet
+// refuses a shard's answer of more than 10,000 rows, so whether a
+// statement answers would depend on how many rows a shard holds (an
+// independent review: one inserted row turned a REGR_SLOPE answer into an
+// error).
+func checkVitessWorkload(ctx context.Context, be *backend.Backend) error {
+	if !be.Vitess(ctx) {
+		return nil
+	}
+	olap, err := be.VitessOLAP(ctx)
+	if err != nil {
+		return err
+	}
+	if !olap {
+		return fmt.Errorf("configuration: backend.dsn: Vitess's vtgate serves this connection with workload OLTP, under which a shard's answer of more than 10,000 rows is refused, a failure that would depend on the data; add ?workload=olap to the DSN")
+	}
+	return nil
+}
+
+// checkPartitions refuses, on PostgreSQL, a table whose listed partitions
+// do not hold exactly the rows of its partitioned source, each row once
+// (backend.PartitionsCover): its counts and sums are added up over the
+// listed partitions while its windows read the source, so a partition
+// detached or attached and not listed would make the two read different
+// rows, and a statement fail or answer depending on the data (an
+// independent review). A source that is not a partitioned table (a view,
+// inheritance) cannot be checked and is trusted, as the README says.
+func checkPartitions(ctx context.Context, be *backend.Backend, tables []catalog.Table) error {
+	var bad []string
+	for _, t := range tables {
+		if len(t.Partitions) == 0 {
+			continue
+		}
+		covers, checked, err := be.PartitionsCover(ctx, t.Source, t.Partitions)
+		if err != nil {
+			return err
+		}
+		if checked && !covers {
+			bad = append(bad, fmt.Sprintf("%s (source %s, partitions %s)", t.Name, t.Source, strings.Join(t.Partitions, ", ")))
+		}
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("configuration: %s: a table's partitions must be exactly its source's partitions (each leaf partition once, a sub-partitioned one by itself or by its leaves): aggregates are added up over the listed ones while windows read the source", strings.Join(bad, "; "))
+	}
+	return nil
+}
+
 // checkSnapshotEngines refuses, on MySQL or MariaDB with backend.isolation
 // repeatable_read, a table whose storage engine keeps no snapshots
 // (MyISAM, Aria, MEMORY, CSV, …: only InnoDB and MyRocks do). There a
@@ -383,6 +437,7 @@ var temporalTypes = map[sqlrewrite.Dialect]map[string]bool{
 // A column it cannot find (a table created later) is not refused;
 // SQLite's typeless columns are read by their storage class.
 func checkColumnTypes(ctx context.Context, be *backend.Backend, tables []catalog.Table) error {
+	vitess := be.Vitess(ctx)
 	var bad []string
 	for _, t := range tables {
 		for _, c := range t.Columns {
@@ -397,6 +452,8 @@ func checkColumnTypes(ctx context.Context, be *backend.Backend, tables []catalog
 			case !ok:
 			case c.Numeric() && !numericTypes[typ], c.Temporal() && !temporalTypes[be.Dialect()][typ]:
 				bad = append(bad, fmt.Sprintf("%s.%s (declared %s, a backend %s)", t.Name, c.Name, c.Type, typ))
+			case vitess && typ == "float":
+				bad = append(bad, fmt.Sprintf("%s.%s (a FLOAT column behind Vitess: vtgate merges the shards' sorted rows by the values as MariaDB prints them, to 6 digits, so windows and groups of close values come out of order)", t.Name, c.Name))
 			}
 		}
 	}

@@ -118,3 +118,60 @@ const maxViewDepth = 16
 
 // qualifiedName matches `a`.`b` in a view definition (“ is a quoted `).
 var qualifiedName = regexp.MustCompile("`((?:[^`]|``)+)`\\.`((?:[^`]|``)+)`")
+
+// VitessOLAP reports whether the backend's vtgate serves this proxy's
+// connections with workload OLAP (false on any other backend). Without it
+// a vttablet refuses a shard's answer of more than 10,000 rows, so a
+// statement whose fetch reads that many rows of one shard (a window, the
+// regression's pairs, the counts of many keys) would fail on some data and
+// answer on other.
+func (b *Backend) VitessOLAP(ctx context.Context) (bool, error) {
+	if !b.Vitess(ctx) {
+		return false, nil
+	}
+	var workload string
+	if err := b.db.QueryRowContext(ctx, "SELECT @@workload").Scan(&workload); err != nil {
+		return false, fmt.Errorf("backend: reading vtgate's workload: %w", err)
+	}
+	return strings.EqualFold(workload, "olap"), nil
+}
+
+// PartitionsCover reports, on PostgreSQL, whether the relations partitions
+// hold exactly the rows of the partitioned table table, each row in one of
+// them: their leaf partitions (a listed relation that is itself
+// partitioned counts by its leaves; one outside any partition tree counts
+// as itself, and a name that finds no relation as none) are the table's
+// leaf partitions, each once. Names are quoted as the proxy's fetches
+// quote them. checked is false when table is not a partitioned table (or
+// not found), which this cannot judge.
+func (b *Backend) PartitionsCover(ctx context.Context, table string, partitions []string) (covers, checked bool, err error) {
+	if b.dialect != sqlrewrite.PostgreSQL {
+		return false, false, nil
+	}
+	quote := func(name string) string {
+		if schema, rel, ok := strings.Cut(name, "."); ok {
+			return `"` + schema + `"."` + rel + `"`
+		}
+		return `"` + name + `"`
+	}
+	quoted := make([]string, len(partitions))
+	for i, p := range partitions {
+		quoted[i] = quote(p)
+	}
+	var kind sql.NullString
+	var leaves, listed, distinct, missing int64
+	err = b.db.QueryRowContext(ctx, `WITH src AS (SELECT relid FROM pg_partition_tree(to_regclass($1)) WHERE isleaf),
+		listed AS (SELECT COALESCE(t.relid, to_regclass(p.name)) AS relid FROM unnest(string_to_array($2, ',')) AS p(name)
+			LEFT JOIN LATERAL pg_partition_tree(to_regclass(p.name)) AS t ON true WHERE t.relid IS NULL OR t.isleaf)
+		SELECT (SELECT relkind::text FROM pg_class WHERE oid = to_regclass($1)),
+			(SELECT COUNT(*) FROM src), (SELECT COUNT(*) FROM listed), (SELECT COUNT(DISTINCT relid) FROM listed),
+			(SELECT COUNT(*) FROM src WHERE relid NOT IN (SELECT relid FROM listed))`,
+		quote(table), strings.Join(quoted, ",")).Scan(&kind, &leaves, &listed, &distinct, &missing)
+	if err != nil {
+		return false, false, fmt.Errorf("backend: reading the partitions of %s: %w", table, err)
+	}
+	if kind.String != "p" {
+		return false, false, nil
+	}
+	return leaves == listed && listed == distinct && missing == 0, true, nil
+}

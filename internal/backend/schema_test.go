@@ -134,3 +134,49 @@ func TestMySQLBaseEngines(t *testing.T) {
 		t.Errorf("SQLite: %v, %v", got, err)
 	}
 }
+
+// TestPartitionsCover: on PostgreSQL a table's listed partitions must be
+// its partitioned source's leaves, each once, a sub-partitioned partition
+// by itself or by its leaves; a partition missing from the list (detached
+// and re-attached elsewhere, or attached later) or listed twice is found.
+// A source that is not a partitioned table is not judged.
+func TestPartitionsCover(t *testing.T) {
+	ctx := context.Background()
+	db := testdb.Postgres(t)
+	for _, s := range []string{
+		"CREATE TABLE part_t (k INTEGER) PARTITION BY RANGE (k)",
+		"CREATE TABLE part_a PARTITION OF part_t FOR VALUES FROM (0) TO (10)",
+		"CREATE TABLE part_b PARTITION OF part_t FOR VALUES FROM (10) TO (20) PARTITION BY RANGE (k)",
+		"CREATE TABLE part_b1 PARTITION OF part_b FOR VALUES FROM (10) TO (15)",
+		"CREATE TABLE part_b2 PARTITION OF part_b FOR VALUES FROM (15) TO (20)",
+		"CREATE TABLE plain_t (k INTEGER)",
+	} {
+		if _, err := db.Exec(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var schema string
+	if err := db.QueryRow("SELECT current_schema()").Scan(&schema); err != nil {
+		t.Fatal(err)
+	}
+	b := New(db, sqlrewrite.PostgreSQL, nil)
+	for _, c := range []struct {
+		source          string
+		partitions      []string
+		covers, checked bool
+	}{
+		{"part_t", []string{"part_a", "part_b"}, true, true},
+		{"part_t", []string{"part_a", schema + ".part_b1", "part_b2"}, true, true},
+		{"part_t", []string{"part_a", "part_b1"}, false, true},           // part_b2 missing
+		{"part_t", []string{"part_a", "part_b", "part_b1"}, false, true}, // part_b1 twice
+		{"part_t", []string{"part_a", "part_b", "plain_t"}, false, true}, // a relation outside
+		{"part_t", []string{"part_a", "part_b", "missing"}, false, true}, // names no relation
+		{"plain_t", []string{"part_a"}, false, false},
+		{"later", []string{"part_a"}, false, false},
+	} {
+		covers, checked, err := b.PartitionsCover(ctx, c.source, c.partitions)
+		if err != nil || covers != c.covers || checked != c.checked {
+			t.Errorf("%s over %v: covers %v checked %v (%v); want %v, %v", c.source, c.partitions, covers, checked, err, c.covers, c.checked)
+		}
+	}
+}
