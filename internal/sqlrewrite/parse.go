@@ -75,6 +75,10 @@ func (p *Parser) Parse(sql string) (st Statement, err error) {
 
 // statement converts one parsed statement; it is deny-by-default.
 func (p *Parser) statement(stmt ast.StmtNode, sql string) (Statement, error) {
+	bounds, err := guardSizes(stmt)
+	if err != nil {
+		return nil, err
+	}
 	switch s := stmt.(type) {
 	case *ast.SelectStmt, *ast.SetOprStmt:
 		st, ok, err := p.route(s, sql)
@@ -99,7 +103,7 @@ func (p *Parser) statement(stmt ast.StmtNode, sql string) (Statement, error) {
 		if r := p.collect(s); len(r.data) > 0 || r.into {
 			return nil, refuse("SET to a value read from configured tables", supportedSet)
 		}
-		return setVariables(s, sql)
+		return setVariables(s, sql, bounds)
 	case *ast.ShowStmt:
 		return p.show(s, sql)
 	case *ast.PrepareStmt:

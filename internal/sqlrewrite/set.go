@@ -11,12 +11,18 @@ import (
 // assignment (system variables, SET NAMES, SET TRANSACTION, other user
 // variables, with any expression, as Connector/J's
 // sql_mode = concat(@@sql_mode, ',STRICT_TRANS_TABLES')) is evaluated by the
-// catalog engine, which keeps the session's values.
-func setVariables(s *ast.SetStmt, sql string) (*SetVariables, error) {
+// catalog engine, which keeps the session's values, each no larger than
+// its bound allows (size_guard.go; bounds are guardSizes').
+func setVariables(s *ast.SetStmt, sql string, bounds map[ast.Node]int64) (*SetVariables, error) {
 	set := &SetVariables{}
 	for _, v := range s.Variables {
 		if v.IsGlobal || v.IsInstance {
 			return nil, refuse("SET GLOBAL", "dpproxy sets session variables only")
+		}
+		if v.Value != nil {
+			if err := checkAssignedSize(bounds, v); err != nil {
+				return nil, err
+			}
 		}
 		name := strings.ToLower(v.Name)
 		if v.IsSystem || !strings.HasPrefix(name, "dp_") {

@@ -1,0 +1,206 @@
+package sqlrewrite
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/pingcap/tidb/pkg/parser/ast"
+)
+
+// Bounds on the strings a statement can make the proxy build.
+//
+// Statements without a configured table, SET's values and the
+// post-processing of released values are evaluated in the proxy's own
+// memory (the catalog engine). There one short statement can ask for any
+// amount of it: SET @v = REPEAT(REPEAT('x', 100000), 2000000000) asked for
+// 200 TB and killed the process, for every analyst at once (an independent
+// review). So every statement is checked before anything runs, by an
+// upper bound on the size of each expression's value, computed from the
+// syntax alone:
+//
+//   - a string literal is its length, any other literal 64 bytes;
+//   - a user variable is at most maxUserVariable (SET stores no more), a
+//     system variable systemVariableSize, a column or a subquery's value
+//     columnSize (catalog metadata and released values are short);
+//   - REPEAT(s, n) is size(s)·n, SPACE(n) n, LPAD and RPAD(s, n, p) 4n
+//     bytes (n characters), REPLACE(s, from, to) size(s)·max(1, size(to)),
+//     with n an integer literal, and none may exceed maxAmplified;
+//     BENCHMARK is refused;
+//   - any other expression is the sum of its operands' bounds plus 64.
+//
+// A statement whose expressions together exceed maxStatementStrings is
+// refused, and so is a SET whose value may exceed what a variable may hold
+// (maxUserVariable, maxSystemVariable).
+const (
+	maxAmplified         = 1 << 20
+	maxStatementStrings  = 16 << 20
+	maxUserVariable      = 256 << 10
+	maxSystemVariable    = 64 << 10
+	systemVariableSize   = 4 << 10
+	columnSize           = 1 << 10
+	subqueryValueSize    = 64 << 10
+	otherLiteralSize     = 64
+	expressionOverhead   = 64
+	supportedStringSizes = "string functions whose results stay under 1 MiB (REPEAT, SPACE, LPAD, RPAD with literal counts), " +
+		"statements whose strings stay under 16 MiB and variables of at most 256 KiB"
+)
+
+// guardSizes refuses a statement whose strings may exceed the bounds
+// above; it returns the bound of every expression it measured.
+func guardSizes(stmt ast.Node) (map[ast.Node]int64, error) {
+	g := &sizeGuard{bounds: map[ast.Node]int64{}}
+	stmt.Accept(g)
+	if g.err != nil {
+		return nil, g.err
+	}
+	if g.total > maxStatementStrings {
+		return nil, refuse(fmt.Sprintf("a statement whose strings may reach %d bytes", g.total), supportedStringSizes)
+	}
+	return g.bounds, nil
+}
+
+// checkAssignedSize refuses a SET of a value whose bound exceeds what the
+// variable may hold.
+func checkAssignedSize(bounds map[ast.Node]int64, v *ast.VariableAssignment) error {
+	limit, kind := int64(maxUserVariable), "user variable"
+	if v.IsSystem {
+		limit, kind = maxSystemVariable, "system variable"
+	}
+	if b := bounds[v.Value]; b > limit {
+		return refuse(fmt.Sprintf("SET of a %s to a value that may reach %d bytes", kind, b), supportedStringSizes)
+	}
+	return nil
+}
+
+// sizeGuard computes the bounds bottom-up: each open node's entry in sums
+// collects its children's bounds.
+type sizeGuard struct {
+	sums   []int64
+	bounds map[ast.Node]int64
+	total  int64
+	err    error
+}
+
+func (g *sizeGuard) Enter(n ast.Node) (ast.Node, bool) {
+	g.sums = append(g.sums, 0)
+	return n, g.err != nil
+}
+
+func (g *sizeGuard) Leave(n ast.Node) (ast.Node, bool) {
+	children := g.sums[len(g.sums)-1]
+	g.sums = g.sums[:len(g.sums)-1]
+	if g.err != nil {
+		return n, false
+	}
+	b, err := g.bound(n, children)
+	if err != nil {
+		g.err = err
+		return n, false
+	}
+	g.bounds[n] = b
+	if len(g.sums) > 0 {
+		g.sums[len(g.sums)-1] = saturatingAdd(g.sums[len(g.sums)-1], b)
+	} else {
+		g.total = b
+	}
+	return n, true
+}
+
+// bound is n's bound given the sum of its children's.
+func (g *sizeGuard) bound(n ast.Node, children int64) (int64, error) {
+	switch x := n.(type) {
+	case ast.ValueExpr:
+		switch v := x.GetValue().(type) {
+		case string:
+			return int64(len(v)), nil
+		case []byte:
+			return int64(len(v)), nil
+		}
+		return otherLiteralSize, nil
+	case *ast.VariableExpr:
+		switch {
+		case x.Value != nil: // @v := e inside a SELECT
+			return children, nil
+		case x.IsSystem:
+			return systemVariableSize, nil
+		}
+		return maxUserVariable, nil
+	case *ast.ColumnNameExpr:
+		return columnSize, nil
+	case *ast.SubqueryExpr:
+		return subqueryValueSize, nil
+	case *ast.FuncCallExpr:
+		return g.function(x, children)
+	case ast.ExprNode:
+		return saturatingAdd(children, expressionOverhead), nil
+	}
+	return children, nil // a clause or a statement: what its expressions hold
+}
+
+// function bounds a function call's result.
+func (g *sizeGuard) function(f *ast.FuncCallExpr, children int64) (int64, error) {
+	name := strings.ToLower(f.FnName.L)
+	arg := func(i int) int64 {
+		if i < len(f.Args) {
+			return g.bounds[f.Args[i]]
+		}
+		return 0
+	}
+	count := func(i int) (int64, bool) {
+		if i >= len(f.Args) {
+			return 0, false
+		}
+		v, ok := literal(f.Args[i])
+		if !ok || v.IsText || v.Null || v.Num != float64(int64(v.Num)) {
+			return 0, false
+		}
+		return max(int64(v.Num), 0), true
+	}
+	var out int64
+	switch name {
+	case "benchmark":
+		return 0, refuse("BENCHMARK", supportedStringSizes)
+	case "repeat", "space", "lpad", "rpad":
+		countArg := 1
+		if name == "space" {
+			countArg = 0
+		}
+		n, ok := count(countArg)
+		if !ok {
+			return 0, refuse(strings.ToUpper(name)+" with a count that is not an integer literal", supportedStringSizes)
+		}
+		if n > maxAmplified {
+			return 0, refuse(fmt.Sprintf("%s to %d characters", strings.ToUpper(name), n), supportedStringSizes)
+		}
+		switch name {
+		case "repeat":
+			out = saturatingMul(arg(0), n)
+		case "space":
+			out = n
+		default:
+			out = 4 * n
+		}
+	case "replace":
+		out = saturatingMul(arg(0), max(arg(2), 1))
+	default:
+		return saturatingAdd(children, expressionOverhead), nil
+	}
+	if out > maxAmplified {
+		return 0, refuse(fmt.Sprintf("%s building a string of up to %d bytes", strings.ToUpper(name), out), supportedStringSizes)
+	}
+	return out, nil
+}
+
+func saturatingAdd(a, b int64) int64 {
+	if a > maxStatementStrings<<8 || b > maxStatementStrings<<8 {
+		return maxStatementStrings << 9
+	}
+	return a + b
+}
+
+func saturatingMul(a, n int64) int64 {
+	if n != 0 && a > (maxStatementStrings<<9)/n {
+		return maxStatementStrings << 9
+	}
+	return a * n
+}

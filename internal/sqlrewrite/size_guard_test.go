@@ -1,0 +1,57 @@
+package sqlrewrite_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/dpproxy/dpproxy/internal/dperr"
+	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
+)
+
+// TestStringSizesAreBounded: statements that could make the proxy build
+// an unbounded string in its own memory (the catalog engine evaluates
+// FROM-less SELECTs, SET values and post-processing) are refused at parse
+// with 1235, before anything runs; an independent review killed the proxy
+// with SET @v = REPEAT(REPEAT('x', 100000), 2000000000). The forms clients
+// send (Connector/J's sql_mode = concat(@@sql_mode, ...), mysqldump's
+// SET @OLD_... = @@..., short REPEATs and LPADs) still parse.
+func TestStringSizesAreBounded(t *testing.T) {
+	p := sqlrewrite.NewParser(testCatalog())
+	for _, sql := range []string{
+		"SET @v = REPEAT('xx', 2000000000)",
+		"SET @v = REPEAT(REPEAT('x', 100000), 2000000000)",
+		"SET @v = REPEAT(REPEAT('x', 1000000), 2)",
+		"SELECT REPEAT('x', 1048577)",
+		"SELECT REPEAT('x', @n)",
+		"SELECT REPEAT('x', 1.5)",
+		"SELECT LENGTH(SPACE(2000000))",
+		"SELECT LPAD('a', 1000000, 'b')",
+		"SELECT REPLACE(REPEAT('a', 1000000), 'a', 'bb')",
+		"SELECT BENCHMARK(1000000000, MD5('a'))",
+		"SELECT CONCAT(" + strings.Repeat("@a, ", 80) + "@a)",
+		"SET @v = CONCAT(@v, 'x')",
+		"SET @v = '" + strings.Repeat("x", 300<<10) + "'",
+		"SET sql_mode = '" + strings.Repeat("x", 70<<10) + "'",
+		"SELECT COUNT(*), REPEAT('x', 2000000) FROM pums",
+	} {
+		_, err := p.Parse(sql)
+		var e *dperr.Error
+		if !errors.As(err, &e) || e.Kind != dperr.Unsupported {
+			t.Errorf("%.80q: got %v, want an Unsupported refusal", sql, err)
+		}
+	}
+	for _, sql := range []string{
+		"SET sql_mode = concat(@@sql_mode, ',STRICT_TRANS_TABLES')",
+		"SET @OLD_CHARACTER_SET_CLIENT = @@CHARACTER_SET_CLIENT",
+		"SET @v = REPEAT('ab', 1000)",
+		"SET NAMES utf8mb4",
+		"SELECT REPEAT('-', 40), LPAD('7', 3, '0'), SPACE(4), REPLACE('a.b', '.', '_')",
+		"SELECT CONCAT(@a, @b, @@version)",
+		"SELECT COUNT(*) FROM pums WHERE state IN (" + strings.Repeat("'CA', ", 2000) + "'NY')",
+	} {
+		if _, err := p.Parse(sql); err != nil {
+			t.Errorf("%.80q: %v", sql, err)
+		}
+	}
+}
