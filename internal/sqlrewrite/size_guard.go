@@ -23,10 +23,13 @@ import (
 //     system variable systemVariableSize, a column or a subquery's value
 //     columnSize (catalog metadata and released values are short);
 //   - REPEAT(s, n) is size(s)·n, SPACE(n) n, LPAD and RPAD(s, n, p) 4n
-//     bytes (n characters), REPLACE(s, from, to) size(s)·max(1, size(to)),
-//     with n an integer literal, and none may exceed maxAmplified;
-//     BENCHMARK is refused;
-//   - any other expression is the sum of its operands' bounds plus 64.
+//     bytes (n characters), FORMAT(x, n) n + 64, REPLACE and
+//     REGEXP_REPLACE(s, from, to) size(s)·max(1, size(to)), with n an
+//     integer literal, and none may exceed maxAmplified; BENCHMARK is
+//     refused;
+//   - any other function is four times the sum of its arguments' bounds
+//     plus 64 (HEX doubles a string, TO_BASE64 and QUOTE grow it, so
+//     nesting them multiplies), any other expression the sum plus 64.
 //
 // A statement whose expressions together exceed maxStatementStrings is
 // refused, and so is a SET whose value may exceed what a variable may hold
@@ -160,7 +163,7 @@ func (g *sizeGuard) function(f *ast.FuncCallExpr, children int64) (int64, error)
 	switch name {
 	case "benchmark":
 		return 0, refuse("BENCHMARK", supportedStringSizes)
-	case "repeat", "space", "lpad", "rpad":
+	case "repeat", "space", "lpad", "rpad", "format":
 		countArg := 1
 		if name == "space" {
 			countArg = 0
@@ -177,13 +180,15 @@ func (g *sizeGuard) function(f *ast.FuncCallExpr, children int64) (int64, error)
 			out = saturatingMul(arg(0), n)
 		case "space":
 			out = n
+		case "format":
+			out = n + otherLiteralSize
 		default:
 			out = 4 * n
 		}
-	case "replace":
+	case "replace", "regexp_replace":
 		out = saturatingMul(arg(0), max(arg(2), 1))
 	default:
-		return saturatingAdd(children, expressionOverhead), nil
+		return saturatingAdd(saturatingMul(children, 4), expressionOverhead), nil
 	}
 	if out > maxAmplified {
 		return 0, refuse(fmt.Sprintf("%s building a string of up to %d bytes", strings.ToUpper(name), out), supportedStringSizes)

@@ -29,6 +29,9 @@ func TestStringSizesAreBounded(t *testing.T) {
 		"SELECT LPAD('a', 1000000, 'b')",
 		"SELECT REPLACE(REPEAT('a', 1000000), 'a', 'bb')",
 		"SELECT BENCHMARK(1000000000, MD5('a'))",
+		"SELECT FORMAT(1, 2000000000)",
+		"SELECT HEX(HEX(HEX(HEX(HEX(HEX(HEX(HEX(HEX(HEX(HEX(HEX(REPEAT('x', 1000000)))))))))))))",
+		"SELECT REGEXP_REPLACE(REPEAT('a', 1000000), 'a', 'bb')",
 		"SELECT CONCAT(" + strings.Repeat("@a, ", 80) + "@a)",
 		"SET @v = CONCAT(@v, 'x')",
 		"SET @v = '" + strings.Repeat("x", 300<<10) + "'",
@@ -48,6 +51,7 @@ func TestStringSizesAreBounded(t *testing.T) {
 		"SET NAMES utf8mb4",
 		"SELECT REPEAT('-', 40), LPAD('7', 3, '0'), SPACE(4), REPLACE('a.b', '.', '_')",
 		"SELECT CONCAT(@a, @b, @@version)",
+		"SELECT FORMAT(1234.5, 2), HEX('ab'), UPPER(CONCAT('a', DATABASE()))",
 		"SELECT COUNT(*) FROM pums WHERE state IN (" + strings.Repeat("'CA', ", 2000) + "'NY')",
 	} {
 		if _, err := p.Parse(sql); err != nil {
