@@ -199,9 +199,10 @@ func (s *Session) SetDatabase(name string) { s.sess.SetCurrentDatabase(name) }
 // UTC_TIMESTAMP() read, is whole seconds: go-mysql-server drops the fraction
 // from NOW() but not from UTC_TIMESTAMP(), so TIMEDIFF(NOW(), UTC_TIMESTAMP())
 // (Metabase's time-zone probe) would otherwise be a negative fraction instead
-// of the zone's offset. NOW(6) then shows .000000.
+// of the zone's offset. NOW(6) then shows .000000. Its memory manager
+// bounds the rows the statement's sorts and groupings hold (rowBudget).
 func (s *Session) context(ctx context.Context) *sql.Context {
-	c := sql.NewContext(ctx, sql.WithSession(s.sess))
+	c := sql.NewContext(ctx, sql.WithSession(s.sess), sql.WithMemoryManager(sql.NewMemoryManager(&rowBudget{})))
 	c.SetQueryTime(time.Now().Truncate(time.Second))
 	return c
 }

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dpproxy/dpproxy/internal/catalog"
 )
@@ -131,5 +132,39 @@ func TestConcurrentSessions(t *testing.T) {
 		if err := <-done; err != nil {
 			t.Error(err)
 		}
+	}
+}
+
+// TestCrossJoinsAreBounded: a statement over the catalog fails, instead of
+// growing the proxy, once its sorts hold more than maxCachedRows rows or
+// its result passes maxResultRows; statements of catalog size answer.
+func TestCrossJoinsAreBounded(t *testing.T) {
+	s := testEngine(t).Open("alice", 1)
+	ctx := context.Background()
+	var n int
+	r, err := s.Query(ctx, "SELECT COUNT(*) FROM information_schema.COLUMNS")
+	if err != nil || len(r.Rows) != 1 {
+		t.Fatalf("count: %v %v", r, err)
+	}
+	if _, err := fmt.Sscan(r.Rows[0][0].(string), &n); err != nil || n < 100 {
+		t.Fatalf("information_schema.COLUMNS holds %v rows (%v); the joins below need over 100", r.Rows[0][0], err)
+	}
+	for _, q := range []string{
+		"SELECT a.COLUMN_NAME FROM information_schema.COLUMNS a, information_schema.COLUMNS b, information_schema.COLUMNS c ORDER BY 1 LIMIT 1",
+		"SELECT a.COLUMN_NAME, b.COLUMN_NAME, c.COLUMN_NAME FROM information_schema.COLUMNS a, information_schema.COLUMNS b, information_schema.COLUMNS c",
+		"SELECT DISTINCT a.COLUMN_NAME, b.COLUMN_NAME, c.TABLE_NAME FROM information_schema.COLUMNS a, information_schema.COLUMNS b, information_schema.COLUMNS c",
+	} {
+		start := time.Now()
+		_, err := s.Query(ctx, q)
+		var e *Error
+		if !errors.As(err, &e) {
+			t.Errorf("%s: got %v, want it refused", q, err)
+		}
+		if d := time.Since(start); d > 20*time.Second {
+			t.Errorf("%s: refused after %v", q, d)
+		}
+	}
+	if r, err := s.Query(ctx, "SELECT a.TABLE_NAME, COUNT(*) FROM information_schema.TABLES a JOIN information_schema.COLUMNS b ON a.TABLE_NAME = b.TABLE_NAME GROUP BY a.TABLE_NAME ORDER BY 1"); err != nil || len(r.Rows) == 0 {
+		t.Errorf("a join of catalog size: %v rows, %v", len(r.Rows), err)
 	}
 }
