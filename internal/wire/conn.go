@@ -64,8 +64,7 @@ func newConnection(ctx context.Context, srv *Server, raw *deadlineConn, source s
 func (c *connection) serve() {
 	defer func() {
 		if p := recover(); p != nil {
-			c.srv.panics.Add(1)
-			c.log.Error("wire: connection panicked", "panic", p, "stack", string(debug.Stack()))
+			c.srv.connectionPanicked(c, p, debug.Stack())
 		}
 	}()
 	defer c.closeSession()
@@ -88,6 +87,27 @@ func (c *connection) serve() {
 	mc.SetStatus(serverStatus)
 	c.commandLoop()
 	c.log.Debug("wire: connection closed")
+}
+
+// connectionPanicked counts and logs a panic that ended c. A client that can
+// make a connection panic can do it on every connection, so the ERROR line
+// is throttled per source address (one a second, with the number of panics
+// it stands for), and carries the stack only for the server's first panic;
+// every stack is logged at debug level.
+func (s *Server) connectionPanicked(c *connection, p any, stack []byte) {
+	s.panics.Add(1)
+	args := []any{"remote", c.source, "panic", fmt.Sprint(p)}
+	if c.user != "" {
+		args = append(args, "conn", c.id, "user", c.user)
+	}
+	first := !s.panicStackLogged.Swap(true)
+	if first {
+		args = append(args, "stack", string(stack))
+	}
+	s.throttle.error("panic "+c.source, "wire: connection panicked", args...)
+	if !first {
+		c.log.Debug("wire: connection panicked", "panic", p, "stack", string(stack))
+	}
 }
 
 func (c *connection) closeSession() {

@@ -65,6 +65,7 @@ const (
 	qPlain          = "ERR PLAIN"   // a plain error whose text must not leak
 	qBlock          = "BLOCK"       // waits for fakeEngine.release or ctx
 	qBadRow         = "BAD ROW"     // a value of a type wire cannot send
+	qPanic          = "PANIC"       // the session panics
 	plainSecret     = "backend said: salary=123456"
 )
 
@@ -153,6 +154,8 @@ func (s *fakeSession) Execute(ctx context.Context, query string) (*Result, error
 		return nil, fmt.Errorf("planning: %w", codedErr)
 	case qPlain:
 		return nil, errors.New(plainSecret)
+	case qPanic:
+		panic("fake session: " + query)
 	case qBadRow:
 		return &Result{Columns: []string{"t"}, Rows: [][]any{{time.Now()}}}, nil
 	case qBlock:

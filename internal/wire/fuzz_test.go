@@ -42,6 +42,7 @@ func FuzzPackets(f *testing.F) {
 		{0xff, 0xff, 0xff, 0},
 		packet(1, make([]byte, 32)...),
 		packet(1, 0x85, 0xa6, 0xff, 0x01, 0, 0, 0, 1, 0x21),
+		packet(1, handshakeResponse(testUser, []byte{0x01, 0xfc})...),
 	} {
 		f.Add(append([]byte{0}, seed...))
 		f.Add(append([]byte{1}, seed...))

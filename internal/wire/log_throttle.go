@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"context"
 	"log/slog"
 	"sync"
 	"time"
@@ -29,6 +30,15 @@ func newLogThrottle(log *slog.Logger, interval time.Duration) *logThrottle {
 // warn logs msg with args unless a line for key was logged within the
 // interval; the line carries "events", the count since the last line.
 func (l *logThrottle) warn(key, msg string, args ...any) {
+	l.emit(slog.LevelWarn, key, msg, args...)
+}
+
+// error is warn at level ERROR.
+func (l *logThrottle) error(key, msg string, args ...any) {
+	l.emit(slog.LevelError, key, msg, args...)
+}
+
+func (l *logThrottle) emit(level slog.Level, key, msg string, args ...any) {
 	l.mu.Lock()
 	now := time.Now()
 	t, ok := l.keys[key]
@@ -51,5 +61,5 @@ func (l *logThrottle) warn(key, msg string, args ...any) {
 	events := t.suppressed
 	t.last, t.suppressed = now, 0
 	l.mu.Unlock()
-	l.log.Warn(msg, append(args, "events", events)...)
+	l.log.Log(context.Background(), level, msg, append(args, "events", events)...)
 }

@@ -148,11 +148,9 @@ func (g *packetGuard) Read(p []byte) (int, error) {
 	}
 	if !g.firstRead {
 		g.firstRead = true
-		if g.tlsConfig != nil {
-			if err := g.upgradeIfRequested(); err != nil {
-				g.failed = err
-				return 0, err
-			}
+		if err := g.readHandshakeResponse(); err != nil {
+			g.failed = err
+			return 0, err
 		}
 	}
 	if len(g.pending) > 0 {
@@ -168,28 +166,153 @@ func (g *packetGuard) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// upgradeIfRequested reads the first packet header; for an SSLRequest it
-// consumes the packet and upgrades the connection to TLS, else it keeps the
-// header (checked) for go-mysql.
-func (g *packetGuard) upgradeIfRequested() error {
-	var h [4]byte
-	if _, err := io.ReadFull(g.Conn, h[:]); err != nil {
-		return err
+// readHandshakeResponse reads the client's first packet; on a TLS server,
+// if it is an SSLRequest, it upgrades the connection and reads the first
+// packet inside TLS instead. That packet, the handshake response, is checked
+// (its header by scan, its body by checkHandshakeResponse) and kept whole in
+// pending for go-mysql, with whatever else the reads that brought it
+// returned (at most one more read's worth): it is at most preAuthMaxPacket
+// bytes.
+func (g *packetGuard) readHandshakeResponse() error {
+	buf := make([]byte, 0, 512)
+	if g.tlsConfig != nil {
+		var h [4]byte
+		if _, err := io.ReadFull(g.Conn, h[:]); err != nil {
+			return err
+		}
+		if int(h[0])|int(h[1])<<8|int(h[2])<<16 == sslRequestLen {
+			var request [sslRequestLen]byte
+			if _, err := io.ReadFull(g.Conn, request[:]); err != nil {
+				return err
+			}
+			tc := tls.Server(g.Conn, g.tlsConfig)
+			if err := tc.Handshake(); err != nil {
+				return fmt.Errorf("wire: TLS handshake: %w", err)
+			}
+			g.Conn, g.tls, g.shiftSeq = tc, tc, true
+		} else {
+			if err := g.scan(h[:]); err != nil {
+				return err
+			}
+			buf = append(buf, h[:]...)
+		}
 	}
-	if int(h[0])|int(h[1])<<8|int(h[2])<<16 != sslRequestLen {
-		g.pending = h[:]
-		return g.scan(g.pending)
+	chunk := make([]byte, 4096)
+	complete := func() bool { return len(buf) >= 4 && len(buf) >= 4+(int(buf[0])|int(buf[1])<<8|int(buf[2])<<16) }
+	for !complete() {
+		n, err := g.Conn.Read(chunk)
+		if perr := g.scan(chunk[:n]); perr != nil {
+			return perr
+		}
+		buf = append(buf, chunk[:n]...)
+		if err != nil && !complete() {
+			return err
+		}
 	}
-	var request [sslRequestLen]byte
-	if _, err := io.ReadFull(g.Conn, request[:]); err != nil {
-		return err
+	seq := buf[3] // as the client sent it: scan lowered it if shiftSeq
+	if g.shiftSeq {
+		seq++
 	}
-	tc := tls.Server(g.Conn, g.tlsConfig)
-	if err := tc.Handshake(); err != nil {
-		return fmt.Errorf("wire: TLS handshake: %w", err)
+	if !checkHandshakeResponse(buf[4 : 4+(int(buf[0])|int(buf[1])<<8|int(buf[2])<<16)]) {
+		g.refuse(errBadHandshake, seq+1)
+		return errBadHandshake
 	}
-	g.Conn, g.tls, g.shiftSeq = tc, tc, true
+	g.pending = buf
 	return nil
+}
+
+// checkHandshakeResponse reports false for a handshake response whose
+// connection attributes are cut short: go-mysql's parser (readAttributes in
+// server/handshake_resp.go, v1.16.0) reads a length-encoded integer's bytes
+// without checking they are there, and panics. It walks the response as
+// go-mysql does; anything else malformed is left to go-mysql, which refuses
+// it without panicking.
+func checkHandshakeResponse(p []byte) bool {
+	if len(p) <= sslRequestLen {
+		return true // too short for go-mysql to reach the attributes
+	}
+	caps := uint32(p[0]) | uint32(p[1])<<8 | uint32(p[2])<<16 | uint32(p[3])<<24
+	if caps&gomysql.CLIENT_PROTOCOL_41 == 0 || caps&gomysql.CLIENT_SECURE_CONNECTION == 0 || caps&gomysql.CLIENT_CONNECT_ATTRS == 0 {
+		return true
+	}
+	pos := sslRequestLen
+	// user name
+	i := bytes.IndexByte(p[pos:], 0)
+	if i < 0 {
+		return true
+	}
+	pos += i + 1
+	// auth data
+	if caps&gomysql.CLIENT_PLUGIN_AUTH_LENENC_CLIENT_DATA != 0 {
+		n, k, ok := lenencInt(p[pos:])
+		if !ok || n > uint64(len(p)-pos-k) {
+			return true
+		}
+		pos += k + int(n)
+	} else {
+		if pos >= len(p) || pos+1+int(p[pos]) > len(p) {
+			return true
+		}
+		pos += 1 + int(p[pos])
+	}
+	// database, plugin name
+	for _, flag := range []uint32{gomysql.CLIENT_CONNECT_WITH_DB, gomysql.CLIENT_PLUGIN_AUTH} {
+		if caps&flag == 0 || (flag == gomysql.CLIENT_CONNECT_WITH_DB && pos == len(p)) {
+			continue
+		}
+		i := bytes.IndexByte(p[pos:], 0)
+		if i < 0 {
+			return true
+		}
+		pos += i + 1
+	}
+	// The attributes: their total length, then key and value strings; like
+	// go-mysql, read strings to the end of the packet.
+	if pos == len(p) {
+		return true
+	}
+	n, k, ok := lenencInt(p[pos:])
+	if !ok || n > uint64(len(p)-pos-k) {
+		return false
+	}
+	for pos += k; pos < len(p); {
+		n, k, ok := lenencInt(p[pos:])
+		if !ok || n > uint64(len(p)-pos-k) {
+			return false
+		}
+		if p[pos] == 0xfb { // NULL ends the list
+			return true
+		}
+		pos += k + int(n)
+	}
+	return true
+}
+
+// lenencInt decodes the length-encoded integer at the start of b, with the
+// number of bytes it takes; ok is false if b is too short for it.
+func lenencInt(b []byte) (n uint64, size int, ok bool) {
+	if len(b) == 0 {
+		return 0, 0, false
+	}
+	switch b[0] {
+	case 0xfb:
+		return 0, 1, true
+	case 0xfc:
+		size = 3
+	case 0xfd:
+		size = 4
+	case 0xfe:
+		size = 9
+	default:
+		return uint64(b[0]), 1, true
+	}
+	if len(b) < size {
+		return 0, 0, false
+	}
+	for i := size - 1; i >= 1; i-- {
+		n = n<<8 | uint64(b[i])
+	}
+	return n, size, true
 }
 
 // Write writes p, or drops it after a refusal or once discardWrites is set:

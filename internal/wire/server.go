@@ -27,9 +27,11 @@ type Server struct {
 	started   time.Time
 	questions atomic.Uint64 // commands received, for the metrics
 	panics    atomic.Uint64 // connections ended by a recovered panic
-	accepted  atomic.Uint64 // connections admitted
-	refused   atomic.Uint64 // connections refused with 1040
-	oversized atomic.Uint64 // connections closed for a packet above the limit
+	// panicStackLogged is set once a panic's stack was logged at ERROR.
+	panicStackLogged atomic.Bool
+	accepted         atomic.Uint64 // connections admitted
+	refused          atomic.Uint64 // connections refused with 1040
+	oversized        atomic.Uint64 // connections closed for a packet above the limit
 
 	mu       sync.Mutex
 	serving  bool
@@ -40,8 +42,8 @@ type Server struct {
 	handshakes map[string]int
 	wg         sync.WaitGroup // connection goroutines, including refusals
 
-	throttle     *logThrottle
-	packetMemory *packetMemory // client packets being received, all connections // warnings about floods: refusals, oversized packets, failed logins
+	throttle     *logThrottle  // warnings about floods: refusals, oversized packets, failed logins, panics
+	packetMemory *packetMemory // client packets being received, all connections
 }
 
 // NewServer returns a server that authenticates users against accounts and
