@@ -46,6 +46,11 @@ const (
 	NoSuchConnection
 	// NotOwner: KILL named another user's connection.
 	NotOwner
+	// TooManyPrepared: a connection holds the most prepared statements it may.
+	TooManyPrepared
+	// TooLarge: a statement's text or data would take a connection past
+	// the bytes it may hold.
+	TooLarge
 	numKinds
 )
 
@@ -72,6 +77,9 @@ var codes = [numKinds]code{
 	// MySQL's ER_NO_SUCH_THREAD and ER_KILL_DENIED_ERROR.
 	NoSuchConnection: {1094, "HY000", "no such connection"},
 	NotOwner:         {1095, "HY000", "not owner"},
+	// MySQL's ER_MAX_PREPARED_STMT_COUNT_REACHED and ER_NET_PACKET_TOO_LARGE.
+	TooManyPrepared: {1461, "42000", "too many prepared statements"},
+	TooLarge:        {1153, "08S01", "too large"},
 }
 
 func init() {

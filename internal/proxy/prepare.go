@@ -11,6 +11,13 @@ import (
 // MySQL column types that hold text (include/field_types.h).
 var textTypes = map[byte]bool{15: true, 245: true, 247: true, 248: true, 249: true, 250: true, 251: true, 252: true, 253: true, 254: true}
 
+// Limits on SQL-level prepared statements, per session, as for the
+// protocol's (internal/wire/stmt.go).
+const (
+	maxPreparedStatements = 1024     // like a per-connection max_prepared_stmt_count
+	maxPreparedTextBytes  = 16 << 20 // the texts of the session's prepared statements
+)
+
 // prepare keeps the text of a SQL-level PREPARE.
 func (s *Session) prepare(ctx context.Context, st *sqlrewrite.Prepare) (*Result, error) {
 	text := st.SQL
@@ -24,10 +31,18 @@ func (s *Session) prepare(ctx context.Context, st *sqlrewrite.Prepare) (*Result,
 		}
 		text = lit
 	}
+	old, replaced := s.prepared[st.Name]
+	if !replaced && len(s.prepared) >= maxPreparedStatements {
+		return nil, dperr.New(dperr.TooManyPrepared, "Can't create more than max_prepared_stmt_count statements (current value: %d)", maxPreparedStatements)
+	}
+	if s.preparedBytes-len(old)+len(text) > maxPreparedTextBytes {
+		return nil, dperr.New(dperr.TooLarge, "The prepared statements of this connection would hold more than %d bytes of text; deallocate some first", maxPreparedTextBytes)
+	}
 	if s.prepared == nil {
 		s.prepared = map[string]string{}
 	}
 	s.prepared[st.Name] = text
+	s.preparedBytes += len(text) - len(old)
 	s.setWarnings(nil)
 	return &Result{}, nil
 }
@@ -67,10 +82,12 @@ func (s *Session) executePrepared(ctx context.Context, st *sqlrewrite.ExecutePre
 
 // deallocate forgets a prepared text.
 func (s *Session) deallocate(st *sqlrewrite.Deallocate) (*Result, error) {
-	if _, ok := s.prepared[st.Name]; !ok {
+	text, ok := s.prepared[st.Name]
+	if !ok {
 		return nil, dperr.New(dperr.InvalidValue, "Unknown prepared statement handler (%s) given to DEALLOCATE PREPARE", st.Name)
 	}
 	delete(s.prepared, st.Name)
+	s.preparedBytes -= len(text)
 	s.setWarnings(nil)
 	return &Result{}, nil
 }

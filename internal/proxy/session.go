@@ -37,8 +37,9 @@ type Session struct {
 
 	database string
 	// prepared are the texts of SQL-level PREPARE, by lower-case name.
-	prepared map[string]string
-	warnings []exec.Warning
+	prepared      map[string]string
+	preparedBytes int // of the texts in prepared
+	warnings      []exec.Warning
 }
 
 // Close ends the session.

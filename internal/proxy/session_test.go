@@ -237,6 +237,44 @@ func TestSQLLevelPrepareAndExecute(t *testing.T) {
 	wantKind(t, s, "EXECUTE r", dperr.Unsupported)
 }
 
+// TestSQLLevelPrepareLimits: a session keeps at most 1024 SQL-level
+// prepared statements (1461) and 16 MiB of their texts (1153), as the
+// protocol's prepared statements; replacing or deallocating one gives its
+// room back. Before the fix PREPARE had no limit: 5,000 statements, or
+// 4 MiB texts until the proxy ran out of memory.
+func TestSQLLevelPrepareLimits(t *testing.T) {
+	s := newTestSession(t)
+	for i := range maxPreparedStatements {
+		run(t, s, fmt.Sprintf("PREPARE s%d FROM 'SELECT 1'", i))
+	}
+	wantKind(t, s, "PREPARE one_more FROM 'SELECT 1'", dperr.TooManyPrepared)
+	run(t, s, "PREPARE s0 FROM 'SELECT 2'") // replacing one is fine
+	run(t, s, "DEALLOCATE PREPARE s1")
+	run(t, s, "PREPARE one_more FROM 'SELECT 1'")
+	if code, state := dperr.TooManyPrepared.Code(); code != 1461 || state != "42000" {
+		t.Errorf("TooManyPrepared is %d/%s, want 1461/42000", code, state)
+	}
+	for i := range maxPreparedStatements {
+		if i != 1 {
+			run(t, s, fmt.Sprintf("DEALLOCATE PREPARE s%d", i))
+		}
+	}
+	run(t, s, "DEALLOCATE PREPARE one_more")
+
+	big := "SELECT 1 /*" + strings.Repeat("x", 4<<20-len("SELECT 1 /**/")) + "*/" // 4 MiB
+	for i := range 4 {
+		run(t, s, fmt.Sprintf("PREPARE b%d FROM '%s'", i, big))
+	}
+	wantKind(t, s, "PREPARE b4 FROM '"+big+"'", dperr.TooLarge)
+	run(t, s, "PREPARE b0 FROM '"+big+"'") // replacing: still 16 MiB
+	run(t, s, "DEALLOCATE PREPARE b3")
+	run(t, s, "PREPARE b4 FROM '"+big+"'")
+	wantKind(t, s, "PREPARE b5 FROM 'SELECT 1'", dperr.TooLarge)
+	if code, _ := dperr.TooLarge.Code(); code != 1153 {
+		t.Errorf("TooLarge is %d, want 1153", code)
+	}
+}
+
 // TestExecuteUsingNULIsRefusedUncharged: EXECUTE ... USING a variable that
 // holds a NUL byte (or bytes that are not UTF-8) binds it into the text as
 // a literal; the statement is refused at parse (1235), before any

@@ -42,9 +42,11 @@ type connection struct {
 
 	running runningStatement // what Server.Kill reaches
 
-	stmts      map[uint32]*server.Stmt
-	lastStmtID uint32
-	commands   uint64 // commands read so far, for error references
+	stmts         map[uint32]*server.Stmt
+	lastStmtID    uint32
+	stmtTextBytes int    // bytes of the texts in stmts
+	longDataBytes int    // bytes of long data held by stmts
+	commands      uint64 // commands read so far, for error references
 }
 
 func newConnection(ctx context.Context, srv *Server, raw *deadlineConn, source string) *connection {

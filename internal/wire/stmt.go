@@ -2,6 +2,7 @@ package wire
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
 	"strconv"
 
@@ -9,10 +10,23 @@ import (
 	"github.com/go-mysql-org/go-mysql/server"
 )
 
-// Limits on prepared statements, per connection.
+// Limits on prepared statements, per connection. With them a connection
+// holds at most maxPreparedTextBytes of statement texts and
+// maxConnLongDataBytes of long data, besides the packet being read.
 const (
 	maxPreparedStatements = 1024     // like a per-connection max_prepared_stmt_count
+	maxPreparedTextBytes  = 16 << 20 // texts of the connection's prepared statements
 	maxLongDataBytes      = 16 << 20 // COM_STMT_SEND_LONG_DATA bytes per statement
+	maxConnLongDataBytes  = 16 << 20 // and for all the connection's statements together
+)
+
+// Errors for the per-connection limits; like the per-statement long data
+// limit, they are 1153, with a message naming the limit.
+var (
+	errPreparedTextBytes = gomysql.NewError(gomysql.ER_NET_PACKET_TOO_LARGE, fmt.Sprintf(
+		"The prepared statements of this connection would hold more than %d bytes of text; close some first", maxPreparedTextBytes))
+	errConnLongDataBytes = gomysql.NewError(gomysql.ER_NET_PACKET_TOO_LARGE, fmt.Sprintf(
+		"The prepared statements of this connection would hold more than %d bytes of long data; execute or reset them first", maxConnLongDataBytes))
 )
 
 // prepared is what wire keeps of one prepared statement: it is emulated, so
@@ -27,9 +41,10 @@ type prepared struct {
 	longDataErr   error // reported by the next execution (SEND_LONG_DATA has no reply)
 }
 
-// clearLongData forgets the long data, as MySQL does after each execution
-// and on COM_STMT_RESET.
-func (p *prepared) clearLongData() {
+// clearLongData forgets p's long data, as MySQL does after each execution,
+// on COM_STMT_RESET and when the statement is closed.
+func (c *connection) clearLongData(p *prepared) {
+	c.longDataBytes -= p.longDataBytes
 	p.longData, p.longDataBytes, p.longDataErr = nil, 0, nil
 }
 
@@ -37,6 +52,9 @@ func (p *prepared) clearLongData() {
 func (c *connection) prepareStmt(query string) (*server.Stmt, error) {
 	if len(c.stmts) >= maxPreparedStatements {
 		return nil, gomysql.NewDefaultError(gomysql.ER_MAX_PREPARED_STMT_COUNT_REACHED, maxPreparedStatements)
+	}
+	if c.stmtTextBytes+len(query) > maxPreparedTextBytes {
+		return nil, errPreparedTextBytes
 	}
 	params, columns, ctx, err := c.HandleStmtPrepare(query)
 	if err != nil {
@@ -46,6 +64,7 @@ func (c *connection) prepareStmt(query string) (*server.Stmt, error) {
 	st := &server.Stmt{Query: query, Context: ctx}
 	st.ID, st.Params, st.Columns = c.lastStmtID, params, columns
 	c.stmts[st.ID] = st
+	c.stmtTextBytes += len(query)
 	return st, nil
 }
 
@@ -67,7 +86,7 @@ func (c *connection) executeStmt(body []byte) (*gomysql.Result, error) {
 	p := st.Context.(*prepared)
 	longDataErr := p.longDataErr
 	args, err := decodeArguments(p, body[9:])
-	p.clearLongData()
+	c.clearLongData(p)
 	if longDataErr != nil {
 		return nil, longDataErr
 	}
@@ -97,12 +116,15 @@ func (c *connection) appendLongData(body []byte) {
 		p.longDataErr = errWrongArguments("long data for parameter %d of %d", i+1, len(p.offsets))
 	case p.longDataBytes+len(data) > maxLongDataBytes:
 		p.longDataErr = gomysql.NewDefaultError(gomysql.ER_NET_PACKET_TOO_LARGE)
+	case c.longDataBytes+len(data) > maxConnLongDataBytes:
+		p.longDataErr = errConnLongDataBytes
 	default:
 		if p.longData == nil {
 			p.longData = make(map[int][]byte)
 		}
 		p.longData[i] = append(p.longData[i], data...)
 		p.longDataBytes += len(data)
+		c.longDataBytes += len(data)
 	}
 }
 
@@ -115,7 +137,7 @@ func (c *connection) resetStmt(body []byte) error {
 	if err != nil {
 		return err
 	}
-	st.Context.(*prepared).clearLongData()
+	c.clearLongData(st.Context.(*prepared))
 	return nil
 }
 
@@ -126,6 +148,8 @@ func (c *connection) closeStmt(body []byte) {
 	}
 	if st, err := c.stmt(body, "mysqld_stmt_close"); err == nil {
 		_ = c.HandleStmtClose(st.Context)
+		c.clearLongData(st.Context.(*prepared))
+		c.stmtTextBytes -= len(st.Query)
 		delete(c.stmts, st.ID)
 	}
 }

@@ -101,3 +101,80 @@ func TestStatementLifecycle(t *testing.T) {
 		t.Errorf("got %v executing a closed statement, want error %d", err, gomysql.ER_UNKNOWN_STMT_HANDLER)
 	}
 }
+
+// TestConnectionStatementMemory: the long data and the prepared texts one
+// connection holds are capped in total, not only per statement: with 1024
+// statements of 16 MiB of long data (or 4 MiB of text) each, one connection
+// could hold gigabytes. Past the cap the client gets 1153; executing,
+// resetting or closing statements gives the room back.
+func TestConnectionStatementMemory(t *testing.T) {
+	ts := startServer(t, Config{MaxAllowedPacket: 4 << 20})
+	conn, err := client.Connect(ts.addr(), testUser, testPassword, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	wantTooLarge := func(err error, what string) {
+		t.Helper()
+		var me *gomysql.MyError
+		if !errors.As(err, &me) || me.Code != gomysql.ER_NET_PACKET_TOO_LARGE || !bytes.Contains([]byte(me.Message), []byte("this connection")) {
+			t.Fatalf("%s: got %v, want 1153 about this connection", what, err)
+		}
+	}
+
+	// Long data: 10 MiB on one statement, then 7 MiB on another is 1 MiB
+	// too many (each is under the 16 MiB per-statement cap).
+	s1, err := conn.Prepare("SELECT ?")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s2, err := conn.Prepare("SELECT ?")
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunk := bytes.Repeat([]byte{'a'}, 1<<20)
+	longData := func(st *client.Stmt, mib int) {
+		for range mib {
+			rawCommand(t, conn, append(binary.LittleEndian.AppendUint32([]byte{gomysql.COM_STMT_SEND_LONG_DATA}, st.ID), append([]byte{0, 0}, chunk...)...)...)
+		}
+	}
+	reset := func(st *client.Stmt) {
+		rawCommand(t, conn, binary.LittleEndian.AppendUint32([]byte{gomysql.COM_STMT_RESET}, st.ID)...)
+		if p, err := conn.ReadPacket(); err != nil || p[0] != gomysql.OK_HEADER {
+			t.Fatalf("got %q, %v after COM_STMT_RESET, want OK", p, err)
+		}
+	}
+	longData(s1, 10)
+	longData(s2, 7)
+	_, err = s2.Execute(nil)
+	wantTooLarge(err, "executing with 17 MiB of long data on the connection")
+	reset(s1)
+	longData(s2, 7)
+	reset(s2)
+	longData(s1, 10)
+	if err := s1.Close(); err != nil {
+		t.Fatal(err)
+	}
+	longData(s2, 16)
+	reset(s2)
+
+	// Texts: fifteen statements of 1 MiB fit next to "SELECT ?", a
+	// sixteenth does not, until one is closed.
+	text := "SELECT 1 /*" + string(bytes.Repeat([]byte{'x'}, 1<<20-len("SELECT 1 /**/"))) + "*/"
+	var stmts []*client.Stmt
+	for range 15 {
+		st, err := conn.Prepare(text)
+		if err != nil {
+			t.Fatalf("statement %d: %v", len(stmts)+1, err)
+		}
+		stmts = append(stmts, st)
+	}
+	_, err = conn.Prepare(text)
+	wantTooLarge(err, "a 16th 1 MiB statement next to SELECT ?")
+	if err := stmts[0].Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Prepare(text); err != nil {
+		t.Fatalf("after closing one: %v", err)
+	}
+}
