@@ -47,8 +47,9 @@ var killBackends = []killBackend{
 // waiting in the backend (its table locked by another session) is stopped
 // in the backend too, not only in the proxy, when
 //   - the same user sends KILL QUERY id on another connection (the client
-//     gets 1317 and its connection stays usable; another user gets 1095,
-//     an unknown id 1094),
+//     gets 1317 and its connection stays usable; another user gets 1094,
+//     as for an unknown id, so that ids of others' connections are not
+//     revealed),
 //   - the real mariadb client is interrupted with Ctrl-C (SIGINT: it sends
 //     KILL QUERY itself and prints "query killed"),
 //   - the client hangs up (its socket closes) while it waits;
@@ -111,7 +112,7 @@ func TestKillStopsBackendQuery(t *testing.T) {
 				answer <- victim.QueryRowContext(context.Background(), "SELECT COUNT(*) FROM kpeople").Scan(&n)
 			}()
 			waitUntil("the statement waiting in the backend", func() bool { return waiting() == 1 })
-			expectCode(t, "KILL QUERY by another user", bob, fmt.Sprintf("KILL QUERY %d", id), 1095)
+			expectCode(t, "KILL QUERY by another user", bob, fmt.Sprintf("KILL QUERY %d", id), 1094)
 			expectCode(t, "KILL QUERY of an unknown id", eve, "KILL QUERY 4000000000", 1094)
 			if _, err := eve.Exec(fmt.Sprintf("KILL QUERY %d", id)); err != nil {
 				t.Fatalf("KILL QUERY: %v", err)

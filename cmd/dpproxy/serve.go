@@ -287,14 +287,8 @@ func (a engineAdapter) Open(user string, connID uint32) wire.Session {
 // connectionsAdapter lets KILL (proxy) reach wire's connections.
 type connectionsAdapter struct{ srv *wire.Server }
 
-func (a connectionsAdapter) Kill(user string, id uint32, wholeConnection bool) (found, owner bool) {
-	switch a.srv.Kill(user, id, wholeConnection) {
-	case wire.NoSuchConnection:
-		return false, false
-	case wire.NotOwner:
-		return true, false
-	}
-	return true, true
+func (a connectionsAdapter) Kill(user string, id uint32, wholeConnection bool) (found bool) {
+	return a.srv.Kill(user, id, wholeConnection) == wire.Killed
 }
 
 type sessionAdapter struct{ s *proxy.Session }

@@ -42,10 +42,9 @@ const (
 	Canceled
 	// Timeout: the statement ran past the configured statement timeout.
 	Timeout
-	// NoSuchConnection: KILL named a connection id no logged-in connection has.
+	// NoSuchConnection: KILL named a connection id no logged-in connection
+	// of the user has (another user's connection included).
 	NoSuchConnection
-	// NotOwner: KILL named another user's connection.
-	NotOwner
 	// TooManyPrepared: a connection holds the most prepared statements it may.
 	TooManyPrepared
 	// TooLarge: a statement's text or data would take a connection past
@@ -74,9 +73,8 @@ var codes = [numKinds]code{
 	InvalidValue:    {1231, "42000", "invalid value"},
 	Canceled:        {1317, "70100", "canceled"},
 	Timeout:         {3024, "HY000", "timeout"},
-	// MySQL's ER_NO_SUCH_THREAD and ER_KILL_DENIED_ERROR.
+	// MySQL's ER_NO_SUCH_THREAD.
 	NoSuchConnection: {1094, "HY000", "no such connection"},
-	NotOwner:         {1095, "HY000", "not owner"},
 	// MySQL's ER_MAX_PREPARED_STMT_COUNT_REACHED and ER_NET_PACKET_TOO_LARGE.
 	TooManyPrepared: {1461, "42000", "too many prepared statements"},
 	TooLarge:        {1153, "08S01", "too large"},

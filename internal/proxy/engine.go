@@ -46,9 +46,9 @@ type Engine struct {
 type Connections interface {
 	// Kill interrupts, on behalf of user, the statement connection id is
 	// running and, if wholeConnection, closes the connection. It reports
-	// whether a logged-in connection has that id and whether user owns it;
-	// it does nothing unless both hold.
-	Kill(user string, id uint32, wholeConnection bool) (found, owner bool)
+	// whether a logged-in connection of user has that id; it does nothing
+	// otherwise (another user's connection is not found).
+	Kill(user string, id uint32, wholeConnection bool) (found bool)
 }
 
 // SetConnections makes KILL reach c's connections; without it KILL is

@@ -67,10 +67,10 @@ const (
 	// Killed: the statement in flight (if any) was interrupted, and for
 	// KILL CONNECTION the connection closed.
 	Killed KillOutcome = iota
-	// NoSuchConnection: no logged-in connection has the id.
+	// NoSuchConnection: no logged-in connection of the user has the id.
+	// Another user's connection gets this answer too, so that KILL does
+	// not tell which ids other users' connections have.
 	NoSuchConnection
-	// NotOwner: the connection belongs to another user.
-	NotOwner
 )
 
 // Kill interrupts, on behalf of user, the statement connection id is
@@ -79,7 +79,9 @@ const (
 // is set, also closes that connection, as MySQL's KILL QUERY id and KILL
 // [CONNECTION] id do. Users may kill only their own connections (MySQL's
 // rule for users without the PROCESS or SUPER privilege, which dpproxy
-// does not grant). A statement killed after its fetch was sent is still
+// does not grant); another user's connection is answered as an unknown id
+// (MySQL says 1095 "You are not owner of thread", which would reveal that
+// the id is in use). A statement killed after its fetch was sent is still
 // charged (the budget rule of a cancelled statement).
 func (s *Server) Kill(user string, id uint32, wholeConnection bool) KillOutcome {
 	s.mu.Lock()
@@ -101,7 +103,7 @@ func (s *Server) Kill(user string, id uint32, wholeConnection bool) KillOutcome 
 	target.running.mu.Lock()
 	defer target.running.mu.Unlock()
 	if target.running.user != user {
-		return NotOwner
+		return NoSuchConnection
 	}
 	if target.running.cancel != nil {
 		target.running.cancel(errKilled)

@@ -28,8 +28,9 @@ func (ts *testServer) blockCause(t *testing.T, i int) error {
 
 // TestKillQuery: Server.Kill interrupts the statement in flight of a
 // connection of the same user, whose connection stays usable; another
-// user's connection is refused (NotOwner), an unknown id is
-// NoSuchConnection, and a connection between statements is unaffected.
+// user's connection is answered as an unknown id (NoSuchConnection, so
+// that KILL does not reveal other users' connection ids; it was NotOwner,
+// 1095), and a connection between statements is unaffected.
 func TestKillQuery(t *testing.T) {
 	ts := startServer(t, Config{})
 	db := ts.open(t)
@@ -45,8 +46,8 @@ func TestKillQuery(t *testing.T) {
 	if got := ts.Kill(testUser, victim.connID, false); got != Killed {
 		t.Errorf("KILL QUERY of an idle connection: %v, want Killed", got)
 	}
-	if got := ts.Kill(testSHA2User, victim.connID, false); got != NotOwner {
-		t.Errorf("KILL QUERY by another user: %v, want NotOwner", got)
+	if got := ts.Kill(testSHA2User, victim.connID, false); got != NoSuchConnection {
+		t.Errorf("KILL QUERY by another user: %v, want NoSuchConnection", got)
 	}
 	if got := ts.Kill(testUser, victim.connID+1000, false); got != NoSuchConnection {
 		t.Errorf("KILL QUERY of an unknown id: %v, want NoSuchConnection", got)
@@ -57,8 +58,8 @@ func TestKillQuery(t *testing.T) {
 		answer <- conn.QueryRowContext(context.Background(), qBlock).Scan(&done)
 	}()
 	<-ts.engine.started
-	if got := ts.Kill(testSHA2User, victim.connID, false); got != NotOwner {
-		t.Errorf("KILL QUERY by another user: %v, want NotOwner", got)
+	if got := ts.Kill(testSHA2User, victim.connID, true); got != NoSuchConnection {
+		t.Errorf("KILL CONNECTION by another user: %v, want NoSuchConnection", got)
 	}
 	if got := ts.Kill(testUser, victim.connID, false); got != Killed {
 		t.Errorf("KILL QUERY: %v, want Killed", got)
