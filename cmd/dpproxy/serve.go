@@ -143,6 +143,7 @@ func serve(ctx context.Context, opts options, stderr io.Writer) error {
 		Addr:                   cfg.Listen,
 		MaxConnections:         cfg.MaxConnections,
 		ReservedSessions:       cfg.ReservedSessions,
+		MaxUserConnections:     cfg.MaxUserConnections,
 		MaxHandshakesPerSource: cfg.MaxHandshakesPerSource,
 		MaxAllowedPacket:       cfg.MaxAllowedPacket,
 		MaxBufferedBytes:       cfg.MaxBufferedBytes,
@@ -274,7 +275,7 @@ func (a accounts) Account(user string) (wire.Account, bool) {
 	if err != nil {
 		return wire.Account{}, false
 	}
-	return wire.Account{NativeHash: h, CachingSHA2: u.AuthPlugin == catalog.AuthCachingSHA2}, true
+	return wire.Account{NativeHash: h, CachingSHA2: u.AuthPlugin == catalog.AuthCachingSHA2, MaxConnections: u.MaxUserConnections}, true
 }
 
 // engineAdapter and sessionAdapter connect proxy to wire, which share no types.

@@ -31,6 +31,11 @@ type Config struct {
 	// ReservedSessions of MaxConnections are kept for logged-in sessions:
 	// connections still in the handshake cannot take them.
 	ReservedSessions int `yaml:"reserved_sessions"`
+	// MaxUserConnections caps the logged-in connections of one user (MySQL's
+	// max_user_connections); users[].max_user_connections overrides it.
+	// Default max_connections/4 (at least 1), so one user cannot take every
+	// slot.
+	MaxUserConnections int `yaml:"max_user_connections"`
 	// MaxHandshakesPerSource caps the connections from one IP address that
 	// have not logged in yet.
 	MaxHandshakesPerSource int `yaml:"max_handshakes_per_source"`
@@ -190,6 +195,9 @@ type User struct {
 	// Epsilon and Delta are the user's total budget.
 	Epsilon float64 `yaml:"epsilon"`
 	Delta   float64 `yaml:"delta"`
+	// MaxUserConnections, if > 0, caps the user's logged-in connections in
+	// place of the top-level max_user_connections.
+	MaxUserConnections int `yaml:"max_user_connections"`
 }
 
 // Table is a table analysts may query.
@@ -392,6 +400,9 @@ func (c *Config) applyDefaults() {
 	if c.ReservedSessions == 0 {
 		c.ReservedSessions = c.MaxConnections / 10
 	}
+	if c.MaxUserConnections == 0 {
+		c.MaxUserConnections = max(c.MaxConnections/4, 1)
+	}
 	if c.MaxHandshakesPerSource == 0 {
 		c.MaxHandshakesPerSource = DefaultMaxHandshakesPerSource
 	}
@@ -463,6 +474,9 @@ func (c *Config) Validate() error {
 	}
 	if c.ReservedSessions < 0 || c.ReservedSessions >= c.MaxConnections {
 		return invalid("reserved_sessions", "must be in [0, max_connections), got %d", c.ReservedSessions)
+	}
+	if c.MaxUserConnections < 1 || c.MaxUserConnections > c.MaxConnections {
+		return invalid("max_user_connections", "must be in [1, max_connections (%d)], got %d", c.MaxConnections, c.MaxUserConnections)
 	}
 	if c.MaxHandshakesPerSource < 1 {
 		return invalid("max_handshakes_per_source", "must be at least 1, got %d", c.MaxHandshakesPerSource)
@@ -548,6 +562,9 @@ func (c *Config) Validate() error {
 		case "", AuthNativePassword, AuthCachingSHA2:
 		default:
 			return invalid(f+".auth_plugin", "must be %s or %s", AuthNativePassword, AuthCachingSHA2)
+		}
+		if u.MaxUserConnections < 0 || u.MaxUserConnections > c.MaxConnections {
+			return invalid(f+".max_user_connections", "must be in [0, max_connections (%d)] (0: the top-level max_user_connections), got %d", c.MaxConnections, u.MaxUserConnections)
 		}
 		if err := checkPositive(f+".epsilon", u.Epsilon); err != nil {
 			return err

@@ -70,6 +70,10 @@ func TestValidationNamesTheField(t *testing.T) {
 		{"epsilon: 5,", "epsilon: 5, auth_plugin: sha256_password,", "users[0].auth_plugin"},
 		{"users:", "tls: {cert: c.pem}\nusers:", "tls"},
 		{"users:", "tls: {require: true}\nusers:", "tls.require"},
+		{"users:", "max_user_connections: -1\nusers:", "max_user_connections"},
+		{"users:", "max_connections: 10\nmax_user_connections: 11\nusers:", "max_user_connections"},
+		{"epsilon: 5,", "epsilon: 5, max_user_connections: -2,", "users[0].max_user_connections"},
+		{"epsilon: 5,", "epsilon: 5, max_user_connections: 257,", "users[0].max_user_connections"},
 		// Values no mechanism can use (issue 10 #6): refused at start-up
 		// rather than charged and failed at the first statement.
 		{"upper: 100", "upper: 1.0e300", "tables[0].columns[0]"},
@@ -117,6 +121,27 @@ func TestPartitions(t *testing.T) {
 	var ve *ValidationError
 	if !errors.As(err, &ve) || ve.Field != "tables[0].partitions" {
 		t.Errorf("mysql: got %v, want an error naming tables[0].partitions", err)
+	}
+}
+
+// TestMaxUserConnections: one user may hold a quarter of max_connections
+// by default (before, no limit: one user could take every slot), and the
+// setting and its per-user override are read.
+func TestMaxUserConnections(t *testing.T) {
+	c, err := ParseConfig(strings.NewReader(validConfig))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.MaxUserConnections != DefaultMaxConnections/4 || c.Users[0].MaxUserConnections != 0 {
+		t.Errorf("defaults: max_user_connections %d, users[0] %d; want %d, 0", c.MaxUserConnections, c.Users[0].MaxUserConnections, DefaultMaxConnections/4)
+	}
+	small := strings.Replace(validConfig, "users:", "max_connections: 3\nusers:", 1)
+	if c, err := ParseConfig(strings.NewReader(small)); err != nil || c.MaxUserConnections != 1 {
+		t.Errorf("max_connections 3: max_user_connections %d, %v; want 1", c.MaxUserConnections, err)
+	}
+	set := strings.NewReplacer("users:", "max_user_connections: 10\nusers:", "epsilon: 5,", "epsilon: 5, max_user_connections: 2,").Replace(validConfig)
+	if c, err := ParseConfig(strings.NewReader(set)); err != nil || c.MaxUserConnections != 10 || c.Users[0].MaxUserConnections != 2 {
+		t.Errorf("set: %v, %v", c, err)
 	}
 }
 

@@ -23,6 +23,9 @@ type Account struct {
 	// cache knows the user, which some clients only do when allowed to
 	// fetch the server's key (Connector/J: allowPublicKeyRetrieval=true).
 	CachingSHA2 bool
+	// MaxConnections, if > 0, caps the user's logged-in connections in
+	// place of Config.MaxUserConnections.
+	MaxConnections int
 }
 
 // plugin is the authentication plugin clients are asked to use.

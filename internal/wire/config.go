@@ -22,6 +22,13 @@ type Config struct {
 	// MaxConnections - ReservedSessions slots, so clients that never finish
 	// logging in cannot take every slot. Default MaxConnections/10.
 	ReservedSessions int
+	// MaxUserConnections caps the logged-in connections of one user, as
+	// MySQL's max_user_connections: one more is refused after its password
+	// was checked, with 1203 "User x already has more than
+	// 'max_user_connections' active connections". Account.MaxConnections
+	// overrides it per user. Default MaxConnections/4 (at least 1), so that
+	// one user cannot take every slot.
+	MaxUserConnections int
 	// MaxHandshakesPerSource caps the connections from one IP address that
 	// are still in the handshake; one more is refused with 1040. Default 64 (a client pool opening many connections at once comes from one address).
 	MaxHandshakesPerSource int
@@ -101,6 +108,7 @@ func (cfg Config) withDefaults() (Config, error) {
 	}{
 		{"MaxConnections", int64(cfg.MaxConnections)},
 		{"ReservedSessions", int64(cfg.ReservedSessions)},
+		{"MaxUserConnections", int64(cfg.MaxUserConnections)},
 		{"MaxHandshakesPerSource", int64(cfg.MaxHandshakesPerSource)},
 		{"MaxAllowedPacket", cfg.MaxAllowedPacket},
 		{"MaxBufferedBytes", cfg.MaxBufferedBytes},
@@ -137,6 +145,9 @@ func (cfg Config) withDefaults() (Config, error) {
 	}
 	if cfg.ReservedSessions >= cfg.MaxConnections {
 		return cfg, fmt.Errorf("wire: ReservedSessions is %d, want fewer than MaxConnections (%d)", cfg.ReservedSessions, cfg.MaxConnections)
+	}
+	if cfg.MaxUserConnections == 0 {
+		cfg.MaxUserConnections = max(cfg.MaxConnections/4, 1)
 	}
 	if cfg.MaxHandshakesPerSource == 0 {
 		cfg.MaxHandshakesPerSource = DefaultMaxHandshakesPerSource

@@ -15,10 +15,16 @@ func TestConfigDefaults(t *testing.T) {
 		got.ShutdownGrace != DefaultShutdownGrace || got.ServerVersion != DefaultServerVersion || got.Logger == nil {
 		t.Errorf("got %+v, want every default", got)
 	}
+	if got.MaxUserConnections != DefaultMaxConnections/4 {
+		t.Errorf("MaxUserConnections: got %d, want %d", got.MaxUserConnections, DefaultMaxConnections/4)
+	}
+	if got, _ := (Config{MaxConnections: 2}).withDefaults(); got.MaxUserConnections != 1 {
+		t.Errorf("MaxUserConnections with 2 connections: got %d, want 1", got.MaxUserConnections)
+	}
 
 	for _, cfg := range []Config{
 		{MaxConnections: -1}, {ReadTimeout: -time.Second}, {WriteTimeout: -1},
-		{IdleTimeout: -1}, {ShutdownGrace: -1},
+		{IdleTimeout: -1}, {ShutdownGrace: -1}, {MaxUserConnections: -1},
 	} {
 		if _, err := NewServer(cfg, fakeAccounts{}, newFakeEngine()); err == nil {
 			t.Errorf("NewServer(%+v): got no error, want one for the negative field", cfg)

@@ -31,6 +31,7 @@ type connection struct {
 	source string       // the client's IP address
 
 	inHandshake bool            // holds a handshake slot; guarded by srv.mu
+	slotUser    string          // the user whose connection count includes this one; guarded by srv.mu
 	ctx         context.Context // cancelled when the server stops for good
 	log         *slog.Logger
 
@@ -247,7 +248,12 @@ func (c *connection) GetCredential(user string) (server.Credential, bool, error)
 
 // OnAuthSuccess opens the connection's session and applies the database
 // named at login; an error is sent instead of the OK packet.
+//
+// A user who already has as many connections as allowed gets 1203 instead.
 func (c *connection) OnAuthSuccess(mc *server.Conn) error {
+	if err := c.srv.takeUserSlot(c, mc.GetUser()); err != nil {
+		return err
+	}
 	c.id, c.user = mc.ConnectionID(), mc.GetUser()
 	c.loggedIn(c.id, c.user)
 	c.guard.authenticated.Store(true)

@@ -33,10 +33,14 @@ func (a fakeAccounts) Account(user string) (Account, bool) {
 // testSHA2User logs in with caching_sha2_password and testPassword.
 const testSHA2User = "analyst8"
 
+// testLimitedUser logs in with testPassword and may have one connection.
+const testLimitedUser = "analyst1"
+
 // testAccounts are the accounts of startServer.
 var testAccounts = fakeAccounts{
-	testUser:     {NativeHash: NativePasswordHash(testPassword)},
-	testSHA2User: {NativeHash: NativePasswordHash(testPassword), CachingSHA2: true},
+	testUser:        {NativeHash: NativePasswordHash(testPassword)},
+	testSHA2User:    {NativeHash: NativePasswordHash(testPassword), CachingSHA2: true},
+	testLimitedUser: {NativeHash: NativePasswordHash(testPassword), MaxConnections: 1},
 }
 
 // codedError is an error with a MySQL code, as dperr.Error is.

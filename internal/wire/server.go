@@ -40,7 +40,9 @@ type Server struct {
 	// handshakes counts the connections still in the handshake, in total
 	// ("") and per source IP address.
 	handshakes map[string]int
-	wg         sync.WaitGroup // connection goroutines, including refusals
+	// users counts the logged-in connections per user (see takeUserSlot).
+	users map[string]int
+	wg    sync.WaitGroup // connection goroutines, including refusals
 
 	throttle     *logThrottle  // warnings about floods: refusals, oversized packets, failed logins, panics
 	packetMemory *packetMemory // client packets being received, all connections
@@ -67,6 +69,7 @@ func NewServer(cfg Config, accounts Accounts, engine Engine) (*Server, error) {
 		started:      time.Now(),
 		conns:        make(map[*connection]struct{}),
 		handshakes:   make(map[string]int),
+		users:        make(map[string]int),
 		throttle:     newLogThrottle(cfg.Logger, time.Second),
 		packetMemory: &packetMemory{limit: cfg.MaxBufferedBytes},
 	}, nil
@@ -203,6 +206,32 @@ func (s *Server) forget(c *connection) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.conns, c)
+	if u := c.slotUser; u != "" {
+		if s.users[u]--; s.users[u] <= 0 {
+			delete(s.users, u)
+		}
+	}
+}
+
+// takeUserSlot counts c, which has just authenticated as user, against the
+// user's connection limit (Account.MaxConnections, else
+// Config.MaxUserConnections), or returns error 1203 if the user already
+// has that many connections: without it one user could take every slot.
+func (s *Server) takeUserSlot(c *connection, user string) error {
+	limit := s.cfg.MaxUserConnections
+	if acc, ok := s.accounts.Account(user); ok && acc.MaxConnections > 0 {
+		limit = acc.MaxConnections
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.users[user] >= limit {
+		s.throttle.warn("user connections "+user, "wire: too many connections for the user; refusing",
+			"remote", c.source, "user", user, "max_user_connections", limit)
+		return gomysql.NewDefaultError(gomysql.ER_TOO_MANY_USER_CONNECTIONS, user)
+	}
+	s.users[user]++
+	c.slotUser = user
+	return nil
 }
 
 // sourceOf is the IP address of a remote address (the whole address if it
