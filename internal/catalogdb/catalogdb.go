@@ -39,6 +39,9 @@ const Collation = sql.Collation_utf8mb4_general_ci
 type Engine struct {
 	gms      *sqle.Engine
 	database string
+	// running admits at most maxConcurrentStatements statements at once
+	// (heap_watch.go).
+	running chan struct{}
 }
 
 // Variables are global system variable values the engine reports (version,
@@ -70,7 +73,7 @@ func New(cat *catalog.Config, database string, vars Variables) (*Engine, error) 
 	}
 	e := sqle.NewDefault(&provider{db: db})
 	e.ReadOnly.Store(true)
-	return &Engine{gms: e, database: database}, nil
+	return &Engine{gms: e, database: database, running: make(chan struct{}, maxConcurrentStatements)}, nil
 }
 
 func newTable(database string, t *catalog.Table) *table {

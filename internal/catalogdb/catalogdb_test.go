@@ -168,3 +168,28 @@ func TestCrossJoinsAreBounded(t *testing.T) {
 		t.Errorf("a join of catalog size: %v rows, %v", len(r.Rows), err)
 	}
 }
+
+// TestMemoryBudget: statements whose operators hold rows outside the
+// engine's memory manager (GROUP_CONCAT, window functions) or carry large
+// values per row are cancelled once the heap grows by heapBudget, long
+// before the statement timeout; an independent review grew the proxy by
+// 3 GB in 30 s with each, or killed it.
+func TestMemoryBudget(t *testing.T) {
+	s := testEngine(t).Open("alice", 1)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	for _, q := range []string{
+		"SELECT LENGTH(GROUP_CONCAT(a.COLUMN_NAME)) FROM information_schema.COLUMNS a, information_schema.COLUMNS b, information_schema.COLUMNS c",
+		"SELECT COUNT(*) FROM (SELECT ROW_NUMBER() OVER () r FROM information_schema.COLUMNS a, information_schema.COLUMNS b, information_schema.COLUMNS c) t",
+		"SELECT REPEAT('x', 1048576) FROM information_schema.COLUMNS a, information_schema.COLUMNS b LIMIT 500",
+		"SELECT COUNT(*) FROM (SELECT x FROM (SELECT REPEAT('x', 1048576) x, a.COLUMN_NAME c FROM information_schema.COLUMNS a, information_schema.COLUMNS b) t ORDER BY c LIMIT 150000) u",
+	} {
+		start := time.Now()
+		_, err := s.Query(ctx, q)
+		var e *Error
+		if !errors.As(err, &e) || !strings.Contains(e.Msg, " MiB") {
+			t.Errorf("%.60s: got %v, want the memory budget's refusal", q, err)
+		}
+		t.Logf("%.60s: refused after %v", q, time.Since(start))
+	}
+}

@@ -60,14 +60,22 @@ func (s *Session) Query(ctx context.Context, query string) (res *Result, err err
 			res, err = nil, &Error{Code: 1105, State: "HY000", Msg: "the catalog engine failed on this statement"}
 		}
 	}()
-	sctx := s.context(ctx)
+	select {
+	case s.e.running <- struct{}{}:
+		defer func() { <-s.e.running }()
+	case <-ctx.Done():
+		return nil, &Error{Code: 1317, State: "70100", Msg: "query execution was interrupted"}
+	}
+	watched, stop := watchHeap(ctx, heapBudget)
+	defer stop()
+	sctx := s.context(watched)
 	schema, iter, _, err := s.e.gms.Query(sctx, query)
 	if err != nil {
-		return nil, sqlError(err)
+		return nil, budgetError(watched, err)
 	}
 	rows, err := drain(sctx, iter)
 	if err != nil {
-		return nil, sqlError(err)
+		return nil, budgetError(watched, err)
 	}
 	if isOK(schema) {
 		return &Result{}, nil
@@ -76,6 +84,7 @@ func (s *Session) Query(ctx context.Context, query string) (res *Result, err err
 	for j, c := range schema {
 		res.Columns[j] = column(sctx, c)
 	}
+	size := 0
 	for _, row := range rows {
 		out := make([]any, len(schema))
 		for j, c := range schema {
@@ -87,7 +96,11 @@ func (s *Session) Query(ctx context.Context, query string) (res *Result, err err
 				return nil, sqlError(err)
 			}
 			if !v.IsNull() {
-				out[j] = v.ToString()
+				text := v.ToString()
+				if size += len(text); size > maxResultBytes {
+					return nil, &Error{Code: 1105, State: "HY000", Msg: "a statement over the catalog may return at most 64 MiB"}
+				}
+				out[j] = text
 			}
 		}
 		res.Rows = append(res.Rows, out)
@@ -95,15 +108,18 @@ func (s *Session) Query(ctx context.Context, query string) (res *Result, err err
 	return res, nil
 }
 
-// maxResultRows and maxCachedRows bound the rows one statement may return
-// and hold in the engine's sorts, groupings and distinct sets. The catalog
+// maxResultRows, maxResultBytes and maxCachedRows bound the rows one
+// statement may return (a constant value is one string in the engine, and
+// a copy per row in the result) and hold in the engine's sorts, groupings
+// and distinct sets. The catalog
 // is small (hundreds of columns), but a cross join of it is not: three
 // copies of information_schema.COLUMNS sorted grew the proxy by 3 GB in the
 // 30 s the statement ran, and a few such statements at once would have
 // killed it for every analyst.
 const (
-	maxResultRows = 100_000
-	maxCachedRows = 200_000
+	maxResultRows  = 100_000
+	maxResultBytes = 64 << 20
+	maxCachedRows  = 200_000
 )
 
 // rowBudget is the engine's memory reporter for one statement: the engine
@@ -180,6 +196,15 @@ func column(ctx *sql.Context, c *sql.Column) Column {
 		col.Decimals = 31
 	}
 	return col
+}
+
+// budgetError is sqlError, or the memory budget's refusal when the heap
+// watch cancelled the statement.
+func budgetError(ctx context.Context, err error) error {
+	if errors.Is(context.Cause(ctx), errMemoryBudget) {
+		return &Error{Code: 1105, State: "HY000", Msg: errMemoryBudget.Error()}
+	}
+	return sqlError(err)
 }
 
 func sqlError(err error) error {
