@@ -95,6 +95,26 @@ func TestCheckHandshakeResponse(t *testing.T) {
 	if !checkHandshakeResponse(p) {
 		t.Error("a response without CLIENT_CONNECT_ATTRS was refused")
 	}
+	// An auth length past the packet's end, with or without attributes:
+	// go-mysql's readDb or readAttributes then sliced past the end and
+	// panicked (an independent review of the first guard). So does a user
+	// name without its NUL.
+	for _, caps := range []uint32{
+		gomysql.CLIENT_PROTOCOL_41 | gomysql.CLIENT_SECURE_CONNECTION | gomysql.CLIENT_CONNECT_WITH_DB,
+		gomysql.CLIENT_PROTOCOL_41 | gomysql.CLIENT_SECURE_CONNECTION | gomysql.CLIENT_CONNECT_ATTRS,
+	} {
+		b := binary.LittleEndian.AppendUint32(nil, caps)
+		b = binary.LittleEndian.AppendUint32(b, 1<<24)
+		b = append(b, 45)
+		b = append(b, make([]byte, 23)...)
+		b = append(b, "demo\x00\x05"...)
+		if checkHandshakeResponse(b) {
+			t.Errorf("caps %#x: an auth length past the end was let through", caps)
+		}
+		if checkHandshakeResponse(append(b[:sslRequestLen:sslRequestLen], "demo"...)) {
+			t.Errorf("caps %#x: a user name without its NUL was let through", caps)
+		}
+	}
 }
 
 // TestPanicLogThrottled: twenty connections from one address that each end

@@ -221,37 +221,42 @@ func (g *packetGuard) readHandshakeResponse() error {
 	return nil
 }
 
-// checkHandshakeResponse reports false for a handshake response whose
-// connection attributes are cut short: go-mysql's parser (readAttributes in
-// server/handshake_resp.go, v1.16.0) reads a length-encoded integer's bytes
-// without checking they are there, and panics. It walks the response as
-// go-mysql does; anything else malformed is left to go-mysql, which refuses
-// it without panicking.
+// checkHandshakeResponse reports false for a handshake response that is cut
+// short anywhere go-mysql's parser (server/handshake_resp.go, v1.16.0)
+// would slice or index past its end: readDb and readAttributes take
+// data[pos:] after an auth length that ran past the packet, and
+// readAttributes reads a length-encoded integer's bytes without checking
+// they are there, and panic (an independent review replayed go-mysql's
+// parse order on two million generated responses). It walks the response
+// as go-mysql does: user name, auth data, database, plugin name,
+// attributes. A response without CLIENT_PROTOCOL_41 or
+// CLIENT_SECURE_CONNECTION is left to go-mysql, which refuses it without
+// panicking; so is a complete one.
 func checkHandshakeResponse(p []byte) bool {
 	if len(p) <= sslRequestLen {
-		return true // too short for go-mysql to reach the attributes
+		return true // the SSL request, or too short for go-mysql to go past its first part
 	}
 	caps := uint32(p[0]) | uint32(p[1])<<8 | uint32(p[2])<<16 | uint32(p[3])<<24
-	if caps&gomysql.CLIENT_PROTOCOL_41 == 0 || caps&gomysql.CLIENT_SECURE_CONNECTION == 0 || caps&gomysql.CLIENT_CONNECT_ATTRS == 0 {
+	if caps&gomysql.CLIENT_PROTOCOL_41 == 0 || caps&gomysql.CLIENT_SECURE_CONNECTION == 0 {
 		return true
 	}
 	pos := sslRequestLen
 	// user name
 	i := bytes.IndexByte(p[pos:], 0)
 	if i < 0 {
-		return true
+		return false
 	}
 	pos += i + 1
 	// auth data
 	if caps&gomysql.CLIENT_PLUGIN_AUTH_LENENC_CLIENT_DATA != 0 {
 		n, k, ok := lenencInt(p[pos:])
 		if !ok || n > uint64(len(p)-pos-k) {
-			return true
+			return false
 		}
 		pos += k + int(n)
 	} else {
 		if pos >= len(p) || pos+1+int(p[pos]) > len(p) {
-			return true
+			return false
 		}
 		pos += 1 + int(p[pos])
 	}
@@ -262,12 +267,16 @@ func checkHandshakeResponse(p []byte) bool {
 		}
 		i := bytes.IndexByte(p[pos:], 0)
 		if i < 0 {
-			return true
+			return false
 		}
 		pos += i + 1
 	}
-	// The attributes: their total length, then key and value strings; like
-	// go-mysql, read strings to the end of the packet.
+	if caps&gomysql.CLIENT_CONNECT_ATTRS == 0 {
+		return true
+	}
+	// The attributes: their total length (none at the packet's end, which
+	// go-mysql reads as NULL), then key and value strings; like go-mysql,
+	// read strings to the end of the packet.
 	if pos == len(p) {
 		return true
 	}
