@@ -153,13 +153,7 @@ func TestSynopsisAbandonedClaimIsReopened(t *testing.T) {
 	ledgers := openLedgers(t, 1)
 	ctx := context.Background()
 	spec := testSpec()
-	claim := claimAccount(spec.Key)
-	if err := ledgers[0].SetLimit(ctx, claim, budget.Cost{Epsilon: testSynopsisEpsilon}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ledgers[0].Reserve(ctx, []string{"user:a", claim}, budget.Cost{Epsilon: testSynopsisEpsilon}, "killed"); err != nil {
-		t.Fatal(err)
-	}
+	killedBuild(t, ledgers[0], spec)
 	st := newSynopsisStore(ledgers[0])
 	st.lease = 100 * time.Millisecond
 	var builds atomic.Int64
@@ -263,13 +257,7 @@ func TestDeadBuilderReopenedAcrossShortStatements(t *testing.T) {
 	ledgers := openLedgers(t, 1)
 	ctx := context.Background()
 	spec := testSpec()
-	claim := claimAccount(spec.Key)
-	if err := ensureClaim(ctx, ledgers[0], claim, testSynopsisEpsilon); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ledgers[0].Reserve(ctx, []string{"user:a", claim}, budget.Cost{Epsilon: testSynopsisEpsilon}, "killed"); err != nil {
-		t.Fatal(err)
-	}
+	killedBuild(t, ledgers[0], spec)
 	st := newSynopsisStore(ledgers[0])
 	st.lease, st.poll = 200*time.Millisecond, 5*time.Millisecond
 	var builds atomic.Int64
@@ -292,13 +280,7 @@ func TestLeaseWatchesForgetFinishedWaits(t *testing.T) {
 	ledgers := openLedgers(t, 1)
 	ctx := context.Background()
 	spec := testSpec()
-	claim := claimAccount(spec.Key)
-	if err := ensureClaim(ctx, ledgers[0], claim, testSynopsisEpsilon); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ledgers[0].Reserve(ctx, []string{"user:a", claim}, budget.Cost{Epsilon: testSynopsisEpsilon}, "killed"); err != nil {
-		t.Fatal(err)
-	}
+	killedBuild(t, ledgers[0], spec)
 	st := newSynopsisStore(ledgers[0])
 	st.lease, st.poll = 50*time.Millisecond, 5*time.Millisecond
 	var builds atomic.Int64
@@ -309,5 +291,19 @@ func TestLeaseWatchesForgetFinishedWaits(t *testing.T) {
 	defer st.watches.mu.Unlock()
 	if n := len(st.watches.watches); n != 0 {
 		t.Errorf("%d watches left after the wait ended, want 0", n)
+	}
+}
+
+// killedBuild leaves spec's claim as a builder killed after its reservation
+// leaves it: spent by a pending reservation of user:a, with no synopsis.
+func killedBuild(t *testing.T, l *budget.Ledger, spec *planner.SynopsisSpec) {
+	t.Helper()
+	ctx := context.Background()
+	claim := claimAccount(spec.Key)
+	if err := ensureClaim(ctx, l, claim, testSynopsisEpsilon); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Reserve(ctx, []string{"user:a", claim}, budget.Cost{Epsilon: testSynopsisEpsilon}, "killed"); err != nil {
+		t.Fatal(err)
 	}
 }

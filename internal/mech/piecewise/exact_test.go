@@ -57,10 +57,8 @@ func adversarialPairs(rng *rand.Rand, random int) []neighbourPair {
 	tiny := []float64{0, 5e-324, 1e-300, 1e-17, 0.1, 0.3, 1.0 / 3, 0.7, 5, 9.9, 10 - 1e-15, 10}
 	var pairs []neighbourPair
 	add := func(d []float64, x float64) {
-		d = slices.Sorted(slices.Values(d))
-		d2 := append(slices.Clone(d), x)
-		slices.Sort(d2)
-		pairs = append(pairs, neighbourPair{slices.Clone(d), d2})
+		sorted, added := privtest.WithRow(d, x)
+		pairs = append(pairs, neighbourPair{sorted, added})
 	}
 	for _, x := range tiny {
 		add(nil, x)

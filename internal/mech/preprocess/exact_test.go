@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"slices"
 	"strings"
 	"testing"
 
@@ -36,10 +35,8 @@ func exactPairs(rng *rand.Rand, random int) [][2][]float64 {
 	special := []float64{0, 5e-324, 1e-300, 1e-17, 0.1, 1.0 / 3, 0.7, 4.9, 5, 5.1, 9.9, 10 - 1e-15, 10}
 	var pairs [][2][]float64
 	add := func(d []float64, x float64) {
-		d = slices.Sorted(slices.Values(d))
-		d2 := append(slices.Clone(d), x)
-		slices.Sort(d2)
-		pairs = append(pairs, [2][]float64{d, d2})
+		sorted, added := privtest.WithRow(d, x)
+		pairs = append(pairs, [2][]float64{sorted, added})
 	}
 	for _, x := range special {
 		add(nil, x)

@@ -70,10 +70,8 @@ func TiedNeighbours(lower, upper float64, rng *rand.Rand, random, maxRows int) [
 	}
 	var pairs [][2][]float64
 	add := func(d []float64, x float64) {
-		d = slices.Sorted(slices.Values(d))
-		d2 := append(slices.Clone(d), x)
-		slices.Sort(d2)
-		pairs = append(pairs, [2][]float64{d, d2})
+		sorted, added := WithRow(d, x)
+		pairs = append(pairs, [2][]float64{sorted, added})
 	}
 	for _, x := range special {
 		add(nil, x)
@@ -125,4 +123,13 @@ func FormatRows(d []float64) string {
 	}
 	b.WriteByte(']')
 	return b.String()
+}
+
+// WithRow returns d sorted and d with the row x added, sorted: an add/remove
+// neighbour pair. d itself is not changed.
+func WithRow(d []float64, x float64) (sorted, added []float64) {
+	sorted = slices.Sorted(slices.Values(d))
+	added = append(slices.Clone(sorted), x)
+	slices.Sort(added)
+	return sorted, added
 }
