@@ -11,10 +11,13 @@ import (
 	"database/sql"
 	"encoding/pem"
 	"fmt"
+	"io"
 	"math/big"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -140,5 +143,57 @@ func TestConfiguredTLS(t *testing.T) {
 	cfg.ServerPubKey = "e2e-configured"
 	if err := queryAs(cfg); err != nil {
 		t.Errorf("dave without TLS, encrypting with the configured RSA key: %v", err)
+	}
+}
+
+// TestMetricsTokenOverTLS configures metrics.tls and a metrics.token read
+// from the environment: /metrics is served over HTTPS with the proxy's
+// certificate and answers only the bearer of the token; /healthz stays
+// open; plain HTTP gets no metrics.
+func TestMetricsTokenOverTLS(t *testing.T) {
+	dir, config, pool, _ := tlsDeployment(t, false)
+	raw, err := os.ReadFile(config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw = append(raw, "metrics: {token: \"${DPPROXY_E2E_METRICS_TOKEN}\", tls: true}\n"...)
+	if err := os.WriteFile(config, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	const token = "e2e-metrics-token-0123456789"
+	p := startProxy(t, dir, []string{"DPPROXY_E2E_METRICS_TOKEN=" + token}, "--config", config)
+	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, ServerName: "127.0.0.1"}}}
+	get := func(url, authorization string) (int, string) {
+		t.Helper()
+		req, err := http.NewRequest(http.MethodGet, url, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if authorization != "" {
+			req.Header.Set("Authorization", authorization)
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			return 0, err.Error()
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	base := "https://" + p.metricsAddr
+	if code, body := get(base+"/metrics", ""); code != http.StatusUnauthorized {
+		t.Errorf("/metrics without a token: %d %q, want 401", code, body)
+	}
+	if code, _ := get(base+"/metrics", "Bearer wrong-token-0123456789"); code != http.StatusUnauthorized {
+		t.Errorf("/metrics with another token: %d, want 401", code)
+	}
+	if code, body := get(base+"/metrics", "Bearer "+token); code != http.StatusOK || !strings.Contains(body, "dpproxy_connections ") {
+		t.Errorf("/metrics with the token: %d %q", code, body)
+	}
+	if code, body := get(base+"/healthz", ""); code != http.StatusOK || strings.TrimSpace(body) != "ok" {
+		t.Errorf("/healthz: %d %q", code, body)
+	}
+	if code, body := get("http://"+p.metricsAddr+"/metrics", "Bearer "+token); code == http.StatusOK || strings.Contains(body, "dpproxy_") {
+		t.Errorf("plain HTTP: %d %q, want no metrics", code, body)
 	}
 }

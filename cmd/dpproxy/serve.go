@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"database/sql"
 	"encoding/hex"
 	"fmt"
@@ -187,9 +188,20 @@ func serve(ctx context.Context, opts options, stderr io.Writer) error {
 			}
 			return nil
 		}
-		log.Info("metrics listening", "addr", ml.Addr().String(), "paths", "/metrics /healthz")
+		var metricsTLS *tls.Config
+		if cfg.Metrics.TLS {
+			metricsTLS = tlsConfig
+		}
+		log.Info("metrics listening", "addr", ml.Addr().String(), "paths", "/metrics /healthz", "https", metricsTLS != nil, "token", cfg.Metrics.Token != "")
+		switch {
+		case loopback(ml.Addr()):
+		case cfg.Metrics.Token == "":
+			log.Warn("metrics: /metrics answers anyone who reaches a non-loopback address; set metrics.token (and metrics.tls)")
+		case metricsTLS == nil:
+			log.Warn("metrics: the metrics token travels in clear to a non-loopback address; set metrics.tls")
+		}
 		go func() {
-			if err := metrics.Serve(ctx, ml, m.Handler(healthy, log)); err != nil {
+			if err := metrics.Serve(ctx, ml, m.Handler(healthy, cfg.Metrics.Token, log), metricsTLS); err != nil {
 				log.Error("metrics endpoint failed", "err", err)
 			}
 		}()
@@ -244,6 +256,12 @@ func setLimits(ctx context.Context, l *budget.Ledger, cfg *catalog.Config) error
 		}
 	}
 	return nil
+}
+
+// loopback reports whether a listener's address is a loopback one.
+func loopback(a net.Addr) bool {
+	tcp, ok := a.(*net.TCPAddr)
+	return ok && tcp.IP.IsLoopback()
 }
 
 func port(a net.Addr) string {

@@ -82,10 +82,23 @@ type TLS struct {
 
 // Metrics configures the Prometheus endpoint.
 type Metrics struct {
-	// Listen is the TCP address of /metrics and /healthz (plain HTTP, no
-	// authentication: bind it to a private interface). Empty: off.
+	// Listen is the TCP address of /metrics and /healthz. Empty: off.
 	Listen string `yaml:"listen"`
+	// Token, if set, is the bearer token /metrics requires
+	// ("Authorization: Bearer <token>", compared in constant time; any
+	// other request gets 401). /healthz, which says only "ok" or
+	// "unhealthy", stays open to load balancers. ${VAR} is replaced from
+	// the environment; at least MinMetricsTokenLength bytes, and a token
+	// naming an unset variable is refused rather than read as no token.
+	Token string `yaml:"token"`
+	// TLS serves both paths over HTTPS with the certificate and key of
+	// tls.cert and tls.key (which it needs), so that the token does not
+	// travel in clear.
+	TLS bool `yaml:"tls"`
 }
+
+// MinMetricsTokenLength is the shortest metrics.token accepted.
+const MinMetricsTokenLength = 16
 
 // Timeouts of a client connection; zero means the default.
 type Timeouts struct {
@@ -354,6 +367,11 @@ func ParseConfig(r io.Reader) (*Config, error) {
 	}
 	c.Backend.DSN = expandEnv(c.Backend.DSN)
 	c.Ledger.DSN = expandEnv(c.Ledger.DSN)
+	if token := c.Metrics.Token; token != "" {
+		if c.Metrics.Token = expandEnv(token); c.Metrics.Token == "" {
+			return nil, invalid("metrics.token", "%s names unset environment variables", token)
+		}
+	}
 	c.applyDefaults()
 	if err := c.Validate(); err != nil {
 		return nil, err
@@ -541,6 +559,12 @@ func (c *Config) Validate() error {
 	}
 	if c.TLS.Require && c.TLS.Cert == "" {
 		return invalid("tls.require", "needs tls.cert and tls.key")
+	}
+	if c.Metrics.TLS && c.TLS.Cert == "" {
+		return invalid("metrics.tls", "needs tls.cert and tls.key")
+	}
+	if n := len(c.Metrics.Token); n > 0 && n < MinMetricsTokenLength {
+		return invalid("metrics.token", "must be at least %d bytes, got %d", MinMetricsTokenLength, n)
 	}
 	if len(c.Users) == 0 {
 		return invalid("users", "at least one user is required")

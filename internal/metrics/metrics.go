@@ -10,6 +10,9 @@ package metrics
 
 import (
 	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -103,10 +106,17 @@ func (m *Metrics) ObserveCharge(c budget.Charge) {
 }
 
 // Handler serves /metrics, and /healthz: 200 "ok" when healthy reports
-// nil (the ledger and the backend answer), else 503 without details.
-func (m *Metrics) Handler(healthy func(context.Context) error, log *slog.Logger) http.Handler {
+// nil (the ledger and the backend answer), else 503 without details. A
+// non-empty token is required of /metrics as "Authorization: Bearer
+// <token>" (compared in constant time); without it, or with another,
+// /metrics answers 401 and nothing else. /healthz needs no token.
+func (m *Metrics) Handler(healthy func(context.Context) error, token string, log *slog.Logger) http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{}))
+	var scrape http.Handler = promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
+	if token != "" {
+		scrape = requireBearer(token, scrape)
+	}
+	mux.Handle("GET /metrics", scrape)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
 		defer cancel()
@@ -120,8 +130,30 @@ func (m *Metrics) Handler(healthy func(context.Context) error, log *slog.Logger)
 	return mux
 }
 
-// Serve serves h on l until ctx is cancelled.
-func Serve(ctx context.Context, l net.Listener, h http.Handler) error {
+// requireBearer passes to next only requests carrying
+// "Authorization: Bearer <token>"; others get 401 with a
+// WWW-Authenticate challenge (RFC 6750).
+func requireBearer(token string, next http.Handler) http.Handler {
+	want := sha256.Sum256([]byte(token))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		given, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		// Hashing first makes the comparison's time independent of the
+		// lengths of both tokens, not only of where they differ.
+		got := sha256.Sum256([]byte(given))
+		if subtle.ConstantTimeCompare(got[:], want[:]) != 1 || !ok {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="dpproxy metrics"`)
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// Serve serves h on l until ctx is cancelled, over TLS when tc is not nil.
+func Serve(ctx context.Context, l net.Listener, h http.Handler, tc *tls.Config) error {
+	if tc != nil {
+		l = tls.NewListener(l, tc)
+	}
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second, WriteTimeout: 30 * time.Second}
 	stop := context.AfterFunc(ctx, func() {
 		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
