@@ -26,8 +26,8 @@ import (
 //     alone keeps '2021-02-30' and '24:00:00' as written). Other text
 //     ('2021-02-30', '2021-1-5', a 'T' separator, fractions, zones, hour
 //     24), numbers and blobs are not dates;
-//   - PostgreSQL: any non-NULL date or timestamp (±infinity are out of
-//     bounds);
+//   - PostgreSQL: any non-NULL date or timestamp (±infinity, and years
+//     outside [1000, 9999], are out of bounds);
 //   - MariaDB: any non-NULL DATE or DATETIME with a month and a day that
 //     exist, so the zero date '0000-00-00' and '2021-00-10' are not dates.
 //
@@ -776,15 +776,41 @@ func (r *renderer) dateValue(typ catalog.ColumnType, x float64) string {
 // converts to a later instant than one after the gap (03:15): ranges
 // disjoint on the clock would share rows, and a value clamped at a bound
 // in the gap would read beyond it.
+//
+// The cast fails on values PostgreSQL stores but cannot convert: a date
+// past 294276 AD read as a timestamp, or a timestamptz within a day of
+// the timestamp range's ends read in a zone that moves it out of the
+// range. One such row would make every statement on the column fail, a
+// failure depending on the data, so the value is first clamped, in the
+// column's own type, to [pgSafeLow, pgSafeHigh]: a year beyond every
+// bound and literal the proxy writes (years 1000 to 9999,
+// catalog.ParseTemporal), so that every comparison with one of them, and
+// with it every range, cell guard and clamp, reads as on the raw value
+// (±infinity included), and well inside every backend type's range in
+// any zone. Arithmetic on the raw value happens only in branches guarded
+// by such comparisons to lie within the column's bounds.
 func (r *renderer) wallClock(col string, typ catalog.ColumnType) string {
 	if r.spec.name != "postgres" {
 		return col
 	}
+	// The untyped literals take the column's own type (date, timestamp
+	// or timestamptz, read in the session's zone).
+	safe := "CASE WHEN " + col + " < '" + pgSafeLow + "' THEN '" + pgSafeLow + "' WHEN " + col + " > '" + pgSafeHigh +
+		"' THEN '" + pgSafeHigh + "' ELSE " + col + " END"
 	if typ == catalog.Date {
-		return "CAST(" + col + " AS DATE)"
+		return "CAST(" + safe + " AS DATE)"
 	}
-	return "CAST(" + col + " AS TIMESTAMP)"
+	return "CAST(" + safe + " AS TIMESTAMP)"
 }
+
+// pgSafeLow and pgSafeHigh are the ends wallClock clamps a PostgreSQL date
+// or timestamp to before converting it: a year outside [1000, 9999] on
+// each side, which every date, timestamp and timestamptz holds and casts
+// to the others in any zone.
+const (
+	pgSafeLow  = "0999-01-01"
+	pgSafeHigh = "10000-12-31"
+)
 
 // dateRange renders a WHERE range on a date column,
 //

@@ -580,3 +580,177 @@ func cellCounts(t *testing.T, db *sql.DB, dialect sqlrewrite.Dialect, table stri
 	}
 	return out
 }
+
+// TestDateExtremesOnPostgres stores the extreme values PostgreSQL keeps
+// in date, timestamp and timestamptz columns (years 294276 and 5874897,
+// 4714 BC, ±infinity) beside ordinary ones, declares each column both as
+// a date and as a timestamp (the configuration may declare a timestamp
+// over a PostgreSQL date), and reads them in zones on both sides of UTC,
+// where a timestamptz near the ends converts to no timestamp: a date
+// range, year and hour cells, the column's number (MEDIAN's argument) and
+// a month difference (clampedTime) must answer, the extremes reading as
+// out of bounds (no cell; the nearer bound as a number), never failing
+// (one such row failed every statement on the column: an independent
+// review).
+func TestDateExtremesOnPostgres(t *testing.T) {
+	db := testdb.Postgres(t)
+	db.SetMaxOpenConns(1) // the session's zone holds for every statement
+	if _, err := db.Exec("CREATE TABLE dp_date_extremes (d DATE, ts TIMESTAMP, tz TIMESTAMPTZ)"); err != nil {
+		t.Fatal(err)
+	}
+	values := map[string][]string{
+		"d":  {"'5874897-12-31'", "'4714-11-24 BC'", "'infinity'", "'-infinity'", "'2020-06-15'"},
+		"ts": {"'294276-12-31 23:59:59'", "'4714-11-24 00:00:00 BC'", "'infinity'", "'2020-06-15 10:00:00'"},
+		"tz": {"'294276-12-31 23:59:59+00'", "'4714-11-24 00:00:00+00 BC'", "'-infinity'", "'2020-06-15 10:00:00+00'"},
+	}
+	for column, vals := range values {
+		for _, v := range vals {
+			if _, err := db.Exec(fmt.Sprintf("INSERT INTO dp_date_extremes (%s) VALUES (%s)", column, v)); err != nil {
+				t.Fatalf("insert %s: %v", v, err)
+			}
+		}
+	}
+	day := catalog.Column{Type: catalog.Date}
+	at := catalog.Column{Type: catalog.Timestamp}
+	for _, zone := range []string{"UTC", "Europe/Paris", "America/Los_Angeles", "Pacific/Kiritimati"} {
+		if _, err := db.Exec("SET TIME ZONE '" + zone + "'"); err != nil {
+			t.Fatal(err)
+		}
+		for _, column := range []string{"d", "ts", "tz"} {
+			for _, col := range []catalog.Column{day, at} {
+				name := fmt.Sprintf("%s/%s as %v", zone, column, col.Type)
+				bound := func(s string) float64 {
+					if col.Type == catalog.Timestamp {
+						s += " 00:00:00"
+					}
+					x, err := col.ParseTemporal(s)
+					if err != nil {
+						t.Fatal(err)
+					}
+					return x
+				}
+				lo, hi := bound("2015-01-01"), bound("2024-12-31")
+				run := func(what string, f sqlrewrite.Fetch) *sql.Rows {
+					t.Helper()
+					q, args, err := sqlrewrite.Render(f, sqlrewrite.PostgreSQL)
+					if err != nil {
+						t.Fatal(err)
+					}
+					rows, err := db.Query(q, args...)
+					if err != nil {
+						t.Fatalf("%s: %s: %s: %v", name, what, q, err)
+					}
+					return rows
+				}
+				count := func(what string, f sqlrewrite.Fetch) int {
+					t.Helper()
+					rows := run(what, f)
+					defer rows.Close()
+					var n int
+					for rows.Next() {
+						if err := rows.Scan(&n); err != nil {
+							t.Fatal(err)
+						}
+					}
+					if err := rows.Err(); err != nil {
+						t.Fatalf("%s: %s: %v", name, what, err)
+					}
+					return n
+				}
+				countAll := []sqlrewrite.SummaryTerm{{Kind: sqlrewrite.CountAll}}
+				from := bound("2019-01-01")
+				inRange := sqlrewrite.Condition{Column: column, Temporal: col.Type, Range: &sqlrewrite.Range{Lower: from, HasLower: true}}
+				later := 0 // 2020-06-15 and the values past 9999
+				for _, v := range values[column] {
+					if !strings.Contains(v, "BC") && v != "'-infinity'" {
+						later++
+					}
+				}
+				if n := count("range", sqlrewrite.Fetch{Table: "dp_date_extremes", Filter: []sqlrewrite.Condition{inRange}, Summary: countAll}); n != later {
+					t.Errorf("%s: %d rows from 2019 on, want %d", name, n, later)
+				}
+				parts := []sqlrewrite.DatePart{sqlrewrite.PartYear, sqlrewrite.PartDay}
+				if col.Type == catalog.Timestamp {
+					parts = append(parts, sqlrewrite.PartHour)
+				}
+				for _, part := range parts {
+					q, args, err := sqlrewrite.Render(sqlrewrite.Fetch{Table: "dp_date_extremes", Cells: &sqlrewrite.Cells{Dims: []sqlrewrite.CellDim{
+						{Column: column, Date: &sqlrewrite.DateAxis{Type: col.Type, Part: part, Lower: lo, Upper: hi}}}}}, sqlrewrite.PostgreSQL)
+					if err != nil {
+						t.Fatal(err)
+					}
+					rows, err := db.Query(q, args...)
+					if err != nil {
+						t.Fatalf("%s: cells of part %d: %v", name, part, err)
+					}
+					total := 0
+					for rows.Next() {
+						var k, n int
+						if err := rows.Scan(&k, &n); err != nil {
+							t.Fatal(err)
+						}
+						total += n
+					}
+					if err := rows.Err(); err != nil {
+						t.Fatalf("%s: cells of part %d: %v", name, part, err)
+					}
+					rows.Close()
+					if total != 1 {
+						t.Errorf("%s: %d rows in cells of part %d, want 1 (2020-06-15)", name, total, part)
+					}
+				}
+				temporal := &sqlrewrite.RowExpr{Kind: sqlrewrite.RowTemporal, Column: column, Temporal: col.Type, Lower: lo, Upper: hi}
+				rows := run("numbers", sqlrewrite.Fetch{Table: "dp_date_extremes", Derived: []sqlrewrite.DerivedColumn{{Name: "n", Expr: temporal}},
+					Window: &sqlrewrite.Window{Column: "n", Lower: lo, Upper: hi, Offset: 0, Limit: 100}})
+				var got []float64
+				for rows.Next() {
+					var x float64
+					if err := rows.Scan(&x); err != nil {
+						t.Fatal(err)
+					}
+					got = append(got, x)
+				}
+				if err := rows.Err(); err != nil {
+					t.Fatalf("%s: numbers: %v", name, err)
+				}
+				rows.Close()
+				mid := bound("2020-06-15")
+				if column != "d" && col.Type == catalog.Timestamp {
+					mid += 10 * 3600
+				}
+				if column == "tz" && col.Type == catalog.Date {
+					// The day of 2020-06-15 10:00 UTC on the zone's clock.
+					loc, _ := time.LoadLocation(zone)
+					x, _ := day.ParseTemporal(time.Date(2020, 6, 15, 10, 0, 0, 0, time.UTC).In(loc).Format(time.DateOnly))
+					mid = x
+				}
+				if column == "tz" && col.Type == catalog.Timestamp {
+					loc, _ := time.LoadLocation(zone)
+					x, _ := at.ParseTemporal(time.Date(2020, 6, 15, 10, 0, 0, 0, time.UTC).In(loc).Format(time.DateTime))
+					mid = x
+				}
+				var want []float64
+				for _, v := range values[column] {
+					switch {
+					case strings.Contains(v, "BC") || v == "'-infinity'":
+						want = append(want, lo)
+					case strings.Contains(v, "2020"):
+						want = append(want, mid)
+					default:
+						want = append(want, hi)
+					}
+				}
+				slices.Sort(want)
+				if fmt.Sprint(got) != fmt.Sprint(want) {
+					t.Errorf("%s: numbers %v, want %v", name, got, want)
+				}
+				months := &sqlrewrite.RowExpr{Kind: sqlrewrite.RowMonthDiff, Args: []*sqlrewrite.RowExpr{
+					{Kind: sqlrewrite.RowConst, Temporal: col.Type, Num: lo}, temporal}}
+				if n := count("months", sqlrewrite.Fetch{Table: "dp_date_extremes", Derived: []sqlrewrite.DerivedColumn{{Name: "m", Expr: months}},
+					Summary: []sqlrewrite.SummaryTerm{{Kind: sqlrewrite.CountNumbers, Column: "m"}}}); n != len(values[column]) {
+					t.Errorf("%s: %d month differences, want %d", name, n, len(values[column]))
+				}
+			}
+		}
+	}
+}
