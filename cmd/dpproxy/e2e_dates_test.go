@@ -26,21 +26,24 @@ var noteGroupCount = regexp.MustCompile(`^Note 1003 .+ = '?([0-9-]+)'?: COUNT\(\
 // PostgreSQL and MariaDB (DATE) through the real proxy, with visit_date
 // declared as a date column bounded by [2018-01-01, 2024-12-31], so that
 // 2018 is a declared but empty year. At ε = 40 a year chart, a month
-// histogram, Metabase's month spelling, a date WHERE range and a grouped
-// query on the person-level table answer every declared group (2018 and
-// its months included, never more), each count within its stated 95%
-// interval of the truth but for at most a few (the counts' intervals
-// cover with probability at least 0.95 each), and the statement costs ε
-// once.
+// histogram, Metabase's month spelling and a grouped query on the
+// person-level table answer every declared group (2018 and its months
+// included, never more), a date WHERE range the groups within it, each
+// count within its stated 95% interval of the truth but for at most a few
+// (the counts' intervals cover with probability at least 0.95 each), and
+// the statement costs ε once.
 func TestDateGroupsOnEveryBackend(t *testing.T) {
 	rows := demo.Visits(datesSeed)
 	perYear, perMonth := map[string]float64{}, map[string]float64{}
-	perYearFiltered := map[string]float64{}
+	perYearFiltered, perDayOfWeek := map[string]float64{}, map[string]float64{}
 	for _, r := range rows {
 		perYear[r.VisitDate[:4]]++
 		perMonth[r.VisitDate[:7]]++
 		if r.VisitDate >= "2020-01-01" && r.VisitDate < "2022-01-01" {
 			perYearFiltered[r.VisitDate[:4]]++
+		}
+		if r.VisitDate >= "2023-03-06" && r.VisitDate < "2023-03-13" {
+			perDayOfWeek[r.VisitDate]++
 		}
 	}
 	var years, months, monthStarts []string
@@ -110,8 +113,12 @@ func TestDateGroupsOnEveryBackend(t *testing.T) {
 			check("SELECT str_to_date(date_format(`visits`.`visit_date`, '%Y-%m-01'), '%Y-%m-%d') AS `visit_date`, count(*) AS `count` FROM `visits` "+
 				"GROUP BY str_to_date(date_format(`visits`.`visit_date`, '%Y-%m-01'), '%Y-%m-%d') ORDER BY str_to_date(date_format(`visits`.`visit_date`, '%Y-%m-01'), '%Y-%m-%d') ASC",
 				monthStarts, perMonth, func(s string) string { return s[:7] })
+			// A WHERE range on the column narrows the key to the periods
+			// it reaches: two years, and the seven days of one week.
 			check("SELECT YEAR(visit_date) AS y, COUNT(*) FROM visits WHERE visit_date >= '2020-01-01' AND visit_date < DATE '2022-01-01' GROUP BY y ORDER BY y",
-				years, perYearFiltered, same)
+				[]string{"2020", "2021"}, perYearFiltered, same)
+			check("SELECT DATE(visit_date) AS d, COUNT(*) FROM visits WHERE visit_date >= '2023-03-06' AND visit_date < '2023-03-13' GROUP BY d ORDER BY d",
+				[]string{"2023-03-06", "2023-03-07", "2023-03-08", "2023-03-09", "2023-03-10", "2023-03-11", "2023-03-12"}, perDayOfWeek, same)
 			// On the person-level table: every quarter answered, at ε / 4 per group.
 			rs, err := conn.QueryContext(t.Context(), "SELECT QUARTER(visit_date) AS q, COUNT(*) FROM visits_units GROUP BY q ORDER BY q")
 			if err != nil {

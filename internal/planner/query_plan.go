@@ -482,12 +482,12 @@ func (qp *QueryPlan) Explain() (columns []string, rows [][]any) {
 			detail = fmt.Sprintf("%d declared groups, all before the OFFSET: none is computed", len(qp.Groups))
 		}
 		if !q.Listing && (qp.Base != nil || len(qp.Parts) > 0) {
-			detail = fmt.Sprintf("every one of the %d declared groups is computed and released, empty ones included; "+
+			detail = fmt.Sprintf("every one of the %d public groups (of the declared domains and bounds, less those the WHERE's ranges exclude) is computed and released, empty ones included; "+
 				"each row is in at most one group, so each group's releases use the statement's epsilon = %s and delta = %s "+
 				"(parallel composition under add/remove of one row); summary aggregates of all groups in one GROUP BY fetch",
 				len(qp.Groups), strconv.FormatFloat(display(cost.Epsilon), 'g', -1, 64), strconv.FormatFloat(display(cost.Delta), 'g', -1, 64))
 			if t := qp.Table; t.HasPrivacyUnit() {
-				detail = fmt.Sprintf("every one of the %d declared groups is computed and released, empty ones included; "+
+				detail = fmt.Sprintf("every one of the %d public groups (of the declared domains and bounds, less those the WHERE's ranges exclude) is computed and released, empty ones included; "+
 					"each %s contributes at most %d rows to each of at most %d groups (chosen in the database by a keyed hash, independently of the values), "+
 					"so each group's releases use epsilon = %s and delta = %s (the statement's divided by %d): protects each %s at epsilon = %s across at most %d groups; "+
 					"summary aggregates of all groups in one GROUP BY fetch",

@@ -92,14 +92,28 @@ var partNames = map[DatePart]string{PartYear: "year", PartMonth: "month", PartDa
 // DateAxis is how a date key puts rows in cells: a row whose value is a
 // date (the reading rule above) in [Lower, Upper] is in cell i when its
 // Part is the i-th of the domain: for a period, the i-th period from the
-// one holding Lower; for a component, Cycle[i]. Lower and Upper are the
-// column's bounds in its numbering (catalog: days or seconds).
+// one holding Lower; for a component, Cycle[i]. Lower and Upper are
+// whole numbers in the column's numbering (catalog: days or seconds):
+// its bounds, or the part of them the WHERE allows (dateWindow).
 type DateAxis struct {
 	Type         catalog.ColumnType
 	Part         DatePart
 	Lower, Upper float64
+	// UpperOpen, on a timestamp axis, leaves Upper out: the axis holds
+	// [Lower, Upper), as a WHERE col < Upper does (the values just below
+	// Upper may hold fractions of a second), and its last cell is the
+	// one holding Upper − 1 s.
+	UpperOpen bool
 	// Cycle are the component values of the domain, for a cyclic part.
 	Cycle []int
+}
+
+// last is the latest whole second (day) the axis holds.
+func (a DateAxis) last() float64 {
+	if a.UpperOpen {
+		return a.Upper - 1
+	}
+	return a.Upper
 }
 
 // Dating is a GROUP BY key over a date or timestamp column: Axis puts
@@ -134,7 +148,7 @@ func (a DateAxis) Size() int {
 		return len(a.Cycle)
 	}
 	c := catalog.Column{Type: a.Type}
-	lo, hi := c.TimeOf(a.Lower), c.TimeOf(a.Upper)
+	lo, hi := c.TimeOf(a.Lower), c.TimeOf(a.last())
 	switch a.Part {
 	case PartYear:
 		return hi.Year() - lo.Year() + 1
@@ -193,15 +207,62 @@ func (sc *scope) dating(e ast.ExprNode) (d *Dating, labels []Value, ok bool, err
 	if err != nil {
 		return nil, nil, true, err
 	}
-	d, labels, err = k.domain(restore(e))
+	d, labels, err = k.domain(restore(e), sc.dateWindow(k.col))
 	return d, labels, true, err
 }
 
-// domain computes the key's cells and labels from the column's bounds:
-// every period or component value within them.
-func (k *dateKey) domain(text string) (d *Dating, labels []Value, err error) {
-	lo, hi, _ := k.col.DateBounds()
+// dateWindow is the part of a date or timestamp column's bounds that the
+// WHERE's conjunction allows (scope.whereRange), as an axis holds it:
+// whole days, both ends closed, on a date column; on a timestamp column
+// the whole seconds from the lower end on (an open or fractional lower
+// end taken at or below it), to the upper end closed, or open as the
+// WHERE's. A row the WHERE keeps and the bounds hold is then in the
+// window, and a row outside it fails the WHERE: a date key over the
+// window has the same groups for the rows counted, without the periods
+// of the bounds that no such row can reach (WHERE col >= CURDATE() -
+// INTERVAL 7 DAY GROUP BY DATE(col) answers seven days, not every day of
+// the bounds). Nil when the WHERE does not narrow the bounds, or leaves
+// nothing of them (every group is then answered, empty).
+func (sc *scope) dateWindow(col *catalog.Column) *DateAxis {
+	rg, ok := sc.whereRange(col.Name)
+	if !ok || !col.Temporal() || col.Lower == nil || col.Upper == nil {
+		return nil
+	}
+	w := DateAxis{Lower: *col.Lower, Upper: *col.Upper}
+	if rg.HasLower {
+		lo := math.Floor(rg.Lower)
+		if col.Type == catalog.Date && (rg.Lower != lo || rg.LowerOpen) {
+			lo++ // the next whole day
+		}
+		w.Lower = math.Max(w.Lower, lo)
+	}
+	if rg.HasUpper && rg.Upper <= w.Upper {
+		hi := math.Ceil(rg.Upper)
+		switch {
+		case col.Type == catalog.Date:
+			if hi = math.Floor(rg.Upper); rg.UpperOpen && hi == rg.Upper {
+				hi-- // the day before
+			}
+		case rg.UpperOpen && hi == rg.Upper:
+			w.UpperOpen = true
+		}
+		w.Upper = hi
+	}
+	if w.UpperOpen && !(w.Lower < w.Upper) || !(w.Lower <= w.Upper) || w.Lower == *col.Lower && w.Upper == *col.Upper && !w.UpperOpen {
+		return nil
+	}
+	return &w
+}
+
+// domain computes the key's cells and labels from the column's bounds, or
+// the window of them the WHERE allows (dateWindow, if not nil): every
+// period or component value within them.
+func (k *dateKey) domain(text string, window *DateAxis) (d *Dating, labels []Value, err error) {
 	axis := DateAxis{Type: k.col.Type, Part: k.part, Lower: *k.col.Lower, Upper: *k.col.Upper}
+	if window != nil {
+		axis.Lower, axis.Upper, axis.UpperOpen = window.Lower, window.Upper, window.UpperOpen
+	}
+	lo, hi := k.col.TimeOf(axis.Lower), k.col.TimeOf(axis.last())
 	switch k.part {
 	case PartYear, PartMonth, PartDay, PartHour, PartMinute, PartWeekSunday, PartWeekMonday, PartQuarter:
 		first, last := periodStart(lo, k.part), periodStart(hi, k.part)
@@ -271,10 +332,11 @@ func (k *dateKey) domain(text string) (d *Dating, labels []Value, err error) {
 }
 
 // columnDating is the key of a date column itself (GROUP BY col): its
-// days, labelled 'YYYY-MM-DD', as DATE(col).
-func columnDating(col *catalog.Column) (*Dating, []Value, error) {
+// days, labelled 'YYYY-MM-DD', as DATE(col), within the window (the
+// bounds if nil).
+func columnDating(col *catalog.Column, window *DateAxis) (*Dating, []Value, error) {
 	k := &dateKey{col: col, part: PartDay, kind: "column", label: dateLabel(false)}
-	return k.domain(col.Name)
+	return k.domain(col.Name, window)
 }
 
 // mentionsDate reports whether e refers to a date or timestamp column.
@@ -928,8 +990,12 @@ func (r *renderer) dateIndex(col string, a DateAxis) (string, error) {
 		index = sb.String()
 	}
 	value := r.wallClock(col, a.Type)
-	return fmt.Sprintf("CASE WHEN %s AND %s >= %s AND %s <= %s THEN %s END",
-		r.dateReadable(col, a.Type), value, r.dateValue(a.Type, a.Lower), value, r.dateValue(a.Type, a.Upper), index), nil
+	below := " <= "
+	if a.UpperOpen {
+		below = " < "
+	}
+	return fmt.Sprintf("CASE WHEN %s AND %s >= %s AND %s%s%s THEN %s END",
+		r.dateReadable(col, a.Type), value, r.dateValue(a.Type, a.Lower), value, below, r.dateValue(a.Type, a.Upper), index), nil
 }
 
 // formatReadBack recognises STR_TO_DATE(DATE_FORMAT(col, f), f) of an

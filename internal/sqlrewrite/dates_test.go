@@ -41,7 +41,7 @@ func TestDateDomainMatchesAxisSize(t *testing.T) {
 			{col: col, part: PartMonthOfYear}, {col: col, part: PartQuarterOfYear},
 			{col: col, part: PartDayOfWeek}, {col: col, part: PartDayOfMonth},
 		} {
-			d, labels, err := k.domain("x")
+			d, labels, err := k.domain("x", nil)
 			if err != nil {
 				if k.part == PartDay && d == nil {
 					continue // more days than MaxGroups

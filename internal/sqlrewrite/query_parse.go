@@ -56,6 +56,7 @@ func (p *Parser) query(s *ast.SelectStmt) (*Query, error) {
 		}
 		if conds, ok := conjunction(pred); ok {
 			q.Base.Where = conds
+			sc.where = conds
 		} else {
 			q.Base.Boolean = pred
 		}
@@ -369,7 +370,7 @@ func (qb *queryBuilder) key(c *ast.ColumnNameExpr) (int, error) {
 		}
 	}
 	if col.Type == catalog.Date {
-		d, labels, err := columnDating(col)
+		d, labels, err := columnDating(col, qb.sc.dateWindow(col))
 		if err != nil {
 			return 0, err
 		}
@@ -391,7 +392,19 @@ func (qb *queryBuilder) key(c *ast.ColumnNameExpr) (int, error) {
 	}
 	// A declared null is the NULL group: the rows whose value is
 	// unreadable (IsText tells the renderer which reading rule applies).
-	k := GroupKey{Column: col.Name, Values: qb.sc.declaredValues(col)}
+	// The values of a numeric column that the WHERE's ranges and IN lists
+	// exclude are left out, public groups that hold no row the WHERE
+	// keeps (whereAllows); text values are all kept, the backend's
+	// collation deciding which of them equal a literal.
+	k := GroupKey{Column: col.Name}
+	for _, v := range qb.sc.declaredValues(col) {
+		if !col.Numeric() || qb.sc.whereAllows(col.Name, v) {
+			k.Values = append(k.Values, v)
+		}
+	}
+	if len(k.Values) == 0 {
+		k.Values = qb.sc.declaredValues(col) // the WHERE keeps no row: every group answers, empty
+	}
 	qb.q.Keys = append(qb.q.Keys, k)
 	return len(qb.q.Keys) - 1, nil
 }
@@ -423,6 +436,23 @@ func (qb *queryBuilder) bucketKeyOf(b *Bucketing, x *RowExpr) (int, error) {
 	} else {
 		col, _ := qb.sc.table.Column(b.Column)
 		lo, hi, _ = col.Bounds()
+		// A value outside the bounds clamps into an end bucket, so the
+		// rows the WHERE's range keeps are in the buckets of its ends
+		// clamped and those between: the others, public groups that hold
+		// none of those rows, are left out.
+		if rg, ok := qb.sc.whereRange(col.Name); ok {
+			bottom, top := lo, hi
+			clamp := func(v float64) float64 { return math.Min(math.Max(v, bottom), top) }
+			if rg.HasLower {
+				lo = clamp(rg.Lower)
+			}
+			if rg.HasUpper {
+				hi = clamp(rg.Upper)
+			}
+			if lo > hi { // the WHERE keeps no row: every bucket answers, empty
+				lo, hi, _ = col.Bounds()
+			}
+		}
 	}
 	first, last := math.Floor((lo-b.Origin)/b.Width), math.Floor((hi-b.Origin)/b.Width)
 	if last-first+1 > catalog.MaxGroups {

@@ -754,3 +754,65 @@ func TestDateExtremesOnPostgres(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenDateWindowOnEveryBackend puts timestamps in the cells of an
+// axis open above (a WHERE at < '2024-01-08' narrowing the key's days):
+// the last second before the open end, a fraction of a second later on
+// the backends that store one, is in the last day, and the end itself in
+// no cell, by the grouped cells and by each cell's condition alike.
+func TestOpenDateWindowOnEveryBackend(t *testing.T) {
+	at := catalog.Column{Type: catalog.Timestamp}
+	lo, _ := at.ParseTemporal("2024-01-01 00:00:00")
+	hi, _ := at.ParseTemporal("2024-01-08 00:00:00")
+	axis := sqlrewrite.DateAxis{Type: catalog.Timestamp, Part: sqlrewrite.PartDay, Lower: lo, Upper: hi, UpperOpen: true}
+	if n := axis.Size(); n != 7 {
+		t.Fatalf("an open week has %d days", n)
+	}
+	for _, b := range []struct {
+		name     string
+		dialect  sqlrewrite.Dialect
+		open     func(testing.TB) *sql.DB
+		typ      string
+		fraction bool
+	}{
+		{"sqlite", sqlrewrite.SQLite, testdb.SQLite, "TIMESTAMP", false},
+		{"postgres", sqlrewrite.PostgreSQL, testdb.Postgres, "TIMESTAMP", true},
+		{"mysql", sqlrewrite.MySQL, testdb.MySQL, "DATETIME(3)", true},
+	} {
+		t.Run(b.name, func(t *testing.T) {
+			db := b.open(t)
+			if _, err := db.Exec("CREATE TABLE dp_open_window (at " + b.typ + ")"); err != nil {
+				t.Fatal(err)
+			}
+			values := []string{"2023-12-31 23:59:59", "2024-01-01 00:00:00", "2024-01-07 23:59:59", "2024-01-08 00:00:00", "2024-01-09 12:00:00"}
+			want := map[int]int{0: 1, 6: 1}
+			if b.fraction {
+				values = append(values, "2024-01-07 23:59:59.5")
+				want[6]++
+			}
+			for _, v := range values {
+				if _, err := db.Exec("INSERT INTO dp_open_window (at) VALUES ('" + v + "')"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got := cellCounts(t, db, b.dialect, "dp_open_window", sqlrewrite.CellDim{Column: "at", Date: &axis})
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("cells %v, want %v", got, want)
+			}
+			for i := range 7 {
+				q, args, err := sqlrewrite.Render(sqlrewrite.Fetch{Table: "dp_open_window", Filter: []sqlrewrite.Condition{{Column: "at", Cell: &sqlrewrite.DateCell{Axis: axis, Index: i}}},
+					Summary: []sqlrewrite.SummaryTerm{{Kind: sqlrewrite.CountAll}}}, b.dialect)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var n int
+				if err := db.QueryRow(q, args...).Scan(&n); err != nil {
+					t.Fatalf("%s: %v", q, err)
+				}
+				if n != want[i] {
+					t.Errorf("the condition of cell %d counts %d rows, want %d", i, n, want[i])
+				}
+			}
+		})
+	}
+}

@@ -1,6 +1,8 @@
 package sqlrewrite
 
 import (
+	"math"
+	"slices"
 	"time"
 
 	"strings"
@@ -22,6 +24,73 @@ type scope struct {
 	// derived are the row expressions the statement reads as columns
 	// (Select.Derive), each once.
 	derived []*RowExpr
+	// where is the WHERE of a Query when it is a conjunction, which
+	// narrows the domains of its GROUP BY keys (whereRange).
+	where []Condition
+}
+
+// whereRange returns the interval of the column named col that every row
+// the WHERE keeps lies in: the intersection of the ranges its conjunction
+// puts on col, a list of numbers IN it counting as their hull; ok is
+// false when no condition on col is such a range (a NOT, IS NULL, LIKE
+// or text condition), so that nothing is known of col from the WHERE.
+func (sc *scope) whereRange(col string) (rg Range, ok bool) {
+	for _, c := range sc.where {
+		if c.Column != col || c.Complement || c.IsNull || c.Like != nil || c.Cell != nil {
+			continue
+		}
+		var r Range
+		switch {
+		case c.Range != nil:
+			r = *c.Range
+		case len(c.In) > 0 && !c.In[0].IsText:
+			r = Range{Lower: c.In[0].Num, Upper: c.In[0].Num, HasLower: true, HasUpper: true}
+			for _, v := range c.In[1:] {
+				r.Lower, r.Upper = math.Min(r.Lower, v.Num), math.Max(r.Upper, v.Num)
+			}
+		default:
+			continue
+		}
+		if !ok {
+			rg, ok = r, true
+			continue
+		}
+		rg = intersectRanges(rg, r)
+	}
+	return rg, ok
+}
+
+// whereAllows reports whether a row whose column col holds the number v
+// may satisfy the WHERE's conjunction as far as its numeric conditions on
+// col tell (ranges and IN lists; a NULL satisfies none of them).
+func (sc *scope) whereAllows(col string, v Value) bool {
+	for _, c := range sc.where {
+		if c.Column != col || c.Complement || c.IsNull || c.Like != nil || c.Cell != nil {
+			continue
+		}
+		switch {
+		case c.Range != nil:
+			if v.Null || v.IsText || !c.Range.Contains(v.Num) {
+				return false
+			}
+		case len(c.In) > 0 && !c.In[0].IsText:
+			if v.Null || v.IsText || !slices.ContainsFunc(c.In, func(x Value) bool { return x.Num == v.Num }) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// intersectRanges returns the values in both a and b.
+func intersectRanges(a, b Range) Range {
+	if b.HasLower && (!a.HasLower || b.Lower > a.Lower || b.Lower == a.Lower && b.LowerOpen) {
+		a.Lower, a.HasLower, a.LowerOpen = b.Lower, true, b.LowerOpen
+	}
+	if b.HasUpper && (!a.HasUpper || b.Upper < a.Upper || b.Upper == a.Upper && b.UpperOpen) {
+		a.Upper, a.HasUpper, a.UpperOpen = b.Upper, true, b.UpperOpen
+	}
+	return a
 }
 
 // derive adds x to the row expressions the statement reads as columns.

@@ -15,7 +15,11 @@
 // sent to a backend.
 package sqlrewrite
 
-import "github.com/dpproxy/dpproxy/internal/catalog"
+import (
+	"math"
+
+	"github.com/dpproxy/dpproxy/internal/catalog"
+)
 
 // Statement is one parsed client statement: one of *Select, *Explain,
 // *SetVariables, *ShowWarnings, *ShowGrants, *Catalog, *ConstantSelect, *Use, *Empty.
@@ -346,3 +350,14 @@ func (*ConstantSelect) statement() {}
 func (*Use) statement()            {}
 func (*Kill) statement()           {}
 func (*Empty) statement()          {}
+
+// Contains reports whether x is in the range.
+func (r *Range) Contains(x float64) bool {
+	switch {
+	case r.HasLower && (x < r.Lower || r.LowerOpen && x == r.Lower):
+		return false
+	case r.HasUpper && (x > r.Upper || r.UpperOpen && x == r.Upper):
+		return false
+	}
+	return !math.IsNaN(x)
+}
