@@ -59,5 +59,8 @@
 // History) with dpproxy_reservation_accounts indexing it by account, and
 // dpproxy_state a small key-value store for mechanisms that keep
 // state next to the ledger (PutState, GetState, and SwapState, the
-// compare-and-swap through which a shared state has one writer).
+// compare-and-swap through which a shared state has one writer;
+// SwapStates swaps several keys in one transaction, so that a state
+// changes only while its writer's lease, stored under another key, is
+// still the writer's).
 package budget

@@ -5,6 +5,8 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -58,44 +60,103 @@ func (l *Ledger) GetState(ctx context.Context, key string) ([]byte, bool, error)
 // nothing could not be told apart from a lost one on MySQL, which counts
 // changed rows only).
 func (l *Ledger) SwapState(ctx context.Context, key string, old, value []byte) (bool, error) {
-	if err := validName("state key", key); err != nil {
+	return l.SwapStates(ctx, StateSwap{Key: key, Old: old, New: value})
+}
+
+// StateSwap is one compare-and-swap of SwapStates or CancelIf: the value
+// stored under Key from Old to New, with SwapState's rules (Old nil:
+// insert-if-absent; New must differ from Old).
+type StateSwap struct {
+	Key      string
+	Old, New []byte
+}
+
+// errSwapLost rolls back a transaction whose swap found another value.
+var errSwapLost = errors.New("state swap lost")
+
+// SwapStates performs every swap in one transaction, all or none: it
+// reports true when each key held its Old value (or, for an Old of nil,
+// nothing or New) and now holds New, and false, writing nothing, when any
+// did not. It lets a shared state change only while its writer still
+// holds a lease stored under another key (the lease's own swap, from the
+// value the writer last stored, is one of the swaps).
+func (l *Ledger) SwapStates(ctx context.Context, swaps ...StateSwap) (bool, error) {
+	swaps, err := sortedSwaps(swaps)
+	if err != nil {
 		return false, err
 	}
-	if value == nil {
-		value = []byte{} // the column is NOT NULL
+	err = l.inTx(ctx, func(tx *sql.Tx) error { return l.swapStates(ctx, tx, swaps) })
+	switch {
+	case errors.Is(err, errSwapLost):
+		return false, nil
+	case err != nil:
+		return false, ledgerError(err)
 	}
-	if old != nil && bytes.Equal(old, value) {
-		return false, invalid("state swap of %s changes nothing", key)
+	return true, nil
+}
+
+// sortedSwaps validates swaps and returns them sorted by key, the order in
+// which every transaction locks state rows (so two cannot deadlock).
+func sortedSwaps(swaps []StateSwap) ([]StateSwap, error) {
+	if len(swaps) == 0 {
+		return nil, invalid("a state swap needs at least one key")
 	}
+	out := make([]StateSwap, len(swaps))
+	for i, s := range swaps {
+		if err := validName("state key", s.Key); err != nil {
+			return nil, err
+		}
+		if s.New == nil {
+			s.New = []byte{} // the column is NOT NULL
+		}
+		if s.Old != nil && bytes.Equal(s.Old, s.New) {
+			return nil, invalid("state swap of %s changes nothing", s.Key)
+		}
+		out[i] = s
+	}
+	slices.SortFunc(out, func(a, b StateSwap) int { return strings.Compare(a.Key, b.Key) })
+	for i := 1; i < len(out); i++ {
+		if out[i].Key == out[i-1].Key {
+			return nil, invalid("state key %s swapped twice in one transaction", out[i].Key)
+		}
+	}
+	return out, nil
+}
+
+// swapStates runs the sorted swaps in tx, failing with errSwapLost at the
+// first that finds another value (the caller then rolls tx back).
+func (l *Ledger) swapStates(ctx context.Context, tx *sql.Tx, swaps []StateSwap) error {
 	now := time.Now().UnixMicro()
-	var swapped bool
-	err := l.inTx(ctx, func(tx *sql.Tx) error {
-		if old == nil {
+	for _, s := range swaps {
+		if s.Old == nil {
 			// Insert-if-absent, then read back what is stored: the row
 			// count cannot tell (a MySQL DSN with clientFoundRows=true
 			// counts the kept duplicate as 1). Equal bytes stored by
 			// another writer are the same state.
 			insert := l.dialect.upsert("dpproxy_state", "state_key", []string{"state_key", "state_value", "updated_at"}, nil)
-			if _, err := l.exec(ctx, tx, insert, key, value, now); err != nil {
+			if _, err := l.exec(ctx, tx, insert, s.Key, s.New, now); err != nil {
 				return err
 			}
 			var stored []byte
-			if err := l.queryRow(ctx, tx, "SELECT state_value FROM dpproxy_state WHERE state_key = ?", key).Scan(&stored); err != nil {
+			if err := l.queryRow(ctx, tx, "SELECT state_value FROM dpproxy_state WHERE state_key = ?", s.Key).Scan(&stored); err != nil {
 				return err
 			}
-			swapped = bytes.Equal(stored, value)
-			return nil
+			if !bytes.Equal(stored, s.New) {
+				return errSwapLost
+			}
+			continue
 		}
-		res, err := l.exec(ctx, tx, "UPDATE dpproxy_state SET state_value = ?, updated_at = ? WHERE state_key = ? AND state_value = ?", value, now, key, old)
+		res, err := l.exec(ctx, tx, "UPDATE dpproxy_state SET state_value = ?, updated_at = ? WHERE state_key = ? AND state_value = ?", s.New, now, s.Key, s.Old)
 		if err != nil {
 			return err
 		}
 		n, err := res.RowsAffected()
-		swapped = n == 1
-		return err
-	})
-	if err != nil {
-		return false, ledgerError(err)
+		if err != nil {
+			return err
+		}
+		if n != 1 {
+			return errSwapLost
+		}
 	}
-	return swapped, nil
+	return nil
 }

@@ -129,3 +129,43 @@ func testSwapState(t *testing.T, b backend, dsn string) {
 		t.Errorf("%d of %d racing stores into an empty key won, want exactly 1", won, proxies)
 	}
 }
+
+// TestSwapStatesAllOrNothing: several swaps in one transaction write all
+// or nothing, whichever key (the lease or the state) finds another value;
+// on every ledger database.
+func TestSwapStatesAllOrNothing(t *testing.T) {
+	forEachLedger(t, func(t *testing.T, l *Ledger) {
+		ctx := context.Background()
+		for key, value := range map[string]string{"turn": "a 0", "state": "s0"} {
+			if err := l.PutState(ctx, key, []byte(value)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		check := func(what, turn, state string) {
+			t.Helper()
+			for key, want := range map[string]string{"turn": turn, "state": state} {
+				if got, _, err := l.GetState(ctx, key); err != nil || string(got) != want {
+					t.Errorf("%s: %s holds %q (%v), want %q", what, key, got, err, want)
+				}
+			}
+		}
+		swaps := func(turnOld, turnNew, stateOld, stateNew string) []StateSwap {
+			return []StateSwap{{"turn", []byte(turnOld), []byte(turnNew)}, {"state", []byte(stateOld), []byte(stateNew)}}
+		}
+		if ok, err := l.SwapStates(ctx, swaps("b 0", "b 1", "s0", "s1")...); ok || err != nil {
+			t.Errorf("turn held by another: got %v, %v, want false", ok, err)
+		}
+		check("turn lost", "a 0", "s0")
+		if ok, err := l.SwapStates(ctx, swaps("a 0", "a 1", "s9", "s1")...); ok || err != nil {
+			t.Errorf("state changed: got %v, %v, want false", ok, err)
+		}
+		check("state changed", "a 0", "s0")
+		if ok, err := l.SwapStates(ctx, swaps("a 0", "a 1", "s0", "s1")...); !ok || err != nil {
+			t.Errorf("both as expected: got %v, %v, want true", ok, err)
+		}
+		check("both swapped", "a 1", "s1")
+		if _, err := l.SwapStates(ctx, StateSwap{"k", nil, []byte("x")}, StateSwap{"k", []byte("x"), []byte("y")}); err == nil {
+			t.Error("one key swapped twice: got nil error")
+		}
+	})
+}

@@ -219,6 +219,97 @@ func TestSharedLedgerProxiesTakeTurnsToTest(t *testing.T) {
 	}
 }
 
+// TestTakenOverTurnCommitsNothing: a proxy whose test turn is taken over
+// while it tests (its renewals stalled past a whole lease, as when the
+// ledger blocks its writes: here the taker's lease is short and the
+// holder's renewals never come) commits nothing, even though it finishes
+// its test first: the taker's answer is the one released and stored, and
+// the first proxy answers again under a new turn, from the newest state
+// (its cache). Before the fix the first holder's commit won the state's
+// compare-and-swap because it came first, and the taker's answer was
+// discarded: which test was released depended on timing.
+func TestTakenOverTurnCommitsNothing(t *testing.T) {
+	for _, b := range ledgerBackends {
+		t.Run(b.dialect.String(), func(t *testing.T) {
+			f := newInteractiveFixture(t, 3000, catalog.InteractiveMedian)
+			ledgers := sharedLedgers(t, b.dialect, b.dsn(t), 2)
+			proxies := []*Executor{New(f.back, ledgers[0], nil), New(f.back, ledgers[1], nil)}
+			if _, err := proxies[0].Run(context.Background(), "a", f.plan(t, "SELECT COUNT(*) FROM t WHERE a < 0 OR b < 0"), rand.NewChaCha8([32]byte{1})); err != nil {
+				t.Fatal(err)
+			}
+			plan := f.plan(t, "SELECT COUNT(*) FROM t WHERE a = 0 OR b = 5")
+			ip := plan.Interactive
+			for i, e := range proxies {
+				if inst, _, err := e.interactive.obtain(context.Background(), ip, []string{"user:a"}, nil); err != nil || inst.mm == nil {
+					t.Fatalf("proxy %d: %v", i, err)
+				}
+			}
+			// The second proxy judges a turn abandoned after 30 ms unchanged;
+			// the first renews every 10 s, so its turn looks stalled.
+			proxies[1].interactive.turnLease = 30 * time.Millisecond
+			firstTesting, firstProceed := make(chan struct{}), make(chan struct{})
+			secondTesting, secondProceed := make(chan struct{}), make(chan struct{})
+			var firstTests, secondTests atomic.Int32
+			answers := make([]mm.Answer, 2)
+			errs := make([]error, 2)
+			firstDone := make(chan struct{})
+			var wg sync.WaitGroup
+			wg.Go(func() {
+				defer close(firstDone)
+				count := func() (int64, error) {
+					if firstTests.Add(1) == 1 {
+						close(firstTesting)
+						<-firstProceed
+					}
+					return proxies[0].truthCount(context.Background(), ip, "")
+				}
+				_, answers[0], errs[0] = proxies[0].interactive.answerMedian(context.Background(), ip, rand.NewChaCha8([32]byte{10}), count)
+			})
+			<-firstTesting
+			wg.Go(func() {
+				count := func() (int64, error) {
+					if secondTests.Add(1) == 1 {
+						close(secondTesting)
+						<-secondProceed
+					}
+					return proxies[1].truthCount(context.Background(), ip, "")
+				}
+				_, answers[1], errs[1] = proxies[1].interactive.answerMedian(context.Background(), ip, rand.NewChaCha8([32]byte{11}), count)
+			})
+			<-secondTesting // the second proxy took the turn over and tests
+			close(firstProceed)
+			// Wait until the first proxy's commit is over: it answered, or
+			// its test was void (its copy dropped) and it waits for a turn.
+			for proxies[0].interactive.cached(ip.Key) != nil {
+				select {
+				case <-firstDone:
+				case <-time.After(time.Millisecond):
+					continue
+				}
+				break
+			}
+			close(secondProceed)
+			wg.Wait()
+			for i := range answers {
+				if errs[i] != nil {
+					t.Fatalf("proxy %d: %v", i, errs[i])
+				}
+			}
+			if answers[1].Cached || !answers[0].Cached || answers[0].Count != answers[1].Count || firstTests.Load() != 1 || secondTests.Load() != 1 {
+				t.Errorf("first proxy %+v (%d tests), second %+v (%d tests); want the second's fresh answer, and the first's from the cache after its void test",
+					answers[0], firstTests.Load(), answers[1], secondTests.Load())
+			}
+			var stored mm.MedianMechanism
+			if err := stored.UnmarshalBinary(storedMM(t, ledgers[0], plan)); err != nil {
+				t.Fatal(err)
+			}
+			if want := map[bool]int{true: 1}[answers[1].Hard]; stored.HardUsed() != want {
+				t.Errorf("stored state: %d hard answers, want %d (the second proxy's answer, hard %v)", stored.HardUsed(), want, answers[1].Hard)
+			}
+		})
+	}
+}
+
 // TestTestTurnLease: a live holder keeps its turn past one lease (it
 // renews it), so another proxy waits until its statement times out (3024's
 // kind); a released turn is taken at once; a turn whose holder died (its
@@ -231,7 +322,7 @@ func TestTestTurnLease(t *testing.T) {
 	a, b := newInteractiveStore(l), newInteractiveStore(l)
 	a.turnLease, b.turnLease = 150*time.Millisecond, 150*time.Millisecond
 	const key = "interactive:x"
-	release, err := a.takeTestTurn(context.Background(), key)
+	turn, err := a.takeTestTurn(context.Background(), key)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,14 +332,14 @@ func TestTestTurnLease(t *testing.T) {
 	if dperr.KindOf(err) != dperr.Timeout {
 		t.Errorf("a turn held and renewed: got %v, want a timeout", err)
 	}
-	release()
+	turn.release()
 	ctx, cancel = context.WithTimeout(context.Background(), 50*time.Millisecond)
-	releaseB, err := b.takeTestTurn(ctx, key)
+	turnB, err := b.takeTestTurn(ctx, key)
 	cancel()
 	if err != nil {
 		t.Fatalf("a freed turn: %v", err)
 	}
-	releaseB()
+	turnB.release()
 	// A holder killed with its turn: the stored lease, never renewed.
 	dead := fmt.Sprintf("dead %d", time.Now().Add(150*time.Millisecond).UnixMicro())
 	held, _, err := l.GetState(context.Background(), key+":turn")
@@ -259,11 +350,11 @@ func TestTestTurnLease(t *testing.T) {
 		t.Fatalf("storing a dead holder's turn: %v, %v", ok, err)
 	}
 	start := time.Now()
-	releaseA, err := a.takeTestTurn(context.Background(), key)
+	turnA, err := a.takeTestTurn(context.Background(), key)
 	if err != nil || time.Since(start) < 100*time.Millisecond {
 		t.Fatalf("takeover after %v: %v; want it after the dead holder's lease", time.Since(start), err)
 	}
-	releaseA()
+	turnA.release()
 }
 
 // TestInteractiveRowCountReleasedOnce (leak 4): the Median Mechanism takes
@@ -490,14 +581,14 @@ func TestTestTurnIgnoresWallClocks(t *testing.T) {
 	waitCtx, cancel = context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	start := time.Now()
-	release, err := st.takeTestTurn(waitCtx, key)
+	turn, err := st.takeTestTurn(waitCtx, key)
 	if err != nil {
 		t.Fatalf("a dead holder whose clock is ahead: %v, want its turn taken after one lease", err)
 	}
 	if waited := time.Since(start); waited < st.turnLease {
 		t.Errorf("taken after %v, before the lease %v", waited, st.turnLease)
 	}
-	release()
+	turn.release()
 }
 
 // TestDeadTurnTakenOverAcrossShortStatements: a dead holder's test turn is
@@ -517,10 +608,10 @@ func TestDeadTurnTakenOverAcrossShortStatements(t *testing.T) {
 	}
 	for i := range 20 { // statements of half a lease each: ten leases
 		sctx, cancel := context.WithTimeout(ctx, st.turnLease/2)
-		release, err := st.takeTestTurn(sctx, key)
+		turn, err := st.takeTestTurn(sctx, key)
 		cancel()
 		if err == nil {
-			release()
+			turn.release()
 			t.Logf("taken over by statement %d", i)
 			return
 		}

@@ -46,16 +46,19 @@ import (
 // answer that runs a test (mm.MedianMechanism.Answer): its cache entry,
 // and for a hard answer its secret threshold noise, hard count and pool.
 // Each such change is a compare-and-swap of the stored value
-// (budget.Ledger.SwapState) from the exact value the answer was computed
-// from, and the answer is released only after the swap succeeded. Before
-// a test, the store reloads the stored value if it differs from its copy,
-// so it answers from the newest state. Proxies take turns to test
-// (interactive_turn.go), so tests of one state never run at once; a proxy
-// whose swap still loses (its turn outlived the lease) discards its
-// answer unreleased (its instance is void), reloads the newer state and
-// answers again from it: often from the cache, when the other proxy
-// answered the same query. So at most one answer is ever released per
-// stored state, and several proxies behave as one proxy answering their
+// from the exact value the answer was computed from, made in one ledger
+// transaction with a renewal of the tester's test turn
+// (interactive_turn.go; budget.Ledger.SwapStates), and the answer is
+// released only after that transaction succeeded. A proxy takes the turn
+// before a test and then reloads the stored value if it differs from its
+// copy, so it answers from the newest state. A proxy whose commit is
+// refused (its turn was taken over after it stalled past a whole lease,
+// or the state changed) discards its answer unreleased (its instance is
+// void), takes a new turn, reloads the newer state and answers again
+// from it: often from the cache, when the other proxy answered the same
+// query. So at most one answer is ever released per stored state, it
+// comes from the test of the turn's holder whatever the timing of tests
+// run at once, and several proxies behave as one proxy answering their
 // queries in the order they took their turns. Answers
 // from the cache, empty predicates and refusals after the halt read no
 // data and change nothing; they are served from the process's copy, which
@@ -84,7 +87,8 @@ type interactiveStore struct {
 // losing a swap to other proxies (each loss is another proxy's progress).
 const interactiveSwapAttempts = 20
 
-// errSwapLost: another proxy changed the stored state first.
+// errSwapLost: the commit of a test was refused, as another proxy changed
+// the stored state or took this process's test turn over first.
 var errSwapLost = errors.New("interactive state changed by another proxy")
 
 // interactiveInstance is one dataset's instance as this process last
@@ -291,66 +295,79 @@ func (st *interactiveStore) create(ctx context.Context, ip *planner.InteractiveP
 }
 
 // answerMedian answers ip's count from the newest stored state of its
-// Median Mechanism, committing the state change by a swap before the
-// answer is released (the type's comment). count returns the true count
-// of ip's cells. It returns the instance the answer came from.
+// Median Mechanism, committing the state change under this process's test
+// turn before the answer is released (the type's comment). count returns
+// the true count of ip's cells. It returns the instance the answer came
+// from. A test whose commit is refused (the turn was taken over, or the
+// state changed) is void: its answer is never released, and the query is
+// answered again, under a new turn, from the newest state.
 func (st *interactiveStore) answerMedian(ctx context.Context, ip *planner.InteractivePlan, src noise.Source, count func() (int64, error)) (*interactiveInstance, mm.Answer, error) {
 	unlock := st.lock(ip.Key)
 	defer unlock()
-	key := ip.StateKey()
-	if inst := st.cached(ip.Key); inst == nil || inst.mm.Tests(ip.Predicate) {
-		release, err := st.takeTestTurn(ctx, key)
-		if err != nil {
-			return nil, mm.Answer{}, err
-		}
-		defer release()
-	}
 	for attempt := 1; ; attempt++ {
-		inst := st.cached(ip.Key)
-		if inst == nil || inst.mm.Tests(ip.Predicate) {
-			value, ok, err := st.ledger.GetState(ctx, key)
-			switch {
-			case err != nil:
-				return nil, mm.Answer{}, err
-			case !ok:
-				return nil, mm.Answer{}, dperr.New(dperr.Internal, "internal error: the interactive state of table %s is missing", ip.Table.Name)
-			}
-			if inst == nil || !bytes.Equal(value, inst.stored) {
-				if inst, err = decodeInteractive(ip, value); err != nil {
-					return nil, mm.Answer{}, err
-				}
-				if inst.mm == nil {
-					return nil, mm.Answer{}, dperr.New(dperr.Internal, "internal error: the interactive state of table %s is not a Median Mechanism", ip.Table.Name)
-				}
-				st.remember(ip.Key, inst)
-			}
-		}
-		committing, lost := false, false
-		a, err := inst.mm.Answer(src, ip.Predicate, count, func(state []byte) error {
-			committing = true
-			value, err := inst.header.encode(state)
-			if err != nil {
-				return err
-			}
-			swapped, err := st.ledger.SwapState(context.WithoutCancel(ctx), key, inst.stored, value)
-			switch {
-			case err != nil:
-				return err
-			case !swapped:
-				lost = true
-				return errSwapLost
-			}
-			inst.stored = value
-			return nil
-		})
-		if committing && err != nil {
-			st.forget(ip.Key, inst) // void: reload from the stored state
-		}
-		if lost && attempt < interactiveSwapAttempts {
+		inst, a, err := st.answerOnce(ctx, ip, src, count)
+		if errors.Is(err, errSwapLost) && attempt < interactiveSwapAttempts {
 			continue
 		}
 		return inst, a, err
 	}
+}
+
+// answerOnce is one attempt of answerMedian: it takes the test turn and
+// reloads the state when the query needs a test, answers, and commits the
+// new state under the turn. It fails with errSwapLost when the commit was
+// refused.
+func (st *interactiveStore) answerOnce(ctx context.Context, ip *planner.InteractivePlan, src noise.Source, count func() (int64, error)) (*interactiveInstance, mm.Answer, error) {
+	key := ip.StateKey()
+	inst := st.cached(ip.Key)
+	var turn *testTurn
+	if inst == nil || inst.mm.Tests(ip.Predicate) {
+		var err error
+		if turn, err = st.takeTestTurn(ctx, key); err != nil {
+			return nil, mm.Answer{}, err
+		}
+		defer turn.release()
+		value, ok, err := st.ledger.GetState(ctx, key)
+		switch {
+		case err != nil:
+			return nil, mm.Answer{}, err
+		case !ok:
+			return nil, mm.Answer{}, dperr.New(dperr.Internal, "internal error: the interactive state of table %s is missing", ip.Table.Name)
+		}
+		if inst == nil || !bytes.Equal(value, inst.stored) {
+			if inst, err = decodeInteractive(ip, value); err != nil {
+				return nil, mm.Answer{}, err
+			}
+			if inst.mm == nil {
+				return nil, mm.Answer{}, dperr.New(dperr.Internal, "internal error: the interactive state of table %s is not a Median Mechanism", ip.Table.Name)
+			}
+			st.remember(ip.Key, inst)
+		}
+	}
+	committing := false
+	a, err := inst.mm.Answer(src, ip.Predicate, count, func(state []byte) error {
+		committing = true
+		if turn == nil { // Tests said no test would run
+			return errors.New("interactive state changed without a test turn")
+		}
+		value, err := inst.header.encode(state)
+		if err != nil {
+			return err
+		}
+		swapped, err := turn.commit(context.WithoutCancel(ctx), key, inst.stored, value)
+		switch {
+		case err != nil:
+			return err
+		case !swapped:
+			return errSwapLost
+		}
+		inst.stored = value
+		return nil
+	})
+	if committing && err != nil {
+		st.forget(ip.Key, inst) // void: reload from the stored state
+	}
+	return inst, a, err
 }
 
 // cached returns the process's copy of the instance of key, or nil.

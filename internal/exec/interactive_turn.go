@@ -9,25 +9,31 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dpproxy/dpproxy/internal/budget"
 	"github.com/dpproxy/dpproxy/internal/dperr"
 )
 
 // Test turns across proxies. Within a process the key's mutex serialises
 // the Median Mechanism's answers; proxies sharing the ledger also take a
-// turn in it before a test (takeTestTurn), so that no two tests of one
-// state ever run at once. Without turns, two proxies could test at once
-// and the first swap would win, and the branches do not take the same
-// time (a hard answer refines the pool before its commit, an easy one
-// does not): racing proxies would release an easy answer unless every
-// test came out hard, hiding hard outcomes against one threshold, which
-// AboveThreshold's analysis does not cover. With turns, the proxy that
-// holds the turn loads the newest state and tests in an order fixed
-// before any test ran (the order the turns were taken); the holder renews
-// its lease while it tests, so a swap is lost only when a proxy stalled
-// past a whole lease (or died). A lease is judged by the waiter's own
-// clock (leaseWatch): the stored turn changes at every renewal, and a turn
-// seen unchanged for a whole lease is taken over, whatever the proxies'
-// wall clocks say.
+// turn in it before a test (takeTestTurn), and a test's new state is
+// committed only together with a renewal of the tester's turn, in one
+// ledger transaction (testTurn.commit), so that the state changes only
+// under the turn. Without turns, two proxies could test at once and the
+// first swap would win, and the branches do not take the same time (a
+// hard answer refines the pool before its commit, an easy one does not):
+// racing proxies would release an easy answer unless every test came out
+// hard, hiding hard outcomes against one threshold, which AboveThreshold's
+// analysis does not cover. With turns, the proxy that holds the turn loads
+// the newest state and tests in an order fixed before any test ran (the
+// order the turns were taken); the holder renews its lease while it
+// tests, so it is taken over only when it (or the ledger) stalled past a
+// whole lease, or died. A lease is judged by the waiter's own clock
+// (leaseWatch): the stored turn changes at every renewal, and a turn seen
+// unchanged for a whole lease is taken over, whatever the proxies' wall
+// clocks say. A holder taken over may still be testing when the new
+// holder tests, but its commit then fails with its renewal, whatever its
+// branch and however long it took: it releases nothing, and only the
+// turn's holder at the time of a commit can change the state.
 
 // interactiveTurnLease is how long a test turn holds against takeover:
 // far beyond a test and its commit, short enough that a proxy killed
@@ -37,11 +43,32 @@ const interactiveTurnLease = 30 * time.Second
 // freeTurn is the stored value of a turn no proxy holds.
 const freeTurn = "free"
 
+// testTurn is a test turn this process holds (takeTestTurn): the ledger
+// state value "owner renewal" under its key, renewed every third of the
+// lease while the holder tests (storing the renewal's number, so that
+// waiters see it change), so that a test that outlasts one lease (a slow
+// hard answer, a slow count) keeps it. A renewal, a commit or the release
+// that finds another value means the lease ran out (this process or the
+// ledger stalled) and another proxy holds the turn: the renewals stop,
+// and every later commit under this turn is refused.
+type testTurn struct {
+	ledger *budget.Ledger
+	ctx    context.Context // outlives the statement: the release must run
+	key    string
+	owner  string
+	stop   chan struct{}
+	done   chan struct{}
+
+	mu      sync.Mutex
+	held    []byte // the value this process last stored under key
+	renewal int
+}
+
 // takeTestTurn waits until this process holds the test turn of the state
-// stateKey and returns its release. The turn is a ledger state value
-// "owner renewal" taken by a compare-and-swap from free, absent, or seen
-// unchanged by this process for longer than the lease.
-func (st *interactiveStore) takeTestTurn(ctx context.Context, stateKey string) (release func(), err error) {
+// stateKey and returns it; the caller must release it. The turn is taken
+// by a compare-and-swap from free, absent, or a value seen unchanged by
+// this process for longer than the lease.
+func (st *interactiveStore) takeTestTurn(ctx context.Context, stateKey string) (*testTurn, error) {
 	turnKey := stateKey + ":turn"
 	var token [16]byte
 	if _, err := rand.Read(token[:]); err != nil {
@@ -66,7 +93,10 @@ func (st *interactiveStore) takeTestTurn(ctx context.Context, stateKey string) (
 		}
 		if taken {
 			st.watches.forget(turnKey)
-			return st.holdTurn(context.WithoutCancel(ctx), turnKey, owner, mine), nil
+			turn := &testTurn{ledger: st.ledger, ctx: context.WithoutCancel(ctx), key: turnKey, owner: owner,
+				stop: make(chan struct{}), done: make(chan struct{}), held: mine}
+			go turn.renew(st.turnLease / 3)
+			return turn, nil
 		}
 		select {
 		case <-ctx.Done():
@@ -79,44 +109,56 @@ func (st *interactiveStore) takeTestTurn(ctx context.Context, stateKey string) (
 	}
 }
 
-// holdTurn keeps the turn stored as held, renewing its lease every third
-// of it (storing "owner renewal" with the renewal's number, so that
-// waiters see it change), so that a test that outlasts one lease (a slow hard answer, a
-// slow count) keeps it; it returns the release, which stops the renewal
-// and frees the turn. A lost renewal or release means the lease ran out
-// (the process stalled) and another proxy holds the turn: nothing to do,
-// and this proxy's commit, from a state the other may have changed, then
-// loses its swap.
-func (st *interactiveStore) holdTurn(ctx context.Context, turnKey, owner string, held []byte) (release func()) {
-	stop, done := make(chan struct{}), make(chan struct{})
-	var mu sync.Mutex
-	go func() {
-		defer close(done)
-		tick := time.NewTicker(st.turnLease / 3)
-		defer tick.Stop()
-		for renewal := 1; ; renewal++ {
-			select {
-			case <-stop:
-				return
-			case <-tick.C:
-			}
-			mu.Lock()
-			renewed := []byte(fmt.Sprintf("%s %d", owner, renewal))
-			ok, err := st.ledger.SwapState(ctx, turnKey, held, renewed)
-			if ok {
-				held = renewed
-			}
-			mu.Unlock()
-			if err != nil || !ok {
-				return
-			}
+// renew stores a new renewal every period until the release or a lost
+// renewal.
+func (t *testTurn) renew(period time.Duration) {
+	defer close(t.done)
+	tick := time.NewTicker(period)
+	defer tick.Stop()
+	for {
+		select {
+		case <-t.stop:
+			return
+		case <-tick.C:
 		}
-	}()
-	return func() {
-		close(stop)
-		<-done
-		mu.Lock()
-		defer mu.Unlock()
-		_, _ = st.ledger.SwapState(ctx, turnKey, held, []byte(freeTurn))
+		if ok, err := t.swap(t.ctx); err != nil || !ok {
+			return
+		}
 	}
+}
+
+// swap stores the next renewal of the turn, from the value this process
+// last stored, together with the swaps also, in one ledger transaction:
+// all or nothing. It reports whether it wrote.
+func (t *testTurn) swap(ctx context.Context, also ...budget.StateSwap) (bool, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	next := []byte(fmt.Sprintf("%s %d", t.owner, t.renewal+1))
+	ok, err := t.ledger.SwapStates(ctx, append([]budget.StateSwap{{Key: t.key, Old: t.held, New: next}}, also...)...)
+	if ok {
+		t.renewal++
+		t.held = next
+	}
+	return ok, err
+}
+
+// commit swaps the state stored under stateKey from old to value if and
+// only if this process still holds the turn, in one ledger transaction
+// with a renewal of the turn (DESIGN.md §2, "Shared state has one
+// writer"): a holder whose turn was taken over while it tested (its lease
+// ran out while the ledger or this process stalled) writes nothing, so
+// the state changes only in the order the turns were taken and never
+// from two tests run at once. It reports whether it wrote.
+func (t *testTurn) commit(ctx context.Context, stateKey string, old, value []byte) (bool, error) {
+	return t.swap(ctx, budget.StateSwap{Key: stateKey, Old: old, New: value})
+}
+
+// release stops the renewals and frees the turn if this process still
+// holds it.
+func (t *testTurn) release() {
+	close(t.stop)
+	<-t.done
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	_, _ = t.ledger.SwapState(t.ctx, t.key, t.held, []byte(freeTurn))
 }
