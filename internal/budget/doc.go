@@ -62,5 +62,7 @@
 // compare-and-swap through which a shared state has one writer;
 // SwapStates swaps several keys in one transaction, so that a state
 // changes only while its writer's lease, stored under another key, is
-// still the writer's).
+// still the writer's; Reservation.CancelIf cancels only together with a
+// swap, so that a claim is freed only by a creation that still holds its
+// lease).
 package budget

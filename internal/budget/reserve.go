@@ -89,11 +89,35 @@ func (r *Reservation) Commit(ctx context.Context) error {
 // "Refusals are paid"). It fails with an error wrapping ErrSettled if the
 // reservation was already committed or cancelled.
 func (r *Reservation) Cancel(ctx context.Context) error {
+	_, err := r.cancel(ctx, nil)
+	return err
+}
+
+// CancelIf is Cancel made conditional on swap, in the same transaction:
+// it cancels the reservation and performs swap if the swap's key holds
+// its Old value, and otherwise does neither and reports false (the
+// reservation stays pending, for the caller to commit). A claim whose
+// holder stores a lease next to the ledger thereby gives its budget back
+// only while no other proxy has taken the lease over (and raised the
+// claim on the strength of this reservation staying spent).
+func (r *Reservation) CancelIf(ctx context.Context, swap StateSwap) (bool, error) {
+	swaps, err := sortedSwaps([]StateSwap{swap})
+	if err != nil {
+		return false, err
+	}
+	return r.cancel(ctx, swaps)
+}
+
+// cancel cancels the reservation if every one of swaps succeeds with it.
+func (r *Reservation) cancel(ctx context.Context, swaps []StateSwap) (bool, error) {
 	l := r.ledger
 	now := time.Now().UnixMicro()
-	return ledgerError(l.inTx(ctx, func(tx *sql.Tx) error {
+	err := l.inTx(ctx, func(tx *sql.Tx) error {
 		usages, err := l.lockAccounts(ctx, tx, r.accounts)
 		if err != nil {
+			return err
+		}
+		if err := l.swapStates(ctx, tx, swaps); err != nil {
 			return err
 		}
 		if err := l.settle(ctx, tx, r.id, Cancelled, now); err != nil {
@@ -105,7 +129,14 @@ func (r *Reservation) Cancel(ctx context.Context) error {
 			}
 		}
 		return nil
-	}))
+	})
+	switch {
+	case errors.Is(err, errSwapLost):
+		return false, nil
+	case err != nil:
+		return false, ledgerError(err)
+	}
+	return true, nil
 }
 
 // lockAccounts locks the rows of the sorted accounts until tx ends and

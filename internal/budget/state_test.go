@@ -169,3 +169,56 @@ func TestSwapStatesAllOrNothing(t *testing.T) {
 		}
 	})
 }
+
+// TestCancelIf: a reservation is cancelled, giving its cost back, only
+// together with its swap; when the swap's key holds another value (the
+// claim's lease was taken over) it stays pending and can be committed.
+func TestCancelIf(t *testing.T) {
+	forEachLedger(t, func(t *testing.T, l *Ledger) {
+		ctx := context.Background()
+		setLimits(t, l, map[string]Cost{"user:a": {Epsilon: 1}, "claim": {Epsilon: 1}})
+		remaining := func(account string) float64 {
+			t.Helper()
+			r, err := l.Remaining(ctx, account)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return r.Epsilon
+		}
+		res, err := l.Reserve(ctx, []string{"user:a", "claim"}, Cost{Epsilon: 1}, "taken over")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := l.PutState(ctx, "lease", []byte("taken by b")); err != nil {
+			t.Fatal(err)
+		}
+		if ok, err := res.CancelIf(ctx, StateSwap{"lease", []byte("held by a"), []byte("free")}); ok || err != nil {
+			t.Errorf("lease taken over: CancelIf got %v, %v, want false", ok, err)
+		}
+		if r := remaining("claim"); r != 0 {
+			t.Errorf("lease taken over: claim has %v free, want 0", r)
+		}
+		if err := res.Commit(ctx); err != nil {
+			t.Errorf("commit after a refused cancel: %v", err)
+		}
+		if err := l.SetLimit(ctx, "claim", Cost{Epsilon: 2}); err != nil {
+			t.Fatal(err)
+		}
+		if err := l.SetLimit(ctx, "user:a", Cost{Epsilon: 2}); err != nil {
+			t.Fatal(err)
+		}
+		res, err = l.Reserve(ctx, []string{"user:a", "claim"}, Cost{Epsilon: 1}, "held")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok, err := res.CancelIf(ctx, StateSwap{"lease", []byte("taken by b"), []byte("free")}); !ok || err != nil {
+			t.Errorf("lease held: CancelIf got %v, %v, want true", ok, err)
+		}
+		if r := remaining("claim"); r != 1 {
+			t.Errorf("lease held: claim has %v free after the cancel, want 1", r)
+		}
+		if lease, _, err := l.GetState(ctx, "lease"); err != nil || string(lease) != "free" {
+			t.Errorf("lease held: stored %q (%v) after the cancel, want free", lease, err)
+		}
+	})
+}

@@ -32,12 +32,13 @@ import (
 // claim taken waits, polling the state, until the instance appears. A
 // creation that died (kill -9) or failed after reading data leaves the
 // claim spent and no instance: a waiter that finds the claim's newest
-// reservation settled, or pending for longer than the lease, reopens the
-// claim by one more ε and creates it itself (synopsis_store.go's rule);
-// what the dead creation paid stays paid. The instance is stored with an
-// insert-if-absent swap, so if two creations ever both ran (a creation
-// slower than the lease), the second adopts the first's instance and never
-// releases its own. Charging the creator mirrors the synopses: the analyst
+// reservation settled, or pending with its creation lease unrenewed for
+// longer than the lease (creation_lease.go: a live creator renews it,
+// however long it takes), reopens the claim by one more ε and creates it
+// itself (synopsis_store.go's rule); what the dead creation paid stays
+// paid. The instance is stored with an insert-if-absent swap, so if two
+// creations ever both ran (a creator that stalled past its lease), the
+// second adopts the first's instance and never releases its own. Charging the creator mirrors the synopses: the analyst
 // who opens the session pays for it, every later count of every analyst
 // is free, and the table's configured total caps what all analysts
 // together spend, this ε included.
@@ -242,23 +243,22 @@ func (st *interactiveStore) obtain(ctx context.Context, ip *planner.InteractiveP
 }
 
 // create reads the data and releases the instance under the reservation
-// res, stores it if no instance is stored yet (else adopts the stored
-// one, never releasing its own) and settles res: committed once data was
-// read (DESIGN.md §2), cancelled otherwise, which frees the claim.
+// res, holding its creation lease (creation_lease.go) meanwhile, stores it
+// if no instance is stored yet (else adopts the stored one, never
+// releasing its own) and settles res: committed once data was read
+// (DESIGN.md §2), cancelled otherwise (freeing the claim) unless its lease
+// was taken over.
 func (st *interactiveStore) create(ctx context.Context, ip *planner.InteractivePlan, res *budget.Reservation, create createFunc) (inst *interactiveInstance, err error) {
 	readData := false
+	hold, err := holdCreation(ctx, st.ledger, ip.StateKey(), res, st.lease)
 	defer func() {
-		settle := context.WithoutCancel(ctx)
-		var serr error
-		if readData {
-			serr = res.Commit(settle)
-		} else {
-			serr = res.Cancel(settle)
-		}
-		if serr != nil && err == nil {
+		if serr := hold.settle(res, readData); serr != nil && err == nil {
 			inst, err = nil, dperr.Wrap(dperr.Internal, serr, "internal error: budget ledger unavailable")
 		}
 	}()
+	if err != nil {
+		return nil, err
+	}
 	inst, truth, err := create(ctx, &readData)
 	if err != nil {
 		return nil, err

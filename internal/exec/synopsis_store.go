@@ -2,6 +2,7 @@ package exec
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -36,14 +37,17 @@ import (
 //     one atomic Reserve, so of two proxies racing, exactly one
 //     reservation fits; the other sees the claim taken (BudgetExhausted
 //     with the claim spent) and polls the state until the synopsis
-//     appears. The reservation is committed once data was read (DESIGN.md
-//     §2) and cancelled only when the build failed before any read, which
-//     frees the claim again.
+//     appears. The builder renews a lease next to the claim while it
+//     builds (creation_lease.go). The reservation is committed once data
+//     was read (DESIGN.md §2) and cancelled only when the build failed
+//     before any read and its lease was not taken over, which frees the
+//     claim again.
 //
 // A builder that died after its Reserve (kill -9) leaves the claim spent
 // and no synopsis. A waiter that finds the claim's newest reservation
-// committed, cancelled, or pending for longer than the lease (by the
-// waiter's own clock: leaseWatch), with still no synopsis, reopens the claim by raising its limit by one more ε (all
+// committed, cancelled, or pending with its lease unrenewed for longer
+// than the lease (by the waiter's own clock: leaseWatch), with still no
+// synopsis, reopens the claim by raising its limit by one more ε (all
 // waiters compute the same limit from the same history, so the raise is
 // idempotent) and races for it again; the crashed build stays paid. A
 // builder stores its synopsis with an insert-if-absent swap
@@ -153,21 +157,19 @@ func (st *synopsisStore) obtain(ctx context.Context, spec *planner.SynopsisSpec,
 }
 
 // build reads the data and releases the synopsis under the reservation res,
-// then stores it and settles res (committed once data was read).
+// holding its creation lease while it builds, then stores it and settles
+// res (creationLease.settle: committed once data was read).
 func (st *synopsisStore) build(ctx context.Context, spec *planner.SynopsisSpec, res *budget.Reservation, build buildFunc) (s *storedSynopsis, err error) {
 	readData := false
+	hold, err := holdCreation(ctx, st.ledger, claimAccount(spec.Key), res, st.lease)
 	defer func() {
-		settle := context.WithoutCancel(ctx)
-		var serr error
-		if readData {
-			serr = res.Commit(settle)
-		} else {
-			serr = res.Cancel(settle)
-		}
-		if serr != nil && err == nil {
+		if serr := hold.settle(res, readData); serr != nil && err == nil {
 			s, err = nil, dperr.Wrap(dperr.Internal, serr, "internal error: budget ledger unavailable")
 		}
 	}()
+	if err != nil {
+		return nil, err
+	}
 	syn, err := build(ctx, &readData)
 	if err != nil {
 		return nil, err
@@ -261,18 +263,42 @@ func claimFree(ctx context.Context, ledger *budget.Ledger, claim string, eps flo
 }
 
 // reopenIfAbandoned raises the claim's limit by eps when its newest
-// reservation is settled, or has been seen pending by this process
-// (watches, across statements) for longer than the lease, while nothing
-// was stored (the caller checked): the creation it paid for is over or
-// dead. What was paid stays paid. The reservation's own time, written by
-// the reserving proxy's clock, is not compared with this one's.
+// reservation is settled, or when it and its creation's lease
+// (creation_lease.go) have been seen unchanged by this process (watches,
+// across statements) for longer than the lease, while nothing was stored
+// (the caller checked): the creation it paid for is over or dead. A
+// pending creation's lease is taken over first, by a swap that fails if
+// its builder renewed, settled, or was taken over by another waiter
+// meanwhile (then nothing is raised now); once taken over, its builder
+// can no longer cancel the reservation the raise counts as spent. What
+// was paid stays paid. The reservation's own time, written by the
+// reserving proxy's clock, is not compared with this one's.
 func reopenIfAbandoned(ctx context.Context, ledger *budget.Ledger, claim string, eps float64, lease time.Duration, watches *leaseWatches) error {
 	history, err := ledger.History(ctx, claim, 0)
 	if err != nil || len(history) == 0 {
 		return err
 	}
-	if newest := history[0]; newest.State == budget.Reserved && !watches.expired(claim, []byte(strconv.FormatInt(newest.ID, 10)), time.Now(), lease) {
-		return nil
+	if newest := history[0]; newest.State == budget.Reserved {
+		key := claimLeaseKey(claim)
+		held, ok, err := ledger.GetState(ctx, key)
+		if err != nil {
+			return err
+		}
+		id := strconv.FormatInt(newest.ID, 10)
+		if !watches.expired(claim, []byte(id+"|"+string(held)), time.Now(), lease) {
+			return nil
+		}
+		if !ok {
+			held = nil
+		}
+		var token [16]byte
+		if _, err := rand.Read(token[:]); err != nil {
+			return dperr.Wrap(dperr.Internal, err, "internal error: no randomness for a creation lease")
+		}
+		taken, err := ledger.SwapState(ctx, key, held, []byte(id+" taken "+hex.EncodeToString(token[:])))
+		if err != nil || !taken {
+			return err
+		}
 	}
 	used := 0.0
 	for _, e := range history {

@@ -307,3 +307,111 @@ func killedBuild(t *testing.T, l *budget.Ledger, spec *planner.SynopsisSpec) {
 		t.Fatal(err)
 	}
 }
+
+// TestLiveBuilderNotTakenOver: a build that outlives the lease (possible
+// with a statement timeout longer than it) renews its creation lease while
+// it builds, so another proxy keeps waiting for it through several of its
+// own leases instead of reopening the claim, building a second synopsis
+// and paying twice. Before the fix the waiter reopened the claim after one
+// lease and built (two builds, two payments).
+func TestLiveBuilderNotTakenOver(t *testing.T) {
+	for _, b := range ledgerBackends {
+		t.Run(b.dialect.String(), func(t *testing.T) {
+			ctx := context.Background()
+			ledgers := sharedLedgers(t, b.dialect, b.dsn(t), 2)
+			builder, waiter := newSynopsisStore(ledgers[0]), newSynopsisStore(ledgers[1])
+			// The builder renews every third of 90 ms; the waiter judges a
+			// lease abandoned after 300 ms unchanged.
+			builder.lease = 90 * time.Millisecond
+			waiter.lease, waiter.poll = 300*time.Millisecond, 5*time.Millisecond
+			building, finish := make(chan struct{}), make(chan struct{})
+			var builds atomic.Int64
+			slow := func(ctx context.Context, readData *bool) (*histogram.Synopsis, error) {
+				*readData = true
+				builds.Add(1)
+				close(building)
+				<-finish
+				return histogram.Identity(rand.NewChaCha8([32]byte{1}), make([]int64, 16), testSynopsisEpsilon)
+			}
+			var wg sync.WaitGroup
+			wg.Go(func() {
+				if _, built, err := builder.obtain(ctx, testSpec(), []string{"user:a"}, "test", slow); err != nil || !built {
+					t.Errorf("builder: built %v, err %v", built, err)
+				}
+			})
+			<-building
+			// The waiter's statement lasts three of its leases.
+			wctx, cancel := context.WithTimeout(ctx, 3*waiter.lease)
+			_, built, err := waiter.obtain(wctx, testSpec(), []string{"user:a"}, "test", countingBuild(&builds, 0))
+			cancel()
+			if built || err == nil {
+				t.Errorf("waiter during a live build: built %v, err %v; want it to wait until its statement ends", built, err)
+			}
+			close(finish)
+			wg.Wait()
+			if n := builds.Load(); n != 1 {
+				t.Errorf("builds: got %d, want 1", n)
+			}
+			if r := remaining(t, ledgers[0]); math.Abs(r-(10-testSynopsisEpsilon)) > 1e-9 {
+				t.Errorf("remaining: got %v, want %v (one build paid once)", r, 10-testSynopsisEpsilon)
+			}
+		})
+	}
+}
+
+// TestTakenOverBuildKeepsTheRaisedClaim: a build whose lease was taken
+// over (judged abandoned: here the builder's lease is long, so it does
+// not renew during the test, and the waiter's short, as when the builder
+// or the ledger stalls past a lease) and that then fails before reading
+// data commits its reservation instead of cancelling it: the claim the
+// waiter raised on the strength of it stays spent while the waiter
+// builds, so no third build can start, and the taken-over creation stays
+// paid, as a dead one's does. Before the fix its cancel freed ε of the
+// raised claim during the waiter's build.
+func TestTakenOverBuildKeepsTheRaisedClaim(t *testing.T) {
+	for _, b := range ledgerBackends {
+		t.Run(b.dialect.String(), func(t *testing.T) {
+			ctx := context.Background()
+			ledgers := sharedLedgers(t, b.dialect, b.dsn(t), 2)
+			first, second := newSynopsisStore(ledgers[0]), newSynopsisStore(ledgers[1])
+			first.lease = time.Minute
+			second.lease, second.poll = 30*time.Millisecond, 5*time.Millisecond
+			firstBuilding, firstFail := make(chan struct{}), make(chan struct{})
+			secondBuilding, secondFinish := make(chan struct{}), make(chan struct{})
+			failing := func(ctx context.Context, readData *bool) (*histogram.Synopsis, error) {
+				close(firstBuilding)
+				<-firstFail
+				return nil, dperr.New(dperr.Backend, "backend down") // before any read
+			}
+			building := func(ctx context.Context, readData *bool) (*histogram.Synopsis, error) {
+				*readData = true
+				close(secondBuilding)
+				<-secondFinish
+				return histogram.Identity(rand.NewChaCha8([32]byte{1}), make([]int64, 16), testSynopsisEpsilon)
+			}
+			var firstDone, secondDone sync.WaitGroup
+			firstDone.Go(func() {
+				if _, _, err := first.obtain(ctx, testSpec(), []string{"user:a"}, "test", failing); dperr.KindOf(err) != dperr.Backend {
+					t.Errorf("first build: got %v, want the backend error", err)
+				}
+			})
+			<-firstBuilding
+			secondDone.Go(func() {
+				if _, built, err := second.obtain(ctx, testSpec(), []string{"user:a"}, "test", building); err != nil || !built {
+					t.Errorf("second build: built %v, err %v", built, err)
+				}
+			})
+			<-secondBuilding // the second proxy took the first's claim over
+			close(firstFail)
+			firstDone.Wait()
+			if free, err := claimFree(ctx, ledgers[0], claimAccount(testSpec().Key), testSynopsisEpsilon); err != nil || free {
+				t.Errorf("claim free during the second build: %v (err %v), want taken", free, err)
+			}
+			close(secondFinish)
+			secondDone.Wait()
+			if r := remaining(t, ledgers[0]); math.Abs(r-(10-2*testSynopsisEpsilon)) > 1e-9 {
+				t.Errorf("remaining: got %v, want %v (the taken-over creation and the second, each once)", r, 10-2*testSynopsisEpsilon)
+			}
+		})
+	}
+}

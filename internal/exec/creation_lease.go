@@ -1,0 +1,137 @@
+package exec
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/dpproxy/dpproxy/internal/budget"
+	"github.com/dpproxy/dpproxy/internal/dperr"
+)
+
+// Creation leases. A creation of a shared release (a synopsis, an
+// interactive instance) holds its claim (reserveClaim) by a pending
+// reservation, and a lease next to it: the ledger state under
+// claimLeaseKey, "id owner renewal" with the reservation's id, which the
+// builder renews every third of the lease while it builds, however long
+// that takes (a statement timeout may exceed the lease). A waiter judges
+// the creation abandoned (reopenIfAbandoned) only when the newest
+// reservation and the lease have stayed unchanged for a whole lease by its
+// own clock, so a live builder is not taken over and its creation is built
+// and paid once. A waiter that does judge it abandoned (the builder died,
+// or stalled, or the ledger stalled its renewals, past a whole lease)
+// first takes the lease over by a swap to "id taken token", then raises
+// the claim by one more ε, counting the reservation as spent: the builder
+// then can no longer cancel it, as its cancellation is a swap from its own
+// lease value in the same transaction (budget.Reservation.CancelIf), and
+// it commits instead. So a raised claim is never freed by the creation it
+// was raised over, and a second creation runs only when the first was
+// judged abandoned; each creation is paid exactly once.
+
+// claimLeaseKey is the ledger state key of the lease of claim's pending
+// creation.
+func claimLeaseKey(claim string) string { return claim + ":lease" }
+
+// creationLease is the lease of one creation (holdCreation).
+type creationLease struct {
+	ledger *budget.Ledger
+	ctx    context.Context // outlives the statement: the settlement must run
+	key    string
+	prefix string // "id owner"
+	stop   chan struct{}
+	done   chan struct{} // closed when the renewals stopped
+
+	mu      sync.Mutex
+	held    []byte // the value this creation last stored; nil: never held
+	renewal int
+}
+
+// holdCreation stores the lease of the creation paid by res on claim and
+// renews it every third of lease until settle. It returns the lease even
+// with an error (the ledger failed): a creation that never held its lease
+// is settled by a commit, since a waiter may take it over.
+func holdCreation(ctx context.Context, ledger *budget.Ledger, claim string, res *budget.Reservation, lease time.Duration) (*creationLease, error) {
+	id := strconv.FormatInt(res.ID(), 10)
+	l := &creationLease{ledger: ledger, ctx: context.WithoutCancel(ctx), key: claimLeaseKey(claim),
+		stop: make(chan struct{}), done: make(chan struct{})}
+	var token [16]byte
+	if _, err := rand.Read(token[:]); err != nil {
+		close(l.done)
+		return l, dperr.Wrap(dperr.Internal, err, "internal error: no randomness for a creation lease")
+	}
+	l.prefix = id + " " + hex.EncodeToString(token[:])
+	mine := []byte(l.prefix + " 0")
+	for {
+		old, ok, err := ledger.GetState(ctx, l.key)
+		if err != nil {
+			close(l.done)
+			return l, err
+		}
+		if ok && bytes.HasPrefix(old, []byte(id+" ")) {
+			close(l.done) // taken over before this creation stored its lease
+			return l, nil
+		}
+		if !ok {
+			old = nil
+		}
+		swapped, err := ledger.SwapState(ctx, l.key, old, mine)
+		if err != nil {
+			close(l.done)
+			return l, err
+		}
+		if swapped {
+			l.held = mine
+			go l.renew(lease / 3)
+			return l, nil
+		}
+	}
+}
+
+// renew stores a new renewal every period until settle or a lost renewal.
+func (l *creationLease) renew(period time.Duration) {
+	defer close(l.done)
+	tick := time.NewTicker(period)
+	defer tick.Stop()
+	for {
+		select {
+		case <-l.stop:
+			return
+		case <-tick.C:
+		}
+		l.mu.Lock()
+		next := []byte(fmt.Sprintf("%s %d", l.prefix, l.renewal+1))
+		ok, err := l.ledger.SwapState(l.ctx, l.key, l.held, next)
+		if ok {
+			l.renewal++
+			l.held = next
+		}
+		l.mu.Unlock()
+		if err != nil || !ok {
+			return
+		}
+	}
+}
+
+// settle stops the renewals and settles res (once): committed once data was read
+// (DESIGN.md §2), or when the lease was taken over (a waiter raised the
+// claim counting res as spent: it stays paid, as a dead creation's does);
+// cancelled, freeing the claim and giving the analyst the ε back, only
+// together with the end of a lease this creation still holds.
+func (l *creationLease) settle(res *budget.Reservation, readData bool) error {
+	close(l.stop)
+	<-l.done
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !readData && l.held != nil {
+		cancelled, err := res.CancelIf(l.ctx, budget.StateSwap{Key: l.key, Old: l.held, New: []byte(l.prefix + " cancelled")})
+		if err != nil || cancelled {
+			return err
+		}
+	}
+	return res.Commit(l.ctx)
+}
