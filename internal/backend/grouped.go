@@ -270,12 +270,16 @@ func (k *cellKeys) cell() (cell int64, ok bool, err error) {
 // fetches read, on every backend. Text is a string (on SQLite a blob is
 // no text: the filter's text argument never equals it). A number (numeric
 // column) is an integer, also when the driver sends it as text (exact
-// decimal, PostgreSQL's numeric, MySQL's DECIMAL and text protocol), of
-// magnitude below 2⁵³, where every integer is a float64: 2⁵³+1 would read
-// as 2⁵³ and 1e-400 as 0, merging rows the database keeps apart. ok is
-// false for NULL and for a value no key can equal (text in a numeric
-// column, a fraction, NaN, ±Inf, an integer beyond 2⁵³), which is in no
-// group.
+// decimal, PostgreSQL's numeric, MySQL's DECIMAL and text protocol) or as
+// a uint64 (MySQL's BIGINT UNSIGNED), of magnitude below 2⁵³, where every
+// integer is a float64: 2⁵³+1 would read as 2⁵³ and 1e-400 as 0, merging
+// rows the database keeps apart. ok is false for NULL and for a value no
+// key can equal (text in a numeric column, a fraction, NaN, ±Inf, an
+// integer beyond 2⁵³), which is in no group. A float32 (MySQL's FLOAT) is
+// no key either: the text protocol sends it to 6 significant digits, so
+// 1234567 arrives as 1234570, which column = key would not select; the
+// fetches read numeric keys widened to doubles instead
+// (sqlrewrite's exactNumber), so none arrives.
 func keyValue(raw any, numeric bool, dialect sqlrewrite.Dialect) (v sqlrewrite.Value, ok bool) {
 	if !numeric {
 		switch x := raw.(type) {
@@ -289,6 +293,11 @@ func keyValue(raw any, numeric bool, dialect sqlrewrite.Dialect) (v sqlrewrite.V
 	var x float64
 	switch r := raw.(type) {
 	case int64:
+		x = float64(r)
+	case uint64: // MySQL's BIGINT UNSIGNED
+		if r >= 1<<53 {
+			return v, false
+		}
 		x = float64(r)
 	case float64:
 		x = r

@@ -24,6 +24,11 @@ func TestKeyValueReadsExactly(t *testing.T) {
 		{int64(-9007199254740991), true, sqlrewrite.MySQL, num(-9007199254740991), true},
 		{int64(9007199254740992), true, sqlrewrite.SQLite, sqlrewrite.Value{}, false}, // 2⁵³: 2⁵³+1 would read as it
 		{int64(9007199254740993), true, sqlrewrite.MySQL, sqlrewrite.Value{}, false},
+		{uint64(42), true, sqlrewrite.MySQL, num(42), true}, // BIGINT UNSIGNED
+		{uint64(9007199254740991), true, sqlrewrite.MySQL, num(9007199254740991), true},
+		{uint64(9007199254740992), true, sqlrewrite.MySQL, sqlrewrite.Value{}, false},
+		{uint64(18446744073709551615), true, sqlrewrite.MySQL, sqlrewrite.Value{}, false},
+		{float32(1234570), true, sqlrewrite.MySQL, sqlrewrite.Value{}, false}, // FLOAT: maybe 1234567 printed to 6 digits
 		{float64(7), true, sqlrewrite.SQLite, num(7), true},
 		{float64(7.5), true, sqlrewrite.SQLite, sqlrewrite.Value{}, false},
 		{[]byte("12"), true, sqlrewrite.MySQL, num(12), true},

@@ -1,10 +1,13 @@
 package exec
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"fmt"
 	"math/rand/v2"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -87,6 +90,95 @@ func TestSelectedKeysReadBackExactly(t *testing.T) {
 					if len(res.Rows) != c.groups {
 						t.Fatalf("%s (seed %d): %d groups released, want %d: %v", q, seed, len(res.Rows), c.groups, res.Rows)
 					}
+				}
+			}
+		})
+	}
+}
+
+// TestSelectedKeysOfEveryNumericType: partition selection over an
+// integer-declared key whose backend column is BIGINT UNSIGNED or FLOAT
+// (MariaDB) or real (PostgreSQL), on a row-level table and on a unit
+// table (the key bounded per unit, UnitBound.Key), releases exactly the
+// frequent integer keys, each labelled with its own value and answered
+// over its own rows. go-sql-driver reads BIGINT UNSIGNED as uint64 and
+// FLOAT as float32, which the key reading refused, so nothing was ever
+// released; and MariaDB prints a FLOAT to 6 significant digits, lib/pq
+// reads a real from its shortest float4 text as a float64, so 1234567
+// and 1234568 both read as 1234570 (123456792 as 123456790), a key that
+// column = key selects no row of. Values that are no key (a fraction,
+// an integer beyond 2⁵³) are in no group.
+func TestSelectedKeysOfEveryNumericType(t *testing.T) {
+	postgres := func(t *testing.T) (*sql.DB, sqlrewrite.Dialect) { return testdb.Postgres(t), sqlrewrite.PostgreSQL }
+	mariadb := func(t *testing.T) (*sql.DB, sqlrewrite.Dialect) { return testdb.MySQL(t), sqlrewrite.MySQL }
+	floats := []string{"1234567", "1234568", "123456792", "-16777216", "1234567.5"}
+	for _, c := range []struct {
+		name     string
+		open     func(t *testing.T) (*sql.DB, sqlrewrite.Dialect)
+		keyType  string
+		values   []string // 300 rows each
+		released []string
+	}{
+		{"mariadb bigint unsigned", mariadb, "BIGINT UNSIGNED", []string{"42", "9007199254740991", "18446744073709551615"}, []string{"42", "9007199254740991"}},
+		{"mariadb float", mariadb, "FLOAT", floats, floats[:4]},
+		{"postgres real", postgres, "REAL", floats, floats[:4]},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			db, dialect := c.open(t)
+			xType := "DOUBLE PRECISION"
+			if dialect == sqlrewrite.MySQL {
+				xType = "DOUBLE"
+			}
+			var rows []string
+			for i, v := range c.values {
+				for j := range 300 {
+					rows = append(rows, fmt.Sprintf("(%d, %s, %d)", 1000*i+j, v, j%100))
+				}
+			}
+			for _, s := range []string{"CREATE TABLE t (u INTEGER, k " + c.keyType + ", x " + xType + ")", "INSERT INTO t (u, k, x) VALUES " + strings.Join(rows, ", ")} {
+				if _, err := db.Exec(s); err != nil {
+					t.Fatal(err)
+				}
+			}
+			lo, hi := 0.0, 100.0
+			cols := []catalog.Column{
+				{Name: "k", Source: "k", Type: catalog.Integer, PartitionSelection: true},
+				{Name: "x", Source: "x", Type: catalog.Real, Lower: &lo, Upper: &hi},
+			}
+			cat := &catalog.Config{Tables: []catalog.Table{
+				{Name: "t", Source: "t", Columns: cols},
+				{Name: "tu", Source: "t", PrivacyUnit: "u", MaxRowsPerUnit: 1, MaxGroupsPerUnit: 1, Columns: cols},
+			}}
+			e := newGroupedExecutor(t, backend.New(db, dialect, nil))
+			for _, table := range []string{"t", "tu"} {
+				q := "SELECT k, COUNT(*), MAX(x) FROM " + table + " GROUP BY k ORDER BY k"
+				res, err := e.RunQuery(context.Background(), "a", planGrouped(t, cat, q, 4), rand.NewChaCha8([32]byte{9}))
+				if err != nil {
+					t.Fatalf("%s: %v", q, err)
+				}
+				var got []string
+				for _, r := range res.Rows {
+					label := fmt.Sprint(r[0])
+					if f, ok := r[0].(float64); ok {
+						label = strconv.FormatFloat(f, 'f', -1, 64)
+					}
+					got = append(got, label)
+					n, isInt := r[1].(int64)
+					if f, ok := r[1].(float64); ok {
+						n, isInt = int64(f), true
+					}
+					if !isInt || n < 240 || n > 360 {
+						t.Errorf("%s: key %s: COUNT(*) = %v, want 300 ± 60 (its own rows)", q, label, r[1])
+					}
+				}
+				want := slices.Clone(c.released)
+				slices.SortFunc(want, func(a, b string) int {
+					x, _ := strconv.ParseFloat(a, 64)
+					y, _ := strconv.ParseFloat(b, 64)
+					return cmp.Compare(x, y)
+				})
+				if !slices.Equal(got, want) {
+					t.Errorf("%s: released keys %v, want %v (rows %v)", q, got, want, res.Rows)
 				}
 			}
 		})

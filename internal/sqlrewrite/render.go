@@ -562,6 +562,27 @@ func (r *renderer) exactText(col string) string {
 	return "(" + col + " COLLATE BINARY)"
 }
 
+// exactNumber renders a numeric key column (an integer-declared column
+// grouped by its values: KeyCounts, CellDim.ByValue) as a value the
+// drivers read exactly: on PostgreSQL and MySQL the column plus the
+// integer 0. That is the value itself, in the column's type for integers
+// (BIGINT UNSIGNED too) and decimals, and for a single-precision float
+// (MySQL's FLOAT, PostgreSQL's real) its exact widening to a double, which
+// both backends print to 17 significant digits at most, round-trip exact.
+// The column itself is read inexactly there: MariaDB prints a FLOAT to 6
+// significant digits in the text protocol (1234567 and 1234568 both read
+// as 1234570) and lib/pq parses a real's shortest float4 text as a
+// float64 (123456792 reads as 123456790), so a key read from it was no
+// value column = key selects (Condition.Exact), and its counts were of
+// rows its filtered fetches never read. SQLite stores integers and
+// doubles, which its driver reads exactly: the column as it is.
+func (r *renderer) exactNumber(col string) string {
+	if r.dialect == SQLite {
+		return col
+	}
+	return "(" + col + " + 0)"
+}
+
 // condition renders one filter condition.
 func (r *renderer) condition(c Condition) (string, error) {
 	col, err := r.spec.ident(c.Column)

@@ -117,7 +117,8 @@ func (r *renderer) groupedKeys(dims []CellDim) (inner, names, group []string, er
 }
 
 // groupedKey renders a GroupedSummary's key of one dimension: the cell
-// index (cellKey), or the readable value where GroupsByValue.
+// index (cellKey), or the readable value where GroupsByValue (a number
+// as exactNumber reads it).
 func (r *renderer) groupedKey(d CellDim) (string, error) {
 	if !GroupsByValue(d, r.dialect) {
 		return r.cellKey(d)
@@ -134,8 +135,11 @@ func (r *renderer) groupedKey(d CellDim) (string, error) {
 	if d.Values[0].IsText && d.Exact {
 		return r.exactText(col), nil
 	}
-	if d.Values[0].IsText || r.spec.typed {
+	if d.Values[0].IsText {
 		return col, nil
+	}
+	if r.spec.typed {
+		return r.exactNumber(col), nil
 	}
 	return "CASE WHEN " + r.readable(col) + " THEN " + col + " END", nil
 }
@@ -158,8 +162,9 @@ type KeyCounts struct {
 //
 //	SELECT c, COUNT(*) FROM t WHERE F AND c IS NOT NULL GROUP BY c
 //
-// (for a numeric column, readable(c) instead of c IS NOT NULL; with a
-// unit bound, FROM the bounded rows, the condition inside it). A text
+// (for a numeric column, readable(c) instead of c IS NOT NULL, and the
+// key exactNumber(c), which groups the rows as c does; with a unit bound,
+// FROM the bounded rows, the condition inside it). A text
 // column is grouped character for character (exactText: on MySQL its
 // utf8mb4 bytes), so each spelling is counted, selected and released on
 // its own.
@@ -183,7 +188,8 @@ func (r *renderer) keyCounts(f Fetch) (string, error) {
 		return "", err
 	}
 	if f.Keys.Numeric {
-		return "SELECT " + col + ", COUNT(*)" + from + " GROUP BY " + col, nil
+		key := r.exactNumber(col) // read exactly: a FLOAT or real widened
+		return "SELECT " + key + ", COUNT(*)" + from + " GROUP BY " + key, nil
 	}
 	// Each spelling its own key (exactText): in the column's collation,
 	// MySQL would return one spelling of each class of equal values, the
