@@ -398,7 +398,7 @@ func resultOf(plan *planner.Plan, values []planner.Value) *Result {
 		res.Columns = append(res.Columns, o.Label)
 		res.Row = append(res.Row, outputValue(&o, v))
 		res.Intervals = append(res.Intervals, o.Interval(v))
-		res.Warnings = append(res.Warnings, describe(plan, &o, v))
+		res.Warnings = append(res.Warnings, describe(plan, &o, v, planScope(plan)))
 	}
 	for _, n := range plan.Notes {
 		res.Warnings = append(res.Warnings, Warning{Level: "Note", Code: NoteCode, Message: n})
@@ -407,8 +407,9 @@ func resultOf(plan *planner.Plan, values []planner.Value) *Result {
 }
 
 // describe writes the note of one output: the mechanism(s), the ε and δ of
-// the releases it is computed from, and its 95% interval.
-func describe(plan *planner.Plan, o *planner.Output, v planner.Value) Warning {
+// the releases it is computed from, its 95% interval, and whom it protects
+// at what ε within its statement (scope).
+func describe(plan *planner.Plan, o *planner.Output, v planner.Value, scope statementScope) Warning {
 	var eps, delta float64
 	var parts []string
 	for _, a := range o.Args {
@@ -439,7 +440,7 @@ func describe(plan *planner.Plan, o *planner.Output, v planner.Value) Warning {
 	default:
 		sb.WriteString("; 95% interval: not available for this mechanism")
 	}
-	sb.WriteString(unitNote(plan, eps))
+	sb.WriteString(unitNote(plan, eps, scope))
 	level := "Note"
 	if v.Null {
 		level = "Warning"

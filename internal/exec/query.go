@@ -78,7 +78,7 @@ func (e *Executor) runQuery(ctx context.Context, user string, qp *planner.QueryP
 			for g := range rows {
 				partRows[g].Keys = rows[g].Keys
 			}
-			sub := &planner.QueryPlan{Query: q, Base: part.Plan}
+			sub := &planner.QueryPlan{Query: q, Table: qp.Table, Base: part.Plan, Cost: qp.Cost} // the statement's cost in the notes
 			if warnings, err = releasedRows(sub, partRows, released[j], warnings); err != nil {
 				return nil, err
 			}
@@ -265,7 +265,7 @@ func releasedRows(qp *planner.QueryPlan, rows []planner.Row, released [][]planne
 			}
 			rows[g].Aggs[i] = datum(outputValue(&o, v))
 			rows[g].Aggs[i].Rolled, rows[g].Aggs[i].Interval = o.Rolled(v), o.Interval(v)
-			w := describe(qp.Base, &qp.Base.Outputs[i], v)
+			w := describe(qp.Base, &qp.Base.Outputs[i], v, queryScope(qp))
 			if group != "" {
 				w.Message = group + ": " + w.Message
 			}

@@ -117,7 +117,7 @@ func synopsisResult(plan *planner.Plan, stored []*storedSynopsis, builtNow []boo
 				return nil, dperr.Wrap(dperr.Internal, err, "internal error: cannot derive %s", o.Label)
 			}
 			res.Row = append(res.Row, outputValue(&o, v))
-			res.Warnings = append(res.Warnings, describe(plan, &o, v))
+			res.Warnings = append(res.Warnings, describe(plan, &o, v, planScope(plan)))
 		case a.Key:
 			res.Warnings = append(res.Warnings, Warning{Level: "Note", Code: NoteCode,
 				Message: fmt.Sprintf("%s: bucket key, public (no budget spent); the buckets are those of the column's bounds that meet WHERE, and rows where the column is NULL are not counted", o.Label)})

@@ -76,12 +76,44 @@ func unitBound(t *catalog.Table, rowsPerUnit int64, scope unitScope) *sqlrewrite
 	return u
 }
 
-// unitNote is the privacy-unit part of an output's note: whom the value
-// protects and at what ε (the output's own releases, and the statement's
-// total, which bounds what all its outputs reveal together).
-func unitNote(plan *planner.Plan, eps float64) string {
-	if !plan.Table.HasPrivacyUnit() {
-		return fmt.Sprintf("; protects each row at epsilon=%.6g (row-level table; statement %.6g)", eps, plan.Cost.Epsilon)
+// statementScope is what an output's note says of the statement the
+// output belongs to: its cost (what the ledger is charged, the QueryPlan's
+// for a grouped statement, not one group's plan), and the most groups one
+// unit's rows reach (max_groups_per_unit on a unit table with GROUP BY,
+// whose groups' releases each get the statement's share divided by it;
+// 1 otherwise: without GROUP BY, or on a row-level table, where a row is
+// in one group).
+type statementScope struct {
+	cost   planner.Cost
+	groups int64
+}
+
+// planScope is the scope of a statement answered by one plan.
+func planScope(plan *planner.Plan) statementScope {
+	return statementScope{cost: plan.Cost, groups: 1}
+}
+
+// queryScope is the scope of a grouped statement's outputs.
+func queryScope(qp *planner.QueryPlan) statementScope {
+	s := statementScope{cost: qp.Cost, groups: 1}
+	if len(qp.Query.Keys) > 0 {
+		s.groups = qp.Table.UnitGroupShare()
 	}
-	return fmt.Sprintf("; protects each %s at epsilon=%.6g (statement %.6g)", plan.Table.PrivacyUnit, eps, plan.Cost.Epsilon)
+	return s
+}
+
+// unitNote is the privacy-unit part of an output's note: whom the value
+// protects and at what ε, given eps, the ε of the output's own releases
+// (in its group), and the statement's ε, which bounds what all its outputs
+// reveal together. On a unit table with GROUP BY a unit's rows reach up
+// to g groups, so the output protects it at g·eps across them.
+func unitNote(plan *planner.Plan, eps float64, s statementScope) string {
+	if !plan.Table.HasPrivacyUnit() {
+		return fmt.Sprintf("; protects each row at epsilon=%.6g (row-level table; statement %.6g)", eps, s.cost.Epsilon)
+	}
+	if s.groups > 1 {
+		return fmt.Sprintf("; protects each %s at epsilon=%.6g across at most %d groups (epsilon=%.6g in each; statement %.6g)",
+			plan.Table.PrivacyUnit, float64(s.groups)*eps, s.groups, eps, s.cost.Epsilon)
+	}
+	return fmt.Sprintf("; protects each %s at epsilon=%.6g (statement %.6g)", plan.Table.PrivacyUnit, eps, s.cost.Epsilon)
 }

@@ -27,8 +27,12 @@ func TestUnitNotesAndBounds(t *testing.T) {
 	rows := &catalog.Table{Name: "pums", Source: "pums", Columns: cols}
 	src := noise.NewCryptoSource()
 	plan := &planner.Plan{Table: unit, Cost: planner.Cost{Epsilon: 1}}
-	if got := unitNote(plan, 0.5); got != "; protects each person_id at epsilon=0.5 (statement 1)" {
+	if got := unitNote(plan, 0.5, planScope(plan)); got != "; protects each person_id at epsilon=0.5 (statement 1)" {
 		t.Errorf("unit note %q", got)
+	}
+	if got := unitNote(plan, 0.25, statementScope{cost: planner.Cost{Epsilon: 1}, groups: 2}); got !=
+		"; protects each person_id at epsilon=0.5 across at most 2 groups (epsilon=0.25 in each; statement 1)" {
+		t.Errorf("grouped unit note %q", got)
 	}
 	a, b := newUnitSalt(plan, src), newUnitSalt(plan, src)
 	if len(a) != 32 || a == b {
@@ -39,7 +43,7 @@ func TestUnitNotesAndBounds(t *testing.T) {
 		t.Errorf("unit bound %+v", u)
 	}
 	rowPlan := &planner.Plan{Table: rows, Cost: planner.Cost{Epsilon: 1}}
-	if got := unitNote(rowPlan, 1); !strings.Contains(got, "protects each row at epsilon=1") {
+	if got := unitNote(rowPlan, 1, planScope(rowPlan)); !strings.Contains(got, "protects each row at epsilon=1") {
 		t.Errorf("row-level note %q", got)
 	}
 	if newUnitSalt(rowPlan, src) != "" || unitBound(rows, 0, unitScope{}) != nil {
@@ -180,3 +184,75 @@ func TestUnitPartitionSelectionCountsUnits(t *testing.T) {
 
 // everyCount keeps every value of a KeyCounts fetch.
 func everyCount(int64) bool { return true }
+
+// TestGroupedNotesStateTheStatementEpsilon: each aggregate's note of a
+// grouped statement states the statement's ε, what the ledger is charged,
+// and on a unit table the unit's loss across the g groups it reaches. At
+// ε = 1 with g = 2, the notes said "statement 0.5" (one group's plan) on
+// a unit table, and with partition selection half the ε (the releases'
+// half), on a row-level table too; the parts of aggregates with their own
+// conditions said "statement 0".
+func TestGroupedNotesStateTheStatementEpsilon(t *testing.T) {
+	db := testdb.SQLite(t)
+	if _, err := db.Exec("CREATE TABLE p (person INTEGER, g INTEGER, name TEXT, v REAL)"); err != nil {
+		t.Fatal(err)
+	}
+	var values []string
+	for id := 1; id <= 300; id++ {
+		values = append(values, fmt.Sprintf("(%d, %d, 'ann', %d)", id, id%2, id%100), fmt.Sprintf("(%d, %d, 'bob', %d)", id, (id+1)%2, id%90))
+	}
+	if _, err := db.Exec("INSERT INTO p (person, g, name, v) VALUES " + strings.Join(values, ", ")); err != nil {
+		t.Fatal(err)
+	}
+	lo, hi := 0.0, 100.0
+	cols := []catalog.Column{
+		{Name: "g", Source: "g", Type: catalog.Integer, Values: []string{"0", "1"}},
+		{Name: "name", Source: "name", Type: catalog.Text, PartitionSelection: true},
+		{Name: "v", Source: "v", Type: catalog.Real, Lower: &lo, Upper: &hi},
+	}
+	cat := &catalog.Config{Tables: []catalog.Table{
+		{Name: "p", Source: "p", PrivacyUnit: "person", MaxRowsPerUnit: 5, MaxGroupsPerUnit: 2, Columns: cols},
+		{Name: "p_rows", Source: "p", Columns: cols},
+	}}
+	e := newGroupedExecutor(t, backend.New(db, sqlrewrite.SQLite, nil))
+	for _, c := range []struct {
+		query string
+		notes int    // per-aggregate notes, one per group and aggregate
+		want  string // in each of them
+	}{
+		// Each group's two releases share ε/2: 0.25 each, 0.5 per person
+		// across their 2 groups.
+		{"SELECT g, COUNT(*), AVG(v) FROM p GROUP BY g", 4,
+			"protects each person at epsilon=0.5 across at most 2 groups (epsilon=0.25 in each; statement 1)"},
+		// Half of ε selects; each key's two releases share (ε/2)/2.
+		{"SELECT name, COUNT(*), AVG(v) FROM p GROUP BY name", 4,
+			"protects each person at epsilon=0.25 across at most 2 groups (epsilon=0.125 in each; statement 1)"},
+		{"SELECT g, COUNT(*), COUNT(CASE WHEN v > 50 THEN v END) FROM p GROUP BY g", 4,
+			"protects each person at epsilon=0.5 across at most 2 groups (epsilon=0.25 in each; statement 1)"},
+		{"SELECT name, COUNT(*) FROM p_rows GROUP BY name", 2, "protects each row at epsilon=0.5 (row-level table; statement 1)"},
+		{"SELECT g, COUNT(*) FROM p_rows GROUP BY g", 2, "protects each row at epsilon=1 (row-level table; statement 1)"},
+	} {
+		qp := planGrouped(t, cat, c.query, 1)
+		if qp.Cost.Epsilon != 1 {
+			t.Fatalf("%s: costs %g, want 1", c.query, qp.Cost.Epsilon)
+		}
+		res, err := e.RunQuery(context.Background(), "a", qp, rand.NewChaCha8([32]byte{4}))
+		if err != nil {
+			t.Fatalf("%s: %v", c.query, err)
+		}
+		var notes []string
+		for _, w := range res.Warnings {
+			if strings.Contains(w.Message, "mechanism=") {
+				notes = append(notes, w.Message)
+			}
+		}
+		if len(notes) != c.notes {
+			t.Errorf("%s: %d aggregate notes, want %d: %q", c.query, len(notes), c.notes, notes)
+		}
+		for _, n := range notes {
+			if !strings.Contains(n, c.want) {
+				t.Errorf("%s: note %q does not say %q", c.query, n, c.want)
+			}
+		}
+	}
+}
