@@ -72,10 +72,12 @@ func (r *Release) unitNote(t *catalog.Table) string {
 	return fmt.Sprintf("; 1 row per %s chosen uniformly at random, so its one-row analysis holds per %s", t.PrivacyUnit, t.PrivacyUnit)
 }
 
-// laplaceSensitivity is the k-row sensitivity of a laplace release.
+// laplaceSensitivity is the k-row sensitivity of a laplace release: k
+// for a count, COUNT(DISTINCT col) included (k rows hold at most k
+// distinct values; laplace.ReleaseUnitCount adds noise for k).
 func laplaceSensitivity(r *Release) string {
 	k := r.rows()
-	if r.Stat.Column == nil || r.Stat.Kind == StatCount {
+	if r.Stat.Column == nil || r.Stat.Kind == StatCount || r.Stat.Kind == StatCountDistinct {
 		return fmt.Sprintf("%d", k)
 	}
 	b := columnBounds(r)
