@@ -640,3 +640,52 @@ func TestGroupedGridSumsMatchPerGroupFetches(t *testing.T) {
 		})
 	}
 }
+
+// TestRollupOffsetKeepsTheTotal: WITH ROLLUP's total row is a row the
+// LIMIT counts. GROUP BY k (5 declared values) WITH ROLLUP has 6 rows,
+// so LIMIT 5, 10 returns the total, released at the statement's ε and
+// charged once, and LIMIT 6, 10 returns no row and charges nothing,
+// whatever the data. The shortcut that answers no row compared the
+// OFFSET with the 5 groups alone, and LIMIT 5, 10 answered nothing.
+func TestRollupOffsetKeepsTheTotal(t *testing.T) {
+	cat := groupedCatalog()
+	back := backend.New(testdb.SQLite(t), sqlrewrite.SQLite, nil)
+	e := newGroupedExecutor(t, back)
+	var rows []groupedRow
+	for i := range 500 {
+		k, x := float64(i%5), float64(i%100)
+		rows = append(rows, groupedRow{k: &k, x: &x})
+	}
+	loadGrouped(t, back, rows)
+	for _, c := range []struct {
+		offset int
+		rows   int
+		spent  float64
+	}{{5, 1, 2}, {6, 0, 0}} {
+		q := fmt.Sprintf("SELECT k, COUNT(*) FROM t GROUP BY k WITH ROLLUP LIMIT %d, 10", c.offset)
+		before, err := e.ledger.Remaining(context.Background(), "user:a")
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := e.RunQuery(context.Background(), "a", planGrouped(t, cat, q, 2), rand.NewChaCha8([32]byte{5}))
+		if err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		after, err := e.ledger.Remaining(context.Background(), "user:a")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if spent := before.Epsilon - after.Epsilon; math.Abs(spent-c.spent) > 1e-9 {
+			t.Errorf("%s: spent ε = %g, want %g", q, spent, c.spent)
+		}
+		if len(res.Rows) != c.rows {
+			t.Fatalf("%s: rows %v, want %d", q, res.Rows, c.rows)
+		}
+		if c.rows == 1 {
+			n, _ := res.Rows[0][1].(int64)
+			if res.Rows[0][0] != nil || n < 450 || n > 550 {
+				t.Errorf("%s: row %v, want the total: k NULL, COUNT(*) 500 ± 50", q, res.Rows[0])
+			}
+		}
+	}
+}

@@ -101,10 +101,26 @@ type QueryPlan struct {
 	// (Select.Derive), which the key counts' filter may read.
 	Derived []sqlrewrite.DerivedColumn
 	// Empty is set when the LIMIT leaves no row whatever the data: LIMIT
-	// 0, or an OFFSET at or past the number of groups, which is public
-	// (one without keys; the declared domain's size with them). Nothing is
+	// 0, or an OFFSET at or past the number of rows before HAVING, which
+	// is public (outputRows: one without keys; the declared domain's size
+	// with them, and WITH ROLLUP's subtotals and total). Nothing is
 	// planned, read or charged; the result has its columns and no row.
 	Empty bool
+}
+
+// outputRows is the number of rows the post-processing starts from, before
+// HAVING, DISTINCT and LIMIT, which only drop rows: one per group and,
+// WITH ROLLUP, its subtotal and total rows, counted by the rollup
+// PostProcess runs, over the public groups. It never depends on the data.
+func (qp *QueryPlan) outputRows() int {
+	if !qp.Query.Rollup {
+		return len(qp.Groups)
+	}
+	rows := make([]Row, len(qp.Groups))
+	for i, g := range qp.Groups {
+		rows[i].Keys = g
+	}
+	return len(rollup(rows, 0, len(qp.Query.Keys)))
 }
 
 // PlanQuery plans a Query (see QueryPlan for its guarantee).
@@ -186,7 +202,7 @@ func (p *Planner) PlanQuery(q *sqlrewrite.Query, s Settings) (*QueryPlan, error)
 	if len(q.Base.Items) == 0 || q.Listing {
 		return qp, nil
 	}
-	if l := q.Limit; l != nil && (l.Count == 0 || l.Offset >= uint64(len(qp.Groups))) {
+	if l := q.Limit; l != nil && (l.Count == 0 || l.Offset >= uint64(qp.outputRows())) {
 		qp.Empty = true
 		return qp, nil
 	}
@@ -480,6 +496,10 @@ func (qp *QueryPlan) Explain() (columns []string, rows [][]any) {
 		detail := "the values are listed from the declared domains: no data is read, no budget spent"
 		if qp.Empty {
 			detail = fmt.Sprintf("%d declared groups, all before the OFFSET: none is computed", len(qp.Groups))
+			if q.Rollup {
+				detail = fmt.Sprintf("%d declared groups, %d rows with WITH ROLLUP's subtotals and total, all before the OFFSET: none is computed",
+					len(qp.Groups), qp.outputRows())
+			}
 		}
 		if !q.Listing && (qp.Base != nil || len(qp.Parts) > 0) {
 			detail = fmt.Sprintf("every one of the %d public groups (of the declared domains and bounds, less those the WHERE's ranges exclude) is computed and released, empty ones included; "+
@@ -533,7 +553,7 @@ func (qp *QueryPlan) Explain() (columns []string, rows [][]any) {
 		step++
 		detail := "applied to the released rows after every group is released"
 		if qp.Empty {
-			detail = fmt.Sprintf("keeps no row of the %d the statement has whatever the data", len(qp.Groups))
+			detail = fmt.Sprintf("keeps no row of the %d the statement has whatever the data", qp.outputRows())
 		}
 		rows = append(rows, []any{step, "rows", strings.Join(post, "; "), "post-processing", 0.0, 0.0, detail})
 	}
