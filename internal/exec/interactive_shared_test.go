@@ -320,20 +320,22 @@ func TestTestTurnLease(t *testing.T) {
 		t.Fatal(err)
 	}
 	a, b := newInteractiveStore(l), newInteractiveStore(l)
-	a.turnLease, b.turnLease = 150*time.Millisecond, 150*time.Millisecond
+	// Leases long enough that the holder's renewals (every third of one)
+	// never miss one on a loaded machine.
+	a.turnLease, b.turnLease = time.Second, time.Second
 	const key = "interactive:x"
 	turn, err := a.takeTestTurn(context.Background(), key)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond) // over three leases
+	ctx, cancel := context.WithTimeout(context.Background(), 2500*time.Millisecond) // over two leases
 	_, err = b.takeTestTurn(ctx, key)
 	cancel()
 	if dperr.KindOf(err) != dperr.Timeout {
 		t.Errorf("a turn held and renewed: got %v, want a timeout", err)
 	}
 	turn.release()
-	ctx, cancel = context.WithTimeout(context.Background(), 50*time.Millisecond)
+	ctx, cancel = context.WithTimeout(context.Background(), 500*time.Millisecond) // well under a lease
 	turnB, err := b.takeTestTurn(ctx, key)
 	cancel()
 	if err != nil {
@@ -341,7 +343,7 @@ func TestTestTurnLease(t *testing.T) {
 	}
 	turnB.release()
 	// A holder killed with its turn: the stored lease, never renewed.
-	dead := fmt.Sprintf("dead %d", time.Now().Add(150*time.Millisecond).UnixMicro())
+	dead := fmt.Sprintf("dead %d", time.Now().Add(time.Second).UnixMicro())
 	held, _, err := l.GetState(context.Background(), key+":turn")
 	if err != nil {
 		t.Fatal(err)
@@ -351,7 +353,7 @@ func TestTestTurnLease(t *testing.T) {
 	}
 	start := time.Now()
 	turnA, err := a.takeTestTurn(context.Background(), key)
-	if err != nil || time.Since(start) < 100*time.Millisecond {
+	if err != nil || time.Since(start) < a.turnLease {
 		t.Fatalf("takeover after %v: %v; want it after the dead holder's lease", time.Since(start), err)
 	}
 	turnA.release()
@@ -392,7 +394,10 @@ func TestInteractiveCreationAfterFailure(t *testing.T) {
 	plan := f.plan(t, "SELECT COUNT(*) FROM t WHERE a = 1 OR b = 2")
 	ip := plan.Interactive
 	e := New(f.back, f.ledger, nil)
-	e.interactive.lease, e.interactive.poll = 200*time.Millisecond, 10*time.Millisecond
+	// A long lease first: a count after a settled failure must not wait
+	// for it (a wait would show as a whole lease, which no loaded machine
+	// confuses with a slow statement).
+	e.interactive.lease, e.interactive.poll = 10*time.Second, 10*time.Millisecond
 
 	failing := func(ctx context.Context, readData *bool) (*interactiveInstance, []int64, error) {
 		*readData = true
@@ -412,7 +417,9 @@ func TestInteractiveCreationAfterFailure(t *testing.T) {
 		t.Errorf("remaining ε: got %v, want 6 (the failed creation's 2 and the new one's 2)", r)
 	}
 
-	// A creation killed with its reservation pending, on another table key.
+	// A creation killed with its reservation pending, on another table
+	// key, is taken over after a (short) lease.
+	e.interactive.lease = 200 * time.Millisecond
 	f.cat.Tables[0].Interactive.Epsilon = 1
 	plan = f.plan(t, "SELECT COUNT(*) FROM t WHERE a = 1 OR b = 2")
 	ip = plan.Interactive
@@ -540,7 +547,9 @@ func TestTestTurnIgnoresWallClocks(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := newInteractiveStore(l)
-	st.turnLease = 150 * time.Millisecond
+	// A lease long enough that a renewal every tenth of it never misses
+	// one on a loaded machine.
+	st.turnLease = time.Second
 	const key = "interactive:clocks"
 	store := func(value string) {
 		t.Helper()
@@ -552,7 +561,7 @@ func TestTestTurnIgnoresWallClocks(t *testing.T) {
 			t.Fatalf("storing %q: %v, %v", value, ok, err)
 		}
 	}
-	// A live holder an hour behind, renewing every third of a lease.
+	// A live holder an hour behind, renewing every tenth of a lease.
 	behind := time.Now().Add(-time.Hour).UnixMicro()
 	store(fmt.Sprintf("behind %d", behind))
 	stop := make(chan struct{})
@@ -563,12 +572,12 @@ func TestTestTurnIgnoresWallClocks(t *testing.T) {
 			select {
 			case <-stop:
 				return
-			case <-time.After(st.turnLease / 3):
+			case <-time.After(st.turnLease / 10):
 			}
 			store(fmt.Sprintf("behind %d", behind+i))
 		}
 	}()
-	waitCtx, cancel := context.WithTimeout(ctx, 500*time.Millisecond) // over three leases
+	waitCtx, cancel := context.WithTimeout(ctx, 2500*time.Millisecond) // over two leases
 	_, err = st.takeTestTurn(waitCtx, key)
 	cancel()
 	close(stop)
@@ -578,7 +587,7 @@ func TestTestTurnIgnoresWallClocks(t *testing.T) {
 	}
 	// A dead holder an hour ahead.
 	store(fmt.Sprintf("ahead %d", time.Now().Add(time.Hour).UnixMicro()))
-	waitCtx, cancel = context.WithTimeout(ctx, 2*time.Second)
+	waitCtx, cancel = context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	start := time.Now()
 	turn, err := st.takeTestTurn(waitCtx, key)

@@ -320,10 +320,11 @@ func TestLiveBuilderNotTakenOver(t *testing.T) {
 			ctx := context.Background()
 			ledgers := sharedLedgers(t, b.dialect, b.dsn(t), 2)
 			builder, waiter := newSynopsisStore(ledgers[0]), newSynopsisStore(ledgers[1])
-			// The builder renews every third of 90 ms; the waiter judges a
-			// lease abandoned after 300 ms unchanged.
-			builder.lease = 90 * time.Millisecond
-			waiter.lease, waiter.poll = 300*time.Millisecond, 5*time.Millisecond
+			// The builder renews every third of 300 ms; the waiter judges a
+			// lease abandoned after 1.5 s unchanged (a renewal would have to
+			// stall for 1.4 s on a loaded machine to fail the test).
+			builder.lease = 300 * time.Millisecond
+			waiter.lease, waiter.poll = 1500*time.Millisecond, 5*time.Millisecond
 			building, finish := make(chan struct{}), make(chan struct{})
 			var builds atomic.Int64
 			slow := func(ctx context.Context, readData *bool) (*histogram.Synopsis, error) {
@@ -340,8 +341,8 @@ func TestLiveBuilderNotTakenOver(t *testing.T) {
 				}
 			})
 			<-building
-			// The waiter's statement lasts three of its leases.
-			wctx, cancel := context.WithTimeout(ctx, 3*waiter.lease)
+			// The waiter's statement lasts two of its leases.
+			wctx, cancel := context.WithTimeout(ctx, 2*waiter.lease)
 			_, built, err := waiter.obtain(wctx, testSpec(), []string{"user:a"}, "test", countingBuild(&builds, 0))
 			cancel()
 			if built || err == nil {
