@@ -16,6 +16,7 @@ import (
 	"math"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -365,12 +366,19 @@ func ParseConfig(r io.Reader) (*Config, error) {
 	if err := c.readBounds(); err != nil {
 		return nil, err
 	}
-	c.Backend.DSN = expandEnv(c.Backend.DSN)
-	c.Ledger.DSN = expandEnv(c.Ledger.DSN)
-	if token := c.Metrics.Token; token != "" {
-		if c.Metrics.Token = expandEnv(token); c.Metrics.Token == "" {
-			return nil, invalid("metrics.token", "%s names unset environment variables", token)
+	token := c.Metrics.Token
+	for _, f := range []struct {
+		name  string
+		value *string
+	}{{"backend.dsn", &c.Backend.DSN}, {"ledger.dsn", &c.Ledger.DSN}, {"metrics.token", &c.Metrics.Token}} {
+		expanded, unset := expandEnv(*f.value)
+		if len(unset) > 0 {
+			return nil, invalid(f.name, "uses ${%s}, which dpproxy's environment does not set", strings.Join(unset, "}, ${"))
 		}
+		*f.value = expanded
+	}
+	if token != "" && c.Metrics.Token == "" {
+		return nil, invalid("metrics.token", "is empty once its environment variables are read")
 	}
 	c.applyDefaults()
 	if err := c.Validate(); err != nil {
@@ -381,11 +389,20 @@ func ParseConfig(r io.Reader) (*Config, error) {
 
 var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
 
-// expandEnv replaces ${VAR} (only that form, so DSNs may contain '$') from the environment.
-func expandEnv(s string) string {
-	return envRef.ReplaceAllStringFunc(s, func(m string) string {
-		return os.Getenv(m[2 : len(m)-1])
+// expandEnv replaces ${VAR} (only that form, so DSNs may contain '$') from
+// the environment. unset names, once each in order of first use, the
+// variables s references that the environment does not set (a variable set
+// to "" is set); the result holds "" in their place.
+func expandEnv(s string) (expanded string, unset []string) {
+	expanded = envRef.ReplaceAllStringFunc(s, func(m string) string {
+		name := m[2 : len(m)-1]
+		v, ok := os.LookupEnv(name)
+		if !ok && !slices.Contains(unset, name) {
+			unset = append(unset, name)
+		}
+		return v
 	})
+	return expanded, unset
 }
 
 // Defaults for fields left empty.

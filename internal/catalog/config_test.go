@@ -7,7 +7,7 @@ import (
 )
 
 const validConfig = `
-backend: {driver: postgres, dsn: "postgres://u@h/db?password=${DPPROXY_TEST_SECRET}"}
+backend: {driver: postgres, dsn: "postgres://u@h/db?password=s3cret"}
 users:
   - {name: alice, password_hash: "*0123456789ABCDEF0123456789ABCDEF01234567", epsilon: 5, delta: 1.0e-6}
 tables:
@@ -20,7 +20,7 @@ tables:
 
 func TestParseConfigDefaultsAndEnv(t *testing.T) {
 	t.Setenv("DPPROXY_TEST_SECRET", "s3cret")
-	c, err := ParseConfig(strings.NewReader(validConfig))
+	c, err := ParseConfig(strings.NewReader(strings.Replace(validConfig, "s3cret", "${DPPROXY_TEST_SECRET}", 1)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,6 +36,29 @@ func TestParseConfigDefaultsAndEnv(t *testing.T) {
 	}
 	if col, ok := tbl.Column("Age"); !ok || !col.Numeric() {
 		t.Errorf("column lookup: %v %+v", ok, col)
+	}
+}
+
+// TestUnsetEnvironmentVariablesAreNamed: a ${VAR} that the environment
+// does not set is refused with the field and every such variable named, in
+// a DSN (which used to expand to "" and fail as "is required") as in the
+// metrics token; a variable set to "" is set.
+func TestUnsetEnvironmentVariablesAreNamed(t *testing.T) {
+	t.Setenv("DPPROXY_TEST_EMPTY", "")
+	for _, tc := range []struct{ from, to, field, names string }{
+		{"postgres://u@h/db?password=s3cret", "${DPPROXY_TEST_UNSET_A}", "backend.dsn", "${DPPROXY_TEST_UNSET_A}"},
+		{"password=s3cret", "password=${DPPROXY_TEST_UNSET_A}&user=${DPPROXY_TEST_UNSET_B}${DPPROXY_TEST_UNSET_A}", "backend.dsn", "${DPPROXY_TEST_UNSET_A}, ${DPPROXY_TEST_UNSET_B},"},
+		{"users:", "ledger: {driver: sqlite, dsn: \"${DPPROXY_TEST_UNSET_B}\"}\nusers:", "ledger.dsn", "${DPPROXY_TEST_UNSET_B},"},
+		{"users:", "metrics: {listen: \"127.0.0.1:0\", token: \"${DPPROXY_TEST_UNSET_C}\"}\nusers:", "metrics.token", "${DPPROXY_TEST_UNSET_C},"},
+	} {
+		_, err := ParseConfig(strings.NewReader(strings.Replace(validConfig, tc.from, tc.to, 1)))
+		var ve *ValidationError
+		if !errors.As(err, &ve) || ve.Field != tc.field || !strings.Contains(err.Error(), tc.names) || !strings.Contains(err.Error(), "does not set") {
+			t.Errorf("%s: got %v, want an error naming %s and %s", tc.to, err, tc.field, tc.names)
+		}
+	}
+	if _, err := ParseConfig(strings.NewReader(strings.Replace(validConfig, "s3cret", "${DPPROXY_TEST_EMPTY}", 1))); err != nil {
+		t.Errorf("a variable set to the empty string: %v", err)
 	}
 }
 
