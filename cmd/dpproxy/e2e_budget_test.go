@@ -43,6 +43,35 @@ tables:
 	return dir, config
 }
 
+// TestDeltaBudgetZeroNamesWhatNeedsDelta: carol's δ budget is 0; an IQR
+// (only ptr answers it, with δ) and a MEDIAN forced to ptr are refused with
+// 1226 saying that δ is what is missing, what her δ budget is, and the
+// form that needs none; nothing is charged.
+func TestDeltaBudgetZeroNamesWhatNeedsDelta(t *testing.T) {
+	dir, config := sqliteDeployment(t, 1)
+	p := startProxy(t, dir, nil, "--config", config)
+	db := p.connect(t, "carol", "carol-pw")
+	db.SetMaxOpenConns(1)
+	if _, err := db.Exec("SET @dp_delta = 1e-7"); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ set, sql, want string }{
+		{"SET @dp_mechanism = 'auto'", "SELECT IQR(income) FROM pums", "PERCENTILE_CONT(income, 0.75) - PERCENTILE_CONT(income, 0.25) needs none"},
+		{"SET @dp_mechanism = 'ptr'", "SELECT MEDIAN(age) FROM pums", "ptr needs delta for quantile(age, 0.5); SET @dp_mechanism = 'auto' answers it without delta"},
+	} {
+		if _, err := db.Exec(c.set); err != nil {
+			t.Fatal(err)
+		}
+		_, err := db.Exec(c.sql)
+		if mysqlCode(err) != 1226 || !strings.Contains(err.Error(), "needs delta=1e-07, and the delta budget of user carol is 0") || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: got %v, want 1226 naming carol's delta budget and %q", c.sql, err, c.want)
+		}
+	}
+	if _, v := queryRow(t, db, "SELECT dp_remaining_epsilon()"); v[0] != 1 {
+		t.Errorf("remaining ε: got %v, want 1 (nothing charged)", v[0])
+	}
+}
+
 func TestBudgetExhaustionSurvivesRestartAndKill(t *testing.T) {
 	dir, config := sqliteDeployment(t, 1)
 	p := startProxy(t, dir, nil, "--config", config)

@@ -17,6 +17,9 @@ var (
 	// reservation that is no longer pending (already committed or cancelled, or
 	// deleted by Reset).
 	ErrSettled = errors.New("budget: reservation already settled")
+	// ErrDeltaExhausted is in the chain of the refusal of a cost whose δ
+	// does not fit an account's remaining δ while its ε does.
+	ErrDeltaExhausted = errors.New("budget: delta exhausted")
 )
 
 // unknownAccount returns the error for an account with no configured budget.
@@ -25,11 +28,20 @@ func unknownAccount(account string) error {
 		"no privacy budget is configured for %s", displayName(account))
 }
 
-// exhausted returns the client-visible refusal for an account that cannot pay.
+// exhausted returns the client-visible refusal for an account that cannot
+// pay. When only δ does not fit it says so, with the account's δ budget
+// and what is left of it, and wraps ErrDeltaExhausted.
 func exhausted(account string, u usage, cost Cost) error {
+	left := u.remaining()
+	if fitsAmount(u.used.Epsilon, cost.Epsilon, u.limit.Epsilon) {
+		return dperr.Wrap(dperr.BudgetExhausted, ErrDeltaExhausted,
+			"privacy budget exhausted for %s: this query needs delta=%s, and the delta budget of %s is %s, of which %s remains (its epsilon would fit: it needs epsilon=%s of the %s remaining)",
+			displayName(account), formatAmount(cost.Delta), displayName(account), formatAmount(u.limit.Delta), formatAmount(left.Delta),
+			formatAmount(cost.Epsilon), formatAmount(left.Epsilon))
+	}
 	return dperr.New(dperr.BudgetExhausted,
 		"privacy budget exhausted for %s: remaining %s; this query needs %s",
-		displayName(account), u.remaining(), cost)
+		displayName(account), left, cost)
 }
 
 // settled returns the error of a Commit or Cancel that finds the reservation

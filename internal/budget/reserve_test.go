@@ -127,6 +127,25 @@ func TestExhaustedMessage(t *testing.T) {
 	}
 }
 
+// TestDeltaExhaustedMessage: a cost whose ε fits but whose δ does not is
+// refused saying that δ is what is missing, with the account's δ budget
+// and what remains of it, and wraps ErrDeltaExhausted; when ε does not fit
+// either, the message is the general one.
+func TestDeltaExhaustedMessage(t *testing.T) {
+	ctx := context.Background()
+	l := openLedger(t, backends[0], backends[0].freshDSN(t))
+	setLimits(t, l, map[string]Cost{"user:alice": {Epsilon: 1}})
+	_, err := l.Reserve(ctx, []string{"user:alice"}, Cost{Epsilon: 0.1, Delta: 1e-7}, "")
+	want := "privacy budget exhausted for user alice: this query needs delta=1e-07, and the delta budget of user alice is 0, of which 0 remains (its epsilon would fit: it needs epsilon=0.1 of the 1 remaining)"
+	if err == nil || err.Error() != want || !errors.Is(err, ErrDeltaExhausted) || dperr.KindOf(err) != dperr.BudgetExhausted {
+		t.Errorf("got %v, want %v wrapping ErrDeltaExhausted", err, want)
+	}
+	_, err = l.Reserve(ctx, []string{"user:alice"}, Cost{Epsilon: 2, Delta: 1e-7}, "")
+	if err == nil || errors.Is(err, ErrDeltaExhausted) || !strings.Contains(err.Error(), "remaining epsilon=1, delta=0") {
+		t.Errorf("ε and δ short: got %v, want the general message", err)
+	}
+}
+
 func TestDeltaAccounting(t *testing.T) {
 	tests := []struct {
 		name    string

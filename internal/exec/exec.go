@@ -11,6 +11,7 @@ package exec
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -154,10 +155,15 @@ func (e *Executor) paidRelease(ctx context.Context, user string, plan *planner.P
 }
 
 // paid reserves the plan's cost, runs run and settles the reservation
-// (the budget rule above): committed once run has set *readData.
+// (the budget rule above): committed once run has set *readData. A refusal
+// for want of δ names what needs δ and the forms that need none
+// (Plan.DeltaHint).
 func (e *Executor) paid(ctx context.Context, user string, plan *planner.Plan, note string, run func(readData *bool) error) (err error) {
 	reservation, err := e.ledger.Reserve(ctx, Accounts(user, plan.Table),
 		budget.Cost{Epsilon: plan.Cost.Epsilon, Delta: plan.Cost.Delta}, note)
+	if hint := plan.DeltaHint(); hint != "" && errors.Is(err, budget.ErrDeltaExhausted) {
+		return dperr.Wrap(dperr.BudgetExhausted, err, "%v: %s", err, hint)
+	}
 	if err != nil {
 		return err
 	}
