@@ -147,8 +147,6 @@ func (ptrMechanism) Check(r *Release) error {
 	})
 }
 
-func (ptrRobustMechanism) Check(*Release) error { return errRobustRegression }
-
 func (trimmedMechanism) Check(r *Release) error {
 	return checkPTR(r, func(p ptr.Params) error {
 		_, err := ptr.NewTrimmedMean(p, trim(r), 0)

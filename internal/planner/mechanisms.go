@@ -3,7 +3,7 @@ package planner
 // standardMechanisms are the mechanisms SET @dp_mechanism can name.
 func standardMechanisms() []Mechanism {
 	return []Mechanism{laplaceMechanism{}, exponentialMechanism{}, piecewiseMechanism{}, inverseQuantile, smoothMedian,
-		preprocessMechanism{}, ptrMechanism{}, ptrRobustMechanism{}, trimmedMechanism{}}
+		preprocessMechanism{}, ptrMechanism{}, trimmedMechanism{}}
 }
 
 // defaultMechanism is the mechanism "auto" uses for a statistic, the rule

@@ -27,7 +27,6 @@
 package planner
 
 import (
-	"errors"
 	"fmt"
 	"github.com/dpproxy/dpproxy/internal/mech"
 	"strings"
@@ -266,6 +265,9 @@ func (p *Planner) plan(sel *sqlrewrite.Select, s Settings, grouped bool) (*Plan,
 	if !(s.Epsilon > 0) {
 		return nil, dperr.New(dperr.InvalidValue, "@dp_epsilon must be > 0")
 	}
+	if err := p.Withdrawn(s.Mechanism); err != nil {
+		return nil, err
+	}
 	forced := p.mechanism(s.Mechanism)
 	if s.Mechanism != "" && s.Mechanism != "auto" && forced == nil {
 		return nil, dperr.New(dperr.InvalidValue, "unknown mechanism %q; valid: %s", s.Mechanism, strings.Join(p.MechanismNames(), ", "))
@@ -357,9 +359,7 @@ func (p *Planner) plan(sel *sqlrewrite.Select, s Settings, grouped bool) (*Plan,
 	// anything is reserved or read: a refusal after the data was read would
 	// be charged, and could depend on the data.
 	for _, r := range plan.Releases {
-		if err := r.Mechanism.Check(r); errors.Is(err, errRobustRegression) {
-			return nil, err
-		} else if err != nil {
+		if err := r.Mechanism.Check(r); err != nil {
 			return nil, dperr.New(dperr.InvalidValue, "@dp_epsilon = %g (and @dp_delta = %g) split over this statement's %d release(s) gives %s an ε of %g, which mechanism %s cannot use: %v; change @dp_epsilon (or @dp_delta), or ask fewer aggregates at once",
 				s.Epsilon, s.Delta, len(plan.Releases), r.Stat, r.Epsilon, r.Mechanism.Name(), err)
 		}
@@ -406,7 +406,7 @@ func backendPredicate(t *catalog.Table, pred *sqlrewrite.Predicate) (*sqlrewrite
 func describeSupport(m Mechanism) string {
 	var kinds []string
 	for _, s := range []Statistic{{Kind: StatCount}, {Kind: StatSum}, {Kind: StatMean}, {Kind: StatVariance},
-		{Kind: StatQuantile, Quantile: 0.5}, {Kind: StatQuantile, Quantile: 0.9}} {
+		{Kind: StatQuantile, Quantile: 0.5}, {Kind: StatQuantile, Quantile: 0.9}, {Kind: StatIQR}, {Kind: StatRegression}} {
 		if m.Supports(s) {
 			name := statNames[s.Kind]
 			if s.Kind == StatQuantile {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/dpproxy/dpproxy/internal/dperr"
 	"github.com/dpproxy/dpproxy/internal/mech"
 	"github.com/dpproxy/dpproxy/internal/mech/laplace"
 	"github.com/dpproxy/dpproxy/internal/mech/noise"
@@ -234,32 +233,4 @@ func (trimmedMechanism) Start(src noise.Source, r *Release, terms []float64, _ [
 		return nil, err
 	}
 	return ptrColumnStep(r, m, n), nil
-}
-
-// ptrRobustMechanism is "ptr-robust", the robust estimator R_H (Dwork and
-// Lei's Hampel-type regression) for REGR_SLOPE and REGR_INTERCEPT, which
-// the proxy refuses (errRobustRegression) before anything is read or
-// charged: ptr.HampelRegression computes its stability distance ⌈g⌉ on a
-// floating-point line arrangement, and an independent review found
-// neighbouring datasets whose computed distances differ by 2 (a g that is
-// exactly 1 computed one ulp above it; a vertex on a cell's edge rounded
-// into the cell), where the proof of its (ε, δ) needs 1. It stays in
-// package ptr for the benchmark (bench/RESULTS-ptr.md) until the distance
-// is computed with certified error bounds. "ptr" (R_S) is the default.
-type ptrRobustMechanism struct{ ptrMechanism }
-
-// errRobustRegression is the refusal of "ptr-robust".
-var errRobustRegression = dperr.New(dperr.Unsupported,
-	"the mechanism 'ptr-robust' is not served: its stability distance is computed in floating point, which its proof does not allow; use SET @dp_mechanism = 'ptr' (R_S, the default for REGR_SLOPE and REGR_INTERCEPT)")
-
-func (ptrRobustMechanism) Name() string { return "ptr-robust" }
-
-func (ptrRobustMechanism) Supports(s Statistic) bool { return s.Kind == StatRegression }
-
-func (ptrRobustMechanism) Guarantee() string {
-	return "not served: Propose-Test-Release robust regression R_H, whose floating-point stability distance its proof does not allow"
-}
-
-func (ptrRobustMechanism) Start(noise.Source, *Release, []float64, []int64) (Step, error) {
-	return nil, errRobustRegression
 }

@@ -336,6 +336,9 @@ func (s *Session) set(ctx context.Context, st *sqlrewrite.SetVariables) (*Result
 				}
 				name = strings.ToLower(a.Value.Str)
 			}
+			if err := s.engine.planner.Withdrawn(name); err != nil {
+				return nil, err
+			}
 			if !s.engine.planner.ValidMechanism(name) {
 				return nil, dperr.New(dperr.InvalidValue, "unknown mechanism '%s'; valid: %s", a.Value.Str, strings.Join(s.engine.planner.MechanismNames(), ", "))
 			}
