@@ -101,7 +101,9 @@ func timeText(d time.Duration) string {
 }
 
 // bindArguments returns query with the markers at offsets replaced by the
-// literals of args. A space goes between a literal and the text next to it
+// literals of args. A string argument of a LIMIT or OFFSET marker is
+// refused with 1210, as MySQL refuses it (in text SQL, LIMIT '5' is a
+// syntax error, 1064, there and here). A space goes between a literal and the text next to it
 // where leaving them adjacent would lex differently: "1 -?" with -5 must not
 // become a "--" comment, "??" with two strings must not merge into one
 // literal with a doubled quote, "X?" must not become a hex literal.
@@ -122,6 +124,12 @@ func bindArguments(query string, offsets []int, args []any) (string, error) {
 	}
 	last := 0
 	for i, at := range offsets {
+		switch args[i].(type) {
+		case string, []byte:
+			if limitMarker(query, at) {
+				return "", errWrongArguments("parameter %d is a string, and LIMIT and OFFSET take an integer (bind it as one)", i+1)
+			}
+		}
 		lit, err := sqlLiteral(args[i])
 		if err != nil {
 			return "", errWrongArguments("parameter %d: %v", i+1, err)

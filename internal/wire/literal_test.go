@@ -67,6 +67,9 @@ func TestBindArguments(t *testing.T) {
 		{"SELECT ?'x'", []any{"a"}, "SELECT 'a' 'x'"},
 		{"@?", []any{int64(1)}, "@ 1"},
 		{"? --", []any{int64(1)}, "1 --"},
+		{"SELECT a FROM t WHERE b = ? LIMIT ?", []any{"5", int64(5)}, "SELECT a FROM t WHERE b = '5' LIMIT 5"},
+		{"SELECT 'limit ?', ? FROM t LIMIT 1", []any{"x"}, "SELECT 'limit ?', 'x' FROM t LIMIT 1"},
+		{"SELECT limit_x ? FROM t", []any{"x"}, "SELECT limit_x 'x' FROM t"},
 	} {
 		offsets := placeholderOffsets(tc.query)
 		got, err := bindArguments(tc.query, offsets, tc.args)
@@ -83,6 +86,13 @@ func TestBindArguments(t *testing.T) {
 		{"too few arguments", "SELECT ?, ?", []any{int64(1)}},
 		{"too many arguments", "SELECT ?", []any{int64(1), int64(2)}},
 		{"NaN", "SELECT ?", []any{math.NaN()}},
+		// A string in LIMIT or OFFSET is refused, as MySQL refuses it
+		// (binding it as '5' made the session answer 1064 near "'5'").
+		{"string LIMIT", "SELECT COUNT(*) FROM t GROUP BY a LIMIT ?", []any{"5"}},
+		{"string limit, lower case", "select 1 limit\n ?", []any{[]byte("5")}},
+		{"string OFFSET", "SELECT 1 LIMIT 5 OFFSET ?", []any{"2"}},
+		{"string row count after a number", "SELECT 1 LIMIT 5, ?", []any{"2"}},
+		{"string row count after a marker", "SELECT 1 LIMIT ?,?", []any{int64(5), "2"}},
 	} {
 		_, err := bindArguments(tc.query, placeholderOffsets(tc.query), tc.args)
 		var me *gomysql.MyError

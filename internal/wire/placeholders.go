@@ -1,5 +1,7 @@
 package wire
 
+import "strings"
+
 // placeholderOffsets returns the byte offsets of the ? parameter markers in
 // query: every ? outside string literals ('...' and "..." with backslash
 // escapes and doubled quotes), quoted identifiers (`...`) and comments
@@ -78,4 +80,47 @@ func blockCommentEnd(s string, i int) int {
 		}
 	}
 	return len(s) - 1
+}
+
+// limitMarker reports whether the ? marker at offset at is a LIMIT or OFFSET
+// argument of query: the word before it (across white space) is LIMIT or
+// OFFSET, or it follows the comma of LIMIT n, ? (n a number or a marker).
+// It reads words, not a parse: a comment between the keyword and the
+// marker hides it.
+func limitMarker(query string, at int) bool {
+	word, before := previousToken(query, at)
+	switch strings.ToUpper(word) {
+	case "LIMIT", "OFFSET":
+		return true
+	case ",":
+		first, start := previousToken(query, before)
+		if first == "" || (first != "?" && strings.Trim(first, "0123456789") != "") {
+			return false
+		}
+		limit, _ := previousToken(query, start)
+		return strings.EqualFold(limit, "LIMIT")
+	}
+	return false
+}
+
+// previousToken returns the token that ends, across white space, before
+// offset end of query (a word of letters, digits and _, or one other
+// byte) and the offset where it starts; "" at the start of query.
+func previousToken(query string, end int) (token string, start int) {
+	i := end
+	for i > 0 && strings.IndexByte(" \t\r\n", query[i-1]) >= 0 {
+		i--
+	}
+	if i == 0 {
+		return "", 0
+	}
+	start = i - 1
+	for start > 0 && isWordByte(query[start-1]) && isWordByte(query[i-1]) {
+		start--
+	}
+	return query[start:i], start
+}
+
+func isWordByte(c byte) bool {
+	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 }
