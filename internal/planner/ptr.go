@@ -227,7 +227,7 @@ func (trimmedMechanism) Start(src noise.Source, r *Release, terms []float64, _ [
 		// released and public values only, answered as NULL (still paid:
 		// the count was read).
 		return finished{Estimate{Refused: true, Note: fmt.Sprintf(
-			"No Reply: about %.0f rows are too few for the trimmed mean at this epsilon and delta; raise @dp_epsilon or @dp_trim. The budget is charged.", p.Size)}}, nil
+			"No Reply: a noisy count of about %.0f rows is too few for the trimmed mean at this epsilon and delta; raise @dp_epsilon or @dp_trim. The budget is charged.", p.Size)}}, nil
 	}
 	if err != nil {
 		return nil, err

@@ -9,7 +9,7 @@ import (
 // What dpproxy answers, quoted in every refusal so that the analyst learns
 // what to write instead.
 const (
-	supportedQueries    = "dpproxy answers only SELECT of aggregates COUNT, SUM, AVG, VARIANCE, STDDEV, MEDIAN, PERCENTILE_CONT, IQR, REGR_SLOPE, REGR_INTERCEPT and range counts over declared columns, with AND, OR and NOT of range/equality predicates, and GROUP BY columns with declared values or FLOOR(col / w) * w buckets, with arithmetic, HAVING, ORDER BY and LIMIT over the aggregates"
+	supportedQueries    = "dpproxy answers only SELECT of aggregates COUNT(*), COUNT(col), COUNT(DISTINCT col), SUM, AVG, VARIANCE, STDDEV, MIN, MAX, MEDIAN, PERCENTILE_CONT, IQR, REGR_SLOPE, REGR_INTERCEPT (of numeric columns and row expressions of them; MIN, MAX, MEDIAN and PERCENTILE_CONT of date columns too) and range counts over declared columns, with AND, OR and NOT of range/equality predicates, and GROUP BY columns with declared values or FLOOR(col / w) * w buckets, with arithmetic, HAVING, ORDER BY and LIMIT over the aggregates"
 	supportedWhere      = "WHERE must combine with AND, OR and NOT the conditions col BETWEEN a AND b, col <, <=, >, >=, = or <> constant, and col IN (constants), col IS [NOT] NULL, on declared columns"
 	supportedRangeCount = "a range count is SUM(condition), COUNT(CASE WHEN condition THEN 1 END) or SUM(CASE WHEN condition THEN 1 ELSE 0 END), the condition an AND, OR and NOT of col BETWEEN a AND b, col <, <=, >, >=, = or <> constant, and col IN (constants), col IS [NOT] NULL, on declared columns"
 	supportedRowCase    = "a CASE in a row expression or in GROUP BY tiers has WHEN conditions that are an AND of col BETWEEN a AND b, col <, <=, >, >= or = constant, and col IN (constants), col IS [NOT] NULL, on declared columns"

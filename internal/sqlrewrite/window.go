@@ -3,6 +3,8 @@ package sqlrewrite
 import (
 	"strings"
 
+	"github.com/dpproxy/dpproxy/internal/dperr"
+
 	"github.com/pingcap/tidb/pkg/parser/ast"
 )
 
@@ -15,14 +17,24 @@ var windowFuncs = map[string]bool{
 // window converts a window function over released rows: its argument,
 // PARTITION BY and ORDER BY are post-processing expressions (aggregates,
 // keys, constants), so SUM(COUNT(*)) OVER () or RANK() OVER (ORDER BY
-// AVG(income) DESC) are answered, and a window over raw columns is
-// refused as any bare column is.
+// AVG(income) DESC) are answered. A window that reads columns and no
+// aggregate and is not answered (a column that is no GROUP BY key, or a
+// function not over released rows) is refused as a window over the
+// table's raw rows, naming the supported form.
 func (qb *queryBuilder) window(x *ast.WindowFuncExpr, clause string) (*Expr, error) {
 	name := strings.ToLower(x.Name)
 	spec := x.Spec
+	overRaw := containsNode(x, isColumn) && !containsNode(x, isRowAggregate)
+	exprIn := func(e ast.ExprNode) (*Expr, error) {
+		out, err := qb.exprIn(e, clause, false)
+		if err != nil && overRaw && dperr.KindOf(err) == dperr.Unsupported {
+			return nil, refuseRawWindow(x)
+		}
+		return out, err
+	}
 	switch {
-	case !windowFuncs[name] && containsNode(x, isColumn) && !containsNode(x, isRowAggregate):
-		return nil, refuseRows("the window function %s over raw columns", strings.ToUpper(x.Name))
+	case !windowFuncs[name] && overRaw:
+		return nil, refuseRawWindow(x)
 	case !windowFuncs[name]:
 		return nil, refuseQuery("the window function %s (supported over released rows: ROW_NUMBER, RANK, DENSE_RANK, SUM, AVG, COUNT, MIN, MAX)", strings.ToUpper(x.Name))
 	case x.Distinct || x.IgnoreNull || x.FromLast:
@@ -41,7 +53,7 @@ func (qb *queryBuilder) window(x *ast.WindowFuncExpr, clause string) (*Expr, err
 		return nil, refuseQuery("%s with %d arguments", strings.ToUpper(x.Name), len(x.Args))
 	case name == "count" && isStar(x.Args[0]):
 	case !ranking:
-		arg, err := qb.exprIn(x.Args[0], clause, false)
+		arg, err := exprIn(x.Args[0])
 		if err != nil {
 			return nil, err
 		}
@@ -49,7 +61,7 @@ func (qb *queryBuilder) window(x *ast.WindowFuncExpr, clause string) (*Expr, err
 	}
 	if spec.PartitionBy != nil {
 		for _, it := range spec.PartitionBy.Items {
-			e, err := qb.exprIn(it.Expr, clause, false)
+			e, err := exprIn(it.Expr)
 			if err != nil {
 				return nil, err
 			}
@@ -58,7 +70,7 @@ func (qb *queryBuilder) window(x *ast.WindowFuncExpr, clause string) (*Expr, err
 	}
 	if spec.OrderBy != nil {
 		for _, it := range spec.OrderBy.Items {
-			e, err := qb.exprIn(it.Expr, clause, false)
+			e, err := exprIn(it.Expr)
 			if err != nil {
 				return nil, err
 			}
@@ -85,4 +97,10 @@ func (qb *queryBuilder) window(x *ast.WindowFuncExpr, clause string) (*Expr, err
 func isStar(e ast.ExprNode) bool {
 	v, ok := literal(e)
 	return ok && !v.IsText && !v.Null
+}
+
+// refuseRawWindow refuses the window function x over the table's own rows:
+// window functions are answered over released rows only.
+func refuseRawWindow(x *ast.WindowFuncExpr) error {
+	return dperr.New(dperr.Unsupported, "not supported: the window function %s over the table's raw rows would read rows; window functions (ROW_NUMBER, RANK, DENSE_RANK, SUM, AVG, COUNT, MIN, MAX ... OVER) are answered over released rows, after GROUP BY: SELECT key, COUNT(*), RANK() OVER (ORDER BY COUNT(*) DESC) FROM t GROUP BY key, or SUM(COUNT(*)) OVER () for a total", strings.ToUpper(x.Name))
 }
