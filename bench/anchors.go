@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math/rand/v2"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -27,7 +26,7 @@ type Anchor struct {
 // ReadAnchors parses an anchors TSV (header dataset, n, epsilon,
 // statistic, google_mean_abs_error, trials, truth).
 func ReadAnchors(path string) ([]Anchor, error) {
-	f, err := os.Open(path)
+	f, err := openData(path)
 	if err != nil {
 		return nil, err
 	}

@@ -7,7 +7,9 @@ package bench
 import (
 	"bufio"
 	"encoding/csv"
+	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -16,6 +18,22 @@ import (
 	"strconv"
 	"strings"
 )
+
+// DataLayout is what the directory every benchmark's -data flag names must
+// hold (bench/RESULTS.md, "Data", says where each file comes from).
+const DataLayout = "dpcomp-1d/{adultfrank,hepth,income,medcost,nettrace,patent,searchlogs}.txt (the DAWA paper's DPComp 1-D histograms, one bin count per line, 4096 lines), pums/PUMS.csv (SmartNoise's 1,000-row PUMS sample, the same file as internal/demo/pums.csv) and, for bench/cmd/google, anchors/google-dp-go.tsv (Google's library's errors on those rows); bench/RESULTS.md, section Data, says where each comes from"
+
+// openData opens the file at the path made of dir and parts. A missing
+// file is an error that names it and the layout -data expects
+// (DataLayout); other errors are os.Open's.
+func openData(dir string, parts ...string) (*os.File, error) {
+	name := filepath.Join(append([]string{dir}, parts...)...)
+	f, err := os.Open(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("benchmark data file %s does not exist: -data must name a directory holding %s", name, DataLayout)
+	}
+	return f, err
+}
 
 // Dataset is one column of values with its public bounds.
 type Dataset struct {
@@ -30,7 +48,7 @@ type Dataset struct {
 // DPComp1D loads a DAWA-paper histogram (one bin count per line) from dir
 // and expands it into rows whose value is the bin index: bounds [0, 4095].
 func DPComp1D(dir, name string) (*Dataset, error) {
-	f, err := os.Open(filepath.Join(dir, "dpcomp-1d", name+".txt"))
+	f, err := openData(dir, "dpcomp-1d", name+".txt")
 	if err != nil {
 		return nil, err
 	}
@@ -69,7 +87,7 @@ func PUMS(dir, column string) (*Dataset, error) {
 	if !ok {
 		return nil, fmt.Errorf("pums: no public bounds for column %q", column)
 	}
-	f, err := os.Open(filepath.Join(dir, "pums", "PUMS.csv"))
+	f, err := openData(dir, "pums", "PUMS.csv")
 	if err != nil {
 		return nil, err
 	}

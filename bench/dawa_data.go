@@ -5,8 +5,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 )
@@ -31,7 +29,7 @@ var DAWAPaperBuckets = []int{22, 29, 20, 500, 1537, 1870, 2168}
 
 // LoadDPCompHistogram reads dir/dpcomp-1d/name.txt, one bin count per line.
 func LoadDPCompHistogram(dir, name string) (*RangeHistogram, error) {
-	f, err := os.Open(filepath.Join(dir, "dpcomp-1d", name+".txt"))
+	f, err := openData(dir, "dpcomp-1d", name+".txt")
 	if err != nil {
 		return nil, err
 	}

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 )
@@ -105,7 +103,7 @@ type ptrPair struct {
 // (x, bounds [0, 100]) row by row from dir/pums/PUMS.csv: the bounds
 // SmartNoise's metadata declares, as PUMS does.
 func ptrPUMSIncomeAge(dir string) (*ptrPair, error) {
-	f, err := os.Open(filepath.Join(dir, "pums", "PUMS.csv"))
+	f, err := openData(dir, "pums", "PUMS.csv")
 	if err != nil {
 		return nil, err
 	}
