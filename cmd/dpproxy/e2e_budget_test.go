@@ -210,3 +210,27 @@ func TestBackendErrorIsGenericAndCharged(t *testing.T) {
 		t.Errorf("remaining after a failed fetch: got %v, want 0.9 (charged)", v[0])
 	}
 }
+
+// TestExpressionsOverBudgetFunctions: a FROM-less SELECT of expressions
+// over dp_remaining_epsilon() and the @dp_* settings is answered with the
+// session's values (ROUND(dp_remaining_epsilon(), 2) and
+// dp_remaining_epsilon() + 0 were refused with 1235).
+func TestExpressionsOverBudgetFunctions(t *testing.T) {
+	p := startProxy(t, "", nil)
+	db := p.connect(t, "demo", "demo")
+	db.SetMaxOpenConns(1)
+	for _, q := range []string{"SET @dp_epsilon = 0.5", "SET @dp_mechanism = 'laplace'", "SELECT COUNT(*) FROM pums"} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	var rounded, plus, twice float64
+	var mech string
+	err := db.QueryRow("SELECT ROUND(dp_remaining_epsilon(), 2), dp_remaining_epsilon() + 0, @dp_epsilon * 2, CONCAT(@dp_mechanism, '!')").Scan(&rounded, &plus, &twice, &mech)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rounded != 99.5 || math.Abs(plus-99.5) > 1e-9 || twice != 1 || mech != "laplace!" {
+		t.Errorf("got %v, %v, %v, %q; want 99.5, 99.5, 1, \"laplace!\"", rounded, plus, twice, mech)
+	}
+}

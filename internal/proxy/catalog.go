@@ -104,6 +104,20 @@ func (s *Session) constantSelect(ctx context.Context, st *sqlrewrite.ConstantSel
 
 func (s *Session) constant(ctx context.Context, it sqlrewrite.ConstItem) (any, error) {
 	switch it.Kind {
+	case sqlrewrite.Expression:
+		values := make([]any, len(it.Refs))
+		for i, ref := range it.Refs {
+			v, err := s.constant(ctx, ref)
+			if err != nil {
+				return nil, err
+			}
+			values[i] = v
+		}
+		sql, err := it.SQL(values)
+		if err != nil {
+			return nil, dperr.Wrap(dperr.Internal, err, "internal error: %s could not be evaluated", it.Label)
+		}
+		return s.catalogValue(ctx, sql)
 	case sqlrewrite.Literal:
 		return valueOf(it.Value), nil
 	case sqlrewrite.SystemVariable:

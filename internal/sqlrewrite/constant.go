@@ -1,9 +1,13 @@
 package sqlrewrite
 
 import (
+	"fmt"
+	"math"
+	"strconv"
 	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/format"
 )
 
 // sessionFuncs are the functions a FROM-less SELECT may call: functions of
@@ -51,14 +55,10 @@ func constItem(f *ast.SelectField) (ConstItem, error) {
 		}
 		return it, nil
 	case *ast.FuncCallExpr:
-		if !sessionFuncs[e.FnName.L] || e.Schema.L != "" {
-			return ConstItem{}, refuse(funcName(e), supportedConst)
+		if sessionFuncs[e.FnName.L] && e.Schema.L == "" && len(e.Args) == 0 {
+			it.Kind, it.Name = Function, e.FnName.L
+			return it, nil
 		}
-		if len(e.Args) > 0 {
-			return ConstItem{}, refuse(e.FnName.O+" with arguments", supportedConst)
-		}
-		it.Kind, it.Name = Function, e.FnName.L
-		return it, nil
 	}
 	v, ok := literal(f.Expr)
 	if !ok {
@@ -68,7 +68,10 @@ func constItem(f *ast.SelectField) (ConstItem, error) {
 		if containsNode(f.Expr, isAggregate) {
 			return ConstItem{}, refuseQuery("aggregates without FROM")
 		}
-		return ConstItem{}, refuse("this expression", supportedConst)
+		if assignsVariable(f.Expr) {
+			return ConstItem{}, refuse("assigning a variable in SELECT", supportedConst)
+		}
+		return expressionItem(it, f.Expr)
 	}
 	it.Kind, it.Value = Literal, v
 	if f.AsName.O == "" {
@@ -87,4 +90,96 @@ func literalLabel(text string, v Value) string {
 		return strings.ToUpper(text)
 	}
 	return text
+}
+
+// dpSettings are the @dp_* variables whose values the session holds.
+var dpSettings = map[string]bool{"dp_epsilon": true, "dp_delta": true, "dp_mechanism": true, "dp_trim": true}
+
+// expressionItem makes it the Expression e: the SQL of e cut at its
+// references to dpproxy's settings and budget functions, which are its
+// Refs. It replaces those references in e (the statement is parsed for
+// this item only).
+func expressionItem(it ConstItem, e ast.ExprNode) (ConstItem, error) {
+	marker := "dpproxy_ref"
+	text := restore(e)
+	for strings.Contains(text, marker) {
+		marker += "_"
+	}
+	cut := &refCutter{marker: marker}
+	node, _ := e.Accept(cut)
+	var b strings.Builder
+	if err := node.Restore(format.NewRestoreCtx(format.DefaultRestoreFlags, &b)); err != nil {
+		return ConstItem{}, refuse("this expression", supportedConst)
+	}
+	it.Kind, it.Refs = Expression, cut.refs
+	it.template = strings.Split(b.String(), "'"+marker+"'")
+	if len(it.template) != len(it.Refs)+1 {
+		return ConstItem{}, refuse("this expression", supportedConst)
+	}
+	return it, nil
+}
+
+// refCutter replaces each reference to a dpproxy setting or budget
+// function with the string literal marker, recording it in refs.
+type refCutter struct {
+	marker string
+	refs   []ConstItem
+}
+
+func (c *refCutter) Enter(n ast.Node) (ast.Node, bool) { return n, false }
+
+func (c *refCutter) Leave(n ast.Node) (ast.Node, bool) {
+	var ref ConstItem
+	switch x := n.(type) {
+	case *ast.FuncCallExpr:
+		if !dpFuncs[x.FnName.L] || x.Schema.L != "" || len(x.Args) > 0 {
+			return n, true
+		}
+		ref = ConstItem{Label: x.FnName.O + "()", Kind: Function, Name: x.FnName.L}
+	case *ast.VariableExpr:
+		name := strings.ToLower(x.Name)
+		if x.IsSystem || x.Value != nil || !dpSettings[name] {
+			return n, true
+		}
+		ref = ConstItem{Label: "@" + x.Name, Kind: UserVariable, Name: name}
+	default:
+		return n, true
+	}
+	c.refs = append(c.refs, ref)
+	return ast.NewValueExpr(c.marker, "", ""), true
+}
+
+// SQL returns the SQL of an Expression item for the catalog engine, with
+// values[i], the session's value of Refs[i], in the place of each
+// reference: nil as NULL, an int64 as an integer, a float64 as a DOUBLE
+// literal (exponent form, so that MySQL reads a double, as the budget
+// functions return), a string as a quoted string. It fails when values
+// does not match Refs or holds another type.
+func (it ConstItem) SQL(values []any) (string, error) {
+	if it.Kind != Expression || len(values) != len(it.Refs) {
+		return "", fmt.Errorf("sqlrewrite: %d values for an expression of %d references", len(values), len(it.Refs))
+	}
+	var b strings.Builder
+	b.WriteString(it.template[0])
+	for i, v := range values {
+		b.WriteString(" ")
+		switch v := v.(type) {
+		case nil:
+			b.WriteString("NULL")
+		case int64:
+			b.WriteString(strconv.FormatInt(v, 10))
+		case float64:
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return "", fmt.Errorf("sqlrewrite: %s is %v, which SQL cannot hold", it.Refs[i].Label, v)
+			}
+			b.WriteString(strconv.FormatFloat(v, 'e', -1, 64))
+		case string:
+			b.WriteString("'" + strings.NewReplacer(`\`, `\\`, `'`, `''`).Replace(v) + "'")
+		default:
+			return "", fmt.Errorf("sqlrewrite: %s is a %T", it.Refs[i].Label, v)
+		}
+		b.WriteString(" ")
+		b.WriteString(it.template[i+1])
+	}
+	return b.String(), nil
 }

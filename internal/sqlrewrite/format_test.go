@@ -65,9 +65,27 @@ func formatStatement(st sqlrewrite.Statement) string {
 	case *sqlrewrite.ConstantSelect:
 		for _, it := range s.Items {
 			fmt.Fprintf(&b, "constant %q: %s", it.Label, constKinds[it.Kind])
-			if it.Kind == sqlrewrite.Literal {
+			switch it.Kind {
+			case sqlrewrite.Literal:
 				fmt.Fprintf(&b, " %s\n", formatValue(it.Value))
-			} else {
+			case sqlrewrite.Expression:
+				// Each reference as a value of its kind: 0.5 for a
+				// number, 'it''s' for @dp_mechanism (quoting shown).
+				values := make([]any, len(it.Refs))
+				var refs []string
+				for i, r := range it.Refs {
+					values[i] = 0.5
+					if r.Name == "dp_mechanism" {
+						values[i] = "it's"
+					}
+					refs = append(refs, r.Label)
+				}
+				sql, err := it.SQL(values)
+				if err != nil {
+					sql = "error: " + err.Error()
+				}
+				fmt.Fprintf(&b, " %s (refs %s)\n", sql, strings.Join(refs, ", "))
+			default:
 				fmt.Fprintf(&b, " %s\n", it.Name)
 			}
 		}
@@ -86,6 +104,7 @@ func formatStatement(st sqlrewrite.Statement) string {
 var constKinds = map[sqlrewrite.ConstKind]string{
 	sqlrewrite.Literal: "literal", sqlrewrite.SystemVariable: "system-variable",
 	sqlrewrite.UserVariable: "user-variable", sqlrewrite.Function: "function",
+	sqlrewrite.Expression: "expression",
 }
 
 func formatSelect(b *strings.Builder, s *sqlrewrite.Select, indent string) {

@@ -14,7 +14,7 @@ const (
 	supportedRangeCount = "a range count is SUM(condition), COUNT(CASE WHEN condition THEN 1 END) or SUM(CASE WHEN condition THEN 1 ELSE 0 END), the condition an AND, OR and NOT of col BETWEEN a AND b, col <, <=, >, >=, = or <> constant, and col IN (constants), col IS [NOT] NULL, on declared columns"
 	supportedRowCase    = "a CASE in a row expression or in GROUP BY tiers has WHEN conditions that are an AND of col BETWEEN a AND b, col <, <=, >, >= or = constant, and col IN (constants), col IS [NOT] NULL, on declared columns"
 	supportedHistogram  = "GROUP BY answers only histograms: SELECT FLOOR(col / w) * w AS bucket, COUNT(*) FROM t [WHERE ...] GROUP BY bucket [ORDER BY bucket], w a positive number (FLOOR(col / w) for bucket numbers), with only COUNT(*) and range counts beside the bucket"
-	supportedConst      = "SELECT without FROM may list only literals, @@system and @user variables, and the functions DATABASE(), USER(), CURRENT_USER(), VERSION(), CONNECTION_ID(), NOW(), LAST_INSERT_ID(), dp_remaining_epsilon() and dp_remaining_delta()"
+	supportedConst      = "SELECT without FROM may list literals, @@system and @user variables, the functions DATABASE(), USER(), CURRENT_USER(), VERSION(), CONNECTION_ID(), NOW(), LAST_INSERT_ID(), dp_remaining_epsilon() and dp_remaining_delta(), and expressions of them (ROUND(dp_remaining_epsilon(), 2)), without subqueries, aggregates or := assignments"
 	supportedSet        = "SET @dp_... takes constants: numbers, strings, or NULL (back to the default)"
 )
 

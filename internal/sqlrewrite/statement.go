@@ -316,6 +316,13 @@ const (
 	// CURRENT_USER(), VERSION(), CONNECTION_ID(), NOW(), dp_remaining_epsilon(),
 	// dp_remaining_delta().
 	Function
+	// Expression is any other expression of literals, variables and
+	// functions, over no table: the catalog engine evaluates it once the
+	// session has put its values of the dpproxy settings (@dp_epsilon,
+	// @dp_delta, @dp_mechanism, @dp_trim) and budget functions it reads
+	// (Refs) in their places (ConstItem.SQL). Those values are public to
+	// the analyst: their own settings and remaining budget.
+	Expression
 )
 
 // ConstItem is one output column of a ConstantSelect.
@@ -325,6 +332,11 @@ type ConstItem struct {
 	// Name is the lower-case variable or function name.
 	Name  string
 	Value Value
+	// Refs are, for an Expression, its references to dpproxy's settings
+	// and budget functions (UserVariable and Function items), in order.
+	Refs []ConstItem
+	// template is an Expression's SQL cut at its Refs.
+	template []string
 }
 
 // Use is USE db.
