@@ -92,7 +92,7 @@ func holdCreation(ctx context.Context, ledger *budget.Ledger, claim string, res 
 	}
 }
 
-// renew stores a new renewal every period until settle or a lost renewal.
+// renew stores a new renewal every period until settle or a takeover.
 func (l *creationLease) renew(period time.Duration) {
 	defer close(l.done)
 	tick := time.NewTicker(period)
@@ -103,15 +103,38 @@ func (l *creationLease) renew(period time.Duration) {
 			return
 		case <-tick.C:
 		}
+		// Each attempt is bounded by a period, so that a hung ledger
+		// cannot hold the settlement; a failed one is retried at the
+		// next tick (one ledger error must not end the renewals of a
+		// live build, which would then be taken over and paid twice: an
+		// independent review); only a swap that finds another value (a
+		// takeover) ends them.
 		l.mu.Lock()
 		next := []byte(fmt.Sprintf("%s %d", l.prefix, l.renewal+1))
-		ok, err := l.ledger.SwapState(l.ctx, l.key, l.held, next)
+		ctx, cancel := context.WithTimeout(l.ctx, period)
+		ok, err := l.ledger.SwapState(ctx, l.key, l.held, next)
+		cancel()
+		if err != nil {
+			// The swap may have been stored before the error reached
+			// us (a lost connection at the commit): then it is ours.
+			rctx, rcancel := context.WithTimeout(l.ctx, period)
+			cur, found, rerr := l.ledger.GetState(rctx, l.key)
+			rcancel()
+			switch {
+			case rerr != nil, found && bytes.Equal(cur, l.held):
+				// Not stored, or unknown: retried at the next tick.
+			case found && bytes.Equal(cur, next):
+				ok, err = true, nil
+			default:
+				err = nil // another value: taken over
+			}
+		}
 		if ok {
 			l.renewal++
 			l.held = next
 		}
 		l.mu.Unlock()
-		if err != nil || !ok {
+		if err == nil && !ok {
 			return
 		}
 	}

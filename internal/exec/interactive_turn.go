@@ -121,7 +121,14 @@ func (t *testTurn) renew(period time.Duration) {
 			return
 		case <-tick.C:
 		}
-		if ok, err := t.swap(t.ctx); err != nil || !ok {
+		// Each attempt is bounded by a period, so that a hung ledger
+		// cannot hold the release; a failed one is retried at the next
+		// tick (the turn is lost only to a takeover: a swap that finds
+		// another value).
+		ctx, cancel := context.WithTimeout(t.ctx, period)
+		ok, err := t.swap(ctx)
+		cancel()
+		if err == nil && !ok {
 			return
 		}
 	}

@@ -360,6 +360,59 @@ func TestLiveBuilderNotTakenOver(t *testing.T) {
 	}
 }
 
+// TestLedgerErrorsDoNotEndRenewals: a live builder whose lease renewals
+// fail for a while (the ledger's state table gone for two renewals) goes
+// on renewing once the ledger answers again, so a waiter does not take
+// the build over: one build, paid once. Before the fix the first failed
+// renewal ended them, and the waiter built and paid again (an
+// independent review).
+func TestLedgerErrorsDoNotEndRenewals(t *testing.T) {
+	ctx := context.Background()
+	dsn := testdb.SQLiteDSN(t)
+	ledgers := sharedLedgers(t, budget.SQLite, dsn, 2)
+	raw := testdb.Open(t, "sqlite", dsn)
+	builder, waiter := newSynopsisStore(ledgers[0]), newSynopsisStore(ledgers[1])
+	builder.lease = 300 * time.Millisecond
+	waiter.lease, waiter.poll = 1500*time.Millisecond, 5*time.Millisecond
+	building, finish := make(chan struct{}), make(chan struct{})
+	var builds atomic.Int64
+	slow := func(ctx context.Context, readData *bool) (*histogram.Synopsis, error) {
+		*readData = true
+		builds.Add(1)
+		close(building)
+		<-finish
+		return histogram.Identity(rand.NewChaCha8([32]byte{1}), make([]int64, 16), testSynopsisEpsilon)
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		if _, built, err := builder.obtain(ctx, testSpec(), []string{"user:a"}, "test", slow); err != nil || !built {
+			t.Errorf("builder: built %v, err %v", built, err)
+		}
+	})
+	<-building
+	if _, err := raw.Exec("ALTER TABLE dpproxy_state RENAME TO dpproxy_state_away"); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2 * builder.lease / 3) // two renewals fail
+	if _, err := raw.Exec("ALTER TABLE dpproxy_state_away RENAME TO dpproxy_state"); err != nil {
+		t.Fatal(err)
+	}
+	wctx, cancel := context.WithTimeout(ctx, 2*waiter.lease)
+	_, built, err := waiter.obtain(wctx, testSpec(), []string{"user:a"}, "test", countingBuild(&builds, 0))
+	cancel()
+	if built || err == nil {
+		t.Errorf("waiter during a live build whose renewals failed for a while: built %v, err %v; want it to wait", built, err)
+	}
+	close(finish)
+	wg.Wait()
+	if n := builds.Load(); n != 1 {
+		t.Errorf("builds: got %d, want 1", n)
+	}
+	if r := remaining(t, ledgers[0]); math.Abs(r-(10-testSynopsisEpsilon)) > 1e-9 {
+		t.Errorf("remaining: got %v, want %v (one build paid once)", r, 10-testSynopsisEpsilon)
+	}
+}
+
 // TestTakenOverBuildKeepsTheRaisedClaim: a build whose lease was taken
 // over (judged abandoned: here the builder's lease is long, so it does
 // not renew during the test, and the waiter's short, as when the builder
