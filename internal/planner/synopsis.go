@@ -201,6 +201,14 @@ func (sp *synopsisPlanner) histogram(sel *sqlrewrite.Select) error {
 	if err := sp.buckets(col, d, g, restrict); err != nil {
 		return err
 	}
+	if len(sp.plan.Buckets) == 0 {
+		// Refused before anything is reserved or read (a plan without
+		// rows answered its counts as one row: an index out of range,
+		// after the synopsis was built and paid).
+		lo, hi, _ := col.Bounds()
+		return dperr.New(dperr.Unsupported, "histogram of %s: the WHERE leaves none of its buckets within its bounds [%s, %s], the domain of its synopsis, which answers ranges within them only; "+
+			"restrict %s to a range that meets the bounds", col.Name, formatNumber(lo), formatNumber(hi), col.Name)
+	}
 	for i, item := range sel.Items {
 		if item.Agg.Func == sqlrewrite.BucketKey {
 			sp.plan.Answers[i] = &SynopsisAnswer{Key: true, Synopsis: -1, Describe: fmt.Sprintf("FLOOR(%s / %s)%s", col.Name, formatNumber(g.Width), keyTimes(g))}
