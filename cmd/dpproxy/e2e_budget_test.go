@@ -234,3 +234,44 @@ func TestExpressionsOverBudgetFunctions(t *testing.T) {
 		t.Errorf("got %v, %v, %v, %q; want 99.5, 99.5, 1, \"laplace!\"", rounded, plus, twice, mech)
 	}
 }
+
+// TestBackslashLiteralsStayLiterals: a string literal ending in an escaped
+// backslash stays one literal in the SQL the catalog engine runs, in an
+// expression over the budget functions, a catalog SELECT with :=
+// assignments and a SHOW ... WHERE (printed back without escaping the
+// backslash, 'x\\' became 'x\', whose quote the engine read as escaped:
+// the next literal became code, a SLEEP or an unbounded REPEAT that every
+// check had seen as text, found by an independent review).
+func TestBackslashLiteralsStayLiterals(t *testing.T) {
+	p := startProxy(t, "", nil)
+	db := p.connect(t, "demo", "demo")
+	db.SetMaxOpenConns(1)
+	for _, c := range []struct{ query, suffix string }{
+		{`SELECT CONCAT(dp_remaining_epsilon(), 'x\\', ', SLEEP(3)) #')`, `x\, SLEEP(3)) #`},
+		{`SELECT CONCAT('a\\b', dp_remaining_epsilon())`, `a\b100`},
+	} {
+		var got string
+		if err := db.QueryRow(c.query).Scan(&got); err != nil || !strings.HasSuffix(got, c.suffix) {
+			t.Errorf("%s: %q, %v; want a value ending in %q", c.query, got, err, c.suffix)
+		}
+	}
+	var one int
+	var text string
+	q := `SELECT @x := 1, CONCAT('x\\', ', SLEEP(3)) #') FROM information_schema.schemata LIMIT 1`
+	if err := db.QueryRow(q).Scan(&one, &text); err != nil || text != `x\, SLEEP(3)) #` {
+		t.Errorf("%s: %q, %v", q, text, err)
+	}
+	q = `SHOW TABLE STATUS WHERE Name = 'x\\' OR Name = ' OR 1 = 1 #'`
+	rows, err := db.Query(q)
+	if err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	n := 0
+	for rows.Next() {
+		n++
+	}
+	rows.Close()
+	if n != 0 {
+		t.Errorf("%s: %d tables, want none (no table has either name)", q, n)
+	}
+}

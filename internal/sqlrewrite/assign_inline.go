@@ -4,7 +4,6 @@ import (
 	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
-	"github.com/pingcap/tidb/pkg/parser/format"
 )
 
 // inlineAssignments rewrites a catalog SELECT whose select list assigns user
@@ -40,11 +39,11 @@ func inlineAssignments(sel *ast.SelectStmt) (sql string, ok bool, err error) {
 		}
 	}
 	sel.Accept(charRestorer{})
-	var b strings.Builder
-	if err := sel.Restore(format.NewRestoreCtx(format.DefaultRestoreFlags, &b)); err != nil {
+	text, err := catalogSQL(sel)
+	if err != nil {
 		return "", false, refuse("this catalog query's variable assignments", "a SELECT over information_schema without := assignments")
 	}
-	return b.String(), true, nil
+	return text, true, nil
 }
 
 // assignsVariable reports whether n holds a user-variable assignment.

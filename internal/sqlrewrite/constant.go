@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
-	"github.com/pingcap/tidb/pkg/parser/format"
 )
 
 // sessionFuncs are the functions a FROM-less SELECT may call: functions of
@@ -107,12 +106,12 @@ func expressionItem(it ConstItem, e ast.ExprNode) (ConstItem, error) {
 	}
 	cut := &refCutter{marker: marker}
 	node, _ := e.Accept(cut)
-	var b strings.Builder
-	if err := node.Restore(format.NewRestoreCtx(format.DefaultRestoreFlags, &b)); err != nil {
+	text, err := catalogSQL(node)
+	if err != nil {
 		return ConstItem{}, refuse("this expression", supportedConst)
 	}
 	it.Kind, it.Refs = Expression, cut.refs
-	it.template = strings.Split(b.String(), "'"+marker+"'")
+	it.template = strings.Split(text, "'"+marker+"'")
 	if len(it.template) != len(it.Refs)+1 {
 		return ConstItem{}, refuse("this expression", supportedConst)
 	}

@@ -81,9 +81,28 @@ func showAsSelect(s *ast.ShowStmt) (sql string, ok bool, err error) {
 
 // restoreSQL prints an expression back as MySQL SQL for the catalog engine.
 func restoreSQL(e ast.ExprNode) (string, error) {
-	var b strings.Builder
-	if err := e.Restore(format.NewRestoreCtx(format.DefaultRestoreFlags, &b)); err != nil {
+	text, err := catalogSQL(e)
+	if err != nil {
 		return "", refuse("this SHOW condition", "SHOW ... LIKE 'pattern' or WHERE on its columns")
+	}
+	return text, nil
+}
+
+// catalogRestoreFlags print a node back as SQL the catalog engine reads as
+// the same tree whatever its sql_mode: string literals in single quotes,
+// a quote doubled and a backslash escaped (without
+// RestoreStringEscapeBackslash, 'x\\' printed as 'x\', which the engine
+// reads as an escaped quote: text that was a string literal to every
+// check became code, SLEEP and an unbounded REPEAT included (an
+// independent review)), identifiers in backquotes.
+const catalogRestoreFlags = format.DefaultRestoreFlags | format.RestoreStringEscapeBackslash
+
+// catalogSQL prints n back as SQL for the catalog engine
+// (catalogRestoreFlags).
+func catalogSQL(n ast.Node) (string, error) {
+	var b strings.Builder
+	if err := n.Restore(format.NewRestoreCtx(catalogRestoreFlags, &b)); err != nil {
+		return "", err
 	}
 	return b.String(), nil
 }
