@@ -93,6 +93,7 @@ func TestBindArguments(t *testing.T) {
 		{"string OFFSET", "SELECT 1 LIMIT 5 OFFSET ?", []any{"2"}},
 		{"string row count after a number", "SELECT 1 LIMIT 5, ?", []any{"2"}},
 		{"string row count after a marker", "SELECT 1 LIMIT ?,?", []any{int64(5), "2"}},
+		{"form feed and vertical tab", "SELECT 1 LIMIT\f\v?", []any{"2"}},
 	} {
 		_, err := bindArguments(tc.query, placeholderOffsets(tc.query), tc.args)
 		var me *gomysql.MyError

@@ -108,7 +108,7 @@ func limitMarker(query string, at int) bool {
 // byte) and the offset where it starts; "" at the start of query.
 func previousToken(query string, end int) (token string, start int) {
 	i := end
-	for i > 0 && strings.IndexByte(" \t\r\n", query[i-1]) >= 0 {
+	for i > 0 && strings.IndexByte(" \t\r\n\f\v", query[i-1]) >= 0 {
 		i--
 	}
 	if i == 0 {
