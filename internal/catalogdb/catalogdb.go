@@ -42,6 +42,8 @@ type Engine struct {
 	// running admits at most maxConcurrentStatements statements at once
 	// (heap_watch.go).
 	running chan struct{}
+	// timeout bounds one statement (statementTimeout).
+	timeout time.Duration
 }
 
 // Variables are global system variable values the engine reports (version,
@@ -73,7 +75,7 @@ func New(cat *catalog.Config, database string, vars Variables) (*Engine, error) 
 	}
 	e := sqle.NewDefault(&provider{db: db})
 	e.ReadOnly.Store(true)
-	return &Engine{gms: e, database: database, running: make(chan struct{}, maxConcurrentStatements)}, nil
+	return &Engine{gms: e, database: database, running: make(chan struct{}, maxConcurrentStatements), timeout: statementTimeout}, nil
 }
 
 func newTable(database string, t *catalog.Table) *table {

@@ -175,7 +175,9 @@ func TestCrossJoinsAreBounded(t *testing.T) {
 // before the statement timeout; an independent review grew the proxy by
 // 3 GB in 30 s with each, or killed it.
 func TestMemoryBudget(t *testing.T) {
-	s := testEngine(t).Open("alice", 1)
+	e := testEngine(t)
+	e.timeout = time.Minute // the heap watch, not the deadline, must end them, however loaded the machine
+	s := e.Open("alice", 1)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	for _, q := range []string{
@@ -191,5 +193,24 @@ func TestMemoryBudget(t *testing.T) {
 			t.Errorf("%.60s: got %v, want the memory budget's refusal", q, err)
 		}
 		t.Logf("%.60s: refused after %v", q, time.Since(start))
+	}
+}
+
+// TestStatementTimeout: a catalog statement that runs past the engine's
+// timeout (a cross join that grows no heap to speak of) ends with 3024,
+// freeing its slot, so that no analyst can hold the four slots every
+// catalog statement waits for.
+func TestStatementTimeout(t *testing.T) {
+	e := testEngine(t)
+	e.timeout = 50 * time.Millisecond
+	s := e.Open("alice", 1)
+	_, err := s.Query(context.Background(), "SELECT COUNT(*) FROM information_schema.COLUMNS a, information_schema.COLUMNS b, information_schema.COLUMNS c, information_schema.COLUMNS d")
+	var me *Error
+	if !errors.As(err, &me) || me.Code != 3024 {
+		t.Fatalf("got %v, want error 3024", err)
+	}
+	e.timeout = statementTimeout
+	if _, err := s.Query(context.Background(), "SELECT COUNT(*) FROM information_schema.COLUMNS"); err != nil {
+		t.Errorf("the next statement: %v", err)
 	}
 }

@@ -3,6 +3,7 @@ package catalogdb
 import (
 	"context"
 	"errors"
+	"fmt"
 	"runtime/metrics"
 	"time"
 )
@@ -22,11 +23,19 @@ import (
 // up to a bound. The statement then fails with errMemoryBudget. Any
 // allocation of the process counts, so a statement may also fail when
 // other work grows the heap meanwhile: it can be repeated.
+//
+// A statement also ends after statementTimeout, so that one that is slow
+// without growing the heap cannot hold one of the slots: every catalog
+// statement of the proxy's analysts waits for those.
 const (
 	heapBudget              = 256 << 20
 	heapSampleEvery         = 5 * time.Millisecond
 	maxConcurrentStatements = 4
+	statementTimeout        = 10 * time.Second
 )
+
+// errStatementTimeout is the cause of a statement cancelled by its deadline.
+var errStatementTimeout = fmt.Errorf("Query execution was interrupted, maximum statement execution time exceeded (a statement over the catalog may run for at most %v)", statementTimeout)
 
 // errMemoryBudget is the cause of a statement cancelled by its heap watch.
 var errMemoryBudget = errors.New("a statement over the catalog may use at most 256 MiB of the proxy's memory")

@@ -66,7 +66,9 @@ func (s *Session) Query(ctx context.Context, query string) (res *Result, err err
 	case <-ctx.Done():
 		return nil, &Error{Code: 1317, State: "70100", Msg: "query execution was interrupted"}
 	}
-	watched, stop := watchHeap(ctx, heapBudget)
+	timed, cancel := context.WithTimeoutCause(ctx, s.e.timeout, errStatementTimeout)
+	defer cancel()
+	watched, stop := watchHeap(timed, heapBudget)
 	defer stop()
 	sctx := s.context(watched)
 	schema, iter, _, err := s.e.gms.Query(sctx, query)
@@ -199,10 +201,13 @@ func column(ctx *sql.Context, c *sql.Column) Column {
 }
 
 // budgetError is sqlError, or the memory budget's refusal when the heap
-// watch cancelled the statement.
+// watch cancelled the statement, or 3024 when it ran out of time.
 func budgetError(ctx context.Context, err error) error {
-	if errors.Is(context.Cause(ctx), errMemoryBudget) {
+	switch cause := context.Cause(ctx); {
+	case errors.Is(cause, errMemoryBudget):
 		return &Error{Code: 1105, State: "HY000", Msg: errMemoryBudget.Error()}
+	case errors.Is(cause, errStatementTimeout):
+		return &Error{Code: 3024, State: "HY000", Msg: errStatementTimeout.Error()}
 	}
 	return sqlError(err)
 }
