@@ -231,6 +231,7 @@ tables:
     columns:
       - {name: visit_date, type: date, lower: 2018-01-01, upper: 2024-12-31}
       - {name: site, type: text, partition_selection: true}
+      - {name: age, type: integer, lower: 0, upper: 100, partition_selection: true}
 `, cfg.FormatDSN(), filepath.Join(dir, "ledger.db"), wire.FormatNativePasswordHash(wire.NativePasswordHash("vera-pw")),
 		pums, big, visits, demo.VisitsSpendUpper, visits)
 	if err := os.WriteFile(config, []byte(yaml), 0o600); err != nil {
@@ -257,10 +258,11 @@ tables:
 
 // vitessDates: MIN, MEDIAN and MAX of a date column, whose day numbers
 // the shards compute (DATEDIFF), answer through vtgate as DATE values
-// within 5% in rank of the truth at ε = 30; GROUP BY a text column
-// whose values partition selection releases counts each released value
-// within 10% of its truth; and a capped TIMESTAMPDIFF in days and one in
-// calendar months inside AVG are near their truths.
+// within 5% in rank of the truth at ε = 30; GROUP BY a text column and
+// an integer column whose values partition selection releases counts
+// each released value within 10% of its truth; and a capped
+// TIMESTAMPDIFF in days and one in calendar months inside AVG are near
+// their truths.
 func vitessDates(t *testing.T, conn *sql.Conn) {
 	t.Helper()
 	var dates []string
@@ -320,6 +322,35 @@ func vitessDates(t *testing.T, conn *sql.Conn) {
 	sites.Close()
 	if released < len(truth)/2 {
 		t.Errorf("%d of %d sites released", released, len(truth))
+	}
+	// An integer key released by partition selection (the shards group
+	// by the column plus 0): each released age's count near its truth.
+	ages := map[int]float64{}
+	for _, r := range demo.Visits(unitsSeed) {
+		ages[r.Age]++
+	}
+	byAge, err := conn.QueryContext(t.Context(), "SELECT age, COUNT(*) FROM visit_days GROUP BY age")
+	if err != nil {
+		t.Fatal(err)
+	}
+	released = 0
+	for byAge.Next() {
+		var age int
+		var n float64
+		if err := byAge.Scan(&age, &n); err != nil {
+			t.Fatal(err)
+		}
+		released++
+		if want, ok := ages[age]; !ok || n < 0.9*want-5 || n > 1.1*want+5 {
+			t.Errorf("age %d: %g visits, want about %g", age, n, want)
+		}
+	}
+	if err := byAge.Err(); err != nil {
+		t.Fatal(err)
+	}
+	byAge.Close()
+	if released < len(ages)/2 {
+		t.Errorf("%d of %d ages released", released, len(ages))
 	}
 	for i, q := range []float64{0, 0.5, 1} {
 		below, _ := slices.BinarySearch(dates, got[i])
