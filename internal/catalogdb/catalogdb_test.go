@@ -66,12 +66,53 @@ func TestConfiguredTablesHaveSchemaAndNoRows(t *testing.T) {
 func TestSessionVariables(t *testing.T) {
 	e := testEngine(t)
 	s1, s2 := e.Open("a", 1), e.Open("a", 2)
-	query(t, s1, "set autocommit=1, sql_mode = concat(@@sql_mode,',ANSI_QUOTES'), @x = 'one'")
-	if got := fmt.Sprint(query(t, s1, "SELECT @@sql_mode LIKE '%ANSI_QUOTES%', @x, @@version_comment").Rows); got != "[[1 one test]]" {
+	query(t, s1, "set autocommit=1, sql_mode = concat(@@sql_mode,',NO_ZERO_DATE'), @x = 'one'")
+	if got := fmt.Sprint(query(t, s1, "SELECT @@sql_mode LIKE '%NO_ZERO_DATE%', @x, @@version_comment").Rows); got != "[[1 one test]]" {
 		t.Errorf("session 1: %s", got)
 	}
-	if got := fmt.Sprint(query(t, s2, "SELECT @@sql_mode LIKE '%ANSI_QUOTES%', @x").Rows); got != "[[0 <nil>]]" {
+	if got := fmt.Sprint(query(t, s2, "SELECT @@sql_mode LIKE '%NO_ZERO_DATE%', @x").Rows); got != "[[0 <nil>]]" {
 		t.Errorf("session 2 sees session 1's values: %s", got)
+	}
+	// ANSI_QUOTES (alone or in ANSI) would make "..." an identifier to
+	// the engine while the checks read a string: refused, the mode kept.
+	for _, set := range []string{"SET sql_mode = 'ANSI_QUOTES'", "SET sql_mode = concat(@@sql_mode, ',ANSI')"} {
+		var ce *Error
+		if _, err := s1.Query(context.Background(), set); !errors.As(err, &ce) || ce.Code != 1231 {
+			t.Errorf("%s: %v, want 1231", set, err)
+		}
+	}
+	if got := fmt.Sprint(query(t, s1, "SELECT @@sql_mode LIKE '%NO_ZERO_DATE%', @@sql_mode LIKE '%ANSI%'").Rows); got != "[[1 0]]" {
+		t.Errorf("after the refused SETs: %s, want the mode as it was", got)
+	}
+}
+
+// TestCommentsReadAsTheChecksRead: the engine gets the text as the
+// checks (TiDB's parser) read it: "--" without white space after it is
+// two minus signs, not a comment (go-mysql-server's reading ran the rest
+// of the line as code), comments are blanks, and executable comments and
+// hints are refused.
+func TestCommentsReadAsTheChecksRead(t *testing.T) {
+	s := testEngine(t).Open("a", 1)
+	for _, c := range []struct{ query, want string }{
+		{"SELECT 1 --'\n, 2 -- '", "[[1]]"},
+		{"SELECT 5 --2", "[[7]]"},
+		{"/* a driver's comment */ SELECT 'a''--b', \"c\\\"#\" # trailing\n", "[[a'--b c\"#]]"},
+		{"SELECT `x``--y` FROM (SELECT 3 AS `x``--y`) t -- end", "[[3]]"},
+	} {
+		r, err := s.Query(context.Background(), c.query)
+		if err != nil {
+			t.Errorf("%q: %v", c.query, err)
+			continue
+		}
+		if got := fmt.Sprint(r.Rows); got != c.want {
+			t.Errorf("%q: %s, want %s", c.query, got, c.want)
+		}
+	}
+	for _, q := range []string{"SELECT 1 /*!, 2 */", "SELECT 1 /*T![x] , '*/, 2 -- ' */", "SELECT /*+ MAX_EXECUTION_TIME(1) */ 1", "SELECT 1 /* open"} {
+		var ce *Error
+		if _, err := s.Query(context.Background(), q); !errors.As(err, &ce) || ce.Code != 1235 {
+			t.Errorf("%q: %v, want 1235", q, err)
+		}
 	}
 }
 

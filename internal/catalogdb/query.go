@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"strings"
 	"sync/atomic"
 
 	"github.com/dolthub/go-mysql-server/sql"
@@ -66,11 +67,16 @@ func (s *Session) Query(ctx context.Context, query string) (res *Result, err err
 	case <-ctx.Done():
 		return nil, &Error{Code: 1317, State: "70100", Msg: "query execution was interrupted"}
 	}
+	query, err = lexicallySafe(query)
+	if err != nil {
+		return nil, &Error{Code: 1235, State: "42000", Msg: "not supported: " + err.Error()}
+	}
 	timed, cancel := context.WithTimeoutCause(ctx, s.e.timeout, errStatementTimeout)
 	defer cancel()
 	watched, stop := watchHeap(timed, heapBudget)
 	defer stop()
 	sctx := s.context(watched)
+	mode, _ := s.sess.GetSessionVariable(sctx, "sql_mode")
 	schema, iter, _, err := s.e.gms.Query(sctx, query)
 	if err != nil {
 		return nil, budgetError(watched, err)
@@ -78,6 +84,15 @@ func (s *Session) Query(ctx context.Context, query string) (res *Result, err err
 	rows, err := drain(sctx, iter)
 	if err != nil {
 		return nil, budgetError(watched, err)
+	}
+	if now, _ := s.sess.GetSessionVariable(sctx, "sql_mode"); ansiQuotes(now) {
+		// "..." would be an identifier to the engine and a string to the
+		// checks (TiDB's parser, in its default mode): text a check read
+		// as a string could run as code (an independent review).
+		if err := s.sess.SetSessionVariable(sctx, "sql_mode", mode); err != nil {
+			return nil, sqlError(err)
+		}
+		return nil, &Error{Code: 1231, State: "42000", Msg: "Variable 'sql_mode' can't be set to a value with ANSI_QUOTES (or ANSI): dpproxy reads \"...\" as a string"}
 	}
 	if isOK(schema) {
 		return &Result{}, nil
@@ -219,4 +234,15 @@ func sqlError(err error) error {
 	}
 	se := sql.CastSQLError(err)
 	return &Error{Code: uint16(se.Num), State: se.State, Msg: se.Message}
+}
+
+// ansiQuotes reports whether a sql_mode value makes "..." an identifier.
+func ansiQuotes(mode any) bool {
+	m, _ := mode.(string)
+	for _, part := range strings.Split(strings.ToUpper(m), ",") {
+		if p := strings.TrimSpace(part); p == "ANSI_QUOTES" || p == "ANSI" {
+			return true
+		}
+	}
+	return false
 }

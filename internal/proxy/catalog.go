@@ -59,6 +59,8 @@ func catalogError(err error) error {
 		kind = dperr.InvalidValue
 	case 1317:
 		kind = dperr.Canceled
+	case 3024:
+		kind = dperr.Timeout
 	}
 	return dperr.Wrap(kind, err, "%s", ce.Msg)
 }
