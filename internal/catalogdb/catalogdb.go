@@ -183,17 +183,18 @@ func (noPartitions) Next(*sql.Context) (sql.Partition, error) { return nil, io.E
 func (noPartitions) Close(*sql.Context) error                 { return nil }
 
 // Session is one connection's state in the engine: current database, system
-// and user variables. It is used by one goroutine at a time.
+// and user variables (user_vars.go bounds them). It is used by one goroutine
+// at a time.
 type Session struct {
 	e    *Engine
-	sess *sql.BaseSession
+	sess *boundedSession
 }
 
 // Open returns the session of a connection; user and connID are what
 // USER(), CURRENT_USER() and CONNECTION_ID() report.
 func (e *Engine) Open(user string, connID uint32) *Session {
 	s := sql.NewBaseSessionWithClientServer("dpproxy", sql.Client{User: user, Address: "%"}, connID)
-	return &Session{e: e, sess: s}
+	return &Session{e: e, sess: newBoundedSession(s)}
 }
 
 // SetDatabase sets the current database ("" for none) as USE does; the

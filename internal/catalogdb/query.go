@@ -55,6 +55,10 @@ const (
 // Query evaluates one statement. The caller (package sqlrewrite's routing)
 // guarantees it is one the catalog engine may answer.
 func (s *Session) Query(ctx context.Context, query string) (res *Result, err error) {
+	// A statement that fails assigns no user variable (user_vars.go). This
+	// runs last, once a panic below has become err.
+	s.sess.begin()
+	defer func() { s.sess.end(err != nil) }()
 	defer func() {
 		// A bug in go-mysql-server must fail the statement, not the proxy.
 		if p := recover(); p != nil {
