@@ -84,6 +84,14 @@ func TestSessionVariables(t *testing.T) {
 	if got := fmt.Sprint(query(t, s1, "SELECT @@sql_mode LIKE '%NO_ZERO_DATE%', @@sql_mode LIKE '%ANSI%'").Rows); got != "[[1 0]]" {
 		t.Errorf("after the refused SETs: %s, want the mode as it was", got)
 	}
+	// A SET that fails after assigning the mode leaves no ANSI_QUOTES
+	// behind either.
+	if _, err := s1.Query(context.Background(), "SET sql_mode = 'ANSI_QUOTES', secure_file_priv = ''"); err == nil {
+		t.Error("a SET of a read-only variable succeeded")
+	}
+	if got := fmt.Sprint(query(t, s1, "SELECT @@sql_mode LIKE '%ANSI%', REPEAT('x', 3)").Rows); got != "[[0 xxx]]" {
+		t.Errorf("after a failed SET with ANSI_QUOTES: %s", got)
+	}
 }
 
 // TestCommentsReadAsTheChecksRead: the engine gets the text as the
@@ -95,6 +103,7 @@ func TestCommentsReadAsTheChecksRead(t *testing.T) {
 	s := testEngine(t).Open("a", 1)
 	for _, c := range []struct{ query, want string }{
 		{"SELECT 1 --'\n, 2 -- '", "[[1]]"},
+		{"SELECT 1 ---'\n 1 AS x, 2 AS s #'", "[[1]]"},
 		{"SELECT 5 --2", "[[7]]"},
 		{"/* a driver's comment */ SELECT 'a''--b', \"c\\\"#\" # trailing\n", "[[a'--b c\"#]]"},
 		{"SELECT `x``--y` FROM (SELECT 3 AS `x``--y`) t -- end", "[[3]]"},
@@ -108,7 +117,11 @@ func TestCommentsReadAsTheChecksRead(t *testing.T) {
 			t.Errorf("%q: %s, want %s", c.query, got, c.want)
 		}
 	}
-	for _, q := range []string{"SELECT 1 /*!, 2 */", "SELECT 1 /*T![x] , '*/, 2 -- ' */", "SELECT /*+ MAX_EXECUTION_TIME(1) */ 1", "SELECT 1 /* open"} {
+	for _, q := range []string{"SELECT 1 /*!, 2 */", "SELECT 1 /*T![x] , '*/, 2 -- ' */", "SELECT /*+ MAX_EXECUTION_TIME(1) */ 1", "SELECT 1 /* open",
+		"SELECT @`a, 2 AS s, @`c", "SET @`a = 1, GLOBAL max_connections = 7, @` = 1", "SELECT @@`version`",
+		// The backstop, on the engine's own parse.
+		"SELECT SLEEP(0)", "SELECT GET_LOCK('k', 0)", "SET GLOBAL max_connections = 7", "SET @@global.sql_mode = ''",
+		"SELECT REPEAT('x', 2000000)", "SELECT LPAD('x', @n, 'y')", "SELECT LENGTH(SPACE(1 + 1))"} {
 		var ce *Error
 		if _, err := s.Query(context.Background(), q); !errors.As(err, &ce) || ce.Code != 1235 {
 			t.Errorf("%q: %v, want 1235", q, err)

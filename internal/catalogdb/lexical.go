@@ -26,7 +26,8 @@ import (
 // reading it as TiDB does: every comment is replaced by a space (its
 // content was never code to the checks), "--" followed by anything else
 // becomes "- -" (two minus signs to both), and an executable comment or
-// hint is refused. Strings ('...' and "...", with backslash escapes and
+// hint, and a variable whose name is quoted (@`a`, which the engine ends
+// at the first byte that is not a letter, digit or quote), are refused. Strings ('...' and "...", with backslash escapes and
 // doubled quotes) and quoted identifiers (`...`) are copied unchanged.
 func lexicallySafe(text string) (string, error) {
 	var b strings.Builder
@@ -38,13 +39,23 @@ func lexicallySafe(text string) (string, error) {
 			end := quotedEnd(text, i)
 			b.WriteString(text[i:end])
 			i = end
+		case c == '@' && i+1 < len(text) && (text[i+1] == '`' || text[i+1] == '\'' || text[i+1] == '"' ||
+			text[i+1] == '@' && i+2 < len(text) && (text[i+2] == '`' || text[i+2] == '\'' || text[i+2] == '"')):
+			// A quoted variable name: the engine ends @`...` at the first
+			// byte that is no letter, digit or quote, TiDB at the closing
+			// backquote (an independent review ran SLEEP and SET GLOBAL
+			// from inside one).
+			return "", errQuotedVariable
 		case c == '#':
 			i = lineEnd(text, i)
 			b.WriteByte(' ')
 		case c == '-' && i+1 < len(text) && text[i+1] == '-':
 			if i+2 < len(text) && !unicode.IsSpace(rune(text[i+2])) {
-				b.WriteString("- -")
-				i += 2
+				// One minus sign and a blank: the next is read again, so
+				// that "---'" cannot leave a "--" behind (an independent
+				// review).
+				b.WriteString("- ")
+				i++
 				continue
 			}
 			i = lineEnd(text, i)
@@ -68,6 +79,7 @@ func lexicallySafe(text string) (string, error) {
 }
 
 var (
+	errQuotedVariable      = errors.New("variable names in quotes (@`name`) are not answered over the catalog; write @name")
 	errExecutableComment   = errors.New("executable comments /*! ... */ and optimizer hints /*+ ... */ are not answered over the catalog")
 	errUnterminatedComment = errors.New("a comment /* is not closed")
 )

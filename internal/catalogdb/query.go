@@ -72,15 +72,34 @@ func (s *Session) Query(ctx context.Context, query string) (res *Result, err err
 		return nil, &Error{Code: 1317, State: "70100", Msg: "query execution was interrupted"}
 	}
 	query, err = lexicallySafe(query)
+	if err == nil {
+		err = backstop(query)
+	}
 	if err != nil {
-		return nil, &Error{Code: 1235, State: "42000", Msg: "not supported: " + err.Error()}
+		return nil, &Error{Code: 1235, State: "42000", Msg: "not supported over the catalog: " + err.Error()}
 	}
 	timed, cancel := context.WithTimeoutCause(ctx, s.e.timeout, errStatementTimeout)
 	defer cancel()
 	watched, stop := watchHeap(timed, heapBudget)
 	defer stop()
 	sctx := s.context(watched)
-	mode, _ := s.sess.GetSessionVariable(sctx, "sql_mode")
+	// A sql_mode with ANSI_QUOTES would make "..." an identifier to the
+	// engine and a string to the checks (TiDB's parser, in its default
+	// mode): text a check read as a string could run as code (an
+	// independent review). It is taken out before the statement runs and
+	// after it, whatever its outcome (a SET may fail after assigning it).
+	before, _, err := s.keepQuotes(sctx, "")
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if _, ansi, kerr := s.keepQuotes(sctx, before); kerr != nil || ansi {
+			res, err = nil, kerr
+			if ansi && kerr == nil {
+				err = &Error{Code: 1231, State: "42000", Msg: "Variable 'sql_mode' can't be set to a value with ANSI_QUOTES (or ANSI): dpproxy reads \"...\" as a string"}
+			}
+		}
+	}()
 	schema, iter, _, err := s.e.gms.Query(sctx, query)
 	if err != nil {
 		return nil, budgetError(watched, err)
@@ -89,15 +108,7 @@ func (s *Session) Query(ctx context.Context, query string) (res *Result, err err
 	if err != nil {
 		return nil, budgetError(watched, err)
 	}
-	if now, _ := s.sess.GetSessionVariable(sctx, "sql_mode"); ansiQuotes(now) {
-		// "..." would be an identifier to the engine and a string to the
-		// checks (TiDB's parser, in its default mode): text a check read
-		// as a string could run as code (an independent review).
-		if err := s.sess.SetSessionVariable(sctx, "sql_mode", mode); err != nil {
-			return nil, sqlError(err)
-		}
-		return nil, &Error{Code: 1231, State: "42000", Msg: "Variable 'sql_mode' can't be set to a value with ANSI_QUOTES (or ANSI): dpproxy reads \"...\" as a string"}
-	}
+
 	if isOK(schema) {
 		return &Result{}, nil
 	}
@@ -240,13 +251,29 @@ func sqlError(err error) error {
 	return &Error{Code: uint16(se.Num), State: se.State, Msg: se.Message}
 }
 
-// ansiQuotes reports whether a sql_mode value makes "..." an identifier.
-func ansiQuotes(mode any) bool {
+// keepQuotes makes sure the session's sql_mode has no ANSI_QUOTES (nor
+// ANSI): if it has, it sets it to fallback, or without those if fallback
+// is empty, and reports that it had to; it returns the mode it leaves.
+func (s *Session) keepQuotes(ctx *sql.Context, fallback string) (string, bool, error) {
+	mode, err := s.sess.GetSessionVariable(ctx, "sql_mode")
+	if err != nil {
+		return "", false, sqlError(err)
+	}
 	m, _ := mode.(string)
-	for _, part := range strings.Split(strings.ToUpper(m), ",") {
-		if p := strings.TrimSpace(part); p == "ANSI_QUOTES" || p == "ANSI" {
-			return true
+	var kept []string
+	for _, part := range strings.Split(m, ",") {
+		if p := strings.ToUpper(strings.TrimSpace(part)); p != "ANSI_QUOTES" && p != "ANSI" {
+			kept = append(kept, part)
 		}
 	}
-	return false
+	if len(kept) == len(strings.Split(m, ",")) {
+		return m, false, nil
+	}
+	if fallback == "" {
+		fallback = strings.Join(kept, ",")
+	}
+	if err := s.sess.SetSessionVariable(ctx, "sql_mode", fallback); err != nil {
+		return "", true, sqlError(err)
+	}
+	return fallback, true, nil
 }
