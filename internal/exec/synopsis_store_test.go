@@ -317,45 +317,7 @@ func killedBuild(t *testing.T, l *budget.Ledger, spec *planner.SynopsisSpec) {
 func TestLiveBuilderNotTakenOver(t *testing.T) {
 	for _, b := range ledgerBackends {
 		t.Run(b.dialect.String(), func(t *testing.T) {
-			ctx := context.Background()
-			ledgers := sharedLedgers(t, b.dialect, b.dsn(t), 2)
-			builder, waiter := newSynopsisStore(ledgers[0]), newSynopsisStore(ledgers[1])
-			// The builder renews every third of 300 ms; the waiter judges a
-			// lease abandoned after 1.5 s unchanged (a renewal would have to
-			// stall for 1.4 s on a loaded machine to fail the test).
-			builder.lease = 300 * time.Millisecond
-			waiter.lease, waiter.poll = 1500*time.Millisecond, 5*time.Millisecond
-			building, finish := make(chan struct{}), make(chan struct{})
-			var builds atomic.Int64
-			slow := func(ctx context.Context, readData *bool) (*histogram.Synopsis, error) {
-				*readData = true
-				builds.Add(1)
-				close(building)
-				<-finish
-				return histogram.Identity(rand.NewChaCha8([32]byte{1}), make([]int64, 16), testSynopsisEpsilon)
-			}
-			var wg sync.WaitGroup
-			wg.Go(func() {
-				if _, built, err := builder.obtain(ctx, testSpec(), []string{"user:a"}, "test", slow); err != nil || !built {
-					t.Errorf("builder: built %v, err %v", built, err)
-				}
-			})
-			<-building
-			// The waiter's statement lasts two of its leases.
-			wctx, cancel := context.WithTimeout(ctx, 2*waiter.lease)
-			_, built, err := waiter.obtain(wctx, testSpec(), []string{"user:a"}, "test", countingBuild(&builds, 0))
-			cancel()
-			if built || err == nil {
-				t.Errorf("waiter during a live build: built %v, err %v; want it to wait until its statement ends", built, err)
-			}
-			close(finish)
-			wg.Wait()
-			if n := builds.Load(); n != 1 {
-				t.Errorf("builds: got %d, want 1", n)
-			}
-			if r := remaining(t, ledgers[0]); math.Abs(r-(10-testSynopsisEpsilon)) > 1e-9 {
-				t.Errorf("remaining: got %v, want %v (one build paid once)", r, 10-testSynopsisEpsilon)
-			}
+			waitOutLiveBuild(t, sharedLedgers(t, b.dialect, b.dsn(t), 2), func() {})
 		})
 	}
 }
@@ -367,10 +329,29 @@ func TestLiveBuilderNotTakenOver(t *testing.T) {
 // renewal ended them, and the waiter built and paid again (an
 // independent review).
 func TestLedgerErrorsDoNotEndRenewals(t *testing.T) {
-	ctx := context.Background()
 	dsn := testdb.SQLiteDSN(t)
 	ledgers := sharedLedgers(t, budget.SQLite, dsn, 2)
 	raw := testdb.Open(t, "sqlite", dsn)
+	waitOutLiveBuild(t, ledgers, func() {
+		if _, err := raw.Exec("ALTER TABLE dpproxy_state RENAME TO dpproxy_state_away"); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(200 * time.Millisecond) // two of the builder's renewals fail
+		if _, err := raw.Exec("ALTER TABLE dpproxy_state_away RENAME TO dpproxy_state"); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// waitOutLiveBuild starts a build on ledgers[0] that lasts until a waiter
+// on ledgers[1] has waited two of its leases, runs during before the
+// waiter starts, and checks that the waiter did not take the live build
+// over: one build, paid once. The builder renews every third of 300 ms;
+// the waiter judges a lease abandoned after 1.5 s unchanged (a renewal
+// would have to stall for 1.4 s on a loaded machine to fail the test).
+func waitOutLiveBuild(t *testing.T, ledgers []*budget.Ledger, during func()) {
+	t.Helper()
+	ctx := context.Background()
 	builder, waiter := newSynopsisStore(ledgers[0]), newSynopsisStore(ledgers[1])
 	builder.lease = 300 * time.Millisecond
 	waiter.lease, waiter.poll = 1500*time.Millisecond, 5*time.Millisecond
@@ -390,18 +371,12 @@ func TestLedgerErrorsDoNotEndRenewals(t *testing.T) {
 		}
 	})
 	<-building
-	if _, err := raw.Exec("ALTER TABLE dpproxy_state RENAME TO dpproxy_state_away"); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(2 * builder.lease / 3) // two renewals fail
-	if _, err := raw.Exec("ALTER TABLE dpproxy_state_away RENAME TO dpproxy_state"); err != nil {
-		t.Fatal(err)
-	}
+	during()
 	wctx, cancel := context.WithTimeout(ctx, 2*waiter.lease)
 	_, built, err := waiter.obtain(wctx, testSpec(), []string{"user:a"}, "test", countingBuild(&builds, 0))
 	cancel()
 	if built || err == nil {
-		t.Errorf("waiter during a live build whose renewals failed for a while: built %v, err %v; want it to wait", built, err)
+		t.Errorf("waiter during a live build: built %v, err %v; want it to wait until its statement ends", built, err)
 	}
 	close(finish)
 	wg.Wait()
