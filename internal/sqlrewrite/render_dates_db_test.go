@@ -317,22 +317,7 @@ func TestDateNumbersOnHostileValues(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				rows, err := db.Query(q, args...)
-				if err != nil {
-					t.Fatalf("%s: %v", q, err)
-				}
-				var got []float64
-				for rows.Next() {
-					var x float64
-					if err := rows.Scan(&x); err != nil {
-						t.Fatal(err)
-					}
-					got = append(got, x)
-				}
-				if err := rows.Err(); err != nil {
-					t.Fatalf("%s: %v", q, err)
-				}
-				rows.Close()
+				got := queryNumbers(t, db, q, args...)
 				if fmt.Sprint(got) != fmt.Sprint(want) {
 					t.Errorf("%s: numbers %v, want %v\n%s", c.column, got, want, q)
 				}
@@ -700,20 +685,12 @@ func TestDateExtremesOnPostgres(t *testing.T) {
 					}
 				}
 				temporal := &sqlrewrite.RowExpr{Kind: sqlrewrite.RowTemporal, Column: column, Temporal: col.Type, Lower: lo, Upper: hi}
-				rows := run("numbers", sqlrewrite.Fetch{Table: "dp_date_extremes", Derived: []sqlrewrite.DerivedColumn{{Name: "n", Expr: temporal}},
-					Window: &sqlrewrite.Window{Column: "n", Lower: lo, Upper: hi, Offset: 0, Limit: 100}})
-				var got []float64
-				for rows.Next() {
-					var x float64
-					if err := rows.Scan(&x); err != nil {
-						t.Fatal(err)
-					}
-					got = append(got, x)
+				q, args, err := sqlrewrite.Render(sqlrewrite.Fetch{Table: "dp_date_extremes", Derived: []sqlrewrite.DerivedColumn{{Name: "n", Expr: temporal}},
+					Window: &sqlrewrite.Window{Column: "n", Lower: lo, Upper: hi, Offset: 0, Limit: 100}}, sqlrewrite.PostgreSQL)
+				if err != nil {
+					t.Fatal(err)
 				}
-				if err := rows.Err(); err != nil {
-					t.Fatalf("%s: numbers: %v", name, err)
-				}
-				rows.Close()
+				got := queryNumbers(t, db, q, args...)
 				mid := bound("2020-06-15")
 				if column != "d" && col.Type == catalog.Timestamp {
 					mid += 10 * 3600
