@@ -107,6 +107,7 @@ func TestCommentsReadAsTheChecksRead(t *testing.T) {
 		{"SELECT 5 --2", "[[7]]"},
 		{"/* a driver's comment */ SELECT 'a''--b', \"c\\\"#\" # trailing\n", "[[a'--b c\"#]]"},
 		{"SELECT `x``--y` FROM (SELECT 3 AS `x``--y`) t -- end", "[[3]]"},
+		{"SELECT @`plain_1`, @`plain_1` IS NULL", "[[<nil> 1]]"},
 	} {
 		r, err := s.Query(context.Background(), c.query)
 		if err != nil {

@@ -39,12 +39,18 @@ func lexicallySafe(text string) (string, error) {
 			end := quotedEnd(text, i)
 			b.WriteString(text[i:end])
 			i = end
+		case c == '@' && i+1 < len(text) && text[i+1] == '`' && plainQuotedName(text[i+2:]) > 0:
+			// @`name` of letters, digits and _ only: both read it to the
+			// closing backquote.
+			end := i + 2 + plainQuotedName(text[i+2:])
+			b.WriteString(text[i:end])
+			i = end
 		case c == '@' && i+1 < len(text) && (text[i+1] == '`' || text[i+1] == '\'' || text[i+1] == '"' ||
 			text[i+1] == '@' && i+2 < len(text) && (text[i+2] == '`' || text[i+2] == '\'' || text[i+2] == '"')):
-			// A quoted variable name: the engine ends @`...` at the first
-			// byte that is no letter, digit or quote, TiDB at the closing
-			// backquote (an independent review ran SLEEP and SET GLOBAL
-			// from inside one).
+			// Any other quoted variable name: the engine ends @`...` at
+			// the first byte that is no letter, digit or quote, TiDB at
+			// the closing backquote (an independent review ran SLEEP and
+			// SET GLOBAL from inside one).
 			return "", errQuotedVariable
 		case c == '#':
 			i = lineEnd(text, i)
@@ -112,4 +118,23 @@ func lineEnd(text string, i int) int {
 		return i + n
 	}
 	return len(text)
+}
+
+// plainQuotedName returns the length of name` at the start of text, name
+// one or more letters, digits and _, and 0 if text starts otherwise.
+func plainQuotedName(text string) int {
+	for j := 0; j < len(text); j++ {
+		c := text[j]
+		switch {
+		case c == '`':
+			if j == 0 {
+				return 0
+			}
+			return j + 1
+		case c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z':
+		default:
+			return 0
+		}
+	}
+	return 0
 }
