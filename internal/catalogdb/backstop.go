@@ -3,6 +3,7 @@ package catalogdb
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 
 	"github.com/dolthub/vitess/go/vt/sqlparser"
@@ -51,6 +52,9 @@ func backstop(text string) error {
 			if i, bounded := countArgument[name]; bounded && !smallCount(n.Exprs, i) {
 				return false, fmt.Errorf("%s without an integer literal count of at most %d", name, maxBuiltString)
 			}
+			if size := builtSize(n); size > maxStatementStrings {
+				return false, fmt.Errorf("%s building up to %.0f bytes (at most %d)", name, size, maxStatementStrings)
+			}
 		case *sqlparser.SetVarExpr:
 			if n.Scope != sqlparser.SetScope_None && n.Scope != sqlparser.SetScope_Session && n.Scope != sqlparser.SetScope_User {
 				return false, errors.New("SET of a global or persisted variable")
@@ -76,4 +80,60 @@ func smallCount(exprs sqlparser.SelectExprs, i int) bool {
 	}
 	n, err := strconv.ParseInt(string(v.Val), 10, 64)
 	return err == nil && n >= 0 && n <= maxBuiltString
+}
+
+// maxStatementStrings bounds the string a call may build (the size
+// guard's 16 MiB per statement).
+const maxStatementStrings = 16 << 20
+
+// builtSize bounds the bytes the expression e evaluates to, as the size
+// guard does on TiDB's parse: a string literal its length, REPEAT its
+// argument times its count, SPACE, LPAD and RPAD four bytes per character
+// of their count, REPLACE and REGEXP_REPLACE the subject times the
+// replacement (every byte of the subject replaced), INSERT and CONCAT the
+// sum of their arguments, any other call twice its arguments (HEX
+// doubles); a column of the catalog, or any other expression, 64 KiB
+// (a call inside one is bounded where the walk meets it).
+func builtSize(e sqlparser.SQLNode) float64 {
+	switch x := e.(type) {
+	case *sqlparser.SQLVal:
+		return float64(len(x.Val))
+	case *sqlparser.ParenExpr:
+		return builtSize(x.Expr)
+	case *sqlparser.AliasedExpr:
+		return builtSize(x.Expr)
+	case *sqlparser.FuncExpr:
+		arg := func(i int) float64 {
+			if i >= len(x.Exprs) {
+				return 0
+			}
+			return builtSize(x.Exprs[i])
+		}
+		count := func(i int) float64 {
+			if !smallCount(x.Exprs, i) {
+				return math.Inf(1)
+			}
+			v, _ := x.Exprs[i].(*sqlparser.AliasedExpr).Expr.(*sqlparser.SQLVal)
+			n, _ := strconv.ParseFloat(string(v.Val), 64)
+			return n
+		}
+		sum := 0.0
+		for i := range x.Exprs {
+			sum += arg(i)
+		}
+		switch x.Name.Lowered() {
+		case "repeat":
+			return arg(0) * count(1)
+		case "space":
+			return count(0)
+		case "lpad", "rpad":
+			return 4 * count(1)
+		case "replace", "regexp_replace":
+			return arg(0) * math.Max(1, arg(2))
+		case "insert", "concat", "concat_ws":
+			return sum
+		}
+		return 2 * sum
+	}
+	return 64 << 10
 }

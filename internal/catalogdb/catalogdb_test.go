@@ -122,7 +122,8 @@ func TestCommentsReadAsTheChecksRead(t *testing.T) {
 		"SELECT @`a, 2 AS s, @`c", "SET @`a = 1, GLOBAL max_connections = 7, @` = 1", "SELECT @@`version`",
 		// The backstop, on the engine's own parse.
 		"SELECT SLEEP(0)", "SELECT GET_LOCK('k', 0)", "SET GLOBAL max_connections = 7", "SET @@global.sql_mode = ''",
-		"SELECT REPEAT('x', 2000000)", "SELECT LPAD('x', @n, 'y')", "SELECT LENGTH(SPACE(1 + 1))"} {
+		"SELECT REPEAT('x', 2000000)", "SELECT LPAD('x', @n, 'y')", "SELECT LENGTH(SPACE(1 + 1))",
+		"SELECT LENGTH(REPLACE(REPEAT('a', 1048576), 'a', REPEAT('b', 1048576)))"} {
 		var ce *Error
 		if _, err := s.Query(context.Background(), q); !errors.As(err, &ce) || ce.Code != 1235 {
 			t.Errorf("%q: %v, want 1235", q, err)
