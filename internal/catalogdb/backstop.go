@@ -14,8 +14,10 @@ import (
 // the engine's own parse as well, so that a difference between the two
 // readings that lexicallySafe misses still cannot run what the checks
 // refuse: a function that waits, locks or reads a file, a SET of a
-// global or persisted variable, or a string builder whose count is not
-// an integer literal of at most maxBuiltString (the size guard's rule:
+// global or persisted variable, a string builder whose count is not an
+// integer literal of at most maxBuiltString, a CAST to more characters
+// than that, or a call or GROUP_CONCAT that may build more than
+// maxStatementStrings (the size guard's rules:
 // an independent review ran SLEEP, GET_LOCK, SET GLOBAL and REPEAT of
 // 300 million characters through two such differences).
 
@@ -55,6 +57,21 @@ func backstop(text string) error {
 			if size := builtSize(n); size > maxStatementStrings {
 				return false, fmt.Errorf("%s building up to %.0f bytes (at most %d)", name, size, maxStatementStrings)
 			}
+		case *sqlparser.ConvertExpr:
+			if n.Type != nil && n.Type.Length != nil {
+				l, err := strconv.ParseInt(string(n.Type.Length.Val), 10, 64)
+				if err != nil || l > maxBuiltString {
+					return false, fmt.Errorf("CAST to %s characters (at most %d)", n.Type.Length.Val, maxBuiltString)
+				}
+			}
+		case *sqlparser.GroupConcatExpr:
+			size := 0.0
+			for _, e := range n.Exprs {
+				size += builtSize(e)
+			}
+			if size*catalogRows > maxStatementStrings {
+				return false, fmt.Errorf("GROUP_CONCAT of up to %.0f bytes (at most %d)", size*catalogRows, maxStatementStrings)
+			}
 		case *sqlparser.SetVarExpr:
 			if n.Scope != sqlparser.SetScope_None && n.Scope != sqlparser.SetScope_Session && n.Scope != sqlparser.SetScope_User {
 				return false, errors.New("SET of a global or persisted variable")
@@ -82,17 +99,31 @@ func smallCount(exprs sqlparser.SelectExprs, i int) bool {
 	return err == nil && n >= 0 && n <= maxBuiltString
 }
 
+// measures are functions whose value is a number or a fixed-size digest
+// of their arguments, however long those are.
+var measures = map[string]bool{
+	"length": true, "char_length": true, "character_length": true, "octet_length": true, "bit_length": true,
+	"crc32": true, "md5": true, "sha": true, "sha1": true, "sha2": true, "ascii": true, "ord": true, "instr": true,
+	"locate": true, "position": true, "strcmp": true, "field": true, "find_in_set": true, "count": true, "sum": true,
+	"avg": true, "json_length": true, "json_valid": true,
+}
+
 // maxStatementStrings bounds the string a call may build (the size
 // guard's 16 MiB per statement).
 const maxStatementStrings = 16 << 20
+
+// catalogRows is the size guard's bound on the rows an aggregate over the
+// catalog repeats its argument for (GROUP_CONCAT, JSON_ARRAYAGG).
+const catalogRows = 10000
 
 // builtSize bounds the bytes the expression e evaluates to, as the size
 // guard does on TiDB's parse: a string literal its length, REPEAT its
 // argument times its count, SPACE, LPAD and RPAD four bytes per character
 // of their count, REPLACE and REGEXP_REPLACE the subject times the
 // replacement (every byte of the subject replaced), INSERT and CONCAT the
-// sum of their arguments, any other call twice its arguments (HEX
-// doubles); a column of the catalog, or any other expression, 64 KiB
+// sum of their arguments, JSON_ARRAYAGG and JSON_OBJECTAGG catalogRows
+// times it, a measure (LENGTH, MD5, ...) 64 bytes, any other call twice
+// its arguments (HEX doubles); a column of the catalog 1 KiB; any other expression 64 KiB
 // (a call inside one is bounded where the walk meets it).
 func builtSize(e sqlparser.SQLNode) float64 {
 	switch x := e.(type) {
@@ -102,6 +133,8 @@ func builtSize(e sqlparser.SQLNode) float64 {
 		return builtSize(x.Expr)
 	case *sqlparser.AliasedExpr:
 		return builtSize(x.Expr)
+	case *sqlparser.ColName:
+		return 1 << 10 // catalog metadata is short (the size guard's columnSize)
 	case *sqlparser.FuncExpr:
 		arg := func(i int) float64 {
 			if i >= len(x.Exprs) {
@@ -121,6 +154,9 @@ func builtSize(e sqlparser.SQLNode) float64 {
 		for i := range x.Exprs {
 			sum += arg(i)
 		}
+		if measures[x.Name.Lowered()] {
+			return 64 // a number or a digest, whatever its arguments
+		}
 		switch x.Name.Lowered() {
 		case "repeat":
 			return arg(0) * count(1)
@@ -132,6 +168,8 @@ func builtSize(e sqlparser.SQLNode) float64 {
 			return arg(0) * math.Max(1, arg(2))
 		case "insert", "concat", "concat_ws":
 			return sum
+		case "json_arrayagg", "json_objectagg":
+			return sum * catalogRows
 		}
 		return 2 * sum
 	}

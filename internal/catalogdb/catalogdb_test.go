@@ -108,6 +108,7 @@ func TestCommentsReadAsTheChecksRead(t *testing.T) {
 		{"/* a driver's comment */ SELECT 'a''--b', \"c\\\"#\" # trailing\n", "[[a'--b c\"#]]"},
 		{"SELECT `x``--y` FROM (SELECT 3 AS `x``--y`) t -- end", "[[3]]"},
 		{"SELECT @`plain_1`, @`plain_1` IS NULL", "[[<nil> 1]]"},
+		{"SELECT LENGTH(GROUP_CONCAT(COLUMN_NAME)) > 0, LENGTH(CAST('a' AS BINARY(3))) FROM information_schema.COLUMNS", "[[1 3]]"},
 	} {
 		r, err := s.Query(context.Background(), c.query)
 		if err != nil {
@@ -123,7 +124,10 @@ func TestCommentsReadAsTheChecksRead(t *testing.T) {
 		// The backstop, on the engine's own parse.
 		"SELECT SLEEP(0)", "SELECT GET_LOCK('k', 0)", "SET GLOBAL max_connections = 7", "SET @@global.sql_mode = ''",
 		"SELECT REPEAT('x', 2000000)", "SELECT LPAD('x', @n, 'y')", "SELECT LENGTH(SPACE(1 + 1))",
-		"SELECT LENGTH(REPLACE(REPEAT('a', 1048576), 'a', REPEAT('b', 1048576)))"} {
+		"SELECT LENGTH(REPLACE(REPEAT('a', 1048576), 'a', REPEAT('b', 1048576)))",
+		"SELECT LENGTH(CAST('a' AS BINARY(20000000)))", "SELECT LENGTH(CONVERT('a', CHAR(20000000)))",
+		"SELECT LENGTH(GROUP_CONCAT(REPEAT('x', 1048576))) FROM information_schema.COLUMNS",
+		"SELECT LENGTH(JSON_ARRAYAGG(REPEAT('x', 1048576))) FROM information_schema.COLUMNS"} {
 		var ce *Error
 		if _, err := s.Query(context.Background(), q); !errors.As(err, &ce) || ce.Code != 1235 {
 			t.Errorf("%q: %v, want 1235", q, err)

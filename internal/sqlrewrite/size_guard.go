@@ -27,6 +27,10 @@ import (
 //     REGEXP_REPLACE(s, from, to) size(s)·max(1, size(to)), with n an
 //     integer literal, and none may exceed maxAmplified; BENCHMARK is
 //     refused;
+//   - CAST and CONVERT to a type of n characters (BINARY(n), CHAR(n))
+//     are at least 4n bytes, n at most maxAmplified; GROUP_CONCAT,
+//     JSON_ARRAYAGG and JSON_OBJECTAGG catalogRows times their
+//     arguments;
 //   - any other function is four times the sum of its arguments' bounds
 //     plus 64 (HEX doubles a string, TO_BASE64 and QUOTE grow it, so
 //     nesting them multiplies), any other expression the sum plus 64.
@@ -35,14 +39,17 @@ import (
 // refused, and so is a SET whose value may exceed what a variable may hold
 // (maxUserVariable, maxSystemVariable).
 const (
-	maxAmplified         = 1 << 20
-	maxStatementStrings  = 16 << 20
-	maxUserVariable      = 256 << 10
-	maxSystemVariable    = 64 << 10
-	systemVariableSize   = 4 << 10
-	columnSize           = 1 << 10
-	subqueryValueSize    = 64 << 10
-	otherLiteralSize     = 64
+	maxAmplified        = 1 << 20
+	maxStatementStrings = 16 << 20
+	maxUserVariable     = 256 << 10
+	maxSystemVariable   = 64 << 10
+	systemVariableSize  = 4 << 10
+	columnSize          = 1 << 10
+	subqueryValueSize   = 64 << 10
+	otherLiteralSize    = 64
+	// catalogRows bounds the rows an aggregate over the catalog reads
+	// (catalog tables hold the configuration's metadata: a few thousand).
+	catalogRows          = 10000
 	expressionOverhead   = 64
 	supportedStringSizes = "string functions whose results stay under 1 MiB (REPEAT, SPACE, LPAD, RPAD with literal counts), " +
 		"statements whose strings stay under 16 MiB and variables of at most 256 KiB"
@@ -134,6 +141,28 @@ func (g *sizeGuard) bound(n ast.Node, children int64) (int64, error) {
 		return subqueryValueSize, nil
 	case *ast.FuncCallExpr:
 		return g.function(x, children)
+	case *ast.FuncCastExpr:
+		// CAST(x AS BINARY(n)) and CHAR(n) pad or cut to n characters
+		// (an independent review built 300 MB with one).
+		if n := int64(x.Tp.GetFlen()); n > 0 {
+			if n > maxAmplified {
+				return 0, refuse(fmt.Sprintf("CAST to %d characters", n), supportedStringSizes)
+			}
+			return max(children, 4*n), nil
+		}
+		return saturatingAdd(children, expressionOverhead), nil
+	case *ast.AggregateFuncExpr:
+		// GROUP_CONCAT, JSON_ARRAYAGG and JSON_OBJECTAGG repeat their
+		// arguments once per row, as many as a catalog result holds.
+		switch strings.ToLower(x.F) {
+		case ast.AggFuncGroupConcat, ast.AggFuncJsonArrayagg, ast.AggFuncJsonObjectAgg:
+			out := saturatingMul(children, catalogRows)
+			if out > maxStatementStrings {
+				return 0, refuse(fmt.Sprintf("%s of up to %d bytes", strings.ToUpper(x.F), out), supportedStringSizes)
+			}
+			return out, nil
+		}
+		return saturatingAdd(children, expressionOverhead), nil
 	case ast.ExprNode:
 		return saturatingAdd(children, expressionOverhead), nil
 	}

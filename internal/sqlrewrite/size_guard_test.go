@@ -37,6 +37,12 @@ func TestStringSizesAreBounded(t *testing.T) {
 		"SET @v = '" + strings.Repeat("x", 300<<10) + "'",
 		"SET sql_mode = '" + strings.Repeat("x", 70<<10) + "'",
 		"SELECT COUNT(*), REPEAT('x', 2000000) FROM pums",
+		// CAST pads to its length; the aggregates repeat their argument
+		// per row (an independent review built 300 MB and 40 MiB).
+		"SELECT LENGTH(CAST('a' AS BINARY(300000000)))",
+		"SELECT LENGTH(CONVERT('a', CHAR(2000000)))",
+		"SELECT LENGTH(GROUP_CONCAT(REPEAT('x', 1048576))) FROM information_schema.COLUMNS",
+		"SELECT LENGTH(JSON_ARRAYAGG(REPEAT('x', 10000))) FROM information_schema.COLUMNS",
 	} {
 		_, err := p.Parse(sql)
 		var e *dperr.Error
