@@ -6,6 +6,7 @@ import (
 	"math"
 	"strconv"
 
+	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/vitess/go/vt/sqlparser"
 )
 
@@ -36,13 +37,13 @@ var countArgument = map[string]int{"repeat": 1, "lpad": 1, "rpad": 1, "space": 0
 // guard's 1 MiB).
 const maxBuiltString = 1 << 20
 
-// backstop returns an error when the engine's parse of text holds what
-// the checks refuse; a text the engine cannot parse passes (the engine
-// then refuses it itself).
+// backstop returns an error when the engine's parse of text, trimmed as
+// the engine trims it, holds what the checks refuse, or when it does not
+// parse (the engine, which parses it alike, would refuse it anyway).
 func backstop(text string) error {
-	stmt, err := sqlparser.Parse(text)
+	stmt, err := sqlparser.Parse(sql.RemoveSpaceAndDelimiter(text, ';'))
 	if err != nil {
-		return nil
+		return errors.New("a statement the catalog engine cannot read")
 	}
 	return sqlparser.Walk(func(node sqlparser.SQLNode) (bool, error) {
 		switch n := node.(type) {
