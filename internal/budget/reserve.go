@@ -130,13 +130,7 @@ func (r *Reservation) cancel(ctx context.Context, swaps []StateSwap) (bool, erro
 		}
 		return nil
 	})
-	switch {
-	case errors.Is(err, errSwapLost):
-		return false, nil
-	case err != nil:
-		return false, ledgerError(err)
-	}
-	return true, nil
+	return swapOutcome(err)
 }
 
 // lockAccounts locks the rows of the sorted accounts until tx ends and

@@ -86,13 +86,7 @@ func (l *Ledger) SwapStates(ctx context.Context, swaps ...StateSwap) (bool, erro
 		return false, err
 	}
 	err = l.inTx(ctx, func(tx *sql.Tx) error { return l.swapStates(ctx, tx, swaps) })
-	switch {
-	case errors.Is(err, errSwapLost):
-		return false, nil
-	case err != nil:
-		return false, ledgerError(err)
-	}
-	return true, nil
+	return swapOutcome(err)
 }
 
 // sortedSwaps validates swaps and returns them sorted by key, the order in
@@ -159,4 +153,17 @@ func (l *Ledger) swapStates(ctx context.Context, tx *sql.Tx, swaps []StateSwap) 
 		}
 	}
 	return nil
+}
+
+// swapOutcome reports a transaction guarded by compare-and-swaps: true
+// when it committed, false when a swap found another value (errSwapLost),
+// or the ledger's error.
+func swapOutcome(err error) (bool, error) {
+	switch {
+	case errors.Is(err, errSwapLost):
+		return false, nil
+	case err != nil:
+		return false, ledgerError(err)
+	}
+	return true, nil
 }

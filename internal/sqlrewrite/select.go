@@ -55,7 +55,7 @@ func (sc *scope) whereRange(col string) (rg Range, ok bool) {
 			rg, ok = r, true
 			continue
 		}
-		rg = intersectRanges(rg, r)
+		rg = intersect(rg, r)
 	}
 	return rg, ok
 }
@@ -80,17 +80,6 @@ func (sc *scope) whereAllows(col string, v Value) bool {
 		}
 	}
 	return true
-}
-
-// intersectRanges returns the values in both a and b.
-func intersectRanges(a, b Range) Range {
-	if b.HasLower && (!a.HasLower || b.Lower > a.Lower || b.Lower == a.Lower && b.LowerOpen) {
-		a.Lower, a.HasLower, a.LowerOpen = b.Lower, true, b.LowerOpen
-	}
-	if b.HasUpper && (!a.HasUpper || b.Upper < a.Upper || b.Upper == a.Upper && b.UpperOpen) {
-		a.Upper, a.HasUpper, a.UpperOpen = b.Upper, true, b.UpperOpen
-	}
-	return a
 }
 
 // derive adds x to the row expressions the statement reads as columns.
