@@ -83,18 +83,23 @@ func (g GridCauchy) propose(src Source) (*big.Int, uint) {
 func (g GridCauchy) accept(src Source, j *big.Int, m uint) bool {
 	jf, _ := new(big.Float).SetInt(j).Float64()
 	d := jf - g.deltaF
-	p := g.sigma * g.sigma / (g.sigma*g.sigma + d*d)
-	if m > 0 {
-		p = math.Ldexp(p, int(2*m)-2) // divide by 4/4^m
-	}
 	u := src.Uint64()
-	lo, hi := math.Ldexp(float64(u), -64), math.Ldexp(float64(u)+1, -64)
-	const rel = 0x1p-48 // bound on the float error of p, with room to spare
-	switch {
-	case hi <= p*(1-rel):
-		return true
-	case lo >= p*(1+rel):
-		return false
+	// The float short-cut holds only while d² and σ²/(σ² + d²) are normal
+	// float64 values (far proposals, |j| beyond 2^500, take the exact path:
+	// d² would overflow to +Inf and p to 0).
+	if math.Abs(d) < 0x1p500 {
+		p := g.sigma * g.sigma / (g.sigma*g.sigma + d*d)
+		if m > 0 {
+			p = math.Ldexp(p, int(2*m)-2) // divide by 4/4^m
+		}
+		lo, hi := math.Ldexp(float64(u), -64), math.Ldexp(float64(u)+1, -64)
+		const rel = 0x1p-48 // bound on the float error of p, with room to spare
+		switch {
+		case hi <= p*(1-rel):
+			return true
+		case lo >= p*(1+rel):
+			return false
+		}
 	}
 	// Exact: p as a rational, then V < p·2^64 − u for V uniform on [0, 1).
 	s2 := new(big.Rat).SetFloat64(g.sigma)
