@@ -75,6 +75,9 @@ func (p *Parser) Parse(sql string) (st Statement, err error) {
 
 // statement converts one parsed statement; it is deny-by-default.
 func (p *Parser) statement(stmt ast.StmtNode, sql string) (Statement, error) {
+	if err := guardDepth(stmt); err != nil {
+		return nil, err
+	}
 	bounds, err := guardSizes(stmt)
 	if err != nil {
 		return nil, err

@@ -1,0 +1,94 @@
+package sqlrewrite
+
+import (
+	"fmt"
+
+	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/opcode"
+)
+
+// maxNestingDepth bounds how deeply a statement's syntax tree may nest
+// (every node counts: a parenthesis, an operator, a function call, a
+// subquery), and maxChainLinks how many links its chains of one logical
+// operator may have (a OR b OR c nests as ((a OR b) OR c): each OR below
+// an OR is a link, not a level, since the conversions flatten such
+// chains). The proxy's conversions recurse once per level or link, with
+// frames of kilobytes, and Go's stack overflow is fatal, not a panic a
+// handler can recover: 260,000 parentheses around a condition took the
+// whole proxy down; at these limits the conversions and the catalog
+// engine use tens of megabytes of stack and answer in about a second (a
+// chain of 50,000 ANDs kept the catalog engine busy for 50 s). Generated
+// BI queries nest a few dozen levels.
+const (
+	maxNestingDepth = 5000
+	maxChainLinks   = 10000
+)
+
+// guardDepth refuses a statement nested deeper than maxNestingDepth or
+// with more than maxChainLinks links of AND or OR chains open at once. It
+// runs first on every parsed statement, before any recursive conversion,
+// and never itself descends past either limit.
+func guardDepth(stmt ast.Node) error {
+	g := &depthGuard{}
+	stmt.Accept(g)
+	switch {
+	case g.depth > maxNestingDepth:
+		return refuse(fmt.Sprintf("expressions nested more than %d levels deep", maxNestingDepth),
+			"the same statement with fewer nested parentheses, operators or function calls")
+	case g.links > maxChainLinks:
+		return refuse(fmt.Sprintf("a chain of more than %d ANDs or ORs", maxChainLinks),
+			"IN (...) lists, or fewer conditions")
+	}
+	return nil
+}
+
+// depthGuard tracks the levels and chain links open on the path to the
+// node being visited; it stops descending, leaving depth or links above
+// its limit, once either is passed.
+type depthGuard struct {
+	path         []ast.Node
+	depth, links int
+}
+
+// logicOp returns n's operator if n is an AND or OR (or XOR), else 0.
+func logicOp(n ast.Node) opcode.Op {
+	if b, ok := n.(*ast.BinaryOperationExpr); ok {
+		switch b.Op {
+		case opcode.LogicAnd, opcode.LogicOr, opcode.LogicXor:
+			return b.Op
+		}
+	}
+	return 0
+}
+
+// isLink reports whether n, entered below parent, continues parent's chain.
+func isLink(parent, n ast.Node) bool {
+	op := logicOp(n)
+	return op != 0 && op == logicOp(parent)
+}
+
+func (g *depthGuard) Enter(n ast.Node) (ast.Node, bool) {
+	if g.depth > maxNestingDepth || g.links > maxChainLinks {
+		return n, true
+	}
+	if len(g.path) > 0 && isLink(g.path[len(g.path)-1], n) {
+		g.links++
+	} else {
+		g.depth++
+	}
+	g.path = append(g.path, n)
+	return n, g.depth > maxNestingDepth || g.links > maxChainLinks
+}
+
+func (g *depthGuard) Leave(n ast.Node) (ast.Node, bool) {
+	if g.depth > maxNestingDepth || g.links > maxChainLinks {
+		return n, true // keep the verdict: nothing is unwound past a limit
+	}
+	g.path = g.path[:len(g.path)-1]
+	if len(g.path) > 0 && isLink(g.path[len(g.path)-1], n) {
+		g.links--
+	} else {
+		g.depth--
+	}
+	return n, true
+}

@@ -1,0 +1,53 @@
+package sqlrewrite_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/dpproxy/dpproxy/internal/dperr"
+	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
+)
+
+// TestDeepNestingIsRefused: a statement nested deeper than the proxy's
+// conversions can recurse is refused at parse with 1235 (an independent
+// review killed the proxy, a fatal stack overflow, with 260,000
+// parentheses around a WHERE condition), on every route: private
+// SELECTs, FROM-less SELECTs for the catalog engine, SET and EXPLAIN;
+// nesting of the depth real statements use, and long chains of one
+// logical operator, still parse.
+func TestDeepNestingIsRefused(t *testing.T) {
+	p := sqlrewrite.NewParser(testCatalog())
+	parens := func(n int, inner string) string { return strings.Repeat("(", n) + inner + strings.Repeat(")", n) }
+	for _, sql := range []string{
+		"SELECT COUNT(*) FROM pums WHERE " + parens(260000, "age > 1"),
+		"SELECT COUNT(*) FROM pums WHERE " + parens(5200, "age > 1"),
+		"SELECT COUNT(*) FROM pums WHERE " + strings.Repeat("NOT ", 5200) + "age > 1",
+		"SELECT COUNT(*) FROM pums WHERE age > " + strings.Repeat("- ", 5200) + "1",
+		"SELECT " + parens(6000, "1"),
+		"SELECT " + strings.Repeat("ABS(", 5200) + "1" + strings.Repeat(")", 5200),
+		"SET @v = " + parens(6000, "1"),
+		"EXPLAIN SELECT AVG(age) FROM pums WHERE " + parens(6000, "age > 1"),
+		"SELECT COUNT(*) FROM pums WHERE " + strings.Repeat("age = 1 OR ", 400000) + "age = 2",
+		"SELECT " + strings.Repeat("1 AND ", 20000) + "1",
+	} {
+		_, err := p.Parse(sql)
+		var e *dperr.Error
+		if !errors.As(err, &e) || e.Kind != dperr.Unsupported || !(strings.Contains(e.Error(), "nested more than") || strings.Contains(e.Error(), "a chain of more than")) {
+			t.Errorf("%.60s…: got %v, want 1235 naming the nesting or the chain", sql, err)
+		}
+	}
+	for _, sql := range []string{
+		"SELECT COUNT(*) FROM pums WHERE " + parens(3000, "age > 1"),
+		"SELECT " + parens(400, "1"),
+		"SELECT COUNT(*) FROM pums WHERE " + strings.Repeat("NOT ", 3000) + "age > 1",
+		// Chains of one operator are links, not levels: BI tools write
+		// long OR lists, which the conversions flatten.
+		"SELECT COUNT(*) FROM pums WHERE " + strings.Repeat("age = 1 OR ", 5000) + "age = 2",
+		"SELECT COUNT(*) FROM pums WHERE (age > 1 AND (" + strings.Repeat("sex = 1 OR ", 3000) + "sex = 2))",
+	} {
+		if _, err := p.Parse(sql); err != nil {
+			t.Errorf("%.60s…: %v", sql, err)
+		}
+	}
+}
