@@ -2,11 +2,12 @@ package sqlrewrite
 
 import (
 	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/opcode"
-	"strconv"
-	"strings"
 
 	"github.com/dpproxy/dpproxy/internal/catalog"
 	"github.com/dpproxy/dpproxy/internal/dperr"
@@ -192,7 +193,7 @@ func (sc *scope) constant(site conditionSite, col *catalog.Column, e ast.ExprNod
 		// bind parameters as strings (sex = ? with '1'). A string that is
 		// exactly a number is that number; anything else stays an error
 		// rather than MySQL's silent 0.
-		if f, err := strconv.ParseFloat(strings.TrimSpace(v.Str), 64); err == nil && finite(f) {
+		if f, ok := decimalString(v.Str); ok {
 			return Value{Num: f}, nil
 		}
 		return Value{}, dperr.New(dperr.Unsupported, "type mismatch: %s is a numeric column (%s) and takes numbers, not the string '%s', which is not a number", col.Name, col.Type, v.Str)
@@ -313,4 +314,22 @@ func (sc *scope) expressionComparison(site conditionSite, e *ast.BinaryOperation
 		r.Upper, r.HasUpper, r.UpperOpen = v.Num, true, op == opcode.LT
 	}
 	return Condition{Column: x.String(), Range: r}, true, nil
+}
+
+// mysqlNumber is MySQL's decimal number syntax, as it reads a string
+// compared with a number, with white space around it.
+var mysqlNumber = regexp.MustCompile(`^[ \t\n\r\f\v]*[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?[ \t\n\r\f\v]*$`)
+
+// decimalString returns the number a string is exactly, as MySQL reads it
+// (digits, a point, an exponent), if it is one and finite. Go's own
+// syntax, which ParseFloat also accepts (0x1p3, 1_0, Unicode spaces), is
+// not a number to MySQL: MySQL reads '0x1p3' as 0 and '1_0' as 1, so
+// such strings are refused rather than read otherwise than the backend
+// would.
+func decimalString(s string) (float64, bool) {
+	if !mysqlNumber.MatchString(s) {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(strings.Trim(s, " \t\n\r\f\v"), 64)
+	return f, err == nil && finite(f)
 }
