@@ -36,6 +36,8 @@ func (o *Output) Evaluate(released []Estimate) (Value, error) {
 	var (
 		est mech.Estimate
 		err error
+		// total is the release of a COUNT or SUM, kept for WITH ROLLUP (Rolled).
+		total *laplace.Noisy
 	)
 	switch o.Derive {
 	case Direct, SquareRoot:
@@ -54,6 +56,7 @@ func (o *Output) Evaluate(released []Estimate) (Value, error) {
 		if args[0].Primitive == nil {
 			return o.direct(args), nil
 		}
+		total = args[0].Primitive
 		if o.Integer {
 			est, err = laplace.DeriveCount(*args[0].Primitive, Confidence)
 			est.Value, est.Low, est.High = math.Round(est.Value), math.Floor(est.Low), math.Ceil(est.High)
@@ -70,22 +73,32 @@ func (o *Output) Evaluate(released []Estimate) (Value, error) {
 	if err != nil {
 		return Value{}, err
 	}
-	return Value{Estimate: Estimate{Value: est.Value, Low: est.Low, High: est.High, HasInterval: est.HasInterval}}, nil
+	return Value{Estimate: Estimate{Value: est.Value, Low: est.Low, High: est.High, HasInterval: est.HasInterval, Primitive: total}}, nil
 }
 
 // fromSquares is a variance's or standard deviation's output from the
 // squares from both bounds: its kind (VAR_SAMP's count is theirs), its
 // interval, its root; the squares are kept for WITH ROLLUP (Rolled).
 func (o *Output) fromSquares(released Estimate) (Value, error) {
-	est, err := laplace.EdgeVarianceEstimate(o.bounds(), o.varianceKind(), *released.Squares, Confidence)
+	est, err := varianceEstimate(o.bounds(), o.varianceKind(), o.Derive == SquareRoot, *released.Squares)
 	if err != nil {
 		return Value{}, err
 	}
-	if o.Derive == SquareRoot {
-		est.Value, est.Low, est.High = math.Sqrt(est.Value), math.Sqrt(est.Low), math.Sqrt(est.High)
-	}
 	released.Value, released.Low, released.High, released.HasInterval = est.Value, est.Low, est.High, est.HasInterval
 	return Value{Estimate: released}, nil
+}
+
+// varianceEstimate is the variance of kind, or with root its square root,
+// with its interval, from squares from both bounds
+// (laplace.EdgeVarianceEstimate): a group's released squares or the sum
+// of several groups' (RolledVariance).
+func varianceEstimate(b mech.Bounds, kind laplace.VarianceKind, root bool, squares laplace.EdgeSquares) (mech.Estimate, error) {
+	est, err := laplace.EdgeVarianceEstimate(b, kind, squares, Confidence)
+	if err != nil || !root {
+		return est, err
+	}
+	est.Value, est.Low, est.High = math.Sqrt(est.Value), math.Sqrt(est.Low), math.Sqrt(est.High)
+	return est, nil
 }
 
 // direct is the output of a single non-primitive release (a quantile, or a
@@ -166,13 +179,16 @@ func (o *Output) varianceLimit() float64 {
 }
 
 // Rolled returns the released sums behind v, o's value, that add up over
-// groups: an AVG's sums from both bounds (autoMean) or a VARIANCE's or
-// STDDEV's squares from both bounds (autoVariance), else nil. A
-// super-aggregate of WITH ROLLUP adds them up (PostProcess).
+// groups: a COUNT's or SUM's value and Laplace release, an AVG's sums
+// from both bounds (autoMean) or a VARIANCE's or STDDEV's squares from
+// both bounds (autoVariance), else nil. A super-aggregate of WITH ROLLUP
+// adds them up (PostProcess).
 func (o *Output) Rolled(v Value) Additive {
 	switch {
 	case v.Null:
 		return nil
+	case v.Primitive != nil:
+		return &RolledSum{Shown: v.Value, Release: v.Primitive.Total(), Integer: o.Integer}
 	case v.Edges != nil && o.Agg.Func == sqlrewrite.Avg && o.Derive == Direct:
 		return &RolledMean{Sums: *v.Edges, Bounds: o.bounds()}
 	case v.Squares != nil && o.isVariance():

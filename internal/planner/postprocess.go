@@ -30,9 +30,11 @@ type Datum struct {
 	// COALESCE, GREATEST, ...) keep it; the others make plain text or
 	// numbers.
 	Temporal catalog.ColumnType
-	// Rolled, on a released AVG of the sums from both bounds or a VARIANCE
-	// or STDDEV of the squares from both bounds, holds those sums: WITH
-	// ROLLUP's totals of the aggregate are computed from theirs.
+	// Rolled, on a released COUNT or SUM of a Laplace release, an AVG of
+	// the sums from both bounds or a VARIANCE or STDDEV of the squares
+	// from both bounds, holds the release or those sums: WITH ROLLUP's
+	// totals of the aggregate, and their intervals, are computed from
+	// theirs.
 	Rolled Additive
 	// Interval, on a released aggregate, is its 95% interval (Estimate's
 	// Low and High), which DP_INTERVAL_LOW and DP_INTERVAL_HIGH return.
@@ -53,6 +55,45 @@ type Additive interface {
 	Plus(o Additive) Additive
 	// Value is the aggregate derived from the sums.
 	Value() float64
+	// Interval is the aggregate's 95% interval, computed from the noise of
+	// the sums (the sum of their groups' independent noises) and released
+	// values only, or nil when the sums carry no description of their
+	// noise.
+	Interval() *Interval
+}
+
+// RolledSum is a COUNT's or SUM's released value and the Laplace release
+// it is derived from (laplace.Total). Both add up over groups: the values
+// to the total's value (the sum of its rows, as in MySQL), the releases to
+// a release of the union's COUNT or SUM, whose noise is the sum of theirs
+// and gives the total its interval.
+type RolledSum struct {
+	Shown   float64
+	Release laplace.Total
+	Integer bool
+}
+
+func (s *RolledSum) Plus(o Additive) Additive {
+	other := o.(*RolledSum)
+	return &RolledSum{Shown: s.Shown + other.Shown, Release: s.Release.Plus(other.Release), Integer: s.Integer}
+}
+
+func (s *RolledSum) Value() float64 { return s.Shown }
+
+// Interval is the interval of the summed release (laplace.DeriveTotal:
+// it holds the union's true COUNT or SUM with probability ≥ 95%), widened
+// to hold the value, which sums values each limited to the statistic's
+// range and so can lie outside it; a COUNT's ends are whole.
+func (s *RolledSum) Interval() *Interval {
+	est, err := laplace.DeriveTotal(s.Release, Confidence)
+	if err != nil {
+		return nil
+	}
+	in := &Interval{Low: math.Min(est.Low, s.Shown), High: math.Max(est.High, s.Shown)}
+	if s.Integer {
+		in.Low, in.High = math.Floor(in.Low), math.Ceil(in.High)
+	}
+	return in
 }
 
 // RolledMean is an AVG's released sums from both bounds, Σ(x−L) and
@@ -70,6 +111,15 @@ func (m *RolledMean) Plus(o Additive) Additive {
 }
 
 func (m *RolledMean) Value() float64 { return m.Sums.Mean(m.Bounds) }
+
+// Interval is laplace.EdgeMeanEstimate's interval of the summed sums.
+func (m *RolledMean) Interval() *Interval {
+	est, err := laplace.EdgeMeanEstimate(m.Bounds, m.Sums, Confidence)
+	if err != nil {
+		return nil
+	}
+	return &Interval{Low: est.Low, High: est.High}
+}
 
 // RolledVariance is a VARIANCE's or STDDEV's released squares from both
 // bounds (laplace.EdgeSquares), the bounds of its column, the kind of
@@ -95,6 +145,15 @@ func (v *RolledVariance) Value() float64 {
 		return math.Sqrt(x)
 	}
 	return x
+}
+
+// Interval is the interval of the summed squares (varianceEstimate).
+func (v *RolledVariance) Interval() *Interval {
+	est, err := varianceEstimate(v.Bounds, v.Kind, v.Root, v.Squares)
+	if err != nil {
+		return nil
+	}
+	return &Interval{Low: est.Low, High: est.High}
 }
 
 // Date and DateTime are result cells of MySQL type DATE ('YYYY-MM-DD')
@@ -160,7 +219,10 @@ func PostProcess(q *sqlrewrite.Query, released []Row) ([][]Datum, error) {
 // (Datum.Rolled) the one derived from the sums of its groups' released sums
 // or squares from both bounds (checkRollup allows COUNT, SUM, AVG and the
 // variances, and the planner the last only where their releases carry
-// those sums).
+// those sums). Where every group with a value carries its Rolled sums, the
+// super-aggregate's interval is theirs added up (Additive.Interval): the
+// noises of m groups' releases add up, so the interval is that of the sum
+// of m noises; otherwise it has none.
 func rollup(rows []Row, level, keys int) []Row {
 	if level >= keys || len(rows) == 0 {
 		return rows
@@ -179,41 +241,48 @@ func rollup(rows []Row, level, keys int) []Row {
 		total.Keys[k] = sqlrewrite.Value{Null: true}
 	}
 	for a := range total.Aggs {
-		if m, ok := rolled(rows, a); ok {
-			total.Aggs[a] = m
-			continue
-		}
-		sum, ints, any := 0.0, true, false
-		for _, r := range rows {
-			if d := r.Aggs[a]; !d.Null {
-				sum, ints, any = sum+number(d), ints && d.Int, true
-			}
-		}
-		total.Aggs[a] = Datum{Null: true}
-		if any {
-			total.Aggs[a] = num(sum, ints)
-		}
+		total.Aggs[a] = superAggregate(rows, a)
 	}
 	return append(out, total)
 }
 
-// rolled is the super-aggregate of the aggregate a of rows from their
-// released additive sums (Datum.Rolled); ok is false when a has none.
-func rolled(rows []Row, a int) (d Datum, ok bool) {
-	var sum Additive
+// superAggregate is the super-aggregate of the aggregate a of rows: from
+// their additive sums (Datum.Rolled) with its interval when every row with
+// a value has them, else the sum of their values; NULL when no row has a
+// value.
+func superAggregate(rows []Row, a int) Datum {
+	var (
+		rolled      Additive
+		complete    = true
+		sum         float64
+		ints, value = true, false
+	)
 	for _, r := range rows {
-		switch m := r.Aggs[a].Rolled; {
-		case m == nil:
-		case sum == nil:
-			sum = m
+		d := r.Aggs[a]
+		if d.Null {
+			continue
+		}
+		sum, ints, value = sum+number(d), ints && d.Int, true
+		switch {
+		case d.Rolled == nil:
+			complete = false
+		case rolled == nil:
+			rolled = d.Rolled
 		default:
-			sum = sum.Plus(m)
+			rolled = rolled.Plus(d.Rolled)
 		}
 	}
-	if sum == nil {
-		return Datum{}, false
+	switch {
+	case !value:
+		return Datum{Null: true}
+	case rolled == nil || !complete:
+		return num(sum, ints)
 	}
-	return Datum{Num: sum.Value(), Rolled: sum}, true
+	d := num(rolled.Value(), ints)
+	if !d.Null {
+		d.Rolled, d.Interval = rolled, rolled.Interval()
+	}
+	return d
 }
 
 // having returns the rows where cond is true (every row when it is nil).
@@ -490,8 +559,9 @@ func Eval(e *sqlrewrite.Expr, r Row) (Datum, error) {
 
 // intervalEnd is DP_INTERVAL_LOW or DP_INTERVAL_HIGH of an aggregate
 // (the parser allows no other argument): the end of its released value's
-// 95% interval, NULL where the value has none (a WITH ROLLUP total, an
-// answer from a synopsis, a refused release, a date).
+// 95% interval, NULL where the value has none (an answer from a synopsis,
+// a refused release, a date, a WITH ROLLUP total of groups without
+// intervals).
 func intervalEnd(e *sqlrewrite.Expr, r Row) (Datum, error) {
 	a := e.Args[0]
 	if a.Kind != sqlrewrite.ExprAgg {

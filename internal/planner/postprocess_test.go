@@ -153,7 +153,7 @@ func TestRollupOfVariances(t *testing.T) {
 	}
 	bounds := mech.Bounds{Lower: 0, Upper: 10}
 	squares := func(xs ...float64) laplace.EdgeSquares {
-		var e laplace.EdgeSquares
+		e := laplace.EdgeSquares{Width: 10}
 		for _, x := range xs {
 			e.Lower, e.Upper, e.Cross = e.Lower+x*x, e.Upper+(10-x)*(10-x), e.Cross+2*x*(10-x)
 		}

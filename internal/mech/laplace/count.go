@@ -2,7 +2,6 @@ package laplace
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/dpproxy/dpproxy/internal/mech"
 	"github.com/dpproxy/dpproxy/internal/mech/noise"
@@ -41,11 +40,8 @@ func ReleaseUnitCount(src noise.Source, n, k int64, epsilon float64) (Noisy, err
 // DeriveCount turns a noisy count into an answer: the value clamped to
 // ≥ 0 and the exact discrete-Laplace interval, intersected with [0, ∞).
 func DeriveCount(count Noisy, confidence float64) (mech.Estimate, error) {
-	if err := mech.CheckConfidence(confidence); err != nil {
-		return mech.Estimate{}, err
-	}
 	if err := count.check(statCount, mech.Bounds{}); err != nil {
 		return mech.Estimate{}, err
 	}
-	return interval(count.value, count.HalfWidth(confidence), 0, math.Inf(1)), nil
+	return DeriveTotal(count.Total(), confidence)
 }

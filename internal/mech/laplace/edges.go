@@ -106,8 +106,8 @@ func edgeNoise(l1 float64, k int, epsilon float64) (*noise.Laplace, error) {
 // between the bounds they are measured from.
 type EdgeSums struct {
 	Lower, Upper, Width float64
-	noise               *noise.Laplace
-	unit                float64 // value units per unit of noise
+	noise               noise.Sum // of each of S_L and S_U
+	unit                float64   // value units per unit of noise
 }
 
 // ReleaseEdgeSums releases S_L and S_U with ε from the exact sums on grid
@@ -125,7 +125,7 @@ func ReleaseEdgeSums(src noise.Source, g mech.Grid, s mech.GridSums, epsilon flo
 	return EdgeSums{
 		Lower: g.Unit * l.ReleaseExact(src, new(big.Rat).SetInt(s.Sum)),
 		Upper: g.Unit * l.ReleaseExact(src, new(big.Rat).SetInt(upper)),
-		Width: float64(g.Top) * g.Unit, noise: l, unit: g.Unit,
+		Width: float64(g.Top) * g.Unit, noise: l.Sum(), unit: g.Unit,
 	}, nil
 }
 
@@ -139,10 +139,11 @@ func checkGridSums(g mech.Grid, s mech.GridSums) error {
 }
 
 // Plus returns the sums of e and o, released on disjoint rows with the same
-// bounds: the sums of the union of those rows (WITH ROLLUP's totals). The
-// result carries no noise description, so it has no interval.
+// bounds: the sums of the union of those rows (WITH ROLLUP's totals),
+// whose noise is the sum of their independent noises, so that
+// EdgeMeanEstimate gives the union's mean its interval.
 func (e EdgeSums) Plus(o EdgeSums) EdgeSums {
-	return EdgeSums{Lower: e.Lower + o.Lower, Upper: e.Upper + o.Upper, Width: e.Width}
+	return EdgeSums{Lower: e.Lower + o.Lower, Upper: e.Upper + o.Upper, Width: e.Width, noise: e.noise.Plus(o.noise), unit: e.unit}
 }
 
 // edgeMean is L + w·a/(a + b) for a, b limited to ≥ 0, the middle of the
@@ -159,13 +160,14 @@ func edgeMean(bd mech.Bounds, w, a, b float64) float64 {
 func (e EdgeSums) Mean(b mech.Bounds) float64 { return edgeMean(b, e.Width, e.Lower, e.Upper) }
 
 // EdgeMeanEstimate is the mean with a conservative interval at confidence:
-// each sum within its half-width at 1 − (1 − confidence)/2, and the mean,
+// each sum within its half-width at 1 − (1 − confidence)/2 (that of the
+// sum of its releases' noises for sums added up by Plus), and the mean,
 // increasing in S_L and decreasing in S_U, at the corners of that box.
 func EdgeMeanEstimate(b mech.Bounds, e EdgeSums, confidence float64) (mech.Estimate, error) {
 	if err := checkDerive(b, confidence); err != nil {
 		return mech.Estimate{}, err
 	}
-	if e.noise == nil {
+	if e.noise.Count() == 0 {
 		return mech.Estimate{}, fmt.Errorf("%w: edge sums not released by ReleaseEdgeSums", mech.ErrInvalidInput)
 	}
 	w := e.unit * e.noise.HalfWidth(1-(1-confidence)/2)
@@ -181,8 +183,8 @@ func EdgeMeanEstimate(b mech.Bounds, e EdgeSums, confidence float64) (mech.Estim
 // Width, the distance Top·Unit between the bounds they are measured from.
 type EdgeSquares struct {
 	Lower, Upper, Cross, Width float64
-	noise                      *noise.Laplace
-	unit                       float64 // value units² per unit of noise
+	noise                      noise.Sum // of each of A, B and C
+	unit                       float64   // value units² per unit of noise
 }
 
 // ReleaseEdgeSquares releases A, B and C with ε from the exact sums on
@@ -202,7 +204,7 @@ func ReleaseEdgeSquares(src noise.Source, g mech.Grid, s mech.GridSums, epsilon 
 	unit2 := g.Unit * g.Unit
 	return EdgeSquares{
 		Lower: unit2 * l.ReleaseExact(src, a), Upper: unit2 * l.ReleaseExact(src, up), Cross: unit2 * l.ReleaseExact(src, c),
-		Width: float64(g.Top) * g.Unit, noise: l, unit: unit2,
+		Width: float64(g.Top) * g.Unit, noise: l.Sum(), unit: unit2,
 	}, nil
 }
 
@@ -250,15 +252,18 @@ func (e EdgeSquares) Variance(b mech.Bounds, kind VarianceKind) float64 {
 }
 
 // Plus returns the sums of e and o, released on disjoint rows with the same
-// bounds: the squares of the union of those rows (WITH ROLLUP's totals).
-// The result carries no noise description, so it has no interval.
+// bounds: the squares of the union of those rows (WITH ROLLUP's totals),
+// whose noise is the sum of their independent noises, so that
+// EdgeVarianceEstimate gives the union's variance its interval.
 func (e EdgeSquares) Plus(o EdgeSquares) EdgeSquares {
-	return EdgeSquares{Lower: e.Lower + o.Lower, Upper: e.Upper + o.Upper, Cross: e.Cross + o.Cross, Width: e.Width}
+	return EdgeSquares{Lower: e.Lower + o.Lower, Upper: e.Upper + o.Upper, Cross: e.Cross + o.Cross, Width: e.Width,
+		noise: e.noise.Plus(o.noise), unit: e.unit}
 }
 
 // EdgeVarianceEstimate is the variance of kind with a conservative
 // interval at confidence: each of A, B, C within its half-width at
-// 1 − (1 − confidence)/3, the count, the sum and the sum of squares
+// 1 − (1 − confidence)/3 (that of the sum of its releases' noises for
+// squares added up by Plus), the count, the sum and the sum of squares
 // (linear in them) bounded over that box, then populationVarianceSpan,
 // and for VAR_SAMP × n/(n − 1) at the ends of the count's span.
 func EdgeVarianceEstimate(b mech.Bounds, kind VarianceKind, e EdgeSquares, confidence float64) (mech.Estimate, error) {
@@ -268,7 +273,7 @@ func EdgeVarianceEstimate(b mech.Bounds, kind VarianceKind, e EdgeSquares, confi
 	if kind != PopulationVariance && kind != SampleVariance {
 		return mech.Estimate{}, fmt.Errorf("%w: variance kind %d", mech.ErrInvalidInput, kind)
 	}
-	if e.noise == nil {
+	if e.noise.Count() == 0 {
 		return mech.Estimate{}, fmt.Errorf("%w: edge squares not released by ReleaseEdgeSquares", mech.ErrInvalidInput)
 	}
 	value, top := e.Variance(b, kind), varianceRange(b, kind)

@@ -2,6 +2,7 @@ package noise
 
 import (
 	"math"
+	"sync"
 
 	"gonum.org/v1/gonum/integrate/quad"
 	"gonum.org/v1/gonum/mathext"
@@ -118,6 +119,22 @@ func laplaceSumTail(m int, t float64) float64 {
 	return 2 * (quad.Fixed(f, lo, mid, 256, quad.Legendre{}, 0) + quad.Fixed(f, mid, hi, 256, quad.Legendre{}, 0))
 }
 
+// quantileKey identifies a quantile of a sum of m iid Laplace(1).
+type quantileKey struct {
+	m          int
+	confidence float64
+}
+
+// quantiles caches laplaceSumQuantile (a few milliseconds each; a WITH
+// ROLLUP statement asks for the same few on every super-aggregate row).
+// It holds at most maxCachedQuantiles entries.
+var quantiles = struct {
+	sync.Mutex
+	of map[quantileKey]float64
+}{of: map[quantileKey]float64{}}
+
+const maxCachedQuantiles = 1 << 14
+
 // laplaceSumQuantile returns the smallest t with
 // P[|X₁ + … + X_m| > t] ≤ 1 − confidence for X_i iid Laplace(1), to a
 // relative 10^−12 (rounded up): ln(1/(1 − confidence)) for m = 1, about
@@ -127,6 +144,24 @@ func laplaceSumQuantile(m int, confidence float64) float64 {
 	if m == 1 {
 		return math.Log(1 / alpha)
 	}
+	key := quantileKey{m, confidence}
+	quantiles.Lock()
+	t, ok := quantiles.of[key]
+	quantiles.Unlock()
+	if !ok {
+		t = bisectLaplaceSum(m, alpha)
+		quantiles.Lock()
+		if len(quantiles.of) < maxCachedQuantiles {
+			quantiles.of[key] = t
+		}
+		quantiles.Unlock()
+	}
+	return t
+}
+
+// bisectLaplaceSum returns the smallest t with P[|X₁ + … + X_m| > t] ≤
+// alpha (laplaceSumTail) to a relative 10^−12, rounded up.
+func bisectLaplaceSum(m int, alpha float64) float64 {
 	// Chebyshev: P[|ΣX| > t] ≤ 2m/t², so the quantile is below √(2m/α).
 	lo, hi := 0.0, math.Sqrt(2*float64(m)/alpha)
 	for hi-lo > 1e-12*hi {
