@@ -221,8 +221,9 @@ func TestRollupOfMeansNeedsTheDefaultMechanism(t *testing.T) {
 
 // TestIntervalEnds: DP_INTERVAL_LOW and DP_INTERVAL_HIGH return the ends of
 // an aggregate's released interval, NULL where it has none (a released
-// value without one, and WITH ROLLUP's totals), and the interval does not
-// make equal values distinct.
+// value without one, and WITH ROLLUP's totals of groups whose releases
+// carry no Rolled sums; TestRollupIntervalsCover has those that do), and
+// the interval does not make equal values distinct.
 func TestIntervalEnds(t *testing.T) {
 	st, err := sqlrewrite.NewParser(testCatalog()).Parse("SELECT sex, COUNT(*), DP_INTERVAL_LOW(COUNT(*)), DP_INTERVAL_HIGH(COUNT(*)) FROM pums GROUP BY sex WITH ROLLUP")
 	if err != nil {
