@@ -170,6 +170,10 @@ func (e *Executor) runQuery(ctx context.Context, user string, qp *planner.QueryP
 			warnings = append(warnings, note(fmt.Sprintf("%s is answered as the DP %g-quantile of the column clamped to its bounds, not the exact extreme", it.Label, it.Agg.Quantile)))
 		}
 	}
+	if q.Rollup {
+		rows = planner.Rollup(q, rows)
+		warnings = append(warnings, rollupNotes(qp, rows)...)
+	}
 	out, err := planner.PostProcess(q, rows)
 	if err != nil {
 		return nil, dperr.Wrap(dperr.Internal, err, "internal error: cannot post-process the released rows")
@@ -658,14 +662,43 @@ func groupLabel(q *sqlrewrite.Query, keys []sqlrewrite.Value) string {
 				name += fmt.Sprintf(" * %g", k.Bucket.Width)
 			}
 		}
-		v := keys[i]
-		if v.IsText {
+		switch v := keys[i]; {
+		case v.Null:
+			parts[i] = name + " = NULL"
+		case v.IsText:
 			parts[i] = fmt.Sprintf("%s = '%s'", name, v.Str)
-		} else {
+		default:
 			parts[i] = fmt.Sprintf("%s = %g", name, v.Num)
 		}
 	}
 	return strings.Join(parts, ", ")
+}
+
+// rollupNotes writes one note per aggregate of each WITH ROLLUP
+// super-aggregate row of rows (planner.Rollup): that it is computed from
+// its groups' releases, and its 95% interval, the one DP_INTERVAL_LOW and
+// DP_INTERVAL_HIGH return.
+func rollupNotes(qp *planner.QueryPlan, rows []planner.Row) []Warning {
+	var notes []Warning
+	for _, r := range rows {
+		if !r.Super {
+			continue
+		}
+		group := groupLabel(qp.Query, r.Keys)
+		for i, o := range qp.Base.Outputs {
+			msg := fmt.Sprintf("%s (WITH ROLLUP super-aggregate): %s: computed from its groups' releases (post-processing, no further budget)", group, o.Label)
+			switch d := r.Aggs[i]; {
+			case d.Null:
+				msg += "; NULL: no group has a value"
+			case d.Interval != nil:
+				msg += fmt.Sprintf("; 95%% interval [%.6g, %.6g] (of the sum of its groups' noises)", d.Interval.Low, d.Interval.High)
+			default:
+				msg += "; 95% interval: not available (its groups' releases carry no noise description)"
+			}
+			notes = append(notes, note(msg))
+		}
+	}
+	return notes
 }
 
 func note(msg string) Warning { return Warning{Level: "Note", Code: NoteCode, Message: msg} }

@@ -689,3 +689,60 @@ func TestRollupOffsetKeepsTheTotal(t *testing.T) {
 		}
 	}
 }
+
+// TestRollupIntervalsAndNotes: WITH ROLLUP's total carries the 95%
+// interval of the sum of its groups' noises in DP_INTERVAL_LOW and
+// DP_INTERVAL_HIGH, as the groups do, for COUNT, SUM and AVG, and SHOW
+// WARNINGS gives it in one note per aggregate of the total. The data:
+// 500 rows, k = i mod 5, x = i mod 100 (COUNT 500, SUM 24,750, AVG 49.5).
+func TestRollupIntervalsAndNotes(t *testing.T) {
+	cat := groupedCatalog()
+	back := backend.New(testdb.SQLite(t), sqlrewrite.SQLite, nil)
+	e := newGroupedExecutor(t, back)
+	var rows []groupedRow
+	for i := range 500 {
+		k, x := float64(i%5), float64(i%100)
+		rows = append(rows, groupedRow{k: &k, x: &x})
+	}
+	loadGrouped(t, back, rows)
+	q := "SELECT k, COUNT(*), DP_INTERVAL_LOW(COUNT(*)), DP_INTERVAL_HIGH(COUNT(*)), SUM(x), DP_INTERVAL_LOW(SUM(x)), DP_INTERVAL_HIGH(SUM(x)), " +
+		"AVG(x), DP_INTERVAL_LOW(AVG(x)), DP_INTERVAL_HIGH(AVG(x)) FROM t GROUP BY k WITH ROLLUP"
+	res, err := e.RunQuery(context.Background(), "a", planGrouped(t, cat, q, 2), rand.NewChaCha8([32]byte{6}))
+	if err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	if len(res.Rows) != 6 || res.Rows[5][0] != nil {
+		t.Fatalf("%s: rows %v, want 5 groups and the total", q, res.Rows)
+	}
+	total := res.Rows[5]
+	for i, truth := range []float64{500, 24750, 49.5} {
+		var v [3]float64
+		for j := range v {
+			switch x := total[1+3*i+j].(type) {
+			case int64:
+				v[j] = float64(x)
+			case float64:
+				v[j] = x
+			default:
+				t.Fatalf("%s: total %v: column %d is %T, want a number", q, total, 1+3*i+j, x)
+			}
+		}
+		// With seed 6 the truth is inside; a fresh interval misses it
+		// with probability ≤ 5%.
+		if !(v[1] <= v[0] && v[0] <= v[2] && v[1] <= truth && truth <= v[2]) {
+			t.Errorf("%s: total's aggregate %d: value %v, interval [%v, %v], want it around %v", q, i, v[0], v[1], v[2], truth)
+		}
+	}
+	notes := 0
+	for _, w := range res.Warnings {
+		if strings.Contains(w.Message, "WITH ROLLUP super-aggregate") {
+			notes++
+			if !strings.Contains(w.Message, "; 95% interval [") {
+				t.Errorf("note without an interval: %s", w.Message)
+			}
+		}
+	}
+	if notes != 3 {
+		t.Errorf("%d notes of the total, want 3 (COUNT, SUM, AVG): %v", notes, res.Warnings)
+	}
+}

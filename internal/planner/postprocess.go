@@ -177,14 +177,27 @@ type Row struct {
 	Aggs []Datum
 	// Windows are the values of Query.Windows, computed by PostProcess.
 	Windows []Datum
+	// Super marks a WITH ROLLUP super-aggregate row (Rollup).
+	Super bool
 	// Cols, OuterKeys and OuterAggs are what an Outer query reads
 	// (sqlrewrite.ExprColumn, ExprOuterKey, ExprOuterAgg): an output row of
 	// the query, and a group's keys and aggregates.
 	Cols, OuterKeys, OuterAggs []Datum
 }
 
+// Rollup returns released, one row per group in group order, with WITH
+// ROLLUP's super-aggregate rows (rollup) when q asks for them, else
+// released itself.
+func Rollup(q *sqlrewrite.Query, released []Row) []Row {
+	if !q.Rollup {
+		return released
+	}
+	return rollup(released, 0, len(q.Keys))
+}
+
 // PostProcess computes the output rows of a query from released rows,
-// one per group in group order: HAVING, the window functions over the
+// one per group in group order, followed by WITH ROLLUP's super-aggregates
+// where q has them (as Rollup returns them): HAVING, the window functions over the
 // rows it keeps, each column's expression, then ORDER BY (stable, NULLs first ascending as in MySQL), LIMIT/OFFSET and
 // DISTINCT; then, for a query with an Outer query, the same steps over
 // the Outer's groups of those rows. It is post-processing: it reads only
@@ -193,9 +206,6 @@ type Row struct {
 // every group of the public domain, so which rows exist before HAVING
 // never depends on the data.
 func PostProcess(q *sqlrewrite.Query, released []Row) ([][]Datum, error) {
-	if q.Rollup {
-		released = rollup(released, 0, len(q.Keys))
-	}
 	kept, err := having(q.Having, released)
 	if err != nil {
 		return nil, err
@@ -236,7 +246,7 @@ func rollup(rows []Row, level, keys int) []Row {
 		out = append(out, rollup(rows[start:end], level+1, keys)...)
 		start = end
 	}
-	total := Row{Keys: slices.Clone(rows[0].Keys), Aggs: make([]Datum, len(rows[0].Aggs))}
+	total := Row{Keys: slices.Clone(rows[0].Keys), Aggs: make([]Datum, len(rows[0].Aggs)), Super: true}
 	for k := level; k < keys; k++ {
 		total.Keys[k] = sqlrewrite.Value{Null: true}
 	}

@@ -84,7 +84,7 @@ func TestPostProcess(t *testing.T) {
 				}
 			}
 		}
-		out, err := planner.PostProcess(q, rows)
+		out, err := planner.PostProcess(q, planner.Rollup(q, rows))
 		if err != nil {
 			t.Fatalf("%s: %v", c.sql, err)
 		}
@@ -126,7 +126,7 @@ func TestRollupOfMeans(t *testing.T) {
 		rows[0].Aggs[0], rows[0].Aggs[1] = rows[0].Aggs[1], rows[0].Aggs[0]
 		rows[1].Aggs[0], rows[1].Aggs[1] = rows[1].Aggs[1], rows[1].Aggs[0]
 	}
-	out, err := planner.PostProcess(q, rows)
+	out, err := planner.PostProcess(q, planner.Rollup(q, rows))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +167,7 @@ func TestRollupOfVariances(t *testing.T) {
 		{Keys: []sqlrewrite.Value{{Num: 0}}, Aggs: []planner.Datum{variance(false, laplace.PopulationVariance, 1, 2, 6), variance(true, laplace.SampleVariance, 1, 2, 6)}},
 		{Keys: []sqlrewrite.Value{{Num: 1}}, Aggs: []planner.Datum{variance(false, laplace.PopulationVariance, 9), variance(true, laplace.SampleVariance, 9)}},
 	}
-	out, err := planner.PostProcess(st.(*sqlrewrite.Query), rows)
+	out, err := planner.PostProcess(st.(*sqlrewrite.Query), planner.Rollup(st.(*sqlrewrite.Query), rows))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,7 +233,7 @@ func TestIntervalEnds(t *testing.T) {
 		{Keys: []sqlrewrite.Value{{Num: 0}}, Aggs: []planner.Datum{{Num: 10, Int: true, Interval: &planner.Interval{Low: 7, High: 13}}}},
 		{Keys: []sqlrewrite.Value{{Num: 1}}, Aggs: []planner.Datum{{Num: 20, Int: true}}},
 	}
-	out, err := planner.PostProcess(st.(*sqlrewrite.Query), rows)
+	out, err := planner.PostProcess(st.(*sqlrewrite.Query), planner.Rollup(st.(*sqlrewrite.Query), rows))
 	if err != nil {
 		t.Fatal(err)
 	}

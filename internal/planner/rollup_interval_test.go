@@ -118,7 +118,7 @@ func TestRollupIntervalsCover(t *testing.T) {
 		for g := range sizes {
 			rows[g] = planner.Row{Keys: []sqlrewrite.Value{{Num: float64(g / 3)}, {Str: []string{"CA", "NY", "WA"}[g%3], IsText: true}}, Aggs: release(g)}
 		}
-		out, err := planner.PostProcess(q, rows)
+		out, err := planner.PostProcess(q, planner.Rollup(q, rows))
 		if err != nil {
 			t.Fatal(err)
 		}
