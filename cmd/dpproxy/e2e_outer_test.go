@@ -207,7 +207,9 @@ func TestOuterAggregatesEndToEnd(t *testing.T) {
 			// and, at ε = 40, the truth inside the interval widened threefold
 			// around the value (a 95% interval misses the truth one time in
 			// twenty; the Laplace noise of a sum leaves three half-widths with
-			// probability 20^−3), per group and without GROUP BY; the same
+			// probability 20^−3), per group, on WITH ROLLUP's total (the
+			// interval of the sum of its groups' noises) and without GROUP
+			// BY; the same
 			// statement without them spends the same (they read the releases
 			// of the statement's own aggregates). A count's interval at ε = 20
 			// is the released count itself (its noise is 0 with probability
@@ -220,25 +222,34 @@ func TestOuterAggregatesEndToEnd(t *testing.T) {
 			}
 			before = remaining()
 			res, err = db.Query("SELECT sex, COUNT(*), DP_INTERVAL_LOW(COUNT(*)), DP_INTERVAL_HIGH(COUNT(*)), " +
-				"AVG(age), DP_INTERVAL_LOW(AVG(age)), DP_INTERVAL_HIGH(AVG(age)) FROM pums GROUP BY sex")
+				"AVG(age), DP_INTERVAL_LOW(AVG(age)), DP_INTERVAL_HIGH(AVG(age)) FROM pums GROUP BY sex WITH ROLLUP")
 			if err != nil {
 				t.Fatal(err)
 			}
+			intervalRows := 0
 			for res.Next() {
-				var sex int
+				var sex sql.NullInt64
 				var n, nLo, nHi, avg, avgLo, avgHi float64
 				if err := res.Scan(&sex, &n, &nLo, &nHi, &avg, &avgLo, &avgHi); err != nil {
 					t.Fatal(err)
 				}
-				truthN, truthAvg := ageBySex[sex][1], ageBySex[sex][0]/ageBySex[sex][1]
+				intervalRows++
+				truthN, truthSum := ageBySex[0][1]+ageBySex[1][1], ageBySex[0][0]+ageBySex[1][0]
+				if sex.Valid {
+					truthN, truthSum = ageBySex[sex.Int64][1], ageBySex[sex.Int64][0]
+				}
+				truthAvg := truthSum / truthN
 				if !(nLo <= n && n <= nHi && math.Abs(n-truthN) <= 2) {
-					t.Errorf("sex %d: COUNT(*) %g, interval [%g, %g], truth %g", sex, n, nLo, nHi, truthN)
+					t.Errorf("sex %v: COUNT(*) %g, interval [%g, %g], truth %g", sex, n, nLo, nHi, truthN)
 				}
 				if !(avgLo <= avg && avg <= avgHi && within(truthAvg, avg, avgLo, avgHi) && avgLo < avgHi) {
-					t.Errorf("sex %d: AVG(age) %g, interval [%g, %g], truth %g", sex, avg, avgLo, avgHi, truthAvg)
+					t.Errorf("sex %v: AVG(age) %g, interval [%g, %g], truth %g", sex, avg, avgLo, avgHi, truthAvg)
 				}
 			}
 			res.Close()
+			if intervalRows != 3 {
+				t.Errorf("GROUP BY sex WITH ROLLUP with intervals: %d rows, want the two groups and the total", intervalRows)
+			}
 			if spent := before - remaining(); spent < 40-1e-9 || spent > 40+1e-9 {
 				t.Errorf("the statement with intervals spent %g, want its aggregates' 40", spent)
 			}
