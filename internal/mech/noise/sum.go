@@ -89,7 +89,7 @@ func (s Sum) HalfWidth(confidence float64) float64 {
 		return s.single.HalfWidth(confidence)
 	}
 	if s.lattice {
-		if w, ok := dlapSumHalfWidth(s.count, s.scale, confidence); ok {
+		if w, ok := cachedDlapSumHalfWidth(s.count, s.scale, confidence); ok {
 			return w
 		}
 	}
@@ -119,19 +119,49 @@ func laplaceSumTail(m int, t float64) float64 {
 	return 2 * (quad.Fixed(f, lo, mid, 256, quad.Legendre{}, 0) + quad.Fixed(f, mid, hi, 256, quad.Legendre{}, 0))
 }
 
-// quantileKey identifies a quantile of a sum of m iid Laplace(1).
+// quantileKey identifies a quantile of a sum of m iid Laplace(1) (beta
+// 0) or of m iid DLap(beta).
 type quantileKey struct {
-	m          int
-	confidence float64
+	m                int
+	beta, confidence float64
 }
 
-// quantiles caches laplaceSumQuantile (a few milliseconds each; a WITH
-// ROLLUP statement asks for the same few on every super-aggregate row).
-// It holds at most maxCachedQuantiles entries.
+// quantiles caches laplaceSumQuantile and dlapSumHalfWidth (milliseconds
+// each, tens of them for the largest lattices; a WITH ROLLUP statement
+// asks for the same few on every super-aggregate row, whose groups are
+// alike). It holds at most maxCachedQuantiles entries.
 var quantiles = struct {
 	sync.Mutex
 	of map[quantileKey]float64
 }{of: map[quantileKey]float64{}}
+
+// cached returns the value of compute for key, from the cache if there.
+func cached(key quantileKey, compute func() float64) float64 {
+	quantiles.Lock()
+	t, ok := quantiles.of[key]
+	quantiles.Unlock()
+	if !ok {
+		t = compute()
+		quantiles.Lock()
+		if len(quantiles.of) < maxCachedQuantiles {
+			quantiles.of[key] = t
+		}
+		quantiles.Unlock()
+	}
+	return t
+}
+
+// cachedDlapSumHalfWidth is dlapSumHalfWidth through the cache (a
+// negative entry records ok = false).
+func cachedDlapSumHalfWidth(m int, beta, confidence float64) (float64, bool) {
+	w := cached(quantileKey{m, beta, confidence}, func() float64 {
+		if w, ok := dlapSumHalfWidth(m, beta, confidence); ok {
+			return w
+		}
+		return -1
+	})
+	return w, w >= 0
+}
 
 const maxCachedQuantiles = 1 << 14
 
@@ -144,19 +174,7 @@ func laplaceSumQuantile(m int, confidence float64) float64 {
 	if m == 1 {
 		return math.Log(1 / alpha)
 	}
-	key := quantileKey{m, confidence}
-	quantiles.Lock()
-	t, ok := quantiles.of[key]
-	quantiles.Unlock()
-	if !ok {
-		t = bisectLaplaceSum(m, alpha)
-		quantiles.Lock()
-		if len(quantiles.of) < maxCachedQuantiles {
-			quantiles.of[key] = t
-		}
-		quantiles.Unlock()
-	}
-	return t
+	return cached(quantileKey{m, 0, confidence}, func() float64 { return bisectLaplaceSum(m, alpha) })
 }
 
 // bisectLaplaceSum returns the smallest t with P[|X₁ + … + X_m| > t] ≤
