@@ -1,0 +1,187 @@
+package planner_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/dpproxy/dpproxy/internal/catalog"
+	"github.com/dpproxy/dpproxy/internal/planner"
+	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
+)
+
+// TestJoinFollowsMySQL: the type of IF, CASE and COALESCE of two types.
+func TestJoinFollowsMySQL(t *testing.T) {
+	const (
+		n  = planner.ResultNull
+		i  = planner.ResultBigint
+		f  = planner.ResultDouble
+		s  = planner.ResultText
+		d  = planner.ResultDate
+		dt = planner.ResultDateTime
+	)
+	for _, c := range []struct{ a, b, want planner.ResultType }{
+		{n, n, n}, {n, i, i}, {d, n, d}, {i, i, i}, {i, f, f}, {f, i, f}, {d, d, d}, {d, dt, dt}, {dt, d, dt},
+		{d, i, s}, {f, dt, s}, {s, i, s}, {d, s, s}, {s, s, s},
+	} {
+		if got := c.a.Join(c.b); got != c.want {
+			t.Errorf("%v ⊔ %v = %v, want %v", c.a, c.b, got, c.want)
+		}
+	}
+}
+
+// TestCellConvertsToTheColumnType: values become their column's Go type,
+// and a value the type cannot hold is an error.
+func TestCellConvertsToTheColumnType(t *testing.T) {
+	for _, c := range []struct {
+		t    planner.ResultType
+		v    any
+		want string // "%T %v", or "error"
+	}{
+		{planner.ResultDouble, int64(3), "float64 3"},
+		{planner.ResultDouble, 2.5, "float64 2.5"},
+		{planner.ResultBigint, 4.0, "int64 4"},
+		{planner.ResultBigint, 4.5, "error"},
+		{planner.ResultBigint, 1e300, "error"},
+		{planner.ResultText, 2.5, "string 2.5"},
+		{planner.ResultText, int64(7), "string 7"},
+		{planner.ResultText, planner.Date("2024-01-02"), "string 2024-01-02"},
+		{planner.ResultDateTime, planner.Date("2024-01-02"), "planner.DateTime 2024-01-02 00:00:00"},
+		{planner.ResultDate, planner.DateTime("2024-01-02 10:00:00"), "error"},
+		{planner.ResultDouble, "x", "error"},
+		{planner.ResultNull, int64(1), "error"},
+		{planner.ResultDate, nil, "<nil> <nil>"},
+	} {
+		got, err := c.t.Cell(c.v)
+		s := fmt.Sprintf("%T %v", got, got)
+		if err != nil {
+			s = "error"
+		}
+		if s != c.want {
+			t.Errorf("%v.Cell(%#v) = %s (%v), want %s", c.t, c.v, s, err, c.want)
+		}
+	}
+}
+
+// TestColumnTypesAreStatic plans statements and checks their column
+// types, which follow from the statement and the catalog alone; then, on
+// many random released rows (NULLs, integers, fractions and dates as the
+// aggregates' types allow), every value PostProcess computes fits its
+// column's type (ResultType.Cell), so that no answer ever needs another
+// type than the one declared.
+func TestColumnTypesAreStatic(t *testing.T) {
+	cat := testCatalog()
+	parser := sqlrewrite.NewParser(cat)
+	p := planner.New(cat)
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, c := range []struct{ sql, want string }{
+		{"SELECT state, COUNT(*), AVG(income), SUM(age), MIN(day) FROM pums GROUP BY state", "VARCHAR BIGINT DOUBLE DOUBLE DATE"},
+		{"SELECT sex, IQR(income), IQR(income) + 1, MEDIAN(LEAST(age, income)) FROM pums GROUP BY sex", "BIGINT DOUBLE DOUBLE DOUBLE"},
+		{"SELECT MEDIAN(LEAST(age, income)), IQR(income) FROM pums", "DOUBLE DOUBLE"},
+		{"SELECT sex, IF(AVG(income) > 30000, COUNT(*), 1.5), IF(AVG(income) > 30000, COUNT(*), 2) FROM pums GROUP BY sex", "BIGINT DOUBLE BIGINT"},
+		{"SELECT sex, IF(AVG(income) > 30000, MIN(day), AVG(income)), IF(AVG(income) > 30000, MIN(day), 'none'), COALESCE(MIN(day), MAX(day)) FROM pums GROUP BY sex",
+			"BIGINT VARCHAR VARCHAR DATE"},
+		{"SELECT sex, CASE WHEN COUNT(*) > 5 THEN 'many' ELSE COUNT(*) END, CASE WHEN COUNT(*) > 5 THEN AVG(age) END FROM pums GROUP BY sex", "BIGINT VARCHAR DOUBLE"},
+		{"SELECT sex, state, COUNT(*), SUM(income), AVG(income) FROM pums GROUP BY sex, state WITH ROLLUP", "BIGINT VARCHAR BIGINT DOUBLE DOUBLE"},
+		{"SELECT state, RANK() OVER (ORDER BY COUNT(*)), SUM(COUNT(*)) OVER (), AVG(COUNT(*)) OVER (), MAX(AVG(income)) OVER (), SUM(AVG(income)) OVER () FROM pums GROUP BY state",
+			"VARCHAR BIGINT BIGINT DOUBLE DOUBLE DOUBLE"},
+		{"SELECT COUNT(*), AVG(n), MAX(s), SUM(n), MIN(m) FROM (SELECT state AS s, COUNT(*) AS n, MIN(day) AS m FROM pums GROUP BY state) AS t", "BIGINT DOUBLE VARCHAR BIGINT DATE"},
+		{"SELECT name, COUNT(*) FROM pums GROUP BY name", "VARCHAR BIGINT"},
+		{"SELECT FLOOR(age / 2.5) * 2.5 AS b, COUNT(*) FROM pums GROUP BY b", "DOUBLE BIGINT"},
+		{"SELECT COUNT(*) * 2, AVG(income) / 2, FLOOR(AVG(income)), FLOOR(COUNT(*)), ROUND(COUNT(*)), ROUND(AVG(income), 1), ROUND(COUNT(*), 1), " +
+			"DATEDIFF(MAX(day), MIN(day)), CONCAT(COUNT(*), 'x'), CAST(AVG(income) AS SIGNED), COUNT(*) > 3, -AVG(age), ABS(COUNT(*)) FROM pums",
+			"BIGINT DOUBLE DOUBLE BIGINT BIGINT DOUBLE DOUBLE BIGINT VARCHAR BIGINT BIGINT DOUBLE BIGINT"},
+	} {
+		st, err := parser.Parse(c.sql)
+		if err != nil {
+			t.Errorf("%s: %v", c.sql, err)
+			continue
+		}
+		var types []planner.ResultType
+		var q *sqlrewrite.Query
+		var qp *planner.QueryPlan
+		switch st := st.(type) {
+		case *sqlrewrite.Query:
+			if qp, err = p.PlanQuery(st, planner.Settings{Epsilon: 1, Delta: 1e-6, Mechanism: "auto"}); err != nil {
+				t.Errorf("%s: %v", c.sql, err)
+				continue
+			}
+			q, types = st, qp.ColumnTypes()
+		case *sqlrewrite.Select:
+			plan, err := p.Plan(st, planner.Settings{Epsilon: 1, Delta: 1e-6, Mechanism: "auto"})
+			if err != nil {
+				t.Errorf("%s: %v", c.sql, err)
+				continue
+			}
+			types = plan.ColumnTypes()
+		}
+		var names []string
+		for _, ty := range types {
+			names = append(names, ty.String())
+		}
+		if got := strings.Join(names, " "); got != c.want {
+			t.Errorf("%s: types %s, want %s", c.sql, got, c.want)
+		}
+		if q == nil {
+			continue
+		}
+		aggTypes := make([]planner.ResultType, len(q.Base.Items))
+		if qp.Base != nil {
+			for i := range qp.Base.Outputs {
+				aggTypes[i] = qp.Base.Outputs[i].ResultType()
+			}
+		}
+		for range 200 {
+			rows := randomReleased(r, qp, aggTypes)
+			out, err := planner.PostProcess(q, rows)
+			if err != nil {
+				t.Fatalf("%s: %v", c.sql, err)
+			}
+			for _, row := range out {
+				for j, d := range row {
+					if _, err := types[j].Cell(d.Value()); err != nil {
+						t.Fatalf("%s: column %d: %v", c.sql, j, err)
+					}
+				}
+			}
+		}
+	}
+}
+
+// randomReleased is one released row per group of qp (a partition-selected
+// key takes one of two values), each aggregate NULL, an integer or, where
+// its type allows, a fraction or a date.
+func randomReleased(r *rand.Rand, qp *planner.QueryPlan, aggTypes []planner.ResultType) []planner.Row {
+	var rows []planner.Row
+	for _, g := range qp.Groups {
+		keys := [][]sqlrewrite.Value{g}
+		if qp.Selection != nil {
+			keys = nil
+			for _, v := range []string{"ann", "bob"} {
+				k := append([]sqlrewrite.Value{}, g[:qp.SelectedKey]...)
+				k = append(k, sqlrewrite.Value{Str: v, IsText: true})
+				keys = append(keys, append(k, g[qp.SelectedKey:]...))
+			}
+		}
+		for _, k := range keys {
+			row := planner.Row{Keys: k}
+			for _, ty := range aggTypes {
+				var d planner.Datum
+				switch {
+				case r.IntN(4) == 0:
+					d.Null = true
+				case ty == planner.ResultDate:
+					d = planner.Datum{Str: fmt.Sprintf("2024-%02d-%02d", 1+r.IntN(12), 1+r.IntN(28)), IsText: true, Temporal: catalog.Date}
+				case ty == planner.ResultBigint || r.IntN(2) == 0:
+					d = planner.Datum{Num: float64(r.IntN(100000) - 10), Int: ty == planner.ResultBigint}
+				default:
+					d = planner.Datum{Num: r.Float64()*1e5 - 10}
+				}
+				row.Aggs = append(row.Aggs, d)
+			}
+			rows = append(rows, row)
+		}
+	}
+	return rows
+}
