@@ -75,9 +75,14 @@ func New(b *backend.Backend, l *budget.Ledger, log *slog.Logger) *Executor {
 }
 
 // Result is the answer to one private query: one row, or several rows
-// (Rows, then Row is nil) for a histogram.
+// (Rows, then Row is nil) for a histogram or a query.
 type Result struct {
-	Columns  []string
+	Columns []string
+	// Types are the columns' types, a function of the plan only
+	// (planner.Plan.ColumnTypes, planner.QueryPlan.ColumnTypes); every
+	// cell of Row and Rows is nil or of its column's Go type
+	// (planner.ResultType.Cell).
+	Types    []planner.ResultType
 	Row      []any
 	Rows     [][]any
 	Warnings []Warning
@@ -117,8 +122,40 @@ func (e *Executor) bounded(ctx context.Context) (context.Context, context.Cancel
 	return ctx, func() {}
 }
 
-// Run executes plan for user with noise from src.
+// Run executes plan for user with noise from src. The result's columns
+// have the plan's types (Result.Types).
 func (e *Executor) Run(ctx context.Context, user string, plan *planner.Plan, src noise.Source) (*Result, error) {
+	res, err := e.run(ctx, user, plan, src)
+	if err != nil {
+		return nil, err
+	}
+	return res, res.conform(plan.ColumnTypes())
+}
+
+// conform sets r.Types and converts every cell to its column's type.
+func (r *Result) conform(types []planner.ResultType) error {
+	r.Types = types
+	rows := r.Rows
+	if r.Row != nil {
+		rows = append([][]any{r.Row}, rows...)
+	}
+	for _, row := range rows {
+		if len(row) != len(types) {
+			return dperr.New(dperr.Internal, "internal error: a result row of %d values for %d columns", len(row), len(types))
+		}
+		for j, v := range row {
+			c, err := types[j].Cell(v)
+			if err != nil {
+				return dperr.Wrap(dperr.Internal, fmt.Errorf("column %q: %w", r.Columns[j], err), "internal error: malformed result")
+			}
+			row[j] = c
+		}
+	}
+	return nil
+}
+
+// run answers Run.
+func (e *Executor) run(ctx context.Context, user string, plan *planner.Plan, src noise.Source) (*Result, error) {
 	ctx, cancel := e.bounded(ctx)
 	defer cancel()
 	if plan.Interactive != nil {

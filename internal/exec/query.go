@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/dpproxy/dpproxy/internal/backend"
@@ -21,14 +20,19 @@ import (
 // reservation of the statement's cost: parallel composition, see
 // planner.QueryPlan), then the post-processing of the released rows.
 // A listing, or a query of constants only, reads no data and spends
-// nothing.
+// nothing. The result's columns have the plan's types (Result.Types).
 func (e *Executor) RunQuery(ctx context.Context, user string, qp *planner.QueryPlan, src noise.Source) (*Result, error) {
 	ctx, cancel := e.bounded(ctx)
 	defer cancel()
+	run := e.runQuery
 	if e.repeatWindow > 0 && spendsOwnBudget(qp) {
-		return e.runRepeatableQuery(ctx, user, qp, src)
+		run = e.runRepeatableQuery
 	}
-	return e.runQuery(ctx, user, qp, src)
+	res, err := run(ctx, user, qp, src)
+	if err != nil {
+		return nil, err
+	}
+	return res, res.conform(qp.ColumnTypes())
 }
 
 // spendsOwnBudget reports whether RunQuery pays for qp's releases itself
@@ -193,67 +197,7 @@ func (e *Executor) runQuery(ctx context.Context, user string, qp *planner.QueryP
 			res.Rows[i][j] = d.Value()
 		}
 	}
-	uniformColumns(res.Rows)
 	return res, nil
-}
-
-// uniformColumns gives every column one type, as a result set needs:
-// integers become floats in a column that holds a float (bucket keys of
-// a fractional width, GREATEST(AVG(x), 30)), and numbers, dates and
-// timestamps become text in a column that holds a string or values of two
-// of these kinds (CASE … THEN 'x' ELSE 0 END, COALESCE(MIN(day),
-// 'none')).
-func uniformColumns(rows [][]any) {
-	if len(rows) == 0 {
-		return
-	}
-	for j := range rows[0] {
-		var hasFloat, hasText, hasDate, hasDateTime, hasNumber bool
-		for _, r := range rows {
-			switch r[j].(type) {
-			case float64:
-				hasFloat, hasNumber = true, true
-			case int64:
-				hasNumber = true
-			case string:
-				hasText = true
-			case planner.Date:
-				hasDate = true
-			case planner.DateTime:
-				hasDateTime = true
-			}
-		}
-		kinds := 0
-		for _, has := range []bool{hasText, hasDate, hasDateTime, hasNumber} {
-			if has {
-				kinds++
-			}
-		}
-		hasText = hasText || kinds > 1
-		for _, r := range rows {
-			switch v := r[j].(type) {
-			case planner.Date:
-				if hasText {
-					r[j] = string(v)
-				}
-			case planner.DateTime:
-				if hasText {
-					r[j] = string(v)
-				}
-			case int64:
-				switch {
-				case hasText:
-					r[j] = strconv.FormatInt(v, 10)
-				case hasFloat:
-					r[j] = float64(v)
-				}
-			case float64:
-				if hasText {
-					r[j] = strconv.FormatFloat(v, 'g', -1, 64)
-				}
-			}
-		}
-	}
 }
 
 // releasedRows derives every group's aggregates from its releases into

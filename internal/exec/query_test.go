@@ -462,10 +462,10 @@ func TestConditionalAggregatesPerGroup(t *testing.T) {
 }
 
 // TestResultColumnsHaveOneType checks that every output column holds one
-// Go type across rows (the wire layer refuses a column that mixes them):
-// bucket keys of a fractional width (0, 0.5, 1, …), GREATEST of a noisy
-// mean and an integer constant, and CASE of a string and a number. It
-// failed before uniformColumns (int64 and float64 in one column).
+// Go type across rows, that of its declared type (Result.Types): bucket
+// keys of a fractional width (0, 0.5, 1, …), GREATEST of a noisy mean and
+// an integer constant, and CASE of a string and a number. It failed when
+// a column mixed int64 and float64.
 func TestResultColumnsHaveOneType(t *testing.T) {
 	cat := groupedCatalog()
 	back := backend.New(testdb.SQLite(t), sqlrewrite.SQLite, nil)
@@ -480,6 +480,9 @@ func TestResultColumnsHaveOneType(t *testing.T) {
 	res, err := e.RunQuery(context.Background(), "a", qp, rand.NewChaCha8([32]byte{3}))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if got := fmt.Sprint(res.Types); got != "[DOUBLE DOUBLE VARCHAR]" {
+		t.Errorf("column types %s, want [DOUBLE DOUBLE VARCHAR]", got)
 	}
 	for j := range res.Columns {
 		types := map[string]bool{}

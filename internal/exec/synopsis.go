@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/dpproxy/dpproxy/internal/catalog"
 	"github.com/dpproxy/dpproxy/internal/dperr"
 	"github.com/dpproxy/dpproxy/internal/mech/histogram"
 	"github.com/dpproxy/dpproxy/internal/mech/noise"
@@ -157,19 +156,19 @@ func synopsisResult(plan *planner.Plan, stored []*storedSynopsis, builtNow []boo
 	return res, nil
 }
 
-// outputValue is the cell of a released output: NULL, an integer count,
-// a date or timestamp (the text of an order statistic of a date column),
-// or a number.
+// outputValue is the cell of a released output, of the output's type
+// (planner.Output.ResultType): NULL, an integer count, a date or timestamp
+// (the text of an order statistic of a date column), or a number.
 func outputValue(o *planner.Output, v planner.Value) any {
-	typ, temporal := o.Temporal()
-	switch {
-	case v.Null:
+	if v.Null {
 		return nil
-	case o.Integer:
+	}
+	switch o.ResultType() {
+	case planner.ResultBigint:
 		return int64(v.Value)
-	case temporal && typ == catalog.Date:
+	case planner.ResultDate:
 		return planner.Date(o.FormatTemporal(v.Value))
-	case temporal:
+	case planner.ResultDateTime:
 		return planner.DateTime(o.FormatTemporal(v.Value))
 	}
 	return v.Value

@@ -25,5 +25,5 @@ func (s *Session) query(ctx context.Context, q *sqlrewrite.Query) (*Result, erro
 	}
 	s.engine.queries.Add(1)
 	s.setWarnings(out.Warnings)
-	return &Result{Columns: out.Columns, Rows: out.Rows, Warnings: uint16(min(len(out.Warnings), 65535))}, nil
+	return answer(out)
 }

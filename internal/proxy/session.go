@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"strconv"
 	"strings"
 	"time"
 
@@ -200,10 +199,7 @@ func (s *Session) selectPrivate(ctx context.Context, sel *sqlrewrite.Select) (*R
 	}
 	s.engine.queries.Add(1)
 	s.setWarnings(out.Warnings)
-	if out.Rows == nil && len(plan.Outputs) == len(out.Columns) {
-		return typedAnswer(plan, out), nil
-	}
-	return &Result{Columns: out.Columns, Rows: out.ResultRows(), Warnings: uint16(len(out.Warnings))}, nil
+	return answer(out)
 }
 
 // withinCap refuses, before anything is reserved, a statement that could
@@ -226,35 +222,6 @@ func (s *Session) withinCap(ctx context.Context, plan *planner.Plan) error {
 	return dperr.New(dperr.InvalidValue,
 		"this statement would spend epsilon = %g: %g for its answers and %g to build the synopses of %s (once, for every later statement), above privacy.max_epsilon = %g; %s",
 		total, plan.Cost.Epsilon, builds, strings.Join(columns, ", "), limit, advice)
-}
-
-// MySQL column types of private answers (include/field_types.h) and flags.
-const (
-	mysqlTypeDouble   = 5
-	mysqlTypeLongLong = 8
-	binaryFlag        = 128
-	binaryCollation   = 63
-)
-
-// typedAnswer gives the one row of a private answer the aggregate's column
-// type: BIGINT for counts, DOUBLE otherwise, also when a mechanism answers
-// NULL (No Reply), so that clients see the same type whatever the data.
-func typedAnswer(plan *planner.Plan, out *exec.Result) *Result {
-	res := &Result{Rows: [][]any{make([]any, len(out.Row))}, Warnings: uint16(len(out.Warnings))}
-	for i, o := range plan.Outputs {
-		col := catalogdb.Column{Name: out.Columns[i], Type: mysqlTypeDouble, Flags: binaryFlag, Charset: binaryCollation, Length: 22, Decimals: 31}
-		if o.Integer {
-			col.Type, col.Length, col.Decimals = mysqlTypeLongLong, 20, 0
-		}
-		res.Typed = append(res.Typed, col)
-		switch v := out.Row[i].(type) {
-		case int64:
-			res.Rows[0][i] = strconv.FormatInt(v, 10)
-		case float64:
-			res.Rows[0][i] = strconv.FormatFloat(v, 'f', -1, 64)
-		}
-	}
-	return res
 }
 
 func (s *Session) explain(ex *sqlrewrite.Explain) (*Result, error) {

@@ -1,0 +1,92 @@
+package proxy
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/dpproxy/dpproxy/internal/catalogdb"
+	"github.com/dpproxy/dpproxy/internal/dperr"
+	"github.com/dpproxy/dpproxy/internal/exec"
+	"github.com/dpproxy/dpproxy/internal/planner"
+)
+
+// MySQL column types, flags and collations of private answers
+// (include/field_types.h, mysql_com.h, m_ctype.h).
+const (
+	mysqlTypeDouble   = 5
+	mysqlTypeNull     = 6
+	mysqlTypeLongLong = 8
+	mysqlTypeDate     = 10
+	mysqlTypeDateTime = 12
+	mysqlTypeVarChar  = 253 // MYSQL_TYPE_VAR_STRING, as MySQL sends VARCHAR results
+	binaryFlag        = 128
+	binaryCollation   = 63
+	utf8mb4Collation  = 45
+	// textLength is the byte length announced for a VARCHAR answer:
+	// VARCHAR(255) in utf8mb4, whatever the values (their lengths are
+	// data).
+	textLength = 4 * 255
+)
+
+// answerColumn is the column definition of a private answer's column of
+// type t; it depends on t only, so that clients see the same definition
+// for a statement however the noise falls.
+func answerColumn(name string, t planner.ResultType) catalogdb.Column {
+	c := catalogdb.Column{Name: name, Flags: binaryFlag, Charset: binaryCollation}
+	switch t {
+	case planner.ResultBigint:
+		c.Type, c.Length = mysqlTypeLongLong, 20
+	case planner.ResultDouble:
+		c.Type, c.Length, c.Decimals = mysqlTypeDouble, 22, 31
+	case planner.ResultText:
+		c.Type, c.Flags, c.Charset, c.Length = mysqlTypeVarChar, 0, utf8mb4Collation, textLength
+	case planner.ResultDate:
+		c.Type, c.Length = mysqlTypeDate, 10
+	case planner.ResultDateTime:
+		c.Type, c.Length = mysqlTypeDateTime, 19
+	default:
+		c.Type, c.Flags = mysqlTypeNull, 0
+	}
+	return c
+}
+
+// answer is the Result of a private answer: its columns typed by
+// out.Types, which the plan alone fixes (a No Reply NULL included), and
+// each value in MySQL's text format for its column's type: BIGINT in
+// decimal, DOUBLE in the shortest decimal that reads back as the same
+// double ("3" for an integer-valued one; the binary protocol sends it as
+// a double), dates and text as they are.
+func answer(out *exec.Result) (*Result, error) {
+	if len(out.Types) != len(out.Columns) {
+		return nil, dperr.New(dperr.Internal, "internal error: %d column types for %d columns", len(out.Types), len(out.Columns))
+	}
+	res := &Result{Warnings: uint16(min(len(out.Warnings), 65535))}
+	for j, name := range out.Columns {
+		res.Typed = append(res.Typed, answerColumn(name, out.Types[j]))
+	}
+	for _, row := range out.ResultRows() {
+		if len(row) != len(out.Columns) {
+			return nil, dperr.New(dperr.Internal, "internal error: a result row of %d values for %d columns", len(row), len(out.Columns))
+		}
+		text := make([]any, len(row))
+		for j, v := range row {
+			switch x := v.(type) {
+			case nil:
+			case int64:
+				text[j] = strconv.FormatInt(x, 10)
+			case float64:
+				text[j] = strconv.FormatFloat(x, 'f', -1, 64)
+			case string:
+				text[j] = x
+			case planner.Date:
+				text[j] = string(x)
+			case planner.DateTime:
+				text[j] = string(x)
+			default:
+				return nil, dperr.Wrap(dperr.Internal, fmt.Errorf("column %q holds a %T", out.Columns[j], v), "internal error: malformed result")
+			}
+		}
+		res.Rows = append(res.Rows, text)
+	}
+	return res, nil
+}
