@@ -15,8 +15,8 @@ import (
 // statement), and checks through go-sql-driver that each column's
 // DatabaseTypeName is the same in every run and is the type the statement
 // gives it: grouped rows, a row without keys whose plan outputs differ
-// from its columns, ROLLUP, window functions and an outer query over a
-// derived table. Before static typing, an all-NULL column came out as
+// from its columns, ROLLUP, window functions, a histogram from a
+// synopsis (keys 0, 2.5, 5, ...) and an outer query over a derived table. Before static typing, an all-NULL column came out as
 // NULL and an IF of a count and a fraction as BIGINT or DOUBLE.
 func TestResultTypesAreStatic(t *testing.T) {
 	var mean float64
@@ -46,6 +46,7 @@ func TestResultTypesAreStatic(t *testing.T) {
 		{"SELECT sex, IF(AVG(income) > " + th + ", 'high', AVG(income)), CASE WHEN AVG(income) > " + th + " THEN COUNT(*) END FROM pums%s GROUP BY sex", "BIGINT VARCHAR BIGINT"},
 		{"SELECT sex, married, COUNT(*), AVG(income) FROM pums%s GROUP BY sex, married WITH ROLLUP", "BIGINT BIGINT BIGINT DOUBLE"},
 		{"SELECT race, AVG(income), RANK() OVER (ORDER BY AVG(income)), SUM(COUNT(*)) OVER (), MAX(AVG(income)) OVER () FROM pums%s GROUP BY race", "BIGINT DOUBLE BIGINT BIGINT DOUBLE"},
+		{"SELECT FLOOR(age / 2.5) * 2.5 AS b, COUNT(*) FROM pums%s GROUP BY b", "DOUBLE BIGINT"},
 		{"SELECT COUNT(*), AVG(m), MAX(m), SUM(n) FROM (SELECT race, COUNT(*) AS n, IQR(income) AS m FROM pums%s GROUP BY race) AS t", "BIGINT DOUBLE DOUBLE BIGINT"},
 	}
 	seen := make([]map[string]int, len(statements))

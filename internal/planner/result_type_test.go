@@ -89,6 +89,9 @@ func TestColumnTypesAreStatic(t *testing.T) {
 		{"SELECT COUNT(*), AVG(n), MAX(s), SUM(n), MIN(m) FROM (SELECT state AS s, COUNT(*) AS n, MIN(day) AS m FROM pums GROUP BY state) AS t", "BIGINT DOUBLE VARCHAR BIGINT DATE"},
 		{"SELECT name, COUNT(*) FROM pums GROUP BY name", "VARCHAR BIGINT"},
 		{"SELECT FLOOR(age / 2.5) * 2.5 AS b, COUNT(*) FROM pums GROUP BY b", "DOUBLE BIGINT"},
+		// Histograms from a synopsis: the bucket keys' type is fixed by the width.
+		{"SELECT FLOOR(age / 10) * 10 AS b, COUNT(*) FROM people GROUP BY b", "BIGINT BIGINT"},
+		{"SELECT FLOOR(age / 2.5) * 2.5 AS b, COUNT(*) FROM people GROUP BY b", "DOUBLE BIGINT"},
 		{"SELECT COUNT(*) * 2, AVG(income) / 2, FLOOR(AVG(income)), FLOOR(COUNT(*)), ROUND(COUNT(*)), ROUND(AVG(income), 1), ROUND(COUNT(*), 1), " +
 			"DATEDIFF(MAX(day), MIN(day)), CONCAT(COUNT(*), 'x'), CAST(AVG(income) AS SIGNED), COUNT(*) > 3, -AVG(age), ABS(COUNT(*)) FROM pums",
 			"BIGINT DOUBLE DOUBLE BIGINT BIGINT DOUBLE DOUBLE BIGINT VARCHAR BIGINT BIGINT DOUBLE BIGINT"},
@@ -113,6 +116,9 @@ func TestColumnTypesAreStatic(t *testing.T) {
 			if err != nil {
 				t.Errorf("%s: %v", c.sql, err)
 				continue
+			}
+			if plan.Synopsis == nil || plan.Synopsis.Buckets == nil {
+				t.Errorf("%s: not a histogram", c.sql)
 			}
 			types = plan.ColumnTypes()
 		}
