@@ -224,6 +224,9 @@ type Snapshot struct {
 	// profiles are the profile fetches run so far (profile.go), from
 	// which later fetches over the same rows are computed.
 	profiles []*profiled
+	// sortable caches, per table and column, whether the backend sorts
+	// the column as numbers (sortsAsNumbers), read once per snapshot.
+	sortable map[[2]string]bool
 }
 
 // SetDefaultIsolation makes every Snapshot a plain transaction at the
@@ -271,7 +274,7 @@ func (b *Backend) Snapshot(ctx context.Context) (*Snapshot, error) {
 			return nil, b.fail(ctx, set, err)
 		}
 	}
-	s := &Snapshot{b: b, tx: tx, q: tx, read: map[string]any{}, stopKill: func() {}}
+	s := &Snapshot{b: b, tx: tx, q: tx, read: map[string]any{}, sortable: map[[2]string]bool{}, stopKill: func() {}}
 	if killable {
 		s.armKill(ctx)
 	}
@@ -462,7 +465,77 @@ func (s *Snapshot) Window(ctx context.Context, f sqlrewrite.Fetch) ([]float64, e
 		}
 		return takeRanks(groups, w.Offset, w.Limit), nil
 	}
+	if f.Window != nil {
+		var err error
+		if f, err = s.ranked(ctx, f, f.Window.Column); err != nil {
+			return nil, err
+		}
+	}
 	return once(s, "window", f, func() ([]float64, error) { return s.b.window(ctx, s.q, f) })
+}
+
+// ranked returns f, a fetch that ranks the rows by column (a Window, or
+// GridSums with Ranks), set to rank them by the value it reads
+// (sqlrewrite.Fetch.OrderByValue) unless the backend sorts the column as
+// numbers: on MySQL and MariaDB the column's type is read in the
+// snapshot's transaction (sortsAsNumbers), since a text column is read as
+// numbers but sorted as text, which put a window's values out of their
+// ranks (and made the mechanism fail) only when the rows held a value such
+// as '10' beside '9'. The choice depends on the column's type alone,
+// never on its rows, and ranks the same values either way on a numeric
+// column. PostgreSQL refuses a clamp of a non-numeric column whatever its
+// rows, and SQLite's windows read only integers and reals, which it sorts
+// as numbers; a derived column is a double either way.
+func (s *Snapshot) ranked(ctx context.Context, f sqlrewrite.Fetch, column string) (sqlrewrite.Fetch, error) {
+	if s.b.dialect != sqlrewrite.MySQL || f.OrderByValue || slices.ContainsFunc(f.Derived, func(d sqlrewrite.DerivedColumn) bool { return d.Name == column }) {
+		return f, nil
+	}
+	numeric, err := s.sortsAsNumbers(ctx, f.Table, column)
+	if err != nil {
+		return f, err
+	}
+	f.OrderByValue = !numeric
+	return f, nil
+}
+
+// sortsAsNumbers reports whether the MySQL or MariaDB backend sorts column
+// of table as numbers: whether its type, as the driver reports it for a
+// probe of the column (sqlrewrite.ColumnProbe, which holds the table's
+// metadata lock to the end of the snapshot's transaction, so that no
+// ALTER TABLE changes it under the snapshot's fetches), is an integer,
+// DECIMAL, FLOAT, DOUBLE or YEAR type. Read once per snapshot.
+func (s *Snapshot) sortsAsNumbers(ctx context.Context, table, column string) (bool, error) {
+	key := [2]string{table, column}
+	if numeric, ok := s.sortable[key]; ok {
+		return numeric, nil
+	}
+	text, err := sqlrewrite.ColumnProbe(table, column, s.b.dialect)
+	if err != nil {
+		return false, dperr.Wrap(dperr.Internal, err, "internal error: cannot render fetch")
+	}
+	text = s.b.withTimeout(ctx, text)
+	rows, err := s.q.QueryContext(ctx, text)
+	if err != nil {
+		return false, s.b.fail(ctx, text, err)
+	}
+	defer rows.Close()
+	types, err := rows.ColumnTypes()
+	if err == nil && len(types) != 1 {
+		err = fmt.Errorf("probe returned %d columns", len(types))
+	}
+	if err != nil {
+		return false, s.b.fail(ctx, text, err)
+	}
+	numeric := mysqlNumericTypes[strings.TrimPrefix(types[0].DatabaseTypeName(), "UNSIGNED ")]
+	s.sortable[key] = numeric
+	return numeric, nil
+}
+
+// mysqlNumericTypes are the types, as the MySQL driver names them, of the
+// columns MySQL and MariaDB sort as numbers.
+var mysqlNumericTypes = map[string]bool{
+	"TINYINT": true, "SMALLINT": true, "MEDIUMINT": true, "INT": true, "BIGINT": true,
+	"DECIMAL": true, "FLOAT": true, "DOUBLE": true, "YEAR": true,
 }
 
 // Histogram runs a histogram fetch and returns the count of every bin.
@@ -480,6 +553,12 @@ func (s *Snapshot) Histogram(ctx context.Context, f sqlrewrite.Fetch) ([]int64, 
 func (s *Snapshot) GridSums(ctx context.Context, f sqlrewrite.Fetch) (sqlrewrite.GridTotals, error) {
 	if t, ok := s.profileGridSums(f); ok {
 		return t.Of(f.GridSums), nil
+	}
+	if g := f.GridSums; g != nil && g.Ranks != nil {
+		var err error
+		if f, err = s.ranked(ctx, f, g.Column); err != nil {
+			return sqlrewrite.GridTotals{}, err
+		}
 	}
 	out, err := once(s, "grid sums", f, func() ([]sqlrewrite.GridTotals, error) {
 		t, err := s.gridSums(ctx, f)

@@ -50,6 +50,17 @@ type Fetch struct {
 	// per-group counts and sums (profile.go): one scan for a statement's
 	// summary terms, histograms, windows and grid sums of that column.
 	Profile *Profile
+	// OrderByValue ranks the rows of a Window (not Grouped) and of a
+	// GridSums rank slice by the value the fetch returns (the clamped
+	// value or its grid index) instead of by the column itself. The
+	// column's own order, which an index serves, is the value's order
+	// only where the backend sorts the column as numbers; MySQL and
+	// MariaDB read a text column as numbers in the clamp yet sort it as
+	// text ('10' before '9'), so a window ranked by it would hold other
+	// ranks than the mechanism's. The caller sets it when the column's
+	// backend type does not vouch for its order (backend.Snapshot reads
+	// that type in the fetch's own transaction).
+	OrderByValue bool
 }
 
 // TermKind is a summary aggregate the database computes.

@@ -54,7 +54,8 @@ import (
 //	           on MySQL the product within the clamp's branches, clampSquared)
 //	Window:    SELECT clamp(c) FROM t WHERE F AND readable(c) ORDER BY t.c LIMIT n OFFSET r
 //	           (when F has a condition on another column: ORDER BY 1, the clamped
-//	           value, or on MySQL FROM t USE INDEX (), no index)
+//	           value, or on MySQL FROM t USE INDEX (), no index; with
+//	           Fetch.OrderByValue always ORDER BY 1)
 //	           (with GridUnit, the grid index of clamp(c) instead: render_grid.go)
 //	Grouped window: SELECT v, COUNT(*) FROM (SELECT clamp(c) AS v FROM t WHERE F AND c IS NOT NULL) AS w
 //	           GROUP BY v ORDER BY v     (the reader takes the ranks)
@@ -78,7 +79,12 @@ import (
 // beat fetching every row through the index to test the condition); over
 // the readable values clamping is non-decreasing (SQLite orders integers and
 // reals numerically, PostgreSQL orders NaN last, where clamp puts it), so
-// the clamped values come out sorted too. The histogram
+// the clamped values come out sorted too. That holds where the column is
+// of a numeric type: PostgreSQL refuses a clamp of a text column whatever
+// its rows (no operator compares text with a number), but MySQL and
+// MariaDB read text as numbers in the clamp ('abc' as 0) while they sort
+// it as text, so there the caller sets Fetch.OrderByValue for a column
+// whose type it has not seen to be numeric (ColumnProbe). The histogram
 // folds bin index bins (the value hi, or a value that rounding puts there)
 // into the last bin. Errors are for malformed fetches (a bug in the caller),
 // never for client input.
@@ -247,7 +253,12 @@ func (r *renderer) ranked(f Fetch, column, col, from string, offset, limit int64
 		return "", "", err
 	}
 	order := table + "." + col
-	if filtersOther(f, column) {
+	switch {
+	case f.OrderByValue:
+		// The value (position 1), the order the mechanism reads, whatever
+		// the column's type.
+		order = "1"
+	case filtersOther(f, column):
 		// The rows pass a condition on another column: read through an
 		// index on this one, every row up to the offset is fetched to test
 		// it, where a scan and a sort are faster (10^6 rows, half selected:
@@ -262,6 +273,28 @@ func (r *renderer) ranked(f Fetch, column, col, from string, offset, limit int64
 		}
 	}
 	return from, " ORDER BY " + order + " LIMIT " + strconv.FormatInt(limit, 10) + " OFFSET " + strconv.FormatInt(offset, 10), nil
+}
+
+// ColumnProbe renders a query that reads no row and whose one result
+// column is column of table, in dialect d: the driver reports that
+// column's backend type (sql.ColumnType.DatabaseTypeName), and the query,
+// run in a transaction, holds the table's metadata lock (MySQL, MariaDB)
+// or its ACCESS SHARE lock (PostgreSQL) to the transaction's end, so that
+// the type stays the one the transaction's fetches read.
+func ColumnProbe(table, column string, d Dialect) (string, error) {
+	spec, ok := dialects[d]
+	if !ok {
+		return "", fmt.Errorf("sqlrewrite: unknown dialect %d", int(d))
+	}
+	t, err := spec.table(table)
+	if err != nil {
+		return "", err
+	}
+	c, err := spec.ident(column)
+	if err != nil {
+		return "", err
+	}
+	return "SELECT " + t + "." + c + " FROM " + t + " LIMIT 0", nil
 }
 
 // filtersOther reports whether the fetch's rows pass a condition on a

@@ -170,3 +170,37 @@ func TestParserResultsOutliveNextParse(t *testing.T) {
 		}
 	}
 }
+
+// TestOrderByValue: a window and a ranked GridSums with OrderByValue sort
+// by the value they read (position 1), on MySQL without the USE INDEX ()
+// of a filtered window, whatever the filter; without it, an unfiltered
+// window sorts by the qualified column.
+func TestOrderByValue(t *testing.T) {
+	window := sqlrewrite.Fetch{Table: "t", Window: &sqlrewrite.Window{Column: "x", Lower: 0, Upper: 100, Offset: 5, Limit: 3}}
+	grid := sqlrewrite.Fetch{Table: "t", GridSums: &sqlrewrite.GridSums{Column: "x", Lower: 0, Upper: 100, Unit: 1, Ranks: &sqlrewrite.RankSlice{Offset: 5, Limit: 3}}}
+	filtered := []sqlrewrite.Condition{{Column: "k", Range: &sqlrewrite.Range{HasLower: true, Lower: 1}}}
+	for _, d := range []sqlrewrite.Dialect{sqlrewrite.SQLite, sqlrewrite.PostgreSQL, sqlrewrite.MySQL} {
+		for _, f := range []sqlrewrite.Fetch{window, grid} {
+			for _, filter := range [][]sqlrewrite.Condition{nil, filtered} {
+				f.Filter = filter
+				q, _, err := sqlrewrite.Render(f, d)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if filter == nil && d != sqlrewrite.PostgreSQL && !strings.Contains(q, " ORDER BY `t`.`x` LIMIT 3 OFFSET 5") {
+					t.Errorf("%v: %s, want ORDER BY the column", d, q)
+				}
+				f.OrderByValue = true
+				if q, _, err = sqlrewrite.Render(f, d); err != nil {
+					t.Fatal(err)
+				}
+				if !strings.Contains(q, " ORDER BY 1 LIMIT 3 OFFSET 5") || strings.Contains(q, "USE INDEX") {
+					t.Errorf("%v with OrderByValue: %s, want ORDER BY 1 and no USE INDEX", d, q)
+				}
+			}
+		}
+	}
+	if q, err := sqlrewrite.ColumnProbe("s.t", "x", sqlrewrite.MySQL); err != nil || q != "SELECT `s`.`t`.`x` FROM `s`.`t` LIMIT 0" {
+		t.Errorf("sqlrewrite.ColumnProbe = %q, %v", q, err)
+	}
+}
