@@ -855,9 +855,16 @@ func (r *renderer) wallClock(col string, typ catalog.ColumnType) string {
 	if r.spec.name != "postgres" {
 		return col
 	}
-	// The untyped literals take the column's own type (date, timestamp
-	// or timestamptz, read in the session's zone).
-	safe := "CASE WHEN " + col + " < '" + pgSafeLow + "' THEN '" + pgSafeLow + "' WHEN " + col + " > '" + pgSafeHigh +
+	// The tests compare with DATE literals, which PostgreSQL compares
+	// with a date, a timestamp and a timestamptz (at midnight in the
+	// session's zone, as an untyped literal would read there), and with a
+	// column of any other type (text) not at all: a fetch over a column
+	// declared a date but of type text in the backend (created or altered
+	// after the proxy started) then fails whatever its rows, where text
+	// compared as text and a row in range that held no date ('1000-99-99')
+	// made the cast, and the statement, fail. The untyped literals of the
+	// results take the column's own type.
+	safe := "CASE WHEN " + col + " < DATE '" + pgSafeLow + "' THEN '" + pgSafeLow + "' WHEN " + col + " > DATE '" + pgSafeHigh +
 		"' THEN '" + pgSafeHigh + "' ELSE " + col + " END"
 	if typ == catalog.Date {
 		return "CAST(" + safe + " AS DATE)"
