@@ -20,7 +20,7 @@ import (
 // values as numbers: they read the same as over a DOUBLE column holding
 // the numbers the clamp reads, on both neighbours of a row '10' (without
 // it every value is one digit, where text and numbers sort alike) and
-// with a row 'abc'. Over text ranked by the column, the row '10' put the
+// with a row 'abc'; summaries and histograms read alike too. Over text ranked by the column, the row '10' put the
 // window out of order and made the median's mechanism fail (an
 // independent review).
 func TestRanksOfTextColumnOnMariaDB(t *testing.T) {
@@ -47,7 +47,7 @@ func TestRanksOfTextColumnOnMariaDB(t *testing.T) {
 		insert(fmt.Sprint(i%10), float64(i%10))
 	}
 	b := New(db, sqlrewrite.MySQL, nil)
-	read := func(table string, filtered bool) ([]float64, sqlrewrite.GridTotals) {
+	read := func(table string, filtered bool) ([]float64, sqlrewrite.GridTotals, []float64, []int64) {
 		t.Helper()
 		s, err := b.Snapshot(ctx)
 		if err != nil {
@@ -70,13 +70,29 @@ func TestRanksOfTextColumnOnMariaDB(t *testing.T) {
 		if err != nil {
 			t.Fatalf("grid sums of %s: %v", table, err)
 		}
-		return values, sums
+		m := f
+		m.Summary = []sqlrewrite.SummaryTerm{{Kind: sqlrewrite.CountAll}, {Kind: sqlrewrite.CountNumbers, Column: "x"},
+			{Kind: sqlrewrite.ClampedSum, Column: "x", Lower: 0, Upper: 100}, {Kind: sqlrewrite.ClampedSumSquares, Column: "x", Lower: 0, Upper: 100}}
+		summary, err := s.Summary(ctx, m)
+		if err != nil {
+			t.Fatalf("summary of %s: %v", table, err)
+		}
+		h := f
+		h.Histogram = &sqlrewrite.Histogram{Column: "x", Lower: 0, Upper: 100, Bins: 20}
+		bins, err := s.Histogram(ctx, h)
+		if err != nil {
+			t.Fatalf("histogram of %s: %v", table, err)
+		}
+		return values, sums, summary, bins
 	}
 	check := func(neighbour string) {
 		t.Helper()
 		for _, filtered := range []bool{false, true} {
-			want, wantSums := read("num", filtered)
-			got, gotSums := read("txt", filtered)
+			want, wantSums, wantSummary, wantBins := read("num", filtered)
+			got, gotSums, gotSummary, gotBins := read("txt", filtered)
+			if !slices.Equal(gotSummary, wantSummary) || !slices.Equal(gotBins, wantBins) {
+				t.Errorf("%s, filtered %v: summary %v and histogram %v over text, want %v and %v as over numbers", neighbour, filtered, gotSummary, gotBins, wantSummary, wantBins)
+			}
 			if !slices.IsSorted(got) || !slices.Equal(got, want) {
 				t.Errorf("%s, filtered %v: window over text %v, want %v as over numbers", neighbour, filtered, got, want)
 			}
