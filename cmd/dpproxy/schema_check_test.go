@@ -3,11 +3,14 @@ package main
 import (
 	"context"
 	"database/sql"
+	"log/slog"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dpproxy/dpproxy/internal/backend"
 	"github.com/dpproxy/dpproxy/internal/catalog"
+	"github.com/dpproxy/dpproxy/internal/dperr"
 	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
 	"github.com/dpproxy/dpproxy/internal/testdb"
 )
@@ -93,14 +96,14 @@ func TestCheckColumnTypes(t *testing.T) {
 				{Name: "v", Source: "types_v", Columns: []catalog.Column{col("n", catalog.Integer, true)}},
 				{Name: "later", Source: "later", Columns: []catalog.Column{col("n", catalog.Integer, true), col("d", catalog.Date, false)}},
 			}
-			if err := checkColumnTypes(ctx, be, good); err != nil {
+			if err := checkColumnTypes(ctx, be, good, slog.New(slog.DiscardHandler)); err != nil {
 				t.Errorf("numeric, date and timestamp columns, text declared text, a missing table: %v", err)
 			}
 			err := checkColumnTypes(ctx, be, []catalog.Table{
 				{Name: "t", Source: "types_t", Columns: []catalog.Column{
 					col("n", catalog.Integer, true), col("x", catalog.Real, false), col("s", catalog.Date, false), col("day", catalog.Integer, false)}},
 				{Name: "v", Source: "types_v", Columns: []catalog.Column{col("s", catalog.Integer, true)}},
-			})
+			}, slog.New(slog.DiscardHandler))
 			for _, name := range []string{"t.x", "t.s", "t.day", "v.s"} {
 				if err == nil || !strings.Contains(err.Error(), name+" ") {
 					t.Errorf("%s: got %v, want it refused by name", name, err)
@@ -110,5 +113,47 @@ func TestCheckColumnTypes(t *testing.T) {
 				t.Errorf("t.n refused: %v", err)
 			}
 		})
+	}
+}
+
+// TestTableTypesRefresh: the check before a statement's reservation
+// passes a missing table and a well-typed one, keeps its verdict for
+// typeCheckTTL, and then reads the types again: a column altered to
+// VARCHAR while declared real is refused with an Unsupported error naming
+// it, and passes again once altered back.
+func TestTableTypesRefresh(t *testing.T) {
+	db := testdb.MySQL(t)
+	if _, err := db.Exec("CREATE TABLE tt (x DOUBLE)"); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	clock := time.Unix(0, 0)
+	c := newTableTypes(backend.New(db, sqlrewrite.MySQL, nil), false, slog.New(slog.DiscardHandler))
+	c.now = func() time.Time { return clock }
+	table := &catalog.Table{Name: "t", Source: "tt", Columns: []catalog.Column{{Name: "x", Source: "x", Type: catalog.Real}}}
+	missing := &catalog.Table{Name: "m", Source: "later", Columns: []catalog.Column{{Name: "x", Source: "x", Type: catalog.Real}}}
+	for _, tb := range []*catalog.Table{table, missing} {
+		if err := c.check(ctx, tb); err != nil {
+			t.Errorf("%s: %v", tb.Name, err)
+		}
+	}
+	alter := func(typ string) {
+		t.Helper()
+		if _, err := db.Exec("ALTER TABLE tt MODIFY x " + typ); err != nil {
+			t.Fatal(err)
+		}
+	}
+	alter("VARCHAR(10)")
+	if err := c.check(ctx, table); err != nil {
+		t.Errorf("within the TTL: %v, want the kept verdict", err)
+	}
+	clock = clock.Add(typeCheckTTL)
+	if err := c.check(ctx, table); dperr.KindOf(err) != dperr.Unsupported || !strings.Contains(err.Error(), "t.x (declared real, a backend varchar)") {
+		t.Errorf("after the TTL: %v, want Unsupported naming t.x", err)
+	}
+	alter("DOUBLE")
+	clock = clock.Add(typeCheckTTL)
+	if err := c.check(ctx, table); err != nil {
+		t.Errorf("altered back: %v", err)
 	}
 }

@@ -74,7 +74,7 @@ func serve(ctx context.Context, opts options, stderr io.Writer) error {
 			return err
 		}
 	}
-	if err := checkColumnTypes(ctx, be, cfg.Tables); err != nil {
+	if err := checkColumnTypes(ctx, be, cfg.Tables, log); err != nil {
 		return err
 	}
 	if err := checkVitessWorkload(ctx, be); err != nil {
@@ -121,6 +121,7 @@ func serve(ctx context.Context, opts options, stderr io.Writer) error {
 	executor := exec.New(be, ledger, log)
 	executor.SetStatementTimeout(cfg.Timeouts.Statement.Duration)
 	executor.SetRepeatWindow(cfg.Privacy.RepeatWindow.Duration)
+	executor.SetTableCheck(newTableTypes(be, be.Vitess(ctx), log).check)
 	defer executor.Wait() // the last commits, before the ledger closes
 	engine, err := proxy.NewEngine(cfg, executor, ledger, log)
 	if err != nil {
@@ -431,47 +432,76 @@ var temporalTypes = map[sqlrewrite.Dialect]map[string]bool{
 // checkColumnTypes refuses, on PostgreSQL and MySQL/MariaDB, a column
 // declared integer or real whose backend column is not numeric, or
 // declared a date or a timestamp whose backend column is neither (text,
-// say). The proxy's reads assume the backend orders and compares the
-// column as the values it declares:
-//   - a window of order statistics is the column sorted by its own
-//     backend order, which must be the order of the clamped values; over
-//     text, '10' sorts before '9' and 'abc' after '9' but clamps to the
-//     lower bound, so one row made the window unsorted and the statement
-//     fail, a failure that depends on the data (an independent review, on
-//     MariaDB);
-//   - a numeric partition-selection key is grouped, bounded per unit and
-//     filtered by the column's own values: over text, MariaDB groups '5'
-//     and '5 ' together (PAD SPACE) and keeps '5' and '05' apart, while
-//     both read as the number 5, so one unit could add to a released
-//     value's count more than its bound allows;
-//   - PostgreSQL reads a date column as CAST(c AS DATE), which on text
-//     fails the statement for a row that holds no date.
-//
-// A column it cannot find (a table created later) is not refused;
-// SQLite's typeless columns are read by their storage class.
-func checkColumnTypes(ctx context.Context, be *backend.Backend, tables []catalog.Table) error {
+// say), as columnTypeProblems finds them, and logs a warning for each
+// table it cannot find (created later: its columns are checked when a
+// statement first uses it, tableTypes). SQLite's typeless columns are read
+// by their storage class.
+func checkColumnTypes(ctx context.Context, be *backend.Backend, tables []catalog.Table, log *slog.Logger) error {
 	vitess := be.Vitess(ctx)
 	var bad []string
 	for _, t := range tables {
-		for _, c := range t.Columns {
-			if !c.Numeric() && !c.Temporal() {
-				continue
-			}
-			typ, ok, err := be.ColumnType(ctx, t.Source, c.Source)
-			if err != nil {
-				return err
-			}
-			switch {
-			case !ok:
-			case c.Numeric() && !numericTypes[typ], c.Temporal() && !temporalTypes[be.Dialect()][typ]:
-				bad = append(bad, fmt.Sprintf("%s.%s (declared %s, a backend %s)", t.Name, c.Name, c.Type, typ))
-			case vitess && typ == "float":
-				bad = append(bad, fmt.Sprintf("%s.%s (a FLOAT column behind Vitess: vtgate merges the shards' sorted rows by the values as MariaDB prints them, to 6 digits, so windows and groups of close values come out of order)", t.Name, c.Name))
-			}
+		problems, missing, err := columnTypeProblems(ctx, be, t, vitess)
+		if err != nil {
+			return err
 		}
+		if missing {
+			log.Warn("table not found in the backend: its column types are checked when a statement first uses it", "table", t.Name, "source", t.Source)
+		}
+		bad = append(bad, problems...)
 	}
 	if len(bad) > 0 {
-		return fmt.Errorf("configuration: %s: a column declared integer or real must be of a numeric type in the backend, and one declared date or timestamp of a date or timestamp type (the proxy sorts and compares the column as the backend does; over text, one row that is no number or no date could make statements fail, a failure that depends on the data); declare it text, or convert the column", strings.Join(bad, "; "))
+		return fmt.Errorf("configuration: %s: %s", strings.Join(bad, "; "), columnTypeRule)
 	}
 	return nil
+}
+
+// columnTypeRule says why columnTypeProblems' columns are refused.
+const columnTypeRule = "a column declared integer or real must be of a numeric type in the backend, and one declared date or timestamp of a date or timestamp type (the proxy compares the column as the values it declares; over text the statements would read other values than the declared ones); declare it text, or convert the column"
+
+// columnTypeProblems lists the columns of t declared integer or real whose
+// backend column is not numeric, and those declared a date or a timestamp
+// whose backend column is neither (text, say), each as "table.column
+// (declared …, a backend …)", on PostgreSQL and MySQL/MariaDB; behind
+// Vitess a FLOAT column too. missing reports that it found none of the
+// columns it checks (a table created later). The fetches
+// are total over such columns (sqlrewrite.Render: PostgreSQL refuses them
+// whatever the rows; MySQL and MariaDB read text as numbers and rank
+// windows by the values read, backend.Snapshot), so the check is a
+// usability aid, not what keeps outcomes independent of the data: over
+// text the statements would read other values than the declared ones
+// ('garbage' as 0), where the analyst should rather learn that the
+// configuration does not match the backend:
+//   - MySQL and MariaDB read '10 apples' as 10 and 'abc' as 0, and group
+//     a numeric partition-selection key by its number ('5' and '05'
+//     together);
+//   - PostgreSQL fails every fetch of a text column declared numeric or a
+//     date, whatever its rows, charged.
+//
+// vitess says the backend is Vitess's vtgate.
+func columnTypeProblems(ctx context.Context, be *backend.Backend, t catalog.Table, vitess bool) (bad []string, missing bool, err error) {
+	if be.Dialect() == sqlrewrite.SQLite {
+		return nil, false, nil
+	}
+	checked, found := 0, 0
+	for _, c := range t.Columns {
+		if !c.Numeric() && !c.Temporal() {
+			continue
+		}
+		typ, ok, err := be.ColumnType(ctx, t.Source, c.Source)
+		if err != nil {
+			return nil, false, err
+		}
+		checked++
+		if ok {
+			found++
+		}
+		switch {
+		case !ok:
+		case c.Numeric() && !numericTypes[typ], c.Temporal() && !temporalTypes[be.Dialect()][typ]:
+			bad = append(bad, fmt.Sprintf("%s.%s (declared %s, a backend %s)", t.Name, c.Name, c.Type, typ))
+		case vitess && typ == "float":
+			bad = append(bad, fmt.Sprintf("%s.%s (a FLOAT column behind Vitess: vtgate merges the shards' sorted rows by the values as MariaDB prints them, to 6 digits, so windows and groups of close values come out of order)", t.Name, c.Name))
+		}
+	}
+	return bad, checked > 0 && found == 0, nil
 }

@@ -41,6 +41,9 @@ type Executor struct {
 	interactive *interactiveStore
 	// statementTimeout bounds Run; 0 means none.
 	statementTimeout time.Duration
+	// tableCheck, if set, may refuse a statement on a table before any
+	// budget is reserved (SetTableCheck).
+	tableCheck func(ctx context.Context, t *catalog.Table) error
 	// repeatWindow is how long a released answer is given again to an
 	// identical statement (answers.go); 0 turns repeated answers off.
 	repeatWindow time.Duration
@@ -56,6 +59,24 @@ type Executor struct {
 // timeout before the first fetch is sent cancels the reservation, one after
 // is charged although nothing is delivered. Call it before Run is used.
 func (e *Executor) SetStatementTimeout(d time.Duration) { e.statementTimeout = d }
+
+// SetTableCheck makes Run and RunQuery call check with the statement's
+// table before they reserve budget or read data: an error from it is the
+// statement's, and nothing is charged (the proxy checks there that the
+// backend's column types still match their declarations). check must
+// depend only on the table and the backend's schema, never on its rows.
+// Call it before Run is used.
+func (e *Executor) SetTableCheck(check func(ctx context.Context, t *catalog.Table) error) {
+	e.tableCheck = check
+}
+
+// checkTable runs the table check of SetTableCheck, if any.
+func (e *Executor) checkTable(ctx context.Context, t *catalog.Table) error {
+	if e.tableCheck == nil || t == nil {
+		return nil
+	}
+	return e.tableCheck(ctx, t)
+}
 
 // Wait returns when every commit of a statement already answered has been
 // written to the ledger (or has failed); call it before closing the ledger.
@@ -158,6 +179,9 @@ func (r *Result) conform(types []planner.ResultType) error {
 func (e *Executor) run(ctx context.Context, user string, plan *planner.Plan, src noise.Source) (*Result, error) {
 	ctx, cancel := e.bounded(ctx)
 	defer cancel()
+	if err := e.checkTable(ctx, plan.Table); err != nil {
+		return nil, err
+	}
 	if plan.Interactive != nil {
 		return e.runInteractive(ctx, user, plan, src)
 	}

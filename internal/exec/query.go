@@ -24,6 +24,12 @@ import (
 func (e *Executor) RunQuery(ctx context.Context, user string, qp *planner.QueryPlan, src noise.Source) (*Result, error) {
 	ctx, cancel := e.bounded(ctx)
 	defer cancel()
+	if spendsOwnBudget(qp) {
+		// Run checks the statements it pays for.
+		if err := e.checkTable(ctx, qp.Table); err != nil {
+			return nil, err
+		}
+	}
 	run := e.runQuery
 	if e.repeatWindow > 0 && spendsOwnBudget(qp) {
 		run = e.runRepeatableQuery
