@@ -77,7 +77,8 @@ import (
 // m keys, whatever their values (text of any content or collation is
 // never hashed: only integers are), exactly as the kept rows are a
 // uniformly random subset of its rows. gpos numbers a text key's values
-// character for character (exactText), as KeyCounts groups them, so a
+// character for character (exactText) and a numeric key's by their
+// numbers (exactNumber), as KeyCounts groups them, so a
 // unit keeps at most MaxGroups of the keys a KeyCounts fetch returns, and
 // at most MaxRows rows of each. With MaxRows = 1, a
 // KeyCounts fetch counts the distinct units that kept each key: one
@@ -162,12 +163,15 @@ func (r *renderer) unitFrom(u *UnitBound, table string, renderConds func() ([]st
 		if err != nil {
 			return "", err
 		}
-		key := c
+		// The keys KeyCounts counts: a text key's spellings, a numeric
+		// key's numbers as exactNumber reads them. Grouped by the column
+		// itself, a column declared integer but of type text in the
+		// backend (MySQL and MariaDB read it as numbers) made '5' and
+		// '05' two groups of one unit, both counted toward the key 5.
+		key := r.exactText(c)
 		present = c + " IS NOT NULL"
 		if u.KeyNumeric {
-			present = r.readable(c)
-		} else {
-			key = r.exactText(c) // the keys KeyCounts counts, one per spelling
+			key, present = r.exactNumber(c), r.readable(c)
 		}
 		group = "DENSE_RANK() OVER (PARTITION BY " + unit + " ORDER BY " + key + ") AS " + q(unitGroupColumn) + ", "
 		partition = unit + ", " + key

@@ -1,6 +1,8 @@
 package sqlrewrite_test
 
 import (
+	"fmt"
+	"maps"
 	"testing"
 
 	"github.com/dpproxy/dpproxy/internal/catalog"
@@ -70,5 +72,49 @@ func TestTextDateColumnOnPostgres(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestTextNumericKeyUnitBoundingOnMariaDB: on MariaDB a private key
+// declared integer but of type VARCHAR in the backend is read as numbers
+// ('5', '05' and '5.0' all as 5): a unit adds at most 1 to each key of a
+// KeyCounts fetch at k = 1. The bounding grouped the unit's rows by the
+// stored text, and one unit holding the three spellings counted 3 toward
+// the key 5.
+func TestTextNumericKeyUnitBoundingOnMariaDB(t *testing.T) {
+	db := testdb.MySQL(t)
+	for _, s := range []string{
+		"CREATE TABLE dp_tkeys (u INT, f VARCHAR(10), x DOUBLE)",
+		"INSERT INTO dp_tkeys VALUES (1, '5', 1), (1, '05', 2), (1, '5.0', 3), (2, '5', 4), (2, '7', 5), (3, 'abc', 6)",
+	} {
+		if _, err := db.Exec(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	u := &sqlrewrite.UnitBound{Column: "u", MaxRows: 1, Order: []string{"x", "f"}, Salt: fmt.Sprintf("%032x", 5),
+		Key: "f", KeyNumeric: true, MaxGroups: 3}
+	q, args, err := sqlrewrite.Render(sqlrewrite.Fetch{Table: "dp_tkeys", Unit: u, Keys: &sqlrewrite.KeyCounts{Column: "f", Numeric: true}}, sqlrewrite.MySQL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := db.Query(q, args...)
+	if err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	defer rows.Close()
+	got := map[float64]int64{}
+	for rows.Next() {
+		var v float64
+		var n int64
+		if err := rows.Scan(&v, &n); err != nil {
+			t.Fatal(err)
+		}
+		got[v] += n
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if want := map[float64]int64{5: 2, 7: 1, 0: 1}; !maps.Equal(got, want) {
+		t.Errorf("units per key %v, want %v (one per unit and key)", got, want)
 	}
 }
