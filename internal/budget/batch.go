@@ -49,6 +49,9 @@ type request struct {
 	// done receives the outcome; for a Reserve, id is then its number.
 	done chan error
 	id   int64
+	// abandoned is set, under the batcher's mutex, when the caller left
+	// submit before the outcome was delivered (deliver).
+	abandoned bool
 }
 
 // reserveRequest is what Reserve was asked.
@@ -74,8 +77,13 @@ type batcher struct {
 	delayed bool
 }
 
-// submit queues req and waits for its outcome or for ctx to end. A request
-// whose caller gave up still runs: a Reserve then stays counted as spent.
+// submit queues req and waits for its outcome or for ctx to end. When ctx
+// ends first, the request is taken out of the queue if no batch has taken
+// it yet (it never runs: a Commit leaves its reservation spent, a Reserve
+// charges nothing), and otherwise marked abandoned, so that the batch
+// cancels the reservation it grants for an abandoned Reserve (deliver): its
+// caller never held it, so no data can have been read for it. An outcome
+// delivered before the caller gave up is returned as if ctx had not ended.
 func (l *Ledger) submit(ctx context.Context, req *request) error {
 	if err := ctx.Err(); err != nil {
 		return ledgerError(err)
@@ -98,7 +106,53 @@ func (l *Ledger) submit(ctx context.Context, req *request) error {
 	case err := <-req.done:
 		return err
 	case <-ctx.Done():
-		return ledgerError(ctx.Err())
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	select {
+	case err := <-req.done:
+		return err
+	default:
+	}
+	if i := slices.Index(b.queue, req); i >= 0 {
+		b.queue = slices.Delete(b.queue, i, i+1)
+	} else {
+		req.abandoned = true
+	}
+	return ledgerError(ctx.Err())
+}
+
+// deliver hands req its outcome, unless its caller abandoned it; it
+// reports whether req is an abandoned Reserve that was granted, which the
+// caller of deliver must then cancel (cancelAbandoned).
+func (l *Ledger) deliver(req *request, err error) (orphan bool) {
+	b := &l.batch
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if req.abandoned {
+		return req.reserve != nil && err == nil
+	}
+	req.done <- err
+	return false
+}
+
+// cancelAbandoned cancels, each in a transaction of its own, the reservations
+// granted to Reserves whose callers gave up. No caller ever held them, so
+// none can be committed or used to read data. If the cancellation fails,
+// or the process dies before it, they stay reserved: spent, the safe side.
+func (l *Ledger) cancelAbandoned(orphans []*request) {
+	if len(orphans) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), batchTimeout)
+	defer cancel()
+	for _, req := range orphans {
+		r := &Reservation{ledger: l, id: req.id, accounts: req.reserve.sorted, cost: req.reserve.cost}
+		if _, err := r.cancel(ctx, nil); err != nil {
+			l.orphansStranded.Add(1)
+			continue
+		}
+		l.orphansCancelled.Add(1)
 	}
 }
 
@@ -146,19 +200,19 @@ func (l *Ledger) runBatch(batch []*request) {
 	err := l.inTx(ctx, func(tx *sql.Tx) error {
 		return l.batchTx(ctx, tx, batch, outcomes)
 	})
-	if errors.Is(err, errStaleCommit) {
-		for _, req := range batch {
-			req.done <- l.runAlone(ctx, req)
-		}
-		return
-	}
+	var orphans []*request
 	for i, req := range batch {
-		if err != nil {
-			req.done <- ledgerError(err)
-			continue
+		switch {
+		case errors.Is(err, errStaleCommit):
+			outcomes[i] = l.runAlone(ctx, req)
+		case err != nil:
+			outcomes[i] = ledgerError(err)
 		}
-		req.done <- outcomes[i]
+		if l.deliver(req, outcomes[i]) {
+			orphans = append(orphans, req)
+		}
 	}
+	l.cancelAbandoned(orphans)
 }
 
 // runAlone runs one request in a transaction of its own.

@@ -19,11 +19,15 @@ const maxNameLen = 255
 // concurrent use, and any number of Ledgers, in one process or in several,
 // may share a database.
 type Ledger struct {
-	db       *sql.DB
-	dialect  Dialect
-	retries  atomic.Int64
-	batches  atomic.Int64
-	onCommit func(Charge)
+	db      *sql.DB
+	dialect Dialect
+	retries atomic.Int64
+	batches atomic.Int64
+	// orphansCancelled and orphansStranded count the reservations granted
+	// to abandoned Reserves (batch.go) that were cancelled, and that could
+	// not be and stay spent.
+	orphansCancelled, orphansStranded atomic.Int64
+	onCommit                          func(Charge)
 	// batch queues Reserves and Commits for group commit (batch.go).
 	batch batcher
 }
@@ -61,6 +65,14 @@ func (l *Ledger) Retries() int64 { return l.retries.Load() }
 // Batches returns how many group-commit transactions (batch.go) ran since
 // Open, each settling one or more Reserves and Commits, for metrics and tests.
 func (l *Ledger) Batches() int64 { return l.batches.Load() }
+
+// Abandoned returns how many reservations were granted since Open to
+// Reserves whose callers had given up (their contexts ended while the
+// request waited for its batch) and then cancelled, and how many of them
+// could not be cancelled and stay spent, for metrics and tests.
+func (l *Ledger) Abandoned() (cancelled, stranded int64) {
+	return l.orphansCancelled.Load(), l.orphansStranded.Load()
+}
 
 // SetLimit creates the account with the given limit, or changes the limit of
 // an existing account and keeps what it has used: lowering a limit below the

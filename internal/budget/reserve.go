@@ -44,9 +44,10 @@ func (r *Reservation) Accounts() []string { return slices.Clone(r.accounts) }
 // The reservation counts as spent until Cancel releases it: if neither Commit
 // nor Cancel is ever called, it stays spent. Concurrent Reserves and Commits
 // share transactions (batch.go); if ctx ends while the request waits for
-// its batch, Reserve returns the context's error and a reservation the
-// batch then grants stays spent, never to be settled: the caller's
-// cancellation can overcharge, never undercharge.
+// its batch, Reserve returns the context's error and charges nothing: a
+// reservation the batch grants for it anyway is cancelled by the ledger
+// (or, if that fails or the process dies first, stays spent: the
+// caller's cancellation can overcharge, never undercharge).
 func (l *Ledger) Reserve(ctx context.Context, accounts []string, cost Cost, memo string) (*Reservation, error) {
 	if len(accounts) == 0 {
 		return nil, invalid("a reservation needs at least one account")
@@ -73,8 +74,10 @@ func (l *Ledger) Reserve(ctx context.Context, accounts []string, cost Cost, memo
 // Commit marks the reservation as spent for good: the answer it paid for was
 // released, or data was read. It fails with an error wrapping ErrSettled if
 // the reservation was already committed or cancelled. A Commit that fails
-// leaves the reservation counted as spent, so the caller may pass a context
-// that outlives the client (context.WithoutCancel) to keep History accurate.
+// leaves the reservation counted as spent (if ctx ends while the Commit
+// waits for its batch, it may still be written, or never be), so the
+// caller may pass a context that outlives the client
+// (context.WithoutCancel) to keep History accurate.
 func (r *Reservation) Commit(ctx context.Context) error {
 	l := r.ledger
 	err := l.submit(ctx, &request{commit: r, now: time.Now().UnixMicro()})
