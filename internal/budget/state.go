@@ -167,3 +167,72 @@ func swapOutcome(err error) (bool, error) {
 	}
 	return true, nil
 }
+
+// likePrefix returns the LIKE pattern, with escape character '!', of the
+// keys that begin with prefix.
+func likePrefix(prefix string) string {
+	return strings.NewReplacer("!", "!!", "%", "!%", "_", "!_").Replace(prefix) + "%"
+}
+
+// StateUsage returns how many values are stored under keys that begin
+// with prefix (not empty) and were last written at or after since, and their total
+// size in bytes.
+func (l *Ledger) StateUsage(ctx context.Context, prefix string, since time.Time) (count, size int64, err error) {
+	if err := validName("state key prefix", prefix); err != nil {
+		return 0, 0, err
+	}
+	err = l.inTx(ctx, func(tx *sql.Tx) error {
+		return l.queryRow(ctx, tx, "SELECT COUNT(*), COALESCE(SUM(LENGTH(state_value)), 0) FROM dpproxy_state WHERE state_key LIKE ? ESCAPE '!' AND updated_at >= ?",
+			likePrefix(prefix), since.UnixMicro()).Scan(&count, &size)
+	})
+	if err != nil {
+		return 0, 0, ledgerError(err)
+	}
+	return count, size, nil
+}
+
+// DeleteStaleStates deletes at most limit of the values stored under keys
+// that begin with prefix (not empty) and were last written before before, and returns
+// how many it deleted. A value written again meanwhile (a swap or a Put at
+// or after before) is kept: the deletion is conditional on the time of the
+// last write, in the same statement.
+func (l *Ledger) DeleteStaleStates(ctx context.Context, prefix string, before time.Time, limit int) (int64, error) {
+	if err := validName("state key prefix", prefix); err != nil {
+		return 0, err
+	}
+	if limit <= 0 {
+		return 0, nil
+	}
+	var deleted int64
+	err := l.inTx(ctx, func(tx *sql.Tx) error {
+		rows, err := l.query(ctx, tx, "SELECT state_key FROM dpproxy_state WHERE state_key LIKE ? ESCAPE '!' AND updated_at < ? LIMIT ?",
+			likePrefix(prefix), before.UnixMicro(), limit)
+		if err != nil {
+			return err
+		}
+		var keys []any
+		for rows.Next() {
+			var k string
+			if err := rows.Scan(&k); err != nil {
+				rows.Close()
+				return err
+			}
+			keys = append(keys, k)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil || len(keys) == 0 {
+			return err
+		}
+		res, err := l.exec(ctx, tx, "DELETE FROM dpproxy_state WHERE updated_at < ? AND state_key IN ("+placeholders(len(keys))+")",
+			append([]any{before.UnixMicro()}, keys...)...)
+		if err != nil {
+			return err
+		}
+		deleted, err = res.RowsAffected()
+		return err
+	})
+	if err != nil {
+		return 0, ledgerError(err)
+	}
+	return deleted, nil
+}
