@@ -12,7 +12,7 @@ import (
 
 // maxMemoLen bounds the memo kept with a reservation, in bytes; a longer memo
 // is truncated.
-const maxMemoLen = 4096
+const maxMemoLen = 512
 
 // Reservation is budget reserved by Reserve and not yet settled. Exactly one
 // Commit or Cancel settles it; both check the ledger, so a second call fails
@@ -39,7 +39,8 @@ func (r *Reservation) Accounts() []string { return slices.Clone(r.accounts) }
 // dperr.BudgetExhausted error naming the remaining budget of the first
 // account, in the order given, that cannot pay, and with an error wrapping
 // ErrUnknownAccount when an account does not exist. memo is kept for
-// auditors (truncated to 4096 bytes).
+// auditors (truncated to maxMemoLen, 512 bytes: one row per statement
+// stays small whatever labels the client writes).
 //
 // The reservation counts as spent until Cancel releases it: if neither Commit
 // nor Cancel is ever called, it stays spent. Concurrent Reserves and Commits
