@@ -48,13 +48,30 @@ import (
 // part in the key without anyone remembering to add it.
 //
 // The answers live in the ledger's state storage (budget.Ledger state
-// under "answer:" + the key's hex), so every proxy sharing the ledger
-// agrees. One writer: an answer is stored with an insert-if-absent (or,
+// under "answer:" + the answer space's tag + ":" + the key's hex), so
+// every proxy sharing the ledger agrees. One writer: an answer is stored with an insert-if-absent (or,
 // replacing an expired one, a compare-and-swap from the expired bytes)
 // and released only if that write succeeded; a statement that loses the
 // race discards its own answer unreleased and returns the winner's. Within
 // one process, identical statements wait for each other (a mutex per key),
 // so only statements racing from different proxies ever pay twice.
+//
+// Bounds. The ledger is shared by every analyst, so what one analyst can
+// make it store is bounded. An answer space is the answers one analyst
+// stored on tables without a table cap, or those of one table with a
+// table cap. Before it stores an answer, a statement deletes up to
+// answerSweep answers of any space last written more than a window ago
+// (expired: no statement repeats them), a deletion that keeps an answer
+// written again meanwhile (budget.Ledger.DeleteStaleStates); and it
+// stores its answer only if its space then holds, written within the
+// window, fewer than maxSpaceAnswers answers and at most maxSpaceBytes
+// bytes with it (checked before the write, so concurrent statements of
+// one space may overshoot by one answer each). An answer not stored is
+// still released and paid; an identical statement is then answered afresh
+// and paid again, so neither bound lets noise be averaged away. Stale
+// answers are deleted at least answerSweep times as fast as a space can
+// store new ones, so the ledger holds about two windows' worth of each
+// space's bounds at most.
 type answerStore struct {
 	mu    sync.Mutex
 	locks map[string]*keyLock
@@ -68,10 +85,18 @@ type keyLock struct {
 	users int
 }
 
-// maxStoredAnswer bounds the bytes of a stored answer: 4 MiB, MySQL's
-// default max_allowed_packet (MariaDB's is 16 MiB), with room for the
-// statement around it.
-const maxStoredAnswer = 3 << 20
+// maxSpaceBytes bounds the bytes an answer space stores within a window,
+// and so the bytes of one stored answer (well under 4 MiB, MySQL's
+// default max_allowed_packet).
+const maxSpaceBytes = 1 << 20
+
+// maxSpaceAnswers bounds the answers an answer space stores within a
+// window.
+const maxSpaceAnswers = 256
+
+// answerSweep is how many expired answers a statement deletes, at most,
+// before it stores its own.
+const answerSweep = 8
 
 // answerKeyPrefix begins the ledger state keys of repeated answers.
 const answerKeyPrefix = "answer:"
@@ -225,32 +250,63 @@ func (e *Executor) repeated(ctx context.Context, key string, fresh func() (*Resu
 	if err != nil {
 		return nil, dperr.Wrap(dperr.Internal, err, "internal error: cannot record the answer")
 	}
-	if len(value) > maxStoredAnswer {
-		// Released and paid, but not kept: a ledger on MySQL refuses a
-		// value above its max_allowed_packet, and the statement would
-		// fail after paying, again at every retry.
-		res.Warnings = append(res.Warnings, note(fmt.Sprintf("this answer (%d bytes stored) is larger than the %d bytes the repeat window keeps: an identical statement is answered afresh and paid", len(value), maxStoredAnswer)))
+	// The answer is paid for: from here on the statement's context no
+	// longer decides whether it is recorded.
+	settle := context.WithoutCancel(ctx)
+	if why := e.roomFor(settle, key, len(value)); why != "" {
+		// Released and paid, but not kept.
+		res.Warnings = append(res.Warnings, note(why+": an identical statement is answered afresh and paid"))
 		return res, nil
 	}
-	swapped, err := e.ledger.SwapState(context.WithoutCancel(ctx), key, old, value)
-	if err != nil {
-		return nil, dperr.Wrap(dperr.Internal, err, "internal error: the answer could not be recorded; its budget is spent")
+	for range maxStoreAttempts {
+		swapped, err := e.ledger.SwapState(settle, key, old, value)
+		if err != nil {
+			return nil, dperr.Wrap(dperr.Internal, err, "internal error: the answer could not be recorded; its budget is spent")
+		}
+		if swapped {
+			return res, nil
+		}
+		// Another proxy stored an answer first: release that one, never
+		// ours, even if the window has passed meanwhile (it replaced the
+		// one this statement found, so it is the newest released answer;
+		// handing it out again reveals nothing new). If there is none,
+		// the expired answer this statement found was deleted meanwhile:
+		// store ours as the first.
+		old, stored, err = e.loadAnswer(settle, key)
+		if err != nil {
+			return nil, err
+		}
+		if stored != nil {
+			return replay(stored)
+		}
 	}
-	if swapped {
-		return res, nil
+	return nil, dperr.New(dperr.Internal, "internal error: the answer could not be recorded (identical statements of other proxies kept replacing it); its budget is spent")
+}
+
+// maxStoreAttempts bounds the swaps of one statement's answer.
+const maxStoreAttempts = 4
+
+// roomFor deletes up to answerSweep expired answers, then returns why an
+// answer of size bytes under key is not to be stored, or "" if its answer
+// space has room for it (the bounds above). A ledger failure of the sweep
+// or the count is logged; the answer is then not stored.
+func (e *Executor) roomFor(ctx context.Context, key string, size int) string {
+	if size > maxSpaceBytes {
+		return fmt.Sprintf("this answer (%d bytes stored) is larger than the %d bytes the repeat window keeps", size, maxSpaceBytes)
 	}
-	// Another proxy stored an answer first: release that one, never ours,
-	// even if the window has passed meanwhile (it replaced the one this
-	// statement found, so it is the newest released answer; handing it
-	// out again reveals nothing new).
-	_, stored, err = e.loadAnswer(ctx, key)
-	if err != nil {
-		return nil, err
+	cutoff := time.Now().Add(-e.repeatWindow)
+	if _, err := e.ledger.DeleteStaleStates(ctx, answerKeyPrefix, cutoff, answerSweep); err != nil {
+		e.log.Error("deleting expired repeated answers failed", "err", err)
 	}
-	if stored == nil {
-		return nil, dperr.New(dperr.Internal, "internal error: the answer of a concurrent identical statement vanished; this statement's budget is spent")
+	n, bytes, err := e.ledger.StateUsage(ctx, answerSpace(key), cutoff)
+	switch {
+	case err != nil:
+		e.log.Error("counting stored repeated answers failed; the answer is not kept", "err", err)
+		return "the repeat window could not record this answer"
+	case n >= maxSpaceAnswers || bytes+int64(size) > maxSpaceBytes:
+		return fmt.Sprintf("the repeat window keeps at most %d answers and %d bytes per analyst (per table, on a table with a table cap), and holds %d answers and %d bytes", maxSpaceAnswers, maxSpaceBytes, n, bytes)
 	}
-	return replay(stored)
+	return ""
 }
 
 // loadAnswer returns the stored bytes and answer under key (nil, nil when
@@ -313,25 +369,41 @@ func answerKey(plan *planner.Plan, owner string) (string, error) {
 	for i := range canon.Outputs {
 		canon.Outputs[i].Label = "" // the client's alias or spelling
 	}
-	return canonicalKey("plan", canon, owner)
+	return canonicalKey("plan", canon, owner, plan.Table.Name)
 }
 
 // queryAnswerKey returns the ledger state key of the answers of a RunQuery
 // statement released to owner.
 func queryAnswerKey(qp *planner.QueryPlan, owner string) (string, error) {
-	return canonicalKey("query", *qp, owner)
+	return canonicalKey("query", *qp, owner, qp.Table.Name)
 }
 
 // canonicalKey hashes the kind, the owner and the canonical encoding of v
-// (lengths first: no two (kind, owner, v) encode alike).
-func canonicalKey(kind string, v any, owner string) (string, error) {
+// (lengths first: no two (kind, owner, v) encode alike), after the tag of
+// its answer space: the owner's, or for answers shared by every analyst
+// (owner ""), the table's.
+func canonicalKey(kind string, v any, owner, table string) (string, error) {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "%s owner %d:%s;", kind, len(owner), owner)
 	if err := encodeCanonical(&b, reflect.ValueOf(v), 0); err != nil {
 		return "", err
 	}
 	sum := sha256.Sum256(b.Bytes())
-	return answerKeyPrefix + hex.EncodeToString(sum[:]), nil
+	space := fmt.Sprintf("user %d:%s", len(owner), owner)
+	if owner == "" {
+		space = fmt.Sprintf("table %d:%s", len(table), table)
+	}
+	tag := sha256.Sum256([]byte(space))
+	return answerKeyPrefix + hex.EncodeToString(tag[:spaceTagLen]) + ":" + hex.EncodeToString(sum[:]), nil
+}
+
+// spaceTagLen is the bytes of an answer space's tag in its keys: two
+// spaces that share a tag (by chance) only share their bounds.
+const spaceTagLen = 8
+
+// answerSpace returns the prefix of the keys of key's answer space.
+func answerSpace(key string) string {
+	return key[:len(answerKeyPrefix)+2*spaceTagLen+1]
 }
 
 // maxCanonicalDepth bounds the nesting encodeCanonical follows (a cycle
