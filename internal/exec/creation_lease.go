@@ -79,7 +79,12 @@ func holdCreation(ctx context.Context, ledger *budget.Ledger, claim string, res 
 		if !ok {
 			old = nil
 		}
-		swapped, err := ledger.SwapState(ctx, l.key, old, mine)
+		// The swap outlives ctx: a lease it stores is then held by this
+		// creation and ended by settle (a statement ending at that moment
+		// left it stored but unknown to its creation, which was then
+		// committed although it read nothing, and stalled the claim's
+		// waiters for a lease).
+		swapped, err := ledger.SwapState(l.ctx, l.key, old, mine)
 		if err != nil {
 			close(l.done)
 			return l, err

@@ -81,12 +81,17 @@ func (st *interactiveStore) takeTestTurn(ctx context.Context, stateKey string) (
 		if err != nil {
 			return nil, err
 		}
+		// The swap outlives ctx: a turn it stores is returned, for the
+		// caller to release (a statement ending at that moment left the
+		// turn stored but held by no one, stalling every proxy's tests
+		// for a whole lease).
 		taken := false
+		detached := context.WithoutCancel(ctx)
 		switch {
 		case !ok:
-			taken, err = st.ledger.SwapState(ctx, turnKey, nil, mine)
+			taken, err = st.ledger.SwapState(detached, turnKey, nil, mine)
 		case string(held) == freeTurn || st.watches.expired(turnKey, held, time.Now(), st.turnLease):
-			taken, err = st.ledger.SwapState(ctx, turnKey, held, mine)
+			taken, err = st.ledger.SwapState(detached, turnKey, held, mine)
 		}
 		if err != nil {
 			return nil, err
