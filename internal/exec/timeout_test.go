@@ -102,3 +102,54 @@ func TestStatementTimeout(t *testing.T) {
 		})
 	}
 }
+
+// TestTimeoutWaitingForTheLedgerIsFree: a statement whose timeout ends it
+// while its reservation waits for the ledger (another transaction holds
+// the ledger's lock) fails with 3024 and costs nothing, once the ledger is
+// free again: it read no data (the reservation the ledger grants for it
+// afterwards was kept, spent, before).
+func TestTimeoutWaitingForTheLedgerIsFree(t *testing.T) {
+	f := newAnswersFixture(t)
+	ctx := context.Background()
+	ledgerDB := testdb.SQLite(t)
+	l, err := budget.Open(ctx, ledgerDB, budget.SQLite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.SetLimit(ctx, "user:a", budget.Cost{Epsilon: 1}); err != nil {
+		t.Fatal(err)
+	}
+	e := New(f.back, l, nil)
+	e.SetStatementTimeout(200 * time.Millisecond)
+	t.Cleanup(e.Wait)
+	conn, err := ledgerDB.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		t.Fatal(err)
+	}
+	_, err = e.Run(ctx, "a", f.plan(t, repeatQuery, 0.25), rand.NewChaCha8([32]byte{}))
+	if dperr.KindOf(err) != dperr.Timeout {
+		t.Fatalf("Run: %v, want a timeout", err)
+	}
+	if _, err := conn.ExecContext(ctx, "COMMIT"); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		h, err := l.History(ctx, "user:a", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(h) == 1 && h[0].State == budget.Cancelled {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("history %+v, want the granted reservation cancelled", h)
+		}
+	}
+	if rem, err := l.Remaining(ctx, "user:a"); err != nil || rem.Epsilon != 1 {
+		t.Errorf("remaining ε = %v (%v) after a statement that read no data; want 1", rem.Epsilon, err)
+	}
+}
