@@ -140,7 +140,7 @@ func TestRepeatWindowBoundsAnalystStorage(t *testing.T) {
 func TestRepeatWindowDeletesExpiredAnswers(t *testing.T) {
 	for _, b := range ledgerBackends {
 		t.Run(b.dialect.String(), func(t *testing.T) {
-			const window = 300 * time.Millisecond
+			const window = 2 * time.Second // well over three statements, even under -race
 			e, cat, l := newBoundsExecutor(t, b.dialect, b.dsn(t), window)
 			for i := range 3 {
 				groupedStatement(t, e, cat, i)
@@ -148,7 +148,7 @@ func TestRepeatWindowDeletesExpiredAnswers(t *testing.T) {
 			if n, _ := storedAnswers(t, l); n != 3 {
 				t.Fatalf("%d answers stored, want 3", n)
 			}
-			time.Sleep(window + 100*time.Millisecond)
+			time.Sleep(window + 200*time.Millisecond)
 			groupedStatement(t, e, cat, 50)
 			if n, _ := storedAnswers(t, l); n != 1 {
 				t.Errorf("%d answers stored after the window, want only the newest", n)
