@@ -517,12 +517,11 @@ func (r *renderer) readable(col string) string {
 // bound, t is the bounded subquery of unitFrom and extra applies to the
 // rows it keeps.
 func (r *renderer) from(f Fetch, extra string) (string, error) {
-	table, err := r.source(f)
-	if err != nil {
-		return "", err
-	}
-	// The conditions are rendered where their text goes: a placeholder's
-	// argument is appended when it is rendered, in textual order.
+	// The source (its derived columns) and the conditions are rendered
+	// where their text goes: a placeholder's argument is appended when it
+	// is rendered, in textual order, and with a unit bound the group key
+	// comes before the source.
+	renderSource := func() (string, error) { return r.source(f) }
 	renderConds := func() ([]string, error) {
 		var conds []string
 		for _, c := range f.Filter {
@@ -542,7 +541,11 @@ func (r *renderer) from(f Fetch, extra string) (string, error) {
 		return conds, nil
 	}
 	if f.Unit != nil {
-		return r.unitFrom(f.Unit, table, renderConds, extra)
+		return r.unitFrom(f.Unit, renderSource, renderConds, extra)
+	}
+	table, err := renderSource()
+	if err != nil {
+		return "", err
 	}
 	conds, err := renderConds()
 	if err != nil {

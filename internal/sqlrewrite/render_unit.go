@@ -128,9 +128,11 @@ const maxUnitGroupCells = 1 << 50
 const unitSaltDigits = 32
 
 // unitFrom renders the FROM clause of a unit-bounded fetch (see UnitBound)
-// with the conditions renderConds renders (filter and predicate) inside,
-// and Within and extra outside.
-func (r *renderer) unitFrom(u *UnitBound, table string, renderConds func() ([]string, error), extra string) (string, error) {
+// over the table renderSource renders, with the conditions renderConds
+// renders (filter and predicate) inside, and Within and extra outside.
+// Both are called where their text goes, after the group key, so that
+// their bind arguments follow the group key's in textual order.
+func (r *renderer) unitFrom(u *UnitBound, renderSource func() (string, error), renderConds func() ([]string, error), extra string) (string, error) {
 	if u.MaxRows < 1 || len(u.Order) == 0 || len(u.Salt) != unitSaltDigits || strings.Trim(u.Salt, "0123456789abcdef") != "" {
 		return "", fmt.Errorf("sqlrewrite: unit bound needs max rows ≥ 1, order columns and a %d-digit hex salt", unitSaltDigits)
 	}
@@ -150,8 +152,9 @@ func (r *renderer) unitFrom(u *UnitBound, table string, renderConds func() ([]st
 	// literals keep the placeholders in textual order.
 	key := r.unitKey("'"+u.Salt+"'", unit, pos)
 	// Rendered in textual order (placeholders): the group key where the
-	// inner select names it and partitions by it, then the conditions, then
-	// the group key again in the WHERE.
+	// inner select names it and partitions by it, then the source (its
+	// derived columns), then the conditions, then the group key again in
+	// the WHERE.
 	partition, group := unit, ""
 	grouped := len(u.Groups) > 0 || u.Key != ""
 	var present string // the private key's presence, inside
@@ -188,6 +191,10 @@ func (r *renderer) unitFrom(u *UnitBound, table string, renderConds func() ([]st
 			return "", err
 		}
 		partition = unit + ", " + g
+	}
+	table, err := renderSource()
+	if err != nil {
+		return "", err
 	}
 	conds, err := renderConds()
 	if err != nil {
