@@ -18,7 +18,8 @@ import (
 // that read back as the exact float64 or int64; dates and timestamps (date
 // keys and conditions, dates.go) are written by the proxy from day or
 // second numbers as literals of the fixed shape 'YYYY-MM-DD[ HH:MM:SS]';
-// strings are always bind arguments.
+// strings are always bind arguments, each bound where its placeholder
+// ends up in the text, whatever order the text was assembled in (bind).
 //
 // Totality (DESIGN.md §2: whether a statement answers, errors or returns NULL
 // never depends on private data except through a released noisy value).
@@ -109,7 +110,7 @@ func Render(f Fetch, d Dialect) (query string, args []any, err error) {
 			return "", nil, err
 		}
 		if ok {
-			return query, r.args, nil
+			return r.bind(query)
 		}
 	}
 	switch {
@@ -139,20 +140,72 @@ func Render(f Fetch, d Dialect) (query string, args []any, err error) {
 	if err != nil {
 		return "", nil, err
 	}
-	return query, r.args, nil
+	return r.bind(query)
 }
 
 // renderer accumulates the bind arguments of one fetch.
 type renderer struct {
 	spec    dialectSpec
 	dialect Dialect
-	args    []any
+	// args are the bind arguments in the order arg took them, which need
+	// not be their order in the text (bind).
+	args []any
 }
 
-// arg adds a bind argument and returns its placeholder.
+// argMark delimits the mark arg writes where a placeholder goes: NUL, which
+// no identifier holds (dialectSpec.ident refuses it) and no literal the
+// renderer writes holds (strings are bind arguments).
+const argMark = "\x00"
+
+// arg adds a bind argument and returns a mark (its index between two
+// argMarks) that bind replaces by a placeholder. The text of a fetch may
+// therefore be assembled in any order, and a fragment holding marks used
+// more than once: which argument each placeholder binds is decided by
+// where its mark ends up in the text, not by when arg was called.
 func (r *renderer) arg(v any) string {
 	r.args = append(r.args, v)
-	return r.spec.placeholder(len(r.args))
+	return argMark + strconv.Itoa(len(r.args)-1) + argMark
+}
+
+// bind replaces the marks of arg in query by the dialect's placeholders
+// and returns the text with the arguments in the order the dialect binds
+// them: with ? (MySQL, SQLite) one argument per mark in textual order, a
+// mark that occurs twice binding its argument twice; with $n (PostgreSQL)
+// the arguments numbered by their first occurrence, a repeated mark
+// repeating its number. An argument whose mark is not in the text, or a
+// malformed mark, is an error (a bug in the renderer).
+func (r *renderer) bind(query string) (string, []any, error) {
+	parts := strings.Split(query, argMark)
+	if len(parts)%2 == 0 {
+		return "", nil, errors.New("sqlrewrite: unpaired bind argument mark")
+	}
+	var b strings.Builder
+	b.Grow(len(query))
+	var args []any
+	// The position in args of each argument's last placement; 0 until it
+	// is placed.
+	placed := make([]int, len(r.args))
+	for i, p := range parts {
+		if i%2 == 0 {
+			b.WriteString(p)
+			continue
+		}
+		k, err := strconv.Atoi(p)
+		if err != nil || k < 0 || k >= len(r.args) || strconv.Itoa(k) != p {
+			return "", nil, fmt.Errorf("sqlrewrite: bad bind argument mark %q", p)
+		}
+		if placed[k] == 0 || !r.spec.numbered {
+			args = append(args, r.args[k])
+			placed[k] = len(args)
+		}
+		b.WriteString(r.spec.placeholder(placed[k]))
+	}
+	for k, n := range placed {
+		if n == 0 {
+			return "", nil, fmt.Errorf("sqlrewrite: bind argument %d is not in the text", k)
+		}
+	}
+	return b.String(), args, nil
 }
 
 func (r *renderer) summary(f Fetch) (string, error) {
@@ -517,39 +570,27 @@ func (r *renderer) readable(col string) string {
 // bound, t is the bounded subquery of unitFrom and extra applies to the
 // rows it keeps.
 func (r *renderer) from(f Fetch, extra string) (string, error) {
-	// The source (its derived columns) and the conditions are rendered
-	// where their text goes: a placeholder's argument is appended when it
-	// is rendered, in textual order, and with a unit bound the group key
-	// comes before the source.
-	renderSource := func() (string, error) { return r.source(f) }
-	renderConds := func() ([]string, error) {
-		var conds []string
-		for _, c := range f.Filter {
-			s, err := r.condition(c)
-			if err != nil {
-				return nil, err
-			}
-			conds = append(conds, s)
+	table, err := r.source(f)
+	if err != nil {
+		return "", err
+	}
+	var conds []string
+	for _, c := range f.Filter {
+		s, err := r.condition(c)
+		if err != nil {
+			return "", err
 		}
-		if f.Boolean != nil {
-			s, err := r.predicate(f.Boolean)
-			if err != nil {
-				return nil, err
-			}
-			conds = append(conds, s)
+		conds = append(conds, s)
+	}
+	if f.Boolean != nil {
+		s, err := r.predicate(f.Boolean)
+		if err != nil {
+			return "", err
 		}
-		return conds, nil
+		conds = append(conds, s)
 	}
 	if f.Unit != nil {
-		return r.unitFrom(f.Unit, renderSource, renderConds, extra)
-	}
-	table, err := renderSource()
-	if err != nil {
-		return "", err
-	}
-	conds, err := renderConds()
-	if err != nil {
-		return "", err
+		return r.unitFrom(f.Unit, table, conds, extra)
 	}
 	if extra != "" {
 		conds = append(conds, extra)

@@ -211,8 +211,6 @@ func (r *renderer) groupedGridSums(f Fetch) (string, error) {
 	if gg.Grid.Ranks != nil {
 		return "", errors.New("sqlrewrite: grouped grid sums cannot take ranks")
 	}
-	// Rendered in text order (keys, index, FROM): a placeholder's argument
-	// is appended when it is rendered.
 	inner, keys, group, err := r.groupedKeys(gg.Dims)
 	if err != nil {
 		return "", err

@@ -102,8 +102,7 @@ func (r *renderer) groupedHistogram(f Fetch) (string, error) {
 
 // groupedKeys renders the keys of a grouped fetch's dimensions for its
 // inner select ("key_i AS g_i"), their names ("g_i") and their GROUP BY
-// positions ("i"), in order (a placeholder's argument is appended when its
-// key is rendered).
+// positions ("i"), in order.
 func (r *renderer) groupedKeys(dims []CellDim) (inner, names, group []string, err error) {
 	for i, d := range dims {
 		key, err := r.groupedKey(d)

@@ -128,11 +128,10 @@ const maxUnitGroupCells = 1 << 50
 const unitSaltDigits = 32
 
 // unitFrom renders the FROM clause of a unit-bounded fetch (see UnitBound)
-// over the table renderSource renders, with the conditions renderConds
-// renders (filter and predicate) inside, and Within and extra outside.
-// Both are called where their text goes, after the group key, so that
-// their bind arguments follow the group key's in textual order.
-func (r *renderer) unitFrom(u *UnitBound, renderSource func() (string, error), renderConds func() ([]string, error), extra string) (string, error) {
+// over table (rendered, with its derived columns) with the conditions
+// conds (filter and predicate, rendered) inside, and Within and extra
+// outside.
+func (r *renderer) unitFrom(u *UnitBound, table string, conds []string, extra string) (string, error) {
 	if u.MaxRows < 1 || len(u.Order) == 0 || len(u.Salt) != unitSaltDigits || strings.Trim(u.Salt, "0123456789abcdef") != "" {
 		return "", fmt.Errorf("sqlrewrite: unit bound needs max rows ≥ 1, order columns and a %d-digit hex salt", unitSaltDigits)
 	}
@@ -148,14 +147,12 @@ func (r *renderer) unitFrom(u *UnitBound, renderSource func() (string, error), r
 	}
 	q := func(name string) string { return r.spec.quote + name + r.spec.quote }
 	pos, rank := q(unitPosColumn), q(unitRankColumn)
-	// The salt is hex digits only (checked above), so a literal is safe;
-	// literals keep the placeholders in textual order.
+	// The salt is hex digits only (checked above), so a literal is safe.
 	key := r.unitKey("'"+u.Salt+"'", unit, pos)
-	// Rendered in textual order (placeholders): the group key where the
-	// inner select names it and partitions by it, then the source (its
-	// derived columns), then the conditions, then the group key again in
-	// the WHERE.
-	partition, group := unit, ""
+	// The group key is named by the inner select, partitions it and is
+	// tested in its WHERE: one rendering in three places (its bind
+	// arguments are bound at each, Render).
+	partition, group, groupKey := unit, "", ""
 	grouped := len(u.Groups) > 0 || u.Key != ""
 	var present string // the private key's presence, inside
 	if u.Key != "" {
@@ -182,31 +179,15 @@ func (r *renderer) unitFrom(u *UnitBound, renderSource func() (string, error), r
 		if u.MaxGroups < 1 {
 			return "", fmt.Errorf("sqlrewrite: a grouped unit bound needs max groups ≥ 1")
 		}
-		g, err := r.unitGroupKey(u.Groups)
-		if err != nil {
+		if groupKey, err = r.unitGroupKey(u.Groups); err != nil {
 			return "", err
 		}
-		group = g + " AS " + q(unitGroupColumn) + ", "
-		if g, err = r.unitGroupKey(u.Groups); err != nil {
-			return "", err
-		}
-		partition = unit + ", " + g
-	}
-	table, err := renderSource()
-	if err != nil {
-		return "", err
-	}
-	conds, err := renderConds()
-	if err != nil {
-		return "", err
+		group = groupKey + " AS " + q(unitGroupColumn) + ", "
+		partition = unit + ", " + groupKey
 	}
 	where := append([]string{unit + " IS NOT NULL"}, conds...)
-	if len(u.Groups) > 0 {
-		g, err := r.unitGroupKey(u.Groups)
-		if err != nil {
-			return "", err
-		}
-		where = append(where, g+" IS NOT NULL")
+	if groupKey != "" {
+		where = append(where, groupKey+" IS NOT NULL")
 	}
 	if present != "" {
 		where = append(where, present)
