@@ -188,6 +188,9 @@ func (e *Executor) run(ctx context.Context, user string, plan *planner.Plan, src
 	if plan.Synopsis != nil {
 		return e.runSynopses(ctx, user, plan, src)
 	}
+	if err := e.checkArguments(plan, nil, nil); err != nil {
+		return nil, err
+	}
 	if e.repeatWindow > 0 {
 		return e.runRepeatable(ctx, user, plan, src)
 	}

@@ -24,6 +24,9 @@ import (
 func (e *Executor) RunQuery(ctx context.Context, user string, qp *planner.QueryPlan, src noise.Source) (*Result, error) {
 	ctx, cancel := e.bounded(ctx)
 	defer cancel()
+	if err := e.checkQueryArguments(qp); err != nil {
+		return nil, err
+	}
 	if spendsOwnBudget(qp) {
 		// Run checks the statements it pays for.
 		if err := e.checkTable(ctx, qp.Table); err != nil {

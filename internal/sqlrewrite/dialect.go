@@ -65,6 +65,20 @@ func (s dialectSpec) table(name string) (string, error) {
 	return strings.Join(parts, "."), nil
 }
 
+// MaxBindArguments is the most bind arguments one query may have in
+// dialect d: PostgreSQL's extended protocol counts them in 16 bits
+// (65,535), MySQL and MariaDB refuse a prepared statement with more than
+// 65,535 placeholders (error 1390), and SQLite (modernc.org/sqlite, as
+// built: SQLITE_MAX_VARIABLE_NUMBER) allows 32,766. Render does not check
+// it: a statement whose fetches could bind more is refused before
+// anything is reserved (the executor's check).
+func MaxBindArguments(d Dialect) int {
+	if d == SQLite {
+		return 32766
+	}
+	return 65535
+}
+
 // placeholder is the n-th bind parameter (1-based).
 func (s dialectSpec) placeholder(n int) string {
 	if s.numbered {
