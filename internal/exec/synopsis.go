@@ -13,12 +13,51 @@ import (
 
 // runSynopses runs a plan some of whose outputs are answered from
 // synopses (planner.SynopsisPlan): it obtains every synopsis, building a
-// missing one under a reservation of its own (synopsisStore.obtain), then
-// runs the plan's releases, if any, as Run does, and builds the rows.
+// missing one under a reservation of its own (synopsisStore.obtain), runs
+// the plan's releases, if any, as Run does, and builds the rows.
+//
+// A plan with releases reserves their cost first and obtains the synopses
+// under that reservation (paid): a statement whose analyst cannot pay for
+// its own releases is refused before any synopsis is built or charged, and
+// one refused for want of budget for a synopsis build has its releases'
+// reservation cancelled, as nothing was read for them. Either way a
+// refusal for budget costs nothing (DESIGN.md §2). The statement's
+// reservation is then held while it waits for a synopsis another
+// statement is building.
 func (e *Executor) runSynopses(ctx context.Context, user string, plan *planner.Plan, src noise.Source) (*Result, error) {
+	var (
+		stored   []*storedSynopsis
+		builtNow []bool
+		released []planner.Estimate
+	)
+	if len(plan.Releases) == 0 {
+		var err error
+		if stored, builtNow, err = e.obtainSynopses(ctx, user, plan, src); err != nil {
+			return nil, err
+		}
+		return synopsisResult(plan, stored, builtNow, nil)
+	}
+	err := e.paid(ctx, user, plan, memo(plan), func(readData *bool) error {
+		var err error
+		if stored, builtNow, err = e.obtainSynopses(ctx, user, plan, src); err != nil {
+			return err
+		}
+		released, err = e.release(ctx, plan, src, readData)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return synopsisResult(plan, stored, builtNow, released)
+}
+
+// obtainSynopses returns the plan's synopses, building each missing one
+// under a reservation of its own on the analyst's accounts
+// (synopsisStore.obtain); builtNow reports which ones this call built.
+func (e *Executor) obtainSynopses(ctx context.Context, user string, plan *planner.Plan, src noise.Source) (stored []*storedSynopsis, builtNow []bool, err error) {
 	sp := plan.Synopsis
-	stored := make([]*storedSynopsis, len(sp.Synopses))
-	builtNow := make([]bool, len(sp.Synopses))
+	stored = make([]*storedSynopsis, len(sp.Synopses))
+	builtNow = make([]bool, len(sp.Synopses))
 	for i, spec := range sp.Synopses {
 		build := func(ctx context.Context, readData *bool) (*histogram.Synopsis, error) {
 			snap, err := e.backend.Snapshot(ctx)
@@ -41,19 +80,11 @@ func (e *Executor) runSynopses(ctx context.Context, user string, plan *planner.P
 			}
 			return syn, nil
 		}
-		var err error
 		if stored[i], builtNow[i], err = e.synopses.obtain(ctx, spec, Accounts(user, plan.Table), synopsisMemo(spec), build); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	var released []planner.Estimate
-	if len(plan.Releases) > 0 {
-		var err error
-		if released, err = e.paidRelease(ctx, user, plan, src); err != nil {
-			return nil, err
-		}
-	}
-	return synopsisResult(plan, stored, builtNow, released)
+	return stored, builtNow, nil
 }
 
 // SynopsisBuilds returns the ε of building the plan's synopses that are not

@@ -1,0 +1,64 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/dpproxy/dpproxy/internal/wire"
+)
+
+// TestSynopsisBuildNotPaidWhenStatementRefused: a statement that needs a
+// missing synopsis and releases of its own, by an analyst whose budget
+// covers the synopsis build but not both, is refused with 1226 and costs
+// nothing, and no synopsis is built (the next analyst pays for it); an
+// analyst with budget for both gets the answer and pays both.
+func TestSynopsisBuildNotPaidWhenStatementRefused(t *testing.T) {
+	dir := t.TempDir()
+	data, ledger := filepath.Join(dir, "data.db"), filepath.Join(dir, "ledger.db")
+	if out, err := exec.Command(binary, "load-demo", "--driver", "sqlite", "--dsn", data).CombinedOutput(); err != nil {
+		t.Fatalf("load-demo: %v\n%s", err, out)
+	}
+	config := filepath.Join(dir, "dpproxy.yaml")
+	yaml := fmt.Sprintf(`
+backend: {driver: sqlite, dsn: %q}
+ledger: {driver: sqlite, dsn: %q}
+privacy: {default_epsilon: 0.1, max_epsilon: 1}
+users:
+  - {name: poor, password_hash: %q, epsilon: 0.55, delta: 0}
+  - {name: rich, password_hash: %q, epsilon: 10, delta: 0}
+tables:
+  - name: pums
+    epsilon: 10
+    columns:
+      - {name: age, type: integer, lower: 0, upper: 100, histogram: {epsilon: %g}}
+      - {name: sex, type: integer, lower: 0, upper: 1}
+`, data, ledger, wire.FormatNativePasswordHash(wire.NativePasswordHash("poor-pw")), wire.FormatNativePasswordHash(wire.NativePasswordHash("rich-pw")), synopsisEpsilon)
+	if err := os.WriteFile(config, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := startProxy(t, dir, nil, "--config", config)
+	poor, rich := p.connect(t, "poor", "poor-pw"), p.connect(t, "rich", "rich-pw")
+	poor.SetMaxOpenConns(1)
+	rich.SetMaxOpenConns(1)
+
+	// The count is answered from the synopsis of age (ε = 0.5 to build),
+	// the sum by a release of its own (ε = 0.1).
+	q := "SELECT COUNT(*), SUM(sex) FROM pums WHERE age BETWEEN 20 AND 60"
+	var count, sum any
+	if err := poor.QueryRow(q).Scan(&count, &sum); mysqlCode(err) != 1226 {
+		t.Fatalf("poor: got %v, want error 1226", err)
+	}
+	checkRemaining(t, poor, 0.55)
+	if err := rich.QueryRow(q).Scan(&count, &sum); err != nil {
+		t.Fatalf("rich: %v", err)
+	}
+	checkRemaining(t, rich, 10-synopsisEpsilon-0.1)
+	// Now that the synopsis exists, the poor analyst pays only the sum.
+	if err := poor.QueryRow(q).Scan(&count, &sum); err != nil {
+		t.Fatalf("poor after the build: %v", err)
+	}
+	checkRemaining(t, poor, 0.45)
+}
