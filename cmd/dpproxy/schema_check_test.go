@@ -157,3 +157,41 @@ func TestTableTypesRefresh(t *testing.T) {
 		t.Errorf("altered back: %v", err)
 	}
 }
+
+// TestReadCharsets: on MariaDB, each text column's character set and
+// collation are recorded (binary for VARBINARY, nothing for a missing
+// table), and a configured value the column's character set cannot
+// represent is refused at start, naming the column.
+func TestReadCharsets(t *testing.T) {
+	db := testdb.MySQL(t)
+	if _, err := db.Exec("CREATE TABLE cs_t (l VARCHAR(20) CHARACTER SET latin1, b VARBINARY(20), u VARCHAR(20) CHARACTER SET utf8mb4)"); err != nil {
+		t.Fatal(err)
+	}
+	be := backend.New(db, sqlrewrite.MySQL, nil)
+	ctx := context.Background()
+	text := func(name string, values ...string) catalog.Column {
+		return catalog.Column{Name: name, Source: name, Type: catalog.Text, Values: values}
+	}
+	cs := &catalog.Charsets{}
+	tables := []catalog.Table{
+		{Name: "t", Source: "cs_t", Columns: []catalog.Column{text("l", "a", "é"), text("b", "😀"), text("u", "😀")}},
+		{Name: "later", Source: "later", Columns: []catalog.Column{text("l")}},
+	}
+	if err := readCharsets(ctx, be, tables, cs); err != nil {
+		t.Fatal(err)
+	}
+	for col, want := range map[string]catalog.Charset{
+		"l": {Name: "latin1", Collation: "latin1_swedish_ci"}, "b": {Name: "binary"}, "u": {Name: "utf8mb4", Collation: "utf8mb4_general_ci"},
+	} {
+		if got, ok := cs.Of("t", col); !ok || got != want {
+			t.Errorf("t.%s: got %+v (%v), want %+v", col, got, ok, want)
+		}
+	}
+	if _, ok := cs.Of("later", "l"); ok {
+		t.Error("a missing table has a character set")
+	}
+	tables[0].Columns[0] = text("l", "a", "😀")
+	if err := readCharsets(ctx, be, tables, &catalog.Charsets{}); err == nil || !strings.Contains(err.Error(), "t.l") {
+		t.Errorf("a latin1 column declaring 😀: got %v, want a configuration error naming t.l", err)
+	}
+}

@@ -77,6 +77,10 @@ func serve(ctx context.Context, opts options, stderr io.Writer) error {
 	if err := checkColumnTypes(ctx, be, cfg.Tables, log); err != nil {
 		return err
 	}
+	charsets := &catalog.Charsets{}
+	if err := readCharsets(ctx, be, cfg.Tables, charsets); err != nil {
+		return err
+	}
 	if err := checkVitessWorkload(ctx, be); err != nil {
 		return err
 	}
@@ -127,6 +131,7 @@ func serve(ctx context.Context, opts options, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	engine.SetCharsets(charsets)
 	if m != nil {
 		engine.SetObserver(m.ObserveStatement)
 	}
@@ -427,6 +432,48 @@ var numericTypes = map[string]bool{
 var temporalTypes = map[sqlrewrite.Dialect]map[string]bool{
 	sqlrewrite.PostgreSQL: {"date": true, "timestamp without time zone": true, "timestamp with time zone": true},
 	sqlrewrite.MySQL:      {"date": true, "datetime": true, "timestamp": true},
+}
+
+// readCharsets records in cs the backend character set of every text
+// column of tables (backend.ColumnCharset), against which statements'
+// text constants are checked before anything is reserved
+// (sqlrewrite.Parser.SetCharsets), and refuses a text column whose
+// configured values include one the character set cannot represent: the
+// fetches that bind it (GROUP BY the column, its interactive domain)
+// would fail with every statement, after the reservation. It is the one
+// place the character sets are read; a check that finds a table changed
+// may call it again for that table.
+func readCharsets(ctx context.Context, be *backend.Backend, tables []catalog.Table, cs *catalog.Charsets) error {
+	var bad []string
+	for _, t := range tables {
+		for _, c := range t.Columns {
+			if c.Type != catalog.Text {
+				continue
+			}
+			name, collation, ok, err := be.ColumnCharset(ctx, t.Source, c.Source)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				continue
+			}
+			if be.Dialect() == sqlrewrite.PostgreSQL {
+				name = catalog.PostgresEncodingPrefix + name
+			}
+			charset := catalog.Charset{Name: name, Collation: collation}
+			cs.Set(t.Name, c.Name, charset)
+			for _, v := range c.Values {
+				if v != catalog.NullValue && !catalog.Representable(charset, v) {
+					bad = append(bad, fmt.Sprintf("%s.%s: value %q (character set %s)", t.Name, c.Name, v, name))
+					break
+				}
+			}
+		}
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("configuration: %s: a text column's values must be representable in its backend character set (statements that bind them would fail); change the values or convert the column", strings.Join(bad, "; "))
+	}
+	return nil
 }
 
 // checkColumnTypes refuses, on PostgreSQL and MySQL/MariaDB, a column

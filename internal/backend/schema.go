@@ -56,6 +56,40 @@ func (b *Backend) ColumnType(ctx context.Context, table, column string) (typ str
 	return strings.ToLower(typ), true, nil
 }
 
+// ColumnCharset returns the character set text values of column of
+// table are compared in, and its collation, for the check of text
+// constants (catalog.Charset): on MySQL/MariaDB information_schema's
+// CHARACTER_SET_NAME and COLLATION_NAME, "binary" and "" for a column of a
+// type without one (VARBINARY, BLOB, a number), in the current database
+// unless table is schema-qualified; on PostgreSQL the database's encoding
+// as PostgreSQL names it (LATIN1, UTF8, SQL_ASCII), which every text bind
+// argument is converted to, and "". ok is false when the MySQL column
+// does not exist (a table created later) and on SQLite.
+func (b *Backend) ColumnCharset(ctx context.Context, table, column string) (charset, collation string, ok bool, err error) {
+	var row *sql.Row
+	switch b.dialect {
+	case sqlrewrite.PostgreSQL:
+		row = b.db.QueryRowContext(ctx, "SELECT pg_encoding_to_char(encoding), '' FROM pg_database WHERE datname = current_database()")
+	case sqlrewrite.MySQL:
+		schema, name, qualified := strings.Cut(table, ".")
+		if !qualified {
+			schema, name = "", table
+		}
+		row = b.db.QueryRowContext(ctx, `SELECT COALESCE(CHARACTER_SET_NAME, 'binary'), COALESCE(COLLATION_NAME, '') FROM information_schema.COLUMNS
+		WHERE TABLE_SCHEMA = COALESCE(NULLIF(?, ''), DATABASE()) AND TABLE_NAME = ? AND COLUMN_NAME = ?`, schema, name, column)
+	default:
+		return "", "", false, nil
+	}
+	err = row.Scan(&charset, &collation)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return "", "", false, nil
+	case err != nil:
+		return "", "", false, fmt.Errorf("backend: reading the character set of %s.%s: %w", table, column, err)
+	}
+	return charset, collation, true, nil
+}
+
 // MySQLBaseEngines returns the storage engines of the base tables table
 // reads on MySQL or MariaDB (schema-qualified, or in the current
 // database), keyed by schema.name, for checks of the configuration at

@@ -50,6 +50,9 @@ const (
 	// TooLarge: a statement's text or data would take a connection past
 	// the bytes it may hold.
 	TooLarge
+	// CollationMix: a text constant meets a text column whose character
+	// set cannot represent it (MySQL's ER_CANT_AGGREGATE_2COLLATIONS).
+	CollationMix
 	numKinds
 )
 
@@ -78,6 +81,8 @@ var codes = [numKinds]code{
 	// MySQL's ER_MAX_PREPARED_STMT_COUNT_REACHED and ER_NET_PACKET_TOO_LARGE.
 	TooManyPrepared: {1461, "42000", "too many prepared statements"},
 	TooLarge:        {1153, "08S01", "too large"},
+	// MySQL's ER_CANT_AGGREGATE_2COLLATIONS.
+	CollationMix: {1267, "HY000", "illegal mix of collations"},
 }
 
 func init() {

@@ -40,6 +40,10 @@ type Engine struct {
 	observe   func(outcome string, elapsed time.Duration)
 	// connections answers KILL; nil until SetConnections.
 	connections Connections
+	// charsets are the backend character sets of text columns, which
+	// every session's parser checks text constants against; nil until
+	// SetCharsets.
+	charsets *catalog.Charsets
 }
 
 // Connections is what KILL reaches: the server's client connections.
@@ -80,6 +84,12 @@ func NewEngine(cat *catalog.Config, executor *exec.Executor, ledger *budget.Ledg
 	}, nil
 }
 
+// SetCharsets makes every session refuse, before anything is reserved, a
+// text constant that the character set of a text column it meets cannot
+// represent (sqlrewrite.Parser.SetCharsets). cs may be updated while
+// sessions run. Call it before sessions are opened.
+func (e *Engine) SetCharsets(cs *catalog.Charsets) { e.charsets = cs }
+
 // RefusePrivacyUnits makes statements on tables with a privacy unit fail
 // with an Unsupported error giving why (planner.RefusePrivacyUnits). Call
 // it before sessions are opened.
@@ -100,6 +110,7 @@ func (e *Engine) Open(user string, connID uint32) *Session {
 	}
 	s.database = Database
 	s.parser.SetDatabase(Database)
+	s.parser.SetCharsets(e.charsets)
 	s.catalog.SetDatabase(Database)
 	return s
 }

@@ -24,6 +24,9 @@ type Parser struct {
 	// database is the session's current database, which decides what an
 	// unqualified table name is (SetDatabase).
 	database string
+	// charsets are the backend character sets of text columns
+	// (SetCharsets); nil checks none.
+	charsets *catalog.Charsets
 }
 
 // SetDatabase tells the parser the session's current database (after USE):

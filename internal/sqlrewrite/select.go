@@ -104,6 +104,9 @@ func (p *Parser) privateSelect(s *ast.SelectStmt) (Statement, error) {
 	if err := checkTextLiterals(s); err != nil {
 		return nil, err
 	}
+	if err := p.checkCharsets(s); err != nil {
+		return nil, err
+	}
 	if st, handled, err := p.derivedQuery(s); handled {
 		return st, err
 	}

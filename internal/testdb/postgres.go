@@ -50,3 +50,24 @@ func withSearchPath(dsn, schema string) (string, error) {
 	u.RawQuery = q.Encode()
 	return u.String(), nil
 }
+
+// PostgresDatabaseDSN creates a fresh PostgreSQL database with the given
+// server encoding (LATIN1, SQL_ASCII, ...) and the C locale, dropped when
+// the test ends, and returns the DSN of DPPROXY_TEST_POSTGRES_DSN's
+// server with that database; it skips the test when the variable is unset.
+func PostgresDatabaseDSN(t testing.TB, encoding string) string {
+	t.Helper()
+	server := serverDSN(t, PostgresEnv)
+	u, err := url.Parse(server)
+	if err != nil || u.Scheme != "postgres" && u.Scheme != "postgresql" {
+		t.Skipf("testdb: %s is not a postgres:// URL; skipping this test", PostgresEnv)
+	}
+	admin := Open(t, "postgres", server)
+	name := freshName(t)
+	if _, err := admin.Exec("CREATE DATABASE " + name + " ENCODING '" + encoding + "' TEMPLATE template0 LC_COLLATE 'C' LC_CTYPE 'C'"); err != nil {
+		t.Fatalf("testdb: create database %s: %v", name, err)
+	}
+	dropOnCleanup(t, admin, "DROP DATABASE "+name+" WITH (FORCE)")
+	u.Path = "/" + name
+	return u.String()
+}
