@@ -14,7 +14,9 @@ import (
 // missing synopsis and releases of its own, by an analyst whose budget
 // covers the synopsis build but not both, is refused with 1226 and costs
 // nothing, and no synopsis is built (the next analyst pays for it); an
-// analyst with budget for both gets the answer and pays both.
+// analyst with budget for both gets the answer and pays both. Likewise a
+// statement that needs two missing synopses, by an analyst who can pay
+// for one: refused, charged nothing, neither built.
 func TestSynopsisBuildNotPaidWhenStatementRefused(t *testing.T) {
 	dir := t.TempDir()
 	data, ledger := filepath.Join(dir, "data.db"), filepath.Join(dir, "ledger.db")
@@ -29,20 +31,32 @@ privacy: {default_epsilon: 0.1, max_epsilon: 1}
 users:
   - {name: poor, password_hash: %q, epsilon: 0.55, delta: 0}
   - {name: rich, password_hash: %q, epsilon: 10, delta: 0}
+  - {name: half, password_hash: %q, epsilon: 0.75, delta: 0}
 tables:
   - name: pums
     epsilon: 10
     columns:
       - {name: age, type: integer, lower: 0, upper: 100, histogram: {epsilon: %g}}
+      - {name: income, type: real, lower: 0, upper: 500000, histogram: {epsilon: %g, bins: 1000}}
       - {name: sex, type: integer, lower: 0, upper: 1}
-`, data, ledger, wire.FormatNativePasswordHash(wire.NativePasswordHash("poor-pw")), wire.FormatNativePasswordHash(wire.NativePasswordHash("rich-pw")), synopsisEpsilon)
+`, data, ledger, wire.FormatNativePasswordHash(wire.NativePasswordHash("poor-pw")), wire.FormatNativePasswordHash(wire.NativePasswordHash("rich-pw")),
+		wire.FormatNativePasswordHash(wire.NativePasswordHash("half-pw")), synopsisEpsilon, synopsisEpsilon)
 	if err := os.WriteFile(config, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	p := startProxy(t, dir, nil, "--config", config)
-	poor, rich := p.connect(t, "poor", "poor-pw"), p.connect(t, "rich", "rich-pw")
+	poor, rich, half := p.connect(t, "poor", "poor-pw"), p.connect(t, "rich", "rich-pw"), p.connect(t, "half", "half-pw")
 	poor.SetMaxOpenConns(1)
 	rich.SetMaxOpenConns(1)
+	half.SetMaxOpenConns(1)
+
+	// Two range counts answered from the synopses of age and income, neither built yet: ε = 0.5 each, 0.75 left.
+	two := "SELECT SUM(age BETWEEN 20 AND 30), SUM(income < 1000) FROM pums"
+	var a, b any
+	if err := half.QueryRow(two).Scan(&a, &b); mysqlCode(err) != 1226 {
+		t.Fatalf("half, two synopses: got %v, want error 1226", err)
+	}
+	checkRemaining(t, half, 0.75)
 
 	// The count is answered from the synopsis of age (ε = 0.5 to build),
 	// the sum by a release of its own (ε = 0.1).
@@ -61,4 +75,10 @@ tables:
 		t.Fatalf("poor after the build: %v", err)
 	}
 	checkRemaining(t, poor, 0.45)
+	// The income synopsis was not built by the refused statement: the
+	// two counts now cost its build only.
+	if err := rich.QueryRow(two).Scan(&a, &b); err != nil {
+		t.Fatalf("rich, two synopses: %v", err)
+	}
+	checkRemaining(t, rich, 10-2*synopsisEpsilon-0.1)
 }

@@ -13,8 +13,8 @@ import (
 
 // runSynopses runs a plan some of whose outputs are answered from
 // synopses (planner.SynopsisPlan): it obtains every synopsis, building a
-// missing one under a reservation of its own (synopsisStore.obtain), runs
-// the plan's releases, if any, as Run does, and builds the rows.
+// missing one under a reservation of its own (obtainSynopses), runs the
+// plan's releases, if any, as Run does, and builds the rows.
 //
 // A plan with releases reserves their cost first and obtains the synopses
 // under that reservation (paid): a statement whose analyst cannot pay for
@@ -52,13 +52,12 @@ func (e *Executor) runSynopses(ctx context.Context, user string, plan *planner.P
 }
 
 // obtainSynopses returns the plan's synopses, building each missing one
-// under a reservation of its own on the analyst's accounts
-// (synopsisStore.obtain); builtNow reports which ones this call built.
+// under a reservation of its own on the analyst's accounts, and none
+// unless the analyst can pay for all of them (synopsisStore.obtain);
+// builtNow reports which ones this call built.
 func (e *Executor) obtainSynopses(ctx context.Context, user string, plan *planner.Plan, src noise.Source) (stored []*storedSynopsis, builtNow []bool, err error) {
-	sp := plan.Synopsis
-	stored = make([]*storedSynopsis, len(sp.Synopses))
-	builtNow = make([]bool, len(sp.Synopses))
-	for i, spec := range sp.Synopses {
+	reqs := make([]synopsisRequest, len(plan.Synopsis.Synopses))
+	for i, spec := range plan.Synopsis.Synopses {
 		build := func(ctx context.Context, readData *bool) (*histogram.Synopsis, error) {
 			snap, err := e.backend.Snapshot(ctx)
 			if err != nil {
@@ -80,11 +79,9 @@ func (e *Executor) obtainSynopses(ctx context.Context, user string, plan *planne
 			}
 			return syn, nil
 		}
-		if stored[i], builtNow[i], err = e.synopses.obtain(ctx, spec, Accounts(user, plan.Table), synopsisMemo(spec), build); err != nil {
-			return nil, nil, err
-		}
+		reqs[i] = synopsisRequest{spec: spec, memo: synopsisMemo(spec), build: build}
 	}
-	return stored, builtNow, nil
+	return e.synopses.obtain(ctx, Accounts(user, plan.Table), reqs)
 }
 
 // SynopsisBuilds returns the ε of building the plan's synopses that are not

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -37,11 +38,12 @@ import (
 //     one atomic Reserve, so of two proxies racing, exactly one
 //     reservation fits; the other sees the claim taken (BudgetExhausted
 //     with the claim spent) and polls the state until the synopsis
-//     appears. The builder renews a lease next to the claim while it
-//     builds (creation_lease.go). The reservation is committed once data
-//     was read (DESIGN.md §2) and cancelled only when the build failed
-//     before any read and its lease was not taken over, which frees the
-//     claim again.
+//     appears. The builder renews a lease next to the claim from its
+//     Reserve until the reservation is settled (creation_lease.go). The
+//     reservation is committed once data was read (DESIGN.md §2) and
+//     cancelled only when the build failed before any read, or the
+//     statement gave the claim up unbuilt (obtain), and its lease was not
+//     taken over, which frees the claim again.
 //
 // A builder that died after its Reserve (kill -9) leaves the claim spent
 // and no synopsis. A waiter that finds the claim's newest reservation
@@ -104,17 +106,88 @@ func claimAccount(key string) string { return stateKey(key) }
 // (setting *readData first) and releases the synopsis.
 type buildFunc func(ctx context.Context, readData *bool) (*histogram.Synopsis, error)
 
-// obtain returns the synopsis of spec, building it with build under a
-// reservation charged to accounts when no synopsis exists yet; built
-// reports whether this call built it.
-func (st *synopsisStore) obtain(ctx context.Context, spec *planner.SynopsisSpec, accounts []string, memo string, build buildFunc) (s *storedSynopsis, built bool, err error) {
+// synopsisRequest is one synopsis a statement reads: its spec, the memo
+// of its build in the ledger's history, and how to build it.
+type synopsisRequest struct {
+	spec  *planner.SynopsisSpec
+	memo  string
+	build buildFunc
+}
+
+// obtain returns the synopses of reqs, whose keys must be distinct,
+// building each that does not exist yet under a reservation charged to
+// accounts; built reports which ones this call built. It claims every
+// missing synopsis (claim: its reservation, and its creation's lease)
+// before it builds any, in the order of their keys, so that a statement
+// whose analyst cannot pay for all of its builds builds none and is
+// charged for none: the claims already made are cancelled, as no data
+// was read for them. The order makes waits acyclic, in one process and
+// across proxies: a statement waits for another's build only while it
+// holds claims on smaller keys. A build that fails cancels the claims not
+// built yet; the ones built stay paid. A cancellation that fails leaves
+// its reservation spent (budget.Reservation), never undercharging.
+func (st *synopsisStore) obtain(ctx context.Context, accounts []string, reqs []synopsisRequest) (stored []*storedSynopsis, built []bool, err error) {
+	order := make([]int, len(reqs))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return strings.Compare(reqs[a].spec.Key, reqs[b].spec.Key) })
+	stored, built = make([]*storedSynopsis, len(reqs)), make([]bool, len(reqs))
+	claims := make([]*synopsisClaim, len(reqs))
+	defer func() {
+		for _, c := range claims {
+			if c != nil {
+				c.abandon()
+			}
+		}
+	}()
+	for _, i := range order {
+		if stored[i], claims[i], err = st.claim(ctx, reqs[i].spec, accounts, reqs[i].memo); err != nil {
+			return nil, nil, err
+		}
+	}
+	for _, i := range order {
+		c := claims[i]
+		if c == nil {
+			continue
+		}
+		claims[i] = nil
+		if stored[i], err = c.build(ctx, reqs[i].build); err != nil {
+			return nil, nil, err
+		}
+		built[i] = true
+	}
+	return stored, built, nil
+}
+
+// synopsisClaim is a missing synopsis a statement has claimed: its
+// reservation is made and its creation's lease held, and it holds the
+// process's lock of the key until build or abandon.
+type synopsisClaim struct {
+	st     *synopsisStore
+	spec   *planner.SynopsisSpec
+	res    *budget.Reservation
+	hold   *creationLease
+	unlock func()
+}
+
+// claim returns the stored synopsis of spec, or, when there is none yet,
+// a claim to build it: a reservation of its ε charged to accounts and its
+// claim account, with the creation's lease held. While another statement
+// holds the claim it waits for that synopsis, or reopens the claim if
+// that build is over without one.
+func (st *synopsisStore) claim(ctx context.Context, spec *planner.SynopsisSpec, accounts []string, memo string) (s *storedSynopsis, c *synopsisClaim, err error) {
 	if s := st.cached(spec.Key); s != nil {
-		return s, false, nil
+		return s, nil, nil
 	}
 	unlock := st.lock(spec.Key)
-	defer unlock()
+	defer func() {
+		if c == nil {
+			unlock()
+		}
+	}()
 	if s := st.cached(spec.Key); s != nil {
-		return s, false, nil
+		return s, nil, nil
 	}
 	claim := claimAccount(spec.Key)
 	defer func() {
@@ -127,49 +200,66 @@ func (st *synopsisStore) obtain(ctx context.Context, spec *planner.SynopsisSpec,
 	for {
 		s, err := st.load(ctx, spec)
 		if err != nil || s != nil {
-			return s, false, err
+			return s, nil, err
 		}
 		res, err := reserveClaim(ctx, st.ledger, accounts, claim, eps, memo)
 		if err != nil {
-			return nil, false, err
+			return nil, nil, err
 		}
 		if res != nil {
-			s, err := st.build(ctx, spec, res, build)
-			return s, err == nil, err
+			hold, err := holdCreation(ctx, st.ledger, claim, res, st.lease)
+			if err != nil {
+				// Settled by a commit when the lease was never held
+				// (creationLease.settle).
+				if serr := hold.settle(res, false); serr != nil {
+					err = errors.Join(err, serr)
+				}
+				return nil, nil, err
+			}
+			return nil, &synopsisClaim{st: st, spec: spec, res: res, hold: hold, unlock: unlock}, nil
 		}
 		// Another statement holds the claim: wait for its synopsis, or
 		// reopen the claim if that build is over without one.
 		if s, err := st.load(ctx, spec); err != nil || s != nil {
-			return s, false, err
+			return s, nil, err
 		}
 		if err := reopenIfAbandoned(ctx, st.ledger, claim, eps, st.lease, &st.watches); err != nil {
-			return nil, false, err
+			return nil, nil, err
 		}
 		if time.Now().After(deadline) {
-			return nil, false, dperr.New(dperr.Internal, "internal error: the synopsis of %s is being built by another statement; try again", spec.Column.Name)
+			return nil, nil, dperr.New(dperr.Internal, "internal error: the synopsis of %s is being built by another statement; try again", spec.Column.Name)
 		}
 		select {
 		case <-ctx.Done():
-			return nil, false, dperr.Wrap(dperr.Canceled, ctx.Err(), "query canceled")
+			return nil, nil, dperr.Wrap(dperr.Canceled, ctx.Err(), "query canceled")
 		case <-time.After(st.poll):
 		}
 	}
 }
 
-// build reads the data and releases the synopsis under the reservation res,
-// holding its creation lease while it builds, then stores it and settles
-// res (creationLease.settle: committed once data was read).
-func (st *synopsisStore) build(ctx context.Context, spec *planner.SynopsisSpec, res *budget.Reservation, build buildFunc) (s *storedSynopsis, err error) {
+// abandon gives up the claim without building: its reservation is
+// cancelled, freeing the claim and the analyst's ε, unless its lease was
+// taken over (creationLease.settle); a failed settlement leaves it spent.
+func (c *synopsisClaim) abandon() {
+	defer c.unlock()
+	_ = c.hold.settle(c.res, false) // on failure the reservation stays spent: an overcharge, never an undercharge
+}
+
+// build reads the data and releases the synopsis under the claim, then
+// stores it and settles the reservation (creationLease.settle: committed
+// once data was read), and gives up the process's lock of the key.
+func (c *synopsisClaim) build(ctx context.Context, build buildFunc) (s *storedSynopsis, err error) {
+	st, spec := c.st, c.spec
+	defer c.unlock()
 	readData := false
-	hold, err := holdCreation(ctx, st.ledger, claimAccount(spec.Key), res, st.lease)
 	defer func() {
-		if serr := hold.settle(res, readData); serr != nil && err == nil {
+		if serr := c.hold.settle(c.res, readData); serr != nil && err == nil {
 			s, err = nil, dperr.Wrap(dperr.Internal, serr, "internal error: budget ledger unavailable")
 		}
+		if s != nil {
+			st.watches.forget(claimAccount(spec.Key)) // no creation to wait for any more
+		}
 	}()
-	if err != nil {
-		return nil, err
-	}
 	syn, err := build(ctx, &readData)
 	if err != nil {
 		return nil, err

@@ -40,6 +40,15 @@ func countingBuild(builds *atomic.Int64, delay time.Duration) buildFunc {
 	}
 }
 
+// obtainOne obtains the one synopsis of spec from st (synopsisStore.obtain).
+func obtainOne(ctx context.Context, st *synopsisStore, spec *planner.SynopsisSpec, accounts []string, build buildFunc) (*storedSynopsis, bool, error) {
+	stored, built, err := st.obtain(ctx, accounts, []synopsisRequest{{spec: spec, memo: "test", build: build}})
+	if err != nil {
+		return nil, false, err
+	}
+	return stored[0], built[0], nil
+}
+
 // openLedgers opens n ledgers (n proxies) on one SQLite file with user
 // "user:a" holding a budget of ε = 10.
 func openLedgers(t *testing.T, n int) []*budget.Ledger {
@@ -81,7 +90,7 @@ func TestSynopsisBuiltOnceUnderConcurrency(t *testing.T) {
 	got := make([]*storedSynopsis, 32)
 	for i := range got {
 		wg.Go(func() {
-			s, _, err := stores[i%2].obtain(context.Background(), testSpec(), []string{"user:a"}, "test", countingBuild(&builds, 20*time.Millisecond))
+			s, _, err := obtainOne(context.Background(), stores[i%2], testSpec(), []string{"user:a"}, countingBuild(&builds, 20*time.Millisecond))
 			if err != nil {
 				t.Errorf("statement %d: %v", i, err)
 				return
@@ -108,11 +117,11 @@ func TestSynopsisBuiltOnceUnderConcurrency(t *testing.T) {
 func TestSynopsisSurvivesRestart(t *testing.T) {
 	ledgers := openLedgers(t, 1)
 	var builds atomic.Int64
-	first, built, err := newSynopsisStore(ledgers[0]).obtain(context.Background(), testSpec(), []string{"user:a"}, "test", countingBuild(&builds, 0))
+	first, built, err := obtainOne(context.Background(), newSynopsisStore(ledgers[0]), testSpec(), []string{"user:a"}, countingBuild(&builds, 0))
 	if err != nil || !built {
 		t.Fatalf("first: built %v, err %v", built, err)
 	}
-	again, built, err := newSynopsisStore(ledgers[0]).obtain(context.Background(), testSpec(), []string{"user:a"}, "test", countingBuild(&builds, 0))
+	again, built, err := obtainOne(context.Background(), newSynopsisStore(ledgers[0]), testSpec(), []string{"user:a"}, countingBuild(&builds, 0))
 	if err != nil || built || builds.Load() != 1 {
 		t.Fatalf("after restart: built %v (builds %d), err %v; want read, not built", built, builds.Load(), err)
 	}
@@ -133,14 +142,14 @@ func TestSynopsisFailedBuildBeforeReadIsFree(t *testing.T) {
 	fail := func(ctx context.Context, readData *bool) (*histogram.Synopsis, error) {
 		return nil, dperr.New(dperr.Backend, "backend down")
 	}
-	if _, _, err := st.obtain(context.Background(), testSpec(), []string{"user:a"}, "test", fail); dperr.KindOf(err) != dperr.Backend {
+	if _, _, err := obtainOne(context.Background(), st, testSpec(), []string{"user:a"}, fail); dperr.KindOf(err) != dperr.Backend {
 		t.Fatalf("failing build: got %v, want the backend error", err)
 	}
 	if r := remaining(t, ledgers[0]); r != 10 {
 		t.Errorf("after a failure before reading: remaining %v, want 10", r)
 	}
 	var builds atomic.Int64
-	if _, built, err := st.obtain(context.Background(), testSpec(), []string{"user:a"}, "test", countingBuild(&builds, 0)); err != nil || !built {
+	if _, built, err := obtainOne(context.Background(), st, testSpec(), []string{"user:a"}, countingBuild(&builds, 0)); err != nil || !built {
 		t.Fatalf("retry: built %v, err %v", built, err)
 	}
 }
@@ -158,7 +167,7 @@ func TestSynopsisAbandonedClaimIsReopened(t *testing.T) {
 	st.lease = 100 * time.Millisecond
 	var builds atomic.Int64
 	start := time.Now()
-	_, built, err := st.obtain(ctx, spec, []string{"user:a"}, "test", countingBuild(&builds, 0))
+	_, built, err := obtainOne(ctx, st, spec, []string{"user:a"}, countingBuild(&builds, 0))
 	if err != nil || !built {
 		t.Fatalf("after the lease: built %v, err %v", built, err)
 	}
@@ -180,7 +189,7 @@ func TestSynopsisBudgetExhausted(t *testing.T) {
 	}
 	st := newSynopsisStore(ledgers[0])
 	var builds atomic.Int64
-	if _, _, err := st.obtain(ctx, testSpec(), []string{"user:poor"}, "test", countingBuild(&builds, 0)); dperr.KindOf(err) != dperr.BudgetExhausted {
+	if _, _, err := obtainOne(ctx, st, testSpec(), []string{"user:poor"}, countingBuild(&builds, 0)); dperr.KindOf(err) != dperr.BudgetExhausted {
 		t.Fatalf("got %v, want budget exhausted", err)
 	}
 	if free, err := claimFree(ctx, st.ledger, claimAccount(testSpec().Key), testSynopsisEpsilon); err != nil || !free {
@@ -263,7 +272,7 @@ func TestDeadBuilderReopenedAcrossShortStatements(t *testing.T) {
 	var builds atomic.Int64
 	for i := range 20 { // statements of half a lease each: ten leases
 		sctx, cancel := context.WithTimeout(ctx, st.lease/2)
-		s, built, err := st.obtain(sctx, spec, []string{"user:a"}, "test", countingBuild(&builds, 0))
+		s, built, err := obtainOne(sctx, st, spec, []string{"user:a"}, countingBuild(&builds, 0))
 		cancel()
 		if err == nil && s != nil && built {
 			t.Logf("reopened and built by statement %d", i)
@@ -284,7 +293,7 @@ func TestLeaseWatchesForgetFinishedWaits(t *testing.T) {
 	st := newSynopsisStore(ledgers[0])
 	st.lease, st.poll = 50*time.Millisecond, 5*time.Millisecond
 	var builds atomic.Int64
-	if _, built, err := st.obtain(ctx, spec, []string{"user:a"}, "test", countingBuild(&builds, 0)); err != nil || !built {
+	if _, built, err := obtainOne(ctx, st, spec, []string{"user:a"}, countingBuild(&builds, 0)); err != nil || !built {
 		t.Fatalf("after the lease: built %v, err %v", built, err)
 	}
 	st.watches.mu.Lock()
@@ -366,14 +375,14 @@ func waitOutLiveBuild(t *testing.T, ledgers []*budget.Ledger, during func()) {
 	}
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		if _, built, err := builder.obtain(ctx, testSpec(), []string{"user:a"}, "test", slow); err != nil || !built {
+		if _, built, err := obtainOne(ctx, builder, testSpec(), []string{"user:a"}, slow); err != nil || !built {
 			t.Errorf("builder: built %v, err %v", built, err)
 		}
 	})
 	<-building
 	during()
 	wctx, cancel := context.WithTimeout(ctx, 2*waiter.lease)
-	_, built, err := waiter.obtain(wctx, testSpec(), []string{"user:a"}, "test", countingBuild(&builds, 0))
+	_, built, err := obtainOne(wctx, waiter, testSpec(), []string{"user:a"}, countingBuild(&builds, 0))
 	cancel()
 	if built || err == nil {
 		t.Errorf("waiter during a live build: built %v, err %v; want it to wait until its statement ends", built, err)
@@ -420,13 +429,13 @@ func TestTakenOverBuildKeepsTheRaisedClaim(t *testing.T) {
 			}
 			var firstDone, secondDone sync.WaitGroup
 			firstDone.Go(func() {
-				if _, _, err := first.obtain(ctx, testSpec(), []string{"user:a"}, "test", failing); dperr.KindOf(err) != dperr.Backend {
+				if _, _, err := obtainOne(ctx, first, testSpec(), []string{"user:a"}, failing); dperr.KindOf(err) != dperr.Backend {
 					t.Errorf("first build: got %v, want the backend error", err)
 				}
 			})
 			<-firstBuilding
 			secondDone.Go(func() {
-				if _, built, err := second.obtain(ctx, testSpec(), []string{"user:a"}, "test", building); err != nil || !built {
+				if _, built, err := obtainOne(ctx, second, testSpec(), []string{"user:a"}, building); err != nil || !built {
 					t.Errorf("second build: built %v, err %v", built, err)
 				}
 			})
@@ -442,5 +451,47 @@ func TestTakenOverBuildKeepsTheRaisedClaim(t *testing.T) {
 				t.Errorf("remaining: got %v, want %v (the taken-over creation and the second, each once)", r, 10-2*testSynopsisEpsilon)
 			}
 		})
+	}
+}
+
+// TestSynopsesAllOrNone: a statement that needs two missing synopses, by
+// an analyst who can pay for one build only, builds neither and is
+// charged nothing, and both claims stay free; with budget for both, both
+// are built and each is charged once.
+func TestSynopsesAllOrNone(t *testing.T) {
+	ledgers := openLedgers(t, 1)
+	ctx := context.Background()
+	if err := ledgers[0].SetLimit(ctx, "user:poor", budget.Cost{Epsilon: 1.5 * testSynopsisEpsilon}); err != nil {
+		t.Fatal(err)
+	}
+	second := testSpec()
+	second.Column = &catalog.Column{Name: "y"}
+	second.Key = "v2|t|y|[0, 16) in 16 bins||eps=1|mechanism=identity|workload=all-ranges"
+	st := newSynopsisStore(ledgers[0])
+	var builds atomic.Int64
+	reqs := []synopsisRequest{
+		{spec: second, memo: "y", build: countingBuild(&builds, 0)},
+		{spec: testSpec(), memo: "x", build: countingBuild(&builds, 0)},
+	}
+	if _, _, err := st.obtain(ctx, []string{"user:poor"}, reqs); dperr.KindOf(err) != dperr.BudgetExhausted {
+		t.Fatalf("got %v, want budget exhausted", err)
+	}
+	if n := builds.Load(); n != 0 {
+		t.Errorf("%d builds, want none", n)
+	}
+	if r, err := ledgers[0].Remaining(ctx, "user:poor"); err != nil || r.Epsilon != 1.5*testSynopsisEpsilon {
+		t.Errorf("poor's remaining ε: %v (err %v), want %v: nothing charged", r.Epsilon, err, 1.5*testSynopsisEpsilon)
+	}
+	for _, spec := range []*planner.SynopsisSpec{testSpec(), second} {
+		if free, err := claimFree(ctx, st.ledger, claimAccount(spec.Key), testSynopsisEpsilon); err != nil || !free {
+			t.Errorf("claim of %s free: got %v (err %v), want true", spec.Column.Name, free, err)
+		}
+	}
+	stored, built, err := st.obtain(ctx, []string{"user:a"}, reqs)
+	if err != nil || !built[0] || !built[1] || stored[0].Key != second.Key || stored[1].Key != testSpec().Key {
+		t.Fatalf("with budget: built %v, err %v; want both built, in the requests' order", built, err)
+	}
+	if got, want := remaining(t, ledgers[0]), 10-2*testSynopsisEpsilon; math.Abs(got-want) > 1e-9 {
+		t.Errorf("remaining ε: got %v, want %v", got, want)
 	}
 }
