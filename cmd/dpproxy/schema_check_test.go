@@ -128,7 +128,7 @@ func TestTableTypesRefresh(t *testing.T) {
 	}
 	ctx := context.Background()
 	clock := time.Unix(0, 0)
-	c := newTableTypes(backend.New(db, sqlrewrite.MySQL, nil), false, slog.New(slog.DiscardHandler))
+	c := newTableTypes(backend.New(db, sqlrewrite.MySQL, nil), false, slog.New(slog.DiscardHandler), nil)
 	c.now = func() time.Time { return clock }
 	table := &catalog.Table{Name: "t", Source: "tt", Columns: []catalog.Column{{Name: "x", Source: "x", Type: catalog.Real}}}
 	missing := &catalog.Table{Name: "m", Source: "later", Columns: []catalog.Column{{Name: "x", Source: "x", Type: catalog.Real}}}
@@ -193,5 +193,32 @@ func TestReadCharsets(t *testing.T) {
 	tables[0].Columns[0] = text("l", "a", "😀")
 	if err := readCharsets(ctx, be, tables, &catalog.Charsets{}); err == nil || !strings.Contains(err.Error(), "t.l") {
 		t.Errorf("a latin1 column declaring 😀: got %v, want a configuration error naming t.l", err)
+	}
+}
+
+// TestTableCheckRefreshesCharsets: the check before a statement's
+// reservation also reads a checked table's character sets, so a table
+// created after start, which the start read could not find, has its text
+// columns' literals checked from its next statement on.
+func TestTableCheckRefreshesCharsets(t *testing.T) {
+	db := testdb.MySQL(t)
+	cs := &catalog.Charsets{}
+	c := newTableTypes(backend.New(db, sqlrewrite.MySQL, nil), false, slog.New(slog.DiscardHandler), cs)
+	table := &catalog.Table{Name: "late", Source: "cs_late", Columns: []catalog.Column{{Name: "l", Source: "l", Type: catalog.Text}}}
+	if err := c.check(context.Background(), table); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := cs.Of("late", "l"); ok {
+		t.Fatal("a missing table has a character set")
+	}
+	if _, err := db.Exec("CREATE TABLE cs_late (l VARCHAR(20) CHARACTER SET latin1)"); err != nil {
+		t.Fatal(err)
+	}
+	c.ttl = 0
+	if err := c.check(context.Background(), table); err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := cs.Of("late", "l"); !ok || got.Name != "latin1" {
+		t.Errorf("after the table was created: %+v, %v; want latin1", got, ok)
 	}
 }

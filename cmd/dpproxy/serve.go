@@ -125,7 +125,7 @@ func serve(ctx context.Context, opts options, stderr io.Writer) error {
 	executor := exec.New(be, ledger, log)
 	executor.SetStatementTimeout(cfg.Timeouts.Statement.Duration)
 	executor.SetRepeatWindow(cfg.Privacy.RepeatWindow.Duration)
-	executor.SetTableCheck(newTableTypes(be, be.Vitess(ctx), log).check)
+	executor.SetTableCheck(newTableTypes(be, be.Vitess(ctx), log, charsets).check)
 	defer executor.Wait() // the last commits, before the ledger closes
 	engine, err := proxy.NewEngine(cfg, executor, ledger, log)
 	if err != nil {

@@ -31,6 +31,11 @@ type tableTypes struct {
 	vitess bool
 	ttl    time.Duration
 	now    func() time.Time
+	// charsets, if set, has each checked table's text columns' character
+	// sets read again with its types (readCharsets), so that later
+	// statements on a table created or converted after start check their
+	// literals against what it holds now.
+	charsets *catalog.Charsets
 
 	mu       sync.Mutex
 	verdicts map[string]typeVerdict
@@ -44,9 +49,9 @@ type typeVerdict struct {
 }
 
 // newTableTypes returns the check of the tables of be (vitess: be is
-// Vitess's vtgate), logging to log.
-func newTableTypes(be *backend.Backend, vitess bool, log *slog.Logger) *tableTypes {
-	return &tableTypes{be: be, log: log, vitess: vitess, ttl: typeCheckTTL, now: time.Now, verdicts: map[string]typeVerdict{}}
+// Vitess's vtgate), logging to log and refreshing charsets (may be nil).
+func newTableTypes(be *backend.Backend, vitess bool, log *slog.Logger, charsets *catalog.Charsets) *tableTypes {
+	return &tableTypes{be: be, log: log, vitess: vitess, ttl: typeCheckTTL, now: time.Now, verdicts: map[string]typeVerdict{}, charsets: charsets}
 }
 
 // check returns an Unsupported error naming the columns of t whose backend
@@ -65,6 +70,11 @@ func (c *tableTypes) check(ctx context.Context, t *catalog.Table) error {
 	if err != nil {
 		c.log.Warn("reading the backend's column types failed", "table", t.Name, "err", err)
 		return nil
+	}
+	if c.charsets != nil {
+		if err := readCharsets(ctx, c.be, []catalog.Table{*t}, c.charsets); err != nil {
+			c.log.Warn("reading the backend's character sets failed", "table", t.Name, "err", err)
+		}
 	}
 	v = typeVerdict{at: c.now()}
 	if len(bad) > 0 {
