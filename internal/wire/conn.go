@@ -45,7 +45,7 @@ type connection struct {
 
 	stmts         map[uint32]*server.Stmt
 	lastStmtID    uint32
-	stmtTextBytes int    // bytes of the texts in stmts
+	stmtBytes     int    // preparedCost of the statements in stmts
 	longDataBytes int    // bytes of long data held by stmts
 	commands      uint64 // commands read so far, for error references
 }

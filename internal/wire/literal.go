@@ -107,7 +107,7 @@ func timeText(d time.Duration) string {
 // where leaving them adjacent would lex differently: "1 -?" with -5 must not
 // become a "--" comment, "??" with two strings must not merge into one
 // literal with a doubled quote, "X?" must not become a hex literal.
-func bindArguments(query string, offsets []int, args []any) (string, error) {
+func bindArguments(query string, offsets []uint32, args []any) (string, error) {
 	if len(args) != len(offsets) {
 		return "", errWrongArguments("%d arguments for %d parameters", len(args), len(offsets))
 	}
@@ -123,7 +123,8 @@ func bindArguments(query string, offsets []int, args []any) (string, error) {
 		b.WriteString(piece)
 	}
 	last := 0
-	for i, at := range offsets {
+	for i, offset := range offsets {
+		at := int(offset)
 		switch args[i].(type) {
 		case string, []byte:
 			if limitMarker(query, at) {

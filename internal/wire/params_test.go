@@ -84,7 +84,7 @@ func TestDecodeArguments(t *testing.T) {
 		-(26*time.Hour + 3*time.Minute + 4*time.Second),
 		string(make([]byte, 300)),
 	}
-	st := &prepared{offsets: make([]int, len(params))}
+	st := &prepared{offsets: make([]uint32, len(params))}
 	got, err := decodeArguments(st, executeBlock(params, true))
 	if err != nil {
 		t.Fatal(err)
@@ -101,7 +101,7 @@ func TestDecodeArguments(t *testing.T) {
 }
 
 func TestDecodeArgumentsAllNullWithoutTypes(t *testing.T) {
-	st := &prepared{offsets: []int{0, 1}}
+	st := &prepared{offsets: []uint32{0, 1}}
 	got, err := decodeArguments(st, []byte{0b11, 0})
 	if want := []any{nil, nil}; err != nil || !reflect.DeepEqual(got, want) {
 		t.Errorf("got %#v, %v, want %#v", got, err, want)
@@ -109,7 +109,7 @@ func TestDecodeArgumentsAllNullWithoutTypes(t *testing.T) {
 }
 
 func TestDecodeArgumentsLongData(t *testing.T) {
-	st := &prepared{offsets: []int{0, 1}, longData: map[int][]byte{0: []byte("long text")}}
+	st := &prepared{offsets: []uint32{0, 1}, longData: map[int][]byte{0: []byte("long text")}}
 	// Parameter 0 came by COM_STMT_SEND_LONG_DATA, so only parameter 1 has a value here.
 	b := executeBlock([]param{{typ: gomysql.MYSQL_TYPE_STRING}, {typ: gomysql.MYSQL_TYPE_TINY, value: []byte{7}}}, true)
 	got, err := decodeArguments(st, b)
@@ -137,9 +137,9 @@ func TestDecodeArgumentsErrors(t *testing.T) {
 		{"TIME out of range", one(param{typ: gomysql.MYSQL_TYPE_TIME, value: []byte{8, 0, 35, 0, 0, 0, 0, 0, 0}}), gomysql.ER_WRONG_ARGUMENTS},
 		{"unknown type", one(param{typ: 100, value: lenenc("x")}), gomysql.ER_WRONG_ARGUMENTS},
 	} {
-		st := &prepared{offsets: []int{0}}
+		st := &prepared{offsets: []uint32{0}}
 		if tc.name == "types never sent" {
-			st.offsets = []int{0, 1}
+			st.offsets = []uint32{0, 1}
 		}
 		_, err := decodeArguments(st, tc.block)
 		var me *gomysql.MyError

@@ -1,6 +1,9 @@
 package wire
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // placeholderOffsets returns the byte offsets of the ? parameter markers in
 // query: every ? outside string literals ('...' and "..." with backslash
@@ -8,13 +11,15 @@ import "strings"
 // (#..., -- ... and /* ... */, including /*! ... */, whose markers MySQL
 // would count: a ? left there reaches the session unreplaced and is refused).
 // The lexical rules are MySQL's default ones (no ANSI_QUOTES, backslash
-// escapes on), which is how the session parses the text.
-func placeholderOffsets(query string) []int {
-	var marks []int
+// escapes on), which is how the session parses the text. The slice is a
+// fresh copy without spare capacity (a prepared statement keeps it), and query must be shorter
+// than 4 GiB (packets are far smaller).
+func placeholderOffsets(query string) []uint32 {
+	var marks []uint32
 	for i := 0; i < len(query); i++ {
 		switch query[i] {
 		case '?':
-			marks = append(marks, i)
+			marks = append(marks, uint32(i))
 		case '\'', '"', '`':
 			i = quotedEnd(query, i)
 		case '#':
@@ -29,7 +34,7 @@ func placeholderOffsets(query string) []int {
 			}
 		}
 	}
-	return marks
+	return slices.Clone(marks) // drops append's spare capacity
 }
 
 // quotedEnd returns the index of the quote closing the literal or identifier

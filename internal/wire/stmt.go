@@ -11,11 +11,12 @@ import (
 )
 
 // Limits on prepared statements, per connection. With them a connection
-// holds at most maxPreparedTextBytes of statement texts and
-// maxConnLongDataBytes of long data, besides the packet being read.
+// holds at most maxPreparedBytes for its prepared statements (text and
+// markers, see preparedCost) and maxConnLongDataBytes of long data, besides
+// the packet being read.
 const (
 	maxPreparedStatements = 1024     // like a per-connection max_prepared_stmt_count
-	maxPreparedTextBytes  = 16 << 20 // texts of the connection's prepared statements
+	maxPreparedBytes      = 16 << 20 // preparedCost of the connection's prepared statements
 	maxLongDataBytes      = 16 << 20 // COM_STMT_SEND_LONG_DATA bytes per statement
 	maxConnLongDataBytes  = 16 << 20 // and for all the connection's statements together
 )
@@ -23,8 +24,8 @@ const (
 // Errors for the per-connection limits; like the per-statement long data
 // limit, they are 1153, with a message naming the limit.
 var (
-	errPreparedTextBytes = gomysql.NewError(gomysql.ER_NET_PACKET_TOO_LARGE, fmt.Sprintf(
-		"The prepared statements of this connection would hold more than %d bytes of text; close some first", maxPreparedTextBytes))
+	errPreparedBytes = gomysql.NewError(gomysql.ER_NET_PACKET_TOO_LARGE, fmt.Sprintf(
+		"The prepared statements of this connection would hold more than %d bytes (text, plus 6 bytes per ? marker); close some first", maxPreparedBytes))
 	errConnLongDataBytes = gomysql.NewError(gomysql.ER_NET_PACKET_TOO_LARGE, fmt.Sprintf(
 		"The prepared statements of this connection would hold more than %d bytes of long data; execute or reset them first", maxConnLongDataBytes))
 )
@@ -33,8 +34,8 @@ var (
 // only the text, its markers and the arguments' wire state are needed.
 type prepared struct {
 	query   string
-	offsets []int  // byte offsets of the ? markers in query
-	types   []byte // type and flag byte per parameter, from the last execution that sent them
+	offsets []uint32 // byte offsets of the ? markers in query, with no spare capacity
+	types   []byte   // type and flag byte per parameter, from the last execution that sent them
 
 	longData      map[int][]byte // parameters sent with COM_STMT_SEND_LONG_DATA
 	longDataBytes int
@@ -48,23 +49,37 @@ func (c *connection) clearLongData(p *prepared) {
 	p.longData, p.longDataBytes, p.longDataErr = nil, 0, nil
 }
 
-// prepareStmt answers COM_STMT_PREPARE.
+// preparedCost is what a prepared statement of text query with params ?
+// markers counts against maxPreparedBytes: its text, 4 bytes per marker's
+// offset and 2 per marker's type and flag bytes (kept once an execution
+// sends them). A text of only markers thus costs 7 bytes per byte.
+func preparedCost(query string, params int) int {
+	return len(query) + 6*params
+}
+
+// prepareStmt answers COM_STMT_PREPARE. A statement that would take the
+// connection's prepared statements past maxPreparedBytes is refused with
+// 1153; the text alone is checked before its markers are counted.
 func (c *connection) prepareStmt(query string) (*server.Stmt, error) {
 	if len(c.stmts) >= maxPreparedStatements {
 		return nil, gomysql.NewDefaultError(gomysql.ER_MAX_PREPARED_STMT_COUNT_REACHED, maxPreparedStatements)
 	}
-	if c.stmtTextBytes+len(query) > maxPreparedTextBytes {
-		return nil, errPreparedTextBytes
+	if c.stmtBytes+len(query) > maxPreparedBytes {
+		return nil, errPreparedBytes
 	}
 	params, columns, ctx, err := c.HandleStmtPrepare(query)
 	if err != nil {
 		return nil, err
 	}
+	cost := preparedCost(query, params)
+	if c.stmtBytes+cost > maxPreparedBytes {
+		return nil, errPreparedBytes
+	}
 	c.lastStmtID++
 	st := &server.Stmt{Query: query, Context: ctx}
 	st.ID, st.Params, st.Columns = c.lastStmtID, params, columns
 	c.stmts[st.ID] = st
-	c.stmtTextBytes += len(query)
+	c.stmtBytes += cost
 	return st, nil
 }
 
@@ -149,7 +164,7 @@ func (c *connection) closeStmt(body []byte) {
 	if st, err := c.stmt(body, "mysqld_stmt_close"); err == nil {
 		_ = c.HandleStmtClose(st.Context)
 		c.clearLongData(st.Context.(*prepared))
-		c.stmtTextBytes -= len(st.Query)
+		c.stmtBytes -= preparedCost(st.Query, st.Params)
 		delete(c.stmts, st.ID)
 	}
 }
