@@ -41,7 +41,8 @@ type Config struct {
 	// have not logged in yet.
 	MaxHandshakesPerSource int `yaml:"max_handshakes_per_source"`
 	// MaxAllowedPacket caps a client packet (bytes) after login, as MySQL's
-	// max_allowed_packet; before login the cap is 16 KiB.
+	// max_allowed_packet; before login the cap is 16 KiB. At most 64 MiB:
+	// the proxy buffers each packet whole, so it does not offer MySQL's 1 GiB.
 	MaxAllowedPacket int64 `yaml:"max_allowed_packet"`
 	// MaxBufferedBytes caps the client packets being received on all
 	// connections together (bytes).
@@ -412,7 +413,7 @@ const (
 	DefaultMaxHandshakesPerSource = 64
 	DefaultMaxAllowedPacket       = 4 << 20
 	DefaultMaxBufferedBytes       = 256 << 20
-	maxMaxAllowedPacket           = 1 << 30
+	maxMaxAllowedPacket           = 64 << 20 // as internal/wire's
 	DefaultEpsilon                = 0.1
 	DefaultMaxEpsilon             = 10
 	DefaultDelta                  = 1e-7

@@ -98,6 +98,8 @@ func TestValidationNamesTheField(t *testing.T) {
 		{"users:", "metrics: {listen: \"127.0.0.1:0\", token: \"${DPPROXY_TEST_UNSET_TOKEN_VARIABLE}\"}\nusers:", "metrics.token"},
 		{"users:", "max_user_connections: -1\nusers:", "max_user_connections"},
 		{"users:", "max_connections: 10\nmax_user_connections: 11\nusers:", "max_user_connections"},
+		// The proxy buffers packets whole: not MySQL's 1 GiB (an independent review).
+		{"users:", "max_allowed_packet: 134217728\nmax_buffered_bytes: 268435456\nusers:", "max_allowed_packet"},
 		{"epsilon: 5,", "epsilon: 5, max_user_connections: -2,", "users[0].max_user_connections"},
 		{"epsilon: 5,", "epsilon: 5, max_user_connections: 257,", "users[0].max_user_connections"},
 		// Values no mechanism can use (issue 10 #6): refused at start-up

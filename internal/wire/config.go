@@ -38,7 +38,8 @@ type Config struct {
 	// MaxAllowedPacket caps a client packet after login, as MySQL's
 	// max_allowed_packet does (before login the cap is 16 KiB). A larger
 	// packet is answered with 1153 and the connection closed before the
-	// packet is buffered. Default 4 MiB; at most 1 GiB.
+	// packet is buffered. Default 4 MiB; at most 64 MiB (MySQL allows
+	// 1 GiB, but the proxy buffers every packet whole).
 	MaxAllowedPacket int64
 	// MaxBufferedBytes caps the client packets above 64 KiB being received
 	// on all connections together (each counted at its announced length
@@ -95,7 +96,7 @@ const (
 	DefaultMaxHandshakesPerSource = 64
 	DefaultMaxAllowedPacket       = 4 << 20
 	DefaultMaxBufferedBytes       = 256 << 20
-	maxMaxAllowedPacket           = 1 << 30
+	maxMaxAllowedPacket           = 64 << 20 // the largest MaxAllowedPacket
 	DefaultServerVersion          = "8.0.11-dpproxy"
 )
 

@@ -25,9 +25,10 @@ func TestConfigDefaults(t *testing.T) {
 	for _, cfg := range []Config{
 		{MaxConnections: -1}, {ReadTimeout: -time.Second}, {WriteTimeout: -1},
 		{IdleTimeout: -1}, {ShutdownGrace: -1}, {MaxUserConnections: -1},
+		{MaxAllowedPacket: 64<<20 + 1, MaxBufferedBytes: 256 << 20},
 	} {
 		if _, err := NewServer(cfg, fakeAccounts{}, newFakeEngine()); err == nil {
-			t.Errorf("NewServer(%+v): got no error, want one for the negative field", cfg)
+			t.Errorf("NewServer(%+v): got no error, want one for the field out of range", cfg)
 		}
 	}
 	if _, err := NewServer(Config{}, nil, newFakeEngine()); err == nil {

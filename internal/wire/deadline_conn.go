@@ -7,14 +7,16 @@ import (
 	"time"
 )
 
-// maxCommandBytes caps the bytes read for one command (or the handshake), as
-// MySQL's max_allowed_packet does, so a client cannot make go-mysql buffer an
-// unbounded packet.
-const maxCommandBytes = 64 << 20
+// maxCommandBytes caps the bytes read from the socket for one command (or
+// the handshake), a second bound behind packetGuard's. It is the largest
+// MaxAllowedPacket plus 1/32 for what the socket carries besides the
+// payload (a 4-byte header per 16 MiB piece, TLS record framing), so a
+// packet the guard accepts is never cut short here.
+const maxCommandBytes = maxMaxAllowedPacket + maxMaxAllowedPacket/32
 
 var (
 	errDraining       = errors.New("wire: server is shutting down")
-	errCommandTooLong = errors.New("wire: command larger than 64 MiB")
+	errCommandTooLong = errors.New("wire: command larger than the largest max_allowed_packet")
 )
 
 // deadlineConn is the client's net.Conn with the server's timeouts applied to

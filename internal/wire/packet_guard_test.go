@@ -319,3 +319,30 @@ func TestSmallPacketsDespiteStalledLargeOnes(t *testing.T) {
 		t.Fatalf("a small statement while stalled packets hold the budget: %v", err)
 	}
 }
+
+// A packet of the largest max_allowed_packet (64 MiB), split into 16 MiB
+// pieces, is answered: the socket-level command cap leaves room for the
+// pieces' headers (it dropped such a packet silently when it was exactly
+// 64 MiB; an independent review found 1 GiB accepted in the configuration
+// and anything above 64 MiB dropped).
+func TestLargestAllowedPacketIsAnswered(t *testing.T) {
+	ts := startServer(t, Config{MaxAllowedPacket: maxMaxAllowedPacket})
+	conn, err := client.Connect(ts.addr(), testUser, testPassword, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	payload := make([]byte, 4+maxMaxAllowedPacket) // a COM_PING padded to the limit
+	payload[4] = gomysql.COM_PING
+	conn.ResetSequence()
+	if err := conn.WritePacket(payload); err != nil {
+		t.Fatalf("write: %v", err)
+	}
+	p, err := conn.ReadPacket()
+	if err != nil {
+		t.Fatalf("%d-byte packet with max_allowed_packet = %d: no answer: %v", maxMaxAllowedPacket, maxMaxAllowedPacket, err)
+	}
+	if p[0] != gomysql.OK_HEADER {
+		t.Fatalf("got %q, want OK", p)
+	}
+}
