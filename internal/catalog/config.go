@@ -38,7 +38,10 @@ type Config struct {
 	// slot.
 	MaxUserConnections int `yaml:"max_user_connections"`
 	// MaxHandshakesPerSource caps the connections from one IP address that
-	// have not logged in yet.
+	// have not logged in yet. Default a quarter of the handshake slots
+	// (max_connections - reserved_sessions), at least 1 and at most 64; it
+	// may not exceed the handshake slots - 1 (1 when there is one slot), so
+	// one address cannot take every slot.
 	MaxHandshakesPerSource int `yaml:"max_handshakes_per_source"`
 	// MaxAllowedPacket caps a client packet (bytes) after login, as MySQL's
 	// max_allowed_packet; before login the cap is 16 KiB. At most 64 MiB:
@@ -410,7 +413,7 @@ func expandEnv(s string) (expanded string, unset []string) {
 const (
 	DefaultListen                 = "127.0.0.1:3307"
 	DefaultMaxConnections         = 256
-	DefaultMaxHandshakesPerSource = 64
+	DefaultMaxHandshakesPerSource = 64 // the largest default: a quarter of the handshake slots, at most this
 	DefaultMaxAllowedPacket       = 4 << 20
 	DefaultMaxBufferedBytes       = 256 << 20
 	maxMaxAllowedPacket           = 64 << 20 // as internal/wire's
@@ -440,7 +443,7 @@ func (c *Config) applyDefaults() {
 		c.MaxUserConnections = max(c.MaxConnections/4, 1)
 	}
 	if c.MaxHandshakesPerSource == 0 {
-		c.MaxHandshakesPerSource = DefaultMaxHandshakesPerSource
+		c.MaxHandshakesPerSource = min(DefaultMaxHandshakesPerSource, max((c.MaxConnections-c.ReservedSessions)/4, 1))
 	}
 	if c.MaxAllowedPacket == 0 {
 		c.MaxAllowedPacket = DefaultMaxAllowedPacket
@@ -514,8 +517,9 @@ func (c *Config) Validate() error {
 	if c.MaxUserConnections < 1 || c.MaxUserConnections > c.MaxConnections {
 		return invalid("max_user_connections", "must be in [1, max_connections (%d)], got %d", c.MaxConnections, c.MaxUserConnections)
 	}
-	if c.MaxHandshakesPerSource < 1 {
-		return invalid("max_handshakes_per_source", "must be at least 1, got %d", c.MaxHandshakesPerSource)
+	if slots := c.MaxConnections - c.ReservedSessions; c.MaxHandshakesPerSource < 1 || c.MaxHandshakesPerSource > max(slots-1, 1) {
+		return invalid("max_handshakes_per_source", "must be in [1, %d] (below the %d handshake slots, max_connections - reserved_sessions, so one address cannot take them all), got %d",
+			max(slots-1, 1), slots, c.MaxHandshakesPerSource)
 	}
 	if c.MaxAllowedPacket < 1024 || c.MaxAllowedPacket > maxMaxAllowedPacket {
 		return invalid("max_allowed_packet", "must be in [1024, %d] bytes, got %d", maxMaxAllowedPacket, c.MaxAllowedPacket)

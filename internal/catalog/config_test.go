@@ -100,6 +100,7 @@ func TestValidationNamesTheField(t *testing.T) {
 		{"users:", "max_connections: 10\nmax_user_connections: 11\nusers:", "max_user_connections"},
 		// The proxy buffers packets whole: not MySQL's 1 GiB (an independent review).
 		{"users:", "max_allowed_packet: 134217728\nmax_buffered_bytes: 268435456\nusers:", "max_allowed_packet"},
+		{"users:", "max_connections: 40\nmax_handshakes_per_source: 36\nusers:", "max_handshakes_per_source"},
 		{"epsilon: 5,", "epsilon: 5, max_user_connections: -2,", "users[0].max_user_connections"},
 		{"epsilon: 5,", "epsilon: 5, max_user_connections: 257,", "users[0].max_user_connections"},
 		// Values no mechanism can use (issue 10 #6): refused at start-up
@@ -166,6 +167,14 @@ func TestMaxUserConnections(t *testing.T) {
 	small := strings.Replace(validConfig, "users:", "max_connections: 3\nusers:", 1)
 	if c, err := ParseConfig(strings.NewReader(small)); err != nil || c.MaxUserConnections != 1 {
 		t.Errorf("max_connections 3: max_user_connections %d, %v; want 1", c.MaxUserConnections, err)
+	}
+	// max_handshakes_per_source: a quarter of the handshake slots, at most 64.
+	if want := (DefaultMaxConnections - DefaultMaxConnections/10) / 4; c.MaxHandshakesPerSource != want {
+		t.Errorf("default max_handshakes_per_source %d, want %d", c.MaxHandshakesPerSource, want)
+	}
+	forty := strings.Replace(validConfig, "users:", "max_connections: 40\nusers:", 1)
+	if c, err := ParseConfig(strings.NewReader(forty)); err != nil || c.MaxHandshakesPerSource != 9 {
+		t.Errorf("max_connections 40: max_handshakes_per_source %d, %v; want 9", c.MaxHandshakesPerSource, err)
 	}
 	set := strings.NewReplacer("users:", "max_user_connections: 10\nusers:", "epsilon: 5,", "epsilon: 5, max_user_connections: 2,").Replace(validConfig)
 	if c, err := ParseConfig(strings.NewReader(set)); err != nil || c.MaxUserConnections != 10 || c.Users[0].MaxUserConnections != 2 {

@@ -30,7 +30,11 @@ type Config struct {
 	// one user cannot take every slot.
 	MaxUserConnections int
 	// MaxHandshakesPerSource caps the connections from one IP address that
-	// are still in the handshake; one more is refused with 1040. Default 64 (a client pool opening many connections at once comes from one address).
+	// are still in the handshake; one more is refused with 1040. Default
+	// a quarter of the handshake slots (MaxConnections - ReservedSessions),
+	// at least 1 and at most 64 (a client pool opening many connections at
+	// once comes from one address). It must leave other addresses a slot:
+	// at most the handshake slots - 1 (or 1 when there is only one slot).
 	MaxHandshakesPerSource int
 	// HandshakeTimeout bounds the whole handshake, from accept to login, however
 	// the client spaces its bytes. Default 10s.
@@ -93,12 +97,19 @@ const (
 	DefaultIdleTimeout            = 8 * time.Hour
 	DefaultShutdownGrace          = 10 * time.Second
 	DefaultHandshakeTimeout       = 10 * time.Second
-	DefaultMaxHandshakesPerSource = 64
+	DefaultMaxHandshakesPerSource = 64 // the largest default; see defaultHandshakesPerSource
 	DefaultMaxAllowedPacket       = 4 << 20
 	DefaultMaxBufferedBytes       = 256 << 20
 	maxMaxAllowedPacket           = 64 << 20 // the largest MaxAllowedPacket
 	DefaultServerVersion          = "8.0.11-dpproxy"
 )
+
+// defaultHandshakesPerSource is the default MaxHandshakesPerSource for
+// slots handshake slots: a quarter of them, at least 1, at most
+// DefaultMaxHandshakesPerSource.
+func defaultHandshakesPerSource(slots int) int {
+	return min(DefaultMaxHandshakesPerSource, max(slots/4, 1))
+}
 
 // withDefaults returns cfg with zero fields set to their defaults, or an
 // error naming the first field with a negative value.
@@ -150,8 +161,12 @@ func (cfg Config) withDefaults() (Config, error) {
 	if cfg.MaxUserConnections == 0 {
 		cfg.MaxUserConnections = max(cfg.MaxConnections/4, 1)
 	}
+	slots := cfg.MaxConnections - cfg.ReservedSessions
 	if cfg.MaxHandshakesPerSource == 0 {
-		cfg.MaxHandshakesPerSource = DefaultMaxHandshakesPerSource
+		cfg.MaxHandshakesPerSource = defaultHandshakesPerSource(slots)
+	}
+	if limit := max(slots-1, 1); cfg.MaxHandshakesPerSource > limit {
+		return cfg, fmt.Errorf("wire: MaxHandshakesPerSource is %d, want at most %d (one address may not take all %d handshake slots)", cfg.MaxHandshakesPerSource, limit, slots)
 	}
 	if cfg.HandshakeTimeout == 0 {
 		cfg.HandshakeTimeout = DefaultHandshakeTimeout

@@ -105,3 +105,26 @@ func TestSlowHandshakesCannotLockOutLogins(t *testing.T) {
 		t.Errorf("admitted %d slow handshakes, want 10 - 3 reserved = 7", admitted)
 	}
 }
+
+// TestDefaultHandshakesPerSourceScales: with max_connections below about
+// 71, the old default per-address cap (64) was at least the handshake
+// slots, and one address opening silent connections took them all (an
+// independent review). The default is now a quarter of the slots.
+func TestDefaultHandshakesPerSourceScales(t *testing.T) {
+	ts := startServer(t, Config{MaxConnections: 40}) // 36 handshake slots, 9 per address
+	dialer := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP("127.0.0.2")}}
+	for range 36 {
+		nc, err := dialer.Dial("tcp", ts.addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer nc.Close()
+	}
+	waitFor(t, "the refusals", 2*time.Second, func() bool { return ts.refused.Load() == 36-9 })
+	db := ts.open(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	if err := db.PingContext(ctx); err != nil {
+		t.Errorf("login while another address holds 36 silent connections: %v", err)
+	}
+}

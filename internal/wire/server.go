@@ -172,16 +172,17 @@ func (s *Server) admit(connCtx context.Context, nc net.Conn) {
 }
 
 // full says why a new connection from source cannot be admitted, or "".
-// Connections in the handshake may not take the ReservedSessions slots, nor
-// more than MaxHandshakesPerSource from one address. Callers hold s.mu.
+// Connections in the handshake may not take more than MaxHandshakesPerSource
+// from one address (checked first, so the refusal of a flooding address
+// names its own cap), nor the ReservedSessions slots. Callers hold s.mu.
 func (s *Server) full(source string) string {
 	switch {
 	case len(s.conns) >= s.cfg.MaxConnections:
 		return "max_connections"
-	case s.handshakes[""] >= s.cfg.MaxConnections-s.cfg.ReservedSessions:
-		return "handshake slots"
 	case s.handshakes[source] >= s.cfg.MaxHandshakesPerSource:
 		return "handshakes per source"
+	case s.handshakes[""] >= s.cfg.MaxConnections-s.cfg.ReservedSessions:
+		return "handshake slots"
 	}
 	return ""
 }
