@@ -302,6 +302,18 @@ func (a accounts) Account(user string) (wire.Account, bool) {
 	return wire.Account{NativeHash: h, CachingSHA2: u.AuthPlugin == catalog.AuthCachingSHA2, MaxConnections: u.MaxUserConnections}, true
 }
 
+// Plugins counts the configured users of each plugin.
+func (a accounts) Plugins() (native, cachingSHA2 int) {
+	for _, u := range a.cfg.Users {
+		if u.AuthPlugin == catalog.AuthCachingSHA2 {
+			cachingSHA2++
+		} else {
+			native++
+		}
+	}
+	return native, cachingSHA2
+}
+
 // engineAdapter and sessionAdapter connect proxy to wire, which share no types.
 type engineAdapter struct{ e *proxy.Engine }
 

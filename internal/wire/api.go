@@ -6,6 +6,11 @@ import "context"
 type Accounts interface {
 	// Account returns how user logs in, or ok false if there is no such user.
 	Account(user string) (account Account, ok bool)
+	// Plugins counts the users that log in with each plugin. Unknown user
+	// names are given one of the two in this proportion (each name always
+	// the same one), so that which plugin a name is asked for does not tell
+	// whether it exists.
+	Plugins() (native, cachingSHA2 int)
 }
 
 // Account is one user's login. The stored form of the password is the

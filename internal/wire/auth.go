@@ -1,8 +1,11 @@
 package wire
 
 import (
+	"crypto/hmac"
 	"crypto/rand"
 	"crypto/rsa"
+	"crypto/sha256"
+	"encoding/binary"
 	"log/slog"
 	"net"
 	"sync"
@@ -27,11 +30,13 @@ const erSecureTransportRequired = 3159
 // in Accounts (see auth_sha2.go for the latter).
 //
 // Unknown users and wrong passwords get the same answer (1045, 28000, "Access
-// denied for user ..."), after the same work: an unknown user's reply is
+// denied for user ..."), after the same exchange and work: an unknown user
+// is asked for a plugin as a real user is (see pluginFor), and its reply is
 // checked against a random decoy hash.
 type authenticator struct {
 	accounts   Accounts
 	decoy      []byte
+	nameKey    []byte // HMAC key choosing unknown users' plugins, per process
 	requireTLS bool
 	rsaKey     *rsa.PrivateKey // decrypts caching_sha2 passwords sent without TLS
 	rsaPublic  []byte          // its public half as PEM, sent to clients that ask
@@ -49,11 +54,13 @@ type authenticator struct {
 }
 
 func newAuthenticator(accounts Accounts, cfg Config) *authenticator {
-	decoy := make([]byte, 20)
+	decoy, nameKey := make([]byte, 20), make([]byte, 32)
 	_, _ = rand.Read(decoy) // crypto/rand.Read never fails
+	_, _ = rand.Read(nameKey)
 	return &authenticator{
 		accounts:   accounts,
 		decoy:      decoy,
+		nameKey:    nameKey,
 		requireTLS: cfg.RequireTLS,
 		rsaKey:     cfg.RSAKey,
 		rsaPublic:  rsaPublicPEM(cfg.RSAKey),
@@ -116,18 +123,38 @@ func (a *authenticator) check(c *server.Conn, plugin string, reply []byte) error
 // a client that started with another plugin to this one. Known and unknown
 // users alike are "found": go-mysql answers an unknown user with a
 // different error (1449) than a wrong password, which would let anyone probe
-// for user names. An unknown user gets the plugin the handshake announced,
-// as MySQL does. The Passwords entry is a placeholder that go-mysql
-// requires to be non-empty; authenticator never reads it.
-func credentialFor(accounts Accounts, user, handshakePlugin string) server.Credential {
-	plugin := handshakePlugin
-	if account, ok := accounts.Account(user); ok {
-		plugin = account.plugin()
-	}
+// for user names. The plugin is pluginFor's. The Passwords entry is a
+// placeholder that go-mysql requires to be non-empty; authenticator never
+// reads it.
+func (a *authenticator) credentialFor(user, handshakePlugin string) server.Credential {
 	return server.Credential{
 		Passwords:      []string{"(checked by authenticator against Accounts)"},
-		AuthPluginName: plugin,
+		AuthPluginName: a.pluginFor(user, handshakePlugin),
 	}
+}
+
+// pluginFor is the plugin user is asked to log in with: the account's, or
+// for an unknown name one drawn by an HMAC of the name under a per-process
+// key, caching_sha2_password with the share of users that have it (the
+// announced plugin if there are no users). MySQL asks an unknown user for
+// the announced plugin, so where users' plugins differ an auth switch, or
+// its absence, would show which names exist; drawn this way, a name asked
+// to switch is as likely unknown as a user of the other plugin, and the
+// same name gets the same answer on every attempt.
+func (a *authenticator) pluginFor(user, handshakePlugin string) string {
+	if account, ok := a.accounts.Account(user); ok {
+		return account.plugin()
+	}
+	native, sha2 := a.accounts.Plugins()
+	if native+sha2 <= 0 {
+		return handshakePlugin
+	}
+	mac := hmac.New(sha256.New, a.nameKey)
+	mac.Write([]byte(user))
+	if binary.BigEndian.Uint64(mac.Sum(nil))%uint64(native+sha2) < uint64(sha2) {
+		return PluginCachingSHA2
+	}
+	return PluginNativePassword
 }
 
 // accessDenied is MySQL's 1045 for c's user and host. go-mysql's own message

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"crypto/tls"
 	"database/sql"
+	"fmt"
 	"testing"
 
 	gosqldriver "github.com/go-sql-driver/mysql"
@@ -44,6 +45,9 @@ func TestCachingSHA2(t *testing.T) {
 	}
 	defer gosqldriver.DeregisterTLSConfig("sha2test")
 
+	// Unknown names are asked for either plugin, as users are (see
+	// pluginFor): mallory gets caching_sha2_password, trudy the native one.
+	mallory, trudy := unknownUser(ts, PluginCachingSHA2), unknownUser(ts, PluginNativePassword)
 	for _, tc := range []struct {
 		name, user, password, tls string
 		wantErr                   string // "" for success
@@ -51,13 +55,15 @@ func TestCachingSHA2(t *testing.T) {
 		{name: "full auth over TLS", user: testSHA2User, password: testPassword, tls: "sha2test"},
 		{name: "wrong password over TLS", user: testSHA2User, password: "nope", tls: "sha2test",
 			wantErr: "Error 1045 (28000): Access denied for user 'analyst8'@'127.0.0.1' (using password: YES)"},
-		{name: "unknown user over TLS", user: "mallory", password: testPassword, tls: "sha2test",
-			wantErr: "Error 1045 (28000): Access denied for user 'mallory'@'127.0.0.1' (using password: YES)"},
+		{name: "unknown user over TLS", user: mallory, password: testPassword, tls: "sha2test",
+			wantErr: "Error 1045 (28000): Access denied for user '" + mallory + "'@'127.0.0.1' (using password: YES)"},
 		{name: "wrong password with RSA", user: testSHA2User, password: "nope",
 			wantErr: "Error 1045 (28000): Access denied for user 'analyst8'@'127.0.0.1' (using password: YES)"},
-		{name: "unknown user with RSA", user: "mallory", password: testPassword,
-			wantErr: "Error 1045 (28000): Access denied for user 'mallory'@'127.0.0.1' (using password: YES)"},
+		{name: "unknown user with RSA", user: mallory, password: testPassword,
+			wantErr: "Error 1045 (28000): Access denied for user '" + mallory + "'@'127.0.0.1' (using password: YES)"},
 		{name: "native account refuses a client without native passwords", user: testUser, password: testPassword,
+			wantErr: "this user requires mysql native password authentication"},
+		{name: "so does an unknown name drawn native", user: trudy, password: testPassword,
 			wantErr: "this user requires mysql native password authentication"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -140,5 +146,14 @@ func TestCheckSHA2Scramble(t *testing.T) {
 	}
 	if checkSHA2Scramble(reply[:20], nonce, stage2[:]) {
 		t.Errorf("a short scramble was accepted")
+	}
+}
+
+// unknownUser returns a name that is no user and that ts asks for plugin.
+func unknownUser(ts *testServer, plugin string) string {
+	for i := 0; ; i++ {
+		if name := fmt.Sprintf("mallory%d", i); ts.auth.pluginFor(name, ts.cfg.HandshakePlugin) == plugin {
+			return name
+		}
 	}
 }

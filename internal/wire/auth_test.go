@@ -7,6 +7,7 @@ import (
 
 func TestAuth(t *testing.T) {
 	ts := startServer(t, Config{})
+	mallory := unknownUser(ts, PluginNativePassword) // a name asked for the native plugin, as testUser is
 	for _, tc := range []struct {
 		name, user, password, db string
 		wantCode                 uint16 // 0: login succeeds
@@ -19,8 +20,8 @@ func TestAuth(t *testing.T) {
 			wantMessage: "Access denied for user 'analyst'@'127.0.0.1' (using password: YES)"},
 		{name: "no password", user: testUser, password: "", wantCode: 1045, wantState: "28000",
 			wantMessage: "Access denied for user 'analyst'@'127.0.0.1' (using password: NO)"},
-		{name: "unknown user", user: "mallory", password: testPassword, wantCode: 1045, wantState: "28000",
-			wantMessage: "Access denied for user 'mallory'@'127.0.0.1' (using password: YES)"},
+		{name: "unknown user", user: mallory, password: testPassword, wantCode: 1045, wantState: "28000",
+			wantMessage: "Access denied for user '" + mallory + "'@'127.0.0.1' (using password: YES)"},
 		{name: "unknown database", user: testUser, password: testPassword, db: "nosuchdb", wantCode: 1049, wantState: "42000"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

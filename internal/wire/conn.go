@@ -243,7 +243,7 @@ var _ server.AuthenticationHandler = (*connection)(nil)
 
 // GetCredential names the plugin user must log in with; see credentialFor.
 func (c *connection) GetCredential(user string) (server.Credential, bool, error) {
-	return credentialFor(c.srv.accounts, user, c.srv.cfg.HandshakePlugin), true, nil
+	return c.srv.auth.credentialFor(user, c.srv.cfg.HandshakePlugin), true, nil
 }
 
 // OnAuthSuccess opens the connection's session and applies the database

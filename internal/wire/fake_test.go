@@ -30,6 +30,17 @@ func (a fakeAccounts) Account(user string) (Account, bool) {
 	return acc, ok
 }
 
+func (a fakeAccounts) Plugins() (native, cachingSHA2 int) {
+	for _, acc := range a {
+		if acc.CachingSHA2 {
+			cachingSHA2++
+		} else {
+			native++
+		}
+	}
+	return native, cachingSHA2
+}
+
 // testSHA2User logs in with caching_sha2_password and testPassword.
 const testSHA2User = "analyst8"
 
