@@ -48,7 +48,9 @@ type Config struct {
 	// the proxy buffers each packet whole, so it does not offer MySQL's 1 GiB.
 	MaxAllowedPacket int64 `yaml:"max_allowed_packet"`
 	// MaxBufferedBytes caps the client packets being received on all
-	// connections together (bytes).
+	// connections together (bytes); one user's connections may take a
+	// quarter of it, or one max_allowed_packet if that is more. At least
+	// 2 × max_allowed_packet.
 	MaxBufferedBytes int64 `yaml:"max_buffered_bytes"`
 	// Timeouts of client connections.
 	Timeouts Timeouts `yaml:"timeouts"`
@@ -524,8 +526,8 @@ func (c *Config) Validate() error {
 	if c.MaxAllowedPacket < 1024 || c.MaxAllowedPacket > maxMaxAllowedPacket {
 		return invalid("max_allowed_packet", "must be in [1024, %d] bytes, got %d", maxMaxAllowedPacket, c.MaxAllowedPacket)
 	}
-	if c.MaxBufferedBytes < c.MaxAllowedPacket {
-		return invalid("max_buffered_bytes", "must be at least max_allowed_packet (%d), got %d", c.MaxAllowedPacket, c.MaxBufferedBytes)
+	if c.MaxBufferedBytes < 2*c.MaxAllowedPacket {
+		return invalid("max_buffered_bytes", "must be at least 2 × max_allowed_packet (%d), so that one user's share leaves room for others, got %d", 2*c.MaxAllowedPacket, c.MaxBufferedBytes)
 	}
 	for _, db := range []struct {
 		field string

@@ -101,6 +101,8 @@ func TestValidationNamesTheField(t *testing.T) {
 		// The proxy buffers packets whole: not MySQL's 1 GiB (an independent review).
 		{"users:", "max_allowed_packet: 134217728\nmax_buffered_bytes: 268435456\nusers:", "max_allowed_packet"},
 		{"users:", "max_connections: 40\nmax_handshakes_per_source: 36\nusers:", "max_handshakes_per_source"},
+		// One user's share of max_buffered_bytes must leave room for another's packet.
+		{"users:", "max_allowed_packet: 4194304\nmax_buffered_bytes: 6291456\nusers:", "max_buffered_bytes"},
 		{"epsilon: 5,", "epsilon: 5, max_user_connections: -2,", "users[0].max_user_connections"},
 		{"epsilon: 5,", "epsilon: 5, max_user_connections: 257,", "users[0].max_user_connections"},
 		// Values no mechanism can use (issue 10 #6): refused at start-up

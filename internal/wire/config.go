@@ -50,10 +50,14 @@ type Config struct {
 	// from its header on): a packet that would exceed it is answered with
 	// 1041 and its connection closed. Smaller packets (logins, ordinary
 	// statements) are not counted, so stalled large packets cannot lock
-	// other clients out. Default 256 MiB.
+	// other clients out. One user's connections together may take at most
+	// a quarter of it, or one MaxAllowedPacket if that is more, so one user
+	// cannot take it all. Default 256 MiB; at least 2 × MaxAllowedPacket.
 	MaxBufferedBytes int64
-	// ReadTimeout bounds each read from the client during the handshake and
-	// while a command packet arrives. Default 30s.
+	// ReadTimeout bounds each read from the client during the handshake, and
+	// the arrival of a whole command, from its first byte to its last (so a
+	// client trickling a packet cannot hold its buffer for longer). Default
+	// 30s.
 	ReadTimeout time.Duration
 	// WriteTimeout bounds each write to the client. Default 30s.
 	WriteTimeout time.Duration
@@ -176,6 +180,9 @@ func (cfg Config) withDefaults() (Config, error) {
 	}
 	if cfg.MaxBufferedBytes == 0 {
 		cfg.MaxBufferedBytes = DefaultMaxBufferedBytes
+	}
+	if cfg.MaxBufferedBytes < 2*cfg.MaxAllowedPacket {
+		return cfg, fmt.Errorf("wire: MaxBufferedBytes is %d, want at least 2 × MaxAllowedPacket (%d), so that one user's share leaves room for others", cfg.MaxBufferedBytes, 2*cfg.MaxAllowedPacket)
 	}
 	if cfg.ReadTimeout == 0 {
 		cfg.ReadTimeout = DefaultReadTimeout

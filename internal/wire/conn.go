@@ -256,7 +256,7 @@ func (c *connection) OnAuthSuccess(mc *server.Conn) error {
 	}
 	c.id, c.user = mc.ConnectionID(), mc.GetUser()
 	c.loggedIn(c.id, c.user)
-	c.guard.authenticated.Store(true)
+	c.guard.loggedIn(c.user)
 	c.raw.loggedIn()
 	c.srv.handshakeDone(c)
 	c.log = c.log.With("conn", c.id, "user", c.user)

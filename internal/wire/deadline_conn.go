@@ -28,7 +28,11 @@ var (
 // client spaces its bytes.
 //
 // The command loop calls awaitCommand before reading the next command: the
-// first Read after it may wait IdleTimeout, the following ones ReadTimeout.
+// first Read after it may wait IdleTimeout; once it has brought the
+// command's first bytes, the rest of the command must arrive within
+// ReadTimeout of them, however the client spaces its bytes (so a stalled
+// large packet holds its share of Config.MaxBufferedBytes at most that
+// long). Before the first awaitCommand, each Read may wait ReadTimeout.
 // drain makes pending and future Reads fail at once, so a connection waiting
 // for a command ends while one executing a command still writes its answer.
 type deadlineConn struct {
@@ -39,6 +43,7 @@ type deadlineConn struct {
 	mu                sync.Mutex // guards the fields below and orders them with SetReadDeadline
 	handshakeDeadline time.Time  // before login, no Read or Write outlasts it
 	idle              bool       // the next Read waits for a new command
+	commandDeadline   time.Time  // the current command must have arrived by then; zero before one started
 	readSoFar         int64      // bytes read since the last awaitCommand
 	draining          bool
 }
@@ -70,7 +75,7 @@ func (d *deadlineConn) deadline(timeout time.Duration) time.Time {
 // awaitCommand starts the idle wait for the next command.
 func (d *deadlineConn) awaitCommand() {
 	d.mu.Lock()
-	d.idle, d.readSoFar = true, 0
+	d.idle, d.readSoFar, d.commandDeadline = true, 0, time.Time{}
 	d.mu.Unlock()
 }
 
@@ -89,7 +94,7 @@ func (d *deadlineConn) isDraining() bool {
 	return d.draining
 }
 
-// Read reads with the idle or the per-read deadline.
+// Read reads with the idle, the command's or the per-read deadline.
 func (d *deadlineConn) Read(p []byte) (int, error) {
 	d.mu.Lock()
 	if d.draining {
@@ -100,11 +105,15 @@ func (d *deadlineConn) Read(p []byte) (int, error) {
 		d.mu.Unlock()
 		return 0, errCommandTooLong
 	}
-	timeout := d.readTimeout
-	if d.idle {
-		timeout, d.idle = d.idleTimeout, false
+	waitingForCommand := d.idle
+	deadline := d.deadline(d.readTimeout)
+	switch {
+	case d.idle:
+		deadline, d.idle = d.deadline(d.idleTimeout), false
+	case !d.commandDeadline.IsZero():
+		deadline = d.commandDeadline
 	}
-	err := d.Conn.SetReadDeadline(d.deadline(timeout))
+	err := d.Conn.SetReadDeadline(deadline)
 	d.mu.Unlock()
 	if err != nil {
 		return 0, err
@@ -112,6 +121,9 @@ func (d *deadlineConn) Read(p []byte) (int, error) {
 	n, err := d.Conn.Read(p)
 	d.mu.Lock()
 	d.readSoFar += int64(n)
+	if waitingForCommand {
+		d.commandDeadline = time.Now().Add(d.readTimeout)
+	}
 	d.mu.Unlock()
 	return n, err
 }

@@ -89,3 +89,43 @@ func TestDeadlineConnCommandSize(t *testing.T) {
 		t.Errorf("got %d, %v for the next command, want 4 bytes", n, err)
 	}
 }
+
+// TestDeadlineConnWholeCommand: once a command has started, the rest of it
+// must arrive within ReadTimeout, however the client spaces its bytes.
+// Before, ReadTimeout applied to each Read, so one byte per timeout kept a
+// stalled large packet, and its share of MaxBufferedBytes, forever (an
+// independent review).
+func TestDeadlineConnWholeCommand(t *testing.T) {
+	d, client := pipeConn(t, maxCommandBytes)
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(d.readTimeout / 3):
+				if _, err := client.Write([]byte("x")); err != nil {
+					return
+				}
+			}
+		}
+	}()
+	d.awaitCommand()
+	start := time.Now()
+	buf := make([]byte, 1)
+	for {
+		if _, err := d.Read(buf); err != nil {
+			if !errors.Is(err, os.ErrDeadlineExceeded) {
+				t.Fatalf("got %v, want a deadline error", err)
+			}
+			break
+		}
+		if time.Since(start) > 10*d.readTimeout {
+			t.Fatalf("a command trickled one byte per %v still read after %v", d.readTimeout/3, time.Since(start))
+		}
+	}
+	if took := time.Since(start); took > d.idleTimeout+3*d.readTimeout {
+		t.Errorf("the command was cut after %v, want within the idle wait plus %v", took, d.readTimeout)
+	}
+}

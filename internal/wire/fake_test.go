@@ -47,11 +47,15 @@ const testSHA2User = "analyst8"
 // testLimitedUser logs in with testPassword and may have one connection.
 const testLimitedUser = "analyst1"
 
+// testOtherUser is another mysql_native_password user with testPassword.
+const testOtherUser = "analyst2"
+
 // testAccounts are the accounts of startServer.
 var testAccounts = fakeAccounts{
 	testUser:        {NativeHash: NativePasswordHash(testPassword)},
 	testSHA2User:    {NativeHash: NativePasswordHash(testPassword), CachingSHA2: true},
 	testLimitedUser: {NativeHash: NativePasswordHash(testPassword), MaxConnections: 1},
+	testOtherUser:   {NativeHash: NativePasswordHash(testPassword)},
 }
 
 // codedError is an error with a MySQL code, as dperr.Error is.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"sync"
 	"sync/atomic"
 
 	gomysql "github.com/go-mysql-org/go-mysql/mysql"
@@ -26,31 +27,69 @@ const freePacketBytes = 64 << 10
 
 // errPacketTooLarge is sent, and returned by Read, when a client announces a
 // packet above the limit in force; errPacketMemory when the packets all
-// connections are receiving would exceed Config.MaxBufferedBytes.
+// connections are receiving would exceed Config.MaxBufferedBytes, and
+// errUserPacketMemory when those of one user's connections would exceed
+// the user's share of it (packetMemory.userLimit).
 var (
-	errPacketTooLarge = gomysql.NewError(gomysql.ER_NET_PACKET_TOO_LARGE, "Got a packet bigger than 'max_allowed_packet' bytes")
-	errPacketMemory   = gomysql.NewError(gomysql.ER_OUT_OF_RESOURCES, "Out of memory for client packets; try again later")
+	errPacketTooLarge   = gomysql.NewError(gomysql.ER_NET_PACKET_TOO_LARGE, "Got a packet bigger than 'max_allowed_packet' bytes")
+	errPacketMemory     = gomysql.NewError(gomysql.ER_OUT_OF_RESOURCES, "Out of memory for client packets; try again later")
+	errUserPacketMemory = gomysql.NewError(gomysql.ER_OUT_OF_RESOURCES, "Out of memory for this user's client packets: its connections are receiving too many large packets at once; try again later")
 )
 
 // packetMemory counts the bytes of the packets above freePacketBytes being
 // received on all connections: such a packet's announced length is taken when its header
 // arrives, before go-mysql allocates it, and given back when its last byte
-// has been read or its connection ends.
+// has been read or its connection ends. Besides the total (limit), the
+// packets of one user's connections together may take at most userLimit
+// (userPacketLimit), so that one user, within max_user_connections, cannot
+// take all of it and lock others out of large packets.
 type packetMemory struct {
-	used  atomic.Int64
-	limit int64
+	used             atomic.Int64 // changed under mu, read without it
+	limit, userLimit int64
+
+	mu     sync.Mutex
+	byUser map[string]int64 // bytes taken per user, only users holding some
 }
 
-// take reserves n bytes, or reports false if they do not fit.
-func (m *packetMemory) take(n int64) bool {
-	if m.used.Add(n) > m.limit {
-		m.used.Add(-n)
-		return false
+// userPacketLimit is a user's share of maxBuffered: a quarter, but at least
+// one packet of maxAllowed. With maxBuffered >= 2 × maxAllowed (which the
+// configuration requires) a user's share leaves room for at least one packet
+// of maxAllowed for the others.
+func userPacketLimit(maxBuffered, maxAllowed int64) int64 {
+	return max(maxBuffered/4, maxAllowed)
+}
+
+func newPacketMemory(maxBuffered, maxAllowed int64) *packetMemory {
+	return &packetMemory{limit: maxBuffered, userLimit: userPacketLimit(maxBuffered, maxAllowed), byUser: make(map[string]int64)}
+}
+
+// take reserves n bytes for user, or returns the error to refuse them with.
+func (m *packetMemory) take(user string, n int64) *gomysql.MyError {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	switch {
+	case m.used.Load()+n > m.limit:
+		return errPacketMemory
+	case m.byUser[user]+n > m.userLimit:
+		return errUserPacketMemory
 	}
-	return true
+	m.byUser[user] += n
+	m.used.Add(n)
+	return nil
 }
 
-func (m *packetMemory) give(n int64) { m.used.Add(-n) }
+// give returns n bytes that take reserved for user.
+func (m *packetMemory) give(user string, n int64) {
+	if n == 0 {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.byUser[user] -= n; m.byUser[user] <= 0 {
+		delete(m.byUser, user)
+	}
+	m.used.Add(-n)
+}
 
 // packetGuard reads the client's MySQL packet headers before go-mysql does,
 // and fails the connection when one announces more than the limit in force:
@@ -82,9 +121,11 @@ type packetGuard struct {
 	net.Conn                    // the client connection, or its TLS layer once upgraded
 	memory        *packetMemory // shared by the server's connections
 	held          int64         // bytes of memory held for the current packet
+	heldUser      string        // the user they are held for
 	tlsConfig     *tls.Config   // non-nil: the server accepts SSLRequest
 	tls           *tls.Conn     // set once the connection is upgraded
-	authenticated atomic.Bool   // set by connection after login
+	user          string        // set by loggedIn, before authenticated
+	authenticated atomic.Bool   // set by loggedIn
 	maxAfterAuth  int64
 
 	header    [4]byte
@@ -125,8 +166,16 @@ func newPacketGuard(c net.Conn, memory *packetMemory, tlsConfig *tls.Config, max
 // release gives back the memory held for a packet not fully received; the
 // connection calls it when it ends.
 func (g *packetGuard) release() {
-	g.memory.give(g.held)
+	g.memory.give(g.heldUser, g.held)
 	g.held = 0
+}
+
+// loggedIn raises the packet limit to maxAfterAuth and charges later large
+// packets to user; the connection calls it at login, from the goroutine
+// that reads.
+func (g *packetGuard) loggedIn(user string) {
+	g.user = user
+	g.authenticated.Store(true)
 }
 
 // handshakeDone ends the sequence-number rewriting of a TLS upgrade; the
@@ -397,11 +446,11 @@ func (g *packetGuard) scan(b []byte) error {
 			return errPacketTooLarge
 		}
 		if length > freePacketBytes {
-			if !g.memory.take(length) {
-				g.refuse(errPacketMemory, g.header[3]+1)
-				return errPacketMemory
+			if err := g.memory.take(g.user, length); err != nil {
+				g.refuse(err, g.header[3]+1)
+				return err
 			}
-			g.held = length
+			g.held, g.heldUser = length, g.user
 		}
 		g.remaining = length
 		if length < int64(gomysql.MaxPayloadLen) {
@@ -423,5 +472,5 @@ func (g *packetGuard) refuse(e *gomysql.MyError, seq byte) {
 // refused reports whether the guard refused a packet (go-mysql wraps the
 // error Read returned into text, so callers ask the guard).
 func (g *packetGuard) refused() bool {
-	return errors.Is(g.failed, errPacketTooLarge) || errors.Is(g.failed, errPacketMemory)
+	return errors.Is(g.failed, errPacketTooLarge) || errors.Is(g.failed, errPacketMemory) || errors.Is(g.failed, errUserPacketMemory)
 }

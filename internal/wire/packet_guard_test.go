@@ -115,8 +115,8 @@ func TestPacketGuardSplitPackets(t *testing.T) {
 	server, client := net.Pipe()
 	defer server.Close()
 	defer client.Close()
-	g := newPacketGuard(server, &packetMemory{limit: 1 << 40}, nil, 20<<20)
-	g.authenticated.Store(true)
+	g := newPacketGuard(server, newPacketMemory(1<<40, 20<<20), nil, 20<<20)
+	g.loggedIn(testUser)
 	go func() {
 		// One byte at a time for the first header, then a full piece.
 		for _, b := range []byte{0xff, 0xff, 0xff, 0} {
@@ -167,40 +167,87 @@ func TestOversizedPacketOverTLS(t *testing.T) {
 // TestPacketMemoryBudget: packets being received count against
 // MaxBufferedBytes across connections from their header on, so logged-in
 // clients that announce large packets and stall cannot together hold more;
-// the memory comes back when a connection ends.
+// one user's connections may take at most its share (here one
+// MaxAllowedPacket, half the total); the memory comes back when a
+// connection ends.
 func TestPacketMemoryBudget(t *testing.T) {
-	ts := startServer(t, Config{MaxAllowedPacket: 1 << 20, MaxBufferedBytes: 1 << 20})
-	login := func() *client.Conn {
-		c, err := client.Connect(ts.addr(), testUser, testPassword, "")
+	ts := startServer(t, Config{MaxAllowedPacket: 1 << 20, MaxBufferedBytes: 2 << 20})
+	login := func(user string) *client.Conn {
+		c, err := client.Connect(ts.addr(), user, testPassword, "")
 		if err != nil {
 			t.Fatal(err)
 		}
 		return c
 	}
 	announce600K := []byte{0x00, 0x60, 0x09, 0} // 0x096000 = 614400 bytes
-	first := login()
-	if _, err := first.Conn.Conn.Write(announce600K); err != nil {
-		t.Fatal(err)
+	stall := func(user string, want int64) *client.Conn {
+		c := login(user)
+		if _, err := c.Conn.Conn.Write(announce600K); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "the packet counted", 2*time.Second, func() bool { return ts.packetMemory.used.Load() == want })
+		return c
 	}
-	waitFor(t, "first packet counted", 2*time.Second, func() bool { return ts.packetMemory.used.Load() == 614400 })
-	second := login()
+	wantRefusal := func(c *client.Conn, message string) {
+		t.Helper()
+		if _, err := c.Conn.Conn.Write(announce600K); err != nil {
+			t.Fatal(err)
+		}
+		p := readRawPacket(t, c.Conn.Conn)
+		if code := uint16(p[1]) | uint16(p[2])<<8; p[0] != gomysql.ERR_HEADER || code != gomysql.ER_OUT_OF_RESOURCES || !strings.Contains(string(p), message) {
+			t.Fatalf("got %q, want error 1041 %q", p, message)
+		}
+	}
+	first := stall(testUser, 614400)
+	second := login(testUser)
 	defer second.Close()
-	if _, err := second.Conn.Conn.Write(announce600K); err != nil {
-		t.Fatal(err)
-	}
-	p := readRawPacket(t, second.Conn.Conn)
-	if code := uint16(p[1]) | uint16(p[2])<<8; p[0] != gomysql.ERR_HEADER || code != gomysql.ER_OUT_OF_RESOURCES {
-		t.Fatalf("second stalled packet: got %q, want error 1041", p)
-	}
-	first.Close()
-	waitFor(t, "memory given back", 2*time.Second, func() bool { return ts.packetMemory.used.Load() == 0 })
-	third := login()
+	wantRefusal(second, "this user's client packets") // 1.2 MB > the user's 1 MiB
+	other := stall(testLimitedUser, 2*614400)
+	defer other.Close()
+	third := stall(testOtherUser, 3*614400)
 	defer third.Close()
-	if _, err := third.Execute("select '" + strings.Repeat("y", 600<<10) + "'"); err != nil {
+	fourth := login(testOtherUser)
+	defer fourth.Close()
+	wantRefusal(fourth, "Out of memory for client packets") // 2.4 MB > the 2 MiB of all
+	first.Close()
+	waitFor(t, "memory given back", 2*time.Second, func() bool { return ts.packetMemory.used.Load() == 2*614400 })
+	fifth := login(testUser)
+	defer fifth.Close()
+	if _, err := fifth.Execute("select '" + strings.Repeat("y", 600<<10) + "'"); err != nil {
 		t.Fatalf("a 600 KiB statement after the memory came back: %v", err)
 	}
-	if got := ts.packetMemory.used.Load(); got != 0 {
-		t.Errorf("%d bytes still counted after the statement", got)
+	if got := ts.packetMemory.used.Load(); got != 2*614400 {
+		t.Errorf("%d bytes counted after the statement, want the two stalled packets' %d", got, 2*614400)
+	}
+}
+
+// One user's connections, within max_user_connections, announce packets of
+// max_allowed_packet and stall: they get the user's share of
+// max_buffered_bytes, not all of it, so another user's statement above
+// 64 KiB still gets through. Before, the first user took all of it and the
+// other's statement got 1041 and its connection closed (an independent
+// review: 64 connections × 4 MiB = the default 256 MiB).
+func TestPacketMemoryNotTakenByOneUser(t *testing.T) {
+	ts := startServer(t, Config{MaxConnections: 8, MaxAllowedPacket: 4 << 20, MaxBufferedBytes: 8 << 20}) // 2 connections per user
+	for range 2 {
+		hog, err := client.Connect(ts.addr(), testUser, testPassword, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer hog.Close()
+		// Announce a 4 MiB COM_QUERY and send one byte of it.
+		if _, err := hog.Conn.Conn.Write([]byte{0, 0, 0x40, 0, gomysql.COM_QUERY}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, "the hog's stalled packet counted", 2*time.Second, func() bool { return ts.packetMemory.used.Load() == 4<<20 })
+	victim, err := client.Connect(ts.addr(), testLimitedUser, testPassword, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer victim.Close()
+	if _, err := victim.Execute("SELECT 1" + strings.Repeat(" ", 70<<10)); err != nil {
+		t.Errorf("another user's 70 KiB statement: %v", err)
 	}
 }
 
@@ -295,21 +342,26 @@ func TestSecondSSLRequestInsideTLS(t *testing.T) {
 // every other login and statement got 1041 (found by the soak's
 // out-of-memory guard).
 func TestSmallPacketsDespiteStalledLargeOnes(t *testing.T) {
-	ts := startServer(t, Config{MaxAllowedPacket: 1 << 20, MaxBufferedBytes: 1 << 20})
-	for _, announce := range [][]byte{
-		{0x00, 0x60, 0x09, 0}, // 614400 bytes
-		{0x00, 0xa0, 0x06, 0}, // 434176 bytes: the budget is used up
+	ts := startServer(t, Config{MaxAllowedPacket: 1 << 20, MaxBufferedBytes: 2 << 20})
+	for _, stall := range []struct {
+		user     string
+		announce []byte
+	}{
+		{testUser, []byte{0x00, 0x60, 0x09, 0}},      // 614400 bytes
+		{testUser, []byte{0x00, 0xa0, 0x06, 0}},      // 434176 bytes: the user's share is used up
+		{testOtherUser, []byte{0x00, 0x60, 0x09, 0}}, // and another user's
+		{testOtherUser, []byte{0x00, 0xa0, 0x06, 0}}, // the budget is used up
 	} {
-		c, err := client.Connect(ts.addr(), testUser, testPassword, "")
+		c, err := client.Connect(ts.addr(), stall.user, testPassword, "")
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer c.Close()
-		if _, err := c.Conn.Conn.Write(announce); err != nil {
+		if _, err := c.Conn.Conn.Write(stall.announce); err != nil {
 			t.Fatal(err)
 		}
 	}
-	waitFor(t, "the budget used up", 2*time.Second, func() bool { return ts.packetMemory.used.Load() == 1<<20 })
+	waitFor(t, "the budget used up", 2*time.Second, func() bool { return ts.packetMemory.used.Load() == 2<<20 })
 	c, err := client.Connect(ts.addr(), testUser, testPassword, "")
 	if err != nil {
 		t.Fatalf("a login while stalled packets hold the budget: %v", err)

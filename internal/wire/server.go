@@ -71,7 +71,7 @@ func NewServer(cfg Config, accounts Accounts, engine Engine) (*Server, error) {
 		handshakes:   make(map[string]int),
 		users:        make(map[string]int),
 		throttle:     newLogThrottle(cfg.Logger, time.Second),
-		packetMemory: &packetMemory{limit: cfg.MaxBufferedBytes},
+		packetMemory: newPacketMemory(cfg.MaxBufferedBytes, cfg.MaxAllowedPacket),
 	}, nil
 }
 
