@@ -191,10 +191,34 @@ type Session struct {
 }
 
 // Open returns the session of a connection; user and connID are what
-// USER(), CURRENT_USER() and CONNECTION_ID() report.
-func (e *Engine) Open(user string, connID uint32) *Session {
-	s := sql.NewBaseSessionWithClientServer("dpproxy", sql.Client{User: user, Address: "%"}, connID)
+// USER(), CURRENT_USER() and CONNECTION_ID() report, and vars the session
+// values of system variables that differ from the global ones for it. A
+// value that cannot be set keeps the global one; CheckSessionVariables
+// tells beforehand.
+func (e *Engine) Open(user string, connID uint32, vars Variables) *Session {
+	s, _ := newBaseSession(user, connID, vars)
 	return &Session{e: e, sess: newBoundedSession(s)}
+}
+
+// CheckSessionVariables reports the first of vars that Open could not set
+// as a session value (a variable without one, or a value out of its range).
+func CheckSessionVariables(vars Variables) error {
+	_, err := newBaseSession("", 0, vars)
+	return err
+}
+
+// newBaseSession is Open's go-mysql-server session, with every variable of
+// vars set that can be, and the first error.
+func newBaseSession(user string, connID uint32, vars Variables) (*sql.BaseSession, error) {
+	s := sql.NewBaseSessionWithClientServer("dpproxy", sql.Client{User: user, Address: "%"}, connID)
+	ctx := sql.NewContext(context.Background(), sql.WithSession(s))
+	var first error
+	for name, v := range vars {
+		if err := s.SetSessionVariable(ctx, name, v); err != nil && first == nil {
+			first = fmt.Errorf("catalogdb: session variable %s: %w", name, err)
+		}
+	}
+	return s, first
 }
 
 // SetDatabase sets the current database ("" for none) as USE does; the

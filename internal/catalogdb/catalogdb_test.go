@@ -45,7 +45,7 @@ func query(t *testing.T, s *Session, q string) *Result {
 
 // The engine holds the configured schema and never a row of it.
 func TestConfiguredTablesHaveSchemaAndNoRows(t *testing.T) {
-	s := testEngine(t).Open("a", 1)
+	s := testEngine(t).Open("a", 1, nil)
 	s.SetDatabase("dpproxy")
 	if r := query(t, s, "SELECT * FROM visits"); len(r.Rows) != 0 || len(r.Columns) != 3 {
 		t.Errorf("SELECT * FROM visits: %d columns, rows %v", len(r.Columns), r.Rows)
@@ -65,7 +65,7 @@ func TestConfiguredTablesHaveSchemaAndNoRows(t *testing.T) {
 // SET keeps session values, per session.
 func TestSessionVariables(t *testing.T) {
 	e := testEngine(t)
-	s1, s2 := e.Open("a", 1), e.Open("a", 2)
+	s1, s2 := e.Open("a", 1, nil), e.Open("a", 2, nil)
 	query(t, s1, "set autocommit=1, sql_mode = concat(@@sql_mode,',NO_ZERO_DATE'), @x = 'one'")
 	if got := fmt.Sprint(query(t, s1, "SELECT @@sql_mode LIKE '%NO_ZERO_DATE%', @x, @@version_comment").Rows); got != "[[1 one test]]" {
 		t.Errorf("session 1: %s", got)
@@ -100,7 +100,7 @@ func TestSessionVariables(t *testing.T) {
 // of the line as code), comments are blanks, and executable comments and
 // hints are refused.
 func TestCommentsReadAsTheChecksRead(t *testing.T) {
-	s := testEngine(t).Open("a", 1)
+	s := testEngine(t).Open("a", 1, nil)
 	for _, c := range []struct{ query, want string }{
 		{"SELECT 1 --'\n, 2 -- '", "[[1]]"},
 		{"SELECT 1 ---'\n 1 AS x, 2 AS s #'", "[[1]]"},
@@ -137,7 +137,7 @@ func TestCommentsReadAsTheChecksRead(t *testing.T) {
 
 // Writes and unknown tables are errors; a zero-row aggregate answers.
 func TestReadOnlyAndErrors(t *testing.T) {
-	s := testEngine(t).Open("a", 1)
+	s := testEngine(t).Open("a", 1, nil)
 	s.SetDatabase("dpproxy")
 	var ce *Error
 	if _, err := s.Query(context.Background(), "INSERT INTO visits VALUES (1, 'x', 2)"); !errors.As(err, &ce) {
@@ -154,7 +154,7 @@ func TestReadOnlyAndErrors(t *testing.T) {
 
 // TIMEDIFF(NOW(), UTC_TIMESTAMP()) is the server's zone offset, whole minutes.
 func TestTimeZoneProbe(t *testing.T) {
-	s := testEngine(t).Open("a", 1)
+	s := testEngine(t).Open("a", 1, nil)
 	r := query(t, s, "SELECT TIMEDIFF(NOW(), UTC_TIMESTAMP())")
 	got, _ := r.Rows[0][0].(string)
 	if !regexp.MustCompile(`^-?\d\d:\d\d:00$`).MatchString(got) || r.Columns[0].Type != 11 {
@@ -168,7 +168,7 @@ func TestConcurrentSessions(t *testing.T) {
 	done := make(chan error)
 	for i := range 8 {
 		go func() {
-			s := e.Open("a", uint32(i))
+			s := e.Open("a", uint32(i), nil)
 			s.SetDatabase("dpproxy")
 			for range 20 {
 				if _, err := s.Query(context.Background(), fmt.Sprintf("SET @x = %d", i)); err != nil {
@@ -199,7 +199,7 @@ func TestConcurrentSessions(t *testing.T) {
 // growing the proxy, once its sorts hold more than maxCachedRows rows or
 // its result passes maxResultRows; statements of catalog size answer.
 func TestCrossJoinsAreBounded(t *testing.T) {
-	s := testEngine(t).Open("alice", 1)
+	s := testEngine(t).Open("alice", 1, nil)
 	ctx := context.Background()
 	var n int
 	r, err := s.Query(ctx, "SELECT COUNT(*) FROM information_schema.COLUMNS")
@@ -237,7 +237,7 @@ func TestCrossJoinsAreBounded(t *testing.T) {
 func TestMemoryBudget(t *testing.T) {
 	e := testEngine(t)
 	e.timeout = time.Minute // the heap watch, not the deadline, must end them, however loaded the machine
-	s := e.Open("alice", 1)
+	s := e.Open("alice", 1, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	for _, q := range []string{
@@ -263,7 +263,7 @@ func TestMemoryBudget(t *testing.T) {
 func TestStatementTimeout(t *testing.T) {
 	e := testEngine(t)
 	e.timeout = 50 * time.Millisecond
-	s := e.Open("alice", 1)
+	s := e.Open("alice", 1, nil)
 	_, err := s.Query(context.Background(), "SELECT COUNT(*) FROM information_schema.COLUMNS a, information_schema.COLUMNS b, information_schema.COLUMNS c, information_schema.COLUMNS d")
 	var me *Error
 	if !errors.As(err, &me) || me.Code != 3024 {

@@ -23,7 +23,7 @@ func wantCap(t *testing.T, s *Session, q string) {
 // nothing, and NULL frees a variable.
 func TestUserVariableBounds(t *testing.T) {
 	e := testEngine(t)
-	s := e.Open("a", 1)
+	s := e.Open("a", 1, nil)
 	bg := context.Background()
 
 	// The count: 1024 variables, in statements of 64 assignments each.
@@ -49,7 +49,7 @@ func TestUserVariableBounds(t *testing.T) {
 	}
 
 	// The total: 4 MiB is 16 variables of 256 KiB less their names.
-	s = e.Open("a", 2)
+	s = e.Open("a", 2, nil)
 	big := "REPEAT('x', 262144)"
 	for i := 0; i < 15; i++ {
 		query(t, s, fmt.Sprintf("SET @b%d = %s", i, big))
@@ -90,7 +90,7 @@ func TestUserVariableBounds(t *testing.T) {
 		t.Errorf("after freeing: %s", got)
 	}
 	// Another session's variables are its own.
-	if n, b := e.Open("a", 3).sess.usage(); n != 0 || b != 0 {
+	if n, b := e.Open("a", 3, nil).sess.usage(); n != 0 || b != 0 {
 		t.Errorf("a new session holds %d variables, %d bytes", n, b)
 	}
 }

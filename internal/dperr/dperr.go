@@ -53,6 +53,9 @@ const (
 	// CollationMix: a text constant meets a text column whose character
 	// set cannot represent it (MySQL's ER_CANT_AGGREGATE_2COLLATIONS).
 	CollationMix
+	// DatabaseAccessDenied: the statement needs a privilege the analyst
+	// lacks (SHOW GRANTS FOR another user reads the mysql database).
+	DatabaseAccessDenied
 	numKinds
 )
 
@@ -83,6 +86,8 @@ var codes = [numKinds]code{
 	TooLarge:        {1153, "08S01", "too large"},
 	// MySQL's ER_CANT_AGGREGATE_2COLLATIONS.
 	CollationMix: {1267, "HY000", "illegal mix of collations"},
+	// MySQL's ER_DBACCESS_DENIED_ERROR.
+	DatabaseAccessDenied: {1044, "42000", "database access denied"},
 }
 
 func init() {

@@ -79,12 +79,18 @@ func (s *Session) catalogValue(ctx context.Context, expr string) (any, error) {
 }
 
 // showGrants answers SHOW GRANTS: an analyst may read dpproxy's database.
-func (s *Session) showGrants() *Result {
+// An analyst sees only its own grants: SHOW GRANTS FOR another name, which
+// MySQL allows only with SELECT on the mysql database, gets MySQL's answer
+// without it (1044), whether or not that user exists.
+func (s *Session) showGrants(st *sqlrewrite.ShowGrants) (*Result, error) {
+	if st.For != "" && st.For != s.user {
+		return nil, dperr.New(dperr.DatabaseAccessDenied, "Access denied for user '%s'@'%%' to database 'mysql'", s.user)
+	}
 	s.setWarnings(nil)
 	return &Result{
 		Columns: []string{fmt.Sprintf("Grants for %s@%%", s.user)},
 		Rows:    [][]any{{fmt.Sprintf("GRANT SELECT ON `%s`.* TO `%s`@`%%`", Database, strings.ReplaceAll(s.user, "`", "``"))}},
-	}
+	}, nil
 }
 
 // constantSelect answers a FROM-less SELECT that reads dpproxy's settings or

@@ -9,6 +9,7 @@
 package proxy
 
 import (
+	"fmt"
 	"log/slog"
 	"sync/atomic"
 	"time"
@@ -72,16 +73,25 @@ func NewEngine(cat *catalog.Config, executor *exec.Executor, ledger *budget.Ledg
 	}
 	catalogDB, err := catalogdb.New(cat, Database, catalogdb.Variables{
 		"version": ServerVersion, "version_comment": VersionComment,
-		// What wire enforces (catalog applies the default).
-		"max_allowed_packet": cat.MaxAllowedPacket,
+		// What wire enforces (catalog applies the defaults); a user's own
+		// max_user_connections is its session value (see Open).
+		"max_allowed_packet":   cat.MaxAllowedPacket,
+		"max_connections":      int64(cat.MaxConnections),
+		"max_user_connections": int64(cat.MaxUserConnections),
 	})
 	if err != nil {
 		return nil, err
 	}
-	return &Engine{
+	e := &Engine{
 		cat: cat, catalogDB: catalogDB, planner: planner.New(cat), executor: executor, ledger: ledger, log: log,
 		newSource: noise.NewCryptoSource,
-	}, nil
+	}
+	for _, u := range cat.Users {
+		if err := catalogdb.CheckSessionVariables(e.sessionVariables(u.Name)); err != nil {
+			return nil, fmt.Errorf("user %s: %w", u.Name, err)
+		}
+	}
+	return e, nil
 }
 
 // SetCharsets makes every session refuse, before anything is reserved, a
@@ -104,7 +114,7 @@ func (e *Engine) Open(user string, connID uint32) *Session {
 		user:     user,
 		connID:   connID,
 		parser:   sqlrewrite.NewParser(e.cat),
-		catalog:  e.catalogDB.Open(user, connID),
+		catalog:  e.catalogDB.Open(user, connID, e.sessionVariables(user)),
 		source:   e.newSource(),
 		mechName: "auto",
 	}
@@ -113,6 +123,16 @@ func (e *Engine) Open(user string, connID uint32) *Session {
 	s.parser.SetCharsets(e.charsets)
 	s.catalog.SetDatabase(Database)
 	return s
+}
+
+// sessionVariables are the system variables whose session value differs
+// for user: max_user_connections when the user has its own limit, as MySQL
+// shows an account's MAX_USER_CONNECTIONS.
+func (e *Engine) sessionVariables(user string) catalogdb.Variables {
+	if u, ok := e.cat.User(user); ok && u.MaxUserConnections > 0 {
+		return catalogdb.Variables{"max_user_connections": int64(u.MaxUserConnections)}
+	}
+	return nil
 }
 
 // Result is the answer to one statement: a result set (Columns or Typed

@@ -120,7 +120,7 @@ func (s *Session) execute(ctx context.Context, stmt sqlrewrite.Statement) (*Resu
 	case *sqlrewrite.ShowWarnings:
 		return s.showWarnings(st), nil
 	case *sqlrewrite.ShowGrants:
-		return s.showGrants(), nil
+		return s.showGrants(st)
 	case *sqlrewrite.Catalog:
 		return s.catalogQuery(ctx, st.SQL)
 	case *sqlrewrite.Prepare:

@@ -308,3 +308,60 @@ func TestExecuteUsingNULIsRefusedUncharged(t *testing.T) {
 		t.Errorf("after the refusals: remaining %s, want [[100 0.001]]", got)
 	}
 }
+
+// TestConnectionLimitVariables: @@max_connections and
+// @@max_user_connections report the limits wire enforces, a user's own
+// max_user_connections as its session value (they were MySQL's defaults,
+// 151 and 0, whatever the configuration; found by an independent review).
+func TestConnectionLimitVariables(t *testing.T) {
+	cfg, err := demo.Config("unused", "unused")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.MaxConnections, cfg.MaxUserConnections = 40, 10
+	u, _ := cfg.User(demo.SHA2User)
+	u.MaxUserConnections = 3
+	ledger, err := budget.Open(context.Background(), testdb.SQLite(t), budget.SQLite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := NewEngine(cfg, nil, ledger, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for user, want := range map[string]string{demo.User: "[[40 10 10]]", demo.SHA2User: "[[40 3 10]]"} {
+		s := e.Open(user, 1)
+		got := fmt.Sprint(run(t, s, "SELECT @@max_connections, @@max_user_connections, @@global.max_user_connections").Rows)
+		if got != want {
+			t.Errorf("%s: got %s, want %s", user, got, want)
+		}
+		s.Close()
+	}
+}
+
+// TestShowGrantsForAnotherUser: SHOW GRANTS, FOR CURRENT_USER() and FOR
+// one's own name show the analyst's grant (DBeaver and Workbench issue
+// them); FOR any other name is refused as MySQL refuses it without SELECT on
+// the mysql database (1044), whether or not the user exists. Before, it
+// answered the analyst's own grants under the other name's question.
+func TestShowGrantsForAnotherUser(t *testing.T) {
+	s := newTestSession(t)
+	want := fmt.Sprintf("[[GRANT SELECT ON `%s`.* TO `%s`@`%%`]]", Database, demo.User)
+	for _, sql := range []string{"SHOW GRANTS", "SHOW GRANTS FOR CURRENT_USER()", "SHOW GRANTS FOR CURRENT_USER",
+		"SHOW GRANTS FOR " + demo.User, "SHOW GRANTS FOR '" + demo.User + "'@'%'"} {
+		if got := fmt.Sprint(run(t, s, sql).Rows); got != want {
+			t.Errorf("%s: got %s, want %s", sql, got, want)
+		}
+	}
+	for _, sql := range []string{"SHOW GRANTS FOR " + demo.SHA2User, "SHOW GRANTS FOR 'nobody'@'%'", "SHOW GRANTS FOR root@localhost"} {
+		_, err := s.Execute(context.Background(), sql)
+		var e *dperr.Error
+		if !errors.As(err, &e) || e.Kind != dperr.DatabaseAccessDenied {
+			t.Errorf("%s: got %v, want 1044", sql, err)
+			continue
+		}
+		if code, state := e.Kind.Code(); code != 1044 || state != "42000" || e.Msg != "Access denied for user '"+demo.User+"'@'%' to database 'mysql'" {
+			t.Errorf("%s: got %d (%s) %q", sql, code, state, e.Msg)
+		}
+	}
+}

@@ -55,7 +55,11 @@ func formatStatement(st sqlrewrite.Statement) string {
 	case *sqlrewrite.Deallocate:
 		fmt.Fprintf(&b, "deallocate %s\n", s.Name)
 	case *sqlrewrite.ShowGrants:
-		b.WriteString("show grants\n")
+		b.WriteString("show grants")
+		if s.For != "" {
+			fmt.Fprintf(&b, " for %q", s.For)
+		}
+		b.WriteString("\n")
 	case *sqlrewrite.Catalog:
 		b.WriteString("catalog engine")
 		if s.ZeroRow {

@@ -33,7 +33,11 @@ type Catalog struct {
 }
 
 // ShowGrants is SHOW GRANTS: the analyst may SELECT from dpproxy's database.
-type ShowGrants struct{}
+type ShowGrants struct {
+	// For is the user name of SHOW GRANTS FOR name (its host is not kept:
+	// every account is name@'%'); "" without FOR and for FOR CURRENT_USER.
+	For string
+}
 
 func (*Catalog) statement()    {}
 func (*ShowGrants) statement() {}

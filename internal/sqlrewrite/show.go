@@ -21,7 +21,10 @@ func (p *Parser) show(s *ast.ShowStmt, sql string) (Statement, error) {
 		}
 		return &ShowWarnings{Errors: s.Tp == ast.ShowErrors}, nil
 	case ast.ShowGrants:
-		return &ShowGrants{}, nil
+		if s.User == nil || s.User.CurrentUser {
+			return &ShowGrants{}, nil
+		}
+		return &ShowGrants{For: s.User.Username}, nil
 	}
 	if r := p.collect(s); r.subquery {
 		return nil, refuse("subqueries in SHOW", "SHOW ... LIKE and WHERE filter the list")
