@@ -1,8 +1,10 @@
 package main
 
 import (
+	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"regexp"
@@ -137,4 +139,39 @@ func sample(body, series string) (float64, bool) {
 	}
 	v, err := strconv.ParseFloat(m[1], 64)
 	return v, err == nil
+}
+
+// TestKillOwnConnection: KILL QUERY and KILL of one's own connection id
+// are answered 1317, as MySQL answers them (the KILL interrupts itself);
+// after KILL QUERY the connection stays usable, after KILL it is closed.
+// Before, KILL of one's own connection closed it without an answer, and
+// KILL QUERY answered OK.
+func TestKillOwnConnection(t *testing.T) {
+	p := startProxy(t, "", nil)
+	db := p.connect(t, "demo", "demo")
+	ctx := context.Background()
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	var id int64
+	if err := conn.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&id); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{"KILL QUERY %d", "KILL %d"} {
+		_, err := conn.ExecContext(ctx, fmt.Sprintf(q, id))
+		var me *mysql.MySQLError
+		if !errors.As(err, &me) || me.Number != 1317 {
+			t.Errorf("%s of one's own connection: got %v, want error 1317", q, err)
+		}
+		if q == "KILL QUERY %d" {
+			if err := conn.PingContext(ctx); err != nil {
+				t.Errorf("after KILL QUERY of its own id, the connection is gone: %v", err)
+			}
+		}
+	}
+	if _, err := conn.ExecContext(ctx, "SELECT 1"); err == nil {
+		t.Errorf("after KILL of its own id, the connection still answers")
+	}
 }

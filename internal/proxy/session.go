@@ -154,7 +154,8 @@ func (s *Session) execute(ctx context.Context, stmt sqlrewrite.Statement) (*Resu
 // with 1317 "query canceled"; it is charged if its fetch was already sent
 // (the budget rule of every cancelled statement). Clients send KILL QUERY
 // on a second connection when the user presses Ctrl-C (the mariadb and
-// mysql command-line clients do).
+// mysql command-line clients do). KILL of the session's own id interrupts
+// the KILL itself: 1317, as in MySQL (KILL CONNECTION then closes it).
 func (s *Session) kill(k *sqlrewrite.Kill) (*Result, error) {
 	if s.engine.connections == nil {
 		return nil, dperr.New(dperr.Unsupported, "not supported: KILL in this server")
@@ -164,6 +165,11 @@ func (s *Session) kill(k *sqlrewrite.Kill) (*Result, error) {
 	}
 	if !s.engine.connections.Kill(s.user, uint32(k.ConnectionID), !k.Query) {
 		return nil, dperr.New(dperr.NoSuchConnection, "Unknown thread id: %d", k.ConnectionID)
+	}
+	if k.ConnectionID == uint64(s.connID) {
+		// KILL of one's own connection interrupts the KILL itself, which
+		// MySQL answers with 1317 (and KILL CONNECTION then closes it).
+		return nil, dperr.New(dperr.Canceled, "Query execution was interrupted")
 	}
 	s.setWarnings(nil)
 	return &Result{}, nil

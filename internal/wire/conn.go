@@ -144,7 +144,7 @@ func (c *connection) commandLoop() {
 			ok = c.dispatch(data[0], data[1:])
 		}
 		c.mc.ResetSequence()
-		if !ok {
+		if !ok || c.wasKilled() {
 			return
 		}
 	}

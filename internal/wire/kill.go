@@ -77,7 +77,8 @@ const (
 // running (the statement fails with the session's cancellation error; a
 // connection between statements is unaffected) and, when wholeConnection
 // is set, also closes that connection, as MySQL's KILL QUERY id and KILL
-// [CONNECTION] id do. Users may kill only their own connections (MySQL's
+// [CONNECTION] id do: at once if it is between statements, else once its
+// statement has answered (so KILL of one's own connection is answered). Users may kill only their own connections (MySQL's
 // rule for users without the PROCESS or SUPER privilege, which dpproxy
 // does not grant); another user's connection is answered as an unknown id
 // (MySQL says 1095 "You are not owner of thread", which would reveal that
@@ -110,7 +111,18 @@ func (s *Server) Kill(user string, id uint32, wholeConnection bool) KillOutcome 
 	}
 	if wholeConnection {
 		target.running.killed = true
-		target.raw.Close() // its command loop's next read or write fails
+		if target.running.cancel == nil {
+			target.raw.Close() // its command loop's pending or next read fails
+		}
+		// Else the statement in flight (KILL itself, on the killed
+		// connection) answers, and the command loop then ends (wasKilled).
 	}
 	return Killed
+}
+
+// wasKilled reports whether KILL CONNECTION reached c.
+func (c *connection) wasKilled() bool {
+	c.running.mu.Lock()
+	defer c.running.mu.Unlock()
+	return c.running.killed
 }
