@@ -34,6 +34,9 @@ var (
 	errPacketTooLarge   = gomysql.NewError(gomysql.ER_NET_PACKET_TOO_LARGE, "Got a packet bigger than 'max_allowed_packet' bytes")
 	errPacketMemory     = gomysql.NewError(gomysql.ER_OUT_OF_RESOURCES, "Out of memory for client packets; try again later")
 	errUserPacketMemory = gomysql.NewError(gomysql.ER_OUT_OF_RESOURCES, "Out of memory for this user's client packets: its connections are receiving too many large packets at once; try again later")
+	// errPacketsOutOfOrder answers a command packet whose sequence number is
+	// wrong, as MySQL does (go-mysql closed the connection without a word).
+	errPacketsOutOfOrder = gomysql.NewDefaultError(gomysql.ER_NET_PACKETS_OUT_OF_ORDER)
 )
 
 // packetMemory counts the bytes of the packets above freePacketBytes being
@@ -132,6 +135,7 @@ type packetGuard struct {
 	headerN   int   // header bytes seen of the current packet
 	remaining int64 // payload bytes still to come in the current packet
 	logical   int64 // payload bytes of the current logical packet so far
+	piece     byte  // sequence number the next header must have after login: its piece's index in the logical packet
 	packets   int   // complete headers seen (inside TLS once upgraded)
 	failed    error // set once a packet was refused or the upgrade failed
 
@@ -411,7 +415,8 @@ func (g *packetGuard) shiftWritten(b []byte) {
 }
 
 // scan advances the packet parser over b; it returns an error for a header
-// above the limit, after telling the client. While shiftSeq is set it
+// above the limit, or after login one with the wrong sequence number (1156),
+// after telling the client. While shiftSeq is set it
 // rewrites the sequence numbers in b.
 func (g *packetGuard) scan(b []byte) error {
 	for i := 0; i < len(b); {
@@ -440,6 +445,15 @@ func (g *packetGuard) scan(b []byte) error {
 			g.refuse(errBadHandshake, g.header[3]+1)
 			return errBadHandshake
 		}
+		if g.authenticated.Load() && !g.shiftSeq {
+			// After login every logical packet is one command, numbered
+			// from 0 (go-mysql resets its count after each command).
+			if g.header[3] != g.piece {
+				g.refuse(errPacketsOutOfOrder, g.header[3]+1)
+				return errPacketsOutOfOrder
+			}
+			g.piece++
+		}
 		g.logical += length
 		if g.logical > g.limit() {
 			g.refuse(errPacketTooLarge, g.header[3]+1)
@@ -454,7 +468,7 @@ func (g *packetGuard) scan(b []byte) error {
 		}
 		g.remaining = length
 		if length < int64(gomysql.MaxPayloadLen) {
-			g.logical = 0
+			g.logical, g.piece = 0, 0
 		}
 	}
 	return nil

@@ -398,3 +398,35 @@ func TestLargestAllowedPacketIsAnswered(t *testing.T) {
 		t.Fatalf("got %q, want OK", p)
 	}
 }
+
+// TestPacketsOutOfOrder: after login, a command whose sequence number is
+// not 0 (or a piece of a split packet numbered wrong) is answered 1156
+// "Got packets out of order" and the connection closed, as MySQL does;
+// before, the connection closed without a word (an independent review).
+func TestPacketsOutOfOrder(t *testing.T) {
+	ts := startServer(t, Config{})
+	for _, packet := range [][]byte{
+		{1, 0, 0, 5, gomysql.COM_PING},   // a command numbered 5
+		{1, 0, 0, 255, gomysql.COM_PING}, // or 255
+	} {
+		conn, err := client.Connect(ts.addr(), testUser, testPassword, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := conn.Execute("SELECT 1"); err != nil { // a command in order first
+			t.Fatal(err)
+		}
+		if _, err := conn.Conn.Conn.Write(packet); err != nil {
+			t.Fatal(err)
+		}
+		p := readRawPacket(t, conn.Conn.Conn)
+		if code := uint16(p[1]) | uint16(p[2])<<8; p[0] != gomysql.ERR_HEADER || code != gomysql.ER_NET_PACKETS_OUT_OF_ORDER || !strings.Contains(string(p), "Got packets out of order") {
+			t.Errorf("% x: got %q, want error 1156", packet, p)
+		}
+		_ = conn.Conn.Conn.SetReadDeadline(time.Now().Add(2 * time.Second))
+		if n, err := conn.Conn.Conn.Read(make([]byte, 1)); err == nil {
+			t.Errorf("% x: read %d more bytes, want the connection closed", packet, n)
+		}
+		conn.Close()
+	}
+}
