@@ -63,10 +63,14 @@ type Additive interface {
 }
 
 // RolledSum is a COUNT's or SUM's released value and the Laplace release
-// it is derived from (laplace.Total). Both add up over groups: the values
-// to the total's value (the sum of its rows, as in MySQL), the releases to
-// a release of the union's COUNT or SUM, whose noise is the sum of theirs
-// and gives the total its interval.
+// it is derived from (laplace.Total). The releases add up over groups to a
+// release of the union's COUNT or SUM, whose noise is the sum of theirs:
+// the total is that release limited to the statistic's range, with the
+// interval of the summed noise. It is not the sum of the shown values,
+// each limited to the range on its own (a count at ≥ 0): over many
+// sparse groups that sum is biased by about half the noise of every
+// group (a ROLLUP over 9,804 mostly empty buckets of 1,000 rows showed a
+// total count near 100,000).
 type RolledSum struct {
 	Shown   float64
 	Release laplace.Total
@@ -78,18 +82,26 @@ func (s *RolledSum) Plus(o Additive) Additive {
 	return &RolledSum{Shown: s.Shown + other.Shown, Release: s.Release.Plus(other.Release), Integer: s.Integer}
 }
 
-func (s *RolledSum) Value() float64 { return s.Shown }
+// Value is the summed release limited to the statistic's range
+// (laplace.DeriveTotal), or the sum of the shown values when the releases
+// carry no description of their noise.
+func (s *RolledSum) Value() float64 {
+	est, err := laplace.DeriveTotal(s.Release, Confidence)
+	if err != nil {
+		return s.Shown
+	}
+	return est.Value
+}
 
 // Interval is the interval of the summed release (laplace.DeriveTotal:
-// it holds the union's true COUNT or SUM with probability ≥ 95%), widened
-// to hold the value, which sums values each limited to the statistic's
-// range and so can lie outside it; a COUNT's ends are whole.
+// it holds the union's true COUNT or SUM with probability ≥ 95%, and the
+// value); a COUNT's ends are whole.
 func (s *RolledSum) Interval() *Interval {
 	est, err := laplace.DeriveTotal(s.Release, Confidence)
 	if err != nil {
 		return nil
 	}
-	in := &Interval{Low: math.Min(est.Low, s.Shown), High: math.Max(est.High, s.Shown)}
+	in := &Interval{Low: est.Low, High: est.High}
 	if s.Integer {
 		in.Low, in.High = math.Floor(in.Low), math.Ceil(in.High)
 	}
