@@ -307,6 +307,60 @@ func TestOuterAggregatesEndToEnd(t *testing.T) {
 			if none != 0 || nothing.Valid {
 				t.Errorf("COUNT(*), SUM(n) over no row = %g, %v; want 0, NULL", none, nothing)
 			}
+
+			// A plain projection of a subquery keeps its WITH ROLLUP total
+			// and its window functions' values (they were dropped: the total
+			// row was missing and a RANK failed after the charge).
+			res, err = db.Query("SELECT * FROM (SELECT sex, COUNT(*) AS n FROM pums GROUP BY sex WITH ROLLUP) s")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var projected []string
+			for res.Next() {
+				var sx sql.NullInt64
+				var n float64
+				if err := res.Scan(&sx, &n); err != nil {
+					t.Fatal(err)
+				}
+				projected = append(projected, fmt.Sprintf("%v:%g", sx, n))
+			}
+			res.Close()
+			var bySex [2]float64
+			for sx := range bySex {
+				for _, n := range bySexRace[sx] {
+					bySex[sx] += n
+				}
+			}
+			if want := []string{fmt.Sprintf("{0 true}:%g", bySex[0]), fmt.Sprintf("{1 true}:%g", bySex[1]), fmt.Sprintf("{0 false}:%g", total)}; !slices.Equal(projected, want) {
+				t.Errorf("SELECT * FROM (... WITH ROLLUP) s:\n got %v\nwant %v", projected, want)
+			}
+			var ranked []string
+			res, err = db.Query("SELECT sex, r FROM (SELECT sex, COUNT(*) AS n, RANK() OVER (ORDER BY COUNT(*) DESC) AS r FROM pums GROUP BY sex) s ORDER BY sex")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for res.Next() {
+				var sx, r int
+				if err := res.Scan(&sx, &r); err != nil {
+					t.Fatal(err)
+				}
+				ranked = append(ranked, fmt.Sprintf("%d:%d", sx, r))
+			}
+			res.Close()
+			wantRank := []string{"0:2", "1:1"}
+			if bySex[0] > bySex[1] {
+				wantRank = []string{"0:1", "1:2"}
+			}
+			if !slices.Equal(ranked, wantRank) {
+				t.Errorf("RANK() inside a projected subquery: got %v, want %v", ranked, wantRank)
+			}
+			before = remaining()
+			if _, err := db.Exec("SELECT n FROM (SELECT sex, COUNT(*) AS n, RANK() OVER (ORDER BY COUNT(*)) AS r FROM pums GROUP BY sex) s WHERE r = 1"); err == nil || !strings.Contains(err.Error(), "1235") {
+				t.Errorf("an outer WHERE over a subquery with window functions: %v, want 1235", err)
+			}
+			if spent := before - remaining(); spent != 0 {
+				t.Errorf("the refused statement spent %g", spent)
+			}
 		})
 	}
 }

@@ -62,7 +62,10 @@ func (p *Parser) derivedQuery(s *ast.SelectStmt) (st Statement, handled bool, er
 		}
 		columns[strings.ToLower(name)] = c.Expr
 	}
-	out := &Query{Base: in.Base, Keys: in.Keys, Listing: in.Listing, Having: in.Having, OrderBy: in.OrderBy, Limit: in.Limit, Distinct: s.Distinct}
+	// The inner query's rows, WITH ROLLUP's super-aggregates and its window
+	// functions' values included, are the derived table's rows.
+	out := &Query{Base: in.Base, Keys: in.Keys, Listing: in.Listing, Having: in.Having, OrderBy: in.OrderBy, Limit: in.Limit, Distinct: s.Distinct,
+		Rollup: in.Rollup, Windows: in.Windows}
 	if in.Distinct && !s.Distinct {
 		return nil, true, refuseQuery("DISTINCT inside an aggregate subquery with an outer query that is not DISTINCT")
 	}
@@ -93,6 +96,10 @@ func (p *Parser) derivedQuery(s *ast.SelectStmt) (st Statement, handled bool, er
 			name = c.Name.Name.O
 		}
 		out.Columns = append(out.Columns, OutputColumn{Label: name, Expr: e})
+	}
+	if s.Where != nil && len(in.Windows) > 0 {
+		// The WHERE would run as a HAVING, before the window functions.
+		return nil, true, refuseQuery("WHERE outside an aggregate subquery with window functions (filter with HAVING inside, or order and limit outside)")
 	}
 	if s.Where != nil {
 		w, err := qb.exprIn(s.Where, "where clause", false)
