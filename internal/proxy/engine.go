@@ -45,6 +45,9 @@ type Engine struct {
 	// every session's parser checks text constants against; nil until
 	// SetCharsets.
 	charsets *catalog.Charsets
+	// largeParses gates the parses of statements longer than
+	// largeStatementBytes.
+	largeParses *largeParseGate
 }
 
 // Connections is what KILL reaches: the server's client connections.
@@ -84,7 +87,7 @@ func NewEngine(cat *catalog.Config, executor *exec.Executor, ledger *budget.Ledg
 	}
 	e := &Engine{
 		cat: cat, catalogDB: catalogDB, planner: planner.New(cat), executor: executor, ledger: ledger, log: log,
-		newSource: noise.NewCryptoSource,
+		newSource: noise.NewCryptoSource, largeParses: newLargeParseGate(),
 	}
 	for _, u := range cat.Users {
 		if err := catalogdb.CheckSessionVariables(e.sessionVariables(u.Name)); err != nil {

@@ -69,7 +69,7 @@ func (s *Session) executePrepared(ctx context.Context, st *sqlrewrite.ExecutePre
 	if err != nil {
 		return nil, err
 	}
-	stmt, err := s.parser.Parse(bound)
+	stmt, err := s.parse(ctx, bound)
 	if err != nil {
 		return nil, err
 	}

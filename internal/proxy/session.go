@@ -83,7 +83,7 @@ func (s *Session) Execute(ctx context.Context, query string) (res *Result, err e
 			s.setWarnings(errorWarning(err))
 		}
 	}()
-	stmt, err := s.parser.Parse(query)
+	stmt, err := s.parse(ctx, query)
 	if err != nil {
 		var pp *sqlrewrite.ParserPanic
 		if errors.As(err, &pp) {
@@ -379,3 +379,17 @@ func (s *Session) remaining(ctx context.Context) (eps, delta float64, err error)
 }
 
 func (s *Session) String() string { return fmt.Sprintf("session %d (%s)", s.connID, s.user) }
+
+// parse parses one statement of the session, a statement longer than
+// largeStatementBytes once the engine's largeParses lets it (which ends
+// with ctx: a timed-out, killed or abandoned wait returns ctx's error).
+func (s *Session) parse(ctx context.Context, text string) (sqlrewrite.Statement, error) {
+	if len(text) > largeStatementBytes {
+		release, err := s.engine.largeParses.enter(ctx, s.user)
+		if err != nil {
+			return nil, err
+		}
+		defer release()
+	}
+	return s.parser.Parse(text)
+}

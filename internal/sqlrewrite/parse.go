@@ -39,16 +39,6 @@ func NewParser(cat *catalog.Config) *Parser {
 	return &Parser{cat: cat, sql: parser.New(), now: time.Now}
 }
 
-// largeStatementBytes and largeParses bound the memory the TiDB parser
-// spends on big statements: it allocates up to about 500 bytes per byte of
-// input (a 4 MiB packet of nested operators took 1.9 GB), so of the
-// statements longer than largeStatementBytes, which no BI tool sends, one
-// parses at a time, process-wide, and the others wait for it (about two
-// seconds at most at the default max_allowed_packet).
-const largeStatementBytes = 256 << 10
-
-var largeParses = make(chan struct{}, 1)
-
 // Parse parses one client statement. Text that is empty or only comments is
 // *Empty. Errors are dperr errors: Parse (1064) for text that does not parse,
 // Unsupported (1235) for everything dpproxy does not answer (including more
@@ -66,10 +56,6 @@ func (p *Parser) Parse(sql string) (st Statement, err error) {
 	}
 	if err := checkNumberLengths(sql); err != nil {
 		return nil, err
-	}
-	if len(sql) > largeStatementBytes {
-		largeParses <- struct{}{}
-		defer func() { <-largeParses }()
 	}
 	defer func() {
 		if r := recover(); r != nil {
