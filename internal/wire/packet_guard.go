@@ -39,10 +39,13 @@ var (
 	errPacketsOutOfOrder = gomysql.NewDefaultError(gomysql.ER_NET_PACKETS_OUT_OF_ORDER)
 )
 
-// packetMemory counts the bytes of the packets above freePacketBytes being
-// received on all connections: such a packet's announced length is taken when its header
-// arrives, before go-mysql allocates it, and given back when its last byte
-// has been read or its connection ends. Besides the total (limit), the
+// packetMemory counts the bytes of the logical packets above freePacketBytes
+// being received on all connections: each piece's announced length is taken
+// when its header arrives, before go-mysql allocates it, on top of what the
+// earlier pieces of the same logical packet hold (go-mysql appends every
+// piece of a logical packet to one buffer until the last), and all of it is
+// given back when the logical packet's last byte has been read or its
+// connection ends. Besides the total (limit), the
 // packets of one user's connections together may take at most userLimit
 // (userPacketLimit), so that one user, within max_user_connections, cannot
 // take all of it and lock others out of large packets.
@@ -123,7 +126,7 @@ func (m *packetMemory) give(user string, n int64) {
 type packetGuard struct {
 	net.Conn                    // the client connection, or its TLS layer once upgraded
 	memory        *packetMemory // shared by the server's connections
-	held          int64         // bytes of memory held for the current packet
+	held          int64         // bytes of memory held for the current logical packet
 	heldUser      string        // the user they are held for
 	tlsConfig     *tls.Config   // non-nil: the server accepts SSLRequest
 	tls           *tls.Conn     // set once the connection is upgraded
@@ -135,6 +138,7 @@ type packetGuard struct {
 	headerN   int   // header bytes seen of the current packet
 	remaining int64 // payload bytes still to come in the current packet
 	logical   int64 // payload bytes of the current logical packet so far
+	lastPiece bool  // the current piece ends its logical packet (is shorter than MaxPayloadLen)
 	piece     byte  // sequence number the next header must have after login: its piece's index in the logical packet
 	packets   int   // complete headers seen (inside TLS once upgraded)
 	failed    error // set once a packet was refused or the upgrade failed
@@ -167,8 +171,9 @@ func newPacketGuard(c net.Conn, memory *packetMemory, tlsConfig *tls.Config, max
 	return &packetGuard{Conn: c, memory: memory, tlsConfig: tlsConfig, maxAfterAuth: maxAfterAuth}
 }
 
-// release gives back the memory held for a packet not fully received; the
-// connection calls it when it ends.
+// release gives back the memory held for the current logical packet. scan
+// calls it when the packet's last byte has been read, the connection when
+// it ends (with a packet not fully received).
 func (g *packetGuard) release() {
 	g.memory.give(g.heldUser, g.held)
 	g.held = 0
@@ -424,7 +429,7 @@ func (g *packetGuard) scan(b []byte) error {
 			skip := min(g.remaining, int64(len(b)-i))
 			g.remaining -= skip
 			i += int(skip)
-			if g.remaining == 0 {
+			if g.remaining == 0 && g.lastPiece {
 				g.release()
 			}
 			continue
@@ -459,16 +464,23 @@ func (g *packetGuard) scan(b []byte) error {
 			g.refuse(errPacketTooLarge, g.header[3]+1)
 			return errPacketTooLarge
 		}
-		if length > freePacketBytes {
-			if err := g.memory.take(g.user, length); err != nil {
+		// Hold the whole logical packet so far once it is above
+		// freePacketBytes: go-mysql keeps the earlier pieces while it
+		// reads this one.
+		if g.logical > freePacketBytes {
+			if err := g.memory.take(g.user, g.logical-g.held); err != nil {
 				g.refuse(err, g.header[3]+1)
 				return err
 			}
-			g.held, g.heldUser = length, g.user
+			g.held, g.heldUser = g.logical, g.user
 		}
 		g.remaining = length
-		if length < int64(gomysql.MaxPayloadLen) {
+		g.lastPiece = length < int64(gomysql.MaxPayloadLen)
+		if g.lastPiece {
 			g.logical, g.piece = 0, 0
+			if length == 0 {
+				g.release() // an empty last piece: the logical packet is complete
+			}
 		}
 	}
 	return nil

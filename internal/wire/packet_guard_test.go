@@ -430,3 +430,80 @@ func TestPacketsOutOfOrder(t *testing.T) {
 		conn.Close()
 	}
 }
+
+// discardConn is a connection whose writes are dropped, for guards driven
+// through scan alone.
+type discardConn struct{ net.Conn }
+
+func (discardConn) Write(p []byte) (int, error) { return len(p), nil }
+
+// TestSplitPacketHeldWhole: the memory of a logical packet sent as 16 MiB
+// pieces is held for all the pieces received, not only the current one
+// (go-mysql appends them all to one buffer), until the logical packet ends;
+// so the user's share caps split packets as it caps whole ones. Before, each
+// piece was given back when its last byte arrived: a user's connections that
+// sent two whole pieces each and stalled held 32 MiB apiece in go-mysql's
+// buffers while nothing was counted (found by an independent review).
+func TestSplitPacketHeldWhole(t *testing.T) {
+	const piece = int64(gomysql.MaxPayloadLen)
+	memory := newPacketMemory(128<<20, 64<<20) // a user's share: 64 MiB
+	payload := make([]byte, piece)
+	header := func(n int64, seq byte) []byte { return []byte{byte(n), byte(n >> 8), byte(n >> 16), seq} }
+	newGuard := func() *packetGuard {
+		g := newPacketGuard(discardConn{}, memory, nil, 64<<20)
+		g.loggedIn(testUser)
+		return g
+	}
+	g := newGuard()
+	for seq := range byte(2) {
+		if err := g.scan(header(piece, seq)); err != nil {
+			t.Fatal(err)
+		}
+		if err := g.scan(payload); err != nil {
+			t.Fatal(err)
+		}
+		if used, want := memory.used.Load(), int64(seq+1)*piece; used != want {
+			t.Fatalf("after %d whole pieces: %d bytes held, want %d", seq+1, used, want)
+		}
+	}
+	// The empty piece that ends the logical packet gives it all back.
+	if err := g.scan(header(0, 2)); err != nil {
+		t.Fatal(err)
+	}
+	if used := memory.used.Load(); used != 0 {
+		t.Fatalf("after the last piece: %d bytes held, want 0", used)
+	}
+	// Two connections of the user each stall after two pieces: the user's
+	// 64 MiB share is full, and a third connection's first piece is refused.
+	for range 2 {
+		g := newGuard()
+		for seq := range byte(2) {
+			if err := g.scan(append(header(piece, seq), payload...)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := newGuard().scan(header(piece, 0)); err != errUserPacketMemory {
+		t.Fatalf("a third connection's piece: got %v, want the user's share exhausted", err)
+	}
+}
+
+// TestSplitPacketCountedOverTheWire: a client that sends two whole 16 MiB
+// pieces of a COM_QUERY and stalls holds both in packetMemory.
+func TestSplitPacketCountedOverTheWire(t *testing.T) {
+	ts := startServer(t, Config{MaxAllowedPacket: 64 << 20, MaxBufferedBytes: 128 << 20})
+	c, err := client.Connect(ts.addr(), testUser, testPassword, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	piece := make([]byte, 4+gomysql.MaxPayloadLen)
+	piece[0], piece[1], piece[2], piece[4] = 0xff, 0xff, 0xff, gomysql.COM_QUERY
+	for seq := range byte(2) {
+		piece[3] = seq
+		if _, err := c.Conn.Conn.Write(piece); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, "both pieces counted", 5*time.Second, func() bool { return ts.packetMemory.used.Load() == 2*int64(gomysql.MaxPayloadLen) })
+}
