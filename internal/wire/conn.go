@@ -124,7 +124,9 @@ func (c *connection) closeSession() {
 // write fails (idle timeout, client gone) or the server drains.
 func (c *connection) commandLoop() {
 	for !c.raw.isDraining() {
-		c.raw.awaitCommand()
+		// A packet the guard has begun is the next command, read ahead
+		// with the last: it must arrive within timeouts.read from now.
+		c.raw.awaitCommand(c.guard.midPacket())
 		data, err := c.mc.ReadPacket()
 		if err != nil {
 			if c.guard.refused() {

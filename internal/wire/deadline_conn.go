@@ -32,7 +32,10 @@ var (
 // command's first bytes, the rest of the command must arrive within
 // ReadTimeout of them, however the client spaces its bytes (so a stalled
 // large packet holds its share of Config.MaxBufferedBytes at most that
-// long). Before the first awaitCommand, each Read may wait ReadTimeout.
+// long). If the command's first bytes were already read, ahead with the
+// previous command, the command loop says so (awaitCommand(true)) and the
+// ReadTimeout starts at once. Before the first awaitCommand, each Read may
+// wait ReadTimeout.
 // drain makes pending and future Reads fail at once, so a connection waiting
 // for a command ends while one executing a command still writes its answer.
 type deadlineConn struct {
@@ -72,10 +75,16 @@ func (d *deadlineConn) deadline(timeout time.Duration) time.Time {
 	return t
 }
 
-// awaitCommand starts the idle wait for the next command.
-func (d *deadlineConn) awaitCommand() {
+// awaitCommand starts the idle wait for the next command or, if started
+// (some of the command was read ahead with the previous one: go-mysql's
+// buffered reader reads up to 64 KiB at a time), the command's ReadTimeout:
+// a client must not get IdleTimeout to finish a packet it has begun.
+func (d *deadlineConn) awaitCommand(started bool) {
 	d.mu.Lock()
-	d.idle, d.readSoFar, d.commandDeadline = true, 0, time.Time{}
+	d.idle, d.readSoFar, d.commandDeadline = !started, 0, time.Time{}
+	if started {
+		d.commandDeadline = time.Now().Add(d.readTimeout)
+	}
 	d.mu.Unlock()
 }
 

@@ -23,7 +23,7 @@ func TestDeadlineConnTimeouts(t *testing.T) {
 	buf := make([]byte, 1)
 
 	// Waiting for a command: the idle timeout applies.
-	d.awaitCommand()
+	d.awaitCommand(false)
 	start := time.Now()
 	if _, err := d.Read(buf); !errors.Is(err, os.ErrDeadlineExceeded) {
 		t.Fatalf("got %v, want a deadline error", err)
@@ -49,7 +49,7 @@ func TestDeadlineConnTimeouts(t *testing.T) {
 
 func TestDeadlineConnDrain(t *testing.T) {
 	d, _ := pipeConn(t, maxCommandBytes)
-	d.awaitCommand()
+	d.awaitCommand(false)
 	read := make(chan error, 1)
 	go func() {
 		_, err := d.Read(make([]byte, 1))
@@ -76,7 +76,7 @@ func TestDeadlineConnDrain(t *testing.T) {
 func TestDeadlineConnCommandSize(t *testing.T) {
 	d, client := pipeConn(t, 4)
 	go client.Write([]byte("abcdefgh"))
-	d.awaitCommand()
+	d.awaitCommand(false)
 	buf := make([]byte, 4)
 	if n, err := d.Read(buf); n != 4 || err != nil {
 		t.Fatalf("got %d, %v, want 4 bytes", n, err)
@@ -84,7 +84,7 @@ func TestDeadlineConnCommandSize(t *testing.T) {
 	if _, err := d.Read(buf); !errors.Is(err, errCommandTooLong) {
 		t.Fatalf("got %v past the limit, want %v", err, errCommandTooLong)
 	}
-	d.awaitCommand() // the next command starts a new count
+	d.awaitCommand(false) // the next command starts a new count
 	if n, err := d.Read(buf); n != 4 || err != nil {
 		t.Errorf("got %d, %v for the next command, want 4 bytes", n, err)
 	}
@@ -111,7 +111,7 @@ func TestDeadlineConnWholeCommand(t *testing.T) {
 			}
 		}
 	}()
-	d.awaitCommand()
+	d.awaitCommand(false)
 	start := time.Now()
 	buf := make([]byte, 1)
 	for {
@@ -127,5 +127,19 @@ func TestDeadlineConnWholeCommand(t *testing.T) {
 	}
 	if took := time.Since(start); took > d.idleTimeout+3*d.readTimeout {
 		t.Errorf("the command was cut after %v, want within the idle wait plus %v", took, d.readTimeout)
+	}
+}
+
+// TestDeadlineConnCommandStarted: a command whose first bytes were read
+// ahead gets ReadTimeout from awaitCommand on, not IdleTimeout.
+func TestDeadlineConnCommandStarted(t *testing.T) {
+	d, _ := pipeConn(t, maxCommandBytes)
+	d.awaitCommand(true)
+	start := time.Now()
+	if _, err := d.Read(make([]byte, 1)); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("got %v, want a deadline error", err)
+	}
+	if took := time.Since(start); took >= d.idleTimeout {
+		t.Errorf("a started command waited %v, want about the read timeout %v", took, d.readTimeout)
 	}
 }

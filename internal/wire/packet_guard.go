@@ -187,6 +187,10 @@ func (g *packetGuard) loggedIn(user string) {
 	g.authenticated.Store(true)
 }
 
+// midPacket reports whether the guard has read part of a packet: a header
+// or some of one, or a header and not all of its payload.
+func (g *packetGuard) midPacket() bool { return g.headerN > 0 || g.remaining > 0 }
+
 // handshakeDone ends the sequence-number rewriting of a TLS upgrade; the
 // connection calls it once go-mysql has sent the login's OK packet.
 func (g *packetGuard) handshakeDone() { g.shiftSeq = false }

@@ -507,3 +507,32 @@ func TestSplitPacketCountedOverTheWire(t *testing.T) {
 	}
 	waitFor(t, "both pieces counted", 5*time.Second, func() bool { return ts.packetMemory.used.Load() == 2*int64(gomysql.MaxPayloadLen) })
 }
+
+// TestPipelinedHeaderGetsCommandDeadline: a large packet's header sent in
+// the same write as a small command is read ahead while that command runs
+// (go-mysql reads 64 KiB at a time) and its memory taken; the rest of the
+// packet must still arrive within timeouts.read. Before, the next read was
+// the idle wait, so the stalled packet held its memory for timeouts.idle
+// (8 h by default; found by an independent review).
+func TestPipelinedHeaderGetsCommandDeadline(t *testing.T) {
+	ts := startServer(t, Config{MaxAllowedPacket: 4 << 20, MaxBufferedBytes: 8 << 20, ReadTimeout: 300 * time.Millisecond, IdleTimeout: time.Hour})
+	c, err := client.Connect(ts.addr(), testUser, testPassword, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ping := []byte{1, 0, 0, 0, gomysql.COM_PING}
+	announce := []byte{0, 0, 0x40, 0, gomysql.COM_QUERY} // a 4 MiB COM_QUERY, one byte of it
+	if _, err := c.Conn.Conn.Write(append(ping, announce...)); err != nil {
+		t.Fatal(err)
+	}
+	readRawPacket(t, c.Conn.Conn) // the ping's OK
+	if used := ts.packetMemory.used.Load(); used != 4<<20 {
+		t.Fatalf("after the ping: %d bytes held, want the 4 MiB read ahead", used)
+	}
+	waitFor(t, "the stalled packet given back", 3*time.Second, func() bool { return ts.packetMemory.used.Load() == 0 })
+	_ = c.Conn.Conn.SetReadDeadline(time.Now().Add(2 * time.Second))
+	if _, err := c.Conn.Conn.Read(make([]byte, 1)); err != io.EOF {
+		t.Errorf("after the stall: read %v, want the connection closed", err)
+	}
+}
