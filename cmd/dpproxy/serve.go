@@ -314,6 +314,24 @@ func (a accounts) Plugins() (native, cachingSHA2 int) {
 	return native, cachingSHA2
 }
 
+// NameSecret is every configured user's name and stored password hash (the
+// 20 bytes, however the configuration spells them), in name order: the
+// same for every proxy with these users, and secret to anyone who does not
+// know all the hashes.
+func (a accounts) NameSecret() []byte {
+	names := make([]string, 0, len(a.cfg.Users))
+	for _, u := range a.cfg.Users {
+		names = append(names, u.Name)
+	}
+	slices.Sort(names)
+	var secret []byte
+	for _, name := range names {
+		acc, _ := a.Account(name)
+		secret = append(append(append(secret, name...), 0), acc.NativeHash...)
+	}
+	return secret
+}
+
 // engineAdapter and sessionAdapter connect proxy to wire, which share no types.
 type engineAdapter struct{ e *proxy.Engine }
 

@@ -11,6 +11,14 @@ type Accounts interface {
 	// the same one), so that which plugin a name is asked for does not tell
 	// whether it exists.
 	Plugins() (native, cachingSHA2 int)
+	// NameSecret returns bytes that every proxy serving these accounts
+	// returns alike, before and after a restart, and that no one who knows
+	// only user names can compute: all users' names and stored password
+	// hashes, say. wire derives from them the key that draws each unknown
+	// name's plugin, so that all such proxies draw the same one (a name
+	// asked for different plugins by two proxies would show it does not
+	// exist). If it returns nothing, the key is made at random at start.
+	NameSecret() []byte
 }
 
 // Account is one user's login. The stored form of the password is the

@@ -36,7 +36,7 @@ const erSecureTransportRequired = 3159
 type authenticator struct {
 	accounts   Accounts
 	decoy      []byte
-	nameKey    []byte // HMAC key choosing unknown users' plugins, per process
+	nameKey    []byte // HMAC key choosing unknown users' plugins (unknownNameKey)
 	requireTLS bool
 	rsaKey     *rsa.PrivateKey // decrypts caching_sha2 passwords sent without TLS
 	rsaPublic  []byte          // its public half as PEM, sent to clients that ask
@@ -54,13 +54,12 @@ type authenticator struct {
 }
 
 func newAuthenticator(accounts Accounts, cfg Config) *authenticator {
-	decoy, nameKey := make([]byte, 20), make([]byte, 32)
+	decoy := make([]byte, 20)
 	_, _ = rand.Read(decoy) // crypto/rand.Read never fails
-	_, _ = rand.Read(nameKey)
 	return &authenticator{
 		accounts:   accounts,
 		decoy:      decoy,
-		nameKey:    nameKey,
+		nameKey:    unknownNameKey(accounts.NameSecret()),
 		requireTLS: cfg.RequireTLS,
 		rsaKey:     cfg.RSAKey,
 		rsaPublic:  rsaPublicPEM(cfg.RSAKey),
@@ -133,14 +132,36 @@ func (a *authenticator) credentialFor(user, handshakePlugin string) server.Crede
 	}
 }
 
+// unknownNameLabel separates unknownNameKey's use of the accounts' secret
+// from any other.
+const unknownNameLabel = "dpproxy wire: plugin of unknown user names, v1"
+
+// unknownNameKey is the HMAC key pluginFor draws unknown names' plugins
+// with: HMAC-SHA-256 of secret (Accounts.NameSecret) under
+// unknownNameLabel, so every proxy serving the same accounts has the same
+// key and no one without the secret can compute it; 32 random bytes if
+// secret is empty.
+func unknownNameKey(secret []byte) []byte {
+	if len(secret) == 0 {
+		key := make([]byte, 32)
+		_, _ = rand.Read(key)
+		return key
+	}
+	mac := hmac.New(sha256.New, []byte(unknownNameLabel))
+	mac.Write(secret)
+	return mac.Sum(nil)
+}
+
 // pluginFor is the plugin user is asked to log in with: the account's, or
-// for an unknown name one drawn by an HMAC of the name under a per-process
-// key, caching_sha2_password with the share of users that have it (the
+// for an unknown name one drawn by an HMAC of the name under nameKey,
+// caching_sha2_password with the share of users that have it (the
 // announced plugin if there are no users). MySQL asks an unknown user for
 // the announced plugin, so where users' plugins differ an auth switch, or
 // its absence, would show which names exist; drawn this way, a name asked
 // to switch is as likely unknown as a user of the other plugin, and the
-// same name gets the same answer on every attempt.
+// same name gets the same answer on every attempt, from every proxy
+// serving the same accounts, across restarts (nameKey derives from the
+// accounts' secret).
 func (a *authenticator) pluginFor(user, handshakePlugin string) string {
 	if account, ok := a.accounts.Account(user); ok {
 		return account.plugin()

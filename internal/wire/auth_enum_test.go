@@ -114,3 +114,53 @@ func TestUnknownUserPlugins(t *testing.T) {
 		t.Errorf("no users: got %s, want the announced plugin", p)
 	}
 }
+
+// TestUnknownUserPluginsAgreeAcrossProxies: two authenticators built from
+// the same accounts (two proxies behind a load balancer, or one before and
+// after a restart) draw the same plugin for every unknown name, and ones
+// whose hashes differ under the same names draw differently: the key comes
+// from the hashes, not from the names alone. Before, the key was made at
+// random at start, so a quarter to a half of unknown names got different
+// plugins from two proxies while users never did, and one login attempt
+// per proxy told a name did not exist (found by an independent review).
+func TestUnknownUserPluginsAgreeAcrossProxies(t *testing.T) {
+	accounts := func(hashByte byte) fakeAccounts {
+		hash := bytes.Repeat([]byte{hashByte}, 20)
+		return fakeAccounts{"n1": {NativeHash: hash}, "s1": {NativeHash: hash, CachingSHA2: true}}
+	}
+	a, b := newAuthenticator(accounts(1), Config{}), newAuthenticator(accounts(1), Config{})
+	other := newAuthenticator(accounts(2), Config{})
+	differOther := 0
+	for i := range 200 {
+		name := fmt.Sprintf("ghost%d", i)
+		p := a.pluginFor(name, PluginCachingSHA2)
+		if q := b.pluginFor(name, PluginCachingSHA2); p != q {
+			t.Fatalf("%s: %s from one proxy, %s from another with the same accounts", name, p, q)
+		}
+		if p != other.pluginFor(name, PluginCachingSHA2) {
+			differOther++
+		}
+	}
+	if differOther == 0 { // 100 expected
+		t.Error("accounts with the same names and other hashes drew the same plugin for all 200 unknown names")
+	}
+}
+
+// TestTwoProxiesSameFirstReply: over the wire, two servers with the same
+// accounts give every name, known or not, the same first reply after the
+// handshake response (auth switch or AuthMoreData).
+func TestTwoProxiesSameFirstReply(t *testing.T) {
+	a := startServer(t, Config{HandshakePlugin: PluginCachingSHA2})
+	b := startServer(t, Config{HandshakePlugin: PluginCachingSHA2})
+	names := []string{testUser, testSHA2User}
+	for i := range 20 {
+		names = append(names, fmt.Sprintf("ghost%d", i))
+	}
+	for j, name := range names {
+		ra := firstAuthReply(t, a.addr(), fmt.Sprintf("127.0.30.%d", j+1), name, PluginCachingSHA2)
+		rb := firstAuthReply(t, b.addr(), fmt.Sprintf("127.0.31.%d", j+1), name, PluginCachingSHA2)
+		if ra != rb {
+			t.Errorf("%s: first reply 0x%02x from one proxy, 0x%02x from the other", name, ra, rb)
+		}
+	}
+}

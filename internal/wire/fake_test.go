@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -39,6 +41,15 @@ func (a fakeAccounts) Plugins() (native, cachingSHA2 int) {
 		}
 	}
 	return native, cachingSHA2
+}
+
+// NameSecret is the users' names and hashes in name order.
+func (a fakeAccounts) NameSecret() []byte {
+	var secret []byte
+	for _, user := range slices.Sorted(maps.Keys(a)) {
+		secret = append(append(append(secret, user...), 0), a[user].NativeHash...)
+	}
+	return secret
 }
 
 // testSHA2User logs in with caching_sha2_password and testPassword.
