@@ -56,6 +56,9 @@ const (
 	// DatabaseAccessDenied: the statement needs a privilege the analyst
 	// lacks (SHOW GRANTS FOR another user reads the mysql database).
 	DatabaseAccessDenied
+	// OutOfRange: an integer computed from released values passes BIGINT's
+	// range (MySQL's ER_DATA_OUT_OF_RANGE).
+	OutOfRange
 	numKinds
 )
 
@@ -88,6 +91,8 @@ var codes = [numKinds]code{
 	CollationMix: {1267, "HY000", "illegal mix of collations"},
 	// MySQL's ER_DBACCESS_DENIED_ERROR.
 	DatabaseAccessDenied: {1044, "42000", "database access denied"},
+	// MySQL's ER_DATA_OUT_OF_RANGE.
+	OutOfRange: {1690, "22003", "out of range"},
 }
 
 func init() {

@@ -188,6 +188,9 @@ func (e *Executor) runQuery(ctx context.Context, user string, qp *planner.QueryP
 		warnings = append(warnings, rollupNotes(qp, rows)...)
 	}
 	out, err := planner.PostProcess(q, rows)
+	if dperr.KindOf(err) == dperr.OutOfRange {
+		return nil, err // an integer of released values beyond BIGINT, as MySQL's 1690
+	}
 	if err != nil {
 		return nil, dperr.Wrap(dperr.Internal, err, "internal error: cannot post-process the released rows")
 	}

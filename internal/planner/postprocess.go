@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/dpproxy/dpproxy/internal/catalog"
+	"github.com/dpproxy/dpproxy/internal/dperr"
 	"github.com/dpproxy/dpproxy/internal/mech"
 	"github.com/dpproxy/dpproxy/internal/mech/laplace"
 	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
@@ -493,6 +494,45 @@ func number(d Datum) float64 {
 	return d.Num
 }
 
+// maxBigint is the largest float64 below 2^63, the end of BIGINT's range
+// a double reaches.
+const maxBigint = float64(1<<63 - 1024)
+
+// bigint is the integer x an integer operator op computed, or MySQL's
+// 1690 when it is outside BIGINT's range (NULL for NaN, as num).
+func bigint(x float64, op string) (Datum, error) {
+	if math.Abs(x) > maxBigint && !math.IsNaN(x) {
+		return Datum{}, dperr.New(dperr.OutOfRange, "BIGINT value is out of range in '%s' of released values", op)
+	}
+	return num(x, true), nil
+}
+
+// roundDigits rounds (or, with truncate, truncates) x to digits decimal
+// places, a negative digits to tens, hundreds, ...: dividing by the
+// power of ten for negative digits, whose multiplication by 10^digits
+// would round (ROUND(100500, -5) was 99999.99999999999). Beyond what a
+// double holds, x is itself (digits ≥ 16 past its point) or 0.
+func roundDigits(x, digits float64, truncate bool) float64 {
+	step := math.Round
+	if truncate {
+		step = math.Trunc
+	}
+	switch {
+	case digits > 300:
+		return x
+	case digits < -308:
+		return 0
+	case digits < 0:
+		p := math.Pow(10, -digits)
+		return step(x/p) * p
+	}
+	p := math.Pow(10, digits)
+	if v := step(x*p) / p; !math.IsInf(x*p, 0) {
+		return v
+	}
+	return x
+}
+
 func num(x float64, isInt bool) Datum {
 	if math.IsNaN(x) || math.IsInf(x, 0) {
 		return Datum{Null: true}
@@ -634,7 +674,10 @@ func evalOp(op string, a []Datum) (Datum, error) {
 	}
 	switch op {
 	case "neg":
-		return num(-number(a[0]), a[0].Int), nil
+		if a[0].Int {
+			return bigint(-number(a[0]), "-")
+		}
+		return num(-number(a[0]), false), nil
 	case "not":
 		return boolean(!truth(a[0])), nil
 	case "xor":
@@ -645,13 +688,23 @@ func evalOp(op string, a []Datum) (Datum, error) {
 	}
 	x, y := number(a[0]), number(a[1])
 	ints := a[0].Int && a[1].Int
+	if ints {
+		switch op {
+		case "+":
+			return bigint(x+y, op)
+		case "-":
+			return bigint(x-y, op)
+		case "*":
+			return bigint(x*y, op)
+		}
+	}
 	switch op {
 	case "+":
-		return num(x+y, ints), nil
+		return num(x+y, false), nil
 	case "-":
-		return num(x-y, ints), nil
+		return num(x-y, false), nil
 	case "*":
-		return num(x*y, ints), nil
+		return num(x*y, false), nil
 	case "/":
 		if y == 0 {
 			return Datum{Null: true}, nil
@@ -661,7 +714,7 @@ func evalOp(op string, a []Datum) (Datum, error) {
 		if y == 0 {
 			return Datum{Null: true}, nil
 		}
-		return num(math.Trunc(x/y), true), nil
+		return bigint(math.Trunc(x/y), "DIV")
 	case "%":
 		if y == 0 {
 			return Datum{Null: true}, nil
@@ -726,12 +779,7 @@ func evalFunc(name string, a []Datum) (Datum, error) {
 		if len(a) > 1 {
 			digits = math.Trunc(number(a[1]))
 		}
-		p := math.Pow(10, digits)
-		v := math.Round(x*p) / p
-		if name == "truncate" {
-			v = math.Trunc(x*p) / p
-		}
-		return num(v, digits <= 0), nil
+		return num(roundDigits(x, digits, name == "truncate"), digits <= 0), nil
 	case "floor":
 		return num(math.Floor(x), true), nil
 	case "ceil":
@@ -772,7 +820,8 @@ func evalFunc(name string, a []Datum) (Datum, error) {
 		}
 		return best, nil
 	case "cast-int":
-		return num(math.Round(x), true), nil
+		// MySQL's CAST(... AS SIGNED) saturates at BIGINT's ends.
+		return num(math.Max(math.Min(math.Round(x), maxBigint), -maxBigint), true), nil
 	case "cast-real":
 		return num(x, false), nil
 	case "cast-char":
