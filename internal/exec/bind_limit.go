@@ -48,12 +48,54 @@ func (e *Executor) checkArguments(base *planner.Plan, dims []sqlrewrite.CellDim,
 			most = len(args)
 		}
 	}
-	if limit := sqlrewrite.MaxBindArguments(d); n+most > limit {
+	return tooManyArguments(n+most, d)
+}
+
+// tooManyArguments refuses a query of n bind arguments when dialect d
+// accepts fewer (sqlrewrite.MaxBindArguments).
+func tooManyArguments(n int, d sqlrewrite.Dialect) error {
+	if limit := sqlrewrite.MaxBindArguments(d); n > limit {
 		return dperr.New(dperr.Unsupported, "this statement's text constants (IN lists, LIKE patterns, CASE conditions, and the declared values of its GROUP BY keys) "+
 			"make %d bind arguments in one query, and the backend (%s) accepts at most %d: use fewer IN values, "+
-			"or a GROUP BY over a column whose values are declared in the configuration (values:) instead of a long IN list", n+most, d, limit)
+			"or a GROUP BY over a column whose values are declared in the configuration (values:) instead of a long IN list", n, d, limit)
 	}
 	return nil
+}
+
+// checkPlanArguments is checkArguments for every fetch Run may send for
+// plan: an interactive plan's histogram over its domain (interactiveFetch,
+// which creates the instance or reads the truth), each synopsis's build
+// (SynopsisSpec.Histogram, whose filter holds the statement's conditions
+// on the other columns), and the plan's own releases' fetches. It runs
+// before any branch of Run reserves or claims anything: a synopsis build
+// refused by the backend for its arguments claimed and charged the
+// build's ε although nothing was read.
+func (e *Executor) checkPlanArguments(plan *planner.Plan) error {
+	d := e.backend.Dialect()
+	scope := unitScope{salt: strings.Repeat("0", 32)}
+	check := func(f sqlrewrite.Fetch) error {
+		_, args, err := sqlrewrite.Render(f, d)
+		if err != nil {
+			return nil // a malformed fetch fails where it runs, as checkArguments leaves it
+		}
+		return tooManyArguments(len(args), d)
+	}
+	if ip := plan.Interactive; ip != nil {
+		return check(interactiveFetch(ip, scope.salt))
+	}
+	if sp := plan.Synopsis; sp != nil {
+		for _, spec := range sp.Synopses {
+			f := spec.Histogram
+			f.Unit = unitBound(spec.Table, spec.RowsPerUnit(), scope)
+			if err := check(f); err != nil {
+				return err
+			}
+		}
+		if len(plan.Releases) == 0 {
+			return nil
+		}
+	}
+	return e.checkArguments(plan, nil, nil)
 }
 
 // checkQueryArguments is checkArguments for every fetch qp's run may send

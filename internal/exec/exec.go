@@ -182,14 +182,14 @@ func (e *Executor) run(ctx context.Context, user string, plan *planner.Plan, src
 	if err := e.checkTable(ctx, plan.Table); err != nil {
 		return nil, err
 	}
+	if err := e.checkPlanArguments(plan); err != nil {
+		return nil, err
+	}
 	if plan.Interactive != nil {
 		return e.runInteractive(ctx, user, plan, src)
 	}
 	if plan.Synopsis != nil {
 		return e.runSynopses(ctx, user, plan, src)
-	}
-	if err := e.checkArguments(plan, nil, nil); err != nil {
-		return nil, err
 	}
 	if e.repeatWindow > 0 {
 		return e.runRepeatable(ctx, user, plan, src)
