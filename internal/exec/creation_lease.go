@@ -54,7 +54,10 @@ type creationLease struct {
 // holdCreation stores the lease of the creation paid by res on claim and
 // renews it every third of lease until settle. It returns the lease even
 // with an error (the ledger failed): a creation that never held its lease
-// is settled by a commit, since a waiter may take it over.
+// is settled by a commit, since a waiter may take it over. Its ledger
+// reads and writes outlive ctx, each bounded, so that a statement ending
+// meanwhile still learns whether it holds the lease, and its claim, which
+// read nothing, is then cancelled rather than committed.
 func holdCreation(ctx context.Context, ledger *budget.Ledger, claim string, res *budget.Reservation, lease time.Duration) (*creationLease, error) {
 	id := strconv.FormatInt(res.ID(), 10)
 	l := &creationLease{ledger: ledger, ctx: context.WithoutCancel(ctx), key: claimLeaseKey(claim),
@@ -67,7 +70,12 @@ func holdCreation(ctx context.Context, ledger *budget.Ledger, claim string, res 
 	l.prefix = id + " " + hex.EncodeToString(token[:])
 	mine := []byte(l.prefix + " 0")
 	for {
-		old, ok, err := ledger.GetState(ctx, l.key)
+		// The read outlives ctx too, bounded by a renewal period: a
+		// statement ending during it left the lease unheld, and its
+		// claim was then committed although nothing was read.
+		rctx, cancel := context.WithTimeout(l.ctx, lease/3)
+		old, ok, err := ledger.GetState(rctx, l.key)
+		cancel()
 		if err != nil {
 			close(l.done)
 			return l, err
