@@ -12,7 +12,6 @@ import (
 	"reflect"
 	"slices"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/dpproxy/dpproxy/internal/catalog"
@@ -73,16 +72,7 @@ import (
 // store new ones, so the ledger holds about two windows' worth of each
 // space's bounds at most.
 type answerStore struct {
-	mu    sync.Mutex
-	locks map[string]*keyLock
-}
-
-// keyLock is the lock of one key (a one-slot channel, so that waiting
-// for it ends with the statement's context) and the number of statements
-// holding or waiting for it.
-type keyLock struct {
-	slot  chan struct{}
-	users int
+	keys keyLocks
 }
 
 // maxSpaceBytes bounds the bytes an answer space stores within a window,
@@ -119,43 +109,10 @@ type storedValue struct {
 	Note        string `json:"note,omitempty"`
 }
 
-// lock takes key's lock and returns its unlock, which forgets the lock
-// once no statement holds or waits for it: the map holds the keys in use,
-// not every statement ever answered. A statement whose context ends while
-// it waits (its timeout, KILL, a closed connection) gets the context's
-// error, as any other wait of a statement does.
+// lock takes key's lock (keyLocks.lock): one statement at a time
+// answers or releases an answer of key in a process.
 func (s *answerStore) lock(ctx context.Context, key string) (unlock func(), err error) {
-	s.mu.Lock()
-	if s.locks == nil {
-		s.locks = map[string]*keyLock{}
-	}
-	l, ok := s.locks[key]
-	if !ok {
-		l = &keyLock{slot: make(chan struct{}, 1)}
-		s.locks[key] = l
-	}
-	l.users++
-	s.mu.Unlock()
-	release := func() {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		if l.users--; l.users == 0 {
-			delete(s.locks, key)
-		}
-	}
-	select {
-	case l.slot <- struct{}{}:
-	case <-ctx.Done():
-		release()
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return nil, dperr.Wrap(dperr.Timeout, ctx.Err(), "statement timed out waiting for an identical statement's answer")
-		}
-		return nil, dperr.Wrap(dperr.Canceled, ctx.Err(), "query canceled")
-	}
-	return func() {
-		<-l.slot
-		release()
-	}, nil
+	return s.keys.lock(ctx, key, "an identical statement's answer")
 }
 
 // runRepeatable answers plan from a stored answer released within the

@@ -317,8 +317,8 @@ func TestAnswerLocksAreForgotten(t *testing.T) {
 	if most.Load() > 4 {
 		t.Errorf("%d statements inside at once over 4 keys, want at most 4", most.Load())
 	}
-	if len(s.locks) != 0 {
-		t.Errorf("%d mutexes kept after every statement ended", len(s.locks))
+	if len(s.keys.locks) != 0 {
+		t.Errorf("%d mutexes kept after every statement ended", len(s.keys.locks))
 	}
 }
 
@@ -348,8 +348,8 @@ func TestWaitForIdenticalStatementEndsWithItsContext(t *testing.T) {
 		t.Fatal(err)
 	}
 	again()
-	if len(store.locks) != 0 {
-		t.Errorf("%d locks left after every statement let go", len(store.locks))
+	if len(store.keys.locks) != 0 {
+		t.Errorf("%d locks left after every statement let go", len(store.keys.locks))
 	}
 }
 

@@ -81,7 +81,7 @@ type interactiveStore struct {
 	mu     sync.Mutex
 	byKey  map[string]*interactiveInstance
 	truths map[string]*interactiveTruth
-	locks  map[string]*sync.Mutex
+	keys   keyLocks
 }
 
 // interactiveSwapAttempts bounds how often one statement re-answers after
@@ -130,7 +130,7 @@ type interactiveHeader struct {
 
 func newInteractiveStore(l *budget.Ledger) *interactiveStore {
 	return &interactiveStore{ledger: l, lease: synopsisLease, poll: synopsisPoll, turnLease: interactiveTurnLease, turnPoll: 5 * time.Millisecond,
-		byKey: map[string]*interactiveInstance{}, truths: map[string]*interactiveTruth{}, locks: map[string]*sync.Mutex{}}
+		byKey: map[string]*interactiveInstance{}, truths: map[string]*interactiveTruth{}}
 }
 
 // encode serializes the header and the Median Mechanism state mmState.
@@ -192,7 +192,10 @@ type createFunc func(ctx context.Context, readData *bool) (*interactiveInstance,
 // While another proxy holds the claim it waits for that instance (at most
 // twice the lease and a minute), reopening an abandoned claim.
 func (st *interactiveStore) obtain(ctx context.Context, ip *planner.InteractivePlan, accounts []string, create createFunc) (inst *interactiveInstance, created bool, err error) {
-	unlock := st.lock(ip.Key)
+	unlock, err := st.lock(ctx, ip.Key)
+	if err != nil {
+		return nil, false, err
+	}
 	defer unlock()
 	if inst := st.cached(ip.Key); inst != nil {
 		return inst, false, nil
@@ -302,7 +305,10 @@ func (st *interactiveStore) create(ctx context.Context, ip *planner.InteractiveP
 // state changed) is void: its answer is never released, and the query is
 // answered again, under a new turn, from the newest state.
 func (st *interactiveStore) answerMedian(ctx context.Context, ip *planner.InteractivePlan, src noise.Source, count func() (int64, error)) (*interactiveInstance, mm.Answer, error) {
-	unlock := st.lock(ip.Key)
+	unlock, err := st.lock(ctx, ip.Key)
+	if err != nil {
+		return nil, mm.Answer{}, err
+	}
 	defer unlock()
 	for attempt := 1; ; attempt++ {
 		inst, a, err := st.answerOnce(ctx, ip, src, count)
@@ -413,16 +419,8 @@ func (t *interactiveTruth) set(counts []int64) {
 	}
 }
 
-// lock takes the process-wide mutex of key and returns its unlock: one
-// statement at a time creates or answers from an instance in a process.
-func (st *interactiveStore) lock(key string) func() {
-	st.mu.Lock()
-	m, ok := st.locks[key]
-	if !ok {
-		m = &sync.Mutex{}
-		st.locks[key] = m
-	}
-	st.mu.Unlock()
-	m.Lock()
-	return m.Unlock
+// lock takes the process's lock of key (keyLocks.lock): one statement at
+// a time creates or answers from an instance in a process.
+func (st *interactiveStore) lock(ctx context.Context, key string) (unlock func(), err error) {
+	return st.keys.lock(ctx, key, "the interactive instance another statement is using")
 }

@@ -29,9 +29,11 @@ import (
 // several proxies sharing the ledger, must neither pay twice nor release
 // two synopses. Two guards:
 //
-//   - In one process, a mutex per synopsis key: the statements that need
-//     the same missing synopsis queue behind the one building it and then
-//     read it at no cost.
+//   - In one process, a lock per synopsis key (keyLocks): the statements
+//     that need the same missing synopsis queue behind the one building it
+//     and then read it at no cost; a statement's wait ends with its
+//     context (its timeout, KILL), although the holder may itself be
+//     waiting for another proxy's build of a later key (obtain).
 //   - Across processes, a claim account in the ledger: "synopsis:<hash of
 //     the key>", whose ε limit is the synopsis's ε. The builder's
 //     reservation charges the analyst's accounts and the claim account in
@@ -68,7 +70,7 @@ type synopsisStore struct {
 
 	mu    sync.Mutex
 	cache map[string]*storedSynopsis
-	locks map[string]*sync.Mutex
+	keys  keyLocks
 }
 
 // Defaults of the store's timing.
@@ -90,7 +92,7 @@ type storedSynopsis struct {
 
 func newSynopsisStore(l *budget.Ledger) *synopsisStore {
 	return &synopsisStore{ledger: l, lease: synopsisLease, poll: synopsisPoll,
-		cache: map[string]*storedSynopsis{}, locks: map[string]*sync.Mutex{}}
+		cache: map[string]*storedSynopsis{}}
 }
 
 // stateKey and claimAccount name a synopsis in the ledger: a hash of its
@@ -180,7 +182,10 @@ func (st *synopsisStore) claim(ctx context.Context, spec *planner.SynopsisSpec, 
 	if s := st.cached(spec.Key); s != nil {
 		return s, nil, nil
 	}
-	unlock := st.lock(spec.Key)
+	unlock, err := st.lock(ctx, spec.Key)
+	if err != nil {
+		return nil, nil, err
+	}
 	defer func() {
 		if c == nil {
 			unlock()
@@ -411,17 +416,11 @@ func (st *synopsisStore) remember(s *storedSynopsis) {
 	st.cache[s.Key] = s
 }
 
-// lock takes the process-wide mutex of key and returns its unlock.
-func (st *synopsisStore) lock(key string) func() {
-	st.mu.Lock()
-	m, ok := st.locks[key]
-	if !ok {
-		m = &sync.Mutex{}
-		st.locks[key] = m
-	}
-	st.mu.Unlock()
-	m.Lock()
-	return m.Unlock
+// lock takes the process's lock of key (keyLocks.lock), which a claim
+// holds until it is built or abandoned, perhaps while its statement waits
+// for another proxy's build of a later key (obtain).
+func (st *synopsisStore) lock(ctx context.Context, key string) (unlock func(), err error) {
+	return st.keys.lock(ctx, key, "a synopsis another statement is building")
 }
 
 // describe is the warning's account of where an answer came from:
