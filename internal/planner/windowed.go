@@ -33,13 +33,38 @@ func isInteger(r *Release) bool { return r.Stat.Column.Type == catalog.Integer }
 // quantileMechanism adapts the windowed quantile mechanisms of package mech
 // (piecewise Laplace, inverse sensitivity, the smooth-sensitivity median):
 // each reads the exact non-NULL count n and a public-width window of order
-// statistics around rank ⌊q·(n−1)⌋+1, never the whole column.
+// statistics around rank ⌊q·(n−1)⌋+1, never the whole column. It is plain
+// data (kind names the mechanism, build dispatches on it), so a plan that
+// holds it has a canonical encoding, which the repeat window keys answers
+// by: a func field had none, and every MEDIAN was answered afresh.
 type quantileMechanism struct {
 	name, guarantee string
 	// medianOnly is set for mechanisms defined for the median alone.
 	medianOnly bool
-	// build returns the mechanism for a release.
-	build func(r *Release) (windowedQuantile, error)
+	kind       quantileKind
+}
+
+// quantileKind names a windowed quantile mechanism of package mech.
+type quantileKind int
+
+const (
+	quantilePiecewise quantileKind = iota + 1
+	quantileInverse
+	quantileSmooth
+)
+
+// build returns the mechanism of m's kind for a release.
+func (m quantileMechanism) build(r *Release) (windowedQuantile, error) {
+	b := columnBounds(r)
+	switch m.kind {
+	case quantilePiecewise:
+		return piecewise.NewQuantile(b, r.Stat.Quantile, r.Epsilon, piecewise.DefaultRho(b, isInteger(r)))
+	case quantileInverse:
+		return piecewise.NewInverseSensitivityQuantile(b, r.Stat.Quantile, r.Epsilon, piecewise.DefaultRho(b, isInteger(r)))
+	case quantileSmooth:
+		return quantile.NewSmoothMedian(b, r.Epsilon)
+	}
+	return nil, fmt.Errorf("planner: unknown windowed quantile mechanism %q", m.name)
 }
 
 // windowedQuantile is what the mech quantile mechanisms have in common.
@@ -95,25 +120,17 @@ var (
 	piecewiseQuantile = quantileMechanism{
 		name:      "piecewise",
 		guarantee: "pure ε-DP: piecewise Laplace on exact breakpoints from a window of order statistics",
-		build: func(r *Release) (windowedQuantile, error) {
-			b := columnBounds(r)
-			return piecewise.NewQuantile(b, r.Stat.Quantile, r.Epsilon, piecewise.DefaultRho(b, isInteger(r)))
-		},
+		kind:      quantilePiecewise,
 	}
 	inverseQuantile = quantileMechanism{
 		name:      "inverse",
 		guarantee: "pure ε-DP: inverse sensitivity mechanism on a window of order statistics",
-		build: func(r *Release) (windowedQuantile, error) {
-			b := columnBounds(r)
-			return piecewise.NewInverseSensitivityQuantile(b, r.Stat.Quantile, r.Epsilon, piecewise.DefaultRho(b, isInteger(r)))
-		},
+		kind:      quantileInverse,
 	}
 	smoothMedian = quantileMechanism{
 		name:       "smooth",
 		guarantee:  "pure ε-DP: smooth sensitivity of the median with Cauchy noise",
 		medianOnly: true,
-		build: func(r *Release) (windowedQuantile, error) {
-			return quantile.NewSmoothMedian(columnBounds(r), r.Epsilon)
-		},
+		kind:       quantileSmooth,
 	}
 )
