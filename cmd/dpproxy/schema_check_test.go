@@ -177,8 +177,8 @@ func TestReadCharsets(t *testing.T) {
 		{Name: "t", Source: "cs_t", Columns: []catalog.Column{text("l", "a", "é"), text("b", "😀"), text("u", "😀")}},
 		{Name: "later", Source: "later", Columns: []catalog.Column{text("l")}},
 	}
-	if err := readCharsets(ctx, be, tables, cs); err != nil {
-		t.Fatal(err)
+	if bad, err := readCharsets(ctx, be, tables, cs); err != nil || len(bad) > 0 {
+		t.Fatal(bad, err)
 	}
 	for col, want := range map[string]catalog.Charset{
 		"l": {Name: "latin1", Collation: "latin1_swedish_ci"}, "b": {Name: "binary"}, "u": {Name: "utf8mb4", Collation: "utf8mb4_general_ci"},
@@ -191,15 +191,17 @@ func TestReadCharsets(t *testing.T) {
 		t.Error("a missing table has a character set")
 	}
 	tables[0].Columns[0] = text("l", "a", "😀")
-	if err := readCharsets(ctx, be, tables, &catalog.Charsets{}); err == nil || !strings.Contains(err.Error(), "t.l") {
-		t.Errorf("a latin1 column declaring 😀: got %v, want a configuration error naming t.l", err)
+	if bad, err := readCharsets(ctx, be, tables, &catalog.Charsets{}); err != nil || len(bad) != 1 || !strings.HasPrefix(bad[0], "t.l:") {
+		t.Errorf("a latin1 column declaring 😀: got %v, %v; want t.l named", bad, err)
 	}
 }
 
 // TestTableCheckRefreshesCharsets: the check before a statement's
 // reservation also reads a checked table's character sets, so a table
 // created after start, which the start read could not find, has its text
-// columns' literals checked from its next statement on.
+// columns' literals checked from its next statement on: the statement
+// whose check finds them, parsed without them, is refused uncharged, to
+// be run again.
 func TestTableCheckRefreshesCharsets(t *testing.T) {
 	db := testdb.MySQL(t)
 	cs := &catalog.Charsets{}
@@ -215,10 +217,108 @@ func TestTableCheckRefreshesCharsets(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.ttl = 0
+	if err := c.check(context.Background(), table); dperr.KindOf(err) != dperr.Unsupported || !strings.Contains(err.Error(), "run it again") {
+		t.Fatalf("the statement parsed before the character set was known: %v, want it refused to be run again", err)
+	}
 	if err := c.check(context.Background(), table); err != nil {
 		t.Fatal(err)
 	}
 	if got, ok := cs.Of("late", "l"); !ok || got.Name != "latin1" {
 		t.Errorf("after the table was created: %+v, %v; want latin1", got, ok)
+	}
+}
+
+// TestTableCheckRefusesAfterCharsetChange: on MariaDB, after ALTER TABLE
+// converts a text column to latin1, the refresh that finds it refuses the
+// statement it runs for (parsed against the old set, which accepted 'ē')
+// uncharged, and the statement parsed again is refused by the parser
+// before anything is reserved; the next statement passes the check. It
+// used to pass, and 'ē' failed in the backend, charged, until a statement
+// parsed after the refresh.
+func TestTableCheckRefusesAfterCharsetChange(t *testing.T) {
+	db := testdb.MySQL(t)
+	if _, err := db.Exec("CREATE TABLE cs_alt (age INTEGER, name VARCHAR(20) CHARACTER SET utf8mb4)"); err != nil {
+		t.Fatal(err)
+	}
+	be := backend.New(db, sqlrewrite.MySQL, nil)
+	ctx := context.Background()
+	lo, hi := 0.0, 100.0
+	cat := &catalog.Config{Tables: []catalog.Table{{Name: "tn", Source: "cs_alt", Columns: []catalog.Column{
+		{Name: "age", Source: "age", Type: catalog.Integer, Lower: &lo, Upper: &hi},
+		{Name: "name", Source: "name", Type: catalog.Text},
+	}}}}
+	cs := &catalog.Charsets{}
+	if bad, err := readCharsets(ctx, be, cat.Tables, cs); err != nil || len(bad) > 0 {
+		t.Fatal(bad, err)
+	}
+	parser := sqlrewrite.NewParser(cat)
+	parser.SetCharsets(cs)
+	const q = "SELECT COUNT(*) FROM tn WHERE name = 'ē'"
+	if _, err := parser.Parse(q); err != nil {
+		t.Fatalf("utf8mb4: %v", err)
+	}
+	clock := time.Unix(0, 0)
+	c := newTableTypes(be, false, slog.New(slog.DiscardHandler), cs)
+	c.now = func() time.Time { return clock }
+	table := &cat.Tables[0]
+	if err := c.check(ctx, table); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec("ALTER TABLE cs_alt MODIFY name VARCHAR(20) CHARACTER SET latin1"); err != nil {
+		t.Fatal(err)
+	}
+	clock = clock.Add(typeCheckTTL)
+	if err := c.check(ctx, table); dperr.KindOf(err) != dperr.Unsupported || !strings.Contains(err.Error(), "run it again") {
+		t.Errorf("the check that finds latin1: %v, want the statement refused to be run again", err)
+	}
+	if _, err := parser.Parse(q); dperr.KindOf(err) != dperr.CollationMix {
+		t.Errorf("parsed again after the refresh: got %v, want 1267 for latin1", err)
+	}
+	if err := c.check(ctx, table); err != nil {
+		t.Errorf("the next statement: %v, want it to pass", err)
+	}
+}
+
+// TestTableCheckKeepsUnrepresentableValues: on MariaDB, a refresh that
+// finds a configured value (values:) the column's new character set
+// cannot represent keeps that as the table's verdict: every statement is
+// refused uncharged, naming the value, until the column is converted back
+// (it was only logged, and each GROUP BY on the column was charged and
+// failed in the backend).
+func TestTableCheckKeepsUnrepresentableValues(t *testing.T) {
+	db := testdb.MySQL(t)
+	if _, err := db.Exec("CREATE TABLE cs_vals (name VARCHAR(20) CHARACTER SET utf8mb4)"); err != nil {
+		t.Fatal(err)
+	}
+	be := backend.New(db, sqlrewrite.MySQL, nil)
+	ctx := context.Background()
+	table := &catalog.Table{Name: "tv", Source: "cs_vals", Columns: []catalog.Column{
+		{Name: "name", Source: "name", Type: catalog.Text, Values: []string{"a", "ē"}}}}
+	cs := &catalog.Charsets{}
+	if bad, err := readCharsets(ctx, be, []catalog.Table{*table}, cs); err != nil || len(bad) > 0 {
+		t.Fatal(bad, err)
+	}
+	clock := time.Unix(0, 0)
+	c := newTableTypes(be, false, slog.New(slog.DiscardHandler), cs)
+	c.now = func() time.Time { return clock }
+	alter := func(charset string) {
+		t.Helper()
+		if _, err := db.Exec("ALTER TABLE cs_vals MODIFY name VARCHAR(20) CHARACTER SET " + charset); err != nil {
+			t.Fatal(err)
+		}
+		clock = clock.Add(typeCheckTTL)
+	}
+	alter("latin1")
+	for i := range 2 {
+		if err := c.check(ctx, table); dperr.KindOf(err) != dperr.Unsupported || !strings.Contains(err.Error(), "tv.name: value \"ē\"") {
+			t.Errorf("statement %d after latin1: %v, want Unsupported naming tv.name's value", i, err)
+		}
+	}
+	alter("utf8mb4")
+	if err := c.check(ctx, table); dperr.KindOf(err) != dperr.Unsupported || !strings.Contains(err.Error(), "run it again") {
+		t.Errorf("converted back: %v, want the statement parsed against latin1 refused to be run again", err)
+	}
+	if err := c.check(ctx, table); err != nil {
+		t.Errorf("converted back, the next statement: %v", err)
 	}
 }

@@ -78,8 +78,12 @@ func serve(ctx context.Context, opts options, stderr io.Writer) error {
 		return err
 	}
 	charsets := &catalog.Charsets{}
-	if err := readCharsets(ctx, be, cfg.Tables, charsets); err != nil {
+	unrepresentable, err := readCharsets(ctx, be, cfg.Tables, charsets)
+	if err != nil {
 		return err
+	}
+	if len(unrepresentable) > 0 {
+		return fmt.Errorf("configuration: %s: %s", strings.Join(unrepresentable, "; "), unrepresentableRule)
 	}
 	if err := checkVitessWorkload(ctx, be); err != nil {
 		return err
@@ -467,14 +471,15 @@ var temporalTypes = map[sqlrewrite.Dialect]map[string]bool{
 // readCharsets records in cs the backend character set of every text
 // column of tables (backend.ColumnCharset), against which statements'
 // text constants are checked before anything is reserved
-// (sqlrewrite.Parser.SetCharsets), and refuses a text column whose
-// configured values include one the character set cannot represent: the
-// fetches that bind it (GROUP BY the column, its interactive domain)
-// would fail with every statement, after the reservation. It is the one
-// place the character sets are read; a check that finds a table changed
-// may call it again for that table.
-func readCharsets(ctx context.Context, be *backend.Backend, tables []catalog.Table, cs *catalog.Charsets) error {
-	var bad []string
+// (sqlrewrite.Parser.SetCharsets), and returns, each as "table.column:
+// value %q (character set …)", the text columns whose configured values
+// include one the character set cannot represent: the fetches that bind
+// it (GROUP BY the column, its interactive domain) would fail with every
+// statement, after the reservation (unrepresentableRule). err reports a
+// backend failure. It is the one place the character sets are read; a
+// check that finds a table changed may call it again for that table
+// (tableTypes).
+func readCharsets(ctx context.Context, be *backend.Backend, tables []catalog.Table, cs *catalog.Charsets) (unrepresentable []string, err error) {
 	for _, t := range tables {
 		for _, c := range t.Columns {
 			if c.Type != catalog.Text {
@@ -482,7 +487,7 @@ func readCharsets(ctx context.Context, be *backend.Backend, tables []catalog.Tab
 			}
 			name, collation, ok, err := be.ColumnCharset(ctx, t.Source, c.Source)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			if !ok {
 				continue
@@ -494,17 +499,17 @@ func readCharsets(ctx context.Context, be *backend.Backend, tables []catalog.Tab
 			cs.Set(t.Name, c.Name, charset)
 			for _, v := range c.Values {
 				if v != catalog.NullValue && !catalog.Representable(charset, v) {
-					bad = append(bad, fmt.Sprintf("%s.%s: value %q (character set %s)", t.Name, c.Name, v, name))
+					unrepresentable = append(unrepresentable, fmt.Sprintf("%s.%s: value %q (character set %s)", t.Name, c.Name, v, name))
 					break
 				}
 			}
 		}
 	}
-	if len(bad) > 0 {
-		return fmt.Errorf("configuration: %s: a text column's values must be representable in its backend character set (statements that bind them would fail); change the values or convert the column", strings.Join(bad, "; "))
-	}
-	return nil
+	return unrepresentable, nil
 }
+
+// unrepresentableRule says why readCharsets' columns are refused.
+const unrepresentableRule = "a text column's values must be representable in its backend character set (statements that bind them would fail); change the values or convert the column"
 
 // checkColumnTypes refuses, on PostgreSQL and MySQL/MariaDB, a column
 // declared integer or real whose backend column is not numeric, or
