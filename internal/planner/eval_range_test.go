@@ -64,4 +64,18 @@ func TestRoundToTensAndBigintRange(t *testing.T) {
 	if _, err := ResultBigint.Cell(maxBigint); err != nil || math.Abs(maxBigint) >= 1<<63 {
 		t.Errorf("the saturated value does not fit a BIGINT column: %v", err)
 	}
+	// FLOOR, CEIL and ROUND of a DOUBLE are DOUBLEs, as in MySQL and as
+	// their columns are typed: their products may pass BIGINT's range.
+	for _, f := range []string{"floor", "ceil", "round"} {
+		d, err := evalFunc(f, []Datum{{Num: 65500.5}})
+		if err != nil || d.Int {
+			t.Fatalf("%s(65500.5) = %v, %v; want a DOUBLE", f, d, err)
+		}
+		if p, err := evalOp("*", []Datum{d, {Num: 1e15, Int: true}}); err != nil || p.Num < 6.55e19 {
+			t.Errorf("%s(65500.5) * 1e15 = %v, %v; want 6.55e19 as a DOUBLE", f, p, err)
+		}
+	}
+	if s, _ := evalFunc("cast-char", []Datum{{Num: 6.5500375e19, Int: true}}); s.Str != "6.5500375e+19" {
+		t.Errorf("CAST(6.5500375e19 AS CHAR) = %q, want the number, not a wrapped BIGINT", s.Str)
+	}
 }

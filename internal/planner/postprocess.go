@@ -779,11 +779,11 @@ func evalFunc(name string, a []Datum) (Datum, error) {
 		if len(a) > 1 {
 			digits = math.Trunc(number(a[1]))
 		}
-		return num(roundDigits(x, digits, name == "truncate"), digits <= 0), nil
-	case "floor":
-		return num(math.Floor(x), true), nil
+		return num(roundDigits(x, digits, name == "truncate"), a[0].Int && digits <= 0), nil
+	case "floor": // of a DOUBLE a DOUBLE, as in MySQL (funcType)
+		return num(math.Floor(x), a[0].Int), nil
 	case "ceil":
-		return num(math.Ceil(x), true), nil
+		return num(math.Ceil(x), a[0].Int), nil
 	case "abs":
 		return num(math.Abs(x), a[0].Int), nil
 	case "sign":
@@ -888,7 +888,7 @@ func text(d Datum) string {
 	switch {
 	case d.IsText:
 		return d.Str
-	case d.Int:
+	case d.Int && math.Abs(d.Num) <= maxBigint:
 		return strconv.FormatInt(int64(d.Num), 10)
 	}
 	return strconv.FormatFloat(d.Num, 'g', -1, 64)

@@ -69,8 +69,9 @@ func (p *Parser) derivedQuery(s *ast.SelectStmt) (st Statement, handled bool, er
 	if in.Distinct && !s.Distinct {
 		return nil, true, refuseQuery("DISTINCT inside an aggregate subquery with an outer query that is not DISTINCT")
 	}
-	if in.Limit != nil && (s.Where != nil || s.OrderBy != nil) {
-		return nil, true, refuseQuery("WHERE or ORDER BY outside an aggregate subquery with LIMIT (put them inside)")
+	if in.Limit != nil && (s.Where != nil || s.OrderBy != nil || s.Limit != nil || s.Distinct) {
+		// The one query applies them before its LIMIT, which is the inner one.
+		return nil, true, refuseQuery("WHERE, ORDER BY, LIMIT or DISTINCT outside an aggregate subquery with LIMIT (put them inside)")
 	}
 	qb := &queryBuilder{q: out, fields: s.Fields.Fields, derived: columns, derivedName: alias}
 	for _, f := range qb.fields {
