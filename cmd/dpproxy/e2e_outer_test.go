@@ -361,6 +361,20 @@ func TestOuterAggregatesEndToEnd(t *testing.T) {
 			if spent := before - remaining(); spent != 0 {
 				t.Errorf("the refused statement spent %g", spent)
 			}
+			// LIMIT 0 over a key chosen by partition selection: no row
+			// whatever the data, so nothing is spent.
+			before = remaining()
+			res, err = db.Query("SELECT * FROM (SELECT age, COUNT(*) AS n FROM pums_keys GROUP BY age) s LIMIT 0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Next() {
+				t.Error("LIMIT 0 over a selected key returned a row")
+			}
+			res.Close()
+			if spent := before - remaining(); spent != 0 {
+				t.Errorf("LIMIT 0 over a selected key spent %g", spent)
+			}
 		})
 	}
 }

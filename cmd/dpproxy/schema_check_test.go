@@ -194,6 +194,14 @@ func TestReadCharsets(t *testing.T) {
 	if bad, err := readCharsets(ctx, be, tables, &catalog.Charsets{}); err != nil || len(bad) != 1 || !strings.HasPrefix(bad[0], "t.l:") {
 		t.Errorf("a latin1 column declaring 😀: got %v, %v; want t.l named", bad, err)
 	}
+	// A key chosen by partition selection on a VARBINARY column would be
+	// read as utf8mb4 text, where 0xFF and '?' are one key (an
+	// independent review released '?' counting 300 rows of three values).
+	tables[0].Columns[0] = text("l", "a")
+	tables[0].Columns[1].PartitionSelection = true
+	if bad, err := readCharsets(ctx, be, tables, &catalog.Charsets{}); err != nil || len(bad) != 1 || !strings.HasPrefix(bad[0], "t.b: partition_selection") {
+		t.Errorf("partition_selection on a VARBINARY column: got %v, %v; want t.b named", bad, err)
+	}
 }
 
 // TestTableCheckRefreshesCharsets: the check before a statement's

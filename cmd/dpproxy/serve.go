@@ -497,6 +497,12 @@ func readCharsets(ctx context.Context, be *backend.Backend, tables []catalog.Tab
 			}
 			charset := catalog.Charset{Name: name, Collation: collation}
 			cs.Set(t.Name, c.Name, charset)
+			if c.PartitionSelection && name == "binary" {
+				// Keys are read as utf8mb4 text (exactText), where bytes
+				// that are no UTF-8 become '?': 0xFF and '?' would be one key.
+				unrepresentable = append(unrepresentable, fmt.Sprintf("%s.%s: partition_selection on a binary column (VARBINARY, BLOB), whose bytes need not be text", t.Name, c.Name))
+				continue
+			}
 			for _, v := range c.Values {
 				if v != catalog.NullValue && !catalog.Representable(charset, v) {
 					unrepresentable = append(unrepresentable, fmt.Sprintf("%s.%s: value %q (character set %s)", t.Name, c.Name, v, name))
@@ -509,7 +515,7 @@ func readCharsets(ctx context.Context, be *backend.Backend, tables []catalog.Tab
 }
 
 // unrepresentableRule says why readCharsets' columns are refused.
-const unrepresentableRule = "a text column's values must be representable in its backend character set (statements that bind them would fail); change the values or convert the column"
+const unrepresentableRule = "a text column's values must be representable in its backend character set (statements that bind them would fail), and a key chosen by partition selection must be text, not binary (its keys are read as text); change the values or convert the column"
 
 // checkColumnTypes refuses, on PostgreSQL and MySQL/MariaDB, a column
 // declared integer or real whose backend column is not numeric, or

@@ -410,22 +410,47 @@ func (b *Backend) Vitess(ctx context.Context) bool {
 	return vitess
 }
 
-// withTimeout adds the MySQL dialect's per-statement timeout to a fetch
-// when ctx has a deadline.
+// maxSortLength is the max_sort_length every MariaDB and MySQL fetch runs
+// with: window functions and sorts compare strings on their first
+// max_sort_length bytes only (1024 by default), so a unit bound's
+// PARTITION BY and DENSE_RANK over text keys longer than that merged the
+// keys sharing a prefix (each person counted toward one of two keys: an
+// independent review). MariaDB's sort keys have this fixed size and its
+// sort buffer must hold several of them (at the largest value, 8 MiB,
+// every sort fails with 1038 "Out of sort memory" in the default 2 MiB
+// buffer), so it is 16 KiB: 128 keys in MariaDB's default buffer, 16 in
+// MySQL's 256 KiB. Keys, and person ids, that share their first 16 KiB
+// are still merged.
+const maxSortLength = 16384
+
+// withTimeout adds the MySQL dialect's per-statement settings to a fetch:
+// the statement timeout when ctx has a deadline, and on MariaDB and MySQL
+// (not Vitess, whose tables with a privacy unit are refused) maxSortLength.
 func (b *Backend) withTimeout(ctx context.Context, text string) string {
-	left, ok := timeLeft(ctx)
-	if !ok || b.dialect != sqlrewrite.MySQL {
+	if b.dialect != sqlrewrite.MySQL {
 		return text
 	}
+	left, deadline := timeLeft(ctx)
 	mariaDB, vitess := b.flavor(ctx)
-	if rest, ok := strings.CutPrefix(text, "SELECT "); ok && vitess {
-		return fmt.Sprintf("SELECT /*vt+ QUERY_TIMEOUT_MS=%d */ %s", left.Milliseconds(), rest)
-	}
-	if mariaDB {
-		return fmt.Sprintf("SET STATEMENT max_statement_time = %.3f FOR %s", left.Seconds(), text)
-	}
-	if rest, ok := strings.CutPrefix(text, "SELECT "); ok {
-		return fmt.Sprintf("SELECT /*+ MAX_EXECUTION_TIME(%d) */ %s", left.Milliseconds(), rest)
+	rest, isSelect := strings.CutPrefix(text, "SELECT ")
+	switch {
+	case vitess:
+		if deadline && isSelect {
+			return fmt.Sprintf("SELECT /*vt+ QUERY_TIMEOUT_MS=%d */ %s", left.Milliseconds(), rest)
+		}
+		return text
+	case mariaDB:
+		settings := fmt.Sprintf("max_sort_length = %d", maxSortLength)
+		if deadline {
+			settings = fmt.Sprintf("max_statement_time = %.3f, %s", left.Seconds(), settings)
+		}
+		return "SET STATEMENT " + settings + " FOR " + text
+	case isSelect:
+		hints := fmt.Sprintf("SET_VAR(max_sort_length = %d)", maxSortLength)
+		if deadline {
+			hints = fmt.Sprintf("MAX_EXECUTION_TIME(%d) %s", left.Milliseconds(), hints)
+		}
+		return "SELECT /*+ " + hints + " */ " + rest
 	}
 	return text
 }

@@ -2,6 +2,7 @@ package backend
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -79,5 +80,47 @@ func TestVitessStatementTimeout(t *testing.T) {
 	}
 	if !isBackendTimeout(err) {
 		t.Errorf("got %v, want error 3024", err)
+	}
+}
+
+// TestMariaDBSortsWholeStrings: fetches on MariaDB and MySQL run with a
+// max_sort_length of 16 KiB, so window functions tell apart strings that
+// share their first 1024 bytes (a unit bound's DENSE_RANK over text keys
+// ranked two 1501-byte keys as one, and counted each person toward only
+// one of them: an independent review), and ordinary sorts still fit the
+// default sort buffer.
+func TestMariaDBSortsWholeStrings(t *testing.T) {
+	db := testdb.MySQL(t)
+	b := New(db, sqlrewrite.MySQL, nil)
+	if _, err := db.Exec("CREATE TABLE long_keys (pid INT, s TEXT)"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec("INSERT INTO long_keys VALUES (1, CONCAT(REPEAT('y', 1500), 'A')), (1, CONCAT(REPEAT('y', 1500), 'B')), (2, CONCAT(REPEAT('y', 1500), 'B'))"); err != nil {
+		t.Fatal(err)
+	}
+	query := "SELECT pid, DENSE_RANK() OVER (PARTITION BY pid ORDER BY CAST(CONVERT(s USING utf8mb4) AS BINARY)) FROM long_keys ORDER BY pid, RIGHT(s, 1)"
+	for _, timed := range []bool{false, true} {
+		ctx := context.Background()
+		if timed {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, time.Minute)
+			defer cancel()
+		}
+		rows, err := b.db.QueryContext(ctx, b.withTimeout(ctx, query))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ranks []int
+		for rows.Next() {
+			var pid, r int
+			if err := rows.Scan(&pid, &r); err != nil {
+				t.Fatal(err)
+			}
+			ranks = append(ranks, r)
+		}
+		rows.Close()
+		if fmt.Sprint(ranks) != "[1 2 1]" {
+			t.Errorf("deadline %v: ranks %v of strings differing at byte 1501, want [1 2 1]", timed, ranks)
+		}
 	}
 }

@@ -196,6 +196,12 @@ func (p *Planner) PlanQuery(q *sqlrewrite.Query, s Settings) (*QueryPlan, error)
 	if len(qp.Groups) > maxGroups {
 		return nil, dperr.New(dperr.Unsupported, "not supported: GROUP BY with %d groups (at most %d)", len(qp.Groups), maxGroups)
 	}
+	if l := q.Limit; private >= 0 && l != nil && l.Count == 0 && len(q.Base.Items) > 0 {
+		// No row whatever the data; an OFFSET past the rows is no such
+		// rule here, since how many keys are released is not public.
+		qp.Empty = true
+		return qp, nil
+	}
 	if private >= 0 {
 		return p.planSelected(qp, private, s)
 	}
