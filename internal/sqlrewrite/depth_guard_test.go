@@ -2,6 +2,7 @@ package sqlrewrite_test
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -49,5 +50,28 @@ func TestDeepNestingIsRefused(t *testing.T) {
 		if _, err := p.Parse(sql); err != nil {
 			t.Errorf("%.60s…: %v", sql, err)
 		}
+	}
+}
+
+// TestLongSetOperationsAreRefused: set operations of more than eight
+// SELECTs, which the catalog engine plans in exponential time beyond its
+// timeout's reach (MariaDB ODBC's SQLGetTypeInfo sends 43), are refused at
+// parse with 1235, nested ones counted too; eight answer.
+func TestLongSetOperationsAreRefused(t *testing.T) {
+	p := sqlrewrite.NewParser(testCatalog())
+	union := func(n int) string {
+		parts := make([]string, n)
+		for i := range parts {
+			parts[i] = fmt.Sprintf("SELECT %d AS a, 'x' AS b", i)
+		}
+		return strings.Join(parts, " UNION ")
+	}
+	for _, sql := range []string{union(9), union(43), "SELECT * FROM (" + union(5) + ") t UNION " + union(4)} {
+		if _, err := p.Parse(sql); dperr.KindOf(err) != dperr.Unsupported || !strings.Contains(err.Error(), "more than 8 SELECTs") {
+			t.Errorf("%.60s…: %v, want 1235 naming the limit", sql, err)
+		}
+	}
+	if _, err := p.Parse(union(8)); err != nil {
+		t.Errorf("eight SELECTs: %v", err)
 	}
 }
