@@ -2,13 +2,10 @@ package main
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/dpproxy/dpproxy/internal/testdb"
-	"github.com/dpproxy/dpproxy/internal/wire"
 )
 
 // TestLongInListRefusedUncharged: a text IN list of 70,000 values makes
@@ -35,26 +32,11 @@ func TestLongInListRefusedUncharged(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			dir := t.TempDir()
-			config := filepath.Join(dir, "dpproxy.yaml")
-			yaml := fmt.Sprintf(`
-backend: {driver: %s, dsn: %q}
-ledger: {driver: sqlite, dsn: %q}
-privacy: {default_epsilon: 1, max_epsilon: 50}
-users:
-  - {name: carol, password_hash: %q, epsilon: 100, delta: 1.0e-5}
-tables:
-  - name: tn
+			_, db := startCarolProxy(t, b.driver, dsn, "{default_epsilon: 1, max_epsilon: 50}", "epsilon: 100, delta: 1.0e-5", `  - name: tn
     columns:
       - {name: age, type: integer, lower: 0, upper: 100}
       - {name: name, type: text}
-`, b.driver, dsn, filepath.Join(dir, "ledger.db"), wire.FormatNativePasswordHash(wire.NativePasswordHash("carol-pw")))
-			if err := os.WriteFile(config, []byte(yaml), 0o600); err != nil {
-				t.Fatal(err)
-			}
-			p := startProxy(t, dir, nil, "--config", config)
-			db := p.connect(t, "carol", "carol-pw")
-			db.SetMaxOpenConns(1)
+`)
 			remaining := func() float64 {
 				t.Helper()
 				var r float64

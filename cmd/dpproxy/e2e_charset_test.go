@@ -3,13 +3,10 @@ package main
 import (
 	"database/sql"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/dpproxy/dpproxy/internal/testdb"
-	"github.com/dpproxy/dpproxy/internal/wire"
 )
 
 // charsetStatements are statements that compare latin1 text columns with
@@ -43,12 +40,9 @@ func TestOutOfCharsetLiteralOnMariaDB(t *testing.T) {
 	if _, err := be.Exec("INSERT INTO lat_full VALUES ('a', 'a', 'a', 1), ('é', 'é', '😀', 2), ('x', NULL, NULL, 3)"); err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
-	config := filepath.Join(dir, "dpproxy.yaml")
 	var tables strings.Builder
 	for _, table := range []string{"lat_empty", "lat_full"} {
-		fmt.Fprintf(&tables, `
-  - name: %s
+		fmt.Fprintf(&tables, `  - name: %s
     columns:
       - {name: txt, type: text}
       - {name: grp, type: text, values: [a, é]}
@@ -56,19 +50,7 @@ func TestOutOfCharsetLiteralOnMariaDB(t *testing.T) {
       - {name: age, type: integer, lower: 0, upper: 100}
 `, table)
 	}
-	yaml := fmt.Sprintf(`
-backend: {driver: mysql, dsn: %q}
-ledger: {driver: sqlite, dsn: %q}
-privacy: {default_epsilon: 0.1, max_epsilon: 1}
-users:
-  - {name: carol, password_hash: %q, epsilon: 10, delta: 0}
-tables:%s`, dsn, filepath.Join(dir, "ledger.db"), wire.FormatNativePasswordHash(wire.NativePasswordHash("carol-pw")), tables.String())
-	if err := os.WriteFile(config, []byte(yaml), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	p := startProxy(t, dir, nil, "--config", config)
-	db := p.connect(t, "carol", "carol-pw")
-	db.SetMaxOpenConns(1)
+	_, db := startCarolProxy(t, "mysql", dsn, "{default_epsilon: 0.1, max_epsilon: 1}", "epsilon: 10, delta: 0", tables.String())
 
 	remaining := 10.0
 	for _, table := range []string{"lat_empty", "lat_full"} {
@@ -123,27 +105,12 @@ func TestOutOfEncodingLiteralOnPostgres(t *testing.T) {
 			if _, err := be.Exec("CREATE TABLE lat (txt TEXT, grp TEXT, age INT); INSERT INTO lat VALUES ('a', 'a', 1), ('é', 'é', 2)"); err != nil {
 				t.Fatal(err)
 			}
-			dir := t.TempDir()
-			config := filepath.Join(dir, "dpproxy.yaml")
-			yaml := fmt.Sprintf(`
-backend: {driver: postgres, dsn: %q}
-ledger: {driver: sqlite, dsn: %q}
-privacy: {default_epsilon: 0.1, max_epsilon: 1}
-users:
-  - {name: carol, password_hash: %q, epsilon: 10, delta: 0}
-tables:
-  - name: lat
+			_, db := startCarolProxy(t, "postgres", dsn, "{default_epsilon: 0.1, max_epsilon: 1}", "epsilon: 10, delta: 0", `  - name: lat
     columns:
       - {name: txt, type: text}
       - {name: grp, type: text, values: [a, é]}
       - {name: age, type: integer, lower: 0, upper: 100}
-`, dsn, filepath.Join(dir, "ledger.db"), wire.FormatNativePasswordHash(wire.NativePasswordHash("carol-pw")))
-			if err := os.WriteFile(config, []byte(yaml), 0o600); err != nil {
-				t.Fatal(err)
-			}
-			p := startProxy(t, dir, nil, "--config", config)
-			db := p.connect(t, "carol", "carol-pw")
-			db.SetMaxOpenConns(1)
+`)
 			remaining := 10.0
 			for _, lit := range c.refused {
 				for _, q := range charsetStatements("lat", lit) {

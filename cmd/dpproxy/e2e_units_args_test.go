@@ -3,13 +3,10 @@ package main
 import (
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/dpproxy/dpproxy/internal/testdb"
-	"github.com/dpproxy/dpproxy/internal/wire"
 )
 
 // TestUnitGroupsWithTextConditionsEndToEnd: on a unit table with one row
@@ -37,16 +34,7 @@ func TestUnitGroupsWithTextConditionsEndToEnd(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			dir := t.TempDir()
-			config := filepath.Join(dir, "dpproxy.yaml")
-			yaml := fmt.Sprintf(`
-backend: {driver: %s, dsn: %q}
-ledger: {driver: sqlite, dsn: %q}
-privacy: {default_epsilon: 1, max_epsilon: 50}
-users:
-  - {name: carol, password_hash: %q, epsilon: 1000, delta: 1.0e-5}
-tables:
-  - name: tu
+			_, db := startCarolProxy(t, b.driver, dsn, "{default_epsilon: 1, max_epsilon: 50}", "epsilon: 1000, delta: 1.0e-5", `  - name: tu
     privacy_unit: pid
     max_rows_per_unit: 1
     max_groups_per_unit: 1
@@ -54,13 +42,7 @@ tables:
       - {name: age, type: integer, lower: 0, upper: 100}
       - {name: city, type: text, values: [Rome, Berlin]}
       - {name: name, type: text}
-`, b.driver, dsn, filepath.Join(dir, "ledger.db"), wire.FormatNativePasswordHash(wire.NativePasswordHash("carol-pw")))
-			if err := os.WriteFile(config, []byte(yaml), 0o600); err != nil {
-				t.Fatal(err)
-			}
-			p := startProxy(t, dir, nil, "--config", config)
-			db := p.connect(t, "carol", "carol-pw")
-			db.SetMaxOpenConns(1)
+`)
 			if _, err := db.Exec("SET @dp_epsilon = 40"); err != nil {
 				t.Fatal(err)
 			}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/dpproxy/dpproxy/internal/demo"
 	"github.com/dpproxy/dpproxy/internal/testdb"
+	"github.com/dpproxy/dpproxy/internal/wire"
 	_ "github.com/go-sql-driver/mysql"
 )
 
@@ -205,4 +206,25 @@ func (b visitsBackend) load(t *testing.T, table string, rows []demo.VisitRow) st
 		t.Fatal(err)
 	}
 	return dsn
+}
+
+// startCarolProxy writes a configuration of a backend (driver, dsn), a
+// SQLite ledger in a fresh directory, the privacy line privacy (e.g.
+// "{default_epsilon: 1, max_epsilon: 50}"), the one user carol (password
+// carol-pw) with the budget user (e.g. "epsilon: 100, delta: 1.0e-5") and
+// the YAML of tables (the list under tables:), starts the proxy on it, and
+// returns the proxy and a session of carol on one connection.
+func startCarolProxy(t *testing.T, driver, dsn, privacy, user, tables string) (*proxyProcess, *sql.DB) {
+	t.Helper()
+	dir := t.TempDir()
+	config := filepath.Join(dir, "dpproxy.yaml")
+	yaml := fmt.Sprintf("backend: {driver: %s, dsn: %q}\nledger: {driver: sqlite, dsn: %q}\nprivacy: %s\nusers:\n  - {name: carol, password_hash: %q, %s}\ntables:\n%s",
+		driver, dsn, filepath.Join(dir, "ledger.db"), privacy, wire.FormatNativePasswordHash(wire.NativePasswordHash("carol-pw")), user, tables)
+	if err := os.WriteFile(config, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := startProxy(t, dir, nil, "--config", config)
+	db := p.connect(t, "carol", "carol-pw")
+	db.SetMaxOpenConns(1)
+	return p, db
 }
