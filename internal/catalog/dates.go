@@ -92,6 +92,18 @@ func (c *Column) FormatTemporal(x float64) string {
 	return c.TimeOf(x).Format(time.DateTime)
 }
 
+// FormatTemporalMicros is FormatTemporal of x, then, on a timestamp
+// column with micros (microseconds past the second x, in [0, 10^6)) not
+// zero, the fraction of a second to six digits: YYYY-MM-DD
+// HH:MM:SS.ffffff, as MySQL, MariaDB, PostgreSQL and SQLite's text order
+// read it.
+func (c *Column) FormatTemporalMicros(x float64, micros int32) string {
+	if c.Type == Date || micros == 0 {
+		return c.FormatTemporal(x)
+	}
+	return fmt.Sprintf("%s.%06d", c.FormatTemporal(x), micros)
+}
+
 // ParseTemporal reads a date literal for a date column ('YYYY-MM-DD') or a
 // date or timestamp literal for a timestamp column ('YYYY-MM-DD', which is
 // midnight, or 'YYYY-MM-DD HH:MM:SS', the T separator allowed) as the

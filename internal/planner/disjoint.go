@@ -95,10 +95,7 @@ func leavesDisjoint(x, y sqlrewrite.Condition) bool {
 
 // rangesDisjoint reports whether no number is in both ranges.
 func rangesDisjoint(a, b sqlrewrite.Range) bool {
-	below := func(lo, hi sqlrewrite.Range) bool { // every point of lo is below every point of hi
-		return lo.HasUpper && hi.HasLower && (lo.Upper < hi.Lower || lo.Upper == hi.Lower && (lo.UpperOpen || hi.LowerOpen))
-	}
-	return below(a, b) || below(b, a)
+	return a.Below(b) || b.Below(a)
 }
 
 // valuesOutside reports whether every value of in is a number outside r.

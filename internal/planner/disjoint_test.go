@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/dpproxy/dpproxy/internal/catalog"
 	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
 )
 
@@ -25,6 +26,13 @@ func TestLeavesDisjoint(t *testing.T) {
 		}
 		return c
 	}
+	// at is a timestamp range from second lo plus loµ microseconds to hi
+	// plus hiµ, on a 2024 column.
+	at := func(lo float64, loµ int32, hi float64, hiµ int32, lo0, hi0 bool) sqlrewrite.Condition {
+		return sqlrewrite.Condition{Column: "at", Temporal: catalog.Timestamp, Range: &sqlrewrite.Range{Lower: lo, LowerMicros: loµ, Upper: hi, UpperMicros: hiµ,
+			HasLower: true, HasUpper: true, LowerOpen: lo0, UpperOpen: hi0}}
+	}
+	const s = 1704067200 // 2024-01-01 00:00:00
 	const p53 = float64(1 << 53)
 	complement := in(1.0)
 	complement.Complement = true
@@ -50,6 +58,14 @@ func TestLeavesDisjoint(t *testing.T) {
 		{rng(-1e19, -p53, false, true), in(-p53, 1.0), false},
 		{in(p53, 1.0), in(p53+2, 5.0), false},
 		{rng(p53/2, 1e19, true, false), in(p53/2, 1.0), true},
+		// Fractions of a second: [s, s.5] meets [s.5, s+1] at s.5, not
+		// [s.5 + 1µs, ...), and [s, s.25) misses [s.25, ...); a closed
+		// end at s and another at s.000001 are apart.
+		{at(s, 0, s, 500000, false, false), at(s, 500000, s+1, 0, false, false), false},
+		{at(s, 0, s, 500000, false, false), at(s, 500001, s+1, 0, false, false), true},
+		{at(s, 0, s, 250000, false, true), at(s, 250000, s+1, 0, false, false), true},
+		{at(s, 0, s+1, 0, false, false), at(s+1, 1, s+2, 0, false, false), true},
+		{at(s, 0, s+1, 1, false, false), at(s+1, 0, s+2, 0, false, false), false},
 		// Text never: collations equate 'CA' and 'ca', '1' and '01' (ICU's
 		// numeric ordering), 'ccs' and 'cscs' (Hungarian), 'e' and 'é'.
 		{in("CA"), in("NY"), false},

@@ -915,10 +915,10 @@ func describeCondition(c sqlrewrite.Condition) string {
 		col := catalog.Column{Type: c.Temporal}
 		var parts []string
 		if r := c.Range; r.HasLower {
-			parts = append(parts, fmt.Sprintf("%s %s '%s'", c.Column, map[bool]string{false: ">=", true: ">"}[r.LowerOpen], col.FormatTemporal(r.Lower)))
+			parts = append(parts, fmt.Sprintf("%s %s '%s'", c.Column, map[bool]string{false: ">=", true: ">"}[r.LowerOpen], col.FormatTemporalMicros(r.Lower, r.LowerMicros)))
 		}
 		if r := c.Range; r.HasUpper {
-			parts = append(parts, fmt.Sprintf("%s %s '%s'", c.Column, map[bool]string{false: "<=", true: "<"}[r.UpperOpen], col.FormatTemporal(r.Upper)))
+			parts = append(parts, fmt.Sprintf("%s %s '%s'", c.Column, map[bool]string{false: "<=", true: "<"}[r.UpperOpen], col.FormatTemporalMicros(r.Upper, r.UpperMicros)))
 		}
 		return strings.Join(parts, " AND ")
 	}

@@ -96,8 +96,10 @@ func (sc *scope) between(e *ast.BetweenExpr, site conditionSite) (Condition, err
 		if err != nil {
 			return Condition{}, err
 		}
-		l, h := columnBound(col, opcode.GE, lo), columnBound(col, opcode.LE, hi)
-		return Condition{Column: col.Name, Temporal: col.Type, Range: &Range{Lower: l.x, Upper: h.x, HasLower: true, HasUpper: true}}, nil
+		r := &Range{}
+		r.setLower(columnBound(col, opcode.GE, lo))
+		r.setUpper(columnBound(col, opcode.LE, hi))
+		return Condition{Column: col.Name, Temporal: col.Type, Range: r}, nil
 	}
 	if !col.Numeric() {
 		return Condition{}, textRange(col)

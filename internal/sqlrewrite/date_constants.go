@@ -120,7 +120,7 @@ func (sc *scope) constantTime(e ast.ExprNode) (t time.Time, isDate, handled bool
 		if !v.IsText {
 			return time.Time{}, false, false, nil
 		}
-		t, isDate, err := parseTimeText(v.Str, false)
+		t, isDate, err := parseTimeText(v.Str, true)
 		return t, isDate, true, err
 	}
 	f, ok := e.(*ast.FuncCallExpr)
@@ -134,7 +134,7 @@ func (sc *scope) constantTime(e ast.ExprNode) (t time.Time, isDate, handled bool
 		if !ok || !v.IsText {
 			return time.Time{}, false, false, nil
 		}
-		t, isDate, err := parseTimeText(v.Str, false)
+		t, isDate, err := parseTimeText(v.Str, name == ast.TimestampLiteral)
 		return t, isDate && name == ast.DateLiteral, true, err
 	case name == "str_to_date" && len(args) == 2:
 		format, isFormat := literal(args[1])
@@ -295,7 +295,7 @@ func addMonths(t time.Time, k int64) time.Time {
 	m := int64(t.Year())*12 + int64(t.Month()) - 1 + k
 	year, month := int(floorInt(m, 12)), time.Month(m-floorInt(m, 12)*12+1)
 	last := time.Date(year, month+1, 0, 0, 0, 0, 0, time.UTC).Day()
-	return time.Date(year, month, min(t.Day(), last), t.Hour(), t.Minute(), t.Second(), 0, time.UTC)
+	return time.Date(year, month, min(t.Day(), last), t.Hour(), t.Minute(), t.Second(), t.Nanosecond(), time.UTC)
 }
 
 // floorInt is ⌊a/b⌋ for b > 0.
@@ -308,11 +308,25 @@ func floorInt(a, b int64) int64 {
 }
 
 // parseTimeText reads 'YYYY-MM-DD' (a date) or 'YYYY-MM-DD hh:mm:ss' (a
-// timestamp; a T separator too), with a zero fraction of a second dropped
-// when fraction is set, by catalog's rule for bounds.
+// timestamp; a T separator too), with a fraction of a second of one to
+// six digits (more when the rest are zeros: nanoseconds from a client's
+// Timestamp) when fraction is set. A timestamp with a fraction is
+// compared exactly (Range.LowerMicros).
 func parseTimeText(s string, fraction bool) (time.Time, bool, error) {
 	s = strings.TrimSpace(s)
-	if dot := strings.LastIndexByte(s, '.'); fraction && dot > 0 && strings.Trim(s[dot+1:], "0") == "" {
+	var micros int
+	if dot := strings.LastIndexByte(s, '.'); fraction && dot > len(time.DateOnly) {
+		digits := s[dot+1:]
+		kept := strings.TrimRight(digits, "0")
+		if digits == "" || len(kept) > 6 || strings.Trim(digits, "0123456789") != "" {
+			return time.Time{}, false, fmt.Errorf("%q is not a timestamp: its fraction of a second is not 1 to 6 digits", s)
+		}
+		for i := range 6 {
+			micros *= 10
+			if i < len(kept) {
+				micros += int(kept[i] - '0')
+			}
+		}
 		s = s[:dot]
 	}
 	typ := catalog.Timestamp
@@ -324,7 +338,7 @@ func parseTimeText(s string, fraction bool) (time.Time, bool, error) {
 	if err != nil {
 		return time.Time{}, false, err
 	}
-	return c.TimeOf(x), typ == catalog.Date, nil
+	return c.TimeOf(x).Add(time.Duration(micros) * time.Microsecond), typ == catalog.Date, nil
 }
 
 // numericTime reads an integer literal compared with a date or
@@ -348,11 +362,13 @@ func numericTime(e ast.ExprNode) (t time.Time, ok bool, err error) {
 	return t, true, nil
 }
 
-// timeBound is one side of a date condition: the column's number x, and
-// whether the bound excludes it.
+// timeBound is one side of a date condition: the column's number x (a
+// timestamp's whole second, plus micros microseconds), and whether the
+// bound excludes it.
 type timeBound struct {
-	x    float64
-	open bool
+	x      float64
+	micros int32
+	open   bool
 }
 
 // columnBound converts col op t (op one of >, >=, <, <=) to a bound on
@@ -360,24 +376,25 @@ type timeBound struct {
 // day, a time of day within the day counting as MySQL compares a date
 // (its midnight) with a datetime.
 func columnBound(col *catalog.Column, op opcode.Op, t time.Time) timeBound {
-	s := t.Unix()
+	s := t.Unix() // the whole second at or before t
+	micros := int32(t.Nanosecond() / 1000)
 	if col.Type != catalog.Date {
-		return timeBound{float64(s), op == opcode.GT || op == opcode.LT}
+		return timeBound{float64(s), micros, op == opcode.GT || op == opcode.LT}
 	}
-	day, exact := floorInt(s, catalog.SecondsPerDay), s%catalog.SecondsPerDay == 0
+	day, exact := floorInt(s, catalog.SecondsPerDay), s%catalog.SecondsPerDay == 0 && micros == 0
 	switch op {
 	case opcode.GE: // midnight of d ≥ t: d ≥ ⌈t⌉
 		if !exact {
 			day++
 		}
-		return timeBound{float64(day), false}
+		return timeBound{x: float64(day)}
 	case opcode.GT: // midnight of d > t: d > ⌊t⌋
-		return timeBound{float64(day), true}
+		return timeBound{x: float64(day), open: true}
 	case opcode.LE: // midnight of d ≤ t: d ≤ ⌊t⌋
-		return timeBound{float64(day), false}
+		return timeBound{x: float64(day)}
 	}
 	// LT: midnight of d < t
-	return timeBound{float64(day), exact}
+	return timeBound{x: float64(day), open: exact}
 }
 
 // timeConstant reads the constant side of a condition on a date or
@@ -407,19 +424,27 @@ func timeComparison(site conditionSite, col *catalog.Column, op opcode.Op, t tim
 	r := &Range{}
 	switch op {
 	case opcode.GT, opcode.GE:
-		b := columnBound(col, op, t)
-		r.Lower, r.HasLower, r.LowerOpen = b.x, true, b.open
+		r.setLower(columnBound(col, op, t))
 	case opcode.LT, opcode.LE:
-		b := columnBound(col, op, t)
-		r.Upper, r.HasUpper, r.UpperOpen = b.x, true, b.open
+		r.setUpper(columnBound(col, op, t))
 	default:
 		lo, hi := columnBound(col, opcode.GE, t), columnBound(col, opcode.LE, t)
 		if lo.x != hi.x {
 			return Condition{}, site.refuse("%s", fmt.Sprintf("= between the date column %s and %s, a time past midnight, which no date equals", col.Name, t.Format(time.DateTime)))
 		}
-		r.Lower, r.Upper, r.HasLower, r.HasUpper = lo.x, hi.x, true, true
+		r.setLower(lo)
+		r.setUpper(hi)
 	}
 	return Condition{Column: col.Name, Temporal: col.Type, Range: r}, nil
+}
+
+// setLower and setUpper make b the range's lower or upper end.
+func (r *Range) setLower(b timeBound) {
+	r.Lower, r.LowerMicros, r.HasLower, r.LowerOpen = b.x, b.micros, true, b.open
+}
+
+func (r *Range) setUpper(b timeBound) {
+	r.Upper, r.UpperMicros, r.HasUpper, r.UpperOpen = b.x, b.micros, true, b.open
 }
 
 // period reads YEAR(col) or DATE(col) (CAST(col AS DATE)) of a date or
@@ -496,14 +521,8 @@ func (sc *scope) periodComparison(site conditionSite, e *ast.BinaryOperationExpr
 		return Condition{}, true, site.refuse("%s", err.Error())
 	}
 	r := &Range{}
-	lower := func(t time.Time) {
-		b := columnBound(col, opcode.GE, t)
-		r.Lower, r.HasLower, r.LowerOpen = b.x, true, b.open
-	}
-	upper := func(t time.Time) {
-		b := columnBound(col, opcode.LT, t)
-		r.Upper, r.HasUpper, r.UpperOpen = b.x, true, b.open
-	}
+	lower := func(t time.Time) { r.setLower(columnBound(col, opcode.GE, t)) }
+	upper := func(t time.Time) { r.setUpper(columnBound(col, opcode.LT, t)) }
 	switch op {
 	case opcode.GE:
 		lower(start)
@@ -535,6 +554,8 @@ func (sc *scope) periodBetween(site conditionSite, e *ast.BetweenExpr) (c Condit
 	if err != nil {
 		return Condition{}, true, site.refuse("%s", err.Error())
 	}
-	lo, hi := columnBound(col, opcode.GE, start), columnBound(col, opcode.LT, end)
-	return Condition{Column: col.Name, Temporal: col.Type, Range: &Range{Lower: lo.x, LowerOpen: lo.open, Upper: hi.x, UpperOpen: hi.open, HasLower: true, HasUpper: true}}, true, nil
+	r := &Range{}
+	r.setLower(columnBound(col, opcode.GE, start))
+	r.setUpper(columnBound(col, opcode.LT, end))
+	return Condition{Column: col.Name, Temporal: col.Type, Range: r}, true, nil
 }

@@ -818,8 +818,16 @@ func (r *renderer) dateReadable(col string, typ catalog.ColumnType) string {
 // literal: fixed-shape text the proxy writes from a number (no client
 // text), typed DATE or TIMESTAMP except on SQLite, which compares text.
 func (r *renderer) dateValue(typ catalog.ColumnType, x float64) string {
+	return r.dateBound(typ, x, 0)
+}
+
+// dateBound is dateValue of the second x plus micros microseconds (a
+// range's end, Range.LowerMicros): on SQLite, whose timestamps are text
+// of whole seconds, '2024-01-01 00:00:05' sorts below
+// '2024-01-01 00:00:05.250000', as the instants do.
+func (r *renderer) dateBound(typ catalog.ColumnType, x float64, micros int32) string {
 	c := catalog.Column{Type: typ}
-	s := c.FormatTemporal(x)
+	s := c.FormatTemporalMicros(x, micros)
 	switch {
 	case r.spec.name == "sqlite":
 		return "'" + s + "'"
@@ -897,14 +905,14 @@ func (r *renderer) dateRange(col string, typ catalog.ColumnType, rg *Range) (str
 		if rg.LowerOpen {
 			op = " > "
 		}
-		parts = append(parts, value+op+r.dateValue(typ, rg.Lower))
+		parts = append(parts, value+op+r.dateBound(typ, rg.Lower, rg.LowerMicros))
 	}
 	if rg.HasUpper {
 		op := " <= "
 		if rg.UpperOpen {
 			op = " < "
 		}
-		parts = append(parts, value+op+r.dateValue(typ, rg.Upper))
+		parts = append(parts, value+op+r.dateBound(typ, rg.Upper, rg.UpperMicros))
 	}
 	if len(parts) == 0 {
 		return "", fmt.Errorf("sqlrewrite: range on %s has no bound", col)

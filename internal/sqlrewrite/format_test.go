@@ -203,19 +203,19 @@ func formatCondition(c sqlrewrite.Condition) string {
 	}
 	if r := c.Range; r != nil {
 		lo, hi, open, closeB := "-inf", "inf", "(", ")"
-		num := formatNumber
+		num := func(x float64, _ int32) string { return formatNumber(x) }
 		if c.Temporal != "" {
 			col := catalog.Column{Type: c.Temporal}
-			num = func(x float64) string { return col.FormatTemporal(x) }
+			num = col.FormatTemporalMicros
 		}
 		if r.HasLower {
-			lo = num(r.Lower)
+			lo = num(r.Lower, r.LowerMicros)
 			if !r.LowerOpen {
 				open = "["
 			}
 		}
 		if r.HasUpper {
-			hi = num(r.Upper)
+			hi = num(r.Upper, r.UpperMicros)
 			if !r.UpperOpen {
 				closeB = "]"
 			}

@@ -493,10 +493,10 @@ func describeCondition(c Condition) string {
 		}
 		s = col + " LIKE " + strconv.Quote(*c.Like)
 	case c.Range != nil:
-		end := func(x float64) string {
+		end := func(x float64, micros int32) string {
 			if c.Temporal != "" {
 				col := catalog.Column{Type: c.Temporal}
-				return "'" + col.FormatTemporal(x) + "'"
+				return "'" + col.FormatTemporalMicros(x, micros) + "'"
 			}
 			return formatLabel(Value{Num: x})
 		}
@@ -506,14 +506,14 @@ func describeCondition(c Condition) string {
 			if c.Range.LowerOpen {
 				op = ">"
 			}
-			parts = append(parts, c.Column+" "+op+" "+end(c.Range.Lower))
+			parts = append(parts, c.Column+" "+op+" "+end(c.Range.Lower, c.Range.LowerMicros))
 		}
 		if c.Range.HasUpper {
 			op := "<="
 			if c.Range.UpperOpen {
 				op = "<"
 			}
-			parts = append(parts, c.Column+" "+op+" "+end(c.Range.Upper))
+			parts = append(parts, c.Column+" "+op+" "+end(c.Range.Upper, c.Range.UpperMicros))
 		}
 		s = strings.Join(parts, " AND ")
 		if len(parts) == 0 {

@@ -34,6 +34,8 @@ type scope struct {
 // puts on col, a list of numbers IN it counting as their hull; ok is
 // false when no condition on col is such a range (a NOT, IS NULL, LIKE
 // or text condition), so that nothing is known of col from the WHERE.
+// Its ends are whole (Range.WholeSeconds): a fraction of a second in a
+// timestamp comparison widens it to the seconds around.
 func (sc *scope) whereRange(col string) (rg Range, ok bool) {
 	for _, c := range sc.where {
 		if c.Column != col || c.Complement || c.IsNull || c.Like != nil || c.Cell != nil {
@@ -42,7 +44,7 @@ func (sc *scope) whereRange(col string) (rg Range, ok bool) {
 		var r Range
 		switch {
 		case c.Range != nil:
-			r = *c.Range
+			r = c.Range.WholeSeconds()
 		case len(c.In) > 0 && !c.In[0].IsText:
 			r = Range{Lower: c.In[0].Num, Upper: c.In[0].Num, HasLower: true, HasUpper: true}
 			for _, v := range c.In[1:] {

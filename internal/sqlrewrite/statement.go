@@ -16,6 +16,7 @@
 package sqlrewrite
 
 import (
+	"cmp"
 	"math"
 
 	"github.com/dpproxy/dpproxy/internal/catalog"
@@ -245,6 +246,47 @@ type Range struct {
 	Lower, Upper         float64
 	HasLower, HasUpper   bool
 	LowerOpen, UpperOpen bool
+	// LowerMicros and UpperMicros, on a timestamp range (Condition.Temporal
+	// catalog.Timestamp), are the microseconds past the whole seconds
+	// Lower and Upper, in [0, 10^6): a compared literal's fraction of a
+	// second ('2024-01-01 00:00:00.250' from a client's Timestamp or Date
+	// argument), which the backend compares exactly with the column's
+	// values, fractions of their own included. Zero on every other range.
+	LowerMicros, UpperMicros int32
+}
+
+// Below reports whether every point of r is below every point of s,
+// fractions of a second included.
+func (r Range) Below(s Range) bool {
+	if !r.HasUpper || !s.HasLower {
+		return false
+	}
+	c := compareBounds(r.Upper, r.UpperMicros, s.Lower, s.LowerMicros)
+	return c < 0 || c == 0 && (r.UpperOpen || s.LowerOpen)
+}
+
+// WholeSeconds is the smallest range with whole-number ends that holds r:
+// r itself when it has no fractions of a second, else with a fractional
+// lower end s + f taken down to s (closed) and a fractional upper end up
+// to s + 1 (open). The ranges that reason on whole ends (a date key's
+// window, a histogram's buckets) read a WHERE range so.
+func (r Range) WholeSeconds() Range {
+	if r.LowerMicros > 0 {
+		r.LowerMicros, r.LowerOpen = 0, false
+	}
+	if r.UpperMicros > 0 {
+		r.Upper, r.UpperMicros, r.UpperOpen = r.Upper+1, 0, true
+	}
+	return r
+}
+
+// compareBounds compares x + xµ·10⁻⁶ with y + yµ·10⁻⁶ exactly, for
+// whole x and y: -1, 0 or +1.
+func compareBounds(x float64, xµ int32, y float64, yµ int32) int {
+	if c := cmp.Compare(x, y); c != 0 {
+		return c
+	}
+	return cmp.Compare(xµ, yµ)
 }
 
 // Value is a constant from the client's SQL: a number or a string (text
