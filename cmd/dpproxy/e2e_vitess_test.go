@@ -938,10 +938,10 @@ func TestVitessStartupChecks(t *testing.T) {
 	}
 	t.Cleanup(func() { _, _ = admin.ExecContext(context.Background(), "DROP TABLE "+table) })
 	col := func(name string) catalog.Column { return catalog.Column{Name: name, Source: name, Type: catalog.Real} }
-	if err := checkColumnTypes(ctx, be, []catalog.Table{{Name: "t", Source: table, Columns: []catalog.Column{col("d")}}}, slog.New(slog.DiscardHandler)); err != nil {
+	if err := checkColumnTypes(ctx, be, []catalog.Table{{Name: "t", Source: table, Columns: []catalog.Column{col("d")}}}, nil, slog.New(slog.DiscardHandler)); err != nil {
 		t.Errorf("a DOUBLE column: %v", err)
 	}
-	if err := checkColumnTypes(ctx, be, []catalog.Table{{Name: "t", Source: table, Columns: []catalog.Column{col("f"), col("d")}}}, slog.New(slog.DiscardHandler)); err == nil || !strings.Contains(err.Error(), "t.f") {
+	if err := checkColumnTypes(ctx, be, []catalog.Table{{Name: "t", Source: table, Columns: []catalog.Column{col("f"), col("d")}}}, nil, slog.New(slog.DiscardHandler)); err == nil || !strings.Contains(err.Error(), "t.f") {
 		t.Errorf("a FLOAT column behind Vitess: %v, want it refused by name", err)
 	}
 }

@@ -60,7 +60,8 @@ func TestCheckSnapshotEngines(t *testing.T) {
 // name, with or without partition selection (over text the backend's
 // order is not the values', so one row could make a statement fail:
 // an independent review); numeric, date and timestamp columns, text
-// columns declared text and missing tables pass.
+// columns declared text and missing tables pass, and the columns with a
+// time zone are recorded.
 func TestCheckColumnTypes(t *testing.T) {
 	col := func(name string, typ catalog.ColumnType, selected bool) catalog.Column {
 		return catalog.Column{Name: name, Source: name, Type: typ, PartitionSelection: selected}
@@ -96,14 +97,26 @@ func TestCheckColumnTypes(t *testing.T) {
 				{Name: "v", Source: "types_v", Columns: []catalog.Column{col("n", catalog.Integer, true)}},
 				{Name: "later", Source: "later", Columns: []catalog.Column{col("n", catalog.Integer, true), col("d", catalog.Date, false)}},
 			}
-			if err := checkColumnTypes(ctx, be, good, slog.New(slog.DiscardHandler)); err != nil {
+			zones := &catalog.ColumnZones{}
+			if err := checkColumnTypes(ctx, be, good, zones, slog.New(slog.DiscardHandler)); err != nil {
 				t.Errorf("numeric, date and timestamp columns, text declared text, a missing table: %v", err)
+			}
+			// Which columns have a time zone (TIMESTAMP, timestamptz), read
+			// in backend.time_zone whatever the session's zone; a missing
+			// table's are unknown.
+			for _, z := range []struct {
+				table, column string
+				zoned, known  bool
+			}{{"t", "day", false, true}, {"t", "ts", false, true}, {"t", "tz", true, true}, {"later", "d", false, false}} {
+				if zoned, known := zones.Zoned(z.table, z.column); zoned != z.zoned || known != z.known {
+					t.Errorf("%s.%s: zoned %v (known %v), want %v (%v)", z.table, z.column, zoned, known, z.zoned, z.known)
+				}
 			}
 			err := checkColumnTypes(ctx, be, []catalog.Table{
 				{Name: "t", Source: "types_t", Columns: []catalog.Column{
 					col("n", catalog.Integer, true), col("x", catalog.Real, false), col("s", catalog.Date, false), col("day", catalog.Integer, false)}},
 				{Name: "v", Source: "types_v", Columns: []catalog.Column{col("s", catalog.Integer, true)}},
-			}, slog.New(slog.DiscardHandler))
+			}, nil, slog.New(slog.DiscardHandler))
 			for _, name := range []string{"t.x", "t.s", "t.day", "v.s"} {
 				if err == nil || !strings.Contains(err.Error(), name+" ") {
 					t.Errorf("%s: got %v, want it refused by name", name, err)

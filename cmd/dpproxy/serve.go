@@ -74,7 +74,8 @@ func serve(ctx context.Context, opts options, stderr io.Writer) error {
 			return err
 		}
 	}
-	if err := checkColumnTypes(ctx, be, cfg.Tables, log); err != nil {
+	zones := &catalog.ColumnZones{}
+	if err := checkColumnTypes(ctx, be, cfg.Tables, zones, log); err != nil {
 		return err
 	}
 	charsets := &catalog.Charsets{}
@@ -129,13 +130,16 @@ func serve(ctx context.Context, opts options, stderr io.Writer) error {
 	executor := exec.New(be, ledger, log)
 	executor.SetStatementTimeout(cfg.Timeouts.Statement.Duration)
 	executor.SetRepeatWindow(cfg.Privacy.RepeatWindow.Duration)
-	executor.SetTableCheck(newTableTypes(be, be.Vitess(ctx), log, charsets).check)
+	types := newTableTypes(be, be.Vitess(ctx), log, charsets)
+	types.zones = zones
+	executor.SetTableCheck(types.check)
 	defer executor.Wait() // the last commits, before the ledger closes
 	engine, err := proxy.NewEngine(cfg, executor, ledger, log)
 	if err != nil {
 		return err
 	}
 	engine.SetCharsets(charsets)
+	engine.SetColumnZones(zones)
 	if m != nil {
 		engine.SetObserver(m.ObserveStatement)
 	}
@@ -468,6 +472,11 @@ var temporalTypes = map[sqlrewrite.Dialect]map[string]bool{
 	sqlrewrite.MySQL:      {"date": true, "datetime": true, "timestamp": true},
 }
 
+// zonedTypes are the backend types of date and timestamp columns stored
+// with a time zone, read as wall-clock values in the backend sessions'
+// zone (backend.time_zone).
+var zonedTypes = map[string]bool{"timestamp with time zone": true, "timestamp": true}
+
 // readCharsets records in cs the backend character set of every text
 // column of tables (backend.ColumnCharset), against which statements'
 // text constants are checked before anything is reserved
@@ -523,12 +532,13 @@ const unrepresentableRule = "a text column's values must be representable in its
 // say), as columnTypeProblems finds them, and logs a warning for each
 // table it cannot find (created later: its columns are checked when a
 // statement first uses it, tableTypes). SQLite's typeless columns are read
-// by their storage class.
-func checkColumnTypes(ctx context.Context, be *backend.Backend, tables []catalog.Table, log *slog.Logger) error {
+// by their storage class. It records in zones (may be nil) which date and
+// timestamp columns have a time zone.
+func checkColumnTypes(ctx context.Context, be *backend.Backend, tables []catalog.Table, zones *catalog.ColumnZones, log *slog.Logger) error {
 	vitess := be.Vitess(ctx)
 	var bad []string
 	for _, t := range tables {
-		problems, missing, err := columnTypeProblems(ctx, be, t, vitess)
+		problems, missing, err := columnTypeProblems(ctx, be, t, vitess, zones)
 		if err != nil {
 			return err
 		}
@@ -565,9 +575,16 @@ const columnTypeRule = "a column declared integer or real must be of a numeric t
 //   - PostgreSQL fails every fetch of a text column declared numeric or a
 //     date, whatever its rows, charged.
 //
-// vitess says the backend is Vitess's vtgate.
-func columnTypeProblems(ctx context.Context, be *backend.Backend, t catalog.Table, vitess bool) (bad []string, missing bool, err error) {
+// vitess says the backend is Vitess's vtgate. It records in zones (may
+// be nil) whether each date and timestamp column it finds has a time zone
+// (zonedTypes; on SQLite none has).
+func columnTypeProblems(ctx context.Context, be *backend.Backend, t catalog.Table, vitess bool, zones *catalog.ColumnZones) (bad []string, missing bool, err error) {
 	if be.Dialect() == sqlrewrite.SQLite {
+		for _, c := range t.Columns {
+			if c.Temporal() && zones != nil {
+				zones.Set(t.Name, c.Name, false)
+			}
+		}
 		return nil, false, nil
 	}
 	checked, found := 0, 0
@@ -582,6 +599,9 @@ func columnTypeProblems(ctx context.Context, be *backend.Backend, t catalog.Tabl
 		checked++
 		if ok {
 			found++
+			if c.Temporal() && zones != nil {
+				zones.Set(t.Name, c.Name, zonedTypes[typ])
+			}
 		}
 		switch {
 		case !ok:

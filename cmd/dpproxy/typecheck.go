@@ -56,6 +56,10 @@ type tableTypes struct {
 	// statements on a table created or converted after start check their
 	// literals against what it holds now.
 	charsets *catalog.Charsets
+	// zones, if set, has each checked table's date and timestamp columns
+	// recorded again as with or without a time zone
+	// (columnTypeProblems).
+	zones *catalog.ColumnZones
 
 	mu       sync.Mutex
 	verdicts map[string]typeVerdict
@@ -88,7 +92,7 @@ func (c *tableTypes) check(ctx context.Context, t *catalog.Table) error {
 	if ok && c.now().Sub(v.at) < c.ttl {
 		return v.err
 	}
-	bad, _, err := columnTypeProblems(ctx, c.be, *t, c.vitess)
+	bad, _, err := columnTypeProblems(ctx, c.be, *t, c.vitess, c.zones)
 	if err != nil {
 		c.log.Warn("reading the backend's column types failed", "table", t.Name, "err", err)
 		return nil

@@ -221,6 +221,17 @@ func newBaseSession(user string, connID uint32, vars Variables) (*sql.BaseSessio
 	return s, first
 }
 
+// TimeZone is the session's time_zone variable as SET left it ('SYSTEM'
+// by default), which NOW() reads here; "" if it cannot be read.
+func (s *Session) TimeZone() string {
+	v, err := s.sess.GetSessionVariable(sql.NewContext(context.Background(), sql.WithSession(s.sess)), "time_zone")
+	if err != nil {
+		return ""
+	}
+	zone, _ := v.(string)
+	return zone
+}
+
 // SetDatabase sets the current database ("" for none) as USE does; the
 // caller has checked that it exists.
 func (s *Session) SetDatabase(name string) { s.sess.SetCurrentDatabase(name) }

@@ -45,6 +45,9 @@ type Engine struct {
 	// every session's parser checks text constants against; nil until
 	// SetCharsets.
 	charsets *catalog.Charsets
+	// zones are the backend's date and timestamp columns with a time
+	// zone; nil (none known) until SetColumnZones.
+	zones *catalog.ColumnZones
 	// largeParses gates the parses of statements longer than
 	// largeStatementBytes.
 	largeParses *largeParseGate
@@ -97,6 +100,13 @@ func NewEngine(cat *catalog.Config, executor *exec.Executor, ledger *budget.Ledg
 	return e, nil
 }
 
+// SetColumnZones tells every session which date and timestamp columns the
+// backend stores with a time zone, which a statement may not read while
+// the session's time_zone differs from backend.time_zone
+// (sqlrewrite.Parser.SetColumnZones). z may be updated while sessions
+// run. Call it before sessions are opened.
+func (e *Engine) SetColumnZones(z *catalog.ColumnZones) { e.zones = z }
+
 // SetCharsets makes every session refuse, before anything is reserved, a
 // text constant that the character set of a text column it meets cannot
 // represent (sqlrewrite.Parser.SetCharsets). cs may be updated while
@@ -124,6 +134,7 @@ func (e *Engine) Open(user string, connID uint32) *Session {
 	s.database = Database
 	s.parser.SetDatabase(Database)
 	s.parser.SetCharsets(e.charsets)
+	s.parser.SetColumnZones(e.zones)
 	s.catalog.SetDatabase(Database)
 	return s
 }

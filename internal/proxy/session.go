@@ -391,5 +391,8 @@ func (s *Session) parse(ctx context.Context, text string) (sqlrewrite.Statement,
 		}
 		defer release()
 	}
+	// NOW() in a private statement reads the zone the catalog engine's
+	// NOW() reads: the session's time_zone.
+	s.parser.SetSessionTimeZone(s.catalog.TimeZone())
 	return s.parser.Parse(text)
 }

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	_ "time/tzdata" // backend.time_zone names, whatever the host has installed
+	_ "time/tzdata" // time zone names, whatever the host has installed
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/mysql"
@@ -24,7 +24,7 @@ import (
 //   - CURDATE(), CURRENT_DATE, UTC_DATE(); NOW(), CURRENT_TIMESTAMP,
 //     LOCALTIMESTAMP, LOCALTIME, SYSDATE(), UTC_TIMESTAMP() (to the second);
 //   - DATE(x), TIMESTAMP(x) of a constant; FROM_UNIXTIME(n) (Grafana's
-//     time filter), n seconds since 1970 in the backend's zone;
+//     time filter), n seconds since 1970 in the session's zone;
 //   - DATE_ADD, ADDDATE, DATE_SUB, SUBDATE (x ± INTERVAL n unit) and
 //     TIMESTAMPADD(unit, n, x), n an integer, unit SECOND, MINUTE, HOUR,
 //     DAY, WEEK, MONTH, QUARTER or YEAR, with MySQL's rules: wall-clock
@@ -32,11 +32,19 @@ import (
 //     on its last day, a date stays a date unless the unit is shorter
 //     than a day.
 //
-// The current date and time are the proxy's clock read in the backend
-// sessions' time zone (backend.time_zone, UTC by default), the zone in
-// which the backend reads the columns, so CURDATE() is the date the
-// backend's own CURDATE() would give; with time_zone: server the proxy
-// does not know that zone and refuses them.
+// The current date and time are the proxy's clock read in the session's
+// time zone, as MySQL reads NOW(): its time_zone variable when SET gave
+// it one (SetSessionTimeZone: a name of the time zone database or an
+// offset '+05:00'), else, as with 'SYSTEM', the backend sessions' zone
+// (backend.time_zone, UTC by default), in which the backend reads the
+// columns with a time zone, so CURDATE() is the date the backend's own
+// CURDATE() would give; with backend.time_zone: server the proxy does not
+// know that zone and refuses them unless the session set its own. A
+// date or timestamp column without a time zone is the same wall-clock
+// value in every zone; one with a time zone is read in
+// backend.time_zone, so a statement that reads one while the session's
+// zone is another is refused (checkZones): a statement is read in one
+// zone.
 //
 // Against a date column a time of day counts as MySQL compares a date
 // with a datetime, the date being its midnight: day >= '2024-01-05 12:00'
@@ -45,14 +53,21 @@ import (
 // SetNow replaces the clock CURDATE() and NOW() read (for tests).
 func (p *Parser) SetNow(now func() time.Time) { p.now = now }
 
-// zoneOf reads backend.time_zone as a location: UTC when empty, an offset
-// "+01:00", or a name of the proxy's time zone database.
-func zoneOf(zone string) (*time.Location, error) {
-	switch {
-	case zone == "" || strings.EqualFold(zone, "UTC"):
-		return time.UTC, nil
-	case zone == "server":
-		return nil, errors.New("backend.time_zone is server, whose zone the proxy does not know; set it to the zone's name or offset")
+// SetSessionTimeZone tells the parser the session's time_zone variable as
+// SET left it; "" and 'SYSTEM' (the default) mean backend.time_zone.
+func (p *Parser) SetSessionTimeZone(zone string) { p.sessionZone = zone }
+
+// SetColumnZones tells the parser which date and timestamp columns the
+// backend stores with a time zone (checkZones); nil knows none.
+func (p *Parser) SetColumnZones(z *catalog.ColumnZones) { p.zones = z }
+
+// location reads a time zone as MySQL spells one: UTC (also ""), an
+// offset from '-13:59' to '+14:00', or a name of the proxy's time zone
+// database. id identifies the zone: "+hh:mm" for UTC and offsets, the
+// name otherwise. ok is false for anything else ("server" included).
+func location(zone string) (loc *time.Location, id string, ok bool) {
+	if zone == "" || strings.EqualFold(zone, "UTC") {
+		return time.UTC, "+00:00", true
 	}
 	if m := offsetPattern.FindStringSubmatch(zone); m != nil {
 		h, _ := strconv.Atoi(m[2])
@@ -61,21 +76,126 @@ func zoneOf(zone string) (*time.Location, error) {
 		if m[1] == "-" {
 			secs = -secs
 		}
-		return time.FixedZone(zone, secs), nil
+		if mi > 59 || secs > 14*3600 || secs < -(13*3600+59*60) {
+			return nil, "", false
+		}
+		sign := "+"
+		if secs < 0 {
+			sign = "-"
+		}
+		return time.FixedZone(zone, secs), fmt.Sprintf("%s%02d:%02d", sign, h, mi), true
+	}
+	if zone == "server" || strings.EqualFold(zone, "SYSTEM") {
+		return nil, "", false
 	}
 	loc, err := time.LoadLocation(zone)
 	if err != nil {
-		return nil, fmt.Errorf("backend.time_zone %q is not in the proxy's time zone database", zone)
+		return nil, "", false
 	}
-	return loc, nil
+	return loc, loc.String(), true
 }
 
 // offsetPattern is a UTC offset as MySQL spells it, "+01:00".
 var offsetPattern = regexp.MustCompile(`^([+-])(\d{1,2}):(\d{2})$`)
 
-// wallClock is the current date and time in the backend's zone (in UTC
-// with utc), as the wall-clock time it names (labelled UTC, as every time
-// here), to the second.
+// clockZone is the zone of the session's clock: its time_zone when SET
+// gave it one (session true), else backend.time_zone.
+func (sc *scope) clockZone() (zone string, session bool) {
+	if z := sc.sessionZone; z != "" && !strings.EqualFold(z, "SYSTEM") {
+		return z, true
+	}
+	return sc.timeZone, false
+}
+
+// clockLocation is clockZone as a location, or why it is none.
+func (sc *scope) clockLocation() (*time.Location, error) {
+	zone, session := sc.clockZone()
+	loc, _, ok := location(zone)
+	switch {
+	case ok:
+		return loc, nil
+	case session:
+		return nil, fmt.Errorf("the session's time_zone '%s' is no zone dpproxy knows; SET time_zone to a name of the time zone database ('Europe/Paris') or an offset from '-13:59' to '+14:00'", zone)
+	case zone == "server":
+		return nil, errors.New("backend.time_zone is server, whose zone the proxy does not know; set it to the zone's name or offset")
+	}
+	return nil, fmt.Errorf("backend.time_zone %q is not in the proxy's time zone database", zone)
+}
+
+// clockIsBackendZone reports whether the session's clock zone is the
+// zone the backend sessions read columns with a time zone in: the
+// session set none, or one the same as backend.time_zone (UTC and
+// '+00:00' alike, offsets by their value, names by name). It is false
+// when either is unknown (backend.time_zone: server).
+func (sc *scope) clockIsBackendZone() bool {
+	zone, session := sc.clockZone()
+	if !session {
+		return true
+	}
+	_, a, ok := location(zone)
+	_, b, okBackend := location(sc.timeZone)
+	return ok && okBackend && a == b
+}
+
+// clockIsUTC reports whether both the session's clock and the backend
+// sessions are in UTC (or '+00:00').
+func (sc *scope) clockIsUTC() bool {
+	zone, _ := sc.clockZone()
+	_, a, ok := location(zone)
+	_, b, okBackend := location(sc.timeZone)
+	return ok && okBackend && a == "+00:00" && b == "+00:00"
+}
+
+// checkZones refuses a statement s over sc's table that names a date or
+// timestamp column the backend stores with a time zone (or whose backend
+// type is not known yet: a table created after start that no statement
+// has checked) while the session's clock zone is not the backend's
+// (clockIsBackendZone). MySQL shows and compares such a column in the
+// session's zone, dpproxy reads it in backend.time_zone: with its NOW()
+// in the session's zone the statement would mix two zones. The decision
+// depends on the statement, the configuration, the session and the
+// backend's column types only.
+func (p *Parser) checkZones(sc *scope, s ast.Node) error {
+	if sc.clockIsBackendZone() {
+		return nil
+	}
+	var zoned *catalog.Column
+	var known bool
+	containsNode(s, func(n ast.Node) bool {
+		c, ok := n.(*ast.ColumnNameExpr)
+		if !ok {
+			return false
+		}
+		col, ok := sc.table.Column(c.Name.Name.O)
+		if !ok || !col.Temporal() {
+			return false
+		}
+		z, k := p.zones.Zoned(sc.table.Name, col.Name)
+		if z || !k {
+			zoned, known = col, k
+			return true
+		}
+		return false
+	})
+	if zoned == nil {
+		return nil
+	}
+	zone, _ := sc.clockZone()
+	backendZone := sc.timeZone
+	if backendZone == "" {
+		backendZone = "UTC"
+	}
+	stored := "which the backend stores with a time zone (PostgreSQL timestamptz, MySQL and MariaDB TIMESTAMP)"
+	if !known {
+		stored = "whose backend type dpproxy has not read yet (its table was not found at start) and may have a time zone"
+	}
+	return refuse(fmt.Sprintf("column %s, %s and dpproxy reads in backend.time_zone %s, while the session's time_zone is '%s'", zoned.Name, stored, backendZone, zone),
+		"SET time_zone = DEFAULT (or to backend.time_zone) to read it, or use a column without a time zone (DATETIME, timestamp without time zone), whose wall-clock values compare with NOW() in any session zone")
+}
+
+// wallClock is the current date and time in the session's clock zone
+// (in UTC with utc), as the wall-clock time it names (labelled UTC, as
+// every time here), to the second.
 func (sc *scope) wallClock(utc bool) (time.Time, error) {
 	if utc {
 		return wallTime(sc.now(), time.UTC), nil
@@ -83,10 +203,10 @@ func (sc *scope) wallClock(utc bool) (time.Time, error) {
 	return sc.wallClockAt(sc.now())
 }
 
-// wallClockAt is the wall-clock time of the instant t in the backend's
-// zone (FROM_UNIXTIME's reading of a Unix time).
+// wallClockAt is the wall-clock time of the instant t in the session's
+// clock zone (FROM_UNIXTIME's reading of a Unix time).
 func (sc *scope) wallClockAt(t time.Time) (time.Time, error) {
-	loc, err := zoneOf(sc.timeZone)
+	loc, err := sc.clockLocation()
 	if err != nil {
 		return time.Time{}, err
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/dpproxy/dpproxy/internal/catalog"
+	"github.com/dpproxy/dpproxy/internal/dperr"
 	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
 	"github.com/dpproxy/dpproxy/internal/testdb"
 )
@@ -136,6 +137,89 @@ func TestCompoundIntervalsAgreeWithMariaDB(t *testing.T) {
 			if w := "where at [" + want.String + ", inf)"; !strings.Contains(got, w) {
 				t.Errorf("%s: %q, want %q", expr, got[strings.Index(got, "where "):], w)
 			}
+		}
+	}
+}
+
+// TestRelativeDatesInTheSessionsZone checks that CURDATE(), NOW() and
+// FROM_UNIXTIME read the session's time_zone when SET gave it one (an
+// offset as MySQL takes it, a name with daylight saving time), the
+// backend's with 'SYSTEM', and that a statement naming a column stored
+// with a time zone (or of a type not known yet) is refused while the
+// session's zone differs from the backend's, as is UNIX_TIMESTAMP(col)
+// outside UTC, before anything is read.
+func TestRelativeDatesInTheSessionsZone(t *testing.T) {
+	now, err := time.Parse(time.DateTime, "2024-03-31 23:30:00")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		backend, session string
+		zoned            bool // "at" has a time zone in the backend; "day" never has
+		unknown          bool // the columns' backend types are not known
+		where, want      string
+	}{
+		{"", "+05:00", false, false, "at >= NOW() - INTERVAL 3 HOUR", "where at [2024-04-01 01:30:00, inf)"},
+		{"", "+05:00", false, false, "day >= CURDATE()", "where day [2024-04-01, inf)"},
+		{"", "+5:30", false, false, "at < NOW()", "where at (-inf, 2024-04-01 05:00:00)"},
+		{"", "-13:59", false, false, "at < NOW()", "where at (-inf, 2024-03-31 09:31:00)"},
+		{"", "SYSTEM", false, false, "at < NOW()", "where at (-inf, 2024-03-31 23:30:00)"},
+		{"", "system", false, false, "at < NOW()", "where at (-inf, 2024-03-31 23:30:00)"},
+		{"+02:00", "SYSTEM", false, false, "at < LOCALTIMESTAMP", "where at (-inf, 2024-04-01 01:30:00)"},
+		{"+02:00", "", false, false, "at < CURRENT_TIMESTAMP()", "where at (-inf, 2024-04-01 01:30:00)"},
+		// New York is at UTC−4 on March 31st (daylight saving).
+		{"", "America/New_York", false, false, "at < SYSDATE()", "where at (-inf, 2024-03-31 19:30:00)"},
+		{"+02:00", "UTC", false, false, "day = CURRENT_DATE", "where day [2024-03-31, 2024-03-31]"},
+		{"", "+05:00", false, false, "at >= FROM_UNIXTIME(1704067200)", "where at [2024-01-01 05:00:00, inf)"},
+		{"", "+05:00", false, false, "day >= UTC_DATE() AND at < UTC_TIMESTAMP()", "where day [2024-03-31, inf)\nwhere at (-inf, 2024-03-31 23:30:00)"},
+		// The session knows its zone where the backend's is the server's.
+		{"server", "+01:00", false, false, "at < NOW()", "where at (-inf, 2024-04-01 00:30:00)"},
+		{"server", "SYSTEM", false, false, "at < NOW()", "error: backend.time_zone is server"},
+		{"", "+14:01", false, false, "at < NOW()", "error: the session's time_zone '+14:01' is no zone dpproxy knows"},
+		{"", "Mars/Olympus", false, false, "day >= CURDATE()", "error: the session's time_zone 'Mars/Olympus' is no zone dpproxy knows"},
+		// A column with a time zone is read in backend.time_zone: refused
+		// in another session zone, whatever the statement compares it with.
+		{"", "+05:00", true, false, "at >= NOW() - INTERVAL 3 HOUR", "error: not supported: column at, which the backend stores with a time zone"},
+		{"", "+05:00", true, false, "at >= '2024-01-01'", "error: not supported: column at"},
+		{"", "+05:00", false, true, "at >= '2024-01-01'", "error: not supported: column at, whose backend type dpproxy has not read yet"},
+		{"Europe/Paris", "+01:00", true, false, "at >= NOW()", "error: not supported: column at"},
+		{"server", "+00:00", true, false, "at >= NOW()", "error: not supported: column at"},
+		// ... but not in the backend's zone however spelled, nor where the
+		// statement names only columns without one.
+		{"", "+00:00", true, false, "at >= NOW() - INTERVAL 3 HOUR", "where at [2024-03-31 20:30:00, inf)"},
+		{"+05:00", "+05:00", true, false, "at >= NOW()", "where at [2024-04-01 04:30:00, inf)"},
+		{"Europe/Paris", "Europe/Paris", true, true, "at >= NOW()", "where at [2024-04-01 01:30:00, inf)"},
+		{"", "+05:00", true, false, "day >= CURDATE()", "where day [2024-04-01, inf)"},
+		// UNIX_TIMESTAMP of a wall-clock value is read in the session's zone.
+		{"", "+05:00", false, false, "UNIX_TIMESTAMP(at) DIV 86400 > 0", "error: not supported: UNIX_TIMESTAMP(at) with the session's time_zone '+05:00'"},
+		{"", "+00:00", false, false, "UNIX_TIMESTAMP(at) DIV 86400 > 0", "where"},
+	} {
+		cat := &catalog.Config{Backend: catalog.Database{TimeZone: c.backend}, Tables: []catalog.Table{{Name: "events", Source: "events", Columns: []catalog.Column{
+			dated(catalog.Date, "day", "2015-01-01", "2024-12-31"),
+			dated(catalog.Timestamp, "at", "2015-01-01 00:00:00", "2024-12-31 23:59:59"),
+		}}}}
+		p := sqlrewrite.NewParser(cat)
+		p.SetNow(func() time.Time { return now })
+		p.SetSessionTimeZone(c.session)
+		if !c.unknown {
+			zones := &catalog.ColumnZones{}
+			zones.Set("events", "day", false)
+			zones.Set("events", "AT", c.zoned)
+			p.SetColumnZones(zones)
+		}
+		st, err := p.Parse("SELECT COUNT(*) FROM events WHERE " + c.where)
+		var got string
+		if err != nil {
+			if dperr.KindOf(err) != dperr.Unsupported {
+				t.Errorf("backend %q, session %q: WHERE %s: %v is not a 1235 refusal", c.backend, c.session, c.where, err)
+			}
+			got = "error: " + err.Error()
+		} else {
+			got = strings.TrimSpace(formatStatement(st))
+			got = got[strings.Index(got, "where "):]
+		}
+		if w, isErr := strings.CutPrefix(c.want, "error: "); isErr && !strings.Contains(got, w) || !isErr && !strings.HasPrefix(got, c.want) {
+			t.Errorf("backend %q, session %q: WHERE %s gives %q, want %q", c.backend, c.session, c.where, got, c.want)
 		}
 	}
 }

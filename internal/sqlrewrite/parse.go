@@ -19,8 +19,13 @@ import (
 type Parser struct {
 	cat *catalog.Config
 	sql *parser.Parser
-	// now is the clock of CURDATE() and NOW() (SetNow).
-	now func() time.Time
+	// now is the clock of CURDATE() and NOW() (SetNow), read in
+	// sessionZone (SetSessionTimeZone) when it is one.
+	now         func() time.Time
+	sessionZone string
+	// zones are the backend's date and timestamp columns with a time
+	// zone (SetColumnZones); nil knows none.
+	zones *catalog.ColumnZones
 	// database is the session's current database, which decides what an
 	// unqualified table name is (SetDatabase).
 	database string

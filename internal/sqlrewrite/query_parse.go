@@ -42,7 +42,7 @@ func (p *Parser) query(s *ast.SelectStmt) (*Query, error) {
 	case s.SelectIntoOpt != nil:
 		return nil, refuseQuery("SELECT ... INTO")
 	}
-	sc, err := p.source(s.From)
+	sc, err := p.source(s)
 	if err != nil {
 		return nil, err
 	}

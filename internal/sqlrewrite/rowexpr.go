@@ -820,11 +820,16 @@ func isUnixTimestamp(e ast.ExprNode) bool {
 // unixTimestamp reads UNIX_TIMESTAMP(col) of a date or timestamp column
 // as its second number (a date's midnight), which is MySQL's value when
 // the backend sessions read times in UTC (backend.time_zone, the
-// default); in another zone the two differ by its offset, so it is
-// refused there.
+// default) and the session's time_zone is UTC too (MySQL reads a
+// wall-clock value in the session's zone); in another zone the two
+// differ by its offset, so it is refused there.
 func (sc *scope) unixTimestamp(f *ast.FuncCallExpr) (*RowExpr, error) {
-	if z := sc.timeZone; z != "" && !strings.EqualFold(z, "UTC") {
-		return nil, refuseQuery("UNIX_TIMESTAMP(%s) with backend.time_zone %s (it is answered in UTC, where it is the second of the column's wall-clock time)", restore(f.Args[0]), z)
+	if !sc.clockIsUTC() {
+		zone, session := sc.clockZone()
+		if !session {
+			return nil, refuseQuery("UNIX_TIMESTAMP(%s) with backend.time_zone %s (it is answered in UTC, where it is the second of the column's wall-clock time)", restore(f.Args[0]), sc.timeZone)
+		}
+		return nil, refuseQuery("UNIX_TIMESTAMP(%s) with the session's time_zone '%s' (it is answered in UTC, where it is the second of the column's wall-clock time; SET time_zone = DEFAULT)", restore(f.Args[0]), zone)
 	}
 	x, err := sc.temporalOperand("UNIX_TIMESTAMP", f.Args[0])
 	if err != nil {

@@ -18,9 +18,11 @@ import (
 type scope struct {
 	table     *catalog.Table
 	qualifier string
-	// now and timeZone give CURDATE() and NOW() (date_constants.go).
-	now      func() time.Time
-	timeZone string
+	// now, timeZone (backend.time_zone) and sessionZone (the session's
+	// time_zone) give CURDATE() and NOW() (date_constants.go).
+	now         func() time.Time
+	timeZone    string
+	sessionZone string
 	// derived are the row expressions the statement reads as columns
 	// (Select.Derive), each once.
 	derived []*RowExpr
@@ -201,7 +203,7 @@ func (p *Parser) oneRowSelect(s *ast.SelectStmt) (*Select, error) {
 			return nil, err
 		}
 	}
-	sc, err := p.source(s.From)
+	sc, err := p.source(s)
 	if err != nil {
 		return nil, err
 	}
@@ -304,8 +306,10 @@ func keepsOneRow(l *ast.Limit) bool {
 	return ok && !off.IsText && !off.Null && off.Num == 0
 }
 
-// source resolves the FROM clause: exactly one declared table.
-func (p *Parser) source(from *ast.TableRefsClause) (*scope, error) {
+// source resolves the FROM clause of s: exactly one declared table, which
+// s may read in the session's zone (checkZones).
+func (p *Parser) source(s *ast.SelectStmt) (*scope, error) {
+	from := s.From
 	if from == nil {
 		return nil, refuseQuery("a SELECT without FROM inside a FROM (a subquery reads a declared table)")
 	}
@@ -340,12 +344,15 @@ func (p *Parser) source(from *ast.TableRefsClause) (*scope, error) {
 		}
 		return nil, dperr.New(dperr.UnknownTable, "Table '%s' doesn't exist", name)
 	}
-	sc := &scope{table: t, qualifier: tn.Name.O, now: p.now}
+	sc := &scope{table: t, qualifier: tn.Name.O, now: p.now, sessionZone: p.sessionZone}
 	if p.cat != nil {
 		sc.timeZone = p.cat.Backend.TimeZone
 	}
 	if ts.AsName.O != "" {
 		sc.qualifier = ts.AsName.O
+	}
+	if err := p.checkZones(sc, s); err != nil {
+		return nil, err
 	}
 	return sc, nil
 }
