@@ -129,6 +129,38 @@ func TestCheckColumnTypes(t *testing.T) {
 	}
 }
 
+// TestCheckBooleanColumnTypes: at start, on PostgreSQL, a boolean column
+// declared integer with bounds within [0, 1] passes (it reads as 1 and
+// 0), declared real or with bounds beyond [0, 1] it is refused by name
+// with the hint to declare it integer in [0, 1], and a text column
+// declared integer is still refused.
+func TestCheckBooleanColumnTypes(t *testing.T) {
+	db := testdb.Postgres(t)
+	if _, err := db.Exec("CREATE TABLE bools_t (paid BOOLEAN, s TEXT)"); err != nil {
+		t.Fatal(err)
+	}
+	be := backend.New(db, sqlrewrite.PostgreSQL, nil)
+	col := func(name string, typ catalog.ColumnType, lo, hi float64) catalog.Column {
+		return catalog.Column{Name: name, Source: name, Type: typ, Lower: &lo, Upper: &hi}
+	}
+	check := func(c catalog.Column) error {
+		return checkColumnTypes(context.Background(), be, []catalog.Table{{Name: "t", Source: "bools_t", Columns: []catalog.Column{c}}}, slog.New(slog.DiscardHandler))
+	}
+	for _, c := range []catalog.Column{col("paid", catalog.Integer, 0, 1), col("paid", catalog.Integer, 0, 0.5)} {
+		if err := check(c); err != nil {
+			t.Errorf("boolean declared integer in [%g, %g]: %v", *c.Lower, *c.Upper, err)
+		}
+	}
+	for _, c := range []catalog.Column{col("paid", catalog.Real, 0, 1), col("paid", catalog.Integer, 0, 2), col("paid", catalog.Integer, -1, 1)} {
+		if err := check(c); err == nil || !strings.Contains(err.Error(), "t.paid ") || !strings.Contains(err.Error(), "declare it integer with lower: 0 and upper: 1") {
+			t.Errorf("boolean declared %s in [%g, %g]: %v, want it refused by name with the hint", c.Type, *c.Lower, *c.Upper, err)
+		}
+	}
+	if err := check(col("s", catalog.Integer, 0, 1)); err == nil || !strings.Contains(err.Error(), "t.s ") {
+		t.Errorf("text declared integer: %v, want it refused by name", err)
+	}
+}
+
 // TestTableTypesRefresh: the check before a statement's reservation
 // passes a missing table and a well-typed one, keeps its verdict for
 // typeCheckTTL, and then reads the types again: a column altered to

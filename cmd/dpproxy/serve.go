@@ -554,7 +554,7 @@ func checkColumnTypes(ctx context.Context, be *backend.Backend, tables []catalog
 }
 
 // columnTypeRule says why columnTypeProblems' columns are refused.
-const columnTypeRule = "a column declared integer or real must be of a numeric type in the backend, and one declared date or timestamp of a date or timestamp type (the proxy compares the column as the values it declares; over text the statements would read other values than the declared ones); declare it text, or convert the column"
+const columnTypeRule = "a column declared integer or real must be of a numeric type in the backend (or a PostgreSQL boolean declared integer with bounds within [0, 1], read as 1 and 0), and one declared date or timestamp of a date or timestamp type (the proxy compares the column as the values it declares; over text the statements would read other values than the declared ones); declare it text, or convert the column"
 
 // columnTypeProblems lists the columns of t declared integer or real whose
 // backend column is not numeric, and those declared a date or a timestamp
@@ -575,6 +575,15 @@ const columnTypeRule = "a column declared integer or real must be of a numeric t
 //   - PostgreSQL fails every fetch of a text column declared numeric or a
 //     date, whatever its rows, charged.
 //
+// A PostgreSQL boolean column declared integer with bounds within [0, 1]
+// passes: MySQL's BOOLEAN is TINYINT(1), and MySQL clients and BI tools
+// compare and sum it as the numbers 1 and 0 (is_paid = 1, = TRUE,
+// SUM(is_paid)). columnTypeProblems records such columns in be
+// (backend.Backend.SetBooleans), whose fetches then read each as 1, 0 or
+// NULL; declared real or with wider bounds it is refused, with that hint.
+// (Declared text it is not checked, as no text column is: its values are
+// compared as PostgreSQL reads strings as booleans, 'true', 't', '1'.)
+//
 // vitess says the backend is Vitess's vtgate. It records in zones (may
 // be nil) whether each date and timestamp column it finds has a time zone
 // (zonedTypes; on SQLite none has).
@@ -588,6 +597,7 @@ func columnTypeProblems(ctx context.Context, be *backend.Backend, t catalog.Tabl
 		return nil, false, nil
 	}
 	checked, found := 0, 0
+	var booleans []string
 	for _, c := range t.Columns {
 		if !c.Numeric() && !c.Temporal() {
 			continue
@@ -605,11 +615,18 @@ func columnTypeProblems(ctx context.Context, be *backend.Backend, t catalog.Tabl
 		}
 		switch {
 		case !ok:
+		case c.Numeric() && typ == "boolean" && be.Dialect() == sqlrewrite.PostgreSQL:
+			if lo, hi, _ := c.Bounds(); c.Type != catalog.Integer || lo < 0 || hi > 1 {
+				bad = append(bad, fmt.Sprintf("%s.%s (declared %s in [%g, %g], a backend boolean: declare it integer with lower: 0 and upper: 1, and it reads as 1 and 0)", t.Name, c.Name, c.Type, lo, hi))
+				break
+			}
+			booleans = append(booleans, c.Source)
 		case c.Numeric() && !numericTypes[typ], c.Temporal() && !temporalTypes[be.Dialect()][typ]:
 			bad = append(bad, fmt.Sprintf("%s.%s (declared %s, a backend %s)", t.Name, c.Name, c.Type, typ))
 		case vitess && typ == "float":
 			bad = append(bad, fmt.Sprintf("%s.%s (a FLOAT column behind Vitess: vtgate merges the shards' sorted rows by the values as MariaDB prints them, to 6 digits, so windows and groups of close values come out of order)", t.Name, c.Name))
 		}
 	}
+	be.SetBooleans(t.Source, booleans)
 	return bad, checked > 0 && found == 0, nil
 }

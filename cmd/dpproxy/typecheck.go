@@ -25,10 +25,12 @@ const typeCheckTTL = 30 * time.Second
 // is about to reserve budget (exec.Executor.SetTableCheck), so that a
 // table created or altered after the start check is checked too. Each
 // table's verdict is kept for typeCheckTTL, then read again on its next
-// statement. A schema can change at any moment, so this is a usability
-// aid (a clear, uncharged refusal instead of answers read from text); the
-// fetches are total over any column type by themselves. It is safe for
-// concurrent use.
+// statement; each read also records the table's PostgreSQL booleans
+// declared integer, which its fetches read as 1 and 0
+// (backend.Backend.SetBooleans). A schema can change at any moment, so
+// this is a usability aid (a clear, uncharged refusal instead of answers
+// read from text); the fetches are total over any column type by
+// themselves. It is safe for concurrent use.
 //
 // Character sets. A statement's text constants were checked, when it was
 // parsed, against the character sets known then (catalog.Charsets). A

@@ -55,6 +55,11 @@ type Backend struct {
 	// defaultIsolation makes Snapshot begin a plain transaction
 	// (SetDefaultIsolation).
 	defaultIsolation bool
+
+	booleansMu sync.Mutex
+	// booleans are, by backend table, the columns declared integer that
+	// PostgreSQL stores as boolean (SetBooleans).
+	booleans map[string][]string
 }
 
 // Dialect returns the SQL dialect for a catalog driver name.
@@ -354,7 +359,7 @@ const killTimeout = 5 * time.Second
 // once runs fetch f of the given kind, or returns (a copy of) the result of
 // the identical fetch run before in this snapshot.
 func once[T any](s *Snapshot, kind string, f sqlrewrite.Fetch, run func() ([]T, error)) ([]T, error) {
-	text, args, err := sqlrewrite.Render(f, s.b.dialect)
+	text, args, err := s.b.render(f)
 	if err != nil {
 		return run() // reports the error
 	}
@@ -880,7 +885,7 @@ func (b *Backend) histogram(ctx context.Context, q queryer, f sqlrewrite.Fetch) 
 // query renders f, runs it and hands the rows to scan; any error becomes a
 // Backend error whose text the client sees only as a query id.
 func (b *Backend) query(ctx context.Context, q queryer, f sqlrewrite.Fetch, scan func(*sql.Rows) error) error {
-	text, args, err := sqlrewrite.Render(f, b.dialect)
+	text, args, err := b.render(f)
 	if err != nil {
 		return dperr.Wrap(dperr.Internal, err, "internal error: cannot render fetch")
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
@@ -54,6 +55,38 @@ func (b *Backend) ColumnType(ctx context.Context, table, column string) (typ str
 		return "", false, fmt.Errorf("backend: reading the type of %s.%s: %w", table, column, err)
 	}
 	return strings.ToLower(typ), true, nil
+}
+
+// SetBooleans records the columns of the backend table (a Source name)
+// that are declared integer and that PostgreSQL stores as boolean, as the
+// caller just read their types (ColumnType), replacing what it recorded
+// for the table before. Every later fetch of the table reads them as
+// numbers, 1 for true and 0 for false (sqlrewrite.Fetch.Booleans). A
+// table altered since its types were read is rendered by the old record
+// until the next call; the rendering of a boolean fails, whatever the
+// rows, on a column of any other type, as a comparison of a boolean with
+// a number does, so the outcome still depends on the types alone. Safe
+// for concurrent use.
+func (b *Backend) SetBooleans(table string, columns []string) {
+	b.booleansMu.Lock()
+	defer b.booleansMu.Unlock()
+	if len(columns) == 0 {
+		delete(b.booleans, table)
+		return
+	}
+	if b.booleans == nil {
+		b.booleans = map[string][]string{}
+	}
+	b.booleans[table] = slices.Clone(columns)
+}
+
+// render renders f in the backend's dialect, with its table's boolean
+// columns (SetBooleans).
+func (b *Backend) render(f sqlrewrite.Fetch) (string, []any, error) {
+	b.booleansMu.Lock()
+	f.Booleans = b.booleans[f.Table]
+	b.booleansMu.Unlock()
+	return sqlrewrite.Render(f, b.dialect)
 }
 
 // ColumnCharset returns the character set text values of column of

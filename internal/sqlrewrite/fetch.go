@@ -61,6 +61,13 @@ type Fetch struct {
 	// backend type does not vouch for its order (backend.Snapshot reads
 	// that type in the fetch's own transaction).
 	OrderByValue bool
+	// Booleans are the columns of Table, declared integer, that PostgreSQL
+	// stores as boolean: every part of the fetch reads such a column's
+	// value as the number MySQL's BOOLEAN (TINYINT(1)) is, 1 for true and
+	// 0 for false, NULL staying NULL (renderer.column). The backend sets
+	// it from the types it read (backend.Backend.SetBooleans). PostgreSQL
+	// only.
+	Booleans []string
 }
 
 // TermKind is a summary aggregate the database computes.

@@ -16,6 +16,7 @@ import (
 //
 //	table pums                              Fetch.Table (may be schema.name)
 //	partitions pums_a,archive.pums_b        Fetch.Partitions
+//	booleans paid,member                    Fetch.Booleans (PostgreSQL booleans)
 //	filter age [18, 65)                     a Range; ( ) open, [ ] closed, -inf/inf unbounded
 //	filter state in ("CA", "NY")            an In; strings in double quotes, numbers bare
 //	boolean or(age [18, 65), not(sex in (1)))
@@ -74,6 +75,7 @@ var datePartNames = map[string]sqlrewrite.DatePart{"year": sqlrewrite.PartYear, 
 var (
 	tableLine      = regexp.MustCompile(`^table (\S+)$`)
 	partitionsLine = regexp.MustCompile(`^partitions (\S+)$`)
+	booleansLine   = regexp.MustCompile(`^booleans (\S+)$`)
 	filterLine     = regexp.MustCompile(`^filter (.*)$`)
 	booleanLine    = regexp.MustCompile(`^boolean (.*)$`)
 	inPrefix       = regexp.MustCompile(`^(\S+) in \(`)
@@ -119,6 +121,10 @@ func parseFetchLine(f *sqlrewrite.Fetch, line string) error {
 	}
 	if m := partitionsLine.FindStringSubmatch(line); m != nil {
 		f.Partitions = strings.Split(m[1], ",")
+		return nil
+	}
+	if m := booleansLine.FindStringSubmatch(line); m != nil {
+		f.Booleans = strings.Split(m[1], ",")
 		return nil
 	}
 	if m := filterLine.FindStringSubmatch(line); m != nil {

@@ -110,7 +110,7 @@ func (r *renderer) profileTerm(t SummaryTerm) ([]string, error) {
 		term, err := r.term(t)
 		return []string{term}, err
 	}
-	col, err := r.spec.ident(t.Column)
+	col, err := r.column(t.Column)
 	if err != nil {
 		return nil, err
 	}
@@ -142,7 +142,7 @@ func (r *renderer) profileTerm(t SummaryTerm) ([]string, error) {
 //	SELECT CAST(FLOOR((clamp(c) - lo) * bins / width) AS int), COUNT(*), term_1, … FROM t WHERE F GROUP BY 1
 func (r *renderer) profile(f Fetch) (string, error) {
 	p := f.Profile
-	col, err := r.spec.ident(p.Column)
+	col, err := r.column(p.Column)
 	if err != nil {
 		return "", err
 	}

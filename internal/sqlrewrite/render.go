@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -69,6 +70,9 @@ import (
 //	Cells:     SELECT k0, k1, COUNT(*) FROM (SELECT key0 AS k0, key1 AS k1 FROM t WHERE F) AS c
 //	           WHERE k0 IS NOT NULL AND k1 IS NOT NULL GROUP BY k0, k1   (render_cells.go)
 //
+// A column of Fetch.Booleans (a PostgreSQL boolean declared integer) is
+// read, everywhere c stands above, as the number 1, 0 or NULL (column).
+//
 // With Fetch.Partitions (PostgreSQL), the aggregate shapes (Summary,
 // Histogram, a grouped window, GridSums, Profile, Cells, Grouped, Keys)
 // are computed per partition and combined (partitioned.go); the others
@@ -94,7 +98,10 @@ func Render(f Fetch, d Dialect) (query string, args []any, err error) {
 	if !ok {
 		return "", nil, fmt.Errorf("sqlrewrite: unknown dialect %d", int(d))
 	}
-	r := &renderer{spec: spec, dialect: d}
+	if len(f.Booleans) > 0 && d != PostgreSQL {
+		return "", nil, errors.New("sqlrewrite: boolean columns are PostgreSQL's")
+	}
+	r := &renderer{spec: spec, dialect: d, booleans: f.Booleans}
 	var set int
 	for _, isSet := range []bool{len(f.Summary) > 0, f.Window != nil, f.Histogram != nil, f.Pairs != nil, f.Cells != nil, f.GridSums != nil, f.Grouped != nil, f.GroupedHist != nil, f.GroupedGrid != nil, f.Keys != nil, f.Profile != nil} {
 		if isSet {
@@ -150,6 +157,33 @@ type renderer struct {
 	// args are the bind arguments in the order arg took them, which need
 	// not be their order in the text (bind).
 	args []any
+	// booleans are the fetch's Booleans (column).
+	booleans []string
+}
+
+// column renders the backend column name as the value the fetch's
+// comparisons, clamps, sums, keys and bins read: the quoted column, or
+// for one of Fetch.Booleans (a PostgreSQL boolean declared integer) its
+// number,
+//
+//	CASE WHEN c THEN 1 WHEN NOT c THEN 0 END
+//
+// 1 for true, 0 for false and NULL for NULL, an integer, as MySQL reads
+// its BOOLEAN (TINYINT(1)). Every place that reads a column's value
+// renders it here; the column is named bare only where it is no value
+// read as a number: a window's ORDER BY (ranked: false sorts before true
+// as 0 before 1), a unit's person and row order, and date and timestamp
+// columns (wallClock). The CASE, unlike CAST(c AS INTEGER), takes only a
+// boolean: were the column altered to another type since its type was
+// read (backend.Backend.SetBooleans), PostgreSQL refuses the fetch
+// whatever its rows (CASE/WHEN needs a boolean), where the cast of a
+// BIGINT or NUMERIC would fail only on the rows beyond INTEGER's range.
+func (r *renderer) column(name string) (string, error) {
+	col, err := r.spec.ident(name)
+	if err != nil || !slices.Contains(r.booleans, name) {
+		return col, err
+	}
+	return "CASE WHEN " + col + " THEN 1 WHEN NOT " + col + " THEN 0 END", nil
 }
 
 // argMark delimits the mark arg writes where a placeholder goes: NUL, which
@@ -231,7 +265,7 @@ func (r *renderer) term(t SummaryTerm) (string, error) {
 	if t.Kind == CountAll {
 		return "COUNT(*)", nil
 	}
-	col, err := r.spec.ident(t.Column)
+	col, err := r.column(t.Column)
 	if err != nil {
 		return "", err
 	}
@@ -266,7 +300,7 @@ func (r *renderer) window(f Fetch) (string, error) {
 	if w.Offset < 0 || w.Limit < 1 {
 		return "", fmt.Errorf("sqlrewrite: window needs offset ≥ 0 and limit ≥ 1, got %d and %d", w.Offset, w.Limit)
 	}
-	col, err := r.spec.ident(w.Column)
+	col, err := r.column(w.Column)
 	if err != nil {
 		return "", err
 	}
@@ -286,7 +320,7 @@ func (r *renderer) window(f Fetch) (string, error) {
 	if w.Grouped {
 		return "SELECT v, COUNT(*) FROM (SELECT " + v + " AS v" + from + ") AS w GROUP BY v" + groupedWindowOrder, nil
 	}
-	from, ranks, err := r.ranked(f, w.Column, col, from, w.Offset, w.Limit)
+	from, ranks, err := r.ranked(f, w.Column, from, w.Offset, w.Limit)
 	if err != nil {
 		return "", err
 	}
@@ -294,14 +328,19 @@ func (r *renderer) window(f Fetch) (string, error) {
 }
 
 // ranked returns the FROM of a query over the rows of f (from, rendered)
-// and the ORDER BY, LIMIT and OFFSET that keep the values of column (col
-// quoted) ranked offset to offset+limit−1 in ascending order.
-func (r *renderer) ranked(f Fetch, column, col, from string, offset, limit int64) (string, string, error) {
+// and the ORDER BY, LIMIT and OFFSET that keep the values of column
+// ranked offset to offset+limit−1 in ascending order.
+func (r *renderer) ranked(f Fetch, column, from string, offset, limit int64) (string, string, error) {
 	// Qualified, so that it names the table's column: PostgreSQL would take
 	// a bare name for the output column that the clamp's CASE … ELSE col
 	// is named after, and sort by the clamped expression, which no index
-	// serves.
+	// serves. The column itself, not its value (column): a PostgreSQL
+	// boolean sorts false before true, as its values 0 and 1.
 	table, err := r.qualifier(f)
+	if err != nil {
+		return "", "", err
+	}
+	col, err := r.spec.ident(column)
 	if err != nil {
 		return "", "", err
 	}
@@ -371,11 +410,11 @@ const groupedWindowOrder = " ORDER BY v"
 // pairs renders SELECT clamp(y), clamp(x) over the rows where both are set.
 func (r *renderer) pairs(f Fetch) (string, error) {
 	p := f.Pairs
-	y, err := r.spec.ident(p.Y)
+	y, err := r.column(p.Y)
 	if err != nil {
 		return "", err
 	}
-	x, err := r.spec.ident(p.X)
+	x, err := r.column(p.X)
 	if err != nil {
 		return "", err
 	}
@@ -396,7 +435,7 @@ func (r *renderer) pairs(f Fetch) (string, error) {
 
 func (r *renderer) histogram(f Fetch) (string, error) {
 	h := f.Histogram
-	col, err := r.spec.ident(h.Column)
+	col, err := r.column(h.Column)
 	if err != nil {
 		return "", err
 	}
@@ -662,7 +701,7 @@ func (r *renderer) exactNumber(col string) string {
 
 // condition renders one filter condition.
 func (r *renderer) condition(c Condition) (string, error) {
-	col, err := r.spec.ident(c.Column)
+	col, err := r.column(c.Column)
 	if err != nil {
 		return "", err
 	}

@@ -50,7 +50,7 @@ func (r *renderer) cells(f Fetch) (string, error) {
 
 // cellKey renders the index of one dimension.
 func (r *renderer) cellKey(d CellDim) (string, error) {
-	col, err := r.spec.ident(d.Column)
+	col, err := r.column(d.Column)
 	if err != nil {
 		return "", err
 	}

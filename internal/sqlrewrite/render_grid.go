@@ -227,7 +227,7 @@ func (r *renderer) groupedGridSums(f Fetch) (string, error) {
 // WHERE of f's rows whose value is readable (with g.Ranks, ordered and
 // limited to those ranks).
 func (r *renderer) gridIndexFrom(f Fetch, g GridSums) (k, from string, err error) {
-	col, err := r.spec.ident(g.Column)
+	col, err := r.column(g.Column)
 	if err != nil {
 		return "", "", err
 	}
@@ -247,7 +247,7 @@ func (r *renderer) gridIndexFrom(f Fetch, g GridSums) (k, from string, err error
 	if g.Ranks.Offset < 0 || g.Ranks.Limit < 1 {
 		return "", "", fmt.Errorf("sqlrewrite: ranks need offset ≥ 0 and limit ≥ 1, got %d and %d", g.Ranks.Offset, g.Ranks.Limit)
 	}
-	from, ranks, err := r.ranked(f, g.Column, col, from, g.Ranks.Offset, g.Ranks.Limit)
+	from, ranks, err := r.ranked(f, g.Column, from, g.Ranks.Offset, g.Ranks.Limit)
 	return k, from + ranks, err
 }
 

@@ -76,7 +76,7 @@ func (r *renderer) groupedHistogram(f Fetch) (string, error) {
 		return "", errors.New("sqlrewrite: a grouped histogram needs dimensions")
 	}
 	h := g.Histogram
-	col, err := r.spec.ident(h.Column)
+	col, err := r.column(h.Column)
 	if err != nil {
 		return "", err
 	}
@@ -127,7 +127,7 @@ func (r *renderer) groupedKey(d CellDim) (string, error) {
 			return "", fmt.Errorf("sqlrewrite: values of %s grouped by value must be of one type and not NULL", d.Column)
 		}
 	}
-	col, err := r.spec.ident(d.Column)
+	col, err := r.column(d.Column)
 	if err != nil {
 		return "", err
 	}
@@ -168,7 +168,7 @@ type KeyCounts struct {
 // utf8mb4 bytes), so each spelling is counted, selected and released on
 // its own.
 func (r *renderer) keyCounts(f Fetch) (string, error) {
-	col, err := r.spec.ident(f.Keys.Column)
+	col, err := r.column(f.Keys.Column)
 	if err != nil {
 		return "", err
 	}

@@ -70,7 +70,7 @@ func (r *renderer) rowExpr(e *RowExpr) (string, error) {
 	}
 	switch e.Kind {
 	case RowColumn:
-		col, err := r.spec.ident(e.Column)
+		col, err := r.column(e.Column)
 		if err != nil {
 			return "", err
 		}
@@ -139,7 +139,7 @@ func (r *renderer) rowExpr(e *RowExpr) (string, error) {
 					return "", err
 				}
 				if numeric := c.Range != nil || len(c.In) > 0 && !c.In[0].IsText; numeric && !c.IsNull && !c.Complement {
-					col, err := r.spec.ident(c.Column)
+					col, err := r.column(c.Column)
 					if err != nil {
 						return "", err
 					}

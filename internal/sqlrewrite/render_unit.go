@@ -159,7 +159,7 @@ func (r *renderer) unitFrom(u *UnitBound, table string, conds []string, extra st
 		if len(u.Groups) > 0 || u.MaxGroups < 1 {
 			return "", fmt.Errorf("sqlrewrite: a unit bound by a private key needs max groups ≥ 1 and no group dimensions")
 		}
-		c, err := r.spec.ident(u.Key)
+		c, err := r.column(u.Key)
 		if err != nil {
 			return "", err
 		}
