@@ -149,7 +149,7 @@ func synopsisScenario(t *testing.T, driver, backendDSN, ledgerDriver, ledgerDSN 
 		wg.Go(func() {
 			c := p.connect(t, "carol", "carol-pw")
 			var n int64
-			if err := c.QueryRow(fmt.Sprintf("SELECT SUM(income BETWEEN %d AND 100000) FROM pums", 1000*i)).Scan(&n); err != nil {
+			if err := c.QueryRow(fmt.Sprintf("SELECT SUM(income >= %d AND income < 100000) FROM pums", 1000*i)).Scan(&n); err != nil {
 				t.Errorf("concurrent income query %d: %v", i, err)
 			}
 		})
@@ -178,7 +178,7 @@ func synopsisScenario(t *testing.T, driver, backendDSN, ledgerDriver, ledgerDSN 
 	// builds included: at @dp_epsilon = 1 (the cap) a statement that would
 	// build one more synopsis (ε 0.5) is refused, uncharged; at 0.5 it
 	// answers and builds it; then at 1 it answers from it.
-	pivot := "SELECT COUNT(*), SUM(income > 1000) FROM pums WHERE sex = 0"
+	pivot := "SELECT COUNT(*), SUM(income >= 1000) FROM pums WHERE sex = 0"
 	if _, err := db.Exec("SET @dp_epsilon = 1"); err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +189,7 @@ func synopsisScenario(t *testing.T, driver, backendDSN, ledgerDriver, ledgerDSN 
 	}
 	checkRemaining(t, db, 10-4*synopsisEpsilon)
 	// The same through post-processing (ROUND: the query path).
-	rounded := "SELECT ROUND(COUNT(*)), ROUND(AVG(sex)) FROM pums WHERE income BETWEEN 0 AND 1000 AND sex = 1"
+	rounded := "SELECT ROUND(COUNT(*)), ROUND(AVG(sex)) FROM pums WHERE income >= 0 AND income < 1000 AND sex = 1"
 	err = db.QueryRow(rounded).Scan(&n, &above)
 	if code := mysqlCode(err); code != 1231 || !strings.Contains(err.Error(), "max_epsilon") {
 		t.Errorf("%s at the cap while it builds a synopsis: %v (code %d), want 1231 naming max_epsilon", rounded, err, code)

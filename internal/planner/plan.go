@@ -278,6 +278,7 @@ func (p *Planner) plan(sel *sqlrewrite.Select, s Settings, grouped bool) (*Plan,
 	}
 	var synopses *SynopsisPlan
 	var note string
+	var fallbacks []string
 	if !grouped {
 		var ip *Plan
 		if ip, note = p.planInteractive(sel, t, s); ip != nil {
@@ -288,7 +289,7 @@ func (p *Planner) plan(sel *sqlrewrite.Select, s Settings, grouped bool) (*Plan,
 		// its histograms and range counts the Query way).
 		if sel.Boolean == nil {
 			var err error
-			if synopses, err = p.planSynopses(sel, t, derived, forced); err != nil {
+			if synopses, fallbacks, err = p.planSynopses(sel, t, derived, forced); err != nil {
 				return nil, err
 			}
 		} else if sel.GroupBy != nil {
@@ -300,6 +301,7 @@ func (p *Planner) plan(sel *sqlrewrite.Select, s Settings, grouped bool) (*Plan,
 	if note != "" {
 		plan.Notes = []string{note}
 	}
+	plan.Notes = append(plan.Notes, fallbacks...)
 	if sel.Boolean != nil {
 		if plan.Boolean, err = backendPredicate(t, sel.Boolean); err != nil {
 			return nil, err

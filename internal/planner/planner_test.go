@@ -48,6 +48,12 @@ func testCatalog() *catalog.Config {
 			num("sex", catalog.Integer, 0, 1),
 			{Name: "state", Source: "st", Type: catalog.Text},
 		}},
+		// readings has a real histogram column over [0, 10] with 10 bins,
+		// its edges on the whole numbers (synopsis_edge_test.go).
+		{Name: "readings", Source: "readings", Columns: []catalog.Column{
+			withHistogram(num("x", catalog.Real, 0, 10), 10, 0.5, catalog.WorkloadAllRanges),
+			num("g", catalog.Integer, 0, 3),
+		}},
 		// survey has an interactive domain (interactive.go): age in 10-year
 		// buckets × sex × state, 10·2·3 = 60 cells; income is outside it,
 		// and people-style age synopses are absent.

@@ -3,6 +3,7 @@ package planner
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/dpproxy/dpproxy/internal/catalog"
@@ -29,7 +30,9 @@ import (
 //     needs a histogram domain on col and is answered from the synopsis of
 //     col for the other columns' predicate, one row per bucket.
 //   - A condition a binned synopsis cannot answer (equality or IN on a
-//     real column) makes a plain COUNT(*) fall back to Laplace and a range
+//     real column, or a real range end on a bin edge that asks for the
+//     rows holding the edge value: Domain.realSpans) makes a plain
+//     COUNT(*) fall back to Laplace, with a note saying why, and a range
 //     count or histogram be refused.
 //
 // Every other aggregate of the statement is planned as without synopses
@@ -109,20 +112,24 @@ type synopsisPlanner struct {
 	// educ beside the range of the synopsis's column).
 	derived []sqlrewrite.DerivedColumn
 	plan    SynopsisPlan
+	// fallbacks say why plain COUNT(*)s restricting a histogram column
+	// are fresh Laplace counts (notes for the whole plan).
+	fallbacks []string
 }
 
 // planSynopses decides which items of sel are answered from synopses
-// (the rule above). It returns nil when none is.
-func (p *Planner) planSynopses(sel *sqlrewrite.Select, t *catalog.Table, derived []sqlrewrite.DerivedColumn, forced Mechanism) (*SynopsisPlan, error) {
+// (the rule above). It returns nil when none is, and notes saying why a
+// plain COUNT(*) restricting a histogram column is not.
+func (p *Planner) planSynopses(sel *sqlrewrite.Select, t *catalog.Table, derived []sqlrewrite.DerivedColumn, forced Mechanism) (*SynopsisPlan, []string, error) {
 	for _, c := range sel.Where {
 		if _, ok := t.Column(c.Column); !ok {
-			return nil, dperr.New(dperr.UnknownColumn, "Unknown column '%s' in 'where clause'", c.Column)
+			return nil, nil, dperr.New(dperr.UnknownColumn, "Unknown column '%s' in 'where clause'", c.Column)
 		}
 	}
 	for _, item := range sel.Items {
 		for _, c := range item.Agg.Where {
 			if _, ok := t.Column(c.Column); !ok {
-				return nil, dperr.New(dperr.UnknownColumn, "Unknown column '%s' in 'field list'", c.Column)
+				return nil, nil, dperr.New(dperr.UnknownColumn, "Unknown column '%s' in 'field list'", c.Column)
 			}
 		}
 	}
@@ -130,9 +137,9 @@ func (p *Planner) planSynopses(sel *sqlrewrite.Select, t *catalog.Table, derived
 	sp.plan.Answers = make([]*SynopsisAnswer, len(sel.Items))
 	if sel.GroupBy != nil {
 		if err := sp.histogram(sel); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		return &sp.plan, nil
+		return &sp.plan, nil, nil
 	}
 	forcedCount := forced != nil && forced.Supports(Statistic{Kind: StatCount})
 	answered := false
@@ -142,17 +149,17 @@ func (p *Planner) planSynopses(sel *sqlrewrite.Select, t *catalog.Table, derived
 		}
 		a, err := sp.rangeCount(item, sel.Where)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if a != nil {
 			sp.plan.Answers[i], answered = a, true
 		}
 	}
 	if !answered {
-		return nil, nil
+		return nil, sp.fallbacks, nil
 	}
 	sp.alignmentNote()
-	return &sp.plan, nil
+	return &sp.plan, sp.fallbacks, nil
 }
 
 // rangeCount plans one count item; nil when a plain COUNT(*) is not
@@ -170,12 +177,19 @@ func (sp *synopsisPlanner) rangeCount(item sqlrewrite.Item, where []sqlrewrite.C
 		return nil, dperr.New(dperr.Unsupported, "range count %s needs a condition on a column with a histogram domain (table %s declares %s); a count with conditions on other columns only is COUNT(*) with those conditions in WHERE", item.Label, sp.table.Name, sp.histogramColumns())
 	}
 	d, _ := columnDomain(col)
-	spans, other, ok := sp.split(col, d, append(append([]sqlrewrite.Condition{}, where...), own...))
-	if !ok {
+	spans, other, u := sp.split(col, d, append(append([]sqlrewrite.Condition{}, where...), own...))
+	if u != nil {
 		if len(own) == 0 {
+			note := fmt.Sprintf("%s is a fresh Laplace count, charged, not an answer from the synopsis of %s: %s", item.Label, col.Name, u.reason)
+			if u.free != "" {
+				note += "; answered from the synopsis at no cost: " + u.free
+			}
+			if !slices.Contains(sp.fallbacks, note) {
+				sp.fallbacks = append(sp.fallbacks, note)
+			}
 			return nil, nil
 		}
-		return nil, dperr.New(dperr.Unsupported, "range count %s: %s", item.Label, unbinnable(col, own))
+		return nil, dperr.New(dperr.Unsupported, "range count %s: %s", item.Label, u)
 	}
 	a := &SynopsisAnswer{Synopsis: sp.synopsis(col, d, other), Spans: spans, Describe: describeSpans(col, d, spans)}
 	sp.observe(a.Synopsis, spans)
@@ -194,9 +208,9 @@ func (sp *synopsisPlanner) histogram(sel *sqlrewrite.Select) error {
 	if !ok {
 		return dperr.New(dperr.Unsupported, "GROUP BY histograms are answered from synopses, and column %s of table %s has no histogram domain (declare histogram: on it in the configuration; table %s declares %s)", col.Name, sp.table.Name, sp.table.Name, sp.histogramColumns())
 	}
-	restrict, _, ok := sp.split(col, d, sel.Where)
-	if !ok {
-		return dperr.New(dperr.Unsupported, "histogram of %s: %s", col.Name, unbinnable(col, sel.Where))
+	restrict, _, u := sp.split(col, d, sel.Where)
+	if u != nil {
+		return dperr.New(dperr.Unsupported, "histogram of %s: %s", col.Name, u)
 	}
 	if err := sp.buckets(col, d, g, restrict); err != nil {
 		return err
@@ -214,9 +228,9 @@ func (sp *synopsisPlanner) histogram(sel *sqlrewrite.Select) error {
 			sp.plan.Answers[i] = &SynopsisAnswer{Key: true, Synopsis: -1, Describe: fmt.Sprintf("FLOOR(%s / %s)%s", col.Name, formatNumber(g.Width), keyTimes(g))}
 			continue
 		}
-		spans, other, ok := sp.split(col, d, append(append([]sqlrewrite.Condition{}, sel.Where...), item.Agg.Where...))
-		if !ok {
-			return dperr.New(dperr.Unsupported, "histogram count %s: %s", item.Label, unbinnable(col, append(append([]sqlrewrite.Condition{}, sel.Where...), item.Agg.Where...)))
+		spans, other, u := sp.split(col, d, append(append([]sqlrewrite.Condition{}, sel.Where...), item.Agg.Where...))
+		if u != nil {
+			return dperr.New(dperr.Unsupported, "histogram count %s: %s", item.Label, u)
 		}
 		a := &SynopsisAnswer{Synopsis: sp.synopsis(col, d, other), Spans: spans, Describe: "each bucket ∩ " + describeSpans(col, d, spans)}
 		for _, b := range sp.plan.Buckets {
@@ -286,34 +300,22 @@ func (sp *synopsisPlanner) histogramColumns() string {
 	return strings.Join(names, ", ")
 }
 
-// unbinnable says why conditions on col cannot be answered from its
-// synopsis (split's ok is false).
-func unbinnable(col *catalog.Column, conds []sqlrewrite.Condition) string {
-	for _, c := range conds {
-		if strings.EqualFold(c.Column, col.Name) && (c.IsNull || c.Complement) {
-			return fmt.Sprintf("IS NULL (and col <> v OR col IS NULL) on %s selects NULLs, which are in no bin of its synopsis; count them with COUNT(*) ... WHERE %s IS NULL", col.Name, col.Name)
-		}
-	}
-	return fmt.Sprintf("equality and IN on the real column %s cannot be answered from its binned synopsis; use a range", col.Name)
-}
-
 // split separates conds into the spans of col they select and the
-// conditions on other columns; ok is false when a condition on col cannot
-// be answered from a synopsis.
-func (sp *synopsisPlanner) split(col *catalog.Column, d Domain, conds []sqlrewrite.Condition) (spans Spans, other []sqlrewrite.Condition, ok bool) {
-	spans = d.whole()
+// conditions on other columns; u, when not nil, says why the conditions
+// on col cannot be answered from its synopsis.
+func (sp *synopsisPlanner) split(col *catalog.Column, d Domain, conds []sqlrewrite.Condition) (spans Spans, other []sqlrewrite.Condition, u *unanswerable) {
+	var own []sqlrewrite.Condition
 	for _, c := range conds {
-		if !strings.EqualFold(c.Column, col.Name) {
+		if strings.EqualFold(c.Column, col.Name) {
+			own = append(own, c)
+		} else {
 			other = append(other, c)
-			continue
 		}
-		s, ok := d.conditionSpans(c)
-		if !ok {
-			return nil, nil, false
-		}
-		spans = spans.intersect(s)
 	}
-	return spans, other, true
+	if spans, u = d.columnSpans(col.Name, own); u != nil {
+		return nil, nil, u
+	}
+	return spans, other, nil
 }
 
 // synopsis returns the index of the synopsis of col for the predicate

@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"fmt"
 	"math"
 	"slices"
 
@@ -55,10 +56,11 @@ type Spans []Span
 // whole returns the spans of the whole domain.
 func (d Domain) whole() Spans { return Spans{{0, float64(d.Bins)}} }
 
-// rangeSpan returns the span of the values in r: for a real column the
-// interval between its ends (whether an end is open does not matter: a
-// synopsis spreads each bin's count uniformly over the bin), for an
-// integer column the cells of the integers in r.
+// rangeSpan returns the span of the values in r: for an integer column
+// the cells of the integers in r, for a real column the interval between
+// its ends, open or closed alike (a synopsis spreads each bin's count
+// uniformly over the bin, so one value counts for nothing; realSpans
+// refuses the ends on a bin edge, where that is wrong).
 func (d Domain) rangeSpan(r sqlrewrite.Range) Spans {
 	from, to := 0.0, float64(d.Bins)
 	if d.Integer {
@@ -103,31 +105,149 @@ func integerAtMost(x float64, open bool) float64 {
 	return math.Floor(x)
 }
 
-// conditionSpans returns the spans a condition on the column selects; ok
-// is false when a synopsis cannot answer it: equality and IN on a real
-// column (points have no width in a binned synopsis) or on text, and
-// IS NULL or a Complement, which select unreadable rows, in no bin.
-func (d Domain) conditionSpans(c sqlrewrite.Condition) (spans Spans, ok bool) {
-	if c.IsNull || c.Complement {
-		return nil, false
+// unanswerable says why a synopsis cannot answer the conditions on its
+// column.
+type unanswerable struct {
+	// reason is what the synopsis cannot count; free names the nearest
+	// forms it answers ("" when none is near).
+	reason, free string
+}
+
+// String is a refusal's text: the reason, and the nearest forms answered
+// (a plain COUNT(*) with the same WHERE is a fresh Laplace count).
+func (u *unanswerable) String() string {
+	instead := "use a plain COUNT(*) with this WHERE (a fresh Laplace count)"
+	if u.free != "" {
+		instead = u.free + ", or " + instead
 	}
-	if c.Range != nil {
-		return d.rangeSpan(*c.Range), true
-	}
-	if !d.Integer {
-		return nil, false
-	}
-	var out Spans
-	for _, v := range c.In {
-		if v.IsText {
-			return nil, false
+	return u.reason + "; " + instead
+}
+
+// columnSpans returns the spans that conds, conditions on the column
+// named name, select together, or why a synopsis cannot answer them:
+// IS NULL and a Complement select unreadable rows, in no bin; equality
+// and IN on a real column, and a real range of one value, select a point,
+// which has no width in a binned synopsis (nor does text on an integer
+// column). A real column's ranges are intersected before they are read,
+// so that realSpans sees the ends the rows are selected by.
+func (d Domain) columnSpans(name string, conds []sqlrewrite.Condition) (Spans, *unanswerable) {
+	spans := d.whole()
+	within := sqlrewrite.Range{} // a real column's ranges, intersected
+	for _, c := range conds {
+		switch {
+		case c.IsNull || c.Complement:
+			return nil, &unanswerable{reason: fmt.Sprintf("IS NULL (and col <> v OR col IS NULL) on %s selects NULLs, which are in no bin of its synopsis", name)}
+		case c.Range != nil && d.Integer:
+			spans = spans.intersect(d.rangeSpan(*c.Range))
+		case c.Range != nil:
+			within = intersectRange(within, *c.Range)
+		case !d.Integer:
+			return nil, d.pointUnanswerable(name)
+		default:
+			var in Spans
+			for _, v := range c.In {
+				if v.IsText {
+					return nil, d.pointUnanswerable(name)
+				}
+				if v.Num != math.Trunc(v.Num) {
+					continue // an integer column holds no such value
+				}
+				in = in.union(d.rangeSpan(sqlrewrite.Range{Lower: v.Num, Upper: v.Num, HasLower: true, HasUpper: true}))
+			}
+			spans = spans.intersect(in)
 		}
-		if v.Num != math.Trunc(v.Num) {
-			continue // an integer column holds no such value
-		}
-		out = out.union(d.rangeSpan(sqlrewrite.Range{Lower: v.Num, Upper: v.Num, HasLower: true, HasUpper: true}))
 	}
-	return out, true
+	if d.Integer {
+		return spans, nil
+	}
+	s, u := d.realSpans(name, within)
+	if u != nil {
+		return nil, u
+	}
+	return spans.intersect(s), nil
+}
+
+// pointUnanswerable is why equality and IN on a real column (or text on
+// an integer one) are not answered from its synopsis.
+func (d Domain) pointUnanswerable(name string) *unanswerable {
+	if d.Integer {
+		return &unanswerable{reason: fmt.Sprintf("text values of the integer column %s are in no bin of its synopsis", name), free: "compare it with numbers"}
+	}
+	return &unanswerable{
+		reason: fmt.Sprintf("equality and IN on the real column %s select single values, which have no width in its binned synopsis", name),
+		free:   "use a range"}
+}
+
+// realSpans returns the span of the values of a real column in r, or why
+// a synopsis cannot count them. The database puts a value on a bin edge
+// in the bin above it (and the upper bound, with the values clamped to
+// it, in the top bin), and a synopsis knows each bin's count only as a
+// whole. So an end of r exactly on an edge is exact when r leaves the
+// edge value out and the span leaves its bin out too (x < e), or r takes
+// it and the span takes its bin from its start (x >= e); but x <= e, x > e
+// (and, at the bounds, x < upper, x >= upper, x <= lower, x > lower) ask
+// about the rows holding exactly e, which the span would silently drop or
+// keep whole (every row with x = 5 left out of x <= 5: a quarter of the
+// count when a real column holds whole numbers). No released figure says
+// how many rows hold e: counting the bin past the edge in full would be
+// exact on whole numbers and a bin too many on spread values, counting it
+// in proportion gives nothing (the end meets it in one point), and
+// either would answer a count the synopsis has no estimate of. Such an
+// end is therefore what equality on the column is (x <= e is x < e or
+// x = e), a point: a plain COUNT(*) is a fresh Laplace count and a range
+// count or histogram is refused. An integer column needs none of this:
+// the integer k takes the cell [k, k+1), and x <= k ends at k+1. A range
+// of one value (BETWEEN v AND v) is equality too.
+func (d Domain) realSpans(name string, r sqlrewrite.Range) (Spans, *unanswerable) {
+	if r.HasLower && r.HasUpper && (r.Lower > r.Upper || r.Lower == r.Upper && (r.LowerOpen || r.UpperOpen)) {
+		return nil, nil // no value
+	}
+	if r.HasLower && r.HasUpper && r.Lower == r.Upper {
+		return nil, d.pointUnanswerable(name)
+	}
+	bins := float64(d.Bins)
+	for _, end := range []struct {
+		has, open, upper bool
+		v                float64
+	}{{r.HasLower, r.LowerOpen, false, r.Lower}, {r.HasUpper, r.UpperOpen, true, r.Upper}} {
+		p := (end.v - d.Lower) * bins / (d.Upper - d.Lower) // as position computes it, unclipped
+		if !end.has || p < 0 || p > bins || p != math.Trunc(p) {
+			continue
+		}
+		// The span takes the edge value's bin (the one above the edge,
+		// the top bin at the upper bound) when it starts at the edge
+		// below the upper bound or ends at the upper bound.
+		spanTakes := !end.upper && p < bins || end.upper && p == bins
+		if spanTakes == !end.open {
+			continue
+		}
+		return nil, d.edgeUnanswerable(name, end.v, end.upper, end.open, p)
+	}
+	return d.rangeSpan(r), nil
+}
+
+// edgeUnanswerable is why a real range end v on the edge at position p is
+// not answered from the synopsis (realSpans).
+func (d Domain) edgeUnanswerable(name string, v float64, upper, open bool, p float64) *unanswerable {
+	ops := map[[2]bool]string{{false, false}: ">=", {false, true}: ">", {true, false}: "<=", {true, true}: "<"}
+	b := math.Min(p, float64(d.Bins-1)) // the bin holding v
+	bin := fmt.Sprintf("[%s, %s)", formatNumber(d.value(b)), formatNumber(d.value(b+1)))
+	if b == float64(d.Bins-1) {
+		bin = fmt.Sprintf("[%s, %s]", formatNumber(d.value(b)), formatNumber(d.Upper))
+	}
+	free := "end the range inside a bin (counted in proportion)"
+	if flipped := ops[[2]bool{upper, !open}]; p > 0 && p < float64(d.Bins) || upper && open {
+		// x < e and x >= e inside the domain, and x <= upper, are exact.
+		with := "with"
+		if !open {
+			with = "without"
+		}
+		free = fmt.Sprintf("write %s %s %s (%s the rows holding %s), or ", name, flipped, formatNumber(v), with, formatNumber(v)) + free
+	}
+	return &unanswerable{
+		reason: fmt.Sprintf("%s %s %s ends exactly on an edge of the synopsis bins of the real column %s (width %s), and the rows holding %s are in the bin %s, whose count the synopsis knows only as a whole",
+			name, ops[[2]bool{upper, open}], formatNumber(v), name, formatNumber((d.Upper-d.Lower)/float64(d.Bins)), formatNumber(v), bin),
+		free: free}
 }
 
 // intersect returns the spans selected by both s and t.

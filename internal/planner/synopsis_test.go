@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/dpproxy/dpproxy/internal/catalog"
@@ -42,10 +43,70 @@ func TestConditionSpans(t *testing.T) {
 		{"real range", income, sqlrewrite.Condition{Range: pointerTo(closed(50000, 75250))}, Spans{{100, 150.5}}, true},
 		{"real equality", income, sqlrewrite.Condition{In: []sqlrewrite.Value{{Num: 1000}}}, nil, false},
 	} {
-		got, ok := tc.d.conditionSpans(tc.c)
-		if ok != tc.ok || fmt.Sprint(got) != fmt.Sprint(tc.want) {
-			t.Errorf("%s: got %v %v, want %v %v", tc.name, got, ok, tc.want, tc.ok)
+		got, u := tc.d.columnSpans("c", []sqlrewrite.Condition{tc.c})
+		if (u == nil) != tc.ok || fmt.Sprint(got) != fmt.Sprint(tc.want) {
+			t.Errorf("%s: got %v %v, want %v %v", tc.name, got, u, tc.want, tc.ok)
 		}
+	}
+}
+
+// TestRealRangeEndsOnBinEdges: on a real column with 10 bins over
+// [0, 10], the database puts a value on an edge in the bin above it (10,
+// the upper bound, in the top bin). An end exactly on an edge is answered
+// when the span takes or leaves the edge value's bin as the range takes or
+// leaves the value; otherwise it asks for the rows holding exactly that
+// value, which a synopsis cannot count (x <= 5 was read as x < 5, every
+// row with x = 5 dropped, with no note). Ranges on the column intersect
+// first, so x <= 5 AND x < 3 is x < 3.
+func TestRealRangeEndsOnBinEdges(t *testing.T) {
+	d := Domain{Lower: 0, Upper: 10, Bins: 10}
+	lower := func(v float64, open bool) sqlrewrite.Condition {
+		return sqlrewrite.Condition{Range: &sqlrewrite.Range{Lower: v, HasLower: true, LowerOpen: open}}
+	}
+	upper := func(v float64, open bool) sqlrewrite.Condition {
+		return sqlrewrite.Condition{Range: &sqlrewrite.Range{Upper: v, HasUpper: true, UpperOpen: open}}
+	}
+	between := func(lo, hi float64) sqlrewrite.Condition {
+		return sqlrewrite.Condition{Range: pointerTo(closed(lo, hi))}
+	}
+	for _, tc := range []struct {
+		name  string
+		conds []sqlrewrite.Condition
+		want  Spans
+		why   string // a substring of the reason, "" when answered
+	}{
+		{"x < 5", []sqlrewrite.Condition{upper(5, true)}, Spans{{0, 5}}, ""},
+		{"x >= 5", []sqlrewrite.Condition{lower(5, false)}, Spans{{5, 10}}, ""},
+		{"x <= 5", []sqlrewrite.Condition{upper(5, false)}, nil, "x <= 5 ends exactly on an edge of the synopsis bins of the real column x (width 1), and the rows holding 5 are in the bin [5, 6)"},
+		{"x > 5", []sqlrewrite.Condition{lower(5, true)}, nil, "x > 5 ends exactly on an edge"},
+		{"x BETWEEN 2 AND 5", []sqlrewrite.Condition{between(2, 5)}, nil, "x <= 5 ends exactly on an edge"},
+		{"x BETWEEN 2 AND 5.5", []sqlrewrite.Condition{between(2, 5.5)}, Spans{{2, 5.5}}, ""},
+		{"x <= 5.5", []sqlrewrite.Condition{upper(5.5, false)}, Spans{{0, 5.5}}, ""},
+		{"x <= 5 AND x < 3", []sqlrewrite.Condition{upper(5, false), upper(3, true)}, Spans{{0, 3}}, ""},
+		{"x BETWEEN 7 AND 5", []sqlrewrite.Condition{between(7, 5)}, nil, ""},
+		{"x BETWEEN 5.5 AND 5.5", []sqlrewrite.Condition{between(5.5, 5.5)}, nil, "select single values"},
+		{"x >= 5.5 AND x <= 5.5", []sqlrewrite.Condition{lower(5.5, false), upper(5.5, false)}, nil, "select single values"},
+		// At the bounds: 0 is in the bottom bin, 10 in the top bin [9, 10].
+		{"x <= 10", []sqlrewrite.Condition{upper(10, false)}, Spans{{0, 10}}, ""},
+		{"x < 10", []sqlrewrite.Condition{upper(10, true)}, nil, "the rows holding 10 are in the bin [9, 10]"},
+		{"x >= 10", []sqlrewrite.Condition{lower(10, false)}, nil, "x >= 10 ends exactly on an edge"},
+		{"x > 10", []sqlrewrite.Condition{lower(10, true)}, nil, ""},
+		{"x >= 0", []sqlrewrite.Condition{lower(0, false)}, Spans{{0, 10}}, ""},
+		{"x > 0", []sqlrewrite.Condition{lower(0, true)}, nil, "the rows holding 0 are in the bin [0, 1)"},
+		{"x <= 0", []sqlrewrite.Condition{upper(0, false)}, nil, "x <= 0 ends exactly on an edge"},
+		{"x < 0", []sqlrewrite.Condition{upper(0, true)}, nil, ""},
+		// Ends outside the domain are clipped, as before.
+		{"x > -1", []sqlrewrite.Condition{lower(-1, true)}, Spans{{0, 10}}, ""},
+	} {
+		got, u := d.columnSpans("x", tc.conds)
+		if fmt.Sprint(got) != fmt.Sprint(tc.want) || (u == nil) != (tc.why == "") || u != nil && !strings.Contains(u.String(), tc.why) {
+			t.Errorf("%s: got %v %v, want %v and a reason with %q", tc.name, got, u, tc.want, tc.why)
+		}
+	}
+	// An integer column gets its ends right: x <= 5 takes the cell [5, 6).
+	ints := Domain{Lower: 0, Upper: 10, Bins: 10, Integer: true}
+	if got, u := ints.columnSpans("k", []sqlrewrite.Condition{between(2, 5)}); u != nil || fmt.Sprint(got) != fmt.Sprint(Spans{{2, 6}}) {
+		t.Errorf("integer k BETWEEN 2 AND 5: got %v %v, want [2, 6)", got, u)
 	}
 }
 
