@@ -62,6 +62,8 @@ func (p *Plan) Explain() (columns []string, rows [][]any) {
 	step++
 	filter := "all rows"
 	switch {
+	case p.Boolean != nil && p.Boolean.Op == sqlrewrite.Never:
+		filter = "no row (the WHERE is never true)"
 	case p.Boolean != nil:
 		filter = fmt.Sprintf("%d condition(s) combined with OR and NOT", leaves(p.Boolean)+len(p.Filter))
 	case len(p.Filter) > 0:

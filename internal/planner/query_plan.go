@@ -581,6 +581,8 @@ func (qp *QueryPlan) Explain() (columns []string, rows [][]any) {
 	step++
 	detail := qp.totalDetail()
 	switch n := len(q.Base.Where); {
+	case q.Base.Boolean != nil && q.Base.Boolean.Op == sqlrewrite.Never:
+		detail += "; filter: no row (the WHERE is never true)"
 	case q.Base.Boolean != nil:
 		detail += fmt.Sprintf("; filter: %d condition(s) combined with OR and NOT", n+leaves(q.Base.Boolean))
 	case n > 0 && !q.Listing:
@@ -796,8 +798,11 @@ func predicateIdentity(p *sqlrewrite.Predicate) string {
 // describePredicate renders a predicate for EXPLAIN, parenthesised so
 // that it reads as it selects.
 func describePredicate(p *sqlrewrite.Predicate) string {
-	if p.Op == sqlrewrite.Leaf {
+	switch p.Op {
+	case sqlrewrite.Leaf:
 		return "(" + describeCondition(*p.Leaf) + ")"
+	case sqlrewrite.Never:
+		return "FALSE"
 	}
 	args := make([]string, len(p.Args))
 	for i, a := range p.Args {

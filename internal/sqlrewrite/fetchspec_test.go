@@ -409,6 +409,10 @@ func closingParen(s string) (int, error) {
 type predicateParser struct{ rest string }
 
 func (pp *predicateParser) predicate() (*sqlrewrite.Predicate, error) {
+	if rest, ok := strings.CutPrefix(pp.rest, "never"); ok {
+		pp.rest = rest
+		return &sqlrewrite.Predicate{Op: sqlrewrite.Never}, nil
+	}
 	for op, name := range predicateOps {
 		if !strings.HasPrefix(pp.rest, name+"(") {
 			continue

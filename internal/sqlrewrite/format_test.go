@@ -163,8 +163,11 @@ func formatAggregate(a sqlrewrite.Aggregate) string {
 // and(...), or(...) and not(...) around conditions printed by
 // formatCondition, arguments separated by ", ".
 func formatPredicate(p *sqlrewrite.Predicate) string {
-	if p.Op == sqlrewrite.Leaf {
+	switch p.Op {
+	case sqlrewrite.Leaf:
 		return formatCondition(*p.Leaf)
+	case sqlrewrite.Never:
+		return "never"
 	}
 	args := make([]string, len(p.Args))
 	for i, a := range p.Args {

@@ -2,6 +2,7 @@ package sqlrewrite
 
 import (
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
@@ -25,10 +26,26 @@ const maxPredicateDepth = 100
 // IN (...) are NOT of the leaf. NOT keeps SQL's meaning: a row whose
 // column is NULL satisfies neither a leaf on that column nor its negation.
 // A predicate nested deeper than maxPredicateDepth is refused.
+//
+// At a site that allows constants (conditionSite.constants), conditions
+// the statement's text alone decides follow MySQL's three-valued logic,
+// whatever the data: a comparison of NULL (a NULL bound to a parameter)
+// with a column or a constant is UNKNOWN, col IN (a, NULL) is col IN (a)
+// OR UNKNOWN, col BETWEEN NULL AND b is UNKNOWN AND col <= b, col LIKE
+// NULL is UNKNOWN, NULL IS NULL is TRUE and 'x' IS NULL FALSE. They are
+// folded into the rows where the whole predicate is TRUE, which is all a
+// site that selects rows reads: an UNKNOWN is read as FALSE, or as TRUE
+// under an odd number of NOTs (boolean), and then TRUE AND p is p, FALSE
+// AND p is FALSE, and dually for OR. The result is nil when the predicate
+// is TRUE for every row, Never alone when it is TRUE for none, and a tree
+// without constants otherwise.
 func (sc *scope) predicate(e ast.ExprNode, site conditionSite) (*Predicate, error) {
-	p, err := sc.boolean(e, site)
+	p, err := sc.boolean(e, site, false)
 	if err != nil {
 		return nil, err
+	}
+	if p.Op == always {
+		return nil, nil
 	}
 	if d := p.depth(); d > maxPredicateDepth {
 		return nil, site.refuse("AND, OR and NOT nested %d deep (at most %d)", d, maxPredicateDepth)
@@ -45,19 +62,27 @@ func (p *Predicate) depth() int {
 	return d + 1
 }
 
-// boolean is predicate without the depth bound.
-func (sc *scope) boolean(e ast.ExprNode, site conditionSite) (*Predicate, error) {
+// boolean is predicate without the depth bound, with the constant TRUE
+// given as an always node. negated is whether e stands under an odd
+// number of NOTs of the whole predicate: an UNKNOWN constant is read there
+// as TRUE, elsewhere as FALSE. That leaves the rows where the whole
+// predicate is TRUE as they are: Kleene's AND and OR are monotone in the
+// order FALSE < UNKNOWN < TRUE and NOT reverses it, so such a row stays
+// one when the UNKNOWN is made FALSE (TRUE under NOT), and a predicate
+// TRUE with an UNKNOWN operand is TRUE whatever that operand's value.
+// (NOT UNKNOWN is UNKNOWN, so col <> NULL is UNKNOWN where it stands.)
+func (sc *scope) boolean(e ast.ExprNode, site conditionSite, negated bool) (*Predicate, error) {
 	switch e := e.(type) {
 	case *ast.ParenthesesExpr:
-		return sc.boolean(e.Expr, site)
+		return sc.boolean(e.Expr, site, negated)
 	case *ast.BinaryOperationExpr:
 		switch e.Op {
 		case opcode.LogicAnd, opcode.LogicOr:
-			l, err := sc.boolean(e.L, site)
+			l, err := sc.boolean(e.L, site, negated)
 			if err != nil {
 				return nil, err
 			}
-			r, err := sc.boolean(e.R, site)
+			r, err := sc.boolean(e.R, site, negated)
 			if err != nil {
 				return nil, err
 			}
@@ -65,8 +90,11 @@ func (sc *scope) boolean(e ast.ExprNode, site conditionSite) (*Predicate, error)
 			if e.Op == opcode.LogicOr {
 				op = Or
 			}
-			return orNull(&Predicate{Op: op, Args: append(operands(op, l), operands(op, r)...)}), nil
+			return orNull(combine(op, l, r)), nil
 		case opcode.LT, opcode.LE, opcode.GT, opcode.GE, opcode.EQ, opcode.NE:
+			if p, ok, err := sc.nullOperand(site, negated, e.L, e.R); ok {
+				return p, err
+			}
 			if c, contains, ok, err := sc.locate(e, site); ok {
 				if err != nil {
 					return nil, err
@@ -87,12 +115,26 @@ func (sc *scope) boolean(e ast.ExprNode, site conditionSite) (*Predicate, error)
 		}
 		return nil, site.refuse("%s", operatorName(e.Op))
 	case *ast.BetweenExpr:
+		if x, ok := nullBetween(site, e); ok {
+			return sc.boolean(x, site, negated)
+		}
+		if p, ok, err := sc.nullOperand(site, negated, e.Expr, e.Left, e.Right); ok {
+			return p, err
+		}
 		c, err := sc.between(e, site)
 		if err != nil {
 			return nil, err
 		}
 		return negateIf(e.Not, leaf(c)), nil
 	case *ast.PatternInExpr:
+		if x, ok := nullIn(site, e); ok {
+			return sc.boolean(x, site, negated)
+		}
+		if e.Sel == nil {
+			if p, ok, err := sc.nullOperand(site, negated, append([]ast.ExprNode{e.Expr}, e.List...)...); ok {
+				return p, err
+			}
+		}
 		if p, ok, err := sc.temporalIn(e, site); ok {
 			if err != nil {
 				return nil, err
@@ -106,13 +148,16 @@ func (sc *scope) boolean(e ast.ExprNode, site conditionSite) (*Predicate, error)
 		return negateIf(e.Not, leaf(c)), nil
 	case *ast.UnaryOperationExpr:
 		if e.Op == opcode.Not || e.Op == opcode.Not2 {
-			p, err := sc.boolean(e.V, site)
+			p, err := sc.boolean(e.V, site, !negated)
 			if err != nil {
 				return nil, err
 			}
 			return negateIf(true, p), nil
 		}
 	case *ast.IsNullExpr:
+		if v, ok := constantValue(e.Expr); ok && site.constants {
+			return constant(v.Null != e.Not), nil
+		}
 		col, err := sc.conditionColumn(site, e.Expr)
 		if err != nil {
 			return nil, err
@@ -121,6 +166,11 @@ func (sc *scope) boolean(e ast.ExprNode, site conditionSite) (*Predicate, error)
 	case *ast.IsTruthExpr:
 		return nil, site.refuse("IS TRUE, IS FALSE")
 	case *ast.PatternLikeOrIlikeExpr:
+		if e.IsLike {
+			if p, ok, err := sc.nullOperand(site, negated, e.Expr, e.Pattern); ok {
+				return p, err
+			}
+		}
 		c, err := sc.like(e, site)
 		if err != nil {
 			return nil, err
@@ -138,6 +188,132 @@ func (sc *scope) boolean(e ast.ExprNode, site conditionSite) (*Predicate, error)
 		return nil, site.refuse("a constant as a condition")
 	}
 	return nil, site.refuse("this condition")
+}
+
+// constant is the predicate TRUE (an always node) or FALSE (Never).
+func constant(v bool) *Predicate {
+	if v {
+		return &Predicate{Op: always}
+	}
+	return &Predicate{Op: Never}
+}
+
+// combine is the AND (OR) of l and r, with nested ANDs (ORs) flattened
+// and constants folded: FALSE AND p is FALSE and TRUE AND p is p, TRUE
+// OR p is TRUE and FALSE OR p is p, in three-valued logic too.
+func combine(op PredicateOp, l, r *Predicate) *Predicate {
+	absorbing, neutral := Never, always
+	if op == Or {
+		absorbing, neutral = always, Never
+	}
+	switch {
+	case l.Op == absorbing || r.Op == absorbing:
+		return &Predicate{Op: absorbing}
+	case l.Op == neutral:
+		return r
+	case r.Op == neutral:
+		return l
+	}
+	return &Predicate{Op: op, Args: append(operands(op, l), operands(op, r)...)}
+}
+
+// constantValue reads e as a constant: a literal (NULL included) or
+// constant arithmetic of numbers, never an unbound ? marker.
+func constantValue(e ast.ExprNode) (Value, bool) {
+	if unbound(e) {
+		return Value{}, false
+	}
+	if v, ok := literal(e); ok {
+		return v, true
+	}
+	if num, ok := constantNumber(e); ok {
+		return Value{Num: num}, true
+	}
+	return Value{}, false
+}
+
+// nullOperand reads a condition (a comparison, BETWEEN, IN, LIKE) one of
+// whose operands is NULL and whose others are declared columns or
+// constants, at a site that allows constants: UNKNOWN for every row
+// whatever its operator (NOT included), read as the site reads an UNKNOWN
+// (boolean's negated). ok is false for any other condition. Its columns
+// are resolved, so an unknown one is an error as elsewhere.
+func (sc *scope) nullOperand(site conditionSite, negated bool, operands ...ast.ExprNode) (p *Predicate, ok bool, err error) {
+	if !site.constants || !slices.ContainsFunc(operands, isNull) {
+		return nil, false, nil
+	}
+	for _, o := range operands {
+		if _, isConstant := constantValue(o); isConstant {
+			continue
+		}
+		c, isColumn := unparen(o).(*ast.ColumnNameExpr)
+		if !isColumn {
+			return nil, false, nil
+		}
+		if _, err := sc.column(c.Name, site.clause); err != nil {
+			return nil, true, err
+		}
+	}
+	return constant(negated), true, nil
+}
+
+// isNull reports whether e is the literal NULL.
+func isNull(e ast.ExprNode) bool {
+	v, ok := literal(e)
+	return ok && v.Null && !unbound(e)
+}
+
+// unbound reports whether e is a ? marker left in the text of a statement
+// (not a prepared statement's, whose markers are bound before it is
+// parsed): the parser reads it as a value without one, which is no NULL
+// but a statement MySQL refuses.
+func unbound(e ast.ExprNode) bool {
+	_, ok := unparen(e).(ast.ParamMarkerExpr)
+	return ok
+}
+
+// nullBetween rewrites x [NOT] BETWEEN a AND b with one bound NULL (and x
+// not NULL), at a site that allows constants, as MySQL evaluates it: [NOT]
+// (x >= a AND x <= b), the comparison with NULL UNKNOWN and the other
+// one kept (5 NOT BETWEEN NULL AND 3 is TRUE). ok is false otherwise.
+func nullBetween(site conditionSite, e *ast.BetweenExpr) (ast.ExprNode, bool) {
+	if !site.constants || isNull(e.Expr) || isNull(e.Left) == isNull(e.Right) {
+		return nil, false
+	}
+	var x ast.ExprNode = &ast.BinaryOperationExpr{Op: opcode.LogicAnd,
+		L: &ast.BinaryOperationExpr{Op: opcode.GE, L: e.Expr, R: e.Left},
+		R: &ast.BinaryOperationExpr{Op: opcode.LE, L: e.Expr, R: e.Right}}
+	if e.Not {
+		x = &ast.UnaryOperationExpr{Op: opcode.Not, V: x}
+	}
+	return x, true
+}
+
+// nullIn rewrites x [NOT] IN (a, ..., NULL, ...) with a NULL and another
+// item (and x not NULL), at a site that allows constants, as MySQL
+// evaluates it: [NOT] (x IN (a, ...) OR x = NULL), TRUE where x is one of
+// the items and UNKNOWN elsewhere (so NOT IN keeps no row). ok is false
+// otherwise.
+func nullIn(site conditionSite, e *ast.PatternInExpr) (ast.ExprNode, bool) {
+	if !site.constants || e.Sel != nil || isNull(e.Expr) || !slices.ContainsFunc(e.List, isNull) {
+		return nil, false
+	}
+	var rest []ast.ExprNode
+	for _, item := range e.List {
+		if !isNull(item) {
+			rest = append(rest, item)
+		}
+	}
+	if len(rest) == 0 {
+		return nil, false
+	}
+	var x ast.ExprNode = &ast.BinaryOperationExpr{Op: opcode.LogicOr,
+		L: &ast.PatternInExpr{Expr: e.Expr, List: rest},
+		R: &ast.BinaryOperationExpr{Op: opcode.EQ, L: e.Expr, R: ast.NewValueExpr(nil, "", "")}}
+	if e.Not {
+		x = &ast.UnaryOperationExpr{Op: opcode.Not, V: x}
+	}
+	return x, true
 }
 
 // temporalIn converts col IN (a, b, ...) on a date or timestamp column:
@@ -370,15 +546,19 @@ func (sc *scope) textFunctionEquality(e *ast.BinaryOperationExpr, site condition
 func leaf(c Condition) *Predicate { return &Predicate{Op: Leaf, Leaf: &c} }
 
 // negateIf wraps p in NOT when not is set; the negation of IS [NOT] NULL
-// is IS [NOT] NULL with the other sense (a two-valued leaf), and the
-// negation of NOT q is q (SQL's NOT maps true, false and unknown to false,
-// true and unknown, so two of them are the identity).
+// is IS [NOT] NULL with the other sense (a two-valued leaf), the negation
+// of NOT q is q (SQL's NOT maps true, false and unknown to false, true and
+// unknown, so two of them are the identity), and that of a constant the
+// other constant.
 func negateIf(not bool, p *Predicate) *Predicate {
 	if !not {
 		return p
 	}
-	if p.Op == Not {
+	switch p.Op {
+	case Not:
 		return p.Args[0]
+	case Never, always:
+		return constant(p.Op == Never)
 	}
 	if p.Op == Leaf && p.Leaf.IsNull {
 		c := *p.Leaf
@@ -424,8 +604,12 @@ func operands(op PredicateOp, p *Predicate) []*Predicate {
 }
 
 // conjunction returns the conditions of a predicate that is a single leaf or
-// an AND of leaves, in order; ok is false when it has OR or NOT.
+// an AND of leaves, in order, and none of nil (a condition true for every
+// row); ok is false when it has OR or NOT, or is Never.
 func conjunction(p *Predicate) (conds []Condition, ok bool) {
+	if p == nil {
+		return nil, true
+	}
 	switch p.Op {
 	case Leaf:
 		return []Condition{*p.Leaf}, true

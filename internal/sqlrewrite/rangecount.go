@@ -15,7 +15,9 @@ func (sc *scope) rangeCount(e ast.ExprNode) (Aggregate, error) {
 }
 
 // rangeCountAt is rangeCount with the conditions written at site: Where
-// when the condition is an AND of leaves, else Boolean (OR and NOT).
+// when the condition is an AND of leaves, else Boolean (OR and NOT, or
+// Never); neither when the statement's text makes it true for every row
+// (NULL IS NULL: the count of all rows).
 func (sc *scope) rangeCountAt(e ast.ExprNode, site conditionSite) (Aggregate, error) {
 	p, err := sc.predicate(e, site)
 	if err != nil {

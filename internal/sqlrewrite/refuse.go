@@ -45,11 +45,19 @@ type conditionSite struct {
 	// in the WHEN of a row expression's CASE, which is computed beside
 	// the derived columns, not over them.
 	expressions bool
+	// constants allows conditions the statement's text alone decides (a
+	// comparison with NULL, as a NULL bound to a parameter gives, and IS
+	// NULL of a constant), folded into the rows where the whole condition
+	// is true (scope.predicate): only where a condition selects rows (WHERE,
+	// a range count's or a CASE WHEN's of an aggregate), not where its
+	// three-valued value is itself used (AVG(condition), GROUP BY
+	// condition).
+	constants bool
 }
 
 var (
-	whereSite      = conditionSite{clause: "where clause", supported: supportedWhere, expressions: true}
-	rangeCountSite = conditionSite{clause: "field list", supported: supportedRangeCount, expressions: true}
+	whereSite      = conditionSite{clause: "where clause", supported: supportedWhere, expressions: true, constants: true}
+	rangeCountSite = conditionSite{clause: "field list", supported: supportedRangeCount, expressions: true, constants: true}
 	rowCaseSite    = conditionSite{clause: "field list", supported: supportedRowCase}
 	tierSite       = conditionSite{clause: "field list", supported: supportedRowCase, expressions: true}
 )

@@ -9,11 +9,18 @@ import (
 // can be joined to other conditions with AND: a leaf is "(condition)", And
 // and Or are "(a AND b ...)" and "(a OR b ...)", Not is "(NOT a)". NOT in
 // SQL keeps NULLs out on both sides, as the Predicate contract says.
+// Never is "(1 = 0)", which every dialect reads as FALSE (PostgreSQL takes
+// no integer as a boolean).
 func (r *renderer) predicate(p *Predicate) (string, error) {
 	if p == nil {
 		return "", errors.New("sqlrewrite: nil predicate node")
 	}
 	switch p.Op {
+	case Never:
+		if p.Leaf != nil || len(p.Args) > 0 {
+			return "", errors.New("sqlrewrite: Never takes no condition and no arguments")
+		}
+		return "(1 = 0)", nil
 	case Leaf:
 		if p.Leaf == nil || len(p.Args) > 0 {
 			return "", errors.New("sqlrewrite: a leaf predicate needs a condition and no arguments")

@@ -38,9 +38,9 @@ type Select struct {
 	// anywhere) is always given here, in the order written.
 	Where []Condition
 	// Boolean is set instead of Where when the predicate uses OR or NOT
-	// (<>, NOT BETWEEN and NOT IN included): a row condition the fetches
-	// apply like Where (a COUNT(*) on a table with an interactive domain
-	// may instead be answered over that domain).
+	// (<>, NOT BETWEEN and NOT IN included), or is Never: a row condition
+	// the fetches apply like Where (a COUNT(*) on a table with an
+	// interactive domain may instead be answered over that domain).
 	Boolean *Predicate
 	// GroupBy is set for a histogram: SELECT FLOOR(col/w)*w AS b, COUNT(*)
 	// FROM t GROUP BY b. The result has one row per bucket, in ascending
@@ -60,7 +60,8 @@ type Select struct {
 // it with parentheses dropped and nested ANDs (ORs) flattened into one node.
 // It has SQL's meaning: a row is counted where the predicate is true, and a
 // leaf on a NULL column is neither true nor false, so NOT of it is not true
-// either (col <> 5 keeps no row where col is NULL).
+// either (col <> 5 keeps no row where col is NULL). Never, a node with
+// neither Leaf nor Args, holds for no row.
 type Predicate struct {
 	Op PredicateOp
 	// Leaf is set for Op == Leaf.
@@ -78,6 +79,16 @@ const (
 	And
 	Or
 	Not
+	// Never is the constant FALSE: a condition that the statement's text
+	// alone makes true for no row (category = NULL, from a NULL bound to
+	// a parameter; NOT (col IN (1, NULL))). The parser gives it only as a
+	// whole WHERE or a whole aggregate condition (Select.Boolean,
+	// Aggregate.Boolean), never inside another node; the planner may AND
+	// it with a statement's WHERE. It reads no column.
+	Never
+	// always is the constant TRUE, which exists only while a condition is
+	// parsed: a condition true for every row is no condition.
+	always
 )
 
 // Bucketing is GROUP BY FLOOR(col / Width) * Width (or FLOOR(col / Width),
@@ -178,7 +189,8 @@ type Aggregate struct {
 	// Boolean is set instead of Where when the aggregate's own condition
 	// uses OR or NOT (<>, NOT BETWEEN and NOT IN included):
 	// SUM(CASE WHEN a <> 1 OR b = 2 THEN col END), COUNT(CASE WHEN NOT
-	// (age BETWEEN 20 AND 30) THEN 1 END). Only a Query answers it, as its
+	// (age BETWEEN 20 AND 30) THEN 1 END), or is Never (SUM(CASE WHEN
+	// category = NULL THEN 1 END)). Only a Query answers it, as its
 	// own part (planner.QueryPlan.Parts); no synopsis does.
 	Boolean *Predicate
 	// Expr, if set, is the row expression the aggregate reads (an
