@@ -323,11 +323,12 @@ func TestRealClients(t *testing.T) {
 		}
 	})
 
-	python := func(script string, modules ...string) func(t *testing.T, env clientEnv) {
+	// python runs a script whose steps are checkSteps' and steps.
+	python := func(script string, steps []string, modules ...string) func(t *testing.T, env clientEnv) {
 		return func(t *testing.T, env clientEnv) {
 			needClient(t, havePython(modules...), debianPython+" with "+strings.Join(modules, ", "))
 			out, errText := runProgram(t, env.vars(), "", debianPython, filepath.Join(dir, script))
-			extra := []string{}
+			extra := append([]string{}, steps...)
 			if env.ca != "" && strings.Contains(out, "tls\t") {
 				extra = append(extra, "tls")
 			}
@@ -339,11 +340,11 @@ func TestRealClients(t *testing.T) {
 		run  func(t *testing.T, env clientEnv)
 		envs map[string]clientEnv
 	}{
-		{"pymysql", python("pymysql_client.py", "pymysql"),
+		{"pymysql", python("pymysql_client.py", nil, "pymysql"),
 			map[string]clientEnv{"plain": native, "tls": withCA(native), "caching_sha2-rsa": sha2RSA, "caching_sha2-tls": withCA(sha2)}},
-		{"sqlalchemy", python("sqlalchemy_client.py", "sqlalchemy", "pandas", "pymysql"),
+		{"sqlalchemy", python("sqlalchemy_client.py", nil, "sqlalchemy", "pandas", "pymysql"),
 			map[string]clientEnv{"plain": native}},
-		{"pyodbc", python("pyodbc_client.py", "pyodbc"),
+		{"pyodbc", python("pyodbc_client.py", []string{"typeinfo"}, "pyodbc"),
 			map[string]clientEnv{"plain": native, "tls": withCA(native)}},
 		{"mysql2", nodeClient(dir), map[string]clientEnv{"plain": native, "tls": withCA(native), "caching_sha2-tls": withCA(sha2)}},
 		{"connector-j", connectorJ(dir, t.TempDir()), map[string]clientEnv{

@@ -131,6 +131,8 @@ func (s *Session) execute(ctx context.Context, stmt sqlrewrite.Statement) (*Resu
 		return s.deallocate(st)
 	case *sqlrewrite.ConstantSelect:
 		return s.constantSelect(ctx, st)
+	case *sqlrewrite.ConstantUnion:
+		return s.constantUnion(ctx, st)
 	case *sqlrewrite.Use:
 		if err := s.UseDatabase(ctx, st.Database); err != nil {
 			return nil, err

@@ -31,27 +31,37 @@ const (
 // without looking at the statement's context, so neither its timeout nor
 // KILL stopped it: MariaDB ODBC's SQLGetTypeInfo, 43 constant SELECTs,
 // held a catalog slot for good, and four of them every analyst's catalog
-// statements, logins included (an independent review).
+// statements, logins included (an independent review). A statement that
+// is a ConstantUnion (SQLGetTypeInfo's form) is answered without the
+// engine and has its own bounds (constant_union.go).
 const maxSetOprSelects = 8
 
-// guardDepth refuses a statement nested deeper than maxNestingDepth, with
-// more than maxChainLinks links of AND or OR chains open at once, or with
-// set operations of more than maxSetOprSelects SELECTs. It
-// runs first on every parsed statement, before any recursive conversion,
-// and never itself descends past either limit.
-func guardDepth(stmt ast.Node) error {
+// guardDepth refuses a statement nested deeper than maxNestingDepth or
+// with more than maxChainLinks links of AND or OR chains open at once, and
+// returns the number of SELECTs its set operations join, all lists
+// together (guardSetOpr judges it). It runs first on every parsed
+// statement, before any recursive conversion, and never itself descends
+// past either limit.
+func guardDepth(stmt ast.Node) (setOprSelects int, err error) {
 	g := &depthGuard{}
 	stmt.Accept(g)
 	switch {
 	case g.depth > maxNestingDepth:
-		return refuse(fmt.Sprintf("expressions nested more than %d levels deep", maxNestingDepth),
+		return 0, refuse(fmt.Sprintf("expressions nested more than %d levels deep", maxNestingDepth),
 			"the same statement with fewer nested parentheses, operators or function calls")
 	case g.links > maxChainLinks:
-		return refuse(fmt.Sprintf("a chain of more than %d ANDs or ORs", maxChainLinks),
+		return 0, refuse(fmt.Sprintf("a chain of more than %d ANDs or ORs", maxChainLinks),
 			"IN (...) lists, or fewer conditions")
-	case g.setOprSelects > maxSetOprSelects:
+	}
+	return g.setOprSelects, nil
+}
+
+// guardSetOpr refuses set operations of more than maxSetOprSelects
+// SELECTs (a ConstantUnion is recognised before this).
+func guardSetOpr(setOprSelects int) error {
+	if setOprSelects > maxSetOprSelects {
 		return refuse(fmt.Sprintf("UNION, INTERSECT or EXCEPT of more than %d SELECTs", maxSetOprSelects),
-			"separate statements of at most that many SELECTs")
+			"separate statements of at most that many SELECTs, or a UNION of up to 4,096 SELECTs of literal strings, integers and NULLs only")
 	}
 	return nil
 }

@@ -66,6 +66,21 @@ func formatStatement(st sqlrewrite.Statement) string {
 			b.WriteString(" (zero-row probe)")
 		}
 		b.WriteString("\n")
+	case *sqlrewrite.ConstantUnion:
+		fmt.Fprintf(&b, "constant union (catalog engine may: %t)\n", s.CatalogMay)
+		for _, c := range s.Columns {
+			fmt.Fprintf(&b, "column %q: %s width=%d nullable=%t\n", c.Name, unionTypes[c.Type], c.Width, c.Nullable)
+		}
+		for _, r := range s.Rows {
+			vals := make([]string, len(r))
+			for j, v := range r {
+				vals[j] = "NULL"
+				if v != nil {
+					vals[j] = strconv.Quote(v.(string))
+				}
+			}
+			fmt.Fprintf(&b, "row %s\n", strings.Join(vals, ", "))
+		}
 	case *sqlrewrite.ConstantSelect:
 		for _, it := range s.Items {
 			fmt.Fprintf(&b, "constant %q: %s", it.Label, constKinds[it.Kind])
@@ -103,6 +118,10 @@ func formatStatement(st sqlrewrite.Statement) string {
 		fmt.Fprintf(&b, "unknown statement %T\n", st)
 	}
 	return b.String()
+}
+
+var unionTypes = map[sqlrewrite.UnionType]string{
+	sqlrewrite.UnionNull: "null", sqlrewrite.UnionInt: "bigint", sqlrewrite.UnionText: "varchar",
 }
 
 var constKinds = map[sqlrewrite.ConstKind]string{

@@ -83,11 +83,20 @@ func (p *Parser) Parse(sql string) (st Statement, err error) {
 
 // statement converts one parsed statement; it is deny-by-default.
 func (p *Parser) statement(stmt ast.StmtNode, sql string) (Statement, error) {
-	if err := guardDepth(stmt); err != nil {
+	setOprSelects, err := guardDepth(stmt)
+	if err != nil {
 		return nil, err
 	}
 	bounds, err := guardSizes(stmt)
 	if err != nil {
+		return nil, err
+	}
+	if s, isSetOpr := stmt.(*ast.SetOprStmt); isSetOpr {
+		if u, ok := constantUnion(s, sql); ok {
+			return u, nil
+		}
+	}
+	if err := guardSetOpr(setOprSelects); err != nil {
 		return nil, err
 	}
 	switch s := stmt.(type) {

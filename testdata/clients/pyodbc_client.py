@@ -1,5 +1,6 @@
 """MariaDB Connector/ODBC through unixODBC and pyodbc: connect, SQLTables and
-SQLColumns, a DP aggregate, SET, a refused query."""
+SQLColumns, SQLGetTypeInfo(SQL_ALL_TYPES) as ODBC BI tools call it on
+connecting, a DP aggregate, SET, a refused query."""
 import pyodbc
 
 from steps import AGGREGATE, CA, DB, HOST, PASSWORD, PORT, REFUSED, SET_EPSILON, USER, step
@@ -21,6 +22,14 @@ def browse():
     return f"tables={','.join(tables)};columns={','.join(cols)}"
 
 
+def type_info():
+    rows = conn.cursor().getTypeInfo().fetchall()  # SQLGetTypeInfo(SQL_ALL_TYPES)
+    names = {r.type_name for r in rows}
+    if len(rows) <= 40 or not {"VARCHAR", "BIGINT", "DATETIME"} <= names:
+        raise AssertionError(f"{len(rows)} types: {sorted(names)}")
+    return f"{len(rows)} types"
+
+
 def query(sql):
     c = conn.cursor()
     c.execute(sql)
@@ -30,6 +39,7 @@ def query(sql):
 conn = None
 if step("connect", connect):
     step("browse", browse)
+    step("typeinfo", type_info)
     step("aggregate", lambda: query(AGGREGATE)[0][0])
     step("set", lambda: query(SET_EPSILON))
     step("refused", lambda: query(REFUSED))

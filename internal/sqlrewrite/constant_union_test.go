@@ -1,0 +1,95 @@
+package sqlrewrite_test
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dpproxy/dpproxy/internal/dperr"
+	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
+)
+
+// TestODBCTypeInfoIsAConstantUnion: the statement MariaDB Connector/ODBC
+// 3.1 sends for SQLGetTypeInfo(SQL_ALL_TYPES), 43 SELECTs of literals
+// joined by UNION (captured from the wire), is answered at parse with its
+// 43 rows, named and typed as MySQL answers it; it was refused with 1235
+// by the limit of 8 SELECTs that keeps the catalog engine's exponential
+// planning away.
+func TestODBCTypeInfoIsAConstantUnion(t *testing.T) {
+	sql, err := os.ReadFile("../../testdata/clients/mariadb_odbc_typeinfo.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := sqlrewrite.NewParser(testCatalog()).Parse(strings.TrimSpace(string(sql)))
+	if err != nil {
+		t.Fatalf("SQLGetTypeInfo: %v", err)
+	}
+	u, ok := st.(*sqlrewrite.ConstantUnion)
+	if !ok {
+		t.Fatalf("SQLGetTypeInfo: %T, want a ConstantUnion", st)
+	}
+	if len(u.Rows) != 43 || len(u.Columns) != 19 || u.CatalogMay {
+		t.Fatalf("SQLGetTypeInfo: %d rows, %d columns, catalog engine may: %t; want 43, 19, false", len(u.Rows), len(u.Columns), u.CatalogMay)
+	}
+	want := []sqlrewrite.UnionColumn{
+		{Name: "TYPE_NAME", Type: sqlrewrite.UnionText, Width: 18},
+		{Name: "DATA_TYPE", Type: sqlrewrite.UnionInt, Width: 3},
+		{Name: "COLUMN_SIZE", Type: sqlrewrite.UnionInt, Width: 11},
+		{Name: "CREATE_PARAMS", Type: sqlrewrite.UnionText, Width: 15, Nullable: true},
+		{Name: "INTERVAL_PRECISION", Type: sqlrewrite.UnionNull, Nullable: true},
+	}
+	for _, w := range want {
+		found := false
+		for _, c := range u.Columns {
+			if c.Name == w.Name {
+				found = true
+				if c != w {
+					t.Errorf("column %+v, want %+v", c, w)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("no column %s", w.Name)
+		}
+	}
+	if got := fmt.Sprint(u.Rows[0]); got != "[BIT -7 1   <nil> 1 1 3 0 0 0 BIT 0 0 0 0 10 <nil>]" {
+		t.Errorf("first row %s", got)
+	}
+	if got := fmt.Sprint(u.Rows[42][:3]); got != "[LONG VARCHAR -10 16777215]" {
+		t.Errorf("last row %s", got)
+	}
+}
+
+// TestConstantUnionBounds: a UNION of literal rows is answered up to
+// 4,096 SELECTs and 1 MiB of text, in time linear in its size; past
+// either bound it is an ordinary set operation, refused past 8 SELECTs.
+func TestConstantUnionBounds(t *testing.T) {
+	p := sqlrewrite.NewParser(testCatalog())
+	union := func(n int, value string) string {
+		parts := make([]string, n)
+		for i := range parts {
+			parts[i] = fmt.Sprintf("SELECT %d AS a, '%s' AS b, NULL AS c", i, value)
+		}
+		return strings.Join(parts, " UNION ")
+	}
+	start := time.Now()
+	st, err := p.Parse(union(4096, "x"))
+	if u, ok := st.(*sqlrewrite.ConstantUnion); err != nil || !ok || len(u.Rows) != 4096 {
+		t.Fatalf("4,096 SELECTs: %T %v", st, err)
+	}
+	t.Logf("4,096 SELECTs parsed and answered in %v", time.Since(start))
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("4,096 SELECTs took %v", d)
+	}
+	long := strings.Repeat("y", 260)
+	if sql := union(3500, long); len(sql) <= 1<<20 {
+		t.Fatalf("test statement of %d bytes, want over 1 MiB", len(sql))
+	}
+	for name, sql := range map[string]string{"4,097 SELECTs": union(4097, "x"), "over 1 MiB": union(3500, long)} {
+		if _, err := p.Parse(sql); dperr.KindOf(err) != dperr.Unsupported || !strings.Contains(err.Error(), "more than 8 SELECTs") {
+			t.Errorf("%s: %v, want 1235 naming the limit", name, err)
+		}
+	}
+}
