@@ -182,7 +182,7 @@ type DateCell struct {
 }
 
 // nearestDateForms names the supported date keys in refusals.
-const nearestDateForms = "the supported date keys are YEAR(col), MONTH(col), QUARTER(col), WEEK(col) and WEEK(col, 3) or WEEKOFYEAR(col), DAYOFWEEK(col), DAYOFMONTH(col), DAYOFYEAR(col), HOUR(col) and MINUTE(col) of a timestamp, DATE(col), EXTRACT(YEAR|MONTH|QUARTER|DAY|HOUR|YEAR_MONTH FROM col), YEAR(col) * 100 + MONTH(col), " +
+const nearestDateForms = "the supported date keys are YEAR(col), MONTH(col), QUARTER(col), WEEK(col) and WEEK(col, 3) or WEEKOFYEAR(col), DAYOFWEEK(col), DAYOFMONTH(col), DAYOFYEAR(col), HOUR(col) and MINUTE(col) of a timestamp, DATE(col) or CAST(col AS DATE), EXTRACT(YEAR|MONTH|QUARTER|DAY|HOUR|YEAR_MONTH FROM col), YEAR(col) * 100 + MONTH(col), " +
 	"DATE_FORMAT(col, f) with f of %Y, %m, %d, %H and %i (hours and minutes of a timestamp) and literals (e.g. '%Y-%m', '%Y-%m-01'), and CAST(... AS DATE), DATE(...), STR_TO_DATE(..., '%Y-%m-%d') of those, " +
 	"weeks as DATE(DATE_SUB(col, INTERVAL DAYOFWEEK(col) - 1 DAY)) or DATE(DATE_SUB(col, INTERVAL WEEKDAY(col) DAY)), and quarters as Metabase and Superset spell their first day"
 
@@ -459,6 +459,9 @@ func (sc *scope) dateKeyOf(e ast.ExprNode) (*dateKey, error) {
 			if k, ok := sc.superset(x.Args[0]); ok && name == "date" {
 				return k, nil
 			}
+			if col, isCol := sc.dateColumn(x.Args[0]); isCol {
+				return columnCast(col, name == "timestamp", e)
+			}
 			return sc.dateCast(x.Args[0], name == "timestamp", e)
 		case "str_to_date":
 			if len(x.Args) != 2 {
@@ -480,12 +483,18 @@ func (sc *scope) dateKeyOf(e ast.ExprNode) (*dateKey, error) {
 			return sc.dateCast(x.Args[0], f.Str != "%Y-%m-%d", e)
 		}
 	case *ast.FuncCastExpr:
+		datetime := false
 		switch x.Tp.GetType() {
 		case mysql.TypeDate:
-			return sc.dateCast(x.Expr, false, e)
 		case mysql.TypeDatetime, mysql.TypeTimestamp:
-			return sc.dateCast(x.Expr, true, e)
+			datetime = true
+		default:
+			return nil, refuse()
 		}
+		if col, isCol := sc.dateColumn(x.Expr); isCol {
+			return columnCast(col, datetime, e)
+		}
+		return sc.dateCast(x.Expr, datetime, e)
 	case *ast.BinaryOperationExpr:
 		// YEAR(col) * 100 + MONTH(col) and YEAR(col) * 10 + QUARTER(col),
 		// either order of the sum.
@@ -606,6 +615,22 @@ func dateFormat(f string, t time.Time) string {
 		}
 	}
 	return b.String()
+}
+
+// columnCast is CAST(col AS DATE) (older Metabase's day) of a date or
+// timestamp column: its days, as DATE(col), with the same labels (the
+// same key, typed DATE); and CAST(col AS DATETIME) or TIMESTAMP(col)
+// (datetime) of a date column: its days labelled as datetimes at
+// midnight, MySQL's value. Of a timestamp column the latter is the
+// timestamp itself, to the second, whose values are not declared.
+func columnCast(col *catalog.Column, datetime bool, e ast.ExprNode) (*dateKey, error) {
+	switch {
+	case !datetime:
+		return &dateKey{col: col, part: PartDay, kind: "date", label: dateLabel(false)}, nil
+	case col.Type == catalog.Date:
+		return &dateKey{col: col, part: PartDay, kind: "datetime", label: dateLabel(true)}, nil
+	}
+	return nil, refuseRows("GROUP BY %s, the timestamp column %s to the second (its values are not declared); group by DATE(%s) or CAST(%s AS DATE), DATE_FORMAT(%s, '%%Y-%%m-%%d %%H:00'), or UNIX_TIMESTAMP(%s) DIV w * w", restore(e), col.Name, col.Name, col.Name, col.Name, col.Name)
 }
 
 // dateCast is CAST(k AS DATE) (datetime: AS DATETIME), DATE(k),

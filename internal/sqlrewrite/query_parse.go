@@ -421,9 +421,9 @@ func (qb *queryBuilder) bucketKey(b *Bucketing) (int, error) {
 }
 
 // bucketKeyOf is bucketKey of a bucketing of a declared column (x nil) or
-// of the row expression x, over its derived bounds (expressionBucket): the
-// key then carries x, which the base Select's Derive lists for the
-// fetches to compute.
+// of the row expression x, over its derived bounds (expressionBucket)
+// narrowed by the WHERE (scope.whereBounds): the key then carries x,
+// which the base Select's Derive lists for the fetches to compute.
 func (qb *queryBuilder) bucketKeyOf(b *Bucketing, x *RowExpr) (int, error) {
 	for i, k := range qb.q.Keys {
 		if k.Bucket != nil && *k.Bucket == *b {
@@ -432,7 +432,10 @@ func (qb *queryBuilder) bucketKeyOf(b *Bucketing, x *RowExpr) (int, error) {
 	}
 	var lo, hi float64
 	if x != nil {
-		lo, hi, _ = x.Bounds()
+		// The values of x on the rows the WHERE keeps: the other buckets,
+		// public groups that hold none of those rows, are left out, as
+		// for a column below.
+		lo, hi, _ = qb.sc.whereBounds(x)
 	} else {
 		col, _ := qb.sc.table.Column(b.Column)
 		lo, hi, _ = col.Bounds()

@@ -64,6 +64,77 @@ func (sc *scope) whereRange(col string) (rg Range, ok bool) {
 	return rg, ok
 }
 
+// whereBounds returns an interval that holds every value the row
+// expression x takes on the rows the WHERE keeps: x's Bounds with each
+// column it reads (RowColumn, RowTemporal) over the part of its declared
+// bounds that the WHERE's range on it allows (whereSpan). The database
+// reads a column clamped to its bounds, and clamping is monotone, so a
+// row whose value lies in the range reads a value between the range's
+// ends clamped; interval arithmetic bounds x over those values as over
+// the declared ones (exactly, up to outward rounding, when x is monotone
+// in one column: UNIX_TIMESTAMP(col), a DATEDIFF from a constant). It is
+// x.Bounds() when the WHERE narrows no column of x, or leaves one of
+// them no value (no row is kept: every group answers, empty). It depends
+// only on the statement and the configuration.
+func (sc *scope) whereBounds(x *RowExpr) (lo, hi float64, err error) {
+	narrowed, empty := false, false
+	var within func(e *RowExpr) *RowExpr
+	within = func(e *RowExpr) *RowExpr {
+		if e == nil {
+			return nil
+		}
+		out := *e
+		if e.Kind == RowColumn || e.Kind == RowTemporal {
+			l, h, ok := sc.whereSpan(e)
+			narrowed = narrowed || l != e.Lower || h != e.Upper
+			empty = empty || !ok
+			out.Lower, out.Upper = l, h
+		}
+		out.Args = make([]*RowExpr, len(e.Args))
+		for i, a := range e.Args {
+			out.Args[i] = within(a)
+		}
+		return &out
+	}
+	y := within(x)
+	if narrowed && !empty {
+		if lo, hi, err = y.Bounds(); err == nil {
+			return lo, hi, nil
+		}
+	}
+	return x.Bounds()
+}
+
+// whereSpan returns the part [lo, hi] of the declared bounds of a column
+// a row expression reads (leaf, a RowColumn or RowTemporal) that its
+// reading takes on the rows the WHERE keeps (whereRange, whose ends are
+// whole seconds on a timestamp): the range's ends clamped to the bounds.
+// A date or timestamp is read as a whole number, at most its value when
+// that is not negative and at most 0 when it is (PostgreSQL floors a
+// fraction of a second, MySQL truncates it), so below an open upper end
+// u ≥ 1 that is whole it reads at most u − 1 (WHERE at < '2024-02-01'
+// reads no second of February). ok is false when nothing of the bounds is
+// left.
+func (sc *scope) whereSpan(leaf *RowExpr) (lo, hi float64, ok bool) {
+	lo, hi = leaf.Lower, leaf.Upper
+	rg, found := sc.whereRange(leaf.Column)
+	if !found {
+		return lo, hi, true
+	}
+	clamp := func(v float64) float64 { return math.Min(math.Max(v, leaf.Lower), leaf.Upper) }
+	if rg.HasLower {
+		lo = clamp(rg.Lower)
+	}
+	if rg.HasUpper {
+		u := rg.Upper
+		if rg.UpperOpen && leaf.Kind == RowTemporal && u == math.Trunc(u) && u >= 1 {
+			u--
+		}
+		hi = clamp(u)
+	}
+	return lo, hi, lo <= hi
+}
+
 // whereAllows reports whether a row whose column col holds the number v
 // may satisfy the WHERE's conjunction as far as its numeric conditions on
 // col tell (ranges and IN lists; a NULL satisfies none of them).
