@@ -144,7 +144,7 @@ func TestCheckBooleanColumnTypes(t *testing.T) {
 		return catalog.Column{Name: name, Source: name, Type: typ, Lower: &lo, Upper: &hi}
 	}
 	check := func(c catalog.Column) error {
-		return checkColumnTypes(context.Background(), be, []catalog.Table{{Name: "t", Source: "bools_t", Columns: []catalog.Column{c}}}, slog.New(slog.DiscardHandler))
+		return checkColumnTypes(context.Background(), be, []catalog.Table{{Name: "t", Source: "bools_t", Columns: []catalog.Column{c}}}, nil, slog.New(slog.DiscardHandler))
 	}
 	for _, c := range []catalog.Column{col("paid", catalog.Integer, 0, 1), col("paid", catalog.Integer, 0, 0.5)} {
 		if err := check(c); err != nil {
