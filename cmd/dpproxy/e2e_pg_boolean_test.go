@@ -37,6 +37,14 @@ func TestPostgresBooleanAsInteger(t *testing.T) {
     columns:
       - {name: is_paid, type: integer, lower: 0, upper: 1, values: [0, 1]}
       - {name: amount, type: integer, lower: 0, upper: 100}
+  - name: order_amounts
+    source: orders
+    columns:
+      - {name: amount, type: integer, lower: 0, upper: 100}
+  - name: order_flags
+    source: orders
+    columns:
+      - {name: is_paid, type: text}
 `)
 	if _, err := db.Exec("SET @dp_epsilon = 40"); err != nil {
 		t.Fatal(err)
@@ -72,6 +80,25 @@ func TestPostgresBooleanAsInteger(t *testing.T) {
 		}
 		if c.tol == 0 && math.Round(got) != c.want || c.tol > 0 && math.Abs(got-c.want) > c.tol {
 			t.Errorf("%s %v = %g, want %g", c.sql, c.args, got, c.want)
+		}
+	}
+	// Two more configured tables read orders, one not declaring is_paid,
+	// one declaring it text (PostgreSQL's 't'): each reads the column as
+	// it declares it, and orders still reads it as 1 and 0 after them.
+	for _, c := range []struct {
+		sql  string
+		want float64
+	}{
+		{"SELECT COUNT(*) FROM order_amounts WHERE amount >= 50", 60},
+		{"SELECT COUNT(*) FROM order_flags WHERE is_paid = 'true'", 70},
+		{"SELECT SUM(is_paid) FROM orders", 70},
+		{"SELECT COUNT(*) FROM orders WHERE is_paid = 1", 70},
+	} {
+		var got float64
+		if err := db.QueryRow(c.sql).Scan(&got); err != nil {
+			t.Errorf("%s: %v", c.sql, err)
+		} else if math.Round(got) != c.want {
+			t.Errorf("%s = %g, want %g", c.sql, got, c.want)
 		}
 	}
 	rows, err := db.Query("SELECT is_paid, COUNT(*) FROM orders GROUP BY is_paid ORDER BY is_paid")

@@ -79,10 +79,7 @@ func TestConstantUnionBounds(t *testing.T) {
 	if u, ok := st.(*sqlrewrite.ConstantUnion); err != nil || !ok || len(u.Rows) != 4096 {
 		t.Fatalf("4,096 SELECTs: %T %v", st, err)
 	}
-	t.Logf("4,096 SELECTs parsed and answered in %v", time.Since(start))
-	if d := time.Since(start); d > 5*time.Second {
-		t.Errorf("4,096 SELECTs took %v", d)
-	}
+	t.Logf("4,096 SELECTs parsed and answered in %v (BenchmarkConstantUnion measures it)", time.Since(start))
 	long := strings.Repeat("y", 260)
 	if sql := union(3500, long); len(sql) <= 1<<20 {
 		t.Fatalf("test statement of %d bytes, want over 1 MiB", len(sql))
@@ -90,6 +87,36 @@ func TestConstantUnionBounds(t *testing.T) {
 	for name, sql := range map[string]string{"4,097 SELECTs": union(4097, "x"), "over 1 MiB": union(3500, long)} {
 		if _, err := p.Parse(sql); dperr.KindOf(err) != dperr.Unsupported || !strings.Contains(err.Error(), "more than 8 SELECTs") {
 			t.Errorf("%s: %v, want 1235 naming the limit", name, err)
+		}
+	}
+}
+
+// TestConstantUnionOrderByRepeats: an ORDER BY item naming a column an
+// earlier item named (by name in any case, or by position) changes
+// nothing, as in MySQL: ORDER BY b DESC, B, 2, a orders by b descending,
+// then a.
+func TestConstantUnionOrderByRepeats(t *testing.T) {
+	p := sqlrewrite.NewParser(testCatalog())
+	st, err := p.Parse("SELECT 2 AS a, 'x' AS b UNION ALL SELECT 1, 'y' UNION ALL SELECT 3, 'y' UNION ALL SELECT 0, 'x' ORDER BY b DESC, B, 2, a")
+	u, ok := st.(*sqlrewrite.ConstantUnion)
+	if err != nil || !ok {
+		t.Fatalf("%T %v", st, err)
+	}
+	if got := fmt.Sprint(u.Rows); got != "[[1 y] [3 y] [0 x] [2 x]]" {
+		t.Errorf("rows %s, want [[1 y] [3 y] [0 x] [2 x]]", got)
+	}
+}
+
+// BenchmarkConstantUnion parses and answers 4,096 literal SELECTs ordered
+// by an ORDER BY that names their one column 100,000 times (a hostile
+// statement of about 300 KB; each repeat once cost a comparison of every
+// pair of rows the sort compared).
+func BenchmarkConstantUnion(b *testing.B) {
+	p := sqlrewrite.NewParser(testCatalog())
+	sql := strings.Repeat("SELECT 1 AS a UNION ALL ", 4095) + "SELECT 1 ORDER BY 1" + strings.Repeat(", 1", 100000)
+	for b.Loop() {
+		if _, err := p.Parse(sql); err != nil {
+			b.Fatal(err)
 		}
 	}
 }
