@@ -627,6 +627,6 @@ func columnTypeProblems(ctx context.Context, be *backend.Backend, t catalog.Tabl
 			bad = append(bad, fmt.Sprintf("%s.%s (a FLOAT column behind Vitess: vtgate merges the shards' sorted rows by the values as MariaDB prints them, to 6 digits, so windows and groups of close values come out of order)", t.Name, c.Name))
 		}
 	}
-	be.SetBooleans(t.Source, booleans)
+	be.SetBooleans(t.Name, booleans)
 	return bad, checked > 0 && found == 0, nil
 }

@@ -57,10 +57,13 @@ func (b *Backend) ColumnType(ctx context.Context, table, column string) (typ str
 	return strings.ToLower(typ), true, nil
 }
 
-// SetBooleans records the columns of the backend table (a Source name)
-// that are declared integer and that PostgreSQL stores as boolean, as the
-// caller just read their types (ColumnType), replacing what it recorded
-// for the table before. Every later fetch of the table reads them as
+// SetBooleans records the columns of the configured table (a
+// catalog.Table.Name, which may share its backend table with others that
+// declare the columns differently) that it declares integer and that
+// PostgreSQL stores as boolean, as the caller just read their types
+// (ColumnType), replacing what it recorded for the table before. Every
+// later fetch that reads the table by those declarations
+// (sqlrewrite.Fetch.Declared) reads them as
 // numbers, 1 for true and 0 for false (sqlrewrite.Fetch.Booleans). A
 // table altered since its types were read is rendered by the old record
 // until the next call; the rendering of a boolean fails, whatever the
@@ -80,11 +83,11 @@ func (b *Backend) SetBooleans(table string, columns []string) {
 	b.booleans[table] = slices.Clone(columns)
 }
 
-// render renders f in the backend's dialect, with its table's boolean
-// columns (SetBooleans).
+// render renders f in the backend's dialect, with the boolean columns of
+// the configured table it reads (SetBooleans).
 func (b *Backend) render(f sqlrewrite.Fetch) (string, []any, error) {
 	b.booleansMu.Lock()
-	f.Booleans = b.booleans[f.Table]
+	f.Booleans = b.booleans[f.Declared]
 	b.booleansMu.Unlock()
 	return sqlrewrite.Render(f, b.dialect)
 }

@@ -397,7 +397,7 @@ func (e *Executor) releaseFrom(ctx context.Context, snap *backend.Snapshot, plan
 // one aggregate scan instead of a sort, from which the grid sums of the
 // column are computed too (release). The numbers returned are the same.
 func (e *Executor) fetch(plan *planner.Plan, rowsPerUnit int64, scope unitScope, f sqlrewrite.Fetch) sqlrewrite.Fetch {
-	f.Table, f.Partitions, f.Filter, f.Boolean, f.Derived = plan.Table.Source, plan.Table.Partitions, plan.Filter, plan.Boolean, plan.Derived
+	f.Table, f.Declared, f.Partitions, f.Filter, f.Boolean, f.Derived = plan.Table.Source, plan.Table.Name, plan.Table.Partitions, plan.Filter, plan.Boolean, plan.Derived
 	f.Unit = unitBound(plan.Table, rowsPerUnit, scope)
 	if w := f.Window; w != nil && fewValues(plan.Table, w.Column) {
 		grouped := *w

@@ -358,7 +358,7 @@ func truncatedNote(qp *planner.QueryPlan, kept int) string {
 // calibrated for (planner.PartitionSelection).
 func selectionFetch(qp *planner.QueryPlan, src noise.Source) sqlrewrite.Fetch {
 	sel, t := qp.Selection, qp.Table
-	f := sqlrewrite.Fetch{Table: t.Source, Partitions: t.Partitions, Filter: qp.Filter, Boolean: qp.Boolean, Derived: qp.Derived,
+	f := sqlrewrite.Fetch{Table: t.Source, Declared: t.Name, Partitions: t.Partitions, Filter: qp.Filter, Boolean: qp.Boolean, Derived: qp.Derived,
 		Keys: &sqlrewrite.KeyCounts{Column: sel.Column.Source, Numeric: sel.Column.Numeric()}}
 	if t.HasPrivacyUnit() {
 		f.Unit = unitBound(t, 1, unitScope{salt: newUnitSalt(&planner.Plan{Table: t}, src)})

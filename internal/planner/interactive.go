@@ -198,7 +198,7 @@ func (p *Planner) planInteractive(sel *sqlrewrite.Select, t *catalog.Table, s Se
 	}
 	ip := &InteractivePlan{Table: t, Config: *in, Predicate: cells,
 		Describe: fmt.Sprintf("%d of %d cells", cells.Size(), cells.Cells()),
-		Cells:    sqlrewrite.Fetch{Table: t.Source, Partitions: t.Partitions, Cells: cellsFetch(t, in)}, Key: interactiveKey(t, in)}
+		Cells:    sqlrewrite.Fetch{Table: t.Source, Declared: t.Name, Partitions: t.Partitions, Cells: cellsFetch(t, in)}, Key: interactiveKey(t, in)}
 	return &Plan{Table: t, Interactive: ip, Outputs: []Output{{Label: item.Label, Agg: item.Agg, Derive: FromInteractive, Integer: true}}}, ""
 }
 

@@ -336,7 +336,7 @@ func (sp *synopsisPlanner) synopsis(col *catalog.Column, d Domain, other []sqlre
 	}
 	sp.plan.Synopses = append(sp.plan.Synopses, &SynopsisSpec{
 		Table: sp.table, Column: col, Domain: d, Predicate: pred, Key: key, Config: *col.Histogram,
-		Histogram: sqlrewrite.Fetch{Table: sp.table.Source, Partitions: sp.table.Partitions, Filter: filter, Derived: sp.derived,
+		Histogram: sqlrewrite.Fetch{Table: sp.table.Source, Declared: sp.table.Name, Partitions: sp.table.Partitions, Filter: filter, Derived: sp.derived,
 			Histogram: &sqlrewrite.Histogram{Column: col.Source, Lower: d.Lower, Upper: d.Upper, Bins: d.Bins}},
 	})
 	return len(sp.plan.Synopses) - 1

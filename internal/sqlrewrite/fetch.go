@@ -65,9 +65,14 @@ type Fetch struct {
 	// stores as boolean: every part of the fetch reads such a column's
 	// value as the number MySQL's BOOLEAN (TINYINT(1)) is, 1 for true and
 	// 0 for false, NULL staying NULL (renderer.column). The backend sets
-	// it from the types it read (backend.Backend.SetBooleans). PostgreSQL
-	// only.
+	// it from the types it read for the configured table Declared
+	// (backend.Backend.SetBooleans). PostgreSQL only.
 	Booleans []string
+	// Declared is the configured table (catalog.Table.Name) whose
+	// declarations the fetch reads Table by: two configured tables over
+	// one backend table may declare its columns differently (one integer,
+	// one text, or not at all), and each reads them as it declares them.
+	Declared string
 }
 
 // TermKind is a summary aggregate the database computes.
