@@ -417,16 +417,16 @@ func (b *Backend) Vitess(ctx context.Context) bool {
 
 // maxSortLength is the max_sort_length every MariaDB and MySQL fetch runs
 // with: window functions and sorts compare strings on their first
-// max_sort_length bytes only (1024 by default), so a unit bound's
-// PARTITION BY and DENSE_RANK over text keys longer than that merged the
-// keys sharing a prefix (each person counted toward one of two keys: an
-// independent review). MariaDB's sort keys have this fixed size and its
-// sort buffer must hold several of them (at the largest value, 8 MiB,
-// every sort fails with 1038 "Out of sort memory" in the default 2 MiB
-// buffer), so it is 16 KiB: 128 keys in MariaDB's default buffer, 16 in
-// MySQL's 256 KiB. Keys, and person ids, that share their first 16 KiB
-// are still merged.
-const maxSortLength = 16384
+// max_sort_length bytes of sort key only (1024 by default), so a unit
+// bound's PARTITION BY and DENSE_RANK over text keys longer than that
+// merged the keys sharing a prefix (each person counted toward one of two
+// keys: an independent review). MariaDB's sort keys have this fixed size
+// and its sort buffer must hold several of them (at the largest value,
+// 8 MiB, every sort fails with 1038 "Out of sort memory" in the default
+// 2 MiB buffer), so it is 16 KiB: 128 keys in MariaDB's default buffer, 16
+// in MySQL's 256 KiB. A unit bound reads no row whose person id or key
+// has a longer sort key (sqlrewrite.MySQLSortLength).
+const maxSortLength = sqlrewrite.MySQLSortLength
 
 // withTimeout adds the MySQL dialect's per-statement settings to a fetch:
 // the statement timeout when ctx has a deadline, and on MariaDB and MySQL

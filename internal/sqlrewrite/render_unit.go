@@ -9,7 +9,9 @@ import (
 // UnitBound bounds what one privacy unit (person) contributes to a fetch:
 // of the rows that pass the fetch's filter, at most MaxRows rows of each
 // unit are read, chosen uniformly at random and independently of their
-// values. Rows whose unit is NULL are read by no fetch.
+// values. Rows whose unit is NULL are read by no fetch, nor, on MySQL and
+// MariaDB, rows whose unit's sort key is longer than MySQLSortLength
+// (sortKeyFits): the database would not tell such units apart.
 //
 // The choice is computed in the database by two window functions:
 //
@@ -43,10 +45,16 @@ import (
 //
 //	pos   = ROW_NUMBER() OVER (PARTITION BY u, g ORDER BY c1, …, cn)
 //	rank  = ROW_NUMBER() OVER (PARTITION BY u, g ORDER BY key(salt, u, pos))
-//	grank = DENSE_RANK() OVER (PARTITION BY u ORDER BY key(salt·"g", u, g), g)
+//	id    = MIN(spelling(u)) OVER (PARTITION BY u)
+//	grank = DENSE_RANK() OVER (PARTITION BY u ORDER BY key(salt·"g", id, g), g)
 //	WHERE rank <= MaxRows AND grank <= MaxGroups
 //
-// so each unit keeps at most MaxRows rows in each of at most MaxGroups of
+// where id is the least byte-for-byte spelling of the unit's id, or on
+// MySQL its weight string (unitID), one value on all its rows: hashing
+// each row's own spelling ('bob' and 'BOB' of one unit under a
+// case-insensitive collation) gave a group one rank per spelling, and
+// the unit kept fewer groups than MaxGroups (an independent review). So
+// each unit keeps at most MaxRows rows in each of at most MaxGroups of
 // its groups: the groups by the keyed hash of (salt, unit, group), the
 // rows within a group as above. Both choices depend on the unit's own
 // rows' positions and group keys and on the salt, never on the measured
@@ -69,7 +77,7 @@ import (
 //	pos   = ROW_NUMBER() OVER (PARTITION BY u, c ORDER BY c1, …, cn)
 //	gpos  = DENSE_RANK() OVER (PARTITION BY u ORDER BY c)
 //	rank  = ROW_NUMBER() OVER (PARTITION BY u, gpos ORDER BY key(salt, u, pos))
-//	grank = DENSE_RANK() OVER (PARTITION BY u ORDER BY key(salt·"g", u, gpos), gpos)
+//	grank = DENSE_RANK() OVER (PARTITION BY u ORDER BY key(salt·"g", id, gpos), gpos)
 //	WHERE rank <= MaxRows AND grank <= MaxGroups
 //
 // For a fresh salt the keys of gpos = 1..m are independent uniform draws,
@@ -80,7 +88,11 @@ import (
 // character for character (exactText) and a numeric key's by their
 // numbers (exactNumber), as KeyCounts groups them, so a
 // unit keeps at most MaxGroups of the keys a KeyCounts fetch returns, and
-// at most MaxRows rows of each. With MaxRows = 1, a
+// at most MaxRows rows of each. On MySQL and MariaDB a text key's rows
+// whose key is longer than MySQLSortLength bytes are dropped inside
+// (sortKeyFits): the DENSE_RANK would number two keys sharing their first
+// MySQLSortLength bytes as one, and the unit's MaxRows rows of that number
+// could count toward both. With MaxRows = 1, a
 // KeyCounts fetch counts the distinct units that kept each key: one
 // unit adds at most 1 to each of at most MaxGroups keys' counts.
 type UnitBound struct {
@@ -118,6 +130,7 @@ const (
 	unitRankColumn      = "dpproxy_unit_rank"
 	unitGroupColumn     = "dpproxy_unit_group"
 	unitGroupRankColumn = "dpproxy_unit_group_rank"
+	unitIDColumn        = "dpproxy_unit_id"
 )
 
 // maxUnitGroupCells caps the product of the dimensions' cell counts, so the
@@ -148,13 +161,14 @@ func (r *renderer) unitFrom(u *UnitBound, table string, conds []string, extra st
 	q := func(name string) string { return r.spec.quote + name + r.spec.quote }
 	pos, rank := q(unitPosColumn), q(unitRankColumn)
 	// The salt is hex digits only (checked above), so a literal is safe.
-	key := r.unitKey("'"+u.Salt+"'", unit, pos)
+	key := r.unitKey("'"+u.Salt+"'", r.unitText(unit), pos)
 	// The group key is named by the inner select, partitions it and is
 	// tested in its WHERE: one rendering in three places (its bind
 	// arguments are bound at each, Render).
 	partition, group, groupKey := unit, "", ""
 	grouped := len(u.Groups) > 0 || u.Key != ""
 	var present string // the private key's presence, inside
+	var keyFits string // its sort key within MySQLSortLength, inside
 	if u.Key != "" {
 		if len(u.Groups) > 0 || u.MaxGroups < 1 {
 			return "", fmt.Errorf("sqlrewrite: a unit bound by a private key needs max groups ≥ 1 and no group dimensions")
@@ -172,6 +186,8 @@ func (r *renderer) unitFrom(u *UnitBound, table string, conds []string, extra st
 		present = c + " IS NOT NULL"
 		if u.KeyNumeric {
 			key, present = r.exactNumber(c), r.readable(c)
+		} else {
+			keyFits = r.sortKeyFits(key, true)
 		}
 		group = "DENSE_RANK() OVER (PARTITION BY " + unit + " ORDER BY " + key + ") AS " + q(unitGroupColumn) + ", "
 		partition = unit + ", " + key
@@ -185,12 +201,27 @@ func (r *renderer) unitFrom(u *UnitBound, table string, conds []string, extra st
 		group = groupKey + " AS " + q(unitGroupColumn) + ", "
 		partition = unit + ", " + groupKey
 	}
-	where := append([]string{unit + " IS NOT NULL"}, conds...)
+	where := []string{unit + " IS NOT NULL"}
+	if fits := r.sortKeyFits(unit, false); fits != "" {
+		where = append(where, fits)
+	}
+	where = append(where, conds...)
 	if groupKey != "" {
 		where = append(where, groupKey+" IS NOT NULL")
 	}
 	if present != "" {
 		where = append(where, present)
+	}
+	if keyFits != "" {
+		where = append(where, keyFits)
+	}
+	// The unit's id as the group choice hashes it, the same on all its
+	// rows (see UnitBound): a column of the inner select, or on MySQL an
+	// expression of the row.
+	id, perPartition := r.unitID(unit)
+	if grouped && perPartition {
+		group += "MIN(" + id + ") OVER (PARTITION BY " + unit + ") AS " + q(unitIDColumn) + ", "
+		id = q(unitIDColumn)
 	}
 	inner := "SELECT dpproxy_t.*, " + group + "ROW_NUMBER() OVER (PARTITION BY " + partition + " ORDER BY " + strings.Join(order, ", ") +
 		") AS " + pos + " FROM " + table + " AS dpproxy_t WHERE " + joinConditions(where, " AND ")
@@ -202,7 +233,7 @@ func (r *renderer) unitFrom(u *UnitBound, table string, conds []string, extra st
 	keep := rank + " <= " + strconv.FormatInt(u.MaxRows, 10)
 	if grouped {
 		g, groupRank := q(unitGroupColumn), q(unitGroupRankColumn)
-		middleCols += ", DENSE_RANK() OVER (PARTITION BY " + unit + " ORDER BY " + r.unitKey("'"+u.Salt+"g'", unit, g) + ", " + g + ") AS " + groupRank
+		middleCols += ", DENSE_RANK() OVER (PARTITION BY " + unit + " ORDER BY " + r.unitKey("'"+u.Salt+"g'", id, g) + ", " + g + ") AS " + groupRank
 		keep += " AND " + groupRank + " <= " + strconv.FormatInt(u.MaxGroups, 10)
 	}
 	middle := "SELECT " + middleCols + " FROM (" + inner + ") AS dpproxy_p"
@@ -220,17 +251,97 @@ func (r *renderer) unitFrom(u *UnitBound, table string, conds []string, extra st
 	return outer, nil
 }
 
-// unitKey renders the keyed hash of (salt, unit, n) for an integer
-// expression n: HMAC-SHA-256 on SQLite (UnitKeyFunction), MD5 elsewhere.
-func (r *renderer) unitKey(salt, unit, n string) string {
+// unitKey renders the keyed hash of (salt, id, n) for a unit's id as
+// unitText or unitID render it and an integer expression n:
+// HMAC-SHA-256 on SQLite (UnitKeyFunction), MD5 elsewhere.
+func (r *renderer) unitKey(salt, id, n string) string {
 	switch r.spec.name {
 	case "sqlite":
-		return UnitKeyFunction + "(" + salt + ", " + unit + ", " + n + ")"
+		return UnitKeyFunction + "(" + salt + ", " + id + ", " + n + ")"
 	case "postgres":
-		return "md5(" + salt + " || CAST(" + unit + " AS TEXT) || '/' || CAST(" + n + " AS TEXT))"
+		return "md5(" + salt + " || " + id + " || '/' || CAST(" + n + " AS TEXT))"
 	default:
-		return "MD5(CONCAT(" + salt + ", CAST(" + unit + " AS CHAR), '/', " + n + "))"
+		return "MD5(CONCAT(" + salt + ", " + id + ", '/', " + n + "))"
 	}
+}
+
+// unitText renders a unit column as the text unitKey hashes for a row.
+func (r *renderer) unitText(unit string) string {
+	switch r.spec.name {
+	case "sqlite":
+		return unit
+	case "postgres":
+		return "CAST(" + unit + " AS TEXT)"
+	default:
+		return "CAST(" + unit + " AS CHAR)"
+	}
+}
+
+// unitID renders a unit column as what the group choice hashes, one
+// value on all the rows of a unit where the id itself may vary ('bob',
+// 'BOB' and 'bob ' of one unit under a case-insensitive collation). On
+// PostgreSQL and SQLite it is a value that orders the spellings byte
+// for byte (the text in the "C" collation, the column in the BINARY
+// collation), and perPartition says the caller takes its least over the
+// unit's partition (MIN OVER (PARTITION BY unit), which both compute once
+// a partition). MariaDB computes such a MIN once a row, over the whole
+// partition (a person of 50,000 rows took minutes), so on MySQL it is a
+// function of the row: the weight string of the id without its trailing
+// spaces, the key the collation compares (for a binary value, a number
+// or a date, the value itself). Two spellings that differ in trailing
+// characters weighing as a space other than U+0020 (U+00A0 under a UCA
+// collation) still hash apart: the group then takes two ranks, and the
+// unit keeps fewer groups, never more; and under a NO PAD collation
+// 'bob' and 'bob ', two units, hash alike, so they choose among the
+// same groups alike, each still by its own rows and the salt.
+func (r *renderer) unitID(unit string) (id string, perPartition bool) {
+	switch r.spec.name {
+	case "sqlite":
+		return "(" + unit + " COLLATE BINARY)", true
+	case "postgres":
+		return "(CAST(" + unit + ` AS TEXT) COLLATE "C")`, true
+	default:
+		return "IF(COLLATION(" + unit + ") = 'binary', CAST(" + unit + " AS BINARY), WEIGHT_STRING(TRIM(TRAILING ' ' FROM " + unit + ")))", false
+	}
+}
+
+// MySQLSortLength is the max_sort_length, in bytes, every MySQL and
+// MariaDB fetch runs with (the backend sets it). Their sorts, and so the
+// window functions' PARTITION BY and ORDER BY, compare a string on the
+// first MySQLSortLength bytes of its sort key (its collation's weight
+// string) only, while MariaDB tells a raw column's partitions apart on
+// the whole value: two ids of one length past that which share those
+// bytes had their rows interleaved in the sort, and each change of
+// value started a new partition, so one person was bounded as many
+// (found by an independent review, where one person's key was released
+// and COUNT(*) tripled). Expressions (a text key) are compared on their
+// cut sort keys instead, so two keys sharing those bytes were one group
+// of the unit, whose kept rows then spanned both keys.
+const MySQLSortLength = 16384
+
+// sortKeyFits renders, on MySQL, the condition that expr's sort key is
+// at most MySQLSortLength bytes, so that the window functions compare
+// it whole. The sort key of a string is its weight string in its
+// collation (WEIGHT_STRING: one byte a character for latin1, two for
+// utf8mb4_general_ci, more for UCA collations), of a binary string its
+// bytes; numbers and dates have short sort keys that are never cut, and
+// a NULL WEIGHT_STRING. So the condition tests, for a binary expr
+// (exactText's keys), its length, and otherwise, for a value of any type
+// (a person id), the length of its weight string, or its own length
+// where its collation is binary (binary strings, numbers, dates). A row
+// whose value fails it is read by no fetch, as a row whose unit is NULL:
+// the condition is on the row's own value, so it drops the same rows
+// whatever the other rows hold. Elsewhere strings are compared whole: no
+// condition ("").
+func (r *renderer) sortKeyFits(expr string, binary bool) string {
+	limit := " <= " + strconv.Itoa(MySQLSortLength)
+	switch {
+	case r.dialect != MySQL:
+		return ""
+	case binary:
+		return "LENGTH(" + expr + ")" + limit
+	}
+	return "IF(COLLATION(" + expr + ") = 'binary', LENGTH(" + expr + "), LENGTH(WEIGHT_STRING(" + expr + ")))" + limit
 }
 
 // unitGroupKey renders a row's group as one integer: the cell indices of
