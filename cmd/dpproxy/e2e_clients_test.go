@@ -352,6 +352,9 @@ func TestRealClients(t *testing.T) {
 			// Without the SET sql_mode = concat(...) it sends by default.
 			"jdbcCompliantTruncation=false": withJDBC(native, "jdbcCompliantTruncation=false"),
 			"caching_sha2-useSsl":           withJDBC(withCA(sha2), "jdbcCompliantTruncation=false"),
+			// Server-side prepared statements (the default prepares only
+			// for getMetaData()).
+			"useServerPrepStmts": withJDBC(native, "useServerPrepStmts=true"),
 		}},
 		{"isql", isqlClient, map[string]clientEnv{"plain": native}},
 		{"mycli", mycliClient, map[string]clientEnv{"tls": withCA(native)}}, // ~2 s per statement: TLS only
@@ -461,7 +464,15 @@ func connectorJ(dir, classes string) func(t *testing.T, env clientEnv) {
 			url += "?" + strings.Join(params, "&")
 		}
 		out, errText := runProgram(t, nil, "", "java", "-cp", classes+string(os.PathListSeparator)+connectorJAR, "ClientSteps", url, env.user, env.password)
-		checkSteps(t, parseSteps(out), out+errText)
+		steps := parseSteps(out)
+		checkSteps(t, steps, out+errText, "metadata")
+		// COM_STMT_PREPARE announces the grouped aggregate's columns, which
+		// getMetaData() reads before executing (and ClientSteps checks
+		// against the result set's).
+		const wantMetadata = "3:race BIGINT,n BIGINT,AVG(income) DOUBLE"
+		if s := steps["metadata"]; s.ok && s.detail != wantMetadata {
+			t.Errorf("metadata: got %q, want %q", s.detail, wantMetadata)
+		}
 	}
 }
 

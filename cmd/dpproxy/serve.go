@@ -18,6 +18,7 @@ import (
 	"github.com/dpproxy/dpproxy/internal/backend"
 	"github.com/dpproxy/dpproxy/internal/budget"
 	"github.com/dpproxy/dpproxy/internal/catalog"
+	"github.com/dpproxy/dpproxy/internal/catalogdb"
 	"github.com/dpproxy/dpproxy/internal/demo"
 	"github.com/dpproxy/dpproxy/internal/exec"
 	"github.com/dpproxy/dpproxy/internal/metrics"
@@ -362,12 +363,24 @@ func (a sessionAdapter) Execute(ctx context.Context, query string) (*wire.Result
 		return nil, err
 	}
 	res := &wire.Result{Columns: r.Columns, Rows: r.Rows, AffectedRows: r.AffectedRows, Warnings: r.Warnings}
-	for _, c := range r.Typed {
-		res.Fields = append(res.Fields, wire.Field{
+	res.Fields = wireFields(r.Typed)
+	return res, nil
+}
+
+func (a sessionAdapter) Describe(ctx context.Context, query string, markers int) []wire.Field {
+	return wireFields(a.s.Describe(ctx, query, markers))
+}
+
+// wireFields are the catalog engine's or a private answer's column
+// definitions for wire.
+func wireFields(cols []catalogdb.Column) []wire.Field {
+	var fields []wire.Field
+	for _, c := range cols {
+		fields = append(fields, wire.Field{
 			Name: c.Name, Type: c.Type, Flags: c.Flags, Charset: c.Charset, Length: c.Length, Decimals: c.Decimals,
 		})
 	}
-	return res, nil
+	return fields
 }
 
 func (a sessionAdapter) UseDatabase(ctx context.Context, name string) error {

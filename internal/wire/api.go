@@ -65,6 +65,13 @@ type Session interface {
 	// with its arguments substituted as literals. The text may hold several
 	// statements: the session decides whether to refuse them.
 	Execute(ctx context.Context, query string) (*Result, error)
+	// Describe returns the result columns that executing the prepared
+	// statement query, whose markers ? markers stand for arguments not yet
+	// known, will send, or nil when they cannot be told before it runs; it
+	// answers COM_STMT_PREPARE. It must run nothing that reads data or
+	// spends budget, and return promptly: it never refuses, the execution
+	// does. An execution sends its own columns whatever Describe said.
+	Describe(ctx context.Context, query string, markers int) []Field
 	// UseDatabase handles COM_INIT_DB and the database named at login.
 	UseDatabase(ctx context.Context, name string) error
 	// Close releases the session; no method is called after it.

@@ -167,7 +167,13 @@ func (c *connection) dispatch(cmd byte, body []byte) bool {
 		table, wildcard, _ := strings.Cut(string(body), "\x00")
 		return c.respond(answer(c.HandleFieldList(table, wildcard)))
 	case gomysql.COM_STMT_PREPARE:
-		return c.respond(answer(c.prepareStmt(string(body))))
+		st, err := c.prepareStmt(string(body))
+		if err != nil {
+			return c.respond(err)
+		}
+		ok := c.respond(st)
+		st.RawColumnFields = nil // sent; only the execution's result set defines columns again
+		return ok
 	case gomysql.COM_STMT_EXECUTE:
 		return c.respond(answer(c.executeStmt(body)))
 	case gomysql.COM_STMT_SEND_LONG_DATA:

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	gomysql "github.com/go-mysql-org/go-mysql/mysql"
 	gosqldriver "github.com/go-sql-driver/mysql"
 )
 
@@ -96,7 +97,10 @@ const (
 	qBlock          = "BLOCK"       // waits for fakeEngine.release or ctx
 	qBadRow         = "BAD ROW"     // a value of a type wire cannot send
 	qPanic          = "PANIC"       // the session panics
-	plainSecret     = "backend said: salary=123456"
+	// qTyped is described at prepare (fakeSession.Describe) with one
+	// marker, and executes with the same columns, typedFields.
+	qTyped      = "TYPED ?"
+	plainSecret = "backend said: salary=123456"
 )
 
 var (
@@ -105,6 +109,11 @@ var (
 		{nil, 1.5, "x'y", []byte{0, 1}, uint64(1 << 63)},
 		{int64(-7), nil, nil, nil, uint64(1)},
 		{int64(42), -0.25, "ünï", []byte{}, nil},
+	}
+	typedFields = []Field{
+		{Name: "category", Type: gomysql.MYSQL_TYPE_VAR_STRING, Length: 1020},
+		{Name: "COUNT(*)", Type: gomysql.MYSQL_TYPE_LONGLONG, Flags: gomysql.BINARY_FLAG, Length: 20},
+		{Name: "avg", Type: gomysql.MYSQL_TYPE_DOUBLE, Flags: gomysql.BINARY_FLAG, Length: 22, Decimals: 31},
 	}
 	codedErr = &codedError{code: 1226, state: "42000", msg: "privacy budget exhausted: remaining epsilon 0"}
 )
@@ -154,17 +163,22 @@ type fakeSession struct {
 	connID uint32
 	closed chan struct{}
 
-	mu       sync.Mutex
-	dbs      []string
-	queries  []string
-	ctxErr   error // ctx.Err() seen by a BLOCK statement
-	ctxCause error // and context.Cause(ctx)
+	mu      sync.Mutex
+	dbs     []string
+	queries []string
+	// described are the statements Describe saw, each with its marker count.
+	described []string
+	ctxErr    error // ctx.Err() seen by a BLOCK statement
+	ctxCause  error // and context.Cause(ctx)
 }
 
 func (s *fakeSession) Execute(ctx context.Context, query string) (*Result, error) {
 	s.mu.Lock()
 	s.queries = append(s.queries, query)
 	s.mu.Unlock()
+	if bound, ok := strings.CutPrefix(query, "TYPED "); ok {
+		return &Result{Fields: typedFields, Rows: [][]any{{bound, "7", "1.5"}}}, nil
+	}
 	switch query {
 	case qVersionComment:
 		return &Result{Columns: []string{"@@version_comment"}, Rows: [][]any{{"dpproxy (fake)"}}}, nil
@@ -213,6 +227,17 @@ func (s *fakeSession) Execute(ctx context.Context, query string) (*Result, error
 		return &Result{Columns: names, Rows: [][]any{row}}, nil
 	}
 	return &Result{Columns: []string{"query"}, Rows: [][]any{{query}}}, nil
+}
+
+// Describe describes qTyped; it records the query and its marker count.
+func (s *fakeSession) Describe(_ context.Context, query string, markers int) []Field {
+	s.mu.Lock()
+	s.described = append(s.described, fmt.Sprintf("%s (%d)", query, markers))
+	s.mu.Unlock()
+	if query == qTyped {
+		return typedFields
+	}
+	return nil
 }
 
 func (s *fakeSession) UseDatabase(ctx context.Context, name string) error {

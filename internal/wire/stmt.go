@@ -37,6 +37,10 @@ type prepared struct {
 	offsets []uint32 // byte offsets of the ? markers in query, with no spare capacity
 	types   []byte   // type and flag byte per parameter, from the last execution that sent them
 
+	// columns are the definitions of the result columns announced at
+	// prepare (Session.Describe), until they are sent.
+	columns [][]byte
+
 	longData      map[int][]byte // parameters sent with COM_STMT_SEND_LONG_DATA
 	longDataBytes int
 	longDataErr   error // reported by the next execution (SEND_LONG_DATA has no reply)
@@ -78,6 +82,8 @@ func (c *connection) prepareStmt(query string) (*server.Stmt, error) {
 	c.lastStmtID++
 	st := &server.Stmt{Query: query, Context: ctx}
 	st.ID, st.Params, st.Columns = c.lastStmtID, params, columns
+	p := ctx.(*prepared)
+	st.RawColumnFields, p.columns = p.columns, nil
 	c.stmts[st.ID] = st
 	c.stmtBytes += cost
 	return st, nil
@@ -180,15 +186,27 @@ func (c *connection) stmt(body []byte, command string) (*server.Stmt, error) {
 	return st, nil
 }
 
-// HandleStmtPrepare counts the statement's ? markers. It runs nothing: the
-// statement is checked when it executes. The result columns are unknown
-// until then, so none are announced.
+// HandleStmtPrepare counts the statement's ? markers and announces the
+// result columns the session describes (Session.Describe), or none when
+// it cannot tell them before the statement runs (clients then learn them
+// from the execution's result set, which always defines its columns). It
+// runs nothing: the statement is checked when it executes.
 func (c *connection) HandleStmtPrepare(query string) (params, columns int, ctx any, err error) {
 	offsets := placeholderOffsets(query)
 	if len(offsets) > math.MaxUint16 {
 		return 0, 0, nil, gomysql.NewDefaultError(gomysql.ER_PS_MANY_PARAM)
 	}
-	return len(offsets), 0, &prepared{query: query, offsets: offsets}, nil
+	p := &prepared{query: query, offsets: offsets}
+	describeCtx, end := c.begin()
+	fields := c.session.Describe(describeCtx, query, len(offsets))
+	end()
+	if len(fields) > math.MaxUint16 {
+		fields = nil
+	}
+	for _, f := range fields {
+		p.columns = append(p.columns, f.mysqlField().Dump())
+	}
+	return len(offsets), len(p.columns), p, nil
 }
 
 // HandleStmtExecute substitutes args as literals into the prepared text and

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"slices"
 	"testing"
 
 	"github.com/go-mysql-org/go-mysql/client"
@@ -176,5 +177,71 @@ func TestConnectionStatementMemory(t *testing.T) {
 	}
 	if _, err := conn.Prepare(text); err != nil {
 		t.Fatalf("after closing one: %v", err)
+	}
+}
+
+// TestPrepareAnnouncesDescribedColumns: COM_STMT_PREPARE announces the
+// columns the session describes, each definition byte for byte the one the
+// execution's result set sends (Connector/J's getMetaData() before execute
+// reads them), and none for a statement the session cannot describe.
+func TestPrepareAnnouncesDescribedColumns(t *testing.T) {
+	ts := startServer(t, Config{})
+	conn, err := client.Connect(ts.addr(), testUser, testPassword, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+
+	stmt, err := conn.Prepare(qTyped)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stmt.ColumnNum() != len(typedFields) {
+		t.Fatalf("prepare announced %d columns, want %d", stmt.ColumnNum(), len(typedFields))
+	}
+	announced, err := stmt.GetColumnFields()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := stmt.Execute("books")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if len(r.Fields) != len(announced) {
+		t.Fatalf("the execution sent %d columns, the prepare announced %d", len(r.Fields), len(announced))
+	}
+	for j, f := range r.Fields {
+		if got, want := stmt.RawColumnFields[j], f.Dump(); !bytes.Equal(got, want) {
+			t.Errorf("column %d: announced %q, executed %q", j, got, want)
+		}
+		if string(announced[j].Name) != typedFields[j].Name || announced[j].Type != typedFields[j].Type {
+			t.Errorf("column %d announced as %s type %d, want %s type %d", j, announced[j].Name, announced[j].Type, typedFields[j].Name, typedFields[j].Type)
+		}
+	}
+	// Executing again sends the same columns: the announcement is sent once
+	// and not kept.
+	r2, err := stmt.Execute("music")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r2.Fields) != len(typedFields) {
+		t.Errorf("the second execution sent %d columns, want %d", len(r2.Fields), len(typedFields))
+	}
+	r2.Close()
+
+	plain, err := conn.Prepare("SELECT ?, ?")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plain.ColumnNum() != 0 {
+		t.Errorf("an undescribed statement announced %d columns, want 0", plain.ColumnNum())
+	}
+	s := ts.engine.session(t, 0)
+	s.mu.Lock()
+	described := slices.Clone(s.described)
+	s.mu.Unlock()
+	if want := []string{qTyped + " (1)", "SELECT ?, ? (2)"}; !slices.Equal(described, want) {
+		t.Errorf("the session was asked to describe %q, want %q", described, want)
 	}
 }

@@ -32,17 +32,7 @@ type Field struct {
 func typedResult(r *Result, binaryProtocol bool) (*gomysql.Result, error) {
 	rs := gomysql.NewResultset(len(r.Fields))
 	for j, f := range r.Fields {
-		cs := f.Charset
-		if cs == 0 {
-			cs = binaryCollation
-			if isCharacterType(f) {
-				cs = utf8mb4Collation
-			}
-		}
-		rs.Fields[j] = &gomysql.Field{
-			Name: []byte(f.Name), OrgName: []byte(f.Name), Type: f.Type, Flag: f.Flags,
-			Charset: cs, ColumnLength: f.Length, Decimal: f.Decimals,
-		}
+		rs.Fields[j] = f.mysqlField()
 	}
 	for i, row := range r.Rows {
 		if len(row) != len(r.Fields) {
@@ -63,6 +53,22 @@ func typedResult(r *Result, binaryProtocol bool) (*gomysql.Result, error) {
 	res := gomysql.NewResult(rs)
 	res.Warnings = r.Warnings
 	return res, nil
+}
+
+// mysqlField is f's column definition, as a result set and a prepared
+// statement's announcement of its columns send it.
+func (f Field) mysqlField() *gomysql.Field {
+	cs := f.Charset
+	if cs == 0 {
+		cs = binaryCollation
+		if isCharacterType(f) {
+			cs = utf8mb4Collation
+		}
+	}
+	return &gomysql.Field{
+		Name: []byte(f.Name), OrgName: []byte(f.Name), Type: f.Type, Flag: f.Flags,
+		Charset: cs, ColumnLength: f.Length, Decimal: f.Decimals,
+	}
 }
 
 // isCharacterType reports whether f holds text rather than numbers, times or bytes.

@@ -1,7 +1,9 @@
 import java.sql.Connection;
 import java.sql.DatabaseMetaData;
 import java.sql.DriverManager;
+import java.sql.PreparedStatement;
 import java.sql.ResultSet;
+import java.sql.ResultSetMetaData;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
@@ -9,7 +11,8 @@ import java.util.List;
 
 /**
  * MariaDB Connector/J: connect with the URL given as the first argument (user and password follow), browse with
- * DatabaseMetaData.getTables/getColumns/getPrimaryKeys, run a DP aggregate, SET @dp_epsilon and a refused query.
+ * DatabaseMetaData.getTables/getColumns/getPrimaryKeys, run a DP aggregate, ask a prepared grouped aggregate for its
+ * ResultSetMetaData before executing it (as BI tools and IDEs do), SET @dp_epsilon and a refused query.
  * Prints one line per step, as the Python scripts do (see steps.py).
  */
 public final class ClientSteps {
@@ -57,6 +60,28 @@ public final class ClientSteps {
         }
     }
 
+    private static String columns(ResultSetMetaData md) throws SQLException {
+        List<String> cols = new ArrayList<>();
+        for (int i = 1; i <= md.getColumnCount(); i++) cols.add(md.getColumnLabel(i) + " " + md.getColumnTypeName(i));
+        return md.getColumnCount() + ":" + String.join(",", cols);
+    }
+
+    /** The prepared statement's metadata before it runs, which must be its result set's. */
+    private static String metadata() throws SQLException {
+        try (PreparedStatement ps = conn.prepareStatement(
+                "SELECT race, COUNT(*) AS n, AVG(income) FROM pums WHERE age > ? GROUP BY race")) {
+            String before = columns(ps.getMetaData());
+            ps.setInt(1, 30);
+            try (ResultSet rs = ps.executeQuery()) {
+                String after = columns(rs.getMetaData());
+                if (!before.equals(after)) {
+                    throw new SQLException("getMetaData() before executing gave " + before + ", the result set " + after);
+                }
+            }
+            return before;
+        }
+    }
+
     public static void main(String[] args) {
         String url = args[0], user = args[1], password = args[2];
         if (!step("connect", () -> {
@@ -65,6 +90,7 @@ public final class ClientSteps {
         })) return;
         step("browse", ClientSteps::browse);
         step("aggregate", () -> query("SELECT AVG(age) FROM pums"));
+        step("metadata", ClientSteps::metadata);
         step("set", () -> query("SET @dp_epsilon = 0.5"));
         step("refused", () -> query("SELECT * FROM pums"));
     }

@@ -1,0 +1,117 @@
+package proxy
+
+import (
+	"context"
+	"math"
+
+	"github.com/dpproxy/dpproxy/internal/catalogdb"
+	"github.com/dpproxy/dpproxy/internal/planner"
+	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
+)
+
+// Describe returns the result columns a prepared statement's execution
+// will send, for the protocol's COM_STMT_PREPARE answer: query is its text
+// with markers ? markers, each standing for a value not yet known
+// (sqlrewrite.Parser.DescribeText). The columns are those of a private
+// answer (answerColumn: names, types, lengths and flags), from the
+// statement's parse and plan under the session's settings, which fix
+// them whatever the data and the noise.
+//
+// It reads no data, reserves nothing, and runs neither the backend nor
+// the catalog engine. It returns nil, for the statement to announce no
+// columns, whenever it cannot tell them for sure: a statement that is not
+// a private SELECT (catalog statements, constants, settings, EXPLAIN), one
+// that would be refused, one with a marker whose value could name or type
+// a column (in the select list, or in a WHERE that could narrow a GROUP
+// BY key to values of another type), and on any panic. An execution whose
+// session state changed meanwhile (USE, @dp_ settings) sends its own
+// column definitions, as it always does.
+func (s *Session) Describe(ctx context.Context, query string, markers int) (cols []catalogdb.Column) {
+	defer func() {
+		if r := recover(); r != nil {
+			cols = nil
+		}
+	}()
+	text, filtered, ok := s.parser.DescribeText(query, markers)
+	if !ok {
+		return nil
+	}
+	stmt, err := s.parse(ctx, text)
+	if err != nil {
+		return nil
+	}
+	var names []string
+	var types []planner.ResultType
+	switch st := stmt.(type) {
+	case *sqlrewrite.Select:
+		if filtered && st.GroupBy != nil {
+			return nil // the WHERE's range picks the buckets, whose keys type the key column
+		}
+		plan, err := s.engine.planner.Plan(st, s.settings())
+		if err != nil {
+			return nil
+		}
+		for _, o := range plan.Outputs {
+			names = append(names, o.Label)
+		}
+		types = plan.ColumnTypes()
+	case *sqlrewrite.Query:
+		if filtered && !keysTypedAlike(st.Keys) {
+			return nil
+		}
+		qp, err := s.engine.planner.PlanQuery(st, s.settings())
+		if err != nil {
+			return nil
+		}
+		columns := st.Columns
+		if st.Outer != nil {
+			columns = st.Outer.Columns
+		}
+		for _, c := range columns {
+			names = append(names, c.Label)
+		}
+		types = qp.ColumnTypes()
+	default:
+		return nil
+	}
+	if len(names) == 0 || len(names) != len(types) {
+		return nil
+	}
+	for j, name := range names {
+		cols = append(cols, answerColumn(name, types[j]))
+	}
+	return cols
+}
+
+// keysTypedAlike reports whether every GROUP BY key's type is the same
+// over any non-empty part of its values, which a WHERE may narrow them
+// to: each key's values are all of one kind (text, integers, other
+// numbers, dates or timestamps), with no NULL group among them.
+func keysTypedAlike(keys []sqlrewrite.GroupKey) bool {
+	for _, k := range keys {
+		kinds := map[string]bool{}
+		for _, v := range k.Values {
+			kinds[valueKind(v)] = true
+		}
+		if len(kinds) > 1 {
+			return false
+		}
+	}
+	return true
+}
+
+// valueKind is the class of a key value whose type keysTypedAlike
+// compares.
+func valueKind(v sqlrewrite.Value) string {
+	switch {
+	case v.Null:
+		return "null"
+	case v.IsText && v.Temporal != "":
+		return "temporal " + string(v.Temporal)
+	case v.IsText:
+		return "text"
+	case v.Num == math.Trunc(v.Num) && math.Abs(v.Num) < 1<<53:
+		return "integer"
+	}
+	return "number"
+}
