@@ -164,7 +164,7 @@ func (sc *scope) boolean(e ast.ExprNode, site conditionSite, negated bool) (*Pre
 		}
 		return leaf(Condition{Column: col.Name, IsNull: true, Complement: e.Not, Text: !col.Numeric()}), nil
 	case *ast.IsTruthExpr:
-		return nil, site.refuse("IS TRUE, IS FALSE")
+		return sc.truth(site, negated, e.Expr, e)
 	case *ast.PatternLikeOrIlikeExpr:
 		if e.IsLike {
 			if p, ok, err := sc.nullOperand(site, negated, e.Expr, e.Pattern); ok {
@@ -183,11 +183,61 @@ func (sc *scope) boolean(e ast.ExprNode, site conditionSite, negated bool) (*Pre
 	case *ast.FuncCallExpr:
 		return nil, site.refuse("the function %s", e.FnName.O)
 	case *ast.ColumnNameExpr:
-		return nil, site.refuse("a bare column as a condition")
+		return sc.truth(site, negated, e, nil)
 	case ast.ValueExpr:
 		return nil, site.refuse("a constant as a condition")
 	}
 	return nil, site.refuse("this condition")
+}
+
+// truth converts a numeric column read as a truth value, as MySQL reads
+// it (col <> 0, UNKNOWN where col is NULL): the column alone as a
+// condition (WHERE is_paid, NOT is_paid, CASE WHEN flag THEN ...) when
+// test is nil, else col IS [NOT] TRUE or IS [NOT] FALSE, which are never
+// UNKNOWN. With z the leaf col = 0:
+//
+//	col               NOT z
+//	col IS TRUE       NOT z AND col IS NOT NULL
+//	col IS NOT TRUE   z OR col IS NULL
+//	col IS FALSE      NOT (z's Complement)  (col = 0 AND col IS NOT NULL)
+//	col IS NOT FALSE  z's Complement        (col <> 0 OR col IS NULL)
+//
+// Where only the rows a condition keeps are read (site.constants) and e
+// stands under no NOT, IS TRUE is written NOT z and IS FALSE z, which
+// keep the same rows (a NULL row is in neither), as col <> 0 and col = 0
+// are. A text, date or timestamp column, or an expression, is refused.
+func (sc *scope) truth(site conditionSite, negated bool, e ast.ExprNode, test *ast.IsTruthExpr) (*Predicate, error) {
+	c, isColumn := unparen(e).(*ast.ColumnNameExpr)
+	if !isColumn {
+		return nil, site.refuse("IS TRUE or IS FALSE of %s (they take a numeric column: col IS TRUE is col <> 0 AND col IS NOT NULL)", restore(e))
+	}
+	col, err := sc.column(c.Name, site.clause)
+	if err != nil {
+		return nil, err
+	}
+	if !col.Numeric() {
+		return nil, site.refuse("the %s column %s as a truth value (compare it with a constant: %s = ...)", col.Type, col.Name, col.Name)
+	}
+	zero := Condition{Column: col.Name, In: []Value{{Num: 0}}}
+	complement := zero
+	complement.Complement = true
+	notNull := Condition{Column: col.Name, IsNull: true, Complement: true}
+	rows := site.constants && !negated
+	switch {
+	case test == nil:
+		return negateIf(true, leaf(zero)), nil
+	case test.True == 1 && !test.Not && rows:
+		return negateIf(true, leaf(zero)), nil
+	case test.True == 1 && !test.Not:
+		return &Predicate{Op: And, Args: []*Predicate{negateIf(true, leaf(zero)), leaf(notNull)}}, nil
+	case test.True == 1:
+		return &Predicate{Op: Or, Args: []*Predicate{leaf(zero), negateIf(true, leaf(notNull))}}, nil
+	case !test.Not && rows:
+		return leaf(zero), nil
+	case !test.Not:
+		return negateIf(true, leaf(complement)), nil
+	}
+	return leaf(complement), nil
 }
 
 // constant is the predicate TRUE (an always node) or FALSE (Never).

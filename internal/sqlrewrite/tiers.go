@@ -224,19 +224,20 @@ func (t *Tiering) String() string {
 //	CASE WHEN col IN (values of group 0) THEN 0 WHEN … THEN 1 … END
 //
 // (NULL for a value the domain does not declare: in no group, as with a
-// declared key), tier i the range [i, i] and the last group the ELSE tier;
+// declared key; NULL itself is in the group SQL computes for it when the
+// domain declares null or the CASE tests for it), tier i the range [i, i] and the last group the ELSE tier;
 // x is that CASE, which a GROUP BY derives. ok is false when e is no such
 // CASE (the caller's other rules apply).
 func (sc *scope) mappedKey(e ast.ExprNode) (t *Tiering, labels []Value, x *RowExpr, ok bool, err error) {
 	if containsNode(e, isAggregate) {
 		return nil, nil, nil, false, nil
 	}
-	col, labelOf, ok, err := sc.caseLabeller(e)
+	col, labelOf, nullTested, ok, err := sc.caseLabeller(e)
 	if !ok {
 		col, labelOf, ok = sc.textLabeller(e)
 	}
 	if !ok {
-		col, labelOf, ok = sc.numericLabeller(e)
+		col, labelOf, nullTested, ok = sc.numericLabeller(e)
 	}
 	if !ok || err != nil {
 		return nil, nil, nil, ok, err
@@ -244,10 +245,16 @@ func (sc *scope) mappedKey(e ast.ExprNode) (t *Tiering, labels []Value, x *RowEx
 	// Each declared value's group, as MySQL groups the rows holding it: a
 	// declared NULL (its label computed as SQL computes it on NULL) too, and
 	// the values whose label is NULL form the NULL group. Rows holding no
-	// declared value are in no group, as for GROUP BY the column itself.
+	// declared value are in no group, as for GROUP BY the column itself,
+	// but a key that tests the column for NULL (IFNULL(col, 'Unknown'))
+	// groups its NULL rows as it asks, null declared or not.
 	index := map[Value]int{}
 	var preimages [][]Value
-	for _, v := range sc.declaredValues(col) {
+	values := sc.declaredValues(col)
+	if nullTested && !slices.ContainsFunc(values, func(v Value) bool { return v.Null }) {
+		values = append(values, Value{Null: true, IsText: !col.Numeric()})
+	}
+	for _, v := range values {
 		label := labelOf(v)
 		if label.Null {
 			label = Value{Null: true}
@@ -307,33 +314,48 @@ func (sc *scope) mappedKey(e ast.ExprNode) (t *Tiering, labels []Value, x *RowEx
 // caseLabeller reads a CASE (asCase) whose conditions restrict one column
 // with declared values: the column and each declared value's label, that
 // of the first WHEN whose conditions all hold for it, else the ELSE's
-// (NULL without one). ok is false for any other expression.
-func (sc *scope) caseLabeller(e ast.ExprNode) (col *catalog.Column, labelOf func(Value) Value, ok bool, err error) {
+// (NULL without one). A result is a literal or the column itself, whose
+// label is the value (CASE WHEN state IS NULL THEN 'Unknown' ELSE state
+// END); IFNULL(col, literal) and COALESCE(col, literal), BI tools' NULL
+// handling, are that CASE (nullDefault). A numeric column's own values
+// beside a string literal are labelled as MySQL converts them, in
+// decimal (an integer column's; a real one's are refused as labels of
+// two types). A literal label that a case-insensitive collation may read
+// as a declared value spelled otherwise is refused, as MySQL would merge
+// them into one group under either spelling. nullTested is set when a
+// condition tests the column for NULL (IS [NOT] NULL, IS [NOT] TRUE, the
+// IFNULL), so that its NULL rows belong in a group whether or not the
+// domain declares null. ok is false for any other expression.
+func (sc *scope) caseLabeller(e ast.ExprNode) (col *catalog.Column, labelOf func(Value) Value, nullTested, ok bool, err error) {
 	c, isCase := asCase(e)
+	if !isCase {
+		c, isCase = nullDefault(e)
+	}
 	if !isCase || len(c.WhenClauses) == 0 {
-		return nil, nil, false, nil
+		return nil, nil, false, false, nil
 	}
 	whens := make([]*Predicate, len(c.WhenClauses))
 	for i, w := range c.WhenClauses {
 		p, err := sc.predicate(w.Expr, rowCaseSite)
 		if err != nil {
-			return nil, nil, false, nil
+			return nil, nil, false, false, nil
 		}
 		for _, cond := range predicateLeaves(p, nil) {
 			column, declared := sc.table.Column(cond.Column)
 			if !declared || !column.HasDomain() || col != nil && col.Name != column.Name || cond.Like != nil || cond.Temporal != "" || cond.Cell != nil {
-				return nil, nil, false, nil
+				return nil, nil, false, false, nil
 			}
 			col = column
+			nullTested = nullTested || cond.IsNull
 			if s, ok := collatedSpelling(cond.In, sc.declaredValues(column)); ok {
-				return nil, nil, true, refuseQuery("GROUP BY %s: %s compares %q, which the backend's collation may match with the declared value %q "+
+				return nil, nil, false, true, refuseQuery("GROUP BY %s: %s compares %q, which the backend's collation may match with the declared value %q "+
 					"(write the declared spelling)", restore(e), column.Name, s[0], s[1])
 			}
 		}
 		whens[i] = p
 	}
 	if col == nil {
-		return nil, nil, false, nil // no condition on a column
+		return nil, nil, false, false, nil // no condition on a column
 	}
 	results := make([]ast.ExprNode, 0, len(c.WhenClauses)+1)
 	for _, w := range c.WhenClauses {
@@ -341,24 +363,74 @@ func (sc *scope) caseLabeller(e ast.ExprNode) (col *catalog.Column, labelOf func
 	}
 	results = append(results, c.ElseClause)
 	var caseLabels []Value
-	for _, r := range results {
+	own := make([]bool, len(results)) // the result is the column itself
+	text := false
+	for i, r := range results {
 		v := Value{Null: true}
+		if name, isColumn := unparen(r).(*ast.ColumnNameExpr); isColumn {
+			if resolved, err := sc.column(name.Name, "group statement"); err == nil && resolved.Name == col.Name {
+				own[i] = true
+				caseLabels = append(caseLabels, v)
+				continue
+			}
+		}
 		if r != nil {
 			var isLit bool
 			if v, isLit = literal(r); !isLit {
-				return nil, nil, true, refuseQuery("GROUP BY %s: a label that is not a literal (a CASE over the declared values of %s groups them under literal labels)", restore(e), col.Name)
+				return nil, nil, false, true, refuseQuery("GROUP BY %s: a label that is not a literal or %s itself (a CASE over the declared values of %s groups them under literal labels)", restore(e), col.Name, col.Name)
 			}
 		}
+		text = text || v.IsText && !v.Null
 		caseLabels = append(caseLabels, v)
 	}
-	return col, func(v Value) Value {
-		for i, p := range whens {
-			if truthOn(p, v) == sqlTrue {
-				return caseLabels[i]
+	value := func(v Value) Value { return v }
+	if slices.Contains(own, true) {
+		if text && col.Type == catalog.Integer {
+			value = func(v Value) Value {
+				if v.Null {
+					return v
+				}
+				return Value{Str: strconv.FormatFloat(v.Num, 'f', -1, 64), IsText: true}
 			}
 		}
-		return caseLabels[len(whens)]
-	}, true, nil
+		var mine []Value
+		for _, v := range sc.declaredValues(col) {
+			mine = append(mine, value(v))
+		}
+		if s, ok := collatedSpelling(caseLabels, mine); ok {
+			return nil, nil, false, true, refuseQuery("GROUP BY %s: the label %q, which the backend's collation may read as the declared value %q of %s "+
+				"(write the declared spelling)", restore(e), s[0], s[1], col.Name)
+		}
+	}
+	return col, func(v Value) Value {
+		i := len(whens)
+		for j, p := range whens {
+			if truthOn(p, v) == sqlTrue {
+				i = j
+				break
+			}
+		}
+		if own[i] {
+			return value(v)
+		}
+		return caseLabels[i]
+	}, nullTested, true, nil
+}
+
+// nullDefault returns IFNULL(col, literal) and COALESCE(col, literal) as
+// the CASE MySQL defines them by, CASE WHEN col IS NULL THEN literal ELSE
+// col END (a new node; e is unchanged). ok is false for any other
+// expression.
+func nullDefault(e ast.ExprNode) (*ast.CaseExpr, bool) {
+	if !isCoalesce(e) {
+		return nil, false
+	}
+	f := unparen(e).(*ast.FuncCallExpr)
+	_, isColumn := unparen(f.Args[0]).(*ast.ColumnNameExpr)
+	if v, isLit := literal(f.Args[1]); !isColumn || !isLit || v.Null {
+		return nil, false
+	}
+	return &ast.CaseExpr{WhenClauses: []*ast.WhenClause{{Expr: &ast.IsNullExpr{Expr: f.Args[0]}, Result: f.Args[1]}}, ElseClause: f.Args[0]}, true
 }
 
 // predicateLeaves appends the leaves of p to leaves.
@@ -577,27 +649,30 @@ func textFunction(e ast.ExprNode, v Value) (out Value, defined bool) {
 // numeric column (Tableau's boolean dimension race = 1, GROUP BY sex + 1,
 // MOD(race, 2)): the column and each declared value's image, 1 or 0 for a
 // condition, the expression's value computed in Go (valueAt) otherwise.
+// nullTested is set when the condition tests the column for NULL (IS
+// [NOT] NULL, IS [NOT] TRUE, IS [NOT] FALSE), as caseLabeller's.
 // The image only labels a group: which rows a group holds is the CASE of
 // its declared values, so a rounding the database would do differently
 // changes no count. ok is false for any other expression.
-func (sc *scope) numericLabeller(e ast.ExprNode) (col *catalog.Column, labelOf func(Value) Value, ok bool) {
+func (sc *scope) numericLabeller(e ast.ExprNode) (col *catalog.Column, labelOf func(Value) Value, nullTested, ok bool) {
 	name, ok := soleColumn(e)
 	if !ok {
-		return nil, nil, false
+		return nil, nil, false, false
 	}
 	column, err := sc.column(name, "group statement")
 	if err != nil || !column.Numeric() || !column.HasDomain() {
-		return nil, nil, false
+		return nil, nil, false, false
 	}
 	if isCondition(e) {
 		p, err := sc.predicate(e, rowCaseSite)
 		if err != nil {
-			return nil, nil, false
+			return nil, nil, false, false
 		}
 		for _, c := range predicateLeaves(p, nil) {
 			if c.Column != column.Name || c.Like != nil || c.Temporal != "" || c.Cell != nil {
-				return nil, nil, false
+				return nil, nil, false, false
 			}
+			nullTested = nullTested || c.IsNull
 		}
 		return column, func(v Value) Value {
 			switch truthOn(p, v) {
@@ -607,22 +682,22 @@ func (sc *scope) numericLabeller(e ast.ExprNode) (col *catalog.Column, labelOf f
 				return Value{Num: 0}
 			}
 			return Value{Null: true}
-		}, true
+		}, nullTested, true
 	}
 	if !isRowExpr(e) || isDatePart(e) {
-		return nil, nil, false
+		return nil, nil, false, false
 	}
 	x, err := sc.rowExpr(e)
 	if err != nil {
-		return nil, nil, false
+		return nil, nil, false, false
 	}
 	onNull, nullLabel, nullKnown := x.valueOnNull()
 	for _, v := range sc.declaredValues(column) {
 		if v.Null && !nullKnown {
-			return nil, nil, false
+			return nil, nil, false, false
 		}
 		if _, defined := x.valueAt(column.Name, v.Num); !v.Null && !defined {
-			return nil, nil, false
+			return nil, nil, false, false
 		}
 	}
 	return column, func(v Value) Value {
@@ -637,7 +712,7 @@ func (sc *scope) numericLabeller(e ast.ExprNode) (col *catalog.Column, labelOf f
 			return Value{Null: true}
 		}
 		return Value{Num: y}
-	}, true
+	}, false, true
 }
 
 // valueOnNull computes e, a row expression of one column, on a row where
