@@ -182,7 +182,7 @@ type DateCell struct {
 }
 
 // nearestDateForms names the supported date keys in refusals.
-const nearestDateForms = "the supported date keys are YEAR(col), MONTH(col), QUARTER(col), WEEK(col) and WEEK(col, 3) or WEEKOFYEAR(col), DAYOFWEEK(col), DAYOFMONTH(col), DAYOFYEAR(col), HOUR(col) and MINUTE(col) of a timestamp, DATE(col) or CAST(col AS DATE), EXTRACT(YEAR|MONTH|QUARTER|DAY|HOUR|YEAR_MONTH FROM col), YEAR(col) * 100 + MONTH(col), " +
+const nearestDateForms = "the supported date keys are YEAR(col), MONTH(col), QUARTER(col), WEEK(col) and WEEK(col, 3) or WEEKOFYEAR(col), YEARWEEK(col) and YEARWEEK(col, 3), DAYOFWEEK(col), DAYOFMONTH(col), DAYOFYEAR(col), HOUR(col) and MINUTE(col) of a timestamp, DATE(col) or CAST(col AS DATE), EXTRACT(YEAR|MONTH|QUARTER|DAY|HOUR|YEAR_MONTH FROM col), YEAR(col) * 100 + MONTH(col), " +
 	"DATE_FORMAT(col, f) with f of %Y, %m, %d, %H and %i (hours and minutes of a timestamp) and literals (e.g. '%Y-%m', '%Y-%m-01'), and CAST(... AS DATE), DATE(...), STR_TO_DATE(..., '%Y-%m-%d') of those, " +
 	"weeks as DATE(DATE_SUB(col, INTERVAL DAYOFWEEK(col) - 1 DAY)) or DATE(DATE_SUB(col, INTERVAL WEEKDAY(col) DAY)), and quarters as Metabase and Superset spell their first day"
 
@@ -407,6 +407,9 @@ func (sc *scope) dateKeyOf(e ast.ExprNode) (*dateKey, error) {
 			}
 		}
 		if k, ok, err := sc.weekNumber(x); ok {
+			return k, err
+		}
+		if k, ok, err := sc.yearWeek(x); ok {
 			return k, err
 		}
 		if k, ok := sc.supersetQuarter(x); ok {
@@ -771,6 +774,39 @@ func (sc *scope) weekNumber(x *ast.FuncCallExpr) (k *dateKey, ok bool, err error
 		}
 	}
 	return &dateKey{col: col, part: part, kind: name}, true, nil
+}
+
+// yearWeek recognises YEARWEEK(col) and YEARWEEK(col, 0) (weeks from
+// Sunday, week 1 the one of the year's first Sunday, the days before it
+// in the previous year's last week) and YEARWEEK(col, 3) (ISO weeks, in
+// the ISO year): a week period, labelled by its year and week as the
+// integer yyyyww, which all its days share. ok is false for other
+// functions, and another mode is refused.
+func (sc *scope) yearWeek(x *ast.FuncCallExpr) (k *dateKey, ok bool, err error) {
+	if x.FnName.L != "yearweek" || len(x.Args) < 1 || len(x.Args) > 2 {
+		return nil, false, nil
+	}
+	col, isCol := sc.dateColumn(x.Args[0])
+	if !isCol {
+		return nil, false, nil
+	}
+	k = &dateKey{col: col, part: PartWeekSunday, kind: "yearweek number", label: func(sunday time.Time) Value {
+		return Value{Num: float64(sunday.Year()*100 + (sunday.YearDay()-1)/7 + 1)}
+	}}
+	if len(x.Args) == 2 {
+		m, isLit := literal(x.Args[1])
+		switch {
+		case isLit && !m.IsText && !m.Null && m.Num == 0:
+		case isLit && !m.IsText && !m.Null && m.Num == 3:
+			k.part, k.kind, k.label = PartWeekMonday, "yearweek iso", func(monday time.Time) Value {
+				y, w := monday.ISOWeek()
+				return Value{Num: float64(y*100 + w)}
+			}
+		default:
+			return nil, true, refuseQuery("GROUP BY %s: YEARWEEK modes other than 0 (weeks from Sunday, the default) and 3 (ISO weeks)", restore(x))
+		}
+	}
+	return k, true, nil
 }
 
 // component is a cyclic part of day t.

@@ -1,0 +1,106 @@
+package sqlrewrite_test
+
+import (
+	"database/sql"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dpproxy/dpproxy/internal/catalog"
+	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
+	"github.com/dpproxy/dpproxy/internal/testdb"
+)
+
+// TestYearWeekKeysOnEveryBackend parses GROUP BY YEARWEEK(col) and
+// YEARWEEK(col, 3) over a date and a timestamp column bounded by 2010 and
+// 2030, renders each key's Cells fetch on SQLite, PostgreSQL and MariaDB
+// over a table holding every day of those years (the timestamp at 23:59),
+// and checks each label's count against the days whose week the rule
+// gives it: mode 0 the year and week number (days since January 1 / 7 +
+// 1) of the Sunday starting the day's week, mode 3 time.ISOWeek. On
+// MariaDB it checks those counts against its own GROUP BY YEARWEEK(d, 0)
+// and YEARWEEK(d, 3), so the proxy's labels are MariaDB's for every day.
+func TestYearWeekKeysOnEveryBackend(t *testing.T) {
+	first := time.Date(2010, 1, 1, 0, 0, 0, 0, time.UTC)
+	last := time.Date(2030, 12, 31, 0, 0, 0, 0, time.UTC)
+	want := map[int]map[float64]int{0: {}, 3: {}}
+	var days []time.Time
+	for d := first; !d.After(last); d = d.AddDate(0, 0, 1) {
+		sunday := d.AddDate(0, 0, -int(d.Weekday()))
+		want[0][float64(sunday.Year()*100+(sunday.YearDay()-1)/7+1)]++
+		y, w := d.ISOWeek()
+		want[3][float64(y*100+w)]++
+		days = append(days, d)
+	}
+	cat := &catalog.Config{Tables: []catalog.Table{{Name: "dp_yearweeks", Source: "dp_yearweeks", Columns: []catalog.Column{
+		dated(catalog.Date, "d", "2010-01-01", "2030-12-31"),
+		dated(catalog.Timestamp, "ts", "2010-01-01 00:00:00", "2030-12-31 23:59:59"),
+	}}}}
+	for _, b := range []struct {
+		name    string
+		dialect sqlrewrite.Dialect
+		open    func(testing.TB) *sql.DB
+		stamp   string
+	}{
+		{"sqlite", sqlrewrite.SQLite, testdb.SQLite, "TEXT"},
+		{"postgres", sqlrewrite.PostgreSQL, testdb.Postgres, "TIMESTAMP"},
+		{"mysql", sqlrewrite.MySQL, testdb.MySQL, "DATETIME"},
+	} {
+		t.Run(b.name, func(t *testing.T) {
+			db := b.open(t)
+			if _, err := db.Exec("CREATE TABLE dp_yearweeks (d DATE, ts " + b.stamp + ")"); err != nil {
+				t.Fatal(err)
+			}
+			for from := 0; from < len(days); from += 1000 {
+				var vals []string
+				for _, d := range days[from:min(from+1000, len(days))] {
+					vals = append(vals, fmt.Sprintf("('%s', '%s 23:59:00')", d.Format(time.DateOnly), d.Format(time.DateOnly)))
+				}
+				if _, err := db.Exec("INSERT INTO dp_yearweeks (d, ts) VALUES " + strings.Join(vals, ", ")); err != nil {
+					t.Fatal(err)
+				}
+			}
+			p := sqlrewrite.NewParser(cat)
+			for _, column := range []string{"d", "ts"} {
+				for _, mode := range []int{0, 3} {
+					key := fmt.Sprintf("YEARWEEK(%s, %d)", column, mode)
+					if mode == 0 {
+						key = fmt.Sprintf("YEARWEEK(%s)", column)
+					}
+					st, err := p.Parse("SELECT " + key + ", COUNT(*) FROM dp_yearweeks GROUP BY 1")
+					if err != nil {
+						t.Fatalf("%s: %v", key, err)
+					}
+					k := st.(*sqlrewrite.Query).Keys[0]
+					got := map[float64]int{}
+					for i, n := range cellCounts(t, db, b.dialect, "dp_yearweeks", sqlrewrite.CellDim{Column: column, Date: &k.Date.Axis}) {
+						got[k.Values[i].Num] = n
+					}
+					if !reflect.DeepEqual(got, want[mode]) {
+						t.Errorf("%s: counts %v, want %v", key, got, want[mode])
+					}
+					if b.dialect != sqlrewrite.MySQL {
+						continue
+					}
+					rows, err := db.Query(fmt.Sprintf("SELECT YEARWEEK(%s, %d), COUNT(*) FROM dp_yearweeks GROUP BY 1", column, mode))
+					if err != nil {
+						t.Fatal(err)
+					}
+					own := map[float64]int{}
+					for _, r := range testdb.Strings(t, rows, key) {
+						var label float64
+						var n int
+						fmt.Sscan(r[0], &label)
+						fmt.Sscan(r[1], &n)
+						own[label] = n
+					}
+					if !reflect.DeepEqual(own, want[mode]) {
+						t.Errorf("MariaDB's %s: counts %v, want %v", key, own, want[mode])
+					}
+				}
+			}
+		})
+	}
+}
