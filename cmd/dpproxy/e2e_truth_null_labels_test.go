@@ -20,21 +20,26 @@ import (
 // COALESCE(col, '(null)') and CASE WHEN col IS NULL THEN ... ELSE col END
 // of a column with declared values put the NULL rows in the literal's
 // group (merged with a declared value's group when it is one), null
-// declared or not. Each expected answer is the backend's own, from the
+// declared or not; DATEDIFF(CURDATE(), col) and DATEDIFF(NOW(), col)
+// answer in a condition, a range count and AVG. Each expected answer is the backend's own, from the
 // same statement sent to it directly (on PostgreSQL, the same condition in
 // its dialect). The table holds 120 rows; at ε = 40 a count's noise is
 // below 0.5 with probability above 1 − 1e-8, so counts must be exact after
-// rounding.
+// rounding; the average of days from dates within the bounds 2020–2030
+// to today (a range of 4,017 days, about 100 non-NULL rows) has noise of
+// scale a few days, far below the tolerance of 40.
 func TestTruthValuesAndNullLabels(t *testing.T) {
 	for _, b := range []struct {
-		name, driver string
-		dsn          func(testing.TB) string
-		create       string
+		name, driver    string
+		dsn             func(testing.TB) string
+		create, ordered string
 	}{
 		{"postgres", "postgres", testdb.PostgresDSN,
-			"CREATE TABLE orders (id INTEGER, is_paid BOOLEAN, amount INTEGER, discount DOUBLE PRECISION, category TEXT, tier INTEGER)"},
+			"CREATE TABLE orders (id INTEGER, is_paid BOOLEAN, amount INTEGER, discount DOUBLE PRECISION, category TEXT, tier INTEGER, ordered DATE)",
+			"DATE '2024-01-01' + id * 5"},
 		{"mariadb", "mysql", testdb.MySQLDSN,
-			"CREATE TABLE orders (id INTEGER, is_paid TINYINT, amount INTEGER, discount DOUBLE, category VARCHAR(10), tier INTEGER)"},
+			"CREATE TABLE orders (id INTEGER, is_paid TINYINT, amount INTEGER, discount DOUBLE, category VARCHAR(10), tier INTEGER, ordered DATE)",
+			"DATE '2024-01-01' + INTERVAL id * 5 DAY"},
 	} {
 		t.Run(b.name, func(t *testing.T) {
 			dsn := b.dsn(t)
@@ -47,16 +52,19 @@ func TestTruthValuesAndNullLabels(t *testing.T) {
 				t.Fatal(err)
 			}
 			// Ids 0-119: paid 0-69, unpaid 70-99, NULL 100-119; discount 0,
-			// 0.25 or NULL; category A, B, C or NULL; tier 1-3 or NULL.
+			// 0.25 or NULL; category A, B, C or NULL; tier 1-3 or NULL;
+			// ordered every fifth day from 2024-01-01, NULL for every
+			// seventh id.
 			for i := range 120 {
-				if _, err := direct.Exec("INSERT INTO orders VALUES (" + strconv.Itoa(i) + ", NULL, 0, NULL, NULL, NULL)"); err != nil {
+				if _, err := direct.Exec("INSERT INTO orders VALUES (" + strconv.Itoa(i) + ", NULL, 0, NULL, NULL, NULL, NULL)"); err != nil {
 					t.Fatal(err)
 				}
 			}
 			if _, err := direct.Exec("UPDATE orders SET is_paid = " + paid + ", amount = id % 10 * 10, " +
 				"discount = CASE WHEN id % 3 = 0 THEN 0 WHEN id % 3 = 1 THEN 0.25 END, " +
 				"category = CASE id % 4 WHEN 0 THEN 'A' WHEN 1 THEN 'B' WHEN 2 THEN 'C' END, " +
-				"tier = CASE WHEN id % 5 = 0 THEN NULL WHEN id % 5 <= 3 THEN id % 5 ELSE 3 END"); err != nil {
+				"tier = CASE WHEN id % 5 = 0 THEN NULL WHEN id % 5 <= 3 THEN id % 5 ELSE 3 END, " +
+				"ordered = CASE WHEN id % 7 <> 0 THEN " + b.ordered + " END"); err != nil {
 				t.Fatal(err)
 			}
 			_, db := startCarolProxy(t, b.driver, dsn, "{default_epsilon: 1, max_epsilon: 50}", "epsilon: 100000, delta: 1.0e-5", `  - name: orders
@@ -66,6 +74,7 @@ func TestTruthValuesAndNullLabels(t *testing.T) {
       - {name: discount, type: real, lower: 0, upper: 1}
       - {name: category, type: text, values: [A, B, C]}
       - {name: tier, type: integer, lower: 1, upper: 3, values: [1, 2, 3]}
+      - {name: ordered, type: date, lower: 2020-01-01, upper: 2030-12-31}
 `)
 			if _, err := db.Exec("SET @dp_epsilon = 40"); err != nil {
 				t.Fatal(err)
@@ -74,8 +83,8 @@ func TestTruthValuesAndNullLabels(t *testing.T) {
 			// integer is no condition there), and a tolerance (0: a count,
 			// exact after rounding).
 			for _, c := range []struct {
-				sql, pg string
-				tol     float64
+				sql, my, pg string
+				tol         float64
 			}{
 				{sql: "SELECT COUNT(*) FROM orders WHERE is_paid"},
 				{sql: "SELECT COUNT(*) FROM orders WHERE NOT is_paid"},
@@ -95,8 +104,23 @@ func TestTruthValuesAndNullLabels(t *testing.T) {
 				{sql: "SELECT SUM(CASE WHEN is_paid THEN amount END) FROM orders", tol: 30},
 				{sql: "SELECT AVG(is_paid IS TRUE) FROM orders", pg: "SELECT AVG(CASE WHEN is_paid IS TRUE THEN 1 ELSE 0 END) FROM orders", tol: 0.05},
 				{sql: "SELECT AVG(is_paid IS NOT FALSE) FROM orders", pg: "SELECT AVG(CASE WHEN is_paid IS NOT FALSE THEN 1 ELSE 0 END) FROM orders", tol: 0.05},
+				// The proxy reads CURDATE() and NOW() in backend.time_zone,
+				// UTC; the backend's own answer reads UTC too.
+				{sql: "SELECT COUNT(*) FROM orders WHERE DATEDIFF(CURDATE(), ordered) > 700",
+					my: "SELECT COUNT(*) FROM orders WHERE DATEDIFF(UTC_DATE(), ordered) > 700",
+					pg: "SELECT COUNT(*) FROM orders WHERE CAST(CURRENT_TIMESTAMP AT TIME ZONE 'UTC' AS DATE) - ordered > 700"},
+				{sql: "SELECT COUNT(CASE WHEN DATEDIFF(NOW(), ordered) <= 700 THEN 1 END) FROM orders",
+					my: "SELECT COUNT(CASE WHEN DATEDIFF(UTC_TIMESTAMP(), ordered) <= 700 THEN 1 END) FROM orders",
+					pg: "SELECT COUNT(CASE WHEN CAST(CURRENT_TIMESTAMP AT TIME ZONE 'UTC' AS DATE) - ordered <= 700 THEN 1 END) FROM orders"},
+				{sql: "SELECT AVG(DATEDIFF(NOW(), ordered)) FROM orders",
+					my: "SELECT AVG(DATEDIFF(UTC_TIMESTAMP(), ordered)) FROM orders",
+					pg: "SELECT AVG(CAST(CURRENT_TIMESTAMP AT TIME ZONE 'UTC' AS DATE) - ordered) FROM orders", tol: 40},
 			} {
-				want := scalar(t, direct, c.sql, c.pg, b.name)
+				ref := c.sql
+				if c.my != "" {
+					ref = c.my
+				}
+				want := scalar(t, direct, ref, c.pg, b.name)
 				got := scalar(t, db, c.sql, "", "")
 				if c.tol == 0 && math.Round(got) != want || c.tol > 0 && math.Abs(got-want) > c.tol {
 					t.Errorf("%s = %g, want %g (the backend's)", c.sql, got, want)

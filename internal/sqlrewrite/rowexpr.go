@@ -981,9 +981,12 @@ func (sc *scope) timestampDiff(f *ast.FuncCallExpr) (*RowExpr, error) {
 // temporalOperand reads an operand of DATEDIFF or TIMESTAMPDIFF: a date
 // or timestamp column with bounds (RowTemporal), or a literal date or
 // timestamp (RowConst of its day or second number, Temporal saying
-// which).
+// which), or a constant time the statement gives (constantTime: NOW(),
+// CURDATE(), DATE '...', CURDATE() - INTERVAL 1 MONTH, read in the
+// session's time zone when the proxy evaluates the statement), a date
+// when MySQL types it so; one with a fraction of a second is refused.
 func (sc *scope) temporalOperand(fn string, a ast.ExprNode) (*RowExpr, error) {
-	const hint = "its arguments are date and timestamp columns and literals 'YYYY-MM-DD' or 'YYYY-MM-DD hh:mm:ss'"
+	const hint = "its arguments are date and timestamp columns, literals 'YYYY-MM-DD' or 'YYYY-MM-DD hh:mm:ss', and constant times such as NOW() and CURDATE()"
 	if v, ok := literal(a); ok && v.IsText {
 		typ := catalog.Date
 		if len(strings.TrimSpace(v.Str)) != len("2006-01-02") {
@@ -995,6 +998,17 @@ func (sc *scope) temporalOperand(fn string, a ast.ExprNode) (*RowExpr, error) {
 			return nil, refuseQuery("%s of %s: %v", fn, restore(a), err)
 		}
 		return &RowExpr{Kind: RowConst, Num: n, Temporal: typ}, nil
+	}
+	if t, isDate, handled, err := sc.constantTime(a); handled {
+		switch {
+		case err != nil:
+			return nil, refuseQuery("%s of %s: %v", fn, restore(a), err)
+		case t.Nanosecond() != 0:
+			return nil, refuseQuery("%s of %s, a time with a fraction of a second (%s)", fn, restore(a), hint)
+		case isDate:
+			return &RowExpr{Kind: RowConst, Num: float64(floorInt(t.Unix(), catalog.SecondsPerDay)), Temporal: catalog.Date}, nil
+		}
+		return &RowExpr{Kind: RowConst, Num: float64(t.Unix()), Temporal: catalog.Timestamp}, nil
 	}
 	c, ok := unparen(a).(*ast.ColumnNameExpr)
 	if !ok {
