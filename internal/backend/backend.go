@@ -865,7 +865,7 @@ func (b *Backend) histogram(ctx context.Context, q queryer, f sqlrewrite.Fetch) 
 	if f.Histogram == nil {
 		return nil, dperr.New(dperr.Internal, "internal error: histogram fetch without histogram")
 	}
-	counts := make([]int64, f.Histogram.Bins)
+	counts := make([]int64, f.Histogram.Cells())
 	err := b.query(ctx, q, f, func(rows *sql.Rows) error {
 		for rows.Next() {
 			var bin, n int64

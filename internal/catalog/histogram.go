@@ -66,7 +66,8 @@ const (
 const DefaultHistogramBins = 4096
 
 // MaxHistogramBins bounds Histogram.Bins (2^20): the fetch returns up to
-// that many rows and the synopsis holds as many numbers.
+// that many rows and the synopsis holds as many numbers (one more on a
+// real column: the cell of its upper bound).
 const MaxHistogramBins = 1 << 20
 
 // UnmarshalYAML reads a workload name or a list of [lo, hi] pairs.
@@ -84,7 +85,8 @@ func (w *Workload) UnmarshalYAML(n *yaml.Node) error {
 
 // HistogramDomain returns the histogram domain of a column with a declared
 // histogram: bins equal-width bins over [lower, upper). A real column's
-// domain is its bounds [L, U]; an integer column's is [⌈L⌉, ⌊U⌋ + 1), each
+// domain is its bounds [L, U], the synopsis holding U (and the values
+// clamped to it) in a cell of its own above the bins; an integer column's is [⌈L⌉, ⌊U⌋ + 1), each
 // integer k taking the cell [k, k+1), so that with one bin per integer
 // every bin holds exactly one value. ok is false without a histogram.
 func (c *Column) HistogramDomain() (lower, upper float64, bins int, ok bool) {

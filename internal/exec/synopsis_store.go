@@ -303,7 +303,7 @@ func (st *synopsisStore) load(ctx context.Context, spec *planner.SynopsisSpec) (
 	if err := json.Unmarshal(value, &s); err != nil {
 		return nil, dperr.Wrap(dperr.Internal, err, "internal error: stored synopsis of %s is unreadable", spec.Column.Name)
 	}
-	if s.Key != spec.Key || s.Synopsis == nil || s.Synopsis.N() != spec.Domain.Bins {
+	if s.Key != spec.Key || s.Synopsis == nil || s.Synopsis.N() != spec.Domain.Cells() {
 		return nil, dperr.New(dperr.Internal, "internal error: stored synopsis %s does not match %q", stateKey(spec.Key), spec.Key)
 	}
 	st.remember(&s)

@@ -28,7 +28,9 @@ import (
 //     then, as without a histogram domain, with fresh Laplace noise.
 //   - A histogram, SELECT FLOOR(col / w) * w AS b, COUNT(*) ... GROUP BY b,
 //     needs a histogram domain on col and is answered from the synopsis of
-//     col for the other columns' predicate, one row per bucket.
+//     col for the other columns' predicate, one row per bucket: every
+//     bucket of a value within the bounds, the bucket of a real column's
+//     upper bound on an edge being that bound's own cell (Domain).
 //   - A condition a binned synopsis cannot answer (equality or IN on a
 //     real column, or a real range end on a bin edge that asks for the
 //     rows holding the edge value: Domain.realSpans) makes a plain
@@ -337,7 +339,7 @@ func (sp *synopsisPlanner) synopsis(col *catalog.Column, d Domain, other []sqlre
 	sp.plan.Synopses = append(sp.plan.Synopses, &SynopsisSpec{
 		Table: sp.table, Column: col, Domain: d, Predicate: pred, Key: key, Config: *col.Histogram,
 		Histogram: sqlrewrite.Fetch{Table: sp.table.Source, Declared: sp.table.Name, Partitions: sp.table.Partitions, Filter: filter, Derived: sp.derived,
-			Histogram: &sqlrewrite.Histogram{Column: col.Source, Lower: d.Lower, Upper: d.Upper, Bins: d.Bins}},
+			Histogram: &sqlrewrite.Histogram{Column: col.Source, Lower: d.Lower, Upper: d.Upper, Bins: d.Bins, Top: !d.Integer}},
 	})
 	return len(sp.plan.Synopses) - 1
 }
@@ -345,7 +347,7 @@ func (sp *synopsisPlanner) synopsis(col *catalog.Column, d Domain, other []sqlre
 // observe records the bins a statement asks of synopsis i.
 func (sp *synopsisPlanner) observe(i int, spans Spans) {
 	s := sp.plan.Synopses[i]
-	s.Observed = append(s.Observed, spans.binRanges(s.Domain.Bins)...)
+	s.Observed = append(s.Observed, spans.binRanges(s.Domain.Cells())...)
 }
 
 // alignmentNote adds a note when some answer's ends fall inside bins.
@@ -368,14 +370,20 @@ func (sp *synopsisPlanner) alignmentNote() {
 	}
 }
 
-// describeSpans renders spans in column units, e.g. "age in [18, 25)".
+// describeSpans renders spans in column units, e.g. "age in [18, 25)",
+// closed at a real column's upper bound when they take its cell ("x in
+// [5, 10]").
 func describeSpans(col *catalog.Column, d Domain, spans Spans) string {
 	if len(spans) == 0 {
 		return col.Name + " in no value"
 	}
 	parts := make([]string, len(spans))
 	for i, s := range spans {
-		parts[i] = fmt.Sprintf("[%s, %s)", formatNumber(d.value(s.From)), formatNumber(d.value(s.To)))
+		closing := ")"
+		if !d.Integer && s.To > float64(d.Bins) {
+			closing = "]"
+		}
+		parts[i] = fmt.Sprintf("[%s, %s%s", formatNumber(d.value(s.From)), formatNumber(d.value(s.To)), closing)
 	}
 	return col.Name + " in " + strings.Join(parts, " ∪ ")
 }

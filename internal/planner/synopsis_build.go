@@ -53,7 +53,7 @@ func (s *SynopsisSpec) MechanismName() string {
 // first-statement uses the bin ranges of the statement that builds it
 // (Observed; all ranges when it asked for none).
 func (s *SynopsisSpec) Workload() (histogram.Workload, error) {
-	n := s.Domain.Bins
+	n := s.Domain.Cells()
 	switch s.Config.Workload.Kind {
 	case catalog.WorkloadPrefix:
 		return histogram.PrefixWorkload(n)

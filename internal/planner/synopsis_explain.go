@@ -19,8 +19,8 @@ func (sp *SynopsisPlan) explainSynopses(step int, rows [][]any) (int, [][]any) {
 		}
 		d := s.Domain
 		rows = append(rows, []any{int64(step), "synopsis", what, s.MechanismName(), display(s.Config.Epsilon), 0.0,
-			fmt.Sprintf("pure ε-DP histogram synopsis of %d bins over [%s, %s), tuned for workload %s; ε spent once, by the first statement that needs it, then stored with the ledger and reused at no cost; reads one GROUP BY histogram computed by the database, no rows%s",
-				d.Bins, formatNumber(d.Lower), formatNumber(d.Upper), s.Config.Workload.Kind, s.unitExplain())})
+			fmt.Sprintf("pure ε-DP histogram synopsis of %s, tuned for workload %s; ε spent once, by the first statement that needs it, then stored with the ledger and reused at no cost; reads one GROUP BY histogram computed by the database, no rows%s",
+				d.describe(), s.Config.Workload.Kind, s.unitExplain())})
 	}
 	return step, rows
 }

@@ -25,8 +25,14 @@ func synopsisKey(t *catalog.Table, col *catalog.Column, d Domain, pred string) s
 	for _, r := range h.Workload.Ranges {
 		fmt.Fprintf(&workload, " [%s, %s]", formatNumber(r[0]), formatNumber(r[1]))
 	}
-	key := fmt.Sprintf("v2|%s|%s|[%s, %s) in %d bins|%s|eps=%s|mechanism=%s|workload=%s",
-		strings.ToLower(t.Name), strings.ToLower(col.Name), formatNumber(d.Lower), formatNumber(d.Upper), d.Bins, pred,
+	domain := fmt.Sprintf("[%s, %s) in %d bins", formatNumber(d.Lower), formatNumber(d.Upper), d.Bins)
+	if !d.Integer {
+		// The cell of the upper bound: synopses stored before it are not
+		// read as having it.
+		domain += " and a cell for " + formatNumber(d.Upper)
+	}
+	key := fmt.Sprintf("v2|%s|%s|%s|%s|eps=%s|mechanism=%s|workload=%s",
+		strings.ToLower(t.Name), strings.ToLower(col.Name), domain, pred,
 		formatNumber(h.Epsilon), strings.ToLower(h.Mechanism), workload.String())
 	if t.HasPrivacyUnit() {
 		// The unit and its bound change what is released (and whom it

@@ -12,13 +12,37 @@ import (
 // Domain is a column's histogram domain: Bins equal-width bins over
 // [Lower, Upper) (catalog.Column.HistogramDomain). Bin j covers the values
 // [Lower + j·h, Lower + (j+1)·h), h = (Upper-Lower)/Bins; bin coordinates
-// are real positions in [0, Bins], bin j covering [j, j+1).
+// are real positions in [0, cells()], bin j covering [j, j+1). A real
+// column's domain has one more cell, Bins, holding exactly the upper bound
+// (with the values clamped to it): MySQL's FLOOR(x / w) * w puts x = Upper
+// in a bucket of its own when Upper is a multiple of w, and x < Upper
+// leaves it out, which the bin below, holding it, could not tell.
 type Domain struct {
 	Lower, Upper float64
 	Bins         int
 	// Integer is set for an integer column: the value k takes the cell
 	// [k, k+1), so a condition selects whole integers.
 	Integer bool
+}
+
+// Cells is the number of cells of the synopsis: the bins, and the real
+// column's cell of its upper bound.
+func (d Domain) Cells() int {
+	if d.Integer {
+		return d.Bins
+	}
+	return d.Bins + 1
+}
+
+// describe renders the domain's cells, e.g. "4096 bins over [0, 10)
+// and a cell for 10" (a real column) or "100 bins over [0, 100)" (an
+// integer column, whose upper end is the declared bound plus 1).
+func (d Domain) describe() string {
+	s := fmt.Sprintf("%d bins over [%s, %s)", d.Bins, formatNumber(d.Lower), formatNumber(d.Upper))
+	if !d.Integer {
+		s += " and a cell for " + formatNumber(d.Upper)
+	}
+	return s
 }
 
 // columnDomain returns the histogram domain of col; ok is false when it
@@ -37,8 +61,12 @@ func (d Domain) position(x float64) float64 {
 	return math.Min(math.Max(p, 0), float64(d.Bins))
 }
 
-// value maps bin coordinates back to a column value.
+// value maps bin coordinates back to a column value (the upper bound
+// for the real column's cell of its upper bound).
 func (d Domain) value(pos float64) float64 {
+	if pos >= float64(d.Bins) {
+		return d.Upper
+	}
 	return d.Lower + pos*(d.Upper-d.Lower)/float64(d.Bins)
 }
 
@@ -50,19 +78,20 @@ func (s Span) aligned() bool { return s.From == math.Trunc(s.From) && s.To == ma
 
 // Spans is a sorted list of disjoint non-empty spans: the part of the
 // domain a set of conditions on the column selects. nil selects nothing;
-// the whole domain is one span [0, Bins].
+// the whole domain is one span [0, cells()].
 type Spans []Span
 
 // whole returns the spans of the whole domain.
-func (d Domain) whole() Spans { return Spans{{0, float64(d.Bins)}} }
+func (d Domain) whole() Spans { return Spans{{0, float64(d.Cells())}} }
 
 // rangeSpan returns the span of the values in r: for an integer column
 // the cells of the integers in r, for a real column the interval between
 // its ends, open or closed alike (a synopsis spreads each bin's count
 // uniformly over the bin, so one value counts for nothing; realSpans
-// refuses the ends on a bin edge, where that is wrong).
+// refuses the ends on a bin edge, where that is wrong), with the cell of
+// the upper bound when r holds it (or a value above it, clamped to it).
 func (d Domain) rangeSpan(r sqlrewrite.Range) Spans {
-	from, to := 0.0, float64(d.Bins)
+	from, to := 0.0, float64(d.Cells())
 	if d.Integer {
 		lo, hi := d.Lower, d.Upper-1 // the first and last integer
 		if r.HasLower {
@@ -76,10 +105,23 @@ func (d Domain) rangeSpan(r sqlrewrite.Range) Spans {
 		}
 		from, to = d.position(lo), d.position(hi+1)
 	} else {
-		if r.HasLower {
+		bins, top := float64(d.Bins), float64(d.Bins+1)
+		switch {
+		case !r.HasLower:
+		case r.Lower > d.Upper || r.Lower == d.Upper && r.LowerOpen:
+			from = top
+		case r.Lower == d.Upper:
+			from = bins
+		default:
 			from = d.position(r.Lower)
 		}
-		if r.HasUpper {
+		switch {
+		case !r.HasUpper:
+		case r.Upper > d.Upper || r.Upper == d.Upper && !r.UpperOpen:
+			to = top
+		case r.Upper == d.Upper:
+			to = bins
+		default:
 			to = d.position(r.Upper)
 		}
 	}
@@ -181,14 +223,15 @@ func (d Domain) pointUnanswerable(name string) *unanswerable {
 // realSpans returns the span of the values of a real column in r, or why
 // a synopsis cannot count them. The database puts a value on a bin edge
 // in the bin above it (and the upper bound, with the values clamped to
-// it, in the top bin), and a synopsis knows each bin's count only as a
-// whole. So an end of r exactly on an edge is exact when r leaves the
-// edge value out and the span leaves its bin out too (x < e), or r takes
-// it and the span takes its bin from its start (x >= e); but x <= e, x > e
-// (and, at the bounds, x < upper, x >= upper, x <= lower, x > lower) ask
-// about the rows holding exactly e, which the span would silently drop or
-// keep whole (every row with x = 5 left out of x <= 5: a quarter of the
-// count when a real column holds whole numbers). No released figure says
+// it, in the cell of its own above the bins), and a synopsis knows each
+// bin's count only as a whole. So an end of r exactly on an edge is exact
+// when r leaves the edge value out and the span leaves its bin out too
+// (x < e), or r takes it and the span takes its bin from its start
+// (x >= e); but x <= e, x > e (and, at the lower bound, x <= lower,
+// x > lower) ask about the rows holding exactly e, which the span would
+// silently drop or keep whole (every row with x = 5 left out of x <= 5: a
+// quarter of the count when a real column holds whole numbers). Every end
+// at the upper bound is exact, its rows being the cell of their own. No released figure says
 // how many rows hold e: counting the bin past the edge in full would be
 // exact on whole numbers and a bin too many on spread values, counting it
 // in proportion gives nothing (the end meets it in one point), and
@@ -211,14 +254,12 @@ func (d Domain) realSpans(name string, r sqlrewrite.Range) (Spans, *unanswerable
 		v                float64
 	}{{r.HasLower, r.LowerOpen, false, r.Lower}, {r.HasUpper, r.UpperOpen, true, r.Upper}} {
 		p := (end.v - d.Lower) * bins / (d.Upper - d.Lower) // as position computes it, unclipped
-		if !end.has || p < 0 || p > bins || p != math.Trunc(p) {
+		if !end.has || end.v >= d.Upper || p < 0 || p > bins || p != math.Trunc(p) {
 			continue
 		}
-		// The span takes the edge value's bin (the one above the edge,
-		// the top bin at the upper bound) when it starts at the edge
-		// below the upper bound or ends at the upper bound.
-		spanTakes := !end.upper && p < bins || end.upper && p == bins
-		if spanTakes == !end.open {
+		// The span takes the edge value's bin (the one above the edge)
+		// when it starts at the edge.
+		if spanTakes := !end.upper; spanTakes == !end.open {
 			continue
 		}
 		return nil, d.edgeUnanswerable(name, end.v, end.upper, end.open, p)
@@ -232,12 +273,9 @@ func (d Domain) edgeUnanswerable(name string, v float64, upper, open bool, p flo
 	ops := map[[2]bool]string{{false, false}: ">=", {false, true}: ">", {true, false}: "<=", {true, true}: "<"}
 	b := math.Min(p, float64(d.Bins-1)) // the bin holding v
 	bin := fmt.Sprintf("[%s, %s)", formatNumber(d.value(b)), formatNumber(d.value(b+1)))
-	if b == float64(d.Bins-1) {
-		bin = fmt.Sprintf("[%s, %s]", formatNumber(d.value(b)), formatNumber(d.Upper))
-	}
 	free := "end the range inside a bin (counted in proportion)"
-	if flipped := ops[[2]bool{upper, !open}]; p > 0 && p < float64(d.Bins) || upper && open {
-		// x < e and x >= e inside the domain, and x <= upper, are exact.
+	if flipped := ops[[2]bool{upper, !open}]; p > 0 && p < float64(d.Bins) {
+		// x < e and x >= e inside the domain are exact.
 		with := "with"
 		if !open {
 			with = "without"

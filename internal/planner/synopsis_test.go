@@ -52,7 +52,7 @@ func TestConditionSpans(t *testing.T) {
 
 // TestRealRangeEndsOnBinEdges: on a real column with 10 bins over
 // [0, 10], the database puts a value on an edge in the bin above it (10,
-// the upper bound, in the top bin). An end exactly on an edge is answered
+// the upper bound, in the cell [10, 11) of its own). An end exactly on an edge is answered
 // when the span takes or leaves the edge value's bin as the range takes or
 // leaves the value; otherwise it asks for the rows holding exactly that
 // value, which a synopsis cannot count (x <= 5 was read as x < 5, every
@@ -76,7 +76,7 @@ func TestRealRangeEndsOnBinEdges(t *testing.T) {
 		why   string // a substring of the reason, "" when answered
 	}{
 		{"x < 5", []sqlrewrite.Condition{upper(5, true)}, Spans{{0, 5}}, ""},
-		{"x >= 5", []sqlrewrite.Condition{lower(5, false)}, Spans{{5, 10}}, ""},
+		{"x >= 5", []sqlrewrite.Condition{lower(5, false)}, Spans{{5, 11}}, ""},
 		{"x <= 5", []sqlrewrite.Condition{upper(5, false)}, nil, "x <= 5 ends exactly on an edge of the synopsis bins of the real column x (width 1), and the rows holding 5 are in the bin [5, 6)"},
 		{"x > 5", []sqlrewrite.Condition{lower(5, true)}, nil, "x > 5 ends exactly on an edge"},
 		{"x BETWEEN 2 AND 5", []sqlrewrite.Condition{between(2, 5)}, nil, "x <= 5 ends exactly on an edge"},
@@ -86,17 +86,21 @@ func TestRealRangeEndsOnBinEdges(t *testing.T) {
 		{"x BETWEEN 7 AND 5", []sqlrewrite.Condition{between(7, 5)}, nil, ""},
 		{"x BETWEEN 5.5 AND 5.5", []sqlrewrite.Condition{between(5.5, 5.5)}, nil, "select single values"},
 		{"x >= 5.5 AND x <= 5.5", []sqlrewrite.Condition{lower(5.5, false), upper(5.5, false)}, nil, "select single values"},
-		// At the bounds: 0 is in the bottom bin, 10 in the top bin [9, 10].
-		{"x <= 10", []sqlrewrite.Condition{upper(10, false)}, Spans{{0, 10}}, ""},
-		{"x < 10", []sqlrewrite.Condition{upper(10, true)}, nil, "the rows holding 10 are in the bin [9, 10]"},
-		{"x >= 10", []sqlrewrite.Condition{lower(10, false)}, nil, "x >= 10 ends exactly on an edge"},
+		// At the bounds: 0 is in the bottom bin, 10 in its cell [10, 11),
+		// which every end at 10 takes or leaves exactly.
+		{"x <= 10", []sqlrewrite.Condition{upper(10, false)}, Spans{{0, 11}}, ""},
+		{"x < 10", []sqlrewrite.Condition{upper(10, true)}, Spans{{0, 10}}, ""},
+		{"x >= 10", []sqlrewrite.Condition{lower(10, false)}, Spans{{10, 11}}, ""},
 		{"x > 10", []sqlrewrite.Condition{lower(10, true)}, nil, ""},
-		{"x >= 0", []sqlrewrite.Condition{lower(0, false)}, Spans{{0, 10}}, ""},
+		{"x BETWEEN 5 AND 10", []sqlrewrite.Condition{between(5, 10)}, Spans{{5, 11}}, ""},
+		{"x < 12", []sqlrewrite.Condition{upper(12, true)}, Spans{{0, 11}}, ""},
+		{"x >= 9.5", []sqlrewrite.Condition{lower(9.5, false)}, Spans{{9.5, 11}}, ""},
+		{"x >= 0", []sqlrewrite.Condition{lower(0, false)}, Spans{{0, 11}}, ""},
 		{"x > 0", []sqlrewrite.Condition{lower(0, true)}, nil, "the rows holding 0 are in the bin [0, 1)"},
 		{"x <= 0", []sqlrewrite.Condition{upper(0, false)}, nil, "x <= 0 ends exactly on an edge"},
 		{"x < 0", []sqlrewrite.Condition{upper(0, true)}, nil, ""},
 		// Ends outside the domain are clipped, as before.
-		{"x > -1", []sqlrewrite.Condition{lower(-1, true)}, Spans{{0, 10}}, ""},
+		{"x > -1", []sqlrewrite.Condition{lower(-1, true)}, Spans{{0, 11}}, ""},
 	} {
 		got, u := d.columnSpans("x", tc.conds)
 		if fmt.Sprint(got) != fmt.Sprint(tc.want) || (u == nil) != (tc.why == "") || u != nil && !strings.Contains(u.String(), tc.why) {
@@ -293,8 +297,8 @@ func TestSynopsisEpsilonRange(t *testing.T) {
 			catalog.MinReleaseEpsilon, catalog.MaxReleaseEpsilon, mech.MinEpsilon, float64(mech.MaxEpsilon))
 	}
 	for _, bins := range []int{1, 2, 4096, 1 << 16} {
-		hist := make([]int64, bins)
 		d := Domain{Lower: 0, Upper: 1, Bins: bins}
+		hist := make([]int64, d.Cells()) // a real column's bins and the cell of its upper bound
 		for _, m := range []string{catalog.SynopsisDAWA, catalog.SynopsisGreedyH, catalog.SynopsisH2, catalog.SynopsisIdentity} {
 			for _, eps := range []float64{catalog.MinSynopsisEpsilon, catalog.MaxReleaseEpsilon} {
 				workloads := []string{catalog.WorkloadAllRanges, catalog.WorkloadPrefix, catalog.WorkloadUniformIntervals, catalog.WorkloadFirstStatement}

@@ -142,11 +142,27 @@ type Pairs struct {
 
 // Histogram asks for the count of rows per bin of Column clamped to
 // [Lower, Upper], NULLs skipped, with Bins equal-width bins; the fetch returns
-// (bin, count) for the non-empty bins, the value Upper falling in the last bin.
+// (bin, count) for the non-empty bins, the value Upper falling in the last bin
+// or, with Top, in a cell of its own, bin Bins.
 type Histogram struct {
 	Column       string
 	Lower, Upper float64
 	Bins         int
+	// Top gives the value Upper (and so every value clamped to it) the
+	// cell Bins of its own: a real column's synopsis, whose buckets and
+	// ranges tell the upper bound apart from the values just below it
+	// (GROUP BY FLOOR(x / w) * w puts x = Upper in a bucket of its own
+	// when Upper is a multiple of w).
+	Top bool
+}
+
+// Cells is the number of counts the histogram returns: Bins, and one
+// more with Top.
+func (h *Histogram) Cells() int {
+	if h.Top {
+		return h.Bins + 1
+	}
+	return h.Bins
 }
 
 // Dialect is the SQL dialect of a backend.

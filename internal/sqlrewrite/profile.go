@@ -234,8 +234,13 @@ func (h *Histogram) HistogramBin(v float64) int {
 // them the values are equal, except for a magnitude below
 // catalog.MinBoundMagnitude that only one of the two clamps flushes to 0,
 // which happens only when p.Upper ≤ −MinBoundMagnitude < 0 ≤ h.Upper, so
-// that both lie in [p.Upper, h.Upper]: the last bin.
+// that both lie in [p.Upper, h.Upper]: the last bin. A histogram with a
+// cell for its upper bound (Top) is never computed from a profile, which
+// does not tell that bound apart from the last bin.
 func ProfileHistogram(p *Profile, h *Histogram) bool {
+	if h.Top {
+		return false
+	}
 	if p.Bins > 0 { // grouped by bin: that histogram only
 		return *h == Histogram{Column: p.Column, Lower: p.Lower, Upper: p.Upper, Bins: p.Bins}
 	}

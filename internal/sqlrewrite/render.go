@@ -448,6 +448,17 @@ func (r *renderer) histogram(f Fetch) (string, error) {
 		return "", err
 	}
 	last := strconv.Itoa(h.Bins - 1)
+	if h.Top {
+		// The value Upper and those clamped to it take the cell Bins,
+		// tested on the clamped value itself: the bin's arithmetic may
+		// round Upper down into the last bin.
+		v, err := r.clamp(col, h.Lower, h.Upper)
+		if err != nil {
+			return "", err
+		}
+		return "SELECT CASE WHEN t = 1 THEN " + strconv.Itoa(h.Bins) + " WHEN b > " + last + " THEN " + last + " ELSE b END, COUNT(*) FROM (SELECT " +
+			bin + " AS b, CASE WHEN " + v + " >= " + realLiteral(h.Upper) + " THEN 1 ELSE 0 END AS t" + from + ") AS h GROUP BY 1", nil
+	}
 	return "SELECT CASE WHEN b > " + last + " THEN " + last + " ELSE b END, COUNT(*) FROM (SELECT " +
 		bin + " AS b" + from + ") AS h GROUP BY 1", nil
 }

@@ -207,6 +207,14 @@ func fetchCases(table string) []fetchCase {
 			wantPairs(func(r row) bool { return r.k >= 1 && float64(r.k) < 5.5 })},
 		{"histogram-negative", sqlrewrite.Fetch{Table: table, Histogram: &sqlrewrite.Histogram{Column: "x", Lower: -15.5, Upper: -0.3, Bins: 3}},
 			wantHistogram(&sqlrewrite.Histogram{Column: "x", Lower: -15.5, Upper: -0.3, Bins: 3}, all)},
+		// The cell of the upper bound: rows at 50 and above in cell 4, not
+		// in the last bin [37.5, 50).
+		{"histogram-top", sqlrewrite.Fetch{Table: table, Histogram: &sqlrewrite.Histogram{Column: "x", Lower: 0, Upper: 50, Bins: 4, Top: true}},
+			wantHistogram(&sqlrewrite.Histogram{Column: "x", Lower: 0, Upper: 50, Bins: 4, Top: true}, all)},
+		{"histogram-top-odd", sqlrewrite.Fetch{Table: table, Filter: filter, Histogram: &sqlrewrite.Histogram{Column: "x", Lower: 0.1, Upper: 99.7, Bins: 7, Top: true}},
+			wantHistogram(&sqlrewrite.Histogram{Column: "x", Lower: 0.1, Upper: 99.7, Bins: 7, Top: true}, keep)},
+		{"histogram-top-negative", sqlrewrite.Fetch{Table: table, Histogram: &sqlrewrite.Histogram{Column: "x", Lower: -15.5, Upper: -0.5, Bins: 3, Top: true}},
+			wantHistogram(&sqlrewrite.Histogram{Column: "x", Lower: -15.5, Upper: -0.5, Bins: 3, Top: true}, all)},
 	}
 }
 
@@ -294,10 +302,14 @@ func flattenPairs(ps [][2]float64) []float64 {
 
 func wantHistogram(h *sqlrewrite.Histogram, keep func(row) bool) func([]row) []float64 {
 	return func(rows []row) []float64 {
-		counts := make([]float64, h.Bins)
+		counts := make([]float64, h.Cells())
 		width := h.Upper - h.Lower
 		for _, r := range rows {
-			if keep(r) && r.x != nil {
+			switch {
+			case !keep(r) || r.x == nil:
+			case h.Top && *r.x >= h.Upper:
+				counts[h.Bins]++
+			default:
 				b := int(math.Floor((clamp(*r.x, h.Lower, h.Upper) - h.Lower) * float64(h.Bins) / width))
 				counts[min(b, h.Bins-1)]++
 			}

@@ -76,6 +76,9 @@ func (r *renderer) groupedHistogram(f Fetch) (string, error) {
 		return "", errors.New("sqlrewrite: a grouped histogram needs dimensions")
 	}
 	h := g.Histogram
+	if h.Top {
+		return "", errors.New("sqlrewrite: a grouped histogram has no cell of its own for the upper bound")
+	}
 	col, err := r.column(h.Column)
 	if err != nil {
 		return "", err
