@@ -55,7 +55,10 @@ var initVariables sync.Once
 // New returns the engine for cat, whose tables it shows in database. vars
 // overrides system variables' defaults.
 func New(cat *catalog.Config, database string, vars Variables) (*Engine, error) {
-	initVariables.Do(variables.InitSystemVariables)
+	initVariables.Do(func() {
+		variables.InitSystemVariables()
+		sql.SystemVariables.AddSystemVariables([]sql.SystemVariable{timeZoneVariable()})
+	})
 	all := map[string]any{
 		// LOAD_FILE and SELECT ... INTO OUTFILE may touch only this
 		// directory, which does not exist (sqlrewrite refuses both anyway).

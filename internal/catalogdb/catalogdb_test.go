@@ -274,3 +274,46 @@ func TestStatementTimeout(t *testing.T) {
 		t.Errorf("the next statement: %v", err)
 	}
 }
+
+// SET time_zone takes what private statements read as a zone and refuses
+// anything else with MySQL's 1298, leaving the old value; an offset is
+// kept as MySQL shows it, and NOW() reads it.
+func TestSetTimeZone(t *testing.T) {
+	s := testEngine(t).Open("a", 1, nil)
+	for _, q := range []string{
+		"SET time_zone = 'Mars/Olympus'", "SET time_zone = NULL", "SET time_zone = ''",
+		"SET time_zone = 'Local'", "SET @@session.time_zone = '+14:01'", "SET SESSION time_zone = '-14:00'",
+		"SET time_zone = '+05:60'", "SET time_zone = 5", "SET time_zone = 'server'",
+	} {
+		query(t, s, "SET time_zone = 'Europe/Paris'")
+		var ce *Error
+		_, err := s.Query(context.Background(), q)
+		if !errors.As(err, &ce) || ce.Code != 1298 || ce.State != "HY000" || !strings.HasPrefix(ce.Msg, "Unknown or incorrect time zone: '") {
+			t.Errorf("%s: %v, want 1298 (HY000) Unknown or incorrect time zone", q, err)
+		}
+		if got := s.TimeZone(); got != "Europe/Paris" {
+			t.Errorf("after %s: time_zone %q, want the old Europe/Paris", q, got)
+		}
+	}
+	for q, want := range map[string]string{
+		"SET time_zone = '+5:00'":                "+05:00",
+		"SET @@session.time_zone = '-13:59'":     "-13:59",
+		"SET SESSION time_zone = 'utc'":          "UTC",
+		"SET time_zone = 'system'":               "SYSTEM",
+		"SET time_zone = 'America/New_York'":     "America/New_York",
+		"SET time_zone = DEFAULT":                "SYSTEM",
+		"SET time_zone = CONCAT('+1', '4:00')":   "+14:00",
+		"SET time_zone = '+00:00', @y = 1":       "+00:00",
+		"SET @@time_zone = 'Asia/Kolkata', @z=2": "Asia/Kolkata",
+	} {
+		query(t, s, q)
+		if got := s.TimeZone(); got != want {
+			t.Errorf("%s: time_zone %q, want %q", q, got, want)
+		}
+	}
+	query(t, s, "SET time_zone = '+5:00'")
+	r := query(t, s, "SELECT TIMEDIFF(NOW(), UTC_TIMESTAMP()), @@time_zone")
+	if got := fmt.Sprint(r.Rows[0]); got != "[05:00:00 +05:00]" {
+		t.Errorf("NOW() - UTC_TIMESTAMP() and @@time_zone at '+5:00': %s", got)
+	}
+}

@@ -59,6 +59,9 @@ const (
 	// OutOfRange: an integer computed from released values passes BIGINT's
 	// range (MySQL's ER_DATA_OUT_OF_RANGE).
 	OutOfRange
+	// UnknownTimeZone: SET time_zone to a value that is no zone dpproxy
+	// reads (MySQL's ER_UNKNOWN_TIME_ZONE).
+	UnknownTimeZone
 	numKinds
 )
 
@@ -93,6 +96,8 @@ var codes = [numKinds]code{
 	DatabaseAccessDenied: {1044, "42000", "database access denied"},
 	// MySQL's ER_DATA_OUT_OF_RANGE.
 	OutOfRange: {1690, "22003", "out of range"},
+	// MySQL's ER_UNKNOWN_TIME_ZONE.
+	UnknownTimeZone: {1298, "HY000", "unknown time zone"},
 }
 
 func init() {

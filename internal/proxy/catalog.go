@@ -57,6 +57,8 @@ func catalogError(err error) error {
 		kind = dperr.Parse
 	case 1193, 1231, 1232, 1238:
 		kind = dperr.InvalidValue
+	case 1298:
+		kind = dperr.UnknownTimeZone
 	case 1317:
 		kind = dperr.Canceled
 	case 3024:

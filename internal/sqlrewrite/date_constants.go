@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	_ "time/tzdata" // time zone names, whatever the host has installed
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/mysql"
@@ -61,43 +60,6 @@ func (p *Parser) SetSessionTimeZone(zone string) { p.sessionZone = zone }
 // backend stores with a time zone (checkZones); nil knows none.
 func (p *Parser) SetColumnZones(z *catalog.ColumnZones) { p.zones = z }
 
-// location reads a time zone as MySQL spells one: UTC (also ""), an
-// offset from '-13:59' to '+14:00', or a name of the proxy's time zone
-// database. id identifies the zone: "+hh:mm" for UTC and offsets, the
-// name otherwise. ok is false for anything else ("server" included).
-func location(zone string) (loc *time.Location, id string, ok bool) {
-	if zone == "" || strings.EqualFold(zone, "UTC") {
-		return time.UTC, "+00:00", true
-	}
-	if m := offsetPattern.FindStringSubmatch(zone); m != nil {
-		h, _ := strconv.Atoi(m[2])
-		mi, _ := strconv.Atoi(m[3])
-		secs := h*3600 + mi*60
-		if m[1] == "-" {
-			secs = -secs
-		}
-		if mi > 59 || secs > 14*3600 || secs < -(13*3600+59*60) {
-			return nil, "", false
-		}
-		sign := "+"
-		if secs < 0 {
-			sign = "-"
-		}
-		return time.FixedZone(zone, secs), fmt.Sprintf("%s%02d:%02d", sign, h, mi), true
-	}
-	if zone == "server" || strings.EqualFold(zone, "SYSTEM") {
-		return nil, "", false
-	}
-	loc, err := time.LoadLocation(zone)
-	if err != nil {
-		return nil, "", false
-	}
-	return loc, loc.String(), true
-}
-
-// offsetPattern is a UTC offset as MySQL spells it, "+01:00".
-var offsetPattern = regexp.MustCompile(`^([+-])(\d{1,2}):(\d{2})$`)
-
 // clockZone is the zone of the session's clock: its time_zone when SET
 // gave it one (session true), else backend.time_zone.
 func (sc *scope) clockZone() (zone string, session bool) {
@@ -110,7 +72,7 @@ func (sc *scope) clockZone() (zone string, session bool) {
 // clockLocation is clockZone as a location, or why it is none.
 func (sc *scope) clockLocation() (*time.Location, error) {
 	zone, session := sc.clockZone()
-	loc, _, ok := location(zone)
+	loc, _, ok := catalog.Location(zone)
 	switch {
 	case ok:
 		return loc, nil
@@ -132,8 +94,8 @@ func (sc *scope) clockIsBackendZone() bool {
 	if !session {
 		return true
 	}
-	_, a, ok := location(zone)
-	_, b, okBackend := location(sc.timeZone)
+	_, a, ok := catalog.Location(zone)
+	_, b, okBackend := catalog.Location(sc.timeZone)
 	return ok && okBackend && a == b
 }
 
@@ -141,8 +103,8 @@ func (sc *scope) clockIsBackendZone() bool {
 // sessions are in UTC (or '+00:00').
 func (sc *scope) clockIsUTC() bool {
 	zone, _ := sc.clockZone()
-	_, a, ok := location(zone)
-	_, b, okBackend := location(sc.timeZone)
+	_, a, ok := catalog.Location(zone)
+	_, b, okBackend := catalog.Location(sc.timeZone)
 	return ok && okBackend && a == "+00:00" && b == "+00:00"
 }
 
