@@ -141,6 +141,11 @@ func TestTruthValuesAndNullLabels(t *testing.T) {
 					pg: "SELECT COALESCE(CASE WHEN is_paid THEN 1 WHEN NOT is_paid THEN 0 END, 0) AS p, COUNT(*) FROM orders GROUP BY p"},
 				{sql: "SELECT is_paid IS NOT TRUE AS p, COUNT(*) FROM orders GROUP BY p",
 					pg: "SELECT CASE WHEN is_paid IS NOT TRUE THEN 1 ELSE 0 END AS p, COUNT(*) FROM orders GROUP BY p"},
+				{sql: "SELECT is_paid IS NOT FALSE AS p, COUNT(*) FROM orders GROUP BY p",
+					pg: "SELECT CASE WHEN is_paid IS NOT FALSE THEN 1 ELSE 0 END AS p, COUNT(*) FROM orders GROUP BY p"},
+				{sql: "SELECT is_paid IS FALSE AS p, COUNT(*) FROM orders GROUP BY p",
+					pg: "SELECT CASE WHEN is_paid IS FALSE THEN 1 ELSE 0 END AS p, COUNT(*) FROM orders GROUP BY p"},
+				{sql: "SELECT CASE WHEN is_paid IS NOT FALSE THEN 'yes' ELSE 'no' END AS p, COUNT(*) FROM orders GROUP BY p"},
 			} {
 				ref := c.sql
 				if b.name == "postgres" && c.pg != "" {

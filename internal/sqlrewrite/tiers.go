@@ -346,7 +346,7 @@ func (sc *scope) caseLabeller(e ast.ExprNode) (col *catalog.Column, labelOf func
 				return nil, nil, false, false, nil
 			}
 			col = column
-			nullTested = nullTested || cond.IsNull
+			nullTested = nullTested || cond.IsNull || cond.Complement // a Complement holds for NULL (col IS NOT FALSE)
 			if s, ok := collatedSpelling(cond.In, sc.declaredValues(column)); ok {
 				return nil, nil, false, true, refuseQuery("GROUP BY %s: %s compares %q, which the backend's collation may match with the declared value %q "+
 					"(write the declared spelling)", restore(e), column.Name, s[0], s[1])
@@ -672,7 +672,7 @@ func (sc *scope) numericLabeller(e ast.ExprNode) (col *catalog.Column, labelOf f
 			if c.Column != column.Name || c.Like != nil || c.Temporal != "" || c.Cell != nil {
 				return nil, nil, false, false
 			}
-			nullTested = nullTested || c.IsNull
+			nullTested = nullTested || c.IsNull || c.Complement // a Complement holds for NULL (col IS NOT FALSE)
 		}
 		return column, func(v Value) Value {
 			switch truthOn(p, v) {
