@@ -27,6 +27,11 @@ func TestLongUnitIDsOnMariaDB(t *testing.T) {
 		"CREATE TABLE lv (pid VARCHAR(60000) CHARACTER SET latin1, site VARCHAR(40), cat INT, amt INT) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4",
 		"INSERT INTO lv SELECT CONCAT(REPEAT('x', 17000), IF(seq % 2 = 0, 'A', 'B')), IF(seq % 2 = 0, 'secretA', 'otherB'), 1 + seq % 3, seq % 100 FROM seq_1_to_800",
 		"INSERT INTO lv SELECT CONCAT('c', seq), 'common', 1 + seq % 3, seq % 100 FROM seq_1_to_200",
+		// Ids of 7,000 three-byte characters: 21,001 bytes, a weight string
+		// of 14,002 under utf8mb4_general_ci.
+		"CREATE TABLE lv3 (pid VARCHAR(16000) CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci, amt INT)",
+		"INSERT INTO lv3 SELECT CONCAT(REPEAT(_utf8mb4 0xE4B8AD, 7000), IF(seq % 2 = 0, 'A', 'B')), seq % 100 FROM seq_1_to_800",
+		"INSERT INTO lv3 SELECT CONCAT('c', seq), 1 FROM seq_1_to_200",
 	} {
 		if _, err := direct.Exec(q); err != nil {
 			t.Fatal(err)
@@ -39,6 +44,11 @@ func TestLongUnitIDsOnMariaDB(t *testing.T) {
     columns:
       - {name: site, type: text, partition_selection: true}
       - {name: cat, type: integer, lower: 1, upper: 3, values: [1, 2, 3]}
+      - {name: amt, type: integer, lower: 0, upper: 100}
+  - name: lv3
+    privacy_unit: pid
+    max_rows_per_unit: 1
+    columns:
       - {name: amt, type: integer, lower: 0, upper: 100}
 `)
 	setEpsilon := func(e string) {
@@ -55,6 +65,11 @@ func TestLongUnitIDsOnMariaDB(t *testing.T) {
 	}
 	if math.Abs(count-200) > 3 {
 		t.Errorf("COUNT(*) = %g, want 200 (the short ids; the two long ones are read by no fetch)", count)
+	}
+	if err := db.QueryRow("SELECT COUNT(*) FROM lv3").Scan(&count); err != nil {
+		t.Fatal(err)
+	} else if math.Abs(count-200) > 3 {
+		t.Errorf("COUNT(*) of lv3 = %g, want 200 (the two ids of 21,001 bytes are read by no fetch)", count)
 	}
 	if n := groupTotal(t, db, "SELECT cat, COUNT(*) FROM lv GROUP BY cat"); math.Abs(n-200) > 5 {
 		t.Errorf("GROUP BY cat totals %g, want 200", n)

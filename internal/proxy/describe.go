@@ -25,8 +25,15 @@ import (
 // a column (in the select list, or in a WHERE that could narrow a GROUP
 // BY key to values of another type), and on any panic. An execution whose
 // session state changed meanwhile (USE, @dp_ settings) sends its own
-// column definitions, as it always does.
+// column definitions, as it always does. A statement longer than
+// largeStatementBytes is not described: its parse runs only behind the
+// large-parse gate (large_parse.go), which a prepare must not bypass
+// (several concurrent prepares of 4 MiB statements took gigabytes at
+// once; found by an independent review).
 func (s *Session) Describe(ctx context.Context, query string, markers int) (cols []catalogdb.Column) {
+	if len(query) > largeStatementBytes {
+		return nil
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			cols = nil

@@ -55,6 +55,12 @@ func TestDescribe(t *testing.T) {
 			t.Errorf("%s: described %q, want %q", c.query, g, c.want)
 		}
 	}
+	// A statement past largeStatementBytes is not parsed outside the
+	// large-parse gate: not described, though it would be if shorter.
+	long := "SELECT COUNT(*) FROM pums WHERE age > ?" + strings.Repeat(" ", largeStatementBytes)
+	if cols := s.Describe(context.Background(), long, 1); cols != nil {
+		t.Errorf("described a statement of %d bytes: %v", len(long), cols)
+	}
 	// A miscounted statement (the protocol's count decides) is not described.
 	if cols := s.Describe(context.Background(), "SELECT COUNT(*) FROM pums WHERE age > ?", 2); cols != nil {
 		t.Errorf("described %v with the wrong marker count", cols)
