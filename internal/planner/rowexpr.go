@@ -93,8 +93,8 @@ func withRowExprs(t *catalog.Table, items []sqlrewrite.Item, keys []*sqlrewrite.
 
 // integerValued reports whether x is built only from date numbers
 // (sqlrewrite.RowTemporal), integer constants, +, -, *, LEAST and
-// GREATEST, rounded quotients (sqlrewrite.RowIntDiv) and calendar months
-// (sqlrewrite.RowMonthDiff), as DATEDIFF and TIMESTAMPDIFF are, and the
+// GREATEST, rounded quotients (sqlrewrite.RowIntDiv), calendar months
+// (sqlrewrite.RowMonthDiff) and whole seconds (sqlrewrite.RowSecondDiff), as DATEDIFF and TIMESTAMPDIFF are, and the
 // functions whose values are integers (SIGN, FLOOR, CEIL, ROUND and
 // TRUNCATE to d ≤ 0 digits, the date parts) or stay integers on integers (ABS, POW, MOD
 // by an integer): every value it takes is an integer (exactly so below
@@ -102,7 +102,7 @@ func withRowExprs(t *catalog.Table, items []sqlrewrite.Item, keys []*sqlrewrite.
 // differences are).
 func integerValued(x *sqlrewrite.RowExpr) bool {
 	switch x.Kind {
-	case sqlrewrite.RowTemporal, sqlrewrite.RowIntDiv, sqlrewrite.RowMonthDiff:
+	case sqlrewrite.RowTemporal, sqlrewrite.RowIntDiv, sqlrewrite.RowMonthDiff, sqlrewrite.RowSecondDiff:
 		return true
 	case sqlrewrite.RowConst:
 		return x.Num == math.Trunc(x.Num)

@@ -120,6 +120,8 @@ func (r *renderer) rowExpr(e *RowExpr) (string, error) {
 		return "CAST(" + round + q + ") AS " + r.spec.double + ")", nil
 	case RowMonthDiff:
 		return r.monthDiff(e)
+	case RowSecondDiff:
+		return r.secondDiff(e)
 	case RowFunc:
 		return r.rowFunc(e)
 	case RowCase:

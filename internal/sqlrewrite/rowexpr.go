@@ -53,14 +53,24 @@ const (
 	// RowMonthDiff is the calendar months from Args[0] to Args[1], each a
 	// date or timestamp operand (RowTemporal, or RowConst with Temporal
 	// saying whether Num is a day or a second number), as MySQL's
-	// TIMESTAMPDIFF(MONTH, a, b) counts them (catalog.MonthsBetween; a
-	// fraction of a second dropped, as in the operands' numbers).
+	// TIMESTAMPDIFF(MONTH, a, b) counts them (catalog.MonthsBetween, the
+	// day and time of day compared to the microsecond: a timestamp's
+	// fraction of a second counts, as in MySQL).
 	// TIMESTAMPDIFF's QUARTER and YEAR are RowIntDiv of it by 3 and 12.
 	RowMonthDiff
 	// RowFunc is the numeric function Func (FuncAbs, …; rowfunc.go) of
 	// Args[0], with Num its constant argument: ROUND's and TRUNCATE's
 	// digits, MOD's divisor, POW's exponent, LOG's base.
 	RowFunc
+	// RowSecondDiff is the whole seconds from Args[0] to Args[1], date or
+	// timestamp operands as RowMonthDiff's: their exact difference,
+	// a timestamp's fraction of a second included, truncated toward
+	// zero, as MySQL's TIMESTAMPDIFF(SECOND, a, b) computes it
+	// ('2024-01-01 00:00:05.5' to '2024-01-01 00:01:05' is 59 seconds,
+	// not the 60 of the floored second numbers). TIMESTAMPDIFF's MINUTE,
+	// HOUR, DAY and WEEK are RowIntDiv of it ('t'), exactly its
+	// truncated quotient, as the seconds are whole.
+	RowSecondDiff
 )
 
 // RowExpr is an arithmetic row expression of declared numeric columns,
@@ -263,6 +273,8 @@ func (e *RowExpr) hull() (interval, error) {
 		return e.intDivBounds()
 	case RowMonthDiff:
 		return e.monthDiffBounds()
+	case RowSecondDiff:
+		return e.secondDiffBounds()
 	case RowFunc:
 		return e.funcBounds()
 	}
@@ -308,6 +320,24 @@ func (e *RowExpr) monthDiffBounds() (interval, error) {
 	return interval{float64(catalog.MonthsBetween(hi[0], lo[1])), float64(catalog.MonthsBetween(lo[0], hi[1])), 0}, nil
 }
 
+// secondDiffBounds is RowSecondDiff's interval: the differences of the
+// operands' second numbers at their bounds (whole seconds, so that an
+// exact difference between them truncates to an integer between them),
+// the difference growing with b and shrinking with a.
+func (e *RowExpr) secondDiffBounds() (interval, error) {
+	if len(e.Args) != 2 {
+		return interval{}, fmt.Errorf("sqlrewrite: bad second difference %s", e)
+	}
+	var lo, hi [2]time.Time
+	for i, a := range e.Args {
+		var ok bool
+		if lo[i], hi[i], ok = a.timeRange(); !ok {
+			return interval{}, fmt.Errorf("sqlrewrite: a second difference of %s, which is no date or timestamp", a)
+		}
+	}
+	return interval{float64(lo[1].Unix() - hi[0].Unix()), float64(hi[1].Unix() - lo[0].Unix()), 0}, nil
+}
+
 // timeRange returns the earliest and latest times a date or timestamp
 // operand (RowTemporal or RowConst with Temporal) takes.
 func (e *RowExpr) timeRange() (lo, hi time.Time, ok bool) {
@@ -335,7 +365,7 @@ func (e *RowExpr) wholeNumbers() bool {
 		return e.Integer
 	case RowConst:
 		return e.Num == math.Trunc(e.Num)
-	case RowTemporal, RowIntDiv, RowMonthDiff:
+	case RowTemporal, RowIntDiv, RowMonthDiff, RowSecondDiff:
 		return true
 	case RowOp:
 		return strings.ContainsRune("+-*LG", rune(e.Op)) && e.Args[0].wholeNumbers() && e.Args[1].wholeNumbers()
@@ -437,6 +467,8 @@ func (e *RowExpr) String() string {
 		return "(" + e.Args[0].String() + " " + string(e.Op) + " " + e.Args[1].String() + ")"
 	case RowMonthDiff:
 		return "MONTHS(" + temporalOperandString(e.Args[0]) + ", " + temporalOperandString(e.Args[1]) + ")"
+	case RowSecondDiff:
+		return "SECONDS(" + temporalOperandString(e.Args[0]) + ", " + temporalOperandString(e.Args[1]) + ")"
 	case RowFunc:
 		return e.funcString()
 	case RowIntDiv:
@@ -926,14 +958,14 @@ func isTimestampDiff(e ast.ExprNode) bool {
 }
 
 // timestampDiff reads TIMESTAMPDIFF(unit, a, b), the whole units from a
-// to b (truncated toward zero, as MySQL's): for SECOND, MINUTE, HOUR, DAY
-// and WEEK the difference of second numbers divided by the unit's seconds
-// (RowIntDiv), each operand a timestamp column (its second number, NULL
-// when no timestamp, the nearer bound outside the bounds; a fraction of a
-// second dropped), a date column (its day number times 86400: midnight,
-// as MySQL reads a date) or a literal 'YYYY-MM-DD hh:mm:ss' or
-// 'YYYY-MM-DD'; for MONTH, QUARTER and YEAR the calendar months between
-// the same operands (RowMonthDiff), divided by 3 or 12.
+// to b (truncated toward zero, as MySQL's), each operand a timestamp
+// column (NULL when no timestamp, the nearer bound outside the bounds,
+// its fraction of a second counted), a date column (its midnight, as
+// MySQL reads a date) or a literal 'YYYY-MM-DD hh:mm:ss' or 'YYYY-MM-DD':
+// for SECOND, MINUTE, HOUR, DAY and WEEK the whole seconds of the exact
+// difference (RowSecondDiff) divided by the unit's seconds (RowIntDiv);
+// for MONTH, QUARTER and YEAR the calendar months between them
+// (RowMonthDiff), divided by 3 or 12.
 // AVG(TIMESTAMPDIFF(MINUTE, started, ended)) is the mean duration in
 // minutes, AVG(TIMESTAMPDIFF(YEAR, born, '2024-06-30')) the mean age.
 func (sc *scope) timestampDiff(f *ast.FuncCallExpr) (*RowExpr, error) {
@@ -941,41 +973,20 @@ func (sc *scope) timestampDiff(f *ast.FuncCallExpr) (*RowExpr, error) {
 	if err != nil {
 		return nil, err
 	}
-	if months, ok := TimestampUnitMonths[unit]; ok {
-		var ops [2]*RowExpr
-		for i, a := range f.Args[1:] {
-			if ops[i], err = sc.temporalOperand("TIMESTAMPDIFF", a); err != nil {
-				return nil, err
-			}
-		}
-		x := &RowExpr{Kind: RowMonthDiff, Args: ops[:]}
-		if months == 1 {
-			return x, nil
-		}
-		return &RowExpr{Kind: RowIntDiv, Op: 't', Num: months, Args: []*RowExpr{x}}, nil
-	}
-	seconds := TimestampUnitSeconds[unit]
 	var ops [2]*RowExpr
 	for i, a := range f.Args[1:] {
-		x, err := sc.temporalOperand("TIMESTAMPDIFF", a)
-		if err != nil {
+		if ops[i], err = sc.temporalOperand("TIMESTAMPDIFF", a); err != nil {
 			return nil, err
 		}
-		switch {
-		case x.Kind == RowConst && x.Temporal == catalog.Date:
-			x = &RowExpr{Kind: RowConst, Num: x.Num * catalog.SecondsPerDay}
-		case x.Kind == RowConst:
-			x = &RowExpr{Kind: RowConst, Num: x.Num}
-		case x.Kind == RowTemporal && x.Temporal == catalog.Date:
-			x = &RowExpr{Kind: RowOp, Op: '*', Args: []*RowExpr{x, {Kind: RowConst, Num: catalog.SecondsPerDay}}}
-		}
-		ops[i] = x
 	}
-	diff := &RowExpr{Kind: RowOp, Op: '-', Args: []*RowExpr{ops[1], ops[0]}}
-	if seconds == 1 {
-		return diff, nil
+	x, per := &RowExpr{Kind: RowSecondDiff, Args: ops[:]}, TimestampUnitSeconds[unit]
+	if months, ok := TimestampUnitMonths[unit]; ok {
+		x, per = &RowExpr{Kind: RowMonthDiff, Args: ops[:]}, months
 	}
-	return &RowExpr{Kind: RowIntDiv, Op: 't', Num: seconds, Args: []*RowExpr{diff}}, nil
+	if per == 1 {
+		return x, nil
+	}
+	return &RowExpr{Kind: RowIntDiv, Op: 't', Num: per, Args: []*RowExpr{x}}, nil
 }
 
 // temporalOperand reads an operand of DATEDIFF or TIMESTAMPDIFF: a date

@@ -78,25 +78,25 @@ func (sc *scope) whereRange(col string) (rg Range, ok bool) {
 // only on the statement and the configuration.
 func (sc *scope) whereBounds(x *RowExpr) (lo, hi float64, err error) {
 	narrowed, empty := false, false
-	var within func(e *RowExpr) *RowExpr
-	within = func(e *RowExpr) *RowExpr {
+	var within func(e *RowExpr, exact bool) *RowExpr
+	within = func(e *RowExpr, exact bool) *RowExpr {
 		if e == nil {
 			return nil
 		}
 		out := *e
 		if e.Kind == RowColumn || e.Kind == RowTemporal {
-			l, h, ok := sc.whereSpan(e)
+			l, h, ok := sc.whereSpan(e, exact)
 			narrowed = narrowed || l != e.Lower || h != e.Upper
 			empty = empty || !ok
 			out.Lower, out.Upper = l, h
 		}
 		out.Args = make([]*RowExpr, len(e.Args))
 		for i, a := range e.Args {
-			out.Args[i] = within(a)
+			out.Args[i] = within(a, e.Kind == RowSecondDiff || e.Kind == RowMonthDiff)
 		}
 		return &out
 	}
-	y := within(x)
+	y := within(x, false)
 	if narrowed && !empty {
 		if lo, hi, err = y.Bounds(); err == nil {
 			return lo, hi, nil
@@ -113,9 +113,11 @@ func (sc *scope) whereBounds(x *RowExpr) (lo, hi float64, err error) {
 // that is not negative and at most 0 when it is (PostgreSQL floors a
 // fraction of a second, MySQL truncates it), so below an open upper end
 // u ≥ 1 that is whole it reads at most u − 1 (WHERE at < '2024-02-01'
-// reads no second of February). ok is false when nothing of the bounds is
+// reads no second of February), unless exact: a timestamp operand of a
+// RowSecondDiff or RowMonthDiff, read with its fraction of a second, is
+// below u, and u bounds it. ok is false when nothing of the bounds is
 // left.
-func (sc *scope) whereSpan(leaf *RowExpr) (lo, hi float64, ok bool) {
+func (sc *scope) whereSpan(leaf *RowExpr, exact bool) (lo, hi float64, ok bool) {
 	lo, hi = leaf.Lower, leaf.Upper
 	rg, found := sc.whereRange(leaf.Column)
 	if !found {
@@ -127,7 +129,7 @@ func (sc *scope) whereSpan(leaf *RowExpr) (lo, hi float64, ok bool) {
 	}
 	if rg.HasUpper {
 		u := rg.Upper
-		if rg.UpperOpen && leaf.Kind == RowTemporal && u == math.Trunc(u) && u >= 1 {
+		if rg.UpperOpen && leaf.Kind == RowTemporal && !(exact && leaf.Temporal == catalog.Timestamp) && u == math.Trunc(u) && u >= 1 {
 			u--
 		}
 		hi = clamp(u)

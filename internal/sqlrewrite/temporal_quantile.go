@@ -197,10 +197,11 @@ func (r *renderer) temporalValue(e *RowExpr) (string, error) {
 
 // monthDiff renders a RowMonthDiff by catalog.MonthsBetween's rule from
 // each operand's month number M = 12·year + month and position in its
-// month P = day·86400 + second of the day (< 32·86400, so that
-// M·2764800 + P orders the times):
+// month in microseconds P = day·86400·10⁶ + microsecond of the day
+// (< 32·86400·10⁶, so that M·2764800000000 + P orders the times; exact
+// integers on MySQL and SQLite, numeric on PostgreSQL):
 //
-//	CASE WHEN M_b·2764800 + P_b >= M_a·2764800 + P_a
+//	CASE WHEN M_b·2764800000000 + P_b >= M_a·2764800000000 + P_a
 //	THEN M_b − M_a − (1 if P_b < P_a) ELSE M_b − M_a + (1 if P_b > P_a) END
 //
 // NULL when either operand is (every field of it is, and the ELSE
@@ -217,20 +218,84 @@ func (r *renderer) monthDiff(e *RowExpr) (string, error) {
 		}
 		f := r.timeFields(x)
 		m[i] = "(" + f[0] + " * 12 + " + f[1] + ")"
-		p[i] = "(" + f[2] + " * 86400 + " + f[3] + " * 3600 + " + f[4] + " * 60 + " + f[5] + ")"
+		p[i] = "(" + f[2] + " * 86400000000 + " + f[3] + " * 3600000000 + " + f[4] + " * 60000000 + " + r.minuteMicroseconds(x, f[5]) + ")"
 	}
-	order := func(i int) string { return "(" + m[i] + " * 2764800 + " + p[i] + ")" }
+	order := func(i int) string { return "(" + m[i] + " * 2764800000000 + " + p[i] + ")" }
 	months := "CASE WHEN " + order(1) + " >= " + order(0) +
 		" THEN " + m[1] + " - " + m[0] + " - CASE WHEN " + p[1] + " < " + p[0] + " THEN 1 ELSE 0 END" +
 		" ELSE " + m[1] + " - " + m[0] + " + CASE WHEN " + p[1] + " > " + p[0] + " THEN 1 ELSE 0 END END"
 	return "CAST(" + months + " AS " + r.spec.double + ")", nil
 }
 
-// clampedTime renders a date or timestamp operand of a RowMonthDiff as a
-// time value: a literal for a RowConst; for a RowTemporal, the column's
-// value clamped to its bounds, NULL when it is no date by the reading rule
-// (as temporalValue reads it), as a timestamp on PostgreSQL (a timestamptz
-// read in the session's time zone).
+// minuteMicroseconds renders the microseconds of the time value x within
+// its minute, an integer: its whole second (timeFields' sec) times 10⁶
+// plus its fraction's microseconds (none on SQLite, where a readable
+// timestamp has no fraction).
+func (r *renderer) minuteMicroseconds(x, sec string) string {
+	switch r.spec.name {
+	case "sqlite":
+		return "(" + sec + " * 1000000)"
+	case "postgres":
+		return "EXTRACT(MICROSECONDS FROM " + x + ")"
+	}
+	return "(" + sec + " * 1000000 + MICROSECOND(" + x + "))"
+}
+
+// secondDiff renders a RowSecondDiff: the whole seconds of the exact
+// difference of the operands (clampedTime), truncated toward zero:
+//
+//   - PostgreSQL: TRUNC(EXTRACT(EPOCH FROM b) - EXTRACT(EPOCH FROM a)),
+//     numeric and exact to the microsecond (of timestamps read on the
+//     wall clock, as clampedTime reads them);
+//   - MySQL and MariaDB: TIMESTAMPDIFF(SECOND, a, b), which truncates the
+//     exact difference;
+//   - SQLite: the difference of the second numbers (temporalValue), whose
+//     readable timestamps have no fraction of a second.
+//
+// NULL when either operand is.
+func (r *renderer) secondDiff(e *RowExpr) (string, error) {
+	if len(e.Args) != 2 {
+		return "", fmt.Errorf("sqlrewrite: bad second difference %s", e)
+	}
+	if r.spec.name == "sqlite" {
+		var ops [2]*RowExpr
+		for i, a := range e.Args {
+			switch {
+			case a.Temporal != catalog.Date && a.Temporal != catalog.Timestamp:
+				return "", fmt.Errorf("sqlrewrite: a second difference of %s, which is no date or timestamp", a)
+			case a.Kind == RowConst && a.Temporal == catalog.Date:
+				ops[i] = &RowExpr{Kind: RowConst, Num: a.Num * catalog.SecondsPerDay}
+			case a.Kind == RowConst:
+				ops[i] = &RowExpr{Kind: RowConst, Num: a.Num}
+			case a.Temporal == catalog.Date:
+				ops[i] = &RowExpr{Kind: RowOp, Op: '*', Args: []*RowExpr{a, {Kind: RowConst, Num: catalog.SecondsPerDay}}}
+			default:
+				ops[i] = a
+			}
+		}
+		return r.rowExpr(&RowExpr{Kind: RowOp, Op: '-', Args: []*RowExpr{ops[1], ops[0]}})
+	}
+	var x [2]string
+	for i, a := range e.Args {
+		v, err := r.clampedTime(a)
+		if err != nil {
+			return "", err
+		}
+		x[i] = v
+	}
+	diff := "TIMESTAMPDIFF(SECOND, " + x[0] + ", " + x[1] + ")"
+	if r.spec.name == "postgres" {
+		diff = "TRUNC(EXTRACT(EPOCH FROM " + x[1] + ") - EXTRACT(EPOCH FROM " + x[0] + "))"
+	}
+	return "CAST(" + diff + " AS " + r.spec.double + ")", nil
+}
+
+// clampedTime renders a date or timestamp operand of a RowMonthDiff or a
+// RowSecondDiff as a time value: a literal for a RowConst; for a
+// RowTemporal, the column's value clamped to its bounds (with its
+// fraction of a second between them), NULL when it is no date by the
+// reading rule (as temporalValue reads it), as a timestamp on PostgreSQL
+// (a timestamptz read in the session's time zone).
 func (r *renderer) clampedTime(e *RowExpr) (string, error) {
 	lit := func(typ catalog.ColumnType, x float64) string {
 		v := r.dateValue(typ, x)
