@@ -18,7 +18,8 @@ import (
 //
 //	ABS(x), SIGN(x)
 //	FLOOR(x), CEIL(x)              (CEILING)
-//	ROUND(x, d), TRUNCATE(x, d)    d = Num, an integer in [-15, 15]; ROUND(x) is d = 0
+//	ROUND(x, d), TRUNCATE(x, d)    d = Num, an integer in [-15, 15]; ROUND(x) is d = 0;
+//	                               ROUND's Op is its ties' rule (tiesAway, tiesEven)
 //	MOD(x, c)                      x % c and x MOD c; c = Num ≠ 0, the sign of x
 //	POW(x, k)                      (POWER) k = Num, an integer in [2, 4]; POW(x, 0.5) is SQRT
 //	SQRT(x)                        x's bounds ≥ 0
@@ -26,9 +27,13 @@ import (
 //	EXP(x)                         x's bounds in [-690, 690]
 //
 // As MySQL computes them on doubles, NULL when x is: ROUND to nearest with
-// ties as the database rounds a double (to even on MySQL, MariaDB and
-// PostgreSQL, away from zero on SQLite); ROUND(x, d) and TRUNCATE(x, d)
-// scale by 10^d in double precision first. The refusals keep every
+// ties as MySQL rounds x's type, whatever the backend's own rule (SQLite
+// rounds every tie away from zero, PostgreSQL and MariaDB a double's to
+// even): away from zero where x is exact (an integer or DECIMAL in
+// MySQL, exact), to even where it is a DOUBLE (MySQL's rint), so that
+// ROUND(n, -1) of an integer 25 is 30 and ROUND(x) of a real 2.5 is 2;
+// ROUND(x, d) and TRUNCATE(x, d) scale by 10^d in double precision
+// first, as MySQL scales a DOUBLE. The refusals keep every
 // argument inside the function's domain, so that no row makes a backend
 // fail (PostgreSQL raises errors where MySQL returns NULL: SQRT of a
 // negative, LN of 0, EXP's underflow) and whether a statement errs never
@@ -69,6 +74,70 @@ const (
 	maxPower       = 4
 	maxExpArgument = 690 // e^690 < 2^1000 and e^−690 > 2^−1000 (rowHuge, rowTiny)
 )
+
+// The rules of ROUND's ties (its Op): away from zero, as MySQL rounds an
+// exact value (and converts a DOUBLE to DECIMAL), or to even, as it
+// rounds a DOUBLE.
+const (
+	tiesAway = 'a'
+	tiesEven = 'e'
+)
+
+// Limits of the scaled argument of a ROUND (x·10^d or x/10^−d) that its
+// rendering rounds exactly: to even below 2^51 in magnitude (SQLite adds
+// and subtracts 1.5·2^52, whose unit in the last place is 1), away from
+// zero below 10^47 (MariaDB rounds a DECIMAL(65, 17), whose 17 decimals
+// hold every double's shortest digits at and above 0.1).
+const (
+	maxEvenRounded = 0x1p51
+	maxAwayRounded = 1e47
+)
+
+// exact reports whether MySQL computes e as an exact value, an integer
+// or a DECIMAL, rather than a DOUBLE: integer columns, constants (a
+// decimal literal), the date numbers and their differences, + − × / and
+// LEAST/GREATEST of exact values, a CASE whose results all are, SIGN and
+// the date parts, ABS, FLOOR, CEIL, TRUNCATE and MOD of an exact value,
+// and a ROUND away from zero (of an exact value or a cast to DECIMAL).
+// A real column, POW, SQRT, LN, LOG and EXP are DOUBLEs.
+func (e *RowExpr) exact() bool {
+	switch e.Kind {
+	case RowColumn:
+		return e.Integer
+	case RowConst, RowTemporal, RowIntDiv, RowMonthDiff:
+		return true
+	case RowOp:
+		return e.Args[0].exact() && e.Args[1].exact()
+	case RowCase:
+		for _, a := range e.Args {
+			if a != nil && !a.exact() {
+				return false
+			}
+		}
+		return true
+	case RowFunc:
+		if isDatePartFunc(e.Func) {
+			return true
+		}
+		switch e.Func {
+		case FuncSign:
+			return true
+		case FuncRound:
+			return e.Op == tiesAway
+		case FuncAbs, FuncFloor, FuncCeil, FuncTruncate, FuncMod:
+			return e.Args[0].exact()
+		}
+	}
+	return false
+}
+
+// roundTies is ROUND's Op for x: MySQL's rule for x's type.
+func roundTies(x *RowExpr) byte {
+	if x.exact() {
+		return tiesAway
+	}
+	return tiesEven
+}
 
 // isRowFunc reports whether e is a call of a function rowFunc reads, or
 // x % c, x MOD c or x DIV c.
@@ -164,6 +233,9 @@ func (sc *scope) rowFunc(top, e ast.ExprNode) (*RowExpr, error) {
 		return nil, err
 	}
 	out.Args = []*RowExpr{arg}
+	if fn == FuncRound {
+		out.Op = roundTies(arg)
+	}
 	return out, nil
 }
 
@@ -280,6 +352,13 @@ func (e *RowExpr) roundBounds(a interval) (interval, error) {
 	case FuncTruncate:
 		lo, hi = math.Trunc(lo), math.Trunc(hi)
 	default:
+		limit, rule := maxEvenRounded, "to even"
+		if e.Op == tiesAway {
+			limit, rule = maxAwayRounded, "away from zero"
+		}
+		if math.Max(-lo, hi) >= limit {
+			return interval{}, fmt.Errorf("%s rounds %s scaled by 10^%g, whose bounds [%g, %g] reach %g in magnitude, beyond which its ties are not rounded %s exactly (LEAST and GREATEST narrow it)", e, e.Args[0], digits, lo, hi, limit, rule)
+		}
 		lo, hi = math.Min(math.Round(lo), math.RoundToEven(lo)), math.Max(math.Round(hi), math.RoundToEven(hi))
 	}
 	switch {
@@ -366,20 +445,52 @@ func (e *RowExpr) funcString() string {
 		}
 		return e.Func + "(" + temporalOperandString(e.Args[0]) + ")"
 	}
+	digits := formatLabel(Value{Num: e.Num})
 	switch e.Func {
-	case FuncRound, FuncTruncate, FuncMod, FuncPow:
-		return e.Func + "(" + x + ", " + formatLabel(Value{Num: e.Num}) + ")"
+	case FuncRound:
+		if e.Op == tiesAway && !e.Args[0].exact() { // a DOUBLE cast to DECIMAL
+			return "CAST(" + x + " AS DECIMAL(65, " + digits + "))"
+		}
+		return "ROUND(" + x + ", " + digits + ")"
+	case FuncTruncate, FuncMod, FuncPow:
+		return e.Func + "(" + x + ", " + digits + ")"
 	case FuncLog:
 		return "LOG(" + formatLabel(Value{Num: e.Num}) + ", " + x + ")"
 	}
 	return e.Func + "(" + x + ")"
 }
 
+// roundHalf renders the rounding of the double s to an integer, its ties
+// by the rule ties (tiesAway or tiesEven) whatever the backend's own,
+// each reading s once (nested roundings stay linear in size):
+// PostgreSQL's ROUND of a double rounds to even and of a NUMERIC away
+// from zero (s through its text, exact with extra_float_digits = 3:
+// the shortest digits of a double lie on the side of a tie it does),
+// MariaDB's of a double to even and of a DECIMAL away from zero, and
+// SQLite's away from zero, to even by adding and subtracting 1.5·2^52
+// (the double sum rounds to nearest, ties to even, where units in the
+// last place are 1: roundBounds keeps |s| below 2^51). SQLite adds
+// one half before truncating, so it rounds up a double within half a
+// unit in the last place below a tie (0.49999999999999994 to 1), which
+// no integer of magnitude below 2^50 divided by 10^−d is.
+func (r *renderer) roundHalf(s string, ties byte) string {
+	switch {
+	case r.spec.name == "postgres" && ties == tiesAway:
+		return "ROUND(CAST(CAST(" + s + " AS TEXT) AS NUMERIC))"
+	case r.spec.name == "mysql" && ties == tiesAway:
+		return "ROUND(CAST(" + s + " AS DECIMAL(65, 17)))"
+	case r.spec.name == "sqlite" && ties == tiesEven:
+		c := "CAST(" + realLiteral(1.5*0x1p52) + " AS " + r.spec.double + ")"
+		return "((" + s + " + " + c + ") - " + c + ")"
+	}
+	return "ROUND(" + s + ")"
+}
+
 // rowFunc renders a RowFunc in double precision on the backend: each
 // function by its name where the three backends agree on it, ROUND(x, d)
 // and TRUNCATE(x, d) as the rounding of x·10^d (or x/10^−d) scaled back
 // (SQLite ignores negative digits, PostgreSQL rounds only numerics to
-// digits), MOD on PostgreSQL through NUMERIC (it has no remainder of
+// digits), ROUND's ties by its rule (roundHalf), MOD on PostgreSQL through NUMERIC (it has no remainder of
 // doubles), LOG(b, x) as LN(x) over the double nearest ln b, POW as the
 // product of x with itself.
 func (r *renderer) rowFunc(e *RowExpr) (string, error) {
@@ -412,8 +523,13 @@ func (r *renderer) rowFunc(e *RowExpr) (string, error) {
 		case e.Num < 0:
 			scaled = "(" + a + " / " + scale + ")"
 		}
-		rounded := double("ROUND(" + scaled + ")")
-		if e.Func == FuncTruncate {
+		var rounded string
+		switch {
+		case e.Func == FuncRound && (e.Op == tiesAway || e.Op == tiesEven):
+			rounded = double(r.roundHalf(scaled, e.Op))
+		case e.Func == FuncRound:
+			return "", fmt.Errorf("sqlrewrite: bad ties %q of %s", e.Op, e)
+		default:
 			rounded = double("TRUNC(" + scaled + ")")
 			if r.spec.name == "mysql" {
 				rounded = "TRUNCATE(" + scaled + ", 0)"
@@ -628,11 +744,11 @@ func isNumericCast(e ast.ExprNode) bool {
 // numericCast reads CAST(x AS t) of a row expression x to a number type
 // as MySQL converts a double (Tableau's FLOAT() and INT(), Power BI's
 // DECIMAL): DOUBLE, REAL and FLOAT are x (FLOAT read as DOUBLE); SIGNED
-// [INTEGER] is x rounded to an integer as ROUND(x) rounds it, and
-// UNSIGNED too where x is never negative (MySQL wraps a negative value);
-// DECIMAL(p, s) (p 10 and s 0 unless given) is ROUND(x, s) (MySQL rounds
-// the decimal digits of the double half away from zero, which differs
-// only at a tie of them), where x's bounds stay within ±(10^(p−s) − 10^−s)
+// [INTEGER] is x rounded to an integer as ROUND(x) rounds it (a DOUBLE's
+// ties to even, as MariaDB casts it), and UNSIGNED too where x is never
+// negative (MySQL wraps a negative value); DECIMAL(p, s) (p 10 and s 0
+// unless given) is ROUND(x, s) with ties away from zero, as MySQL rounds
+// the decimal digits of a double, an exact value, where x's bounds stay within ±(10^(p−s) − 10^−s)
 // (beyond, MySQL saturates, refused here), and x itself beyond 15
 // decimals.
 func (sc *scope) numericCast(top ast.ExprNode, c *ast.FuncCastExpr) (*RowExpr, error) {
@@ -659,7 +775,7 @@ func (sc *scope) numericCast(top ast.ExprNode, c *ast.FuncCastExpr) (*RowExpr, e
 		if math.Max(-b.lo, b.hi) >= 0x1p63 {
 			return nil, why("%s of %s, whose bounds [%g, %g] leave the 64-bit integers", restore(c), x, b.lo, b.hi)
 		}
-		return &RowExpr{Kind: RowFunc, Func: FuncRound, Args: []*RowExpr{x}}, nil
+		return &RowExpr{Kind: RowFunc, Func: FuncRound, Op: roundTies(x), Args: []*RowExpr{x}}, nil
 	}
 	precision, scale := tp.GetFlen(), tp.GetDecimal()
 	if precision == types.UnspecifiedLength {
@@ -674,5 +790,5 @@ func (sc *scope) numericCast(top ast.ExprNode, c *ast.FuncCastExpr) (*RowExpr, e
 	if scale > maxRoundDigits {
 		return x, nil
 	}
-	return &RowExpr{Kind: RowFunc, Func: FuncRound, Num: float64(scale), Args: []*RowExpr{x}}, nil
+	return &RowExpr{Kind: RowFunc, Func: FuncRound, Op: tiesAway, Num: float64(scale), Args: []*RowExpr{x}}, nil
 }

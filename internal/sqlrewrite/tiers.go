@@ -858,7 +858,14 @@ func (e *RowExpr) valueAt(column string, v float64) (y float64, defined bool) {
 		case FuncCeil:
 			return math.Ceil(a), true
 		case FuncRound:
-			return math.Round(a*scale) / scale, true
+			round := math.RoundToEven
+			if e.Op == tiesAway {
+				round = math.Round
+			}
+			if e.Num < 0 { // as the rendering scales, dividing by 10^−d
+				return round(a/math.Pow(10, -e.Num)) * math.Pow(10, -e.Num), true
+			}
+			return round(a*scale) / scale, true
 		case FuncTruncate:
 			return math.Trunc(a*scale) / scale, true
 		case FuncMod:
