@@ -100,22 +100,9 @@ func TestLongUnitIDsOnMariaDB(t *testing.T) {
 // and returns the sum of its counts.
 func groupTotal(t *testing.T, db *sql.DB, q string) float64 {
 	t.Helper()
-	rows, err := db.Query(q)
-	if err != nil {
-		t.Fatalf("%s: %v", q, err)
-	}
-	defer rows.Close()
 	sum := 0.0
-	for rows.Next() {
-		var key string
-		var n float64
-		if err := rows.Scan(&key, &n); err != nil {
-			t.Fatal(err)
-		}
+	for _, n := range groupCounts(t, db, q) {
 		sum += n
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
 	}
 	return sum
 }

@@ -307,15 +307,9 @@ func (e *RowExpr) intDivBounds() (interval, error) {
 // a to the earliest b and from the earliest a to the latest b, as the
 // count never decreases as b grows or a shrinks.
 func (e *RowExpr) monthDiffBounds() (interval, error) {
-	if len(e.Args) != 2 {
-		return interval{}, fmt.Errorf("sqlrewrite: bad month difference %s", e)
-	}
-	var lo, hi [2]time.Time
-	for i, a := range e.Args {
-		var ok bool
-		if lo[i], hi[i], ok = a.timeRange(); !ok {
-			return interval{}, fmt.Errorf("sqlrewrite: a month difference of %s, which is no date or timestamp", a)
-		}
+	lo, hi, err := e.operandRanges("month")
+	if err != nil {
+		return interval{}, err
 	}
 	return interval{float64(catalog.MonthsBetween(hi[0], lo[1])), float64(catalog.MonthsBetween(lo[0], hi[1])), 0}, nil
 }
@@ -325,17 +319,27 @@ func (e *RowExpr) monthDiffBounds() (interval, error) {
 // exact difference between them truncates to an integer between them),
 // the difference growing with b and shrinking with a.
 func (e *RowExpr) secondDiffBounds() (interval, error) {
-	if len(e.Args) != 2 {
-		return interval{}, fmt.Errorf("sqlrewrite: bad second difference %s", e)
+	lo, hi, err := e.operandRanges("second")
+	if err != nil {
+		return interval{}, err
 	}
-	var lo, hi [2]time.Time
+	return interval{float64(lo[1].Unix() - hi[0].Unix()), float64(hi[1].Unix() - lo[0].Unix()), 0}, nil
+}
+
+// operandRanges returns the earliest and latest times of the two date or
+// timestamp operands of a difference (of months or seconds, which names
+// it in errors).
+func (e *RowExpr) operandRanges(of string) (lo, hi [2]time.Time, err error) {
+	if len(e.Args) != 2 {
+		return lo, hi, fmt.Errorf("sqlrewrite: bad %s difference %s", of, e)
+	}
 	for i, a := range e.Args {
 		var ok bool
 		if lo[i], hi[i], ok = a.timeRange(); !ok {
-			return interval{}, fmt.Errorf("sqlrewrite: a second difference of %s, which is no date or timestamp", a)
+			return lo, hi, fmt.Errorf("sqlrewrite: a %s difference of %s, which is no date or timestamp", of, a)
 		}
 	}
-	return interval{float64(lo[1].Unix() - hi[0].Unix()), float64(hi[1].Unix() - lo[0].Unix()), 0}, nil
+	return lo, hi, nil
 }
 
 // timeRange returns the earliest and latest times a date or timestamp
