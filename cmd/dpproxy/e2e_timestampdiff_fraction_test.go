@@ -87,6 +87,13 @@ func TestTimestampDiffFractions(t *testing.T) {
 			}},
 		{"SELECT FLOOR(TIMESTAMPDIFF(MONTH, m, '2024-04-01 00:00:00') / 1) k, COUNT(*) FROM ev GROUP BY 1",
 			func(r row) int64 { return months(r.m, at("2024-04-01 00:00:00")) }},
+		// A whole number of seconds is exact to MySQL: ROUND takes its
+		// ties (25, 15, -5, ...) away from zero.
+		{"SELECT ROUND(TIMESTAMPDIFF(SECOND, ts, te), -1) k, COUNT(*) FROM ev GROUP BY 1",
+			func(r row) int64 {
+				s := seconds(r.ts, r.te)
+				return int64(math.Copysign(math.Floor(math.Abs(float64(s))/10+0.5), float64(s))) * 10
+			}},
 	}
 	for _, b := range []struct {
 		name, driver, typ string

@@ -104,7 +104,7 @@ func (e *RowExpr) exact() bool {
 	switch e.Kind {
 	case RowColumn:
 		return e.Integer
-	case RowConst, RowTemporal, RowIntDiv, RowMonthDiff:
+	case RowConst, RowTemporal, RowIntDiv, RowMonthDiff, RowSecondDiff:
 		return true
 	case RowOp:
 		return e.Args[0].exact() && e.Args[1].exact()
