@@ -414,30 +414,9 @@ func TestCyclicDateKeysOnEveryBackend(t *testing.T) {
 	for i := range yearDays {
 		yearDays[i] = i + 1
 	}
-	for _, b := range []struct {
-		name    string
-		dialect sqlrewrite.Dialect
-		open    func(testing.TB) *sql.DB
-		stamp   string
-	}{
-		{"sqlite", sqlrewrite.SQLite, testdb.SQLite, "TEXT"},
-		{"postgres", sqlrewrite.PostgreSQL, testdb.Postgres, "TIMESTAMP"},
-		{"mysql", sqlrewrite.MySQL, testdb.MySQL, "DATETIME"},
-	} {
+	for _, b := range dayBackends {
 		t.Run(b.name, func(t *testing.T) {
-			db := b.open(t)
-			if _, err := db.Exec("CREATE TABLE dp_weeks (d DATE, ts " + b.stamp + ")"); err != nil {
-				t.Fatal(err)
-			}
-			for from := 0; from < len(days); from += 1000 {
-				var vals []string
-				for i, d := range days[from:min(from+1000, len(days))] {
-					vals = append(vals, fmt.Sprintf("('%s', '%s 23:%02d:00')", d.Format(time.DateOnly), d.Format(time.DateOnly), (from+i)%60))
-				}
-				if _, err := db.Exec("INSERT INTO dp_weeks (d, ts) VALUES " + strings.Join(vals, ", ")); err != nil {
-					t.Fatal(err)
-				}
-			}
+			db := b.loadDays(t, "dp_weeks", days, func(i int) int { return i % 60 })
 			for _, c := range []struct {
 				column string
 				axis   sqlrewrite.DateAxis
@@ -509,16 +488,7 @@ func TestMinutePeriodsOnEveryBackend(t *testing.T) {
 			want[int(s.Sub(low.Truncate(time.Minute)).Minutes())]++
 		}
 	}
-	for _, b := range []struct {
-		name    string
-		dialect sqlrewrite.Dialect
-		open    func(testing.TB) *sql.DB
-		stamp   string
-	}{
-		{"sqlite", sqlrewrite.SQLite, testdb.SQLite, "TEXT"},
-		{"postgres", sqlrewrite.PostgreSQL, testdb.Postgres, "TIMESTAMP"},
-		{"mysql", sqlrewrite.MySQL, testdb.MySQL, "DATETIME"},
-	} {
+	for _, b := range dayBackends {
 		t.Run(b.name, func(t *testing.T) {
 			db := b.open(t)
 			if _, err := db.Exec("CREATE TABLE dp_minutes (ts " + b.stamp + ")"); err != nil {
@@ -792,4 +762,40 @@ func TestOpenDateWindowOnEveryBackend(t *testing.T) {
 			}
 		})
 	}
+}
+
+// dayBackend is a database the date tests store days in, with its type
+// for a timestamp column.
+type dayBackend struct {
+	name    string
+	dialect sqlrewrite.Dialect
+	open    func(testing.TB) *sql.DB
+	stamp   string
+}
+
+var dayBackends = []dayBackend{
+	{"sqlite", sqlrewrite.SQLite, testdb.SQLite, "TEXT"},
+	{"postgres", sqlrewrite.PostgreSQL, testdb.Postgres, "TIMESTAMP"},
+	{"mysql", sqlrewrite.MySQL, testdb.MySQL, "DATETIME"},
+}
+
+// loadDays creates table (d DATE, ts timestamp) in a fresh database of b
+// and stores a row per day: the day, and the day at 23:mm, mm the
+// minute minuteOf gives the day's index.
+func (b dayBackend) loadDays(t *testing.T, table string, days []time.Time, minuteOf func(int) int) *sql.DB {
+	t.Helper()
+	db := b.open(t)
+	if _, err := db.Exec("CREATE TABLE " + table + " (d DATE, ts " + b.stamp + ")"); err != nil {
+		t.Fatal(err)
+	}
+	for from := 0; from < len(days); from += 1000 {
+		var vals []string
+		for i, d := range days[from:min(from+1000, len(days))] {
+			vals = append(vals, fmt.Sprintf("('%s', '%s 23:%02d:00')", d.Format(time.DateOnly), d.Format(time.DateOnly), minuteOf(from+i)))
+		}
+		if _, err := db.Exec("INSERT INTO " + table + " (d, ts) VALUES " + strings.Join(vals, ", ")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return db
 }

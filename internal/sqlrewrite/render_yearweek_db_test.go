@@ -1,10 +1,8 @@
 package sqlrewrite_test
 
 import (
-	"database/sql"
 	"fmt"
 	"reflect"
-	"strings"
 	"testing"
 	"time"
 
@@ -38,30 +36,9 @@ func TestYearWeekKeysOnEveryBackend(t *testing.T) {
 		dated(catalog.Date, "d", "2010-01-01", "2030-12-31"),
 		dated(catalog.Timestamp, "ts", "2010-01-01 00:00:00", "2030-12-31 23:59:59"),
 	}}}}
-	for _, b := range []struct {
-		name    string
-		dialect sqlrewrite.Dialect
-		open    func(testing.TB) *sql.DB
-		stamp   string
-	}{
-		{"sqlite", sqlrewrite.SQLite, testdb.SQLite, "TEXT"},
-		{"postgres", sqlrewrite.PostgreSQL, testdb.Postgres, "TIMESTAMP"},
-		{"mysql", sqlrewrite.MySQL, testdb.MySQL, "DATETIME"},
-	} {
+	for _, b := range dayBackends {
 		t.Run(b.name, func(t *testing.T) {
-			db := b.open(t)
-			if _, err := db.Exec("CREATE TABLE dp_yearweeks (d DATE, ts " + b.stamp + ")"); err != nil {
-				t.Fatal(err)
-			}
-			for from := 0; from < len(days); from += 1000 {
-				var vals []string
-				for _, d := range days[from:min(from+1000, len(days))] {
-					vals = append(vals, fmt.Sprintf("('%s', '%s 23:59:00')", d.Format(time.DateOnly), d.Format(time.DateOnly)))
-				}
-				if _, err := db.Exec("INSERT INTO dp_yearweeks (d, ts) VALUES " + strings.Join(vals, ", ")); err != nil {
-					t.Fatal(err)
-				}
-			}
+			db := b.loadDays(t, "dp_yearweeks", days, func(int) int { return 59 })
 			p := sqlrewrite.NewParser(cat)
 			for _, column := range []string{"d", "ts"} {
 				for _, mode := range []int{0, 3} {
