@@ -162,10 +162,12 @@ func TestCheckBooleanColumnTypes(t *testing.T) {
 }
 
 // TestTableTypesRefresh: the check before a statement's reservation
-// passes a missing table and a well-typed one, keeps its verdict for
+// passes a well-typed table and refuses a missing one (1146, before any
+// reservation: its fetch would fail charged), keeps its verdict for
 // typeCheckTTL, and then reads the types again: a column altered to
 // VARCHAR while declared real is refused with an Unsupported error naming
-// it, and passes again once altered back.
+// it, and passes again once altered back; the missing table, created,
+// passes.
 func TestTableTypesRefresh(t *testing.T) {
 	db := testdb.MySQL(t)
 	if _, err := db.Exec("CREATE TABLE tt (x DOUBLE)"); err != nil {
@@ -177,10 +179,14 @@ func TestTableTypesRefresh(t *testing.T) {
 	c.now = func() time.Time { return clock }
 	table := &catalog.Table{Name: "t", Source: "tt", Columns: []catalog.Column{{Name: "x", Source: "x", Type: catalog.Real}}}
 	missing := &catalog.Table{Name: "m", Source: "later", Columns: []catalog.Column{{Name: "x", Source: "x", Type: catalog.Real}}}
-	for _, tb := range []*catalog.Table{table, missing} {
-		if err := c.check(ctx, tb); err != nil {
-			t.Errorf("%s: %v", tb.Name, err)
-		}
+	if err := c.check(ctx, table); err != nil {
+		t.Errorf("%s: %v", table.Name, err)
+	}
+	if err := c.check(ctx, missing); dperr.KindOf(err) != dperr.UnknownTable || !strings.Contains(err.Error(), "no table later") {
+		t.Errorf("missing table: %v, want UnknownTable naming later", err)
+	}
+	if _, err := db.Exec("CREATE TABLE later (x DOUBLE)"); err != nil {
+		t.Fatal(err)
 	}
 	alter := func(typ string) {
 		t.Helper()
@@ -200,6 +206,9 @@ func TestTableTypesRefresh(t *testing.T) {
 	clock = clock.Add(typeCheckTTL)
 	if err := c.check(ctx, table); err != nil {
 		t.Errorf("altered back: %v", err)
+	}
+	if err := c.check(ctx, missing); err != nil {
+		t.Errorf("the missing table, created: %v", err)
 	}
 }
 

@@ -84,9 +84,14 @@ func newTableTypes(be *backend.Backend, vitess bool, log *slog.Logger, charsets 
 // type contradicts their declaration, or whose configured values their
 // character set cannot represent, or saying that a text column's
 // character set changed since the statement was parsed (see the type's
-// comment), or nil. A table it cannot find passes (the statement's own
-// fetch reports it), as does one whose types it cannot read (the backend
-// is unreachable: logged, and read again at the next statement).
+// comment), or an UnknownTable error (1146) when none of its numeric,
+// date or timestamp columns is found in the backend (the table was
+// dropped or renamed, or not created yet: its fetch would fail after the
+// reservation, charged), or nil. A table whose types it cannot read
+// passes (the backend is unreachable: logged, and read again at the next
+// statement), as does one it cannot tell missing (only text columns; on
+// SQLite, whose columns have no types): the statement's own fetch
+// reports it.
 func (c *tableTypes) check(ctx context.Context, t *catalog.Table) error {
 	c.mu.Lock()
 	v, ok := c.verdicts[t.Name]
@@ -94,7 +99,7 @@ func (c *tableTypes) check(ctx context.Context, t *catalog.Table) error {
 	if ok && c.now().Sub(v.at) < c.ttl {
 		return v.err
 	}
-	bad, _, err := columnTypeProblems(ctx, c.be, *t, c.vitess, c.zones)
+	bad, missing, err := columnTypeProblems(ctx, c.be, *t, c.vitess, c.zones)
 	if err != nil {
 		c.log.Warn("reading the backend's column types failed", "table", t.Name, "err", err)
 		return nil
@@ -123,7 +128,11 @@ func (c *tableTypes) check(ctx context.Context, t *catalog.Table) error {
 		reasons = append(reasons, strings.Join(unrepresentable, "; ")+": "+unrepresentableRule)
 		c.log.Warn("statement refused: a configured value is not representable in its column's backend character set", "table", t.Name, "columns", strings.Join(unrepresentable, "; "))
 	}
-	if len(reasons) > 0 {
+	switch {
+	case missing:
+		v.err = dperr.New(dperr.UnknownTable, "table %s is configured, but the backend has no table %s with its columns (dropped, renamed, or not created yet; no budget was spent)", t.Name, t.Source)
+		c.log.Warn("statement refused: its table is not found in the backend", "table", t.Name, "source", t.Source)
+	case len(reasons) > 0:
 		v.err = dperr.New(dperr.Unsupported, "not supported: %s (the backend's table changed since dpproxy started, or was created later; no budget was spent)", strings.Join(reasons, "; "))
 	}
 	c.mu.Lock()
