@@ -414,7 +414,7 @@ func TestCyclicDateKeysOnEveryBackend(t *testing.T) {
 	for i := range yearDays {
 		yearDays[i] = i + 1
 	}
-	for _, b := range dayBackends {
+	for _, b := range dbBackends {
 		t.Run(b.name, func(t *testing.T) {
 			db := b.loadDays(t, "dp_weeks", days, func(i int) int { return i % 60 })
 			for _, c := range []struct {
@@ -488,7 +488,7 @@ func TestMinutePeriodsOnEveryBackend(t *testing.T) {
 			want[int(s.Sub(low.Truncate(time.Minute)).Minutes())]++
 		}
 	}
-	for _, b := range dayBackends {
+	for _, b := range dbBackends {
 		t.Run(b.name, func(t *testing.T) {
 			db := b.open(t)
 			if _, err := db.Exec("CREATE TABLE dp_minutes (ts " + b.stamp + ")"); err != nil {
@@ -764,25 +764,10 @@ func TestOpenDateWindowOnEveryBackend(t *testing.T) {
 	}
 }
 
-// dayBackend is a database the date tests store days in, with its type
-// for a timestamp column.
-type dayBackend struct {
-	name    string
-	dialect sqlrewrite.Dialect
-	open    func(testing.TB) *sql.DB
-	stamp   string
-}
-
-var dayBackends = []dayBackend{
-	{"sqlite", sqlrewrite.SQLite, testdb.SQLite, "TEXT"},
-	{"postgres", sqlrewrite.PostgreSQL, testdb.Postgres, "TIMESTAMP"},
-	{"mysql", sqlrewrite.MySQL, testdb.MySQL, "DATETIME"},
-}
-
 // loadDays creates table (d DATE, ts timestamp) in a fresh database of b
 // and stores a row per day: the day, and the day at 23:mm, mm the
 // minute minuteOf gives the day's index.
-func (b dayBackend) loadDays(t *testing.T, table string, days []time.Time, minuteOf func(int) int) *sql.DB {
+func (b dbBackend) loadDays(t *testing.T, table string, days []time.Time, minuteOf func(int) int) *sql.DB {
 	t.Helper()
 	db := b.open(t)
 	if _, err := db.Exec("CREATE TABLE " + table + " (d DATE, ts " + b.stamp + ")"); err != nil {

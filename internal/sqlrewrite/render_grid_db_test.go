@@ -27,7 +27,7 @@ func TestGridSumsExactOnDatabases(t *testing.T) {
 	for range 200 {
 		values = append(values, math.Nextafter(1, 0), 0.1)
 	}
-	for _, b := range gridBackends {
+	for _, b := range dbBackends {
 		t.Run(b.name, func(t *testing.T) {
 			db := b.gridTable(t, append(slices.Clone(values), math.NaN()))
 			// What the database stored (MariaDB may flush subnormals).
@@ -83,23 +83,24 @@ func TestGridSumsExactOnDatabases(t *testing.T) {
 	}
 }
 
-// gridBackend is a database the grid tests run on, with its double type.
-type gridBackend struct {
-	name    string
-	dialect sqlrewrite.Dialect
-	open    func(testing.TB) *sql.DB
-	double  string
+// dbBackend is a database the rendering tests run on, with its types
+// for a double and a timestamp column.
+type dbBackend struct {
+	name          string
+	dialect       sqlrewrite.Dialect
+	open          func(testing.TB) *sql.DB
+	double, stamp string
 }
 
-var gridBackends = []gridBackend{
-	{"sqlite", sqlrewrite.SQLite, testdb.SQLite, "REAL"},
-	{"postgres", sqlrewrite.PostgreSQL, testdb.Postgres, "DOUBLE PRECISION"},
-	{"mysql", sqlrewrite.MySQL, testdb.MySQL, "DOUBLE"},
+var dbBackends = []dbBackend{
+	{"sqlite", sqlrewrite.SQLite, testdb.SQLite, "REAL", "TEXT"},
+	{"postgres", sqlrewrite.PostgreSQL, testdb.Postgres, "DOUBLE PRECISION", "TIMESTAMP"},
+	{"mysql", sqlrewrite.MySQL, testdb.MySQL, "DOUBLE", "DATETIME"},
 }
 
 // gridTable opens a fresh database of b holding dp_grid(x) with values
 // (NaN as NULL).
-func (b gridBackend) gridTable(t *testing.T, values []float64) *sql.DB {
+func (b dbBackend) gridTable(t *testing.T, values []float64) *sql.DB {
 	t.Helper()
 	db := b.open(t)
 	if _, err := db.Exec("CREATE TABLE dp_grid (x " + b.double + ")"); err != nil {
@@ -251,7 +252,7 @@ func TestGridIndexOffsetGridsOnDatabases(t *testing.T) {
 			-3 + math.Ldexp(1, -28), -3 + 3*math.Ldexp(1, -28), 5 - math.Ldexp(1, -28), 2.5 + math.Ldexp(1, -28)}},
 		{"one point, subnormal unit", 0, 0, math.Ldexp(1, -1074), []float64{0, 1e-300, 1, -1, 5}},
 	} {
-		for _, b := range gridBackends {
+		for _, b := range dbBackends {
 			t.Run(g.name+"/"+b.name, func(t *testing.T) {
 				db := b.gridTable(t, g.values)
 				stored := readColumn(t, db)

@@ -36,7 +36,7 @@ func TestYearWeekKeysOnEveryBackend(t *testing.T) {
 		dated(catalog.Date, "d", "2010-01-01", "2030-12-31"),
 		dated(catalog.Timestamp, "ts", "2010-01-01 00:00:00", "2030-12-31 23:59:59"),
 	}}}}
-	for _, b := range dayBackends {
+	for _, b := range dbBackends {
 		t.Run(b.name, func(t *testing.T) {
 			db := b.loadDays(t, "dp_yearweeks", days, func(int) int { return 59 })
 			p := sqlrewrite.NewParser(cat)
