@@ -123,6 +123,11 @@ type Warning struct {
 // NoteCode is the code of the notes that describe released values.
 const NoteCode = 1003
 
+// DivisionByZeroCode is MySQL's warning ER_DIVISION_BY_ZERO, "Division by
+// 0", of post-processing that divides a released value by 0
+// (planner.Warnings).
+const DivisionByZeroCode = 1365
+
 // Accounts returns the ledger accounts a query on table by user charges: the
 // user's, and the table's collective cap when the configuration sets one.
 func Accounts(user string, t *catalog.Table) []string {

@@ -187,9 +187,9 @@ func (e *Executor) runQuery(ctx context.Context, user string, qp *planner.QueryP
 		rows = planner.Rollup(q, rows)
 		warnings = append(warnings, rollupNotes(qp, rows)...)
 	}
-	out, err := planner.PostProcess(q, rows)
+	out, computed, err := planner.PostProcess(q, rows)
 	if dperr.KindOf(err) == dperr.OutOfRange {
-		return nil, err // an integer of released values beyond BIGINT, as MySQL's 1690
+		return nil, err // a number of released values beyond BIGINT or DOUBLE, as MySQL's 1690
 	}
 	if err != nil {
 		return nil, dperr.Wrap(dperr.Internal, err, "internal error: cannot post-process the released rows")
@@ -198,6 +198,9 @@ func (e *Executor) runQuery(ctx context.Context, user string, qp *planner.QueryP
 	if q.Outer != nil {
 		columns = q.Outer.Columns
 		warnings = append(warnings, note("the outer query aggregates the subquery's released rows: post-processing, no further budget spent"))
+	}
+	for range computed.DivisionsByZero {
+		warnings = append(warnings, Warning{Level: "Warning", Code: DivisionByZeroCode, Message: "Division by 0"})
 	}
 	res := &Result{Rows: make([][]any, len(out)), Warnings: warnings}
 	for _, c := range columns {
@@ -674,7 +677,7 @@ func datum(v any) planner.Datum {
 	case int64:
 		return planner.Datum{Num: float64(x), Int: true}
 	case float64:
-		return planner.Datum{Num: x}
+		return planner.Datum{Num: x, Double: true} // sent as a DOUBLE
 	case string:
 		return planner.Datum{Str: x, IsText: true}
 	case planner.Date:

@@ -30,7 +30,7 @@ func TestRoundToTensAndBigintRange(t *testing.T) {
 		{"round", Datum{Num: 1e300}, -400, 0},
 		{"truncate", Datum{Num: -2.789}, 1, -2.7},
 	} {
-		d, err := evalFunc(c.name, []Datum{c.x, {Num: c.digits, Int: true}})
+		d, err := evalFunc(c.name, []Datum{c.x, {Num: c.digits, Int: true}}, new(Warnings))
 		if err != nil || d.Num != c.want {
 			t.Errorf("%s(%g, %g) = %v, %v; want %g", c.name, c.x.Num, c.digits, d.Num, err, c.want)
 		}
@@ -39,7 +39,7 @@ func TestRoundToTensAndBigintRange(t *testing.T) {
 		}
 	}
 	big := Datum{Num: 1 << 52, Int: true}
-	d, err := evalOp("*", []Datum{count, {Num: 1 << 40, Int: true}})
+	d, err := evalOp("*", []Datum{count, {Num: 1 << 40, Int: true}}, new(Warnings))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,14 +51,14 @@ func TestRoundToTensAndBigintRange(t *testing.T) {
 		{"div", []Datum{count, {Num: 1e-16}}},
 		{"+", []Datum{{Num: maxBigint, Int: true}, {Num: 1 << 20, Int: true}}},
 	} {
-		if _, err := evalOp(c.op, c.args); dperr.KindOf(err) != dperr.OutOfRange {
+		if _, err := evalOp(c.op, c.args, new(Warnings)); dperr.KindOf(err) != dperr.OutOfRange {
 			t.Errorf("%s beyond BIGINT: %v, want 1690", c.op, err)
 		}
 	}
-	if d, err := evalFunc("cast-int", []Datum{{Num: 1.005e20}}); err != nil || d.Num != maxBigint || !d.Int {
+	if d, err := evalFunc("cast-int", []Datum{{Num: 1.005e20}}, new(Warnings)); err != nil || d.Num != maxBigint || !d.Int {
 		t.Errorf("CAST(1.005e20 AS SIGNED) = %v, %v; want the largest BIGINT a double holds", d, err)
 	}
-	if d, err := evalFunc("cast-int", []Datum{{Num: -1e30}}); err != nil || d.Num != -maxBigint {
+	if d, err := evalFunc("cast-int", []Datum{{Num: -1e30}}, new(Warnings)); err != nil || d.Num != -maxBigint {
 		t.Errorf("CAST(-1e30 AS SIGNED) = %v, %v", d, err)
 	}
 	if _, err := ResultBigint.Cell(maxBigint); err != nil || math.Abs(maxBigint) >= 1<<63 {
@@ -67,15 +67,15 @@ func TestRoundToTensAndBigintRange(t *testing.T) {
 	// FLOOR, CEIL and ROUND of a DOUBLE are DOUBLEs, as in MySQL and as
 	// their columns are typed: their products may pass BIGINT's range.
 	for _, f := range []string{"floor", "ceil", "round"} {
-		d, err := evalFunc(f, []Datum{{Num: 65500.5}})
+		d, err := evalFunc(f, []Datum{{Num: 65500.5}}, new(Warnings))
 		if err != nil || d.Int {
 			t.Fatalf("%s(65500.5) = %v, %v; want a DOUBLE", f, d, err)
 		}
-		if p, err := evalOp("*", []Datum{d, {Num: 1e15, Int: true}}); err != nil || p.Num < 6.55e19 {
+		if p, err := evalOp("*", []Datum{d, {Num: 1e15, Int: true}}, new(Warnings)); err != nil || p.Num < 6.55e19 {
 			t.Errorf("%s(65500.5) * 1e15 = %v, %v; want 6.55e19 as a DOUBLE", f, p, err)
 		}
 	}
-	if s, _ := evalFunc("cast-char", []Datum{{Num: 6.5500375e19, Int: true}}); s.Str != "6.5500375e+19" {
+	if s, _ := evalFunc("cast-char", []Datum{{Num: 6.5500375e19, Int: true}}, new(Warnings)); s.Str != "6.5500375e+19" {
 		t.Errorf("CAST(6.5500375e19 AS CHAR) = %q, want the number, not a wrapped BIGINT", s.Str)
 	}
 }

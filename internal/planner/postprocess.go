@@ -19,9 +19,21 @@ import (
 // Datum is one value of a released row: NULL, a number (Int when it is
 // an integer, as counts are) or a string.
 type Datum struct {
-	Null   bool
-	Num    float64
-	Int    bool
+	Null bool
+	Num  float64
+	Int  bool
+	// Double marks a number MySQL computes as a DOUBLE: a released
+	// aggregate other than a count (the proxy sends it as one), a
+	// non-integer key, a float literal (2.5e0), and what is computed from
+	// one (arithmetic, FLOOR, ROUND, ...) or by POWER, SQRT, EXP, the
+	// logarithms, CAST AS DOUBLE, AVG and the variances of one. A number
+	// that is neither Int nor Double is exact, as MySQL computes integers
+	// and DECIMALs (a decimal literal, COUNT(*) / 2): ROUND takes a
+	// DOUBLE's ties to even and an exact value's away from zero, as MySQL
+	// does. Functions that return one of their arguments (IF, COALESCE,
+	// GREATEST, ...) keep that argument's, where MySQL makes them a DOUBLE
+	// when any of their arguments is one.
+	Double bool
 	Str    string
 	IsText bool
 	// Temporal, on a text datum, is catalog.Date or catalog.Timestamp
@@ -217,20 +229,35 @@ func Rollup(q *sqlrewrite.Query, released []Row) []Row {
 // released values, public keys and constants, so it costs no budget and
 // adds nothing to what the releases reveal; the rows it starts from are
 // every group of the public domain, so which rows exist before HAVING
-// never depends on the data.
-func PostProcess(q *sqlrewrite.Query, released []Row) ([][]Datum, error) {
-	kept, err := having(q.Having, released)
+// never depends on the data. Its warnings, and its errors of MySQL (1690,
+// dperr.OutOfRange), likewise depend on released values only.
+func PostProcess(q *sqlrewrite.Query, released []Row) ([][]Datum, Warnings, error) {
+	var w Warnings
+	kept, err := having(q.Having, released, &w)
 	if err != nil {
-		return nil, err
+		return nil, w, err
 	}
-	if err := computeWindows(q, kept); err != nil {
-		return nil, err
+	if err := computeWindows(q, kept, &w); err != nil {
+		return nil, w, err
 	}
-	out, err := project(q.Columns, q.OrderBy, q.Distinct, q.Limit, kept)
+	out, err := project(q.Columns, q.OrderBy, q.Distinct, q.Limit, kept, &w)
 	if err != nil || q.Outer == nil {
-		return out, err
+		return out, w, err
 	}
-	return postProcessOuter(q.Outer, out)
+	out, err = postProcessOuter(q.Outer, out, &w)
+	return out, w, err
+}
+
+// Warnings counts the warnings MySQL gives for what Eval computes.
+type Warnings struct {
+	// DivisionsByZero counts the evaluations that were NULL for a division
+	// by zero: x / 0, x DIV 0, x % 0 (MOD), and the logarithm of a number
+	// at most 0 or to a base at most 0 or 1, which MariaDB counts as one.
+	// Each is MySQL's warning 1365 "Division by 0" (sql_mode
+	// ERROR_FOR_DIVISION_BY_ZERO, the default). MySQL evaluates some
+	// expressions more than once (per row of a temporary table, and of
+	// the result), so it may give more of them.
+	DivisionsByZero int
 }
 
 // rollup returns rows, which share their first level keys, with WITH
@@ -275,17 +302,17 @@ func rollup(rows []Row, level, keys int) []Row {
 // value.
 func superAggregate(rows []Row, a int) Datum {
 	var (
-		rolled      Additive
-		complete    = true
-		sum         float64
-		ints, value = true, false
+		rolled              Additive
+		complete            = true
+		sum                 float64
+		ints, value, double = true, false, false
 	)
 	for _, r := range rows {
 		d := r.Aggs[a]
 		if d.Null {
 			continue
 		}
-		sum, ints, value = sum+number(d), ints && d.Int, true
+		sum, ints, value, double = sum+number(d), ints && d.Int, true, double || d.Double
 		switch {
 		case d.Rolled == nil:
 			complete = false
@@ -299,23 +326,23 @@ func superAggregate(rows []Row, a int) Datum {
 	case !value:
 		return Datum{Null: true}
 	case rolled == nil || !complete:
-		return num(sum, ints)
+		return numberOf(sum, ints, double)
 	}
 	d := num(rolled.Value(), ints)
 	if !d.Null {
-		d.Rolled, d.Interval = rolled, rolled.Interval()
+		d.Rolled, d.Interval, d.Double = rolled, rolled.Interval(), double
 	}
 	return d
 }
 
 // having returns the rows where cond is true (every row when it is nil).
-func having(cond *sqlrewrite.Expr, rows []Row) ([]Row, error) {
+func having(cond *sqlrewrite.Expr, rows []Row, w *Warnings) ([]Row, error) {
 	if cond == nil {
 		return rows, nil
 	}
 	var kept []Row
 	for _, r := range rows {
-		keep, err := Eval(cond, r)
+		keep, err := Eval(cond, r, w)
 		if err != nil {
 			return nil, err
 		}
@@ -328,7 +355,7 @@ func having(cond *sqlrewrite.Expr, rows []Row) ([]Row, error) {
 
 // project computes the columns of each row and applies DISTINCT, ORDER
 // BY and LIMIT.
-func project(columns []sqlrewrite.OutputColumn, orderBy []sqlrewrite.OrderKey, distinct bool, limit *sqlrewrite.Limit, kept []Row) ([][]Datum, error) {
+func project(columns []sqlrewrite.OutputColumn, orderBy []sqlrewrite.OrderKey, distinct bool, limit *sqlrewrite.Limit, kept []Row, w *Warnings) ([][]Datum, error) {
 	type outRow struct {
 		cols  []Datum
 		order []Datum
@@ -337,14 +364,14 @@ func project(columns []sqlrewrite.OutputColumn, orderBy []sqlrewrite.OrderKey, d
 	for _, r := range kept {
 		var o outRow
 		for _, c := range columns {
-			d, err := Eval(c.Expr, r)
+			d, err := Eval(c.Expr, r, w)
 			if err != nil {
 				return nil, err
 			}
 			o.cols = append(o.cols, d)
 		}
 		for _, k := range orderBy {
-			d, err := Eval(k.Expr, r)
+			d, err := Eval(k.Expr, r, w)
 			if err != nil {
 				return nil, err
 			}
@@ -391,7 +418,7 @@ func project(columns []sqlrewrite.OutputColumn, orderBy []sqlrewrite.OrderKey, d
 // rows: groups by the key columns (ascending, NULLs first; one group of
 // every row, even of none, without keys), each group's aggregates, then
 // HAVING, the columns, DISTINCT, ORDER BY and LIMIT.
-func postProcessOuter(o *sqlrewrite.Outer, inner [][]Datum) ([][]Datum, error) {
+func postProcessOuter(o *sqlrewrite.Outer, inner [][]Datum, w *Warnings) ([][]Datum, error) {
 	var groups [][][]Datum
 	if len(o.Keys) == 0 {
 		groups = [][][]Datum{inner}
@@ -419,32 +446,32 @@ func postProcessOuter(o *sqlrewrite.Outer, inner [][]Datum) ([][]Datum, error) {
 			rows[g].OuterKeys = append(rows[g].OuterKeys, members[0][k])
 		}
 		for _, a := range o.Aggs {
-			d, err := outerAggregate(a, members)
+			d, err := outerAggregate(a, members, w)
 			if err != nil {
 				return nil, err
 			}
 			rows[g].OuterAggs = append(rows[g].OuterAggs, d)
 		}
 	}
-	kept, err := having(o.Having, rows)
+	kept, err := having(o.Having, rows, w)
 	if err != nil {
 		return nil, err
 	}
-	return project(o.Columns, o.OrderBy, o.Distinct, o.Limit, kept)
+	return project(o.Columns, o.OrderBy, o.Distinct, o.Limit, kept, w)
 }
 
 // outerAggregate computes one aggregate of an Outer query over a group's
 // inner rows, as MySQL computes it: NULLs skipped (COUNT(*) counts every
 // row), each distinct value once with DISTINCT, NULL over no value (COUNT:
 // 0), the sample variance NULL over one value.
-func outerAggregate(a sqlrewrite.OuterAgg, members [][]Datum) (Datum, error) {
+func outerAggregate(a sqlrewrite.OuterAgg, members [][]Datum, w *Warnings) (Datum, error) {
 	if a.Arg == nil {
 		return num(float64(len(members)), true), nil
 	}
 	var vals []Datum
 	seen := map[string]bool{}
 	for _, m := range members {
-		d, err := Eval(a.Arg, Row{Cols: m})
+		d, err := Eval(a.Arg, Row{Cols: m}, w)
 		if err != nil {
 			return Datum{}, err
 		}
@@ -510,12 +537,18 @@ func bigint(x float64, op string) (Datum, error) {
 // roundDigits rounds (or, with truncate, truncates) x to digits decimal
 // places, a negative digits to tens, hundreds, ...: dividing by the
 // power of ten for negative digits, whose multiplication by 10^digits
-// would round (ROUND(100500, -5) was 99999.99999999999). Beyond what a
-// double holds, x is itself (digits ≥ 16 past its point) or 0.
-func roundDigits(x, digits float64, truncate bool) float64 {
+// would round (ROUND(100500, -5) was 99999.99999999999). Ties go to even
+// for a DOUBLE (double), as MySQL rounds one (rint of the scaled
+// value, so ROUND(2.5e0) is 2), else away from zero, as it rounds an
+// integer or a DECIMAL (ROUND(5 / 2) is 3). Beyond what a double holds,
+// x is itself (digits ≥ 16 past its point) or 0.
+func roundDigits(x, digits float64, truncate, double bool) float64 {
 	step := math.Round
-	if truncate {
+	switch {
+	case truncate:
 		step = math.Trunc
+	case double:
+		step = math.RoundToEven
 	}
 	switch {
 	case digits > 300:
@@ -543,6 +576,13 @@ func num(x float64, isInt bool) Datum {
 	return Datum{Num: x, Int: isInt && x == math.Trunc(x)}
 }
 
+// numberOf is num(x, isInt) marked Double when double.
+func numberOf(x float64, isInt, double bool) Datum {
+	d := num(x, isInt)
+	d.Double = double && !d.Null
+	return d
+}
+
 func boolean(b bool) Datum { return Datum{Num: float64(btoi(b)), Int: true} }
 
 // KeyDatum is the datum of a key value.
@@ -558,9 +598,14 @@ func KeyDatum(v sqlrewrite.Value) Datum {
 
 // Eval evaluates a post-processing expression on one released row, with
 // MySQL's meaning: NULL in, NULL out (except COALESCE, IFNULL, IS NULL,
-// AND/OR short-circuits and CASE); division by zero and the logarithm or
-// square root of a number out of the domain are NULL.
-func Eval(e *sqlrewrite.Expr, r Row) (Datum, error) {
+// AND/OR and CASE); IF, COALESCE, IFNULL, AND, OR and CASE evaluate
+// only the arguments MySQL evaluates. A division by zero and the
+// logarithm of a number out of its domain are NULL, each counted in w
+// (Warnings.DivisionsByZero); the square root of a negative number is
+// NULL. An integer result beyond BIGINT's range, or a DOUBLE one beyond
+// DOUBLE's (infinite or not a number: 1e308 * 10, EXP(1000), POWER(-8,
+// 1/3)), is MySQL's error 1690 (dperr.OutOfRange).
+func Eval(e *sqlrewrite.Expr, r Row, w *Warnings) (Datum, error) {
 	switch e.Kind {
 	case sqlrewrite.ExprConst:
 		return KeyDatum(e.Value), nil
@@ -571,7 +616,9 @@ func Eval(e *sqlrewrite.Expr, r Row) (Datum, error) {
 		d.Rolled, d.Interval = nil, nil
 		return d, nil
 	case sqlrewrite.ExprKey:
-		return KeyDatum(r.Keys[e.Index]), nil
+		d := KeyDatum(r.Keys[e.Index])
+		d.Double = !d.Null && !d.IsText && !d.Int // a real column's value
+		return d, nil
 	case sqlrewrite.ExprWindow:
 		if e.Index >= len(r.Windows) {
 			return Datum{}, fmt.Errorf("planner: window %d outside the select list or ORDER BY", e.Index)
@@ -589,34 +636,80 @@ func Eval(e *sqlrewrite.Expr, r Row) (Datum, error) {
 			n--
 		}
 		for i := 0; i+1 < n; i += 2 {
-			c, err := Eval(e.Args[i], r)
+			c, err := Eval(e.Args[i], r, w)
 			if err != nil {
 				return Datum{}, err
 			}
 			if truth(c) {
-				return Eval(e.Args[i+1], r)
+				return Eval(e.Args[i+1], r, w)
 			}
 		}
 		if e.HasElse {
-			return Eval(e.Args[n], r)
+			return Eval(e.Args[n], r, w)
 		}
 		return Datum{Null: true}, nil
 	}
 	if e.Kind == sqlrewrite.ExprFunc && (e.Op == "dp_interval_low" || e.Op == "dp_interval_high") {
 		return intervalEnd(e, r)
 	}
+	if d, done, err := evalShort(e, r, w); done || err != nil {
+		return d, err
+	}
 	args := make([]Datum, len(e.Args))
 	for i, a := range e.Args {
-		d, err := Eval(a, r)
+		d, err := Eval(a, r, w)
 		if err != nil {
 			return Datum{}, err
 		}
 		args[i] = d
 	}
 	if e.Kind == sqlrewrite.ExprFunc {
-		return evalFunc(e.Op, args)
+		return evalFunc(e.Op, args, w)
 	}
-	return evalOp(e.Op, args)
+	return evalOp(e.Op, args, w)
+}
+
+// evalShort evaluates IF, COALESCE and IFNULL, and AND and OR, as MySQL
+// does, the arguments from the left up to the one that decides the value
+// (done); the arguments it skips are never evaluated, so they add no
+// warning and no error. done is false for any other expression, which
+// evaluates every argument.
+func evalShort(e *sqlrewrite.Expr, r Row, w *Warnings) (d Datum, done bool, err error) {
+	switch {
+	case e.Kind == sqlrewrite.ExprFunc && e.Op == "if":
+		c, err := Eval(e.Args[0], r, w)
+		if err != nil {
+			return Datum{}, true, err
+		}
+		if truth(c) {
+			d, err = Eval(e.Args[1], r, w)
+		} else {
+			d, err = Eval(e.Args[2], r, w)
+		}
+		return d, true, err
+	case e.Kind == sqlrewrite.ExprFunc && (e.Op == "coalesce" || e.Op == "ifnull"):
+		for _, a := range e.Args {
+			if d, err = Eval(a, r, w); err != nil || !d.Null {
+				return d, true, err
+			}
+		}
+		return Datum{Null: true}, true, nil
+	case e.Kind == sqlrewrite.ExprOp && (e.Op == "and" || e.Op == "or"):
+		first, err := Eval(e.Args[0], r, w)
+		if err != nil {
+			return Datum{}, true, err
+		}
+		if !first.Null && truth(first) == (e.Op == "or") {
+			return boolean(e.Op == "or"), true, nil
+		}
+		second, err := Eval(e.Args[1], r, w)
+		if err != nil {
+			return Datum{}, true, err
+		}
+		d, err = evalOp(e.Op, []Datum{first, second}, w)
+		return d, true, err
+	}
+	return Datum{}, false, nil
 }
 
 // intervalEnd is DP_INTERVAL_LOW or DP_INTERVAL_HIGH of an aggregate
@@ -633,13 +726,14 @@ func intervalEnd(e *sqlrewrite.Expr, r Row) (Datum, error) {
 	if d.Null || d.Interval == nil {
 		return Datum{Null: true}, nil
 	}
+	end := d.Interval.High
 	if e.Op == "dp_interval_low" {
-		return num(d.Interval.Low, d.Int), nil
+		end = d.Interval.Low
 	}
-	return num(d.Interval.High, d.Int), nil
+	return numberOf(end, d.Int, d.Double), nil
 }
 
-func evalOp(op string, a []Datum) (Datum, error) {
+func evalOp(op string, a []Datum, w *Warnings) (Datum, error) {
 	switch op {
 	case "isnull":
 		return boolean(a[0].Null), nil
@@ -677,7 +771,7 @@ func evalOp(op string, a []Datum) (Datum, error) {
 		if a[0].Int {
 			return bigint(-number(a[0]), "-")
 		}
-		return num(-number(a[0]), false), nil
+		return fraction(-number(a[0]), approximate(a[0]), "-")
 	case "not":
 		return boolean(!truth(a[0])), nil
 	case "xor":
@@ -688,6 +782,7 @@ func evalOp(op string, a []Datum) (Datum, error) {
 	}
 	x, y := number(a[0]), number(a[1])
 	ints := a[0].Int && a[1].Int
+	double := approximate(a[0]) || approximate(a[1])
 	if ints {
 		switch op {
 		case "+":
@@ -700,28 +795,43 @@ func evalOp(op string, a []Datum) (Datum, error) {
 	}
 	switch op {
 	case "+":
-		return num(x+y, false), nil
+		return fraction(x+y, double, op)
 	case "-":
-		return num(x-y, false), nil
+		return fraction(x-y, double, op)
 	case "*":
-		return num(x*y, false), nil
+		return fraction(x*y, double, op)
+	case "/", "div", "%":
+		if y == 0 {
+			w.DivisionsByZero++
+			return Datum{Null: true}, nil
+		}
+	}
+	switch op {
 	case "/":
-		if y == 0 {
-			return Datum{Null: true}, nil
-		}
-		return num(x/y, false), nil
+		return fraction(x/y, double, op)
 	case "div":
-		if y == 0 {
-			return Datum{Null: true}, nil
-		}
 		return bigint(math.Trunc(x/y), "DIV")
 	case "%":
-		if y == 0 {
-			return Datum{Null: true}, nil
+		if ints {
+			return num(math.Mod(x, y), true), nil
 		}
-		return num(math.Mod(x, y), ints), nil
+		return fraction(math.Mod(x, y), double, op)
 	}
 	return Datum{}, fmt.Errorf("planner: unknown operator %q", op)
+}
+
+// approximate reports whether MySQL computes with d as a DOUBLE: a
+// Double number, or text read as a number.
+func approximate(d Datum) bool { return d.Double || d.IsText }
+
+// fraction is the number x an operator or function op computed from
+// numbers that are not all integers: a DOUBLE when double, else exact (a
+// DECIMAL); MySQL's 1690 when x is infinite or not a number.
+func fraction(x float64, double bool, op string) (Datum, error) {
+	if math.IsInf(x, 0) || math.IsNaN(x) {
+		return Datum{}, dperr.New(dperr.OutOfRange, "DOUBLE value is out of range in '%s' of released values", op)
+	}
+	return numberOf(x, false, double), nil
 }
 
 // compareValues compares as MySQL does: strings as strings, else numbers.
@@ -732,20 +842,8 @@ func compareValues(a, b Datum) int {
 	return cmp.Compare(number(a), number(b))
 }
 
-func evalFunc(name string, a []Datum) (Datum, error) {
+func evalFunc(name string, a []Datum, w *Warnings) (Datum, error) {
 	switch name {
-	case "coalesce", "ifnull":
-		for _, d := range a {
-			if !d.Null {
-				return d, nil
-			}
-		}
-		return Datum{Null: true}, nil
-	case "if":
-		if truth(a[0]) {
-			return a[1], nil
-		}
-		return a[2], nil
 	case "nullif":
 		if !a[0].Null && !a[1].Null && compareValues(a[0], a[1]) == 0 {
 			return Datum{Null: true}, nil
@@ -773,43 +871,46 @@ func evalFunc(name string, a []Datum) (Datum, error) {
 		return timestampDiff(a[0].Str, a[1], a[2]), nil
 	}
 	x := number(a[0])
+	double := approximate(a[0])
 	switch name {
 	case "round", "truncate":
 		digits := 0.0
 		if len(a) > 1 {
 			digits = math.Trunc(number(a[1]))
 		}
-		return num(roundDigits(x, digits, name == "truncate"), a[0].Int && digits <= 0), nil
+		return numberOf(roundDigits(x, digits, name == "truncate", double), a[0].Int && digits <= 0, double), nil
 	case "floor": // of a DOUBLE a DOUBLE, as in MySQL (funcType)
-		return num(math.Floor(x), a[0].Int), nil
+		return numberOf(math.Floor(x), a[0].Int, double), nil
 	case "ceil":
-		return num(math.Ceil(x), a[0].Int), nil
+		return numberOf(math.Ceil(x), a[0].Int, double), nil
 	case "abs":
-		return num(math.Abs(x), a[0].Int), nil
+		return numberOf(math.Abs(x), a[0].Int, double), nil
 	case "sign":
 		return num(float64(cmp.Compare(x, 0)), true), nil
 	case "power":
-		return num(math.Pow(x, number(a[1])), false), nil
+		return fraction(math.Pow(x, number(a[1])), true, "POWER")
 	case "sqrt":
 		if x < 0 {
 			return Datum{Null: true}, nil
 		}
-		return num(math.Sqrt(x), false), nil
+		return fraction(math.Sqrt(x), true, "SQRT")
 	case "exp":
-		return num(math.Exp(x), false), nil
+		return fraction(math.Exp(x), true, "EXP")
 	case "ln", "log", "log10", "log2":
 		if len(a) == 2 { // LOG(b, x)
 			b, y := x, number(a[1])
 			if b <= 0 || b == 1 || y <= 0 {
+				w.DivisionsByZero++
 				return Datum{Null: true}, nil
 			}
-			return num(math.Log(y)/math.Log(b), false), nil
+			return fraction(math.Log(y)/math.Log(b), true, "LOG")
 		}
 		if x <= 0 {
+			w.DivisionsByZero++
 			return Datum{Null: true}, nil
 		}
 		f := map[string]func(float64) float64{"ln": math.Log, "log": math.Log, "log10": math.Log10, "log2": math.Log2}[name]
-		return num(f(x), false), nil
+		return fraction(f(x), true, strings.ToUpper(name))
 	case "greatest", "least":
 		best := a[0]
 		for _, d := range a[1:] {
@@ -823,7 +924,7 @@ func evalFunc(name string, a []Datum) (Datum, error) {
 		// MySQL's CAST(... AS SIGNED) saturates at BIGINT's ends.
 		return num(math.Max(math.Min(math.Round(x), maxBigint), -maxBigint), true), nil
 	case "cast-real":
-		return num(x, false), nil
+		return fraction(x, true, "CAST")
 	case "cast-char":
 		return Datum{Str: text(a[0]), IsText: true}, nil
 	}
@@ -915,7 +1016,7 @@ func (d Datum) Value() any {
 // computeWindows sets rows[i].Windows: each window function of the query
 // over the rows, partitioned, ordered (stably, so ties keep group order)
 // and framed as sqlrewrite.OutputWindow says.
-func computeWindows(q *sqlrewrite.Query, rows []Row) error {
+func computeWindows(q *sqlrewrite.Query, rows []Row, warnings *Warnings) error {
 	if len(q.Windows) == 0 {
 		return nil
 	}
@@ -931,7 +1032,7 @@ func computeWindows(q *sqlrewrite.Query, rows []Row) error {
 		for i, r := range rows {
 			var key []Datum
 			for _, e := range w.PartitionBy {
-				d, err := Eval(e, r)
+				d, err := Eval(e, r, warnings)
 				if err != nil {
 					return err
 				}
@@ -943,14 +1044,14 @@ func computeWindows(q *sqlrewrite.Query, rows []Row) error {
 			}
 			parts[k] = append(parts[k], i)
 			for _, o := range w.OrderBy {
-				d, err := Eval(o.Expr, r)
+				d, err := Eval(o.Expr, r, warnings)
 				if err != nil {
 					return err
 				}
 				ord[i] = append(ord[i], d)
 			}
 			if w.Arg != nil {
-				d, err := Eval(w.Arg, r)
+				d, err := Eval(w.Arg, r, warnings)
 				if err != nil {
 					return err
 				}
@@ -1035,10 +1136,10 @@ func aggregateOf(fn string, vals []Datum) (Datum, error) {
 	case len(vals) == 0, len(vals) == 1 && (fn == "var_samp" || fn == "stddev_samp"):
 		return Datum{Null: true}, nil
 	}
-	ints, sum, best := true, 0.0, vals[0]
+	ints, double, sum, best := true, false, 0.0, vals[0]
 	for _, v := range vals {
 		sum += number(v)
-		ints = ints && v.Int
+		ints, double = ints && v.Int, double || approximate(v)
 		c := compareValues(v, best)
 		if fn == "min" && c < 0 || fn == "max" && c > 0 {
 			best = v
@@ -1051,19 +1152,22 @@ func aggregateOf(fn string, vals []Datum) (Datum, error) {
 	}
 	switch fn {
 	case "sum":
-		return num(sum, ints), nil
+		if ints {
+			return num(sum, true), nil
+		}
+		return numberOf(sum, false, double), nil
 	case "avg":
-		return num(mean, false), nil
+		return numberOf(mean, false, double), nil
 	case "min", "max":
 		return best, nil
 	case "var_pop":
-		return num(squares/n, false), nil
+		return numberOf(squares/n, false, true), nil
 	case "var_samp":
-		return num(squares/(n-1), false), nil
+		return numberOf(squares/(n-1), false, true), nil
 	case "stddev_pop":
-		return num(math.Sqrt(squares/n), false), nil
+		return numberOf(math.Sqrt(squares/n), false, true), nil
 	case "stddev_samp":
-		return num(math.Sqrt(squares/(n-1)), false), nil
+		return numberOf(math.Sqrt(squares/(n-1)), false, true), nil
 	}
 	return Datum{}, fmt.Errorf("planner: unknown aggregate %q", fn)
 }

@@ -84,7 +84,7 @@ func TestPostProcess(t *testing.T) {
 				}
 			}
 		}
-		out, err := planner.PostProcess(q, planner.Rollup(q, rows))
+		out, _, err := planner.PostProcess(q, planner.Rollup(q, rows))
 		if err != nil {
 			t.Fatalf("%s: %v", c.sql, err)
 		}
@@ -126,7 +126,7 @@ func TestRollupOfMeans(t *testing.T) {
 		rows[0].Aggs[0], rows[0].Aggs[1] = rows[0].Aggs[1], rows[0].Aggs[0]
 		rows[1].Aggs[0], rows[1].Aggs[1] = rows[1].Aggs[1], rows[1].Aggs[0]
 	}
-	out, err := planner.PostProcess(q, planner.Rollup(q, rows))
+	out, _, err := planner.PostProcess(q, planner.Rollup(q, rows))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +167,7 @@ func TestRollupOfVariances(t *testing.T) {
 		{Keys: []sqlrewrite.Value{{Num: 0}}, Aggs: []planner.Datum{variance(false, laplace.PopulationVariance, 1, 2, 6), variance(true, laplace.SampleVariance, 1, 2, 6)}},
 		{Keys: []sqlrewrite.Value{{Num: 1}}, Aggs: []planner.Datum{variance(false, laplace.PopulationVariance, 9), variance(true, laplace.SampleVariance, 9)}},
 	}
-	out, err := planner.PostProcess(st.(*sqlrewrite.Query), planner.Rollup(st.(*sqlrewrite.Query), rows))
+	out, _, err := planner.PostProcess(st.(*sqlrewrite.Query), planner.Rollup(st.(*sqlrewrite.Query), rows))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,7 +233,7 @@ func TestIntervalEnds(t *testing.T) {
 		{Keys: []sqlrewrite.Value{{Num: 0}}, Aggs: []planner.Datum{{Num: 10, Int: true, Interval: &planner.Interval{Low: 7, High: 13}}}},
 		{Keys: []sqlrewrite.Value{{Num: 1}}, Aggs: []planner.Datum{{Num: 20, Int: true}}},
 	}
-	out, err := planner.PostProcess(st.(*sqlrewrite.Query), planner.Rollup(st.(*sqlrewrite.Query), rows))
+	out, _, err := planner.PostProcess(st.(*sqlrewrite.Query), planner.Rollup(st.(*sqlrewrite.Query), rows))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -251,7 +251,7 @@ func TestIntervalEnds(t *testing.T) {
 		t.Fatal(err)
 	}
 	rows[1].Aggs[0] = planner.Datum{Num: 10, Int: true, Interval: &planner.Interval{Low: 8, High: 12}}
-	if out, err = planner.PostProcess(st.(*sqlrewrite.Query), rows); err != nil || len(out) != 1 {
+	if out, _, err = planner.PostProcess(st.(*sqlrewrite.Query), rows); err != nil || len(out) != 1 {
 		t.Errorf("DISTINCT of two counts of 10 with different intervals: %v (%v), want one row", out, err)
 	}
 }

@@ -140,7 +140,7 @@ func TestColumnTypesAreStatic(t *testing.T) {
 		}
 		for range 200 {
 			rows := randomReleased(r, qp, aggTypes)
-			out, err := planner.PostProcess(q, rows)
+			out, _, err := planner.PostProcess(q, rows)
 			if err != nil {
 				t.Fatalf("%s: %v", c.sql, err)
 			}

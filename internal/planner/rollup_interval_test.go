@@ -118,7 +118,7 @@ func TestRollupIntervalsCover(t *testing.T) {
 		for g := range sizes {
 			rows[g] = planner.Row{Keys: []sqlrewrite.Value{{Num: float64(g / 3)}, {Str: []string{"CA", "NY", "WA"}[g%3], IsText: true}}, Aggs: release(g)}
 		}
-		out, err := planner.PostProcess(q, planner.Rollup(q, rows))
+		out, _, err := planner.PostProcess(q, planner.Rollup(q, rows))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -189,7 +189,7 @@ func TestRollupTotalOfSparseGroupsUnbiased(t *testing.T) {
 			rows[g] = planner.Row{Keys: []sqlrewrite.Value{{Num: float64(g)}},
 				Aggs: []planner.Datum{{Num: c.Value, Int: true, Rolled: &planner.RolledSum{Shown: c.Value, Release: count.Total(), Integer: true}}}}
 		}
-		out, err := planner.PostProcess(q, planner.Rollup(q, rows))
+		out, _, err := planner.PostProcess(q, planner.Rollup(q, rows))
 		if err != nil {
 			t.Fatal(err)
 		}

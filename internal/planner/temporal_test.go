@@ -55,7 +55,7 @@ func TestTemporalOutputs(t *testing.T) {
 	diff := func(a, b planner.Datum) string {
 		e := &sqlrewrite.Expr{Kind: sqlrewrite.ExprFunc, Op: "datediff", Args: []*sqlrewrite.Expr{
 			{Kind: sqlrewrite.ExprAgg, Index: 0}, {Kind: sqlrewrite.ExprAgg, Index: 1}}}
-		d, err := planner.Eval(e, planner.Row{Aggs: []planner.Datum{a, b}})
+		d, err := planner.Eval(e, planner.Row{Aggs: []planner.Datum{a, b}}, new(planner.Warnings))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -114,7 +114,7 @@ func TestTimestampDiffOfReleasedValues(t *testing.T) {
 		e := &sqlrewrite.Expr{Kind: sqlrewrite.ExprFunc, Op: "timestampdiff", Args: []*sqlrewrite.Expr{
 			{Kind: sqlrewrite.ExprConst, Value: sqlrewrite.Value{IsText: true, Str: c.unit}},
 			{Kind: sqlrewrite.ExprAgg, Index: 0}, {Kind: sqlrewrite.ExprAgg, Index: 1}}}
-		d, err := planner.Eval(e, planner.Row{Aggs: []planner.Datum{c.a, c.b}})
+		d, err := planner.Eval(e, planner.Row{Aggs: []planner.Datum{c.a, c.b}}, new(planner.Warnings))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -43,6 +43,20 @@ func literal(e ast.ExprNode) (v Value, ok bool) {
 	return Value{}, false
 }
 
+// floatLiteral reports whether the constant e (literal) is a number
+// written with an exponent (2.5e0, -1e308), which MySQL types DOUBLE
+// where a decimal literal (2.5) is a DECIMAL.
+func floatLiteral(e ast.ExprNode) bool {
+	switch e := unparen(e).(type) {
+	case *ast.UnaryOperationExpr:
+		return floatLiteral(e.V)
+	case ast.ValueExpr:
+		_, ok := e.GetValue().(float64)
+		return ok
+	}
+	return false
+}
+
 // valueOf converts a test_driver literal.
 func valueOf(raw any) (Value, bool) {
 	switch x := raw.(type) {

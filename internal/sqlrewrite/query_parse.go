@@ -520,7 +520,11 @@ var postFuncs = map[string]int{
 func (qb *queryBuilder) exprIn(e ast.ExprNode, clause string, aliases bool) (*Expr, error) {
 	e = unparen(e)
 	if v, ok := literal(e); ok {
-		return &Expr{Kind: ExprConst, Value: v}, nil
+		c := &Expr{Kind: ExprConst, Value: v}
+		if floatLiteral(e) { // a DOUBLE in MySQL (ROUND(2.5e0) is 2), as CAST(2.5 AS DOUBLE)
+			return &Expr{Kind: ExprFunc, Op: "cast-real", Args: []*Expr{c}}, nil
+		}
+		return c, nil
 	}
 	if qb.derived != nil {
 		switch x := e.(type) {
