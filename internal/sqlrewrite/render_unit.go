@@ -332,20 +332,23 @@ const MySQLSortLength = 16384
 // strings, numbers, dates). The weight string alone was not enough: an id
 // of 7,000 three-byte characters under utf8mb4_general_ci has a weight
 // string of 14,002 bytes, yet MariaDB split its 21,001 bytes into many
-// partitions (found by an independent review). A row
-// whose value fails it is read by no fetch, as a row whose unit is NULL:
-// the condition is on the row's own value, so it drops the same rows
-// whatever the other rows hold. Elsewhere strings are compared whole: no
-// condition ("").
+// partitions (found by an independent review). Lengths are OCTET_LENGTH,
+// bytes in every sql_mode: MariaDB's ORACLE mode makes LENGTH count
+// characters, which let those ids through (an independent review; the
+// backend pins the sql_mode too, backend.MySQLSQLMode). A row whose
+// value fails the condition is read by no fetch, as a row whose unit is
+// NULL: the condition is on the row's own value, so it drops the same
+// rows whatever the other rows hold. Elsewhere strings are compared
+// whole: no condition ("").
 func (r *renderer) sortKeyFits(expr string, binary bool) string {
 	limit := " <= " + strconv.Itoa(MySQLSortLength)
 	switch {
 	case r.dialect != MySQL:
 		return ""
 	case binary:
-		return "LENGTH(" + expr + ")" + limit
+		return "OCTET_LENGTH(" + expr + ")" + limit
 	}
-	return "IF(COLLATION(" + expr + ") = 'binary', LENGTH(" + expr + "), GREATEST(LENGTH(" + expr + "), LENGTH(WEIGHT_STRING(" + expr + "))))" + limit
+	return "IF(COLLATION(" + expr + ") = 'binary', OCTET_LENGTH(" + expr + "), GREATEST(OCTET_LENGTH(" + expr + "), OCTET_LENGTH(WEIGHT_STRING(" + expr + "))))" + limit
 }
 
 // unitGroupKey renders a row's group as one integer: the cell indices of

@@ -4,7 +4,10 @@ import (
 	"database/sql"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
+
+	"github.com/go-sql-driver/mysql"
 
 	_ "github.com/dpproxy/dpproxy/internal/backend" // registers the SQLite unit key function
 	"github.com/dpproxy/dpproxy/internal/mech/privtest"
@@ -240,5 +243,56 @@ func TestUnitBoundingIsUniform(t *testing.T) {
 	biased[0] = salts
 	if stat, critical, _ := privtest.ChiSquare(biased, probs, 1e-6); stat <= critical {
 		t.Errorf("the test cannot see a value-ordered choice")
+	}
+}
+
+// TestUnitSortKeyGuardInOracleMode: the guard on a person id's sort key
+// (MySQLSortLength bytes) measures bytes whatever the session's sql_mode.
+// MariaDB's ORACLE mode makes LENGTH count characters: ids of 7,000
+// three-byte characters and a letter (21,001 bytes) passed the guard, and
+// the window functions, which compare the first MySQLSortLength bytes of
+// the sort key, split each of the two persons holding them into many
+// (COUNT(*) under a bound of one row a person answered 208 where the two
+// long ids' rows are to be read by no fetch). The backend pins the sql_mode as well (backend.MySQLSQLMode);
+// this runs the fetch on a connection in ORACLE mode directly.
+func TestUnitSortKeyGuardInOracleMode(t *testing.T) {
+	dsn := testdb.MySQLDSN(t)
+	direct := testdb.Open(t, "mysql", dsn)
+	var version string
+	if err := direct.QueryRow("SELECT VERSION()").Scan(&version); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(strings.ToLower(version), "mariadb") {
+		t.Skipf("sql_mode ORACLE is MariaDB's; the server is %s", version)
+	}
+	for _, q := range []string{
+		"CREATE TABLE lv3 (pid VARCHAR(16000) CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci, amt INT)",
+		"INSERT INTO lv3 SELECT CONCAT(REPEAT(_utf8mb4 0xE4B8AD, 7000), IF(seq % 2 = 0, 'A', 'B')), seq % 100 FROM seq_1_to_800",
+		"INSERT INTO lv3 SELECT CONCAT('c', seq), 1 FROM seq_1_to_200",
+	} {
+		if _, err := direct.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg, err := mysql.ParseDSN(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Params = map[string]string{"sql_mode": "'ORACLE'"}
+	oracle := testdb.Open(t, "mysql", cfg.FormatDSN())
+	f := sqlrewrite.Fetch{Table: "lv3", Unit: &sqlrewrite.UnitBound{Column: "pid", MaxRows: 1, Order: []string{"amt"}, Salt: fmt.Sprintf("%032x", 1)},
+		Summary: []sqlrewrite.SummaryTerm{{Kind: sqlrewrite.CountAll}}}
+	q, args, err := sqlrewrite.Render(f, sqlrewrite.MySQL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// As the backend runs it (backend.maxSortLength).
+	q = fmt.Sprintf("SET STATEMENT max_sort_length = %d FOR %s", sqlrewrite.MySQLSortLength, q)
+	got, err := runFetch(oracle, f, q, args)
+	if err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	if len(got) != 1 || got[0] != 200 {
+		t.Errorf("COUNT(*) under a bound of 1 row per person = %v, want [200] (the two ids of 21,001 bytes are read by no fetch)", got)
 	}
 }
