@@ -21,6 +21,7 @@ import (
 	"context"
 	"crypto/rand"
 	"database/sql"
+	"database/sql/driver"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -103,12 +104,15 @@ func Open(ctx context.Context, driver, dsn, timeZone string, log *slog.Logger) (
 // instead of two (lib/pq otherwise waits for the server to describe the
 // parameters). Parameters other than []byte are still sent as text, typed by
 // the server exactly as in the default mode; []byte is sent as raw bytes.
-// Their extra_float_digits is 3, whatever the DSN or the server's
-// defaults say: a double then converts to text as digits that read back
-// as exactly it (the shortest such from PostgreSQL 12 on), which the
-// rendered remainder relies on (sqlrewrite's MOD on PostgreSQL: a result
-// outside its derived bounds could make a function around it fail on some
-// rows only), and results read back exactly.
+//
+// Every session runs with the settings the rendered SQL is written for,
+// whatever the DSN, the role, the database or the server's defaults say
+// (a DSN, ALTER ROLE … SET or a global default could otherwise change
+// what the same SQL reads):
+//
+//   - PostgreSQL: pgSession's extra_float_digits and search_path; lib/pq
+//     itself sends DateStyle ISO, MDY and client_encoding UTF8 at connect.
+//   - MySQL, MariaDB and Vitess: sql_mode is MySQLSQLMode.
 func OpenDB(driver, dsn, timeZone string) (*sql.DB, error) {
 	switch driver {
 	case "postgres":
@@ -123,22 +127,18 @@ func OpenDB(driver, dsn, timeZone string) (*sql.DB, error) {
 		if zone := SessionTimeZone(timeZone); zone != "" && !setsTimeZone(cfg) {
 			cfg.Runtime["TimeZone"] = zone
 		}
-		cfg.Runtime["extra_float_digits"] = "3"
 		connector, err := pq.NewConnectorConfig(cfg)
 		if err != nil {
 			return nil, err
 		}
-		return sql.OpenDB(connector), nil
+		return sql.OpenDB(sessionConnector{connector, pgSession}), nil
 	case "mysql":
-		zone := SessionTimeZone(timeZone)
-		if zone == "" {
-			return sql.Open(driver, dsn)
-		}
 		cfg, err := mysql.ParseDSN(dsn)
 		if err != nil {
 			return nil, err
 		}
-		if _, set := cfg.Params["time_zone"]; !set {
+		zone := SessionTimeZone(timeZone)
+		if _, set := cfg.Params["time_zone"]; !set && zone != "" {
 			if cfg.Params == nil {
 				cfg.Params = map[string]string{}
 			}
@@ -151,9 +151,86 @@ func OpenDB(driver, dsn, timeZone string) (*sql.DB, error) {
 		if err != nil {
 			return nil, err
 		}
-		return sql.OpenDB(connector), nil
+		return sql.OpenDB(sessionConnector{connector, "SET SESSION sql_mode = '" + MySQLSQLMode + "'"}), nil
 	}
 	return sql.Open(driver, dsn)
+}
+
+// MySQLSQLMode is the sql_mode of every MySQL, MariaDB and Vitess session
+// (OpenDB): MariaDB's default without NO_AUTO_CREATE_USER (which MySQL 8
+// refuses), MySQL 8's without ONLY_FULL_GROUP_BY (which only refuses
+// statements), NO_ZERO_IN_DATE and NO_ZERO_DATE (which change only what
+// is written). The rendered SQL is written for it: the modes a DSN or a
+// server's global default could add change what the same SQL reads.
+// ORACLE makes LENGTH count characters, so the guard on a person id's
+// length in bytes let ids of 21,001 bytes but 7,001 characters into a
+// unit bound, which bounded each such person as many (an independent
+// review); it also makes CONCAT skip NULLs and TRIM of spaces NULL.
+// PIPES_AS_CONCAT, ANSI_QUOTES and HIGH_NOT_PRECEDENCE change what an
+// operator, a quote or NOT means, EMPTY_STRING_IS_NULL reads an empty
+// string as NULL, PAD_CHAR_TO_FULL_LENGTH reads CHAR values with their
+// trailing spaces, NO_BACKSLASH_ESCAPES changes string literals,
+// TIME_ROUND_FRACTIONAL (MariaDB) and TIME_TRUNCATE_FRACTIONAL (MySQL)
+// how fractional seconds convert. It is set after the DSN's own
+// parameters, whatever their spelling.
+//
+// Vitess's vtgate passes a session's sql_mode to its shards as a SET_VAR
+// hint on each query: MySQL applies it, MariaDB ignores it, so a Vitess
+// keyspace on MariaDB shards reads in the shards' global sql_mode.
+const MySQLSQLMode = "STRICT_TRANS_TABLES,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION"
+
+// pgSession is run on each new PostgreSQL connection (OpenDB), every name
+// in it qualified so that the path it repairs cannot change what it calls:
+//
+//   - extra_float_digits is 3: a double then converts to text as digits
+//     that read back as exactly it (the shortest such from PostgreSQL 12
+//     on), which the rendered remainder relies on (sqlrewrite's MOD on
+//     PostgreSQL: a result outside its derived bounds could make a
+//     function around it fail on some rows only), and results read back
+//     exactly.
+//   - pg_catalog is searched first: the search_path is the schemas of
+//     the session's own (the DSN's, the role's or the database's; those
+//     that exist) without pg_catalog, which PostgreSQL then searches
+//     before them. A path such as "s, pg_catalog" let a function,
+//     aggregate or operator of the same name and argument types in s
+//     replace the built-in one in every rendered statement (COUNT(*)
+//     answered 1,100 over 100 rows with an aggregate s.count(*) that
+//     starts at 1,000). Naming pg_catalog first instead would make it the
+//     schema new tables go to, which the ledger's CREATE TABLE cannot use.
+//     A function or operator whose argument types match a call more
+//     closely than the built-in one's is still chosen from any schema on
+//     the path, so no role that is not trusted may create objects in the
+//     path's schemas (PostgreSQL's secure schema usage pattern).
+const pgSession = "SELECT pg_catalog.set_config('extra_float_digits', '3', false), " +
+	"pg_catalog.set_config('search_path', pg_catalog.array_to_string(ARRAY(SELECT pg_catalog.quote_ident(s) FROM pg_catalog.unnest(pg_catalog.current_schemas(false)) AS s " +
+	"WHERE s OPERATOR(pg_catalog.<>) 'pg_catalog'), ', '), false)"
+
+// sessionConnector opens connections with a driver's connector and runs
+// init on each before the pool uses it: after everything the driver sends
+// at connect (a MySQL DSN's SET of its parameters), so that init's
+// settings hold whatever those say. A connection on which init fails is
+// closed and the error returned.
+type sessionConnector struct {
+	driver.Connector
+	init string
+}
+
+// Connect implements driver.Connector.
+func (c sessionConnector) Connect(ctx context.Context) (driver.Conn, error) {
+	conn, err := c.Connector.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	execer, ok := conn.(driver.ExecerContext)
+	if !ok {
+		conn.Close()
+		return nil, fmt.Errorf("backend: the %T connection cannot run %s", conn, c.init)
+	}
+	if _, err := execer.ExecContext(ctx, c.init, nil); err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("backend: %s: %w", c.init, err)
+	}
+	return conn, nil
 }
 
 // ServerTimeZone, as OpenDB's timeZone, leaves the sessions in the
