@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -166,64 +167,126 @@ func TestODBCTypeInfoEndToEnd(t *testing.T) {
 		t.Errorf("SQLGetTypeInfo under utf8mb4_general_ci: %v, want 1235 naming the default collation", err)
 	}
 
-	t.Run("as MariaDB answers", func(t *testing.T) {
-		maria := testdb.MySQL(t)
-		conn, err := maria.Conn(t.Context())
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer conn.Close()
-		// MariaDB's byte-order collation, as the proxy's utf8mb4_0900_bin.
-		if _, err := conn.ExecContext(t.Context(), "SET collation_connection = utf8mb4_bin"); err != nil {
-			t.Fatal(err)
-		}
-		for _, q := range []string{
-			typeInfo,
-			"SELECT 'a' AS k, 1 AS n UNION ALL SELECT 'a', 1 UNION SELECT 'A', 1 UNION ALL SELECT 'a', 1 UNION ALL SELECT 7, NULL",
-			"SELECT 'b' AS k, 2 AS n UNION ALL SELECT 'B', 10 UNION ALL SELECT 'a', NULL UNION ALL SELECT 'é', -1 ORDER BY k DESC, 2 LIMIT 1, 3",
-		} {
-			want := [][]string{}
-			r, err := conn.QueryContext(t.Context(), q)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for r.Next() {
-				vals := make([]any, 19)
-				strs := make([]*string, 19)
-				cols, _ := r.Columns()
-				for i := range cols {
-					strs[i] = new(string)
-					vals[i] = &nullable{s: strs[i]}
-				}
-				if err := r.Scan(vals[:len(cols)]...); err != nil {
-					t.Fatal(err)
-				}
-				row := make([]string, len(cols))
-				for i := range cols {
-					row[i] = *strs[i]
-				}
-				want = append(want, row)
-			}
-			r.Close()
-			_, _, got := columnsOf(t, db, q)
-			if fmt.Sprint(got) != fmt.Sprint(want) {
-				t.Errorf("%.60s…:\nproxy   %v\nMariaDB %v", q, got, want)
-			}
-		}
-	})
 }
 
-// nullable scans a value as columnsOf prints it: NULL as "NULL".
-type nullable struct{ s *string }
-
-func (n *nullable) Scan(v any) error {
-	switch x := v.(type) {
-	case nil:
-		*n.s = "NULL"
-	case []byte:
-		*n.s = string(x)
-	default:
-		*n.s = fmt.Sprint(x)
+// TestConstantUnionsAsMariaDB: UNIONs of literal rows, SQLGetTypeInfo's
+// among them, answer through the proxy with the column names and rows,
+// in order, that MariaDB 10.11 gives under its byte-order collation
+// without padding (the proxy's utf8mb4_0900_bin): parenthesized SELECTs
+// and UNIONs with their own ORDER BY and LIMIT, strings, NULLs, integers
+// and strings in one column (sorted as text), ties under LIMIT. The
+// catalog engine answered the parenthesized ones, and put (SELECT 1)
+// UNION (SELECT 2) ORDER BY 1 DESC in the order 1, 2. Parenthesized set
+// operations the catalog engine would answer (a decimal, a catalog table)
+// are refused with 1235.
+func TestConstantUnionsAsMariaDB(t *testing.T) {
+	p := startProxy(t, "", nil)
+	db := p.connect(t, "demo", "demo")
+	maria, err := testdb.MySQL(t).Conn(t.Context())
+	if err != nil {
+		t.Fatal(err)
 	}
-	return nil
+	defer maria.Close()
+	if _, err := maria.ExecContext(t.Context(), "SET collation_connection = utf8mb4_nopad_bin"); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		odbcTypeInfo(t),
+		"SELECT 'a' AS k, 1 AS n UNION ALL SELECT 'a', 1 UNION SELECT 'A', 1 UNION ALL SELECT 'a', 1 UNION ALL SELECT 7, NULL",
+		"SELECT 'b' AS k, 2 AS n UNION ALL SELECT 'B', 10 UNION ALL SELECT 'a', NULL UNION ALL SELECT 'é', -1 ORDER BY k DESC, 2 LIMIT 1, 3",
+		"(SELECT 1) UNION (SELECT 2) ORDER BY 1 DESC",
+		"SELECT 1 UNION SELECT 2 ORDER BY 1 DESC",
+		"(SELECT 1 AS a) UNION ALL (SELECT 2) ORDER BY a DESC LIMIT 1",
+		"(SELECT 2 ORDER BY 1) UNION (SELECT 1)",
+		"SELECT 1 UNION (SELECT 2 ORDER BY 1 LIMIT 1) ORDER BY 1 DESC",
+		"(SELECT 2 LIMIT 1) UNION (SELECT 1) ORDER BY 1",
+		"((SELECT 1) UNION (SELECT 2)) ORDER BY 1 DESC",
+		"(SELECT 1 UNION SELECT 2) UNION SELECT 3 ORDER BY 1 DESC",
+		"SELECT 1 UNION (SELECT 2 UNION SELECT 3) ORDER BY 1 DESC",
+		"(SELECT 1 UNION SELECT 2 ORDER BY 1 DESC)",
+		"(SELECT 1 UNION SELECT 2) ORDER BY 1 DESC LIMIT 1",
+		"(SELECT 1) UNION ALL (SELECT 1) UNION (SELECT 2) ORDER BY 1 DESC",
+		"(SELECT 1) UNION ALL (SELECT 1) UNION ALL ((SELECT 1) UNION (SELECT 1))",
+		"SELECT 1 UNION ALL (SELECT 2) UNION ALL SELECT 0 ORDER BY 1",
+		"SELECT 3 UNION ALL (SELECT 1 UNION SELECT 2 ORDER BY 1 DESC)",
+		"SELECT 3 UNION ALL (SELECT 1 UNION SELECT 2 ORDER BY 1 DESC LIMIT 1)",
+		"(SELECT 1 UNION SELECT 2 ORDER BY 1 DESC) UNION SELECT 0",
+		"SELECT 1 UNION ALL (SELECT 2 LIMIT 0) UNION ALL SELECT 3",
+		"(SELECT -5 AS a ORDER BY a LIMIT 1, 1) UNION ALL (SELECT 7)",
+		"((SELECT 1) ORDER BY 1 DESC LIMIT 1) UNION SELECT 2",
+		"SELECT 3 UNION SELECT 1 LIMIT 1",
+		// Strings, byte order without padding, and NULLs.
+		"(SELECT 'b') UNION (SELECT 'a') ORDER BY 1",
+		"(SELECT 'é') UNION (SELECT 'e') UNION (SELECT 'z') ORDER BY 1 DESC",
+		"SELECT 'a ' UNION SELECT 'a' UNION SELECT 'A' ORDER BY 1",
+		"SELECT 'b' UNION SELECT NULL UNION SELECT 'a' ORDER BY 1 DESC",
+		"(SELECT NULL UNION SELECT 1 ORDER BY 1 DESC LIMIT 1) UNION (SELECT NULL) ORDER BY 1",
+		"SELECT NULL AS n UNION SELECT NULL",
+		// Integers and strings in one column compare as text; a part's
+		// own ORDER BY sorts by its own SELECTs' types.
+		"SELECT 1 UNION SELECT 'a' UNION SELECT 10 UNION SELECT 9 ORDER BY 1",
+		"(SELECT 1) UNION (SELECT '10') UNION (SELECT 9) ORDER BY 1 DESC",
+		"(SELECT 1 UNION SELECT 10 ORDER BY 1 DESC LIMIT 1) UNION SELECT 'a' ORDER BY 1",
+		"(SELECT 9 UNION SELECT 10 UNION SELECT 'a' ORDER BY 1 LIMIT 2) UNION ALL SELECT 1 ORDER BY 1 DESC",
+		"(SELECT 9223372036854775807) UNION (SELECT -1) ORDER BY 1",
+		"SELECT 1 UNION SELECT '1' UNION (SELECT 1)",
+		// Ties keep their order.
+		"(SELECT 'b' AS k, 1 AS n) UNION ALL (SELECT 'a', 2) UNION ALL (SELECT 'b', 0) ORDER BY k LIMIT 2",
+		"(SELECT 1 AS a, 'x' AS b) UNION ALL (SELECT 1, 'y') UNION ALL (SELECT 1, 'z') ORDER BY a DESC LIMIT 2",
+	} {
+		names, want, err := queryAll(t.Context(), maria, q)
+		if err != nil {
+			t.Fatalf("MariaDB: %.60s: %v", q, err)
+		}
+		gotNames, got, err := queryAll(t.Context(), db, q)
+		switch {
+		case err != nil:
+			t.Errorf("%.60s: %v", q, err)
+		case fmt.Sprint(gotNames) != fmt.Sprint(names) || fmt.Sprint(got) != fmt.Sprint(want):
+			t.Errorf("%.60s:\nproxy   %v %v\nMariaDB %v %v", q, gotNames, got, names, want)
+		}
+	}
+	for _, q := range []string{
+		"(SELECT 1.5) UNION (SELECT 2) ORDER BY 1 DESC",
+		"SELECT 1 UNION (SELECT 2 UNION SELECT 3 ORDER BY 1 + 0 LIMIT 1)",
+		"(SELECT TABLE_NAME FROM information_schema.TABLES) UNION (SELECT 'zzz') ORDER BY 1 DESC",
+	} {
+		if _, _, err := queryAll(t.Context(), db, q); mysqlCode(err) != 1235 {
+			t.Errorf("%s: %v, want 1235", q, err)
+		}
+	}
+}
+
+// queryAll runs q on db (a pool or a connection) and returns its column
+// names and rows, each value as text or NULL.
+func queryAll(ctx context.Context, db interface {
+	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
+}, q string) (names []string, rows [][]string, err error) {
+	r, err := db.QueryContext(ctx, q)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer r.Close()
+	if names, err = r.Columns(); err != nil {
+		return nil, nil, err
+	}
+	for r.Next() {
+		vals := make([]sql.NullString, len(names))
+		ptrs := make([]any, len(vals))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := r.Scan(ptrs...); err != nil {
+			return nil, nil, err
+		}
+		row := make([]string, len(vals))
+		for i, v := range vals {
+			row[i] = v.String
+			if !v.Valid {
+				row[i] = "NULL"
+			}
+		}
+		rows = append(rows, row)
+	}
+	return names, rows, r.Err()
 }

@@ -28,7 +28,7 @@ const (
 // SQLGetTypeInfo) with the rows sqlrewrite computed, typed as MySQL types
 // them. Under a collation_connection other than the default, whose
 // comparisons dpproxy does not implement, the catalog engine answers it if
-// it may (at most 8 SELECTs); a longer one is refused.
+// it may (at most 8 SELECTs, none in parentheses); another is refused.
 func (s *Session) constantUnion(ctx context.Context, u *sqlrewrite.ConstantUnion) (*Result, error) {
 	coll, err := s.catalogValue(ctx, "@@collation_connection")
 	if err != nil {
@@ -38,7 +38,7 @@ func (s *Session) constantUnion(ctx context.Context, u *sqlrewrite.ConstantUnion
 		if u.CatalogMay {
 			return s.catalogQuery(ctx, u.SQL)
 		}
-		return nil, dperr.New(dperr.Unsupported, "not supported: a UNION of more than 8 SELECTs with collation_connection %v; SET collation_connection = '%s' (the default) first, or separate statements of at most 8 SELECTs", coll, unionCollation)
+		return nil, dperr.New(dperr.Unsupported, "not supported: a UNION of more than 8 SELECTs, or with a parenthesized part, with collation_connection %v; SET collation_connection = '%s' (the default) first, or separate statements of at most 8 SELECTs without parentheses", coll, unionCollation)
 	}
 	cols := make([]catalogdb.Column, len(u.Columns))
 	for j, c := range u.Columns {

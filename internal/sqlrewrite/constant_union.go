@@ -13,7 +13,8 @@ import (
 
 // ConstantUnion is a UNION or UNION ALL of FROM-less SELECTs whose every
 // value is a literal string, integer or NULL, with an optional ORDER BY of
-// result columns and LIMIT: the rows of a literal table. MariaDB
+// result columns and LIMIT, and parenthesized parts with their own: the
+// rows of a literal table. MariaDB
 // Connector/ODBC's SQLGetTypeInfo(SQL_ALL_TYPES) sends 43 such SELECTs,
 // which the catalog engine plans in time that doubles with each SELECT;
 // dpproxy answers them itself, in time linear in the statement, at parse.
@@ -27,7 +28,8 @@ type ConstantUnion struct {
 	// SQL is the client's text of the statement.
 	SQL string
 	// CatalogMay is set when the statement has at most maxSetOprSelects
-	// SELECTs, which the catalog engine may answer.
+	// SELECTs and no parenthesized part, which the catalog engine may
+	// answer (guardSetOpr).
 	CatalogMay bool
 	// Columns are the result columns, named as the first SELECT names
 	// them and typed as MySQL unifies a UNION's columns.
@@ -63,14 +65,17 @@ type UnionColumn struct {
 	Width int
 }
 
-// maxConstantUnionSelects and maxConstantUnionBytes bound what a
-// ConstantUnion may be: beyond them a statement is an ordinary set
-// operation, refused past maxSetOprSelects. Answering one takes time and
-// memory linear in its text (a 1 MiB statement of 4,096 SELECTs answers
-// in milliseconds).
+// maxConstantUnionSelects, maxConstantUnionBytes and
+// maxConstantUnionParts bound what a ConstantUnion may be: beyond them a
+// statement is an ordinary set operation, refused past maxSetOprSelects
+// or with parenthesized parts. Answering one takes time and memory linear
+// in its text (a 1 MiB statement of 4,096 SELECTs answers in
+// milliseconds) times one pass per parenthesized part, each of which may
+// dedup, type and sort the rows within it.
 const (
 	maxConstantUnionSelects = 4096
 	maxConstantUnionBytes   = 1 << 20
+	maxConstantUnionParts   = 64
 )
 
 // cell is one literal of a ConstantUnion: NULL, an integer or a string.
@@ -82,71 +87,156 @@ type cell struct {
 
 // constantUnion recognises a ConstantUnion and answers it; ok is false for
 // any other statement, which the caller routes as before. It descends only
-// into the select lists and the unary signs of their numbers, which
-// guardDepth has bounded.
+// into the set operation's lists, the select lists and the unary signs of
+// their numbers, which guardDepth has bounded.
+//
+// Parenthesized parts are answered as MariaDB answers them: each part
+// ((SELECT …), (… UNION … ORDER BY … LIMIT …)) is computed on its own,
+// its ORDER BY sorting by the types its own SELECTs give its columns and
+// its LIMIT keeping that many of the sorted rows, and its rows then join
+// the enclosing list's; an ORDER BY and LIMIT after the last part apply
+// to the whole statement.
 func constantUnion(s *ast.SetOprStmt, sql string) (u *ConstantUnion, ok bool) {
 	list := s.SelectList
 	if len(sql) > maxConstantUnionBytes || s.With != nil || list == nil || list.With != nil ||
-		list.OrderBy != nil || list.Limit != nil || len(list.Selects) < 2 || len(list.Selects) > maxConstantUnionSelects {
+		list.OrderBy != nil || list.Limit != nil {
 		return nil, false
 	}
-	rows := make([][]cell, len(list.Selects))
-	distinct := 0 // the leading SELECTs whose rows a UNION DISTINCT dedups
-	var first []*ast.SelectField
-	for i, n := range list.Selects {
-		sel, isSel := n.(*ast.SelectStmt)
-		if !isSel || !literalRowSelect(sel) {
-			return nil, false
-		}
-		fields := sel.Fields.Fields
-		if i == 0 {
-			first = fields
-		} else {
-			if len(fields) != len(first) || sel.AfterSetOperator == nil {
-				return nil, false
-			}
-			switch *sel.AfterSetOperator {
-			case ast.Union:
-				distinct = i + 1
-			case ast.UnionAll:
-			default:
-				return nil, false
-			}
-		}
-		rows[i] = make([]cell, len(fields))
-		for j, f := range fields {
-			if rows[i][j], ok = literalCell(f); !ok {
-				return nil, false
-			}
-		}
-	}
-	u = &ConstantUnion{SQL: sql, CatalogMay: len(list.Selects) <= maxSetOprSelects}
-	for j, f := range first {
-		u.Columns = append(u.Columns, unionColumn(unionName(f, rows[0][j]), rows, j))
-	}
-	u.Rows = u.values(rows, distinct)
-	order, ok := u.orderKeys(s.OrderBy)
-	if !ok {
+	b := &unionBuilder{}
+	rows, ok := b.part(list.Selects, false, s.OrderBy, s.Limit)
+	if !ok || len(b.leaves) < 2 {
 		return nil, false
 	}
-	u.sort(order)
-	if s.Limit != nil {
-		if u.Rows, ok = limitRows(u.Rows, s.Limit); !ok {
-			return nil, false
+	u = &ConstantUnion{SQL: sql, CatalogMay: b.parts == 0 && len(b.leaves) <= maxSetOprSelects}
+	for j, f := range b.fields[0] {
+		u.Columns = append(u.Columns, unionColumn(unionName(f, b.leaves[0][j]), b.leaves, j))
+	}
+	u.Rows = make([][]any, len(rows))
+	for i, r := range rows {
+		u.Rows[i] = make([]any, len(r))
+		for j, c := range r {
+			if !c.null {
+				u.Rows[i][j] = c.String()
+			}
 		}
 	}
 	return u, true
 }
 
+// unionBuilder gathers a ConstantUnion's SELECTs in the order they are
+// written, each one row of cells (leaves) with its select fields.
+type unionBuilder struct {
+	leaves [][]cell
+	fields [][]*ast.SelectField
+	// parts counts the parenthesized parts (the catalog engine orders
+	// such statements wrongly: it may not answer them).
+	parts int
+}
+
+// part computes the rows of selects joined by UNION and UNION ALL, then
+// sorted by by and cut by limit (either may be nil). A UNION (DISTINCT)
+// removes duplicates from everything on its left, a later UNION ALL
+// appends: the rows up to the last UNION are deduplicated once, keeping
+// each first occurrence. braced says selects are one parenthesized part,
+// where a lone SELECT may have its own ORDER BY and LIMIT.
+func (b *unionBuilder) part(selects []ast.Node, braced bool, by *ast.OrderByClause, limit *ast.Limit) (rows [][]cell, ok bool) {
+	first := len(b.leaves)
+	distinct := 0 // rows[:distinct] are deduplicated
+	for i, n := range selects {
+		var op *ast.SetOprType
+		switch x := n.(type) {
+		case *ast.SelectStmt:
+			op = x.AfterSetOperator
+			sub, ok := b.leaf(x, braced && len(selects) == 1)
+			if !ok {
+				return nil, false
+			}
+			rows = append(rows, sub...)
+		case *ast.SetOprSelectList:
+			if x.With != nil {
+				return nil, false
+			}
+			if b.parts++; b.parts > maxConstantUnionParts {
+				return nil, false
+			}
+			op = x.AfterSetOperator
+			sub, ok := b.part(x.Selects, true, x.OrderBy, x.Limit)
+			if !ok {
+				return nil, false
+			}
+			rows = append(rows, sub...)
+		default:
+			return nil, false
+		}
+		if len(b.leaves) > maxConstantUnionSelects || len(b.fields[len(b.fields)-1]) != len(b.fields[0]) {
+			return nil, false
+		}
+		if i > 0 {
+			switch {
+			case op == nil:
+				return nil, false
+			case *op == ast.Union:
+				distinct = len(rows)
+			case *op != ast.UnionAll:
+				return nil, false
+			}
+		}
+	}
+	rows = dedup(rows, distinct)
+	return b.orderAndLimit(rows, first, by, limit)
+}
+
+// leaf reads one SELECT of literals as the rows it gives: its one row, or
+// none under a LIMIT 0 when it has its own ORDER BY and LIMIT (ordered
+// says it is alone in parentheses, where it may).
+func (b *unionBuilder) leaf(sel *ast.SelectStmt, ordered bool) ([][]cell, bool) {
+	if !literalRowSelect(sel, ordered) {
+		return nil, false
+	}
+	row := make([]cell, len(sel.Fields.Fields))
+	for j, f := range sel.Fields.Fields {
+		var ok bool
+		if row[j], ok = literalCell(f); !ok {
+			return nil, false
+		}
+	}
+	b.leaves = append(b.leaves, row)
+	b.fields = append(b.fields, sel.Fields.Fields)
+	return b.orderAndLimit([][]cell{row}, len(b.leaves)-1, sel.OrderBy, sel.Limit)
+}
+
+// orderAndLimit sorts rows by by, each column compared as the SELECTs
+// from leaf first on type it (unionColumn), and names resolved against
+// the first of them, then applies limit.
+func (b *unionBuilder) orderAndLimit(rows [][]cell, first int, by *ast.OrderByClause, limit *ast.Limit) ([][]cell, bool) {
+	if by != nil {
+		fields := b.fields[first]
+		cols := make([]UnionColumn, len(fields))
+		for j, f := range fields {
+			cols[j] = unionColumn(unionName(f, b.leaves[first][j]), b.leaves[first:], j)
+		}
+		keys, ok := orderKeys(cols, by)
+		if !ok {
+			return nil, false
+		}
+		sortRows(rows, cols, keys)
+	}
+	if limit != nil {
+		return limitRows(rows, limit)
+	}
+	return rows, true
+}
+
 // literalRowSelect reports whether sel is SELECT of a list of values and
-// nothing else: no FROM, WHERE, GROUP BY, HAVING, window, ORDER BY,
-// LIMIT, DISTINCT, INTO, locking, hints or SQL_CALC_FOUND_ROWS.
-func literalRowSelect(sel *ast.SelectStmt) bool {
+// nothing else: no FROM, WHERE, GROUP BY, HAVING, window, DISTINCT, INTO,
+// locking, hints or SQL_CALC_FOUND_ROWS, and no ORDER BY or LIMIT unless
+// ordered (a SELECT alone in parentheses).
+func literalRowSelect(sel *ast.SelectStmt, ordered bool) bool {
 	if o := sel.SelectStmtOpts; o != nil && (o.Distinct || o.CalcFoundRows || len(o.TableHints) > 0) {
 		return false
 	}
 	return sel.Kind == ast.SelectStmtKindSelect && sel.From == nil && sel.Where == nil && sel.GroupBy == nil &&
-		sel.Having == nil && len(sel.WindowSpecs) == 0 && sel.OrderBy == nil && sel.Limit == nil &&
+		sel.Having == nil && len(sel.WindowSpecs) == 0 && (ordered || sel.OrderBy == nil && sel.Limit == nil) &&
 		sel.LockInfo == nil && len(sel.TableHints) == 0 && sel.SelectIntoOpt == nil && sel.With == nil &&
 		!sel.Distinct && sel.Fields != nil && len(sel.Fields.Fields) > 0
 }
@@ -241,40 +331,46 @@ func unionColumn(name string, rows [][]cell, j int) UnionColumn {
 	return col
 }
 
-// values converts the rows to the answer's text values, without the
-// duplicates among the first distinct rows: a UNION (DISTINCT) removes
-// duplicates from everything on its left, a later UNION ALL appends.
-// Values compare as the column's type holds them: integers in a VARCHAR
-// column as their text, strings byte by byte (utf8mb4_0900_bin).
-func (u *ConstantUnion) values(rows [][]cell, distinct int) [][]any {
-	out := make([][]any, 0, len(rows))
+// String is the cell's text: a string itself, an integer in decimal
+// (NULL has none).
+func (c cell) String() string {
+	if c.isText {
+		return c.text
+	}
+	return strconv.FormatInt(c.num, 10)
+}
+
+// dedup removes the duplicates among rows[:distinct], keeping each first
+// occurrence, and keeps the rows after them. Rows are equal when their
+// values' texts are (integers in a VARCHAR column compare as their text,
+// strings byte by byte, utf8mb4_0900_bin; an integer's text equals
+// another's only when they are equal) and NULL equals NULL.
+func dedup(rows [][]cell, distinct int) [][]cell {
+	if distinct < 2 {
+		return rows
+	}
+	out := make([][]cell, 0, len(rows))
 	seen := make(map[string]bool)
 	var key strings.Builder
 	for i, r := range rows {
-		row := make([]any, len(r))
-		key.Reset()
-		for j, c := range r {
-			switch {
-			case c.null:
-				key.WriteString("N")
-				continue
-			case c.isText:
-				row[j] = c.text
-			default:
-				row[j] = strconv.FormatInt(c.num, 10)
-			}
-			s := row[j].(string)
-			key.WriteString(strconv.Itoa(len(s)))
-			key.WriteString(":")
-			key.WriteString(s)
-		}
 		if i < distinct {
+			key.Reset()
+			for _, c := range r {
+				if c.null {
+					key.WriteString("N")
+					continue
+				}
+				s := c.String()
+				key.WriteString(strconv.Itoa(len(s)))
+				key.WriteString(":")
+				key.WriteString(s)
+			}
 			if seen[key.String()] {
 				continue
 			}
 			seen[key.String()] = true
 		}
-		out = append(out, row)
+		out = append(out, r)
 	}
 	return out
 }
@@ -285,31 +381,29 @@ type orderKey struct {
 	desc bool
 }
 
-// orderKeys resolves a UNION's ORDER BY: each item a result column's name
-// or position. ok is false for anything else (an expression, a name two
+// orderKeys resolves an ORDER BY of a UNION (or of one parenthesized
+// SELECT) with result columns cols: each item a column's name or
+// position. ok is false for anything else (an expression, a name two
 // columns share or none has). An item naming a column an earlier item
 // named is dropped: rows it could tell apart were already ordered by the
 // earlier one. So there are at most as many keys as columns, and sorting
 // costs the rows' comparisons times the columns however long the ORDER BY
 // (a hostile one repeating a column 100,000 times took seconds of CPU).
-func (u *ConstantUnion) orderKeys(by *ast.OrderByClause) (keys []orderKey, ok bool) {
-	if by == nil {
-		return nil, true
-	}
-	named := make(map[string]int, len(u.Columns)) // lower-cased name → column, -1 when shared
-	for j, c := range u.Columns {
+func orderKeys(cols []UnionColumn, by *ast.OrderByClause) (keys []orderKey, ok bool) {
+	named := make(map[string]int, len(cols)) // lower-cased name → column, -1 when shared
+	for j, c := range cols {
 		name := strings.ToLower(c.Name)
 		if _, dup := named[name]; dup {
 			j = -1
 		}
 		named[name] = j
 	}
-	used := make([]bool, len(u.Columns))
+	used := make([]bool, len(cols))
 	for _, it := range by.Items {
 		col := -1
 		switch e := it.Expr.(type) {
 		case *ast.PositionExpr:
-			if e.P != nil || e.N < 1 || e.N > len(u.Columns) {
+			if e.P != nil || e.N < 1 || e.N > len(cols) {
 				return nil, false
 			}
 			col = e.N - 1
@@ -334,15 +428,13 @@ func (u *ConstantUnion) orderKeys(by *ast.OrderByClause) (keys []orderKey, ok bo
 	return keys, true
 }
 
-// sort orders the rows by keys, as MySQL does: NULL first in ascending
-// order, integers by value, strings byte by byte; ties keep their order.
-func (u *ConstantUnion) sort(keys []orderKey) {
-	if len(keys) == 0 {
-		return
-	}
-	slices.SortStableFunc(u.Rows, func(a, b []any) int {
+// sortRows orders rows by keys, as MySQL does: NULL first in ascending
+// order, integers in a BIGINT column by value, other values by their text
+// byte by byte; ties keep their order.
+func sortRows(rows [][]cell, cols []UnionColumn, keys []orderKey) {
+	slices.SortStableFunc(rows, func(a, b []cell) int {
 		for _, k := range keys {
-			c := u.compare(k.col, a[k.col], b[k.col])
+			c := compareCells(cols[k.col].Type, a[k.col], b[k.col])
 			if k.desc {
 				c = -c
 			}
@@ -354,21 +446,19 @@ func (u *ConstantUnion) sort(keys []orderKey) {
 	})
 }
 
-func (u *ConstantUnion) compare(col int, a, b any) int {
+// compareCells compares two values of a column of type t.
+func compareCells(t UnionType, a, b cell) int {
 	switch {
-	case a == nil && b == nil:
+	case a.null && b.null:
 		return 0
-	case a == nil:
+	case a.null:
 		return -1
-	case b == nil:
+	case b.null:
 		return 1
+	case t == UnionInt:
+		return cmpInt(a.num, b.num)
 	}
-	if u.Columns[col].Type == UnionInt {
-		x, _ := strconv.ParseInt(a.(string), 10, 64)
-		y, _ := strconv.ParseInt(b.(string), 10, 64)
-		return cmpInt(x, y)
-	}
-	return strings.Compare(a.(string), b.(string))
+	return strings.Compare(a.String(), b.String())
 }
 
 func cmpInt(x, y int64) int {
@@ -382,7 +472,7 @@ func cmpInt(x, y int64) int {
 }
 
 // limitRows applies LIMIT [offset,] count with integer literals.
-func limitRows(rows [][]any, l *ast.Limit) ([][]any, bool) {
+func limitRows(rows [][]cell, l *ast.Limit) ([][]cell, bool) {
 	count, ok := limitValue(l.Count)
 	if !ok {
 		return nil, false

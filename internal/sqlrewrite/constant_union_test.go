@@ -120,3 +120,44 @@ func BenchmarkConstantUnion(b *testing.B) {
 		}
 	}
 }
+
+// TestConstantUnionParenthesized: parenthesized parts of a UNION of
+// literal rows are answered at parse, each with its own ORDER BY and
+// LIMIT, the last ORDER BY over the whole (TestConstantUnionsAsMariaDB
+// checks the answers against MariaDB's); the catalog engine, which put
+// (SELECT 1) UNION (SELECT 2) ORDER BY 1 DESC in the order 1, 2, may not
+// answer them. Other set operations with parenthesized parts, and literal
+// ones of more than 64 parts, are refused with 1235.
+func TestConstantUnionParenthesized(t *testing.T) {
+	p := sqlrewrite.NewParser(testCatalog())
+	for sql, want := range map[string]string{
+		"(SELECT 1) UNION (SELECT 2) ORDER BY 1 DESC":                             "[[2] [1]]",
+		"SELECT 3 UNION ALL (SELECT 1 UNION SELECT 2 ORDER BY 1 DESC LIMIT 1)":    "[[3] [2]]",
+		"(SELECT 1 UNION SELECT 10 ORDER BY 1 DESC LIMIT 1) UNION SELECT 'a'":     "[[10] [a]]",
+		"(SELECT 1) UNION ALL (SELECT 1) UNION ALL ((SELECT 1) UNION (SELECT 1))": "[[1] [1] [1]]",
+	} {
+		st, err := p.Parse(sql)
+		u, ok := st.(*sqlrewrite.ConstantUnion)
+		if err != nil || !ok {
+			t.Errorf("%s: %T %v", sql, st, err)
+			continue
+		}
+		if got := fmt.Sprint(u.Rows); got != want || u.CatalogMay {
+			t.Errorf("%s: rows %s, catalog engine may: %t; want %s, false", sql, got, u.CatalogMay, want)
+		}
+	}
+	parts := "(SELECT 0)" + strings.Repeat(" UNION (SELECT 1)", 64)
+	for _, sql := range []string{"(SELECT 1.5) UNION (SELECT 2) ORDER BY 1 DESC", "SELECT 1 UNION (SELECT 2 ORDER BY 1 + 0 LIMIT 1)"} {
+		if _, err := p.Parse(sql); dperr.KindOf(err) != dperr.Unsupported || !strings.Contains(err.Error(), "parenthesized") {
+			t.Errorf("%s: %v, want 1235 naming the parentheses", sql, err)
+		}
+	}
+	if _, err := p.Parse(parts); dperr.KindOf(err) != dperr.Unsupported {
+		t.Errorf("65 parts: %v, want 1235", err)
+	}
+	if st, err := p.Parse(parts[:len(parts)-len(" UNION (SELECT 1)")]); err != nil {
+		t.Errorf("64 parts: %T %v", st, err)
+	} else if _, ok := st.(*sqlrewrite.ConstantUnion); !ok {
+		t.Errorf("64 parts: %T, want a ConstantUnion", st)
+	}
+}

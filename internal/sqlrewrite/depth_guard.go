@@ -36,32 +36,47 @@ const (
 // engine and has its own bounds (constant_union.go).
 const maxSetOprSelects = 8
 
+// setOprShape is what guardSetOpr judges of a statement's set operations:
+// the SELECTs they join, all lists together, and whether one of them has
+// a parenthesized part, a SELECT or a set operation in parentheses.
+type setOprShape struct {
+	selects       int
+	parenthesized bool
+}
+
 // guardDepth refuses a statement nested deeper than maxNestingDepth or
 // with more than maxChainLinks links of AND or OR chains open at once, and
-// returns the number of SELECTs its set operations join, all lists
-// together (guardSetOpr judges it). It runs first on every parsed
-// statement, before any recursive conversion, and never itself descends
-// past either limit.
-func guardDepth(stmt ast.Node) (setOprSelects int, err error) {
+// returns the shape of its set operations (guardSetOpr judges it). It
+// runs first on every parsed statement, before any recursive conversion,
+// and never itself descends past either limit.
+func guardDepth(stmt ast.Node) (setOpr setOprShape, err error) {
 	g := &depthGuard{}
 	stmt.Accept(g)
 	switch {
 	case g.depth > maxNestingDepth:
-		return 0, refuse(fmt.Sprintf("expressions nested more than %d levels deep", maxNestingDepth),
+		return setOprShape{}, refuse(fmt.Sprintf("expressions nested more than %d levels deep", maxNestingDepth),
 			"the same statement with fewer nested parentheses, operators or function calls")
 	case g.links > maxChainLinks:
-		return 0, refuse(fmt.Sprintf("a chain of more than %d ANDs or ORs", maxChainLinks),
+		return setOprShape{}, refuse(fmt.Sprintf("a chain of more than %d ANDs or ORs", maxChainLinks),
 			"IN (...) lists, or fewer conditions")
 	}
-	return g.setOprSelects, nil
+	return g.setOpr, nil
 }
 
 // guardSetOpr refuses set operations of more than maxSetOprSelects
-// SELECTs (a ConstantUnion is recognised before this).
-func guardSetOpr(setOprSelects int) error {
-	if setOprSelects > maxSetOprSelects {
+// SELECTs, and those with a parenthesized part: the catalog engine, the
+// only one that answers set operations, orders and limits them unlike
+// MySQL and MariaDB ((SELECT 1) UNION (SELECT 2) ORDER BY 1 DESC came out
+// 1, 2). A ConstantUnion, which answers both kinds itself, is recognised
+// before this.
+func guardSetOpr(setOpr setOprShape) error {
+	switch {
+	case setOpr.selects > maxSetOprSelects:
 		return refuse(fmt.Sprintf("UNION, INTERSECT or EXCEPT of more than %d SELECTs", maxSetOprSelects),
 			"separate statements of at most that many SELECTs, or a UNION of up to 4,096 SELECTs of literal strings, integers and NULLs only")
+	case setOpr.parenthesized:
+		return refuse("a parenthesized SELECT or set operation within a UNION, INTERSECT or EXCEPT (other than of literal strings, integers and NULLs)",
+			"the same statement without the parentheses (an ORDER BY and LIMIT after the last SELECT apply to the whole), or separate statements")
 	}
 	return nil
 }
@@ -70,9 +85,9 @@ func guardSetOpr(setOprSelects int) error {
 // node being visited; it stops descending, leaving depth or links above
 // its limit, once either is passed.
 type depthGuard struct {
-	path          []ast.Node
-	depth, links  int
-	setOprSelects int
+	path         []ast.Node
+	depth, links int
+	setOpr       setOprShape
 }
 
 // logicOp returns n's operator if n is an AND or OR (or XOR), else 0.
@@ -102,7 +117,12 @@ func (g *depthGuard) Enter(n ast.Node) (ast.Node, bool) {
 		g.depth++
 	}
 	if list, ok := n.(*ast.SetOprSelectList); ok {
-		g.setOprSelects += len(list.Selects)
+		g.setOpr.selects += len(list.Selects)
+		for _, sel := range list.Selects {
+			if _, nested := sel.(*ast.SetOprSelectList); nested {
+				g.setOpr.parenthesized = true
+			}
+		}
 	}
 	g.path = append(g.path, n)
 	return n, g.depth > maxNestingDepth || g.links > maxChainLinks

@@ -83,7 +83,7 @@ func (p *Parser) Parse(sql string) (st Statement, err error) {
 
 // statement converts one parsed statement; it is deny-by-default.
 func (p *Parser) statement(stmt ast.StmtNode, sql string) (Statement, error) {
-	setOprSelects, err := guardDepth(stmt)
+	setOpr, err := guardDepth(stmt)
 	if err != nil {
 		return nil, err
 	}
@@ -96,7 +96,7 @@ func (p *Parser) statement(stmt ast.StmtNode, sql string) (Statement, error) {
 			return u, nil
 		}
 	}
-	if err := guardSetOpr(setOprSelects); err != nil {
+	if err := guardSetOpr(setOpr); err != nil {
 		return nil, err
 	}
 	switch s := stmt.(type) {
