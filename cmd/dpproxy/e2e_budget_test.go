@@ -175,9 +175,10 @@ func TestConcurrentConnectionsNeverOverspend(t *testing.T) {
 	}
 }
 
-// TestBackendErrorIsGenericAndCharged points a table at a backend table that
-// does not exist: the client gets 1105 with a query id and none of the
-// driver's text, and the statement is charged, because the fetch was sent
+// TestBackendErrorIsGenericAndCharged points a column at a backend column
+// that does not exist (a missing table is refused before the reservation,
+// 1146): the client gets 1105 with a query id and none of the driver's
+// text, and the statement is charged, because the fetch was sent
 // (DESIGN.md §2: a query that fails after data was read is charged).
 func TestBackendErrorIsGenericAndCharged(t *testing.T) {
 	dir, config := sqliteDeployment(t, 1)
@@ -185,24 +186,27 @@ func TestBackendErrorIsGenericAndCharged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	broken := strings.Replace(string(raw), "  - name: pums\n", "  - name: pums\n    source: no_such_table\n", 1)
+	broken := strings.Replace(string(raw), "{name: age, type: integer,", "{name: age, source: no_such_column, type: integer,", 1)
+	if broken == string(raw) {
+		t.Fatal("no column age in the configuration")
+	}
 	if err := os.WriteFile(config, []byte(broken), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	p := startProxy(t, dir, nil, "--config", config)
 	db := p.connect(t, "carol", "carol-pw")
-	_, err = db.Exec("SELECT COUNT(*) FROM pums")
+	_, err = db.Exec("SELECT COUNT(*) FROM pums WHERE age > 30")
 	if mysqlCode(err) != 1105 {
 		t.Fatalf("got %v, want error 1105", err)
 	}
-	if !strings.Contains(err.Error(), "query id") || strings.Contains(err.Error(), "no_such_table") || strings.Contains(err.Error(), "no such table") {
+	if !strings.Contains(err.Error(), "query id") || strings.Contains(err.Error(), "no_such_column") || strings.Contains(err.Error(), "no such column") {
 		t.Errorf("client saw %q: want a generic message with a query id", err)
 	}
 	// The log line may follow the answer by a moment.
-	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(p.Logs(), "no such table") && time.Now().Before(deadline); {
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(p.Logs(), "no such column") && time.Now().Before(deadline); {
 		time.Sleep(20 * time.Millisecond)
 	}
-	if !strings.Contains(p.Logs(), "no such table") {
+	if !strings.Contains(p.Logs(), "no such column") {
 		t.Errorf("the proxy log lacks the backend's error")
 	}
 	_, v := queryRow(t, db, "SELECT dp_remaining_epsilon()")

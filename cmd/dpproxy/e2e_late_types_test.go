@@ -121,3 +121,64 @@ tables:
 		})
 	}
 }
+
+// TestMissingTextTableOnDatabases: on SQLite, PostgreSQL and MariaDB, a
+// configured table of text columns only (COUNT, GROUP BY its keys) that
+// the backend does not have is refused with 1146 before any reservation:
+// dp_remaining_epsilon() is unchanged. Its type check found no numeric or
+// date column to tell it missing, so its fetch failed after the
+// reservation, charged, with 1105. A table of the same columns that exists
+// but holds no row is not missing: its statements answer (and are
+// charged), the check having read the schema, not the rows.
+func TestMissingTextTableOnDatabases(t *testing.T) {
+	for _, b := range visitsBackends {
+		t.Run(b.name, func(t *testing.T) {
+			dsn := b.dsn(t)
+			if _, err := testdb.Open(t, b.driver, dsn).Exec("CREATE TABLE empty_tags (tag VARCHAR(20), note VARCHAR(20))"); err != nil {
+				t.Fatal(err)
+			}
+			_, conn := startCarolProxy(t, b.driver, dsn, "{default_epsilon: 1, max_epsilon: 10}", "epsilon: 100", `
+  - name: tags
+    columns:
+      - {name: tag, type: text, values: [a, b]}
+      - {name: note, type: text}
+  - name: empty_tags
+    columns:
+      - {name: tag, type: text, values: [a, b]}
+      - {name: note, type: text}
+`)
+			remaining := func() float64 {
+				_, eps := queryRow(t, conn, "SELECT dp_remaining_epsilon()")
+				return eps[0]
+			}
+			statements := []string{"SELECT COUNT(*) FROM %s", "SELECT tag, COUNT(*) FROM %s GROUP BY tag", "SELECT COUNT(*) FROM %s WHERE note = 'x'"}
+			for _, s := range statements {
+				q := fmt.Sprintf(s, "tags")
+				eps := remaining()
+				r, err := conn.Query(q)
+				if err == nil {
+					r.Close()
+				}
+				if mysqlCode(err) != 1146 || !strings.Contains(err.Error(), "no budget was spent") {
+					t.Errorf("%s: %v, want 1146", q, err)
+				}
+				if e := remaining(); e != eps {
+					t.Errorf("%s charged ε %v", q, eps-e)
+				}
+			}
+			for _, s := range statements {
+				q := fmt.Sprintf(s, "empty_tags")
+				eps := remaining()
+				r, err := conn.Query(q)
+				if err != nil {
+					t.Errorf("%s: %v", q, err)
+					continue
+				}
+				r.Close()
+				if e := remaining(); e >= eps {
+					t.Errorf("%s charged nothing (%v then %v)", q, eps, e)
+				}
+			}
+		})
+	}
+}

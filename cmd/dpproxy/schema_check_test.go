@@ -167,11 +167,14 @@ func TestCheckBooleanColumnTypes(t *testing.T) {
 // typeCheckTTL, and then reads the types again: a column altered to
 // VARCHAR while declared real is refused with an Unsupported error naming
 // it, and passes again once altered back; the missing table, created,
-// passes.
+// passes. So for a table of text columns only: an empty one passes, and
+// once dropped is refused after the TTL.
 func TestTableTypesRefresh(t *testing.T) {
 	db := testdb.MySQL(t)
-	if _, err := db.Exec("CREATE TABLE tt (x DOUBLE)"); err != nil {
-		t.Fatal(err)
+	for _, s := range []string{"CREATE TABLE tt (x DOUBLE)", "CREATE TABLE tx (k VARCHAR(10))"} {
+		if _, err := db.Exec(s); err != nil {
+			t.Fatal(err)
+		}
 	}
 	ctx := context.Background()
 	clock := time.Unix(0, 0)
@@ -179,8 +182,14 @@ func TestTableTypesRefresh(t *testing.T) {
 	c.now = func() time.Time { return clock }
 	table := &catalog.Table{Name: "t", Source: "tt", Columns: []catalog.Column{{Name: "x", Source: "x", Type: catalog.Real}}}
 	missing := &catalog.Table{Name: "m", Source: "later", Columns: []catalog.Column{{Name: "x", Source: "x", Type: catalog.Real}}}
-	if err := c.check(ctx, table); err != nil {
-		t.Errorf("%s: %v", table.Name, err)
+	texts := &catalog.Table{Name: "x", Source: "tx", Columns: []catalog.Column{{Name: "k", Source: "k", Type: catalog.Text}}}
+	for _, tb := range []*catalog.Table{table, texts} {
+		if err := c.check(ctx, tb); err != nil {
+			t.Errorf("%s: %v", tb.Name, err)
+		}
+	}
+	if _, err := db.Exec("DROP TABLE tx"); err != nil {
+		t.Fatal(err)
 	}
 	if err := c.check(ctx, missing); dperr.KindOf(err) != dperr.UnknownTable || !strings.Contains(err.Error(), "no table later") {
 		t.Errorf("missing table: %v, want UnknownTable naming later", err)
@@ -198,7 +207,13 @@ func TestTableTypesRefresh(t *testing.T) {
 	if err := c.check(ctx, table); err != nil {
 		t.Errorf("within the TTL: %v, want the kept verdict", err)
 	}
+	if err := c.check(ctx, texts); err != nil {
+		t.Errorf("text table dropped, within the TTL: %v, want the kept verdict", err)
+	}
 	clock = clock.Add(typeCheckTTL)
+	if err := c.check(ctx, texts); dperr.KindOf(err) != dperr.UnknownTable || !strings.Contains(err.Error(), "no table tx") {
+		t.Errorf("text table dropped, after the TTL: %v, want UnknownTable naming tx", err)
+	}
 	if err := c.check(ctx, table); dperr.KindOf(err) != dperr.Unsupported || !strings.Contains(err.Error(), "t.x (declared real, a backend varchar)") {
 		t.Errorf("after the TTL: %v, want Unsupported naming t.x", err)
 	}
@@ -260,8 +275,9 @@ func TestReadCharsets(t *testing.T) {
 
 // TestTableCheckRefreshesCharsets: the check before a statement's
 // reservation also reads a checked table's character sets, so a table
-// created after start, which the start read could not find, has its text
-// columns' literals checked from its next statement on: the statement
+// created after start, which the start read could not find (its
+// statements refused with 1146 until then), has its text columns'
+// literals checked from its next statement on: the statement
 // whose check finds them, parsed without them, is refused uncharged, to
 // be run again.
 func TestTableCheckRefreshesCharsets(t *testing.T) {
@@ -269,8 +285,8 @@ func TestTableCheckRefreshesCharsets(t *testing.T) {
 	cs := &catalog.Charsets{}
 	c := newTableTypes(backend.New(db, sqlrewrite.MySQL, nil), false, slog.New(slog.DiscardHandler), cs)
 	table := &catalog.Table{Name: "late", Source: "cs_late", Columns: []catalog.Column{{Name: "l", Source: "l", Type: catalog.Text}}}
-	if err := c.check(context.Background(), table); err != nil {
-		t.Fatal(err)
+	if err := c.check(context.Background(), table); dperr.KindOf(err) != dperr.UnknownTable {
+		t.Fatalf("the missing table: %v, want UnknownTable", err)
 	}
 	if _, ok := cs.Of("late", "l"); ok {
 		t.Fatal("a missing table has a character set")

@@ -573,11 +573,14 @@ const columnTypeRule = "a column declared integer or real must be of a numeric t
 // backend column is not numeric, and those declared a date or a timestamp
 // whose backend column is neither (text, say), each as "table.column
 // (declared …, a backend …)", on PostgreSQL and MySQL/MariaDB; behind
-// Vitess a FLOAT column too. missing reports that it found none of the
-// columns it checks (a table created later). The fetches
-// are total over such columns (sqlrewrite.Render: PostgreSQL refuses them
-// whatever the rows; MySQL and MariaDB read text as numbers and rank
-// windows by the values read, backend.Snapshot), so the check is a
+// Vitess a FLOAT column too. missing reports that the backend has none of
+// the numeric, date and timestamp columns it checks (for a table of text
+// columns only, and on SQLite, whose columns it does not type-check, none
+// of t's columns): a table dropped, renamed or created later, as the
+// backend's schema says, never its rows (an empty table is not missing).
+// The fetches are total over such columns (sqlrewrite.Render: PostgreSQL
+// refuses them whatever the rows; MySQL and MariaDB read text as numbers
+// and rank windows by the values read, backend.Snapshot), so the check is a
 // usability aid, not what keeps outcomes independent of the data: over
 // text the statements would read other values than the declared ones
 // ('garbage' as 0), where the analyst should rather learn that the
@@ -607,7 +610,8 @@ func columnTypeProblems(ctx context.Context, be *backend.Backend, t catalog.Tabl
 				zones.Set(t.Name, c.Name, false)
 			}
 		}
-		return nil, false, nil
+		found, err := hasAnyColumn(ctx, be, t)
+		return nil, !found, err
 	}
 	checked, found := 0, 0
 	var booleans []string
@@ -641,5 +645,21 @@ func columnTypeProblems(ctx context.Context, be *backend.Backend, t catalog.Tabl
 		}
 	}
 	be.SetBooleans(t.Name, booleans)
-	return bad, checked > 0 && found == 0, nil
+	if checked > 0 {
+		return bad, found == 0, nil
+	}
+	text, err := hasAnyColumn(ctx, be, t) // its columns are all text
+	return bad, !text, err
+}
+
+// hasAnyColumn reports whether the backend's table t.Source has one of
+// t's columns, reading its schema alone (backend.Backend.HasColumn).
+func hasAnyColumn(ctx context.Context, be *backend.Backend, t catalog.Table) (bool, error) {
+	for _, c := range t.Columns {
+		ok, err := be.HasColumn(ctx, t.Source, c.Source)
+		if err != nil || ok {
+			return ok, err
+		}
+	}
+	return false, nil
 }

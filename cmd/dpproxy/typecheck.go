@@ -84,14 +84,15 @@ func newTableTypes(be *backend.Backend, vitess bool, log *slog.Logger, charsets 
 // type contradicts their declaration, or whose configured values their
 // character set cannot represent, or saying that a text column's
 // character set changed since the statement was parsed (see the type's
-// comment), or an UnknownTable error (1146) when none of its numeric,
-// date or timestamp columns is found in the backend (the table was
-// dropped or renamed, or not created yet: its fetch would fail after the
-// reservation, charged), or nil. A table whose types it cannot read
+// comment), or an UnknownTable error (1146) when the backend's schema
+// has none of its numeric, date or timestamp columns (for a table of text
+// columns only, and on SQLite, none of its columns: columnTypeProblems),
+// on every backend: the table was dropped or
+// renamed, or not created yet, and its fetch would fail after the
+// reservation, charged. The verdict reads the schema only, never rows:
+// an empty table is not missing. A table whose types it cannot read
 // passes (the backend is unreachable: logged, and read again at the next
-// statement), as does one it cannot tell missing (only text columns; on
-// SQLite, whose columns have no types): the statement's own fetch
-// reports it.
+// statement): the statement's own fetch reports it.
 func (c *tableTypes) check(ctx context.Context, t *catalog.Table) error {
 	c.mu.Lock()
 	v, ok := c.verdicts[t.Name]

@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
 )
 
 // ColumnType returns the data type of column of table (a table or a view;
@@ -55,6 +57,37 @@ func (b *Backend) ColumnType(ctx context.Context, table, column string) (typ str
 		return "", false, fmt.Errorf("backend: reading the type of %s.%s: %w", table, column, err)
 	}
 	return strings.ToLower(typ), true, nil
+}
+
+// HasColumn reports whether table (a table or a view, schema-qualified
+// or not) has column, reading the backend's catalog only, never the
+// table's rows, so that the answer depends on the schema alone (an empty
+// table has its columns): on PostgreSQL and MySQL/MariaDB as ColumnType
+// finds it, on SQLite by pragma_table_info, which resolves an unqualified
+// name as the fetches' queries do (temp, main, then attached databases)
+// and compares names without case, as SQLite does. A name SQLite cannot
+// resolve (a schema not attached; a view over a table dropped since)
+// fails with SQLITE_ERROR, as the fetches would: it has no column, as
+// MariaDB's information_schema and PostgreSQL's to_regclass find none.
+func (b *Backend) HasColumn(ctx context.Context, table, column string) (bool, error) {
+	if b.dialect != sqlrewrite.SQLite {
+		_, ok, err := b.ColumnType(ctx, table, column)
+		return ok, err
+	}
+	query, args := "SELECT 1 FROM pragma_table_info(?) WHERE name = ? COLLATE NOCASE", []any{table, column}
+	if schema, name, qualified := strings.Cut(table, "."); qualified {
+		query, args = "SELECT 1 FROM pragma_table_info(?, ?) WHERE name = ? COLLATE NOCASE", []any{name, schema, column}
+	}
+	var one int
+	err := b.db.QueryRowContext(ctx, query, args...).Scan(&one)
+	var sqliteErr *sqlite.Error
+	switch {
+	case errors.Is(err, sql.ErrNoRows), errors.As(err, &sqliteErr) && sqliteErr.Code() == sqlite3.SQLITE_ERROR:
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("backend: reading the columns of %s: %w", table, err)
+	}
+	return true, nil
 }
 
 // SetBooleans records the columns of the configured table (a

@@ -2,6 +2,7 @@ package backend
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"testing"
 
@@ -178,5 +179,76 @@ func TestPartitionsCover(t *testing.T) {
 		if err != nil || covers != c.covers || checked != c.checked {
 			t.Errorf("%s over %v: covers %v checked %v (%v); want %v, %v", c.source, c.partitions, covers, checked, err, c.covers, c.checked)
 		}
+	}
+}
+
+// TestHasColumn: on SQLite, PostgreSQL and MariaDB a column of a table or
+// a view is found by its name, unqualified or schema-qualified, in an
+// empty table too (the schema is read, not the rows), text columns
+// included; a missing table or column is not found. SQLite compares
+// names without case, as it resolves them.
+func TestHasColumn(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		name    string
+		dialect sqlrewrite.Dialect
+		open    func(testing.TB) *sql.DB
+		schema  string // the current schema's name query
+	}{
+		{"sqlite", sqlrewrite.SQLite, testdb.SQLite, "SELECT 'main'"},
+		{"postgres", sqlrewrite.PostgreSQL, testdb.Postgres, "SELECT current_schema()"},
+		{"mariadb", sqlrewrite.MySQL, testdb.MySQL, "SELECT DATABASE()"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			db := c.open(t)
+			for _, s := range []string{
+				"CREATE TABLE tags (tag VARCHAR(20), note TEXT)",
+				"CREATE TABLE empty_tags (tag VARCHAR(20))",
+				"INSERT INTO tags VALUES ('a', 'x')",
+				"CREATE VIEW tag_view AS SELECT tag FROM tags",
+			} {
+				if _, err := db.Exec(s); err != nil {
+					t.Fatalf("%s: %v", s, err)
+				}
+			}
+			var schema string
+			if err := db.QueryRow(c.schema).Scan(&schema); err != nil {
+				t.Fatal(err)
+			}
+			b := New(db, c.dialect, nil)
+			for _, q := range []struct {
+				table, column string
+				want          bool
+			}{
+				{"tags", "tag", true},
+				{"tags", "note", true},
+				{schema + ".tags", "tag", true},
+				{"empty_tags", "tag", true},
+				{"tag_view", "tag", true},
+				{"tags", "other", false},
+				{"later", "tag", false},
+				{schema + ".later", "tag", false},
+			} {
+				if ok, err := b.HasColumn(ctx, q.table, q.column); err != nil || ok != q.want {
+					t.Errorf("%s.%s: %v, %v; want %v", q.table, q.column, ok, err, q.want)
+				}
+			}
+			if c.dialect == sqlrewrite.SQLite {
+				if ok, err := b.HasColumn(ctx, "TAGS", "Tag"); err != nil || !ok {
+					t.Errorf("TAGS.Tag: %v, %v; want found", ok, err)
+				}
+				// A view over a dropped table, and a schema not attached.
+				for _, s := range []string{"CREATE TABLE gone (tag TEXT)", "CREATE VIEW gone_view AS SELECT tag FROM gone", "DROP TABLE gone"} {
+					if _, err := db.Exec(s); err != nil {
+						t.Fatalf("%s: %v", s, err)
+					}
+				}
+				for _, table := range []string{"gone_view", "aux.tags"} {
+					if ok, err := b.HasColumn(ctx, table, "tag"); err != nil || ok {
+						t.Errorf("%s.tag: %v, %v; want not found", table, ok, err)
+					}
+				}
+			}
+		})
 	}
 }
