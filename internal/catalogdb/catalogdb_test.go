@@ -150,6 +150,10 @@ func TestReadOnlyAndErrors(t *testing.T) {
 	if _, err := s.Query(context.Background(), "SELECT * FROM nosuch"); !errors.As(err, &ce) || ce.Code != 1146 {
 		t.Errorf("unknown table: %v", err)
 	}
+	// A zero-row probe naming a column the table does not declare.
+	if _, err := s.Query(context.Background(), "SELECT COUNT(*) FROM visits WHERE nosuch = NULL"); !errors.As(err, &ce) || ce.Code != 1054 || ce.State != "42S22" {
+		t.Errorf("unknown column: %v", err)
+	}
 }
 
 // TIMEDIFF(NOW(), UTC_TIMESTAMP()) is the server's zone offset, whole minutes.

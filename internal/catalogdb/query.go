@@ -247,6 +247,10 @@ func sqlError(err error) error {
 	if errors.As(err, &e) {
 		return e
 	}
+	if sql.ErrColumnNotFound.Is(err) {
+		// MySQL's code, which go-mysql-server's mapping lacks.
+		return &Error{Code: 1054, State: "42S22", Msg: "Unknown column: " + err.Error()}
+	}
 	se := sql.CastSQLError(err)
 	return &Error{Code: uint16(se.Num), State: se.State, Msg: se.Message}
 }
