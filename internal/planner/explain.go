@@ -13,6 +13,16 @@ var deriveNames = map[DeriveKind]string{
 	VarianceOfSums: "variance of released sums", SquareRoot: "square root of variance",
 }
 
+// ExplainZeroRow renders EXPLAIN of a zero-row probe of table
+// (sqlrewrite.Explain.ZeroRow): the catalog engine answers it over the
+// table's declared columns and no row, which gives every database's
+// answer, so nothing is planned, read or charged.
+func ExplainZeroRow(table string) (columns []string, rows [][]any) {
+	return []string{"step", "kind", "what", "mechanism", "epsilon", "delta", "detail"}, [][]any{{int64(1), "total", table, "catalog engine", 0.0, 0.0,
+		"the answer is the same whatever the table holds (LIMIT 0, a WHERE true for no row such as col = NULL, or aggregates only of values NULL on every row): " +
+			"computed over the declared columns and no row, exactly; no data read, no budget spent"}}
+}
+
 // Explain renders the plan as the rows of EXPLAIN: one row per release (what
 // it estimates, the mechanism, its ε and δ, what it reads), one row per
 // output column (how it is derived), a row for the plan's one scan when it

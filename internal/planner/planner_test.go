@@ -119,18 +119,24 @@ func TestPlans(t *testing.T) {
 			}
 			var sel *sqlrewrite.Select
 			var query *sqlrewrite.Query
+			var zeroRow string
 			switch st := st.(type) {
 			case *sqlrewrite.Select:
 				sel = st
 			case *sqlrewrite.Query:
 				query = st
 			case *sqlrewrite.Explain:
-				sel, query = st.Select, st.Query
-			default:
+				sel, query, zeroRow = st.Select, st.Query, st.ZeroRow
+			case *sqlrewrite.Catalog:
+				zeroRow = st.ZeroRow
+			}
+			if sel == nil && query == nil && zeroRow == "" {
 				d.Fatalf(t, "not a query: %T", st)
 			}
 			var rows [][]any
-			if query != nil {
+			if zeroRow != "" {
+				_, rows = planner.ExplainZeroRow(zeroRow)
+			} else if query != nil {
 				qp, err := p.PlanQuery(query, s)
 				if err != nil {
 					return formatError(err)

@@ -43,7 +43,15 @@ func (s *Session) Describe(ctx context.Context, query string, markers int) (cols
 	if !ok {
 		return nil
 	}
-	stmt, err := s.parse(ctx, text)
+	var stmt sqlrewrite.Statement
+	var err error
+	if filtered {
+		// A NULL stand-in may make it a zero-row probe; a value will not.
+		s.parser.SetSessionTimeZone(s.catalog.TimeZone()) // as parse does
+		stmt, err = s.parser.ParseDescribed(text)
+	} else {
+		stmt, err = s.parse(ctx, text)
+	}
 	if err != nil {
 		return nil
 	}

@@ -233,6 +233,11 @@ func (s *Session) withinCap(ctx context.Context, plan *planner.Plan) error {
 }
 
 func (s *Session) explain(ex *sqlrewrite.Explain) (*Result, error) {
+	if ex.ZeroRow != "" {
+		s.setWarnings(nil)
+		cols, rows := planner.ExplainZeroRow(ex.ZeroRow)
+		return &Result{Columns: cols, Rows: rows}, nil
+	}
 	if ex.Query != nil {
 		qp, err := s.engine.planner.PlanQuery(ex.Query, s.settings())
 		if err != nil {

@@ -22,7 +22,9 @@ func formatStatement(st sqlrewrite.Statement) string {
 		formatQuery(&b, s, "")
 	case *sqlrewrite.Explain:
 		b.WriteString("explain\n")
-		if s.Query != nil {
+		if s.ZeroRow != "" {
+			fmt.Fprintf(&b, "  zero-row probe of %s\n", s.ZeroRow)
+		} else if s.Query != nil {
 			formatQuery(&b, s.Query, "  ")
 		} else {
 			formatSelect(&b, s.Select, "  ")
@@ -62,7 +64,7 @@ func formatStatement(st sqlrewrite.Statement) string {
 		b.WriteString("\n")
 	case *sqlrewrite.Catalog:
 		b.WriteString("catalog engine")
-		if s.ZeroRow {
+		if s.ZeroRow != "" {
 			b.WriteString(" (zero-row probe)")
 		}
 		b.WriteString("\n")

@@ -56,6 +56,21 @@ func NewParser(cat *catalog.Config) *Parser {
 // the log; the client's message does not quote it). After a panic the
 // parser is replaced, since its state is unknown.
 func (p *Parser) Parse(sql string) (st Statement, err error) {
+	return p.parse(sql, true)
+}
+
+// ParseDescribed parses the text DescribeText made of a prepared
+// statement as Parse does, except that a zero-row probe is read as the
+// private path reads it: a marker's NULL stand-in in the WHERE would make
+// the statement one, whereas an execution with a value bound answers it
+// privately, with the columns Describe is after.
+func (p *Parser) ParseDescribed(text string) (Statement, error) {
+	return p.parse(text, false)
+}
+
+// parse is Parse; probes is whether zero-row probes go to the catalog
+// engine.
+func (p *Parser) parse(sql string, probes bool) (st Statement, err error) {
 	if st, ok := showWarningsLimit(sql); ok {
 		return st, nil
 	}
@@ -76,13 +91,14 @@ func (p *Parser) Parse(sql string) (st Statement, err error) {
 	case 0:
 		return &Empty{}, nil
 	case 1:
-		return p.statement(stmts[0], sql)
+		return p.statement(stmts[0], sql, probes)
 	}
 	return nil, refuseQuery("more than one statement in a query")
 }
 
-// statement converts one parsed statement; it is deny-by-default.
-func (p *Parser) statement(stmt ast.StmtNode, sql string) (Statement, error) {
+// statement converts one parsed statement; it is deny-by-default. Without
+// probes, a zero-row probe goes to the private path.
+func (p *Parser) statement(stmt ast.StmtNode, sql string, probes bool) (Statement, error) {
 	setOpr, err := guardDepth(stmt)
 	if err != nil {
 		return nil, err
@@ -102,6 +118,9 @@ func (p *Parser) statement(stmt ast.StmtNode, sql string) (Statement, error) {
 	switch s := stmt.(type) {
 	case *ast.SelectStmt, *ast.SetOprStmt:
 		st, ok, err := p.route(s, sql)
+		if c, isCatalog := st.(*Catalog); isCatalog && c.ZeroRow != "" && !probes {
+			ok = false
+		}
 		if err != nil || ok {
 			return st, err
 		}

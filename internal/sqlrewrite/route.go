@@ -4,7 +4,6 @@ import (
 	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
-	"github.com/pingcap/tidb/pkg/parser/opcode"
 )
 
 // This file is the one place that decides where a statement goes (README,
@@ -14,8 +13,9 @@ import (
 //     information_schema and the other system schemas, the SHOW family,
 //     DESCRIBE, FROM-less SELECTs of constants, variables and functions, SET
 //     of system and user variables — and zero-row probes of a configured
-//     table (LIMIT 0, or a WHERE that is false whatever the row), which read
-//     no row. The catalog engine holds the configured schema with zero rows.
+//     table (LIMIT 0, a WHERE that is TRUE for no row, aggregates of NULL
+//     only), whose answer is the same whatever the table holds. The
+//     catalog engine holds the configured schema with zero rows.
 //   - the private path (*Select, *Explain): aggregates over configured
 //     tables, planned, charged and answered with noise.
 //   - the session (*SetVariables of @dp_*, *ConstantSelect with dpproxy's
@@ -28,8 +28,9 @@ import (
 type Catalog struct {
 	// SQL is the client's text of the one statement.
 	SQL string
-	// ZeroRow is set for a zero-row probe of a configured table.
-	ZeroRow bool
+	// ZeroRow is the configured table of a zero-row probe (zeroRowProbe),
+	// "" for other statements.
+	ZeroRow string
 }
 
 // ShowGrants is SHOW GRANTS: the analyst may SELECT from dpproxy's database.
@@ -153,7 +154,7 @@ func (p *Parser) route(stmt ast.StmtNode, sql string) (st Statement, ok bool, er
 	}
 	if len(r.data) > 0 {
 		if sel, isSel := stmt.(*ast.SelectStmt); isSel && zeroRowProbe(sel, r) {
-			return &Catalog{SQL: sql, ZeroRow: true}, true, nil
+			return &Catalog{SQL: sql, ZeroRow: r.data[0]}, true, nil
 		}
 		return nil, false, nil
 	}
@@ -182,11 +183,16 @@ func (p *Parser) route(stmt ast.StmtNode, sql string) (st Statement, ok bool, er
 	return &Catalog{SQL: sql}, true, nil
 }
 
-// zeroRowProbe reports whether a SELECT of one configured table provably
-// returns no row whatever the data: one table, no subqueries, and LIMIT 0 or
-// a WHERE that is false for every row. Tools send these to learn a query's
-// columns. (An aggregate over no row, such as COUNT(*) ... WHERE 1 = 0, is
-// the same for every database too.)
+// zeroRowProbe reports whether a SELECT of one configured table answers
+// the same whatever the table holds, so that the catalog engine's copy of
+// it, which holds no row, gives the backend's answer: one table, no
+// subqueries, and LIMIT 0, a WHERE that is TRUE for no row (1 = 0, col =
+// NULL, col BETWEEN NULL AND 5: rowTruth), or aggregates only of values
+// NULL on every row (SUM(col = NULL): aggregatesOfNull). Tools send the
+// first forms to learn a query's columns, and a NULL bound to a
+// parameter makes the others (COUNT(*) ... WHERE col = ? is 0 and SUM(col
+// = ?) NULL on every database). Such a statement reads no data and spends
+// nothing.
 func zeroRowProbe(sel *ast.SelectStmt, r *tableRefs) bool {
 	if r.subquery || len(r.data) != 1 || len(r.other) > 0 || sel.With != nil || sel.From == nil {
 		return false
@@ -199,37 +205,8 @@ func zeroRowProbe(sel *ast.SelectStmt, r *tableRefs) bool {
 			return true
 		}
 	}
-	return sel.Where != nil && constantFalse(sel.Where)
-}
-
-// constantFalse reports whether a condition is false or NULL for every row:
-// numeric literals 0, FALSE or NULL, comparisons of two numeric literals that
-// do not hold, an AND with such an operand, an OR of such operands.
-func constantFalse(e ast.ExprNode) bool {
-	switch e := unparen(e).(type) {
-	case *ast.BinaryOperationExpr:
-		switch e.Op {
-		case opcode.LogicAnd:
-			return constantFalse(e.L) || constantFalse(e.R)
-		case opcode.LogicOr:
-			return constantFalse(e.L) && constantFalse(e.R)
-		case opcode.EQ, opcode.NE, opcode.LT, opcode.LE, opcode.GT, opcode.GE:
-			l, okL := literal(e.L)
-			r, okR := literal(e.R)
-			if !okL || !okR || l.IsText || r.IsText {
-				return false
-			}
-			if l.Null || r.Null {
-				return true
-			}
-			holds := map[opcode.Op]bool{
-				opcode.EQ: l.Num == r.Num, opcode.NE: l.Num != r.Num, opcode.LT: l.Num < r.Num,
-				opcode.LE: l.Num <= r.Num, opcode.GT: l.Num > r.Num, opcode.GE: l.Num >= r.Num,
-			}[e.Op]
-			return !holds
-		}
-		return false
+	if sel.Where != nil && rowTruth(sel.Where)&isTrue == 0 {
+		return true
 	}
-	v, ok := literal(e)
-	return ok && !v.IsText && (v.Null || v.Num == 0)
+	return aggregatesOfNull(sel)
 }

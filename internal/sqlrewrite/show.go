@@ -67,7 +67,8 @@ func showWarningsLimit(sql string) (*ShowWarnings, bool) {
 	return &ShowWarnings{Errors: strings.EqualFold(m[1], "errors"), Limit: lim}, true
 }
 
-// explain converts EXPLAIN of a private aggregate query.
+// explain converts EXPLAIN of a private aggregate query or of a zero-row
+// probe; a statement route refuses is refused here too.
 func (p *Parser) explain(s *ast.ExplainStmt) (Statement, error) {
 	const supported = "EXPLAIN takes a private aggregate SELECT, in the default format"
 	switch {
@@ -81,6 +82,13 @@ func (p *Parser) explain(s *ast.ExplainStmt) (Statement, error) {
 	sel, ok := s.Stmt.(*ast.SelectStmt)
 	if !ok || sel.From == nil {
 		return nil, refuse("EXPLAIN of this statement", supported)
+	}
+	st, routed, err := p.route(sel, "")
+	if err != nil {
+		return nil, err
+	}
+	if c, isCatalog := st.(*Catalog); routed && isCatalog && c.ZeroRow != "" {
+		return &Explain{ZeroRow: c.ZeroRow}, nil
 	}
 	q, err := p.privateSelect(sel)
 	switch q := q.(type) {

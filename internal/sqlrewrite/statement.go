@@ -108,10 +108,13 @@ type Bucketing struct {
 }
 
 // Explain is EXPLAIN of a private aggregate query: the plan, without
-// running it. Exactly one of Select and Query is set.
+// running it. Exactly one of Select, Query and ZeroRow is set.
 type Explain struct {
 	Select *Select
 	Query  *Query
+	// ZeroRow is the configured table of a zero-row probe (Catalog.ZeroRow),
+	// which the catalog engine answers: no plan, no data, no budget.
+	ZeroRow string
 }
 
 // Item is one output column of a Select.
