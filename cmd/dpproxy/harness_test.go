@@ -217,14 +217,23 @@ func (b visitsBackend) load(t *testing.T, table string, rows []demo.VisitRow) st
 func startCarolProxy(t *testing.T, driver, dsn, privacy, user, tables string) (*proxyProcess, *sql.DB) {
 	t.Helper()
 	dir := t.TempDir()
-	config := filepath.Join(dir, "dpproxy.yaml")
-	yaml := fmt.Sprintf("backend: {driver: %s, dsn: %q}\nledger: {driver: sqlite, dsn: %q}\nprivacy: %s\nusers:\n  - {name: carol, password_hash: %q, %s}\ntables:\n%s",
-		driver, dsn, filepath.Join(dir, "ledger.db"), privacy, wire.FormatNativePasswordHash(wire.NativePasswordHash("carol-pw")), user, tables)
-	if err := os.WriteFile(config, []byte(yaml), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	config := carolConfig(t, dir, "dpproxy.yaml", fmt.Sprintf("driver: %s, dsn: %q", driver, dsn), privacy, user, tables)
 	p := startProxy(t, dir, nil, "--config", config)
 	db := p.connect(t, "carol", "carol-pw")
 	db.SetMaxOpenConns(1)
 	return p, db
+}
+
+// carolConfig writes, as startCarolProxy does, the configuration file
+// name in dir, its backend the YAML mapping's body backend (e.g. "driver:
+// sqlite, dsn: ..."), its ledger dir/ledger.db, and returns its path.
+func carolConfig(t *testing.T, dir, name, backend, privacy, user, tables string) string {
+	t.Helper()
+	config := filepath.Join(dir, name)
+	yaml := fmt.Sprintf("backend: {%s}\nledger: {driver: sqlite, dsn: %q}\nprivacy: %s\nusers:\n  - {name: carol, password_hash: %q, %s}\ntables:\n%s",
+		backend, filepath.Join(dir, "ledger.db"), privacy, wire.FormatNativePasswordHash(wire.NativePasswordHash("carol-pw")), user, tables)
+	if err := os.WriteFile(config, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return config
 }

@@ -28,6 +28,7 @@ import (
 	"log/slog"
 	"math"
 	"math/big"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -125,7 +126,7 @@ func OpenDB(driver, dsn, timeZone string) (*sql.DB, error) {
 			cfg.Runtime = map[string]string{}
 		}
 		if zone := SessionTimeZone(timeZone); zone != "" && !setsTimeZone(cfg) {
-			cfg.Runtime["TimeZone"] = zone
+			cfg.Runtime["TimeZone"] = postgresZone(zone)
 		}
 		connector, err := pq.NewConnectorConfig(cfg)
 		if err != nil {
@@ -142,7 +143,7 @@ func OpenDB(driver, dsn, timeZone string) (*sql.DB, error) {
 			if cfg.Params == nil {
 				cfg.Params = map[string]string{}
 			}
-			if zone == "UTC" {
+			if strings.EqualFold(zone, "UTC") {
 				zone = "+00:00" // a name needs the server's time zone tables
 			}
 			cfg.Params["time_zone"] = "'" + zone + "'"
@@ -253,6 +254,32 @@ func SessionTimeZone(timeZone string) string {
 	}
 	return timeZone
 }
+
+// postgresZone is PostgreSQL's spelling of a session zone: an offset
+// "+hh:mm" (or "+h:mm") east of UTC, as MySQL and the proxy's clock read
+// it (catalog.Location), becomes "<+hh:mm>-hh:mm", a POSIX zone named
+// after the offset whose offset is west of UTC, as POSIX counts, since
+// PostgreSQL reads a bare "+12:00" as POSIX does: twelve hours west. A
+// name is PostgreSQL's own, unchanged.
+func postgresZone(zone string) string {
+	m := offsetPattern.FindStringSubmatch(zone)
+	if m == nil {
+		return zone
+	}
+	west := "-"
+	if m[1] == "-" {
+		west = "+"
+	}
+	hh := m[2]
+	if len(hh) == 1 {
+		hh = "0" + hh
+	}
+	hhmm := hh + ":" + m[3]
+	return "<" + m[1] + hhmm + ">" + west + hhmm
+}
+
+// offsetPattern is a UTC offset as MySQL spells it, "+01:00" or "+1:00".
+var offsetPattern = regexp.MustCompile(`^([+-])(\d{1,2}):(\d{2})$`)
 
 // setsTimeZone reports whether a PostgreSQL DSN sets the session's time
 // zone itself (a timezone parameter, or -c TimeZone=… in options).

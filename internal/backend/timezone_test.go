@@ -10,7 +10,7 @@ import (
 // TestSessionTimeZone opens real PostgreSQL and MariaDB pools with each
 // kind of configured time zone and reads the session's zone and a stored
 // timestamptz / TIMESTAMP as a wall-clock time: UTC by default, the
-// configured zone or offset, the server's own with "server", and the
+// configured zone or offset (east of UTC positive, on PostgreSQL too), the server's own with "server", and the
 // DSN's own zone whenever the DSN sets one.
 func TestSessionTimeZone(t *testing.T) {
 	t.Run("postgres", func(t *testing.T) {
@@ -33,6 +33,11 @@ func TestSessionTimeZone(t *testing.T) {
 		for _, c := range []struct{ dsn, zone, want, wall string }{
 			{dsn, "", "UTC", "2024-12-31 23:30:00"},
 			{dsn, "Asia/Tokyo", "Asia/Tokyo", "2025-01-01 08:30:00"},
+			// Offsets east of UTC are positive, as MySQL counts, not as
+			// PostgreSQL reads a bare "+12:00" (POSIX: twelve hours west).
+			{dsn, "+12:00", "<+12:00>-12:00", "2025-01-01 11:30:00"},
+			{dsn, "-05:30", "<-05:30>+05:30", "2024-12-31 18:00:00"},
+			{dsn, "+5:30", "<+05:30>-05:30", "2025-01-01 05:00:00"},
 			{dsn, ServerTimeZone, server, ""},
 			{dsn + sep + "timezone=America/New_York", "", "America/New_York", "2024-12-31 18:30:00"},
 		} {
@@ -71,6 +76,9 @@ func TestSessionTimeZone(t *testing.T) {
 			{dsn, "", "+00:00", "2024-12-31 23:30:00"},
 			{dsn, "UTC", "+00:00", "2024-12-31 23:30:00"},
 			{dsn, "+09:00", "+09:00", "2025-01-01 08:30:00"},
+			{dsn, "utc", "+00:00", "2024-12-31 23:30:00"},
+			{dsn, "-05:30", "-05:30", "2024-12-31 18:00:00"},
+			{dsn, "+5:30", "+05:30", "2025-01-01 05:00:00"},
 			{dsn, ServerTimeZone, server, ""},
 			{dsn + sep + "time_zone=%27-05:00%27", "+09:00", "-05:00", "2024-12-31 18:30:00"},
 		} {

@@ -156,9 +156,10 @@ type Database struct {
 	// in which a column with a time zone (PostgreSQL timestamptz,
 	// MySQL/MariaDB TIMESTAMP) is read as a wall-clock date and time:
 	// empty for UTC (the default), "server" for the server's own default,
-	// else a zone PostgreSQL knows ("Europe/Paris") or, on MySQL/MariaDB,
-	// an offset ("+01:00"; names need the server's time zone tables). A
-	// DSN that sets the zone itself keeps it.
+	// else a zone PostgreSQL knows ("Europe/Paris"; on MySQL/MariaDB names
+	// need the server's time zone tables) or an offset east of UTC as
+	// MySQL counts ("+01:00", also on PostgreSQL: backend.OpenDB). A DSN
+	// that sets the zone itself keeps it.
 	TimeZone string `yaml:"time_zone"`
 }
 
