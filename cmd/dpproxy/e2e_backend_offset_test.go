@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -69,5 +70,57 @@ func TestBackendTimeZoneOffset(t *testing.T) {
 				})
 			}
 		})
+	}
+}
+
+// TestRepeatWindowKeyedByBackendZone (an independent review's failing
+// test): a proxy in UTC answers a count of PostgreSQL timestamptz rows
+// after a wall-clock time (0: the time is six hours ahead), then one on
+// the same ledger, configured alike but for backend.time_zone '+12:00'
+// (where that wall-clock time was six hours ago: 360 rows), answers
+// afresh instead of repeating the first answer.
+func TestRepeatWindowKeyedByBackendZone(t *testing.T) {
+	b := visitsBackends[1]
+	if b.driver != "postgres" {
+		t.Fatal("visitsBackends[1] is not PostgreSQL")
+	}
+	dsn := b.dsn(t)
+	tables := zonedEvents(t, b, dsn, 360)
+	dir := t.TempDir()
+	q := fmt.Sprintf("SELECT COUNT(*) FROM ev2 WHERE tz >= '%s'", time.Now().UTC().Add(6*time.Hour).Format(time.DateTime))
+	for _, c := range []struct {
+		zone string
+		want float64
+	}{{"", 0}, {"+12:00", 360}} {
+		config := carolConfig(t, dir, "dpproxy.yaml", fmt.Sprintf("driver: postgres, dsn: %q, time_zone: %q", dsn, c.zone),
+			"{default_epsilon: 40, max_epsilon: 50, repeat_window: 1h}", "epsilon: 1000, delta: 1.0e-5", tables)
+		p := startProxy(t, dir, nil, "--config", config)
+		conn, err := p.connect(t, "carol", "carol-pw").Conn(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got float64
+		if err := conn.QueryRowContext(t.Context(), q).Scan(&got); err != nil {
+			t.Fatalf("%s in %q: %v", q, c.zone, err)
+		}
+		rows, err := conn.QueryContext(t.Context(), "SHOW WARNINGS")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var notes []string
+		for rows.Next() {
+			var level, msg string
+			var code int
+			if err := rows.Scan(&level, &code, &msg); err != nil {
+				t.Fatal(err)
+			}
+			notes = append(notes, msg)
+		}
+		rows.Close()
+		if math.Round(got) != c.want || strings.Contains(strings.Join(notes, "\n"), "repeated answer") {
+			t.Errorf("%s in %q: %g (%s), want %g answered afresh", q, c.zone, got, notes, c.want)
+		}
+		conn.Close()
+		p.stop(syscall.SIGTERM)
 	}
 }

@@ -62,6 +62,9 @@ type Backend struct {
 	// booleans are, by backend table, the columns declared integer that
 	// PostgreSQL stores as boolean (SetBooleans).
 	booleans map[string][]string
+
+	// identity is Identity, set by Open.
+	identity string
 }
 
 // Dialect returns the SQL dialect for a catalog driver name.
@@ -78,7 +81,7 @@ func Dialect(driver string) (sqlrewrite.Dialect, error) {
 }
 
 // Open opens and pings the backend database; its sessions run in the
-// time zone timeZone (SessionTimeZone).
+// time zone timeZone (SessionTimeZone). It reads its Identity.
 func Open(ctx context.Context, driver, dsn, timeZone string, log *slog.Logger) (*Backend, error) {
 	dialect, err := Dialect(driver)
 	if err != nil {
@@ -94,7 +97,14 @@ func Open(ctx context.Context, driver, dsn, timeZone string, log *slog.Logger) (
 		db.Close()
 		return nil, fmt.Errorf("backend: connect to %s: %w", driver, err)
 	}
-	return New(db, dialect, log), nil
+	id, err := identity(pingCtx, db, driver, dsn, timeZone)
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("backend: %s: %w", driver, err)
+	}
+	b := New(db, dialect, log)
+	b.identity = id
+	return b, nil
 }
 
 // OpenDB opens a connection pool of one of the three drivers, its

@@ -59,7 +59,7 @@ func repeatKey(t *testing.T, cat *catalog.Config, sql string, s planner.Settings
 		if err != nil {
 			t.Fatalf("%s (%s): %v", sql, s.Mechanism, err)
 		}
-		if key, err = answerKey(plan, "u"); err != nil {
+		if key, err = answerKey(plan, "u", ""); err != nil {
 			t.Errorf("%s (%s): no repeat-window key: %v", sql, s.Mechanism, err)
 		}
 		releases = plan.Releases
@@ -71,7 +71,7 @@ func repeatKey(t *testing.T, cat *catalog.Config, sql string, s planner.Settings
 		if err != nil {
 			t.Fatalf("%s (%s): %v", sql, s.Mechanism, err)
 		}
-		if key, err = queryAnswerKey(qp, "u"); err != nil {
+		if key, err = queryAnswerKey(qp, "u", ""); err != nil {
 			t.Errorf("%s (%s): no repeat-window key: %v", sql, s.Mechanism, err)
 		}
 		if qp.Base != nil {

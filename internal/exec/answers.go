@@ -46,6 +46,12 @@ import (
 // every field, exported or not, so a field added to a plan later takes
 // part in the key without anyone remembering to add it.
 //
+// The key also hashes the backend's identity (backend.Backend.Identity:
+// its driver, database and session zone), which the plan does not hold but
+// the answer depends on: a proxy restarted on another database, or with
+// another backend.time_zone (a timestamptz read in another zone), answers
+// afresh.
+//
 // The answers live in the ledger's state storage (budget.Ledger state
 // under "answer:" + the answer space's tag + ":" + the key's hex), so
 // every proxy sharing the ledger agrees. One writer: an answer is stored with an insert-if-absent (or,
@@ -134,7 +140,7 @@ func (e *Executor) runRepeatable(ctx context.Context, user string, plan *planner
 		}
 		return resultOf(plan, values), mine, nil
 	}
-	key, err := answerKey(plan, answerOwner(plan.Table, user))
+	key, err := answerKey(plan, answerOwner(plan.Table, user), e.backend.Identity())
 	if err != nil {
 		// A plan this code cannot compare (a new kind of field) is answered
 		// afresh and paid, as without a window; the log says why.
@@ -162,7 +168,7 @@ func (e *Executor) runRepeatableQuery(ctx context.Context, user string, qp *plan
 		}
 		return res, &storedAnswer{Result: stored}, nil
 	}
-	key, err := queryAnswerKey(qp, answerOwner(qp.Table, user))
+	key, err := queryAnswerKey(qp, answerOwner(qp.Table, user), e.backend.Identity())
 	if err != nil {
 		e.log.Error("statement answered without the repeat window: its plan has no key", "err", err)
 		return e.runQuery(ctx, user, qp, src)
@@ -318,30 +324,34 @@ func answerOwner(t *catalog.Table, user string) string {
 }
 
 // answerKey returns the ledger state key of plan's answers released to
-// owner ("" for answers shared by every analyst).
-func answerKey(plan *planner.Plan, owner string) (string, error) {
+// owner ("" for answers shared by every analyst) by the backend of
+// identity backend (backend.Backend.Identity).
+func answerKey(plan *planner.Plan, owner, backend string) (string, error) {
 	canon := *plan
 	canon.Filter = slices.Clone(plan.Filter)
 	canon.Outputs = slices.Clone(plan.Outputs)
 	for i := range canon.Outputs {
 		canon.Outputs[i].Label = "" // the client's alias or spelling
 	}
-	return canonicalKey("plan", canon, owner, plan.Table.Name)
+	return canonicalKey("plan", canon, owner, plan.Table.Name, backend)
 }
 
 // queryAnswerKey returns the ledger state key of the answers of a RunQuery
-// statement released to owner.
-func queryAnswerKey(qp *planner.QueryPlan, owner string) (string, error) {
-	return canonicalKey("query", *qp, owner, qp.Table.Name)
+// statement released to owner by the backend of identity backend.
+func queryAnswerKey(qp *planner.QueryPlan, owner, backend string) (string, error) {
+	return canonicalKey("query", *qp, owner, qp.Table.Name, backend)
 }
 
-// canonicalKey hashes the kind, the owner and the canonical encoding of v
-// (lengths first: no two (kind, owner, v) encode alike), after the tag of
-// its answer space: the owner's, or for answers shared by every analyst
-// (owner ""), the table's.
-func canonicalKey(kind string, v any, owner, table string) (string, error) {
+// canonicalKey hashes the kind, the backend's identity, the owner and the
+// canonical encoding of v (lengths first: no two (kind, backend, owner, v)
+// encode alike), after the tag of its answer space: the owner's, or for
+// answers shared by every analyst (owner ""), the table's. The backend is
+// part of the key because what a plan answers depends on it too (the
+// database, the zone its columns with a time zone are read in): a proxy
+// restarted on another never repeats the first one's answers.
+func canonicalKey(kind string, v any, owner, table, backend string) (string, error) {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "%s owner %d:%s;", kind, len(owner), owner)
+	fmt.Fprintf(&b, "%s backend %d:%s owner %d:%s;", kind, len(backend), backend, len(owner), owner)
 	if err := encodeCanonical(&b, reflect.ValueOf(v), 0); err != nil {
 		return "", err
 	}

@@ -225,12 +225,13 @@ func TestRacingIdenticalStatementsReleaseOneAnswer(t *testing.T) {
 }
 
 // TestAnswerKeyCoversThePlan: plans that differ in anything but the labels,
-// the order of the filter's conditions and of IN lists have different keys;
+// the order of the filter's conditions and of IN lists have different keys,
+// and so do the answers of one plan by backends of different identities;
 // a plan holding something without a canonical encoding has none.
 func TestAnswerKeyCoversThePlan(t *testing.T) {
 	f := newAnswersFixture(t)
 	key := func(q string, eps float64) string {
-		k, err := answerKey(f.plan(t, q, eps), "")
+		k, err := answerKey(f.plan(t, q, eps), "", "")
 		if err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}
@@ -268,7 +269,7 @@ func TestAnswerKeyCoversThePlan(t *testing.T) {
 		t.Error("another ε: the same key")
 	}
 	owned := func(owner string) string {
-		k, err := answerKey(f.plan(t, repeatQuery, 0.5), owner)
+		k, err := answerKey(f.plan(t, repeatQuery, 0.5), owner, "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -277,9 +278,20 @@ func TestAnswerKeyCoversThePlan(t *testing.T) {
 	if a, b := owned("user:a"), owned("user:b"); a == b || a == base || b == base {
 		t.Error("answers of different owners, or of an owner and everyone, share a key")
 	}
+	seen := map[string]bool{base: true}
+	for _, backend := range []string{"a backend", "another backend"} {
+		k, err := answerKey(f.plan(t, repeatQuery, 0.5), "", backend)
+		if err != nil || seen[k] {
+			t.Errorf("the answer of %s has the key of another backend's (%v)", backend, err)
+		}
+		seen[k] = true
+	}
+	if a, _ := answerKey(f.plan(t, repeatQuery, 0.5), "", "a"); a == owned("a") {
+		t.Error("a backend's identity and an owner are confused in the key")
+	}
 	plan := f.plan(t, repeatQuery, 0.5)
 	plan.Releases[0].Mechanism = funcMechanism{plan.Releases[0].Mechanism, func() {}}
-	if _, err := answerKey(plan, ""); err == nil {
+	if _, err := answerKey(plan, "", ""); err == nil {
 		t.Error("a plan holding a function got a key")
 	}
 }
