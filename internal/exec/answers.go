@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/dpproxy/dpproxy/internal/budget"
 	"github.com/dpproxy/dpproxy/internal/catalog"
 	"github.com/dpproxy/dpproxy/internal/dperr"
 	"github.com/dpproxy/dpproxy/internal/mech/noise"
@@ -54,29 +55,36 @@ import (
 //
 // The answers live in the ledger's state storage (budget.Ledger state
 // under "answer:" + the answer space's tag + ":" + the key's hex), so
-// every proxy sharing the ledger agrees. One writer: an answer is stored with an insert-if-absent (or,
-// replacing an expired one, a compare-and-swap from the expired bytes)
-// and released only if that write succeeded; a statement that loses the
-// race discards its own answer unreleased and returns the winner's. Within
-// one process, identical statements wait for each other (a mutex per key),
-// so only statements racing from different proxies ever pay twice.
+// every proxy sharing the ledger agrees. An answer shared on a table is
+// stored in the space of the analyst who paid for it (payerKey), and the
+// table's key holds a pointer to it (sharedPointer), written in the same
+// transaction: lookups are the table's, bounds the payer's. One writer: an
+// answer is stored with an insert-if-absent (or, replacing an expired one,
+// a compare-and-swap from the expired bytes) and released only if that
+// write succeeded; a statement that loses the race discards its own answer
+// unreleased and returns the winner's. Within one process, identical
+// statements wait for each other (a mutex per key), so only statements
+// racing from different proxies ever pay twice.
 //
 // Bounds. The ledger is shared by every analyst, so what one analyst can
 // make it store is bounded. An answer space is the answers one analyst
-// stored on tables without a table cap, or those of one table with a
-// table cap. Before it stores an answer, a statement deletes up to
-// answerSweep answers of any space last written more than a window ago
-// (expired: no statement repeats them), a deletion that keeps an answer
-// written again meanwhile (budget.Ledger.DeleteStaleStates); and it
-// stores its answer only if its space then holds, written within the
-// window, fewer than maxSpaceAnswers answers and at most maxSpaceBytes
-// bytes with it (checked before the write, so concurrent statements of
-// one space may overshoot by one answer each). An answer not stored is
-// still released and paid; an identical statement is then answered afresh
-// and paid again, so neither bound lets noise be averaged away. Stale
-// answers are deleted at least answerSweep times as fast as a space can
-// store new ones, so the ledger holds about two windows' worth of each
-// space's bounds at most.
+// stored on tables without a table cap, or those one analyst paid for on
+// one table with a table cap (a space per analyst there too, so that one
+// analyst filling it cannot keep the others' answers from being stored;
+// the table's own space holds a pointer of under 200 bytes per answer its
+// analysts stored, so it is bounded by theirs). Before it stores an
+// answer, a statement deletes up to answerSweep answers of any space last
+// written more than a window ago (expired: no statement repeats them), a
+// deletion that keeps an answer written again meanwhile
+// (budget.Ledger.DeleteStaleStates); and it stores its answer only if its
+// space then holds, written within the window, fewer than maxSpaceAnswers
+// answers and at most maxSpaceBytes bytes with it (checked before the
+// write, so concurrent statements of one space may overshoot by one answer
+// each). An answer not stored is still released and paid; an identical
+// statement is then answered afresh and paid again, so neither bound lets
+// noise be averaged away. Stale answers are deleted at least answerSweep
+// times as fast as a space can store new ones, so the ledger holds about
+// two windows' worth of each space's bounds at most.
 type answerStore struct {
 	keys keyLocks
 }
@@ -140,7 +148,8 @@ func (e *Executor) runRepeatable(ctx context.Context, user string, plan *planner
 		}
 		return resultOf(plan, values), mine, nil
 	}
-	key, err := answerKey(plan, answerOwner(plan.Table, user), e.backend.Identity())
+	owner := answerOwner(plan.Table, user)
+	key, err := answerKey(plan, owner, e.backend.Identity())
 	if err != nil {
 		// A plan this code cannot compare (a new kind of field) is answered
 		// afresh and paid, as without a window; the log says why.
@@ -148,7 +157,7 @@ func (e *Executor) runRepeatable(ctx context.Context, user string, plan *planner
 		res, _, err := fresh()
 		return res, err
 	}
-	return e.repeated(ctx, key, fresh, func(a *storedAnswer) (*Result, error) { return repeatedResult(plan, a) })
+	return e.repeated(ctx, key, payerKey(key, owner, plan.Table.Name, user), fresh, func(a *storedAnswer) (*Result, error) { return repeatedResult(plan, a) })
 }
 
 // runRepeatableQuery is runRepeatable for a statement RunQuery answers
@@ -168,12 +177,13 @@ func (e *Executor) runRepeatableQuery(ctx context.Context, user string, qp *plan
 		}
 		return res, &storedAnswer{Result: stored}, nil
 	}
-	key, err := queryAnswerKey(qp, answerOwner(qp.Table, user), e.backend.Identity())
+	owner := answerOwner(qp.Table, user)
+	key, err := queryAnswerKey(qp, owner, e.backend.Identity())
 	if err != nil {
 		e.log.Error("statement answered without the repeat window: its plan has no key", "err", err)
 		return e.runQuery(ctx, user, qp, src)
 	}
-	return e.repeated(ctx, key, fresh, func(a *storedAnswer) (*Result, error) {
+	return e.repeated(ctx, key, payerKey(key, owner, qp.Table.Name, user), fresh, func(a *storedAnswer) (*Result, error) {
 		if a.Result == nil {
 			return nil, dperr.New(dperr.Internal, "internal error: a stored answer does not fit its statement")
 		}
@@ -186,18 +196,23 @@ func (e *Executor) runRepeatableQuery(ctx context.Context, user string, qp *plan
 	})
 }
 
-// repeated answers from the answer stored under key if it was released
+// repeated answers from the answer found under key if it was released
 // within the window (replay), or runs fresh, which pays for a new answer,
 // stores it (one writer: insert-if-absent or compare-and-swap from what
-// was found) and releases it only if that write succeeded; a statement
-// that loses the race releases the winner's answer, never its own.
-func (e *Executor) repeated(ctx context.Context, key string, fresh func() (*Result, *storedAnswer, error), replay func(*storedAnswer) (*Result, error)) (*Result, error) {
+// was found under key) and releases it only if that write succeeded; a
+// statement that loses the race releases the winner's answer, never its
+// own. payer is "" for an analyst's own answers, stored under key; for
+// answers shared on a table, it is the key the statement's analyst stores
+// the answer under (payerKey), and key holds a sharedPointer to it,
+// written in the same transaction.
+func (e *Executor) repeated(ctx context.Context, key, payer string, fresh func() (*Result, *storedAnswer, error), replay func(*storedAnswer) (*Result, error)) (*Result, error) {
 	unlock, err := e.answers.lock(ctx, key)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	old, stored, err := e.loadAnswer(ctx, key)
+	shared := payer != ""
+	old, stored, err := e.loadAnswer(ctx, key, shared)
 	if err != nil {
 		return nil, err
 	}
@@ -216,13 +231,24 @@ func (e *Executor) repeated(ctx context.Context, key string, fresh func() (*Resu
 	// The answer is paid for: from here on the statement's context no
 	// longer decides whether it is recorded.
 	settle := context.WithoutCancel(ctx)
-	if why := e.roomFor(settle, key, len(value)); why != "" {
+	store := key
+	if shared {
+		store = payer
+	}
+	if why := e.roomFor(settle, store, len(value)); why != "" {
 		// Released and paid, but not kept.
 		res.Warnings = append(res.Warnings, note(why+": an identical statement is answered afresh and paid"))
 		return res, nil
 	}
 	for range maxStoreAttempts {
-		swapped, err := e.ledger.SwapState(settle, key, old, value)
+		swaps := []budget.StateSwap{{Key: key, Old: old, New: value}}
+		if shared {
+			swaps, err = e.sharedSwaps(settle, key, old, payer, mine.ReleasedAt, value)
+			if err != nil {
+				return nil, err
+			}
+		}
+		swapped, err := e.ledger.SwapStates(settle, swaps...)
 		if err != nil {
 			return nil, dperr.Wrap(dperr.Internal, err, "internal error: the answer could not be recorded; its budget is spent")
 		}
@@ -234,12 +260,15 @@ func (e *Executor) repeated(ctx context.Context, key string, fresh func() (*Resu
 		// one this statement found, so it is the newest released answer;
 		// handing it out again reveals nothing new). If there is none,
 		// the expired answer this statement found was deleted meanwhile:
-		// store ours as the first.
-		old, stored, err = e.loadAnswer(settle, key)
+		// store ours as the first. A shared answer's swap may also lose
+		// on the payer's key alone (its expired answer deleted meanwhile),
+		// key still holding what this statement found: then try again.
+		found := old
+		old, stored, err = e.loadAnswer(settle, key, shared)
 		if err != nil {
 			return nil, err
 		}
-		if stored != nil {
+		if stored != nil && !bytes.Equal(old, found) {
 			return replay(stored)
 		}
 	}
@@ -248,6 +277,32 @@ func (e *Executor) repeated(ctx context.Context, key string, fresh func() (*Resu
 
 // maxStoreAttempts bounds the swaps of one statement's answer.
 const maxStoreAttempts = 4
+
+// sharedPointer is the ledger value, under a shared answer's key, that
+// names the key its payer stored the answer under (payerKey).
+type sharedPointer struct {
+	ReleasedAt int64  `json:"released_at"` // Unix microseconds, as the answer's
+	Answer     string `json:"answer"`
+}
+
+// sharedSwaps are the swaps that store value, a shared answer released at
+// releasedAt, under payer and point key (which held old) to it, in one
+// transaction: payer's swap is from what it holds now (an expired answer
+// of the same analyst, or nothing).
+func (e *Executor) sharedSwaps(ctx context.Context, key string, old []byte, payer string, releasedAt int64, value []byte) ([]budget.StateSwap, error) {
+	pointer, err := json.Marshal(sharedPointer{ReleasedAt: releasedAt, Answer: payer})
+	if err != nil {
+		return nil, dperr.Wrap(dperr.Internal, err, "internal error: cannot record the answer")
+	}
+	held, ok, err := e.ledger.GetState(ctx, payer)
+	if err != nil {
+		return nil, dperr.Wrap(dperr.Internal, err, "internal error: budget ledger unavailable")
+	}
+	if !ok {
+		held = nil
+	}
+	return []budget.StateSwap{{Key: key, Old: old, New: pointer}, {Key: payer, Old: held, New: value}}, nil
+}
 
 // roomFor deletes up to answerSweep expired answers, then returns why an
 // answer of size bytes under key is not to be stored, or "" if its answer
@@ -272,9 +327,10 @@ func (e *Executor) roomFor(ctx context.Context, key string, size int) string {
 	return ""
 }
 
-// loadAnswer returns the stored bytes and answer under key (nil, nil when
-// there is none).
-func (e *Executor) loadAnswer(ctx context.Context, key string) ([]byte, *storedAnswer, error) {
+// loadAnswer returns the bytes stored under key and the answer they hold
+// (nil, nil when there is none): for a shared answer (shared true), the
+// answer their sharedPointer names (nil when it was deleted, as expired).
+func (e *Executor) loadAnswer(ctx context.Context, key string, shared bool) ([]byte, *storedAnswer, error) {
 	raw, ok, err := e.ledger.GetState(ctx, key)
 	if err != nil {
 		return nil, nil, dperr.Wrap(dperr.Internal, err, "internal error: budget ledger unavailable")
@@ -282,8 +338,21 @@ func (e *Executor) loadAnswer(ctx context.Context, key string) ([]byte, *storedA
 	if !ok {
 		return nil, nil, nil
 	}
+	value := raw
+	if shared {
+		var p sharedPointer
+		if err := json.Unmarshal(raw, &p); err != nil {
+			return nil, nil, dperr.Wrap(dperr.Internal, err, "internal error: a stored answer is unreadable")
+		}
+		if value, ok, err = e.ledger.GetState(ctx, p.Answer); err != nil {
+			return nil, nil, dperr.Wrap(dperr.Internal, err, "internal error: budget ledger unavailable")
+		}
+		if !ok {
+			return raw, nil, nil
+		}
+	}
 	var a storedAnswer
-	if err := json.Unmarshal(raw, &a); err != nil {
+	if err := json.Unmarshal(value, &a); err != nil {
 		return nil, nil, dperr.Wrap(dperr.Internal, err, "internal error: a stored answer is unreadable")
 	}
 	return raw, &a, nil
@@ -360,8 +429,26 @@ func canonicalKey(kind string, v any, owner, table, backend string) (string, err
 	if owner == "" {
 		space = fmt.Sprintf("table %d:%s", len(table), table)
 	}
+	return answerKeyPrefix + spaceTag(space) + ":" + hex.EncodeToString(sum[:]), nil
+}
+
+// payerKey returns "" for an answer of owner's own (owner not ""), stored
+// under key; for an answer shared on table, the key user stores it under
+// if they pay for it: key's hash in user's part of the table's answers, a
+// space of its own, so that each analyst's answers there have the bounds
+// of an answer space and no analyst can fill the table's for the others.
+func payerKey(key, owner, table, user string) string {
+	if owner != "" {
+		return ""
+	}
+	space := fmt.Sprintf("table %d:%s user %d:%s", len(table), table, len(user), user)
+	return answerKeyPrefix + spaceTag(space) + key[len(answerSpace(key))-1:]
+}
+
+// spaceTag is the tag of the answer space named space in its keys.
+func spaceTag(space string) string {
 	tag := sha256.Sum256([]byte(space))
-	return answerKeyPrefix + hex.EncodeToString(tag[:spaceTagLen]) + ":" + hex.EncodeToString(sum[:]), nil
+	return hex.EncodeToString(tag[:spaceTagLen])
 }
 
 // spaceTagLen is the bytes of an answer space's tag in its keys: two

@@ -191,36 +191,53 @@ func TestRepeatWindow(t *testing.T) {
 
 // TestRacingIdenticalStatementsReleaseOneAnswer: two proxies (executors)
 // sharing the ledger, 8 connections each, send the same statement at
-// once: every connection gets the same answer.
+// once: every connection gets the same answer. On a table with a table
+// cap the connections are two analysts', whose answers are shared.
 func TestRacingIdenticalStatementsReleaseOneAnswer(t *testing.T) {
-	f := newAnswersFixture(t)
-	proxies := []*Executor{f.executor(t, time.Hour), f.executor(t, time.Hour)}
-	plan := f.plan(t, repeatQuery, 0.1)
-	const conns = 16
-	rows := make([][]any, conns)
-	start := make(chan struct{})
-	var wg sync.WaitGroup
-	for i := range conns {
-		wg.Go(func() {
-			<-start
-			res, err := proxies[i%2].Run(context.Background(), "a", plan, rand.NewChaCha8([32]byte{byte(i)}))
-			if err != nil {
-				t.Errorf("connection %d: %v", i, err)
-				return
+	for _, capped := range []bool{false, true} {
+		t.Run(fmt.Sprintf("table cap %v", capped), func(t *testing.T) {
+			f := newAnswersFixture(t)
+			users := []string{"a"}
+			if capped {
+				f.cat.Tables[0].Epsilon = 100
+				if err := f.ledger.SetLimit(context.Background(), catalog.TableAccount("t"), budget.Cost{Epsilon: 100}); err != nil {
+					t.Fatal(err)
+				}
+				users = append(users, "b")
 			}
-			rows[i] = res.Row
+			proxies := []*Executor{f.executor(t, time.Hour), f.executor(t, time.Hour)}
+			plan := f.plan(t, repeatQuery, 0.1)
+			const conns = 16
+			rows := make([][]any, conns)
+			start := make(chan struct{})
+			var wg sync.WaitGroup
+			for i := range conns {
+				wg.Go(func() {
+					<-start
+					res, err := proxies[i%2].Run(context.Background(), users[i/2%len(users)], plan, rand.NewChaCha8([32]byte{byte(i)}))
+					if err != nil {
+						t.Errorf("connection %d: %v", i, err)
+						return
+					}
+					rows[i] = res.Row
+				})
+			}
+			close(start)
+			wg.Wait()
+			for i := range rows {
+				if !reflect.DeepEqual(rows[i], rows[0]) {
+					t.Errorf("connection %d got %v, connection 0 got %v", i, rows[i], rows[0])
+				}
+			}
+			// Each proxy pays at most once (the loser of the race discards its answer).
+			spent := 0.0
+			for _, u := range users {
+				spent += 10 - f.remaining(t, u)
+			}
+			if spent > 2*0.1+1e-9 {
+				t.Errorf("ε %v spent: more than one payment per proxy", spent)
+			}
 		})
-	}
-	close(start)
-	wg.Wait()
-	for i := range rows {
-		if !reflect.DeepEqual(rows[i], rows[0]) {
-			t.Errorf("connection %d got %v, connection 0 got %v", i, rows[i], rows[0])
-		}
-	}
-	// Each proxy pays at most once (the loser of the race discards its answer).
-	if got := f.remaining(t, "a"); got < 10-2*0.1-1e-9 {
-		t.Errorf("remaining %v: more than one payment per proxy", got)
 	}
 }
 

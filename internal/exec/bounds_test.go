@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -217,7 +218,7 @@ func TestRepeatedStoresAfterAConcurrentSweep(t *testing.T) {
 				return &Result{Row: []any{1.0}}, &storedAnswer{Values: []storedValue{{Value: 1}}}, nil
 			}
 			replay := func(*storedAnswer) (*Result, error) { return &Result{Row: []any{"replayed"}}, nil }
-			res, err := e.repeated(ctx, key, fresh, replay)
+			res, err := e.repeated(ctx, key, "", fresh, replay)
 			if err != nil {
 				t.Fatalf("repeated: %v", err)
 			}
@@ -228,5 +229,47 @@ func TestRepeatedStoresAfterAConcurrentSweep(t *testing.T) {
 				t.Errorf("the answer is not stored (%v)", err)
 			}
 		})
+	}
+}
+
+// TestRepeatWindowSharedTableQuotaPerAnalyst: on a table with a table cap,
+// analyst a fills their part of the table's answers (maxSpaceAnswers
+// distinct statements at ε = 1e-12, one more not stored); analyst b's
+// answers are still stored and repeated for free, to b and to a alike
+// (lookups are shared across the table), and a's stored answers are
+// repeated free to b.
+func TestRepeatWindowSharedTableQuotaPerAnalyst(t *testing.T) {
+	f := newAnswersFixture(t)
+	f.cat.Tables[0].Epsilon = 100
+	if err := f.ledger.SetLimit(context.Background(), catalog.TableAccount("t"), budget.Cost{Epsilon: 100}); err != nil {
+		t.Fatal(err)
+	}
+	e := f.executor(t, time.Hour)
+	query := func(i int) string {
+		return fmt.Sprintf("SELECT COUNT(*) FROM t WHERE a >= %d AND b >= %d", i%100, i/100)
+	}
+	for i := range maxSpaceAnswers + 1 {
+		f.run(t, e, "a", query(i), 1e-12, byte(i))
+	}
+	if n, _ := storedAnswers(t, f.ledger); n != 2*maxSpaceAnswers {
+		// Each stored answer is the answer and its table's pointer to it.
+		t.Errorf("%d answers and pointers stored, want %d", n, 2*maxSpaceAnswers)
+	}
+	if isRepeated(f.run(t, e, "a", query(maxSpaceAnswers), 1e-12, 1)) {
+		t.Error("the statement beyond a's quota was stored")
+	}
+	before := f.remaining(t, "b")
+	first := f.run(t, e, "b", "SELECT COUNT(*), SUM(b) FROM t WHERE a < 42", 0.5, 2)
+	for _, user := range []string{"b", "a"} {
+		again := f.run(t, e, user, "SELECT COUNT(*), SUM(b) FROM t WHERE a < 42", 0.5, 3)
+		if !isRepeated(again) || !reflect.DeepEqual(again.Row, first.Row) {
+			t.Errorf("%s repeating b's statement after a filled their quota: %v (repeated %v), want b's answer %v", user, again.Row, isRepeated(again), first.Row)
+		}
+	}
+	if got := f.remaining(t, "b"); got != before-0.5 {
+		t.Errorf("b: remaining %v, want %v (one payment)", got, before-0.5)
+	}
+	if !isRepeated(f.run(t, e, "b", query(7), 1e-12, 4)) {
+		t.Error("b repeating a statement a paid for was answered afresh")
 	}
 }
