@@ -13,7 +13,7 @@ import (
 // PutState stores value under key, replacing any earlier value. It is for
 // mechanisms that keep state next to the ledger (DAWA synopses, Median
 // Mechanism state); keys are up to 255 bytes, and values are limited only by
-// the database (on MySQL/MariaDB, by max_allowed_packet).
+// the database (on MySQL/MariaDB, by max_allowed_packet: StateValueLimit).
 func (l *Ledger) PutState(ctx context.Context, key string, value []byte) error {
 	if err := validName("state key", key); err != nil {
 		return err
@@ -28,6 +28,40 @@ func (l *Ledger) PutState(ctx context.Context, key string, value []byte) error {
 		_, err := l.exec(ctx, tx, upsert, key, value, now)
 		return err
 	}))
+}
+
+// MaxStateValue is the size, in bytes, of the largest state value a
+// caller that bounds its values should store in any ledger: what a MySQL
+// or MariaDB ledger at MariaDB's default max_allowed_packet of 16 MiB
+// takes (stateValueLimit). It is the same for every ledger, so that what
+// such a caller refuses does not depend on the ledger's database; it also
+// bounds what one swap writes where the database sets no limit.
+const MaxStateValue = (16<<20 - statementRoom) / 4
+
+// statementRoom is the room a state swap's statement needs besides its
+// values (the SQL, the key, the time), with a generous margin.
+const statementRoom = 64 << 10
+
+// stateValueLimit is the largest value a swap can store under a
+// max_allowed_packet of packet bytes: the swap sends the old and the new
+// value in one statement, each escaped at worst to twice its size (a DSN
+// with interpolateParams=true escapes bytes such as 0x00 to two), and the
+// rows read back must fit too.
+func stateValueLimit(packet int64) int64 { return max(packet-statementRoom, 0) / 4 }
+
+// StateValueLimit returns the size, in bytes, of the largest state value
+// that callers bounding their values should store: MaxStateValue, or less
+// on a MySQL/MariaDB ledger whose max_allowed_packet is below 16 MiB
+// (read now: the server's value may change).
+func (l *Ledger) StateValueLimit(ctx context.Context) (int64, error) {
+	if l.dialect != MySQL {
+		return MaxStateValue, nil
+	}
+	var packet int64
+	if err := l.db.QueryRowContext(ctx, "SELECT @@max_allowed_packet").Scan(&packet); err != nil {
+		return 0, ledgerError(err)
+	}
+	return min(MaxStateValue, stateValueLimit(packet)), nil
 }
 
 // GetState returns the value stored under key and true, or nil and false

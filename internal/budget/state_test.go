@@ -222,3 +222,31 @@ func TestCancelIf(t *testing.T) {
 		}
 	})
 }
+
+// TestStateValueLimit: every ledger takes values of MaxStateValue bytes,
+// the limit at MariaDB's default max_allowed_packet (16 MiB): stored,
+// swapped for another of that size (the statement then carries both, and
+// bytes such as 0x00 that escaping doubles) and read back, on every
+// backend.
+func TestStateValueLimit(t *testing.T) {
+	ctx := context.Background()
+	forEachLedger(t, func(t *testing.T, l *Ledger) {
+		limit, err := l.StateValueLimit(ctx)
+		if err != nil || limit != MaxStateValue {
+			t.Fatalf("limit: %d, %v; want %d (the server's max_allowed_packet is MariaDB's default)", limit, err, MaxStateValue)
+		}
+		first, second := make([]byte, limit), make([]byte, limit)
+		for i := range second {
+			second[i] = "\x00'\\\n"[i%4]
+		}
+		if ok, err := l.SwapState(ctx, "big", nil, first); err != nil || !ok {
+			t.Fatalf("store %d bytes: %v, %v", limit, ok, err)
+		}
+		if ok, err := l.SwapState(ctx, "big", first, second); err != nil || !ok {
+			t.Fatalf("swap %d bytes: %v, %v", limit, ok, err)
+		}
+		if got, ok, err := l.GetState(ctx, "big"); err != nil || !ok || !bytes.Equal(got, second) {
+			t.Fatalf("read back: %d bytes, found %v, %v", len(got), ok, err)
+		}
+	})
+}

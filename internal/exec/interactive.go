@@ -19,8 +19,8 @@ import (
 func (e *Executor) runInteractive(ctx context.Context, user string, plan *planner.Plan, src noise.Source) (*Result, error) {
 	ip := plan.Interactive
 	inst, created, err := e.interactive.obtain(ctx, ip, Accounts(user, plan.Table),
-		func(ctx context.Context, readData *bool) (*interactiveInstance, []int64, error) {
-			return e.createInteractive(ctx, ip, src, readData)
+		func(ctx context.Context, maxHard int, readData *bool) (*interactiveInstance, []int64, error) {
+			return e.createInteractive(ctx, ip, src, maxHard, readData)
 		})
 	if err != nil {
 		return nil, err
@@ -54,8 +54,10 @@ func (e *Executor) runInteractive(ctx context.Context, user string, plan *planne
 }
 
 // createInteractive reads the histogram over X once, releases the noisy
-// row count n̂, chooses the mechanism by the planner's rule and releases it.
-func (e *Executor) createInteractive(ctx context.Context, ip *planner.InteractivePlan, src noise.Source, readData *bool) (*interactiveInstance, []int64, error) {
+// row count n̂, chooses the mechanism by the planner's rule and releases
+// it, a Median Mechanism with at most maxHard hard answers (its state then
+// fits the ledger: interactiveStore.fit).
+func (e *Executor) createInteractive(ctx context.Context, ip *planner.InteractivePlan, src noise.Source, maxHard int, readData *bool) (*interactiveInstance, []int64, error) {
 	snap, err := e.backend.Snapshot(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -79,13 +81,13 @@ func (e *Executor) createInteractive(ctx context.Context, ip *planner.Interactiv
 		return nil, nil, fail(err)
 	}
 	nHat := max(countNoise.Release(src, n), 1)
-	kind, why := ip.Choose(nHat)
+	kind, why := ip.Choose(nHat, maxHard)
 	inst := &interactiveInstance{header: interactiveHeader{Key: ip.Key, Mechanism: kind, Why: why,
 		NHat: nHat, Epsilon: ip.Config.Epsilon, Noise: ip.RestEpsilon(), CreatedAt: time.Now().UTC(), UnitSalt: salt}}
 	if kind == planner.InteractiveMedian {
 		// The mechanism takes the n̂ released above as its row count: the
 		// count is released once, for the rule and the mechanism.
-		inst.mm, err = mm.NewMedianMechanism(src, len(truth), n, ip.MedianConfig(nHat))
+		inst.mm, err = mm.NewMedianMechanism(src, len(truth), n, ip.MedianConfig(nHat, maxHard))
 		if err == nil {
 			return inst, truth, nil
 		}

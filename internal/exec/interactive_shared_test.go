@@ -399,7 +399,7 @@ func TestInteractiveCreationAfterFailure(t *testing.T) {
 	// confuses with a slow statement).
 	e.interactive.lease, e.interactive.poll = 10*time.Second, 10*time.Millisecond
 
-	failing := func(ctx context.Context, readData *bool) (*interactiveInstance, []int64, error) {
+	failing := func(ctx context.Context, _ int, readData *bool) (*interactiveInstance, []int64, error) {
 		*readData = true
 		return nil, nil, dperr.New(dperr.Backend, "backend down")
 	}
@@ -450,10 +450,10 @@ func TestInteractiveCreationAfterFailure(t *testing.T) {
 	slow.Add(1)
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		create := func(ctx context.Context, readData *bool) (*interactiveInstance, []int64, error) {
+		create := func(ctx context.Context, maxHard int, readData *bool) (*interactiveInstance, []int64, error) {
 			slow.Done()
 			time.Sleep(100 * time.Millisecond)
-			return e.createInteractive(ctx, plan.Interactive, rand.NewChaCha8([32]byte{6}), readData)
+			return e.createInteractive(ctx, plan.Interactive, rand.NewChaCha8([32]byte{6}), maxHard, readData)
 		}
 		if _, created, err := e.interactive.obtain(ctx, plan.Interactive, []string{"user:a"}, create); err != nil || !created {
 			t.Errorf("slow creation: created %v, err %v", created, err)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/dpproxy/dpproxy/internal/budget"
+	"github.com/dpproxy/dpproxy/internal/catalog"
 	"github.com/dpproxy/dpproxy/internal/dperr"
 	"github.com/dpproxy/dpproxy/internal/mech/mm"
 	"github.com/dpproxy/dpproxy/internal/mech/noise"
@@ -170,6 +171,10 @@ func decodeInteractive(ip *planner.InteractivePlan, value []byte) (*interactiveI
 	if inst.header.Key != ip.Key {
 		return nil, bad(fmt.Errorf("key %q, want %q", inst.header.Key, ip.Key))
 	}
+	if inst.header.Mechanism == interactiveFailed {
+		return nil, dperr.New(dperr.BudgetExhausted, "the interactive counting session of table %s was paid for (epsilon=%.6g, at %s) but its instance could not be stored in the budget ledger, so it answers nothing; it is not created again, which would charge each count again: ask an administrator for a new session (a new interactive configuration)",
+			ip.Table.Name, inst.header.Epsilon, inst.header.CreatedAt.Format(time.RFC3339))
+	}
 	if inst.header.Mechanism == planner.InteractiveMedian {
 		inst.mm = &mm.MedianMechanism{}
 		if err := inst.mm.UnmarshalBinary(value[8+n:]); err != nil {
@@ -182,9 +187,65 @@ func decodeInteractive(ip *planner.InteractivePlan, value []byte) (*interactiveI
 }
 
 // createFunc reads the data and releases a new instance (setting
-// *readData before the first read); it returns the instance and the
-// histogram over X it read.
-type createFunc func(ctx context.Context, readData *bool) (*interactiveInstance, []int64, error)
+// *readData before the first read) whose Median Mechanism, if it takes
+// one, has at most maxHard hard answers (0: it takes the histogram; fit);
+// it returns the instance and the histogram over X it read.
+type createFunc func(ctx context.Context, maxHard int, readData *bool) (*interactiveInstance, []int64, error)
+
+// interactiveFailed is the mechanism of the value stored in place of an
+// instance whose creation read the data but could not store it (markFailed).
+const interactiveFailed = "none: the instance could not be stored"
+
+// interactiveHeaderRoom bounds the stored header's JSON besides its key
+// and noisy cells: the field names, the mechanism, the rule's reason
+// (under 400 bytes), the numbers, the time and the unit salt, with a wide
+// margin.
+const interactiveHeaderRoom = 4096
+
+// interactiveHeaderBound bounds the stored value of ip's instance besides
+// its Median Mechanism state: the length, the header's JSON with the key
+// escaped at worst (\u00XX, 6 bytes a byte) and, for a histogram, its
+// noisy cells (at most 20 characters and a comma each).
+func interactiveHeaderBound(ip *planner.InteractivePlan, histogram bool) int64 {
+	n := int64(8 + interactiveHeaderRoom + 6*len(ip.Key))
+	if histogram {
+		n += 21 * int64(ip.Predicate.Cells())
+	}
+	return n
+}
+
+// fit checks, from public facts only and before any reservation, that
+// ip's instance can be stored in the ledger (budget.Ledger.StateValueLimit:
+// the same limit on every ledger, lower on a MySQL/MariaDB ledger with a
+// small max_allowed_packet), whatever the data and however long it lives:
+// it returns the most hard answers its Median Mechanism may have so that
+// its state stays within the limit (mm.HardCapWithin; 0 makes the rule
+// take the histogram), or refuses the configuration. Without it a domain
+// too large for the ledger read the data, failed to store its instance
+// and was paid again by every count (found by an independent review).
+func (st *interactiveStore) fit(ctx context.Context, ip *planner.InteractivePlan) (int, error) {
+	limit, err := st.ledger.StateValueLimit(ctx)
+	if err != nil {
+		return 0, err
+	}
+	where := fmt.Sprintf("the %d bytes a value in the budget ledger may take (%d on every ledger; on MySQL/MariaDB at most a quarter of max_allowed_packet, less 64 KiB)", limit, budget.MaxStateValue)
+	cells := ip.Predicate.Cells()
+	kind := ip.Config.Mechanism
+	if need := interactiveHeaderBound(ip, true); kind != catalog.InteractiveMedian && need > limit {
+		return 0, dperr.New(dperr.Unsupported, "not supported: the noisy histogram over the %d cells of the interactive domain of table %s would take up to %d bytes, above %s; declare fewer cells",
+			cells, ip.Table.Name, need, where)
+	}
+	if kind == catalog.InteractiveHistogram {
+		return 0, nil
+	}
+	cfg := ip.MedianConfig(1, 0)
+	maxHard := mm.HardCapWithin(cfg, cells, limit-interactiveHeaderBound(ip, false))
+	if maxHard == 0 && kind == catalog.InteractiveMedian {
+		return 0, dperr.New(dperr.Unsupported, "not supported: the Median Mechanism over the %d cells of the interactive domain of table %s keeps a state of up to %d bytes (%d candidates × %d cells × 8 bytes, its answer cache and one cut), above %s; declare fewer cells, or mechanism: histogram",
+			cells, ip.Table.Name, interactiveHeaderBound(ip, false)+mm.StateBound(cfg, cells, 1), mm.DefaultPoolSize, cells, where)
+	}
+	return maxHard, nil
+}
 
 // obtain returns the instance of ip: cached, loaded, or created with
 // create under a reservation of the instance's ε charged to accounts and
@@ -208,6 +269,7 @@ func (st *interactiveStore) obtain(ctx context.Context, ip *planner.InteractiveP
 	}()
 	eps := ip.Config.Epsilon
 	deadline := time.Now().Add(2*st.lease + time.Minute)
+	maxHard, fitted := 0, false
 	for {
 		if inst, err := st.load(ctx, ip); err != nil || inst != nil {
 			if inst != nil {
@@ -215,12 +277,18 @@ func (st *interactiveStore) obtain(ctx context.Context, ip *planner.InteractiveP
 			}
 			return inst, false, err
 		}
+		if !fitted {
+			if maxHard, err = st.fit(ctx, ip); err != nil {
+				return nil, false, err
+			}
+			fitted = true
+		}
 		res, err := reserveClaim(ctx, st.ledger, accounts, claim, eps, fmt.Sprintf("%s: interactive counting instance", ip.Table.Name))
 		if err != nil {
 			return nil, false, err
 		}
 		if res != nil {
-			inst, err := st.create(ctx, ip, res, create)
+			inst, err := st.create(ctx, ip, res, maxHard, create)
 			return inst, err == nil, err
 		}
 		// Another statement holds the claim: wait for its instance, or
@@ -250,8 +318,9 @@ func (st *interactiveStore) obtain(ctx context.Context, ip *planner.InteractiveP
 // if no instance is stored yet (else adopts the stored one, never
 // releasing its own) and settles res: committed once data was read
 // (DESIGN.md §2), cancelled otherwise (freeing the claim) unless its lease
-// was taken over.
-func (st *interactiveStore) create(ctx context.Context, ip *planner.InteractivePlan, res *budget.Reservation, create createFunc) (inst *interactiveInstance, err error) {
+// was taken over. An instance it cannot store is marked failed
+// (markFailed).
+func (st *interactiveStore) create(ctx context.Context, ip *planner.InteractivePlan, res *budget.Reservation, maxHard int, create createFunc) (inst *interactiveInstance, err error) {
 	readData := false
 	hold, err := holdCreation(ctx, st.ledger, ip.StateKey(), res, st.lease)
 	defer func() {
@@ -262,7 +331,7 @@ func (st *interactiveStore) create(ctx context.Context, ip *planner.InteractiveP
 	if err != nil {
 		return nil, err
 	}
-	inst, truth, err := create(ctx, &readData)
+	inst, truth, err := create(ctx, maxHard, &readData)
 	if err != nil {
 		return nil, err
 	}
@@ -278,6 +347,7 @@ func (st *interactiveStore) create(ctx context.Context, ip *planner.InteractiveP
 	}
 	stored, err := st.ledger.SwapState(context.WithoutCancel(ctx), ip.StateKey(), nil, value)
 	if err != nil {
+		st.markFailed(ctx, ip)
 		return nil, err
 	}
 	if !stored { // another creation stored first (after a takeover): adopt it
@@ -295,6 +365,24 @@ func (st *interactiveStore) create(ctx context.Context, ip *planner.InteractiveP
 	st.truth(ip.Key).set(truth)
 	st.remember(ip.Key, inst)
 	return inst, nil
+}
+
+// markFailed stores, if nothing is stored yet and the ledger takes it, a
+// small value in the place of ip's instance, whose creation read the data
+// (and so stays paid) but could not store the instance: every later count
+// then fails, uncharged, naming the failure (decodeInteractive), instead
+// of reopening the claim (reopenIfAbandoned) to pay again for a creation
+// that would likely fail again, each count of each analyst charged the
+// instance's ε (found by an independent review). Whether the store fails
+// does not depend on the data: the value is within a public bound that
+// fits the ledger (fit), so only the ledger's own failures remain. When
+// the mark cannot be stored either (the ledger is down), the claim is
+// reopened as after a crash.
+func (st *interactiveStore) markFailed(ctx context.Context, ip *planner.InteractivePlan) {
+	h := interactiveHeader{Key: ip.Key, Mechanism: interactiveFailed, Epsilon: ip.Config.Epsilon, CreatedAt: time.Now().UTC()}
+	if value, err := h.encode(nil); err == nil {
+		_, _ = st.ledger.SwapState(context.WithoutCancel(ctx), ip.StateKey(), nil, value) // on failure: reopened as after a crash
+	}
 }
 
 // answerMedian answers ip's count from the newest stored state of its

@@ -135,16 +135,21 @@ func (ip *InteractivePlan) HistogramRows() float64 {
 // MedianConfig is the Median Mechanism's configuration under the rule,
 // given the released row count nHat: the mechanism takes nHat as its n̂
 // (released once, with ε_n, for the rule and the mechanism alike) and
-// spends all of ε' on its tests and hard answers.
-func (ip *InteractivePlan) MedianConfig(nHat int64) mm.Config {
+// spends all of ε' on its tests and hard answers. maxHard, when positive,
+// caps its hard answers so that its state fits where it is stored
+// (mm.HardCapWithin).
+func (ip *InteractivePlan) MedianConfig(nHat int64, maxHard int) mm.Config {
 	c := ip.Config
 	return mm.Config{Epsilon: ip.RestEpsilon(), Alpha: c.Alpha, Beta: c.Beta, PlannedQueries: c.PlannedQueries,
-		PublicRows: nHat, RowCountEpsilon: ip.CountEpsilon()}
+		PublicRows: nHat, RowCountEpsilon: ip.CountEpsilon(), MaxHardCap: maxHard}
 }
 
 // Choose applies the rule to the released row count nHat: the mechanism's
-// name and why.
-func (ip *InteractivePlan) Choose(nHat int64) (mechanism, why string) {
+// name and why. maxHard is the most hard answers whose Median Mechanism
+// state fits where it is stored (mm.HardCapWithin), a public bound the
+// caller checked before the reservation: at least 1 when the Median
+// Mechanism is forced; 0 makes the rule take the histogram.
+func (ip *InteractivePlan) Choose(nHat int64, maxHard int) (mechanism, why string) {
 	switch ip.Config.Mechanism {
 	case catalog.InteractiveMedian:
 		return InteractiveMedian, "forced by the configuration"
@@ -155,7 +160,10 @@ func (ip *InteractivePlan) Choose(nHat int64) (mechanism, why string) {
 	if float64(nHat) >= threshold {
 		return InteractiveHistogram, fmt.Sprintf("noisy n̂ = %d ≥ %.0f = √(2·|X|)·ln(2/β)/(α·ε')", nHat, math.Ceil(threshold))
 	}
-	if _, err := mm.PlanFor(ip.MedianConfig(nHat), nHat); err == nil {
+	if maxHard < 1 {
+		return InteractiveHistogram, fmt.Sprintf("noisy n̂ = %d < %.0f = √(2·|X|)·ln(2/β)/(α·ε'), but the state of MM-SVT over %d cells would not fit the budget ledger", nHat, math.Ceil(threshold), ip.Predicate.Cells())
+	}
+	if _, err := mm.PlanFor(ip.MedianConfig(nHat, maxHard), nHat); err == nil {
 		return InteractiveMedian, fmt.Sprintf("noisy n̂ = %d < %.0f = √(2·|X|)·ln(2/β)/(α·ε') and MM-SVT is feasible", nHat, math.Ceil(threshold))
 	}
 	return InteractiveHistogram, fmt.Sprintf("noisy n̂ = %d: too few rows for α = %g with either mechanism; the histogram answers with its own accuracy", nHat, ip.Config.Alpha)

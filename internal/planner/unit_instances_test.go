@@ -88,7 +88,7 @@ func TestInteractiveOnUnitTable(t *testing.T) {
 		if ip.CountEpsilon()+ip.RestEpsilon() > rowEps || ip.RestEpsilon() < 0.96*rowEps {
 			t.Errorf("k = %d: n̂ at %v and ε' = %v, want a split of %v", tc.k, ip.CountEpsilon(), ip.RestEpsilon(), rowEps)
 		}
-		if c := ip.MedianConfig(100); c.Epsilon != ip.RestEpsilon() || c.RowCountEpsilon != ip.CountEpsilon() {
+		if c := ip.MedianConfig(100, 0); c.Epsilon != ip.RestEpsilon() || c.RowCountEpsilon != ip.CountEpsilon() {
 			t.Errorf("k = %d: median config %+v", tc.k, c)
 		}
 		if got := strings.Contains(ip.Key, "|unit=person_id|rows_per_unit=3"); got != (tc.k == 3) {

@@ -49,7 +49,8 @@ var ErrVoid = errors.New("mech: median mechanism instance void after a failed co
 // Answers are counts: an easy answer is the fraction the pool has learned
 // times the noisy n̂ (as the digest prescribes; the fraction's scale needs
 // n̂, which is why n̂ is released once and frozen), a hard answer is a
-// directly noised count. Repeated queries are answered from a cache.
+// directly noised count. Repeated queries are answered from a cache of
+// the first MaxCachedAnswers distinct answers (size.go).
 //
 // # Privacy: pure ε, add/remove one row, n private
 //
@@ -175,7 +176,7 @@ type MedianMechanism struct {
 	halted   bool
 	cache    map[[sha256.Size]byte]Answer
 	void     bool // a commit failed: the state in memory is not the stored one
-	answered int  // queries answered with a test (the cache's size)
+	answered int  // queries answered with a test
 }
 
 // Answer is one released answer with its accuracy.
@@ -265,7 +266,8 @@ func newMMFromPlan(src noise.Source, cells int, cfg Config, plan Plan) (*MedianM
 // Answer answers the counting query q (over the instance's domain).
 //
 //   - A query answered before is repeated from the cache, even after the
-//     halt, without calling count.
+//     halt, without calling count (unless it was answered when the cache
+//     was full: MaxCachedAnswers).
 //   - An empty predicate is answered 0 exactly, from public information.
 //   - After the H-th hard answer any other query fails with
 //     ErrHardQueryCapReached, without calling count.
@@ -351,7 +353,9 @@ func (m *MedianMechanism) Answer(src noise.Source, q Predicate, count func() (in
 	} else {
 		a = m.answer(median, m.plan.EasyAlpha, confidence, false)
 	}
-	m.cache[key] = a
+	if len(m.cache) < MaxCachedAnswers {
+		m.cache[key] = a
+	}
 	m.answered++
 	if commit == nil {
 		return a, nil

@@ -46,6 +46,11 @@ type Config struct {
 	RowCountEpsilon float64
 	// HardCap is the cap H on hard queries; 0 means the largest feasible.
 	HardCap int
+	// MaxHardCap, when positive, bounds the largest feasible H chosen when
+	// HardCap is 0 (and HardCap itself): a caller whose store caps the
+	// state's size takes it from HardCapWithin (size.go). A smaller H only
+	// halts the instance sooner; every bound still holds.
+	MaxHardCap int `json:",omitempty"`
 	// PoolSize is the number N of candidates; 0 means DefaultPoolSize.
 	PoolSize int
 	// MixingSteps is the number of hit-and-run steps per candidate and per
@@ -101,9 +106,10 @@ func (c Config) validate() error {
 		return fmt.Errorf("%w: median mechanism count share %v, must be in (0, 1)", mech.ErrInvalidInput, c.CountShare)
 	case c.RowCountEpsilon != 0 && (c.PublicRows <= 0 || mech.CheckEpsilon(c.RowCountEpsilon) != nil):
 		return fmt.Errorf("%w: median mechanism row count ε %v with public rows %d", mech.ErrInvalidInput, c.RowCountEpsilon, c.PublicRows)
-	case c.PlannedQueries < 1 || c.PlannedQueries > mmMaxPlannedQueries || c.HardCap < 0 || c.PoolSize < 1 || c.MixingSteps < 1 || c.PublicRows < 0:
-		return fmt.Errorf("%w: median mechanism planned queries %d, hard cap %d, pool %d, mixing steps %d, public rows %d",
-			mech.ErrInvalidInput, c.PlannedQueries, c.HardCap, c.PoolSize, c.MixingSteps, c.PublicRows)
+	case c.PlannedQueries < 1 || c.PlannedQueries > mmMaxPlannedQueries || c.HardCap < 0 || c.PoolSize < 1 || c.MixingSteps < 1 || c.PublicRows < 0 ||
+		c.MaxHardCap < 0 || c.MaxHardCap > 0 && c.HardCap > c.MaxHardCap:
+		return fmt.Errorf("%w: median mechanism planned queries %d, hard cap %d (at most %d), pool %d, mixing steps %d, public rows %d",
+			mech.ErrInvalidInput, c.PlannedQueries, c.HardCap, c.MaxHardCap, c.PoolSize, c.MixingSteps, c.PublicRows)
 	}
 	return nil
 }
@@ -222,7 +228,8 @@ func (p Plan) noise() (mmNoise, error) {
 //	T = ⌊α·n̂⌋ − E_svt,  w = 2·E_ans + E_n
 //	feasible iff T − E_svt ≥ w + E_ans + 1, i.e. ⌊α·n̂⌋ ≥ 2·E_svt + 3·E_ans + E_n + 1
 //
-// and H is cfg.HardCap or else the largest feasible value. The split
+// and H is cfg.HardCap or else the largest feasible value (at most
+// cfg.MaxHardCap when that is set). The split
 // minimises 2·E_svt + 3·E_ans (the digest's choice, derived for continuous
 // Laplace tails b·ln(1/p), which the discrete quantiles match to a row).
 func PlanFor(cfg Config, rowCount int64) (Plan, error) {
@@ -249,14 +256,18 @@ func PlanFor(cfg Config, rowCount int64) (Plan, error) {
 	if err != nil || !ok {
 		return mmFeasibleOrExplain(try, cfg, countBound, 1)
 	}
-	// Feasibility is monotone in H (every bound grows with H): double, then bisect.
+	// Feasibility is monotone in H (every bound grows with H): double, then
+	// bisect, below MaxHardCap + 1 when it is set.
 	lo, hi := 1, 2
-	for {
+	for cfg.MaxHardCap == 0 || hi <= cfg.MaxHardCap {
 		p, ok, err := try(hi)
 		if err != nil || !ok {
 			break
 		}
 		best, lo, hi = p, hi, 2*hi
+	}
+	if cfg.MaxHardCap > 0 {
+		hi = min(hi, cfg.MaxHardCap+1)
 	}
 	for hi-lo > 1 {
 		mid := lo + (hi-lo)/2
