@@ -211,6 +211,14 @@ tables:
 		if want := trueVisitCount(rows, q); math.Abs(float64(got-want)) > tolerance {
 			t.Errorf("%s: got %d, want %d ± %.0f", text, got, want, tolerance)
 		}
+		if strings.Contains(strings.Join(sessionWarnings(t, db), "\n"), "selects no row whatever the data") {
+			// Contradictory ranges on one column: 0 from the statement
+			// alone, not from the instance.
+			if got != 0 {
+				t.Errorf("%s: got %d, want 0 exactly", text, got)
+			}
+			continue
+		}
 		if m := hardUsedPattern.FindStringSubmatch(strings.Join(sessionWarnings(t, db), "\n")); m != nil {
 			hardUsed, _ = strconv.Atoi(m[1])
 		} else {

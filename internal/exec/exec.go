@@ -190,6 +190,9 @@ func (e *Executor) run(ctx context.Context, user string, plan *planner.Plan, src
 	if err := e.checkPlanArguments(plan); err != nil {
 		return nil, err
 	}
+	if plan.NoRow != "" {
+		return noRowResult(plan), nil
+	}
 	if plan.Interactive != nil {
 		return e.runInteractive(ctx, user, plan, src)
 	}
@@ -462,6 +465,31 @@ func evaluate(plan *planner.Plan, released []planner.Estimate) ([]planner.Value,
 		values[i] = v
 	}
 	return values, nil
+}
+
+// noRowResult answers a plan whose WHERE selects no row whatever the data
+// (planner.Plan.NoRow) as MySQL answers over no row: 0 for each count and
+// NULL for every other aggregate, or no row for a histogram's buckets,
+// from the statement alone, with nothing read or charged.
+func noRowResult(plan *planner.Plan) *Result {
+	res := &Result{}
+	histogram := false
+	for _, o := range plan.Outputs {
+		res.Columns = append(res.Columns, o.Label)
+		var v any
+		switch o.Agg.Func {
+		case sqlrewrite.CountRows, sqlrewrite.CountColumn, sqlrewrite.CountDistinct:
+			v = int64(0)
+		case sqlrewrite.BucketKey:
+			histogram = true
+		}
+		res.Row = append(res.Row, v)
+	}
+	if histogram {
+		res.Row, res.Rows = nil, [][]any{}
+	}
+	res.Warnings = []Warning{note(plan.NoRow + ": answered as over no row (0 for a count, NULL otherwise) from the statement alone; no data read, no budget spent")}
+	return res
 }
 
 // resultOf builds the result row from the output values and describes each

@@ -142,6 +142,9 @@ func (e *Executor) runQuery(ctx context.Context, user string, qp *planner.QueryP
 		}
 	case q.Listing:
 		warnings = append(warnings, note("the values are the declared domain of the configuration, not read from the data; no budget spent"))
+	case qp.Empty && qp.NoRow != "":
+		warnings = append(warnings, note(qp.NoRow+": no group has a row, answered from the statement alone; no data read, no budget spent"))
+		rows = nil
 	case qp.Empty:
 		warnings = append(warnings, note("the LIMIT leaves no row whatever the data: no data read, no budget spent"))
 		rows = nil

@@ -31,6 +31,9 @@ func (p *Plan) Explain() (columns []string, rows [][]any) {
 	if p.Interactive != nil {
 		return p.Interactive.explain(p)
 	}
+	if p.NoRow != "" {
+		return p.explainNoRow()
+	}
 	columns = []string{"step", "kind", "what", "mechanism", "epsilon", "delta", "detail"}
 	step := 0
 	for _, r := range p.Releases {

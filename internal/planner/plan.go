@@ -81,6 +81,9 @@ type Plan struct {
 	// grid sums of its column are computed (profile.go). Only set on
 	// plans that are not one group of a GROUP BY.
 	Profile *sqlrewrite.Profile
+	// NoRow, if set, says why the WHERE selects no row whatever the data
+	// (norow.go): every output is FromNoRow, and nothing else is set.
+	NoRow string
 }
 
 // StatKind is a statistic of the filtered rows that a mechanism releases.
@@ -275,6 +278,9 @@ func (p *Planner) plan(sel *sqlrewrite.Select, s Settings, grouped bool) (*Plan,
 	t, derived, err := withRowExprs(t, sel.Items, sel.Derive)
 	if err != nil {
 		return nil, err
+	}
+	if why := noRowWhere(t, sel.Where); why != "" && !grouped {
+		return p.noRowPlan(t, derived, sel, why)
 	}
 	var synopses *SynopsisPlan
 	var note string

@@ -105,7 +105,11 @@ type QueryPlan struct {
 	// is public (outputRows: one without keys; the declared domain's size
 	// with them, and WITH ROLLUP's subtotals and total). Nothing is
 	// planned, read or charged; the result has its columns and no row.
+	// It is also set, with NoRow, when the statement has GROUP BY keys and
+	// its WHERE selects no row whatever the data (noRowWhere).
 	Empty bool
+	// NoRow, with Empty, says why the WHERE selects no row.
+	NoRow string
 }
 
 // outputRows is the number of rows the post-processing starts from, before
@@ -196,6 +200,11 @@ func (p *Planner) PlanQuery(q *sqlrewrite.Query, s Settings) (*QueryPlan, error)
 	if len(qp.Groups) > maxGroups {
 		return nil, dperr.New(dperr.Unsupported, "not supported: GROUP BY with %d groups (at most %d)", len(qp.Groups), maxGroups)
 	}
+	if why := noRowWhere(t, q.Base.Where); why != "" && len(q.Keys) > 0 && !q.Listing {
+		// No group has a row, as over the catalog engine's empty table.
+		qp.Empty, qp.NoRow = true, why
+		return qp, nil
+	}
 	if l := q.Limit; private >= 0 && l != nil && l.Count == 0 && len(q.Base.Items) > 0 {
 		// No row whatever the data; an OFFSET past the rows is no such
 		// rule here, since how many keys are released is not public.
@@ -216,7 +225,7 @@ func (p *Planner) PlanQuery(q *sqlrewrite.Query, s Settings) (*QueryPlan, error)
 	if len(q.Keys) > 0 {
 		groupSettings = unitGroupSettings(t, s)
 	}
-	if filtered(q.Base.Items) {
+	if filtered(q.Base.Items) && (len(q.Keys) > 0 || noRowWhere(t, q.Base.Where) == "") {
 		if _, err := p.planParts(qp, groupSettings); err != nil {
 			return nil, err
 		}
@@ -625,6 +634,8 @@ func (qp *QueryPlan) totalDetail() string {
 	switch {
 	case qp.Query.Listing:
 		return "declared values from the configuration; no data read"
+	case qp.Empty && qp.NoRow != "":
+		return qp.NoRow + ": no group has a row; no data read"
 	case qp.Empty:
 		return "the LIMIT leaves no row whatever the data; no data read"
 	case len(qp.Parts) > 0:
