@@ -78,7 +78,7 @@ func (s *Snapshot) GroupedGridSums(ctx context.Context, f sqlrewrite.Fetch) ([]s
 	}
 	g := *f.GroupedGrid
 	g.Dims = s.caseOnVitess(ctx, g.Dims)
-	if s.b.dialect == sqlrewrite.MySQL && g.Grid.SumOnly && g.Grid.Ranks == nil && !g.Grid.FloatSum {
+	if s.b.dialect == sqlrewrite.MySQL && g.Grid.Ranks == nil && !g.Grid.FloatSum {
 		// Each group's Σk as DOUBLE first, as GridSums does; if a group's
 		// sum is one it cannot vouch for, all are read again as DECIMAL.
 		float := g

@@ -383,7 +383,7 @@ func (p *Planner) plan(sel *sqlrewrite.Select, s Settings, grouped bool) (*Plan,
 		plan.Cost.Delta = s.Delta
 	}
 	if !grouped {
-		plan.Profile = profileOf(plan, groupsSquares(p.cat.Backend.Driver))
+		plan.Profile = profileOf(plan, p.cat.Backend.Driver)
 	}
 	return plan, nil
 }
