@@ -78,10 +78,7 @@ func NewGroupedSetup(ctx context.Context, dir string) (*GroupedSetup, error) {
 		return nil, err
 	}
 	closeAll := func() { ldb.Close(); be.Close() }
-	ledger, err := budget.Open(ctx, ldb, budget.SQLite)
-	if err == nil {
-		err = ledger.SetLimit(ctx, catalog.UserAccount("bench"), budget.Cost{Epsilon: 1e9, Delta: 0.9})
-	}
+	ledger, err := budget.Open(ctx, ldb, budget.SQLite) // the engine holds bench to its configured budget
 	if err != nil {
 		closeAll()
 		return nil, err

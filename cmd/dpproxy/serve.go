@@ -111,7 +111,7 @@ func serve(ctx context.Context, opts options, stderr io.Writer) error {
 		}
 		log.Warn("spent budget reset", "ledger", cfg.Ledger.Driver)
 	}
-	if err := setLimits(ctx, ledger, cfg); err != nil {
+	if err := carryOverCaps(ctx, ledger, cfg, log); err != nil {
 		return err
 	}
 
@@ -256,18 +256,22 @@ func openLedger(ctx context.Context, d catalog.Database) (*budget.Ledger, *sql.D
 	return l, db, nil
 }
 
-// setLimits writes the configured budgets into the ledger; what was spent stays spent.
-func setLimits(ctx context.Context, l *budget.Ledger, cfg *catalog.Config) error {
-	for _, u := range cfg.Users {
-		if err := l.SetLimit(ctx, catalog.UserAccount(u.Name), budget.Cost{Epsilon: u.Epsilon, Delta: u.Delta}); err != nil {
-			return err
+// carryOverCaps carries over, once for the life of the ledger, the usage
+// of each configured table's legacy cap account (keyed on the name
+// analysts use) to its account keyed on the backend relation
+// (catalog.TableAccount), so that upgrading forgets no spending. Nothing
+// is written into the ledger's limits: each proxy enforces its own
+// configuration (exec.Executor.SetUserLimits, the tables' caps).
+func carryOverCaps(ctx context.Context, l *budget.Ledger, cfg *catalog.Config, log *slog.Logger) error {
+	for i := range cfg.Tables {
+		t := &cfg.Tables[i]
+		from, to := catalog.LegacyTableAccount(t), catalog.TableAccount(t.Source)
+		carried, err := l.CarryOver(ctx, from, to)
+		if err != nil {
+			return fmt.Errorf("ledger: carrying %s over to %s: %w", from, to, err)
 		}
-	}
-	for _, t := range cfg.Tables {
-		if t.Epsilon > 0 {
-			if err := l.SetLimit(ctx, catalog.TableAccount(t.Name), budget.Cost{Epsilon: t.Epsilon, Delta: t.Delta}); err != nil {
-				return err
-			}
+		if carried {
+			log.Info("table cap usage carried over to the account of its backend relation", "table", t.Name, "from", from, "to", to)
 		}
 	}
 	return nil

@@ -66,7 +66,7 @@ func TestAbandonedReserveChargesNothing(t *testing.T) {
 		release := holdAccountLock(t, l, "user:a")
 		short, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
 		defer cancel()
-		if _, err := l.Reserve(short, []string{"user:a"}, Cost{Epsilon: 0.25}, "timed out before any fetch"); !errors.Is(err, context.DeadlineExceeded) {
+		if _, err := l.Reserve(short, stored("user:a"), Cost{Epsilon: 0.25}, "timed out before any fetch"); !errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("Reserve: %v, want the context's deadline", err)
 		}
 		release()
@@ -92,7 +92,7 @@ func TestAbandonedQueuedReserveNeverRuns(t *testing.T) {
 		release := holdAccountLock(t, l, "user:a")
 		first := make(chan error, 1)
 		go func() {
-			r, err := l.Reserve(ctx, []string{"user:a"}, Cost{Epsilon: 0.5}, "waits for the lock")
+			r, err := l.Reserve(ctx, stored("user:a"), Cost{Epsilon: 0.5}, "waits for the lock")
 			if err == nil {
 				err = r.Commit(ctx)
 			}
@@ -112,7 +112,7 @@ func TestAbandonedQueuedReserveNeverRuns(t *testing.T) {
 		}
 		short, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
 		defer cancel()
-		if _, err := l.Reserve(short, []string{"user:a"}, Cost{Epsilon: 0.25}, "queued, then timed out"); !errors.Is(err, context.DeadlineExceeded) {
+		if _, err := l.Reserve(short, stored("user:a"), Cost{Epsilon: 0.25}, "queued, then timed out"); !errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("Reserve: %v, want the context's deadline", err)
 		}
 		release()

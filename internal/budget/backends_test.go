@@ -72,7 +72,7 @@ func setLimits(t testing.TB, l *Ledger, limits map[string]Cost) {
 // reserve reserves cost on accounts or fails the test.
 func reserve(t testing.TB, l *Ledger, cost Cost, accounts ...string) *Reservation {
 	t.Helper()
-	r, err := l.Reserve(context.Background(), accounts, cost, "test")
+	r, err := l.Reserve(context.Background(), stored(accounts...), cost, "test")
 	if err != nil {
 		t.Fatalf("Reserve(%v, %v): %v", accounts, cost, err)
 	}
@@ -94,4 +94,14 @@ func wantRemaining(t testing.TB, l *Ledger, account string, want Cost) {
 func near(a, b float64) bool {
 	d := a - b
 	return d < 1e-12 && d > -1e-12
+}
+
+// stored returns the accounts, each checked against its stored limit and
+// disclosing what remains of it.
+func stored(names ...string) []Account {
+	accounts := make([]Account, len(names))
+	for i, n := range names {
+		accounts[i] = Account{Name: n, Disclose: true}
+	}
+	return accounts
 }

@@ -56,8 +56,8 @@ type request struct {
 
 // reserveRequest is what Reserve was asked.
 type reserveRequest struct {
-	accounts []string // in the caller's order: refusals name the first that blocks
-	sorted   []string // sorted, distinct
+	accounts []Account // in the caller's order: refusals name the first that blocks
+	sorted   []string  // sorted, distinct
 	cost     Cost
 	memo     string
 }
@@ -304,11 +304,11 @@ func (l *Ledger) batchTx(ctx context.Context, tx *sql.Tx, batch []*request, outc
 // refusal returns the error of a Reserve that the usages cannot pay.
 func refusal(usages map[string]usage, r *reserveRequest) error {
 	for _, a := range r.accounts {
-		u, ok := usages[a]
+		u, ok := usages[a.Name]
 		if !ok {
-			return unknownAccount(a)
+			return unknownAccount(a.Name)
 		}
-		if !u.fits(r.cost) {
+		if u, bounded := a.Limit.apply(u); bounded && !u.fits(r.cost) {
 			return exhausted(a, u, r.cost)
 		}
 	}

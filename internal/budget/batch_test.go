@@ -30,7 +30,7 @@ func TestConcurrentReservesShareTransactions(t *testing.T) {
 		for w := range workers {
 			wg.Go(func() {
 				<-start
-				r, err := l.Reserve(ctx, []string{"user:alice", "table:pums"}, Cost{Epsilon: cost}, "batch")
+				r, err := l.Reserve(ctx, stored("user:alice", "table:pums"), Cost{Epsilon: cost}, "batch")
 				if err != nil {
 					errs[w] = err
 					return
@@ -95,7 +95,7 @@ func TestBatchWithStaleCommit(t *testing.T) {
 		batch := []*request{
 			{commit: fresh, now: now, done: make(chan error, 1)},
 			{commit: stale, now: now, done: make(chan error, 1)},
-			{reserve: &reserveRequest{accounts: []string{"user:alice"}, sorted: []string{"user:alice"}, cost: Cost{Epsilon: 0.2}, memo: "m"}, now: now, done: make(chan error, 1)},
+			{reserve: &reserveRequest{accounts: stored("user:alice"), sorted: []string{"user:alice"}, cost: Cost{Epsilon: 0.2}, memo: "m"}, now: now, done: make(chan error, 1)},
 		}
 		l.runBatch(batch)
 		if err := <-batch[0].done; err != nil {

@@ -47,10 +47,12 @@ func (d Dialect) String() string {
 func (d Dialect) valid() bool { return d >= SQLite && d <= MySQL }
 
 // nameType is the column type of account names and state keys: up to
-// maxNameLen bytes, compared byte for byte.
+// maxNameLen bytes, compared byte for byte. On MySQL/MariaDB that is
+// VARBINARY: a VARCHAR, even in utf8mb4_bin, compares with PAD SPACE, so
+// that "user:alice" and "user:alice " would be one row.
 func (d Dialect) nameType() string {
 	if d == MySQL {
-		return "VARCHAR(255)" // the table collation utf8mb4_bin makes it case-sensitive
+		return "VARBINARY(255)"
 	}
 	return "TEXT"
 }
@@ -76,8 +78,8 @@ func (d Dialect) blobType() string {
 	return "BLOB"
 }
 
-// tableOptions follows each CREATE TABLE: MySQL needs InnoDB for row locks and
-// a binary collation so that names are case-sensitive.
+// tableOptions follows each CREATE TABLE: MySQL needs InnoDB for row locks;
+// its text columns (memos, account lists) are stored in utf8mb4.
 func (d Dialect) tableOptions() string {
 	if d == MySQL {
 		return " ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin"

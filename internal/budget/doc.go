@@ -4,18 +4,31 @@
 // # Model
 //
 // An account is a named budget, such as "user:alice" (an analyst) or
-// "table:pums" (what all analysts together may spend on a table), with a limit
-// Cost{Epsilon, Delta}. Each account keeps a running total of what it has used:
-// every reservation that was not cancelled, committed or not. Under basic
-// sequential composition a release costs its (ε, δ) on every account it is
-// charged to.
+// "table:pums" (what all analysts together may spend on a backend relation).
+// Each account keeps a running total of what it has used: every reservation
+// that was not cancelled, committed or not. Under basic sequential
+// composition a release costs its (ε, δ) on every account it is charged to.
+//
+// The usage is shared by every Ledger in the database; the limit it is held
+// to is each reservation's (Account.Limit): the limit stored with the
+// account (SetLimit), for accounts whose limit is itself shared state (the
+// claims of shared releases); a limit of the caller's own (OwnLimit), so
+// that several proxies with different configurations each enforce theirs
+// against the usage all of them add to, and one proxy's SetLimit cannot
+// change what another enforces; or none (NoLimit), which still charges the
+// account, so that its usage stays complete for the proxies that do bound
+// it. An account with its own limit or none is created, with no usage,
+// when a reservation first charges it; the limit then stored is for the
+// record only.
 //
 // Reserve charges a set of accounts at once, all or nothing, in one
-// transaction: it fails with a dperr.BudgetExhausted error, naming the
-// remaining ε and δ of the first account that blocks, when the cost does not
-// fit. A Reservation then ends in exactly one of two ways: Commit after the
-// answer was released (or after any failure once data was read), or Cancel when
-// no data was read at all. A reservation that is neither committed nor
+// transaction: it fails with a dperr.BudgetExhausted error when the cost
+// does not fit the first account that blocks, naming what remains of it
+// only if the account is marked Disclose (the analyst's own: what remains
+// of a table cap is what the other analysts left). A Reservation then
+// ends in exactly one of two ways: Commit after the answer was released (or
+// after any failure once data was read), or Cancel when no data was read at
+// all. A reservation that is neither committed nor
 // cancelled, because the process crashed or was killed, stays counted as spent
 // forever: data may have been read, so the ledger errs on the side of privacy.
 // Nothing the ledger has counted is lost by a restart, since every change is a
@@ -54,9 +67,9 @@
 // # Storage
 //
 // The ledger lives in tables prefixed dpproxy_ (so it may share the backend's
-// database): dpproxy_meta holds the schema version, dpproxy_accounts the limits
-// and totals, dpproxy_reservations one row per reservation for auditors (see
-// History) with dpproxy_reservation_accounts indexing it by account, and
+// database): dpproxy_meta holds the schema version (Open upgrades version 1
+// in place), dpproxy_accounts the stored limits and totals,
+// dpproxy_reservations one row per reservation for auditors (see History) with dpproxy_reservation_accounts indexing it by account, and
 // dpproxy_state a small key-value store for mechanisms that keep
 // state next to the ledger (PutState, GetState, and SwapState, the
 // compare-and-swap through which a shared state has one writer;
@@ -64,5 +77,7 @@
 // changes only while its writer's lease, stored under another key, is
 // still the writer's; Reservation.CancelIf cancels only together with a
 // swap, so that a claim is freed only by a creation that still holds its
-// lease).
+// lease). CarryOver adds an account's usage to another account once, recording
+// that it did in dpproxy_state. Names are compared byte for byte (on
+// MySQL/MariaDB they are VARBINARY: a VARCHAR compares with PAD SPACE).
 package budget

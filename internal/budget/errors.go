@@ -29,19 +29,32 @@ func unknownAccount(account string) error {
 }
 
 // exhausted returns the client-visible refusal for an account that cannot
-// pay. When only δ does not fit it says so, with the account's δ budget
-// and what is left of it, and wraps ErrDeltaExhausted.
-func exhausted(account string, u usage, cost Cost) error {
+// pay, u being its usage under the limit the reservation applies. Unless
+// the account is marked Disclose it states only the cost: what remains of
+// an account other analysts share (a table cap) would tell the refused
+// analyst what the others spent. For a disclosed account, when only δ
+// does not fit it says so, with the account's δ budget and what is left of
+// it, and wraps ErrDeltaExhausted.
+func exhausted(a Account, u usage, cost Cost) error {
+	name := a.Label
+	if name == "" {
+		name = displayName(a.Name)
+	}
+	if !a.Disclose {
+		return dperr.New(dperr.BudgetExhausted,
+			"privacy budget exhausted for %s: it cannot pay the %s this query needs (what remains of it is not disclosed: other analysts spend it too)",
+			name, cost)
+	}
 	left := u.remaining()
 	if fitsAmount(u.used.Epsilon, cost.Epsilon, u.limit.Epsilon) {
 		return dperr.Wrap(dperr.BudgetExhausted, ErrDeltaExhausted,
 			"privacy budget exhausted for %s: this query needs delta=%s, and the delta budget of %s is %s, of which %s remains (its epsilon would fit: it needs epsilon=%s of the %s remaining)",
-			displayName(account), formatAmount(cost.Delta), displayName(account), formatAmount(u.limit.Delta), formatAmount(left.Delta),
+			name, formatAmount(cost.Delta), name, formatAmount(u.limit.Delta), formatAmount(left.Delta),
 			formatAmount(cost.Epsilon), formatAmount(left.Epsilon))
 	}
 	return dperr.New(dperr.BudgetExhausted,
 		"privacy budget exhausted for %s: remaining %s; this query needs %s",
-		displayName(account), left, cost)
+		name, left, cost)
 }
 
 // settled returns the error of a Commit or Cancel that finds the reservation

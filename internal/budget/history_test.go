@@ -16,7 +16,7 @@ func TestHistory(t *testing.T) {
 		if err := first.Commit(ctx); err != nil {
 			t.Fatalf("Commit: %v", err)
 		}
-		r, err := l.Reserve(ctx, []string{"user:alice"}, Cost{Epsilon: 0.25, Delta: 1e-7}, "SELECT MEDIAN(age) FROM pums")
+		r, err := l.Reserve(ctx, stored("user:alice"), Cost{Epsilon: 0.25, Delta: 1e-7}, "SELECT MEDIAN(age) FROM pums")
 		if err != nil {
 			t.Fatalf("Reserve: %v", err)
 		}

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 	"unicode"
@@ -30,6 +31,8 @@ type Ledger struct {
 	onCommit                          func(Charge)
 	// batch queues Reserves and Commits for group commit (batch.go).
 	batch batcher
+	// seen holds the names of the accounts known to exist (ensureAccounts).
+	seen sync.Map
 }
 
 // Charge describes a committed reservation, for metrics.

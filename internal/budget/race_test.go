@@ -80,7 +80,7 @@ func runRace(t *testing.T, ledgers []*Ledger) {
 		wg.Go(func() {
 			for i := 0; ; i++ {
 				memo := fmt.Sprintf("race w%d t%d", w, i)
-				r, err := l.Reserve(ctx, accounts, Cost{Epsilon: raceCost}, memo)
+				r, err := l.Reserve(ctx, stored(accounts...), Cost{Epsilon: raceCost}, memo)
 				turn := raceTurn{memo: memo, reserveErr: err}
 				if r != nil {
 					turn.id = r.ID()

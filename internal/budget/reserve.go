@@ -35,12 +35,14 @@ func (r *Reservation) Cost() Cost { return r.cost }
 func (r *Reservation) Accounts() []string { return slices.Clone(r.accounts) }
 
 // Reserve charges cost to every one of accounts (a repeated name counts
-// once) in one transaction, or to none of them. It fails with a
-// dperr.BudgetExhausted error naming the remaining budget of the first
-// account, in the order given, that cannot pay, and with an error wrapping
-// ErrUnknownAccount when an account does not exist. memo is kept for
-// auditors (truncated to maxMemoLen, 512 bytes: one row per statement
-// stays small whatever labels the client writes).
+// once, checked against each of its limits) in one transaction, or to
+// none of them. It fails with a dperr.BudgetExhausted error naming the
+// first account, in the order given, that cannot pay (and what remains of
+// it if the account is marked Disclose), and with an error wrapping
+// ErrUnknownAccount when an account checked against its stored limit does
+// not exist; an account with its own limit or none is created if missing.
+// memo is kept for auditors (truncated to maxMemoLen, 512 bytes: one row
+// per statement stays small whatever labels the client writes).
 //
 // The reservation counts as spent until Cancel releases it: if neither Commit
 // nor Cancel is ever called, it stays spent. Concurrent Reserves and Commits
@@ -49,19 +51,24 @@ func (r *Reservation) Accounts() []string { return slices.Clone(r.accounts) }
 // reservation the batch grants for it anyway is cancelled by the ledger
 // (or, if that fails or the process dies first, stays spent: the
 // caller's cancellation can overcharge, never undercharge).
-func (l *Ledger) Reserve(ctx context.Context, accounts []string, cost Cost, memo string) (*Reservation, error) {
+func (l *Ledger) Reserve(ctx context.Context, accounts []Account, cost Cost, memo string) (*Reservation, error) {
 	if len(accounts) == 0 {
 		return nil, invalid("a reservation needs at least one account")
 	}
-	for _, a := range accounts {
-		if err := validName("account", a); err != nil {
+	names := make([]string, len(accounts))
+	for i, a := range accounts {
+		if err := a.validate(); err != nil {
 			return nil, err
 		}
+		names[i] = a.Name
 	}
 	if err := cost.validate("cost"); err != nil {
 		return nil, err
 	}
-	sorted := slices.Compact(slices.Sorted(slices.Values(accounts)))
+	if err := l.ensureAccounts(ctx, accounts); err != nil {
+		return nil, err
+	}
+	sorted := slices.Compact(slices.Sorted(slices.Values(names)))
 	req := &request{
 		reserve: &reserveRequest{accounts: slices.Clone(accounts), sorted: sorted, cost: cost, memo: cleanMemo(memo)},
 		now:     time.Now().UnixMicro(),

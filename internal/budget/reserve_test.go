@@ -105,7 +105,7 @@ func TestLimitTolerance(t *testing.T) {
 		if got, want := remaining, (Cost{}); got != want {
 			t.Errorf("Remaining after 10 × 0.1: got %v, want exactly %v", got, want)
 		}
-		_, err = l.Reserve(ctx, []string{"user:carol"}, Cost{Epsilon: 0.1}, "11th")
+		_, err = l.Reserve(ctx, stored("user:carol"), Cost{Epsilon: 0.1}, "11th")
 		if got, want := dperr.KindOf(err), dperr.BudgetExhausted; got != want {
 			t.Errorf("11th Reserve: got kind %v (%v), want %v", got, err, want)
 		}
@@ -117,7 +117,7 @@ func TestExhaustedMessage(t *testing.T) {
 	l := openLedger(t, backends[0], backends[0].freshDSN(t))
 	setLimits(t, l, map[string]Cost{"user:alice": {Epsilon: 1}})
 	reserve(t, l, Cost{Epsilon: 0.95}, "user:alice")
-	_, err := l.Reserve(ctx, []string{"user:alice"}, Cost{Epsilon: 0.1}, "")
+	_, err := l.Reserve(ctx, stored("user:alice"), Cost{Epsilon: 0.1}, "")
 	want := "privacy budget exhausted for user alice: remaining epsilon=0.05, delta=0; this query needs epsilon=0.1, delta=0"
 	if err == nil || err.Error() != want {
 		t.Errorf("got %v, want %v", err, want)
@@ -135,12 +135,12 @@ func TestDeltaExhaustedMessage(t *testing.T) {
 	ctx := context.Background()
 	l := openLedger(t, backends[0], backends[0].freshDSN(t))
 	setLimits(t, l, map[string]Cost{"user:alice": {Epsilon: 1}})
-	_, err := l.Reserve(ctx, []string{"user:alice"}, Cost{Epsilon: 0.1, Delta: 1e-7}, "")
+	_, err := l.Reserve(ctx, stored("user:alice"), Cost{Epsilon: 0.1, Delta: 1e-7}, "")
 	want := "privacy budget exhausted for user alice: this query needs delta=1e-07, and the delta budget of user alice is 0, of which 0 remains (its epsilon would fit: it needs epsilon=0.1 of the 1 remaining)"
 	if err == nil || err.Error() != want || !errors.Is(err, ErrDeltaExhausted) || dperr.KindOf(err) != dperr.BudgetExhausted {
 		t.Errorf("got %v, want %v wrapping ErrDeltaExhausted", err, want)
 	}
-	_, err = l.Reserve(ctx, []string{"user:alice"}, Cost{Epsilon: 2, Delta: 1e-7}, "")
+	_, err = l.Reserve(ctx, stored("user:alice"), Cost{Epsilon: 2, Delta: 1e-7}, "")
 	if err == nil || errors.Is(err, ErrDeltaExhausted) || !strings.Contains(err.Error(), "remaining epsilon=1, delta=0") {
 		t.Errorf("ε and δ short: got %v, want the general message", err)
 	}
@@ -170,7 +170,7 @@ func TestDeltaAccounting(t *testing.T) {
 				for _, c := range tt.costs[:last] {
 					reserve(t, l, c, account)
 				}
-				_, err := l.Reserve(ctx, []string{account}, tt.costs[last], "")
+				_, err := l.Reserve(ctx, stored(account), tt.costs[last], "")
 				if tt.lastFit && err != nil {
 					t.Errorf("last Reserve: got %v, want success", err)
 				}
@@ -195,7 +195,7 @@ func TestMultiAccountAllOrNothing(t *testing.T) {
 		wantRemaining(t, l, "table:pums", Cost{Epsilon: 0.1})
 
 		// bob can pay, the table cap cannot: nobody is charged.
-		_, err := l.Reserve(ctx, []string{"user:bob", "table:pums"}, Cost{Epsilon: 0.2}, "")
+		_, err := l.Reserve(ctx, stored("user:bob", "table:pums"), Cost{Epsilon: 0.2}, "")
 		if dperr.KindOf(err) != dperr.BudgetExhausted {
 			t.Fatalf("Reserve over the table cap: got %v, want kind %v", err, dperr.BudgetExhausted)
 		}
@@ -207,7 +207,7 @@ func TestMultiAccountAllOrNothing(t *testing.T) {
 		wantRemaining(t, l, "table:pums", Cost{Epsilon: 0.1})
 
 		// An unknown account in the set: nobody is charged.
-		_, err = l.Reserve(ctx, []string{"user:bob", "table:nope"}, Cost{Epsilon: 0.1}, "")
+		_, err = l.Reserve(ctx, stored("user:bob", "table:nope"), Cost{Epsilon: 0.1}, "")
 		if !errors.Is(err, ErrUnknownAccount) {
 			t.Errorf("Reserve with an unknown account: got %v, want an error wrapping ErrUnknownAccount", err)
 		}
@@ -245,7 +245,7 @@ func TestInvalidRequests(t *testing.T) {
 	setLimits(t, l, map[string]Cost{"user:a": {Epsilon: 1}})
 	long := strings.Repeat("a", maxNameLen+1)
 	reserveErr := func(accounts []string, cost Cost) func() error {
-		return func() error { _, err := l.Reserve(ctx, accounts, cost, ""); return err }
+		return func() error { _, err := l.Reserve(ctx, stored(accounts...), cost, ""); return err }
 	}
 	tests := []struct {
 		name string

@@ -6,13 +6,28 @@ import (
 )
 
 // schemaVersion is the version of the ledger tables this code reads and
-// writes, stored in dpproxy_meta under schemaVersionKey.
+// writes, stored in dpproxy_meta under schemaVersionKey. Version 2 stores
+// names as VARBINARY on MySQL/MariaDB (version 1's VARCHAR with
+// utf8mb4_bin pads: "user:alice" and "user:alice " were one account), and
+// its user and table accounts are bounded by each proxy's own
+// configuration (the stored limits are no longer enforced, and table caps
+// are keyed on the backend relation): a version 1 binary, which would
+// enforce the stored limits and charge name-keyed table accounts, refuses
+// it. Open upgrades a version 1 ledger in place, keeping every row.
 const (
-	schemaVersion    = 1
+	schemaVersion    = 2
 	schemaVersionKey = "schema_version"
 )
 
-// schemaStatements returns the idempotent DDL of schema version 1.
+// nameColumns are the columns of names (nameType), by table.
+var nameColumns = [...][2]string{
+	{"dpproxy_meta", "meta_key"},
+	{"dpproxy_accounts", "name"},
+	{"dpproxy_reservation_accounts", "account"},
+	{"dpproxy_state", "state_key"},
+}
+
+// schemaStatements returns the idempotent DDL of schema version 2.
 func (d Dialect) schemaStatements() []string {
 	name, opts := d.nameType(), d.tableOptions()
 	return []string{
@@ -56,9 +71,11 @@ func (d Dialect) schemaStatements() []string {
 	}
 }
 
-// createSchema creates the ledger tables if they are missing and checks that
-// their version is one this code understands. Every statement is idempotent,
-// so MySQL committing each CREATE TABLE implicitly does no harm.
+// createSchema creates the ledger tables if they are missing, upgrades a
+// version 1 ledger, and checks that the version is one this code
+// understands. Every statement is idempotent, so MySQL committing each
+// CREATE TABLE or ALTER TABLE implicitly does no harm (two proxies
+// upgrading at once both run the same ALTERs).
 func (l *Ledger) createSchema(ctx context.Context) error {
 	return l.inTx(ctx, func(tx *sql.Tx) error {
 		if lock := l.dialect.schemaLock(); lock != "" {
@@ -79,9 +96,27 @@ func (l *Ledger) createSchema(ctx context.Context) error {
 		if err := l.queryRow(ctx, tx, "SELECT meta_value FROM dpproxy_meta WHERE meta_key = ?", schemaVersionKey).Scan(&version); err != nil {
 			return err
 		}
+		if version == 1 {
+			return l.upgradeFrom1(ctx, tx)
+		}
 		if version != schemaVersion {
-			return invalid("ledger schema version %d, this dpproxy understands version %d", version, schemaVersion)
+			return invalid("ledger schema version %d, this dpproxy understands versions 1 and %d", version, schemaVersion)
 		}
 		return nil
 	})
+}
+
+// upgradeFrom1 makes a version 1 ledger version 2: on MySQL/MariaDB the
+// name columns become VARBINARY (their rows, usage included, are kept;
+// names that padding made one stay one row, under the name first stored).
+func (l *Ledger) upgradeFrom1(ctx context.Context, tx *sql.Tx) error {
+	if l.dialect == MySQL {
+		for _, c := range nameColumns {
+			if _, err := tx.ExecContext(ctx, "ALTER TABLE "+c[0]+" MODIFY "+c[1]+" "+l.dialect.nameType()+" NOT NULL"); err != nil {
+				return err
+			}
+		}
+	}
+	_, err := l.exec(ctx, tx, "UPDATE dpproxy_meta SET meta_value = ? WHERE meta_key = ? AND meta_value = 1", schemaVersion, schemaVersionKey)
+	return err
 }

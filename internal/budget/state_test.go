@@ -185,7 +185,7 @@ func TestCancelIf(t *testing.T) {
 			}
 			return r.Epsilon
 		}
-		res, err := l.Reserve(ctx, []string{"user:a", "claim"}, Cost{Epsilon: 1}, "taken over")
+		res, err := l.Reserve(ctx, stored("user:a", "claim"), Cost{Epsilon: 1}, "taken over")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -207,7 +207,7 @@ func TestCancelIf(t *testing.T) {
 		if err := l.SetLimit(ctx, "user:a", Cost{Epsilon: 2}); err != nil {
 			t.Fatal(err)
 		}
-		res, err = l.Reserve(ctx, []string{"user:a", "claim"}, Cost{Epsilon: 1}, "held")
+		res, err = l.Reserve(ctx, stored("user:a", "claim"), Cost{Epsilon: 1}, "held")
 		if err != nil {
 			t.Fatal(err)
 		}

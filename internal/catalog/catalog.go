@@ -35,5 +35,24 @@ func (c *Config) User(name string) (*User, bool) {
 // UserAccount is the ledger account of an analyst.
 func UserAccount(user string) string { return "user:" + user }
 
-// TableAccount is the ledger account of a table's collective cap.
-func TableAccount(table string) string { return "table:" + strings.ToLower(table) }
+// TableAccount is the ledger account of the collective cap of the backend
+// relation source (a Table's Source, name or schema.name): "table:" and the
+// relation's name, lower case, without its schema. Every statement on a
+// configured table is charged to it, capped or not, so that however the
+// table is named to analysts, and by whichever proxy sharing the ledger,
+// one relation has one usage: a renamed table (name: pums_v2, source:
+// pums) does not start a fresh cap. Like sameRelation it errs towards
+// sharing: relations of one name in different schemas share an account.
+func TableAccount(source string) string {
+	_, name, qualified := strings.Cut(source, ".")
+	if !qualified {
+		name = source
+	}
+	return "table:" + strings.ToLower(name)
+}
+
+// LegacyTableAccount is the account that capped table t before caps were
+// keyed on the backend relation (TableAccount): "table:" and the name
+// analysts use, lower case. Its usage is carried over to TableAccount once
+// (budget.Ledger.CarryOver), so that upgrading forgets no spending.
+func LegacyTableAccount(t *Table) string { return "table:" + strings.ToLower(t.Name) }

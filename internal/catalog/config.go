@@ -19,6 +19,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -498,6 +500,37 @@ func setDuration(d *Duration, def time.Duration) {
 	}
 }
 
+// MaxIdentifierLen bounds a table's name and each part of its source, in
+// bytes (MySQL's identifier length; PostgreSQL's is 63): ledger account
+// names and state keys built from them stay within the ledger's 255 bytes.
+const MaxIdentifierLen = 64
+
+// MaxUserNameLen bounds a user name, in bytes: its ledger account,
+// "user:" and the name, must fit the ledger's 255-byte names.
+const MaxUserNameLen = 250
+
+// checkUserName refuses a user name that is empty, too long for the
+// ledger, not UTF-8, or that has control characters or leading or trailing
+// white space. The ledger compares names byte for byte, but a name that
+// differs from another only by invisible characters would be a second
+// budget that an administrator reading the configuration takes for the
+// first (and older MySQL/MariaDB ledgers compared "alice " as "alice").
+func checkUserName(f, name string) error {
+	switch {
+	case name == "":
+		return invalid(f, "is required")
+	case len(name) > MaxUserNameLen:
+		return invalid(f, "is longer than %d bytes: %.20q…", MaxUserNameLen, name)
+	case !utf8.ValidString(name):
+		return invalid(f, "%q is not valid UTF-8", name)
+	case strings.ContainsFunc(name, unicode.IsControl):
+		return invalid(f, "%q contains a control character", name)
+	case strings.TrimFunc(name, unicode.IsSpace) != name:
+		return invalid(f, "%q begins or ends with white space", name)
+	}
+	return nil
+}
+
 var identifier = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 var sourceName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?$`)
 
@@ -597,8 +630,8 @@ func (c *Config) Validate() error {
 	seenUsers := map[string]bool{}
 	for i, u := range c.Users {
 		f := fmt.Sprintf("users[%d]", i)
-		if u.Name == "" {
-			return invalid(f+".name", "is required")
+		if err := checkUserName(f+".name", u.Name); err != nil {
+			return err
 		}
 		if seenUsers[u.Name] {
 			return invalid(f+".name", "duplicate user %q", u.Name)
@@ -655,12 +688,16 @@ func (c *Config) Validate() error {
 
 // validateCappedSources refuses a table with a cap whose backend relations
 // (its source and partitions) a configured table without a cap also
-// reads. A cap is an account of the configured table (TableAccount),
-// charged by the statements on that table only, so an uncapped second name
-// for the same rows would let the analysts together spend without bound
-// (an independent review). Several capped tables may read one relation
-// (a histogram on one, an interactive domain on another): together they
-// cap it at the sum of their caps. Relations are compared
+// reads. A cap is an account of the table's source (TableAccount), which
+// every statement on a table of that source is charged to, but which
+// bounds only the statements on a table that declares the cap: an
+// uncapped second name for the same rows would let the analysts together
+// spend without bound (an independent review). Several capped tables may
+// read one relation (a histogram on one, an interactive domain on
+// another): with one source they share its account, each statement held
+// to its own table's cap; a partition of one that is the source of
+// another is another account, so together they cap it at the sum of
+// their caps. Relations are compared
 // case-insensitively, and a name without a schema matches the same name
 // in any schema. A view over a capped table is not seen here: the README
 // says to cap the view too.
@@ -749,6 +786,11 @@ func (t *Table) validate(f string, seen map[string]bool) error {
 	seen[key] = true
 	if !sourceName.MatchString(t.Source) {
 		return invalid(f+".source", "must be name or schema.name, got %q", t.Source)
+	}
+	for _, id := range append([]string{t.Name}, strings.Split(t.Source, ".")...) {
+		if len(id) > MaxIdentifierLen {
+			return invalid(f, "the name %.20q… is longer than %d bytes", id, MaxIdentifierLen)
+		}
 	}
 	if t.Epsilon < 0 || math.IsNaN(t.Epsilon) || math.IsInf(t.Epsilon, 0) {
 		return invalid(f+".epsilon", "must be a finite number ≥ 0 (0: no table cap), got %g", t.Epsilon)

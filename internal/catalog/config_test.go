@@ -117,6 +117,17 @@ func TestValidationNamesTheField(t *testing.T) {
 		{"driver: postgres,", "driver: postgres, time_zone: \"UTC'; DROP TABLE t; --\",", "backend.time_zone"},
 		{"users:", "ledger: {driver: sqlite, dsn: l.db, time_zone: UTC}\nusers:", "ledger.time_zone"},
 		{"users:", "privacy: {repeat_window: -1s}\nusers:", "privacy.repeat_window"},
+		// User names the ledger would not tell apart from others, or not
+		// store (an independent review: MariaDB's padded comparison made
+		// "alice " alice's account).
+		{"name: alice,", "name: 'alice ',", "users[0].name"},
+		{"name: alice,", "name: ' alice',", "users[0].name"},
+		{"name: alice,", "name: \"alice\\u00a0\",", "users[0].name"},
+		{"name: alice,", "name: \"ali\\tce\",", "users[0].name"},
+		{"name: alice,", "name: \"alice\\x00\",", "users[0].name"},
+		{"name: alice,", "name: " + strings.Repeat("a", MaxUserNameLen+1) + ",", "users[0].name"},
+		{"name: pums", "name: " + strings.Repeat("p", MaxIdentifierLen+1), "tables[0]"},
+		{"name: pums", "name: pums\n    source: s." + strings.Repeat("p", MaxIdentifierLen+1), "tables[0]"},
 		{"    epsilon: 20\n", "    delta: 1.0e-6\n", "tables[0].delta"}, // a δ cap without an ε cap caps nothing
 		{"epsilon: 20", "epsilon: 20\n    partitions: [pums_a, \"b;\"]", "tables[0].partitions[1]"},
 		{"epsilon: 20", "epsilon: 20\n    partitions: [pums_a, PUMS_A]", "tables[0].partitions[1]"},

@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/dpproxy/dpproxy/internal/budget"
 )
 
 // TestCreationLeaseOutlivesTheStatement: a statement whose context ended
@@ -14,7 +16,7 @@ import (
 func TestCreationLeaseOutlivesTheStatement(t *testing.T) {
 	l := openLedgers(t, 1)[0]
 	claim := claimAccount(testSpec().Key)
-	res, err := reserveClaim(context.Background(), l, []string{"user:a"}, claim, testSynopsisEpsilon, "test")
+	res, err := reserveClaim(context.Background(), l, []budget.Account{{Name: "user:a"}}, claim, testSynopsisEpsilon, "test")
 	if err != nil || res == nil {
 		t.Fatalf("claim: %v, %v", res, err)
 	}

@@ -50,6 +50,9 @@ type Executor struct {
 	answers      answerStore
 	// commits counts the commits of paid statements still under way.
 	commits sync.WaitGroup
+	// userLimits, if set, returns an analyst's own budget limit
+	// (SetUserLimits).
+	userLimits func(user string) (budget.Cost, bool)
 }
 
 // SetStatementTimeout bounds every later Run to d (0: no bound). The
@@ -128,14 +131,39 @@ const NoteCode = 1003
 // (planner.Warnings).
 const DivisionByZeroCode = 1365
 
-// Accounts returns the ledger accounts a query on table by user charges: the
-// user's, and the table's collective cap when the configuration sets one.
-func Accounts(user string, t *catalog.Table) []string {
-	accounts := []string{catalog.UserAccount(user)}
-	if t.Epsilon > 0 {
-		accounts = append(accounts, catalog.TableAccount(t.Name))
+// SetUserLimits makes every later statement hold each analyst's account to
+// the budget limits returns for the analyst (the proxy's own
+// configuration), against the usage that every proxy sharing the ledger
+// adds to; an analyst without one is refused before anything is charged.
+// Without SetUserLimits the limits stored in the ledger (SetLimit) apply.
+// Call it before Run is used.
+func (e *Executor) SetUserLimits(limits func(user string) (budget.Cost, bool)) {
+	e.userLimits = limits
+}
+
+// accounts returns the ledger accounts a statement on table t by user
+// charges, with the limits this executor holds them to: the analyst's
+// (SetUserLimits), whose refusal states what remains of it, and always
+// the account of t's backend relation (catalog.TableAccount), held to t's
+// cap when it declares one and charged without a limit otherwise, so that
+// a proxy with the cap sees every statement on the relation, whichever
+// proxy sharing the ledger served it. A refusal by the table's account
+// names the table as the analyst does, and does not state what remains of
+// it: that is what the other analysts left.
+func (e *Executor) accounts(user string, t *catalog.Table) ([]budget.Account, error) {
+	own := budget.Account{Name: catalog.UserAccount(user), Disclose: true}
+	if e.userLimits != nil {
+		limit, ok := e.userLimits(user)
+		if !ok {
+			return nil, dperr.New(dperr.Internal, "no privacy budget is configured for user %s", user)
+		}
+		own.Limit = budget.OwnLimit(limit)
 	}
-	return accounts
+	table := budget.Account{Name: catalog.TableAccount(t.Source), Limit: budget.NoLimit(), Label: "table " + t.Name}
+	if t.Epsilon > 0 {
+		table.Limit = budget.OwnLimit(budget.Cost{Epsilon: t.Epsilon, Delta: t.Delta})
+	}
+	return []budget.Account{own, table}, nil
 }
 
 // bounded returns ctx limited to the statement timeout (timeouts.statement),
@@ -231,7 +259,11 @@ func (e *Executor) paidRelease(ctx context.Context, user string, plan *planner.P
 // for want of δ names what needs δ and the forms that need none
 // (Plan.DeltaHint).
 func (e *Executor) paid(ctx context.Context, user string, plan *planner.Plan, note string, run func(readData *bool) error) (err error) {
-	reservation, err := e.ledger.Reserve(ctx, Accounts(user, plan.Table),
+	accounts, err := e.accounts(user, plan.Table)
+	if err != nil {
+		return err
+	}
+	reservation, err := e.ledger.Reserve(ctx, accounts,
 		budget.Cost{Epsilon: plan.Cost.Epsilon, Delta: plan.Cost.Delta}, note)
 	if hint := plan.DeltaHint(); hint != "" && errors.Is(err, budget.ErrDeltaExhausted) {
 		return dperr.Wrap(dperr.BudgetExhausted, err, "%v: %s", err, hint)

@@ -18,7 +18,11 @@ import (
 // dataset's instance, creating it (and paying its ε once) if needed.
 func (e *Executor) runInteractive(ctx context.Context, user string, plan *planner.Plan, src noise.Source) (*Result, error) {
 	ip := plan.Interactive
-	inst, created, err := e.interactive.obtain(ctx, ip, Accounts(user, plan.Table),
+	accounts, err := e.accounts(user, plan.Table)
+	if err != nil {
+		return nil, err
+	}
+	inst, created, err := e.interactive.obtain(ctx, ip, accounts,
 		func(ctx context.Context, maxHard int, readData *bool) (*interactiveInstance, []int64, error) {
 			return e.createInteractive(ctx, ip, src, maxHard, readData)
 		})

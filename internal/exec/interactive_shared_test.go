@@ -172,7 +172,7 @@ func TestSharedLedgerProxiesTakeTurnsToTest(t *testing.T) {
 			plan := f.plan(t, "SELECT COUNT(*) FROM t WHERE a = 0 OR b = 5")
 			ip := plan.Interactive
 			for i, e := range proxies {
-				if inst, _, err := e.interactive.obtain(context.Background(), ip, []string{"user:a"}, nil); err != nil || inst.mm == nil {
+				if inst, _, err := e.interactive.obtain(context.Background(), ip, []budget.Account{{Name: "user:a"}}, nil); err != nil || inst.mm == nil {
 					t.Fatalf("proxy %d: %v", i, err)
 				}
 			}
@@ -240,7 +240,7 @@ func TestTakenOverTurnCommitsNothing(t *testing.T) {
 			plan := f.plan(t, "SELECT COUNT(*) FROM t WHERE a = 0 OR b = 5")
 			ip := plan.Interactive
 			for i, e := range proxies {
-				if inst, _, err := e.interactive.obtain(context.Background(), ip, []string{"user:a"}, nil); err != nil || inst.mm == nil {
+				if inst, _, err := e.interactive.obtain(context.Background(), ip, []budget.Account{{Name: "user:a"}}, nil); err != nil || inst.mm == nil {
 					t.Fatalf("proxy %d: %v", i, err)
 				}
 			}
@@ -403,7 +403,7 @@ func TestInteractiveCreationAfterFailure(t *testing.T) {
 		*readData = true
 		return nil, nil, dperr.New(dperr.Backend, "backend down")
 	}
-	if _, _, err := e.interactive.obtain(ctx, ip, []string{"user:a"}, failing); dperr.KindOf(err) != dperr.Backend {
+	if _, _, err := e.interactive.obtain(ctx, ip, []budget.Account{{Name: "user:a"}}, failing); dperr.KindOf(err) != dperr.Backend {
 		t.Fatalf("failing creation: got %v, want the backend error", err)
 	}
 	start := time.Now()
@@ -427,7 +427,7 @@ func TestInteractiveCreationAfterFailure(t *testing.T) {
 	if err := f.ledger.SetLimit(ctx, claim, budget.Cost{Epsilon: 1}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.ledger.Reserve(ctx, []string{"user:a", claim}, budget.Cost{Epsilon: 1}, "killed"); err != nil {
+	if _, err := f.ledger.Reserve(ctx, []budget.Account{{Name: "user:a"}, {Name: claim}}, budget.Cost{Epsilon: 1}, "killed"); err != nil {
 		t.Fatal(err)
 	}
 	start = time.Now()
@@ -455,7 +455,7 @@ func TestInteractiveCreationAfterFailure(t *testing.T) {
 			time.Sleep(100 * time.Millisecond)
 			return e.createInteractive(ctx, plan.Interactive, rand.NewChaCha8([32]byte{6}), maxHard, readData)
 		}
-		if _, created, err := e.interactive.obtain(ctx, plan.Interactive, []string{"user:a"}, create); err != nil || !created {
+		if _, created, err := e.interactive.obtain(ctx, plan.Interactive, []budget.Account{{Name: "user:a"}}, create); err != nil || !created {
 			t.Errorf("slow creation: created %v, err %v", created, err)
 		}
 	})

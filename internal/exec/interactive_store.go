@@ -252,7 +252,7 @@ func (st *interactiveStore) fit(ctx context.Context, ip *planner.InteractivePlan
 // the claim; created reports whether this statement paid for a creation.
 // While another proxy holds the claim it waits for that instance (at most
 // twice the lease and a minute), reopening an abandoned claim.
-func (st *interactiveStore) obtain(ctx context.Context, ip *planner.InteractivePlan, accounts []string, create createFunc) (inst *interactiveInstance, created bool, err error) {
+func (st *interactiveStore) obtain(ctx context.Context, ip *planner.InteractivePlan, accounts []budget.Account, create createFunc) (inst *interactiveInstance, created bool, err error) {
 	unlock, err := st.lock(ctx, ip.Key)
 	if err != nil {
 		return nil, false, err

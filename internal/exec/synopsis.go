@@ -81,7 +81,11 @@ func (e *Executor) obtainSynopses(ctx context.Context, user string, plan *planne
 		}
 		reqs[i] = synopsisRequest{spec: spec, memo: synopsisMemo(spec), build: build}
 	}
-	return e.synopses.obtain(ctx, Accounts(user, plan.Table), reqs)
+	accounts, err := e.accounts(user, plan.Table)
+	if err != nil {
+		return nil, nil, err
+	}
+	return e.synopses.obtain(ctx, accounts, reqs)
 }
 
 // SynopsisBuilds returns the ε of building the plan's synopses that are not

@@ -36,7 +36,7 @@ func TestClaimWaitEndsWithTheStatementsContext(t *testing.T) {
 	}
 	built := make(chan error, 1)
 	go func() { // proxy 2 builds B slowly
-		_, _, err := obtainOne(context.Background(), st2, b, []string{"user:a"}, slow)
+		_, _, err := obtainOne(context.Background(), st2, b, []budget.Account{{Name: "user:a"}}, slow)
 		built <- err
 	}()
 	<-started
@@ -44,7 +44,7 @@ func TestClaimWaitEndsWithTheStatementsContext(t *testing.T) {
 	defer xcancel()
 	xdone := make(chan error, 1)
 	go func() { // X needs A and B
-		_, _, err := st1.obtain(xctx, []string{"user:a"}, []synopsisRequest{
+		_, _, err := st1.obtain(xctx, []budget.Account{{Name: "user:a"}}, []synopsisRequest{
 			{spec: a, memo: "a", build: quickBuild()},
 			{spec: b, memo: "b", build: quickBuild()},
 		})
@@ -54,7 +54,7 @@ func TestClaimWaitEndsWithTheStatementsContext(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	_, _, err := obtainOne(ctx, st1, a, []string{"user:a"}, quickBuild()) // Y needs only A
+	_, _, err := obtainOne(ctx, st1, a, []budget.Account{{Name: "user:a"}}, quickBuild()) // Y needs only A
 	if d := time.Since(start); d > time.Second || dperr.KindOf(err) != dperr.Timeout {
 		t.Errorf("Y (300 ms deadline) waited %v for A's lock and got %v; want its timeout within its deadline", d, err)
 	}
@@ -78,7 +78,7 @@ func TestClaimWaitEndsWithTheStatementsContext(t *testing.T) {
 		}
 	}
 	// A is free again: a statement with time builds it.
-	if _, builtNow, err := obtainOne(context.Background(), st1, a, []string{"user:a"}, quickBuild()); err != nil || !builtNow {
+	if _, builtNow, err := obtainOne(context.Background(), st1, a, []budget.Account{{Name: "user:a"}}, quickBuild()); err != nil || !builtNow {
 		t.Errorf("building A afterwards: built %v, err %v", builtNow, err)
 	}
 }

@@ -128,7 +128,7 @@ type synopsisRequest struct {
 // holds claims on smaller keys. A build that fails cancels the claims not
 // built yet; the ones built stay paid. A cancellation that fails leaves
 // its reservation spent (budget.Reservation), never undercharging.
-func (st *synopsisStore) obtain(ctx context.Context, accounts []string, reqs []synopsisRequest) (stored []*storedSynopsis, built []bool, err error) {
+func (st *synopsisStore) obtain(ctx context.Context, accounts []budget.Account, reqs []synopsisRequest) (stored []*storedSynopsis, built []bool, err error) {
 	order := make([]int, len(reqs))
 	for i := range order {
 		order[i] = i
@@ -178,7 +178,7 @@ type synopsisClaim struct {
 // claim account, with the creation's lease held. While another statement
 // holds the claim it waits for that synopsis, or reopens the claim if
 // that build is over without one.
-func (st *synopsisStore) claim(ctx context.Context, spec *planner.SynopsisSpec, accounts []string, memo string) (s *storedSynopsis, c *synopsisClaim, err error) {
+func (st *synopsisStore) claim(ctx context.Context, spec *planner.SynopsisSpec, accounts []budget.Account, memo string) (s *storedSynopsis, c *synopsisClaim, err error) {
 	if s := st.cached(spec.Key); s != nil {
 		return s, nil, nil
 	}
@@ -318,11 +318,11 @@ func (st *synopsisStore) load(ctx context.Context, spec *planner.SynopsisSpec) (
 // account together: the reservation if this statement may create the shared
 // release, nil (and no error) if another statement holds the claim, or the
 // error (BudgetExhausted when the analyst's own budget is short).
-func reserveClaim(ctx context.Context, ledger *budget.Ledger, accounts []string, claim string, eps float64, memo string) (*budget.Reservation, error) {
+func reserveClaim(ctx context.Context, ledger *budget.Ledger, accounts []budget.Account, claim string, eps float64, memo string) (*budget.Reservation, error) {
 	if err := ensureClaim(ctx, ledger, claim, eps); err != nil {
 		return nil, err
 	}
-	res, err := ledger.Reserve(ctx, append(slices.Clone(accounts), claim), budget.Cost{Epsilon: eps}, memo)
+	res, err := ledger.Reserve(ctx, append(slices.Clone(accounts), budget.Account{Name: claim}), budget.Cost{Epsilon: eps}, memo)
 	if err == nil {
 		return res, nil
 	}

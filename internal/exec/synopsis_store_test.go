@@ -41,7 +41,7 @@ func countingBuild(builds *atomic.Int64, delay time.Duration) buildFunc {
 }
 
 // obtainOne obtains the one synopsis of spec from st (synopsisStore.obtain).
-func obtainOne(ctx context.Context, st *synopsisStore, spec *planner.SynopsisSpec, accounts []string, build buildFunc) (*storedSynopsis, bool, error) {
+func obtainOne(ctx context.Context, st *synopsisStore, spec *planner.SynopsisSpec, accounts []budget.Account, build buildFunc) (*storedSynopsis, bool, error) {
 	stored, built, err := st.obtain(ctx, accounts, []synopsisRequest{{spec: spec, memo: "test", build: build}})
 	if err != nil {
 		return nil, false, err
@@ -90,7 +90,7 @@ func TestSynopsisBuiltOnceUnderConcurrency(t *testing.T) {
 	got := make([]*storedSynopsis, 32)
 	for i := range got {
 		wg.Go(func() {
-			s, _, err := obtainOne(context.Background(), stores[i%2], testSpec(), []string{"user:a"}, countingBuild(&builds, 20*time.Millisecond))
+			s, _, err := obtainOne(context.Background(), stores[i%2], testSpec(), []budget.Account{{Name: "user:a"}}, countingBuild(&builds, 20*time.Millisecond))
 			if err != nil {
 				t.Errorf("statement %d: %v", i, err)
 				return
@@ -117,11 +117,11 @@ func TestSynopsisBuiltOnceUnderConcurrency(t *testing.T) {
 func TestSynopsisSurvivesRestart(t *testing.T) {
 	ledgers := openLedgers(t, 1)
 	var builds atomic.Int64
-	first, built, err := obtainOne(context.Background(), newSynopsisStore(ledgers[0]), testSpec(), []string{"user:a"}, countingBuild(&builds, 0))
+	first, built, err := obtainOne(context.Background(), newSynopsisStore(ledgers[0]), testSpec(), []budget.Account{{Name: "user:a"}}, countingBuild(&builds, 0))
 	if err != nil || !built {
 		t.Fatalf("first: built %v, err %v", built, err)
 	}
-	again, built, err := obtainOne(context.Background(), newSynopsisStore(ledgers[0]), testSpec(), []string{"user:a"}, countingBuild(&builds, 0))
+	again, built, err := obtainOne(context.Background(), newSynopsisStore(ledgers[0]), testSpec(), []budget.Account{{Name: "user:a"}}, countingBuild(&builds, 0))
 	if err != nil || built || builds.Load() != 1 {
 		t.Fatalf("after restart: built %v (builds %d), err %v; want read, not built", built, builds.Load(), err)
 	}
@@ -142,14 +142,14 @@ func TestSynopsisFailedBuildBeforeReadIsFree(t *testing.T) {
 	fail := func(ctx context.Context, readData *bool) (*histogram.Synopsis, error) {
 		return nil, dperr.New(dperr.Backend, "backend down")
 	}
-	if _, _, err := obtainOne(context.Background(), st, testSpec(), []string{"user:a"}, fail); dperr.KindOf(err) != dperr.Backend {
+	if _, _, err := obtainOne(context.Background(), st, testSpec(), []budget.Account{{Name: "user:a"}}, fail); dperr.KindOf(err) != dperr.Backend {
 		t.Fatalf("failing build: got %v, want the backend error", err)
 	}
 	if r := remaining(t, ledgers[0]); r != 10 {
 		t.Errorf("after a failure before reading: remaining %v, want 10", r)
 	}
 	var builds atomic.Int64
-	if _, built, err := obtainOne(context.Background(), st, testSpec(), []string{"user:a"}, countingBuild(&builds, 0)); err != nil || !built {
+	if _, built, err := obtainOne(context.Background(), st, testSpec(), []budget.Account{{Name: "user:a"}}, countingBuild(&builds, 0)); err != nil || !built {
 		t.Fatalf("retry: built %v, err %v", built, err)
 	}
 }
@@ -167,7 +167,7 @@ func TestSynopsisAbandonedClaimIsReopened(t *testing.T) {
 	st.lease = 100 * time.Millisecond
 	var builds atomic.Int64
 	start := time.Now()
-	_, built, err := obtainOne(ctx, st, spec, []string{"user:a"}, countingBuild(&builds, 0))
+	_, built, err := obtainOne(ctx, st, spec, []budget.Account{{Name: "user:a"}}, countingBuild(&builds, 0))
 	if err != nil || !built {
 		t.Fatalf("after the lease: built %v, err %v", built, err)
 	}
@@ -189,7 +189,7 @@ func TestSynopsisBudgetExhausted(t *testing.T) {
 	}
 	st := newSynopsisStore(ledgers[0])
 	var builds atomic.Int64
-	if _, _, err := obtainOne(ctx, st, testSpec(), []string{"user:poor"}, countingBuild(&builds, 0)); dperr.KindOf(err) != dperr.BudgetExhausted {
+	if _, _, err := obtainOne(ctx, st, testSpec(), []budget.Account{{Name: "user:poor"}}, countingBuild(&builds, 0)); dperr.KindOf(err) != dperr.BudgetExhausted {
 		t.Fatalf("got %v, want budget exhausted", err)
 	}
 	if free, err := claimFree(ctx, st.ledger, claimAccount(testSpec().Key), testSynopsisEpsilon); err != nil || !free {
@@ -224,7 +224,7 @@ func TestReopenIgnoresTheReserversClock(t *testing.T) {
 			if err := l.SetLimit(ctx, claim, budget.Cost{Epsilon: eps}); err != nil {
 				t.Fatal(err)
 			}
-			res, err := l.Reserve(ctx, []string{claim}, budget.Cost{Epsilon: eps}, "pending")
+			res, err := l.Reserve(ctx, []budget.Account{{Name: claim}}, budget.Cost{Epsilon: eps}, "pending")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -272,7 +272,7 @@ func TestDeadBuilderReopenedAcrossShortStatements(t *testing.T) {
 	var builds atomic.Int64
 	for i := range 20 { // statements of half a lease each: ten leases
 		sctx, cancel := context.WithTimeout(ctx, st.lease/2)
-		s, built, err := obtainOne(sctx, st, spec, []string{"user:a"}, countingBuild(&builds, 0))
+		s, built, err := obtainOne(sctx, st, spec, []budget.Account{{Name: "user:a"}}, countingBuild(&builds, 0))
 		cancel()
 		if err == nil && s != nil && built {
 			t.Logf("reopened and built by statement %d", i)
@@ -293,7 +293,7 @@ func TestLeaseWatchesForgetFinishedWaits(t *testing.T) {
 	st := newSynopsisStore(ledgers[0])
 	st.lease, st.poll = 50*time.Millisecond, 5*time.Millisecond
 	var builds atomic.Int64
-	if _, built, err := obtainOne(ctx, st, spec, []string{"user:a"}, countingBuild(&builds, 0)); err != nil || !built {
+	if _, built, err := obtainOne(ctx, st, spec, []budget.Account{{Name: "user:a"}}, countingBuild(&builds, 0)); err != nil || !built {
 		t.Fatalf("after the lease: built %v, err %v", built, err)
 	}
 	st.watches.mu.Lock()
@@ -312,7 +312,7 @@ func killedBuild(t *testing.T, l *budget.Ledger, spec *planner.SynopsisSpec) {
 	if err := ensureClaim(ctx, l, claim, testSynopsisEpsilon); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := l.Reserve(ctx, []string{"user:a", claim}, budget.Cost{Epsilon: testSynopsisEpsilon}, "killed"); err != nil {
+	if _, err := l.Reserve(ctx, []budget.Account{{Name: "user:a"}, {Name: claim}}, budget.Cost{Epsilon: testSynopsisEpsilon}, "killed"); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -375,14 +375,14 @@ func waitOutLiveBuild(t *testing.T, ledgers []*budget.Ledger, during func()) {
 	}
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		if _, built, err := obtainOne(ctx, builder, testSpec(), []string{"user:a"}, slow); err != nil || !built {
+		if _, built, err := obtainOne(ctx, builder, testSpec(), []budget.Account{{Name: "user:a"}}, slow); err != nil || !built {
 			t.Errorf("builder: built %v, err %v", built, err)
 		}
 	})
 	<-building
 	during()
 	wctx, cancel := context.WithTimeout(ctx, 2*waiter.lease)
-	_, built, err := obtainOne(wctx, waiter, testSpec(), []string{"user:a"}, countingBuild(&builds, 0))
+	_, built, err := obtainOne(wctx, waiter, testSpec(), []budget.Account{{Name: "user:a"}}, countingBuild(&builds, 0))
 	cancel()
 	if built || err == nil {
 		t.Errorf("waiter during a live build: built %v, err %v; want it to wait until its statement ends", built, err)
@@ -429,13 +429,13 @@ func TestTakenOverBuildKeepsTheRaisedClaim(t *testing.T) {
 			}
 			var firstDone, secondDone sync.WaitGroup
 			firstDone.Go(func() {
-				if _, _, err := obtainOne(ctx, first, testSpec(), []string{"user:a"}, failing); dperr.KindOf(err) != dperr.Backend {
+				if _, _, err := obtainOne(ctx, first, testSpec(), []budget.Account{{Name: "user:a"}}, failing); dperr.KindOf(err) != dperr.Backend {
 					t.Errorf("first build: got %v, want the backend error", err)
 				}
 			})
 			<-firstBuilding
 			secondDone.Go(func() {
-				if _, built, err := obtainOne(ctx, second, testSpec(), []string{"user:a"}, building); err != nil || !built {
+				if _, built, err := obtainOne(ctx, second, testSpec(), []budget.Account{{Name: "user:a"}}, building); err != nil || !built {
 					t.Errorf("second build: built %v, err %v", built, err)
 				}
 			})
@@ -473,7 +473,7 @@ func TestSynopsesAllOrNone(t *testing.T) {
 		{spec: second, memo: "y", build: countingBuild(&builds, 0)},
 		{spec: testSpec(), memo: "x", build: countingBuild(&builds, 0)},
 	}
-	if _, _, err := st.obtain(ctx, []string{"user:poor"}, reqs); dperr.KindOf(err) != dperr.BudgetExhausted {
+	if _, _, err := st.obtain(ctx, []budget.Account{{Name: "user:poor"}}, reqs); dperr.KindOf(err) != dperr.BudgetExhausted {
 		t.Fatalf("got %v, want budget exhausted", err)
 	}
 	if n := builds.Load(); n != 0 {
@@ -487,7 +487,7 @@ func TestSynopsesAllOrNone(t *testing.T) {
 			t.Errorf("claim of %s free: got %v (err %v), want true", spec.Column.Name, free, err)
 		}
 	}
-	stored, built, err := st.obtain(ctx, []string{"user:a"}, reqs)
+	stored, built, err := st.obtain(ctx, []budget.Account{{Name: "user:a"}}, reqs)
 	if err != nil || !built[0] || !built[1] || stored[0].Key != second.Key || stored[1].Key != testSpec().Key {
 		t.Fatalf("with budget: built %v, err %v; want both built, in the requests' order", built, err)
 	}

@@ -72,7 +72,10 @@ func (e *Engine) SetConnections(c Connections) { e.connections = c }
 // sessions are opened.
 func (e *Engine) SetObserver(f func(outcome string, elapsed time.Duration)) { e.observe = f }
 
-// NewEngine returns an engine whose sessions draw noise from crypto/rand.
+// NewEngine returns an engine whose sessions draw noise from crypto/rand,
+// and makes executor hold each analyst to the budget cat configures
+// (exec.Executor.SetUserLimits); executor may be nil in tests that run no
+// private statement.
 func NewEngine(cat *catalog.Config, executor *exec.Executor, ledger *budget.Ledger, log *slog.Logger) (*Engine, error) {
 	if log == nil {
 		log = slog.Default()
@@ -92,12 +95,26 @@ func NewEngine(cat *catalog.Config, executor *exec.Executor, ledger *budget.Ledg
 		cat: cat, catalogDB: catalogDB, planner: planner.New(cat), executor: executor, ledger: ledger, log: log,
 		newSource: noise.NewCryptoSource, largeParses: newLargeParseGate(),
 	}
+	// Each proxy holds its analysts to its own configuration, against
+	// the usage all proxies sharing the ledger add to.
+	if executor != nil {
+		executor.SetUserLimits(e.userLimit)
+	}
 	for _, u := range cat.Users {
 		if err := catalogdb.CheckSessionVariables(e.sessionVariables(u.Name)); err != nil {
 			return nil, fmt.Errorf("user %s: %w", u.Name, err)
 		}
 	}
 	return e, nil
+}
+
+// userLimit returns the configured budget of user.
+func (e *Engine) userLimit(user string) (budget.Cost, bool) {
+	u, ok := e.cat.User(user)
+	if !ok {
+		return budget.Cost{}, false
+	}
+	return budget.Cost{Epsilon: u.Epsilon, Delta: u.Delta}, true
 }
 
 // SetColumnZones tells every session which date and timestamp columns the

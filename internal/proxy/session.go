@@ -376,9 +376,15 @@ func errorWarning(err error) []exec.Warning {
 	return []exec.Warning{{Level: "Error", Code: code, Message: message}}
 }
 
-// remaining returns the user's remaining budget.
+// remaining returns what remains of the user's budget, as this proxy
+// configures it, after what the user spent through every proxy sharing
+// the ledger.
 func (s *Session) remaining(ctx context.Context) (eps, delta float64, err error) {
-	c, err := s.engine.ledger.Remaining(ctx, catalog.UserAccount(s.user))
+	limit, ok := s.engine.userLimit(s.user)
+	if !ok {
+		return 0, 0, dperr.New(dperr.Internal, "no privacy budget is configured for user %s", s.user)
+	}
+	c, err := s.engine.ledger.RemainingUnder(ctx, catalog.UserAccount(s.user), limit)
 	if err != nil {
 		return 0, 0, dperr.Wrap(dperr.Internal, err, "internal error: budget ledger unavailable")
 	}
