@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dpproxy/dpproxy/internal/testdb"
 	"github.com/dpproxy/dpproxy/internal/wire"
 )
 
@@ -175,20 +176,25 @@ func TestConcurrentConnectionsNeverOverspend(t *testing.T) {
 	}
 }
 
-// TestBackendErrorIsGenericAndCharged points a column at a backend column
-// that does not exist (a missing table is refused before the reservation,
-// 1146): the client gets 1105 with a query id and none of the driver's
-// text, and the statement is charged, because the fetch was sent
-// (DESIGN.md §2: a query that fails after data was read is charged).
+// TestBackendErrorIsGenericAndCharged points the table at a SQLite view
+// whose column age fails when a row is read (integer overflow; a missing
+// table or column is refused before the reservation, 1146 and 1054): the
+// client gets 1105 with a query id and none of the driver's text, and the
+// statement is charged, because the fetch was sent (DESIGN.md §2: a query
+// that fails after data was read is charged).
 func TestBackendErrorIsGenericAndCharged(t *testing.T) {
 	dir, config := sqliteDeployment(t, 1)
+	data := testdb.Open(t, "sqlite", filepath.Join(dir, "data.db"))
+	if _, err := data.Exec("CREATE VIEW pums_failing AS SELECT abs(-9223372036854775807 - 1) AS age, income FROM pums"); err != nil {
+		t.Fatal(err)
+	}
 	raw, err := os.ReadFile(config)
 	if err != nil {
 		t.Fatal(err)
 	}
-	broken := strings.Replace(string(raw), "{name: age, type: integer,", "{name: age, source: no_such_column, type: integer,", 1)
+	broken := strings.Replace(string(raw), "  - name: pums\n", "  - name: pums\n    source: pums_failing\n", 1)
 	if broken == string(raw) {
-		t.Fatal("no column age in the configuration")
+		t.Fatal("no table pums in the configuration")
 	}
 	if err := os.WriteFile(config, []byte(broken), 0o600); err != nil {
 		t.Fatal(err)
@@ -199,14 +205,14 @@ func TestBackendErrorIsGenericAndCharged(t *testing.T) {
 	if mysqlCode(err) != 1105 {
 		t.Fatalf("got %v, want error 1105", err)
 	}
-	if !strings.Contains(err.Error(), "query id") || strings.Contains(err.Error(), "no_such_column") || strings.Contains(err.Error(), "no such column") {
+	if !strings.Contains(err.Error(), "query id") || strings.Contains(err.Error(), "overflow") || strings.Contains(err.Error(), "pums_failing") {
 		t.Errorf("client saw %q: want a generic message with a query id", err)
 	}
 	// The log line may follow the answer by a moment.
-	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(p.Logs(), "no such column") && time.Now().Before(deadline); {
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(p.Logs(), "integer overflow") && time.Now().Before(deadline); {
 		time.Sleep(20 * time.Millisecond)
 	}
-	if !strings.Contains(p.Logs(), "no such column") {
+	if !strings.Contains(p.Logs(), "integer overflow") {
 		t.Errorf("the proxy log lacks the backend's error")
 	}
 	_, v := queryRow(t, db, "SELECT dp_remaining_epsilon()")

@@ -25,6 +25,7 @@ import (
 	"github.com/dpproxy/dpproxy/internal/backend"
 	"github.com/dpproxy/dpproxy/internal/catalog"
 	"github.com/dpproxy/dpproxy/internal/demo"
+	"github.com/dpproxy/dpproxy/internal/dperr"
 	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
 	"github.com/dpproxy/dpproxy/internal/wire"
 )
@@ -943,5 +944,54 @@ func TestVitessStartupChecks(t *testing.T) {
 	}
 	if err := checkColumnTypes(ctx, be, []catalog.Table{{Name: "t", Source: table, Columns: []catalog.Column{col("f"), col("d")}}}, nil, slog.New(slog.DiscardHandler)); err == nil || !strings.Contains(err.Error(), "t.f") {
 		t.Errorf("a FLOAT column behind Vitess: %v, want it refused by name", err)
+	}
+}
+
+// TestVitessLostColumn: behind Vitess, the check before a statement's
+// reservation reads the keyspace's schema through vtgate: once it reads
+// the table again, a column dropped through vtgate refuses the statements
+// that read it with 1054 and only those, and, added back, passes again;
+// an all-NULL column is there.
+func TestVitessLostColumn(t *testing.T) {
+	dsn, _ := vitessServer(t)
+	db, err := sql.Open("mysql", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	var b [4]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		t.Fatal(err)
+	}
+	table := "lost_" + hex.EncodeToString(b[:])
+	ctx := t.Context()
+	run := func(s string) {
+		t.Helper()
+		if _, err := db.ExecContext(ctx, s); err != nil {
+			t.Fatalf("%s: %v", s, err)
+		}
+	}
+	run("CREATE TABLE " + table + " (id BIGINT PRIMARY KEY, x DOUBLE, y DOUBLE, k VARCHAR(10))")
+	t.Cleanup(func() { _, _ = db.ExecContext(context.Background(), "DROP TABLE "+table) })
+	clock := time.Unix(0, 0)
+	c := newTableTypes(backend.New(db, sqlrewrite.MySQL, nil), true, slog.New(slog.DiscardHandler), nil)
+	c.now = func() time.Time { return clock }
+	tb := &catalog.Table{Name: "t", Source: table, Columns: []catalog.Column{
+		{Name: "x", Source: "x", Type: catalog.Real}, {Name: "y", Source: "y", Type: catalog.Real}, {Name: "k", Source: "k", Type: catalog.Text}}}
+	if err := c.check(ctx, tb, []string{"k", "x", "y"}); err != nil {
+		t.Fatalf("all there, y all NULL: %v", err)
+	}
+	run("ALTER TABLE " + table + " DROP COLUMN y")
+	clock = clock.Add(typeCheckTTL)
+	if err := c.check(ctx, tb, []string{"k", "y"}); dperr.KindOf(err) != dperr.UnknownColumn || !strings.Contains(err.Error(), "Unknown column 'y'") {
+		t.Errorf("y dropped: %v, want UnknownColumn naming y", err)
+	}
+	if err := c.check(ctx, tb, []string{"k", "x"}); err != nil {
+		t.Errorf("y dropped, a statement reading x and k: %v", err)
+	}
+	run("ALTER TABLE " + table + " ADD COLUMN y DOUBLE")
+	clock = clock.Add(typeCheckTTL)
+	if err := c.check(ctx, tb, []string{"k", "x", "y"}); err != nil {
+		t.Errorf("y added back: %v", err)
 	}
 }

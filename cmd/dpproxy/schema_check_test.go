@@ -184,14 +184,14 @@ func TestTableTypesRefresh(t *testing.T) {
 	missing := &catalog.Table{Name: "m", Source: "later", Columns: []catalog.Column{{Name: "x", Source: "x", Type: catalog.Real}}}
 	texts := &catalog.Table{Name: "x", Source: "tx", Columns: []catalog.Column{{Name: "k", Source: "k", Type: catalog.Text}}}
 	for _, tb := range []*catalog.Table{table, texts} {
-		if err := c.check(ctx, tb); err != nil {
+		if err := c.check(ctx, tb, nil); err != nil {
 			t.Errorf("%s: %v", tb.Name, err)
 		}
 	}
 	if _, err := db.Exec("DROP TABLE tx"); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.check(ctx, missing); dperr.KindOf(err) != dperr.UnknownTable || !strings.Contains(err.Error(), "no table later") {
+	if err := c.check(ctx, missing, nil); dperr.KindOf(err) != dperr.UnknownTable || !strings.Contains(err.Error(), "no table later") {
 		t.Errorf("missing table: %v, want UnknownTable naming later", err)
 	}
 	if _, err := db.Exec("CREATE TABLE later (x DOUBLE)"); err != nil {
@@ -204,26 +204,103 @@ func TestTableTypesRefresh(t *testing.T) {
 		}
 	}
 	alter("VARCHAR(10)")
-	if err := c.check(ctx, table); err != nil {
+	if err := c.check(ctx, table, nil); err != nil {
 		t.Errorf("within the TTL: %v, want the kept verdict", err)
 	}
-	if err := c.check(ctx, texts); err != nil {
+	if err := c.check(ctx, texts, nil); err != nil {
 		t.Errorf("text table dropped, within the TTL: %v, want the kept verdict", err)
 	}
 	clock = clock.Add(typeCheckTTL)
-	if err := c.check(ctx, texts); dperr.KindOf(err) != dperr.UnknownTable || !strings.Contains(err.Error(), "no table tx") {
+	if err := c.check(ctx, texts, nil); dperr.KindOf(err) != dperr.UnknownTable || !strings.Contains(err.Error(), "no table tx") {
 		t.Errorf("text table dropped, after the TTL: %v, want UnknownTable naming tx", err)
 	}
-	if err := c.check(ctx, table); dperr.KindOf(err) != dperr.Unsupported || !strings.Contains(err.Error(), "t.x (declared real, a backend varchar)") {
+	if err := c.check(ctx, table, nil); dperr.KindOf(err) != dperr.Unsupported || !strings.Contains(err.Error(), "t.x (declared real, a backend varchar)") {
 		t.Errorf("after the TTL: %v, want Unsupported naming t.x", err)
 	}
 	alter("DOUBLE")
 	clock = clock.Add(typeCheckTTL)
-	if err := c.check(ctx, table); err != nil {
+	if err := c.check(ctx, table, nil); err != nil {
 		t.Errorf("altered back: %v", err)
 	}
-	if err := c.check(ctx, missing); err != nil {
+	if err := c.check(ctx, missing, nil); err != nil {
 		t.Errorf("the missing table, created: %v", err)
+	}
+}
+
+// TestTableColumnsRefresh: on SQLite, PostgreSQL and MariaDB, once the
+// check before a statement's reservation reads the table again
+// (typeCheckTTL), a configured column the backend's table lost (dropped,
+// or renamed) refuses the statements that read it with 1054, naming it
+// as configured and in the backend, and only those; a privacy unit
+// column lost refuses the unit table's statements, saying so. An all-NULL
+// column is not lost: the check reads the schema, not the rows. Within
+// the TTL the kept verdict holds; the columns added back pass after it.
+func TestTableColumnsRefresh(t *testing.T) {
+	for _, b := range []struct {
+		name    string
+		db      func(testing.TB) *sql.DB
+		dialect sqlrewrite.Dialect
+	}{
+		{"sqlite", testdb.SQLite, sqlrewrite.SQLite},
+		{"postgres", testdb.Postgres, sqlrewrite.PostgreSQL},
+		{"mariadb", testdb.MySQL, sqlrewrite.MySQL},
+	} {
+		t.Run(b.name, func(t *testing.T) {
+			db := b.db(t)
+			run := func(statements ...string) {
+				t.Helper()
+				for _, s := range statements {
+					if _, err := db.Exec(s); err != nil {
+						t.Fatalf("%s: %v", s, err)
+					}
+				}
+			}
+			run("CREATE TABLE cols_t (x DOUBLE PRECISION, y_src DOUBLE PRECISION, k VARCHAR(10), pid VARCHAR(10))",
+				"INSERT INTO cols_t (x, k, pid) VALUES (1, 'a', 'p')") // y_src: NULL in every row
+			ctx := context.Background()
+			clock := time.Unix(0, 0)
+			c := newTableTypes(backend.New(db, b.dialect, nil), false, slog.New(slog.DiscardHandler), nil)
+			c.now = func() time.Time { return clock }
+			real := func(name, source string) catalog.Column {
+				return catalog.Column{Name: name, Source: source, Type: catalog.Real}
+			}
+			table := &catalog.Table{Name: "t", Source: "cols_t", Columns: []catalog.Column{real("x", "x"), real("y", "y_src"), {Name: "k", Source: "k", Type: catalog.Text}}}
+			units := &catalog.Table{Name: "u", Source: "cols_t", PrivacyUnit: "pid", MaxRowsPerUnit: 1, MaxGroupsPerUnit: 1, Columns: []catalog.Column{real("x", "x")}}
+			passes := func(when string, tb *catalog.Table, reads ...string) {
+				t.Helper()
+				if err := c.check(ctx, tb, reads); err != nil {
+					t.Errorf("%s: %s reading %v: %v", when, tb.Name, reads, err)
+				}
+			}
+			refused := func(when string, tb *catalog.Table, reads []string, want ...string) {
+				t.Helper()
+				err := c.check(ctx, tb, reads)
+				if dperr.KindOf(err) != dperr.UnknownColumn {
+					t.Errorf("%s: %s reading %v: %v, want UnknownColumn", when, tb.Name, reads, err)
+					return
+				}
+				for _, w := range append(want, "no budget was spent") {
+					if !strings.Contains(err.Error(), w) {
+						t.Errorf("%s: %s reading %v: %q lacks %q", when, tb.Name, reads, err, w)
+					}
+				}
+			}
+			passes("all there, y all NULL", table, "k", "x", "y_src")
+			passes("all there", units, "pid", "x")
+			run("ALTER TABLE cols_t RENAME COLUMN y_src TO y_renamed", "ALTER TABLE cols_t DROP COLUMN pid")
+			passes("within the TTL", table, "y_src")
+			passes("within the TTL", units, "pid", "x")
+			clock = clock.Add(typeCheckTTL)
+			refused("y renamed", table, []string{"k", "y_src"}, "Unknown column 'y' in 'field list'", "the configuration declares y (table t)", "backend table cols_t lacks column y_src")
+			passes("y renamed", table, "k", "x")
+			passes("y renamed", table)
+			refused("pid dropped", units, []string{"pid", "x"}, "Unknown column 'pid' in 'field list'", "privacy unit")
+			run("ALTER TABLE cols_t RENAME COLUMN y_renamed TO y_src", "ALTER TABLE cols_t ADD COLUMN pid VARCHAR(10)")
+			refused("added back, within the TTL", table, []string{"y_src"}, "Unknown column 'y'")
+			clock = clock.Add(typeCheckTTL)
+			passes("added back", table, "k", "x", "y_src")
+			passes("added back", units, "pid", "x")
+		})
 	}
 }
 
@@ -285,7 +362,7 @@ func TestTableCheckRefreshesCharsets(t *testing.T) {
 	cs := &catalog.Charsets{}
 	c := newTableTypes(backend.New(db, sqlrewrite.MySQL, nil), false, slog.New(slog.DiscardHandler), cs)
 	table := &catalog.Table{Name: "late", Source: "cs_late", Columns: []catalog.Column{{Name: "l", Source: "l", Type: catalog.Text}}}
-	if err := c.check(context.Background(), table); dperr.KindOf(err) != dperr.UnknownTable {
+	if err := c.check(context.Background(), table, nil); dperr.KindOf(err) != dperr.UnknownTable {
 		t.Fatalf("the missing table: %v, want UnknownTable", err)
 	}
 	if _, ok := cs.Of("late", "l"); ok {
@@ -295,10 +372,10 @@ func TestTableCheckRefreshesCharsets(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.ttl = 0
-	if err := c.check(context.Background(), table); dperr.KindOf(err) != dperr.Unsupported || !strings.Contains(err.Error(), "run it again") {
+	if err := c.check(context.Background(), table, nil); dperr.KindOf(err) != dperr.Unsupported || !strings.Contains(err.Error(), "run it again") {
 		t.Fatalf("the statement parsed before the character set was known: %v, want it refused to be run again", err)
 	}
-	if err := c.check(context.Background(), table); err != nil {
+	if err := c.check(context.Background(), table, nil); err != nil {
 		t.Fatal(err)
 	}
 	if got, ok := cs.Of("late", "l"); !ok || got.Name != "latin1" {
@@ -339,20 +416,20 @@ func TestTableCheckRefusesAfterCharsetChange(t *testing.T) {
 	c := newTableTypes(be, false, slog.New(slog.DiscardHandler), cs)
 	c.now = func() time.Time { return clock }
 	table := &cat.Tables[0]
-	if err := c.check(ctx, table); err != nil {
+	if err := c.check(ctx, table, nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := db.Exec("ALTER TABLE cs_alt MODIFY name VARCHAR(20) CHARACTER SET latin1"); err != nil {
 		t.Fatal(err)
 	}
 	clock = clock.Add(typeCheckTTL)
-	if err := c.check(ctx, table); dperr.KindOf(err) != dperr.Unsupported || !strings.Contains(err.Error(), "run it again") {
+	if err := c.check(ctx, table, nil); dperr.KindOf(err) != dperr.Unsupported || !strings.Contains(err.Error(), "run it again") {
 		t.Errorf("the check that finds latin1: %v, want the statement refused to be run again", err)
 	}
 	if _, err := parser.Parse(q); dperr.KindOf(err) != dperr.CollationMix {
 		t.Errorf("parsed again after the refresh: got %v, want 1267 for latin1", err)
 	}
-	if err := c.check(ctx, table); err != nil {
+	if err := c.check(ctx, table, nil); err != nil {
 		t.Errorf("the next statement: %v, want it to pass", err)
 	}
 }
@@ -388,15 +465,15 @@ func TestTableCheckKeepsUnrepresentableValues(t *testing.T) {
 	}
 	alter("latin1")
 	for i := range 2 {
-		if err := c.check(ctx, table); dperr.KindOf(err) != dperr.Unsupported || !strings.Contains(err.Error(), "tv.name: value \"ē\"") {
+		if err := c.check(ctx, table, nil); dperr.KindOf(err) != dperr.Unsupported || !strings.Contains(err.Error(), "tv.name: value \"ē\"") {
 			t.Errorf("statement %d after latin1: %v, want Unsupported naming tv.name's value", i, err)
 		}
 	}
 	alter("utf8mb4")
-	if err := c.check(ctx, table); dperr.KindOf(err) != dperr.Unsupported || !strings.Contains(err.Error(), "run it again") {
+	if err := c.check(ctx, table, nil); dperr.KindOf(err) != dperr.Unsupported || !strings.Contains(err.Error(), "run it again") {
 		t.Errorf("converted back: %v, want the statement parsed against latin1 refused to be run again", err)
 	}
-	if err := c.check(ctx, table); err != nil {
+	if err := c.check(ctx, table, nil); err != nil {
 		t.Errorf("converted back, the next statement: %v", err)
 	}
 }

@@ -132,7 +132,7 @@ func serve(ctx context.Context, opts options, stderr io.Writer) error {
 	executor.SetStatementTimeout(cfg.Timeouts.Statement.Duration)
 	executor.SetRepeatWindow(cfg.Privacy.RepeatWindow.Duration)
 	types := newTableTypes(be, be.Vitess(ctx), log, charsets)
-	types.zones = zones
+	types.zones, types.config = zones, cfg
 	executor.SetTableCheck(types.check)
 	defer executor.Wait() // the last commits, before the ledger closes
 	engine, err := proxy.NewEngine(cfg, executor, ledger, log)
@@ -548,21 +548,26 @@ const unrepresentableRule = "a text column's values must be representable in its
 // declared a date or a timestamp whose backend column is neither (text,
 // say), as columnTypeProblems finds them, and logs a warning for each
 // table it cannot find (created later: its columns are checked when a
-// statement first uses it, tableTypes). SQLite's typeless columns are read
-// by their storage class. It records in zones (may be nil) which date and
-// timestamp columns have a time zone.
+// statement first uses it, tableTypes) and for each column a table it
+// finds lacks (the statements that read it are refused, tableTypes).
+// SQLite's typeless columns are read by their storage class. It records
+// in zones (may be nil) which date and timestamp columns have a time
+// zone.
 func checkColumnTypes(ctx context.Context, be *backend.Backend, tables []catalog.Table, zones *catalog.ColumnZones, log *slog.Logger) error {
 	vitess := be.Vitess(ctx)
 	var bad []string
 	for _, t := range tables {
-		problems, missing, err := columnTypeProblems(ctx, be, t, vitess, zones)
+		schema, err := columnTypeProblems(ctx, be, t, vitess, zones)
 		if err != nil {
 			return err
 		}
-		if missing {
+		switch {
+		case schema.missing:
 			log.Warn("table not found in the backend: its column types are checked when a statement first uses it", "table", t.Name, "source", t.Source)
+		case len(schema.absent) > 0:
+			log.Warn("columns not found in the backend: the statements that read them are refused until they are", "table", t.Name, "source", t.Source, "columns", strings.Join(schema.absent, ", "))
 		}
-		bad = append(bad, problems...)
+		bad = append(bad, schema.bad...)
 	}
 	if len(bad) > 0 {
 		return fmt.Errorf("configuration: %s: %s", strings.Join(bad, "; "), columnTypeRule)
@@ -573,15 +578,30 @@ func checkColumnTypes(ctx context.Context, be *backend.Backend, tables []catalog
 // columnTypeRule says why columnTypeProblems' columns are refused.
 const columnTypeRule = "a column declared integer or real must be of a numeric type in the backend (or a PostgreSQL boolean declared integer with bounds within [0, 1], read as 1 and 0), and one declared date or timestamp of a date or timestamp type (the proxy compares the column as the values it declares; over text the statements would read other values than the declared ones); declare it text, or convert the column"
 
+// tableSchema is what columnTypeProblems reads of a configured table in
+// the backend's schema.
+type tableSchema struct {
+	// bad are the columns whose backend type contradicts their
+	// declaration, each as "table.column (declared …, a backend …)".
+	bad []string
+	// absent are the backend names (catalog.Column.Source) of the
+	// declared columns the backend's table lacks, in declaration order,
+	// then its privacy unit column if it lacks that.
+	absent []string
+	// missing reports that the backend's table has none of the declared
+	// columns: it was dropped or renamed, or is not created yet.
+	missing bool
+}
+
 // columnTypeProblems lists the columns of t declared integer or real whose
 // backend column is not numeric, and those declared a date or a timestamp
-// whose backend column is neither (text, say), each as "table.column
-// (declared …, a backend …)", on PostgreSQL and MySQL/MariaDB; behind
-// Vitess a FLOAT column too. missing reports that the backend has none of
-// the numeric, date and timestamp columns it checks (for a table of text
-// columns only, and on SQLite, whose columns it does not type-check, none
-// of t's columns): a table dropped, renamed or created later, as the
-// backend's schema says, never its rows (an empty table is not missing).
+// whose backend column is neither (text, say), on PostgreSQL and
+// MySQL/MariaDB; behind Vitess a FLOAT column too. It lists the columns
+// of t, and its privacy unit column, that the backend's table lacks
+// (absent; missing when it lacks all the declared columns: a table
+// dropped, renamed or created later), as the backend's schema says
+// (backend.Backend.ColumnType, backend.Backend.HasColumn), never its rows:
+// an empty table, an all-NULL column are there.
 // The fetches are total over such columns (sqlrewrite.Render: PostgreSQL
 // refuses them whatever the rows; MySQL and MariaDB read text as numbers
 // and rank windows by the values read, backend.Snapshot), so the check is a
@@ -607,63 +627,60 @@ const columnTypeRule = "a column declared integer or real must be of a numeric t
 // vitess says the backend is Vitess's vtgate. It records in zones (may
 // be nil) whether each date and timestamp column it finds has a time zone
 // (zonedTypes; on SQLite none has).
-func columnTypeProblems(ctx context.Context, be *backend.Backend, t catalog.Table, vitess bool, zones *catalog.ColumnZones) (bad []string, missing bool, err error) {
-	if be.Dialect() == sqlrewrite.SQLite {
-		for _, c := range t.Columns {
-			if c.Temporal() && zones != nil {
-				zones.Set(t.Name, c.Name, false)
-			}
-		}
-		found, err := hasAnyColumn(ctx, be, t)
-		return nil, !found, err
-	}
-	checked, found := 0, 0
+func columnTypeProblems(ctx context.Context, be *backend.Backend, t catalog.Table, vitess bool, zones *catalog.ColumnZones) (tableSchema, error) {
+	var schema tableSchema
 	var booleans []string
+	sqlite := be.Dialect() == sqlrewrite.SQLite
 	for _, c := range t.Columns {
-		if !c.Numeric() && !c.Temporal() {
+		if c.Temporal() && zones != nil && sqlite {
+			zones.Set(t.Name, c.Name, false)
+		}
+		if sqlite || !c.Numeric() && !c.Temporal() {
+			ok, err := be.HasColumn(ctx, t.Source, c.Source)
+			if err != nil {
+				return tableSchema{}, err
+			}
+			if !ok {
+				schema.absent = append(schema.absent, c.Source)
+			}
 			continue
 		}
 		typ, ok, err := be.ColumnType(ctx, t.Source, c.Source)
 		if err != nil {
-			return nil, false, err
+			return tableSchema{}, err
 		}
-		checked++
-		if ok {
-			found++
-			if c.Temporal() && zones != nil {
-				zones.Set(t.Name, c.Name, zonedTypes[typ])
-			}
+		if !ok {
+			schema.absent = append(schema.absent, c.Source)
+			continue
+		}
+		if c.Temporal() && zones != nil {
+			zones.Set(t.Name, c.Name, zonedTypes[typ])
 		}
 		switch {
-		case !ok:
 		case c.Numeric() && typ == "boolean" && be.Dialect() == sqlrewrite.PostgreSQL:
 			if lo, hi, _ := c.Bounds(); c.Type != catalog.Integer || lo < 0 || hi > 1 {
-				bad = append(bad, fmt.Sprintf("%s.%s (declared %s in [%g, %g], a backend boolean: declare it integer with lower: 0 and upper: 1, and it reads as 1 and 0)", t.Name, c.Name, c.Type, lo, hi))
+				schema.bad = append(schema.bad, fmt.Sprintf("%s.%s (declared %s in [%g, %g], a backend boolean: declare it integer with lower: 0 and upper: 1, and it reads as 1 and 0)", t.Name, c.Name, c.Type, lo, hi))
 				break
 			}
 			booleans = append(booleans, c.Source)
 		case c.Numeric() && !numericTypes[typ], c.Temporal() && !temporalTypes[be.Dialect()][typ]:
-			bad = append(bad, fmt.Sprintf("%s.%s (declared %s, a backend %s)", t.Name, c.Name, c.Type, typ))
+			schema.bad = append(schema.bad, fmt.Sprintf("%s.%s (declared %s, a backend %s)", t.Name, c.Name, c.Type, typ))
 		case vitess && typ == "float":
-			bad = append(bad, fmt.Sprintf("%s.%s (a FLOAT column behind Vitess: vtgate merges the shards' sorted rows by the values as MariaDB prints them, to 6 digits, so windows and groups of close values come out of order)", t.Name, c.Name))
+			schema.bad = append(schema.bad, fmt.Sprintf("%s.%s (a FLOAT column behind Vitess: vtgate merges the shards' sorted rows by the values as MariaDB prints them, to 6 digits, so windows and groups of close values come out of order)", t.Name, c.Name))
 		}
 	}
-	be.SetBooleans(t.Name, booleans)
-	if checked > 0 {
-		return bad, found == 0, nil
+	if !sqlite {
+		be.SetBooleans(t.Name, booleans)
 	}
-	text, err := hasAnyColumn(ctx, be, t) // its columns are all text
-	return bad, !text, err
-}
-
-// hasAnyColumn reports whether the backend's table t.Source has one of
-// t's columns, reading its schema alone (backend.Backend.HasColumn).
-func hasAnyColumn(ctx context.Context, be *backend.Backend, t catalog.Table) (bool, error) {
-	for _, c := range t.Columns {
-		ok, err := be.HasColumn(ctx, t.Source, c.Source)
-		if err != nil || ok {
-			return ok, err
+	schema.missing = len(schema.absent) == len(t.Columns)
+	if t.HasPrivacyUnit() {
+		ok, err := be.HasColumn(ctx, t.Source, t.PrivacyUnit)
+		if err != nil {
+			return tableSchema{}, err
+		}
+		if !ok {
+			schema.absent = append(schema.absent, t.PrivacyUnit)
 		}
 	}
-	return false, nil
+	return schema, nil
 }

@@ -43,7 +43,7 @@ type Executor struct {
 	statementTimeout time.Duration
 	// tableCheck, if set, may refuse a statement on a table before any
 	// budget is reserved (SetTableCheck).
-	tableCheck func(ctx context.Context, t *catalog.Table) error
+	tableCheck func(ctx context.Context, t *catalog.Table, reads []string) error
 	// repeatWindow is how long a released answer is given again to an
 	// identical statement (answers.go); 0 turns repeated answers off.
 	repeatWindow time.Duration
@@ -64,21 +64,24 @@ type Executor struct {
 func (e *Executor) SetStatementTimeout(d time.Duration) { e.statementTimeout = d }
 
 // SetTableCheck makes Run and RunQuery call check with the statement's
-// table before they reserve budget or read data: an error from it is the
-// statement's, and nothing is charged (the proxy checks there that the
-// backend's column types still match their declarations). check must
-// depend only on the table and the backend's schema, never on its rows.
-// Call it before Run is used.
-func (e *Executor) SetTableCheck(check func(ctx context.Context, t *catalog.Table) error) {
+// table and the backend columns its plan reads (planner.Plan.Reads,
+// planner.QueryPlan.Reads) before they reserve budget or read data: an
+// error from it is the statement's, and nothing is charged (the proxy
+// checks there that the backend still has the table and those columns,
+// and that their types still match their declarations). check must
+// depend only on the table, the columns and the backend's schema, never
+// on its rows. Call it before Run is used.
+func (e *Executor) SetTableCheck(check func(ctx context.Context, t *catalog.Table, reads []string) error) {
 	e.tableCheck = check
 }
 
-// checkTable runs the table check of SetTableCheck, if any.
-func (e *Executor) checkTable(ctx context.Context, t *catalog.Table) error {
+// checkTable runs the table check of SetTableCheck, if any, on t and the
+// columns reads returns.
+func (e *Executor) checkTable(ctx context.Context, t *catalog.Table, reads func() []string) error {
 	if e.tableCheck == nil || t == nil {
 		return nil
 	}
-	return e.tableCheck(ctx, t)
+	return e.tableCheck(ctx, t, reads())
 }
 
 // Wait returns when every commit of a statement already answered has been
@@ -212,7 +215,7 @@ func (r *Result) conform(types []planner.ResultType) error {
 func (e *Executor) run(ctx context.Context, user string, plan *planner.Plan, src noise.Source) (*Result, error) {
 	ctx, cancel := e.bounded(ctx)
 	defer cancel()
-	if err := e.checkTable(ctx, plan.Table); err != nil {
+	if err := e.checkTable(ctx, plan.Table, plan.Reads); err != nil {
 		return nil, err
 	}
 	if err := e.checkPlanArguments(plan); err != nil {
