@@ -69,26 +69,27 @@ func TestInteractiveStateTooLargeRefusedUncharged(t *testing.T) {
 	}
 }
 
-// refuseLargeStates makes the ledger database refuse to store an
-// interactive state of more than 10,000 bytes, as a MariaDB ledger refuses
-// a value above its max_allowed_packet, on any ledger.
-func refuseLargeStates(t *testing.T, dialect budget.Dialect, dsn string) {
+// refuseLargeStates makes the ledger database refuse to store a state
+// whose key starts with prefix ("interactive:", "synopsis:") of more than
+// 10,000 bytes, as a MariaDB ledger refuses a value above its
+// max_allowed_packet, on any ledger.
+func refuseLargeStates(t *testing.T, dialect budget.Dialect, dsn, prefix string) {
 	t.Helper()
 	db := testdb.Open(t, dialect.String(), dsn)
 	var stmts []string
 	switch dialect {
 	case budget.SQLite:
 		stmts = []string{`CREATE TRIGGER refuse_large BEFORE INSERT ON dpproxy_state
-			WHEN NEW.state_key LIKE 'interactive:%' AND length(NEW.state_value) > 10000
+			WHEN NEW.state_key LIKE '` + prefix + `%' AND length(NEW.state_value) > 10000
 			BEGIN SELECT RAISE(ABORT, 'packet too large'); END`}
 	case budget.Postgres:
 		stmts = []string{`CREATE FUNCTION refuse_large() RETURNS trigger AS $$ BEGIN
-			IF NEW.state_key LIKE 'interactive:%' AND length(NEW.state_value) > 10000 THEN RAISE EXCEPTION 'packet too large'; END IF;
+			IF NEW.state_key LIKE '` + prefix + `%' AND length(NEW.state_value) > 10000 THEN RAISE EXCEPTION 'packet too large'; END IF;
 			RETURN NEW; END $$ LANGUAGE plpgsql`,
 			`CREATE TRIGGER refuse_large BEFORE INSERT ON dpproxy_state FOR EACH ROW EXECUTE FUNCTION refuse_large()`}
 	case budget.MySQL:
 		stmts = []string{`CREATE TRIGGER refuse_large BEFORE INSERT ON dpproxy_state FOR EACH ROW BEGIN
-			IF NEW.state_key LIKE 'interactive:%' AND LENGTH(NEW.state_value) > 10000 THEN
+			IF NEW.state_key LIKE '` + prefix + `%' AND LENGTH(NEW.state_value) > 10000 THEN
 			SIGNAL SQLSTATE '08S01' SET MESSAGE_TEXT = 'packet too large'; END IF; END`}
 	}
 	for _, s := range stmts {
@@ -111,7 +112,7 @@ func TestInteractiveFailedStoreChargedOnce(t *testing.T) {
 		t.Run(lb.dialect.String(), func(t *testing.T) {
 			dsn := lb.dsn(t)
 			l := sharedLedgers(t, lb.dialect, dsn, 1)[0]
-			refuseLargeStates(t, lb.dialect, dsn)
+			refuseLargeStates(t, lb.dialect, dsn, "interactive:")
 			e := New(f.back, l, nil)
 			if _, err := e.Run(ctx, "a", plan, rand.NewChaCha8([32]byte{1})); dperr.KindOf(err) != dperr.Internal {
 				t.Fatalf("creation whose store fails: got %v, want 1105", err)

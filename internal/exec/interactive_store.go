@@ -3,8 +3,6 @@ package exec
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -111,8 +109,8 @@ type interactiveTruth struct {
 }
 
 // interactiveHeader is the stored description of an instance. The
-// stored value is an 8-byte little-endian length, this header as JSON,
-// then the Median Mechanism's state (which holds a secret: never log it).
+// stored value is an envelope (stored_release.go) of this header and the
+// Median Mechanism's state (which holds a secret: never log it).
 type interactiveHeader struct {
 	Key       string    `json:"key"`
 	Mechanism string    `json:"mechanism"`
@@ -136,12 +134,7 @@ func newInteractiveStore(l *budget.Ledger) *interactiveStore {
 
 // encode serializes the header and the Median Mechanism state mmState.
 func (h *interactiveHeader) encode(mmState []byte) ([]byte, error) {
-	js, err := json.Marshal(h)
-	if err != nil {
-		return nil, err
-	}
-	buf := binary.LittleEndian.AppendUint64(nil, uint64(len(js)))
-	return append(append(buf, js...), mmState...), nil
+	return encodeEnvelope(h, mmState)
 }
 
 // load returns the stored instance of ip, or nil when there is none.
@@ -158,26 +151,21 @@ func decodeInteractive(ip *planner.InteractivePlan, value []byte) (*interactiveI
 	bad := func(err error) error {
 		return dperr.Wrap(dperr.Internal, err, "internal error: stored interactive state of table %s is unreadable", ip.Table.Name)
 	}
-	if len(value) < 8 || binary.LittleEndian.Uint64(value) > uint64(len(value)-8) {
-		return nil, bad(errors.New("truncated"))
-	}
-	n := int(binary.LittleEndian.Uint64(value))
 	inst := &interactiveInstance{stored: value}
-	dec := json.NewDecoder(bytes.NewReader(value[8 : 8+n]))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&inst.header); err != nil {
+	mmState, err := decodeEnvelope(value, &inst.header)
+	if err != nil {
 		return nil, bad(err)
 	}
 	if inst.header.Key != ip.Key {
 		return nil, bad(fmt.Errorf("key %q, want %q", inst.header.Key, ip.Key))
 	}
-	if inst.header.Mechanism == interactiveFailed {
+	if inst.header.Mechanism == notStored {
 		return nil, dperr.New(dperr.BudgetExhausted, "the interactive counting session of table %s was paid for (epsilon=%.6g, at %s) but its instance could not be stored in the budget ledger, so it answers nothing; it is not created again, which would charge each count again: ask an administrator for a new session (a new interactive configuration)",
 			ip.Table.Name, inst.header.Epsilon, inst.header.CreatedAt.Format(time.RFC3339))
 	}
 	if inst.header.Mechanism == planner.InteractiveMedian {
 		inst.mm = &mm.MedianMechanism{}
-		if err := inst.mm.UnmarshalBinary(value[8+n:]); err != nil {
+		if err := inst.mm.UnmarshalBinary(mmState); err != nil {
 			return nil, bad(err)
 		}
 	} else if len(inst.header.Noisy) != ip.Predicate.Cells() {
@@ -192,22 +180,11 @@ func decodeInteractive(ip *planner.InteractivePlan, value []byte) (*interactiveI
 // it returns the instance and the histogram over X it read.
 type createFunc func(ctx context.Context, maxHard int, readData *bool) (*interactiveInstance, []int64, error)
 
-// interactiveFailed is the mechanism of the value stored in place of an
-// instance whose creation read the data but could not store it (markFailed).
-const interactiveFailed = "none: the instance could not be stored"
-
-// interactiveHeaderRoom bounds the stored header's JSON besides its key
-// and noisy cells: the field names, the mechanism, the rule's reason
-// (under 400 bytes), the numbers, the time and the unit salt, with a wide
-// margin.
-const interactiveHeaderRoom = 4096
-
 // interactiveHeaderBound bounds the stored value of ip's instance besides
-// its Median Mechanism state: the length, the header's JSON with the key
-// escaped at worst (\u00XX, 6 bytes a byte) and, for a histogram, its
-// noisy cells (at most 20 characters and a comma each).
+// its Median Mechanism state: the envelope (envelopeBound) and, for a
+// histogram, its noisy cells (at most 20 characters and a comma each).
 func interactiveHeaderBound(ip *planner.InteractivePlan, histogram bool) int64 {
-	n := int64(8 + interactiveHeaderRoom + 6*len(ip.Key))
+	n := envelopeBound(len(ip.Key))
 	if histogram {
 		n += 21 * int64(ip.Predicate.Cells())
 	}
@@ -228,7 +205,7 @@ func (st *interactiveStore) fit(ctx context.Context, ip *planner.InteractivePlan
 	if err != nil {
 		return 0, err
 	}
-	where := fmt.Sprintf("the %d bytes a value in the budget ledger may take (%d on every ledger; on MySQL/MariaDB at most a quarter of max_allowed_packet, less 64 KiB)", limit, budget.MaxStateValue)
+	where := stateLimitText(limit)
 	cells := ip.Predicate.Cells()
 	kind := ip.Config.Mechanism
 	if need := interactiveHeaderBound(ip, true); kind != catalog.InteractiveMedian && need > limit {
@@ -318,8 +295,8 @@ func (st *interactiveStore) obtain(ctx context.Context, ip *planner.InteractiveP
 // if no instance is stored yet (else adopts the stored one, never
 // releasing its own) and settles res: committed once data was read
 // (DESIGN.md §2), cancelled otherwise (freeing the claim) unless its lease
-// was taken over. An instance it cannot store is marked failed
-// (markFailed).
+// was taken over. An instance it cannot store is marked as such
+// (storeRelease).
 func (st *interactiveStore) create(ctx context.Context, ip *planner.InteractivePlan, res *budget.Reservation, maxHard int, create createFunc) (inst *interactiveInstance, err error) {
 	readData := false
 	hold, err := holdCreation(ctx, st.ledger, ip.StateKey(), res, st.lease)
@@ -345,9 +322,12 @@ func (st *interactiveStore) create(ctx context.Context, ip *planner.InteractiveP
 	if err != nil {
 		return nil, dperr.Wrap(dperr.Internal, err, "internal error: cannot encode interactive state")
 	}
-	stored, err := st.ledger.SwapState(context.WithoutCancel(ctx), ip.StateKey(), nil, value)
+	mark, err := (&interactiveHeader{Key: ip.Key, Mechanism: notStored, Epsilon: ip.Config.Epsilon, CreatedAt: time.Now().UTC()}).encode(nil)
 	if err != nil {
-		st.markFailed(ctx, ip)
+		return nil, dperr.Wrap(dperr.Internal, err, "internal error: cannot encode interactive state")
+	}
+	stored, err := storeRelease(ctx, st.ledger, ip.StateKey(), value, mark)
+	if err != nil {
 		return nil, err
 	}
 	if !stored { // another creation stored first (after a takeover): adopt it
@@ -365,24 +345,6 @@ func (st *interactiveStore) create(ctx context.Context, ip *planner.InteractiveP
 	st.truth(ip.Key).set(truth)
 	st.remember(ip.Key, inst)
 	return inst, nil
-}
-
-// markFailed stores, if nothing is stored yet and the ledger takes it, a
-// small value in the place of ip's instance, whose creation read the data
-// (and so stays paid) but could not store the instance: every later count
-// then fails, uncharged, naming the failure (decodeInteractive), instead
-// of reopening the claim (reopenIfAbandoned) to pay again for a creation
-// that would likely fail again, each count of each analyst charged the
-// instance's ε (found by an independent review). Whether the store fails
-// does not depend on the data: the value is within a public bound that
-// fits the ledger (fit), so only the ledger's own failures remain. When
-// the mark cannot be stored either (the ledger is down), the claim is
-// reopened as after a crash.
-func (st *interactiveStore) markFailed(ctx context.Context, ip *planner.InteractivePlan) {
-	h := interactiveHeader{Key: ip.Key, Mechanism: interactiveFailed, Epsilon: ip.Config.Epsilon, CreatedAt: time.Now().UTC()}
-	if value, err := h.encode(nil); err == nil {
-		_, _ = st.ledger.SwapState(context.WithoutCancel(ctx), ip.StateKey(), nil, value) // on failure: reopened as after a crash
-	}
 }
 
 // answerMedian answers ip's count from the newest stored state of its

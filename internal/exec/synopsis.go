@@ -23,13 +23,19 @@ import (
 // reservation cancelled, as nothing was read for them. Either way a
 // refusal for budget costs nothing (DESIGN.md §2). The statement's
 // reservation is then held while it waits for a synopsis another
-// statement is building.
+// statement is building. A statement needing a synopsis too large for the
+// ledger is refused before any reservation (synopsisStore.fit).
 func (e *Executor) runSynopses(ctx context.Context, user string, plan *planner.Plan, src noise.Source) (*Result, error) {
 	var (
 		stored   []*storedSynopsis
 		builtNow []bool
 		released []planner.Estimate
 	)
+	for _, spec := range plan.Synopsis.Synopses {
+		if err := e.synopses.fit(ctx, spec); err != nil {
+			return nil, err
+		}
+	}
 	if len(plan.Releases) == 0 {
 		var err error
 		if stored, builtNow, err = e.obtainSynopses(ctx, user, plan, src); err != nil {
@@ -115,11 +121,16 @@ func (e *Executor) SynopsisBuilds(ctx context.Context, plan *planner.Plan) (epsi
 
 // synopsisMemo describes a synopsis build in the ledger's history.
 func synopsisMemo(spec *planner.SynopsisSpec) string {
-	what := spec.Column.Name
-	if spec.Predicate != "" {
-		what += " | " + spec.Predicate
+	return fmt.Sprintf("%s: synopsis of %s", spec.Table.Name, synopsisWhat(spec))
+}
+
+// synopsisWhat names a synopsis within its table: its column, and the
+// predicate on the other columns.
+func synopsisWhat(spec *planner.SynopsisSpec) string {
+	if spec.Predicate == "" {
+		return spec.Column.Name
 	}
-	return fmt.Sprintf("%s: synopsis of %s", spec.Table.Name, what)
+	return spec.Column.Name + " | " + spec.Predicate
 }
 
 // synopsisUnitNote is whom a synopsis protects, for its answers' warnings.

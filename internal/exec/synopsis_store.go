@@ -79,15 +79,84 @@ const (
 	synopsisPoll  = 50 * time.Millisecond
 )
 
-// storedSynopsis is a synopsis with what its warnings say of it, as stored.
+// storedSynopsis is a synopsis with what its warnings say of it. It is
+// stored as an envelope (stored_release.go) of its header and the
+// synopsis's binary form; one stored before the envelope, as this struct
+// in JSON (a synopsis's totals took up to 25 characters each), is still
+// read.
 type storedSynopsis struct {
+	synopsisHeader
+	Synopsis *histogram.Synopsis `json:"synopsis"`
+}
+
+// synopsisHeader is what a stored synopsis says of itself.
+type synopsisHeader struct {
 	// Key is the planner's SynopsisSpec.Key, checked on load.
-	Key       string              `json:"key"`
-	BuiltAt   time.Time           `json:"built_at"`
-	Epsilon   float64             `json:"epsilon"`
-	Mechanism string              `json:"mechanism"`
-	Workload  string              `json:"workload"`
-	Synopsis  *histogram.Synopsis `json:"synopsis"`
+	Key     string    `json:"key"`
+	BuiltAt time.Time `json:"built_at"`
+	Epsilon float64   `json:"epsilon"`
+	// Mechanism is the synopsis's, or notStored in the place of a
+	// synopsis paid for but not stored (storeRelease).
+	Mechanism string `json:"mechanism"`
+	Workload  string `json:"workload"`
+}
+
+// encode serializes the stored synopsis.
+func (s *storedSynopsis) encode() ([]byte, error) {
+	var state []byte
+	if s.Synopsis != nil {
+		var err error
+		if state, err = s.Synopsis.MarshalBinary(); err != nil {
+			return nil, err
+		}
+	}
+	return encodeEnvelope(&s.synopsisHeader, state)
+}
+
+// decodeSynopsis parses a stored value: an envelope, or JSON as stored
+// before the envelope.
+func decodeSynopsis(value []byte) (*storedSynopsis, error) {
+	var s storedSynopsis
+	if !isEnvelope(value) {
+		return &s, json.Unmarshal(value, &s)
+	}
+	state, err := decodeEnvelope(value, &s.synopsisHeader)
+	if err != nil || s.Mechanism == notStored {
+		return &s, err
+	}
+	s.Synopsis = &histogram.Synopsis{}
+	return &s, s.Synopsis.UnmarshalBinary(state)
+}
+
+// synopsisBound bounds the stored value of spec's synopsis from public
+// facts only: its envelope and the binary form of a synopsis over its
+// cells, whatever partition and totals the mechanism releases.
+func synopsisBound(spec *planner.SynopsisSpec) int64 {
+	return envelopeBound(len(spec.Key)) + histogram.BinaryBound(spec.Domain.Cells())
+}
+
+// fit checks, from public facts only and before any reservation, that
+// spec's synopsis, unless it is stored already, can be stored in the
+// ledger (budget.Ledger.StateValueLimit: the same limit on every ledger,
+// lower on a MySQL/MariaDB ledger with a small max_allowed_packet), and
+// refuses its statement otherwise. Without it a synopsis too large for
+// the ledger read the data, failed to store and was paid again by every
+// statement that needed it (found by an independent review).
+func (st *synopsisStore) fit(ctx context.Context, spec *planner.SynopsisSpec) error {
+	if s, err := st.load(ctx, spec); err != nil || s != nil {
+		return err
+	}
+	limit, err := st.ledger.StateValueLimit(ctx)
+	if err != nil {
+		return err
+	}
+	need := synopsisBound(spec)
+	if need <= limit {
+		return nil
+	}
+	bins := (limit-envelopeBound(len(spec.Key))-histogram.BinaryBound(0))/9 - int64(spec.Domain.Cells()-spec.Domain.Bins)
+	return dperr.New(dperr.Unsupported, "not supported: the synopsis of table %s, %s, over %d bins would take up to %d bytes, above %s; declare at most %d bins in the histogram of %s",
+		spec.Table.Name, synopsisWhat(spec), spec.Domain.Bins, need, stateLimitText(limit), max(bins, 1), spec.Column.Name)
 }
 
 func newSynopsisStore(l *budget.Ledger) *synopsisStore {
@@ -269,16 +338,22 @@ func (c *synopsisClaim) build(ctx context.Context, build buildFunc) (s *storedSy
 	if err != nil {
 		return nil, err
 	}
-	s = &storedSynopsis{Key: spec.Key, BuiltAt: time.Now().UTC(), Epsilon: spec.Config.Epsilon,
-		Mechanism: syn.Mechanism(), Workload: spec.Config.Workload.Kind, Synopsis: syn}
-	value, err := json.Marshal(s)
+	header := synopsisHeader{Key: spec.Key, BuiltAt: time.Now().UTC(), Epsilon: spec.Config.Epsilon,
+		Mechanism: syn.Mechanism(), Workload: spec.Config.Workload.Kind}
+	s = &storedSynopsis{synopsisHeader: header, Synopsis: syn}
+	value, err := s.encode()
+	if err != nil {
+		return nil, dperr.Wrap(dperr.Internal, err, "internal error: cannot encode synopsis")
+	}
+	header.Mechanism = notStored
+	mark, err := (&storedSynopsis{synopsisHeader: header}).encode()
 	if err != nil {
 		return nil, dperr.Wrap(dperr.Internal, err, "internal error: cannot encode synopsis")
 	}
 	// Store it only if no synopsis is stored yet; else adopt the one another
 	// proxy stored meanwhile (after a takeover), so that only one is ever
-	// released.
-	stored, err := st.ledger.SwapState(context.WithoutCancel(ctx), stateKey(spec.Key), nil, value)
+	// released. One that cannot be stored is marked as such.
+	stored, err := storeRelease(ctx, st.ledger, stateKey(spec.Key), value, mark)
 	if err != nil {
 		return nil, err
 	}
@@ -294,20 +369,28 @@ func (c *synopsisClaim) build(ctx context.Context, build buildFunc) (s *storedSy
 }
 
 // load returns the stored synopsis of spec, or nil when there is none.
+// It refuses (1226) a synopsis paid for but not stored (storeRelease).
 func (st *synopsisStore) load(ctx context.Context, spec *planner.SynopsisSpec) (*storedSynopsis, error) {
+	if s := st.cached(spec.Key); s != nil {
+		return s, nil
+	}
 	value, ok, err := st.ledger.GetState(ctx, stateKey(spec.Key))
 	if err != nil || !ok {
 		return nil, err
 	}
-	var s storedSynopsis
-	if err := json.Unmarshal(value, &s); err != nil {
+	s, err := decodeSynopsis(value)
+	if err != nil {
 		return nil, dperr.Wrap(dperr.Internal, err, "internal error: stored synopsis of %s is unreadable", spec.Column.Name)
+	}
+	if s.Key == spec.Key && s.Mechanism == notStored {
+		return nil, dperr.New(dperr.BudgetExhausted, "the synopsis of table %s, %s, was paid for (epsilon=%.6g, at %s) but could not be stored in the budget ledger, so it answers nothing; it is not built again, which would charge each statement again: ask an administrator to change the column's histogram configuration (a new synopsis), or for a plain COUNT(*) SET @dp_mechanism = 'laplace' for a fresh count",
+			spec.Table.Name, synopsisWhat(spec), s.Epsilon, s.BuiltAt.Format(time.RFC3339))
 	}
 	if s.Key != spec.Key || s.Synopsis == nil || s.Synopsis.N() != spec.Domain.Cells() {
 		return nil, dperr.New(dperr.Internal, "internal error: stored synopsis %s does not match %q", stateKey(spec.Key), spec.Key)
 	}
-	st.remember(&s)
-	return &s, nil
+	st.remember(s)
+	return s, nil
 }
 
 // The claim accounts below are shared by the synopsis and interactive

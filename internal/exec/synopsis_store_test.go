@@ -495,3 +495,42 @@ func TestSynopsesAllOrNone(t *testing.T) {
 		t.Errorf("remaining ε: got %v, want %v", got, want)
 	}
 }
+
+// TestSynopsisStoredAsJSONStillRead: a synopsis stored as JSON, as every
+// synopsis was before the binary envelope, is still read, at no cost and
+// with its answers; one built now is stored as an envelope, smaller.
+func TestSynopsisStoredAsJSONStillRead(t *testing.T) {
+	ctx := context.Background()
+	l := openLedgers(t, 1)[0]
+	spec := testSpec()
+	legacy := `{"key":"` + spec.Key + `","built_at":"2026-01-02T03:04:05Z","epsilon":0.5,"mechanism":"identity","workload":"all-ranges",` +
+		`"synopsis":{"version":1,"mechanism":"identity","epsilon":0.5,"n":16,"totals":[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16.5]}}`
+	if err := l.PutState(ctx, stateKey(spec.Key), []byte(legacy)); err != nil {
+		t.Fatal(err)
+	}
+	noBuild := func(context.Context, *bool) (*histogram.Synopsis, error) {
+		t.Fatal("a stored synopsis was built again")
+		return nil, nil
+	}
+	s, built, err := obtainOne(ctx, newSynopsisStore(l), spec, []string{"user:a"}, noBuild)
+	if err != nil || built || s.Synopsis.RangeSum(0, 15) != 136.5 || s.BuiltAt.Year() != 2026 || s.Mechanism != "identity" {
+		t.Fatalf("got %+v, built %v, %v; want the stored synopsis (sum 136.5)", s, built, err)
+	}
+	other := testSpec()
+	other.Key += "|other"
+	var builds atomic.Int64
+	if _, _, err := obtainOne(ctx, newSynopsisStore(l), other, []string{"user:a"}, countingBuild(&builds, 0)); err != nil {
+		t.Fatal(err)
+	}
+	value, _, err := l.GetState(ctx, stateKey(other.Key))
+	if err != nil || !isEnvelope(value) || len(value) > 400 {
+		t.Fatalf("stored now: %q, %v; want an envelope of the header and 16 totals", value, err)
+	}
+	back, err := newSynopsisStore(l).load(ctx, other)
+	if err != nil || back == nil || back.Synopsis.N() != 16 || back.Key != other.Key {
+		t.Fatalf("read back: %+v, %v", back, err)
+	}
+	if r := remaining(t, l); r != 10-testSynopsisEpsilon {
+		t.Errorf("remaining: got %v, want %v (the one build)", r, 10-testSynopsisEpsilon)
+	}
+}

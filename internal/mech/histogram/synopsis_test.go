@@ -128,3 +128,76 @@ func TestSynopsisJSONRejects(t *testing.T) {
 		}
 	}
 }
+
+// TestSynopsisBinaryRoundTrip: the binary form gives back the same
+// synopsis, and never takes more than BinaryBound, whatever the partition
+// (singletons, the paper's example, wide buckets whose widths take several
+// bytes, n-1 buckets, the worst case for the widths) and the totals.
+func TestSynopsisBinaryRoundTrip(t *testing.T) {
+	wide := newSynopsis("dawa/noisy-cost", 2, 1<<15, []int{0, 1, 200, 20000}, []float64{-1e300, 5e-324, math.Pi, 0})
+	worst := make([]int, 999)
+	for c := range worst {
+		worst[c] = c + 1
+	}
+	worst[0] = 0
+	for _, s := range []*Synopsis{
+		exampleSynopsis(),
+		newSynopsis("h2", 0.1, 3, identityStarts(3), []float64{1.0 / 3, -2e-300, 12345.678}),
+		wide,
+		newSynopsis("greedy-h", 1, 1000, worst, make([]float64, 999)),
+		newSynopsis("identity", 1, 1, []int{0}, []float64{-0.5}),
+	} {
+		data, err := s.MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if int64(len(data)) > BinaryBound(s.n) {
+			t.Errorf("%s over %d bins in %d buckets: %d bytes, above BinaryBound %d", s.mechanism, s.n, len(s.starts), len(data), BinaryBound(s.n))
+		}
+		var back Synopsis
+		if err := back.UnmarshalBinary(data); err != nil {
+			t.Fatalf("%s: %v", s.mechanism, err)
+		}
+		if fmt.Sprint(back.starts, back.totals, back.n, back.epsilon, back.mechanism) != fmt.Sprint(s.starts, s.totals, s.n, s.epsilon, s.mechanism) {
+			t.Errorf("round trip: got %+v, want %+v", back, *s)
+		}
+		if back.RangeSum(0, s.n-1) != s.RangeSum(0, s.n-1) {
+			t.Errorf("round trip of %s: answers differ", s.mechanism)
+		}
+	}
+	// 2^18 bins in singletons: about 2 MiB, where JSON takes up to 6.5 MB.
+	big := newSynopsis("identity", 1, 1<<18, identityStarts(1<<18), make([]float64, 1<<18))
+	for j := range big.totals {
+		big.totals[j] = -1.2345678901234567e-7
+	}
+	js, _ := json.Marshal(big)
+	bin, _ := big.MarshalBinary()
+	if len(bin) > 8<<18+binaryOverhead || len(js) < 20<<18 {
+		t.Errorf("2^18 bins: %d bytes in binary, %d in JSON", len(bin), len(js))
+	}
+}
+
+func TestSynopsisBinaryRejects(t *testing.T) {
+	good, err := exampleSynopsis().MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	corrupt := func(f func([]byte) []byte) []byte { return f(append([]byte(nil), good...)) }
+	for name, in := range map[string][]byte{
+		"empty":        nil,
+		"version":      corrupt(func(b []byte) []byte { b[0] = 2; return b }),
+		"truncated":    good[:len(good)-1],
+		"trailing":     append(append([]byte(nil), good...), 1),
+		"widths short": corrupt(func(b []byte) []byte { b[len(b)-1] = 2; return b }),
+		"widths long":  corrupt(func(b []byte) []byte { b[len(b)-1] = 4; return b }),
+		"zero width":   corrupt(func(b []byte) []byte { b[len(b)-2] = 0; return b }),
+		"NaN total":    corrupt(func(b []byte) []byte { copy(b[len(b)-4-8:], []byte{0, 0, 0, 0, 0, 0, 0xf8, 0x7f}); return b }),
+		"long name":    append([]byte{1, 65}, make([]byte, 100)...),
+		"long varint":  corrupt(func(b []byte) []byte { return append([]byte{1, 0x84, 0}, b[2:]...) }),
+	} {
+		var s Synopsis
+		if err := s.UnmarshalBinary(in); !errors.Is(err, mech.ErrInvalidInput) && !errors.Is(err, ErrInvalidWorkload) {
+			t.Errorf("%s: got %v, want an invalid-input error", name, err)
+		}
+	}
+}

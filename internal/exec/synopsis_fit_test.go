@@ -1,0 +1,143 @@
+package exec
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/dpproxy/dpproxy/internal/backend"
+	"github.com/dpproxy/dpproxy/internal/budget"
+	"github.com/dpproxy/dpproxy/internal/catalog"
+	"github.com/dpproxy/dpproxy/internal/dperr"
+	"github.com/dpproxy/dpproxy/internal/planner"
+	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
+	"github.com/dpproxy/dpproxy/internal/testdb"
+)
+
+// synopsisFixture is a SQLite table t of 1,000 rows whose integer column x
+// in [0, bins) has a histogram of bins bins (mechanism, ε = 1), and the
+// plan of a range count on it.
+func synopsisFixture(t *testing.T, bins int, mechanism string) (*backend.Backend, *planner.Plan) {
+	t.Helper()
+	db := testdb.SQLite(t)
+	if _, err := db.Exec(`CREATE TABLE t (x INTEGER);
+		WITH RECURSIVE s(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM s WHERE i < 999)
+		INSERT INTO t SELECT i FROM s`); err != nil {
+		t.Fatal(err)
+	}
+	lo, hi := 0.0, float64(bins-1)
+	cat := &catalog.Config{Tables: []catalog.Table{{Name: "t", Source: "t", Columns: []catalog.Column{
+		{Name: "x", Source: "x", Type: catalog.Integer, Lower: &lo, Upper: &hi,
+			Histogram: &catalog.Histogram{Epsilon: 1, Bins: bins, Mechanism: mechanism, Workload: catalog.Workload{Kind: catalog.WorkloadAllRanges}}},
+	}}}}
+	st, err := sqlrewrite.NewParser(cat).Parse("SELECT COUNT(*) FROM t WHERE x < 100")
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := planner.New(cat).Plan(st.(*sqlrewrite.Select), planner.Settings{Epsilon: 1, Mechanism: "auto"})
+	if err != nil || plan.Synopsis == nil || len(plan.Synopsis.Synopses) != 1 || plan.Synopsis.Synopses[0].Domain.Bins != bins {
+		t.Fatalf("plan %v, %v; want one synopsis of %d bins", plan, err, bins)
+	}
+	return backend.New(db, sqlrewrite.SQLite, nil), plan
+}
+
+// TestSynopsisTooLargeRefusedUncharged: a synopsis of 2^20 bins (the most
+// a histogram may declare) can take 9 MiB (Greedy-H's real totals took
+// 22 MB as the JSON it was stored as), above what a MariaDB ledger takes (max_allowed_packet,
+// 16 MiB by default, holding a value escaped to twice its size) and the
+// limit every ledger shares. Each statement is refused before any
+// reservation, naming the limit, on every ledger. Before the fix each
+// statement on MariaDB read the data, failed to store the synopsis with
+// 1105 and was charged ε = 1 again (10 → 9 → 8 → 7); on SQLite and
+// PostgreSQL the synopsis was built and stored.
+func TestSynopsisTooLargeRefusedUncharged(t *testing.T) {
+	ctx := context.Background()
+	back, plan := synopsisFixture(t, 1<<20, catalog.SynopsisGreedyH)
+	for _, lb := range ledgerBackends {
+		t.Run(lb.dialect.String(), func(t *testing.T) {
+			l := sharedLedgers(t, lb.dialect, lb.dsn(t), 1)[0]
+			e := New(back, l, nil)
+			t.Cleanup(e.Wait)
+			for range 3 {
+				_, err := e.Run(ctx, "a", plan, rand.NewChaCha8([32]byte{1}))
+				if dperr.KindOf(err) != dperr.Unsupported || !strings.Contains(fmt.Sprint(err), "max_allowed_packet") ||
+					!strings.Contains(fmt.Sprint(err), "declare at most 463688 bins") {
+					t.Fatalf("range count from a synopsis too large for the ledger: got %v, want 1235 naming the limit and the bins that fit", err)
+				}
+			}
+			e.Wait()
+			if r := remaining(t, l); r != 10 {
+				t.Errorf("remaining ε: got %v, want 10 (nothing charged)", r)
+			}
+			h, err := l.History(ctx, claimAccount(plan.Synopsis.Synopses[0].Key), 0)
+			if err != nil && !errors.Is(err, budget.ErrUnknownAccount) || len(h) != 0 {
+				t.Errorf("claim account: %v, %v; want no reservation", h, err)
+			}
+		})
+	}
+}
+
+// TestSynopsisLargestFitsEveryLedger: a synopsis of 2^18 bins (its binary
+// form about 2 MiB) is built, stored and read back by a restarted proxy
+// for free, on every ledger, MariaDB's included.
+func TestSynopsisLargestFitsEveryLedger(t *testing.T) {
+	ctx := context.Background()
+	back, plan := synopsisFixture(t, 1<<18, catalog.SynopsisIdentity)
+	for _, lb := range ledgerBackends {
+		t.Run(lb.dialect.String(), func(t *testing.T) {
+			l := sharedLedgers(t, lb.dialect, lb.dsn(t), 1)[0]
+			var answers []any
+			for i := range 2 {
+				e := New(back, l, nil) // the second: a restarted proxy
+				res, err := e.Run(ctx, "a", plan, rand.NewChaCha8([32]byte{1}))
+				if err != nil {
+					t.Fatalf("run %d: %v", i, err)
+				}
+				e.Wait()
+				answers = append(answers, res.Row[0])
+			}
+			if r := remaining(t, l); r != 9 {
+				t.Errorf("remaining ε: got %v, want 9 (the build, once)", r)
+			}
+			if answers[0] != answers[1] {
+				t.Errorf("answers %v: want the same synopsis read back", answers)
+			}
+		})
+	}
+}
+
+// TestSynopsisFailedStoreChargedOnce: a build that read the data but
+// could not store its synopsis is charged once; every later statement
+// needing it is refused, uncharged, saying so, instead of reopening the
+// claim and paying for the build again. Before the fix every statement
+// was charged ε = 1 and failed the same way (10 → 9 → 8 → 7 → 6).
+func TestSynopsisFailedStoreChargedOnce(t *testing.T) {
+	ctx := context.Background()
+	back, plan := synopsisFixture(t, 4096, catalog.SynopsisGreedyH) // about 33 KB stored
+	for _, lb := range ledgerBackends {
+		t.Run(lb.dialect.String(), func(t *testing.T) {
+			dsn := lb.dsn(t)
+			l := sharedLedgers(t, lb.dialect, dsn, 1)[0]
+			refuseLargeStates(t, lb.dialect, dsn, "synopsis:")
+			e := New(back, l, nil)
+			t.Cleanup(e.Wait)
+			if _, err := e.Run(ctx, "a", plan, rand.NewChaCha8([32]byte{1})); dperr.KindOf(err) != dperr.Internal {
+				t.Fatalf("build whose store fails: got %v, want 1105", err)
+			}
+			for i := range 3 {
+				other := New(back, l, nil) // another proxy, or a restart
+				_, err := []*Executor{e, other}[i%2].Run(ctx, "a", plan, rand.NewChaCha8([32]byte{2}))
+				if dperr.KindOf(err) != dperr.BudgetExhausted || !strings.Contains(fmt.Sprint(err), "could not be stored") {
+					t.Fatalf("statement after a failed store: got %v, want 1226 saying the synopsis could not be stored", err)
+				}
+			}
+			e.Wait()
+			if r := remaining(t, l); r != 9 {
+				t.Errorf("remaining ε: got %v, want 9 (the failed build's 1, once)", r)
+			}
+		})
+	}
+}
