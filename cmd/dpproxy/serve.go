@@ -131,6 +131,7 @@ func serve(ctx context.Context, opts options, stderr io.Writer) error {
 	executor := exec.New(be, ledger, log)
 	executor.SetStatementTimeout(cfg.Timeouts.Statement.Duration)
 	executor.SetRepeatWindow(cfg.Privacy.RepeatWindow.Duration)
+	executor.SetColumnZones(zones)
 	types := newTableTypes(be, be.Vitess(ctx), log, charsets)
 	types.zones, types.config = zones, cfg
 	executor.SetTableCheck(types.check)

@@ -63,8 +63,8 @@ type Backend struct {
 	// PostgreSQL stores as boolean (SetBooleans).
 	booleans map[string][]string
 
-	// identity is Identity, set by Open.
-	identity string
+	// identity is Identity, and zone Zone, set by Open.
+	identity, zone string
 }
 
 // Dialect returns the SQL dialect for a catalog driver name.
@@ -81,7 +81,7 @@ func Dialect(driver string) (sqlrewrite.Dialect, error) {
 }
 
 // Open opens and pings the backend database; its sessions run in the
-// time zone timeZone (SessionTimeZone). It reads its Identity.
+// time zone timeZone (SessionTimeZone). It reads its Identity and Zone.
 func Open(ctx context.Context, driver, dsn, timeZone string, log *slog.Logger) (*Backend, error) {
 	dialect, err := Dialect(driver)
 	if err != nil {
@@ -102,8 +102,13 @@ func Open(ctx context.Context, driver, dsn, timeZone string, log *slog.Logger) (
 		db.Close()
 		return nil, fmt.Errorf("backend: %s: %w", driver, err)
 	}
+	zone, err := sessionZone(pingCtx, db, driver)
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("backend: %s: read the sessions' time zone: %w", driver, err)
+	}
 	b := New(db, dialect, log)
-	b.identity = id
+	b.identity, b.zone = id, zone
 	return b, nil
 }
 

@@ -6,11 +6,14 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/go-sql-driver/mysql"
 	"github.com/lib/pq"
+
+	"github.com/dpproxy/dpproxy/internal/catalog"
 )
 
 // Identity is a digest of what a backend's answers depend on besides the
@@ -83,3 +86,46 @@ func serverTimeZone(ctx context.Context, db *sql.DB, driver string) (string, err
 	}
 	return "", nil
 }
+
+// Zone names the zone the backend's sessions read columns with a time
+// zone in (PostgreSQL timestamptz, MySQL and MariaDB TIMESTAMP), as a
+// session reported it when Open opened the pool: backend.time_zone, one
+// the DSN sets, or with ServerTimeZone the server's. UTC and offsets are
+// "+hh:mm" and names are names (catalog.Location), so spellings of one
+// zone agree; a zone the proxy cannot read is as the backend names it
+// (MySQL's "SYSTEM" followed by the server's system zone). Releases
+// stored over such a column are keyed with it (package exec). It is empty
+// on SQLite, which has no such column, and for a backend made by New.
+func (b *Backend) Zone() string { return b.zone }
+
+// sessionZone reads Zone from a session of db.
+func sessionZone(ctx context.Context, db *sql.DB, driver string) (string, error) {
+	var zone string
+	switch driver {
+	case "postgres":
+		if err := db.QueryRowContext(ctx, "SELECT current_setting('TimeZone')").Scan(&zone); err != nil {
+			return "", err
+		}
+		if m := postgresOffsetZone.FindStringSubmatch(zone); m != nil {
+			zone = m[1] // postgresZone's spelling of an offset
+		}
+	case "mysql":
+		var system string
+		if err := db.QueryRowContext(ctx, "SELECT @@session.time_zone, @@system_time_zone").Scan(&zone, &system); err != nil {
+			return "", err
+		}
+		if strings.EqualFold(zone, "SYSTEM") {
+			return "SYSTEM " + system, nil
+		}
+	default:
+		return "", nil
+	}
+	if _, id, ok := catalog.Location(zone); ok {
+		return id, nil
+	}
+	return zone, nil
+}
+
+// postgresOffsetZone is postgresZone's spelling of an offset east of UTC,
+// "<+12:00>-12:00"; the submatch is the offset as MySQL spells it.
+var postgresOffsetZone = regexp.MustCompile(`^<([+-]\d{2}:\d{2})>[+-]\d{2}:\d{2}$`)

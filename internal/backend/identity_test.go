@@ -3,6 +3,7 @@ package backend
 import (
 	"context"
 	"net/url"
+	"strings"
 	"testing"
 
 	"github.com/dpproxy/dpproxy/internal/testdb"
@@ -63,5 +64,47 @@ func TestIdentity(t *testing.T) {
 			}
 		}
 		ids[name] = id
+	}
+}
+
+// TestZone: Zone is the zone a session reads columns with a time zone in,
+// one spelling per zone: the default and UTC are +00:00, offsets +hh:mm
+// on PostgreSQL (which is set to a POSIX spelling of it) as on MariaDB, a
+// name its name, and a zone the DSN sets wins over backend.time_zone.
+// SQLite has none.
+func TestZone(t *testing.T) {
+	ctx := context.Background()
+	pg, maria := testdb.PostgresDSN(t), testdb.MySQLDSN(t)
+	u, err := url.Parse(pg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("timezone", "Asia/Tokyo")
+	u.RawQuery = q.Encode()
+	sep := "?"
+	if strings.Contains(maria, "?") {
+		sep = "&"
+	}
+	for _, c := range []struct{ driver, dsn, zone, want string }{
+		{"postgres", pg, "", "+00:00"},
+		{"postgres", pg, "UTC", "+00:00"},
+		{"postgres", pg, "+12:00", "+12:00"},
+		{"postgres", pg, "-5:30", "-05:30"},
+		{"postgres", pg, "Europe/Paris", "Europe/Paris"},
+		{"postgres", u.String(), "+12:00", "Asia/Tokyo"},
+		{"mysql", maria, "", "+00:00"},
+		{"mysql", maria, "+12:00", "+12:00"},
+		{"mysql", maria + sep + "time_zone=%27%2B03%3A00%27", "+12:00", "+03:00"},
+		{"sqlite", testdb.SQLiteDSN(t), "+12:00", ""},
+	} {
+		b, err := Open(ctx, c.driver, c.dsn, c.zone, nil)
+		if err != nil {
+			t.Fatalf("%s in %q: %v", c.driver, c.zone, err)
+		}
+		if got := b.Zone(); got != c.want {
+			t.Errorf("%s %s in %q: zone %q, want %q", c.driver, c.dsn, c.zone, got, c.want)
+		}
+		b.Close()
 	}
 }

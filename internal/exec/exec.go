@@ -48,6 +48,9 @@ type Executor struct {
 	// identical statement (answers.go); 0 turns repeated answers off.
 	repeatWindow time.Duration
 	answers      answerStore
+	// zones are the backend's date and timestamp columns with a time zone
+	// (SetColumnZones), for the keys of stored synopses (storedSpecs).
+	zones *catalog.ColumnZones
 	// commits counts the commits of paid statements still under way.
 	commits sync.WaitGroup
 	// userLimits, if set, returns an analyst's own budget limit
@@ -92,6 +95,14 @@ func (e *Executor) Wait() { e.commits.Wait() }
 // get that answer again at no cost (answers.go); 0, the default, turns it
 // off. Call it before the first Run.
 func (e *Executor) SetRepeatWindow(d time.Duration) { e.repeatWindow = d }
+
+// SetColumnZones tells the executor which date and timestamp columns the
+// backend stores with a time zone (cmd/dpproxy reads them; z may be
+// updated while statements run): a synopsis whose rows such a column
+// selects is keyed with the backend's zone (storedSpecs). Without it, or
+// for a column it does not know, every such column is taken to have one.
+// Call it before Run is used.
+func (e *Executor) SetColumnZones(z *catalog.ColumnZones) { e.zones = z }
 
 // New returns an executor.
 func New(b *backend.Backend, l *budget.Ledger, log *slog.Logger) *Executor {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/dpproxy/dpproxy/internal/dperr"
 	"github.com/dpproxy/dpproxy/internal/mech/histogram"
@@ -31,21 +32,22 @@ func (e *Executor) runSynopses(ctx context.Context, user string, plan *planner.P
 		builtNow []bool
 		released []planner.Estimate
 	)
-	for _, spec := range plan.Synopsis.Synopses {
+	specs := e.storedSpecs(plan)
+	for _, spec := range specs {
 		if err := e.synopses.fit(ctx, spec); err != nil {
 			return nil, err
 		}
 	}
 	if len(plan.Releases) == 0 {
 		var err error
-		if stored, builtNow, err = e.obtainSynopses(ctx, user, plan, src); err != nil {
+		if stored, builtNow, err = e.obtainSynopses(ctx, user, plan, specs, src); err != nil {
 			return nil, err
 		}
 		return synopsisResult(plan, stored, builtNow, nil)
 	}
 	err := e.paid(ctx, user, plan, memo(plan), func(readData *bool) error {
 		var err error
-		if stored, builtNow, err = e.obtainSynopses(ctx, user, plan, src); err != nil {
+		if stored, builtNow, err = e.obtainSynopses(ctx, user, plan, specs, src); err != nil {
 			return err
 		}
 		released, err = e.release(ctx, plan, src, readData)
@@ -57,13 +59,13 @@ func (e *Executor) runSynopses(ctx context.Context, user string, plan *planner.P
 	return synopsisResult(plan, stored, builtNow, released)
 }
 
-// obtainSynopses returns the plan's synopses, building each missing one
-// under a reservation of its own on the analyst's accounts, and none
-// unless the analyst can pay for all of them (synopsisStore.obtain);
-// builtNow reports which ones this call built.
-func (e *Executor) obtainSynopses(ctx context.Context, user string, plan *planner.Plan, src noise.Source) (stored []*storedSynopsis, builtNow []bool, err error) {
-	reqs := make([]synopsisRequest, len(plan.Synopsis.Synopses))
-	for i, spec := range plan.Synopsis.Synopses {
+// obtainSynopses returns the plan's synopses, specs (storedSpecs),
+// building each missing one under a reservation of its own on the
+// analyst's accounts, and none unless the analyst can pay for all of them
+// (synopsisStore.obtain); builtNow reports which ones this call built.
+func (e *Executor) obtainSynopses(ctx context.Context, user string, plan *planner.Plan, specs []*planner.SynopsisSpec, src noise.Source) (stored []*storedSynopsis, builtNow []bool, err error) {
+	reqs := make([]synopsisRequest, len(specs))
+	for i, spec := range specs {
 		build := func(ctx context.Context, readData *bool) (*histogram.Synopsis, error) {
 			snap, err := e.backend.Snapshot(ctx)
 			if err != nil {
@@ -103,10 +105,7 @@ func (e *Executor) SynopsisBuilds(ctx context.Context, plan *planner.Plan) (epsi
 	if plan.Synopsis == nil {
 		return 0, nil, nil
 	}
-	for _, spec := range plan.Synopsis.Synopses {
-		if e.synopses.cached(spec.Key) != nil {
-			continue
-		}
+	for _, spec := range e.storedSpecs(plan) {
 		stored, err := e.synopses.load(ctx, spec)
 		if err != nil {
 			return 0, nil, err
@@ -117,6 +116,36 @@ func (e *Executor) SynopsisBuilds(ctx context.Context, plan *planner.Plan) (epsi
 		}
 	}
 	return epsilon, columns, nil
+}
+
+// storedSpecs returns the plan's synopses as the synopsis store keys
+// them: each spec itself, or, when the rows it counts are selected by a
+// date or timestamp column the backend stores with a time zone (or whose
+// backend type is not known: SetColumnZones), a copy whose Key also names
+// the backend's zone (backend.Backend.Zone). Such a column is read as the
+// wall-clock time it shows in that zone, so a predicate on it selects
+// other rows in another zone: a synopsis built in one zone would answer,
+// after a restart in another (backend.time_zone, a zone the DSN sets, the
+// server's), for other instants. It is built anew there, paid once.
+// Every other synopsis keeps its key, so that no change of the backend's
+// zone or DSN builds and charges it again.
+func (e *Executor) storedSpecs(plan *planner.Plan) []*planner.SynopsisSpec {
+	specs := slices.Clone(plan.Synopsis.Synopses)
+	zone := e.backend.Zone()
+	if zone == "" {
+		return specs
+	}
+	for i, spec := range specs {
+		for _, c := range spec.Temporal {
+			if zoned, known := e.zones.Zoned(spec.Table.Name, c); zoned || !known {
+				keyed := *spec
+				keyed.Key += "|backend zone=" + zone
+				specs[i] = &keyed
+				break
+			}
+		}
+	}
+	return specs
 }
 
 // synopsisMemo describes a synopsis build in the ledger's history.

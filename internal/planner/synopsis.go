@@ -66,6 +66,13 @@ type SynopsisSpec struct {
 	// Predicate and the configuration that releases it (synopsisKey).
 	Predicate string
 	Key       string
+	// Temporal are the date and timestamp columns (catalog names, sorted)
+	// whose values select the rows the synopsis counts: those the
+	// predicate restricts, directly or inside a derived column's
+	// expression. One the backend stores with a time zone is read in the
+	// backend's zone, so the synopsis's rows depend on it (package exec
+	// keys such a synopsis with the zone).
+	Temporal []string
 	// Histogram is the fetch that builds it: one GROUP BY histogram over
 	// the domain, computed by the database, filtered by the predicate.
 	Histogram sqlrewrite.Fetch
@@ -337,11 +344,42 @@ func (sp *synopsisPlanner) synopsis(col *catalog.Column, d Domain, other []sqlre
 		filter[i] = c
 	}
 	sp.plan.Synopses = append(sp.plan.Synopses, &SynopsisSpec{
-		Table: sp.table, Column: col, Domain: d, Predicate: pred, Key: key, Config: *col.Histogram,
+		Table: sp.table, Column: col, Domain: d, Predicate: pred, Key: key, Config: *col.Histogram, Temporal: temporalColumns(sp.table, sp.derived, other),
 		Histogram: sqlrewrite.Fetch{Table: sp.table.Source, Declared: sp.table.Name, Partitions: sp.table.Partitions, Filter: filter, Derived: sp.derived,
 			Histogram: &sqlrewrite.Histogram{Column: col.Source, Lower: d.Lower, Upper: d.Upper, Bins: d.Bins, Top: !d.Integer}},
 	})
 	return len(sp.plan.Synopses) - 1
+}
+
+// temporalColumns returns the date and timestamp columns of t (catalog
+// names, sorted, each once) that conds read: a condition's own column, or
+// the operands and CASE conditions of the derived column it restricts.
+func temporalColumns(t *catalog.Table, derived []sqlrewrite.DerivedColumn, conds []sqlrewrite.Condition) []string {
+	var out []string
+	add := func(col *catalog.Column) {
+		if col.Temporal() && !slices.Contains(out, col.Name) {
+			out = append(out, col.Name)
+		}
+	}
+	for _, c := range conds {
+		col, _ := t.Column(c.Column)
+		add(col)
+		for _, d := range derived {
+			if d.Name != col.Source {
+				continue
+			}
+			d.Expr.Sourced(func(source string) string { // a walk over the expression's columns
+				for i := range t.Columns {
+					if t.Columns[i].Source == source {
+						add(&t.Columns[i])
+					}
+				}
+				return source
+			})
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // observe records the bins a statement asks of synopsis i.
