@@ -512,14 +512,14 @@ func TestSynopsisStoredAsJSONStillRead(t *testing.T) {
 		t.Fatal("a stored synopsis was built again")
 		return nil, nil
 	}
-	s, built, err := obtainOne(ctx, newSynopsisStore(l), spec, []string{"user:a"}, noBuild)
+	s, built, err := obtainOne(ctx, newSynopsisStore(l), spec, []budget.Account{{Name: "user:a"}}, noBuild)
 	if err != nil || built || s.Synopsis.RangeSum(0, 15) != 136.5 || s.BuiltAt.Year() != 2026 || s.Mechanism != "identity" {
 		t.Fatalf("got %+v, built %v, %v; want the stored synopsis (sum 136.5)", s, built, err)
 	}
 	other := testSpec()
 	other.Key += "|other"
 	var builds atomic.Int64
-	if _, _, err := obtainOne(ctx, newSynopsisStore(l), other, []string{"user:a"}, countingBuild(&builds, 0)); err != nil {
+	if _, _, err := obtainOne(ctx, newSynopsisStore(l), other, []budget.Account{{Name: "user:a"}}, countingBuild(&builds, 0)); err != nil {
 		t.Fatal(err)
 	}
 	value, _, err := l.GetState(ctx, stateKey(other.Key))
