@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/dpproxy/dpproxy/internal/testdb"
@@ -139,6 +140,12 @@ func remainingEpsilon(t *testing.T, conn *sql.DB) float64 {
 // and charged: col IS NULL, COALESCE(col, 0) = 0, col = NULL OR col > 3,
 // and SUM(CASE ... ELSE 0 END), whose value depends on whether a row
 // exists. EXPLAIN says that the catalog engine answers, at no cost.
+// MEDIAN, PERCENTILE_CONT, APPROX_PERCENTILE, IQR and REGR_*, which the
+// catalog engine does not know, are answered over no row by the planner
+// (they were refused with 1235), with a note and EXPLAIN saying so; an
+// aggregate only of NULLs beside a private one is NULL (0 for COUNT)
+// exactly, with a note, and only the other is charged (it was a noisy
+// count, or refused).
 func TestNullComparisonsAreConstant(t *testing.T) {
 	const null = "NULL"
 	for _, b := range visitsBackends {
@@ -165,6 +172,18 @@ func TestNullComparisonsAreConstant(t *testing.T) {
 					{"SELECT SUM(qty = ?), AVG(category <> ?), COUNT(qty > ?) FROM items", []any{nil, nil, nil}, []string{null, null, "0"}, true},
 					{"SELECT MAX(qty = NULL), STDDEV(qty = NULL), VARIANCE(qty IN (NULL)) FROM items", nil, []string{null, null, null}, true},
 					{"SELECT SUM(CASE WHEN category = ? THEN 1 END), COUNT(CASE WHEN category = ? THEN 1 END) FROM items", []any{nil, nil}, []string{null, "0"}, true},
+					// dpproxy's own aggregates, which the catalog engine
+					// does not know: the planner answers them over no row.
+					{"SELECT MEDIAN(qty), COUNT(*) FROM items WHERE 1 = 0", nil, []string{null, "0"}, true},
+					{"SELECT MEDIAN(qty), PERCENTILE_CONT(qty, 0.3), APPROX_PERCENTILE(qty, 50), IQR(qty), REGR_SLOPE(qty, qty), REGR_INTERCEPT(qty, qty) FROM items WHERE qty = NULL",
+						nil, []string{null, null, null, null, null, null}, true},
+					{"SELECT MEDIAN(qty) FROM items WHERE category IN (?)", []any{nil}, []string{null}, true},
+					{"SELECT FLOOR(qty / 5) * 5 AS b, MEDIAN(qty) FROM items WHERE qty = ? GROUP BY b", []any{nil}, nil, true},
+					{"SELECT MEDIAN(qty) FROM items LIMIT 0", nil, nil, true},
+					// Beside private aggregates, an aggregate only of NULLs
+					// is NULL (0 for COUNT) exactly; the others are charged.
+					{"SELECT SUM(qty = NULL), COUNT(*) FROM items", nil, []string{null, "6"}, false},
+					{"SELECT COUNT(qty = ?), AVG(CASE WHEN category = ? THEN qty END), COUNT(*) FROM items", []any{nil, nil}, []string{"0", null, "6"}, false},
 					{"SELECT COUNT(*) FROM items WHERE qty IS NULL", nil, []string{"1"}, false},
 					{"SELECT COUNT(*) FROM items WHERE COALESCE(qty, 0) = 0", nil, []string{"1"}, false},
 					{"SELECT COUNT(*) FROM items WHERE qty = NULL OR qty > 3", nil, []string{"2"}, false},
@@ -198,6 +217,20 @@ func TestNullComparisonsAreConstant(t *testing.T) {
 				explained, err := cells(conn, "EXPLAIN SELECT COUNT(*) FROM items WHERE category = NULL")
 				if err != nil || len(explained) != 7 || explained[3] != "catalog engine" || explained[4] != "0" {
 					t.Errorf("%s: EXPLAIN of a zero-row probe: %q, %v", name, explained, err)
+				}
+				explained, err = cells(conn, "EXPLAIN SELECT MEDIAN(qty) FROM items WHERE qty = NULL")
+				if all := strings.Join(explained, " | "); err != nil || !strings.Contains(all, "selects no row whatever the data") || strings.Contains(all, "release") {
+					t.Errorf("%s: EXPLAIN of MEDIAN over no row: %q, %v", name, explained, err)
+				}
+				explained, err = cells(conn, "EXPLAIN SELECT SUM(qty = NULL), COUNT(*) FROM items")
+				if all := strings.Join(explained, " | "); err != nil || !strings.Contains(all, "the value over no row of SUM(qty=NULL), whose argument is NULL on every row") {
+					t.Errorf("%s: EXPLAIN of an aggregate of NULLs beside a count: %q, %v", name, explained, err)
+				}
+				if _, err := cells(conn, "SELECT SUM(qty = NULL), COUNT(*) FROM items"); err != nil {
+					t.Fatal(err)
+				}
+				if w := strings.Join(sessionWarnings(t, conn), " | "); !strings.Contains(w, "SUM(qty=NULL): its argument is NULL on every row") {
+					t.Errorf("%s: warnings %q, want a note on SUM(qty = NULL)", name, w)
 				}
 			}
 		})

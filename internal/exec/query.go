@@ -181,6 +181,14 @@ func (e *Executor) runQuery(ctx context.Context, user string, qp *planner.QueryP
 			return nil, err
 		}
 	}
+	for _, x := range planner.NoRowAggregates(q) {
+		value := "NULL"
+		if !x.Value.Null {
+			value = "0"
+		}
+		warnings = append(warnings, note(fmt.Sprintf("%s: its argument is NULL on every row, so it aggregates no value whatever the data and is %s, its value over no row; "+
+			"answered from the statement alone, no data read for it, no budget spent", x.Op, value)))
+	}
 	for _, it := range q.Base.Items {
 		if name := strings.ToUpper(it.Label); strings.HasPrefix(name, "MIN(") || strings.HasPrefix(name, "MAX(") {
 			warnings = append(warnings, note(fmt.Sprintf("%s is answered as the DP %g-quantile of the column clamped to its bounds, not the exact extreme", it.Label, it.Agg.Quantile)))

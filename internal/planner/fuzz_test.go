@@ -81,6 +81,18 @@ func checkPlan(t *testing.T, sql string, sel *sqlrewrite.Select, plan *planner.P
 	if len(plan.Outputs) != len(sel.Items) {
 		t.Fatalf("%q: %d outputs for %d items", sql, len(plan.Outputs), len(sel.Items))
 	}
+	if plan.NoRow != "" {
+		// Answered over no row from the statement alone: nothing released.
+		for _, o := range plan.Outputs {
+			if o.Derive != planner.FromNoRow || len(o.Args) > 0 {
+				t.Fatalf("%q: output %q of a plan over no row is not its value over no row", sql, o.Label)
+			}
+		}
+		if len(plan.Releases) > 0 || plan.Cost != (planner.Cost{}) {
+			t.Fatalf("%q: a plan over no row releases %d value(s) at %+v", sql, len(plan.Releases), plan.Cost)
+		}
+		return
+	}
 	for _, o := range plan.Outputs {
 		switch {
 		case o.Agg.Func == 0:

@@ -55,8 +55,6 @@ func (n *cellNode) eval(index []int) bool {
 	switch n.op {
 	case sqlrewrite.Leaf:
 		return n.mask[index[n.dim]]
-	case sqlrewrite.Never:
-		return false
 	case sqlrewrite.Not:
 		return !n.args[0].eval(index)
 	case sqlrewrite.And:

@@ -14,18 +14,26 @@ import (
 // over no row, as MySQL computes it (0 for a count, NULL otherwise).
 const FromNoRow DeriveKind = 102
 
-// noRowWhere returns, when the conjunction conds (a statement's WHERE)
-// selects no row whatever the data, why: conditions on one numeric
-// column that no number satisfies together (sex = 0 AND sex = 1, age < 30
-// AND age > 40, sex IN (0, 1) AND sex > 5). A row holds one value of the
-// column, which each condition compares as a number on every backend, so
-// this follows from the statement's text and the columns' declared types
-// alone, like the zero-row probes the catalog engine answers (WHERE
-// 1 = 0), and is "" otherwise. Ranges are intersected over the reals (an
-// integer column may hold fractions in the backend); text columns (whose
-// collations equate distinct strings), dates, NULL tests, complements and
-// LIKE are left out.
-func noRowWhere(t *catalog.Table, conds []sqlrewrite.Condition) string {
+// noRowWhere returns, when sel's WHERE selects no row whatever the data,
+// why: a WHERE whose text makes it TRUE for no row (Boolean is Never: a
+// comparison with NULL, col IN (NULL), 1 = 0; the catalog engine answers
+// such a statement as a zero-row probe unless it has aggregates only
+// dpproxy knows, MEDIAN and the like, which come here), or conditions on
+// one numeric column that no number satisfies together (sex = 0 AND
+// sex = 1, age < 30 AND age > 40, sex IN (0, 1) AND sex > 5). A row holds
+// one value of the column, which each condition compares as a number on
+// every backend, so this follows from the statement's text and the
+// columns' declared types alone, like the zero-row probes the catalog
+// engine answers (WHERE 1 = 0), and is "" otherwise. Ranges are
+// intersected over the reals (an integer column may hold fractions in the
+// backend); text columns (whose collations equate distinct strings),
+// dates, NULL tests, complements and LIKE are left out. An aggregate's own
+// condition is not read here.
+func noRowWhere(t *catalog.Table, sel *sqlrewrite.Select) string {
+	if sel.Boolean != nil && sel.Boolean.Op == sqlrewrite.Never {
+		return "the WHERE selects no row whatever the data (its text makes it TRUE for no row: a comparison with NULL is UNKNOWN, 1 = 0 is FALSE)"
+	}
+	conds := sel.Where
 	byColumn := map[string][]sqlrewrite.Condition{}
 	var names []string
 	for _, c := range conds {

@@ -11,7 +11,7 @@ import (
 // satisfies together select no row; conditions some real number
 // satisfies (an integer column may hold fractions in the backend), text
 // values (collations equate distinct strings), complements and NULL tests
-// do not decide it.
+// do not decide it; a WHERE TRUE for no row does.
 func TestNoRowWhere(t *testing.T) {
 	lo, hi := 0.0, 100.0
 	table := &catalog.Table{Name: "t", Source: "t", Columns: []catalog.Column{
@@ -44,8 +44,12 @@ func TestNoRowWhere(t *testing.T) {
 		{"n <> 0 AND n = 0", []sqlrewrite.Condition{{Column: "n", In: []sqlrewrite.Value{num(0)}, Complement: true}, in("n", num(0))}, false},
 		{"n IS NULL AND n = 0", []sqlrewrite.Condition{{Column: "n", IsNull: true}, in("n", num(0))}, false},
 	} {
-		if got := noRowWhere(table, tc.conds) != ""; got != tc.empty {
+		if got := noRowWhere(table, &sqlrewrite.Select{Where: tc.conds}) != ""; got != tc.empty {
 			t.Errorf("%s: no row %v, want %v", tc.name, got, tc.empty)
 		}
+	}
+	// A WHERE TRUE for no row (n = NULL, 1 = 0) is Never.
+	if noRowWhere(table, &sqlrewrite.Select{Boolean: &sqlrewrite.Predicate{Op: sqlrewrite.Never}}) == "" {
+		t.Error("WHERE never: not read as selecting no row")
 	}
 }

@@ -279,7 +279,7 @@ func (p *Planner) plan(sel *sqlrewrite.Select, s Settings, grouped bool) (*Plan,
 	if err != nil {
 		return nil, err
 	}
-	if why := noRowWhere(t, sel.Where); why != "" && !grouped {
+	if why := noRowWhere(t, sel); why != "" && !grouped {
 		return p.noRowPlan(t, derived, sel, why)
 	}
 	var synopses *SynopsisPlan

@@ -607,7 +607,7 @@ func KeyDatum(v sqlrewrite.Value) Datum {
 // 1/3)), is MySQL's error 1690 (dperr.OutOfRange).
 func Eval(e *sqlrewrite.Expr, r Row, w *Warnings) (Datum, error) {
 	switch e.Kind {
-	case sqlrewrite.ExprConst:
+	case sqlrewrite.ExprConst, sqlrewrite.ExprNoRow:
 		return KeyDatum(e.Value), nil
 	case sqlrewrite.ExprAgg:
 		d := r.Aggs[e.Index]

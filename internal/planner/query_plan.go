@@ -46,7 +46,9 @@ import (
 type QueryPlan struct {
 	Query *sqlrewrite.Query
 	// Base plans the aggregates of one group with the statement's ε; nil
-	// when the query has no aggregate (a listing, or SELECT MAX(1)).
+	// when the query has no aggregate (a listing, or SELECT MAX(1)). With
+	// NoRow it is their plan over no row (Plan.NoRow), which releases
+	// nothing and only types the columns.
 	Base *Plan
 	// Groups are the key values of every group, the first key most
 	// significant; one empty group when the query has no keys.
@@ -105,8 +107,8 @@ type QueryPlan struct {
 	// is public (outputRows: one without keys; the declared domain's size
 	// with them, and WITH ROLLUP's subtotals and total). Nothing is
 	// planned, read or charged; the result has its columns and no row.
-	// It is also set, with NoRow, when the statement has GROUP BY keys and
-	// its WHERE selects no row whatever the data (noRowWhere).
+	// It is also set, with NoRow and Base, when the statement has GROUP BY
+	// keys and its WHERE selects no row whatever the data (noRowWhere).
 	Empty bool
 	// NoRow, with Empty, says why the WHERE selects no row.
 	NoRow string
@@ -200,9 +202,14 @@ func (p *Planner) PlanQuery(q *sqlrewrite.Query, s Settings) (*QueryPlan, error)
 	if len(qp.Groups) > maxGroups {
 		return nil, dperr.New(dperr.Unsupported, "not supported: GROUP BY with %d groups (at most %d)", len(qp.Groups), maxGroups)
 	}
-	if why := noRowWhere(t, q.Base.Where); why != "" && len(q.Keys) > 0 && !q.Listing {
-		// No group has a row, as over the catalog engine's empty table.
-		qp.Empty, qp.NoRow = true, why
+	if why := noRowWhere(t, q.Base); why != "" && len(q.Keys) > 0 && !q.Listing {
+		// No group has a row, as over the catalog engine's empty table;
+		// Base, the aggregates over no row, types their columns.
+		base, err := p.plan(q.Base, s, false)
+		if err != nil {
+			return nil, err
+		}
+		qp.Base, qp.Empty, qp.NoRow = base, true, why
 		return qp, nil
 	}
 	if l := q.Limit; private >= 0 && l != nil && l.Count == 0 && len(q.Base.Items) > 0 {
@@ -225,7 +232,7 @@ func (p *Planner) PlanQuery(q *sqlrewrite.Query, s Settings) (*QueryPlan, error)
 	if len(q.Keys) > 0 {
 		groupSettings = unitGroupSettings(t, s)
 	}
-	if filtered(q.Base.Items) && (len(q.Keys) > 0 || noRowWhere(t, q.Base.Where) == "") {
+	if filtered(q.Base.Items) && (len(q.Keys) > 0 || noRowWhere(t, q.Base) == "") {
 		if _, err := p.planParts(qp, groupSettings); err != nil {
 			return nil, err
 		}
@@ -516,7 +523,10 @@ func (qp *QueryPlan) Explain() (columns []string, rows [][]any) {
 					len(qp.Groups), qp.outputRows())
 			}
 		}
-		if !q.Listing && (qp.Base != nil || len(qp.Parts) > 0) {
+		if qp.NoRow != "" {
+			detail = fmt.Sprintf("%d declared groups, none of which has a row: none is computed", len(qp.Groups))
+		}
+		if !q.Listing && !qp.Empty && (qp.Base != nil || len(qp.Parts) > 0) {
 			detail = fmt.Sprintf("every one of the %d public groups (of the declared domains and bounds, less those the WHERE's ranges exclude) is computed and released, empty ones included; "+
 				"each row is in at most one group, so each group's releases use the statement's epsilon = %s and delta = %s "+
 				"(parallel composition under add/remove of one row); summary aggregates of all groups in one GROUP BY fetch",
@@ -638,6 +648,8 @@ func (qp *QueryPlan) totalDetail() string {
 		return qp.NoRow + ": no group has a row; no data read"
 	case qp.Empty:
 		return "the LIMIT leaves no row whatever the data; no data read"
+	case qp.Base != nil && qp.Base.NoRow != "":
+		return qp.Base.NoRow + ": answered from the statement alone; no data read"
 	case len(qp.Parts) > 0:
 		composition := "basic"
 		if qp.Disjoint {
@@ -689,6 +701,9 @@ func ExprString(q *sqlrewrite.Query, e *sqlrewrite.Expr) string {
 			return strconv.Quote(e.Value.Str)
 		}
 		return strconv.FormatFloat(e.Value.Num, 'g', -1, 64)
+	case sqlrewrite.ExprNoRow:
+		return fmt.Sprintf("%s, the value over no row of %s, whose argument is NULL on every row (no data read, no budget spent)",
+			ExprString(q, &sqlrewrite.Expr{Kind: sqlrewrite.ExprConst, Value: e.Value}), e.Op)
 	case sqlrewrite.ExprAgg:
 		return q.Base.Items[e.Index].Label
 	case sqlrewrite.ExprKey:
@@ -702,6 +717,33 @@ func ExprString(q *sqlrewrite.Query, e *sqlrewrite.Expr) string {
 		return fmt.Sprintf("%s(%s) over released rows", w.Func, arg)
 	}
 	return operatorString(e, func(a *sqlrewrite.Expr) string { return ExprString(q, a) })
+}
+
+// NoRowAggregates are the aggregates q answers as their value over no
+// row (sqlrewrite.ExprNoRow), each once, in the order its output columns,
+// HAVING and ORDER BY name them.
+func NoRowAggregates(q *sqlrewrite.Query) []*sqlrewrite.Expr {
+	var found []*sqlrewrite.Expr
+	var walk func(e *sqlrewrite.Expr)
+	walk = func(e *sqlrewrite.Expr) {
+		if e == nil {
+			return
+		}
+		if e.Kind == sqlrewrite.ExprNoRow && !slices.ContainsFunc(found, func(f *sqlrewrite.Expr) bool { return f.Op == e.Op }) {
+			found = append(found, e)
+		}
+		for _, a := range e.Args {
+			walk(a)
+		}
+	}
+	for _, c := range q.Columns {
+		walk(c.Expr)
+	}
+	walk(q.Having)
+	for _, o := range q.OrderBy {
+		walk(o.Expr)
+	}
+	return found
 }
 
 // operatorString renders an operator, function or CASE node, its

@@ -312,6 +312,12 @@ func exprType(e *sqlrewrite.Expr, env *typeEnv) ResultType {
 	switch e.Kind {
 	case sqlrewrite.ExprConst:
 		return valueType(e.Value)
+	case sqlrewrite.ExprNoRow:
+		// As a released aggregate is typed (Output.ResultType).
+		if e.Value.Null {
+			return ResultDouble
+		}
+		return ResultBigint
 	case sqlrewrite.ExprAgg:
 		return at(env.aggs, e.Index)
 	case sqlrewrite.ExprKey:

@@ -35,6 +35,20 @@ var functionAggs = map[string]functionAgg{
 	"regr_intercept":  {RegrIntercept, 2, "REGR_INTERCEPT(y, x)"},
 }
 
+// ownAggregate matches the aggregates dpproxy answers that MySQL, and so
+// the catalog engine, does not know: the function-call aggregates
+// (functionAggs) and APPROX_PERCENTILE.
+func ownAggregate(n ast.Node) bool {
+	switch n := n.(type) {
+	case *ast.FuncCallExpr:
+		_, ok := functionAggs[n.FnName.L]
+		return ok && n.Schema.L == ""
+	case *ast.AggregateFuncExpr:
+		return strings.EqualFold(n.F, ast.AggFuncApproxPercentile)
+	}
+	return false
+}
+
 // item converts one output column.
 func (sc *scope) item(f *ast.SelectField) (Item, error) {
 	if f.WildCard != nil {

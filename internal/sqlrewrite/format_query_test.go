@@ -143,6 +143,8 @@ func formatExpr(e *sqlrewrite.Expr) string {
 		return fmt.Sprintf("outerkey#%d", e.Index+1)
 	case sqlrewrite.ExprOuterAgg:
 		return fmt.Sprintf("outer#%d", e.Index+1)
+	case sqlrewrite.ExprNoRow:
+		return fmt.Sprintf("%s over no row (%s)", formatValue(e.Value), e.Op)
 	}
 	args := make([]string, len(e.Args))
 	for i, a := range e.Args {

@@ -38,8 +38,14 @@ const maxPredicateDepth = 100
 // under an odd number of NOTs (boolean), and then TRUE AND p is p, FALSE
 // AND p is FALSE, and dually for OR. The result is nil when the predicate
 // is TRUE for every row, Never alone when it is TRUE for none, and a tree
-// without constants otherwise.
+// without constants otherwise. A whole predicate without functions or
+// subqueries that rowTruth shows TRUE for no row is Never, as routing
+// reads a WHERE (zeroRowProbe): 1 = 0, FALSE, 1 = 0 AND col > 3, CASE
+// WHEN col = NULL THEN 1 END.
 func (sc *scope) predicate(e ast.ExprNode, site conditionSite) (*Predicate, error) {
+	if site.constants && rowTruth(e)&isTrue == 0 && !containsNode(e, isCall) {
+		return &Predicate{Op: Never}, sc.columns(e, site.clause)
+	}
 	p, err := sc.boolean(e, site, false)
 	if err != nil {
 		return nil, err

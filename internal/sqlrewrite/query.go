@@ -116,6 +116,12 @@ const (
 	// ExprOuterAgg is the value of Outer.Aggs[Index] for the outer row's
 	// group.
 	ExprOuterAgg
+	// ExprNoRow is Value, the value of the aggregate Op (its text) over
+	// no row: its arguments are NULL on every row (SUM(col = NULL), or
+	// COUNT(CASE WHEN col = ? THEN 1 END) with NULL bound), so it
+	// aggregates no value whatever the rows, and is 0 for COUNT and NULL
+	// otherwise, as MySQL answers. It reads no data and releases nothing.
+	ExprNoRow
 )
 
 // Outer is an outer query that aggregates the output rows of its Query,

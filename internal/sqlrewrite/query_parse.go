@@ -788,13 +788,18 @@ func castName(x *ast.FuncCastExpr) string {
 }
 
 // aggregate converts an aggregate call into a reference to Base.Items,
-// adding the aggregate once. Aggregates of a constant are answered from
-// COUNT(*) or as the constant: SUM(c) is c·COUNT(*); AVG(c), MIN(c) and
-// MAX(c) are c (what SQL returns on a non-empty group; dpproxy never
-// reveals whether a group is empty). MIN(col) and MAX(col) are the DP 0th
-// and 100th percentiles (clamped to the bounds), of a date column too
-// (temporalQuantile).
+// adding the aggregate once. An aggregate only of values NULL on every
+// row is its value over no row whatever the rows (ExprNoRow: SUM(col =
+// NULL) is NULL, COUNT(col = NULL) 0), its columns resolved as elsewhere.
+// Aggregates of a constant are answered from COUNT(*) or as the constant:
+// SUM(c) is c·COUNT(*); AVG(c), MIN(c) and MAX(c) are c (what SQL returns
+// on a non-empty group; dpproxy never reveals whether a group is empty).
+// MIN(col) and MAX(col) are the DP 0th and 100th percentiles (clamped to
+// the bounds), of a date column too (temporalQuantile).
 func (qb *queryBuilder) aggregate(e ast.ExprNode) (*Expr, error) {
+	if v, ok := overNoRow(e); ok {
+		return &Expr{Kind: ExprNoRow, Value: v, Op: restore(e)}, qb.sc.columns(e, "field list")
+	}
 	if x, ok, err := qb.temporalQuantile(e); ok {
 		return x, err
 	}

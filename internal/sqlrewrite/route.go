@@ -192,9 +192,15 @@ func (p *Parser) route(stmt ast.StmtNode, sql string) (st Statement, ok bool, er
 // first forms to learn a query's columns, and a NULL bound to a
 // parameter makes the others (COUNT(*) ... WHERE col = ? is 0 and SUM(col
 // = ?) NULL on every database). Such a statement reads no data and spends
-// nothing.
+// nothing. A statement with an aggregate the catalog engine does not know
+// (ownAggregate: MEDIAN and the like) is none: the private path answers
+// it, its planner reading such a WHERE as selecting no row and a LIMIT 0
+// as leaving none, as free and exact.
 func zeroRowProbe(sel *ast.SelectStmt, r *tableRefs) bool {
 	if r.subquery || len(r.data) != 1 || len(r.other) > 0 || sel.With != nil || sel.From == nil {
+		return false
+	}
+	if containsNode(sel, ownAggregate) {
 		return false
 	}
 	if j := sel.From.TableRefs; j == nil || j.Right != nil {

@@ -183,6 +183,29 @@ var nullAggregates = map[string]bool{
 	ast.AggFuncStddevPop: true, ast.AggFuncStddevSamp: true, "std": true, "stddev": true,
 }
 
+// overNoRow is the value of the aggregate call e when it aggregates only
+// values NULL on every row (SUM(col = NULL), AVG(CASE WHEN col = NULL
+// THEN x END), COUNT(NULL)): one of nullAggregates, whose arguments are
+// all such values. An aggregate skips NULLs, so it then sees no value
+// over any set of rows, none included, and is what it is over no row: 0
+// for COUNT, NULL for the others, as MySQL answers. ok is false for any
+// other expression.
+func overNoRow(e ast.ExprNode) (v Value, ok bool) {
+	a, isAggregate := unparen(e).(*ast.AggregateFuncExpr)
+	if !isAggregate || !nullAggregates[strings.ToLower(a.F)] || len(a.Args) == 0 {
+		return Value{}, false
+	}
+	for _, arg := range a.Args {
+		if !nullOnEveryRow(arg) {
+			return Value{}, false
+		}
+	}
+	if strings.EqualFold(a.F, ast.AggFuncCount) {
+		return Value{}, true
+	}
+	return Value{Null: true}, true
+}
+
 // aggregatesOfNull reports whether sel is a SELECT without GROUP BY that
 // reads its table only through aggregates (nullAggregates) of expressions
 // NULL on every row (SUM(col = NULL), COUNT(CASE WHEN col = ? THEN 1
@@ -219,16 +242,11 @@ type nullAggregateVisitor struct {
 func (v *nullAggregateVisitor) Enter(n ast.Node) (ast.Node, bool) {
 	switch n := n.(type) {
 	case *ast.AggregateFuncExpr:
-		if !nullAggregates[strings.ToLower(n.F)] || len(n.Args) == 0 {
+		if _, ok := overNoRow(n); ok {
+			v.aggregates++
+		} else {
 			v.ok = false
-			return n, true
 		}
-		for _, a := range n.Args {
-			if !nullOnEveryRow(a) {
-				v.ok = false
-			}
-		}
-		v.aggregates++
 		return n, true
 	case *ast.ColumnNameExpr, *ast.WindowFuncExpr:
 		v.ok = false

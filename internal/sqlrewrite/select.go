@@ -443,6 +443,20 @@ func (sc *scope) column(c *ast.ColumnName, clause string) (*catalog.Column, erro
 	return col, nil
 }
 
+// columns resolves every column e names, for an expression whose value
+// the statement's text decides, so that an unknown one is an error as
+// elsewhere.
+func (sc *scope) columns(e ast.Node, clause string) error {
+	var err error
+	containsNode(e, func(n ast.Node) bool {
+		if c, isColumn := n.(*ast.ColumnNameExpr); isColumn {
+			_, err = sc.column(c.Name, clause)
+		}
+		return err != nil
+	})
+	return err
+}
+
 func unknownColumn(c *ast.ColumnName, clause string) error {
 	name := c.Name.O
 	if c.Table.O != "" {
@@ -489,6 +503,12 @@ func isAggregate(n ast.Node) bool {
 func isColumn(n ast.Node) bool {
 	_, ok := n.(*ast.ColumnNameExpr)
 	return ok
+}
+
+// isCall matches a function call or a subquery.
+func isCall(n ast.Node) bool {
+	_, isFunction := n.(*ast.FuncCallExpr)
+	return isFunction || isSubquery(n)
 }
 
 func isSubquery(n ast.Node) bool {
