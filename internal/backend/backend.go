@@ -385,8 +385,17 @@ func (b *Backend) Snapshot(ctx context.Context) (*Snapshot, error) {
 	// thousand, bench/RESULTS-load.md). Each fetch still runs under ctx.
 	//
 	// The flavor is asked before the transaction holds a connection: the
-	// first time, it takes one of its own.
-	killable := b.dialect == sqlrewrite.MySQL && !b.Vitess(ctx)
+	// first time, it takes one of its own. On the MySQL dialect no fetch
+	// runs until it is known: on Vitess they are rendered without bind
+	// arguments (render).
+	killable := false
+	if b.dialect == sqlrewrite.MySQL {
+		_, vitess, err := b.readFlavor(ctx)
+		if err != nil {
+			return nil, b.fail(ctx, flavorQuery, err)
+		}
+		killable = !vitess
+	}
 	tx, err := b.db.BeginTx(context.WithoutCancel(ctx), opts)
 	if err != nil {
 		return nil, b.fail(ctx, "BEGIN", err)
@@ -521,26 +530,46 @@ func timeLeft(ctx context.Context) (time.Duration, bool) {
 // flavor reads which server the MySQL dialect talks to: MariaDB, Vitess's
 // vtgate, or MySQL (neither). The version is read until one read succeeds
 // (a server not yet up when the proxy starts is asked again at the next
-// call); while it cannot be read the server counts as MySQL.
+// call); while it cannot be read the server counts as MySQL, but no
+// Snapshot starts (readFlavor).
 func (b *Backend) flavor(ctx context.Context) (mariaDB, vitess bool) {
+	mariaDB, vitess, _ = b.readFlavor(ctx)
+	return mariaDB, vitess
+}
+
+// flavorQuery reads the server's version (readFlavor).
+const flavorQuery = "SELECT VERSION()"
+
+// readFlavor is flavor, with the error of a version that could not be read.
+func (b *Backend) readFlavor(ctx context.Context) (mariaDB, vitess bool, err error) {
 	if b.dialect != sqlrewrite.MySQL {
-		return false, false
+		return false, false, nil
 	}
 	b.flavorMu.Lock()
 	defer b.flavorMu.Unlock()
 	if b.flavorKnown {
-		return b.mariaDB, b.vitess
+		return b.mariaDB, b.vitess, nil
 	}
 	var version string
-	if err := b.db.QueryRowContext(ctx, "SELECT VERSION()").Scan(&version); err == nil {
-		b.flavorKnown = true
-		b.mariaDB = strings.Contains(strings.ToLower(version), "mariadb")
-		// vtgate reports its own version (8.4.6-Vitess), whatever its
-		// shards run; it ignores MAX_EXECUTION_TIME and kills the
-		// shards' queries (error 3024) past its directive's timeout.
-		b.vitess = strings.Contains(strings.ToLower(version), "vitess")
+	if err := b.db.QueryRowContext(ctx, flavorQuery).Scan(&version); err != nil {
+		return false, false, err
 	}
-	return b.mariaDB, b.vitess
+	b.flavorKnown = true
+	b.mariaDB = strings.Contains(strings.ToLower(version), "mariadb")
+	// vtgate reports its own version (8.4.6-Vitess), whatever its
+	// shards run; it ignores MAX_EXECUTION_TIME and kills the shards'
+	// queries (error 3024) past its directive's timeout.
+	b.vitess = strings.Contains(strings.ToLower(version), "vitess")
+	return b.mariaDB, b.vitess, nil
+}
+
+// knownVitess reports whether the server's version was read and is
+// vtgate's, without asking the server (Snapshot has read it before any
+// fetch).
+func (b *Backend) knownVitess() bool {
+	b.flavorMu.Lock()
+	defer b.flavorMu.Unlock()
+	return b.flavorKnown && b.vitess
 }
 
 // Vitess reports whether the backend is Vitess's vtgate (its version says

@@ -117,11 +117,18 @@ func (b *Backend) SetBooleans(table string, columns []string) {
 }
 
 // render renders f in the backend's dialect, with the boolean columns of
-// the configured table it reads (SetBooleans).
+// the configured table it reads (SetBooleans). On Vitess it has no bind
+// arguments (sqlrewrite.RenderLiterals): go-sql-driver sends a query with
+// arguments as a server-side prepared statement, whose binary results
+// vtgate mislabels, so that grouped sums were read from the wrong bytes.
 func (b *Backend) render(f sqlrewrite.Fetch) (string, []any, error) {
 	b.booleansMu.Lock()
 	f.Booleans = b.booleans[f.Declared]
 	b.booleansMu.Unlock()
+	if b.dialect == sqlrewrite.MySQL && b.knownVitess() {
+		text, err := sqlrewrite.RenderLiterals(f, b.dialect)
+		return text, nil, err
+	}
 	return sqlrewrite.Render(f, b.dialect)
 }
 

@@ -87,6 +87,41 @@ func (s dialectSpec) placeholder(n int) string {
 	return "?"
 }
 
+// mysqlStringLiteral writes a string argument as a MySQL string literal
+// for RenderLiterals: in single quotes, NUL, newline, carriage return,
+// Ctrl-Z, both quotes and the backslash escaped with a backslash (what
+// mysql_real_escape_string escapes), every other byte as it is. Read with
+// backslash escapes (backend.MySQLSQLMode has no NO_BACKSLASH_ESCAPES,
+// and vtgate's parser always reads them) it is the string's exact bytes.
+func mysqlStringLiteral(v any) (string, error) {
+	s, ok := v.(string)
+	if !ok {
+		return "", fmt.Errorf("sqlrewrite: a %T argument cannot be written as a literal", v)
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 2)
+	b.WriteByte('\'')
+	for i := range len(s) {
+		switch c := s[i]; c {
+		case 0:
+			b.WriteString(`\0`)
+		case '\n':
+			b.WriteString(`\n`)
+		case '\r':
+			b.WriteString(`\r`)
+		case 0x1a:
+			b.WriteString(`\Z`)
+		case '\'', '"', '\\':
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	b.WriteByte('\'')
+	return b.String(), nil
+}
+
 // numberLiteral formats a float64 constant so that every dialect reads back exactly
 // the same float64 (shortest round-trip digits); a negative number is
 // parenthesised so that it can follow any operator.

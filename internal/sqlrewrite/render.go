@@ -20,7 +20,8 @@ import (
 // keys and conditions, dates.go) are written by the proxy from day or
 // second numbers as literals of the fixed shape 'YYYY-MM-DD[ HH:MM:SS]';
 // strings are always bind arguments, each bound where its placeholder
-// ends up in the text, whatever order the text was assembled in (bind).
+// ends up in the text, whatever order the text was assembled in (bind),
+// except for Vitess (RenderLiterals).
 //
 // Totality (DESIGN.md §2: whether a statement answers, errors or returns NULL
 // never depends on private data except through a released noisy value).
@@ -94,6 +95,39 @@ import (
 // into the last bin. Errors are for malformed fetches (a bug in the caller),
 // never for client input.
 func Render(f Fetch, d Dialect) (query string, args []any, err error) {
+	return render(f, d, false)
+}
+
+// RenderLiterals returns the SQL text of a fetch in the MySQL dialect for
+// Vitess's vtgate, with no bind arguments: each string Render would bind
+// is written in its place as a string literal (mysqlStringLiteral), so
+// the driver sends the text as a plain query and vtgate answers in the
+// text protocol. With bind arguments go-sql-driver sends a server-side
+// prepared statement, and vtgate's answer in the binary protocol is not
+// what it says: over a grouped fetch whose COALESCE vtgate evaluates
+// above its Aggregate it labels the 8-byte group key a 4-byte INT, so
+// every later column is read from the wrong bytes (counts of c·2^32,
+// sums from the low bits of the truth, or a failure that depends on
+// them: an independent review). The literals are read by vtgate's own
+// parser, which takes a backslash as an escape byte by byte whatever
+// the connection's character set (no multibyte character can end in
+// the escaping backslash) and honours no NO_BACKSLASH_ESCAPES; vtgate
+// hands each to the shards as a bind variable of its own, as it does a
+// bound string. MySQL and MariaDB themselves keep bind arguments
+// (Render): their binary protocol describes what they send, and under
+// a client character set such as GBK or SJIS, whose characters may end
+// in the byte 0x5C, backslash escaping would not be safe there.
+func RenderLiterals(f Fetch, d Dialect) (string, error) {
+	if d != MySQL {
+		return "", fmt.Errorf("sqlrewrite: literal arguments are for the MySQL dialect, not %s", d)
+	}
+	query, _, err := render(f, d, true)
+	return query, err
+}
+
+// render is Render, with the strings written as literals when literals
+// is set (RenderLiterals).
+func render(f Fetch, d Dialect, literals bool) (query string, args []any, err error) {
 	spec, ok := dialects[d]
 	if !ok {
 		return "", nil, fmt.Errorf("sqlrewrite: unknown dialect %d", int(d))
@@ -101,7 +135,7 @@ func Render(f Fetch, d Dialect) (query string, args []any, err error) {
 	if len(f.Booleans) > 0 && d != PostgreSQL {
 		return "", nil, errors.New("sqlrewrite: boolean columns are PostgreSQL's")
 	}
-	r := &renderer{spec: spec, dialect: d, booleans: f.Booleans}
+	r := &renderer{spec: spec, dialect: d, booleans: f.Booleans, literals: literals}
 	var set int
 	for _, isSet := range []bool{len(f.Summary) > 0, f.Window != nil, f.Histogram != nil, f.Pairs != nil, f.Cells != nil, f.GridSums != nil, f.Grouped != nil, f.GroupedHist != nil, f.GroupedGrid != nil, f.Keys != nil, f.Profile != nil} {
 		if isSet {
@@ -159,6 +193,9 @@ type renderer struct {
 	args []any
 	// booleans are the fetch's Booleans (column).
 	booleans []string
+	// literals makes bind write each argument as a literal in the text
+	// (RenderLiterals).
+	literals bool
 }
 
 // column renders the backend column name as the value the fetch's
@@ -227,6 +264,15 @@ func (r *renderer) bind(query string) (string, []any, error) {
 		k, err := strconv.Atoi(p)
 		if err != nil || k < 0 || k >= len(r.args) || strconv.Itoa(k) != p {
 			return "", nil, fmt.Errorf("sqlrewrite: bad bind argument mark %q", p)
+		}
+		if r.literals {
+			lit, err := mysqlStringLiteral(r.args[k])
+			if err != nil {
+				return "", nil, err
+			}
+			b.WriteString(lit)
+			placed[k] = 1
+			continue
 		}
 		if placed[k] == 0 || !r.spec.numbered {
 			args = append(args, r.args[k])
