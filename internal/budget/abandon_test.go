@@ -18,9 +18,9 @@ func holdAccountLock(t *testing.T, l *Ledger, account string) (release func()) {
 		t.Fatalf("Conn: %v", err)
 	}
 	t.Cleanup(func() { conn.Close() })
-	lock := "SELECT epsilon_used FROM dpproxy_accounts WHERE name = ?" + l.dialect.lockSuffix()
+	lock := "SELECT epsilon_used FROM dpproxy_accounts_v3 WHERE name = ?" + l.dialect.lockSuffix()
 	if l.dialect == SQLite {
-		lock = "UPDATE dpproxy_accounts SET epsilon_used = epsilon_used WHERE name = ?"
+		lock = "UPDATE dpproxy_accounts_v3 SET epsilon_used = epsilon_used WHERE name = ?"
 	}
 	if _, err := conn.ExecContext(ctx, "BEGIN"); err != nil {
 		t.Fatalf("BEGIN: %v", err)

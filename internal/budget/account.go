@@ -114,7 +114,7 @@ func (l *Ledger) ensureAccounts(ctx context.Context, accounts []Account) error {
 // ensureAccount creates the account with the given stored limit and no
 // usage if it is missing, and leaves an existing one as it is.
 func (l *Ledger) ensureAccount(ctx context.Context, account string, limit Cost) error {
-	insert := l.dialect.upsert("dpproxy_accounts", "name",
+	insert := l.dialect.upsert("dpproxy_accounts_v3", "name",
 		[]string{"name", "epsilon_limit", "delta_limit", "epsilon_used", "delta_used", "created_at", "updated_at"}, nil)
 	now := time.Now().UnixMicro()
 	return ledgerError(l.inTx(ctx, func(tx *sql.Tx) error {
@@ -135,7 +135,7 @@ func (l *Ledger) RemainingUnder(ctx context.Context, account string, limit Cost)
 	}
 	u := usage{limit: limit}
 	err := l.inTx(ctx, func(tx *sql.Tx) error {
-		err := l.queryRow(ctx, tx, "SELECT epsilon_used, delta_used FROM dpproxy_accounts WHERE name = ?", account).Scan(&u.used.Epsilon, &u.used.Delta)
+		err := l.queryRow(ctx, tx, "SELECT epsilon_used, delta_used FROM dpproxy_accounts_v3 WHERE name = ?", account).Scan(&u.used.Epsilon, &u.used.Delta)
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil
 		}

@@ -111,38 +111,6 @@ func TestNamesCompareByteForByte(t *testing.T) {
 	})
 }
 
-// TestUpgradeFromVersion1 downgrades a ledger to version 1 (MySQL's
-// VARCHAR names) and opens it again: it becomes version 2, keeps its
-// usage, and compares names byte for byte.
-func TestUpgradeFromVersion1(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, b backend, dsn string) {
-		ctx := context.Background()
-		l := openLedger(t, b, dsn)
-		setLimits(t, l, map[string]Cost{"user:alice": {Epsilon: 1}})
-		reserve(t, l, Cost{Epsilon: 0.25}, "user:alice")
-		db := openDB(t, b, dsn)
-		if b.dialect == MySQL {
-			for _, c := range nameColumns {
-				if _, err := db.ExecContext(ctx, "ALTER TABLE "+c[0]+" MODIFY "+c[1]+" VARCHAR(255) NOT NULL"); err != nil {
-					t.Fatal(err)
-				}
-			}
-		}
-		if _, err := db.ExecContext(ctx, "UPDATE dpproxy_meta SET meta_value = 1 WHERE meta_key = 'schema_version'"); err != nil {
-			t.Fatal(err)
-		}
-		upgraded := openLedger(t, b, dsn)
-		var version int
-		if err := db.QueryRowContext(ctx, "SELECT meta_value FROM dpproxy_meta WHERE meta_key = 'schema_version'").Scan(&version); err != nil || version != schemaVersion {
-			t.Fatalf("version after the upgrade: %d, %v; want %d", version, err, schemaVersion)
-		}
-		wantRemaining(t, upgraded, "user:alice", Cost{Epsilon: 0.75})
-		if got, err := upgraded.RemainingUnder(ctx, "user:alice ", Cost{Epsilon: 1}); err != nil || got.Epsilon != 1 {
-			t.Errorf("user:alice with a trailing space after the upgrade: remaining %v, %v; want its own whole limit", got, err)
-		}
-	})
-}
-
 // TestCarryOver: an account's usage is carried to another once, whichever
 // ledger sharing the database asks and however often.
 func TestCarryOver(t *testing.T) {

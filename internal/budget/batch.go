@@ -318,7 +318,7 @@ func refusal(usages map[string]usage, r *reserveRequest) error {
 // setUsage stores the account's usage, computed by the caller (usage.plus)
 // from what it read under the account's lock in the same transaction.
 func (l *Ledger) setUsage(ctx context.Context, tx *sql.Tx, account string, used Cost, now int64) error {
-	_, err := l.exec(ctx, tx, "UPDATE dpproxy_accounts SET epsilon_used = ?, delta_used = ?, updated_at = ? WHERE name = ?",
+	_, err := l.exec(ctx, tx, "UPDATE dpproxy_accounts_v3 SET epsilon_used = ?, delta_used = ?, updated_at = ? WHERE name = ?",
 		used.Epsilon, used.Delta, now, account)
 	return err
 }

@@ -96,13 +96,16 @@ func (d Dialect) lockSuffix() string {
 	return " FOR UPDATE"
 }
 
-// schemaLock serializes concurrent schema creation by several proxies: a
-// PostgreSQL CREATE TABLE IF NOT EXISTS can fail when it races another one.
-func (d Dialect) schemaLock() string {
-	if d == Postgres {
-		return "SELECT pg_advisory_xact_lock(7319418520457031107)"
+// tableExists is a query of one boolean: whether the table named by its
+// one argument exists where the ledger's unqualified names are resolved.
+func (d Dialect) tableExists() string {
+	switch d {
+	case Postgres:
+		return "SELECT to_regclass(?) IS NOT NULL"
+	case MySQL:
+		return "SELECT COUNT(*) > 0 FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = ?"
 	}
-	return ""
+	return "SELECT COUNT(*) > 0 FROM sqlite_master WHERE type = 'table' AND name = ?"
 }
 
 // upsert returns an INSERT of cols into table that, when a row with the same

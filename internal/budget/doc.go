@@ -67,10 +67,12 @@
 // # Storage
 //
 // The ledger lives in tables prefixed dpproxy_ (so it may share the backend's
-// database): dpproxy_meta holds the schema version (Open upgrades version 1
-// in place), dpproxy_accounts the stored limits and totals,
+// database): dpproxy_meta holds the schema version (Open upgrades versions
+// 1 and 2 in place, leaving tombstones under the names of the tables it
+// moves, so that older binaries still running fail: schema.go),
+// dpproxy_accounts_v3 the stored limits and totals,
 // dpproxy_reservations one row per reservation for auditors (see History) with dpproxy_reservation_accounts indexing it by account, and
-// dpproxy_state a small key-value store for mechanisms that keep
+// dpproxy_state_v3 a small key-value store for mechanisms that keep
 // state next to the ledger (PutState, GetState, and SwapState, the
 // compare-and-swap through which a shared state has one writer;
 // SwapStates swaps several keys in one transaction, so that a state
@@ -78,6 +80,6 @@
 // still the writer's; Reservation.CancelIf cancels only together with a
 // swap, so that a claim is freed only by a creation that still holds its
 // lease). CarryOver adds an account's usage to another account once, recording
-// that it did in dpproxy_state. Names are compared byte for byte (on
+// that it did in dpproxy_state_v3. Names are compared byte for byte (on
 // MySQL/MariaDB they are VARBINARY: a VARCHAR compares with PAD SPACE).
 package budget

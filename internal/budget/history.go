@@ -55,7 +55,7 @@ func (l *Ledger) History(ctx context.Context, account string, limit int) ([]Entr
 	err := l.inTx(ctx, func(tx *sql.Tx) error {
 		entries = nil
 		var exists int
-		if err := l.queryRow(ctx, tx, "SELECT COUNT(*) FROM dpproxy_accounts WHERE name = ?", account).Scan(&exists); err != nil {
+		if err := l.queryRow(ctx, tx, "SELECT COUNT(*) FROM dpproxy_accounts_v3 WHERE name = ?", account).Scan(&exists); err != nil {
 			return err
 		}
 		if exists == 0 {

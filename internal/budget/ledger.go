@@ -87,7 +87,7 @@ func (l *Ledger) SetLimit(ctx context.Context, account string, limit Cost) error
 	if err := limit.validate("limit"); err != nil {
 		return err
 	}
-	upsert := l.dialect.upsert("dpproxy_accounts", "name",
+	upsert := l.dialect.upsert("dpproxy_accounts_v3", "name",
 		[]string{"name", "epsilon_limit", "delta_limit", "epsilon_used", "delta_used", "created_at", "updated_at"},
 		[]string{"epsilon_limit", "delta_limit", "updated_at"})
 	now := time.Now().UnixMicro()
@@ -102,7 +102,7 @@ func (l *Ledger) SetLimit(ctx context.Context, account string, limit Cost) error
 func (l *Ledger) Remaining(ctx context.Context, account string) (Cost, error) {
 	var u usage
 	err := l.inTx(ctx, func(tx *sql.Tx) error {
-		row := l.queryRow(ctx, tx, "SELECT epsilon_limit, delta_limit, epsilon_used, delta_used FROM dpproxy_accounts WHERE name = ?", account)
+		row := l.queryRow(ctx, tx, "SELECT epsilon_limit, delta_limit, epsilon_used, delta_used FROM dpproxy_accounts_v3 WHERE name = ?", account)
 		err := row.Scan(&u.limit.Epsilon, &u.limit.Delta, &u.used.Epsilon, &u.used.Delta)
 		if errors.Is(err, sql.ErrNoRows) {
 			return unknownAccount(account)
@@ -126,13 +126,13 @@ func (l *Ledger) Reset(ctx context.Context) error {
 		for _, stmt := range []string{
 			"DELETE FROM dpproxy_reservation_accounts",
 			"DELETE FROM dpproxy_reservations",
-			"DELETE FROM dpproxy_state",
+			"DELETE FROM dpproxy_state_v3",
 		} {
 			if _, err := tx.ExecContext(ctx, stmt); err != nil {
 				return err
 			}
 		}
-		_, err := l.exec(ctx, tx, "UPDATE dpproxy_accounts SET epsilon_used = 0, delta_used = 0, updated_at = ?", now)
+		_, err := l.exec(ctx, tx, "UPDATE dpproxy_accounts_v3 SET epsilon_used = 0, delta_used = 0, updated_at = ?", now)
 		return err
 	}))
 }

@@ -154,11 +154,11 @@ func (l *Ledger) lockAccounts(ctx context.Context, tx *sql.Tx, sorted []string) 
 		// A write as the first statement takes SQLite's database write lock
 		// now, waiting for busy_timeout, as BEGIN IMMEDIATE would. A read
 		// first would let two transactions read, then fail to upgrade.
-		if _, err := l.exec(ctx, tx, "UPDATE dpproxy_accounts SET epsilon_limit = epsilon_limit WHERE name IN "+in, anys(sorted)...); err != nil {
+		if _, err := l.exec(ctx, tx, "UPDATE dpproxy_accounts_v3 SET epsilon_limit = epsilon_limit WHERE name IN "+in, anys(sorted)...); err != nil {
 			return nil, err
 		}
 	}
-	rows, err := l.query(ctx, tx, "SELECT name, epsilon_limit, delta_limit, epsilon_used, delta_used FROM dpproxy_accounts WHERE name IN "+in+" ORDER BY name"+l.dialect.lockSuffix(), anys(sorted)...)
+	rows, err := l.query(ctx, tx, "SELECT name, epsilon_limit, delta_limit, epsilon_used, delta_used FROM dpproxy_accounts_v3 WHERE name IN "+in+" ORDER BY name"+l.dialect.lockSuffix(), anys(sorted)...)
 	if err != nil {
 		return nil, err
 	}

@@ -22,11 +22,11 @@ func TestOpenRefusesNewerSchema(t *testing.T) {
 		if _, err := Open(ctx, db, b.dialect); err != nil {
 			t.Fatalf("Open: %v", err)
 		}
-		if _, err := db.ExecContext(ctx, "UPDATE dpproxy_meta SET meta_value = 3 WHERE meta_key = 'schema_version'"); err != nil {
+		if _, err := db.ExecContext(ctx, b.dialect.rebind("UPDATE dpproxy_meta SET meta_value = ? WHERE meta_key = 'schema_version'"), schemaVersion+1); err != nil {
 			t.Fatalf("UPDATE: %v", err)
 		}
 		if _, err := Open(ctx, db, b.dialect); err == nil {
-			t.Errorf("Open of a version 3 ledger: got nil, want an error")
+			t.Errorf("Open of a version %d ledger: got nil, want an error", schemaVersion+1)
 		}
 	})
 }

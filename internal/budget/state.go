@@ -21,7 +21,7 @@ func (l *Ledger) PutState(ctx context.Context, key string, value []byte) error {
 	if value == nil {
 		value = []byte{} // the column is NOT NULL
 	}
-	upsert := l.dialect.upsert("dpproxy_state", "state_key",
+	upsert := l.dialect.upsert("dpproxy_state_v3", "state_key",
 		[]string{"state_key", "state_value", "updated_at"}, []string{"state_value", "updated_at"})
 	now := time.Now().UnixMicro()
 	return ledgerError(l.inTx(ctx, func(tx *sql.Tx) error {
@@ -70,7 +70,7 @@ func (l *Ledger) StateValueLimit(ctx context.Context) (int64, error) {
 func (l *Ledger) GetState(ctx context.Context, key string) ([]byte, bool, error) {
 	var value []byte
 	err := l.inTx(ctx, func(tx *sql.Tx) error {
-		return l.queryRow(ctx, tx, "SELECT state_value FROM dpproxy_state WHERE state_key = ?", key).Scan(&value)
+		return l.queryRow(ctx, tx, "SELECT state_value FROM dpproxy_state_v3 WHERE state_key = ?", key).Scan(&value)
 	})
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
@@ -161,12 +161,12 @@ func (l *Ledger) swapStates(ctx context.Context, tx *sql.Tx, swaps []StateSwap) 
 			// count cannot tell (a MySQL DSN with clientFoundRows=true
 			// counts the kept duplicate as 1). Equal bytes stored by
 			// another writer are the same state.
-			insert := l.dialect.upsert("dpproxy_state", "state_key", []string{"state_key", "state_value", "updated_at"}, nil)
+			insert := l.dialect.upsert("dpproxy_state_v3", "state_key", []string{"state_key", "state_value", "updated_at"}, nil)
 			if _, err := l.exec(ctx, tx, insert, s.Key, s.New, now); err != nil {
 				return err
 			}
 			var stored []byte
-			if err := l.queryRow(ctx, tx, "SELECT state_value FROM dpproxy_state WHERE state_key = ?", s.Key).Scan(&stored); err != nil {
+			if err := l.queryRow(ctx, tx, "SELECT state_value FROM dpproxy_state_v3 WHERE state_key = ?", s.Key).Scan(&stored); err != nil {
 				return err
 			}
 			if !bytes.Equal(stored, s.New) {
@@ -174,7 +174,7 @@ func (l *Ledger) swapStates(ctx context.Context, tx *sql.Tx, swaps []StateSwap) 
 			}
 			continue
 		}
-		res, err := l.exec(ctx, tx, "UPDATE dpproxy_state SET state_value = ?, updated_at = ? WHERE state_key = ? AND state_value = ?", s.New, now, s.Key, s.Old)
+		res, err := l.exec(ctx, tx, "UPDATE dpproxy_state_v3 SET state_value = ?, updated_at = ? WHERE state_key = ? AND state_value = ?", s.New, now, s.Key, s.Old)
 		if err != nil {
 			return err
 		}
@@ -216,7 +216,7 @@ func (l *Ledger) StateUsage(ctx context.Context, prefix string, since time.Time)
 		return 0, 0, err
 	}
 	err = l.inTx(ctx, func(tx *sql.Tx) error {
-		return l.queryRow(ctx, tx, "SELECT COUNT(*), COALESCE(SUM(LENGTH(state_value)), 0) FROM dpproxy_state WHERE state_key LIKE ? ESCAPE '!' AND updated_at >= ?",
+		return l.queryRow(ctx, tx, "SELECT COUNT(*), COALESCE(SUM(LENGTH(state_value)), 0) FROM dpproxy_state_v3 WHERE state_key LIKE ? ESCAPE '!' AND updated_at >= ?",
 			likePrefix(prefix), since.UnixMicro()).Scan(&count, &size)
 	})
 	if err != nil {
@@ -239,7 +239,7 @@ func (l *Ledger) DeleteStaleStates(ctx context.Context, prefix string, before ti
 	}
 	var deleted int64
 	err := l.inTx(ctx, func(tx *sql.Tx) error {
-		rows, err := l.query(ctx, tx, "SELECT state_key FROM dpproxy_state WHERE state_key LIKE ? ESCAPE '!' AND updated_at < ? LIMIT ?",
+		rows, err := l.query(ctx, tx, "SELECT state_key FROM dpproxy_state_v3 WHERE state_key LIKE ? ESCAPE '!' AND updated_at < ? LIMIT ?",
 			likePrefix(prefix), before.UnixMicro(), limit)
 		if err != nil {
 			return err
@@ -257,7 +257,7 @@ func (l *Ledger) DeleteStaleStates(ctx context.Context, prefix string, before ti
 		if err := rows.Err(); err != nil || len(keys) == 0 {
 			return err
 		}
-		res, err := l.exec(ctx, tx, "DELETE FROM dpproxy_state WHERE updated_at < ? AND state_key IN ("+placeholders(len(keys))+")",
+		res, err := l.exec(ctx, tx, "DELETE FROM dpproxy_state_v3 WHERE updated_at < ? AND state_key IN ("+placeholders(len(keys))+")",
 			append([]any{before.UnixMicro()}, keys...)...)
 		if err != nil {
 			return err

@@ -79,16 +79,16 @@ func refuseLargeStates(t *testing.T, dialect budget.Dialect, dsn, prefix string)
 	var stmts []string
 	switch dialect {
 	case budget.SQLite:
-		stmts = []string{`CREATE TRIGGER refuse_large BEFORE INSERT ON dpproxy_state
+		stmts = []string{`CREATE TRIGGER refuse_large BEFORE INSERT ON dpproxy_state_v3
 			WHEN NEW.state_key LIKE '` + prefix + `%' AND length(NEW.state_value) > 10000
 			BEGIN SELECT RAISE(ABORT, 'packet too large'); END`}
 	case budget.Postgres:
 		stmts = []string{`CREATE FUNCTION refuse_large() RETURNS trigger AS $$ BEGIN
 			IF NEW.state_key LIKE '` + prefix + `%' AND length(NEW.state_value) > 10000 THEN RAISE EXCEPTION 'packet too large'; END IF;
 			RETURN NEW; END $$ LANGUAGE plpgsql`,
-			`CREATE TRIGGER refuse_large BEFORE INSERT ON dpproxy_state FOR EACH ROW EXECUTE FUNCTION refuse_large()`}
+			`CREATE TRIGGER refuse_large BEFORE INSERT ON dpproxy_state_v3 FOR EACH ROW EXECUTE FUNCTION refuse_large()`}
 	case budget.MySQL:
-		stmts = []string{`CREATE TRIGGER refuse_large BEFORE INSERT ON dpproxy_state FOR EACH ROW BEGIN
+		stmts = []string{`CREATE TRIGGER refuse_large BEFORE INSERT ON dpproxy_state_v3 FOR EACH ROW BEGIN
 			IF NEW.state_key LIKE '` + prefix + `%' AND LENGTH(NEW.state_value) > 10000 THEN
 			SIGNAL SQLSTATE '08S01' SET MESSAGE_TEXT = 'packet too large'; END IF; END`}
 	}

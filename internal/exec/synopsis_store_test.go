@@ -342,11 +342,11 @@ func TestLedgerErrorsDoNotEndRenewals(t *testing.T) {
 	ledgers := sharedLedgers(t, budget.SQLite, dsn, 2)
 	raw := testdb.Open(t, "sqlite", dsn)
 	waitOutLiveBuild(t, ledgers, func() {
-		if _, err := raw.Exec("ALTER TABLE dpproxy_state RENAME TO dpproxy_state_away"); err != nil {
+		if _, err := raw.Exec("ALTER TABLE dpproxy_state_v3 RENAME TO dpproxy_state_away"); err != nil {
 			t.Fatal(err)
 		}
 		time.Sleep(200 * time.Millisecond) // two of the builder's renewals fail
-		if _, err := raw.Exec("ALTER TABLE dpproxy_state_away RENAME TO dpproxy_state"); err != nil {
+		if _, err := raw.Exec("ALTER TABLE dpproxy_state_away RENAME TO dpproxy_state_v3"); err != nil {
 			t.Fatal(err)
 		}
 	})

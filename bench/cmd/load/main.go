@@ -167,7 +167,7 @@ func dropLedger(ctx context.Context, driver, dsn string) error {
 		return err
 	}
 	defer db.Close()
-	for _, t := range []string{"dpproxy_reservation_accounts", "dpproxy_reservations", "dpproxy_accounts", "dpproxy_state", "dpproxy_meta"} {
+	for _, t := range []string{"dpproxy_reservation_accounts", "dpproxy_reservations", "dpproxy_accounts_v3", "dpproxy_state_v3", "dpproxy_meta"} {
 		if _, err := db.ExecContext(ctx, "DROP TABLE IF EXISTS "+t); err != nil {
 			return err
 		}

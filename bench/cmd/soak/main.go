@@ -401,7 +401,7 @@ func (r *soakRun) report() error {
 	defer ledger.Close()
 	type account struct{ epsLimit, epsUsed, deltaLimit, deltaUsed, reserved float64 }
 	accounts := map[string]*account{}
-	rows, err := ledger.Query("SELECT name, epsilon_limit, epsilon_used, delta_limit, delta_used FROM dpproxy_accounts")
+	rows, err := ledger.Query("SELECT name, epsilon_limit, epsilon_used, delta_limit, delta_used FROM dpproxy_accounts_v3")
 	if err != nil {
 		return err
 	}
