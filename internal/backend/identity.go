@@ -12,8 +12,6 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 	"github.com/lib/pq"
-
-	"github.com/dpproxy/dpproxy/internal/catalog"
 )
 
 // Identity is a digest of what a backend's answers depend on besides the
@@ -90,10 +88,10 @@ func serverTimeZone(ctx context.Context, db *sql.DB, driver string) (string, err
 // Zone names the zone the backend's sessions read columns with a time
 // zone in (PostgreSQL timestamptz, MySQL and MariaDB TIMESTAMP), as a
 // session reported it when Open opened the pool: backend.time_zone, one
-// the DSN sets, or with ServerTimeZone the server's. UTC and offsets are
-// "+hh:mm" and names are names (catalog.Location), so spellings of one
-// zone agree; a zone the proxy cannot read is as the backend names it
-// (MySQL's "SYSTEM" followed by the server's system zone). Releases
+// the DSN sets, or with ServerTimeZone the server's, as the session names
+// it (an offset PostgreSQL was sent as "<+hh:mm>-hh:mm" is "+hh:mm";
+// MySQL's "SYSTEM" is followed by the server's system zone). Callers that
+// compare zones read spellings of one zone as one with catalog.Location. Releases
 // stored over such a column are keyed with it (package exec). It is empty
 // on SQLite, which has no such column, and for a backend made by New.
 func (b *Backend) Zone() string { return b.zone }
@@ -119,9 +117,6 @@ func sessionZone(ctx context.Context, db *sql.DB, driver string) (string, error)
 		}
 	default:
 		return "", nil
-	}
-	if _, id, ok := catalog.Location(zone); ok {
-		return id, nil
 	}
 	return zone, nil
 }

@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/dpproxy/dpproxy/internal/catalog"
 	"github.com/dpproxy/dpproxy/internal/dperr"
 	"github.com/dpproxy/dpproxy/internal/mech/histogram"
 	"github.com/dpproxy/dpproxy/internal/mech/noise"
@@ -134,6 +135,9 @@ func (e *Executor) storedSpecs(plan *planner.Plan) []*planner.SynopsisSpec {
 	zone := e.backend.Zone()
 	if zone == "" {
 		return specs
+	}
+	if _, id, ok := catalog.Location(zone); ok {
+		zone = id // spellings of one zone agree: UTC is +00:00
 	}
 	for i, spec := range specs {
 		for _, c := range spec.Temporal {
