@@ -514,9 +514,10 @@ func evaluate(plan *planner.Plan, released []planner.Estimate) ([]planner.Value,
 }
 
 // noRowResult answers a plan whose WHERE selects no row whatever the data
-// (planner.Plan.NoRow) as MySQL answers over no row: 0 for each count and
-// NULL for every other aggregate, or no row for a histogram's buckets,
-// from the statement alone, with nothing read or charged.
+// (planner.Plan.NoRow) as MySQL answers over no row: 0 for each COUNT and
+// NULL for every other aggregate, a count spelled SUM (SUM(condition),
+// Aggregate.Summed) included, or no row for a histogram's buckets, from
+// the statement alone, with nothing read or charged.
 func noRowResult(plan *planner.Plan) *Result {
 	res := &Result{}
 	histogram := false
@@ -525,7 +526,9 @@ func noRowResult(plan *planner.Plan) *Result {
 		var v any
 		switch o.Agg.Func {
 		case sqlrewrite.CountRows, sqlrewrite.CountColumn, sqlrewrite.CountDistinct:
-			v = int64(0)
+			if !o.Agg.Summed {
+				v = int64(0)
+			}
 		case sqlrewrite.BucketKey:
 			histogram = true
 		}
@@ -534,7 +537,7 @@ func noRowResult(plan *planner.Plan) *Result {
 	if histogram {
 		res.Row, res.Rows = nil, [][]any{}
 	}
-	res.Warnings = []Warning{note(plan.NoRow + ": answered as over no row (0 for a count, NULL otherwise) from the statement alone; no data read, no budget spent")}
+	res.Warnings = []Warning{note(plan.NoRow + ": answered as over no row (0 for COUNT, NULL otherwise) from the statement alone; no data read, no budget spent")}
 	return res
 }
 

@@ -11,7 +11,8 @@ import (
 
 // FromNoRow is the derivation of every output of a plan whose WHERE
 // selects no row whatever the data (Plan.NoRow): the aggregate's value
-// over no row, as MySQL computes it (0 for a count, NULL otherwise).
+// over no row, as MySQL computes it (0 for COUNT, NULL otherwise: SUM of
+// a condition too, sqlrewrite.Aggregate.Summed).
 const FromNoRow DeriveKind = 102
 
 // noRowWhere returns, when sel's WHERE selects no row whatever the data,
@@ -27,8 +28,12 @@ const FromNoRow DeriveKind = 102
 // engine answers (WHERE 1 = 0), and is "" otherwise. Ranges are
 // intersected over the reals (an integer column may hold fractions in the
 // backend); text columns (whose collations equate distinct strings),
-// dates, NULL tests, complements and LIKE are left out. An aggregate's own
-// condition is not read here.
+// dates, NULL tests, complements and LIKE are left out, and so are
+// conditions whose numbers are not exactly the statement's constants
+// (Condition.ExactNumbers: d > 5 AND d < 5.0000000000000001 keeps the
+// rows of a DECIMAL d between them, though the float64 of the second is
+// 5; 365 / 7 is 52.1429 to MySQL; strings compare in double precision).
+// An aggregate's own condition is not read here.
 func noRowWhere(t *catalog.Table, sel *sqlrewrite.Select) string {
 	if sel.Boolean != nil && sel.Boolean.Op == sqlrewrite.Never {
 		return "the WHERE selects no row whatever the data (its text makes it TRUE for no row: a comparison with NULL is UNKNOWN, 1 = 0 is FALSE)"
@@ -38,7 +43,7 @@ func noRowWhere(t *catalog.Table, sel *sqlrewrite.Select) string {
 	var names []string
 	for _, c := range conds {
 		col, ok := t.Column(c.Column)
-		if !ok || col.Type != catalog.Integer && col.Type != catalog.Real || c.Text || c.Temporal != "" || c.IsNull || c.Complement || c.Like != nil || c.Cell != nil ||
+		if !ok || col.Type != catalog.Integer && col.Type != catalog.Real || !c.ExactNumbers || c.Text || c.Temporal != "" || c.IsNull || c.Complement || c.Like != nil || c.Cell != nil ||
 			slices.ContainsFunc(c.In, func(v sqlrewrite.Value) bool { return v.IsText || v.Null }) {
 			continue
 		}
@@ -104,7 +109,7 @@ func (p *Planner) noRowPlan(t *catalog.Table, derived []sqlrewrite.DerivedColumn
 func (p *Plan) explainNoRow() (columns []string, rows [][]any) {
 	columns = []string{"step", "kind", "what", "mechanism", "epsilon", "delta", "detail"}
 	for i, o := range p.Outputs {
-		rows = append(rows, []any{int64(i + 1), "output", o.Label, "none", 0.0, 0.0, "the value over no row (0 for a count, NULL otherwise)"})
+		rows = append(rows, []any{int64(i + 1), "output", o.Label, "none", 0.0, 0.0, "the value over no row (0 for COUNT, NULL otherwise)"})
 	}
 	rows = append(rows, []any{int64(len(p.Outputs) + 1), "total", p.Table.Name, "", 0.0, 0.0,
 		p.NoRow + ": answered from the statement alone; no data read, no budget spent"})

@@ -21,10 +21,14 @@ func TestNoRowWhere(t *testing.T) {
 	}}
 	num := func(v float64) sqlrewrite.Value { return sqlrewrite.Value{Num: v} }
 	in := func(col string, vs ...sqlrewrite.Value) sqlrewrite.Condition {
-		return sqlrewrite.Condition{Column: col, In: vs}
+		return sqlrewrite.Condition{Column: col, In: vs, ExactNumbers: true}
 	}
 	rng := func(col string, r sqlrewrite.Range) sqlrewrite.Condition {
-		return sqlrewrite.Condition{Column: col, Range: &r}
+		return sqlrewrite.Condition{Column: col, Range: &r, ExactNumbers: true}
+	}
+	rounded := func(c sqlrewrite.Condition) sqlrewrite.Condition {
+		c.ExactNumbers = false
+		return c
 	}
 	below := func(v float64) sqlrewrite.Range { return sqlrewrite.Range{Upper: v, HasUpper: true, UpperOpen: true} }
 	above := func(v float64) sqlrewrite.Range { return sqlrewrite.Range{Lower: v, HasLower: true, LowerOpen: true} }
@@ -42,6 +46,11 @@ func TestNoRowWhere(t *testing.T) {
 		{"n IN (0, 1) AND n = 1", []sqlrewrite.Condition{in("n", num(0), num(1)), in("n", num(1))}, false},
 		{"s = 'a' AND s = 'A'", []sqlrewrite.Condition{in("s", sqlrewrite.Value{Str: "a", IsText: true}), in("s", sqlrewrite.Value{Str: "A", IsText: true})}, false},
 		{"n <> 0 AND n = 0", []sqlrewrite.Condition{{Column: "n", In: []sqlrewrite.Value{num(0)}, Complement: true}, in("n", num(0))}, false},
+		// A number that is only the nearest float64 of the statement's
+		// constant decides nothing: x > 5 AND x < 5.0000000000000001
+		// keeps x = 5.00000000000000005 of a DECIMAL x.
+		{"x > 5 AND x < 5.0000000000000001", []sqlrewrite.Condition{rng("x", above(5)), rounded(rng("x", below(5)))}, false},
+		{"n = 2/3 AND n = 0.6667", []sqlrewrite.Condition{rounded(in("n", num(2.0/3))), in("n", num(0.6667))}, false},
 		{"n IS NULL AND n = 0", []sqlrewrite.Condition{{Column: "n", IsNull: true}, in("n", num(0))}, false},
 	} {
 		if got := noRowWhere(table, &sqlrewrite.Select{Where: tc.conds}) != ""; got != tc.empty {

@@ -821,7 +821,9 @@ func conditionKey(a sqlrewrite.Aggregate) string {
 	return sb.String()
 }
 
-// conditionIdentity writes every field of c, pointers followed.
+// conditionIdentity writes every field of c that selects rows, pointers
+// followed: ExactNumbers, which only says whether its numbers are the
+// statement's constants exactly, is left out, as the rows are the same.
 func conditionIdentity(c sqlrewrite.Condition) string {
 	s := fmt.Sprintf("%q %#v %t %t %t %q %q %t", c.Column, c.In, c.IsNull, c.Complement, c.Text, c.Temporal, c.LikeCase, c.Exact)
 	if c.Range != nil {

@@ -110,7 +110,8 @@ func (sc *scope) aggregate(e ast.ExprNode) (Aggregate, error) {
 }
 
 // builtinAggregate converts an aggregate the TiDB parser recognises. SUM of
-// a condition, and COUNT or SUM of a CASE, are range counts (rangeCount).
+// a condition, and COUNT or SUM of a CASE, are range counts (rangeCount),
+// Summed when spelled SUM.
 func (sc *scope) builtinAggregate(e *ast.AggregateFuncExpr) (Aggregate, error) {
 	name := strings.ToLower(e.F)
 	if e.Distinct && name == "count" && len(e.Args) == 1 {
@@ -126,9 +127,13 @@ func (sc *scope) builtinAggregate(e *ast.AggregateFuncExpr) (Aggregate, error) {
 	switch {
 	case (name == "count" || name == "sum") && len(e.Args) == 1 && isCase(e.Args[0]):
 		c, _ := asCase(e.Args[0])
-		return sc.caseCount(name, c)
+		agg, err := sc.caseCount(name, c)
+		agg.Summed = name == "sum"
+		return agg, err
 	case name == "sum" && len(e.Args) == 1 && isCondition(e.Args[0]):
-		return sc.rangeCount(e.Args[0])
+		agg, err := sc.rangeCount(e.Args[0])
+		agg.Summed = true
+		return agg, err
 	case name == "count" && len(e.Args) == 1 && isCondition(e.Args[0]):
 		return Aggregate{}, refuse("COUNT(condition), which counts the rows where the condition is not NULL", supportedRangeCount)
 	case name == "count" && len(e.Args) == 1:

@@ -50,8 +50,9 @@ func (sc *scope) comparison(e *ast.BinaryOperationExpr, site conditionSite) (Con
 	if err != nil {
 		return Condition{}, err
 	}
+	exact := col.Numeric() && exactFloat(valSide, v.Num)
 	if op == opcode.EQ || op == opcode.NE {
-		return Condition{Column: col.Name, In: []Value{v}, Text: !col.Numeric()}, nil
+		return Condition{Column: col.Name, In: []Value{v}, Text: !col.Numeric(), ExactNumbers: exact}, nil
 	}
 	if !col.Numeric() {
 		return Condition{}, textRange(col)
@@ -63,7 +64,7 @@ func (sc *scope) comparison(e *ast.BinaryOperationExpr, site conditionSite) (Con
 	case opcode.LT, opcode.LE:
 		r.Upper, r.HasUpper, r.UpperOpen = v.Num, true, op == opcode.LT
 	}
-	return Condition{Column: col.Name, Range: r}, nil
+	return Condition{Column: col.Name, Range: r, ExactNumbers: exact}, nil
 }
 
 // between converts col [NOT] BETWEEN a AND b to the closed range [a, b];
@@ -81,7 +82,8 @@ func (sc *scope) between(e *ast.BetweenExpr, site conditionSite) (Condition, err
 		if !okLo || !okHi {
 			return Condition{}, site.refuse("%s BETWEEN anything but constant numbers", restore(e.Expr))
 		}
-		return Condition{Column: x.String(), Range: &Range{Lower: lo, Upper: hi, HasLower: true, HasUpper: true}}, nil
+		return Condition{Column: x.String(), Range: &Range{Lower: lo, Upper: hi, HasLower: true, HasUpper: true},
+			ExactNumbers: exactFloat(e.Left, lo) && exactFloat(e.Right, hi)}, nil
 	}
 	col, err := sc.conditionColumn(site, e.Expr, e.Left, e.Right)
 	if err != nil {
@@ -112,7 +114,8 @@ func (sc *scope) between(e *ast.BetweenExpr, site conditionSite) (Condition, err
 	if err != nil {
 		return Condition{}, err
 	}
-	return Condition{Column: col.Name, Range: &Range{Lower: lo.Num, Upper: hi.Num, HasLower: true, HasUpper: true}}, nil
+	return Condition{Column: col.Name, Range: &Range{Lower: lo.Num, Upper: hi.Num, HasLower: true, HasUpper: true},
+		ExactNumbers: exactFloat(e.Left, lo.Num) && exactFloat(e.Right, hi.Num)}, nil
 }
 
 // in converts col [NOT] IN (constants), and expr IN (numbers) of a row
@@ -125,13 +128,14 @@ func (sc *scope) in(e *ast.PatternInExpr, site conditionSite) (Condition, error)
 		if err != nil {
 			return Condition{}, err
 		}
-		c := Condition{Column: x.String()}
+		c := Condition{Column: x.String(), ExactNumbers: true}
 		for _, item := range e.List {
 			num, ok := constantNumber(item)
 			if !ok {
 				return Condition{}, site.refuse("%s", fmt.Sprintf("%s IN a list with %s, not a constant number", restore(e.Expr), restore(item)))
 			}
 			c.In = append(c.In, Value{Num: num})
+			c.ExactNumbers = c.ExactNumbers && exactFloat(item, num)
 		}
 		return c, nil
 	}
@@ -139,13 +143,14 @@ func (sc *scope) in(e *ast.PatternInExpr, site conditionSite) (Condition, error)
 	if err != nil {
 		return Condition{}, err
 	}
-	c := Condition{Column: col.Name, Text: !col.Numeric()}
+	c := Condition{Column: col.Name, Text: !col.Numeric(), ExactNumbers: col.Numeric()}
 	for _, item := range e.List {
 		v, err := sc.constant(site, col, item)
 		if err != nil {
 			return Condition{}, err
 		}
 		c.In = append(c.In, v)
+		c.ExactNumbers = c.ExactNumbers && exactFloat(item, v.Num)
 	}
 	return c, nil
 }
@@ -269,7 +274,7 @@ func (sc *scope) differenceComparison(site conditionSite, e *ast.BinaryOperation
 		return Condition{}, true, err
 	}
 	if e.Op == opcode.EQ || e.Op == opcode.NE {
-		return Condition{Column: x.String(), In: []Value{{Num: 0}}}, true, nil
+		return Condition{Column: x.String(), In: []Value{{Num: 0}}, ExactNumbers: true}, true, nil
 	}
 	r := &Range{}
 	switch e.Op {
@@ -278,7 +283,7 @@ func (sc *scope) differenceComparison(site conditionSite, e *ast.BinaryOperation
 	case opcode.LT, opcode.LE:
 		r.Upper, r.HasUpper, r.UpperOpen = 0, true, e.Op == opcode.LT
 	}
-	return Condition{Column: x.String(), Range: r}, true, nil
+	return Condition{Column: x.String(), Range: r, ExactNumbers: true}, true, nil
 }
 
 // expressionComparison converts expr op number and number op expr, expr a
@@ -304,9 +309,9 @@ func (sc *scope) expressionComparison(site conditionSite, e *ast.BinaryOperation
 	if !ok {
 		return Condition{}, true, site.refuse("%s", fmt.Sprintf("a comparison of %s with %s, not a constant number", restore(side), restore(other)))
 	}
-	v := Value{Num: num}
+	v, exact := Value{Num: num}, exactFloat(other, num)
 	if op == opcode.EQ || op == opcode.NE {
-		return Condition{Column: x.String(), In: []Value{v}}, true, nil
+		return Condition{Column: x.String(), In: []Value{v}, ExactNumbers: exact}, true, nil
 	}
 	r := &Range{}
 	switch op {
@@ -315,7 +320,7 @@ func (sc *scope) expressionComparison(site conditionSite, e *ast.BinaryOperation
 	case opcode.LT, opcode.LE:
 		r.Upper, r.HasUpper, r.UpperOpen = v.Num, true, op == opcode.LT
 	}
-	return Condition{Column: x.String(), Range: r}, true, nil
+	return Condition{Column: x.String(), Range: r, ExactNumbers: exact}, true, nil
 }
 
 // mysqlNumber is MySQL's decimal number syntax, as it reads a string

@@ -224,7 +224,7 @@ func (sc *scope) truth(site conditionSite, negated bool, e ast.ExprNode, test *a
 	if !col.Numeric() {
 		return nil, site.refuse("the %s column %s as a truth value (compare it with a constant: %s = ...)", col.Type, col.Name, col.Name)
 	}
-	zero := Condition{Column: col.Name, In: []Value{{Num: 0}}}
+	zero := Condition{Column: col.Name, In: []Value{{Num: 0}}, ExactNumbers: true}
 	complement := zero
 	complement.Complement = true
 	notNull := Condition{Column: col.Name, IsNull: true, Complement: true}

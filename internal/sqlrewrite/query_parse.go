@@ -824,7 +824,7 @@ func (qb *queryBuilder) aggregate(e ast.ExprNode) (*Expr, error) {
 		if c, isConst := literal(a.Args[0]); isConst && !c.Null && !c.IsText {
 			switch name {
 			case "sum":
-				count := qb.item(Aggregate{Func: CountRows}, restore(a))
+				count := qb.item(Aggregate{Func: CountRows, Summed: true}, restore(a))
 				return &Expr{Kind: ExprOp, Op: "*", Args: []*Expr{{Kind: ExprConst, Value: c}, count}}, nil
 			case "avg", "min", "max":
 				return &Expr{Kind: ExprConst, Value: c}, nil

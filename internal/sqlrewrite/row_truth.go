@@ -46,14 +46,15 @@ func (t truth) and(u truth) truth {
 func (t truth) or(u truth) truth { return t.not().and(u.not()).not() }
 
 // rowTruth is the set of values e can take on a row (see truth), decided
-// from its text: the numeric constants (0 and FALSE are FALSE, other
-// numbers TRUE, NULL UNKNOWN), comparisons, BETWEEN, IN and LIKE with a
-// NULL operand (UNKNOWN) or of two numbers, IS [NOT] NULL of a constant,
-// a CASE none of whose branches can be taken and that has no ELSE (NULL),
-// and NOT, AND and OR of these. It follows MySQL's three-valued logic, as
-// the private path does for conditions (predicate.go): x BETWEEN NULL AND
-// 5 is x >= NULL AND x <= 5, never TRUE; x NOT IN (1, NULL) is x <> 1 AND
-// x <> NULL, never TRUE; NOT UNKNOWN is UNKNOWN. The operands of a
+// from its text: NULL (UNKNOWN) and the numeric constants known exactly
+// (exactNumber: 0 and FALSE are FALSE, other numbers TRUE), comparisons,
+// BETWEEN, IN and LIKE with a NULL operand (UNKNOWN) or of two such
+// numbers, IS [NOT] NULL of a constant, a CASE none of whose branches
+// can be taken and that has no ELSE (NULL), and NOT, AND and OR of these.
+// It follows MySQL's three-valued logic, as the private path does for
+// conditions (predicate.go): x BETWEEN NULL AND 5 is x >= NULL AND x <=
+// 5, never TRUE; x NOT IN (1, NULL) is x <> 1 AND x <> NULL, never TRUE;
+// NOT UNKNOWN is UNKNOWN. The operands of a
 // comparison must be columns, constants or themselves NULL on every row:
 // anything else (a function, a subquery) may take any value.
 func rowTruth(e ast.ExprNode) truth {
@@ -101,13 +102,11 @@ func rowTruth(e ast.ExprNode) truth {
 	case *ast.CaseExpr:
 		return caseTruth(e)
 	}
-	if v, ok := constantValue(e); ok {
-		switch {
-		case v.Null:
-			return isUnknown
-		case !v.IsText:
-			return truthOf(v.Num != 0)
-		}
+	if v, ok := constantValue(e); ok && v.Null {
+		return isUnknown
+	}
+	if r, ok := exactNumber(e); ok {
+		return truthOf(r.Sign() != 0)
 	}
 	return anyTruth
 }
@@ -122,7 +121,9 @@ func truthOf(b bool) truth {
 
 // compareTruth is rowTruth of l op r: UNKNOWN when one operand is NULL on
 // every row and the other is an operand, the comparison's value when both
-// are numbers, any value otherwise.
+// are numbers MySQL compares exactly (exactNumber: 0.1 + 0.2 = 0.3 is
+// TRUE), any value otherwise (2/3 = 0.6667, which MySQL finds TRUE, a
+// float literal, a string).
 func compareTruth(op opcode.Op, l, r ast.ExprNode) truth {
 	if !operand(l) || !operand(r) {
 		return anyTruth
@@ -130,14 +131,14 @@ func compareTruth(op opcode.Op, l, r ast.ExprNode) truth {
 	if nullOnEveryRow(l) || nullOnEveryRow(r) {
 		return isUnknown
 	}
-	a, okL := constantValue(l)
-	b, okR := constantValue(r)
-	if !okL || !okR || a.IsText || b.IsText {
+	a, okL := exactNumber(l)
+	b, okR := exactNumber(r)
+	if !okL || !okR {
 		return anyTruth
 	}
+	c := a.Cmp(b)
 	return truthOf(map[opcode.Op]bool{
-		opcode.EQ: a.Num == b.Num, opcode.NE: a.Num != b.Num, opcode.LT: a.Num < b.Num,
-		opcode.LE: a.Num <= b.Num, opcode.GT: a.Num > b.Num, opcode.GE: a.Num >= b.Num,
+		opcode.EQ: c == 0, opcode.NE: c != 0, opcode.LT: c < 0, opcode.LE: c <= 0, opcode.GT: c > 0, opcode.GE: c >= 0,
 	}[op])
 }
 

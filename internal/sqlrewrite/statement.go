@@ -200,6 +200,12 @@ type Aggregate struct {
 	// aggregate over two or more columns, rowexpr.go); Column is then its
 	// text, the name of the column the planner derives for it.
 	Expr *RowExpr
+	// Summed, on CountRows, says the statement spells the count as a SUM:
+	// SUM(condition), SUM(CASE WHEN condition THEN 1 [ELSE 0] END),
+	// SUM(IF(condition, 1, 0)), SUM(1) (1 times the count). Over rows it
+	// is the count; over no row it is NULL, as MySQL's SUM is, where
+	// COUNT is 0 (planner.Plan.NoRow).
+	Summed bool
 }
 
 // Condition restricts one declared column. Exactly one of Range and In is
@@ -249,6 +255,14 @@ type Condition struct {
 	// 'a', 'A' and 'a '): the values partition selection released, which
 	// it counted so (KeyCounts), each its own key.
 	Exact bool
+	// ExactNumbers, on a numeric condition, is set when each number of
+	// Range or In is exactly the constant the statement wrote or computed,
+	// as MySQL reads it (exactFloat: 0.1, 7 * 24), so that comparing them
+	// compares the statement's constants. It is clear where one is only
+	// the nearest float64 (5.0000000000000001 is 5, 365 / 7 is 52.1429 to
+	// MySQL), read as a number from a string (which MySQL compares in
+	// double precision), or not from the statement's text.
+	ExactNumbers bool
 }
 
 // LikeEscape is the escape character of Condition.Like patterns, which
