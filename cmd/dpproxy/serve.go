@@ -47,6 +47,9 @@ func serve(ctx context.Context, opts options, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if err := checkSynopsesFit(cfg); err != nil {
+		return err
+	}
 	if opts.listen != "" {
 		cfg.Listen = opts.listen
 	}
@@ -235,6 +238,21 @@ func loadConfig(opts options) (*catalog.Config, bool, error) {
 	}
 	cfg, err := demo.Config(demoBackendDSN, opts.demoLedger)
 	return cfg, true, err
+}
+
+// checkSynopsesFit refuses a configuration with a histogram whose
+// synopsis can never fit the budget ledger (exec.CheckSynopsisFits),
+// naming its bins field: every statement needing it would be refused.
+func checkSynopsesFit(cfg *catalog.Config) error {
+	for i := range cfg.Tables {
+		t := &cfg.Tables[i]
+		for j := range t.Columns {
+			if err := exec.CheckSynopsisFits(t, &t.Columns[j]); err != nil {
+				return fmt.Errorf("configuration: tables[%d].columns[%d].histogram.bins: %w", i, j, err)
+			}
+		}
+	}
+	return nil
 }
 
 // openLedger opens the ledger database. The ledger takes its own locks

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -139,5 +141,34 @@ func TestSynopsisFailedStoreChargedOnce(t *testing.T) {
 				t.Errorf("remaining ε: got %v, want 9 (the failed build's 1, once)", r)
 			}
 		})
+	}
+}
+
+// TestCheckSynopsisFits: a histogram is refused from the configuration
+// alone exactly when its synopsis over every row exceeds the limit of
+// every ledger, and the bins it names fit.
+func TestCheckSynopsisFits(t *testing.T) {
+	for _, typ := range []catalog.ColumnType{catalog.Integer, catalog.Real} {
+		lo, hi := 0.0, float64(1<<21)
+		tbl := &catalog.Table{Name: "pums", Source: "pums", Columns: []catalog.Column{
+			{Name: "income", Source: "income", Type: typ, Lower: &lo, Upper: &hi, Histogram: &catalog.Histogram{Epsilon: 1, Bins: catalog.MaxHistogramBins, Mechanism: catalog.SynopsisAuto, Workload: catalog.Workload{Kind: catalog.WorkloadAllRanges}}},
+		}}
+		col := &tbl.Columns[0]
+		err := CheckSynopsisFits(tbl, col)
+		m := regexp.MustCompile(`declare at most (\d+) bins`).FindStringSubmatch(fmt.Sprint(err))
+		if m == nil {
+			t.Fatalf("%s, 2^20 bins: %v, want a refusal naming the bins that fit", typ, err)
+		}
+		most, _ := strconv.Atoi(m[1])
+		for _, c := range []struct {
+			bins int
+			fits bool
+		}{{most, true}, {most + 1, false}, {catalog.DefaultHistogramBins, true}} {
+			col.Histogram.Bins = c.bins
+			spec, _ := planner.WholeSynopsis(tbl, col)
+			if err := CheckSynopsisFits(tbl, col); (err == nil) != c.fits || (synopsisBound(spec) <= budget.MaxStateValue) != c.fits {
+				t.Errorf("%s, %d bins: %v (bound %d of %d), want fits=%v", typ, c.bins, err, synopsisBound(spec), budget.MaxStateValue, c.fits)
+			}
+		}
 	}
 }

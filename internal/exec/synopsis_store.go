@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/dpproxy/dpproxy/internal/budget"
+	"github.com/dpproxy/dpproxy/internal/catalog"
 	"github.com/dpproxy/dpproxy/internal/dperr"
 	"github.com/dpproxy/dpproxy/internal/mech/histogram"
 	"github.com/dpproxy/dpproxy/internal/planner"
@@ -154,9 +155,47 @@ func (st *synopsisStore) fit(ctx context.Context, spec *planner.SynopsisSpec) er
 	if need <= limit {
 		return nil
 	}
-	bins := (limit-envelopeBound(len(spec.Key))-histogram.BinaryBound(0))/9 - int64(spec.Domain.Cells()-spec.Domain.Bins)
 	return dperr.New(dperr.Unsupported, "not supported: the synopsis of table %s, %s, over %d bins would take up to %d bytes, above %s; declare at most %d bins in the histogram of %s",
-		spec.Table.Name, synopsisWhat(spec), spec.Domain.Bins, need, stateLimitText(limit), max(bins, 1), spec.Column.Name)
+		spec.Table.Name, synopsisWhat(spec), spec.Domain.Bins, need, stateLimitText(limit), max(fittingBins(spec, limit), 1), spec.Column.Name)
+}
+
+// fittingBins is the most bins spec's column could declare for a synopsis
+// with spec's key to fit limit (fewer bins never lengthen the key). It may
+// be below 1.
+func fittingBins(spec *planner.SynopsisSpec, limit int64) int64 {
+	return (limit-envelopeBound(len(spec.Key))-histogram.BinaryBound(0))/9 - int64(spec.Domain.Cells()-spec.Domain.Bins)
+}
+
+// CheckSynopsisFits refuses, from the configuration alone, col's histogram
+// when even its synopsis over every row of t, the one with the shortest key
+// (planner.WholeSynopsis), cannot fit budget.MaxStateValue, the limit of
+// every ledger: every statement needing one of its synopses would be
+// refused (synopsisStore.fit), so such a configuration is refused at
+// start. The error names the bins that fit. A synopsis that fits this
+// bound may still be refused by fit, for a longer key (a predicate on
+// other columns) or a ledger with a small max_allowed_packet.
+func CheckSynopsisFits(t *catalog.Table, col *catalog.Column) error {
+	spec, ok := planner.WholeSynopsis(t, col)
+	if !ok || synopsisBound(spec) <= budget.MaxStateValue {
+		return nil
+	}
+	// Fewer bins may write the key with fewer digits, leaving room for
+	// a bin or two more than fittingBins says.
+	most := int(max(fittingBins(spec, budget.MaxStateValue), 1))
+	for most+1 < spec.Domain.Bins && wholeSynopsisFits(t, col, most+1) {
+		most++
+	}
+	return fmt.Errorf("%d bins would make its synopsis take up to %d bytes, above the %d bytes a value in the budget ledger may take on every ledger; declare at most %d bins",
+		spec.Domain.Bins, synopsisBound(spec), budget.MaxStateValue, most)
+}
+
+// wholeSynopsisFits reports whether col's synopsis over every row of t
+// fits budget.MaxStateValue with bins bins.
+func wholeSynopsisFits(t *catalog.Table, col *catalog.Column, bins int) bool {
+	c, h := *col, *col.Histogram
+	h.Bins, c.Histogram = bins, &h
+	spec, _ := planner.WholeSynopsis(t, &c)
+	return synopsisBound(spec) <= budget.MaxStateValue
 }
 
 func newSynopsisStore(l *budget.Ledger) *synopsisStore {

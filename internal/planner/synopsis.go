@@ -351,6 +351,18 @@ func (sp *synopsisPlanner) synopsis(col *catalog.Column, d Domain, other []sqlre
 	return len(sp.plan.Synopses) - 1
 }
 
+// WholeSynopsis returns the spec of col's synopsis over every row of t
+// (no predicate): of col's synopses the one with the shortest key, so the
+// smallest stored value. ok is false when col declares no histogram.
+func WholeSynopsis(t *catalog.Table, col *catalog.Column) (spec *SynopsisSpec, ok bool) {
+	d, ok := columnDomain(col)
+	if !ok {
+		return nil, false
+	}
+	sp := &synopsisPlanner{table: t}
+	return sp.plan.Synopses[sp.synopsis(col, d, nil)], true
+}
+
 // temporalColumns returns the date and timestamp columns of t (catalog
 // names, sorted, each once) that conds read: a condition's own column, or
 // the operands and CASE conditions of the derived column it restricts.
