@@ -171,3 +171,61 @@ func runCompared(ctx context.Context, conn *sql.Conn, q string) string {
 	}
 	return fmt.Sprintf("%v warnings %v", out, warnings)
 }
+
+// TestCatalogEngineAsMariaDB runs statements the catalog engine answers
+// (no FROM; zero-row probes, whose answer does not depend on the rows)
+// through the proxy and on MariaDB, comparing as
+// TestPostProcessingAsMariaDB does: a division by 0 (/, DIV, %, MOD) is
+// NULL with warning 1365 in SHOW WARNINGS, as MariaDB gives, where the
+// catalog engine's warnings were dropped before.
+func TestCatalogEngineAsMariaDB(t *testing.T) {
+	dsn := testdb.MySQLDSN(t)
+	ref := testdb.Open(t, "mysql", dsn)
+	for _, s := range []string{
+		"CREATE TABLE t (y DOUBLE, i INTEGER)",
+		"INSERT INTO t VALUES (1, 1), (2, 2), (3, 3), (4, 4), (5, 5)",
+	} {
+		if _, err := ref.Exec(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	refConn, err := ref.Conn(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer refConn.Close()
+	conn, _ := doraSession(t, visitsBackend{"mariadb", "mysql", testdb.MySQLDSN}, dsn, `
+  - name: t
+    columns:
+      - {name: y, type: real, lower: 0, upper: 10}
+      - {name: i, type: integer, lower: 1, upper: 5, values: [1, 2, 3, 4, 5]}
+`)
+	for _, c := range []*sql.Conn{conn, refConn} {
+		if _, err := c.ExecContext(t.Context(), "SET @dp_epsilon = 1"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, q := range []string{
+		"SELECT 1 / 0",
+		"SELECT 1 DIV 0, 1 DIV 0.0",
+		"SELECT 1 % 0, 5.0 % 0, MOD(1, 0), 1 MOD 0",
+		"SELECT 1.5 / 0, 0.0 / 0, 1e0 / 0",
+		"SELECT 1 / 0, 2 / 0",
+		"SELECT 1 / 0 > 0, 1 / 0 IS NULL",
+		"SELECT 1 / 2, 7 DIV 2, 7 % 2",
+		"SELECT SUM(y = NULL), 1 / 0 FROM t",
+		"SELECT COUNT(*), 1 / 0 FROM t WHERE 1 = 0",
+		"SELECT SUM(i = NULL), 1 DIV 0, 1 % 0 FROM t",
+		"SELECT 1 / 0, @dp_epsilon",
+	} {
+		// MariaDB keeps the last statement's warnings through a statement
+		// without tables that raises none; one with a table clears them.
+		if _, err := refConn.ExecContext(t.Context(), "SELECT i FROM t LIMIT 0"); err != nil {
+			t.Fatal(err)
+		}
+		got, want := runCompared(t.Context(), conn, q), runCompared(t.Context(), refConn, q)
+		if got != want {
+			t.Errorf("%s:\n proxy   %s\n MariaDB %s", q, got, want)
+		}
+	}
+}

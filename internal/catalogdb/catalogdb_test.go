@@ -321,3 +321,20 @@ func TestSetTimeZone(t *testing.T) {
 		t.Errorf("NOW() - UTC_TIMESTAMP() and @@time_zone at '+5:00': %s", got)
 	}
 }
+
+// A statement's result carries the warnings it raised, in order and at
+// most maxWarnings, and only its own: the session's are cleared before
+// each statement (they accumulated without bound before).
+func TestWarningsPerStatement(t *testing.T) {
+	s := testEngine(t).Open("a", 1, nil)
+	s.SetDatabase("dpproxy")
+	if r := query(t, s, "SELECT 1 / 0, 1 DIV 0, 1 % 0"); fmt.Sprint(r.Warnings) != "[{Warning 1365 Division by 0} {Warning 1365 Division by 0} {Warning 1365 Division by 0}]" {
+		t.Errorf("SELECT 1 / 0, 1 DIV 0, 1 %% 0: warnings %v", r.Warnings)
+	}
+	if r := query(t, s, "SELECT 1"); len(r.Warnings) != 0 {
+		t.Errorf("SELECT 1 after divisions by 0: warnings %v", r.Warnings)
+	}
+	if r := query(t, s, "SELECT 1 / 0"+strings.Repeat(", 1 / 0", maxWarnings)); len(r.Warnings) != maxWarnings {
+		t.Errorf("%d divisions by 0: %d warnings, want %d", maxWarnings+1, len(r.Warnings), maxWarnings)
+	}
+}

@@ -27,10 +27,24 @@ type Column struct {
 
 // Result is a statement's answer. Columns is nil for a statement without a
 // result set (SET, USE). Every value is nil (NULL) or its MySQL text form.
+// Warnings are those the statement raised, in order (1365 "Division by 0"
+// for x / 0, x DIV 0, x % 0), at most maxWarnings.
 type Result struct {
-	Columns []Column
-	Rows    [][]any
+	Columns  []Column
+	Rows     [][]any
+	Warnings []Warning
 }
+
+// Warning is a warning or note the engine raised, as SHOW WARNINGS lists it.
+type Warning struct {
+	Level   string
+	Code    uint16
+	Message string
+}
+
+// maxWarnings is how many of a statement's warnings a Result keeps:
+// MySQL's default max_error_count.
+const maxWarnings = 64
 
 // Error is an error the engine reported, with its MySQL code. Its message
 // describes only the statement and the catalog, never data (there is none).
@@ -100,6 +114,8 @@ func (s *Session) Query(ctx context.Context, query string) (res *Result, err err
 			}
 		}
 	}()
+	// The session keeps the warnings of this statement only.
+	s.sess.ClearWarnings()
 	schema, iter, _, err := s.e.gms.Query(sctx, query)
 	if err != nil {
 		return nil, budgetError(watched, err)
@@ -110,9 +126,9 @@ func (s *Session) Query(ctx context.Context, query string) (res *Result, err err
 	}
 
 	if isOK(schema) {
-		return &Result{}, nil
+		return &Result{Warnings: s.warnings()}, nil
 	}
-	res = &Result{Columns: make([]Column, len(schema)), Rows: make([][]any, 0, len(rows))}
+	res = &Result{Columns: make([]Column, len(schema)), Rows: make([][]any, 0, len(rows)), Warnings: s.warnings()}
 	for j, c := range schema {
 		res.Columns[j] = column(sctx, c)
 	}
@@ -138,6 +154,17 @@ func (s *Session) Query(ctx context.Context, query string) (res *Result, err err
 		res.Rows = append(res.Rows, out)
 	}
 	return res, nil
+}
+
+// warnings returns the warnings the session holds, in the order they
+// were raised, at most maxWarnings.
+func (s *Session) warnings() []Warning {
+	held := s.sess.Warnings() // the most recent first
+	var out []Warning
+	for i := len(held) - 1; i >= 0 && len(out) < maxWarnings; i-- {
+		out = append(out, Warning{Level: held[i].Level, Code: uint16(held[i].Code), Message: held[i].Message})
+	}
+	return out
 }
 
 // maxResultRows, maxResultBytes and maxCachedRows bound the rows one

@@ -9,6 +9,7 @@ import (
 
 	"github.com/dpproxy/dpproxy/internal/catalogdb"
 	"github.com/dpproxy/dpproxy/internal/dperr"
+	"github.com/dpproxy/dpproxy/internal/exec"
 	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
 )
 
@@ -31,7 +32,7 @@ func (s *Session) catalogQuery(ctx context.Context, sql string) (*Result, error)
 	if err != nil {
 		return nil, catalogError(err)
 	}
-	s.setWarnings(nil)
+	s.setWarnings(catalogWarnings(nil, r.Warnings))
 	if r.Columns == nil {
 		return &Result{}, nil
 	}
@@ -67,15 +68,29 @@ func catalogError(err error) error {
 	return dperr.Wrap(kind, err, "%s", ce.Msg)
 }
 
-// catalogValue evaluates one @@system or @user variable in the catalog engine,
-// for a SELECT that also reads dpproxy's settings.
-func (s *Session) catalogValue(ctx context.Context, expr string) (any, error) {
+// catalogWarnings appends the catalog engine's warnings to to, as SHOW
+// WARNINGS lists them.
+func catalogWarnings(to []exec.Warning, ws []catalogdb.Warning) []exec.Warning {
+	for _, w := range ws {
+		to = append(to, exec.Warning{Level: w.Level, Code: w.Code, Message: w.Message})
+	}
+	return to
+}
+
+// catalogValue evaluates one @@system or @user variable, or an expression,
+// in the catalog engine, for a SELECT that also reads dpproxy's settings;
+// the evaluation's warnings (1365 for a division by 0) are appended to
+// warnings when it is not nil.
+func (s *Session) catalogValue(ctx context.Context, expr string, warnings *[]exec.Warning) (any, error) {
 	r, err := s.catalog.Query(ctx, "SELECT "+expr)
 	if err != nil {
 		return nil, catalogError(err)
 	}
 	if len(r.Rows) != 1 || len(r.Rows[0]) != 1 {
 		return nil, dperr.New(dperr.Internal, "internal error: %s gave no value", expr)
+	}
+	if warnings != nil {
+		*warnings = catalogWarnings(*warnings, r.Warnings)
 	}
 	return r.Rows[0][0], nil
 }
@@ -100,24 +115,27 @@ func (s *Session) showGrants(st *sqlrewrite.ShowGrants) (*Result, error) {
 func (s *Session) constantSelect(ctx context.Context, st *sqlrewrite.ConstantSelect) (*Result, error) {
 	row := make([]any, len(st.Items))
 	cols := make([]string, len(st.Items))
+	var warnings []exec.Warning
 	for i, it := range st.Items {
 		cols[i] = it.Label
-		v, err := s.constant(ctx, it)
+		v, err := s.constant(ctx, it, &warnings)
 		if err != nil {
 			return nil, err
 		}
 		row[i] = v
 	}
-	s.setWarnings(nil)
+	s.setWarnings(warnings)
 	return &Result{Columns: cols, Rows: [][]any{row}}, nil
 }
 
-func (s *Session) constant(ctx context.Context, it sqlrewrite.ConstItem) (any, error) {
+// constant evaluates one item of a constant SELECT, appending the
+// warnings of its expressions to warnings.
+func (s *Session) constant(ctx context.Context, it sqlrewrite.ConstItem, warnings *[]exec.Warning) (any, error) {
 	switch it.Kind {
 	case sqlrewrite.Expression:
 		values := make([]any, len(it.Refs))
 		for i, ref := range it.Refs {
-			v, err := s.constant(ctx, ref)
+			v, err := s.constant(ctx, ref, warnings)
 			if err != nil {
 				return nil, err
 			}
@@ -127,11 +145,11 @@ func (s *Session) constant(ctx context.Context, it sqlrewrite.ConstItem) (any, e
 		if err != nil {
 			return nil, dperr.Wrap(dperr.Internal, err, "internal error: %s could not be evaluated", it.Label)
 		}
-		return s.catalogValue(ctx, sql)
+		return s.catalogValue(ctx, sql, warnings)
 	case sqlrewrite.Literal:
 		return valueOf(it.Value), nil
 	case sqlrewrite.SystemVariable:
-		return s.catalogValue(ctx, "@@"+it.Name)
+		return s.catalogValue(ctx, "@@"+it.Name, nil)
 	case sqlrewrite.UserVariable:
 		switch it.Name {
 		case "dp_epsilon":
@@ -143,7 +161,7 @@ func (s *Session) constant(ctx context.Context, it sqlrewrite.ConstItem) (any, e
 		case "dp_trim":
 			return s.settings().Trim, nil
 		}
-		return s.catalogValue(ctx, "@`"+strings.ReplaceAll(it.Name, "`", "``")+"`")
+		return s.catalogValue(ctx, "@`"+strings.ReplaceAll(it.Name, "`", "``")+"`", nil)
 	case sqlrewrite.Function:
 		switch it.Name {
 		case "database", "schema":

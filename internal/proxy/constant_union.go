@@ -30,7 +30,7 @@ const (
 // comparisons dpproxy does not implement, the catalog engine answers it if
 // it may (at most 8 SELECTs, none in parentheses); another is refused.
 func (s *Session) constantUnion(ctx context.Context, u *sqlrewrite.ConstantUnion) (*Result, error) {
-	coll, err := s.catalogValue(ctx, "@@collation_connection")
+	coll, err := s.catalogValue(ctx, "@@collation_connection", nil)
 	if err != nil {
 		return nil, err
 	}
