@@ -30,27 +30,7 @@ import (
 // a float literal, POWER, SQRT, CAST AS DOUBLE) and an exact value's
 // away from zero (COUNT(*), decimal literals, their arithmetic).
 func TestPostProcessingAsMariaDB(t *testing.T) {
-	dsn := testdb.MySQLDSN(t)
-	ref := testdb.Open(t, "mysql", dsn)
-	for _, s := range []string{
-		"CREATE TABLE t (y DOUBLE, i INTEGER)",
-		"INSERT INTO t VALUES (1, 1), (2, 2), (3, 3), (4, 4), (5, 5)",
-	} {
-		if _, err := ref.Exec(s); err != nil {
-			t.Fatal(err)
-		}
-	}
-	refConn, err := ref.Conn(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer refConn.Close()
-	conn, _ := doraSession(t, visitsBackend{"mariadb", "mysql", testdb.MySQLDSN}, dsn, `
-  - name: t
-    columns:
-      - {name: y, type: real, lower: 0, upper: 10}
-      - {name: i, type: integer, lower: 1, upper: 5, values: [1, 2, 3, 4, 5]}
-`)
+	conn, refConn := besideMariaDB(t)
 	if _, err := conn.ExecContext(t.Context(), "SET @dp_epsilon = 1"); err != nil {
 		t.Fatal(err)
 	}
@@ -179,27 +159,7 @@ func runCompared(ctx context.Context, conn *sql.Conn, q string) string {
 // NULL with warning 1365 in SHOW WARNINGS, as MariaDB gives, where the
 // catalog engine's warnings were dropped before.
 func TestCatalogEngineAsMariaDB(t *testing.T) {
-	dsn := testdb.MySQLDSN(t)
-	ref := testdb.Open(t, "mysql", dsn)
-	for _, s := range []string{
-		"CREATE TABLE t (y DOUBLE, i INTEGER)",
-		"INSERT INTO t VALUES (1, 1), (2, 2), (3, 3), (4, 4), (5, 5)",
-	} {
-		if _, err := ref.Exec(s); err != nil {
-			t.Fatal(err)
-		}
-	}
-	refConn, err := ref.Conn(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer refConn.Close()
-	conn, _ := doraSession(t, visitsBackend{"mariadb", "mysql", testdb.MySQLDSN}, dsn, `
-  - name: t
-    columns:
-      - {name: y, type: real, lower: 0, upper: 10}
-      - {name: i, type: integer, lower: 1, upper: 5, values: [1, 2, 3, 4, 5]}
-`)
+	conn, refConn := besideMariaDB(t)
 	for _, c := range []*sql.Conn{conn, refConn} {
 		if _, err := c.ExecContext(t.Context(), "SET @dp_epsilon = 1"); err != nil {
 			t.Fatal(err)
@@ -228,4 +188,33 @@ func TestCatalogEngineAsMariaDB(t *testing.T) {
 			t.Errorf("%s:\n proxy   %s\n MariaDB %s", q, got, want)
 		}
 	}
+}
+
+// besideMariaDB loads the same five rows of t (y DOUBLE, i INTEGER: 1..5)
+// into MariaDB and behind a proxy, and returns a session of the proxy and
+// a connection to MariaDB itself.
+func besideMariaDB(t *testing.T) (proxy, reference *sql.Conn) {
+	t.Helper()
+	dsn := testdb.MySQLDSN(t)
+	ref := testdb.Open(t, "mysql", dsn)
+	for _, s := range []string{
+		"CREATE TABLE t (y DOUBLE, i INTEGER)",
+		"INSERT INTO t VALUES (1, 1), (2, 2), (3, 3), (4, 4), (5, 5)",
+	} {
+		if _, err := ref.Exec(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reference, err := ref.Conn(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { reference.Close() })
+	proxy, _ = doraSession(t, visitsBackend{"mariadb", "mysql", testdb.MySQLDSN}, dsn, `
+  - name: t
+    columns:
+      - {name: y, type: real, lower: 0, upper: 10}
+      - {name: i, type: integer, lower: 1, upper: 5, values: [1, 2, 3, 4, 5]}
+`)
+	return proxy, reference
 }
