@@ -135,7 +135,8 @@ var hardUsedPattern = regexp.MustCompile(`hard queries used (\d+) of (\d+)`)
 // interactiveScenario runs a long interactive session through the proxy:
 // distinct random AND/OR/NOT counts until the hard-query cap refuses one
 // (1226) or 400 were answered, each within α·n of the truth; the ε is
-// charged once; a restart resumes the instance without paying again.
+// charged once; a restart resumes the instance without paying again, and
+// COUNT(*), SUM(1) is answered by it as one count.
 func interactiveScenario(t *testing.T, driver, dsn string) {
 	loadVisits(t, driver, dsn)
 	dir := t.TempDir()
@@ -259,6 +260,13 @@ tables:
 		t.Errorf("after restart: no hard-query count in the warnings")
 	} else if h, _ := strconv.Atoi(m[1]); h < hardUsed {
 		t.Errorf("after restart: %d hard queries used, want ≥ %d", h, hardUsed)
+	}
+	// The count spelled twice (COUNT(*) and SUM(1)) is the same count,
+	// answered by the instance, free.
+	var counted, summed int64
+	twice := strings.Replace(first, "COUNT(*)", "COUNT(*), SUM(1)", 1)
+	if err := db.QueryRow(twice).Scan(&counted, &summed); err != nil || counted != again || summed != again {
+		t.Errorf("%s: got %d, %d, %v; want the instance's %d twice", twice, counted, summed, err, again)
 	}
 	checkRemaining(t, db, 20-interactiveEpsilon)
 }

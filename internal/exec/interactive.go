@@ -50,11 +50,20 @@ func (e *Executor) runInteractive(ctx context.Context, user string, plan *planne
 	if created {
 		spent = fmt.Sprintf("epsilon=%.6g delta=0 spent by this statement to create the table's interactive instance (%s), once for every later count of every analyst", ip.Config.Epsilon, inst.header.Why)
 	}
-	o := plan.Outputs[0]
-	return &Result{Columns: []string{o.Label}, Row: []any{count}, Warnings: []Warning{
-		{Level: "Note", Code: NoteCode, Message: fmt.Sprintf("%s: mechanism=%s; %s; %s; %s", o.Label, inst.header.Mechanism, spent, note, interactiveUnitNote(ip))},
-		{Level: "Note", Code: NoteCode, Message: "the count is over the interactive domain: rows with NULL, or with a value outside the declared categories, in a domain column are not counted, even under NOT"},
-	}}, nil
+	// Every output is the one count (COUNT(*), SUM(1): planInteractive).
+	result := &Result{}
+	for i, o := range plan.Outputs {
+		result.Columns = append(result.Columns, o.Label)
+		result.Row = append(result.Row, count)
+		message := fmt.Sprintf("%s: mechanism=%s; %s; %s; %s", o.Label, inst.header.Mechanism, spent, note, interactiveUnitNote(ip))
+		if i > 0 {
+			message = fmt.Sprintf("%s: the same count as %s", o.Label, plan.Outputs[0].Label)
+		}
+		result.Warnings = append(result.Warnings, Warning{Level: "Note", Code: NoteCode, Message: message})
+	}
+	result.Warnings = append(result.Warnings, Warning{Level: "Note", Code: NoteCode,
+		Message: "the count is over the interactive domain: rows with NULL, or with a value outside the declared categories, in a domain column are not counted, even under NOT"})
+	return result, nil
 }
 
 // createInteractive reads the histogram over X once, releases the noisy

@@ -175,13 +175,17 @@ func (ip *InteractivePlan) Choose(nHat int64, maxHard int) (mechanism, why strin
 // SHOW WARNINGS that says why.
 func (p *Planner) planInteractive(sel *sqlrewrite.Select, t *catalog.Table, s Settings) (*Plan, string) {
 	in := t.Interactive
-	if in == nil || sel.GroupBy != nil || len(sel.Items) != 1 {
+	if in == nil || sel.GroupBy != nil || len(sel.Items) == 0 {
 		return nil, ""
+	}
+	// Every item is the count of the rows (COUNT(*), or SUM(1) spelled as
+	// a sum: items that differ only in spelling), answered by one count.
+	for _, item := range sel.Items {
+		if item.Agg.Func != sqlrewrite.CountRows || item.Agg.Filtered() {
+			return nil, ""
+		}
 	}
 	item := sel.Items[0]
-	if item.Agg.Func != sqlrewrite.CountRows || item.Agg.Filtered() {
-		return nil, ""
-	}
 	if s.Mechanism != "" && s.Mechanism != "auto" {
 		return nil, ""
 	}
@@ -207,7 +211,11 @@ func (p *Planner) planInteractive(sel *sqlrewrite.Select, t *catalog.Table, s Se
 	ip := &InteractivePlan{Table: t, Config: *in, Predicate: cells,
 		Describe: fmt.Sprintf("%d of %d cells", cells.Size(), cells.Cells()),
 		Cells:    sqlrewrite.Fetch{Table: t.Source, Declared: t.Name, Partitions: t.Partitions, Cells: cellsFetch(t, in)}, Key: interactiveKey(t, in)}
-	return &Plan{Table: t, Interactive: ip, Outputs: []Output{{Label: item.Label, Agg: item.Agg, Derive: FromInteractive, Integer: true}}}, ""
+	outputs := make([]Output, len(sel.Items))
+	for i, item := range sel.Items {
+		outputs[i] = Output{Label: item.Label, Agg: item.Agg, Derive: FromInteractive, Integer: true}
+	}
+	return &Plan{Table: t, Interactive: ip, Outputs: outputs}, ""
 }
 
 // conjunction turns a WHERE list into a Predicate.
