@@ -159,15 +159,16 @@ func run() error {
 // table is the backend table the benchmark creates.
 const table = "pums_load"
 
-// dropLedger removes the ledger tables, so every benchmark starts from an
-// empty ledger.
+// dropLedger removes the ledger tables, those of older schema versions
+// and their stand-ins included, so every benchmark starts from an empty
+// ledger.
 func dropLedger(ctx context.Context, driver, dsn string) error {
 	db, err := sql.Open(driver, dsn)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	for _, t := range []string{"dpproxy_reservation_accounts", "dpproxy_reservations", "dpproxy_accounts_v3", "dpproxy_state_v3", "dpproxy_meta"} {
+	for _, t := range []string{"dpproxy_reservation_accounts", "dpproxy_reservations", "dpproxy_accounts_v3", "dpproxy_state_v3", "dpproxy_accounts", "dpproxy_state", "dpproxy_meta"} {
 		if _, err := db.ExecContext(ctx, "DROP TABLE IF EXISTS "+t); err != nil {
 			return err
 		}
