@@ -50,6 +50,14 @@ func serve(ctx context.Context, opts options, stderr io.Writer) error {
 	if err := checkSynopsesFit(cfg); err != nil {
 		return err
 	}
+	// The process's zone is backend.time_zone, which the catalog engine
+	// (go-mysql-server) reads as the system zone: a session's 'SYSTEM'
+	// time_zone, its NOW() and CURDATE(), and @@system_time_zone, as
+	// private statements read NOW() (sqlrewrite), whatever the host's TZ.
+	// With time_zone: server, the host's zone stays.
+	if loc, ok := catalog.SystemLocation(cfg.Backend.TimeZone); ok {
+		time.Local = loc
+	}
 	if opts.listen != "" {
 		cfg.Listen = opts.listen
 	}

@@ -73,3 +73,18 @@ func SessionTimeZone(zone string) (value string, ok bool) {
 	}
 	return zone, true
 }
+
+// SystemLocation is the proxy's system time zone, what a session's
+// 'SYSTEM' time_zone means in the catalog engine as in private
+// statements: backend.time_zone (zone) as Location reads it, an offset
+// named as MySQL shows it ("+05:00"), so that the name of the zone now
+// is what MySQL's system_time_zone shows ('UTC', 'JST', '+05:00'). ok is
+// false when Location reads no zone ("server").
+func SystemLocation(zone string) (loc *time.Location, ok bool) {
+	loc, id, ok := Location(zone)
+	if ok && loc != time.UTC && (id[0] == '+' || id[0] == '-') {
+		_, secs := time.Now().In(loc).Zone()
+		loc = time.FixedZone(id, secs)
+	}
+	return loc, ok
+}

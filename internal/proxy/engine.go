@@ -87,6 +87,10 @@ func NewEngine(cat *catalog.Config, executor *exec.Executor, ledger *budget.Ledg
 		"max_allowed_packet":   cat.MaxAllowedPacket,
 		"max_connections":      int64(cat.MaxConnections),
 		"max_user_connections": int64(cat.MaxUserConnections),
+		// The process's zone (dpproxy serve makes it backend.time_zone),
+		// which the engine reads 'SYSTEM' in; its own default is the
+		// zone when the process started.
+		"system_time_zone": systemTimeZone(),
 	})
 	if err != nil {
 		return nil, err
@@ -177,4 +181,11 @@ type Result struct {
 	AffectedRows uint64
 	// Warnings is the number of rows SHOW WARNINGS would now list.
 	Warnings uint16
+}
+
+// systemTimeZone is the name of the process's time zone now, as MySQL's
+// system_time_zone shows its own ('UTC', 'JST').
+func systemTimeZone() string {
+	name, _ := time.Now().Zone()
+	return name
 }
