@@ -27,16 +27,14 @@ func TestLongUnitIDsOnMariaDB(t *testing.T) {
 		"CREATE TABLE lv (pid VARCHAR(60000) CHARACTER SET latin1, site VARCHAR(40), cat INT, amt INT) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4",
 		"INSERT INTO lv SELECT CONCAT(REPEAT('x', 17000), IF(seq % 2 = 0, 'A', 'B')), IF(seq % 2 = 0, 'secretA', 'otherB'), 1 + seq % 3, seq % 100 FROM seq_1_to_800",
 		"INSERT INTO lv SELECT CONCAT('c', seq), 'common', 1 + seq % 3, seq % 100 FROM seq_1_to_200",
-		// Ids of 7,000 three-byte characters: 21,001 bytes, a weight string
-		// of 14,002 under utf8mb4_general_ci.
-		"CREATE TABLE lv3 (pid VARCHAR(16000) CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci, amt INT)",
-		"INSERT INTO lv3 SELECT CONCAT(REPEAT(_utf8mb4 0xE4B8AD, 7000), IF(seq % 2 = 0, 'A', 'B')), seq % 100 FROM seq_1_to_800",
-		"INSERT INTO lv3 SELECT CONCAT('c', seq), 1 FROM seq_1_to_200",
 	} {
 		if _, err := direct.Exec(q); err != nil {
 			t.Fatal(err)
 		}
 	}
+	// Ids of 7,000 three-byte characters: 21,001 bytes, a weight string
+	// of 14,002 under utf8mb4_general_ci.
+	testdb.LongCJKUnitIDs(t, direct)
 	_, db := startCarolProxy(t, "mysql", dsn, "{default_epsilon: 1, max_epsilon: 50, default_delta: 1.0e-6}", "epsilon: 1000, delta: 1.0e-3", `  - name: lv
     privacy_unit: pid
     max_rows_per_unit: 1

@@ -265,15 +265,7 @@ func TestUnitSortKeyGuardInOracleMode(t *testing.T) {
 	if !strings.Contains(strings.ToLower(version), "mariadb") {
 		t.Skipf("sql_mode ORACLE is MariaDB's; the server is %s", version)
 	}
-	for _, q := range []string{
-		"CREATE TABLE lv3 (pid VARCHAR(16000) CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci, amt INT)",
-		"INSERT INTO lv3 SELECT CONCAT(REPEAT(_utf8mb4 0xE4B8AD, 7000), IF(seq % 2 = 0, 'A', 'B')), seq % 100 FROM seq_1_to_800",
-		"INSERT INTO lv3 SELECT CONCAT('c', seq), 1 FROM seq_1_to_200",
-	} {
-		if _, err := direct.Exec(q); err != nil {
-			t.Fatal(err)
-		}
-	}
+	testdb.LongCJKUnitIDs(t, direct)
 	cfg, err := mysql.ParseDSN(dsn)
 	if err != nil {
 		t.Fatal(err)
