@@ -279,6 +279,33 @@ func TestStatementTimeout(t *testing.T) {
 	}
 }
 
+// TestSlotWaitEndsWithTheStatementsContext: a statement waiting for one
+// of the engine's statement slots, all taken, gets 3024 when its deadline
+// passes (the proxy's bound of a catalog statement) and 1317 only when it
+// is cancelled (KILL, the client gone); it was 1317 for both.
+func TestSlotWaitEndsWithTheStatementsContext(t *testing.T) {
+	e := testEngine(t)
+	for range maxConcurrentStatements {
+		e.running <- struct{}{}
+	}
+	s := e.Open("alice", 1, nil)
+	timed, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	var me *Error
+	if _, err := s.Query(timed, "SELECT 1"); !errors.As(err, &me) || me.Code != 3024 || !strings.Contains(me.Msg, "statement slots") {
+		t.Errorf("waiting past the deadline: got %v, want 3024 naming the wait", err)
+	}
+	killed, kill := context.WithCancel(context.Background())
+	kill()
+	if _, err := s.Query(killed, "SELECT 1"); !errors.As(err, &me) || me.Code != 1317 {
+		t.Errorf("waiting when killed: got %v, want 1317", err)
+	}
+	for range maxConcurrentStatements {
+		<-e.running
+	}
+	query(t, s, "SELECT 1")
+}
+
 // SET time_zone takes what private statements read as a zone and refuses
 // anything else with MySQL's 1298, leaving the old value; an offset is
 // kept as MySQL shows it, and NOW() reads it.

@@ -3,6 +3,7 @@ package catalogdb
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"sync/atomic"
@@ -83,6 +84,9 @@ func (s *Session) Query(ctx context.Context, query string) (res *Result, err err
 	case s.e.running <- struct{}{}:
 		defer func() { <-s.e.running }()
 	case <-ctx.Done():
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return nil, &Error{Code: 3024, State: "HY000", Msg: fmt.Sprintf("Query execution was interrupted, maximum statement execution time exceeded (waiting for one of the catalog engine's %d statement slots)", maxConcurrentStatements)}
+		}
 		return nil, &Error{Code: 1317, State: "70100", Msg: "query execution was interrupted"}
 	}
 	query, err = lexicallySafe(query)

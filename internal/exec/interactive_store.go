@@ -284,7 +284,7 @@ func (st *interactiveStore) obtain(ctx context.Context, ip *planner.InteractiveP
 		}
 		select {
 		case <-ctx.Done():
-			return nil, false, dperr.Wrap(dperr.Canceled, ctx.Err(), "query canceled")
+			return nil, false, waitEnded(ctx, fmt.Sprintf("the interactive instance of table %s, which another statement is creating; retry", ip.Table.Name))
 		case <-time.After(st.poll):
 		}
 	}

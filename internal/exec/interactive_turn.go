@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -105,10 +104,7 @@ func (st *interactiveStore) takeTestTurn(ctx context.Context, stateKey string) (
 		}
 		select {
 		case <-ctx.Done():
-			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-				return nil, dperr.Wrap(dperr.Timeout, ctx.Err(), "statement timed out waiting for another proxy's interactive answer")
-			}
-			return nil, dperr.Wrap(dperr.Canceled, ctx.Err(), "query canceled")
+			return nil, waitEnded(ctx, "another proxy's interactive answer")
 		case <-time.After(st.turnPoll):
 		}
 	}

@@ -55,13 +55,22 @@ func (k *keyLocks) lock(ctx context.Context, key, what string) (unlock func(), e
 	case l.slot <- struct{}{}:
 	case <-ctx.Done():
 		release()
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return nil, dperr.Wrap(dperr.Timeout, ctx.Err(), "statement timed out waiting for %s", what)
-		}
-		return nil, dperr.Wrap(dperr.Canceled, ctx.Err(), "query canceled")
+		return nil, waitEnded(ctx, what)
 	}
 	return func() {
 		<-l.slot
 		release()
 	}, nil
+}
+
+// waitEnded is the error of a statement whose context ended while it
+// waited for what (another statement's work, a lock): past its deadline
+// (timeouts.statement) a dperr.Timeout, 3024, whose message says what it
+// waited for; otherwise (KILL, the client gone, shutdown) dperr.Canceled,
+// 1317.
+func waitEnded(ctx context.Context, what string) error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return dperr.Wrap(dperr.Timeout, ctx.Err(), "statement timed out waiting for %s", what)
+	}
+	return dperr.Wrap(dperr.Canceled, ctx.Err(), "query canceled")
 }

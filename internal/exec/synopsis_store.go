@@ -344,7 +344,7 @@ func (st *synopsisStore) claim(ctx context.Context, spec *planner.SynopsisSpec, 
 		}
 		select {
 		case <-ctx.Done():
-			return nil, nil, dperr.Wrap(dperr.Canceled, ctx.Err(), "query canceled")
+			return nil, nil, waitEnded(ctx, fmt.Sprintf("the synopsis of %s.%s, which another statement is building; retry", spec.Table.Name, spec.Column.Name))
 		case <-time.After(st.poll):
 		}
 	}
