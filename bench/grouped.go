@@ -59,7 +59,7 @@ func (g *GroupedSetup) Close() { g.close() }
 // the proxy over it.
 func NewGroupedSetup(ctx context.Context, dir string) (*GroupedSetup, error) {
 	dataDSN := filepath.Join(dir, "pums.db")
-	ledgerDSN := filepath.Join(dir, "ledger.db") + "?_pragma=synchronous(OFF)&_pragma=journal_mode(WAL)"
+	ledgerDSN := filepath.Join(dir, "ledger.db") + "?_pragma=journal_mode(WAL)" // budget.Open refuses synchronous(OFF)
 	cfg, err := catalog.ParseConfig(strings.NewReader(fmt.Sprintf(groupedConfig, dataDSN, ledgerDSN)))
 	if err != nil {
 		return nil, err

@@ -265,13 +265,16 @@ func checkSynopsesFit(cfg *catalog.Config) error {
 
 // openLedger opens the ledger database. The ledger takes its own locks
 // (immediate write transactions and a busy timeout on SQLite, row locks on
-// PostgreSQL and MySQL), so several proxies may share one.
+// PostgreSQL and MySQL), so several proxies may share one. Each of its
+// connections runs the ledger's session settings (budget.Dialect.Session:
+// durable commits), and budget.Open refuses a database whose commits may
+// not be durable.
 func openLedger(ctx context.Context, d catalog.Database) (*budget.Ledger, *sql.DB, error) {
 	dialect, err := budget.ParseDialect(d.Driver)
 	if err != nil {
 		return nil, nil, fmt.Errorf("ledger: %w", err)
 	}
-	db, err := backend.OpenDB(d.Driver, d.DSN, backend.ServerTimeZone)
+	db, err := backend.OpenDB(d.Driver, d.DSN, backend.ServerTimeZone, dialect.Session()...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("ledger: %w", err)
 	}

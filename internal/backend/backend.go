@@ -129,7 +129,11 @@ func Open(ctx context.Context, driver, dsn, timeZone string, log *slog.Logger) (
 //   - PostgreSQL: pgSession's extra_float_digits and search_path; lib/pq
 //     itself sends DateStyle ISO, MDY and client_encoding UTF8 at connect.
 //   - MySQL, MariaDB and Vitess: sql_mode is MySQLSQLMode.
-func OpenDB(driver, dsn, timeZone string) (*sql.DB, error) {
+//
+// Each new PostgreSQL or MySQL connection then runs the statements of
+// session, in order (the ledger's: budget.Dialect.Session); an SQLite
+// pool cannot run them, so OpenDB refuses session there.
+func OpenDB(driver, dsn, timeZone string, session ...string) (*sql.DB, error) {
 	switch driver {
 	case "postgres":
 		cfg, err := pq.NewConfig(dsn)
@@ -147,7 +151,7 @@ func OpenDB(driver, dsn, timeZone string) (*sql.DB, error) {
 		if err != nil {
 			return nil, err
 		}
-		return sql.OpenDB(sessionConnector{connector, pgSession}), nil
+		return sql.OpenDB(sessionConnector{connector, append([]string{pgSession}, session...)}), nil
 	case "mysql":
 		cfg, err := mysql.ParseDSN(dsn)
 		if err != nil {
@@ -167,7 +171,10 @@ func OpenDB(driver, dsn, timeZone string) (*sql.DB, error) {
 		if err != nil {
 			return nil, err
 		}
-		return sql.OpenDB(sessionConnector{connector, "SET SESSION sql_mode = '" + MySQLSQLMode + "'"}), nil
+		return sql.OpenDB(sessionConnector{connector, append([]string{"SET SESSION sql_mode = '" + MySQLSQLMode + "'"}, session...)}), nil
+	}
+	if len(session) > 0 {
+		return nil, fmt.Errorf("backend: a %s connection pool cannot run %s on each connection", driver, strings.Join(session, "; "))
 	}
 	return sql.Open(driver, dsn)
 }
@@ -222,13 +229,13 @@ const pgSession = "SELECT pg_catalog.set_config('extra_float_digits', '3', false
 	"WHERE s OPERATOR(pg_catalog.<>) 'pg_catalog'), ', '), false)"
 
 // sessionConnector opens connections with a driver's connector and runs
-// init on each before the pool uses it: after everything the driver sends
-// at connect (a MySQL DSN's SET of its parameters), so that init's
-// settings hold whatever those say. A connection on which init fails is
-// closed and the error returned.
+// the statements of init on each, in order, before the pool uses it:
+// after everything the driver sends at connect (a MySQL DSN's SET of its
+// parameters), so that init's settings hold whatever those say. A
+// connection on which one fails is closed and the error returned.
 type sessionConnector struct {
 	driver.Connector
-	init string
+	init []string
 }
 
 // Connect implements driver.Connector.
@@ -240,11 +247,13 @@ func (c sessionConnector) Connect(ctx context.Context) (driver.Conn, error) {
 	execer, ok := conn.(driver.ExecerContext)
 	if !ok {
 		conn.Close()
-		return nil, fmt.Errorf("backend: the %T connection cannot run %s", conn, c.init)
+		return nil, fmt.Errorf("backend: the %T connection cannot run %s", conn, strings.Join(c.init, "; "))
 	}
-	if _, err := execer.ExecContext(ctx, c.init, nil); err != nil {
-		conn.Close()
-		return nil, fmt.Errorf("backend: %s: %w", c.init, err)
+	for _, stmt := range c.init {
+		if _, err := execer.ExecContext(ctx, stmt, nil); err != nil {
+			conn.Close()
+			return nil, fmt.Errorf("backend: %s: %w", stmt, err)
+		}
 	}
 	return conn, nil
 }

@@ -32,7 +32,11 @@
 // cancelled, because the process crashed or was killed, stays counted as spent
 // forever: data may have been read, so the ledger errs on the side of privacy.
 // Nothing the ledger has counted is lost by a restart, since every change is a
-// committed database transaction before Reserve, Commit or Cancel returns.
+// committed database transaction before Reserve, Commit or Cancel returns,
+// nor by a crash of the database or its host, since those commits are
+// durable: Open refuses a database that may acknowledge a commit before it
+// is on disk, and PostgreSQL sessions pin synchronous_commit
+// (Dialect.Session; durable.go).
 //
 // # Tolerance
 //

@@ -47,14 +47,20 @@ type Charge struct {
 func (l *Ledger) OnCommit(f func(Charge)) { l.onCommit = f }
 
 // Open returns the ledger kept in db, creating its tables if they are
-// missing. db must be an open database of the given dialect; the caller keeps
+// missing. db must be an open database of the given dialect whose
+// connections each ran dialect.Session when they opened; the caller keeps
 // ownership of it and closes it after the last use of the Ledger. An SQLite
 // ledger must be a file: each connection to ":memory:" is a database of its own.
+// Open refuses a database that may acknowledge a commit before it is
+// durable (checkDurable).
 func Open(ctx context.Context, db *sql.DB, dialect Dialect) (*Ledger, error) {
 	if !dialect.valid() {
 		return nil, invalid("unknown ledger dialect %v", dialect)
 	}
 	l := &Ledger{db: db, dialect: dialect}
+	if err := l.checkDurable(ctx); err != nil {
+		return nil, err
+	}
 	if err := l.createSchema(ctx); err != nil {
 		return nil, ledgerError(err)
 	}
