@@ -41,6 +41,11 @@ func (e *Executor) runInteractive(ctx context.Context, user string, plan *planne
 		case errors.Is(err, mm.ErrHardQueryCapReached):
 			return nil, dperr.New(dperr.BudgetExhausted, "the interactive counting session of table %s has used all %d of its hard queries (Median Mechanism): it answers only the counting queries it answered before; ask an administrator for a new session (a new interactive configuration)",
 				plan.Table.Name, inst.mm.Plan().HardCap)
+		case dperr.KindOf(err) == dperr.Timeout || dperr.KindOf(err) == dperr.Canceled:
+			// A wait for the instance's lock or another proxy's test turn
+			// that ended with the statement: 3024 or 1317, as the README
+			// says, not an internal error.
+			return nil, err
 		case err != nil:
 			return nil, dperr.Wrap(dperr.Internal, err, "internal error: interactive mechanism failed")
 		}

@@ -627,3 +627,43 @@ func TestDeadTurnTakenOverAcrossShortStatements(t *testing.T) {
 	}
 	t.Fatal("a dead holder's turn was not taken over in ten leases of short statements")
 }
+
+// TestInteractiveTurnWaitEndsAsTheStatement: a count that waits for
+// another proxy's test turn and is stopped by its deadline answers 3024
+// (Timeout), and one that is killed 1317 (Canceled), as the README says;
+// both were wrapped as an internal error (1105).
+func TestInteractiveTurnWaitEndsAsTheStatement(t *testing.T) {
+	f := newInteractiveFixture(t, 100000, catalog.InteractiveMedian)
+	e := New(f.back, f.ledger, nil)
+	src := rand.NewChaCha8([32]byte{1})
+	if _, err := f.count(t, e, src, "SELECT COUNT(*) FROM t WHERE a < 5"); err != nil {
+		t.Fatal(err)
+	}
+	st, err := sqlrewrite.NewParser(f.cat).Parse("SELECT COUNT(*) FROM t WHERE a < 9 AND b = 1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := planner.New(f.cat).Plan(st.(*sqlrewrite.Select), planner.Settings{Epsilon: 0.1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Another proxy holds a live test turn.
+	key := plan.Interactive.StateKey() + ":turn"
+	cur, _, err := f.ledger.GetState(t.Context(), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := f.ledger.SwapState(t.Context(), key, cur, []byte("otherproxy 0")); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
+	defer cancel()
+	if _, err := e.Run(ctx, "a", plan, src); dperr.KindOf(err) != dperr.Timeout {
+		t.Errorf("deadline while waiting for the turn: %v (%v), want a timeout", err, dperr.KindOf(err))
+	}
+	cctx, ccancel := context.WithCancel(t.Context())
+	time.AfterFunc(200*time.Millisecond, ccancel)
+	if _, err := e.Run(cctx, "a", plan, src); dperr.KindOf(err) != dperr.Canceled {
+		t.Errorf("KILL while waiting for the turn: %v (%v), want canceled", err, dperr.KindOf(err))
+	}
+}
