@@ -117,16 +117,19 @@ func (b *Backend) SetBooleans(table string, columns []string) {
 }
 
 // render renders f in the backend's dialect, with the boolean columns of
-// the configured table it reads (SetBooleans). On Vitess it has no bind
-// arguments (sqlrewrite.RenderLiterals): go-sql-driver sends a query with
-// arguments as a server-side prepared statement, whose binary results
-// vtgate mislabels, so that grouped sums were read from the wrong bytes.
+// the configured table it reads (SetBooleans). On Vitess it is rendered
+// for vtgate (sqlrewrite.RenderVitess): no bind arguments (go-sql-driver
+// sends a query with arguments as a server-side prepared statement, whose
+// binary results vtgate mislabels, so that grouped sums were read from
+// the wrong bytes), and the keys vtgate merges (COUNT(DISTINCT), partition
+// selection's text keys) hashed to short binary strings, which the shards
+// sort as vtgate compares them.
 func (b *Backend) render(f sqlrewrite.Fetch) (string, []any, error) {
 	b.booleansMu.Lock()
 	f.Booleans = b.booleans[f.Declared]
 	b.booleansMu.Unlock()
 	if b.dialect == sqlrewrite.MySQL && b.knownVitess() {
-		text, err := sqlrewrite.RenderLiterals(f, b.dialect)
+		text, err := sqlrewrite.RenderVitess(f, b.dialect)
 		return text, nil, err
 	}
 	return sqlrewrite.Render(f, b.dialect)

@@ -88,7 +88,7 @@ func (s dialectSpec) placeholder(n int) string {
 }
 
 // mysqlStringLiteral writes a string argument as a MySQL string literal
-// for RenderLiterals: in single quotes, NUL, newline, carriage return,
+// for RenderVitess: in single quotes, NUL, newline, carriage return,
 // Ctrl-Z, both quotes and the backslash escaped with a backslash (what
 // mysql_real_escape_string escapes), every other byte as it is. Read with
 // backslash escapes (backend.MySQLSQLMode has no NO_BACKSLASH_ESCAPES,

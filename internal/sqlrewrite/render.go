@@ -21,7 +21,7 @@ import (
 // second numbers as literals of the fixed shape 'YYYY-MM-DD[ HH:MM:SS]';
 // strings are always bind arguments, each bound where its placeholder
 // ends up in the text, whatever order the text was assembled in (bind),
-// except for Vitess (RenderLiterals).
+// except for Vitess (RenderVitess).
 //
 // Totality (DESIGN.md §2: whether a statement answers, errors or returns NULL
 // never depends on private data except through a released noisy value).
@@ -98,36 +98,53 @@ func Render(f Fetch, d Dialect) (query string, args []any, err error) {
 	return render(f, d, false)
 }
 
-// RenderLiterals returns the SQL text of a fetch in the MySQL dialect for
-// Vitess's vtgate, with no bind arguments: each string Render would bind
-// is written in its place as a string literal (mysqlStringLiteral), so
-// the driver sends the text as a plain query and vtgate answers in the
-// text protocol. With bind arguments go-sql-driver sends a server-side
-// prepared statement, and vtgate's answer in the binary protocol is not
-// what it says: over a grouped fetch whose COALESCE vtgate evaluates
-// above its Aggregate it labels the 8-byte group key a 4-byte INT, so
-// every later column is read from the wrong bytes (counts of c·2^32,
-// sums from the low bits of the truth, or a failure that depends on
-// them: an independent review). The literals are read by vtgate's own
-// parser, which takes a backslash as an escape byte by byte whatever
-// the connection's character set (no multibyte character can end in
-// the escaping backslash) and honours no NO_BACKSLASH_ESCAPES; vtgate
-// hands each to the shards as a bind variable of its own, as it does a
-// bound string. MySQL and MariaDB themselves keep bind arguments
-// (Render): their binary protocol describes what they send, and under
-// a client character set such as GBK or SJIS, whose characters may end
-// in the byte 0x5C, backslash escaping would not be safe there.
-func RenderLiterals(f Fetch, d Dialect) (string, error) {
+// RenderVitess returns the SQL text of a fetch in the MySQL dialect for
+// Vitess's vtgate. It differs from Render in two ways.
+//
+// No bind arguments: each string Render would bind is written in its
+// place as a string literal (mysqlStringLiteral), so the driver sends
+// the text as a plain query and vtgate answers in the text protocol.
+// With bind arguments go-sql-driver sends a server-side prepared
+// statement, and vtgate's answer in the binary protocol is not what it
+// says: over a grouped fetch whose COALESCE vtgate evaluates above its
+// Aggregate it labels the 8-byte group key a 4-byte INT, so every later
+// column is read from the wrong bytes (counts of c·2^32, sums from the
+// low bits of the truth, or a failure that depends on them: an
+// independent review). The literals are read by vtgate's own parser,
+// which takes a backslash as an escape byte by byte whatever the
+// connection's character set (no multibyte character can end in the
+// escaping backslash) and honours no NO_BACKSLASH_ESCAPES; vtgate hands
+// each to the shards as a bind variable of its own, as it does a bound
+// string. MySQL and MariaDB themselves keep bind arguments (Render):
+// their binary protocol describes what they send, and under a client
+// character set such as GBK or SJIS, whose characters may end in the
+// byte 0x5C, backslash escaping would not be safe there.
+//
+// Keys vtgate merges are short binary strings: vtgate computes a
+// COUNT(DISTINCT) and the GROUP BY of KeyCounts itself, from each
+// shard's rows grouped and sorted by the key, merging the sorted streams
+// by its own comparison and counting (or adding) runs of equal keys.
+// That is only right where the shards sort as vtgate compares, which
+// text does not: MariaDB sorts 'a\t' before 'a' under
+// utf8mb4_general_ci's PAD SPACE and vtgate after, and MariaDB sorts
+// strings on their first max_sort_length bytes (1024 by default; vtgate
+// cannot set it on MariaDB shards) while vtgate compares them whole. A
+// collation class split by the merge was counted twice, so one added row
+// changed COUNT(DISTINCT s) by 2 (an independent review), and a long
+// partition selection key came back twice with its count split. So
+// COUNT(DISTINCT c) counts distinctKey(c), and a text KeyCounts key is
+// grouped by sortKeyHash first: 32-byte binary strings, which the
+// shards sort and vtgate compares alike, byte for byte.
+func RenderVitess(f Fetch, d Dialect) (string, error) {
 	if d != MySQL {
-		return "", fmt.Errorf("sqlrewrite: literal arguments are for the MySQL dialect, not %s", d)
+		return "", fmt.Errorf("sqlrewrite: the Vitess rendering is for the MySQL dialect, not %s", d)
 	}
 	query, _, err := render(f, d, true)
 	return query, err
 }
 
-// render is Render, with the strings written as literals when literals
-// is set (RenderLiterals).
-func render(f Fetch, d Dialect, literals bool) (query string, args []any, err error) {
+// render is Render, or RenderVitess when vitess is set.
+func render(f Fetch, d Dialect, vitess bool) (query string, args []any, err error) {
 	spec, ok := dialects[d]
 	if !ok {
 		return "", nil, fmt.Errorf("sqlrewrite: unknown dialect %d", int(d))
@@ -135,7 +152,7 @@ func render(f Fetch, d Dialect, literals bool) (query string, args []any, err er
 	if len(f.Booleans) > 0 && d != PostgreSQL {
 		return "", nil, errors.New("sqlrewrite: boolean columns are PostgreSQL's")
 	}
-	r := &renderer{spec: spec, dialect: d, booleans: f.Booleans, literals: literals}
+	r := &renderer{spec: spec, dialect: d, booleans: f.Booleans, vitess: vitess}
 	var set int
 	for _, isSet := range []bool{len(f.Summary) > 0, f.Window != nil, f.Histogram != nil, f.Pairs != nil, f.Cells != nil, f.GridSums != nil, f.Grouped != nil, f.GroupedHist != nil, f.GroupedGrid != nil, f.Keys != nil, f.Profile != nil} {
 		if isSet {
@@ -193,9 +210,10 @@ type renderer struct {
 	args []any
 	// booleans are the fetch's Booleans (column).
 	booleans []string
-	// literals makes bind write each argument as a literal in the text
-	// (RenderLiterals).
-	literals bool
+	// vitess renders for vtgate (RenderVitess): bind writes each
+	// argument as a literal in the text, and the keys vtgate merges are
+	// short binary strings.
+	vitess bool
 }
 
 // column renders the backend column name as the value the fetch's
@@ -265,7 +283,7 @@ func (r *renderer) bind(query string) (string, []any, error) {
 		if err != nil || k < 0 || k >= len(r.args) || strconv.Itoa(k) != p {
 			return "", nil, fmt.Errorf("sqlrewrite: bad bind argument mark %q", p)
 		}
-		if r.literals {
+		if r.vitess {
 			lit, err := mysqlStringLiteral(r.args[k])
 			if err != nil {
 				return "", nil, err
@@ -324,6 +342,9 @@ func (r *renderer) term(t SummaryTerm) (string, error) {
 		}
 		return "COUNT(CASE WHEN " + r.readable(col) + " THEN 1 END)", nil
 	case CountDistinctValues:
+		if r.vitess {
+			return "COUNT(DISTINCT " + distinctKey(col) + ")", nil
+		}
 		return "COUNT(DISTINCT " + col + ")", nil
 	case ClampedSum:
 		v, err := r.clamp(col, t.Lower, t.Upper)
@@ -733,6 +754,47 @@ func (r *renderer) exactText(col string) string {
 		return "(CAST(" + col + ` AS TEXT) COLLATE "C")`
 	}
 	return "(" + col + " COLLATE BINARY)"
+}
+
+// distinctKey renders, for Vitess (RenderVitess), the key whose distinct
+// values COUNT(DISTINCT col) counts there: sortKeyHash of a binary string
+// that stands for col's class of equal values,
+//
+//   - for a value whose collation is binary (a binary string, a number, a
+//     date or timestamp): its bytes, the text MariaDB prints for it (the
+//     shortest round-trip decimal of a DOUBLE, a DECIMAL at its scale, a
+//     date as YYYY-MM-DD, a TIMESTAMP in the session's time zone);
+//   - for a string under a PAD SPACE collation (one where the empty
+//     string equals ' ', as LEFT(col, 0) = CONCAT(LEFT(col, 0), ' ')
+//     tests in col's own collation): WEIGHT_STRING of the string without
+//     its trailing spaces, which is what that collation compares ('a'
+//     and 'a ' one class; WEIGHT_STRING alone keeps the spaces' weights);
+//   - under a NO PAD collation: WEIGHT_STRING of the string.
+//
+// The key is a function of the row's own value, so adding or removing a
+// row adds or removes at most one distinct key whatever the key equates:
+// the count keeps sensitivity 1 (hash collisions of SHA-256 could only
+// merge classes, and are not found). On MariaDB 10.11 it equates exactly
+// the strings the column's collation equates under the general, binary,
+// NO PAD, multi-level UCA, latin1 and utf8mb3 collations (checked over
+// every BMP character alone and with trailing spaces and tabs); under a
+// single-level UCA collation with PAD SPACE (utf8mb4_unicode_ci,
+// uca1400_ai_ci) a string ending in another character that weighs as a
+// space (U+00A0, U+2000) is a class of its own, so there the count can
+// exceed MariaDB's own COUNT(DISTINCT), never fall short of it. Distinct
+// TIMESTAMP values that print alike (the repeated hour when clocks go
+// back) are one class.
+func distinctKey(col string) string {
+	weighed := "IF(LEFT(" + col + ", 0) = CONCAT(LEFT(" + col + ", 0), ' '), WEIGHT_STRING(TRIM(TRAILING ' ' FROM " + col + ")), WEIGHT_STRING(" + col + "))"
+	return sortKeyHash("IF(COLLATION(" + col + ") = 'binary', CAST(" + col + " AS BINARY), " + weighed + ")")
+}
+
+// sortKeyHash renders the SHA-256 of a binary string as 32 bytes (a
+// VARBINARY): a key that MariaDB's sorts compare whole (they compare the
+// first max_sort_length bytes of a key, at least 64 on MariaDB) and in
+// the byte order vtgate compares a binary value in (RenderVitess).
+func sortKeyHash(binary string) string {
+	return "UNHEX(SHA2(" + binary + ", 256))"
 }
 
 // exactNumber renders a numeric key column (an integer-declared column

@@ -169,7 +169,8 @@ type KeyCounts struct {
 // FROM the bounded rows, the condition inside it). A text
 // column is grouped character for character (exactText: on MySQL its
 // utf8mb4 bytes), so each spelling is counted, selected and released on
-// its own.
+// its own; for Vitess (RenderVitess) by the hash of those bytes and then
+// the bytes, GROUP BY sortKeyHash(k), k, which groups the rows alike.
 func (r *renderer) keyCounts(f Fetch) (string, error) {
 	col, err := r.column(f.Keys.Column)
 	if err != nil {
@@ -197,5 +198,11 @@ func (r *renderer) keyCounts(f Fetch) (string, error) {
 	// MySQL would return one spelling of each class of equal values, the
 	// one its scan met first, and which one depends on the data.
 	key := r.exactText(col)
+	if r.vitess {
+		// Grouped by the key's hash first (RenderVitess): the shards sort
+		// by it, never by a long key's first max_sort_length bytes, and
+		// vtgate adds the counts of runs of one key.
+		return "SELECT " + key + ", COUNT(*)" + from + " GROUP BY " + sortKeyHash(key) + ", " + key, nil
+	}
 	return "SELECT " + key + ", COUNT(*)" + from + " GROUP BY " + key, nil
 }

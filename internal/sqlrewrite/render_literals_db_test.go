@@ -9,13 +9,13 @@ import (
 	"github.com/dpproxy/dpproxy/internal/testdb"
 )
 
-// TestRenderLiteralsMatchesBindArguments: on MariaDB, in the sql_mode the
+// TestRenderVitessMatchesBindArguments: on MariaDB, in the sql_mode the
 // backend pins, a fetch rendered with its strings as literals
-// (RenderLiterals, for Vitess) has no bind argument and reads what the
+// (RenderVitess, for Vitess) has no bind argument and reads what the
 // same fetch with bind arguments reads, for strings with quotes,
 // backslashes, NUL, newlines, Ctrl-Z, LIKE wildcards and non-Latin text,
 // as IN values, LIKE patterns and a text dimension's CASE.
-func TestRenderLiteralsMatchesBindArguments(t *testing.T) {
+func TestRenderVitessMatchesBindArguments(t *testing.T) {
 	db := testdb.MySQL(t)
 	if _, err := db.Exec("SET SESSION sql_mode = 'STRICT_TRANS_TABLES,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION'"); err != nil {
 		t.Fatal(err)
@@ -56,7 +56,7 @@ func TestRenderLiteralsMatchesBindArguments(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		text, err := sqlrewrite.RenderLiterals(f, sqlrewrite.MySQL)
+		text, err := sqlrewrite.RenderVitess(f, sqlrewrite.MySQL)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -78,13 +78,13 @@ func TestRenderLiteralsMatchesBindArguments(t *testing.T) {
 	// Each string matches its own rows only: the filter fetches above
 	// read i+1 rows for texts[i].
 	for i := range texts {
-		text, _ := sqlrewrite.RenderLiterals(fetches[2*i], sqlrewrite.MySQL)
+		text, _ := sqlrewrite.RenderVitess(fetches[2*i], sqlrewrite.MySQL)
 		got, err := runFetch(db, fetches[2*i], text, nil)
 		if err != nil || len(got) != 1 || got[0] != float64(i+1) {
 			t.Errorf("%q: %v, %v; want %d rows", texts[i], got, err, i+1)
 		}
 	}
-	if _, err := sqlrewrite.RenderLiterals(fetches[0], sqlrewrite.PostgreSQL); err == nil {
-		t.Error("RenderLiterals accepted PostgreSQL")
+	if _, err := sqlrewrite.RenderVitess(fetches[0], sqlrewrite.PostgreSQL); err == nil {
+		t.Error("RenderVitess accepted PostgreSQL")
 	}
 }
