@@ -653,7 +653,56 @@ func (s *Snapshot) Summary(ctx context.Context, f sqlrewrite.Fetch) ([]float64, 
 	if out, ok := s.profileSummary(f); ok {
 		return out, nil
 	}
-	return once(s, "summary", f, func() ([]float64, error) { return s.b.summary(ctx, s.q, f) })
+	return once(s, "summary", f, func() ([]float64, error) {
+		parts := s.b.distinctParts(f.Summary)
+		if len(parts) == 1 {
+			return s.b.summary(ctx, s.q, f)
+		}
+		out := make([]float64, len(f.Summary))
+		for _, part := range parts {
+			sub := f
+			sub.Summary = nil
+			for _, i := range part {
+				sub.Summary = append(sub.Summary, f.Summary[i])
+			}
+			vals, err := s.b.summary(ctx, s.q, sub)
+			if err != nil {
+				return nil, err
+			}
+			for j, i := range part {
+				out[i] = vals[j]
+			}
+		}
+		return out, nil
+	})
+}
+
+// distinctParts splits the indices of a fetch's summary terms into the
+// parts to read with one query each: all of them in one, except on
+// Vitess, whose vtgate refuses a query with COUNT(DISTINCT) of two
+// different expressions (VT12001 "only one DISTINCT aggregation is
+// allowed in a SELECT": a statement with COUNT(DISTINCT a) and
+// COUNT(DISTINCT b) failed, charged, with a backend error), where the
+// first part holds every term but the COUNT(DISTINCT) of the second and
+// later distinct columns, and each of those columns has a part of its
+// own. The parts read the same snapshot (the statement's transaction).
+func (b *Backend) distinctParts(terms []sqlrewrite.SummaryTerm) [][]int {
+	parts := [][]int{nil}
+	part := map[string]int{} // the part of each distinct column
+	for i, t := range terms {
+		p := 0
+		if t.Kind == sqlrewrite.CountDistinctValues && b.knownVitess() {
+			if q, ok := part[t.Column]; ok {
+				p = q
+			} else if len(part) > 0 {
+				p = len(parts)
+				parts = append(parts, nil)
+			}
+			part[t.Column] = p
+		}
+		parts[p] = append(parts[p], i)
+	}
+	return parts
 }
 
 // Window runs a window fetch and returns the sorted clamped values.

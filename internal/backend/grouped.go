@@ -13,32 +13,47 @@ import (
 // GroupedSummary runs a grouped summary fetch and returns the terms of
 // every cell of the product domain, indexed in mixed radix with the first
 // dimension most significant; a cell with no rows has every term 0
-// (filled in here, so that no cell is ever missing).
+// (filled in here, so that no cell is ever missing). On Vitess the
+// COUNT(DISTINCT) of a second distinct column is read by a query of its
+// own (distinctParts).
 func (s *Snapshot) GroupedSummary(ctx context.Context, f sqlrewrite.Fetch) ([][]float64, error) {
 	if f.Grouped == nil || len(f.Grouped.Dims) == 0 || len(f.Grouped.Terms) == 0 {
 		return nil, dperr.New(dperr.Internal, "internal error: grouped summary without dimensions or terms")
 	}
 	g := *f.Grouped
 	g.Dims = s.caseOnVitess(ctx, g.Dims)
-	f.Grouped = &g
-	vals := make([]sql.NullFloat64, len(g.Terms))
-	extra := make([]any, len(vals))
-	for i := range vals {
-		extra[i] = &vals[i]
-	}
 	var out [][]float64
-	err := s.cells(ctx, f, g.Dims, extra, func(total int64) {
-		out = make([][]float64, total)
-		for i := range out {
-			out[i] = make([]float64, len(g.Terms))
+	for n, part := range s.b.distinctParts(g.Terms) {
+		sub := g
+		sub.Terms = nil
+		for _, i := range part {
+			sub.Terms = append(sub.Terms, g.Terms[i])
 		}
-	}, func(cell int64) error {
-		for i, v := range vals {
-			out[cell][i] += v.Float64 // NULL (a sum over no rows) is 0
+		f.Grouped = &sub
+		vals := make([]sql.NullFloat64, len(part))
+		extra := make([]any, len(vals))
+		for i := range vals {
+			extra[i] = &vals[i]
 		}
-		return nil
-	})
-	return out, err
+		err := s.cells(ctx, f, g.Dims, extra, func(total int64) {
+			if n > 0 {
+				return
+			}
+			out = make([][]float64, total)
+			for i := range out {
+				out[i] = make([]float64, len(g.Terms))
+			}
+		}, func(cell int64) error {
+			for j, v := range vals {
+				out[cell][part[j]] += v.Float64 // NULL (a sum over no rows) is 0
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 // GroupedHistogram runs a grouped histogram fetch and returns the
