@@ -235,6 +235,18 @@ func (s *Session) TimeZone() string {
 	return zone
 }
 
+// CollationConnection is the session's collation_connection variable as
+// SET or SET NAMES left it ('utf8mb4_0900_bin' by default), in which
+// post-processing compares literals' text; "" if it cannot be read.
+func (s *Session) CollationConnection() string {
+	v, err := s.sess.GetSessionVariable(sql.NewContext(context.Background(), sql.WithSession(s.sess)), "collation_connection")
+	if err != nil {
+		return ""
+	}
+	name, _ := v.(string)
+	return name
+}
+
 // SetDatabase sets the current database ("" for none) as USE does; the
 // caller has checked that it exists.
 func (s *Session) SetDatabase(name string) { s.sess.SetCurrentDatabase(name) }

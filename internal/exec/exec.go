@@ -145,6 +145,11 @@ const NoteCode = 1003
 // (planner.Warnings).
 const DivisionByZeroCode = 1365
 
+// TruncatedCode is MySQL's ER_TRUNCATED_WRONG_VALUE, "Truncated incorrect
+// DOUBLE value: '3000abc'", of post-processing that reads text as a number
+// (planner.Truncation).
+const TruncatedCode = 1292
+
 // SetUserLimits makes every later statement hold each analyst's account to
 // the budget limits returns for the analyst (the proxy's own
 // configuration), against the usage that every proxy sharing the ledger

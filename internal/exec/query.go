@@ -213,6 +213,13 @@ func (e *Executor) runQuery(ctx context.Context, user string, qp *planner.QueryP
 	for range computed.DivisionsByZero {
 		warnings = append(warnings, Warning{Level: "Warning", Code: DivisionByZeroCode, Message: "Division by 0"})
 	}
+	for _, t := range computed.Truncations {
+		level := "Warning"
+		if t.Note {
+			level = "Note"
+		}
+		warnings = append(warnings, Warning{Level: level, Code: TruncatedCode, Message: fmt.Sprintf("Truncated incorrect %s value: '%s'", t.Type, t.Value)})
+	}
 	res := &Result{Rows: make([][]any, len(out)), Warnings: warnings}
 	for _, c := range columns {
 		res.Columns = append(res.Columns, c.Label)

@@ -43,6 +43,8 @@ type Datum struct {
 	// COALESCE, GREATEST, ...) keep it; the others make plain text or
 	// numbers.
 	Temporal catalog.ColumnType
+	// coll, on other text, is the collation it compares in (textColl).
+	coll textColl
 	// Rolled, on a released COUNT or SUM of a Laplace release, an AVG of
 	// the sums from both bounds or a VARIANCE or STDDEV of the squares
 	// from both bounds, holds the release or those sums: WITH ROLLUP's
@@ -232,7 +234,10 @@ func Rollup(q *sqlrewrite.Query, released []Row) []Row {
 // never depends on the data. Its warnings, and its errors of MySQL (1690,
 // dperr.OutOfRange), likewise depend on released values only.
 func PostProcess(q *sqlrewrite.Query, released []Row) ([][]Datum, Warnings, error) {
-	var w Warnings
+	w := Warnings{conn: connectionCollation(q)}
+	for _, k := range q.Keys {
+		w.literalKeys = append(w.literalKeys, k.Tiers != nil)
+	}
 	kept, err := having(q.Having, released, &w)
 	if err != nil {
 		return nil, w, err
@@ -248,7 +253,11 @@ func PostProcess(q *sqlrewrite.Query, released []Row) ([][]Datum, Warnings, erro
 	return out, w, err
 }
 
-// Warnings counts the warnings MySQL gives for what Eval computes.
+// Warnings counts the warnings MySQL gives for what Eval computes. It
+// also carries what Eval reads of the statement besides the row, which
+// PostProcess sets: the session's collation_connection and the keys whose
+// text is a literal's; the zero value has the default collation
+// (utf8mb4_0900_bin) and no such key.
 type Warnings struct {
 	// DivisionsByZero counts the evaluations that were NULL for a division
 	// by zero: x / 0, x DIV 0, x % 0 (MOD), and the logarithm of a number
@@ -258,6 +267,14 @@ type Warnings struct {
 	// expressions more than once (per row of a temporary table, and of
 	// the result), so it may give more of them.
 	DivisionsByZero int
+	// Truncations are the texts read as numbers that are not numbers as a
+	// whole, each MySQL's 1292 (Truncation).
+	Truncations []Truncation
+	// conn is the session's collation_connection, of literals' text;
+	// literalKeys marks the keys whose text is a literal's (a CASE of
+	// tiers), the others' a column's (textColl).
+	conn        collation
+	literalKeys []bool
 }
 
 // rollup returns rows, which share their first level keys, with WITH
@@ -346,6 +363,7 @@ func having(cond *sqlrewrite.Expr, rows []Row, w *Warnings) ([]Row, error) {
 		if err != nil {
 			return nil, err
 		}
+		w.readTruth(keep)
 		if truth(keep) {
 			kept = append(kept, r)
 		}
@@ -383,7 +401,7 @@ func project(columns []sqlrewrite.OutputColumn, orderBy []sqlrewrite.OrderKey, d
 		seen := map[string]bool{}
 		kept := rows[:0]
 		for _, r := range rows {
-			key := fmt.Sprint(r.cols)
+			key := distinctKeys(r.cols)
 			if !seen[key] {
 				seen[key] = true
 				kept = append(kept, r)
@@ -479,7 +497,7 @@ func outerAggregate(a sqlrewrite.OuterAgg, members [][]Datum, w *Warnings) (Datu
 			continue
 		}
 		if a.Distinct {
-			key := fmt.Sprint(d.IsText, d.Str, d.Num)
+			key := distinctKey(d)
 			if seen[key] {
 				continue
 			}
@@ -490,13 +508,14 @@ func outerAggregate(a sqlrewrite.OuterAgg, members [][]Datum, w *Warnings) (Datu
 	return aggregateOf(a.Func, vals)
 }
 
-// compareDatum orders NULL first, then numbers, then strings.
+// compareDatum orders NULL first, then numbers, then strings (in their
+// collation, compareText).
 func compareDatum(a, b Datum) int {
 	switch {
 	case a.Null || b.Null:
 		return cmp.Compare(btoi(!a.Null), btoi(!b.Null))
 	case a.IsText && b.IsText:
-		return strings.Compare(a.Str, b.Str)
+		return compareText(a, b)
 	case a.IsText != b.IsText:
 		return cmp.Compare(btoi(a.IsText), btoi(b.IsText))
 	}
@@ -512,10 +531,12 @@ func btoi(b bool) int {
 
 func truth(d Datum) bool { return !d.Null && number(d) != 0 }
 
-// number reads a datum as a number, as MySQL converts strings.
+// number reads a datum as a number, as MySQL converts strings: text's
+// longest numeric prefix (parseNumber; Warnings.readNumber counts the
+// truncation).
 func number(d Datum) float64 {
 	if d.IsText {
-		f, _ := strconv.ParseFloat(strings.TrimSpace(d.Str), 64)
+		f, _ := parseNumber(d.Str)
 		return f
 	}
 	return d.Num
@@ -608,7 +629,7 @@ func KeyDatum(v sqlrewrite.Value) Datum {
 func Eval(e *sqlrewrite.Expr, r Row, w *Warnings) (Datum, error) {
 	switch e.Kind {
 	case sqlrewrite.ExprConst, sqlrewrite.ExprNoRow:
-		return KeyDatum(e.Value), nil
+		return w.literalText(KeyDatum(e.Value)), nil
 	case sqlrewrite.ExprAgg:
 		d := r.Aggs[e.Index]
 		// The sums behind a released aggregate are for WITH ROLLUP, its interval for
@@ -618,7 +639,7 @@ func Eval(e *sqlrewrite.Expr, r Row, w *Warnings) (Datum, error) {
 	case sqlrewrite.ExprKey:
 		d := KeyDatum(r.Keys[e.Index])
 		d.Double = !d.Null && !d.IsText && !d.Int // a real column's value
-		return d, nil
+		return w.keyText(d, e.Index), nil
 	case sqlrewrite.ExprWindow:
 		if e.Index >= len(r.Windows) {
 			return Datum{}, fmt.Errorf("planner: window %d outside the select list or ORDER BY", e.Index)
@@ -640,6 +661,7 @@ func Eval(e *sqlrewrite.Expr, r Row, w *Warnings) (Datum, error) {
 			if err != nil {
 				return Datum{}, err
 			}
+			w.readTruth(c)
 			if truth(c) {
 				return Eval(e.Args[i+1], r, w)
 			}
@@ -663,8 +685,12 @@ func Eval(e *sqlrewrite.Expr, r Row, w *Warnings) (Datum, error) {
 		}
 		args[i] = d
 	}
+	w.readArgs(e.Op, args)
 	if e.Kind == sqlrewrite.ExprFunc {
 		return evalFunc(e.Op, args, w)
+	}
+	if d, ok := evalPredicate(e.Op, args, w); ok {
+		return d, nil
 	}
 	return evalOp(e.Op, args, w)
 }
@@ -681,6 +707,7 @@ func evalShort(e *sqlrewrite.Expr, r Row, w *Warnings) (d Datum, done bool, err 
 		if err != nil {
 			return Datum{}, true, err
 		}
+		w.readTruth(c)
 		if truth(c) {
 			d, err = Eval(e.Args[1], r, w)
 		} else {
@@ -699,6 +726,7 @@ func evalShort(e *sqlrewrite.Expr, r Row, w *Warnings) (d Datum, done bool, err 
 		if err != nil {
 			return Datum{}, true, err
 		}
+		w.readTruth(first)
 		if !first.Null && truth(first) == (e.Op == "or") {
 			return boolean(e.Op == "or"), true, nil
 		}
@@ -706,6 +734,7 @@ func evalShort(e *sqlrewrite.Expr, r Row, w *Warnings) (d Datum, done bool, err 
 		if err != nil {
 			return Datum{}, true, err
 		}
+		w.readTruth(second)
 		d, err = evalOp(e.Op, []Datum{first, second}, w)
 		return d, true, err
 	}
@@ -834,10 +863,11 @@ func fraction(x float64, double bool, op string) (Datum, error) {
 	return numberOf(x, false, double), nil
 }
 
-// compareValues compares as MySQL does: strings as strings, else numbers.
+// compareValues compares as MySQL does: strings as strings in their
+// collation (compareText), else numbers.
 func compareValues(a, b Datum) int {
 	if a.IsText && b.IsText {
-		return strings.Compare(a.Str, b.Str)
+		return compareText(a, b)
 	}
 	return cmp.Compare(number(a), number(b))
 }
@@ -857,7 +887,7 @@ func evalFunc(name string, a []Datum, w *Warnings) (Datum, error) {
 			}
 			sb.WriteString(text(d))
 		}
-		return Datum{Str: sb.String(), IsText: true}, nil
+		return Datum{Str: sb.String(), IsText: true, coll: w.madeText(a)}, nil
 	}
 	for _, d := range a {
 		if d.Null {
@@ -912,21 +942,14 @@ func evalFunc(name string, a []Datum, w *Warnings) (Datum, error) {
 		f := map[string]func(float64) float64{"ln": math.Log, "log": math.Log, "log10": math.Log10, "log2": math.Log2}[name]
 		return fraction(f(x), true, strings.ToUpper(name))
 	case "greatest", "least":
-		best := a[0]
-		for _, d := range a[1:] {
-			c := compareValues(d, best)
-			if name == "greatest" && c > 0 || name == "least" && c < 0 {
-				best = d
-			}
-		}
-		return best, nil
+		return extreme(a, name == "greatest"), nil
 	case "cast-int":
 		// MySQL's CAST(... AS SIGNED) saturates at BIGINT's ends.
 		return num(math.Max(math.Min(math.Round(x), maxBigint), -maxBigint), true), nil
 	case "cast-real":
 		return fraction(x, true, "CAST")
 	case "cast-char":
-		return Datum{Str: text(a[0]), IsText: true}, nil
+		return Datum{Str: text(a[0]), IsText: true, coll: w.madeText(nil)}, nil
 	}
 	return Datum{}, fmt.Errorf("planner: unknown function %q", name)
 }
@@ -1038,7 +1061,7 @@ func computeWindows(q *sqlrewrite.Query, rows []Row, warnings *Warnings) error {
 				}
 				key = append(key, d)
 			}
-			k := fmt.Sprint(key)
+			k := distinctKeys(key)
 			if _, ok := parts[k]; !ok {
 				order = append(order, k)
 			}

@@ -144,6 +144,9 @@ func (p *Planner) PlanQuery(q *sqlrewrite.Query, s Settings) (*QueryPlan, error)
 	if err != nil {
 		return nil, err
 	}
+	if err := checkCollation(q, t); err != nil {
+		return nil, err
+	}
 	qp := &QueryPlan{Query: q, Groups: [][]sqlrewrite.Value{nil}, Table: t, Derived: derived}
 	private := slices.IndexFunc(q.Keys, func(k sqlrewrite.GroupKey) bool { return k.Private })
 	if private >= 0 && len(q.Keys) > 1 && t.HasPrivacyUnit() {

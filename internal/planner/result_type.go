@@ -352,7 +352,8 @@ func exprType(e *sqlrewrite.Expr, env *typeEnv) ResultType {
 // opType is the type of evalOp(op) over arguments whose joined type is args.
 func opType(op string, args ResultType) ResultType {
 	switch op {
-	case "isnull", "isnotnull", "and", "or", "<=>", "not", "xor", "=", "<>", "<", "<=", ">", ">=", "div":
+	case "isnull", "isnotnull", "and", "or", "<=>", "not", "xor", "=", "<>", "<", "<=", ">", ">=", "div",
+		"between", "in", "istrue", "isfalse", "like":
 		return ResultBigint
 	case "neg", "+", "-", "*", "%":
 		if args == ResultBigint {

@@ -48,6 +48,7 @@ func (s *Session) Describe(ctx context.Context, query string, markers int) (cols
 	if filtered {
 		// A NULL stand-in may make it a zero-row probe; a value will not.
 		s.parser.SetSessionTimeZone(s.catalog.TimeZone()) // as parse does
+		s.parser.SetSessionCollation(s.catalog.CollationConnection())
 		stmt, err = s.parser.ParseDescribed(text)
 	} else {
 		stmt, err = s.parse(ctx, text)

@@ -407,5 +407,8 @@ func (s *Session) parse(ctx context.Context, text string) (sqlrewrite.Statement,
 	// NOW() in a private statement reads the zone the catalog engine's
 	// NOW() reads: the session's time_zone.
 	s.parser.SetSessionTimeZone(s.catalog.TimeZone())
+	// Post-processing compares literals' text in the collation the
+	// catalog engine compares them in: the session's collation_connection.
+	s.parser.SetSessionCollation(s.catalog.CollationConnection())
 	return s.parser.Parse(text)
 }

@@ -153,7 +153,7 @@ func formatExpr(e *sqlrewrite.Expr) string {
 	switch {
 	case e.Kind == sqlrewrite.ExprCase:
 		return fmt.Sprintf("case(%s; else=%t)", strings.Join(args, ", "), e.HasElse)
-	case e.Kind == sqlrewrite.ExprFunc || len(args) == 1:
+	case e.Kind == sqlrewrite.ExprFunc || len(args) != 2:
 		return e.Op + "(" + strings.Join(args, ", ") + ")"
 	}
 	return "(" + strings.Join(args, " "+e.Op+" ") + ")"

@@ -23,6 +23,9 @@ type Parser struct {
 	// sessionZone (SetSessionTimeZone) when it is one.
 	now         func() time.Time
 	sessionZone string
+	// collation is the session's collation_connection, which a Query
+	// records (SetSessionCollation).
+	collation string
 	// zones are the backend's date and timestamp columns with a time
 	// zone (SetColumnZones); nil knows none.
 	zones *catalog.ColumnZones
@@ -33,6 +36,10 @@ type Parser struct {
 	// (SetCharsets); nil checks none.
 	charsets *catalog.Charsets
 }
+
+// SetSessionCollation tells the parser the session's collation_connection
+// as SET left it, which the Queries it parses record (Query.Collation).
+func (p *Parser) SetSessionCollation(name string) { p.collation = name }
 
 // SetDatabase tells the parser the session's current database (after USE):
 // in CatalogDatabase, unqualified table names are catalog tables.
@@ -91,7 +98,16 @@ func (p *Parser) parse(sql string, probes bool) (st Statement, err error) {
 	case 0:
 		return &Empty{}, nil
 	case 1:
-		return p.statement(stmts[0], sql, probes)
+		st, err := p.statement(stmts[0], sql, probes)
+		switch q := st.(type) {
+		case *Query:
+			q.Collation = p.collation
+		case *Explain:
+			if q.Query != nil {
+				q.Query.Collation = p.collation
+			}
+		}
+		return st, err
 	}
 	return nil, refuseQuery("more than one statement in a query")
 }

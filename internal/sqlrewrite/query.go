@@ -46,6 +46,12 @@ type Query struct {
 	// declared values of its keys (SELECT DISTINCT col, SELECT col ...
 	// GROUP BY col), answered from the configuration at no cost.
 	Listing bool
+	// Collation is the session's collation_connection when the statement
+	// was parsed (Parser.SetSessionCollation): post-processing compares
+	// the text of literals in it, and a released text key's in the
+	// column collation dpproxy declares (utf8mb4_general_ci). "" is the
+	// proxy's default, utf8mb4_0900_bin.
+	Collation string
 }
 
 // GroupKey is one GROUP BY key with its public domain.
@@ -98,7 +104,9 @@ const (
 	// ExprKey is the value of Keys[Index] for the row's group.
 	ExprKey
 	// ExprOp applies Op to Args: arithmetic (+ - * / div %), comparison
-	// (= <> < <= > >= <=>), logic (and or not xor), neg, isnull, isnotnull.
+	// (= <> < <= > >= <=>), logic (and or not xor), neg, isnull, isnotnull,
+	// and the predicates between (x, low, high), in (x, v₁, …, vₙ), istrue,
+	// isfalse and like (x, pattern, escape character).
 	ExprOp
 	// ExprFunc applies the function Op (lower case) to Args.
 	ExprFunc

@@ -636,6 +636,37 @@ func (qb *queryBuilder) exprIn(e ast.ExprNode, clause string, aliases bool) (*Ex
 			return qb.op("isnotnull", clause, aliases, x.Expr)
 		}
 		return qb.op("isnull", clause, aliases, x.Expr)
+	case *ast.IsTruthExpr:
+		op := "isfalse"
+		if x.True > 0 {
+			op = "istrue"
+		}
+		return qb.negated(x.Not, op, clause, aliases, x.Expr)
+	case *ast.BetweenExpr:
+		return qb.negated(x.Not, "between", clause, aliases, x.Expr, x.Left, x.Right)
+	case *ast.PatternInExpr:
+		if x.Sel != nil {
+			return nil, refuseQuery("subqueries")
+		}
+		return qb.negated(x.Not, "in", clause, aliases, append([]ast.ExprNode{x.Expr}, x.List...)...)
+	case *ast.PatternLikeOrIlikeExpr:
+		if !x.IsLike {
+			return nil, refuseQuery("ILIKE (MySQL has none; LIKE compares in the collation, case-insensitive in utf8mb4_general_ci)")
+		}
+		like, err := qb.negated(x.Not, "like", clause, aliases, x.Expr, x.Pattern)
+		if err != nil {
+			return nil, err
+		}
+		escape := &Expr{Kind: ExprConst, Value: Value{IsText: true}}
+		if x.Escape != 0 {
+			escape.Value.Str = string(rune(x.Escape))
+		}
+		target := like
+		if x.Not {
+			target = like.Args[0]
+		}
+		target.Args = append(target.Args, escape)
+		return like, nil
 	case *ast.FuncCastExpr:
 		arg, err := qb.exprIn(x.Expr, clause, aliases)
 		if err != nil {
@@ -662,6 +693,16 @@ func (qb *queryBuilder) op(op, clause string, aliases bool, operands ...ast.Expr
 		out.Args = append(out.Args, x)
 	}
 	return out, qb.checkDateArithmetic(out)
+}
+
+// negated converts the predicate op of the operands, wrapped in NOT when
+// not is set (NOT BETWEEN, NOT IN, NOT LIKE, IS NOT TRUE).
+func (qb *queryBuilder) negated(not bool, op, clause string, aliases bool, operands ...ast.ExprNode) (*Expr, error) {
+	x, err := qb.op(op, clause, aliases, operands...)
+	if err != nil || !not {
+		return x, err
+	}
+	return &Expr{Kind: ExprOp, Op: "not", Args: []*Expr{x}}, nil
 }
 
 // function converts a post-processing function call.
@@ -711,11 +752,12 @@ func (qb *queryBuilder) function(x *ast.FuncCallExpr, clause string, aliases boo
 
 // dateSafe are the operators and functions of post-processing that take a
 // date aggregate (temporalQuantile) as the date text it is released as:
-// comparisons, logic, NULL tests, the choosing functions, CONCAT, CAST to
-// text, DATEDIFF and TIMESTAMPDIFF. The others would read the text as a
-// number.
+// comparisons (BETWEEN, IN and LIKE too), logic, NULL tests, the choosing
+// functions, CONCAT, CAST to text, DATEDIFF and TIMESTAMPDIFF. The others
+// would read the text as a number.
 var dateSafe = map[string]bool{
 	"=": true, "<>": true, "<": true, "<=": true, ">": true, ">=": true, "<=>": true,
+	"between": true, "in": true, "like": true,
 	"and": true, "or": true, "xor": true, "not": true, "isnull": true, "isnotnull": true,
 	"coalesce": true, "ifnull": true, "nullif": true, "if": true, "greatest": true, "least": true,
 	"concat": true, "cast-char": true, "datediff": true, "timestampdiff": true,
