@@ -57,7 +57,7 @@ var initVariables sync.Once
 func New(cat *catalog.Config, database string, vars Variables) (*Engine, error) {
 	initVariables.Do(func() {
 		variables.InitSystemVariables()
-		sql.SystemVariables.AddSystemVariables([]sql.SystemVariable{timeZoneVariable()})
+		sql.SystemVariables.AddSystemVariables(append([]sql.SystemVariable{timeZoneVariable()}, diagnosticsVariables()...))
 	})
 	all := map[string]any{
 		// LOAD_FILE and SELECT ... INTO OUTFILE may touch only this

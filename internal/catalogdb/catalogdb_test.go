@@ -365,3 +365,38 @@ func TestWarningsPerStatement(t *testing.T) {
 		t.Errorf("%d divisions by 0: %d warnings, want %d", maxWarnings+1, len(r.Warnings), maxWarnings)
 	}
 }
+
+// @@warning_count and @@error_count read the conditions SetConditions
+// recorded (the previous statement's), in any form MySQL reads them, and
+// cannot be set; an unknown system variable is MySQL's 1193, named
+// without @@ and its scope. Both were 1105 "Unknown system variable".
+func TestConditionCountsAndUnknownVariables(t *testing.T) {
+	s := testEngine(t).Open("a", 1, nil)
+	if got := fmt.Sprint(query(t, s, "SELECT @@warning_count, @@error_count").Rows); got != "[[0 0]]" {
+		t.Errorf("a new session: %s", got)
+	}
+	s.SetConditions(Conditions{All: 3, Errors: 1})
+	for q, want := range map[string]string{
+		"SELECT @@warning_count, @@error_count, @@session.warning_count, @@SESSION.error_count + 1": "[[3 1 3 2]]",
+		"SHOW SESSION VARIABLES WHERE Variable_name IN ('warning_count', 'error_count')":            "[[error_count 1] [warning_count 3]]",
+	} {
+		if got := fmt.Sprint(query(t, s, q).Rows); got != want {
+			t.Errorf("%s: got %s, want %s", q, got, want)
+		}
+	}
+	if _, err := s.Query(context.Background(), "SET @@warning_count = 0"); err == nil {
+		t.Error("SET @@warning_count was accepted")
+	}
+	for q, name := range map[string]string{
+		"SELECT @@nosuch":              "nosuch",
+		"SELECT @@session.nosuch + 1":  "nosuch",
+		"SELECT @@GLOBAL.nosuch":       "nosuch",
+		"SET @@nosuch = 1":             "nosuch",
+		"SET SESSION other_nosuch = 1": "other_nosuch",
+	} {
+		var ce *Error
+		if _, err := s.Query(context.Background(), q); !errors.As(err, &ce) || ce.Code != 1193 || ce.State != "HY000" || ce.Msg != "Unknown system variable '"+name+"'" {
+			t.Errorf("%s: got %v, want 1193 (HY000) Unknown system variable '%s'", q, err, name)
+		}
+	}
+}

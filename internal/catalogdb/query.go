@@ -282,6 +282,20 @@ func sqlError(err error) error {
 		// MySQL's code, which go-mysql-server's mapping lacks.
 		return &Error{Code: 1054, State: "42S22", Msg: "Unknown column: " + err.Error()}
 	}
+	if sql.ErrUnknownSystemVariable.Is(err) {
+		// MySQL's ER_UNKNOWN_SYSTEM_VARIABLE, which go-mysql-server's
+		// mapping lacks, naming the variable as MySQL does: without @@
+		// and its scope (@@session.x is 'x').
+		name := strings.TrimSuffix(strings.TrimPrefix(err.Error(), "Unknown system variable '"), "'")
+		name = strings.TrimPrefix(name, "@@")
+		for _, scope := range []string{"session.", "global.", "local.", "persist.", "persist_only."} {
+			if len(name) > len(scope) && strings.EqualFold(name[:len(scope)], scope) {
+				name = name[len(scope):]
+				break
+			}
+		}
+		return &Error{Code: 1193, State: "HY000", Msg: fmt.Sprintf("Unknown system variable '%s'", name)}
+	}
 	se := sql.CastSQLError(err)
 	return &Error{Code: uint16(se.Num), State: se.State, Msg: se.Message}
 }

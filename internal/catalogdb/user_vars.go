@@ -53,6 +53,10 @@ type boundedSession struct {
 	// undo holds, for each variable the current statement assigned, its
 	// value before the statement (absent: ok false).
 	undo map[string]previous
+
+	// conditions are what @@warning_count and @@error_count read
+	// (diagnostics.go).
+	conditions Conditions
 }
 
 type previous struct {

@@ -62,6 +62,9 @@ const (
 	// UnknownTimeZone: SET time_zone to a value that is no zone dpproxy
 	// reads (MySQL's ER_UNKNOWN_TIME_ZONE).
 	UnknownTimeZone
+	// UnknownVariable: a statement names a system variable that does not
+	// exist (MySQL's ER_UNKNOWN_SYSTEM_VARIABLE).
+	UnknownVariable
 	numKinds
 )
 
@@ -98,6 +101,8 @@ var codes = [numKinds]code{
 	OutOfRange: {1690, "22003", "out of range"},
 	// MySQL's ER_UNKNOWN_TIME_ZONE.
 	UnknownTimeZone: {1298, "HY000", "unknown time zone"},
+	// MySQL's ER_UNKNOWN_SYSTEM_VARIABLE.
+	UnknownVariable: {1193, "HY000", "unknown system variable"},
 }
 
 func init() {

@@ -56,7 +56,9 @@ func catalogError(err error) error {
 		kind = dperr.UnknownDatabase
 	case 1064, 1149:
 		kind = dperr.Parse
-	case 1193, 1231, 1232, 1238:
+	case 1193:
+		kind = dperr.UnknownVariable
+	case 1231, 1232, 1238:
 		kind = dperr.InvalidValue
 	case 1298:
 		kind = dperr.UnknownTimeZone

@@ -346,9 +346,37 @@ func number(a sqlrewrite.Assignment) (float64, error) {
 	return a.Value.Num, nil
 }
 
-func (s *Session) setWarnings(w []exec.Warning) { s.warnings = w }
+// setWarnings records the conditions of the statement that just ended,
+// which SHOW WARNINGS lists and the next statements' @@warning_count and
+// @@error_count count (the catalog engine reads them: a statement that
+// reads them, which has no outcome yet, reads its predecessor's, as in
+// MySQL).
+func (s *Session) setWarnings(w []exec.Warning) {
+	s.warnings = w
+	c := catalogdb.Conditions{All: uint64(len(w))}
+	for _, x := range w {
+		if x.Level == "Error" {
+			c.Errors++
+		}
+	}
+	s.catalog.SetConditions(c)
+}
 
 func (s *Session) showWarnings(st *sqlrewrite.ShowWarnings) *Result {
+	if st.Count {
+		// SHOW COUNT(*) WARNINGS | ERRORS: what @@warning_count and
+		// @@error_count read, under MySQL's column names.
+		n, name := int64(0), "@@session.warning_count"
+		if st.Errors {
+			name = "@@session.error_count"
+		}
+		for _, w := range s.warnings {
+			if !st.Errors || w.Level == "Error" {
+				n++
+			}
+		}
+		return &Result{Columns: []string{name}, Rows: [][]any{{n}}}
+	}
 	rows := [][]any{}
 	for _, w := range s.warnings {
 		if !st.Errors || w.Level == "Error" {

@@ -106,6 +106,46 @@ func TestWarningsDescribeTheLastStatement(t *testing.T) {
 	}
 }
 
+// @@warning_count and @@error_count count the previous statement's
+// conditions, as SHOW WARNINGS lists them, SHOW COUNT(*) WARNINGS and
+// SHOW COUNT(*) ERRORS too (which keep them); a statement that reads them
+// then has its own (none). They were refused as unknown system
+// variables (1235), and so was SHOW COUNT(*). An unknown variable is
+// MySQL's 1193 (HY000).
+func TestWarningAndErrorCounts(t *testing.T) {
+	s := newTestSession(t)
+	rows := func(sql string) string { return fmt.Sprint(run(t, s, sql).Rows) }
+	run(t, s, "SELECT 1/0, 2/0")
+	if got := rows("SELECT @@warning_count, @@error_count"); got != "[[2 0]]" {
+		t.Errorf("after two warnings: got %s", got)
+	}
+	if got := rows("SELECT @@warning_count"); got != "[[0]]" {
+		t.Errorf("after SELECT @@warning_count: got %s", got)
+	}
+	wantKind(t, s, "SELECT * FROM pums", dperr.Unsupported)
+	for _, q := range []string{"SHOW COUNT(*) WARNINGS", "SHOW COUNT(*) ERRORS", "SHOW COUNT(*) WARNINGS"} {
+		if got := rows(q); got != "[[1]]" {
+			t.Errorf("%s after a refusal: got %s", q, got)
+		}
+	}
+	if got := run(t, s, "SHOW COUNT(*) ERRORS").Columns; fmt.Sprint(got) != "[@@session.error_count]" {
+		t.Errorf("SHOW COUNT(*) ERRORS: columns %v", got)
+	}
+	// Beside a dpproxy setting, the variable is evaluated alone.
+	if got := rows("SELECT @@error_count, @@session.warning_count, @dp_epsilon"); got != "[[1 1 0.1]]" {
+		t.Errorf("after a refusal: got %s", got)
+	}
+	if got := rows("SHOW COUNT(*) WARNINGS"); got != "[[0]]" {
+		t.Errorf("after a clean statement: got %s", got)
+	}
+	wantKind(t, s, "SELECT @@nosuch", dperr.UnknownVariable)
+	wantKind(t, s, "SELECT @@nosuch, @dp_epsilon", dperr.UnknownVariable)
+	wantKind(t, s, "SET @@nosuch = 1", dperr.UnknownVariable)
+	if code, state := dperr.UnknownVariable.Code(); code != 1193 || state != "HY000" {
+		t.Errorf("unknown variable: %d (%s), want 1193 (HY000)", code, state)
+	}
+}
+
 func TestCatalogAndBootstrapStatements(t *testing.T) {
 	s := newTestSession(t)
 	for _, tc := range []struct{ sql, want string }{

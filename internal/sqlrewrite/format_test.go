@@ -45,6 +45,9 @@ func formatStatement(st sqlrewrite.Statement) string {
 		if s.Errors {
 			what = "errors"
 		}
+		if s.Count {
+			what = "count(*) " + what
+		}
 		fmt.Fprintf(&b, "show %s", what)
 		if s.Limit != nil {
 			fmt.Fprintf(&b, " offset=%d count=%d", s.Limit.Offset, s.Limit.Count)

@@ -16,10 +16,7 @@ import (
 func (p *Parser) show(s *ast.ShowStmt, sql string) (Statement, error) {
 	switch s.Tp {
 	case ast.ShowWarnings, ast.ShowErrors:
-		if s.CountWarningsOrErrors {
-			return nil, refuse("SHOW COUNT(*) WARNINGS", "SHOW WARNINGS [LIMIT n] lists the notes")
-		}
-		return &ShowWarnings{Errors: s.Tp == ast.ShowErrors}, nil
+		return &ShowWarnings{Errors: s.Tp == ast.ShowErrors, Count: s.CountWarningsOrErrors}, nil
 	case ast.ShowGrants:
 		if s.User == nil || s.User.CurrentUser {
 			return &ShowGrants{}, nil

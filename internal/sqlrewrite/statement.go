@@ -362,6 +362,9 @@ type ShowWarnings struct {
 	Errors bool
 	// Limit is SHOW WARNINGS LIMIT [offset,] count; nil lists everything.
 	Limit *Limit
+	// Count is true for SHOW COUNT(*) WARNINGS (or ERRORS): how many
+	// entries there are, not the list.
+	Count bool
 }
 
 // Limit is a LIMIT clause: skip Offset rows, then return at most Count.
