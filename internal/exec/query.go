@@ -63,7 +63,7 @@ func (e *Executor) runQuery(ctx context.Context, user string, qp *planner.QueryP
 	q := qp.Query
 	rows := make([]planner.Row, len(qp.Groups))
 	for g := range rows {
-		rows[g].Keys = qp.Groups[g]
+		rows[g].Keys, rows[g].NoRow = qp.Groups[g], qp.NoRow != ""
 	}
 	var warnings []Warning
 	switch {
@@ -148,6 +148,8 @@ func (e *Executor) runQuery(ctx context.Context, user string, qp *planner.QueryP
 	case qp.Empty:
 		warnings = append(warnings, note("the LIMIT leaves no row whatever the data: no data read, no budget spent"))
 		rows = nil
+	case qp.Base == nil && qp.NoRow != "":
+		warnings = append(warnings, note(qp.NoRow+": answered as over no row (an aggregate of a constant is NULL) from the statement alone; no data read, no budget spent"))
 	case qp.Base == nil:
 		warnings = append(warnings, note("constants only: no data read, no budget spent"))
 	case len(q.Keys) == 0:

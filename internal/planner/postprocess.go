@@ -210,6 +210,10 @@ type Row struct {
 	// (sqlrewrite.ExprColumn, ExprOuterKey, ExprOuterAgg): an output row of
 	// the query, and a group's keys and aggregates.
 	Cols, OuterKeys, OuterAggs []Datum
+	// NoRow marks the row of a group that has no row whatever the data
+	// (QueryPlan.NoRow), where an aggregate of a constant
+	// (sqlrewrite.ExprConstAgg) is NULL.
+	NoRow bool
 }
 
 // Rollup returns released, one row per group in group order, with WITH
@@ -629,6 +633,11 @@ func KeyDatum(v sqlrewrite.Value) Datum {
 func Eval(e *sqlrewrite.Expr, r Row, w *Warnings) (Datum, error) {
 	switch e.Kind {
 	case sqlrewrite.ExprConst, sqlrewrite.ExprNoRow:
+		return w.literalText(KeyDatum(e.Value)), nil
+	case sqlrewrite.ExprConstAgg:
+		if r.NoRow {
+			return Datum{Null: true}, nil
+		}
 		return w.literalText(KeyDatum(e.Value)), nil
 	case sqlrewrite.ExprAgg:
 		d := r.Aggs[e.Index]

@@ -110,7 +110,11 @@ type QueryPlan struct {
 	// It is also set, with NoRow and Base, when the statement has GROUP BY
 	// keys and its WHERE selects no row whatever the data (noRowWhere).
 	Empty bool
-	// NoRow, with Empty, says why the WHERE selects no row.
+	// NoRow says why the WHERE selects no row whatever the data: with
+	// Empty when the statement has GROUP BY keys; without keys, its one
+	// row is over no row (Row.NoRow: an aggregate of a constant,
+	// sqlrewrite.ExprConstAgg, is NULL) and Base, if any, is planned over
+	// no row (Plan.NoRow).
 	NoRow string
 }
 
@@ -205,7 +209,11 @@ func (p *Planner) PlanQuery(q *sqlrewrite.Query, s Settings) (*QueryPlan, error)
 	if len(qp.Groups) > maxGroups {
 		return nil, dperr.New(dperr.Unsupported, "not supported: GROUP BY with %d groups (at most %d)", len(qp.Groups), maxGroups)
 	}
-	if why := noRowWhere(t, q.Base); why != "" && len(q.Keys) > 0 && !q.Listing {
+	why := ""
+	if !q.Listing {
+		why = noRowWhere(t, q.Base)
+	}
+	if why != "" && len(q.Keys) > 0 {
 		// No group has a row, as over the catalog engine's empty table;
 		// Base, the aggregates over no row, types their columns.
 		base, err := p.plan(q.Base, s, false)
@@ -214,6 +222,12 @@ func (p *Planner) PlanQuery(q *sqlrewrite.Query, s Settings) (*QueryPlan, error)
 		}
 		qp.Base, qp.Empty, qp.NoRow = base, true, why
 		return qp, nil
+	}
+	if len(q.Keys) == 0 {
+		// The one row has no row under it: its aggregates of constants
+		// are NULL, and Base (planned below) answers the others over no
+		// row (Plan.NoRow).
+		qp.NoRow = why
 	}
 	if l := q.Limit; private >= 0 && l != nil && l.Count == 0 && len(q.Base.Items) > 0 {
 		// No row whatever the data; an OFFSET past the rows is no such
@@ -235,7 +249,7 @@ func (p *Planner) PlanQuery(q *sqlrewrite.Query, s Settings) (*QueryPlan, error)
 	if len(q.Keys) > 0 {
 		groupSettings = unitGroupSettings(t, s)
 	}
-	if filtered(q.Base.Items) && (len(q.Keys) > 0 || noRowWhere(t, q.Base) == "") {
+	if filtered(q.Base.Items) && (len(q.Keys) > 0 || why == "") {
 		if _, err := p.planParts(qp, groupSettings); err != nil {
 			return nil, err
 		}
@@ -651,8 +665,8 @@ func (qp *QueryPlan) totalDetail() string {
 		return qp.NoRow + ": no group has a row; no data read"
 	case qp.Empty:
 		return "the LIMIT leaves no row whatever the data; no data read"
-	case qp.Base != nil && qp.Base.NoRow != "":
-		return qp.Base.NoRow + ": answered from the statement alone; no data read"
+	case qp.NoRow != "":
+		return qp.NoRow + ": answered from the statement alone; no data read"
 	case len(qp.Parts) > 0:
 		composition := "basic"
 		if qp.Disjoint {
@@ -706,6 +720,9 @@ func ExprString(q *sqlrewrite.Query, e *sqlrewrite.Expr) string {
 		return strconv.FormatFloat(e.Value.Num, 'g', -1, 64)
 	case sqlrewrite.ExprNoRow:
 		return fmt.Sprintf("%s, the value over no row of %s, whose argument is NULL on every row (no data read, no budget spent)",
+			ExprString(q, &sqlrewrite.Expr{Kind: sqlrewrite.ExprConst, Value: e.Value}), e.Op)
+	case sqlrewrite.ExprConstAgg:
+		return fmt.Sprintf("%s, the constant of %s (NULL where the WHERE selects no row whatever the data; no data read, no budget spent)",
 			ExprString(q, &sqlrewrite.Expr{Kind: sqlrewrite.ExprConst, Value: e.Value}), e.Op)
 	case sqlrewrite.ExprAgg:
 		return q.Base.Items[e.Index].Label

@@ -310,7 +310,7 @@ func exprType(e *sqlrewrite.Expr, env *typeEnv) ResultType {
 		return t
 	}
 	switch e.Kind {
-	case sqlrewrite.ExprConst:
+	case sqlrewrite.ExprConst, sqlrewrite.ExprConstAgg:
 		return valueType(e.Value)
 	case sqlrewrite.ExprNoRow:
 		// As a released aggregate is typed (Output.ResultType).

@@ -145,6 +145,8 @@ func formatExpr(e *sqlrewrite.Expr) string {
 		return fmt.Sprintf("outer#%d", e.Index+1)
 	case sqlrewrite.ExprNoRow:
 		return fmt.Sprintf("%s over no row (%s)", formatValue(e.Value), e.Op)
+	case sqlrewrite.ExprConstAgg:
+		return fmt.Sprintf("%s over rows (%s)", formatValue(e.Value), e.Op)
 	}
 	args := make([]string, len(e.Args))
 	for i, a := range e.Args {

@@ -130,6 +130,13 @@ const (
 	// aggregates no value whatever the rows, and is 0 for COUNT and NULL
 	// otherwise, as MySQL answers. It reads no data and releases nothing.
 	ExprNoRow
+	// ExprConstAgg is the aggregate Op (its text: AVG, MIN or MAX of the
+	// constant Value) over a group's rows: Value over a group that has a
+	// row, NULL over one that has none, as MySQL answers. dpproxy never
+	// reveals whether a group is empty, so it is Value except where the
+	// WHERE selects no row whatever the data (planner.QueryPlan.NoRow),
+	// where it is NULL. It reads no data and releases nothing.
+	ExprConstAgg
 )
 
 // Outer is an outer query that aggregates the output rows of its Query,

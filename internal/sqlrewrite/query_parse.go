@@ -834,8 +834,10 @@ func castName(x *ast.FuncCastExpr) string {
 // row is its value over no row whatever the rows (ExprNoRow: SUM(col =
 // NULL) is NULL, COUNT(col = NULL) 0), its columns resolved as elsewhere.
 // Aggregates of a constant are answered from COUNT(*) or as the constant:
-// SUM(c) is c·COUNT(*); AVG(c), MIN(c) and MAX(c) are c (what SQL returns
-// on a non-empty group; dpproxy never reveals whether a group is empty).
+// SUM(c) is c·COUNT(*); AVG(c), MIN(c) and MAX(c) are c (ExprConstAgg:
+// what SQL returns on a non-empty group; dpproxy never reveals whether a
+// group is empty, only that the WHERE selects no row whatever the data,
+// where they are NULL).
 // MIN(col) and MAX(col) are the DP 0th and 100th percentiles (clamped to
 // the bounds), of a date column too (temporalQuantile).
 func (qb *queryBuilder) aggregate(e ast.ExprNode) (*Expr, error) {
@@ -869,7 +871,7 @@ func (qb *queryBuilder) aggregate(e ast.ExprNode) (*Expr, error) {
 				count := qb.item(Aggregate{Func: CountRows, Summed: true}, restore(a))
 				return &Expr{Kind: ExprOp, Op: "*", Args: []*Expr{{Kind: ExprConst, Value: c}, count}}, nil
 			case "avg", "min", "max":
-				return &Expr{Kind: ExprConst, Value: c}, nil
+				return &Expr{Kind: ExprConstAgg, Value: c, Op: restore(a)}, nil
 			}
 		}
 		if name == "min" || name == "max" {
