@@ -245,3 +245,100 @@ func TestTierKeysEndToEnd(t *testing.T) {
 		})
 	}
 }
+
+// TestTierElseHoldsNullsEndToEnd: a row whose tiered column is NULL is in
+// the ELSE tier of GROUP BY CASE WHEN ... ELSE ... END, where SQL's CASE
+// puts it (every WHEN is UNKNOWN on NULL), and in the NULL group of a
+// CASE without ELSE, on SQLite, PostgreSQL and MariaDB: at ε = 40 every
+// count equals the backend's own GROUP BY of the same statement (40 rows
+// with a NULL income and age 99 added to the demo's). The ELSE tier's
+// other reads (MEDIAN, by the group's filter) hold them too. A range
+// condition (GROUP BY income >= 80000), which SQL computes as NULL there,
+// still leaves them in no group: its 0 group is the backend's 0 group.
+// Before, the NULL rows were in no tier: the ELSE tiers lacked 40 rows,
+// and a CASE without ELSE was refused.
+func TestTierElseHoldsNullsEndToEnd(t *testing.T) {
+	for _, b := range []struct{ name, driver string }{{"sqlite", "sqlite"}, {"postgres", "postgres"}, {"mariadb", "mysql"}} {
+		t.Run(b.name, func(t *testing.T) {
+			dsn, config := groupedDeploymentOn(t, b.driver)
+			direct := testdb.Open(t, b.driver, dsn)
+			for i := range 40 {
+				if _, err := direct.Exec(fmt.Sprintf("INSERT INTO pums (age, sex, educ, race, income, married) VALUES (99, %d, 9, 1, NULL, 1)", i%2)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			db := exactSession(t, config)
+			counts := func(db *sql.DB, q string) map[string]float64 {
+				t.Helper()
+				rows, err := db.Query(q)
+				if err != nil {
+					t.Fatalf("%s: %v", q, err)
+				}
+				defer rows.Close()
+				out := map[string]float64{}
+				for rows.Next() {
+					var label sql.NullString
+					var n float64
+					if err := rows.Scan(&label, &n); err != nil {
+						t.Fatal(err)
+					}
+					key := "NULL"
+					if label.Valid {
+						key = label.String
+					}
+					out[key] = n
+				}
+				if err := rows.Err(); err != nil {
+					t.Fatal(err)
+				}
+				return out
+			}
+			for _, c := range []struct {
+				q     string
+				else_ string
+			}{
+				{"SELECT CASE WHEN income < 20000 THEN 'low' WHEN income < 80000 THEN 'mid' ELSE 'high' END AS tier, COUNT(*) FROM pums GROUP BY tier", "high"},
+				{"SELECT CASE WHEN income < 20000 THEN 'low' WHEN income < 80000 THEN 'mid' END AS tier, COUNT(*) FROM pums GROUP BY tier", "NULL"},
+				{"SELECT CASE WHEN income < 20000 THEN 'low' ELSE NULL END AS tier, COUNT(*) FROM pums GROUP BY tier", "NULL"},
+				{"SELECT CASE WHEN income > 1000 * age THEN 'rich' ELSE 'other' END AS tier, COUNT(*) FROM pums GROUP BY tier", "other"},
+			} {
+				got, want := counts(db, c.q), counts(direct, c.q)
+				if fmt.Sprint(got) != fmt.Sprint(want) {
+					t.Errorf("%s: proxy %v, backend %v", c.q, got, want)
+				}
+				if n := countNullIncome(t, direct); want[c.else_] < n {
+					t.Fatalf("fixture: the backend's %s tier has %g rows, fewer than the %g NULL incomes", c.else_, want[c.else_], n)
+				}
+			}
+			// A range condition is NULL on NULL: SQL's NULL group, which
+			// this key does not have; its 0 group is the backend's.
+			// (PostgreSQL's booleans spelled as MySQL's numbers.)
+			q := "SELECT income >= 80000 AS rich, COUNT(*) FROM pums GROUP BY rich"
+			got, want := counts(db, q), counts(direct, "SELECT CASE WHEN income >= 80000 THEN 1 WHEN income < 80000 THEN 0 END AS rich, COUNT(*) FROM pums GROUP BY rich")
+			if got["0"] != want["0"] || got["1"] != want["1"] || len(got) != 2 || want["NULL"] != 40 {
+				t.Errorf("%s: proxy %v, backend %v (the NULL group left out)", q, got, want)
+			}
+			// The ELSE tier's MEDIAN reads its rows by the group's filter:
+			// only the 40 NULL incomes, of age 99, are there.
+			var tier string
+			var n, median float64
+			if err := db.QueryRow("SELECT CASE WHEN income < 1000000 THEN 'any' ELSE 'none' END AS tier, COUNT(*), MEDIAN(age) FROM pums GROUP BY tier HAVING tier = 'none'").Scan(&tier, &n, &median); err != nil {
+				t.Fatal(err)
+			}
+			if n != 40 || math.Abs(median-99) > 2 {
+				t.Errorf("the ELSE tier of NULL incomes: %g rows, median age %g; want 40 and 99", n, median)
+			}
+		})
+	}
+}
+
+// countNullIncome is the number of the backend's pums rows whose income
+// is NULL.
+func countNullIncome(t *testing.T, direct *sql.DB) float64 {
+	t.Helper()
+	var n float64
+	if err := direct.QueryRow("SELECT COUNT(*) FROM pums WHERE income IS NULL").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}

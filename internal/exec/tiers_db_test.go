@@ -18,7 +18,8 @@ import (
 // ends, outside the bounds; on SQLite text and a blob; on PostgreSQL NaN
 // and ±Infinity): the grouped fetch puts each readable value in the tier
 // of the first range that holds it, else in the ELSE tier, exactly as a
-// model of SQL's CASE (an unreadable value in none); and the per-group
+// model of SQL's CASE (an unreadable value in the ELSE tier too, as SQL's
+// CASE puts NULL, on which every WHEN is UNKNOWN); and the per-group
 // filters (which window fetches read) select exactly the grouped fetch's
 // rows of each group.
 func TestTierKeysOnHostileValues(t *testing.T) {
@@ -59,6 +60,8 @@ func TestTierKeysOnHostileValues(t *testing.T) {
 			for _, c := range []struct {
 				tiers string
 				model func(x float64) int
+				// elseTier is the ELSE tier's index.
+				elseTier int
 			}{
 				{"CASE WHEN x BETWEEN 18 AND 34 THEN 'a' WHEN x BETWEEN 35 AND 64 THEN 'b' ELSE 'c' END", func(x float64) int {
 					switch {
@@ -68,7 +71,7 @@ func TestTierKeysOnHostileValues(t *testing.T) {
 						return 1
 					}
 					return 2
-				}},
+				}, 2},
 				{"CASE WHEN x > 64 THEN 'old' WHEN x >= 18 THEN 'adult' ELSE 'minor' END", func(x float64) int {
 					switch {
 					case x > 64:
@@ -77,7 +80,7 @@ func TestTierKeysOnHostileValues(t *testing.T) {
 						return 1
 					}
 					return 2
-				}},
+				}, 2},
 				{"CASE WHEN x <= 17 THEN 1 WHEN x < 35 AND x > 20 THEN 2 WHEN 64 < x THEN 3 ELSE 4 END", func(x float64) int {
 					switch {
 					case x <= 17:
@@ -88,7 +91,7 @@ func TestTierKeysOnHostileValues(t *testing.T) {
 						return 2
 					}
 					return 3
-				}},
+				}, 3},
 			} {
 				qp := planGrouped(t, groupedCatalog(), "SELECT "+c.tiers+" AS tier, s, COUNT(*) FROM t GROUP BY tier, s", 1)
 				snap, err := back.Snapshot(ctx)
@@ -103,10 +106,11 @@ func TestTierKeysOnHostileValues(t *testing.T) {
 				// The model: tier × s (3 values declared: a, b, c).
 				want := make([]float64, len(qp.Groups))
 				for i, v := range values {
-					if v.unreadable {
-						continue
+					tier := c.elseTier
+					if !v.unreadable {
+						tier = c.model(v.v)
 					}
-					want[c.model(v.v)*3+i%2]++
+					want[tier*3+i%2]++
 				}
 				for g := range qp.Groups {
 					one, err := snap.Summary(ctx, sqlrewrite.Fetch{Table: "t", Filter: qp.GroupFilters[g], Summary: terms})

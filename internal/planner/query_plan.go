@@ -176,6 +176,7 @@ func (p *Planner) PlanQuery(q *sqlrewrite.Query, s Settings) (*QueryPlan, error)
 			}
 		} else if k.Tiers != nil {
 			dim.Tiers, conds = tierConditions(k.Tiers, col.Source)
+			dim.ElseUnreadable = k.Tiers.ElseUnreadable
 		} else if k.Bucket == nil {
 			dim.Values = k.Values
 			// Text values the column's collation equates (MySQL's _ci
@@ -407,15 +408,20 @@ func (p *Planner) planSelected(qp *QueryPlan, private int, s Settings) (*QueryPl
 const maxGroups = 10000
 
 // tierConditions returns the ranges of a tiering, in backend names, and
-// per tier the conditions selecting its rows, as SQL's CASE does on the
-// readable values: the value readable, in the tier's range and in none of
-// the earlier ones (each a Complement: not in the range, or unreadable);
-// the ELSE tier's, readable and in none of the ranges.
+// per tier the conditions selecting its rows, as SQL's CASE does: the
+// value readable, in the tier's range and in none of the earlier ones
+// (each a Complement: not in the range, or unreadable); the ELSE tier's,
+// in none of the ranges, which with t.ElseUnreadable holds for the
+// unreadable values too (every WHEN is UNKNOWN on NULL), and otherwise
+// is also readable. The conditions select exactly the rows the grouped
+// fetch's CASE (sqlrewrite.CellDim) puts in each tier.
 func tierConditions(t *sqlrewrite.Tiering, source string) ([]sqlrewrite.Range, [][]sqlrewrite.Condition) {
 	readable := sqlrewrite.Condition{Column: source, IsNull: true, Complement: true}
 	conds := make([][]sqlrewrite.Condition, len(t.Ranges)+1)
 	for i := range conds {
-		conds[i] = []sqlrewrite.Condition{readable}
+		if i < len(t.Ranges) || !t.ElseUnreadable {
+			conds[i] = []sqlrewrite.Condition{readable}
+		}
 		if i < len(t.Ranges) {
 			conds[i] = append(conds[i], sqlrewrite.Condition{Column: source, Range: &t.Ranges[i]})
 		}

@@ -30,8 +30,10 @@ type CellDim struct {
 	Date *DateAxis
 	// Tiers are first-match ranges (a CASE of tiers, tiers.go): index i is
 	// the first Tiers[i] holding the readable value, len(Tiers) when none
-	// does.
-	Tiers []Range
+	// does; an unreadable value (NULL; on SQLite text or a blob) is in
+	// none, or with ElseUnreadable in len(Tiers), as SQL's CASE puts it.
+	Tiers          []Range
+	ElseUnreadable bool
 	// ByValue asks a GroupedSummary to group by the column's own values
 	// where GroupsByValue says so: the fetch then returns each distinct
 	// (readable) value in place of an index, and the caller maps it to its

@@ -46,6 +46,9 @@ import (
 //	filter day date 2020-01-01 until 2021-01-01
 //	                                        a date range [lo, hi)
 //	cells age tiers [-inf, 18) [18, 64]     a tiered dimension (first match, then ELSE)
+//	cells age tiers [18, 64] else-unreadable
+//	                                        the unreadable values in the ELSE
+//	                                        cell (CellDim.ElseUnreadable)
 //	grouped                                 (last) the cells and summary
 //	                                        lines so far become a GroupedSummary
 //	grouped histogram                       (last) the cells and histogram
@@ -232,7 +235,9 @@ func parseFetchLine(f *sqlrewrite.Fetch, line string) error {
 			f.Cells = &sqlrewrite.Cells{}
 		}
 		d := sqlrewrite.CellDim{Column: m[1]}
-		for rest := m[2]; rest != ""; rest = strings.TrimPrefix(rest, " ") {
+		rest, unreadable := strings.CutSuffix(m[2], " else-unreadable")
+		d.ElseUnreadable = unreadable
+		for ; rest != ""; rest = strings.TrimPrefix(rest, " ") {
 			c, after, err := parseCondition(m[1] + " " + rest)
 			if err != nil {
 				return err

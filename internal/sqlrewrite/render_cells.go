@@ -21,7 +21,7 @@ import (
 // so the ends clamp (readable as in Render; PostgreSQL's NaN, ordered above
 // every number, falls in the last cell as clamp puts it at the upper bound);
 // a tiered key is CASE WHEN NOT readable THEN NULL WHEN range0 THEN 0 …
-// ELSE k END.
+// ELSE k END (THEN k for the unreadable values with ElseUnreadable).
 func (r *renderer) cells(f Fetch) (string, error) {
 	dims := f.Cells.Dims
 	if len(dims) == 0 {
@@ -73,8 +73,13 @@ func (r *renderer) cellKey(d CellDim) (string, error) {
 	sb.WriteString("CASE")
 	if len(d.Tiers) > 0 {
 		// As SQL's CASE, on the readable values (an unreadable one has no
-		// key); each range compares the column in its own type.
-		fmt.Fprintf(&sb, " WHEN NOT (%s) THEN NULL", r.readable(col))
+		// key, or with ElseUnreadable the ELSE's); each range compares the
+		// column in its own type.
+		unreadable := "NULL"
+		if d.ElseUnreadable {
+			unreadable = strconv.Itoa(len(d.Tiers))
+		}
+		fmt.Fprintf(&sb, " WHEN NOT (%s) THEN %s", r.readable(col), unreadable)
 		for i, rg := range d.Tiers {
 			for _, e := range []float64{rg.Lower, rg.Upper} {
 				if math.IsNaN(e) || math.IsInf(e, 0) {

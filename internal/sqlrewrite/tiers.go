@@ -20,17 +20,24 @@ import (
 //
 // each rᵢ a range of it written with <, <=, >, >=, BETWEEN or an
 // AND of them (col >= 18 AND col < 35), with constant ends, and distinct
-// literal labels (the GroupKey's Values, in this order). As SQL's CASE
-// does, a readable value is in the tier of the first range that holds it,
-// and in the ELSE tier when none does: a partition of the readable values
-// fixed by the query, whatever the data, so the key's domain is public
-// like a declared one (every tier is answered, empty ones included). As
-// for every GROUP BY key, an unreadable value (NULL; on SQLite text or a
-// blob) is in no tier, where SQL's CASE would put it in the ELSE tier.
+// literal labels (the GroupKey's Values, in this order); without an ELSE
+// (or with ELSE NULL) the ELSE tier's label is NULL, SQL's NULL group.
+// As SQL's CASE does, a readable value is in the tier of the first range
+// that holds it, and in the ELSE tier when none does; so is an
+// unreadable value (NULL; on SQLite text or a blob), on which every WHEN
+// is UNKNOWN (ElseUnreadable): a partition of the rows fixed by the
+// query, whatever the data, so the key's domain is public like a declared
+// one (every tier is answered, empty ones included).
 type Tiering struct {
 	Column string
 	// Ranges are the WHEN ranges, in CASE order.
 	Ranges []Range
+	// ElseUnreadable puts the unreadable values in the ELSE tier, as SQL's
+	// CASE does. It is set for a CASE; a range condition's tiers (GROUP
+	// BY age > 30: 1 where it holds, 0 where it does not) and a mapped key
+	// (mappedKey) leave them in no tier: SQL computes NULL there, a group
+	// those keys do not have.
+	ElseUnreadable bool
 	// Spelling identifies the tiering (column, ranges, labels), so that the
 	// same CASE in the select list and in GROUP BY is one key.
 	Spelling string
@@ -44,9 +51,11 @@ type Tiering struct {
 // all have the shape of ranges (tierShaped; the caller's other rules
 // apply), and err says why a CASE of that shape cannot be a key.
 func (sc *scope) tiering(e ast.ExprNode) (t *Tiering, labels []Value, ok bool, err error) {
-	if isCondition(e) && tierShaped(e) {
+	condition := isCondition(e) && tierShaped(e)
+	if condition {
 		// GROUP BY age > 30: MySQL's 1 where it holds and 0 where not, the
-		// tiers of CASE WHEN age > 30 THEN 1 ELSE 0 END.
+		// tiers of CASE WHEN age > 30 THEN 1 ELSE 0 END but for the
+		// unreadable values (NULL there, in no tier).
 		one, zero := ast.NewValueExpr(int64(1), "", ""), ast.NewValueExpr(int64(0), "", "")
 		e = &ast.CaseExpr{WhenClauses: []*ast.WhenClause{{Expr: e, Result: one}}, ElseClause: zero}
 	}
@@ -60,12 +69,9 @@ func (sc *scope) tiering(e ast.ExprNode) (t *Tiering, labels []Value, ok bool, e
 		}
 	}
 	why := func(format string, args ...any) error {
-		return refuseQuery("GROUP BY the tiers %s: "+format+" (tiers are CASE WHEN r1 THEN label WHEN r2 THEN label ... ELSE label END, each r a range of one numeric column or row expression with <, <=, >, >=, BETWEEN or AND, constant ends, distinct literal labels)", append([]any{restore(e)}, args...)...)
+		return refuseQuery("GROUP BY the tiers %s: "+format+" (tiers are CASE WHEN r1 THEN label WHEN r2 THEN label ... [ELSE label] END, each r a range of one numeric column or row expression with <, <=, >, >=, BETWEEN or AND, constant ends, distinct literal labels, NULL only the ELSE's)", append([]any{restore(e)}, args...)...)
 	}
-	if c.ElseClause == nil {
-		return nil, nil, true, why("no ELSE")
-	}
-	t = &Tiering{}
+	t = &Tiering{ElseUnreadable: !condition}
 	results := make([]ast.ExprNode, 0, len(c.WhenClauses)+1)
 	for _, w := range c.WhenClauses {
 		conds, err := sc.conjunctionAt(w.Expr, tierSite)
@@ -98,12 +104,19 @@ func (sc *scope) tiering(e ast.ExprNode) (t *Tiering, labels []Value, ok bool, e
 	}
 	results = append(results, c.ElseClause)
 	seen := map[Value]bool{}
-	for _, r := range results {
-		v, isLit := literal(r)
-		if !isLit || v.Null {
-			return nil, nil, true, why("a label that is not a literal")
+	for i, r := range results {
+		v, isLit := Value{Null: true}, true // no ELSE: NULL
+		if r != nil {
+			v, isLit = literal(r)
 		}
-		if len(labels) > 0 && v.IsText != labels[0].IsText {
+		switch {
+		case !isLit:
+			return nil, nil, true, why("a label that is not a literal")
+		case v.Null && i < len(c.WhenClauses):
+			return nil, nil, true, why("a WHEN labelled NULL (only the ELSE's label, or its absence, may be NULL)")
+		case v.Null:
+			v = Value{Null: true}
+		case len(labels) > 0 && v.IsText != labels[0].IsText:
 			return nil, nil, true, why("labels of two types")
 		}
 		if seen[v] {
@@ -116,7 +129,11 @@ func (sc *scope) tiering(e ast.ExprNode) (t *Tiering, labels []Value, ok bool, e
 	for i, r := range t.Ranges {
 		parts = append(parts, formatLabel(labels[i]), describeCondition(Condition{Column: t.Column, Range: &r}))
 	}
-	t.Spelling = strings.Join(append(parts, formatLabel(labels[len(labels)-1])), " ")
+	parts = append(parts, formatLabel(labels[len(labels)-1]))
+	if condition {
+		parts = append(parts, "unreadable in no tier") // not the CASE's key
+	}
+	t.Spelling = strings.Join(parts, " ")
 	return t, labels, true, nil
 }
 
@@ -206,7 +223,11 @@ func (t *Tiering) String() string {
 	for i, r := range t.Ranges {
 		parts[i] = describeCondition(Condition{Column: t.Column, Range: &r})
 	}
-	return fmt.Sprintf("tiers of %s: %s; else", t.Column, strings.Join(parts, "; "))
+	last := "else"
+	if t.ElseUnreadable {
+		last = "else or NULL"
+	}
+	return fmt.Sprintf("tiers of %s: %s; %s", t.Column, strings.Join(parts, "; "), last)
 }
 
 // mappedKey reads GROUP BY a CASE whose conditions restrict one column
