@@ -121,12 +121,20 @@ func (o *Output) direct(args []Estimate) Value {
 			v.Value, v.Low, v.High = v.Value*n/(n-1), v.Low*n/(n-1), v.High*n/(n-1)
 		}
 	}
-	v.Value = math.Min(math.Max(v.Value, lo), hi)
+	// Both ends are clamped into [lo, hi] like the value: clamping is
+	// monotone, so an interval that held the unclamped value holds the
+	// clamped one, and noise that put the centre far outside the range
+	// cannot leave Low above High, an end outside the range or (under
+	// SquareRoot) a negative end.
+	v.Value = clampTo(v.Value, lo, hi)
 	if v.HasInterval {
-		v.Low, v.High = math.Max(v.Low, lo), math.Min(v.High, hi)
+		v.Low, v.High = clampTo(v.Low, lo, hi), clampTo(v.High, lo, hi)
 	}
 	return v
 }
+
+// clampTo is x limited to [lo, hi].
+func clampTo(x, lo, hi float64) float64 { return math.Min(math.Max(x, lo), hi) }
 
 // Temporal returns the type of the column of a date or timestamp order
 // statistic (MIN, MAX, MEDIAN, PERCENTILE_CONT of a date column or of

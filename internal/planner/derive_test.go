@@ -1,0 +1,48 @@
+package planner
+
+import (
+	"math"
+	"testing"
+
+	"github.com/dpproxy/dpproxy/internal/catalog"
+	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
+)
+
+// TestDirectIntervalInsideRange: a value released whole (a forced
+// preprocess variance, a quantile) whose noise put the centre far outside
+// the statistic's range is clamped into it with both ends of its
+// interval, so the interval holds the value, Low ≤ High, and a standard
+// deviation's ends are real. An independent review saw [1.4e6, 250000],
+// [0, −3.1e6] and [0, NaN] from the outer ends alone being clamped.
+func TestDirectIntervalInsideRange(t *testing.T) {
+	lower, upper := 0.0, 1000.0
+	col := &catalog.Column{Name: "amount", Type: catalog.Real, Lower: &lower, Upper: &upper}
+	for _, tc := range []struct {
+		name     string
+		fn       sqlrewrite.AggFunc
+		derive   DeriveKind
+		sample   bool
+		released Estimate
+		lo, hi   float64
+	}{
+		{"variance above the range", sqlrewrite.VarPop, Direct, false, Estimate{Value: 1.6e6, Low: 1.4e6, High: 1.8e6, HasInterval: true}, 0, 250000},
+		{"variance below the range", sqlrewrite.VarPop, Direct, false, Estimate{Value: -5e6, Low: -7e6, High: -3.1e6, HasInterval: true}, 0, 250000},
+		{"standard deviation below the range", sqlrewrite.StddevPop, SquareRoot, false, Estimate{Value: -5e6, Low: -7e6, High: -3.1e6, HasInterval: true}, 0, 500},
+		{"median above the range", sqlrewrite.Median, Direct, false, Estimate{Value: 1500, Low: 1200, High: 1800, HasInterval: true}, 0, 1000},
+	} {
+		o := &Output{Label: "x", Agg: sqlrewrite.Aggregate{Func: tc.fn}, Column: col, Derive: tc.derive, Inner: Direct, Sample: tc.sample, Args: []int{0}}
+		v, err := o.Evaluate([]Estimate{tc.released})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		for _, x := range []float64{v.Value, v.Low, v.High} {
+			if math.IsNaN(x) || x < tc.lo || x > tc.hi {
+				t.Errorf("%s: value %v interval [%v, %v], want all in [%v, %v]", tc.name, v.Value, v.Low, v.High, tc.lo, tc.hi)
+				break
+			}
+		}
+		if !(v.Low <= v.Value && v.Value <= v.High) {
+			t.Errorf("%s: value %v outside its interval [%v, %v]", tc.name, v.Value, v.Low, v.High)
+		}
+	}
+}
