@@ -66,7 +66,7 @@ func TestSynopsisTooLargeRefusedUncharged(t *testing.T) {
 			for range 3 {
 				_, err := e.Run(ctx, "a", plan, rand.NewChaCha8([32]byte{1}))
 				if dperr.KindOf(err) != dperr.Unsupported || !strings.Contains(fmt.Sprint(err), "max_allowed_packet") ||
-					!strings.Contains(fmt.Sprint(err), "declare at most 463688 bins") {
+					!strings.Contains(fmt.Sprint(err), "declare at most 463665 bins") {
 					t.Fatalf("range count from a synopsis too large for the ledger: got %v, want 1235 naming the limit and the bins that fit", err)
 				}
 			}

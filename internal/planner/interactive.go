@@ -250,19 +250,27 @@ func cellsFetch(t *catalog.Table, in *catalog.Interactive) *sqlrewrite.Cells {
 	return c
 }
 
-// interactiveKey identifies a dataset's instance: a change to the table's
-// source, domain, interactive configuration or privacy unit bound makes a
-// new instance.
+// interactiveKey identifies a dataset's instance by everything its
+// creation reads and everything that changes what it releases: the backend
+// relation (relationIdentity: source and partitions), each domain column's
+// declaration and identity (columnIdentity: source, type, bounds), the
+// interactive configuration and the privacy unit bound. A change to any of
+// them makes a new instance, paid once, and two proxies sharing the ledger
+// share an instance only when they would create the same one. v2 added the
+// partitions and the columns' identities (v1 named the table, its source
+// and the domain only, so an instance answered for other backend columns):
+// each instance stored under a v1 key is a new session, paid once more.
 func interactiveKey(t *catalog.Table, in *catalog.Interactive) string {
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "v1|%s|%s", strings.ToLower(t.Name), t.Source)
+	fmt.Fprintf(&sb, "v2|%s", relationIdentity(t))
 	for _, c := range in.Columns {
-		fmt.Fprintf(&sb, "|%s", c.Describe())
+		col, _ := t.Column(c.Name)
+		fmt.Fprintf(&sb, "|%s (%s)", c.Describe(), columnIdentity(col))
 	}
 	fmt.Fprintf(&sb, "|eps=%g|alpha=%g|beta=%g|k=%d|%s", in.Epsilon, in.Alpha, in.Beta, in.PlannedQueries, in.Mechanism)
 	if t.HasPrivacyUnit() {
 		// The unit and its bound change what is released; row-level keys
-		// are unchanged.
+		// have no such part.
 		fmt.Fprintf(&sb, "|unit=%s|rows_per_unit=%d", strings.ToLower(t.PrivacyUnit), t.MaxRowsPerUnit)
 	}
 	return sb.String()

@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -331,7 +332,8 @@ func (sp *synopsisPlanner) split(col *catalog.Column, d Domain, conds []sqlrewri
 // other, adding it if new.
 func (sp *synopsisPlanner) synopsis(col *catalog.Column, d Domain, other []sqlrewrite.Condition) int {
 	pred := canonicalPredicate(sp.table, other)
-	key := synopsisKey(sp.table, col, d, pred)
+	reads := predicateColumns(sp.table, sp.derived, other)
+	key := synopsisKey(sp.table, col, d, pred, reads)
 	for i, s := range sp.plan.Synopses {
 		if s.Key == key {
 			return i
@@ -344,7 +346,7 @@ func (sp *synopsisPlanner) synopsis(col *catalog.Column, d Domain, other []sqlre
 		filter[i] = c
 	}
 	sp.plan.Synopses = append(sp.plan.Synopses, &SynopsisSpec{
-		Table: sp.table, Column: col, Domain: d, Predicate: pred, Key: key, Config: *col.Histogram, Temporal: temporalColumns(sp.table, sp.derived, other),
+		Table: sp.table, Column: col, Domain: d, Predicate: pred, Key: key, Config: *col.Histogram, Temporal: temporalColumns(reads),
 		Histogram: sqlrewrite.Fetch{Table: sp.table.Source, Declared: sp.table.Name, Partitions: sp.table.Partitions, Filter: filter, Derived: sp.derived,
 			Histogram: &sqlrewrite.Histogram{Column: col.Source, Lower: d.Lower, Upper: d.Upper, Bins: d.Bins, Top: !d.Integer}},
 	})
@@ -363,34 +365,51 @@ func WholeSynopsis(t *catalog.Table, col *catalog.Column) (spec *SynopsisSpec, o
 	return sp.plan.Synopses[sp.synopsis(col, d, nil)], true
 }
 
-// temporalColumns returns the date and timestamp columns of t (catalog
-// names, sorted, each once) that conds read: a condition's own column, or
-// the operands and CASE conditions of the derived column it restricts.
-func temporalColumns(t *catalog.Table, derived []sqlrewrite.DerivedColumn, conds []sqlrewrite.Condition) []string {
-	var out []string
+// predicateColumns returns the declared columns of t (sorted by name,
+// each once) that conds read: a condition's own column, or, for a
+// condition on a derived column (a row expression of derived), the
+// columns its operands and CASE conditions read, whose clamped values it
+// computes. A derived column itself is not returned: its name is its
+// expression's text, which the predicate writes, and its backend name
+// depends on the statement.
+func predicateColumns(t *catalog.Table, derived []sqlrewrite.DerivedColumn, conds []sqlrewrite.Condition) []*catalog.Column {
+	var out []*catalog.Column
 	add := func(col *catalog.Column) {
-		if col.Temporal() && !slices.Contains(out, col.Name) {
-			out = append(out, col.Name)
+		if !slices.Contains(out, col) {
+			out = append(out, col)
 		}
 	}
 	for _, c := range conds {
 		col, _ := t.Column(c.Column)
-		add(col)
-		for _, d := range derived {
-			if d.Name != col.Source {
-				continue
-			}
-			d.Expr.Sourced(func(source string) string { // a walk over the expression's columns
-				for i := range t.Columns {
-					if t.Columns[i].Source == source {
-						add(&t.Columns[i])
-					}
+		i := slices.IndexFunc(derived, func(d sqlrewrite.DerivedColumn) bool { return d.Name == col.Source })
+		if i < 0 {
+			add(col)
+			continue
+		}
+		derived[i].Expr.Sourced(func(source string) string { // a walk over the expression's columns
+			for j := range t.Columns {
+				if t.Columns[j].Source == source {
+					add(&t.Columns[j])
 				}
-				return source
-			})
+			}
+			return source
+		})
+	}
+	slices.SortFunc(out, func(a, b *catalog.Column) int {
+		return cmp.Or(strings.Compare(strings.ToLower(a.Name), strings.ToLower(b.Name)), strings.Compare(a.Source, b.Source))
+	})
+	return out
+}
+
+// temporalColumns returns the catalog names of the date and timestamp
+// columns among cols (predicateColumns: sorted, each once).
+func temporalColumns(cols []*catalog.Column) []string {
+	var out []string
+	for _, col := range cols {
+		if col.Temporal() {
+			out = append(out, col.Name)
 		}
 	}
-	slices.Sort(out)
 	return out
 }
 

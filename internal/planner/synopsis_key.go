@@ -11,14 +11,27 @@ import (
 	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
 )
 
+// synopsisKeyVersion starts every synopsis key. v3 keys a synopsis on the
+// backend relation and columns its build reads (v2 named the configured
+// table and columns only, so a synopsis answered for another relation, or
+// for operands clamped to other bounds, after a configuration change or
+// on another proxy sharing the ledger): each synopsis stored under an
+// older key is built, and paid, once more.
+const synopsisKeyVersion = "v3"
+
 // synopsisKey identifies the synopsis of col over d for the canonical
-// predicate pred: the table, column, domain and predicate, and everything
-// of the column's histogram configuration that changes what is released
-// (ε, mechanism, workload; on a unit table the unit column and
-// max_rows_per_unit). A changed configuration therefore names a new
-// synopsis, built and paid once, instead of being ignored in favour of one
-// built under the old configuration.
-func synopsisKey(t *catalog.Table, col *catalog.Column, d Domain, pred string) string {
+// predicate pred, whose conditions read the declared columns reads
+// (predicateColumns): everything its build reads and everything that
+// changes what is released. That is the backend relation (relationIdentity)
+// and, of col and of every column in reads, its source, type and bounds
+// (columnIdentity); the domain and the predicate; and the column's
+// histogram configuration (ε, mechanism, workload; on a unit table the
+// unit column and max_rows_per_unit). A changed configuration therefore
+// names a new synopsis, built and paid once, instead of being ignored in
+// favour of one built under the old configuration, and two proxies sharing
+// the ledger share a synopsis only when they would build the same one. The
+// configured table's name is not in the key: the build does not read it.
+func synopsisKey(t *catalog.Table, col *catalog.Column, d Domain, pred string, reads []*catalog.Column) string {
 	h := col.Histogram
 	var workload strings.Builder
 	workload.WriteString(h.Workload.Kind)
@@ -31,15 +44,55 @@ func synopsisKey(t *catalog.Table, col *catalog.Column, d Domain, pred string) s
 		// read as having it.
 		domain += " and a cell for " + formatNumber(d.Upper)
 	}
-	key := fmt.Sprintf("v2|%s|%s|%s|%s|eps=%s|mechanism=%s|workload=%s",
-		strings.ToLower(t.Name), strings.ToLower(col.Name), domain, pred,
+	key := fmt.Sprintf("%s|%s|%s|%s|%s|eps=%s|mechanism=%s|workload=%s",
+		synopsisKeyVersion, relationIdentity(t), columnIdentity(col), domain, pred,
 		formatNumber(h.Epsilon), strings.ToLower(h.Mechanism), workload.String())
+	if len(reads) > 0 {
+		ids := make([]string, len(reads))
+		for i, c := range reads {
+			ids[i] = columnIdentity(c)
+		}
+		key += "|reads=" + strings.Join(ids, "; ")
+	}
 	if t.HasPrivacyUnit() {
 		// The unit and its bound change what is released (and whom it
-		// protects); row-level keys are unchanged.
+		// protects); row-level keys have no such part.
 		key += fmt.Sprintf("|unit=%s|rows_per_unit=%d", strings.ToLower(t.PrivacyUnit), t.MaxRowsPerUnit)
 	}
 	return key
+}
+
+// relationIdentity names the backend rows every fetch of t reads: its
+// source relation as the configuration writes it, and its partitions,
+// sorted (their union is what is read). Names are kept as written, schema
+// and case included: fetches quote them, so hr.salaries and
+// public.salaries, or T and t, may be different relations, and a key must
+// not make two relations share a release (spelling one relation two ways
+// only builds, and pays for, its release twice). Unlike the table's budget
+// account (catalog.TableAccount), which errs towards sharing a cap, a key
+// errs towards keeping releases apart.
+func relationIdentity(t *catalog.Table) string {
+	id := "source=" + t.Source
+	if len(t.Partitions) > 0 {
+		parts := slices.Clone(t.Partitions)
+		slices.Sort(parts)
+		id += " partitions=" + strings.Join(parts, ",")
+	}
+	return id
+}
+
+// columnIdentity is what a fetch reading the declared column col depends
+// on besides the relation: its name as a predicate's text writes it (lower
+// case: catalog names are case-insensitive), its backend source as
+// written, its type (how its conditions and values are read) and its public
+// bounds (to which an expression's operands are clamped, and from which a
+// histogram's domain is made).
+func columnIdentity(col *catalog.Column) string {
+	id := strings.ToLower(col.Name) + "=" + col.Source + " " + string(col.Type)
+	if col.Lower != nil && col.Upper != nil {
+		id += fmt.Sprintf(" [%s, %s]", formatNumber(*col.Lower), formatNumber(*col.Upper))
+	}
+	return id
 }
 
 // canonicalPredicate renders a conjunction of conditions on declared

@@ -254,7 +254,7 @@ func TestSynopsisKeyIncludesConfiguration(t *testing.T) {
 	key := func(h catalog.Histogram) string {
 		col := catalog.Column{Name: "Age", Type: catalog.Integer, Lower: &lo, Upper: &hi, Histogram: &h}
 		tbl := &catalog.Table{Name: "T", Columns: []catalog.Column{col}}
-		return synopsisKey(tbl, &tbl.Columns[0], Domain{Lower: 0, Upper: 101, Bins: 101, Integer: true}, "")
+		return synopsisKey(tbl, &tbl.Columns[0], Domain{Lower: 0, Upper: 101, Bins: 101, Integer: true}, "", nil)
 	}
 	same := key(base)
 	if again := key(base); again != same {

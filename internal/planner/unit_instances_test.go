@@ -48,7 +48,7 @@ func TestSynopsisOnUnitTable(t *testing.T) {
 			t.Errorf("%s unit %q: synopsis at ε %v, not DAWA at %v per row", tc.table.Name, tc.table.PrivacyUnit, syn.Epsilon(), tc.rowEps)
 		}
 	}
-	unitKey, rowKey := synopsisKey(unit, &col, d, ""), synopsisKey(rows, &col, d, "")
+	unitKey, rowKey := synopsisKey(unit, &col, d, "", nil), synopsisKey(rows, &col, d, "", nil)
 	if !strings.HasSuffix(unitKey, "|unit=person_id|rows_per_unit=4") || strings.Contains(rowKey, "unit=") {
 		t.Errorf("keys: unit %q, row-level %q", unitKey, rowKey)
 	}
