@@ -37,7 +37,9 @@ import (
 // itself (synopsis_store.go's rule); what the dead creation paid stays
 // paid. The instance is stored with an insert-if-absent swap, so if two
 // creations ever both ran (a creator that stalled past its lease), the
-// second adopts the first's instance and never releases its own. Charging the creator mirrors the synopses: the analyst
+// second adopts the first's instance and never releases its own (unless
+// the ledger failed to store the first: stored_release.go). Charging the
+// creator mirrors the synopses: the analyst
 // who opens the session pays for it, every later count of every analyst
 // is free, and the table's configured total caps what all analysts
 // together spend, this ε included.
@@ -99,6 +101,10 @@ type interactiveInstance struct {
 	// stored is the ledger value this copy was loaded from or last swapped
 	// in: the expected value of its next swap.
 	stored []byte
+	// unstored, set only while stored is nil, is the value of an instance
+	// this process created and paid for but could not store yet
+	// (stored_release.go); it is read and changed under the key's lock.
+	unstored []byte
 }
 
 // interactiveTruth is the database's histogram over X, read once per
@@ -158,10 +164,6 @@ func decodeInteractive(ip *planner.InteractivePlan, value []byte) (*interactiveI
 	}
 	if inst.header.Key != ip.Key {
 		return nil, bad(fmt.Errorf("key %q, want %q", inst.header.Key, ip.Key))
-	}
-	if inst.header.Mechanism == notStored {
-		return nil, dperr.New(dperr.BudgetExhausted, "the interactive counting session of table %s was paid for (epsilon=%.6g, at %s) but its instance could not be stored in the budget ledger, so it answers nothing; it is not created again, which would charge each count again: ask an administrator for a new session (a new interactive configuration)",
-			ip.Table.Name, inst.header.Epsilon, inst.header.CreatedAt.Format(time.RFC3339))
 	}
 	if inst.header.Mechanism == planner.InteractiveMedian {
 		inst.mm = &mm.MedianMechanism{}
@@ -224,9 +226,11 @@ func (st *interactiveStore) fit(ctx context.Context, ip *planner.InteractivePlan
 	return maxHard, nil
 }
 
-// obtain returns the instance of ip: cached, loaded, or created with
-// create under a reservation of the instance's ε charged to accounts and
-// the claim; created reports whether this statement paid for a creation.
+// obtain returns the instance of ip: cached (one this process could not
+// store yet is stored first if the ledger now takes it: storeUnstored),
+// loaded, or created with create under a reservation of the instance's ε
+// charged to accounts and the claim; created reports whether this
+// statement paid for a creation.
 // While another proxy holds the claim it waits for that instance (at most
 // twice the lease and a minute), reopening an abandoned claim.
 func (st *interactiveStore) obtain(ctx context.Context, ip *planner.InteractivePlan, accounts []budget.Account, create createFunc) (inst *interactiveInstance, created bool, err error) {
@@ -236,6 +240,10 @@ func (st *interactiveStore) obtain(ctx context.Context, ip *planner.InteractiveP
 	}
 	defer unlock()
 	if inst := st.cached(ip.Key); inst != nil {
+		if inst.unstored != nil {
+			inst, err := st.storeUnstored(ctx, ip, inst)
+			return inst, false, err
+		}
 		return inst, false, nil
 	}
 	claim := ip.StateKey()
@@ -295,8 +303,8 @@ func (st *interactiveStore) obtain(ctx context.Context, ip *planner.InteractiveP
 // if no instance is stored yet (else adopts the stored one, never
 // releasing its own) and settles res: committed once data was read
 // (DESIGN.md §2), cancelled otherwise (freeing the claim) unless its lease
-// was taken over. An instance it cannot store is marked as such
-// (storeRelease).
+// was taken over. An instance it cannot store is kept unstored
+// (stored_release.go).
 func (st *interactiveStore) create(ctx context.Context, ip *planner.InteractivePlan, res *budget.Reservation, maxHard int, create createFunc) (inst *interactiveInstance, err error) {
 	readData := false
 	hold, err := holdCreation(ctx, st.ledger, ip.StateKey(), res, st.lease)
@@ -322,13 +330,11 @@ func (st *interactiveStore) create(ctx context.Context, ip *planner.InteractiveP
 	if err != nil {
 		return nil, dperr.Wrap(dperr.Internal, err, "internal error: cannot encode interactive state")
 	}
-	mark, err := (&interactiveHeader{Key: ip.Key, Mechanism: notStored, Epsilon: ip.Config.Epsilon, CreatedAt: time.Now().UTC()}).encode(nil)
+	stored, err := storeRelease(ctx, st.ledger, ip.StateKey(), value)
 	if err != nil {
-		return nil, dperr.Wrap(dperr.Internal, err, "internal error: cannot encode interactive state")
-	}
-	stored, err := storeRelease(ctx, st.ledger, ip.StateKey(), value, mark)
-	if err != nil {
-		return nil, err
+		inst.unstored = value
+		st.remember(ip.Key, inst)
+		return inst.answerable(ip, err)
 	}
 	if !stored { // another creation stored first (after a takeover): adopt it
 		other, err := st.load(ctx, ip)
@@ -345,6 +351,45 @@ func (st *interactiveStore) create(ctx context.Context, ip *planner.InteractiveP
 	st.truth(ip.Key).set(truth)
 	st.remember(ip.Key, inst)
 	return inst, nil
+}
+
+// storeUnstored tries again to store inst, the instance of ip this
+// process created and paid for but could not store (the caller holds the
+// key's lock; stored_release.go). Once stored it is answered from as any
+// other; if another creation stored one first, that one is adopted and
+// inst dropped; if the ledger fails again, inst stays unstored and is
+// answered from if it can be (answerable).
+func (st *interactiveStore) storeUnstored(ctx context.Context, ip *planner.InteractivePlan, inst *interactiveInstance) (*interactiveInstance, error) {
+	stored, err := st.ledger.SwapState(ctx, ip.StateKey(), nil, inst.unstored)
+	if err != nil {
+		return inst.answerable(ip, err)
+	}
+	if !stored {
+		other, err := st.load(ctx, ip)
+		if err != nil || other == nil {
+			return inst.answerable(ip, err)
+		}
+		st.remember(ip.Key, other)
+		return other, nil
+	}
+	inst.stored, inst.unstored = inst.unstored, nil
+	return inst, nil
+}
+
+// answerable returns inst, unstored after the ledger error err (nil when
+// the ledger holds another value it cannot read now), when it answers
+// from the process's copy: a noisy histogram over X, whose answers are
+// post-processing of the paid release. A Median Mechanism answers only
+// once stored, as each of its tests commits a change of the stored state:
+// until then its counts fail with the ledger's error, uncharged.
+func (inst *interactiveInstance) answerable(ip *planner.InteractivePlan, err error) (*interactiveInstance, error) {
+	if inst.mm == nil {
+		return inst, nil
+	}
+	if err == nil {
+		err = dperr.New(dperr.Internal, "internal error: the interactive state of table %s is being stored; try again", ip.Table.Name)
+	}
+	return nil, err
 }
 
 // answerMedian answers ip's count from the newest stored state of its

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/dpproxy/dpproxy/internal/budget"
 )
@@ -68,29 +69,66 @@ func stateLimitText(limit int64) string {
 	return fmt.Sprintf("the %d bytes a value in the budget ledger may take (%d on every ledger; on MySQL/MariaDB at most a quarter of max_allowed_packet, less 64 KiB)", limit, budget.MaxStateValue)
 }
 
-// notStored is the mechanism a stored header names in place of a release
-// whose creation read the data but could not store it (storeRelease). Its
-// text is that of the first such marks, of interactive instances.
-const notStored = "none: the instance could not be stored"
+// Storing a release. A release is stored once, by the creation that paid
+// for it (storeRelease), and a failure to store it must neither charge its
+// release again nor lose it while its process lives, nor depend on the
+// data. Its value is within a public bound that fits the ledger (the
+// stores' fit, checked before the reservation), so no store fails for a
+// reason the public facts determine: only the ledger's own failures
+// remain (a lost connection, a timeout, a full disk, a ledger down for a
+// while), each of which may be over at the next attempt. So a failure
+// leaves no mark in the ledger (earlier versions stored one, which refused
+// every later statement until the configuration changed, even after a
+// transient error: an independent review), and:
+//
+//   - storeRelease retries the insert-if-absent swap a few times with
+//     backoff (storeAttempts) within the statement;
+//   - if each attempt fails, the creation keeps the release, paid, in its
+//     process's memory, unstored, and answers from it (a synopsis, a noisy
+//     histogram over X: post-processing of the paid release; a Median
+//     Mechanism, whose answers are commits of its stored state, answers
+//     once stored). Every later statement of the process that needs it
+//     tries the swap again first and answers from the copy meanwhile,
+//     uncharged; once the swap succeeds the release is stored as any other,
+//     and if another creation stored one first, that one is adopted and the
+//     copy dropped.
+//
+// Other proxies, and this one after a restart, do not see the unstored
+// copy: by the claim protocol (reopenIfAbandoned) a creation whose
+// reservation is settled with nothing stored is over, so the next of
+// their statements that needs the release creates it again, charged
+// again; of the two, the first stored is the one every proxy then answers
+// from. Every release is thus paid for by the statement that created it
+// and released only to the process that created it until stored, and
+// neither the charges nor the answers depend on the data: whether a store
+// fails is the ledger's doing alone. A ledger that keeps refusing costs
+// one creation per process that needs the release, never one per
+// statement.
+
+// storeAttempts is how many times storeRelease tries the swap, and
+// storeBackoff the wait before the second attempt, doubled before each
+// later one.
+const (
+	storeAttempts = 3
+	storeBackoff  = 100 * time.Millisecond
+)
 
 // storeRelease stores value, a release its creation paid for after
 // reading data, under key if nothing is stored there yet (an
-// insert-if-absent swap; false when another creation stored first, to be
-// adopted). When the ledger refuses the value it stores mark instead, if
-// nothing is stored and the ledger takes it: a small value whose header
-// names notStored, so that every later statement fails, uncharged, naming
-// the failure, instead of reopening the claim (reopenIfAbandoned) to pay
-// again for a creation that would likely fail again, each statement of
-// each analyst charged the release's ε (found by an independent review).
-// Whether the store fails does not depend on the data: the value is
-// within a public bound that fits the ledger (the stores' fit), so only
-// the ledger's own failures remain. When the mark cannot be stored either
-// (the ledger is down), the claim is reopened as after a crash.
-func storeRelease(ctx context.Context, ledger *budget.Ledger, key string, value, mark []byte) (bool, error) {
+// insert-if-absent swap, whose read-back also recognizes a value an
+// earlier attempt stored although its commit was not acknowledged). It
+// reports false when another creation stored first (to be adopted). A
+// ledger error is retried storeAttempts times, outliving ctx (the release
+// is paid: storing it must not end with the statement); the last error is
+// returned, and the caller keeps the release unstored (see above).
+func storeRelease(ctx context.Context, ledger *budget.Ledger, key string, value []byte) (stored bool, err error) {
 	ctx = context.WithoutCancel(ctx)
-	stored, err := ledger.SwapState(ctx, key, nil, value)
-	if err != nil {
-		_, _ = ledger.SwapState(ctx, key, nil, mark) // on failure: reopened as after a crash
+	wait := storeBackoff
+	for attempt := 1; ; attempt++ {
+		if stored, err = ledger.SwapState(ctx, key, nil, value); err == nil || attempt == storeAttempts {
+			return stored, err
+		}
+		time.Sleep(wait)
+		wait *= 2
 	}
-	return stored, err
 }

@@ -58,7 +58,9 @@ import (
 // builder stores its synopsis with an insert-if-absent swap
 // (budget.Ledger.SwapState) and adopts a synopsis that appeared meanwhile
 // instead of its own, so even after a takeover no second synopsis is
-// released.
+// released. (A build whose store the ledger failed answers its process's
+// statements from its paid copy until stored; other proxies then build
+// their own, paid again: stored_release.go.)
 type synopsisStore struct {
 	ledger *budget.Ledger
 	// lease is how long a pending build holds its claim against takeover.
@@ -71,7 +73,18 @@ type synopsisStore struct {
 
 	mu    sync.Mutex
 	cache map[string]*storedSynopsis
-	keys  keyLocks
+	// unstored are the synopses this process built and paid for but could
+	// not store yet (stored_release.go), by key, with the value to store.
+	unstored map[string]unstoredSynopsis
+	keys     keyLocks
+}
+
+// unstoredSynopsis is a synopsis built and paid for whose store failed:
+// the synopsis, answered from, and its encoded value, stored at the next
+// statement that needs it (synopsisStore.storeUnstored).
+type unstoredSynopsis struct {
+	s     *storedSynopsis
+	value []byte
 }
 
 // Defaults of the store's timing.
@@ -96,8 +109,7 @@ type synopsisHeader struct {
 	Key     string    `json:"key"`
 	BuiltAt time.Time `json:"built_at"`
 	Epsilon float64   `json:"epsilon"`
-	// Mechanism is the synopsis's, or notStored in the place of a
-	// synopsis paid for but not stored (storeRelease).
+	// Mechanism is the synopsis's.
 	Mechanism string `json:"mechanism"`
 	Workload  string `json:"workload"`
 }
@@ -122,7 +134,7 @@ func decodeSynopsis(value []byte) (*storedSynopsis, error) {
 		return &s, json.Unmarshal(value, &s)
 	}
 	state, err := decodeEnvelope(value, &s.synopsisHeader)
-	if err != nil || s.Mechanism == notStored {
+	if err != nil {
 		return &s, err
 	}
 	s.Synopsis = &histogram.Synopsis{}
@@ -200,7 +212,7 @@ func wholeSynopsisFits(t *catalog.Table, col *catalog.Column, bins int) bool {
 
 func newSynopsisStore(l *budget.Ledger) *synopsisStore {
 	return &synopsisStore{ledger: l, lease: synopsisLease, poll: synopsisPoll,
-		cache: map[string]*storedSynopsis{}}
+		cache: map[string]*storedSynopsis{}, unstored: map[string]unstoredSynopsis{}}
 }
 
 // stateKey and claimAccount name a synopsis in the ledger: a hash of its
@@ -281,7 +293,9 @@ type synopsisClaim struct {
 	unlock func()
 }
 
-// claim returns the stored synopsis of spec, or, when there is none yet,
+// claim returns the synopsis of spec (cached, stored, or built by this
+// process and not stored yet, which it tries to store again first:
+// storeUnstored), or, when there is none yet,
 // a claim to build it: a reservation of its ε charged to accounts and its
 // claim account, with the creation's lease held. While another statement
 // holds the claim it waits for that synopsis, or reopens the claim if
@@ -300,6 +314,9 @@ func (st *synopsisStore) claim(ctx context.Context, spec *planner.SynopsisSpec, 
 		}
 	}()
 	if s := st.cached(spec.Key); s != nil {
+		return s, nil, nil
+	}
+	if s := st.storeUnstored(ctx, spec); s != nil {
 		return s, nil, nil
 	}
 	claim := claimAccount(spec.Key)
@@ -384,17 +401,14 @@ func (c *synopsisClaim) build(ctx context.Context, build buildFunc) (s *storedSy
 	if err != nil {
 		return nil, dperr.Wrap(dperr.Internal, err, "internal error: cannot encode synopsis")
 	}
-	header.Mechanism = notStored
-	mark, err := (&storedSynopsis{synopsisHeader: header}).encode()
-	if err != nil {
-		return nil, dperr.Wrap(dperr.Internal, err, "internal error: cannot encode synopsis")
-	}
 	// Store it only if no synopsis is stored yet; else adopt the one another
 	// proxy stored meanwhile (after a takeover), so that only one is ever
-	// released. One that cannot be stored is marked as such.
-	stored, err := storeRelease(ctx, st.ledger, stateKey(spec.Key), value, mark)
+	// released. One that cannot be stored is kept unstored and answered
+	// from (stored_release.go).
+	stored, err := storeRelease(ctx, st.ledger, stateKey(spec.Key), value)
 	if err != nil {
-		return nil, err
+		st.keepUnstored(s, value)
+		return s, nil
 	}
 	if !stored {
 		other, err := st.load(ctx, spec)
@@ -407,12 +421,68 @@ func (c *synopsisClaim) build(ctx context.Context, build buildFunc) (s *storedSy
 	return s, nil
 }
 
-// load returns the stored synopsis of spec, or nil when there is none.
-// It refuses (1226) a synopsis paid for but not stored (storeRelease).
+// keepUnstored keeps s, built and paid for, whose encoded value could not
+// be stored, for this process's statements (stored_release.go).
+func (st *synopsisStore) keepUnstored(s *storedSynopsis, value []byte) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.unstored[s.Key] = unstoredSynopsis{s: s, value: value}
+}
+
+// storeUnstored returns the synopsis of spec this process built but could
+// not store, or nil when there is none, after trying to store it again
+// (the caller holds the key's lock): once stored it is cached as any
+// other; if another creation stored one first, that one is returned
+// instead and the copy dropped; if the ledger fails again, the copy is
+// returned (stored_release.go).
+func (st *synopsisStore) storeUnstored(ctx context.Context, spec *planner.SynopsisSpec) *storedSynopsis {
+	st.mu.Lock()
+	u, ok := st.unstored[spec.Key]
+	st.mu.Unlock()
+	if !ok {
+		return nil
+	}
+	stored, err := st.ledger.SwapState(ctx, stateKey(spec.Key), nil, u.value)
+	if err != nil {
+		return u.s
+	}
+	s := u.s
+	if !stored {
+		other, err := st.fetch(ctx, spec)
+		if err != nil || other == nil {
+			return u.s // unreadable now: answered from the copy, and tried again
+		}
+		s = other
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	delete(st.unstored, spec.Key)
+	st.cache[spec.Key] = s
+	return s
+}
+
+// load returns the synopsis of spec, or nil when there is none: cached,
+// kept unstored by this process (stored_release.go), or stored.
 func (st *synopsisStore) load(ctx context.Context, spec *planner.SynopsisSpec) (*storedSynopsis, error) {
 	if s := st.cached(spec.Key); s != nil {
 		return s, nil
 	}
+	st.mu.Lock()
+	u, ok := st.unstored[spec.Key]
+	st.mu.Unlock()
+	if ok {
+		return u.s, nil
+	}
+	s, err := st.fetch(ctx, spec)
+	if s != nil {
+		st.remember(s)
+	}
+	return s, err
+}
+
+// fetch reads the stored synopsis of spec from the ledger, or nil when
+// none is stored.
+func (st *synopsisStore) fetch(ctx context.Context, spec *planner.SynopsisSpec) (*storedSynopsis, error) {
 	value, ok, err := st.ledger.GetState(ctx, stateKey(spec.Key))
 	if err != nil || !ok {
 		return nil, err
@@ -421,14 +491,9 @@ func (st *synopsisStore) load(ctx context.Context, spec *planner.SynopsisSpec) (
 	if err != nil {
 		return nil, dperr.Wrap(dperr.Internal, err, "internal error: stored synopsis of %s is unreadable", spec.Column.Name)
 	}
-	if s.Key == spec.Key && s.Mechanism == notStored {
-		return nil, dperr.New(dperr.BudgetExhausted, "the synopsis of table %s, %s, was paid for (epsilon=%.6g, at %s) but could not be stored in the budget ledger, so it answers nothing; it is not built again, which would charge each statement again: ask an administrator to change the column's histogram configuration (a new synopsis), or for a plain COUNT(*) SET @dp_mechanism = 'laplace' for a fresh count",
-			spec.Table.Name, synopsisWhat(spec), s.Epsilon, s.BuiltAt.Format(time.RFC3339))
-	}
 	if s.Key != spec.Key || s.Synopsis == nil || s.Synopsis.N() != spec.Domain.Cells() {
 		return nil, dperr.New(dperr.Internal, "internal error: stored synopsis %s does not match %q", stateKey(spec.Key), spec.Key)
 	}
-	st.remember(s)
 	return s, nil
 }
 
