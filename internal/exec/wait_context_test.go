@@ -21,7 +21,10 @@ import (
 // in 1317. Both were 1317.
 func endedWaits(t *testing.T, waitingFor string, wait func(ctx context.Context) error) {
 	t.Helper()
-	timed, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	// The deadline leaves room for the ledger reads before the wait on a
+	// loaded machine (at 300 ms one ended inside a ledger read, whose
+	// timeout names the ledger instead).
+	timed, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	err := wait(timed)
 	if dperr.KindOf(err) != dperr.Timeout {
@@ -30,7 +33,7 @@ func endedWaits(t *testing.T, waitingFor string, wait func(ctx context.Context) 
 		t.Errorf("waiting past the deadline: got %q (code %d), want 3024 naming %q", err, code, waitingFor)
 	}
 	killed, kill := context.WithCancel(context.Background())
-	time.AfterFunc(300*time.Millisecond, kill)
+	time.AfterFunc(2*time.Second, kill)
 	if err := wait(killed); dperr.KindOf(err) != dperr.Canceled {
 		t.Errorf("waiting when killed: got %v (%v), want canceled", err, dperr.KindOf(err))
 	}
