@@ -18,8 +18,9 @@ type storedResult struct {
 	Warnings []storedWarning `json:"warnings"`
 }
 
-// storedCell is one result cell: Kind "null", "int", "float", "text",
-// "date" or "datetime".
+// storedCell is one result cell: Kind "null", "int", "uint" (a BIGINT
+// UNSIGNED beyond BIGINT, in Bits), "float", "decimal" (its digits in
+// Text), "text", "date" or "datetime".
 type storedCell struct {
 	Kind string `json:"k"`
 	Int  int64  `json:"i,omitempty"`
@@ -52,6 +53,10 @@ func storeResult(res *Result) (*storedResult, error) {
 				c.Kind = "null"
 			case int64:
 				c.Kind, c.Int = "int", x
+			case uint64:
+				c.Kind, c.Bits = "uint", x
+			case planner.Decimal:
+				c.Kind, c.Text = "decimal", []byte(x)
 			case float64:
 				c.Kind, c.Bits = "float", math.Float64bits(x)
 			case string:
@@ -89,6 +94,10 @@ func (s *storedResult) result() (*Result, error) {
 				res.Rows[i][j] = nil
 			case "int":
 				res.Rows[i][j] = c.Int
+			case "uint":
+				res.Rows[i][j] = c.Bits
+			case "decimal":
+				res.Rows[i][j] = planner.Decimal(c.Text)
 			case "float":
 				res.Rows[i][j] = math.Float64frombits(c.Bits)
 			case "text":

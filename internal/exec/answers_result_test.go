@@ -10,13 +10,15 @@ import (
 )
 
 // TestStoredResultRoundTrip: a result survives the ledger's JSON cell for
-// cell: types, float bits (−0, NaN payloads aside, subnormals), and text
+// cell: types (a DECIMAL's digits, a BIGINT UNSIGNED beyond BIGINT), float
+// bits (−0, NaN payloads aside, subnormals), and text
 // that is not UTF-8 (a released key of a binary column, an alias), which a
 // JSON string would replace with U+FFFD (an independent review).
 func TestStoredResultRoundTrip(t *testing.T) {
 	res := &Result{
-		Columns:  []string{"k\xff", "n", "when"},
-		Rows:     [][]any{{"an\xff", int64(-7), planner.Date("2026-11-26")}, {nil, math.Copysign(0, -1), planner.DateTime("2026-11-26 23:00:00")}, {"ok", 5e-324, "x"}},
+		Columns: []string{"k\xff", "n", "when"},
+		Rows: [][]any{{"an\xff", int64(-7), planner.Date("2026-11-26")}, {nil, math.Copysign(0, -1), planner.DateTime("2026-11-26 23:00:00")}, {"ok", 5e-324, "x"},
+			{planner.Decimal("-1.6667"), uint64(math.MaxUint64), nil}},
 		Warnings: []Warning{{Level: "Note", Code: NoteCode, Message: "m\xfe"}},
 	}
 	stored, err := storeResult(res)

@@ -222,6 +222,13 @@ func (e *Executor) runQuery(ctx context.Context, user string, qp *planner.QueryP
 		}
 		warnings = append(warnings, Warning{Level: level, Code: TruncatedCode, Message: fmt.Sprintf("Truncated incorrect %s value: '%s'", t.Type, t.Value)})
 	}
+	for _, c := range computed.Casts {
+		level := "Warning"
+		if c.Note {
+			level = "Note"
+		}
+		warnings = append(warnings, Warning{Level: level, Code: c.Code, Message: c.Message})
+	}
 	res := &Result{Rows: make([][]any, len(out)), Warnings: warnings}
 	for _, c := range columns {
 		res.Columns = append(res.Columns, c.Label)

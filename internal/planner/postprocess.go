@@ -54,6 +54,16 @@ type Datum struct {
 	// Interval, on a released aggregate, is its 95% interval (Estimate's
 	// Low and High), which DP_INTERVAL_LOW and DP_INTERVAL_HIGH return.
 	Interval *Interval
+	// exact, on an exact number that post-processing computed (a
+	// constant, arithmetic, a CAST), is its value with every digit MySQL
+	// keeps of it (decimal.String: "1.666666666" for 5 / 3); on one read
+	// from Num (a released count, a key) it is empty and Num is the
+	// value. scale is the scale of its DECIMAL type, the decimals MySQL
+	// shows (4 for 5 / 3, 0 for an integer: scaleOf), and unsigned marks a
+	// BIGINT UNSIGNED (CAST(x AS UNSIGNED) and arithmetic of one).
+	exact    string
+	scale    int
+	unsigned bool
 }
 
 // Interval is the 95% interval of a released value, computed from the
@@ -279,6 +289,9 @@ type Warnings struct {
 	// tiers), the others' a column's (textColl).
 	conn        collation
 	literalKeys []bool
+	// Casts are the warnings and notes of CASTs that changed a value to
+	// fit their target type (CastWarning), in the order evaluated.
+	Casts []CastWarning
 }
 
 // rollup returns rows, which share their first level keys, with WITH
@@ -512,8 +525,8 @@ func outerAggregate(a sqlrewrite.OuterAgg, members [][]Datum, w *Warnings) (Datu
 	return aggregateOf(a.Func, vals)
 }
 
-// compareDatum orders NULL first, then numbers, then strings (in their
-// collation, compareText).
+// compareDatum orders NULL first, then numbers (compareNumbers), then
+// strings (in their collation, compareText).
 func compareDatum(a, b Datum) int {
 	switch {
 	case a.Null || b.Null:
@@ -523,7 +536,7 @@ func compareDatum(a, b Datum) int {
 	case a.IsText != b.IsText:
 		return cmp.Compare(btoi(a.IsText), btoi(b.IsText))
 	}
-	return cmp.Compare(a.Num, b.Num)
+	return compareNumbers(a, b)
 }
 
 func btoi(b bool) int {
@@ -562,18 +575,14 @@ func bigint(x float64, op string) (Datum, error) {
 // roundDigits rounds (or, with truncate, truncates) x to digits decimal
 // places, a negative digits to tens, hundreds, ...: dividing by the
 // power of ten for negative digits, whose multiplication by 10^digits
-// would round (ROUND(100500, -5) was 99999.99999999999). Ties go to even
-// for a DOUBLE (double), as MySQL rounds one (rint of the scaled
-// value, so ROUND(2.5e0) is 2), else away from zero, as it rounds an
-// integer or a DECIMAL (ROUND(5 / 2) is 3). Beyond what a double holds,
-// x is itself (digits ≥ 16 past its point) or 0.
-func roundDigits(x, digits float64, truncate, double bool) float64 {
-	step := math.Round
-	switch {
-	case truncate:
+// would round (ROUND(100500, -5) was 99999.99999999999). Ties go to even,
+// as MySQL rounds a DOUBLE (rint of the scaled value, so ROUND(2.5e0) is
+// 2; an exact number's ties go away from zero: roundExact). Beyond what a
+// double holds, x is itself (digits ≥ 16 past its point) or 0.
+func roundDigits(x, digits float64, truncate bool) float64 {
+	step := math.RoundToEven
+	if truncate {
 		step = math.Trunc
-	case double:
-		step = math.RoundToEven
 	}
 	switch {
 	case digits > 300:
@@ -610,13 +619,17 @@ func numberOf(x float64, isInt, double bool) Datum {
 
 func boolean(b bool) Datum { return Datum{Num: float64(btoi(b)), Int: true} }
 
-// KeyDatum is the datum of a key value.
+// KeyDatum is the datum of a key value or a constant: an integer or
+// decimal literal (Value.Decimal) exact, as literalDatum reads it.
 func KeyDatum(v sqlrewrite.Value) Datum {
 	switch {
 	case v.Null:
 		return Datum{Null: true}
 	case v.IsText:
 		return Datum{Str: v.Str, IsText: true, Temporal: v.Temporal}
+	}
+	if d, ok := literalDatum(v.Decimal); ok {
+		return d
 	}
 	return num(v.Num, math.Abs(v.Num) < 1<<53)
 }
@@ -627,9 +640,13 @@ func KeyDatum(v sqlrewrite.Value) Datum {
 // only the arguments MySQL evaluates. A division by zero and the
 // logarithm of a number out of its domain are NULL, each counted in w
 // (Warnings.DivisionsByZero); the square root of a negative number is
-// NULL. An integer result beyond BIGINT's range, or a DOUBLE one beyond
-// DOUBLE's (infinite or not a number: 1e308 * 10, EXP(1000), POWER(-8,
-// 1/3)), is MySQL's error 1690 (dperr.OutOfRange).
+// NULL. Integers and DECIMALs are computed exactly (exactArithmetic),
+// anything with a DOUBLE in float64. An integer result beyond BIGINT's
+// range (or BIGINT UNSIGNED's), a DECIMAL beyond MySQL's digits, or a
+// DOUBLE beyond DOUBLE's (infinite or not a number: 1e308 * 10,
+// EXP(1000), POWER(-8, 1/3)), is MySQL's error 1690 (dperr.OutOfRange);
+// a CAST that changes a value to fit its type adds its warning to w
+// (Warnings.Casts).
 func Eval(e *sqlrewrite.Expr, r Row, w *Warnings) (Datum, error) {
 	switch e.Kind {
 	case sqlrewrite.ExprConst, sqlrewrite.ExprNoRow:
@@ -806,10 +823,10 @@ func evalOp(op string, a []Datum, w *Warnings) (Datum, error) {
 	}
 	switch op {
 	case "neg":
-		if a[0].Int {
-			return bigint(-number(a[0]), "-")
+		if isExact(a[0]) {
+			return negateExact(a[0])
 		}
-		return fraction(-number(a[0]), approximate(a[0]), "-")
+		return fraction(-number(a[0]), "-")
 	case "not":
 		return boolean(!truth(a[0])), nil
 	case "xor":
@@ -818,26 +835,18 @@ func evalOp(op string, a []Datum, w *Warnings) (Datum, error) {
 		c := compareValues(a[0], a[1])
 		return boolean(map[string]bool{"=": c == 0, "<>": c != 0, "<": c < 0, "<=": c <= 0, ">": c > 0, ">=": c >= 0}[op]), nil
 	}
-	x, y := number(a[0]), number(a[1])
-	ints := a[0].Int && a[1].Int
-	double := approximate(a[0]) || approximate(a[1])
-	if ints {
-		switch op {
-		case "+":
-			return bigint(x+y, op)
-		case "-":
-			return bigint(x-y, op)
-		case "*":
-			return bigint(x*y, op)
-		}
+	if isExact(a[0]) && isExact(a[1]) {
+		return exactArithmetic(op, a[0], a[1], w)
 	}
+	// A DOUBLE operand (or text read as one): computed in DOUBLE.
+	x, y := number(a[0]), number(a[1])
 	switch op {
 	case "+":
-		return fraction(x+y, double, op)
+		return fraction(x+y, op)
 	case "-":
-		return fraction(x-y, double, op)
+		return fraction(x-y, op)
 	case "*":
-		return fraction(x*y, double, op)
+		return fraction(x*y, op)
 	case "/", "div", "%":
 		if y == 0 {
 			w.DivisionsByZero++
@@ -846,14 +855,11 @@ func evalOp(op string, a []Datum, w *Warnings) (Datum, error) {
 	}
 	switch op {
 	case "/":
-		return fraction(x/y, double, op)
+		return fraction(x/y, op)
 	case "div":
 		return bigint(math.Trunc(x/y), "DIV")
 	case "%":
-		if ints {
-			return num(math.Mod(x, y), true), nil
-		}
-		return fraction(math.Mod(x, y), double, op)
+		return fraction(math.Mod(x, y), op)
 	}
 	return Datum{}, fmt.Errorf("planner: unknown operator %q", op)
 }
@@ -862,23 +868,22 @@ func evalOp(op string, a []Datum, w *Warnings) (Datum, error) {
 // Double number, or text read as a number.
 func approximate(d Datum) bool { return d.Double || d.IsText }
 
-// fraction is the number x an operator or function op computed from
-// numbers that are not all integers: a DOUBLE when double, else exact (a
-// DECIMAL); MySQL's 1690 when x is infinite or not a number.
-func fraction(x float64, double bool, op string) (Datum, error) {
+// fraction is the DOUBLE x an operator or function op computed; MySQL's
+// 1690 when x is infinite or not a number.
+func fraction(x float64, op string) (Datum, error) {
 	if math.IsInf(x, 0) || math.IsNaN(x) {
 		return Datum{}, dperr.New(dperr.OutOfRange, "DOUBLE value is out of range in '%s' of released values", op)
 	}
-	return numberOf(x, false, double), nil
+	return numberOf(x, false, true), nil
 }
 
 // compareValues compares as MySQL does: strings as strings in their
-// collation (compareText), else numbers.
+// collation (compareText), else numbers (compareNumbers).
 func compareValues(a, b Datum) int {
 	if a.IsText && b.IsText {
 		return compareText(a, b)
 	}
-	return cmp.Compare(number(a), number(b))
+	return compareNumbers(a, b)
 }
 
 func evalFunc(name string, a []Datum, w *Warnings) (Datum, error) {
@@ -917,24 +922,31 @@ func evalFunc(name string, a []Datum, w *Warnings) (Datum, error) {
 		if len(a) > 1 {
 			digits = math.Trunc(number(a[1]))
 		}
-		return numberOf(roundDigits(x, digits, name == "truncate", double), a[0].Int && digits <= 0, double), nil
-	case "floor": // of a DOUBLE a DOUBLE, as in MySQL (funcType)
-		return numberOf(math.Floor(x), a[0].Int, double), nil
-	case "ceil":
-		return numberOf(math.Ceil(x), a[0].Int, double), nil
+		if !double {
+			return roundExact(a[0], digits, name == "truncate")
+		}
+		return numberOf(roundDigits(x, digits, name == "truncate"), false, true), nil
+	case "floor", "ceil": // of a DOUBLE a DOUBLE, as in MySQL (funcType)
+		if !double {
+			return floorExact(a[0], name == "ceil"), nil
+		}
+		return numberOf(map[string]func(float64) float64{"floor": math.Floor, "ceil": math.Ceil}[name](x), false, true), nil
 	case "abs":
-		return numberOf(math.Abs(x), a[0].Int, double), nil
+		if !double {
+			return absExact(a[0])
+		}
+		return numberOf(math.Abs(x), false, true), nil
 	case "sign":
 		return num(float64(cmp.Compare(x, 0)), true), nil
 	case "power":
-		return fraction(math.Pow(x, number(a[1])), true, "POWER")
+		return fraction(math.Pow(x, number(a[1])), "POWER")
 	case "sqrt":
 		if x < 0 {
 			return Datum{Null: true}, nil
 		}
-		return fraction(math.Sqrt(x), true, "SQRT")
+		return fraction(math.Sqrt(x), "SQRT")
 	case "exp":
-		return fraction(math.Exp(x), true, "EXP")
+		return fraction(math.Exp(x), "EXP")
 	case "ln", "log", "log10", "log2":
 		if len(a) == 2 { // LOG(b, x)
 			b, y := x, number(a[1])
@@ -942,21 +954,22 @@ func evalFunc(name string, a []Datum, w *Warnings) (Datum, error) {
 				w.DivisionsByZero++
 				return Datum{Null: true}, nil
 			}
-			return fraction(math.Log(y)/math.Log(b), true, "LOG")
+			return fraction(math.Log(y)/math.Log(b), "LOG")
 		}
 		if x <= 0 {
 			w.DivisionsByZero++
 			return Datum{Null: true}, nil
 		}
 		f := map[string]func(float64) float64{"ln": math.Log, "log": math.Log, "log10": math.Log10, "log2": math.Log2}[name]
-		return fraction(f(x), true, strings.ToUpper(name))
+		return fraction(f(x), strings.ToUpper(name))
 	case "greatest", "least":
 		return extreme(a, name == "greatest"), nil
-	case "cast-int":
-		// MySQL's CAST(... AS SIGNED) saturates at BIGINT's ends.
-		return num(math.Max(math.Min(math.Round(x), maxBigint), -maxBigint), true), nil
+	case "cast-int", "cast-unsigned":
+		return castInteger(a[0], name == "cast-unsigned", w), nil
+	case "cast-decimal":
+		return castDecimal(a[0], int(number(a[1])), int(number(a[2])), w), nil
 	case "cast-real":
-		return fraction(x, true, "CAST")
+		return fraction(x, "CAST")
 	case "cast-char":
 		return Datum{Str: text(a[0]), IsText: true, coll: w.madeText(nil)}, nil
 	}
@@ -1021,14 +1034,18 @@ func text(d Datum) string {
 	switch {
 	case d.IsText:
 		return d.Str
+	case isExact(d) && (d.exact != "" || !d.Int):
+		return decimalText(d)
 	case d.Int && math.Abs(d.Num) <= maxBigint:
 		return strconv.FormatInt(int64(d.Num), 10)
 	}
 	return strconv.FormatFloat(d.Num, 'g', -1, 64)
 }
 
-// Value returns the datum as a result cell: nil, int64, float64, string,
-// Date or DateTime.
+// Value returns the datum as a result cell: nil, int64, uint64 (a BIGINT
+// UNSIGNED beyond BIGINT), float64, Decimal (an exact number
+// post-processing computed that is no integer, with the decimals of its
+// type), string, Date or DateTime.
 func (d Datum) Value() any {
 	switch {
 	case d.Null:
@@ -1039,6 +1056,14 @@ func (d Datum) Value() any {
 		return DateTime(d.Str)
 	case d.IsText:
 		return d.Str
+	case d.exact != "" && d.Int:
+		x := exactOf(d).unscaled
+		if x.IsInt64() {
+			return x.Int64()
+		}
+		return x.Uint64() // a BIGINT UNSIGNED beyond BIGINT
+	case d.exact != "":
+		return Decimal(decimalText(d))
 	case d.Int && math.Abs(d.Num) < 1<<62:
 		return int64(d.Num)
 	}
@@ -1159,7 +1184,8 @@ func aggregateFrame(w sqlrewrite.OutputWindow, frame []int, args []Datum) Datum 
 // aggregateOf computes count, sum, avg, min, max, var_pop, var_samp,
 // stddev_pop or stddev_samp of non-NULL values as MySQL does: NULL over no
 // value (COUNT: 0), the sample variance NULL over one value, a sum of
-// integers an integer.
+// integers an integer, the sum and mean of exact numbers exact
+// (exactAggregate).
 func aggregateOf(fn string, vals []Datum) (Datum, error) {
 	n := float64(len(vals))
 	switch {
@@ -1168,13 +1194,18 @@ func aggregateOf(fn string, vals []Datum) (Datum, error) {
 	case len(vals) == 0, len(vals) == 1 && (fn == "var_samp" || fn == "stddev_samp"):
 		return Datum{Null: true}, nil
 	}
-	ints, double, sum, best := true, false, 0.0, vals[0]
+	double, sum, best := false, 0.0, vals[0]
 	for _, v := range vals {
 		sum += number(v)
-		ints, double = ints && v.Int, double || approximate(v)
+		double = double || approximate(v)
 		c := compareValues(v, best)
 		if fn == "min" && c < 0 || fn == "max" && c > 0 {
 			best = v
+		}
+	}
+	if !double {
+		if d, ok, err := exactAggregate(fn, vals); ok {
+			return d, err
 		}
 	}
 	mean := sum / n
@@ -1184,12 +1215,9 @@ func aggregateOf(fn string, vals []Datum) (Datum, error) {
 	}
 	switch fn {
 	case "sum":
-		if ints {
-			return num(sum, true), nil
-		}
-		return numberOf(sum, false, double), nil
+		return numberOf(sum, false, true), nil
 	case "avg":
-		return numberOf(mean, false, double), nil
+		return numberOf(mean, false, true), nil
 	case "min", "max":
 		return best, nil
 	case "var_pop":

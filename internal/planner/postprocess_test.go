@@ -61,7 +61,7 @@ func TestPostProcess(t *testing.T) {
 			"[[<nil> 78 400.5] [1 44 50]]"},
 		// Outer aggregates over the output rows of the grouped subquery.
 		{"SELECT SUM(n), AVG(n), COUNT(*), MAX(m), COUNT(DISTINCT n), STDDEV_SAMP(n) > 4 FROM (SELECT sex, state, COUNT(*) AS n, AVG(income) AS m FROM pums GROUP BY sex, state) t",
-			"[[39 6.5 6 250.5 5 1]]"},
+			"[[39 6.5000 6 250.5 5 1]]"},
 		{"SELECT sex, SUM(n), COUNT(m) FROM (SELECT sex, state, COUNT(*) AS n, AVG(income) AS m FROM pums GROUP BY sex, state) AS t WHERE n > 0 GROUP BY sex ORDER BY 2 DESC",
 			"[[1 22 2] [0 17 2]]"},
 		{"SELECT SQRT(-COUNT(*)), LOG(COUNT(*)), POWER(COUNT(*), 2), ABS(AVG(income)), CAST(AVG(income) AS SIGNED) FROM pums GROUP BY sex, state ORDER BY COUNT(*) LIMIT 1",

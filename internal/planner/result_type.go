@@ -3,6 +3,8 @@ package planner
 import (
 	"fmt"
 	"math"
+	"math/big"
+	"slices"
 	"strconv"
 
 	"github.com/dpproxy/dpproxy/internal/catalog"
@@ -16,18 +18,23 @@ import (
 // drivers and BI tools expect.
 //
 // Every non-NULL cell of a column of type t is of t's Go type (Cell):
-// ResultBigint int64, ResultDouble float64, ResultText string, ResultDate
-// Date, ResultDateTime DateTime; a ResultNull column holds NULLs only.
-type ResultType int
+// ResultBigint int64, ResultUnsigned uint64, ResultDouble
+// float64, a DECIMAL Decimal, ResultText string, ResultDate Date,
+// ResultDateTime DateTime; a ResultNull column holds NULLs only.
+//
+// A DECIMAL(p, s) (DecimalType) carries its precision and scale above its
+// kind (Kind), ResultDecimal; every other type is its own kind.
+type ResultType uint32
 
-// The result types.
+// The result types, and the kind of the DECIMALs.
 const (
 	// ResultNull is the type of a column that is NULL whatever the data
 	// (SELECT NULL): MySQL's NULL type.
 	ResultNull ResultType = iota
 	// ResultBigint is BIGINT: counts, integer keys, integer arithmetic.
 	ResultBigint
-	// ResultDouble is DOUBLE: every other number.
+	// ResultDouble is DOUBLE: the other released aggregates, and
+	// arithmetic with them.
 	ResultDouble
 	// ResultText is VARCHAR: text, and a mix of text, numbers and dates.
 	ResultText
@@ -35,34 +42,96 @@ const (
 	ResultDate
 	// ResultDateTime is DATETIME ('YYYY-MM-DD hh:mm:ss').
 	ResultDateTime
+	// ResultUnsigned is BIGINT UNSIGNED: CAST(x AS UNSIGNED), and
+	// arithmetic of it.
+	ResultUnsigned
+	// ResultDecimal is the kind of DECIMAL(p, s) (DecimalType): decimal
+	// literals, exact arithmetic that is no integer's (COUNT(*) / 3),
+	// CAST(x AS DECIMAL(p, s)).
+	ResultDecimal
 )
+
+// DecimalType is DECIMAL(p, s), p at most 65 and s at most 38 and p
+// (MySQL's limits, which DecimalType clamps to).
+func DecimalType(p, s int) ResultType {
+	s = min(max(s, 0), maxDecimalScale)
+	p = min(max(p, s, 1), maxDecimalDigits)
+	return ResultDecimal | ResultType(p)<<8 | ResultType(s)<<16
+}
+
+// maxDecimalDigits is the largest precision of a DECIMAL.
+const maxDecimalDigits = 65
+
+// Kind is the type without a DECIMAL's precision and scale.
+func (t ResultType) Kind() ResultType { return t & 0xff }
+
+// Precision and Scale are a DECIMAL's p and s (0 for other types).
+func (t ResultType) Precision() int { return int(t >> 8 & 0xff) }
+func (t ResultType) Scale() int     { return int(t >> 16 & 0xff) }
 
 var resultTypeNames = [...]string{
 	ResultNull: "NULL", ResultBigint: "BIGINT", ResultDouble: "DOUBLE",
 	ResultText: "VARCHAR", ResultDate: "DATE", ResultDateTime: "DATETIME",
+	ResultUnsigned: "BIGINT UNSIGNED", ResultDecimal: "DECIMAL",
 }
 
-// String returns the type's MySQL name.
+// String returns the type's MySQL name: DECIMAL(p,s) for a DECIMAL.
 func (t ResultType) String() string {
-	if t < 0 || int(t) >= len(resultTypeNames) {
+	switch {
+	case t.Kind() == ResultDecimal:
+		return fmt.Sprintf("DECIMAL(%d,%d)", t.Precision(), t.Scale())
+	case int(t) >= len(resultTypeNames):
 		return fmt.Sprintf("ResultType(%d)", int(t))
 	}
 	return resultTypeNames[t]
 }
 
+// integral reports whether t is an integer type, and the digits of its
+// largest values (a DECIMAL holding them has as many before its point).
+func (t ResultType) integral() (digits int, ok bool) {
+	switch t {
+	case ResultBigint:
+		return 19, true
+	case ResultUnsigned:
+		return 20, true
+	}
+	return 0, false
+}
+
+// exact reports whether t is an integer or a DECIMAL, and the digits
+// before and after its point.
+func (t ResultType) exact() (whole, scale int, ok bool) {
+	if t.Kind() == ResultDecimal {
+		return t.Precision() - t.Scale(), t.Scale(), true
+	}
+	whole, ok = t.integral()
+	return whole, 0, ok
+}
+
 // Join is the type of a value that is one of a value of t and one of o
 // (IF, CASE, COALESCE, IFNULL, NULLIF, GREATEST, LEAST, MIN and MAX), by
-// MySQL's aggregation of types: NULL takes the other type, two integers
-// are BIGINT, two numbers DOUBLE, two temporals DATETIME unless both are
-// DATE, and any other mix (text, a number with a date) VARCHAR.
+// MySQL's aggregation of types: NULL takes the other type; two integers
+// are an integer (UNSIGNED only of UNSIGNEDs; a signed and an UNSIGNED a
+// DECIMAL(20, 0), which holds both); integers and
+// DECIMALs a DECIMAL with the most digits of either side of the point;
+// other numbers DOUBLE; two temporals DATETIME unless both are DATE; and
+// any other mix (text, a number with a date) VARCHAR.
 func (t ResultType) Join(o ResultType) ResultType {
-	numeric := func(x ResultType) bool { return x == ResultBigint || x == ResultDouble }
+	numeric := func(x ResultType) bool { _, _, ok := x.exact(); return ok || x == ResultDouble }
 	temporal := func(x ResultType) bool { return x == ResultDate || x == ResultDateTime }
+	wt, st, exactT := t.exact()
+	wo, so, exactO := o.exact()
+	_, intT := t.integral()
+	_, intO := o.integral()
 	switch {
 	case t == ResultNull:
 		return o
 	case o == ResultNull, t == o:
 		return t
+	case intT && intO && (t == ResultUnsigned) == (o == ResultUnsigned):
+		return ResultBigint
+	case exactT && exactO:
+		return DecimalType(max(wt, wo)+max(st, so), max(st, so))
 	case numeric(t) && numeric(o):
 		return ResultDouble
 	case temporal(t) && temporal(o):
@@ -71,40 +140,85 @@ func (t ResultType) Join(o ResultType) ResultType {
 	return ResultText
 }
 
-// Cell converts a result cell (Datum.Value: nil, int64, float64, string,
-// Date or DateTime) to t's Go type, as MySQL converts a value to its
-// column's type: an integer to a double, a DATE to a DATETIME at
-// midnight, anything to text (numbers as Datum text formats them). It
-// fails on a value t cannot hold (a fraction or an integer beyond 2^63 in
-// a BIGINT, text in a number or a date column, any value in a NULL
-// column), which ColumnTypes never allows.
+// Cell converts a result cell (Datum.Value: nil, int64, uint64, float64,
+// Decimal, string, Date or DateTime) to t's Go type, as MySQL converts a
+// value to its column's type: an integer to a double, a number to a
+// DECIMAL with the column's decimals (rounded half away from zero, a
+// double as the shortest decimal that reads back as it), a DATE to a
+// DATETIME at midnight, anything to text (numbers as Datum text formats
+// them). It fails on a value t cannot hold (a fraction or an integer
+// beyond its range in an integer column, text in a number or a date
+// column, any value in a NULL column), which ColumnTypes never allows.
 func (t ResultType) Cell(v any) (any, error) {
 	if v == nil {
 		return nil, nil
 	}
-	switch t {
+	switch t.Kind() {
 	case ResultBigint:
 		switch x := v.(type) {
 		case int64:
 			return x, nil
+		case uint64:
+			if x <= math.MaxInt64 {
+				return int64(x), nil
+			}
 		case float64:
 			if x == math.Trunc(x) && math.Abs(x) < 1<<63 {
 				return int64(x), nil
 			}
 		}
+	case ResultUnsigned:
+		switch x := v.(type) {
+		case int64:
+			if x >= 0 {
+				return uint64(x), nil
+			}
+		case uint64:
+			return x, nil
+		case float64:
+			if x == math.Trunc(x) && x >= 0 && x < 1<<64 {
+				return uint64(x), nil
+			}
+		}
+	case ResultDecimal:
+		var d decimal
+		switch x := v.(type) {
+		case int64:
+			d = intDecimal(big.NewInt(x))
+		case uint64:
+			d = intDecimal(new(big.Int).SetUint64(x))
+		case float64:
+			d = floatDecimal(x)
+		case Decimal:
+			var ok bool
+			if d, ok = parseDecimal(string(x)); !ok {
+				return nil, fmt.Errorf("planner: malformed decimal %q", x)
+			}
+		default:
+			return nil, fmt.Errorf("planner: a %T value %v in a %v column", v, v, t)
+		}
+		return Decimal(d.withFrac(t.Scale()).String()), nil
 	case ResultDouble:
 		switch x := v.(type) {
 		case int64:
 			return float64(x), nil
+		case uint64:
+			return float64(x), nil
 		case float64:
 			return x, nil
+		case Decimal:
+			return strconv.ParseFloat(string(x), 64)
 		}
 	case ResultText:
 		switch x := v.(type) {
 		case int64:
 			return strconv.FormatInt(x, 10), nil
+		case uint64:
+			return strconv.FormatUint(x, 10), nil
 		case float64:
 			return strconv.FormatFloat(x, 'g', -1, 64), nil
+		case Decimal:
+			return string(x), nil
 		case string:
 			return x, nil
 		case Date:
@@ -182,7 +296,23 @@ func valueType(v sqlrewrite.Value) ResultType {
 	case v.IsText:
 		return ResultText
 	}
+	if d, ok := literalDatum(v.Decimal); ok {
+		return exactType(d)
+	}
 	return numberType(v.Num)
+}
+
+// exactType is the type of the exact number d as a literal: BIGINT,
+// BIGINT UNSIGNED, or DECIMAL(p, s) with its digits.
+func exactType(d Datum) ResultType {
+	switch {
+	case d.Int && d.unsigned:
+		return ResultUnsigned
+	case d.Int:
+		return ResultBigint
+	}
+	x := exactOf(d)
+	return DecimalType(max(x.digits()-x.frac, 1)+x.frac, x.frac)
 }
 
 // ColumnTypes returns the types of the columns the client receives
@@ -272,20 +402,32 @@ func windowType(w sqlrewrite.OutputWindow, env *typeEnv) ResultType {
 }
 
 // aggregateType is the type of aggregateOf(fn) over values of type arg:
-// COUNT BIGINT, SUM BIGINT of integers and DOUBLE otherwise, MIN and MAX
-// arg's type, the others DOUBLE.
+// COUNT BIGINT; SUM BIGINT of integers, a DECIMAL of DECIMALs and DOUBLE
+// otherwise; AVG of exact numbers a DECIMAL with divIncrement more
+// decimals, otherwise DOUBLE; MIN and MAX arg's type; the variances
+// DOUBLE.
 func aggregateType(fn string, arg ResultType) ResultType {
+	whole, scale, exact := arg.exact()
+	_, integral := arg.integral()
 	switch fn {
 	case "count":
 		return ResultBigint
 	case "sum":
-		if arg == ResultBigint {
+		switch {
+		case integral:
 			return ResultBigint
+		case exact:
+			return DecimalType(maxDecimalDigits, scale)
+		}
+		return ResultDouble
+	case "avg":
+		if exact {
+			return DecimalType(whole+scale+divIncrement, scale+divIncrement)
 		}
 		return ResultDouble
 	case "min", "max":
 		return arg
-	case "avg", "var_pop", "var_samp", "stddev_pop", "stddev_samp":
+	case "var_pop", "var_samp", "stddev_pop", "stddev_samp":
 		return ResultDouble
 	}
 	return ResultText
@@ -342,28 +484,79 @@ func exprType(e *sqlrewrite.Expr, env *typeEnv) ResultType {
 		}
 		return t
 	case sqlrewrite.ExprOp:
-		return opType(e.Op, args(0))
+		types := make([]ResultType, len(e.Args))
+		for i, a := range e.Args {
+			types[i] = exprType(a, env)
+		}
+		return opType(e.Op, types)
 	case sqlrewrite.ExprFunc:
 		return funcType(e, env, args)
 	}
 	return ResultText
 }
 
-// opType is the type of evalOp(op) over arguments whose joined type is args.
-func opType(op string, args ResultType) ResultType {
+// opType is the type of evalOp(op) over arguments of the given types (a
+// NULL one aside, whose result is NULL): arithmetic of exact numbers is
+// exact (exactArithmetic: integers BIGINT, or BIGINT UNSIGNED with an
+// UNSIGNED operand; / and anything with a DECIMAL a DECIMAL), of any
+// other number DOUBLE.
+func opType(op string, types []ResultType) ResultType {
 	switch op {
-	case "isnull", "isnotnull", "and", "or", "<=>", "not", "xor", "=", "<>", "<", "<=", ">", ">=", "div",
+	case "isnull", "isnotnull", "and", "or", "<=>", "not", "xor", "=", "<>", "<", "<=", ">", ">=",
 		"between", "in", "istrue", "isfalse", "like":
 		return ResultBigint
-	case "neg", "+", "-", "*", "%":
-		if args == ResultBigint {
-			return ResultBigint
-		}
-		return ResultDouble
-	case "/":
-		return ResultDouble
+	case "neg", "+", "-", "*", "/", "div", "%":
+	default:
+		return ResultText
 	}
-	return ResultText
+	var (
+		whole, scale    []int
+		ints, unsigned  = true, false
+		exact, operands = true, false
+	)
+	for _, t := range types {
+		if t == ResultNull {
+			continue
+		}
+		w, s, ok := t.exact()
+		_, integral := t.integral()
+		operands, exact = true, exact && ok
+		ints, unsigned = ints && integral, unsigned || t == ResultUnsigned
+		whole, scale = append(whole, w), append(scale, s)
+	}
+	switch {
+	case op == "div" && exact && unsigned:
+		return ResultUnsigned
+	case op == "div":
+		return ResultBigint
+	case !operands || !exact:
+		return ResultDouble
+	case op == "neg" && ints:
+		return ResultBigint
+	case op == "neg":
+		return types[0]
+	case op == "/":
+		divisor := 0
+		if len(scale) > 1 {
+			divisor = scale[1]
+		}
+		return DecimalType(whole[0]+divisor+scale[0]+divIncrement, scale[0]+divIncrement)
+	case ints && (unsigned && op != "%" || op == "%" && types[0] == ResultUnsigned):
+		return ResultUnsigned
+	case ints:
+		return ResultBigint
+	case op == "*":
+		p, s := 0, 0
+		for i := range whole {
+			p, s = p+whole[i]+scale[i], s+scale[i]
+		}
+		return DecimalType(p, s)
+	}
+	w, s := slices.Max(whole), slices.Max(scale)
+	if op != "%" {
+		w++ // a carry
+	}
+	return DecimalType(w+s, s)
 }
 
 // funcType is the type of the function e (evalFunc, intervalEnd); args(i)
@@ -383,24 +576,62 @@ func funcType(e *sqlrewrite.Expr, env *typeEnv, args func(from int) ResultType) 
 		return ResultText
 	case "datediff", "timestampdiff", "sign", "cast-int":
 		return ResultBigint
-	case "floor", "ceil", "abs", "dp_interval_low", "dp_interval_high":
-		// Of an integer an integer; of any other number a DOUBLE, as in
-		// MySQL (FLOOR(AVG(x)) may be beyond BIGINT's range).
+	case "cast-unsigned":
+		return ResultUnsigned
+	case "cast-decimal":
+		if len(e.Args) != 3 {
+			return ResultText
+		}
+		return DecimalType(int(e.Args[1].Value.Num), int(e.Args[2].Value.Num))
+	case "dp_interval_low", "dp_interval_high":
+		// Of a count an integer; of any other aggregate a DOUBLE.
 		if args(0) == ResultBigint {
 			return ResultBigint
 		}
 		return ResultDouble
+	}
+	if len(e.Args) == 0 {
+		return ResultText
+	}
+	x := exprType(e.Args[0], env)
+	whole, _, exact := x.exact()
+	_, integral := x.integral()
+	switch e.Op {
+	case "floor", "ceil", "abs":
+		// Of an integer its type; of a DECIMAL a DECIMAL, without
+		// decimals for FLOOR and CEIL (floorExact); of any other number a
+		// DOUBLE, as in MySQL (FLOOR(AVG(x)) may be beyond BIGINT's range).
+		switch {
+		case integral:
+			return x
+		case exact && e.Op != "abs":
+			return DecimalType(whole+1, 0)
+		case exact:
+			return x
+		}
+		return ResultDouble
 	case "round", "truncate":
-		// Of an integer, to a constant number of digits at most 0 (or
-		// none), an integer; a DOUBLE otherwise, as in MySQL.
-		if len(e.Args) == 0 || exprType(e.Args[0], env) != ResultBigint {
-			return ResultDouble
-		}
+		// roundExact: an integer rounded to digits ≥ 0 (or truncated) is
+		// itself, to digits < 0 a DECIMAL; a DECIMAL shows the constant
+		// digits' decimals (its own for digits computed from released
+		// values); a DOUBLE stays one, as in MySQL.
+		var digits *float64
 		if len(e.Args) < 2 {
-			return ResultBigint
+			digits = new(float64)
+		} else if d := e.Args[1]; d.Kind == sqlrewrite.ExprConst && !d.Value.Null && !d.Value.IsText {
+			n := math.Trunc(d.Value.Num)
+			digits = &n
 		}
-		if d := e.Args[1]; d.Kind == sqlrewrite.ExprConst && !d.Value.Null && !d.Value.IsText && math.Trunc(d.Value.Num) <= 0 {
-			return ResultBigint
+		switch {
+		case integral && (e.Op == "truncate" || digits != nil && *digits >= 0):
+			return x
+		case integral:
+			return DecimalType(whole+1, 0)
+		case exact && digits == nil:
+			return x
+		case exact:
+			n := int(max(min(*digits, maxDecimalScale), 0))
+			return DecimalType(whole+1+n, n)
 		}
 		return ResultDouble
 	case "power", "sqrt", "exp", "ln", "log", "log10", "log2", "cast-real":

@@ -11,7 +11,8 @@ import (
 	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
 )
 
-// TestJoinFollowsMySQL: the type of IF, CASE and COALESCE of two types.
+// TestJoinFollowsMySQL: the type of IF, CASE and COALESCE of two types
+// (MariaDB's: IF(c, CAST(x AS UNSIGNED), -1) is a DECIMAL(20, 0)).
 func TestJoinFollowsMySQL(t *testing.T) {
 	const (
 		n  = planner.ResultNull
@@ -20,10 +21,14 @@ func TestJoinFollowsMySQL(t *testing.T) {
 		s  = planner.ResultText
 		d  = planner.ResultDate
 		dt = planner.ResultDateTime
+		u  = planner.ResultUnsigned
 	)
+	dec := planner.DecimalType(5, 2)
 	for _, c := range []struct{ a, b, want planner.ResultType }{
 		{n, n, n}, {n, i, i}, {d, n, d}, {i, i, i}, {i, f, f}, {f, i, f}, {d, d, d}, {d, dt, dt}, {dt, d, dt},
 		{d, i, s}, {f, dt, s}, {s, i, s}, {d, s, s}, {s, s, s},
+		{u, u, u}, {u, i, planner.DecimalType(20, 0)}, {i, dec, planner.DecimalType(21, 2)},
+		{dec, planner.DecimalType(30, 5), planner.DecimalType(30, 5)}, {dec, f, f}, {dec, s, s}, {n, dec, dec},
 	} {
 		if got := c.a.Join(c.b); got != c.want {
 			t.Errorf("%v ⊔ %v = %v, want %v", c.a, c.b, got, c.want)
@@ -52,6 +57,17 @@ func TestCellConvertsToTheColumnType(t *testing.T) {
 		{planner.ResultDouble, "x", "error"},
 		{planner.ResultNull, int64(1), "error"},
 		{planner.ResultDate, nil, "<nil> <nil>"},
+		{planner.ResultUnsigned, int64(5), "uint64 5"},
+		{planner.ResultUnsigned, uint64(1<<64 - 1), "uint64 18446744073709551615"},
+		{planner.ResultUnsigned, int64(-1), "error"},
+		{planner.ResultBigint, uint64(1 << 63), "error"},
+		{planner.DecimalType(10, 2), planner.Decimal("1.6"), "planner.Decimal 1.60"},
+		{planner.DecimalType(10, 2), planner.Decimal("-1.005"), "planner.Decimal -1.01"},
+		{planner.DecimalType(10, 0), int64(-7), "planner.Decimal -7"},
+		{planner.DecimalType(10, 1), 0.15, "planner.Decimal 0.2"},
+		{planner.DecimalType(10, 1), "x", "error"},
+		{planner.ResultDouble, planner.Decimal("1.25"), "float64 1.25"},
+		{planner.ResultText, planner.Decimal("1.25"), "string 1.25"},
 	} {
 		got, err := c.t.Cell(c.v)
 		s := fmt.Sprintf("%T %v", got, got)
@@ -79,14 +95,14 @@ func TestColumnTypesAreStatic(t *testing.T) {
 		{"SELECT state, COUNT(*), AVG(income), SUM(age), MIN(day) FROM pums GROUP BY state", "VARCHAR BIGINT DOUBLE DOUBLE DATE"},
 		{"SELECT sex, IQR(income), IQR(income) + 1, MEDIAN(LEAST(age, income)) FROM pums GROUP BY sex", "BIGINT DOUBLE DOUBLE DOUBLE"},
 		{"SELECT MEDIAN(LEAST(age, income)), IQR(income) FROM pums", "DOUBLE DOUBLE"},
-		{"SELECT sex, IF(AVG(income) > 30000, COUNT(*), 1.5), IF(AVG(income) > 30000, COUNT(*), 2) FROM pums GROUP BY sex", "BIGINT DOUBLE BIGINT"},
+		{"SELECT sex, IF(AVG(income) > 30000, COUNT(*), 1.5), IF(AVG(income) > 30000, COUNT(*), 2) FROM pums GROUP BY sex", "BIGINT DECIMAL(20,1) BIGINT"},
 		{"SELECT sex, IF(AVG(income) > 30000, MIN(day), AVG(income)), IF(AVG(income) > 30000, MIN(day), 'none'), COALESCE(MIN(day), MAX(day)) FROM pums GROUP BY sex",
 			"BIGINT VARCHAR VARCHAR DATE"},
 		{"SELECT sex, CASE WHEN COUNT(*) > 5 THEN 'many' ELSE COUNT(*) END, CASE WHEN COUNT(*) > 5 THEN AVG(age) END FROM pums GROUP BY sex", "BIGINT VARCHAR DOUBLE"},
 		{"SELECT sex, state, COUNT(*), SUM(income), AVG(income) FROM pums GROUP BY sex, state WITH ROLLUP", "BIGINT VARCHAR BIGINT DOUBLE DOUBLE"},
 		{"SELECT state, RANK() OVER (ORDER BY COUNT(*)), SUM(COUNT(*)) OVER (), AVG(COUNT(*)) OVER (), MAX(AVG(income)) OVER (), SUM(AVG(income)) OVER () FROM pums GROUP BY state",
-			"VARCHAR BIGINT BIGINT DOUBLE DOUBLE DOUBLE"},
-		{"SELECT COUNT(*), AVG(n), MAX(s), SUM(n), MIN(m) FROM (SELECT state AS s, COUNT(*) AS n, MIN(day) AS m FROM pums GROUP BY state) AS t", "BIGINT DOUBLE VARCHAR BIGINT DATE"},
+			"VARCHAR BIGINT BIGINT DECIMAL(23,4) DOUBLE DOUBLE"},
+		{"SELECT COUNT(*), AVG(n), MAX(s), SUM(n), MIN(m) FROM (SELECT state AS s, COUNT(*) AS n, MIN(day) AS m FROM pums GROUP BY state) AS t", "BIGINT DECIMAL(23,4) VARCHAR BIGINT DATE"},
 		{"SELECT name, COUNT(*) FROM pums GROUP BY name", "VARCHAR BIGINT"},
 		{"SELECT FLOOR(age / 2.5) * 2.5 AS b, COUNT(*) FROM pums GROUP BY b", "DOUBLE BIGINT"},
 		// Histograms from a synopsis: the bucket keys' type is fixed by the width.
@@ -94,7 +110,17 @@ func TestColumnTypesAreStatic(t *testing.T) {
 		{"SELECT FLOOR(age / 2.5) * 2.5 AS b, COUNT(*) FROM people GROUP BY b", "DOUBLE BIGINT"},
 		{"SELECT COUNT(*) * 2, AVG(income) / 2, FLOOR(AVG(income)), FLOOR(COUNT(*)), ROUND(COUNT(*)), ROUND(AVG(income), 1), ROUND(COUNT(*), 1), " +
 			"DATEDIFF(MAX(day), MIN(day)), CONCAT(COUNT(*), 'x'), CAST(AVG(income) AS SIGNED), COUNT(*) > 3, -AVG(age), ABS(COUNT(*)) FROM pums",
-			"BIGINT DOUBLE DOUBLE BIGINT BIGINT DOUBLE DOUBLE BIGINT VARCHAR BIGINT BIGINT DOUBLE BIGINT"},
+			"BIGINT DOUBLE DOUBLE BIGINT BIGINT DOUBLE BIGINT BIGINT VARCHAR BIGINT BIGINT DOUBLE BIGINT"},
+		// Exact arithmetic as MySQL types it: quotients, decimal literals
+		// and what is computed from them are DECIMALs; CAST(… AS
+		// UNSIGNED) is a BIGINT UNSIGNED until it is negated.
+		{"SELECT COUNT(*) / 3, 0.1 + COUNT(*) * 0, COUNT(*) * 1.50, MOD(COUNT(*), 0.7), COUNT(*) DIV 0.7, CAST(AVG(income) AS DECIMAL(10,2)), " +
+			"CAST(COUNT(*) AS UNSIGNED) + 1, -CAST(COUNT(*) AS UNSIGNED), ROUND(COUNT(*) / 3, 2), ROUND(COUNT(*), -1), FLOOR(COUNT(*) / 7), " +
+			"IF(COUNT(*) > 5, CAST(COUNT(*) AS UNSIGNED), -1), AVG(income) + 0.5, CONCAT(COUNT(*) / 3), CAST(COUNT(*) - 50000 AS UNSIGNED) FROM pums",
+			"DECIMAL(23,4) DECIMAL(21,1) DECIMAL(22,2) DECIMAL(20,1) BIGINT DECIMAL(10,2) BIGINT UNSIGNED BIGINT DECIMAL(22,2) DECIMAL(20,0) DECIMAL(20,0) " +
+				"DECIMAL(20,0) DOUBLE VARCHAR BIGINT UNSIGNED"},
+		{"SELECT state, SUM(COUNT(*) / 4) OVER (), AVG(COUNT(*) * 0.5) OVER (), MIN(COUNT(*) / 4) OVER () FROM pums GROUP BY state",
+			"VARCHAR DECIMAL(65,4) DECIMAL(25,5) DECIMAL(23,4)"},
 	} {
 		st, err := parser.Parse(c.sql)
 		if err != nil {
@@ -182,7 +208,7 @@ func randomReleased(r *rand.Rand, qp *planner.QueryPlan, aggTypes []planner.Resu
 				case ty == planner.ResultBigint || r.IntN(2) == 0:
 					d = planner.Datum{Num: float64(r.IntN(100000) - 10), Int: ty == planner.ResultBigint}
 				default:
-					d = planner.Datum{Num: r.Float64()*1e5 - 10}
+					d = planner.Datum{Num: r.Float64()*1e5 - 10, Double: true} // as exec reads a released DOUBLE
 				}
 				row.Aggs = append(row.Aggs, d)
 			}

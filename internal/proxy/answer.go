@@ -13,15 +13,17 @@ import (
 // MySQL column types, flags and collations of private answers
 // (include/field_types.h, mysql_com.h, m_ctype.h).
 const (
-	mysqlTypeDouble   = 5
-	mysqlTypeNull     = 6
-	mysqlTypeLongLong = 8
-	mysqlTypeDate     = 10
-	mysqlTypeDateTime = 12
-	mysqlTypeVarChar  = 253 // MYSQL_TYPE_VAR_STRING, as MySQL sends VARCHAR results
-	binaryFlag        = 128
-	binaryCollation   = 63
-	utf8mb4Collation  = 45
+	mysqlTypeDouble     = 5
+	mysqlTypeNull       = 6
+	mysqlTypeLongLong   = 8
+	mysqlTypeDate       = 10
+	mysqlTypeDateTime   = 12
+	mysqlTypeNewDecimal = 246
+	mysqlTypeVarChar    = 253 // MYSQL_TYPE_VAR_STRING, as MySQL sends VARCHAR results
+	unsignedFlag        = 32
+	binaryFlag          = 128
+	binaryCollation     = 63
+	utf8mb4Collation    = 45
 	// textLength is the byte length announced for a VARCHAR answer:
 	// VARCHAR(255) in utf8mb4, whatever the values (their lengths are
 	// data).
@@ -33,9 +35,14 @@ const (
 // for a statement however the noise falls.
 func answerColumn(name string, t planner.ResultType) catalogdb.Column {
 	c := catalogdb.Column{Name: name, Flags: binaryFlag, Charset: binaryCollation}
-	switch t {
+	switch t.Kind() {
 	case planner.ResultBigint:
 		c.Type, c.Length = mysqlTypeLongLong, 20
+	case planner.ResultUnsigned:
+		c.Type, c.Length, c.Flags = mysqlTypeLongLong, 20, binaryFlag|unsignedFlag
+	case planner.ResultDecimal:
+		// MySQL's length of DECIMAL(p, s): its digits, a point, a sign.
+		c.Type, c.Length, c.Decimals = mysqlTypeNewDecimal, uint32(t.Precision()+min(t.Scale(), 1)+1), uint8(t.Scale())
 	case planner.ResultDouble:
 		c.Type, c.Length, c.Decimals = mysqlTypeDouble, 22, 31
 	case planner.ResultText:
@@ -52,10 +59,11 @@ func answerColumn(name string, t planner.ResultType) catalogdb.Column {
 
 // answer is the Result of a private answer: its columns typed by
 // out.Types, which the plan alone fixes (a No Reply NULL included), and
-// each value in MySQL's text format for its column's type: BIGINT in
-// decimal, DOUBLE in the shortest decimal that reads back as the same
-// double ("3" for an integer-valued one; the binary protocol sends it as
-// a double), dates and text as they are.
+// each value in MySQL's text format for its column's type: BIGINT and
+// BIGINT UNSIGNED in decimal, DECIMAL with its column's decimals,
+// DOUBLE in the shortest decimal that reads back as the same double ("3"
+// for an integer-valued one; the binary protocol sends it as a double),
+// dates and text as they are.
 func answer(out *exec.Result) (*Result, error) {
 	if len(out.Types) != len(out.Columns) {
 		return nil, dperr.New(dperr.Internal, "internal error: %d column types for %d columns", len(out.Types), len(out.Columns))
@@ -74,6 +82,10 @@ func answer(out *exec.Result) (*Result, error) {
 			case nil:
 			case int64:
 				text[j] = strconv.FormatInt(x, 10)
+			case uint64:
+				text[j] = strconv.FormatUint(x, 10)
+			case planner.Decimal:
+				text[j] = string(x)
 			case float64:
 				text[j] = strconv.FormatFloat(x, 'f', -1, 64)
 			case string:

@@ -36,3 +36,36 @@ func TestPrivateAnswerKeepsItsTypeWhenNull(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestExactAnswerColumns: a DECIMAL(p, s) column is sent as MySQL's
+// NEWDECIMAL with its length and decimals, a BIGINT UNSIGNED as a
+// LONGLONG with the unsigned flag, and their values as their text.
+func TestExactAnswerColumns(t *testing.T) {
+	out := &exec.Result{
+		Columns: []string{"COUNT(*) / 3", "CAST(COUNT(*) AS UNSIGNED)"},
+		Types:   []planner.ResultType{planner.DecimalType(23, 4), planner.ResultUnsigned},
+		Rows:    [][]any{{planner.Decimal("333.3333"), uint64(1<<64 - 1)}},
+	}
+	r, err := answer(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []struct {
+		typ      byte
+		flags    uint16
+		length   uint32
+		decimals uint8
+		text     string
+	}{
+		{mysqlTypeNewDecimal, binaryFlag, 25, 4, "333.3333"},
+		{mysqlTypeLongLong, binaryFlag | unsignedFlag, 20, 0, "18446744073709551615"},
+	} {
+		c := r.Typed[i]
+		if c.Type != want.typ || c.Flags != want.flags || c.Length != want.length || c.Decimals != want.decimals || r.Rows[0][i] != want.text {
+			t.Errorf("column %d: %+v %v, want %+v", i, c, r.Rows[0][i], want)
+		}
+	}
+	if err := checkResult(r); err != nil {
+		t.Error(err)
+	}
+}

@@ -79,8 +79,8 @@ func (t *table) result() (*Result, error) {
 
 // checkResult verifies a Result built without a table (private answers,
 // EXPLAIN, session statements): every non-NULL value of a column has the same
-// type, one of int64, uint64, float64, string, []byte, planner.Date and
-// planner.DateTime, and every row has
+// type, one of int64, uint64, float64, string, []byte, planner.Date,
+// planner.DateTime and planner.Decimal, and every row has
 // one value per column. Execute runs it on every answer, so a malformed
 // result is an internal error logged with its cause, never a half-sent
 // resultset.
@@ -108,7 +108,7 @@ func checkResult(r *Result) error {
 				continue
 			}
 			switch v.(type) {
-			case int64, uint64, float64, string, []byte, planner.Date, planner.DateTime:
+			case int64, uint64, float64, string, []byte, planner.Date, planner.DateTime, planner.Decimal:
 			default:
 				return dperr.Wrap(dperr.Internal, fmt.Errorf("column %q holds a %T", name, v), "internal error: malformed result")
 			}

@@ -43,6 +43,36 @@ func literal(e ast.ExprNode) (v Value, ok bool) {
 	return Value{}, false
 }
 
+// decimalLiteral is the text of the constant e (literal) when it is an
+// integer or decimal literal, with its unary signs applied ("-0.50" for
+// -(+0.50)), as Value.Decimal holds it; "" for anything else (a float
+// literal, a string, NULL).
+func decimalLiteral(e ast.ExprNode) string {
+	switch e := unparen(e).(type) {
+	case *ast.UnaryOperationExpr:
+		s := decimalLiteral(e.V)
+		switch {
+		case s == "" || e.Op == opcode.Plus:
+			return s
+		case e.Op != opcode.Minus:
+			return ""
+		case strings.HasPrefix(s, "-"):
+			return s[1:]
+		}
+		return "-" + s
+	case ast.ValueExpr:
+		switch x := e.GetValue().(type) {
+		case int64:
+			return strconv.FormatInt(x, 10)
+		case uint64:
+			return strconv.FormatUint(x, 10)
+		case *test_driver.MyDecimal:
+			return x.String()
+		}
+	}
+	return ""
+}
+
 // floatLiteral reports whether the constant e (literal) is a number
 // written with an exponent (2.5e0, -1e308), which MySQL types DOUBLE
 // where a decimal literal (2.5) is a DECIMAL.

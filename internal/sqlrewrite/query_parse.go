@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"strconv"
 	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
@@ -520,6 +521,7 @@ var postFuncs = map[string]int{
 func (qb *queryBuilder) exprIn(e ast.ExprNode, clause string, aliases bool) (*Expr, error) {
 	e = unparen(e)
 	if v, ok := literal(e); ok {
+		v.Decimal = decimalLiteral(e)
 		c := &Expr{Kind: ExprConst, Value: v}
 		if floatLiteral(e) { // a DOUBLE in MySQL (ROUND(2.5e0) is 2), as CAST(2.5 AS DOUBLE)
 			return &Expr{Kind: ExprFunc, Op: "cast-real", Args: []*Expr{c}}, nil
@@ -672,7 +674,10 @@ func (qb *queryBuilder) exprIn(e ast.ExprNode, clause string, aliases bool) (*Ex
 		if err != nil {
 			return nil, err
 		}
-		out := &Expr{Kind: ExprFunc, Op: castName(x), Args: []*Expr{arg}}
+		out, err := castExpr(x, arg)
+		if err != nil {
+			return nil, err
+		}
 		return out, qb.checkDateArithmetic(out)
 	case *ast.CaseExpr:
 		return qb.caseExpr(x, clause, aliases)
@@ -818,15 +823,42 @@ func (qb *queryBuilder) caseExpr(x *ast.CaseExpr, clause string, aliases bool) (
 	return out, nil
 }
 
-// castName names a CAST by its target: cast-int, cast-char or cast-real.
-func castName(x *ast.FuncCastExpr) string {
+// maxCastScale is the largest s of a CAST to DECIMAL(p, s): MariaDB's
+// (MySQL's stops at 30); p is at most maxDecimalDigits.
+const maxCastScale = 38
+
+// castExpr is the CAST x of arg, named by its target: cast-int (SIGNED),
+// cast-unsigned, cast-char, cast-decimal with the constants p and s of
+// DECIMAL(p, s) as its second and third arguments (DECIMAL alone is
+// DECIMAL(10, 0)), or cast-real (DOUBLE, FLOAT and the rest). A DECIMAL
+// beyond MySQL's limits is refused, as MySQL refuses it (1425, 1426,
+// 1427).
+func castExpr(x *ast.FuncCastExpr, arg *Expr) (*Expr, error) {
+	out := &Expr{Kind: ExprFunc, Op: "cast-real", Args: []*Expr{arg}}
 	switch x.Tp.GetType() {
 	case mysql.TypeLonglong, mysql.TypeLong, mysql.TypeInt24, mysql.TypeShort, mysql.TypeTiny:
-		return "cast-int"
+		out.Op = "cast-int"
+		if mysql.HasUnsignedFlag(x.Tp.GetFlag()) {
+			out.Op = "cast-unsigned"
+		}
 	case mysql.TypeString, mysql.TypeVarchar, mysql.TypeVarString, mysql.TypeBlob:
-		return "cast-char"
+		out.Op = "cast-char"
+	case mysql.TypeNewDecimal:
+		p, s := x.Tp.GetFlen(), max(x.Tp.GetDecimal(), 0)
+		if p <= 0 {
+			p = 10
+		}
+		if p > maxDecimalDigits || s > maxCastScale || s > p {
+			return nil, dperr.New(dperr.Unsupported, "not supported: CAST(... AS DECIMAL(%d, %d)): DECIMAL(p, s) takes p at most %d and s at most %d and at most p",
+				p, s, maxDecimalDigits, maxCastScale)
+		}
+		out.Op = "cast-decimal"
+		for _, n := range []int{p, s} {
+			d := strconv.Itoa(n)
+			out.Args = append(out.Args, &Expr{Kind: ExprConst, Value: Value{Num: float64(n), Decimal: d}})
+		}
 	}
-	return "cast-real"
+	return out, nil
 }
 
 // aggregate converts an aggregate call into a reference to Base.Items,
@@ -866,6 +898,7 @@ func (qb *queryBuilder) aggregate(e ast.ExprNode) (*Expr, error) {
 	if a, ok := e.(*ast.AggregateFuncExpr); ok && len(a.Args) == 1 && !a.Distinct {
 		name := strings.ToLower(a.F)
 		if c, isConst := literal(a.Args[0]); isConst && !c.Null && !c.IsText {
+			c.Decimal = decimalLiteral(a.Args[0])
 			switch name {
 			case "sum":
 				count := qb.item(Aggregate{Func: CountRows, Summed: true}, restore(a))

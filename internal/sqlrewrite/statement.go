@@ -333,6 +333,14 @@ type Value struct {
 	// GROUP BY DATE(col), CAST(... AS DATE), a date column): the result
 	// column is then sent with that type.
 	Temporal catalog.ColumnType
+	// Decimal, on a constant of a post-processing expression written as
+	// an integer or decimal literal (not a float literal such as 2.5e0),
+	// is the literal with its signs as MySQL reads it exactly: "0.10",
+	// "-7", "18446744073709551615". Its digits after the point are the
+	// scale of MySQL's DECIMAL (0.10 is DECIMAL(…,2)); without a point it
+	// is a BIGINT, or BIGINT UNSIGNED or DECIMAL beyond BIGINT's range.
+	// Empty for every other value.
+	Decimal string
 }
 
 // SetVariables is SET of one or more variables. Assignments are those to

@@ -1,0 +1,513 @@
+package planner
+
+import (
+	"cmp"
+	"math"
+	"math/big"
+	"strconv"
+	"strings"
+
+	"github.com/dpproxy/dpproxy/internal/dperr"
+)
+
+// MySQL's exact arithmetic (MariaDB 10.11's, strings/decimal.c): a
+// DECIMAL is held in at most decimalWords words of wordDigits digits; its
+// type shows at most maxDecimalScale decimals; a quotient keeps
+// divIncrement more decimals than its dividend's type
+// (div_precision_increment).
+const (
+	decimalWords    = 9
+	wordDigits      = 9
+	maxDecimalScale = 38
+	divIncrement    = 4
+)
+
+// decimal is an exact number as MySQL's DECIMAL arithmetic holds one:
+// unscaled·10^-frac, frac being the digits it keeps after the point (5 / 3
+// keeps nine: 1.666666666).
+type decimal struct {
+	unscaled *big.Int
+	frac     int
+}
+
+// parseDecimal reads "-12.340" (an optional minus, digits, an optional
+// point and digits) keeping every digit after the point.
+func parseDecimal(s string) (decimal, bool) {
+	body := strings.TrimPrefix(s, "-")
+	whole, fraction, _ := strings.Cut(body, ".")
+	digits := whole + fraction
+	if digits == "" || strings.TrimLeft(digits, "0123456789") != "" {
+		return decimal{}, false
+	}
+	v, ok := new(big.Int).SetString(digits, 10)
+	if !ok {
+		return decimal{}, false
+	}
+	if len(body) < len(s) {
+		v.Neg(v)
+	}
+	return decimal{v, len(fraction)}, true
+}
+
+// floatDecimal is the shortest decimal that reads back as the finite x,
+// as MySQL converts a DOUBLE to a DECIMAL (0.15e0 is 0.15).
+func floatDecimal(x float64) decimal {
+	d, _ := parseDecimal(strconv.FormatFloat(x, 'f', -1, 64))
+	return d
+}
+
+func intDecimal(x *big.Int) decimal { return decimal{x, 0} }
+
+// String writes x with all its digits after the point: "-0.50".
+func (x decimal) String() string {
+	s := new(big.Int).Abs(x.unscaled).String()
+	if x.frac > 0 {
+		if len(s) <= x.frac {
+			s = strings.Repeat("0", x.frac-len(s)+1) + s
+		}
+		s = s[:len(s)-x.frac] + "." + s[len(s)-x.frac:]
+	}
+	if x.unscaled.Sign() < 0 {
+		s = "-" + s
+	}
+	return s
+}
+
+// Float64 is the float64 nearest to x.
+func (x decimal) Float64() float64 {
+	f, _ := strconv.ParseFloat(x.String(), 64)
+	return f + 0 // no negative zero
+}
+
+func pow10(n int) *big.Int { return new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(n)), nil) }
+
+// digits is the number of digits of x's unscaled value (0 for zero).
+func (x decimal) digits() int {
+	if x.unscaled.Sign() == 0 {
+		return 0
+	}
+	return len(new(big.Int).Abs(x.unscaled).String())
+}
+
+// round returns x with d digits after the point, MySQL's
+// decimal_round: rounded half away from zero (truncated toward zero
+// when truncate) to a multiple of 10^-d, a negative d rounding to tens,
+// hundreds, ...; x itself, its digits kept, when it has at most d
+// decimals.
+func (x decimal) round(d int, truncate bool) decimal {
+	frac := max(d, 0)
+	switch {
+	case d >= x.frac:
+		return x
+	case x.frac-d > x.digits()+1: // |x| is below half of 10^-d
+		return decimal{new(big.Int), frac}
+	}
+	unit := pow10(x.frac - d)
+	q, r := new(big.Int).QuoRem(x.unscaled, unit, new(big.Int))
+	if r.Abs(r).Lsh(r, 1).Cmp(unit) >= 0 && !truncate {
+		q.Add(q, big.NewInt(int64(x.unscaled.Sign())))
+	}
+	if d < 0 {
+		q.Mul(q, pow10(-d))
+	}
+	return decimal{q, frac}
+}
+
+// withFrac is x with exactly frac digits after the point: padded with
+// zeros, or rounded half away from zero.
+func (x decimal) withFrac(frac int) decimal {
+	if frac < x.frac {
+		return x.round(frac, false)
+	}
+	return decimal{new(big.Int).Mul(x.unscaled, pow10(frac-x.frac)), frac}
+}
+
+// align returns x and y with the same number of digits after the point.
+func align(x, y decimal) (a, b *big.Int, frac int) {
+	frac = max(x.frac, y.frac)
+	return x.withFrac(frac).unscaled, y.withFrac(frac).unscaled, frac
+}
+
+func (x decimal) cmp(y decimal) int {
+	a, b, _ := align(x, y)
+	return a.Cmp(b)
+}
+
+func (x decimal) sign() int { return x.unscaled.Sign() }
+
+// fit applies the bounds of MySQL's decimal buffer to x, computed by op:
+// digits after the point beyond what the words left by the integer part
+// hold are truncated; an integer part beyond them all is MySQL's 1690.
+func (x decimal) fit(op string) (decimal, error) {
+	words := func(n int) int { return (n + wordDigits - 1) / wordDigits }
+	intg := words(max(x.digits()-x.frac, 0))
+	if intg > decimalWords {
+		return decimal{}, dperr.New(dperr.OutOfRange, "DECIMAL value is out of range in '%s' of released values", op)
+	}
+	if keep := (decimalWords - intg) * wordDigits; x.frac > keep {
+		x = x.round(keep, true)
+	}
+	return x, nil
+}
+
+func addDecimal(x, y decimal, op string) (decimal, error) {
+	a, b, frac := align(x, y)
+	return decimal{a.Add(a, b), frac}.fit(op)
+}
+
+func subDecimal(x, y decimal, op string) (decimal, error) {
+	a, b, frac := align(x, y)
+	return decimal{a.Sub(a, b), frac}.fit(op)
+}
+
+func mulDecimal(x, y decimal, op string) (decimal, error) {
+	return decimal{new(big.Int).Mul(x.unscaled, y.unscaled), x.frac + y.frac}.fit(op)
+}
+
+// quoDecimal is x / y (y not 0) as MySQL's do_div_mod computes it with
+// div_precision_increment incr: truncated toward zero after whole words
+// of digits, as many as the operands' decimals rounded up to words hold
+// plus incr decimals where those words leave fewer spare ones (5 / 3 is
+// 1.666666666, nine decimals; its type shows four).
+func quoDecimal(x, y decimal, incr int, op string) (decimal, error) {
+	up := func(n int) int { return (n + wordDigits - 1) / wordDigits * wordDigits }
+	a, b := up(x.frac), up(y.frac)
+	incr = max(incr-(a-x.frac)-(b-y.frac), 0)
+	frac := up(a + b + incr)
+	num := new(big.Int).Mul(x.unscaled, pow10(y.frac+frac))
+	den := new(big.Int).Mul(y.unscaled, pow10(x.frac))
+	return decimal{num.Quo(num, den), frac}.fit(op)
+}
+
+// remDecimal is x MOD y (y not 0): the remainder of the truncated
+// quotient, of x's sign, with the decimals of the finer operand.
+func remDecimal(x, y decimal) decimal {
+	a, b, frac := align(x, y)
+	return decimal{a.Rem(a, b), frac}
+}
+
+// truncQuo is x DIV y (y not 0): the quotient truncated toward zero.
+func truncQuo(x, y decimal) *big.Int {
+	a, b, _ := align(x, y)
+	return a.Quo(a, b)
+}
+
+// isExact reports whether the datum d is a number MySQL computes
+// exactly: an integer or a DECIMAL, neither NULL, text nor a DOUBLE.
+func isExact(d Datum) bool { return !d.Null && !d.IsText && !d.Double }
+
+// exactOf is the value of the exact number d: the digits post-processing
+// computed, else Num (a released count, a key) as the shortest decimal
+// that reads back as it.
+func exactOf(d Datum) decimal {
+	if x, ok := parseDecimal(d.exact); ok {
+		return x
+	}
+	return floatDecimal(d.Num)
+}
+
+// scaleOf is the scale of the exact number d's type, the decimals MySQL
+// shows of it: 0 for an integer, the decimals of a decimal literal, 4
+// for 5 / 3.
+func scaleOf(d Datum) int {
+	if d.exact != "" || d.Int {
+		return d.scale
+	}
+	return exactOf(d).frac
+}
+
+// decimalDatum is the datum of x, a DECIMAL whose type shows scale
+// decimals (at most maxDecimalScale).
+func decimalDatum(x decimal, scale int) Datum {
+	return Datum{Num: x.Float64(), exact: x.String(), scale: min(max(scale, 0), maxDecimalScale)}
+}
+
+var (
+	minBigint   = big.NewInt(math.MinInt64)
+	maxBigintI  = big.NewInt(math.MaxInt64)
+	maxUnsigned = new(big.Int).SetUint64(math.MaxUint64)
+)
+
+// integerDatum is the datum of the integer x that op computed, a BIGINT
+// or, when unsigned, a BIGINT UNSIGNED; MySQL's 1690 when x is outside
+// that type's range.
+func integerDatum(x *big.Int, unsigned bool, op string) (Datum, error) {
+	lo, hi, name := minBigint, maxBigintI, "BIGINT"
+	if unsigned {
+		lo, hi, name = new(big.Int), maxUnsigned, "BIGINT UNSIGNED"
+	}
+	if x.Cmp(lo) < 0 || x.Cmp(hi) > 0 {
+		return Datum{}, dperr.New(dperr.OutOfRange, "%s value is out of range in '%s' of released values", name, op)
+	}
+	return Datum{Num: intDecimal(x).Float64(), Int: true, exact: x.String(), unsigned: unsigned}, nil
+}
+
+// decimalText is the exact number d as MySQL prints it: an integer's
+// digits, a DECIMAL's rounded half away from zero (or padded) to the
+// decimals of its type (1.6667 for 5 / 3).
+func decimalText(d Datum) string {
+	if d.Int {
+		return exactOf(d).String()
+	}
+	return exactOf(d).withFrac(scaleOf(d)).String()
+}
+
+// exactArithmetic is op (+, -, *, /, div, %) of the exact numbers a and b
+// as MySQL computes integers and DECIMALs: integers in BIGINT (BIGINT
+// UNSIGNED when either is one; for % when the dividend is), whose
+// overflow is 1690; DECIMALs exactly, their type's scale the larger of
+// the operands' for + - and %, their sum for *, the dividend's plus
+// divIncrement for / (whose quotient is a DECIMAL even of integers,
+// quoDecimal); x / 0, x DIV 0 and x % 0 are NULL, counted in w.
+func exactArithmetic(op string, a, b Datum, w *Warnings) (Datum, error) {
+	x, y := exactOf(a), exactOf(b)
+	ints, unsigned := a.Int && b.Int, a.unsigned || b.unsigned
+	sa, sb := scaleOf(a), scaleOf(b)
+	if (op == "/" || op == "div" || op == "%") && y.sign() == 0 {
+		w.DivisionsByZero++
+		return Datum{Null: true}, nil
+	}
+	var (
+		z   decimal
+		err error
+	)
+	switch op {
+	case "+":
+		z, err = addDecimal(x, y, op)
+	case "-":
+		z, err = subDecimal(x, y, op)
+	case "*":
+		z, err = mulDecimal(x, y, op)
+		sa, sb = sa+sb, 0
+	case "/":
+		z, err = quoDecimal(x, y, divIncrement, op)
+		return decimalDatum(z, sa+divIncrement), err
+	case "div":
+		return integerDatum(truncQuo(x, y), unsigned, "DIV")
+	case "%":
+		z, unsigned = remDecimal(x, y), a.unsigned
+	default:
+		return Datum{}, dperr.New(dperr.Internal, "internal error: exact operator %q", op)
+	}
+	if err != nil {
+		return Datum{}, err
+	}
+	if ints {
+		return integerDatum(z.unscaled, unsigned, op)
+	}
+	return decimalDatum(z, max(sa, sb)), nil
+}
+
+// negateExact is -d of the exact number d: of an integer a BIGINT (also
+// of a BIGINT UNSIGNED), 1690 beyond its range.
+func negateExact(d Datum) (Datum, error) {
+	x := exactOf(d)
+	x.unscaled = new(big.Int).Neg(x.unscaled)
+	if d.Int {
+		return integerDatum(x.unscaled, false, "-")
+	}
+	return decimalDatum(x, scaleOf(d)), nil
+}
+
+// absExact is ABS of the exact number d, of its type.
+func absExact(d Datum) (Datum, error) {
+	x := exactOf(d)
+	x.unscaled = new(big.Int).Abs(x.unscaled)
+	if d.Int {
+		return integerDatum(x.unscaled, d.unsigned, "ABS")
+	}
+	return decimalDatum(x, scaleOf(d)), nil
+}
+
+// floorExact is FLOOR (or, with ceil, CEIL) of the exact number d: an
+// integer itself, a DECIMAL a DECIMAL without decimals, as MariaDB types
+// FLOOR of a DECIMAL as wide as arithmetic makes them.
+func floorExact(d Datum, ceil bool) Datum {
+	if d.Int {
+		return d
+	}
+	x := exactOf(d)
+	z := x.round(0, true)
+	if c := x.cmp(z); ceil && c > 0 || !ceil && c < 0 {
+		step := -1
+		if ceil {
+			step = 1
+		}
+		z.unscaled.Add(z.unscaled, big.NewInt(int64(step)))
+	}
+	return decimalDatum(z, 0)
+}
+
+// roundExact is ROUND (or, with truncate, TRUNCATE) of the exact number d
+// to digits decimals, MySQL's: half away from zero; an integer to
+// digits ≥ 0 (and truncated to any) is itself, to digits < 0 rounded a
+// DECIMAL; a DECIMAL's type shows max(digits, 0) decimals.
+func roundExact(d Datum, digits float64, truncate bool) (Datum, error) {
+	n := int(max(min(digits, 1000), -1000))
+	x := exactOf(d)
+	switch {
+	case d.Int && (n >= 0 || truncate):
+		return integerDatum(x.round(n, truncate).unscaled, d.unsigned, "TRUNCATE")
+	case d.Int:
+		return decimalDatum(x.round(n, false), 0), nil
+	}
+	return decimalDatum(x.round(n, truncate), n), nil
+}
+
+// compareNumbers compares two numbers as MySQL does: two exact numbers
+// (integers, DECIMALs) exactly, each DECIMAL first rounded half away
+// from zero to the decimals of its type, as MariaDB compares them (5 / 3
+// = 1.6667 is true, 5 / 3 = 1.66666667 false); any other pair as doubles.
+func compareNumbers(a, b Datum) int {
+	if !isExact(a) || !isExact(b) {
+		return cmp.Compare(number(a), number(b))
+	}
+	x, y := exactOf(a), exactOf(b)
+	if !a.Int {
+		x = x.round(scaleOf(a), false)
+	}
+	if !b.Int {
+		y = y.round(scaleOf(b), false)
+	}
+	return x.cmp(y)
+}
+
+// exactAggregate is SUM or AVG of exact numbers as MySQL computes them:
+// a SUM of integers an integer (1690 beyond BIGINT), of DECIMALs a DECIMAL
+// of the largest scale; an AVG a DECIMAL, the sum divided by the count as
+// / divides, its type showing divIncrement more decimals. ok is false for
+// any other function.
+func exactAggregate(fn string, vals []Datum) (d Datum, ok bool, err error) {
+	if fn != "sum" && fn != "avg" {
+		return Datum{}, false, nil
+	}
+	sum, scale, ints := intDecimal(new(big.Int)), 0, true
+	for _, v := range vals {
+		if sum, err = addDecimal(sum, exactOf(v), strings.ToUpper(fn)); err != nil {
+			return Datum{}, true, err
+		}
+		scale, ints = max(scale, scaleOf(v)), ints && v.Int
+	}
+	if fn == "avg" {
+		mean, err := quoDecimal(sum, intDecimal(big.NewInt(int64(len(vals)))), divIncrement, "AVG")
+		return decimalDatum(mean, scale+divIncrement), true, err
+	}
+	if ints {
+		d, err := integerDatum(sum.unscaled, false, "SUM")
+		return d, true, err
+	}
+	return decimalDatum(sum, scale), true, nil
+}
+
+// CastWarning is a warning or note MySQL gives where a CAST changes a
+// value to fit its target type (Warnings.Casts): 1264 (a Warning) for a
+// value beyond DECIMAL(p, s), clipped to its largest; 1916 for a number
+// beyond BIGINT's or BIGINT UNSIGNED's range, saturated (a Warning for a
+// DECIMAL, a Note for a DOUBLE); 1105 (a Note) for a negative integer
+// cast to UNSIGNED, which wraps around 2^64.
+type CastWarning struct {
+	Note    bool
+	Code    uint16
+	Message string
+}
+
+// castInteger is CAST(d AS SIGNED), or AS UNSIGNED, as MariaDB casts:
+// an integer wraps to the other signedness (a negative one to UNSIGNED
+// with note 1105); a DECIMAL rounds half away from zero and a DOUBLE (or
+// text read as one) to even; either saturates at the type's ends with
+// 1916, a Warning for a DECIMAL and a Note for a DOUBLE.
+func castInteger(d Datum, unsigned bool, w *Warnings) Datum {
+	lo, hi := minBigint, maxBigintI
+	if unsigned {
+		lo, hi = new(big.Int), maxUnsigned
+	}
+	wrap := func(x *big.Int) Datum {
+		x = new(big.Int).Set(x)
+		switch {
+		case x.Cmp(lo) < 0:
+			x.Add(x, new(big.Int).Lsh(big.NewInt(1), 64))
+		case x.Cmp(hi) > 0:
+			x.Sub(x, new(big.Int).Lsh(big.NewInt(1), 64))
+		}
+		out, _ := integerDatum(x, unsigned, "CAST")
+		return out
+	}
+	var (
+		x    decimal
+		text string
+		note = !isExact(d)
+	)
+	switch {
+	case d.Int:
+		x := exactOf(d).unscaled
+		if unsigned && x.Sign() < 0 {
+			w.Casts = append(w.Casts, CastWarning{Note: true, Code: 1105, Message: "Cast to unsigned converted negative integer to it's positive complement"})
+		}
+		return wrap(x)
+	case note:
+		f := math.RoundToEven(number(d))
+		x, text = floatDecimal(f), mysqlDouble(number(d))
+	default:
+		x, text = exactOf(d).round(0, false), decimalText(d)
+	}
+	v := x.unscaled
+	if v.Cmp(lo) < 0 || v.Cmp(hi) > 0 {
+		target := map[[2]bool]string{{false, false}: "INT", {true, false}: "UNSIGNED INT", {false, true}: "SIGNED BIGINT", {true, true}: "UNSIGNED BIGINT"}[[2]bool{unsigned, note}]
+		w.Casts = append(w.Casts, CastWarning{Note: note, Code: 1916, Message: "Got overflow when converting '" + text + "' to " + target + ". Value truncated"})
+		v = hi
+		if x.sign() < 0 {
+			v = lo
+		}
+	}
+	return wrap(v)
+}
+
+// castDecimal is CAST(d AS DECIMAL(p, s)): d (a DOUBLE, or text, as the
+// shortest decimal that reads back as its double) rounded half away from
+// zero to s decimals, clipped to DECIMAL(p, s)'s largest magnitude with
+// warning 1264 when it has more than p - s digits before the point.
+func castDecimal(d Datum, p, s int, w *Warnings) Datum {
+	x := floatDecimal(number(d))
+	if isExact(d) {
+		x = exactOf(d)
+	}
+	x = x.withFrac(s)
+	if limit := pow10(p); new(big.Int).Abs(x.unscaled).Cmp(limit) >= 0 {
+		w.Casts = append(w.Casts, CastWarning{Code: 1264, Message: "Out of range value for DECIMAL(" + strconv.Itoa(p) + "," + strconv.Itoa(s) + ") in CAST of released values"})
+		top := limit.Sub(limit, big.NewInt(1))
+		if x.sign() < 0 {
+			top.Neg(top)
+		}
+		x = decimal{top, s}
+	}
+	return decimalDatum(x, s)
+}
+
+// mysqlDouble writes x as MySQL writes a DOUBLE in a message: the
+// shortest digits, an exponent without a plus sign (1e20).
+func mysqlDouble(x float64) string {
+	return strings.Replace(strconv.FormatFloat(x, 'g', -1, 64), "e+", "e", 1)
+}
+
+// Decimal is a result cell of MySQL type DECIMAL: its digits, with as many
+// after the point as its column's scale ("1.6667"), sent as that text.
+type Decimal string
+
+// literalDatum is the datum of an integer or decimal literal as MySQL
+// types it (sqlrewrite.Value.Decimal): a BIGINT, a BIGINT UNSIGNED beyond
+// it, a DECIMAL beyond that or with a point, of as many decimals as it
+// has. ok is false for text that is no such literal ("").
+func literalDatum(text string) (d Datum, ok bool) {
+	x, ok := parseDecimal(text)
+	if !ok {
+		return Datum{}, false
+	}
+	if x.frac == 0 {
+		for _, unsigned := range []bool{false, true} {
+			if d, err := integerDatum(x.unscaled, unsigned, text); err == nil {
+				return d, true
+			}
+		}
+	}
+	return decimalDatum(x, x.frac), true
+}
