@@ -103,8 +103,9 @@ func varianceEstimate(b mech.Bounds, kind laplace.VarianceKind, root bool, squar
 
 // direct is the output of a single non-primitive release (a quantile, or a
 // mean or variance released whole by one mechanism), clamped to where the
-// truth can be; a forced variance mechanism's value gets the sample
-// correction n/(n-1) from the count released beside it.
+// truth can be (an Integer one, MIN or MAX of an integer column, rounded
+// to the nearest integer there); a forced variance mechanism's value gets
+// the sample correction n/(n-1) from the count released beside it.
 func (o *Output) direct(args []Estimate) Value {
 	v := Value{Estimate: args[0]}
 	lo, hi := o.bounds().Lower, o.bounds().Upper
@@ -127,8 +128,14 @@ func (o *Output) direct(args []Estimate) Value {
 	// cannot leave Low above High, an end outside the range or (under
 	// SquareRoot) a negative end.
 	v.Value = clampTo(v.Value, lo, hi)
+	if o.Integer { // the nearest integer within the bounds
+		v.Value = math.Min(math.Max(math.Round(v.Value), math.Ceil(lo)), math.Floor(hi))
+	}
 	if v.HasInterval {
 		v.Low, v.High = clampTo(v.Low, lo, hi), clampTo(v.High, lo, hi)
+		if o.Integer { // widened to integers, so that it holds the rounded value
+			v.Low, v.High = clampTo(math.Floor(v.Low), math.Ceil(lo), math.Floor(hi)), clampTo(math.Ceil(v.High), math.Ceil(lo), math.Floor(hi))
+		}
 	}
 	return v
 }

@@ -107,3 +107,34 @@ func TestExactPostProcessing(t *testing.T) {
 		}
 	}
 }
+
+// TestMinMaxOfIntegersAreIntegers: MIN and MAX of an integer column are
+// released as the nearest integer within its bounds, a BIGINT, where they
+// were DOUBLEs (a quantile's grid midpoint, 41.6); the median, and MIN of
+// a real column, are not rounded.
+func TestMinMaxOfIntegersAreIntegers(t *testing.T) {
+	parser := sqlrewrite.NewParser(testCatalog())
+	st, err := parser.Parse("SELECT MIN(age), MAX(age), MEDIAN(age), MIN(income) FROM pums")
+	if err != nil {
+		t.Fatal(err)
+	}
+	qp, err := planner.New(testCatalog()).PlanQuery(st.(*sqlrewrite.Query), planner.Settings{Epsilon: 1, Mechanism: "auto"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := qp.Base
+	for i, c := range []struct {
+		released, want float64
+		typ            planner.ResultType
+	}{{41.6, 42, planner.ResultBigint}, {100.4, 100, planner.ResultBigint}, {41.6, 41.6, planner.ResultDouble}, {0.25, 0.25, planner.ResultDouble}} {
+		o := &plan.Outputs[i]
+		released := make([]planner.Estimate, len(plan.Releases))
+		for _, a := range o.Args {
+			released[a] = planner.Estimate{Value: c.released}
+		}
+		v, err := o.Evaluate(released)
+		if err != nil || v.Value != c.want || o.ResultType() != c.typ {
+			t.Errorf("%s of %g: %g (%v), %v; want %g, %v", o.Label, c.released, v.Value, err, o.ResultType(), c.want, c.typ)
+		}
+	}
+}

@@ -189,7 +189,8 @@ type Output struct {
 	Inner DeriveKind
 	// Sample asks for the sample (n-1) rather than the population variance.
 	Sample bool
-	// Integer rounds the value to an integer (counts).
+	// Integer rounds the value to an integer (counts; MIN and MAX of an
+	// integer column).
 	Integer bool
 }
 
@@ -550,6 +551,11 @@ func (b *builder) output(item sqlrewrite.Item) (Output, error) {
 		}
 	case sqlrewrite.Median, sqlrewrite.Percentile:
 		out.Derive = Direct
+		// MIN and MAX, the 0- and 1-quantiles, of an integer column are
+		// integers, as MySQL types them: the released quantile rounded
+		// (Output.direct).
+		_, temporal := out.Temporal()
+		out.Integer = agg.Func == sqlrewrite.Percentile && (agg.Quantile == 0 || agg.Quantile == 1) && col.Type == catalog.Integer && !temporal
 		err = add(Statistic{Kind: StatQuantile, Column: col, Quantile: agg.Quantile})
 	case sqlrewrite.IQR:
 		out.Derive = Direct

@@ -18,7 +18,7 @@ import (
 // drivers and BI tools expect.
 //
 // Every non-NULL cell of a column of type t is of t's Go type (Cell):
-// ResultBigint int64, ResultUnsigned uint64, ResultDouble
+// ResultBigint and ResultInt int64, ResultUnsigned uint64, ResultDouble
 // float64, a DECIMAL Decimal, ResultText string, ResultDate Date,
 // ResultDateTime DateTime; a ResultNull column holds NULLs only.
 //
@@ -45,6 +45,8 @@ const (
 	// ResultUnsigned is BIGINT UNSIGNED: CAST(x AS UNSIGNED), and
 	// arithmetic of it.
 	ResultUnsigned
+	// ResultInt is INT: the date parts YEAR(col), MONTH(col), ... as keys.
+	ResultInt
 	// ResultDecimal is the kind of DECIMAL(p, s) (DecimalType): decimal
 	// literals, exact arithmetic that is no integer's (COUNT(*) / 3),
 	// CAST(x AS DECIMAL(p, s)).
@@ -72,7 +74,7 @@ func (t ResultType) Scale() int     { return int(t >> 16 & 0xff) }
 var resultTypeNames = [...]string{
 	ResultNull: "NULL", ResultBigint: "BIGINT", ResultDouble: "DOUBLE",
 	ResultText: "VARCHAR", ResultDate: "DATE", ResultDateTime: "DATETIME",
-	ResultUnsigned: "BIGINT UNSIGNED", ResultDecimal: "DECIMAL",
+	ResultUnsigned: "BIGINT UNSIGNED", ResultInt: "INT", ResultDecimal: "DECIMAL",
 }
 
 // String returns the type's MySQL name: DECIMAL(p,s) for a DECIMAL.
@@ -94,6 +96,8 @@ func (t ResultType) integral() (digits int, ok bool) {
 		return 19, true
 	case ResultUnsigned:
 		return 20, true
+	case ResultInt:
+		return 10, true
 	}
 	return 0, false
 }
@@ -111,8 +115,8 @@ func (t ResultType) exact() (whole, scale int, ok bool) {
 // Join is the type of a value that is one of a value of t and one of o
 // (IF, CASE, COALESCE, IFNULL, NULLIF, GREATEST, LEAST, MIN and MAX), by
 // MySQL's aggregation of types: NULL takes the other type; two integers
-// are an integer (UNSIGNED only of UNSIGNEDs; a signed and an UNSIGNED a
-// DECIMAL(20, 0), which holds both); integers and
+// are an integer (INT only of INTs, UNSIGNED only of UNSIGNEDs; a signed
+// and an UNSIGNED a DECIMAL(20, 0), which holds both); integers and
 // DECIMALs a DECIMAL with the most digits of either side of the point;
 // other numbers DOUBLE; two temporals DATETIME unless both are DATE; and
 // any other mix (text, a number with a date) VARCHAR.
@@ -166,6 +170,10 @@ func (t ResultType) Cell(v any) (any, error) {
 			if x == math.Trunc(x) && math.Abs(x) < 1<<63 {
 				return int64(x), nil
 			}
+		}
+	case ResultInt:
+		if x, err := ResultBigint.Cell(v); err == nil && x.(int64) >= math.MinInt32 && x.(int64) <= math.MaxInt32 {
+			return x, nil
 		}
 	case ResultUnsigned:
 		switch x := v.(type) {
@@ -242,9 +250,10 @@ func (t ResultType) Cell(v any) (any, error) {
 }
 
 // ResultType is the type of the output's released value (outputValue in
-// package exec): BIGINT for a count, DATE or DATETIME for an order
-// statistic of a date or timestamp, DOUBLE for every other aggregate
-// (SUM included, as dpproxy has always sent it).
+// package exec): BIGINT for a count and for MIN and MAX of an integer
+// column (Output.Integer), DATE or DATETIME for an order statistic of a
+// date or timestamp, DOUBLE for every other aggregate (SUM included, as
+// dpproxy has always sent it).
 func (o *Output) ResultType() ResultType {
 	if o.Integer {
 		return ResultBigint
@@ -318,8 +327,8 @@ func exactType(d Datum) ResultType {
 // ColumnTypes returns the types of the columns the client receives
 // (Query.Columns, or Outer.Columns), derived from the query's
 // expressions over the types of its aggregates (the planned outputs'),
-// its keys (their declared values; a partition-selected key its column's
-// type) and its window functions, by the rules of Eval and MySQL's; an
+// its keys (their declared values, a date part's numbers INT; a
+// partition-selected key its column's type) and its window functions, by the rules of Eval and MySQL's; an
 // expression whose type they do not fix is VARCHAR, which holds any
 // value. WITH ROLLUP changes no type: its totals of counts are counts,
 // of other aggregates numbers, and its NULL keys are NULLs.
@@ -348,6 +357,9 @@ func (qp *QueryPlan) ColumnTypes() []ResultType {
 		}
 		for _, v := range k.Values {
 			t = t.Join(valueType(v))
+		}
+		if k.Date != nil && t == ResultBigint {
+			t = ResultInt // YEAR(col), MONTH(col), EXTRACT(…), …: MySQL's INT
 		}
 		env.keys = append(env.keys, t)
 	}

@@ -21,13 +21,14 @@ func TestJoinFollowsMySQL(t *testing.T) {
 		s  = planner.ResultText
 		d  = planner.ResultDate
 		dt = planner.ResultDateTime
+		in = planner.ResultInt
 		u  = planner.ResultUnsigned
 	)
 	dec := planner.DecimalType(5, 2)
 	for _, c := range []struct{ a, b, want planner.ResultType }{
 		{n, n, n}, {n, i, i}, {d, n, d}, {i, i, i}, {i, f, f}, {f, i, f}, {d, d, d}, {d, dt, dt}, {dt, d, dt},
 		{d, i, s}, {f, dt, s}, {s, i, s}, {d, s, s}, {s, s, s},
-		{u, u, u}, {u, i, planner.DecimalType(20, 0)}, {i, dec, planner.DecimalType(21, 2)},
+		{in, i, i}, {in, in, in}, {u, u, u}, {u, i, planner.DecimalType(20, 0)}, {i, dec, planner.DecimalType(21, 2)},
 		{dec, planner.DecimalType(30, 5), planner.DecimalType(30, 5)}, {dec, f, f}, {dec, s, s}, {n, dec, dec},
 	} {
 		if got := c.a.Join(c.b); got != c.want {
@@ -57,6 +58,8 @@ func TestCellConvertsToTheColumnType(t *testing.T) {
 		{planner.ResultDouble, "x", "error"},
 		{planner.ResultNull, int64(1), "error"},
 		{planner.ResultDate, nil, "<nil> <nil>"},
+		{planner.ResultInt, int64(2024), "int64 2024"},
+		{planner.ResultInt, int64(1 << 40), "error"},
 		{planner.ResultUnsigned, int64(5), "uint64 5"},
 		{planner.ResultUnsigned, uint64(1<<64 - 1), "uint64 18446744073709551615"},
 		{planner.ResultUnsigned, int64(-1), "error"},
@@ -119,6 +122,11 @@ func TestColumnTypesAreStatic(t *testing.T) {
 			"IF(COUNT(*) > 5, CAST(COUNT(*) AS UNSIGNED), -1), AVG(income) + 0.5, CONCAT(COUNT(*) / 3), CAST(COUNT(*) - 50000 AS UNSIGNED) FROM pums",
 			"DECIMAL(23,4) DECIMAL(21,1) DECIMAL(22,2) DECIMAL(20,1) BIGINT DECIMAL(10,2) BIGINT UNSIGNED BIGINT DECIMAL(22,2) DECIMAL(20,0) DECIMAL(20,0) " +
 				"DECIMAL(20,0) DOUBLE VARCHAR BIGINT UNSIGNED"},
+		// MIN and MAX of an integer column are integers, as in MySQL (other
+		// quantiles and a real column's stay DOUBLE); a date part key is an
+		// INT.
+		{"SELECT MIN(age), MAX(age), MIN(income), MAX(age) - MIN(age), MEDIAN(age), MIN(100 - age) FROM pums", "BIGINT BIGINT DOUBLE BIGINT DOUBLE BIGINT"},
+		{"SELECT YEAR(day), MONTH(day), COUNT(*), YEAR(day) + 1 FROM pums GROUP BY YEAR(day), MONTH(day)", "INT INT BIGINT BIGINT"},
 		{"SELECT state, SUM(COUNT(*) / 4) OVER (), AVG(COUNT(*) * 0.5) OVER (), MIN(COUNT(*) / 4) OVER () FROM pums GROUP BY state",
 			"VARCHAR DECIMAL(65,4) DECIMAL(25,5) DECIMAL(23,4)"},
 	} {

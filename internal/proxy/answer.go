@@ -13,6 +13,7 @@ import (
 // MySQL column types, flags and collations of private answers
 // (include/field_types.h, mysql_com.h, m_ctype.h).
 const (
+	mysqlTypeLong       = 3
 	mysqlTypeDouble     = 5
 	mysqlTypeNull       = 6
 	mysqlTypeLongLong   = 8
@@ -40,6 +41,8 @@ func answerColumn(name string, t planner.ResultType) catalogdb.Column {
 		c.Type, c.Length = mysqlTypeLongLong, 20
 	case planner.ResultUnsigned:
 		c.Type, c.Length, c.Flags = mysqlTypeLongLong, 20, binaryFlag|unsignedFlag
+	case planner.ResultInt:
+		c.Type, c.Length = mysqlTypeLong, 11
 	case planner.ResultDecimal:
 		// MySQL's length of DECIMAL(p, s): its digits, a point, a sign.
 		c.Type, c.Length, c.Decimals = mysqlTypeNewDecimal, uint32(t.Precision()+min(t.Scale(), 1)+1), uint8(t.Scale())
@@ -59,8 +62,8 @@ func answerColumn(name string, t planner.ResultType) catalogdb.Column {
 
 // answer is the Result of a private answer: its columns typed by
 // out.Types, which the plan alone fixes (a No Reply NULL included), and
-// each value in MySQL's text format for its column's type: BIGINT and
-// BIGINT UNSIGNED in decimal, DECIMAL with its column's decimals,
+// each value in MySQL's text format for its column's type: BIGINT, INT
+// and BIGINT UNSIGNED in decimal, DECIMAL with its column's decimals,
 // DOUBLE in the shortest decimal that reads back as the same double ("3"
 // for an integer-valued one; the binary protocol sends it as a double),
 // dates and text as they are.

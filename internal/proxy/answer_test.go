@@ -39,12 +39,13 @@ func TestPrivateAnswerKeepsItsTypeWhenNull(t *testing.T) {
 
 // TestExactAnswerColumns: a DECIMAL(p, s) column is sent as MySQL's
 // NEWDECIMAL with its length and decimals, a BIGINT UNSIGNED as a
-// LONGLONG with the unsigned flag, and their values as their text.
+// LONGLONG with the unsigned flag, an INT as a LONG, and their values as
+// their text.
 func TestExactAnswerColumns(t *testing.T) {
 	out := &exec.Result{
-		Columns: []string{"COUNT(*) / 3", "CAST(COUNT(*) AS UNSIGNED)"},
-		Types:   []planner.ResultType{planner.DecimalType(23, 4), planner.ResultUnsigned},
-		Rows:    [][]any{{planner.Decimal("333.3333"), uint64(1<<64 - 1)}},
+		Columns: []string{"COUNT(*) / 3", "CAST(COUNT(*) AS UNSIGNED)", "YEAR(d)"},
+		Types:   []planner.ResultType{planner.DecimalType(23, 4), planner.ResultUnsigned, planner.ResultInt},
+		Rows:    [][]any{{planner.Decimal("333.3333"), uint64(1<<64 - 1), int64(2024)}},
 	}
 	r, err := answer(out)
 	if err != nil {
@@ -59,6 +60,7 @@ func TestExactAnswerColumns(t *testing.T) {
 	}{
 		{mysqlTypeNewDecimal, binaryFlag, 25, 4, "333.3333"},
 		{mysqlTypeLongLong, binaryFlag | unsignedFlag, 20, 0, "18446744073709551615"},
+		{mysqlTypeLong, binaryFlag, 11, 0, "2024"},
 	} {
 		c := r.Typed[i]
 		if c.Type != want.typ || c.Flags != want.flags || c.Length != want.length || c.Decimals != want.decimals || r.Rows[0][i] != want.text {
