@@ -184,7 +184,7 @@ type DateCell struct {
 // nearestDateForms names the supported date keys in refusals.
 const nearestDateForms = "the supported date keys are YEAR(col), MONTH(col), QUARTER(col), WEEK(col) and WEEK(col, 3) or WEEKOFYEAR(col), YEARWEEK(col) and YEARWEEK(col, 3), DAYOFWEEK(col), DAYOFMONTH(col), DAYOFYEAR(col), HOUR(col) and MINUTE(col) of a timestamp, DATE(col) or CAST(col AS DATE), EXTRACT(YEAR|MONTH|QUARTER|DAY|HOUR|YEAR_MONTH FROM col), YEAR(col) * 100 + MONTH(col), " +
 	"DATE_FORMAT(col, f) with f of %Y, %m, %d, %H and %i (hours and minutes of a timestamp) and literals (e.g. '%Y-%m', '%Y-%m-01'), and CAST(... AS DATE), DATE(...), STR_TO_DATE(..., '%Y-%m-%d') of those, " +
-	"weeks as DATE(DATE_SUB(col, INTERVAL DAYOFWEEK(col) - 1 DAY)) or DATE(DATE_SUB(col, INTERVAL WEEKDAY(col) DAY)), and quarters as Metabase and Superset spell their first day"
+	"weeks as DATE(DATE_SUB(col, INTERVAL DAYOFWEEK(col) - 1 DAY)) or DATE(DATE_SUB(col, INTERVAL WEEKDAY(col) DAY)), quarters as Metabase and Superset spell their first day, and months, years, weeks, hours and minutes as Metabase, Superset and Looker spell them"
 
 // dateKey is a recognised date key before it is added: the axis and a
 // label per cell, with the spelling's label kind.
@@ -193,6 +193,9 @@ type dateKey struct {
 	part  DatePart
 	label func(start time.Time) Value
 	kind  string
+	// shift is the day a label that is a day names: shift days after
+	// the period's first (the Saturday ending a week from Sunday is 6).
+	shift int
 }
 
 // dating recognises a date GROUP BY key; ok is false when e is no date
@@ -418,7 +421,23 @@ func (sc *scope) dateKeyOf(e ast.ExprNode) (*dateKey, error) {
 		if k, ok := sc.lookerQuarter(x); ok {
 			return k, nil
 		}
+		if k, ok := sc.makeDate(x); ok {
+			return k, nil
+		}
+		if k, ok := sc.clockOf(x); ok {
+			return k, nil
+		}
+		if k, ok := sc.weekShift(x); ok && k.col.Type == catalog.Date { // of a timestamp, the time of day stays
+			return k, nil
+		}
+		if k, ok, err := sc.dayShift(x); ok {
+			return k, err
+		}
 		switch name {
+		case "concat":
+			if k, ok, err := sc.formatConcat(x, e); ok {
+				return k, err
+			}
 		case "extract":
 			if len(x.Args) != 2 {
 				return nil, refuse()
@@ -451,8 +470,11 @@ func (sc *scope) dateKeyOf(e ast.ExprNode) (*dateKey, error) {
 			}
 			col, isCol := sc.dateColumn(x.Args[0])
 			f, isLit := literal(x.Args[1])
-			if !isCol || !isLit || !f.IsText {
+			if !isLit || !f.IsText {
 				return nil, refuse()
+			}
+			if !isCol {
+				return sc.formatOfKey(x.Args[0], f.Str, e)
 			}
 			return formatKey(col, f.Str, e)
 		case "date", "timestamp":
@@ -460,6 +482,9 @@ func (sc *scope) dateKeyOf(e ast.ExprNode) (*dateKey, error) {
 				return nil, refuse()
 			}
 			if k, ok := sc.superset(x.Args[0]); ok && name == "date" {
+				return k, nil
+			}
+			if k, ok := sc.weekShift(x.Args[0]); ok && name == "date" {
 				return k, nil
 			}
 			if col, isCol := sc.dateColumn(x.Args[0]); isCol {
@@ -657,7 +682,7 @@ func (sc *scope) dateCast(inner ast.ExprNode, datetime bool, e ast.ExprNode) (*d
 		if perr != nil {
 			d, perr = time.Parse(time.DateTime, s)
 		}
-		if perr != nil || !d.Equal(t) {
+		if perr != nil || !d.Equal(t.AddDate(0, 0, k.shift)) {
 			return nil, refuseQuery("GROUP BY %s: only a DATE_FORMAT key that spells the first day of its periods (such as '%%Y-%%m-01') converts to a date (%s)", restore(e), nearestDateForms)
 		}
 	}
@@ -665,7 +690,7 @@ func (sc *scope) dateCast(inner ast.ExprNode, datetime bool, e ast.ExprNode) (*d
 	if datetime {
 		kind = "datetime"
 	}
-	k.label, k.kind = dateLabel(datetime), k.kind+" as "+kind
+	k.label, k.kind = shiftedDateLabel(datetime, k.shift), k.kind+" as "+kind
 	return k, nil
 }
 
@@ -1112,11 +1137,17 @@ func (sc *scope) yearWeekSunday(inner ast.ExprNode, f Value) (*dateKey, bool) {
 	if !isLit || !sunday.IsText || sunday.Str != " Sunday" || !isCall || yw.FnName.L != "yearweek" || len(yw.Args) != 1 {
 		return nil, false
 	}
-	col, isCol := sc.dateColumn(yw.Args[0])
-	if !isCol {
-		return nil, false
+	col, days, isCol := sc.shiftedColumn(yw.Args[0])
+	switch {
+	case isCol && days == 0:
+		return &dateKey{col: col, part: PartWeekSunday, kind: "yearweek", label: dateLabel(false)}, true
+	case isCol && days == -1:
+		// The Sunday before the day before: the weeks from Monday,
+		// labelled by the Sunday before theirs (Metabase's Monday weeks
+		// then add a day).
+		return &dateKey{col: col, part: PartWeekMonday, kind: "yearweek of the day before", label: shiftedDateLabel(false, -1), shift: -1}, true
 	}
-	return &dateKey{col: col, part: PartWeekSunday, kind: "yearweek", label: dateLabel(false)}, true
+	return nil, false
 }
 
 // metabaseQuarter recognises Metabase's quarter,
