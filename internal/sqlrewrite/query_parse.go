@@ -949,10 +949,78 @@ func (qb *queryBuilder) item(agg Aggregate, text string) *Expr {
 }
 
 // restore prints an expression as SQL text, for labels and messages.
+// The parser builds MOD(a, b) as the operator a % b and keeps no
+// parentheses around an operand it made so, which TiDB prints bare
+// (MOD(x - 1 + 7, 7) as x-1+7%7, another expression): an operand that
+// binds less tightly than its operator (or as tightly, on the right) is
+// printed in parentheses, the tree restored afterwards (a statement's
+// tree is one parse's, read by one goroutine).
 func restore(e ast.Node) string {
+	var p operandParens
+	e.Accept(&p)
+	defer p.undo()
 	var sb strings.Builder
 	if err := e.Restore(format.NewRestoreCtx(format.RestoreStringSingleQuotes|format.RestoreKeyWordUppercase|format.RestoreStringWithoutCharset, &sb)); err != nil {
 		return "the expression"
 	}
 	return sb.String()
+}
+
+// operandParens wraps the operands of binary operators that would print
+// as another expression in parentheses, remembering how to undo it.
+type operandParens struct{ undone []func() }
+
+func (p *operandParens) Enter(n ast.Node) (ast.Node, bool) {
+	b, ok := n.(*ast.BinaryOperationExpr)
+	if !ok {
+		return n, false
+	}
+	wrap := func(side *ast.ExprNode, right bool) {
+		c, isOp := (*side).(*ast.BinaryOperationExpr)
+		if !isOp {
+			return
+		}
+		if pc, pb := precedence(c.Op), precedence(b.Op); pc < pb || right && pc == pb {
+			orig := *side
+			*side = &ast.ParenthesesExpr{Expr: orig}
+			p.undone = append(p.undone, func() { *side = orig })
+		}
+	}
+	wrap(&b.L, false)
+	wrap(&b.R, true)
+	return n, false
+}
+
+func (p *operandParens) Leave(n ast.Node) (ast.Node, bool) { return n, true }
+
+func (p *operandParens) undo() {
+	for i := len(p.undone) - 1; i >= 0; i-- {
+		p.undone[i]()
+	}
+}
+
+// precedence is how tightly MySQL binds a binary operator (higher binds
+// tighter).
+func precedence(op opcode.Op) int {
+	switch op {
+	case opcode.LogicOr:
+		return 1
+	case opcode.LogicXor:
+		return 2
+	case opcode.LogicAnd:
+		return 3
+	case opcode.Or:
+		return 6
+	case opcode.And:
+		return 7
+	case opcode.LeftShift, opcode.RightShift:
+		return 8
+	case opcode.Plus, opcode.Minus:
+		return 9
+	case opcode.Mul, opcode.Div, opcode.IntDiv, opcode.Mod:
+		return 10
+	case opcode.Xor:
+		return 11
+	}
+	return 5 // comparisons
 }
