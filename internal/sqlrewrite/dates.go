@@ -82,12 +82,17 @@ const (
 	// PartMinute is the calendar minute of a timestamp column (a period,
 	// as PartHour), from DATE_FORMAT(col, '%Y-%m-%d %H:%i').
 	PartMinute
+	// PartWeekOfYear6 is MySQL's WEEK(col, 6), 1 to 53: weeks from
+	// Sunday, week 1 the one with at least four days in the year (its
+	// Wednesday in it), so early January can be week 52 or 53 and late
+	// December week 1, as ISO weeks from Monday. A cyclic component.
+	PartWeekOfYear6
 )
 
 var partNames = map[DatePart]string{PartYear: "year", PartMonth: "month", PartDay: "day",
 	PartMonthOfYear: "month of year", PartQuarterOfYear: "quarter", PartDayOfWeek: "day of week", PartDayOfMonth: "day of month", PartHourOfDay: "hour of day", PartHour: "hour",
 	PartWeekSunday: "week from Sunday", PartWeekMonday: "week from Monday", PartQuarter: "quarter start",
-	PartWeekOfYear: "week of year", PartISOWeek: "ISO week", PartDayOfYear: "day of year", PartMinuteOfHour: "minute of hour", PartMinute: "minute"}
+	PartWeekOfYear: "week of year", PartISOWeek: "ISO week", PartDayOfYear: "day of year", PartMinuteOfHour: "minute of hour", PartMinute: "minute", PartWeekOfYear6: "week of year (mode 6)"}
 
 // DateAxis is how a date key puts rows in cells: a row whose value is a
 // date (the reading rule above) in [Lower, Upper] is in cell i when its
@@ -182,7 +187,7 @@ type DateCell struct {
 }
 
 // nearestDateForms names the supported date keys in refusals.
-const nearestDateForms = "the supported date keys are YEAR(col), MONTH(col), QUARTER(col), WEEK(col) and WEEK(col, 3) or WEEKOFYEAR(col), YEARWEEK(col) and YEARWEEK(col, 3), DAYOFWEEK(col), DAYOFMONTH(col), DAYOFYEAR(col), HOUR(col) and MINUTE(col) of a timestamp, DATE(col) or CAST(col AS DATE), EXTRACT(YEAR|MONTH|QUARTER|DAY|HOUR|YEAR_MONTH FROM col), YEAR(col) * 100 + MONTH(col), " +
+const nearestDateForms = "the supported date keys are YEAR(col), MONTH(col), QUARTER(col), WEEK(col), WEEK(col, 3) or WEEKOFYEAR(col) and WEEK(col, 6) (plus a number too), YEARWEEK(col) and YEARWEEK(col, 3), DAYOFWEEK(col), DAYOFMONTH(col), DAYOFYEAR(col), HOUR(col) and MINUTE(col) of a timestamp, DATE(col) or CAST(col AS DATE), EXTRACT(YEAR|MONTH|QUARTER|DAY|HOUR|YEAR_MONTH FROM col), YEAR(col) * 100 + MONTH(col), " +
 	"DATE_FORMAT(col, f) with f of %Y, %m, %d, %H and %i (hours and minutes of a timestamp) and literals (e.g. '%Y-%m', '%Y-%m-01'), and CAST(... AS DATE), DATE(...), STR_TO_DATE(..., '%Y-%m-%d') of those, " +
 	"weeks as DATE(DATE_SUB(col, INTERVAL DAYOFWEEK(col) - 1 DAY)) or DATE(DATE_SUB(col, INTERVAL WEEKDAY(col) DAY)), quarters as Metabase and Superset spell their first day, and months, years, weeks, hours and minutes as Metabase, Superset and Looker spell them"
 
@@ -196,6 +201,9 @@ type dateKey struct {
 	// shift is the day a label that is a day names: shift days after
 	// the period's first (the Saturday ending a week from Sunday is 6).
 	shift int
+	// add is added to a cyclic component's value in its label
+	// (Metabase's week of the year WEEK(col, 6) + 1).
+	add int
 }
 
 // dating recognises a date GROUP BY key; ok is false when e is no date
@@ -312,7 +320,7 @@ func (k *dateKey) domain(text string, window *DateAxis) (d *Dating, labels []Val
 		// Every value occurs within 400 days, but for the weeks of the
 		// year: week 53 only in some years, so every day is visited.
 		days := 400
-		if k.part == PartWeekOfYear || k.part == PartISOWeek || k.part == PartDayOfYear {
+		if k.part == PartWeekOfYear || k.part == PartISOWeek || k.part == PartWeekOfYear6 || k.part == PartDayOfYear {
 			days = math.MaxInt // week 53 and day 366 only in some years
 		}
 		seen := map[int]bool{}
@@ -327,7 +335,7 @@ func (k *dateKey) domain(text string, window *DateAxis) (d *Dating, labels []Val
 		for v := 0; v <= 366; v++ {
 			if seen[v] {
 				axis.Cycle = append(axis.Cycle, v)
-				labels = append(labels, Value{Num: float64(v)})
+				labels = append(labels, Value{Num: float64(v + k.add)})
 			}
 		}
 	}
@@ -528,6 +536,9 @@ func (sc *scope) dateKeyOf(e ast.ExprNode) (*dateKey, error) {
 		// either order of the sum.
 		if x.Op != opcode.Plus {
 			return nil, refuse()
+		}
+		if k, ok, err := sc.componentPlus(x); ok {
+			return k, err
 		}
 		for _, p := range [][2]ast.ExprNode{{x.L, x.R}, {x.R, x.L}} {
 			m, isMul := unparen(p[0]).(*ast.BinaryOperationExpr)
@@ -794,8 +805,10 @@ func (sc *scope) weekNumber(x *ast.FuncCallExpr) (k *dateKey, ok bool, err error
 		case isLit && !m.IsText && !m.Null && m.Num == 0:
 		case isLit && !m.IsText && !m.Null && m.Num == 3:
 			part = PartISOWeek
+		case isLit && !m.IsText && !m.Null && m.Num == 6:
+			part = PartWeekOfYear6
 		default:
-			return nil, true, refuseQuery("GROUP BY %s: WEEK modes other than 0 (weeks from Sunday, the default) and 3 (ISO weeks, WEEKOFYEAR)", restore(x))
+			return nil, true, refuseQuery("GROUP BY %s: WEEK modes other than 0 (weeks from Sunday, the default), 3 (ISO weeks, WEEKOFYEAR) and 6 (weeks from Sunday, week 1 the first with four days in the year)", restore(x))
 		}
 	}
 	return &dateKey{col: col, part: part, kind: name}, true, nil
@@ -851,6 +864,10 @@ func component(t time.Time, p DatePart) int {
 	case PartISOWeek:
 		_, w := t.ISOWeek()
 		return w
+	case PartWeekOfYear6:
+		// The week of its Wednesday, counted from that year's first.
+		wednesday := t.AddDate(0, 0, 3-int(t.Weekday()))
+		return (wednesday.YearDay()-1)/7 + 1
 	case PartDayOfYear:
 		return t.YearDay()
 	}
@@ -1020,7 +1037,7 @@ func (r *renderer) dateIndex(col string, a DateAxis) (string, error) {
 	}
 	c := catalog.Column{Type: a.Type}
 	lo := c.TimeOf(a.Lower)
-	var year, month, day, dow, hour, days, hours, minutes, weeks, week0, isoWeek, yday, minute string
+	var year, month, day, dow, hour, days, hours, minutes, weeks, week0, isoWeek, week6, yday, minute string
 	weekStart := periodStart(lo, a.Part).Format(time.DateOnly) // weeks count from the first week's first day
 	loDay := lo.Format(time.DateOnly)
 	switch r.spec.name {
@@ -1033,6 +1050,7 @@ func (r *renderer) dateIndex(col string, a DateAxis) (string, error) {
 		weeks = "CAST(julianday(date(" + col + ")) - julianday('" + weekStart + "') AS INTEGER) / 7"
 		week0 = "(" + part("%j") + " - " + part("%w") + " + 6) / 7"
 		isoWeek, yday, minute = part("%V"), part("%j"), part("%M")
+		week6 = "(CAST(strftime('%j', date(" + col + ", '-' || strftime('%w', " + col + ") || ' days', '+3 days')) AS INTEGER) - 1) / 7 + 1"
 	case "postgres":
 		part := func(f string) string { return "CAST(EXTRACT(" + f + " FROM " + col + ") AS INTEGER)" }
 		year, month, day, dow, hour = part("YEAR"), part("MONTH"), part("DAY"), part("DOW")+" + 1", part("HOUR")
@@ -1042,6 +1060,7 @@ func (r *renderer) dateIndex(col string, a DateAxis) (string, error) {
 		weeks = "(CAST(" + col + " AS DATE) - DATE '" + weekStart + "') / 7"
 		week0 = "(" + part("DOY") + " - " + part("DOW") + " + 6) / 7"
 		isoWeek, yday, minute = part("WEEK"), part("DOY"), part("MINUTE")
+		week6 = "(CAST(EXTRACT(DOY FROM CAST(" + col + " AS DATE) - " + part("DOW") + " + 3) AS INTEGER) - 1) / 7 + 1"
 	default:
 		year, month, day, dow, hour = "YEAR("+col+")", "MONTH("+col+")", "DAYOFMONTH("+col+")", "DAYOFWEEK("+col+")", "HOUR("+col+")"
 		days = "DATEDIFF(" + col + ", DATE '" + loDay + "')"
@@ -1049,6 +1068,7 @@ func (r *renderer) dateIndex(col string, a DateAxis) (string, error) {
 		minutes = "TIMESTAMPDIFF(MINUTE, TIMESTAMP '" + lo.Truncate(time.Minute).Format(time.DateTime) + "', " + col + ")"
 		weeks = "DATEDIFF(" + col + ", DATE '" + weekStart + "') DIV 7"
 		week0, isoWeek, yday, minute = "WEEK("+col+", 0)", "WEEK("+col+", 3)", "DAYOFYEAR("+col+")", "MINUTE("+col+")"
+		week6 = "WEEK(" + col + ", 6)"
 	}
 	var index string
 	switch a.Part {
@@ -1072,7 +1092,7 @@ func (r *renderer) dateIndex(col string, a DateAxis) (string, error) {
 		index = weeks
 	default:
 		comp := map[DatePart]string{PartMonthOfYear: month, PartDayOfWeek: dow, PartDayOfMonth: day, PartHourOfDay: hour,
-			PartWeekOfYear: week0, PartISOWeek: isoWeek, PartDayOfYear: yday, PartMinuteOfHour: minute}[a.Part]
+			PartWeekOfYear: week0, PartISOWeek: isoWeek, PartWeekOfYear6: week6, PartDayOfYear: yday, PartMinuteOfHour: minute}[a.Part]
 		if a.Part == PartQuarterOfYear {
 			div := " / "
 			if r.spec.name == "mysql" {

@@ -324,3 +324,30 @@ func boolInt(b bool) int {
 	}
 	return 0
 }
+
+// componentPlus recognises a cyclic date component plus a whole number,
+// either order (Metabase's week of the year, WEEK(col, 6) + 1): the
+// component's cells, each labelled with its value plus the number. ok is
+// false when x is no such sum.
+func (sc *scope) componentPlus(x *ast.BinaryOperationExpr) (k *dateKey, ok bool, err error) {
+	for _, p := range [][2]ast.ExprNode{{x.L, x.R}, {x.R, x.L}} {
+		n, isNum := literal(p[1])
+		if !isNum || n.IsText || n.Null || n.Num != float64(int(n.Num)) || abs(int(n.Num)) > 1000 || !sc.mentionsDate(p[0]) {
+			continue
+		}
+		if _, isCol := sc.dateColumn(p[0]); isCol {
+			continue
+		}
+		k, err = sc.dateKeyOf(p[0])
+		if err != nil {
+			return nil, true, err
+		}
+		if k.part.period() {
+			return nil, true, refuseQuery("GROUP BY %s: only a cyclic date part (MONTH, WEEK, ...) plus a number is a key (%s)", restore(x), nearestDateForms)
+		}
+		k.add += int(n.Num)
+		k.kind = fmt.Sprintf("%s %+d", k.kind, int(n.Num))
+		return k, true, nil
+	}
+	return nil, false, nil
+}

@@ -15,7 +15,7 @@ import (
 
 // biDateSpellings are BI tools' time buckets as they write them (c the
 // column): Metabase's month and year (also CAST to datetime), week from
-// Monday; Superset's weeks from Monday and ending Saturday (and one labelled
+// Monday and week of the year; Superset's weeks from Monday and ending Saturday (and one labelled
 // by the Saturday before); Looker's
 // week.
 var biDateSpellings = []string{
@@ -28,6 +28,8 @@ var biDateSpellings = []string{
 	"DATE(DATE_ADD(c, INTERVAL 7 - DAYOFWEEK(c) DAY))",
 	"DATE(DATE_SUB(c, INTERVAL DAYOFWEEK(c) DAY))",
 	"DATE_FORMAT(TIMESTAMP(DATE(DATE_ADD(c, INTERVAL (0 - MOD((DAYOFWEEK(c) - 1) - 1 + 7, 7)) day))), '%Y-%m-%d')",
+	"week(`c`, 6) + 1",
+	"1 + WEEK(c, 6)",
 }
 
 // biClockSpellings are Superset's (≤ 3.x) hour and minute.
