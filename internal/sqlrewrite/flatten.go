@@ -1,6 +1,9 @@
 package sqlrewrite
 
 import (
+	"slices"
+	"strings"
+
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/opcode"
 )
@@ -8,11 +11,19 @@ import (
 // flatten rewrites SELECT … FROM (SELECT cols FROM t [WHERE w]) AS s …
 // into SELECT … FROM t WHERE w AND …, in place, innermost first: the form
 // BI tools wrap around a table (Power BI's SELECT … FROM (SELECT * FROM t)
-// t1, projections with aliases). The derived table may only project
-// columns (SELECT *, or columns with or without aliases) and filter: it
-// is a renaming of the rows of one table, so the flattened statement has
-// exactly the meaning of the original. Anything else in it (aggregates,
-// expressions, joins, GROUP BY, ORDER BY, LIMIT, DISTINCT) is refused.
+// t1, projections with aliases, Superset's virtual datasets and
+// Metabase's nested questions with computed columns). The derived table
+// may only project (SELECT *, columns, and row expressions of columns,
+// with or without aliases) and filter: it maps each row of one table to
+// one row, so the flattened statement, in which every reference to a
+// derived column is replaced by that column's expression, has exactly the
+// meaning of the original, and the planner vets it as if the client had
+// written it flat. Anything else in it (aggregates, window functions,
+// subqueries and variable assignments in a column, joins, GROUP BY, ORDER
+// BY, LIMIT, DISTINCT, two columns of one name) is refused.
+//
+// The inlined expressions are shared, not copied, between the places
+// that reference them: nothing after flatten changes the AST in place.
 func flatten(s *ast.SelectStmt) error {
 	if s.From == nil || s.From.TableRefs == nil || s.From.TableRefs.Right != nil {
 		return nil
@@ -31,34 +42,73 @@ func flatten(s *ast.SelectStmt) error {
 	if err := flatten(inner); err != nil {
 		return err
 	}
-	r := &renamer{derived: ts.AsName.L, names: map[string]*ast.ColumnName{}}
+	r := &renamer{derived: ts.AsName.L, names: map[string]ast.ExprNode{}}
+	computed := false
+	var aliases []string
 	for _, f := range inner.Fields.Fields {
 		if f.WildCard != nil {
 			r.star = true
 			continue
 		}
-		c := unparen(f.Expr).(*ast.ColumnNameExpr).Name
-		name := c.Name.L
+		var name string
+		if c, ok := unparen(f.Expr).(*ast.ColumnNameExpr); ok {
+			name = c.Name.Name.L
+		} else {
+			computed = true
+			name = strings.ToLower(f.Text()) // MySQL names an unaliased expression by its text
+		}
 		if f.AsName.O != "" {
 			name = f.AsName.L
 		}
-		r.names[name] = c
+		if name == "" {
+			continue
+		}
+		if _, dup := r.names[name]; dup {
+			return refuseQuery("a derived table with two columns named %s (MySQL error 1060, duplicate column name)", name)
+		}
+		r.names[name] = f.Expr
+	}
+	for _, f := range s.Fields.Fields {
+		if f.WildCard != nil && computed {
+			return refuseQuery("SELECT * over a derived table with computed columns (name the columns in the select list)")
+		}
+		if f.AsName.O != "" {
+			aliases = append(aliases, f.AsName.L)
+		}
 	}
 	for _, f := range s.Fields.Fields {
 		if c, ok := unparen(f.Expr).(*ast.ColumnNameExpr); ok && f.AsName.O == "" {
 			f.AsName = c.Name.Name // the output keeps the derived table's column name
 		}
 		if f.Expr != nil {
-			f.Expr.Accept(r)
+			f.Expr = r.rename(f.Expr)
 		}
 		if f.WildCard != nil && f.WildCard.Table.L == r.derived {
 			f.WildCard.Table = ast.CIStr{}
 		}
 	}
-	for _, n := range []ast.Node{exprOrNil(s.Where), groupOrNil(s.GroupBy), havingOrNil(s.Having), orderOrNil(s.OrderBy)} {
-		if n != nil {
-			n.Accept(r)
+	if s.Where != nil {
+		s.Where = r.rename(s.Where)
+	}
+	// MySQL resolves an unqualified name in GROUP BY to a FROM column
+	// first; in HAVING to a GROUP BY column, then a select-list alias; in
+	// ORDER BY to a select-list alias first.
+	var grouped []string
+	if s.GroupBy != nil {
+		for _, it := range s.GroupBy.Items {
+			if c, ok := unparen(it.Expr).(*ast.ColumnNameExpr); ok && c.Name.Table.L == "" {
+				grouped = append(grouped, c.Name.Name.L)
+			}
 		}
+		s.GroupBy.Accept(r)
+	}
+	if s.Having != nil {
+		r.aliases = slices.DeleteFunc(slices.Clone(aliases), func(a string) bool { return slices.Contains(grouped, a) })
+		s.Having.Accept(r)
+	}
+	if s.OrderBy != nil {
+		r.aliases = aliases
+		s.OrderBy.Accept(r)
 	}
 	s.From = inner.From
 	switch {
@@ -70,38 +120,10 @@ func flatten(s *ast.SelectStmt) error {
 	return nil
 }
 
-func exprOrNil(e ast.ExprNode) ast.Node {
-	if e == nil {
-		return nil
-	}
-	return e
-}
-
-func groupOrNil(g *ast.GroupByClause) ast.Node {
-	if g == nil {
-		return nil
-	}
-	return g
-}
-
-func havingOrNil(h *ast.HavingClause) ast.Node {
-	if h == nil {
-		return nil
-	}
-	return h
-}
-
-func orderOrNil(o *ast.OrderByClause) ast.Node {
-	if o == nil {
-		return nil
-	}
-	return o
-}
-
 // checkDerived refuses a derived table that does more than project
 // columns of one table and filter its rows.
 func checkDerived(inner *ast.SelectStmt) error {
-	const what = "a derived table (subquery in FROM) other than SELECT columns FROM t [WHERE ...]"
+	const what = "a derived table (subquery in FROM) other than SELECT columns and row expressions FROM t [WHERE ...]"
 	switch {
 	case inner.From == nil:
 		return refuseQuery("%s: it has no FROM", what)
@@ -120,27 +142,57 @@ func checkDerived(inner *ast.SelectStmt) error {
 		return refuseQuery("joins")
 	}
 	for _, f := range inner.Fields.Fields {
-		if f.WildCard != nil {
-			continue
-		}
-		if _, ok := unparen(f.Expr).(*ast.ColumnNameExpr); !ok {
-			if containsNode(f.Expr, isAggregate) {
-				return refuseQuery("%s: aggregates inside the subquery", what)
-			}
-			return refuseQuery("%s: the expression %s inside the subquery (aggregate expressions of columns are not supported)", what, restore(f.Expr))
+		switch {
+		case f.WildCard != nil:
+		case containsNode(f.Expr, isWindowFunction):
+			return refuseRows("a window function inside a derived table")
+		case containsNode(f.Expr, isAggregate):
+			return refuseQuery("%s: aggregates inside the subquery", what)
+		case containsNode(f.Expr, isSubqueryOrAssignment):
+			return refuseQuery("%s: the column %s of the subquery (its columns may be columns and row expressions of them, without subqueries or variable assignments)", what, restore(f.Expr))
 		}
 	}
 	return nil
 }
 
+func isWindowFunction(n ast.Node) bool {
+	_, ok := n.(*ast.WindowFuncExpr)
+	return ok
+}
+
+// isSubqueryOrAssignment matches what a derived column's expression
+// cannot carry into the places that reference it: a subquery (its
+// references would change scope) and @v := x (it would run once per
+// reference).
+func isSubqueryOrAssignment(n ast.Node) bool {
+	switch n := n.(type) {
+	case *ast.SubqueryExpr, *ast.ExistsSubqueryExpr:
+		return true
+	case *ast.VariableExpr:
+		return n.Value != nil
+	}
+	return false
+}
+
 // renamer rewrites the outer statement's column references to the
 // derived table's columns: a name the derived table defines becomes its
-// column; with SELECT * other names pass through; the derived table's
-// alias as a qualifier is dropped.
+// column, or its expression in parentheses; with SELECT * other names
+// pass through; the derived table's alias as a qualifier is dropped. In
+// HAVING and ORDER BY, an unqualified name that is one of the outer select
+// list's aliases is left to name that select item.
 type renamer struct {
 	derived string
-	names   map[string]*ast.ColumnName
+	names   map[string]ast.ExprNode
 	star    bool
+	// aliases are the names left to the select list's items: set for
+	// HAVING and ORDER BY, empty elsewhere.
+	aliases []string
+}
+
+// rename returns e with its references renamed (e itself may be one).
+func (r *renamer) rename(e ast.ExprNode) ast.ExprNode {
+	out, _ := e.Accept(r)
+	return out.(ast.ExprNode)
 }
 
 func (r *renamer) Enter(n ast.Node) (ast.Node, bool) {
@@ -155,8 +207,15 @@ func (r *renamer) Enter(n ast.Node) (ast.Node, bool) {
 	if c.Name.Table.L != "" && (c.Name.Table.L != r.derived || c.Name.Schema.L != "") {
 		return n, true
 	}
-	if to, ok := r.names[c.Name.Name.L]; ok {
-		c.Name = &ast.ColumnName{Table: to.Table, Name: to.Name}
+	if c.Name.Table.L == "" && slices.Contains(r.aliases, c.Name.Name.L) {
+		return n, true
+	}
+	if e, ok := r.names[c.Name.Name.L]; ok {
+		to, ok := unparen(e).(*ast.ColumnNameExpr)
+		if !ok {
+			return &ast.ParenthesesExpr{Expr: e}, true
+		}
+		c.Name = &ast.ColumnName{Table: to.Name.Table, Name: to.Name.Name}
 		return n, true
 	}
 	if c.Name.Table.L != "" && r.star {
