@@ -61,9 +61,9 @@ func serve(ctx context.Context, opts options, stderr io.Writer) error {
 	if opts.listen != "" {
 		cfg.Listen = opts.listen
 	}
-	switch opts.metricsListen {
-	case "":
-	case "off":
+	switch {
+	case opts.metricsListen == "":
+	case strings.EqualFold(opts.metricsListen, "off"):
 		cfg.Metrics.Listen = ""
 	default:
 		cfg.Metrics.Listen = opts.metricsListen

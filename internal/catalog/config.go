@@ -91,7 +91,9 @@ type TLS struct {
 
 // Metrics configures the Prometheus endpoint.
 type Metrics struct {
-	// Listen is the TCP address of /metrics and /healthz. Empty: off.
+	// Listen is the TCP address of /metrics and /healthz. Empty or "off"
+	// (any case, as --metrics-listen takes it): off, and ParseConfig
+	// leaves it empty.
 	Listen string `yaml:"listen"`
 	// Token, if set, is the bearer token /metrics requires
 	// ("Authorization: Bearer <token>", compared in constant time; any
@@ -431,6 +433,9 @@ const (
 func (c *Config) applyDefaults() {
 	if c.Listen == "" {
 		c.Listen = DefaultListen
+	}
+	if strings.EqualFold(strings.TrimSpace(c.Metrics.Listen), "off") {
+		c.Metrics.Listen = ""
 	}
 	if c.MaxConnections == 0 {
 		c.MaxConnections = DefaultMaxConnections

@@ -39,6 +39,21 @@ func TestParseConfigDefaultsAndEnv(t *testing.T) {
 	}
 }
 
+// TestMetricsListenOff: metrics.listen "off", as --metrics-listen takes
+// it, switches the endpoint off (it used to reach net.Listen and fail the
+// start with "missing port in address").
+func TestMetricsListenOff(t *testing.T) {
+	for _, v := range []string{"off", "\"off\"", "OFF"} {
+		c, err := ParseConfig(strings.NewReader(strings.Replace(validConfig, "users:", "metrics: {listen: "+v+"}\nusers:", 1)))
+		if err != nil {
+			t.Fatalf("%s: %v", v, err)
+		}
+		if c.Metrics.Listen != "" {
+			t.Errorf("metrics.listen %s: got %q, want off (empty)", v, c.Metrics.Listen)
+		}
+	}
+}
+
 // TestUnsetEnvironmentVariablesAreNamed: a ${VAR} that the environment
 // does not set is refused with the field and every such variable named, in
 // a DSN (which used to expand to "" and fail as "is required") as in the
