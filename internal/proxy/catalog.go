@@ -181,6 +181,8 @@ func (s *Session) constant(ctx context.Context, it sqlrewrite.ConstItem, warning
 			return time.Now().UTC().Format(time.DateTime), nil
 		case "last_insert_id":
 			return int64(0), nil
+		case "found_rows":
+			return s.foundRows, nil
 		case "dp_remaining_epsilon", "dp_remaining_delta":
 			eps, delta, err := s.remaining(ctx)
 			if err != nil {

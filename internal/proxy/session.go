@@ -39,6 +39,9 @@ type Session struct {
 	prepared      map[string]string
 	preparedBytes int // of the texts in prepared
 	warnings      []exec.Warning
+	// foundRows is FOUND_ROWS(): the number of rows of the last result
+	// set the session sent (the client has seen them all), 0 before any.
+	foundRows int64
 }
 
 // Close ends the session.
@@ -103,6 +106,9 @@ func (s *Session) Execute(ctx context.Context, query string) (res *Result, err e
 		}
 		s.setWarnings(errorWarning(err))
 		return nil, err
+	}
+	if res != nil && (len(res.Columns) > 0 || res.Typed != nil) {
+		s.foundRows = int64(len(res.Rows))
 	}
 	return res, nil
 }

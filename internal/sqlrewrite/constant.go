@@ -10,12 +10,14 @@ import (
 )
 
 // sessionFuncs are the functions a FROM-less SELECT may call: functions of
-// the session and of dpproxy's budget, never of data. None takes arguments.
+// the session and of dpproxy's budget, never of data (FOUND_ROWS() is the
+// number of rows the session last sent). None takes arguments.
 var sessionFuncs = map[string]bool{
 	"database": true, "schema": true,
 	"user": true, "current_user": true, "session_user": true, "system_user": true,
 	"version": true, "connection_id": true, "now": true, "current_timestamp": true,
 	"last_insert_id": true, "dp_remaining_epsilon": true, "dp_remaining_delta": true,
+	"found_rows": true,
 }
 
 // constantSelect converts a SELECT without FROM (FROM DUAL included).

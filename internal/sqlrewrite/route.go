@@ -67,8 +67,11 @@ var systemSchemas = map[string]bool{
 // (SLEEP, BENCHMARK, GET_LOCK): nothing a catalog query needs.
 var refusedFuncs = map[string]bool{"load_file": true, "sleep": true, "benchmark": true, "get_lock": true}
 
-// dpFuncs and dpVariable mark statements the session answers itself.
-var dpFuncs = map[string]bool{"dp_remaining_epsilon": true, "dp_remaining_delta": true}
+// dpFuncs and dpVariable mark statements the session answers itself:
+// dpproxy's budget functions, and FOUND_ROWS(), the number of rows of the
+// session's last result set (which the client has seen), which the
+// catalog engine, not seeing the private answers, cannot know.
+var dpFuncs = map[string]bool{"dp_remaining_epsilon": true, "dp_remaining_delta": true, "found_rows": true}
 
 const supportedMix = "a statement reads either the catalog (information_schema, SHOW) or configured tables, not both"
 
@@ -83,6 +86,8 @@ type tableRefs struct {
 	dpVariable bool
 	// into is set for SELECT ... INTO.
 	into bool
+	// calcFoundRows is set for SELECT SQL_CALC_FOUND_ROWS.
+	calcFoundRows bool
 }
 
 // collect walks a statement for the tables, functions and variables it names.
@@ -126,6 +131,9 @@ func (c *refCollector) Enter(n ast.Node) (ast.Node, bool) {
 		if n.SelectIntoOpt != nil {
 			r.into = true
 		}
+		if n.SelectStmtOpts != nil && n.SelectStmtOpts.CalcFoundRows {
+			r.calcFoundRows = true
+		}
 	}
 	return n, false
 }
@@ -143,6 +151,9 @@ func (p *Parser) route(stmt ast.StmtNode, sql string) (st Statement, ok bool, er
 	r := p.collect(stmt)
 	if r.into {
 		return nil, false, refuseQuery("SELECT ... INTO")
+	}
+	if r.calcFoundRows {
+		return nil, false, refuseQuery("SQL_CALC_FOUND_ROWS (deprecated since MySQL 8.0.17): run the statement without it; FOUND_ROWS() then gives the number of rows it returned, and a second statement without LIMIT or with COUNT(*) the total")
 	}
 	for f := range r.funcs {
 		if refusedFuncs[f] {
