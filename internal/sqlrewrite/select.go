@@ -379,6 +379,22 @@ func keepsOneRow(l *ast.Limit) bool {
 	return ok && !off.IsText && !off.Null && off.Num == 0
 }
 
+// refuseJoin refuses a join, naming the form BI tools send for a "top N"
+// (Superset's series limit, Tableau's Top-N filter): a join with a
+// grouped, limited subquery that picks the groups to keep.
+func refuseJoin(join *ast.Join) error {
+	for _, side := range []ast.ResultSetNode{join.Left, join.Right} {
+		ts, ok := side.(*ast.TableSource)
+		if !ok {
+			continue
+		}
+		if sub, ok := ts.Source.(*ast.SelectStmt); ok && sub.Limit != nil && (sub.GroupBy != nil || containsNode(sub.Fields, isAggregate)) {
+			return refuseQuery("a join with a grouped subquery with LIMIT (a series limit or Top-N filter: Superset's series limit, Tableau's Top-N); switch the series limit off, or write the grouped query with ORDER BY <aggregate> DESC LIMIT n")
+		}
+	}
+	return refuseQuery("joins")
+}
+
 // source resolves the FROM clause of s: exactly one declared table, which
 // s may read in the session's zone (checkZones).
 func (p *Parser) source(s *ast.SelectStmt) (*scope, error) {
@@ -388,7 +404,7 @@ func (p *Parser) source(s *ast.SelectStmt) (*scope, error) {
 	}
 	join := from.TableRefs
 	if join.Right != nil {
-		return nil, refuseQuery("joins")
+		return nil, refuseJoin(join)
 	}
 	ts, ok := join.Left.(*ast.TableSource)
 	if !ok {
