@@ -3,8 +3,6 @@ package main
 import (
 	"database/sql"
 	"testing"
-
-	"github.com/dpproxy/dpproxy/internal/testdb"
 )
 
 // TestCollationsAsMariaDB runs comparisons, ordering, de-duplication and
@@ -95,22 +93,10 @@ func TestCollationsAsMariaDB(t *testing.T) {
 // @dp_epsilon = 1, and the proxy session's remaining epsilon.
 func besideMariaDBText(t *testing.T) (proxy, reference *sql.Conn, remaining func() float64) {
 	t.Helper()
-	dsn := testdb.MySQLDSN(t)
-	ref := testdb.Open(t, "mysql", dsn)
-	for _, s := range []string{
+	proxy, reference, remaining = besideMariaDBTable(t, []string{
 		"CREATE TABLE tt (i INTEGER, k1 INTEGER, k2 VARCHAR(10) CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci, y DOUBLE)",
 		"INSERT INTO tt VALUES (1, 1, 'a', 1), (2, 2, 'b', 2), (3, 3, 'é', 3), (1, 2, 'a', 4), (2, 3, 'b', 5), (3, 1, 'é', 6)",
-	} {
-		if _, err := ref.Exec(s); err != nil {
-			t.Fatal(err)
-		}
-	}
-	reference, err := ref.Conn(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { reference.Close() })
-	proxy, remaining = doraSession(t, visitsBackend{"mariadb", "mysql", testdb.MySQLDSN}, dsn, `
+	}, `
   - name: tt
     columns:
       - {name: i, type: integer, lower: 1, upper: 3}

@@ -3,16 +3,11 @@ package main
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/go-sql-driver/mysql"
-
-	"github.com/dpproxy/dpproxy/internal/exec"
 )
 
 // TestExactArithmeticAsMariaDB runs exact arithmetic of released values
@@ -81,20 +76,13 @@ func TestExactArithmeticAsMariaDB(t *testing.T) {
 // the others exactly), then the distinct levels and codes of SHOW
 // WARNINGS other than the proxy's notes (exec.NoteCode).
 func runExact(ctx context.Context, conn *sql.Conn, q string) string {
-	failed := func(err error) string {
-		var me *mysql.MySQLError
-		if errors.As(err, &me) {
-			return fmt.Sprintf("error %d", me.Number)
-		}
-		return "error " + err.Error()
-	}
 	rows, err := conn.QueryContext(ctx, q)
 	if err != nil {
-		return failed(err)
+		return errorText(err)
 	}
 	cts, err := rows.ColumnTypes()
 	if err != nil {
-		return failed(err)
+		return errorText(err)
 	}
 	var kinds []string
 	for _, ct := range cts {
@@ -112,12 +100,8 @@ func runExact(ctx context.Context, conn *sql.Conn, q string) string {
 	}
 	out := []string{strings.Join(kinds, " "), ":"}
 	for rows.Next() {
-		cells := make([]sql.NullString, len(cts))
-		ptrs := make([]any, len(cells))
-		for i := range cells {
-			ptrs[i] = &cells[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
+		cells, err := scanCells(rows, len(cts))
+		if err != nil {
 			return "scan: " + err.Error()
 		}
 		for i, c := range cells {
@@ -134,24 +118,12 @@ func runExact(ctx context.Context, conn *sql.Conn, q string) string {
 		out = append(out, ";")
 	}
 	if err := rows.Err(); err != nil { // MariaDB's 1690 comes after the columns
-		return failed(err)
+		return errorText(err)
 	}
 	rows.Close()
-	ws, err := conn.QueryContext(ctx, "SHOW WARNINGS")
+	warnings, err := warningKinds(ctx, conn)
 	if err != nil {
 		return "SHOW WARNINGS: " + err.Error()
-	}
-	defer ws.Close()
-	var warnings []string
-	for ws.Next() {
-		var level, message string
-		var code int
-		if err := ws.Scan(&level, &code, &message); err != nil {
-			return "SHOW WARNINGS: " + err.Error()
-		}
-		if w := fmt.Sprintf("%s %d", level, code); code != exec.NoteCode && !slices.Contains(warnings, w) {
-			warnings = append(warnings, w)
-		}
 	}
 	slices.Sort(warnings)
 	return fmt.Sprintf("%v warnings %v", out, warnings)

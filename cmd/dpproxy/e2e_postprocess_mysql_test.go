@@ -93,26 +93,15 @@ func TestPostProcessingAsMariaDB(t *testing.T) {
 // code, or the rows (numbers as %g, NULLs) and the distinct levels and
 // codes of SHOW WARNINGS other than the proxy's notes (exec.NoteCode).
 func runCompared(ctx context.Context, conn *sql.Conn, q string) string {
-	failed := func(err error) string {
-		var me *mysql.MySQLError
-		if errors.As(err, &me) {
-			return fmt.Sprintf("error %d", me.Number)
-		}
-		return "error " + err.Error()
-	}
 	rows, err := conn.QueryContext(ctx, q)
 	if err != nil {
-		return failed(err)
+		return errorText(err)
 	}
 	var out []string
 	cols, _ := rows.Columns()
 	for rows.Next() {
-		cells := make([]sql.NullString, len(cols))
-		ptrs := make([]any, len(cells))
-		for i := range cells {
-			ptrs[i] = &cells[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
+		cells, err := scanCells(rows, len(cols))
+		if err != nil {
 			return "scan: " + err.Error()
 		}
 		for _, c := range cells {
@@ -130,12 +119,42 @@ func runCompared(ctx context.Context, conn *sql.Conn, q string) string {
 		out = append(out, ";")
 	}
 	if err := rows.Err(); err != nil { // MariaDB's 1690 comes after the columns
-		return failed(err)
+		return errorText(err)
 	}
 	rows.Close()
-	ws, err := conn.QueryContext(ctx, "SHOW WARNINGS")
+	warnings, err := warningKinds(ctx, conn)
 	if err != nil {
 		return "SHOW WARNINGS: " + err.Error()
+	}
+	return fmt.Sprintf("%v warnings %v", out, warnings)
+}
+
+// errorText is a failed statement's MySQL error code ("error 1690"), or
+// its text for an error that is not the server's.
+func errorText(err error) string {
+	var me *mysql.MySQLError
+	if errors.As(err, &me) {
+		return fmt.Sprintf("error %d", me.Number)
+	}
+	return "error " + err.Error()
+}
+
+// scanCells scans the current row of rows, of n columns, as text cells.
+func scanCells(rows *sql.Rows, n int) ([]sql.NullString, error) {
+	cells := make([]sql.NullString, n)
+	ptrs := make([]any, n)
+	for i := range cells {
+		ptrs[i] = &cells[i]
+	}
+	return cells, rows.Scan(ptrs...)
+}
+
+// warningKinds are the distinct "level code" pairs of conn's SHOW
+// WARNINGS in the order listed, the proxy's notes (1003) left out.
+func warningKinds(ctx context.Context, conn *sql.Conn) ([]string, error) {
+	ws, err := conn.QueryContext(ctx, "SHOW WARNINGS")
+	if err != nil {
+		return nil, err
 	}
 	defer ws.Close()
 	var warnings []string
@@ -143,13 +162,13 @@ func runCompared(ctx context.Context, conn *sql.Conn, q string) string {
 		var level, message string
 		var code int
 		if err := ws.Scan(&level, &code, &message); err != nil {
-			return "SHOW WARNINGS: " + err.Error()
+			return nil, err
 		}
 		if w := fmt.Sprintf("%s %d", level, code); code != exec.NoteCode && !slices.Contains(warnings, w) {
 			warnings = append(warnings, w)
 		}
 	}
-	return fmt.Sprintf("%v warnings %v", out, warnings)
+	return warnings, ws.Err()
 }
 
 // TestCatalogEngineAsMariaDB runs statements the catalog engine answers
@@ -195,12 +214,27 @@ func TestCatalogEngineAsMariaDB(t *testing.T) {
 // a connection to MariaDB itself.
 func besideMariaDB(t *testing.T) (proxy, reference *sql.Conn) {
 	t.Helper()
-	dsn := testdb.MySQLDSN(t)
-	ref := testdb.Open(t, "mysql", dsn)
-	for _, s := range []string{
+	proxy, reference, _ = besideMariaDBTable(t, []string{
 		"CREATE TABLE t (y DOUBLE, i INTEGER)",
 		"INSERT INTO t VALUES (1, 1), (2, 2), (3, 3), (4, 4), (5, 5)",
-	} {
+	}, `
+  - name: t
+    columns:
+      - {name: y, type: real, lower: 0, upper: 10}
+      - {name: i, type: integer, lower: 1, upper: 5, values: [1, 2, 3, 4, 5]}
+`)
+	return proxy, reference
+}
+
+// besideMariaDBTable runs setup on MariaDB's test database and puts a
+// proxy over it with the tables of config (a YAML list), and returns a
+// session of the proxy, a connection to MariaDB itself and the proxy
+// session's remaining epsilon.
+func besideMariaDBTable(t *testing.T, setup []string, config string) (proxy, reference *sql.Conn, remaining func() float64) {
+	t.Helper()
+	dsn := testdb.MySQLDSN(t)
+	ref := testdb.Open(t, "mysql", dsn)
+	for _, s := range setup {
 		if _, err := ref.Exec(s); err != nil {
 			t.Fatal(err)
 		}
@@ -210,11 +244,6 @@ func besideMariaDB(t *testing.T) (proxy, reference *sql.Conn) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { reference.Close() })
-	proxy, _ = doraSession(t, visitsBackend{"mariadb", "mysql", testdb.MySQLDSN}, dsn, `
-  - name: t
-    columns:
-      - {name: y, type: real, lower: 0, upper: 10}
-      - {name: i, type: integer, lower: 1, upper: 5, values: [1, 2, 3, 4, 5]}
-`)
-	return proxy, reference
+	proxy, remaining = doraSession(t, visitsBackend{"mariadb", "mysql", testdb.MySQLDSN}, dsn, config)
+	return proxy, reference, remaining
 }
