@@ -254,13 +254,14 @@ func (st *interactiveStore) obtain(ctx context.Context, ip *planner.InteractiveP
 	}()
 	eps := ip.Config.Epsilon
 	deadline := time.Now().Add(2*st.lease + time.Minute)
+	what := fmt.Sprintf("the interactive instance of table %s, which another statement is creating; retry", ip.Table.Name)
 	maxHard, fitted := 0, false
-	for {
+	for waiting := false; ; waiting = true {
 		if inst, err := st.load(ctx, ip); err != nil || inst != nil {
 			if inst != nil {
 				st.remember(ip.Key, inst)
 			}
-			return inst, false, err
+			return inst, false, waitError(ctx, waiting, err, what)
 		}
 		if !fitted {
 			if maxHard, err = st.fit(ctx, ip); err != nil {
@@ -270,7 +271,7 @@ func (st *interactiveStore) obtain(ctx context.Context, ip *planner.InteractiveP
 		}
 		res, err := reserveClaim(ctx, st.ledger, accounts, claim, eps, fmt.Sprintf("%s: interactive counting instance", ip.Table.Name))
 		if err != nil {
-			return nil, false, err
+			return nil, false, waitError(ctx, waiting, err, what)
 		}
 		if res != nil {
 			inst, err := st.create(ctx, ip, res, maxHard, create)
@@ -282,17 +283,17 @@ func (st *interactiveStore) obtain(ctx context.Context, ip *planner.InteractiveP
 			if inst != nil {
 				st.remember(ip.Key, inst)
 			}
-			return inst, false, err
+			return inst, false, waitError(ctx, true, err, what)
 		}
 		if err := reopenIfAbandoned(ctx, st.ledger, claim, eps, st.lease, &st.watches); err != nil {
-			return nil, false, err
+			return nil, false, waitError(ctx, true, err, what)
 		}
 		if time.Now().After(deadline) {
 			return nil, false, dperr.New(dperr.Internal, "internal error: the interactive instance of table %s is being created by another proxy; try again", ip.Table.Name)
 		}
 		select {
 		case <-ctx.Done():
-			return nil, false, waitEnded(ctx, fmt.Sprintf("the interactive instance of table %s, which another statement is creating; retry", ip.Table.Name))
+			return nil, false, waitEnded(ctx, what)
 		case <-time.After(st.poll):
 		}
 	}

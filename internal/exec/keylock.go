@@ -63,6 +63,17 @@ func (k *keyLocks) lock(ctx context.Context, key, what string) (unlock func(), e
 	}, nil
 }
 
+// waitError is err, or, once the statement has waited (waiting) and its
+// context has ended, the error of the wait (waitEnded): a ledger read of a
+// waiting loop that the deadline interrupted reports what the statement
+// waited for, not the ledger.
+func waitError(ctx context.Context, waiting bool, err error, what string) error {
+	if err != nil && waiting && ctx.Err() != nil {
+		return waitEnded(ctx, what)
+	}
+	return err
+}
+
 // waitEnded is the error of a statement whose context ended while it
 // waited for what (another statement's work, a lock): past its deadline
 // (timeouts.statement) a dperr.Timeout, 3024, whose message says what it

@@ -327,14 +327,15 @@ func (st *synopsisStore) claim(ctx context.Context, spec *planner.SynopsisSpec, 
 	}()
 	eps := spec.Config.Epsilon
 	deadline := time.Now().Add(2*st.lease + time.Minute)
-	for {
+	what := fmt.Sprintf("the synopsis of %s.%s, which another statement is building; retry", spec.Table.Name, spec.Column.Name)
+	for waiting := false; ; waiting = true {
 		s, err := st.load(ctx, spec)
 		if err != nil || s != nil {
-			return s, nil, err
+			return s, nil, waitError(ctx, waiting, err, what)
 		}
 		res, err := reserveClaim(ctx, st.ledger, accounts, claim, eps, memo)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, waitError(ctx, waiting, err, what)
 		}
 		if res != nil {
 			hold, err := holdCreation(ctx, st.ledger, claim, res, st.lease)
@@ -351,17 +352,17 @@ func (st *synopsisStore) claim(ctx context.Context, spec *planner.SynopsisSpec, 
 		// Another statement holds the claim: wait for its synopsis, or
 		// reopen the claim if that build is over without one.
 		if s, err := st.load(ctx, spec); err != nil || s != nil {
-			return s, nil, err
+			return s, nil, waitError(ctx, true, err, what)
 		}
 		if err := reopenIfAbandoned(ctx, st.ledger, claim, eps, st.lease, &st.watches); err != nil {
-			return nil, nil, err
+			return nil, nil, waitError(ctx, true, err, what)
 		}
 		if time.Now().After(deadline) {
 			return nil, nil, dperr.New(dperr.Internal, "internal error: the synopsis of %s is being built by another statement; try again", spec.Column.Name)
 		}
 		select {
 		case <-ctx.Done():
-			return nil, nil, waitEnded(ctx, fmt.Sprintf("the synopsis of %s.%s, which another statement is building; retry", spec.Table.Name, spec.Column.Name))
+			return nil, nil, waitEnded(ctx, what)
 		case <-time.After(st.poll):
 		}
 	}
