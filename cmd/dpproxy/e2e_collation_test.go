@@ -2,6 +2,7 @@ package main
 
 import (
 	"database/sql"
+	"fmt"
 	"testing"
 )
 
@@ -136,5 +137,46 @@ func TestUnimplementedCollationRefusedBeforeCharge(t *testing.T) {
 	q = "SELECT k2, COUNT(*) * 0 FROM tt GROUP BY k2 HAVING k2 = 'A' OR k2 LIKE 'E'"
 	if got, want := runCompared(t.Context(), conn, q), runCompared(t.Context(), refConn, q); got != want {
 		t.Errorf("%s under latin1_swedish_ci:\n proxy   %s\n MariaDB %s", q, got, want)
+	}
+}
+
+// TestSetNamesCollate: SET NAMES cs COLLATE c sets collation_connection
+// to c, as in MySQL, which go-sql-driver sends for a DSN with charset and
+// collation; literals' text then compares in c. The catalog engine's
+// parser dropped the COLLATE: the session kept utf8mb4's default and
+// 'a' = 'A' was 1 under utf8mb4_bin.
+func TestSetNamesCollate(t *testing.T) {
+	p := startProxy(t, "", nil)
+	for _, tc := range []struct {
+		collation string
+		equal     string // 'a' = 'A', 'a ' = 'a'
+	}{
+		{"utf8mb4_bin", "0 1"},
+		{"utf8mb4_general_ci", "1 1"},
+	} {
+		db, err := sql.Open("mysql", fmt.Sprintf("demo:demo@tcp(%s)/dpproxy?timeout=10s&charset=utf8mb4&collation=%s", p.addr, tc.collation))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		conn, err := db.Conn(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		var got string
+		if err := conn.QueryRowContext(t.Context(), "SELECT @@collation_connection").Scan(&got); err != nil {
+			t.Fatal(err)
+		}
+		if got != tc.collation {
+			t.Errorf("DSN collation %s: @@collation_connection is %s", tc.collation, got)
+		}
+		var caseEqual, padEqual int
+		if err := conn.QueryRowContext(t.Context(), "SELECT COUNT(*) * 0 + ('a' = 'A'), COUNT(*) * 0 + ('a ' = 'a') FROM pums").Scan(&caseEqual, &padEqual); err != nil {
+			t.Fatal(err)
+		}
+		if g := fmt.Sprintf("%d %d", caseEqual, padEqual); g != tc.equal {
+			t.Errorf("under %s: 'a' = 'A', 'a ' = 'a' gave %s, want %s (MySQL's)", tc.collation, g, tc.equal)
+		}
 	}
 }

@@ -15,6 +15,11 @@ import (
 // its bound allows (size_guard.go; bounds are guardSizes').
 func setVariables(s *ast.SetStmt, sql string, bounds map[ast.Node]int64) (*SetVariables, error) {
 	set := &SetVariables{}
+	// namesCollation is the COLLATE of the last SET NAMES, which the
+	// catalog engine's parser drops (it sets collation_connection to the
+	// character set's default): it is set after the statement's other
+	// assignments, as MySQL's SET NAMES cs COLLATE c sets it.
+	namesCollation := ""
 	for _, v := range s.Variables {
 		if v.IsGlobal || v.IsInstance {
 			return nil, refuse("SET GLOBAL", "dpproxy sets session variables only")
@@ -25,6 +30,14 @@ func setVariables(s *ast.SetStmt, sql string, bounds map[ast.Node]int64) (*SetVa
 			}
 		}
 		name := strings.ToLower(v.Name)
+		if v.Name == ast.SetNames {
+			namesCollation = ""
+			if v.ExtendValue != nil {
+				if c, ok := literal(v.ExtendValue); ok && c.IsText {
+					namesCollation = c.Str
+				}
+			}
+		}
 		if v.IsSystem || !strings.HasPrefix(name, "dp_") {
 			set.Catalog = sql
 			continue
@@ -43,6 +56,9 @@ func setVariables(s *ast.SetStmt, sql string, bounds map[ast.Node]int64) (*SetVa
 			a.Value, a.Default = val, val.Null
 		}
 		set.Assignments = append(set.Assignments, a)
+	}
+	if namesCollation != "" {
+		set.Catalog += ", collation_connection = '" + strings.ReplaceAll(namesCollation, "'", "''") + "'"
 	}
 	return set, nil
 }
