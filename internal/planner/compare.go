@@ -33,7 +33,7 @@ type textColl struct {
 type Truncation struct {
 	Value string
 	// Type is DOUBLE, DECIMAL (text compared with an integer, as MariaDB
-	// names it) or INTEGER (CAST AS SIGNED).
+	// names it) or INTEGER (CAST AS SIGNED or UNSIGNED, castText).
 	Type string
 	// Note marks text whose rest after the number is only spaces, which
 	// MySQL reports at level Note; any other rest is a Warning.
@@ -153,8 +153,6 @@ func (w *Warnings) readArgs(op string, a []Datum) {
 		for _, d := range a {
 			w.readNumber(d, "DOUBLE")
 		}
-	case op == "cast-int":
-		w.readNumber(a[0], "INTEGER")
 	case comparisons[op]:
 		compared(a[0], a[1])
 	case op == "in":

@@ -1,7 +1,9 @@
 package planner
 
 import (
+	"fmt"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/dpproxy/dpproxy/internal/dperr"
@@ -80,5 +82,49 @@ func TestRoundToTensAndBigintRange(t *testing.T) {
 	}
 	if s, _ := evalFunc("cast-char", []Datum{{Num: 6.5500375e19, Int: true}}, new(Warnings)); s.Str != "6.5500375e+19" {
 		t.Errorf("CAST(6.5500375e19 AS CHAR) = %q, want the number, not a wrapped BIGINT", s.Str)
+	}
+}
+
+// TestCastTextToInteger: CAST of text AS SIGNED or UNSIGNED reads the
+// text's integer prefix, as MariaDB 10.11 does (each case checked against
+// it, with SHOW WARNINGS): '1.5' and '1e5' are 1 with 1292 for INTEGER,
+// a negative one wraps to UNSIGNED with note 1105, and one beyond 2^64
+// saturates (ULLONG_MAX, -1 as SIGNED). Before, text was read as a DOUBLE
+// and rounded to even: '1.5' was 2 with no warning and '1e5' 100000.
+func TestCastTextToInteger(t *testing.T) {
+	for _, c := range []struct {
+		text     string
+		unsigned bool
+		want     any
+		warnings string
+	}{
+		{"1.5", false, int64(1), "Warning 1292 Truncated incorrect INTEGER value: '1.5'"},
+		{"1e5", true, int64(1), "Warning 1292 Truncated incorrect INTEGER value: '1e5'"},
+		{"-5", false, int64(-5), ""},
+		{"-5", true, uint64(18446744073709551611), "Note 1105 Cast to unsigned converted negative integer to it's positive complement"},
+		{"-5.5", true, uint64(18446744073709551611), "Warning 1292 Truncated incorrect INTEGER value: '-5.5'; Note 1105 Cast to unsigned converted negative integer to it's positive complement"},
+		{"-0", true, int64(0), "Note 1105 Cast to unsigned converted negative integer to it's positive complement"},
+		{"99999999999999999999", false, int64(-1), "Warning 1292 Truncated incorrect INTEGER value: '99999999999999999999'"},
+		{"99999999999999999999", true, uint64(math.MaxUint64), "Warning 1292 Truncated incorrect INTEGER value: '99999999999999999999'"},
+		{"-99999999999999999999", true, uint64(1 << 63), "Warning 1292 Truncated incorrect INTEGER value: '-99999999999999999999'"},
+		{"18446744073709551615", false, int64(-1), "Note 1105 Cast to signed converted positive out-of-range integer to it's negative complement"},
+		{" +12 ", false, int64(12), "Note 1292 Truncated incorrect INTEGER value: ' +12 '"},
+		{"\t12abc", false, int64(12), "Warning 1292 Truncated incorrect INTEGER value: '\t12abc'"},
+		{"- 5", true, int64(0), "Warning 1292 Truncated incorrect INTEGER value: '- 5'"},
+		{"", false, int64(0), "Warning 1292 Truncated incorrect INTEGER value: ''"},
+	} {
+		op := map[bool]string{false: "cast-int", true: "cast-unsigned"}[c.unsigned]
+		w := new(Warnings)
+		d, err := evalFunc(op, []Datum{{Str: c.text, IsText: true}}, w)
+		var got []string
+		for _, tr := range w.Truncations {
+			got = append(got, fmt.Sprintf("%s 1292 Truncated incorrect %s value: '%s'", map[bool]string{false: "Warning", true: "Note"}[tr.Note], tr.Type, tr.Value))
+		}
+		for _, cw := range w.Casts {
+			got = append(got, fmt.Sprintf("%s %d %s", map[bool]string{false: "Warning", true: "Note"}[cw.Note], cw.Code, cw.Message))
+		}
+		if err != nil || d.Value() != c.want || strings.Join(got, "; ") != c.warnings {
+			t.Errorf("%s(%q) = %v (%T), %v, warnings %q; want %v (%T), %q", op, c.text, d.Value(), d.Value(), err, got, c.want, c.want, c.warnings)
+		}
 	}
 }

@@ -413,9 +413,10 @@ type CastWarning struct {
 
 // castInteger is CAST(d AS SIGNED), or AS UNSIGNED, as MariaDB casts:
 // an integer wraps to the other signedness (a negative one to UNSIGNED
-// with note 1105); a DECIMAL rounds half away from zero and a DOUBLE (or
-// text read as one) to even; either saturates at the type's ends with
-// 1916, a Warning for a DECIMAL and a Note for a DOUBLE.
+// with note 1105); text reads its integer prefix (castText); a DECIMAL
+// rounds half away from zero and a DOUBLE to even; either saturates at
+// the type's ends with 1916, a Warning for a DECIMAL and a Note for a
+// DOUBLE.
 func castInteger(d Datum, unsigned bool, w *Warnings) Datum {
 	lo, hi := minBigint, maxBigintI
 	if unsigned {
@@ -438,6 +439,8 @@ func castInteger(d Datum, unsigned bool, w *Warnings) Datum {
 		note = !isExact(d)
 	)
 	switch {
+	case d.IsText:
+		return wrap(castText(d.Str, unsigned, w))
 	case d.Int:
 		x := exactOf(d).unscaled
 		if unsigned && x.Sign() < 0 {
@@ -460,6 +463,63 @@ func castInteger(d Datum, unsigned bool, w *Warnings) Datum {
 		}
 	}
 	return wrap(v)
+}
+
+// castText is the integer MariaDB reads from text s for CAST(s AS
+// SIGNED) or AS UNSIGNED, before it wraps to the target's signedness: the
+// prefix of leading spaces, a sign and digits (no point, no exponent: '1.5'
+// and '1e5' are 1), 0 without digits, saturated at -2^63 and 2^64 - 1.
+// Text that is not such an integer as a whole is truncation 1292 of type
+// INTEGER (a Note when only spaces follow, a Warning otherwise or beyond
+// the range); a negative one (even -0) read as UNSIGNED is note 1105, as
+// is one above BIGINT's range read as SIGNED.
+func castText(s string, unsigned bool, w *Warnings) *big.Int {
+	isSpace := func(c byte) bool { return c == ' ' || c >= '\t' && c <= '\r' }
+	i := 0
+	for i < len(s) && isSpace(s[i]) {
+		i++
+	}
+	negative := i < len(s) && s[i] == '-'
+	if i < len(s) && (s[i] == '+' || s[i] == '-') {
+		i++
+	}
+	start := i
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	v, ok := new(big.Int).SetString(s[start:i], 10)
+	level := wholeNumber
+	for _, c := range []byte(s[i:]) {
+		if !isSpace(c) {
+			level = truncated
+			break
+		}
+		level = trailingSpaces
+	}
+	switch {
+	case !ok: // no digits
+		v, negative, level = new(big.Int), false, truncated
+	case negative:
+		v.Neg(v)
+	}
+	if v.Cmp(minBigint) < 0 || v.Cmp(maxUnsigned) > 0 {
+		if negative {
+			v.Set(minBigint)
+		} else {
+			v.Set(maxUnsigned)
+		}
+		negative, level = false, truncated
+	}
+	if level != wholeNumber {
+		w.Truncations = append(w.Truncations, Truncation{Value: s, Type: "INTEGER", Note: level == trailingSpaces})
+	}
+	switch {
+	case unsigned && negative:
+		w.Casts = append(w.Casts, CastWarning{Note: true, Code: 1105, Message: "Cast to unsigned converted negative integer to it's positive complement"})
+	case !unsigned && level != truncated && v.Cmp(maxBigintI) > 0:
+		w.Casts = append(w.Casts, CastWarning{Note: true, Code: 1105, Message: "Cast to signed converted positive out-of-range integer to it's negative complement"})
+	}
+	return v
 }
 
 // castDecimal is CAST(d AS DECIMAL(p, s)): d (a DOUBLE, or text, as the
