@@ -134,3 +134,50 @@ func runExact(ctx context.Context, conn *sql.Conn, q string) string {
 	slices.Sort(warnings)
 	return fmt.Sprintf("%v warnings %v", out, warnings)
 }
+
+// TestDoubleTextAsMariaDB compares, character for character, DOUBLEs as
+// the proxy and MariaDB write them as text (CONCAT, CAST AS CHAR, LIKE).
+// Before, the proxy wrote Go's %g (1e+21, 1e-07, so 1e-7 LIKE '0.0%' was
+// 0). The driver reads DOUBLE result cells as numbers, so their text on
+// the wire (1e300, not its 301 digits) is checked by the proxy's
+// TestDoubleAnswerAsMariaDB.
+func TestDoubleTextAsMariaDB(t *testing.T) {
+	conn, refConn := besideMariaDB(t)
+	if _, err := conn.ExecContext(t.Context(), "SET @dp_epsilon = 1"); err != nil {
+		t.Fatal(err)
+	}
+	run := func(c *sql.Conn, q string) string {
+		rows, err := c.QueryContext(t.Context(), q)
+		if err != nil {
+			return "error " + err.Error()
+		}
+		defer rows.Close()
+		cols, _ := rows.Columns()
+		var out []string
+		for rows.Next() {
+			cells := make([]sql.NullString, len(cols))
+			ptrs := make([]any, len(cells))
+			for i := range cells {
+				ptrs[i] = &cells[i]
+			}
+			if err := rows.Scan(ptrs...); err != nil {
+				return "scan: " + err.Error()
+			}
+			for _, cell := range cells {
+				out = append(out, strconv.Quote(cell.String))
+			}
+		}
+		if err := rows.Err(); err != nil {
+			return "error " + err.Error()
+		}
+		return strings.Join(out, " ")
+	}
+	for _, q := range []string{
+		"SELECT CONCAT(AVG(y) * 0 + 1e21), CONCAT(COUNT(*) * 0 + 1e-7), CONCAT(AVG(y) * 0 - 1e15), CAST(AVG(y) * 0 + 1e-16 AS CHAR) FROM t",
+		"SELECT COUNT(*) * 0 + 1e-7 LIKE '0.0%', COUNT(*) * 0 + 0.00001e0 LIKE '1e%', AVG(y) * 0 + 1e21 LIKE '1e21' FROM t",
+	} {
+		if got, want := run(conn, q), run(refConn, q); got != want {
+			t.Errorf("%s:\n proxy   %s\n MariaDB %s", q, got, want)
+		}
+	}
+}

@@ -80,7 +80,7 @@ func TestRoundToTensAndBigintRange(t *testing.T) {
 			t.Errorf("%s(65500.5) * 1e15 = %v, %v; want 6.55e19 as a DOUBLE", f, p, err)
 		}
 	}
-	if s, _ := evalFunc("cast-char", []Datum{{Num: 6.5500375e19, Int: true}}, new(Warnings)); s.Str != "6.5500375e+19" {
+	if s, _ := evalFunc("cast-char", []Datum{{Num: 6.5500375e19, Int: true}}, new(Warnings)); s.Str != "6.5500375e19" {
 		t.Errorf("CAST(6.5500375e19 AS CHAR) = %q, want the number, not a wrapped BIGINT", s.Str)
 	}
 }

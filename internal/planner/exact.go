@@ -449,7 +449,7 @@ func castInteger(d Datum, unsigned bool, w *Warnings) Datum {
 		return wrap(x)
 	case note:
 		f := math.RoundToEven(number(d))
-		x, text = floatDecimal(f), mysqlDouble(number(d))
+		x, text = floatDecimal(f), FormatDouble(number(d))
 	default:
 		x, text = exactOf(d).round(0, false), decimalText(d)
 	}
@@ -543,10 +543,34 @@ func castDecimal(d Datum, p, s int, w *Warnings) Datum {
 	return decimalDatum(x, s)
 }
 
-// mysqlDouble writes x as MySQL writes a DOUBLE in a message: the
-// shortest digits, an exponent without a plus sign (1e20).
-func mysqlDouble(x float64) string {
-	return strings.Replace(strconv.FormatFloat(x, 'g', -1, 64), "e+", "e", 1)
+// FormatDouble writes x as MariaDB writes a DOUBLE as text (a result
+// cell of the text protocol, CONCAT, CAST AS CHAR, a message): the
+// shortest digits that read back as x, in plain notation when its point
+// falls within 14 zeros after it and 15 digits before it (0.000000000000001,
+// 100000000000000), or digits lie after the point (1234567890123456.8);
+// otherwise the digits, 'e' and the exponent, without a plus sign or
+// leading zeros (1e-16, 1e15, 1.2345678901234568e17). Zero, of either
+// sign, is "0". (MariaDB's my_gcvt with DBL_DIG as its
+// MAX_DECPT_FOR_F_FORMAT; checked against MariaDB 10.11.)
+func FormatDouble(x float64) string {
+	if x == 0 {
+		return "0"
+	}
+	if math.IsInf(x, 0) || math.IsNaN(x) {
+		return strconv.FormatFloat(x, 'g', -1, 64)
+	}
+	sign := ""
+	if x < 0 {
+		sign, x = "-", -x
+	}
+	sci := strconv.FormatFloat(x, 'e', -1, 64) // d.ddde±XX
+	mantissa, exponent, _ := strings.Cut(sci, "e")
+	exp, _ := strconv.Atoi(exponent)
+	digits, point := len(strings.Replace(mantissa, ".", "", 1)), exp+1
+	if point >= -14 && (point <= 15 || digits > point) {
+		return sign + strconv.FormatFloat(x, 'f', -1, 64)
+	}
+	return sign + mantissa + "e" + strconv.Itoa(exp)
 }
 
 // Decimal is a result cell of MySQL type DECIMAL: its digits, with as many

@@ -1039,7 +1039,7 @@ func text(d Datum) string {
 	case d.Int && math.Abs(d.Num) <= maxBigint:
 		return strconv.FormatInt(int64(d.Num), 10)
 	}
-	return strconv.FormatFloat(d.Num, 'g', -1, 64)
+	return FormatDouble(d.Num)
 }
 
 // Value returns the datum as a result cell: nil, int64, uint64 (a BIGINT

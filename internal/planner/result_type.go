@@ -224,7 +224,7 @@ func (t ResultType) Cell(v any) (any, error) {
 		case uint64:
 			return strconv.FormatUint(x, 10), nil
 		case float64:
-			return strconv.FormatFloat(x, 'g', -1, 64), nil
+			return FormatDouble(x), nil
 		case Decimal:
 			return string(x), nil
 		case string:

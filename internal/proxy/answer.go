@@ -64,8 +64,9 @@ func answerColumn(name string, t planner.ResultType) catalogdb.Column {
 // out.Types, which the plan alone fixes (a No Reply NULL included), and
 // each value in MySQL's text format for its column's type: BIGINT, INT
 // and BIGINT UNSIGNED in decimal, DECIMAL with its column's decimals,
-// DOUBLE in the shortest decimal that reads back as the same double ("3"
-// for an integer-valued one; the binary protocol sends it as a double),
+// DOUBLE as MariaDB writes it (planner.FormatDouble: "3" for an
+// integer-valued one, 1e300 and not its 301 digits; the binary protocol
+// sends it as a double),
 // dates and text as they are.
 func answer(out *exec.Result) (*Result, error) {
 	if len(out.Types) != len(out.Columns) {
@@ -90,7 +91,7 @@ func answer(out *exec.Result) (*Result, error) {
 			case planner.Decimal:
 				text[j] = string(x)
 			case float64:
-				text[j] = strconv.FormatFloat(x, 'f', -1, 64)
+				text[j] = planner.FormatDouble(x)
 			case string:
 				text[j] = x
 			case planner.Date:

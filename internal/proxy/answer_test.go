@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"strconv"
 	"testing"
 
 	"github.com/dpproxy/dpproxy/internal/exec"
@@ -69,5 +70,32 @@ func TestExactAnswerColumns(t *testing.T) {
 	}
 	if err := checkResult(r); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestDoubleAnswerAsMariaDB: a DOUBLE result cell is sent as MariaDB
+// 10.11 sends it in the text protocol (checked there with the mariadb
+// client: SELECT AVG(d) of each value). Before, the proxy sent every digit
+// of its fixed notation: 1e300 as 301 digits, 1e16 as 10000000000000000.
+func TestDoubleAnswerAsMariaDB(t *testing.T) {
+	values := []float64{1e300, 1e15, 1e16, 123456789012345678, 1e-5, 1e-7, 1e-16, 1e14, 1234567890123456.7, 0.30000000000000004, 38.123456789, 41.5, 3}
+	want := []string{"1e300", "1e15", "1e16", "1.2345678901234568e17", "0.00001", "0.0000001", "1e-16", "100000000000000", "1234567890123456.8", "0.30000000000000004", "38.123456789", "41.5", "3"}
+	out := &exec.Result{}
+	for i := range values {
+		out.Columns = append(out.Columns, "c"+strconv.Itoa(i))
+		out.Types = append(out.Types, planner.ResultDouble)
+	}
+	out.Rows = [][]any{make([]any, len(values))}
+	for i, x := range values {
+		out.Rows[0][i] = x
+	}
+	r, err := answer(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range values {
+		if r.Rows[0][i] != want[i] {
+			t.Errorf("%v is sent as %v, want %s", values[i], r.Rows[0][i], want[i])
+		}
 	}
 }
