@@ -104,7 +104,8 @@ func varianceEstimate(b mech.Bounds, kind laplace.VarianceKind, root bool, squar
 // direct is the output of a single non-primitive release (a quantile, or a
 // mean or variance released whole by one mechanism), clamped to where the
 // truth can be (an Integer one, MIN or MAX of an integer column, rounded
-// to the nearest integer there); a forced variance mechanism's value gets
+// to the nearest integer there), its interval too and widened to hold the
+// value; a forced variance mechanism's value gets
 // the sample correction n/(n-1) from the count released beside it.
 func (o *Output) direct(args []Estimate) Value {
 	v := Value{Estimate: args[0]}
@@ -127,15 +128,19 @@ func (o *Output) direct(args []Estimate) Value {
 	// clamped one, and noise that put the centre far outside the range
 	// cannot leave Low above High, an end outside the range or (under
 	// SquareRoot) a negative end.
-	v.Value = clampTo(v.Value, lo, hi)
-	if o.Integer { // the nearest integer within the bounds
-		v.Value = math.Min(math.Max(math.Round(v.Value), math.Ceil(lo)), math.Floor(hi))
+	// An Integer one is rounded to the nearest integer within the bounds,
+	// its interval widened to integers; bounds that hold no integer
+	// ([0.2, 0.8], where plan makes MIN and MAX no Integer output) leave
+	// it unrounded. The interval is last widened to hold the value, so
+	// that lo <= Low <= Value <= High <= hi in every case.
+	if o.Integer && math.Ceil(lo) <= math.Floor(hi) {
+		lo, hi = math.Ceil(lo), math.Floor(hi)
+		v.Value = math.Round(v.Value)
+		v.Low, v.High = math.Floor(v.Low), math.Ceil(v.High)
 	}
+	v.Value = clampTo(v.Value, lo, hi)
 	if v.HasInterval {
-		v.Low, v.High = clampTo(v.Low, lo, hi), clampTo(v.High, lo, hi)
-		if o.Integer { // widened to integers, so that it holds the rounded value
-			v.Low, v.High = clampTo(math.Floor(v.Low), math.Ceil(lo), math.Floor(hi)), clampTo(math.Ceil(v.High), math.Ceil(lo), math.Floor(hi))
-		}
+		v.Low, v.High = math.Min(clampTo(v.Low, lo, hi), v.Value), math.Max(clampTo(v.High, lo, hi), v.Value)
 	}
 	return v
 }

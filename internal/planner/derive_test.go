@@ -46,3 +46,31 @@ func TestDirectIntervalInsideRange(t *testing.T) {
 		}
 	}
 }
+
+// TestDirectIntegerInsideRange: MIN or MAX of an integer column
+// (Output.Integer) stays within the declared bounds with Low ≤ Value ≤
+// High, even when the bounds hold no integer ([0.2, 0.8], where rounding
+// gave 0 with [1, 0] as its interval: outside the bounds, Low above
+// High) or the released interval misses the value; and plan types such
+// an output a DOUBLE, not a BIGINT that could not hold it.
+func TestDirectIntegerInsideRange(t *testing.T) {
+	for _, tc := range []struct {
+		lower, upper float64
+		released     Estimate
+	}{
+		{0.2, 0.8, Estimate{Value: 0.4, Low: 0.1, High: 0.7, HasInterval: true}},
+		{0.2, 0.8, Estimate{Value: 3, Low: 2, High: 5, HasInterval: true}},
+		{0, 10, Estimate{Value: 4.6, Low: 5.2, High: 8.1, HasInterval: true}},
+		{0.5, 10.5, Estimate{Value: -3, Low: -4, High: 0.7, HasInterval: true}},
+	} {
+		col := &catalog.Column{Name: "age", Type: catalog.Integer, Lower: &tc.lower, Upper: &tc.upper}
+		o := &Output{Label: "MIN(age)", Agg: sqlrewrite.Aggregate{Func: sqlrewrite.Percentile}, Column: col, Derive: Direct, Integer: true, Args: []int{0}}
+		v, err := o.Evaluate([]Estimate{tc.released})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !(tc.lower <= v.Low && v.Low <= v.Value && v.Value <= v.High && v.High <= tc.upper) {
+			t.Errorf("bounds [%v, %v], released %+v: value %v interval [%v, %v]", tc.lower, tc.upper, tc.released, v.Value, v.Low, v.High)
+		}
+	}
+}

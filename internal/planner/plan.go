@@ -28,11 +28,12 @@ package planner
 
 import (
 	"fmt"
-	"github.com/dpproxy/dpproxy/internal/mech"
+	"math"
 	"strings"
 
 	"github.com/dpproxy/dpproxy/internal/catalog"
 	"github.com/dpproxy/dpproxy/internal/dperr"
+	"github.com/dpproxy/dpproxy/internal/mech"
 	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
 )
 
@@ -553,9 +554,12 @@ func (b *builder) output(item sqlrewrite.Item) (Output, error) {
 		out.Derive = Direct
 		// MIN and MAX, the 0- and 1-quantiles, of an integer column are
 		// integers, as MySQL types them: the released quantile rounded
-		// (Output.direct).
+		// (Output.direct), when the declared bounds hold an integer (the
+		// values clamped into [0.2, 0.8] are no integers: a DOUBLE).
 		_, temporal := out.Temporal()
-		out.Integer = agg.Func == sqlrewrite.Percentile && (agg.Quantile == 0 || agg.Quantile == 1) && col.Type == catalog.Integer && !temporal
+		lo, hi, _ := col.Bounds()
+		out.Integer = agg.Func == sqlrewrite.Percentile && (agg.Quantile == 0 || agg.Quantile == 1) && col.Type == catalog.Integer && !temporal &&
+			math.Ceil(lo) <= math.Floor(hi)
 		err = add(Statistic{Kind: StatQuantile, Column: col, Quantile: agg.Quantile})
 	case sqlrewrite.IQR:
 		out.Derive = Direct
