@@ -270,8 +270,9 @@ func interactiveKey(t *catalog.Table, in *catalog.Interactive) string {
 	fmt.Fprintf(&sb, "|eps=%g|alpha=%g|beta=%g|k=%d|%s", in.Epsilon, in.Alpha, in.Beta, in.PlannedQueries, in.Mechanism)
 	if t.HasPrivacyUnit() {
 		// The unit and its bound change what is released; row-level keys
-		// have no such part.
-		fmt.Fprintf(&sb, "|unit=%s|rows_per_unit=%d", strings.ToLower(t.PrivacyUnit), t.MaxRowsPerUnit)
+		// have no such part. The unit is a backend column, named as
+		// written, as relationIdentity names the relation.
+		fmt.Fprintf(&sb, "|unit=%s|rows_per_unit=%d", t.PrivacyUnit, t.MaxRowsPerUnit)
 	}
 	return sb.String()
 }

@@ -56,8 +56,10 @@ func synopsisKey(t *catalog.Table, col *catalog.Column, d Domain, pred string, r
 	}
 	if t.HasPrivacyUnit() {
 		// The unit and its bound change what is released (and whom it
-		// protects); row-level keys have no such part.
-		key += fmt.Sprintf("|unit=%s|rows_per_unit=%d", strings.ToLower(t.PrivacyUnit), t.MaxRowsPerUnit)
+		// protects); row-level keys have no such part. The unit is a
+		// backend column, named as written, as relationIdentity names the
+		// relation.
+		key += fmt.Sprintf("|unit=%s|rows_per_unit=%d", t.PrivacyUnit, t.MaxRowsPerUnit)
 	}
 	return key
 }

@@ -315,3 +315,30 @@ func TestSynopsisEpsilonRange(t *testing.T) {
 		}
 	}
 }
+
+// TestSynopsisKeyKeepsUnitAsWritten: the privacy unit is a backend column
+// and, like the relation (relationIdentity), is named in the key as
+// written, in a synopsis's key and an interactive instance's: "PersonID"
+// and "personid" may be different columns (quoted PostgreSQL
+// identifiers), whose releases must not be shared. Before, the unit was
+// lower-cased while the relation was not.
+func TestSynopsisKeyKeepsUnitAsWritten(t *testing.T) {
+	lo, hi := 0.0, 100.0
+	h := catalog.Histogram{Bins: 101, Epsilon: 1, Workload: catalog.Workload{Kind: catalog.WorkloadAllRanges}}
+	key := func(unit string) string {
+		col := catalog.Column{Name: "age", Type: catalog.Integer, Lower: &lo, Upper: &hi, Histogram: &h}
+		tbl := &catalog.Table{Name: "t", Source: "People", PrivacyUnit: unit, MaxRowsPerUnit: 1, Columns: []catalog.Column{col}}
+		return synopsisKey(tbl, &tbl.Columns[0], Domain{Lower: 0, Upper: 101, Bins: 101, Integer: true}, "", nil)
+	}
+	upper, lower := key("PersonID"), key("personid")
+	if upper == lower || !strings.Contains(upper, "|unit=PersonID|") || !strings.Contains(upper, "source=People") {
+		t.Errorf("keys %q and %q: want the unit as written, as the source is", upper, lower)
+	}
+	// So is an interactive instance's key.
+	interactive := func(unit string) string {
+		return interactiveKey(&catalog.Table{Name: "t", Source: "People", PrivacyUnit: unit, MaxRowsPerUnit: 1}, &catalog.Interactive{})
+	}
+	if upper, lower := interactive("PersonID"), interactive("personid"); upper == lower || !strings.Contains(upper, "|unit=PersonID|") {
+		t.Errorf("interactive keys %q and %q: want the unit as written", upper, lower)
+	}
+}
