@@ -62,7 +62,27 @@ func GoogleCandidate() Candidate {
 			case VarianceStat:
 				return drawOnly(func(src noise.Source) (float64, error) { return googleVariance(src, c, eps) }), nil
 			}
-			tree := newGoogleTree(c.d)
+			tree := newGoogleTree(c.d, googleAlpha)
+			return drawOnly(func(src noise.Source) (float64, error) { return tree.quantile(src, s.Quantile, eps) }), nil
+		},
+	}
+}
+
+// GoogleUnprunedName is the Google arm's quantile tree without its
+// pruning (α = 0: no child is treated as empty for its share of its
+// siblings' total), for diagnosis (bench/cmd/google -also).
+const GoogleUnprunedName = "google-unpruned"
+
+// GoogleUnprunedCandidate is BoundedQuantiles as GoogleCandidate runs it
+// but with α = 0: it shows what the pruning, a rule on the noisy counts
+// that favours dense blocks, contributes to a cell's error.
+func GoogleUnprunedCandidate() Candidate {
+	return Candidate{
+		Name:     GoogleUnprunedName,
+		Summary:  "Google's BoundedQuantiles tree without its pruning of small children (α = 0), for diagnosis",
+		Supports: isQuantile,
+		Prepare: func(s Statistic, c *Column, eps float64) (*Prepared, error) {
+			tree := newGoogleTree(c.d, 0)
 			return drawOnly(func(src noise.Source) (float64, error) { return tree.quantile(src, s.Quantile, eps) }), nil
 		},
 	}
@@ -124,12 +144,15 @@ func googleVariance(src noise.Source, c *Column, eps float64) (float64, error) {
 type googleTree struct {
 	lower, upper float64
 	counts       []int64
+	// alpha is the share of its siblings' noisy total below which a
+	// child is treated as empty (googleAlpha, or 0 for no pruning).
+	alpha float64
 }
 
 // newGoogleTree counts every row into its leaf (equal-width leaves over
 // [L, U], U in the last) and every ancestor below the root.
-func newGoogleTree(d *Dataset) *googleTree {
-	t := &googleTree{lower: d.Lower, upper: d.Upper, counts: make([]int64, googleTotalNodes)}
+func newGoogleTree(d *Dataset, alpha float64) *googleTree {
+	t := &googleTree{lower: d.Lower, upper: d.Upper, counts: make([]int64, googleTotalNodes), alpha: alpha}
 	for _, v := range d.Values {
 		v = math.Min(math.Max(v, d.Lower), d.Upper)
 		leaf := int((v - d.Lower) / (d.Upper - d.Lower) * googleLeafCount)
@@ -169,7 +192,7 @@ func (t *googleTree) quantile(src noise.Source, q, eps float64) (float64, error)
 		}
 		corrected := 0.0
 		for i := first; i <= last; i++ {
-			if v := get(i); v >= total*googleAlpha {
+			if v := get(i); v >= total*t.alpha {
 				corrected += v
 			}
 		}
@@ -179,7 +202,7 @@ func (t *googleTree) quantile(src noise.Source, q, eps float64) (float64, error)
 		partial := 0.0
 		for i := first; i <= last; i++ {
 			v := get(i)
-			if v < total*googleAlpha {
+			if v < total*t.alpha {
 				continue
 			}
 			partial += v

@@ -33,7 +33,7 @@ func main() {
 	seed := flag.Uint64("seed", 1, "seed of the trials' noise")
 	workers := flag.Int("workers", runtime.GOMAXPROCS(0), "cells measured in parallel")
 	stats := flag.String("stats", "median,p10,p90,mean,variance", "statistics to measure")
-	extra := flag.String("also", "", "comma-separated further candidates to measure (bench.Candidates names), for diagnosis; they enter google-results.csv only")
+	extra := flag.String("also", "", "comma-separated further candidates to measure (bench.Candidates names, or google-unpruned), for diagnosis; they enter google-results.csv only")
 	flag.Parse()
 	commandLine := "go run ./bench/cmd/google " + strings.Join(os.Args[1:], " ")
 	if err := run(*data, *out, *trials, *seed, *workers, *stats, *extra, commandLine); err != nil {
@@ -58,7 +58,7 @@ func run(data, out string, trials int, seed uint64, workers int, statList, extra
 		}
 	}
 	cands := []bench.Candidate{bench.RuleCandidate(), bench.GoogleCandidate()}
-	for _, c := range bench.Candidates() {
+	for _, c := range append(bench.Candidates(), bench.GoogleUnprunedCandidate()) {
 		if extra != "" && strings.Contains(","+extra+",", ","+c.Name+",") {
 			cands = append(cands, c)
 		}
