@@ -6,6 +6,8 @@ import (
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/opcode"
+
+	"github.com/dpproxy/dpproxy/internal/dperr"
 )
 
 // flatten rewrites SELECT … FROM (SELECT cols FROM t [WHERE w]) AS s …
@@ -42,7 +44,7 @@ func flatten(s *ast.SelectStmt) error {
 	if err := flatten(inner); err != nil {
 		return err
 	}
-	r := &renamer{derived: ts.AsName.L, names: map[string]ast.ExprNode{}}
+	r := &renamer{derived: ts.AsName.L, names: map[string]ast.ExprNode{}, from: innerTableName(inner)}
 	computed := false
 	var aliases []string
 	for _, f := range inner.Fields.Fields {
@@ -76,6 +78,7 @@ func flatten(s *ast.SelectStmt) error {
 			aliases = append(aliases, f.AsName.L)
 		}
 	}
+	r.selectAliases = aliases
 	for _, f := range s.Fields.Fields {
 		if c, ok := unparen(f.Expr).(*ast.ColumnNameExpr); ok && f.AsName.O == "" {
 			f.AsName = c.Name.Name // the output keeps the derived table's column name
@@ -100,6 +103,7 @@ func flatten(s *ast.SelectStmt) error {
 				grouped = append(grouped, c.Name.Name.L)
 			}
 		}
+		r.aliasesVisible = true
 		s.GroupBy.Accept(r)
 	}
 	if s.Having != nil {
@@ -109,6 +113,9 @@ func flatten(s *ast.SelectStmt) error {
 	if s.OrderBy != nil {
 		r.aliases = aliases
 		s.OrderBy.Accept(r)
+	}
+	if r.err != nil {
+		return r.err
 	}
 	s.From = inner.From
 	switch {
@@ -187,6 +194,30 @@ type renamer struct {
 	// aliases are the names left to the select list's items: set for
 	// HAVING and ORDER BY, empty elsewhere.
 	aliases []string
+	// from names the derived table's own table (its alias, or its name):
+	// a renamed column is qualified with it, so that no outer select
+	// alias of the same name captures it in HAVING or ORDER BY.
+	from ast.CIStr
+	// selectAliases are the outer select list's aliases, which GROUP BY,
+	// HAVING and ORDER BY (aliasesVisible) may name.
+	selectAliases  []string
+	aliasesVisible bool
+	// err is MySQL's 1054 for a name the derived table does not define.
+	err error
+}
+
+// innerTableName is how the derived table inner names its one table: its
+// alias, or its name.
+func innerTableName(inner *ast.SelectStmt) ast.CIStr {
+	if ts, ok := inner.From.TableRefs.Left.(*ast.TableSource); ok {
+		if ts.AsName.O != "" {
+			return ts.AsName
+		}
+		if tn, ok := ts.Source.(*ast.TableName); ok {
+			return tn.Name
+		}
+	}
+	return ast.CIStr{}
 }
 
 // rename returns e with its references renamed (e itself may be one).
@@ -205,6 +236,8 @@ func (r *renamer) Enter(n ast.Node) (ast.Node, bool) {
 		return n, false
 	}
 	if c.Name.Table.L != "" && (c.Name.Table.L != r.derived || c.Name.Schema.L != "") {
+		// Outside the derived table only its alias qualifies a name.
+		r.unknown(c)
 		return n, true
 	}
 	if c.Name.Table.L == "" && slices.Contains(r.aliases, c.Name.Name.L) {
@@ -215,13 +248,28 @@ func (r *renamer) Enter(n ast.Node) (ast.Node, bool) {
 		if !ok {
 			return &ast.ParenthesesExpr{Expr: e}, true
 		}
-		c.Name = &ast.ColumnName{Table: to.Name.Table, Name: to.Name.Name}
+		table := to.Name.Table
+		if table.L == "" {
+			table = r.from
+		}
+		c.Name = &ast.ColumnName{Table: table, Name: to.Name.Name}
 		return n, true
 	}
-	if c.Name.Table.L != "" && r.star {
+	switch {
+	case r.star:
 		c.Name = &ast.ColumnName{Name: c.Name.Name}
+	case c.Name.Table.L != "" || !r.aliasesVisible || !slices.Contains(r.selectAliases, c.Name.Name.L):
+		r.unknown(c)
 	}
 	return n, true
+}
+
+// unknown records MySQL's 1054 for c, a name the derived table does not
+// define (without SELECT * it hides its table's other columns).
+func (r *renamer) unknown(c *ast.ColumnNameExpr) {
+	if r.err == nil {
+		r.err = dperr.New(dperr.UnknownColumn, "Unknown column '%s' (the derived table %s does not select it)", c.Name.String(), r.derived)
+	}
 }
 
 func (r *renamer) Leave(n ast.Node) (ast.Node, bool) { return n, true }
