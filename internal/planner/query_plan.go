@@ -176,7 +176,7 @@ func (p *Planner) PlanQuery(q *sqlrewrite.Query, s Settings) (*QueryPlan, error)
 			}
 		} else if k.Tiers != nil {
 			dim.Tiers, conds = tierConditions(k.Tiers, col.Source)
-			dim.ElseUnreadable = k.Tiers.ElseUnreadable
+			dim.Unreadable = k.Tiers.Unreadable
 		} else if k.Bucket == nil {
 			dim.Values = k.Values
 			// Text values the column's collation equates (MySQL's _ci
@@ -411,15 +411,16 @@ const maxGroups = 10000
 // per tier the conditions selecting its rows, as SQL's CASE does: the
 // value readable, in the tier's range and in none of the earlier ones
 // (each a Complement: not in the range, or unreadable); the ELSE tier's,
-// in none of the ranges, which with t.ElseUnreadable holds for the
+// in none of the ranges, which with UnreadableInElse holds for the
 // unreadable values too (every WHEN is UNKNOWN on NULL), and otherwise
-// is also readable. The conditions select exactly the rows the grouped
-// fetch's CASE (sqlrewrite.CellDim) puts in each tier.
+// is also readable; with UnreadableInNull, a last tier of the unreadable
+// values. The conditions select exactly the rows the grouped fetch's
+// CASE (sqlrewrite.CellDim) puts in each tier.
 func tierConditions(t *sqlrewrite.Tiering, source string) ([]sqlrewrite.Range, [][]sqlrewrite.Condition) {
 	readable := sqlrewrite.Condition{Column: source, IsNull: true, Complement: true}
 	conds := make([][]sqlrewrite.Condition, len(t.Ranges)+1)
 	for i := range conds {
-		if i < len(t.Ranges) || !t.ElseUnreadable {
+		if i < len(t.Ranges) || t.Unreadable != sqlrewrite.UnreadableInElse {
 			conds[i] = []sqlrewrite.Condition{readable}
 		}
 		if i < len(t.Ranges) {
@@ -428,6 +429,9 @@ func tierConditions(t *sqlrewrite.Tiering, source string) ([]sqlrewrite.Range, [
 		for j := 0; j < i && j < len(t.Ranges); j++ {
 			conds[i] = append(conds[i], sqlrewrite.Condition{Column: source, Range: &t.Ranges[j], Complement: true})
 		}
+	}
+	if t.Unreadable == sqlrewrite.UnreadableInNull {
+		conds = append(conds, []sqlrewrite.Condition{{Column: source, IsNull: true}})
 	}
 	return t.Ranges, conds
 }

@@ -31,9 +31,10 @@ type CellDim struct {
 	// Tiers are first-match ranges (a CASE of tiers, tiers.go): index i is
 	// the first Tiers[i] holding the readable value, len(Tiers) when none
 	// does; an unreadable value (NULL; on SQLite text or a blob) is in
-	// none, or with ElseUnreadable in len(Tiers), as SQL's CASE puts it.
-	Tiers          []Range
-	ElseUnreadable bool
+	// the cell Unreadable says: none, len(Tiers) (the ELSE's, as SQL's
+	// CASE puts it) or len(Tiers)+1 (a NULL cell of its own).
+	Tiers      []Range
+	Unreadable Unreadable
 	// ByValue asks a GroupedSummary to group by the column's own values
 	// where GroupsByValue says so: the fetch then returns each distinct
 	// (readable) value in place of an index, and the caller maps it to its
@@ -66,6 +67,8 @@ func (d CellDim) Size() int64 {
 	switch {
 	case d.Date != nil:
 		return int64(d.Date.Size())
+	case len(d.Tiers) > 0 && d.Unreadable == UnreadableInNull:
+		return int64(len(d.Tiers) + 2)
 	case len(d.Tiers) > 0:
 		return int64(len(d.Tiers) + 1)
 	case len(d.Edges) > 0:

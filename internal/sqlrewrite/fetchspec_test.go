@@ -48,7 +48,10 @@ import (
 //	cells age tiers [-inf, 18) [18, 64]     a tiered dimension (first match, then ELSE)
 //	cells age tiers [18, 64] else-unreadable
 //	                                        the unreadable values in the ELSE
-//	                                        cell (CellDim.ElseUnreadable)
+//	                                        cell (UnreadableInElse)
+//	cells age tiers [18, 64] null-unreadable
+//	                                        the unreadable values in a cell
+//	                                        of their own (UnreadableInNull)
 //	grouped                                 (last) the cells and summary
 //	                                        lines so far become a GroupedSummary
 //	grouped histogram                       (last) the cells and histogram
@@ -235,8 +238,14 @@ func parseFetchLine(f *sqlrewrite.Fetch, line string) error {
 			f.Cells = &sqlrewrite.Cells{}
 		}
 		d := sqlrewrite.CellDim{Column: m[1]}
-		rest, unreadable := strings.CutSuffix(m[2], " else-unreadable")
-		d.ElseUnreadable = unreadable
+		rest, inElse := strings.CutSuffix(m[2], " else-unreadable")
+		rest, inNull := strings.CutSuffix(rest, " null-unreadable")
+		switch {
+		case inElse:
+			d.Unreadable = sqlrewrite.UnreadableInElse
+		case inNull:
+			d.Unreadable = sqlrewrite.UnreadableInNull
+		}
 		for ; rest != ""; rest = strings.TrimPrefix(rest, " ") {
 			c, after, err := parseCondition(m[1] + " " + rest)
 			if err != nil {

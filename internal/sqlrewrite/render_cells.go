@@ -21,7 +21,8 @@ import (
 // so the ends clamp (readable as in Render; PostgreSQL's NaN, ordered above
 // every number, falls in the last cell as clamp puts it at the upper bound);
 // a tiered key is CASE WHEN NOT readable THEN NULL WHEN range0 THEN 0 …
-// ELSE k END (THEN k for the unreadable values with ElseUnreadable).
+// ELSE k END (THEN k for the unreadable values with UnreadableInElse, THEN
+// k+1 with UnreadableInNull).
 func (r *renderer) cells(f Fetch) (string, error) {
 	dims := f.Cells.Dims
 	if len(dims) == 0 {
@@ -73,11 +74,14 @@ func (r *renderer) cellKey(d CellDim) (string, error) {
 	sb.WriteString("CASE")
 	if len(d.Tiers) > 0 {
 		// As SQL's CASE, on the readable values (an unreadable one has no
-		// key, or with ElseUnreadable the ELSE's); each range compares the
+		// key, or the cell Unreadable says); each range compares the
 		// column in its own type.
 		unreadable := "NULL"
-		if d.ElseUnreadable {
+		switch d.Unreadable {
+		case UnreadableInElse:
 			unreadable = strconv.Itoa(len(d.Tiers))
+		case UnreadableInNull:
+			unreadable = strconv.Itoa(len(d.Tiers) + 1)
 		}
 		fmt.Fprintf(&sb, " WHEN NOT (%s) THEN %s", r.readable(col), unreadable)
 		for i, rg := range d.Tiers {

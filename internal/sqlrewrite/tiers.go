@@ -25,19 +25,15 @@ import (
 // As SQL's CASE does, a readable value is in the tier of the first range
 // that holds it, and in the ELSE tier when none does; so is an
 // unreadable value (NULL; on SQLite text or a blob), on which every WHEN
-// is UNKNOWN (ElseUnreadable): a partition of the rows fixed by the
+// is UNKNOWN (UnreadableInElse): a partition of the rows fixed by the
 // query, whatever the data, so the key's domain is public like a declared
 // one (every tier is answered, empty ones included).
 type Tiering struct {
 	Column string
 	// Ranges are the WHEN ranges, in CASE order.
 	Ranges []Range
-	// ElseUnreadable puts the unreadable values in the ELSE tier, as SQL's
-	// CASE does. It is set for a CASE; a range condition's tiers (GROUP
-	// BY age > 30: 1 where it holds, 0 where it does not) and a mapped key
-	// (mappedKey) leave them in no tier: SQL computes NULL there, a group
-	// those keys do not have.
-	ElseUnreadable bool
+	// Unreadable says which tier holds the unreadable values.
+	Unreadable Unreadable
 	// Spelling identifies the tiering (column, ranges, labels), so that the
 	// same CASE in the select list and in GROUP BY is one key.
 	Spelling string
@@ -45,6 +41,27 @@ type Tiering struct {
 	// which values each group holds, for plans.
 	Mapped string
 }
+
+// Unreadable says which tier of a Tiering, or cell of its CellDim, holds
+// the values no range can hold: NULL, and on SQLite text or a blob in a
+// numeric column (which dpproxy reads as NULL). Each choice is the
+// query's, so the tiers stay a partition fixed whatever the data.
+type Unreadable int
+
+const (
+	// UnreadableInNone leaves them in no tier: a mapped key (mappedKey),
+	// whose derived column is unreadable only for a value its domain does
+	// not declare, in no group as with a declared key.
+	UnreadableInNone Unreadable = iota
+	// UnreadableInElse puts them in the ELSE tier, as SQL's CASE (and IF)
+	// does: every WHEN is UNKNOWN on them.
+	UnreadableInElse
+	// UnreadableInNull puts them in a tier of their own after the ELSE's,
+	// labelled NULL: a range condition's (GROUP BY age > 30 is 1 where it
+	// holds, 0 where it does not, and NULL, SQL's NULL group, where SQL
+	// computes NULL > 30).
+	UnreadableInNull
+)
 
 // tiering recognises a CASE of tiers, or a range condition (the CASE of
 // 1 where it holds, else 0); ok is false when e is not a CASE whose WHENs
@@ -55,7 +72,7 @@ func (sc *scope) tiering(e ast.ExprNode) (t *Tiering, labels []Value, ok bool, e
 	if condition {
 		// GROUP BY age > 30: MySQL's 1 where it holds and 0 where not, the
 		// tiers of CASE WHEN age > 30 THEN 1 ELSE 0 END but for the
-		// unreadable values (NULL there, in no tier).
+		// unreadable values: NULL there, a tier of their own.
 		one, zero := ast.NewValueExpr(int64(1), "", ""), ast.NewValueExpr(int64(0), "", "")
 		e = &ast.CaseExpr{WhenClauses: []*ast.WhenClause{{Expr: e, Result: one}}, ElseClause: zero}
 	}
@@ -71,7 +88,10 @@ func (sc *scope) tiering(e ast.ExprNode) (t *Tiering, labels []Value, ok bool, e
 	why := func(format string, args ...any) error {
 		return refuseQuery("GROUP BY the tiers %s: "+format+" (tiers are CASE WHEN r1 THEN label WHEN r2 THEN label ... [ELSE label] END, each r a range of one numeric column or row expression with <, <=, >, >=, BETWEEN or AND, constant ends, distinct literal labels, NULL only the ELSE's)", append([]any{restore(e)}, args...)...)
 	}
-	t = &Tiering{ElseUnreadable: !condition}
+	t = &Tiering{Unreadable: UnreadableInElse}
+	if condition {
+		t.Unreadable = UnreadableInNull
+	}
 	results := make([]ast.ExprNode, 0, len(c.WhenClauses)+1)
 	for _, w := range c.WhenClauses {
 		conds, err := sc.conjunctionAt(w.Expr, tierSite)
@@ -131,7 +151,8 @@ func (sc *scope) tiering(e ast.ExprNode) (t *Tiering, labels []Value, ok bool, e
 	}
 	parts = append(parts, formatLabel(labels[len(labels)-1]))
 	if condition {
-		parts = append(parts, "unreadable in no tier") // not the CASE's key
+		labels = append(labels, Value{Null: true})
+		parts = append(parts, "NULL unreadable") // not the CASE's key
 	}
 	t.Spelling = strings.Join(parts, " ")
 	return t, labels, true, nil
@@ -224,8 +245,11 @@ func (t *Tiering) String() string {
 		parts[i] = describeCondition(Condition{Column: t.Column, Range: &r})
 	}
 	last := "else"
-	if t.ElseUnreadable {
+	switch t.Unreadable {
+	case UnreadableInElse:
 		last = "else or NULL"
+	case UnreadableInNull:
+		last = "else; NULL"
 	}
 	return fmt.Sprintf("tiers of %s: %s; %s", t.Column, strings.Join(parts, "; "), last)
 }
