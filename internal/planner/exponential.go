@@ -69,11 +69,12 @@ func (m exponentialMechanism) Start(src noise.Source, r *Release, _ []float64, h
 	if err != nil {
 		return nil, err
 	}
-	// Some bin always has utility 0 (the one holding the target rank), so the
-	// exponential mechanism's bound gives, with probability 95%, a released
-	// bin whose ranks are within (2Δu/ε)·ln(B/0.05) of the target: a
-	// statement about ranks that needs no data.
-	ranks := 2 * math.Max(r.Stat.Quantile, 1-r.Stat.Quantile) / r.Epsilon * math.Log(float64(h.Bins)/(1-Confidence))
+	// With rows, some bin has utility at least −½ (the one holding the rank
+	// nearest the target rank q·(n − 1), at most ½ from it),
+	// so the exponential mechanism's bound gives, with probability 95%, a
+	// released bin whose ranks are within ½ + (2Δu/ε)·ln(B/0.05) of the
+	// target: a statement about ranks that needs no data.
+	ranks := 0.5 + 2*math.Max(r.Stat.Quantile, 1-r.Stat.Quantile)/r.Epsilon*math.Log(float64(h.Bins)/(1-Confidence))
 	note := fmt.Sprintf("95%% rank accuracy: the answer is within %.0f rows (in sorted order) of the true quantile", math.Ceil(ranks))
 	if unit {
 		return finished{Estimate{Value: h.Lower + float64(bin), Note: note}}, nil

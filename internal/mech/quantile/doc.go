@@ -1,8 +1,9 @@
 // Package quantile holds the order-statistic quantile mechanisms that are
 // not piecewise: the exponential mechanism over a public grid
 // ([GridExponential], the proxy's default on integer columns: one GROUP BY
-// histogram, utility −|rank − target| with sensitivity 1), the exponential
-// mechanism on a window of order statistics ([WindowExponential], Smith
+// histogram, utility minus the rank distance to PERCENTILE_CONT's
+// q·(n − 1), sensitivity max(q, 1 − q)), the exponential mechanism on a
+// window of order statistics ([WindowExponential], Smith
 // 2011), and the smooth-sensitivity median ([SmoothMedian], Nissim,
 // Raskhodnikova and Smith 2007, with Cauchy noise on a grid, calibrated
 // by the exact worst loss D(α, β) ≤ ε).

@@ -13,29 +13,43 @@ import (
 // default quantile baseline).
 //
 // Definition. [L, U] is cut into B public bins; c_j is the number of
-// (clamped) values in bin j, a_j = c_0 + … + c_{j-1} the number below bin
-// j and b_j = a_j + c_j the number up to and including it. With target
-// t = q·n the utility of bin j is the distance from t to the ranks the bin
-// holds,
+// (clamped) values in bin j and a_j = c_0 + … + c_{j-1} the number below
+// bin j, so with the n values sorted and ranked from 0 (as PERCENTILE_CONT
+// ranks them) bin j holds the ranks a_j .. a_j + c_j − 1. PERCENTILE_CONT
+// interpolates at the fractional rank t = q·(n − 1), and the utility of
+// bin j is the distance from t to the ranks it holds,
 //
-//	u_j = -dist(t, [a_j, b_j]) = -max(a_j - t, t - b_j, 0),
+//	u_j = -max(a_j − t, t − (a_j + c_j − 1), 0),
 //
 // and the mechanism picks bin j with probability ∝ exp(ε·u_j/(2Δu)). The
 // planner maps the bin to a value (its integer for unit bins of an integer
-// column, its midpoint otherwise): post-processing.
+// column, its midpoint otherwise): post-processing. For n ≥ 1 the bin
+// holding rank t has utility 0 when t is an integer; otherwise the bins
+// holding ⌊t⌋ and ⌈t⌉ are at distances t − ⌊t⌋ and ⌈t⌉ − t (or one bin
+// holds both, at distance 0), so the one whose value PERCENTILE_CONT
+// weighs more is preferred and some bin is within ½ of t. The same
+// formula rates an empty bin (c_j = 0: it holds no rank, and its two terms
+// sum to 1): it sits between ranks a_j − 1 and a_j, and
+// u_j = −(|t − (a_j − ½)| + ½), never above −½, so an empty bin is never
+// preferred to a bin holding the rank nearest t. With n = 0, t = −q and
+// every bin (all empty, a_j = 0) has u_j = −max(q, 1 − q): the law is
+// uniform.
 //
-// Sensitivity, add/remove. Adding one value v changes a_j by [v below bin
-// j] ∈ {0,1}, b_j by [v in or below bin j] ∈ {0,1}, and t by q. So a_j - t
-// moves by an element of {-q, 1-q} and t - b_j by one of {q-1, q}; the
-// maximum of these and 0 moves by at most Δu = max(q, 1-q) ≤ 1. Removing
-// is symmetric. With exact weights the mechanism would be ε-DP: the
-// numerator and the normaliser of each probability each move by at most
-// e^(ε/2).
+// Sensitivity, add/remove. Adding one value v (n → n + 1, any n ≥ 0)
+// changes a_j by [v below bin j] ∈ {0,1}, a_j + c_j − 1 by [v in or below
+// bin j] ∈ {0,1}, and t by q; this holds for empty bins and for n = 0 as
+// for any other, since the formula does not distinguish them. So
+// a_j − t moves by an element of {−q, 1−q} and t − (a_j + c_j − 1) by
+// one of {q−1, q}; the maximum of these and 0 moves by at most
+// Δu = max(q, 1−q) ≤ 1. Removing is symmetric. With exact weights the
+// mechanism would be ε-DP: the numerator and the normaliser of each
+// probability each move by at most e^(ε/2).
 //
 // What the implementation guarantees: pure ε-DP (δ = 0) under add/remove
 // one row, n private and used exactly. It computes every exponent
 // x_j = ε'·dist_j/(2Δu) exactly as a rational, with ε' = ε − 2^−55 and
-// t = q·n, q and ε read as the exact rationals their float64 values are.
+// t = q·(n − 1), q and ε read as the exact rationals their float64 values
+// are.
 // Each weight exp(−x_j) becomes a dyadic w_j within a relative
 // noise.ExpWeightError = 2^−62 of it (noise.ExpNeg/ExpNegPowers), and the
 // bin is drawn with probability exactly w_j/Σw (noise.ExpTable: integer
@@ -96,12 +110,18 @@ func (m *GridExponential) setScale() {
 func (m *GridExponential) Bins() int { return m.bins }
 
 // table returns the law Release draws from for the histogram counts.
-// With t = q·n, the bins j < lo have b_j < t (distance t − b_j), the bins
-// j ≥ hi have a_j > t (distance a_j − t) and the bins between distance 0.
-// Walking away from the target, the distances grow by integers, so each
-// side is one call of noise.ExpNegPowers: below, x = s·(t − r) + s·m with
-// r = ⌈t⌉ − 1 the largest integer below t and m = r − b_j; above,
-// x = s·(r' − t) + s·m with r' = ⌊t⌋ + 1 and m = a_j − r'.
+// With t = q·(n − 1), r = ⌈t⌉ − 1 the largest integer below t and
+// r' = ⌊t⌋ + 1 the smallest above, and e_j = a_j + c_j − 1 the last rank
+// bin j holds: the bins with e_j ≤ r (a prefix) are below t, at distance
+// t − e_j unless a_j − t is larger; the bins with a_j ≥ r' (a suffix) are
+// above, at distance a_j − t unless t − e_j is larger; the bins between
+// are at distance 0. The prefix and the suffix overlap only when t is not
+// an integer, in empty bins with a_j = r' = r + 1 (the bins strictly
+// between ranks r and r'), each at distance max(t − r, r' − t): they join
+// the side whose term that is. Everywhere else the other term is at most
+// 0, so walking away from t the distances grow by integers and each side
+// is one call of noise.ExpNegPowers: below, x = s·(t − r) + s·m with
+// m = r − e_j; above, x = s·(r' − t) + s·m with m = a_j − r'.
 func (m *GridExponential) table(counts []int64) (*noise.ExpTable, error) {
 	if len(counts) != m.bins {
 		return nil, fmt.Errorf("%w: histogram has %d bins, want %d", mech.ErrInvalidInput, len(counts), m.bins)
@@ -116,30 +136,41 @@ func (m *GridExponential) table(counts []int64) (*noise.ExpTable, error) {
 			return nil, fmt.Errorf("%w: more than 2^53 values", mech.ErrInvalidInput)
 		}
 	}
-	t := new(big.Rat).Mul(new(big.Rat).SetFloat64(m.q), new(big.Rat).SetInt64(n))
-	above := make([]int64, m.bins+1) // above[j] = a_j, above[bins] = n
+	// t = −q when n = 0.
+	t := new(big.Rat).Mul(new(big.Rat).SetFloat64(m.q), new(big.Rat).SetInt64(n-1))
+	// above[j] = a_j, above[bins] = n; e_j = above[j+1] − 1.
+	above := make([]int64, m.bins+1)
 	for j, c := range counts {
 		above[j+1] = above[j] + c
 	}
-	tBelow := new(big.Int).Quo(t.Num(), t.Denom()) // ⌊t⌋ (t ≥ 0)
-	ri, rpi := tBelow.Int64(), tBelow.Int64()+1    // ⌈t⌉ − 1 and ⌊t⌋ + 1
+	tFloor := new(big.Int).Div(t.Num(), t.Denom()) // ⌊t⌋: Euclidean division, the denominator is positive
+	ri, rpi := tFloor.Int64(), tFloor.Int64()+1    // ⌈t⌉ − 1 and ⌊t⌋ + 1
 	if t.IsInt() {
 		ri--
 	}
 	lo, hi := 0, m.bins // bins [0, lo) below, [hi, bins) above
-	for lo < m.bins && above[lo+1] <= ri {
+	for lo < m.bins && above[lo+1]-1 <= ri {
 		lo++
 	}
-	for hi > lo && above[hi-1] >= rpi {
+	for hi > 0 && above[hi-1] >= rpi {
 		hi--
+	}
+	belowGap := new(big.Rat).Sub(t, new(big.Rat).SetInt64(ri))  // t − r
+	aboveGap := new(big.Rat).Sub(new(big.Rat).SetInt64(rpi), t) // r' − t
+	// The empty bins [hi, lo), if any, lie strictly between r and r'.
+	if hi < lo {
+		if belowGap.Cmp(aboveGap) >= 0 {
+			hi = lo
+		} else {
+			lo = hi
+		}
 	}
 	weights := make([]noise.Weight, m.bins)
 	belowMs := make([]uint64, lo)
 	for i := range lo { // bins lo−1, lo−2, …, 0
-		belowMs[i] = uint64(ri - above[lo-i])
+		belowMs[i] = uint64(ri - (above[lo-i] - 1))
 	}
-	x0 := new(big.Rat).Sub(t, new(big.Rat).SetInt64(ri))
-	ws, err := noise.ExpNegPowers(x0.Mul(x0, m.scale), m.scale, belowMs)
+	ws, err := noise.ExpNegPowers(belowGap.Mul(belowGap, m.scale), m.scale, belowMs)
 	if err != nil {
 		return nil, err
 	}
@@ -150,8 +181,7 @@ func (m *GridExponential) table(counts []int64) (*noise.ExpTable, error) {
 	for i := range aboveMs {
 		aboveMs[i] = uint64(above[hi+i] - rpi)
 	}
-	x0 = new(big.Rat).Sub(new(big.Rat).SetInt64(rpi), t)
-	if ws, err = noise.ExpNegPowers(x0.Mul(x0, m.scale), m.scale, aboveMs); err != nil {
+	if ws, err = noise.ExpNegPowers(aboveGap.Mul(aboveGap, m.scale), m.scale, aboveMs); err != nil {
 		return nil, err
 	}
 	copy(weights[hi:], ws)

@@ -24,30 +24,39 @@ func gridLogLaw(t *testing.T, m *GridExponential, counts []int64) []float64 {
 }
 
 // TestGridQuantileWeights checks the law by hand. Counts [2, 3, 0, 5]
-// (n = 10), median t = 5: bin 0 holds ranks [0, 2] (distance 3), bin 1
-// [2, 5] (0), bin 2 [5, 5] (0), bin 3 [5, 10] (0). For q = 0.9, t = 9:
-// distances 7, 4, 4, 0. Log weights are -ε·dist/(2·max(q, 1-q)) (ε less
-// 2^−55, invisible here), normalised.
+// (n = 10): ranked from 0, bin 0 holds ranks 0..1, bin 1 2..4, bin 2
+// none (it sits between 4 and 5) and bin 3 5..9; the target is
+// t = q·(n − 1) = 9q. Median, t = 4.5: distances 3.5, 0.5, 0.5 (empty:
+// max(5 − 4.5, 4.5 − 4)), 0.5. q = 0.9, t = 8.1: 7.1, 4.1, 4.1, 0.
+// q = 15/32, t = 135/32 = 4.21875, between ranks 4 and 5: 3.21875,
+// 0.21875, 0.78125 (the empty bin takes the larger gap, 5 − t), 0.78125.
+// q = 17/32, t = 4.78125: 3.78125, 0.78125, 0.78125 (t − 4), 0.21875. Log
+// weights are −ε·dist/(2·max(q, 1−q)) (ε less 2^−55, invisible here),
+// normalised; max(q, 1−q) = 17/32 for both of the last two.
 func TestGridQuantileWeights(t *testing.T) {
 	for _, tc := range []struct {
 		q    float64
-		want []float64
+		dist []float64
 	}{
-		{0.5, []float64{-3, 0, 0, 0}},
-		{0.9, []float64{-7 / 1.8, -4 / 1.8, -4 / 1.8, 0}},
+		{0.5, []float64{3.5, 0.5, 0.5, 0.5}},
+		{0.9, []float64{7.1, 4.1, 4.1, 0}},
+		{15.0 / 32, []float64{3.21875, 0.21875, 0.78125, 0.78125}},
+		{17.0 / 32, []float64{3.78125, 0.78125, 0.78125, 0.21875}},
 	} {
 		m, err := NewGridExponential(tc.q, 1, 4)
 		if err != nil {
 			t.Fatal(err)
 		}
 		got := gridLogLaw(t, m, []int64{2, 3, 0, 5})
+		want := make([]float64, len(tc.dist))
 		z := 0.0
-		for _, w := range tc.want {
-			z += math.Exp(w)
+		for i, d := range tc.dist {
+			want[i] = -d / (2 * max(tc.q, 1-tc.q))
+			z += math.Exp(want[i])
 		}
 		for i := range got {
-			if math.Abs(got[i]-(tc.want[i]-math.Log(z))) > 1e-12 {
-				t.Errorf("q=%v: log law %v, want %v − ln %v", tc.q, got, tc.want, z)
+			if math.Abs(got[i]-(want[i]-math.Log(z))) > 1e-12 {
+				t.Errorf("q=%v: log law %v, want %v − ln %v", tc.q, got, want, z)
 				break
 			}
 		}
@@ -75,7 +84,7 @@ func TestGridQuantileRejects(t *testing.T) {
 
 // TestGridQuantileTies is the case that breaks a rank-window exponential
 // mechanism: 1000 equal values at the median. The bin holding them has
-// utility 0 and every other bin at least 500 ranks away, so at ε = 1 the
+// utility 0 and every other bin at least 500.5 ranks away, so at ε = 1 the
 // mechanism returns that bin except with probability below e^-400.
 func TestGridQuantileTies(t *testing.T) {
 	counts := make([]int64, 101)
@@ -92,10 +101,11 @@ func TestGridQuantileTies(t *testing.T) {
 			t.Fatalf("got bin %d, want 30", bin)
 		}
 	}
-	// The far bins keep their probability e^(−ε·dist): bin 10 is 505 ranks
-	// below the target (b = 10, t = 510).
-	if lp := gridLogLaw(t, m, counts)[10]; math.Abs(lp+500) > 1e-9 {
-		t.Errorf("ln P[bin 10] = %v, want −500", lp)
+	// The far bins keep their probability e^(−ε·dist): bin 10 holds ranks
+	// 0..9, 500.5 below the target t = 0.5·1019 = 509.5, and the normaliser
+	// is 1 within e^−400.
+	if lp := gridLogLaw(t, m, counts)[10]; math.Abs(lp+500.5) > 1e-9 {
+		t.Errorf("ln P[bin 10] = %v, want −500.5", lp)
 	}
 }
 
@@ -153,4 +163,62 @@ func gridLoss(t *testing.T, m *GridExponential, d []int64, added int) privtest.L
 		t.Fatal(err)
 	}
 	return l
+}
+
+// gridDistances returns dist_j = max(a_j − t, t − (a_j + c_j − 1), 0) with
+// t = q·(n − 1) for every bin, straight from the definition in exact
+// rationals.
+func gridDistances(q float64, counts []int64) []*big.Rat {
+	var n int64
+	for _, c := range counts {
+		n += c
+	}
+	t := new(big.Rat).Mul(new(big.Rat).SetFloat64(q), big.NewRat(n-1, 1))
+	dist := make([]*big.Rat, len(counts))
+	var a int64
+	for j, c := range counts {
+		d := new(big.Rat).Sub(big.NewRat(a, 1), t)
+		if e := new(big.Rat).Sub(t, big.NewRat(a+c-1, 1)); e.Cmp(d) > 0 {
+			d = e
+		}
+		if d.Sign() < 0 {
+			d.SetInt64(0)
+		}
+		dist[j], a = d, a+c
+	}
+	return dist
+}
+
+// TestGridMatchesDefinition checks the table's law against the definition
+// computed directly (gridDistances) on every histogram of the exact checks'
+// pairs, both sides, at ε = 1 and 0.05: ln P_j − ln P_k = −s·(dist_j −
+// dist_k) with s = (ε − 2^−55)/(2Δu), k the most likely bin. It covers
+// empty bins between two ranks (which side's gap they take), n = 0 and 1,
+// and integer and fractional targets.
+func TestGridMatchesDefinition(t *testing.T) {
+	for _, p := range gridPairs(t) {
+		for _, eps := range []float64{1, 0.05} {
+			m, err := NewGridExponential(p.q, eps, len(p.d))
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, _ := m.scale.Float64()
+			for _, h := range [][]int64{p.d, add(p.d, p.added, 1)} {
+				got := gridLogLaw(t, m, h)
+				dist := gridDistances(p.q, h)
+				k := 0
+				for j := range got {
+					if got[j] > got[k] {
+						k = j
+					}
+				}
+				for j := range got {
+					dd, _ := new(big.Rat).Sub(dist[j], dist[k]).Float64()
+					if want := -s * dd; math.Abs(got[j]-got[k]-want) > 1e-9*(1+math.Abs(want)) {
+						t.Fatalf("%s ε=%v, histogram %v: bin %d has ln P_j − ln P_k = %v, want %v (distances %v)", p.name, eps, h, j, got[j]-got[k], want, dist)
+					}
+				}
+			}
+		}
+	}
 }
