@@ -5,8 +5,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
+	"github.com/dpproxy/dpproxy/internal/testdb"
 	"github.com/dpproxy/dpproxy/internal/wire"
 )
 
@@ -81,4 +83,53 @@ tables:
 		t.Fatalf("rich, two synopses: %v", err)
 	}
 	checkRemaining(t, rich, 10-2*synopsisEpsilon-0.1)
+}
+
+// TestSynopsisRefusalStatesWholeStatement: on PostgreSQL, carol (ε
+// budget 1.55, 1 spent) asks for a count from the synopsis of age (ε =
+// 0.5 to build) and an AVG of her own (ε = 0.1). The refusal gives what
+// remained before the statement, 0.55, and all it needs, 0.6, with its
+// parts (it said remaining 0.45, net of the statement's own pending
+// reservation, and needs 0.5, the build alone); nothing is charged.
+func TestSynopsisRefusalStatesWholeStatement(t *testing.T) {
+	dsn := testdb.PostgresDSN(t)
+	dir := t.TempDir()
+	if out, err := exec.Command(binary, "load-demo", "--driver", "postgres", "--dsn", dsn).CombinedOutput(); err != nil {
+		t.Fatalf("load-demo: %v\n%s", err, out)
+	}
+	config := filepath.Join(dir, "dpproxy.yaml")
+	yaml := fmt.Sprintf(`
+backend: {driver: postgres, dsn: %q}
+ledger: {driver: postgres, dsn: %q}
+privacy: {default_epsilon: 0.1, max_epsilon: 1}
+users:
+  - {name: carol, password_hash: %q, epsilon: 1.55, delta: 1.0e-6}
+tables:
+  - name: pums
+    epsilon: 10
+    delta: 1.0e-4
+    columns:
+      - {name: age, type: integer, lower: 0, upper: 100, histogram: {epsilon: %g}}
+      - {name: race, type: integer, lower: 1, upper: 6}
+      - {name: income, type: real, lower: 0, upper: 500000}
+`, dsn, dsn, wire.FormatNativePasswordHash(wire.NativePasswordHash("carol-pw")), synopsisEpsilon)
+	if err := os.WriteFile(config, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := startProxy(t, dir, nil, "--config", config)
+	carol := p.connect(t, "carol", "carol-pw")
+	carol.SetMaxOpenConns(1)
+	for _, q := range []string{"SET @dp_epsilon = 1", "SELECT COUNT(*) FROM pums", "SET @dp_epsilon = 0.1"} {
+		if _, err := carol.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	checkRemaining(t, carol, 0.55)
+	var count, avg any
+	err := carol.QueryRow("SELECT COUNT(*), AVG(income) FROM pums WHERE race = 3 AND age < 50").Scan(&count, &avg)
+	want := "privacy budget exhausted for user carol: remaining epsilon=0.55, delta=1e-06; this query needs epsilon=0.6, delta=0 (epsilon=0.1, delta=0 for its answers and epsilon=0.5, delta=0 to build the synopsis of age)"
+	if mysqlCode(err) != 1226 || !strings.HasSuffix(err.Error(), want) {
+		t.Fatalf("got %v, want error 1226: %s", err, want)
+	}
+	checkRemaining(t, carol, 0.55)
 }

@@ -309,7 +309,7 @@ func refusal(usages map[string]usage, r *reserveRequest) error {
 			return unknownAccount(a.Name)
 		}
 		if u, bounded := a.Limit.apply(u); bounded && !u.fits(r.cost) {
-			return exhausted(a, u, r.cost)
+			return exhausted(a, u, r.cost, "")
 		}
 	}
 	return nil

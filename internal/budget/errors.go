@@ -28,33 +28,67 @@ func unknownAccount(account string) error {
 		"no privacy budget is configured for %s", displayName(account))
 }
 
+// Shortfall is in the chain of every refusal for want of budget (a
+// dperr.BudgetExhausted error of Reserve): the account that could not pay,
+// its usage under the limit the reservation applied, and the cost refused.
+type Shortfall struct {
+	account Account
+	usage   usage
+	cost    Cost
+	cause   error // ErrDeltaExhausted when only δ did not fit
+}
+
+func (s *Shortfall) Error() string {
+	return fmt.Sprintf("budget: %s cannot pay %s", s.account.Name, s.cost)
+}
+
+func (s *Shortfall) Unwrap() error { return s.cause }
+
+// Restate returns the refusal as it reads for a statement that had
+// already reserved held on the refused account when the refused cost was
+// asked for (its answers, or the synopses it claimed first), and that
+// needs needs in all, made of parts (such as "epsilon=0.1, delta=0 for
+// its answers and epsilon=0.5 to build the synopsis of age"): what
+// remained of the account before the statement (held taken back as a
+// Cancel takes it back), and all the statement needs. It does not change
+// the ledger: the caller still cancels held.
+func (s *Shortfall) Restate(held, needs Cost, parts string) error {
+	return exhausted(s.account, s.usage.plus(Cost{Epsilon: -held.Epsilon, Delta: -held.Delta}), needs, parts)
+}
+
 // exhausted returns the client-visible refusal for an account that cannot
-// pay, u being its usage under the limit the reservation applies. Unless
-// the account is marked Disclose it states only the cost: what remains of
-// an account other analysts share (a table cap) would tell the refused
-// analyst what the others spent. For a disclosed account, when only δ
-// does not fit it says so, with the account's δ budget and what is left of
-// it, and wraps ErrDeltaExhausted.
-func exhausted(a Account, u usage, cost Cost) error {
+// pay, u being its usage under the limit the reservation applies, and
+// parts, when not empty, what the cost is made of. Unless the account is
+// marked Disclose it states only the cost: what remains of an account
+// other analysts share (a table cap) would tell the refused analyst what
+// the others spent. For a disclosed account, when only δ does not fit it
+// says so, with the account's δ budget and what is left of it, and wraps
+// ErrDeltaExhausted. Every refusal wraps a *Shortfall.
+func exhausted(a Account, u usage, cost Cost, parts string) error {
 	name := a.Label
 	if name == "" {
 		name = displayName(a.Name)
 	}
+	if parts != "" {
+		parts = " (" + parts + ")"
+	}
+	short := &Shortfall{account: a, usage: u, cost: cost}
 	if !a.Disclose {
-		return dperr.New(dperr.BudgetExhausted,
-			"privacy budget exhausted for %s: it cannot pay the %s this query needs (what remains of it is not disclosed: other analysts spend it too)",
-			name, cost)
+		return dperr.Wrap(dperr.BudgetExhausted, short,
+			"privacy budget exhausted for %s: it cannot pay the %s this query needs%s (what remains of it is not disclosed: other analysts spend it too)",
+			name, cost, parts)
 	}
 	left := u.remaining()
 	if fitsAmount(u.used.Epsilon, cost.Epsilon, u.limit.Epsilon) {
-		return dperr.Wrap(dperr.BudgetExhausted, ErrDeltaExhausted,
-			"privacy budget exhausted for %s: this query needs delta=%s, and the delta budget of %s is %s, of which %s remains (its epsilon would fit: it needs epsilon=%s of the %s remaining)",
-			name, formatAmount(cost.Delta), name, formatAmount(u.limit.Delta), formatAmount(left.Delta),
+		short.cause = ErrDeltaExhausted
+		return dperr.Wrap(dperr.BudgetExhausted, short,
+			"privacy budget exhausted for %s: this query needs delta=%s%s, and the delta budget of %s is %s, of which %s remains (its epsilon would fit: it needs epsilon=%s of the %s remaining)",
+			name, formatAmount(cost.Delta), parts, name, formatAmount(u.limit.Delta), formatAmount(left.Delta),
 			formatAmount(cost.Epsilon), formatAmount(left.Epsilon))
 	}
-	return dperr.New(dperr.BudgetExhausted,
-		"privacy budget exhausted for %s: remaining %s; this query needs %s",
-		name, left, cost)
+	return dperr.Wrap(dperr.BudgetExhausted, short,
+		"privacy budget exhausted for %s: remaining %s; this query needs %s%s",
+		name, left, cost, parts)
 }
 
 // settled returns the error of a Commit or Cancel that finds the reservation

@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/dpproxy/dpproxy/internal/budget"
 	"github.com/dpproxy/dpproxy/internal/catalog"
 	"github.com/dpproxy/dpproxy/internal/dperr"
 	"github.com/dpproxy/dpproxy/internal/mech/histogram"
@@ -41,14 +42,15 @@ func (e *Executor) runSynopses(ctx context.Context, user string, plan *planner.P
 	}
 	if len(plan.Releases) == 0 {
 		var err error
-		if stored, builtNow, err = e.obtainSynopses(ctx, user, plan, specs, src); err != nil {
+		if stored, builtNow, err = e.obtainSynopses(ctx, user, plan, specs, budget.Cost{}, src); err != nil {
 			return nil, err
 		}
 		return synopsisResult(plan, stored, builtNow, nil)
 	}
 	err := e.paid(ctx, user, plan, memo(plan), func(readData *bool) error {
 		var err error
-		if stored, builtNow, err = e.obtainSynopses(ctx, user, plan, specs, src); err != nil {
+		answers := budget.Cost{Epsilon: plan.Cost.Epsilon, Delta: plan.Cost.Delta}
+		if stored, builtNow, err = e.obtainSynopses(ctx, user, plan, specs, answers, src); err != nil {
 			return err
 		}
 		released, err = e.release(ctx, plan, src, readData)
@@ -64,7 +66,8 @@ func (e *Executor) runSynopses(ctx context.Context, user string, plan *planner.P
 // building each missing one under a reservation of its own on the
 // analyst's accounts, and none unless the analyst can pay for all of them
 // (synopsisStore.obtain); builtNow reports which ones this call built.
-func (e *Executor) obtainSynopses(ctx context.Context, user string, plan *planner.Plan, specs []*planner.SynopsisSpec, src noise.Source) (stored []*storedSynopsis, builtNow []bool, err error) {
+// answers is what the statement reserved for its own releases.
+func (e *Executor) obtainSynopses(ctx context.Context, user string, plan *planner.Plan, specs []*planner.SynopsisSpec, answers budget.Cost, src noise.Source) (stored []*storedSynopsis, builtNow []bool, err error) {
 	reqs := make([]synopsisRequest, len(specs))
 	for i, spec := range specs {
 		build := func(ctx context.Context, readData *bool) (*histogram.Synopsis, error) {
@@ -94,7 +97,7 @@ func (e *Executor) obtainSynopses(ctx context.Context, user string, plan *planne
 	if err != nil {
 		return nil, nil, err
 	}
-	return e.synopses.obtain(ctx, accounts, reqs)
+	return e.synopses.obtain(ctx, accounts, reqs, answers)
 }
 
 // SynopsisBuilds returns the ε of building the plan's synopses that are not

@@ -47,7 +47,7 @@ func TestClaimWaitEndsWithTheStatementsContext(t *testing.T) {
 		_, _, err := st1.obtain(xctx, []budget.Account{{Name: "user:a"}}, []synopsisRequest{
 			{spec: a, memo: "a", build: quickBuild()},
 			{spec: b, memo: "b", build: quickBuild()},
-		})
+		}, budget.Cost{})
 		xdone <- err
 	}()
 	time.Sleep(300 * time.Millisecond) // X holds A's claim and polls for B

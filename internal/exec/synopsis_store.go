@@ -248,7 +248,13 @@ type synopsisRequest struct {
 // holds claims on smaller keys. A build that fails cancels the claims not
 // built yet; the ones built stay paid. A cancellation that fails leaves
 // its reservation spent (budget.Reservation), never undercharging.
-func (st *synopsisStore) obtain(ctx context.Context, accounts []budget.Account, reqs []synopsisRequest) (stored []*storedSynopsis, built []bool, err error) {
+//
+// answers is what the statement has reserved on accounts for its own
+// releases, if anything (runSynopses): a refusal for want of budget then
+// states what remained before the statement and everything it needs, its
+// answers and all the synopses it would build (refusal), not what is left
+// beside its pending reservations and the one build refused.
+func (st *synopsisStore) obtain(ctx context.Context, accounts []budget.Account, reqs []synopsisRequest, answers budget.Cost) (stored []*storedSynopsis, built []bool, err error) {
 	order := make([]int, len(reqs))
 	for i := range order {
 		order[i] = i
@@ -265,6 +271,9 @@ func (st *synopsisStore) obtain(ctx context.Context, accounts []budget.Account, 
 	}()
 	for _, i := range order {
 		if stored[i], claims[i], err = st.claim(ctx, reqs[i].spec, accounts, reqs[i].memo); err != nil {
+			if short, ok := errors.AsType[*budget.Shortfall](err); ok {
+				err = st.refusal(ctx, short, answers, reqs, stored, claims, i)
+			}
 			return nil, nil, err
 		}
 	}
@@ -280,6 +289,43 @@ func (st *synopsisStore) obtain(ctx context.Context, accounts []budget.Account, 
 		built[i] = true
 	}
 	return stored, built, nil
+}
+
+// refusal restates short, the refusal of the claim of reqs[refused], for
+// the whole statement (budget.Shortfall.Restate): held is its answers'
+// reservation and the claims made before, and it needs its answers and
+// the build of every synopsis that is not stored: the ones claimed, the
+// one refused, and those not tried yet that are missing now (one that
+// cannot be read counts as missing).
+func (st *synopsisStore) refusal(ctx context.Context, short *budget.Shortfall, answers budget.Cost, reqs []synopsisRequest, stored []*storedSynopsis, claims []*synopsisClaim, refused int) error {
+	held, builds := answers, 0.0
+	var columns []string
+	for j, r := range reqs {
+		missing := claims[j] != nil || j == refused
+		if claims[j] != nil {
+			held.Epsilon += r.spec.Config.Epsilon
+		}
+		if !missing && stored[j] == nil {
+			s, err := st.load(ctx, r.spec)
+			missing = err != nil || s == nil
+		}
+		if missing {
+			builds += r.spec.Config.Epsilon
+			if !slices.Contains(columns, r.spec.Column.Name) {
+				columns = append(columns, r.spec.Column.Name)
+			}
+		}
+	}
+	needs := budget.Cost{Epsilon: answers.Epsilon + builds, Delta: answers.Delta}
+	what := "synopsis"
+	if len(columns) > 1 {
+		what = "synopses"
+	}
+	parts := fmt.Sprintf("%s to build the %s of %s", budget.Cost{Epsilon: builds}, what, strings.Join(columns, ", "))
+	if answers != (budget.Cost{}) {
+		parts = fmt.Sprintf("%s for its answers and %s", answers, parts)
+	}
+	return short.Restate(held, needs, parts)
 }
 
 // synopsisClaim is a missing synopsis a statement has claimed: its

@@ -42,7 +42,7 @@ func countingBuild(builds *atomic.Int64, delay time.Duration) buildFunc {
 
 // obtainOne obtains the one synopsis of spec from st (synopsisStore.obtain).
 func obtainOne(ctx context.Context, st *synopsisStore, spec *planner.SynopsisSpec, accounts []budget.Account, build buildFunc) (*storedSynopsis, bool, error) {
-	stored, built, err := st.obtain(ctx, accounts, []synopsisRequest{{spec: spec, memo: "test", build: build}})
+	stored, built, err := st.obtain(ctx, accounts, []synopsisRequest{{spec: spec, memo: "test", build: build}}, budget.Cost{})
 	if err != nil {
 		return nil, false, err
 	}
@@ -455,8 +455,8 @@ func TestTakenOverBuildKeepsTheRaisedClaim(t *testing.T) {
 }
 
 // TestSynopsesAllOrNone: a statement that needs two missing synopses, by
-// an analyst who can pay for one build only, builds neither and is
-// charged nothing, and both claims stay free; with budget for both, both
+// an analyst who can pay for one build only, builds neither, is charged
+// nothing and told what both builds need, and both claims stay free; with budget for both, both
 // are built and each is charged once.
 func TestSynopsesAllOrNone(t *testing.T) {
 	ledgers := openLedgers(t, 1)
@@ -473,8 +473,13 @@ func TestSynopsesAllOrNone(t *testing.T) {
 		{spec: second, memo: "y", build: countingBuild(&builds, 0)},
 		{spec: testSpec(), memo: "x", build: countingBuild(&builds, 0)},
 	}
-	if _, _, err := st.obtain(ctx, []budget.Account{{Name: "user:poor"}}, reqs); dperr.KindOf(err) != dperr.BudgetExhausted {
-		t.Fatalf("got %v, want budget exhausted", err)
+	// The refusal states what remained before the statement and both
+	// builds, not what was left beside the first claim and the second
+	// build alone (remaining 0.25, needs 0.5).
+	_, _, err := st.obtain(ctx, []budget.Account{{Name: "user:poor", Disclose: true}}, reqs, budget.Cost{})
+	want := "privacy budget exhausted for user poor: remaining epsilon=0.75, delta=0; this query needs epsilon=1, delta=0 (epsilon=1, delta=0 to build the synopses of y, x)"
+	if dperr.KindOf(err) != dperr.BudgetExhausted || err.Error() != want {
+		t.Fatalf("got %v, want budget exhausted: %s", err, want)
 	}
 	if n := builds.Load(); n != 0 {
 		t.Errorf("%d builds, want none", n)
@@ -487,7 +492,7 @@ func TestSynopsesAllOrNone(t *testing.T) {
 			t.Errorf("claim of %s free: got %v (err %v), want true", spec.Column.Name, free, err)
 		}
 	}
-	stored, built, err := st.obtain(ctx, []budget.Account{{Name: "user:a"}}, reqs)
+	stored, built, err := st.obtain(ctx, []budget.Account{{Name: "user:a"}}, reqs, budget.Cost{})
 	if err != nil || !built[0] || !built[1] || stored[0].Key != second.Key || stored[1].Key != testSpec().Key {
 		t.Fatalf("with budget: built %v, err %v; want both built, in the requests' order", built, err)
 	}
