@@ -285,3 +285,47 @@ func TestBackslashLiteralsStayLiterals(t *testing.T) {
 		t.Errorf("%s: %d tables, want none (no table has either name)", q, n)
 	}
 }
+
+// TestPartitionSelectionDeltaRefusalNamesForms: on PostgreSQL, bob's δ
+// budget is 0 and educ is open to partition selection; GROUP BY educ is
+// refused with 1226 saying that the partition selection of educ needs δ
+// and which forms need none (the message had no hint: only the releases'
+// mechanisms were looked at), and the bucket form it names is answered;
+// the refusal charges nothing.
+func TestPartitionSelectionDeltaRefusalNamesForms(t *testing.T) {
+	dsn := testdb.PostgresDSN(t)
+	dir := t.TempDir()
+	if out, err := exec.Command(binary, "load-demo", "--driver", "postgres", "--dsn", dsn).CombinedOutput(); err != nil {
+		t.Fatalf("load-demo: %v\n%s", err, out)
+	}
+	config := filepath.Join(dir, "dpproxy.yaml")
+	yaml := fmt.Sprintf(`
+backend: {driver: postgres, dsn: %q}
+ledger: {driver: postgres, dsn: %q}
+privacy: {default_epsilon: 0.1, max_epsilon: 1, default_delta: 1.0e-7, max_delta: 1.0e-5}
+users:
+  - {name: bob, password_hash: %q, epsilon: 1, delta: 0}
+tables:
+  - name: pums
+    columns:
+      - {name: educ, type: integer, lower: 1, upper: 16, partition_selection: true}
+      - {name: income, type: real, lower: 0, upper: 500000}
+`, dsn, dsn, wire.FormatNativePasswordHash(wire.NativePasswordHash("bob-pw")))
+	if err := os.WriteFile(config, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := startProxy(t, dir, nil, "--config", config)
+	bob := p.connect(t, "bob", "bob-pw")
+	bob.SetMaxOpenConns(1)
+	_, err := bob.Exec("SELECT educ, COUNT(*) FROM pums GROUP BY educ")
+	want := "needs delta=5e-08, and the delta budget of user bob is 0, of which 0 remains (its epsilon would fit: it needs epsilon=0.1 of the 1 remaining): " +
+		"partition selection needs delta to release the values of the GROUP BY key educ; GROUP BY FLOOR(educ / w) * w, buckets over its declared bounds, or declaring the values of educ in the configuration (values: [...]) needs none"
+	if mysqlCode(err) != 1226 || !strings.HasSuffix(err.Error(), want) {
+		t.Fatalf("got %v, want 1226 ending %q", err, want)
+	}
+	checkRemaining(t, bob, 1)
+	if rows := queryRows(t, bob, "SELECT FLOOR(educ / 4) * 4 AS b, COUNT(*) FROM pums GROUP BY b"); len(rows) != 5 {
+		t.Errorf("buckets of educ: %v, want 5 rows (0 to 16)", rows)
+	}
+	checkRemaining(t, bob, 0.9)
+}

@@ -263,7 +263,7 @@ func (e *Executor) run(ctx context.Context, user string, plan *planner.Plan, src
 // paidRelease reserves the plan's cost, runs its releases and settles the
 // reservation (the budget rule above).
 func (e *Executor) paidRelease(ctx context.Context, user string, plan *planner.Plan, src noise.Source) (released []planner.Estimate, err error) {
-	err = e.paid(ctx, user, plan, memo(plan), func(readData *bool) error {
+	err = e.paid(ctx, user, plan, memo(plan), plan.DeltaHint(), func(readData *bool) error {
 		released, err = e.release(ctx, plan, src, readData)
 		return err
 	})
@@ -275,16 +275,17 @@ func (e *Executor) paidRelease(ctx context.Context, user string, plan *planner.P
 
 // paid reserves the plan's cost, runs run and settles the reservation
 // (the budget rule above): committed once run has set *readData. A refusal
-// for want of δ names what needs δ and the forms that need none
-// (Plan.DeltaHint).
-func (e *Executor) paid(ctx context.Context, user string, plan *planner.Plan, note string, run func(readData *bool) error) (err error) {
+// for want of δ names what needs δ and the forms that need none: hint
+// (Plan.DeltaHint, with the partition selection's for a statement that
+// selects its keys).
+func (e *Executor) paid(ctx context.Context, user string, plan *planner.Plan, note, hint string, run func(readData *bool) error) (err error) {
 	accounts, err := e.accounts(user, plan.Table)
 	if err != nil {
 		return err
 	}
 	reservation, err := e.ledger.Reserve(ctx, accounts,
 		budget.Cost{Epsilon: plan.Cost.Epsilon, Delta: plan.Cost.Delta}, note)
-	if hint := plan.DeltaHint(); hint != "" && errors.Is(err, budget.ErrDeltaExhausted) {
+	if hint != "" && errors.Is(err, budget.ErrDeltaExhausted) {
 		return dperr.Wrap(dperr.BudgetExhausted, err, "%v: %s", err, hint)
 	}
 	if err != nil {

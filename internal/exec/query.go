@@ -276,7 +276,7 @@ func (e *Executor) releaseParts(ctx context.Context, user string, qp *planner.Qu
 		filters = [][]sqlrewrite.Condition{nil}
 	}
 	released := make([][][]planner.Estimate, len(qp.Parts))
-	err := e.paid(ctx, user, &reserve, memo(&reserve)+fmt.Sprintf(" (%d parts)", len(qp.Parts)), func(readData *bool) error {
+	err := e.paid(ctx, user, &reserve, memo(&reserve)+fmt.Sprintf(" (%d parts)", len(qp.Parts)), reserve.DeltaHint(), func(readData *bool) error {
 		snap, err := e.backend.Snapshot(ctx)
 		if err != nil {
 			return err
@@ -308,7 +308,11 @@ func (e *Executor) releaseSelected(ctx context.Context, user string, qp *planner
 	sel := qp.Selection
 	var kept []sqlrewrite.Value
 	var released [][]planner.Estimate
-	err := e.paid(ctx, user, &reserve, fmt.Sprintf("%s: GROUP BY %s (partition selection)", qp.Table.Name, sel.Column.Name), func(readData *bool) error {
+	hint := sel.DeltaHint()
+	if h := reserve.DeltaHint(); h != "" {
+		hint += "; " + h
+	}
+	err := e.paid(ctx, user, &reserve, fmt.Sprintf("%s: GROUP BY %s (partition selection)", qp.Table.Name, sel.Column.Name), hint, func(readData *bool) error {
 		snap, err := e.backend.Snapshot(ctx)
 		if err != nil {
 			return err
@@ -417,7 +421,7 @@ func (e *Executor) releaseGroups(ctx context.Context, user string, qp *planner.Q
 	reserve := *base
 	reserve.Cost = qp.Cost
 	var released [][]planner.Estimate
-	err := e.paid(ctx, user, &reserve, memo(base)+fmt.Sprintf(" (GROUP BY, %d groups)", len(qp.Groups)), func(readData *bool) error {
+	err := e.paid(ctx, user, &reserve, memo(base)+fmt.Sprintf(" (GROUP BY, %d groups)", len(qp.Groups)), reserve.DeltaHint(), func(readData *bool) error {
 		snap, err := e.backend.Snapshot(ctx)
 		if err != nil {
 			return err

@@ -47,7 +47,7 @@ func (e *Executor) runSynopses(ctx context.Context, user string, plan *planner.P
 		}
 		return synopsisResult(plan, stored, builtNow, nil)
 	}
-	err := e.paid(ctx, user, plan, memo(plan), func(readData *bool) error {
+	err := e.paid(ctx, user, plan, memo(plan), plan.DeltaHint(), func(readData *bool) error {
 		var err error
 		answers := budget.Cost{Epsilon: plan.Cost.Epsilon, Delta: plan.Cost.Delta}
 		if stored, builtNow, err = e.obtainSynopses(ctx, user, plan, specs, answers, src); err != nil {

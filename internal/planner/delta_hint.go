@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/dpproxy/dpproxy/internal/catalog"
 )
 
 // DeltaHint says, for each release of p whose mechanism needs δ, which
@@ -35,4 +37,19 @@ func (p *Plan) DeltaHint() string {
 		}
 	}
 	return strings.Join(hints, "; ")
+}
+
+// DeltaHint says that the partition selection of the GROUP BY key needs
+// δ (the set of values it releases is (ε, δ)-DP), and which forms of the
+// statement need none: the column's values declared in the
+// configuration (values:), which make the key public, and, for an integer
+// column, a bucket FLOOR(col / w) * w over its declared bounds. The
+// executor adds it to a refusal for want of δ.
+func (s *PartitionSelection) DeltaHint() string {
+	col := s.Column.Name
+	forms := fmt.Sprintf("declaring the values of %s in the configuration (values: [...])", col)
+	if s.Column.Type == catalog.Integer {
+		forms = fmt.Sprintf("GROUP BY FLOOR(%s / w) * w, buckets over its declared bounds, or %s", col, forms)
+	}
+	return fmt.Sprintf("partition selection needs delta to release the values of the GROUP BY key %s; %s needs none", col, forms)
 }
