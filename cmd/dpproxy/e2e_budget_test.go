@@ -329,3 +329,50 @@ tables:
 	}
 	checkRemaining(t, bob, 0.9)
 }
+
+// TestRemainingIsRounded: on PostgreSQL, dp_remaining_epsilon() and
+// dp_remaining_delta() are what remains rounded to ten significant
+// digits, as the 1226 messages print amounts (they were the float
+// residue 3.6999999999999997 and 9.950000000000001e-06), and a statement
+// costing exactly the remainder reported is answered.
+func TestRemainingIsRounded(t *testing.T) {
+	dsn := testdb.PostgresDSN(t)
+	dir := t.TempDir()
+	if out, err := exec.Command(binary, "load-demo", "--driver", "postgres", "--dsn", dsn).CombinedOutput(); err != nil {
+		t.Fatalf("load-demo: %v\n%s", err, out)
+	}
+	config := filepath.Join(dir, "dpproxy.yaml")
+	yaml := fmt.Sprintf(`
+backend: {driver: postgres, dsn: %q}
+ledger: {driver: postgres, dsn: %q}
+privacy: {default_epsilon: 0.1, max_epsilon: 10, default_delta: 1.0e-7, max_delta: 1.0e-5}
+users:
+  - {name: carol, password_hash: %q, epsilon: 4, delta: 1.0e-5}
+tables:
+  - name: pums
+    columns:
+      - {name: educ, type: integer, lower: 1, upper: 16, partition_selection: true}
+`, dsn, dsn, wire.FormatNativePasswordHash(wire.NativePasswordHash("carol-pw")))
+	if err := os.WriteFile(config, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := startProxy(t, dir, nil, "--config", config)
+	carol := p.connect(t, "carol", "carol-pw")
+	carol.SetMaxOpenConns(1)
+	// ε 0.1 three times, and δ 5e-8 for the partition selection of educ.
+	for _, q := range []string{"SELECT COUNT(*) FROM pums", "SELECT COUNT(*) FROM pums", "SELECT educ, COUNT(*) FROM pums GROUP BY educ"} {
+		queryRows(t, carol, q)
+	}
+	_, v := queryRow(t, carol, "SELECT dp_remaining_epsilon(), dp_remaining_delta()")
+	if v[0] != 3.7 || v[1] != 9.95e-6 {
+		t.Fatalf("remaining: got %v, %v; want 3.7, 9.95e-06", v[0], v[1])
+	}
+	for _, q := range []string{"SET @dp_epsilon = 3.7", "SELECT COUNT(*) FROM pums"} {
+		if _, err := carol.Exec(q); err != nil {
+			t.Fatalf("%s (the reported remainder): %v", q, err)
+		}
+	}
+	if _, v := queryRow(t, carol, "SELECT dp_remaining_epsilon()"); v[0] != 0 {
+		t.Errorf("remaining after spending it: %v, want 0", v[0])
+	}
+}

@@ -125,7 +125,10 @@ func (l *Ledger) ensureAccount(ctx context.Context, account string, limit Cost) 
 
 // RemainingUnder returns what the account may still spend under limit, the
 // caller's own (OwnLimit): limit minus every reservation not cancelled, per
-// component, never below zero. A missing account has used nothing.
+// component, never below zero, rounded as refusals print amounts
+// (displayed): 3.7, not the float residue 3.6999999999999997. A
+// statement costing exactly the amount returned fits. A missing account
+// has used nothing.
 func (l *Ledger) RemainingUnder(ctx context.Context, account string, limit Cost) (Cost, error) {
 	if err := validName("account", account); err != nil {
 		return Cost{}, err
@@ -144,7 +147,8 @@ func (l *Ledger) RemainingUnder(ctx context.Context, account string, limit Cost)
 	if err != nil {
 		return Cost{}, ledgerError(err)
 	}
-	return u.remaining(), nil
+	left := u.remaining()
+	return Cost{Epsilon: displayed(left.Epsilon), Delta: displayed(left.Delta)}, nil
 }
 
 // carriedPrefix begins the state keys that record a CarryOver.

@@ -93,6 +93,18 @@ func remainingAmount(used, limit float64) float64 {
 	return min(r, limit)
 }
 
+// displayed returns a remaining amount r as formatAmount prints it, ten
+// significant digits rounded to nearest, which hides float residue
+// (3.6999999999999997 is 3.7) where rounding down would keep it
+// (3.699999999). It is never more than a statement can spend: rounding
+// moves r by at most half a unit of its tenth digit, 5e-10·r, and r ≤
+// limit, so the amount is below r + limit·Tolerance, the most a cost may
+// be and still fit (fitsAmount); a cost of exactly that amount fits.
+func displayed(r float64) float64 {
+	v, _ := strconv.ParseFloat(formatAmount(r), 64) // formatAmount's output always parses
+	return v
+}
+
 // formatAmount prints an amount with ten significant digits, enough to tell
 // budgets apart and few enough to hide float noise such as 0.050000000000000044.
 func formatAmount(v float64) string {

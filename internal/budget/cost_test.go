@@ -1,6 +1,10 @@
 package budget
 
-import "testing"
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
 
 func TestFitsWithinTolerance(t *testing.T) {
 	tests := []struct {
@@ -57,6 +61,45 @@ func TestDisplayName(t *testing.T) {
 	for _, tt := range tests {
 		if got := displayName(tt.account); got != tt.want {
 			t.Errorf("displayName(%q): got %v, want %v", tt.account, got, tt.want)
+		}
+	}
+}
+
+// TestDisplayedRemainder: a remaining amount is reported with ten
+// significant digits, without float residue (it was 3.6999999999999997
+// and 9.950000000000001e-06), and a cost of exactly the reported amount
+// fits, for remainders of sums of configured amounts and of arbitrary
+// floats alike.
+func TestDisplayedRemainder(t *testing.T) {
+	tenth := addUp(addUp(0.1, 0.1), 0.1)
+	for _, c := range []struct {
+		used, limit, want float64
+	}{
+		{tenth, 4, 3.7},
+		{5e-8, 1e-5, 9.95e-6},
+		{0.45, 1.55, 1.1},
+		{0, 2.0 / 3, 0.6666666667},
+	} {
+		r := remainingAmount(c.used, c.limit)
+		if got := displayed(r); got != c.want {
+			t.Errorf("displayed(%v − %v = %v): got %v, want %v", c.limit, c.used, r, got, c.want)
+		}
+	}
+	src := rand.New(rand.NewPCG(1, 2))
+	for range 100000 {
+		limit := math.Pow(10, src.Float64()*12-8) * (1 + src.Float64())
+		used := 0.0
+		if src.IntN(2) == 0 {
+			used = limit * src.Float64()
+		} else {
+			step := math.Pow(10, -float64(src.IntN(4))) * limit
+			for n := src.IntN(20); n > 0; n-- {
+				used = addUp(used, step*0.1)
+			}
+		}
+		d := displayed(remainingAmount(used, limit))
+		if d > 0 && !fitsAmount(used, d, limit) {
+			t.Fatalf("limit %v, used %v: displayed remainder %v does not fit", limit, used, d)
 		}
 	}
 }
