@@ -78,7 +78,9 @@ func (st *interactiveStore) takeTestTurn(ctx context.Context, stateKey string) (
 	for {
 		held, ok, err := st.ledger.GetState(ctx, turnKey)
 		if err != nil {
-			return nil, err
+			// A poll the statement's end interrupts is that end (3024 or
+			// 1317), not a ledger failure.
+			return nil, waitError(ctx, true, err, "another proxy's interactive answer")
 		}
 		// The swap outlives ctx: a turn it stores is returned, for the
 		// caller to release (a statement ending at that moment left the
