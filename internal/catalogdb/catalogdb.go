@@ -57,7 +57,7 @@ var initVariables sync.Once
 func New(cat *catalog.Config, database string, vars Variables) (*Engine, error) {
 	initVariables.Do(func() {
 		variables.InitSystemVariables()
-		sql.SystemVariables.AddSystemVariables(append([]sql.SystemVariable{timeZoneVariable()}, diagnosticsVariables()...))
+		sql.SystemVariables.AddSystemVariables(append([]sql.SystemVariable{timeZoneVariable(), selectLimitVariable()}, diagnosticsVariables()...))
 	})
 	all := map[string]any{
 		// LOAD_FILE and SELECT ... INTO OUTFILE may touch only this
@@ -76,7 +76,12 @@ func New(cat *catalog.Config, database string, vars Variables) (*Engine, error) 
 		db.order = append(db.order, t.Name)
 		db.tables[strings.ToLower(t.Name)] = newTable(database, t)
 	}
-	e := sqle.NewDefault(&provider{db: db})
+	pro := &provider{db: db}
+	a, err := withoutSelectLimit(pro)
+	if err != nil {
+		return nil, err
+	}
+	e := sqle.New(a, nil)
 	e.ReadOnly.Store(true)
 	return &Engine{gms: e, database: database, running: make(chan struct{}, maxConcurrentStatements), timeout: statementTimeout}, nil
 }

@@ -113,7 +113,26 @@ func (s *Session) Execute(ctx context.Context, query string) (res *Result, err e
 	return res, nil
 }
 
+// execute answers one statement, then cuts the answer of a top-level
+// SELECT without a LIMIT of its own to the session's sql_select_limit, as
+// MySQL does (JDBC's Statement.setMaxRows sets it). The cut is
+// post-processing of the rows the answer released, whichever path answered
+// it: a private answer is charged what it was planned to cost, however
+// many of its rows the client is sent. FOUND_ROWS() then counts the rows
+// sent, as MySQL counts a statement's rows up to its limit.
 func (s *Session) execute(ctx context.Context, stmt sqlrewrite.Statement) (*Result, error) {
+	res, err := s.dispatch(ctx, stmt)
+	if err != nil || res == nil || !sqlrewrite.SelectLimitApplies(stmt) {
+		return res, err
+	}
+	if limit := s.catalog.SelectLimit(); uint64(len(res.Rows)) > limit {
+		res.Rows = res.Rows[:limit]
+	}
+	return res, nil
+}
+
+// dispatch answers one statement on the path its kind takes.
+func (s *Session) dispatch(ctx context.Context, stmt sqlrewrite.Statement) (*Result, error) {
 	switch st := stmt.(type) {
 	case *sqlrewrite.Select:
 		return s.selectPrivate(ctx, st)

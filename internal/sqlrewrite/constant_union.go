@@ -25,6 +25,7 @@ import (
 // session hands SQL to the catalog engine if CatalogMay, and refuses it
 // otherwise.
 type ConstantUnion struct {
+	TopLevel
 	// SQL is the client's text of the statement.
 	SQL string
 	// CatalogMay is set when the statement has at most maxSetOprSelects

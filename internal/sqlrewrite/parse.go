@@ -107,9 +107,30 @@ func (p *Parser) parse(sql string, probes bool) (st Statement, err error) {
 				q.Query.Collation = p.collation
 			}
 		}
+		if t, ok := st.(interface{ topLevel() *TopLevel }); ok && err == nil {
+			t.topLevel().SelectLimited = selectLimited(stmts[0])
+		}
 		return st, err
 	}
 	return nil, refuseQuery("more than one statement in a query")
+}
+
+// selectLimited reports whether sql_select_limit cuts the rows of stmt
+// (TopLevel.SelectLimited): a SELECT or set operation without a LIMIT of
+// its own, a SHOW, or DESCRIBE.
+func selectLimited(stmt ast.StmtNode) bool {
+	switch s := stmt.(type) {
+	case *ast.SelectStmt:
+		return s.Limit == nil
+	case *ast.SetOprStmt:
+		return s.Limit == nil
+	case *ast.ShowStmt:
+		return true
+	case *ast.ExplainStmt:
+		_, describe := s.Stmt.(*ast.ShowStmt)
+		return describe
+	}
+	return false
 }
 
 // statement converts one parsed statement; it is deny-by-default. Without

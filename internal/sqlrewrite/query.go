@@ -14,6 +14,7 @@ package sqlrewrite
 // LIMIT and DISTINCT act on those released rows after all of them are
 // released. A Listing query has no aggregates and reads no data at all.
 type Query struct {
+	TopLevel
 	// Base is the table, the WHERE and the distinct aggregates the outputs
 	// use (Items; Label is the aggregate's text). Base.GroupBy is nil.
 	Base *Select

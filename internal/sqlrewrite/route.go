@@ -26,6 +26,7 @@ import (
 
 // Catalog is a statement the catalog engine answers from public metadata.
 type Catalog struct {
+	TopLevel
 	// SQL is the client's text of the one statement.
 	SQL string
 	// ZeroRow is the configured table of a zero-row probe (zeroRowProbe),

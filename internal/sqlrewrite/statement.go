@@ -26,9 +26,31 @@ import (
 // *SetVariables, *ShowWarnings, *ShowGrants, *Catalog, *ConstantSelect, *Use, *Empty.
 type Statement interface{ statement() }
 
+// TopLevel is embedded in the statements a client's SELECT, set
+// operation or SHOW becomes (Select, Query, ConstantSelect, ConstantUnion,
+// Catalog); Parse sets it.
+type TopLevel struct {
+	// SelectLimited is set when sql_select_limit cuts the statement's
+	// rows: a SELECT or set operation without a LIMIT of its own (MySQL
+	// leaves a subquery's rows, and a statement with its own LIMIT,
+	// alone), or a SHOW or DESCRIBE the catalog engine answers (MariaDB
+	// cuts those too; SHOW WARNINGS, SHOW GRANTS and EXPLAIN it does not).
+	SelectLimited bool
+}
+
+func (t *TopLevel) topLevel() *TopLevel { return t }
+
+// SelectLimitApplies reports whether the session's sql_select_limit cuts
+// the rows of st's answer (TopLevel.SelectLimited).
+func SelectLimitApplies(st Statement) bool {
+	t, ok := st.(interface{ topLevel() *TopLevel })
+	return ok && t.topLevel().SelectLimited
+}
+
 // Select is a private aggregate query: SELECT agg [, agg ...] FROM table
 // [WHERE predicate], or a histogram (GroupBy set).
 type Select struct {
+	TopLevel
 	// Table is the catalog name of the table, in its declared spelling.
 	Table string
 	// Items are the output columns, in the client's order.
@@ -381,7 +403,10 @@ type Limit struct{ Offset, Count uint64 }
 // ConstantSelect is a SELECT without FROM: variables, session functions and
 // literals that clients send at connect time (SELECT @@version_comment,
 // DATABASE(), USER(), 1), and dpproxy's budget functions.
-type ConstantSelect struct{ Items []ConstItem }
+type ConstantSelect struct {
+	TopLevel
+	Items []ConstItem
+}
 
 // ConstKind is the kind of a ConstItem.
 type ConstKind int

@@ -1,0 +1,75 @@
+package main
+
+import (
+	"database/sql"
+	"math"
+	"testing"
+)
+
+// TestSelectLimitEndToEnd: SET SQL_SELECT_LIMIT, which Connector/J sends
+// for Statement.setMaxRows, cuts private answers as it cuts the catalog
+// engine's, and the cut answer is charged what the whole one is. The
+// review's repro: under 3, the 6 groups of race came back whole.
+func TestSelectLimitEndToEnd(t *testing.T) {
+	p := startProxy(t, "", nil)
+	db := p.connect(t, "demo", "demo")
+	db.SetMaxOpenConns(1) // one session: SET must persist between statements
+
+	remaining := func() float64 {
+		t.Helper()
+		var r float64
+		if err := db.QueryRow("SELECT dp_remaining_epsilon() LIMIT 1").Scan(&r); err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	spent := func(q string) (rows int, eps float64) {
+		t.Helper()
+		before := remaining()
+		_, _, got := columnsOf(t, db, q)
+		return len(got), before - remaining()
+	}
+	const grouped = "SELECT race, COUNT(*) FROM pums GROUP BY race"
+	all, whole := spent(grouped)
+	if all != 6 {
+		t.Fatalf("%s: %d rows without sql_select_limit, want 6", grouped, all)
+	}
+	if _, err := db.Exec("SET SQL_SELECT_LIMIT = 3"); err != nil {
+		t.Fatal(err)
+	}
+	for q, want := range map[string]int{
+		grouped:                               3,
+		grouped + " ORDER BY race LIMIT 5":    5, // its own LIMIT wins
+		"SELECT COUNT(*), AVG(age) FROM pums": 1,
+		"SELECT FLOOR(age / 10) * 10 AS b, COUNT(*) FROM pums GROUP BY b":             3, // a histogram
+		"SELECT 1 UNION SELECT 2 UNION SELECT 3 UNION SELECT 4":                       3,
+		"SELECT * FROM information_schema.COLLATIONS":                                 3,
+		"SELECT COUNT(*) FROM (SELECT race, COUNT(*) AS n FROM pums GROUP BY race) g": 1,
+	} {
+		if got, _ := spent(q); got != want {
+			t.Errorf("%s: %d rows under sql_select_limit 3, want %d", q, got, want)
+		}
+	}
+	if got, eps := spent(grouped); got != 3 || math.Abs(eps-whole) > 1e-9 {
+		t.Errorf("%s under sql_select_limit 3: %d rows for epsilon %g, want 3 rows for the %g of the whole answer", grouped, got, eps, whole)
+	}
+	columnsOf(t, db, grouped)
+	var found int64
+	if err := db.QueryRow("SELECT FOUND_ROWS() LIMIT 1").Scan(&found); err != nil || found != 3 {
+		t.Errorf("FOUND_ROWS() after the cut answer: %d, %v; want the 3 rows sent", found, err)
+	}
+	// A derived table is a subquery: not cut.
+	if _, _, rows := columnsOf(t, db, "SELECT COUNT(*) FROM (SELECT race, COUNT(*) AS n FROM pums GROUP BY race) g"); len(rows) != 1 || rows[0][0] != "6" {
+		t.Errorf("COUNT(*) of the 6 groups under sql_select_limit 3: %v, want 6", rows)
+	}
+	var limit sql.NullString
+	if _, err := db.Exec("SET SQL_SELECT_LIMIT = DEFAULT"); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.QueryRow("SELECT @@sql_select_limit").Scan(&limit); err != nil || limit.String != "18446744073709551615" {
+		t.Errorf("@@sql_select_limit after SET DEFAULT: %v, %v", limit, err)
+	}
+	if got, _ := spent(grouped); got != 6 {
+		t.Errorf("%s after SET DEFAULT: %d rows, want 6", grouped, got)
+	}
+}
