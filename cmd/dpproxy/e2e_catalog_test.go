@@ -158,3 +158,17 @@ func TestCatalogWithMariaDBCLI(t *testing.T) {
 		t.Errorf("mix through the CLI: err=%v, output %q", err, out)
 	}
 }
+
+// TestStringVariablesAreTextEndToEnd: string system variables reach
+// go-sql-driver as VARCHAR (text), not VARBINARY, which made JDBC's
+// getObject return byte[] and PyMySQL bytes.
+func TestStringVariablesAreTextEndToEnd(t *testing.T) {
+	p := startProxy(t, "", nil)
+	db := p.connect(t, "demo", "demo")
+	names, types, _ := columnsOf(t, db, "SELECT @@version, @@sql_mode, @@time_zone")
+	for i, typ := range types {
+		if typ != "VARCHAR" {
+			t.Errorf("%s has type %s, want VARCHAR", names[i], typ)
+		}
+	}
+}

@@ -65,6 +65,8 @@ const (
 	setFlag       = 2048
 	unsignedFlag  = 32
 	binaryCharset = 63
+	// utf8mb3GeneralCI is the collation of string system variables.
+	utf8mb3GeneralCI = uint16(sql.Collation_utf8mb3_general_ci)
 )
 
 // Query evaluates one statement. The caller (package sqlrewrite's routing)
@@ -235,6 +237,11 @@ func column(ctx *sql.Context, c *sql.Column) Column {
 		Length: c.Type.MaxTextResponseByteLength(ctx)}
 	if t, ok := c.Type.(sql.TypeWithCollation); ok && !types.IsBinaryType(c.Type) {
 		col.Charset = uint16(t.Collation())
+	} else if types.IsTextOnly(c.Type) {
+		// go-mysql-server's system variable types (string, enum, set)
+		// have no collation of their own; MariaDB sends such a variable
+		// in utf8mb3_general_ci.
+		col.Charset = utf8mb3GeneralCI
 	}
 	switch c.Type.Type() {
 	case querypb.Type_ENUM:
