@@ -172,3 +172,18 @@ func TestStringVariablesAreTextEndToEnd(t *testing.T) {
 		}
 	}
 }
+
+// TestColumnStatisticsEndToEnd: mysqldump 8's read of
+// information_schema.COLUMN_STATISTICS answers an empty table; the
+// catalog engine panicked on it (1235 "the catalog engine failed").
+func TestColumnStatisticsEndToEnd(t *testing.T) {
+	p := startProxy(t, "", nil)
+	db := p.connect(t, "demo", "demo")
+	if _, _, rows := columnsOf(t, db, "SELECT COUNT(*) FROM information_schema.COLUMN_STATISTICS"); len(rows) != 1 || rows[0][0] != "0" {
+		t.Errorf("COUNT(*) of COLUMN_STATISTICS: %v, want 0", rows)
+	}
+	names, _, rows := columnsOf(t, db, "SELECT COLUMN_NAME, HISTOGRAM FROM information_schema.COLUMN_STATISTICS WHERE SCHEMA_NAME = 'dpproxy' AND TABLE_NAME = 'pums'")
+	if len(names) != 2 || len(rows) != 0 {
+		t.Errorf("COLUMN_STATISTICS of pums: %v %v", names, rows)
+	}
+}

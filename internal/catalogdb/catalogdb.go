@@ -24,6 +24,7 @@ import (
 
 	sqle "github.com/dolthub/go-mysql-server"
 	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/information_schema"
 	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/dolthub/go-mysql-server/sql/variables"
 
@@ -82,8 +83,26 @@ func New(cat *catalog.Config, database string, vars Variables) (*Engine, error) 
 		return nil, err
 	}
 	e := sqle.New(a, nil)
+	if err := emptyColumnStatistics(e); err != nil {
+		return nil, err
+	}
 	e.ReadOnly.Store(true)
 	return &Engine{gms: e, database: database, running: make(chan struct{}, maxConcurrentStatements), timeout: statementTimeout}, nil
+}
+
+// emptyColumnStatistics makes information_schema.COLUMN_STATISTICS (which
+// mysqldump 8 reads) an empty table with MySQL 8's columns, which it is:
+// the engine holds no histograms. go-mysql-server's reader returns no row
+// iterator at all for a session without privileges, every session here,
+// and the engine panicked on it.
+func emptyColumnStatistics(e *sqle.Engine) error {
+	t, ok, err := e.Analyzer.Catalog.InfoSchema.GetTableInsensitive(sql.NewEmptyContext(), information_schema.ColumnStatisticsTableName)
+	is, isTable := t.(*information_schema.InformationSchemaTable)
+	if err != nil || !ok || !isTable {
+		return fmt.Errorf("catalogdb: go-mysql-server has no information_schema table %s (%v)", information_schema.ColumnStatisticsTableName, err)
+	}
+	is.Reader = func(*sql.Context, sql.Catalog) (sql.RowIter, error) { return sql.RowsToRowIter(), nil }
+	return nil
 }
 
 func newTable(database string, t *catalog.Table) *table {

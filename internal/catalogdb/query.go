@@ -69,6 +69,11 @@ const (
 	utf8mb3GeneralCI = uint16(sql.Collation_utf8mb3_general_ci)
 )
 
+// ErrEngineFailed is the error of a statement go-mysql-server panicked
+// on, a bug there: MySQL's 1105. Query wraps it with the panic's value,
+// for the log (the engine holds no data, so the value quotes none).
+var ErrEngineFailed = &Error{Code: 1105, State: "HY000", Msg: "the catalog engine failed on this statement"}
+
 // Query evaluates one statement. The caller (package sqlrewrite's routing)
 // guarantees it is one the catalog engine may answer.
 func (s *Session) Query(ctx context.Context, query string) (res *Result, err error) {
@@ -79,7 +84,7 @@ func (s *Session) Query(ctx context.Context, query string) (res *Result, err err
 	defer func() {
 		// A bug in go-mysql-server must fail the statement, not the proxy.
 		if p := recover(); p != nil {
-			res, err = nil, &Error{Code: 1105, State: "HY000", Msg: "the catalog engine failed on this statement"}
+			res, err = nil, fmt.Errorf("%w: panic: %v", ErrEngineFailed, p)
 		}
 	}()
 	select {

@@ -46,6 +46,11 @@ func catalogError(err error) error {
 	if !errors.As(err, &ce) {
 		return dperr.Wrap(dperr.Internal, err, "internal error in the catalog engine")
 	}
+	if errors.Is(err, catalogdb.ErrEngineFailed) {
+		// A bug, logged with its panic (Execute): 1105, as the engine
+		// says, not a refusal.
+		return dperr.Wrap(dperr.Internal, err, "%s", ce.Msg)
+	}
 	kind := dperr.Unsupported
 	switch ce.Code {
 	case 1146:

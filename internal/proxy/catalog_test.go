@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/dpproxy/dpproxy/internal/catalogdb"
@@ -17,5 +18,16 @@ func TestCatalogErrorKinds(t *testing.T) {
 		if got := dperr.KindOf(err); got != want {
 			t.Errorf("catalog error %d: kind %v, want %v", code, got, want)
 		}
+	}
+}
+
+// TestCatalogEngineFailureIs1105: a statement the catalog engine panicked
+// on reaches the client as the engine reports it, 1105, and is logged as
+// an internal error; it was sent as 1235, a refusal.
+func TestCatalogEngineFailureIs1105(t *testing.T) {
+	err := catalogError(fmt.Errorf("%w: panic: boom", catalogdb.ErrEngineFailed))
+	code, _ := dperr.KindOf(err).Code()
+	if code != 1105 || err.Error() != "the catalog engine failed on this statement" {
+		t.Errorf("a panic in the catalog engine: %d %q, want 1105 and the engine's message", code, err.Error())
 	}
 }
