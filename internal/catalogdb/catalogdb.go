@@ -82,6 +82,7 @@ func New(cat *catalog.Config, database string, vars Variables) (*Engine, error) 
 	if err != nil {
 		return nil, err
 	}
+	a.Catalog.RegisterFunction(sql.NewEmptyContext(), sessionFunctions()...)
 	e := sqle.New(a, nil)
 	if err := emptyColumnStatistics(e); err != nil {
 		return nil, err

@@ -31,3 +31,18 @@ func TestCatalogEngineFailureIs1105(t *testing.T) {
 		t.Errorf("a panic in the catalog engine: %d %q, want 1105 and the engine's message", code, err.Error())
 	}
 }
+
+// TestSessionUserFunctions: SESSION_USER() and SYSTEM_USER(), which
+// Connector/J's getSystemFunctions lists, are USER(), alone and beside
+// dpproxy's settings, and CURRENT_ROLE() is NULL; alone they were 1235.
+func TestSessionUserFunctions(t *testing.T) {
+	s := newTestSession(t)
+	for sql, want := range map[string]string{
+		"SELECT SESSION_USER(), SYSTEM_USER(), CURRENT_ROLE()":              "[[demo@% demo@% <nil>]]",
+		"SELECT SESSION_USER(), SYSTEM_USER(), CURRENT_ROLE(), @dp_epsilon": "[[demo@% demo@% <nil> 0.1]]",
+	} {
+		if got := fmt.Sprint(run(t, s, sql).Rows); got != want {
+			t.Errorf("%s: %s, want %s", sql, got, want)
+		}
+	}
+}
