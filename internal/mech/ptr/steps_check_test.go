@@ -204,15 +204,9 @@ func ptrStepsOf(name string, epsilon, delta, mutate, releaseMutate float64) (ptr
 		// s·N^κ ≥ U (δ_tail covers the rest), so the release must be
 		// ε_step-DP for that shift at every s.
 		tm.scale.steps(&r)
-		worst := 0.0
-		for _, s := range ptrMedianScales[1:] {
-			need := math.Min(s*math.Pow(ptrSize(p.Size), tm.kappa)/tm.minTrimmed, b.Upper-b.Lower)
-			delta := math.Max(math.Min(s*tm.noiseFactor, b.Upper-b.Lower), 0x1p-900)
-			l, err := noise.NewLaplace(delta, tm.epsilon)
-			if err != nil {
-				return r, err
-			}
-			worst = max(worst, ptrReleaseLoss(l, need))
+		worst, err := tm.releaseLoss(p.Size)
+		if err != nil {
+			return r, err
 		}
 		r.steps = append(r.steps, worst)
 		r.deltas = append(r.deltas, tm.DeltaTail())
@@ -321,22 +315,19 @@ func TestPTRStepsMutationFails(t *testing.T) {
 
 // TestPTRTrimmedReleaseMutationFails: TM with only the mean's release
 // noise cut by 25% (noise factor ×3/4; the review's broken copy halved it)
-// fails its release step.
+// fails its release step. The loss is that of the noise Release draws
+// (releaseNoise), so a cut in production fails TestPTRStepsExact too.
 func TestPTRTrimmedReleaseMutationFails(t *testing.T) {
-	tm, err := NewTrimmedMean(Params{Epsilon: 3, Delta: 1e-3, Size: 5000, Bounds: mech.Bounds{Lower: 0, Upper: 10}}, 0.2, 0)
+	p := Params{Epsilon: 3, Delta: 1e-3, Size: 5000, Bounds: mech.Bounds{Lower: 0, Upper: 10}}
+	tm, err := NewTrimmedMean(p, 0.2, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, f := range []float64{1, 0.75, 0.5} {
 		tm.noiseFactor *= f
-		worst := 0.0
-		for _, s := range ptrMedianScales[1:] {
-			need := math.Min((s*math.Pow(5000, tm.kappa)+2*tm.grid.Unit)/tm.minTrimmed, 10)
-			l, err := noise.NewLaplace(tm.meanSensitivity(s), tm.epsilon)
-			if err != nil {
-				t.Fatal(err)
-			}
-			worst = max(worst, ptrReleaseLoss(l, need))
+		worst, err := tm.releaseLoss(p.Size)
+		if err != nil {
+			t.Fatal(err)
 		}
 		tm.noiseFactor /= f
 		t.Logf("noise factor ×%v: the mean's release loses %.6f, its share %.6f", f, worst, tm.epsilon)
@@ -344,6 +335,25 @@ func TestPTRTrimmedReleaseMutationFails(t *testing.T) {
 			t.Errorf("noise factor ×%v: release loss %v against the share %v", f, worst, tm.epsilon)
 		}
 	}
+}
+
+// releaseLoss returns the worst exact loss of the mean's release noise
+// (releaseNoise, as Release builds it) over the checked released scales
+// s, for centres as far apart as the derivation proves for public size
+// N: (s·N^κ + 2·Unit)/c_min (steps 1–3 and the grid), at most the grid
+// values' span Top·Unit. It is at most ε_step for every s with
+// s·N^κ ≥ U; δ_tail covers the rest.
+func (t *TrimmedMean) releaseLoss(size float64) (float64, error) {
+	worst := 0.0
+	for _, s := range ptrMedianScales[1:] {
+		shift := math.Min((s*math.Pow(ptrSize(size), t.kappa)+2*t.grid.Unit)/t.minTrimmed, float64(t.grid.Top)*t.grid.Unit)
+		l, err := t.releaseNoise(s)
+		if err != nil {
+			return 0, err
+		}
+		worst = max(worst, ptrReleaseLoss(l, shift))
+	}
+	return worst, nil
 }
 
 // mutateRelease rebuilds S's release noise with its ε multiplied by f.

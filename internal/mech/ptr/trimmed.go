@@ -197,11 +197,18 @@ func (t *TrimmedMean) Release(src noise.Source, d Data) (value float64, refused 
 	if out.zero {
 		return o.at(lo), false, nil
 	}
-	noise, err := noise.NewLaplace(t.meanSensitivity(out.scale), t.epsilon)
+	release, err := t.releaseNoise(out.scale)
 	if err != nil {
 		return 0, false, err
 	}
-	return t.bounds.Clamp(noise.ReleaseExact(src, t.trimmedMean(o, lw, uw, between, lo, hi))), false, nil
+	return t.bounds.Clamp(release.ReleaseExact(src, t.trimmedMean(o, lw, uw, between, lo, hi))), false, nil
+}
+
+// releaseNoise returns the noise of the mean's release given the released
+// scale s: Laplace of sensitivity meanSensitivity(s) at the step's ε
+// (step 3 of the derivation). The step checks read exactly this noise.
+func (t *TrimmedMean) releaseNoise(scale float64) (*noise.Laplace, error) {
+	return noise.NewLaplace(t.meanSensitivity(scale), t.epsilon)
 }
 
 // meanSensitivity returns the Δ of the mean's release given the scale s:
