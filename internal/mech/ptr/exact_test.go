@@ -249,13 +249,12 @@ func (m *Median) law(xs []float64) (ptrLaw, float64) {
 		panic("Median.law: the own-scale median's law mixes over ~10^14 released scales; see steps_check_test.go")
 	}
 	o := ptrSortedOrder(xs, c.bounds)
-	h := ptrBinWidth(c.publicScale, c.size, 1.0/3, c.bounds)
-	release, err := noise.NewLaplace(h, c.epsilon)
+	grid := c.grid(c.publicScale)
+	release, err := c.releaseNoise(grid)
 	if err != nil {
 		panic(err)
 	}
 	g, beta := ptrReleaseGrid(release)
-	grid := ptrLinearGrid{origin: c.bounds.Lower, width: h}
 	r := (o.n + 1) / 2
 	x := o.at(r)
 	reach := 1.0

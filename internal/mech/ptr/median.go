@@ -51,8 +51,7 @@ func (c ptrMedianCore) run(src noise.Source, o ptrOrder) (value float64, ok bool
 		}
 		s = out.scale
 	}
-	h := ptrBinWidth(s, c.size, 1.0/3, c.bounds)
-	grid := ptrLinearGrid{origin: c.bounds.Lower, width: h}
+	grid := c.grid(s)
 	r := (o.n + 1) / 2
 	m := o.at(r)
 	for _, offset := range ptrOffsets {
@@ -60,13 +59,26 @@ func (c ptrMedianCore) run(src noise.Source, o ptrOrder) (value float64, ok bool
 		if !c.test.pass(src, ptrMedianDistance(o, r, lower, upper, c.test.cap)) {
 			continue
 		}
-		noise, err := noise.NewLaplace(grid.binSpan(c.bounds), c.epsilon)
+		release, err := c.releaseNoise(grid)
 		if err != nil {
 			return 0, false, err
 		}
-		return c.bounds.Clamp(noise.Release(src, m)), true, nil
+		return c.bounds.Clamp(release.Release(src, m)), true, nil
 	}
 	return 0, false, nil
+}
+
+// grid returns the linear grid of M for the scale s: width
+// h = s·N^(−1/3), clamped to ptrWidthLimits, from the lower bound.
+func (c ptrMedianCore) grid(s float64) ptrLinearGrid {
+	return ptrLinearGrid{origin: c.bounds.Lower, width: ptrBinWidth(s, c.size, 1.0/3, c.bounds)}
+}
+
+// releaseNoise returns the noise of M's release on grid: Laplace of
+// sensitivity the bins' rounded span (ptrLinearGrid.binSpan) at the
+// step's ε. The step checks read the noise it builds.
+func (c ptrMedianCore) releaseNoise(grid ptrLinearGrid) (*noise.Laplace, error) {
+	return noise.NewLaplace(grid.binSpan(c.bounds), c.epsilon)
 }
 
 // Median is the PTR median (MEDIAN(col) with @dp_mechanism = 'ptr'):

@@ -51,11 +51,19 @@ func newPTRScaleCore(size, epsilon, delta0 float64, substitution bool) (ptrScale
 	if err != nil {
 		return ptrScaleCore{}, err
 	}
-	release, err := noise.NewLaplace(1, epsilon)
+	release, err := ptrScaleReleaseNoise(epsilon)
 	if err != nil {
 		return ptrScaleCore{}, err
 	}
 	return ptrScaleCore{grid: newPTRLogGrid(size), test: test, release: release, substitution: substitution}, nil
+}
+
+// ptrScaleReleaseNoise returns S's release noise for one step's ε:
+// Laplace of sensitivity 1, the most that neighbours' clamped log
+// positions in one bin differ by (see ptrScaleCore). The step checks read
+// the noise it builds.
+func ptrScaleReleaseNoise(epsilon float64) (*noise.Laplace, error) {
+	return noise.NewLaplace(1, epsilon)
 }
 
 // distance returns the capped distance of the spread at ranks lo, hi.

@@ -141,12 +141,12 @@ func (c ptrMedianCore) steps(r *ptrStepReport) error {
 	}
 	worst := 0.0
 	for _, s := range scales {
-		h := ptrBinWidth(s, c.size, 1.0/3, c.bounds)
-		l, err := noise.NewLaplace(h, c.epsilon)
+		grid := c.grid(s)
+		l, err := c.releaseNoise(grid)
 		if err != nil {
 			return err
 		}
-		worst = max(worst, ptrReleaseLoss(l, h))
+		worst = max(worst, ptrReleaseLoss(l, grid.binSpan(c.bounds)))
 	}
 	r.cascade(c.test, worst)
 	return nil
@@ -356,9 +356,14 @@ func (t *TrimmedMean) releaseLoss(size float64) (float64, error) {
 	return worst, nil
 }
 
-// mutateRelease rebuilds S's release noise with its ε multiplied by f.
+// mutateRelease rebuilds S's release noise (ptrScaleReleaseNoise) with
+// its ε multiplied by f; f = 1 keeps the noise the constructor built, so
+// the as-shipped checks read production's.
 func (c *ptrScaleCore) mutateRelease(f float64) error {
-	l, err := noise.NewLaplace(1, c.release.Epsilon()*f)
+	if f == 1 {
+		return nil
+	}
+	l, err := ptrScaleReleaseNoise(c.release.Epsilon() * f)
 	c.release = l
 	return err
 }
