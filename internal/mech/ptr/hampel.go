@@ -157,17 +157,25 @@ func (r *HampelRegression) Release(src noise.Source, rows RegressionRows) (beta 
 		}
 		beta = make([]float64, 2)
 		for d := range beta {
-			grid := ptrLinearGrid{origin: r.coef[d].Lower, width: widths[d]}
-			noise, err := noise.NewLaplace(grid.binSpan(r.coef[d]), mech.EvenShare(r.epsilon, 2))
+			release, err := r.releaseNoise(d, widths[d])
 			if err != nil {
 				return nil, false, err
 			}
 			// The estimate is in the cell by construction of the cells.
-			beta[d] = r.coef[d].Clamp(noise.Release(src, estimate[d]))
+			beta[d] = r.coef[d].Clamp(release.Release(src, estimate[d]))
 		}
 		return beta, false, nil
 	}
 	return nil, true, nil
+}
+
+// releaseNoise returns the noise of coefficient d's release for cells of
+// width w: Laplace of sensitivity the cells' rounded span
+// (ptrLinearGrid.binSpan) at half the step's ε. The step checks read the
+// noise it builds.
+func (r *HampelRegression) releaseNoise(d int, width float64) (*noise.Laplace, error) {
+	grid := ptrLinearGrid{origin: r.coef[d].Lower, width: width}
+	return noise.NewLaplace(grid.binSpan(r.coef[d]), mech.EvenShare(r.epsilon, 2))
 }
 
 // sample keeps each row with probability keep/2^32.

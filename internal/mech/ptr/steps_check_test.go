@@ -244,11 +244,12 @@ func ptrStepsOf(name string, epsilon, delta, mutate, releaseMutate float64) (ptr
 		worst := 0.0
 		for _, s := range ptrMedianScales {
 			w := ptrBinWidth(s, rh.sampledSize, 0.25, coef[0])
-			l, err := noise.NewLaplace(w, rh.epsilon/2)
+			l, err := rh.releaseNoise(0, w)
 			if err != nil {
 				return r, err
 			}
-			worst = max(worst, 2*ptrReleaseLoss(l, w))
+			span := ptrLinearGrid{origin: coef[0].Lower, width: w}.binSpan(coef[0])
+			worst = max(worst, 2*ptrReleaseLoss(l, span))
 		}
 		r.steps = append(r.steps, worst)
 	default:
