@@ -162,7 +162,7 @@ func dawaPartition(src noise.Source, hist []int64, eps1, eps2 float64, opts DAWA
 		}
 		spans = []dawaSpan{{0, len(hist), false}}
 	}
-	lap, err := noise.NewLaplace(1, epsNoisy)
+	lap, err := dawaNoisyHistogramNoise(epsNoisy)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -184,6 +184,15 @@ func dawaPartition(src noise.Source, hist []int64, eps1, eps2 float64, opts DAWA
 		return starts, nil, nil
 	}
 	return starts, dawaBucketSums(noisy, starts, 2*lap.Scale()*lap.Scale()), nil
+}
+
+// dawaNoisyHistogramNoise returns the noise of stage 1's noisy histogram
+// at its share ε of ε1: Laplace of sensitivity 1 on every bin (one row
+// changes one bin by 1), ε-DP; the noise-first partition and the bucket
+// sums are post-processing of it. The exact checks read the noise it
+// builds.
+func dawaNoisyHistogramNoise(epsilon float64) (*noise.Laplace, error) {
+	return noise.NewLaplace(1, epsilon)
 }
 
 // dawaDevTreeShare is the part of ε1 the deviation tree spends; the noisy

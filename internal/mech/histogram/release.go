@@ -52,7 +52,7 @@ func dawaRelease(src noise.Source, st dawaStrategy, counts []int64, lengths []in
 		c := dawaRoundWeightDown(st.weight[q])
 		m, ok := mechanisms[c]
 		if !ok {
-			lap, err := noise.NewLaplace(1, c*epsilon*dawaBudgetSlack)
+			lap, err := dawaNodeNoise(st.weight[q], epsilon)
 			if err != nil {
 				return nil, err
 			}
@@ -92,6 +92,15 @@ func dawaRelease(src noise.Source, st dawaStrategy, counts []int64, lengths []in
 		}
 	}
 	return totals, nil
+}
+
+// dawaNodeNoise returns the noise of a tree node of weight w measured at
+// ε: Laplace of sensitivity 1 (one row changes the node's total by 1) at
+// w'·ε·dawaBudgetSlack, w' the weight rounded down (dawaRoundWeightDown),
+// so the nodes on a bucket's root path, whose weights sum to at most 1,
+// lose at most ε together. The exact checks read the noise it builds.
+func dawaNodeNoise(weight, epsilon float64) (*noise.Laplace, error) {
+	return noise.NewLaplace(1, dawaRoundWeightDown(weight)*epsilon*dawaBudgetSlack)
 }
 
 // dawaBudgetSlack scales every tree measurement's ε down by 2^-40 so that

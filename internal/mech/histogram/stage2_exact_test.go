@@ -5,12 +5,13 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
-
-	"github.com/dpproxy/dpproxy/internal/mech/noise"
 )
 
-// Exact privacy check of the measurements of Identity, H2, Greedy-H and
-// DAWA's stage 2 (dawaRelease), and its mutation check.
+// Exact privacy check of the measurements of Identity, H2, Greedy-H,
+// DAWA's stage 2 (dawaRelease) and stage 1's noisy histogram, and its
+// mutation check. Every loss is that of the noise production builds
+// (dawaNodeNoise, identityNoise, dawaNoisyHistogramNoise), so a noise cut
+// there fails the check.
 //
 // Adding or removing one row changes one bucket count by 1, hence the true
 // total of every node on its root path by 1. Each active node q of weight
@@ -21,7 +22,8 @@ import (
 // a bucket's root path (the draws are independent, so the losses add and
 // the sum is attained by the output set where every node's noise sits on
 // the far side of both centres). Identity's loss is 1/β of its discrete
-// Laplace. The check asserts the loss ≤ ε for the uniform strategy (H2)
+// Laplace, and the noisy histogram's that of its Laplace for centres one
+// apart (one bin changes). The check asserts the loss ≤ ε for the uniform strategy (H2)
 // and the greedy strategies of several workloads on every bucket count
 // up to 64; built for ε·4/3 while claiming ε it must fail.
 
@@ -34,11 +36,11 @@ func stage2Loss(st dawaStrategy, epsilon float64) (float64, error) {
 		if !active[q] || st.weight[q] == 0 {
 			continue
 		}
-		l, err := noise.NewLaplace(1, dawaRoundWeightDown(st.weight[q])*epsilon*dawaBudgetSlack)
+		l, err := dawaNodeNoise(st.weight[q], epsilon)
 		if err != nil {
 			return 0, err
 		}
-		nodeLoss[q] = (math.Floor(1/l.Granularity()) + 1) / (l.Scale() / l.Granularity())
+		nodeLoss[q] = laplaceShiftLoss(l, 1)
 	}
 	worst := 0.0
 	for c := 0; c < tr.hi[0]; c++ {
@@ -81,8 +83,8 @@ func stage2Strategies(t *testing.T, k int, rng *rand.Rand) map[string]dawaStrate
 	return out
 }
 
-// TestStage2ExactPrivacy: every strategy's exact loss (and Identity's) is
-// at most ε, and built for ε·4/3 (noise scales cut by 25%) it exceeds ε:
+// TestStage2ExactPrivacy: every strategy's exact loss (and Identity's, and
+// stage 1's noisy histogram's) is at most ε, and built for ε·4/3 (noise scales cut by 25%) it exceeds ε:
 // the mutation check (the weights on a root path sum to 1, so the bound
 // is attained up to the 12-bit rounding of the weights).
 func TestStage2ExactPrivacy(t *testing.T) {
@@ -109,14 +111,40 @@ func TestStage2ExactPrivacy(t *testing.T) {
 				mutatedLeast = min(mutatedLeast, mutated)
 			}
 		}
-		d, err := noise.NewDiscreteLaplace(1, eps)
+		identity, err := identityLoss(eps)
 		if err != nil {
 			t.Fatal(err)
 		}
-		dm, _ := noise.NewDiscreteLaplace(1, eps*4/3)
-		if 1/d.Scale() > eps || 1/dm.Scale() <= eps {
-			t.Errorf("identity at ε = %v: exact loss %v, built for 4ε/3 %v", eps, 1/d.Scale(), 1/dm.Scale())
+		identityMutated, err := identityLoss(eps * 4 / 3)
+		if err != nil {
+			t.Fatal(err)
 		}
-		t.Logf("ε = %v: worst exact stage-2 loss %.6f; built for 4ε/3 the least loss %.6f; identity %.6f", eps, worst, mutatedLeast, 1/d.Scale())
+		if identity > eps || identityMutated <= eps {
+			t.Errorf("identity at ε = %v: exact loss %v, built for 4ε/3 %v", eps, identity, identityMutated)
+		}
+		noisy, err := noisyHistogramUnitLoss(8, eps, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		noisyMutated, err := noisyHistogramUnitLoss(8, eps*4/3, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if noisy > eps || noisyMutated <= eps {
+			t.Errorf("stage 1's noisy histogram at ε = %v: exact loss %v, built for 4ε/3 %v", eps, noisy, noisyMutated)
+		}
+		t.Logf("ε = %v: worst exact stage-2 loss %.6f; built for 4ε/3 the least loss %.6f; identity %.6f (4ε/3: %.6f); noisy histogram %.6f (4ε/3: %.6f)",
+			eps, worst, mutatedLeast, identity, identityMutated, noisy, noisyMutated)
 	}
+}
+
+// identityLoss returns the exact loss of Identity's noise (identityNoise)
+// built for epsilon on neighbours: one bin's count changes by 1, every
+// other bin is the same.
+func identityLoss(epsilon float64) (float64, error) {
+	d, err := identityNoise(epsilon)
+	if err != nil {
+		return 0, err
+	}
+	return dlapShiftLoss(d, 1), nil
 }

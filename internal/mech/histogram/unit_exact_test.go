@@ -65,7 +65,7 @@ func stage2UnitLoss(st dawaStrategy, epsilon float64, k int) (float64, error) {
 		if !active[q] || st.weight[q] == 0 {
 			continue
 		}
-		l, err := noise.NewLaplace(1, dawaRoundWeightDown(st.weight[q])*epsilon*dawaBudgetSlack)
+		l, err := dawaNodeNoise(st.weight[q], epsilon)
 		if err != nil {
 			return 0, err
 		}
@@ -141,10 +141,10 @@ func TestStage2UnitExactPrivacy(t *testing.T) {
 }
 
 // noisyHistogramUnitLoss is the worst loss of stage 1's noisy histogram
-// (noise.Laplace(1, epsilon) on every bin, dawaPartition) over every
+// (dawaNoisyHistogramNoise on every bin, dawaPartition) over every
 // placement of k rows in n bins.
 func noisyHistogramUnitLoss(n int, epsilon float64, k int) (float64, error) {
-	l, err := noise.NewLaplace(1, epsilon)
+	l, err := dawaNoisyHistogramNoise(epsilon)
 	if err != nil {
 		return 0, err
 	}
@@ -157,6 +157,14 @@ func noisyHistogramUnitLoss(n int, epsilon float64, k int) (float64, error) {
 		worst = max(worst, sum)
 	}
 	return worst, nil
+}
+
+// dlapShiftLoss is the exact worst loss of the discrete Laplace d for
+// integer centres shift apart: P[Z = z] ∝ exp(−|z|/β), so the log-ratio of
+// the laws at any output is at most shift/β, attained at every output
+// beyond both centres.
+func dlapShiftLoss(d *noise.DiscreteLaplace, shift int64) float64 {
+	return float64(shift) / d.Scale()
 }
 
 // countOf counts the occurrences of j in rows.
@@ -178,11 +186,11 @@ func TestIdentityUnitExactPrivacy(t *testing.T) {
 	for _, k := range []int64{2, 7, 1000} {
 		for _, eps := range []float64{0.01, 1, 8} {
 			loss := func(e float64) float64 {
-				d, err := noise.NewDiscreteLaplace(1, e)
+				d, err := identityNoise(e)
 				if err != nil {
 					t.Fatal(err)
 				}
-				return float64(k) / d.Scale()
+				return dlapShiftLoss(d, k)
 			}
 			rowEps := UnitEpsilon(eps, k)
 			if l := loss(rowEps); l > eps {
