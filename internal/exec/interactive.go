@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/dpproxy/dpproxy/internal/dperr"
+	"github.com/dpproxy/dpproxy/internal/mech/histogram"
 	"github.com/dpproxy/dpproxy/internal/mech/mm"
 	"github.com/dpproxy/dpproxy/internal/mech/noise"
 	"github.com/dpproxy/dpproxy/internal/planner"
@@ -72,9 +73,11 @@ func (e *Executor) runInteractive(ctx context.Context, user string, plan *planne
 }
 
 // createInteractive reads the histogram over X once, releases the noisy
-// row count n̂, chooses the mechanism by the planner's rule and releases
-// it, a Median Mechanism with at most maxHard hard answers (its state then
-// fits the ledger: interactiveStore.fit).
+// row count n̂ (histogram.NoisyRowCount at the plan's CountEpsilon),
+// chooses the mechanism by the planner's rule and releases it: the noisy
+// histogram (histogram.NoisyCells at RestEpsilon), or a Median Mechanism
+// with at most maxHard hard answers (its state then fits the ledger:
+// interactiveStore.fit).
 func (e *Executor) createInteractive(ctx context.Context, ip *planner.InteractivePlan, src noise.Source, maxHard int, readData *bool) (*interactiveInstance, []int64, error) {
 	snap, err := e.backend.Snapshot(ctx)
 	if err != nil {
@@ -94,11 +97,10 @@ func (e *Executor) createInteractive(ctx context.Context, ip *planner.Interactiv
 	fail := func(err error) error {
 		return dperr.Wrap(dperr.Internal, err, "internal error: interactive mechanism failed")
 	}
-	countNoise, err := noise.NewDiscreteLaplace(1, ip.CountEpsilon())
+	nHat, err := histogram.NoisyRowCount(src, n, ip.CountEpsilon())
 	if err != nil {
 		return nil, nil, fail(err)
 	}
-	nHat := max(countNoise.Release(src, n), 1)
 	kind, why := ip.Choose(nHat, maxHard)
 	inst := &interactiveInstance{header: interactiveHeader{Key: ip.Key, Mechanism: kind, Why: why,
 		NHat: nHat, Epsilon: ip.Config.Epsilon, Noise: ip.RestEpsilon(), CreatedAt: time.Now().UTC(), UnitSalt: salt}}
@@ -117,13 +119,8 @@ func (e *Executor) createInteractive(ctx context.Context, ip *planner.Interactiv
 		inst.header.Mechanism = planner.InteractiveHistogram
 		inst.header.Why += "; MM-SVT infeasible at the noisy count, so noisy-histogram"
 	}
-	cellNoise, err := noise.NewDiscreteLaplace(1, inst.header.Noise)
-	if err != nil {
+	if inst.header.Noisy, err = histogram.NoisyCells(src, truth, inst.header.Noise); err != nil {
 		return nil, nil, fail(err)
-	}
-	inst.header.Noisy = make([]int64, len(truth))
-	for x, c := range truth {
-		inst.header.Noisy[x] = cellNoise.Release(src, c)
 	}
 	return inst, truth, nil
 }

@@ -46,8 +46,11 @@ import (
 //     the same n̂ as its row count: the count is released once) when
 //     mm.PlanFor finds it feasible at n̂, and otherwise the histogram
 //     still (neither then meets α for every query; the answers say so).
-//     n̂ is a release, so the choice is post-processing. The configuration
-//     may force either mechanism (mechanism: median | histogram).
+//     n̂ is a release, so the choice is post-processing. Package exec
+//     makes n̂ and the noisy histogram with histogram.NoisyRowCount and
+//     histogram.NoisyCells, whose doc comments derive their guarantee and
+//     whose tests check it exactly. The configuration may force either
+//     mechanism (mechanism: median | histogram).
 //
 // EXPLAIN shows the rule with its threshold on n̂ for the table.
 

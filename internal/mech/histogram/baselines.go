@@ -12,29 +12,22 @@ import (
 // changes by 1) and returns a Synopsis over the bins.
 
 // Identity releases every bin count with discrete Laplace noise of scale
-// 1/ε (the Laplace mechanism on the histogram: L1 sensitivity 1). A range
-// count then has noise variance growing with its length.
+// 1/ε (NoisyCells: the Laplace mechanism on the histogram, L1
+// sensitivity 1). A range count then has noise variance growing with its
+// length.
 func Identity(src noise.Source, hist []int64, epsilon float64) (*Synopsis, error) {
 	if err := checkHistogram(hist, len(hist)); err != nil {
 		return nil, err
 	}
-	d, err := identityNoise(epsilon)
+	noisy, err := NoisyCells(src, hist, epsilon)
 	if err != nil {
 		return nil, err
 	}
 	totals := make([]float64, len(hist))
-	for j, x := range hist {
-		totals[j] = float64(d.Release(src, x))
+	for j, x := range noisy {
+		totals[j] = float64(x)
 	}
 	return newSynopsis("identity", epsilon, len(hist), identityStarts(len(hist)), totals), nil
-}
-
-// identityNoise returns Identity's noise for every bin: the discrete
-// Laplace of sensitivity 1 at ε. Adding or removing a row changes one bin
-// by 1, and DLap(β) loses 1/β ≤ ε for centres one apart; the exact checks
-// read the noise it builds.
-func identityNoise(epsilon float64) (*noise.DiscreteLaplace, error) {
-	return noise.NewDiscreteLaplace(1, epsilon)
 }
 
 // H2 is the hierarchical mechanism of Hay et al. (VLDB 2010) with a binary

@@ -12,5 +12,7 @@
 // Answers from a synopsis are post-processing. On a table with a privacy
 // unit, where the histogram keeps at most k rows per unit, BuildForUnits
 // runs a mechanism at ε/k per row: ε-DP under adding or removing a unit
-// (unit.go derives it).
+// (unit.go derives it). NoisyRowCount and NoisyCells are the plain
+// discrete Laplace releases of a histogram's row count and cells that the
+// interactive instance (package exec) makes.
 package histogram

@@ -10,7 +10,8 @@ import (
 // Exact privacy check of the measurements of Identity, H2, Greedy-H,
 // DAWA's stage 2 (dawaRelease) and stage 1's noisy histogram, and its
 // mutation check. Every loss is that of the noise production builds
-// (dawaNodeNoise, identityNoise, dawaNoisyHistogramNoise), so a noise cut
+// (dawaNodeNoise, countNoise for Identity, dawaNoisyHistogramNoise), so a
+// noise cut
 // there fails the check.
 //
 // Adding or removing one row changes one bucket count by 1, hence the true
@@ -138,11 +139,12 @@ func TestStage2ExactPrivacy(t *testing.T) {
 	}
 }
 
-// identityLoss returns the exact loss of Identity's noise (identityNoise)
+// identityLoss returns the exact loss of Identity's noise (countNoise,
+// through NoisyCells)
 // built for epsilon on neighbours: one bin's count changes by 1, every
 // other bin is the same.
 func identityLoss(epsilon float64) (float64, error) {
-	d, err := identityNoise(epsilon)
+	d, err := countNoise(epsilon)
 	if err != nil {
 		return 0, err
 	}

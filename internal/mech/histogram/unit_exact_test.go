@@ -186,7 +186,7 @@ func TestIdentityUnitExactPrivacy(t *testing.T) {
 	for _, k := range []int64{2, 7, 1000} {
 		for _, eps := range []float64{0.01, 1, 8} {
 			loss := func(e float64) float64 {
-				d, err := identityNoise(e)
+				d, err := countNoise(e)
 				if err != nil {
 					t.Fatal(err)
 				}
