@@ -4,7 +4,9 @@
 //
 // Nothing is sampled as a floating-point inverse CDF (Mironov 2012). The
 // exact samplers are [Uniform], [Bernoulli] and [BernoulliExp] (exact
-// Bernoulli(exp(−num/den)) by Canonne, Kamath and Steinke 2020), from which
+// Bernoulli(exp(−num/den)) by Canonne, Kamath and Steinke 2020), with
+// their big-integer forms [UniformBig], [BernoulliBig] and
+// [BernoulliExpRat] (any rational x, for permute-and-flip), from which
 // [DiscreteLaplace] samples the discrete Laplace law exactly and [Laplace]
 // releases x + noise on a power-of-two grid (the granularity construction of
 // Google's library, with an exact discrete Laplace on the grid).

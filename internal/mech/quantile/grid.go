@@ -9,8 +9,8 @@ import (
 )
 
 // GridExponential: the exponential mechanism for a quantile over a public grid
-// of bins, computed from a histogram (MEDIAN, PERCENTILE_CONT; the proxy's
-// default quantile baseline).
+// of bins, computed from a histogram (MEDIAN, PERCENTILE_CONT; forceable
+// as 'exponential', the baseline GridPermuteFlip improves on).
 //
 // Definition. [L, U] is cut into B public bins; c_j is the number of
 // (clamped) values in bin j and a_j = c_0 + … + c_{j-1} the number below
@@ -81,6 +81,19 @@ const MaxGridBins = 1 << 20
 // NewGridExponential returns the grid exponential mechanism for quantile
 // q ∈ [0, 1] with ε over bins ∈ [1, 2^20] bins.
 func NewGridExponential(q, epsilon float64, bins int) (*GridExponential, error) {
+	sensitivity, err := gridSensitivity(q, epsilon, bins)
+	if err != nil {
+		return nil, err
+	}
+	m := &GridExponential{q: q, epsilon: epsilon, bins: bins, sensitivity: sensitivity}
+	m.setScale()
+	return m, nil
+}
+
+// gridSensitivity checks a grid mechanism's parameters (q ∈ [0, 1], a
+// valid ε, bins ∈ [1, 2^20]) and returns the utility's sensitivity
+// Δu = max(q, 1−q), exactly.
+func gridSensitivity(q, epsilon float64, bins int) (*big.Rat, error) {
 	if err := mech.CheckEpsilon(epsilon); err != nil {
 		return nil, err
 	}
@@ -95,9 +108,7 @@ func NewGridExponential(q, epsilon float64, bins int) (*GridExponential, error) 
 	if qr.Cmp(sensitivity) > 0 {
 		sensitivity = qr
 	}
-	m := &GridExponential{q: q, epsilon: epsilon, bins: bins, sensitivity: sensitivity}
-	m.setScale()
-	return m, nil
+	return sensitivity, nil
 }
 
 // setScale computes the exponent per unit of rank distance from ε and Δu.
@@ -109,22 +120,71 @@ func (m *GridExponential) setScale() {
 // Bins returns the number of bins the histogram must have.
 func (m *GridExponential) Bins() int { return m.bins }
 
-// table returns the law Release draws from for the histogram counts.
-// With t = q·(n − 1), r = ⌈t⌉ − 1 the largest integer below t and
-// r' = ⌊t⌋ + 1 the smallest above, and e_j = a_j + c_j − 1 the last rank
-// bin j holds: the bins with e_j ≤ r (a prefix) are below t, at distance
-// t − e_j unless a_j − t is larger; the bins with a_j ≥ r' (a suffix) are
-// above, at distance a_j − t unless t − e_j is larger; the bins between
-// are at distance 0. The prefix and the suffix overlap only when t is not
-// an integer, in empty bins with a_j = r' = r + 1 (the bins strictly
-// between ranks r and r'), each at distance max(t − r, r' − t): they join
-// the side whose term that is. Everywhere else the other term is at most
-// 0, so walking away from t the distances grow by integers and each side
-// is one call of noise.ExpNegPowers: below, x = s·(t − r) + s·m with
-// m = r − e_j; above, x = s·(r' − t) + s·m with m = a_j − r'.
+// table returns the law Release draws from for the histogram counts: each
+// side of the target is one call of noise.ExpNegPowers (rankDistances),
+// below x = s·(t − r) + s·m, above x = s·(r' − t) + s·m, the bins between
+// weight 1.
 func (m *GridExponential) table(counts []int64) (*noise.ExpTable, error) {
-	if len(counts) != m.bins {
-		return nil, fmt.Errorf("%w: histogram has %d bins, want %d", mech.ErrInvalidInput, len(counts), m.bins)
+	d, err := newRankDistances(counts, m.bins, m.q)
+	if err != nil {
+		return nil, err
+	}
+	lo, hi := d.lo, d.hi
+	weights := make([]noise.Weight, m.bins)
+	belowMs := make([]uint64, lo)
+	for i := range lo { // bins lo−1, lo−2, …, 0
+		belowMs[i] = uint64(d.belowMultiple(lo - 1 - i))
+	}
+	ws, err := noise.ExpNegPowers(new(big.Rat).Mul(d.belowGap, m.scale), m.scale, belowMs)
+	if err != nil {
+		return nil, err
+	}
+	for i, w := range ws {
+		weights[lo-1-i] = w
+	}
+	aboveMs := make([]uint64, m.bins-hi)
+	for i := range aboveMs {
+		aboveMs[i] = uint64(d.aboveMultiple(hi + i))
+	}
+	if ws, err = noise.ExpNegPowers(new(big.Rat).Mul(d.aboveGap, m.scale), m.scale, aboveMs); err != nil {
+		return nil, err
+	}
+	copy(weights[hi:], ws)
+	one, _ := noise.ExpNeg(new(big.Rat))
+	for j := lo; j < hi; j++ {
+		weights[j] = one
+	}
+	return noise.NewExpTable(nil, weights)
+}
+
+// rankDistances is dist_j for every bin of a histogram, in the form the
+// grid mechanisms walk it. With t = q·(n − 1), r = ⌈t⌉ − 1 the largest
+// integer below t and r' = ⌊t⌋ + 1 the smallest above, and e_j = a_j +
+// c_j − 1 the last rank bin j holds: the bins with e_j ≤ r (a prefix) are
+// below t, at distance t − e_j unless a_j − t is larger; the bins with
+// a_j ≥ r' (a suffix) are above, at distance a_j − t unless t − e_j is
+// larger; the bins between are at distance 0. The prefix and the suffix
+// overlap only when t is not an integer, in empty bins with a_j = r' =
+// r + 1 (the bins strictly between ranks r and r'), each at distance
+// max(t − r, r' − t): they join the side whose term that is. Everywhere
+// else the other term is at most 0, so walking away from t the distances
+// grow by integers: bin j < lo is at belowGap + belowMultiple(j), bin
+// j ≥ hi at aboveGap + aboveMultiple(j), bins [lo, hi) at 0; the
+// multiples are non-negative integers, non-increasing below and
+// non-decreasing above.
+type rankDistances struct {
+	above    []int64  // a_j, and above[bins] = n
+	r, rp    int64    // r and r'
+	lo, hi   int      // bins [0, lo) below, [hi, bins) above, lo ≤ hi
+	belowGap *big.Rat // t − r
+	aboveGap *big.Rat // r' − t
+}
+
+// newRankDistances checks the histogram (bins counts in [0, 2^53], total at
+// most 2^53) and returns its distances with q's target.
+func newRankDistances(counts []int64, bins int, q float64) (*rankDistances, error) {
+	if len(counts) != bins {
+		return nil, fmt.Errorf("%w: histogram has %d bins, want %d", mech.ErrInvalidInput, len(counts), bins)
 	}
 	var n int64
 	for _, c := range counts {
@@ -137,60 +197,42 @@ func (m *GridExponential) table(counts []int64) (*noise.ExpTable, error) {
 		}
 	}
 	// t = −q when n = 0.
-	t := new(big.Rat).Mul(new(big.Rat).SetFloat64(m.q), new(big.Rat).SetInt64(n-1))
-	// above[j] = a_j, above[bins] = n; e_j = above[j+1] − 1.
-	above := make([]int64, m.bins+1)
+	t := new(big.Rat).Mul(new(big.Rat).SetFloat64(q), new(big.Rat).SetInt64(n-1))
+	d := &rankDistances{above: make([]int64, bins+1)}
 	for j, c := range counts {
-		above[j+1] = above[j] + c
+		d.above[j+1] = d.above[j] + c
 	}
 	tFloor := new(big.Int).Div(t.Num(), t.Denom()) // ⌊t⌋: Euclidean division, the denominator is positive
-	ri, rpi := tFloor.Int64(), tFloor.Int64()+1    // ⌈t⌉ − 1 and ⌊t⌋ + 1
+	d.r, d.rp = tFloor.Int64(), tFloor.Int64()+1   // ⌈t⌉ − 1 and ⌊t⌋ + 1
 	if t.IsInt() {
-		ri--
+		d.r--
 	}
-	lo, hi := 0, m.bins // bins [0, lo) below, [hi, bins) above
-	for lo < m.bins && above[lo+1]-1 <= ri {
+	lo, hi := 0, bins
+	for lo < bins && d.above[lo+1]-1 <= d.r {
 		lo++
 	}
-	for hi > 0 && above[hi-1] >= rpi {
+	for hi > 0 && d.above[hi-1] >= d.rp {
 		hi--
 	}
-	belowGap := new(big.Rat).Sub(t, new(big.Rat).SetInt64(ri))  // t − r
-	aboveGap := new(big.Rat).Sub(new(big.Rat).SetInt64(rpi), t) // r' − t
+	d.belowGap = new(big.Rat).Sub(t, new(big.Rat).SetInt64(d.r))
+	d.aboveGap = new(big.Rat).Sub(new(big.Rat).SetInt64(d.rp), t)
 	// The empty bins [hi, lo), if any, lie strictly between r and r'.
 	if hi < lo {
-		if belowGap.Cmp(aboveGap) >= 0 {
+		if d.belowGap.Cmp(d.aboveGap) >= 0 {
 			hi = lo
 		} else {
 			lo = hi
 		}
 	}
-	weights := make([]noise.Weight, m.bins)
-	belowMs := make([]uint64, lo)
-	for i := range lo { // bins lo−1, lo−2, …, 0
-		belowMs[i] = uint64(ri - (above[lo-i] - 1))
-	}
-	ws, err := noise.ExpNegPowers(belowGap.Mul(belowGap, m.scale), m.scale, belowMs)
-	if err != nil {
-		return nil, err
-	}
-	for i, w := range ws {
-		weights[lo-1-i] = w
-	}
-	aboveMs := make([]uint64, m.bins-hi)
-	for i := range aboveMs {
-		aboveMs[i] = uint64(above[hi+i] - rpi)
-	}
-	if ws, err = noise.ExpNegPowers(aboveGap.Mul(aboveGap, m.scale), m.scale, aboveMs); err != nil {
-		return nil, err
-	}
-	copy(weights[hi:], ws)
-	one, _ := noise.ExpNeg(new(big.Rat))
-	for j := lo; j < hi; j++ {
-		weights[j] = one
-	}
-	return noise.NewExpTable(nil, weights)
+	d.lo, d.hi = lo, hi
+	return d, nil
 }
+
+// belowMultiple is r − e_j for a bin j < lo.
+func (d *rankDistances) belowMultiple(j int) int64 { return d.r - (d.above[j+1] - 1) }
+
+// aboveMultiple is a_j − r' for a bin j ≥ hi.
+func (d *rankDistances) aboveMultiple(j int) int64 { return d.above[j] - d.rp }
 
 // maxGridCount bounds n, so that every exponent stays below 2^60.
 const maxGridCount = 1 << 53
