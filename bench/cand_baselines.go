@@ -108,7 +108,7 @@ func laplaceVariance(src noise.Source, b mech.Bounds, g mech.Grid, s mech.GridSu
 	return laplace.DeriveVariance(b, laplace.PopulationVariance, count, sum, squares, confidence)
 }
 
-// gridExponentialCandidate is the proxy's default quantile mechanism:
+// gridExponentialCandidate is the grid exponential mechanism:
 // quantile.GridExponential over the histogram the planner fetches. An integer
 // column with integer bounds less than 2^16 apart gets unit bins
 // [L+j, L+j+1) over [L, U+1) and the answer L+j; any other column 2^14
@@ -116,7 +116,7 @@ func laplaceVariance(src noise.Source, b mech.Bounds, g mech.Grid, s mech.GridSu
 func gridExponentialCandidate() Candidate {
 	return Candidate{
 		Name:     "exponential",
-		Summary:  "exponential mechanism over a public grid of bins (the proxy's default quantile mechanism)",
+		Summary:  "exponential mechanism over a public grid of bins",
 		Supports: isQuantile,
 		Prepare: func(s Statistic, c *Column, eps float64) (*Prepared, error) {
 			lo, hi, bins, unit := grid(c.d)
@@ -136,6 +136,37 @@ func gridExponentialCandidate() Candidate {
 				}
 				return lo + (float64(j)+0.5)*width, nil
 			}, Saved: saved}, nil
+		},
+	}
+}
+
+// gridPermuteFlipCandidate is the permute-and-flip mechanism
+// (quantile.GridPermuteFlip) over the same grid, histogram and utility as
+// "exponential"; the planner's default on unit-bin integer columns. It
+// has no law to cache: every draw is a full release.
+func gridPermuteFlipCandidate() Candidate {
+	return Candidate{
+		Name:     "permute-flip",
+		Summary:  "permute-and-flip (McKenna and Sheldon 2020) over the exponential mechanism's grid and utility",
+		Supports: isQuantile,
+		Prepare: func(s Statistic, c *Column, eps float64) (*Prepared, error) {
+			lo, hi, bins, unit := grid(c.d)
+			m, err := quantile.NewGridPermuteFlip(s.Quantile, eps, bins)
+			if err != nil {
+				return nil, err
+			}
+			h := c.Histogram(lo, hi, bins)
+			width := (hi - lo) / float64(bins)
+			return drawOnly(func(src noise.Source) (float64, error) {
+				j, err := m.Release(src, h)
+				if err != nil {
+					return 0, err
+				}
+				if unit {
+					return lo + float64(j), nil
+				}
+				return lo + (float64(j)+0.5)*width, nil
+			}), nil
 		},
 	}
 }

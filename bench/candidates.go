@@ -54,6 +54,7 @@ func Candidates() []Candidate {
 		piecewiseCandidate(),
 		inverseCandidate(),
 		gridExponentialCandidate(),
+		gridPermuteFlipCandidate(),
 		windowExponentialCandidate(),
 		laplaceCandidate(),
 		edgesCandidate(),

@@ -32,7 +32,13 @@ func always(m string) func(Statistic, float64, *Dataset) string {
 
 // ruleAlternatives are the rules considered, per kind of statistic.
 var ruleAlternatives = []ruleAlternative{
-	{"recommended: exponential on unit-bin integer columns, else piecewise (the median with ε ≥ 2: smooth)", QuantileStat, recommended},
+	{"recommended: permute-flip on unit-bin integer columns, else piecewise (the median with ε ≥ 2: smooth)", QuantileStat, recommended},
+	{"exponential on unit-bin integer columns, else piecewise (the median with ε ≥ 2: smooth; the rule before permute-flip)", QuantileStat, func(s Statistic, eps float64, d *Dataset) string {
+		if unitGrid(d) {
+			return "exponential"
+		}
+		return recommended(s, eps, d)
+	}},
 	{"exponential on unit-bin integer columns, else piecewise (the rule before the smooth median)", QuantileStat, func(_ Statistic, _ float64, d *Dataset) string {
 		if unitGrid(d) {
 			return "exponential"

@@ -96,7 +96,7 @@ func checkEveryMechanism(t *testing.T, db *sql.DB) {
 	if _, err := db.Exec("SET @dp_epsilon = 0.5"); err != nil {
 		t.Fatal(err)
 	}
-	for _, m := range []string{"laplace", "exponential", "piecewise", "inverse", "smooth", "preprocess"} {
+	for _, m := range []string{"laplace", "exponential", "permute-flip", "piecewise", "inverse", "smooth", "preprocess"} {
 		if _, err := db.Exec("SET @dp_mechanism = '" + m + "'"); err != nil {
 			t.Fatal(err)
 		}

@@ -78,6 +78,7 @@ var hostileStatements = []struct{ mechanism, sql string }{
 	{"piecewise", "SELECT VARIANCE(x), MEDIAN(x), PERCENTILE_CONT(x, 0.9) FROM h WHERE %s"},
 	{"auto", "SELECT MEDIAN(x), PERCENTILE_CONT(x, 0.25), MEDIAN(a) FROM h WHERE %s"},
 	{"exponential", "SELECT MEDIAN(x), MEDIAN(a) FROM h WHERE %s"},
+	{"permute-flip", "SELECT MEDIAN(x), PERCENTILE_CONT(a, 0.9) FROM h WHERE %s"},
 	{"inverse", "SELECT MEDIAN(x), PERCENTILE_CONT(x, 0.9) FROM h WHERE %s"},
 	{"smooth", "SELECT MEDIAN(x), MEDIAN(a) FROM h WHERE %s"},
 	{"ptr", "SELECT MEDIAN(x) FROM h WHERE %s"},

@@ -189,7 +189,7 @@ tables:
 			// Every mechanism runs on the bounded rows of every backend.
 			exec("SET @dp_epsilon = 1")
 			exec("SET @dp_delta = 1e-6")
-			for _, m := range []string{"laplace", "exponential", "piecewise", "inverse", "smooth", "preprocess", "ptr"} {
+			for _, m := range []string{"laplace", "exponential", "permute-flip", "piecewise", "inverse", "smooth", "preprocess", "ptr"} {
 				exec("SET @dp_mechanism = '" + m + "'")
 				q := "SELECT MEDIAN(age), AVG(age) FROM visits"
 				if m == "ptr" {

@@ -859,7 +859,7 @@ func vitessLargeWindows(t *testing.T, conn *sql.Conn, rows []demo.PUMSRow) {
 	t.Helper()
 	all := pumsStats{rows}
 	median, mean := all.quantile(income, 0.5), all.avg(income)
-	for _, m := range []string{"laplace", "exponential", "piecewise", "inverse", "smooth", "preprocess"} {
+	for _, m := range []string{"laplace", "exponential", "permute-flip", "piecewise", "inverse", "smooth", "preprocess"} {
 		if _, err := conn.ExecContext(t.Context(), "SET @dp_mechanism = '"+m+"'"); err != nil {
 			t.Fatal(err)
 		}

@@ -31,7 +31,7 @@ func TestWithdrawnMechanismIsRefusedNamingPtr(t *testing.T) {
 		}
 		_, err = p.Plan(st.(*sqlrewrite.Select), planner.Settings{Epsilon: 1, Delta: 1e-6, Mechanism: "ptr-robust"})
 		for _, want := range []string{"mechanism 'ptr-robust' is not available", "SET @dp_mechanism = 'ptr'",
-			"MEDIAN is answered by exponential, piecewise, inverse, smooth, preprocess, ptr", "IQR by ptr"} {
+			"MEDIAN is answered by exponential, permute-flip, piecewise, inverse, smooth, preprocess, ptr", "IQR by ptr"} {
 			if dperr.KindOf(err) != dperr.Unsupported || err == nil || !strings.Contains(err.Error(), want) {
 				t.Errorf("%s: got %v, want 1235 containing %q", sql, err, want)
 			}
