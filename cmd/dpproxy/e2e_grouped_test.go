@@ -38,6 +38,7 @@ ledger: {driver: %s, dsn: %q}
 privacy: {default_epsilon: 0.1, max_epsilon: 50, default_delta: 1.0e-7, max_delta: 1.0e-4}
 users:
   - {name: gina, password_hash: %q, epsilon: 100000, delta: 0.5}
+  - {name: hank, password_hash: %q, epsilon: 100, delta: 1.0e-6}
 tables:
   - name: pums
     columns:
@@ -58,7 +59,7 @@ tables:
       - {name: age, type: integer, lower: 0, upper: 100}
       - {name: spend, type: real, lower: 0, upper: 1000}
       - {name: visit_date, type: date, lower: 2018-01-01, upper: 2024-12-31}
-`, driver, dsn, ledgerDriver, ledgerDSN, wire.FormatNativePasswordHash(wire.NativePasswordHash("gina-pw")))
+`, driver, dsn, ledgerDriver, ledgerDSN, wire.FormatNativePasswordHash(wire.NativePasswordHash("gina-pw")), wire.FormatNativePasswordHash(wire.NativePasswordHash("hank-pw")))
 	if err := os.WriteFile(config, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -200,6 +201,7 @@ func TestCorpusOnSQLite(t *testing.T) {
 	t.Logf("corpus: %d of %d queries answered (%.0f%%)", answered, run, 100*float64(answered)/float64(run))
 	groupedScenario(t, db)
 	rowExprScenario(t, db)
+	keysOnlyScenario(t, p)
 }
 
 func TestGroupedOnPostgres(t *testing.T) {
@@ -210,6 +212,7 @@ func TestGroupedOnPostgres(t *testing.T) {
 	runCorpus(t, db, 4)
 	groupedScenario(t, db)
 	rowExprScenario(t, db)
+	keysOnlyScenario(t, p)
 }
 
 func TestGroupedOnMariaDB(t *testing.T) {
@@ -220,6 +223,7 @@ func TestGroupedOnMariaDB(t *testing.T) {
 	runCorpus(t, db, 4)
 	groupedScenario(t, db)
 	rowExprScenario(t, db)
+	keysOnlyScenario(t, p)
 }
 
 // groupTruth is the exact per-race count, mean age and income sum of the
@@ -420,5 +424,96 @@ func partitionSelection(t *testing.T, conn *sql.Conn) {
 	}
 	if fmt.Sprint(cells) != fmt.Sprint(wantCells) {
 		t.Errorf("GROUP BY age, sex released cells %v, want every selected age × both sexes %v", cells, wantCells)
+	}
+}
+
+// keysOnlyScenario asks for the values of pums_keys.age, a key chosen by
+// partition selection, with no aggregate beside it (README: all of the
+// statement's ε and δ select the keys), as hank, whose budget is ε = 100,
+// δ = 1e-6. At ε = 20, δ = 5e-8 the selection is the one partitionSelection
+// runs (threshold 3, noise scale 0.05), so the released ages are exactly
+// those with at least 3 rows. GROUP BY age, DISTINCT age and their ORDER
+// BY and LIMIT each answer and charge ε = 20 and δ = 5e-8 exactly once;
+// with the budget spent, the next is refused with 1226 and charges
+// nothing (the budget is reserved before the key counts are read).
+func keysOnlyScenario(t *testing.T, p *proxyProcess) {
+	db := p.connect(t, "hank", "hank-pw")
+	db.SetMaxOpenConns(1)
+	for _, s := range []string{"SET @dp_epsilon = 20", "SET @dp_delta = 5e-8"} {
+		if _, err := db.Exec(s); err != nil {
+			t.Fatalf("%s: %v", s, err)
+		}
+	}
+	var rowsPerAge [101]int
+	for _, r := range demo.PUMS() {
+		rowsPerAge[r.Age]++
+	}
+	var want []int
+	for age, n := range rowsPerAge {
+		if n >= 3 {
+			want = append(want, age)
+		}
+	}
+	var top3 []int
+	for i := len(want) - 1; i >= 0 && len(top3) < 3; i-- {
+		top3 = append(top3, want[i])
+	}
+	remaining := func() (float64, float64) {
+		_, v := queryRow(t, db, "SELECT dp_remaining_epsilon(), dp_remaining_delta()")
+		return v[0], v[1]
+	}
+	ages := func(q string) ([]int, error) {
+		rows, err := db.Query(q)
+		if err != nil {
+			return nil, err
+		}
+		defer rows.Close()
+		var got []int
+		for rows.Next() {
+			var age int
+			var x sql.NullString
+			dest := []any{&age}
+			if cols, _ := rows.Columns(); len(cols) == 2 {
+				dest = append(dest, &x)
+			}
+			if err := rows.Scan(dest...); err != nil {
+				return nil, err
+			}
+			got = append(got, age)
+		}
+		return got, rows.Err()
+	}
+	for _, c := range []struct {
+		sql  string
+		want []int
+	}{
+		{"SELECT age FROM pums_keys GROUP BY age", want},
+		{"SELECT age, 'x' FROM pums_keys GROUP BY age", want},
+		{"SELECT DISTINCT age FROM pums_keys", want},
+		{"SELECT age FROM pums_keys GROUP BY age ORDER BY age DESC LIMIT 3", top3},
+		{"SELECT DISTINCT age FROM pums_keys ORDER BY 1 DESC LIMIT 3", top3},
+	} {
+		eps, delta := remaining()
+		got, err := ages(c.sql)
+		if err != nil {
+			t.Errorf("%s: %v", c.sql, err)
+			continue
+		}
+		if fmt.Sprint(got) != fmt.Sprint(c.want) {
+			t.Errorf("%s released ages %v, want %v", c.sql, got, c.want)
+		}
+		e, d := remaining()
+		if math.Abs(eps-e-20) > 1e-9 || math.Abs(delta-d-5e-8) > 1e-15 {
+			t.Errorf("%s charged ε %g and δ %g, want 20 and 5e-8 once", c.sql, eps-e, delta-d)
+		}
+	}
+	// hank's ε = 100 is spent: the next one is refused before anything is
+	// read, and charges nothing.
+	eps, delta := remaining()
+	if _, err := ages("SELECT age FROM pums_keys GROUP BY age"); mysqlCode(err) != 1226 {
+		t.Errorf("SELECT age FROM pums_keys GROUP BY age at ε = 20 with ε = %g left: got %v, want 1226", eps, err)
+	}
+	if e, d := remaining(); e != eps || d != delta {
+		t.Errorf("the refused statement charged ε %g and δ %g", eps-e, delta-d)
 	}
 }

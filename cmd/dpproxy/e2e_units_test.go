@@ -491,4 +491,48 @@ func privateKeyOnUnits(t *testing.T, conn *sql.Conn, rows []demo.VisitRow) {
 	if !hermit {
 		t.Errorf("the row-level table did not release the hermit's site (47 rows)")
 	}
+	keysOnlyOnUnits(t, conn)
+}
+
+// keysOnlyOnUnits asks for the sites alone, by GROUP BY and by DISTINCT,
+// at ε = 2 and δ = 1e-6: the whole statement selects the sites by their
+// number of distinct persons, each person counted toward at most 2 sites
+// as with aggregates (each site at ε = 1, δ = 5e-7). Oslo and Lyon are
+// released and the hermit's site (one person) is not; each statement is
+// charged ε = 2 and δ = 1e-6 once.
+func keysOnlyOnUnits(t *testing.T, conn *sql.Conn) {
+	t.Helper()
+	remaining := func() (eps, delta float64) {
+		if err := conn.QueryRowContext(t.Context(), "SELECT dp_remaining_epsilon(), dp_remaining_delta()").Scan(&eps, &delta); err != nil {
+			t.Fatal(err)
+		}
+		return eps, delta
+	}
+	for _, q := range []string{"SELECT site FROM visits GROUP BY site ORDER BY site", "SELECT DISTINCT site FROM visits"} {
+		eps, delta := remaining()
+		res, err := conn.QueryContext(t.Context(), q)
+		if err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		var sites []string
+		for res.Next() {
+			var site string
+			if err := res.Scan(&site); err != nil {
+				t.Fatal(err)
+			}
+			sites = append(sites, site)
+		}
+		res.Close()
+		if !slices.Contains(sites, "Oslo") || !slices.Contains(sites, "Lyon") || slices.Contains(sites, demo.VisitsHermitSite) {
+			t.Errorf("%s released %q, want Oslo and Lyon and not the hermit's site", q, sites)
+		}
+		e, d := remaining()
+		if math.Abs(eps-e-2) > 1e-9 || math.Abs(delta-d-1e-6) > 1e-15 {
+			t.Errorf("%s charged ε %g and δ %g, want 2 and 1e-6 once", q, eps-e, delta-d)
+		}
+	}
+	text := explainRows(t, conn, "EXPLAIN SELECT site FROM visits GROUP BY site")
+	if want := "each value's selection uses epsilon = 1 and delta = 5e-07"; !strings.Contains(text, want) {
+		t.Errorf("EXPLAIN lacks %q:\n%s", want, text)
+	}
 }

@@ -107,22 +107,24 @@ func (e *Executor) runQuery(ctx context.Context, user string, qp *planner.QueryP
 			return nil, err
 		}
 		sel := qp.Selection
+		perKey := fmt.Sprintf("each released key's releases use epsilon=%.6g (parallel composition)", qp.Cost.Epsilon-sel.Epsilon)
+		if qp.Base == nil {
+			perKey = "the released keys are the answer (no aggregate beside the key: the selection spends the statement's whole epsilon and delta)"
+		}
 		warnings = append(warnings, note(fmt.Sprintf("GROUP BY %s: %d key(s) released by partition selection (epsilon=%.6g delta=%.6g): "+
-			"a value appears only if its row count plus discrete Laplace noise (scale %.6g) reaches %d, so values with few rows are not shown; "+
-			"each released key's releases use epsilon=%.6g (parallel composition)",
-			sel.Column.Name, len(keys), sel.Epsilon, sel.Delta, sel.Scale(), sel.Threshold, qp.Cost.Epsilon-sel.Epsilon)))
+			"a value appears only if its row count plus discrete Laplace noise (scale %.6g) reaches %d, so values with few rows are not shown; %s",
+			sel.Column.Name, len(keys), sel.Epsilon, sel.Delta, sel.Scale(), sel.Threshold, perKey)))
 		if t := qp.Table; t.HasPrivacyUnit() {
-			perKey := 0.0
+			released := fmt.Sprintf("the released keys are the answer (no aggregate beside the key): protects each %s at epsilon=%.6g", t.PrivacyUnit, qp.Cost.Epsilon)
 			if qp.Base != nil {
-				perKey = qp.Base.Cost.Epsilon
+				released = fmt.Sprintf("each %s contributes at most %d rows to each of at most %d released keys, whose releases use epsilon=%.6g: protects each %s at epsilon=%.6g",
+					t.PrivacyUnit, t.MaxRowsPerUnit, t.MaxGroupsPerUnit, qp.Base.Cost.Epsilon, t.PrivacyUnit, qp.Cost.Epsilon)
 			}
 			warnings[len(warnings)-1] = note(fmt.Sprintf("GROUP BY %s: %d key(s) released by partition selection over distinct %s (epsilon=%.6g delta=%.6g): "+
 				"each %s counts toward at most %d values, each value selected at epsilon=%.6g delta=%.6g: it appears only if its number of %s plus discrete Laplace noise (scale %.6g) reaches %d, "+
-				"so values shared by few %s are not shown however many rows they have (a value of one %s: probability %.3g); "+
-				"each %s contributes at most %d rows to each of at most %d released keys, whose releases use epsilon=%.6g: protects each %s at epsilon=%.6g",
+				"so values shared by few %s are not shown however many rows they have (a value of one %s: probability %.3g); %s",
 				sel.Column.Name, len(keys), t.PrivacyUnit, sel.Epsilon, sel.Delta, t.PrivacyUnit, sel.KeysPerUnit, sel.KeyEpsilon, sel.KeyDelta,
-				t.PrivacyUnit, sel.Scale(), sel.Threshold, t.PrivacyUnit, t.PrivacyUnit, sel.KeepProbability(1),
-				t.PrivacyUnit, t.MaxRowsPerUnit, t.MaxGroupsPerUnit, perKey, t.PrivacyUnit, qp.Cost.Epsilon))
+				t.PrivacyUnit, sel.Scale(), sel.Threshold, t.PrivacyUnit, t.PrivacyUnit, sel.KeepProbability(1), released))
 		}
 		if len(qp.Groups) > 1 {
 			warnings = append(warnings, note(fmt.Sprintf("GROUP BY: each released %s value with each of the %d groups of the declared keys, empty ones included%s",

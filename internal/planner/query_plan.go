@@ -338,7 +338,12 @@ func unitGroupCost(t *catalog.Table, perGroup Cost, s Settings, grouped bool) Co
 // planSelected plans GROUP BY a private key (q.Keys[private]) and, in qp,
 // the groups of the declared keys beside it: partition selection with
 // half of the statement's ε and δ, the aggregates of every released group
-// with the other half (parallel composition across groups).
+// with the other half (parallel composition across groups). With no
+// aggregate (SELECT key FROM t GROUP BY key, SELECT DISTINCT key, the
+// declared keys' groups beside it) the released keys are the whole
+// answer, and the selection gets all of ε and δ: it alone is
+// (ε, δ)-DP by PartitionSelection's guarantee, and every output row is
+// a released key or a declared group (post-processing).
 //
 // On a unit table (add/remove all rows of one unit; only a private key
 // alone, PlanQuery refuses it beside declared keys): the selection counts
@@ -348,7 +353,9 @@ func unitGroupCost(t *catalog.Table, perGroup Cost, s Settings, grouped bool) Co
 // most k rows in each of at most g keys (bounded by the key's own values,
 // sqlrewrite.UnitBound.Key, as the selection was), and each key's releases get the other half
 // divided by g (unitGroupSettings). Both halves are (ε/2, δ/2)-DP per
-// unit; the statement costs ε and δ (sequential composition).
+// unit; the statement costs ε and δ (sequential composition). With no
+// aggregate, the selection alone, calibrated the same way for g keys
+// per unit with all of ε and δ, is (ε, δ)-DP per unit.
 func (p *Planner) planSelected(qp *QueryPlan, private int, s Settings) (*QueryPlan, error) {
 	q, t := qp.Query, qp.Table
 	col, ok := t.Column(q.Keys[private].Column)
@@ -379,20 +386,17 @@ func (p *Planner) planSelected(qp *QueryPlan, private int, s Settings) (*QueryPl
 		c.Column = wc.Source
 		qp.Filter = append(qp.Filter, c)
 	}
-	rest := s
+	rest, selection := s, s
 	if len(q.Base.Items) > 0 {
 		rest.Epsilon, rest.Delta = s.Epsilon/2, s.Delta/2
+		selection.Epsilon, selection.Delta = s.Epsilon-rest.Epsilon, s.Delta-rest.Delta
 		base, err := p.plan(q.Base, unitGroupSettings(t, rest), true)
 		if err != nil {
 			return nil, err
 		}
 		qp.Base = base
 	}
-	keysPerUnit := t.UnitGroupShare()
-	sel, err := newPartitionSelection(col, s.Epsilon-rest.Epsilon, s.Delta-rest.Delta, keysPerUnit)
-	if qp.Base == nil {
-		sel, err = newPartitionSelection(col, s.Epsilon, s.Delta, keysPerUnit)
-	}
+	sel, err := newPartitionSelection(col, selection.Epsilon, selection.Delta, t.UnitGroupShare())
 	if err != nil {
 		return nil, dperr.Wrap(dperr.Unsupported, err, "not supported: partition selection at epsilon = %g, delta = %g", s.Epsilon, s.Delta)
 	}
@@ -510,18 +514,29 @@ func (qp *QueryPlan) Explain() (columns []string, rows [][]any) {
 	step := int64(len(rows))
 	if sel := qp.Selection; sel != nil {
 		step++
+		released := fmt.Sprintf("each released %s is a group whose releases use epsilon = %s (parallel composition)",
+			qp.selectedGroup(), strconv.FormatFloat(display(cost.Epsilon), 'g', -1, 64))
+		if qp.Base == nil {
+			released = "the released keys are the answer (no aggregate beside the key: the selection spends the statement's whole epsilon and delta)"
+			if len(q.Keys) > 1 {
+				released = fmt.Sprintf("each released key with each of the %d groups of the declared keys is a row of the answer (no aggregate beside the keys: the selection spends the statement's whole epsilon and delta)", len(qp.Groups))
+			}
+		}
 		detail := fmt.Sprintf("(epsilon, delta)-DP: a value of %s is released only if its row count plus discrete Laplace noise (scale %.6g) reaches %d "+
-			"(a value with one row: probability %.3g); reads the count of every value%s; each released %s is a group whose releases use epsilon = %s (parallel composition)",
-			sel.Column.Name, sel.Scale(), sel.Threshold, sel.KeepProbability(1), qp.declaredBeside(), qp.selectedGroup(), strconv.FormatFloat(display(cost.Epsilon), 'g', -1, 64))
+			"(a value with one row: probability %.3g); reads the count of every value%s; %s",
+			sel.Column.Name, sel.Scale(), sel.Threshold, sel.KeepProbability(1), qp.declaredBeside(), released)
 		if t := qp.Table; t.HasPrivacyUnit() {
+			released = fmt.Sprintf("each released key is a group in which each %s keeps at most %d rows, in at most %d keys, whose releases use epsilon = %s (the rest divided by %d)",
+				t.PrivacyUnit, t.MaxRowsPerUnit, t.MaxGroupsPerUnit, strconv.FormatFloat(display(cost.Epsilon), 'g', -1, 64), t.MaxGroupsPerUnit)
+			if qp.Base == nil {
+				released = "the released keys are the answer (no aggregate beside the key: the selection spends the statement's whole epsilon and delta)"
+			}
 			detail = fmt.Sprintf("(epsilon, delta)-DP per %s: each %s counts once toward at most g = %d values of %s (chosen in the database by a keyed hash, independently of the values), "+
 				"so each value's selection uses epsilon = %s and delta = %s (the selection's divided by %d): a value is released only if its number of distinct %s plus discrete Laplace noise (scale %.6g) reaches %d "+
-				"(a value contributed by one %s: probability %.3g); reads the count of %s of every value; each released key is a group in which each %s keeps at most %d rows, in at most %d keys, "+
-				"whose releases use epsilon = %s (the rest divided by %d)",
+				"(a value contributed by one %s: probability %.3g); reads the count of %s of every value; %s",
 				t.PrivacyUnit, t.PrivacyUnit, sel.KeysPerUnit, sel.Column.Name,
 				strconv.FormatFloat(display(sel.KeyEpsilon), 'g', -1, 64), strconv.FormatFloat(sel.KeyDelta, 'g', 6, 64), sel.KeysPerUnit,
-				t.PrivacyUnit, sel.Scale(), sel.Threshold, t.PrivacyUnit, sel.KeepProbability(1), t.PrivacyUnit, t.PrivacyUnit,
-				t.MaxRowsPerUnit, t.MaxGroupsPerUnit, strconv.FormatFloat(display(cost.Epsilon), 'g', -1, 64), t.MaxGroupsPerUnit)
+				t.PrivacyUnit, sel.Scale(), sel.Threshold, t.PrivacyUnit, sel.KeepProbability(1), t.PrivacyUnit, released)
 		}
 		rows = append(rows, []any{step, "selection", fmt.Sprintf("keys of %s", sel.Column.Name), "partition selection",
 			display(sel.Epsilon), display(sel.Delta), detail})
@@ -635,7 +650,7 @@ func (qp *QueryPlan) Explain() (columns []string, rows [][]any) {
 		detail += fmt.Sprintf("; filter: %d condition(s)", n)
 	}
 	if t := qp.Table; t != nil && t.HasPrivacyUnit() && !q.Listing && !qp.Empty {
-		if len(q.Keys) > 0 {
+		if len(q.Keys) > 0 && (qp.Base != nil || len(qp.Parts) > 0) {
 			detail += fmt.Sprintf(" (each %s in at most %d of them: ε / %d per group)", t.PrivacyUnit, t.MaxGroupsPerUnit, t.MaxGroupsPerUnit)
 		}
 		detail += unitTotal(t)
@@ -684,7 +699,7 @@ func (qp *QueryPlan) totalDetail() string {
 		}
 		return fmt.Sprintf("%s composition over %d part(s) with their own conditions; parallel composition over %d group(s)", composition, len(qp.Parts), len(qp.Groups))
 	case qp.Selection != nil && qp.Base == nil:
-		return "partition selection only"
+		return "partition selection only: the released keys, no aggregate"
 	case qp.Selection != nil && len(qp.Query.Keys) > 1:
 		return fmt.Sprintf("partition selection, then basic composition over %d release(s) per cell (released key × declared group), parallel composition over the cells", len(qp.Base.Releases))
 	case qp.Selection != nil:

@@ -77,7 +77,9 @@ type GroupKey struct {
 	Values []Value
 	// Private is set for a column without declared values that allows
 	// partition selection: its values come from the data, and only those
-	// that pass DP partition selection are released. It is then the only key.
+	// that pass DP partition selection are released. At most one key is
+	// private; a query whose only outputs are keys then releases the
+	// selected values alone (it is no Listing).
 	Private bool
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -74,7 +75,10 @@ func (p *Parser) query(s *ast.SelectStmt) (*Query, error) {
 	} else if s.Distinct && !qb.anyAggregate() {
 		// SELECT DISTINCT key, ...: a listing; the expressions become the
 		// keys (columns with declared values, buckets, date parts such as
-		// YEAR(col), listed from the configuration as GROUP BY lists them).
+		// YEAR(col), listed from the configuration as GROUP BY lists them),
+		// or a column open to partition selection, whose values are
+		// selected as GROUP BY selects them.
+		qb.grouping = true
 		for _, f := range qb.fields {
 			e := unparen(f.Expr)
 			if _, err := qb.keyExpr(e); err != nil {
@@ -83,6 +87,10 @@ func (p *Parser) query(s *ast.SelectStmt) (*Query, error) {
 				}
 				return nil, refuseRows("SELECT DISTINCT of %s (only columns with declared values, buckets FLOOR(col / w) * w and date parts such as YEAR(col) can be listed)", label(f))
 			}
+		}
+		qb.grouping = false
+		if err := qb.onePrivateKey(); err != nil {
+			return nil, err
 		}
 	}
 	for _, f := range qb.fields {
@@ -162,13 +170,13 @@ func checkRollup(q *Query) error {
 
 // listing checks a query without aggregates. With GROUP BY or DISTINCT
 // over keys with declared domains it lists the domain from the
-// configuration; anything else would return one row per table row.
+// configuration; with a key chosen by partition selection it is the
+// selection alone (the planner spends all of the statement's ε and δ on
+// it); anything else would return one row per table row.
 func (qb *queryBuilder) listing(s *ast.SelectStmt) error {
 	q := qb.q
-	for _, k := range q.Keys {
-		if k.Private {
-			return refuseRows("listing the values of %s, which has no declared domain (GROUP BY %s with COUNT(*) releases the frequent ones by partition selection)", k.Column, k.Column)
-		}
+	if slices.ContainsFunc(q.Keys, func(k GroupKey) bool { return k.Private }) {
+		return nil
 	}
 	if len(q.Keys) == 0 {
 		return refuseRows("a SELECT with FROM and no aggregate (it returns one row per row)")
@@ -227,8 +235,9 @@ type queryBuilder struct {
 	fields []*ast.SelectField
 	// havingOrOrderAggregate is set when HAVING or ORDER BY holds an aggregate.
 	havingOrOrderAggregate bool
-	// grouping is set while GROUP BY is converted: only there may a key
-	// be private (chosen by partition selection).
+	// grouping is set while the keys of GROUP BY or of a SELECT DISTINCT
+	// without aggregates are converted: only there may a key be private
+	// (chosen by partition selection).
 	grouping bool
 	// derived, when set, are the output columns of an aggregate subquery
 	// (by lower-case name) that an outer query post-processes; its column
@@ -280,6 +289,11 @@ func (qb *queryBuilder) groupBy(g *ast.GroupByClause) error {
 			}
 		}
 	}
+	return qb.onePrivateKey()
+}
+
+// onePrivateKey refuses more than one key chosen by partition selection.
+func (qb *queryBuilder) onePrivateKey() error {
 	var private []string
 	for _, k := range qb.q.Keys {
 		if k.Private {
