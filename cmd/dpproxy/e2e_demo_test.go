@@ -253,6 +253,12 @@ func TestDemoRefusesWithCodes(t *testing.T) {
 		{"SELECT AVG(age) FROM nosuch", 1146},
 		{"SELECT AVG(nosuch) FROM pums", 1054},
 		{"SELEC 1", 1064},
+		// Every SELECT ... INTO, those the parser does not take included.
+		{"SELECT COUNT(*) INTO @x FROM pums", 1235},
+		{"SELECT COUNT(*) FROM pums INTO @x", 1235},
+		{"SELECT CONNECTION_ID() INTO @c", 1235},
+		{"SELECT COUNT(*) INTO OUTFILE '/tmp/x' FROM pums", 1235},
+		{"SELECT COUNT(*) FROM pums INTO OUTFILE '/tmp/x'", 1235},
 		{"SET @dp_epsilon = -1", 1231},
 		{"SET @dp_mechanism = 'nosuch'", 1231},
 	} {

@@ -54,7 +54,8 @@ func NewParser(cat *catalog.Config) *Parser {
 // Parse parses one client statement. Text that is empty or only comments is
 // *Empty. Errors are dperr errors: Parse (1064) for text that does not parse,
 // Unsupported (1235) for everything dpproxy does not answer (including more
-// than one statement in the text), UnknownTable (1146) and UnknownColumn
+// than one statement in the text, and SELECT ... INTO in the forms the
+// parser does not take: selectInto), UnknownTable (1146) and UnknownColumn
 // (1054) for names the catalog does not declare.
 //
 // No input makes Parse panic: numeric literals longer than the TiDB parser
@@ -92,6 +93,9 @@ func (p *Parser) parse(sql string, probes bool) (st Statement, err error) {
 	}()
 	stmts, _, err := p.sql.Parse(sql, "", "")
 	if err != nil {
+		if selectInto(sql) {
+			return nil, refuseInto()
+		}
 		return nil, dperr.Wrap(dperr.Parse, err, "You have an error in your SQL syntax: %s", strings.TrimSpace(err.Error()))
 	}
 	switch len(stmts) {

@@ -42,7 +42,7 @@ func (p *Parser) query(s *ast.SelectStmt) (*Query, error) {
 	case s.LockInfo != nil && s.LockInfo.LockType != ast.SelectLockNone:
 		return nil, refuseQuery("FOR UPDATE and LOCK IN SHARE MODE")
 	case s.SelectIntoOpt != nil:
-		return nil, refuseQuery("SELECT ... INTO")
+		return nil, refuseInto()
 	}
 	sc, err := p.source(s)
 	if err != nil {

@@ -151,7 +151,7 @@ func (p *Parser) isConfigured(name string) bool {
 func (p *Parser) route(stmt ast.StmtNode, sql string) (st Statement, ok bool, err error) {
 	r := p.collect(stmt)
 	if r.into {
-		return nil, false, refuseQuery("SELECT ... INTO")
+		return nil, false, refuseInto()
 	}
 	if r.calcFoundRows {
 		return nil, false, refuseQuery("SQL_CALC_FOUND_ROWS (deprecated since MySQL 8.0.17): run the statement without it; FOUND_ROWS() then gives the number of rows it returned, and a second statement without LIMIT or with COUNT(*) the total")

@@ -342,7 +342,7 @@ func refuseModifiers(s *ast.SelectStmt) error {
 	case s.LockInfo != nil && s.LockInfo.LockType != ast.SelectLockNone:
 		return refuseQuery("FOR UPDATE and LOCK IN SHARE MODE")
 	case s.SelectIntoOpt != nil:
-		return refuseQuery("SELECT ... INTO")
+		return refuseInto()
 	}
 	return nil
 }
