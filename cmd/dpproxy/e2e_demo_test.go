@@ -3,6 +3,7 @@ package main
 import (
 	"database/sql"
 	"errors"
+	"fmt"
 	"math"
 	"regexp"
 	"strconv"
@@ -270,6 +271,34 @@ func TestDemoRefusesWithCodes(t *testing.T) {
 		}
 		if got := mysqlCode(err); got != c.code {
 			t.Errorf("%s: got %v, want code %d", c.sql, err, c.code)
+		}
+	}
+}
+
+// TestColumnNamesWithoutComments: the names of unaliased columns are the
+// expressions as written without the comments around them, as MariaDB
+// names them (the mariadb CLI with --comments sends them): they kept
+// "/* c */", "-- x" and an executable comment's "*/".
+func TestColumnNamesWithoutComments(t *testing.T) {
+	p := startProxy(t, "", nil)
+	db := p.connect(t, "demo", "demo")
+	for q, want := range map[string]string{
+		"SELECT COUNT(*) /* c */ FROM pums":                   "[COUNT(*)]",
+		"SELECT /*!50000 COUNT(*) */ FROM pums":               "[COUNT(*)]",
+		"SELECT COUNT(*) -- x\n, AVG(age) FROM pums":          "[COUNT(*) AVG(age)]",
+		"SELECT sex, COUNT(*) /* n */ FROM pums GROUP BY sex": "[sex COUNT(*)]",
+	} {
+		rows, err := db.Query(q)
+		if err != nil {
+			t.Fatalf("%q: %v", q, err)
+		}
+		cols, err := rows.Columns()
+		rows.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(cols) != want {
+			t.Errorf("%q: columns %q, want %s", q, cols, want)
 		}
 	}
 }

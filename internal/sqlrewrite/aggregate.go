@@ -62,12 +62,12 @@ func (sc *scope) item(f *ast.SelectField) (Item, error) {
 }
 
 // label is the column name MySQL shows: the alias, or the expression as the
-// client wrote it.
+// client wrote it (fieldText).
 func label(f *ast.SelectField) string {
 	if f.AsName.O != "" {
 		return f.AsName.O
 	}
-	return f.Text()
+	return fieldText(f)
 }
 
 // aggregate converts a select-list expression that must be one aggregate.

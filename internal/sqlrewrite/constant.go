@@ -76,7 +76,7 @@ func constItem(f *ast.SelectField) (ConstItem, error) {
 	}
 	it.Kind, it.Value = Literal, v
 	if f.AsName.O == "" {
-		it.Label = literalLabel(f.Text(), v)
+		it.Label = literalLabel(fieldText(f), v)
 	}
 	return it, nil
 }

@@ -297,7 +297,7 @@ func unionName(f *ast.SelectField, c cell) string {
 	if f.AsName.O != "" {
 		return f.AsName.O
 	}
-	return literalLabel(f.Text(), Value{Null: c.null, IsText: c.isText, Str: c.text})
+	return literalLabel(fieldText(f), Value{Null: c.null, IsText: c.isText, Str: c.text})
 }
 
 // unionColumn types column j as MySQL types a UNION's column: VARCHAR if

@@ -57,7 +57,7 @@ func flatten(s *ast.SelectStmt) error {
 			name = c.Name.Name.L
 		} else {
 			computed = true
-			name = strings.ToLower(f.Text()) // MySQL names an unaliased expression by its text
+			name = strings.ToLower(fieldText(f)) // MySQL names an unaliased expression by its text
 		}
 		if f.AsName.O != "" {
 			name = f.AsName.L
