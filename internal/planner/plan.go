@@ -29,6 +29,7 @@ package planner
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/dpproxy/dpproxy/internal/catalog"
@@ -335,7 +336,8 @@ func (p *Planner) plan(sel *sqlrewrite.Select, s Settings, grouped bool) (*Plan,
 		plan.Outputs = append(plan.Outputs, out)
 	}
 	if forced != nil && !b.forcedUsed && (synopses == nil || len(b.releases) > 0) {
-		return nil, dperr.New(dperr.Unsupported, "mechanism %q answers none of these aggregates; it answers %s", forced.Name(), describeSupport(forced))
+		return nil, dperr.New(dperr.Unsupported, "mechanism %q answers none of these aggregates; it answers %s (SET @dp_mechanism = 'auto' chooses a mechanism for each aggregate)",
+			forced.Name(), describeSupport(forced))
 	}
 	plan.Releases = b.releases
 	for _, r := range plan.Releases {
@@ -413,19 +415,28 @@ func backendPredicate(t *catalog.Table, pred *sqlrewrite.Predicate) (*sqlrewrite
 	return out, nil
 }
 
+// describeSupport names, as SQL, the aggregates mechanism m answers.
 func describeSupport(m Mechanism) string {
-	var kinds []string
-	for _, s := range []Statistic{{Kind: StatCount}, {Kind: StatSum}, {Kind: StatMean}, {Kind: StatVariance},
-		{Kind: StatQuantile, Quantile: 0.5}, {Kind: StatQuantile, Quantile: 0.9}, {Kind: StatIQR}, {Kind: StatRegression}} {
-		if m.Supports(s) {
-			name := statNames[s.Kind]
-			if s.Kind == StatQuantile {
-				name = fmt.Sprintf("quantile %g", s.Quantile)
-			}
-			kinds = append(kinds, name)
+	var forms []string
+	for _, f := range []struct {
+		sql   string
+		stats []Statistic
+	}{
+		{"COUNT(*), COUNT(col)", []Statistic{{Kind: StatCount}}},
+		{"COUNT(DISTINCT col)", []Statistic{{Kind: StatCountDistinct}}},
+		{"SUM(col)", []Statistic{{Kind: StatSum}}},
+		{"AVG(col)", []Statistic{{Kind: StatMean}, {Kind: StatCenteredSum}}},
+		{"VARIANCE(col), STDDEV(col)", []Statistic{{Kind: StatVariance}, {Kind: StatCenteredSumSquares}}},
+		{"MEDIAN(col)", []Statistic{{Kind: StatQuantile, Quantile: 0.5}}},
+		{"PERCENTILE_CONT(col, p), MIN(col), MAX(col)", []Statistic{{Kind: StatQuantile, Quantile: 0.9}}},
+		{"IQR(col)", []Statistic{{Kind: StatIQR}}},
+		{"REGR_SLOPE(y, x), REGR_INTERCEPT(y, x)", []Statistic{{Kind: StatRegression}}},
+	} {
+		if slices.ContainsFunc(f.stats, m.Supports) {
+			forms = append(forms, f.sql)
 		}
 	}
-	return strings.Join(kinds, ", ")
+	return strings.Join(forms, ", ")
 }
 
 // builder collects the distinct releases of one plan.
