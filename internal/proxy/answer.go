@@ -20,6 +20,7 @@ const (
 	mysqlTypeDate       = 10
 	mysqlTypeDateTime   = 12
 	mysqlTypeNewDecimal = 246
+	mysqlTypeBlob       = 252 // MYSQL_TYPE_BLOB, as MySQL sends TEXT results
 	mysqlTypeVarChar    = 253 // MYSQL_TYPE_VAR_STRING, as MySQL sends VARCHAR results
 	unsignedFlag        = 32
 	binaryFlag          = 128

@@ -56,6 +56,14 @@ func (s *Session) Describe(ctx context.Context, query string, markers int) (cols
 	if err != nil {
 		return nil
 	}
+	return s.plannedColumns(stmt, filtered)
+}
+
+// plannedColumns are the columns of stmt's private answer, from its plan
+// under the session's settings, or nil if it is no private SELECT, would
+// be refused, or (filtered: a WHERE's marker stands for NULL) its key
+// columns' types could depend on the WHERE's values.
+func (s *Session) plannedColumns(stmt sqlrewrite.Statement, filtered bool) (cols []catalogdb.Column) {
 	var names []string
 	var types []planner.ResultType
 	switch st := stmt.(type) {
@@ -95,6 +103,67 @@ func (s *Session) Describe(ctx context.Context, query string, markers int) (cols
 	}
 	for j, name := range names {
 		cols = append(cols, answerColumn(name, types[j]))
+	}
+	return cols
+}
+
+// probeColumns are the column definitions a zero-row probe (a
+// sqlrewrite.Catalog with ZeroRow) announces, engine being the catalog
+// engine's for it, so that a probe tools send to learn a statement's
+// columns (LIMIT 0, WHERE 1 = 0, a WHERE's ? bound to NULL) gets those
+// its answer has: where the private path would answer the statement (its
+// reading of the probe plans), the answer's types (answerColumn) under
+// the engine's names; otherwise the engine's, with its TEXT columns
+// (a configured text column is TEXT there) VARCHAR as in answers. The
+// values the engine returns (none, or NULL and 0 for aggregates over no
+// row) are valid in either. A statement longer than largeStatementBytes
+// is not parsed again for the private reading.
+func (s *Session) probeColumns(sql string, engine []catalogdb.Column) (cols []catalogdb.Column) {
+	defer func() {
+		if r := recover(); r != nil {
+			cols = textAsVarchar(engine)
+		}
+	}()
+	if len(sql) <= largeStatementBytes {
+		if stmt, err := s.parser.ParseDescribed(sql); err == nil {
+			withoutLimitZero(stmt)
+			if planned := s.plannedColumns(stmt, false); planned != nil && len(planned) == len(engine) {
+				for j := range planned {
+					planned[j].Name = engine[j].Name
+				}
+				return planned
+			}
+		}
+	}
+	return textAsVarchar(engine)
+}
+
+// withoutLimitZero drops a private statement's LIMIT 0, which leaves its
+// answer no row but would also leave its aggregates unplanned and so
+// untyped: the statement then reads as the one it probes (a prepared
+// LIMIT ? bound to 0 as bound to another count).
+func withoutLimitZero(stmt sqlrewrite.Statement) {
+	q, isQuery := stmt.(*sqlrewrite.Query)
+	if !isQuery {
+		return
+	}
+	if q.Limit != nil && q.Limit.Count == 0 {
+		q.Limit = nil
+	}
+	if q.Outer != nil && q.Outer.Limit != nil && q.Outer.Limit.Count == 0 {
+		q.Outer.Limit = nil
+	}
+}
+
+// textAsVarchar is engine's columns with each TEXT one (MySQL's type BLOB
+// with a character set) as a VARCHAR answer column of the same name.
+func textAsVarchar(engine []catalogdb.Column) []catalogdb.Column {
+	var cols []catalogdb.Column
+	for _, c := range engine {
+		if c.Type == mysqlTypeBlob && c.Charset != binaryCollation {
+			c = answerColumn(c.Name, planner.ResultText)
+		}
+		cols = append(cols, c)
 	}
 	return cols
 }

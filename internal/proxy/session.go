@@ -147,7 +147,11 @@ func (s *Session) dispatch(ctx context.Context, stmt sqlrewrite.Statement) (*Res
 	case *sqlrewrite.ShowGrants:
 		return s.showGrants(st)
 	case *sqlrewrite.Catalog:
-		return s.catalogQuery(ctx, st.SQL)
+		res, err := s.catalogQuery(ctx, st.SQL)
+		if err == nil && st.ZeroRow != "" && res.Typed != nil {
+			res.Typed = s.probeColumns(st.SQL, res.Typed)
+		}
+		return res, err
 	case *sqlrewrite.Prepare:
 		return s.prepare(ctx, st)
 	case *sqlrewrite.ExecutePrepared:

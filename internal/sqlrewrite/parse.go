@@ -71,7 +71,8 @@ func (p *Parser) Parse(sql string) (st Statement, err error) {
 // statement as Parse does, except that a zero-row probe is read as the
 // private path reads it: a marker's NULL stand-in in the WHERE would make
 // the statement one, whereas an execution with a value bound answers it
-// privately, with the columns Describe is after.
+// privately, with the columns Describe is after. A zero-row probe's own
+// text is read so too, for the columns its answer would have.
 func (p *Parser) ParseDescribed(text string) (Statement, error) {
 	return p.parse(text, false)
 }
