@@ -23,6 +23,12 @@ var preparedColumnStatements = []struct {
 	{"SELECT MEDIAN(income), IF(AVG(income) > ?, 'high', 'low') AS level FROM pums", []any{1000}, ""},
 	{"SELECT MEDIAN(income), IF(AVG(income) > 1000, 'high', 'low') AS level FROM pums WHERE ? IS NULL OR sex = ?", []any{nil, nil}, "DOUBLE VARCHAR"},
 	{"SELECT COUNT(*), AVG(m) FROM (SELECT race, IQR(income) AS m FROM pums WHERE income < ? GROUP BY race) AS t", []any{100000.5}, "BIGINT DOUBLE"},
+	// Zero-row probes and other catalog SELECTs (before, none announced
+	// its columns: 0 after prepare, 6 after execute for the first).
+	{"SELECT * FROM pums WHERE 1=0", nil, "BIGINT BIGINT BIGINT BIGINT DOUBLE BIGINT"},
+	{"SELECT age, income FROM pums LIMIT 0", nil, "BIGINT DOUBLE"},
+	{"SELECT race, COUNT(*) FROM pums GROUP BY race LIMIT 0", nil, "BIGINT BIGINT"},
+	{"SELECT TABLE_NAME, COLUMN_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?", []any{"dpproxy", "pums"}, "VARCHAR VARCHAR"},
 }
 
 // TestPreparedStatementColumns: COM_STMT_PREPARE of a private SELECT
@@ -30,8 +36,8 @@ var preparedColumnStatements = []struct {
 // flags, collation) byte for byte the one its execution's result set
 // sends, so that clients asking a prepared statement for its metadata
 // before executing it (Connector/J's getMetaData(), BI tools, IDEs) get
-// the answer's; a statement whose columns depend on an argument announces
-// none, as before. Preparing spends nothing. Through go-mysql's client
+// the answer's, zero-row probes and catalog SELECTs included; a statement
+// whose columns depend on an argument announces none, as before. Preparing spends nothing. Through go-mysql's client
 // (which exposes the announced definitions) and go-sql-driver.
 func TestPreparedStatementColumns(t *testing.T) {
 	p := startProxy(t, "", nil)

@@ -338,3 +338,45 @@ func (s *Session) keepQuotes(ctx *sql.Context, fallback string) (string, bool, e
 	}
 	return fallback, true, nil
 }
+
+// Describe returns the result columns Query would announce for query, a
+// SELECT, from the engine's analysis of it, for a prepared statement's
+// COM_STMT_PREPARE answer: the same checks run first (lexicallySafe,
+// backstop), and nothing runs after the analysis, so no user variable is
+// assigned and no row is read. cols is nil for a statement without a
+// result set.
+func (s *Session) Describe(ctx context.Context, query string) (cols []Column, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			cols, err = nil, &Error{Code: 1105, State: "HY000", Msg: "the catalog engine failed on this statement"}
+		}
+	}()
+	select {
+	case s.e.running <- struct{}{}:
+		defer func() { <-s.e.running }()
+	case <-ctx.Done():
+		return nil, &Error{Code: 1317, State: "70100", Msg: "query execution was interrupted"}
+	}
+	query, err = lexicallySafe(query)
+	if err == nil {
+		err = backstop(query)
+	}
+	if err != nil {
+		return nil, &Error{Code: 1235, State: "42000", Msg: "not supported over the catalog: " + err.Error()}
+	}
+	timed, cancel := context.WithTimeoutCause(ctx, s.e.timeout, errStatementTimeout)
+	defer cancel()
+	sctx := s.context(timed)
+	node, err := s.e.gms.AnalyzeQuery(sctx, query)
+	if err != nil {
+		return nil, sqlError(err)
+	}
+	schema := node.Schema()
+	if isOK(schema) {
+		return nil, nil
+	}
+	for _, c := range schema {
+		cols = append(cols, column(sctx, c))
+	}
+	return cols, nil
+}

@@ -12,20 +12,26 @@ import (
 // Describe returns the result columns a prepared statement's execution
 // will send, for the protocol's COM_STMT_PREPARE answer: query is its text
 // with markers ? markers, each standing for a value not yet known
-// (sqlrewrite.Parser.DescribeText). The columns are those of a private
-// answer (answerColumn: names, types, lengths and flags), from the
-// statement's parse and plan under the session's settings, which fix
-// them whatever the data and the noise.
+// (sqlrewrite.Parser.DescribeText).
 //
-// It reads no data, reserves nothing, and runs neither the backend nor
-// the catalog engine. It returns nil, for the statement to announce no
-// columns, whenever it cannot tell them for sure: a statement that is not
-// a private SELECT (catalog statements, constants, settings, EXPLAIN), one
-// that would be refused, one with a marker whose value could name or type
-// a column (in the select list, or in a WHERE that could narrow a GROUP
-// BY key to values of another type), and on any panic. An execution whose
-// session state changed meanwhile (USE, @dp_ settings) sends its own
-// column definitions, as it always does. A statement longer than
+// A private SELECT's columns are those of its answer (answerColumn:
+// names, types, lengths and flags), from the statement's parse and plan
+// under the session's settings, which fix them whatever the data and the
+// noise. A SELECT the catalog engine answers (information_schema, SELECT
+// 1, @@variables) is described by the engine's analysis of the statement
+// it would run (catalogdb.Session.Describe), which runs nothing, assigns
+// no variable and reads no row; a zero-row probe's columns are
+// probeColumns', as its execution announces them. Describing reads no
+// data and reserves nothing.
+//
+// It returns nil, for the statement to announce no columns, whenever it
+// cannot tell them for sure: a statement that is not a SELECT (SHOW,
+// settings, EXPLAIN), one that would be refused, one with a marker whose
+// value could name or type a column (in the select list, or in a WHERE
+// that could narrow a GROUP BY key to values of another type), and on
+// any panic. An execution whose session state changed meanwhile (USE,
+// @dp_ settings, a user variable's value) sends its own column
+// definitions, as it always does. A statement longer than
 // largeStatementBytes is not described: its parse runs only behind the
 // large-parse gate (large_parse.go), which a prepare must not bypass
 // (several concurrent prepares of 4 MiB statements took gigabytes at
@@ -55,6 +61,16 @@ func (s *Session) Describe(ctx context.Context, query string, markers int) (cols
 	}
 	if err != nil {
 		return nil
+	}
+	if c, isCatalog := stmt.(*sqlrewrite.Catalog); isCatalog {
+		described, err := s.catalog.Describe(ctx, c.SQL)
+		if err != nil {
+			return nil
+		}
+		if c.ZeroRow != "" {
+			return s.probeColumns(c.SQL, described)
+		}
+		return described
 	}
 	return s.plannedColumns(stmt, filtered)
 }
