@@ -59,6 +59,7 @@ func New(cat *catalog.Config, database string, vars Variables) (*Engine, error) 
 	initVariables.Do(func() {
 		variables.InitSystemVariables()
 		sql.SystemVariables.AddSystemVariables(append([]sql.SystemVariable{timeZoneVariable(), selectLimitVariable()}, diagnosticsVariables()...))
+		upperCaseColumnsTable()
 	})
 	all := map[string]any{
 		// LOAD_FILE and SELECT ... INTO OUTFILE may touch only this
@@ -88,6 +89,9 @@ func New(cat *catalog.Config, database string, vars Variables) (*Engine, error) 
 		return nil, err
 	}
 	e.ReadOnly.Store(true)
+	if err := upperCaseInformationSchema(e); err != nil {
+		return nil, err
+	}
 	return &Engine{gms: e, database: database, running: make(chan struct{}, maxConcurrentStatements), timeout: statementTimeout}, nil
 }
 
