@@ -93,15 +93,18 @@ func remainingAmount(used, limit float64) float64 {
 	return min(r, limit)
 }
 
-// displayed returns a remaining amount r as formatAmount prints it, ten
-// significant digits rounded to nearest, which hides float residue
-// (3.6999999999999997 is 3.7) where rounding down would keep it
-// (3.699999999). It is never more than a statement can spend: rounding
-// moves r by at most half a unit of its tenth digit, 5e-10·r, and r ≤
-// limit, so the amount is below r + limit·Tolerance, the most a cost may
-// be and still fit (fitsAmount); a cost of exactly that amount fits.
+// displayed returns a remaining amount r rounded to fifteen significant
+// digits (to nearest), which hides float residue (3.6999999999999997 is
+// 3.7) and keeps every real spend visible: a statement of ε = 10⁻⁶
+// against a budget of 10⁵ still moves the value (ten digits, as
+// formatAmount prints amounts in messages, would hide it, and rounding
+// down would keep the residue, 3.69999999999999). It is never more than a
+// statement can spend: rounding moves r by at most half a unit of its
+// fifteenth digit, 5e-15·r, and r ≤ limit, so the amount is below r +
+// limit·Tolerance, the most a cost may be and still fit (fitsAmount); a
+// cost of exactly that amount fits.
 func displayed(r float64) float64 {
-	v, _ := strconv.ParseFloat(formatAmount(r), 64) // formatAmount's output always parses
+	v, _ := strconv.ParseFloat(strconv.FormatFloat(r, 'g', 15, 64), 64) // always parses
 	return v
 }
 

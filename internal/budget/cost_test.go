@@ -78,7 +78,8 @@ func TestDisplayedRemainder(t *testing.T) {
 		{tenth, 4, 3.7},
 		{5e-8, 1e-5, 9.95e-6},
 		{0.45, 1.55, 1.1},
-		{0, 2.0 / 3, 0.6666666667},
+		{0, 2.0 / 3, 0.666666666666667},
+		{1e-6, 1e5, 99999.999999},
 	} {
 		r := remainingAmount(c.used, c.limit)
 		if got := displayed(r); got != c.want {
