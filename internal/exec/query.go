@@ -185,6 +185,29 @@ func (e *Executor) runQuery(ctx context.Context, user string, qp *planner.QueryP
 			return nil, err
 		}
 	}
+	return postProcessed(qp, rows, warnings)
+}
+
+// RunConstants answers a SELECT without FROM (sqlrewrite.Query.FromLess)
+// that PlanQuery planned: its one row, post-processing of constants
+// alone, with MySQL's warnings and errors of the computation only (no
+// note: nothing was read). It sends nothing to a backend and reserves
+// nothing, so it needs no Executor. The result's columns have the plan's
+// types.
+func RunConstants(qp *planner.QueryPlan) (*Result, error) {
+	res, err := postProcessed(qp, []planner.Row{{}}, nil)
+	if err != nil {
+		return nil, err
+	}
+	return res, res.conform(qp.ColumnTypes())
+}
+
+// postProcessed computes qp's output rows from rows, its groups with
+// their released aggregates, after warnings, the notes of the releases:
+// WITH ROLLUP's totals, then planner.PostProcess, whose warnings and
+// errors follow the notes.
+func postProcessed(qp *planner.QueryPlan, rows []planner.Row, warnings []Warning) (*Result, error) {
+	q := qp.Query
 	for _, x := range planner.NoRowAggregates(q) {
 		value := "NULL"
 		if !x.Value.Null {

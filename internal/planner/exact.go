@@ -525,8 +525,11 @@ func castText(s string, unsigned bool, w *Warnings) *big.Int {
 // castDecimal is CAST(d AS DECIMAL(p, s)): d (a DOUBLE, or text, as the
 // shortest decimal that reads back as its double) rounded half away from
 // zero to s decimals, clipped to DECIMAL(p, s)'s largest magnitude with
-// warning 1264 when it has more than p - s digits before the point.
+// warning 1264 when it has more than p - s digits before the point. Text
+// that is not a number as a whole is truncation 1292 of type DECIMAL, as
+// in MariaDB ('abc' is 0.00 with the warning, '1.5 ' 1.50 with the note).
 func castDecimal(d Datum, p, s int, w *Warnings) Datum {
+	w.readNumber(d, "DECIMAL")
 	x := floatDecimal(number(d))
 	if isExact(d) {
 		x = exactOf(d)

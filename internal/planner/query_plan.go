@@ -135,6 +135,13 @@ func (qp *QueryPlan) outputRows() int {
 
 // PlanQuery plans a Query (see QueryPlan for its guarantee).
 func (p *Planner) PlanQuery(q *sqlrewrite.Query, s Settings) (*QueryPlan, error) {
+	if q.FromLess != "" {
+		// A SELECT without FROM: one row of constants, no table, no release.
+		if err := checkCollation(q, nil); err != nil {
+			return nil, err
+		}
+		return &QueryPlan{Query: q, Groups: [][]sqlrewrite.Value{nil}}, nil
+	}
 	t, ok := p.cat.Table(q.Base.Table)
 	if !ok {
 		return nil, dperr.New(dperr.UnknownTable, "Table '%s' doesn't exist", q.Base.Table)

@@ -17,8 +17,9 @@ import (
 // A private SELECT's columns are those of its answer (answerColumn:
 // names, types, lengths and flags), from the statement's parse and plan
 // under the session's settings, which fix them whatever the data and the
-// noise. A SELECT the catalog engine answers (information_schema, SELECT
-// 1, @@variables) is described by the engine's analysis of the statement
+// noise; so are those of a FROM-less SELECT of constants, which
+// post-processing's evaluator answers. A SELECT the catalog engine
+// answers (information_schema, @@variables, NOW()) is described by the engine's analysis of the statement
 // it would run (catalogdb.Session.Describe), which runs nothing, assigns
 // no variable and reads no row; a zero-row probe's columns are
 // probeColumns', as its execution announces them. Describing reads no

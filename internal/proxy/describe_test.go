@@ -33,6 +33,8 @@ func TestDescribe(t *testing.T) {
 		{"SELECT FLOOR(age / 10) * 10 AS b, COUNT(*) FROM pums WHERE income > ? GROUP BY b", "b:8 COUNT(*):8"},
 		{"SELECT MEDIAN(income) FROM pums WHERE ? IS NULL OR sex = ?", "MEDIAN(income):5"},
 		{"SELECT t.n FROM (SELECT COUNT(*) AS n FROM pums WHERE age > ?) t", "n:8"},
+		// Constants without FROM, which post-processing answers.
+		{"SELECT 1, CAST('1.5' AS SIGNED), ROUND(2.5e0), 'a'", "1:8 CAST('1.5' AS SIGNED):8 ROUND(2.5e0):5 a:253"},
 		// A marker whose value names or types a column.
 		{"SELECT COUNT(*) + ? FROM pums", ""},
 		{"SELECT SUM(CASE WHEN sex = ? THEN 1 END) AS n FROM pums", ""},

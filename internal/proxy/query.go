@@ -3,14 +3,29 @@ package proxy
 import (
 	"context"
 
+	"github.com/dpproxy/dpproxy/internal/dperr"
+	"github.com/dpproxy/dpproxy/internal/exec"
 	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
 )
 
 // query answers a grouped or post-processed query (sqlrewrite.Query).
 func (s *Session) query(ctx context.Context, q *sqlrewrite.Query) (*Result, error) {
 	qp, err := s.engine.planner.PlanQuery(q, s.settings())
+	if err != nil && q.FromLess != "" && dperr.KindOf(err) == dperr.Unsupported {
+		// Constants post-processing does not compare (a collation it does
+		// not implement): the catalog engine's answer, as before.
+		return s.catalogQuery(ctx, q.FromLess)
+	}
 	if err != nil {
 		return nil, err
+	}
+	if q.FromLess != "" {
+		out, err := exec.RunConstants(qp)
+		if err != nil {
+			return nil, err
+		}
+		s.setWarnings(out.Warnings)
+		return answer(out)
 	}
 	if qp.Base != nil {
 		// Without keys the base plan runs as a plain statement, synopses

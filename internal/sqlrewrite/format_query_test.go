@@ -11,7 +11,11 @@ import (
 // the keys with their domains, each output column's expression, and the
 // row clauses.
 func formatQuery(b *strings.Builder, q *sqlrewrite.Query, indent string) {
-	fmt.Fprintf(b, "%squery on %s", indent, q.Base.Table)
+	if q.FromLess != "" {
+		fmt.Fprintf(b, "%sconstants without FROM (post-processing; catalog engine text %q)", indent, q.FromLess)
+	} else {
+		fmt.Fprintf(b, "%squery on %s", indent, q.Base.Table)
+	}
 	if q.Listing {
 		b.WriteString(" (listing of declared values)")
 	}

@@ -47,6 +47,14 @@ type Query struct {
 	// declared values of its keys (SELECT DISTINCT col, SELECT col ...
 	// GROUP BY col), answered from the configuration at no cost.
 	Listing bool
+	// FromLess, on a SELECT without FROM whose every column
+	// post-processing evaluates (constantQuery), is the statement's text:
+	// Base names no table and has no items, and the one output row is
+	// the columns computed from constants alone, as beside an aggregate.
+	// The catalog engine answers the text instead where post-processing
+	// refuses it (text compared in a collation_connection it does not
+	// implement). Empty for every other query.
+	FromLess string
 	// Collation is the session's collation_connection when the statement
 	// was parsed (Parser.SetSessionCollation): post-processing compares
 	// the text of literals in it, and a released text key's in the

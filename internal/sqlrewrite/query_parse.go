@@ -565,6 +565,8 @@ func (qb *queryBuilder) exprIn(e ast.ExprNode, clause string, aliases bool) (*Ex
 				return nil, refuseQuery("%s over the rows of an aggregate subquery (they take COUNT, SUM, AVG, MIN, MAX, STDDEV and VARIANCE)", f.usage)
 			}
 		}
+	} else if qb.sc == nil {
+		// A SELECT without FROM (constantQuery): no column, so no key.
 	} else if b, ok, err := qb.sc.originBucket(e, clause); ok {
 		if err != nil {
 			return nil, err

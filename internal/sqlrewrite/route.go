@@ -11,13 +11,16 @@ import (
 //
 //   - the catalog engine (*Catalog): statements over public metadata only —
 //     information_schema and the other system schemas, the SHOW family,
-//     DESCRIBE, FROM-less SELECTs of constants, variables and functions, SET
+//     DESCRIBE, FROM-less SELECTs of variables and session functions, SET
 //     of system and user variables — and zero-row probes of a configured
 //     table (LIMIT 0, a WHERE that is TRUE for no row, aggregates of NULL
 //     only), whose answer is the same whatever the table holds. The
 //     catalog engine holds the configured schema with zero rows.
 //   - the private path (*Select, *Explain): aggregates over configured
-//     tables, planned, charged and answered with noise.
+//     tables, planned, charged and answered with noise; and (*Query of no
+//     table, constantQuery) FROM-less SELECTs of constants only, which
+//     post-processing evaluates as it does beside an aggregate, reading
+//     no table and spending nothing.
 //   - the session (*SetVariables of @dp_*, *ConstantSelect with dpproxy's
 //     budget functions, *ShowWarnings, *ShowGrants, *Use, *Empty).
 //   - refused: a statement that mixes catalog tables with configured
@@ -186,6 +189,9 @@ func (p *Parser) route(stmt ast.StmtNode, sql string) (st Statement, ok bool, er
 		}
 		if r.dpVariable {
 			return nil, false, nil
+		}
+		if q, ok := p.constantQuery(sel, sql); ok {
+			return q, true, nil // post-processing's evaluator, as beside an aggregate
 		}
 		return &Catalog{SQL: sql}, true, nil
 	}
