@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"regexp"
 	"strings"
 	"testing"
@@ -397,6 +398,29 @@ func TestConditionCountsAndUnknownVariables(t *testing.T) {
 		var ce *Error
 		if _, err := s.Query(context.Background(), q); !errors.As(err, &ce) || ce.Code != 1193 || ce.State != "HY000" || ce.Msg != "Unknown system variable '"+name+"'" {
 			t.Errorf("%s: got %v, want 1193 (HY000) Unknown system variable '%s'", q, err, name)
+		}
+	}
+}
+
+// TestQueryUpToStopsAtItsRows: QueryUpTo reads only the rows it returns
+// (sql_select_limit's cut), so a statement with more than maxResultRows
+// rows answers under a smaller limit, and fails only when the limit
+// is larger than maxResultRows and the answer has more; under
+// sql_select_limit 5 such a statement failed with the 100,000 rows error.
+func TestQueryUpToStopsAtItsRows(t *testing.T) {
+	s := testEngine(t).Open("alice", 1, nil)
+	ctx := context.Background()
+	const cube = "SELECT a.ID, b.ID, c.ID FROM information_schema.COLLATIONS a, information_schema.COLLATIONS b, information_schema.COLLATIONS c"
+	for _, n := range []uint64{0, 5, maxResultRows} {
+		r, err := s.QueryUpTo(ctx, cube, n)
+		if err != nil || uint64(len(r.Rows)) != n || len(r.Columns) != 3 {
+			t.Fatalf("QueryUpTo %d: %v, %v; want %d rows of 3 columns", n, r, err, n)
+		}
+	}
+	for _, n := range []uint64{maxResultRows + 1, math.MaxUint64} {
+		var e *Error
+		if _, err := s.QueryUpTo(ctx, cube, n); !errors.As(err, &e) || !strings.Contains(e.Msg, "at most 100000 rows") {
+			t.Errorf("QueryUpTo %d: got %v, want the 100000 rows refusal", n, err)
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"sync/atomic"
 
@@ -76,7 +77,17 @@ var ErrEngineFailed = &Error{Code: 1105, State: "HY000", Msg: "the catalog engin
 
 // Query evaluates one statement. The caller (package sqlrewrite's routing)
 // guarantees it is one the catalog engine may answer.
-func (s *Session) Query(ctx context.Context, query string) (res *Result, err error) {
+func (s *Session) Query(ctx context.Context, query string) (*Result, error) {
+	return s.QueryUpTo(ctx, query, math.MaxUint64)
+}
+
+// QueryUpTo is Query, except that it reads at most maxRows rows of the
+// statement's answer and returns those: the session's sql_select_limit,
+// which cuts a top-level SELECT without a LIMIT of its own, as a LIMIT
+// would. Rows past maxRows are never read, so they count toward no bound:
+// the statement fails for returning more than 100,000 rows only if
+// maxRows is larger than that and the answer has more.
+func (s *Session) QueryUpTo(ctx context.Context, query string, maxRows uint64) (res *Result, err error) {
 	// A statement that fails assigns no user variable (user_vars.go). This
 	// runs last, once a panic below has become err.
 	s.sess.begin()
@@ -131,7 +142,7 @@ func (s *Session) Query(ctx context.Context, query string) (res *Result, err err
 	if err != nil {
 		return nil, budgetError(watched, err)
 	}
-	rows, err := drain(sctx, iter)
+	rows, err := drain(sctx, iter, maxRows)
 	if err != nil {
 		return nil, budgetError(watched, err)
 	}
@@ -201,12 +212,13 @@ type rowBudget struct{ cached atomic.Uint64 }
 func (r *rowBudget) MaxMemory() uint64  { return maxCachedRows }
 func (r *rowBudget) UsedMemory() uint64 { return r.cached.Add(1) }
 
-// drain reads every row, then closes the iterator. go-mysql-server v0.20.0
-// panics closing an aggregate under LIMIT 0 that it never started (SELECT
-// COUNT(*) FROM t LIMIT 0); the rows are complete by then, so that panic is
-// ignored. A panic anywhere else fails the statement (Query).
-func drain(ctx *sql.Context, iter sql.RowIter) (rows []sql.Row, err error) {
-	for {
+// drain reads every row, or the first maxRows, then closes the iterator;
+// past maxResultRows rows (when maxRows is larger) it fails.
+// go-mysql-server v0.20.0 panics closing an aggregate under LIMIT 0 that
+// it never started (SELECT COUNT(*) FROM t LIMIT 0); the rows are complete
+// by then, so that panic is ignored. A panic anywhere else fails the statement (Query).
+func drain(ctx *sql.Context, iter sql.RowIter, maxRows uint64) (rows []sql.Row, err error) {
+	for uint64(len(rows)) < maxRows {
 		row, err := iter.Next(ctx)
 		if err == io.EOF {
 			break

@@ -24,11 +24,12 @@ const VersionComment = "dpproxy: differentially private SQL proxy"
 // catalogTimeout bounds one statement in the catalog engine (SLEEP, BENCHMARK).
 const catalogTimeout = 30 * time.Second
 
-// catalogQuery has the catalog engine answer a metadata statement.
-func (s *Session) catalogQuery(ctx context.Context, sql string) (*Result, error) {
+// catalogQuery has the catalog engine answer a metadata statement, of
+// which it reads at most maxRows rows (selectLimit).
+func (s *Session) catalogQuery(ctx context.Context, sql string, maxRows uint64) (*Result, error) {
 	ctx, cancel := context.WithTimeout(ctx, catalogTimeout)
 	defer cancel()
-	r, err := s.catalog.Query(ctx, sql)
+	r, err := s.catalog.QueryUpTo(ctx, sql, maxRows)
 	if err != nil {
 		return nil, catalogError(err)
 	}

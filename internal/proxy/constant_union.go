@@ -36,7 +36,7 @@ func (s *Session) constantUnion(ctx context.Context, u *sqlrewrite.ConstantUnion
 	}
 	if coll != unionCollation {
 		if u.CatalogMay {
-			return s.catalogQuery(ctx, u.SQL)
+			return s.catalogQuery(ctx, u.SQL, s.selectLimit(u))
 		}
 		return nil, dperr.New(dperr.Unsupported, "not supported: a UNION of more than 8 SELECTs, or with a parenthesized part, with collation_connection %v; SET collation_connection = '%s' (the default) first, or separate statements of at most 8 SELECTs without parentheses", coll, unionCollation)
 	}

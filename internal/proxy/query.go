@@ -14,7 +14,7 @@ func (s *Session) query(ctx context.Context, q *sqlrewrite.Query) (*Result, erro
 	if err != nil && q.FromLess != "" && dperr.KindOf(err) == dperr.Unsupported {
 		// Constants post-processing does not compare (a collation it does
 		// not implement): the catalog engine's answer, as before.
-		return s.catalogQuery(ctx, q.FromLess)
+		return s.catalogQuery(ctx, q.FromLess, s.selectLimit(q))
 	}
 	if err != nil {
 		return nil, err

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -91,5 +92,29 @@ func TestSelectLimitCutsTopLevelSelects(t *testing.T) {
 	}
 	if got := rowsOf(union4); got != 4 {
 		t.Errorf("%s after SET DEFAULT: %d rows, want 4", union4, got)
+	}
+}
+
+// TestSelectLimitUnderTheCatalogsRowBound: a catalog statement with more
+// than the engine's 100,000 rows answers its first sql_select_limit rows
+// (MariaDB does), since the engine reads no more than those: it failed
+// with "at most 100000 rows" once the session, not the engine, cut it.
+// FOUND_ROWS() counts the rows sent.
+func TestSelectLimitUnderTheCatalogsRowBound(t *testing.T) {
+	s := newTestSession(t)
+	const cube = "SELECT a.ID, b.ID, c.ID FROM information_schema.COLLATIONS a, information_schema.COLLATIONS b, information_schema.COLLATIONS c"
+	if _, err := s.Execute(context.Background(), cube); err == nil || !strings.Contains(err.Error(), "at most 100000 rows") {
+		t.Fatalf("%s without sql_select_limit: %v, want the 100000 rows refusal", cube, err)
+	}
+	run(t, s, "SET SQL_SELECT_LIMIT = 5")
+	if r := run(t, s, cube); len(r.Rows) != 5 || len(r.Typed) != 3 {
+		t.Errorf("%s under sql_select_limit 5: %d rows of %d columns, want 5 of 3", cube, len(r.Rows), len(r.Typed))
+	}
+	if got := fmt.Sprint(run(t, s, "SELECT FOUND_ROWS() LIMIT 1").Rows); got != "[[5]]" {
+		t.Errorf("FOUND_ROWS() after the cut: %s, want the 5 rows sent", got)
+	}
+	run(t, s, "SET SQL_SELECT_LIMIT = 100001")
+	if _, err := s.Execute(context.Background(), cube); err == nil || !strings.Contains(err.Error(), "at most 100000 rows") {
+		t.Errorf("%s under sql_select_limit 100001: %v, want the 100000 rows refusal", cube, err)
 	}
 }

@@ -122,13 +122,24 @@ func (s *Session) Execute(ctx context.Context, query string) (res *Result, err e
 // sent, as MySQL counts a statement's rows up to its limit.
 func (s *Session) execute(ctx context.Context, stmt sqlrewrite.Statement) (*Result, error) {
 	res, err := s.dispatch(ctx, stmt)
-	if err != nil || res == nil || !sqlrewrite.SelectLimitApplies(stmt) {
+	if err != nil || res == nil {
 		return res, err
 	}
-	if limit := s.catalog.SelectLimit(); uint64(len(res.Rows)) > limit {
+	if limit := s.selectLimit(stmt); uint64(len(res.Rows)) > limit {
 		res.Rows = res.Rows[:limit]
 	}
 	return res, nil
+}
+
+// selectLimit is how many rows of stmt's answer the client is sent: the
+// session's sql_select_limit if it cuts stmt (sqlrewrite.SelectLimitApplies),
+// no limit otherwise. The catalog engine reads no more (catalogQuery), so
+// that its bound on a statement's rows counts only the rows sent.
+func (s *Session) selectLimit(stmt sqlrewrite.Statement) uint64 {
+	if !sqlrewrite.SelectLimitApplies(stmt) {
+		return math.MaxUint64
+	}
+	return s.catalog.SelectLimit()
 }
 
 // dispatch answers one statement on the path its kind takes.
@@ -147,7 +158,7 @@ func (s *Session) dispatch(ctx context.Context, stmt sqlrewrite.Statement) (*Res
 	case *sqlrewrite.ShowGrants:
 		return s.showGrants(st)
 	case *sqlrewrite.Catalog:
-		res, err := s.catalogQuery(ctx, st.SQL)
+		res, err := s.catalogQuery(ctx, st.SQL, s.selectLimit(st))
 		if err == nil && st.ZeroRow != "" && res.Typed != nil {
 			res.Typed = s.probeColumns(st.SQL, res.Typed)
 		}
@@ -357,7 +368,7 @@ func (s *Session) set(ctx context.Context, st *sqlrewrite.SetVariables) (*Result
 		}
 	}
 	if st.Catalog != "" {
-		if _, err := s.catalogQuery(ctx, st.Catalog); err != nil {
+		if _, err := s.catalogQuery(ctx, st.Catalog, math.MaxUint64); err != nil {
 			return nil, err
 		}
 	}
