@@ -2,6 +2,7 @@ package main
 
 import (
 	"database/sql"
+	"fmt"
 	"math"
 	"testing"
 )
@@ -71,5 +72,55 @@ func TestSelectLimitEndToEnd(t *testing.T) {
 	}
 	if got, _ := spent(grouped); got != 6 {
 		t.Errorf("%s after SET DEFAULT: %d rows, want 6", grouped, got)
+	}
+}
+
+// TestSelectLimitZeroSpendsNothing: under sql_select_limit 0 a private
+// SELECT is answered as with LIMIT 0, as MySQL reads the variable: its
+// columns, no row, nothing read or spent. It was charged for the row the
+// cut then dropped (COUNT(*): epsilon 0.1; a histogram built its synopsis).
+func TestSelectLimitZeroSpendsNothing(t *testing.T) {
+	p := startProxy(t, "", nil)
+	db := p.connect(t, "demo", "demo")
+	db.SetMaxOpenConns(1) // one session: SET must persist between statements
+
+	remaining := func() float64 {
+		t.Helper()
+		var r float64
+		if err := db.QueryRow("SELECT dp_remaining_epsilon() LIMIT 1").Scan(&r); err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	statements := []string{
+		"SELECT COUNT(*) FROM pums",
+		"SELECT COUNT(*), AVG(age), MEDIAN(income), SUM(income) FROM pums",
+		"SELECT race, COUNT(*) FROM pums GROUP BY race",
+		"SELECT race, MEDIAN(income) FROM pums GROUP BY race HAVING COUNT(*) > 10 ORDER BY race",
+		"SELECT FLOOR(age / 10) * 10 AS b, COUNT(*) FROM pums GROUP BY b",
+	}
+	type columns struct{ names, types []string }
+	announced := map[string]columns{}
+	for _, q := range statements {
+		names, types, _ := columnsOf(t, db, q+" LIMIT 0")
+		announced[q] = columns{names, types}
+	}
+	if _, err := db.Exec("SET SQL_SELECT_LIMIT = 0"); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range statements {
+		before := remaining()
+		names, types, rows := columnsOf(t, db, q)
+		if spent := before - remaining(); spent != 0 || len(rows) != 0 {
+			t.Errorf("%s under sql_select_limit 0: %d rows for epsilon %g, want none for nothing", q, len(rows), spent)
+		}
+		if got := (columns{names, types}); fmt.Sprint(got) != fmt.Sprint(announced[q]) {
+			t.Errorf("%s under sql_select_limit 0: columns %v, want those of LIMIT 0, %v", q, got, announced[q])
+		}
+	}
+	// A statement's own LIMIT wins: it is answered and charged.
+	before := remaining()
+	if _, _, rows := columnsOf(t, db, "SELECT COUNT(*) FROM pums LIMIT 1"); len(rows) != 1 || before-remaining() <= 0 {
+		t.Errorf("SELECT COUNT(*) FROM pums LIMIT 1 under sql_select_limit 0: %d rows for epsilon %g, want 1 row, charged", len(rows), before-remaining())
 	}
 }

@@ -56,6 +56,7 @@ func (s *Session) Describe(ctx context.Context, query string, markers int) (cols
 		// A NULL stand-in may make it a zero-row probe; a value will not.
 		s.parser.SetSessionTimeZone(s.catalog.TimeZone()) // as parse does
 		s.parser.SetSessionCollation(s.catalog.CollationConnection())
+		s.parser.SetSelectLimitZero(s.catalog.SelectLimit() == 0)
 		stmt, err = s.parser.ParseDescribed(text)
 	} else {
 		stmt, err = s.parse(ctx, text)

@@ -478,5 +478,8 @@ func (s *Session) parse(ctx context.Context, text string) (sqlrewrite.Statement,
 	// Post-processing compares literals' text in the collation the
 	// catalog engine compares them in: the session's collation_connection.
 	s.parser.SetSessionCollation(s.catalog.CollationConnection())
+	// Under sql_select_limit 0 a private SELECT is read as with LIMIT 0:
+	// no row, nothing read or spent.
+	s.parser.SetSelectLimitZero(s.catalog.SelectLimit() == 0)
 	return s.parser.Parse(text)
 }

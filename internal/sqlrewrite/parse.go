@@ -35,6 +35,9 @@ type Parser struct {
 	// charsets are the backend character sets of text columns
 	// (SetCharsets); nil checks none.
 	charsets *catalog.Charsets
+	// selectLimitZero is set when the session's sql_select_limit is 0
+	// (SetSelectLimitZero).
+	selectLimitZero bool
 }
 
 // SetSessionCollation tells the parser the session's collation_connection
@@ -103,7 +106,13 @@ func (p *Parser) parse(sql string, probes bool) (st Statement, err error) {
 	case 0:
 		return &Empty{}, nil
 	case 1:
+		limited := selectLimited(stmts[0])
 		st, err := p.statement(stmts[0], sql, probes)
+		if err == nil && limited && p.selectLimitZero && private(st) {
+			if zero := p.withLimitZero(sql, probes); zero != nil {
+				st = zero
+			}
+		}
 		switch q := st.(type) {
 		case *Query:
 			q.Collation = p.collation
@@ -113,11 +122,51 @@ func (p *Parser) parse(sql string, probes bool) (st Statement, err error) {
 			}
 		}
 		if t, ok := st.(interface{ topLevel() *TopLevel }); ok && err == nil {
-			t.topLevel().SelectLimited = selectLimited(stmts[0])
+			t.topLevel().SelectLimited = limited
 		}
 		return st, err
 	}
 	return nil, refuseQuery("more than one statement in a query")
+}
+
+// SetSelectLimitZero tells the parser whether the session's
+// sql_select_limit is 0. Then a private statement it cuts (a *Select or
+// *Query without a LIMIT of its own) is parsed as with LIMIT 0, as MySQL
+// reads the variable (an implicit LIMIT): it has no row whatever the
+// data, so it is answered with its columns as that statement is, and
+// reads nothing and spends nothing (planner.QueryPlan.Empty, or the
+// catalog engine's zero-row probe), instead of being charged for a row
+// the cut then drops.
+func (p *Parser) SetSelectLimitZero(zero bool) { p.selectLimitZero = zero }
+
+// private reports whether st is answered on the private path.
+func private(st Statement) bool {
+	switch st.(type) {
+	case *Select, *Query:
+		return true
+	}
+	return false
+}
+
+// withLimitZero parses sql, a SELECT without LIMIT, again, with LIMIT 0
+// (SetSelectLimitZero); nil if that statement is not answered (its
+// refusal: LIMIT on a histogram answered from a synopsis, say), which
+// leaves the statement as it is, cut after its answer.
+func (p *Parser) withLimitZero(sql string, probes bool) Statement {
+	stmts, _, err := p.sql.Parse(sql, "", "")
+	if err != nil || len(stmts) != 1 {
+		return nil
+	}
+	sel, ok := stmts[0].(*ast.SelectStmt)
+	if !ok || sel.Limit != nil {
+		return nil
+	}
+	sel.Limit = &ast.Limit{Count: ast.NewValueExpr(uint64(0), "", "")}
+	st, err := p.statement(sel, sql, probes)
+	if err != nil {
+		return nil
+	}
+	return st
 }
 
 // selectLimited reports whether sql_select_limit cuts the rows of stmt
