@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"testing"
+
+	"github.com/dpproxy/dpproxy/internal/testdb"
 )
 
 // TestSelectLimitEndToEnd: SET SQL_SELECT_LIMIT, which Connector/J sends
@@ -122,5 +124,89 @@ func TestSelectLimitZeroSpendsNothing(t *testing.T) {
 	before := remaining()
 	if _, _, rows := columnsOf(t, db, "SELECT COUNT(*) FROM pums LIMIT 1"); len(rows) != 1 || before-remaining() <= 0 {
 		t.Errorf("SELECT COUNT(*) FROM pums LIMIT 1 under sql_select_limit 0: %d rows for epsilon %g, want 1 row, charged", len(rows), before-remaining())
+	}
+}
+
+// TestLimitZeroFormsSpendNothing and TestLimitZeroFormsSpendNothingOnPostgres:
+// statements that have no row whatever the data, by an explicit LIMIT 0 or
+// under sql_select_limit 0, answer their columns and no row and spend
+// nothing (limitZeroScenario).
+func TestLimitZeroFormsSpendNothing(t *testing.T) {
+	p := startProxy(t, "", nil)
+	db := p.connect(t, "demo", "demo")
+	db.SetMaxOpenConns(1) // one session: SET must persist between statements
+	limitZeroScenario(t, db)
+}
+
+func TestLimitZeroFormsSpendNothingOnPostgres(t *testing.T) {
+	dsn := testdb.PostgresDSN(t)
+	p := startProxy(t, "", nil, "--config", groupedDeployment(t, "postgres", dsn, "postgres", dsn))
+	db := p.connect(t, "gina", "gina-pw")
+	db.SetMaxOpenConns(1)
+	limitZeroScenario(t, db)
+}
+
+// limitZeroScenario checks the forms a review found charged without an
+// answer, or refused: a derived table with a LIMIT of its own, whose
+// LIMIT 0 form is refused, under sql_select_limit 0 (charged 0.1, cut to
+// no row); an outer query over a grouped subquery with LIMIT 0 (charged,
+// its EXPLAIN releasing); WITH ROLLUP and a window function with LIMIT 0
+// (1235 from the catalog engine's zero-row probe, the second with
+// go-mysql-server's garbled "#%!d(MISSING)").
+func limitZeroScenario(t *testing.T, db *sql.DB) {
+	t.Helper()
+	remaining := func() float64 {
+		t.Helper()
+		var r float64
+		if err := db.QueryRow("SELECT dp_remaining_epsilon() LIMIT 1").Scan(&r); err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	const (
+		topTwo = "SELECT * FROM (SELECT race, COUNT(*) n FROM pums GROUP BY race ORDER BY n DESC LIMIT 2) g"
+		outer  = "SELECT COUNT(*) FROM (SELECT race, COUNT(*) AS n FROM pums GROUP BY race) g"
+		rollup = "SELECT race, COUNT(*) FROM pums GROUP BY race WITH ROLLUP"
+		ranked = "SELECT race, COUNT(*), RANK() OVER (ORDER BY COUNT(*)) FROM pums GROUP BY race"
+	)
+	check := func(q string, want []string) {
+		t.Helper()
+		before := remaining()
+		r, err := db.Query(q)
+		if err != nil {
+			t.Errorf("%s: %v", q, err)
+			return
+		}
+		names, _ := r.Columns()
+		n := 0
+		for r.Next() {
+			n++
+		}
+		r.Close()
+		if spent := before - remaining(); spent != 0 || n != 0 || fmt.Sprint(names) != fmt.Sprint(want) {
+			t.Errorf("%s: %d rows, columns %v, for epsilon %g; want no row, columns %v, for nothing", q, n, names, spent, want)
+		}
+	}
+	withLimit := map[string][]string{
+		outer:  {"COUNT(*)"},
+		rollup: {"race", "COUNT(*)"},
+		ranked: {"race", "COUNT(*)", "RANK() OVER (ORDER BY COUNT(*))"},
+	}
+	for q, want := range withLimit {
+		check(q+" LIMIT 0", want)
+	}
+	_, _, rows := columnsOf(t, db, "EXPLAIN "+outer+" LIMIT 0")
+	if total := rows[len(rows)-1]; total[1] != "total" || total[4] != "0" {
+		t.Errorf("EXPLAIN %s LIMIT 0: total %v, want epsilon 0", outer, total)
+	}
+	if _, err := db.Exec("SET SQL_SELECT_LIMIT = 0"); err != nil {
+		t.Fatal(err)
+	}
+	check(topTwo, []string{"race", "n"})
+	for q, want := range withLimit {
+		check(q, want)
+	}
+	if _, err := db.Exec("SET SQL_SELECT_LIMIT = DEFAULT"); err != nil {
+		t.Fatal(err)
 	}
 }

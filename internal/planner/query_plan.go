@@ -105,7 +105,8 @@ type QueryPlan struct {
 	// Empty is set when the LIMIT leaves no row whatever the data: LIMIT
 	// 0, or an OFFSET at or past the number of rows before HAVING, which
 	// is public (outputRows: one without keys; the declared domain's size
-	// with them, and WITH ROLLUP's subtotals and total). Nothing is
+	// with them, and WITH ROLLUP's subtotals and total); or when an outer
+	// query's LIMIT does (outerLeavesNoRow). Nothing is
 	// planned, read or charged; the result has its columns and no row.
 	// It is also set, with NoRow and Base, when the statement has GROUP BY
 	// keys and its WHERE selects no row whatever the data (noRowWhere).
@@ -237,6 +238,10 @@ func (p *Planner) PlanQuery(q *sqlrewrite.Query, s Settings) (*QueryPlan, error)
 		// row (Plan.NoRow).
 		qp.NoRow = why
 	}
+	if outerLeavesNoRow(q.Outer) && len(q.Base.Items) > 0 && !q.Listing {
+		qp.Empty = true
+		return qp, nil
+	}
 	if l := q.Limit; private >= 0 && l != nil && l.Count == 0 && len(q.Base.Items) > 0 {
 		// No row whatever the data; an OFFSET past the rows is no such
 		// rule here, since how many keys are released is not public.
@@ -270,6 +275,18 @@ func (p *Planner) PlanQuery(q *sqlrewrite.Query, s Settings) (*QueryPlan, error)
 	}
 	qp.Base, qp.Cost = base, unitGroupCost(t, base.Cost, s, len(q.Keys) > 0)
 	return qp, rollupMeans(qp)
+}
+
+// outerLeavesNoRow reports whether the LIMIT of an outer query o (nil if
+// none) leaves no row whatever the data: LIMIT 0, or an OFFSET past the
+// one row an outer query without keys has (sqlrewrite.Outer). With keys,
+// how many outer rows there are depends on the released rows, so an
+// OFFSET is no such rule.
+func outerLeavesNoRow(o *sqlrewrite.Outer) bool {
+	if o == nil || o.Limit == nil {
+		return false
+	}
+	return o.Limit.Count == 0 || len(o.Keys) == 0 && o.Limit.Offset >= 1
 }
 
 // rollupMeans refuses WITH ROLLUP where the total of an AVG, VARIANCE or

@@ -73,7 +73,13 @@ func catalogError(err error) error {
 	case 3024:
 		kind = dperr.Timeout
 	}
-	return dperr.Wrap(kind, err, "%s", ce.Msg)
+	msg := ce.Msg
+	if strings.Contains(msg, "%!") {
+		// go-mysql-server formatted its message with missing arguments
+		// ("expression #%!d(MISSING)"): no text worth showing.
+		msg = "not supported over the catalog: a statement the catalog engine cannot answer"
+	}
+	return dperr.Wrap(kind, err, "%s", msg)
 }
 
 // catalogWarnings appends the catalog engine's warnings to to, as SHOW

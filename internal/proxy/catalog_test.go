@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/dpproxy/dpproxy/internal/catalogdb"
@@ -44,5 +45,15 @@ func TestSessionUserFunctions(t *testing.T) {
 		if got := fmt.Sprint(run(t, s, sql).Rows); got != want {
 			t.Errorf("%s: %s, want %s", sql, got, want)
 		}
+	}
+}
+
+// TestCatalogErrorGarbled: a message go-mysql-server formatted with
+// missing arguments ("expression #%!d(MISSING)") is not passed through.
+func TestCatalogErrorGarbled(t *testing.T) {
+	err := catalogError(&catalogdb.Error{Code: 1055, State: "42000",
+		Msg: "in aggregated query without GROUP BY, expression #%!d(MISSING) of SELECT list contains nonaggregated column '%!s(MISSING)'"})
+	if msg := err.Error(); strings.Contains(msg, "%!") || msg == "" {
+		t.Errorf("a garbled engine message reached the client: %q", msg)
 	}
 }

@@ -81,17 +81,27 @@ func (s *Session) Describe(ctx context.Context, query string, markers int) (cols
 // under the session's settings, or nil if it is no private SELECT, would
 // be refused, or (filtered: a WHERE's marker stands for NULL) its key
 // columns' types could depend on the WHERE's values.
-func (s *Session) plannedColumns(stmt sqlrewrite.Statement, filtered bool) (cols []catalogdb.Column) {
+func (s *Session) plannedColumns(stmt sqlrewrite.Statement, filtered bool) []catalogdb.Column {
+	cols, err := s.planColumns(stmt, filtered)
+	if err != nil {
+		return nil
+	}
+	return cols
+}
+
+// planColumns is plannedColumns with the planner's refusal; nil without
+// error where plannedColumns gives nil for another reason.
+func (s *Session) planColumns(stmt sqlrewrite.Statement, filtered bool) (cols []catalogdb.Column, err error) {
 	var names []string
 	var types []planner.ResultType
 	switch st := stmt.(type) {
 	case *sqlrewrite.Select:
 		if filtered && st.GroupBy != nil {
-			return nil // the WHERE's range picks the buckets, whose keys type the key column
+			return nil, nil // the WHERE's range picks the buckets, whose keys type the key column
 		}
 		plan, err := s.engine.planner.Plan(st, s.settings())
 		if err != nil {
-			return nil
+			return nil, err
 		}
 		for _, o := range plan.Outputs {
 			names = append(names, o.Label)
@@ -99,11 +109,11 @@ func (s *Session) plannedColumns(stmt sqlrewrite.Statement, filtered bool) (cols
 		types = plan.ColumnTypes()
 	case *sqlrewrite.Query:
 		if filtered && !keysTypedAlike(st.Keys) {
-			return nil
+			return nil, nil
 		}
 		qp, err := s.engine.planner.PlanQuery(st, s.settings())
 		if err != nil {
-			return nil
+			return nil, err
 		}
 		columns := st.Columns
 		if st.Outer != nil {
@@ -114,15 +124,15 @@ func (s *Session) plannedColumns(stmt sqlrewrite.Statement, filtered bool) (cols
 		}
 		types = qp.ColumnTypes()
 	default:
-		return nil
+		return nil, nil
 	}
 	if len(names) == 0 || len(names) != len(types) {
-		return nil
+		return nil, nil
 	}
 	for j, name := range names {
 		cols = append(cols, answerColumn(name, types[j]))
 	}
-	return cols
+	return cols, nil
 }
 
 // probeColumns are the column definitions a zero-row probe (a

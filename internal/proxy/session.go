@@ -144,6 +144,9 @@ func (s *Session) selectLimit(stmt sqlrewrite.Statement) uint64 {
 
 // dispatch answers one statement on the path its kind takes.
 func (s *Session) dispatch(ctx context.Context, stmt sqlrewrite.Statement) (*Result, error) {
+	if sqlrewrite.ColumnsOnlyApplies(stmt) {
+		return s.columnsOnly(stmt)
+	}
 	switch st := stmt.(type) {
 	case *sqlrewrite.Select:
 		return s.selectPrivate(ctx, st)
@@ -161,6 +164,11 @@ func (s *Session) dispatch(ctx context.Context, stmt sqlrewrite.Statement) (*Res
 		res, err := s.catalogQuery(ctx, st.SQL, s.selectLimit(st))
 		if err == nil && st.ZeroRow != "" && res.Typed != nil {
 			res.Typed = s.probeColumns(st.SQL, res.Typed)
+		}
+		if err != nil && st.ZeroRow != "" && dperr.KindOf(err) == dperr.Unsupported {
+			if empty, ok := s.emptyPrivate(ctx, st.SQL); ok {
+				return empty, nil
+			}
 		}
 		return res, err
 	case *sqlrewrite.Prepare:
@@ -186,6 +194,56 @@ func (s *Session) dispatch(ctx context.Context, stmt sqlrewrite.Statement) (*Res
 		return &Result{}, nil
 	}
 	return nil, dperr.New(dperr.Internal, "internal error: unhandled statement %T", stmt)
+}
+
+// emptyPrivate answers a zero-row probe the catalog engine cannot run
+// (WITH ROLLUP, a window function) as the private path reads it, when
+// that reading plans no row whatever the data (planner.QueryPlan.Empty:
+// LIMIT 0, sql_select_limit 0): its columns and no row, nothing
+// reserved, read or spent. ok is false otherwise, for the engine's
+// refusal to stand. Whether the probe fails does not depend on the data:
+// the catalog engine's copy of the table holds no row.
+func (s *Session) emptyPrivate(ctx context.Context, sql string) (*Result, bool) {
+	if len(sql) > largeStatementBytes {
+		return nil, false // parsed again only behind the large-parse gate
+	}
+	stmt, err := s.parser.ParseDescribed(sql)
+	q, isQuery := stmt.(*sqlrewrite.Query)
+	if err != nil || !isQuery || q.FromLess != "" {
+		return nil, false
+	}
+	qp, err := s.engine.planner.PlanQuery(q, s.settings())
+	if err != nil || !qp.Empty {
+		return nil, false
+	}
+	out, err := s.engine.executor.RunQuery(ctx, s.user, qp, s.source)
+	if err != nil {
+		return nil, false
+	}
+	res, err := answer(out)
+	if err != nil {
+		return nil, false
+	}
+	s.setWarnings(out.Warnings)
+	return res, true
+}
+
+// columnsOnly answers a private statement that sql_select_limit 0 leaves
+// no row whatever the data, but whose LIMIT 0 form is refused
+// (sqlrewrite.TopLevel.ColumnsOnly): it is planned, and refused as it
+// would be otherwise, and answered with the columns its plan announces
+// and no row. Nothing is reserved, read or spent.
+func (s *Session) columnsOnly(stmt sqlrewrite.Statement) (*Result, error) {
+	cols, err := s.planColumns(stmt, false)
+	if err != nil {
+		return nil, err
+	}
+	if cols == nil {
+		return nil, dperr.New(dperr.Internal, "internal error: no columns planned for %T", stmt)
+	}
+	s.setWarnings([]exec.Warning{{Level: "Note", Code: exec.NoteCode,
+		Message: "sql_select_limit = 0 leaves no row whatever the data: no data read, no budget spent"}})
+	return &Result{Typed: cols, Warnings: 1}, nil
 }
 
 // kill answers KILL [QUERY | CONNECTION] id as MySQL does for a user

@@ -108,9 +108,12 @@ func (p *Parser) parse(sql string, probes bool) (st Statement, err error) {
 	case 1:
 		limited := selectLimited(stmts[0])
 		st, err := p.statement(stmts[0], sql, probes)
+		columnsOnly := false
 		if err == nil && limited && p.selectLimitZero && private(st) {
 			if zero := p.withLimitZero(sql, probes); zero != nil {
 				st = zero
+			} else {
+				columnsOnly = true
 			}
 		}
 		switch q := st.(type) {
@@ -123,6 +126,7 @@ func (p *Parser) parse(sql string, probes bool) (st Statement, err error) {
 		}
 		if t, ok := st.(interface{ topLevel() *TopLevel }); ok && err == nil {
 			t.topLevel().SelectLimited = limited
+			t.topLevel().ColumnsOnly = columnsOnly
 		}
 		return st, err
 	}
@@ -136,7 +140,9 @@ func (p *Parser) parse(sql string, probes bool) (st Statement, err error) {
 // data, so it is answered with its columns as that statement is, and
 // reads nothing and spends nothing (planner.QueryPlan.Empty, or the
 // catalog engine's zero-row probe), instead of being charged for a row
-// the cut then drops.
+// the cut then drops. A statement whose LIMIT 0 form is refused (a
+// derived table with a LIMIT of its own, say) keeps its own form, marked
+// TopLevel.ColumnsOnly: its columns, no row, nothing read or spent.
 func (p *Parser) SetSelectLimitZero(zero bool) { p.selectLimitZero = zero }
 
 // private reports whether st is answered on the private path.
@@ -150,8 +156,9 @@ func private(st Statement) bool {
 
 // withLimitZero parses sql, a SELECT without LIMIT, again, with LIMIT 0
 // (SetSelectLimitZero); nil if that statement is not answered (its
-// refusal: LIMIT on a histogram answered from a synopsis, say), which
-// leaves the statement as it is, cut after its answer.
+// refusal: LIMIT on a histogram answered from a synopsis, or an outer
+// LIMIT beside a derived table's own), which leaves the statement as it
+// is, answered with its columns only (TopLevel.ColumnsOnly).
 func (p *Parser) withLimitZero(sql string, probes bool) Statement {
 	stmts, _, err := p.sql.Parse(sql, "", "")
 	if err != nil || len(stmts) != 1 {

@@ -36,9 +36,22 @@ type TopLevel struct {
 	// alone), or a SHOW or DESCRIBE the catalog engine answers (MariaDB
 	// cuts those too; SHOW WARNINGS, SHOW GRANTS and EXPLAIN it does not).
 	SelectLimited bool
+	// ColumnsOnly is set on a private statement (a *Select or *Query) that
+	// sql_select_limit 0 cuts but whose LIMIT 0 form is refused
+	// (Parser.SetSelectLimitZero): it is planned as it is, for its
+	// refusals and columns, and answered with those columns and no row,
+	// reserving and reading nothing, as it has no row whatever the data.
+	ColumnsOnly bool
 }
 
 func (t *TopLevel) topLevel() *TopLevel { return t }
+
+// ColumnsOnlyApplies reports whether st is answered with its columns and
+// no row (TopLevel.ColumnsOnly).
+func ColumnsOnlyApplies(st Statement) bool {
+	t, ok := st.(interface{ topLevel() *TopLevel })
+	return ok && t.topLevel().ColumnsOnly
+}
 
 // SelectLimitApplies reports whether the session's sql_select_limit cuts
 // the rows of st's answer (TopLevel.SelectLimited).
