@@ -20,9 +20,12 @@ import (
 // calls a session function (@@version, DATABASE(), NOW()), a clause
 // other than the select list, a parameter marker, a COLLATE, a CAST to
 // a temporal, BINARY or sized CHAR type, DATEDIFF and TIMESTAMPDIFF
-// (notConstantFuncs), a text literal that is not valid UTF-8.
+// (notConstantFuncs), a text literal that is not valid UTF-8, and text
+// that holds an executable comment or hint (executableComment).
 func (p *Parser) constantQuery(s *ast.SelectStmt, sql string) (*Query, bool) {
 	switch {
+	case executableComment(sql):
+		return nil, false
 	case s.Kind != ast.SelectStmtKindSelect, s.From != nil, s.With != nil, s.Where != nil, s.GroupBy != nil,
 		s.Having != nil, s.OrderBy != nil, s.Limit != nil, s.Distinct, len(s.WindowSpecs) > 0,
 		s.SelectIntoOpt != nil, s.LockInfo != nil && s.LockInfo.LockType != ast.SelectLockNone:
@@ -49,6 +52,28 @@ func (p *Parser) constantQuery(s *ast.SelectStmt, sql string) (*Query, bool) {
 		qb.q.Columns = append(qb.q.Columns, OutputColumn{Label: name, Expr: e})
 	}
 	return qb.q, true
+}
+
+// executableComment reports whether sql holds, anywhere, the opening of
+// a comment that some server reads as code: /*! ... */ (version-gated
+// differently by MySQL, MariaDB and TiDB), /*M! ... */ (run by MariaDB,
+// ignored by TiDB), /*T![feature] ... */ and optimizer hints /*+ ... */
+// (read as tokens by TiDB's parser, whose tree the checks see, and as a
+// comment by MySQL and MariaDB). The statement then goes to the catalog
+// engine, whose lexical check refuses such comments (1235). The text is
+// searched as a whole, strings included, so that no reading of quotes
+// (a backslash under NO_BACKSLASH_ESCAPES, a "--" that is or is not a
+// comment) can hide one; a string that merely holds "/*!" goes to the
+// catalog engine too, which answers it as before.
+func executableComment(sql string) bool {
+	for i := strings.Index(sql, "/*"); i >= 0; i = indexFrom(sql, i+2, "/*") {
+		rest := strings.ToUpper(sql[i+2 : min(i+4, len(sql))])
+		if strings.HasPrefix(rest, "!") || strings.HasPrefix(rest, "+") ||
+			strings.HasPrefix(rest, "T!") || strings.HasPrefix(rest, "M!") {
+			return true
+		}
+	}
+	return false
 }
 
 // notConstantFuncs are the functions of post-processing that a SELECT
