@@ -98,6 +98,7 @@ func TestConstantsAsMariaDB(t *testing.T) {
 		"SELECT IF(1 > 0, 'yes', 2), IF(NULL, 1, 2.5), IF(1, 2, 3.5), IF(1, 1, 'a') + 0",
 		"SELECT CASE WHEN 1 = 0 THEN 1 ELSE 2.5 END, CASE 2 WHEN 1 THEN 'one' WHEN 2 THEN 'two' END, CASE WHEN NULL THEN 1 END",
 		"SELECT COALESCE(1, 'a'), GREATEST('10', 9), GREATEST(1e0, 2)",
+		"SELECT LEAST('abc', 0), LEAST('1.50', 2), GREATEST('1e1', 2), GREATEST('07', 1), GREATEST('5 ', 1.5), LEAST(NULL, 'abc', 0)",
 		// Functions of DOUBLEs.
 		"SELECT POWER(2, 10), SQRT(2), SQRT(-1), EXP(1), LOG(2, 8), LOG10(100), POWER(2, 0.5)",
 		"SELECT LOG(0), LN(-1)",

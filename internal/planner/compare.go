@@ -256,8 +256,11 @@ func compareText(a, b Datum) int {
 // extreme is GREATEST (greatest) or LEAST of non-NULL arguments, as MySQL
 // compares them: as numbers when one of them is a number, else as texts in
 // their collation (a column's when any has one); the first of equals.
+// Of text (not a date) and numbers together it is the DOUBLE value of the
+// extreme, as MariaDB's: LEAST('1.50', 2) is 1.5, GREATEST('07', 1) 7.
 func extreme(a []Datum, greatest bool) Datum {
 	numeric := mixed(a)
+	double := numeric && slices.ContainsFunc(a, func(d Datum) bool { return d.IsText && d.Temporal == "" })
 	coll := collationOf(a...)
 	best := a[0]
 	for _, d := range a[1:] {
@@ -273,6 +276,9 @@ func extreme(a []Datum, greatest bool) Datum {
 		if greatest && c > 0 || !greatest && c < 0 {
 			best = d
 		}
+	}
+	if double {
+		return numberOf(number(best), false, true)
 	}
 	return best
 }

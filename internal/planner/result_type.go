@@ -445,6 +445,24 @@ func aggregateType(fn string, arg ResultType) ResultType {
 	return ResultText
 }
 
+// extremeType is the type of GREATEST or LEAST e: DOUBLE when one
+// argument is text (not a date) and another a number, as MariaDB compares
+// and returns them, else the join of the arguments' types.
+func extremeType(e *sqlrewrite.Expr, env *typeEnv) ResultType {
+	joined, text, number := ResultNull, false, false
+	for _, a := range e.Args {
+		t := exprType(a, env)
+		joined = joined.Join(t)
+		_, _, exact := t.exact()
+		text = text || t == ResultText
+		number = number || exact || t == ResultDouble
+	}
+	if text && number {
+		return ResultDouble
+	}
+	return joined
+}
+
 // exprType is the type of e's values under Eval: BIGINT only where Eval
 // makes every value an integer, DATE or DATETIME only where it passes
 // dates or timestamps through, VARCHAR where it makes text or where the
@@ -575,8 +593,10 @@ func opType(op string, types []ResultType) ResultType {
 // joins the types of its arguments from the i-th on.
 func funcType(e *sqlrewrite.Expr, env *typeEnv, args func(from int) ResultType) ResultType {
 	switch e.Op {
-	case "coalesce", "ifnull", "greatest", "least":
+	case "coalesce", "ifnull":
 		return args(0)
+	case "greatest", "least":
+		return extremeType(e, env)
 	case "if":
 		return args(1)
 	case "nullif":

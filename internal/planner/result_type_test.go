@@ -98,6 +98,8 @@ func TestColumnTypesAreStatic(t *testing.T) {
 		{"SELECT state, COUNT(*), AVG(income), SUM(age), MIN(day) FROM pums GROUP BY state", "VARCHAR BIGINT DOUBLE DOUBLE DATE"},
 		{"SELECT sex, IQR(income), IQR(income) + 1, MEDIAN(LEAST(age, income)) FROM pums GROUP BY sex", "BIGINT DOUBLE DOUBLE DOUBLE"},
 		{"SELECT MEDIAN(LEAST(age, income)), IQR(income) FROM pums", "DOUBLE DOUBLE"},
+		// GREATEST and LEAST of text and a number compare and return DOUBLEs.
+		{"SELECT LEAST(COUNT(*), 'abc'), GREATEST('07', COUNT(*)), GREATEST(COUNT(*), NULL, 2), LEAST('a', MIN(day)) FROM pums", "DOUBLE DOUBLE BIGINT VARCHAR"},
 		{"SELECT sex, IF(AVG(income) > 30000, COUNT(*), 1.5), IF(AVG(income) > 30000, COUNT(*), 2) FROM pums GROUP BY sex", "BIGINT DECIMAL(20,1) BIGINT"},
 		{"SELECT sex, IF(AVG(income) > 30000, MIN(day), AVG(income)), IF(AVG(income) > 30000, MIN(day), 'none'), COALESCE(MIN(day), MAX(day)) FROM pums GROUP BY sex",
 			"BIGINT VARCHAR VARCHAR DATE"},
