@@ -56,6 +56,7 @@ func TestConstantsAsMariaDB(t *testing.T) {
 		"SELECT CAST('abc' AS DECIMAL(5,2)), CAST('1.5x' AS DECIMAL(5,2))",
 		"SELECT CAST('1.5 ' AS DECIMAL(5,2))",
 		"SELECT CAST(3.7 AS DOUBLE), CAST('1x' AS DOUBLE)",
+		"SELECT CAST(0.1 AS FLOAT) + 0",
 		"SELECT CAST(12 AS CHAR), CAST(1.50 AS CHAR), CAST(-0.5 AS CHAR)",
 		// ROUND and TRUNCATE ties: away from zero for exact values, to
 		// even for DOUBLEs.

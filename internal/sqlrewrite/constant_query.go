@@ -136,15 +136,16 @@ func (c *evaluableChecker) Enter(n ast.Node) (ast.Node, bool) {
 func (c *evaluableChecker) Leave(n ast.Node) (ast.Node, bool) { return n, c.ok }
 
 // evaluableCast reports whether post-processing casts as MySQL does to
-// x's target: SIGNED, UNSIGNED, DECIMAL(p, s), DOUBLE, FLOAT, and CHAR
-// without a length or a character set other than utf8mb4 (castExpr).
+// x's target: SIGNED, UNSIGNED, DECIMAL(p, s), DOUBLE, and CHAR
+// without a length or a character set other than utf8mb4 (castExpr);
+// FLOAT, which castExpr refuses, is the catalog engine's.
 func evaluableCast(x *ast.FuncCastExpr) bool {
 	if x.FunctionType != ast.CastFunction && x.FunctionType != ast.CastConvertFunction {
 		return false // BINARY x, CONVERT(x USING cs)
 	}
 	switch x.Tp.GetType() {
 	case mysql.TypeLonglong, mysql.TypeLong, mysql.TypeInt24, mysql.TypeShort, mysql.TypeTiny,
-		mysql.TypeNewDecimal, mysql.TypeDouble, mysql.TypeFloat:
+		mysql.TypeNewDecimal, mysql.TypeDouble:
 		return true
 	case mysql.TypeVarString, mysql.TypeString, mysql.TypeVarchar:
 		cs := x.Tp.GetCharset()
