@@ -85,6 +85,28 @@ func TestSessionVariables(t *testing.T) {
 	if got := fmt.Sprint(query(t, s1, "SELECT @@sql_mode LIKE '%NO_ZERO_DATE%', @@sql_mode LIKE '%ANSI%'").Rows); got != "[[1 0]]" {
 		t.Errorf("after the refused SETs: %s, want the mode as it was", got)
 	}
+	// Modes and a div_precision_increment that change what
+	// post-processing computes are refused too, the settings kept; the
+	// modes clients set at connect are taken.
+	for _, set := range []string{
+		"SET sql_mode = 'PIPES_AS_CONCAT'", "SET sql_mode = concat(@@sql_mode, ',HIGH_NOT_PRECEDENCE')",
+		"SET sql_mode = 'NO_UNSIGNED_SUBTRACTION,STRICT_TRANS_TABLES'", "SET div_precision_increment = 8",
+		"SET @@session.div_precision_increment = 0, sql_mode = ''",
+	} {
+		var ce *Error
+		if _, err := s1.Query(context.Background(), set); !errors.As(err, &ce) || ce.Code != 1231 {
+			t.Errorf("%s: %v, want 1231", set, err)
+		}
+	}
+	if got := fmt.Sprint(query(t, s1, "SELECT @@sql_mode LIKE '%NO_ZERO_DATE%', @@sql_mode LIKE '%PIPES%' OR @@sql_mode LIKE '%NOT%' OR @@sql_mode LIKE '%UNSIGNED%', @@div_precision_increment").Rows); got != "[[1 0 4]]" {
+		t.Errorf("after the refused SETs: %s, want the mode as it was", got)
+	}
+	for _, set := range []string{
+		"SET sql_mode = 'ONLY_FULL_GROUP_BY,STRICT_TRANS_TABLES,NO_ZERO_IN_DATE,NO_ZERO_DATE,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION'",
+		"SET sql_mode = 'TRADITIONAL'", "SET div_precision_increment = 4",
+	} {
+		query(t, s1, set)
+	}
 	// A SET that fails after assigning the mode leaves no ANSI_QUOTES
 	// behind either.
 	if _, err := s1.Query(context.Background(), "SET sql_mode = 'ANSI_QUOTES', secure_file_priv = ''"); err == nil {

@@ -122,17 +122,21 @@ func (s *Session) QueryUpTo(ctx context.Context, query string, maxRows uint64) (
 	// A sql_mode with ANSI_QUOTES would make "..." an identifier to the
 	// engine and a string to the checks (TiDB's parser, in its default
 	// mode): text a check read as a string could run as code (an
-	// independent review). It is taken out before the statement runs and
-	// after it, whatever its outcome (a SET may fail after assigning it).
-	before, _, err := s.keepQuotes(sctx, "")
+	// independent review). PIPES_AS_CONCAT, HIGH_NOT_PRECEDENCE,
+	// NO_UNSIGNED_SUBTRACTION and a div_precision_increment other than 4
+	// change what post-processing computes in MariaDB's defaults (|| as
+	// OR, NOT's precedence, 0 - CAST(1 AS UNSIGNED) as 1690, 1/3 as
+	// 0.3333). Such settings are taken out before the statement runs and
+	// after it, whatever its outcome (a SET may fail after assigning them).
+	before, _, err := s.keepReading(sctx, "")
 	if err != nil {
 		return nil, err
 	}
 	defer func() {
-		if _, ansi, kerr := s.keepQuotes(sctx, before); kerr != nil || ansi {
+		if _, refused, kerr := s.keepReading(sctx, before); kerr != nil || refused != nil {
 			res, err = nil, kerr
-			if ansi && kerr == nil {
-				err = &Error{Code: 1231, State: "42000", Msg: "Variable 'sql_mode' can't be set to a value with ANSI_QUOTES (or ANSI): dpproxy reads \"...\" as a string"}
+			if kerr == nil {
+				err = refused
 			}
 		}
 	}()
@@ -324,31 +328,64 @@ func sqlError(err error) error {
 	return &Error{Code: uint16(se.Num), State: se.State, Msg: se.Message}
 }
 
-// keepQuotes makes sure the session's sql_mode has no ANSI_QUOTES (nor
-// ANSI): if it has, it sets it to fallback, or without those if fallback
-// is empty, and reports that it had to; it returns the mode it leaves.
-func (s *Session) keepQuotes(ctx *sql.Context, fallback string) (string, bool, error) {
+// refusedModes are the sql_mode flags a session may not set, each with
+// what dpproxy reads or computes instead (Query).
+var refusedModes = map[string]string{
+	"ANSI_QUOTES":             `dpproxy reads "..." as a string`,
+	"ANSI":                    `dpproxy reads "..." as a string and || as OR`,
+	"PIPES_AS_CONCAT":         "dpproxy reads || as OR; write CONCAT(a, b)",
+	"HIGH_NOT_PRECEDENCE":     "dpproxy gives NOT its default precedence; write NOT (a)",
+	"NO_UNSIGNED_SUBTRACTION": "dpproxy subtracts from an unsigned integer as unsigned (1690 below 0); write CAST(x AS SIGNED) - y",
+}
+
+// divPrecisionIncrement is the only div_precision_increment a session
+// may have: MariaDB's default, which post-processing's division follows.
+const divPrecisionIncrement = 4
+
+// keepReading makes sure the session's sql_mode has none of refusedModes
+// and its div_precision_increment is divPrecisionIncrement: if not, it
+// sets div_precision_increment back and sql_mode to fallback (the mode
+// before the statement; without those flags if fallback is empty), and
+// reports the refusal (1231); it returns the mode it leaves.
+func (s *Session) keepReading(ctx *sql.Context, fallback string) (string, *Error, error) {
+	var refused *Error
+	incr, err := s.sess.GetSessionVariable(ctx, "div_precision_increment")
+	if err != nil {
+		return "", nil, sqlError(err)
+	}
+	if fmt.Sprint(incr) != fmt.Sprint(divPrecisionIncrement) {
+		if err := s.sess.SetSessionVariable(ctx, "div_precision_increment", int64(divPrecisionIncrement)); err != nil {
+			return "", nil, sqlError(err)
+		}
+		refused = &Error{Code: 1231, State: "42000", Msg: fmt.Sprintf("Variable 'div_precision_increment' can't be set to the value of '%v': dpproxy divides with %d more decimals, MariaDB's default", incr, divPrecisionIncrement)}
+	}
 	mode, err := s.sess.GetSessionVariable(ctx, "sql_mode")
 	if err != nil {
-		return "", false, sqlError(err)
+		return "", nil, sqlError(err)
 	}
 	m, _ := mode.(string)
+	parts := strings.Split(m, ",")
 	var kept []string
-	for _, part := range strings.Split(m, ",") {
-		if p := strings.ToUpper(strings.TrimSpace(part)); p != "ANSI_QUOTES" && p != "ANSI" {
-			kept = append(kept, part)
+	for _, part := range parts {
+		p := strings.ToUpper(strings.TrimSpace(part))
+		if why, ok := refusedModes[p]; ok {
+			refused = &Error{Code: 1231, State: "42000", Msg: fmt.Sprintf("Variable 'sql_mode' can't be set to a value with %s: %s", p, why)}
+			continue
 		}
+		kept = append(kept, part)
 	}
-	if len(kept) == len(strings.Split(m, ",")) {
-		return m, false, nil
+	if refused == nil {
+		return m, nil, nil
 	}
 	if fallback == "" {
 		fallback = strings.Join(kept, ",")
 	}
-	if err := s.sess.SetSessionVariable(ctx, "sql_mode", fallback); err != nil {
-		return "", true, sqlError(err)
+	if fallback != m {
+		if err := s.sess.SetSessionVariable(ctx, "sql_mode", fallback); err != nil {
+			return "", nil, sqlError(err)
+		}
 	}
-	return fallback, true, nil
+	return fallback, refused, nil
 }
 
 // Describe returns the result columns Query would announce for query, a
