@@ -119,6 +119,12 @@ func TestConstantsAsMariaDB(t *testing.T) {
 			t.Errorf("%s:\n proxy   %s\n MariaDB %s", q, got, want)
 		}
 	}
+	// A DOUBLE parameter stays a DOUBLE (the proxy once wrote it as the
+	// DECIMAL literal 2.25, whose ROUND is 2.3).
+	const q = "SELECT ROUND(?, 1), ? + 0"
+	if got, want := runPrepared(t, conn, q, 2.25, 2.0), runPrepared(t, refConn, q, 2.25, 2.0); got != want {
+		t.Errorf("%s with 2.25, 2.0:\n proxy   %s\n MariaDB %s", q, got, want)
+	}
 	if after := remaining(); after != before {
 		t.Errorf("constants spent epsilon %g", before-after)
 	}
@@ -157,4 +163,30 @@ func runConstants(ctx context.Context, conn *sql.Conn, q string) string {
 		return "SHOW WARNINGS: " + err.Error()
 	}
 	return fmt.Sprintf("columns %q cells %v warnings %v", cols, out, warnings)
+}
+
+// runPrepared runs q with args as a prepared statement on conn and
+// describes its one row: each cell's database type and text.
+func runPrepared(t *testing.T, conn *sql.Conn, q string, args ...any) string {
+	rows, err := conn.QueryContext(t.Context(), q, args...)
+	if err != nil {
+		return errorText(err)
+	}
+	defer rows.Close()
+	types, err := rows.ColumnTypes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rows.Next() {
+		return fmt.Sprintf("no row: %v", rows.Err())
+	}
+	cells, err := scanCells(rows, len(types))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out string
+	for i, c := range types {
+		out += fmt.Sprintf("%s %q; ", c.DatabaseTypeName(), cells[i].String)
+	}
+	return out
 }

@@ -21,7 +21,7 @@ type zeroDateText string
 //
 //	nil                         NULL
 //	int64, uint64               123, -5
-//	float32, float64            0.5, 1e-07 (NaN and ±Inf are refused)
+//	float32, float64            5e-01, 1e-07 (NaN and ±Inf are refused)
 //	decimalText                 as sent (only digits, sign, point, exponent)
 //	string                      '...' with ' and \ doubled
 //	[]byte                      X'0a1b'
@@ -41,9 +41,9 @@ func sqlLiteral(v any) (string, error) {
 	case uint64:
 		return strconv.FormatUint(v, 10), nil
 	case float32:
-		return floatLiteral(float64(v), 32)
+		return floatLiteral(float64(v), 32, 'e')
 	case float64:
-		return floatLiteral(v, 64)
+		return floatLiteral(v, 64, 'e')
 	case decimalText:
 		return string(v), nil
 	case string:
@@ -64,11 +64,15 @@ func sqlLiteral(v any) (string, error) {
 	}
 }
 
-func floatLiteral(f float64, bits int) (string, error) {
+// floatLiteral writes a DOUBLE (or FLOAT) argument with an exponent,
+// 2.25e+00, so that it stays a DOUBLE literal: 2.25 would be a DECIMAL,
+// and ROUND(?, 1) of 2.25 2.3 where MariaDB, binding a DOUBLE, gives 2.2.
+// format is 'e', or 'g' where an integer must be written as one (LIMIT).
+func floatLiteral(f float64, bits int, format byte) (string, error) {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
 		return "", fmt.Errorf("%v is not a number MySQL can hold", f)
 	}
-	return strconv.FormatFloat(f, 'g', -1, bits), nil
+	return strconv.FormatFloat(f, format, -1, bits), nil
 }
 
 // quoteString quotes s as a string literal, doubling ' and \.
@@ -132,6 +136,16 @@ func bindArguments(query string, offsets []uint32, args []any) (string, error) {
 			}
 		}
 		lit, err := sqlLiteral(args[i])
+		if limitMarker(query, at) {
+			// LIMIT and OFFSET take an integer literal: 5, not 5e+00
+			// (MariaDB takes a DOUBLE argument there).
+			switch f := args[i].(type) {
+			case float32:
+				lit, err = floatLiteral(float64(f), 32, 'g')
+			case float64:
+				lit, err = floatLiteral(f, 64, 'g')
+			}
+		}
 		if err != nil {
 			return "", errWrongArguments("parameter %d: %v", i+1, err)
 		}

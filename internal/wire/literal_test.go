@@ -17,10 +17,12 @@ func TestSQLLiteral(t *testing.T) {
 		{nil, "NULL"},
 		{int64(-42), "-42"},
 		{uint64(math.MaxUint64), "18446744073709551615"},
-		{0.5, "0.5"},
+		{0.5, "5e-01"},
+		{2.25, "2.25e+00"},
+		{2.0, "2e+00"},
 		{1e-7, "1e-07"},
 		{-1.5e300, "-1.5e+300"},
-		{float32(0.1), "0.1"},
+		{float32(0.1), "1e-01"},
 		{decimalText("-12.50"), "-12.50"},
 		{"", "''"},
 		{"plain", "'plain'"},
@@ -70,6 +72,8 @@ func TestBindArguments(t *testing.T) {
 		{"SELECT a FROM t WHERE b = ? LIMIT ?", []any{"5", int64(5)}, "SELECT a FROM t WHERE b = '5' LIMIT 5"},
 		{"SELECT 'limit ?', ? FROM t LIMIT 1", []any{"x"}, "SELECT 'limit ?', 'x' FROM t LIMIT 1"},
 		{"SELECT limit_x ? FROM t", []any{"x"}, "SELECT limit_x 'x' FROM t"},
+		{"SELECT ? FROM t LIMIT ?", []any{2.5, 5.0}, "SELECT 2.5e+00 FROM t LIMIT 5"},
+		{"1 -?", []any{-2.0}, "1 - -2e+00"},
 	} {
 		offsets := placeholderOffsets(tc.query)
 		got, err := bindArguments(tc.query, offsets, tc.args)

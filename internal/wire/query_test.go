@@ -120,7 +120,7 @@ func TestPreparedArguments(t *testing.T) {
 	}{
 		{"integers", "SELECT COUNT(*) FROM t WHERE a BETWEEN ? AND ?", []any{int64(-5), uint64(1 << 63)},
 			"SELECT COUNT(*) FROM t WHERE a BETWEEN -5 AND 9223372036854775808"},
-		{"floats", "SELECT AVG(x) FROM t WHERE x > ? AND y < ?", []any{0.25, 1e-7}, "SELECT AVG(x) FROM t WHERE x > 0.25 AND y < 1e-07"},
+		{"floats", "SELECT AVG(x) FROM t WHERE x > ? AND y < ?", []any{0.25, 1e-7}, "SELECT AVG(x) FROM t WHERE x > 2.5e-01 AND y < 1e-07"},
 		{"bool", "SELECT ?", []any{true}, "SELECT 1"},
 		{"null", "SELECT ?", []any{nil}, "SELECT NULL"},
 		{"string with quotes and backslashes", "SELECT COUNT(*) FROM t WHERE s = ?", []any{`it's \' -- ?`},
