@@ -92,6 +92,7 @@ func TestSessionVariables(t *testing.T) {
 		"SET sql_mode = 'PIPES_AS_CONCAT'", "SET sql_mode = concat(@@sql_mode, ',HIGH_NOT_PRECEDENCE')",
 		"SET sql_mode = 'NO_UNSIGNED_SUBTRACTION,STRICT_TRANS_TABLES'", "SET div_precision_increment = 8",
 		"SET @@session.div_precision_increment = 0, sql_mode = ''",
+		"SET sql_mode = 'NO_BACKSLASH_ESCAPES'",
 	} {
 		var ce *Error
 		if _, err := s1.Query(context.Background(), set); !errors.As(err, &ce) || ce.Code != 1231 {

@@ -336,6 +336,7 @@ var refusedModes = map[string]string{
 	"PIPES_AS_CONCAT":         "dpproxy reads || as OR; write CONCAT(a, b)",
 	"HIGH_NOT_PRECEDENCE":     "dpproxy gives NOT its default precedence; write NOT (a)",
 	"NO_UNSIGNED_SUBTRACTION": "dpproxy subtracts from an unsigned integer as unsigned (1690 below 0); write CAST(x AS SIGNED) - y",
+	"NO_BACKSLASH_ESCAPES":    `dpproxy reads a backslash in a string as an escape; write '' for a quote`,
 }
 
 // divPrecisionIncrement is the only div_precision_increment a session
