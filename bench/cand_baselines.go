@@ -128,13 +128,9 @@ func gridExponentialCandidate() Candidate {
 			if err != nil {
 				return nil, err
 			}
-			width := (hi - lo) / float64(bins)
+			value := gridValue(lo, hi, bins, unit)
 			return &Prepared{Draw: func(src noise.Source) (float64, error) {
-				j := draw(src)
-				if unit {
-					return lo + float64(j), nil
-				}
-				return lo + (float64(j)+0.5)*width, nil
+				return value(draw(src)), nil
 			}, Saved: saved}, nil
 		},
 	}
@@ -156,18 +152,27 @@ func gridPermuteFlipCandidate() Candidate {
 				return nil, err
 			}
 			h := c.Histogram(lo, hi, bins)
-			width := (hi - lo) / float64(bins)
+			value := gridValue(lo, hi, bins, unit)
 			return drawOnly(func(src noise.Source) (float64, error) {
 				j, err := m.Release(src, h)
 				if err != nil {
 					return 0, err
 				}
-				if unit {
-					return lo + float64(j), nil
-				}
-				return lo + (float64(j)+0.5)*width, nil
+				return value(j), nil
 			}), nil
 		},
+	}
+}
+
+// gridValue maps a released bin of grid's bins over [lo, hi) to the
+// answer, as the planner does: L+j on unit bins, the midpoint otherwise.
+func gridValue(lo, hi float64, bins int, unit bool) func(j int) float64 {
+	width := (hi - lo) / float64(bins)
+	return func(j int) float64 {
+		if unit {
+			return lo + float64(j)
+		}
+		return lo + (float64(j)+0.5)*width
 	}
 }
 

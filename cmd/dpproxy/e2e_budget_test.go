@@ -1,6 +1,7 @@
 package main
 
 import (
+	"database/sql"
 	"fmt"
 	"math"
 	"os"
@@ -293,30 +294,12 @@ func TestBackslashLiteralsStayLiterals(t *testing.T) {
 // mechanisms were looked at), and the bucket form it names is answered;
 // the refusal charges nothing.
 func TestPartitionSelectionDeltaRefusalNamesForms(t *testing.T) {
-	dsn := testdb.PostgresDSN(t)
-	dir := t.TempDir()
-	if out, err := exec.Command(binary, "load-demo", "--driver", "postgres", "--dsn", dsn).CombinedOutput(); err != nil {
-		t.Fatalf("load-demo: %v\n%s", err, out)
-	}
-	config := filepath.Join(dir, "dpproxy.yaml")
-	yaml := fmt.Sprintf(`
-backend: {driver: postgres, dsn: %q}
-ledger: {driver: postgres, dsn: %q}
-privacy: {default_epsilon: 0.1, max_epsilon: 1, default_delta: 1.0e-7, max_delta: 1.0e-5}
-users:
-  - {name: bob, password_hash: %q, epsilon: 1, delta: 0}
-tables:
+	bob := pumsAnalystOnPostgres(t, "{default_epsilon: 0.1, max_epsilon: 1, default_delta: 1.0e-7, max_delta: 1.0e-5}", "bob", "epsilon: 1, delta: 0", `
   - name: pums
     columns:
       - {name: educ, type: integer, lower: 1, upper: 16, partition_selection: true}
       - {name: income, type: real, lower: 0, upper: 500000}
-`, dsn, dsn, wire.FormatNativePasswordHash(wire.NativePasswordHash("bob-pw")))
-	if err := os.WriteFile(config, []byte(yaml), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	p := startProxy(t, dir, nil, "--config", config)
-	bob := p.connect(t, "bob", "bob-pw")
-	bob.SetMaxOpenConns(1)
+`)
 	_, err := bob.Exec("SELECT educ, COUNT(*) FROM pums GROUP BY educ")
 	want := "needs delta=5e-08, and the delta budget of user bob is 0, of which 0 remains (its epsilon would fit: it needs epsilon=0.1 of the 1 remaining): " +
 		"partition selection needs delta to release the values of the GROUP BY key educ; GROUP BY FLOOR(educ / w) * w, buckets over its declared bounds, or declaring the values of educ in the configuration (values: [...]) needs none"
@@ -336,29 +319,11 @@ tables:
 // residue 3.6999999999999997 and 9.950000000000001e-06), and a statement
 // costing exactly the remainder reported is answered.
 func TestRemainingIsRounded(t *testing.T) {
-	dsn := testdb.PostgresDSN(t)
-	dir := t.TempDir()
-	if out, err := exec.Command(binary, "load-demo", "--driver", "postgres", "--dsn", dsn).CombinedOutput(); err != nil {
-		t.Fatalf("load-demo: %v\n%s", err, out)
-	}
-	config := filepath.Join(dir, "dpproxy.yaml")
-	yaml := fmt.Sprintf(`
-backend: {driver: postgres, dsn: %q}
-ledger: {driver: postgres, dsn: %q}
-privacy: {default_epsilon: 0.1, max_epsilon: 10, default_delta: 1.0e-7, max_delta: 1.0e-5}
-users:
-  - {name: carol, password_hash: %q, epsilon: 4, delta: 1.0e-5}
-tables:
+	carol := pumsAnalystOnPostgres(t, "{default_epsilon: 0.1, max_epsilon: 10, default_delta: 1.0e-7, max_delta: 1.0e-5}", "carol", "epsilon: 4, delta: 1.0e-5", `
   - name: pums
     columns:
       - {name: educ, type: integer, lower: 1, upper: 16, partition_selection: true}
-`, dsn, dsn, wire.FormatNativePasswordHash(wire.NativePasswordHash("carol-pw")))
-	if err := os.WriteFile(config, []byte(yaml), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	p := startProxy(t, dir, nil, "--config", config)
-	carol := p.connect(t, "carol", "carol-pw")
-	carol.SetMaxOpenConns(1)
+`)
 	// ε 0.1 three times, and δ 5e-8 for the partition selection of educ.
 	for _, q := range []string{"SELECT COUNT(*) FROM pums", "SELECT COUNT(*) FROM pums", "SELECT educ, COUNT(*) FROM pums GROUP BY educ"} {
 		queryRows(t, carol, q)
@@ -375,4 +340,27 @@ tables:
 	if _, v := queryRow(t, carol, "SELECT dp_remaining_epsilon()"); v[0] != 0 {
 		t.Errorf("remaining after spending it: %v, want 0", v[0])
 	}
+}
+
+// pumsAnalystOnPostgres loads the demo's pums into PostgreSQL and starts a
+// proxy with that database as backend and ledger, the privacy settings
+// privacy, one analyst name (password name + "-pw") with budget (its
+// epsilon and delta fields) and tables (the YAML list under tables:), and
+// returns the analyst's connection, one statement at a time.
+func pumsAnalystOnPostgres(t *testing.T, privacy, name, budget, tables string) *sql.DB {
+	t.Helper()
+	dsn := testdb.PostgresDSN(t)
+	dir := t.TempDir()
+	if out, err := exec.Command(binary, "load-demo", "--driver", "postgres", "--dsn", dsn).CombinedOutput(); err != nil {
+		t.Fatalf("load-demo: %v\n%s", err, out)
+	}
+	config := filepath.Join(dir, "dpproxy.yaml")
+	yaml := fmt.Sprintf("backend: {driver: postgres, dsn: %q}\nledger: {driver: postgres, dsn: %q}\nprivacy: %s\nusers:\n  - {name: %s, password_hash: %q, %s}\ntables:%s",
+		dsn, dsn, privacy, name, wire.FormatNativePasswordHash(wire.NativePasswordHash(name+"-pw")), budget, tables)
+	if err := os.WriteFile(config, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	db := startProxy(t, dir, nil, "--config", config).connect(t, name, name+"-pw")
+	db.SetMaxOpenConns(1)
+	return db
 }

@@ -115,11 +115,12 @@ func startItemsProxy(t *testing.T, b visitsBackend) map[string]*sql.DB {
 	return conns
 }
 
-// remainingEpsilon reads the session's remaining ε.
+// remainingEpsilon reads the session's remaining ε (with its own LIMIT
+// 1, so that sql_select_limit = 0 cannot cut it).
 func remainingEpsilon(t *testing.T, conn *sql.DB) float64 {
 	t.Helper()
 	var r float64
-	if err := conn.QueryRow("SELECT dp_remaining_epsilon()").Scan(&r); err != nil {
+	if err := conn.QueryRow("SELECT dp_remaining_epsilon() LIMIT 1").Scan(&r); err != nil {
 		t.Fatal(err)
 	}
 	return r

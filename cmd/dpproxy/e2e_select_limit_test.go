@@ -18,14 +18,7 @@ func TestSelectLimitEndToEnd(t *testing.T) {
 	db := p.connect(t, "demo", "demo")
 	db.SetMaxOpenConns(1) // one session: SET must persist between statements
 
-	remaining := func() float64 {
-		t.Helper()
-		var r float64
-		if err := db.QueryRow("SELECT dp_remaining_epsilon() LIMIT 1").Scan(&r); err != nil {
-			t.Fatal(err)
-		}
-		return r
-	}
+	remaining := func() float64 { t.Helper(); return remainingEpsilon(t, db) }
 	spent := func(q string) (rows int, eps float64) {
 		t.Helper()
 		before := remaining()
@@ -86,14 +79,7 @@ func TestSelectLimitZeroSpendsNothing(t *testing.T) {
 	db := p.connect(t, "demo", "demo")
 	db.SetMaxOpenConns(1) // one session: SET must persist between statements
 
-	remaining := func() float64 {
-		t.Helper()
-		var r float64
-		if err := db.QueryRow("SELECT dp_remaining_epsilon() LIMIT 1").Scan(&r); err != nil {
-			t.Fatal(err)
-		}
-		return r
-	}
+	remaining := func() float64 { t.Helper(); return remainingEpsilon(t, db) }
 	statements := []string{
 		"SELECT COUNT(*) FROM pums",
 		"SELECT COUNT(*), AVG(age), MEDIAN(income), SUM(income) FROM pums",
@@ -155,14 +141,7 @@ func TestLimitZeroFormsSpendNothingOnPostgres(t *testing.T) {
 // go-mysql-server's garbled "#%!d(MISSING)").
 func limitZeroScenario(t *testing.T, db *sql.DB) {
 	t.Helper()
-	remaining := func() float64 {
-		t.Helper()
-		var r float64
-		if err := db.QueryRow("SELECT dp_remaining_epsilon() LIMIT 1").Scan(&r); err != nil {
-			t.Fatal(err)
-		}
-		return r
-	}
+	remaining := func() float64 { t.Helper(); return remainingEpsilon(t, db) }
 	const (
 		topTwo = "SELECT * FROM (SELECT race, COUNT(*) n FROM pums GROUP BY race ORDER BY n DESC LIMIT 2) g"
 		outer  = "SELECT COUNT(*) FROM (SELECT race, COUNT(*) AS n FROM pums GROUP BY race) g"

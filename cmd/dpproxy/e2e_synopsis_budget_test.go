@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dpproxy/dpproxy/internal/testdb"
 	"github.com/dpproxy/dpproxy/internal/wire"
 )
 
@@ -92,19 +91,7 @@ tables:
 // parts (it said remaining 0.45, net of the statement's own pending
 // reservation, and needs 0.5, the build alone); nothing is charged.
 func TestSynopsisRefusalStatesWholeStatement(t *testing.T) {
-	dsn := testdb.PostgresDSN(t)
-	dir := t.TempDir()
-	if out, err := exec.Command(binary, "load-demo", "--driver", "postgres", "--dsn", dsn).CombinedOutput(); err != nil {
-		t.Fatalf("load-demo: %v\n%s", err, out)
-	}
-	config := filepath.Join(dir, "dpproxy.yaml")
-	yaml := fmt.Sprintf(`
-backend: {driver: postgres, dsn: %q}
-ledger: {driver: postgres, dsn: %q}
-privacy: {default_epsilon: 0.1, max_epsilon: 1}
-users:
-  - {name: carol, password_hash: %q, epsilon: 1.55, delta: 1.0e-6}
-tables:
+	carol := pumsAnalystOnPostgres(t, "{default_epsilon: 0.1, max_epsilon: 1}", "carol", "epsilon: 1.55, delta: 1.0e-6", fmt.Sprintf(`
   - name: pums
     epsilon: 10
     delta: 1.0e-4
@@ -112,13 +99,7 @@ tables:
       - {name: age, type: integer, lower: 0, upper: 100, histogram: {epsilon: %g}}
       - {name: race, type: integer, lower: 1, upper: 6}
       - {name: income, type: real, lower: 0, upper: 500000}
-`, dsn, dsn, wire.FormatNativePasswordHash(wire.NativePasswordHash("carol-pw")), synopsisEpsilon)
-	if err := os.WriteFile(config, []byte(yaml), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	p := startProxy(t, dir, nil, "--config", config)
-	carol := p.connect(t, "carol", "carol-pw")
-	carol.SetMaxOpenConns(1)
+`, synopsisEpsilon))
 	for _, q := range []string{"SET @dp_epsilon = 1", "SELECT COUNT(*) FROM pums", "SET @dp_epsilon = 0.1"} {
 		if _, err := carol.Exec(q); err != nil {
 			t.Fatalf("%s: %v", q, err)

@@ -65,7 +65,18 @@ func (m exponentialMechanism) Start(src noise.Source, r *Release, _ []float64, h
 	if err != nil {
 		return nil, err
 	}
-	bin, err := q.Release(src, histogram)
+	return m.draw(src, r, q, histogram)
+}
+
+// gridSampler is a quantile mechanism over the grid: it draws a bin from
+// the histogram's counts (quantile.GridExponential, GridPermuteFlip).
+type gridSampler interface {
+	Release(src noise.Source, counts []int64) (int, error)
+}
+
+// draw releases a bin with sampler and maps it to its value (estimate).
+func (m exponentialMechanism) draw(src noise.Source, r *Release, sampler gridSampler, histogram []int64) (Step, error) {
+	bin, err := sampler.Release(src, histogram)
 	if err != nil {
 		return nil, err
 	}
@@ -117,9 +128,5 @@ func (m permuteFlipMechanism) Start(src noise.Source, r *Release, _ []float64, h
 	if err != nil {
 		return nil, err
 	}
-	bin, err := q.Release(src, histogram)
-	if err != nil {
-		return nil, err
-	}
-	return m.estimate(r, bin), nil
+	return m.draw(src, r, q, histogram)
 }
