@@ -2,10 +2,14 @@ package main
 
 import (
 	"bytes"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/dpproxy/dpproxy/internal/demo"
 	"github.com/go-mysql-org/go-mysql/client"
+	"github.com/go-mysql-org/go-mysql/mysql"
 )
 
 // preparedColumnStatements are prepared statements whose result columns
@@ -122,6 +126,122 @@ func TestPreparedStatementColumns(t *testing.T) {
 			t.Errorf("%s: %v", s.sql, err)
 		}
 		rows.Close()
+		st.Close()
+	}
+}
+
+// TestSelectedKeyProbeColumns: over demo.Visits in SQLite, a GROUP BY key
+// chosen by partition selection, text (site) or integer (age), on a
+// table protecting each person_id or each row, is announced alike by the
+// statement's answer, its zero-row probes (WHERE 1=0, col = NULL) and
+// COM_STMT_PREPARE of it with a WHERE's marker, which describes it over
+// NULL: VARCHAR of 255 characters (length 1020) for a text key, BIGINT
+// for an integer one, each definition byte for byte the one the
+// execution sends, bound to a value or to NULL. Before, the probes and
+// the prepare announced the key as MySQL's type NULL of length 0 (an
+// independent review with mariadb --column-type-info). Preparing and the
+// probes spend nothing.
+func TestSelectedKeyProbeColumns(t *testing.T) {
+	dsn := visitsBackends[0].load(t, "visits", demo.Visits(unitsSeed))
+	p, _ := startCarolProxy(t, "sqlite", dsn, "{default_epsilon: 1, max_epsilon: 10, default_delta: 1.0e-6, max_delta: 1.0e-4}", "epsilon: 100, delta: 1.0e-3", fmt.Sprintf(`
+  - name: visits
+    privacy_unit: person_id
+    max_rows_per_unit: 5
+    max_groups_per_unit: 2
+    columns:
+      - {name: spend, type: real, lower: 0, upper: %d}
+      - {name: site, type: text, partition_selection: true}
+  - name: visits_rows
+    source: visits
+    columns:
+      - {name: age, type: integer, lower: 0, upper: 100, partition_selection: true}
+      - {name: spend, type: real, lower: 0, upper: %d}
+      - {name: site, type: text, partition_selection: true}
+`, demo.VisitsSpendUpper, demo.VisitsSpendUpper))
+	conn, err := client.Connect(p.addr, "carol", "carol-pw", "dpproxy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fields := func(r *mysql.Result) []string {
+		var out []string
+		for _, f := range r.Fields {
+			out = append(out, string(f.Dump()))
+		}
+		return out
+	}
+	execute := func(q string) []string {
+		t.Helper()
+		r, err := conn.Execute(q)
+		if err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		defer r.Close()
+		return fields(r)
+	}
+	remaining := func() string { return fmt.Sprint(execute("SELECT dp_remaining_epsilon(), dp_remaining_delta()")) }
+	varchar, bigint := mysql.MYSQL_TYPE_VAR_STRING, mysql.MYSQL_TYPE_LONGLONG
+	for _, c := range []struct {
+		answered string
+		probes   []string
+		key      byte
+	}{
+		{"SELECT site, COUNT(*) FROM visits_rows GROUP BY site",
+			[]string{"SELECT site, COUNT(*) FROM visits_rows WHERE 1=0 GROUP BY site", "SELECT site, COUNT(*) FROM visits_rows WHERE spend = NULL GROUP BY site"}, varchar},
+		{"SELECT age, COUNT(*), AVG(spend) FROM visits_rows GROUP BY age",
+			[]string{"SELECT age, COUNT(*), AVG(spend) FROM visits_rows WHERE 1=0 GROUP BY age", "SELECT age, COUNT(*), AVG(spend) FROM visits_rows WHERE age = NULL GROUP BY age"}, bigint},
+		{"SELECT site, COUNT(*), MEDIAN(spend) FROM visits GROUP BY site",
+			[]string{"SELECT site, COUNT(*), MEDIAN(spend) FROM visits WHERE 1=0 GROUP BY site", "SELECT site, COUNT(*), MEDIAN(spend) FROM visits WHERE site = NULL GROUP BY site"}, varchar},
+	} {
+		want := execute(c.answered)
+		before := remaining()
+		for _, probe := range c.probes {
+			if got := execute(probe); !slices.Equal(got, want) {
+				t.Errorf("%s: announced %q, answered %q", probe, got, want)
+			}
+		}
+		if after := remaining(); after != before {
+			t.Errorf("%s: the probes spent budget: remaining %s, then %s", c.answered, before, after)
+		}
+		r, err := conn.Execute(c.answered)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if key := r.Fields[0]; key.Type != c.key {
+			t.Errorf("%s: key of type %d, want %d", c.answered, key.Type, c.key)
+		}
+		r.Close()
+	}
+	for _, c := range []struct {
+		sql string
+		arg any
+	}{
+		{"SELECT site, COUNT(*) FROM visits_rows WHERE site <> ? GROUP BY site", "Oslo"},
+		{"SELECT age, COUNT(*), AVG(spend) FROM visits_rows WHERE age <> ? GROUP BY age", 40},
+		{"SELECT site, COUNT(*), MEDIAN(spend) FROM visits WHERE spend > ? GROUP BY site", 10},
+	} {
+		before := remaining()
+		st, err := conn.Prepare(c.sql)
+		if err != nil {
+			t.Fatalf("%s: %v", c.sql, err)
+		}
+		if after := remaining(); after != before {
+			t.Errorf("%s: preparing spent budget: remaining %s, then %s", c.sql, before, after)
+		}
+		var announced []string
+		for _, f := range st.RawColumnFields {
+			announced = append(announced, string(f))
+		}
+		for _, arg := range []any{c.arg, nil} {
+			r, err := st.Execute(arg)
+			if err != nil {
+				t.Fatalf("%s with %v: %v", c.sql, arg, err)
+			}
+			if got := fields(r); !slices.Equal(announced, got) {
+				t.Errorf("%s: announced %q, executed with %v %q", c.sql, announced, arg, got)
+			}
+			r.Close()
+		}
 		st.Close()
 	}
 }

@@ -347,13 +347,10 @@ func (qp *QueryPlan) ColumnTypes() []ResultType {
 			env.aggs[i] = qp.Base.Outputs[i].ResultType()
 		}
 	}
-	for i, k := range q.Keys {
+	for _, k := range q.Keys {
 		t := ResultNull
-		if k.Private && qp.Selection != nil && i == qp.SelectedKey {
-			t = ResultText
-			if qp.Selection.Column.Type == catalog.Integer {
-				t = ResultBigint
-			}
+		if k.Private {
+			t = selectedKeyType(qp.Table, k.Column)
 		}
 		for _, v := range k.Values {
 			t = t.Join(valueType(v))
@@ -382,6 +379,19 @@ func (qp *QueryPlan) ColumnTypes() []ResultType {
 		outer.outerAggs = append(outer.outerAggs, aggregateType(a.Func, arg))
 	}
 	return columnTypes(q.Outer.Columns, outer)
+}
+
+// selectedKeyType is the type of a key chosen by partition selection on
+// column name of t: its values as exec reads them, BIGINT for an integer
+// column and VARCHAR for a text one (catalog allows partition selection
+// on no other). It depends on the column only, so a plan that selects no
+// partition (a WHERE true for no row, QueryPlan.Empty) types the key as
+// the plan that selects them does.
+func selectedKeyType(t *catalog.Table, name string) ResultType {
+	if col, ok := t.Column(name); ok && col.Type == catalog.Integer {
+		return ResultBigint
+	}
+	return ResultText
 }
 
 // typeEnv holds the types of what a query's expressions read: its
