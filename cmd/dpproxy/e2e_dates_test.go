@@ -147,22 +147,24 @@ func TestDateGroupsOnEveryBackend(t *testing.T) {
 
 // visitDateTables declares, under tables:, visits with visit_date (a
 // date column over 2018 to 2024) and the YAML column lines visitsColumns,
-// and visits_units, the same rows protecting each person_id (at most 5
-// rows and 4 groups a person) with visit_date and unitsColumns.
+// and visits_units, a copy of the same rows (one relation has one unit)
+// protecting each person_id (at most 5 rows and 4 groups a person) with
+// visit_date and unitsColumns.
 func visitDateTables(visitsColumns, unitsColumns string) string {
 	const visitDate = "      - {name: visit_date, type: date, lower: 2018-01-01, upper: 2024-12-31}\n"
 	return "\n  - name: visits\n    columns:\n" + visitsColumns + visitDate +
-		"  - name: visits_units\n    source: visits\n    privacy_unit: person_id\n    max_rows_per_unit: 5\n    max_groups_per_unit: 4\n    columns:\n" +
+		"  - name: visits_units\n    privacy_unit: person_id\n    max_rows_per_unit: 5\n    max_groups_per_unit: 4\n    columns:\n" +
 		visitDate + unitsColumns
 }
 
-// visitsSession loads rows into b as table visits, serves the YAML lines
-// tables (under tables:) through a real proxy for the analyst dora (a
-// budget of ε = 1000), and returns a connection of hers with @dp_epsilon
-// = 40 and a function reading her remaining ε on it.
+// visitsSession loads rows into b as tables visits and visits_units,
+// serves the YAML lines tables (under tables:, visitDateTables) through a
+// real proxy for the analyst dora (a budget of ε = 1000), and returns a
+// connection of hers with @dp_epsilon = 40 and a function reading her
+// remaining ε on it.
 func visitsSession(t *testing.T, b visitsBackend, rows []demo.VisitRow, tables string) (*sql.Conn, func() float64) {
 	t.Helper()
-	return doraSession(t, b, b.load(t, "visits", rows), tables)
+	return doraSession(t, b, b.load(t, "visits", rows, "visits_units"), tables)
 }
 
 // doraSession is visitsSession on the database dsn of b, already loaded.

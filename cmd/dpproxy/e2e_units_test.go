@@ -73,7 +73,7 @@ func TestPrivacyUnitsOnEveryBackend(t *testing.T) {
 	tr := computeVisitsTruth(rows, 5)
 	for _, b := range visitsBackends {
 		t.Run(b.name, func(t *testing.T) {
-			dsn := b.load(t, "visits", rows)
+			dsn := b.load(t, "visits", rows, "visits_rows")
 			dir := t.TempDir()
 			config := filepath.Join(dir, "dpproxy.yaml")
 			yaml := fmt.Sprintf(`
@@ -92,7 +92,6 @@ tables:
       - {name: spend, type: real, lower: 0, upper: %d}
       - {name: site, type: text, partition_selection: true}
   - name: visits_rows
-    source: visits
     columns:
       - {name: spend, type: real, lower: 0, upper: %d}
       - {name: site, type: text, partition_selection: true}
@@ -160,7 +159,8 @@ tables:
 					t.Errorf("warning %q does not state the person-level ε", w)
 				}
 			}
-			// The same table declared without a unit is row-level, and says so.
+			// The same rows (a copy: one relation has one unit) declared
+			// without a unit are row-level, and say so.
 			if n := one("SELECT COUNT(*) FROM visits_rows")[0]; math.Abs(n-float64(tr.allRows)) > 30 {
 				t.Errorf("row-level COUNT(*) = %v, want %d ± 30", n, tr.allRows)
 			}

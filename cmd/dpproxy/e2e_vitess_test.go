@@ -117,14 +117,15 @@ func TestVitess(t *testing.T) {
 		t.Fatal(err)
 	}
 	suffix := hex.EncodeToString(b[:])
-	pums, big, visits := "pums_"+suffix, "pums25_"+suffix, "visits_"+suffix
+	// visit_days reads a copy of visits (one relation has one unit).
+	pums, big, visits, days := "pums_"+suffix, "pums25_"+suffix, "visits_"+suffix, "visit_days_"+suffix
 	exec := func(db *sql.DB, q string) {
 		t.Helper()
 		if _, err := db.ExecContext(t.Context(), q); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}
 	}
-	for _, tb := range []struct{ name, vindex string }{{pums, "id"}, {big, "id"}, {visits, "person_id"}} {
+	for _, tb := range []struct{ name, vindex string }{{pums, "id"}, {big, "id"}, {visits, "person_id"}, {days, "person_id"}} {
 		exec(admin, "ALTER VSCHEMA ON "+tb.name+" ADD VINDEX hash("+tb.vindex+") USING hash")
 		t.Cleanup(func() {
 			admin, err := sql.Open("mysql", dsn)
@@ -144,8 +145,10 @@ func TestVitess(t *testing.T) {
 	loadShardedPUMS(t, admin, big, rows, 25)
 	// visits is sharded by its privacy unit: all of a person's rows on one
 	// shard.
-	if err := demo.LoadVisits(t.Context(), admin, "mysql", visits, demo.Visits(unitsSeed)); err != nil {
-		t.Fatal(err)
+	for _, name := range []string{visits, days} {
+		if err := demo.LoadVisits(t.Context(), admin, "mysql", name, demo.Visits(unitsSeed)); err != nil {
+			t.Fatal(err)
+		}
 	}
 	// Both shards hold rows of each table (the keyspace really is sharded).
 	for _, shard := range []string{"-80", "80-"} {
@@ -236,7 +239,7 @@ tables:
       - {name: age, type: integer, lower: 0, upper: 100, partition_selection: true}
       - {name: spend, type: real, lower: 0, upper: %d}
 `, cfg.FormatDSN(), filepath.Join(dir, "ledger.db"), wire.FormatNativePasswordHash(wire.NativePasswordHash("vera-pw")),
-		pums, big, visits, demo.VisitsSpendUpper, visits, demo.VisitsSpendUpper)
+		pums, big, visits, demo.VisitsSpendUpper, days, demo.VisitsSpendUpper)
 	if err := os.WriteFile(config, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
 	}

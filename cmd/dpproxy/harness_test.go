@@ -198,12 +198,18 @@ var visitsBackends = []visitsBackend{
 	{"mariadb", "mysql", testdb.MySQLDSN},
 }
 
-// load creates table in the backend's test database from rows
-// (demo.LoadVisits) and returns the database's DSN.
-func (b visitsBackend) load(t *testing.T, table string, rows []demo.VisitRow) string {
+// load creates table, and each table of also, in the backend's test
+// database from rows (demo.LoadVisits) and returns the database's DSN.
+// A table with a privacy unit and a row-level one over the same rows
+// need two copies: one configuration may not read one relation under
+// two units.
+func (b visitsBackend) load(t *testing.T, table string, rows []demo.VisitRow, also ...string) string {
 	dsn := b.dsn(t)
-	if err := demo.LoadVisits(t.Context(), testdb.Open(t, b.driver, dsn), b.driver, table, rows); err != nil {
-		t.Fatal(err)
+	db := testdb.Open(t, b.driver, dsn)
+	for _, name := range append([]string{table}, also...) {
+		if err := demo.LoadVisits(t.Context(), db, b.driver, name, rows); err != nil {
+			t.Fatal(err)
+		}
 	}
 	return dsn
 }

@@ -688,7 +688,10 @@ func (c *Config) Validate() error {
 			return err
 		}
 	}
-	return c.validateCappedSources()
+	if err := c.validateCappedSources(); err != nil {
+		return err
+	}
+	return c.validateUnitSources()
 }
 
 // validateCappedSources refuses a table with a cap whose backend relations
@@ -707,9 +710,6 @@ func (c *Config) Validate() error {
 // in any schema. A view over a capped table is not seen here: the README
 // says to cap the view too.
 func (c *Config) validateCappedSources() error {
-	reads := func(t *Table) []string {
-		return append([]string{t.Source}, t.Partitions...)
-	}
 	for i := range c.Tables {
 		capped := &c.Tables[i]
 		if capped.Epsilon <= 0 {
@@ -719,8 +719,8 @@ func (c *Config) validateCappedSources() error {
 			if i == j || c.Tables[j].Epsilon > 0 {
 				continue
 			}
-			for _, a := range reads(capped) {
-				for _, b := range reads(&c.Tables[j]) {
+			for _, a := range capped.relations() {
+				for _, b := range c.Tables[j].relations() {
 					if sameRelation(a, b) {
 						return invalid(fmt.Sprintf("tables[%d].epsilon", i), "table %s is capped, but tables[%d] (%s), without a cap, also reads its backend relation %s, and statements on it would be charged to no cap; give it a cap too, or declare the rows once", capped.Name, j, c.Tables[j].Name, a)
 					}
@@ -729,6 +729,12 @@ func (c *Config) validateCappedSources() error {
 		}
 	}
 	return nil
+}
+
+// relations are the backend relations a table reads: its source and its
+// partitions.
+func (t *Table) relations() []string {
+	return append([]string{t.Source}, t.Partitions...)
 }
 
 // sameRelation reports whether two configured backend relations (name or

@@ -39,6 +39,10 @@ import (
 // of a private key counts distinct units, each toward at most
 // max_groups_per_unit keys, and calibrates each key's selection for that
 // many keys changing (planner.PartitionSelection).
+//
+// One relation has one unit: configured tables that read one backend
+// relation declare the same privacy_unit, or none
+// (validateUnitSources).
 
 // MaxRowsPerUnitLimit and MaxGroupsPerUnitLimit cap the contribution
 // bounds: with k ≤ 2^20 rows per unit the scaled sensitivities stay within
@@ -120,6 +124,48 @@ func (t *Table) validateUnit(f string) error {
 		if h := col.Histogram; h != nil && h.Epsilon >= MinSynopsisEpsilon && h.Epsilon/float64(t.MaxRowsPerUnit) < MinSynopsisEpsilon {
 			return invalid(fmt.Sprintf("%s.columns[%d].histogram.epsilon", f, j),
 				"%g is built at epsilon/max_rows_per_unit = %g per row on a table with a privacy_unit, below 2^-15: raise epsilon or lower max_rows_per_unit", h.Epsilon, h.Epsilon/float64(t.MaxRowsPerUnit))
+		}
+	}
+	return nil
+}
+
+// validateUnitSources refuses two configured tables that read one backend
+// relation (the source or a partition of either, compared as
+// validateCappedSources compares them: sameRelation) under different
+// privacy units: one at row level and one with a privacy_unit, or two
+// different unit columns. Every statement states its guarantee for its
+// own table's unit, but the budgets (the analyst's, and the relation's
+// table cap, which both tables are charged to: TableAccount) add up the
+// statements on both: a statement read at row level costs a person with
+// r rows r·ε, not the ε it is charged, so the other table's "protects
+// each <unit>" would hold for no person who also appears through it (an
+// independent review); and two unit columns group the rows two ways,
+// neither bounding the other's unit. Tables with one unit column may
+// differ in max_rows_per_unit and max_groups_per_unit: a statement on
+// either is ε-DP for adding or removing all the rows of one unit, its
+// noise calibrated to its own table's bounds, so statements on the two
+// compose per unit as statements on one table do. Unit columns are
+// compared exactly: the fetches quote them, and PostgreSQL then reads pid
+// and PID as two columns (where MySQL reads one, the refusal only asks
+// for one spelling). A view over the relation is not seen here, as with
+// validateCappedSources.
+func (c *Config) validateUnitSources() error {
+	for j := range c.Tables {
+		later := &c.Tables[j]
+		for i := range j {
+			earlier := &c.Tables[i]
+			if earlier.PrivacyUnit == later.PrivacyUnit {
+				continue
+			}
+			for _, a := range later.relations() {
+				for _, b := range earlier.relations() {
+					if sameRelation(a, b) {
+						return invalid(fmt.Sprintf("tables[%d].privacy_unit", j),
+							"table %s protects %s, but tables[%d] (%s), which protects %s, also reads its backend relation %s: the budgets add up statements on both, so neither table's guarantee would hold per its unit; declare the same privacy_unit on both (max_rows_per_unit and max_groups_per_unit may differ), or declare the rows once",
+							later.Name, later.ProtectedUnit(), i, earlier.Name, earlier.ProtectedUnit(), a)
+					}
+				}
+			}
 		}
 	}
 	return nil

@@ -27,7 +27,12 @@ type filterCase struct {
 	setup        []string
 	tables       string // YAML of the configuration's tables
 	queries      []string
-	run          []string // statements that must answer (RunQuery), seeds 0–4
+	// unitTables and unitQueries: a table with a privacy unit over the
+	// same rows, in a configuration of its own (one configuration may
+	// not read a relation at row level and by unit), and its statements.
+	unitTables  string
+	unitQueries []string
+	run         []string // statements that must answer (RunQuery), seeds 0–4
 }
 
 func filterConfig(t *testing.T, tables string) *catalog.Config {
@@ -126,10 +131,11 @@ func TestGroupFiltersMatchGroupedFetchOnHostileData(t *testing.T) {
 		cases = append(cases, filterCase{name: driver + "/buckets", driver: driver,
 			setup: []string{"CREATE TABLE t (p INTEGER, k " + double[driver] + ", y " + double[driver] + ")",
 				"INSERT INTO t VALUES (1, -50, 1), (2, 0, 2), (3, 5, 3), (4, 50, 4), (5, 99.99, 5), (6, 100, 6), (7, 1000, 7), (8, NULL, 8)" + hostile},
-			tables: bounded + units(""),
-			queries: []string{"SELECT FLOOR(k / 1000) * 1000 AS b, COUNT(*) FROM u GROUP BY b", "SELECT FLOOR(k / 30) * 30 AS b, COUNT(*) FROM u GROUP BY b",
-				"SELECT FLOOR(k / 1000) * 1000 AS b, COUNT(*) FROM p GROUP BY b", "SELECT FLOOR(k / 30) * 30 AS b, COUNT(*) FROM p GROUP BY b"},
-			run: []string{"SELECT FLOOR(k / 1000) * 1000 AS b, MEDIAN(y), MAX(y) FROM u GROUP BY b", "SELECT FLOOR(k / 30) * 30 AS b, MEDIAN(y), MAX(y) FROM u GROUP BY b"}})
+			tables:      bounded,
+			queries:     []string{"SELECT FLOOR(k / 1000) * 1000 AS b, COUNT(*) FROM u GROUP BY b", "SELECT FLOOR(k / 30) * 30 AS b, COUNT(*) FROM u GROUP BY b"},
+			unitTables:  units(""),
+			unitQueries: []string{"SELECT FLOOR(k / 1000) * 1000 AS b, COUNT(*) FROM p GROUP BY b", "SELECT FLOOR(k / 30) * 30 AS b, COUNT(*) FROM p GROUP BY b"},
+			run:         []string{"SELECT FLOOR(k / 1000) * 1000 AS b, MEDIAN(y), MAX(y) FROM u GROUP BY b", "SELECT FLOOR(k / 30) * 30 AS b, MEDIAN(y), MAX(y) FROM u GROUP BY b"}})
 		// Mapped keys over numbers and text.
 		mapped := map[string]string{
 			catalog.DriverSQLite:   ", ('abc', 'A', 9), (x'01', 'a ', 10), (-9e999, 'b', 11)",
@@ -160,9 +166,11 @@ func TestGroupFiltersMatchGroupedFetchOnHostileData(t *testing.T) {
 		filterCase{name: "sqlite/last-bucket-text", driver: catalog.DriverSQLite,
 			setup: []string{"CREATE TABLE t (p INTEGER, k REAL, y REAL)",
 				"INSERT INTO t VALUES (1, 5, 1), (2, 15, 2), (3, 25, 3), (4, 100, 50), (5, 100, 51), (6, 100, 52), (7, 'abc', 0), (8, 'abd', 0), (9, x'01', 0)"},
-			tables:  bounded + units(""),
-			queries: []string{"SELECT FLOOR(k / 50) * 50 AS b, COUNT(*) FROM u GROUP BY b", "SELECT FLOOR(k / 50) * 50 AS b, COUNT(*) FROM p GROUP BY b"},
-			run:     []string{"SELECT FLOOR(k / 50) * 50 AS b, MEDIAN(y), MIN(y) FROM u GROUP BY b"}},
+			tables:      bounded,
+			queries:     []string{"SELECT FLOOR(k / 50) * 50 AS b, COUNT(*) FROM u GROUP BY b"},
+			unitTables:  units(""),
+			unitQueries: []string{"SELECT FLOOR(k / 50) * 50 AS b, COUNT(*) FROM p GROUP BY b"},
+			run:         []string{"SELECT FLOOR(k / 50) * 50 AS b, MEDIAN(y), MIN(y) FROM u GROUP BY b"}},
 		filterCase{name: "sqlite/text-affinity", driver: catalog.DriverSQLite,
 			setup: []string{"CREATE TABLE t (p INTEGER, k TEXT, y REAL)",
 				"INSERT INTO t VALUES (1, '1', 1), (2, '1', 2), (3, 1, 3), (4, '2', 4), (5, NULL, 5), (6, 'abc', 6)"},
@@ -176,9 +184,11 @@ func TestGroupFiltersMatchGroupedFetchOnHostileData(t *testing.T) {
     columns:
       - {name: k, type: integer, lower: 0, upper: 10, values: [null, 1, 2]}
       - {name: y, type: real, lower: 0, upper: 100}
-` + units(", values: [1, 2, null]"),
-			queries: []string{"SELECT k, COUNT(*) FROM t GROUP BY k", "SELECT k, COUNT(*) FROM nullfirst GROUP BY k", "SELECT k, COUNT(*) FROM p GROUP BY k"},
-			run:     []string{"SELECT k, COUNT(*), MEDIAN(y) FROM t GROUP BY k"}},
+`,
+			queries:     []string{"SELECT k, COUNT(*) FROM t GROUP BY k", "SELECT k, COUNT(*) FROM nullfirst GROUP BY k"},
+			unitTables:  units(", values: [1, 2, null]"),
+			unitQueries: []string{"SELECT k, COUNT(*) FROM p GROUP BY k"},
+			run:         []string{"SELECT k, COUNT(*), MEDIAN(y) FROM t GROUP BY k"}},
 		filterCase{name: "sqlite/odd-numbers", driver: catalog.DriverSQLite,
 			setup: []string{"CREATE TABLE t (k REAL, y REAL, kb BLOB, kn NUMERIC)",
 				"INSERT INTO t VALUES (' 1', 1, ' 1', ' 1'), ('1 ', 2, '1 ', '1 '), ('0x1', 3, '0x1', '0x1'), ('1e0', 4, '1e0', '1e0'), ('01', 5, '01', '01'), (1, 6, 1, 1), (1.0, 7, 1.0, 1.0), (-0.0, 8, -0.0, -0.0), (0, 9, 0, 0), (x'31', 10, x'31', x'31'), (NULL, 11, NULL, NULL), (9e999, 12, 9e999, 9e999)"},
@@ -239,6 +249,12 @@ func TestGroupFiltersMatchGroupedFetchOnHostileData(t *testing.T) {
 			e := newGroupedExecutor(t, back)
 			for _, q := range c.queries {
 				checkGroupFilters(t, e, back, cat, q)
+			}
+			if c.unitTables != "" {
+				unitCat := filterConfig(t, c.unitTables)
+				for _, q := range c.unitQueries {
+					checkGroupFilters(t, e, back, unitCat, q)
+				}
 			}
 			for _, q := range c.run {
 				qp := planGrouped(t, cat, q, 1)
