@@ -69,6 +69,10 @@ func serve(ctx context.Context, opts options, stderr io.Writer) error {
 		cfg.Metrics.Listen = opts.metricsListen
 	}
 
+	if large := cfg.LargeDeltas(); len(large) > 0 {
+		log.Warn(fmt.Sprintf("delta above %g: a release may fail outright, revealing a person's rows, with probability up to its delta; keep delta far below 1/n for n persons", catalog.LargeDelta), "fields", strings.Join(large, ", "))
+	}
+
 	be, err := backend.Open(ctx, cfg.Backend.Driver, cfg.Backend.DSN, cfg.Backend.TimeZone, log)
 	if err != nil {
 		return err

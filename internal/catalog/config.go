@@ -922,6 +922,29 @@ func checkProbability(field string, v float64) error {
 	return nil
 }
 
+// LargeDelta is the δ above which a configured δ is valid but warned
+// about at start (LargeDeltas).
+const LargeDelta = 1e-3
+
+// LargeDeltas lists, as "field = δ", the analysts' δ budgets
+// (users[i].delta) and the cap on one statement's δ (privacy.max_delta)
+// above LargeDelta. An (ε, δ) guarantee lets a release fail outright, one
+// person's rows revealed, with probability up to δ, so δ is meant to be
+// far below 1/n for n units; the proxy logs them as a warning at start
+// and still starts.
+func (c *Config) LargeDeltas() []string {
+	var large []string
+	for i, u := range c.Users {
+		if u.Delta > LargeDelta {
+			large = append(large, fmt.Sprintf("users[%d].delta = %g", i, u.Delta))
+		}
+	}
+	if c.Privacy.MaxDelta > LargeDelta {
+		large = append(large, fmt.Sprintf("privacy.max_delta = %g", c.Privacy.MaxDelta))
+	}
+	return large
+}
+
 func checkBudgetDelta(field string, v float64) error {
 	if !(v >= 0 && v < 1) {
 		return invalid(field, "must be in [0, 1), got %g", v)

@@ -251,3 +251,22 @@ tables:
 		}
 	}
 }
+
+// TestLargeDeltas: users' δ budgets and privacy.max_delta above 1e-3 are
+// listed for the start-up warning; 1e-3 itself (the demo's budget) is not.
+func TestLargeDeltas(t *testing.T) {
+	c, err := ParseConfig(strings.NewReader(strings.Replace(validConfig, "delta: 1.0e-6}", "delta: 1.0e-3}\n  - {name: bob, password_hash: \"*0123456789ABCDEF0123456789ABCDEF01234567\", epsilon: 5, delta: 0.01}", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.LargeDeltas(); len(got) != 1 || got[0] != "users[1].delta = 0.01" {
+		t.Errorf("LargeDeltas = %q, want only users[1].delta = 0.01", got)
+	}
+	c, err = ParseConfig(strings.NewReader(strings.Replace(validConfig, "users:", "privacy: {max_delta: 0.002}\nusers:", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.LargeDeltas(); len(got) != 1 || got[0] != "privacy.max_delta = 0.002" {
+		t.Errorf("LargeDeltas = %q, want only privacy.max_delta = 0.002", got)
+	}
+}
