@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"math"
+	"strconv"
 	"testing"
 )
 
@@ -11,17 +13,19 @@ import (
 // on MariaDB itself, both sessions under collation_connection
 // utf8mb4_general_ci (MariaDB's, which the proxy's post-processing
 // implements), and compares what each answers: the column names, the
-// cells as text, the distinct levels and codes of SHOW WARNINGS and the
-// error code. Post-processing answers these (sqlrewrite constantQuery),
+// decimals of DOUBLE and DECIMAL columns, the cells as text, the distinct
+// levels and codes of SHOW WARNINGS and the error code. Post-processing answers these (sqlrewrite constantQuery),
 // as it answers the same expressions beside an aggregate; the catalog
 // engine, which answered them before, cast '1.5' to SIGNED as 2 and
 // '1e5' as 100000 without warning 1292, rounded ROUND(2.5e0) to 3,
 // compared 'a' = 'a ' as 0 and wrapped BIGINT overflow instead of error
 // 1690. None of them spends budget.
 //
-// Left out, where post-processing is known to differ: ROUND and TRUNCATE
-// of a DOUBLE to d > 0 digits, which MariaDB prints with d decimals
-// (1.00) and the proxy as the DOUBLE's shortest text (1); the order of
+// The driver reads a DOUBLE cell as a number, so a DOUBLE's text is
+// compared through CONCAT and CAST AS CHAR, and on the wire by
+// TestFixedDecimalsAsMariaDB.
+//
+// Left out, where post-processing is known to differ: the order of
 // warnings of different kinds from two columns (the proxy lists 1292
 // before the notes and warnings of CASTs); the texts of messages (the
 // codes are compared).
@@ -37,6 +41,19 @@ func TestConstantsAsMariaDB(t *testing.T) {
 		}
 	}
 	before := remaining()
+	compare := func(q string, decimals bool) {
+		// MariaDB keeps the last statement's warnings through a statement
+		// without tables that raises none; one with a table clears them.
+		for _, c := range []*sql.Conn{conn, refConn} {
+			if _, err := c.ExecContext(t.Context(), "SELECT i FROM t LIMIT 0"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got, want := runConstants(t.Context(), conn, q, decimals), runConstants(t.Context(), refConn, q, decimals)
+		if got != want {
+			t.Errorf("%s:\n proxy   %s\n MariaDB %s", q, got, want)
+		}
+	}
 	for _, q := range []string{
 		// The README's examples.
 		"SELECT CAST('1.5' AS SIGNED), CAST('1e5' AS SIGNED), ROUND(2.5e0)",
@@ -107,17 +124,26 @@ func TestConstantsAsMariaDB(t *testing.T) {
 		"SELECT 1, (1), - 1, 'abc', NULL, 1.50, 1e3, TRUE, 'a' 'b'",
 		"SELECT 1 + 1 AS two, 5 BETWEEN 1 AND 10, 1 BETWEEN 2 AND 0, 1 = 1 = 1",
 	} {
-		// MariaDB keeps the last statement's warnings through a statement
-		// without tables that raises none; one with a table clears them.
-		for _, c := range []*sql.Conn{conn, refConn} {
-			if _, err := c.ExecContext(t.Context(), "SELECT i FROM t LIMIT 0"); err != nil {
-				t.Fatal(err)
-			}
-		}
-		got, want := runConstants(t.Context(), conn, q), runConstants(t.Context(), refConn, q)
-		if got != want {
-			t.Errorf("%s:\n proxy   %s\n MariaDB %s", q, got, want)
-		}
+		compare(q, false)
+	}
+	// The same, with the decimals MariaDB announces for DOUBLE and DECIMAL
+	// columns.
+	for _, q := range []string{
+		// ROUND, TRUNCATE, FLOOR and CEIL of a DOUBLE fix its decimals:
+		// ROUND(x, 2) shows 2 (1.00), FLOOR(x) none, without an exponent
+		// however large; arithmetic, ABS and IF carry them on.
+		"SELECT ROUND(1e0, 2), FLOOR(1e15), CEIL(1.5e15), ROUND(123.456e0, -1), TRUNCATE(1.23456e0, 3)",
+		"SELECT CONCAT(ROUND(1e0, 2)), CONCAT(FLOOR(1e15)), CAST(CEIL(1.5e15) AS CHAR), CONCAT(TRUNCATE(1.23456e0, 3)), CONCAT(FLOOR(1e20)), CONCAT(CEIL(-1e22))",
+		"SELECT CONCAT(ROUND(1.5e0, 30)), CONCAT(ROUND(1e-20, 30)), CONCAT(ROUND(1e300, 2)), CONCAT(ROUND(2.675e0, 2)), CONCAT(ROUND(-0.001e0, 2))",
+		"SELECT ROUND(1e0, 40), ROUND(1.5e0, 31), CONCAT(ROUND(1.5e0, 31)), ROUND(1e0, -40), CONCAT(ROUND(1e0, 1 + 1)), CONCAT(ROUND(1e0, '2')), ROUND(1e0, NULL)",
+		"SELECT ROUND(1e0, 2) + 1, ROUND(1e0, 2) * ROUND(2e0, 1), ROUND(1e0, 2) - 1, ROUND(1e0, 2) % 1, ROUND(1e0, 2) / 3, FLOOR(1e0) / 2, ROUND(1e0, 30) / 3, ROUND(1e0, 2) + 1e0",
+		"SELECT CONCAT(ROUND(1e0, 2) + 1), CONCAT(ROUND(1e0, 2) / 3), CONCAT(-ROUND(1e0, 2)), CONCAT(ROUND(-1e0, 2) / 3000000), CONCAT(ROUND(1.23e0, 2) * 1.5), CONCAT(ROUND(1e0, 2) * 1.555)",
+		"SELECT ABS(ROUND(-1e0, 2)), CONCAT(ABS(ROUND(-1e0, 2))), FLOOR('1.5'), ABS('1.5'), ROUND('1.555', 2), CONCAT(ROUND('1.555', 2)), ROUND(FLOOR(1.5e0), 2), FLOOR(ROUND(1.5e0, 2))",
+		"SELECT IF(1, ROUND(1e0, 2), 1e0), IF(1, ROUND(1e0, 2), 1.5), IF(1, ROUND(1e0, 2), ROUND(1e0, 3)), COALESCE(ROUND(1e0, 2)), GREATEST(ROUND(1e0, 2), 0), GREATEST('5', ROUND(1e0, 2))",
+		"SELECT IF(0, 'a', ROUND(1e0, 2)), CONCAT(ROUND(1e0, 2)) LIKE '1.00', ROUND(1e0, 2) = '1.00', POW(ROUND(1e0, 2), 1), CAST(ROUND(1e0, 2) AS DOUBLE), SQRT(ROUND(4e0, 2))",
+		"SELECT ROUND(1.55, 1 + 0), ROUND(1.555, '2'), ROUND(1.55, NULL), ROUND(15, NULL), FLOOR(NULL), ROUND(NULL, 2), ABS(NULL), ROUND(NULL)",
+	} {
+		compare(q, true)
 	}
 	// A DOUBLE parameter stays a DOUBLE (the proxy once wrote it as the
 	// DECIMAL literal 2.25, whose ROUND is 2.3).
@@ -131,15 +157,33 @@ func TestConstantsAsMariaDB(t *testing.T) {
 }
 
 // runConstants runs q on conn and describes what it answered: the error
-// code, or the column names, the cells as text (NULLs as NULL) and the
-// distinct levels and codes of SHOW WARNINGS other than the proxy's
-// notes.
-func runConstants(ctx context.Context, conn *sql.Conn, q string) string {
+// code, or the column names, with decimals the decimals of each DOUBLE
+// and DECIMAL column (31 for a DOUBLE whose decimals are not fixed, "-"
+// for other types), the cells as text (NULLs as NULL) and the distinct
+// levels and codes of SHOW WARNINGS other than the proxy's notes.
+func runConstants(ctx context.Context, conn *sql.Conn, q string, decimals bool) string {
 	rows, err := conn.QueryContext(ctx, q)
 	if err != nil {
 		return errorText(err)
 	}
 	cols, _ := rows.Columns()
+	types, err := rows.ColumnTypes()
+	if err != nil {
+		return errorText(err)
+	}
+	var shown []string
+	for _, ct := range types {
+		_, scale, ok := ct.DecimalSize()
+		switch {
+		case !decimals:
+		case !ok || ct.DatabaseTypeName() != "DOUBLE" && ct.DatabaseTypeName() != "DECIMAL":
+			shown = append(shown, "-")
+		case scale == math.MaxInt64: // the driver's NOT_FIXED_DEC
+			shown = append(shown, "31")
+		default:
+			shown = append(shown, strconv.FormatInt(scale, 10))
+		}
+	}
 	var out []string
 	for rows.Next() {
 		cells, err := scanCells(rows, len(cols))
@@ -162,7 +206,7 @@ func runConstants(ctx context.Context, conn *sql.Conn, q string) string {
 	if err != nil {
 		return "SHOW WARNINGS: " + err.Error()
 	}
-	return fmt.Sprintf("columns %q cells %v warnings %v", cols, out, warnings)
+	return fmt.Sprintf("columns %q decimals %v cells %v warnings %v", cols, shown, out, warnings)
 }
 
 // runPrepared runs q with args as a prepared statement on conn and

@@ -170,19 +170,7 @@ func visitsSession(t *testing.T, b visitsBackend, rows []demo.VisitRow, tables s
 // doraSession is visitsSession on the database dsn of b, already loaded.
 func doraSession(t *testing.T, b visitsBackend, dsn, tables string) (*sql.Conn, func() float64) {
 	t.Helper()
-	dir := t.TempDir()
-	config := filepath.Join(dir, "dpproxy.yaml")
-	yaml := fmt.Sprintf(`
-backend: {driver: %s, dsn: %q}
-ledger: {driver: sqlite, dsn: %q}
-privacy: {default_epsilon: 1, max_epsilon: 50}
-users:
-  - {name: dora, password_hash: %q, epsilon: 1000, delta: 1.0e-5}
-tables:%s`, b.driver, dsn, filepath.Join(dir, "ledger.db"), wire.FormatNativePasswordHash(wire.NativePasswordHash("dora-pw")), tables)
-	if err := os.WriteFile(config, []byte(yaml), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	p := startProxy(t, dir, nil, "--config", config)
+	p := doraProxy(t, b, dsn, tables)
 	conn, err := p.connect(t, "dora", "dora-pw").Conn(t.Context())
 	if err != nil {
 		t.Fatal(err)
@@ -198,4 +186,24 @@ tables:%s`, b.driver, dsn, filepath.Join(dir, "ledger.db"), wire.FormatNativePas
 		}
 		return r
 	}
+}
+
+// doraProxy is a real proxy serving the YAML lines tables (under tables:)
+// of the database dsn of b to the analyst dora (password dora-pw, a
+// budget of ε = 1000, a default of ε = 1 a statement).
+func doraProxy(t *testing.T, b visitsBackend, dsn, tables string) *proxyProcess {
+	t.Helper()
+	dir := t.TempDir()
+	config := filepath.Join(dir, "dpproxy.yaml")
+	yaml := fmt.Sprintf(`
+backend: {driver: %s, dsn: %q}
+ledger: {driver: sqlite, dsn: %q}
+privacy: {default_epsilon: 1, max_epsilon: 50}
+users:
+  - {name: dora, password_hash: %q, epsilon: 1000, delta: 1.0e-5}
+tables:%s`, b.driver, dsn, filepath.Join(dir, "ledger.db"), wire.FormatNativePasswordHash(wire.NativePasswordHash("dora-pw")), tables)
+	if err := os.WriteFile(config, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return startProxy(t, dir, nil, "--config", config)
 }

@@ -209,20 +209,26 @@ func TestCatalogEngineAsMariaDB(t *testing.T) {
 	}
 }
 
+// fiveRows creates the table t of besideMariaDB, with its five rows, and
+// fiveRowsTables declares it to a proxy.
+var fiveRows = []string{
+	"CREATE TABLE t (y DOUBLE, i INTEGER)",
+	"INSERT INTO t VALUES (1, 1), (2, 2), (3, 3), (4, 4), (5, 5)",
+}
+
+const fiveRowsTables = `
+  - name: t
+    columns:
+      - {name: y, type: real, lower: 0, upper: 10}
+      - {name: i, type: integer, lower: 1, upper: 5, values: [1, 2, 3, 4, 5]}
+`
+
 // besideMariaDB loads the same five rows of t (y DOUBLE, i INTEGER: 1..5)
 // into MariaDB and behind a proxy, and returns a session of the proxy and
 // a connection to MariaDB itself.
 func besideMariaDB(t *testing.T) (proxy, reference *sql.Conn) {
 	t.Helper()
-	proxy, reference, _ = besideMariaDBTable(t, []string{
-		"CREATE TABLE t (y DOUBLE, i INTEGER)",
-		"INSERT INTO t VALUES (1, 1), (2, 2), (3, 3), (4, 4), (5, 5)",
-	}, `
-  - name: t
-    columns:
-      - {name: y, type: real, lower: 0, upper: 10}
-      - {name: i, type: integer, lower: 1, upper: 5, values: [1, 2, 3, 4, 5]}
-`)
+	proxy, reference, _ = besideMariaDBTable(t, fiveRows, fiveRowsTables)
 	return proxy, reference
 }
 

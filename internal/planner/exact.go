@@ -576,6 +576,34 @@ func FormatDouble(x float64) string {
 	return sign + mantissa + "e" + strconv.Itoa(exp)
 }
 
+// FormatFixedDouble writes x as MariaDB writes a DOUBLE whose type fixes
+// decimals digits after its point (DoubleType: ROUND(x, 2), FLOOR(x)),
+// as a result cell of the text protocol and as text: its shortest digits
+// that read back as x when they have at most decimals after the point,
+// else x rounded to decimals (ties, which only an exact binary half can
+// be, to even), in plain notation however large or small and padded
+// with zeros to decimals (1.00, 1000000000000000, 0.333333, -0.000000
+// for -1e-7 to 6). Zero, of either sign, has no sign. (MariaDB's
+// my_fcvt, dtoa's mode 5; checked against MariaDB 10.11.) decimals of
+// NotFixedDecimals or more is FormatDouble's.
+func FormatFixedDouble(x float64, decimals int) string {
+	if decimals >= NotFixedDecimals || math.IsInf(x, 0) || math.IsNaN(x) {
+		return FormatDouble(x)
+	}
+	if x == 0 {
+		x = 0 // no negative zero
+	}
+	s := strconv.FormatFloat(x, 'f', -1, 64)
+	_, frac, _ := strings.Cut(s, ".")
+	if len(frac) > decimals {
+		return strconv.FormatFloat(x, 'f', decimals, 64)
+	}
+	if decimals > 0 && !strings.Contains(s, ".") {
+		s += "."
+	}
+	return s + strings.Repeat("0", decimals-len(frac))
+}
+
 // Decimal is a result cell of MySQL type DECIMAL: its digits, with as many
 // after the point as its column's scale ("1.6667"), sent as that text.
 type Decimal string

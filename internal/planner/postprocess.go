@@ -34,6 +34,16 @@ type Datum struct {
 	// GREATEST, ...) keep that argument's, where MySQL makes them a DOUBLE
 	// when any of their arguments is one.
 	Double bool
+	// fixed, on a DOUBLE, is the decimals its type fixes, which its text
+	// shows (FormatFixedDouble): ROUND(x, 2)'s 2, FLOOR(x)'s 0, and what
+	// arithmetic, ABS and the aggregates of post-processing compute from
+	// them as MariaDB types them (ResultType's rules: ROUND(x, 2) + 1
+	// shows 2, FLOOR(x) / 2 shows 4); notFixed elsewhere (a released
+	// aggregate, SQRT(x), a float literal). Functions that return one of
+	// their arguments (IF, CASE, COALESCE, GREATEST, ...) keep that
+	// argument's, where MariaDB gives them the most decimals of all their
+	// arguments.
+	fixed  fixedDecimals
 	Str    string
 	IsText bool
 	// Temporal, on a text datum, is catalog.Date or catalog.Timestamp
@@ -712,6 +722,10 @@ func Eval(e *sqlrewrite.Expr, r Row, w *Warnings) (Datum, error) {
 		args[i] = d
 	}
 	w.readArgs(e.Op, args)
+	if e.Kind == sqlrewrite.ExprFunc && (e.Op == "round" || e.Op == "truncate") {
+		d, err := evalFunc(e.Op, args, w)
+		return withDecimals(d, roundedDecimals(e, datumDecimals(args[0]))), err
+	}
 	if e.Kind == sqlrewrite.ExprFunc {
 		return evalFunc(e.Op, args, w)
 	}
@@ -826,7 +840,7 @@ func evalOp(op string, a []Datum, w *Warnings) (Datum, error) {
 		if isExact(a[0]) {
 			return negateExact(a[0])
 		}
-		return fraction(-number(a[0]), "-")
+		return fixedFraction(-number(a[0]), "-", datumDecimals(a[0]))
 	case "not":
 		return boolean(!truth(a[0])), nil
 	case "xor":
@@ -838,15 +852,17 @@ func evalOp(op string, a []Datum, w *Warnings) (Datum, error) {
 	if isExact(a[0]) && isExact(a[1]) {
 		return exactArithmetic(op, a[0], a[1], w)
 	}
-	// A DOUBLE operand (or text read as one): computed in DOUBLE.
+	// A DOUBLE operand (or text read as one): computed in DOUBLE, with
+	// the most decimals of the operands (opType).
 	x, y := number(a[0]), number(a[1])
+	decimals := max(datumDecimals(a[0]), datumDecimals(a[1]))
 	switch op {
 	case "+":
-		return fraction(x+y, op)
+		return fixedFraction(x+y, op, decimals)
 	case "-":
-		return fraction(x-y, op)
+		return fixedFraction(x-y, op, decimals)
 	case "*":
-		return fraction(x*y, op)
+		return fixedFraction(x*y, op, decimals)
 	case "/", "div", "%":
 		if y == 0 {
 			w.DivisionsByZero++
@@ -855,13 +871,20 @@ func evalOp(op string, a []Datum, w *Warnings) (Datum, error) {
 	}
 	switch op {
 	case "/":
-		return fraction(x/y, op)
+		return fixedFraction(x/y, op, decimals+divIncrement)
 	case "div":
 		return bigint(math.Trunc(x/y), "DIV")
 	case "%":
-		return fraction(math.Mod(x, y), op)
+		return fixedFraction(math.Mod(x, y), op, decimals)
 	}
 	return Datum{}, fmt.Errorf("planner: unknown operator %q", op)
+}
+
+// fixedFraction is fraction(x, op) whose type fixes decimals
+// (withDecimals).
+func fixedFraction(x float64, op string, decimals int) (Datum, error) {
+	d, err := fraction(x, op)
+	return withDecimals(d, decimals), err
 }
 
 // approximate reports whether MySQL computes with d as a DOUBLE: a
@@ -925,17 +948,18 @@ func evalFunc(name string, a []Datum, w *Warnings) (Datum, error) {
 		if !double {
 			return roundExact(a[0], digits, name == "truncate")
 		}
+		// Eval fixes its decimals (roundedDecimals).
 		return numberOf(roundDigits(x, digits, name == "truncate"), false, true), nil
-	case "floor", "ceil": // of a DOUBLE a DOUBLE, as in MySQL (funcType)
+	case "floor", "ceil": // of a DOUBLE a DOUBLE of no decimals, as in MySQL (funcType)
 		if !double {
 			return floorExact(a[0], name == "ceil"), nil
 		}
-		return numberOf(map[string]func(float64) float64{"floor": math.Floor, "ceil": math.Ceil}[name](x), false, true), nil
+		return withDecimals(numberOf(map[string]func(float64) float64{"floor": math.Floor, "ceil": math.Ceil}[name](x), false, true), 0), nil
 	case "abs":
 		if !double {
 			return absExact(a[0])
 		}
-		return numberOf(math.Abs(x), false, true), nil
+		return withDecimals(numberOf(math.Abs(x), false, true), datumDecimals(a[0])), nil
 	case "sign":
 		return num(float64(cmp.Compare(x, 0)), true), nil
 	case "power":
@@ -1038,14 +1062,41 @@ func text(d Datum) string {
 		return decimalText(d)
 	case d.Int && math.Abs(d.Num) <= maxBigint:
 		return strconv.FormatInt(int64(d.Num), 10)
+	case d.fixed != notFixed:
+		return FormatFixedDouble(d.Num, d.fixed.decimals())
 	}
 	return FormatDouble(d.Num)
 }
 
+// datumDecimals is the decimals of d as numberDecimals counts those of
+// its type: an exact number's scale (scaleOf), a DOUBLE's fixed decimals
+// (Datum.fixed), NULL's 0, text's none fixed.
+func datumDecimals(d Datum) int {
+	switch {
+	case d.Null:
+		return 0
+	case d.IsText:
+		return NotFixedDecimals
+	case d.Double:
+		return d.fixed.decimals()
+	}
+	return scaleOf(d)
+}
+
+// withDecimals is d, a DOUBLE computed by an operator or function, with
+// the decimals its type fixes (fixed); any other datum (NULL) as it is.
+func withDecimals(d Datum, decimals int) Datum {
+	if d.Double {
+		d.fixed = fixed(decimals)
+	}
+	return d
+}
+
 // Value returns the datum as a result cell: nil, int64, uint64 (a BIGINT
-// UNSIGNED beyond BIGINT), float64, Decimal (an exact number
-// post-processing computed that is no integer, with the decimals of its
-// type), string, Date or DateTime.
+// UNSIGNED beyond BIGINT), float64, FixedDouble (a DOUBLE whose type
+// fixes its decimals), Decimal (an exact number post-processing computed
+// that is no integer, with the decimals of its type), string, Date or
+// DateTime.
 func (d Datum) Value() any {
 	switch {
 	case d.Null:
@@ -1066,9 +1117,29 @@ func (d Datum) Value() any {
 		return Decimal(decimalText(d))
 	case d.Int && math.Abs(d.Num) < 1<<62:
 		return int64(d.Num)
+	case d.Double && d.fixed != notFixed:
+		return FixedDouble{Num: d.Num, Decimals: d.fixed.decimals()}
 	}
 	return d.Num
 }
+
+// FixedDouble is a DOUBLE whose type fixes its decimals: a result cell
+// of Datum.Value (Datum.fixed), which as text, as in a VARCHAR column,
+// shows them (IF(c, 'none', ROUND(x, 2)) is 1.00), while a DOUBLE
+// column holds its Num and has its decimals in the column's type
+// (DoubleType); and a value of such a column in a private answer, which
+// the text protocol writes with its decimals and the binary protocol
+// sends as its double (wire.FixedDouble).
+type FixedDouble struct {
+	Num      float64
+	Decimals int
+}
+
+// MySQLText is d as MySQL writes it as text (FormatFixedDouble).
+func (d FixedDouble) MySQLText() string { return FormatFixedDouble(d.Num, d.Decimals) }
+
+// MySQLDouble is d's double.
+func (d FixedDouble) MySQLDouble() float64 { return d.Num }
 
 // computeWindows sets rows[i].Windows: each window function of the query
 // over the rows, partitioned, ordered (stably, so ties keep group order)
@@ -1213,21 +1284,25 @@ func aggregateOf(fn string, vals []Datum) (Datum, error) {
 	for _, v := range vals {
 		squares += (number(v) - mean) * (number(v) - mean)
 	}
+	decimals := 0 // of the values, and the aggregate's (aggregateType)
+	for _, v := range vals {
+		decimals = max(decimals, datumDecimals(v))
+	}
 	switch fn {
 	case "sum":
-		return numberOf(sum, false, true), nil
+		return withDecimals(numberOf(sum, false, true), decimals), nil
 	case "avg":
-		return numberOf(mean, false, true), nil
+		return withDecimals(numberOf(mean, false, true), decimals+divIncrement), nil
 	case "min", "max":
 		return best, nil
 	case "var_pop":
-		return numberOf(squares/n, false, true), nil
+		return withDecimals(numberOf(squares/n, false, true), decimals+divIncrement), nil
 	case "var_samp":
-		return numberOf(squares/(n-1), false, true), nil
+		return withDecimals(numberOf(squares/(n-1), false, true), decimals+divIncrement), nil
 	case "stddev_pop":
-		return numberOf(math.Sqrt(squares/n), false, true), nil
+		return withDecimals(numberOf(math.Sqrt(squares/n), false, true), decimals+divIncrement), nil
 	case "stddev_samp":
-		return numberOf(math.Sqrt(squares/(n-1)), false, true), nil
+		return withDecimals(numberOf(math.Sqrt(squares/(n-1)), false, true), decimals+divIncrement), nil
 	}
 	return Datum{}, fmt.Errorf("planner: unknown aggregate %q", fn)
 }

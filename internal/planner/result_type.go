@@ -18,12 +18,13 @@ import (
 // drivers and BI tools expect.
 //
 // Every non-NULL cell of a column of type t is of t's Go type (Cell):
-// ResultBigint and ResultInt int64, ResultUnsigned uint64, ResultDouble
+// ResultBigint and ResultInt int64, ResultUnsigned uint64, a DOUBLE
 // float64, a DECIMAL Decimal, ResultText string, ResultDate Date,
 // ResultDateTime DateTime; a ResultNull column holds NULLs only.
 //
 // A DECIMAL(p, s) (DecimalType) carries its precision and scale above its
-// kind (Kind), ResultDecimal; every other type is its own kind.
+// kind (Kind), ResultDecimal, and a DOUBLE of fixed decimals (DoubleType)
+// its decimals above ResultDouble; every other type is its own kind.
 type ResultType uint32
 
 // The result types, and the kind of the DECIMALs.
@@ -33,8 +34,9 @@ const (
 	ResultNull ResultType = iota
 	// ResultBigint is BIGINT: counts, integer keys, integer arithmetic.
 	ResultBigint
-	// ResultDouble is DOUBLE: the other released aggregates, and
-	// arithmetic with them.
+	// ResultDouble is DOUBLE whose decimals are not fixed
+	// (NotFixedDecimals): the other released aggregates, and arithmetic
+	// with them. DoubleType gives the DOUBLEs of fixed decimals.
 	ResultDouble
 	// ResultText is VARCHAR: text, and a mix of text, numbers and dates.
 	ResultText
@@ -64,12 +66,91 @@ func DecimalType(p, s int) ResultType {
 // maxDecimalDigits is the largest precision of a DECIMAL.
 const maxDecimalDigits = 65
 
-// Kind is the type without a DECIMAL's precision and scale.
+// DoubleType is a DOUBLE of decimals fixed decimals, which MySQL writes
+// with that many digits after the point (FormatFixedDouble): MariaDB's
+// type of ROUND(x, 2) (1.00) and FLOOR(x) (1000000000000000) of a DOUBLE
+// x. decimals of NotFixedDecimals or more is ResultDouble, and fewer
+// than 0 is 0.
+func DoubleType(decimals int) ResultType {
+	return ResultDouble | ResultType(fixed(decimals))<<8
+}
+
+// NotFixedDecimals is the decimals MySQL announces for a DOUBLE whose
+// type fixes none (NOT_FIXED_DEC), written with its shortest digits
+// (FormatDouble); a DOUBLE's fixed decimals are fewer.
+const NotFixedDecimals = 31
+
+// fixedDecimals is the decimals a DOUBLE's type fixes, held as decimals
+// + 1 so that its zero value, notFixed, is a DOUBLE whose type fixes none.
+type fixedDecimals uint8
+
+const notFixed fixedDecimals = 0
+
+// fixed is the fixedDecimals of decimals: notFixed from
+// NotFixedDecimals on, as MySQL caps them, and 0 for fewer than 0.
+func fixed(decimals int) fixedDecimals {
+	if decimals >= NotFixedDecimals {
+		return notFixed
+	}
+	return fixedDecimals(max(decimals, 0) + 1)
+}
+
+// decimals is f's digits after the point, NotFixedDecimals for notFixed.
+func (f fixedDecimals) decimals() int {
+	if f == notFixed {
+		return NotFixedDecimals
+	}
+	return int(f) - 1
+}
+
+// Kind is the type without a DECIMAL's precision and scale or a DOUBLE's
+// fixed decimals.
 func (t ResultType) Kind() ResultType { return t & 0xff }
 
 // Precision and Scale are a DECIMAL's p and s (0 for other types).
-func (t ResultType) Precision() int { return int(t >> 8 & 0xff) }
-func (t ResultType) Scale() int     { return int(t >> 16 & 0xff) }
+func (t ResultType) Precision() int {
+	if t.Kind() != ResultDecimal {
+		return 0
+	}
+	return int(t >> 8 & 0xff)
+}
+
+func (t ResultType) Scale() int {
+	if t.Kind() != ResultDecimal {
+		return 0
+	}
+	return int(t >> 16 & 0xff)
+}
+
+// Decimals is what MySQL announces as a column's decimals: a DECIMAL's
+// scale, a DOUBLE's fixed decimals or NotFixedDecimals, and 0 for the
+// other types.
+func (t ResultType) Decimals() int {
+	switch t.Kind() {
+	case ResultDecimal:
+		return t.Scale()
+	case ResultDouble:
+		return fixedDecimals(t >> 8 & 0xff).decimals()
+	}
+	return 0
+}
+
+// numberDecimals is the decimals of a value of type t as MariaDB counts
+// them in the decimals of a DOUBLE computed from it: an integer's and
+// NULL's 0, a DECIMAL's scale, a DOUBLE's (Decimals); text and anything
+// else is not fixed.
+func numberDecimals(t ResultType) int {
+	if _, scale, ok := t.exact(); ok {
+		return scale
+	}
+	switch t.Kind() {
+	case ResultNull:
+		return 0
+	case ResultDouble:
+		return t.Decimals()
+	}
+	return NotFixedDecimals
+}
 
 var resultTypeNames = [...]string{
 	ResultNull: "NULL", ResultBigint: "BIGINT", ResultDouble: "DOUBLE",
@@ -77,11 +158,14 @@ var resultTypeNames = [...]string{
 	ResultUnsigned: "BIGINT UNSIGNED", ResultInt: "INT", ResultDecimal: "DECIMAL",
 }
 
-// String returns the type's MySQL name: DECIMAL(p,s) for a DECIMAL.
+// String returns the type's MySQL name: DECIMAL(p,s) for a DECIMAL,
+// DOUBLE(decimals=d) for a DOUBLE of fixed decimals.
 func (t ResultType) String() string {
 	switch {
 	case t.Kind() == ResultDecimal:
 		return fmt.Sprintf("DECIMAL(%d,%d)", t.Precision(), t.Scale())
+	case t.Kind() == ResultDouble && t != ResultDouble:
+		return fmt.Sprintf("DOUBLE(decimals=%d)", t.Decimals())
 	case int(t) >= len(resultTypeNames):
 		return fmt.Sprintf("ResultType(%d)", int(t))
 	}
@@ -118,10 +202,12 @@ func (t ResultType) exact() (whole, scale int, ok bool) {
 // are an integer (INT only of INTs, UNSIGNED only of UNSIGNEDs; a signed
 // and an UNSIGNED a DECIMAL(20, 0), which holds both); integers and
 // DECIMALs a DECIMAL with the most digits of either side of the point;
-// other numbers DOUBLE; two temporals DATETIME unless both are DATE; and
-// any other mix (text, a number with a date) VARCHAR.
+// other numbers DOUBLE, with the most decimals of either (numberDecimals:
+// IF(c, ROUND(x, 2), 1.5) shows 2, IF(c, ROUND(x, 2), SQRT(x)) none
+// fixed); two temporals DATETIME unless both are DATE; and any other mix
+// (text, a number with a date) VARCHAR.
 func (t ResultType) Join(o ResultType) ResultType {
-	numeric := func(x ResultType) bool { _, _, ok := x.exact(); return ok || x == ResultDouble }
+	numeric := func(x ResultType) bool { _, _, ok := x.exact(); return ok || x.Kind() == ResultDouble }
 	temporal := func(x ResultType) bool { return x == ResultDate || x == ResultDateTime }
 	wt, st, exactT := t.exact()
 	wo, so, exactO := o.exact()
@@ -137,7 +223,7 @@ func (t ResultType) Join(o ResultType) ResultType {
 	case exactT && exactO:
 		return DecimalType(max(wt, wo)+max(st, so), max(st, so))
 	case numeric(t) && numeric(o):
-		return ResultDouble
+		return DoubleType(max(numberDecimals(t), numberDecimals(o)))
 	case temporal(t) && temporal(o):
 		return ResultDateTime
 	}
@@ -145,12 +231,12 @@ func (t ResultType) Join(o ResultType) ResultType {
 }
 
 // Cell converts a result cell (Datum.Value: nil, int64, uint64, float64,
-// Decimal, string, Date or DateTime) to t's Go type, as MySQL converts a
-// value to its column's type: an integer to a double, a number to a
-// DECIMAL with the column's decimals (rounded half away from zero, a
-// double as the shortest decimal that reads back as it), a DATE to a
-// DATETIME at midnight, anything to text (numbers as Datum text formats
-// them). It fails on a value t cannot hold (a fraction or an integer
+// FixedDouble, Decimal, string, Date or DateTime) to t's Go type, as
+// MySQL converts a value to its column's type: an integer to a double, a
+// number to a DECIMAL with the column's decimals (rounded half away from
+// zero, a double as the shortest decimal that reads back as it), a DATE
+// to a DATETIME at midnight, anything to text (numbers as Datum text
+// formats them, a FixedDouble with its decimals). It fails on a value t cannot hold (a fraction or an integer
 // beyond its range in an integer column, text in a number or a date
 // column, any value in a NULL column), which ColumnTypes never allows.
 func (t ResultType) Cell(v any) (any, error) {
@@ -197,6 +283,8 @@ func (t ResultType) Cell(v any) (any, error) {
 			d = intDecimal(new(big.Int).SetUint64(x))
 		case float64:
 			d = floatDecimal(x)
+		case FixedDouble:
+			d = floatDecimal(x.Num)
 		case Decimal:
 			var ok bool
 			if d, ok = parseDecimal(string(x)); !ok {
@@ -214,6 +302,8 @@ func (t ResultType) Cell(v any) (any, error) {
 			return float64(x), nil
 		case float64:
 			return x, nil
+		case FixedDouble:
+			return x.Num, nil
 		case Decimal:
 			return strconv.ParseFloat(string(x), 64)
 		}
@@ -225,6 +315,8 @@ func (t ResultType) Cell(v any) (any, error) {
 			return strconv.FormatUint(x, 10), nil
 		case float64:
 			return FormatDouble(x), nil
+		case FixedDouble:
+			return FormatFixedDouble(x.Num, x.Decimals), nil
 		case Decimal:
 			return string(x), nil
 		case string:
@@ -424,10 +516,12 @@ func windowType(w sqlrewrite.OutputWindow, env *typeEnv) ResultType {
 }
 
 // aggregateType is the type of aggregateOf(fn) over values of type arg:
-// COUNT BIGINT; SUM BIGINT of integers, a DECIMAL of DECIMALs and DOUBLE
-// otherwise; AVG of exact numbers a DECIMAL with divIncrement more
-// decimals, otherwise DOUBLE; MIN and MAX arg's type; the variances
-// DOUBLE.
+// COUNT BIGINT; SUM BIGINT of integers, a DECIMAL of DECIMALs and
+// otherwise a DOUBLE of arg's decimals (numberDecimals); AVG of exact
+// numbers a DECIMAL with divIncrement more decimals, otherwise a DOUBLE
+// with divIncrement more decimals than arg; MIN and MAX arg's type; the
+// variances a DOUBLE with divIncrement more decimals than arg, as in
+// MariaDB (VAR_POP of counts shows 0.2500, of ROUND(x, 2) 6 decimals).
 func aggregateType(fn string, arg ResultType) ResultType {
 	whole, scale, exact := arg.exact()
 	_, integral := arg.integral()
@@ -441,16 +535,16 @@ func aggregateType(fn string, arg ResultType) ResultType {
 		case exact:
 			return DecimalType(maxDecimalDigits, scale)
 		}
-		return ResultDouble
+		return DoubleType(numberDecimals(arg))
 	case "avg":
 		if exact {
 			return DecimalType(whole+scale+divIncrement, scale+divIncrement)
 		}
-		return ResultDouble
+		return DoubleType(numberDecimals(arg) + divIncrement)
 	case "min", "max":
 		return arg
 	case "var_pop", "var_samp", "stddev_pop", "stddev_samp":
-		return ResultDouble
+		return DoubleType(numberDecimals(arg) + divIncrement)
 	}
 	return ResultText
 }
@@ -465,7 +559,7 @@ func extremeType(e *sqlrewrite.Expr, env *typeEnv) ResultType {
 		joined = joined.Join(t)
 		_, _, exact := t.exact()
 		text = text || t == ResultText
-		number = number || exact || t == ResultDouble
+		number = number || exact || t.Kind() == ResultDouble
 	}
 	if text && number {
 		return ResultDouble
@@ -539,7 +633,10 @@ func exprType(e *sqlrewrite.Expr, env *typeEnv) ResultType {
 // NULL one aside, whose result is NULL): arithmetic of exact numbers is
 // exact (exactArithmetic: integers BIGINT, or BIGINT UNSIGNED with an
 // UNSIGNED operand; / and anything with a DECIMAL a DECIMAL), of any
-// other number DOUBLE.
+// other number a DOUBLE with the most decimals of its operands
+// (numberDecimals), divIncrement more for /, as in MariaDB:
+// ROUND(x, 2) + 1 shows 2, FLOOR(x) / 2 shows 4, ROUND(x, 2) + SQRT(x)
+// none fixed.
 func opType(op string, types []ResultType) ResultType {
 	switch op {
 	case "isnull", "isnotnull", "and", "or", "<=>", "not", "xor", "=", "<>", "<", "<=", ">", ">=",
@@ -553,6 +650,7 @@ func opType(op string, types []ResultType) ResultType {
 		whole, scale    []int
 		ints, unsigned  = true, false
 		exact, operands = true, false
+		decimals        int
 	)
 	for _, t := range types {
 		if t == ResultNull {
@@ -563,14 +661,19 @@ func opType(op string, types []ResultType) ResultType {
 		operands, exact = true, exact && ok
 		ints, unsigned = ints && integral, unsigned || t == ResultUnsigned
 		whole, scale = append(whole, w), append(scale, s)
+		decimals = max(decimals, numberDecimals(t))
 	}
 	switch {
 	case op == "div" && exact && unsigned:
 		return ResultUnsigned
 	case op == "div":
 		return ResultBigint
-	case !operands || !exact:
+	case !operands:
 		return ResultDouble
+	case !exact && op == "/":
+		return DoubleType(decimals + divIncrement)
+	case !exact:
+		return DoubleType(decimals)
 	case op == "neg" && ints:
 		return ResultBigint
 	case op == "neg":
@@ -642,7 +745,10 @@ func funcType(e *sqlrewrite.Expr, env *typeEnv, args func(from int) ResultType) 
 	case "floor", "ceil", "abs":
 		// Of an integer its type; of a DECIMAL a DECIMAL, without
 		// decimals for FLOOR and CEIL (floorExact); of any other number a
-		// DOUBLE, as in MySQL (FLOOR(AVG(x)) may be beyond BIGINT's range).
+		// DOUBLE, as in MySQL (FLOOR(AVG(x)) may be beyond BIGINT's
+		// range), FLOOR's and CEIL's of no decimals (written without an
+		// exponent however large: 1000000000000000), ABS's of its
+		// argument's.
 		switch {
 		case integral:
 			return x
@@ -650,34 +756,90 @@ func funcType(e *sqlrewrite.Expr, env *typeEnv, args func(from int) ResultType) 
 			return DecimalType(whole+1, 0)
 		case exact:
 			return x
+		case e.Op == "abs":
+			return DoubleType(numberDecimals(x))
 		}
-		return ResultDouble
+		return DoubleType(0)
 	case "round", "truncate":
 		// roundExact: an integer rounded to digits ≥ 0 (or truncated) is
 		// itself, to digits < 0 a DECIMAL; a DECIMAL shows the constant
 		// digits' decimals (its own for digits computed from released
-		// values); a DOUBLE stays one, as in MySQL.
-		var digits *float64
-		if len(e.Args) < 2 {
-			digits = new(float64)
-		} else if d := e.Args[1]; d.Kind == sqlrewrite.ExprConst && !d.Value.Null && !d.Value.IsText {
-			n := math.Trunc(d.Value.Num)
-			digits = &n
-		}
+		// values); a DOUBLE stays one, of roundedDecimals. To NULL digits
+		// (NULL whatever x), an integer keeps its type and anything else
+		// is a DOUBLE, as in MariaDB.
+		digits, null, constant := constantDigits(e)
 		switch {
-		case integral && (e.Op == "truncate" || digits != nil && *digits >= 0):
+		case null && integral:
+			return x
+		case null:
+			return ResultDouble
+		case integral && (e.Op == "truncate" || constant && digits >= 0):
 			return x
 		case integral:
 			return DecimalType(whole+1, 0)
-		case exact && digits == nil:
+		case exact && !constant:
 			return x
 		case exact:
-			n := int(max(min(*digits, maxDecimalScale), 0))
+			n := int(max(min(digits, maxDecimalScale), 0))
 			return DecimalType(whole+1+n, n)
 		}
-		return ResultDouble
+		return DoubleType(roundedDecimals(e, numberDecimals(x)))
 	case "power", "sqrt", "exp", "ln", "log", "log10", "log2", "cast-real":
 		return ResultDouble
 	}
 	return ResultText
+}
+
+// constantDigits is the digits of ROUND or TRUNCATE e (0 without them)
+// when they are constant, computed from constants alone (2, '2', 1 + 1),
+// as evalFunc reads them (truncated to an integer); null reports a
+// constant NULL. constant is false for digits computed from released
+// values.
+func constantDigits(e *sqlrewrite.Expr) (digits float64, null, constant bool) {
+	if len(e.Args) < 2 {
+		return 0, false, true
+	}
+	if !constantExpr(e.Args[1]) {
+		return 0, false, false
+	}
+	d, err := Eval(e.Args[1], Row{}, &Warnings{})
+	switch {
+	case err != nil:
+		return 0, false, false
+	case d.Null:
+		return 0, true, true
+	}
+	return math.Trunc(number(d)), false, true
+}
+
+// constantExpr reports whether e is computed from constants alone: no
+// aggregate, key, window or column.
+func constantExpr(e *sqlrewrite.Expr) bool {
+	switch e.Kind {
+	case sqlrewrite.ExprConst, sqlrewrite.ExprNoRow:
+		return true
+	case sqlrewrite.ExprOp, sqlrewrite.ExprFunc, sqlrewrite.ExprCase:
+		for _, a := range e.Args {
+			if !constantExpr(a) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// roundedDecimals is the fixed decimals of ROUND or TRUNCATE e of a
+// DOUBLE whose own decimals are of (numberDecimals), MariaDB's: constant
+// digits' (constantDigits; 0 for digits below 0, none fixed from
+// NotFixedDecimals on or for NULL), else of.
+func roundedDecimals(e *sqlrewrite.Expr, of int) int {
+	digits, null, constant := constantDigits(e)
+	switch {
+	case !constant:
+		return of
+	case null:
+		return NotFixedDecimals
+	}
+	return int(max(min(digits, NotFixedDecimals), 0))
 }

@@ -115,7 +115,7 @@ func TestColumnTypesAreStatic(t *testing.T) {
 		{"SELECT FLOOR(age / 2.5) * 2.5 AS b, COUNT(*) FROM people GROUP BY b", "DOUBLE BIGINT"},
 		{"SELECT COUNT(*) * 2, AVG(income) / 2, FLOOR(AVG(income)), FLOOR(COUNT(*)), ROUND(COUNT(*)), ROUND(AVG(income), 1), ROUND(COUNT(*), 1), " +
 			"DATEDIFF(MAX(day), MIN(day)), CONCAT(COUNT(*), 'x'), CAST(AVG(income) AS SIGNED), COUNT(*) > 3, -AVG(age), ABS(COUNT(*)) FROM pums",
-			"BIGINT DOUBLE DOUBLE BIGINT BIGINT DOUBLE BIGINT BIGINT VARCHAR BIGINT BIGINT DOUBLE BIGINT"},
+			"BIGINT DOUBLE DOUBLE(decimals=0) BIGINT BIGINT DOUBLE(decimals=1) BIGINT BIGINT VARCHAR BIGINT BIGINT DOUBLE BIGINT"},
 		// Exact arithmetic as MySQL types it: quotients, decimal literals
 		// and what is computed from them are DECIMALs; CAST(… AS
 		// UNSIGNED) is a BIGINT UNSIGNED until it is negated.
@@ -131,6 +131,19 @@ func TestColumnTypesAreStatic(t *testing.T) {
 		{"SELECT YEAR(day), MONTH(day), COUNT(*), YEAR(day) + 1 FROM pums GROUP BY YEAR(day), MONTH(day)", "INT INT BIGINT BIGINT"},
 		{"SELECT state, SUM(COUNT(*) / 4) OVER (), AVG(COUNT(*) * 0.5) OVER (), MIN(COUNT(*) / 4) OVER () FROM pums GROUP BY state",
 			"VARCHAR DECIMAL(65,4) DECIMAL(25,5) DECIMAL(23,4)"},
+		// ROUND, TRUNCATE, FLOOR and CEIL of a DOUBLE fix its decimals, and
+		// what is computed from them keeps them as MariaDB does: the most
+		// of the operands or arguments, 4 more for /, AVG and the
+		// variances, none fixed past 30.
+		{"SELECT ROUND(AVG(income), 2) + 1, FLOOR(AVG(income)) / 2, ROUND(AVG(income), 2) + SQRT(AVG(income)), IF(COUNT(*) > 3, ROUND(AVG(income), 2), 1.555), " +
+			"IF(COUNT(*) > 3, ROUND(AVG(income), 2), AVG(income)), ABS(ROUND(AVG(income), 3)), ROUND(AVG(income), 40), ROUND(AVG(income), -2), ROUND(AVG(income), COUNT(*)), " +
+			"ROUND(AVG(income), 1 + 1), ROUND(AVG(income), NULL), CEIL(AVG(income)) * 1.5, ROUND(COUNT(*) / 3, '1') FROM pums",
+			"DOUBLE(decimals=2) DOUBLE(decimals=4) DOUBLE DOUBLE(decimals=3) DOUBLE DOUBLE(decimals=3) DOUBLE DOUBLE(decimals=0) DOUBLE " +
+				"DOUBLE(decimals=2) DOUBLE DOUBLE(decimals=1) DECIMAL(21,1)"},
+		{"SELECT state, SUM(ROUND(AVG(income), 2)) OVER (), AVG(ROUND(AVG(income), 2)) OVER (), MAX(FLOOR(AVG(income))) OVER () FROM pums GROUP BY state",
+			"VARCHAR DOUBLE(decimals=2) DOUBLE(decimals=6) DOUBLE(decimals=0)"},
+		{"SELECT SUM(a), AVG(a), MIN(a), VAR_POP(a), STDDEV_SAMP(n), VAR_SAMP(f) FROM (SELECT state, ROUND(AVG(income), 2) AS a, COUNT(*) AS n, FLOOR(AVG(income)) AS f FROM pums GROUP BY state) AS t",
+			"DOUBLE(decimals=2) DOUBLE(decimals=6) DOUBLE(decimals=2) DOUBLE(decimals=6) DOUBLE(decimals=4) DOUBLE(decimals=4)"},
 	} {
 		st, err := parser.Parse(c.sql)
 		if err != nil {

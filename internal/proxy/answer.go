@@ -48,7 +48,8 @@ func answerColumn(name string, t planner.ResultType) catalogdb.Column {
 		// MySQL's length of DECIMAL(p, s): its digits, a point, a sign.
 		c.Type, c.Length, c.Decimals = mysqlTypeNewDecimal, uint32(t.Precision()+min(t.Scale(), 1)+1), uint8(t.Scale())
 	case planner.ResultDouble:
-		c.Type, c.Length, c.Decimals = mysqlTypeDouble, 22, 31
+		// 31 (planner.NotFixedDecimals) or the decimals its type fixes.
+		c.Type, c.Length, c.Decimals = mysqlTypeDouble, 22, uint8(t.Decimals())
 	case planner.ResultText:
 		c.Type, c.Flags, c.Charset, c.Length = mysqlTypeVarChar, 0, utf8mb4Collation, textLength
 	case planner.ResultDate:
@@ -67,8 +68,11 @@ func answerColumn(name string, t planner.ResultType) catalogdb.Column {
 // and BIGINT UNSIGNED in decimal, DECIMAL with its column's decimals,
 // DOUBLE as MariaDB writes it (planner.FormatDouble: "3" for an
 // integer-valued one, 1e300 and not its 301 digits; the binary protocol
-// sends it as a double),
-// dates and text as they are.
+// sends it as a double), and a DOUBLE whose type fixes its decimals
+// (planner.DoubleType: ROUND(x, 2), FLOOR(x)) as a planner.FixedDouble,
+// which the text protocol writes with them (1.00, 1000000000000000) and
+// the binary protocol sends as its double (wire.FixedDouble), dates and
+// text as they are.
 func answer(out *exec.Result) (*Result, error) {
 	if len(out.Types) != len(out.Columns) {
 		return nil, dperr.New(dperr.Internal, "internal error: %d column types for %d columns", len(out.Types), len(out.Columns))
@@ -93,6 +97,9 @@ func answer(out *exec.Result) (*Result, error) {
 				text[j] = string(x)
 			case float64:
 				text[j] = planner.FormatDouble(x)
+				if d := out.Types[j].Decimals(); out.Types[j].Kind() == planner.ResultDouble && d < planner.NotFixedDecimals {
+					text[j] = planner.FixedDouble{Num: x, Decimals: d}
+				}
 			case string:
 				text[j] = x
 			case planner.Date:

@@ -99,3 +99,35 @@ func TestDoubleAnswerAsMariaDB(t *testing.T) {
 		}
 	}
 }
+
+// TestFixedDoubleAnswer: a DOUBLE whose type fixes its decimals
+// (ROUND(AVG(x), 2), FLOOR(SUM(x))) announces them and is sent as a
+// planner.FixedDouble, which the text protocol writes with them (1.00,
+// 1000000000000000, as MariaDB 10.11); a DOUBLE of decimals not fixed
+// announces 31 and is sent as its shortest text.
+func TestFixedDoubleAnswer(t *testing.T) {
+	out := &exec.Result{
+		Columns: []string{"ROUND(AVG(x), 2)", "FLOOR(SUM(x))", "AVG(x)"},
+		Types:   []planner.ResultType{planner.DoubleType(2), planner.DoubleType(0), planner.ResultDouble},
+		Rows:    [][]any{{1.0, 1e15, 1e15}},
+	}
+	r, err := answer(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []struct {
+		decimals uint8
+		text     string
+	}{{2, "1.00"}, {0, "1000000000000000"}, {31, "1e15"}} {
+		c, v := r.Typed[i], r.Rows[0][i]
+		if x, ok := v.(planner.FixedDouble); ok {
+			v = x.MySQLText()
+		}
+		if c.Type != mysqlTypeDouble || c.Decimals != want.decimals || v != want.text {
+			t.Errorf("column %d: %+v %v, want DOUBLE of %d decimals %s", i, c, v, want.decimals, want.text)
+		}
+	}
+	if err := checkResult(r); err != nil {
+		t.Error(err)
+	}
+}

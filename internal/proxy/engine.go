@@ -174,7 +174,9 @@ func (e *Engine) sessionVariables(user string) catalogdb.Variables {
 // non-nil) or an OK.
 type Result struct {
 	// Typed, when set, defines the columns with their MySQL types (answers
-	// of the catalog engine); Rows then hold nil or text, and Columns is unused.
+	// of the catalog engine, private answers); Rows then hold nil or text
+	// (in a DOUBLE column also a planner.FixedDouble: answer), and Columns
+	// is unused.
 	Typed        []catalogdb.Column
 	Columns      []string
 	Rows         [][]any

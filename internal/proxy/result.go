@@ -85,9 +85,10 @@ func (t *table) result() (*Result, error) {
 // result is an internal error logged with its cause, never a half-sent
 // resultset.
 //
-// A catalog engine's answer (Typed set) declares its columns with their
-// MySQL types and carries its values as text: every row has one value per
-// typed column, each nil or a string.
+// A catalog engine's answer or a private one (Typed set) declares its
+// columns with their MySQL types and carries its values as text: every
+// row has one value per typed column, each nil or a string, or in a
+// DOUBLE column a planner.FixedDouble (answer).
 func checkResult(r *Result) error {
 	if r == nil {
 		return nil
@@ -122,14 +123,16 @@ func checkResult(r *Result) error {
 	return nil
 }
 
-// checkTypedResult checks a catalog engine's answer (see checkResult).
+// checkTypedResult checks a Typed answer (see checkResult).
 func checkTypedResult(r *Result) error {
 	for i, row := range r.Rows {
 		if len(row) != len(r.Typed) {
 			return dperr.New(dperr.Internal, "internal error: result row %d has %d values for %d columns", i, len(row), len(r.Typed))
 		}
 		for j, v := range row {
-			if _, text := v.(string); v != nil && !text {
+			_, text := v.(string)
+			_, fixed := v.(planner.FixedDouble)
+			if v != nil && !text && !(fixed && r.Typed[j].Type == mysqlTypeDouble) {
 				return dperr.Wrap(dperr.Internal, fmt.Errorf("catalog column %q holds a %T", r.Typed[j].Name, v), "internal error: malformed result")
 			}
 		}

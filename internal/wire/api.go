@@ -89,8 +89,9 @@ type Result struct {
 	// the column's MySQL type follows from it.
 	Rows [][]any
 	// Fields, when set, define the columns explicitly (Columns and the
-	// derivation from Go types are then unused), and every value is nil or
-	// a string in MySQL's text format for its column's type.
+	// derivation from Go types are then unused), and every value is nil, a
+	// string in MySQL's text format for its column's type, or, in a DOUBLE
+	// column, a FixedDouble.
 	Fields []Field
 	// AffectedRows is reported in the OK packet when Columns is empty.
 	AffectedRows uint64

@@ -82,14 +82,26 @@ func isCharacterType(f Field) bool {
 	return false
 }
 
+// FixedDouble is a value of a typed result's DOUBLE column whose type
+// fixes its decimals (Field.Decimals below 31, as MariaDB's ROUND(x, 2)):
+// the text protocol sends MySQLText, written with those decimals (1.00),
+// and the binary protocol the double itself, MySQLDouble, which that
+// text may round (0.333333 of 0.3333333333333333).
+type FixedDouble interface {
+	MySQLText() string
+	MySQLDouble() float64
+}
+
 func typedText(v any) (string, bool, error) {
 	switch v := v.(type) {
 	case nil:
 		return "", true, nil
 	case string:
 		return v, false, nil
+	case FixedDouble:
+		return v.MySQLText(), false, nil
 	}
-	return "", false, fmt.Errorf("wire: a typed result holds %T; want string or nil", v)
+	return "", false, fmt.Errorf("wire: a typed result holds %T; want string, FixedDouble or nil", v)
 }
 
 func typedTextRow(row []any) ([]byte, error) {
@@ -110,12 +122,17 @@ func typedTextRow(row []any) ([]byte, error) {
 
 // typedBinaryRow encodes a row in the binary protocol from the text form of
 // its values: integers in the width of their column type, floating point in
-// IEEE little-endian, dates and times in MySQL's binary date/time structure,
-// everything else (decimals, strings, enums, sets, JSON, bit) as length-encoded strings.
+// IEEE little-endian (a FixedDouble's double, not its text), dates and
+// times in MySQL's binary date/time structure, everything else (decimals,
+// strings, enums, sets, JSON, bit) as length-encoded strings.
 func typedBinaryRow(fields []Field, row []any) ([]byte, error) {
 	bitmap := make([]byte, (len(fields)+7+2)/8)
 	var values []byte
 	for j, v := range row {
+		if x, ok := v.(FixedDouble); ok && fields[j].Type == gomysql.MYSQL_TYPE_DOUBLE {
+			values = binary.LittleEndian.AppendUint64(values, math.Float64bits(x.MySQLDouble()))
+			continue
+		}
 		s, null, err := typedText(v)
 		if err != nil {
 			return nil, err

@@ -55,3 +55,34 @@ func TestTypedResultColumns(t *testing.T) {
 		t.Error("a typed result accepted a non-string value")
 	}
 }
+
+// fixedDouble is a FixedDouble: ROUND(1e0, 2) / 3, which MariaDB writes
+// as 0.333333 in the text protocol.
+type fixedDouble struct{}
+
+func (fixedDouble) MySQLText() string    { return "0.333333" }
+func (fixedDouble) MySQLDouble() float64 { return 1.0 / 3 }
+
+// A FixedDouble in a DOUBLE column is its text in the text protocol and
+// its double, not the double of its text, in the binary protocol.
+func TestTypedFixedDouble(t *testing.T) {
+	r := &Result{Fields: []Field{{Name: "x", Type: gomysql.MYSQL_TYPE_DOUBLE, Decimals: 6}}, Rows: [][]any{{fixedDouble{}}}}
+	for _, binaryProtocol := range []bool{false, true} {
+		res, err := toMySQLResult(r, binaryProtocol)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rs := res.Resultset
+		values, err := rs.RowDatas[0].Parse(rs.Fields, binaryProtocol, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := 0.333333
+		if binaryProtocol {
+			want = 1.0 / 3
+		}
+		if got := values[0].AsFloat64(); got != want || rs.Fields[0].Decimal != 6 {
+			t.Errorf("binary=%v: %v with %d decimals, want %v with 6", binaryProtocol, got, rs.Fields[0].Decimal, want)
+		}
+	}
+}
