@@ -496,11 +496,11 @@ const killTimeout = 5 * time.Second
 // once runs fetch f of the given kind, or returns (a copy of) the result of
 // the identical fetch run before in this snapshot.
 func once[T any](s *Snapshot, kind string, f sqlrewrite.Fetch, run func() ([]T, error)) ([]T, error) {
-	text, args, err := s.b.render(f)
+	q, err := s.b.render(f)
 	if err != nil {
 		return run() // reports the error
 	}
-	key := onceKey(kind, text, args)
+	key := onceKey(kind, q.text, q.args)
 	if v, ok := s.read[key]; ok {
 		return slices.Clone(v.([]T)), nil
 	}
@@ -519,11 +519,11 @@ func onceKey(kind, text string, args []any) string {
 // hasRead reports whether once ran fetch f of the given kind in this
 // snapshot.
 func (s *Snapshot) hasRead(kind string, f sqlrewrite.Fetch) bool {
-	text, args, err := s.b.render(f)
+	q, err := s.b.render(f)
 	if err != nil {
 		return false
 	}
-	_, ok := s.read[onceKey(kind, text, args)]
+	_, ok := s.read[onceKey(kind, q.text, q.args)]
 	return ok
 }
 
@@ -761,14 +761,13 @@ func (s *Snapshot) sortsAsNumbers(ctx context.Context, table, column string) (bo
 	if numeric, ok := s.sortable[key]; ok {
 		return numeric, nil
 	}
-	text, err := sqlrewrite.ColumnProbe(table, column, s.b.dialect)
+	probe, err := sqlrewrite.ColumnProbe(table, column, s.b.dialect)
 	if err != nil {
 		return false, dperr.Wrap(dperr.Internal, err, "internal error: cannot render fetch")
 	}
-	text = s.b.withTimeout(ctx, text)
-	rows, err := s.q.QueryContext(ctx, text)
+	rows, err := s.q.QueryContext(ctx, s.b.withTimeout(ctx, probe))
 	if err != nil {
-		return false, s.b.fail(ctx, text, err)
+		return false, s.b.fail(ctx, probe, err)
 	}
 	defer rows.Close()
 	types, err := rows.ColumnTypes()
@@ -776,7 +775,7 @@ func (s *Snapshot) sortsAsNumbers(ctx context.Context, table, column string) (bo
 		err = fmt.Errorf("probe returned %d columns", len(types))
 	}
 	if err != nil {
-		return false, s.b.fail(ctx, text, err)
+		return false, s.b.fail(ctx, probe, err)
 	}
 	numeric := mysqlNumericTypes[strings.TrimPrefix(types[0].DatabaseTypeName(), "UNSIGNED ")]
 	s.sortable[key] = numeric
@@ -1117,15 +1116,21 @@ func (b *Backend) histogram(ctx context.Context, q queryer, f sqlrewrite.Fetch) 
 
 // query renders f, runs it and hands the rows to scan; any error becomes a
 // Backend error whose text the client sees only as a query id.
+//
+// The log gets the fetch's text as rendered (rendered.logged), without
+// its bind arguments and without the per-statement settings withTimeout
+// adds: it holds no number placed by the data (a window's ranks, which
+// the exact count places, are arguments) and no time left to the
+// statement, which the earlier fetches' durations set.
 func (b *Backend) query(ctx context.Context, q queryer, f sqlrewrite.Fetch, scan func(*sql.Rows) error) error {
-	text, args, err := b.render(f)
+	r, err := b.render(f)
 	if err != nil {
 		return dperr.Wrap(dperr.Internal, err, "internal error: cannot render fetch")
 	}
-	text = b.withTimeout(ctx, text)
+	text := b.withTimeout(ctx, r.text)
 	start := time.Now()
 	err = func() error {
-		rows, err := q.QueryContext(ctx, text, args...)
+		rows, err := q.QueryContext(ctx, text, r.args...)
 		if err != nil {
 			return err
 		}
@@ -1136,28 +1141,29 @@ func (b *Backend) query(ctx context.Context, q queryer, f sqlrewrite.Fetch, scan
 		return rows.Err()
 	}()
 	if err != nil {
-		return b.fail(ctx, text, err)
+		return b.fail(ctx, r.logged, err)
 	}
-	b.log.Debug("backend fetch", "sql", text, "elapsed", time.Since(start))
+	b.log.Debug("backend fetch", "sql", r.logged, "elapsed", time.Since(start))
 	return nil
 }
 
-// fail logs a backend failure under a fresh query id and returns the
-// client's generic error.
+// fail logs a backend failure of the fetch whose text to log is logged
+// (rendered.logged) under a fresh query id and returns the client's
+// generic error.
 //
 // A statement out of time (ctx's deadline, or the backend's own statement
 // timeout, which may fire first) is a Timeout error; other cancellations
 // are Canceled.
-func (b *Backend) fail(ctx context.Context, text string, err error) error {
+func (b *Backend) fail(ctx context.Context, logged string, err error) error {
 	switch {
 	case errors.Is(ctx.Err(), context.Canceled):
 		return dperr.Wrap(dperr.Canceled, err, "query canceled")
 	case ctx.Err() != nil || isBackendTimeout(err):
-		b.log.Warn("backend fetch timed out", "sql", text)
+		b.log.Warn("backend fetch timed out", "sql", logged)
 		return dperr.Wrap(dperr.Timeout, err, "Query execution was interrupted, maximum statement execution time exceeded")
 	}
 	id := queryID()
-	b.log.Error("backend fetch failed", "query_id", id, "sql", text, "err", err)
+	b.log.Error("backend fetch failed", "query_id", id, "sql", logged, "err", err)
 	return dperr.Wrap(dperr.Backend, err, "backend error (query id %s); the proxy log has the details", id)
 }
 

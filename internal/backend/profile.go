@@ -170,7 +170,7 @@ func (s *Snapshot) profileFor(f sqlrewrite.Fetch) *profiled {
 	if f.Unit != nil || len(s.profiles) == 0 {
 		return nil
 	}
-	if _, _, err := s.b.render(f); err != nil {
+	if _, err := s.b.render(f); err != nil {
 		return nil
 	}
 	for _, p := range s.profiles {

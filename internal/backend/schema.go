@@ -116,6 +116,16 @@ func (b *Backend) SetBooleans(table string, columns []string) {
 	b.booleans[table] = slices.Clone(columns)
 }
 
+// rendered is a fetch's SQL: the text and bind arguments sent, and the
+// text to log, which holds no number placed by the data (the ranks of a
+// window are arguments, or on Vitess written as ?: sqlrewrite.Render,
+// sqlrewrite.RenderVitess).
+type rendered struct {
+	text   string
+	args   []any
+	logged string
+}
+
 // render renders f in the backend's dialect, with the boolean columns of
 // the configured table it reads (SetBooleans). On Vitess it is rendered
 // for vtgate (sqlrewrite.RenderVitess): no bind arguments (go-sql-driver
@@ -124,15 +134,16 @@ func (b *Backend) SetBooleans(table string, columns []string) {
 // the wrong bytes), and the keys vtgate merges (COUNT(DISTINCT), partition
 // selection's text keys) hashed to short binary strings, which the shards
 // sort as vtgate compares them.
-func (b *Backend) render(f sqlrewrite.Fetch) (string, []any, error) {
+func (b *Backend) render(f sqlrewrite.Fetch) (rendered, error) {
 	b.booleansMu.Lock()
 	f.Booleans = b.booleans[f.Declared]
 	b.booleansMu.Unlock()
 	if b.dialect == sqlrewrite.MySQL && b.knownVitess() {
-		text, err := sqlrewrite.RenderVitess(f, b.dialect)
-		return text, nil, err
+		text, logged, err := sqlrewrite.RenderVitess(f, b.dialect)
+		return rendered{text: text, logged: logged}, err
 	}
-	return sqlrewrite.Render(f, b.dialect)
+	text, args, err := sqlrewrite.Render(f, b.dialect)
+	return rendered{text: text, args: args, logged: text}, err
 }
 
 // ColumnCharset returns the character set text values of column of

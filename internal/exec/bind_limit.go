@@ -25,8 +25,11 @@ import (
 // dims, which the grouped fetches read, plus the most any one group's
 // conditions (filters, widestFilter) bind, once per partition, which each
 // group's own fetches add to base's rows (on a unit table bounded within
-// dims too). A fetch that cannot render so (a malformed plan) is left to
-// fail where it runs, as it would have.
+// dims too), plus the LIMIT and OFFSET of a fetch of ranks
+// (sqlrewrite.RankArguments), counted whatever the plan: whether a
+// mechanism sends one can depend on the data (a median sends no window
+// when no value is readable). A fetch that cannot render so (a malformed
+// plan) is left to fail where it runs, as it would have.
 func (e *Executor) checkArguments(base *planner.Plan, dims []sqlrewrite.CellDim, filters [][]sqlrewrite.Condition) error {
 	d := e.backend.Dialect()
 	scope := unitScope{salt: strings.Repeat("0", 32)}
@@ -48,7 +51,7 @@ func (e *Executor) checkArguments(base *planner.Plan, dims []sqlrewrite.CellDim,
 			most = len(args)
 		}
 	}
-	return tooManyArguments(n+most, d)
+	return tooManyArguments(n+most+sqlrewrite.RankArguments, d)
 }
 
 // tooManyArguments refuses a query of n bind arguments when dialect d

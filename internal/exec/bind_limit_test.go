@@ -19,7 +19,9 @@ import (
 // limit (PostgreSQL and MySQL 65,535, SQLite 32,766): text IN lists, and
 // the declared text values of GROUP BY keys, bound four times per fetch
 // on a unit table (the grouped fetch's CASE and the unit bound's group
-// key, three times on MySQL and SQLite, once on PostgreSQL).
+// key, three times on MySQL and SQLite, once on PostgreSQL), and a
+// window's LIMIT and OFFSET, which are sent only when the data has a
+// value to rank.
 func TestBindArgumentsBoundedBeforeReservation(t *testing.T) {
 	lo, hi := 0.0, 100.0
 	many := make([]string, catalog.MaxGroups)
@@ -48,6 +50,10 @@ func TestBindArgumentsBoundedBeforeReservation(t *testing.T) {
 		{"SELECT COUNT(*) FROM t WHERE " + in(1000), true, true, true},
 		{"SELECT COUNT(*), AVG(x), MEDIAN(x) FROM t WHERE " + in(40000), true, true, false},
 		{"SELECT COUNT(*) FROM t WHERE " + in(70000), false, false, false},
+		// A median's window binds its LIMIT and OFFSET too: 65,535 and
+		// 65,536 arguments.
+		{"SELECT MEDIAN(x) FROM t WHERE " + in(65533), true, true, false},
+		{"SELECT MEDIAN(x) FROM t WHERE " + in(65534), false, false, false},
 		{"SELECT s, COUNT(*) FROM t WHERE " + in(65533) + " GROUP BY s", false, false, false},
 		{"SELECT s, COUNT(*) FROM t WHERE " + in(65000) + " GROUP BY s", true, true, false},
 		{"SELECT COUNT(*) FROM u WHERE " + in(70000), false, false, false},

@@ -79,6 +79,11 @@ func MaxBindArguments(d Dialect) int {
 	return 65535
 }
 
+// RankArguments is how many bind arguments a fetch of ranks (a window,
+// grid sums of a rank slice) adds to those of its rows: its LIMIT and
+// its OFFSET (Render).
+const RankArguments = 2
+
 // placeholder is the n-th bind parameter (1-based).
 func (s dialectSpec) placeholder(n int) string {
 	if s.numbered {

@@ -15,13 +15,22 @@ import (
 //
 // Identifiers are quoted for the dialect (schema-qualified tables part by
 // part) and names that could break out of the quotes are refused. Numbers
-// (bounds, filter constants, offsets) are written by the proxy as literals
-// that read back as the exact float64 or int64; dates and timestamps (date
-// keys and conditions, dates.go) are written by the proxy from day or
-// second numbers as literals of the fixed shape 'YYYY-MM-DD[ HH:MM:SS]';
-// strings are always bind arguments, each bound where its placeholder
-// ends up in the text, whatever order the text was assembled in (bind),
-// except for Vitess (RenderVitess).
+// (bounds, filter constants) are written by the proxy as literals that
+// read back as the exact float64; dates and timestamps (date keys and
+// conditions, dates.go) are written by the proxy from day or second
+// numbers as literals of the fixed shape 'YYYY-MM-DD[ HH:MM:SS]'; strings
+// and the ranks a window keeps (its LIMIT and OFFSET, rank) are always
+// bind arguments, each bound where its placeholder ends up in the text,
+// whatever order the text was assembled in (bind), except for Vitess
+// (RenderVitess).
+//
+// The text is therefore a function of the statement, the configuration,
+// values released with noise (partition selection's keys) and a unit
+// bound's random salt alone, never of the data: the ranks, the only
+// numbers of a fetch that the exact count places (a median's window is
+// centred on rank ⌊(n−1)/2⌋+1, a whole column's is LIMIT n), are
+// arguments. The backend logs the text and not the arguments, so its log
+// holds no exact count.
 //
 // Totality (DESIGN.md §2: whether a statement answers, errors or returns NULL
 // never depends on private data except through a released noisy value).
@@ -95,15 +104,17 @@ import (
 // into the last bin. Errors are for malformed fetches (a bug in the caller),
 // never for client input.
 func Render(f Fetch, d Dialect) (query string, args []any, err error) {
-	return render(f, d, false)
+	query, _, args, err = render(f, d, false)
+	return query, args, err
 }
 
 // RenderVitess returns the SQL text of a fetch in the MySQL dialect for
 // Vitess's vtgate. It differs from Render in two ways.
 //
 // No bind arguments: each string Render would bind is written in its
-// place as a string literal (mysqlStringLiteral), so the driver sends
-// the text as a plain query and vtgate answers in the text protocol.
+// place as a string literal (mysqlStringLiteral), and each rank as an
+// integer, so the driver sends the text as a plain query and vtgate
+// answers in the text protocol.
 // With bind arguments go-sql-driver sends a server-side prepared
 // statement, and vtgate's answer in the binary protocol is not what it
 // says: over a grouped fetch whose COALESCE vtgate evaluates above its
@@ -135,22 +146,26 @@ func Render(f Fetch, d Dialect) (query string, args []any, err error) {
 // COUNT(DISTINCT c) counts distinctKey(c), and a text KeyCounts key is
 // grouped by sortKeyHash first: 32-byte binary strings, which the
 // shards sort and vtgate compares alike, byte for byte.
-func RenderVitess(f Fetch, d Dialect) (string, error) {
+//
+// logged is query with each rank written as ? instead of its number:
+// the text to log, which the data does not shape, as Render's query.
+func RenderVitess(f Fetch, d Dialect) (query, logged string, err error) {
 	if d != MySQL {
-		return "", fmt.Errorf("sqlrewrite: the Vitess rendering is for the MySQL dialect, not %s", d)
+		return "", "", fmt.Errorf("sqlrewrite: the Vitess rendering is for the MySQL dialect, not %s", d)
 	}
-	query, _, err := render(f, d, true)
-	return query, err
+	query, logged, _, err = render(f, d, true)
+	return query, logged, err
 }
 
-// render is Render, or RenderVitess when vitess is set.
-func render(f Fetch, d Dialect, vitess bool) (query string, args []any, err error) {
+// render is Render, or RenderVitess when vitess is set; logged is the
+// text to log (bind), query itself unless vitess is set.
+func render(f Fetch, d Dialect, vitess bool) (query, logged string, args []any, err error) {
 	spec, ok := dialects[d]
 	if !ok {
-		return "", nil, fmt.Errorf("sqlrewrite: unknown dialect %d", int(d))
+		return "", "", nil, fmt.Errorf("sqlrewrite: unknown dialect %d", int(d))
 	}
 	if len(f.Booleans) > 0 && d != PostgreSQL {
-		return "", nil, errors.New("sqlrewrite: boolean columns are PostgreSQL's")
+		return "", "", nil, errors.New("sqlrewrite: boolean columns are PostgreSQL's")
 	}
 	r := &renderer{spec: spec, dialect: d, booleans: f.Booleans, vitess: vitess}
 	var set int
@@ -160,12 +175,12 @@ func render(f Fetch, d Dialect, vitess bool) (query string, args []any, err erro
 		}
 	}
 	if set != 1 {
-		return "", nil, errors.New("sqlrewrite: a fetch needs exactly one of Summary, Window, Histogram, Pairs, GridSums, Cells, Grouped, GroupedHist, GroupedGrid, Keys and Profile")
+		return "", "", nil, errors.New("sqlrewrite: a fetch needs exactly one of Summary, Window, Histogram, Pairs, GridSums, Cells, Grouped, GroupedHist, GroupedGrid, Keys and Profile")
 	}
 	if len(f.Partitions) > 0 {
 		query, ok, err := r.partitioned(f)
 		if err != nil {
-			return "", nil, err
+			return "", "", nil, err
 		}
 		if ok {
 			return r.bind(query)
@@ -196,7 +211,7 @@ func render(f Fetch, d Dialect, vitess bool) (query string, args []any, err erro
 		query, err = r.histogram(f)
 	}
 	if err != nil {
-		return "", nil, err
+		return "", "", nil, err
 	}
 	return r.bind(query)
 }
@@ -256,6 +271,18 @@ func (r *renderer) arg(v any) string {
 	return argMark + strconv.Itoa(len(r.args)-1) + argMark
 }
 
+// rankBound is a bound of the ranks a window keeps (its LIMIT or OFFSET)
+// among a renderer's arguments (rank).
+type rankBound int64
+
+// rank adds a rank bound as a bind argument, bound as an int64: the exact
+// count places it, so it must not be in the text (Render). On Vitess,
+// which takes no bind arguments, bind writes it in the query as an
+// integer literal, and in the text to log as ?.
+func (r *renderer) rank(v int64) string {
+	return r.arg(rankBound(v))
+}
+
 // bind replaces the marks of arg in query by the dialect's placeholders
 // and returns the text with the arguments in the order the dialect binds
 // them: with ? (MySQL, SQLite) one argument per mark in textual order, a
@@ -263,47 +290,73 @@ func (r *renderer) arg(v any) string {
 // the arguments numbered by their first occurrence, a repeated mark
 // repeating its number. An argument whose mark is not in the text, or a
 // malformed mark, is an error (a bug in the renderer).
-func (r *renderer) bind(query string) (string, []any, error) {
+//
+// For Vitess (RenderVitess) there are no arguments: each is written in
+// the query as a literal (vitessLiteral), and logged is the query with
+// each rank bound written as ?. Otherwise logged is the query.
+func (r *renderer) bind(query string) (text, logged string, args []any, err error) {
 	parts := strings.Split(query, argMark)
 	if len(parts)%2 == 0 {
-		return "", nil, errors.New("sqlrewrite: unpaired bind argument mark")
+		return "", "", nil, errors.New("sqlrewrite: unpaired bind argument mark")
 	}
-	var b strings.Builder
+	var b, l strings.Builder
 	b.Grow(len(query))
-	var args []any
 	// The position in args of each argument's last placement; 0 until it
 	// is placed.
 	placed := make([]int, len(r.args))
 	for i, p := range parts {
 		if i%2 == 0 {
 			b.WriteString(p)
+			if r.vitess {
+				l.WriteString(p)
+			}
 			continue
 		}
 		k, err := strconv.Atoi(p)
 		if err != nil || k < 0 || k >= len(r.args) || strconv.Itoa(k) != p {
-			return "", nil, fmt.Errorf("sqlrewrite: bad bind argument mark %q", p)
+			return "", "", nil, fmt.Errorf("sqlrewrite: bad bind argument mark %q", p)
 		}
+		v := r.args[k]
 		if r.vitess {
-			lit, err := mysqlStringLiteral(r.args[k])
+			lit, err := vitessLiteral(v)
 			if err != nil {
-				return "", nil, err
+				return "", "", nil, err
 			}
 			b.WriteString(lit)
+			if _, isRank := v.(rankBound); isRank {
+				lit = "?"
+			}
+			l.WriteString(lit)
 			placed[k] = 1
 			continue
 		}
+		if rb, isRank := v.(rankBound); isRank {
+			v = int64(rb)
+		}
 		if placed[k] == 0 || !r.spec.numbered {
-			args = append(args, r.args[k])
+			args = append(args, v)
 			placed[k] = len(args)
 		}
 		b.WriteString(r.spec.placeholder(placed[k]))
 	}
 	for k, n := range placed {
 		if n == 0 {
-			return "", nil, fmt.Errorf("sqlrewrite: bind argument %d is not in the text", k)
+			return "", "", nil, fmt.Errorf("sqlrewrite: bind argument %d is not in the text", k)
 		}
 	}
-	return b.String(), args, nil
+	if !r.vitess {
+		return b.String(), b.String(), args, nil
+	}
+	return b.String(), l.String(), nil, nil
+}
+
+// vitessLiteral writes an argument in the text for Vitess: a rank bound
+// as an integer, a string as mysqlStringLiteral writes it.
+func vitessLiteral(v any) (string, error) {
+	if rb, isRank := v.(rankBound); isRank {
+		return strconv.FormatInt(int64(rb), 10), nil
+	}
+	return mysqlStringLiteral(v)
 }
 
 func (r *renderer) summary(f Fetch) (string, error) {
@@ -396,7 +449,8 @@ func (r *renderer) window(f Fetch) (string, error) {
 
 // ranked returns the FROM of a query over the rows of f (from, rendered)
 // and the ORDER BY, LIMIT and OFFSET that keep the values of column
-// ranked offset to offset+limit−1 in ascending order.
+// ranked offset to offset+limit−1 in ascending order, limit and offset
+// bound as arguments (rank).
 func (r *renderer) ranked(f Fetch, column, from string, offset, limit int64) (string, string, error) {
 	// Qualified, so that it names the table's column: PostgreSQL would take
 	// a bare name for the output column that the clamp's CASE … ELSE col
@@ -431,7 +485,7 @@ func (r *renderer) ranked(f Fetch, column, from string, offset, limit int64) (st
 			order = "1"
 		}
 	}
-	return from, " ORDER BY " + order + " LIMIT " + strconv.FormatInt(limit, 10) + " OFFSET " + strconv.FormatInt(offset, 10), nil
+	return from, " ORDER BY " + order + " LIMIT " + r.rank(limit) + " OFFSET " + r.rank(offset), nil
 }
 
 // ColumnProbe renders a query that reads no row and whose one result

@@ -13,10 +13,11 @@ import (
 	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
 )
 
-// The tokens checkArgsOrder reads: a quoted identifier or a placeholder.
+// The tokens checkArgsOrder reads: a quoted identifier, a placeholder, or
+// LIMIT or OFFSET.
 var (
-	graveTokens  = regexp.MustCompile("`([^`]*)`|\\?")
-	doubleTokens = regexp.MustCompile(`"([^"]*)"|\$(\d+)`)
+	graveTokens  = regexp.MustCompile("`([^`]*)`|\\?|\\b(?:LIMIT|OFFSET) ")
+	doubleTokens = regexp.MustCompile(`"([^"]*)"|\$(\d+)|\b(?:LIMIT|OFFSET) `)
 )
 
 // labelValues prefixes every text value a fetch binds (conditions' values
@@ -61,9 +62,10 @@ func labelValues(v reflect.Value, column string) {
 // checkArgsOrder checks, for a fetch whose text values labelValues has
 // labelled, that in every dialect each placeholder binds a value of the
 // column quoted nearest before it in the text (`c` = ?, `c` IN (?, ?),
-// CASE WHEN `c` = ? …): on MySQL and SQLite the arguments in the textual
-// order of the ?s, on PostgreSQL the one each $n numbers. It returns the
-// number of dialects f renders on.
+// CASE WHEN `c` = ? …), or after LIMIT or OFFSET a rank (an int64): on
+// MySQL and SQLite the arguments in the textual order of the ?s, on
+// PostgreSQL the one each $n numbers. It returns the number of dialects
+// f renders on.
 func checkArgsOrder(t *testing.T, name string, f sqlrewrite.Fetch) int {
 	t.Helper()
 	var rendered int
@@ -79,12 +81,16 @@ func checkArgsOrder(t *testing.T, name string, f sqlrewrite.Fetch) int {
 		}
 		var column string
 		var used int
+		rank := false // the placeholder follows LIMIT or OFFSET
 		for _, m := range tokens.FindAllStringSubmatch(q, -1) {
 			switch {
 			case strings.HasPrefix(m[0], "`") || strings.HasPrefix(m[0], `"`):
 				if m[1] != "C" { // PostgreSQL's COLLATE "C"
-					column = m[1]
+					column, rank = m[1], false
 				}
+				continue
+			case m[0] == "LIMIT " || m[0] == "OFFSET ":
+				rank = true
 				continue
 			case m[0] == "?":
 				used++
@@ -101,9 +107,12 @@ func checkArgsOrder(t *testing.T, name string, f sqlrewrite.Fetch) int {
 				n, _ := strconv.Atoi(m[2])
 				arg = args[n-1]
 			}
-			if s, ok := arg.(string); !ok || !strings.HasPrefix(s, column+":") {
+			if _, isRank := arg.(int64); rank != isRank {
+				t.Errorf("%s: %v: a placeholder binds %#v, after LIMIT or OFFSET: %v; %q\n%s", name, d, arg, rank, args, q)
+			} else if s, ok := arg.(string); !rank && (!ok || !strings.HasPrefix(s, column+":")) {
 				t.Errorf("%s: %v: a placeholder after %q binds %#v; %q\n%s", name, d, column, arg, args, q)
 			}
+			rank = false
 		}
 		if used != len(args) {
 			t.Errorf("%s: %v: %d arguments, %d bound: %s", name, d, len(args), used, q)

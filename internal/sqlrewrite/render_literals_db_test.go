@@ -14,7 +14,9 @@ import (
 // (RenderVitess, for Vitess) has no bind argument and reads what the
 // same fetch with bind arguments reads, for strings with quotes,
 // backslashes, NUL, newlines, Ctrl-Z, LIKE wildcards and non-Latin text,
-// as IN values, LIKE patterns and a text dimension's CASE.
+// as IN values, LIKE patterns and a text dimension's CASE; a window's
+// ranks, bound as integers, are written as integers too (and as ? in
+// the text to log).
 func TestRenderVitessMatchesBindArguments(t *testing.T) {
 	db := testdb.MySQL(t)
 	if _, err := db.Exec("SET SESSION sql_mode = 'STRICT_TRANS_TABLES,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION'"); err != nil {
@@ -50,18 +52,25 @@ func TestRenderVitessMatchesBindArguments(t *testing.T) {
 			sqlrewrite.Fetch{Table: "lit", Summary: count, Filter: []sqlrewrite.Condition{{Column: "s", In: all[i : i+1], Text: true, Exact: true}}},
 			sqlrewrite.Fetch{Table: "lit", Summary: count, Filter: []sqlrewrite.Condition{{Column: "s", Like: &like, Text: true}}})
 	}
-	fetches = append(fetches, sqlrewrite.Fetch{Table: "lit", Cells: &sqlrewrite.Cells{Dims: []sqlrewrite.CellDim{{Column: "s", Values: all, Exact: true}}}})
+	fetches = append(fetches, sqlrewrite.Fetch{Table: "lit", Cells: &sqlrewrite.Cells{Dims: []sqlrewrite.CellDim{{Column: "s", Values: all, Exact: true}}}},
+		sqlrewrite.Fetch{Table: "lit", Filter: []sqlrewrite.Condition{{Column: "s", In: all[1:], Text: true, Exact: true}},
+			Window: &sqlrewrite.Window{Column: "x", Lower: 0, Upper: 100, Offset: 7, Limit: 23}})
 	for _, f := range fetches {
 		query, args, err := sqlrewrite.Render(f, sqlrewrite.MySQL)
 		if err != nil {
 			t.Fatal(err)
 		}
-		text, err := sqlrewrite.RenderVitess(f, sqlrewrite.MySQL)
+		text, logged, err := sqlrewrite.RenderVitess(f, sqlrewrite.MySQL)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(args) == 0 || strings.Contains(text, "?") {
 			t.Fatalf("bound %q with %q; literals %q", query, args, text)
+		}
+		// The ranks are in the text sent, and ? in the text logged.
+		if ranked := f.Window != nil; ranked && (!strings.HasSuffix(text, " LIMIT 23 OFFSET 7") || logged != strings.TrimSuffix(text, "23 OFFSET 7")+"? OFFSET ?") ||
+			!ranked && logged != text {
+			t.Errorf("sent %q, logged %q", text, logged)
 		}
 		bound, err := runFetch(db, f, query, args)
 		if err != nil {
@@ -78,13 +87,13 @@ func TestRenderVitessMatchesBindArguments(t *testing.T) {
 	// Each string matches its own rows only: the filter fetches above
 	// read i+1 rows for texts[i].
 	for i := range texts {
-		text, _ := sqlrewrite.RenderVitess(fetches[2*i], sqlrewrite.MySQL)
+		text, _, _ := sqlrewrite.RenderVitess(fetches[2*i], sqlrewrite.MySQL)
 		got, err := runFetch(db, fetches[2*i], text, nil)
 		if err != nil || len(got) != 1 || got[0] != float64(i+1) {
 			t.Errorf("%q: %v, %v; want %d rows", texts[i], got, err, i+1)
 		}
 	}
-	if _, err := sqlrewrite.RenderVitess(fetches[0], sqlrewrite.PostgreSQL); err == nil {
+	if _, _, err := sqlrewrite.RenderVitess(fetches[0], sqlrewrite.PostgreSQL); err == nil {
 		t.Error("RenderVitess accepted PostgreSQL")
 	}
 }

@@ -73,7 +73,7 @@ func TestRenderVitessDistinctKeys(t *testing.T) {
 		t.Helper()
 		query, args, err := sqlrewrite.Render(f, sqlrewrite.MySQL)
 		if vitess {
-			query, err = sqlrewrite.RenderVitess(f, sqlrewrite.MySQL)
+			query, _, err = sqlrewrite.RenderVitess(f, sqlrewrite.MySQL)
 			args = nil
 		}
 		if err != nil {

@@ -26,7 +26,7 @@ import (
 //	<a fetch description, see parseFetch>
 //	----
 //	<dialect>: <query>             (for each dialect; "all" is the three)
-//	args: <bind arguments>         (when there are any)
+//	args: <bind arguments>         (when there are any; strings quoted)
 //	or error: <the Render error>
 //
 // parse uses one Parser per file, as a connection does, over testCatalog,
@@ -79,10 +79,24 @@ func fetchSQL(t *testing.T, d *datadriven.TestData) string {
 		}
 		fmt.Fprintf(&b, "%s: %s\n", dl, query)
 		if len(args) > 0 {
-			fmt.Fprintf(&b, "args: %q\n", args)
+			fmt.Fprintf(&b, "args: %s\n", formatArgs(args))
 		}
 	}
 	return b.String()
+}
+
+// formatArgs prints bind arguments as %q prints a list of strings, a
+// rank (an int64) as a number.
+func formatArgs(args []any) string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		if n, ok := a.(int64); ok {
+			out[i] = fmt.Sprint(n)
+		} else {
+			out[i] = fmt.Sprintf("%q", a)
+		}
+	}
+	return "[" + strings.Join(out, " ") + "]"
 }
 
 // testCatalog is the catalog of the golden files: the PUMS demo table with a
@@ -187,14 +201,14 @@ func TestOrderByValue(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if filter == nil && d != sqlrewrite.PostgreSQL && !strings.Contains(q, " ORDER BY `t`.`x` LIMIT 3 OFFSET 5") {
+				if filter == nil && d != sqlrewrite.PostgreSQL && !strings.Contains(q, " ORDER BY `t`.`x` LIMIT ") {
 					t.Errorf("%v: %s, want ORDER BY the column", d, q)
 				}
 				f.OrderByValue = true
 				if q, _, err = sqlrewrite.Render(f, d); err != nil {
 					t.Fatal(err)
 				}
-				if !strings.Contains(q, " ORDER BY 1 LIMIT 3 OFFSET 5") || strings.Contains(q, "USE INDEX") {
+				if !strings.Contains(q, " ORDER BY 1 LIMIT ") || strings.Contains(q, "USE INDEX") {
 					t.Errorf("%v with OrderByValue: %s, want ORDER BY 1 and no USE INDEX", d, q)
 				}
 			}
