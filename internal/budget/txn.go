@@ -4,9 +4,13 @@ import (
 	"context"
 	"crypto/rand"
 	"database/sql"
+	"database/sql/driver"
 	"encoding/binary"
 	"errors"
+	"io"
+	"net"
 	"reflect"
+	"strings"
 	"time"
 )
 
@@ -23,11 +27,13 @@ const (
 
 // inTx runs fn in a transaction and commits it, running it again (at most
 // maxAttempts times in all) when the database aborted it to resolve a
-// lock conflict. fn must have no effect outside tx until inTx returns nil.
+// lock conflict, or when the connection it ran on had died before the
+// commit was sent (see lostBeforeCommit). fn must have no effect outside tx
+// until inTx returns nil.
 func (l *Ledger) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	for attempt := 1; ; attempt++ {
 		err := l.tryTx(ctx, fn)
-		if err == nil || attempt == maxAttempts || !l.dialect.retryable(err) {
+		if err == nil || attempt == maxAttempts || !(l.dialect.retryable(err) || l.dialect.lostBeforeCommit(err)) {
 			return err
 		}
 		l.retries.Add(1)
@@ -61,7 +67,42 @@ func (l *Ledger) tryTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 		_ = tx.Rollback() // the error that made us roll back is the one to report
 		return err
 	}
-	return tx.Commit()
+	if err := tx.Commit(); err != nil {
+		return commitError{err}
+	}
+	return nil
+}
+
+// commitError is the error of a transaction's COMMIT, which may have taken
+// effect on the server whatever the driver says.
+type commitError struct{ err error }
+
+func (e commitError) Error() string { return e.err.Error() }
+func (e commitError) Unwrap() error { return e.err }
+
+// lostBeforeCommit reports whether err says the connection was lost before
+// the transaction's COMMIT was sent: the driver found it dead
+// (driver.ErrBadConn), its socket failed or closed, or the server said it
+// was ending it (PostgreSQL's class 57P0, operator intervention). That is
+// what a transaction meets on an idle pooled connection the server ended
+// (a restart, a failover, pg_terminate_backend, KILL); database/sql retries
+// ErrBadConn on a fresh connection itself, but not on the pinned connection
+// a transaction runs on. A server rolls back the open transaction of a
+// connection it loses, and fn has no effect outside its transaction, so
+// running it again charges nothing twice; an error of the COMMIT itself,
+// which may have taken effect, is never retried.
+func (d Dialect) lostBeforeCommit(err error) bool {
+	var commit commitError
+	if errors.As(err, &commit) {
+		return false
+	}
+	var netErr *net.OpError
+	if errors.Is(err, driver.ErrBadConn) || errors.As(err, &netErr) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return true
+	}
+	var e interface{ SQLState() string }
+	return d == Postgres && errors.As(err, &e) && strings.HasPrefix(e.SQLState(), "57P0")
 }
 
 // retryable reports whether err means the transaction was aborted, or its
