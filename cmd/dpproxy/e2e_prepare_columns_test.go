@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/dpproxy/dpproxy/internal/demo"
+	"github.com/dpproxy/dpproxy/internal/testdb"
 	"github.com/go-mysql-org/go-mysql/client"
 	"github.com/go-mysql-org/go-mysql/mysql"
 )
@@ -243,5 +244,140 @@ func TestSelectedKeyProbeColumns(t *testing.T) {
 			r.Close()
 		}
 		st.Close()
+	}
+}
+
+// TestLimitNoRowColumns: over the demo's PUMS in SQLite, a statement
+// whose LIMIT, or an outer query's, leaves no row whatever the data
+// (LIMIT 0, an OFFSET past the declared groups or past a derived table's
+// one row), which the planner answers itself rather than the catalog
+// engine as a zero-row probe, announces in its answer and in
+// COM_STMT_PREPARE each column definition byte for byte as the statement
+// without that LIMIT does: MEDIAN and IQR as DOUBLE, COUNT as BIGINT, an
+// outer AVG of counts as DECIMAL. It spends nothing, and settings that
+// refuse the statement without LIMIT (a δ beyond the analyst's budget,
+// which IQR's mechanism needs; an @dp_mechanism that answers no MEDIAN)
+// leave it answered, with the same columns. Before, the aggregates came
+// as MySQL's type NULL of length 0 (an independent review with mariadb
+// --column-type-info). A zero-row probe that the catalog engine answers
+// (SELECT sex, MIN(income) ... LIMIT 0) announces its statement's columns
+// under those settings too: before, where they refused the statement
+// without LIMIT, it announced the engine's, MIN NOT NULL.
+func TestLimitNoRowColumns(t *testing.T) {
+	dsn := testdb.SQLiteDSN(t)
+	if err := demo.LoadPUMS(t.Context(), testdb.Open(t, "sqlite", dsn), "sqlite", "pums"); err != nil {
+		t.Fatal(err)
+	}
+	p, _ := startCarolProxy(t, "sqlite", dsn, "{default_epsilon: 0.1, max_epsilon: 10, default_delta: 1.0e-7, max_delta: 1.0e-4}", "epsilon: 100, delta: 1.0e-9", `
+  - name: pums
+    columns:
+      - {name: age, type: integer, lower: 0, upper: 100}
+      - {name: sex, type: integer, lower: 0, upper: 1, values: [0, 1]}
+      - {name: race, type: integer, lower: 1, upper: 6, values: [1, 2, 3, 4, 5, 6]}
+      - {name: income, type: real, lower: 0, upper: 500000}
+`)
+	conn, err := client.Connect(p.addr, "carol", "carol-pw", "dpproxy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	// execute returns the column definitions and types of q's answer,
+	// and its rows.
+	execute := func(q string) (definitions []string, types []byte, rows [][]mysql.FieldValue) {
+		t.Helper()
+		r, err := conn.Execute(q)
+		if err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		defer r.Close()
+		if r.Resultset == nil {
+			return nil, nil, nil
+		}
+		for _, f := range r.Fields {
+			definitions, types = append(definitions, string(f.Dump())), append(types, f.Type)
+		}
+		return definitions, types, r.Values
+	}
+	prepared := func(q string) []string {
+		t.Helper()
+		st, err := conn.Prepare(q)
+		if err != nil {
+			t.Fatalf("prepare %s: %v", q, err)
+		}
+		defer st.Close()
+		var announced []string
+		for _, f := range st.RawColumnFields {
+			announced = append(announced, string(f))
+		}
+		return announced
+	}
+	remaining := func() string {
+		_, _, rows := execute("SELECT dp_remaining_epsilon(), dp_remaining_delta()")
+		return fmt.Sprint(rows[0][0].AsFloat64(), rows[0][1].AsFloat64())
+	}
+	const double, bigint, decimal = mysql.MYSQL_TYPE_DOUBLE, mysql.MYSQL_TYPE_LONGLONG, mysql.MYSQL_TYPE_NEWDECIMAL
+	cases := []struct {
+		answered string
+		limited  []string
+		types    []byte
+	}{
+		{"SELECT sex, MEDIAN(income) FROM pums GROUP BY sex",
+			[]string{"SELECT sex, MEDIAN(income) FROM pums GROUP BY sex LIMIT 0", "SELECT sex, MEDIAN(income) FROM pums GROUP BY sex LIMIT 2, 1"}, []byte{bigint, double}},
+		{"SELECT race, COUNT(*), IQR(income) FROM pums GROUP BY race",
+			[]string{"SELECT race, COUNT(*), IQR(income) FROM pums GROUP BY race LIMIT 0"}, []byte{bigint, bigint, double}},
+		{"SELECT * FROM (SELECT sex, COUNT(*) AS c FROM pums GROUP BY sex) x",
+			[]string{"SELECT * FROM (SELECT sex, COUNT(*) AS c FROM pums GROUP BY sex) x LIMIT 0"}, []byte{bigint, bigint}},
+		{"SELECT * FROM (SELECT COUNT(*) AS c FROM pums) x",
+			[]string{"SELECT * FROM (SELECT COUNT(*) AS c FROM pums) x LIMIT 1, 1", "SELECT * FROM (SELECT COUNT(*) AS c FROM pums) x LIMIT 0"}, []byte{bigint}},
+		{"SELECT SUM(c), AVG(c), MAX(m) FROM (SELECT race, COUNT(*) AS c, MEDIAN(age) AS m FROM pums GROUP BY race) x",
+			[]string{"SELECT SUM(c), AVG(c), MAX(m) FROM (SELECT race, COUNT(*) AS c, MEDIAN(age) AS m FROM pums GROUP BY race) x LIMIT 0"}, []byte{bigint, decimal, double}},
+		// A zero-row probe, which the catalog engine answers.
+		{"SELECT sex, MIN(income) FROM pums GROUP BY sex",
+			[]string{"SELECT sex, MIN(income) FROM pums GROUP BY sex LIMIT 0"}, []byte{bigint, double}},
+	}
+	// Answered at a δ within the budget of 10⁻⁹ (IQR spends it).
+	execute("SET @dp_delta = 1e-10")
+	want := map[string][]string{}
+	for _, c := range cases {
+		answered, types, _ := execute(c.answered)
+		if !bytes.Equal(types, c.types) {
+			t.Errorf("%s: answered types %v, want %v", c.answered, types, c.types)
+		}
+		for _, q := range c.limited {
+			want[q] = answered
+		}
+	}
+	check := func(settings string) {
+		t.Helper()
+		before := remaining()
+		for _, c := range cases {
+			for _, q := range c.limited {
+				got, _, rows := execute(q)
+				if len(rows) != 0 {
+					t.Errorf("%s (%s): %d rows, want none", q, settings, len(rows))
+				}
+				if !slices.Equal(got, want[q]) {
+					t.Errorf("%s (%s): announced %q, answered without the LIMIT %q", q, settings, got, want[q])
+				}
+				if got := prepared(q); !slices.Equal(got, want[q]) {
+					t.Errorf("prepare %s (%s): announced %q, answered without the LIMIT %q", q, settings, got, want[q])
+				}
+			}
+		}
+		if after := remaining(); after != before {
+			t.Errorf("%s: the statements with LIMIT spent budget: remaining %s, then %s", settings, before, after)
+		}
+	}
+	check("SET @dp_delta = 1e-10")
+	for _, c := range []struct{ set, refused string }{
+		{"SET @dp_delta = 1e-7", cases[1].answered},
+		{"SET @dp_delta = 1e-10, @dp_mechanism = 'laplace'", cases[5].answered},
+	} {
+		execute(c.set)
+		if r, err := conn.Execute(c.refused); err == nil {
+			r.Close()
+			t.Errorf("%s: %s answered, want it refused", c.set, c.refused)
+		}
+		check(c.set)
 	}
 }

@@ -494,6 +494,27 @@ func (b *builder) carriesCount(i int) bool {
 	return squares
 }
 
+// integerOutput reports whether the aggregate agg of column col (nil for
+// COUNT(*)) is released as an integer (Output.Integer): a count; MIN and
+// MAX, the 0- and 1-quantiles, of an integer column, as MySQL types them
+// (the released quantile rounded, Output.direct), when its declared
+// bounds hold an integer (the values clamped into [0.2, 0.8] are no
+// integers: a DOUBLE). It reads the statement and the column alone, not
+// the mechanism that releases the aggregate.
+func integerOutput(agg sqlrewrite.Aggregate, col *catalog.Column) bool {
+	switch agg.Func {
+	case sqlrewrite.CountRows, sqlrewrite.CountColumn, sqlrewrite.CountDistinct:
+		return true
+	case sqlrewrite.Percentile:
+		if _, temporal := agg.Expr.TemporalOf(); temporal || col.Type != catalog.Integer || agg.Quantile != 0 && agg.Quantile != 1 {
+			return false
+		}
+		lo, hi, _ := col.Bounds()
+		return math.Ceil(lo) <= math.Floor(hi)
+	}
+	return false
+}
+
 func (b *builder) output(item sqlrewrite.Item) (Output, error) {
 	agg := item.Agg
 	out := Output{Label: item.Label, Agg: agg}
@@ -524,13 +545,14 @@ func (b *builder) output(item sqlrewrite.Item) (Output, error) {
 		}
 		return nil
 	}
+	out.Integer = integerOutput(agg, col)
 	var err error
 	switch agg.Func {
 	case sqlrewrite.CountRows, sqlrewrite.CountColumn:
-		out.Derive, out.Integer = Direct, true
+		out.Derive = Direct
 		err = add(Statistic{Kind: StatCount, Column: col})
 	case sqlrewrite.CountDistinct:
-		out.Derive, out.Integer = Direct, true
+		out.Derive = Direct
 		err = add(Statistic{Kind: StatCountDistinct, Column: col})
 	case sqlrewrite.Sum:
 		out.Derive = Direct
@@ -563,14 +585,6 @@ func (b *builder) output(item sqlrewrite.Item) (Output, error) {
 		}
 	case sqlrewrite.Median, sqlrewrite.Percentile:
 		out.Derive = Direct
-		// MIN and MAX, the 0- and 1-quantiles, of an integer column are
-		// integers, as MySQL types them: the released quantile rounded
-		// (Output.direct), when the declared bounds hold an integer (the
-		// values clamped into [0.2, 0.8] are no integers: a DOUBLE).
-		_, temporal := out.Temporal()
-		lo, hi, _ := col.Bounds()
-		out.Integer = agg.Func == sqlrewrite.Percentile && (agg.Quantile == 0 || agg.Quantile == 1) && col.Type == catalog.Integer && !temporal &&
-			math.Ceil(lo) <= math.Floor(hi)
 		err = add(Statistic{Kind: StatQuantile, Column: col, Quantile: agg.Quantile})
 	case sqlrewrite.IQR:
 		out.Derive = Direct

@@ -111,6 +111,11 @@ type QueryPlan struct {
 	// It is also set, with NoRow and Base, when the statement has GROUP BY
 	// keys and its WHERE selects no row whatever the data (noRowWhere).
 	Empty bool
+	// aggTypes are the types of the aggregates of a plan that the LIMIT
+	// leaves Empty, where neither Base nor Parts is planned to type them
+	// (aggregateTypes: the statement's and the catalog's alone, so the
+	// columns are those the statement without its LIMIT announces).
+	aggTypes []ResultType
 	// NoRow says why the WHERE selects no row whatever the data: with
 	// Empty when the statement has GROUP BY keys; without keys, its one
 	// row is over no row (Row.NoRow: an aggregate of a constant,
@@ -143,16 +148,16 @@ func (p *Planner) PlanQuery(q *sqlrewrite.Query, s Settings) (*QueryPlan, error)
 		}
 		return &QueryPlan{Query: q, Groups: [][]sqlrewrite.Value{nil}}, nil
 	}
-	t, ok := p.cat.Table(q.Base.Table)
+	declared, ok := p.cat.Table(q.Base.Table)
 	if !ok {
 		return nil, dperr.New(dperr.UnknownTable, "Table '%s' doesn't exist", q.Base.Table)
 	}
-	if err := p.usable(t); err != nil {
+	if err := p.usable(declared); err != nil {
 		return nil, err
 	}
 	// A key of buckets of a row expression reads the column derived for
 	// it (named by its text; the base plans derive the same).
-	t, derived, err := withRowExprs(t, nil, q.Base.Derive)
+	t, derived, err := withRowExprs(declared, nil, q.Base.Derive)
 	if err != nil {
 		return nil, err
 	}
@@ -238,14 +243,19 @@ func (p *Planner) PlanQuery(q *sqlrewrite.Query, s Settings) (*QueryPlan, error)
 		// row (Plan.NoRow).
 		qp.NoRow = why
 	}
+	// Below, a LIMIT that leaves no row whatever the data plans no
+	// aggregate: nothing is read or charged and no setting refuses the
+	// statement; its aggregates are typed from the statement and the
+	// catalog alone (aggregateTypes), as its form without the LIMIT
+	// types them.
 	if outerLeavesNoRow(q.Outer) && len(q.Base.Items) > 0 && !q.Listing {
-		qp.Empty = true
+		qp.Empty, qp.aggTypes = true, aggregateTypes(declared, q.Base)
 		return qp, nil
 	}
 	if l := q.Limit; private >= 0 && l != nil && l.Count == 0 && len(q.Base.Items) > 0 {
 		// No row whatever the data; an OFFSET past the rows is no such
 		// rule here, since how many keys are released is not public.
-		qp.Empty = true
+		qp.Empty, qp.aggTypes = true, aggregateTypes(declared, q.Base)
 		return qp, nil
 	}
 	if private >= 0 {
@@ -255,7 +265,7 @@ func (p *Planner) PlanQuery(q *sqlrewrite.Query, s Settings) (*QueryPlan, error)
 		return qp, nil
 	}
 	if l := q.Limit; l != nil && (l.Count == 0 || l.Offset >= uint64(qp.outputRows())) {
-		qp.Empty = true
+		qp.Empty, qp.aggTypes = true, aggregateTypes(declared, q.Base)
 		return qp, nil
 	}
 	groupSettings := s

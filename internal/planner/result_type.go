@@ -418,7 +418,8 @@ func exactType(d Datum) ResultType {
 
 // ColumnTypes returns the types of the columns the client receives
 // (Query.Columns, or Outer.Columns), derived from the query's
-// expressions over the types of its aggregates (the planned outputs'),
+// expressions over the types of its aggregates (the planned outputs', or
+// aggregateTypes' where a LIMIT leaves no row and none is planned),
 // its keys (their declared values, a date part's numbers INT; a
 // partition-selected key its column's type) and its window functions, by the rules of Eval and MySQL's; an
 // expression whose type they do not fix is VARCHAR, which holds any
@@ -438,6 +439,8 @@ func (qp *QueryPlan) ColumnTypes() []ResultType {
 		for i := range qp.Base.Outputs {
 			env.aggs[i] = qp.Base.Outputs[i].ResultType()
 		}
+	case qp.aggTypes != nil:
+		env.aggs = qp.aggTypes
 	}
 	for _, k := range q.Keys {
 		t := ResultNull
@@ -471,6 +474,34 @@ func (qp *QueryPlan) ColumnTypes() []ResultType {
 		outer.outerAggs = append(outer.outerAggs, aggregateType(a.Func, arg))
 	}
 	return columnTypes(q.Outer.Columns, outer)
+}
+
+// aggregateTypes returns the types of the aggregates of sel, a query on
+// table t (catalog.Config's, without row expressions), as any plan of
+// them gives them (Output.ResultType): from the statement and the catalog
+// alone, whatever mechanism would release them and whatever ε, δ and
+// @dp_mechanism are set, so that typing refuses nothing. When sel's row
+// expressions cannot be derived (withRowExprs), which its plan refuses,
+// every aggregate is MySQL's type NULL.
+func aggregateTypes(t *catalog.Table, sel *sqlrewrite.Select) []ResultType {
+	types := make([]ResultType, len(sel.Items))
+	t, _, err := withRowExprs(t, sel.Items, sel.Derive)
+	if err != nil {
+		return types
+	}
+	for i, item := range sel.Items {
+		var col *catalog.Column
+		if item.Agg.Func != sqlrewrite.CountRows {
+			c, ok := t.Column(item.Agg.Column)
+			if !ok {
+				continue // refused by its plan, as withRowExprs above
+			}
+			col = c
+		}
+		out := Output{Agg: item.Agg, Column: col, Integer: integerOutput(item.Agg, col)}
+		types[i] = out.ResultType()
+	}
+	return types
 }
 
 // selectedKeyType is the type of a key chosen by partition selection on

@@ -154,7 +154,6 @@ func (s *Session) probeColumns(sql string, engine []catalogdb.Column) (cols []ca
 	}()
 	if len(sql) <= largeStatementBytes {
 		if stmt, err := s.parser.ParseDescribed(sql); err == nil {
-			withoutLimitZero(stmt)
 			if planned := s.plannedColumns(stmt, false); planned != nil && len(planned) == len(engine) {
 				for j := range planned {
 					planned[j].Name = engine[j].Name
@@ -164,23 +163,6 @@ func (s *Session) probeColumns(sql string, engine []catalogdb.Column) (cols []ca
 		}
 	}
 	return textAsVarchar(engine)
-}
-
-// withoutLimitZero drops a private statement's LIMIT 0, which leaves its
-// answer no row but would also leave its aggregates unplanned and so
-// untyped: the statement then reads as the one it probes (a prepared
-// LIMIT ? bound to 0 as bound to another count).
-func withoutLimitZero(stmt sqlrewrite.Statement) {
-	q, isQuery := stmt.(*sqlrewrite.Query)
-	if !isQuery {
-		return
-	}
-	if q.Limit != nil && q.Limit.Count == 0 {
-		q.Limit = nil
-	}
-	if q.Outer != nil && q.Outer.Limit != nil && q.Outer.Limit.Count == 0 {
-		q.Outer.Limit = nil
-	}
 }
 
 // textAsVarchar is engine's columns with each TEXT one (MySQL's type BLOB
