@@ -105,8 +105,8 @@ func varianceEstimate(b mech.Bounds, kind laplace.VarianceKind, root bool, squar
 // mean or variance released whole by one mechanism), clamped to where the
 // truth can be (an Integer one, MIN or MAX of an integer column, rounded
 // to the nearest integer there), its interval too and widened to hold the
-// value; a forced variance mechanism's value gets
-// the sample correction n/(n-1) from the count released beside it.
+// value; a forced variance mechanism's value gets the sample correction
+// n/(n-1) from the count released beside it, and then has no interval.
 func (o *Output) direct(args []Estimate) Value {
 	v := Value{Estimate: args[0]}
 	lo, hi := o.bounds().Lower, o.bounds().Upper
@@ -119,8 +119,17 @@ func (o *Output) direct(args []Estimate) Value {
 	if o.isVariance() {
 		lo, hi = 0, o.varianceLimit()
 		if o.Sample && len(args) > 1 {
+			// The correction at the count's point value ñ. An interval
+			// would have to take the ends over the count's own interval
+			// (as laplace.EdgeVarianceEstimate does for autoVariance,
+			// whose squares carry their count), with the miss rate split
+			// between the two releases; scaled by ñ/(ñ−1) it is too
+			// narrow, so the corrected value gets none. Neither
+			// mechanism that releases a whole variance beside a count
+			// (preprocess, piecewise) publishes one.
 			n := math.Max(args[1].Value, 2)
-			v.Value, v.Low, v.High = v.Value*n/(n-1), v.Low*n/(n-1), v.High*n/(n-1)
+			v.Value *= n / (n - 1)
+			v.Low, v.High, v.HasInterval = 0, 0, false
 		}
 	}
 	// Both ends are clamped into [lo, hi] like the value: clamping is
