@@ -590,6 +590,9 @@ func describe(plan *planner.Plan, o *planner.Output, v planner.Value, scope stat
 		} else {
 			fmt.Fprintf(&sb, "; 95%% interval [%.6g, %.6g]", v.Low, v.High)
 		}
+		if of := clampedValues(o); of != "" {
+			sb.WriteString(" (of " + of + ")")
+		}
 		if v.Note != "" {
 			sb.WriteString("; " + v.Note)
 		}
@@ -604,6 +607,21 @@ func describe(plan *planner.Plan, o *planner.Output, v planner.Value, scope stat
 		level = "Warning"
 	}
 	return Warning{Level: level, Code: NoteCode, Message: sb.String()}
+}
+
+// clampedValues names, for the interval of o, the values its statistic
+// is of: those clamped to the declared bounds, as for o's value, so that
+// the interval does not account for the bias of clamping; empty for an
+// output that clamps nothing (a count).
+func clampedValues(o *planner.Output) string {
+	b, ok := o.ClampedTo()
+	if !ok {
+		return ""
+	}
+	if _, temporal := o.Temporal(); temporal {
+		return fmt.Sprintf("the values clamped to [%s, %s]", o.FormatTemporal(b.Lower), o.FormatTemporal(b.Upper))
+	}
+	return fmt.Sprintf("the values clamped to [%g, %g]", b.Lower, b.Upper)
 }
 
 func mechanismNames(plan *planner.Plan, o *planner.Output) string {

@@ -706,7 +706,11 @@ func rollupNotes(qp *planner.QueryPlan, rows []planner.Row) []Warning {
 			case d.Null:
 				msg += "; NULL: no group has a value"
 			case d.Interval != nil:
-				msg += fmt.Sprintf("; 95%% interval [%.6g, %.6g] (of the sum of its groups' noises)", d.Interval.Low, d.Interval.High)
+				of := "the sum of its groups' noises"
+				if values := clampedValues(&o); values != "" {
+					of = values + ", with the sum of its groups' noises"
+				}
+				msg += fmt.Sprintf("; 95%% interval [%.6g, %.6g] (of %s)", d.Interval.Low, d.Interval.High, of)
 			default:
 				msg += "; 95% interval: not available (its groups' releases carry no noise description)"
 			}

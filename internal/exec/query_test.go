@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"math"
 	"math/rand/v2"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -747,5 +748,64 @@ func TestRollupIntervalsAndNotes(t *testing.T) {
 	}
 	if notes != 3 {
 		t.Errorf("%d notes of the total, want 3 (COUNT, SUM, AVG): %v", notes, res.Warnings)
+	}
+}
+
+// TestIntervalNotesNameClamping: the 95% interval of a SUM, AVG or
+// VARIANCE is that of the statistic of the values clamped to the declared
+// bounds, and its note says so; a count's clamps nothing and says nothing
+// of bounds. 200 rows of x = 1000 with x declared in [0, 100] (an
+// independent review's case): the SUM's interval is around 20,000, far
+// from the true 200,000, and the note read as if it were the SUM's.
+func TestIntervalNotesNameClamping(t *testing.T) {
+	cat := groupedCatalog()
+	back := backend.New(testdb.SQLite(t), sqlrewrite.SQLite, nil)
+	e := newGroupedExecutor(t, back)
+	rows := make([]groupedRow, 200)
+	for i := range rows {
+		k, x := 0.0, 1000.0
+		rows[i] = groupedRow{k: &k, x: &x}
+	}
+	loadGrouped(t, back, rows)
+	for _, c := range []struct {
+		q     string
+		notes []string
+	}{
+		{"SELECT COUNT(*), SUM(x), AVG(x), VAR_POP(x) FROM t", []string{
+			`^COUNT\(\*\): .*; 95% interval \[[-0-9.e+]+, [-0-9.e+]+\]; `,
+			`^SUM\(x\): .*; 95% interval \[[-0-9.e+]+, [-0-9.e+]+\] \(of the values clamped to \[0, 100\]\); `,
+			`^AVG\(x\): .*; 95% interval \[[-0-9.e+]+, [-0-9.e+]+\] \(of the values clamped to \[0, 100\]\); `,
+			`^VAR_POP\(x\): .*; 95% interval \[[-0-9.e+]+, [-0-9.e+]+\] \(of the values clamped to \[0, 100\]\); `,
+		}},
+		{"SELECT k, COUNT(*), SUM(x) FROM t GROUP BY k WITH ROLLUP", []string{
+			`^k = 0: COUNT\(\*\): .*; 95% interval \[[-0-9.e+]+, [-0-9.e+]+\]; `,
+			`^k = 0: SUM\(x\): .*; 95% interval \[[-0-9.e+]+, [-0-9.e+]+\] \(of the values clamped to \[0, 100\]\); `,
+			`^k = NULL \(WITH ROLLUP super-aggregate\): COUNT\(\*\): .*; 95% interval \[[-0-9.e+]+, [-0-9.e+]+\] \(of the sum of its groups' noises\)$`,
+			`^k = NULL \(WITH ROLLUP super-aggregate\): SUM\(x\): .*; 95% interval \[[-0-9.e+]+, [-0-9.e+]+\] \(of the values clamped to \[0, 100\], with the sum of its groups' noises\)$`,
+		}},
+	} {
+		st, err := sqlrewrite.NewParser(cat).Parse(c.q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var res *Result
+		if sel, ok := st.(*sqlrewrite.Select); ok {
+			var plan *planner.Plan
+			if plan, err = planner.New(cat).Plan(sel, planner.Settings{Epsilon: 1, Mechanism: "auto"}); err != nil {
+				t.Fatal(err)
+			}
+			res, err = e.Run(context.Background(), "a", plan, rand.NewChaCha8([32]byte{7}))
+		} else {
+			res, err = e.RunQuery(context.Background(), "a", planGrouped(t, cat, c.q, 1), rand.NewChaCha8([32]byte{7}))
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", c.q, err)
+		}
+		for _, want := range c.notes {
+			re := regexp.MustCompile(want)
+			if !slices.ContainsFunc(res.Warnings, func(w Warning) bool { return re.MatchString(w.Message) }) {
+				t.Errorf("%s: no note matches %s in %v", c.q, want, res.Warnings)
+			}
+		}
 	}
 }

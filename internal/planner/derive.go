@@ -176,6 +176,24 @@ func (o *Output) FormatTemporal(v float64) string {
 	return c.FormatTemporal(math.Min(math.Max(math.Round(v), b.Lower), b.Upper))
 }
 
+// ClampedTo returns the declared bounds the values of o's column are
+// clamped to before its statistic is computed, ok false for an output
+// that clamps no values of one column (a count; a regression clamps two).
+// Its value and 95% interval are those of the statistic of the clamped
+// values: the interval does not account for the bias of clamping values
+// that lie outside the bounds.
+func (o *Output) ClampedTo() (b mech.Bounds, ok bool) {
+	switch o.Agg.Func {
+	case sqlrewrite.Sum, sqlrewrite.Avg, sqlrewrite.VarPop, sqlrewrite.VarSamp, sqlrewrite.StddevPop, sqlrewrite.StddevSamp,
+		sqlrewrite.Median, sqlrewrite.Percentile, sqlrewrite.IQR:
+		if o.Column != nil {
+			lo, hi, ok := o.Column.Bounds()
+			return mech.Bounds{Lower: lo, Upper: hi}, ok
+		}
+	}
+	return mech.Bounds{}, false
+}
+
 func (o *Output) bounds() mech.Bounds {
 	lo, hi, _ := o.Column.Bounds()
 	return mech.Bounds{Lower: lo, Upper: hi}
