@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -104,6 +105,27 @@ func queryAs(cfg *mysql.Config) error {
 	return db.QueryRow("SELECT AVG(age) FROM pums").Scan(&avg)
 }
 
+// sslStatus logs in with cfg and returns what SHOW SESSION STATUS says of
+// the connection's TLS: Ssl_version and Ssl_cipher.
+func sslStatus(cfg *mysql.Config) (version, cipher string, err error) {
+	db, err := sql.Open("mysql", cfg.FormatDSN())
+	if err != nil {
+		return "", "", err
+	}
+	defer db.Close()
+	conn, err := db.Conn(context.Background())
+	if err != nil {
+		return "", "", err
+	}
+	defer conn.Close()
+	var name string
+	if err := conn.QueryRowContext(context.Background(), "SHOW SESSION STATUS LIKE 'Ssl_version'").Scan(&name, &version); err != nil {
+		return "", "", err
+	}
+	err = conn.QueryRowContext(context.Background(), "SHOW SESSION STATUS LIKE 'Ssl_cipher'").Scan(&name, &cipher)
+	return version, cipher, err
+}
+
 func clientConfig(addr, user string) *mysql.Config {
 	cfg := mysql.NewConfig()
 	cfg.User, cfg.Passwd, cfg.Net, cfg.Addr, cfg.DBName, cfg.Timeout = user, "pw", "tcp", addr, "dpproxy", 10*time.Second
@@ -111,9 +133,12 @@ func clientConfig(addr, user string) *mysql.Config {
 }
 
 // TestConfiguredTLS serves the configured certificate: with tls.require a
-// plaintext login gets 3159 and verified TLS logins work for both plugins;
-// without it, caching_sha2_password works without TLS with the configured
-// RSA key, which the client knows in advance (so it does not fetch one).
+// plaintext login gets 3159 and verified TLS logins work for both plugins,
+// whose sessions show the TLS version and cipher in Ssl_version and
+// Ssl_cipher as MySQL names them; without it, caching_sha2_password works
+// without TLS with the configured RSA key, which the client knows in
+// advance (so it does not fetch one), and Ssl_version and Ssl_cipher are
+// empty.
 func TestConfiguredTLS(t *testing.T) {
 	dir, config, pool, pub := tlsDeployment(t, true)
 	p := startProxy(t, dir, nil, "--config", config)
@@ -133,6 +158,26 @@ func TestConfiguredTLS(t *testing.T) {
 			t.Errorf("%s over verified TLS: %v", user, err)
 		}
 	}
+	if err := mysql.RegisterTLSConfig("e2e-configured-1.2", &tls.Config{RootCAs: pool, ServerName: "127.0.0.1",
+		MaxVersion: tls.VersionTLS12, CipherSuites: []uint16{tls.TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384}}); err != nil {
+		t.Fatal(err)
+	}
+	defer mysql.DeregisterTLSConfig("e2e-configured-1.2")
+	tls13 := map[string]bool{"TLS_AES_128_GCM_SHA256": true, "TLS_AES_256_GCM_SHA384": true, "TLS_CHACHA20_POLY1305_SHA256": true}
+	for _, c := range []struct {
+		tlsConfig, version string
+		cipher             func(string) bool
+	}{
+		{"e2e-configured", "TLSv1.3", func(c string) bool { return tls13[c] }},
+		{"e2e-configured-1.2", "TLSv1.2", func(c string) bool { return c == "ECDHE-ECDSA-AES256-GCM-SHA384" }},
+	} {
+		cfg := clientConfig(p.addr, "carol")
+		cfg.TLSConfig = c.tlsConfig
+		version, cipher, err := sslStatus(cfg)
+		if err != nil || version != c.version || !c.cipher(cipher) {
+			t.Errorf("%s: Ssl_version %q, Ssl_cipher %q, %v; want %s and its cipher", c.tlsConfig, version, cipher, err, c.version)
+		}
+	}
 
 	dir, config, _, pub = tlsDeployment(t, false)
 	p = startProxy(t, dir, nil, "--config", config)
@@ -143,6 +188,9 @@ func TestConfiguredTLS(t *testing.T) {
 	cfg.ServerPubKey = "e2e-configured"
 	if err := queryAs(cfg); err != nil {
 		t.Errorf("dave without TLS, encrypting with the configured RSA key: %v", err)
+	}
+	if version, cipher, err := sslStatus(cfg); err != nil || version != "" || cipher != "" {
+		t.Errorf("without TLS: Ssl_version %q, Ssl_cipher %q, %v; want both empty", version, cipher, err)
 	}
 }
 

@@ -382,8 +382,12 @@ func (a accounts) NameSecret() []byte {
 // engineAdapter and sessionAdapter connect proxy to wire, which share no types.
 type engineAdapter struct{ e *proxy.Engine }
 
-func (a engineAdapter) Open(user string, connID uint32) wire.Session {
-	return sessionAdapter{a.e.Open(user, connID)}
+func (a engineAdapter) Open(user string, connID uint32, transport wire.Transport) wire.Session {
+	s := a.e.Open(user, connID)
+	if transport.TLSVersion != "" {
+		s.SetTLS(transport.TLSVersion, transport.TLSCipher)
+	}
+	return sessionAdapter{s}
 }
 
 // connectionsAdapter lets KILL (proxy) reach wire's connections.

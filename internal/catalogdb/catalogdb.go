@@ -280,6 +280,19 @@ func (s *Session) CollationConnection() string {
 // caller has checked that it exists.
 func (s *Session) SetDatabase(name string) { s.sess.SetCurrentDatabase(name) }
 
+// SetTLS sets the session values of the status variables Ssl_version and
+// Ssl_cipher, which SHOW SESSION STATUS shows: the connection's TLS
+// protocol version and cipher suite as MySQL names them ("TLSv1.3",
+// "TLS_AES_128_GCM_SHA256"). A session of a plaintext connection keeps
+// their defaults, "".
+func (s *Session) SetTLS(version, cipher string) {
+	ctx := sql.NewContext(context.Background(), sql.WithSession(s.sess))
+	// Both are status variables of every session (go-mysql-server's
+	// list), so neither assignment can fail.
+	_ = s.sess.SetStatusVariable(ctx, "Ssl_version", version)
+	_ = s.sess.SetStatusVariable(ctx, "Ssl_cipher", cipher)
+}
+
 // context is a statement's context. Its statement time, which NOW() and
 // UTC_TIMESTAMP() read, is whole seconds: go-mysql-server drops the fraction
 // from NOW() but not from UTC_TIMESTAMP(), so TIMEDIFF(NOW(), UTC_TIMESTAMP())

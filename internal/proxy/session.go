@@ -47,6 +47,14 @@ type Session struct {
 // Close ends the session.
 func (s *Session) Close() {}
 
+// SetTLS records that the session's connection uses TLS with this
+// protocol version and cipher suite, named as MySQL names them
+// ("TLSv1.3", "TLS_AES_128_GCM_SHA256"): SHOW SESSION STATUS shows them
+// as Ssl_version and Ssl_cipher, which are "" on a plaintext connection.
+func (s *Session) SetTLS(version, cipher string) {
+	s.catalog.SetTLS(version, cipher)
+}
+
 // UseDatabase switches the current database (COM_INIT_DB and USE): dpproxy's
 // or the read-only information_schema.
 func (s *Session) UseDatabase(_ context.Context, name string) error {

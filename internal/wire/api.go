@@ -53,8 +53,19 @@ func (a Account) plugin() string {
 // concurrently from different connections.
 type Engine interface {
 	// Open returns the session of a connection that authenticated as user.
-	// connID is the id the client was given in the handshake (CONNECTION_ID()).
-	Open(user string, connID uint32) Session
+	// connID is the id the client was given in the handshake
+	// (CONNECTION_ID()), and transport how the connection reached the server.
+	Open(user string, connID uint32, transport Transport) Session
+}
+
+// Transport is what a session may show of its connection's transport.
+type Transport struct {
+	// TLSVersion and TLSCipher are the TLS protocol version and cipher
+	// suite, named as MySQL's Ssl_version and Ssl_cipher status variables
+	// name them ("TLSv1.3", and OpenSSL's name of the suite:
+	// "TLS_AES_128_GCM_SHA256", "ECDHE-ECDSA-AES128-GCM-SHA256"), or both
+	// "" on a plaintext connection.
+	TLSVersion, TLSCipher string
 }
 
 // Session executes statements for one connection. Its methods are called from

@@ -268,7 +268,7 @@ func (c *connection) OnAuthSuccess(mc *server.Conn) error {
 	c.raw.loggedIn()
 	c.srv.handshakeDone(c)
 	c.log = c.log.With("conn", c.id, "user", c.user)
-	c.session = c.srv.engine.Open(c.user, c.id)
+	c.session = c.srv.engine.Open(c.user, c.id, c.guard.transport())
 	if c.loginDB != "" {
 		if err := c.session.UseDatabase(c.ctx, c.loginDB); err != nil {
 			return c.wireError(err)

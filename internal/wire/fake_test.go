@@ -131,10 +131,10 @@ func newFakeEngine() *fakeEngine {
 	return &fakeEngine{release: make(chan struct{}), started: make(chan string, 16)}
 }
 
-func (e *fakeEngine) Open(user string, connID uint32) Session {
+func (e *fakeEngine) Open(user string, connID uint32, transport Transport) Session {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	s := &fakeSession{engine: e, user: user, connID: connID, closed: make(chan struct{})}
+	s := &fakeSession{engine: e, user: user, connID: connID, transport: transport, closed: make(chan struct{})}
 	e.sessions = append(e.sessions, s)
 	return s
 }
@@ -158,10 +158,11 @@ func (e *fakeEngine) sessionCount() int {
 
 // fakeSession answers the statements listed above.
 type fakeSession struct {
-	engine *fakeEngine
-	user   string
-	connID uint32
-	closed chan struct{}
+	engine    *fakeEngine
+	user      string
+	connID    uint32
+	transport Transport
+	closed    chan struct{}
 
 	mu      sync.Mutex
 	dbs     []string

@@ -187,6 +187,14 @@ func (g *packetGuard) loggedIn(user string) {
 	g.authenticated.Store(true)
 }
 
+// transport is how the client reached the server: over TLS once upgraded.
+func (g *packetGuard) transport() Transport {
+	if g.tls == nil {
+		return Transport{}
+	}
+	return tlsTransport(g.tls.ConnectionState())
+}
+
 // midPacket reports whether the guard has read part of a packet: a header
 // or some of one, or a header and not all of its payload.
 func (g *packetGuard) midPacket() bool { return g.headerN > 0 || g.remaining > 0 }
