@@ -429,6 +429,8 @@ func (a sessionAdapter) UseDatabase(ctx context.Context, name string) error {
 	return a.s.UseDatabase(ctx, name)
 }
 
+func (a sessionAdapter) Reset() { a.s.Reset() }
+
 func (a sessionAdapter) Close() { a.s.Close() }
 
 // checkVitessWorkload refuses a Vitess backend whose connections do not

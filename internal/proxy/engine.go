@@ -152,11 +152,9 @@ func (e *Engine) Open(user string, connID uint32) *Session {
 		source:   e.newSource(),
 		mechName: "auto",
 	}
-	s.database = Database
-	s.parser.SetDatabase(Database)
+	s.setDatabase(Database)
 	s.parser.SetCharsets(e.charsets)
 	s.parser.SetColumnZones(e.zones)
-	s.catalog.SetDatabase(Database)
 	return s
 }
 

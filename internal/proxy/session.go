@@ -42,6 +42,10 @@ type Session struct {
 	// foundRows is FOUND_ROWS(): the number of rows of the last result
 	// set the session sent (the client has seen them all), 0 before any.
 	foundRows int64
+
+	// tls is the connection's TLS version and cipher (SetTLS), which
+	// Reset keeps.
+	tls struct{ version, cipher string }
 }
 
 // Close ends the session.
@@ -52,7 +56,32 @@ func (s *Session) Close() {}
 // ("TLSv1.3", "TLS_AES_128_GCM_SHA256"): SHOW SESSION STATUS shows them
 // as Ssl_version and Ssl_cipher, which are "" on a plaintext connection.
 func (s *Session) SetTLS(version, cipher string) {
+	s.tls.version, s.tls.cipher = version, cipher
 	s.catalog.SetTLS(version, cipher)
+}
+
+// Reset answers COM_RESET_CONNECTION (connection pools send it when a
+// connection is returned or lent again): the session becomes the one
+// Engine.Open returned for its connection, so that every piece of state
+// a statement can leave is gone: user variables, the privacy settings
+// (@dp_epsilon, @dp_delta, @dp_mechanism, @dp_trim), system variables
+// set by SET (sql_mode, sql_select_limit, time_zone, the character set
+// and collation, ...), SQL-level PREPAREd statements, the warnings,
+// FOUND_ROWS() and everything the catalog engine keeps (LAST_INSERT_ID(),
+// ROW_COUNT()). What belongs to the connection stays: the user, the
+// connection id, the TLS state, the noise source (a reset must not restart
+// a stream of noise) and the current database (MySQL and MariaDB keep it).
+//
+// Nothing budget-related is session state: what the user spent is in
+// the ledger and stays spent, and repeated answers are kept in the ledger
+// per analyst or per table (exec.Executor.SetRepeatWindow), so a reset
+// neither refunds nor forgets anything there.
+func (s *Session) Reset() {
+	fresh := s.engine.Open(s.user, s.connID)
+	fresh.source = s.source
+	fresh.setDatabase(s.database)
+	fresh.SetTLS(s.tls.version, s.tls.cipher)
+	*s = *fresh
 }
 
 // UseDatabase switches the current database (COM_INIT_DB and USE): dpproxy's
@@ -66,10 +95,15 @@ func (s *Session) UseDatabase(_ context.Context, name string) error {
 	default:
 		return dperr.New(dperr.UnknownDatabase, "Unknown database '%s' (dpproxy serves '%s' and '%s')", name, Database, sqlrewrite.CatalogDatabase)
 	}
+	s.setDatabase(name)
+	return nil
+}
+
+// setDatabase makes name, a database dpproxy serves, the current one.
+func (s *Session) setDatabase(name string) {
 	s.database = name
 	s.parser.SetDatabase(name)
 	s.catalog.SetDatabase(name)
-	return nil
 }
 
 // Execute runs one statement.

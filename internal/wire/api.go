@@ -85,6 +85,13 @@ type Session interface {
 	Describe(ctx context.Context, query string, markers int) []Field
 	// UseDatabase handles COM_INIT_DB and the database named at login.
 	UseDatabase(ctx context.Context, name string) error
+	// Reset handles COM_RESET_CONNECTION: the session's state returns to
+	// what Open gave it (variables, settings, SQL-level prepared
+	// statements, warnings), except what belongs to the connection: its
+	// user, id and transport, and its current database (MySQL and MariaDB
+	// keep it). It changes nothing outside the session. wire closes the
+	// connection's protocol prepared statements itself.
+	Reset()
 	// Close releases the session; no method is called after it.
 	Close()
 }

@@ -184,6 +184,11 @@ func (c *connection) dispatch(cmd byte, body []byte) bool {
 	case gomysql.COM_STMT_CLOSE:
 		c.closeStmt(body)
 		return true
+	case gomysql.COM_RESET_CONNECTION:
+		c.resetConnection()
+		return c.respond(nil)
+	case gomysql.COM_CHANGE_USER:
+		return c.respond(errChangeUser)
 	case gomysql.COM_STATISTICS:
 		return c.writePayload([]byte(c.srv.statistics(c.commands)))
 	case gomysql.COM_SET_OPTION:
@@ -194,6 +199,21 @@ func (c *connection) dispatch(cmd byte, body []byte) bool {
 	default:
 		return c.respond(c.HandleOtherCommand(cmd, body))
 	}
+}
+
+// resetConnection handles COM_RESET_CONNECTION, which connection pools
+// send when a connection is returned or lent again (MySQL
+// Connector/Python's pool_reset_session, MariaDB Connector/C's
+// mysql_reset_connection): the connection's prepared statements are
+// closed, with their long data, and its session reset (Session.Reset).
+// The login stays: user, connection id, TLS and the user's budget.
+// Statement ids go on from where they were, so an id prepared before the
+// reset names no statement after it.
+func (c *connection) resetConnection() {
+	for _, st := range c.stmts {
+		c.dropStmt(st)
+	}
+	c.session.Reset()
 }
 
 // answer turns a handler's (value, error) pair into the value to write.

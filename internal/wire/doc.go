@@ -14,6 +14,9 @@
 //   - One [Session] per authenticated connection, opened after the password
 //     check and closed when the connection ends; its methods are called from
 //     one goroutine at a time.
+//   - A connection keeps the user it logged in as: COM_CHANGE_USER is
+//     refused. COM_RESET_CONNECTION closes the connection's prepared
+//     statements and resets its session ([Session].Reset).
 //   - An error that carries a MySQL code (a method SQLCode() (uint16, string)
 //     anywhere in its chain) reaches the client with that code, SQLSTATE and
 //     the coded error's message. Any other error reaches the client as 1105

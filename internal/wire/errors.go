@@ -45,6 +45,10 @@ func toMyError(err error, ref string) (me *gomysql.MyError, internal bool) {
 var (
 	errTooManyConnections = gomysql.NewError(gomysql.ER_CON_COUNT_ERROR, "Too many connections")
 	errMalformedPacket    = gomysql.NewError(gomysql.ER_MALFORMED_PACKET, "Malformed communication packet.")
+	// errChangeUser answers COM_CHANGE_USER: a connection stays with the
+	// user who logged in (its budget account, its connection count).
+	errChangeUser = gomysql.NewError(gomysql.ER_NOT_SUPPORTED_YET,
+		"COM_CHANGE_USER is not supported: a connection keeps the user it logged in as; open a new connection to log in as another user (COM_RESET_CONNECTION resets a session)")
 )
 
 // errUnknownCommand answers a command byte wire does not implement.

@@ -171,6 +171,7 @@ type fakeSession struct {
 	described []string
 	ctxErr    error // ctx.Err() seen by a BLOCK statement
 	ctxCause  error // and context.Cause(ctx)
+	resets    int   // calls of Reset
 }
 
 func (s *fakeSession) Execute(ctx context.Context, query string) (*Result, error) {
@@ -249,6 +250,12 @@ func (s *fakeSession) UseDatabase(ctx context.Context, name string) error {
 	defer s.mu.Unlock()
 	s.dbs = append(s.dbs, name)
 	return nil
+}
+
+func (s *fakeSession) Reset() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.resets++
 }
 
 func (s *fakeSession) Close() { close(s.closed) }

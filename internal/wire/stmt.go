@@ -168,11 +168,16 @@ func (c *connection) closeStmt(body []byte) {
 		return
 	}
 	if st, err := c.stmt(body, "mysqld_stmt_close"); err == nil {
-		_ = c.HandleStmtClose(st.Context)
-		c.clearLongData(st.Context.(*prepared))
-		c.stmtBytes -= preparedCost(st.Query, st.Params)
-		delete(c.stmts, st.ID)
+		c.dropStmt(st)
 	}
+}
+
+// dropStmt forgets a prepared statement and its long data.
+func (c *connection) dropStmt(st *server.Stmt) {
+	_ = c.HandleStmtClose(st.Context)
+	c.clearLongData(st.Context.(*prepared))
+	c.stmtBytes -= preparedCost(st.Query, st.Params)
+	delete(c.stmts, st.ID)
 }
 
 // stmt looks up the statement whose id starts body.
