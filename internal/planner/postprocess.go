@@ -569,6 +569,20 @@ func number(d Datum) float64 {
 	return d.Num
 }
 
+// roundingDigits reads the digits argument of ROUND or TRUNCATE as MySQL
+// does: text is cut to an integer ('2.7' is 2), a DOUBLE rounded half to
+// even (2.5e0 is 2, 2.7e0 is 3), an exact number rounded half away from
+// zero (2.5 is 3, -0.5 is -1).
+func roundingDigits(d Datum) float64 {
+	switch {
+	case d.IsText:
+		return math.Trunc(number(d))
+	case approximate(d):
+		return math.RoundToEven(d.Num)
+	}
+	return math.Round(d.Num)
+}
+
 // maxBigint is the largest float64 below 2^63, the end of BIGINT's range
 // a double reaches.
 const maxBigint = float64(1<<63 - 1024)
@@ -943,7 +957,7 @@ func evalFunc(name string, a []Datum, w *Warnings) (Datum, error) {
 	case "round", "truncate":
 		digits := 0.0
 		if len(a) > 1 {
-			digits = math.Trunc(number(a[1]))
+			digits = roundingDigits(a[1])
 		}
 		if !double {
 			return roundExact(a[0], digits, name == "truncate")

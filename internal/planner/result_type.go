@@ -823,7 +823,7 @@ func funcType(e *sqlrewrite.Expr, env *typeEnv, args func(from int) ResultType) 
 
 // constantDigits is the digits of ROUND or TRUNCATE e (0 without them)
 // when they are constant, computed from constants alone (2, '2', 1 + 1),
-// as evalFunc reads them (truncated to an integer); null reports a
+// as evalFunc reads them (roundingDigits); null reports a
 // constant NULL. constant is false for digits computed from released
 // values.
 func constantDigits(e *sqlrewrite.Expr) (digits float64, null, constant bool) {
@@ -840,7 +840,7 @@ func constantDigits(e *sqlrewrite.Expr) (digits float64, null, constant bool) {
 	case d.Null:
 		return 0, true, true
 	}
-	return math.Trunc(number(d)), false, true
+	return roundingDigits(d), false, true
 }
 
 // constantExpr reports whether e is computed from constants alone: no
