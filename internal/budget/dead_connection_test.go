@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/go-sql-driver/mysql"
 	"github.com/lib/pq"
 )
 
@@ -23,6 +24,17 @@ func TestReserveAfterLedgerConnectionsDied(t *testing.T) {
 	for _, b := range backends[1:] {
 		t.Run(b.dialect.String(), func(t *testing.T) {
 			dsn := b.freshDSN(t)
+			if b.dialect == MySQL {
+				// go-sql-driver checks an idle connection before handing it
+				// out, which would hide the dead one from the transaction;
+				// a connection can die between that check and BEGIN too.
+				cfg, err := mysql.ParseDSN(dsn)
+				if err != nil {
+					t.Fatal(err)
+				}
+				cfg.CheckConnLiveness = false
+				dsn = cfg.FormatDSN()
+			}
 			l := openLedger(t, b, dsn)
 			l.db.SetMaxOpenConns(1) // the connection ended below is the one the next statement gets
 			setLimits(t, l, map[string]Cost{"alice": {Epsilon: 1}})
@@ -73,6 +85,11 @@ func TestLostBeforeCommit(t *testing.T) {
 		{Postgres, &pq.Error{Code: "57P01"}, true}, // admin_shutdown
 		{Postgres, &pq.Error{Code: "23505"}, false},
 		{MySQL, &pq.Error{Code: "57P01"}, false},
+		{MySQL, fmt.Errorf("begin: %w", mysql.ErrInvalidConn), true},
+		{Postgres, mysql.ErrInvalidConn, false},
+		{MySQL, &mysql.MySQLError{Number: 1927, Message: "Connection was killed"}, true},
+		{MySQL, &mysql.MySQLError{Number: 1062, Message: "Duplicate entry"}, false},
+		{MySQL, commitError{mysql.ErrInvalidConn}, false},
 		{Postgres, commitError{driver.ErrBadConn}, false},
 		{MySQL, commitError{io.EOF}, false},
 		{SQLite, errors.New("disk I/O error"), false},

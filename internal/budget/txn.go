@@ -83,7 +83,8 @@ func (e commitError) Unwrap() error { return e.err }
 // lostBeforeCommit reports whether err says the connection was lost before
 // the transaction's COMMIT was sent: the driver found it dead
 // (driver.ErrBadConn), its socket failed or closed, or the server said it
-// was ending it (PostgreSQL's class 57P0, operator intervention). That is
+// was ending it (PostgreSQL's class 57P0, operator intervention; MariaDB's
+// connection killed), or the MySQL driver lost it mid-statement. That is
 // what a transaction meets on an idle pooled connection the server ended
 // (a restart, a failover, pg_terminate_backend, KILL); database/sql retries
 // ErrBadConn on a fresh connection itself, but not on the pinned connection
@@ -101,8 +102,29 @@ func (d Dialect) lostBeforeCommit(err error) bool {
 		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 		return true
 	}
-	var e interface{ SQLState() string }
-	return d == Postgres && errors.As(err, &e) && strings.HasPrefix(e.SQLState(), "57P0")
+	switch d {
+	case Postgres:
+		var e interface{ SQLState() string }
+		return errors.As(err, &e) && strings.HasPrefix(e.SQLState(), "57P0")
+	case MySQL:
+		// go-sql-driver's ErrInvalidConn: the connection failed after the
+		// statement was written (BEGIN on a connection the server closed);
+		// MariaDB's 1927 ER_CONNECTION_KILLED.
+		return mysqlInvalidConnection(err) || mysqlErrorNumber(err) == 1927
+	}
+	return false
+}
+
+// mysqlInvalidConnection reports whether err's chain holds go-sql-driver's
+// ErrInvalidConn, recognised by its text as the ledger does not import the
+// driver; a test that uses the driver's error keeps this honest.
+func mysqlInvalidConnection(err error) bool {
+	for ; err != nil; err = errors.Unwrap(err) {
+		if err.Error() == "invalid connection" {
+			return true
+		}
+	}
+	return false
 }
 
 // retryable reports whether err means the transaction was aborted, or its
