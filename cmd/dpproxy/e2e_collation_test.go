@@ -15,8 +15,8 @@ import (
 // utf8mb4_0900_bin (MariaDB's utf8mb4_nopad_bin: byte order, trailing
 // spaces count), and under utf8mb4_general_ci and utf8mb4_bin on both. A
 // released text key compares in its column's collation,
-// utf8mb4_general_ci (dpproxy declares every text column so; MariaDB's
-// column is), whatever the connection's; literals' text in the
+// utf8mb4_general_ci (dpproxy declares text columns so on a MySQL/MariaDB
+// backend; MariaDB's column is), whatever the connection's; literals' text in the
 // connection's. Each released value appears where its noise cannot
 // matter (COUNT(*) * 0), so the answers are exact. Statements without
 // FROM, which the catalog engine answers, are compared too, but for what

@@ -56,3 +56,36 @@ func TableAccount(source string) string {
 // analysts use, lower case. Its usage is carried over to TableAccount once
 // (budget.Ledger.CarryOver), so that upgrading forgets no spending.
 func LegacyTableAccount(t *Table) string { return "table:" + strings.ToLower(t.Name) }
+
+// The MySQL collations dpproxy declares for text columns (TextCollation).
+const (
+	// CollationGeneralCI is MariaDB's default utf8mb4 collation: case and
+	// accents folded ('abc' = 'ABC' = 'Ábc'), trailing spaces ignored
+	// ('abc' = 'abc ', PAD SPACE).
+	CollationGeneralCI = "utf8mb4_general_ci"
+	// CollationBinary is MySQL 8's utf8mb4_0900_bin (MariaDB's
+	// utf8mb4_nopad_bin): byte for byte, which for UTF-8 is code point
+	// order, trailing spaces significant ('abc' <> 'abc ', NO PAD).
+	CollationBinary = "utf8mb4_0900_bin"
+)
+
+// TextCollation is the collation of every text column as dpproxy declares
+// it (information_schema, SHOW CREATE TABLE, SHOW FULL COLUMNS), the one
+// post-processing compares released text keys in: the one the backend
+// compares a text column in by default, so that a client reading the
+// catalog learns what =, IN, COUNT(DISTINCT) and a declared text key's
+// groups do on the backend. PostgreSQL (text and varchar under a
+// deterministic collation: equal only when byte for byte equal) and
+// SQLite (BINARY) compare bytes, CollationBinary; MariaDB, and Vitess over
+// MariaDB shards, compare in its default, CollationGeneralCI (as does a
+// configuration that names no backend, as tests build). A column of
+// another collation (MariaDB's utf8mb4_bin, MySQL 8's default
+// utf8mb4_0900_ai_ci, PostgreSQL's citext, SQLite's NOCASE) compares in
+// its own, which the catalog does not show.
+func (c *Config) TextCollation() string {
+	switch c.Backend.Driver {
+	case DriverPostgres, DriverSQLite:
+		return CollationBinary
+	}
+	return CollationGeneralCI
+}

@@ -31,10 +31,6 @@ import (
 	"github.com/dpproxy/dpproxy/internal/catalog"
 )
 
-// Collation is the collation of every text column and of the database, one
-// that MySQL and MariaDB clients both know.
-const Collation = sql.Collation_utf8mb4_general_ci
-
 // Engine evaluates SQL over the catalog's metadata. It is safe for concurrent
 // use by many sessions.
 type Engine struct {
@@ -72,11 +68,17 @@ func New(cat *catalog.Config, database string, vars Variables) (*Engine, error) 
 	if err := sql.SystemVariables.AssignValues(all); err != nil {
 		return nil, fmt.Errorf("catalogdb: system variables: %w", err)
 	}
-	db := &database_{name: database, tables: map[string]*table{}}
+	// Every text column, table and the database itself have the collation
+	// the backend compares text in (catalog.Config.TextCollation).
+	collation, err := sql.ParseCollation("", cat.TextCollation(), false)
+	if err != nil {
+		return nil, fmt.Errorf("catalogdb: text collation: %w", err)
+	}
+	db := &database_{name: database, collation: collation, tables: map[string]*table{}}
 	for i := range cat.Tables {
 		t := &cat.Tables[i]
 		db.order = append(db.order, t.Name)
-		db.tables[strings.ToLower(t.Name)] = newTable(database, t)
+		db.tables[strings.ToLower(t.Name)] = newTable(database, t, collation)
 	}
 	pro := &provider{db: db}
 	a, err := withoutSelectLimit(pro)
@@ -110,7 +112,8 @@ func emptyColumnStatistics(e *sqle.Engine) error {
 	return nil
 }
 
-func newTable(database string, t *catalog.Table) *table {
+// newTable is t as the engine shows it, its text columns in collation.
+func newTable(database string, t *catalog.Table, collation sql.CollationID) *table {
 	schema := make(sql.Schema, len(t.Columns))
 	for i := range t.Columns {
 		c := &t.Columns[i]
@@ -125,14 +128,14 @@ func newTable(database string, t *catalog.Table) *table {
 		case catalog.Timestamp:
 			typ = types.Datetime
 		default:
-			typ = types.CreateText(Collation)
+			typ = types.CreateText(collation)
 		}
 		schema[i] = &sql.Column{
 			Name: c.Name, Type: typ, Nullable: true, Source: t.Name, DatabaseSource: database,
 			Comment: BoundsComment(c),
 		}
 	}
-	return &table{name: t.Name, schema: schema}
+	return &table{name: t.Name, schema: schema, collation: collation}
 }
 
 // BoundsComment is a column's public bounds as MySQL shows a column comment:
@@ -165,11 +168,13 @@ func (p *provider) HasDatabase(_ *sql.Context, name string) bool {
 
 func (p *provider) AllDatabases(*sql.Context) []sql.Database { return []sql.Database{p.db} }
 
-// database_ holds the configured tables (the underscore avoids the parameter name).
+// database_ holds the configured tables (the underscore avoids the
+// parameter name); its default collation is theirs.
 type database_ struct {
-	name   string
-	order  []string
-	tables map[string]*table
+	name      string
+	collation sql.CollationID
+	order     []string
+	tables    map[string]*table
 }
 
 var _ sql.CollatedDatabase = (*database_)(nil)
@@ -186,7 +191,7 @@ func (d *database_) GetTableInsensitive(_ *sql.Context, name string) (sql.Table,
 
 func (d *database_) GetTableNames(*sql.Context) ([]string, error) { return d.order, nil }
 
-func (d *database_) GetCollation(*sql.Context) sql.CollationID { return Collation }
+func (d *database_) GetCollation(*sql.Context) sql.CollationID { return d.collation }
 
 func (d *database_) SetCollation(*sql.Context, sql.CollationID) error {
 	return fmt.Errorf("database %s is read-only", d.name)
@@ -195,14 +200,15 @@ func (d *database_) SetCollation(*sql.Context, sql.CollationID) error {
 // table is a configured table's schema with no rows: there is no way to put
 // a row into it.
 type table struct {
-	name   string
-	schema sql.Schema
+	name      string
+	schema    sql.Schema
+	collation sql.CollationID
 }
 
 func (t *table) Name() string                                       { return t.name }
 func (t *table) String() string                                     { return t.name }
 func (t *table) Schema() sql.Schema                                 { return t.schema }
-func (t *table) Collation() sql.CollationID                         { return Collation }
+func (t *table) Collation() sql.CollationID                         { return t.collation }
 func (t *table) Partitions(*sql.Context) (sql.PartitionIter, error) { return noPartitions{}, nil }
 func (t *table) PartitionRows(*sql.Context, sql.Partition) (sql.RowIter, error) {
 	return sql.RowsToRowIter(), nil

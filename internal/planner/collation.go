@@ -28,23 +28,20 @@ type collation uint8
 const (
 	// collationBinNoPad is utf8mb4_0900_bin, the proxy's default
 	// collation_connection, and binary: byte order, which for UTF-8 is
-	// code point order; trailing spaces count (NO PAD).
+	// code point order; trailing spaces count (NO PAD). It is also the
+	// collation dpproxy declares for text columns on PostgreSQL and
+	// SQLite (catalog.Config.TextCollation).
 	collationBinNoPad collation = iota
 	// collationBinPad is utf8mb4_bin and utf8mb3_bin: code point order,
 	// trailing spaces ignored (PAD SPACE: 'a ' = 'a', 'a\t' < 'a').
 	collationBinPad
 	// collationGeneralCI is utf8mb4_general_ci and utf8mb3_general_ci,
-	// PAD SPACE; it is also the collation dpproxy declares for every text
-	// column (information_schema, SHOW CREATE TABLE), so a released text
-	// key compares in it (columnCollation).
+	// PAD SPACE; it is also the collation dpproxy declares for text
+	// columns on MySQL/MariaDB.
 	collationGeneralCI
 	// collation0900AICI is utf8mb4_0900_ai_ci (SET NAMES utf8mb4), NO PAD.
 	collation0900AICI
 )
-
-// columnCollation is the collation of every text column as dpproxy
-// declares it, which a released text key compares in.
-const columnCollation = collationGeneralCI
 
 // collationNames maps the collation_connection values post-processing
 // implements to their collation; "" is the proxy's default.

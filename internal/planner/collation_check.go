@@ -15,6 +15,15 @@ func connectionCollation(q *sqlrewrite.Query) collation {
 	return c
 }
 
+// columnCollation is the collation of q's released text keys: the one
+// dpproxy declares for text columns (information_schema, SHOW CREATE
+// TABLE), the backend's (Query.ColumnCollation; both collations
+// catalog.Config.TextCollation names are in collationNames).
+func columnCollation(q *sqlrewrite.Query) collation {
+	c, _ := collationNamed(q.ColumnCollation)
+	return c
+}
+
 // checkCollation refuses, before anything is charged, a query whose
 // post-processing would compare, order, de-duplicate or match two texts
 // in a collation_connection post-processing does not implement

@@ -11,7 +11,8 @@ import (
 
 // textColl is the collation a text datum compares in, and whether it is a
 // column's: MySQL's IMPLICIT coercibility, which a released text key has
-// (its column's collation, columnCollation), and CONCAT of one. Text of a
+// (the collation dpproxy declares for its column, columnCollation), and
+// CONCAT of one. Text of a
 // literal, a number made text (CONCAT, CAST AS CHAR) and the labels of a
 // CASE of tiers has the session's collation_connection (COERCIBLE). Two
 // texts compare in the column's collation when either has one, else in
@@ -204,13 +205,13 @@ func (w *Warnings) literalText(d Datum) Datum {
 // a key of a column's values compares in the column's collation; a CASE of
 // tiers' labels are literals.
 func (w *Warnings) keyText(d Datum, i int) Datum {
-	if !d.IsText || d.Temporal != "" {
+	if !d.IsText || d.Temporal != "" || w == nil {
 		return d
 	}
-	if w != nil && i < len(w.literalKeys) && w.literalKeys[i] {
+	if i < len(w.literalKeys) && w.literalKeys[i] {
 		return w.literalText(d)
 	}
-	d.coll = textColl{c: columnCollation, column: true}
+	d.coll = textColl{c: w.column, column: true}
 	return d
 }
 

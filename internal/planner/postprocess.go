@@ -258,7 +258,7 @@ func Rollup(q *sqlrewrite.Query, released []Row) []Row {
 // never depends on the data. Its warnings, and its errors of MySQL (1690,
 // dperr.OutOfRange), likewise depend on released values only.
 func PostProcess(q *sqlrewrite.Query, released []Row) ([][]Datum, Warnings, error) {
-	w := Warnings{conn: connectionCollation(q)}
+	w := Warnings{conn: connectionCollation(q), column: columnCollation(q)}
 	for _, k := range q.Keys {
 		w.literalKeys = append(w.literalKeys, k.Tiers != nil)
 	}
@@ -279,9 +279,9 @@ func PostProcess(q *sqlrewrite.Query, released []Row) ([][]Datum, Warnings, erro
 
 // Warnings counts the warnings MySQL gives for what Eval computes. It
 // also carries what Eval reads of the statement besides the row, which
-// PostProcess sets: the session's collation_connection and the keys whose
-// text is a literal's; the zero value has the default collation
-// (utf8mb4_0900_bin) and no such key.
+// PostProcess sets: the session's collation_connection, the collation of
+// text columns and the keys whose text is a literal's; the zero value has
+// utf8mb4_0900_bin for both collations and no such key.
 type Warnings struct {
 	// DivisionsByZero counts the evaluations that were NULL for a division
 	// by zero: x / 0, x DIV 0, x % 0 (MOD), and the logarithm of a number
@@ -295,9 +295,11 @@ type Warnings struct {
 	// whole, each MySQL's 1292 (Truncation).
 	Truncations []Truncation
 	// conn is the session's collation_connection, of literals' text;
-	// literalKeys marks the keys whose text is a literal's (a CASE of
-	// tiers), the others' a column's (textColl).
+	// column is the declared collation of text columns, of released text
+	// keys; literalKeys marks the keys whose text is a literal's (a CASE
+	// of tiers), the others' a column's (textColl).
 	conn        collation
+	column      collation
 	literalKeys []bool
 	// Casts are the warnings and notes of CASTs that changed a value to
 	// fit their target type (CastWarning), in the order evaluated.

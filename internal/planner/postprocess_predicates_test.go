@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/dpproxy/dpproxy/internal/catalog"
 	"github.com/dpproxy/dpproxy/internal/planner"
 	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
 )
@@ -14,7 +15,13 @@ import (
 // aggregate, post-processes, and returns the result cells and warnings.
 func postProcessed(t *testing.T, sql, coll string, counts []float64) ([][]any, planner.Warnings) {
 	t.Helper()
-	p := sqlrewrite.NewParser(testCatalog())
+	return postProcessedIn(t, testCatalog(), sql, coll, counts)
+}
+
+// postProcessedIn is postProcessed over the tables of cat.
+func postProcessedIn(t *testing.T, cat *catalog.Config, sql, coll string, counts []float64) ([][]any, planner.Warnings) {
+	t.Helper()
+	p := sqlrewrite.NewParser(cat)
 	p.SetSessionCollation(coll)
 	st, err := p.Parse(sql)
 	if err != nil {
@@ -60,7 +67,8 @@ func postProcessed(t *testing.T, sql, coll string, counts []float64) ([][]any, p
 
 // TestPostProcessCollations checks by hand that post-processing compares
 // a released text key in the collation dpproxy declares for text columns
-// (utf8mb4_general_ci: case and accents folded, trailing spaces ignored)
+// (utf8mb4_general_ci on MySQL, and in testCatalog, which names no
+// backend: case and accents folded, trailing spaces ignored)
 // whatever the session's, and the text of literals (CASE labels, CONCAT,
 // tiers' labels) in the session's collation_connection: byte order by
 // default (utf8mb4_0900_bin), case-insensitive under utf8mb4_general_ci.
@@ -100,6 +108,31 @@ func TestPostProcessCollations(t *testing.T) {
 		got, _ := postProcessed(t, c.sql, c.coll, counts)
 		if fmt.Sprint(got) != c.want {
 			t.Errorf("%s (collation_connection %q):\n got %v\nwant %s", c.sql, c.coll, got, c.want)
+		}
+	}
+}
+
+// TestPostProcessKeysCompareInTheBackendCollation: a released text key
+// compares (=, IN, LIKE, and text made of it with CONCAT) in the
+// collation dpproxy declares for its column, the backend's
+// (catalog.Config.TextCollation), whatever the session's
+// collation_connection: byte for byte with trailing spaces significant on
+// PostgreSQL and SQLite, as their = and GROUP BY; case, accents and
+// trailing spaces folded on MySQL/MariaDB.
+func TestPostProcessKeysCompareInTheBackendCollation(t *testing.T) {
+	const sql = "SELECT MAX(state = 'ca'), MAX(state = 'CA '), MAX(state IN ('Ca')), MAX(state LIKE 'c%'), MAX(CONCAT(state, ' ') = state) " +
+		"FROM (SELECT state, COUNT(*) FROM pums GROUP BY state) AS t"
+	for _, c := range []struct{ driver, want string }{
+		{catalog.DriverPostgres, "[[0 0 0 0 0]]"},
+		{catalog.DriverSQLite, "[[0 0 0 0 0]]"},
+		{catalog.DriverMySQL, "[[1 1 1 1 1]]"},
+	} {
+		cat := testCatalog()
+		cat.Backend.Driver = c.driver
+		for _, coll := range []string{"", "utf8mb4_general_ci", "utf8mb4_bin"} {
+			if got, _ := postProcessedIn(t, cat, sql, coll, []float64{5}); fmt.Sprint(got) != c.want {
+				t.Errorf("%s (collation_connection %q): got %v, want %s", c.driver, coll, got, c.want)
+			}
 		}
 	}
 }

@@ -118,10 +118,10 @@ func (p *Parser) parse(sql string, probes bool) (st Statement, err error) {
 		}
 		switch q := st.(type) {
 		case *Query:
-			q.Collation = p.collation
+			p.recordCollations(q)
 		case *Explain:
 			if q.Query != nil {
-				q.Query.Collation = p.collation
+				p.recordCollations(q.Query)
 			}
 		}
 		if t, ok := st.(interface{ topLevel() *TopLevel }); ok && err == nil {
@@ -131,6 +131,16 @@ func (p *Parser) parse(sql string, probes bool) (st Statement, err error) {
 		return st, err
 	}
 	return nil, refuseQuery("more than one statement in a query")
+}
+
+// recordCollations records on q the session's collation_connection and,
+// when q reads a table, the collation dpproxy declares for its text
+// columns.
+func (p *Parser) recordCollations(q *Query) {
+	q.Collation = p.collation
+	if q.Base.Table != "" {
+		q.ColumnCollation = p.cat.TextCollation()
+	}
 }
 
 // SetSelectLimitZero tells the parser whether the session's
@@ -230,7 +240,7 @@ func (p *Parser) statement(stmt ast.StmtNode, sql string, probes bool) (Statemen
 		}
 	case *ast.ExplainStmt:
 		if show, ok := s.Stmt.(*ast.ShowStmt); ok { // DESCRIBE t [col]
-			if q, ok, err := showAsSelect(show); err != nil || ok {
+			if q, ok, err := p.showAsSelect(show); err != nil || ok {
 				return &Catalog{SQL: q}, err
 			}
 			return &Catalog{SQL: sql}, nil

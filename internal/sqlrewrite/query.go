@@ -57,10 +57,13 @@ type Query struct {
 	FromLess string
 	// Collation is the session's collation_connection when the statement
 	// was parsed (Parser.SetSessionCollation): post-processing compares
-	// the text of literals in it, and a released text key's in the
-	// column collation dpproxy declares (utf8mb4_general_ci). "" is the
-	// proxy's default, utf8mb4_0900_bin.
+	// the text of literals in it. "" is the proxy's default,
+	// utf8mb4_0900_bin.
 	Collation string
+	// ColumnCollation is the collation dpproxy declares for text columns
+	// (catalog.Config.TextCollation), which post-processing compares a
+	// released text key in: the backend's.
+	ColumnCollation string
 }
 
 // GroupKey is one GROUP BY key with its public domain.

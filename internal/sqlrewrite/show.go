@@ -26,7 +26,7 @@ func (p *Parser) show(s *ast.ShowStmt, sql string) (Statement, error) {
 	if r := p.collect(s); r.subquery {
 		return nil, refuse("subqueries in SHOW", "SHOW ... LIKE and WHERE filter the list")
 	}
-	if q, ok, err := showAsSelect(s); err != nil || ok {
+	if q, ok, err := p.showAsSelect(s); err != nil || ok {
 		return &Catalog{SQL: q}, err
 	}
 	return &Catalog{SQL: sql}, nil

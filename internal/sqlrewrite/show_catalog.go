@@ -5,21 +5,31 @@ import (
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/format"
+
+	"github.com/dpproxy/dpproxy/internal/catalog"
 )
 
 // showAsSelect rewrites the SHOW statements whose shape go-mysql-server gets
 // wrong into the SELECT over information_schema that MySQL 8 itself runs for
 // them, with MySQL's column names and types (checked against a real server by
 // cmd/dpproxy's TestIntrospectionReplay): SHOW TABLE STATUS (Version and
-// Checksum are numbers, the last column is Comment) and SHOW PLUGINS (Name,
-// Status, Type, Library, License); and the forms it cannot parse: DESCRIBE
-// t col, SHOW OPEN TABLES and SHOW PROFILES (both empty in MySQL's shape).
-// ok is false for every other SHOW.
-func showAsSelect(s *ast.ShowStmt) (sql string, ok bool, err error) {
+// Checksum are numbers, the last column is Comment), SHOW PLUGINS (Name,
+// Status, Type, Library, License) and SHOW [FULL] COLUMNS and DESCRIBE of a
+// configured table (showColumnsAsSelect); and the forms it cannot parse:
+// DESCRIBE t col of another table, SHOW OPEN TABLES and SHOW PROFILES (both
+// empty in MySQL's shape). ok is false for every other SHOW.
+func (p *Parser) showAsSelect(s *ast.ShowStmt) (sql string, ok bool, err error) {
 	var q string
 	switch s.Tp {
 	case ast.ShowColumns:
-		if s.Column == nil || s.Table == nil {
+		if s.Table == nil {
+			return "", false, nil
+		}
+		if t, ok := p.showColumnsTable(s); ok {
+			q, err := showColumnsAsSelect(s, t)
+			return q, err == nil, err
+		}
+		if s.Column == nil {
 			return "", false, nil
 		}
 		// DESCRIBE t col (go-mysql-server does not parse the column form):
@@ -77,6 +87,60 @@ func showAsSelect(s *ast.ShowStmt) (sql string, ok bool, err error) {
 		q += " WHERE " + w
 	}
 	return q + " ORDER BY `Name`", true, nil
+}
+
+// showColumnsTable is the configured table whose columns s shows: s names
+// one in dpproxy's database (qualified, with FROM db, or unqualified in a
+// session using it).
+func (p *Parser) showColumnsTable(s *ast.ShowStmt) (*catalog.Table, bool) {
+	schema := s.Table.Schema.O
+	if s.DBName != "" {
+		schema = s.DBName
+	}
+	if schema == "" {
+		schema = p.database
+	}
+	if !strings.EqualFold(schema, DataDatabase) {
+		return nil, false
+	}
+	return p.cat.Table(s.Table.Name.O)
+}
+
+// showColumnsAsSelect is SHOW [FULL] COLUMNS of the configured table t
+// (and DESCRIBE t [col], which is SHOW COLUMNS FROM t LIKE 'col') as the
+// SELECT over information_schema.COLUMNS that MySQL 8 runs for it.
+// go-mysql-server's own shows every text column's Collation as its default
+// utf8mb4_0900_bin, and its Type with a COLLATE clause when the column's
+// collation is another, so on a MySQL backend (utf8mb4_general_ci,
+// catalog.Config.TextCollation) it contradicted information_schema and
+// SHOW CREATE TABLE. LIKE filters Field, WHERE the output columns; the
+// rows are in the columns' order.
+func showColumnsAsSelect(s *ast.ShowStmt, t *catalog.Table) (string, error) {
+	cols := "`Field`, `Type`, `Null`, `Key`, `Default`, `Extra`"
+	if s.Full {
+		cols = "`Field`, `Type`, `Collation`, `Null`, `Key`, `Default`, `Extra`, `Privileges`, `Comment`"
+	}
+	q := "SELECT " + cols + " FROM (SELECT COLUMN_NAME AS `Field`, COLUMN_TYPE AS `Type`, COLLATION_NAME AS `Collation`, " +
+		"IS_NULLABLE AS `Null`, COLUMN_KEY AS `Key`, COLUMN_DEFAULT AS `Default`, EXTRA AS `Extra`, " +
+		"PRIVILEGES AS `Privileges`, COLUMN_COMMENT AS `Comment`, ORDINAL_POSITION AS `position` " +
+		"FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = " + quoteString(DataDatabase) + " AND TABLE_NAME = " + quoteString(t.Name) + ") AS `show`"
+	switch {
+	case s.Column != nil:
+		q += " WHERE `Field` LIKE " + quoteString(s.Column.Name.O)
+	case s.Pattern != nil:
+		pat, err := restoreSQL(s.Pattern.Pattern)
+		if err != nil {
+			return "", err
+		}
+		q += " WHERE `Field` LIKE " + pat
+	case s.Where != nil:
+		w, err := restoreSQL(s.Where)
+		if err != nil {
+			return "", err
+		}
+		q += " WHERE " + w
+	}
+	return q + " ORDER BY `position`", nil
 }
 
 // restoreSQL prints an expression back as MySQL SQL for the catalog engine.
