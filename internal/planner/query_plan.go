@@ -914,6 +914,9 @@ func conditionIdentity(c sqlrewrite.Condition) string {
 	if c.Like != nil {
 		s += fmt.Sprintf(" like %q", *c.Like)
 	}
+	if c.Function != nil {
+		s += fmt.Sprintf(" function %#v", *c.Function)
+	}
 	return s
 }
 
@@ -1070,6 +1073,8 @@ func describeCondition(c sqlrewrite.Condition) string {
 		plain := c
 		plain.Complement = false
 		return "NOT (" + describeCondition(plain) + ") OR " + c.Column + " IS NULL"
+	case c.Function != nil:
+		return sqlrewrite.DescribeTextFunction(c.Column, *c.Function)
 	case c.Like != nil && c.LikeCase != "":
 		return fmt.Sprintf("%s(%s) LIKE %s ESCAPE '%c'", strings.ToUpper(c.LikeCase), c.Column, strconv.Quote(*c.Like), sqlrewrite.LikeEscape)
 	case c.Like != nil:

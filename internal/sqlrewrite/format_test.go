@@ -222,6 +222,11 @@ func formatCondition(c sqlrewrite.Condition) string {
 	if c.Cell != nil {
 		return fmt.Sprintf("%s in date cell %d", c.Column, c.Cell.Index)
 	}
+	if c.Function != nil {
+		plain := c
+		plain.Function, plain.Text = nil, false
+		return fmt.Sprintf("%s (on PostgreSQL %s)%s", sqlrewrite.DescribeTextFunction(c.Column, *c.Function), formatCondition(plain), text)
+	}
 	if c.Like != nil && c.LikeCase != "" {
 		return fmt.Sprintf("%s(%s) like %q%s", c.LikeCase, c.Column, *c.Like, text)
 	}

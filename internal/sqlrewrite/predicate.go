@@ -475,8 +475,9 @@ func likeCondition(site conditionSite, col *catalog.Column, pattern, fold string
 // locate converts the "contains" test BI tools write with a function:
 // LOCATE('s', col) or INSTR(col, 's') compared with 0 or 1 (> 0, >= 1,
 // <> 0: contains; = 0, < 1: does not), the constant on the right, into
-// col LIKE '%s%' (s's %, _ and ! escaped); contains is false for "does
-// not" (NOT of the LIKE: NULL where col is NULL, as LOCATE's comparison
+// the condition LOCATE('s', col) > 0, which PostgreSQL matches as col LIKE
+// '%s%' (s's %, _ and ! escaped; TextFunction); contains is false for
+// "does not" (its NOT: NULL where col is NULL, as LOCATE's comparison
 // is). ok is false for any other comparison.
 func (sc *scope) locate(e *ast.BinaryOperationExpr, site conditionSite) (c Condition, contains, ok bool, err error) {
 	f, isCall := unparen(e.L).(*ast.FuncCallExpr)
@@ -512,6 +513,7 @@ func (sc *scope) locate(e *ast.BinaryOperationExpr, site conditionSite) (c Condi
 		return Condition{}, false, true, site.refuse("%s on the %s column %s (it takes a text column)", strings.ToUpper(f.FnName.O), col.Type, col.Name)
 	}
 	c, err = likeCondition(site, col, "%"+likeLiteral(v.Str)+"%", "")
+	c.Function = &TextFunction{Func: "locate", Value: v.Str}
 	return c, contains, true, err
 }
 
@@ -530,14 +532,15 @@ func likeLiteral(s string) string {
 
 // textFunctionEquality converts the text tests BI tools write with a
 // function of a text column compared with a string constant, f(col) = 's'
-// or <> 's', into LIKE (equal false for <>: NOT of the LIKE, NULL where
-// col is NULL as the comparison is): LOWER(col) and UPPER(col) (LCASE,
-// UCASE) = 's' is LOWER(col) LIKE 's' (s's %, _ and ! escaped); a prefix,
-// LEFT(col, n) or SUBSTRING(col, 1, n) (SUBSTR, MID) = 's', is col LIKE
-// 's%' when s has n characters and col LIKE 's' when fewer (the whole
-// value); a suffix, RIGHT(col, n) = 's', is col LIKE '%s' likewise. The
-// comparison follows the backend's rule for LIKE, which differs from
-// MySQL's = only in trailing spaces. ok is false for any other comparison.
+// or <> 's', into a condition (equal false for <>: its NOT, NULL where col
+// is NULL as the comparison is) that MySQL/MariaDB and SQLite compute as
+// written and PostgreSQL as LIKE (TextFunction): LOWER(col) and
+// UPPER(col) (LCASE, UCASE) = 's' as LOWER(col) LIKE 's' (s's %, _ and !
+// escaped); a prefix, LEFT(col, n) or SUBSTRING(col, 1, n) (SUBSTR, MID) =
+// 's', as col LIKE 's%' when s has n characters and col LIKE 's' when
+// fewer (the whole value); a suffix, RIGHT(col, n) = 's', as col LIKE '%s'
+// likewise. An s longer than n characters is refused (never equal on
+// PostgreSQL and SQLite). ok is false for any other comparison.
 func (sc *scope) textFunctionEquality(e *ast.BinaryOperationExpr, site conditionSite) (c Condition, equal, ok bool, err error) {
 	if e.Op != opcode.EQ && e.Op != opcode.NE {
 		return Condition{}, false, false, nil
@@ -577,6 +580,7 @@ func (sc *scope) textFunctionEquality(e *ast.BinaryOperationExpr, site condition
 		return Condition{}, false, true, site.refuse("%s of the %s column %s (it takes a text column)", strings.ToUpper(f.FnName.O), col.Type, col.Name)
 	}
 	pattern := likeLiteral(v.Str)
+	fn := &TextFunction{Func: fold, Value: v.Str}
 	if prefix || suffix {
 		n, isNum := literal(f.Args[len(f.Args)-1])
 		length := float64(len([]rune(v.Str)))
@@ -586,6 +590,7 @@ func (sc *scope) textFunctionEquality(e *ast.BinaryOperationExpr, site condition
 		if length > n.Num {
 			return Condition{}, false, true, site.refuse("%s compared with '%s', longer than %g characters (never equal)", restore(f), v.Str, n.Num)
 		}
+		fn.Func, fn.Length = "left", int64(min(n.Num, MaxTextFunctionLength))
 		switch {
 		case length < n.Num:
 		case prefix:
@@ -593,8 +598,12 @@ func (sc *scope) textFunctionEquality(e *ast.BinaryOperationExpr, site condition
 		default:
 			pattern = "%" + pattern
 		}
+		if suffix {
+			fn.Func = "right"
+		}
 	}
 	c, err = likeCondition(site, col, pattern, fold)
+	c.Function = fn
 	return c, e.Op == opcode.EQ, true, err
 }
 

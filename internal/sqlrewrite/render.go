@@ -872,6 +872,46 @@ func (r *renderer) exactNumber(col string) string {
 	return "(" + col + " + 0)"
 }
 
+// maxSQLiteTextLength is SQLite's largest string, in bytes
+// (SQLITE_MAX_LENGTH, 10^9 unless compiled otherwise, as modernc.org/sqlite
+// is not), so no value has more characters; it is also the largest n for
+// which substr reads right: it takes its arguments as 32-bit integers
+// (substr('abc', 1, 2147483648) is empty), and substr(x, -n) without a
+// length is empty once n exceeds the limit by x's length.
+const maxSQLiteTextLength = 1_000_000_000
+
+// textFunction renders a TextFunction of col as MySQL/MariaDB, or SQLite
+// with its own functions, computes it: LOWER(col) = ?, LEFT(col, n) = ?
+// (SQLite substr(col, 1, n)), RIGHT(col, n) = ? (substr(col, -n), the last
+// n characters or the whole value), LOCATE(?, col) > 0 (instr(col, ?)).
+func (r *renderer) textFunction(col string, f *TextFunction) (string, error) {
+	if f.Length < 0 || f.Length > MaxTextFunctionLength {
+		return "", fmt.Errorf("sqlrewrite: %s of %s with length %d", f.Func, col, f.Length)
+	}
+	sqlite := r.dialect == SQLite
+	n := strconv.FormatInt(f.Length, 10)
+	if sqlite {
+		n = strconv.FormatInt(min(f.Length, maxSQLiteTextLength), 10)
+	}
+	switch {
+	case f.Func == "lower", f.Func == "upper":
+		return strings.ToUpper(f.Func) + "(" + col + ") = " + r.arg(f.Value), nil
+	case f.Func == "left" && sqlite:
+		return "substr(" + col + ", 1, " + n + ") = " + r.arg(f.Value), nil
+	case f.Func == "left":
+		return "LEFT(" + col + ", " + n + ") = " + r.arg(f.Value), nil
+	case f.Func == "right" && sqlite:
+		return "substr(" + col + ", -" + n + ") = " + r.arg(f.Value), nil
+	case f.Func == "right":
+		return "RIGHT(" + col + ", " + n + ") = " + r.arg(f.Value), nil
+	case f.Func == "locate" && sqlite:
+		return "instr(" + col + ", " + r.arg(f.Value) + ") > 0", nil
+	case f.Func == "locate":
+		return "LOCATE(" + r.arg(f.Value) + ", " + col + ") > 0", nil
+	}
+	return "", fmt.Errorf("sqlrewrite: unknown text function %q on %s", f.Func, col)
+}
+
 // condition renders one filter condition.
 func (r *renderer) condition(c Condition) (string, error) {
 	col, err := r.column(c.Column)
@@ -887,6 +927,9 @@ func (r *renderer) condition(c Condition) (string, error) {
 	}
 	if c.IsNull || c.Complement {
 		return r.nullCondition(col, c)
+	}
+	if c.Function != nil && r.dialect != PostgreSQL {
+		return r.textFunction(col, c.Function)
 	}
 	if c.Like != nil {
 		if c.Range != nil || len(c.In) > 0 || !c.Text {

@@ -510,6 +510,19 @@ func temporalOperandString(x *RowExpr) string {
 	return x.String()
 }
 
+// DescribeTextFunction writes f of the column col as the statement's
+// comparison, for EXPLAIN and messages: LOWER(col) = "s", LEFT(col, 3) =
+// "abc", LOCATE("s", col) > 0.
+func DescribeTextFunction(col string, f TextFunction) string {
+	switch f.Func {
+	case "left", "right":
+		return fmt.Sprintf("%s(%s, %d) = %s", strings.ToUpper(f.Func), col, f.Length, strconv.Quote(f.Value))
+	case "locate":
+		return fmt.Sprintf("LOCATE(%s, %s) > 0", strconv.Quote(f.Value), col)
+	}
+	return fmt.Sprintf("%s(%s) = %s", strings.ToUpper(f.Func), col, strconv.Quote(f.Value))
+}
+
 // describeCondition renders a condition for messages and for
 // RowExpr.String, which identifies derived columns and releases: it
 // writes every field that changes which rows the condition holds for.
@@ -522,6 +535,8 @@ func describeCondition(c Condition) string {
 		return c.Column + " IS NULL"
 	case c.Cell != nil:
 		s = fmt.Sprintf("%s IN date cell %d of %v", c.Column, c.Cell.Index, c.Cell.Axis)
+	case c.Function != nil:
+		s = DescribeTextFunction(c.Column, *c.Function)
 	case c.Like != nil:
 		col := c.Column
 		if c.LikeCase != "" {

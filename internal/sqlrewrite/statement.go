@@ -285,6 +285,10 @@ type Condition struct {
 	// LOWER(col) or UPPER(col) (Metabase's case-insensitive "contains"),
 	// as the backend computes them.
 	LikeCase string
+	// Function, with Like, is the comparison of a function of the column
+	// that the statement wrote and Like stands for on PostgreSQL
+	// (TextFunction).
+	Function *TextFunction
 	// Exact, with In on a text column, matches the values character for
 	// character rather than in the column's collation (MySQL's equate
 	// 'a', 'A' and 'a '): the values partition selection released, which
@@ -299,6 +303,35 @@ type Condition struct {
 	// double precision), or not from the statement's text.
 	ExactNumbers bool
 }
+
+// TextFunction is a text test BI tools write with a function of a text
+// column: LOWER(col) = 's' and UPPER(col) = 's' (also LCASE, UCASE), a
+// prefix LEFT(col, n) = 's' (also SUBSTRING(col, 1, n), SUBSTR, MID), a
+// suffix RIGHT(col, n) = 's', and "contains" LOCATE('s', col) > 0 (also
+// INSTR(col, 's') > 0). MySQL/MariaDB and SQLite compute it as written
+// (SQLite with its lower, upper, substr and instr), so each answers as it
+// would itself: on MariaDB = ignores trailing spaces (PAD SPACE) where
+// LIKE does not, and LOCATE folds case but not accents where LIKE under
+// utf8mb4_general_ci folds both; SQLite's LIKE folds ASCII case, its =
+// and instr do not. PostgreSQL matches the Condition's Like pattern
+// instead, in the "C" collation (its strpos and = fail or fold under a
+// nondeterministic collation), which selects the same rows under every
+// deterministic one: = of text is byte equality there. None of these
+// functions fails on any value of a text column.
+type TextFunction struct {
+	// Func is "lower", "upper", "left", "right" or "locate".
+	Func string
+	// Length is n of LEFT and RIGHT, at most MaxTextFunctionLength.
+	Length int64
+	// Value is the string compared with or searched for.
+	Value string
+}
+
+// MaxTextFunctionLength caps the n of LEFT(col, n) and RIGHT(col, n): no
+// value of a MySQL text column has more characters (LONGTEXT holds 2^32 -
+// 1 bytes), so a larger n takes the whole value, as this one does.
+// SQLite's are capped lower (maxSQLiteTextLength).
+const MaxTextFunctionLength = 1 << 32
 
 // LikeEscape is the escape character of Condition.Like patterns, which
 // every dialect renders with ESCAPE '!' (a backslash would read
