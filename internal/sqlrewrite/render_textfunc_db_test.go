@@ -48,7 +48,7 @@ func countMatching(t *testing.T, db *sql.DB, d sqlrewrite.Dialect, cond string) 
 		t.Fatalf("%s (%s): %v", cond, query, err)
 	}
 	if d == sqlrewrite.MySQL {
-		text, err := sqlrewrite.RenderVitess(f, d)
+		text, _, err := sqlrewrite.RenderVitess(f, d)
 		if err != nil {
 			t.Fatalf("%s: %v", cond, err)
 		}
