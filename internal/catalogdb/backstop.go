@@ -38,12 +38,17 @@ var countArgument = map[string]int{"repeat": 1, "lpad": 1, "rpad": 1, "space": 0
 const maxBuiltString = 1 << 20
 
 // backstop returns an error when the engine's parse of text, trimmed as
-// the engine trims it, holds what the checks refuse, or when it does not
-// parse (the engine, which parses it alike, would refuse it anyway).
+// the engine trims it, holds what the checks refuse, nests so deeply that
+// the engine could not plan it in time (checkPlanningCost), or when it
+// does not parse (the engine, which parses it alike, would refuse it
+// anyway).
 func backstop(text string) error {
 	stmt, err := sqlparser.Parse(sql.RemoveSpaceAndDelimiter(text, ';'))
 	if err != nil {
 		return errors.New("a statement the catalog engine cannot read")
+	}
+	if err := checkPlanningCost(stmt, len(text)); err != nil {
+		return err
 	}
 	return sqlparser.Walk(func(node sqlparser.SQLNode) (bool, error) {
 		switch n := node.(type) {
