@@ -66,7 +66,8 @@ type Config struct {
 	IdleTimeout time.Duration
 	// ShutdownGrace is how long Serve lets in-flight statements finish after
 	// its context is cancelled before it cancels them and closes every
-	// connection. Default 10s.
+	// connection, and then how long it waits for statements that do not
+	// stop before it returns without them. Default 10s.
 	ShutdownGrace time.Duration
 	// ServerVersion is announced in the handshake. Default "8.0.11-dpproxy".
 	ServerVersion string

@@ -95,6 +95,7 @@ const (
 	qWrapped        = "ERR WRAPPED" // a coded error wrapped with %w
 	qPlain          = "ERR PLAIN"   // a plain error whose text must not leak
 	qBlock          = "BLOCK"       // waits for fakeEngine.release or ctx
+	qStuck          = "STUCK"       // waits for fakeEngine.release only, ignoring ctx
 	qBadRow         = "BAD ROW"     // a value of a type wire cannot send
 	qPanic          = "PANIC"       // the session panics
 	// qTyped is described at prepare (fakeSession.Describe) with one
@@ -120,8 +121,8 @@ var (
 
 // fakeEngine opens fakeSessions and records what they saw.
 type fakeEngine struct {
-	release chan struct{} // closed to let BLOCK statements finish
-	started chan string   // receives the query of each BLOCK statement
+	release chan struct{} // closed to let BLOCK and STUCK statements finish
+	started chan string   // receives the query of each BLOCK and STUCK statement
 
 	mu       sync.Mutex
 	sessions []*fakeSession
@@ -204,6 +205,10 @@ func (s *fakeSession) Execute(ctx context.Context, query string) (*Result, error
 		panic("fake session: " + query)
 	case qBadRow:
 		return &Result{Columns: []string{"t"}, Rows: [][]any{{time.Now()}}}, nil
+	case qStuck:
+		s.engine.started <- query
+		<-s.engine.release
+		return &Result{Columns: []string{"done"}, Rows: [][]any{{int64(1)}}}, nil
 	case qBlock:
 		s.engine.started <- query
 		select {

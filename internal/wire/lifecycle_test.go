@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net"
+	"strings"
 	"testing"
 	"time"
 )
@@ -152,6 +153,39 @@ func TestShutdownGraceExpires(t *testing.T) {
 	s.mu.Unlock()
 	if !errors.Is(ctxErr, context.Canceled) {
 		t.Errorf("got statement context error %v, want context.Canceled", ctxErr)
+	}
+}
+
+// TestShutdownAbandonsStatementsIgnoringCancellation: a statement that
+// ignores its cancelled context does not keep Serve (and so the process,
+// on SIGTERM) from returning: Serve waits one more grace period after
+// cancelling, then returns and logs the connection it abandons.
+func TestShutdownAbandonsStatementsIgnoringCancellation(t *testing.T) {
+	const grace = 200 * time.Millisecond
+	ts := startServer(t, Config{ShutdownGrace: grace})
+	t.Cleanup(func() { close(ts.engine.release) }) // runs before startServer's cleanup
+	db := ts.open(t)
+	go func() {
+		var done int64
+		_ = db.QueryRow(qStuck).Scan(&done)
+	}()
+	<-ts.engine.started
+	start := time.Now()
+	ts.cancel()
+	select {
+	case err := <-ts.done:
+		if err != nil {
+			t.Errorf("Serve returned %v, want nil", err)
+		}
+		ts.done <- err
+	case <-time.After(5 * time.Second):
+		t.Fatalf("Serve did not return while a statement ignored its cancellation")
+	}
+	if waited := time.Since(start); waited < 2*grace {
+		t.Errorf("Serve returned after %v, want at least twice the grace period %v", waited, grace)
+	}
+	if logs := ts.logs.String(); !strings.Contains(logs, "abandons a connection") || !strings.Contains(logs, "user="+testUser) {
+		t.Errorf("the log does not name the abandoned connection:\n%s", logs)
 	}
 }
 

@@ -89,7 +89,9 @@ func (s *Server) ListenAndServe(ctx context.Context) error {
 // shuts down: it closes l, ends connections waiting for a command, lets
 // statements in flight finish for up to Config.ShutdownGrace, then cancels
 // their contexts and closes their connections. It returns once every
-// connection goroutine has exited: nil after ctx was cancelled, else the
+// connection goroutine has exited, or a further Config.ShutdownGrace
+// after the cancellation, abandoning (and logging) the goroutines of
+// statements that ignore it: nil after ctx was cancelled, else the
 // listener's error. Serve closes l, and may be called once per Server.
 func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 	defer l.Close()
@@ -258,7 +260,10 @@ func (s *Server) refuse(nc net.Conn, e *gomysql.MyError) {
 }
 
 // shutdown ends every connection: at once for those between commands, after
-// their statement for the others, and by force after the grace period.
+// their statement for the others, and by force after the grace period: it
+// cancels their statements and closes them, and returns once their
+// goroutines have exited or, for those still running after a further grace
+// period (a statement that ignores its context), without them (logged).
 func (s *Server) shutdown(cancelConns context.CancelFunc) {
 	s.mu.Lock()
 	s.draining = true
@@ -287,7 +292,29 @@ func (s *Server) shutdown(cancelConns context.CancelFunc) {
 		c.raw.Close()
 	}
 	s.mu.Unlock()
-	<-done
+	// A statement that ignores its context (a computation that reads none)
+	// would otherwise keep the process from ever stopping.
+	abandon := time.NewTimer(s.cfg.ShutdownGrace)
+	defer abandon.Stop()
+	select {
+	case <-done:
+	case <-abandon.C:
+		s.logAbandoned()
+	}
+}
+
+// logAbandoned logs the connections whose goroutines are still running
+// after their statements were cancelled, which shutdown stops waiting for.
+func (s *Server) logAbandoned() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for c := range s.conns {
+		c.running.mu.Lock()
+		id, user := c.running.id, c.running.user
+		c.running.mu.Unlock()
+		c.log.Error("wire: shutdown abandons a connection whose statement ignored its cancellation", "conn", id, "user", user)
+	}
+	s.log.Error("wire: shutdown stopped waiting for connections", "abandoned", len(s.conns))
 }
 
 // statistics is the COM_STATISTICS answer (mariadb's "status" prints it)
