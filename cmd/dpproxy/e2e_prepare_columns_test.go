@@ -143,7 +143,7 @@ func TestPreparedStatementColumns(t *testing.T) {
 // independent review with mariadb --column-type-info). Preparing and the
 // probes spend nothing.
 func TestSelectedKeyProbeColumns(t *testing.T) {
-	dsn := visitsBackends[0].load(t, "visits", demo.Visits(unitsSeed))
+	dsn := visitsBackends[0].load(t, "visits", demo.Visits(unitsSeed), "visits_rows")
 	p, _ := startCarolProxy(t, "sqlite", dsn, "{default_epsilon: 1, max_epsilon: 10, default_delta: 1.0e-6, max_delta: 1.0e-4}", "epsilon: 100, delta: 1.0e-3", fmt.Sprintf(`
   - name: visits
     privacy_unit: person_id
@@ -153,7 +153,6 @@ func TestSelectedKeyProbeColumns(t *testing.T) {
       - {name: spend, type: real, lower: 0, upper: %d}
       - {name: site, type: text, partition_selection: true}
   - name: visits_rows
-    source: visits
     columns:
       - {name: age, type: integer, lower: 0, upper: 100, partition_selection: true}
       - {name: spend, type: real, lower: 0, upper: %d}
