@@ -222,26 +222,42 @@ func TestUnknownFieldsAreErrors(t *testing.T) {
 // one, capped tables too (their caps add up), and tables in two schemas
 // do not clash.
 func TestCappedRelationsAreReadOnce(t *testing.T) {
-	config := func(tables string) string {
-		return `
-backend: {driver: postgres, dsn: "postgres://u@h/db"}
-users:
-  - {name: alice, password_hash: "*0123456789ABCDEF0123456789ABCDEF01234567", epsilon: 5}
-tables:
-` + tables
-	}
-	const col = "columns: [{name: age, type: integer, lower: 0, upper: 100}]"
-	for _, tc := range []struct {
-		tables string
-		field  string // "" when valid
-	}{
+	const col = ageColumn
+	checkTablesConfigs(t, []tablesConfig{
 		{"  - {name: a, source: p, " + col + "}\n  - {name: b, source: p, " + col + "}\n", ""},
 		{"  - {name: a, source: s1.p, epsilon: 1, " + col + "}\n  - {name: b, source: s2.p, " + col + "}\n", ""},
 		{"  - {name: a, source: p, epsilon: 1, " + col + "}\n  - {name: b, source: P, epsilon: 2, " + col + "}\n", ""},
 		{"  - {name: a, source: p, epsilon: 1, partitions: [p_1, p_2], " + col + "}\n  - {name: b, source: P_2, " + col + "}\n", "tables[0].epsilon"},
 		{"  - {name: a, source: p, " + col + "}\n  - {name: b, source: x.p, epsilon: 1, " + col + "}\n", "tables[1].epsilon"},
-	} {
-		_, err := ParseConfig(strings.NewReader(config(tc.tables)))
+	})
+}
+
+// ageColumn is the column list of the tables tablesConfig declares.
+const ageColumn = "columns: [{name: age, type: integer, lower: 0, upper: 100}]"
+
+// tablesConfig is a configuration's list of tables and the field its
+// refusal names ("" when it is valid).
+type tablesConfig struct {
+	tables string
+	field  string
+}
+
+// withTables is a valid configuration on PostgreSQL with tables.
+func withTables(tables string) string {
+	return `
+backend: {driver: postgres, dsn: "postgres://u@h/db"}
+users:
+  - {name: alice, password_hash: "*0123456789ABCDEF0123456789ABCDEF01234567", epsilon: 5}
+tables:
+` + tables
+}
+
+// checkTablesConfigs parses each configuration and checks it is accepted
+// or refused naming its field.
+func checkTablesConfigs(t *testing.T, cases []tablesConfig) {
+	t.Helper()
+	for _, tc := range cases {
+		_, err := ParseConfig(strings.NewReader(withTables(tc.tables)))
 		var ve *ValidationError
 		switch {
 		case tc.field == "" && err != nil:

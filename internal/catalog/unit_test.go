@@ -75,19 +75,8 @@ func TestPrivacyUnitConfig(t *testing.T) {
 // row level beside people_units protecting each pid started without a
 // word). The same unit column with other per-unit bounds is accepted.
 func TestOneRelationOneUnit(t *testing.T) {
-	config := func(tables string) string {
-		return `
-backend: {driver: postgres, dsn: "postgres://u@h/db"}
-users:
-  - {name: alice, password_hash: "*0123456789ABCDEF0123456789ABCDEF01234567", epsilon: 5}
-tables:
-` + tables
-	}
-	const col = "columns: [{name: age, type: integer, lower: 0, upper: 100}]"
-	for _, tc := range []struct {
-		tables string
-		field  string // "" when valid
-	}{
+	const col = ageColumn
+	checkTablesConfigs(t, []tablesConfig{
 		{"  - {name: people, source: people, " + col + "}\n  - {name: people_units, source: people, privacy_unit: pid, max_rows_per_unit: 2, " + col + "}\n", "tables[1].privacy_unit"},
 		{"  - {name: people_units, source: people, privacy_unit: pid, " + col + "}\n  - {name: people, " + col + "}\n", "tables[1].privacy_unit"},
 		{"  - {name: a, source: public.People, privacy_unit: pid, " + col + "}\n  - {name: b, source: PEOPLE, " + col + "}\n", "tables[1].privacy_unit"},
@@ -99,17 +88,8 @@ tables:
 		{"  - {name: a, source: people, privacy_unit: pid, max_rows_per_unit: 1, " + col + "}\n  - {name: b, source: people, privacy_unit: pid, max_rows_per_unit: 5, max_groups_per_unit: 3, " + col + "}\n", ""},
 		{"  - {name: a, source: s1.people, privacy_unit: pid, " + col + "}\n  - {name: b, source: s2.people, " + col + "}\n", ""},
 		{"  - {name: a, source: people, " + col + "}\n  - {name: b, source: people, " + col + "}\n", ""},
-	} {
-		_, err := ParseConfig(strings.NewReader(config(tc.tables)))
-		var ve *ValidationError
-		switch {
-		case tc.field == "" && err != nil:
-			t.Errorf("%s: %v", tc.tables, err)
-		case tc.field != "" && (!errors.As(err, &ve) || ve.Field != tc.field):
-			t.Errorf("%s: got %v, want an error naming %s", tc.tables, err, tc.field)
-		}
-	}
-	_, err := ParseConfig(strings.NewReader(config("  - {name: people, " + col + "}\n  - {name: people_units, source: people, privacy_unit: pid, " + col + "}\n")))
+	})
+	_, err := ParseConfig(strings.NewReader(withTables("  - {name: people, " + col + "}\n  - {name: people_units, source: people, privacy_unit: pid, " + col + "}\n")))
 	if err == nil || !strings.Contains(err.Error(), "table people_units protects each pid, but tables[0] (people), which protects each row, also reads its backend relation people") {
 		t.Errorf("the refusal does not name both tables and their units: %v", err)
 	}

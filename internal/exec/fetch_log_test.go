@@ -2,7 +2,6 @@ package exec
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
@@ -16,7 +15,6 @@ import (
 	"github.com/dpproxy/dpproxy/internal/catalog"
 	"github.com/dpproxy/dpproxy/internal/planner"
 	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
-	"github.com/dpproxy/dpproxy/internal/testdb"
 )
 
 // logRecords keeps every record logged, at every level, as its message
@@ -116,15 +114,7 @@ func TestFetchLogHoldsNoExactCount(t *testing.T) {
 	rankClause := regexp.MustCompile(`\b(LIMIT|OFFSET) (\S+)`)
 	placeholder := regexp.MustCompile(`^(\?|\$[0-9]+)\)?$`)
 	digits := regexp.MustCompile(`[0-9]+`)
-	for _, b := range []struct {
-		name    string
-		dialect sqlrewrite.Dialect
-		open    func(testing.TB) *sql.DB
-	}{
-		{"sqlite", sqlrewrite.SQLite, testdb.SQLite},
-		{"postgres", sqlrewrite.PostgreSQL, testdb.Postgres},
-		{"mysql", sqlrewrite.MySQL, testdb.MySQL},
-	} {
+	for _, b := range testBackends {
 		t.Run(b.name, func(t *testing.T) {
 			db := b.open(t)
 			for _, s := range []string{"CREATE TABLE pums (age INTEGER, income DOUBLE PRECISION)",

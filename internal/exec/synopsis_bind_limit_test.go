@@ -2,7 +2,6 @@ package exec
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -15,7 +14,6 @@ import (
 	"github.com/dpproxy/dpproxy/internal/dperr"
 	"github.com/dpproxy/dpproxy/internal/planner"
 	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
-	"github.com/dpproxy/dpproxy/internal/testdb"
 )
 
 // TestSynopsisBuildBindLimitRefusedUncharged: a range count answered from
@@ -46,15 +44,7 @@ func TestSynopsisBuildBindLimitRefusedUncharged(t *testing.T) {
 	if plan.Synopsis == nil || len(plan.Synopsis.Synopses) != 1 {
 		t.Fatal("want a plan answered from one synopsis")
 	}
-	for _, b := range []struct {
-		name    string
-		dialect sqlrewrite.Dialect
-		open    func(testing.TB) *sql.DB
-	}{
-		{"sqlite", sqlrewrite.SQLite, testdb.SQLite},
-		{"postgres", sqlrewrite.PostgreSQL, testdb.Postgres},
-		{"mysql", sqlrewrite.MySQL, testdb.MySQL},
-	} {
+	for _, b := range testBackends {
 		t.Run(b.name, func(t *testing.T) {
 			db := b.open(t)
 			if _, err := db.Exec("CREATE TABLE tn (age INTEGER, name VARCHAR(20))"); err != nil {
