@@ -130,20 +130,7 @@ func TestShutdownGraceExpires(t *testing.T) {
 		answer <- db.QueryRow(qBlock).Scan(&done)
 	}()
 	<-ts.engine.started
-	start := time.Now()
-	ts.cancel()
-	select {
-	case err := <-ts.done:
-		if err != nil {
-			t.Errorf("Serve returned %v, want nil", err)
-		}
-		ts.done <- err
-	case <-time.After(5 * time.Second):
-		t.Fatalf("Serve did not return after the grace period")
-	}
-	if waited := time.Since(start); waited < grace {
-		t.Errorf("Serve returned after %v, want at least the grace period %v", waited, grace)
-	}
+	shutDown(t, ts, grace)
 	if err := <-answer; err == nil {
 		t.Errorf("got an answer from a statement cancelled at shutdown, want an error")
 	}
@@ -170,20 +157,7 @@ func TestShutdownAbandonsStatementsIgnoringCancellation(t *testing.T) {
 		_ = db.QueryRow(qStuck).Scan(&done)
 	}()
 	<-ts.engine.started
-	start := time.Now()
-	ts.cancel()
-	select {
-	case err := <-ts.done:
-		if err != nil {
-			t.Errorf("Serve returned %v, want nil", err)
-		}
-		ts.done <- err
-	case <-time.After(5 * time.Second):
-		t.Fatalf("Serve did not return while a statement ignored its cancellation")
-	}
-	if waited := time.Since(start); waited < 2*grace {
-		t.Errorf("Serve returned after %v, want at least twice the grace period %v", waited, grace)
-	}
+	shutDown(t, ts, 2*grace)
 	if logs := ts.logs.String(); !strings.Contains(logs, "abandons a connection") || !strings.Contains(logs, "user="+testUser) {
 		t.Errorf("the log does not name the abandoned connection:\n%s", logs)
 	}
@@ -221,5 +195,25 @@ func TestListenAndServe(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatalf("ListenAndServe did not return after cancel")
+	}
+}
+
+// shutDown cancels ts's Serve, as SIGTERM does, and checks that it returns
+// nil, within 5 seconds but not before atLeast.
+func shutDown(t *testing.T, ts *testServer, atLeast time.Duration) {
+	t.Helper()
+	start := time.Now()
+	ts.cancel()
+	select {
+	case err := <-ts.done:
+		if err != nil {
+			t.Errorf("Serve returned %v, want nil", err)
+		}
+		ts.done <- err
+	case <-time.After(5 * time.Second):
+		t.Fatalf("Serve did not return within 5s of shutting down")
+	}
+	if waited := time.Since(start); waited < atLeast {
+		t.Errorf("Serve returned after %v, want at least %v", waited, atLeast)
 	}
 }
