@@ -15,14 +15,7 @@ import (
 // gets six answers of the same statement.
 func TestRepeatedStatementAcrossProxies(t *testing.T) {
 	dir, config := sqliteDeployment(t, 0.25)
-	yaml, err := os.ReadFile(config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	withWindow := strings.Replace(string(yaml), "privacy: {", "privacy: {repeat_window: 1h, ", 1)
-	if err := os.WriteFile(config, []byte(withWindow), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	withRepeatWindow(t, config)
 	proxies := []*proxyProcess{startProxy(t, dir, nil, "--config", config), startProxy(t, dir, nil, "--config", config)}
 	answer := func(p *proxyProcess, q string) ([]any, string) {
 		t.Helper()
@@ -63,5 +56,19 @@ func TestRepeatedStatementAcrossProxies(t *testing.T) {
 		if strings.Count(notes, "repeated answer") != 2 {
 			t.Errorf("repeat %d: SHOW WARNINGS does not say \"repeated answer\" for both columns:\n%s", i, notes)
 		}
+	}
+}
+
+// withRepeatWindow turns on repeated answers (privacy.repeat_window: 1h) in
+// the configuration file of a sqliteDeployment.
+func withRepeatWindow(t *testing.T, config string) {
+	t.Helper()
+	yaml, err := os.ReadFile(config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	withWindow := strings.Replace(string(yaml), "privacy: {", "privacy: {repeat_window: 1h, ", 1)
+	if err := os.WriteFile(config, []byte(withWindow), 0o600); err != nil {
+		t.Fatal(err)
 	}
 }

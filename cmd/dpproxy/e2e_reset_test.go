@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -23,14 +22,7 @@ import (
 // cache, kept per analyst, still answers a repeated statement at no cost.
 func TestResetConnection(t *testing.T) {
 	dir, config := sqliteDeployment(t, 1)
-	yaml, err := os.ReadFile(config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	withWindow := strings.Replace(string(yaml), "privacy: {", "privacy: {repeat_window: 1h, ", 1)
-	if err := os.WriteFile(config, []byte(withWindow), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	withRepeatWindow(t, config)
 	p := startProxy(t, dir, nil, "--config", config)
 	conn, err := client.Connect(p.addr, "carol", "carol-pw", "dpproxy")
 	if err != nil {
