@@ -98,22 +98,11 @@ func (s *Session) QueryUpTo(ctx context.Context, query string, maxRows uint64) (
 			res, err = nil, fmt.Errorf("%w: panic: %v", ErrEngineFailed, p)
 		}
 	}()
-	select {
-	case s.e.running <- struct{}{}:
-		defer func() { <-s.e.running }()
-	case <-ctx.Done():
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return nil, &Error{Code: 3024, State: "HY000", Msg: fmt.Sprintf("Query execution was interrupted, maximum statement execution time exceeded (waiting for one of the catalog engine's %d statement slots)", maxConcurrentStatements)}
-		}
-		return nil, &Error{Code: 1317, State: "70100", Msg: "query execution was interrupted"}
-	}
-	query, err = lexicallySafe(query)
-	if err == nil {
-		err = backstop(query)
-	}
+	query, release, err := s.e.admit(ctx, query)
 	if err != nil {
-		return nil, &Error{Code: 1235, State: "42000", Msg: "not supported over the catalog: " + err.Error()}
+		return nil, err
 	}
+	defer release()
 	timed, cancel := context.WithTimeoutCause(ctx, s.e.timeout, errStatementTimeout)
 	defer cancel()
 	watched, stop := watchHeap(timed, heapBudget)
@@ -389,6 +378,32 @@ func (s *Session) keepReading(ctx *sql.Context, fallback string) (string, *Error
 	return fallback, refused, nil
 }
 
+// admit waits for one of the engine's statement slots, then checks query
+// (lexicallySafe, backstop) and returns it as the engine is to read it,
+// with the function that frees the slot. Waiting ends with the statement:
+// 3024 at its deadline, 1317 when it is killed; a statement the checks
+// refuse is 1235.
+func (e *Engine) admit(ctx context.Context, query string) (checked string, release func(), err error) {
+	select {
+	case e.running <- struct{}{}:
+	case <-ctx.Done():
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return "", nil, &Error{Code: 3024, State: "HY000", Msg: fmt.Sprintf("Query execution was interrupted, maximum statement execution time exceeded (waiting for one of the catalog engine's %d statement slots)", maxConcurrentStatements)}
+		}
+		return "", nil, &Error{Code: 1317, State: "70100", Msg: "query execution was interrupted"}
+	}
+	release = func() { <-e.running }
+	checked, err = lexicallySafe(query)
+	if err == nil {
+		err = backstop(checked)
+	}
+	if err != nil {
+		release()
+		return "", nil, &Error{Code: 1235, State: "42000", Msg: "not supported over the catalog: " + err.Error()}
+	}
+	return checked, release, nil
+}
+
 // Describe returns the result columns Query would announce for query, a
 // SELECT, from the engine's analysis of it, for a prepared statement's
 // COM_STMT_PREPARE answer: the same checks run first (lexicallySafe,
@@ -401,19 +416,11 @@ func (s *Session) Describe(ctx context.Context, query string) (cols []Column, er
 			cols, err = nil, &Error{Code: 1105, State: "HY000", Msg: "the catalog engine failed on this statement"}
 		}
 	}()
-	select {
-	case s.e.running <- struct{}{}:
-		defer func() { <-s.e.running }()
-	case <-ctx.Done():
-		return nil, &Error{Code: 1317, State: "70100", Msg: "query execution was interrupted"}
-	}
-	query, err = lexicallySafe(query)
-	if err == nil {
-		err = backstop(query)
-	}
+	query, release, err := s.e.admit(ctx, query)
 	if err != nil {
-		return nil, &Error{Code: 1235, State: "42000", Msg: "not supported over the catalog: " + err.Error()}
+		return nil, err
 	}
+	defer release()
 	timed, cancel := context.WithTimeoutCause(ctx, s.e.timeout, errStatementTimeout)
 	defer cancel()
 	sctx := s.context(timed)
