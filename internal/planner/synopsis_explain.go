@@ -40,7 +40,7 @@ func (sp *SynopsisPlan) explainTotal() string {
 	if sp == nil {
 		return ""
 	}
-	return fmt.Sprintf("; plus the ε of each of the %d synopsis(es) not built yet", len(sp.Synopses))
+	return fmt.Sprintf("; plus, once, the ε of each of the %d synopsis(es) listed if it is not built yet (the first statement that needs a synopsis pays for it; EXPLAIN does not say whether it is built)", len(sp.Synopses))
 }
 
 // unitExplain is what EXPLAIN says of a synopsis's privacy unit: whom it
