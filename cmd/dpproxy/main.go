@@ -27,13 +27,24 @@ import (
 	"syscall"
 )
 
+// usage is what -h prints before the flags.
+const usage = `Usage:
+  dpproxy [flags]                   serve (without --config: the embedded demo)
+  dpproxy hash-password [PASSWORD]  print a users[].password_hash (the password may come on stdin)
+  dpproxy load-demo --driver postgres|mysql|sqlite --dsn DSN [--table pums]
+                                    load the demo table into a database
+
+Flags:
+`
+
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	if err := Run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
-		if !errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(os.Stderr, "dpproxy:", err)
+		if errors.Is(err, flag.ErrHelp) {
+			os.Exit(0) // -h asked for the usage, printed
 		}
+		fmt.Fprintln(os.Stderr, "dpproxy:", err)
 		os.Exit(2)
 	}
 }
@@ -50,6 +61,10 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	fs := flag.NewFlagSet("dpproxy", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, usage)
+		fs.PrintDefaults()
+	}
 	var opts options
 	fs.StringVar(&opts.configPath, "config", "", "configuration file (YAML); without it the embedded demo runs")
 	fs.StringVar(&opts.listen, "listen", "", "address to listen on, overriding the configuration (default 127.0.0.1:3307)")

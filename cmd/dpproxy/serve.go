@@ -280,7 +280,7 @@ func openLedger(ctx context.Context, d catalog.Database) (*budget.Ledger, *sql.D
 	}
 	db, err := backend.OpenDB(d.Driver, d.DSN, backend.ServerTimeZone, dialect.Session()...)
 	if err != nil {
-		return nil, nil, fmt.Errorf("ledger: %w", err)
+		return nil, nil, fmt.Errorf("ledger (driver %s): %w", d.Driver, err)
 	}
 	l, err := budget.Open(ctx, db, dialect)
 	if err != nil {

@@ -138,7 +138,7 @@ func OpenDB(driver, dsn, timeZone string, session ...string) (*sql.DB, error) {
 	case "postgres":
 		cfg, err := pq.NewConfig(dsn)
 		if err != nil {
-			return nil, err
+			return nil, dsnError(driver, dsn, err)
 		}
 		cfg.BinaryParameters = true
 		if cfg.Runtime == nil {
@@ -149,13 +149,13 @@ func OpenDB(driver, dsn, timeZone string, session ...string) (*sql.DB, error) {
 		}
 		connector, err := pq.NewConnectorConfig(cfg)
 		if err != nil {
-			return nil, err
+			return nil, dsnError(driver, dsn, err)
 		}
 		return sql.OpenDB(sessionConnector{connector, append([]string{pgSession}, session...)}), nil
 	case "mysql":
 		cfg, err := mysql.ParseDSN(dsn)
 		if err != nil {
-			return nil, err
+			return nil, dsnError(driver, dsn, err)
 		}
 		zone := SessionTimeZone(timeZone)
 		if _, set := cfg.Params["time_zone"]; !set && zone != "" {
@@ -169,7 +169,7 @@ func OpenDB(driver, dsn, timeZone string, session ...string) (*sql.DB, error) {
 		}
 		connector, err := mysql.NewConnector(cfg)
 		if err != nil {
-			return nil, err
+			return nil, dsnError(driver, dsn, err)
 		}
 		return sql.OpenDB(sessionConnector{connector, append([]string{"SET SESSION sql_mode = '" + MySQLSQLMode + "'"}, session...)}), nil
 	}
