@@ -33,7 +33,11 @@ import (
 //
 // A value that is not a date, or a date outside the column's declared
 // bounds, is in no group of a date key (like a NULL), and a WHERE
-// comparison holds only for dates. A timestamp is a wall-clock time: a
+// comparison holds only for dates. A value that is not a date is read as
+// NULL throughout: col IS NULL holds for it (Condition.Temporal) and
+// COUNT(col) skips it (SummaryTerm.Temporal), on MariaDB whether the
+// column is NULL or NOT NULL (MariaDB's own col IS NULL finds the zero
+// date only in a NOT NULL column). A timestamp is a wall-clock time: a
 // column with a time zone (PostgreSQL timestamptz, MariaDB TIMESTAMP) is
 // read in the backend session's time zone (backend.SessionTimeZone: UTC unless
 // configured otherwise).
@@ -915,6 +919,27 @@ func (r *renderer) dateReadable(col string, typ catalog.ColumnType) string {
 		return "(DAYOFMONTH(" + col + ") BETWEEN 1 AND DAYOFMONTH(LAST_DAY(" + col + ")))"
 	}
 	return col + " IS NOT NULL"
+}
+
+// dateKnown is dateReadable as a two-valued condition, TRUE or FALSE on
+// every row (nullCondition's readable): dateReadable is NULL on SQLite
+// text that spells no day and on a MariaDB date of month 0, where a NOT
+// of it would be NULL too.
+func (r *renderer) dateKnown(col string, typ catalog.ColumnType) string {
+	if r.spec.name == "postgres" {
+		return r.dateReadable(col, typ)
+	}
+	return "(" + r.dateReadable(col, typ) + " IS TRUE)"
+}
+
+// dateOrNull renders a date or timestamp column's value where the reading
+// rule reads a date, NULL elsewhere: what COUNT(col) and COUNT(DISTINCT
+// col) count (SummaryTerm.Temporal).
+func (r *renderer) dateOrNull(col string, typ catalog.ColumnType) string {
+	if r.spec.name == "postgres" {
+		return col
+	}
+	return "CASE WHEN " + r.dateReadable(col, typ) + " THEN " + col + " END"
 }
 
 // dateValue renders a day or second number of a column of type typ as a

@@ -1,5 +1,7 @@
 package sqlrewrite
 
+import "github.com/dpproxy/dpproxy/internal/catalog"
+
 // Fetch is what the proxy reads from the backend for one plan step: a typed,
 // dialect-neutral description rendered to SQL by Render. Every name in it is
 // the backend's (catalog Source names); every bound is public.
@@ -110,6 +112,12 @@ type SummaryTerm struct {
 	Lower, Upper float64
 	// Unit is the grid step of a GridIndexSum.
 	Unit float64
+	// Temporal (catalog.Date or catalog.Timestamp) is set on the
+	// CountNonNull and CountDistinctValues of a date or timestamp
+	// column: they count only the values dates.go's rule reads as dates,
+	// a value that is no date being read as NULL, as col IS NULL reads it
+	// (Condition.Temporal).
+	Temporal catalog.ColumnType
 }
 
 // Window asks for the values of Column, clamped to [Lower, Upper], NULLs

@@ -168,7 +168,7 @@ func (sc *scope) boolean(e ast.ExprNode, site conditionSite, negated bool) (*Pre
 		if err != nil {
 			return nil, err
 		}
-		return leaf(Condition{Column: col.Name, IsNull: true, Complement: e.Not, Text: !col.Numeric()}), nil
+		return negateIf(e.Not, leaf(nullTest(col))), nil
 	case *ast.IsTruthExpr:
 		return sc.truth(site, negated, e.Expr, e)
 	case *ast.PatternLikeOrIlikeExpr:
@@ -631,6 +631,18 @@ func negateIf(not bool, p *Predicate) *Predicate {
 		return leaf(c)
 	}
 	return &Predicate{Op: Not, Args: []*Predicate{p}}
+}
+
+// nullTest is col IS NULL on the declared column col: it holds for NULL
+// and the values col's reading rule cannot read (Condition.IsNull), only
+// NULL on a text column, also a value that is no date on a date or
+// timestamp column, as every date comparison and date key reads it.
+func nullTest(col *catalog.Column) Condition {
+	c := Condition{Column: col.Name, IsNull: true, Text: !col.Numeric()}
+	if col.Temporal() {
+		c.Temporal = col.Type
+	}
+	return c
 }
 
 // orNull folds an OR of two operands, the negation of a leaf on a column

@@ -386,6 +386,9 @@ func (r *renderer) term(t SummaryTerm) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if t.Temporal != "" && (t.Kind == CountNonNull || t.Kind == CountDistinctValues) {
+		col = r.dateOrNull(col, t.Temporal)
+	}
 	switch t.Kind {
 	case CountNonNull:
 		return "COUNT(" + col + ")", nil

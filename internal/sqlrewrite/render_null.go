@@ -14,13 +14,19 @@ import "fmt"
 //	Complement:        NOT (readable(c) AND plain(c))     (col <> v OR col IS NULL)
 //
 // readable is typeof(c) IN ('integer', 'real') for a numeric column on
-// SQLite and c IS NOT NULL otherwise, both never NULL; plain is the Range
-// or In condition, which is not NULL on a readable value, so the AND is
-// FALSE (never NULL) on an unreadable one. Nothing here evaluates arithmetic,
+// SQLite, dateKnown for a date or timestamp column (Temporal) and
+// c IS NOT NULL otherwise, all never NULL; plain is the Range or In
+// condition, which is not NULL on a readable value, so the AND is FALSE
+// (never NULL) on an unreadable one. Nothing here evaluates arithmetic,
 // so no value can make the statement fail.
 func (r *renderer) nullCondition(col string, c Condition) (string, error) {
-	readable := col + " IS NOT NULL"
-	if !c.Text {
+	var readable string
+	switch {
+	case c.Temporal != "":
+		readable = r.dateKnown(col, c.Temporal)
+	case c.Text:
+		readable = col + " IS NOT NULL"
+	default:
 		readable = r.readable(col)
 	}
 	var selected string

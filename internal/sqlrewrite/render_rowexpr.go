@@ -140,7 +140,9 @@ func (r *renderer) rowExpr(e *RowExpr) (string, error) {
 				if err != nil {
 					return "", err
 				}
-				if numeric := c.Range != nil || len(c.In) > 0 && !c.In[0].IsText; numeric && !c.IsNull && !c.Complement {
+				// A date range reads its own values (dateRange), which
+				// readable, a number's rule, would all refuse on SQLite.
+				if numeric := c.Temporal == "" && (c.Range != nil || len(c.In) > 0 && !c.In[0].IsText); numeric && !c.IsNull && !c.Complement {
 					col, err := r.column(c.Column)
 					if err != nil {
 						return "", err

@@ -1067,7 +1067,7 @@ func (sc *scope) conditionShare(e ast.ExprNode) (*RowExpr, error) {
 		return nil, err
 	}
 	if rc.Boolean != nil {
-		return booleanShare(e, rc.Boolean, sc.isText)
+		return booleanShare(e, rc.Boolean, sc.nullTest)
 	}
 	col := rc.Where[0].Column
 	for _, c := range rc.Where {
@@ -1075,15 +1075,18 @@ func (sc *scope) conditionShare(e ast.ExprNode) (*RowExpr, error) {
 			return nil, refuseQuery("AVG of %s, a condition on two or more columns (write AVG(CASE WHEN %s THEN 1 ELSE 0 END), or one column's condition)", restore(e), restore(e))
 		}
 	}
-	present := Condition{Column: col, IsNull: true, Complement: true, Text: sc.isText(col)}
+	present := sc.nullTest(col)
+	present.Complement = true
 	return &RowExpr{Kind: RowCase, When: [][]Condition{rc.Where, {present}}, Args: []*RowExpr{{Kind: RowConst, Num: 1}, {Kind: RowConst}, nil}}, nil
 }
 
-// isText reports whether column is a declared text column, whose values
-// are unreadable only when NULL (Condition.Text).
-func (sc *scope) isText(column string) bool {
-	c, ok := sc.table.Column(column)
-	return ok && c.Type == catalog.Text
+// nullTest is nullTest of the declared column named column, or of a row
+// expression's derived column (a number).
+func (sc *scope) nullTest(column string) Condition {
+	if c, ok := sc.table.Column(column); ok {
+		return nullTest(c)
+	}
+	return Condition{Column: column, IsNull: true}
 }
 
 // booleanShare is conditionShare of a condition p with OR or NOT on one
@@ -1092,7 +1095,7 @@ func (sc *scope) isText(column string) bool {
 // 0 or NULL: truthOn) and t₁ ∨ … ∨ tₖ is p in disjunctive form with each
 // NOT moved onto its leaf (a Complement), which on the rows that reach the
 // terms, all with a value, is exact two-valued logic.
-func booleanShare(e ast.ExprNode, p *Predicate, isText func(column string) bool) (*RowExpr, error) {
+func booleanShare(e ast.ExprNode, p *Predicate, nullTest func(column string) Condition) (*RowExpr, error) {
 	leaves := predicateLeaves(p, nil)
 	col := leaves[0].Column
 	for _, c := range leaves {
@@ -1104,7 +1107,7 @@ func booleanShare(e ast.ExprNode, p *Predicate, isText func(column string) bool)
 	if !ok {
 		return nil, refuseQuery("AVG of %s, whose OR and NOT expand to more than %d alternatives (write SUM(%s) / COUNT(%s))", restore(e), maxShareTerms, restore(e), col)
 	}
-	x := &RowExpr{Kind: RowCase, When: [][]Condition{{{Column: col, IsNull: true, Text: isText(col)}}}}
+	x := &RowExpr{Kind: RowCase, When: [][]Condition{{nullTest(col)}}}
 	switch truthOn(p, Value{Null: true}) {
 	case sqlTrue:
 		x.Args = append(x.Args, &RowExpr{Kind: RowConst, Num: 1})

@@ -255,7 +255,9 @@ type Condition struct {
 	Range  *Range
 	In     []Value
 	// IsNull, with neither Range nor In, holds for the unreadable values:
-	// col IS NULL (col IS NOT NULL is its Complement).
+	// col IS NULL (col IS NOT NULL is its Complement). On a date or
+	// timestamp column (Temporal) these are NULL and every value that is
+	// no date by dates.go's reading rule.
 	IsNull bool
 	// Complement selects exactly the rows the condition without it does
 	// not select, unreadable values included: col IS NOT NULL, and
@@ -266,10 +268,12 @@ type Condition struct {
 	// Text is set when the column is a text column, whose values are
 	// unreadable only when NULL (IsNull and Complement read it so).
 	Text bool
-	// Temporal is set (catalog.Date or catalog.Timestamp) with Range on a
-	// date or timestamp column: the ends are then day or second numbers
-	// (catalog.Column.ParseTemporal), and the range holds only for the
-	// values dates.go's rule reads as dates.
+	// Temporal is set (catalog.Date or catalog.Timestamp) on a condition
+	// on a date or timestamp column, a Range or IsNull: a Range's ends are
+	// day or second numbers (catalog.Column.ParseTemporal), and the values
+	// dates.go's rule reads as dates are the readable ones, so a Range
+	// holds only for them and IsNull, as for NULL, for every other value
+	// (SQLite text that spells no day, a MariaDB zero date).
 	Temporal catalog.ColumnType
 	// Cell, set alone (with Column), holds for the rows in one cell of a
 	// date GROUP BY key: a group's filter (dates.go).
