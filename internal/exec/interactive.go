@@ -42,13 +42,8 @@ func (e *Executor) runInteractive(ctx context.Context, user string, plan *planne
 		case errors.Is(err, mm.ErrHardQueryCapReached):
 			return nil, dperr.New(dperr.BudgetExhausted, "the interactive counting session of table %s has used all %d of its hard queries (Median Mechanism): it answers only the counting queries it answered before; ask an administrator for a new session (a new interactive configuration)",
 				plan.Table.Name, inst.mm.Plan().HardCap)
-		case dperr.KindOf(err) == dperr.Timeout || dperr.KindOf(err) == dperr.Canceled:
-			// A wait for the instance's lock or another proxy's test turn
-			// that ended with the statement: 3024 or 1317, as the README
-			// says, not an internal error.
-			return nil, err
 		case err != nil:
-			return nil, dperr.Wrap(dperr.Internal, err, "internal error: interactive mechanism failed")
+			return nil, interactiveError(err)
 		}
 		count, note = a.Count, medianNote(inst, a)
 	}
@@ -94,12 +89,9 @@ func (e *Executor) createInteractive(ctx context.Context, ip *planner.Interactiv
 	for _, c := range truth {
 		n += c
 	}
-	fail := func(err error) error {
-		return dperr.Wrap(dperr.Internal, err, "internal error: interactive mechanism failed")
-	}
 	nHat, err := histogram.NoisyRowCount(src, n, ip.CountEpsilon())
 	if err != nil {
-		return nil, nil, fail(err)
+		return nil, nil, interactiveError(err)
 	}
 	kind, why := ip.Choose(nHat, maxHard)
 	inst := &interactiveInstance{header: interactiveHeader{Key: ip.Key, Mechanism: kind, Why: why,
@@ -112,7 +104,7 @@ func (e *Executor) createInteractive(ctx context.Context, ip *planner.Interactiv
 			return inst, truth, nil
 		}
 		if !errors.Is(err, mm.ErrInfeasible) {
-			return nil, nil, fail(err)
+			return nil, nil, interactiveError(err)
 		}
 		// Forced by the configuration but infeasible at n̂: ε' goes to the histogram.
 		inst.mm = nil
@@ -120,9 +112,23 @@ func (e *Executor) createInteractive(ctx context.Context, ip *planner.Interactiv
 		inst.header.Why += "; MM-SVT infeasible at the noisy count, so noisy-histogram"
 	}
 	if inst.header.Noisy, err = histogram.NoisyCells(src, truth, inst.header.Noise); err != nil {
-		return nil, nil, fail(err)
+		return nil, nil, interactiveError(err)
 	}
 	return inst, truth, nil
+}
+
+// interactiveError is the error a client gets for err, a failure of an
+// interactive count: one that already carries its code and a message for
+// the client (a *dperr.Error in its chain: the ledger's, a backend's
+// query-id error, 1317 or 3024 for a statement that ended while it waited)
+// keeps them; any other is the generic 1105, its text (a mechanism's or
+// a driver's) kept for the log only (dperr's contract).
+func interactiveError(err error) error {
+	var e *dperr.Error
+	if errors.As(err, &e) {
+		return err
+	}
+	return dperr.Wrap(dperr.Internal, err, "internal error: interactive mechanism failed")
 }
 
 // interactiveFetch is the histogram over X of ip's instance: on a table
