@@ -113,34 +113,41 @@ func (p *Parser) showColumnsTable(s *ast.ShowStmt) (*catalog.Table, bool) {
 // utf8mb4_0900_bin, and its Type with a COLLATE clause when the column's
 // collation is another, so on a MySQL backend (utf8mb4_general_ci,
 // catalog.Config.TextCollation) it contradicted information_schema and
-// SHOW CREATE TABLE. LIKE filters Field, WHERE the output columns; the
-// rows are in the columns' order.
+// SHOW CREATE TABLE. LIKE filters Field, WHERE the columns shown and no
+// other, as in MariaDB (SHOW COLUMNS FROM t WHERE Collation IS NULL is
+// 1054, Unknown column: Collation, Privileges and Comment are SHOW FULL
+// COLUMNS' only, and the columns' position is neither's): the filter runs
+// over a derived table of those columns alone, and a join on Field then
+// puts the rows in the columns' order.
 func showColumnsAsSelect(s *ast.ShowStmt, t *catalog.Table) (string, error) {
-	cols := "`Field`, `Type`, `Null`, `Key`, `Default`, `Extra`"
+	cols := "COLUMN_NAME AS `Field`, COLUMN_TYPE AS `Type`, IS_NULLABLE AS `Null`, COLUMN_KEY AS `Key`, COLUMN_DEFAULT AS `Default`, EXTRA AS `Extra`"
 	if s.Full {
-		cols = "`Field`, `Type`, `Collation`, `Null`, `Key`, `Default`, `Extra`, `Privileges`, `Comment`"
+		cols = "COLUMN_NAME AS `Field`, COLUMN_TYPE AS `Type`, COLLATION_NAME AS `Collation`, " +
+			"IS_NULLABLE AS `Null`, COLUMN_KEY AS `Key`, COLUMN_DEFAULT AS `Default`, EXTRA AS `Extra`, " +
+			"PRIVILEGES AS `Privileges`, COLUMN_COMMENT AS `Comment`"
 	}
-	q := "SELECT " + cols + " FROM (SELECT COLUMN_NAME AS `Field`, COLUMN_TYPE AS `Type`, COLLATION_NAME AS `Collation`, " +
-		"IS_NULLABLE AS `Null`, COLUMN_KEY AS `Key`, COLUMN_DEFAULT AS `Default`, EXTRA AS `Extra`, " +
-		"PRIVILEGES AS `Privileges`, COLUMN_COMMENT AS `Comment`, ORDINAL_POSITION AS `position` " +
-		"FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = " + quoteString(DataDatabase) + " AND TABLE_NAME = " + quoteString(t.Name) + ") AS `show`"
+	of := func(alias string) string {
+		return alias + "TABLE_SCHEMA = " + quoteString(DataDatabase) + " AND " + alias + "TABLE_NAME = " + quoteString(t.Name)
+	}
+	shown := "SELECT * FROM (SELECT " + cols + " FROM information_schema.COLUMNS WHERE " + of("") + ") AS `show`"
 	switch {
 	case s.Column != nil:
-		q += " WHERE `Field` LIKE " + quoteString(s.Column.Name.O)
+		shown += " WHERE `Field` LIKE " + quoteString(s.Column.Name.O)
 	case s.Pattern != nil:
 		pat, err := restoreSQL(s.Pattern.Pattern)
 		if err != nil {
 			return "", err
 		}
-		q += " WHERE `Field` LIKE " + pat
+		shown += " WHERE `Field` LIKE " + pat
 	case s.Where != nil:
 		w, err := restoreSQL(s.Where)
 		if err != nil {
 			return "", err
 		}
-		q += " WHERE " + w
+		shown += " WHERE " + w
 	}
-	return q + " ORDER BY `position`", nil
+	return "SELECT `show`.* FROM (" + shown + ") AS `show` JOIN information_schema.COLUMNS AS `position` ON " + of("`position`.") +
+		" AND `position`.COLUMN_NAME = `show`.`Field` ORDER BY `position`.ORDINAL_POSITION", nil
 }
 
 // restoreSQL prints an expression back as MySQL SQL for the catalog engine.
