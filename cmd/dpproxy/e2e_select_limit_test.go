@@ -4,7 +4,11 @@ import (
 	"database/sql"
 	"fmt"
 	"math"
+	"strings"
 	"testing"
+
+	"github.com/go-mysql-org/go-mysql/client"
+	gomysql "github.com/go-mysql-org/go-mysql/mysql"
 
 	"github.com/dpproxy/dpproxy/internal/testdb"
 )
@@ -187,5 +191,58 @@ func limitZeroScenario(t *testing.T, db *sql.DB) {
 	}
 	if _, err := db.Exec("SET SQL_SELECT_LIMIT = DEFAULT"); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestSelectLimitZeroKeepsConstantColumns: under sql_select_limit 0 a
+// constant SELECT the session answers (dpproxy's budget functions and
+// settings, session functions, literals, expressions of them) announces
+// the columns it announces without the cut, each definition (type,
+// flags, length, decimals, collation) as its one row gives it, in both
+// protocols; every column was type NULL (checked: this failed), where a
+// private answer cut alike keeps its types.
+func TestSelectLimitZeroKeepsConstantColumns(t *testing.T) {
+	p := startProxy(t, "", nil)
+	c := dialClient(t, p.addr, "demo", "demo", "dpproxy")
+	statements := []string{
+		"SELECT dp_remaining_epsilon()",
+		"SELECT dp_remaining_epsilon(), dp_remaining_delta(), @dp_epsilon, @dp_mechanism, DATABASE(), USER(), CONNECTION_ID(), NULL, 'x', 7, 2.5",
+		"SELECT ROUND(dp_remaining_epsilon(), 2), @@version, FOUND_ROWS()",
+	}
+	defs := func(q string, binary bool) (string, int) {
+		t.Helper()
+		var r *gomysql.Result
+		var err error
+		if binary {
+			var st *client.Stmt
+			if st, err = c.Prepare(q); err == nil {
+				defer st.Close()
+				r, err = st.Execute()
+			}
+		} else {
+			r, err = c.Execute(q)
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		var out []string
+		for _, f := range r.Fields {
+			out = append(out, fmt.Sprintf("%s type %d flags %d charset %d length %d decimals %d", f.Name, f.Type, f.Flag, f.Charset, f.ColumnLength, f.Decimal))
+		}
+		return strings.Join(out, "; "), len(r.RowDatas)
+	}
+	want := map[string]string{}
+	for _, q := range statements {
+		want[q], _ = defs(q, false)
+	}
+	if _, err := c.Execute("SET SQL_SELECT_LIMIT = 0"); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range statements {
+		for _, binary := range []bool{false, true} {
+			if got, rows := defs(q, binary); got != want[q] || rows != 0 {
+				t.Errorf("%s under sql_select_limit 0 (binary %v): %d rows, columns\n%s\nwant none, columns\n%s", q, binary, rows, got, want[q])
+			}
+		}
 	}
 }

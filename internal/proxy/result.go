@@ -2,8 +2,10 @@ package proxy
 
 import (
 	"fmt"
+	"math"
 	"reflect"
 
+	"github.com/dpproxy/dpproxy/internal/catalogdb"
 	"github.com/dpproxy/dpproxy/internal/dperr"
 	"github.com/dpproxy/dpproxy/internal/planner"
 )
@@ -121,6 +123,58 @@ func checkResult(r *Result) error {
 		}
 	}
 	return nil
+}
+
+// valueColumns are the column definitions package wire derives for an
+// untyped result's columns from their values (wire's columnFields: each
+// column's type from the Go type of its non-nil values, NOT NULL when it
+// has no nil, NULL when it has no other value, a text column's length
+// from its longest value), for a result whose rows are then cut (execute).
+// ok is false when a column holds a type wire derives nothing from.
+func valueColumns(names []string, rows [][]any) (cols []catalogdb.Column, ok bool) {
+	for j, name := range names {
+		c := catalogdb.Column{Name: name, Type: mysqlTypeNull, Charset: binaryCollation}
+		var first any
+		nullable, maxLen := false, 0
+		for _, row := range rows {
+			switch v := row[j].(type) {
+			case nil:
+				nullable = true
+				continue
+			case string:
+				maxLen = max(maxLen, len(v))
+			case []byte:
+				maxLen = max(maxLen, len(v))
+			}
+			if first == nil {
+				first = row[j]
+			}
+		}
+		switch first.(type) {
+		case nil:
+		case int64:
+			c.Type, c.Flags, c.Length = mysqlTypeLongLong, binaryFlag, 20
+		case uint64:
+			c.Type, c.Flags, c.Length = mysqlTypeLongLong, binaryFlag|unsignedFlag, 20
+		case float64:
+			c.Type, c.Flags, c.Length, c.Decimals = mysqlTypeDouble, binaryFlag, 22, planner.NotFixedDecimals
+		case string:
+			c.Type, c.Charset, c.Length = mysqlTypeVarChar, utf8mb4Collation, uint32(min(4*maxLen, math.MaxUint32))
+		case []byte:
+			c.Type, c.Flags, c.Length = mysqlTypeVarChar, binaryFlag, uint32(min(maxLen, math.MaxUint32))
+		case planner.Date:
+			c.Type, c.Flags, c.Length = mysqlTypeDate, binaryFlag, 10
+		case planner.DateTime:
+			c.Type, c.Flags, c.Length = mysqlTypeDateTime, binaryFlag, 19
+		default:
+			return nil, false
+		}
+		if first != nil && !nullable {
+			c.Flags |= notNullFlag
+		}
+		cols = append(cols, c)
+	}
+	return cols, true
 }
 
 // checkTypedResult checks a Typed answer (see checkResult).

@@ -157,7 +157,8 @@ func (s *Session) Execute(ctx context.Context, query string) (res *Result, err e
 
 // execute answers one statement, then cuts the answer of a top-level
 // SELECT without a LIMIT of its own to the session's sql_select_limit, as
-// MySQL does (JDBC's Statement.setMaxRows sets it). The cut is
+// MySQL does (JDBC's Statement.setMaxRows sets it), its columns announced
+// as without the cut. The cut is
 // post-processing of the rows the answer released, whichever path answered
 // it: a private answer is charged what it was planned to cost, however
 // many of its rows the client is sent. FOUND_ROWS() then counts the rows
@@ -168,6 +169,15 @@ func (s *Session) execute(ctx context.Context, stmt sqlrewrite.Statement) (*Resu
 		return res, err
 	}
 	if limit := s.selectLimit(stmt); uint64(len(res.Rows)) > limit {
+		if limit == 0 && res.Typed == nil {
+			// Cut to no row, a result typed by its values (a constant
+			// SELECT's) would announce every column as NULL: it keeps the
+			// types its rows give it, as a private answer cut by LIMIT 0
+			// keeps its plan's.
+			if typed, ok := valueColumns(res.Columns, res.Rows); ok {
+				res.Typed = typed
+			}
+		}
 		res.Rows = res.Rows[:limit]
 	}
 	return res, nil
