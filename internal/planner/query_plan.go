@@ -593,11 +593,11 @@ func (qp *QueryPlan) Explain() (columns []string, rows [][]any) {
 		}
 		detail := "the values are listed from the declared domains: no data is read, no budget spent"
 		if qp.Empty {
-			detail = fmt.Sprintf("%d declared groups, all before the OFFSET: none is computed", len(qp.Groups))
+			rows := fmt.Sprintf("%d declared groups", len(qp.Groups))
 			if q.Rollup {
-				detail = fmt.Sprintf("%d declared groups, %d rows with WITH ROLLUP's subtotals and total, all before the OFFSET: none is computed",
-					len(qp.Groups), qp.outputRows())
+				rows += fmt.Sprintf(", %d rows with WITH ROLLUP's subtotals and total", qp.outputRows())
 			}
+			detail = fmt.Sprintf("%s, %s: none is computed", rows, qp.emptyWhy())
 		}
 		if qp.NoRow != "" {
 			detail = fmt.Sprintf("%d declared groups, none of which has a row: none is computed", len(qp.Groups))
@@ -691,6 +691,20 @@ func (qp *QueryPlan) Explain() (columns []string, rows [][]any) {
 	}
 	rows = append(rows, []any{step, "total", table, "", display(qp.Cost.Epsilon), display(qp.Cost.Delta), detail})
 	return columns, rows
+}
+
+// emptyWhy says why a LIMIT leaves qp no row whatever the data (Empty
+// without NoRow), for EXPLAIN: a LIMIT 0, the statement's own or an outer
+// query's, returns none; an OFFSET is at or past every row.
+func (qp *QueryPlan) emptyWhy() string {
+	q := qp.Query
+	switch o := q.Outer; {
+	case q.Limit != nil && q.Limit.Count == 0, o != nil && o.Limit != nil && o.Limit.Count == 0:
+		return "but LIMIT 0 returns no row"
+	case outerLeavesNoRow(o):
+		return "but the outer query's one row is before its OFFSET"
+	}
+	return "all before the OFFSET"
 }
 
 // declaredBeside describes the declared keys beside a private one for
