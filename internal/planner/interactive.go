@@ -50,9 +50,12 @@ import (
 //     makes n̂ and the noisy histogram with histogram.NoisyRowCount and
 //     histogram.NoisyCells, whose doc comments derive their guarantee and
 //     whose tests check it exactly. The configuration may force either
-//     mechanism (mechanism: median | histogram).
+//     mechanism (mechanism: median | histogram); a forced Median Mechanism
+//     infeasible at n̂ (below MedianRows) is the histogram too.
 //
-// EXPLAIN shows the rule with its threshold on n̂ for the table.
+// EXPLAIN shows the rule with its thresholds on n̂ for the table
+// (HistogramRows, MedianRows), public facts, and never which side of them
+// the instance's n̂ fell.
 
 // InteractivePlan is a counting query answered over an interactive domain.
 type InteractivePlan struct {
@@ -145,6 +148,19 @@ func (ip *InteractivePlan) MedianConfig(nHat int64, maxHard int) mm.Config {
 	c := ip.Config
 	return mm.Config{Epsilon: ip.RestEpsilon(), Alpha: c.Alpha, Beta: c.Beta, PlannedQueries: c.PlannedQueries,
 		PublicRows: nHat, RowCountEpsilon: ip.CountEpsilon(), MaxHardCap: maxHard}
+}
+
+// MedianRows is the fewest rows n̂ at which the instance's Median
+// Mechanism is feasible (mm.FeasibleRows of MedianConfig, which does not
+// depend on n̂'s value or the hard-answer cap): below it the rule (Choose)
+// and, when the configuration forces the Median Mechanism, the creation
+// take the noisy histogram. 0 for a configuration mm refuses.
+func (ip *InteractivePlan) MedianRows() int64 {
+	rows, err := mm.FeasibleRows(ip.MedianConfig(1, 0))
+	if err != nil {
+		return 0
+	}
+	return rows
 }
 
 // Choose applies the rule to the released row count nHat: the mechanism's
@@ -288,12 +304,28 @@ func (ip *InteractivePlan) explain(p *Plan) (columns []string, rows [][]any) {
 	for _, col := range c.Columns {
 		dims = append(dims, col.Describe())
 	}
-	rule := fmt.Sprintf("rule: noisy-histogram if n̂ ≥ %.0f rows (√(2·|X|)·ln(2/β)/(α·ε') with |X| = %d, β = %g, α = %g, ε' = %s), else median-mechanism (MM-SVT) if feasible at n̂, else noisy-histogram",
-		math.Ceil(ip.HistogramRows()), ip.Predicate.Cells(), c.Beta, c.Alpha, formatNumber(display(ip.RestEpsilon())))
-	mechanism := "auto"
-	if c.Mechanism != catalog.InteractiveAuto {
-		mechanism = map[string]string{catalog.InteractiveMedian: InteractiveMedian, catalog.InteractiveHistogram: InteractiveHistogram}[c.Mechanism]
-		rule = "forced by the configuration"
+	feasible := "MM-SVT is feasible at n̂"
+	if r := ip.MedianRows(); r > 0 {
+		feasible = fmt.Sprintf("n̂ ≥ %d rows (where MM-SVT is feasible at α = %g)", r, c.Alpha)
+	}
+	var mechanism, rule string
+	switch c.Mechanism {
+	case catalog.InteractiveMedian:
+		// Below the feasible rows the creation takes the histogram
+		// (package exec's createInteractive), which n̂, a release,
+		// decides: the condition, not the outcome.
+		mechanism = InteractiveMedian + " or " + InteractiveHistogram
+		rule = fmt.Sprintf("median-mechanism forced by the configuration: median-mechanism (MM-SVT) if %s, else noisy-histogram", feasible)
+	case catalog.InteractiveHistogram:
+		mechanism, rule = InteractiveHistogram, "forced by the configuration"
+	default:
+		mechanism = "auto"
+		histogram := fmt.Sprintf("n̂ ≥ %.0f rows (√(2·|X|)·ln(2/β)/(α·ε') with |X| = %d, β = %g, α = %g, ε' = %s)",
+			math.Ceil(ip.HistogramRows()), ip.Predicate.Cells(), c.Beta, c.Alpha, formatNumber(display(ip.RestEpsilon())))
+		rule = fmt.Sprintf("rule: noisy-histogram if %s, else median-mechanism (MM-SVT) if %s and its state fits the budget ledger, else noisy-histogram", histogram, feasible)
+		if r := ip.MedianRows(); r > 0 && float64(r) >= ip.HistogramRows() {
+			rule = fmt.Sprintf("rule: noisy-histogram whatever n̂: the rule takes it from %s, and below that MM-SVT is infeasible (it needs n̂ ≥ %d rows at α = %g)", histogram, r, c.Alpha)
+		}
 	}
 	rows = append(rows,
 		[]any{int64(1), "interactive", fmt.Sprintf("count over X = %s", strings.Join(dims, " × ")), mechanism, display(c.Epsilon), 0.0,

@@ -22,7 +22,7 @@ func testCatalog() *catalog.Config {
 	num := func(name string, typ catalog.ColumnType, lo, hi float64) catalog.Column {
 		return catalog.Column{Name: name, Source: name, Type: typ, Lower: &lo, Upper: &hi}
 	}
-	return &catalog.Config{Tables: []catalog.Table{
+	cat := &catalog.Config{Tables: []catalog.Table{
 		{Name: "pums", Source: "pums", Columns: []catalog.Column{
 			num("age", catalog.Integer, 0, 100),
 			num("income", catalog.Real, 0, 500000),
@@ -71,6 +71,13 @@ func testCatalog() *catalog.Config {
 			Epsilon: 1, Alpha: 0.05, Beta: 0.05, PlannedQueries: 5000, Mechanism: catalog.InteractiveAuto,
 		}},
 	}}
+	// survey_mm is survey with the Median Mechanism forced.
+	survey := cat.Tables[len(cat.Tables)-1]
+	forced := *survey.Interactive
+	forced.Mechanism = catalog.InteractiveMedian
+	survey.Name, survey.Source, survey.Interactive = "survey_mm", "survey_mm", &forced
+	cat.Tables = append(cat.Tables, survey)
+	return cat
 }
 
 func ptr(x float64) *float64 { return &x }

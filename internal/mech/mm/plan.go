@@ -280,6 +280,30 @@ func PlanFor(cfg Config, rowCount int64) (Plan, error) {
 	return best, nil
 }
 
+// FeasibleRows returns the fewest rows n̂ over which PlanFor(cfg, n̂)
+// finds a plan: it fails with ErrInfeasible below and succeeds at and
+// above. Feasibility is ⌊α·n̂⌋ ≥ 2·E_svt + 3·E_ans + E_n + 1 at cfg.HardCap
+// hard queries, or at one when it is 0 (PlanFor's first try), and every
+// bound of the right side depends on cfg alone, not on n̂ (cfg.PublicRows
+// decides only whether ε pays for the row count; its value is unused).
+// It reads no data: EXPLAIN states it as the public condition under which
+// a Median Mechanism is created.
+func FeasibleRows(cfg Config) (int64, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return 0, err
+	}
+	countBound, err := mmCountBound(cfg)
+	if err != nil {
+		return 0, err
+	}
+	p, err := mmPlanWithCap(cfg, 1, countBound, max(cfg.HardCap, 1))
+	if err != nil {
+		return 0, err
+	}
+	return mmMinRows(p.feasibilityNeed(), cfg.Alpha), nil
+}
+
 // mmFeasibleOrExplain returns the plan with cap h if it is feasible, and
 // otherwise ErrInfeasible with the fewest rows that would make it so.
 func mmFeasibleOrExplain(try func(int) (Plan, bool, error), cfg Config, countBound int64, h int) (Plan, error) {

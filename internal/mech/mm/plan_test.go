@@ -112,6 +112,40 @@ func TestMMPlanMinRows(t *testing.T) {
 	}
 }
 
+// TestFeasibleRows: PlanFor fails with ErrInfeasible just below
+// FeasibleRows and finds a plan at it and above, with a public row count
+// whose value is the n̂ (as package exec creates an instance: PublicRows
+// and RowCountEpsilon set) and without one, capped or not.
+func TestFeasibleRows(t *testing.T) {
+	for _, cfg := range []Config{
+		{Epsilon: 1, Alpha: 0.05},
+		{Epsilon: 0.97, Alpha: 0.05, Beta: 0.05, PlannedQueries: 5000, PublicRows: 1, RowCountEpsilon: 0.03},
+		{Epsilon: 1.94, Alpha: 0.1, Beta: 0.05, PlannedQueries: 1000, PublicRows: 1, RowCountEpsilon: 0.06, MaxHardCap: 3},
+		{Epsilon: 0.2, Alpha: 0.3, Beta: 0.01, HardCap: 5},
+		{Epsilon: 5, Alpha: 0.01, PublicRows: 1},
+	} {
+		least, err := FeasibleRows(cfg)
+		if err != nil {
+			t.Fatalf("%+v: %v", cfg, err)
+		}
+		at := func(rows int64) Config {
+			c := cfg
+			if c.PublicRows > 0 {
+				c.PublicRows = rows
+			}
+			return c
+		}
+		if _, err := PlanFor(at(least-1), least-1); !errors.Is(err, ErrInfeasible) {
+			t.Errorf("%+v at %d rows, one below FeasibleRows: got %v, want ErrInfeasible", cfg, least-1, err)
+		}
+		for _, rows := range []int64{least, least + 1, 2 * least, 100 * least} {
+			if _, err := PlanFor(at(rows), rows); err != nil {
+				t.Errorf("%+v at %d rows (FeasibleRows %d): got %v, want a plan", cfg, rows, least, err)
+			}
+		}
+	}
+}
+
 func TestMMPlanRejects(t *testing.T) {
 	for _, tc := range []struct {
 		name string
