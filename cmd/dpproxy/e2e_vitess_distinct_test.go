@@ -175,7 +175,7 @@ tables:
 	exec(fmt.Sprintf("INSERT INTO %s (id, s) VALUES (1, '%[2]sb'), (2, '%[2]sa'), (4, '%[2]sa')", table, long))
 	be := backend.New(olap, sqlrewrite.MySQL, nil)
 	be.SetDefaultIsolation()
-	snap, err := be.Snapshot(ctx)
+	snap, err := be.Snapshot(ctx, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -78,10 +78,14 @@ func serve(ctx context.Context, opts options, stderr io.Writer) error {
 		return err
 	}
 	defer be.Close()
-	// Every client statement holds one backend connection; database/sql
-	// keeps only 2 idle by default and would close and reopen the others
-	// (a new PostgreSQL process each) at every statement under load.
-	be.DB().SetMaxIdleConns(cfg.MaxConnections)
+	// Every private statement holds one backend connection while it
+	// reads: at most backend.max_open_connections in all, and
+	// backend.max_user_connections of them for one analyst, so that no
+	// burst runs into the server's own connection limit (whose error
+	// would reach every analyst as a backend error) or takes every
+	// connection. They are kept idle, not closed and reopened (a new
+	// PostgreSQL process each) at every statement under load.
+	be.SetLimits(cfg.Backend.MaxOpenConnections, cfg.Backend.MaxUserConnections)
 	if cfg.Backend.Isolation == catalog.IsolationNone {
 		be.SetDefaultIsolation()
 	}
@@ -211,7 +215,7 @@ func serve(ctx context.Context, opts options, stderr io.Writer) error {
 			return fmt.Errorf("metrics: %w", err)
 		}
 		healthy := func(ctx context.Context) error {
-			if err := be.DB().PingContext(ctx); err != nil {
+			if err := be.Ping(ctx); err != nil {
 				return fmt.Errorf("backend: %w", err)
 			}
 			if err := ledgerDB.PingContext(ctx); err != nil {

@@ -49,6 +49,18 @@ type Backend struct {
 	db      *sql.DB
 	dialect sqlrewrite.Dialect
 	log     *slog.Logger
+	// control runs the statements that must not wait for a statement's
+	// connection: KILL QUERY (armKill) and Ping. Open gives it a pool of
+	// its own of one connection, kept open, on PostgreSQL and MySQL; with
+	// New it is db.
+	control *sql.DB
+
+	// slots holds, per user, one token per snapshot the user's
+	// statements hold (SetLimits); perUser is their capacity, 0 for no
+	// per-user bound.
+	slotsMu sync.Mutex
+	slots   map[string]chan struct{}
+	perUser int
 
 	flavorMu    sync.Mutex
 	flavorKnown bool // the server's version was read (flavor)
@@ -109,7 +121,31 @@ func Open(ctx context.Context, driver, dsn, timeZone string, log *slog.Logger) (
 	}
 	b := New(db, dialect, log)
 	b.identity, b.zone = id, zone
+	if driver != "sqlite" {
+		if b.control, err = openControl(pingCtx, driver, dsn, timeZone); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("backend: %s: open the control connection: %w", driver, err)
+		}
+	}
 	return b, nil
+}
+
+// openControl opens and pings the pool of Backend.control: one
+// connection, never closed for being idle, so that a KILL QUERY finds it
+// open when the statements' pool or the server's connection limit is
+// exhausted. database/sql opens it again if the server closed it.
+func openControl(ctx context.Context, driver, dsn, timeZone string) (*sql.DB, error) {
+	db, err := OpenDB(driver, dsn, timeZone)
+	if err != nil {
+		return nil, err
+	}
+	db.SetMaxOpenConns(1)
+	db.SetMaxIdleConns(1)
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return db, nil
 }
 
 // OpenDB opens a connection pool of one of the three drivers, its
@@ -316,12 +352,14 @@ func setsTimeZone(cfg pq.Config) bool {
 	return strings.Contains(strings.ToLower(cfg.Options), "timezone")
 }
 
-// New wraps an open database.
+// New wraps an open database, which also runs the control statements
+// (KILL QUERY, Ping): unlike Open's, they then wait for a free connection
+// of db when SetLimits bounds it.
 func New(db *sql.DB, dialect sqlrewrite.Dialect, log *slog.Logger) *Backend {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Backend{db: db, dialect: dialect, log: log}
+	return &Backend{db: db, control: db, dialect: dialect, log: log, slots: map[string]chan struct{}{}}
 }
 
 // DB returns the underlying pool (for the demo loader and tests).
@@ -330,8 +368,65 @@ func (b *Backend) DB() *sql.DB { return b.db }
 // Dialect returns the SQL dialect the backend speaks.
 func (b *Backend) Dialect() sqlrewrite.Dialect { return b.dialect }
 
-// Close closes the pool.
-func (b *Backend) Close() error { return b.db.Close() }
+// Ping checks that the backend answers, over the control connection: a
+// statement pool that is all taken does not make it wait.
+func (b *Backend) Ping(ctx context.Context) error { return b.control.PingContext(ctx) }
+
+// idleTimeout is how long a statement connection of a PostgreSQL or
+// MySQL backend stays open unused once SetLimits is called (an SQLite
+// pool keeps its connections: an in-memory database lives while one is
+// open).
+const idleTimeout = 5 * time.Minute
+
+// SetLimits bounds the backend connections the statements hold: at most
+// open at once, of which the snapshots of one user (Snapshot's user) hold
+// at most perUser (0: no per-user bound). A Snapshot waits for a
+// connection, and for its user's turn, within its context: nothing is
+// sent to the backend meanwhile. Idle connections are kept, up to open,
+// for idleTimeout. The control connection (Open) is not counted: the
+// backend sees at most open + 1. Call it before the first Snapshot.
+func (b *Backend) SetLimits(open, perUser int) {
+	b.db.SetMaxOpenConns(open)
+	b.db.SetMaxIdleConns(open)
+	if b.dialect != sqlrewrite.SQLite {
+		b.db.SetConnMaxIdleTime(idleTimeout)
+	}
+	b.perUser = perUser
+}
+
+// userTurn waits, within ctx, until user holds fewer than perUser
+// snapshots (SetLimits), and takes a turn; release gives it back (again
+// and again: once). The waiters of one user take turns in the order they
+// came.
+func (b *Backend) userTurn(ctx context.Context, user string) (release func(), err error) {
+	if b.perUser <= 0 {
+		return func() {}, nil
+	}
+	b.slotsMu.Lock()
+	turns, ok := b.slots[user]
+	if !ok {
+		// One per user who ran a statement: users are configured, so
+		// the map stays as small as the configuration.
+		turns = make(chan struct{}, b.perUser)
+		b.slots[user] = turns
+	}
+	b.slotsMu.Unlock()
+	select {
+	case turns <- struct{}{}:
+		var once sync.Once
+		return func() { once.Do(func() { <-turns }) }, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// Close closes the pools.
+func (b *Backend) Close() error {
+	if b.control != b.db {
+		b.control.Close()
+	}
+	return b.db.Close()
+}
 
 // Snapshot is a read-only transaction: every fetch of one statement reads
 // the same state of the data, so a count and the window or histogram it
@@ -339,8 +434,12 @@ func (b *Backend) Close() error { return b.db.Close() }
 // REPEATABLE READ; SQLite: a deferred transaction, which reads one
 // snapshot). Close it when done; it is not safe for concurrent use.
 type Snapshot struct {
-	b  *Backend
-	tx *sql.Tx
+	b *Backend
+	// conn is the statement connection tx runs on; release gives back
+	// its user's turn (userTurn).
+	conn    *sql.Conn
+	release func()
+	tx      *sql.Tx
 	// q runs the fetches: tx, or on MySQL and MariaDB tx with each
 	// fetch's text tagged for armKill.
 	q queryer
@@ -371,7 +470,11 @@ type Snapshot struct {
 // not). Call it before the first Snapshot.
 func (b *Backend) SetDefaultIsolation() { b.defaultIsolation = true }
 
-// Snapshot starts a read-only transaction.
+// Snapshot starts a read-only transaction for a statement of user.
+//
+// It first waits, within ctx, for user's turn and for a free connection
+// (SetLimits); a wait that ctx ends fails as a fetch does (below) before
+// anything is sent to the backend.
 //
 // If ctx has a deadline (the statement timeout), every fetch is bounded by
 // it twice: by ctx, which the drivers honour by cancelling the query
@@ -380,8 +483,9 @@ func (b *Backend) SetDefaultIsolation() { b.defaultIsolation = true }
 // waits for: PostgreSQL's statement_timeout for the transaction (SET
 // LOCAL), MariaDB's max_statement_time (SET STATEMENT ... FOR), MySQL's
 // MAX_EXECUTION_TIME hint and Vitess's QUERY_TIMEOUT_MS directive on each
-// fetch. A fetch that runs out of time fails with a dperr Timeout error.
-func (b *Backend) Snapshot(ctx context.Context) (*Snapshot, error) {
+// fetch. A fetch that runs out of time fails with a dperr Timeout error,
+// one whose ctx is cancelled with a Canceled error.
+func (b *Backend) Snapshot(ctx context.Context, user string) (*Snapshot, error) {
 	opts := &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true}
 	if b.dialect == sqlrewrite.SQLite || b.defaultIsolation {
 		opts = nil
@@ -391,7 +495,9 @@ func (b *Backend) Snapshot(ctx context.Context) (*Snapshot, error) {
 	// closed (Close, always called) just after its statement's context
 	// ended cost a new backend connection per statement (a PostgreSQL
 	// backend process: 32 clients got 160 statements/s instead of over a
-	// thousand, bench/RESULTS-load.md). Each fetch still runs under ctx.
+	// thousand, bench/RESULTS-load.md). Each fetch still runs under ctx,
+	// and the wait for the connection too (Conn: once taken, the
+	// connection does not depend on ctx).
 	//
 	// The flavor is asked before the transaction holds a connection: the
 	// first time, it takes one of its own. On the MySQL dialect no fetch
@@ -405,23 +511,38 @@ func (b *Backend) Snapshot(ctx context.Context) (*Snapshot, error) {
 		}
 		killable = !vitess
 	}
-	tx, err := b.db.BeginTx(context.WithoutCancel(ctx), opts)
+	release, err := b.userTurn(ctx, user)
 	if err != nil {
+		return nil, b.fail(ctx, waitingText, err)
+	}
+	conn, err := b.db.Conn(ctx)
+	if err != nil {
+		release()
+		return nil, b.fail(ctx, waitingText, err)
+	}
+	tx, err := conn.BeginTx(context.WithoutCancel(ctx), opts)
+	if err != nil {
+		conn.Close()
+		release()
 		return nil, b.fail(ctx, "BEGIN", err)
 	}
+	s := &Snapshot{b: b, conn: conn, release: release, tx: tx, q: tx, read: map[string]any{}, sortable: map[[2]string]bool{}, stopKill: func() {}}
 	if left, ok := timeLeft(ctx); ok && b.dialect == sqlrewrite.PostgreSQL {
 		set := fmt.Sprintf("SET LOCAL statement_timeout = %d", left.Milliseconds())
 		if _, err := tx.ExecContext(ctx, set); err != nil {
-			_ = tx.Rollback()
+			s.Close()
 			return nil, b.fail(ctx, set, err)
 		}
 	}
-	s := &Snapshot{b: b, tx: tx, q: tx, read: map[string]any{}, sortable: map[[2]string]bool{}, stopKill: func() {}}
 	if killable {
 		s.armKill(ctx)
 	}
 	return s, nil
 }
+
+// waitingText is what the log names for a Snapshot whose wait for a
+// connection failed (fail).
+const waitingText = "(waiting for a backend connection)"
 
 // armKill makes the end of ctx stop the query the snapshot is running; it
 // is for MySQL and MariaDB (not Vitess), whose servers go on running a
@@ -429,10 +550,12 @@ func (b *Backend) Snapshot(ctx context.Context) (*Snapshot, error) {
 // naming the snapshot (a random tag); a cancelled statement (KILL QUERY on
 // the proxy, a client that hung up) looks the tag up in the server's
 // process list and sends KILL QUERY for the connection running it, over
-// another connection. Only a query of this snapshot can match, and the
-// normal path costs no round trip. PostgreSQL's driver cancels by itself
-// (a cancel request) and SQLite is interrupted. Disarm (and Close) stop
-// it once the fetches are over.
+// the control connection, which no statement holds (Open), so that it
+// runs when the statements hold every connection. Only a query of this
+// snapshot can match, and the normal path costs no round trip.
+// PostgreSQL's driver cancels by itself (a cancel request, which opens no
+// session) and SQLite is interrupted. Disarm (and Close) stop it once the
+// fetches are over.
 func (s *Snapshot) armKill(ctx context.Context) {
 	var token [8]byte
 	_, _ = rand.Read(token[:])
@@ -460,13 +583,14 @@ func (t taggedQueryer) QueryContext(ctx context.Context, query string, args ...a
 	return t.tx.QueryContext(ctx, t.comment+query, args...)
 }
 
-// killTagged sends KILL QUERY for every other connection whose running
-// query contains tag.
+// killTagged sends KILL QUERY, over the control connection, for every
+// other connection whose running query contains tag; it gives up after
+// killTimeout, the wait for the control connection included.
 func (b *Backend) killTagged(tag string) {
 	ctx, cancel := context.WithTimeout(context.Background(), killTimeout)
 	defer cancel()
 	var threads []int64
-	rows, err := b.db.QueryContext(ctx, "SELECT ID FROM information_schema.PROCESSLIST WHERE INFO LIKE ? AND ID <> CONNECTION_ID()", "%"+tag+"%")
+	rows, err := b.control.QueryContext(ctx, "SELECT ID FROM information_schema.PROCESSLIST WHERE INFO LIKE ? AND ID <> CONNECTION_ID()", "%"+tag+"%")
 	if err == nil {
 		for rows.Next() {
 			var id int64
@@ -481,7 +605,7 @@ func (b *Backend) killTagged(tag string) {
 		}
 	}
 	for _, id := range threads {
-		if _, kerr := b.db.ExecContext(ctx, fmt.Sprintf("KILL QUERY %d", id)); kerr != nil && err == nil {
+		if _, kerr := b.control.ExecContext(ctx, fmt.Sprintf("KILL QUERY %d", id)); kerr != nil && err == nil {
 			err = kerr
 		}
 	}
@@ -490,7 +614,7 @@ func (b *Backend) killTagged(tag string) {
 	}
 }
 
-// killTimeout bounds the KILL QUERY armKill sends.
+// killTimeout bounds the KILL QUERY armKill sends (killTagged).
 const killTimeout = 5 * time.Second
 
 // once runs fetch f of the given kind, or returns (a copy of) the result of
@@ -633,10 +757,14 @@ func (b *Backend) withTimeout(ctx context.Context, text string) string {
 	return text
 }
 
-// Close ends the transaction (it wrote nothing, so it is rolled back).
+// Close ends the transaction (it wrote nothing, so it is rolled back) and
+// gives its connection back to the pool, and its turn to its user.
 func (s *Snapshot) Close() error {
 	s.Disarm()
-	return s.tx.Rollback()
+	err := s.tx.Rollback()
+	s.conn.Close()
+	s.release()
+	return err
 }
 
 // Disarm says the snapshot's fetches are over: the end of its statement's

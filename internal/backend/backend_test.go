@@ -25,7 +25,7 @@ func TestSnapshotIsolation(t *testing.T) {
 		if tc.plain {
 			b.SetDefaultIsolation()
 		}
-		snap, err := b.Snapshot(context.Background())
+		snap, err := b.Snapshot(context.Background(), "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -48,7 +48,7 @@ func TestSnapshotReadsAFetchOnce(t *testing.T) {
 	if _, err := db.Exec("CREATE TABLE t (a INTEGER); INSERT INTO t VALUES (1), (2), (7)"); err != nil {
 		t.Fatal(err)
 	}
-	snap, err := New(db, sqlrewrite.SQLite, nil).Snapshot(context.Background())
+	snap, err := New(db, sqlrewrite.SQLite, nil).Snapshot(context.Background(), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +99,7 @@ func TestGroupedWindowEqualsSortedWindow(t *testing.T) {
 					t.Fatalf("%s: %v", s, err)
 				}
 			}
-			snap, err := New(db, b.dialect, nil).Snapshot(context.Background())
+			snap, err := New(db, b.dialect, nil).Snapshot(context.Background(), "")
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -72,7 +72,7 @@ func TestFloatGridSumsOnMariaDB(t *testing.T) {
 		wantSquares.Add(wantSquares, new(big.Int).Mul(k, k))
 	}
 	b := New(db, sqlrewrite.MySQL, nil)
-	snap, err := b.Snapshot(context.Background())
+	snap, err := b.Snapshot(context.Background(), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +126,7 @@ func TestFloatGroupedGridSumsOnMariaDB(t *testing.T) {
 	if _, err := db.Exec("INSERT INTO fgg (g, x) VALUES " + strings.Join(rows, ", ")); err != nil {
 		t.Fatal(err)
 	}
-	snap, err := New(db, sqlrewrite.MySQL, nil).Snapshot(context.Background())
+	snap, err := New(db, sqlrewrite.MySQL, nil).Snapshot(context.Background(), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +176,7 @@ func TestGridIndexTinyValuesOnMariaDB(t *testing.T) {
 	if _, err := db.Exec("INSERT INTO tiny_grid (x) VALUES " + strings.Join(rows, ", ")); err != nil {
 		t.Fatal(err)
 	}
-	snap, err := New(db, sqlrewrite.MySQL, nil).Snapshot(context.Background())
+	snap, err := New(db, sqlrewrite.MySQL, nil).Snapshot(context.Background(), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,7 +227,7 @@ func TestGridSumsGroupedSumOnlyOnMariaDB(t *testing.T) {
 	sumOnly.SumOnly = true
 	groups := sqlrewrite.Fetch{Table: "few", Window: &sqlrewrite.Window{Column: "a", Lower: 0, Upper: 100, GridUnit: g.Unit, Grouped: true, Limit: 1}}
 	// The groups first: n and Σk come from them.
-	snap, err := b.Snapshot(ctx)
+	snap, err := b.Snapshot(ctx, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -244,7 +244,7 @@ func TestGridSumsGroupedSumOnlyOnMariaDB(t *testing.T) {
 		t.Error("n and Σk read by a query of their own after the groups")
 	}
 	// Alone: one row of sums, no GROUP BY.
-	alone, err := b.Snapshot(ctx)
+	alone, err := b.Snapshot(ctx, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -80,7 +80,7 @@ func TestGroupedByValueEqualsCase(t *testing.T) {
 			// smallest byte string).
 			var released []sqlrewrite.Value
 			{
-				snap, err := be.Snapshot(context.Background())
+				snap, err := be.Snapshot(context.Background(), "")
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -112,7 +112,7 @@ func TestGroupedByValueEqualsCase(t *testing.T) {
 					for i := range d {
 						d[i].ByValue = byValue && dims[i].ByValue
 					}
-					snap, err := be.Snapshot(context.Background())
+					snap, err := be.Snapshot(context.Background(), "")
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -156,7 +156,7 @@ func checkGroupedHistogram(t *testing.T, be *Backend, dims []sqlrewrite.CellDim)
 	ctx := context.Background()
 	filter := []sqlrewrite.Condition{{Column: "x", Range: &sqlrewrite.Range{Lower: 1, HasLower: true}}}
 	h := sqlrewrite.Histogram{Column: "x", Lower: 0, Upper: 40, Bins: 7}
-	snap, err := be.Snapshot(ctx)
+	snap, err := be.Snapshot(ctx, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,7 +238,7 @@ func TestGroupedByValueManyTextKeys(t *testing.T) {
 			}
 			be := New(db, b.dialect, nil)
 			ctx := context.Background()
-			snap, err := be.Snapshot(ctx)
+			snap, err := be.Snapshot(ctx, "")
 			if err != nil {
 				t.Fatal(err)
 			}

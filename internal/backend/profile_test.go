@@ -90,7 +90,7 @@ func TestProfileEqualsFetches(t *testing.T) {
 			}
 			read := func(withProfile bool) (answers, int64) {
 				counter := &fetchCounter{}
-				snap, err := New(db, b.dialect, slog.New(counter)).Snapshot(context.Background())
+				snap, err := New(db, b.dialect, slog.New(counter)).Snapshot(context.Background(), "")
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -168,7 +168,7 @@ func TestProfileEqualsFetches(t *testing.T) {
 			binned := &sqlrewrite.Histogram{Column: "b", Lower: -10, Upper: 10, Bins: 16}
 			bins := &sqlrewrite.Profile{Column: "b", Lower: -10, Upper: 10, Bins: 16, Terms: []sqlrewrite.SummaryTerm{terms[2], terms[3], terms[4], terms[5], terms[7]}}
 			counter := &fetchCounter{}
-			snap, err := New(db, b.dialect, slog.New(counter)).Snapshot(context.Background())
+			snap, err := New(db, b.dialect, slog.New(counter)).Snapshot(context.Background(), "")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -197,7 +197,7 @@ func TestProfileEqualsFetches(t *testing.T) {
 			if n := counter.n.Load() - before; n != 1 { // a's readable count is neither derived nor carried
 				t.Errorf("%d queries after the binned profile, want 1 (a's count)", n)
 			}
-			plain, err := New(db, b.dialect, nil).Snapshot(context.Background())
+			plain, err := New(db, b.dialect, nil).Snapshot(context.Background(), "")
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -38,7 +38,7 @@ func TestSnapshotKeepsConnectionAfterContextEnds(t *testing.T) {
 			var closing sync.WaitGroup
 			for i := range 20 {
 				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-				snap, err := b.Snapshot(ctx)
+				snap, err := b.Snapshot(ctx, "")
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -103,7 +103,7 @@ func TestSnapshotKillsCancelledQuery(t *testing.T) {
 			}
 		})
 		ctx, cancel := context.WithCancel(context.Background())
-		snap, err := b.Snapshot(ctx)
+		snap, err := b.Snapshot(ctx, "")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -19,7 +19,7 @@ func TestPostgresStatementTimeout(t *testing.T) {
 	b := New(testdb.Postgres(t), sqlrewrite.PostgreSQL, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	snap, err := b.Snapshot(ctx)
+	snap, err := b.Snapshot(ctx, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -78,7 +78,7 @@ func TestVitessGroupedSumsWithArguments(t *testing.T) {
 
 	b := New(db, sqlrewrite.MySQL, nil)
 	b.SetDefaultIsolation() // backend.isolation none, as the README's Vitess section says
-	snap, err := b.Snapshot(ctx)
+	snap, err := b.Snapshot(ctx, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,7 +200,7 @@ func TestSnapshotNeedsTheFlavor(t *testing.T) {
 	defer db.Close()
 	b := New(db, sqlrewrite.MySQL, nil)
 	b.SetDefaultIsolation()
-	snap, err := b.Snapshot(context.Background())
+	snap, err := b.Snapshot(context.Background(), "")
 	if err == nil {
 		snap.Close()
 		t.Fatal("a snapshot started without the server's version")

@@ -49,7 +49,7 @@ func TestRanksOfTextColumnOnMariaDB(t *testing.T) {
 	b := New(db, sqlrewrite.MySQL, nil)
 	read := func(table string, filtered bool) ([]float64, sqlrewrite.GridTotals, []float64, []int64) {
 		t.Helper()
-		s, err := b.Snapshot(ctx)
+		s, err := b.Snapshot(ctx, "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -110,7 +110,7 @@ func TestRanksOfTextColumnOnMariaDB(t *testing.T) {
 	check("with '10', 'abc' and '1e400'")
 
 	// The probe names the column's type, whatever the rows.
-	s, err := b.Snapshot(ctx)
+	s, err := b.Snapshot(ctx, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -165,6 +165,23 @@ type Database struct {
 	// MySQL counts ("+01:00", also on PostgreSQL: backend.OpenDB). A DSN
 	// that sets the zone itself keeps it.
 	TimeZone string `yaml:"time_zone"`
+	// MaxOpenConnections caps the backend connections the private
+	// statements hold at once (backend only): a statement finding none
+	// free waits for one within its statement timeout, nothing sent to
+	// the backend meanwhile. At most max_connections. Default
+	// min(max_connections, DefaultMaxOpenConnections). The proxy also
+	// keeps one control connection (KILL QUERY, /healthz) on PostgreSQL
+	// and MySQL, so the backend sees at most this + 1 from one proxy.
+	MaxOpenConnections int `yaml:"max_open_connections"`
+	// MaxUserConnections caps the backend connections one analyst's
+	// statements hold at once (backend only), so that one analyst cannot
+	// take them all; the analyst's next statement waits as above. At
+	// most max_open_connections. Default max_open_connections/2 (at
+	// least 1): the other half stays for the other analysts, while a
+	// single analyst's many clients (32 in bench/cmd/load) need not
+	// queue behind a few connections for statements that hold theirs
+	// only for a few round trips.
+	MaxUserConnections int `yaml:"max_user_connections"`
 }
 
 // timeZonePattern is the spelling of a configured time zone: a name or
@@ -430,6 +447,12 @@ const (
 	DefaultMaxDelta               = 1e-4
 )
 
+// DefaultMaxOpenConnections bounds backend.max_open_connections' default:
+// below PostgreSQL's (100) and MariaDB's (151) default connection limits,
+// with room for the ledger, a second proxy and the administrators; more
+// concurrent scans than the server has cores only queue inside it.
+const DefaultMaxOpenConnections = 32
+
 func (c *Config) applyDefaults() {
 	if c.Listen == "" {
 		c.Listen = DefaultListen
@@ -463,6 +486,12 @@ func (c *Config) applyDefaults() {
 	}
 	if c.Backend.Isolation == "" {
 		c.Backend.Isolation = IsolationRepeatableRead
+	}
+	if c.Backend.MaxOpenConnections == 0 {
+		c.Backend.MaxOpenConnections = min(c.MaxConnections, DefaultMaxOpenConnections)
+	}
+	if c.Backend.MaxUserConnections == 0 {
+		c.Backend.MaxUserConnections = max(c.Backend.MaxOpenConnections/2, 1)
 	}
 	if c.Ledger.Driver == "" && c.Ledger.DSN == "" {
 		c.Ledger = Database{Driver: DriverSQLite, DSN: "dpproxy-ledger.db"}
@@ -591,6 +620,18 @@ func (c *Config) Validate() error {
 	}
 	if c.Ledger.TimeZone != "" {
 		return invalid("ledger.time_zone", "is a backend setting; the ledger stores no dates")
+	}
+	if b := c.Backend; b.MaxOpenConnections < 1 || b.MaxOpenConnections > c.MaxConnections {
+		return invalid("backend.max_open_connections", "must be in [1, max_connections (%d)], got %d", c.MaxConnections, b.MaxOpenConnections)
+	}
+	if b := c.Backend; b.MaxUserConnections < 1 || b.MaxUserConnections > b.MaxOpenConnections {
+		return invalid("backend.max_user_connections", "must be in [1, backend.max_open_connections (%d)], got %d", b.MaxOpenConnections, b.MaxUserConnections)
+	}
+	if c.Ledger.MaxOpenConnections != 0 {
+		return invalid("ledger.max_open_connections", "is a backend setting")
+	}
+	if c.Ledger.MaxUserConnections != 0 {
+		return invalid("ledger.max_user_connections", "is a backend setting")
 	}
 	if z := c.Backend.TimeZone; z != "" && !timeZonePattern.MatchString(z) {
 		return invalid("backend.time_zone", "must be a time zone name or offset (UTC, Europe/Paris, +01:00) or server, got %q", z)

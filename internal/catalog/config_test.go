@@ -132,6 +132,12 @@ func TestValidationNamesTheField(t *testing.T) {
 		{"driver: postgres,", "driver: postgres, time_zone: \"UTC'; DROP TABLE t; --\",", "backend.time_zone"},
 		{"users:", "ledger: {driver: sqlite, dsn: l.db, time_zone: UTC}\nusers:", "ledger.time_zone"},
 		{"users:", "privacy: {repeat_window: -1s}\nusers:", "privacy.repeat_window"},
+		{"driver: postgres,", "driver: postgres, max_open_connections: -1,", "backend.max_open_connections"},
+		{"driver: postgres,", "driver: postgres, max_open_connections: 11,", "backend.max_open_connections"}, // above max_connections 10 below
+		{"driver: postgres,", "driver: postgres, max_open_connections: 8, max_user_connections: 9,", "backend.max_user_connections"},
+		{"driver: postgres,", "driver: postgres, max_user_connections: -1,", "backend.max_user_connections"},
+		{"users:", "ledger: {driver: sqlite, dsn: l.db, max_open_connections: 4}\nusers:", "ledger.max_open_connections"},
+		{"users:", "ledger: {driver: sqlite, dsn: l.db, max_user_connections: 4}\nusers:", "ledger.max_user_connections"},
 		// User names the ledger would not tell apart from others, or not
 		// store (an independent review: MariaDB's padded comparison made
 		// "alice " alice's account).
@@ -154,6 +160,9 @@ func TestValidationNamesTheField(t *testing.T) {
 		{"      - {name: state, type: text}\n", "      - {name: state, type: text}\n  - {name: pums2, source: public.pums, columns: [{name: age, type: integer, lower: 0, upper: 100}]}\n", "tables[0].epsilon"},
 	} {
 		cfg := strings.Replace(validConfig, tc.from, tc.to, 1)
+		if strings.Contains(tc.to, "max_open_connections: 11") {
+			cfg = strings.Replace(cfg, "users:", "max_connections: 10\nusers:", 1)
+		}
 		_, err := ParseConfig(strings.NewReader(cfg))
 		var ve *ValidationError
 		if !errors.As(err, &ve) || ve.Field != tc.field {
@@ -207,6 +216,34 @@ func TestMaxUserConnections(t *testing.T) {
 	set := strings.NewReplacer("users:", "max_user_connections: 10\nusers:", "epsilon: 5,", "epsilon: 5, max_user_connections: 2,").Replace(validConfig)
 	if c, err := ParseConfig(strings.NewReader(set)); err != nil || c.MaxUserConnections != 10 || c.Users[0].MaxUserConnections != 2 {
 		t.Errorf("set: %v, %v", c, err)
+	}
+}
+
+// TestBackendConnections: the backend's connections are bounded by
+// default (before, one per statement without a bound, past the server's
+// own limit) to min(max_connections, 32), and one analyst's to half
+// of them (at least 1); both settings are read.
+func TestBackendConnections(t *testing.T) {
+	for _, tc := range []struct {
+		extra, backend string
+		open, perUser  int
+	}{
+		{"", "", DefaultMaxOpenConnections, DefaultMaxOpenConnections / 2},
+		{"max_connections: 10\n", "", 10, 5},
+		{"max_connections: 1\n", "", 1, 1},
+		{"", "max_open_connections: 12, ", 12, 6},
+		{"", "max_open_connections: 12, max_user_connections: 12, ", 12, 12},
+	} {
+		cfg := strings.NewReplacer("users:", tc.extra+"users:", "driver: postgres, ", "driver: postgres, "+tc.backend).Replace(validConfig)
+		c, err := ParseConfig(strings.NewReader(cfg))
+		if err != nil {
+			t.Errorf("%q %q: %v", tc.extra, tc.backend, err)
+			continue
+		}
+		if c.Backend.MaxOpenConnections != tc.open || c.Backend.MaxUserConnections != tc.perUser {
+			t.Errorf("%q %q: max_open_connections %d, max_user_connections %d; want %d, %d", tc.extra, tc.backend,
+				c.Backend.MaxOpenConnections, c.Backend.MaxUserConnections, tc.open, tc.perUser)
+		}
 	}
 }
 

@@ -101,7 +101,7 @@ func TestDisjointPartsShareNoRowOnDatabases(t *testing.T) {
 				t.Fatalf("Disjoint = %v, want %v", qp.Disjoint, c.disjoint)
 			}
 			ctx := context.Background()
-			snap, err := back.Snapshot(ctx)
+			snap, err := back.Snapshot(ctx, "")
 			if err != nil {
 				t.Fatal(err)
 			}

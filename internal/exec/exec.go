@@ -264,7 +264,7 @@ func (e *Executor) run(ctx context.Context, user string, plan *planner.Plan, src
 // reservation (the budget rule above).
 func (e *Executor) paidRelease(ctx context.Context, user string, plan *planner.Plan, src noise.Source) (released []planner.Estimate, err error) {
 	err = e.paid(ctx, user, plan, memo(plan), plan.DeltaHint(), func(readData *bool) error {
-		released, err = e.release(ctx, plan, src, readData)
+		released, err = e.release(ctx, user, plan, src, readData)
 		return err
 	})
 	if err != nil {
@@ -329,9 +329,10 @@ const maxRounds = 8
 // query with the terms of all releases (one per number of rows per unit
 // the releases read, on a table with a privacy unit), then, per release,
 // its histogram and the windows its mechanism asks for round by round;
-// whatever the profile determines is computed from it, not sent.
-func (e *Executor) release(ctx context.Context, plan *planner.Plan, src noise.Source, readData *bool) ([]planner.Estimate, error) {
-	snap, err := e.backend.Snapshot(ctx)
+// whatever the profile determines is computed from it, not sent. The
+// snapshot is one of user's backend connections (backend.Backend.Snapshot).
+func (e *Executor) release(ctx context.Context, user string, plan *planner.Plan, src noise.Source, readData *bool) ([]planner.Estimate, error) {
+	snap, err := e.backend.Snapshot(ctx, user)
 	if err != nil {
 		return nil, err
 	}

@@ -66,7 +66,7 @@ func checkGroupFilters(t *testing.T, e *Executor, back *backend.Backend, cat *ca
 	t.Helper()
 	qp := planGrouped(t, cat, q, 1)
 	ctx := context.Background()
-	snap, err := back.Snapshot(ctx)
+	snap, err := back.Snapshot(ctx, "")
 	if err != nil {
 		t.Fatal(err)
 	}

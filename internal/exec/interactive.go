@@ -25,7 +25,7 @@ func (e *Executor) runInteractive(ctx context.Context, user string, plan *planne
 	}
 	inst, created, err := e.interactive.obtain(ctx, ip, accounts,
 		func(ctx context.Context, maxHard int, readData *bool) (*interactiveInstance, []int64, error) {
-			return e.createInteractive(ctx, ip, src, maxHard, readData)
+			return e.createInteractive(ctx, user, ip, src, maxHard, readData)
 		})
 	if err != nil {
 		return nil, err
@@ -37,7 +37,7 @@ func (e *Executor) runInteractive(ctx context.Context, user string, plan *planne
 	} else {
 		var a mm.Answer
 		salt := inst.header.UnitSalt
-		inst, a, err = e.interactive.answerMedian(ctx, ip, src, func() (int64, error) { return e.truthCount(ctx, ip, salt) })
+		inst, a, err = e.interactive.answerMedian(ctx, ip, src, func() (int64, error) { return e.truthCount(ctx, user, ip, salt) })
 		switch {
 		case errors.Is(err, mm.ErrHardQueryCapReached):
 			return nil, dperr.New(dperr.BudgetExhausted, "the interactive counting session of table %s has used all %d of its hard queries (Median Mechanism): it answers only the counting queries it answered before; ask an administrator for a new session (a new interactive configuration)",
@@ -72,9 +72,10 @@ func (e *Executor) runInteractive(ctx context.Context, user string, plan *planne
 // chooses the mechanism by the planner's rule and releases it: the noisy
 // histogram (histogram.NoisyCells at RestEpsilon), or a Median Mechanism
 // with at most maxHard hard answers (its state then fits the ledger:
-// interactiveStore.fit).
-func (e *Executor) createInteractive(ctx context.Context, ip *planner.InteractivePlan, src noise.Source, maxHard int, readData *bool) (*interactiveInstance, []int64, error) {
-	snap, err := e.backend.Snapshot(ctx)
+// interactiveStore.fit). It reads on a backend connection of user's
+// (backend.Backend.Snapshot).
+func (e *Executor) createInteractive(ctx context.Context, user string, ip *planner.InteractivePlan, src noise.Source, maxHard int, readData *bool) (*interactiveInstance, []int64, error) {
+	snap, err := e.backend.Snapshot(ctx, user)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -152,13 +153,14 @@ func interactiveUnitNote(ip *planner.InteractivePlan) string {
 }
 
 // truthCount returns the true count of the plan's cells, reading the
-// histogram over X (bounded with the instance's unit salt) once per process.
-func (e *Executor) truthCount(ctx context.Context, ip *planner.InteractivePlan, salt string) (int64, error) {
+// histogram over X (bounded with the instance's unit salt) once per process,
+// on a backend connection of user's.
+func (e *Executor) truthCount(ctx context.Context, user string, ip *planner.InteractivePlan, salt string) (int64, error) {
 	truth := e.interactive.truth(ip.Key)
 	truth.mu.Lock()
 	defer truth.mu.Unlock()
 	if truth.counts == nil {
-		snap, err := e.backend.Snapshot(ctx)
+		snap, err := e.backend.Snapshot(ctx, user)
 		if err != nil {
 			return 0, err
 		}

@@ -185,7 +185,7 @@ func TestSharedLedgerProxiesTakeTurnsToTest(t *testing.T) {
 				count := func() (int64, error) {
 					close(testing)
 					<-proceed
-					return proxies[0].truthCount(context.Background(), ip, "")
+					return proxies[0].truthCount(context.Background(), "", ip, "")
 				}
 				_, answers[0], errs[0] = proxies[0].interactive.answerMedian(context.Background(), ip, rand.NewChaCha8([32]byte{10}), count)
 			})
@@ -193,7 +193,7 @@ func TestSharedLedgerProxiesTakeTurnsToTest(t *testing.T) {
 			wg.Go(func() {
 				count := func() (int64, error) {
 					secondTested.Store(true)
-					return proxies[1].truthCount(context.Background(), ip, "")
+					return proxies[1].truthCount(context.Background(), "", ip, "")
 				}
 				_, answers[1], errs[1] = proxies[1].interactive.answerMedian(context.Background(), ip, rand.NewChaCha8([32]byte{11}), count)
 			})
@@ -261,7 +261,7 @@ func TestTakenOverTurnCommitsNothing(t *testing.T) {
 						close(firstTesting)
 						<-firstProceed
 					}
-					return proxies[0].truthCount(context.Background(), ip, "")
+					return proxies[0].truthCount(context.Background(), "", ip, "")
 				}
 				_, answers[0], errs[0] = proxies[0].interactive.answerMedian(context.Background(), ip, rand.NewChaCha8([32]byte{10}), count)
 			})
@@ -272,7 +272,7 @@ func TestTakenOverTurnCommitsNothing(t *testing.T) {
 						close(secondTesting)
 						<-secondProceed
 					}
-					return proxies[1].truthCount(context.Background(), ip, "")
+					return proxies[1].truthCount(context.Background(), "", ip, "")
 				}
 				_, answers[1], errs[1] = proxies[1].interactive.answerMedian(context.Background(), ip, rand.NewChaCha8([32]byte{11}), count)
 			})
@@ -453,7 +453,7 @@ func TestInteractiveCreationAfterFailure(t *testing.T) {
 		create := func(ctx context.Context, maxHard int, readData *bool) (*interactiveInstance, []int64, error) {
 			slow.Done()
 			time.Sleep(100 * time.Millisecond)
-			return e.createInteractive(ctx, plan.Interactive, rand.NewChaCha8([32]byte{6}), maxHard, readData)
+			return e.createInteractive(ctx, "", plan.Interactive, rand.NewChaCha8([32]byte{6}), maxHard, readData)
 		}
 		if _, created, err := e.interactive.obtain(ctx, plan.Interactive, []budget.Account{{Name: "user:a"}}, create); err != nil || !created {
 			t.Errorf("slow creation: created %v, err %v", created, err)
@@ -517,7 +517,7 @@ func TestInteractiveFailedCommitLooksTheSame(t *testing.T) {
 		ip := plan.Interactive
 		_, _, err = e.interactive.answerMedian(ctx, ip, rand.NewChaCha8([32]byte{2}), func() (int64, error) {
 			db.Close() // the ledger fails from now on
-			return e.truthCount(ctx, ip, "")
+			return e.truthCount(ctx, "", ip, "")
 		})
 		if err == nil {
 			t.Errorf("%s (hard %v): answered although its state could not be committed", q, hard)

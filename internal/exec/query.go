@@ -302,7 +302,7 @@ func (e *Executor) releaseParts(ctx context.Context, user string, qp *planner.Qu
 	}
 	released := make([][][]planner.Estimate, len(qp.Parts))
 	err := e.paid(ctx, user, &reserve, memo(&reserve)+fmt.Sprintf(" (%d parts)", len(qp.Parts)), reserve.DeltaHint(), func(readData *bool) error {
-		snap, err := e.backend.Snapshot(ctx)
+		snap, err := e.backend.Snapshot(ctx, user)
 		if err != nil {
 			return err
 		}
@@ -338,7 +338,7 @@ func (e *Executor) releaseSelected(ctx context.Context, user string, qp *planner
 		hint += "; " + h
 	}
 	err := e.paid(ctx, user, &reserve, fmt.Sprintf("%s: GROUP BY %s (partition selection)", qp.Table.Name, sel.Column.Name), hint, func(readData *bool) error {
-		snap, err := e.backend.Snapshot(ctx)
+		snap, err := e.backend.Snapshot(ctx, user)
 		if err != nil {
 			return err
 		}
@@ -447,7 +447,7 @@ func (e *Executor) releaseGroups(ctx context.Context, user string, qp *planner.Q
 	reserve.Cost = qp.Cost
 	var released [][]planner.Estimate
 	err := e.paid(ctx, user, &reserve, memo(base)+fmt.Sprintf(" (GROUP BY, %d groups)", len(qp.Groups)), reserve.DeltaHint(), func(readData *bool) error {
-		snap, err := e.backend.Snapshot(ctx)
+		snap, err := e.backend.Snapshot(ctx, user)
 		if err != nil {
 			return err
 		}

@@ -194,7 +194,7 @@ func TestGroupFiltersSelectTheGroupedFetchRows(t *testing.T) {
 	loadGrouped(t, back, rows)
 	qp := planGrouped(t, cat, "SELECT s, FLOOR(x / 30) * 30 AS b, k, COUNT(*) FROM t WHERE k < 4 GROUP BY s, b, k", 1)
 	ctx := context.Background()
-	snap, err := back.Snapshot(ctx)
+	snap, err := back.Snapshot(ctx, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,7 +263,7 @@ func TestGroupedCountsAreParallelComposition(t *testing.T) {
 	}
 	counts := func(data []groupedRow) [][]float64 {
 		loadGrouped(t, back, data)
-		snap, err := back.Snapshot(context.Background())
+		snap, err := back.Snapshot(context.Background(), "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -542,7 +542,7 @@ func TestDeclaredTextGroupsUnderEquatingCollations(t *testing.T) {
 			cat.Backend.Driver = c.driver
 			qp := planGrouped(t, &cat, "SELECT s, COUNT(*), MEDIAN(x) FROM t GROUP BY s", 1)
 			ctx := context.Background()
-			snap, err := back.Snapshot(ctx)
+			snap, err := back.Snapshot(ctx, "")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -611,7 +611,7 @@ func TestGroupedGridSumsMatchPerGroupFetches(t *testing.T) {
 				t.Fatalf("grids read %v, want AVG's (sums only) and VARIANCE's", grids)
 			}
 			ctx := context.Background()
-			snap, err := back.Snapshot(ctx)
+			snap, err := back.Snapshot(ctx, "")
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -53,7 +53,7 @@ func (e *Executor) runSynopses(ctx context.Context, user string, plan *planner.P
 		if stored, builtNow, err = e.obtainSynopses(ctx, user, plan, specs, answers, src); err != nil {
 			return err
 		}
-		released, err = e.release(ctx, plan, src, readData)
+		released, err = e.release(ctx, user, plan, src, readData)
 		return err
 	})
 	if err != nil {
@@ -71,7 +71,7 @@ func (e *Executor) obtainSynopses(ctx context.Context, user string, plan *planne
 	reqs := make([]synopsisRequest, len(specs))
 	for i, spec := range specs {
 		build := func(ctx context.Context, readData *bool) (*histogram.Synopsis, error) {
-			snap, err := e.backend.Snapshot(ctx)
+			snap, err := e.backend.Snapshot(ctx, user)
 			if err != nil {
 				return nil, err
 			}

@@ -43,7 +43,7 @@ func TestDeclaredTextCollationIsTheBackends(t *testing.T) {
 			}}}}
 			coll := cat.TextCollation()
 			ctx := context.Background()
-			snap, err := back.Snapshot(ctx)
+			snap, err := back.Snapshot(ctx, "")
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -94,7 +94,7 @@ func TestTierKeysOnHostileValues(t *testing.T) {
 				}, 3},
 			} {
 				qp := planGrouped(t, groupedCatalog(), "SELECT "+c.tiers+" AS tier, s, COUNT(*) FROM t GROUP BY tier, s", 1)
-				snap, err := back.Snapshot(ctx)
+				snap, err := back.Snapshot(ctx, "")
 				if err != nil {
 					t.Fatal(err)
 				}

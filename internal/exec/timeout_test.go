@@ -158,3 +158,60 @@ func TestTimeoutWaitingForTheLedgerIsFree(t *testing.T) {
 		t.Errorf("remaining ε = %v (%v) after a statement that read no data; want 0.75", rem.Epsilon, err)
 	}
 }
+
+// TestWaitForABackendConnectionIsFree: a statement that waits for a
+// backend connection (backend.Backend.SetLimits: one in all, or its
+// analyst's one taken) sends no fetch meanwhile, so one that its timeout
+// (3024) or a KILL (1317) ends costs nothing, while another analyst's
+// statement, with a connection free, answers.
+func TestWaitForABackendConnectionIsFree(t *testing.T) {
+	f := newAnswersFixture(t)
+	ctx := context.Background()
+	e := New(f.back, f.ledger, nil)
+	e.SetStatementTimeout(200 * time.Millisecond)
+	t.Cleanup(e.Wait)
+	run := func(ctx context.Context, user string) error {
+		_, err := e.Run(ctx, user, f.plan(t, repeatQuery, 0.25), rand.NewChaCha8([32]byte{}))
+		return err
+	}
+	remaining := func(user string) float64 {
+		t.Helper()
+		e.Wait()
+		rem, err := f.ledger.Remaining(ctx, "user:"+user)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rem.Epsilon
+	}
+	f.back.SetLimits(2, 1)
+	held, err := f.back.Snapshot(ctx, "a") // a's one connection
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := run(ctx, "a"); dperr.KindOf(err) != dperr.Timeout {
+		t.Errorf("a's statement waiting for a's turn: %v, want a timeout", err)
+	}
+	killed, kill := context.WithCancel(ctx)
+	time.AfterFunc(50*time.Millisecond, kill)
+	if err := run(killed, "a"); dperr.KindOf(err) != dperr.Canceled {
+		t.Errorf("a's statement killed while it waits: %v, want 1317", err)
+	}
+	if err := run(ctx, "b"); err != nil {
+		t.Errorf("b's statement beside a's held connection: %v, want an answer", err)
+	}
+	other, err := f.back.Snapshot(ctx, "c") // the second and last connection
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := run(ctx, "b"); dperr.KindOf(err) != dperr.Timeout {
+		t.Errorf("b's statement waiting for a connection: %v, want a timeout", err)
+	}
+	if a, b := remaining("a"), remaining("b"); a != 10 || b != 9.75 {
+		t.Errorf("remaining ε: a %v, b %v; want 10 (no fetch sent) and 9.75 (one answer)", a, b)
+	}
+	held.Close()
+	other.Close()
+	if err := run(ctx, "a"); err != nil {
+		t.Errorf("a's statement once the connections are free: %v", err)
+	}
+}

@@ -129,7 +129,7 @@ func TestUnitPartitionSelectionCountsUnits(t *testing.T) {
 		if f.Unit == nil || f.Unit.Key != "name" || f.Unit.MaxRows != 1 || f.Unit.MaxGroups != 2 {
 			t.Fatalf("selection fetch bound %+v", f.Unit)
 		}
-		snap, err := back.Snapshot(context.Background())
+		snap, err := back.Snapshot(context.Background(), "")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -95,7 +95,7 @@ func TestInteractiveWaitEndsWithTheStatementsContext(t *testing.T) {
 	create := func(ctx context.Context, maxHard int, readData *bool) (*interactiveInstance, []int64, error) {
 		close(started)
 		<-release
-		return creator.createInteractive(ctx, plan.Interactive, rand.NewChaCha8([32]byte{6}), maxHard, readData)
+		return creator.createInteractive(ctx, "", plan.Interactive, rand.NewChaCha8([32]byte{6}), maxHard, readData)
 	}
 	var wg sync.WaitGroup
 	wg.Go(func() {

@@ -91,7 +91,7 @@ func main() {
 					f.Unit = &sqlrewrite.UnitBound{Column: t.PrivacyUnit, MaxRows: 1, Order: []string{"age", "spend", "site"},
 						Salt: fmt.Sprintf("%016x%016x", src.Uint64(), src.Uint64()), Key: "site", MaxGroups: g}
 				}
-				snap, err := back.Snapshot(ctx)
+				snap, err := back.Snapshot(ctx, "")
 				if err != nil {
 					log.Fatal(err)
 				}
