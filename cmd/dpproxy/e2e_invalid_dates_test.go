@@ -234,14 +234,14 @@ tables:
 	withNull := map[string][][]string{}
 	for _, c := range [][5]string{invalidDateColumn("d"), invalidDateColumn("ts")} {
 		for _, s := range invalidDateStatements(c[0], c[1], c[2], c[3], c[4]) {
-			baseClass, _ := invalidDateAnswer(conn, fmt.Sprintf(s.sql, "k = 0"))
+			baseClass, _ := outcomeRows(conn, fmt.Sprintf(s.sql, "k = 0"))
 			if !s.classOnly && baseClass != "answer" {
 				t.Errorf("%s on the ordinary rows: %s", fmt.Sprintf(s.sql, "k = 0"), baseClass)
 			}
 			var nullRows [][]string
 			for i, r := range b.rows {
 				q := fmt.Sprintf(s.sql, fmt.Sprintf("k IN (0, %d)", i+1))
-				class, rows := invalidDateAnswer(conn, q)
+				class, rows := outcomeRows(conn, q)
 				if class != baseClass {
 					t.Errorf("%s: %s with the %s row %s, %s on the ordinary rows", q, class, r[0], r[1], baseClass)
 					continue
@@ -260,9 +260,9 @@ tables:
 	return withNull
 }
 
-// invalidDateAnswer runs q and returns its outcome class ("answer",
+// outcomeRows runs q and returns its outcome class ("answer",
 // "null" when a value is NULL, or "error N") and its rows as text.
-func invalidDateAnswer(db *sql.DB, q string) (string, [][]string) {
+func outcomeRows(db *sql.DB, q string) (string, [][]string) {
 	rows, err := db.Query(q)
 	if err != nil {
 		return fmt.Sprintf("error %d", mysqlCode(err)), nil

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/dpproxy/dpproxy/internal/catalog"
 	"github.com/dpproxy/dpproxy/internal/mech"
 	"github.com/dpproxy/dpproxy/internal/mech/laplace"
 	"github.com/dpproxy/dpproxy/internal/mech/noise"
@@ -55,15 +54,13 @@ func (laplaceMechanism) Terms(r *Release) []sqlrewrite.SummaryTerm {
 	if col == nil {
 		return []sqlrewrite.SummaryTerm{{Kind: sqlrewrite.CountAll}}
 	}
-	var temporal catalog.ColumnType // a date column counts its dates (SummaryTerm.Temporal)
-	if col.Temporal() {
-		temporal = col.Type
-	}
+	// COUNT(col) and COUNT(DISTINCT col) count the values col's reading
+	// rule reads (SummaryTerm.Type), as col IS NULL reads the others.
 	if r.Stat.Kind == StatCountDistinct {
-		return []sqlrewrite.SummaryTerm{{Kind: sqlrewrite.CountDistinctValues, Column: col.Source, Temporal: temporal}}
+		return []sqlrewrite.SummaryTerm{{Kind: sqlrewrite.CountDistinctValues, Column: col.Source, Type: col.Type}}
 	}
 	if r.Stat.Kind == StatCount {
-		return []sqlrewrite.SummaryTerm{{Kind: sqlrewrite.CountNonNull, Column: col.Source, Temporal: temporal}}
+		return []sqlrewrite.SummaryTerm{{Kind: sqlrewrite.CountNonNull, Column: col.Source, Type: col.Type}}
 	}
 	return nil // the sum and the centred sums come exactly from the grid sums (Start)
 }

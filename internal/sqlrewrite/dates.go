@@ -35,7 +35,7 @@ import (
 // bounds, is in no group of a date key (like a NULL), and a WHERE
 // comparison holds only for dates. A value that is not a date is read as
 // NULL throughout: col IS NULL holds for it (Condition.Temporal) and
-// COUNT(col) skips it (SummaryTerm.Temporal), on MariaDB whether the
+// COUNT(col) skips it (SummaryTerm.Type), on MariaDB whether the
 // column is NULL or NOT NULL (MariaDB's own col IS NULL finds the zero
 // date only in a NOT NULL column). A timestamp is a wall-clock time: a
 // column with a time zone (PostgreSQL timestamptz, MariaDB TIMESTAMP) is
@@ -934,7 +934,7 @@ func (r *renderer) dateKnown(col string, typ catalog.ColumnType) string {
 
 // dateOrNull renders a date or timestamp column's value where the reading
 // rule reads a date, NULL elsewhere: what COUNT(col) and COUNT(DISTINCT
-// col) count (SummaryTerm.Temporal).
+// col) count (valueOrNull).
 func (r *renderer) dateOrNull(col string, typ catalog.ColumnType) string {
 	if r.spec.name == "postgres" {
 		return col

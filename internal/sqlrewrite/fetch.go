@@ -84,7 +84,7 @@ type TermKind int
 const (
 	// CountAll is COUNT(*) over the filtered rows.
 	CountAll TermKind = iota + 1
-	// CountNonNull is COUNT(col).
+	// CountNonNull is COUNT(col), of the values SummaryTerm.Type reads.
 	CountNonNull
 	// CountNumbers counts the rows whose col holds a value the clamped
 	// terms and fetches read as a number (Render: not NULL, and on SQLite
@@ -95,7 +95,8 @@ const (
 	ClampedSum
 	// ClampedSumSquares is SUM of the square of col clamped to [Lower, Upper].
 	ClampedSumSquares
-	// CountDistinctValues is COUNT(DISTINCT col).
+	// CountDistinctValues is COUNT(DISTINCT col), of the values
+	// SummaryTerm.Type reads.
 	CountDistinctValues
 	// GridIndexSum is the exact integer sum of col's grid indices on the
 	// grid of [Lower, Upper] with step Unit (GridSums' map), over the
@@ -112,12 +113,16 @@ type SummaryTerm struct {
 	Lower, Upper float64
 	// Unit is the grid step of a GridIndexSum.
 	Unit float64
-	// Temporal (catalog.Date or catalog.Timestamp) is set on the
-	// CountNonNull and CountDistinctValues of a date or timestamp
-	// column: they count only the values dates.go's rule reads as dates,
-	// a value that is no date being read as NULL, as col IS NULL reads it
-	// (Condition.Temporal).
-	Temporal catalog.ColumnType
+	// Type is the declared type of Column on a CountNonNull or
+	// CountDistinctValues term, which then count only the values the
+	// type's reading rule reads, every other value being NULL as col IS
+	// NULL reads it (Condition): on an integer or real column the numbers
+	// (on SQLite a value stored as INTEGER or REAL, never text, even
+	// numeric text such as '12.5', nor a blob: CountNumbers' rule), on a
+	// date or timestamp column the values dates.go's rule reads as dates
+	// (Condition.Temporal). On a text column, or unset, they count every
+	// non-NULL value.
+	Type catalog.ColumnType
 }
 
 // Window asks for the values of Column, clamped to [Lower, Upper], NULLs

@@ -386,8 +386,8 @@ func (r *renderer) term(t SummaryTerm) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if t.Temporal != "" && (t.Kind == CountNonNull || t.Kind == CountDistinctValues) {
-		col = r.dateOrNull(col, t.Temporal)
+	if t.Kind == CountNonNull || t.Kind == CountDistinctValues {
+		col = r.valueOrNull(col, t.Type)
 	}
 	switch t.Kind {
 	case CountNonNull:
@@ -737,6 +737,24 @@ func (r *renderer) readable(col string) string {
 		return col + " IS NOT NULL"
 	}
 	return "typeof(" + col + ") IN ('integer', 'real')"
+}
+
+// valueOrNull renders the quoted column's value where the reading rule of
+// its declared type typ reads a value, NULL elsewhere: what COUNT(col) and
+// COUNT(DISTINCT col) count (SummaryTerm.Type). A number is what readable
+// accepts, so on SQLite text and blobs in a numeric column are NULL to
+// them as they are to col IS NULL (nullCondition) and to every clamp; the
+// column itself where the backend's types vouch for it, or for text.
+func (r *renderer) valueOrNull(col string, typ catalog.ColumnType) string {
+	switch typ {
+	case catalog.Date, catalog.Timestamp:
+		return r.dateOrNull(col, typ)
+	case catalog.Integer, catalog.Real:
+		if !r.spec.typed {
+			return "CASE WHEN " + r.readable(col) + " THEN " + col + " END"
+		}
+	}
+	return col
 }
 
 // from renders " FROM t" and the WHERE clause: the filter, the Boolean

@@ -135,8 +135,8 @@ func TestDateNullTestsOnHostileValues(t *testing.T) {
 						t.Errorf("%s %s: %s = '%s' holds for %d rows and its complement for %d, want %d in all", table, nullity, c.name, c.eq, n, m, total)
 					}
 					counts := query(sqlrewrite.Fetch{Summary: []sqlrewrite.SummaryTerm{
-						{Kind: sqlrewrite.CountNonNull, Column: c.name, Temporal: c.typ},
-						{Kind: sqlrewrite.CountDistinctValues, Column: c.name, Temporal: c.typ}}})
+						{Kind: sqlrewrite.CountNonNull, Column: c.name, Type: c.typ},
+						{Kind: sqlrewrite.CountDistinctValues, Column: c.name, Type: c.typ}}})
 					if counts[0] != dates || counts[1] != len(distinct) {
 						t.Errorf("%s %s: COUNT(%s) %d and COUNT(DISTINCT %s) %d, want %d dates, %d distinct", table, nullity, c.name, counts[0], c.name, counts[1], dates, len(distinct))
 					}
