@@ -760,26 +760,46 @@ func (r *renderer) valueOrNull(col string, typ catalog.ColumnType) string {
 // from renders " FROM t" and the WHERE clause: the filter, the Boolean
 // predicate, then the condition extra if it is not empty. With a unit
 // bound, t is the bounded subquery of unitFrom and extra applies to the
-// rows it keeps.
+// rows it keeps. Where the table's derived columns are fenced (source),
+// the filter's and predicate's conditions that read no derived column
+// are applied inside the fence, where the backend can use an index on
+// them, the others outside.
 func (r *renderer) from(f Fetch, extra string) (string, error) {
-	table, err := r.source(f)
-	if err != nil {
-		return "", err
+	derived := map[string]bool{}
+	if r.derivedFence() != "" {
+		for _, d := range f.Derived {
+			derived[d.Name] = true
+		}
 	}
-	var conds []string
+	readsDerived := func(cs ...Condition) bool {
+		return slices.ContainsFunc(cs, func(c Condition) bool { return derived[c.Column] })
+	}
+	var inner, conds []string
 	for _, c := range f.Filter {
 		s, err := r.condition(c)
 		if err != nil {
 			return "", err
 		}
-		conds = append(conds, s)
+		if len(derived) > 0 && !readsDerived(c) {
+			inner = append(inner, s)
+		} else {
+			conds = append(conds, s)
+		}
 	}
 	if f.Boolean != nil {
 		s, err := r.predicate(f.Boolean)
 		if err != nil {
 			return "", err
 		}
-		conds = append(conds, s)
+		if len(derived) > 0 && !readsDerived(predicateLeaves(f.Boolean, nil)...) {
+			inner = append(inner, s)
+		} else {
+			conds = append(conds, s)
+		}
+	}
+	table, err := r.source(f, inner)
+	if err != nil {
+		return "", err
 	}
 	if f.Unit != nil {
 		return r.unitFrom(f.Unit, table, conds, extra)
