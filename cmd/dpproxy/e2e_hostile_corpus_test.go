@@ -166,11 +166,7 @@ func loadHostileCorpusTables(t *testing.T, db *sql.DB, b hostileBackend) {
 		fmt.Fprintf(&sb, "(%d, %d, %.4f, 'canary-name-%d', 'canary-secret-%d')", id, 18+id*7%70, hostileIncome(id), id, id)
 	}
 	stmts = append(stmts, sb.String())
-	for _, s := range stmts {
-		if _, err := db.Exec(s); err != nil {
-			t.Fatalf("%.60s: %v", s, err)
-		}
-	}
+	execAll(t, db, stmts)
 }
 
 // backendText are fragments of the backends' own error messages, which

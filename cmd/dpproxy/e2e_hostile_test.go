@@ -278,9 +278,5 @@ func loadHostile(t *testing.T, db *sql.DB, b hostileBackend) {
 	for i, h := range b.hostile {
 		stmts = append(stmts, fmt.Sprintf("INSERT INTO h (k, x, y, z, a) VALUES (%d, %s, %s, %s, %s)", i+1, h[1], h[1], h[1], h[2]))
 	}
-	for _, s := range stmts {
-		if _, err := db.Exec(s); err != nil {
-			t.Fatalf("%s: %v", s, err)
-		}
-	}
+	execAll(t, db, stmts)
 }

@@ -4,7 +4,6 @@ import (
 	"database/sql"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -13,7 +12,6 @@ import (
 	"time"
 
 	"github.com/dpproxy/dpproxy/internal/testdb"
-	"github.com/dpproxy/dpproxy/internal/wire"
 )
 
 // A stored date's class for TestInvalidDatesReadAsNull: NULL itself, a
@@ -205,32 +203,13 @@ func invalidDatesOn(t *testing.T, b invalidDateBackend) map[string][][]string {
 	for i, r := range b.rows {
 		stmts = append(stmts, fmt.Sprintf("INSERT INTO h (k, d, ts) VALUES (%d, %s, %s)", i+1, r[1], r[2]))
 	}
-	for _, s := range stmts {
-		if _, err := db.Exec(s); err != nil {
-			t.Fatalf("%s: %v", s, err)
-		}
-	}
-	dir := t.TempDir()
-	config := filepath.Join(dir, "dpproxy.yaml")
-	yaml := fmt.Sprintf(`
-backend: {driver: %s, dsn: %q}
-ledger: {driver: sqlite, dsn: %q}
-privacy: {default_epsilon: 100, max_epsilon: 100, default_delta: 1.0e-6, max_delta: 1.0e-4}
-users:
-  - {name: eve, password_hash: %q, epsilon: 100000000, delta: 0.5}
-tables:
-  - name: h
+	execAll(t, db, stmts)
+	conn := connectAtHighEpsilon(t, b.driver, dsn, `  - name: h
     columns:
       - {name: k, type: integer, lower: 0, upper: 100}
       - {name: d, type: date, lower: 2015-01-01, upper: 2024-12-31}
       - {name: ts, type: timestamp, lower: 2015-01-01, upper: "2024-12-31 23:59:59"}
-`, b.driver, dsn, filepath.Join(dir, "ledger.db"), wire.FormatNativePasswordHash(wire.NativePasswordHash("pw")))
-	if err := os.WriteFile(config, []byte(yaml), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	p := startProxy(t, dir, nil, "--config", config)
-	conn := p.connect(t, "eve", "pw")
-	conn.SetMaxOpenConns(1)
+`)
 	withNull := map[string][][]string{}
 	for _, c := range [][5]string{invalidDateColumn("d"), invalidDateColumn("ts")} {
 		for _, s := range invalidDateStatements(c[0], c[1], c[2], c[3], c[4]) {

@@ -3,13 +3,11 @@ package main
 import (
 	"database/sql"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/dpproxy/dpproxy/internal/testdb"
-	"github.com/dpproxy/dpproxy/internal/wire"
 )
 
 // A stored number's class for TestInvalidNumbersReadAsNull: NULL itself, a
@@ -180,21 +178,8 @@ func invalidNumbersOn(t *testing.T, b invalidNumberBackend) map[string][][]strin
 	for i, r := range b.rows {
 		stmts = append(stmts, fmt.Sprintf("INSERT INTO h (k, x, a, u) VALUES (%d, %s, %s, %s)", i+1, r[1], r[2], r[3]))
 	}
-	for _, s := range stmts {
-		if _, err := db.Exec(s); err != nil {
-			t.Fatalf("%s: %v", s, err)
-		}
-	}
-	dir := t.TempDir()
-	config := filepath.Join(dir, "dpproxy.yaml")
-	yaml := fmt.Sprintf(`
-backend: {driver: %s, dsn: %q}
-ledger: {driver: sqlite, dsn: %q}
-privacy: {default_epsilon: 100, max_epsilon: 100, default_delta: 1.0e-6, max_delta: 1.0e-4}
-users:
-  - {name: eve, password_hash: %q, epsilon: 100000000, delta: 0.5}
-tables:
-  - name: h
+	execAll(t, db, stmts)
+	conn := connectAtHighEpsilon(t, b.driver, dsn, `  - name: h
     columns:
       - {name: k, type: integer, lower: 0, upper: 100}
       - {name: x, type: real, lower: 0, upper: 100}
@@ -205,13 +190,7 @@ tables:
     columns:
       - {name: k, type: integer, lower: 0, upper: 100}
       - {name: a, type: integer, lower: 0, upper: 100, values: [0, 10, 20, null]}
-`, b.driver, dsn, filepath.Join(dir, "ledger.db"), wire.FormatNativePasswordHash(wire.NativePasswordHash("pw")))
-	if err := os.WriteFile(config, []byte(yaml), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	p := startProxy(t, dir, nil, "--config", config)
-	conn := p.connect(t, "eve", "pw")
-	conn.SetMaxOpenConns(1)
+`)
 	withNull := map[string][][]string{}
 	for _, col := range []string{"x", "a", "u"} {
 		for _, s := range invalidNumberStatements(col) {

@@ -271,11 +271,7 @@ func loadNeighbour(t *testing.T, db *sql.DB, b neighbourBackend, name string, ex
 	if r := extra; r != nil {
 		stmts = append(stmts, fmt.Sprintf("INSERT INTO %s (u, x, y, a, b, s, d, ts) VALUES (1000, %s, %s, %s, %s, %s, %s, %s)", name, r.x, r.y, r.a, r.b, r.s, r.d, r.ts))
 	}
-	for _, s := range stmts {
-		if _, err := db.Exec(s); err != nil {
-			t.Fatalf("%s: %v", s, err)
-		}
-	}
+	execAll(t, db, stmts)
 }
 
 // neighbourOutcome runs q and returns what an analyst sees of it without

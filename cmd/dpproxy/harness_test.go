@@ -243,3 +243,39 @@ func carolConfig(t *testing.T, dir, name, backend, privacy, user, tables string)
 	}
 	return config
 }
+
+// execAll runs each statement on db, failing the test at the first error.
+func execAll(t *testing.T, db *sql.DB, stmts []string) {
+	t.Helper()
+	for _, s := range stmts {
+		if _, err := db.Exec(s); err != nil {
+			t.Fatalf("%.200s: %v", s, err)
+		}
+	}
+}
+
+// connectAtHighEpsilon starts a proxy over the backend (driver, dsn) with
+// the tables YAML (the list under tables:, indented by two spaces) at
+// ε = 100 a statement, a SQLite ledger and one analyst, eve, whose budget
+// never runs out, and returns eve's single connection: for tests that
+// compare outcomes on neighbouring rows, where noise must be negligible.
+func connectAtHighEpsilon(t *testing.T, driver, dsn, tables string) *sql.DB {
+	t.Helper()
+	dir := t.TempDir()
+	config := filepath.Join(dir, "dpproxy.yaml")
+	yaml := fmt.Sprintf(`
+backend: {driver: %s, dsn: %q}
+ledger: {driver: sqlite, dsn: %q}
+privacy: {default_epsilon: 100, max_epsilon: 100, default_delta: 1.0e-6, max_delta: 1.0e-4}
+users:
+  - {name: eve, password_hash: %q, epsilon: 100000000, delta: 0.5}
+tables:
+%s`, driver, dsn, filepath.Join(dir, "ledger.db"), wire.FormatNativePasswordHash(wire.NativePasswordHash("pw")), tables)
+	if err := os.WriteFile(config, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := startProxy(t, dir, nil, "--config", config)
+	conn := p.connect(t, "eve", "pw")
+	conn.SetMaxOpenConns(1)
+	return conn
+}
