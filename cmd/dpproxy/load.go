@@ -31,11 +31,12 @@ func loadDemo(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	db, err := sql.Open(*driver, *dsn)
 	if err != nil {
-		return err
+		return backend.RedactDSN(err, *dsn)
 	}
 	defer db.Close()
 	if err := demo.LoadPUMS(ctx, db, *driver, *table); err != nil {
-		return err
+		// The driver may read the DSN only now, and quote it.
+		return backend.RedactDSN(err, *dsn)
 	}
 	fmt.Fprintf(stdout, "loaded %d rows into %s\n", len(demo.PUMS()), *table)
 	return nil

@@ -4,27 +4,46 @@ import (
 	"errors"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/go-sql-driver/mysql"
 )
 
 // dsnError is the error of a DSN the driver could not parse: the driver's
-// reason, which may quote the DSN (lib/pq quotes the part it could not
-// read, net/url the whole URL), with every password it holds replaced by
-// "xxxxx", so that a start-up error printed to a terminal or a log never
-// holds a credential. The passwords are those a URL's user info, a MySQL
-// DSN's user:password@ or a key=value DSN's password= give, read from the
-// DSN however the configured driver reads it, and any user:password@ or
-// password= the message itself quotes.
+// reason, with the DSN's credentials removed (RedactDSN), and the driver
+// named.
 func dsnError(driver, dsn string, err error) error {
+	return errors.New("the DSN is not one the " + driver + " driver reads: " + RedactDSN(err, dsn).Error())
+}
+
+// RedactDSN returns err with every password of dsn removed from its text,
+// so that an error printed to a terminal or a log never holds a
+// credential: drivers and net/url quote a DSN they cannot read, whole
+// (url.Error, %q) or in part (lib/pq). Wherever the text holds dsn, as it
+// is or Go-quoted, it is replaced by dsn with everything between its
+// user name and the last @ (a URL's or a MySQL DSN's password) and every
+// password=… (a key=value DSN's) replaced by xxxxx; so are the passwords
+// the DSN parses to, where it parses, and any user:…@ or password=… left
+// in the text. A nil err stays nil.
+func RedactDSN(err error, dsn string) error {
+	if err == nil {
+		return nil
+	}
 	msg := err.Error()
+	redacted := redactedDSN(dsn)
+	quoted := strconv.Quote(dsn)
+	msg = strings.ReplaceAll(msg, quoted[1:len(quoted)-1], redacted)
+	msg = strings.ReplaceAll(msg, dsn, redacted)
 	for _, p := range dsnPasswords(dsn) {
 		msg = strings.ReplaceAll(msg, p, "xxxxx")
 	}
 	msg = quotedUserInfo.ReplaceAllString(msg, "${1}:xxxxx@")
 	msg = keyValuePassword.ReplaceAllString(msg, "${1}xxxxx")
-	return errors.New("the DSN is not one the " + driver + " driver reads: " + msg)
+	if msg == err.Error() {
+		return err
+	}
+	return errors.New(msg)
 }
 
 var (
@@ -34,8 +53,26 @@ var (
 	keyValuePassword = regexp.MustCompile(`(?i)(\bpassword\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s"]+)`)
 )
 
-// dsnPasswords are the non-empty passwords dsn holds in any of the forms
-// dsnError names.
+// redactedDSN is dsn with its passwords replaced by xxxxx, read without
+// parsing it (a DSN that does not parse is the one whose text errors
+// quote): after a URL's scheme:// or from the start, the text from the
+// first ':' to the last '@' when both are there, and every password=….
+func redactedDSN(dsn string) string {
+	out := keyValuePassword.ReplaceAllString(dsn, "${1}xxxxx")
+	start := 0
+	if i := strings.Index(out, "://"); i >= 0 {
+		start = i + 3
+	}
+	if at := strings.LastIndex(out, "@"); at > start {
+		if colon := strings.Index(out[start:at], ":"); colon >= 0 {
+			out = out[:start+colon+1] + "xxxxx" + out[at:]
+		}
+	}
+	return out
+}
+
+// dsnPasswords are the non-empty passwords dsn parses to in any of the
+// forms RedactDSN names.
 func dsnPasswords(dsn string) []string {
 	var out []string
 	if u, err := url.Parse(dsn); err == nil && u.User != nil {

@@ -19,6 +19,13 @@ func TestDSNErrorsHoldNoPassword(t *testing.T) {
 		{"mysql", "postgres://alice:s3cretpw@127.0.0.1:5432/db"},
 		{"mysql", "alice:s3cretpw@tcp(127.0.0.1:3306/db"},
 		{"mysql", "alice:s3cretpw@tcp(127.0.0.1:3306)/db?bogus=%zz"},
+		// A password net/url cannot read: its error quotes the URL whole
+		// (an independent review of the first version of this redaction).
+		{"postgres", "postgres://postgres:s3cretpw ab@127.0.0.1:5432/db"},
+		{"postgres", "postgres://postgres:s3cretpw'ab@127.0.0.1:bad/db"},
+		{"postgres", `postgres://postgres:s3cretpw"ab@127.0.0.1:5432/db`},
+		{"postgres", "postgres://postgres:s3cretpw@x@127.0.0.1:bad/db"},
+		{"postgres", "host=127.0.0.1 password='s3cretpw ab' bogus"},
 	}
 	for _, c := range cases {
 		db, err := OpenDB(c.driver, c.dsn, "")

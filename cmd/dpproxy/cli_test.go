@@ -52,3 +52,18 @@ func TestHelpListsSubcommands(t *testing.T) {
 		}
 	}
 }
+
+// TestLoadDemoErrorsHoldNoPassword: load-demo's error on a DSN the driver
+// cannot read names no password (net/url quotes such a URL whole).
+func TestLoadDemoErrorsHoldNoPassword(t *testing.T) {
+	for _, dsn := range []string{
+		"postgres://postgres:s3cretpw ab@127.0.0.1:5432/x",
+		"postgres://postgres:s3cretpw@127.0.0.1:bad/x",
+	} {
+		var out bytes.Buffer
+		err := Run(context.Background(), []string{"load-demo", "--driver", "postgres", "--dsn", dsn}, &out, &out)
+		if err == nil || strings.Contains(err.Error(), "s3cretpw") || strings.Contains(out.String(), "s3cretpw") {
+			t.Errorf("%q: err %v, printed %q", dsn, err, out.String())
+		}
+	}
+}
