@@ -1,10 +1,13 @@
 package backend
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"fmt"
 	"math/big"
+	"slices"
+	"strings"
 
 	"github.com/dpproxy/dpproxy/internal/dperr"
 	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
@@ -347,15 +350,77 @@ type KeyCount struct {
 // numbers (integer columns) numbers. A value that is not of the column's
 // type (text in a numeric column, NaN) is in no group and skipped, so
 // hostile data never turns into an error. Only the values whose count
-// keep accepts are returned (partition selection decides as the rows
-// stream), so memory grows with the values kept, not with the column's
-// distinct values.
+// keep accepts are returned, so memory grows with the values kept, not
+// with the column's distinct values (SelectedKeys bounds it).
 func (s *Snapshot) KeyCounts(ctx context.Context, f sqlrewrite.Fetch, keep func(count int64) bool) ([]KeyCount, error) {
-	if f.Keys == nil {
-		return nil, dperr.New(dperr.Internal, "internal error: key counts fetch without a column")
-	}
 	var out []KeyCount
-	err := s.b.query(ctx, s.q, f, func(rows *sql.Rows) error {
+	err := s.scanKeyCounts(ctx, f, func(v sqlrewrite.Value, n int64) {
+		if keep(n) {
+			out = append(out, KeyCount{Value: v, Count: n})
+		}
+	})
+	return out, err
+}
+
+// SelectedKeys runs a KeyCounts fetch as KeyCounts does, calls keep with
+// the count of every value read, in the fetch's order (partition
+// selection decides as the rows stream), and returns the values it
+// accepted, sorted (CompareKeys) and without duplicates (values the
+// database keeps apart may read as one key), at most limit of them: the
+// first in that order. more reports whether keep accepted further values
+// beyond those. Which values are returned, and more, are functions of the
+// set of accepted values alone, not of the fetch's order or of the values
+// keep refused; keep sees every count whatever limit. Memory holds at
+// most 2·limit + 1 values, however many distinct values the column has
+// and keep accepts.
+func (s *Snapshot) SelectedKeys(ctx context.Context, f sqlrewrite.Fetch, keep func(count int64) bool, limit int) (keys []sqlrewrite.Value, more bool, err error) {
+	limit = max(limit, 0)
+	// cut sorts and deduplicates keys and keeps the first limit: the
+	// dropped values come after limit distinct accepted ones, so none of
+	// them is among the first limit of all the accepted values.
+	cut := func() {
+		slices.SortFunc(keys, CompareKeys)
+		keys = slices.Compact(keys)
+		if len(keys) > limit {
+			clear(keys[limit:])
+			keys, more = keys[:limit], true
+		}
+	}
+	err = s.scanKeyCounts(ctx, f, func(v sqlrewrite.Value, n int64) {
+		if !keep(n) {
+			return
+		}
+		keys = append(keys, v)
+		if len(keys) > 2*limit {
+			cut()
+		}
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	cut()
+	return keys, more, nil
+}
+
+// CompareKeys is the order of released keys: text by its bytes, numbers
+// by value (a key column's values are all text or all numbers). It
+// depends on the values alone, so that the order of the released keys,
+// and which are kept when they are cut (SelectedKeys), reveal nothing
+// beyond their set.
+func CompareKeys(a, b sqlrewrite.Value) int {
+	if a.IsText || b.IsText {
+		return strings.Compare(a.Str, b.Str)
+	}
+	return cmp.Compare(a.Num, b.Num)
+}
+
+// scanKeyCounts runs a KeyCounts fetch and calls add with every value read
+// as a key (keyValue) and its count, in the fetch's order.
+func (s *Snapshot) scanKeyCounts(ctx context.Context, f sqlrewrite.Fetch, add func(v sqlrewrite.Value, count int64)) error {
+	if f.Keys == nil {
+		return dperr.New(dperr.Internal, "internal error: key counts fetch without a column")
+	}
+	return s.b.query(ctx, s.q, f, func(rows *sql.Rows) error {
 		for rows.Next() {
 			var raw any
 			var n int64
@@ -366,11 +431,8 @@ func (s *Snapshot) KeyCounts(ctx context.Context, f sqlrewrite.Fetch, keep func(
 			if !ok {
 				continue // a value no key can equal: in no group, never an error
 			}
-			if keep(n) {
-				out = append(out, KeyCount{Value: v, Count: n})
-			}
+			add(v, n)
 		}
 		return nil
 	})
-	return out, err
 }

@@ -119,11 +119,7 @@ func (e *Executor) checkQueryArguments(qp *planner.QueryPlan) error {
 			base = &planner.Plan{Table: qp.Table, Filter: qp.Filter, Boolean: qp.Boolean, Derived: qp.Derived}
 		}
 		sel := qp.Selection
-		kept := maxSelectedGroups // releaseSelected's cap
-		if len(qp.Groups) > 1 {
-			kept /= len(qp.Groups)
-		}
-		released := make([]sqlrewrite.Value, kept)
+		released := make([]sqlrewrite.Value, selectedLimit(qp)) // releaseSelected's cap
 		for i := range released {
 			released[i] = sqlrewrite.Value{Num: float64(i), Str: strconv.Itoa(i), IsText: !sel.Column.Numeric()}
 		}

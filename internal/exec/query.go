@@ -1,11 +1,11 @@
 package exec
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/dpproxy/dpproxy/internal/backend"
@@ -102,33 +102,40 @@ func (e *Executor) runQuery(ctx context.Context, user string, qp *planner.QueryP
 			}
 		}
 	case qp.Selection != nil:
-		keys, released, err := e.releaseSelected(ctx, user, qp, src)
+		keys, more, released, err := e.releaseSelected(ctx, user, qp, src)
 		if err != nil {
 			return nil, err
+		}
+		count := strconv.Itoa(len(keys))
+		if more {
+			count = "more than " + count
 		}
 		sel := qp.Selection
 		perKey := fmt.Sprintf("each released key's releases use epsilon=%.6g (parallel composition)", qp.Cost.Epsilon-sel.Epsilon)
 		if qp.Base == nil {
 			perKey = "the released keys are the answer (no aggregate beside the key: the selection spends the statement's whole epsilon and delta)"
 		}
-		warnings = append(warnings, note(fmt.Sprintf("GROUP BY %s: %d key(s) released by partition selection (epsilon=%.6g delta=%.6g): "+
+		warnings = append(warnings, note(fmt.Sprintf("GROUP BY %s: %s key(s) released by partition selection (epsilon=%.6g delta=%.6g): "+
 			"a value appears only if its row count plus discrete Laplace noise (scale %.6g) reaches %d, so values with few rows are not shown; %s",
-			sel.Column.Name, len(keys), sel.Epsilon, sel.Delta, sel.Scale(), sel.Threshold, perKey)))
+			sel.Column.Name, count, sel.Epsilon, sel.Delta, sel.Scale(), sel.Threshold, perKey)))
 		if t := qp.Table; t.HasPrivacyUnit() {
 			released := fmt.Sprintf("the released keys are the answer (no aggregate beside the key): protects each %s at epsilon=%.6g", t.PrivacyUnit, qp.Cost.Epsilon)
 			if qp.Base != nil {
 				released = fmt.Sprintf("each %s contributes at most %d rows to each of at most %d released keys, whose releases use epsilon=%.6g: protects each %s at epsilon=%.6g",
 					t.PrivacyUnit, t.MaxRowsPerUnit, t.MaxGroupsPerUnit, qp.Base.Cost.Epsilon, t.PrivacyUnit, qp.Cost.Epsilon)
 			}
-			warnings[len(warnings)-1] = note(fmt.Sprintf("GROUP BY %s: %d key(s) released by partition selection over distinct %s (epsilon=%.6g delta=%.6g): "+
+			warnings[len(warnings)-1] = note(fmt.Sprintf("GROUP BY %s: %s key(s) released by partition selection over distinct %s (epsilon=%.6g delta=%.6g): "+
 				"each %s counts toward at most %d values, each value selected at epsilon=%.6g delta=%.6g: it appears only if its number of %s plus discrete Laplace noise (scale %.6g) reaches %d, "+
 				"so values shared by few %s are not shown however many rows they have (a value of one %s: probability %.3g); %s",
-				sel.Column.Name, len(keys), t.PrivacyUnit, sel.Epsilon, sel.Delta, t.PrivacyUnit, sel.KeysPerUnit, sel.KeyEpsilon, sel.KeyDelta,
+				sel.Column.Name, count, t.PrivacyUnit, sel.Epsilon, sel.Delta, t.PrivacyUnit, sel.KeysPerUnit, sel.KeyEpsilon, sel.KeyDelta,
 				t.PrivacyUnit, sel.Scale(), sel.Threshold, t.PrivacyUnit, t.PrivacyUnit, sel.KeepProbability(1), released))
 		}
+		if more {
+			warnings = append(warnings, truncatedNote(qp))
+		}
 		if len(qp.Groups) > 1 {
-			warnings = append(warnings, note(fmt.Sprintf("GROUP BY: each released %s value with each of the %d groups of the declared keys, empty ones included%s",
-				sel.Column.Name, len(qp.Groups), truncatedNote(qp, len(keys)))))
+			warnings = append(warnings, note(fmt.Sprintf("GROUP BY: each released %s value with each of the %d groups of the declared keys, empty ones included",
+				sel.Column.Name, len(qp.Groups))))
 		}
 		rows = make([]planner.Row, 0, len(keys)*len(qp.Groups))
 		for _, k := range keys {
@@ -322,68 +329,53 @@ func (e *Executor) releaseParts(ctx context.Context, user string, qp *planner.Qu
 
 // releaseSelected reserves the statement's cost, reads the count of every
 // value of the private key, keeps the values that pass partition
-// selection (sorted, so their order reveals nothing beyond the set), and
-// runs the base plan's releases for every kept value as in releaseGroups.
-func (e *Executor) releaseSelected(ctx context.Context, user string, qp *planner.QueryPlan, src noise.Source) ([]sqlrewrite.Value, [][]planner.Estimate, error) {
+// selection (sorted, so their order reveals nothing beyond the set), at
+// most selectedLimit of them, and runs the base plan's releases for every
+// kept value as in releaseGroups. more reports that further values passed
+// the selection and were cut (post-processing of the released set: which
+// values are kept, and more, depend on that set alone).
+func (e *Executor) releaseSelected(ctx context.Context, user string, qp *planner.QueryPlan, src noise.Source) (kept []sqlrewrite.Value, more bool, released [][]planner.Estimate, err error) {
 	reserve := planner.Plan{Table: qp.Table, Cost: qp.Cost}
 	if qp.Base != nil {
 		reserve = *qp.Base
 		reserve.Cost = qp.Cost
 	}
 	sel := qp.Selection
-	var kept []sqlrewrite.Value
-	var released [][]planner.Estimate
 	hint := sel.DeltaHint()
 	if h := reserve.DeltaHint(); h != "" {
 		hint += "; " + h
 	}
-	err := e.paid(ctx, user, &reserve, fmt.Sprintf("%s: GROUP BY %s (partition selection)", qp.Table.Name, sel.Column.Name), hint, func(readData *bool) error {
+	err = e.paid(ctx, user, &reserve, fmt.Sprintf("%s: GROUP BY %s (partition selection)", qp.Table.Name, sel.Column.Name), hint, func(readData *bool) error {
 		snap, err := e.backend.Snapshot(ctx, user)
 		if err != nil {
 			return err
 		}
 		defer snap.Close()
 		*readData = true
-		counts, err := snap.KeyCounts(ctx, selectionFetch(qp, src), func(count int64) bool {
+		// Integers beyond 2^53 that the database keeps apart may read as
+		// one number: one key for them; beyond the limit, the first values
+		// in sorted order (post-processing of the released set).
+		kept, more, err = snap.SelectedKeys(ctx, selectionFetch(qp, src), func(count int64) bool {
 			return count > 0 && sel.Keep(src, count)
-		})
+		}, selectedLimit(qp))
 		if err != nil {
 			return err
-		}
-		for _, k := range counts {
-			kept = append(kept, k.Value)
-		}
-		slices.SortFunc(kept, func(a, b sqlrewrite.Value) int {
-			if a.IsText || b.IsText {
-				return strings.Compare(a.Str, b.Str)
-			}
-			return cmp.Compare(a.Num, b.Num)
-		})
-		// Integers beyond 2^53 that the database keeps apart may read as
-		// one number: one key for them (post-processing of the released set).
-		kept = slices.Compact(kept)
-		// Beside declared keys, at most maxSelectedGroups cells: the first
-		// values in sorted order (post-processing of the released set).
-		if limit := maxSelectedGroups / len(qp.Groups); len(qp.Groups) > 1 && len(kept) > limit {
-			kept = kept[:limit]
 		}
 		if qp.Base == nil || len(kept) == 0 {
 			return nil
 		}
-		// Grouped by the key's own values: the number of kept values is not
-		// bounded by the configuration (on a unit table beside declared
-		// keys, at most maxSelectedGroups cells by their CASE: groupedScope).
-		// Text keys are matched character for character, as KeyCounts
-		// counted them.
+		// Grouped by the key's own values (on a unit table beside declared
+		// keys, by their CASE: groupedScope). Text keys are matched
+		// character for character, as SelectedKeys counted them.
 		byValue := !qp.Table.HasPrivacyUnit() || len(qp.Dims) == 0
 		dims := append([]sqlrewrite.CellDim{{Column: sel.Column.Source, Values: kept, ByValue: byValue, Exact: true}}, qp.Dims...)
-		var filters [][]sqlrewrite.Condition
+		filters := make([][]sqlrewrite.Condition, 0, len(kept)*len(qp.Groups))
 		for _, f := range keyFilters(sel.Column.Source, kept) {
-			for d := range qp.Groups {
-				var declared []sqlrewrite.Condition
-				if qp.GroupFilters != nil {
-					declared = qp.GroupFilters[d]
-				}
+			if qp.GroupFilters == nil { // the private key alone: one group per value
+				filters = append(filters, f)
+				continue
+			}
+			for _, declared := range qp.GroupFilters {
 				filters = append(filters, append(slices.Clone(f), declared...))
 			}
 		}
@@ -391,22 +383,35 @@ func (e *Executor) releaseSelected(ctx context.Context, user string, qp *planner
 		return err
 	})
 	if err != nil {
-		return nil, nil, err
+		return nil, false, nil, err
 	}
-	return kept, released, nil
+	return kept, more, released, nil
 }
 
-// maxSelectedGroups caps the groups of a statement with a private key
-// beside declared ones: selected values × declared groups.
+// maxSelectedGroups caps the groups of a statement with a private key:
+// selected values × declared groups (one without declared keys), as
+// planner caps the declared groups of a statement. It bounds the memory
+// and time of one statement whatever the number of distinct values that
+// pass the selection.
 const maxSelectedGroups = 10000
 
-// truncatedNote says when the selected values were cut to
-// maxSelectedGroups cells ("" otherwise).
-func truncatedNote(qp *planner.QueryPlan, kept int) string {
-	if kept < maxSelectedGroups/len(qp.Groups) {
-		return ""
+// selectedLimit is the number of released values of qp's private key
+// that are answered: maxSelectedGroups over its declared groups.
+func selectedLimit(qp *planner.QueryPlan) int {
+	return maxSelectedGroups / len(qp.Groups)
+}
+
+// truncatedNote says that more values passed qp's partition selection
+// than selectedLimit, of which the first are answered.
+func truncatedNote(qp *planner.QueryPlan) Warning {
+	limit, sel := selectedLimit(qp), qp.Selection
+	each := ""
+	if len(qp.Groups) > 1 {
+		each = fmt.Sprintf(", each with the %d groups of the declared keys", len(qp.Groups))
 	}
-	return fmt.Sprintf("; at most %d values are shown (the first in sorted order)", maxSelectedGroups/len(qp.Groups))
+	return Warning{Level: "Warning", Code: NoteCode, Message: fmt.Sprintf("GROUP BY %s: more than %d values passed partition selection; only the first %d in sorted order are answered%s "+
+		"(at most %d groups per statement; the cut is of the released values, in their own order: it spends nothing and depends on no unreleased data); "+
+		"narrow the statement with WHERE to see the others", sel.Column.Name, limit, limit, each, maxSelectedGroups)}
 }
 
 // selectionFetch is the fetch of partition selection's counts: the rows

@@ -1,0 +1,90 @@
+package backend
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
+	"github.com/dpproxy/dpproxy/internal/testdb"
+)
+
+// TestSelectedKeysKeepsTheFirstAccepted: SelectedKeys returns, of the
+// values keep accepts, the first limit in CompareKeys order, and more
+// exactly when further values were accepted; the values keep refuses
+// (here the rare ones, which sort first) neither take a place nor make
+// more true, and keep sees every value's count whatever the limit. The
+// table holds 250 frequent keys (3 rows) and 120 rare ones (1 row), text
+// and integer, inserted in an order unrelated to theirs. Before the cap,
+// KeyCounts returned every accepted value: memory grew with them.
+func TestSelectedKeysKeepsTheFirstAccepted(t *testing.T) {
+	for _, b := range []struct {
+		name    string
+		dialect sqlrewrite.Dialect
+		open    func(testing.TB) *sql.DB
+	}{
+		{"sqlite", sqlrewrite.SQLite, testdb.SQLite},
+		{"postgres", sqlrewrite.PostgreSQL, testdb.Postgres},
+		{"mysql", sqlrewrite.MySQL, testdb.MySQL},
+	} {
+		t.Run(b.name, func(t *testing.T) {
+			db := b.open(t)
+			const frequent, rare = 250, 120
+			var rows []string
+			for i := range frequent {
+				k := (i * 97) % frequent // an order unrelated to the keys'
+				for range 3 {
+					rows = append(rows, fmt.Sprintf("('f%04d', %d)", k, 1000+k))
+				}
+			}
+			for i := range rare {
+				rows = append(rows, fmt.Sprintf("('a%04d', %d)", i, -i))
+			}
+			rows = append(rows, "(NULL, NULL)")
+			for _, q := range []string{"CREATE TABLE sk (s VARCHAR(16), n BIGINT)", "INSERT INTO sk (s, n) VALUES " + strings.Join(rows, ", ")} {
+				if _, err := db.Exec(q); err != nil {
+					t.Fatalf("%.60s: %v", q, err)
+				}
+			}
+			ctx := context.Background()
+			snap, err := New(db, b.dialect, nil).Snapshot(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer snap.Close()
+			for _, numeric := range []bool{false, true} {
+				column := "s"
+				if numeric {
+					column = "n"
+				}
+				var accepted []sqlrewrite.Value
+				for k := range frequent {
+					v := sqlrewrite.Value{Str: fmt.Sprintf("f%04d", k), IsText: true}
+					if numeric {
+						v = sqlrewrite.Value{Num: float64(1000 + k)}
+					}
+					accepted = append(accepted, v)
+				}
+				for _, limit := range []int{0, 1, 7, 100, frequent - 1, frequent, frequent + 1, 10000} {
+					calls := 0
+					keep := func(n int64) bool { calls++; return n >= 3 }
+					keys, more, err := snap.SelectedKeys(ctx, sqlrewrite.Fetch{Table: "sk", Keys: &sqlrewrite.KeyCounts{Column: column, Numeric: numeric}}, keep, limit)
+					if err != nil {
+						t.Fatal(err)
+					}
+					want := accepted[:min(limit, frequent)]
+					if !slices.Equal(keys, want) || more != (limit < frequent) {
+						t.Errorf("%s, limit %d: %d keys %v…, more %v; want the first %d of the accepted, more %v",
+							column, limit, len(keys), keys[:min(len(keys), 3)], more, len(want), limit < frequent)
+					}
+					if calls != frequent+rare {
+						t.Errorf("%s, limit %d: keep saw %d counts, want every value's (%d)", column, limit, calls, frequent+rare)
+					}
+				}
+			}
+		})
+	}
+}
