@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"math/big"
 	"slices"
 	"strings"
 	"testing"
@@ -86,5 +87,20 @@ func TestSelectedKeysKeepsTheFirstAccepted(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestParseIntegerAsSetString: parseInteger accepts exactly the texts
+// big.Int's SetString(s, 10) accepts, with the same value, on both sides
+// of its strconv path's 18 characters.
+func TestParseIntegerAsSetString(t *testing.T) {
+	for _, s := range []string{"0", "-0", "+7", "007", "-", "+", "", " 1", "1 ", "1_000", "0x10", "1e3", "12a", "--1", "+-1", "１",
+		"123456789012345678", "-12345678901234567", "999999999999999999", "9223372036854775807", "-9223372036854775808",
+		"-999999999999999999", "99999999999999999999999999"} {
+		want, wantOK := new(big.Int).SetString(s, 10)
+		got, ok := parseInteger([]byte(s))
+		if ok != wantOK || ok && got.Cmp(want) != 0 {
+			t.Errorf("parseInteger(%q) = %v, %v; SetString: %v, %v", s, got, ok, want, wantOK)
+		}
 	}
 }

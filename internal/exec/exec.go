@@ -569,6 +569,24 @@ func resultOf(plan *planner.Plan, values []planner.Value) *Result {
 // the releases it is computed from, its 95% interval, and whom it protects
 // at what ε within its statement (scope).
 func describe(plan *planner.Plan, o *planner.Output, v planner.Value, scope statementScope) Warning {
+	return newDescriber(plan, o, scope).note("", v)
+}
+
+// describer writes the notes of one output of a plan (describe) for any
+// number of its values, the parts common to all of them (mechanisms, ε
+// and δ, the clamped values, the unit note) computed once: one per output
+// of a grouped statement, whose groups share everything but the value.
+type describer struct {
+	o       *planner.Output
+	head    string // "label: mechanism=…; epsilon=… delta=…" and what it is derived from
+	clamped string // " (of the values clamped to […])", or ""
+	unit    string // unitNote
+	buf     []byte // scratch of note
+}
+
+// newDescriber returns the describer of o, an output of plan, within its
+// statement (scope).
+func newDescriber(plan *planner.Plan, o *planner.Output, scope statementScope) *describer {
 	var eps, delta float64
 	var parts []string
 	for _, a := range o.Args {
@@ -577,37 +595,52 @@ func describe(plan *planner.Plan, o *planner.Output, v planner.Value, scope stat
 		delta += r.Delta
 		parts = append(parts, fmt.Sprintf("%s by %s", r.Stat, r.Mechanism.Name()))
 	}
-	var sb strings.Builder
-	fmt.Fprintf(&sb, "%s: mechanism=%s; epsilon=%.6g delta=%.6g", o.Label, mechanismNames(plan, o), eps, delta)
+	head := fmt.Sprintf("%s: mechanism=%s; epsilon=%.6g delta=%.6g", o.Label, mechanismNames(plan, o), eps, delta)
 	if len(o.Args) > 1 || o.Derive != planner.Direct {
-		fmt.Fprintf(&sb, " (derived from %s)", strings.Join(parts, ", "))
+		head += fmt.Sprintf(" (derived from %s)", strings.Join(parts, ", "))
 	}
+	d := &describer{o: o, head: head, unit: unitNote(plan, eps, scope)}
+	if of := clampedValues(o); of != "" {
+		d.clamped = " (of " + of + ")"
+	}
+	return d
+}
+
+// note is the note of the output's value v, its message after prefix and
+// ": " when prefix is not empty (a group's label). The message is built in
+// the describer's buffer and copied once, at its length: a grouped
+// statement's notes are kept until the session's next statement.
+func (d *describer) note(prefix string, v planner.Value) Warning {
+	b := d.buf[:0]
+	if prefix != "" {
+		b = append(append(b, prefix...), ": "...)
+	}
+	b = append(b, d.head...)
 	switch {
 	case v.Null:
-		sb.WriteString("; NULL: " + v.Note)
+		b = append(append(b, "; NULL: "...), v.Note...)
 	case v.HasInterval:
-		if _, temporal := o.Temporal(); temporal {
-			fmt.Fprintf(&sb, "; 95%% interval [%s, %s]", o.FormatTemporal(v.Low), o.FormatTemporal(v.High))
+		if _, temporal := d.o.Temporal(); temporal {
+			b = fmt.Appendf(b, "; 95%% interval [%s, %s]", d.o.FormatTemporal(v.Low), d.o.FormatTemporal(v.High))
 		} else {
-			fmt.Fprintf(&sb, "; 95%% interval [%.6g, %.6g]", v.Low, v.High)
+			b = fmt.Appendf(b, "; 95%% interval [%.6g, %.6g]", v.Low, v.High)
 		}
-		if of := clampedValues(o); of != "" {
-			sb.WriteString(" (of " + of + ")")
-		}
+		b = append(b, d.clamped...)
 		if v.Note != "" {
-			sb.WriteString("; " + v.Note)
+			b = append(append(b, "; "...), v.Note...)
 		}
 	case v.Note != "":
-		sb.WriteString("; " + v.Note)
+		b = append(append(b, "; "...), v.Note...)
 	default:
-		sb.WriteString("; 95% interval: not available for this mechanism")
+		b = append(b, "; 95% interval: not available for this mechanism"...)
 	}
-	sb.WriteString(unitNote(plan, eps, scope))
+	b = append(b, d.unit...)
+	d.buf = b
 	level := "Note"
 	if v.Null {
 		level = "Warning"
 	}
-	return Warning{Level: level, Code: NoteCode, Message: sb.String()}
+	return Warning{Level: level, Code: NoteCode, Message: string(b)}
 }
 
 // clampedValues names, for the interval of o, the values its statistic

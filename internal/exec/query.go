@@ -275,24 +275,33 @@ func postProcessed(qp *planner.QueryPlan, rows []planner.Row, warnings []Warning
 }
 
 // releasedRows derives every group's aggregates from its releases into
-// rows[g].Aggs and adds one note per group and aggregate.
+// rows[g].Aggs (with their Rolled sums for WITH ROLLUP only) and adds one
+// note per group and aggregate. Each group's releases are dropped from
+// released once derived.
 func releasedRows(qp *planner.QueryPlan, rows []planner.Row, released [][]planner.Estimate, warnings []Warning) ([]Warning, error) {
+	outputs := qp.Base.Outputs
+	describers := make([]*describer, len(outputs))
+	for i := range outputs {
+		describers[i] = newDescriber(qp.Base, &outputs[i], queryScope(qp))
+	}
+	warnings = slices.Grow(warnings, len(rows)*len(outputs))
 	for g := range rows {
-		rows[g].Aggs = make([]planner.Datum, len(qp.Base.Outputs))
+		rows[g].Aggs = make([]planner.Datum, len(outputs))
 		group := groupLabel(qp.Query, rows[g].Keys)
-		for i, o := range qp.Base.Outputs {
+		for i := range outputs {
+			o := &outputs[i]
 			v, err := o.Evaluate(released[g])
 			if err != nil {
 				return nil, dperr.Wrap(dperr.Internal, err, "internal error: cannot derive %s", o.Label)
 			}
-			rows[g].Aggs[i] = datum(outputValue(&o, v))
-			rows[g].Aggs[i].Rolled, rows[g].Aggs[i].Interval = o.Rolled(v), o.Interval(v)
-			w := describe(qp.Base, &qp.Base.Outputs[i], v, queryScope(qp))
-			if group != "" {
-				w.Message = group + ": " + w.Message
+			rows[g].Aggs[i] = datum(outputValue(o, v))
+			rows[g].Aggs[i].Interval = o.Interval(v)
+			if qp.Query.Rollup { // the sums WITH ROLLUP's totals add up, which nothing else reads
+				rows[g].Aggs[i].Rolled = o.Rolled(v)
 			}
-			warnings = append(warnings, w)
+			warnings = append(warnings, describers[i].note(group, v))
 		}
+		released[g] = nil
 	}
 	return warnings, nil
 }
@@ -512,23 +521,33 @@ func (e *Executor) releaseOn(ctx context.Context, snap *backend.Snapshot, base *
 	if err != nil {
 		return nil, err
 	}
+	// One group's terms, histograms and grid sums, filled anew for each
+	// group (releaseFrom keeps none of these containers); a group's terms
+	// and grid sums are dropped from the grouped ones once it is released.
+	v := make(map[int64][]float64, len(values))
+	var mine [][]int64
+	if hists != nil {
+		mine = make([][]int64, len(hists))
+	}
+	var totals gridTotals
+	if grids != nil {
+		totals = make(gridTotals, len(grids))
+	}
 	released := make([][]planner.Estimate, len(filters))
 	for g := range filters {
 		group, groupScope := groupReads(base, scope, filters[g])
-		v := map[int64][]float64{}
 		for rows, vs := range values {
-			v[rows] = vs[g]
+			v[rows], vs[g] = vs[g], nil
 		}
-		var mine [][]int64
-		if hists != nil {
-			mine = make([][]int64, len(hists))
-			for i, h := range hists {
-				if h != nil {
-					mine[i] = h[g]
-				}
+		for i, h := range hists {
+			if h != nil {
+				mine[i] = h[g]
 			}
 		}
-		if released[g], err = e.releaseFrom(ctx, snap, group, src, groupScope, where, v, mine, grids.group(g), readData); err != nil {
+		for grid, ts := range grids {
+			totals[grid], ts[g] = ts[g], sqlrewrite.GridTotals{}
+		}
+		if released[g], err = e.releaseFrom(ctx, snap, group, src, groupScope, where, v, mine, totals, readData); err != nil {
 			return nil, err
 		}
 	}
@@ -578,18 +597,6 @@ type groupedGrids map[sqlrewrite.GridSums][]sqlrewrite.GridTotals
 // gridTotals are one group's grid sums fetched at once with the others',
 // by grid (its SumOnly cleared); nil when none were.
 type gridTotals map[sqlrewrite.GridSums]sqlrewrite.GridTotals
-
-// group returns group g's totals.
-func (gs groupedGrids) group(g int) gridTotals {
-	if gs == nil {
-		return nil
-	}
-	out := gridTotals{}
-	for grid, totals := range gs {
-		out[grid] = totals[g]
-	}
-	return out
-}
 
 // has reports whether the totals answer a request of g: fetched for the
 // whole column (never a ranked request), with Σk² where g needs it.

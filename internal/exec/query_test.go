@@ -95,7 +95,7 @@ func loadGrouped(t *testing.T, back *backend.Backend, rows []groupedRow) {
 	}
 }
 
-func planGrouped(t *testing.T, cat *catalog.Config, q string, eps float64) *planner.QueryPlan {
+func planGrouped(t testing.TB, cat *catalog.Config, q string, eps float64) *planner.QueryPlan {
 	t.Helper()
 	st, err := sqlrewrite.NewParser(cat).Parse(q)
 	if err != nil {
@@ -112,7 +112,7 @@ func planGrouped(t *testing.T, cat *catalog.Config, q string, eps float64) *plan
 	return qp
 }
 
-func newGroupedExecutor(t *testing.T, back *backend.Backend) *Executor {
+func newGroupedExecutor(t testing.TB, back *backend.Backend) *Executor {
 	t.Helper()
 	l, err := budget.Open(context.Background(), testdb.SQLite(t), budget.SQLite)
 	if err != nil {

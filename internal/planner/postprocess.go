@@ -407,9 +407,12 @@ func project(columns []sqlrewrite.OutputColumn, orderBy []sqlrewrite.OrderKey, d
 		cols  []Datum
 		order []Datum
 	}
-	var rows []outRow
+	rows := make([]outRow, 0, len(kept))
 	for _, r := range kept {
-		var o outRow
+		o := outRow{cols: make([]Datum, 0, len(columns))}
+		if len(orderBy) > 0 {
+			o.order = make([]Datum, 0, len(orderBy))
+		}
 		for _, c := range columns {
 			d, err := Eval(c.Expr, r, w)
 			if err != nil {

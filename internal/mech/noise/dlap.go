@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"math/bits"
 
 	"github.com/dpproxy/dpproxy/internal/mech"
 )
@@ -53,10 +54,13 @@ func NewDlap(sensitivity uint64, epsilon float64) (Dlap, error) {
 	}
 }
 
-// scale returns t/s rounded to the nearest float64.
+// Scale returns t/s rounded to the nearest float64 (ties to even). s is a
+// power of two, 2^k with k ≤ 62, and 1 ≤ t < 2^63: the conversion of t
+// rounds it once to 53 bits, and dividing by 2^k is then exact (the
+// quotient is at least 2^-62, far from the subnormals), so this is the
+// exact quotient rounded once, as big.Rat's Float64 computed it.
 func (d Dlap) Scale() float64 {
-	f, _ := new(big.Rat).SetFrac(new(big.Int).SetUint64(d.t), new(big.Int).SetUint64(d.s)).Float64()
-	return f
+	return math.Ldexp(float64(d.t), -bits.TrailingZeros64(d.s))
 }
 
 // sample draws Z and returns its sign (true: negative) and magnitude, by

@@ -3,6 +3,7 @@ package noise
 import (
 	"math"
 	"math/big"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/dpproxy/dpproxy/internal/mech"
@@ -141,5 +142,36 @@ func TestDlapMatchesPMF(t *testing.T) {
 		if math.Abs(sampleVar-variance) > privtest.Z6*sd {
 			t.Errorf("ε=%v: variance got %v, want %v ± %v", eps, sampleVar, variance, privtest.Z6*sd)
 		}
+	}
+}
+
+// TestDlapScaleIsTheRoundedQuotient: Scale is t/s rounded once to the
+// nearest float64, ties to even, as big.Rat computes it, for scales of
+// NewDlap and for numerators of 54 to 62 significant bits, ties and
+// their neighbours included, over every shift.
+func TestDlapScaleIsTheRoundedQuotient(t *testing.T) {
+	check := func(d Dlap) {
+		t.Helper()
+		want, _ := new(big.Rat).SetFrac(new(big.Int).SetUint64(d.t), new(big.Int).SetUint64(d.s)).Float64()
+		if got := d.Scale(); got != want {
+			t.Errorf("Dlap{t: %d, s: %d}.Scale() = %v, want %v", d.t, d.s, got, want)
+		}
+	}
+	for _, eps := range []float64{mech.MinEpsilon, 1e-9, 0.1, 0.3, 1 / 3.0, 1.25, 2.5, 17, mech.MaxEpsilon} {
+		for _, sens := range []uint64{1, 3, 1 << 9, 123456789} {
+			if d, err := NewDlap(sens, eps); err == nil {
+				check(d)
+			}
+		}
+	}
+	src := rand.New(rand.NewPCG(7, 11))
+	for shift := range 63 {
+		for bitsT := 54; bitsT <= 62; bitsT++ {
+			tie := uint64(1)<<(bitsT-1) | uint64(1)<<(bitsT-54) // halfway between two float64s
+			for _, num := range []uint64{tie - 1, tie, tie + 1, tie | uint64(1)<<(bitsT-53), 1<<bitsT - 1, src.Uint64N(1<<bitsT-1) + 1} {
+				check(Dlap{t: num, s: 1 << shift})
+			}
+		}
+		check(Dlap{t: 1, s: 1 << shift})
 	}
 }
