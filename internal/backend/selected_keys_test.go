@@ -51,7 +51,7 @@ func TestSelectedKeysKeepsTheFirstAccepted(t *testing.T) {
 				}
 			}
 			ctx := context.Background()
-			snap, err := New(db, b.dialect, nil).Snapshot(ctx)
+			snap, err := New(db, b.dialect, nil).Snapshot(ctx, "")
 			if err != nil {
 				t.Fatal(err)
 			}
