@@ -75,15 +75,7 @@ func TestSnapshotReadsAFetchOnce(t *testing.T) {
 // start, in the middle, across group boundaries and past the end, over a
 // column with ties, values outside the bounds and NULLs.
 func TestGroupedWindowEqualsSortedWindow(t *testing.T) {
-	for _, b := range []struct {
-		name    string
-		dialect sqlrewrite.Dialect
-		open    func(testing.TB) *sql.DB
-	}{
-		{"sqlite", sqlrewrite.SQLite, testdb.SQLite},
-		{"postgres", sqlrewrite.PostgreSQL, testdb.Postgres},
-		{"mysql", sqlrewrite.MySQL, testdb.MySQL},
-	} {
+	for _, b := range threeBackends {
 		t.Run(b.name, func(t *testing.T) {
 			db := b.open(t)
 			var values []string
@@ -143,4 +135,16 @@ func TestGroupedWindowEqualsSortedWindow(t *testing.T) {
 			}
 		})
 	}
+}
+
+// threeBackends are the backends the package's database tests run on,
+// each with its dialect and the testdb opener of its test database.
+var threeBackends = []struct {
+	name    string
+	dialect sqlrewrite.Dialect
+	open    func(testing.TB) *sql.DB
+}{
+	{"sqlite", sqlrewrite.SQLite, testdb.SQLite},
+	{"postgres", sqlrewrite.PostgreSQL, testdb.Postgres},
+	{"mysql", sqlrewrite.MySQL, testdb.MySQL},
 }

@@ -209,15 +209,7 @@ func checkGroupedHistogram(t *testing.T, be *Backend, dims []sqlrewrite.CellDim)
 // in), and a sample of them; each name's three spellings get their own
 // rows (a third of them each).
 func TestGroupedByValueManyTextKeys(t *testing.T) {
-	for _, b := range []struct {
-		name    string
-		dialect sqlrewrite.Dialect
-		open    func(testing.TB) *sql.DB
-	}{
-		{"sqlite", sqlrewrite.SQLite, testdb.SQLite},
-		{"postgres", sqlrewrite.PostgreSQL, testdb.Postgres},
-		{"mysql", sqlrewrite.MySQL, testdb.MySQL},
-	} {
+	for _, b := range threeBackends {
 		t.Run(b.name, func(t *testing.T) {
 			db := b.open(t)
 			var rows []string

@@ -2,7 +2,6 @@ package backend
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"math/big"
 	"slices"
@@ -10,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
-	"github.com/dpproxy/dpproxy/internal/testdb"
 )
 
 // TestSelectedKeysKeepsTheFirstAccepted: SelectedKeys returns, of the
@@ -22,15 +20,7 @@ import (
 // and integer, inserted in an order unrelated to theirs. Before the cap,
 // KeyCounts returned every accepted value: memory grew with them.
 func TestSelectedKeysKeepsTheFirstAccepted(t *testing.T) {
-	for _, b := range []struct {
-		name    string
-		dialect sqlrewrite.Dialect
-		open    func(testing.TB) *sql.DB
-	}{
-		{"sqlite", sqlrewrite.SQLite, testdb.SQLite},
-		{"postgres", sqlrewrite.PostgreSQL, testdb.Postgres},
-		{"mysql", sqlrewrite.MySQL, testdb.MySQL},
-	} {
+	for _, b := range threeBackends {
 		t.Run(b.name, func(t *testing.T) {
 			db := b.open(t)
 			const frequent, rare = 250, 120

@@ -22,15 +22,7 @@ import (
 // transaction under the statement's context, which database/sql rolls back
 // and discards when that context ends.
 func TestSnapshotKeepsConnectionAfterContextEnds(t *testing.T) {
-	for _, c := range []struct {
-		name    string
-		dialect sqlrewrite.Dialect
-		open    func(testing.TB) *sql.DB
-	}{
-		{"sqlite", sqlrewrite.SQLite, testdb.SQLite},
-		{"postgres", sqlrewrite.PostgreSQL, testdb.Postgres},
-		{"mysql", sqlrewrite.MySQL, testdb.MySQL},
-	} {
+	for _, c := range threeBackends {
 		t.Run(c.name, func(t *testing.T) {
 			db := c.open(t)
 			db.SetMaxIdleConns(4)
