@@ -128,6 +128,9 @@ type DerivedColumn struct {
 // (the clamp's rule for usable bounds). A CASE's interval is the hull of
 // its results' (a NULL result adds nothing).
 //
+// Where the interval holds one nonzero value only, singleValueBounds
+// widens it.
+//
 // It fails, with the reason, for a division by an expression whose
 // interval contains 0, for bounds of magnitude above 2^430, and where a
 // product or quotient could leave double precision's range (PostgreSQL
@@ -146,10 +149,41 @@ func (e *RowExpr) Bounds() (lo, hi float64, err error) {
 		return 0, 0, err
 	}
 	lo, hi = widenTiny(v.lo, -1), widenTiny(v.hi, 1)
+	if lo == hi && lo != 0 {
+		lo, hi = singleValueBounds(lo)
+	}
 	if math.Abs(lo) > maxMagnitude || math.Abs(hi) > maxMagnitude {
 		return 0, 0, fmt.Errorf("its derived bounds [%g, %g] exceed 2^430 in magnitude", lo, hi)
 	}
 	return lo, hi, nil
+}
+
+// singleValueBounds are the bounds of an expression whose only value is c
+// (SIGN(age + 1) over age in [0, 100]): every mechanism needs lower <
+// upper, so the interval reaches from c toward 0 by one, to 0 where c is
+// within one of it, or to the next double where c − 1 rounds to c (c = 0,
+// [0, 0], is kept: the planner answers a sum of zeros as such). The
+// values, all c, lie inside, so nothing is
+// clamped, and the sensitivity stays that of c's magnitude (a sum's is
+// max(|lo|, |hi|) = |c|). The bounds depend on the statement and the
+// declared bounds alone, as every derived bound does.
+func singleValueBounds(c float64) (lo, hi float64) {
+	switch {
+	case math.Abs(c) <= 1:
+		return min(c, 0), max(c, 0)
+	case c > 0:
+		lo = c - 1
+		if lo == c {
+			lo = math.Nextafter(c, 0)
+		}
+		return lo, c
+	default:
+		hi = c + 1
+		if hi == c {
+			hi = math.Nextafter(c, 0)
+		}
+		return c, hi
+	}
 }
 
 // interval is the range of a row expression's values: within [lo, hi],

@@ -37,6 +37,15 @@ func TestRowExprBoundsVectors(t *testing.T) {
 	age, income := rcol("age", 0, 100), rcol("income", 0, 500000)
 	checkBounds(t, []boundsCase{
 		{"age + income", rop('+', age, income), 0, 500100, ""},
+		// A single value c (here SIGN-like constants times a column's
+		// zero, exact) is widened toward 0 by one, or to 0, or to the
+		// next double (singleValueBounds); 0 stays [0, 0].
+		{"5 + 0 * age", rop('+', rnum(5), rop('*', rnum(0), age)), 4, 5, ""},
+		{"-3 + 0 * age", rop('+', rnum(-3), rop('*', rnum(0), age)), -3, -2, ""},
+		{"0.5 + 0 * age", rop('+', rnum(0.5), rop('*', rnum(0), age)), 0, 0.5, ""},
+		{"-0.5 + 0 * age", rop('+', rnum(-0.5), rop('*', rnum(0), age)), -0.5, 0, ""},
+		{"2^60 + 0 * age", rop('+', rnum(0x1p60), rop('*', rnum(0), age)), 0x1p60 - 128, 0x1p60, ""},
+		{"0 * age", rop('*', rnum(0), age), 0, 0, ""},
 		{"income - 10 * age", rop('-', income, rop('*', rnum(10), age)), -1000, 500000, ""},
 		{"age * 2 + income / 1000", rop('+', rop('*', age, rnum(2)), rop('/', income, rnum(1000))), 0, 700, ""},
 		{"0.1 + 0.2", rop('+', rnum(0.1), rnum(0.2)), 0.3, 0.30000000000000004, ""},

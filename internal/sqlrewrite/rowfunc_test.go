@@ -25,7 +25,7 @@ func TestRowFuncBoundsVectors(t *testing.T) {
 		{"ABS([-2.5, 7.5])", rfn(sqlrewrite.FuncAbs, 0, x), 0, 7.5, ""},
 		{"ABS([-9, -3])", rfn(sqlrewrite.FuncAbs, 0, rcol("n", -9, -3)), 3, 9, ""},
 		{"SIGN([-2.5, 7.5])", rfn(sqlrewrite.FuncSign, 0, x), -1, 1, ""},
-		{"SIGN([1, 1000])", rfn(sqlrewrite.FuncSign, 0, pos), 1, 1, ""},
+		{"SIGN([1, 1000])", rfn(sqlrewrite.FuncSign, 0, pos), 0, 1, ""}, // the single value 1, widened toward 0 (singleValueBounds)
 		{"FLOOR([-2.5, 7.5])", rfn(sqlrewrite.FuncFloor, 0, x), -3, 7, ""},
 		{"CEIL([-2.5, 7.5])", rfn(sqlrewrite.FuncCeil, 0, x), -2, 8, ""},
 		{"ROUND([-2.5, 7.5])", rfn(sqlrewrite.FuncRound, 0, x), -3, 8, ""},
