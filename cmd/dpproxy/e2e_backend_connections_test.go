@@ -64,16 +64,7 @@ func TestBackendConnectionLimits(t *testing.T) {
 				return n
 			}
 
-			lock, err := db.Conn(context.Background())
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer lock.Close()
-			for _, s := range b.lock {
-				if _, err := lock.ExecContext(context.Background(), s); err != nil {
-					t.Fatalf("%s: %v", s, err)
-				}
-			}
+			lock := holdLock(t, db, b.lock)
 			unlocked := false
 			defer func() {
 				if !unlocked {

@@ -84,16 +84,7 @@ func TestKillStopsBackendQuery(t *testing.T) {
 					time.Sleep(20 * time.Millisecond)
 				}
 			}
-			lock, err := db.Conn(context.Background())
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer lock.Close()
-			for _, s := range b.lock {
-				if _, err := lock.ExecContext(context.Background(), s); err != nil {
-					t.Fatalf("%s: %v", s, err)
-				}
-			}
+			lock := holdLock(t, db, b.lock)
 
 			eve := p.connect(t, "eve", "pw")
 			bob := p.connect(t, "bob", "pw")

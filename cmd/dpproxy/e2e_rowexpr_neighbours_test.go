@@ -5,14 +5,12 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/dpproxy/dpproxy/internal/testdb"
-	"github.com/dpproxy/dpproxy/internal/wire"
 )
 
 // The row-expression neighbour test (TestRowExpressionNeighbours) runs
@@ -174,18 +172,7 @@ func runNeighbours(t *testing.T, b neighbourBackend, seed uint64, statements []s
 `, name, bound)
 		}
 	}
-	dir := t.TempDir()
-	config := filepath.Join(dir, "dpproxy.yaml")
-	yaml := fmt.Sprintf("backend: {driver: %s, dsn: %q}\nledger: {driver: sqlite, dsn: %q}\n"+
-		"privacy: {default_epsilon: 100, max_epsilon: 100, default_delta: 1.0e-6, max_delta: 1.0e-4}\n"+
-		"users:\n  - {name: eve, password_hash: %q, epsilon: 1.0e+12, delta: 0.5}\ntables:\n%s",
-		b.driver, dsn, filepath.Join(memoryDir(t), "ledger.db"), wire.FormatNativePasswordHash(wire.NativePasswordHash("pw")), decl.String())
-	if err := os.WriteFile(config, []byte(yaml), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	p := startProxy(t, dir, nil, "--config", config)
-	conn := p.connect(t, "eve", "pw")
-	conn.SetMaxOpenConns(1)
+	conn := connectAtHighEpsilon(t, b.driver, dsn, decl.String())
 	if _, err := conn.Exec("SET @dp_delta = 1e-5"); err != nil {
 		t.Fatal(err)
 	}
@@ -224,20 +211,6 @@ func runNeighbours(t *testing.T, b neighbourBackend, seed uint64, statements []s
 	if answered < len(statements)/3 {
 		t.Errorf("only %d of %d generated statements answered on the ordinary rows: the generator no longer tests what the proxy runs", answered, len(statements))
 	}
-}
-
-// memoryDir returns a fresh directory in memory (under /dev/shm) where
-// there is one, else on disk: the ledger syncs each statement's charge to
-// its file, which on disk takes most of the time of the thousands of
-// statements this test sends, and is not what it tests.
-func memoryDir(t *testing.T) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("/dev/shm", "dpproxy-ledger")
-	if err != nil {
-		return t.TempDir()
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	return dir
 }
 
 // loadNeighbour creates the table name(u, x, y, a, b, s, d, ts) with the

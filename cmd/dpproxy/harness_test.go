@@ -256,7 +256,8 @@ func execAll(t *testing.T, db *sql.DB, stmts []string) {
 
 // connectAtHighEpsilon starts a proxy over the backend (driver, dsn) with
 // the tables YAML (the list under tables:, indented by two spaces) at
-// ε = 100 a statement, a SQLite ledger and one analyst, eve, whose budget
+// ε = 100 a statement, a SQLite ledger (in memory where it can: memoryDir)
+// and one analyst, eve, whose budget
 // never runs out, and returns eve's single connection: for tests that
 // compare outcomes on neighbouring rows, where noise must be negligible.
 func connectAtHighEpsilon(t *testing.T, driver, dsn, tables string) *sql.DB {
@@ -268,9 +269,9 @@ backend: {driver: %s, dsn: %q}
 ledger: {driver: sqlite, dsn: %q}
 privacy: {default_epsilon: 100, max_epsilon: 100, default_delta: 1.0e-6, max_delta: 1.0e-4}
 users:
-  - {name: eve, password_hash: %q, epsilon: 100000000, delta: 0.5}
+  - {name: eve, password_hash: %q, epsilon: 1.0e+12, delta: 0.5}
 tables:
-%s`, driver, dsn, filepath.Join(dir, "ledger.db"), wire.FormatNativePasswordHash(wire.NativePasswordHash("pw")), tables)
+%s`, driver, dsn, filepath.Join(memoryDir(t), "ledger.db"), wire.FormatNativePasswordHash(wire.NativePasswordHash("pw")), tables)
 	if err := os.WriteFile(config, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -278,4 +279,36 @@ tables:
 	conn := p.connect(t, "eve", "pw")
 	conn.SetMaxOpenConns(1)
 	return conn
+}
+
+// memoryDir returns a fresh directory in memory (under /dev/shm) where
+// there is one, else on disk: the ledger syncs each statement's charge to
+// its file, which on disk takes most of the time of tests that send
+// thousands of statements, and is not what they test.
+func memoryDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("/dev/shm", "dpproxy-ledger")
+	if err != nil {
+		return t.TempDir()
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
+// holdLock runs the statements (a transaction that takes a table lock) on
+// a connection of its own and returns it, closed at the test's end: the
+// backend queries of statements that read the table then wait for it.
+func holdLock(t *testing.T, db *sql.DB, stmts []string) *sql.Conn {
+	t.Helper()
+	lock, err := db.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { lock.Close() })
+	for _, s := range stmts {
+		if _, err := lock.ExecContext(context.Background(), s); err != nil {
+			t.Fatalf("%s: %v", s, err)
+		}
+	}
+	return lock
 }
