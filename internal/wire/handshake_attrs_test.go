@@ -124,6 +124,7 @@ func TestCheckHandshakeResponse(t *testing.T) {
 func TestPanicLogThrottled(t *testing.T) {
 	ts := startServer(t, Config{})
 	const n = 20
+	start := time.Now()
 	for range n {
 		conn, err := client.Connect(ts.addr(), testUser, testPassword, "")
 		if err != nil {
@@ -134,7 +135,10 @@ func TestPanicLogThrottled(t *testing.T) {
 		}
 		conn.Close()
 	}
-	waitFor(t, "panics counted", 2*time.Second, func() bool { return ts.Panics() == n })
+	waitFor(t, "panics counted", 10*time.Second, func() bool { return ts.Panics() == n })
+	// One line a second per source: on a loaded machine the 20 panics may
+	// span more than the 3 seconds an idle one takes.
+	maxLines := 3 + int(time.Since(start)/time.Second)
 	var errorLines, stacks int
 	for _, line := range strings.Split(ts.logs.String(), "\n") {
 		if strings.Contains(line, "level=ERROR") && strings.Contains(line, "connection panicked") {
@@ -147,7 +151,7 @@ func TestPanicLogThrottled(t *testing.T) {
 			}
 		}
 	}
-	if errorLines < 1 || errorLines > 3 || stacks != 1 {
-		t.Errorf("%d panics logged on %d ERROR lines, %d with a stack; want 1 to 3 lines, one stack", n, errorLines, stacks)
+	if errorLines < 1 || errorLines > maxLines || stacks != 1 {
+		t.Errorf("%d panics logged on %d ERROR lines, %d with a stack; want 1 to %d lines, one stack", n, errorLines, stacks, maxLines)
 	}
 }
