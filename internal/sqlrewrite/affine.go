@@ -58,7 +58,16 @@ func (qb *queryBuilder) affineAggregate(a *ast.AggregateFuncExpr) (*Expr, bool, 
 	if !finite(lo) || !finite(hi) || !finite(x.a) || !finite(x.b) {
 		return nil, true, refuseQuery("%s: the bounds of %s derived from %s's [%g, %g] are not finite", strings.ToUpper(a.F), restore(a.Args[0]), x.col.Name, *x.col.Lower, *x.col.Upper)
 	}
-	num := func(v float64) *Expr { return &Expr{Kind: ExprConst, Value: Value{Num: v}} }
+	// a·x + b is a DOUBLE in MySQL when it holds a float literal (SUM(age
+	// + 1e300) is b·COUNT(x) in DOUBLE, not a DECIMAL beyond MySQL's digits).
+	double := containsNode(a.Args[0], isFloatLiteral)
+	num := func(v float64) *Expr {
+		c := &Expr{Kind: ExprConst, Value: Value{Num: v}}
+		if double {
+			return castReal(c)
+		}
+		return c
+	}
 	op := func(o string, l, r *Expr) *Expr { return &Expr{Kind: ExprOp, Op: o, Args: []*Expr{l, r}} }
 	of := func(f AggFunc, q float64) *Expr {
 		label := strings.ToUpper(f.String()) + "(" + x.col.Name + ")"

@@ -81,10 +81,33 @@ func floatLiteral(e ast.ExprNode) bool {
 	case *ast.UnaryOperationExpr:
 		return floatLiteral(e.V)
 	case ast.ValueExpr:
-		_, ok := e.GetValue().(float64)
-		return ok
+		return isFloatLiteral(e)
 	}
 	return false
+}
+
+// floatConst is c, the constant e or an aggregate of it (ExprConstAgg),
+// as MySQL types it: CAST(c AS DOUBLE) when e is a float literal
+// (ROUND(2.5e0) is 2; SUM(1e300) over 1000 rows is the DOUBLE 1e303),
+// c itself otherwise.
+func floatConst(e ast.ExprNode, c *Expr) *Expr {
+	if floatLiteral(e) {
+		return castReal(c)
+	}
+	return c
+}
+
+// castReal is CAST(c AS DOUBLE).
+func castReal(c *Expr) *Expr { return &Expr{Kind: ExprFunc, Op: "cast-real", Args: []*Expr{c}} }
+
+// isFloatLiteral matches a number written with an exponent (floatLiteral).
+func isFloatLiteral(n ast.Node) bool {
+	v, ok := n.(ast.ValueExpr)
+	if !ok {
+		return false
+	}
+	_, ok = v.GetValue().(float64)
+	return ok
 }
 
 // valueOf converts a test_driver literal.

@@ -536,11 +536,7 @@ func (qb *queryBuilder) exprIn(e ast.ExprNode, clause string, aliases bool) (*Ex
 	e = unparen(e)
 	if v, ok := literal(e); ok {
 		v.Decimal = decimalLiteral(e)
-		c := &Expr{Kind: ExprConst, Value: v}
-		if floatLiteral(e) { // a DOUBLE in MySQL (ROUND(2.5e0) is 2), as CAST(2.5 AS DOUBLE)
-			return &Expr{Kind: ExprFunc, Op: "cast-real", Args: []*Expr{c}}, nil
-		}
-		return c, nil
+		return floatConst(e, &Expr{Kind: ExprConst, Value: v}), nil
 	}
 	if qb.derived != nil {
 		switch x := e.(type) {
@@ -888,7 +884,8 @@ func castExpr(x *ast.FuncCastExpr, arg *Expr) (*Expr, error) {
 // SUM(c) is c·COUNT(*); AVG(c), MIN(c) and MAX(c) are c (ExprConstAgg:
 // what SQL returns on a non-empty group; dpproxy never reveals whether a
 // group is empty, only that the WHERE selects no row whatever the data,
-// where they are NULL).
+// where they are NULL); of a float literal c (1e300) they are DOUBLEs,
+// as MySQL types them (floatConst).
 // MIN(col) and MAX(col) are the DP 0th and 100th percentiles (clamped to
 // the bounds), of a date column too (temporalQuantile).
 func (qb *queryBuilder) aggregate(e ast.ExprNode) (*Expr, error) {
@@ -921,9 +918,9 @@ func (qb *queryBuilder) aggregate(e ast.ExprNode) (*Expr, error) {
 			switch name {
 			case "sum":
 				count := qb.item(Aggregate{Func: CountRows, Summed: true}, restore(a))
-				return &Expr{Kind: ExprOp, Op: "*", Args: []*Expr{{Kind: ExprConst, Value: c}, count}}, nil
+				return &Expr{Kind: ExprOp, Op: "*", Args: []*Expr{floatConst(a.Args[0], &Expr{Kind: ExprConst, Value: c}), count}}, nil
 			case "avg", "min", "max":
-				return &Expr{Kind: ExprConstAgg, Value: c, Op: restore(a)}, nil
+				return floatConst(a.Args[0], &Expr{Kind: ExprConstAgg, Value: c, Op: restore(a)}), nil
 			}
 		}
 		if name == "min" || name == "max" {
