@@ -16,7 +16,7 @@ import (
 // charged, and then the backend refused it. What a fetch binds is a
 // function of the statement and the configuration only (the filter, the
 // Boolean predicate, the derived columns, the keys' declared values, the
-// groups' conditions, and at most maxSelectedGroups released values),
+// groups' conditions, and at most planner.MaxGroups released values),
 // never of the data, so the refusal is too.
 //
 // The count is that of one fetch that binds everything any fetch of the
@@ -119,7 +119,7 @@ func (e *Executor) checkQueryArguments(qp *planner.QueryPlan) error {
 			base = &planner.Plan{Table: qp.Table, Filter: qp.Filter, Boolean: qp.Boolean, Derived: qp.Derived}
 		}
 		sel := qp.Selection
-		released := make([]sqlrewrite.Value, selectedLimit(qp)) // releaseSelected's cap
+		released := make([]sqlrewrite.Value, qp.SelectedLimit()) // releaseSelected's cap
 		for i := range released {
 			released[i] = sqlrewrite.Value{Num: float64(i), Str: strconv.Itoa(i), IsText: !sel.Column.Numeric()}
 		}

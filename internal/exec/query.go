@@ -339,8 +339,10 @@ func (e *Executor) releaseParts(ctx context.Context, user string, qp *planner.Qu
 // releaseSelected reserves the statement's cost, reads the count of every
 // value of the private key, keeps the values that pass partition
 // selection (sorted, so their order reveals nothing beyond the set), at
-// most selectedLimit of them, and runs the base plan's releases for every
-// kept value as in releaseGroups. more reports that further values passed
+// most qp.SelectedLimit of them (planner.MaxGroups groups bound the
+// memory and time of one statement whatever the number of distinct
+// values that pass the selection), and runs the base plan's releases
+// for every kept value as in releaseGroups. more reports that further values passed
 // the selection and were cut (post-processing of the released set: which
 // values are kept, and more, depend on that set alone).
 func (e *Executor) releaseSelected(ctx context.Context, user string, qp *planner.QueryPlan, src noise.Source) (kept []sqlrewrite.Value, more bool, released [][]planner.Estimate, err error) {
@@ -366,7 +368,7 @@ func (e *Executor) releaseSelected(ctx context.Context, user string, qp *planner
 		// in sorted order (post-processing of the released set).
 		kept, more, err = snap.SelectedKeys(ctx, selectionFetch(qp, src), func(count int64) bool {
 			return count > 0 && sel.Keep(src, count)
-		}, selectedLimit(qp))
+		}, qp.SelectedLimit())
 		if err != nil {
 			return err
 		}
@@ -397,30 +399,17 @@ func (e *Executor) releaseSelected(ctx context.Context, user string, qp *planner
 	return kept, more, released, nil
 }
 
-// maxSelectedGroups caps the groups of a statement with a private key:
-// selected values × declared groups (one without declared keys), as
-// planner caps the declared groups of a statement. It bounds the memory
-// and time of one statement whatever the number of distinct values that
-// pass the selection.
-const maxSelectedGroups = 10000
-
-// selectedLimit is the number of released values of qp's private key
-// that are answered: maxSelectedGroups over its declared groups.
-func selectedLimit(qp *planner.QueryPlan) int {
-	return maxSelectedGroups / len(qp.Groups)
-}
-
 // truncatedNote says that more values passed qp's partition selection
-// than selectedLimit, of which the first are answered.
+// than qp.SelectedLimit, of which the first are answered.
 func truncatedNote(qp *planner.QueryPlan) Warning {
-	limit, sel := selectedLimit(qp), qp.Selection
+	limit, sel := qp.SelectedLimit(), qp.Selection
 	each := ""
 	if len(qp.Groups) > 1 {
 		each = fmt.Sprintf(", each with the %d groups of the declared keys", len(qp.Groups))
 	}
 	return Warning{Level: "Warning", Code: NoteCode, Message: fmt.Sprintf("GROUP BY %s: more than %d values passed partition selection; only the first %d in sorted order are answered%s "+
 		"(at most %d groups per statement; the cut is of the released values, in their own order: it spends nothing and depends on no unreleased data); "+
-		"narrow the statement with WHERE to see the others", sel.Column.Name, limit, limit, each, maxSelectedGroups)}
+		"narrow the statement with WHERE to see the others", sel.Column.Name, limit, limit, each, planner.MaxGroups)}
 }
 
 // selectionFetch is the fetch of partition selection's counts: the rows

@@ -11,21 +11,24 @@ import (
 
 	"github.com/dpproxy/dpproxy/internal/backend"
 	"github.com/dpproxy/dpproxy/internal/catalog"
+	"github.com/dpproxy/dpproxy/internal/planner"
 	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
 	"github.com/dpproxy/dpproxy/internal/testdb"
 )
 
 // TestSelectedKeyCappedAtMaxGroups: GROUP BY a private key alone answers
-// at most maxSelectedGroups of the values partition selection releases,
+// at most planner.MaxGroups of the values partition selection releases,
 // the first in sorted order, and says so in a warning, as beside declared
 // keys; the cut counts only released values (the 200 values of one row,
 // which sort first, are not released and take no place). The table holds
-// maxSelectedGroups + 40 frequent names (key00000, …, each far above the
+// planner.MaxGroups + 40 frequent names (key00000, …, each far above the
 // threshold) and k, the name's number. Without the cap every released
 // value was answered: 10,040 rows, with memory growing with them. With
 // WHERE k >= 5000 only 5,040 values pass: all are answered, no warning.
+// EXPLAIN states the cap (10,000 alone, 5,000 beside sex), which it did
+// not mention.
 func TestSelectedKeyCappedAtMaxGroups(t *testing.T) {
-	const keys, rare = maxSelectedGroups + 40, 200
+	const keys, rare = planner.MaxGroups + 40, 200
 	for _, c := range []struct {
 		name    string
 		open    func(t *testing.T) *sql.DB
@@ -84,6 +87,18 @@ func TestSelectedKeyCappedAtMaxGroups(t *testing.T) {
 				}
 				return res
 			}
+			// EXPLAIN states the cap the statement applies.
+			explained := func(q string, limit int) {
+				t.Helper()
+				_, rows := planGrouped(t, cat, q, 40).Explain()
+				want := fmt.Sprintf("at most %d released values are answered (the first in sorted order", limit)
+				for _, r := range rows {
+					if r[1] == "selection" && strings.Contains(fmt.Sprint(r[6]), want) {
+						return
+					}
+				}
+				t.Errorf("EXPLAIN %s: no selection step stating %q: %v", q, want, rows)
+			}
 			truncated := func(res *Result) string {
 				for _, w := range res.Warnings {
 					if strings.Contains(w.Message, "values passed partition selection; only the first") {
@@ -94,8 +109,9 @@ func TestSelectedKeyCappedAtMaxGroups(t *testing.T) {
 			}
 
 			res := run("SELECT name, COUNT(*) FROM p GROUP BY name")
-			if len(res.Rows) != maxSelectedGroups {
-				t.Fatalf("%d rows answered, want the cap %d", len(res.Rows), maxSelectedGroups)
+			explained("SELECT name, COUNT(*) FROM p GROUP BY name", planner.MaxGroups)
+			if len(res.Rows) != planner.MaxGroups {
+				t.Fatalf("%d rows answered, want the cap %d", len(res.Rows), planner.MaxGroups)
 			}
 			for i, row := range res.Rows {
 				if want := fmt.Sprintf("key%05d", i); row[0] != want {
@@ -120,8 +136,9 @@ func TestSelectedKeyCappedAtMaxGroups(t *testing.T) {
 			}
 			// Beside a declared key of two values: half as many values.
 			res = run("SELECT name, sex, COUNT(*) FROM p GROUP BY name, sex")
-			if len(res.Rows) != maxSelectedGroups || res.Rows[len(res.Rows)-1][0] != fmt.Sprintf("key%05d", maxSelectedGroups/2-1) {
-				t.Errorf("GROUP BY name, sex: %d rows, the last %v; want %d, the last of key%05d", len(res.Rows), res.Rows[len(res.Rows)-1], maxSelectedGroups, maxSelectedGroups/2-1)
+			explained("SELECT name, sex, COUNT(*) FROM p GROUP BY name, sex", planner.MaxGroups/2)
+			if len(res.Rows) != planner.MaxGroups || res.Rows[len(res.Rows)-1][0] != fmt.Sprintf("key%05d", planner.MaxGroups/2-1) {
+				t.Errorf("GROUP BY name, sex: %d rows, the last %v; want %d, the last of key%05d", len(res.Rows), res.Rows[len(res.Rows)-1], planner.MaxGroups, planner.MaxGroups/2-1)
 			}
 			if w := truncated(res); !strings.Contains(w, "only the first 5000 in sorted order are answered, each with the 2 groups of the declared keys") {
 				t.Errorf("GROUP BY name, sex: truncation warning %q", w)

@@ -11,13 +11,14 @@ import (
 
 	"github.com/dpproxy/dpproxy/internal/backend"
 	"github.com/dpproxy/dpproxy/internal/catalog"
+	"github.com/dpproxy/dpproxy/internal/planner"
 	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
 	"github.com/dpproxy/dpproxy/internal/testdb"
 )
 
 // TestUnitTableManyReleasedKeys groups a unit table by a private text key
 // whose selection releases 25,000 values, on every backend: the first
-// maxSelectedGroups of them are answered (the cut is post-processing of
+// planner.MaxGroups of them are answered (the cut is post-processing of
 // the released set), their fetches bounded by the key itself
 // (groupedScope), not by a CASE of the values (rendered three times with
 // a placeholder each, the CASE of every released value needed 75,000
@@ -80,8 +81,8 @@ func TestUnitTableManyReleasedKeys(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(res.Rows) != maxSelectedGroups {
-				t.Fatalf("answered %d keys, want the first %d of the %d released", len(res.Rows), maxSelectedGroups, keys)
+			if len(res.Rows) != planner.MaxGroups {
+				t.Fatalf("answered %d keys, want the first %d of the %d released", len(res.Rows), planner.MaxGroups, keys)
 			}
 			var total float64
 			for _, row := range res.Rows {
@@ -96,7 +97,7 @@ func TestUnitTableManyReleasedKeys(t *testing.T) {
 				}
 				total += n
 			}
-			want := float64(maxSelectedGroups * units) // every unit keeps one of its two rows
+			want := float64(planner.MaxGroups * units) // every unit keeps one of its two rows
 			if math.Abs(total-want) > 0.02*want {
 				t.Errorf("counts add up to %g, want %g (within 2%%)", total, want)
 			}

@@ -220,8 +220,8 @@ func (p *Planner) PlanQuery(q *sqlrewrite.Query, s Settings) (*QueryPlan, error)
 		}
 		qp.Groups, qp.GroupFilters = groups, filters
 	}
-	if len(qp.Groups) > maxGroups {
-		return nil, dperr.New(dperr.Unsupported, "not supported: GROUP BY with %d groups (at most %d)", len(qp.Groups), maxGroups)
+	if len(qp.Groups) > MaxGroups {
+		return nil, dperr.New(dperr.Unsupported, "not supported: GROUP BY with %d groups (at most %d)", len(qp.Groups), MaxGroups)
 	}
 	why := ""
 	if !q.Listing {
@@ -442,8 +442,16 @@ func (p *Planner) planSelected(qp *QueryPlan, private int, s Settings) (*QueryPl
 	return qp, nil
 }
 
-// maxGroups is the public cap on the groups of one statement.
-const maxGroups = 10000
+// MaxGroups is the public cap on the groups of one statement: declared
+// groups beyond it are refused; of a private key's released values, the
+// first SelectedLimit are answered.
+const MaxGroups = 10000
+
+// SelectedLimit is the number of released values of qp's private key
+// (Selection) that are answered, the first in sorted order: MaxGroups
+// over the groups of the declared keys beside it (10,000 alone, 5,000
+// beside sex). Which values it keeps depends on the released set alone.
+func (qp *QueryPlan) SelectedLimit() int { return MaxGroups / len(qp.Groups) }
 
 // tierConditions returns the ranges of a tiering, in backend names, and
 // per tier the conditions selecting its rows, as SQL's CASE does: the
@@ -557,8 +565,8 @@ func (qp *QueryPlan) Explain() (columns []string, rows [][]any) {
 			}
 		}
 		detail := fmt.Sprintf("(epsilon, delta)-DP: a value of %s is released only if its row count plus discrete Laplace noise (scale %.6g) reaches %d "+
-			"(a value with one row: probability %.3g); reads the count of every value%s; %s",
-			sel.Column.Name, sel.Scale(), sel.Threshold, sel.KeepProbability(1), qp.declaredBeside(), released)
+			"(a value with one row: probability %.3g); reads the count of every value%s; %s; %s",
+			sel.Column.Name, sel.Scale(), sel.Threshold, sel.KeepProbability(1), qp.declaredBeside(), released, qp.selectedCap())
 		if t := qp.Table; t.HasPrivacyUnit() {
 			released = fmt.Sprintf("each released key is a group in which each %s keeps at most %d rows, in at most %d keys, whose releases use epsilon = %s (the rest divided by %d)",
 				t.PrivacyUnit, t.MaxRowsPerUnit, t.MaxGroupsPerUnit, strconv.FormatFloat(display(cost.Epsilon), 'g', -1, 64), t.MaxGroupsPerUnit)
@@ -567,10 +575,10 @@ func (qp *QueryPlan) Explain() (columns []string, rows [][]any) {
 			}
 			detail = fmt.Sprintf("(epsilon, delta)-DP per %s: each %s counts once toward at most g = %d values of %s (chosen in the database by a keyed hash, independently of the values), "+
 				"so each value's selection uses epsilon = %s and delta = %s (the selection's divided by %d): a value is released only if its number of distinct %s plus discrete Laplace noise (scale %.6g) reaches %d "+
-				"(a value contributed by one %s: probability %.3g); reads the count of %s of every value; %s",
+				"(a value contributed by one %s: probability %.3g); reads the count of %s of every value; %s; %s",
 				t.PrivacyUnit, t.PrivacyUnit, sel.KeysPerUnit, sel.Column.Name,
 				strconv.FormatFloat(display(sel.KeyEpsilon), 'g', -1, 64), strconv.FormatFloat(sel.KeyDelta, 'g', 6, 64), sel.KeysPerUnit,
-				t.PrivacyUnit, sel.Scale(), sel.Threshold, t.PrivacyUnit, sel.KeepProbability(1), t.PrivacyUnit, released)
+				t.PrivacyUnit, sel.Scale(), sel.Threshold, t.PrivacyUnit, sel.KeepProbability(1), t.PrivacyUnit, released, qp.selectedCap())
 		}
 		rows = append(rows, []any{step, "selection", fmt.Sprintf("keys of %s", sel.Column.Name), "partition selection",
 			display(sel.Epsilon), display(sel.Delta), detail})
@@ -714,6 +722,17 @@ func (qp *QueryPlan) declaredBeside() string {
 		return ""
 	}
 	return fmt.Sprintf(" over all the filtered rows (summed over the %d groups of the declared keys, so one row changes one count by one)", len(qp.Groups))
+}
+
+// selectedCap states SelectedLimit for EXPLAIN, as the statement's
+// Warning says it when more values pass the selection.
+func (qp *QueryPlan) selectedCap() string {
+	groups := ""
+	if len(qp.Groups) > 1 {
+		groups = fmt.Sprintf(", %d groups per statement over the %d groups of the declared keys", MaxGroups, len(qp.Groups))
+	}
+	return fmt.Sprintf("at most %d released values are answered (the first in sorted order%s); when more pass the selection, "+
+		"a Warning says so (the cut is of the released values: it spends nothing and depends on no unreleased data)", qp.SelectedLimit(), groups)
 }
 
 // selectedGroup names what one group of a selected key is.
