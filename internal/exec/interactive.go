@@ -175,21 +175,15 @@ func (e *Executor) truthCount(ctx context.Context, user string, ip *planner.Inte
 }
 
 // histogramAnswer sums the noisy cells of the predicate, clamped at 0,
-// and describes its accuracy: for m cells of DLap(b) noise, b = 1/ε',
-// |error| ≤ E with probability ≥ 1 − β, where (Chernoff with the Laplace
-// moment bound E[e^{λZ}] ≤ e^{2λ²b²} for λb ≤ 1/√2, L = ln(2/β))
-// E = b·√(8·m·L) when L ≤ m and E = b·√2·(m + L) otherwise.
+// and describes its accuracy: for m cells of DLap(1/ε') noise, |error|
+// ≤ planner.HistogramError with probability ≥ 1 − β, as EXPLAIN states.
 func (inst *interactiveInstance) histogramAnswer(ip *planner.InteractivePlan) (int64, string) {
 	count := max(ip.Predicate.Count(inst.header.Noisy), 0)
 	m := float64(ip.Predicate.Size())
 	if m == 0 {
 		return 0, "no cell of X satisfies the predicate: 0 exactly, from public information"
 	}
-	b, l := 1/inst.header.Noise, math.Log(2/ip.Config.Beta)
-	bound := b * math.Sqrt2 * (m + l)
-	if l <= m {
-		bound = b * math.Sqrt(8*m*l)
-	}
+	bound := planner.HistogramError(int(m), inst.header.Noise, ip.Config.Beta)
 	nHat := float64(inst.header.NHat)
 	return count, fmt.Sprintf("sum of %d noisy cells of %d = fraction %.6g × noisy n̂ %d; accuracy ±%.0f rows (α = %.4g of n̂) with probability %g for this query; answered from a synopsis released once, no further cost",
 		int(m), ip.Predicate.Cells(), float64(count)/nHat, inst.header.NHat, math.Ceil(bound), math.Ceil(bound)/nHat, 1-ip.Config.Beta)

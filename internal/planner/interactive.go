@@ -55,7 +55,10 @@ import (
 //
 // EXPLAIN shows the rule with its thresholds on n̂ for the table
 // (HistogramRows, MedianRows), public facts, and never which side of them
-// the instance's n̂ fell.
+// the instance's n̂ fell; so it states each answer's accuracy under each
+// mechanism the rule may take, with its condition (accuracyExplain): the
+// histogram's bound for the query's cells (HistogramError) is within α·n̂
+// only above a number of rows that may exceed the rule's own threshold.
 
 // InteractivePlan is a counting query answered over an interactive domain.
 type InteractivePlan struct {
@@ -332,9 +335,52 @@ func (ip *InteractivePlan) explain(p *Plan) (columns []string, rows [][]any) {
 			fmt.Sprintf("pure ε-DP; one instance per dataset shared by every analyst: ε spent once, by the statement that creates it (noisy n̂ with ε_n = %s, then the mechanism with ε'), then stored with the ledger; %s; reads one GROUP BY histogram over X computed by the database, no rows; rows with NULL or an undeclared value in a domain column are outside X%s",
 				formatNumber(display(ip.CountEpsilon())), rule, ip.unitExplain())},
 		[]any{int64(2), "output", p.Outputs[0].Label, "post-processing", 0.0, 0.0,
-			fmt.Sprintf("count of the rows in %s of X, from the instance; within α·n̂ with probability 1 − β", ip.Describe)},
+			"count of the rows in " + ip.Describe + " of X, from the instance" + ip.accuracyExplain()},
 		[]any{int64(3), "total", p.Table.Name, "", 0.0, 0.0, "no per-statement cost; plus the instance's ε once if it does not exist yet"})
 	return columns, rows
+}
+
+// HistogramError bounds the error of a noisy-histogram answer, the sum
+// of cells cells of DLap(1/epsilon) noise: |error| ≤ HistogramError
+// with probability ≥ 1 − beta for one query (Chernoff with the Laplace
+// moment bound E[e^{λZ}] ≤ e^{2λ²b²} for λb ≤ 1/√2, b = 1/epsilon,
+// L = ln(2/beta)): b·√(8·cells·L) when L ≤ cells, b·√2·(cells + L)
+// otherwise. It depends on public facts only, so EXPLAIN states it
+// before the instance exists, and each answer's note after.
+func HistogramError(cells int, epsilon, beta float64) float64 {
+	m, b, l := float64(cells), 1/epsilon, math.Log(2/beta)
+	if l <= m {
+		return b * math.Sqrt(8*m*l)
+	}
+	return b * math.Sqrt2 * (m + l)
+}
+
+// accuracyExplain is what EXPLAIN says, after "from the instance", of
+// an answer's accuracy under
+// each mechanism the instance may run, without saying which runs (n̂,
+// a release, decides): MM-SVT's answers are within α·n̂ with probability
+// 1 − β jointly for the first planned_queries (mm's guarantee, wherever
+// it is feasible); the noisy histogram's within HistogramError of this
+// predicate's cells, which is α·n̂ or less only when n̂ is large enough:
+// the rule takes the histogram below that too (n̂ under both its
+// threshold and MM-SVT's, or MM-SVT not fitting the ledger), where
+// α-accuracy does not hold.
+func (ip *InteractivePlan) accuracyExplain() string {
+	c := ip.Config
+	m := ip.Predicate.Size()
+	if m == 0 {
+		return ": no cell of X satisfies the predicate, 0 exactly, from public information"
+	}
+	e := math.Ceil(HistogramError(m, ip.RestEpsilon(), c.Beta))
+	histogram := fmt.Sprintf("within ±%.0f rows with probability %g for this query (the noise of its %d cells), which is within α·n̂ (α = %g) only when n̂ ≥ %.0f",
+		e, 1-c.Beta, m, c.Alpha, math.Ceil(e/c.Alpha))
+	r := ip.MedianRows()
+	switch {
+	case c.Mechanism == catalog.InteractiveHistogram, r == 0, c.Mechanism != catalog.InteractiveMedian && float64(r) >= ip.HistogramRows():
+		return " (noisy-histogram): " + histogram
+	}
+	return fmt.Sprintf(": if median-mechanism (MM-SVT) runs, within α·n̂ (α = %g) with probability %g jointly for the instance's first %d answers; if noisy-histogram runs, %s",
+		c.Alpha, 1-c.Beta, c.PlannedQueries, histogram)
 }
 
 // unitExplain is what EXPLAIN says of the instance's privacy unit; empty
