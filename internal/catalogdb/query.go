@@ -133,7 +133,7 @@ func (s *Session) QueryUpTo(ctx context.Context, query string, maxRows uint64) (
 	s.sess.ClearWarnings()
 	schema, iter, _, err := s.e.gms.Query(sctx, query)
 	if err != nil {
-		return nil, budgetError(watched, err)
+		return nil, budgetError(watched, columnError(query, err))
 	}
 	rows, err := drain(sctx, iter, maxRows)
 	if err != nil {
@@ -296,7 +296,8 @@ func sqlError(err error) error {
 		return e
 	}
 	if sql.ErrColumnNotFound.Is(err) {
-		// MySQL's code, which go-mysql-server's mapping lacks.
+		// MySQL's code, which go-mysql-server's mapping lacks, where
+		// columnError found no reference to name the clause of.
 		return &Error{Code: 1054, State: "42S22", Msg: "Unknown column: " + err.Error()}
 	}
 	if sql.ErrUnknownSystemVariable.Is(err) {
@@ -426,7 +427,7 @@ func (s *Session) Describe(ctx context.Context, query string) (cols []Column, er
 	sctx := s.context(timed)
 	node, err := s.e.gms.AnalyzeQuery(sctx, query)
 	if err != nil {
-		return nil, sqlError(err)
+		return nil, sqlError(columnError(query, err))
 	}
 	schema := node.Schema()
 	if isOK(schema) {
