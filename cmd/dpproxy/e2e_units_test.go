@@ -155,7 +155,7 @@ tables:
 				t.Fatalf("SHOW WARNINGS: %q", ws)
 			}
 			for _, w := range ws {
-				if !strings.Contains(w, "protects each person_id at epsilon=0.5 (statement 2)") {
+				if !strings.Contains(w, "protects each person_id at epsilon=2, the statement's (this value's releases: epsilon=0.5)") {
 					t.Errorf("warning %q does not state the person-level ε", w)
 				}
 			}
@@ -164,7 +164,7 @@ tables:
 			if n := one("SELECT COUNT(*) FROM visits_rows")[0]; math.Abs(n-float64(tr.allRows)) > 30 {
 				t.Errorf("row-level COUNT(*) = %v, want %d ± 30", n, tr.allRows)
 			}
-			if ws := warnings(t, conn); len(ws) != 1 || !strings.Contains(ws[0], "protects each row at epsilon=2 (row-level table") {
+			if ws := warnings(t, conn); len(ws) != 1 || !strings.Contains(ws[0], "protects each row at epsilon=2, the statement's (row-level table") {
 				t.Errorf("row-level warnings %q", ws)
 			}
 			// MEDIAN(spend) reads one visit per person.

@@ -33,9 +33,11 @@ import (
 //
 // GROUP BY on a unit table: a unit may contribute to at most
 // max_groups_per_unit groups, and each group's releases are charged
-// ε / max_groups_per_unit of the statement's per-group budget, so that the
-// whole grouped statement is ε-DP per unit (UnitGroupShare); grouped
-// planning applies it where it splits ε over groups. Partition selection
+// ε / max_groups_per_unit of the statement's per-group budget, or ε / n
+// when the statement has fewer, n, public groups (a unit's rows lie in at
+// most n of its disjoint groups), so that the whole grouped statement is
+// ε-DP per unit (UnitGroupShare); grouped planning applies it where it
+// splits ε over groups (planner.QueryPlan.GroupsPerUnit). Partition selection
 // of a private key counts distinct units, each toward at most
 // max_groups_per_unit keys, and calibrates each key's selection for that
 // many keys changing (planner.PartitionSelection).
@@ -67,9 +69,11 @@ func (t *Table) ProtectedUnit() string {
 	return "each row"
 }
 
-// UnitGroupShare is the factor by which a per-group ε is divided on this
-// table: max_groups_per_unit for a unit table, 1 for a row-level table
-// (a row lies in one group). The hook for grouped planning.
+// UnitGroupShare is the most groups of a statement one neighbour step
+// changes on this table, whatever their number: max_groups_per_unit for a
+// unit table, 1 for a row-level table (a row lies in one group). Grouped
+// planning divides a per-group ε by it, or by the number of groups where
+// that is public and smaller.
 func (t *Table) UnitGroupShare() int64 {
 	if t.HasPrivacyUnit() {
 		return t.MaxGroupsPerUnit

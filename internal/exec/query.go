@@ -81,7 +81,7 @@ func (e *Executor) runQuery(ctx context.Context, user string, qp *planner.QueryP
 			len(rows), len(qp.Parts), qp.Cost.Epsilon, qp.Cost.Delta)))
 		if t := qp.Table; t.HasPrivacyUnit() && len(q.Keys) > 0 {
 			warnings = append(warnings, note(fmt.Sprintf("each %s contributes to at most %d groups, so each group's parts share epsilon / %d: "+
-				"protects each %s at epsilon=%.6g across at most %d groups", t.PrivacyUnit, t.MaxGroupsPerUnit, t.MaxGroupsPerUnit, t.PrivacyUnit, qp.Cost.Epsilon, t.MaxGroupsPerUnit)))
+				"protects each %s at epsilon=%.6g across at most %d groups", t.PrivacyUnit, qp.GroupsPerUnit, qp.GroupsPerUnit, t.PrivacyUnit, qp.Cost.Epsilon, qp.GroupsPerUnit)))
 		}
 		for g := range rows {
 			rows[g].Aggs = make([]planner.Datum, len(q.Base.Items))
@@ -91,7 +91,7 @@ func (e *Executor) runQuery(ctx context.Context, user string, qp *planner.QueryP
 			for g := range rows {
 				partRows[g].Keys = rows[g].Keys
 			}
-			sub := &planner.QueryPlan{Query: q, Table: qp.Table, Base: part.Plan, Cost: qp.Cost} // the statement's cost in the notes
+			sub := &planner.QueryPlan{Query: q, Table: qp.Table, Base: part.Plan, Cost: qp.Cost, GroupsPerUnit: qp.GroupsPerUnit} // the statement's cost and groups in the notes
 			if warnings, err = releasedRows(sub, partRows, released[j], warnings); err != nil {
 				return nil, err
 			}
@@ -185,8 +185,8 @@ func (e *Executor) runQuery(ctx context.Context, user string, qp *planner.QueryP
 			warnings[len(warnings)-1] = note(fmt.Sprintf("GROUP BY: %d groups from the declared domains, every one released, empty ones included; "+
 				"each %s contributes at most %d rows to each of at most %d groups, so each group's releases use epsilon=%.6g delta=%.6g "+
 				"(the statement's divided by %d): protects each %s at epsilon=%.6g across at most %d groups",
-				len(qp.Groups), t.PrivacyUnit, t.MaxRowsPerUnit, t.MaxGroupsPerUnit, qp.Base.Cost.Epsilon, qp.Base.Cost.Delta,
-				t.MaxGroupsPerUnit, t.PrivacyUnit, qp.Cost.Epsilon, t.MaxGroupsPerUnit))
+				len(qp.Groups), t.PrivacyUnit, t.MaxRowsPerUnit, qp.GroupsPerUnit, qp.Base.Cost.Epsilon, qp.Base.Cost.Delta,
+				qp.GroupsPerUnit, t.PrivacyUnit, qp.Cost.Epsilon, qp.GroupsPerUnit))
 		}
 		if warnings, err = releasedRows(qp, rows, released, warnings); err != nil {
 			return nil, err
@@ -471,7 +471,8 @@ func (e *Executor) releaseGroups(ctx context.Context, user string, qp *planner.Q
 func (e *Executor) releaseOn(ctx context.Context, snap *backend.Snapshot, base *planner.Plan, dims []sqlrewrite.CellDim, filters [][]sqlrewrite.Condition, src noise.Source, readData *bool) ([][]planner.Estimate, error) {
 	// On a unit table every fetch of the statement reads the same bounded
 	// rows: one salt, and with keys at most max_groups_per_unit groups of
-	// each unit (the planner gave each group ε / max_groups_per_unit).
+	// each unit (the planner gave each group ε / max_groups_per_unit, or
+	// ε / n over fewer, n, groups: QueryPlan.GroupsPerUnit).
 	scope := unitScope{salt: newUnitSalt(base, src)}
 	if base.Table.HasPrivacyUnit() && len(dims) > 0 {
 		scope = groupedScope(scope, dims, base.Table.MaxGroupsPerUnit)

@@ -78,11 +78,11 @@ func unitBound(t *catalog.Table, rowsPerUnit int64, scope unitScope) *sqlrewrite
 
 // statementScope is what an output's note says of the statement the
 // output belongs to: its cost (what the ledger is charged, the QueryPlan's
-// for a grouped statement, not one group's plan), and the most groups one
-// unit's rows reach (max_groups_per_unit on a unit table with GROUP BY,
-// whose groups' releases each get the statement's share divided by it;
-// 1 otherwise: without GROUP BY, or on a row-level table, where a row is
-// in one group).
+// for a grouped statement, not one group's plan), and the most groups
+// whose releases one neighbour step changes (QueryPlan.GroupsPerUnit: on
+// a unit table with GROUP BY, whose groups' releases each get the
+// statement's share divided by it; 1 otherwise: without GROUP BY, or on a
+// row-level table, where a row is in one group).
 type statementScope struct {
 	cost   planner.Cost
 	groups int64
@@ -95,25 +95,22 @@ func planScope(plan *planner.Plan) statementScope {
 
 // queryScope is the scope of a grouped statement's outputs.
 func queryScope(qp *planner.QueryPlan) statementScope {
-	s := statementScope{cost: qp.Cost, groups: 1}
-	if len(qp.Query.Keys) > 0 {
-		s.groups = qp.Table.UnitGroupShare()
-	}
-	return s
+	return statementScope{cost: qp.Cost, groups: qp.GroupsPerUnit}
 }
 
-// unitNote is the privacy-unit part of an output's note: whom the value
-// protects and at what ε, given eps, the ε of the output's own releases
-// (in its group), and the statement's ε, which bounds what all its outputs
-// reveal together. On a unit table with GROUP BY a unit's rows reach up
-// to g groups, so the output protects it at g·eps across them.
+// unitNote is the privacy part of an output's note: whom the statement
+// protects and at what ε, its cost, which bounds what all its outputs
+// reveal together; then eps, the ε of the output's own releases (in its
+// group), and on a unit table with GROUP BY the g groups a unit's rows
+// reach, across which the output's releases spend g·eps of it.
 func unitNote(plan *planner.Plan, eps float64, s statementScope) string {
 	if !plan.Table.HasPrivacyUnit() {
-		return fmt.Sprintf("; protects each row at epsilon=%.6g (row-level table; statement %.6g)", eps, s.cost.Epsilon)
+		return fmt.Sprintf("; protects each row at epsilon=%.6g, the statement's (row-level table; this value's releases: epsilon=%.6g)", s.cost.Epsilon, eps)
 	}
+	u := plan.Table.PrivacyUnit
 	if s.groups > 1 {
-		return fmt.Sprintf("; protects each %s at epsilon=%.6g across at most %d groups (epsilon=%.6g in each; statement %.6g)",
-			plan.Table.PrivacyUnit, float64(s.groups)*eps, s.groups, eps, s.cost.Epsilon)
+		return fmt.Sprintf("; protects each %s at epsilon=%.6g, the statement's (each %s's rows reach at most %d groups; this value's releases: epsilon=%.6g in each, %.6g across them)",
+			u, s.cost.Epsilon, u, s.groups, eps, float64(s.groups)*eps)
 	}
-	return fmt.Sprintf("; protects each %s at epsilon=%.6g (statement %.6g)", plan.Table.PrivacyUnit, eps, s.cost.Epsilon)
+	return fmt.Sprintf("; protects each %s at epsilon=%.6g, the statement's (this value's releases: epsilon=%.6g)", u, s.cost.Epsilon, eps)
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -27,11 +28,11 @@ func TestUnitNotesAndBounds(t *testing.T) {
 	rows := &catalog.Table{Name: "pums", Source: "pums", Columns: cols}
 	src := noise.NewCryptoSource()
 	plan := &planner.Plan{Table: unit, Cost: planner.Cost{Epsilon: 1}}
-	if got := unitNote(plan, 0.5, planScope(plan)); got != "; protects each person_id at epsilon=0.5 (statement 1)" {
+	if got := unitNote(plan, 0.5, planScope(plan)); got != "; protects each person_id at epsilon=1, the statement's (this value's releases: epsilon=0.5)" {
 		t.Errorf("unit note %q", got)
 	}
 	if got := unitNote(plan, 0.25, statementScope{cost: planner.Cost{Epsilon: 1}, groups: 2}); got !=
-		"; protects each person_id at epsilon=0.5 across at most 2 groups (epsilon=0.25 in each; statement 1)" {
+		"; protects each person_id at epsilon=1, the statement's (each person_id's rows reach at most 2 groups; this value's releases: epsilon=0.25 in each, 0.5 across them)" {
 		t.Errorf("grouped unit note %q", got)
 	}
 	a, b := newUnitSalt(plan, src), newUnitSalt(plan, src)
@@ -43,7 +44,7 @@ func TestUnitNotesAndBounds(t *testing.T) {
 		t.Errorf("unit bound %+v", u)
 	}
 	rowPlan := &planner.Plan{Table: rows, Cost: planner.Cost{Epsilon: 1}}
-	if got := unitNote(rowPlan, 1, planScope(rowPlan)); !strings.Contains(got, "protects each row at epsilon=1") {
+	if got := unitNote(rowPlan, 0.5, planScope(rowPlan)); got != "; protects each row at epsilon=1, the statement's (row-level table; this value's releases: epsilon=0.5)" {
 		t.Errorf("row-level note %q", got)
 	}
 	if newUnitSalt(rowPlan, src) != "" || unitBound(rows, 0, unitScope{}) != nil {
@@ -112,6 +113,7 @@ func TestUnitPartitionSelectionCountsUnits(t *testing.T) {
 	cat := &catalog.Config{Tables: []catalog.Table{
 		{Name: "p", Source: "p", PrivacyUnit: "person", MaxRowsPerUnit: 5, MaxGroupsPerUnit: 2, Columns: cols},
 		{Name: "p_rows", Source: "p", Columns: cols},
+		{Name: "p12", Source: "p", PrivacyUnit: "person", MaxRowsPerUnit: 5, MaxGroupsPerUnit: 12, Columns: cols},
 	}}
 	back := backend.New(db, sqlrewrite.SQLite, nil)
 	e := newGroupedExecutor(t, back)
@@ -187,11 +189,16 @@ func everyCount(int64) bool { return true }
 
 // TestGroupedNotesStateTheStatementEpsilon: each aggregate's note of a
 // grouped statement states the statement's ε, what the ledger is charged,
-// and on a unit table the unit's loss across the g groups it reaches. At
-// ε = 1 with g = 2, the notes said "statement 0.5" (one group's plan) on
-// a unit table, and with partition selection half the ε (the releases'
+// as what it protects each row or unit at, and then its own releases' ε,
+// on a unit table in each of the g groups a unit reaches and across them.
+// At ε = 1 with g = 2, the notes said "statement 0.5" (one group's plan)
+// on a unit table, and with partition selection half the ε (the releases'
 // half), on a row-level table too; the parts of aggregates with their own
-// conditions said "statement 0".
+// conditions said "statement 0". The notes led with the output's own ε
+// ("protects each person at epsilon=0.5 across at most 2 groups" in a
+// statement at ε = 1), which read as the statement's. On p12
+// (max_groups_per_unit 12) the 2 public groups of g reach at most 2 of a
+// person's groups, so each gets ε/2, not ε/12.
 func TestGroupedNotesStateTheStatementEpsilon(t *testing.T) {
 	db := testdb.SQLite(t)
 	if _, err := db.Exec("CREATE TABLE p (person INTEGER, g INTEGER, name TEXT, v REAL)"); err != nil {
@@ -213,6 +220,7 @@ func TestGroupedNotesStateTheStatementEpsilon(t *testing.T) {
 	cat := &catalog.Config{Tables: []catalog.Table{
 		{Name: "p", Source: "p", PrivacyUnit: "person", MaxRowsPerUnit: 5, MaxGroupsPerUnit: 2, Columns: cols},
 		{Name: "p_rows", Source: "p", Columns: cols},
+		{Name: "p12", Source: "p", PrivacyUnit: "person", MaxRowsPerUnit: 5, MaxGroupsPerUnit: 12, Columns: cols},
 	}}
 	e := newGroupedExecutor(t, backend.New(db, sqlrewrite.SQLite, nil))
 	for _, c := range []struct {
@@ -223,14 +231,18 @@ func TestGroupedNotesStateTheStatementEpsilon(t *testing.T) {
 		// Each group's two releases share ε/2: 0.25 each, 0.5 per person
 		// across their 2 groups.
 		{"SELECT g, COUNT(*), AVG(v) FROM p GROUP BY g", 4,
-			"protects each person at epsilon=0.5 across at most 2 groups (epsilon=0.25 in each; statement 1)"},
+			"protects each person at epsilon=1, the statement's (each person's rows reach at most 2 groups; this value's releases: epsilon=0.25 in each, 0.5 across them)"},
 		// Half of ε selects; each key's two releases share (ε/2)/2.
 		{"SELECT name, COUNT(*), AVG(v) FROM p GROUP BY name", 4,
-			"protects each person at epsilon=0.25 across at most 2 groups (epsilon=0.125 in each; statement 1)"},
+			"protects each person at epsilon=1, the statement's (each person's rows reach at most 2 groups; this value's releases: epsilon=0.125 in each, 0.25 across them)"},
 		{"SELECT g, COUNT(*), COUNT(CASE WHEN v > 50 THEN v END) FROM p GROUP BY g", 4,
-			"protects each person at epsilon=0.5 across at most 2 groups (epsilon=0.25 in each; statement 1)"},
-		{"SELECT name, COUNT(*) FROM p_rows GROUP BY name", 2, "protects each row at epsilon=0.5 (row-level table; statement 1)"},
-		{"SELECT g, COUNT(*) FROM p_rows GROUP BY g", 2, "protects each row at epsilon=1 (row-level table; statement 1)"},
+			"protects each person at epsilon=1, the statement's (each person's rows reach at most 2 groups; this value's releases: epsilon=0.25 in each, 0.5 across them)"},
+		{"SELECT name, COUNT(*) FROM p_rows GROUP BY name", 2, "protects each row at epsilon=1, the statement's (row-level table; this value's releases: epsilon=0.5)"},
+		{"SELECT g, COUNT(*) FROM p_rows GROUP BY g", 2, "protects each row at epsilon=1, the statement's (row-level table; this value's releases: epsilon=1)"},
+		{"SELECT g, COUNT(*), AVG(v) FROM p12 GROUP BY g", 4,
+			"protects each person at epsilon=1, the statement's (each person's rows reach at most 2 groups; this value's releases: epsilon=0.25 in each, 0.5 across them)"},
+		{"SELECT g, COUNT(*), COUNT(CASE WHEN v > 50 THEN v END) FROM p12 GROUP BY g", 4,
+			"protects each person at epsilon=1, the statement's (each person's rows reach at most 2 groups; this value's releases: epsilon=0.25 in each, 0.5 across them)"},
 	} {
 		qp := planGrouped(t, cat, c.query, 1)
 		if qp.Cost.Epsilon != 1 {
@@ -253,6 +265,11 @@ func TestGroupedNotesStateTheStatementEpsilon(t *testing.T) {
 			if !strings.Contains(n, c.want) {
 				t.Errorf("%s: note %q does not say %q", c.query, n, c.want)
 			}
+		}
+		if strings.Contains(c.query, "p12") && !slices.ContainsFunc(res.Warnings, func(w Warning) bool {
+			return strings.Contains(w.Message, "each person contributes") && strings.Contains(w.Message, "protects each person at epsilon=1 across at most 2 groups")
+		}) {
+			t.Errorf("%s: no statement note of the 2 groups a person reaches: %v", c.query, res.Warnings)
 		}
 	}
 }

@@ -40,6 +40,15 @@ func testCatalog() *catalog.Config {
 			num("income", catalog.Real, 0, 500000),
 			{Name: "site", Source: "site_src", Type: catalog.Text, PartitionSelection: true},
 		}},
+		// sessions protects persons with max_groups_per_unit = 12, more
+		// than most statements' public groups: cat has 2 declared values,
+		// day spans 2023 and 2024.
+		{Name: "sessions", Source: "sessions", PrivacyUnit: "person_id", MaxRowsPerUnit: 3, MaxGroupsPerUnit: 12, Columns: []catalog.Column{
+			num("age", catalog.Integer, 0, 100),
+			{Name: "cat", Source: "cat", Type: catalog.Text, Values: []string{"a", "b"}},
+			{Name: "day", Source: "dt", Type: catalog.Date, Lower: ptr(19358), Upper: ptr(20088)},
+			{Name: "site", Source: "site_src", Type: catalog.Text, PartitionSelection: true},
+		}},
 		// people has histogram domains (synopses): age one bin per year (101
 		// bins, ε = 0.5: Greedy-H by the auto rule), income 4096 bins (ε = 1: DAWA).
 		{Name: "people", Source: "people", Columns: []catalog.Column{

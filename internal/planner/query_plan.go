@@ -35,14 +35,18 @@ import (
 //
 // Privacy on a table with a privacy unit (add/remove all rows of one
 // unit): the fetches keep of each unit at most max_rows_per_unit rows in
-// each of at most g = max_groups_per_unit groups, chosen independently of
-// the values (sqlrewrite.UnitBound.Groups), so a neighbour step changes the
-// data of at most g groups; each group's releases are planned with ε/g and
-// δ/g (unitGroupSettings), and the statement costs ε and δ: sequential
-// composition over the unit's g groups, parallel across the others. With
-// a private key (Selection) the keys are chosen by distinct units,
-// calibrated for g keys per unit, and then bounded as a declared domain
-// (planSelected).
+// each of at most G = max_groups_per_unit groups, chosen independently of
+// the values (sqlrewrite.UnitBound.Groups). The n groups are disjoint (a
+// row is in at most one, as above), so a unit's rows lie in at most n of
+// them whatever the bound, and a neighbour step changes the data of at
+// most g = min(n, G) groups (GroupsPerUnit); each group's releases are
+// planned with ε/g and δ/g (unitGroupSettings), and the statement costs ε
+// and δ: sequential composition over the unit's g groups, parallel across
+// the others. n is public (the groups above are the configuration's and
+// the statement's), so g is too. With a private key (Selection) the
+// number of released keys depends on the data: the keys are chosen by
+// distinct units, calibrated for G keys per unit, and then bounded as a
+// declared domain with g = G (planSelected).
 type QueryPlan struct {
 	Query *sqlrewrite.Query
 	// Base plans the aggregates of one group with the statement's ε; nil
@@ -91,6 +95,13 @@ type QueryPlan struct {
 	// each part spends the whole ε and δ (parallel composition).
 	Parts    []QueryPart
 	Disjoint bool
+	// GroupsPerUnit is the most of the statement's groups whose releases
+	// one neighbour step changes, by which each group's ε and δ are divided
+	// (unitGroupSettings): on a unit table with keys, min(n, G) over n
+	// public groups and G = max_groups_per_unit with a private key
+	// (Selection, whose number of released keys depends on the data); 1
+	// on a row-level table (a row is in one group) or without keys.
+	GroupsPerUnit int64
 	// Cost is what the statement spends.
 	Cost Cost
 	// Table is the table queried, and Filter and Boolean its WHERE
@@ -164,7 +175,7 @@ func (p *Planner) PlanQuery(q *sqlrewrite.Query, s Settings) (*QueryPlan, error)
 	if err := checkCollation(q, t); err != nil {
 		return nil, err
 	}
-	qp := &QueryPlan{Query: q, Groups: [][]sqlrewrite.Value{nil}, Table: t, Derived: derived}
+	qp := &QueryPlan{Query: q, Groups: [][]sqlrewrite.Value{nil}, Table: t, Derived: derived, GroupsPerUnit: 1}
 	private := slices.IndexFunc(q.Keys, func(k sqlrewrite.GroupKey) bool { return k.Private })
 	if private >= 0 && len(q.Keys) > 1 && t.HasPrivacyUnit() {
 		return nil, dperr.New(dperr.Unsupported,
@@ -223,6 +234,9 @@ func (p *Planner) PlanQuery(q *sqlrewrite.Query, s Settings) (*QueryPlan, error)
 	if len(qp.Groups) > MaxGroups {
 		return nil, dperr.New(dperr.Unsupported, "not supported: GROUP BY with %d groups (at most %d)", len(qp.Groups), MaxGroups)
 	}
+	if len(q.Keys) > 0 && private < 0 {
+		qp.GroupsPerUnit = publicGroupsPerUnit(t, len(qp.Groups))
+	}
 	why := ""
 	if !q.Listing {
 		why = noRowWhere(t, q.Base)
@@ -268,23 +282,30 @@ func (p *Planner) PlanQuery(q *sqlrewrite.Query, s Settings) (*QueryPlan, error)
 		qp.Empty, qp.aggTypes = true, aggregateTypes(declared, q.Base)
 		return qp, nil
 	}
-	groupSettings := s
-	if len(q.Keys) > 0 {
-		groupSettings = unitGroupSettings(t, s)
-	}
+	groupSettings := unitGroupSettings(s, qp.GroupsPerUnit)
 	if filtered(q.Base.Items) && (len(q.Keys) > 0 || why == "") {
 		if _, err := p.planParts(qp, groupSettings); err != nil {
 			return nil, err
 		}
-		qp.Cost = unitGroupCost(t, qp.Cost, s, len(q.Keys) > 0)
+		qp.Cost = unitGroupCost(qp.Cost, s, qp.GroupsPerUnit)
 		return qp, rollupMeans(qp)
 	}
 	base, err := p.plan(q.Base, groupSettings, len(q.Keys) > 0)
 	if err != nil {
 		return nil, err
 	}
-	qp.Base, qp.Cost = base, unitGroupCost(t, base.Cost, s, len(q.Keys) > 0)
+	qp.Base, qp.Cost = base, unitGroupCost(base.Cost, s, qp.GroupsPerUnit)
 	return qp, rollupMeans(qp)
+}
+
+// publicGroupsPerUnit is GroupsPerUnit for n public groups on t: min(n,
+// max_groups_per_unit) on a unit table, since a unit's rows lie in at
+// most n disjoint groups and the fetches keep at most max_groups_per_unit
+// of them; 1 on a row-level table. Only for groups whose number the
+// statement and the configuration fix, never for keys chosen from the
+// data.
+func publicGroupsPerUnit(t *catalog.Table, n int) int64 {
+	return max(1, min(int64(n), t.UnitGroupShare()))
 }
 
 // outerLeavesNoRow reports whether the LIMIT of an outer query o (nil if
@@ -338,28 +359,26 @@ func rollupMeans(qp *QueryPlan) error {
 	return nil
 }
 
-// unitGroupSettings are the settings of one group's releases on table t:
-// on a unit table, where a unit contributes to at most g =
-// max_groups_per_unit groups (sqlrewrite.UnitBound.Groups), ε and δ split
-// evenly over g (mech.EvenShare: g shares never exceed the whole), since a
-// unit's data moves at most g groups' releases (sequential composition
-// over them, parallel across the others); on a row-level table, the
-// statement's settings (one row is in one group).
-func unitGroupSettings(t *catalog.Table, s Settings) Settings {
-	g := int(t.UnitGroupShare())
+// unitGroupSettings are the settings of one group's releases when one
+// neighbour step changes at most g groups' data (QueryPlan.GroupsPerUnit):
+// ε and δ split evenly over g (mech.EvenShare: g shares never exceed the
+// whole), sequential composition over those g groups, parallel across the
+// others; the statement's settings when g = 1 (a row-level table, where
+// one row is in one group, or a statement without keys).
+func unitGroupSettings(s Settings, g int64) Settings {
 	if g == 1 {
 		return s
 	}
-	s.Epsilon, s.Delta = mech.EvenShare(s.Epsilon, g), mech.EvenShare(s.Delta, g)
+	s.Epsilon, s.Delta = mech.EvenShare(s.Epsilon, int(g)), mech.EvenShare(s.Delta, int(g))
 	return s
 }
 
-// unitGroupCost is what a grouped statement on t spends when each group's
-// releases cost perGroup: perGroup on a row-level table or without keys;
-// on a unit table with g > 1 the statement's whole ε, and its whole δ when
-// a release uses δ (g shares of unitGroupSettings add up to at most them).
-func unitGroupCost(t *catalog.Table, perGroup Cost, s Settings, grouped bool) Cost {
-	if !grouped || t.UnitGroupShare() == 1 {
+// unitGroupCost is what a grouped statement spends when each group's
+// releases cost perGroup, planned with unitGroupSettings(s, g): perGroup
+// when g = 1; otherwise the statement's whole ε, and its whole δ when a
+// release uses δ (g shares of unitGroupSettings add up to at most them).
+func unitGroupCost(perGroup Cost, s Settings, g int64) Cost {
+	if g == 1 {
 		return perGroup
 	}
 	c := Cost{Epsilon: s.Epsilon}
@@ -386,7 +405,8 @@ func unitGroupCost(t *catalog.Table, perGroup Cost, s Settings, grouped bool) Co
 // released keys are then a public domain, over which each unit keeps at
 // most k rows in each of at most g keys (bounded by the key's own values,
 // sqlrewrite.UnitBound.Key, as the selection was), and each key's releases get the other half
-// divided by g (unitGroupSettings). Both halves are (ε/2, δ/2)-DP per
+// divided by g (unitGroupSettings; by g even when fewer keys are released,
+// since how many are depends on the data). Both halves are (ε/2, δ/2)-DP per
 // unit; the statement costs ε and δ (sequential composition). With no
 // aggregate, the selection alone, calibrated the same way for g keys
 // per unit with all of ε and δ, is (ε, δ)-DP per unit.
@@ -408,7 +428,7 @@ func (p *Planner) planSelected(qp *QueryPlan, private int, s Settings) (*QueryPl
 			return nil, err
 		}
 	}
-	qp.SelectedKey = private
+	qp.SelectedKey, qp.GroupsPerUnit = private, t.UnitGroupShare()
 	if filtered(q.Base.Items) {
 		return nil, dperr.New(dperr.Unsupported, "not supported: aggregates with their own conditions (CASE WHEN ... THEN col END, range counts) beside GROUP BY %s, a key chosen by partition selection; use WHERE", col.Name)
 	}
@@ -424,7 +444,7 @@ func (p *Planner) planSelected(qp *QueryPlan, private int, s Settings) (*QueryPl
 	if len(q.Base.Items) > 0 {
 		rest.Epsilon, rest.Delta = s.Epsilon/2, s.Delta/2
 		selection.Epsilon, selection.Delta = s.Epsilon-rest.Epsilon, s.Delta-rest.Delta
-		base, err := p.plan(q.Base, unitGroupSettings(t, rest), true)
+		base, err := p.plan(q.Base, unitGroupSettings(rest, qp.GroupsPerUnit), true)
 		if err != nil {
 			return nil, err
 		}
@@ -437,7 +457,7 @@ func (p *Planner) planSelected(qp *QueryPlan, private int, s Settings) (*QueryPl
 	qp.Selection = sel
 	qp.Cost = Cost{Epsilon: s.Epsilon, Delta: sel.Delta}
 	if qp.Base != nil {
-		qp.Cost.Delta = mech.SumRoundedUp(sel.Delta, unitGroupCost(t, qp.Base.Cost, rest, true).Delta)
+		qp.Cost.Delta = mech.SumRoundedUp(sel.Delta, unitGroupCost(qp.Base.Cost, rest, qp.GroupsPerUnit).Delta)
 	}
 	return qp, nil
 }
@@ -616,13 +636,18 @@ func (qp *QueryPlan) Explain() (columns []string, rows [][]any) {
 				"(parallel composition under add/remove of one row); summary aggregates of all groups in one GROUP BY fetch",
 				len(qp.Groups), strconv.FormatFloat(display(cost.Epsilon), 'g', -1, 64), strconv.FormatFloat(display(cost.Delta), 'g', -1, 64))
 			if t := qp.Table; t.HasPrivacyUnit() {
+				reach := fmt.Sprintf("each %s contributes at most %d rows to each of at most %d groups (chosen in the database by a keyed hash, independently of the values)",
+					t.PrivacyUnit, t.MaxRowsPerUnit, qp.GroupsPerUnit)
+				if qp.GroupsPerUnit < t.MaxGroupsPerUnit {
+					reach = fmt.Sprintf("each %s contributes at most %d rows to each group, and to at most the statement's %d group(s) (fewer than max_groups_per_unit = %d; the groups are disjoint and their number public)",
+						t.PrivacyUnit, t.MaxRowsPerUnit, qp.GroupsPerUnit, t.MaxGroupsPerUnit)
+				}
 				detail = fmt.Sprintf("every one of the %d public groups (of the declared domains and bounds, less those the WHERE's ranges exclude) is computed and released, empty ones included; "+
-					"each %s contributes at most %d rows to each of at most %d groups (chosen in the database by a keyed hash, independently of the values), "+
-					"so each group's releases use epsilon = %s and delta = %s (the statement's divided by %d): protects each %s at epsilon = %s across at most %d groups; "+
+					"%s, so each group's releases use epsilon = %s and delta = %s (the statement's divided by %d): protects each %s at epsilon = %s across at most %d groups; "+
 					"summary aggregates of all groups in one GROUP BY fetch",
-					len(qp.Groups), t.PrivacyUnit, t.MaxRowsPerUnit, t.MaxGroupsPerUnit,
-					strconv.FormatFloat(display(cost.Epsilon), 'g', -1, 64), strconv.FormatFloat(display(cost.Delta), 'g', -1, 64), t.MaxGroupsPerUnit,
-					t.PrivacyUnit, strconv.FormatFloat(display(qp.Cost.Epsilon), 'g', -1, 64), t.MaxGroupsPerUnit)
+					len(qp.Groups), reach,
+					strconv.FormatFloat(display(cost.Epsilon), 'g', -1, 64), strconv.FormatFloat(display(cost.Delta), 'g', -1, 64), qp.GroupsPerUnit,
+					t.PrivacyUnit, strconv.FormatFloat(display(qp.Cost.Epsilon), 'g', -1, 64), qp.GroupsPerUnit)
 			}
 		}
 		rows = append(rows, []any{step, "groups", fmt.Sprintf("%s = %d groups", strings.Join(names, " × "), len(qp.Groups)),
@@ -693,7 +718,7 @@ func (qp *QueryPlan) Explain() (columns []string, rows [][]any) {
 	}
 	if t := qp.Table; t != nil && t.HasPrivacyUnit() && !q.Listing && !qp.Empty {
 		if len(q.Keys) > 0 && (qp.Base != nil || len(qp.Parts) > 0) {
-			detail += fmt.Sprintf(" (each %s in at most %d of them: ε / %d per group)", t.PrivacyUnit, t.MaxGroupsPerUnit, t.MaxGroupsPerUnit)
+			detail += fmt.Sprintf(" (each %s in at most %d of them: ε / %d per group)", t.PrivacyUnit, qp.GroupsPerUnit, qp.GroupsPerUnit)
 		}
 		detail += unitTotal(t)
 	}

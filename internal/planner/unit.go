@@ -33,8 +33,9 @@ import (
 // unit with a salt fixed for the instance and run at ε/k per row
 // (InteractivePlan.RowEpsilon). GROUP BY over declared domains bounds each unit to
 // max_groups_per_unit groups in the database (sqlrewrite.UnitBound.Groups)
-// and gives each group's releases ε / max_groups_per_unit
-// (unitGroupSettings); GROUP BY a private key selects the keys by their
+// and gives each group's releases ε / min(n, max_groups_per_unit) over
+// its n public, disjoint groups (QueryPlan.GroupsPerUnit,
+// unitGroupSettings); GROUP BY a private key selects the keys by their
 // number of distinct units, each unit counted toward at most
 // max_groups_per_unit keys (sqlrewrite.UnitBound.Key), each key at the
 // selection's ε and δ divided by that bound (PartitionSelection), and
