@@ -69,6 +69,9 @@ func TestNumericFunctionsOnDatabases(t *testing.T) {
 		{"x MOD 3", func(x float64, _ func(float64) float64) (float64, bool) { return math.Mod(x, 3), true }},
 		{"x DIV 7", func(x float64, _ func(float64) float64) (float64, bool) { return math.Trunc(x / 7), true }},
 		{"POW(x, 2)", func(x float64, _ func(float64) float64) (float64, bool) { return x * x, true }},
+		// Squares of one expression, bounded as squares (squareBounds).
+		{"(x - 2.5) * (x - 2.5)", func(x float64, _ func(float64) float64) (float64, bool) { return (x - 2.5) * (x - 2.5), true }},
+		{"(x / 3) * (x / 3)", func(x float64, _ func(float64) float64) (float64, bool) { return (x / 3) * (x / 3), true }},
 		{"POWER(x + 1001, 3)", func(x float64, _ func(float64) float64) (float64, bool) {
 			return (x + 1001) * (x + 1001) * (x + 1001), true
 		}},

@@ -253,6 +253,9 @@ func (e *RowExpr) hull() (interval, error) {
 		if err != nil {
 			return interval{}, err
 		}
+		if e.Op == '*' && e.Args[0].String() == e.Args[1].String() {
+			return e.squareBounds(a)
+		}
 		var v interval
 		switch e.Op {
 		case 'L': // an operand's value, exactly: no rounding
@@ -313,6 +316,28 @@ func (e *RowExpr) hull() (interval, error) {
 		return e.funcBounds()
 	}
 	return interval{}, fmt.Errorf("sqlrewrite: unknown row expression kind %d", int(e.Kind))
+}
+
+// squareBounds is the interval of x * x, e, where both operands are the
+// expression x of interval a: within one row they are the same expression
+// of the same values (String writes every field that changes a value,
+// and every row expression is a function of its row), so the product is
+// x², as POW(x, 2) bounds it (powBounds: 0 at least when a holds 0, the
+// products rounded outward as the database multiplies). (age - 50) *
+// (age - 50) over age in [0, 100] is in [0, 2500], where the product of
+// two independent intervals is [-2500, 2500].
+func (e *RowExpr) squareBounds(a interval) (interval, error) {
+	v := powBounds(a, 2)
+	if v.lo == 0 && v.hi == 0 {
+		v.tiny = math.Inf(1)
+	}
+	if v.hi > rowHuge {
+		return interval{}, fmt.Errorf("%s could reach %g in magnitude, beyond 2^1000", e, v.hi)
+	}
+	if v.tiny < rowTiny {
+		return interval{}, fmt.Errorf("a nonzero value of %s could be as small as 2^%.0f, which double precision could round to 0", e, math.Floor(v.tiny))
+	}
+	return v, nil
 }
 
 // intDivBounds is RowIntDiv's interval: the quotient of each endpoint

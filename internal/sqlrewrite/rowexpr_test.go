@@ -52,6 +52,16 @@ func TestRowExprBoundsVectors(t *testing.T) {
 		{"1 / 3", rop('/', rnum(1), rnum(3)), 0.3333333333333333, 0.33333333333333337, ""},
 		{"[1,3] / [2,4]", rop('/', rcol("a", 1, 3), rcol("b", 2, 4)), 0.25, 1.5, ""},
 		{"[-2,3] * [-5,4]", rop('*', rcol("a", -2, 3), rcol("b", -5, 4)), -15, 12, ""},
+		// x * x of one expression is its square, not a product of two
+		// independent intervals ([-2500, 2500]), as POW(x, 2).
+		{"(age - 50) * (age - 50)", rop('*', rop('-', age, rnum(50)), rop('-', age, rnum(50))), 0, 2500, ""},
+		{"(age + 10) * (age + 10)", rop('*', rop('+', age, rnum(10)), rop('+', age, rnum(10))), 100, 12100, ""},
+		{"(age - 200) * (age - 200)", rop('*', rop('-', age, rnum(200)), rop('-', age, rnum(200))), 10000, 40000, ""},
+		{"[-2,3] * [-2,3] (one column)", rop('*', rcol("a", -2, 3), rcol("a", -2, 3)), 0, 9, ""},
+		{"[-2,3] * [-2,3] (two columns)", rop('*', rcol("a", -2, 3), rcol("b", -2, 3)), -6, 9, ""},
+		{"(age - 50) * (age - 49)", rop('*', rop('-', age, rnum(50)), rop('-', age, rnum(49))), -2550, 2550, ""},
+		{"0.1 * 0.1", rop('*', rnum(0.1), rnum(0.1)), 0.01, 0.010000000000000002, ""},
+		{"[0,1e120] * itself", rop('*', rcol("a", 0, 1e120), rcol("a", 0, 1e120)), 0, 0, "exceed 2^430"},
 		{"[-2,3] - [-5,4]", rop('-', rcol("a", -2, 3), rcol("b", -5, 4)), -6, 8, ""},
 		{"income / (age + 1)", rop('/', income, rop('+', age, rnum(1))), 0, 500000, ""},
 		{"CASE age THEN income ELSE 0", rcase(income, rnum(0)), 0, 500000, ""},
@@ -74,7 +84,9 @@ func TestRowExprBoundsVectors(t *testing.T) {
 // TestRowExprBoundsContainComputedValues is the property that matters:
 // for random row expressions over random declared bounds, every value
 // float64 arithmetic computes from operands inside their bounds (the
-// endpoints, 0, and uniform draws; each CASE branch) lies inside Bounds.
+// endpoints, 0, and uniform draws; each CASE branch, the same for two
+// copies of one expression, as in one row) lies inside Bounds. Squares
+// x * x of one expression are among them.
 // Seeded; deterministic, so it cannot fail at random.
 func TestRowExprBoundsContainComputedValues(t *testing.T) {
 	rng := rand.New(rand.NewSource(18))
@@ -98,6 +110,9 @@ func TestRowExprBoundsContainComputedValues(t *testing.T) {
 			return rnum(float64(rng.Intn(2001)-1000) / float64(1+rng.Intn(16)))
 		case k == 2:
 			return rcase(gen(depth-1, cols), gen(depth-1, cols))
+		case k == 3 && rng.Intn(3) == 0:
+			x := gen(depth-1, cols) // a square, x * x (squareBounds)
+			return rop('*', x, x)
 		default:
 			return rop("+-*/"[rng.Intn(4)], gen(depth-1, cols), gen(depth-1, cols))
 		}
@@ -119,6 +134,9 @@ func TestRowExprBoundsContainComputedValues(t *testing.T) {
 		}
 		a, okA := eval(e.Args[0], vals, pick)
 		b, okB := eval(e.Args[1], vals, pick/3)
+		if e.Args[0].String() == e.Args[1].String() {
+			b, okB = a, okA // the same expression of one row: its CASEs take the same branches
+		}
 		switch e.Op {
 		case '+':
 			return a + b, okA && okB
