@@ -61,7 +61,9 @@ import (
 // values; ties of the hash are broken by g, so distinct groups get
 // distinct ranks. Adding or removing a unit therefore moves at most
 // MaxRows rows in each of at most MaxGroups groups, and each group's
-// release gets ε / MaxGroups (catalog.Table.UnitGroupShare). Within are
+// release gets ε / MaxGroups (catalog.Table.UnitGroupShare), or ε / n
+// when the statement has fewer, n, public groups, since a unit's rows lie
+// in at most n of them (planner.QueryPlan.GroupsPerUnit). Within are
 // conditions applied after the bounding (one group's cell, for a fetch
 // that reads one group of a grouped statement): they must not be inside,
 // or every group would be bounded alone and a unit would keep all its
