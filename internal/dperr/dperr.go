@@ -65,6 +65,10 @@ const (
 	// UnknownVariable: a statement names a system variable that does not
 	// exist (MySQL's ER_UNKNOWN_SYSTEM_VARIABLE).
 	UnknownVariable
+	// UnknownStatement: EXECUTE or DEALLOCATE PREPARE names no SQL-level
+	// prepared statement of the session (MySQL's ER_UNKNOWN_STMT_HANDLER,
+	// the code the protocol's COM_STMT_EXECUTE of an unknown id answers).
+	UnknownStatement
 	numKinds
 )
 
@@ -103,6 +107,8 @@ var codes = [numKinds]code{
 	UnknownTimeZone: {1298, "HY000", "unknown time zone"},
 	// MySQL's ER_UNKNOWN_SYSTEM_VARIABLE.
 	UnknownVariable: {1193, "HY000", "unknown system variable"},
+	// MySQL's ER_UNKNOWN_STMT_HANDLER.
+	UnknownStatement: {1243, "HY000", "unknown prepared statement"},
 }
 
 func init() {

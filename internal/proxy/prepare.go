@@ -52,7 +52,7 @@ func (s *Session) prepare(ctx context.Context, st *sqlrewrite.Prepare) (*Result,
 func (s *Session) executePrepared(ctx context.Context, st *sqlrewrite.ExecutePrepared) (*Result, error) {
 	text, ok := s.prepared[st.Name]
 	if !ok {
-		return nil, dperr.New(dperr.InvalidValue, "Unknown prepared statement handler (%s) given to EXECUTE", st.Name)
+		return nil, dperr.New(dperr.UnknownStatement, "Unknown prepared statement handler (%s) given to EXECUTE", st.Name)
 	}
 	literals := make([]string, len(st.Using))
 	for i, name := range st.Using {
@@ -84,7 +84,7 @@ func (s *Session) executePrepared(ctx context.Context, st *sqlrewrite.ExecutePre
 func (s *Session) deallocate(st *sqlrewrite.Deallocate) (*Result, error) {
 	text, ok := s.prepared[st.Name]
 	if !ok {
-		return nil, dperr.New(dperr.InvalidValue, "Unknown prepared statement handler (%s) given to DEALLOCATE PREPARE", st.Name)
+		return nil, dperr.New(dperr.UnknownStatement, "Unknown prepared statement handler (%s) given to DEALLOCATE PREPARE", st.Name)
 	}
 	delete(s.prepared, st.Name)
 	s.preparedBytes -= len(text)

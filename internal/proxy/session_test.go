@@ -272,9 +272,32 @@ func TestSQLLevelPrepareAndExecute(t *testing.T) {
 		t.Errorf("EXECUTE t: got %s", got)
 	}
 	run(t, s, "DEALLOCATE PREPARE s")
-	wantKind(t, s, "EXECUTE s USING @a, @b", dperr.InvalidValue)
+	wantKind(t, s, "EXECUTE s USING @a, @b", dperr.UnknownStatement)
 	run(t, s, "PREPARE r FROM 'EXECUTE r'")
 	wantKind(t, s, "EXECUTE r", dperr.Unsupported)
+}
+
+// TestUnknownPreparedStatement: EXECUTE and DEALLOCATE PREPARE of a name
+// the session has not prepared answer as MariaDB 10.11 does, 1243 (HY000)
+// "Unknown prepared statement handler (s) given to EXECUTE" (resp.
+// DEALLOCATE PREPARE), the code of a COM_STMT_EXECUTE of an unknown id.
+// Before, both were 1231 (42000), an invalid setting.
+func TestUnknownPreparedStatement(t *testing.T) {
+	s := newTestSession(t)
+	for sql, want := range map[string]string{
+		"EXECUTE s":            "Unknown prepared statement handler (s) given to EXECUTE",
+		"DEALLOCATE PREPARE s": "Unknown prepared statement handler (s) given to DEALLOCATE PREPARE",
+		"DROP PREPARE s":       "Unknown prepared statement handler (s) given to DEALLOCATE PREPARE",
+	} {
+		_, err := s.Execute(context.Background(), sql)
+		var e *dperr.Error
+		if !errors.As(err, &e) {
+			t.Fatalf("%s: got %v, want a dperr error", sql, err)
+		}
+		if code, state := e.SQLCode(); code != 1243 || state != "HY000" || e.Msg != want {
+			t.Errorf("%s: got %d (%s) %q, want 1243 (HY000) %q", sql, code, state, e.Msg, want)
+		}
+	}
 }
 
 // TestSQLLevelPrepareLimits: a session keeps at most 1024 SQL-level
