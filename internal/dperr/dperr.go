@@ -69,6 +69,10 @@ const (
 	// prepared statement of the session (MySQL's ER_UNKNOWN_STMT_HANDLER,
 	// the code the protocol's COM_STMT_EXECUTE of an unknown id answers).
 	UnknownStatement
+	// WrongArguments: a statement's arguments do not fit it (EXECUTE with
+	// more or fewer USING variables than markers; MySQL's
+	// ER_WRONG_ARGUMENTS).
+	WrongArguments
 	numKinds
 )
 
@@ -109,6 +113,8 @@ var codes = [numKinds]code{
 	UnknownVariable: {1193, "HY000", "unknown system variable"},
 	// MySQL's ER_UNKNOWN_STMT_HANDLER.
 	UnknownStatement: {1243, "HY000", "unknown prepared statement"},
+	// MySQL's ER_WRONG_ARGUMENTS.
+	WrongArguments: {1210, "HY000", "wrong arguments"},
 }
 
 func init() {

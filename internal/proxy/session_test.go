@@ -264,7 +264,7 @@ func TestSQLLevelPrepareAndExecute(t *testing.T) {
 	if got := fmt.Sprint(run(t, s, "EXECUTE s USING @a, @b").Rows); got != "[[42 it's?]]" {
 		t.Errorf("EXECUTE: got %s", got)
 	}
-	wantKind(t, s, "EXECUTE s USING @a", dperr.Unsupported) // one variable for two markers
+	wantKind(t, s, "EXECUTE s USING @a", dperr.WrongArguments) // one variable for two markers
 	run(t, s, "SET @q = 'SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_NAME = ?'")
 	run(t, s, "PREPARE t FROM @q")
 	run(t, s, "SET @name = 'pums'")
@@ -297,6 +297,30 @@ func TestUnknownPreparedStatement(t *testing.T) {
 		if code, state := e.SQLCode(); code != 1243 || state != "HY000" || e.Msg != want {
 			t.Errorf("%s: got %d (%s) %q, want 1243 (HY000) %q", sql, code, state, e.Msg, want)
 		}
+	}
+}
+
+// TestExecuteArgumentCount: EXECUTE with fewer USING variables than the
+// statement has markers (none at all included) or more answers as MariaDB
+// 10.11 does, 1210 (HY000) "Incorrect arguments to EXECUTE", before
+// anything is charged. Before, both were 1235 (42000), as unsupported.
+func TestExecuteArgumentCount(t *testing.T) {
+	s := newTestSession(t)
+	run(t, s, "PREPARE s FROM 'SELECT SUM(income) FROM pums WHERE age > ?'")
+	run(t, s, "SET @a = 30, @b = 40")
+	before := run(t, s, "SELECT dp_remaining_epsilon()").Rows
+	for _, sql := range []string{"EXECUTE s", "EXECUTE s USING @a, @b"} {
+		_, err := s.Execute(context.Background(), sql)
+		var e *dperr.Error
+		if !errors.As(err, &e) {
+			t.Fatalf("%s: got %v, want a dperr error", sql, err)
+		}
+		if code, state := e.SQLCode(); code != 1210 || state != "HY000" || e.Msg != "Incorrect arguments to EXECUTE" {
+			t.Errorf("%s: got %d (%s) %q, want 1210 (HY000) \"Incorrect arguments to EXECUTE\"", sql, code, state, e.Msg)
+		}
+	}
+	if after := run(t, s, "SELECT dp_remaining_epsilon()").Rows; fmt.Sprint(after) != fmt.Sprint(before) {
+		t.Errorf("remaining epsilon went from %v to %v", before, after)
 	}
 }
 

@@ -4,6 +4,8 @@ import (
 	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
+
+	"github.com/dpproxy/dpproxy/internal/dperr"
 )
 
 // Prepare is SQL-level PREPARE name FROM 'text' (or FROM @var): the session
@@ -52,9 +54,16 @@ func execute(s *ast.ExecuteStmt) (Statement, error) {
 	return e, nil
 }
 
+// errExecuteArguments is MariaDB's answer to EXECUTE with more or fewer
+// USING variables than the statement has markers.
+func errExecuteArguments() error {
+	return dperr.New(dperr.WrongArguments, "Incorrect arguments to EXECUTE")
+}
+
 // BindParameters replaces the ? markers of sql, outside string literals,
 // quoted identifiers and comments, with the given SQL literals in order. It
-// fails unless there are exactly as many markers as literals.
+// fails unless there are exactly as many markers as literals, with
+// MariaDB's 1210 "Incorrect arguments to EXECUTE".
 func BindParameters(sql string, literals []string) (string, error) {
 	var b strings.Builder
 	n := 0
@@ -63,7 +72,7 @@ func BindParameters(sql string, literals []string) (string, error) {
 		switch {
 		case c == '?':
 			if n == len(literals) {
-				return "", refuse("EXECUTE with fewer USING variables than ? markers", supportedPrepare)
+				return "", errExecuteArguments()
 			}
 			b.WriteString(literals[n])
 			n++
@@ -100,7 +109,7 @@ func BindParameters(sql string, literals []string) (string, error) {
 		b.WriteByte(c)
 	}
 	if n != len(literals) {
-		return "", refuse("EXECUTE with more USING variables than ? markers", supportedPrepare)
+		return "", errExecuteArguments()
 	}
 	return b.String(), nil
 }
