@@ -69,10 +69,22 @@ const (
 	// prepared statement of the session (MySQL's ER_UNKNOWN_STMT_HANDLER,
 	// the code the protocol's COM_STMT_EXECUTE of an unknown id answers).
 	UnknownStatement
-	// WrongArguments: a statement's arguments do not fit it (EXECUTE with
-	// more or fewer USING variables than markers; MySQL's
-	// ER_WRONG_ARGUMENTS).
+	// WrongArguments: a statement's or a function's arguments do not fit
+	// it (EXECUTE with more or fewer USING variables than markers, LIKE's
+	// ESCAPE of two characters; MySQL's ER_WRONG_ARGUMENTS).
 	WrongArguments
+	// IllegalValue: a literal its type cannot hold (1e400 as a DOUBLE;
+	// MySQL's ER_ILLEGAL_VALUE_FOR_TYPE).
+	IllegalValue
+	// UnknownCharset: a character set no server knows (CONVERT(x USING
+	// nosuch); MySQL's ER_UNKNOWN_CHARACTER_SET).
+	UnknownCharset
+	// UnknownCollation: a collation no server knows (x COLLATE nosuch;
+	// MySQL's ER_UNKNOWN_COLLATION).
+	UnknownCollation
+	// WrongUsage: two clauses that exclude each other (SELECT ALL
+	// DISTINCT; MySQL's ER_WRONG_USAGE).
+	WrongUsage
 	numKinds
 )
 
@@ -115,6 +127,12 @@ var codes = [numKinds]code{
 	UnknownStatement: {1243, "HY000", "unknown prepared statement"},
 	// MySQL's ER_WRONG_ARGUMENTS.
 	WrongArguments: {1210, "HY000", "wrong arguments"},
+	// MySQL's ER_ILLEGAL_VALUE_FOR_TYPE, ER_UNKNOWN_CHARACTER_SET,
+	// ER_UNKNOWN_COLLATION and ER_WRONG_USAGE.
+	IllegalValue:     {1367, "22007", "illegal value"},
+	UnknownCharset:   {1115, "42000", "unknown character set"},
+	UnknownCollation: {1273, "HY000", "unknown collation"},
+	WrongUsage:       {1221, "HY000", "wrong usage"},
 }
 
 func init() {

@@ -1,11 +1,14 @@
 package sqlrewrite
 
 import (
+	"errors"
 	"strings"
 	"time"
 
 	"github.com/pingcap/tidb/pkg/parser"
 	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/mysql"
+	"github.com/pingcap/tidb/pkg/parser/terror"
 
 	"github.com/dpproxy/dpproxy/internal/catalog"
 	"github.com/dpproxy/dpproxy/internal/dperr"
@@ -55,7 +58,9 @@ func NewParser(cat *catalog.Config) *Parser {
 }
 
 // Parse parses one client statement. Text that is empty or only comments is
-// *Empty. Errors are dperr errors: Parse (1064) for text that does not parse,
+// *Empty. Errors are dperr errors: Parse (1064) for text that does not
+// parse, or the code the parser names for it when MariaDB answers that one
+// (parserCodes: 1367 for SELECT 1e400, 1210 for ESCAPE 'ab', ...),
 // Unsupported (1235) for everything dpproxy does not answer (including more
 // than one statement in the text, and SELECT ... INTO in the forms the
 // parser does not take: selectInto), UnknownTable (1146) and UnknownColumn
@@ -100,7 +105,7 @@ func (p *Parser) parse(sql string, probes bool) (st Statement, err error) {
 		if selectInto(sql) {
 			return nil, refuseInto()
 		}
-		return nil, dperr.Wrap(dperr.Parse, err, "You have an error in your SQL syntax: %s", strings.TrimSpace(err.Error()))
+		return nil, parseError(err)
 	}
 	switch len(stmts) {
 	case 0:
@@ -131,6 +136,33 @@ func (p *Parser) parse(sql string, probes bool) (st Statement, err error) {
 		return st, err
 	}
 	return nil, refuseQuery("more than one statement in a query")
+}
+
+// parserCodes are the MySQL error codes the TiDB parser raises that a
+// client gets as themselves, as MariaDB answers the same text; the
+// parser's other codes (1426 for CAST(x AS FLOAT(60)), which MariaDB
+// answers 1064) are parse errors.
+var parserCodes = map[int]dperr.Kind{
+	mysql.ErrIllegalValueForType: dperr.IllegalValue,     // SELECT 1e400
+	mysql.ErrWrongArguments:      dperr.WrongArguments,   // LIKE 'a' ESCAPE 'ab'
+	mysql.ErrUnknownCharacterSet: dperr.UnknownCharset,   // CONVERT('a' USING nosuch)
+	mysql.ErrUnknownCollation:    dperr.UnknownCollation, // 'a' COLLATE nosuch
+	mysql.ErrWrongUsage:          dperr.WrongUsage,       // SELECT ALL DISTINCT
+}
+
+// parseError is the client's error for the TiDB parser's err: the
+// parser's message without its "[class:code]" tag, under the code it
+// names when parserCodes has it, else under 1064 with MySQL's "You have
+// an error in your SQL syntax: " before it. err is kept as the cause.
+func parseError(err error) error {
+	var te *terror.Error
+	if !errors.As(err, &te) {
+		return dperr.Wrap(dperr.Parse, err, "You have an error in your SQL syntax: %s", strings.TrimSpace(err.Error()))
+	}
+	if kind, ok := parserCodes[int(te.Code())]; ok {
+		return dperr.Wrap(kind, err, "%s", te.GetMsg())
+	}
+	return dperr.Wrap(dperr.Parse, err, "You have an error in your SQL syntax: %s", te.GetMsg())
 }
 
 // recordCollations records on q the session's collation_connection and,

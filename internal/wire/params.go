@@ -1,9 +1,11 @@
 package wire
 
 import (
+	"bytes"
 	"encoding/binary"
 	"math"
 	"regexp"
+	"strconv"
 	"time"
 
 	gomysql "github.com/go-mysql-org/go-mysql/mysql"
@@ -159,6 +161,9 @@ func longDataValue(typ byte, b []byte) (any, error) {
 		if !decimalSyntax.Match(b) {
 			return nil, errWrongArguments("DECIMAL parameter %q is not a number", b)
 		}
+		if err := checkDecimalExponent(b); err != nil {
+			return nil, err
+		}
 		return decimalText(b), nil
 	case gomysql.MYSQL_TYPE_VARCHAR, gomysql.MYSQL_TYPE_VAR_STRING, gomysql.MYSQL_TYPE_STRING,
 		gomysql.MYSQL_TYPE_ENUM, gomysql.MYSQL_TYPE_SET, mysqlTypeJSON:
@@ -172,6 +177,21 @@ func longDataValue(typ byte, b []byte) (any, error) {
 
 // decimalSyntax is what a DECIMAL parameter may look like.
 var decimalSyntax = regexp.MustCompile(`^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?$`)
+
+// checkDecimalExponent refuses a DECIMAL parameter with an exponent whose
+// magnitude passes DOUBLE's range, as the parser refuses the literal it
+// would become (1e400 is read as a DOUBLE): 1367 (22007), naming the
+// parameter as sent, its sign included, where the parser's message would
+// name the literal without its sign.
+func checkDecimalExponent(b []byte) error {
+	if !bytes.ContainsAny(b, "eE") {
+		return nil
+	}
+	if f, _ := strconv.ParseFloat(string(b), 64); math.IsInf(f, 0) {
+		return gomysql.NewDefaultError(gomysql.ER_ILLEGAL_VALUE_FOR_TYPE, "double", b)
+	}
+	return nil
+}
 
 func (r *packetReader) integer(size int, unsigned bool) (any, error) {
 	b, err := r.take(size)

@@ -134,6 +134,7 @@ func TestDecodeArgumentsErrors(t *testing.T) {
 		{"NULL marker as length", one(param{typ: gomysql.MYSQL_TYPE_STRING, value: []byte{0xfb}}), gomysql.ER_MALFORMED_PACKET},
 		{"bad date length", one(param{typ: gomysql.MYSQL_TYPE_DATE, value: []byte{3, 1, 2, 3}}), gomysql.ER_MALFORMED_PACKET},
 		{"decimal that is not a number", one(param{typ: gomysql.MYSQL_TYPE_NEWDECIMAL, value: lenenc("1 OR 1=1")}), gomysql.ER_WRONG_ARGUMENTS},
+		{"DECIMAL past DOUBLE's range", one(param{typ: gomysql.MYSQL_TYPE_NEWDECIMAL, value: lenenc("-1e400")}), gomysql.ER_ILLEGAL_VALUE_FOR_TYPE},
 		{"TIME out of range", one(param{typ: gomysql.MYSQL_TYPE_TIME, value: []byte{8, 0, 35, 0, 0, 0, 0, 0, 0}}), gomysql.ER_WRONG_ARGUMENTS},
 		{"unknown type", one(param{typ: 100, value: lenenc("x")}), gomysql.ER_WRONG_ARGUMENTS},
 	} {
@@ -145,6 +146,34 @@ func TestDecodeArgumentsErrors(t *testing.T) {
 		var me *gomysql.MyError
 		if !errors.As(err, &me) || me.Code != tc.wantCode {
 			t.Errorf("%s: got %v, want error %d", tc.name, err, tc.wantCode)
+		}
+	}
+}
+
+// TestDecimalPastDoubleRange: a DECIMAL parameter with an exponent past
+// DOUBLE's range is refused with the parser's 1367 (22007) for the
+// literal it would become, naming the value as sent, sign included (the
+// parser names "1e400" for -1e400); one with an exponent within the range,
+// or an underflow, which the parser reads as 0, is kept. Before, -1e400 went
+// to the parser, whose message dropped the sign.
+func TestDecimalPastDoubleRange(t *testing.T) {
+	for text, want := range map[string]string{
+		"-1e400":  "Illegal double '-1e400' value found during parsing",
+		"1E+400":  "Illegal double '1E+400' value found during parsing",
+		"+.5e309": "Illegal double '+.5e309' value found during parsing",
+	} {
+		_, err := decodeArguments(&prepared{offsets: []uint32{0}},
+			executeBlock([]param{{typ: gomysql.MYSQL_TYPE_NEWDECIMAL, value: lenenc(text)}}, true))
+		var me *gomysql.MyError
+		if !errors.As(err, &me) || me.Code != gomysql.ER_ILLEGAL_VALUE_FOR_TYPE || me.State != "22007" || me.Message != want {
+			t.Errorf("%s: got %v, want 1367 (22007) %q", text, err, want)
+		}
+	}
+	for _, text := range []string{"-1e308", "1e-400", "123456789012345678901234567890"} {
+		got, err := decodeArguments(&prepared{offsets: []uint32{0}},
+			executeBlock([]param{{typ: gomysql.MYSQL_TYPE_NEWDECIMAL, value: lenenc(text)}}, true))
+		if err != nil || !reflect.DeepEqual(got, []any{decimalText(text)}) {
+			t.Errorf("%s: got %v, %v, want it kept", text, got, err)
 		}
 	}
 }
