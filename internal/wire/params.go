@@ -142,7 +142,7 @@ func (r *packetReader) value(typ byte, unsigned bool) (any, error) {
 		}
 		return math.Float64frombits(binary.LittleEndian.Uint64(b)), nil
 	case gomysql.MYSQL_TYPE_DATE, gomysql.MYSQL_TYPE_NEWDATE, gomysql.MYSQL_TYPE_DATETIME, gomysql.MYSQL_TYPE_TIMESTAMP:
-		return r.datetime()
+		return r.datetime(typ)
 	case gomysql.MYSQL_TYPE_TIME:
 		return r.duration()
 	}
@@ -210,8 +210,12 @@ func (r *packetReader) integer(size int, unsigned bool) (any, error) {
 
 // datetime reads a binary DATE/DATETIME/TIMESTAMP: a length of 0, 4, 7 or 11,
 // then year (2 bytes), month, day, hour, minute, second, microseconds (4).
-// The wall-clock value is kept as is; it has no time zone.
-func (r *packetReader) datetime() (any, error) {
+// The wall-clock value is kept as is; it has no time zone. A component out
+// of its range (year above 9999, month above 12, a day past its month's
+// end, hour above 23, minute or second above 59, microseconds above
+// 999999) is refused with 1210 rather than carried into the next one as
+// time.Date would (MySQL reads such a value as NULL).
+func (r *packetReader) datetime(typ byte) (any, error) {
 	head, err := r.take(1)
 	if err != nil {
 		return nil, err
@@ -238,14 +242,33 @@ func (r *packetReader) datetime() (any, error) {
 	if year == 0 || month == 0 || day == 0 {
 		return zeroDateText("0000-00-00 00:00:00"), nil
 	}
-	return time.Date(year, time.Month(month), day, hour, minute, second, micro*1000, time.UTC), nil
+	t := time.Date(year, time.Month(month), day, hour, minute, second, micro*1000, time.UTC)
+	if year > 9999 || month > 12 || t.Day() != day || hour > 23 || minute > 59 || second > 59 || micro > 999999 {
+		return nil, errWrongArguments("%s parameter %04d-%02d-%02d %02d:%02d:%02d.%06d is not a valid date and time",
+			temporalTypeName(typ), year, month, day, hour, minute, second, micro)
+	}
+	return t, nil
 }
 
-// maxTimeDays is the largest day count of a MySQL TIME (838:59:59).
-const maxTimeDays = 34
+// temporalTypeName names a date type for messages.
+func temporalTypeName(typ byte) string {
+	switch typ {
+	case gomysql.MYSQL_TYPE_DATE, gomysql.MYSQL_TYPE_NEWDATE:
+		return "DATE"
+	case gomysql.MYSQL_TYPE_TIMESTAMP:
+		return "TIMESTAMP"
+	}
+	return "DATETIME"
+}
 
-// duration reads a binary TIME: a length of 0, 8 or 12, then a sign byte,
-// days (4 bytes), hour, minute, second, microseconds (4).
+// maxTime is the largest magnitude of a MySQL TIME, 838:59:59.999999.
+const maxTime = 839*time.Hour - time.Microsecond
+
+// duration reads a binary TIME: a length of 0, 8 or 12, then a sign byte
+// (1 negative, 0 not), days (4 bytes), hour, minute, second, microseconds
+// (4). A sign byte other than 0 or 1, an hour above 23, a minute or
+// second above 59, microseconds above 999999 or a magnitude above
+// 838:59:59.999999 is refused with 1210.
 func (r *packetReader) duration() (any, error) {
 	head, err := r.take(1)
 	if err != nil {
@@ -255,21 +278,28 @@ func (r *packetReader) duration() (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	var d time.Duration
+	var micro uint32
 	switch len(b) {
 	case 0:
-		return d, nil
+		return time.Duration(0), nil
 	case 12:
-		d += time.Duration(binary.LittleEndian.Uint32(b[8:12])) * time.Microsecond
-		fallthrough
+		micro = binary.LittleEndian.Uint32(b[8:12])
 	case 8:
-		days := binary.LittleEndian.Uint32(b[1:5])
-		if days > maxTimeDays {
-			return nil, errWrongArguments("TIME parameter of %d days is out of range", days)
-		}
-		d += time.Duration(days)*24*time.Hour + time.Duration(b[5])*time.Hour + time.Duration(b[6])*time.Minute + time.Duration(b[7])*time.Second
 	default:
 		return nil, errMalformedPacket
+	}
+	days, hour, minute, second := binary.LittleEndian.Uint32(b[1:5]), b[5], b[6], b[7]
+	if b[0] > 1 || hour > 23 || minute > 59 || second > 59 || micro > 999999 {
+		return nil, errWrongArguments("TIME parameter of sign %d, %d days, %02d:%02d:%02d.%06d is not a valid time",
+			b[0], days, hour, minute, second, micro)
+	}
+	if days > uint32(maxTime/(24*time.Hour)) {
+		return nil, errWrongArguments("TIME parameter of %d days is out of range", days)
+	}
+	d := time.Duration(days)*24*time.Hour + time.Duration(hour)*time.Hour + time.Duration(minute)*time.Minute +
+		time.Duration(second)*time.Second + time.Duration(micro)*time.Microsecond
+	if d > maxTime {
+		return nil, errWrongArguments("TIME parameter %s is out of range", timeText(d))
 	}
 	if b[0] == 1 {
 		d = -d

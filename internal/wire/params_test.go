@@ -177,3 +177,79 @@ func TestDecimalPastDoubleRange(t *testing.T) {
 		}
 	}
 }
+
+// TestTemporalComponentsInRange: a binary DATE, DATETIME, TIMESTAMP or
+// TIME parameter with a component out of its range is refused with 1210
+// (MySQL reads it as NULL), and the largest valid values are kept. Before,
+// time.Date carried 2024-13-40 25:61:61 into 2025-02-10 02:02:01, and a
+// TIME's hours, minutes and microseconds were added up unchecked.
+func TestTemporalComponentsInRange(t *testing.T) {
+	dt := func(year uint16, month, day, hour, minute, second byte, micro uint32) []byte {
+		return append([]byte{11, byte(year), byte(year >> 8), month, day, hour, minute, second}, le(uint64(micro), 4)...)
+	}
+	tm := func(sign byte, days uint32, hour, minute, second byte, micro uint32) []byte {
+		b := append([]byte{12, sign}, le(uint64(days), 4)...)
+		return append(append(b, hour, minute, second), le(uint64(micro), 4)...)
+	}
+	refused := []struct {
+		name string
+		p    param
+		msg  string
+	}{
+		{"the review's packet", param{typ: gomysql.MYSQL_TYPE_DATETIME, value: []byte{7, 0xe8, 0x07, 13, 40, 25, 61, 61}},
+			"DATETIME parameter 2024-13-40 25:61:61.000000 is not a valid date and time"},
+		{"month 13", param{typ: gomysql.MYSQL_TYPE_DATE, value: []byte{4, 0xe8, 0x07, 13, 1}},
+			"DATE parameter 2024-13-01 00:00:00.000000 is not a valid date and time"},
+		{"day 32", param{typ: gomysql.MYSQL_TYPE_DATE, value: []byte{4, 0xe8, 0x07, 1, 32}},
+			"DATE parameter 2024-01-32 00:00:00.000000 is not a valid date and time"},
+		{"February 30", param{typ: gomysql.MYSQL_TYPE_TIMESTAMP, value: dt(2024, 2, 30, 0, 0, 0, 0)},
+			"TIMESTAMP parameter 2024-02-30 00:00:00.000000 is not a valid date and time"},
+		{"year 10000", param{typ: gomysql.MYSQL_TYPE_DATETIME, value: dt(10000, 1, 1, 0, 0, 0, 0)},
+			"DATETIME parameter 10000-01-01 00:00:00.000000 is not a valid date and time"},
+		{"hour 24", param{typ: gomysql.MYSQL_TYPE_DATETIME, value: dt(2024, 1, 1, 24, 0, 0, 0)},
+			"DATETIME parameter 2024-01-01 24:00:00.000000 is not a valid date and time"},
+		{"minute 60", param{typ: gomysql.MYSQL_TYPE_DATETIME, value: dt(2024, 1, 1, 0, 60, 0, 0)},
+			"DATETIME parameter 2024-01-01 00:60:00.000000 is not a valid date and time"},
+		{"second 60", param{typ: gomysql.MYSQL_TYPE_DATETIME, value: dt(2024, 1, 1, 0, 0, 60, 0)},
+			"DATETIME parameter 2024-01-01 00:00:60.000000 is not a valid date and time"},
+		{"a million microseconds", param{typ: gomysql.MYSQL_TYPE_DATETIME, value: dt(2024, 1, 1, 0, 0, 0, 1000000)},
+			"DATETIME parameter 2024-01-01 00:00:00.1000000 is not a valid date and time"},
+		{"TIME hour 24", param{typ: gomysql.MYSQL_TYPE_TIME, value: tm(0, 0, 24, 0, 0, 0)},
+			"TIME parameter of sign 0, 0 days, 24:00:00.000000 is not a valid time"},
+		{"TIME minute 60", param{typ: gomysql.MYSQL_TYPE_TIME, value: tm(0, 0, 1, 60, 0, 0)},
+			"TIME parameter of sign 0, 0 days, 01:60:00.000000 is not a valid time"},
+		{"TIME second 60", param{typ: gomysql.MYSQL_TYPE_TIME, value: tm(1, 0, 1, 0, 60, 0)},
+			"TIME parameter of sign 1, 0 days, 01:00:60.000000 is not a valid time"},
+		{"TIME a million microseconds", param{typ: gomysql.MYSQL_TYPE_TIME, value: tm(0, 0, 0, 0, 0, 1000000)},
+			"TIME parameter of sign 0, 0 days, 00:00:00.1000000 is not a valid time"},
+		{"TIME sign 2", param{typ: gomysql.MYSQL_TYPE_TIME, value: tm(2, 0, 1, 0, 0, 0)},
+			"TIME parameter of sign 2, 0 days, 01:00:00.000000 is not a valid time"},
+		{"TIME 839 hours", param{typ: gomysql.MYSQL_TYPE_TIME, value: tm(0, 34, 23, 0, 0, 0)},
+			"TIME parameter 839:00:00 is out of range"},
+		{"TIME 35 days", param{typ: gomysql.MYSQL_TYPE_TIME, value: tm(0, 35, 0, 0, 0, 0)},
+			"TIME parameter of 35 days is out of range"},
+	}
+	for _, c := range refused {
+		_, err := decodeArguments(&prepared{offsets: []uint32{0}}, executeBlock([]param{c.p}, true))
+		want := "Incorrect arguments to mysqld_stmt_execute: " + c.msg
+		var me *gomysql.MyError
+		if !errors.As(err, &me) || me.Code != gomysql.ER_WRONG_ARGUMENTS || me.State != "HY000" || me.Message != want {
+			t.Errorf("%s: got %v, want 1210 (HY000) %q", c.name, err, want)
+		}
+	}
+	kept := []struct {
+		p    param
+		want any
+	}{
+		{param{typ: gomysql.MYSQL_TYPE_DATETIME, value: dt(9999, 12, 31, 23, 59, 59, 999999)}, time.Date(9999, 12, 31, 23, 59, 59, 999999000, time.UTC)},
+		{param{typ: gomysql.MYSQL_TYPE_DATE, value: []byte{4, 0xe8, 0x07, 2, 29}}, time.Date(2024, 2, 29, 0, 0, 0, 0, time.UTC)},
+		{param{typ: gomysql.MYSQL_TYPE_TIME, value: tm(1, 34, 22, 59, 59, 999999)}, -(838*time.Hour + 59*time.Minute + 59*time.Second + 999999*time.Microsecond)},
+		{param{typ: gomysql.MYSQL_TYPE_TIME, value: tm(0, 0, 23, 59, 59, 0)}, 23*time.Hour + 59*time.Minute + 59*time.Second},
+	}
+	for _, c := range kept {
+		got, err := decodeArguments(&prepared{offsets: []uint32{0}}, executeBlock([]param{c.p}, true))
+		if err != nil || !reflect.DeepEqual(got, []any{c.want}) {
+			t.Errorf("%x: got %v, %v, want %v", c.p.value, got, err, c.want)
+		}
+	}
+}
