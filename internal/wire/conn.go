@@ -2,6 +2,7 @@ package wire
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -189,6 +190,8 @@ func (c *connection) dispatch(cmd byte, body []byte) bool {
 		return c.respond(nil)
 	case gomysql.COM_CHANGE_USER:
 		return c.respond(errChangeUser)
+	case gomysql.COM_PROCESS_KILL:
+		return c.respond(answer(c.processKill(body)))
 	case gomysql.COM_STATISTICS:
 		return c.writePayload([]byte(c.srv.statistics(c.commands)))
 	case gomysql.COM_SET_OPTION:
@@ -199,6 +202,18 @@ func (c *connection) dispatch(cmd byte, body []byte) bool {
 	default:
 		return c.respond(c.HandleOtherCommand(cmd, body))
 	}
+}
+
+// processKill answers COM_PROCESS_KILL (connection id, 4 bytes), which
+// MySQL's deprecated mysql_kill() sends, as the session answers KILL
+// CONNECTION id (MySQL runs the command so): the same permission rule and
+// answers, 1094 for an id no connection of the user has and 1317 for
+// one's own.
+func (c *connection) processKill(body []byte) (*gomysql.Result, error) {
+	if len(body) < 4 {
+		return nil, errMalformedPacket
+	}
+	return c.HandleQuery(fmt.Sprintf("KILL CONNECTION %d", binary.LittleEndian.Uint32(body[:4])))
 }
 
 // resetConnection handles COM_RESET_CONNECTION, which connection pools
