@@ -48,6 +48,7 @@ type connection struct {
 	lastStmtID    uint32
 	stmtBytes     int    // preparedCost of the statements in stmts
 	longDataBytes int    // bytes of long data held by stmts
+	cursorBytes   int    // bytes of rows held by the open cursors of stmts
 	commands      uint64 // commands read so far, for error references
 }
 
@@ -176,7 +177,13 @@ func (c *connection) dispatch(cmd byte, body []byte) bool {
 		st.RawColumnFields = nil // sent; only the execution's result set defines columns again
 		return ok
 	case gomysql.COM_STMT_EXECUTE:
-		return c.respond(answer(c.executeStmt(body)))
+		p, cursor, r, err := c.executeStmt(body)
+		if err == nil && cursor && r.Resultset != nil {
+			return c.answerWithCursor(p, r)
+		}
+		return c.respond(answer(r, err))
+	case gomysql.COM_STMT_FETCH:
+		return c.fetchStmt(body)
 	case gomysql.COM_STMT_SEND_LONG_DATA:
 		c.appendLongData(body)
 		return true

@@ -24,5 +24,7 @@
 //   - Prepared statements are emulated: COM_STMT_EXECUTE substitutes the
 //     arguments as SQL literals into the prepared text and calls
 //     Session.Execute with the result, so the session validates every
-//     statement the same way whichever protocol carried it.
+//     statement the same way whichever protocol carried it. An execution
+//     that asks for a read-only cursor runs the same way, once; its rows
+//     wait on the statement for COM_STMT_FETCH.
 package wire

@@ -97,12 +97,17 @@ const (
 	qBlock          = "BLOCK"       // waits for fakeEngine.release or ctx
 	qStuck          = "STUCK"       // waits for fakeEngine.release only, ignoring ctx
 	qBadRow         = "BAD ROW"     // a value of a type wire cannot send
+	qBig            = "BIG"         // one row of bigRowBytes
 	qPanic          = "PANIC"       // the session panics
 	// qTyped is described at prepare (fakeSession.Describe) with one
 	// marker, and executes with the same columns, typedFields.
 	qTyped      = "TYPED ?"
 	plainSecret = "backend said: salary=123456"
 )
+
+// bigRowBytes is the size of qBig's row: two take a connection's open
+// cursors past maxConnCursorBytes, one does not.
+const bigRowBytes = maxConnCursorBytes/2 + 1
 
 var (
 	rowsColumns = []string{"COUNT(*)", "avg_salary", "name", "blob", "big"}
@@ -203,6 +208,8 @@ func (s *fakeSession) Execute(ctx context.Context, query string) (*Result, error
 		return nil, errors.New(plainSecret)
 	case qPanic:
 		panic("fake session: " + query)
+	case qBig:
+		return &Result{Columns: []string{"big"}, Rows: [][]any{{strings.Repeat("x", bigRowBytes)}}}, nil
 	case qBadRow:
 		return &Result{Columns: []string{"t"}, Rows: [][]any{{time.Now()}}}, nil
 	case qStuck:

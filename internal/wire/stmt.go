@@ -44,6 +44,8 @@ type prepared struct {
 	longData      map[int][]byte // parameters sent with COM_STMT_SEND_LONG_DATA
 	longDataBytes int
 	longDataErr   error // reported by the next execution (SEND_LONG_DATA has no reply)
+
+	cursor *cursor // the open cursor of the last execution, or nil
 }
 
 // clearLongData forgets p's long data, as MySQL does after each execution,
@@ -89,32 +91,36 @@ func (c *connection) prepareStmt(query string) (*server.Stmt, error) {
 	return st, nil
 }
 
-// executeStmt answers COM_STMT_EXECUTE: statement id (4 bytes), flags (1),
-// iteration count (4, always 1), then the arguments.
-func (c *connection) executeStmt(body []byte) (*gomysql.Result, error) {
+// executeStmt runs a COM_STMT_EXECUTE: statement id (4 bytes), flags (1),
+// iteration count (4, always 1), then the arguments. It returns the
+// statement and whether the flags ask for a read-only cursor
+// (CURSOR_TYPE_READ_ONLY; see answerWithCursor); the other flag bits are
+// ignored, as MySQL and MariaDB ignore them (PARAMETER_COUNT_AVAILABLE
+// means something only with query attributes, which the server does not
+// offer, but go-mysql's client sets it anyway). The statement's open
+// cursor, if any, is closed first, whatever the execution's outcome.
+func (c *connection) executeStmt(body []byte) (p *prepared, cursor bool, r *gomysql.Result, err error) {
 	if len(body) < 9 {
-		return nil, errMalformedPacket
+		return nil, false, nil, errMalformedPacket
 	}
 	st, err := c.stmt(body, "mysqld_stmt_execute")
 	if err != nil {
-		return nil, err
+		return nil, false, nil, err
 	}
-	// PARAMETER_COUNT_AVAILABLE means something only with query attributes,
-	// which the server does not offer, but go-mysql's client sets it anyway.
-	if flags := body[4]; flags&^gomysql.PARAMETER_COUNT_AVAILABLE != 0 {
-		return nil, gomysql.NewDefaultError(gomysql.ER_NOT_SUPPORTED_YET, "cursors")
-	}
-	p := st.Context.(*prepared)
+	p = st.Context.(*prepared)
+	c.closeCursor(p)
+	cursor = body[4]&gomysql.CURSOR_TYPE_READ_ONLY != 0
 	longDataErr := p.longDataErr
 	args, err := decodeArguments(p, body[9:])
 	c.clearLongData(p)
 	if longDataErr != nil {
-		return nil, longDataErr
+		return nil, false, nil, longDataErr
 	}
 	if err != nil {
-		return nil, err
+		return nil, false, nil, err
 	}
-	return c.HandleStmtExecute(p, p.query, args)
+	r, err = c.HandleStmtExecute(p, p.query, args)
+	return p, cursor, r, err
 }
 
 // appendLongData handles COM_STMT_SEND_LONG_DATA: statement id (4 bytes),
@@ -149,7 +155,8 @@ func (c *connection) appendLongData(body []byte) {
 	}
 }
 
-// resetStmt answers COM_STMT_RESET (statement id, 4 bytes) with OK.
+// resetStmt answers COM_STMT_RESET (statement id, 4 bytes) with OK; the
+// statement's long data and open cursor are discarded.
 func (c *connection) resetStmt(body []byte) error {
 	if len(body) < 4 {
 		return errMalformedPacket
@@ -159,6 +166,7 @@ func (c *connection) resetStmt(body []byte) error {
 		return err
 	}
 	c.clearLongData(st.Context.(*prepared))
+	c.closeCursor(st.Context.(*prepared))
 	return nil
 }
 
@@ -172,10 +180,11 @@ func (c *connection) closeStmt(body []byte) {
 	}
 }
 
-// dropStmt forgets a prepared statement and its long data.
+// dropStmt forgets a prepared statement, its long data and its cursor.
 func (c *connection) dropStmt(st *server.Stmt) {
 	_ = c.HandleStmtClose(st.Context)
 	c.clearLongData(st.Context.(*prepared))
+	c.closeCursor(st.Context.(*prepared))
 	c.stmtBytes -= preparedCost(st.Query, st.Params)
 	delete(c.stmts, st.ID)
 }
