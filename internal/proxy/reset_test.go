@@ -84,7 +84,7 @@ func TestResetForgetsTheSession(t *testing.T) {
 			t.Errorf("after the reset, %s: %s; want %s", name, got[name], want[name])
 		}
 	}
-	wantKind(t, s, "EXECUTE p", dperr.InvalidValue)
+	wantKind(t, s, "EXECUTE p", dperr.UnknownStatement)
 	if want[readVariables] != "[[<nil> 0 information_schema]]" || want[readTLS] != "[[Ssl_cipher TLS_AES_128_GCM_SHA256] [Ssl_version TLSv1.3]]" {
 		t.Errorf("the fresh session's state is not the expected one: %v", want)
 	}
