@@ -16,7 +16,6 @@ import (
 	"github.com/dpproxy/dpproxy/internal/backend"
 	"github.com/dpproxy/dpproxy/internal/budget"
 	"github.com/dpproxy/dpproxy/internal/catalog"
-	"github.com/dpproxy/dpproxy/internal/mech/noise"
 	"github.com/dpproxy/dpproxy/internal/planner"
 	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
 	"github.com/dpproxy/dpproxy/internal/testdb"
@@ -231,8 +230,11 @@ func TestGroupFiltersSelectTheGroupedFetchRows(t *testing.T) {
 // (each row removed, and 200 random rows added, NULLs, undeclared values
 // and out-of-bounds values included) it computes the counts of every
 // group with the real grouped fetch and asserts the worst log-ratio is at
-// most the statement's ε. Mutation: with every β cut by 25% the check
-// must fail on some pair.
+// most the statement's ε. Each β is that of the noise the planned release
+// draws (releasedScale), so a release that draws less noise than its ε
+// asks fails the check. Mutation: with every β cut by 25% the check must
+// fail on some pair (and it does with ε·4/3 handed to the count's noise
+// by the planner's laplace mechanism, for COUNT(DISTINCT x) alone too).
 func TestGroupedCountsAreParallelComposition(t *testing.T) {
 	const eps = 0.7
 	cat := groupedCatalog()
@@ -248,11 +250,7 @@ func TestGroupedCountsAreParallelComposition(t *testing.T) {
 		if rel.Stat.Kind != planner.StatCount && rel.Stat.Kind != planner.StatCountDistinct || rel.Mechanism.Name() != "laplace" {
 			t.Fatalf("release %s by %s: the check covers Laplace counts only", rel.Stat, rel.Mechanism.Name())
 		}
-		d, err := noise.NewDiscreteLaplace(1, rel.Epsilon)
-		if err != nil {
-			t.Fatal(err)
-		}
-		betas = append(betas, d.Scale())
+		betas = append(betas, releasedScale(t, rel))
 	}
 	byRows, where := summaryTerms(qp.Base)
 	if len(byRows) != 1 {
@@ -307,6 +305,22 @@ func TestGroupedCountsAreParallelComposition(t *testing.T) {
 	if !(mutantMax > eps) {
 		t.Errorf("mutation: with the noise scale cut by 25%% the worst log-ratio %g should exceed ε = %g", mutantMax, eps)
 	}
+}
+
+// releasedScale returns the scale of the discrete Laplace noise the count
+// release rel draws, from one run of its mechanism on a count of 0.
+func releasedScale(t *testing.T, rel *planner.Release) float64 {
+	t.Helper()
+	src := rand.NewChaCha8([32]byte{6})
+	step, err := rel.Mechanism.Start(src, rel, []float64{0}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, done, est, err := step.Advance(src, nil)
+	if err != nil || !done || est.Primitive == nil {
+		t.Fatalf("release %s: done %v, primitive %v, %v", rel.Stat, done, est.Primitive, err)
+	}
+	return est.Primitive.Scale()
 }
 
 // TestPartitionSelectionReleasesOnlyFrequentKeys groups a table by a
