@@ -16,6 +16,21 @@ import (
 // rest goes to the statistic. The benchmark uses the same split.
 const CountShare = 0.1
 
+// releaseNoisyCount releases the noisy count ñ of a mechanism that needs
+// one (sensitivity preprocessing, PTR) from the exact count n, with
+// ε·CountShare of the release's ε (rounded down, mech.SplitShare), and
+// returns it with rest, the ε left for the statistic. Guarantee: the count
+// is pure (ε·CountShare)-DP under add/remove of one row (n moves by 1;
+// laplace.ReleaseCount), and the two shares add up to at most ε, so with a
+// statistic released at rest from ñ the release is ε-DP (sequential
+// composition). TestNoisyCountExactPrivacy checks the law of the count it
+// draws.
+func releaseNoisyCount(src noise.Source, epsilon float64, n int64) (count laplace.Noisy, rest float64, err error) {
+	countEpsilon, rest := mech.SplitShare(epsilon, CountShare)
+	count, err = laplace.ReleaseCount(src, n, countEpsilon)
+	return count, rest, err
+}
+
 // preprocessMechanism is sensitivity preprocessing (Cummings and Durfee)
 // for the median, the mean and the variance: the statistic g of a
 // preprocessed dataset whose add/remove sensitivity is Δ, plus Laplace
@@ -62,8 +77,7 @@ func (preprocessMechanism) Reads(r *Release) string {
 }
 
 func (m preprocessMechanism) Start(src noise.Source, r *Release, terms []float64, _ []int64) (Step, error) {
-	countEpsilon, rest := mech.SplitShare(r.Epsilon, CountShare)
-	count, err := laplace.ReleaseCount(src, int64(math.Round(terms[0])), countEpsilon)
+	count, rest, err := releaseNoisyCount(src, r.Epsilon, int64(math.Round(terms[0])))
 	if err != nil {
 		return nil, err
 	}

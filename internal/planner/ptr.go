@@ -6,7 +6,6 @@ import (
 	"math"
 
 	"github.com/dpproxy/dpproxy/internal/mech"
-	"github.com/dpproxy/dpproxy/internal/mech/laplace"
 	"github.com/dpproxy/dpproxy/internal/mech/noise"
 	"github.com/dpproxy/dpproxy/internal/mech/ptr"
 	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
@@ -61,8 +60,7 @@ func (ptrMechanism) Reads(r *Release) string {
 
 // params returns the PTR parameters of r and the noisy count that sets them.
 func ptrParams(src noise.Source, r *Release, n int64) (ptr.Params, error) {
-	countEpsilon, rest := mech.SplitShare(r.Epsilon, CountShare)
-	count, err := laplace.ReleaseCount(src, n, countEpsilon)
+	count, rest, err := releaseNoisyCount(src, r.Epsilon, n)
 	if err != nil {
 		return ptr.Params{}, err
 	}
