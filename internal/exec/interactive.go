@@ -67,13 +67,9 @@ func (e *Executor) runInteractive(ctx context.Context, user string, plan *planne
 	return result, nil
 }
 
-// createInteractive reads the histogram over X once, releases the noisy
-// row count n̂ (histogram.NoisyRowCount at the plan's CountEpsilon),
-// chooses the mechanism by the planner's rule and releases it: the noisy
-// histogram (histogram.NoisyCells at RestEpsilon), or a Median Mechanism
-// with at most maxHard hard answers (its state then fits the ledger:
-// interactiveStore.fit). It reads on a backend connection of user's
-// (backend.Backend.Snapshot).
+// createInteractive reads the histogram over X once and releases the
+// instance from it (releaseInstance). It reads on a backend connection of
+// user's (backend.Backend.Snapshot).
 func (e *Executor) createInteractive(ctx context.Context, user string, ip *planner.InteractivePlan, src noise.Source, maxHard int, readData *bool) (*interactiveInstance, []int64, error) {
 	snap, err := e.backend.Snapshot(ctx, user)
 	if err != nil {
@@ -86,26 +82,44 @@ func (e *Executor) createInteractive(ctx context.Context, user string, ip *plann
 	if err != nil {
 		return nil, nil, err
 	}
+	inst, err := releaseInstance(src, ip, truth, maxHard)
+	if err != nil {
+		return nil, nil, err
+	}
+	inst.header.UnitSalt = salt
+	return inst, truth, nil
+}
+
+// releaseInstance releases a new instance of ip from truth, the exact
+// histogram over X: the noisy row count n̂ (histogram.NoisyRowCount at the
+// plan's CountEpsilon), the mechanism the planner's rule chooses with it,
+// and that mechanism: the noisy histogram (histogram.NoisyCells at
+// RestEpsilon), or a Median Mechanism with at most maxHard hard answers
+// (its state then fits the ledger: interactiveStore.fit). Guarantee: n̂
+// and the mechanism are each DP at their share of the instance's per-row
+// ε (planner.InteractivePlan), which add up to at most it;
+// TestAuditInstanceReleases audits n̂ and the noisy cells at their shares.
+func releaseInstance(src noise.Source, ip *planner.InteractivePlan, truth []int64, maxHard int) (*interactiveInstance, error) {
 	var n int64
 	for _, c := range truth {
 		n += c
 	}
 	nHat, err := histogram.NoisyRowCount(src, n, ip.CountEpsilon())
 	if err != nil {
-		return nil, nil, interactiveError(err)
+		return nil, interactiveError(err)
 	}
 	kind, why := ip.Choose(nHat, maxHard)
 	inst := &interactiveInstance{header: interactiveHeader{Key: ip.Key, Mechanism: kind, Why: why,
-		NHat: nHat, Epsilon: ip.Config.Epsilon, Noise: ip.RestEpsilon(), CreatedAt: time.Now().UTC(), UnitSalt: salt}}
+		NHat: nHat, Epsilon: ip.Config.Epsilon, Noise: ip.RestEpsilon(), CreatedAt: time.Now().UTC()}}
 	if kind == planner.InteractiveMedian {
 		// The mechanism takes the n̂ released above as its row count: the
 		// count is released once, for the rule and the mechanism.
 		inst.mm, err = mm.NewMedianMechanism(src, len(truth), n, ip.MedianConfig(nHat, maxHard))
 		if err == nil {
-			return inst, truth, nil
+			return inst, nil
 		}
 		if !errors.Is(err, mm.ErrInfeasible) {
-			return nil, nil, interactiveError(err)
+			return nil, interactiveError(err)
 		}
 		// Forced by the configuration but infeasible at n̂: ε' goes to the histogram.
 		inst.mm = nil
@@ -113,9 +127,9 @@ func (e *Executor) createInteractive(ctx context.Context, user string, ip *plann
 		inst.header.Why += "; MM-SVT infeasible at the noisy count, so noisy-histogram"
 	}
 	if inst.header.Noisy, err = histogram.NoisyCells(src, truth, inst.header.Noise); err != nil {
-		return nil, nil, interactiveError(err)
+		return nil, interactiveError(err)
 	}
-	return inst, truth, nil
+	return inst, nil
 }
 
 // interactiveError is the error a client gets for err, a failure of an
