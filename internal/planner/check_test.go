@@ -121,11 +121,7 @@ func runReleaseOn(src rand.Source, r *planner.Release, sorted []float64) (planne
 func driveRelease(src rand.Source, r *planner.Release, sorted []float64, terms []float64) (planner.Estimate, error) {
 	var hist []int64
 	if h := r.Mechanism.Histogram(r); h != nil {
-		hist = make([]int64, h.Bins)
-		for _, v := range sorted {
-			bin := int(math.Floor((v - h.Lower) / (h.Upper - h.Lower) * float64(h.Bins)))
-			hist[max(min(bin, h.Bins-1), 0)]++
-		}
+		hist = binCounts(sorted, h)
 	}
 	step, err := r.Mechanism.Start(src, r, terms, hist)
 	if err != nil {
