@@ -60,6 +60,9 @@ import (
 //	unit person_id rows 1 groups 2 order a,b by key
 //	                                        (after keys) a UnitBound by the
 //	                                        private key, salt 0123…cdef twice
+//	derived dpproxy_e0 age [0, 100] + income [0, 500000]
+//	                                        a DerivedColumn: a column, or two
+//	                                        joined by + - * /, with their bounds
 //	profile age [0, 100]                    (last) a Profile; the summary lines
 //	                                        so far become its carried terms
 //	                                        (" bins 16": grouped by 16 bins)
@@ -103,6 +106,7 @@ var (
 	keysLine       = regexp.MustCompile(`^keys (\S+)( numeric)?$`)
 	unitKeyLine    = regexp.MustCompile(`^unit (\S+) rows (\d+) groups (\d+) order (\S+) by key$`)
 	profileLine    = regexp.MustCompile(`^profile (\S+) \[(\S+), (\S+)\]( bins (\d+))?$`)
+	derivedLine    = regexp.MustCompile(`^derived (\S+) (\S+) \[(\S+), (\S+)\](?: ([-+*/]) (\S+) \[(\S+), (\S+)\])?$`)
 )
 
 func parseFetchLine(f *sqlrewrite.Fetch, line string) error {
@@ -293,6 +297,15 @@ func parseFetchLine(f *sqlrewrite.Fetch, line string) error {
 		}
 		f.Unit = &sqlrewrite.UnitBound{Column: m[1], MaxRows: nums.int(m[2]), MaxGroups: nums.int(m[3]), Order: strings.Split(m[4], ","),
 			Salt: strings.Repeat("0123456789abcdef", 2), Key: f.Keys.Column, KeyNumeric: f.Keys.Numeric}
+		return nums.err
+	}
+	if m := derivedLine.FindStringSubmatch(line); m != nil {
+		e := &sqlrewrite.RowExpr{Kind: sqlrewrite.RowColumn, Column: m[2], Lower: nums.float(m[3]), Upper: nums.float(m[4])}
+		if m[5] != "" {
+			e = &sqlrewrite.RowExpr{Kind: sqlrewrite.RowOp, Op: m[5][0], Args: []*sqlrewrite.RowExpr{e,
+				{Kind: sqlrewrite.RowColumn, Column: m[6], Lower: nums.float(m[7]), Upper: nums.float(m[8])}}}
+		}
+		f.Derived = append(f.Derived, sqlrewrite.DerivedColumn{Name: m[1], Expr: e})
 		return nums.err
 	}
 	return fmt.Errorf("unknown fetch line")

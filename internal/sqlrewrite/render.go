@@ -186,6 +186,24 @@ func render(f Fetch, d Dialect, vitess bool) (query, logged string, args []any, 
 			return r.bind(query)
 		}
 	}
+	if r.materializes(f) {
+		// A first rendering, whose text is dropped, names the columns the
+		// statement around the derived table reads (source).
+		probe := &renderer{spec: spec, dialect: d, reads: map[string]bool{}}
+		if _, err := probe.shape(f); err != nil {
+			return "", "", nil, err
+		}
+		r.narrow = probe.reads
+	}
+	if query, err = r.shape(f); err != nil {
+		return "", "", nil, err
+	}
+	return r.bind(query)
+}
+
+// shape renders the query of the fetch's one shape, without binding its
+// arguments.
+func (r *renderer) shape(f Fetch) (query string, err error) {
 	switch {
 	case len(f.Summary) > 0:
 		query, err = r.summary(f)
@@ -210,10 +228,7 @@ func render(f Fetch, d Dialect, vitess bool) (query, logged string, args []any, 
 	default:
 		query, err = r.histogram(f)
 	}
-	if err != nil {
-		return "", "", nil, err
-	}
-	return r.bind(query)
+	return query, err
 }
 
 // renderer accumulates the bind arguments of one fetch.
@@ -229,6 +244,15 @@ type renderer struct {
 	// argument as a literal in the text, and the keys vtgate merges are
 	// short binary strings.
 	vitess bool
+	// reads, when not nil, collects the names of the columns the
+	// statement around a fetch's derived table reads (column and ident,
+	// outside inDerived): the first rendering of a fetch whose derived
+	// table MySQL materializes (render). narrow, when not nil, are those
+	// names, and the derived table selects only them (source).
+	reads, narrow map[string]bool
+	// inDerived is set while the renderer writes the derived table's own
+	// select list and conditions (inside).
+	inDerived bool
 }
 
 // column renders the backend column name as the value the fetch's
@@ -249,11 +273,29 @@ type renderer struct {
 // whatever its rows (CASE/WHEN needs a boolean), where the cast of a
 // BIGINT or NUMERIC would fail only on the rows beyond INTEGER's range.
 func (r *renderer) column(name string) (string, error) {
-	col, err := r.spec.ident(name)
+	col, err := r.ident(name)
 	if err != nil || !slices.Contains(r.booleans, name) {
 		return col, err
 	}
 	return "CASE WHEN " + col + " THEN 1 WHEN NOT " + col + " THEN 0 END", nil
+}
+
+// ident renders a column of the fetch's table (or a derived column) by its
+// quoted name, and notes that the fetch reads it (reads).
+func (r *renderer) ident(name string) (string, error) {
+	if r.reads != nil && !r.inDerived {
+		r.reads[name] = true
+	}
+	return r.spec.ident(name)
+}
+
+// inside renders part of the derived table's own SELECT (source): the
+// columns it reads are not read by the statement around it.
+func (r *renderer) inside(render func() (string, error)) (string, error) {
+	was := r.inDerived
+	r.inDerived = true
+	defer func() { r.inDerived = was }()
+	return render()
 }
 
 // argMark delimits the mark arg writes where a placeholder goes: NUL, which
@@ -464,7 +506,7 @@ func (r *renderer) ranked(f Fetch, column, from string, offset, limit int64) (st
 	if err != nil {
 		return "", "", err
 	}
-	col, err := r.spec.ident(column)
+	col, err := r.ident(column)
 	if err != nil {
 		return "", "", err
 	}
@@ -766,7 +808,7 @@ func (r *renderer) valueOrNull(col string, typ catalog.ColumnType) string {
 // them, the others outside.
 func (r *renderer) from(f Fetch, extra string) (string, error) {
 	derived := map[string]bool{}
-	if r.derivedFence() != "" {
+	if r.derivedTable(f) && r.derivedFence(f) != "" {
 		for _, d := range f.Derived {
 			derived[d.Name] = true
 		}
@@ -775,26 +817,25 @@ func (r *renderer) from(f Fetch, extra string) (string, error) {
 		return slices.ContainsFunc(cs, func(c Condition) bool { return derived[c.Column] })
 	}
 	var inner, conds []string
-	for _, c := range f.Filter {
-		s, err := r.condition(c)
-		if err != nil {
-			return "", err
-		}
-		if len(derived) > 0 && !readsDerived(c) {
-			inner = append(inner, s)
-		} else {
+	place := func(in bool, render func() (string, error)) error {
+		if !in {
+			s, err := render()
 			conds = append(conds, s)
+			return err
+		}
+		s, err := r.inside(render)
+		inner = append(inner, s)
+		return err
+	}
+	for _, c := range f.Filter {
+		if err := place(len(derived) > 0 && !readsDerived(c), func() (string, error) { return r.condition(c) }); err != nil {
+			return "", err
 		}
 	}
 	if f.Boolean != nil {
-		s, err := r.predicate(f.Boolean)
-		if err != nil {
+		in := len(derived) > 0 && !readsDerived(predicateLeaves(f.Boolean, nil)...)
+		if err := place(in, func() (string, error) { return r.predicate(f.Boolean) }); err != nil {
 			return "", err
-		}
-		if len(derived) > 0 && !readsDerived(predicateLeaves(f.Boolean, nil)...) {
-			inner = append(inner, s)
-		} else {
-			conds = append(conds, s)
 		}
 	}
 	table, err := r.source(f, inner)

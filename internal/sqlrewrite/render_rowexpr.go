@@ -3,7 +3,9 @@ package sqlrewrite
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strings"
 )
 
@@ -24,30 +26,64 @@ const derivedAlias = "dpproxy_x"
 // a fenced table applies before computing the nᵢ.
 //
 // The fence (derivedFence) keeps the backend from merging the derived
-// table into the statement that reads it: merged, PostgreSQL and SQLite
-// write eᵢ in place of every reference to nᵢ, and compute it at each
-// (the clamp reads nᵢ eight times, a bucket ladder once per bucket, and
-// the layers above the clamp multiply that again). A GROUP BY of 2,265
+// table into the statement that reads it: merged, the backend writes eᵢ
+// in place of every reference to nᵢ, and computes it at each (the clamp
+// reads nᵢ up to eight times, a bucket ladder once per bucket, and the
+// layers above the clamp multiply that again). A GROUP BY of 2,265
 // buckets of a date difference then took PostgreSQL 29 s to plan and
 // over 60 s to run on 30 rows, and a sum of month differences SQLite
-// 35 s on 3,000 rows instead of 0.35: a statement timed out (3024) or
-// answered by the number of rows and by the buckets their values fall
-// in, a failure that depended on the data. Fenced, each eᵢ is computed
-// once per row.
+// 35 s on 3,000 rows instead of 0.35; a GROUP BY of 2,601 buckets of a
+// sum of two columns took MariaDB 58 s on 10^6 rows instead of 3.9: a
+// statement timed out (3024) or answered by the number of rows and by
+// the buckets their values fall in, a failure that depended on the data.
+// Fenced, each eᵢ is computed once per row.
+//
+// MySQL and MariaDB materialize a fenced derived table: they write its
+// rows to a temporary table before the statement reads them, where
+// PostgreSQL and SQLite pass them on row by row. There the derived table
+// selects only what the statement around it reads (narrow, from a first
+// rendering: render), the stored columns it names and the nᵢ it reads,
+// and a fetch that reads no nᵢ reads the table itself (derivedTable); a
+// copy of every column (*) took MariaDB 2.3 s more per 10^6 rows of six
+// columns, and more for wide rows. Each nᵢ is selected as CAST(eᵢ AS
+// DOUBLE): the temporary column of an expression with a fixed number of
+// decimals is DOUBLE(M, D), which rounds what is stored and caps it below
+// 10^(M−D) (TRUNCATE(x, 0) is DOUBLE(17, 0): 3.5e20 was stored as 1e17),
+// where the cast's column holds the double computed, as the merged
+// expression reads it.
 func (r *renderer) source(f Fetch, inner []string) (string, error) {
 	table, err := r.spec.table(f.Table)
-	if err != nil || len(f.Derived) == 0 {
+	if err != nil || !r.derivedTable(f) {
 		return table, err
 	}
 	cols := []string{"*"}
+	if r.narrow != nil {
+		cols = nil
+		for _, name := range slices.Sorted(maps.Keys(r.narrow)) {
+			if slices.ContainsFunc(f.Derived, func(d DerivedColumn) bool { return d.Name == name }) {
+				continue
+			}
+			col, err := r.spec.ident(name)
+			if err != nil {
+				return "", err
+			}
+			cols = append(cols, col)
+		}
+	}
 	for _, d := range f.Derived {
+		if r.narrow != nil && !r.narrow[d.Name] {
+			continue
+		}
 		name, err := r.spec.ident(d.Name)
 		if err != nil {
 			return "", err
 		}
-		e, err := r.rowExpr(d.Expr)
+		e, err := r.inside(func() (string, error) { return r.rowExpr(d.Expr) })
 		if err != nil {
 			return "", err
+		}
+		if r.narrow != nil {
+			e = "CAST(" + e + " AS " + r.spec.double + ")"
 		}
 		cols = append(cols, e+" AS "+name)
 	}
@@ -55,7 +91,7 @@ func (r *renderer) source(f Fetch, inner []string) (string, error) {
 	if len(inner) > 0 {
 		derived += " WHERE " + joinConditions(inner, " AND ")
 	}
-	derived = "(" + derived + r.derivedFence() + ")"
+	derived = "(" + derived + r.derivedFence(f) + ")"
 	if f.Unit != nil {
 		return derived, nil
 	}
@@ -64,18 +100,42 @@ func (r *renderer) source(f Fetch, inner []string) (string, error) {
 
 // derivedFence is the clause that keeps the backend from merging a
 // derived table into the statement that reads it (source): PostgreSQL
-// pulls up no subquery with an OFFSET, SQLite flattens none, and runs it
-// as a co-routine, row by row. MySQL and MariaDB would materialize a
-// derived table with a LIMIT (a copy of the table's rows), so there it is
-// left to merge (empty).
-func (r *renderer) derivedFence() string {
-	switch r.spec.name {
-	case "postgres":
+// pulls up no subquery with an OFFSET, SQLite flattens none and runs it
+// as a co-routine, row by row, and MySQL and MariaDB merge no derived
+// table with a LIMIT (of 2^64 − 1 rows, more than a table holds) and
+// materialize it (materializes). Empty where the derived table is left to
+// merge: on MySQL under a unit bound, whose first layer (ROW_NUMBER) the
+// backend materializes anyway, computing each eᵢ once per row, and
+// behind Vitess (not measured there: vtgate applies the LIMIT of a
+// derived table of a sharded table itself, above the shards, so the
+// shards could no longer aggregate).
+func (r *renderer) derivedFence(f Fetch) string {
+	switch {
+	case r.spec.name == "postgres":
 		return " OFFSET 0"
-	case "sqlite":
+	case r.spec.name == "sqlite":
 		return " LIMIT -1 OFFSET 0"
+	case r.materializes(f):
+		return " LIMIT 18446744073709551615"
 	}
 	return ""
+}
+
+// materializes reports whether the backend materializes the fetch's fenced
+// derived table (derivedFence): on MySQL and MariaDB, not behind Vitess,
+// without a unit bound.
+func (r *renderer) materializes(f Fetch) bool {
+	return r.spec.name == "mysql" && !r.vitess && f.Unit == nil && len(f.Derived) > 0
+}
+
+// derivedTable reports whether the fetch reads its table through the
+// derived table of source: whenever it has Derived columns, except a
+// narrowed one (materializes) that reads none of them.
+func (r *renderer) derivedTable(f Fetch) bool {
+	if r.narrow == nil {
+		return len(f.Derived) > 0
+	}
+	return slices.ContainsFunc(f.Derived, func(d DerivedColumn) bool { return r.narrow[d.Name] })
 }
 
 // qualifier is the name that qualifies the columns of the table a fetch
@@ -84,7 +144,7 @@ func (r *renderer) qualifier(f Fetch) (string, error) {
 	switch {
 	case f.Unit != nil:
 		return unitAlias, nil
-	case len(f.Derived) > 0:
+	case r.derivedTable(f):
 		return derivedAlias, nil
 	}
 	return r.spec.table(f.Table)

@@ -107,7 +107,8 @@ type RowExpr struct {
 }
 
 // DerivedColumn is a row expression a fetch computes as a column of the
-// table: the fetch reads FROM (SELECT *, Expr AS Name FROM t) AS t′, so
+// table: the fetch reads FROM (SELECT *, Expr AS Name FROM t) AS t′
+// (fenced, and on MySQL narrowed to what the fetch reads: source), so
 // every fetch shape applies to Name as to a stored column.
 type DerivedColumn struct {
 	// Name is the computed column's name in the fetch.
