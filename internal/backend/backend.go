@@ -77,6 +77,11 @@ type Backend struct {
 
 	// identity is Identity, and zone Zone, set by Open.
 	identity, zone string
+
+	// closed is closed by Close: the kills still being retried stop
+	// (retryKill).
+	closed    chan struct{}
+	closeOnce sync.Once
 }
 
 // Dialect returns the SQL dialect for a catalog driver name.
@@ -359,7 +364,7 @@ func New(db *sql.DB, dialect sqlrewrite.Dialect, log *slog.Logger) *Backend {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Backend{db: db, control: db, dialect: dialect, log: log, slots: map[string]chan struct{}{}}
+	return &Backend{db: db, control: db, dialect: dialect, log: log, slots: map[string]chan struct{}{}, closed: make(chan struct{})}
 }
 
 // DB returns the underlying pool (for the demo loader and tests).
@@ -370,7 +375,20 @@ func (b *Backend) Dialect() sqlrewrite.Dialect { return b.dialect }
 
 // Ping checks that the backend answers, over the control connection: a
 // statement pool that is all taken does not make it wait.
-func (b *Backend) Ping(ctx context.Context) error { return b.control.PingContext(ctx) }
+//
+// A control connection the server closed (restarted, an administrator's
+// pg_terminate_backend or KILL, an idle timeout) fails the ping that
+// finds it with driver.ErrBadConn, and database/sql discards it: the ping
+// is then tried once more, on a new connection, so that it fails only
+// when the backend does not take one (down, or at its connection limit),
+// and succeeds again as soon as it does.
+func (b *Backend) Ping(ctx context.Context) error {
+	err := b.control.PingContext(ctx)
+	if errors.Is(err, driver.ErrBadConn) {
+		err = b.control.PingContext(ctx)
+	}
+	return err
+}
 
 // idleTimeout is how long a statement connection of a PostgreSQL or
 // MySQL backend stays open unused once SetLimits is called (an SQLite
@@ -422,6 +440,7 @@ func (b *Backend) userTurn(ctx context.Context, user string) (release func(), er
 
 // Close closes the pools.
 func (b *Backend) Close() error {
+	b.closeOnce.Do(func() { close(b.closed) })
 	if b.control != b.db {
 		b.control.Close()
 	}
@@ -445,8 +464,9 @@ type Snapshot struct {
 	q queryer
 	// stopKill, on MySQL and MariaDB, disarms the kill of the snapshot's
 	// backend query when its statement is cancelled (armKill); it returns
-	// once the kill can no longer run. Disarm and Close call it from the
-	// statement's goroutine.
+	// once the kill's first attempt is over or can no longer start (its
+	// retries, retryKill, can only match a connection the driver has
+	// closed). Disarm and Close call it from the statement's goroutine.
 	stopKill func()
 	// read holds the result of every fetch run so far, by its SQL: within
 	// one snapshot the same fetch has the same result, so releases that
@@ -551,10 +571,14 @@ const waitingText = "(waiting for a backend connection)"
 // the proxy, a client that hung up) looks the tag up in the server's
 // process list and sends KILL QUERY for the connection running it, over
 // the control connection, which no statement holds (Open), so that it
-// runs when the statements hold every connection. Only a query of this
-// snapshot can match, and the normal path costs no round trip.
-// PostgreSQL's driver cancels by itself (a cancel request, which opens no
-// session) and SQLite is interrupted. Disarm (and Close) stop it once the
+// runs when the statements hold every connection, or over a statement
+// connection if the control connection fails (killTagged). A first
+// attempt that fails is retried until ctx's deadline (retryKill), so
+// that a server that had no connection to spare stops the query once it
+// has one. Only a query of this snapshot can match, and the normal path
+// costs no round trip. PostgreSQL's driver cancels by itself (a cancel
+// request, which opens no session and counts against no connection
+// limit) and SQLite is interrupted. Disarm (and Close) stop it once the
 // fetches are over.
 func (s *Snapshot) armKill(ctx context.Context) {
 	var token [8]byte
@@ -562,9 +586,17 @@ func (s *Snapshot) armKill(ctx context.Context) {
 	tag := "dpproxy-fetch-" + hex.EncodeToString(token[:])
 	s.q = taggedQueryer{tx: s.tx, comment: "/* " + tag + " */ "}
 	killed := make(chan struct{})
+	until, ok := ctx.Deadline()
 	stop := context.AfterFunc(ctx, func() {
-		defer close(killed)
-		s.b.killTagged(tag)
+		if !ok {
+			until = time.Now().Add(killTimeout)
+		}
+		err := s.b.killTagged(tag)
+		close(killed)
+		if err != nil {
+			s.b.log.Warn("backend: stopping the query of a cancelled statement failed; retrying until the statement's deadline", "err", err)
+			s.b.retryKill(tag, until)
+		}
 	})
 	s.stopKill = func() {
 		if !stop() {
@@ -583,39 +615,105 @@ func (t taggedQueryer) QueryContext(ctx context.Context, query string, args ...a
 	return t.tx.QueryContext(ctx, t.comment+query, args...)
 }
 
-// killTagged sends KILL QUERY, over the control connection, for every
-// other connection whose running query contains tag; it gives up after
-// killTimeout, the wait for the control connection included.
-func (b *Backend) killTagged(tag string) {
+// killTagged sends KILL QUERY for every other connection whose running
+// query contains tag, over the control connection or, if that fails (the
+// server closed it and has no connection to spare for a new one: its
+// max_connections or the login's limit reached by other clients), over a
+// connection of the statements' pool, which an idle one serves without a
+// new session. It gives up after killTimeout, the waits for a connection
+// included; nil means the process list was read and each of its matches
+// sent KILL QUERY (or none matched).
+func (b *Backend) killTagged(tag string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), killTimeout)
 	defer cancel()
-	var threads []int64
-	rows, err := b.control.QueryContext(ctx, "SELECT ID FROM information_schema.PROCESSLIST WHERE INFO LIKE ? AND ID <> CONNECTION_ID()", "%"+tag+"%")
-	if err == nil {
-		for rows.Next() {
-			var id int64
-			if err = rows.Scan(&id); err != nil {
-				break
-			}
-			threads = append(threads, id)
-		}
-		rows.Close()
-		if err == nil {
-			err = rows.Err()
+	err := killOn(ctx, b.control, tag)
+	if err != nil && b.control != b.db {
+		if perr := killOn(ctx, b.db, tag); perr == nil {
+			b.log.Warn("backend: the control connection failed; the query of a cancelled statement was stopped over a statement connection", "err", err)
+			return nil
 		}
 	}
+	return err
+}
+
+// killOn looks tag up in the process list of the server db connects to
+// and sends KILL QUERY for each other connection running a query that
+// contains it, all on one connection of db.
+// A connection found broken (driver.ErrBadConn: the server closed it) is
+// replaced once.
+func killOn(ctx context.Context, db *sql.DB, tag string) error {
+	err := killOnce(ctx, db, tag)
+	if errors.Is(err, driver.ErrBadConn) {
+		err = killOnce(ctx, db, tag)
+	}
+	return err
+}
+
+// killOnce is one attempt of killOn.
+func killOnce(ctx context.Context, db *sql.DB, tag string) error {
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	var threads []int64
+	rows, err := conn.QueryContext(ctx, "SELECT ID FROM information_schema.PROCESSLIST WHERE INFO LIKE ? AND ID <> CONNECTION_ID()", "%"+tag+"%")
+	if err != nil {
+		return err
+	}
+	for rows.Next() {
+		var id int64
+		if err = rows.Scan(&id); err != nil {
+			break
+		}
+		threads = append(threads, id)
+	}
+	rows.Close()
+	if err == nil {
+		err = rows.Err()
+	}
 	for _, id := range threads {
-		if _, kerr := b.control.ExecContext(ctx, fmt.Sprintf("KILL QUERY %d", id)); kerr != nil && err == nil {
+		if _, kerr := conn.ExecContext(ctx, fmt.Sprintf("KILL QUERY %d", id)); kerr != nil && err == nil {
 			err = kerr
 		}
 	}
-	if err != nil {
-		b.log.Warn("backend: stopping the query of a cancelled statement failed", "err", err)
-	}
+	return err
 }
 
-// killTimeout bounds the KILL QUERY armKill sends (killTagged).
-const killTimeout = 5 * time.Second
+// retryKill runs killTagged again, at growing intervals (killRetryFirst
+// doubling up to killRetryMax), until one attempt succeeds, until passes
+// (the statement's deadline: the backend's own statement timeout, set to
+// it, stops the query then) or the backend is closed. It runs after the
+// snapshot's Close, which is safe: a query of the snapshot still running
+// when its context ended had its connection closed by the driver, which
+// the pool then discards, so whatever connection still runs the tag runs
+// nothing else of this proxy's. A slot freed on the server (another
+// client leaving) thus lets the kill through.
+func (b *Backend) retryKill(tag string, until time.Time) {
+	wait := killRetryFirst
+	for time.Now().Add(wait).Before(until) {
+		select {
+		case <-b.closed:
+			return
+		case <-time.After(wait):
+		}
+		if b.killTagged(tag) == nil {
+			b.log.Info("backend: the query of a cancelled statement was stopped on a later attempt")
+			return
+		}
+		wait = min(2*wait, killRetryMax)
+	}
+	b.log.Warn("backend: gave up stopping the query of a cancelled statement; the backend's statement timeout stops it")
+}
+
+// killTimeout bounds one attempt of killTagged; killRetryFirst and
+// killRetryMax are the first and the longest wait between attempts
+// (retryKill).
+const (
+	killTimeout    = 5 * time.Second
+	killRetryFirst = 100 * time.Millisecond
+	killRetryMax   = 2 * time.Second
+)
 
 // once runs fetch f of the given kind, or returns (a copy of) the result of
 // the identical fetch run before in this snapshot.
