@@ -1061,20 +1061,20 @@ func TestVitessLostColumn(t *testing.T) {
 	c.now = func() time.Time { return clock }
 	tb := &catalog.Table{Name: "t", Source: table, Columns: []catalog.Column{
 		{Name: "x", Source: "x", Type: catalog.Real}, {Name: "y", Source: "y", Type: catalog.Real}, {Name: "k", Source: "k", Type: catalog.Text}}}
-	if err := c.check(ctx, tb, []string{"k", "x", "y"}); err != nil {
+	if err := c.check(ctx, "ana", tb, []string{"k", "x", "y"}); err != nil {
 		t.Fatalf("all there, y all NULL: %v", err)
 	}
 	run("ALTER TABLE " + table + " DROP COLUMN y")
 	clock = clock.Add(typeCheckTTL)
-	if err := c.check(ctx, tb, []string{"k", "y"}); dperr.KindOf(err) != dperr.UnknownColumn || !strings.Contains(err.Error(), "Unknown column 'y'") {
+	if err := c.check(ctx, "ana", tb, []string{"k", "y"}); dperr.KindOf(err) != dperr.UnknownColumn || !strings.Contains(err.Error(), "Unknown column 'y'") {
 		t.Errorf("y dropped: %v, want UnknownColumn naming y", err)
 	}
-	if err := c.check(ctx, tb, []string{"k", "x"}); err != nil {
+	if err := c.check(ctx, "ana", tb, []string{"k", "x"}); err != nil {
 		t.Errorf("y dropped, a statement reading x and k: %v", err)
 	}
 	run("ALTER TABLE " + table + " ADD COLUMN y DOUBLE")
 	clock = clock.Add(typeCheckTTL)
-	if err := c.check(ctx, tb, []string{"k", "x", "y"}); err != nil {
+	if err := c.check(ctx, "ana", tb, []string{"k", "x", "y"}); err != nil {
 		t.Errorf("y added back: %v", err)
 	}
 }

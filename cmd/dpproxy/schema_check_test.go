@@ -184,14 +184,14 @@ func TestTableTypesRefresh(t *testing.T) {
 	missing := &catalog.Table{Name: "m", Source: "later", Columns: []catalog.Column{{Name: "x", Source: "x", Type: catalog.Real}}}
 	texts := &catalog.Table{Name: "x", Source: "tx", Columns: []catalog.Column{{Name: "k", Source: "k", Type: catalog.Text}}}
 	for _, tb := range []*catalog.Table{table, texts} {
-		if err := c.check(ctx, tb, nil); err != nil {
+		if err := c.check(ctx, "ana", tb, nil); err != nil {
 			t.Errorf("%s: %v", tb.Name, err)
 		}
 	}
 	if _, err := db.Exec("DROP TABLE tx"); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.check(ctx, missing, nil); dperr.KindOf(err) != dperr.UnknownTable || !strings.Contains(err.Error(), "no table later") {
+	if err := c.check(ctx, "ana", missing, nil); dperr.KindOf(err) != dperr.UnknownTable || !strings.Contains(err.Error(), "no table later") {
 		t.Errorf("missing table: %v, want UnknownTable naming later", err)
 	}
 	if _, err := db.Exec("CREATE TABLE later (x DOUBLE)"); err != nil {
@@ -204,25 +204,25 @@ func TestTableTypesRefresh(t *testing.T) {
 		}
 	}
 	alter("VARCHAR(10)")
-	if err := c.check(ctx, table, nil); err != nil {
+	if err := c.check(ctx, "ana", table, nil); err != nil {
 		t.Errorf("within the TTL: %v, want the kept verdict", err)
 	}
-	if err := c.check(ctx, texts, nil); err != nil {
+	if err := c.check(ctx, "ana", texts, nil); err != nil {
 		t.Errorf("text table dropped, within the TTL: %v, want the kept verdict", err)
 	}
 	clock = clock.Add(typeCheckTTL)
-	if err := c.check(ctx, texts, nil); dperr.KindOf(err) != dperr.UnknownTable || !strings.Contains(err.Error(), "no table tx") {
+	if err := c.check(ctx, "ana", texts, nil); dperr.KindOf(err) != dperr.UnknownTable || !strings.Contains(err.Error(), "no table tx") {
 		t.Errorf("text table dropped, after the TTL: %v, want UnknownTable naming tx", err)
 	}
-	if err := c.check(ctx, table, nil); dperr.KindOf(err) != dperr.Unsupported || !strings.Contains(err.Error(), "t.x (declared real, a backend varchar)") {
+	if err := c.check(ctx, "ana", table, nil); dperr.KindOf(err) != dperr.Unsupported || !strings.Contains(err.Error(), "t.x (declared real, a backend varchar)") {
 		t.Errorf("after the TTL: %v, want Unsupported naming t.x", err)
 	}
 	alter("DOUBLE")
 	clock = clock.Add(typeCheckTTL)
-	if err := c.check(ctx, table, nil); err != nil {
+	if err := c.check(ctx, "ana", table, nil); err != nil {
 		t.Errorf("altered back: %v", err)
 	}
-	if err := c.check(ctx, missing, nil); err != nil {
+	if err := c.check(ctx, "ana", missing, nil); err != nil {
 		t.Errorf("the missing table, created: %v", err)
 	}
 }
@@ -268,13 +268,13 @@ func TestTableColumnsRefresh(t *testing.T) {
 			units := &catalog.Table{Name: "u", Source: "cols_t", PrivacyUnit: "pid", MaxRowsPerUnit: 1, MaxGroupsPerUnit: 1, Columns: []catalog.Column{real("x", "x")}}
 			passes := func(when string, tb *catalog.Table, reads ...string) {
 				t.Helper()
-				if err := c.check(ctx, tb, reads); err != nil {
+				if err := c.check(ctx, "ana", tb, reads); err != nil {
 					t.Errorf("%s: %s reading %v: %v", when, tb.Name, reads, err)
 				}
 			}
 			refused := func(when string, tb *catalog.Table, reads []string, want ...string) {
 				t.Helper()
-				err := c.check(ctx, tb, reads)
+				err := c.check(ctx, "ana", tb, reads)
 				if dperr.KindOf(err) != dperr.UnknownColumn {
 					t.Errorf("%s: %s reading %v: %v, want UnknownColumn", when, tb.Name, reads, err)
 					return
@@ -362,7 +362,7 @@ func TestTableCheckRefreshesCharsets(t *testing.T) {
 	cs := &catalog.Charsets{}
 	c := newTableTypes(backend.New(db, sqlrewrite.MySQL, nil), false, slog.New(slog.DiscardHandler), cs)
 	table := &catalog.Table{Name: "late", Source: "cs_late", Columns: []catalog.Column{{Name: "l", Source: "l", Type: catalog.Text}}}
-	if err := c.check(context.Background(), table, nil); dperr.KindOf(err) != dperr.UnknownTable {
+	if err := c.check(context.Background(), "ana", table, nil); dperr.KindOf(err) != dperr.UnknownTable {
 		t.Fatalf("the missing table: %v, want UnknownTable", err)
 	}
 	if _, ok := cs.Of("late", "l"); ok {
@@ -372,10 +372,10 @@ func TestTableCheckRefreshesCharsets(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.ttl = 0
-	if err := c.check(context.Background(), table, nil); dperr.KindOf(err) != dperr.Unsupported || !strings.Contains(err.Error(), "run it again") {
+	if err := c.check(context.Background(), "ana", table, nil); dperr.KindOf(err) != dperr.Unsupported || !strings.Contains(err.Error(), "run it again") {
 		t.Fatalf("the statement parsed before the character set was known: %v, want it refused to be run again", err)
 	}
-	if err := c.check(context.Background(), table, nil); err != nil {
+	if err := c.check(context.Background(), "ana", table, nil); err != nil {
 		t.Fatal(err)
 	}
 	if got, ok := cs.Of("late", "l"); !ok || got.Name != "latin1" {
@@ -416,20 +416,20 @@ func TestTableCheckRefusesAfterCharsetChange(t *testing.T) {
 	c := newTableTypes(be, false, slog.New(slog.DiscardHandler), cs)
 	c.now = func() time.Time { return clock }
 	table := &cat.Tables[0]
-	if err := c.check(ctx, table, nil); err != nil {
+	if err := c.check(ctx, "ana", table, nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := db.Exec("ALTER TABLE cs_alt MODIFY name VARCHAR(20) CHARACTER SET latin1"); err != nil {
 		t.Fatal(err)
 	}
 	clock = clock.Add(typeCheckTTL)
-	if err := c.check(ctx, table, nil); dperr.KindOf(err) != dperr.Unsupported || !strings.Contains(err.Error(), "run it again") {
+	if err := c.check(ctx, "ana", table, nil); dperr.KindOf(err) != dperr.Unsupported || !strings.Contains(err.Error(), "run it again") {
 		t.Errorf("the check that finds latin1: %v, want the statement refused to be run again", err)
 	}
 	if _, err := parser.Parse(q); dperr.KindOf(err) != dperr.CollationMix {
 		t.Errorf("parsed again after the refresh: got %v, want 1267 for latin1", err)
 	}
-	if err := c.check(ctx, table, nil); err != nil {
+	if err := c.check(ctx, "ana", table, nil); err != nil {
 		t.Errorf("the next statement: %v, want it to pass", err)
 	}
 }
@@ -465,15 +465,55 @@ func TestTableCheckKeepsUnrepresentableValues(t *testing.T) {
 	}
 	alter("latin1")
 	for i := range 2 {
-		if err := c.check(ctx, table, nil); dperr.KindOf(err) != dperr.Unsupported || !strings.Contains(err.Error(), "tv.name: value \"ē\"") {
+		if err := c.check(ctx, "ana", table, nil); dperr.KindOf(err) != dperr.Unsupported || !strings.Contains(err.Error(), "tv.name: value \"ē\"") {
 			t.Errorf("statement %d after latin1: %v, want Unsupported naming tv.name's value", i, err)
 		}
 	}
 	alter("utf8mb4")
-	if err := c.check(ctx, table, nil); dperr.KindOf(err) != dperr.Unsupported || !strings.Contains(err.Error(), "run it again") {
+	if err := c.check(ctx, "ana", table, nil); dperr.KindOf(err) != dperr.Unsupported || !strings.Contains(err.Error(), "run it again") {
 		t.Errorf("converted back: %v, want the statement parsed against latin1 refused to be run again", err)
 	}
-	if err := c.check(ctx, table, nil); err != nil {
+	if err := c.check(ctx, "ana", table, nil); err != nil {
 		t.Errorf("converted back, the next statement: %v", err)
+	}
+}
+
+// TestTableTypesWithinUserShare: on MariaDB, with SetLimits(2, 1), the
+// check of alice's statement waits for her turn while her other
+// statement's snapshot holds her one connection, and fails as a Timeout
+// when her statement's time runs out, nothing read; bob's check reads at
+// once. Before, the check read the schema on a connection outside her
+// share, so the statements of one analyst on many tables took
+// connections beyond backend.max_user_connections, up to every one of
+// max_open_connections.
+func TestTableTypesWithinUserShare(t *testing.T) {
+	db := testdb.MySQL(t)
+	for _, s := range []string{"CREATE TABLE ua (x DOUBLE)", "CREATE TABLE ub (x DOUBLE)"} {
+		if _, err := db.Exec(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	be := backend.New(db, sqlrewrite.MySQL, nil)
+	be.SetLimits(2, 1)
+	c := newTableTypes(be, false, slog.New(slog.DiscardHandler), nil)
+	table := func(source string) *catalog.Table {
+		return &catalog.Table{Name: source, Source: source, Columns: []catalog.Column{{Name: "x", Source: "x", Type: catalog.Real}}}
+	}
+	ctx := context.Background()
+	snap, err := be.Snapshot(ctx, "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancel()
+	if err := c.check(short, "alice", table("ua"), nil); dperr.KindOf(err) != dperr.Timeout {
+		t.Errorf("alice's check with her one connection taken: %v, want a Timeout waiting for her turn", err)
+	}
+	if err := c.check(ctx, "bob", table("ua"), nil); err != nil {
+		t.Errorf("bob's check: %v", err)
+	}
+	snap.Close()
+	if err := c.check(ctx, "alice", table("ub"), nil); err != nil {
+		t.Errorf("alice's check once her snapshot closed: %v", err)
 	}
 }

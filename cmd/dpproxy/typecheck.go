@@ -115,7 +115,14 @@ func newTableTypes(be *backend.Backend, vitess bool, log *slog.Logger, charsets 
 // missing, nor an all-NULL column. A table whose types it cannot read
 // passes (the backend is unreachable: logged, and read again at the next
 // statement): the statement's own fetch reports it.
-func (c *tableTypes) check(ctx context.Context, t *catalog.Table, reads []string) error {
+//
+// user is the statement's analyst: a read of the schema waits for one of
+// the analyst's turns (backend.Backend.Turn) and holds it while it reads,
+// so that it counts within backend.max_user_connections as the
+// statement's fetches do; before, the reads of an analyst's statements on
+// many tables took connections beyond that share. A wait that ctx ends
+// returns its Timeout or Canceled error.
+func (c *tableTypes) check(ctx context.Context, user string, t *catalog.Table, reads []string) error {
 	if c.config != nil {
 		if configured, ok := c.config.Table(t.Name); ok {
 			t = configured
@@ -127,6 +134,11 @@ func (c *tableTypes) check(ctx context.Context, t *catalog.Table, reads []string
 	if ok && c.now().Sub(v.at) < c.ttl {
 		return v.refusal(t, reads)
 	}
+	release, err := c.be.Turn(ctx, user)
+	if err != nil {
+		return err
+	}
+	defer release()
 	schema, err := columnTypeProblems(ctx, c.be, *t, c.vitess, c.zones)
 	if err != nil {
 		c.log.Warn("reading the backend's column types failed", "table", t.Name, "err", err)

@@ -438,6 +438,22 @@ func (b *Backend) userTurn(ctx context.Context, user string) (release func(), er
 	}
 }
 
+// Turn waits, within ctx, for one of user's turns (SetLimits' perUser),
+// as a Snapshot does, for reads of the backend's schema on behalf of a
+// statement of user (ColumnType, HasColumn, ColumnCharset before its
+// reservation): its caller holds it while it reads and gives it back
+// with release, so that one analyst's statements hold at most perUser
+// statement connections at once, their schema reads included. A wait
+// that ctx ends fails as Snapshot's does (a Timeout or Canceled error),
+// nothing sent to the backend.
+func (b *Backend) Turn(ctx context.Context, user string) (release func(), err error) {
+	release, err = b.userTurn(ctx, user)
+	if err != nil {
+		return nil, b.fail(ctx, waitingText, err)
+	}
+	return release, nil
+}
+
 // Close closes the pools.
 func (b *Backend) Close() error {
 	b.closeOnce.Do(func() { close(b.closed) })

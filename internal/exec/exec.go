@@ -43,7 +43,7 @@ type Executor struct {
 	statementTimeout time.Duration
 	// tableCheck, if set, may refuse a statement on a table before any
 	// budget is reserved (SetTableCheck).
-	tableCheck func(ctx context.Context, t *catalog.Table, reads []string) error
+	tableCheck func(ctx context.Context, user string, t *catalog.Table, reads []string) error
 	// repeatWindow is how long a released answer is given again to an
 	// identical statement (answers.go); 0 turns repeated answers off.
 	repeatWindow time.Duration
@@ -67,24 +67,26 @@ type Executor struct {
 func (e *Executor) SetStatementTimeout(d time.Duration) { e.statementTimeout = d }
 
 // SetTableCheck makes Run and RunQuery call check with the statement's
-// table and the backend columns its plan reads (planner.Plan.Reads,
-// planner.QueryPlan.Reads) before they reserve budget or read data: an
+// user and table and the backend columns its plan reads
+// (planner.Plan.Reads, planner.QueryPlan.Reads) before they reserve
+// budget or read data (a check that reads the backend's schema does so
+// within the user's share of its connections, backend.Backend.Turn): an
 // error from it is the statement's, and nothing is charged (the proxy
 // checks there that the backend still has the table and those columns,
 // and that their types still match their declarations). check must
 // depend only on the table, the columns and the backend's schema, never
 // on its rows. Call it before Run is used.
-func (e *Executor) SetTableCheck(check func(ctx context.Context, t *catalog.Table, reads []string) error) {
+func (e *Executor) SetTableCheck(check func(ctx context.Context, user string, t *catalog.Table, reads []string) error) {
 	e.tableCheck = check
 }
 
-// checkTable runs the table check of SetTableCheck, if any, on t and the
-// columns reads returns.
-func (e *Executor) checkTable(ctx context.Context, t *catalog.Table, reads func() []string) error {
+// checkTable runs the table check of SetTableCheck, if any, on a
+// statement of user on t and the columns reads returns.
+func (e *Executor) checkTable(ctx context.Context, user string, t *catalog.Table, reads func() []string) error {
 	if e.tableCheck == nil || t == nil {
 		return nil
 	}
-	return e.tableCheck(ctx, t, reads())
+	return e.tableCheck(ctx, user, t, reads())
 }
 
 // Wait returns when every commit of a statement already answered has been
@@ -231,7 +233,7 @@ func (r *Result) conform(types []planner.ResultType) error {
 func (e *Executor) run(ctx context.Context, user string, plan *planner.Plan, src noise.Source) (*Result, error) {
 	ctx, cancel := e.bounded(ctx)
 	defer cancel()
-	if err := e.checkTable(ctx, plan.Table, plan.Reads); err != nil {
+	if err := e.checkTable(ctx, user, plan.Table, plan.Reads); err != nil {
 		return nil, err
 	}
 	if err := e.checkPlanArguments(plan); err != nil {

@@ -29,7 +29,7 @@ func (e *Executor) RunQuery(ctx context.Context, user string, qp *planner.QueryP
 	}
 	if spendsOwnBudget(qp) {
 		// Run checks the statements it pays for.
-		if err := e.checkTable(ctx, qp.Table, qp.Reads); err != nil {
+		if err := e.checkTable(ctx, user, qp.Table, qp.Reads); err != nil {
 			return nil, err
 		}
 	}
