@@ -374,19 +374,50 @@ func TestSetTimeZone(t *testing.T) {
 }
 
 // A statement's result carries the warnings it raised, in order and at
-// most maxWarnings, and only its own: the session's are cleared before
-// each statement (they accumulated without bound before).
+// most max_error_count of them (64 by default, as MariaDB's; 0 to 65535,
+// SET per session), counting them all, and only its own: the session's
+// are cleared before each statement (they accumulated without bound
+// before) and after it (the engine held a statement's warnings, all of
+// them, until the next one).
 func TestWarningsPerStatement(t *testing.T) {
 	s := testEngine(t).Open("a", 1, nil)
 	s.SetDatabase("dpproxy")
-	if r := query(t, s, "SELECT 1 / 0, 1 DIV 0, 1 % 0"); fmt.Sprint(r.Warnings) != "[{Warning 1365 Division by 0} {Warning 1365 Division by 0} {Warning 1365 Division by 0}]" {
-		t.Errorf("SELECT 1 / 0, 1 DIV 0, 1 %% 0: warnings %v", r.Warnings)
+	if r := query(t, s, "SELECT 1 / 0, 1 DIV 0, 1 % 0"); fmt.Sprint(r.Warnings) != "[{Warning 1365 Division by 0} {Warning 1365 Division by 0} {Warning 1365 Division by 0}]" || r.Conditions.All != 3 {
+		t.Errorf("SELECT 1 / 0, 1 DIV 0, 1 %% 0: warnings %v, %+v", r.Warnings, r.Conditions)
 	}
-	if r := query(t, s, "SELECT 1"); len(r.Warnings) != 0 {
-		t.Errorf("SELECT 1 after divisions by 0: warnings %v", r.Warnings)
+	if held := len(s.sess.Warnings()); held != 0 {
+		t.Errorf("the engine's session holds %d warnings after the statement, want none", held)
 	}
-	if r := query(t, s, "SELECT 1 / 0"+strings.Repeat(", 1 / 0", maxWarnings)); len(r.Warnings) != maxWarnings {
-		t.Errorf("%d divisions by 0: %d warnings, want %d", maxWarnings+1, len(r.Warnings), maxWarnings)
+	if r := query(t, s, "SELECT 1"); len(r.Warnings) != 0 || r.Conditions.All != 0 {
+		t.Errorf("SELECT 1 after divisions by 0: warnings %v, %+v", r.Warnings, r.Conditions)
+	}
+	divisions := func(n int) string { return "SELECT 1 / 0" + strings.Repeat(", 1 / 0", n-1) }
+	if got := query(t, s, "SELECT @@max_error_count").Rows; fmt.Sprint(got) != "[[64]]" || s.MaxErrorCount() != 64 {
+		t.Errorf("max_error_count %v (%d), want MariaDB's default 64", got, s.MaxErrorCount())
+	}
+	for _, c := range []struct {
+		set        string
+		n, keep    int
+		maxErrorCt uint64
+	}{
+		{"", 65, 64, 64},
+		{"SET max_error_count = 2", 3, 2, 2},
+		{"SET max_error_count = 0", 3, 0, 0},
+		{"SET max_error_count = 65535", 100, 100, 65535},
+		{"SET max_error_count = DEFAULT", 65, 64, 64},
+	} {
+		if c.set != "" {
+			query(t, s, c.set)
+		}
+		r := query(t, s, divisions(c.n))
+		if len(r.Warnings) != c.keep || r.Conditions.All != uint64(c.n) || s.MaxErrorCount() != c.maxErrorCt {
+			t.Errorf("%s; %d divisions by 0: %d warnings kept, %d counted (max_error_count %d), want %d, %d (%d)", c.set, c.n, len(r.Warnings), r.Conditions.All, s.MaxErrorCount(), c.keep, c.n, c.maxErrorCt)
+		}
+	}
+	for _, bad := range []string{"SET max_error_count = 65536", "SET max_error_count = -1"} {
+		if _, err := s.Query(context.Background(), bad); err == nil {
+			t.Errorf("%s: accepted, want it refused", bad)
+		}
 	}
 }
 

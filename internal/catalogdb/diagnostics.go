@@ -1,6 +1,7 @@
 package catalogdb
 
 import (
+	"context"
 	"strings"
 
 	"github.com/dolthub/go-mysql-server/sql"
@@ -36,6 +37,40 @@ func diagnosticsVariables() []sql.SystemVariable {
 		})
 	}
 	return out
+}
+
+// maxErrorCountVariable is max_error_count as MariaDB declares it: how
+// many of a statement's errors, warnings and notes a session keeps for
+// SHOW WARNINGS (the counts, @@warning_count and @@error_count, count
+// them all), 0 to 65535, 64 by default (MySQL 8's is 1024, as is
+// go-mysql-server's). The engine keeps that many of its own statements'
+// warnings (Result.Warnings); package proxy keeps that many of every
+// statement's (Session.MaxErrorCount).
+func maxErrorCountVariable() sql.SystemVariable {
+	return &sql.MysqlSystemVariable{
+		Name:              maxErrorCountName,
+		Scope:             sql.GetMysqlScope(sql.SystemVariableScope_Both),
+		Dynamic:           true,
+		SetVarHintApplies: true,
+		Type:              types.NewSystemUintType(maxErrorCountName, 0, 65535),
+		Default:           uint64(DefaultMaxErrorCount),
+	}
+}
+
+// maxErrorCountName is the name of maxErrorCountVariable.
+const maxErrorCountName = "max_error_count"
+
+// DefaultMaxErrorCount is max_error_count's default: MariaDB's.
+const DefaultMaxErrorCount = 64
+
+// MaxErrorCount is the session's max_error_count: how many of a
+// statement's errors, warnings and notes SHOW WARNINGS lists at most.
+func (s *Session) MaxErrorCount() uint64 {
+	v, err := s.sess.GetSessionVariable(sql.NewContext(context.Background(), sql.WithSession(s.sess)), maxErrorCountName)
+	if n, ok := v.(uint64); ok && err == nil {
+		return n
+	}
+	return DefaultMaxErrorCount
 }
 
 // SetConditions records the conditions of the connection's statement that

@@ -29,12 +29,14 @@ type Column struct {
 
 // Result is a statement's answer. Columns is nil for a statement without a
 // result set (SET, USE). Every value is nil (NULL) or its MySQL text form.
-// Warnings are those the statement raised, in order (1365 "Division by 0"
-// for x / 0, x DIV 0, x % 0), at most maxWarnings.
+// Warnings are the first of those the statement raised, in order (1365
+// "Division by 0" for x / 0, x DIV 0, x % 0), at most the session's
+// max_error_count (MaxErrorCount); Conditions counts them all.
 type Result struct {
-	Columns  []Column
-	Rows     [][]any
-	Warnings []Warning
+	Columns    []Column
+	Rows       [][]any
+	Warnings   []Warning
+	Conditions Conditions
 }
 
 // Warning is a warning or note the engine raised, as SHOW WARNINGS lists it.
@@ -43,10 +45,6 @@ type Warning struct {
 	Code    uint16
 	Message string
 }
-
-// maxWarnings is how many of a statement's warnings a Result keeps:
-// MySQL's default max_error_count.
-const maxWarnings = 64
 
 // Error is an error the engine reported, with its MySQL code. Its message
 // describes only the statement and the catalog, never data (there is none).
@@ -140,10 +138,11 @@ func (s *Session) QueryUpTo(ctx context.Context, query string, maxRows uint64) (
 		return nil, budgetError(watched, err)
 	}
 
+	warnings, conditions := s.warnings()
 	if isOK(schema) {
-		return &Result{Warnings: s.warnings()}, nil
+		return &Result{Warnings: warnings, Conditions: conditions}, nil
 	}
-	res = &Result{Columns: make([]Column, len(schema)), Rows: make([][]any, 0, len(rows)), Warnings: s.warnings()}
+	res = &Result{Columns: make([]Column, len(schema)), Rows: make([][]any, 0, len(rows)), Warnings: warnings, Conditions: conditions}
 	for j, c := range schema {
 		res.Columns[j] = column(sctx, c)
 	}
@@ -171,15 +170,26 @@ func (s *Session) QueryUpTo(ctx context.Context, query string, maxRows uint64) (
 	return res, nil
 }
 
-// warnings returns the warnings the session holds, in the order they
-// were raised, at most maxWarnings.
-func (s *Session) warnings() []Warning {
+// warnings returns the first of the warnings the statement raised, in
+// the order they were raised, at most the session's max_error_count, and
+// the counts of all; the engine's session then forgets them, so that it
+// holds none between statements (the caller keeps what SHOW WARNINGS
+// lists).
+func (s *Session) warnings() ([]Warning, Conditions) {
 	held := s.sess.Warnings() // the most recent first
+	s.sess.ClearWarnings()
+	limit := s.MaxErrorCount()
 	var out []Warning
-	for i := len(held) - 1; i >= 0 && len(out) < maxWarnings; i-- {
-		out = append(out, Warning{Level: held[i].Level, Code: uint16(held[i].Code), Message: held[i].Message})
+	c := Conditions{All: uint64(len(held))}
+	for i := len(held) - 1; i >= 0; i-- {
+		if held[i].Level == "Error" {
+			c.Errors++
+		}
+		if uint64(len(out)) < limit {
+			out = append(out, Warning{Level: held[i].Level, Code: uint16(held[i].Code), Message: held[i].Message})
+		}
 	}
-	return out
+	return out, c
 }
 
 // maxResultRows, maxResultBytes and maxCachedRows bound the rows one

@@ -9,7 +9,6 @@ import (
 
 	"github.com/dpproxy/dpproxy/internal/catalogdb"
 	"github.com/dpproxy/dpproxy/internal/dperr"
-	"github.com/dpproxy/dpproxy/internal/exec"
 	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
 )
 
@@ -33,7 +32,9 @@ func (s *Session) catalogQuery(ctx context.Context, sql string, maxRows uint64) 
 	if err != nil {
 		return nil, catalogError(err)
 	}
-	s.setWarnings(catalogWarnings(nil, r.Warnings))
+	n := s.newNotes()
+	n.addCatalog(r)
+	s.setNotes(n)
 	if r.Columns == nil {
 		return &Result{}, nil
 	}
@@ -82,20 +83,11 @@ func catalogError(err error) error {
 	return dperr.Wrap(kind, err, "%s", msg)
 }
 
-// catalogWarnings appends the catalog engine's warnings to to, as SHOW
-// WARNINGS lists them.
-func catalogWarnings(to []exec.Warning, ws []catalogdb.Warning) []exec.Warning {
-	for _, w := range ws {
-		to = append(to, exec.Warning{Level: w.Level, Code: w.Code, Message: w.Message})
-	}
-	return to
-}
-
 // catalogValue evaluates one @@system or @user variable, or an expression,
 // in the catalog engine, for a SELECT that also reads dpproxy's settings;
-// the evaluation's warnings (1365 for a division by 0) are appended to
+// the evaluation's warnings (1365 for a division by 0) are added to
 // warnings when it is not nil.
-func (s *Session) catalogValue(ctx context.Context, expr string, warnings *[]exec.Warning) (any, error) {
+func (s *Session) catalogValue(ctx context.Context, expr string, warnings *notes) (any, error) {
 	r, err := s.catalog.Query(ctx, "SELECT "+expr)
 	if err != nil {
 		return nil, catalogError(err)
@@ -104,7 +96,7 @@ func (s *Session) catalogValue(ctx context.Context, expr string, warnings *[]exe
 		return nil, dperr.New(dperr.Internal, "internal error: %s gave no value", expr)
 	}
 	if warnings != nil {
-		*warnings = catalogWarnings(*warnings, r.Warnings)
+		warnings.addCatalog(r)
 	}
 	return r.Rows[0][0], nil
 }
@@ -129,22 +121,22 @@ func (s *Session) showGrants(st *sqlrewrite.ShowGrants) (*Result, error) {
 func (s *Session) constantSelect(ctx context.Context, st *sqlrewrite.ConstantSelect) (*Result, error) {
 	row := make([]any, len(st.Items))
 	cols := make([]string, len(st.Items))
-	var warnings []exec.Warning
+	warnings := s.newNotes()
 	for i, it := range st.Items {
 		cols[i] = it.Label
-		v, err := s.constant(ctx, it, &warnings)
+		v, err := s.constant(ctx, it, warnings)
 		if err != nil {
 			return nil, err
 		}
 		row[i] = v
 	}
-	s.setWarnings(warnings)
+	s.setNotes(warnings)
 	return &Result{Columns: cols, Rows: [][]any{row}}, nil
 }
 
-// constant evaluates one item of a constant SELECT, appending the
+// constant evaluates one item of a constant SELECT, adding the
 // warnings of its expressions to warnings.
-func (s *Session) constant(ctx context.Context, it sqlrewrite.ConstItem, warnings *[]exec.Warning) (any, error) {
+func (s *Session) constant(ctx context.Context, it sqlrewrite.ConstItem, warnings *notes) (any, error) {
 	switch it.Kind {
 	case sqlrewrite.Expression:
 		values := make([]any, len(it.Refs))

@@ -27,7 +27,7 @@ func sessionState(t *testing.T, s *Session) (names []string, state map[string]st
 	t.Helper()
 	// What the next statement would overwrite, read first and directly.
 	state = map[string]string{
-		"warnings":   fmt.Sprint(s.warnings),
+		"warnings":   fmt.Sprint(s.notes.kept, s.notes.count),
 		"found_rows": fmt.Sprint(s.foundRows),
 		"prepared":   fmt.Sprintf("%d statements, %d bytes", len(s.prepared), s.preparedBytes),
 		"settings":   fmt.Sprintf("%+v", s.settings()),

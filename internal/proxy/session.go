@@ -38,7 +38,8 @@ type Session struct {
 	// prepared are the texts of SQL-level PREPARE, by lower-case name.
 	prepared      map[string]string
 	preparedBytes int // of the texts in prepared
-	warnings      []exec.Warning
+	// notes are the conditions of the last statement (setNotes).
+	notes notes
 	// foundRows is FOUND_ROWS(): the number of rows of the last result
 	// set the session sent (the client has seen them all), 0 before any.
 	foundRows int64
@@ -496,39 +497,36 @@ func number(a sqlrewrite.Assignment) (float64, error) {
 	return a.Value.Num, nil
 }
 
-// setWarnings records the conditions of the statement that just ended,
-// which SHOW WARNINGS lists and the next statements' @@warning_count and
-// @@error_count count (the catalog engine reads them: a statement that
-// reads them, which has no outcome yet, reads its predecessor's, as in
-// MySQL).
+// setWarnings records w, the conditions of the statement that just
+// ended (setNotes).
 func (s *Session) setWarnings(w []exec.Warning) {
-	s.warnings = w
-	c := catalogdb.Conditions{All: uint64(len(w))}
-	for _, x := range w {
-		if x.Level == "Error" {
-			c.Errors++
-		}
-	}
-	s.catalog.SetConditions(c)
+	n := s.newNotes()
+	n.add(w...)
+	s.setNotes(n)
+}
+
+// setNotes records the conditions of the statement that just ended,
+// which SHOW WARNINGS lists (at most max_error_count of them: notes) and
+// the next statements' @@warning_count and @@error_count count (the
+// catalog engine reads them: a statement that reads them, which has no
+// outcome yet, reads its predecessor's, as in MySQL).
+func (s *Session) setNotes(n *notes) {
+	s.notes = *n
+	s.catalog.SetConditions(n.count)
 }
 
 func (s *Session) showWarnings(st *sqlrewrite.ShowWarnings) *Result {
 	if st.Count {
 		// SHOW COUNT(*) WARNINGS | ERRORS: what @@warning_count and
 		// @@error_count read, under MySQL's column names.
-		n, name := int64(0), "@@session.warning_count"
+		n, name := s.notes.count.All, "@@session.warning_count"
 		if st.Errors {
-			name = "@@session.error_count"
+			n, name = s.notes.count.Errors, "@@session.error_count"
 		}
-		for _, w := range s.warnings {
-			if !st.Errors || w.Level == "Error" {
-				n++
-			}
-		}
-		return &Result{Columns: []string{name}, Rows: [][]any{{n}}}
+		return &Result{Columns: []string{name}, Rows: [][]any{{int64(n)}}}
 	}
 	rows := [][]any{}
-	for _, w := range s.warnings {
+	for _, w := range s.notes.kept {
 		if !st.Errors || w.Level == "Error" {
 			rows = append(rows, []any{w.Level, int64(w.Code), w.Message})
 		}
