@@ -16,10 +16,12 @@ import (
 //	WHERE k0 IS NOT NULL AND k1 IS NOT NULL GROUP BY k0, k1
 //
 // A categorical key is CASE WHEN col = v0 THEN 0 WHEN col = v1 THEN 1 END
-// (strings as bind arguments); a bucketed key is CASE WHEN col IS NULL
+// (strings as bind arguments); a bucketed key is CASE WHEN NOT readable
 // THEN NULL WHEN col < e1 THEN 0 … WHEN col < e_{k-1} THEN k-2 ELSE k-1 END,
-// so the ends clamp (readable as in Render; PostgreSQL's NaN, ordered above
-// every number, falls in the last cell as clamp puts it at the upper bound);
+// above maxLinearBuckets buckets a binary search of the same buckets
+// (bucketSearch), so the ends clamp (readable as in Render; PostgreSQL's
+// NaN, ordered above every number, falls in the last cell as clamp puts
+// it at the upper bound);
 // a tiered key is CASE WHEN NOT readable THEN NULL WHEN range0 THEN 0 …
 // ELSE k END (THEN k for the unreadable values with UnreadableInElse, THEN
 // k+1 with UnreadableInNull).
@@ -151,10 +153,66 @@ func (r *renderer) cellKey(d CellDim) (string, error) {
 	// The column is compared in its own type, never cast (a cast can fail
 	// on a huge NUMERIC); an unreadable value (Render) has no key.
 	fmt.Fprintf(&sb, " WHEN NOT (%s) THEN NULL", r.readable(col))
-	last := len(d.Edges) - 2
-	for i := 0; i < last; i++ {
-		fmt.Fprintf(&sb, " WHEN %s < %s THEN %d", col, realLiteral(d.Edges[i+1]), i)
-	}
-	fmt.Fprintf(&sb, " ELSE %d END", last)
+	bucketSearch(&sb, col, d.Edges)
+	sb.WriteString(" END")
 	return sb.String(), nil
+}
+
+// maxLinearBuckets is the most buckets whose index bucketSearch renders
+// as a linear ladder; more are searched by halves.
+const maxLinearBuckets = 8
+
+// bucketSearch writes, after a CASE's first WHENs, the WHENs and ELSE
+// that give a readable value of col its bucket among the k = len(edges)-1
+// buckets of the strictly increasing edges (bucket i is [edges[i],
+// edges[i+1]), the first and last buckets clamping the values beyond the
+// ends): the number of inner edges edges[1] … edges[k-1] the value is not
+// below (a value below none of them, PostgreSQL's NaN included, is in
+// bucket k-1). Up to maxLinearBuckets buckets it is the ladder
+//
+//	WHEN c < e_1 THEN 0 … WHEN c < e_{k-1} THEN k-2 ELSE k-1
+//
+// whose rows make as many comparisons as buckets below their own; above
+// it a balanced binary search (bucketHalves), whose rows make ⌊log2 k⌋
+// or ⌈log2 k⌉ comparisons whatever their value, so that the backend's
+// time does not depend on where the values fall. Both give every value
+// the same bucket, since c < e_j holding implies c < e_j' for every later
+// edge, and a comparison of a readable value with a literal is never
+// UNKNOWN.
+func bucketSearch(sb *strings.Builder, col string, edges []float64) {
+	last := len(edges) - 2
+	if last+1 > maxLinearBuckets {
+		bucketHalves(sb, col, edges, 0, last)
+		return
+	}
+	for i := 0; i < last; i++ {
+		fmt.Fprintf(sb, " WHEN %s < %s THEN %d", col, realLiteral(edges[i+1]), i)
+	}
+	fmt.Fprintf(sb, " ELSE %d", last)
+}
+
+// bucketHalves writes the binary search of buckets lo < hi of
+// bucketSearch:
+//
+//	WHEN c < e_mid THEN <lo … mid-1> ELSE <mid … hi>
+//
+// with mid = lo + ⌊(hi-lo+1)/2⌋, each half of more than one bucket a
+// parenthesised CASE searching it the same way, of one its index.
+func bucketHalves(sb *strings.Builder, col string, edges []float64, lo, hi int) {
+	mid := lo + (hi-lo+1)/2
+	fmt.Fprintf(sb, " WHEN %s < %s THEN ", col, realLiteral(edges[mid]))
+	bucketHalf(sb, col, edges, lo, mid-1)
+	sb.WriteString(" ELSE ")
+	bucketHalf(sb, col, edges, mid, hi)
+}
+
+// bucketHalf writes one half of bucketHalves.
+func bucketHalf(sb *strings.Builder, col string, edges []float64, lo, hi int) {
+	if lo == hi {
+		sb.WriteString(strconv.Itoa(lo))
+		return
+	}
+	sb.WriteString("(CASE")
+	bucketHalves(sb, col, edges, lo, hi)
+	sb.WriteString(" END)")
 }
