@@ -15,10 +15,10 @@ import (
 // DPPROXY_TEST_*_DSN servers), the fetches of statements over row
 // expressions: a sum of age + income, the same per race and sex, and
 // the cells of GROUP BY buckets of age + income / 1000 (in [0, 600]) of
-// widths 10, 1 and 0.25, whose bucket ladders read the derived column
-// once per bucket below a row's own. The table has DPPROXY_BENCH_ROWS
-// rows (default 1,024,000; 1,000 distinct rows doubled until there are
-// at least that many). Each fetch is one statement of the backend, its
+// widths 10, 1 and 0.25, whose bucket keys (binary searches over the
+// edges) read the derived column ⌊log2 k⌋ or ⌈log2 k⌉ times for k buckets.
+// The table has DPPROXY_BENCH_ROWS rows (default 1,024,000; 1,000
+// distinct rows doubled until there are at least that many). Each fetch is one statement of the backend, its
 // rows read to the end:
 //
 //	go test -run '^$' -bench DerivedColumnFetches -benchtime 3x ./internal/sqlrewrite/
