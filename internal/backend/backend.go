@@ -167,7 +167,7 @@ func openControl(ctx context.Context, driver, dsn, timeZone string) (*sql.DB, er
 // (a DSN, ALTER ROLE … SET or a global default could otherwise change
 // what the same SQL reads):
 //
-//   - PostgreSQL: pgSession's extra_float_digits and search_path; lib/pq
+//   - PostgreSQL: pgSession's extra_float_digits, search_path and jit; lib/pq
 //     itself sends DateStyle ISO, MDY and client_encoding UTF8 at connect.
 //   - MySQL, MariaDB and Vitess: sql_mode is MySQLSQLMode.
 //
@@ -265,7 +265,15 @@ const MySQLSQLMode = "STRICT_TRANS_TABLES,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_S
 //     closely than the built-in one's is still chosen from any schema on
 //     the path, so no role that is not trusted may create objects in the
 //     path's schemas (PostgreSQL's secure schema usage pattern).
+//   - jit is off (PostgreSQL 11 on; older servers have no JIT): whether a
+//     statement is compiled depends on the planner's cost estimate, so on
+//     the table's statistics, and compiling the rendered statements costs
+//     far more than it saves (a GROUP BY of 2,400 buckets over 10^5 rows:
+//     32 s with JIT, 0.37 s without), which would make a statement's time,
+//     and whether timeouts.statement fires, depend on the table's size and
+//     statistics more than it must.
 const pgSession = "SELECT pg_catalog.set_config('extra_float_digits', '3', false), " +
+	"(SELECT pg_catalog.set_config('jit', 'off', false) FROM pg_catalog.pg_settings WHERE name OPERATOR(pg_catalog.=) 'jit'), " +
 	"pg_catalog.set_config('search_path', pg_catalog.array_to_string(ARRAY(SELECT pg_catalog.quote_ident(s) FROM pg_catalog.unnest(pg_catalog.current_schemas(false)) AS s " +
 	"WHERE s OPERATOR(pg_catalog.<>) 'pg_catalog'), ', '), false)"
 

@@ -15,7 +15,8 @@ import (
 // ANSI), under any spelling of its key, gives way to MySQLSQLMode; a
 // PostgreSQL database's own search_path, extra_float_digits and DateStyle
 // (ALTER DATABASE … SET) give way to pg_catalog first (the path's other
-// schemas that exist, without pg_catalog), 3 and ISO, MDY.
+// schemas that exist, without pg_catalog), 3 and ISO, MDY, and JIT is off
+// whatever the database or the DSN set.
 func TestSessionSettingsPinned(t *testing.T) {
 	t.Run("mysql", func(t *testing.T) {
 		cfg, err := mysql.ParseDSN(testdb.MySQLDSN(t))
@@ -54,26 +55,26 @@ func TestSessionSettingsPinned(t *testing.T) {
 			t.Fatal(err)
 		}
 		admin := testdb.Open(t, "postgres", dsn)
-		if _, err := admin.Exec("CREATE SCHEMA s1; CREATE SCHEMA s2; ALTER DATABASE " + u.Path[1:] + " SET search_path = public, pg_catalog; ALTER DATABASE " + u.Path[1:] + " SET extra_float_digits = 0; ALTER DATABASE " + u.Path[1:] + " SET DateStyle = 'German, DMY'"); err != nil {
+		if _, err := admin.Exec("CREATE SCHEMA s1; CREATE SCHEMA s2; ALTER DATABASE " + u.Path[1:] + " SET search_path = public, pg_catalog; ALTER DATABASE " + u.Path[1:] + " SET extra_float_digits = 0; ALTER DATABASE " + u.Path[1:] + " SET DateStyle = 'German, DMY'; ALTER DATABASE " + u.Path[1:] + " SET jit = on"); err != nil {
 			t.Fatal(err)
 		}
 		for _, c := range []struct{ dsn, path string }{
 			{dsn, "public"},
 			{dsn + "&search_path=s1,pg_catalog,nosuch,s2", "s1, s2"},
-			{dsn + "&options=" + url.QueryEscape("-c search_path= -c extra_float_digits=1"), ""},
+			{dsn + "&options=" + url.QueryEscape("-c search_path= -c extra_float_digits=1 -c jit=on"), ""},
 		} {
 			db, err := OpenDB("postgres", c.dsn, "")
 			if err != nil {
 				t.Fatal(err)
 			}
-			var path, digits, style string
-			err = db.QueryRow("SELECT current_setting('search_path'), current_setting('extra_float_digits'), current_setting('DateStyle')").Scan(&path, &digits, &style)
+			var path, digits, style, jit string
+			err = db.QueryRow("SELECT current_setting('search_path'), current_setting('extra_float_digits'), current_setting('DateStyle'), current_setting('jit')").Scan(&path, &digits, &style, &jit)
 			db.Close()
 			if err != nil {
 				t.Fatal(err)
 			}
-			if path != c.path || digits != "3" || style != "ISO, MDY" {
-				t.Errorf("%s: search_path %q, extra_float_digits %s, DateStyle %s; want %q, 3, ISO, MDY", c.dsn, path, digits, style, c.path)
+			if path != c.path || digits != "3" || style != "ISO, MDY" || jit != "off" {
+				t.Errorf("%s: search_path %q, extra_float_digits %s, DateStyle %s, jit %s; want %q, 3, ISO, MDY, off", c.dsn, path, digits, style, jit, c.path)
 			}
 		}
 	})
