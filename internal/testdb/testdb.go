@@ -35,6 +35,11 @@ const (
 // pingTimeout bounds how long a test waits for a server before failing.
 const pingTimeout = 10 * time.Second
 
+// dropTimeout bounds a test's cleanup DROP: dropping a PostgreSQL database
+// checkpoints, which took more than pingTimeout on a loaded machine (a
+// run with other builds and benchmarks beside it failed so).
+const dropTimeout = time.Minute
+
 // Open opens dsn with the named driver, fails the test if the database cannot
 // be reached, and closes it when the test ends.
 func Open(t testing.TB, driverName, dsn string) *sql.DB {
@@ -77,7 +82,7 @@ func freshName(t testing.TB) string {
 // test registered later (its connections) was closed, then closes admin.
 func dropOnCleanup(t testing.TB, admin *sql.DB, drop string) {
 	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), pingTimeout)
+		ctx, cancel := context.WithTimeout(context.Background(), dropTimeout)
 		defer cancel()
 		if _, err := admin.ExecContext(ctx, drop); err != nil {
 			t.Errorf("testdb: %s: %v", drop, err)
