@@ -25,6 +25,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -224,6 +225,14 @@ func toFloat(v any) float64 {
 		return float64(x)
 	case float64:
 		return x
+	case string:
+		if f, err := strconv.ParseFloat(x, 64); err == nil {
+			return f
+		}
+	case []byte:
+		if f, err := strconv.ParseFloat(string(x), 64); err == nil {
+			return f
+		}
 	}
 	return math.NaN()
 }
