@@ -63,3 +63,31 @@ func TestEveryInformationSchemaTableAnswers(t *testing.T) {
 		t.Errorf("COLUMN_STATISTICS: columns and rows %s, want MySQL 8's columns and no row", got)
 	}
 }
+
+// TestCharacterSetsListsEveryCharacterSet: information_schema.CHARACTER_SETS
+// lists every character set information_schema.COLLATIONS names, with
+// MySQL 8's columns; it listed utf8mb4 alone, so Connector/J 8's
+// COLLATIONS LEFT JOIN CHARACTER_SETS read a NULL MAXLEN for latin1.
+func TestCharacterSetsListsEveryCharacterSet(t *testing.T) {
+	s := testEngine(t).Open("a", 1, nil)
+	r := query(t, s, "SELECT * FROM information_schema.CHARACTER_SETS")
+	var cols []string
+	for _, c := range r.Columns {
+		cols = append(cols, c.Name)
+	}
+	if got := strings.Join(cols, " "); got != "CHARACTER_SET_NAME DEFAULT_COLLATE_NAME DESCRIPTION MAXLEN" {
+		t.Errorf("CHARACTER_SETS columns: %s", got)
+	}
+	for q, want := range map[string]string{
+		"SELECT COUNT(*) FROM information_schema.CHARACTER_SETS":                       "[[41]]",
+		"SELECT COUNT(DISTINCT CHARACTER_SET_NAME) FROM information_schema.COLLATIONS": "[[41]]",
+		"SELECT * FROM information_schema.CHARACTER_SETS WHERE CHARACTER_SET_NAME IN ('latin1', 'utf8mb4', 'big5') ORDER BY 1": "[[big5 big5_chinese_ci Big5 Traditional Chinese 2] " +
+			"[latin1 latin1_swedish_ci cp1252 West European 1] [utf8mb4 utf8mb4_0900_ai_ci UTF-8 Unicode 4]]",
+		"SELECT COUNT(*) FROM information_schema.COLLATIONS c LEFT JOIN information_schema.CHARACTER_SETS s " +
+			"ON c.CHARACTER_SET_NAME = s.CHARACTER_SET_NAME WHERE s.MAXLEN IS NULL": "[[0]]",
+	} {
+		if got := fmt.Sprint(query(t, s, q).Rows); got != want {
+			t.Errorf("%s: %s, want %s", q, got, want)
+		}
+	}
+}

@@ -14,12 +14,16 @@ import (
 // them, with MySQL's column names and types (checked against a real server by
 // cmd/dpproxy's TestIntrospectionReplay): SHOW TABLE STATUS (Version and
 // Checksum are numbers, the last column is Comment), SHOW PLUGINS (Name,
-// Status, Type, Library, License) and SHOW [FULL] COLUMNS and DESCRIBE of a
+// Status, Type, Library, License), SHOW CHARACTER SET (every character set
+// information_schema.CHARACTER_SETS lists, where go-mysql-server's own
+// listed 13 of the 41 that COLLATIONS names) and SHOW [FULL] COLUMNS and DESCRIBE of a
 // configured table (showColumnsAsSelect); and the forms it cannot parse:
 // DESCRIBE t col of another table, SHOW OPEN TABLES and SHOW PROFILES (both
 // empty in MySQL's shape). ok is false for every other SHOW.
 func (p *Parser) showAsSelect(s *ast.ShowStmt) (sql string, ok bool, err error) {
-	var q string
+	// q is the SELECT, first its first column, which LIKE filters and
+	// the rows are ordered by.
+	q, first := "", "Name"
 	switch s.Tp {
 	case ast.ShowColumns:
 		if s.Table == nil {
@@ -67,6 +71,10 @@ func (p *Parser) showAsSelect(s *ast.ShowStmt) (sql string, ok bool, err error) 
 	case ast.ShowPlugins:
 		q = "SELECT PLUGIN_NAME AS `Name`, PLUGIN_STATUS AS `Status`, PLUGIN_TYPE AS `Type`, " +
 			"PLUGIN_LIBRARY AS `Library`, PLUGIN_LICENSE AS `License` FROM information_schema.PLUGINS"
+	case ast.ShowCharset:
+		first = "Charset"
+		q = "SELECT CHARACTER_SET_NAME AS `Charset`, DESCRIPTION AS `Description`, " +
+			"DEFAULT_COLLATE_NAME AS `Default collation`, MAXLEN AS `Maxlen` FROM information_schema.CHARACTER_SETS"
 	default:
 		return "", false, nil
 	}
@@ -78,7 +86,7 @@ func (p *Parser) showAsSelect(s *ast.ShowStmt) (sql string, ok bool, err error) 
 		if err != nil {
 			return "", false, err
 		}
-		q += " WHERE `Name` LIKE " + pat
+		q += " WHERE `" + first + "` LIKE " + pat
 	case s.Where != nil:
 		w, err := restoreSQL(s.Where)
 		if err != nil {
@@ -86,7 +94,7 @@ func (p *Parser) showAsSelect(s *ast.ShowStmt) (sql string, ok bool, err error) 
 		}
 		q += " WHERE " + w
 	}
-	return q + " ORDER BY `Name`", true, nil
+	return q + " ORDER BY `" + first + "`", true, nil
 }
 
 // showColumnsTable is the configured table whose columns s shows: s names
