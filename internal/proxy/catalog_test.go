@@ -85,3 +85,21 @@ func TestShowCharacterSet(t *testing.T) {
 		}
 	}
 }
+
+// TestShowSchemas: SHOW SCHEMAS, SHOW DATABASES' synonym, takes LIKE and
+// WHERE as SHOW DATABASES does; with either it was 1235.
+func TestShowSchemas(t *testing.T) {
+	s := newTestSession(t)
+	for sql, want := range map[string]string{
+		"SHOW SCHEMAS":                                 "[[dpproxy] [information_schema]]",
+		"SHOW SCHEMAS LIKE 'dp%'":                      "[[dpproxy]]",
+		"SHOW SCHEMAS WHERE `Database` = 'dpproxy'":    "[[dpproxy]]",
+		"SHOW DATABASES WHERE `Database` LIKE 'info%'": "[[information_schema]]",
+		"SHOW DATABASES LIKE 'x%'":                     "[]",
+	} {
+		r := run(t, s, sql)
+		if got := fmt.Sprint(r.Rows); got != want || len(r.Typed) != 1 || r.Typed[0].Name != "Database" {
+			t.Errorf("%s: %s %+v, want %s in Database", sql, got, r.Typed, want)
+		}
+	}
+}

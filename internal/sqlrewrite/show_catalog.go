@@ -19,7 +19,8 @@ import (
 // listed 13 of the 41 that COLLATIONS names) and SHOW [FULL] COLUMNS and DESCRIBE of a
 // configured table (showColumnsAsSelect); and the forms it cannot parse:
 // DESCRIBE t col of another table, SHOW OPEN TABLES and SHOW PROFILES (both
-// empty in MySQL's shape). ok is false for every other SHOW.
+// empty in MySQL's shape), and SHOW SCHEMAS with LIKE or WHERE (as SHOW
+// DATABASES, which it is). ok is false for every other SHOW.
 func (p *Parser) showAsSelect(s *ast.ShowStmt) (sql string, ok bool, err error) {
 	// q is the SELECT, first its first column, which LIKE filters and
 	// the rows are ordered by.
@@ -47,6 +48,25 @@ func (p *Parser) showAsSelect(s *ast.ShowStmt) (sql string, ok bool, err error) 
 			table = "`" + strings.ReplaceAll(s.Table.Schema.O, "`", "``") + "`." + table
 		}
 		return "SHOW " + full + "COLUMNS FROM " + table + " LIKE " + quoteString(s.Column.Name.O), true, nil
+	case ast.ShowDatabases:
+		// SHOW SCHEMAS, its synonym, which go-mysql-server parses without
+		// LIKE or WHERE only: SHOW DATABASES.
+		q = "SHOW DATABASES"
+		switch {
+		case s.Pattern != nil:
+			pat, err := restoreSQL(s.Pattern.Pattern)
+			if err != nil {
+				return "", false, err
+			}
+			q += " LIKE " + pat
+		case s.Where != nil:
+			w, err := restoreSQL(s.Where)
+			if err != nil {
+				return "", false, err
+			}
+			q += " WHERE " + w
+		}
+		return q, true, nil
 	case ast.ShowOpenTables:
 		// No table is ever open in the catalog engine: MySQL's columns, no row.
 		q = "SELECT TABLE_SCHEMA AS `Database`, TABLE_NAME AS `Table`, 0 AS `In_use`, 0 AS `Name_locked` " +
