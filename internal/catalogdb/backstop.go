@@ -17,8 +17,9 @@ import (
 // refuse: a function that waits, locks or reads a file, a SET of a
 // global or persisted variable, a string builder whose count is not an
 // integer literal of at most maxBuiltString, a CAST to more characters
-// than that, or a call or GROUP_CONCAT that may build more than
-// maxStatementStrings (the size guard's rules:
+// than that, a call that may build more than maxStatementStrings, or a
+// GROUP_CONCAT that may hold more than maxGroupConcatHeld (the size
+// guard's rules:
 // an independent review ran SLEEP, GET_LOCK, SET GLOBAL and REPEAT of
 // 300 million characters through two such differences).
 
@@ -71,12 +72,16 @@ func backstop(text string) error {
 				}
 			}
 		case *sqlparser.GroupConcatExpr:
+			// It holds its values for every row before joining them
+			// (its ORDER BY items sort the rows and are none of them),
+			// and cuts the result at group_concat_max_len, which is
+			// at most maxGroupConcatLen.
 			size := 0.0
 			for _, e := range n.Exprs {
 				size += builtSize(e)
 			}
-			if size*catalogRows > maxStatementStrings {
-				return false, fmt.Errorf("GROUP_CONCAT of up to %.0f bytes (at most %d)", size*catalogRows, maxStatementStrings)
+			if size*catalogRows > maxGroupConcatHeld {
+				return false, fmt.Errorf("GROUP_CONCAT holding up to %.0f bytes of values (at most %d)", size*catalogRows, maxGroupConcatHeld)
 			}
 		case *sqlparser.SetVarExpr:
 			if n.Scope != sqlparser.SetScope_None && n.Scope != sqlparser.SetScope_Session && n.Scope != sqlparser.SetScope_User {
@@ -117,6 +122,10 @@ var measures = map[string]bool{
 // maxStatementStrings bounds the string a call may build (the size
 // guard's 16 MiB per statement).
 const maxStatementStrings = 16 << 20
+
+// maxGroupConcatHeld bounds the values one GROUP_CONCAT holds, one per
+// row (the size guard's 64 MiB: maxResultBytes).
+const maxGroupConcatHeld = maxResultBytes
 
 // catalogRows is the size guard's bound on the rows an aggregate over the
 // catalog repeats its argument for (GROUP_CONCAT, JSON_ARRAYAGG).

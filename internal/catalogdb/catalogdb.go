@@ -54,7 +54,7 @@ var initVariables sync.Once
 func New(cat *catalog.Config, database string, vars Variables) (*Engine, error) {
 	initVariables.Do(func() {
 		variables.InitSystemVariables()
-		sql.SystemVariables.AddSystemVariables(append([]sql.SystemVariable{timeZoneVariable(), selectLimitVariable(), maxErrorCountVariable()}, diagnosticsVariables()...))
+		sql.SystemVariables.AddSystemVariables(append([]sql.SystemVariable{timeZoneVariable(), selectLimitVariable(), maxErrorCountVariable(), groupConcatMaxLenVariable()}, diagnosticsVariables()...))
 		upperCaseColumnsTable()
 	})
 	all := map[string]any{

@@ -28,9 +28,13 @@ import (
 //     integer literal, and none may exceed maxAmplified; BENCHMARK is
 //     refused;
 //   - CAST and CONVERT to a type of n characters (BINARY(n), CHAR(n))
-//     are at least 4n bytes, n at most maxAmplified; GROUP_CONCAT,
-//     JSON_ARRAYAGG and JSON_OBJECTAGG catalogRows times their
-//     arguments;
+//     are at least 4n bytes, n at most maxAmplified; JSON_ARRAYAGG and
+//     JSON_OBJECTAGG catalogRows times their arguments; GROUP_CONCAT
+//     catalogRows times its values and separator, but at most
+//     maxGroupConcatLen, the largest group_concat_max_len a session may
+//     set (the engine cuts its result there), and the values it holds
+//     (catalogRows times the values, not its ORDER BY items) at most
+//     maxGroupConcatHeld;
 //   - any other function is four times the sum of its arguments' bounds
 //     plus 64 (HEX doubles a string, TO_BASE64 and QUOTE grow it, so
 //     nesting them multiplies), any other expression the sum plus 64.
@@ -49,7 +53,14 @@ const (
 	otherLiteralSize    = 64
 	// catalogRows bounds the rows an aggregate over the catalog reads
 	// (catalog tables hold the configuration's metadata: a few thousand).
-	catalogRows          = 10000
+	catalogRows = 10000
+	// maxGroupConcatLen is the largest group_concat_max_len a session
+	// may set (package catalogdb's bound, which README states).
+	maxGroupConcatLen = 1 << 20
+	// maxGroupConcatHeld bounds the values one GROUP_CONCAT holds, one
+	// per row, before it joins them: as much as a catalog statement may
+	// return (package catalogdb's maxResultBytes).
+	maxGroupConcatHeld   = 64 << 20
 	expressionOverhead   = 64
 	supportedStringSizes = "string functions whose results stay under 1 MiB (REPEAT, SPACE, LPAD, RPAD with literal counts), " +
 		"statements whose strings stay under 16 MiB and variables of at most 256 KiB"
@@ -155,7 +166,9 @@ func (g *sizeGuard) bound(n ast.Node, children int64) (int64, error) {
 		// GROUP_CONCAT, JSON_ARRAYAGG and JSON_OBJECTAGG repeat their
 		// arguments once per row, as many as a catalog result holds.
 		switch strings.ToLower(x.F) {
-		case ast.AggFuncGroupConcat, ast.AggFuncJsonArrayagg, ast.AggFuncJsonObjectAgg:
+		case ast.AggFuncGroupConcat:
+			return groupConcatBound(x, g.bounds)
+		case ast.AggFuncJsonArrayagg, ast.AggFuncJsonObjectAgg:
 			out := saturatingMul(children, catalogRows)
 			if out > maxStatementStrings {
 				return 0, refuse(fmt.Sprintf("%s of up to %d bytes", strings.ToUpper(x.F), out), supportedStringSizes)
@@ -167,6 +180,28 @@ func (g *sizeGuard) bound(n ast.Node, children int64) (int64, error) {
 		return saturatingAdd(children, expressionOverhead), nil
 	}
 	return children, nil // a clause or a statement: what its expressions hold
+}
+
+// groupConcatBound bounds GROUP_CONCAT's result, given its arguments'
+// bounds: its values (every argument but the last, the separator) and
+// separator once per row, cut at maxGroupConcatLen; its ORDER BY items
+// sort the rows and are no part of it. It refuses a GROUP_CONCAT whose
+// values, which it holds for every row before joining them, may exceed
+// maxGroupConcatHeld.
+func groupConcatBound(x *ast.AggregateFuncExpr, bounds map[ast.Node]int64) (int64, error) {
+	var values, separator int64
+	for i, arg := range x.Args {
+		if i == len(x.Args)-1 {
+			separator = bounds[arg]
+		} else {
+			values = saturatingAdd(values, bounds[arg])
+		}
+	}
+	if held := saturatingMul(values, catalogRows); held > maxGroupConcatHeld {
+		return 0, refuse(fmt.Sprintf("GROUP_CONCAT holding up to %d bytes of values", held),
+			"GROUP_CONCAT of values that stay under 64 MiB over the rows it reads (its result is cut at group_concat_max_len, at most 1 MiB)")
+	}
+	return min(saturatingMul(saturatingAdd(values, separator), catalogRows), maxGroupConcatLen), nil
 }
 
 // function bounds a function call's result.

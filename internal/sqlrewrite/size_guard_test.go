@@ -59,6 +59,12 @@ func TestStringSizesAreBounded(t *testing.T) {
 		"SELECT CONCAT(@a, @b, @@version)",
 		"SELECT FORMAT(1234.5, 2), HEX('ab'), UPPER(CONCAT('a', DATABASE()))",
 		"SELECT COUNT(*) FROM pums WHERE state IN (" + strings.Repeat("'CA', ", 2000) + "'NY')",
+		// GROUP_CONCAT's ORDER BY items are none of its result, which
+		// is cut at group_concat_max_len (at most 1 MiB): these were
+		// refused as building up to 20 MB.
+		"SELECT GROUP_CONCAT(COLUMN_NAME ORDER BY ORDINAL_POSITION) FROM information_schema.COLUMNS WHERE TABLE_NAME = 'pums'",
+		"SELECT TABLE_NAME, GROUP_CONCAT(COLUMN_NAME, ' ', COLUMN_TYPE ORDER BY ORDINAL_POSITION SEPARATOR ', ') FROM information_schema.COLUMNS GROUP BY TABLE_NAME",
+		"SELECT GROUP_CONCAT(TABLE_NAME), GROUP_CONCAT(DISTINCT COLUMN_NAME) FROM information_schema.COLUMNS",
 	} {
 		if _, err := p.Parse(sql); err != nil {
 			t.Errorf("%.80q: %v", sql, err)
