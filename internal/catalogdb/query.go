@@ -131,7 +131,7 @@ func (s *Session) QueryUpTo(ctx context.Context, query string, maxRows uint64) (
 	s.sess.ClearWarnings()
 	schema, iter, _, err := s.e.gms.Query(sctx, query)
 	if err != nil {
-		return nil, budgetError(watched, columnError(query, err))
+		return nil, budgetError(watched, s.statementError(query, err))
 	}
 	rows, err := drain(sctx, iter, maxRows)
 	if err != nil {
@@ -324,6 +324,9 @@ func sqlError(err error) error {
 		}
 		return &Error{Code: 1193, State: "HY000", Msg: fmt.Sprintf("Unknown system variable '%s'", name)}
 	}
+	if mapped, ok := mysqlError(err); ok {
+		return mapped
+	}
 	se := sql.CastSQLError(err)
 	return &Error{Code: uint16(se.Num), State: se.State, Msg: se.Message}
 }
@@ -437,7 +440,7 @@ func (s *Session) Describe(ctx context.Context, query string) (cols []Column, er
 	sctx := s.context(timed)
 	node, err := s.e.gms.AnalyzeQuery(sctx, query)
 	if err != nil {
-		return nil, sqlError(columnError(query, err))
+		return nil, sqlError(s.statementError(query, err))
 	}
 	schema := node.Schema()
 	if isOK(schema) {

@@ -85,6 +85,39 @@ const (
 	// WrongUsage: two clauses that exclude each other (SELECT ALL
 	// DISTINCT; MySQL's ER_WRONG_USAGE).
 	WrongUsage
+	// The kinds below are MySQL's errors for statements over the catalog
+	// (package catalogdb words them as MySQL does).
+	//
+	// NoDatabase: an unqualified table without a current database
+	// (ER_NO_DB_ERROR).
+	NoDatabase
+	// UnknownSchemaTable: information_schema has no such table
+	// (ER_UNKNOWN_TABLE).
+	UnknownSchemaTable
+	// AmbiguousColumn: a column name that more than one table of the
+	// statement has (ER_NON_UNIQ_ERROR).
+	AmbiguousColumn
+	// UnknownFunction: a call of a function that does not exist
+	// (ER_SP_DOES_NOT_EXIST).
+	UnknownFunction
+	// ParameterCount: a call of a function with a wrong number of
+	// arguments (ER_WRONG_PARAMCOUNT_TO_NATIVE_FCT).
+	ParameterCount
+	// ReadOnlyVariable: SET of a read-only system variable
+	// (ER_INCORRECT_GLOBAL_LOCAL_VAR).
+	ReadOnlyVariable
+	// DuplicateAlias: two tables of a statement with one name
+	// (ER_NONUNIQ_TABLE).
+	DuplicateAlias
+	// ColumnCount: the SELECTs of a UNION differ in their number of
+	// columns (ER_WRONG_NUMBER_OF_COLUMNS_IN_SELECT).
+	ColumnCount
+	// SubqueryRows: a scalar subquery returned more than one row
+	// (ER_SUBQUERY_NO_1_ROW).
+	SubqueryRows
+	// NotInGroupBy: a selected column that is neither grouped nor
+	// aggregated under ONLY_FULL_GROUP_BY (ER_WRONG_FIELD_WITH_GROUP).
+	NotInGroupBy
 	numKinds
 )
 
@@ -133,6 +166,17 @@ var codes = [numKinds]code{
 	UnknownCharset:   {1115, "42000", "unknown character set"},
 	UnknownCollation: {1273, "HY000", "unknown collation"},
 	WrongUsage:       {1221, "HY000", "wrong usage"},
+
+	NoDatabase:         {1046, "3D000", "no database selected"},
+	UnknownSchemaTable: {1109, "42S02", "unknown information_schema table"},
+	AmbiguousColumn:    {1052, "23000", "ambiguous column"},
+	UnknownFunction:    {1305, "42000", "unknown function"},
+	ParameterCount:     {1582, "42000", "wrong parameter count"},
+	ReadOnlyVariable:   {1238, "HY000", "read-only variable"},
+	DuplicateAlias:     {1066, "42000", "duplicate table alias"},
+	ColumnCount:        {1222, "21000", "different number of columns"},
+	SubqueryRows:       {1242, "21000", "subquery returns more than 1 row"},
+	NotInGroupBy:       {1055, "42000", "column not in GROUP BY"},
 }
 
 func init() {

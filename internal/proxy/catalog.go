@@ -65,8 +65,28 @@ func catalogError(err error) error {
 		kind = dperr.Parse
 	case 1193:
 		kind = dperr.UnknownVariable
-	case 1231, 1232, 1238:
+	case 1231, 1232:
 		kind = dperr.InvalidValue
+	case 1238:
+		kind = dperr.ReadOnlyVariable
+	case 1046:
+		kind = dperr.NoDatabase
+	case 1109:
+		kind = dperr.UnknownSchemaTable
+	case 1052:
+		kind = dperr.AmbiguousColumn
+	case 1305:
+		kind = dperr.UnknownFunction
+	case 1582:
+		kind = dperr.ParameterCount
+	case 1066:
+		kind = dperr.DuplicateAlias
+	case 1222:
+		kind = dperr.ColumnCount
+	case 1242:
+		kind = dperr.SubqueryRows
+	case 1055:
+		kind = dperr.NotInGroupBy
 	case 1298:
 		kind = dperr.UnknownTimeZone
 	case 1317:

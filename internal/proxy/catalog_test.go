@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -12,9 +13,12 @@ import (
 // TestCatalogErrorKinds: the catalog engine's errors reach the client with
 // their own codes: a statement past its time limit is 3024 (it was sent
 // as 1235), an interrupted one 1317, a bad value 1231, an unknown
-// system variable 1193.
+// system variable 1193, and the other errors the engine words as MySQL
+// does with MySQL's codes (they were 1235).
 func TestCatalogErrorKinds(t *testing.T) {
-	for code, want := range map[uint16]dperr.Kind{3024: dperr.Timeout, 1317: dperr.Canceled, 1231: dperr.InvalidValue, 1064: dperr.Parse, 1235: dperr.Unsupported, 1193: dperr.UnknownVariable} {
+	for code, want := range map[uint16]dperr.Kind{3024: dperr.Timeout, 1317: dperr.Canceled, 1231: dperr.InvalidValue, 1064: dperr.Parse, 1235: dperr.Unsupported, 1193: dperr.UnknownVariable,
+		1046: dperr.NoDatabase, 1109: dperr.UnknownSchemaTable, 1052: dperr.AmbiguousColumn, 1305: dperr.UnknownFunction, 1582: dperr.ParameterCount,
+		1238: dperr.ReadOnlyVariable, 1066: dperr.DuplicateAlias, 1222: dperr.ColumnCount, 1242: dperr.SubqueryRows, 1055: dperr.NotInGroupBy} {
 		err := catalogError(&catalogdb.Error{Code: code, State: "HY000", Msg: "m"})
 		if got := dperr.KindOf(err); got != want {
 			t.Errorf("catalog error %d: kind %v, want %v", code, got, want)
@@ -122,5 +126,31 @@ func TestGroupConcatOverTheCatalog(t *testing.T) {
 	run(t, s, "SET group_concat_max_len = 6")
 	if got := fmt.Sprint(run(t, s, q).Rows); got != fmt.Sprint([][]any{{strings.Join(names, ",")[:6]}}) {
 		t.Errorf("%s cut at 6: %s", q, got)
+	}
+}
+
+// TestCatalogErrorsReachTheClientInMySQLWords: errors of statements over
+// the catalog reach the client with MySQL's codes and texts; they were
+// the engine's ("table not found: pums", "database not found: mysql").
+func TestCatalogErrorsReachTheClientInMySQLWords(t *testing.T) {
+	s := newTestSession(t)
+	for _, c := range []struct{ sql, want string }{
+		{"SELECT * FROM mysql.user", "1146 Table 'mysql.user' doesn't exist"},
+		{"SHOW COLUMNS FROM secret_tbl", "1146 Table 'dpproxy.secret_tbl' doesn't exist"},
+		{"SHOW TABLES FROM nodb", "1049 Unknown database 'nodb'"},
+		{"SELECT COLUMN_NAME, TABLE_NAME FROM information_schema.COLUMNS, information_schema.TABLES", "1052 Column 'TABLE_NAME' in SELECT is ambiguous"},
+		{"SET @@version = 'x'", "1238 Variable 'version' is a read only variable"},
+		{"USE information_schema", ""},
+		{"SELECT COUNT(*) FROM pums", "1109 Unknown table 'pums' in information_schema"},
+	} {
+		_, err := s.Execute(context.Background(), c.sql)
+		got := ""
+		if err != nil {
+			code, _ := dperr.KindOf(err).Code()
+			got = fmt.Sprintf("%d %s", code, err)
+		}
+		if got != c.want {
+			t.Errorf("%s: %q, want %q", c.sql, got, c.want)
+		}
 	}
 }
