@@ -34,6 +34,38 @@ var preparedColumnStatements = []struct {
 	{"SELECT age, income FROM pums LIMIT 0", nil, "BIGINT DOUBLE"},
 	{"SELECT race, COUNT(*) FROM pums GROUP BY race LIMIT 0", nil, "BIGINT BIGINT"},
 	{"SELECT TABLE_NAME, COLUMN_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?", []any{"dpproxy", "pums"}, "VARCHAR VARCHAR"},
+	// Zero-row probes whatever their markers hold (before, none).
+	{"SELECT * FROM pums WHERE age > ? LIMIT 0", []any{30}, "BIGINT BIGINT BIGINT BIGINT DOUBLE BIGINT"},
+	{"SELECT age, income FROM pums WHERE age = ? AND 1=0", []any{30}, "BIGINT DOUBLE"},
+}
+
+// TestPreparedColumnLabels: an executed prepared statement names a
+// column whose select-list item holds a marker as the statement writes
+// it, as MySQL and MariaDB do: "1 + ?" and "?", where they were "1 + 5"
+// and "x".
+func TestPreparedColumnLabels(t *testing.T) {
+	p := startProxy(t, "", nil)
+	conn, err := client.Connect(p.addr, "demo", "demo", "dpproxy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	st, err := conn.Prepare("SELECT 1 + ?, @@version_comment, ?")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := st.Execute(5, "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var names []string
+	for _, f := range r.Fields {
+		names = append(names, string(f.Name))
+	}
+	if got := strings.Join(names, ", "); got != "1 + ?, @@version_comment, ?" {
+		t.Errorf("columns %s, want 1 + ?, @@version_comment, ?", got)
+	}
 }
 
 // TestPreparedStatementColumns: COM_STMT_PREPARE of a private SELECT

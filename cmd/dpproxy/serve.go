@@ -410,7 +410,15 @@ func (a connectionsAdapter) Kill(user string, id uint32, wholeConnection bool) (
 type sessionAdapter struct{ s *proxy.Session }
 
 func (a sessionAdapter) Execute(ctx context.Context, query string) (*wire.Result, error) {
-	r, err := a.s.Execute(ctx, query)
+	return wireResult(a.s.Execute(ctx, query))
+}
+
+func (a sessionAdapter) ExecutePrepared(ctx context.Context, query, bound string) (*wire.Result, error) {
+	return wireResult(a.s.ExecutePrepared(ctx, query, bound))
+}
+
+// wireResult is a session's answer for wire.
+func wireResult(r *proxy.Result, err error) (*wire.Result, error) {
 	if err != nil {
 		return nil, err
 	}

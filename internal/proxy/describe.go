@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"errors"
 	"math"
 
 	"github.com/dpproxy/dpproxy/internal/catalogdb"
@@ -22,8 +23,11 @@ import (
 // answers (information_schema, @@variables, NOW()) is described by the engine's analysis of the statement
 // it would run (catalogdb.Session.Describe), which runs nothing, assigns
 // no variable and reads no row; a zero-row probe's columns are
-// probeColumns', as its execution announces them. Describing reads no
-// data and reserves nothing.
+// probeColumns', as its execution announces them, and so are those of a
+// statement that is one whatever its markers hold
+// (sqlrewrite.Parser.ProbeForEveryValue: SELECT * FROM t WHERE a > ?
+// LIMIT 0, ... WHERE a = ? AND 1 = 0). Describing reads no data and
+// reserves nothing.
 //
 // It returns nil, for the statement to announce no columns, whenever it
 // cannot tell them for sure: a statement that is not a SELECT (SHOW,
@@ -53,12 +57,16 @@ func (s *Session) Describe(ctx context.Context, query string, markers int) (cols
 	var stmt sqlrewrite.Statement
 	var err error
 	if filtered {
-		// A NULL stand-in may make it a zero-row probe; a value will not.
 		s.parser.SetSessionTimeZone(s.catalog.TimeZone()) // as parse does
 		s.parser.SetSessionCollation(s.catalog.CollationConnection())
 		s.parser.SetSelectLimitZero(s.catalog.SelectLimit() == 0)
+	}
+	if filtered && !s.parser.ProbeForEveryValue(query, markers) {
+		// A NULL stand-in may make it a zero-row probe; a value will not.
 		stmt, err = s.parser.ParseDescribed(text)
 	} else {
+		// Every execution is a zero-row probe (LIMIT 0, a WHERE TRUE
+		// for no row whatever the markers hold), and so is text.
 		stmt, err = s.parse(ctx, text)
 	}
 	if err != nil {
@@ -70,7 +78,7 @@ func (s *Session) Describe(ctx context.Context, query string, markers int) (cols
 			return nil
 		}
 		if c.ZeroRow != "" {
-			return s.probeColumns(c.SQL, described)
+			return s.probeColumns(c.SQL, described, filtered)
 		}
 		return described
 	}
@@ -89,15 +97,20 @@ func (s *Session) plannedColumns(stmt sqlrewrite.Statement, filtered bool) []cat
 	return cols
 }
 
-// planColumns is plannedColumns with the planner's refusal; nil without
-// error where plannedColumns gives nil for another reason.
+// errKeysMayNarrow is planColumns' answer for a statement whose key
+// columns' types could depend on its WHERE's values.
+var errKeysMayNarrow = errors.New("a WHERE's values may narrow the keys to values of another type")
+
+// planColumns is plannedColumns with the planner's refusal, or
+// errKeysMayNarrow; nil without error where plannedColumns gives nil for
+// another reason.
 func (s *Session) planColumns(stmt sqlrewrite.Statement, filtered bool) (cols []catalogdb.Column, err error) {
 	var names []string
 	var types []planner.ResultType
 	switch st := stmt.(type) {
 	case *sqlrewrite.Select:
 		if filtered && st.GroupBy != nil {
-			return nil, nil // the WHERE's range picks the buckets, whose keys type the key column
+			return nil, errKeysMayNarrow // the WHERE's range picks the buckets, whose keys type the key column
 		}
 		plan, err := s.engine.planner.Plan(st, s.settings())
 		if err != nil {
@@ -109,7 +122,7 @@ func (s *Session) planColumns(stmt sqlrewrite.Statement, filtered bool) (cols []
 		types = plan.ColumnTypes()
 	case *sqlrewrite.Query:
 		if filtered && !keysTypedAlike(st.Keys) {
-			return nil, nil
+			return nil, errKeysMayNarrow
 		}
 		qp, err := s.engine.planner.PlanQuery(st, s.settings())
 		if err != nil {
@@ -145,8 +158,11 @@ func (s *Session) planColumns(stmt sqlrewrite.Statement, filtered bool) (cols []
 // (a configured text column is TEXT there) VARCHAR as in answers. The
 // values the engine returns (none, or NULL and 0 for aggregates over no
 // row) are valid in either. A statement longer than largeStatementBytes
-// is not parsed again for the private reading.
-func (s *Session) probeColumns(sql string, engine []catalogdb.Column) (cols []catalogdb.Column) {
+// is not parsed again for the private reading. filtered is for sql, a
+// prepared statement's text, whose WHERE's markers stand for NULL
+// (Describe): where the private reading's key columns' types could depend
+// on their values, its columns are nil, not to be described.
+func (s *Session) probeColumns(sql string, engine []catalogdb.Column, filtered bool) (cols []catalogdb.Column) {
 	defer func() {
 		if r := recover(); r != nil {
 			cols = textAsVarchar(engine)
@@ -154,7 +170,11 @@ func (s *Session) probeColumns(sql string, engine []catalogdb.Column) (cols []ca
 	}()
 	if len(sql) <= largeStatementBytes {
 		if stmt, err := s.parser.ParseDescribed(sql); err == nil {
-			if planned := s.plannedColumns(stmt, false); planned != nil && len(planned) == len(engine) {
+			planned, err := s.planColumns(stmt, filtered)
+			if errors.Is(err, errKeysMayNarrow) {
+				return nil
+			}
+			if planned != nil && len(planned) == len(engine) {
 				for j := range planned {
 					planned[j].Name = engine[j].Name
 				}

@@ -5,6 +5,10 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/dpproxy/dpproxy/internal/budget"
+	"github.com/dpproxy/dpproxy/internal/catalog"
+	"github.com/dpproxy/dpproxy/internal/testdb"
 )
 
 // TestDescribe: a prepared private SELECT is described with the column
@@ -45,6 +49,9 @@ func TestDescribe(t *testing.T) {
 		{"SELECT age FROM pums", ""},
 		{"SET @dp_epsilon = ?", ""},
 		{"SELECT COUNT(*) FROM nosuch", ""},
+		// A WHERE's marker bound to NULL makes a probe, a value a
+		// refusal.
+		{"SELECT age FROM pums WHERE age = ?", ""},
 		{"SELEC", ""},
 	} {
 		markers := strings.Count(c.query, "?")
@@ -90,6 +97,16 @@ func TestDescribeCatalogSelects(t *testing.T) {
 		{"SELECT * FROM information_schema.tables", ""},
 		{"SELECT 1, 'a', @@version_comment, DATABASE()", ""},
 		{"SELECT @n := COUNT(*), @n + 1 FROM information_schema.TABLES", ""},
+		// Zero-row probes whatever their markers hold, which announced
+		// no columns: their reading with a WHERE's markers as NULL was
+		// the private path's, which refuses them.
+		{"SELECT * FROM pums WHERE age > ? LIMIT 0", "SELECT * FROM pums WHERE age > 5 LIMIT 0"},
+		{"SELECT age, income FROM pums WHERE age = ? AND 1=0", "SELECT age, income FROM pums WHERE age = 5 AND 1=0"},
+		{"SELECT COUNT(*), SUM(income) FROM pums WHERE sex = ? AND income = NULL", "SELECT COUNT(*), SUM(income) FROM pums WHERE sex = 1 AND income = NULL"},
+		{"SELECT race, COUNT(*) FROM pums WHERE age > ? AND 1 = 0 GROUP BY race", "SELECT race, COUNT(*) FROM pums WHERE age > 5 AND 1 = 0 GROUP BY race"},
+		// FROM-less SELECTs with markers outside the select list.
+		{"SELECT @@version, NOW() WHERE ? = 1 LIMIT ?", "SELECT @@version, NOW() WHERE 5 = 1 LIMIT 1"},
+		{"SELECT ROUND(2.5e0), 'a' HAVING ?", "SELECT ROUND(2.5e0), 'a' HAVING 1"},
 	} {
 		executed := c.executed
 		if executed == "" {
@@ -104,5 +121,88 @@ func TestDescribeCatalogSelects(t *testing.T) {
 		if got, want := columnDefs(described), columnDefs(r.Typed); got != want {
 			t.Errorf("%s: described %s, executed %s", c.prepared, got, want)
 		}
+	}
+}
+
+// TestDescribeProbeWhoseKeysAWhereMayNarrow: a prepared zero-row probe
+// whose private reading groups by a key whose declared values are of
+// several types (integers and fractions) announces no columns, as the
+// statement without the probe's condition does: the WHERE's values may
+// narrow the key to integers, typed BIGINT where all of them are DOUBLE.
+func TestDescribeProbeWhoseKeysAWhereMayNarrow(t *testing.T) {
+	cfg, err := catalog.ParseConfig(strings.NewReader(`
+backend: {driver: sqlite, dsn: unused}
+ledger: {driver: sqlite, dsn: unused}
+users:
+  - {name: ana, password_hash: "*C142FB215B6E05B7C134B1A653AD4B455157FD79", epsilon: 100}
+tables:
+  - name: w
+    columns:
+      - {name: k, type: real, lower: 0, upper: 2, values: [1, 1.5]}
+      - {name: n, type: integer, lower: 0, upper: 10}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ledger, err := budget.Open(context.Background(), testdb.SQLite(t), budget.SQLite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := NewEngine(cfg, nil, ledger, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := e.Open("ana", 7)
+	for _, q := range []string{
+		"SELECT k, COUNT(*) FROM w WHERE k > ? GROUP BY k",
+		"SELECT k, COUNT(*) FROM w WHERE k > ? AND 1 = 0 GROUP BY k",
+	} {
+		if cols := s.Describe(context.Background(), q, 1); cols != nil {
+			t.Errorf("%s: described %s", q, columnDefs(cols))
+		}
+	}
+	if cols := s.Describe(context.Background(), "SELECT k, COUNT(*) FROM w WHERE 1 = 0 GROUP BY k", 0); cols == nil {
+		t.Error("SELECT k, COUNT(*) FROM w WHERE 1 = 0 GROUP BY k: not described")
+	}
+}
+
+// TestPreparedColumnLabels: a prepared statement's select-list items that
+// hold ? markers, without an alias, name their columns as the statement
+// writes them ("1 + ?", "?"), as MySQL and MariaDB name them, over the
+// protocol and SQL's PREPARE alike; they were named after the values
+// bound ("1 + 5", "5").
+func TestPreparedColumnLabels(t *testing.T) {
+	s := newTestSession(t)
+	names := func(r *Result) string {
+		if r.Typed == nil {
+			return strings.Join(r.Columns, ", ")
+		}
+		var out []string
+		for _, c := range r.Typed {
+			out = append(out, c.Name)
+		}
+		return strings.Join(out, ", ")
+	}
+	for _, c := range []struct{ prepared, bound, want string }{
+		{"SELECT 1 + ?", "SELECT 1 + 5", "1 + ?"},
+		{"SELECT @@version_comment, ?", "SELECT @@version_comment, 5", "@@version_comment, ?"},
+		{"SELECT ?, ? AS x, CONCAT('a', ?)", "SELECT 'b', 2 AS x, CONCAT('a', 'c')", "?, x, CONCAT('a', ?)"},
+		{"SELECT ?, @dp_epsilon", "SELECT 7, @dp_epsilon", "?, @dp_epsilon"},
+		{"SELECT TABLE_NAME, ? FROM information_schema.TABLES WHERE TABLE_NAME = ?", "SELECT TABLE_NAME, 1 FROM information_schema.TABLES WHERE TABLE_NAME = 'x'", "TABLE_NAME, ?"},
+		{"SELECT 1 + 1 WHERE ? = 1", "SELECT 1 + 1 WHERE 1 = 1", "1 + 1"},
+	} {
+		r, err := s.ExecutePrepared(context.Background(), c.prepared, c.bound)
+		if err != nil {
+			t.Errorf("%s: %v", c.prepared, err)
+			continue
+		}
+		if got := names(r); got != c.want {
+			t.Errorf("%s: columns %s, want %s", c.prepared, got, c.want)
+		}
+	}
+	run(t, s, "PREPARE s FROM 'SELECT 1 + ?, @@version_comment, ?, ? AS x'")
+	run(t, s, "SET @a = 5")
+	if got := names(run(t, s, "EXECUTE s USING @a, @a, @a")); got != "1 + ?, @@version_comment, ?, x" {
+		t.Errorf("EXECUTE s: columns %s", got)
 	}
 }

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"slices"
 	"strings"
 
 	"github.com/dpproxy/dpproxy/internal/dperr"
@@ -77,7 +78,55 @@ func (s *Session) executePrepared(ctx context.Context, st *sqlrewrite.ExecutePre
 	case *sqlrewrite.Prepare, *sqlrewrite.ExecutePrepared, *sqlrewrite.Deallocate:
 		return nil, dperr.New(dperr.Unsupported, "This command is not supported in the prepared statement protocol yet")
 	}
-	return s.execute(ctx, stmt)
+	res, err := s.execute(ctx, stmt)
+	if err == nil {
+		s.relabel(res, text)
+	}
+	return res, err
+}
+
+// ExecutePrepared runs bound, the text of the protocol prepared statement
+// prepared with its arguments in place of its ? markers, as Execute does,
+// and names its columns as relabel does.
+func (s *Session) ExecutePrepared(ctx context.Context, prepared, bound string) (*Result, error) {
+	res, err := s.Execute(ctx, bound)
+	if err == nil {
+		s.relabel(res, prepared)
+	}
+	return res, err
+}
+
+// relabel names each column of res, the answer of the prepared statement
+// prepared, that prepared's select list names after its ? markers as
+// prepared writes it ("1 + ?", "?": sqlrewrite.Parser.MarkerLabels), as
+// MySQL and MariaDB name it, where the executed text named it after the
+// values bound ("1 + 5", "5"). A result whose columns are not one per
+// item of that list keeps its names, and so does the answer of a
+// statement longer than largeStatementBytes (parsed again only behind
+// the large-parse gate).
+func (s *Session) relabel(res *Result, prepared string) {
+	if res == nil || len(prepared) > largeStatementBytes {
+		return
+	}
+	labels := s.parser.MarkerLabels(prepared)
+	if labels == nil {
+		return
+	}
+	if len(res.Typed) == len(labels) {
+		res.Typed = slices.Clone(res.Typed)
+		for i, l := range labels {
+			if l != "" {
+				res.Typed[i].Name = l
+			}
+		}
+	} else if res.Typed == nil && len(res.Columns) == len(labels) {
+		res.Columns = slices.Clone(res.Columns)
+		for i, l := range labels {
+			if l != "" {
+				res.Columns[i] = l
+			}
+		}
+	}
 }
 
 // deallocate forgets a prepared text.

@@ -216,7 +216,7 @@ func (s *Session) dispatch(ctx context.Context, stmt sqlrewrite.Statement) (*Res
 	case *sqlrewrite.Catalog:
 		res, err := s.catalogQuery(ctx, st.SQL, s.selectLimit(st))
 		if err == nil && st.ZeroRow != "" && res.Typed != nil {
-			res.Typed = s.probeColumns(st.SQL, res.Typed)
+			res.Typed = s.probeColumns(st.SQL, res.Typed, false)
 		}
 		if err != nil && st.ZeroRow != "" && dperr.KindOf(err) == dperr.Unsupported {
 			if empty, ok := s.emptyPrivate(ctx, st.SQL); ok {

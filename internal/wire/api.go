@@ -76,6 +76,12 @@ type Session interface {
 	// with its arguments substituted as literals. The text may hold several
 	// statements: the session decides whether to refuse them.
 	Execute(ctx context.Context, query string) (*Result, error)
+	// ExecutePrepared runs bound, the text of the protocol prepared
+	// statement query with its arguments substituted as literals, as
+	// Execute does; query's text names the columns its select list names
+	// after ? markers ("1 + ?", as MySQL names them), which bound's would
+	// name after the values.
+	ExecutePrepared(ctx context.Context, query, bound string) (*Result, error)
 	// Describe returns the result columns that executing the prepared
 	// statement query, whose markers ? markers stand for arguments not yet
 	// known, will send, or nil when they cannot be told before it runs; it

@@ -175,9 +175,11 @@ type fakeSession struct {
 	queries []string
 	// described are the statements Describe saw, each with its marker count.
 	described []string
-	ctxErr    error // ctx.Err() seen by a BLOCK statement
-	ctxCause  error // and context.Cause(ctx)
-	resets    int   // calls of Reset
+	// prepared are the prepared texts ExecutePrepared saw.
+	prepared []string
+	ctxErr   error // ctx.Err() seen by a BLOCK statement
+	ctxCause error // and context.Cause(ctx)
+	resets   int   // calls of Reset
 }
 
 func (s *fakeSession) Execute(ctx context.Context, query string) (*Result, error) {
@@ -241,6 +243,14 @@ func (s *fakeSession) Execute(ctx context.Context, query string) (*Result, error
 		return &Result{Columns: names, Rows: [][]any{row}}, nil
 	}
 	return &Result{Columns: []string{"query"}, Rows: [][]any{{query}}}, nil
+}
+
+// ExecutePrepared records the prepared text and executes bound.
+func (s *fakeSession) ExecutePrepared(ctx context.Context, query, bound string) (*Result, error) {
+	s.mu.Lock()
+	s.prepared = append(s.prepared, query)
+	s.mu.Unlock()
+	return s.Execute(ctx, bound)
 }
 
 // Describe describes qTyped; it records the query and its marker count.

@@ -224,7 +224,8 @@ func (c *connection) HandleStmtPrepare(query string) (params, columns int, ctx a
 }
 
 // HandleStmtExecute substitutes args as literals into the prepared text and
-// executes the result through the session; rows use the binary protocol.
+// executes the result through the session (Session.ExecutePrepared); rows
+// use the binary protocol.
 func (c *connection) HandleStmtExecute(ctx any, query string, args []any) (*gomysql.Result, error) {
 	text, err := bindArguments(query, ctx.(*prepared).offsets, args)
 	if err != nil {
@@ -232,7 +233,7 @@ func (c *connection) HandleStmtExecute(ctx any, query string, args []any) (*gomy
 	}
 	stmtCtx, end := c.begin()
 	defer end()
-	r, err := c.session.Execute(stmtCtx, text)
+	r, err := c.session.ExecutePrepared(stmtCtx, query, text)
 	if err != nil {
 		return nil, err
 	}

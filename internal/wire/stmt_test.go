@@ -245,3 +245,30 @@ func TestPrepareAnnouncesDescribedColumns(t *testing.T) {
 		t.Errorf("the session was asked to describe %q, want %q", described, want)
 	}
 }
+
+// TestExecuteGivesThePreparedText: COM_STMT_EXECUTE hands the session the
+// prepared text beside the text with the arguments bound, which names the
+// columns the select list names after its markers (Session.ExecutePrepared).
+func TestExecuteGivesThePreparedText(t *testing.T) {
+	ts := startServer(t, Config{})
+	conn, err := client.Connect(ts.addr(), testUser, testPassword, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	stmt, err := conn.Prepare("SELECT 1 + ?")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := stmt.Execute(5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	s := ts.engine.session(t, 0)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !slices.Equal(s.prepared, []string{"SELECT 1 + ?"}) || s.queries[len(s.queries)-1] != "SELECT 1 + 5" {
+		t.Errorf("the session executed %q for the prepared %q, want SELECT 1 + 5 for SELECT 1 + ?", s.queries, s.prepared)
+	}
+}
