@@ -154,3 +154,25 @@ func TestCatalogErrorsReachTheClientInMySQLWords(t *testing.T) {
 		}
 	}
 }
+
+// TestShowCollation: SHOW COLLATION has MySQL 8's columns, named as MySQL
+// names them (they were collation, charset, ID, default, compiled,
+// SORTLEN, PAD_ATTRIBUTE), in name order, LIKE filtering Collation and
+// WHERE its columns.
+func TestShowCollation(t *testing.T) {
+	s := newTestSession(t)
+	r := run(t, s, "SHOW COLLATION LIKE 'latin1%'")
+	var cols []string
+	for _, c := range r.Typed {
+		cols = append(cols, c.Name)
+	}
+	if got := strings.Join(cols, ","); got != "Collation,Charset,Id,Default,Compiled,Sortlen,Pad_attribute" {
+		t.Errorf("SHOW COLLATION columns: %s", got)
+	}
+	if len(r.Rows) < 2 || fmt.Sprint(r.Rows[0]) != "[latin1_bin latin1 47  Yes 1 PAD SPACE]" {
+		t.Errorf("SHOW COLLATION LIKE 'latin1%%': %v", r.Rows)
+	}
+	if got := fmt.Sprint(run(t, s, "SHOW COLLATION WHERE Id = 8 AND `Default` = 'Yes'").Rows); got != "[[latin1_swedish_ci latin1 8 Yes Yes 1 PAD SPACE]]" {
+		t.Errorf("SHOW COLLATION WHERE Id = 8: %s", got)
+	}
+}

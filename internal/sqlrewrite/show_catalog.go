@@ -16,7 +16,10 @@ import (
 // Checksum are numbers, the last column is Comment), SHOW PLUGINS (Name,
 // Status, Type, Library, License), SHOW CHARACTER SET (every character set
 // information_schema.CHARACTER_SETS lists, where go-mysql-server's own
-// listed 13 of the 41 that COLLATIONS names) and SHOW [FULL] COLUMNS and DESCRIBE of a
+// listed 13 of the 41 that COLLATIONS names), SHOW COLLATION (Collation,
+// Charset, Id, Default, Compiled, Sortlen, Pad_attribute, where
+// go-mysql-server's were named collation, charset, ID, default, compiled,
+// SORTLEN, PAD_ATTRIBUTE) and SHOW [FULL] COLUMNS and DESCRIBE of a
 // configured table (showColumnsAsSelect); and the forms it cannot parse:
 // DESCRIBE t col of another table, SHOW OPEN TABLES and SHOW PROFILES (both
 // empty in MySQL's shape), and SHOW SCHEMAS with LIKE or WHERE (as SHOW
@@ -91,6 +94,10 @@ func (p *Parser) showAsSelect(s *ast.ShowStmt) (sql string, ok bool, err error) 
 	case ast.ShowPlugins:
 		q = "SELECT PLUGIN_NAME AS `Name`, PLUGIN_STATUS AS `Status`, PLUGIN_TYPE AS `Type`, " +
 			"PLUGIN_LIBRARY AS `Library`, PLUGIN_LICENSE AS `License` FROM information_schema.PLUGINS"
+	case ast.ShowCollation:
+		first = "Collation"
+		q = "SELECT COLLATION_NAME AS `Collation`, CHARACTER_SET_NAME AS `Charset`, ID AS `Id`, IS_DEFAULT AS `Default`, " +
+			"IS_COMPILED AS `Compiled`, SORTLEN AS `Sortlen`, PAD_ATTRIBUTE AS `Pad_attribute` FROM information_schema.COLLATIONS"
 	case ast.ShowCharset:
 		first = "Charset"
 		q = "SELECT CHARACTER_SET_NAME AS `Charset`, DESCRIPTION AS `Description`, " +
