@@ -176,3 +176,26 @@ func TestShowCollation(t *testing.T) {
 		t.Errorf("SHOW COLLATION WHERE Id = 8: %s", got)
 	}
 }
+
+// TestTableNamesWithoutCase: names resolve without case, which
+// @@lower_case_table_names 2 tells clients (stored as given, compared in
+// lower case; it was 0, case-sensitive), and SHOW TABLES LIKE matches
+// them so, as information_schema.TABLES does: SHOW TABLES LIKE 'PUMS%'
+// listed nothing.
+func TestTableNamesWithoutCase(t *testing.T) {
+	s := newTestSession(t)
+	for sql, want := range map[string]string{
+		"SELECT @@lower_case_table_names":                                                "[[2]]",
+		"SHOW VARIABLES LIKE 'lower_case_table_names'":                                   "[[lower_case_table_names 2]]",
+		"SHOW TABLES LIKE 'PUMS%'":                                                       "[[pums]]",
+		"SHOW FULL TABLES FROM DPPROXY LIKE 'Pu%'":                                       "[[pums BASE TABLE]]",
+		"SHOW TABLES LIKE 'x%'":                                                          "[]",
+		"SHOW TABLES FROM information_schema LIKE 'collation%'":                          "[[COLLATIONS] [COLLATION_CHARACTER_SET_APPLICABILITY]]",
+		"SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_NAME LIKE 'PUMS%'": "[[pums]]",
+		"SHOW COLUMNS FROM PUMS LIKE 'AGE'":                                              "[[age bigint YES  <nil> ]]",
+	} {
+		if got := fmt.Sprint(run(t, s, sql).Rows); got != want {
+			t.Errorf("%s: %s, want %s", sql, got, want)
+		}
+	}
+}

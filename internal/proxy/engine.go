@@ -91,6 +91,9 @@ func NewEngine(cat *catalog.Config, executor *exec.Executor, ledger *budget.Ledg
 		// which the engine reads 'SYSTEM' in; its own default is the
 		// zone when the process started.
 		"system_time_zone": systemTimeZone(),
+		// Names are shown as configured and resolve without case, as
+		// MySQL's 2 says (stored as given, compared in lower case).
+		"lower_case_table_names": int64(2),
 	})
 	if err != nil {
 		return nil, err

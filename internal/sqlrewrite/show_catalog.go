@@ -23,7 +23,8 @@ import (
 // configured table (showColumnsAsSelect); and the forms it cannot parse:
 // DESCRIBE t col of another table, SHOW OPEN TABLES and SHOW PROFILES (both
 // empty in MySQL's shape), and SHOW SCHEMAS with LIKE or WHERE (as SHOW
-// DATABASES, which it is). ok is false for every other SHOW.
+// DATABASES, which it is); and SHOW [FULL] TABLES LIKE, whose pattern
+// matches without case. ok is false for every other SHOW.
 func (p *Parser) showAsSelect(s *ast.ShowStmt) (sql string, ok bool, err error) {
 	// q is the SELECT, first its first column, which LIKE filters and
 	// the rows are ordered by.
@@ -46,9 +47,9 @@ func (p *Parser) showAsSelect(s *ast.ShowStmt) (sql string, ok bool, err error) 
 		if s.Full {
 			full = "FULL "
 		}
-		table := "`" + strings.ReplaceAll(s.Table.Name.O, "`", "``") + "`"
+		table := quoteIdentifier(s.Table.Name.O)
 		if s.Table.Schema.O != "" {
-			table = "`" + strings.ReplaceAll(s.Table.Schema.O, "`", "``") + "`." + table
+			table = quoteIdentifier(s.Table.Schema.O) + "." + table
 		}
 		return "SHOW " + full + "COLUMNS FROM " + table + " LIKE " + quoteString(s.Column.Name.O), true, nil
 	case ast.ShowDatabases:
@@ -70,6 +71,31 @@ func (p *Parser) showAsSelect(s *ast.ShowStmt) (sql string, ok bool, err error) 
 			q += " WHERE " + w
 		}
 		return q, true, nil
+	case ast.ShowTables:
+		// Names resolve without case (@@lower_case_table_names is 2), so
+		// LIKE matches them without case (both sides in lower case), as
+		// information_schema.TABLES matches TABLE_NAME. go-mysql-server's
+		// LIKE here did not (SHOW TABLES LIKE 'orders%' missed Orders_Pub).
+		db := s.DBName
+		if db == "" {
+			db = p.database
+		}
+		if s.Pattern == nil || db == "" {
+			return "", false, nil
+		}
+		pat, err := restoreSQL(s.Pattern.Pattern)
+		if err != nil {
+			return "", false, err
+		}
+		q = "SHOW "
+		if s.Full {
+			q += "FULL "
+		}
+		q += "TABLES"
+		if s.DBName != "" {
+			q += " FROM " + quoteIdentifier(s.DBName)
+		}
+		return q + " WHERE LOWER(" + quoteIdentifier("Tables_in_"+db) + ") LIKE LOWER(" + pat + ")", true, nil
 	case ast.ShowOpenTables:
 		// No table is ever open in the catalog engine: MySQL's columns, no row.
 		q = "SELECT TABLE_SCHEMA AS `Database`, TABLE_NAME AS `Table`, 0 AS `In_use`, 0 AS `Name_locked` " +
@@ -212,6 +238,9 @@ func catalogSQL(n ast.Node) (string, error) {
 	}
 	return b.String(), nil
 }
+
+// quoteIdentifier is a MySQL quoted identifier.
+func quoteIdentifier(s string) string { return "`" + strings.ReplaceAll(s, "`", "``") + "`" }
 
 // quoteString is a MySQL string literal.
 func quoteString(s string) string {
