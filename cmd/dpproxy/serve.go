@@ -397,6 +397,7 @@ func (a engineAdapter) Open(user string, connID uint32, transport wire.Transport
 	if transport.TLSVersion != "" {
 		s.SetTLS(transport.TLSVersion, transport.TLSCipher)
 	}
+	s.SetClientAddress(transport.Address)
 	return sessionAdapter{s}
 }
 

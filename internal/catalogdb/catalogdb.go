@@ -229,6 +229,8 @@ func (noPartitions) Close(*sql.Context) error                 { return nil }
 type Session struct {
 	e    *Engine
 	sess *boundedSession
+	// host is the client's address (SetClientHost).
+	host string
 }
 
 // Open returns the session of a connection; user and connID are what
@@ -307,9 +309,12 @@ func (s *Session) SetTLS(version, cipher string) {
 // from NOW() but not from UTC_TIMESTAMP(), so TIMEDIFF(NOW(), UTC_TIMESTAMP())
 // (Metabase's time-zone probe) would otherwise be a negative fraction instead
 // of the zone's offset. NOW(6) then shows .000000. Its memory manager
-// bounds the rows the statement's sorts and groupings hold (rowBudget).
-func (s *Session) context(ctx context.Context) *sql.Context {
-	c := sql.NewContext(ctx, sql.WithSession(s.sess), sql.WithMemoryManager(sql.NewMemoryManager(&rowBudget{})))
+// bounds the rows the statement's sorts and groupings hold (rowBudget),
+// and its process list is the session's connection running query
+// (ownProcess).
+func (s *Session) context(ctx context.Context, query string) *sql.Context {
+	c := sql.NewContext(ctx, sql.WithSession(s.sess), sql.WithMemoryManager(sql.NewMemoryManager(&rowBudget{})),
+		sql.WithProcessList(s.processList(query)))
 	c.SetQueryTime(time.Now().Truncate(time.Second))
 	return c
 }

@@ -105,7 +105,7 @@ func (s *Session) QueryUpTo(ctx context.Context, query string, maxRows uint64) (
 	defer cancel()
 	watched, stop := watchHeap(timed, heapBudget)
 	defer stop()
-	sctx := s.context(watched)
+	sctx := s.context(watched, query)
 	// A sql_mode with ANSI_QUOTES would make "..." an identifier to the
 	// engine and a string to the checks (TiDB's parser, in its default
 	// mode): text a check read as a string could run as code (an
@@ -437,7 +437,7 @@ func (s *Session) Describe(ctx context.Context, query string) (cols []Column, er
 	defer release()
 	timed, cancel := context.WithTimeoutCause(ctx, s.e.timeout, errStatementTimeout)
 	defer cancel()
-	sctx := s.context(timed)
+	sctx := s.context(timed, query)
 	node, err := s.e.gms.AnalyzeQuery(sctx, query)
 	if err != nil {
 		return nil, sqlError(s.statementError(query, err))

@@ -199,3 +199,19 @@ func TestTableNamesWithoutCase(t *testing.T) {
 		}
 	}
 }
+
+// TestProcessList: SHOW PROCESSLIST shows the session's own connection,
+// with the client's address as its Host, also after a reset (it showed
+// nothing).
+func TestProcessList(t *testing.T) {
+	s := newTestSession(t)
+	s.SetClientAddress("127.0.0.1:50334")
+	want := "[[7 demo 127.0.0.1:50334 dpproxy Query 0 running SHOW PROCESSLIST]]"
+	if got := fmt.Sprint(run(t, s, "SHOW PROCESSLIST").Rows); got != want {
+		t.Errorf("SHOW PROCESSLIST: %s, want %s", got, want)
+	}
+	s.Reset()
+	if got := fmt.Sprint(run(t, s, "SHOW PROCESSLIST").Rows); got != want {
+		t.Errorf("after a reset, SHOW PROCESSLIST: %s, want %s", got, want)
+	}
+}

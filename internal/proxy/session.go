@@ -47,6 +47,9 @@ type Session struct {
 	// tls is the connection's TLS version and cipher (SetTLS), which
 	// Reset keeps.
 	tls struct{ version, cipher string }
+	// clientAddress is the client's address (SetClientAddress), which
+	// Reset keeps.
+	clientAddress string
 }
 
 // Close ends the session.
@@ -61,6 +64,14 @@ func (s *Session) SetTLS(version, cipher string) {
 	s.catalog.SetTLS(version, cipher)
 }
 
+// SetClientAddress sets the client's address as the server sees it
+// ("127.0.0.1:50334"), which SHOW PROCESSLIST shows as the connection's
+// Host, as MySQL does.
+func (s *Session) SetClientAddress(address string) {
+	s.clientAddress = address
+	s.catalog.SetClientHost(address)
+}
+
 // Reset answers COM_RESET_CONNECTION (connection pools send it when a
 // connection is returned or lent again): the session becomes the one
 // Engine.Open returned for its connection, so that every piece of state
@@ -70,7 +81,7 @@ func (s *Session) SetTLS(version, cipher string) {
 // and collation, ...), SQL-level PREPAREd statements, the warnings,
 // FOUND_ROWS() and everything the catalog engine keeps (LAST_INSERT_ID(),
 // ROW_COUNT()). What belongs to the connection stays: the user, the
-// connection id, the TLS state, the noise source (a reset must not restart
+// connection id, the TLS state and the client's address, the noise source (a reset must not restart
 // a stream of noise) and the current database (MySQL and MariaDB keep it).
 //
 // Nothing budget-related is session state: what the user spent is in
@@ -82,6 +93,7 @@ func (s *Session) Reset() {
 	fresh.source = s.source
 	fresh.setDatabase(s.database)
 	fresh.SetTLS(s.tls.version, s.tls.cipher)
+	fresh.SetClientAddress(s.clientAddress)
 	*s = *fresh
 }
 

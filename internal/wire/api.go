@@ -66,6 +66,10 @@ type Transport struct {
 	// "TLS_AES_128_GCM_SHA256", "ECDHE-ECDSA-AES128-GCM-SHA256"), or both
 	// "" on a plaintext connection.
 	TLSVersion, TLSCipher string
+	// Address is the client's address as the server sees it
+	// ("127.0.0.1:50334"), which MySQL shows as its connection's Host in
+	// SHOW PROCESSLIST.
+	Address string
 }
 
 // Session executes statements for one connection. Its methods are called from

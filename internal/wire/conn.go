@@ -310,7 +310,9 @@ func (c *connection) OnAuthSuccess(mc *server.Conn) error {
 	c.raw.loggedIn()
 	c.srv.handshakeDone(c)
 	c.log = c.log.With("conn", c.id, "user", c.user)
-	c.session = c.srv.engine.Open(c.user, c.id, c.guard.transport())
+	transport := c.guard.transport()
+	transport.Address = c.raw.RemoteAddr().String()
+	c.session = c.srv.engine.Open(c.user, c.id, transport)
 	if c.loginDB != "" {
 		if err := c.session.UseDatabase(c.ctx, c.loginDB); err != nil {
 			return c.wireError(err)

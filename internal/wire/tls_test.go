@@ -81,7 +81,8 @@ func TestTLS(t *testing.T) {
 
 // TestTLSTransport: the session of a TLS connection is opened with the
 // protocol version and cipher suite named as MySQL's Ssl_version and
-// Ssl_cipher name them; that of a plaintext connection with neither.
+// Ssl_cipher name them; that of a plaintext connection with neither; each
+// with the client's address.
 func TestTLSTransport(t *testing.T) {
 	serverTLS, pool := selfSignedTLS(t)
 	serverTLS.MinVersion = tls.VersionTLS12
@@ -113,6 +114,9 @@ func TestTLSTransport(t *testing.T) {
 			got := ts.engine.session(t, i).transport
 			if got.TLSVersion != c.version || !c.cipher(got.TLSCipher) {
 				t.Errorf("got %+v, want version %q", got, c.version)
+			}
+			if !strings.HasPrefix(got.Address, "127.0.0.1:") {
+				t.Errorf("client address %q, want 127.0.0.1:port", got.Address)
 			}
 		})
 	}
