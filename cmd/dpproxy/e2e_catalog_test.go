@@ -187,3 +187,22 @@ func TestColumnStatisticsEndToEnd(t *testing.T) {
 		t.Errorf("COLUMN_STATISTICS of pums: %v %v", names, rows)
 	}
 }
+
+// TestPortIsTheListenPort: @@port is the port the proxy listens on, as
+// MySQL reports its own; it was 3306 whatever the proxy's. With it, the
+// client's own connection in SHOW PROCESSLIST.
+func TestPortIsTheListenPort(t *testing.T) {
+	p := startProxy(t, "", nil)
+	db := p.connect(t, "demo", "demo")
+	var port string
+	if err := db.QueryRow("SELECT @@port").Scan(&port); err != nil {
+		t.Fatal(err)
+	}
+	if want := p.addr[strings.LastIndex(p.addr, ":")+1:]; port != want {
+		t.Errorf("@@port %s, want %s", port, want)
+	}
+	_, _, rows := columnsOf(t, db, "SHOW PROCESSLIST")
+	if len(rows) != 1 || rows[0][1] != "demo" || !strings.HasPrefix(rows[0][2], "127.0.0.1:") || rows[0][7] != "SHOW PROCESSLIST" {
+		t.Errorf("SHOW PROCESSLIST: %v, want the connection's own row", rows)
+	}
+}

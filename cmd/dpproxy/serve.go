@@ -214,6 +214,13 @@ func serve(ctx context.Context, opts options, stderr io.Writer) error {
 		}
 		return err
 	}
+	if err := engine.SetPort(l.Addr().(*net.TCPAddr).Port); err != nil {
+		l.Close()
+		if ml != nil {
+			ml.Close()
+		}
+		return err
+	}
 	log.Info("dpproxy listening", "addr", l.Addr().String(), "backend", cfg.Backend.Driver, "demo", isDemo)
 	if isDemo {
 		log.Info("demo: connect with  mariadb -h127.0.0.1 -P" + port(l.Addr()) + " -udemo -pdemo")

@@ -65,8 +65,8 @@ func New(cat *catalog.Config, database string, vars Variables) (*Engine, error) 
 	for k, v := range vars {
 		all[k] = v
 	}
-	if err := sql.SystemVariables.AssignValues(all); err != nil {
-		return nil, fmt.Errorf("catalogdb: system variables: %w", err)
+	if err := SetGlobalVariables(all); err != nil {
+		return nil, err
 	}
 	// Every text column, table and the database itself have the collation
 	// the backend compares text in (catalog.Config.TextCollation).
@@ -112,6 +112,17 @@ func emptyColumnStatistics(e *sqle.Engine) error {
 		return fmt.Errorf("catalogdb: go-mysql-server has no information_schema table %s (%v)", information_schema.ColumnStatisticsTableName, err)
 	}
 	is.Reader = func(*sql.Context, sql.Catalog) (sql.RowIter, error) { return sql.RowsToRowIter(), nil }
+	return nil
+}
+
+// SetGlobalVariables sets global system variable values for the process,
+// as New does with its vars: @@port once the proxy listens, say.
+// Sessions opened afterwards, and every read of a global-only variable,
+// see them.
+func SetGlobalVariables(vars Variables) error {
+	if err := sql.SystemVariables.AssignValues(vars); err != nil {
+		return fmt.Errorf("catalogdb: system variables: %w", err)
+	}
 	return nil
 }
 

@@ -161,6 +161,13 @@ func (e *Engine) Open(user string, connID uint32) *Session {
 	return s
 }
 
+// SetPort makes @@port the port the proxy listens on, as MySQL reports
+// its own (3306 until then). Call it before serving: sessions opened
+// afterwards see it.
+func (e *Engine) SetPort(port int) error {
+	return catalogdb.SetGlobalVariables(catalogdb.Variables{"port": int64(port)})
+}
+
 // sessionVariables are the system variables whose session value differs
 // for user: max_user_connections when the user has its own limit, as MySQL
 // shows an account's MAX_USER_CONNECTIONS.
