@@ -50,6 +50,8 @@ var introspections = []introspection{
 	{client: "Superset", sql: "SHOW INDEX FROM pums", compare: 13, note: "MySQL 8 adds Visible, Expression; MariaDB adds Ignored"},
 	{client: "DBeaver", sql: "SHOW ENGINES"},
 	{client: "DBeaver", sql: "SHOW CHARACTER SET LIKE 'utf8mb4'"},
+	{client: "Connector/J 8 collation mapping", sql: "SELECT c.COLLATION_NAME, c.CHARACTER_SET_NAME, c.ID, s.MAXLEN FROM INFORMATION_SCHEMA.COLLATIONS c LEFT JOIN INFORMATION_SCHEMA.CHARACTER_SETS s ON c.CHARACTER_SET_NAME = s.CHARACTER_SET_NAME"},
+	{client: "mysql CLI", sql: "SELECT * FROM information_schema.CHARACTER_SETS"},
 	{client: "DBeaver", sql: "SHOW COLLATION LIKE 'utf8mb4_general_ci'", compare: 6, note: "MySQL 8 adds Pad_attribute"},
 	{client: "DBeaver", sql: "SHOW TABLE STATUS LIKE 'pums'", compare: 18, note: "MariaDB adds Max_index_length, Temporary"},
 	{client: "DBeaver", sql: "SELECT * FROM information_schema.SCHEMATA", compare: 5, note: "MySQL 8 adds DEFAULT_ENCRYPTION, MariaDB SCHEMA_COMMENT"},
