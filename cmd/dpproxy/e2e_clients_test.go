@@ -469,13 +469,18 @@ func connectorJ(dir, classes string) func(t *testing.T, env clientEnv) {
 		}
 		out, errText := runProgram(t, nil, "", "java", "-cp", classes+string(os.PathListSeparator)+connectorJAR, "ClientSteps", url, env.user, env.password)
 		steps := parseSteps(out)
-		checkSteps(t, steps, out+errText, "metadata")
-		// COM_STMT_PREPARE announces the grouped aggregate's columns, which
+		checkSteps(t, steps, out+errText, "metadata", "probe")
+		// COM_STMT_PREPARE announces the grouped aggregate's columns, and
+		// those of a zero-row probe whatever its marker holds, which
 		// getMetaData() reads before executing (and ClientSteps checks
-		// against the result set's).
+		// against the result set's; the probe's were none).
 		const wantMetadata = "3:race BIGINT,n BIGINT,AVG(income) DOUBLE"
 		if s := steps["metadata"]; s.ok && s.detail != wantMetadata {
 			t.Errorf("metadata: got %q, want %q", s.detail, wantMetadata)
+		}
+		const wantProbe = "6:age BIGINT,sex BIGINT,educ BIGINT,race BIGINT,income DOUBLE,married BIGINT"
+		if s := steps["probe"]; s.ok && s.detail != wantProbe {
+			t.Errorf("probe: got %q, want %q", s.detail, wantProbe)
 		}
 	}
 }

@@ -11,8 +11,9 @@ import java.util.List;
 
 /**
  * MariaDB Connector/J: connect with the URL given as the first argument (user and password follow), browse with
- * DatabaseMetaData.getTables/getColumns/getPrimaryKeys, run a DP aggregate, ask a prepared grouped aggregate for its
- * ResultSetMetaData before executing it (as BI tools and IDEs do), SET @dp_epsilon and a refused query.
+ * DatabaseMetaData.getTables/getColumns/getPrimaryKeys, run a DP aggregate, ask a prepared grouped aggregate and a
+ * prepared zero-row probe for their ResultSetMetaData before executing them (as BI tools and IDEs do), SET @dp_epsilon
+ * and a refused query.
  * Prints one line per step, as the Python scripts do (see steps.py).
  */
 public final class ClientSteps {
@@ -66,10 +67,9 @@ public final class ClientSteps {
         return md.getColumnCount() + ":" + String.join(",", cols);
     }
 
-    /** The prepared statement's metadata before it runs, which must be its result set's. */
-    private static String metadata() throws SQLException {
-        try (PreparedStatement ps = conn.prepareStatement(
-                "SELECT race, COUNT(*) AS n, AVG(income) FROM pums WHERE age > ? GROUP BY race")) {
+    /** The metadata of the prepared sql before it runs with 30 bound, which must be its result set's. */
+    private static String metadata(String sql) throws SQLException {
+        try (PreparedStatement ps = conn.prepareStatement(sql)) {
             String before = columns(ps.getMetaData());
             ps.setInt(1, 30);
             try (ResultSet rs = ps.executeQuery()) {
@@ -90,7 +90,8 @@ public final class ClientSteps {
         })) return;
         step("browse", ClientSteps::browse);
         step("aggregate", () -> query("SELECT AVG(age) FROM pums"));
-        step("metadata", ClientSteps::metadata);
+        step("metadata", () -> metadata("SELECT race, COUNT(*) AS n, AVG(income) FROM pums WHERE age > ? GROUP BY race"));
+        step("probe", () -> metadata("SELECT * FROM pums WHERE age > ? LIMIT 0"));
         step("set", () -> query("SET @dp_epsilon = 0.5"));
         step("refused", () -> query("SELECT * FROM pums"));
     }
