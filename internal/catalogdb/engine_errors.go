@@ -21,9 +21,6 @@ import (
 //     1109 "Unknown table 't' in information_schema" there; and 1046 "No
 //     database selected" without a current database (go-mysql-server:
 //     "table not found: t");
-//   - a database that is not there is 1146 for a table of it, as above,
-//     and 1049 "Unknown database 'd'" otherwise (SHOW TABLES FROM d)
-//     ("database not found: d");
 //   - an ambiguous column is 1052 "Column 'x' in WHERE is ambiguous",
 //     naming its clause as columnError does ("ambiguous column name");
 //   - an unknown function is 1305 "FUNCTION db.f does not exist"
@@ -56,12 +53,6 @@ func (s *Session) statementError(query string, err error) error {
 		if t, ok := tableNamed(stmt, func(t sqlparser.TableName) bool { return strings.EqualFold(t.Name.String(), name) }); ok {
 			return noSuchTable(t, db)
 		}
-	case sql.ErrDatabaseNotFound.Is(err):
-		name := strings.TrimPrefix(text, "database not found: ")
-		if t, ok := tableNamed(stmt, func(t sqlparser.TableName) bool { return strings.EqualFold(t.DbQualifier.String(), name) }); ok {
-			return noSuchTable(t, db)
-		}
-		return &Error{Code: 1049, State: "42000", Msg: fmt.Sprintf("Unknown database '%s'", name)}
 	case sql.ErrAmbiguousColumnName.Is(err):
 		var name string
 		if _, serr := fmt.Sscanf(text, "ambiguous column name %q", &name); serr != nil {
@@ -134,8 +125,9 @@ func noSuchTable(t sqlparser.TableName, db string) *Error {
 
 // mysqlError is err with MySQL's code and text, for the errors of
 // go-mysql-server whose text or code is its own and needs neither the
-// statement nor the session (statementError maps those); ok is false for
-// any other error.
+// statement nor the session (statementError maps those): "database not
+// found: d" is 1049 "Unknown database 'd'", and so on; ok is false for any
+// other error.
 func mysqlError(err error) (e *Error, ok bool) {
 	text := err.Error()
 	switch {
@@ -152,6 +144,10 @@ func mysqlError(err error) (e *Error, ok bool) {
 	case analyzererrors.ErrValidationGroupBy.Is(err):
 		expr := strings.TrimSuffix(strings.TrimPrefix(text, "expression '"), "' doesn't appear in the group by expressions")
 		return &Error{Code: 1055, State: "42000", Msg: fmt.Sprintf("'%s' isn't in GROUP BY", expr)}, true
+	case sql.ErrDatabaseNotFound.Is(err):
+		// MySQL's text, as USE answers it; MariaDB answers a SELECT
+		// from a table of such a database with 1146 instead.
+		return &Error{Code: 1049, State: "42000", Msg: fmt.Sprintf("Unknown database '%s'", strings.TrimPrefix(text, "database not found: "))}, true
 	case sql.ErrNoDatabaseSelected.Is(err):
 		return &Error{Code: 1046, State: "3D000", Msg: "No database selected"}, true
 	}

@@ -135,7 +135,7 @@ func TestGroupConcatOverTheCatalog(t *testing.T) {
 func TestCatalogErrorsReachTheClientInMySQLWords(t *testing.T) {
 	s := newTestSession(t)
 	for _, c := range []struct{ sql, want string }{
-		{"SELECT * FROM mysql.user", "1146 Table 'mysql.user' doesn't exist"},
+		{"SELECT * FROM mysql.user", "1049 Unknown database 'mysql'"},
 		{"SHOW COLUMNS FROM secret_tbl", "1146 Table 'dpproxy.secret_tbl' doesn't exist"},
 		{"SHOW TABLES FROM nodb", "1049 Unknown database 'nodb'"},
 		{"SELECT COLUMN_NAME, TABLE_NAME FROM information_schema.COLUMNS, information_schema.TABLES", "1052 Column 'TABLE_NAME' in SELECT is ambiguous"},
