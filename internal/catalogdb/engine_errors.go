@@ -50,7 +50,7 @@ func (s *Session) statementError(query string, err error) error {
 	switch {
 	case sql.ErrTableNotFound.Is(err):
 		name := strings.TrimPrefix(text, "table not found: ")
-		if t, ok := tableNamed(stmt, func(t sqlparser.TableName) bool { return strings.EqualFold(t.Name.String(), name) }); ok {
+		if t, ok := tableNamed(stmt, name); ok {
 			return noSuchTable(t, db)
 		}
 	case sql.ErrAmbiguousColumnName.Is(err):
@@ -94,16 +94,15 @@ func (s *Session) statementError(query string, err error) error {
 // errFound ends a walk once it has found what it looks for.
 var errFound = errors.New("found")
 
-// tableNamed is the first table of stmt that match selects (SHOW's
-// included).
-func tableNamed(stmt sqlparser.Statement, match func(sqlparser.TableName) bool) (sqlparser.TableName, bool) {
-	var found sqlparser.TableName
-	ok := false
+// tableNamed is the first table of stmt (SHOW's included) named name,
+// without case, as the statement writes it.
+func tableNamed(stmt sqlparser.Statement, name string) (found sqlparser.TableName, ok bool) {
 	_ = sqlparser.Walk(func(n sqlparser.SQLNode) (bool, error) {
-		if t, isTable := n.(sqlparser.TableName); isTable && !ok && !t.Name.IsEmpty() && match(t) {
+		if t, isTable := n.(sqlparser.TableName); isTable && strings.EqualFold(t.Name.String(), name) {
 			found, ok = t, true
+			return false, errFound
 		}
-		return !ok, nil
+		return true, nil
 	}, stmt)
 	return found, ok
 }
@@ -132,7 +131,7 @@ func mysqlError(err error) (e *Error, ok bool) {
 	text := err.Error()
 	switch {
 	case sql.ErrInvalidSystemVariableValue.Is(err):
-		return &Error{Code: 1231, State: "42000", Msg: text}, true // MySQL's text, with 1105
+		return &Error{Code: 1231, State: "42000", Msg: text}, true // MySQL's text, which go-mysql-server sent as 1105
 	case sql.ErrSystemVariableReadOnly.Is(err):
 		return &Error{Code: 1238, State: "HY000", Msg: text}, true
 	case sql.ErrDuplicateAliasOrTable.Is(err):
