@@ -1,7 +1,6 @@
 package sqlrewrite_test
 
 import (
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -123,16 +122,7 @@ func derivedShapes(e0, e1 string) (shapes map[string]sqlrewrite.Fetch, options m
 // TRUNCATE(x, 0) is DOUBLE(17, 0), which stored it as 10^17 until each
 // derived column was cast to DOUBLE.
 func TestDerivedColumnsReadAsStored(t *testing.T) {
-	for _, b := range []struct {
-		name    string
-		dialect sqlrewrite.Dialect
-		open    func(testing.TB) *sql.DB
-		double  string
-	}{
-		{"sqlite", sqlrewrite.SQLite, testdb.SQLite, "REAL"},
-		{"postgres", sqlrewrite.PostgreSQL, testdb.Postgres, "DOUBLE PRECISION"},
-		{"mysql", sqlrewrite.MySQL, testdb.MySQL, "DOUBLE"},
-	} {
+	for _, b := range doubleBackends {
 		t.Run(b.name, func(t *testing.T) {
 			t.Parallel()
 			db := b.open(t)

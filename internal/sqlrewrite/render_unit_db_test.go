@@ -98,16 +98,7 @@ func keptValues(t *testing.T, db *sql.DB, d sqlrewrite.Dialect, table string, fi
 // (the neighbouring relation the mechanisms rely on); (4) changes with the
 // salt; (5) bounds a derived column (a row expression) as the stored ones.
 func TestUnitBoundingOnDatabases(t *testing.T) {
-	for _, b := range []struct {
-		name    string
-		dialect sqlrewrite.Dialect
-		open    func(testing.TB) *sql.DB
-		double  string
-	}{
-		{"sqlite", sqlrewrite.SQLite, testdb.SQLite, "REAL"},
-		{"postgres", sqlrewrite.PostgreSQL, testdb.Postgres, "DOUBLE PRECISION"},
-		{"mysql", sqlrewrite.MySQL, testdb.MySQL, "DOUBLE"},
-	} {
+	for _, b := range doubleBackends {
 		t.Run(b.name, func(t *testing.T) {
 			db := b.open(t)
 			rows := unitRows()
@@ -287,4 +278,18 @@ func TestUnitSortKeyGuardInOracleMode(t *testing.T) {
 	if len(got) != 1 || got[0] != 200 {
 		t.Errorf("COUNT(*) under a bound of 1 row per person = %v, want [200] (the two ids of 21,001 bytes are read by no fetch)", got)
 	}
+}
+
+// doubleBackends are the three databases the rendered SQL is run on, each
+// with its dialect, a fresh database of it and its name for a double
+// column.
+var doubleBackends = []struct {
+	name    string
+	dialect sqlrewrite.Dialect
+	open    func(testing.TB) *sql.DB
+	double  string
+}{
+	{"sqlite", sqlrewrite.SQLite, testdb.SQLite, "REAL"},
+	{"postgres", sqlrewrite.PostgreSQL, testdb.Postgres, "DOUBLE PRECISION"},
+	{"mysql", sqlrewrite.MySQL, testdb.MySQL, "DOUBLE"},
 }

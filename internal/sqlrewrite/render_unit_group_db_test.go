@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
-	"github.com/dpproxy/dpproxy/internal/testdb"
 )
 
 // unitGroupDims group the unit rows by f (cells 0, 1, 2) and by a bucket
@@ -30,16 +29,7 @@ func groupedUnitBound(k, g int64, salt int) *sqlrewrite.UnitBound {
 // kept rows as they were; that Within reads one group of the same bounded
 // rows; and that the grouped summary counts agree with those rows.
 func TestGroupedUnitBoundingOnDatabases(t *testing.T) {
-	for _, b := range []struct {
-		name    string
-		dialect sqlrewrite.Dialect
-		open    func(testing.TB) *sql.DB
-		double  string
-	}{
-		{"sqlite", sqlrewrite.SQLite, testdb.SQLite, "REAL"},
-		{"postgres", sqlrewrite.PostgreSQL, testdb.Postgres, "DOUBLE PRECISION"},
-		{"mysql", sqlrewrite.MySQL, testdb.MySQL, "DOUBLE"},
-	} {
+	for _, b := range doubleBackends {
 		t.Run(b.name, func(t *testing.T) {
 			db := b.open(t)
 			rows := unitRows()

@@ -358,16 +358,7 @@ func TestPrivateKeyChoiceIsUniform(t *testing.T) {
 // with the number of units that kept it, and every unit keeps exactly
 // min(g, its values), so the counts add up to Σ min(g, values of the unit).
 func TestNumericKeyUnitBoundingOnDatabases(t *testing.T) {
-	for _, b := range []struct {
-		name    string
-		dialect sqlrewrite.Dialect
-		open    func(testing.TB) *sql.DB
-		double  string
-	}{
-		{"sqlite", sqlrewrite.SQLite, testdb.SQLite, "REAL"},
-		{"postgres", sqlrewrite.PostgreSQL, testdb.Postgres, "DOUBLE PRECISION"},
-		{"mysql", sqlrewrite.MySQL, testdb.MySQL, "DOUBLE"},
-	} {
+	for _, b := range doubleBackends {
 		t.Run(b.name, func(t *testing.T) {
 			db := b.open(t)
 			rows := unitRows()
