@@ -13,24 +13,9 @@ and fetched again with its cursor: the number of rows).
 """
 import ctypes
 
-from steps import DB, HOST, PASSWORD, PORT, USER, step
+from connector_c import MySQLError, check, connect, lib, mysql, query_row
+from steps import step
 
-lib = ctypes.CDLL("libmariadb.so.3")
-lib.mysql_init.restype = ctypes.c_void_p
-lib.mysql_init.argtypes = [ctypes.c_void_p]
-lib.mysql_real_connect.restype = ctypes.c_void_p
-lib.mysql_real_connect.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p,
-                                   ctypes.c_char_p, ctypes.c_uint, ctypes.c_char_p, ctypes.c_ulong]
-lib.mysql_query.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
-lib.mysql_store_result.restype = ctypes.c_void_p
-lib.mysql_store_result.argtypes = [ctypes.c_void_p]
-lib.mysql_fetch_row.restype = ctypes.POINTER(ctypes.c_char_p)
-lib.mysql_fetch_row.argtypes = [ctypes.c_void_p]
-lib.mysql_free_result.argtypes = [ctypes.c_void_p]
-lib.mysql_errno.restype = ctypes.c_uint
-lib.mysql_errno.argtypes = [ctypes.c_void_p]
-lib.mysql_error.restype = ctypes.c_char_p
-lib.mysql_error.argtypes = [ctypes.c_void_p]
 lib.mysql_stmt_init.restype = ctypes.c_void_p
 lib.mysql_stmt_init.argtypes = [ctypes.c_void_p]
 lib.mysql_stmt_prepare.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_ulong]
@@ -67,18 +52,8 @@ class Bind(ctypes.Structure):
                 ("long_data_used", ctypes.c_char), ("is_null_value", ctypes.c_char), ("extension", ctypes.c_void_p)]
 
 
-class MySQLError(Exception):
-    """A Connector/C error; args[0] is its MySQL error number (steps.error_code)."""
-
-
-mysql = lib.mysql_init(None)
 stmt = None
 columns = []  # one (buffer, length) per result column, bound to stmt
-
-
-def check(failed):
-    if failed:
-        raise MySQLError(lib.mysql_errno(mysql), lib.mysql_error(mysql).decode())
 
 
 def check_stmt(failed):
@@ -86,22 +61,10 @@ def check_stmt(failed):
         raise MySQLError(lib.mysql_stmt_errno(stmt), lib.mysql_stmt_error(stmt).decode())
 
 
-def connect():
-    check(not lib.mysql_real_connect(mysql, HOST.encode(), USER.encode(), PASSWORD.encode(), DB.encode(), PORT, None, 0))
-    return "connected"
-
-
 def query(sql):
     """The first value of sql's first row, as text."""
-    check(lib.mysql_query(mysql, sql.encode()))
-    res = lib.mysql_store_result(mysql)
-    if not res:
-        check(lib.mysql_errno(mysql))
-        return None
-    row = lib.mysql_fetch_row(res)
-    value = row[0].decode() if row and row[0] is not None else None
-    lib.mysql_free_result(res)
-    return value
+    row = query_row(sql)
+    return row[0] if row else None
 
 
 def execute():
