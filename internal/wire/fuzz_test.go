@@ -3,8 +3,10 @@ package wire
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"io"
 	"net"
+	"syscall"
 	"testing"
 	"time"
 
@@ -72,7 +74,10 @@ func FuzzPackets(f *testing.F) {
 		_ = conn.SetDeadline(time.Now().Add(5 * time.Second))
 		_, _ = conn.Write(stream)
 		_ = conn.(*net.TCPConn).CloseWrite()
-		if _, err := io.Copy(io.Discard, conn); err != nil {
+		// The server ends the connection with a FIN, or with a reset when
+		// it closes with fuzzed bytes still unread (TCP's rule, as for
+		// MySQL's own server); a timeout is what the test catches.
+		if _, err := io.Copy(io.Discard, conn); err != nil && !errors.Is(err, syscall.ECONNRESET) {
 			t.Fatalf("the server did not end the connection: %v", err)
 		}
 		if ts.Panics() != 0 {
