@@ -10,20 +10,6 @@ import (
 	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
 )
 
-// countShiftLaws is the law of n + Z against n + d + Z (Z discrete Laplace
-// of scale beta, d ≥ 0) as three aligned cells, within each of which the
-// ratio of the laws is constant: z ≤ n (ratio e^(d/β)), n < z < n + d, and
-// z ≥ n + d (ratio 1/e^(d/β)).
-func countShiftLaws(beta, d float64) (lnP, lnQ []float64) {
-	a := 1 / beta
-	ln1r := math.Log1p(math.Exp(-a))
-	lnRun := math.Inf(-1)
-	if d > 0 {
-		lnRun = math.Log(-math.Expm1(-d * a))
-	}
-	return []float64{-a - ln1r, lnRun - ln1r, -d*a - ln1r}, []float64{-(d+1)*a - ln1r, -a + lnRun - ln1r, -ln1r}
-}
-
 // TestUnitGroupsSplitByPublicGroups is the exact privacy check of the
 // per-group split of a grouped statement on a unit table (sessions:
 // k = 3 rows and g = 12 groups per person), with the releases the planner
@@ -71,7 +57,7 @@ func TestUnitGroupsSplitByPublicGroups(t *testing.T) {
 			// The groups the person reaches; the others cancel.
 			lnP, lnQ := []float64{0}, []float64{0}
 			for range c.perUnit {
-				p1, q1 := countShiftLaws(d.Scale(), float64(r.RowsPerUnit))
+				p1, q1 := privtest.DiscreteShiftLaws(d.Scale(), float64(r.RowsPerUnit))
 				var nextP, nextQ []float64
 				for i := range lnP {
 					for j := range p1 {

@@ -17,18 +17,6 @@ import (
 // the neighbours (all rows of one unit added) shift at most g of them by
 // at most k each: the joint loss is at most g·k·(ε/g)/k = ε.
 
-// shiftLaws is the law of n + Z against n + d + Z (Z discrete Laplace of
-// scale beta in grid steps) as shiftLoss's three aligned cells.
-func shiftLaws(beta, d float64) (lnP, lnQ []float64) {
-	a := 1 / beta
-	ln1r := math.Log1p(math.Exp(-a))
-	lnRun := math.Inf(-1)
-	if d > 0 {
-		lnRun = math.Log(-math.Expm1(-d * a))
-	}
-	return []float64{-a - ln1r, lnRun - ln1r, -d*a - ln1r}, []float64{-(d+1)*a - ln1r, -a + lnRun - ln1r, -ln1r}
-}
-
 // groupedCountLoss releases every group's count of the bounded neighbours
 // base and base+unit with ReleaseUnitCount(·, k, groupEps) and returns the
 // exact loss of the joint law against claimEps: the product of the groups'
@@ -42,7 +30,7 @@ func groupedCountLoss(t *testing.T, base, withUnit []int64, k int64, groupEps, c
 		if err != nil {
 			t.Fatal(err)
 		}
-		p, q := shiftLaws(r.noise.(*noise.DiscreteLaplace).Scale(), float64(withUnit[g]-base[g]))
+		p, q := privtest.DiscreteShiftLaws(r.noise.(*noise.DiscreteLaplace).Scale(), float64(withUnit[g]-base[g]))
 		var nextP, nextQ []float64
 		for i := range lnP {
 			for j := range p {

@@ -214,3 +214,18 @@ func (m *MaxLoss) Add(name string, l Loss) {
 		m.MassAbove = max(m.MassAbove, l.MassAbove)
 	}
 }
+
+// DiscreteShiftLaws is the law of n + Z against n + d + Z (Z discrete
+// Laplace of scale beta in grid steps, d ≥ 0 steps) as three aligned cells,
+// within each of which the ratio of the laws is constant: z ≤ n (ratio
+// e^(d/β)), n < z < n + d, and z ≥ n + d (ratio e^(−d/β)); natural logs of
+// each cell's probability under either law.
+func DiscreteShiftLaws(beta, d float64) (lnP, lnQ []float64) {
+	a := 1 / beta
+	ln1r := math.Log1p(math.Exp(-a))
+	lnRun := math.Inf(-1)
+	if d > 0 {
+		lnRun = math.Log(-math.Expm1(-d * a))
+	}
+	return []float64{-a - ln1r, lnRun - ln1r, -d*a - ln1r}, []float64{-(d+1)*a - ln1r, -a + lnRun - ln1r, -ln1r}
+}
