@@ -40,7 +40,7 @@ func TestLedgerSessionsCommitSynchronouslyOnPostgres(t *testing.T) {
 			if err := testdb.Open(t, "postgres", dsn).QueryRow("SHOW synchronous_commit").Scan(&direct); err != nil || direct != "off" {
 				t.Fatalf("a plain session of the DSN: synchronous_commit %q, err %v; want off (the test's premise)", direct, err)
 			}
-			_, db, err := openLedger(ctx, catalog.Database{Driver: "postgres", DSN: dsn})
+			_, db, err := openLedger(ctx, catalog.Database{Driver: "postgres", DSN: dsn}, 0)
 			if err != nil {
 				t.Fatalf("openLedger: %v", err)
 			}
@@ -73,7 +73,7 @@ func TestLedgerRefusesNonDurableSQLiteDSN(t *testing.T) {
 		"journal_mode(MEMORY)": "journal_mode = MEMORY",
 	} {
 		dsn := filepath.Join(t.TempDir(), "ledger.db") + "?_pragma=" + pragma
-		_, db, err := openLedger(context.Background(), catalog.Database{Driver: "sqlite", DSN: dsn})
+		_, db, err := openLedger(context.Background(), catalog.Database{Driver: "sqlite", DSN: dsn}, 0)
 		if err == nil {
 			db.Close()
 			t.Errorf("%s: opened the ledger, want a refusal", pragma)

@@ -116,7 +116,7 @@ func serve(ctx context.Context, opts options, stderr io.Writer) error {
 		return err
 	}
 
-	ledger, ledgerDB, err := openLedger(ctx, cfg.Ledger)
+	ledger, ledgerDB, err := openLedger(ctx, cfg.Ledger, cfg.Timeouts.Statement.Duration)
 	if err != nil {
 		return err
 	}
@@ -286,11 +286,16 @@ func checkSynopsesFit(cfg *catalog.Config) error {
 
 // openLedger opens the ledger database. The ledger takes its own locks
 // (immediate write transactions and a busy timeout on SQLite, row locks on
-// PostgreSQL and MySQL), so several proxies may share one. Each of its
-// connections runs the ledger's session settings (budget.Dialect.Session:
-// durable commits), and budget.Open refuses a database whose commits may
-// not be durable.
-func openLedger(ctx context.Context, d catalog.Database) (*budget.Ledger, *sql.DB, error) {
+// PostgreSQL and MySQL), so several proxies may share one; on PostgreSQL
+// and MySQL/MariaDB its transactions wait at most lockTimeout for a row
+// another session holds locked (budget.Ledger.SetLockTimeout; serve
+// passes timeouts.statement, beyond which no statement waits for the
+// ledger, so that a stalled session cannot hold the ledger's other
+// transactions, a whole group-commit batch of statements, longer). Each
+// of its connections runs the ledger's session settings
+// (budget.Dialect.Session: durable commits), and budget.Open refuses a
+// database whose commits may not be durable.
+func openLedger(ctx context.Context, d catalog.Database, lockTimeout time.Duration) (*budget.Ledger, *sql.DB, error) {
 	dialect, err := budget.ParseDialect(d.Driver)
 	if err != nil {
 		return nil, nil, fmt.Errorf("ledger: %w", err)
@@ -304,6 +309,7 @@ func openLedger(ctx context.Context, d catalog.Database) (*budget.Ledger, *sql.D
 		db.Close()
 		return nil, nil, fmt.Errorf("ledger: %w", err)
 	}
+	l.SetLockTimeout(lockTimeout)
 	return l, db, nil
 }
 

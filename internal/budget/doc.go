@@ -61,8 +61,12 @@
 // like BEGIN IMMEDIATE, whatever _txlock the caller's DSN names. Each SQLite
 // transaction also sets PRAGMA busy_timeout on its connection, so a DSN without
 // one still waits for the lock instead of failing. Serialization failures,
-// deadlocks, lock timeouts and SQLITE_BUSY are retried a bounded number of times
-// with jittered exponential backoff. Concurrent Reserves and Commits of one
+// deadlocks and SQLITE_BUSY are retried a bounded number of times with
+// jittered exponential backoff. On PostgreSQL and MySQL/MariaDB a
+// transaction's row-lock waits are bounded by the ledger's lock timeout
+// (SetLockTimeout), each transaction setting it: a wait that reaches it (a
+// row another session holds locked) fails the transaction, rolled back
+// and not run again, with a dperr.Timeout error. Concurrent Reserves and Commits of one
 // Ledger are grouped into one such transaction (group commit, batch.go):
 // one account lock and one durable commit serve many statements, each
 // Reserve still checked, in queue order, against everything granted

@@ -29,6 +29,8 @@ type Ledger struct {
 	// not be and stay spent.
 	orphansCancelled, orphansStranded atomic.Int64
 	onCommit                          func(Charge)
+	// lockTimeout bounds each row-lock wait of a transaction (lockWait).
+	lockTimeout time.Duration
 	// batch queues Reserves and Commits for group commit (batch.go).
 	batch batcher
 	// seen holds the names of the accounts known to exist (ensureAccounts).
@@ -45,6 +47,17 @@ type Charge struct {
 // OnCommit makes every later successful Commit call f (from the committing
 // goroutine, after the transaction). Call it before the ledger is shared.
 func (l *Ledger) OnCommit(f func(Charge)) { l.onCommit = f }
+
+// SetLockTimeout bounds how long a statement of a ledger transaction on
+// PostgreSQL or MySQL/MariaDB waits for a row lock another session holds
+// (an administrator's transaction, a proxy stopped between its UPDATE and
+// its COMMIT) to d, rounded up to a whole second (Dialect.lockWait); such
+// a transaction then fails, rolled back and not run again, with a
+// dperr.Timeout error. Zero, the default, leaves the database's own bound
+// (none on PostgreSQL, innodb_lock_wait_timeout's 50 s on MariaDB). An
+// SQLite ledger's waits are bounded by its busy timeout instead. Call it
+// before the ledger is shared.
+func (l *Ledger) SetLockTimeout(d time.Duration) { l.lockTimeout = d }
 
 // Open returns the ledger kept in db, creating its tables if they are
 // missing. db must be an open database of the given dialect whose

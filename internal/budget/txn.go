@@ -7,11 +7,14 @@ import (
 	"database/sql/driver"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"reflect"
 	"strings"
 	"time"
+
+	"github.com/dpproxy/dpproxy/internal/dperr"
 )
 
 const (
@@ -29,11 +32,24 @@ const (
 // maxAttempts times in all) when the database aborted it to resolve a
 // lock conflict, or when the connection it ran on had died before the
 // commit was sent (see lostBeforeCommit). fn must have no effect outside tx
-// until inTx returns nil.
+// until inTx returns nil. A lock wait the database gave up at the ledger's
+// lock timeout (SetLockTimeout) is not run again, since it already waited
+// the whole bound: it fails with a dperr.Timeout error. An attempt that
+// failed once ctx had ended returns an error wrapping ctx's (a driver
+// reports a query it cancelled in its own words, lib/pq as "canceling
+// statement due to user request"), which ledgerError reports as the
+// statement's timeout or cancellation.
 func (l *Ledger) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	for attempt := 1; ; attempt++ {
 		err := l.tryTx(ctx, fn)
-		if err == nil || attempt == maxAttempts || !(l.dialect.retryable(err) || l.dialect.lostBeforeCommit(err)) {
+		switch {
+		case err == nil:
+			return nil
+		case ctx.Err() != nil && !errors.Is(err, ctx.Err()):
+			return fmt.Errorf("%w (%w)", ctx.Err(), err)
+		case l.dialect.lockTimedOut(err):
+			return dperr.Wrap(dperr.Timeout, err, "timed out waiting for a lock in the privacy budget ledger, which another session holds")
+		case attempt == maxAttempts || !(l.dialect.retryable(err) || l.dialect.lostBeforeCommit(err)):
 			return err
 		}
 		l.retries.Add(1)
@@ -47,7 +63,8 @@ func (l *Ledger) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	}
 }
 
-// tryTx runs fn once in a transaction on a connection of its own.
+// tryTx runs fn once in a transaction on a connection of its own, its
+// lock waits bounded by the ledger's lock timeout.
 func (l *Ledger) tryTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	conn, err := l.db.Conn(ctx)
 	if err != nil {
@@ -62,6 +79,12 @@ func (l *Ledger) tryTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
 		return err
+	}
+	if set := l.dialect.lockWait(l.lockTimeout); set != "" {
+		if _, err := tx.ExecContext(ctx, set); err != nil {
+			_ = tx.Rollback()
+			return err
+		}
 	}
 	if err := fn(tx); err != nil {
 		_ = tx.Rollback() // the error that made us roll back is the one to report
@@ -127,8 +150,10 @@ func mysqlInvalidConnection(err error) bool {
 	return false
 }
 
-// retryable reports whether err means the transaction was aborted, or its
-// lock not granted, only because of concurrent transactions.
+// retryable reports whether err means the transaction was aborted only
+// because of concurrent transactions: a serialization failure or a
+// deadlock, which running it again resolves. A lock wait that timed out
+// is not (lockTimedOut).
 func (d Dialect) retryable(err error) bool {
 	switch d {
 	case SQLite:
@@ -143,17 +168,55 @@ func (d Dialect) retryable(err error) bool {
 		var e interface{ SQLState() string }
 		if errors.As(err, &e) {
 			switch e.SQLState() {
-			case "40001", "40P01", "55P03": // serialization_failure, deadlock_detected, lock_not_available
+			case "40001", "40P01": // serialization_failure, deadlock_detected
 				return true
 			}
 		}
 	case MySQL:
 		switch mysqlErrorNumber(err) {
-		case 1205, 1213, 1020: // lock wait timeout, deadlock, record changed (MariaDB snapshot isolation)
+		case 1213, 1020: // deadlock, record changed (MariaDB snapshot isolation)
 			return true
 		}
 	}
 	return false
+}
+
+// lockTimedOut reports whether err is the database giving up a row-lock
+// wait at its lock timeout (lockWait): PostgreSQL's lock_not_available,
+// MySQL/MariaDB's lock wait timeout. The statement that waited failed
+// before the transaction's COMMIT, and the transaction is rolled back
+// (tryTx; MariaDB itself rolls back only the statement), so nothing of it
+// was committed.
+func (d Dialect) lockTimedOut(err error) bool {
+	switch d {
+	case Postgres:
+		var e interface{ SQLState() string }
+		return errors.As(err, &e) && e.SQLState() == "55P03"
+	case MySQL:
+		return mysqlErrorNumber(err) == 1205
+	}
+	return false
+}
+
+// lockWait returns the statement that bounds the row-lock waits of the
+// transaction it runs in to d, rounded up to a whole second and at least
+// one (MySQL/MariaDB count seconds): PostgreSQL's SET LOCAL lock_timeout,
+// MySQL/MariaDB's innodb_lock_wait_timeout for the session (each
+// transaction sets it again). It returns "" for d = 0 (the database's own
+// bound: none on PostgreSQL, 50 s on MariaDB) and on SQLite, whose lock
+// waits busy_timeout bounds.
+func (d Dialect) lockWait(timeout time.Duration) string {
+	if timeout <= 0 {
+		return ""
+	}
+	secs := max(int64((timeout+time.Second-1)/time.Second), 1)
+	switch d {
+	case Postgres:
+		return fmt.Sprintf("SET LOCAL lock_timeout = '%ds'", secs)
+	case MySQL:
+		return fmt.Sprintf("SET SESSION innodb_lock_wait_timeout = %d", secs)
+	}
+	return ""
 }
 
 // mysqlErrorNumber returns the Number of a *mysql.MySQLError in err's chain,

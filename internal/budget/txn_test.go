@@ -55,8 +55,9 @@ func TestRetryable(t *testing.T) {
 		{"postgres serialization failure", Postgres, &pq.Error{Code: "40001"}, true},
 		{"postgres deadlock", Postgres, &pq.Error{Code: "40P01"}, true},
 		{"postgres unique violation", Postgres, &pq.Error{Code: "23505"}, false},
-		{"mysql deadlock", MySQL, &mysql.MySQLError{Number: 1213}, true},
-		{"mysql lock wait timeout wrapped", MySQL, fmt.Errorf("x: %w", &mysql.MySQLError{Number: 1205}), true},
+		{"mysql deadlock wrapped", MySQL, fmt.Errorf("x: %w", &mysql.MySQLError{Number: 1213}), true},
+		{"postgres lock timeout", Postgres, &pq.Error{Code: "55P03"}, false},
+		{"mysql lock wait timeout", MySQL, fmt.Errorf("x: %w", &mysql.MySQLError{Number: 1205}), false},
 		{"mysql duplicate key", MySQL, &mysql.MySQLError{Number: 1062}, false},
 		{"mysql error under another dialect", Postgres, &mysql.MySQLError{Number: 1213}, false},
 		{"context canceled", MySQL, context.Canceled, false},
@@ -67,5 +68,29 @@ func TestRetryable(t *testing.T) {
 				t.Errorf("retryable(%v): got %v, want %v", tt.err, got, tt.want)
 			}
 		})
+	}
+}
+
+// TestLockTimedOut: the errors of a lock wait the database gave up at the
+// ledger's lock timeout, which inTx reports as a timeout and does not run
+// again.
+func TestLockTimedOut(t *testing.T) {
+	for _, c := range []struct {
+		dialect Dialect
+		err     error
+		want    bool
+	}{
+		{Postgres, &pq.Error{Code: "55P03"}, true},
+		{Postgres, fmt.Errorf("x: %w", &pq.Error{Code: "55P03"}), true},
+		{Postgres, &pq.Error{Code: "40P01"}, false},
+		{MySQL, fmt.Errorf("x: %w", &mysql.MySQLError{Number: 1205}), true},
+		{MySQL, &mysql.MySQLError{Number: 1213}, false},
+		{MySQL, &pq.Error{Code: "55P03"}, false},
+		{Postgres, &mysql.MySQLError{Number: 1205}, false},
+		{SQLite, sqliteBusyError(t), false},
+	} {
+		if got := c.dialect.lockTimedOut(c.err); got != c.want {
+			t.Errorf("%v lockTimedOut(%v) = %v, want %v", c.dialect, c.err, got, c.want)
+		}
 	}
 }

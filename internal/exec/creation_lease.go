@@ -41,6 +41,7 @@ func claimLeaseKey(claim string) string { return claim + ":lease" }
 type creationLease struct {
 	ledger *budget.Ledger
 	ctx    context.Context // outlives the statement: the settlement must run
+	bound  time.Duration   // of each ledger call: a third of the lease
 	key    string
 	prefix string // "id owner"
 	stop   chan struct{}
@@ -55,12 +56,15 @@ type creationLease struct {
 // renews it every third of lease until settle. It returns the lease even
 // with an error (the ledger failed): a creation that never held its lease
 // is settled by a commit, since a waiter may take it over. Its ledger
-// reads and writes outlive ctx, each bounded, so that a statement ending
-// meanwhile still learns whether it holds the lease, and its claim, which
-// read nothing, is then cancelled rather than committed.
+// reads and writes outlive ctx, each bounded by a third of lease (a row
+// another session holds locked holds the statement no longer), so that a
+// statement ending meanwhile still learns whether it holds the lease, and
+// its claim, which read nothing, is then cancelled rather than committed;
+// a swap whose outcome is unknown (its bound expired, or the connection
+// was lost at its commit) is decided by reading the lease back.
 func holdCreation(ctx context.Context, ledger *budget.Ledger, claim string, res *budget.Reservation, lease time.Duration) (*creationLease, error) {
 	id := strconv.FormatInt(res.ID(), 10)
-	l := &creationLease{ledger: ledger, ctx: context.WithoutCancel(ctx), key: claimLeaseKey(claim),
+	l := &creationLease{ledger: ledger, ctx: context.WithoutCancel(ctx), bound: lease / 3, key: claimLeaseKey(claim),
 		stop: make(chan struct{}), done: make(chan struct{})}
 	var token [16]byte
 	if _, err := rand.Read(token[:]); err != nil {
@@ -70,12 +74,10 @@ func holdCreation(ctx context.Context, ledger *budget.Ledger, claim string, res 
 	l.prefix = id + " " + hex.EncodeToString(token[:])
 	mine := []byte(l.prefix + " 0")
 	for {
-		// The read outlives ctx too, bounded by a renewal period: a
-		// statement ending during it left the lease unheld, and its
-		// claim was then committed although nothing was read.
-		rctx, cancel := context.WithTimeout(l.ctx, lease/3)
-		old, ok, err := ledger.GetState(rctx, l.key)
-		cancel()
+		// The read outlives ctx too: a statement ending during it left
+		// the lease unheld, and its claim was then committed although
+		// nothing was read.
+		old, ok, err := l.get()
 		if err != nil {
 			close(l.done)
 			return l, err
@@ -92,23 +94,54 @@ func holdCreation(ctx context.Context, ledger *budget.Ledger, claim string, res 
 		// left it stored but unknown to its creation, which was then
 		// committed although it read nothing, and stalled the claim's
 		// waiters for a lease).
-		swapped, err := ledger.SwapState(l.ctx, l.key, old, mine)
+		swapped, err := l.swap(old, mine)
 		if err != nil {
 			close(l.done)
 			return l, err
 		}
 		if swapped {
 			l.held = mine
-			go l.renew(lease / 3)
+			go l.renew()
 			return l, nil
 		}
 	}
 }
 
-// renew stores a new renewal every period until settle or a takeover.
-func (l *creationLease) renew(period time.Duration) {
+// get reads the lease, outliving the statement, bounded by l.bound.
+func (l *creationLease) get() ([]byte, bool, error) {
+	ctx, cancel := context.WithTimeout(l.ctx, l.bound)
+	defer cancel()
+	return l.ledger.GetState(ctx, l.key)
+}
+
+// swap stores next as the lease if it holds old (nil: nothing), outliving
+// the statement, bounded by l.bound. When the swap fails with its outcome
+// unknown (the bound expired, or the connection was lost at its commit),
+// the lease read back decides: next stored means it was written; old
+// still stored, or no answer, that it was not (the error stands);
+// another value that the swap lost (false, nil).
+func (l *creationLease) swap(old, next []byte) (bool, error) {
+	ctx, cancel := context.WithTimeout(l.ctx, l.bound)
+	ok, err := l.ledger.SwapState(ctx, l.key, old, next)
+	cancel()
+	if err == nil {
+		return ok, nil
+	}
+	cur, found, rerr := l.get()
+	switch {
+	case rerr != nil, found && bytes.Equal(cur, old), !found && old == nil:
+		return false, err // not stored, or unknown
+	case found && bytes.Equal(cur, next):
+		return true, nil
+	}
+	return false, nil // another value
+}
+
+// renew stores a new renewal every third of the lease until settle or a
+// takeover.
+func (l *creationLease) renew() {
 	defer close(l.done)
-	tick := time.NewTicker(period)
+	tick := time.NewTicker(l.bound)
 	defer tick.Stop()
 	for {
 		select {
@@ -116,32 +149,18 @@ func (l *creationLease) renew(period time.Duration) {
 			return
 		case <-tick.C:
 		}
-		// Each attempt is bounded by a period, so that a hung ledger
-		// cannot hold the settlement; a failed one is retried at the
-		// next tick (one ledger error must not end the renewals of a
-		// live build, which would then be taken over and paid twice: an
-		// independent review); only a swap that finds another value (a
-		// takeover) ends them.
+		if stopped(l.stop) { // a tick that came with the settlement
+			return
+		}
+		// Each attempt is bounded (swap), so that a hung ledger cannot
+		// hold the settlement; a failed one is retried at the next tick
+		// (one ledger error must not end the renewals of a live build,
+		// which would then be taken over and paid twice: an independent
+		// review); only a swap that finds another value (a takeover)
+		// ends them.
 		l.mu.Lock()
 		next := []byte(fmt.Sprintf("%s %d", l.prefix, l.renewal+1))
-		ctx, cancel := context.WithTimeout(l.ctx, period)
-		ok, err := l.ledger.SwapState(ctx, l.key, l.held, next)
-		cancel()
-		if err != nil {
-			// The swap may have been stored before the error reached
-			// us (a lost connection at the commit): then it is ours.
-			rctx, rcancel := context.WithTimeout(l.ctx, period)
-			cur, found, rerr := l.ledger.GetState(rctx, l.key)
-			rcancel()
-			switch {
-			case rerr != nil, found && bytes.Equal(cur, l.held):
-				// Not stored, or unknown: retried at the next tick.
-			case found && bytes.Equal(cur, next):
-				ok, err = true, nil
-			default:
-				err = nil // another value: taken over
-			}
-		}
+		ok, err := l.swap(l.held, next)
 		if ok {
 			l.renewal++
 			l.held = next
@@ -157,17 +176,35 @@ func (l *creationLease) renew(period time.Duration) {
 // (DESIGN.md §2), or when the lease was taken over (a waiter raised the
 // claim counting res as spent: it stays paid, as a dead creation's does);
 // cancelled, freeing the claim and giving the analyst the ε back, only
-// together with the end of a lease this creation still holds.
+// together with the end of a lease this creation still holds. Each
+// ledger call is bounded by a third of the lease; a settlement that fails
+// leaves res pending, spent, until a waiter takes the claim over.
 func (l *creationLease) settle(res *budget.Reservation, readData bool) error {
 	close(l.stop)
 	<-l.done
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if !readData && l.held != nil {
-		cancelled, err := res.CancelIf(l.ctx, budget.StateSwap{Key: l.key, Old: l.held, New: []byte(l.prefix + " cancelled")})
+		ctx, cancel := context.WithTimeout(l.ctx, l.bound)
+		cancelled, err := res.CancelIf(ctx, budget.StateSwap{Key: l.key, Old: l.held, New: []byte(l.prefix + " cancelled")})
+		cancel()
 		if err != nil || cancelled {
 			return err
 		}
 	}
-	return res.Commit(l.ctx)
+	ctx, cancel := context.WithTimeout(l.ctx, l.bound)
+	defer cancel()
+	return res.Commit(ctx)
+}
+
+// stopped reports whether stop is closed: a renewal loop whose stop and
+// tick were both ready (a renewal outlasted its period) ends rather than
+// renewing once more while its release or settlement waits.
+func stopped(stop <-chan struct{}) bool {
+	select {
+	case <-stop:
+		return true
+	default:
+		return false
+	}
 }

@@ -244,9 +244,6 @@ func TestTakenOverTurnCommitsNothing(t *testing.T) {
 					t.Fatalf("proxy %d: %v", i, err)
 				}
 			}
-			// The second proxy judges a turn abandoned after 30 ms unchanged;
-			// the first renews every 10 s, so its turn looks stalled.
-			proxies[1].interactive.turnLease = 30 * time.Millisecond
 			firstTesting, firstProceed := make(chan struct{}), make(chan struct{})
 			secondTesting, secondProceed := make(chan struct{}), make(chan struct{})
 			var firstTests, secondTests atomic.Int32
@@ -266,6 +263,17 @@ func TestTakenOverTurnCommitsNothing(t *testing.T) {
 				_, answers[0], errs[0] = proxies[0].interactive.answerMedian(context.Background(), ip, rand.NewChaCha8([32]byte{10}), count)
 			})
 			<-firstTesting
+			// The second proxy has seen the first's turn unchanged for an
+			// hour (the first renews every 10 s, so it stays so), and
+			// judges it abandoned at its first look. (The test once
+			// shortened the second's lease instead, which now also bounds
+			// its commit: 10 ms is below a commit on PostgreSQL.)
+			turnKey := ip.StateKey() + ":turn"
+			held, _, err := ledgers[1].GetState(context.Background(), turnKey)
+			if err != nil {
+				t.Fatal(err)
+			}
+			proxies[1].interactive.watches.expired(turnKey, held, time.Now().Add(-time.Hour), 0)
 			wg.Go(func() {
 				count := func() (int64, error) {
 					if secondTests.Add(1) == 1 {

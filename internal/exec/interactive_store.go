@@ -58,7 +58,10 @@ import (
 // or the state changed) discards its answer unreleased (its instance is
 // void), takes a new turn, reloads the newer state and answers again
 // from it: often from the cache, when the other proxy answered the same
-// query. So at most one answer is ever released per stored state, it
+// query. A commit that fails, or is not known to have happened, is void
+// too, and the statement fails with its error: the commit outlives the
+// statement, bounded by a third of the turn's lease, and one whose
+// outcome is unknown is decided by reading the turn back (testTurn.swap). So at most one answer is ever released per stored state, it
 // comes from the test of the turn's holder whatever the timing of tests
 // run at once, and several proxies behave as one proxy answering their
 // queries in the order they took their turns. Answers
@@ -331,7 +334,7 @@ func (st *interactiveStore) create(ctx context.Context, ip *planner.InteractiveP
 	if err != nil {
 		return nil, dperr.Wrap(dperr.Internal, err, "internal error: cannot encode interactive state")
 	}
-	stored, err := storeRelease(ctx, st.ledger, ip.StateKey(), value)
+	stored, err := storeRelease(ctx, st.ledger, ip.StateKey(), value, st.lease/3)
 	if err != nil {
 		inst.unstored = value
 		st.remember(ip.Key, inst)
@@ -456,7 +459,7 @@ func (st *interactiveStore) answerOnce(ctx context.Context, ip *planner.Interact
 		if err != nil {
 			return err
 		}
-		swapped, err := turn.commit(context.WithoutCancel(ctx), key, inst.stored, value)
+		swapped, err := turn.commit(key, inst.stored, value)
 		switch {
 		case err != nil:
 			return err

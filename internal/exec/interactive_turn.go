@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -49,10 +50,14 @@ const freeTurn = "free"
 // hard answer, a slow count) keeps it. A renewal, a commit or the release
 // that finds another value means the lease ran out (this process or the
 // ledger stalled) and another proxy holds the turn: the renewals stop,
-// and every later commit under this turn is refused.
+// and every later commit under this turn is refused. Each of its ledger
+// calls outlives the statement and is bounded by a third of the lease
+// (bound), so that a ledger row another session holds locked cannot hold
+// the statement for longer than that.
 type testTurn struct {
 	ledger *budget.Ledger
 	ctx    context.Context // outlives the statement: the release must run
+	bound  time.Duration   // of each ledger call: a third of the lease
 	key    string
 	owner  string
 	stop   chan struct{}
@@ -66,8 +71,12 @@ type testTurn struct {
 // takeTestTurn waits until this process holds the test turn of the state
 // stateKey and returns it; the caller must release it. The turn is taken
 // by a compare-and-swap from free, absent, or a value seen unchanged by
-// this process for longer than the lease.
+// this process for longer than the lease. Its reads and swaps wait within
+// ctx: a statement whose deadline passes while another session holds the
+// turn's row locked gets its timeout (3024) then, not when the lock is
+// released.
 func (st *interactiveStore) takeTestTurn(ctx context.Context, stateKey string) (*testTurn, error) {
+	const what = "another proxy's interactive answer"
 	turnKey := stateKey + ":turn"
 	var token [16]byte
 	if _, err := rand.Read(token[:]); err != nil {
@@ -80,43 +89,56 @@ func (st *interactiveStore) takeTestTurn(ctx context.Context, stateKey string) (
 		if err != nil {
 			// A poll the statement's end interrupts is that end (3024 or
 			// 1317), not a ledger failure.
-			return nil, waitError(ctx, true, err, "another proxy's interactive answer")
+			return nil, waitError(ctx, true, err, what)
 		}
-		// The swap outlives ctx: a turn it stores is returned, for the
-		// caller to release (a statement ending at that moment left the
-		// turn stored but held by no one, stalling every proxy's tests
-		// for a whole lease).
 		taken := false
-		detached := context.WithoutCancel(ctx)
 		switch {
 		case !ok:
-			taken, err = st.ledger.SwapState(detached, turnKey, nil, mine)
+			taken, err = st.ledger.SwapState(ctx, turnKey, nil, mine)
 		case string(held) == freeTurn || st.watches.expired(turnKey, held, time.Now(), st.turnLease):
-			taken, err = st.ledger.SwapState(detached, turnKey, held, mine)
+			taken, err = st.ledger.SwapState(ctx, turnKey, held, mine)
 		}
 		if err != nil {
-			return nil, err
+			// The swap's outcome is unknown (the statement ended during
+			// it, or the connection was lost at its commit): a turn it
+			// stored after all is freed, so that it does not stall every
+			// proxy's tests for a whole lease.
+			st.freeIfTaken(ctx, turnKey, mine)
+			return nil, waitError(ctx, true, err, what)
 		}
 		if taken {
 			st.watches.forget(turnKey)
-			turn := &testTurn{ledger: st.ledger, ctx: context.WithoutCancel(ctx), key: turnKey, owner: owner,
+			turn := &testTurn{ledger: st.ledger, ctx: context.WithoutCancel(ctx), bound: st.turnLease / 3, key: turnKey, owner: owner,
 				stop: make(chan struct{}), done: make(chan struct{}), held: mine}
-			go turn.renew(st.turnLease / 3)
+			go turn.renew()
 			return turn, nil
 		}
 		select {
 		case <-ctx.Done():
-			return nil, waitEnded(ctx, "another proxy's interactive answer")
+			return nil, waitEnded(ctx, what)
 		case <-time.After(st.turnPoll):
 		}
 	}
 }
 
-// renew stores a new renewal every period until the release or a lost
-// renewal.
-func (t *testTurn) renew(period time.Duration) {
+// freeIfTaken reads the turn under turnKey back after a swap to mine whose
+// outcome is unknown and frees it if that swap stored it, outliving ctx,
+// bounded by a third of the lease. If that fails too, the turn stays
+// stored, held by no one, until another proxy takes it over after a
+// lease, as a dead holder's.
+func (st *interactiveStore) freeIfTaken(ctx context.Context, turnKey string, mine []byte) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), st.turnLease/3)
+	defer cancel()
+	if cur, ok, err := st.ledger.GetState(ctx, turnKey); err == nil && ok && bytes.Equal(cur, mine) {
+		_, _ = st.ledger.SwapState(ctx, turnKey, mine, []byte(freeTurn))
+	}
+}
+
+// renew stores a new renewal every third of the lease until the release
+// or a lost renewal.
+func (t *testTurn) renew() {
 	defer close(t.done)
-	tick := time.NewTicker(period)
+	tick := time.NewTicker(t.bound)
 	defer tick.Stop()
 	for {
 		select {
@@ -124,13 +146,20 @@ func (t *testTurn) renew(period time.Duration) {
 			return
 		case <-tick.C:
 		}
-		// Each attempt is bounded by a period, so that a hung ledger
-		// cannot hold the release; a failed one is retried at the next
-		// tick (the turn is lost only to a takeover: a swap that finds
-		// another value).
-		ctx, cancel := context.WithTimeout(t.ctx, period)
-		ok, err := t.swap(ctx)
-		cancel()
+		if stopped(t.stop) { // a tick that came with the release
+			return
+		}
+		// A commit under way renews the turn itself: the tick is skipped
+		// rather than queued behind it (the release would wait for the
+		// queued renewal too). Each attempt is bounded (swap), so that a
+		// hung ledger cannot hold the release; a failed one is retried
+		// at the next tick (the turn is lost only to a takeover: a swap
+		// that finds another value).
+		if !t.mu.TryLock() {
+			continue
+		}
+		ok, err := t.swap()
+		t.mu.Unlock()
 		if err == nil && !ok {
 			return
 		}
@@ -139,12 +168,32 @@ func (t *testTurn) renew(period time.Duration) {
 
 // swap stores the next renewal of the turn, from the value this process
 // last stored, together with the swaps also, in one ledger transaction:
-// all or nothing. It reports whether it wrote.
-func (t *testTurn) swap(ctx context.Context, also ...budget.StateSwap) (bool, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
+// all or nothing. It reports whether it wrote. It outlives the statement,
+// bounded by t.bound; when it fails, its outcome unknown (the bound
+// expired, or the connection was lost at the commit), the turn read back
+// (bounded too) decides, as the turn changes only together with the
+// swaps: the renewal stored means the transaction committed; the value
+// this process last stored, or no answer, that it did not (the error is
+// returned, and a commit is void); another value that the turn was taken
+// over (false, nil). The caller holds t.mu.
+func (t *testTurn) swap(also ...budget.StateSwap) (bool, error) {
 	next := []byte(fmt.Sprintf("%s %d", t.owner, t.renewal+1))
+	ctx, cancel := context.WithTimeout(t.ctx, t.bound)
 	ok, err := t.ledger.SwapStates(ctx, append([]budget.StateSwap{{Key: t.key, Old: t.held, New: next}}, also...)...)
+	cancel()
+	if err != nil {
+		rctx, rcancel := context.WithTimeout(t.ctx, t.bound)
+		cur, found, rerr := t.ledger.GetState(rctx, t.key)
+		rcancel()
+		switch {
+		case rerr != nil, found && bytes.Equal(cur, t.held):
+			// Not stored, or unknown: the error stands.
+		case found && bytes.Equal(cur, next):
+			ok, err = true, nil
+		default:
+			err = nil // another value: taken over
+		}
+	}
 	if ok {
 		t.renewal++
 		t.held = next
@@ -158,17 +207,27 @@ func (t *testTurn) swap(ctx context.Context, also ...budget.StateSwap) (bool, er
 // writer"): a holder whose turn was taken over while it tested (its lease
 // ran out while the ledger or this process stalled) writes nothing, so
 // the state changes only in the order the turns were taken and never
-// from two tests run at once. It reports whether it wrote.
-func (t *testTurn) commit(ctx context.Context, stateKey string, old, value []byte) (bool, error) {
-	return t.swap(ctx, budget.StateSwap{Key: stateKey, Old: old, New: value})
+// from two tests run at once. It reports whether it wrote; an error means
+// the commit is not known to have happened, and its answer must not be
+// released. It outlives the statement (whether a test is committed must
+// not depend on how long the test took, which depends on its branch),
+// bounded by a third of the lease, and reads the turn back when its
+// outcome is unknown (swap).
+func (t *testTurn) commit(stateKey string, old, value []byte) (bool, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.swap(budget.StateSwap{Key: stateKey, Old: old, New: value})
 }
 
 // release stops the renewals and frees the turn if this process still
-// holds it.
+// holds it, bounded by a third of the lease (if it fails, the turn is
+// taken over after a lease, as a dead holder's).
 func (t *testTurn) release() {
 	close(t.stop)
 	<-t.done
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	_, _ = t.ledger.SwapState(t.ctx, t.key, t.held, []byte(freeTurn))
+	ctx, cancel := context.WithTimeout(t.ctx, t.bound)
+	defer cancel()
+	_, _ = t.ledger.SwapState(ctx, t.key, t.held, []byte(freeTurn))
 }

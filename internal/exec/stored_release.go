@@ -82,7 +82,9 @@ func stateLimitText(limit int64) string {
 // transient error: an independent review), and:
 //
 //   - storeRelease retries the insert-if-absent swap a few times with
-//     backoff (storeAttempts) within the statement;
+//     backoff (storeAttempts), outliving the statement but within a third
+//     of the creation's lease, and reads the key back when the last
+//     attempt's outcome is unknown;
 //   - if each attempt fails, the creation keeps the release, paid, in its
 //     process's memory, unstored, and answers from it (a synopsis, a noisy
 //     histogram over X: post-processing of the paid release; a Median
@@ -119,16 +121,37 @@ const (
 // earlier attempt stored although its commit was not acknowledged). It
 // reports false when another creation stored first (to be adopted). A
 // ledger error is retried storeAttempts times, outliving ctx (the release
-// is paid: storing it must not end with the statement); the last error is
+// is paid: storing it must not end with the statement) but within bound
+// in all, so that a row another session holds locked holds the statement
+// no longer; if the last attempt fails, its outcome unknown, the value
+// read back (bounded too) decides, and otherwise the last error is
 // returned, and the caller keeps the release unstored (see above).
-func storeRelease(ctx context.Context, ledger *budget.Ledger, key string, value []byte) (stored bool, err error) {
+func storeRelease(ctx context.Context, ledger *budget.Ledger, key string, value []byte, bound time.Duration) (stored bool, err error) {
 	ctx = context.WithoutCancel(ctx)
-	wait := storeBackoff
-	for attempt := 1; ; attempt++ {
-		if stored, err = ledger.SwapState(ctx, key, nil, value); err == nil || attempt == storeAttempts {
-			return stored, err
+	sctx, cancel := context.WithTimeout(ctx, bound)
+	defer cancel()
+	for attempt, wait := 1, storeBackoff; ; attempt, wait = attempt+1, 2*wait {
+		if stored, err = ledger.SwapState(sctx, key, nil, value); err == nil {
+			return stored, nil
 		}
-		time.Sleep(wait)
-		wait *= 2
+		if attempt == storeAttempts || !pause(sctx, wait) {
+			break
+		}
+	}
+	rctx, rcancel := context.WithTimeout(ctx, bound)
+	defer rcancel()
+	if cur, found, rerr := ledger.GetState(rctx, key); rerr == nil && found {
+		return bytes.Equal(cur, value), nil
+	}
+	return false, err
+}
+
+// pause waits for d, or until ctx ends: it reports whether d passed.
+func pause(ctx context.Context, d time.Duration) bool {
+	select {
+	case <-ctx.Done():
+		return false
+	case <-time.After(d):
+		return true
 	}
 }

@@ -23,7 +23,7 @@ func TestStoreReleaseRetriesWithinTheStatement(t *testing.T) {
 		t.Fatal("the ledger took the value; want it refused")
 	}
 	time.AfterFunc(storeBackoff/2, allow)
-	stored, err := storeRelease(ctx, l, "synopsis:test", value)
+	stored, err := storeRelease(ctx, l, "synopsis:test", value, synopsisLease/3)
 	if err != nil || !stored {
 		t.Fatalf("storeRelease: stored %v, %v; want stored at a later attempt", stored, err)
 	}

@@ -452,7 +452,7 @@ func (c *synopsisClaim) build(ctx context.Context, build buildFunc) (s *storedSy
 	// proxy stored meanwhile (after a takeover), so that only one is ever
 	// released. One that cannot be stored is kept unstored and answered
 	// from (stored_release.go).
-	stored, err := storeRelease(ctx, st.ledger, stateKey(spec.Key), value)
+	stored, err := storeRelease(ctx, st.ledger, stateKey(spec.Key), value, st.lease/3)
 	if err != nil {
 		st.keepUnstored(s, value)
 		return s, nil
