@@ -482,8 +482,10 @@ type Snapshot struct {
 	// its user's turn (userTurn).
 	conn    *sql.Conn
 	release func()
-	tx      *sql.Tx
-	// q runs the fetches: tx, or on MySQL and MariaDB tx with each
+	// The transaction: pg on PostgreSQL, tx on the other dialects.
+	pg *pgTx
+	tx *sql.Tx
+	// q runs the fetches: pg or tx, or on MySQL and MariaDB tx with each
 	// fetch's text tagged for armKill.
 	q queryer
 	// stopKill, on MySQL and MariaDB, disarms the kill of the snapshot's
@@ -514,7 +516,8 @@ type Snapshot struct {
 // not). Call it before the first Snapshot.
 func (b *Backend) SetDefaultIsolation() { b.defaultIsolation = true }
 
-// Snapshot starts a read-only transaction for a statement of user.
+// Snapshot starts a read-only transaction for a statement of user (on
+// PostgreSQL it is sent with the first fetch: pgTx).
 //
 // It first waits, within ctx, for user's turn and for a free connection
 // (SetLimits); a wait that ctx ends fails as a fetch does (below) before
@@ -525,10 +528,11 @@ func (b *Backend) SetDefaultIsolation() { b.defaultIsolation = true }
 // (SQLite interrupts it), and by the backend's own statement timeout set to
 // the time left, so that the backend stops working for a statement nobody
 // waits for: PostgreSQL's statement_timeout for the transaction (SET
-// LOCAL), MariaDB's max_statement_time (SET STATEMENT ... FOR), MySQL's
-// MAX_EXECUTION_TIME hint and Vitess's QUERY_TIMEOUT_MS directive on each
-// fetch. A fetch that runs out of time fails with a dperr Timeout error,
-// one whose ctx is cancelled with a Canceled error.
+// LOCAL, to the time left at the first fetch), MariaDB's
+// max_statement_time (SET STATEMENT ... FOR), MySQL's MAX_EXECUTION_TIME
+// hint and Vitess's QUERY_TIMEOUT_MS directive on each fetch. A fetch
+// that runs out of time fails with a dperr Timeout error, one whose ctx
+// is cancelled with a Canceled error.
 func (b *Backend) Snapshot(ctx context.Context, user string) (*Snapshot, error) {
 	opts := &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true}
 	if b.dialect == sqlrewrite.SQLite || b.defaultIsolation {
@@ -564,6 +568,14 @@ func (b *Backend) Snapshot(ctx context.Context, user string) (*Snapshot, error) 
 		release()
 		return nil, b.fail(ctx, waitingText, err)
 	}
+	if b.dialect == sqlrewrite.PostgreSQL {
+		begin := "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
+		if b.defaultIsolation {
+			begin = "BEGIN READ WRITE" // what database/sql's BeginTx sends for no options
+		}
+		pg := &pgTx{conn: conn, begin: begin}
+		return &Snapshot{b: b, conn: conn, release: release, pg: pg, q: pg, read: map[string]any{}, sortable: map[[2]string]bool{}, stopKill: func() {}}, nil
+	}
 	tx, err := conn.BeginTx(context.WithoutCancel(ctx), opts)
 	if err != nil {
 		conn.Close()
@@ -571,13 +583,6 @@ func (b *Backend) Snapshot(ctx context.Context, user string) (*Snapshot, error) 
 		return nil, b.fail(ctx, "BEGIN", err)
 	}
 	s := &Snapshot{b: b, conn: conn, release: release, tx: tx, q: tx, read: map[string]any{}, sortable: map[[2]string]bool{}, stopKill: func() {}}
-	if left, ok := timeLeft(ctx); ok && b.dialect == sqlrewrite.PostgreSQL {
-		set := fmt.Sprintf("SET LOCAL statement_timeout = %d", left.Milliseconds())
-		if _, err := tx.ExecContext(ctx, set); err != nil {
-			s.Close()
-			return nil, b.fail(ctx, set, err)
-		}
-	}
 	if killable {
 		s.armKill(ctx)
 	}
@@ -587,6 +592,62 @@ func (b *Backend) Snapshot(ctx context.Context, user string) (*Snapshot, error) 
 // waitingText is what the log names for a Snapshot whose wait for a
 // connection failed (fail).
 const waitingText = "(waiting for a backend connection)"
+
+// pgTx is a snapshot's transaction on PostgreSQL. It is the connection's,
+// not a *sql.Tx, so that its BEGIN costs no round trip of its own: BEGIN,
+// under a deadline SET LOCAL statement_timeout to the time left, and the
+// first fetch go to the server as one simple query, which runs them in
+// order, the fetch in the transaction BEGIN started (a fetch with bind
+// arguments cannot join a simple query: BEGIN is then sent just before
+// it). database/sql's BeginTx would send BEGIN alone, and the timeout
+// another round trip later, before any fetch could go; PostgreSQL arms
+// statement_timeout per statement of a simple query (from version 13),
+// so the fetch runs under the value set just before it. The transaction
+// therefore starts with the first fetch, not when the Snapshot is made:
+// a failure of its BEGIN is a failure of a fetch that was sent (and
+// charged, exec's budget rule), and a snapshot that never fetched has
+// nothing to end. Close ends it with ROLLBACK and discards the connection
+// if that fails, so that no connection goes back to the pool inside a
+// transaction.
+type pgTx struct {
+	conn *sql.Conn
+	// begin starts the transaction; it is sent with the first query.
+	begin string
+	// began is set once begin was sent.
+	began bool
+}
+
+// QueryContext runs query in the transaction, starting it first.
+func (t *pgTx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	if t.began {
+		return t.conn.QueryContext(ctx, query, args...)
+	}
+	t.began = true
+	begin := t.begin
+	if left, ok := timeLeft(ctx); ok {
+		begin += fmt.Sprintf("; SET LOCAL statement_timeout = %d", left.Milliseconds())
+	}
+	if len(args) == 0 {
+		return t.conn.QueryContext(ctx, begin+"; "+query)
+	}
+	if _, err := t.conn.ExecContext(ctx, begin); err != nil {
+		return nil, err
+	}
+	return t.conn.QueryContext(ctx, query, args...)
+}
+
+// end rolls the transaction back, if it began; if that fails, the
+// connection, whose state is then unknown, is discarded.
+func (t *pgTx) end() error {
+	if !t.began {
+		return nil
+	}
+	_, err := t.conn.ExecContext(context.Background(), "ROLLBACK")
+	if err != nil {
+		_ = t.conn.Raw(func(any) error { return driver.ErrBadConn })
+	}
+	return err
+}
 
 // armKill makes the end of ctx stop the query the snapshot is running; it
 // is for MySQL and MariaDB (not Vitess), whose servers go on running a
@@ -883,7 +944,12 @@ func (b *Backend) withTimeout(ctx context.Context, text string) string {
 // gives its connection back to the pool, and its turn to its user.
 func (s *Snapshot) Close() error {
 	s.Disarm()
-	err := s.tx.Rollback()
+	var err error
+	if s.pg != nil {
+		err = s.pg.end()
+	} else {
+		err = s.tx.Rollback()
+	}
 	s.conn.Close()
 	s.release()
 	return err

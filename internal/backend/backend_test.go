@@ -14,13 +14,15 @@ import (
 
 // TestSnapshotIsolation: a snapshot is a REPEATABLE READ transaction unless
 // SetDefaultIsolation asked for the server's default level (PostgreSQL's
-// is READ COMMITTED), for which nothing about isolation is sent.
+// is READ COMMITTED), for which nothing about isolation is sent; on
+// PostgreSQL the transaction begins with the first fetch, in one message
+// with it, or just before it when it has bind arguments.
 func TestSnapshotIsolation(t *testing.T) {
 	db := testdb.Postgres(t)
 	for _, tc := range []struct {
-		plain bool
-		want  string
-	}{{false, "repeatable read"}, {true, "read committed"}} {
+		plain, args bool
+		want        string
+	}{{false, false, "repeatable read"}, {true, false, "read committed"}, {false, true, "repeatable read"}, {true, true, "read committed"}} {
 		b := New(db, sqlrewrite.PostgreSQL, nil)
 		if tc.plain {
 			b.SetDefaultIsolation()
@@ -29,15 +31,38 @@ func TestSnapshotIsolation(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var level string
-		if err := snap.tx.QueryRow("SHOW transaction_isolation").Scan(&level); err != nil {
-			t.Fatal(err)
+		query, args := "SHOW transaction_isolation", []any(nil)
+		if tc.args {
+			query, args = "SELECT current_setting('transaction_isolation') || $1", []any{""}
+		}
+		level := snapString(t, context.Background(), snap, query, args...)
+		if again := snapString(t, context.Background(), snap, "SELECT current_setting('transaction_isolation')"); again != level {
+			t.Errorf("the second query ran at %q, the first at %q: not one transaction", again, level)
 		}
 		snap.Close()
 		if level != tc.want {
-			t.Errorf("SetDefaultIsolation %v: isolation %q, want %q", tc.plain, level, tc.want)
+			t.Errorf("SetDefaultIsolation %v, first query with arguments %v: isolation %q, want %q", tc.plain, tc.args, level, tc.want)
 		}
 	}
+}
+
+// snapString runs a query of one text value in the snapshot's transaction
+// under ctx.
+func snapString(t *testing.T, ctx context.Context, snap *Snapshot, query string, args ...any) string {
+	t.Helper()
+	rows, err := snap.q.QueryContext(ctx, query, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var v string
+	if !rows.Next() {
+		t.Fatalf("%s: no row (%v)", query, rows.Err())
+	}
+	if err := rows.Scan(&v); err != nil {
+		t.Fatal(err)
+	}
+	return v
 }
 
 // TestSnapshotReadsAFetchOnce: the second identical fetch of a snapshot

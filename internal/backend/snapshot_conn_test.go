@@ -34,10 +34,11 @@ func TestSnapshotKeepsConnectionAfterContextEnds(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				var one int
-				if err := snap.tx.QueryRowContext(ctx, "SELECT 1").Scan(&one); err != nil {
+				rows, err := snap.q.QueryContext(ctx, "SELECT 1")
+				if err != nil {
 					t.Fatal(err)
 				}
+				rows.Close()
 				// As the executor does: the fetches are over (Disarm), and
 				// the snapshot closes in a goroutine while the statement's
 				// context ends.

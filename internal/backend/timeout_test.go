@@ -24,12 +24,84 @@ func TestPostgresStatementTimeout(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer snap.Close()
-	var got string
-	if err := snap.tx.QueryRowContext(ctx, "SHOW statement_timeout").Scan(&got); err != nil {
+	if got := snapString(t, ctx, snap, "SHOW statement_timeout"); got != "5s" && !strings.HasSuffix(got, "ms") {
+		t.Errorf("statement_timeout = %q, want about 5s", got)
+	}
+}
+
+// deadlineOnly has a deadline that never cancels it: only the backend's
+// own statement timeout can stop a query run under it.
+type deadlineOnly struct {
+	context.Context
+	at time.Time
+}
+
+func (d deadlineOnly) Deadline() (time.Time, bool) { return d.at, true }
+
+// TestPostgresStatementTimeoutStopsFirstFetch: the statement timeout that
+// goes to the server in one message with the snapshot's first fetch
+// (pgTx) bounds that fetch: the server stops it when the time left runs
+// out, with no client-side cancel.
+func TestPostgresStatementTimeoutStopsFirstFetch(t *testing.T) {
+	b := New(testdb.Postgres(t), sqlrewrite.PostgreSQL, nil)
+	ctx := deadlineOnly{context.Background(), time.Now().Add(300 * time.Millisecond)}
+	snap, err := b.Snapshot(ctx, "")
+	if err != nil {
 		t.Fatal(err)
 	}
-	if got != "5s" && !strings.HasSuffix(got, "ms") {
-		t.Errorf("statement_timeout = %q, want about 5s", got)
+	defer snap.Close()
+	start := time.Now()
+	rows, err := snap.q.QueryContext(ctx, "SELECT pg_sleep(5)")
+	if err == nil {
+		for rows.Next() {
+		}
+		err = rows.Err()
+		rows.Close()
+	}
+	if took := time.Since(start); took > 3*time.Second {
+		t.Errorf("the server let the first fetch run %v", took)
+	}
+	if !isBackendTimeout(err) {
+		t.Errorf("got %v, want PostgreSQL's statement timeout (57014)", err)
+	}
+}
+
+// TestPostgresSnapshotRoundTrips: a snapshot's first fetch, with its
+// BEGIN and statement timeout, is one round trip to PostgreSQL (and its
+// ROLLBACK one more, after the answer): database/sql's BeginTx would send
+// BEGIN alone, and the timeout another round trip later.
+func TestPostgresSnapshotRoundTrips(t *testing.T) {
+	db, trips := testdb.PostgresCounting(t, testdb.PostgresDSN(t))
+	if _, err := db.Exec("CREATE TABLE t (a INTEGER); INSERT INTO t VALUES (1), (2), (7)"); err != nil {
+		t.Fatal(err)
+	}
+	b := New(db, sqlrewrite.PostgreSQL, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	f := sqlrewrite.Fetch{Table: "t", Filter: []sqlrewrite.Condition{{Column: "a", Range: &sqlrewrite.Range{Lower: 1, HasLower: true, LowerOpen: true}}},
+		Summary: []sqlrewrite.SummaryTerm{{Kind: sqlrewrite.CountAll}}}
+	for i := range 3 {
+		trips.Take()
+		snap, err := b.Snapshot(ctx, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := snap.Summary(ctx, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := trips.Take(); n != 1 {
+			t.Errorf("snapshot %d: %d round trips to the first fetch's answer, want 1", i, n)
+		}
+		if len(got) != 1 || got[0] != 2 {
+			t.Errorf("snapshot %d: count %v, want [2]", i, got)
+		}
+		if err := snap.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if n := trips.Take(); n != 1 {
+			t.Errorf("snapshot %d: %d round trips to close, want 1", i, n)
+		}
 	}
 }
 
