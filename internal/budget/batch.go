@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -25,6 +26,10 @@ import (
 //     costs one by one, in the same order, so the stored totals are the
 //     same float64 sums as with lone Reserves;
 //   - it settles every queued Commit with one UPDATE of the pending rows.
+//
+// On PostgreSQL the writes are one statement, and a batch whose accounts
+// the Ledger knows is that statement alone, without the locking read
+// (pgbatch.go).
 //
 // A batch is all or nothing like any transaction: it is retried as a whole
 // on a lock conflict; if a Commit finds its reservation already settled,
@@ -75,6 +80,19 @@ type batcher struct {
 	running bool
 	// delayed is set while a timer will start a batch for queued Commits.
 	delayed bool
+
+	// The rest belongs to the goroutine running batches (drain; one at a
+	// time, handed over under mu).
+	//
+	// known holds, per account, the limits and usage that the last
+	// committed batch read under the account's lock or wrote (casBatch).
+	known map[string]usage
+	// casSkip is how many more batches skip casBatch; casBackoff is what
+	// it is set to at the next miss (doubled, plus one, at each
+	// consecutive miss; reset by a hit).
+	casSkip, casBackoff int
+	// stmt is pgBatchSQL, prepared (pgBatchStmt).
+	stmt *sql.Stmt
 }
 
 // submit queues req and waits for its outcome or for ctx to end. When ctx
@@ -197,9 +215,10 @@ func (l *Ledger) runBatch(batch []*request) {
 	defer cancel()
 	outcomes := make([]error, len(batch))
 	l.batches.Add(1)
-	err := l.inTx(ctx, func(tx *sql.Tx) error {
-		return l.batchTx(ctx, tx, batch, outcomes)
-	})
+	done, err := l.casBatch(ctx, batch, outcomes)
+	if !done {
+		err = l.lockedBatch(ctx, batch, outcomes)
+	}
 	var orphans []*request
 	for i, req := range batch {
 		switch {
@@ -228,19 +247,44 @@ func (l *Ledger) runAlone(ctx context.Context, req *request) error {
 // runBatch1 runs a Reserve as a batch of one.
 func (l *Ledger) runBatch1(ctx context.Context, req *request) error {
 	outcomes := make([]error, 1)
-	err := l.inTx(ctx, func(tx *sql.Tx) error {
-		return l.batchTx(ctx, tx, []*request{req}, outcomes)
-	})
-	if err != nil {
+	if err := l.lockedBatch(ctx, []*request{req}, outcomes); err != nil {
 		return ledgerError(err)
 	}
 	return outcomes[0]
 }
 
+// lockedBatch runs the batch as a transaction that locks its accounts
+// (batchTx) and then knows, if it committed, the usage it read and
+// wrote; otherwise it forgets what it knew of the batch's accounts.
+func (l *Ledger) lockedBatch(ctx context.Context, batch []*request, outcomes []error) error {
+	var usages map[string]usage
+	err := l.inTx(ctx, func(tx *sql.Tx) (err error) {
+		usages, err = l.batchTx(ctx, tx, batch, outcomes)
+		return err
+	})
+	if l.batch.known == nil {
+		l.batch.known = map[string]usage{}
+	}
+	known := l.batch.known
+	if err != nil {
+		for _, req := range batch {
+			if req.reserve != nil {
+				for _, a := range req.reserve.sorted {
+					delete(known, a)
+				}
+			}
+		}
+		return err
+	}
+	maps.Copy(known, usages)
+	return nil
+}
+
 // batchTx is the batch's transaction; it sets outcomes[i] to the refusal
 // of a Reserve that cannot pay (nil for the others) and each granted
-// Reserve's id.
-func (l *Ledger) batchTx(ctx context.Context, tx *sql.Tx, batch []*request, outcomes []error) error {
+// Reserve's id, and returns the usage of the accounts it locked as it
+// leaves them.
+func (l *Ledger) batchTx(ctx context.Context, tx *sql.Tx, batch []*request, outcomes []error) (map[string]usage, error) {
 	var union []string
 	var commits []any
 	for _, req := range batch {
@@ -255,17 +299,18 @@ func (l *Ledger) batchTx(ctx context.Context, tx *sql.Tx, batch []*request, outc
 	if len(union) > 0 {
 		var err error
 		if usages, err = l.lockAccounts(ctx, tx, union); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	if len(commits) > 0 {
+	read := maps.Clone(usages)
+	if len(commits) > 0 && l.dialect != Postgres {
 		res, err := l.exec(ctx, tx, "UPDATE dpproxy_reservations SET state = ?, settled_at = ? WHERE state = ? AND id IN ("+placeholders(len(commits))+")",
 			append([]any{string(Committed), batch[0].now, string(Reserved)}, commits...)...)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if n, err := res.RowsAffected(); err != nil || n != int64(len(commits)) {
-			return errors.Join(errStaleCommit, err)
+			return nil, errors.Join(errStaleCommit, err)
 		}
 	}
 	// Check the Reserves in order; charged[a] is whether a was charged.
@@ -287,18 +332,39 @@ func (l *Ledger) batchTx(ctx context.Context, tx *sql.Tx, batch []*request, outc
 		}
 		granted = append(granted, req)
 	}
+	if l.dialect == Postgres {
+		// The writes in one statement (pgbatch.go).
+		w := pgWrite{now: batch[0].now, granted: granted}
+		for _, id := range commits {
+			w.commits = append(w.commits, id.(int64))
+		}
+		for _, a := range union {
+			if charged[a] {
+				w.accounts = append(w.accounts, pgAccount{name: a, old: read[a], new: usages[a]})
+			}
+		}
+		if len(w.accounts) == 0 && len(w.commits) == 0 {
+			return usages, nil
+		}
+		wrote, err := w.run(ctx, l, tx)
+		if err == nil && !wrote {
+			// The accounts are locked: a commit found its reservation settled.
+			err = errStaleCommit
+		}
+		return usages, err
+	}
 	if len(granted) == 0 {
-		return nil
+		return usages, nil
 	}
 	for _, a := range union {
 		if !charged[a] {
 			continue
 		}
 		if err := l.setUsage(ctx, tx, a, usages[a].used, batch[0].now); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	return l.insertReservations(ctx, tx, granted)
+	return usages, l.insertReservations(ctx, tx, granted)
 }
 
 // refusal returns the error of a Reserve that the usages cannot pay.

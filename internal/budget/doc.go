@@ -70,7 +70,10 @@
 // Ledger are grouped into one such transaction (group commit, batch.go):
 // one account lock and one durable commit serve many statements, each
 // Reserve still checked, in queue order, against everything granted
-// before it.
+// before it. On PostgreSQL a batch whose accounts' usage the Ledger knows
+// from its own last batch is one statement, a compare-and-swap that locks
+// the accounts and writes only if their usage is still the one the batch
+// was checked against (pgbatch.go).
 //
 // # Storage
 //

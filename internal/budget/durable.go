@@ -16,17 +16,28 @@ import (
 // Session returns the statements each connection of a ledger in dialect d
 // must run when it opens, before the ledger uses it; the caller's pool
 // runs them (cmd/dpproxy opens the ledger's pool with backend.OpenDB,
-// which runs them after its own session settings). On PostgreSQL it is
-// SET synchronous_commit = on, since off (which the DSN's options, ALTER
-// ROLE … SET, ALTER DATABASE … SET or the server's configuration may set)
-// acknowledges a commit before its WAL is flushed. SQLite and
-// MySQL/MariaDB have no such session setting (checkDurable).
+// which runs them after its own session settings). On PostgreSQL they are
+// pgSynchronousCommit, since off (which the DSN's options, ALTER ROLE …
+// SET, ALTER DATABASE … SET or the server's configuration may set)
+// acknowledges a commit before its WAL is flushed, and SET
+// plan_cache_mode = force_generic_plan, so that the batch statement
+// (pgbatch.go), prepared once per connection, is also planned once:
+// PostgreSQL otherwise plans it at each of its first five executions, and
+// then at every one for as long as its custom plans (for the arrays at
+// hand) look cheaper than the generic one, as they did on a ledger of a
+// few thousand reservations, where planning took longer than running it
+// (bench/RESULTS-load.md). The ledger's other statements are lookups by
+// primary key, which a generic plan serves as well. SQLite and
+// MySQL/MariaDB have no session setting for durability (checkDurable).
 func (d Dialect) Session() []string {
 	if d == Postgres {
-		return []string{"SET synchronous_commit = on"}
+		return []string{pgSynchronousCommit, "SET plan_cache_mode = force_generic_plan"}
 	}
 	return nil
 }
+
+// pgSynchronousCommit makes a PostgreSQL session's commits durable.
+const pgSynchronousCommit = "SET synchronous_commit = on"
 
 // checkDurable refuses a ledger database that may acknowledge a commit
 // before it is durable:
@@ -50,7 +61,7 @@ func (l *Ledger) checkDurable(ctx context.Context) error {
 			return ledgerError(err)
 		}
 		if syncCommit == "off" {
-			return invalid("the ledger needs durable commits, but its PostgreSQL sessions run with synchronous_commit = off (from the DSN's options, ALTER ROLE or ALTER DATABASE … SET, or the server's configuration), which acknowledges a commit before it is on disk: run %s on each of the ledger's connections", strings.Join(l.dialect.Session(), "; "))
+			return invalid("the ledger needs durable commits, but its PostgreSQL sessions run with synchronous_commit = off (from the DSN's options, ALTER ROLE or ALTER DATABASE … SET, or the server's configuration), which acknowledges a commit before it is on disk: run %s on each of the ledger's connections", pgSynchronousCommit)
 		}
 		if fsync == "off" {
 			return invalid("the ledger needs durable commits, but its PostgreSQL server runs with fsync = off, so a commit can be lost in a crash of its host: set fsync = on in the server's configuration")
