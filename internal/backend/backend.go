@@ -25,9 +25,11 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"math"
 	"math/big"
+	"net"
 	"regexp"
 	"slices"
 	"strings"
@@ -478,8 +480,8 @@ func (b *Backend) Close() error {
 // snapshot). Close it when done; it is not safe for concurrent use.
 type Snapshot struct {
 	b *Backend
-	// conn is the statement connection tx runs on; release gives back
-	// its user's turn (userTurn).
+	// conn is the statement connection tx runs on (pg holds its own);
+	// release gives back its user's turn (userTurn).
 	conn    *sql.Conn
 	release func()
 	// The transaction: pg on PostgreSQL, tx on the other dialects.
@@ -573,8 +575,8 @@ func (b *Backend) Snapshot(ctx context.Context, user string) (*Snapshot, error) 
 		if b.defaultIsolation {
 			begin = "BEGIN READ WRITE" // what database/sql's BeginTx sends for no options
 		}
-		pg := &pgTx{conn: conn, begin: begin}
-		return &Snapshot{b: b, conn: conn, release: release, pg: pg, q: pg, read: map[string]any{}, sortable: map[[2]string]bool{}, stopKill: func() {}}, nil
+		pg := &pgTx{db: b.db, conn: conn, begin: begin}
+		return &Snapshot{b: b, release: release, pg: pg, q: pg, read: map[string]any{}, sortable: map[[2]string]bool{}, stopKill: func() {}}, nil
 	}
 	tx, err := conn.BeginTx(context.WithoutCancel(ctx), opts)
 	if err != nil {
@@ -606,10 +608,18 @@ const waitingText = "(waiting for a backend connection)"
 // therefore starts with the first fetch, not when the Snapshot is made:
 // a failure of its BEGIN is a failure of a fetch that was sent (and
 // charged, exec's budget rule), and a snapshot that never fetched has
-// nothing to end. Close ends it with ROLLBACK and discards the connection
-// if that fails, so that no connection goes back to the pool inside a
-// transaction.
+// nothing to end. The first query is also the first use of the pooled
+// connection: one the server ended while it was idle (a restart,
+// pg_terminate_backend, an idle timeout), which BeginTx found dead before
+// any fetch was sent, now fails the first fetch; that query is sent
+// again, once, on a fresh connection (connectionLost), so that the
+// statement is answered rather than charged for a connection that was
+// gone before it began. No answer came from the lost connection, and the
+// fetch only reads. Close ends the transaction with ROLLBACK and discards
+// the connection if that fails, so that no connection goes back to the
+// pool inside a transaction.
 type pgTx struct {
+	db   *sql.DB
 	conn *sql.Conn
 	// begin starts the transaction; it is sent with the first query.
 	begin string
@@ -627,6 +637,22 @@ func (t *pgTx) QueryContext(ctx context.Context, query string, args ...any) (*sq
 	if left, ok := timeLeft(ctx); ok {
 		begin += fmt.Sprintf("; SET LOCAL statement_timeout = %d", left.Milliseconds())
 	}
+	rows, err := t.first(ctx, begin, query, args)
+	if !connectionLost(err) {
+		return rows, err
+	}
+	t.conn.Close() // the driver marked it bad: the pool discards it
+	conn, cerr := t.db.Conn(ctx)
+	if cerr != nil {
+		t.began = false // nothing to roll back on the closed connection
+		return nil, err
+	}
+	t.conn = conn
+	return t.first(ctx, begin, query, args)
+}
+
+// first sends begin and the first query.
+func (t *pgTx) first(ctx context.Context, begin, query string, args []any) (*sql.Rows, error) {
 	if len(args) == 0 {
 		return t.conn.QueryContext(ctx, begin+"; "+query)
 	}
@@ -636,9 +662,21 @@ func (t *pgTx) QueryContext(ctx context.Context, query string, args ...any) (*sq
 	return t.conn.QueryContext(ctx, query, args...)
 }
 
+// connectionLost reports whether err says that a query's connection
+// failed: the driver found it dead (driver.ErrBadConn, which lib/pq
+// reports for an EOF or a FATAL error such as an administrator's
+// termination) or its socket failed.
+func connectionLost(err error) bool {
+	var netErr *net.OpError
+	return errors.Is(err, driver.ErrBadConn) || errors.As(err, &netErr) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
+}
+
 // end rolls the transaction back, if it began; if that fails, the
-// connection, whose state is then unknown, is discarded.
+// connection, whose state is then unknown, is discarded. It gives the
+// connection back to the pool.
 func (t *pgTx) end() error {
+	defer t.conn.Close()
 	if !t.began {
 		return nil
 	}
@@ -949,8 +987,8 @@ func (s *Snapshot) Close() error {
 		err = s.pg.end()
 	} else {
 		err = s.tx.Rollback()
+		s.conn.Close()
 	}
-	s.conn.Close()
 	s.release()
 	return err
 }

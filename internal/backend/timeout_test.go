@@ -196,3 +196,45 @@ func TestMariaDBSortsWholeStrings(t *testing.T) {
 		}
 	}
 }
+
+// TestPostgresSnapshotAfterConnectionDied: a snapshot whose pooled
+// connection the server ended while it was idle (a restart, an
+// administrator's pg_terminate_backend, an idle timeout) finds it dead at
+// its first fetch, the first statement it sends, and sends that fetch
+// again, with its BEGIN, on a fresh connection: the statement is answered
+// rather than failed (and charged) for a connection that was gone before
+// it began.
+func TestPostgresSnapshotAfterConnectionDied(t *testing.T) {
+	dsn := testdb.PostgresDSN(t)
+	db := testdb.Open(t, "postgres", dsn)
+	if _, err := db.Exec("CREATE TABLE t (a INTEGER); INSERT INTO t VALUES (1), (2), (7)"); err != nil {
+		t.Fatal(err)
+	}
+	db.SetMaxOpenConns(1) // the connection ended below is the one the snapshot gets
+	var pid int64
+	if err := db.QueryRow("SELECT pg_backend_pid()").Scan(&pid); err != nil {
+		t.Fatal(err)
+	}
+	admin := testdb.Open(t, "postgres", dsn)
+	if _, err := admin.Exec("SELECT pg_terminate_backend($1)", pid); err != nil {
+		t.Fatal(err)
+	}
+	b := New(db, sqlrewrite.PostgreSQL, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	snap, err := b.Snapshot(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := sqlrewrite.Fetch{Table: "t", Summary: []sqlrewrite.SummaryTerm{{Kind: sqlrewrite.CountAll}}}
+	got, err := snap.Summary(ctx, f)
+	if err != nil {
+		t.Fatalf("first fetch on a connection the server had ended: %v", err)
+	}
+	if len(got) != 1 || got[0] != 3 {
+		t.Errorf("count %v, want [3]", got)
+	}
+	if err := snap.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
