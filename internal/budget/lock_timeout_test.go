@@ -47,7 +47,8 @@ func holdRows(t *testing.T, b backend, dsn string, keys, accounts []string) (rel
 // timeout (3024's kind), uncommitted and not run again, whether it
 // swaps a state value or reserves budget (a group-commit batch); once the
 // lock is released both go through, the timed-out Reserve having charged
-// nothing. Before SetLockTimeout, PostgreSQL waited for as long as the
+// nothing, on the locked path and on PostgreSQL's compare-and-swap
+// statement alike. Before SetLockTimeout, PostgreSQL waited for as long as the
 // lock was held, and MariaDB 50 s, then ran the transaction again up to
 // 12 times.
 func TestLockTimeout(t *testing.T) {
@@ -62,6 +63,11 @@ func TestLockTimeout(t *testing.T) {
 			if err := l.PutState(ctx, "k", []byte("a")); err != nil {
 				t.Fatal(err)
 			}
+			// A settled reservation first, so that on PostgreSQL the
+			// ledger knows alice's usage and the Reserve below is its
+			// single compare-and-swap statement (casBatch), outside the
+			// transactions SET LOCAL lock_timeout bounds.
+			commit(t, reserve(t, l, Cost{Epsilon: 0.25}, "alice"))
 			release := holdRows(t, b, dsn, []string{"k"}, []string{"alice"})
 			defer release()
 
@@ -84,7 +90,7 @@ func TestLockTimeout(t *testing.T) {
 				t.Errorf("swap once the lock is released: %v, %v", ok, err)
 			}
 			commit(t, reserve(t, l, Cost{Epsilon: 0.25}, "alice"))
-			wantRemaining(t, l, "alice", Cost{Epsilon: 0.75})
+			wantRemaining(t, l, "alice", Cost{Epsilon: 0.5})
 		})
 	}
 }

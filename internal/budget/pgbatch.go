@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/dpproxy/dpproxy/internal/dperr"
 )
 
 // One statement per batch on PostgreSQL. A batch's writes (the usage of
@@ -302,8 +304,24 @@ func (l *Ledger) casBatch(ctx context.Context, batch []*request, outcomes []erro
 	for _, a := range slices.Sorted(maps.Keys(usages)) {
 		w.accounts = append(w.accounts, pgAccount{name: a, old: old[a], new: usages[a]})
 	}
-	wrote, err := w.run(ctx, l, nil)
+	// The statement runs outside any transaction, where tryTx's SET LOCAL
+	// lock_timeout cannot reach it: its wait for the accounts' row locks
+	// is bounded here instead, at the same whole seconds. A statement cut
+	// off by this bound may have committed or not (database/sql reports
+	// the context's error once it ends, whatever the server did); the
+	// batch then fails as a lock timeout, and reservations it may have
+	// written stay pending: spent, never returned to a caller.
+	runCtx := ctx
+	if bound := l.dialect.lockWaitBound(l.lockTimeout); bound > 0 {
+		var cancel context.CancelFunc
+		runCtx, cancel = context.WithTimeout(ctx, bound)
+		defer cancel()
+	}
+	wrote, err := w.run(runCtx, l, nil)
 	switch {
+	case err != nil && ctx.Err() == nil && runCtx.Err() != nil:
+		l.forget(usages)
+		return true, dperr.Wrap(dperr.Timeout, err, lockTimedOutText)
 	case err == nil && wrote:
 		b.casBackoff = 0
 		for a, u := range usages {

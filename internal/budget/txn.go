@@ -48,7 +48,7 @@ func (l *Ledger) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 		case ctx.Err() != nil && !errors.Is(err, ctx.Err()):
 			return fmt.Errorf("%w (%w)", ctx.Err(), err)
 		case l.dialect.lockTimedOut(err):
-			return dperr.Wrap(dperr.Timeout, err, "timed out waiting for a lock in the privacy budget ledger, which another session holds")
+			return dperr.Wrap(dperr.Timeout, err, lockTimedOutText)
 		case attempt == maxAttempts || !(l.dialect.retryable(err) || l.dialect.lostBeforeCommit(err)):
 			return err
 		}
@@ -206,10 +206,11 @@ func (d Dialect) lockTimedOut(err error) bool {
 // bound: none on PostgreSQL, 50 s on MariaDB) and on SQLite, whose lock
 // waits busy_timeout bounds.
 func (d Dialect) lockWait(timeout time.Duration) string {
-	if timeout <= 0 {
+	bound := d.lockWaitBound(timeout)
+	if bound == 0 {
 		return ""
 	}
-	secs := max(int64((timeout+time.Second-1)/time.Second), 1)
+	secs := int64(bound / time.Second)
 	switch d {
 	case Postgres:
 		return fmt.Sprintf("SET LOCAL lock_timeout = '%ds'", secs)
@@ -218,6 +219,20 @@ func (d Dialect) lockWait(timeout time.Duration) string {
 	}
 	return ""
 }
+
+// lockWaitBound is the bound lockWait sets: timeout rounded up to a whole
+// second and at least one, on PostgreSQL and MySQL/MariaDB; 0 for
+// timeout ≤ 0 and on SQLite.
+func (d Dialect) lockWaitBound(timeout time.Duration) time.Duration {
+	if timeout <= 0 || (d != Postgres && d != MySQL) {
+		return 0
+	}
+	return max((timeout+time.Second-1)/time.Second, 1) * time.Second
+}
+
+// lockTimedOutText is the message of a ledger write that gave up waiting
+// for a row lock at the ledger's lock timeout.
+const lockTimedOutText = "timed out waiting for a lock in the privacy budget ledger, which another session holds"
 
 // mysqlErrorNumber returns the Number of a *mysql.MySQLError in err's chain,
 // or 0. The ledger does not import the driver, and the driver's error has no
