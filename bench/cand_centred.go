@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"context"
 	"math"
 
 	"github.com/dpproxy/dpproxy/internal/mech/noise"
@@ -129,7 +130,7 @@ func centredVariance(c *Column, eps float64) (func(src noise.Source, nTilde int6
 				s := c.VarianceSketch(pw)
 				sketch = &s
 			}
-			return pw.Release(src, *sketch)
+			return pw.Release(context.Background(), src, *sketch)
 		}
 		return moments(src, centre, float64(nTilde), eps*varianceSumShare, rest-eps*varianceSumShare)
 	}, nil

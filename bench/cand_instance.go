@@ -1,6 +1,8 @@
 package bench
 
 import (
+	"context"
+
 	"github.com/dpproxy/dpproxy/internal/mech"
 	"github.com/dpproxy/dpproxy/internal/mech/noise"
 	"github.com/dpproxy/dpproxy/internal/mech/piecewise"
@@ -26,7 +28,7 @@ func piecewiseCandidate() Candidate {
 				}
 				sketch := c.VarianceSketch(m)
 				return &Prepared{
-					Draw:     func(src noise.Source) (float64, error) { return m.Release(src, sketch) },
+					Draw:     func(src noise.Source) (float64, error) { return m.Release(context.Background(), src, sketch) },
 					Expected: func() (float64, error) { return m.ExpectedAbsError(sketch) },
 				}, nil
 			}

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -130,13 +131,13 @@ func (r *ptrRegressionCell) runTrial(t int, delta float64, seed uint64) error {
 			if err != nil {
 				return nil, false, err
 			}
-			return m.Release(src, rows)
+			return m.Release(context.Background(), src, rows)
 		}
 		m, err := ptr.NewShortcutRegression(params, coordinates)
 		if err != nil {
 			return nil, false, err
 		}
-		return m.Release(src, rows)
+		return m.Release(context.Background(), src, rows)
 	}
 	switch r.cell.Mechanism {
 	case "R_S":

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -102,8 +103,8 @@ func BenchmarkWindowedRelease(b *testing.B) {
 			{"PLM-median", func() error { _, err := plm.Release(src, mech.WindowOf(plm.Window(), xs)); return err }},
 			{"INV-median", func() error { _, err := inv.Release(src, mech.WindowOf(inv.Window(), xs)); return err }},
 			{"SS-median", func() error { _, err := ss.Release(src, mech.WindowOf(ss.Window(), xs)); return err }},
-			{"PLM-variance", func() error { _, err := pv.Release(src, sk); return err }},
-			{"PLM-variance-tied-1000", func() error { _, err := pvTied.Release(src, skTied); return err }},
+			{"PLM-variance", func() error { _, err := pv.Release(context.Background(), src, sk); return err }},
+			{"PLM-variance-tied-1000", func() error { _, err := pvTied.Release(context.Background(), src, skTied); return err }},
 			{"default-variance", func() error { _, err := ruleVariance.Draw(src); return err }},
 			{"default-variance-with-summary", ruleWithSummary},
 			{"auto-variance-spread", func() error { _, err := autoSpread(src, int64(len(xs))); return err }},

@@ -408,13 +408,13 @@ func (e *Executor) releaseFrom(ctx context.Context, snap *backend.Snapshot, plan
 		}
 		step, err := r.Mechanism.Start(src, r, mine, hist)
 		if err != nil {
-			return nil, mechanismError(r, err)
+			return nil, mechanismError(ctx, r, err)
 		}
 		var fetched []planner.Fetched
 		for round := 0; ; round++ {
-			more, done, est, err := step.Advance(src, fetched)
+			more, done, est, err := step.Advance(ctx, src, fetched)
 			if err != nil {
-				return nil, mechanismError(r, err)
+				return nil, mechanismError(ctx, r, err)
 			}
 			if done {
 				released[i] = est
@@ -487,8 +487,26 @@ func fewValues(t *catalog.Table, source string) bool {
 	return false
 }
 
-func mechanismError(r *planner.Release, err error) error {
+// mechanismError is the client's error of a release whose mechanism
+// failed: the statement's timeout (3024) or cancellation (1317) when the
+// mechanism stopped because ctx ended (planner.Step), else an internal
+// error.
+func mechanismError(ctx context.Context, r *planner.Release, err error) error {
+	if cerr := ctx.Err(); cerr != nil && errors.Is(err, cerr) {
+		return interrupted(ctx)
+	}
 	return dperr.Wrap(dperr.Internal, err, "internal error: mechanism %s failed", r.Mechanism.Name())
+}
+
+// interrupted is the error of a statement whose context ended while the
+// proxy computed: past its deadline (timeouts.statement) a dperr.Timeout,
+// 3024, otherwise (KILL QUERY, the client gone, shutdown) dperr.Canceled,
+// 1317, with MySQL's messages for them.
+func interrupted(ctx context.Context) error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return dperr.Wrap(dperr.Timeout, ctx.Err(), "Query execution was interrupted, maximum statement execution time exceeded")
+	}
+	return dperr.Wrap(dperr.Canceled, ctx.Err(), "Query execution was interrupted")
 }
 
 func indexOf(terms []sqlrewrite.SummaryTerm, t sqlrewrite.SummaryTerm) int {

@@ -316,7 +316,7 @@ func releasedScale(t *testing.T, rel *planner.Release) float64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, done, est, err := step.Advance(src, nil)
+	_, done, est, err := step.Advance(context.Background(), src, nil)
 	if err != nil || !done || est.Primitive == nil {
 		t.Fatalf("release %s: done %v, primitive %v, %v", rel.Stat, done, est.Primitive, err)
 	}

@@ -215,3 +215,66 @@ func TestWaitForABackendConnectionIsFree(t *testing.T) {
 		t.Errorf("a's statement once the connections are free: %v", err)
 	}
 }
+
+// TestStatementTimeoutStopsAMechanism: a statement whose mechanism computes
+// past the statement timeout (the piecewise variance at ε = 2^-16 over
+// 20000 distinct values: about 12 s of breakpoints, after fetches of a
+// few hundred milliseconds) ends at the timeout with 3024, and a KILL
+// QUERY (its context cancelled) with 1317, where before it ran to the end
+// and answered, ignoring both; each is charged (its data was read).
+func TestStatementTimeoutStopsAMechanism(t *testing.T) {
+	db := testdb.SQLite(t)
+	if _, err := db.Exec("CREATE TABLE t AS WITH RECURSIVE c(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM c LIMIT 20000) SELECT i * 7.3 AS x FROM c"); err != nil {
+		t.Fatal(err)
+	}
+	lo, hi := 0.0, 500000.0
+	cat := &catalog.Config{Tables: []catalog.Table{{Name: "t", Source: "t", Columns: []catalog.Column{
+		{Name: "x", Source: "x", Type: catalog.Real, Lower: &lo, Upper: &hi},
+	}}}}
+	ctx := context.Background()
+	l, err := budget.Open(ctx, testdb.SQLite(t), budget.SQLite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.SetLimit(ctx, "user:a", budget.Cost{Epsilon: 1}); err != nil {
+		t.Fatal(err)
+	}
+	e := New(backend.New(db, sqlrewrite.SQLite, nil), l, nil)
+	e.SetStatementTimeout(1500 * time.Millisecond)
+	t.Cleanup(e.Wait)
+	st, err := sqlrewrite.NewParser(cat).Parse("SELECT VARIANCE(x) FROM t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	eps := 0x1p-16
+	plan, err := planner.New(cat).Plan(st.(*sqlrewrite.Select), planner.Settings{Epsilon: eps, Mechanism: "piecewise"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, kills := range []bool{false, true} {
+		run, code := ctx, uint16(3024)
+		if kills {
+			killed, kill := context.WithCancel(ctx)
+			defer kill()
+			time.AfterFunc(1200*time.Millisecond, kill)
+			run, code = killed, 1317
+		}
+		start := time.Now()
+		_, err := e.Run(run, "a", plan, rand.NewChaCha8([32]byte{1}))
+		took := time.Since(start)
+		if got, _ := dperr.KindOf(err).Code(); got != code {
+			t.Errorf("run %d: got %v (code %d), want %d", i, err, got, code)
+		}
+		if took > 4*time.Second {
+			t.Errorf("run %d: the statement took %v, stopped after at most 1.5 s", i, took)
+		}
+		e.Wait()
+		left, err := l.Remaining(ctx, "user:a")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := 1 - eps*float64(i+1); left.Epsilon != want {
+			t.Errorf("run %d: remaining ε %v, want %v: a statement that read data is charged", i, left.Epsilon, want)
+		}
+	}
+}

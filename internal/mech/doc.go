@@ -1,8 +1,9 @@
 // Package mech is the vocabulary shared by dpproxy's differentially private
 // mechanisms: public clamping [Bounds], order-statistic windows
 // ([RankWindowSpec], [SortedWindow]), released answers ([Estimate]), the
-// range of ε a release accepts ([MinEpsilon], [MaxEpsilon]) and the error
-// sentinels every mechanism wraps. It draws no randomness and imports
+// range of ε a release accepts ([MinEpsilon], [MaxEpsilon]), the error
+// sentinels every mechanism wraps, and [Poll], which stops a long loop when
+// its statement's context ends. It draws no randomness and imports
 // nothing of dpproxy. The mechanisms live in one package per family, each
 // stating its guarantee and source in its package comment:
 //

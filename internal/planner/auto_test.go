@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"context"
 	"math"
 	"math/big"
 	"strings"
@@ -48,7 +49,7 @@ func repeatValues(n int, vs ...int) []int {
 func gridEstimate(t *testing.T, st Step, values []int) Estimate {
 	t.Helper()
 	src := noise.NewStream(3)
-	more, done, _, err := st.Advance(src, nil)
+	more, done, _, err := st.Advance(context.Background(), src, nil)
 	if err != nil || done || len(more) != 1 || more[0].GridSums == nil {
 		t.Fatalf("want one grid-sums request: done=%v, %d requests, err %v", done, len(more), err)
 	}
@@ -60,7 +61,7 @@ func gridEstimate(t *testing.T, st Step, values []int) Estimate {
 		out.Sum.Add(out.Sum, k)
 		out.SumSquares.Add(out.SumSquares, k.Mul(k, k))
 	}
-	more, done, est, err := st.Advance(src, []Fetched{{Grid: &out}})
+	more, done, est, err := st.Advance(context.Background(), src, []Fetched{{Grid: &out}})
 	if err != nil || !done || len(more) != 0 {
 		t.Fatalf("step not finished after the grid sums: done=%v, %d requests, err %v", done, len(more), err)
 	}

@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/dpproxy/dpproxy/internal/mech"
@@ -67,7 +68,7 @@ func onGridSums(r *Release, finish func(src noise.Source, g mech.Grid, s mech.Gr
 	}
 	return &once{
 		requests: []sqlrewrite.Fetch{request},
-		finish: func(src noise.Source, fetched []Fetched) (Estimate, error) {
+		finish: func(_ context.Context, src noise.Source, fetched []Fetched) (Estimate, error) {
 			s, err := exactGridSums(fetched)
 			if err != nil {
 				return Estimate{}, err

@@ -1,6 +1,7 @@
 package planner_test
 
 import (
+	"context"
 	"encoding/binary"
 	"math"
 	"math/rand/v2"
@@ -92,7 +93,7 @@ func TestPlannedReleasesDrawTheCheckedMechanisms(t *testing.T) {
 			if err != nil {
 				return 0, 0, err
 			}
-			return exactly(m.Release(src, m.Sketch(data)))
+			return exactly(m.Release(context.Background(), src, m.Sketch(data)))
 		}},
 		{"exponential", "SELECT MEDIAN(age) FROM pums", ages, grid(func(r *planner.Release, bins int) (gridQuantile, error) {
 			return quantile.NewGridExponential(r.Stat.Quantile, r.Epsilon, bins)

@@ -1,6 +1,8 @@
 package planner
 
 import (
+	"context"
+
 	"github.com/dpproxy/dpproxy/internal/mech/laplace"
 	"github.com/dpproxy/dpproxy/internal/mech/noise"
 	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
@@ -48,8 +50,11 @@ type Step interface {
 	// Advance takes what the previous call asked for (nil the first time,
 	// then one Fetched per request, in order) and either asks for more or,
 	// when done, returns the estimate. A request is a Window (its values, or
-	// their sum) or Pairs; the executor fills in the table and filter.
-	Advance(src noise.Source, fetched []Fetched) (more []sqlrewrite.Fetch, done bool, est Estimate, err error)
+	// their sum) or Pairs; the executor fills in the table and filter. A
+	// mechanism whose work can run long stops when ctx ends (the statement
+	// timeout, KILL QUERY, the client gone) and returns ctx's error, which
+	// the executor reports as the statement's timeout or cancellation.
+	Advance(ctx context.Context, src noise.Source, fetched []Fetched) (more []sqlrewrite.Fetch, done bool, est Estimate, err error)
 }
 
 // Fetched is the answer to one request of a Step.
@@ -65,21 +70,21 @@ type Fetched struct {
 // finished is a Step that is already done.
 type finished struct{ est Estimate }
 
-func (f finished) Advance(noise.Source, []Fetched) ([]sqlrewrite.Fetch, bool, Estimate, error) {
+func (f finished) Advance(context.Context, noise.Source, []Fetched) ([]sqlrewrite.Fetch, bool, Estimate, error) {
 	return nil, true, f.est, nil
 }
 
 // once is a Step that makes its requests once and then finishes.
 type once struct {
 	requests []sqlrewrite.Fetch
-	finish   func(src noise.Source, fetched []Fetched) (Estimate, error)
+	finish   func(ctx context.Context, src noise.Source, fetched []Fetched) (Estimate, error)
 }
 
-func (o *once) Advance(src noise.Source, fetched []Fetched) ([]sqlrewrite.Fetch, bool, Estimate, error) {
+func (o *once) Advance(ctx context.Context, src noise.Source, fetched []Fetched) ([]sqlrewrite.Fetch, bool, Estimate, error) {
 	if fetched == nil && len(o.requests) > 0 {
 		return o.requests, false, Estimate{}, nil
 	}
-	est, err := o.finish(src, fetched)
+	est, err := o.finish(ctx, src, fetched)
 	return nil, true, est, err
 }
 

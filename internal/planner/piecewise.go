@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"context"
 	"fmt"
 	"math"
 
@@ -68,12 +69,12 @@ func (m piecewiseMechanism) Start(src noise.Source, r *Release, terms []float64,
 	k := min(v.Extremes(), n)
 	step := &once{
 		requests: []sqlrewrite.Fetch{gridSumsRequest(r, g)},
-		finish: func(src noise.Source, fetched []Fetched) (Estimate, error) {
+		finish: func(ctx context.Context, src noise.Source, fetched []Fetched) (Estimate, error) {
 			sketch, err := varianceSketch(n, k, fetched)
 			if err != nil {
 				return Estimate{}, err
 			}
-			value, err := v.Release(src, sketch)
+			value, err := v.Release(ctx, src, sketch)
 			return Estimate{Value: value}, err
 		},
 	}

@@ -372,8 +372,7 @@ func (p *Planner) plan(sel *sqlrewrite.Select, s Settings, grouped bool) (*Plan,
 	// be charged, and could depend on the data.
 	for _, r := range plan.Releases {
 		if err := r.Mechanism.Check(r); err != nil {
-			return nil, dperr.New(dperr.InvalidValue, "@dp_epsilon = %g (and @dp_delta = %g) split over this statement's %d release(s) gives %s an ε of %g, which mechanism %s cannot use: %v; change @dp_epsilon (or @dp_delta), or ask fewer aggregates at once",
-				s.Epsilon, s.Delta, len(plan.Releases), r.Stat, r.Epsilon, r.Mechanism.Name(), err)
+			return nil, p.checkRefusal(s, plan.Releases, r, err)
 		}
 	}
 	// Charge the statement's ε and δ exactly, not the float sums of their

@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"context"
 	"fmt"
 	"math"
 
@@ -100,7 +101,7 @@ func (preprocessMechanism) withCount(r *Release, terms []float64, nHat, eps floa
 			return nil, err
 		}
 		ranks := m.Window().Ranks(n)
-		step := &once{finish: func(src noise.Source, fetched []Fetched) (Estimate, error) {
+		step := &once{finish: func(_ context.Context, src noise.Source, fetched []Fetched) (Estimate, error) {
 			w := mech.SortedWindow{Count: n, First: ranks.First}
 			if len(fetched) > 0 {
 				w.Values = fetched[0].Values
@@ -154,7 +155,7 @@ type summaryStep struct {
 	phase int
 }
 
-func (st *summaryStep) Advance(src noise.Source, fetched []Fetched) ([]sqlrewrite.Fetch, bool, Estimate, error) {
+func (st *summaryStep) Advance(_ context.Context, src noise.Source, fetched []Fetched) ([]sqlrewrite.Fetch, bool, Estimate, error) {
 	n, g := st.n, st.m.Grid()
 	switch st.phase {
 	case 0:

@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -114,7 +115,7 @@ func ptrColumnStep(r *Release, m ptrColumn, n int64) Step {
 			}})
 		}
 	}
-	return &once{requests: requests, finish: func(src noise.Source, fetched []Fetched) (Estimate, error) {
+	return &once{requests: requests, finish: func(_ context.Context, src noise.Source, fetched []Fetched) (Estimate, error) {
 		var d ptr.Data
 		k := 0
 		for _, rr := range ranks {
@@ -163,7 +164,7 @@ func ptrRegressionStep(r *Release, p ptr.Params) (Step, error) {
 		return nil, err
 	}
 	request := sqlrewrite.Fetch{Pairs: &sqlrewrite.Pairs{Y: y.Source, X: x.Source, YLower: ly, YUpper: uy, XLower: lx, XUpper: ux}}
-	return &once{requests: []sqlrewrite.Fetch{request}, finish: func(src noise.Source, fetched []Fetched) (Estimate, error) {
+	return &once{requests: []sqlrewrite.Fetch{request}, finish: func(ctx context.Context, src noise.Source, fetched []Fetched) (Estimate, error) {
 		xs := make([]float64, len(fetched[0].Pairs))
 		ys := make([]float64, len(fetched[0].Pairs))
 		for i, pr := range fetched[0].Pairs {
@@ -173,7 +174,7 @@ func ptrRegressionStep(r *Release, p ptr.Params) (Step, error) {
 		if err != nil {
 			return Estimate{}, err
 		}
-		beta, refused, err := m.Release(src, rows)
+		beta, refused, err := m.Release(ctx, src, rows)
 		if err != nil || refused {
 			return ptrEstimate(0, refused), err
 		}

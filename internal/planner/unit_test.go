@@ -1,6 +1,7 @@
 package planner_test
 
 import (
+	"context"
 	"fmt"
 	"math/big"
 	"testing"
@@ -86,9 +87,9 @@ func TestLaplaceNoiseScalesWithRowsPerUnit(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			more, done, est, err := step.Advance(src, nil)
+			more, done, est, err := step.Advance(context.Background(), src, nil)
 			if err == nil && !done && len(more) == 1 && more[0].GridSums != nil { // SUM: its exact grid sums
-				_, done, est, err = step.Advance(src, []planner.Fetched{{Grid: &sqlrewrite.GridTotals{Count: 100, Sum: big.NewInt(0)}}})
+				_, done, est, err = step.Advance(context.Background(), src, []planner.Fetched{{Grid: &sqlrewrite.GridTotals{Count: 100, Sum: big.NewInt(0)}}})
 			}
 			if err != nil || !done {
 				t.Fatalf("%s %s: done %v, %v", tc.table, r.Stat, done, err)

@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"context"
 	"fmt"
 	"math"
 
@@ -102,7 +103,7 @@ func (m quantileMechanism) Start(_ noise.Source, r *Release, terms []float64, _ 
 	}
 	n := int64(math.Round(terms[0]))
 	ranks := q.Window().Ranks(n)
-	step := &once{finish: func(src noise.Source, fetched []Fetched) (Estimate, error) {
+	step := &once{finish: func(_ context.Context, src noise.Source, fetched []Fetched) (Estimate, error) {
 		w := mech.SortedWindow{Count: n, First: ranks.First}
 		if len(fetched) > 0 {
 			w.Values = fetched[0].Values

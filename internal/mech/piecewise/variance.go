@@ -1,6 +1,7 @@
 package piecewise
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/big"
@@ -118,19 +119,41 @@ func (m *Variance) Extremes() int64 { return m.depth }
 
 // Breakpoints returns u_0…u_K and d_0…d_K of the variance.
 func (m *Variance) Breakpoints(s VarianceSketch) (Breakpoints, error) {
+	return m.breakpoints(context.Background(), s)
+}
+
+// breakpoints is Breakpoints, stopping with ctx's error when ctx ends
+// (mech.Poll): with n ≥ K its work grows like K² (K up to about 5·10^6 at
+// ε = 2^-16), the windows' SSDs and the mean breakpoints each taking O(ℓ)
+// per level. Levels ℓ ≥ n cost O(1) each: d_ℓ = 0 (ℓ ≥ n−1) and R_ℓ =
+// V_max, so once such a level reaches u_ℓ = V_max every later one is
+// (V_max, 0) and is filled in without computing it (the same values: on a
+// small table at a small ε the K levels were most of the time).
+func (m *Variance) breakpoints(ctx context.Context, s VarianceSketch) (Breakpoints, error) {
 	v, err := m.newVarianceInputs(s)
 	if err != nil {
 		return Breakpoints{}, err
 	}
+	poll := mech.NewPoll(ctx)
 	k := m.depth
 	vmax := m.sampler.rng.Upper
 	up, down := make([]float64, k+1), make([]float64, k+1)
 	up[0] = v.variance()
 	down[0] = up[0]
-	ssd := v.minWindowSSDs(k - 1)
+	ssd, err := v.minWindowSSDs(poll, k-1)
+	if err != nil {
+		return Breakpoints{}, err
+	}
 	slack := new(big.Rat).SetFloat64(exact.Ulp(vmax))
 	vmaxRat := v.vmax // in grid units
 	for l := int64(1); l < k; l++ {
+		if l >= v.n && up[l-1] == vmax {
+			up[l], down[l] = vmax, 0
+			continue
+		}
+		if err := poll.Tick(min(l, v.n)); err != nil {
+			return Breakpoints{}, err
+		}
 		down[l] = v.lower(l, ssd)
 		r := vmaxRat
 		if v.n-l >= 1 {
@@ -149,9 +172,10 @@ func (m *Variance) Breakpoints(s VarianceSketch) (Breakpoints, error) {
 	return Breakpoints{Up: up, Down: down}, nil
 }
 
-// Release draws the variance: a point of [0, V_max] on the grid.
-func (m *Variance) Release(src noise.Source, s VarianceSketch) (float64, error) {
-	bp, err := m.Breakpoints(s)
+// Release draws the variance: a point of [0, V_max] on the grid. It fails
+// with ctx's error if ctx ends while the breakpoints are computed.
+func (m *Variance) Release(ctx context.Context, src noise.Source, s VarianceSketch) (float64, error) {
+	bp, err := m.breakpoints(ctx, s)
 	if err != nil {
 		return 0, err
 	}
@@ -283,17 +307,21 @@ func (v *varianceInputs) ssd(s, q *big.Rat, m int64) *big.Rat {
 
 // minWindowSSDs returns SSD_min(n−i) for i = 0…min(maxI, n−1): the least
 // sum of squared deviations over windows of n−i consecutive sorted values.
-func (v *varianceInputs) minWindowSSDs(maxI int64) []*big.Rat {
+// It takes O(i) steps for each i, and stops with poll's error.
+func (v *varianceInputs) minWindowSSDs(poll *mech.Poll, maxI int64) ([]*big.Rat, error) {
 	if v.n < int128Rows {
-		return v.minWindowSSDsInt128(maxI)
+		return v.minWindowSSDsInt128(poll, maxI)
 	}
-	return v.minWindowSSDsRat(maxI)
+	return v.minWindowSSDsRat(poll, maxI)
 }
 
 // minWindowSSDsRat is minWindowSSDs in rationals (any n).
-func (v *varianceInputs) minWindowSSDsRat(maxI int64) []*big.Rat {
+func (v *varianceInputs) minWindowSSDsRat(poll *mech.Poll, maxI int64) ([]*big.Rat, error) {
 	var out []*big.Rat
 	for i := int64(0); i <= min(maxI, v.n-1); i++ {
+		if err := poll.Tick(i + 1); err != nil {
+			return nil, err
+		}
 		m := v.n - i
 		window := func(j int64) (*big.Rat, *big.Rat) { // delete j smallest, i−j largest
 			s := new(big.Rat).Sub(v.sum, v.sb[j])
@@ -319,7 +347,7 @@ func (v *varianceInputs) minWindowSSDsRat(maxI int64) []*big.Rat {
 		f, _ := out[i].Float64()
 		v.ssdF = append(v.ssdF, f)
 	}
-	return out
+	return out, nil
 }
 
 // int128Rows bounds n for minWindowSSDsInt128: with indices below 2^31,
@@ -333,7 +361,7 @@ const int128Rows = 1 << 31
 // exact comparison with no rationals; SSD_min = that least value / m, the
 // same exact number the rational path returns (translation does not
 // change an SSD).
-func (v *varianceInputs) minWindowSSDsInt128(maxI int64) []*big.Rat {
+func (v *varianceInputs) minWindowSSDsInt128(poll *mech.Poll, maxI int64) ([]*big.Rat, error) {
 	var out []*big.Rat
 	split := func(x *big.Int) exact.Int128 { // 0 ≤ x < 2^124
 		hi := new(big.Int).Rsh(x, 62)
@@ -352,6 +380,9 @@ func (v *varianceInputs) minWindowSSDsInt128(maxI int64) []*big.Rat {
 	sb, qb := prefix(v.kBottom)
 	st, qt := prefix(v.kTop)
 	for i := int64(0); i <= min(maxI, v.n-1); i++ {
+		if err := poll.Tick(i + 1); err != nil {
+			return nil, err
+		}
 		m := v.n - i
 		var best exact.Int128
 		for j := int64(0); j <= i; j++ {
@@ -370,7 +401,7 @@ func (v *varianceInputs) minWindowSSDsInt128(maxI int64) []*big.Rat {
 		f, _ := r.Float64()
 		v.ssdF = append(v.ssdF, f)
 	}
-	return out
+	return out, nil
 }
 
 // lower returns d_ℓ rounded down.

@@ -1,11 +1,13 @@
 package piecewise
 
 import (
+	"context"
 	"errors"
 	"math/big"
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/dpproxy/dpproxy/internal/mech"
 	"github.com/dpproxy/dpproxy/internal/mech/oracle"
@@ -160,7 +162,15 @@ func TestPiecewiseVarianceInt128PathsMatchRationals(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			fast, slow := v.minWindowSSDsInt128(m.depth), v.minWindowSSDsRat(m.depth)
+			poll := mech.NewPoll(context.Background())
+			fast, err := v.minWindowSSDsInt128(poll, m.depth)
+			if err != nil {
+				t.Fatal(err)
+			}
+			slow, err := v.minWindowSSDsRat(poll, m.depth)
+			if err != nil {
+				t.Fatal(err)
+			}
 			for i := range fast {
 				if fast[i].Cmp(slow[i]) != 0 {
 					t.Fatalf("%v: SSD_min(n−%d) int128 %v, rational %v", x, i, fast[i], slow[i])
@@ -174,5 +184,35 @@ func TestPiecewiseVarianceInt128PathsMatchRationals(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestPiecewiseVarianceStopsWhenContextEnds: the breakpoints of a column of
+// n ≥ K rows take O(K·n) steps (20000 distinct values at ε = 2^-16, K ≈
+// 5.5·10^6: about 12 s on one core); a release whose context ends meanwhile
+// (the statement timeout, KILL QUERY) returns the context's error within a
+// few PollEvery steps instead of running to the end.
+func TestPiecewiseVarianceStopsWhenContextEnds(t *testing.T) {
+	b := mech.Bounds{Lower: 0, Upper: 500000}
+	m, err := NewVariance(b, 0x1p-16, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := make([]float64, 20000)
+	for i := range x {
+		x[i] = float64(i) * 7.3
+	}
+	sketch := m.Sketch(x)
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err = m.Release(ctx, privtest.Seeded(t, 1), sketch)
+	if took := time.Since(start); !errors.Is(err, context.DeadlineExceeded) || took > 2*time.Second {
+		t.Errorf("got %v after %v, want the context's deadline within 2 s", err, took)
+	}
+	gone, kill := context.WithCancel(context.Background())
+	kill()
+	if _, err := m.Release(gone, privtest.Seeded(t, 1), sketch); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled context: got %v, want context.Canceled", err)
 	}
 }

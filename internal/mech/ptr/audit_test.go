@@ -1,6 +1,7 @@
 package ptr
 
 import (
+	"context"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -206,7 +207,7 @@ func TestAuditPTRRegression(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		epsilon float64
-		release func(noise.Source, RegressionRows) ([]float64, bool, error)
+		release func(context.Context, noise.Source, RegressionRows) ([]float64, bool, error)
 		slope   int
 	}{
 		{"short-cut", 6, shortcut.Release, 0},
@@ -215,7 +216,7 @@ func TestAuditPTRRegression(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := privtest.Config{Epsilon: tc.epsilon, Delta: 0.1, Samples: samples, Seed: privtest.Seed(t, 0xa504)}
 			privtest.Audit(t, cfg, func(src rand.Source, nb int) float64 {
-				beta, refused, err := tc.release(src, []RegressionRows{d0, d1}[nb])
+				beta, refused, err := tc.release(context.Background(), src, []RegressionRows{d0, d1}[nb])
 				if err != nil {
 					t.Fatal(err)
 				}

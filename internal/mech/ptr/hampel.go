@@ -1,6 +1,7 @@
 package ptr
 
 import (
+	"context"
 	"fmt"
 	"math"
 
@@ -122,12 +123,16 @@ func (r *HampelRegression) Fetch() Fetch { return Fetch{AllRows: true} }
 
 // Release returns the released coefficients (β_0, β_1), or refused = true
 // for ⊥. It fails with ErrInvalidInput if rows do not have 2 coefficients
-// or hold a non-finite value.
-func (r *HampelRegression) Release(src noise.Source, rows RegressionRows) (beta []float64, refused bool, err error) {
+// or hold a non-finite value, and with ctx's error if ctx ends during the
+// block step.
+func (r *HampelRegression) Release(ctx context.Context, src noise.Source, rows RegressionRows) (beta []float64, refused bool, err error) {
 	if err := rows.validate(2); err != nil {
 		return nil, false, err
 	}
-	fits := ptrBlockFits(src, rows, r.blocks, r.coef)
+	fits, err := ptrBlockFits(ctx, src, rows, r.blocks, r.coef)
+	if err != nil {
+		return nil, false, err
+	}
 	lo, hi := ptrQuartileRanks(int64(r.blocks))
 	var widths [2]float64
 	for d := range widths {

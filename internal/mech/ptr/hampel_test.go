@@ -1,6 +1,7 @@
 package ptr
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -198,7 +199,7 @@ func TestPTRHampelInvalid(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := r.Release(privtest.Seeded(t, 1), RegressionRows{P: 1, X: []float64{1}, Y: []float64{1}}); !errors.Is(err, mech.ErrInvalidInput) {
+	if _, _, err := r.Release(context.Background(), privtest.Seeded(t, 1), RegressionRows{P: 1, X: []float64{1}, Y: []float64{1}}); !errors.Is(err, mech.ErrInvalidInput) {
 		t.Errorf("P = 1 rows: got %v, want %v", err, mech.ErrInvalidInput)
 	}
 	// Sampling rate: N = 10⁶ and 2048 rows keep ⌊2048/10⁶·2³²⌋/2³².
@@ -229,14 +230,14 @@ func TestPTRHampelExactFit(t *testing.T) {
 	src := privtest.Seeded(t, 0xa79)
 	limit := 40 * 2 / math.Sqrt(400) / (60.0 / 11)
 	for range 20 {
-		beta, refused, err := r.Release(src, rows)
+		beta, refused, err := r.Release(context.Background(), src, rows)
 		if err != nil || refused || math.Abs(beta[0]-1) > limit || math.Abs(beta[1]-2) > limit {
 			t.Fatalf("got (%v, %v, %v), want (1, 2) ± %v", beta, refused, err, limit)
 		}
 	}
 	for k := range 3 {
 		tiny, _ := SimpleRegressionRows([]float64{1, 2}[:k], []float64{3, 5}[:k])
-		if _, _, err := r.Release(src, tiny); err != nil {
+		if _, _, err := r.Release(context.Background(), src, tiny); err != nil {
 			t.Fatalf("%d rows: got %v, want no error", k, err)
 		}
 	}

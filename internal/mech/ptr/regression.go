@@ -2,6 +2,7 @@ package ptr
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"math"
 	"slices"
@@ -66,7 +67,9 @@ type RegressionParams struct {
 	// Epsilon and Delta are the (ε, δ) of the whole release, δ in (0, 0.5].
 	Epsilon, Delta float64
 	// Size is the public stand-in N for the private number of rows (a
-	// noisy count, paid separately, or a size hint), as in Params.
+	// noisy count, paid separately, or a size hint), as in Params. The
+	// number of blocks is computed from it clamped to ptrMaxSize, so a
+	// wild noisy count cannot size the work.
 	Size float64
 	// Coefficients are public bounds for each of the P coefficients: block
 	// fits are clamped to them, a block without a unique fit is mapped to
@@ -99,9 +102,18 @@ const ptrMaxCoefficients = 8
 // ptrBlockRows is the mean number of rows per block, in units of P.
 const ptrBlockRows = 2
 
-// ptrBlockCount returns the public number of blocks m = ⌊N/(2P)⌋ ≥ 1.
+// ptrMaxSize bounds the public size N the block count is computed from:
+// N is a noisy count, whose noise at a tiny ε reaches 10^8 and more, and
+// the block step allocates and fits m = N/(2P) blocks whatever the number
+// of rows. Clamping a public N to a public constant is post-processing, so
+// the guarantee is unchanged; a table of more than 2^24 rows gets blocks of
+// more than 2P rows on average, which only changes the blocks' sizes.
+const ptrMaxSize = 1 << 24
+
+// ptrBlockCount returns the public number of blocks
+// m = ⌊min(N, ptrMaxSize)/(2P)⌋ ≥ 1.
 func ptrBlockCount(size float64, p int) int {
-	return int(math.Max(math.Floor(ptrSize(size)/float64(ptrBlockRows*p)), 1))
+	return int(math.Max(math.Floor(math.Min(ptrSize(size), ptrMaxSize)/float64(ptrBlockRows*p)), 1))
 }
 
 // ptrBlockFits returns, for each coefficient, the m sorted block
@@ -122,11 +134,17 @@ func ptrBlockCount(size float64, p int) int {
 // coefficient's dataset of public size m: the derived datasets are
 // substitution neighbours (Section 9's condition), and S and M run on them
 // with m as their public n.
-func ptrBlockFits(src noise.Source, rows RegressionRows, m int, coef []mech.Bounds) [][]float64 {
+//
+// It stops with ctx's error when ctx ends (mech.Poll).
+func ptrBlockFits(ctx context.Context, src noise.Source, rows RegressionRows, m int, coef []mech.Bounds) ([][]float64, error) {
 	n, p := rows.n(), rows.P
+	poll := mech.NewPoll(ctx)
 	block := make([]int, n)
 	start := make([]int, m+1)
 	for i := range n {
+		if err := poll.Tick(1); err != nil {
+			return nil, err
+		}
 		block[i] = int(noise.Uniform(src, uint64(m)))
 		start[block[i]+1]++
 	}
@@ -145,6 +163,9 @@ func ptrBlockFits(src noise.Source, rows RegressionRows, m int, coef []mech.Boun
 	}
 	solver := newPTRLeastSquares(p)
 	for b := range m {
+		if err := poll.Tick(1); err != nil {
+			return nil, err
+		}
 		members := order[start[b]:start[b+1]]
 		slices.SortFunc(members, rows.compare)
 		beta, ok := solver.fit(rows, members)
@@ -162,7 +183,7 @@ func ptrBlockFits(src noise.Source, rows RegressionRows, m int, coef []mech.Boun
 	for _, f := range fits {
 		slices.Sort(f)
 	}
-	return fits
+	return fits, nil
 }
 
 // compare orders rows i and j by x, then y.
@@ -260,7 +281,9 @@ func (s *ptrLeastSquares) fit(rows RegressionRows, members []int) (beta []float6
 // (the paper's rule).
 //
 // Data: every row (Fetch: AllRows): the blocks are drawn in the proxy from
-// its CSPRNG. Time O(n·P² + n log n).
+// its CSPRNG. Time O(n·P² + n log n + m log m + K), with m ≤ ptrMaxSize/(2P)
+// blocks and the stability cap K ≤ ptrMaxCap; Release stops when its
+// context ends.
 type ShortcutRegression struct {
 	p       int
 	coords  []int
@@ -327,13 +350,19 @@ func (r *ShortcutRegression) Fetch() Fetch { return Fetch{AllRows: true} }
 // Release returns the released coefficients (value i for coefficient
 // Coordinates()[i]), or refused = true for ⊥. It fails with
 // ErrInvalidInput if rows do not have P coefficients or hold a non-finite
-// value.
-func (r *ShortcutRegression) Release(src noise.Source, rows RegressionRows) (beta []float64, refused bool, err error) {
+// value, and with ctx's error if ctx ends first.
+func (r *ShortcutRegression) Release(ctx context.Context, src noise.Source, rows RegressionRows) (beta []float64, refused bool, err error) {
 	if err := rows.validate(r.p); err != nil {
 		return nil, false, err
 	}
-	fits := ptrBlockFits(src, rows, r.blocks, r.coef)
+	fits, err := ptrBlockFits(ctx, src, rows, r.blocks, r.coef)
+	if err != nil {
+		return nil, false, err
+	}
 	for i, d := range r.coords {
+		if err := ctx.Err(); err != nil {
+			return nil, false, err
+		}
 		v, ok, err := r.medians[i].run(src, ptrSortedOrder(fits[d], r.coef[d]))
 		if err != nil || !ok {
 			return nil, err == nil, err

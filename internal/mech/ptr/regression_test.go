@@ -1,11 +1,13 @@
 package ptr
 
 import (
+	"context"
 	"errors"
 	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/dpproxy/dpproxy/internal/mech"
 	"github.com/dpproxy/dpproxy/internal/mech/privtest"
@@ -68,7 +70,10 @@ func TestPTRBlockFits(t *testing.T) {
 	// end and odd ones to the upper end.
 	flat, _ := SimpleRegressionRows(ptrConstant(100, 2), ptrConstant(100, 1))
 	coef := []mech.Bounds{{Lower: -5, Upper: 5}, {Lower: -7, Upper: 7}}
-	fits := ptrBlockFits(privtest.Seeded(t, 0xb10d), flat, 9, coef)
+	fits, err := ptrBlockFits(context.Background(), privtest.Seeded(t, 0xb10d), flat, 9, coef)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for d, f := range fits {
 		want := append(ptrConstant(5, coef[d].Lower), ptrConstant(4, coef[d].Upper)...)
 		if !slices.Equal(f, want) {
@@ -110,7 +115,7 @@ func TestPTRShortcutRegressionInvalid(t *testing.T) {
 		{P: 2, X: []float64{1, math.NaN()}, Y: []float64{0}},
 		{P: 2, X: []float64{1, 0}, Y: []float64{math.Inf(1)}},
 	} {
-		if _, _, err := r.Release(privtest.Seeded(t, 1), rows); !errors.Is(err, mech.ErrInvalidInput) {
+		if _, _, err := r.Release(context.Background(), privtest.Seeded(t, 1), rows); !errors.Is(err, mech.ErrInvalidInput) {
 			t.Errorf("rows %+v: got %v, want %v", rows, err, mech.ErrInvalidInput)
 		}
 	}
@@ -165,12 +170,15 @@ func TestPTRShortcutRegressionAccuracy(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			fits := ptrBlockFits(rng, rows, r.blocks, coef)
+			fits, err := ptrBlockFits(context.Background(), rng, rows, r.blocks, coef)
+			if err != nil {
+				t.Fatal(err)
+			}
 			lo, hi := ptrQuartileRanks(int64(r.blocks))
 			truth := []float64{1, 2}
 			errs := make([][]float64, len(r.coords))
 			for range 20 {
-				beta, refused, err := r.Release(src, rows)
+				beta, refused, err := r.Release(context.Background(), src, rows)
 				if err != nil || refused {
 					t.Fatalf("got (%v, %v, %v), want an answer", beta, refused, err)
 				}
@@ -191,5 +199,70 @@ func TestPTRShortcutRegressionAccuracy(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestPTRBlockCountIsBounded: the block count comes from a public size
+// clamped to ptrMaxSize, whatever the noisy count says: a count noised at
+// ε = 10^-9 (10^10 and beyond) once made the block step allocate and fit
+// billions of blocks.
+func TestPTRBlockCountIsBounded(t *testing.T) {
+	for _, tc := range []struct {
+		size float64
+		want int
+	}{
+		{-5, 2}, {1000, 250}, {ptrMaxSize, ptrMaxSize / 4}, {1e10, ptrMaxSize / 4}, {math.MaxFloat64, ptrMaxSize / 4},
+	} {
+		if got := ptrBlockCount(tc.size, 2); got != tc.want {
+			t.Errorf("size %v: %d blocks, want %d", tc.size, got, tc.want)
+		}
+	}
+}
+
+// TestPTRShortcutRegressionStopsWhenContextEnds: the block step of R_S on
+// many rows runs O(n + m) steps (10^6 rows into 2^22 blocks here); a
+// release whose context has ended (the statement timeout, KILL QUERY, the
+// client gone) returns the context's error within PollEvery rows instead
+// of fitting every block, and one that ends midway stops there.
+func TestPTRShortcutRegressionStopsWhenContextEnds(t *testing.T) {
+	rows := ptrLinearRows(rand.New(privtest.Seeded(t, 0xc7c)), 1_000_000, false)
+	coef := []mech.Bounds{{Lower: -100, Upper: 100}, {Lower: -100, Upper: 100}}
+	r, err := NewShortcutRegression(RegressionParams{Epsilon: 6, Delta: 1e-6, Size: ptrMaxSize, Coefficients: coef}, []int{1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone, kill := context.WithCancel(context.Background())
+	kill()
+	start := time.Now()
+	if _, _, err := r.Release(gone, privtest.Seeded(t, 1), rows); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled context: got %v, want context.Canceled", err)
+	}
+	if took := time.Since(start); took > 100*time.Millisecond {
+		t.Errorf("cancelled context: returned after %v", took)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	start = time.Now()
+	_, _, err = r.Release(ctx, privtest.Seeded(t, 1), rows)
+	if took := time.Since(start); err != nil && (!errors.Is(err, context.DeadlineExceeded) || took > time.Second) {
+		t.Errorf("deadline: got %v after %v, want the deadline's error within a second", err, took)
+	}
+}
+
+// TestPTRStabilityCapIsBounded: a stability test whose cap K would exceed
+// ptrMaxCap is refused with ErrInvalidEpsilon (at a step ε of 10^-7 K is
+// about 4·10^8: minutes of two-pointer steps and windows of that many
+// ranks), and the largest accepted one is within it.
+func TestPTRStabilityCapIsBounded(t *testing.T) {
+	for _, eps := range []float64{1e-7, 1e-6, 5e-6, mech.MinEpsilon} {
+		if _, err := newPTRStabilityTest(eps, 1e-8); !errors.Is(err, mech.ErrInvalidEpsilon) {
+			t.Errorf("step ε %v: got %v, want ErrInvalidEpsilon", eps, err)
+		}
+	}
+	for _, eps := range []float64{1e-5, 1e-3, 1} {
+		test, err := newPTRStabilityTest(eps, 1e-8)
+		if err != nil || test.cap > ptrMaxCap {
+			t.Errorf("step ε %v: cap %d (%v), want accepted within 2^22", eps, test.cap, err)
+		}
 	}
 }

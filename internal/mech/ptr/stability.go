@@ -43,17 +43,30 @@ type ptrStabilityTest struct {
 // ptrCapSlack is η: the largest loss of pass probability the cap causes.
 const ptrCapSlack = 1e-9
 
-// ptrMaxTail bounds the threshold and the cap, so that the ranks computed
-// from them (windows of about 2K ranks around ranks ≤ n) stay far from
-// int64 overflow; at ε = 2^-50 split a dozen ways and δ0 = 2^-1000 the
-// tail is about 2^63.
-const ptrMaxTail = 1 << 60
+// ptrMaxCap bounds the cap K, which sizes a release's work whatever the
+// data: the column mechanisms read windows of about 2K ranks around each
+// statistic's ranks (Fetch), and the substitution spread distance runs
+// O(K) steps (ptrTwoPointer). K grows like ln(1/δ0)/ε: at the ε of a
+// regression's step at @dp_epsilon = 10^-7 it is about 10^9, minutes of
+// computation and gigabytes of windows. A test whose K exceeds 2^22 is
+// refused when the mechanism is built, before anything is read (the
+// planner checks every release first), so the refusal depends on ε and δ
+// only. Such a test has a threshold T of about 2^20 ranks or more (T/K ≥
+// ln(1/δ0)/(ln(1/δ0) + ln(1/η)) ≥ 1/4 for δ0 ≤ 10^-3): the scale step S,
+// which every PTR release of the planner runs first, has distance at most
+// 2N+1 on N values (ptrSpreadDistanceAddRemove: both ranks reach the
+// padding by k = N+1; ptrSpreadDistanceSubstitution: a + b ≤ 2N+1), so on
+// fewer than T/4 values (a column's rows, a regression's blocks) a grid
+// passes with probability at most P[Z ≥ T/2] ≈ √δ0: the answer would be
+// ⊥. Capped this way every rank computed from K stays far from int64
+// overflow.
+const ptrMaxCap = 1 << 22
 
 // newPTRStabilityTest returns the test for one step's ε and per-test δ0.
 // It refuses a δ0 outside (0, 1) (a δ so small that its share underflows
 // to 0 would make the threshold −∞ and pass every test: an independent
-// review's exact answers at @dp_delta = 5e-324) and a threshold or cap
-// beyond ptrMaxTail.
+// review's exact answers at @dp_delta = 5e-324) and a cap K beyond
+// ptrMaxCap (with ErrInvalidEpsilon: a larger ε, or δ, lowers K).
 func newPTRStabilityTest(epsilon, delta0 float64) (ptrStabilityTest, error) {
 	if !(delta0 > 0 && delta0 < 1) {
 		return ptrStabilityTest{}, fmt.Errorf("%w: per-test δ %v, must be in (0, 1)", mech.ErrInvalidEpsilon, delta0)
@@ -64,8 +77,9 @@ func newPTRStabilityTest(epsilon, delta0 float64) (ptrStabilityTest, error) {
 	}
 	beta := noise.Scale()
 	m, capTail := ptrDlapTail(beta, delta0), ptrDlapTail(beta, ptrCapSlack)
-	if !(m+capTail <= ptrMaxTail) {
-		return ptrStabilityTest{}, fmt.Errorf("%w: the stability test at ε %v and δ %v needs a threshold of %v ranks, beyond %d", mech.ErrInvalidEpsilon, epsilon, delta0, m, int64(ptrMaxTail))
+	if !(1+m+capTail <= ptrMaxCap) {
+		return ptrStabilityTest{}, fmt.Errorf("%w: the stability test at a step ε of %.3g and per-test δ %.3g needs a distance cap of %.3g ranks, beyond 2^22: it would read windows that wide and answer No Reply on all but huge, very stable data",
+			mech.ErrInvalidEpsilon, epsilon, delta0, 1+m+capTail)
 	}
 	threshold := 1 + int64(m)
 	return ptrStabilityTest{noise: noise, threshold: threshold, cap: threshold + int64(capTail)}, nil
