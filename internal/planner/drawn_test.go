@@ -89,7 +89,7 @@ func TestPlannedReleasesDrawTheCheckedMechanisms(t *testing.T) {
 			return quantile.NewSmoothMedian(bounds(r), r.Epsilon)
 		})},
 		{"piecewise", "SELECT VARIANCE(age) FROM pums", ages, func(src rand.Source, r *planner.Release, data []float64) (float64, float64, error) {
-			m, err := piecewise.NewVariance(bounds(r), r.Epsilon, integerRho(r))
+			m, err := piecewise.NewVariance(bounds(r), r.Epsilon, piecewise.DefaultVarianceRho(bounds(r)))
 			if err != nil {
 				return 0, 0, err
 			}

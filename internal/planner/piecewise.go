@@ -47,13 +47,12 @@ func (m piecewiseMechanism) Reads(r *Release) string {
 	return fmt.Sprintf("exact sums of grid indices and the %d smallest and %d largest grid indices", v.Extremes(), v.Extremes())
 }
 
+// variance returns the piecewise variance of r, smoothed by the variance's
+// own ρ in squared units (piecewise.DefaultVarianceRho), not the
+// quantile's, which is in the column's units.
 func (piecewiseMechanism) variance(r *Release) (*piecewise.Variance, error) {
 	b := columnBounds(r)
-	rho := 0.0
-	if isInteger(r) {
-		rho = piecewise.DefaultRho(b, true)
-	}
-	return piecewise.NewVariance(b, r.Epsilon, rho)
+	return piecewise.NewVariance(b, r.Epsilon, piecewise.DefaultVarianceRho(b))
 }
 
 func (m piecewiseMechanism) Start(src noise.Source, r *Release, terms []float64, hist []int64) (Step, error) {

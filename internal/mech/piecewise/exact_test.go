@@ -26,7 +26,7 @@ func checkedLaws(t *testing.T, boost float64) map[string]func([]float64) (*prepa
 	p90, err3 := NewQuantile(b, 0.9, 1, 0)
 	p25, err4 := NewInverseSensitivityQuantile(b, 0.25, 1, 0)
 	vari, err5 := NewVariance(b, 1, 0)
-	varInt, err6 := NewVariance(b, 1, 0.5)
+	varInt, err6 := NewVariance(b, 1, DefaultVarianceRho(b))
 	for _, err := range []error{err1, err2, err3, err4, err5, err6} {
 		if err != nil {
 			t.Fatal(err)
@@ -36,12 +36,12 @@ func checkedLaws(t *testing.T, boost float64) map[string]func([]float64) (*prepa
 		s.c *= boost
 	}
 	return map[string]func([]float64) (*preparedPiecewise, error){
-		"PLM median ρ=½":   quantileLaw(plm),
-		"INV median ρ=½":   quantileLaw(inv),
-		"PLM q=0.9 ρ=0":    quantileLaw(p90),
-		"INV q=0.25 ρ=0":   quantileLaw(p25),
-		"PLM variance ρ=0": varianceLaw(vari),
-		"PLM variance ρ=½": varianceLaw(varInt),
+		"PLM median ρ=½":         quantileLaw(plm),
+		"INV median ρ=½":         quantileLaw(inv),
+		"PLM q=0.9 ρ=0":          quantileLaw(p90),
+		"INV q=0.25 ρ=0":         quantileLaw(p25),
+		"PLM variance ρ=0":       varianceLaw(vari),
+		"PLM variance ρ=default": varianceLaw(varInt),
 	}
 }
 
@@ -133,10 +133,6 @@ func TestExactCheckCatchesReducedNoise(t *testing.T) {
 	// ×4/3) must fail the same exact check.
 	pairs := adversarialPairs(rand.New(privtest.Seeded(t, 0xe2)), 300)
 	laws := checkedLaws(t, 4.0/3)
-	// The variance with ρ = ½ on [0, 10] (V_max = 25) is dominated by its
-	// flat centre: its worst loss as shipped is about 0.76ε, so a 25% cut
-	// stays below ε there; the ρ = 0 variance checks the same code.
-	delete(laws, "PLM variance ρ=½")
 	for _, name := range slices.Sorted(maps.Keys(laws)) {
 		worst, at := worstExactLoss(t, laws[name], pairs)
 		t.Logf("%s with ×4/3: worst exact loss %.6f (at %v vs %v)", name, worst, at.d, at.d2)
@@ -180,7 +176,7 @@ func TestExactPrivacyVarianceTiedReals(t *testing.T) {
 // medians with smoothing ρ = 0, DefaultRho (2^−30 of the width) and 1% of
 // the width, the PLM q = 0.9 with ρ = 0 (an off-centre quantile's law
 // costs ~100 times a median's here: one of them), and the variance with
-// ρ = 0 and 10^−4·w².
+// ρ = 0, DefaultVarianceRho (2^−32·w²) and 10^−4·w².
 func variedLaws(t *testing.T, b mech.Bounds, boost float64) map[string]func([]float64) (*preparedPiecewise, error) {
 	t.Helper()
 	w := b.Upper - b.Lower
@@ -198,7 +194,7 @@ func variedLaws(t *testing.T, b mech.Bounds, boost float64) map[string]func([]fl
 		quantile("INV", NewInverseSensitivityQuantile, 0.5, rho)
 	}
 	quantile("PLM", NewQuantile, 0.9, 0)
-	for _, rho := range []float64{0, 1e-4 * w * w} {
+	for _, rho := range []float64{0, DefaultVarianceRho(b), 1e-4 * w * w} {
 		v, err := NewVariance(b, 1, rho)
 		if err != nil {
 			t.Fatal(err)

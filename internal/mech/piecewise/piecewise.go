@@ -144,7 +144,7 @@ func newPiecewiseSampler(kind piecewiseKind, rng mech.Bounds, epsilon, rho float
 		return piecewiseSampler{}, err
 	}
 	if !(rho >= 0) || math.IsInf(rho, 0) || rho > rng.Upper-rng.Lower {
-		return piecewiseSampler{}, fmt.Errorf("%w: smoothing ρ = %v, must be in [0, U-L]", mech.ErrInvalidInput, rho)
+		return piecewiseSampler{}, fmt.Errorf("%w: smoothing ρ = %v, must be in [0, %v], the width of the output's range", mech.ErrInvalidInput, rho, rng.Upper-rng.Lower)
 	}
 	step := noise.CeilPowerOfTwo(math.Max((rng.Upper-rng.Lower+2*rho)*0x1p-40, 2*exact.Ulp(rng.Magnitude()+rho)))
 	rhoSteps := int64(math.Round(rho / step))

@@ -86,8 +86,8 @@ type VarianceSketch struct {
 }
 
 // NewVariance returns the mechanism for values clamped to b, with
-// ε ≥ 2^−16 and smoothing ρ ≥ 0 in squared units (0 unless the data are
-// discrete enough to tie variances).
+// ε ≥ 2^−16 and smoothing ρ in squared units, in [0, V_max]
+// (DefaultVarianceRho).
 func NewVariance(b mech.Bounds, epsilon, rho float64) (*Variance, error) {
 	if err := b.Validate(); err != nil {
 		return nil, err
@@ -103,6 +103,32 @@ func NewVariance(b mech.Bounds, epsilon, rho float64) (*Variance, error) {
 		return nil, err
 	}
 	return &Variance{bounds: b, grid: g, depth: DefaultDepth(rng, epsilon, s.rho()), sampler: s}, nil
+}
+
+// DefaultVarianceRho returns the smoothing the planner should use for the
+// variance of a column clamped to b, in the variance's own squared units:
+// 2^−30·((U−L)/2)², about 2^−30·V_max, for every column type. The digest's
+// rule (papers/piecewise-laplace.md §2.7) is half the resolution of the
+// released statistic, which for a statistic in the column's units is half
+// the column's (DefaultRho: ½ on an integer column), and for an output
+// without a public resolution a public constant of its range, "(b−a)·10^−9"
+// (§2.7, FLOAT/DOUBLE). The variance is such an output on every column: on
+// integer data its values are multiples of 1/n², n private. It also needs
+// no wider smoothing: ρ serves the ties of §2.7, levels whose pieces have
+// zero length, and the variance's pieces have positive length everywhere
+// but at the ends of its range (d_1 < d_0 whenever Var > 0, R_ℓ > 0 until
+// u_ℓ = V_max), so the constant only separates those exact ties (Var = 0,
+// Var = V_max), as DefaultRho's 2^−30·(U−L) does for real columns. The
+// quantile's ½, read in squared units, was no rule for the variance: it
+// exceeded V_max = ¼ on a 0/1 column, which NewVariance refused, and
+// added an error floor of about ρ/2 (E|M − Var| by ExpectedAbsError on
+// integer columns: 0.28 against 0.087 on 10^5 tied values in [0, 100] at
+// ε = 2, 0.256 against 0.012 on 10^4 in [0, 10] at ε = 1; where pieces
+// are about 2ρ long it helped by up to 11%, 1.62 against 1.81 on 10^4
+// tied values in [0, 100] at ε = 1; PUMS age within 1%).
+func DefaultVarianceRho(b mech.Bounds) float64 {
+	half := (b.Upper - b.Lower) / 2
+	return half * half * 0x1p-30
 }
 
 // Grid returns the public grid the database maps values to.
