@@ -211,7 +211,10 @@ func (p *Planner) PlanQuery(q *sqlrewrite.Query, s Settings) (*QueryPlan, error)
 			conds = sqlrewrite.ValueConditions(col.Source, k.Values, col.Type == catalog.Text)
 		} else {
 			var bucket []sqlrewrite.Condition
-			dim.Edges, bucket = bucketEdges(k, col.Source)
+			var err error
+			if dim.Edges, bucket, err = bucketEdges(k, col.Source); err != nil {
+				return nil, err
+			}
 			for _, c := range bucket {
 				conds = append(conds, []sqlrewrite.Condition{c})
 			}
@@ -507,29 +510,34 @@ func tierConditions(t *sqlrewrite.Tiering, source string) ([]sqlrewrite.Range, [
 // bucket open below and the last open above (values outside the bounds
 // clamp into the end buckets, as the grouped fetch's keys do); a single
 // bucket holds every readable value (±Infinity and a NUMERIC beyond any
-// float64 included, as in the grouped fetch's CASE).
-func bucketEdges(k sqlrewrite.GroupKey, source string) ([]float64, []sqlrewrite.Condition) {
-	w := k.Bucket.Width
+// float64 included, as in the grouped fetch's CASE). Each edge is the
+// least double in its bucket (Bucketing.Edge), so that a double column
+// compared with the edges is in the bucket the database's FLOOR gives
+// it. It fails, before anything is reserved, when two buckets have one
+// edge (buckets narrower than the doubles' spacing, some of them holding
+// no double) or an edge is no finite double.
+func bucketEdges(k sqlrewrite.GroupKey, source string) ([]float64, []sqlrewrite.Condition, error) {
+	b := *k.Bucket
 	edges := make([]float64, 0, len(k.Values)+1)
-	for _, v := range k.Values {
-		lo := v.Num
-		if k.Bucket.Index {
-			lo = v.Num * w
+	for i := range len(k.Values) + 1 {
+		e, ok := b.Edge(k.First + float64(i))
+		if !ok || i > 0 && !(e > edges[i-1]) {
+			return nil, nil, dperr.New(dperr.Unsupported, "not supported: GROUP BY buckets of %s of width %g, some of which hold no double (buckets narrower than the doubles' spacing over its bounds); use a wider bucket",
+				k.Column, b.Width)
 		}
-		edges = append(edges, lo)
+		edges = append(edges, e)
 	}
-	edges = append(edges, edges[len(edges)-1]+w)
 	conds := make([]sqlrewrite.Condition, len(k.Values))
 	last := len(k.Values) - 1
 	if last == 0 {
 		conds[0] = sqlrewrite.Condition{Column: source, IsNull: true, Complement: true}
-		return edges, conds
+		return edges, conds, nil
 	}
 	for i := range k.Values {
 		r := &sqlrewrite.Range{Lower: edges[i], HasLower: i > 0, Upper: edges[i+1], HasUpper: i < last, UpperOpen: true}
 		conds[i] = sqlrewrite.Condition{Column: source, Range: r}
 	}
-	return edges, conds
+	return edges, conds, nil
 }
 
 // Explain renders the plan as EXPLAIN rows, in the columns of

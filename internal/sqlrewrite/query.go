@@ -83,9 +83,13 @@ type GroupKey struct {
 	// Values are its labels.
 	Date *Dating
 	// Values are the key's values, in output order: the declared values,
-	// or the bucket keys (lower edges, or bucket numbers for Index) of
-	// the buckets that meet the column's bounds. Nil for a Private key.
+	// or the bucket keys (Bucketing.Label: lower edges, or bucket numbers
+	// for Index) of the buckets that meet the column's bounds. Nil for a
+	// Private key.
 	Values []Value
+	// First is the bucket number (Bucketing.Of) of Values[0] when Bucket
+	// is set: Values[i] is bucket First + i.
+	First float64
 	// Private is set for a column without declared values that allows
 	// partition selection: its values come from the data, and only those
 	// that pass DP partition selection are released. At most one key is

@@ -472,20 +472,16 @@ func (qb *queryBuilder) bucketKeyOf(b *Bucketing, x *RowExpr) (int, error) {
 			}
 		}
 	}
-	first, last := math.Floor((lo-b.Origin)/b.Width), math.Floor((hi-b.Origin)/b.Width)
-	if last-first+1 > catalog.MaxGroups {
+	first, last := b.Of(lo), b.Of(hi)
+	if math.IsInf(first, 0) || math.IsInf(last, 0) || last-first+1 > catalog.MaxGroups {
 		return 0, refuseQuery("GROUP BY with more than %d buckets of %s over its bounds [%g, %g]", catalog.MaxGroups, b.Column, lo, hi)
 	}
-	k := GroupKey{Column: b.Column, Bucket: b, Expr: x}
+	k := GroupKey{Column: b.Column, Bucket: b, Expr: x, First: first}
 	if x != nil {
 		qb.sc.derive(x)
 	}
 	for i := first; i <= last; i++ {
-		v := i
-		if !b.Index {
-			v = i*b.Width + b.Origin
-		}
-		k.Values = append(k.Values, Value{Num: v})
+		k.Values = append(k.Values, Value{Num: b.Label(i)})
 	}
 	qb.q.Keys = append(qb.q.Keys, k)
 	return len(qb.q.Keys) - 1, nil
