@@ -31,6 +31,9 @@ func testCatalog() *catalog.Config {
 			{Name: "name", Source: "nm", Type: catalog.Text, PartitionSelection: true},
 			// day: dates of 2023 and 2024 (day numbers 19358 and 20088).
 			{Name: "day", Source: "dt", Type: catalog.Date, Lower: ptr(19358), Upper: ptr(20088)},
+			// at: timestamps of the first week of 2024 (seconds 1704067200
+			// and 1704672000).
+			{Name: "at", Source: "at", Type: catalog.Timestamp, Lower: ptr(1704067200), Upper: ptr(1704672000)},
 		}},
 		// visits protects persons: at most 5 rows of one person_id per
 		// aggregate, at most 2 groups; site is a private key (partition

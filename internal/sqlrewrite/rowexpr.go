@@ -96,8 +96,13 @@ type RowExpr struct {
 	// Temporal is the type of a RowTemporal column (catalog.Date or
 	// catalog.Timestamp).
 	Temporal catalog.ColumnType
-	Num      float64
-	Op       byte
+	// Seconds is set on the RowTemporal of a timestamp column that is
+	// UNIX_TIMESTAMP(col): the same second number, read and bounded
+	// alike, but a number of seconds rather than the timestamp it names
+	// (TemporalOf is false), so its aggregates are numbers.
+	Seconds bool
+	Num     float64
+	Op      byte
 	// Func is a RowFunc's function.
 	Func string
 	Args []*RowExpr
@@ -521,6 +526,9 @@ func (e *RowExpr) String() string {
 	case RowColumn:
 		return e.Column
 	case RowTemporal:
+		if e.Seconds {
+			return "unix_timestamp(" + e.Column + ")"
+		}
 		return temporalNumber[e.Temporal] + "(" + e.Column + ")"
 	case RowConst:
 		return formatLabel(Value{Num: e.Num})
@@ -929,11 +937,15 @@ func isUnixTimestamp(e ast.ExprNode) bool {
 }
 
 // unixTimestamp reads UNIX_TIMESTAMP(col) of a date or timestamp column
-// as its second number (a date's midnight), which is MySQL's value when
-// the backend sessions read times in UTC (backend.time_zone, the
-// default) and the session's time_zone is UTC too (MySQL reads a
-// wall-clock value in the session's zone); in another zone the two
-// differ by its offset, so it is refused there.
+// as its second number (a date's midnight: its day number times 86400; a
+// timestamp's own, marked Seconds), a number whose bounds are the
+// column's declared bounds in seconds, which is MySQL's value when the
+// backend sessions read times in UTC (backend.time_zone, the default)
+// and the session's time_zone is UTC too (MySQL reads a wall-clock value
+// in the session's zone); in another zone the two differ by its offset,
+// so it is refused there. A timestamp's fraction of a second is dropped,
+// as in every second number (RowTemporal), where MariaDB's
+// UNIX_TIMESTAMP of a DATETIME(n) keeps it.
 func (sc *scope) unixTimestamp(f *ast.FuncCallExpr) (*RowExpr, error) {
 	if !sc.clockIsUTC() {
 		zone, session := sc.clockZone()
@@ -952,6 +964,7 @@ func (sc *scope) unixTimestamp(f *ast.FuncCallExpr) (*RowExpr, error) {
 	if x.Temporal == catalog.Date {
 		return &RowExpr{Kind: RowOp, Op: '*', Args: []*RowExpr{x, {Kind: RowConst, Num: catalog.SecondsPerDay}}}, nil
 	}
+	x.Seconds = true
 	return x, nil
 }
 

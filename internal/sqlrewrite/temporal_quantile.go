@@ -127,13 +127,13 @@ func (sc *scope) temporalArgument(arg ast.ExprNode) (x *RowExpr, ok bool) {
 }
 
 // TemporalOf returns the type of the dates or timestamps whose day or
-// second numbers e computes: a RowTemporal's own, or catalog.Date for the
-// date of a timestamp (temporalArgument). ok is false for any other
-// expression.
+// second numbers e computes: a RowTemporal's own (but for UNIX_TIMESTAMP,
+// Seconds), or catalog.Date for the date of a timestamp
+// (temporalArgument). ok is false for any other expression.
 func (e *RowExpr) TemporalOf() (typ catalog.ColumnType, ok bool) {
 	switch {
 	case e == nil:
-	case e.Kind == RowTemporal:
+	case e.Kind == RowTemporal && !e.Seconds:
 		return e.Temporal, true
 	case e.Kind == RowIntDiv && e.Op == 'f' && e.Num == catalog.SecondsPerDay && len(e.Args) == 1 &&
 		e.Args[0].Kind == RowTemporal && e.Args[0].Temporal == catalog.Timestamp:
