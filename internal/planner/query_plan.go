@@ -511,21 +511,20 @@ func tierConditions(t *sqlrewrite.Tiering, source string) ([]sqlrewrite.Range, [
 // clamp into the end buckets, as the grouped fetch's keys do); a single
 // bucket holds every readable value (±Infinity and a NUMERIC beyond any
 // float64 included, as in the grouped fetch's CASE). Each edge is the
-// least double in its bucket (Bucketing.Edge), so that a double column
-// compared with the edges is in the bucket the database's FLOOR gives
-// it. It fails, before anything is reserved, when two buckets have one
-// edge (buckets narrower than the doubles' spacing, some of them holding
-// no double) or an edge is no finite double.
+// least double in its bucket (Bucketing.Edges), so that a column compared
+// with the edges is in the bucket MySQL's FLOOR gives it. It fails,
+// before anything is reserved, when two buckets have one edge (buckets
+// narrower than the doubles' spacing, some of them holding no double) or
+// an edge is no finite double.
 func bucketEdges(k sqlrewrite.GroupKey, source string) ([]float64, []sqlrewrite.Condition, error) {
 	b := *k.Bucket
-	edges := make([]float64, 0, len(k.Values)+1)
-	for i := range len(k.Values) + 1 {
-		e, ok := b.Edge(k.First + float64(i))
-		if !ok || i > 0 && !(e > edges[i-1]) {
-			return nil, nil, dperr.New(dperr.Unsupported, "not supported: GROUP BY buckets of %s of width %g, some of which hold no double (buckets narrower than the doubles' spacing over its bounds); use a wider bucket",
-				k.Column, b.Width)
-		}
-		edges = append(edges, e)
+	edges, ok := b.Edges(k.First, len(k.Values))
+	for i := 1; ok && i < len(edges); i++ {
+		ok = edges[i] > edges[i-1]
+	}
+	if !ok {
+		return nil, nil, dperr.New(dperr.Unsupported, "not supported: GROUP BY buckets of %s of width %g, some of which hold no double (buckets narrower than the doubles' spacing over its bounds); use a wider bucket",
+			k.Column, b.Width)
 	}
 	conds := make([]sqlrewrite.Condition, len(k.Values))
 	last := len(k.Values) - 1

@@ -262,22 +262,23 @@ func keyTimes(g *sqlrewrite.Bucketing) string {
 
 // buckets lists the histogram's rows: every bucket FLOOR(x / w) of a value
 // x within the column's bounds whose span meets the WHERE restriction on
-// the column. A bucket's span is that of the doubles the database's FLOOR
-// puts in it, from its least double (Bucketing.Edge) to the next
-// bucket's.
+// the column. A bucket's span is that of the doubles MySQL's FLOOR puts
+// in it, from its least double (Bucketing.Edges) to the next bucket's.
 func (sp *synopsisPlanner) buckets(col *catalog.Column, d Domain, g *sqlrewrite.Bucketing, restrict Spans) error {
 	lo, hi, _ := col.Bounds()
 	first, last := g.Of(lo), g.Of(hi)
 	if math.IsInf(first, 0) || math.IsInf(last, 0) || last-first+1 > maxBuckets {
 		return dperr.New(dperr.Unsupported, "histogram of %s with width %s has %g buckets over [%g, %g]; at most %d are answered (use a wider bucket)", col.Name, formatNumber(g.Width), last-first+1, lo, hi, maxBuckets)
 	}
-	for k := first; k <= last; k++ {
-		lower, okLower := g.Edge(k)
-		upper, okUpper := g.Edge(k + 1)
-		if !okLower || !okUpper || !(lower < upper) {
-			return dperr.New(dperr.Unsupported, "histogram of %s with width %s: some of its buckets hold no double (buckets narrower than the doubles' spacing over [%g, %g]); use a wider bucket", col.Name, formatNumber(g.Width), lo, hi)
-		}
-		r := sqlrewrite.Range{Lower: lower, Upper: upper, HasLower: true, HasUpper: true, UpperOpen: true}
+	edges, ok := g.Edges(first, int(last-first)+1)
+	for i := 1; ok && i < len(edges); i++ {
+		ok = edges[i] > edges[i-1]
+	}
+	if !ok {
+		return dperr.New(dperr.Unsupported, "histogram of %s with width %s: some of its buckets hold no double (buckets narrower than the doubles' spacing over [%g, %g]); use a wider bucket", col.Name, formatNumber(g.Width), lo, hi)
+	}
+	for i, k := 0, first; k <= last; i, k = i+1, k+1 {
+		r := sqlrewrite.Range{Lower: edges[i], Upper: edges[i+1], HasLower: true, HasUpper: true, UpperOpen: true}
 		spans := d.rangeSpan(r).intersect(restrict)
 		if len(spans) == 0 {
 			continue

@@ -28,13 +28,14 @@ func (sc *scope) originBucket(e ast.ExprNode, clause string) (b *Bucketing, ok b
 		return nil, false, nil
 	}
 	o1 := Value{}
+	var originLiteral ast.ExprNode
 	x = unparen(x)
 	if d, isDiff := x.(*ast.BinaryOperationExpr); isDiff && d.Op == opcode.Minus {
 		v, isNum := literal(d.R)
 		if !isNum || v.IsText || v.Null {
 			return nil, false, nil
 		}
-		x, o1 = unparen(d.L), v
+		x, o1, originLiteral = unparen(d.L), v, d.R
 	}
 	c, isCol := x.(*ast.ColumnNameExpr)
 	if !isCol || o1.Num != o2.Num {
@@ -47,5 +48,14 @@ func (sc *scope) originBucket(e ast.ExprNode, clause string) (b *Bucketing, ok b
 		return nil, true, err
 	}
 	b.Origin = o1.Num
+	if originLiteral != nil && b.Exact {
+		// x - o is a DECIMAL only for a decimal o: MySQL computes
+		// x - 1.5e0 as a DOUBLE.
+		if text := decimalLiteral(originLiteral); text == "" {
+			b.Exact, b.WidthDecimal = false, ""
+		} else if o1.Num != 0 {
+			b.OriginDecimal = text
+		}
+	}
 	return b, true, nil
 }

@@ -3,11 +3,13 @@ package sqlrewrite
 import (
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/opcode"
 
+	"github.com/dpproxy/dpproxy/internal/catalog"
 	"github.com/dpproxy/dpproxy/internal/dperr"
 )
 
@@ -192,7 +194,23 @@ func (sc *scope) bucket(e ast.ExprNode, clause string) (*Bucketing, error) {
 			return nil, refuseHistogram("FLOOR(col / w) multiplied by something other than w")
 		}
 	}
-	return &Bucketing{Column: col.Name, Width: width.Num, Index: mult == nil}, nil
+	b := &Bucketing{Column: col.Name, Width: width.Num, Index: mult == nil}
+	b.setExact(col.Type == catalog.Integer, isDiv, w)
+	return b, nil
+}
+
+// setExact sets b's Exact, WidthDecimal and OriginDecimal (Origin 0) for
+// a bucket by the width literal w of values that MySQL holds exactly
+// (exactValues), x DIV w when div, else FLOOR(x / w).
+func (b *Bucketing) setExact(exactValues, div bool, w ast.ExprNode) {
+	text := decimalLiteral(w)
+	if div && text == "" {
+		text = strconv.FormatFloat(b.Width, 'g', -1, 64)
+	}
+	b.Exact = text != "" && (div || exactValues)
+	if b.Exact {
+		b.WidthDecimal = text
+	}
 }
 
 // isBucketShaped reports whether e has the shape of a bucket expression,
@@ -286,7 +304,9 @@ func (sc *scope) expressionBucket(e ast.ExprNode) (b *Bucketing, x *RowExpr, ok 
 			return nil, nil, true, refuseHistogram("FLOOR(x / w) multiplied by something other than w")
 		}
 	}
-	return &Bucketing{Column: x.String(), Width: width.Num, Index: mult == nil}, x, true, nil
+	b = &Bucketing{Column: x.String(), Width: width.Num, Index: mult == nil}
+	b.setExact(x.exact(), isDiv, w)
+	return b, x, true, nil
 }
 
 // roundedKey reads GROUP BY ROUND(x, d) and TRUNCATE(x, d) with d ≤ 0,

@@ -140,6 +140,16 @@ type Bucketing struct {
 	// FLOOR((col - Origin) / Width) * Width + Origin, as BI tools spell
 	// bins (only in a Query's GROUP BY; the histogram form has Origin 0).
 	Origin float64
+	// Exact is set when MySQL computes the bucket in DECIMAL rather than
+	// in doubles: always for x DIV w (MySQL converts a non-integer
+	// operand of DIV to DECIMAL, a double by its shortest digits), and
+	// for FLOOR((x - o) / w) when x is exact (a column declared integer,
+	// MySQL's BIGINT, or an exact row expression) and w and o are integer
+	// or decimal literals. WidthDecimal and OriginDecimal ("" for 0) are
+	// then the exact numbers MySQL divides by and subtracts: the literals
+	// as written, or a float literal w of a DIV by its shortest digits.
+	Exact                       bool
+	WidthDecimal, OriginDecimal string
 }
 
 // Explain is EXPLAIN of a private aggregate query: the plan, without
