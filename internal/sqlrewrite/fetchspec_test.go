@@ -56,6 +56,8 @@ import (
 //	                                        lines so far become a GroupedSummary
 //	grouped histogram                       (last) the cells and histogram
 //	                                        lines so far become a GroupedHistogram
+//	grouped gridsums                        (last) the cells and gridsums
+//	                                        lines so far become a GroupedGridSums
 //	keys name                               KeyCounts (" numeric": Numeric)
 //	unit person_id rows 1 groups 2 order a,b by key
 //	                                        (after keys) a UnitBound by the
@@ -269,6 +271,14 @@ func parseFetchLine(f *sqlrewrite.Fetch, line string) error {
 		}
 		f.GroupedHist = &sqlrewrite.GroupedHistogram{Dims: f.Cells.Dims, Histogram: *f.Histogram}
 		f.Cells, f.Histogram = nil, nil
+		return nil
+	}
+	if line == "grouped gridsums" {
+		if f.Cells == nil || f.GridSums == nil {
+			return fmt.Errorf("grouped gridsums needs cells and gridsums lines before it")
+		}
+		f.GroupedGrid = &sqlrewrite.GroupedGridSums{Dims: f.Cells.Dims, Grid: *f.GridSums}
+		f.Cells, f.GridSums = nil, nil
 		return nil
 	}
 	if line == "grouped" {

@@ -186,7 +186,7 @@ func render(f Fetch, d Dialect, vitess bool) (query, logged string, args []any, 
 			return r.bind(query)
 		}
 	}
-	if r.materializes(f) {
+	if r.narrows(f) {
 		// A first rendering, whose text is dropped, names the columns the
 		// statement around the derived table reads (source).
 		probe := &renderer{spec: spec, dialect: d, reads: map[string]bool{}}
@@ -247,7 +247,7 @@ type renderer struct {
 	// reads, when not nil, collects the names of the columns the
 	// statement around a fetch's derived table reads (column and ident,
 	// outside inDerived): the first rendering of a fetch whose derived
-	// table MySQL materializes (render). narrow, when not nil, are those
+	// table is narrowed (narrows, render). narrow, when not nil, are those
 	// names, and the derived table selects only them (source).
 	reads, narrow map[string]bool
 	// inDerived is set while the renderer writes the derived table's own
@@ -683,7 +683,8 @@ func (r *renderer) clamp(col string, lo, hi float64) (string, error) {
 		sb.WriteString(" WHEN NOT (" + r.readable(col) + ") THEN NULL")
 	}
 	sb.WriteString(" WHEN " + col + " < " + compareLiteral(lo) + " THEN " + l + " WHEN " + col + " > " + compareLiteral(hi) + " THEN " + h)
-	if m := catalog.MinBoundMagnitude; lo < m && hi > -m {
+	if flushes(lo, hi) {
+		m := catalog.MinBoundMagnitude
 		// Every value of magnitude at least 1 skips the flush test, whose
 		// tiny literal is a NUMERIC in PostgreSQL: an integer column would
 		// be converted to it on every row.
@@ -738,12 +739,20 @@ func mysqlClamp(col string, lo, hi float64, squared bool) string {
 		return v
 	}
 	l, h := doubleLiteral(lo), doubleLiteral(hi)
-	if m := catalog.MinBoundMagnitude; lo < m && hi > -m {
-		ml := doubleLiteral(m)
+	if flushes(lo, hi) {
+		ml := doubleLiteral(catalog.MinBoundMagnitude)
 		return "CASE WHEN " + col + " >= " + ml + " THEN " + sq("LEAST("+col+", "+h+")") + " WHEN " + col + " <= -" + ml +
 			" THEN " + sq("GREATEST("+col+", "+l+")") + " WHEN " + col + " IS NOT NULL THEN 0e0 END"
 	}
 	return sq("LEAST(GREATEST(" + col + ", " + l + "), " + h + ")")
+}
+
+// flushes reports whether clamping to [lo, hi] flushes the values of
+// magnitude below m = catalog.MinBoundMagnitude to 0: where [lo, hi]
+// holds nonzero values of magnitude below m (then lo ≤ 0 ≤ hi).
+func flushes(lo, hi float64) bool {
+	m := catalog.MinBoundMagnitude
+	return lo < m && hi > -m
 }
 
 // compareLiteral writes a bound the column is compared with: an integer of
@@ -802,13 +811,13 @@ func (r *renderer) valueOrNull(col string, typ catalog.ColumnType) string {
 // from renders " FROM t" and the WHERE clause: the filter, the Boolean
 // predicate, then the condition extra if it is not empty. With a unit
 // bound, t is the bounded subquery of unitFrom and extra applies to the
-// rows it keeps. Where the table's derived columns are fenced (source),
-// the filter's and predicate's conditions that read no derived column
-// are applied inside the fence, where the backend can use an index on
-// them, the others outside.
+// rows it keeps. Where the table's derived columns are fenced or narrowed
+// (source), the filter's and predicate's conditions that read no derived
+// column are applied inside the derived table, where the backend can use
+// an index on them, the others outside.
 func (r *renderer) from(f Fetch, extra string) (string, error) {
 	derived := map[string]bool{}
-	if r.derivedTable(f) && r.derivedFence(f) != "" {
+	if r.derivedTable(f) && (r.derivedFence(f) != "" || r.narrows(f)) {
 		for _, d := range f.Derived {
 			derived[d.Name] = true
 		}

@@ -203,10 +203,23 @@ func (r *renderer) floorIndex(col string, lo, hi, unit float64) (string, error) 
 //     half an ulp of lo (at least 2^−394 below |lo|'s binade).
 func (r *renderer) gridClamp(col string, lo, hi, unit float64) (string, error) {
 	v, err := r.clamp(col, lo, hi)
-	if err == nil && r.dialect == MySQL && (lo == 0 && unit >= 4*catalog.MinBoundMagnitude || lo <= -0x1p-340) {
+	if err == nil && r.dialect == MySQL && plainGridClamp(lo, unit) {
 		v = "LEAST(GREATEST(" + col + ", " + doubleLiteral(lo) + "), " + doubleLiteral(hi) + ")"
 	}
 	return v, err
+}
+
+// plainGridClamp reports whether gridClamp drops the flush of a grid from
+// lo by unit on MySQL.
+func plainGridClamp(lo, unit float64) bool {
+	return lo == 0 && unit >= 4*catalog.MinBoundMagnitude || lo <= -0x1p-340
+}
+
+// gridClampReadsOnce reports whether gridClamp reads its column once on
+// MySQL, as LEAST(GREATEST(c, lo), hi): where the clamp to [lo, hi]
+// flushes no value (flushes) or the grid drops the flush (plainGridClamp).
+func gridClampReadsOnce(lo, hi, unit float64) bool {
+	return !flushes(lo, hi) || plainGridClamp(lo, unit)
 }
 
 // GroupedGridSums asks for the GridSums of Grid in every cell of a product
@@ -244,46 +257,75 @@ func (r *renderer) groupedGridSums(f Fetch) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	sums, source := r.gridTotals(gg.Grid, keys, "(SELECT "+strings.Join(append(inner, k+" AS k"), ", ")+from+") AS g")
+	sums, source := r.gridTotals(gg.Grid, keys, "(SELECT "+strings.Join(append(inner, k...), ", ")+from+") AS g", len(k) > 1)
 	return "SELECT " + strings.Join(append(keys, sums...), ", ") + " FROM " + source + " GROUP BY " + strings.Join(group, ", "), nil
 }
 
-// gridIndexFrom renders the grid index of g's column and the FROM and
-// WHERE of f's rows whose value is readable (with g.Ranks, ordered and
-// limited to those ranks).
-func (r *renderer) gridIndexFrom(f Fetch, g GridSums) (k, from string, err error) {
+// gridIndexFrom renders the select list of the grid indices, "index AS k"
+// of g's column, and the FROM and WHERE of f's rows whose value is
+// readable (with g.Ranks, ordered and limited to those ranks). Where f
+// reads the column once per row (readsOnce), the index alone reads it:
+// the rows are not filtered on it (k is NULL where it is, and adds to no
+// sum), and the list has a second item, n, 1 where the columns it is
+// computed from are all not NULL (RowExpr.nullColumns), which is where
+// it is readable, and NULL elsewhere, so that COUNT(n) counts the rows
+// of a readable value (no n where it reads no column and is never NULL:
+// COUNT(*) counts them).
+func (r *renderer) gridIndexFrom(f Fetch, g GridSums) (k []string, from string, err error) {
 	col, err := r.column(g.Column)
 	if err != nil {
-		return "", "", err
+		return nil, "", err
 	}
 	index := r.gridIndex
 	if g.FloatSum {
 		if r.dialect != MySQL || g.Ranks != nil {
-			return "", "", errors.New("sqlrewrite: float grid sums are for every rank on MySQL")
+			return nil, "", errors.New("sqlrewrite: float grid sums are for every rank on MySQL")
 		}
 		index = r.floorIndex
 	}
-	if k, err = index(col, g.Lower, g.Upper, g.Unit); err != nil {
-		return "", "", err
+	i, err := index(col, g.Lower, g.Upper, g.Unit)
+	if err != nil {
+		return nil, "", err
 	}
-	if from, err = r.from(f, r.readable(col)); err != nil || g.Ranks == nil {
+	k, readable := []string{i + " AS k"}, r.readable(col)
+	if r.readsOnce(f) {
+		readable = ""
+		cols, _ := f.Derived[slices.IndexFunc(f.Derived, func(d DerivedColumn) bool { return d.Name == g.Column })].Expr.nullColumns()
+		known := make([]string, len(cols))
+		for j, c := range cols {
+			q, err := r.ident(c)
+			if err != nil {
+				return nil, "", err
+			}
+			known[j] = q + " IS NOT NULL"
+		}
+		if len(known) > 0 {
+			k = append(k, "CASE WHEN "+strings.Join(known, " AND ")+" THEN 1 END AS n")
+		}
+	}
+	if from, err = r.from(f, readable); err != nil || g.Ranks == nil {
 		return k, from, err
 	}
 	if g.Ranks.Offset < 0 || g.Ranks.Limit < 1 {
-		return "", "", fmt.Errorf("sqlrewrite: ranks need offset ≥ 0 and limit ≥ 1, got %d and %d", g.Ranks.Offset, g.Ranks.Limit)
+		return nil, "", fmt.Errorf("sqlrewrite: ranks need offset ≥ 0 and limit ≥ 1, got %d and %d", g.Ranks.Offset, g.Ranks.Limit)
 	}
 	from, ranks, err := r.ranked(f, g.Column, from, g.Ranks.Offset, g.Ranks.Limit)
 	return k, from + ranks, err
 }
 
 // gridTotals returns the aggregates of a GridSums fetch over indices, a
-// derived table of the grid indices k (and the key columns keys), and the
-// table they read: n, Σk, Σk² (0 with SumOnly) on PostgreSQL and
+// derived table of the grid indices k (and the key columns keys, and with
+// counted the indicator n that COUNT reads on MySQL: gridIndexFrom), and
+// the table they read: n, Σk, Σk² (0 with SumOnly) on PostgreSQL and
 // MySQL/MariaDB (with FloatSum, k is the DOUBLE index and Σk² the sum of
 // the squares of its BIGINT casts); on SQLite the ten sums of the parts
 // a, b, c of k, over a derived table that splits it.
-func (r *renderer) gridTotals(g GridSums, keys []string, indices string) (sums []string, source string) {
+func (r *renderer) gridTotals(g GridSums, keys []string, indices string, counted bool) (sums []string, source string) {
 	if r.dialect != SQLite {
+		count := "COUNT(*)"
+		if counted {
+			count = "COUNT(n)"
+		}
 		squares := "COALESCE(SUM(k * k), 0)"
 		switch {
 		case g.SumOnly:
@@ -291,7 +333,7 @@ func (r *renderer) gridTotals(g GridSums, keys []string, indices string) (sums [
 		case g.FloatSum:
 			squares = "COALESCE(SUM(CAST(k AS " + r.spec.integer + ") * CAST(k AS " + r.spec.integer + ")), 0)"
 		}
-		return []string{"COUNT(*)", "COALESCE(SUM(k), 0)", squares}, indices
+		return []string{count, "COALESCE(SUM(k), 0)", squares}, indices
 	}
 	part := strconv.Itoa(1 << GridPartBits)
 	high := strconv.Itoa(1 << (2 * GridPartBits))
@@ -325,6 +367,6 @@ func (r *renderer) gridSums(f Fetch) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	sums, source := r.gridTotals(*f.GridSums, nil, "(SELECT "+k+" AS k"+from+") AS g")
+	sums, source := r.gridTotals(*f.GridSums, nil, "(SELECT "+strings.Join(k, ", ")+from+") AS g", len(k) > 1)
 	return "SELECT " + strings.Join(sums, ", ") + " FROM " + source, nil
 }

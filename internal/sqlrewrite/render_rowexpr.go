@@ -50,7 +50,10 @@ const derivedAlias = "dpproxy_x"
 // decimals is DOUBLE(M, D), which rounds what is stored and caps it below
 // 10^(M−D) (TRUNCATE(x, 0) is DOUBLE(17, 0): 3.5e20 was stored as 1e17),
 // where the cast's column holds the double computed, as the merged
-// expression reads it.
+// expression reads it. A fetch that reads each nᵢ once per row
+// (readsOnce) has the same derived table without the fence: merged, it
+// computes each eᵢ once per row all the same, without writing the rows
+// to a temporary table first.
 func (r *renderer) source(f Fetch, inner []string) (string, error) {
 	table, err := r.spec.table(f.Table)
 	if err != nil || !r.derivedTable(f) {
@@ -103,34 +106,87 @@ func (r *renderer) source(f Fetch, inner []string) (string, error) {
 // pulls up no subquery with an OFFSET, SQLite flattens none and runs it
 // as a co-routine, row by row, and MySQL and MariaDB merge no derived
 // table with a LIMIT (of 2^64 − 1 rows, more than a table holds) and
-// materialize it (materializes). Empty where the derived table is left to
+// materialize it (narrows). Empty where the derived table is left to
 // merge: on MySQL under a unit bound, whose first layer (ROW_NUMBER) the
-// backend materializes anyway, computing each eᵢ once per row, and
-// behind Vitess (not measured there: vtgate applies the LIMIT of a
-// derived table of a sharded table itself, above the shards, so the
-// shards could no longer aggregate).
+// backend materializes anyway, computing each eᵢ once per row; where the
+// statement around it reads each eᵢ once per row (readsOnce), so that
+// merged it computes each once per row too; and behind Vitess (not
+// measured there: vtgate applies the LIMIT of a derived table of a
+// sharded table itself, above the shards, so the shards could no longer
+// aggregate). The choice depends on the fetch alone, never on the rows.
 func (r *renderer) derivedFence(f Fetch) string {
 	switch {
 	case r.spec.name == "postgres":
 		return " OFFSET 0"
 	case r.spec.name == "sqlite":
 		return " LIMIT -1 OFFSET 0"
-	case r.materializes(f):
+	case r.narrows(f) && !r.readsOnce(f):
 		return " LIMIT 18446744073709551615"
 	}
 	return ""
 }
 
-// materializes reports whether the backend materializes the fetch's fenced
-// derived table (derivedFence): on MySQL and MariaDB, not behind Vitess,
-// without a unit bound.
-func (r *renderer) materializes(f Fetch) bool {
+// narrows reports whether the fetch's derived table selects only what the
+// statement around it reads, each expression cast to DOUBLE (source): on
+// MySQL and MariaDB, not behind Vitess, without a unit bound, where the
+// backend materializes it when it is fenced (derivedFence).
+func (r *renderer) narrows(f Fetch) bool {
 	return r.spec.name == "mysql" && !r.vitess && f.Unit == nil && len(f.Derived) > 0
+}
+
+// readsOnce reports whether the statement around the fetch's narrowed
+// derived table (narrows) reads each derived column at most once per row,
+// so that MySQL, merging the table into it, computes each row expression
+// once per row: the exact sums without squares (GridSums.SumOnly, no
+// Ranks; AVG's and SUM's), grouped or not, of a derived column whose NULLs
+// are its columns' (RowExpr.nullColumns: the grid index reads it once and
+// its count reads the columns instead, gridIndexFrom), over a grid whose
+// clamp reads it once (gridClampReadsOnce), with no dimension, filter or
+// predicate reading a derived column. Every other fetch reads a derived
+// column more than once, or may: a clamp that flushes tiny values reads
+// it up to five times, a bucket key once per comparison, Σk² twice more.
+func (r *renderer) readsOnce(f Fetch) bool {
+	if !r.narrows(f) {
+		return false
+	}
+	var g *GridSums
+	var dims []CellDim
+	switch {
+	case f.GridSums != nil:
+		g = f.GridSums
+	case f.GroupedGrid != nil:
+		g, dims = &f.GroupedGrid.Grid, f.GroupedGrid.Dims
+	default:
+		return false
+	}
+	if !g.SumOnly || g.Ranks != nil || !gridClampReadsOnce(g.Lower, g.Upper, g.Unit) {
+		return false
+	}
+	derived := func(name string) *DerivedColumn {
+		i := slices.IndexFunc(f.Derived, func(d DerivedColumn) bool { return d.Name == name })
+		if i < 0 {
+			return nil
+		}
+		return &f.Derived[i]
+	}
+	d := derived(g.Column)
+	if d == nil || d.Expr == nil {
+		return false
+	}
+	if _, ok := d.Expr.nullColumns(); !ok {
+		return false
+	}
+	reads := slices.ContainsFunc(dims, func(c CellDim) bool { return derived(c.Column) != nil }) ||
+		slices.ContainsFunc(f.Filter, func(c Condition) bool { return derived(c.Column) != nil })
+	if f.Boolean != nil {
+		reads = reads || slices.ContainsFunc(predicateLeaves(f.Boolean, nil), func(c Condition) bool { return derived(c.Column) != nil })
+	}
+	return !reads
 }
 
 // derivedTable reports whether the fetch reads its table through the
 // derived table of source: whenever it has Derived columns, except a
-// narrowed one (materializes) that reads none of them.
+// narrowed one (narrows) that reads none of them.
 func (r *renderer) derivedTable(f Fetch) bool {
 	if r.narrow == nil {
 		return len(f.Derived) > 0

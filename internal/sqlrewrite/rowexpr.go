@@ -113,8 +113,9 @@ type RowExpr struct {
 
 // DerivedColumn is a row expression a fetch computes as a column of the
 // table: the fetch reads FROM (SELECT *, Expr AS Name FROM t) AS t′
-// (fenced, and on MySQL narrowed to what the fetch reads: source), so
-// every fetch shape applies to Name as to a stored column.
+// (fenced, unless on MySQL the fetch reads Name once per row, and on
+// MySQL narrowed to what the fetch reads: source), so every fetch shape
+// applies to Name as to a stored column.
 type DerivedColumn struct {
 	// Name is the computed column's name in the fetch.
 	Name string
@@ -472,6 +473,58 @@ func (e *RowExpr) nullableDivisor() bool {
 	}
 	b, err := e.Args[1].bounds()
 	return err == nil && b.lo <= 0 && b.hi >= 0 && e.Args[1].wholeNumbers()
+}
+
+// nullColumns returns the columns whose NULLs are e's where the backend
+// enforces column types (MySQL, MariaDB, PostgreSQL): as Render computes
+// e, it is NULL on a row exactly when one of them is. That holds for a
+// clamped column (NULL only for NULL), a constant (never), + − × and
+// LEAST/GREATEST (NULL exactly when an operand is: Bounds keeps every
+// result finite), a division by an expression whose interval excludes 0
+// (never by zero), the integer divisions, and the functions defined on
+// every double (ABS, SIGN, FLOOR, CEIL, ROUND, TRUNCATE, MOD by a
+// nonzero constant, POW). ok is false where anything else can make e
+// NULL: a CASE (a WHEN that chooses a NULL or a missing ELSE), a
+// divisor read as NULL near 0 (nullableDivisor), a date (NULL when
+// unreadable), SQRT, LN, LOG and EXP (whose domains MySQL answers with
+// NULL outside).
+func (e *RowExpr) nullColumns() (cols []string, ok bool) {
+	switch e.Kind {
+	case RowColumn:
+		return []string{e.Column}, true
+	case RowConst:
+		return nil, e.Temporal == ""
+	case RowOp:
+		if len(e.Args) != 2 || !strings.ContainsRune("+-*/LG", rune(e.Op)) || e.nullableDivisor() {
+			return nil, false
+		}
+		if e.Op == '/' {
+			if b, err := e.Args[1].bounds(); err != nil || b.lo <= 0 && b.hi >= 0 {
+				return nil, false
+			}
+		}
+	case RowIntDiv:
+	case RowFunc:
+		switch e.Func {
+		case FuncAbs, FuncSign, FuncFloor, FuncCeil, FuncRound, FuncTruncate, FuncMod, FuncPow:
+		default:
+			return nil, false
+		}
+	default:
+		return nil, false
+	}
+	for _, a := range e.Args {
+		if a == nil {
+			return nil, false
+		}
+		c, ok := a.nullColumns()
+		if !ok {
+			return nil, false
+		}
+		cols = append(cols, c...)
+	}
+	slices.Sort(cols)
+	return slices.Compact(cols), len(e.Args) > 0
 }
 
 // directed returns x op y rounded to float64 in mode m: exact arithmetic
