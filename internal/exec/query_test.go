@@ -496,8 +496,8 @@ func TestResultColumnsHaveOneType(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := fmt.Sprint(res.Types); got != "[DOUBLE DOUBLE VARCHAR]" {
-		t.Errorf("column types %s, want [DOUBLE DOUBLE VARCHAR]", got)
+	if got := fmt.Sprint(res.Types); got != "[DOUBLE DOUBLE VARCHAR(21)]" {
+		t.Errorf("column types %s, want [DOUBLE DOUBLE VARCHAR(21)]", got)
 	}
 	for j := range res.Columns {
 		types := map[string]bool{}

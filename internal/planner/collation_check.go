@@ -163,9 +163,10 @@ func (c *collationCheck) keyText(e *sqlrewrite.Expr) bool {
 }
 
 // literalText reports whether e may be text in the connection's
-// collation: a literal's, a tier's label, text made by CONCAT or CAST AS
-// CHAR, a choice of one (IF, CASE, COALESCE, IFNULL, NULLIF, GREATEST,
-// LEAST) and, in an outer query, an inner column or aggregate of one.
+// collation: a literal's, a tier's label, text made by CONCAT, CAST AS
+// CHAR or another string function (textFuncs), a choice of one (IF,
+// CASE, COALESCE, IFNULL, NULLIF, GREATEST, LEAST) and, in an outer
+// query, an inner column or aggregate of one.
 func (c *collationCheck) literalText(e *sqlrewrite.Expr) bool {
 	if e == nil {
 		return false
@@ -211,9 +212,10 @@ func (c *collationCheck) literalText(e *sqlrewrite.Expr) bool {
 		}
 		return false
 	case sqlrewrite.ExprFunc:
-		switch e.Op {
-		case "concat", "cast-char":
+		if textFuncs[e.Op] {
 			return true
+		}
+		switch e.Op {
 		case "coalesce", "ifnull", "greatest", "least":
 			return anyOf(e.Args)
 		case "if":

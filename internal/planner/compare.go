@@ -125,7 +125,7 @@ var numericArgs = map[string]bool{
 	"neg": true, "+": true, "-": true, "*": true, "/": true, "div": true, "%": true,
 	"not": true, "xor": true, "istrue": true, "isfalse": true,
 	"round": true, "truncate": true, "floor": true, "ceil": true, "abs": true, "sign": true, "power": true,
-	"sqrt": true, "exp": true, "ln": true, "log": true, "log10": true, "log2": true, "cast-real": true,
+	"sqrt": true, "exp": true, "ln": true, "log": true, "log10": true, "log2": true, "cast-real": true, "cast-float": true,
 }
 
 // comparisons are the operators that compare their two arguments.

@@ -590,6 +590,12 @@ func FormatFixedDouble(x float64, decimals int) string {
 	if decimals >= NotFixedDecimals || math.IsInf(x, 0) || math.IsNaN(x) {
 		return FormatDouble(x)
 	}
+	return fcvt(x, decimals)
+}
+
+// fcvt writes the finite x with exactly decimals digits after its point,
+// as MariaDB's my_fcvt (FormatFixedDouble's, for any decimals).
+func fcvt(x float64, decimals int) string {
 	if x == 0 {
 		x = 0 // no negative zero
 	}

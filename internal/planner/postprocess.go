@@ -43,7 +43,14 @@ type Datum struct {
 	// their arguments (IF, CASE, COALESCE, GREATEST, ...) keep that
 	// argument's, where MariaDB gives them the most decimals of all their
 	// arguments.
-	fixed  fixedDecimals
+	fixed fixedDecimals
+	// single, on a DOUBLE, marks a FLOAT (CAST(x AS FLOAT)): Num holds a
+	// single-precision value, written as MariaDB writes a FLOAT
+	// (FormatFloat) and sent as one (Float). Anything computed from it is
+	// a DOUBLE of that value, as in MariaDB (CAST(0.1 AS FLOAT) + 0 is
+	// 0.10000000149011612); functions that return one of their arguments
+	// keep it.
+	single bool
 	Str    string
 	IsText bool
 	// Temporal, on a text datum, is catalog.Date or catalog.Timestamp
@@ -258,10 +265,11 @@ func Rollup(q *sqlrewrite.Query, released []Row) []Row {
 // never depends on the data. Its warnings, and its errors of MySQL (1690,
 // dperr.OutOfRange), likewise depend on released values only.
 func PostProcess(q *sqlrewrite.Query, released []Row) ([][]Datum, Warnings, error) {
-	w := Warnings{conn: connectionCollation(q), column: columnCollation(q)}
+	w := Warnings{conn: connectionCollation(q), column: columnCollation(q), packet: q.MaxAllowedPacket}
 	for _, k := range q.Keys {
 		w.literalKeys = append(w.literalKeys, k.Tiers != nil)
 	}
+	literalLocales(q, &w)
 	kept, err := having(q.Having, released, &w)
 	if err != nil {
 		return nil, w, err
@@ -301,6 +309,9 @@ type Warnings struct {
 	conn        collation
 	column      collation
 	literalKeys []bool
+	// packet is the session's max_allowed_packet (maxPacket), which the
+	// string functions' results may not exceed.
+	packet int64
 	// Casts are the warnings and notes of CASTs that changed a value to
 	// fit their target type (CastWarning), in the order evaluated.
 	Casts []CastWarning
@@ -745,6 +756,9 @@ func Eval(e *sqlrewrite.Expr, r Row, w *Warnings) (Datum, error) {
 		d, err := evalFunc(e.Op, args, w)
 		return withDecimals(d, roundedDecimals(e, datumDecimals(args[0]))), err
 	}
+	if e.Kind == sqlrewrite.ExprFunc && e.Op == "format" {
+		return formatFunc(args, literalLocale(e), w), nil
+	}
 	if e.Kind == sqlrewrite.ExprFunc {
 		return evalFunc(e.Op, args, w)
 	}
@@ -929,6 +943,9 @@ func compareValues(a, b Datum) int {
 }
 
 func evalFunc(name string, a []Datum, w *Warnings) (Datum, error) {
+	if d, ok := evalString(name, a, w); ok {
+		return d, nil
+	}
 	switch name {
 	case "nullif":
 		if !a[0].Null && !a[1].Null && compareValues(a[0], a[1]) == 0 {
@@ -1013,6 +1030,8 @@ func evalFunc(name string, a []Datum, w *Warnings) (Datum, error) {
 		return castDecimal(a[0], int(number(a[1])), int(number(a[2])), w), nil
 	case "cast-real":
 		return fraction(x, "CAST")
+	case "cast-float":
+		return castFloat(a[0], w), nil
 	case "cast-char":
 		return Datum{Str: text(a[0]), IsText: true, coll: w.madeText(nil)}, nil
 	}
@@ -1077,6 +1096,8 @@ func text(d Datum) string {
 	switch {
 	case d.IsText:
 		return d.Str
+	case d.single:
+		return FormatFloat(float32(d.Num))
 	case isExact(d) && (d.exact != "" || !d.Int):
 		return decimalText(d)
 	case d.Int && math.Abs(d.Num) <= maxBigint:
@@ -1113,7 +1134,7 @@ func withDecimals(d Datum, decimals int) Datum {
 
 // Value returns the datum as a result cell: nil, int64, uint64 (a BIGINT
 // UNSIGNED beyond BIGINT), float64, FixedDouble (a DOUBLE whose type
-// fixes its decimals), Decimal (an exact number post-processing computed
+// fixes its decimals), Float (a FLOAT), Decimal (an exact number post-processing computed
 // that is no integer, with the decimals of its type), string, Date or
 // DateTime.
 func (d Datum) Value() any {
@@ -1136,6 +1157,8 @@ func (d Datum) Value() any {
 		return Decimal(decimalText(d))
 	case d.Int && math.Abs(d.Num) < 1<<62:
 		return int64(d.Num)
+	case d.single:
+		return Float(d.Num)
 	case d.Double && d.fixed != notFixed:
 		return FixedDouble{Num: d.Num, Decimals: d.fixed.decimals()}
 	}

@@ -6,6 +6,8 @@ import (
 	"math/big"
 	"slices"
 	"strconv"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/dpproxy/dpproxy/internal/catalog"
 	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
@@ -19,12 +21,15 @@ import (
 //
 // Every non-NULL cell of a column of type t is of t's Go type (Cell):
 // ResultBigint and ResultInt int64, ResultUnsigned uint64, a DOUBLE
-// float64, a DECIMAL Decimal, ResultText string, ResultDate Date,
-// ResultDateTime DateTime; a ResultNull column holds NULLs only.
+// float64, ResultFloat Float, a DECIMAL Decimal, a VARCHAR string,
+// ResultDate Date, ResultDateTime DateTime; a ResultNull column holds
+// NULLs only.
 //
 // A DECIMAL(p, s) (DecimalType) carries its precision and scale above its
-// kind (Kind), ResultDecimal, and a DOUBLE of fixed decimals (DoubleType)
-// its decimals above ResultDouble; every other type is its own kind.
+// kind (Kind), ResultDecimal, a DOUBLE of fixed decimals (DoubleType) its
+// decimals above ResultDouble, and a VARCHAR of a computed length
+// (TextType) its characters above ResultText; every other type is its own
+// kind.
 type ResultType uint32
 
 // The result types, and the kind of the DECIMALs.
@@ -38,7 +43,9 @@ const (
 	// (NotFixedDecimals): the other released aggregates, and arithmetic
 	// with them. DoubleType gives the DOUBLEs of fixed decimals.
 	ResultDouble
-	// ResultText is VARCHAR: text, and a mix of text, numbers and dates.
+	// ResultText is VARCHAR: text, and a mix of text, numbers and dates;
+	// of 255 characters (a text key's, as dpproxy declares text columns),
+	// TextType gives the others.
 	ResultText
 	// ResultDate is DATE ('YYYY-MM-DD').
 	ResultDate
@@ -53,7 +60,41 @@ const (
 	// literals, exact arithmetic that is no integer's (COUNT(*) / 3),
 	// CAST(x AS DECIMAL(p, s)).
 	ResultDecimal
+	// ResultFloat is FLOAT, MariaDB's single precision: CAST(x AS FLOAT).
+	ResultFloat
 )
+
+// TextType is VARCHAR of chars characters, at most maxTextChars: the
+// length MariaDB gives text computed from a statement's values (CONCAT's
+// the sum of its arguments', LPAD(x, 8, '0')'s 8; charLength), which the
+// column's definition announces (proxy.answerColumn: a BLOB type beyond
+// what a VARCHAR holds). VARCHAR of defaultTextChars is ResultText.
+func TextType(chars int) ResultType {
+	chars = min(max(chars, 0), maxTextChars)
+	if chars == defaultTextChars {
+		return ResultText
+	}
+	return ResultText | ResultType(chars+1)<<8
+}
+
+// defaultTextChars is the length of ResultText: a text key's, VARCHAR(255)
+// as dpproxy declares text columns.
+const defaultTextChars = 255
+
+// maxTextChars is the most characters TextType holds; MariaDB's longest
+// text types announce no more (a LONGBLOB of max_allowed_packet).
+const maxTextChars = 1<<24 - 2
+
+// Chars is a VARCHAR's length in characters (0 for other types).
+func (t ResultType) Chars() int {
+	switch {
+	case t.Kind() != ResultText:
+		return 0
+	case t>>8 == 0:
+		return defaultTextChars
+	}
+	return int(t>>8) - 1
+}
 
 // DecimalType is DECIMAL(p, s), p at most 65 and s at most 38 and p
 // (MySQL's limits, which DecimalType clamps to).
@@ -155,15 +196,18 @@ func numberDecimals(t ResultType) int {
 var resultTypeNames = [...]string{
 	ResultNull: "NULL", ResultBigint: "BIGINT", ResultDouble: "DOUBLE",
 	ResultText: "VARCHAR", ResultDate: "DATE", ResultDateTime: "DATETIME",
-	ResultUnsigned: "BIGINT UNSIGNED", ResultInt: "INT", ResultDecimal: "DECIMAL",
+	ResultUnsigned: "BIGINT UNSIGNED", ResultInt: "INT", ResultDecimal: "DECIMAL", ResultFloat: "FLOAT",
 }
 
 // String returns the type's MySQL name: DECIMAL(p,s) for a DECIMAL,
-// DOUBLE(decimals=d) for a DOUBLE of fixed decimals.
+// DOUBLE(decimals=d) for a DOUBLE of fixed decimals, VARCHAR(n) for a
+// VARCHAR other than ResultText.
 func (t ResultType) String() string {
 	switch {
 	case t.Kind() == ResultDecimal:
 		return fmt.Sprintf("DECIMAL(%d,%d)", t.Precision(), t.Scale())
+	case t.Kind() == ResultText && t != ResultText:
+		return fmt.Sprintf("VARCHAR(%d)", t.Chars())
 	case t.Kind() == ResultDouble && t != ResultDouble:
 		return fmt.Sprintf("DOUBLE(decimals=%d)", t.Decimals())
 	case int(t) >= len(resultTypeNames):
@@ -204,10 +248,14 @@ func (t ResultType) exact() (whole, scale int, ok bool) {
 // DECIMALs a DECIMAL with the most digits of either side of the point;
 // other numbers DOUBLE, with the most decimals of either (numberDecimals:
 // IF(c, ROUND(x, 2), 1.5) shows 2, IF(c, ROUND(x, 2), SQRT(x)) none
-// fixed); two temporals DATETIME unless both are DATE; and any other mix
-// (text, a number with a date) VARCHAR.
+// fixed; two FLOATs FLOAT, a FLOAT with another number DOUBLE); two
+// temporals DATETIME unless both are DATE; and any other mix (text, a
+// number with a date) VARCHAR, of the longer of their texts (charLength).
 func (t ResultType) Join(o ResultType) ResultType {
-	numeric := func(x ResultType) bool { _, _, ok := x.exact(); return ok || x.Kind() == ResultDouble }
+	numeric := func(x ResultType) bool {
+		_, _, ok := x.exact()
+		return ok || x.Kind() == ResultDouble || x == ResultFloat
+	}
 	temporal := func(x ResultType) bool { return x == ResultDate || x == ResultDateTime }
 	wt, st, exactT := t.exact()
 	wo, so, exactO := o.exact()
@@ -227,16 +275,50 @@ func (t ResultType) Join(o ResultType) ResultType {
 	case temporal(t) && temporal(o):
 		return ResultDateTime
 	}
-	return ResultText
+	return TextType(max(charLength(t), charLength(o)))
+}
+
+// charLength is the most characters MariaDB gives the text of a value of
+// type t (its max_char_length, as CONCAT adds them up): a VARCHAR's
+// length; BIGINT's 21 (a count's), BIGINT UNSIGNED's 20, INT's 11, a
+// DECIMAL(p, s)'s digits, point and sign; a DOUBLE's 23, or 17 and its
+// fixed decimals; FLOAT's 12; DATE's 10, DATETIME's 19; NULL's 0.
+func charLength(t ResultType) int {
+	switch t.Kind() {
+	case ResultText:
+		return t.Chars()
+	case ResultBigint:
+		return 21
+	case ResultUnsigned:
+		return 20
+	case ResultInt:
+		return 11
+	case ResultDecimal:
+		return t.Precision() + min(t.Scale(), 1) + 1
+	case ResultDouble:
+		if d := t.Decimals(); d < NotFixedDecimals {
+			return 17 + d
+		}
+		return 23
+	case ResultFloat:
+		return 12
+	case ResultDate:
+		return 10
+	case ResultDateTime:
+		return 19
+	}
+	return 0
 }
 
 // Cell converts a result cell (Datum.Value: nil, int64, uint64, float64,
-// FixedDouble, Decimal, string, Date or DateTime) to t's Go type, as
+// FixedDouble, Float, Decimal, string, Date or DateTime) to t's Go type, as
 // MySQL converts a value to its column's type: an integer to a double, a
 // number to a DECIMAL with the column's decimals (rounded half away from
 // zero, a double as the shortest decimal that reads back as it), a DATE
-// to a DATETIME at midnight, anything to text (numbers as Datum text
-// formats them, a FixedDouble with its decimals). It fails on a value t cannot hold (a fraction or an integer
+// to a DATETIME at midnight, a FLOAT to the DOUBLE of its single
+// precision (1.100000023841858), anything to text (numbers as Datum text
+// formats them, a FixedDouble with its decimals, a FLOAT with its six
+// digits). It fails on a value t cannot hold (a fraction or an integer
 // beyond its range in an integer column, text in a number or a date
 // column, any value in a NULL column), which ColumnTypes never allows.
 func (t ResultType) Cell(v any) (any, error) {
@@ -285,6 +367,8 @@ func (t ResultType) Cell(v any) (any, error) {
 			d = floatDecimal(x)
 		case FixedDouble:
 			d = floatDecimal(x.Num)
+		case Float:
+			d = floatDecimal(float64(x))
 		case Decimal:
 			var ok bool
 			if d, ok = parseDecimal(string(x)); !ok {
@@ -304,8 +388,17 @@ func (t ResultType) Cell(v any) (any, error) {
 			return x, nil
 		case FixedDouble:
 			return x.Num, nil
+		case Float:
+			return float64(x), nil
 		case Decimal:
 			return strconv.ParseFloat(string(x), 64)
+		}
+	case ResultFloat:
+		switch x := v.(type) {
+		case Float:
+			return x, nil
+		case float64:
+			return Float(float32(x)), nil
 		}
 	case ResultText:
 		switch x := v.(type) {
@@ -317,6 +410,8 @@ func (t ResultType) Cell(v any) (any, error) {
 			return FormatDouble(x), nil
 		case FixedDouble:
 			return FormatFixedDouble(x.Num, x.Decimals), nil
+		case Float:
+			return x.MySQLText(), nil
 		case Decimal:
 			return string(x), nil
 		case string:
@@ -589,8 +684,8 @@ func extremeType(e *sqlrewrite.Expr, env *typeEnv) ResultType {
 		t := exprType(a, env)
 		joined = joined.Join(t)
 		_, _, exact := t.exact()
-		text = text || t == ResultText
-		number = number || exact || t.Kind() == ResultDouble
+		text = text || t.Kind() == ResultText
+		number = number || exact || t.Kind() == ResultDouble || t == ResultFloat
 	}
 	if text && number {
 		return ResultDouble
@@ -618,6 +713,9 @@ func exprType(e *sqlrewrite.Expr, env *typeEnv) ResultType {
 	}
 	switch e.Kind {
 	case sqlrewrite.ExprConst, sqlrewrite.ExprConstAgg:
+		if v := e.Value; e.Kind == sqlrewrite.ExprConst && v.IsText && v.Temporal == "" && !v.Null {
+			return TextType(utf8.RuneCountInString(v.Str)) // a literal's own length, as MariaDB's
+		}
 		return valueType(e.Value)
 	case sqlrewrite.ExprNoRow:
 		// As a released aggregate is typed (Output.ResultType).
@@ -736,6 +834,9 @@ func opType(op string, types []ResultType) ResultType {
 // funcType is the type of the function e (evalFunc, intervalEnd); args(i)
 // joins the types of its arguments from the i-th on.
 func funcType(e *sqlrewrite.Expr, env *typeEnv, args func(from int) ResultType) ResultType {
+	if textFuncs[e.Op] {
+		return TextType(textChars(e, env))
+	}
 	switch e.Op {
 	case "coalesce", "ifnull":
 		return args(0)
@@ -748,8 +849,10 @@ func funcType(e *sqlrewrite.Expr, env *typeEnv, args func(from int) ResultType) 
 			return ResultText
 		}
 		return exprType(e.Args[0], env)
-	case "concat", "cast-char":
-		return ResultText
+	case "length", "char_length":
+		return ResultInt
+	case "cast-float":
+		return ResultFloat
 	case "datediff", "timestampdiff", "sign", "cast-int":
 		return ResultBigint
 	case "cast-unsigned":
@@ -819,6 +922,193 @@ func funcType(e *sqlrewrite.Expr, env *typeEnv, args func(from int) ResultType) 
 		return ResultDouble
 	}
 	return ResultText
+}
+
+// textChars is the length, in characters, MariaDB gives the text the
+// string function e makes (its fix_length_and_dec) over arguments of
+// their types (charLength; a number literal's its text's, as MariaDB's:
+// -1.50 is 5 long): CONCAT's and CAST AS CHAR's their lengths
+// added up, CONCAT_WS's with its separator's between them; LPAD's and
+// RPAD's their constant count; REPEAT's the string's times its constant
+// count; REPLACE's the string's, each character replaceable by the
+// replacement; UPPER's, LOWER's and the trims' the string's; LEFT's and
+// RIGHT's the smaller of the string's and their constant count;
+// SUBSTRING's as MariaDB computes it from the string's bytes (a quirk: 4
+// bytes a character of text, so SUBSTRING of 20 characters from 2 is 79
+// long); FORMAT's formatChars. A count that is not constant gives the
+// longest text (maxTextChars), as MariaDB's longest blob.
+func textChars(e *sqlrewrite.Expr, env *typeEnv) int {
+	arg := func(i int) int64 {
+		switch {
+		case i >= len(e.Args):
+			return 0
+		case e.Args[i].Kind == sqlrewrite.ExprConst && e.Args[i].Value.Decimal != "":
+			return int64(len(e.Args[i].Value.Decimal))
+		}
+		return int64(charLength(exprType(e.Args[i], env)))
+	}
+	count := func(i int) (int64, bool) {
+		if i >= len(e.Args) {
+			return 0, false
+		}
+		n, null, ok := constantInt(e.Args[i])
+		if null {
+			n = 0
+		}
+		return min(max(n, 0), math.MaxInt32), ok
+	}
+	var n int64
+	switch e.Op {
+	case "concat", "cast-char":
+		for i := range e.Args {
+			n += arg(i)
+		}
+	case "concat_ws":
+		n = arg(0) * int64(max(len(e.Args)-2, 0))
+		for i := 1; i < len(e.Args); i++ {
+			n += arg(i)
+		}
+	case "format":
+		n = formatChars(e, env)
+	case "lpad", "rpad":
+		c, ok := count(1)
+		n = c
+		if !ok {
+			n = maxTextChars
+		}
+	case "repeat":
+		c, ok := count(1)
+		n = min(arg(0)*c, maxTextChars)
+		if !ok {
+			n = maxTextChars
+		}
+	case "replace":
+		n = arg(0)
+		if grow := arg(2) - 1; grow > 0 {
+			n += min(n*grow, maxTextChars)
+		}
+	case "left", "right":
+		n = arg(0)
+		if c, ok := count(1); ok {
+			n = min(n, c)
+		}
+	case "substring":
+		n = substringChars(e, env)
+	default: // UPPER, LOWER, TRIM, LTRIM, RTRIM
+		n = arg(0)
+	}
+	return int(min(n, maxTextChars))
+}
+
+// substringChars is the length MariaDB gives SUBSTRING e: the bytes of
+// its string (4 a character of text, 1 a character of a number's) less
+// those before a constant start (the last -start for a negative one,
+// none for 0), at most a constant length, read as characters.
+func substringChars(e *sqlrewrite.Expr, env *typeEnv) int64 {
+	t := exprType(e.Args[0], env)
+	n := int64(charLength(t))
+	if t.Kind() == ResultText {
+		n *= utf8.UTFMax
+	}
+	if start, null, ok := constantInt(e.Args[1]); ok {
+		start = int64(int32(start))
+		switch {
+		case null:
+			n = 0
+		case start < 0:
+			if -start > n {
+				n = 0
+			} else {
+				n = -start
+			}
+		default:
+			n -= min(int64(uint32(start-1)), n)
+		}
+	}
+	if len(e.Args) == 3 {
+		if length, null, ok := constantInt(e.Args[2]); ok {
+			length = int64(int32(length))
+			if null || length <= 0 {
+				n = 0
+			} else {
+				n = min(n, length)
+			}
+		}
+	}
+	return n
+}
+
+// formatChars is the length MariaDB gives FORMAT(x, d) e: x's integer
+// digits (formatDigits; an integer literal of fewer than 10 digits is an
+// INT to MariaDB, of 10), one more where rounding to d decimals may carry
+// (d fewer than x's decimals) or x has none, a separator for every
+// three, a sign and a point, and d decimals (38 where d is not constant).
+func formatChars(e *sqlrewrite.Expr, env *typeEnv) int64 {
+	t := exprType(e.Args[0], env)
+	digits, decimals := formatDigits(t)
+	if x := e.Args[0]; x.Kind == sqlrewrite.ExprConst && t == ResultBigint && len(strings.TrimPrefix(x.Value.Decimal, "-")) < 10 {
+		digits = 10
+	}
+	dec := int64(maxFormatDecimals)
+	carry := decimals > 0
+	if d, null, ok := constantInt(e.Args[1]); ok && !null {
+		dec = min(max(d, 0), maxFormatDecimals)
+		carry = dec < int64(decimals)
+	}
+	if carry || digits == 0 {
+		digits++
+	}
+	point := int64(0)
+	if dec > 0 {
+		point = 1
+	}
+	return digits + digits/3 + point + 1 + dec
+}
+
+// formatDigits are the integer digits and the decimals of a value of
+// type t as MariaDB's FORMAT counts them: BIGINT's 19, BIGINT UNSIGNED's
+// 20, INT's 10, a DECIMAL(p, s)'s p - s and s; a DOUBLE's 309 (its
+// largest value's) and its fixed decimals, else 31; FLOAT's 39 and 31;
+// text's 309 and 39 (MariaDB's NOT_FIXED_DEC); NULL's 309 and 0.
+func formatDigits(t ResultType) (digits int64, decimals int) {
+	switch t.Kind() {
+	case ResultBigint:
+		return 19, 0
+	case ResultUnsigned:
+		return 20, 0
+	case ResultInt:
+		return 10, 0
+	case ResultDecimal:
+		return int64(t.Precision() - t.Scale()), t.Scale()
+	case ResultDouble:
+		return 309, t.Decimals()
+	case ResultFloat:
+		return 39, NotFixedDecimals
+	case ResultNull:
+		return 309, 0
+	}
+	return 309, notFixedTextDecimals
+}
+
+// notFixedTextDecimals is MariaDB's NOT_FIXED_DEC (39): the decimals
+// FORMAT reads of text.
+const notFixedTextDecimals = 39
+
+// constantInt is the constant integer argument e (a count, a length, a
+// position, FORMAT's decimals) as the function reads it (intArg), or
+// null for NULL; ok is false where e is computed from released values.
+func constantInt(e *sqlrewrite.Expr) (n int64, null, ok bool) {
+	if !constantExpr(e) {
+		return 0, false, false
+	}
+	d, err := Eval(e, Row{}, &Warnings{})
+	switch {
+	case err != nil:
+		return 0, false, false
+	case d.Null:
+		return 0, true, true
+	}
+	return intArg(d, &Warnings{}), false, true
 }
 
 // constantDigits is the digits of ROUND or TRUNCATE e (0 without them)

@@ -14,22 +14,21 @@ import (
 // (include/field_types.h, mysql_com.h, m_ctype.h).
 const (
 	mysqlTypeLong       = 3
+	mysqlTypeFloat      = 4
 	mysqlTypeDouble     = 5
 	mysqlTypeNull       = 6
 	mysqlTypeLongLong   = 8
 	mysqlTypeDate       = 10
 	mysqlTypeDateTime   = 12
 	mysqlTypeNewDecimal = 246
+	mysqlTypeMediumBlob = 250
+	mysqlTypeLongBlob   = 251
 	mysqlTypeBlob       = 252 // MYSQL_TYPE_BLOB, as MySQL sends TEXT results
 	mysqlTypeVarChar    = 253 // MYSQL_TYPE_VAR_STRING, as MySQL sends VARCHAR results
 	unsignedFlag        = 32
 	binaryFlag          = 128
 	binaryCollation     = 63
 	utf8mb4Collation    = 45
-	// textLength is the byte length announced for a VARCHAR answer:
-	// VARCHAR(255) in utf8mb4, whatever the values (their lengths are
-	// data).
-	textLength = 4 * 255
 )
 
 // answerColumn is the column definition of a private answer's column of
@@ -50,8 +49,11 @@ func answerColumn(name string, t planner.ResultType) catalogdb.Column {
 	case planner.ResultDouble:
 		// 31 (planner.NotFixedDecimals) or the decimals its type fixes.
 		c.Type, c.Length, c.Decimals = mysqlTypeDouble, 22, uint8(t.Decimals())
+	case planner.ResultFloat:
+		c.Type, c.Length, c.Decimals = mysqlTypeFloat, 12, planner.NotFixedDecimals
 	case planner.ResultText:
-		c.Type, c.Flags, c.Charset, c.Length = mysqlTypeVarChar, 0, utf8mb4Collation, textLength
+		c.Type, c.Length = textColumn(t.Chars())
+		c.Flags, c.Charset = 0, utf8mb4Collation
 	case planner.ResultDate:
 		c.Type, c.Length = mysqlTypeDate, 10
 	case planner.ResultDateTime:
@@ -60,6 +62,25 @@ func answerColumn(name string, t planner.ResultType) catalogdb.Column {
 		c.Type, c.Flags = mysqlTypeNull, 0
 	}
 	return c
+}
+
+// textColumn is the MySQL type and length MariaDB 10.11 announces for
+// text of at most chars characters of utf8mb4 (its type, not its values,
+// so it never depends on the data): VARCHAR of 4 bytes a character up to
+// 65528 bytes, beyond that a BLOB, MEDIUMBLOB (from 65536 bytes) or
+// LONGBLOB (from 16 MiB) whose length MariaDB announces four times over,
+// a LONGBLOB's at most 64 MiB.
+func textColumn(chars int) (typ uint8, length uint32) {
+	bytes := uint64(chars) * 4
+	switch {
+	case bytes < 65532:
+		return mysqlTypeVarChar, uint32(bytes)
+	case bytes < 1<<16:
+		return mysqlTypeBlob, uint32(4 * bytes)
+	case bytes < 1<<24:
+		return mysqlTypeMediumBlob, uint32(4 * bytes)
+	}
+	return mysqlTypeLongBlob, 4 << 24
 }
 
 // answer is the Result of a private answer: its columns typed by
@@ -71,8 +92,9 @@ func answerColumn(name string, t planner.ResultType) catalogdb.Column {
 // sends it as a double), and a DOUBLE whose type fixes its decimals
 // (planner.DoubleType: ROUND(x, 2), FLOOR(x)) as a planner.FixedDouble,
 // which the text protocol writes with them (1.00, 1000000000000000) and
-// the binary protocol sends as its double (wire.FixedDouble), dates and
-// text as they are.
+// the binary protocol sends as its double (wire.FixedDouble), a FLOAT as
+// a planner.Float (six digits as text, its four bytes in the binary
+// protocol), dates and text as they are.
 func answer(out *exec.Result) (*Result, error) {
 	if len(out.Types) != len(out.Columns) {
 		return nil, dperr.New(dperr.Internal, "internal error: %d column types for %d columns", len(out.Types), len(out.Columns))
@@ -95,6 +117,8 @@ func answer(out *exec.Result) (*Result, error) {
 				text[j] = strconv.FormatUint(x, 10)
 			case planner.Decimal:
 				text[j] = string(x)
+			case planner.Float:
+				text[j] = x
 			case float64:
 				text[j] = planner.FormatDouble(x)
 				if d := out.Types[j].Decimals(); out.Types[j].Kind() == planner.ResultDouble && d < planner.NotFixedDecimals {

@@ -131,3 +131,56 @@ func TestFixedDoubleAnswer(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestTextAndFloatAnswerColumns: a VARCHAR of n characters is announced
+// as MariaDB 10.11 announces text of that length in utf8mb4 (measured
+// there with mariadb --column-type-info on SELECT LPAD(COUNT(*), n, '0')):
+// VAR_STRING of 4n bytes up to 16,382 characters, then BLOB, MEDIUM_BLOB
+// and LONG_BLOB of four times their bytes, a LONG_BLOB's at most 64 MiB;
+// ResultText, a text key's, is 255 characters. A FLOAT column is
+// MYSQL_TYPE_FLOAT of length 12 and decimals 31, its value a
+// planner.Float, which the result check accepts there only.
+func TestTextAndFloatAnswerColumns(t *testing.T) {
+	for _, c := range []struct {
+		t      planner.ResultType
+		typ    byte
+		length uint32
+	}{
+		{planner.ResultText, mysqlTypeVarChar, 1020},
+		{planner.TextType(0), mysqlTypeVarChar, 0},
+		{planner.TextType(8), mysqlTypeVarChar, 32},
+		{planner.TextType(16382), mysqlTypeVarChar, 65528},
+		{planner.TextType(16383), mysqlTypeBlob, 262128},
+		{planner.TextType(16384), mysqlTypeMediumBlob, 262144},
+		{planner.TextType(4194303), mysqlTypeMediumBlob, 67108848},
+		{planner.TextType(4194304), mysqlTypeLongBlob, 67108864},
+		{planner.TextType(1 << 30), mysqlTypeLongBlob, 67108864},
+	} {
+		col := answerColumn("x", c.t)
+		if col.Type != c.typ || col.Length != c.length || col.Charset != utf8mb4Collation || col.Flags != 0 {
+			t.Errorf("%v: %+v, want type %d length %d", c.t, col, c.typ, c.length)
+		}
+	}
+	out := &exec.Result{
+		Columns: []string{"CAST(AVG(age) AS FLOAT)"},
+		Types:   []planner.ResultType{planner.ResultFloat},
+		Rows:    [][]any{{planner.Float(44.6123)}},
+	}
+	r, err := answer(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := r.Typed[0]; c.Type != mysqlTypeFloat || c.Length != 12 || c.Decimals != planner.NotFixedDecimals || c.Flags != binaryFlag {
+		t.Errorf("FLOAT column %+v", c)
+	}
+	if f, ok := r.Rows[0][0].(planner.Float); !ok || f.MySQLText() != "44.6123" {
+		t.Errorf("FLOAT cell %#v", r.Rows[0][0])
+	}
+	if err := checkResult(r); err != nil {
+		t.Error(err)
+	}
+	r.Typed[0].Type = mysqlTypeDouble
+	if err := checkResult(r); err == nil {
+		t.Error("a Float in a DOUBLE column passed the result check")
+	}
+}

@@ -90,7 +90,8 @@ func (t *table) result() (*Result, error) {
 // A catalog engine's answer or a private one (Typed set) declares its
 // columns with their MySQL types and carries its values as text: every
 // row has one value per typed column, each nil or a string, or in a
-// DOUBLE column a planner.FixedDouble (answer).
+// DOUBLE column a planner.FixedDouble, in a FLOAT column a planner.Float
+// (answer).
 func checkResult(r *Result) error {
 	if r == nil {
 		return nil
@@ -186,7 +187,8 @@ func checkTypedResult(r *Result) error {
 		for j, v := range row {
 			_, text := v.(string)
 			_, fixed := v.(planner.FixedDouble)
-			if v != nil && !text && !(fixed && r.Typed[j].Type == mysqlTypeDouble) {
+			_, float := v.(planner.Float)
+			if v != nil && !text && !(fixed && r.Typed[j].Type == mysqlTypeDouble) && !(float && r.Typed[j].Type == mysqlTypeFloat) {
 				return dperr.Wrap(dperr.Internal, fmt.Errorf("catalog column %q holds a %T", r.Typed[j].Name, v), "internal error: malformed result")
 			}
 		}

@@ -10,8 +10,8 @@ import (
 
 // constantQuery converts a SELECT without FROM whose every column is an
 // expression post-processing evaluates — literals, arithmetic, CAST to a
-// number, DECIMAL or CHAR, ROUND and the other functions of postFuncs,
-// comparisons, LIKE, IN, BETWEEN, CASE, IF, COALESCE, CONCAT — into a
+// number, DECIMAL or CHAR, ROUND, FORMAT and the other functions of
+// postFuncs, comparisons, LIKE, IN, BETWEEN, CASE, IF, COALESCE, CONCAT — into a
 // Query of no table (Query.FromLess): its values, types, warnings and
 // errors (1690) are then those of the same expressions beside an
 // aggregate, MySQL's, where the catalog engine casts, rounds, pads and
@@ -117,7 +117,7 @@ func (c *evaluableChecker) Enter(n ast.Node) (ast.Node, bool) {
 		_, binary := x.GetValue().(test_driver.BinaryLiteral)
 		c.ok = c.ok && !binary && x.GetType().GetFlag()&mysql.UnderScoreCharsetFlag == 0
 	case *ast.ParenthesesExpr, *ast.UnaryOperationExpr, *ast.BinaryOperationExpr,
-		*ast.IsNullExpr, *ast.IsTruthExpr, *ast.BetweenExpr, *ast.CaseExpr, *ast.WhenClause:
+		*ast.IsNullExpr, *ast.IsTruthExpr, *ast.BetweenExpr, *ast.CaseExpr, *ast.WhenClause, *ast.TrimDirectionExpr:
 	case *ast.PatternInExpr:
 		c.ok = c.ok && x.Sel == nil
 	case *ast.PatternLikeOrIlikeExpr:
@@ -136,16 +136,15 @@ func (c *evaluableChecker) Enter(n ast.Node) (ast.Node, bool) {
 func (c *evaluableChecker) Leave(n ast.Node) (ast.Node, bool) { return n, c.ok }
 
 // evaluableCast reports whether post-processing casts as MySQL does to
-// x's target: SIGNED, UNSIGNED, DECIMAL(p, s), DOUBLE, and CHAR
-// without a length or a character set other than utf8mb4 (castExpr);
-// FLOAT, which castExpr refuses, is the catalog engine's.
+// x's target: SIGNED, UNSIGNED, DECIMAL(p, s), FLOAT, DOUBLE, and CHAR
+// without a length or a character set other than utf8mb4 (castExpr).
 func evaluableCast(x *ast.FuncCastExpr) bool {
 	if x.FunctionType != ast.CastFunction && x.FunctionType != ast.CastConvertFunction {
 		return false // BINARY x, CONVERT(x USING cs)
 	}
 	switch x.Tp.GetType() {
 	case mysql.TypeLonglong, mysql.TypeLong, mysql.TypeInt24, mysql.TypeShort, mysql.TypeTiny,
-		mysql.TypeNewDecimal, mysql.TypeDouble:
+		mysql.TypeNewDecimal, mysql.TypeFloat, mysql.TypeDouble:
 		return true
 	case mysql.TypeVarString, mysql.TypeString, mysql.TypeVarchar:
 		cs := x.Tp.GetCharset()

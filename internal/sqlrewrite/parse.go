@@ -123,10 +123,10 @@ func (p *Parser) parse(sql string, probes bool) (st Statement, err error) {
 		}
 		switch q := st.(type) {
 		case *Query:
-			p.recordCollations(q)
+			p.recordSession(q)
 		case *Explain:
 			if q.Query != nil {
-				p.recordCollations(q.Query)
+				p.recordSession(q.Query)
 			}
 		}
 		if t, ok := st.(interface{ topLevel() *TopLevel }); ok && err == nil {
@@ -165,11 +165,14 @@ func parseError(err error) error {
 	return dperr.Wrap(dperr.Parse, err, "You have an error in your SQL syntax: %s", te.GetMsg())
 }
 
-// recordCollations records on q the session's collation_connection and,
-// when q reads a table, the collation dpproxy declares for its text
-// columns.
-func (p *Parser) recordCollations(q *Query) {
+// recordSession records on q the session's collation_connection and
+// max_allowed_packet and, when q reads a table, the collation dpproxy
+// declares for its text columns.
+func (p *Parser) recordSession(q *Query) {
 	q.Collation = p.collation
+	if p.cat != nil {
+		q.MaxAllowedPacket = p.cat.MaxAllowedPacket
+	}
 	if q.Base.Table != "" {
 		q.ColumnCollation = p.cat.TextCollation()
 	}

@@ -64,6 +64,11 @@ type Query struct {
 	// (catalog.Config.TextCollation), which post-processing compares a
 	// released text key in: the backend's.
 	ColumnCollation string
+	// MaxAllowedPacket is the session's max_allowed_packet
+	// (catalog.Config.MaxAllowedPacket): a string function of
+	// post-processing whose result would exceed it is NULL with warning
+	// 1301, as in MySQL. 0 is catalog.DefaultMaxAllowedPacket.
+	MaxAllowedPacket int64
 }
 
 // GroupKey is one GROUP BY key with its public domain.

@@ -19,7 +19,7 @@ import (
 
 // supportedGrouped names the nearest supported forms in the refusals of a
 // Query that would read rows.
-const supportedGrouped = "the nearest supported form aggregates: SELECT key, COUNT(*), AVG(col) FROM t [WHERE ...] GROUP BY key [HAVING ...] [ORDER BY ...] [LIMIT n], key a column with declared values or FLOOR(col / w) * w, and arithmetic, ROUND, ABS, COALESCE, CASE ... over the aggregates and keys"
+const supportedGrouped = "the nearest supported form aggregates: SELECT key, COUNT(*), AVG(col) FROM t [WHERE ...] GROUP BY key [HAVING ...] [ORDER BY ...] [LIMIT n], key a column with declared values or FLOOR(col / w) * w, and arithmetic, ROUND, ABS, COALESCE, CASE, FORMAT, CONCAT, LPAD, UPPER ... over the aggregates and keys"
 
 // refuseRows refuses a shape that would read rows: its message says so and
 // names the nearest supported form.
@@ -515,13 +515,29 @@ var postOps = map[opcode.Op]string{
 	opcode.LogicAnd: "and", opcode.LogicOr: "or", opcode.LogicXor: "xor",
 }
 
-// postFuncs are the functions of post-processing with their arities
-// (-1: one or more).
-var postFuncs = map[string]int{
-	"round": -1, "truncate": 2, "floor": 1, "ceil": 1, "ceiling": 1, "abs": 1, "sign": 1,
-	"power": 2, "pow": 2, "sqrt": 1, "log": -1, "ln": 1, "log10": 1, "log2": 1, "exp": 1,
-	"coalesce": -1, "ifnull": 2, "nullif": 2, "if": 3, "greatest": -1, "least": -1, "concat": -1,
-	"datediff": 2, "timestampdiff": 3, "dp_interval_low": 1, "dp_interval_high": 1,
+// arity is how many arguments a function of post-processing takes: at
+// least min, at most max (no bound when max is negative).
+type arity struct{ min, max int }
+
+// postFuncs are the functions of post-processing with their arities.
+var postFuncs = map[string]arity{
+	"round": {1, 2}, "truncate": {2, 2}, "floor": {1, 1}, "ceil": {1, 1}, "ceiling": {1, 1}, "abs": {1, 1}, "sign": {1, 1},
+	"power": {2, 2}, "pow": {2, 2}, "sqrt": {1, 1}, "log": {1, 2}, "ln": {1, 1}, "log10": {1, 1}, "log2": {1, 1}, "exp": {1, 1},
+	"coalesce": {1, -1}, "ifnull": {2, 2}, "nullif": {2, 2}, "if": {3, 3}, "greatest": {1, -1}, "least": {1, -1}, "concat": {1, -1},
+	"datediff": {2, 2}, "timestampdiff": {3, 3}, "dp_interval_low": {1, 1}, "dp_interval_high": {1, 1},
+	// The string functions (MariaDB's semantics: planner.evalString).
+	"format": {2, 3}, "concat_ws": {2, -1}, "lpad": {2, 3}, "rpad": {2, 3}, "repeat": {2, 2}, "replace": {3, 3},
+	"upper": {1, 1}, "ucase": {1, 1}, "lower": {1, 1}, "lcase": {1, 1},
+	"left": {2, 2}, "right": {2, 2}, "substring": {2, 3}, "substr": {2, 3}, "mid": {2, 3},
+	"length": {1, 1}, "octet_length": {1, 1}, "char_length": {1, 1}, "character_length": {1, 1},
+	"trim": {1, 3}, "ltrim": {1, 1}, "rtrim": {1, 1},
+}
+
+// postSynonyms are the names of post-processing's functions that MySQL
+// spells two ways, and the one the planner evaluates.
+var postSynonyms = map[string]string{
+	"ceiling": "ceil", "pow": "power", "ucase": "upper", "lcase": "lower", "substr": "substring", "mid": "substring",
+	"octet_length": "length", "character_length": "char_length",
 }
 
 // exprIn converts a post-processing expression: constants, aggregates
@@ -720,34 +736,31 @@ func (qb *queryBuilder) negated(not bool, op, clause string, aliases bool, opera
 
 // function converts a post-processing function call.
 func (qb *queryBuilder) function(x *ast.FuncCallExpr, clause string, aliases bool) (*Expr, error) {
-	arity, ok := postFuncs[x.FnName.L]
+	n, ok := postFuncs[x.FnName.L]
 	if !ok || x.Schema.L != "" {
 		if containsNode(x, isAggregate) {
-			return nil, refuseQuery("%s of an aggregate", funcName(x))
+			return nil, refuse(funcName(x)+" of an aggregate", supportedPost)
 		}
 		return nil, refuseRows("%s outside an aggregate", funcName(x))
 	}
-	if arity >= 0 && len(x.Args) != arity || arity < 0 && len(x.Args) == 0 {
-		return nil, dperr.New(dperr.Unsupported, "not supported: %s with %d arguments", strings.ToUpper(x.FnName.O), len(x.Args))
-	}
-	if (x.FnName.L == "round" || x.FnName.L == "log") && len(x.Args) > 2 {
+	if len(x.Args) < n.min || n.max >= 0 && len(x.Args) > n.max {
 		return nil, dperr.New(dperr.Unsupported, "not supported: %s with %d arguments", strings.ToUpper(x.FnName.O), len(x.Args))
 	}
 	name := x.FnName.L
-	switch name {
-	case "ceiling":
-		name = "ceil"
-	case "pow":
-		name = "power"
+	if s, ok := postSynonyms[name]; ok {
+		name = s
 	}
 	out := &Expr{Kind: ExprFunc, Op: name}
 	args := x.Args
-	if name == "timestampdiff" {
+	switch name {
+	case "timestampdiff":
 		unit, err := timestampDiffUnit(args[0])
 		if err != nil {
 			return nil, err
 		}
 		out.Args, args = []*Expr{{Kind: ExprConst, Value: Value{IsText: true, Str: unit}}}, args[1:]
+	case "trim", "ltrim", "rtrim":
+		out.Op, args = trimmed(name, args)
 	}
 	for _, a := range args {
 		arg, err := qb.exprIn(a, clause, aliases)
@@ -760,33 +773,73 @@ func (qb *queryBuilder) function(x *ast.FuncCallExpr, clause string, aliases boo
 		return nil, refuseQuery("%s of %s (it takes an aggregate of the statement: %s(AVG(col)) is the low or high end of the released AVG's 95%% interval)",
 			strings.ToUpper(name), restore(args[0]), strings.ToUpper(name))
 	}
+	if (out.Op == "trim" || out.Op == "ltrim" || out.Op == "rtrim") && len(out.Args) == 1 {
+		out.Args = append(out.Args, &Expr{Kind: ExprConst, Value: Value{IsText: true, Str: " "}})
+	}
 	return out, qb.checkDateArithmetic(out)
+}
+
+// trimmed is the function and the arguments, the string and the text to
+// remove, of TRIM([BOTH | LEADING | TRAILING] [remstr FROM] str), LTRIM(str)
+// and RTRIM(str), as the TiDB parser gives them (str, then remstr and the
+// direction where written): trim from both ends, ltrim from the start,
+// rtrim from the end. Without a remstr, function appends ' '.
+func trimmed(name string, args []ast.ExprNode) (string, []ast.ExprNode) {
+	if len(args) == 3 {
+		if d, ok := args[2].(*ast.TrimDirectionExpr); ok {
+			switch d.Direction {
+			case ast.TrimLeading:
+				name = "ltrim"
+			case ast.TrimTrailing:
+				name = "rtrim"
+			}
+			args = args[:2]
+		}
+	}
+	return name, args
 }
 
 // dateSafe are the operators and functions of post-processing that take a
 // date aggregate (temporalQuantile) as the date text it is released as:
 // comparisons (BETWEEN, IN and LIKE too), logic, NULL tests, the choosing
-// functions, CONCAT, CAST to text, DATEDIFF and TIMESTAMPDIFF. The others
-// would read the text as a number.
+// functions, CONCAT and the string functions that read only text, CAST to
+// text, DATEDIFF and TIMESTAMPDIFF. The others would read the text as a
+// number, but for the text arguments of the string functions of dateText.
 var dateSafe = map[string]bool{
 	"=": true, "<>": true, "<": true, "<=": true, ">": true, ">=": true, "<=>": true,
 	"between": true, "in": true, "like": true,
 	"and": true, "or": true, "xor": true, "not": true, "isnull": true, "isnotnull": true,
 	"coalesce": true, "ifnull": true, "nullif": true, "if": true, "greatest": true, "least": true,
 	"concat": true, "cast-char": true, "datediff": true, "timestampdiff": true,
+	"concat_ws": true, "replace": true, "trim": true, "ltrim": true, "rtrim": true,
+	"upper": true, "lower": true, "length": true, "char_length": true,
+}
+
+// dateText reports whether argument i of op reads a date aggregate as
+// its text: every argument of dateSafe's, the string of LEFT, RIGHT,
+// SUBSTRING and REPEAT (LEFT(MAX(day), 7) is '2024-03'), the string and
+// the padding of LPAD and RPAD, FORMAT's locale; not their counts, which
+// MySQL would read as the number YYYYMMDD.
+func dateText(op string, i int) bool {
+	switch op {
+	case "left", "right", "substring", "repeat":
+		return i == 0
+	case "lpad", "rpad":
+		return i != 1
+	case "format":
+		return i == 2
+	}
+	return dateSafe[op]
 }
 
 // checkDateArithmetic refuses an operator or function that would read a
 // date aggregate (MIN(day), released as the text 'YYYY-MM-DD') as a
-// number, where MySQL's own arithmetic on dates gives numbers of the form
-// YYYYMMDD: MAX(day) - MIN(day) is refused with DATEDIFF as the nearest
-// form.
+// number (dateText), where MySQL's own arithmetic on dates gives numbers
+// of the form YYYYMMDD: MAX(day) - MIN(day) is refused with DATEDIFF as
+// the nearest form.
 func (qb *queryBuilder) checkDateArithmetic(x *Expr) error {
-	if dateSafe[x.Op] {
-		return nil
-	}
-	for _, a := range x.Args {
-		if a.Kind != ExprAgg {
+	for i, a := range x.Args {
+		if a.Kind != ExprAgg || dateText(x.Op, i) {
 			continue
 		}
 		it := qb.q.Base.Items[a.Index]
@@ -838,15 +891,16 @@ const maxCastScale = 38
 // castExpr is the CAST x of arg, named by its target: cast-int (SIGNED),
 // cast-unsigned, cast-char, cast-decimal with the constants p and s of
 // DECIMAL(p, s) as its second and third arguments (DECIMAL alone is
-// DECIMAL(10, 0)), or cast-real (DOUBLE and the rest). A DECIMAL
-// beyond MySQL's limits is refused, as MySQL refuses it (1425, 1426,
-// 1427); so is FLOAT, whose single precision (CAST(0.1 AS FLOAT) + 0 is
-// 0.10000000149011612) and column type post-processing does not have.
+// DECIMAL(10, 0)), cast-float (FLOAT: MariaDB's single precision, so
+// CAST(0.1 AS FLOAT) + 0 is 0.10000000149011612), or cast-real (DOUBLE,
+// and REAL and FLOAT(p) for p from 25, which the TiDB parser reads as
+// DOUBLE where MariaDB 10.11 rejects them). A DECIMAL beyond MySQL's
+// limits is refused, as MySQL refuses it (1425, 1426, 1427).
 func castExpr(x *ast.FuncCastExpr, arg *Expr) (*Expr, error) {
 	out := &Expr{Kind: ExprFunc, Op: "cast-real", Args: []*Expr{arg}}
 	switch x.Tp.GetType() {
 	case mysql.TypeFloat:
-		return nil, dperr.New(dperr.Unsupported, "not supported: CAST(... AS FLOAT) of released values; write CAST(... AS DOUBLE)")
+		out.Op = "cast-float"
 	case mysql.TypeLonglong, mysql.TypeLong, mysql.TypeInt24, mysql.TypeShort, mysql.TypeTiny:
 		out.Op = "cast-int"
 		if mysql.HasUnsignedFlag(x.Tp.GetFlag()) {

@@ -16,6 +16,7 @@ const (
 	supportedHistogram  = "GROUP BY answers only histograms: SELECT FLOOR(col / w) * w AS bucket, COUNT(*) FROM t [WHERE ...] GROUP BY bucket [ORDER BY bucket], w a positive number (FLOOR(col / w) for bucket numbers), with only COUNT(*) and range counts beside the bucket"
 	supportedConst      = "SELECT without FROM may list literals, @@system and @user variables, the functions DATABASE(), USER(), CURRENT_USER(), VERSION(), CONNECTION_ID(), NOW(), LAST_INSERT_ID(), dp_remaining_epsilon() and dp_remaining_delta(), and expressions of them (ROUND(dp_remaining_epsilon(), 2)), without subqueries, aggregates or := assignments"
 	supportedSet        = "SET @dp_... takes constants: numbers, strings, or NULL (back to the default)"
+	supportedPost       = "released aggregates and keys take arithmetic, comparisons, CASE, CAST and the functions ROUND, TRUNCATE, FLOOR, CEIL, ABS, SIGN, MOD, POWER, SQRT, EXP, LN, LOG, LOG2, LOG10, COALESCE, IFNULL, NULLIF, IF, GREATEST, LEAST, CONCAT, CONCAT_WS, FORMAT, LPAD, RPAD, REPEAT, REPLACE, UPPER, LOWER, LEFT, RIGHT, SUBSTRING, LENGTH, CHAR_LENGTH, TRIM, LTRIM, RTRIM, DATEDIFF, TIMESTAMPDIFF"
 )
 
 // refuse is an Unsupported error: what is not supported, then what is.

@@ -119,7 +119,7 @@ type Result struct {
 	// Fields, when set, define the columns explicitly (Columns and the
 	// derivation from Go types are then unused), and every value is nil, a
 	// string in MySQL's text format for its column's type, or, in a DOUBLE
-	// column, a FixedDouble.
+	// or FLOAT column, a FixedDouble.
 	Fields []Field
 	// AffectedRows is reported in the OK packet when Columns is empty.
 	AffectedRows uint64

@@ -83,10 +83,11 @@ func isCharacterType(f Field) bool {
 }
 
 // FixedDouble is a value of a typed result's DOUBLE column whose type
-// fixes its decimals (Field.Decimals below 31, as MariaDB's ROUND(x, 2)):
-// the text protocol sends MySQLText, written with those decimals (1.00),
-// and the binary protocol the double itself, MySQLDouble, which that
-// text may round (0.333333 of 0.3333333333333333).
+// fixes its decimals (Field.Decimals below 31, as MariaDB's ROUND(x, 2)),
+// or of its FLOAT column: the text protocol sends MySQLText, written with
+// those decimals (1.00) or a FLOAT's six digits, and the binary protocol
+// the number itself, MySQLDouble (a FLOAT's as its four bytes), which
+// that text may round (0.333333 of 0.3333333333333333).
 type FixedDouble interface {
 	MySQLText() string
 	MySQLDouble() float64
@@ -131,6 +132,10 @@ func typedBinaryRow(fields []Field, row []any) ([]byte, error) {
 	for j, v := range row {
 		if x, ok := v.(FixedDouble); ok && fields[j].Type == gomysql.MYSQL_TYPE_DOUBLE {
 			values = binary.LittleEndian.AppendUint64(values, math.Float64bits(x.MySQLDouble()))
+			continue
+		}
+		if x, ok := v.(FixedDouble); ok && fields[j].Type == gomysql.MYSQL_TYPE_FLOAT {
+			values = binary.LittleEndian.AppendUint32(values, math.Float32bits(float32(x.MySQLDouble())))
 			continue
 		}
 		s, null, err := typedText(v)

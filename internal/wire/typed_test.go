@@ -86,3 +86,35 @@ func TestTypedFixedDouble(t *testing.T) {
 		}
 	}
 }
+
+// singleFloat is a FixedDouble of a FLOAT column: CAST(123456789 AS
+// FLOAT), which MariaDB writes as 123457000 in the text protocol and
+// sends as the float 123456792 in the binary one.
+type singleFloat struct{}
+
+func (singleFloat) MySQLText() string    { return "123457000" }
+func (singleFloat) MySQLDouble() float64 { return float64(float32(123456789)) }
+
+// A FixedDouble in a FLOAT column is its text in the text protocol and its
+// four bytes in the binary protocol, not the float of its text.
+func TestTypedFloat(t *testing.T) {
+	r := &Result{Fields: []Field{{Name: "x", Type: gomysql.MYSQL_TYPE_FLOAT, Length: 12, Decimals: 31}}, Rows: [][]any{{singleFloat{}}}}
+	for _, binaryProtocol := range []bool{false, true} {
+		res, err := toMySQLResult(r, binaryProtocol)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rs := res.Resultset
+		values, err := rs.RowDatas[0].Parse(rs.Fields, binaryProtocol, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := 123457000.0
+		if binaryProtocol {
+			want = 123456792
+		}
+		if got := values[0].AsFloat64(); got != want {
+			t.Errorf("binary=%v: %v, want %v", binaryProtocol, got, want)
+		}
+	}
+}
