@@ -7,6 +7,7 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/format"
 
 	"github.com/dpproxy/dpproxy/internal/catalog"
+	"github.com/dpproxy/dpproxy/internal/dperr"
 )
 
 // showAsSelect rewrites the SHOW statements whose shape go-mysql-server gets
@@ -106,8 +107,14 @@ func (p *Parser) showAsSelect(s *ast.ShowStmt) (sql string, ok bool, err error) 
 		q = "SELECT 0 AS `Query_ID`, 0.0 AS `Duration`, '' AS `Query` FROM information_schema.TABLES WHERE 1 = 0"
 		return q, true, nil
 	case ast.ShowTableStatus:
+		// Over information_schema.TABLES a database that does not exist
+		// would list no table; MySQL and MariaDB answer 1049 for it, as
+		// SHOW TABLES FROM does.
 		schema := "DATABASE()"
 		if s.DBName != "" {
+			if !strings.EqualFold(s.DBName, DataDatabase) && !strings.EqualFold(s.DBName, CatalogDatabase) {
+				return "", false, dperr.New(dperr.UnknownDatabase, "Unknown database '%s'", s.DBName)
+			}
 			schema = quoteString(s.DBName)
 		}
 		q = "SELECT TABLE_NAME AS `Name`, ENGINE AS `Engine`, VERSION AS `Version`, ROW_FORMAT AS `Row_format`, " +
