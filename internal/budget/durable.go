@@ -27,11 +27,16 @@ import (
 // hand) look cheaper than the generic one, as they did on a ledger of a
 // few thousand reservations, where planning took longer than running it
 // (bench/RESULTS-load.md). The ledger's other statements are lookups by
-// primary key, which a generic plan serves as well. SQLite and
-// MySQL/MariaDB have no session setting for durability (checkDurable).
+// primary key, which a generic plan serves as well. And SET
+// extra_float_digits = 3, so that a usage read back is the double stored:
+// the batch statement compares the usage it was checked against with the
+// stored one exactly, and with fewer digits (0 is PostgreSQL 11's default,
+// and a role or database may set it) every batch would miss and fail
+// closed, refusing every Reserve. SQLite and MySQL/MariaDB have no session
+// setting for durability (checkDurable).
 func (d Dialect) Session() []string {
 	if d == Postgres {
-		return []string{pgSynchronousCommit, "SET plan_cache_mode = force_generic_plan"}
+		return []string{pgSynchronousCommit, "SET plan_cache_mode = force_generic_plan", "SET extra_float_digits = 3"}
 	}
 	return nil
 }

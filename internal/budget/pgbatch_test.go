@@ -366,3 +366,37 @@ func TestPgArrays(t *testing.T) {
 		}
 	}
 }
+
+// TestPostgresBatchWithFewFloatDigits: two ledgers taking turns on one
+// account, on connections whose role or database sets extra_float_digits
+// to 0 (PostgreSQL 11's default), which rounds a double read back to 15
+// digits. The batch statement compares usage exactly, so Dialect.Session
+// sets the digits back to 3; without that, every batch after the first
+// usage that 15 digits cannot carry (0.30000000000000004) failed closed
+// and each Reserve was refused.
+func TestPostgresBatchWithFewFloatDigits(t *testing.T) {
+	ctx := context.Background()
+	dsn := testdb.PostgresDSN(t)
+	var ledgers []*Ledger
+	for range 2 {
+		db := testdb.Open(t, "postgres", dsn)
+		db.SetMaxOpenConns(1) // the one connection the settings below run on
+		for _, stmt := range append([]string{"SET extra_float_digits = 0"}, Postgres.Session()...) {
+			if _, err := db.Exec(stmt); err != nil {
+				t.Fatal(err)
+			}
+		}
+		l, err := Open(ctx, db, Postgres)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ledgers = append(ledgers, l)
+	}
+	for i := range 8 {
+		r, err := ledgers[i%2].Reserve(ctx, proxyAccounts(10), Cost{Epsilon: 0.1}, "digits")
+		if err != nil {
+			t.Fatalf("Reserve %d: %v", i+1, err)
+		}
+		commit(t, r)
+	}
+}
