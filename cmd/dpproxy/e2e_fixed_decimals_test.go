@@ -28,23 +28,7 @@ import (
 // 0.3333333333333333 in binary). Each released value appears as
 // AVG(y) * 0 or SUM(y) * 0, so that the proxy's answers are exact.
 func TestFixedDecimalsAsMariaDB(t *testing.T) {
-	dsn := testdb.MySQLDSN(t)
-	ref := testdb.Open(t, "mysql", dsn)
-	for _, s := range fiveRows {
-		if _, err := ref.Exec(s); err != nil {
-			t.Fatal(err)
-		}
-	}
-	p := doraProxy(t, visitsBackend{"mariadb", "mysql", testdb.MySQLDSN}, dsn, fiveRowsTables)
-	proxy := dialClient(t, p.addr, "dora", "dora-pw", "dpproxy")
-	cfg, err := mysql.ParseDSN(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	reference := dialClient(t, cfg.Addr, cfg.User, cfg.Passwd, cfg.DBName)
-	if _, err := proxy.Execute("SET @dp_epsilon = 1"); err != nil {
-		t.Fatal(err)
-	}
+	proxy, reference := besideMariaDBOnTheWire(t, fiveRows, fiveRowsTables)
 	for _, q := range []string{
 		"SELECT ROUND(AVG(y) * 0 + 1, 2), FLOOR(SUM(y) * 0 + 1e15), CEIL(AVG(y) * 0 + 1.5e15), ROUND(AVG(y) * 0 + 123.456, -1), TRUNCATE(AVG(y) * 0 + 1.23456, 3) FROM t",
 		"SELECT FLOOR(AVG(y) * 0 + 1e20), CEIL(SUM(y) * 0 - 1e22), ROUND(AVG(y) * 0 + 1e300, 2), ROUND(AVG(y) * 0 + 2.675, 2), ROUND(AVG(y) * 0 - 0.001, 2), ROUND(AVG(y) * 0 + 2.5) FROM t",
@@ -227,4 +211,30 @@ func rowTexts(r *gomysql.Resultset) [][]string {
 		rows = append(rows, cells)
 	}
 	return rows
+}
+
+// besideMariaDBOnTheWire runs the statements rows on the test's MariaDB
+// database and returns go-mysql clients, which keep each row's bytes, of
+// a proxy over it configured with tables (as dora, at @dp_epsilon = 1)
+// and of MariaDB itself.
+func besideMariaDBOnTheWire(t *testing.T, rows []string, tables string) (proxy, reference *client.Conn) {
+	t.Helper()
+	dsn := testdb.MySQLDSN(t)
+	ref := testdb.Open(t, "mysql", dsn)
+	for _, s := range rows {
+		if _, err := ref.Exec(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := doraProxy(t, visitsBackend{"mariadb", "mysql", testdb.MySQLDSN}, dsn, tables)
+	proxy = dialClient(t, p.addr, "dora", "dora-pw", "dpproxy")
+	cfg, err := mysql.ParseDSN(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reference = dialClient(t, cfg.Addr, cfg.User, cfg.Passwd, cfg.DBName)
+	if _, err := proxy.Execute("SET @dp_epsilon = 1"); err != nil {
+		t.Fatal(err)
+	}
+	return proxy, reference
 }

@@ -9,10 +9,8 @@ import (
 
 	"github.com/go-mysql-org/go-mysql/client"
 	gomysql "github.com/go-mysql-org/go-mysql/mysql"
-	"github.com/go-sql-driver/mysql"
 
 	"github.com/dpproxy/dpproxy/internal/exec"
-	"github.com/dpproxy/dpproxy/internal/testdb"
 )
 
 // stringRows creates the table ts of TestStringFunctionsAsMariaDB, whose
@@ -56,23 +54,7 @@ const stringRowsTables = `
 // characters); the binary character set MariaDB gives a string function
 // of the NULL literal; and the order of warnings of different kinds.
 func TestStringFunctionsAsMariaDB(t *testing.T) {
-	dsn := testdb.MySQLDSN(t)
-	ref := testdb.Open(t, "mysql", dsn)
-	for _, s := range stringRows {
-		if _, err := ref.Exec(s); err != nil {
-			t.Fatal(err)
-		}
-	}
-	p := doraProxy(t, visitsBackend{"mariadb", "mysql", testdb.MySQLDSN}, dsn, stringRowsTables)
-	proxy := dialClient(t, p.addr, "dora", "dora-pw", "dpproxy")
-	cfg, err := mysql.ParseDSN(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	reference := dialClient(t, cfg.Addr, cfg.User, cfg.Passwd, cfg.DBName)
-	if _, err := proxy.Execute("SET @dp_epsilon = 1"); err != nil {
-		t.Fatal(err)
-	}
+	proxy, reference := besideMariaDBOnTheWire(t, stringRows, stringRowsTables)
 	// Each statement with lengths set is compared with the lengths of its
 	// text columns too: those whose text is made from released values,
 	// keys and literals directly, whose types are MariaDB's (see below).
