@@ -413,7 +413,11 @@ func TestTakenOverBuildKeepsTheRaisedClaim(t *testing.T) {
 			ledgers := sharedLedgers(t, b.dialect, b.dsn(t), 2)
 			first, second := newSynopsisStore(ledgers[0]), newSynopsisStore(ledgers[1])
 			first.lease = time.Minute
-			second.lease, second.poll = 30*time.Millisecond, 5*time.Millisecond
+			// Short, but not so short that a third of it (what each of the
+			// waiter's ledger writes may take) is below a shared SQLite
+			// file's write under a loaded machine: at 30 ms a clean-clone
+			// run's takeover failed with "budget ledger unavailable".
+			second.lease, second.poll = 1500*time.Millisecond, 5*time.Millisecond
 			firstBuilding, firstFail := make(chan struct{}), make(chan struct{})
 			secondBuilding, secondFinish := make(chan struct{}), make(chan struct{})
 			failing := func(ctx context.Context, readData *bool) (*histogram.Synopsis, error) {
