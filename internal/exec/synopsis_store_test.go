@@ -164,7 +164,7 @@ func TestSynopsisAbandonedClaimIsReopened(t *testing.T) {
 	spec := testSpec()
 	killedBuild(t, ledgers[0], spec)
 	st := newSynopsisStore(ledgers[0])
-	st.lease = 100 * time.Millisecond
+	st.lease = 300 * time.Millisecond // a third of it bounds each ledger write
 	var builds atomic.Int64
 	start := time.Now()
 	_, built, err := obtainOne(ctx, st, spec, []budget.Account{{Name: "user:a"}}, countingBuild(&builds, 0))
@@ -291,7 +291,7 @@ func TestLeaseWatchesForgetFinishedWaits(t *testing.T) {
 	spec := testSpec()
 	killedBuild(t, ledgers[0], spec)
 	st := newSynopsisStore(ledgers[0])
-	st.lease, st.poll = 50*time.Millisecond, 5*time.Millisecond
+	st.lease, st.poll = 300*time.Millisecond, 5*time.Millisecond // a third of it bounds each ledger write
 	var builds atomic.Int64
 	if _, built, err := obtainOne(ctx, st, spec, []budget.Account{{Name: "user:a"}}, countingBuild(&builds, 0)); err != nil || !built {
 		t.Fatalf("after the lease: built %v, err %v", built, err)
