@@ -130,25 +130,9 @@ func dialClient(t *testing.T, addr, user, password, db string) *client.Conn {
 // row's cells, in the text protocol as sent, in the binary protocol as
 // values (a DOUBLE's shortest digits).
 func wireAnswer(c *client.Conn, q string, binary bool) string {
-	var (
-		r   *gomysql.Result
-		err error
-	)
-	if binary {
-		var st *client.Stmt
-		if st, err = c.Prepare(q); err == nil {
-			defer st.Close()
-			r, err = st.Execute()
-		}
-	} else {
-		r, err = c.Execute(q)
-	}
-	var me *gomysql.MyError
-	switch {
-	case errors.As(err, &me):
-		return fmt.Sprintf("error %d", me.Code)
-	case err != nil:
-		return "error " + err.Error()
+	r, failed := executeOnWire(c, q, binary)
+	if r == nil {
+		return failed
 	}
 	var kinds []string
 	for _, f := range r.Fields {
@@ -237,4 +221,31 @@ func besideMariaDBOnTheWire(t *testing.T, rows []string, tables string) (proxy, 
 		t.Fatal(err)
 	}
 	return proxy, reference
+}
+
+// executeOnWire runs q on c, prepared with binary, and returns its
+// result, or nil and its error described: the MySQL error code, or the
+// client's error text.
+func executeOnWire(c *client.Conn, q string, binary bool) (*gomysql.Result, string) {
+	var (
+		r   *gomysql.Result
+		err error
+	)
+	if binary {
+		var st *client.Stmt
+		if st, err = c.Prepare(q); err == nil {
+			defer st.Close()
+			r, err = st.Execute()
+		}
+	} else {
+		r, err = c.Execute(q)
+	}
+	var me *gomysql.MyError
+	switch {
+	case errors.As(err, &me):
+		return nil, fmt.Sprintf("error %d", me.Code)
+	case err != nil:
+		return nil, "error " + err.Error()
+	}
+	return r, ""
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -138,25 +137,9 @@ func TestStringFunctionsAsMariaDB(t *testing.T) {
 // in the text protocol; as values in the binary one), and the distinct
 // levels and codes of SHOW WARNINGS other than the proxy's notes.
 func stringAnswer(c *client.Conn, q string, binary, lengths, values bool) string {
-	var (
-		r   *gomysql.Result
-		err error
-	)
-	if binary {
-		var st *client.Stmt
-		if st, err = c.Prepare(q); err == nil {
-			defer st.Close()
-			r, err = st.Execute()
-		}
-	} else {
-		r, err = c.Execute(q)
-	}
-	var me *gomysql.MyError
-	switch {
-	case errors.As(err, &me):
-		return fmt.Sprintf("error %d", me.Code)
-	case err != nil:
-		return "error " + err.Error()
+	r, failed := executeOnWire(c, q, binary)
+	if r == nil {
+		return failed
 	}
 	var fields []string
 	for _, f := range r.Fields {
