@@ -27,9 +27,9 @@ import (
 //     same float64 sums as with lone Reserves;
 //   - it settles every queued Commit with one UPDATE of the pending rows.
 //
-// On PostgreSQL the writes are one statement, and a batch whose accounts
-// the Ledger knows is that statement alone, without the locking read
-// (pgbatch.go).
+// On PostgreSQL the writes are one statement (pgbatch.go). On PostgreSQL
+// and MariaDB a batch whose accounts the Ledger knows is one round trip,
+// a compare-and-swap without the locking read (casbatch.go).
 //
 // A batch is all or nothing like any transaction: it is retried as a whole
 // on a lock conflict; if a Commit finds its reservation already settled,
@@ -334,19 +334,19 @@ func (l *Ledger) batchTx(ctx context.Context, tx *sql.Tx, batch []*request, outc
 	}
 	if l.dialect == Postgres {
 		// The writes in one statement (pgbatch.go).
-		w := pgWrite{now: batch[0].now, granted: granted}
+		w := batchWrite{now: batch[0].now, granted: granted}
 		for _, id := range commits {
 			w.commits = append(w.commits, id.(int64))
 		}
 		for _, a := range union {
 			if charged[a] {
-				w.accounts = append(w.accounts, pgAccount{name: a, old: read[a], new: usages[a]})
+				w.accounts = append(w.accounts, chargedAccount{name: a, old: read[a], new: usages[a]})
 			}
 		}
 		if len(w.accounts) == 0 && len(w.commits) == 0 {
 			return usages, nil
 		}
-		wrote, err := w.run(ctx, l, tx)
+		wrote, err := w.runPostgres(ctx, l, tx)
 		if err == nil && !wrote {
 			// The accounts are locked: a commit found its reservation settled.
 			err = errStaleCommit

@@ -70,10 +70,13 @@
 // Ledger are grouped into one such transaction (group commit, batch.go):
 // one account lock and one durable commit serve many statements, each
 // Reserve still checked, in queue order, against everything granted
-// before it. On PostgreSQL a batch whose accounts' usage the Ledger knows
-// from its own last batch is one statement, a compare-and-swap that locks
-// the accounts and writes only if their usage is still the one the batch
-// was checked against (pgbatch.go).
+// before it. On PostgreSQL and MariaDB a batch whose accounts' usage the
+// Ledger knows from its own last batch is one round trip, a
+// compare-and-swap that locks the accounts and writes only if their usage
+// is still the one the batch was checked against, and commits by itself:
+// one statement on PostgreSQL, one anonymous compound statement on
+// MariaDB (casbatch.go). MySQL, which has no such statement, takes the
+// locked path.
 //
 // # Storage
 //

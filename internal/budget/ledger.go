@@ -33,6 +33,10 @@ type Ledger struct {
 	lockTimeout time.Duration
 	// batch queues Reserves and Commits for group commit (batch.go).
 	batch batcher
+	// mariaDBBlocks is set when the MySQL-protocol server runs MariaDB's
+	// anonymous compound statements, the form of its compare-and-swap
+	// batches (mariabatch.go).
+	mariaDBBlocks bool
 	// seen holds the names of the accounts known to exist (ensureAccounts).
 	seen sync.Map
 }
@@ -76,6 +80,12 @@ func Open(ctx context.Context, db *sql.DB, dialect Dialect) (*Ledger, error) {
 	}
 	if err := l.createSchema(ctx); err != nil {
 		return nil, ledgerError(err)
+	}
+	if dialect == MySQL {
+		var err error
+		if l.mariaDBBlocks, err = l.probeMariaDBBlocks(ctx); err != nil {
+			return nil, ledgerError(err)
+		}
 	}
 	return l, nil
 }

@@ -47,8 +47,9 @@ func holdRows(t *testing.T, b backend, dsn string, keys, accounts []string) (rel
 // timeout (3024's kind), uncommitted and not run again, whether it
 // swaps a state value or reserves budget (a group-commit batch); once the
 // lock is released both go through, the timed-out Reserve having charged
-// nothing, on the locked path and on PostgreSQL's compare-and-swap
-// statement alike. Before SetLockTimeout, PostgreSQL waited for as long as the
+// nothing, on the locked path and on the compare-and-swap (PostgreSQL's
+// statement, MariaDB's compound statement, which rolls back before it
+// fails) alike. Before SetLockTimeout, PostgreSQL waited for as long as the
 // lock was held, and MariaDB 50 s, then ran the transaction again up to
 // 12 times.
 func TestLockTimeout(t *testing.T) {
@@ -63,10 +64,10 @@ func TestLockTimeout(t *testing.T) {
 			if err := l.PutState(ctx, "k", []byte("a")); err != nil {
 				t.Fatal(err)
 			}
-			// A settled reservation first, so that on PostgreSQL the
-			// ledger knows alice's usage and the Reserve below is its
-			// single compare-and-swap statement (casBatch), outside the
-			// transactions SET LOCAL lock_timeout bounds.
+			// A settled reservation first, so that the ledger knows
+			// alice's usage and the Reserve below is its compare-and-swap
+			// (casBatch): on PostgreSQL outside the transactions SET LOCAL
+			// lock_timeout bounds.
 			commit(t, reserve(t, l, Cost{Epsilon: 0.25}, "alice"))
 			release := holdRows(t, b, dsn, []string{"k"}, []string{"alice"})
 			defer release()

@@ -4,76 +4,26 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"maps"
-	"slices"
 	"strconv"
 	"strings"
-
-	"github.com/dpproxy/dpproxy/internal/dperr"
 )
 
 // One statement per batch on PostgreSQL. A batch's writes (the usage of
 // every account it charges, the pending reservations its Commits settle,
 // the reservation rows and account links of its granted Reserves) are one
-// statement with data-modifying WITH queries (pgWrite): one round trip
+// statement with data-modifying WITH queries (pgBatchSQL): one round trip
 // instead of one per table, each of which costs a context switch to the
-// server and back (bench/RESULTS-load.md).
+// server and back (bench/RESULTS-load.md). It runs in the locked path's
+// transaction (batchTx), and, as the compare-and-swap of a batch whose
+// accounts the Ledger knows (casbatch.go), alone, outside any explicit
+// transaction.
 //
-// A batch whose accounts this Ledger knows (known: the usage a batch of
-// its own last read under the accounts' locks or wrote, and committed),
-// and whose Reserves all fit that usage, runs as that statement alone,
-// outside any explicit transaction (casBatch): one round trip and one
-// durable commit in all, instead of BEGIN, the locking read, the writes
-// and COMMIT. The statement is a compare-and-swap: it first locks the
-// accounts' rows (sorted, as every transaction of the ledger does, before
-// any reservation row) and the pending rows of its Commits, and writes
-// nothing unless every account still has the limits and usage the batch
-// was checked against and every Commit's reservation is still pending.
-// The check is then exactly the one the locked path makes (batchTx): the
-// same usage, read under the same locks, and nothing can change it before
-// the statement commits. If another Ledger (another proxy sharing the
-// database, a Cancel, SetLimit, Reset) changed an account, the statement
-// writes nothing, this Ledger forgets what it knew, and the batch runs on
-// the locked path; after such a miss the next batches skip the attempt
-// for a while (casBackoff), so that proxies taking turns on one account
-// do not pay for two statements per batch.
-//
-// Durability is the locked path's: the statement is its own transaction,
-// committed (and, with the session's synchronous_commit = on, flushed)
-// before the server answers, so a Reserve returns only a reservation
-// that a crash of the database cannot take back. One difference in
-// failure: the locked path knows whether its COMMIT was sent, the single
-// statement does not. A connection that fails while the statement runs
-// (lostBeforeCommit's errors) may have committed it or not; the batch is
-// then run again on the locked path, as a transaction that lost its
-// connection before its COMMIT is, so that a server restart costs no
-// statement an error. (database/sql itself sends the statement again on
-// another connection when lib/pq calls the first one bad after sending
-// it, on an unexpected EOF or a FATAL error: if the first had committed,
-// the second finds the usage changed and writes nothing.) If the lost
-// statement had committed, its reservations stay pending, never returned
-// to a caller: spent, as an abandoned Reserve's that could not be
-// cancelled. The failure can charge a batch twice, never lose a charge
-// (TestPostgresBatchAnswerLost, TestPostgresBatchKilledBeforeCommit).
-
-// casBackoffMax bounds how many batches skip the compare-and-swap after
-// consecutive misses.
-const casBackoffMax = 64
-
-// pgAccount is an account a PostgreSQL batch charges: the usage it was
-// checked against and the usage it gets.
-type pgAccount struct {
-	name     string
-	old, new usage
-}
-
-// pgWrite is a batch's writes on PostgreSQL, run as pgBatchSQL.
-type pgWrite struct {
-	now      int64
-	accounts []pgAccount // sorted by name
-	commits  []int64     // ids of pending reservations to commit
-	granted  []*request  // Reserves to record, in queue order
-}
+// A connection that fails while the statement runs alone may have
+// committed it or not (casbatch.go). database/sql itself sends the
+// statement again on another connection when lib/pq calls the first one
+// bad after sending it, on an unexpected EOF or a FATAL error: if the
+// first had committed, the second finds the usage changed and writes
+// nothing (TestBatchAnswerLost, TestBatchKilledBeforeCommit).
 
 // pgBatchSQL writes a batch in one statement whose text is the same for
 // every batch (its lists are array arguments), so that each connection
@@ -121,8 +71,8 @@ links AS (
 	SELECT l.account, ids.id FROM ids JOIN unnest(CAST($17 AS BIGINT[]), CAST($18 AS TEXT[])) AS l (i, account) ON l.i = ids.i)
 SELECT ok.ok, (SELECT COUNT(*) FROM settle), ids.i, ids.id FROM ok LEFT JOIN ids ON TRUE ORDER BY ids.i`
 
-// args returns pgBatchSQL's arguments for w.
-func (w pgWrite) args() []any {
+// pgArgs returns pgBatchSQL's arguments for w.
+func (w batchWrite) pgArgs() []any {
 	var names, accounts, memos, linked []string
 	var floats [6][]float64
 	var reservedAt, linkIdx []int64
@@ -152,23 +102,22 @@ func (w pgWrite) args() []any {
 	}
 }
 
-// run runs the statement in tx or (tx nil), prepared, as a statement of
-// its own, and reports whether it wrote; if it did, it sets the granted
-// Reserves' ids, and it fails with errStaleCommit if it did not write
-// because a commit found its reservation settled.
-func (w pgWrite) run(ctx context.Context, l *Ledger, tx *sql.Tx) (bool, error) {
+// runPostgres runs pgBatchSQL in tx or (tx nil), prepared, as a
+// statement of its own, and reports whether it wrote; if it did, it sets
+// the granted Reserves' ids.
+func (w batchWrite) runPostgres(ctx context.Context, l *Ledger, tx *sql.Tx) (bool, error) {
 	var rows *sql.Rows
 	var err error
 	if tx != nil {
 		// The locked path (a Ledger's first batch, a miss, a refusal): not
 		// worth a preparation on the transaction's connection.
-		rows, err = tx.QueryContext(ctx, pgBatchSQL, w.args()...)
+		rows, err = tx.QueryContext(ctx, pgBatchSQL, w.pgArgs()...)
 	} else {
 		var stmt *sql.Stmt
 		if stmt, err = l.pgBatchStmt(ctx); err != nil {
 			return false, err
 		}
-		rows, err = stmt.QueryContext(ctx, w.args()...)
+		rows, err = stmt.QueryContext(ctx, w.pgArgs()...)
 	}
 	if err != nil {
 		return false, err
@@ -255,94 +204,4 @@ func pgIntArray(items []int64) string {
 		parts[i] = strconv.FormatInt(v, 10)
 	}
 	return "{" + strings.Join(parts, ",") + "}"
-}
-
-// casBatch runs batch as one compare-and-swap statement (see above) if
-// this Ledger knows the usage of every account it charges and every
-// Reserve fits it. It reports whether it settled the batch (outcomes set,
-// or err the batch's error); false means that nothing was written and the
-// batch is for the locked path.
-func (l *Ledger) casBatch(ctx context.Context, batch []*request, outcomes []error) (done bool, err error) {
-	b := &l.batch
-	if l.dialect != Postgres {
-		return false, nil
-	}
-	if b.casSkip > 0 {
-		b.casSkip--
-		return false, nil
-	}
-	w := pgWrite{now: batch[0].now}
-	usages := map[string]usage{}
-	for _, req := range batch {
-		if req.reserve == nil {
-			w.commits = append(w.commits, req.commit.id)
-			continue
-		}
-		for _, a := range req.reserve.sorted {
-			u, ok := b.known[a]
-			if !ok {
-				return false, nil
-			}
-			usages[a] = u
-		}
-	}
-	old := maps.Clone(usages)
-	for i, req := range batch {
-		outcomes[i] = nil
-		if req.reserve == nil {
-			continue
-		}
-		// A refusal is worded from the usage read under the locks.
-		if refusal(usages, req.reserve) != nil {
-			return false, nil
-		}
-		for _, a := range req.reserve.sorted {
-			usages[a] = usages[a].plus(req.reserve.cost)
-		}
-		w.granted = append(w.granted, req)
-	}
-	for _, a := range slices.Sorted(maps.Keys(usages)) {
-		w.accounts = append(w.accounts, pgAccount{name: a, old: old[a], new: usages[a]})
-	}
-	// The statement runs outside any transaction, where tryTx's SET LOCAL
-	// lock_timeout cannot reach it: its wait for the accounts' row locks
-	// is bounded here instead, at the same whole seconds. A statement cut
-	// off by this bound may have committed or not (database/sql reports
-	// the context's error once it ends, whatever the server did); the
-	// batch then fails as a lock timeout, and reservations it may have
-	// written stay pending: spent, never returned to a caller.
-	runCtx := ctx
-	if bound := l.dialect.lockWaitBound(l.lockTimeout); bound > 0 {
-		var cancel context.CancelFunc
-		runCtx, cancel = context.WithTimeout(ctx, bound)
-		defer cancel()
-	}
-	wrote, err := w.run(runCtx, l, nil)
-	switch {
-	case err != nil && ctx.Err() == nil && runCtx.Err() != nil:
-		l.forget(usages)
-		return true, dperr.Wrap(dperr.Timeout, err, lockTimedOutText)
-	case err == nil && wrote:
-		b.casBackoff = 0
-		for a, u := range usages {
-			b.known[a] = u
-		}
-		return true, nil
-	case err == nil || l.dialect.retryable(err) || l.dialect.lostBeforeCommit(err):
-		// Nothing written (or, for a lost connection, possibly written:
-		// then spent, see above).
-		l.forget(usages)
-		b.casBackoff = min(2*b.casBackoff+1, casBackoffMax)
-		b.casSkip = b.casBackoff
-		return false, nil
-	}
-	l.forget(usages)
-	return true, err
-}
-
-// forget drops what this Ledger knew of the accounts' usage.
-func (l *Ledger) forget(usages map[string]usage) {
-	for a := range usages {
-		delete(l.batch.known, a)
-	}
 }
