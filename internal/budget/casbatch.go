@@ -4,6 +4,7 @@ import (
 	"context"
 	"maps"
 	"slices"
+	"time"
 
 	"github.com/dpproxy/dpproxy/internal/dperr"
 )
@@ -142,14 +143,23 @@ func (l *Ledger) casBatch(ctx context.Context, batch []*request, outcomes []erro
 	case MySQL:
 		// The compound statement sets innodb_lock_wait_timeout itself, and
 		// rolls back before it fails with the server's lock wait timeout
-		// (lockTimedOut, below).
-		block, ok := w.mariaDBBlock(l.dialect.lockWait(l.lockTimeout))
+		// (lockTimedOut, below). The server does not stop it when ctx ends
+		// (the driver only closes the connection, and the statement goes
+		// on waiting for its lock and then commits), so its waits must end
+		// first: blockLockWait.
+		block, ok := w.mariaDBBlock(l.dialect.lockWait(blockLockWait(ctx, l.dialect.lockWaitBound(l.lockTimeout))))
 		if !ok {
 			return false, nil
 		}
 		wrote, err = w.runMariaDB(ctx, l, block)
 	}
 	switch {
+	case err != nil && ctx.Err() != nil:
+		// The batch's own time ended while the statement ran: it may have
+		// committed or not, so its reservations count as spent and the
+		// outcome is reported as unknown, never as not charged.
+		l.forget(usages)
+		return true, dperr.Wrap(dperr.Internal, err, "privacy budget ledger failed: the batch's time ended before the ledger answered, and what it wrote is unknown")
 	case err != nil && ctx.Err() == nil && runCtx.Err() != nil:
 		l.forget(usages)
 		return true, dperr.Wrap(dperr.Timeout, err, lockTimedOutText)
@@ -173,6 +183,24 @@ func (l *Ledger) casBatch(ctx context.Context, batch []*request, outcomes []erro
 	}
 	l.forget(usages)
 	return true, err
+}
+
+// blockLockWait is the bound on each row-lock wait of a MariaDB compound
+// statement run under ctx: the ledger's own (lockWaitBound; 0 for none),
+// cut to a third of what is left of ctx, in whole seconds and at least
+// one, so that its two waits (the accounts' rows, then the Commits') and
+// its writes end before ctx does. A statement still waiting when ctx
+// ended would go on and commit after the batch had given up on it.
+func blockLockWait(ctx context.Context, bound time.Duration) time.Duration {
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		return bound
+	}
+	limit := max(time.Until(deadline)/3/time.Second, 1) * time.Second
+	if bound == 0 || bound > limit {
+		return limit
+	}
+	return bound
 }
 
 // forget drops what this Ledger knew of the accounts' usage.

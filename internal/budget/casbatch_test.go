@@ -406,3 +406,48 @@ func mustReserve(t *testing.T, l *Ledger, accounts []Account, memo string) *Rese
 	}
 	return r
 }
+
+// TestBatchCutOffCommitsNothing checks that a compare-and-swap that waits
+// for a row lock gives up before its batch's time ends: on MariaDB the
+// server does not stop a compound statement whose client has gone, so one
+// still waiting when the batch gave up would commit its reservation once
+// the lock is released, after the statement was told it was not charged.
+func TestBatchCutOffCommitsNothing(t *testing.T) {
+	for _, b := range casBackends {
+		t.Run(b.dialect.String(), func(t *testing.T) {
+			ctx := context.Background()
+			dsn := b.freshDSN(t)
+			l := openLedger(t, b, dsn)
+			l.SetLockTimeout(time.Minute) // longer than the batch's time, as the default statement timeout is
+			accounts := proxyAccounts(10)
+			commit(t, mustReserve(t, l, accounts, "first"))
+			commit(t, mustReserve(t, l, accounts, "second")) // the accounts' usage is known
+			admin := openDB(t, b, dsn)
+			holder, err := admin.BeginTx(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer holder.Rollback()
+			if _, err := holder.Exec("SELECT 1 FROM dpproxy_accounts_v3 WHERE name = 'user:alice' FOR UPDATE"); err != nil {
+				t.Fatal(err)
+			}
+			req := &request{
+				reserve: &reserveRequest{accounts: accounts, sorted: []string{"table:pums", "user:alice"}, cost: Cost{Epsilon: 1}, memo: "cut off"},
+				now:     time.Now().UnixMicro(),
+			}
+			batchCtx, cancel := context.WithTimeout(ctx, 3*time.Second)
+			defer cancel()
+			done, err := l.casBatch(batchCtx, []*request{req}, make([]error, 1))
+			if !done || err == nil {
+				t.Fatalf("compare-and-swap behind a held lock: done %v, err %v; want a failure", done, err)
+			}
+			if err := holder.Rollback(); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(500 * time.Millisecond) // a statement still waiting would now commit
+			if used := usedBy(t, b.dialect, admin, "user:alice"); used != 2 {
+				t.Errorf("used %v after two statements of 1 and a cut-off compare-and-swap, want 2", used)
+			}
+		})
+	}
+}
