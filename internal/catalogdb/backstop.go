@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
 	"strconv"
 
 	"github.com/dolthub/go-mysql-server/sql"
@@ -14,8 +15,9 @@ import (
 // lexicallySafe makes the engine read the same tokens. backstop checks
 // the engine's own parse as well, so that a difference between the two
 // readings that lexicallySafe misses still cannot run what the checks
-// refuse: a function that waits, locks or reads a file, a SET of a
-// global or persisted variable, a string builder whose count is not an
+// refuse: a function that waits, locks or reads a file, a regular
+// expression (REGEXP, RLIKE, NOT REGEXP, the REGEXP_ functions), a SET of
+// a global or persisted variable, a string builder whose count is not an
 // integer literal of at most maxBuiltString, a CAST to more characters
 // than that, a call that may build more than maxStatementStrings, or a
 // GROUP_CONCAT that may hold more than maxGroupConcatHeld (the size
@@ -29,6 +31,23 @@ var refusedFunctions = map[string]bool{
 	"sleep": true, "benchmark": true, "load_file": true, "get_lock": true, "release_lock": true,
 	"release_all_locks": true, "is_free_lock": true, "is_used_lock": true,
 }
+
+// regexpFunctions are go-mysql-server's functions that evaluate a regular
+// expression; REGEXP, RLIKE and NOT REGEXP are REGEXP_LIKE to it. They run
+// go-icu-regex, ICU compiled to WebAssembly: a backtracking matcher that
+// never reads the statement's context and that the Go runtime cannot
+// preempt. An independent review's REPEAT('a', 26) REGEXP '(a+)+b' ran
+// for 29 s despite the statement's 10 s limit (the time doubles with
+// each character), and four such statements at once froze the proxy:
+// no login, no SIGTERM, for minutes. No limit can stop one once it
+// runs, so none may run. LIKE (Go's regexp, linear in the text) matches
+// instead.
+var regexpFunctions = map[string]bool{
+	"regexp_like": true, "regexp_instr": true, "regexp_substr": true, "regexp_replace": true,
+}
+
+// errRegexp is the refusal of a regular expression (regexpFunctions).
+var errRegexp = errors.New("REGEXP, RLIKE and the REGEXP_ functions (the catalog engine cannot stop a regular expression's match once it starts); LIKE matches text with the wildcards % and _")
 
 // countArgument is the position of the count of the string builders the
 // size guard bounds.
@@ -51,24 +70,35 @@ func backstop(text string) error {
 	if err := checkPlanningCost(stmt, len(text)); err != nil {
 		return err
 	}
-	return sqlparser.Walk(func(node sqlparser.SQLNode) (bool, error) {
+	return inspect(reflect.ValueOf(stmt), func(node sqlparser.SQLNode) error {
 		switch n := node.(type) {
+		case *sqlparser.Prepare, *sqlparser.Execute:
+			// The engine would parse the prepared text when it runs it,
+			// after every check (sqlrewrite answers PREPARE itself).
+			return errors.New("PREPARE and EXECUTE inside the catalog engine")
 		case *sqlparser.FuncExpr:
 			name := n.Name.Lowered()
 			if refusedFunctions[name] {
-				return false, fmt.Errorf("the function %s", name)
+				return fmt.Errorf("the function %s", name)
+			}
+			if regexpFunctions[name] {
+				return errRegexp
 			}
 			if i, bounded := countArgument[name]; bounded && !smallCount(n.Exprs, i) {
-				return false, fmt.Errorf("%s without an integer literal count of at most %d", name, maxBuiltString)
+				return fmt.Errorf("%s without an integer literal count of at most %d", name, maxBuiltString)
 			}
 			if size := builtSize(n); size > maxStatementStrings {
-				return false, fmt.Errorf("%s building up to %.0f bytes (at most %d)", name, size, maxStatementStrings)
+				return fmt.Errorf("%s building up to %.0f bytes (at most %d)", name, size, maxStatementStrings)
+			}
+		case *sqlparser.ComparisonExpr:
+			if n.Operator == sqlparser.RegexpStr || n.Operator == sqlparser.NotRegexpStr {
+				return errRegexp
 			}
 		case *sqlparser.ConvertExpr:
 			if n.Type != nil && n.Type.Length != nil {
 				l, err := strconv.ParseInt(string(n.Type.Length.Val), 10, 64)
 				if err != nil || l > maxBuiltString {
-					return false, fmt.Errorf("CAST to %s characters (at most %d)", n.Type.Length.Val, maxBuiltString)
+					return fmt.Errorf("CAST to %s characters (at most %d)", n.Type.Length.Val, maxBuiltString)
 				}
 			}
 		case *sqlparser.GroupConcatExpr:
@@ -81,15 +111,74 @@ func backstop(text string) error {
 				size += builtSize(e)
 			}
 			if size*catalogRows > maxGroupConcatHeld {
-				return false, fmt.Errorf("GROUP_CONCAT holding up to %.0f bytes of values (at most %d)", size*catalogRows, maxGroupConcatHeld)
+				return fmt.Errorf("GROUP_CONCAT holding up to %.0f bytes of values (at most %d)", size*catalogRows, maxGroupConcatHeld)
 			}
 		case *sqlparser.SetVarExpr:
 			if n.Scope != sqlparser.SetScope_None && n.Scope != sqlparser.SetScope_Session && n.Scope != sqlparser.SetScope_User {
-				return false, errors.New("SET of a global or persisted variable")
+				return errors.New("SET of a global or persisted variable")
 			}
 		}
-		return true, nil
-	}, stmt)
+		return nil
+	})
+}
+
+var nodeType = reflect.TypeFor[sqlparser.SQLNode]()
+
+// inspect calls visit on every node of the parse v, reading every field
+// by reflection, as planningCost does: sqlparser.Walk goes only where
+// each node's walkSubtree leads, and some nodes have none (EXPLAIN's,
+// whose statement Walk never reaches, though the engine's analyzer
+// evaluates a constant WHERE of it). A node whose methods are its
+// pointer's is visited as that pointer, as Walk gives it. backstop calls
+// it after checkPlanningCost, whose walk of the same values bounded their
+// number, so it is linear in the text.
+func inspect(v reflect.Value, visit func(sqlparser.SQLNode) error) error {
+	switch v.Kind() {
+	case reflect.Interface:
+		if v.IsNil() {
+			return nil
+		}
+		return inspect(v.Elem(), visit)
+	case reflect.Pointer:
+		if v.IsNil() {
+			return nil
+		}
+		if !v.CanInterface() {
+			return nil // an unexported field: vitess keeps no node in one
+		}
+		if n, ok := v.Interface().(sqlparser.SQLNode); ok && !v.Elem().Type().Implements(nodeType) {
+			if err := visit(n); err != nil {
+				return err
+			}
+		}
+		return inspect(v.Elem(), visit)
+	case reflect.Struct, reflect.Slice, reflect.Array:
+		if !v.CanInterface() {
+			return nil
+		}
+		if v.Type().Implements(nodeType) {
+			if err := visit(v.Interface().(sqlparser.SQLNode)); err != nil {
+				return err
+			}
+		}
+		if v.Kind() == reflect.Struct {
+			for i := range v.NumField() {
+				if err := inspect(v.Field(i), visit); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		if v.Type().Elem().Kind() == reflect.Uint8 {
+			return nil // bytes: a literal's text, an identifier
+		}
+		for i := range v.Len() {
+			if err := inspect(v.Index(i), visit); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // smallCount reports whether argument i of exprs is an integer literal

@@ -146,7 +146,8 @@ func TestCommentsReadAsTheChecksRead(t *testing.T) {
 	for _, q := range []string{"SELECT 1 /*!, 2 */", "SELECT 1 /*T![x] , '*/, 2 -- ' */", "SELECT /*+ MAX_EXECUTION_TIME(1) */ 1", "SELECT 1 /* open",
 		"SELECT @`a, 2 AS s, @`c", "SET @`a = 1, GLOBAL max_connections = 7, @` = 1", "SELECT @@`version`",
 		// The backstop, on the engine's own parse.
-		"SELECT SLEEP(0)", "SELECT GET_LOCK('k', 0)", "SET GLOBAL max_connections = 7", "SET @@global.sql_mode = ''",
+		"SELECT SLEEP(0)", "SELECT GET_LOCK('k', 0)", "EXPLAIN SELECT 1 FROM information_schema.TABLES WHERE SLEEP(0) = 0",
+		"PREPARE p FROM 'SELECT SLEEP(0)'", "EXECUTE p", "SET GLOBAL max_connections = 7", "SET @@global.sql_mode = ''",
 		"SELECT REPEAT('x', 2000000)", "SELECT LPAD('x', @n, 'y')", "SELECT LENGTH(SPACE(1 + 1))",
 		"SELECT LENGTH(REPLACE(REPEAT('a', 1048576), 'a', REPEAT('b', 1048576)))",
 		"SELECT LENGTH(CAST('a' AS BINARY(20000000)))", "SELECT LENGTH(CONVERT('a', CHAR(20000000)))",

@@ -282,8 +282,12 @@ func (p *Parser) statement(stmt ast.StmtNode, sql string, probes bool) (Statemen
 		}
 		return p.explain(s)
 	case *ast.SetStmt:
-		if r := p.collect(s); len(r.data) > 0 || r.into {
+		r := p.collect(s)
+		if len(r.data) > 0 || r.into {
 			return nil, refuse("SET to a value read from configured tables", supportedSet)
+		}
+		if err := refuseCalls(r); err != nil {
+			return nil, err
 		}
 		return setVariables(s, sql, bounds)
 	case *ast.ShowStmt:

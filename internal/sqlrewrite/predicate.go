@@ -182,8 +182,6 @@ func (sc *scope) boolean(e ast.ExprNode, site conditionSite, negated bool) (*Pre
 			return nil, err
 		}
 		return negateIf(e.Not, leaf(c)), nil
-	case *ast.PatternRegexpExpr:
-		return nil, site.refuse("REGEXP")
 	case *ast.SubqueryExpr, *ast.ExistsSubqueryExpr:
 		return nil, site.refuse("a subquery")
 	case *ast.FuncCallExpr:

@@ -71,6 +71,31 @@ var systemSchemas = map[string]bool{
 // (SLEEP, BENCHMARK, GET_LOCK): nothing a catalog query needs.
 var refusedFuncs = map[string]bool{"load_file": true, "sleep": true, "benchmark": true, "get_lock": true}
 
+// regexpFuncs, and REGEXP, RLIKE and NOT REGEXP, evaluate a regular
+// expression: the catalog engine's matcher backtracks without a time
+// limit and cannot be interrupted (package catalogdb's backstop), and
+// post-processing has none, so every statement with one is refused,
+// naming LIKE.
+var regexpFuncs = map[string]bool{"regexp_like": true, "regexp_instr": true, "regexp_substr": true, "regexp_replace": true}
+
+const supportedPattern = "LIKE matches text with the wildcards % and _ (WHERE TABLE_NAME LIKE 'a%', SHOW TABLES LIKE '%id')"
+
+// refuseCalls refuses a statement that calls one of refusedFuncs or
+// evaluates a regular expression (regexpFuncs).
+func refuseCalls(r *tableRefs) error {
+	regexp := r.regexp
+	for f := range r.funcs {
+		if refusedFuncs[f] {
+			return refuseQuery("%s", strings.ToUpper(f))
+		}
+		regexp = regexp || regexpFuncs[f]
+	}
+	if regexp {
+		return refuse("REGEXP, RLIKE and the REGEXP_ functions (dpproxy cannot stop a regular expression's match once it starts)", supportedPattern)
+	}
+	return nil
+}
+
 // dpFuncs and dpVariable mark statements the session answers itself:
 // dpproxy's budget functions, and FOUND_ROWS(), the number of rows of the
 // session's last result set (which the client has seen), which the
@@ -88,6 +113,8 @@ type tableRefs struct {
 	funcs map[string]bool
 	// dpVariable is set when it reads or writes a @dp_* variable.
 	dpVariable bool
+	// regexp is set when it has REGEXP, RLIKE or NOT REGEXP.
+	regexp bool
 	// into is set for SELECT ... INTO.
 	into bool
 	// calcFoundRows is set for SELECT SQL_CALC_FOUND_ROWS.
@@ -127,6 +154,8 @@ func (c *refCollector) Enter(n ast.Node) (ast.Node, bool) {
 		}
 	case *ast.FuncCallExpr:
 		r.funcs[n.FnName.L] = true
+	case *ast.PatternRegexpExpr:
+		r.regexp = true
 	case *ast.VariableExpr:
 		if !n.IsSystem && strings.HasPrefix(strings.ToLower(n.Name), "dp_") {
 			r.dpVariable = true
@@ -159,10 +188,8 @@ func (p *Parser) route(stmt ast.StmtNode, sql string) (st Statement, ok bool, er
 	if r.calcFoundRows {
 		return nil, false, refuseQuery("SQL_CALC_FOUND_ROWS (deprecated since MySQL 8.0.17): run the statement without it; FOUND_ROWS() then gives the number of rows it returned, and a second statement without LIMIT or with COUNT(*) the total")
 	}
-	for f := range r.funcs {
-		if refusedFuncs[f] {
-			return nil, false, refuseQuery("%s", strings.ToUpper(f))
-		}
+	if err := refuseCalls(r); err != nil {
+		return nil, false, err
 	}
 	if len(r.catalog) > 0 && len(r.data) > 0 {
 		return nil, false, refuse("reading catalog tables ("+r.catalog[0]+") together with configured tables ("+r.data[0]+")", supportedMix)

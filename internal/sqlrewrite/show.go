@@ -23,8 +23,12 @@ func (p *Parser) show(s *ast.ShowStmt, sql string) (Statement, error) {
 		}
 		return &ShowGrants{For: s.User.Username}, nil
 	}
-	if r := p.collect(s); r.subquery {
+	r := p.collect(s)
+	if r.subquery {
 		return nil, refuse("subqueries in SHOW", "SHOW ... LIKE and WHERE filter the list")
+	}
+	if err := refuseCalls(r); err != nil {
+		return nil, err
 	}
 	if q, ok, err := p.showAsSelect(s); err != nil || ok {
 		return &Catalog{SQL: q}, err
