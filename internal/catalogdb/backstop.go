@@ -57,20 +57,20 @@ var countArgument = map[string]int{"repeat": 1, "lpad": 1, "rpad": 1, "space": 0
 // guard's 1 MiB).
 const maxBuiltString = 1 << 20
 
-// backstop returns an error when the engine's parse of text, trimmed as
-// the engine trims it, holds what the checks refuse, nests so deeply that
-// the engine could not plan it in time (checkPlanningCost), or when it
-// does not parse (the engine, which parses it alike, would refuse it
-// anyway).
-func backstop(text string) error {
+// backstop returns the engine's parse of text, trimmed as the engine
+// trims it, or an error when that parse holds what the checks refuse,
+// nests so deeply that the engine could not plan it in time
+// (checkPlanningCost), or when text does not parse (the engine, which
+// parses it alike, would refuse it anyway).
+func backstop(text string) (sqlparser.Statement, error) {
 	stmt, err := sqlparser.Parse(sql.RemoveSpaceAndDelimiter(text, ';'))
 	if err != nil {
-		return errors.New("a statement the catalog engine cannot read")
+		return nil, errors.New("a statement the catalog engine cannot read")
 	}
 	if err := checkPlanningCost(stmt, len(text)); err != nil {
-		return err
+		return nil, err
 	}
-	return inspect(reflect.ValueOf(stmt), func(node sqlparser.SQLNode) error {
+	return stmt, inspect(reflect.ValueOf(stmt), func(node sqlparser.SQLNode) error {
 		switch n := node.(type) {
 		case *sqlparser.Prepare, *sqlparser.Execute:
 			// The engine would parse the prepared text when it runs it,

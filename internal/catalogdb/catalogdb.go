@@ -36,9 +36,9 @@ import (
 type Engine struct {
 	gms      *sqle.Engine
 	database string
-	// running admits at most maxConcurrentStatements statements at once
-	// (heap_watch.go).
-	running chan struct{}
+	// slots admits at most maxConcurrentStatements statements at once
+	// (heap_watch.go), at most maxUserStatements of one user's.
+	slots *admission
 	// timeout bounds one statement (statementTimeout).
 	timeout time.Duration
 }
@@ -97,7 +97,7 @@ func New(cat *catalog.Config, database string, vars Variables) (*Engine, error) 
 	if err := upperCaseInformationSchema(e); err != nil {
 		return nil, err
 	}
-	return &Engine{gms: e, database: database, running: make(chan struct{}, maxConcurrentStatements), timeout: statementTimeout}, nil
+	return &Engine{gms: e, database: database, slots: newAdmission(maxConcurrentStatements, maxUserStatements), timeout: statementTimeout}, nil
 }
 
 // emptyColumnStatistics makes information_schema.COLUMN_STATISTICS (which
@@ -238,7 +238,10 @@ func (noPartitions) Close(*sql.Context) error                 { return nil }
 // and user variables (user_vars.go bounds them). It is used by one goroutine
 // at a time.
 type Session struct {
-	e    *Engine
+	e *Engine
+	// user is the user whose share of the engine's slots its statements
+	// take (admission).
+	user string
 	sess *boundedSession
 	// host is the client's address (SetClientHost).
 	host string
@@ -251,7 +254,7 @@ type Session struct {
 // tells beforehand.
 func (e *Engine) Open(user string, connID uint32, vars Variables) *Session {
 	s, _ := newBaseSession(user, connID, vars)
-	return &Session{e: e, sess: newBoundedSession(s)}
+	return &Session{e: e, user: user, sess: newBoundedSession(s)}
 }
 
 // CheckSessionVariables reports the first of vars that Open could not set

@@ -20,7 +20,9 @@ import (
 // the statement started by more than heapBudget, sampled every
 // heapSampleEvery (runtime/metrics, without stopping the world); at most
 // maxConcurrentStatements statements run at once, so their budgets add
-// up to a bound. The statement then fails with errMemoryBudget. Any
+// up to a bound; at most maxUserStatements of them are one user's, so
+// that another user's statement gets the next slot freed (admission.go).
+// The statement then fails with errMemoryBudget. Any
 // allocation of the process counts, so a statement may also fail when
 // other work grows the heap meanwhile: it can be repeated.
 //
@@ -31,6 +33,7 @@ const (
 	heapBudget              = 256 << 20
 	heapSampleEvery         = 5 * time.Millisecond
 	maxConcurrentStatements = 4
+	maxUserStatements       = 2
 	statementTimeout        = 10 * time.Second
 )
 

@@ -13,6 +13,7 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/dolthub/vitess/go/sqltypes"
 	querypb "github.com/dolthub/vitess/go/vt/proto/query"
+	"github.com/dolthub/vitess/go/vt/sqlparser"
 )
 
 // Column is a result column's MySQL definition.
@@ -96,7 +97,7 @@ func (s *Session) QueryUpTo(ctx context.Context, query string, maxRows uint64) (
 			res, err = nil, fmt.Errorf("%w: panic: %v", ErrEngineFailed, p)
 		}
 	}()
-	query, release, err := s.e.admit(ctx, query)
+	query, release, err := s.admit(ctx, query)
 	if err != nil {
 		return nil, err
 	}
@@ -392,28 +393,30 @@ func (s *Session) keepReading(ctx *sql.Context, fallback string) (string, *Error
 	return fallback, refused, nil
 }
 
-// admit waits for one of the engine's statement slots, then checks query
-// (lexicallySafe, backstop) and returns it as the engine is to read it,
-// with the function that frees the slot. Waiting ends with the statement:
-// 3024 at its deadline, 1317 when it is killed; a statement the checks
-// refuse is 1235.
-func (e *Engine) admit(ctx context.Context, query string) (checked string, release func(), err error) {
-	select {
-	case e.running <- struct{}{}:
-	case <-ctx.Done():
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return "", nil, &Error{Code: 3024, State: "HY000", Msg: fmt.Sprintf("Query execution was interrupted, maximum statement execution time exceeded (waiting for one of the catalog engine's %d statement slots)", maxConcurrentStatements)}
-		}
-		return "", nil, &Error{Code: 1317, State: "70100", Msg: "query execution was interrupted"}
-	}
-	release = func() { <-e.running }
+// admit checks query (lexicallySafe, backstop), then waits for one of
+// the engine's statement slots, the user's turn (admission), unless the
+// statement is one that needs none (unqueued); it returns the statement
+// as the engine is to read it, with the function that frees the slot. A
+// statement the checks refuse is 1235, at once; waiting ends with the
+// statement: 3024 at its deadline, 1317 when it is killed.
+func (s *Session) admit(ctx context.Context, query string) (checked string, release func(), err error) {
 	checked, err = lexicallySafe(query)
+	var stmt sqlparser.Statement
 	if err == nil {
-		err = backstop(checked)
+		stmt, err = backstop(checked)
 	}
 	if err != nil {
-		release()
 		return "", nil, &Error{Code: 1235, State: "42000", Msg: "not supported over the catalog: " + err.Error()}
+	}
+	if len(checked) <= maxUnqueuedText && unqueued(stmt) {
+		return checked, func() {}, nil
+	}
+	release, err = s.e.slots.acquire(ctx, s.user)
+	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			return "", nil, &Error{Code: 3024, State: "HY000", Msg: fmt.Sprintf("Query execution was interrupted, maximum statement execution time exceeded (waiting for one of the catalog engine's %d statement slots, of which one user's statements hold at most %d)", maxConcurrentStatements, maxUserStatements)}
+		}
+		return "", nil, &Error{Code: 1317, State: "70100", Msg: "query execution was interrupted"}
 	}
 	return checked, release, nil
 }
@@ -430,7 +433,7 @@ func (s *Session) Describe(ctx context.Context, query string) (cols []Column, er
 			cols, err = nil, &Error{Code: 1105, State: "HY000", Msg: "the catalog engine failed on this statement"}
 		}
 	}()
-	query, release, err := s.e.admit(ctx, query)
+	query, release, err := s.admit(ctx, query)
 	if err != nil {
 		return nil, err
 	}
