@@ -220,3 +220,27 @@ func TestLoginStatementsNeedNoSlot(t *testing.T) {
 		cancel()
 	}
 }
+
+// TestInterruptedStatementErrors: a statement its caller cancels while it
+// runs (KILL QUERY) is 1317, and one the caller's deadline cuts (the
+// proxy's bound of a catalog statement) 3024, in MySQL's words; they were
+// 1105 with Go's "context canceled" and "context deadline exceeded",
+// which the proxy sent as 1235.
+func TestInterruptedStatementErrors(t *testing.T) {
+	e, g := gatedEngine(t)
+	killed, kill := context.WithCancel(context.Background())
+	done := g.run(killed, e, "alice", 1)
+	g.next(t)
+	kill()
+	var me *Error
+	if err := <-done; !errors.As(err, &me) || me.Code != 1317 || me.State != "70100" || strings.Contains(me.Msg, "context") {
+		t.Errorf("killed: %v, want 1317 in MySQL's words", err)
+	}
+	timed, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond) // the gate never opens
+	defer cancel()
+	done = g.run(timed, e, "alice", 2)
+	g.next(t)
+	if err := <-done; !errors.As(err, &me) || me.Code != 3024 || me.State != "HY000" || strings.Contains(me.Msg, "context") {
+		t.Errorf("past the caller's deadline: %v, want 3024 in MySQL's words", err)
+	}
+}

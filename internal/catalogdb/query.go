@@ -289,17 +289,29 @@ func column(ctx *sql.Context, c *sql.Column) Column {
 	return col
 }
 
-// budgetError is sqlError, or the memory budget's refusal when the heap
-// watch cancelled the statement, or 3024 when it ran out of time.
+// budgetError is the error of a statement that failed with err in ctx:
+// the memory budget's refusal when the heap watch cancelled it, 3024 when
+// it ran past the engine's limit or the caller's deadline (the proxy's
+// bound of a catalog statement), 1317 when the caller cancelled it (KILL
+// QUERY, the client gone), whatever error the engine made of that (Go's
+// "context canceled", which was sent as 1105, then 1235); else sqlError.
 func budgetError(ctx context.Context, err error) error {
 	switch cause := context.Cause(ctx); {
 	case errors.Is(cause, errMemoryBudget):
 		return &Error{Code: 1105, State: "HY000", Msg: errMemoryBudget.Error()}
 	case errors.Is(cause, errStatementTimeout):
 		return &Error{Code: 3024, State: "HY000", Msg: errStatementTimeout.Error()}
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return &Error{Code: 3024, State: "HY000", Msg: "Query execution was interrupted, maximum statement execution time exceeded"}
+	case ctx.Err() != nil:
+		return errInterrupted
 	}
 	return sqlError(err)
 }
+
+// errInterrupted is MySQL's ER_QUERY_INTERRUPTED, of a statement its
+// caller cancelled.
+var errInterrupted = &Error{Code: 1317, State: "70100", Msg: "Query execution was interrupted"}
 
 func sqlError(err error) error {
 	var e *Error
@@ -416,7 +428,7 @@ func (s *Session) admit(ctx context.Context, query string) (checked string, rele
 		if errors.Is(err, context.DeadlineExceeded) {
 			return "", nil, &Error{Code: 3024, State: "HY000", Msg: fmt.Sprintf("Query execution was interrupted, maximum statement execution time exceeded (waiting for one of the catalog engine's %d statement slots, of which one user's statements hold at most %d)", maxConcurrentStatements, maxUserStatements)}
 		}
-		return "", nil, &Error{Code: 1317, State: "70100", Msg: "query execution was interrupted"}
+		return "", nil, errInterrupted
 	}
 	return checked, release, nil
 }
@@ -443,7 +455,7 @@ func (s *Session) Describe(ctx context.Context, query string) (cols []Column, er
 	sctx := s.context(timed, query)
 	node, err := s.e.gms.AnalyzeQuery(sctx, query)
 	if err != nil {
-		return nil, sqlError(s.statementError(query, err))
+		return nil, budgetError(timed, s.statementError(query, err))
 	}
 	schema := node.Schema()
 	if isOK(schema) {

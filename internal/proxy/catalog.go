@@ -93,6 +93,10 @@ func catalogError(err error) error {
 		kind = dperr.Canceled
 	case 3024:
 		kind = dperr.Timeout
+	case 1105:
+		// The engine failed, or a bound of the catalog stopped the
+		// statement (rows, bytes, memory): not a refusal of its form.
+		kind = dperr.Internal
 	}
 	msg := ce.Msg
 	if strings.Contains(msg, "%!") {

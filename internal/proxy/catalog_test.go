@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dpproxy/dpproxy/internal/catalogdb"
 	"github.com/dpproxy/dpproxy/internal/dperr"
@@ -14,15 +15,39 @@ import (
 // their own codes: a statement past its time limit is 3024 (it was sent
 // as 1235), an interrupted one 1317, a bad value 1231, an unknown
 // system variable 1193, and the other errors the engine words as MySQL
-// does with MySQL's codes (they were 1235).
+// does with MySQL's codes (they were 1235); the engine's 1105 (a
+// failure, a bound of the catalog reached) stays 1105, not a refusal.
 func TestCatalogErrorKinds(t *testing.T) {
 	for code, want := range map[uint16]dperr.Kind{3024: dperr.Timeout, 1317: dperr.Canceled, 1231: dperr.InvalidValue, 1064: dperr.Parse, 1235: dperr.Unsupported, 1193: dperr.UnknownVariable,
 		1046: dperr.NoDatabase, 1109: dperr.UnknownSchemaTable, 1052: dperr.AmbiguousColumn, 1305: dperr.UnknownFunction, 1582: dperr.ParameterCount,
-		1238: dperr.ReadOnlyVariable, 1066: dperr.DuplicateAlias, 1222: dperr.ColumnCount, 1242: dperr.SubqueryRows, 1055: dperr.NotInGroupBy} {
+		1238: dperr.ReadOnlyVariable, 1066: dperr.DuplicateAlias, 1222: dperr.ColumnCount, 1242: dperr.SubqueryRows, 1055: dperr.NotInGroupBy,
+		1105: dperr.Internal} {
 		err := catalogError(&catalogdb.Error{Code: code, State: "HY000", Msg: "m"})
 		if got := dperr.KindOf(err); got != want {
 			t.Errorf("catalog error %d: kind %v, want %v", code, got, want)
 		}
+	}
+}
+
+// TestInterruptedCatalogStatement: a catalog statement cancelled while it
+// runs (KILL QUERY, the client gone) is 1317, and one cut by its deadline
+// 3024, each in MySQL's words; they were 1235 with Go's "context
+// canceled" and "context deadline exceeded".
+func TestInterruptedCatalogStatement(t *testing.T) {
+	s := newTestSession(t)
+	const slow = "SELECT COUNT(*) FROM information_schema.COLUMNS a, information_schema.COLUMNS b, information_schema.COLUMNS c, information_schema.COLUMNS d"
+	killed, kill := context.WithCancel(context.Background())
+	timer := time.AfterFunc(100*time.Millisecond, kill) // it runs for its 10 s limit otherwise
+	defer timer.Stop()
+	_, err := s.Execute(killed, slow)
+	if code, state := dperr.KindOf(err).Code(); code != 1317 || state != "70100" || strings.Contains(err.Error(), "context") {
+		t.Errorf("killed: %d %s %q, want 1317 in MySQL's words", code, state, err)
+	}
+	timed, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	_, err = s.Execute(timed, slow)
+	if code, state := dperr.KindOf(err).Code(); code != 3024 || state != "HY000" || strings.Contains(err.Error(), "context") {
+		t.Errorf("past its deadline: %d %s %q, want 3024 in MySQL's words", code, state, err)
 	}
 }
 
