@@ -35,6 +35,17 @@ import (
 //     set (the engine cuts its result there), and the values it holds
 //     (catalogRows times the values, not its ORDER BY items) at most
 //     maxGroupConcatHeld;
+//   - a function that returns a number is at most numberSize, the longest
+//     text of a number (LENGTH, CHAR_LENGTH, SIGN, POW, SQRT, EXP, LN, the
+//     LOGs, DATEDIFF, TIMESTAMPDIFF: numberFunctions), or, for those that
+//     keep a DECIMAL's digits (ABS, ROUND, TRUNCATE, FLOOR, CEIL, MOD:
+//     digitFunctions), the larger of numberSize and their arguments' sum,
+//     since the catalog engine keeps every digit of a DECIMAL computed
+//     from long literals; so nesting them adds nothing (ABS(ABS(…(1)))
+//     nine deep was refused as reaching 22 MB);
+//   - CONCAT is the sum of its arguments' bounds, CONCAT_WS that with its
+//     separator once between every two of the others (ten nested CONCATs
+//     of an 11-byte result were refused);
 //   - any other function is four times the sum of its arguments' bounds
 //     plus 64 (HEX doubles a string, TO_BASE64 and QUOTE grow it, so
 //     nesting them multiplies), any other expression the sum plus 64.
@@ -51,6 +62,10 @@ const (
 	columnSize          = 1 << 10
 	subqueryValueSize   = 64 << 10
 	otherLiteralSize    = 64
+	// numberSize is the longest text of a number: a DOUBLE near its
+	// largest, 309 integer digits, with 30 fixed decimals, a sign and a
+	// point (a DECIMAL has at most 65 digits, a BIGINT 20).
+	numberSize = 1 + 309 + 1 + 30
 	// catalogRows bounds the rows an aggregate over the catalog reads
 	// (catalog tables hold the configuration's metadata: a few thousand).
 	catalogRows = 10000
@@ -251,7 +266,19 @@ func (g *sizeGuard) function(f *ast.FuncCallExpr, children int64) (int64, error)
 		}
 	case "replace", "regexp_replace":
 		out = saturatingMul(arg(0), max(arg(2), 1))
+	case "concat":
+		return children, nil // it only joins: no bound of its own
+	case "concat_ws":
+		// The separator once between every two of the other arguments
+		// (those that are not NULL), none when there are fewer than two.
+		return saturatingAdd(children-arg(0), saturatingMul(arg(0), int64(max(len(f.Args)-2, 0)))), nil
 	default:
+		if numberFunctions[name] {
+			return numberSize, nil
+		}
+		if digitFunctions[name] {
+			return max(numberSize, children), nil
+		}
 		return saturatingAdd(saturatingMul(children, 4), expressionOverhead), nil
 	}
 	if out > maxAmplified {
@@ -259,6 +286,21 @@ func (g *sizeGuard) function(f *ast.FuncCallExpr, children int64) (int64, error)
 	}
 	return out, nil
 }
+
+// numberFunctions return a number however long their arguments are;
+// digitFunctions return a number of at most their arguments' digits (the
+// catalog engine's ABS, FLOOR, CEIL, TRUNCATE and MOD keep a DECIMAL's,
+// ROUND a DECIMAL(65, 30)'s).
+var (
+	numberFunctions = map[string]bool{
+		"length": true, "octet_length": true, "char_length": true, "character_length": true, "bit_length": true,
+		"sign": true, "pow": true, "power": true, "sqrt": true, "exp": true, "ln": true, "log": true, "log2": true, "log10": true,
+		"datediff": true, "timestampdiff": true, "dp_interval_low": true, "dp_interval_high": true,
+	}
+	digitFunctions = map[string]bool{
+		"abs": true, "round": true, "truncate": true, "floor": true, "ceil": true, "ceiling": true, "mod": true,
+	}
+)
 
 func saturatingAdd(a, b int64) int64 {
 	if a > maxStatementStrings<<8 || b > maxStatementStrings<<8 {

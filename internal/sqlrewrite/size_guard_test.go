@@ -71,3 +71,43 @@ func TestStringSizesAreBounded(t *testing.T) {
 		}
 	}
 }
+
+// TestNestedNumbersAndConcatsAreNotMultiplied: a function that returns a
+// number is bounded by a number's longest text and CONCAT by the sum of
+// its arguments, so nesting them no longer multiplies the bound by four
+// per level: ABS nested nine deep was refused as "a statement whose
+// strings may reach 22369600 bytes", and ten nested CONCATs of an 11-byte
+// result likewise (an independent review). What still amplifies stays
+// refused: HEX nested (above), and ABS or CONCAT of what does, since a
+// DECIMAL keeps its digits in the catalog engine.
+func TestNestedNumbersAndConcatsAreNotMultiplied(t *testing.T) {
+	p := sqlrewrite.NewParser(testCatalog())
+	nest := func(open, inner, close string, n int) string {
+		return strings.Repeat(open, n) + inner + strings.Repeat(close, n)
+	}
+	for _, sql := range []string{
+		"SELECT " + nest("ABS(", "1", ")", 9),
+		"SELECT " + nest("ROUND(FLOOR(CEIL(TRUNCATE(MOD(", "-7.5", ", 3), 1))))", 12),
+		"SELECT " + nest("SQRT(LN(LOG10(POW(SIGN(LENGTH(", "'x'", ")), 2))))", 12),
+		"SELECT " + nest("CONCAT(", "'a'", ", 'b')", 10),
+		"SELECT " + nest("CONCAT_WS('-', ", "'a'", ", 'b')", 10),
+		"SELECT " + nest("ABS(", "COUNT(*)", ")", 12) + " FROM pums",
+		"SELECT " + nest("CONCAT(", "COUNT(*)", ", '%')", 12) + " FROM pums",
+	} {
+		if _, err := p.Parse(sql); err != nil {
+			t.Errorf("%.80q: %v", sql, err)
+		}
+	}
+	for _, sql := range []string{
+		"SELECT REPEAT(ABS(REPEAT('9', 1000000)), 100)",
+		"SELECT REPEAT(CONCAT(REPEAT('9', 1000000), 'x'), 2)",
+		"SELECT CONCAT(" + strings.Repeat("REPEAT('x', 1000000), ", 17) + "'x')",
+		"SELECT CONCAT_WS(REPEAT('-', 1000000), " + strings.Repeat("'a', ", 20) + "'b')",
+	} {
+		_, err := p.Parse(sql)
+		var e *dperr.Error
+		if !errors.As(err, &e) || e.Kind != dperr.Unsupported {
+			t.Errorf("%.80q: got %v, want an Unsupported refusal", sql, err)
+		}
+	}
+}
