@@ -21,6 +21,15 @@ func ValidText(s string) bool {
 // property of the query and the configuration, never of the data.
 const MaxGroups = 10000
 
+// MaxResultBytes bounds the result of one statement that the proxy builds
+// in its own memory: the cells of a statement over the catalog (package
+// catalogdb), and the cells post-processing computes from a private
+// answer's released values (package planner). A result is held whole
+// before it is sent, so without it one short statement could grow the
+// process for every analyst at once (REPEAT('x', 1000000) beside 5,001
+// buckets built 15 GB and killed the proxy).
+const MaxResultBytes = 64 << 20
+
 // HasDomain reports whether the column declares its domain (values), so
 // that it may be a GROUP BY key and its values may be listed.
 func (c *Column) HasDomain() bool { return len(c.Values) > 0 }

@@ -14,6 +14,8 @@ import (
 	"github.com/dolthub/vitess/go/sqltypes"
 	querypb "github.com/dolthub/vitess/go/vt/proto/query"
 	"github.com/dolthub/vitess/go/vt/sqlparser"
+
+	"github.com/dpproxy/dpproxy/internal/catalog"
 )
 
 // Column is a result column's MySQL definition.
@@ -203,7 +205,7 @@ func (s *Session) warnings() ([]Warning, Conditions) {
 // killed it for every analyst.
 const (
 	maxResultRows  = 100_000
-	maxResultBytes = 64 << 20
+	maxResultBytes = catalog.MaxResultBytes
 	maxCachedRows  = 200_000
 )
 

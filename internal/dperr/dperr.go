@@ -59,6 +59,10 @@ const (
 	// OutOfRange: an integer computed from released values passes BIGINT's
 	// range (MySQL's ER_DATA_OUT_OF_RANGE).
 	OutOfRange
+	// ResultTooLarge: the result a statement computes in the proxy's
+	// memory passed catalog.MaxResultBytes (as a statement over the
+	// catalog reports it).
+	ResultTooLarge
 	// UnknownTimeZone: SET time_zone to a value that is no zone dpproxy
 	// reads (MySQL's ER_UNKNOWN_TIME_ZONE).
 	UnknownTimeZone
@@ -152,6 +156,10 @@ var codes = [numKinds]code{
 	DatabaseAccessDenied: {1044, "42000", "database access denied"},
 	// MySQL's ER_DATA_OUT_OF_RANGE.
 	OutOfRange: {1690, "22003", "out of range"},
+	// MySQL has no error for a result too large to hold (it streams its
+	// rows): the catalog engine's 1105, as a statement over the catalog
+	// gets it.
+	ResultTooLarge: {1105, "HY000", "result too large"},
 	// MySQL's ER_UNKNOWN_TIME_ZONE.
 	UnknownTimeZone: {1298, "HY000", "unknown time zone"},
 	// MySQL's ER_UNKNOWN_SYSTEM_VARIABLE.

@@ -233,8 +233,12 @@ func postProcessed(qp *planner.QueryPlan, rows []planner.Row, warnings []Warning
 		warnings = append(warnings, rollupNotes(qp, rows)...)
 	}
 	out, computed, err := planner.PostProcess(q, rows)
-	if dperr.KindOf(err) == dperr.OutOfRange {
-		return nil, err // a number of released values beyond BIGINT or DOUBLE, as MySQL's 1690
+	switch dperr.KindOf(err) {
+	case dperr.OutOfRange, dperr.ResultTooLarge:
+		// A number of released values beyond BIGINT or DOUBLE, as MySQL's
+		// 1690, or rows of them past catalog.MaxResultBytes: charged, as
+		// the releases were made.
+		return nil, err
 	}
 	if err != nil {
 		return nil, dperr.Wrap(dperr.Internal, err, "internal error: cannot post-process the released rows")

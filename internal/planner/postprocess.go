@@ -263,7 +263,10 @@ func Rollup(q *sqlrewrite.Query, released []Row) []Row {
 // adds nothing to what the releases reveal; the rows it starts from are
 // every group of the public domain, so which rows exist before HAVING
 // never depends on the data. Its warnings, and its errors of MySQL (1690,
-// dperr.OutOfRange), likewise depend on released values only.
+// dperr.OutOfRange), likewise depend on released values only, and so does
+// its failure once the cells it keeps pass catalog.MaxResultBytes
+// (dperr.ResultTooLarge: Warnings.hold, which counts cells of released
+// values, public keys and constants, row by row).
 func PostProcess(q *sqlrewrite.Query, released []Row) ([][]Datum, Warnings, error) {
 	w := Warnings{conn: connectionCollation(q), column: columnCollation(q), packet: q.MaxAllowedPacket}
 	for _, k := range q.Keys {
@@ -315,6 +318,8 @@ type Warnings struct {
 	// Casts are the warnings and notes of CASTs that changed a value to
 	// fit their target type (CastWarning), in the order evaluated.
 	Casts []CastWarning
+	// held counts the cells PostProcess has kept (hold, result_size.go).
+	held int64
 }
 
 // rollup returns rows, which share their first level keys, with WITH
@@ -426,6 +431,9 @@ func project(columns []sqlrewrite.OutputColumn, orderBy []sqlrewrite.OrderKey, d
 		}
 		for _, c := range columns {
 			d, err := Eval(c.Expr, r, w)
+			if err == nil {
+				err = w.hold(d)
+			}
 			if err != nil {
 				return nil, err
 			}
@@ -433,6 +441,9 @@ func project(columns []sqlrewrite.OutputColumn, orderBy []sqlrewrite.OrderKey, d
 		}
 		for _, k := range orderBy {
 			d, err := Eval(k.Expr, r, w)
+			if err == nil {
+				err = w.hold(d)
+			}
 			if err != nil {
 				return nil, err
 			}
@@ -504,10 +515,16 @@ func postProcessOuter(o *sqlrewrite.Outer, inner [][]Datum, w *Warnings) ([][]Da
 	rows := make([]Row, len(groups))
 	for g, members := range groups {
 		for _, k := range o.Keys {
+			if err := w.hold(members[0][k]); err != nil {
+				return nil, err
+			}
 			rows[g].OuterKeys = append(rows[g].OuterKeys, members[0][k])
 		}
 		for _, a := range o.Aggs {
 			d, err := outerAggregate(a, members, w)
+			if err == nil {
+				err = w.hold(d)
+			}
 			if err != nil {
 				return nil, err
 			}
@@ -533,6 +550,9 @@ func outerAggregate(a sqlrewrite.OuterAgg, members [][]Datum, w *Warnings) (Datu
 	seen := map[string]bool{}
 	for _, m := range members {
 		d, err := Eval(a.Arg, Row{Cols: m}, w)
+		if err == nil {
+			err = w.hold(d)
+		}
 		if err != nil {
 			return Datum{}, err
 		}
@@ -1203,6 +1223,9 @@ func computeWindows(q *sqlrewrite.Query, rows []Row, warnings *Warnings) error {
 			var key []Datum
 			for _, e := range w.PartitionBy {
 				d, err := Eval(e, r, warnings)
+				if err == nil {
+					err = warnings.hold(d)
+				}
 				if err != nil {
 					return err
 				}
@@ -1215,6 +1238,9 @@ func computeWindows(q *sqlrewrite.Query, rows []Row, warnings *Warnings) error {
 			parts[k] = append(parts[k], i)
 			for _, o := range w.OrderBy {
 				d, err := Eval(o.Expr, r, warnings)
+				if err == nil {
+					err = warnings.hold(d)
+				}
 				if err != nil {
 					return err
 				}
@@ -1222,6 +1248,9 @@ func computeWindows(q *sqlrewrite.Query, rows []Row, warnings *Warnings) error {
 			}
 			if w.Arg != nil {
 				d, err := Eval(w.Arg, r, warnings)
+				if err == nil {
+					err = warnings.hold(d)
+				}
 				if err != nil {
 					return err
 				}
@@ -1270,6 +1299,9 @@ func computeWindows(q *sqlrewrite.Query, rows []Row, warnings *Warnings) error {
 					rows[i].Windows[wi] = num(float64(dense), true)
 				default:
 					rows[i].Windows[wi] = aggregateFrame(w, frame, args)
+				}
+				if err := warnings.hold(rows[i].Windows[wi]); err != nil {
+					return err
 				}
 			}
 		}

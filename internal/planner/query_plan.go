@@ -150,8 +150,22 @@ func (qp *QueryPlan) outputRows() int {
 	return len(rollup(rows, 0, len(qp.Query.Keys)))
 }
 
-// PlanQuery plans a Query (see QueryPlan for its guarantee).
+// PlanQuery plans a Query (see QueryPlan for its guarantee). It refuses
+// a statement whose result may pass catalog.MaxResultBytes
+// (checkResultSize), before anything is read or charged.
 func (p *Planner) PlanQuery(q *sqlrewrite.Query, s Settings) (*QueryPlan, error) {
+	qp, err := p.planQuery(q, s)
+	if err != nil {
+		return nil, err
+	}
+	if err := qp.checkResultSize(); err != nil {
+		return nil, err
+	}
+	return qp, nil
+}
+
+// planQuery plans a Query (PlanQuery).
+func (p *Planner) planQuery(q *sqlrewrite.Query, s Settings) (*QueryPlan, error) {
 	if q.FromLess != "" {
 		// A SELECT without FROM: one row of constants, no table, no release.
 		if err := checkCollation(q, nil); err != nil {

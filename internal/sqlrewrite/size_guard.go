@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
+
+	"github.com/dpproxy/dpproxy/internal/catalog"
 )
 
 // Bounds on the strings a statement can make the proxy build.
@@ -74,8 +76,8 @@ const (
 	maxGroupConcatLen = 1 << 20
 	// maxGroupConcatHeld bounds the values one GROUP_CONCAT holds, one
 	// per row, before it joins them: as much as a catalog statement may
-	// return (package catalogdb's maxResultBytes).
-	maxGroupConcatHeld   = 64 << 20
+	// return (catalog.MaxResultBytes).
+	maxGroupConcatHeld   = catalog.MaxResultBytes
 	expressionOverhead   = 64
 	supportedStringSizes = "string functions whose results stay under 1 MiB (REPEAT, SPACE, LPAD, RPAD with literal counts), " +
 		"statements whose strings stay under 16 MiB and variables of at most 256 KiB"
