@@ -165,7 +165,7 @@ func partitionedFetches(t *testing.T, db *sql.DB, parts []string) {
 		{"grouped-window", sqlrewrite.Fetch{Window: &sqlrewrite.Window{Column: "age", Lower: 0, Upper: 100, Offset: 0, Limit: 3000, Grouped: true}}},
 		{"profile", sqlrewrite.Fetch{Profile: &sqlrewrite.Profile{Column: "age", Lower: 0, Upper: 100, Terms: terms[1:]}}},
 		{"grouped", sqlrewrite.Fetch{Filter: older, Grouped: &sqlrewrite.GroupedSummary{Dims: []sqlrewrite.CellDim{sites}, Terms: terms}}},
-		{"cells", sqlrewrite.Fetch{Cells: &sqlrewrite.Cells{Dims: []sqlrewrite.CellDim{sites, {Column: "age", Edges: []float64{0, 30, 60, 100}}}}}},
+		{"cells", sqlrewrite.Fetch{Cells: &sqlrewrite.Cells{Dims: []sqlrewrite.CellDim{sites, {Column: "age", Edges: sqlrewrite.DoubleEdges([]float64{0, 30, 60, 100})}}}}},
 		{"keys", sqlrewrite.Fetch{Keys: &sqlrewrite.KeyCounts{Column: "age", Numeric: true}}},
 	} {
 		t.Run(c.name, func(t *testing.T) {

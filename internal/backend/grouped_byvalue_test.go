@@ -104,7 +104,7 @@ func TestGroupedByValueEqualsCase(t *testing.T) {
 				{{Column: "k", Values: numbers, ByValue: true}},
 				{{Column: "s", Values: strs, ByValue: true}},
 				{{Column: "k", Values: numbers, ByValue: true}, {Column: "s", Values: strs[:4]}},
-				{{Column: "s", Values: strs, ByValue: true}, {Column: "x", Edges: []float64{0, 20, 50}}},
+				{{Column: "s", Values: strs, ByValue: true}, {Column: "x", Edges: sqlrewrite.DoubleEdges([]float64{0, 20, 50})}},
 			} {
 				run := func(byValue bool) [][]float64 {
 					t.Helper()

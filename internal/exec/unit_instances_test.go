@@ -19,7 +19,7 @@ func TestInteractiveFetchOnUnitTable(t *testing.T) {
 	in := catalog.Interactive{Epsilon: 1, Alpha: 0.05}
 	unit := &catalog.Table{Name: "visits", Source: "visits", PrivacyUnit: "person_id", MaxRowsPerUnit: 4, MaxGroupsPerUnit: 1, Columns: cols, Interactive: &in}
 	rows := &catalog.Table{Name: "pums", Source: "pums", Columns: cols, Interactive: &in}
-	cells := &sqlrewrite.Cells{Dims: []sqlrewrite.CellDim{{Column: "age_src", Edges: []float64{0, 18, 100}}}}
+	cells := &sqlrewrite.Cells{Dims: []sqlrewrite.CellDim{{Column: "age_src", Edges: sqlrewrite.DoubleEdges([]float64{0, 18, 100})}}}
 	salt := strings.Repeat("0f", 16)
 	ip := &planner.InteractivePlan{Table: unit, Config: in, Cells: sqlrewrite.Fetch{Table: "visits", Cells: cells}, Key: "k"}
 	f := interactiveFetch(ip, salt)

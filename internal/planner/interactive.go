@@ -257,7 +257,7 @@ func cellsFetch(t *catalog.Table, in *catalog.Interactive) *sqlrewrite.Cells {
 	c := &sqlrewrite.Cells{}
 	for _, ic := range in.Columns {
 		col, _ := t.Column(ic.Name)
-		d := sqlrewrite.CellDim{Column: col.Source, Edges: ic.Edges}
+		d := sqlrewrite.CellDim{Column: col.Source, Edges: sqlrewrite.DoubleEdges(ic.Edges)}
 		if !ic.Bucketed() {
 			for i, v := range ic.Values {
 				if col.Numeric() {

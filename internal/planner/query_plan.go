@@ -226,7 +226,7 @@ func (p *Planner) planQuery(q *sqlrewrite.Query, s Settings) (*QueryPlan, error)
 		} else {
 			var bucket []sqlrewrite.Condition
 			var err error
-			if dim.Edges, bucket, err = bucketEdges(k, col.Source); err != nil {
+			if dim.Edges, bucket, err = bucketEdges(k, col); err != nil {
 				return nil, err
 			}
 			for _, c := range bucket {
@@ -525,19 +525,21 @@ func tierConditions(t *sqlrewrite.Tiering, source string) ([]sqlrewrite.Range, [
 // clamp into the end buckets, as the grouped fetch's keys do); a single
 // bucket holds every readable value (±Infinity and a NUMERIC beyond any
 // float64 included, as in the grouped fetch's CASE). Each edge is the
-// least double in its bucket (Bucketing.Edges), so that a column compared
-// with the edges is in the bucket MySQL's FLOOR gives it. It fails,
-// before anything is reserved, when two buckets have one edge (buckets
-// narrower than the doubles' spacing, some of them holding no double) or
-// an edge is no finite double.
-func bucketEdges(k sqlrewrite.GroupKey, source string) ([]float64, []sqlrewrite.Condition, error) {
+// least value in its bucket (Bucketing.Edges) among those the column
+// holds (integers for col declared integer or derived as one), so that
+// a column compared with the edges is in the bucket MySQL's FLOOR gives
+// it. It fails, before anything is reserved, when two buckets have one
+// edge (buckets narrower than the spacing of the column's values, some
+// of them holding none) or an edge is no finite number.
+func bucketEdges(k sqlrewrite.GroupKey, col *catalog.Column) ([]sqlrewrite.Edge, []sqlrewrite.Condition, error) {
 	b := *k.Bucket
-	edges, ok := b.Edges(k.First, len(k.Values))
+	source := col.Source
+	edges, ok := b.Edges(k.First, len(k.Values), col.Type == catalog.Integer)
 	for i := 1; ok && i < len(edges); i++ {
-		ok = edges[i] > edges[i-1]
+		ok = edges[i-1].Below(edges[i])
 	}
 	if !ok {
-		return nil, nil, dperr.New(dperr.Unsupported, "not supported: GROUP BY buckets of %s of width %g, some of which hold no double (buckets narrower than the doubles' spacing over its bounds); use a wider bucket",
+		return nil, nil, dperr.New(dperr.Unsupported, "not supported: GROUP BY buckets of %s of width %g, some of which hold no value (buckets narrower than the spacing of its values over its bounds: doubles, or integers for an integer column); use a wider bucket",
 			k.Column, b.Width)
 	}
 	conds := make([]sqlrewrite.Condition, len(k.Values))
@@ -547,7 +549,8 @@ func bucketEdges(k sqlrewrite.GroupKey, source string) ([]float64, []sqlrewrite.
 		return edges, conds, nil
 	}
 	for i := range k.Values {
-		r := &sqlrewrite.Range{Lower: edges[i], HasLower: i > 0, Upper: edges[i+1], HasUpper: i < last, UpperOpen: true}
+		r := &sqlrewrite.Range{Lower: edges[i].Num, LowerExact: edges[i].Exact, HasLower: i > 0,
+			Upper: edges[i+1].Num, UpperExact: edges[i+1].Exact, HasUpper: i < last, UpperOpen: true}
 		conds[i] = sqlrewrite.Condition{Column: source, Range: r}
 	}
 	return edges, conds, nil

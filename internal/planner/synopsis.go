@@ -270,15 +270,19 @@ func (sp *synopsisPlanner) buckets(col *catalog.Column, d Domain, g *sqlrewrite.
 	if math.IsInf(first, 0) || math.IsInf(last, 0) || last-first+1 > maxBuckets {
 		return dperr.New(dperr.Unsupported, "histogram of %s with width %s has %g buckets over [%g, %g]; at most %d are answered (use a wider bucket)", col.Name, formatNumber(g.Width), last-first+1, lo, hi, maxBuckets)
 	}
-	edges, ok := g.Edges(first, int(last-first)+1)
+	edges, ok := g.Edges(first, int(last-first)+1, col.Type == catalog.Integer)
 	for i := 1; ok && i < len(edges); i++ {
-		ok = edges[i] > edges[i-1]
+		ok = edges[i-1].Below(edges[i])
 	}
 	if !ok {
-		return dperr.New(dperr.Unsupported, "histogram of %s with width %s: some of its buckets hold no double (buckets narrower than the doubles' spacing over [%g, %g]); use a wider bucket", col.Name, formatNumber(g.Width), lo, hi)
+		return dperr.New(dperr.Unsupported, "histogram of %s with width %s: some of its buckets hold no value (buckets narrower than the spacing of its values over [%g, %g]); use a wider bucket", col.Name, formatNumber(g.Width), lo, hi)
+	}
+	if slices.ContainsFunc(edges, func(e sqlrewrite.Edge) bool { return e.Exact != "" }) {
+		// The synopsis's spans are of doubles.
+		return dperr.New(dperr.Unsupported, "histogram of %s with width %s over [%g, %g]: some of its buckets start between two doubles (integers beyond 2^53); bound the column within ±2^53 (9007199254740992)", col.Name, formatNumber(g.Width), lo, hi)
 	}
 	for i, k := 0, first; k <= last; i, k = i+1, k+1 {
-		r := sqlrewrite.Range{Lower: edges[i], Upper: edges[i+1], HasLower: true, HasUpper: true, UpperOpen: true}
+		r := sqlrewrite.Range{Lower: edges[i].Num, Upper: edges[i+1].Num, HasLower: true, HasUpper: true, UpperOpen: true}
 		spans := d.rangeSpan(r).intersect(restrict)
 		if len(spans) == 0 {
 			continue

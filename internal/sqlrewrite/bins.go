@@ -57,5 +57,7 @@ func (sc *scope) originBucket(e ast.ExprNode, clause string) (b *Bucketing, ok b
 			b.OriginDecimal = text
 		}
 	}
+	// … + o is a DECIMAL only for a decimal o too.
+	b.KeyDecimal = b.KeyDecimal && b.Exact && decimalLiteral(outer) != ""
 	return b, true, nil
 }

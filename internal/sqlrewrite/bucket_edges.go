@@ -49,16 +49,85 @@ func (b Bucketing) Label(k float64) float64 {
 	return float64(k*b.Width) + b.Origin
 }
 
+// Key returns bucket k's key as a value: Label, and for a KeyDecimal
+// bucketing whose label is an integer its digits (Value.Decimal), which
+// the nearest double may lose beyond 2^53 (FLOOR(b / 5) * 5 of a BIGINT b
+// labels bucket 1801439850948201 9007199254741005, no double).
+func (b Bucketing) Key(k float64) Value {
+	v := Value{Num: b.Label(k)}
+	if !b.KeyDecimal {
+		return v
+	}
+	label := new(big.Rat).SetFloat64(k)
+	if !b.Index {
+		w, o := b.exactParts()
+		label = exactStart(k, w, o)
+	}
+	if label.IsInt() {
+		v.Decimal = label.Num().String()
+	}
+	return v
+}
+
+// Edge is where a bucket starts: the least value of the bucketed column
+// (or row expression) that the bucket holds. With Exact empty it is Num;
+// otherwise it is no double, and Exact is its digits (an integer, or a
+// decimal without exponent), which every backend compares a BIGINT or
+// DECIMAL exactly with, and Num the double nearest them.
+type Edge struct {
+	Num   float64
+	Exact string
+}
+
+// DoubleEdges returns the edges at the doubles xs (declared edges).
+func DoubleEdges(xs []float64) []Edge {
+	edges := make([]Edge, len(xs))
+	for i, x := range xs {
+		edges[i] = Edge{Num: x}
+	}
+	return edges
+}
+
+// Rat returns the edge as an exact number.
+func (e Edge) Rat() *big.Rat {
+	if e.Exact == "" {
+		return new(big.Rat).SetFloat64(e.Num)
+	}
+	r, _ := new(big.Rat).SetString(e.Exact)
+	return r
+}
+
+// Below reports whether e is below f, exactly.
+func (e Edge) Below(f Edge) bool {
+	if e.Exact == "" && f.Exact == "" {
+		return e.Num < f.Num
+	}
+	return e.Rat().Cmp(f.Rat()) < 0
+}
+
 // Edges returns the edges of the n buckets first, first+1, …: edges[i]
-// is the least finite double whose bucket (Of) is at least first + i,
-// for i up to n (the end of the last bucket). The rows of buckets k and
-// above are exactly those with a value not below edge k, so comparing the
-// column with the edges puts every row in the bucket MySQL's FLOOR gives
-// it; the labels are no such edges (-1.8 / 0.3 is -6 in doubles, while
-// -6 * 0.3 rounds to -1.7999999999999998, above -1.8). ok is false when
-// a bucket has no such double.
-func (b Bucketing) Edges(first float64, n int) (edges []float64, ok bool) {
-	edges = make([]float64, n+1)
+// is the least value whose bucket (Of) is at least first + i, for i up
+// to n (the end of the last bucket), among the values the column holds:
+// doubles, or with integers set (a BIGINT column, an integer row
+// expression) integers, or when Exact and ExactValues DECIMALs. The rows
+// of buckets k and above are exactly those with a value not below edge
+// k, so comparing the column with the edges puts every row in the bucket
+// MySQL's FLOOR gives it; the labels are no such edges (-1.8 / 0.3 is -6
+// in doubles, while -6 * 0.3 rounds to -1.7999999999999998, above -1.8).
+//
+// For integers up to 2^53 in magnitude the least double in a bucket is
+// its edge too (an integer below it would be a double below it, or lie
+// between two). Beyond, an integer may fall between two doubles
+// (9007199254741005 is in bucket 1801439850948201 of FLOOR(b / 5), whose
+// least double is 9007199254741006), and the edge is an integer: for an
+// exact bucketing the ceiling of k * w + o, in double arithmetic the
+// least integer that MySQL's conversion to DOUBLE rounds into the
+// bucket. The edge of an exact bucketing of DECIMALs is k * w + o itself.
+// Decimals in double arithmetic have no least value beyond 2^53 (those
+// above a midpoint between two doubles round up), and ok is false for
+// them, as when a bucket has no edge at all.
+func (b Bucketing) Edges(first float64, n int, integers bool) (edges []Edge, ok bool) {
+	edges = make([]Edge, n+1)
 	var w, o *big.Rat
 	if b.Exact {
 		w, o = b.exactParts()
@@ -67,16 +136,65 @@ func (b Bucketing) Edges(first float64, n int) (edges []float64, ok bool) {
 		k := first + float64(i)
 		var e float64
 		if b.Exact {
-			e, ok = exactEdge(exactStart(k, w, o))
+			start := exactStart(k, w, o)
+			e, ok = exactEdge(start)
+			edges[i] = Edge{Num: e}
+			switch {
+			case !ok || !b.ExactValues:
+			case !integers:
+				edges[i] = exactDigits(start)
+			case new(big.Rat).Abs(start).Cmp(twoTo53) >= 0:
+				edges[i] = exactDigits(new(big.Rat).SetInt(ceilRat(start)))
+			}
 		} else {
 			e, ok = leastReaching(float64(k*b.Width)+b.Origin, func(x float64) bool { return b.Of(x) >= k })
+			edges[i] = Edge{Num: e}
+			if ok && b.ExactValues && math.Abs(e) >= 1<<53 {
+				ok = integers
+				edges[i] = exactDigits(new(big.Rat).SetInt(leastRoundingTo(e)))
+			}
 		}
 		if !ok {
 			return nil, false
 		}
-		edges[i] = e
 	}
 	return edges, true
+}
+
+// twoTo53 is 2^53, from which on not every integer is a double.
+var twoTo53 = new(big.Rat).SetInt(new(big.Int).Lsh(big.NewInt(1), 53))
+
+// ceilRat returns the least integer not below r.
+func ceilRat(r *big.Rat) *big.Int {
+	q, m := new(big.Int).DivMod(r.Num(), r.Denom(), new(big.Int))
+	if m.Sign() != 0 {
+		q.Add(q, big.NewInt(1))
+	}
+	return q
+}
+
+// leastRoundingTo returns the least integer that rounds to a double not
+// below the finite integral double e, as MySQL converts a BIGINT or a
+// DECIMAL to DOUBLE (to nearest, ties to even): the ceiling of the
+// midpoint between e and the double below it, or the integer above it
+// when the midpoint is an integer that rounds down.
+func leastRoundingTo(e float64) *big.Int {
+	mid := new(big.Rat).Add(new(big.Rat).SetFloat64(e), new(big.Rat).SetFloat64(math.Nextafter(e, math.Inf(-1))))
+	i := ceilRat(mid.Quo(mid, big.NewRat(2, 1)))
+	if f, _ := new(big.Float).SetInt(i).Float64(); f < e {
+		i.Add(i, big.NewInt(1))
+	}
+	return i
+}
+
+// exactDigits returns the edge at the exact number r, whose decimal
+// digits end (k * w + o of decimal literals, or an integer).
+func exactDigits(r *big.Rat) Edge {
+	f, exact := r.Float64()
+	if exact {
+		return Edge{Num: f}
+	}
+	return Edge{Num: f, Exact: r.FloatString(decimalScale(r))}
 }
 
 // exactParts returns WidthDecimal and OriginDecimal as exact numbers.

@@ -22,9 +22,10 @@ type CellDim struct {
 	// numbers or all strings).
 	Values []Value
 	// Edges e_0 < … < e_k make k buckets: index i is [e_i, e_{i+1}) of the
-	// column cast to double, values below e_1 in bucket 0 and values from
-	// e_{k-1} on in bucket k-1 (the ends clamp).
-	Edges []float64
+	// column, compared in its own type (an exact Edge by its digits),
+	// values below e_1 in bucket 0 and values from e_{k-1} on in bucket
+	// k-1 (the ends clamp).
+	Edges []Edge
 	// Date puts a date or timestamp column's rows in cells (dates.go):
 	// those that are not dates, or are outside its bounds, in none.
 	Date *DateAxis

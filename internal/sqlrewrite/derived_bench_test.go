@@ -63,7 +63,7 @@ func BenchmarkDerivedColumnFetches(b *testing.B) {
 		for i := 0; float64(i)*width <= 600; i++ {
 			edges = append(edges, float64(i)*width)
 		}
-		return &sqlrewrite.Cells{Dims: []sqlrewrite.CellDim{{Column: "dpproxy_e0", Edges: edges}}}
+		return &sqlrewrite.Cells{Dims: []sqlrewrite.CellDim{{Column: "dpproxy_e0", Edges: sqlrewrite.DoubleEdges(edges)}}}
 	}
 	byRaceAndSex := []sqlrewrite.CellDim{values("race", 1, 6), values("sex", 0, 1)}
 	fetches := func(floatSum bool) []struct {

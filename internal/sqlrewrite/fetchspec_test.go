@@ -233,7 +233,7 @@ func parseFetchLine(f *sqlrewrite.Fetch, line string) error {
 		if m[2] == "edges" {
 			d.Values = nil
 			for _, v := range vals {
-				d.Edges = append(d.Edges, v.Num)
+				d.Edges = append(d.Edges, sqlrewrite.Edge{Num: v.Num})
 			}
 		}
 		f.Cells.Dims = append(f.Cells.Dims, d)

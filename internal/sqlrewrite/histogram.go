@@ -2,6 +2,7 @@ package sqlrewrite
 
 import (
 	"math"
+	"math/big"
 	"slices"
 	"strconv"
 	"strings"
@@ -195,14 +196,22 @@ func (sc *scope) bucket(e ast.ExprNode, clause string) (*Bucketing, error) {
 		}
 	}
 	b := &Bucketing{Column: col.Name, Width: width.Num, Index: mult == nil}
-	b.setExact(col.Type == catalog.Integer, isDiv, w)
+	b.setExact(col.Type == catalog.Integer, isDiv, w, mult)
+	if isDiv {
+		lo, hi, _ := col.Bounds()
+		if err := checkDecimalDiv(e, b, lo, hi); err != nil {
+			return nil, err
+		}
+	}
 	return b, nil
 }
 
-// setExact sets b's Exact, WidthDecimal and OriginDecimal (Origin 0) for
-// a bucket by the width literal w of values that MySQL holds exactly
-// (exactValues), x DIV w when div, else FLOOR(x / w).
-func (b *Bucketing) setExact(exactValues, div bool, w ast.ExprNode) {
+// setExact sets b's Exact, WidthDecimal, OriginDecimal (Origin 0),
+// ExactValues and KeyDecimal for a bucket by the width literal w of
+// values that MySQL holds exactly (exactValues), x DIV w when div, else
+// FLOOR(x / w), times mult (nil for none).
+func (b *Bucketing) setExact(exactValues, div bool, w, mult ast.ExprNode) {
+	b.ExactValues = exactValues
 	text := decimalLiteral(w)
 	if div && text == "" {
 		text = strconv.FormatFloat(b.Width, 'g', -1, 64)
@@ -211,6 +220,53 @@ func (b *Bucketing) setExact(exactValues, div bool, w ast.ExprNode) {
 	if b.Exact {
 		b.WidthDecimal = text
 	}
+	b.KeyDecimal = b.Exact && (mult == nil || decimalLiteral(mult) != "")
+}
+
+// maxDecimalDiv is the magnitude x DIV w of a DOUBLE x is answered
+// below, for x and w: MySQL converts a DOUBLE operand of DIV to DECIMAL,
+// by its shortest digits, and MariaDB's DECIMAL holds 65 digits before
+// the point (10^65 DIV 1 is its largest; beyond, and from 10^81 on in
+// the conversion, it overflows with warning 1916 and a truncated value).
+const maxDecimalDiv = 1e65
+
+// maxDivScale is the most digits after the point of a width w of x DIV w
+// that is answered: DECIMAL's scale, 38 (a width's digits further down
+// are rounded away in MariaDB's conversion, down to a zero width whose
+// DIV is NULL).
+const maxDivScale = 38
+
+// checkDecimalDiv refuses x DIV w, the bucketing b of the expression e
+// over the bounds [lo, hi], where MariaDB's DECIMAL cannot hold x or w
+// exactly: a bound or w of magnitude maxDecimalDiv or more, or w with more
+// than maxDivScale digits after the point.
+func checkDecimalDiv(e ast.ExprNode, b *Bucketing, lo, hi float64) error {
+	w, _ := new(big.Rat).SetString(b.WidthDecimal)
+	if math.Max(math.Abs(lo), math.Abs(hi)) < maxDecimalDiv && b.Width < maxDecimalDiv && decimalScale(w) <= maxDivScale {
+		return nil
+	}
+	return refuseHistogram("GROUP BY %s over [%g, %g]: DIV computes in DECIMAL, which holds numbers below 1e65 with at most %d digits after the point; "+
+		"bound x and choose w within that range, or write FLOOR(x / w) * w", restore(e), lo, hi, maxDivScale)
+}
+
+// decimalScale returns the digits after the point of the exact decimal r
+// (at most 1100, beyond any double's).
+func decimalScale(r *big.Rat) int {
+	scale := 0
+	for p := big.NewInt(1); scale < 1100 && new(big.Int).Mod(p, r.Denom()).Sign() != 0; p.Mul(p, big.NewInt(10)) {
+		scale++
+	}
+	return scale
+}
+
+// checkBucketNumbers refuses the buckets first … last of b over [lo, hi]
+// when a bucket number passes ±2^53, beyond which consecutive numbers
+// are no distinct doubles.
+func checkBucketNumbers(b *Bucketing, first, last, lo, hi float64) error {
+	if math.Abs(first) < 1<<53 && math.Abs(last) < 1<<53 {
+		return nil
+	}
+	return refuseHistogram("GROUP BY buckets of %s of width %g over [%g, %g], whose bucket numbers pass ±2^53 (9007199254740992); use a wider bucket", b.Column, b.Width, lo, hi)
 }
 
 // isBucketShaped reports whether e has the shape of a bucket expression,
@@ -288,7 +344,7 @@ func (sc *scope) expressionBucket(e ast.ExprNode) (b *Bucketing, x *RowExpr, ok 
 	if x, err = sc.rowExpr(inner); err != nil {
 		return nil, nil, true, err
 	}
-	lo, _, err := x.Bounds()
+	lo, hi, err := x.Bounds()
 	if err != nil {
 		return nil, nil, true, refuseQuery("GROUP BY buckets of %s, whose bounds cannot be derived: %v", restore(inner), err)
 	}
@@ -305,7 +361,12 @@ func (sc *scope) expressionBucket(e ast.ExprNode) (b *Bucketing, x *RowExpr, ok 
 		}
 	}
 	b = &Bucketing{Column: x.String(), Width: width.Num, Index: mult == nil}
-	b.setExact(x.exact(), isDiv, w)
+	b.setExact(x.exact(), isDiv, w, mult)
+	if isDiv {
+		if err := checkDecimalDiv(e, b, lo, hi); err != nil {
+			return nil, nil, true, err
+		}
+	}
 	return b, x, true, nil
 }
 

@@ -476,12 +476,15 @@ func (qb *queryBuilder) bucketKeyOf(b *Bucketing, x *RowExpr) (int, error) {
 	if math.IsInf(first, 0) || math.IsInf(last, 0) || last-first+1 > catalog.MaxGroups {
 		return 0, refuseQuery("GROUP BY with more than %d buckets of %s over its bounds [%g, %g]", catalog.MaxGroups, b.Column, lo, hi)
 	}
+	if err := checkBucketNumbers(b, first, last, lo, hi); err != nil {
+		return 0, err
+	}
 	k := GroupKey{Column: b.Column, Bucket: b, Expr: x, First: first}
 	if x != nil {
 		qb.sc.derive(x)
 	}
 	for i := first; i <= last; i++ {
-		k.Values = append(k.Values, Value{Num: b.Label(i)})
+		k.Values = append(k.Values, b.Key(i))
 	}
 	qb.q.Keys = append(qb.q.Keys, k)
 	return len(qb.q.Keys) - 1, nil

@@ -1110,7 +1110,7 @@ func (r *renderer) rangeCondition(col string, rg *Range) (string, error) {
 		if rg.LowerOpen {
 			op = " > "
 		}
-		v, err := r.value(Value{Num: rg.Lower})
+		v, err := r.rangeEnd(rg.Lower, rg.LowerExact)
 		if err != nil {
 			return "", err
 		}
@@ -1121,7 +1121,7 @@ func (r *renderer) rangeCondition(col string, rg *Range) (string, error) {
 		if rg.UpperOpen {
 			op = " < "
 		}
-		v, err := r.value(Value{Num: rg.Upper})
+		v, err := r.rangeEnd(rg.Upper, rg.UpperExact)
 		if err != nil {
 			return "", err
 		}
@@ -1131,6 +1131,18 @@ func (r *renderer) rangeCondition(col string, rg *Range) (string, error) {
 		return "", fmt.Errorf("sqlrewrite: range on %s has no bound", col)
 	}
 	return strings.Join(parts, " AND "), nil
+}
+
+// rangeEnd renders a range's end: its exact digits when it has them
+// (Range.LowerExact), else the number.
+func (r *renderer) rangeEnd(num float64, exact string) (string, error) {
+	if exact == "" {
+		return r.value(Value{Num: num})
+	}
+	if !validExact(exact) {
+		return "", fmt.Errorf("sqlrewrite: range end %q is no number", exact)
+	}
+	return edgeLiteral(Edge{Num: num, Exact: exact}), nil
 }
 
 // value renders a filter constant: a string as a bind argument, a number as

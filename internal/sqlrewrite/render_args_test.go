@@ -156,7 +156,7 @@ func TestRenderArgsOrderShapes(t *testing.T) {
 		return vs
 	}
 	cityDim := sqlrewrite.CellDim{Column: "city", Values: text("g1", "g2")}
-	dims := []sqlrewrite.CellDim{cityDim, {Column: "age", Edges: []float64{0, 50, 100}}}
+	dims := []sqlrewrite.CellDim{cityDim, {Column: "age", Edges: sqlrewrite.DoubleEdges([]float64{0, 50, 100})}}
 	terms := []sqlrewrite.SummaryTerm{{Kind: sqlrewrite.CountAll}, {Kind: sqlrewrite.ClampedSum, Column: "dpproxy_e0", Lower: 0, Upper: 100}}
 	grid := sqlrewrite.GridSums{Column: "age", Lower: 0, Upper: 100, Unit: 1}
 	shapes := map[string]func(*sqlrewrite.Fetch){

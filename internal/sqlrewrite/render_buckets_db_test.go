@@ -116,7 +116,7 @@ func checkBuckets(t *testing.T, db *sql.DB, d sqlrewrite.Dialect, col string, ed
 		t.Fatalf("insert %v: %v", literals, err)
 	}
 	q, args, err := sqlrewrite.Render(sqlrewrite.Fetch{Table: "dp_buckets", Cells: &sqlrewrite.Cells{Dims: []sqlrewrite.CellDim{
-		{Column: "id", Values: ids}, {Column: col, Edges: edges}}}}, d)
+		{Column: "id", Values: ids}, {Column: col, Edges: sqlrewrite.DoubleEdges(edges)}}}}, d)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -144,7 +144,7 @@ func TestBucketKeysAreBalanced(t *testing.T) {
 	const prefix = "SELECT k0, COUNT(*) FROM (SELECT CASE WHEN NOT (typeof(`x`) IN ('integer', 'real')) THEN NULL "
 	for k := 1; k <= 300; k++ {
 		edges := randomEdges(rng, k)
-		q, _, err := sqlrewrite.Render(sqlrewrite.Fetch{Table: "t", Cells: &sqlrewrite.Cells{Dims: []sqlrewrite.CellDim{{Column: "x", Edges: edges}}}}, sqlrewrite.SQLite)
+		q, _, err := sqlrewrite.Render(sqlrewrite.Fetch{Table: "t", Cells: &sqlrewrite.Cells{Dims: []sqlrewrite.CellDim{{Column: "x", Edges: sqlrewrite.DoubleEdges(edges)}}}}, sqlrewrite.SQLite)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -146,7 +146,7 @@ func (r *renderer) cellKey(d CellDim) (string, error) {
 		return "", fmt.Errorf("sqlrewrite: cell dimension %s needs at least two edges", d.Column)
 	}
 	for i, e := range d.Edges {
-		if math.IsNaN(e) || math.IsInf(e, 0) || i > 0 && !(e > d.Edges[i-1]) {
+		if math.IsNaN(e.Num) || math.IsInf(e.Num, 0) || e.Exact != "" && !validExact(e.Exact) || i > 0 && !d.Edges[i-1].Below(e) {
 			return "", fmt.Errorf("sqlrewrite: edges of %s must be finite and strictly increasing", d.Column)
 		}
 	}
@@ -179,14 +179,14 @@ const maxLinearBuckets = 8
 // the same bucket, since c < e_j holding implies c < e_j' for every later
 // edge, and a comparison of a readable value with a literal is never
 // UNKNOWN.
-func bucketSearch(sb *strings.Builder, col string, edges []float64) {
+func bucketSearch(sb *strings.Builder, col string, edges []Edge) {
 	last := len(edges) - 2
 	if last+1 > maxLinearBuckets {
 		bucketHalves(sb, col, edges, 0, last)
 		return
 	}
 	for i := 0; i < last; i++ {
-		fmt.Fprintf(sb, " WHEN %s < %s THEN %d", col, realLiteral(edges[i+1]), i)
+		fmt.Fprintf(sb, " WHEN %s < %s THEN %d", col, edgeLiteral(edges[i+1]), i)
 	}
 	fmt.Fprintf(sb, " ELSE %d", last)
 }
@@ -198,16 +198,16 @@ func bucketSearch(sb *strings.Builder, col string, edges []float64) {
 //
 // with mid = lo + ⌊(hi-lo+1)/2⌋, each half of more than one bucket a
 // parenthesised CASE searching it the same way, of one its index.
-func bucketHalves(sb *strings.Builder, col string, edges []float64, lo, hi int) {
+func bucketHalves(sb *strings.Builder, col string, edges []Edge, lo, hi int) {
 	mid := lo + (hi-lo+1)/2
-	fmt.Fprintf(sb, " WHEN %s < %s THEN ", col, realLiteral(edges[mid]))
+	fmt.Fprintf(sb, " WHEN %s < %s THEN ", col, edgeLiteral(edges[mid]))
 	bucketHalf(sb, col, edges, lo, mid-1)
 	sb.WriteString(" ELSE ")
 	bucketHalf(sb, col, edges, mid, hi)
 }
 
 // bucketHalf writes one half of bucketHalves.
-func bucketHalf(sb *strings.Builder, col string, edges []float64, lo, hi int) {
+func bucketHalf(sb *strings.Builder, col string, edges []Edge, lo, hi int) {
 	if lo == hi {
 		sb.WriteString(strconv.Itoa(lo))
 		return
@@ -215,4 +215,29 @@ func bucketHalf(sb *strings.Builder, col string, edges []float64, lo, hi int) {
 	sb.WriteString("(CASE")
 	bucketHalves(sb, col, edges, lo, hi)
 	sb.WriteString(" END)")
+}
+
+// edgeLiteral writes a bucket edge: a double as realLiteral, exact digits
+// as they are (an integer or a decimal literal, which MySQL and PostgreSQL
+// read exactly and SQLite, for an integer, as an INTEGER), negative ones
+// parenthesised.
+func edgeLiteral(e Edge) string {
+	if e.Exact == "" {
+		return realLiteral(e.Num)
+	}
+	if strings.HasPrefix(e.Exact, "-") {
+		return "(" + e.Exact + ")"
+	}
+	return e.Exact
+}
+
+// validExact reports whether s is an exact edge's digits: an optional
+// minus, digits, and optionally a point and digits.
+func validExact(s string) bool {
+	s = strings.TrimPrefix(s, "-")
+	whole, frac, hasPoint := strings.Cut(s, ".")
+	digits := func(t string) bool {
+		return t != "" && strings.Trim(t, "0123456789") == ""
+	}
+	return digits(whole) && (!hasPoint || digits(frac))
 }

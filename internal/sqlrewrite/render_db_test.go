@@ -178,7 +178,7 @@ func fetchCases(table string) []fetchCase {
 	// with clamped ends, k numeric categorical; NULLs in no cell.
 	cells := &sqlrewrite.Cells{Dims: []sqlrewrite.CellDim{
 		{Column: "s", Values: text("CA", "NY", "WA")},
-		{Column: "x", Edges: []float64{0, 12.5, 50, 100}},
+		{Column: "x", Edges: sqlrewrite.DoubleEdges([]float64{0, 12.5, 50, 100})},
 		{Column: "k", Values: []sqlrewrite.Value{{Num: 0}, {Num: 2}, {Num: 5}}},
 	}}
 	return []fetchCase{
@@ -340,7 +340,7 @@ func wantCells(c *sqlrewrite.Cells, keep func(row) bool) func([]row) []float64 {
 			}
 			edges := c.Dims[1].Edges
 			x := 0
-			for x < len(edges)-2 && *r.x >= edges[x+1] {
+			for x < len(edges)-2 && *r.x >= edges[x+1].Num {
 				x++
 			}
 			counts[(s*3+x)*3+k]++

@@ -69,7 +69,7 @@ func derivedShapes(e0, e1 string, floatSums bool) (shapes map[string]sqlrewrite.
 	text := func(s string) []sqlrewrite.Value { return []sqlrewrite.Value{{Str: s, IsText: true}} }
 	big := 1.1e18
 	sDim := sqlrewrite.CellDim{Column: "s", Values: append(text("CA"), text("NY")...)}
-	e0Dim := sqlrewrite.CellDim{Column: e0, Edges: []float64{0, 1e17, 3e17, 6e17, big}}
+	e0Dim := sqlrewrite.CellDim{Column: e0, Edges: sqlrewrite.DoubleEdges([]float64{0, 1e17, 3e17, 6e17, big})}
 	terms := []sqlrewrite.SummaryTerm{{Kind: sqlrewrite.CountAll}, {Kind: sqlrewrite.CountNumbers, Column: e0},
 		{Kind: sqlrewrite.ClampedSum, Column: e0, Upper: big}, {Kind: sqlrewrite.ClampedSumSquares, Column: e1, Upper: 1000}}
 	grid := sqlrewrite.GridSums{Column: e1, Upper: 1000, Unit: 0.25}

@@ -146,7 +146,7 @@ func TestRenderIsTotalOnHostileValues(t *testing.T) {
 						}
 					}
 					edges := []float64{lo, lo/2 + hi/2, hi}
-					run("cells", sqlrewrite.Fetch{Cells: &sqlrewrite.Cells{Dims: []sqlrewrite.CellDim{{Column: col, Edges: edges}}}})
+					run("cells", sqlrewrite.Fetch{Cells: &sqlrewrite.Cells{Dims: []sqlrewrite.CellDim{{Column: col, Edges: sqlrewrite.DoubleEdges(edges)}}}})
 				}
 			}
 		})

@@ -74,7 +74,7 @@ func TestPartitionsAgainstPostgres(t *testing.T) {
 	filter := []sqlrewrite.Condition{{Column: "s", In: []sqlrewrite.Value{{Str: "CA", IsText: true}, {Str: "NY", IsText: true}}}}
 	cells := []sqlrewrite.CellDim{
 		{Column: "s", Values: []sqlrewrite.Value{{Str: "CA", IsText: true}, {Str: "WA", IsText: true}}},
-		{Column: "x", Edges: []float64{-10, 0, 50, 100}},
+		{Column: "x", Edges: sqlrewrite.DoubleEdges([]float64{-10, 0, 50, 100})},
 	}
 	for _, c := range []struct {
 		name  string

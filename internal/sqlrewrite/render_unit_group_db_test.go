@@ -13,7 +13,7 @@ import (
 // groups are its distinct f values.
 var unitGroupDims = []sqlrewrite.CellDim{
 	{Column: "f", Values: []sqlrewrite.Value{{Num: 0}, {Num: 1}, {Num: 2}}},
-	{Column: "x", Edges: []float64{0, 1000, 2000, 5000}},
+	{Column: "x", Edges: sqlrewrite.DoubleEdges([]float64{0, 1000, 2000, 5000})},
 }
 
 func groupedUnitBound(k, g int64, salt int) *sqlrewrite.UnitBound {

@@ -150,6 +150,17 @@ type Bucketing struct {
 	// as written, or a float literal w of a DIV by its shortest digits.
 	Exact                       bool
 	WidthDecimal, OriginDecimal string
+	// ExactValues is set when MySQL holds the bucketed values exactly, as
+	// BIGINT or DECIMAL (a column declared integer, an exact row
+	// expression), not as doubles: beyond 2^53 they may lie between two
+	// doubles, and the bucket edges are exact numbers (Edges).
+	ExactValues bool
+	// KeyDecimal is set when MySQL computes the key exactly, a BIGINT or
+	// a DECIMAL: x DIV w, or FLOOR of an Exact quotient, times and plus
+	// integer or decimal literals (a float literal multiplier or origin
+	// makes it a DOUBLE). Its integer labels then carry their digits
+	// (Key), which a double may not hold beyond 2^53.
+	KeyDecimal bool
 }
 
 // Explain is EXPLAIN of a private aggregate query: the plan, without
@@ -364,6 +375,10 @@ type Range struct {
 	// argument), which the backend compares exactly with the column's
 	// values, fractions of their own included. Zero on every other range.
 	LowerMicros, UpperMicros int32
+	// LowerExact and UpperExact, on a bucket's range, are its ends' exact
+	// digits when they are no doubles (Edge.Exact), which the backend
+	// compares with; Lower and Upper are then the doubles nearest them.
+	LowerExact, UpperExact string
 }
 
 // Below reports whether every point of r is below every point of s,
