@@ -891,17 +891,35 @@ func (qb *queryBuilder) caseExpr(x *ast.CaseExpr, clause string, aliases bool) (
 // (MySQL's stops at 30); p is at most maxDecimalDigits.
 const maxCastScale = 38
 
+// castTargets names the targets castExpr converts released values to,
+// for its refusals.
+const castTargets = "CAST(x AS SIGNED | UNSIGNED | DECIMAL(p, s) | DOUBLE | FLOAT | CHAR)"
+
 // castExpr is the CAST x of arg, named by its target: cast-int (SIGNED),
-// cast-unsigned, cast-char, cast-decimal with the constants p and s of
-// DECIMAL(p, s) as its second and third arguments (DECIMAL alone is
-// DECIMAL(10, 0)), cast-float (FLOAT: MariaDB's single precision, so
-// CAST(0.1 AS FLOAT) + 0 is 0.10000000149011612), or cast-real (DOUBLE,
-// and REAL and FLOAT(p) for p from 25, which the TiDB parser reads as
-// DOUBLE where MariaDB 10.11 rejects them). A DECIMAL beyond MySQL's
-// limits is refused, as MySQL refuses it (1425, 1426, 1427).
+// cast-unsigned, cast-char (CHAR, of the connection's character set),
+// cast-decimal with the constants p and s of DECIMAL(p, s) as its second
+// and third arguments (DECIMAL alone is DECIMAL(10, 0)), cast-float (FLOAT:
+// MariaDB's single precision, so CAST(0.1 AS FLOAT) + 0 is
+// 0.10000000149011612), or cast-real (DOUBLE, and REAL and FLOAT(p) for p
+// from 25, which the TiDB parser reads as DOUBLE where MariaDB 10.11
+// rejects them). Every other target is refused: DATE, DATETIME and TIME
+// (MariaDB reads 20000101 as the date 2000-01-01 and 2727 as the time
+// 00:27:27, which post-processing does not; a date key is GROUP BY
+// CAST(col AS DATE)), YEAR, JSON, BINARY (also BINARY x, and CHAR of a
+// character set other than the connection's utf8mb4), and CONVERT(x
+// USING cs); so is a DECIMAL beyond MySQL's limits (1425, 1426, 1427 in
+// MySQL).
 func castExpr(x *ast.FuncCastExpr, arg *Expr) (*Expr, error) {
-	out := &Expr{Kind: ExprFunc, Op: "cast-real", Args: []*Expr{arg}}
+	unsupported := func(why string) error {
+		return dperr.New(dperr.Unsupported, "not supported: %s%s; released values convert with %s", restore(x), why, castTargets)
+	}
+	if x.FunctionType != ast.CastFunction && x.FunctionType != ast.CastConvertFunction {
+		return nil, unsupported("") // BINARY x, CONVERT(x USING cs)
+	}
+	out := &Expr{Kind: ExprFunc, Args: []*Expr{arg}}
 	switch x.Tp.GetType() {
+	case mysql.TypeDouble:
+		out.Op = "cast-real"
 	case mysql.TypeFloat:
 		out.Op = "cast-float"
 	case mysql.TypeLonglong, mysql.TypeLong, mysql.TypeInt24, mysql.TypeShort, mysql.TypeTiny:
@@ -910,6 +928,9 @@ func castExpr(x *ast.FuncCastExpr, arg *Expr) (*Expr, error) {
 			out.Op = "cast-unsigned"
 		}
 	case mysql.TypeString, mysql.TypeVarchar, mysql.TypeVarString, mysql.TypeBlob:
+		if cs := x.Tp.GetCharset(); cs != "" && cs != "utf8mb4" || mysql.HasBinaryFlag(x.Tp.GetFlag()) {
+			return nil, unsupported(" (binary or another character set than the connection's)")
+		}
 		out.Op = "cast-char"
 	case mysql.TypeNewDecimal:
 		p, s := x.Tp.GetFlen(), max(x.Tp.GetDecimal(), 0)
@@ -925,6 +946,10 @@ func castExpr(x *ast.FuncCastExpr, arg *Expr) (*Expr, error) {
 			d := strconv.Itoa(n)
 			out.Args = append(out.Args, &Expr{Kind: ExprConst, Value: Value{Num: float64(n), Decimal: d}})
 		}
+	case mysql.TypeDate, mysql.TypeDatetime, mysql.TypeDuration:
+		return nil, unsupported(" (released values are not read as dates or times; GROUP BY CAST(col AS DATE) is a date key)")
+	default:
+		return nil, unsupported("")
 	}
 	return out, nil
 }
