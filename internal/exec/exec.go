@@ -170,8 +170,10 @@ func (e *Executor) SetUserLimits(limits func(user string) (budget.Cost, bool)) {
 // a proxy with the cap sees every statement on the relation, whichever
 // proxy sharing the ledger served it. A refusal by the table's account
 // names the table as the analyst does, and does not state what remains of
-// it: that is what the other analysts left.
-func (e *Executor) accounts(user string, t *catalog.Table) ([]budget.Account, error) {
+// it: that is what the other analysts left. A statement that reads more
+// tables (scalar subqueries of other tables) charges each one's account
+// too.
+func (e *Executor) accounts(user string, t *catalog.Table, more ...*catalog.Table) ([]budget.Account, error) {
 	own := budget.Account{Name: catalog.UserAccount(user), Disclose: true}
 	if e.userLimits != nil {
 		limit, ok := e.userLimits(user)
@@ -180,11 +182,19 @@ func (e *Executor) accounts(user string, t *catalog.Table) ([]budget.Account, er
 		}
 		own.Limit = budget.OwnLimit(limit)
 	}
-	table := budget.Account{Name: catalog.TableAccount(t.Source), Limit: budget.NoLimit(), Label: "table " + t.Name}
-	if t.Epsilon > 0 {
-		table.Limit = budget.OwnLimit(budget.Cost{Epsilon: t.Epsilon, Delta: t.Delta})
+	out := []budget.Account{own}
+	for _, t := range append([]*catalog.Table{t}, more...) {
+		table := budget.Account{Name: catalog.TableAccount(t.Source), Limit: budget.NoLimit(), Label: "table " + t.Name}
+		if t.Epsilon > 0 {
+			table.Limit = budget.OwnLimit(budget.Cost{Epsilon: t.Epsilon, Delta: t.Delta})
+		}
+		// The ledger charges an account named twice once, held to each
+		// limit given (two configured tables over one relation).
+		if !slices.Contains(out, table) {
+			out = append(out, table)
+		}
 	}
-	return []budget.Account{own, table}, nil
+	return out, nil
 }
 
 // bounded returns ctx limited to the statement timeout (timeouts.statement),
@@ -281,12 +291,19 @@ func (e *Executor) paidRelease(ctx context.Context, user string, plan *planner.P
 // (Plan.DeltaHint, with the partition selection's for a statement that
 // selects its keys).
 func (e *Executor) paid(ctx context.Context, user string, plan *planner.Plan, note, hint string, run func(readData *bool) error) (err error) {
-	accounts, err := e.accounts(user, plan.Table)
+	return e.paidOn(ctx, user, []*catalog.Table{plan.Table}, plan.Cost, note, hint, run)
+}
+
+// paidOn is paid for a statement that reads tables (at least one) and
+// costs cost: one reservation charged to the analyst and to each table's
+// account (accounts).
+func (e *Executor) paidOn(ctx context.Context, user string, tables []*catalog.Table, cost planner.Cost, note, hint string, run func(readData *bool) error) (err error) {
+	accounts, err := e.accounts(user, tables[0], tables[1:]...)
 	if err != nil {
 		return err
 	}
 	reservation, err := e.ledger.Reserve(ctx, accounts,
-		budget.Cost{Epsilon: plan.Cost.Epsilon, Delta: plan.Cost.Delta}, note)
+		budget.Cost{Epsilon: cost.Epsilon, Delta: cost.Delta}, note)
 	if hint != "" && errors.Is(err, budget.ErrDeltaExhausted) {
 		return dperr.Wrap(dperr.BudgetExhausted, err, "%v: %s", err, hint)
 	}

@@ -24,6 +24,13 @@ import (
 func (e *Executor) RunQuery(ctx context.Context, user string, qp *planner.QueryPlan, src noise.Source) (*Result, error) {
 	ctx, cancel := e.bounded(ctx)
 	defer cancel()
+	if len(qp.Scalars) > 0 {
+		res, err := e.runScalars(ctx, user, qp, src)
+		if err != nil {
+			return nil, err
+		}
+		return res, res.conform(qp.ColumnTypes())
+	}
 	if err := e.checkQueryArguments(qp); err != nil {
 		return nil, err
 	}
@@ -214,6 +221,37 @@ func RunConstants(qp *planner.QueryPlan) (*Result, error) {
 // WITH ROLLUP's totals, then planner.PostProcess, whose warnings and
 // errors follow the notes.
 func postProcessed(qp *planner.QueryPlan, rows []planner.Row, warnings []Warning) (*Result, error) {
+	return postProcessedScalars(qp, rows, nil, warnings)
+}
+
+// postProcessedScalars is postProcessed of a query whose scalar
+// subqueries released scalars (planner.PostProcessScalars).
+func postProcessedScalars(qp *planner.QueryPlan, rows []planner.Row, scalars []planner.Datum, warnings []Warning) (*Result, error) {
+	out, warnings, err := postProcess(qp, rows, scalars, warnings)
+	if err != nil {
+		return nil, err
+	}
+	columns := qp.Query.Columns
+	if o := qp.Query.Outer; o != nil {
+		columns = o.Columns
+	}
+	res := &Result{Rows: make([][]any, len(out)), Warnings: warnings}
+	for _, c := range columns {
+		res.Columns = append(res.Columns, c.Label)
+	}
+	for i, r := range out {
+		res.Rows[i] = make([]any, len(r))
+		for j, d := range r {
+			res.Rows[i][j] = d.Value()
+		}
+	}
+	return res, nil
+}
+
+// postProcess is the computation of postProcessedScalars: the output
+// rows, and warnings with the notes and MySQL warnings of
+// post-processing after it.
+func postProcess(qp *planner.QueryPlan, rows []planner.Row, scalars []planner.Datum, warnings []Warning) ([][]planner.Datum, []Warning, error) {
 	q := qp.Query
 	for _, x := range planner.NoRowAggregates(q) {
 		value := "NULL"
@@ -232,20 +270,18 @@ func postProcessed(qp *planner.QueryPlan, rows []planner.Row, warnings []Warning
 		rows = planner.Rollup(q, rows)
 		warnings = append(warnings, rollupNotes(qp, rows)...)
 	}
-	out, computed, err := planner.PostProcess(q, rows)
+	out, computed, err := planner.PostProcessScalars(q, rows, scalars)
 	switch dperr.KindOf(err) {
 	case dperr.OutOfRange, dperr.ResultTooLarge:
 		// A number of released values beyond BIGINT or DOUBLE, as MySQL's
 		// 1690, or rows of them past catalog.MaxResultBytes: charged, as
 		// the releases were made.
-		return nil, err
+		return nil, nil, err
 	}
 	if err != nil {
-		return nil, dperr.Wrap(dperr.Internal, err, "internal error: cannot post-process the released rows")
+		return nil, nil, dperr.Wrap(dperr.Internal, err, "internal error: cannot post-process the released rows")
 	}
-	columns := q.Columns
 	if q.Outer != nil {
-		columns = q.Outer.Columns
 		warnings = append(warnings, note("the outer query aggregates the subquery's released rows: post-processing, no further budget spent"))
 	}
 	for range computed.DivisionsByZero {
@@ -265,17 +301,7 @@ func postProcessed(qp *planner.QueryPlan, rows []planner.Row, warnings []Warning
 		}
 		warnings = append(warnings, Warning{Level: level, Code: c.Code, Message: c.Message})
 	}
-	res := &Result{Rows: make([][]any, len(out)), Warnings: warnings}
-	for _, c := range columns {
-		res.Columns = append(res.Columns, c.Label)
-	}
-	for i, r := range out {
-		res.Rows[i] = make([]any, len(r))
-		for j, d := range r {
-			res.Rows[i][j] = d.Value()
-		}
-	}
-	return res, nil
+	return out, warnings, nil
 }
 
 // releasedRows derives every group's aggregates from its releases into

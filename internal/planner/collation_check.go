@@ -185,6 +185,15 @@ func (c *collationCheck) literalText(e *sqlrewrite.Expr) bool {
 		return e.Value.IsText && e.Value.Temporal == ""
 	case sqlrewrite.ExprKey:
 		return e.Index < len(q.Keys) && q.Keys[e.Index].Tiers != nil
+	case sqlrewrite.ExprScalar:
+		// The subquery's value: text of a literal, or of a key, which is
+		// conservatively counted as a literal's here.
+		if e.Index >= len(q.Scalars) {
+			return false
+		}
+		sub := q.Scalars[e.Index].Query
+		inner := collationCheck{q: sub}
+		return len(sub.Columns) > 0 && (inner.literalText(sub.Columns[0].Expr) || containsKind(sub.Columns[0].Expr, sqlrewrite.ExprKey))
 	case sqlrewrite.ExprWindow:
 		if e.Index >= len(q.Windows) {
 			return false
@@ -222,6 +231,22 @@ func (c *collationCheck) literalText(e *sqlrewrite.Expr) bool {
 			return len(e.Args) == 3 && anyOf(e.Args[1:])
 		case "nullif":
 			return len(e.Args) > 0 && c.literalText(e.Args[0])
+		}
+	}
+	return false
+}
+
+// containsKind reports whether e or one of its arguments is of kind k.
+func containsKind(e *sqlrewrite.Expr, k sqlrewrite.ExprKind) bool {
+	if e == nil {
+		return false
+	}
+	if e.Kind == k {
+		return true
+	}
+	for _, a := range e.Args {
+		if containsKind(a, k) {
+			return true
 		}
 	}
 	return false

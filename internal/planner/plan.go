@@ -254,13 +254,33 @@ func (p *Planner) mechanism(name string) Mechanism {
 // Unsupported (no mechanism can answer an aggregate, or the forced one
 // applies to none), InvalidValue (bad settings).
 func (p *Planner) Plan(sel *sqlrewrite.Select, s Settings) (*Plan, error) {
-	return p.plan(sel, s, false)
+	return p.plan(sel, s, statementPlan)
 }
 
-// plan is Plan; grouped plans the aggregates of one group of a GROUP BY
-// (query_plan.go): every release then runs once per group, so synopses
-// and the interactive domain, which answer the whole table, are not used.
-func (p *Planner) plan(sel *sqlrewrite.Select, s Settings, grouped bool) (*Plan, error) {
+// planMode says how the releases of a plan are run, which decides what
+// may answer them.
+type planMode int
+
+const (
+	// statementPlan: a statement of its own (Plan, a Query without keys),
+	// run by exec.Executor.Run with a reservation of its own: synopses,
+	// the interactive domain and a profile scan may answer it.
+	statementPlan planMode = iota
+	// groupPlan: the aggregates of one group of a GROUP BY
+	// (query_plan.go), or of one part: every release runs once per group,
+	// so synopses and the interactive domain, which answer the whole
+	// table, are not used; a WHERE that selects no row is the caller's.
+	groupPlan
+	// scalarPlan: one query of a statement with scalar subqueries
+	// (scalar.go), without keys: its releases run under the statement's
+	// one reservation, as one group, so with fresh releases only (a
+	// synopsis or an interactive instance would be built with a
+	// reservation of its own) and no profile scan.
+	scalarPlan
+)
+
+// plan is Plan in one of the modes of planMode.
+func (p *Planner) plan(sel *sqlrewrite.Select, s Settings, mode planMode) (*Plan, error) {
 	t, ok := p.cat.Table(sel.Table)
 	if !ok {
 		return nil, dperr.New(dperr.UnknownTable, "Table '%s' doesn't exist", sel.Table)
@@ -282,13 +302,13 @@ func (p *Planner) plan(sel *sqlrewrite.Select, s Settings, grouped bool) (*Plan,
 	if err != nil {
 		return nil, err
 	}
-	if why := noRowWhere(t, sel); why != "" && !grouped {
+	if why := noRowWhere(t, sel); why != "" && mode != groupPlan {
 		return p.noRowPlan(t, derived, sel, why)
 	}
 	var synopses *SynopsisPlan
 	var note string
 	var fallbacks []string
-	if !grouped {
+	if mode == statementPlan {
 		var ip *Plan
 		if ip, note = p.planInteractive(sel, t, s); ip != nil {
 			return ip, nil
@@ -385,7 +405,7 @@ func (p *Planner) plan(sel *sqlrewrite.Select, s Settings, grouped bool) (*Plan,
 	if needDelta > 0 {
 		plan.Cost.Delta = s.Delta
 	}
-	if !grouped {
+	if mode == statementPlan {
 		plan.Profile = profileOf(plan, p.cat.Backend.Driver)
 	}
 	return plan, nil

@@ -268,7 +268,18 @@ func Rollup(q *sqlrewrite.Query, released []Row) []Row {
 // (dperr.ResultTooLarge: Warnings.hold, which counts cells of released
 // values, public keys and constants, row by row).
 func PostProcess(q *sqlrewrite.Query, released []Row) ([][]Datum, Warnings, error) {
-	w := Warnings{conn: connectionCollation(q), column: columnCollation(q), packet: q.MaxAllowedPacket}
+	return PostProcessScalars(q, released, nil)
+}
+
+// PostProcessScalars is PostProcess of a query with scalar subqueries
+// (sqlrewrite.Query.Scalars), whose released values are scalars, one
+// per subquery (NULL for one that has no row): every row reads them
+// (sqlrewrite.ExprScalar).
+func PostProcessScalars(q *sqlrewrite.Query, released []Row, scalars []Datum) ([][]Datum, Warnings, error) {
+	if len(scalars) != len(q.Scalars) {
+		return nil, Warnings{}, fmt.Errorf("planner: %d values for %d scalar subqueries", len(scalars), len(q.Scalars))
+	}
+	w := Warnings{conn: connectionCollation(q), column: columnCollation(q), packet: q.MaxAllowedPacket, scalars: scalars}
 	for _, k := range q.Keys {
 		w.literalKeys = append(w.literalKeys, k.Tiers != nil)
 	}
@@ -320,6 +331,9 @@ type Warnings struct {
 	Casts []CastWarning
 	// held counts the cells PostProcess has kept (hold, result_size.go).
 	held int64
+	// scalars are the released values of the query's scalar subqueries
+	// (PostProcessScalars).
+	scalars []Datum
 }
 
 // rollup returns rows, which share their first level keys, with WITH
@@ -720,6 +734,13 @@ func Eval(e *sqlrewrite.Expr, r Row, w *Warnings) (Datum, error) {
 		d := r.Aggs[e.Index]
 		// The sums behind a released aggregate are for WITH ROLLUP, its interval for
 		// DP_INTERVAL_LOW and DP_INTERVAL_HIGH only.
+		d.Rolled, d.Interval = nil, nil
+		return d, nil
+	case sqlrewrite.ExprScalar:
+		if e.Index >= len(w.scalars) {
+			return Datum{}, fmt.Errorf("planner: scalar subquery %d has no value", e.Index)
+		}
+		d := w.scalars[e.Index]
 		d.Rolled, d.Interval = nil, nil
 		return d, nil
 	case sqlrewrite.ExprKey:

@@ -127,6 +127,12 @@ type QueryPlan struct {
 	// (aggregateTypes: the statement's and the catalog's alone, so the
 	// columns are those the statement without its LIMIT announces).
 	aggTypes []ResultType
+	// Scalars are the plans of the query's scalar subqueries
+	// (sqlrewrite.Query.Scalars), released before its own releases
+	// (scalar.go); Cost is then the whole statement's, and Share what the
+	// query's own releases spend.
+	Scalars []*QueryPlan
+	Share   Cost
 	// NoRow says why the WHERE selects no row whatever the data: with
 	// Empty when the statement has GROUP BY keys; without keys, its one
 	// row is over no row (Row.NoRow: an aggregate of a constant,
@@ -150,11 +156,18 @@ func (qp *QueryPlan) outputRows() int {
 	return len(rollup(rows, 0, len(qp.Query.Keys)))
 }
 
-// PlanQuery plans a Query (see QueryPlan for its guarantee). It refuses
-// a statement whose result may pass catalog.MaxResultBytes
-// (checkResultSize), before anything is read or charged.
+// PlanQuery plans a Query (see QueryPlan for its guarantee, and
+// planScalars for a query with scalar subqueries). It refuses a statement
+// whose result may pass catalog.MaxResultBytes (checkResultSize), before
+// anything is read or charged.
 func (p *Planner) PlanQuery(q *sqlrewrite.Query, s Settings) (*QueryPlan, error) {
-	qp, err := p.planQuery(q, s)
+	var qp *QueryPlan
+	var err error
+	if len(q.Scalars) > 0 {
+		qp, err = p.planScalars(q, s)
+	} else {
+		qp, err = p.planQuery(q, s, false)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -164,9 +177,11 @@ func (p *Planner) PlanQuery(q *sqlrewrite.Query, s Settings) (*QueryPlan, error)
 	return qp, nil
 }
 
-// planQuery plans a Query (PlanQuery).
-func (p *Planner) planQuery(q *sqlrewrite.Query, s Settings) (*QueryPlan, error) {
-	if q.FromLess != "" {
+// planQuery plans q alone; within says it is one query of a statement
+// with scalar subqueries (planScalars), whose releases run under the
+// statement's reservation: with fresh releases only (scalarPlan).
+func (p *Planner) planQuery(q *sqlrewrite.Query, s Settings, within bool) (*QueryPlan, error) {
+	if q.FromLess != "" || within && q.Base.Table == "" {
 		// A SELECT without FROM: one row of constants, no table, no release.
 		if err := checkCollation(q, nil); err != nil {
 			return nil, err
@@ -261,7 +276,7 @@ func (p *Planner) planQuery(q *sqlrewrite.Query, s Settings) (*QueryPlan, error)
 	if why != "" && len(q.Keys) > 0 {
 		// No group has a row, as over the catalog engine's empty table;
 		// Base, the aggregates over no row, types their columns.
-		base, err := p.plan(q.Base, s, false)
+		base, err := p.plan(q.Base, s, statementPlan)
 		if err != nil {
 			return nil, err
 		}
@@ -289,6 +304,10 @@ func (p *Planner) planQuery(q *sqlrewrite.Query, s Settings) (*QueryPlan, error)
 		qp.Empty, qp.aggTypes = true, aggregateTypes(declared, q.Base)
 		return qp, nil
 	}
+	if private >= 0 && within {
+		return nil, dperr.New(dperr.Unsupported, "not supported: GROUP BY %s, a key without declared values, in a statement with a scalar subquery; "+
+			"declare the key's values (values:) or group by FLOOR buckets of a bounded column", q.Keys[private].Column)
+	}
 	if private >= 0 {
 		return p.planSelected(qp, private, s)
 	}
@@ -307,7 +326,14 @@ func (p *Planner) planQuery(q *sqlrewrite.Query, s Settings) (*QueryPlan, error)
 		qp.Cost = unitGroupCost(qp.Cost, s, qp.GroupsPerUnit)
 		return qp, rollupMeans(qp)
 	}
-	base, err := p.plan(q.Base, groupSettings, len(q.Keys) > 0)
+	mode := statementPlan
+	switch {
+	case len(q.Keys) > 0:
+		mode = groupPlan
+	case within:
+		mode = scalarPlan
+	}
+	base, err := p.plan(q.Base, groupSettings, mode)
 	if err != nil {
 		return nil, err
 	}
@@ -461,7 +487,7 @@ func (p *Planner) planSelected(qp *QueryPlan, private int, s Settings) (*QueryPl
 	if len(q.Base.Items) > 0 {
 		rest.Epsilon, rest.Delta = s.Epsilon/2, s.Delta/2
 		selection.Epsilon, selection.Delta = s.Epsilon-rest.Epsilon, s.Delta-rest.Delta
-		base, err := p.plan(q.Base, unitGroupSettings(rest, qp.GroupsPerUnit), true)
+		base, err := p.plan(q.Base, unitGroupSettings(rest, qp.GroupsPerUnit), groupPlan)
 		if err != nil {
 			return nil, err
 		}
@@ -561,6 +587,9 @@ func bucketEdges(k sqlrewrite.GroupKey, col *catalog.Column) ([]sqlrewrite.Edge,
 // number and the parallel composition), one row per output column, and
 // the total.
 func (qp *QueryPlan) Explain() (columns []string, rows [][]any) {
+	if len(qp.Scalars) > 0 {
+		return qp.explainWithScalars()
+	}
 	columns = []string{"step", "kind", "what", "mechanism", "epsilon", "delta", "detail"}
 	q := qp.Query
 	table := q.Base.Table
@@ -867,6 +896,8 @@ func ExprString(q *sqlrewrite.Query, e *sqlrewrite.Expr) string {
 			ExprString(q, &sqlrewrite.Expr{Kind: sqlrewrite.ExprConst, Value: e.Value}), e.Op)
 	case sqlrewrite.ExprAgg:
 		return q.Base.Items[e.Index].Label
+	case sqlrewrite.ExprScalar:
+		return fmt.Sprintf("subquery #%d %s", e.Index+1, q.Scalars[e.Index].Text)
 	case sqlrewrite.ExprKey:
 		return "key " + keyName(q.Keys[e.Index])
 	case sqlrewrite.ExprWindow:
@@ -1076,7 +1107,7 @@ func (p *Planner) planParts(qp *QueryPlan, s Settings) (*QueryPlan, error) {
 		}
 		one := s
 		one.Epsilon = 1
-		probe, err := p.plan(sel, one, true)
+		probe, err := p.plan(sel, one, groupPlan)
 		if err != nil {
 			return nil, err
 		}
@@ -1098,7 +1129,7 @@ func (p *Planner) planParts(qp *QueryPlan, s Settings) (*QueryPlan, error) {
 			share.Epsilon = mech.ProportionalShare(s.Epsilon, counts[j], total)
 			share.Delta = mech.ProportionalShare(s.Delta, counts[j], total)
 		}
-		plan, err := p.plan(selects[j], share, true)
+		plan, err := p.plan(selects[j], share, groupPlan)
 		if err != nil {
 			return nil, err
 		}

@@ -550,6 +550,9 @@ func (qp *QueryPlan) ColumnTypes() []ResultType {
 		}
 		env.keys = append(env.keys, t)
 	}
+	for _, sub := range qp.Scalars {
+		env.scalars = append(env.scalars, sub.ColumnTypes()[0])
+	}
 	for _, w := range q.Windows {
 		env.windows = append(env.windows, windowType(w, env))
 	}
@@ -616,8 +619,9 @@ func selectedKeyType(t *catalog.Table, name string) ResultType {
 // aggregates, keys and windows, or an Outer query's inner columns, keys
 // and aggregates.
 type typeEnv struct {
-	aggs, keys, windows        []ResultType
-	cols, outerKeys, outerAggs []ResultType
+	// scalars are the types of the query's scalar subqueries' values.
+	aggs, keys, windows, scalars []ResultType
+	cols, outerKeys, outerAggs   []ResultType
 }
 
 func columnTypes(columns []sqlrewrite.OutputColumn, env *typeEnv) []ResultType {
@@ -725,6 +729,8 @@ func exprType(e *sqlrewrite.Expr, env *typeEnv) ResultType {
 		return ResultBigint
 	case sqlrewrite.ExprAgg:
 		return at(env.aggs, e.Index)
+	case sqlrewrite.ExprScalar:
+		return at(env.scalars, e.Index)
 	case sqlrewrite.ExprKey:
 		return at(env.keys, e.Index)
 	case sqlrewrite.ExprWindow:

@@ -65,7 +65,7 @@ func (p *Parser) derivedQuery(s *ast.SelectStmt) (st Statement, handled bool, er
 	// The inner query's rows, WITH ROLLUP's super-aggregates and its window
 	// functions' values included, are the derived table's rows.
 	out := &Query{Base: in.Base, Keys: in.Keys, Listing: in.Listing, Having: in.Having, OrderBy: in.OrderBy, Limit: in.Limit, Distinct: s.Distinct,
-		Rollup: in.Rollup, Windows: in.Windows}
+		Rollup: in.Rollup, Windows: in.Windows, Scalars: in.Scalars}
 	if in.Distinct && !s.Distinct {
 		return nil, true, refuseQuery("DISTINCT inside an aggregate subquery with an outer query that is not DISTINCT")
 	}

@@ -13,6 +13,8 @@ import (
 func formatQuery(b *strings.Builder, q *sqlrewrite.Query, indent string) {
 	if q.FromLess != "" {
 		fmt.Fprintf(b, "%sconstants without FROM (post-processing; catalog engine text %q)", indent, q.FromLess)
+	} else if q.Base.Table == "" {
+		fmt.Fprintf(b, "%squery without FROM", indent)
 	} else {
 		fmt.Fprintf(b, "%squery on %s", indent, q.Base.Table)
 	}
@@ -20,6 +22,10 @@ func formatQuery(b *strings.Builder, q *sqlrewrite.Query, indent string) {
 		b.WriteString(" (listing of declared values)")
 	}
 	b.WriteString("\n")
+	for i, sc := range q.Scalars {
+		fmt.Fprintf(b, "%s  scalar#%d %s =\n", indent, i+1, sc.Text)
+		formatQuery(b, sc.Query, indent+"    ")
+	}
 	for i, it := range q.Base.Items {
 		fmt.Fprintf(b, "%s  agg#%d %s = %s\n", indent, i+1, it.Label, formatAggregate(it.Agg))
 	}
@@ -137,6 +143,8 @@ func formatExpr(e *sqlrewrite.Expr) string {
 		return formatValue(e.Value)
 	case sqlrewrite.ExprAgg:
 		return fmt.Sprintf("agg#%d", e.Index+1)
+	case sqlrewrite.ExprScalar:
+		return fmt.Sprintf("scalar#%d", e.Index+1)
 	case sqlrewrite.ExprKey:
 		return fmt.Sprintf("key#%d", e.Index+1)
 	case sqlrewrite.ExprWindow:

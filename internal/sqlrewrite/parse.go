@@ -176,6 +176,9 @@ func (p *Parser) recordSession(q *Query) {
 	if q.Base.Table != "" {
 		q.ColumnCollation = p.cat.TextCollation()
 	}
+	for _, s := range q.Scalars {
+		p.recordSession(s.Query)
+	}
 }
 
 // SetSelectLimitZero tells the parser whether the session's
@@ -268,6 +271,13 @@ func (p *Parser) statement(stmt ast.StmtNode, sql string, probes bool) (Statemen
 			return st, err
 		}
 		if s, isSel := s.(*ast.SelectStmt); isSel {
+			if s.From == nil && hasSubquery(s) {
+				q, err := p.fromLessScalars(s)
+				if err != nil {
+					return nil, err
+				}
+				return q, nil
+			}
 			if s.From == nil {
 				return constantSelect(s)
 			}

@@ -69,6 +69,25 @@ type Query struct {
 	// post-processing whose result would exceed it is NULL with warning
 	// 1301, as in MySQL. 0 is catalog.DefaultMaxAllowedPacket.
 	MaxAllowedPacket int64
+	// Scalars are the scalar subqueries the query reads (ExprScalar), each
+	// once, in the order the statement first writes them (scalar.go):
+	// statements of their own, released before the query's own
+	// aggregates, whose values the query post-processes like its own
+	// released values. A Query with Scalars and no table (Base.Table
+	// empty) is a SELECT without FROM of subqueries:
+	// SELECT (SELECT COUNT(*) FROM pums).
+	Scalars []Scalar
+}
+
+// Scalar is an uncorrelated scalar subquery, (SELECT AVG(income) FROM
+// pums): a Query dpproxy answers on its own, with one output column and
+// at most one row (the planner refuses one that may have more), read by
+// the statement that holds it as that row's value, or NULL when it has
+// no row, as MySQL reads a scalar subquery.
+type Scalar struct {
+	Query *Query
+	// Text is the subquery as written, in parentheses, for plans and notes.
+	Text string
 }
 
 // GroupKey is one GROUP BY key with its public domain.
@@ -160,6 +179,9 @@ const (
 	// WHERE selects no row whatever the data (planner.QueryPlan.NoRow),
 	// where it is NULL. It reads no data and releases nothing.
 	ExprConstAgg
+	// ExprScalar is the released value of the scalar subquery
+	// Scalars[Index], the same in every row.
+	ExprScalar
 )
 
 // Outer is an outer query that aggregates the output rows of its Query,

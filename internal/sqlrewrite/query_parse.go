@@ -32,6 +32,13 @@ func refuseRows(format string, args ...any) error {
 // keys, post-processing, HAVING, ORDER BY, LIMIT, DISTINCT, and listings
 // of declared domains.
 func (p *Parser) query(s *ast.SelectStmt) (*Query, error) {
+	return p.queryIn(s, nil)
+}
+
+// queryIn is query for a SELECT that may be a scalar subquery of the
+// queries whose scopes are enclosing, outermost first (scalar.go); the
+// scalar subqueries it holds itself become its Scalars.
+func (p *Parser) queryIn(s *ast.SelectStmt, enclosing []*scope) (*Query, error) {
 	switch {
 	case s.Kind != ast.SelectStmtKindSelect:
 		return nil, refuseQuery("%s statements", s.Kind.String())
@@ -48,8 +55,9 @@ func (p *Parser) query(s *ast.SelectStmt) (*Query, error) {
 	if err != nil {
 		return nil, err
 	}
-	qb := &queryBuilder{sc: sc, q: &Query{Base: &Select{Table: sc.table.Name}, Distinct: s.Distinct}, fields: s.Fields.Fields}
-	qb.havingOrOrderAggregate = s.Having != nil && containsNode(s.Having.Expr, isRowAggregate) || s.OrderBy != nil && containsNode(s.OrderBy, isRowAggregate)
+	sub := &subqueries{p: p, enclosing: append(slices.Clip(enclosing), sc)}
+	qb := &queryBuilder{sc: sc, q: &Query{Base: &Select{Table: sc.table.Name}, Distinct: s.Distinct}, fields: s.Fields.Fields, sub: sub}
+	qb.havingOrOrderAggregate = s.Having != nil && containsOwnNode(s.Having.Expr, isRowAggregate) || s.OrderBy != nil && containsOwnNode(s.OrderBy, isRowAggregate)
 	q := qb.q
 	if s.Where != nil {
 		pred, err := sc.predicate(s.Where, whereSite)
@@ -132,6 +140,7 @@ func (p *Parser) query(s *ast.SelectStmt) (*Query, error) {
 		}
 	}
 	q.Base.Derive = sc.derived
+	q.Scalars = sub.list
 	if q.Rollup {
 		if err := checkRollup(q); err != nil {
 			return nil, err
@@ -214,7 +223,7 @@ func limitOf(l *ast.Limit) (*Limit, error) {
 // holds an aggregate call (constant aggregates such as MAX(1) included).
 func (qb *queryBuilder) anyAggregate() bool {
 	for _, f := range qb.fields {
-		if f.Expr != nil && containsNode(f.Expr, isRowAggregate) {
+		if f.Expr != nil && containsOwnNode(f.Expr, isRowAggregate) {
 			return true
 		}
 	}
@@ -248,6 +257,9 @@ type queryBuilder struct {
 	// query over the derived rows (derived_query.go): derived then maps
 	// names to ExprColumn.
 	outer *Outer
+	// sub, when set, collects the query's scalar subqueries (scalar.go);
+	// nil where no subquery is read.
+	sub *subqueries
 }
 
 // groupBy converts GROUP BY: each item names a key by a column, a select
@@ -642,8 +654,19 @@ func (qb *queryBuilder) exprIn(e ast.ExprNode, clause string, aliases bool) (*Ex
 		return qb.function(x, clause, aliases)
 	case *ast.WindowFuncExpr:
 		return qb.window(x, clause)
-	case *ast.SubqueryExpr, *ast.ExistsSubqueryExpr:
-		return nil, refuseQuery("subqueries")
+	case *ast.SubqueryExpr:
+		if qb.sub == nil {
+			return nil, refuseScalar("a subquery here")
+		}
+		i, err := qb.sub.scalar(x)
+		if err != nil {
+			return nil, err
+		}
+		return &Expr{Kind: ExprScalar, Index: i}, nil
+	case *ast.ExistsSubqueryExpr:
+		return nil, refuseScalar("EXISTS (subquery)")
+	case *ast.CompareSubqueryExpr:
+		return nil, refuseScalar("a comparison with ANY, SOME or ALL of a subquery")
 	case *ast.BinaryOperationExpr:
 		op, ok := postOps[x.Op]
 		if !ok {
@@ -675,7 +698,7 @@ func (qb *queryBuilder) exprIn(e ast.ExprNode, clause string, aliases bool) (*Ex
 		return qb.negated(x.Not, "between", clause, aliases, x.Expr, x.Left, x.Right)
 	case *ast.PatternInExpr:
 		if x.Sel != nil {
-			return nil, refuseQuery("subqueries")
+			return nil, refuseScalar("IN (subquery)")
 		}
 		return qb.negated(x.Not, "in", clause, aliases, append([]ast.ExprNode{x.Expr}, x.List...)...)
 	case *ast.PatternLikeOrIlikeExpr:

@@ -190,6 +190,15 @@ func (p *Parser) privateSelect(s *ast.SelectStmt) (Statement, error) {
 	if err := flatten(s); err != nil {
 		return nil, err
 	}
+	if hasSubquery(s) {
+		// Scalar subqueries are released before the statement's own
+		// aggregates, which a Query post-processes with their values.
+		q, err := p.query(s)
+		if err != nil {
+			return nil, err
+		}
+		return q, nil
+	}
 	sel, err := p.oneRowSelect(s)
 	switch {
 	case err == nil && !p.groupedHistogram(sel) && !p.filteredWithoutSynopsis(sel) && !booleanOverSynopsis(sel):

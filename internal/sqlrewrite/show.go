@@ -81,6 +81,14 @@ func (p *Parser) explain(s *ast.ExplainStmt) (Statement, error) {
 		return nil, refuse("EXPLAIN FORMAT="+s.Format, supported)
 	}
 	sel, ok := s.Stmt.(*ast.SelectStmt)
+	if ok && sel.From == nil && hasSubquery(sel) && len(p.collect(sel).data) > 0 {
+		// SELECT (SELECT COUNT(*) FROM pums): its subqueries' releases.
+		q, err := p.fromLessScalars(sel)
+		if err != nil {
+			return nil, err
+		}
+		return &Explain{Query: q}, nil
+	}
 	if !ok || sel.From == nil {
 		return nil, refuse("EXPLAIN of this statement", supported)
 	}
