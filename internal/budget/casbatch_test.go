@@ -344,15 +344,7 @@ func TestBatchKilledBeforeCommit(t *testing.T) {
 			accounts := proxyAccounts(10)
 			commit(t, mustReserve(t, l, accounts, "first"))
 			commit(t, mustReserve(t, l, accounts, "second")) // prepared
-			admin := openDB(t, b, dsn)
-			holder, err := admin.BeginTx(ctx, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer holder.Rollback()
-			if _, err := holder.Exec("SELECT 1 FROM dpproxy_accounts_v3 WHERE name = 'user:alice' FOR UPDATE"); err != nil {
-				t.Fatal(err)
-			}
+			admin, holder := lockAlice(t, b, dsn)
 			done := make(chan error, 1)
 			go func() {
 				r, err := l.Reserve(ctx, accounts, Cost{Epsilon: 1}, "killed")
@@ -422,15 +414,7 @@ func TestBatchCutOffCommitsNothing(t *testing.T) {
 			accounts := proxyAccounts(10)
 			commit(t, mustReserve(t, l, accounts, "first"))
 			commit(t, mustReserve(t, l, accounts, "second")) // the accounts' usage is known
-			admin := openDB(t, b, dsn)
-			holder, err := admin.BeginTx(ctx, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer holder.Rollback()
-			if _, err := holder.Exec("SELECT 1 FROM dpproxy_accounts_v3 WHERE name = 'user:alice' FOR UPDATE"); err != nil {
-				t.Fatal(err)
-			}
+			admin, holder := lockAlice(t, b, dsn)
 			req := &request{
 				reserve: &reserveRequest{accounts: accounts, sorted: []string{"table:pums", "user:alice"}, cost: Cost{Epsilon: 1}, memo: "cut off"},
 				now:     time.Now().UnixMicro(),
@@ -450,4 +434,21 @@ func TestBatchCutOffCommitsNothing(t *testing.T) {
 			}
 		})
 	}
+}
+
+// lockAlice opens an administrator's connection to dsn and, in a
+// transaction it returns (rolled back at the test's end if still open),
+// locks user:alice's account row, as a paused session would.
+func lockAlice(t *testing.T, b backend, dsn string) (*sql.DB, *sql.Tx) {
+	t.Helper()
+	admin := openDB(t, b, dsn)
+	holder, err := admin.BeginTx(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { holder.Rollback() })
+	if _, err := holder.Exec("SELECT 1 FROM dpproxy_accounts_v3 WHERE name = 'user:alice' FOR UPDATE"); err != nil {
+		t.Fatal(err)
+	}
+	return admin, holder
 }
