@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/dpproxy/dpproxy/internal/backend"
 	"github.com/dpproxy/dpproxy/internal/catalog"
@@ -48,7 +50,7 @@ func (e *Executor) runScalars(ctx context.Context, user string, qp *planner.Quer
 	}
 	run := &scalarRun{e: e, ctx: ctx, src: src, cost: qp.Cost}
 	answer := func() (*Result, error) {
-		scalars, warnings, err := run.values(qp)
+		scalars, warnings, err := run.values(qp, "")
 		if err != nil {
 			return nil, err
 		}
@@ -140,16 +142,24 @@ type scalarRun struct {
 
 // values releases qp's subqueries and returns their values, in order,
 // with the notes of their releases and post-processing, each prefixed
-// with the subquery it is about.
-func (r *scalarRun) values(qp *planner.QueryPlan) ([]planner.Datum, []Warning, error) {
+// with the subquery it is about: its path (#2 for qp's second, #2.1 for
+// the first subquery of that one, after path) and its text, cut short
+// (noteText), so that the notes of nested subqueries grow with their
+// number, not with the statement's length times its nesting.
+func (r *scalarRun) values(qp *planner.QueryPlan, path string) ([]planner.Datum, []Warning, error) {
 	values := make([]planner.Datum, len(qp.Scalars))
 	var warnings []Warning
 	for k, sub := range qp.Scalars {
-		inner, w, err := r.values(sub)
+		if err := r.ctx.Err(); err != nil {
+			return nil, nil, err
+		}
+		at := path + strconv.Itoa(k+1)
+		inner, innerNotes, err := r.values(sub, at+".")
 		if err != nil {
 			return nil, nil, err
 		}
-		rows, w, err := r.released(sub, w)
+		warnings = append(warnings, innerNotes...)
+		rows, w, err := r.released(sub, nil)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -161,7 +171,7 @@ func (r *scalarRun) values(qp *planner.QueryPlan) ([]planner.Datum, []Warning, e
 		if len(out) > 0 && len(out[0]) > 0 {
 			values[k] = out[0][0]
 		}
-		prefix := fmt.Sprintf("subquery #%d %s: ", k+1, qp.Query.Scalars[k].Text)
+		prefix := fmt.Sprintf("subquery #%s %s: ", at, noteText(qp.Query.Scalars[k].Text))
 		if len(out) == 0 {
 			w = append(w, note("it has no row, so its value is NULL"))
 		}
@@ -171,6 +181,22 @@ func (r *scalarRun) values(qp *planner.QueryPlan) ([]planner.Datum, []Warning, e
 		}
 	}
 	return values, warnings, nil
+}
+
+// noteTextBytes is the most of a subquery's text a note repeats.
+const noteTextBytes = 120
+
+// noteText is a subquery's text for its notes: whole up to noteTextBytes,
+// else cut at a character boundary and ended with "...)".
+func noteText(text string) string {
+	if len(text) <= noteTextBytes {
+		return text
+	}
+	cut := noteTextBytes
+	for cut > 0 && !utf8.RuneStart(text[cut]) {
+		cut--
+	}
+	return text[:cut] + "...)"
 }
 
 // released runs qp's own releases (not its subqueries') on the

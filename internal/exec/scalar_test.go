@@ -13,6 +13,7 @@ import (
 	"github.com/dpproxy/dpproxy/internal/catalog"
 	"github.com/dpproxy/dpproxy/internal/planner"
 	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
+	"github.com/dpproxy/dpproxy/internal/testdb"
 )
 
 // scalarCatalog declares t(k, x), k in {0..4} (bounds [0, 9]) and x in
@@ -229,4 +230,37 @@ func number(v any) (float64, bool) {
 	var f float64
 	_, err := fmt.Sscan(fmt.Sprint(v), &f) // a planner.Decimal
 	return f, err == nil
+}
+
+// TestNestedScalarNotesNameTheirPath: the notes of nested subqueries name
+// each by its path (#1.1 is the first subquery of the first) with its
+// text once, cut short, so that their size grows with the number of
+// subqueries, not with the statement's length times its nesting. Before,
+// each level prefixed every inner note with its own whole text: a
+// statement 800 levels deep grew the proxy past 14 GB.
+func TestNestedScalarNotesNameTheirPath(t *testing.T) {
+	cat := scalarCatalog()
+	db := testdb.SQLite(t)
+	loadScalarTables(t, func(s string) error { _, err := db.Exec(s); return err })
+	e := newGroupedExecutor(t, backend.New(db, sqlrewrite.SQLite, nil))
+	const depth = 8
+	sql := strings.Repeat("SELECT COUNT(*) + (", depth) + "SELECT COUNT(*) FROM t WHERE x > 1" + strings.Repeat(") FROM t WHERE x > 1", depth)
+	qp := planScalar(t, cat, sql, 10, 0)
+	res, err := e.RunQuery(context.Background(), "a", qp, rand.NewChaCha8([32]byte{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	innermost := "subquery #1" + strings.Repeat(".1", depth-1) + " (SELECT COUNT(*) FROM t WHERE x > 1): "
+	var found bool
+	for _, w := range res.Warnings {
+		if strings.HasPrefix(w.Message, innermost) {
+			found = true
+		}
+		if strings.Count(w.Message, "subquery #") > 1 || len(w.Message) > 1000 {
+			t.Errorf("a note repeats enclosing subqueries (%d bytes): %.300s", len(w.Message), w.Message)
+		}
+	}
+	if !found {
+		t.Errorf("no note starts with %q: %v", innermost, res.Warnings)
+	}
 }

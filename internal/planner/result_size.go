@@ -154,6 +154,22 @@ func rowBound(q *sqlrewrite.Query) int64 {
 	if o == nil {
 		return n
 	}
+	n = sat(n + env.outer(q))
+	for _, c := range o.Columns {
+		cells(c.Expr)
+	}
+	for _, k := range o.OrderBy {
+		cells(k.Expr)
+	}
+	return n
+}
+
+// outer sets the sizes of what q's outer query reads (the inner
+// columns, its keys and aggregates) and returns the bytes its keys' and
+// aggregates' cells, and its aggregates' arguments, keep.
+func (env *sizeEnv) outer(q *sqlrewrite.Query) int64 {
+	o := q.Outer
+	var n int64
 	for _, c := range q.Columns {
 		env.cols = append(env.cols, env.of(c.Expr))
 	}
@@ -165,7 +181,7 @@ func rowBound(q *sqlrewrite.Query) int64 {
 	for _, a := range o.Aggs {
 		s := aNumber
 		if a.Arg != nil {
-			cells(a.Arg)
+			n = sat(n + cellBytes + env.of(a.Arg).held)
 			if a.Func == "min" || a.Func == "max" {
 				s = env.of(a.Arg)
 			}
@@ -173,13 +189,22 @@ func rowBound(q *sqlrewrite.Query) int64 {
 		env.outerAggs = append(env.outerAggs, s)
 		n = sat(n + cellBytes + s.held)
 	}
-	for _, c := range o.Columns {
-		cells(c.Expr)
-	}
-	for _, k := range o.OrderBy {
-		cells(k.Expr)
-	}
 	return n
+}
+
+// scalarSize bounds the value of the scalar subquery q: its one output
+// column, its outer query's where it has one.
+func scalarSize(q *sqlrewrite.Query) textSize {
+	env := newSizeEnv(q)
+	columns := q.Columns
+	if q.Outer != nil {
+		env.outer(q)
+		columns = q.Outer.Columns
+	}
+	if len(columns) != 1 {
+		return textOf(env.packet)
+	}
+	return env.of(columns[0].Expr)
 }
 
 // textSize bounds a value: held, the bytes of text its cell holds (0 for
@@ -207,7 +232,7 @@ func satMul(a, b int64) int64 {
 // sizeEnv holds the sizes of what a query's expressions read.
 type sizeEnv struct {
 	packet                     int64
-	keys, windows              []textSize
+	keys, windows, scalars     []textSize
 	cols, outerKeys, outerAggs []textSize
 }
 
@@ -222,6 +247,9 @@ func newSizeEnv(q *sqlrewrite.Query) *sizeEnv {
 			s = larger(s, valueSize(v))
 		}
 		env.keys = append(env.keys, s)
+	}
+	for _, sc := range q.Scalars {
+		env.scalars = append(env.scalars, scalarSize(sc.Query))
 	}
 	for _, w := range q.Windows {
 		s := aNumber
@@ -263,6 +291,8 @@ func (env *sizeEnv) of(e *sqlrewrite.Expr) textSize {
 		return env.at(env.keys, e.Index)
 	case sqlrewrite.ExprWindow:
 		return env.at(env.windows, e.Index)
+	case sqlrewrite.ExprScalar:
+		return env.at(env.scalars, e.Index)
 	case sqlrewrite.ExprColumn:
 		return env.at(env.cols, e.Index)
 	case sqlrewrite.ExprOuterKey:

@@ -54,6 +54,9 @@ func (p *Planner) planScalars(q *sqlrewrite.Query, s Settings) (*QueryPlan, erro
 		nodes = append(nodes, q)
 	}
 	walk(q)
+	if err := checkScalarShape(q); err != nil {
+		return nil, err
+	}
 	// Count each query's releases: their number depends on the statement
 	// and the configuration, not on ε, at which a mechanism may refuse its
 	// share (below its least ε, above mech.MaxEpsilon): planned at ε = 1
@@ -79,6 +82,11 @@ func (p *Planner) planScalars(q *sqlrewrite.Query, s Settings) (*QueryPlan, erro
 		}
 		if n != q {
 			if err := oneScalarRow(qp); err != nil {
+				return nil, err
+			}
+			// Post-processing holds each subquery's rows in turn, as the
+			// statement's own (PlanQuery checks the statement's).
+			if err := qp.checkResultSize(); err != nil {
 				return nil, err
 			}
 		}
@@ -131,6 +139,42 @@ func (p *Planner) planScalars(q *sqlrewrite.Query, s Settings) (*QueryPlan, erro
 	}
 	return top, nil
 }
+
+// maxScalarDepth and maxScalars bound a statement's scalar subqueries:
+// how deeply they nest (1 for a subquery of the statement itself) and
+// how many there are, whatever their nesting. Each is planned twice and
+// released in turn, and the notes of a nested one name its path; the
+// catalog engine's bounds are 6 levels and 64 subqueries.
+const (
+	maxScalarDepth = 8
+	maxScalars     = 64
+)
+
+// checkScalarShape refuses a statement whose scalar subqueries nest
+// deeper than maxScalarDepth or number more than maxScalars, before
+// anything is planned.
+func checkScalarShape(q *sqlrewrite.Query) error {
+	count, depth := 0, 0
+	var walk func(q *sqlrewrite.Query, level int)
+	walk = func(q *sqlrewrite.Query, level int) {
+		depth = max(depth, level)
+		for _, sc := range q.Scalars {
+			count++
+			walk(sc.Query, level+1)
+		}
+	}
+	walk(q, 0)
+	switch {
+	case depth > maxScalarDepth:
+		return dperr.New(dperr.Unsupported, "not supported: scalar subqueries nested %d levels deep (at most %d); %s", depth, maxScalarDepth, supportedScalarShape)
+	case count > maxScalars:
+		return dperr.New(dperr.Unsupported, "not supported: %d scalar subqueries in one statement (at most %d); %s", count, maxScalars, supportedScalarShape)
+	}
+	return nil
+}
+
+// supportedScalarShape names the statements checkScalarShape answers.
+var supportedScalarShape = fmt.Sprintf("a statement reads at most %d scalar subqueries, nested at most %d levels deep; split it into several statements", maxScalars, maxScalarDepth)
 
 // releases is the number of distinct releases of qp, each paid once per
 // group (parallel composition over the groups).
