@@ -435,7 +435,12 @@ func nodeClient(dir string) func(t *testing.T, env clientEnv) {
 		_, err := os.Stat(filepath.Join(dir, "node", "node_modules", "mysql2"))
 		needClient(t, haveProgram("node") && err == nil, "node with mysql2 (npm ci in testdata/clients/node)")
 		out, errText := runProgram(t, env.vars(), "", "node", filepath.Join(dir, "node", "client.js"))
-		checkSteps(t, parseSteps(out), out+errText, "execute")
+		steps := parseSteps(out)
+		checkSteps(t, steps, out+errText, "execute", "catalog")
+		if s := steps["catalog"]; s.ok && !(strings.Contains(s.detail, "pums") && strings.Contains(s.detail, "db=dpproxy") &&
+			strings.Contains(s.detail, "union=a,b") && strings.Contains(s.detail, "prepared=dpproxy")) {
+			t.Errorf("catalog: got %q, want SHOW TABLES with pums, DATABASE() dpproxy twice and the union a,b", s.detail)
+		}
 	}
 }
 

@@ -253,13 +253,31 @@ func isOK(schema sql.Schema) bool {
 	return len(schema) == 0 || (len(schema) == 1 && types.IsOkResultSchema(schema))
 }
 
+// ClientCollation is the collation id a column definition announces for
+// a text column in collation c. Ids above 255 (MySQL 8's utf8mb4_0900_*,
+// go-mysql-server's default utf8mb4_0900_bin among them, 309) are unknown
+// to clients built for MariaDB and to older ones: Node's mysql2 3.11
+// closes the connection on 309. The id only tells a client how to decode
+// the text, which is utf8mb4 in all of them, so they are announced as
+// MariaDB's utf8mb4_bin (46) or utf8mb4_general_ci (45); comparisons stay
+// in the session's collation.
+func ClientCollation(c sql.CollationID) uint16 {
+	switch {
+	case c <= 255:
+		return uint16(c)
+	case strings.HasSuffix(c.Name(), "_bin"):
+		return uint16(sql.Collation_utf8mb4_bin)
+	}
+	return uint16(sql.Collation_utf8mb4_general_ci)
+}
+
 // column converts a column definition as MySQL sends it.
 func column(ctx *sql.Context, c *sql.Column) Column {
 	mysqlType, flags := sqltypes.TypeToMySQL(c.Type.Type())
 	col := Column{Name: c.Name, Type: byte(mysqlType), Flags: uint16(flags), Charset: binaryCharset,
 		Length: c.Type.MaxTextResponseByteLength(ctx)}
 	if t, ok := c.Type.(sql.TypeWithCollation); ok && !types.IsBinaryType(c.Type) {
-		col.Charset = uint16(t.Collation())
+		col.Charset = ClientCollation(t.Collation())
 	} else if types.IsTextOnly(c.Type) {
 		// go-mysql-server's system variable types (string, enum, set)
 		// have no collation of their own; MariaDB sends such a variable

@@ -9,11 +9,12 @@ import (
 )
 
 // unionCollation is the session's default collation_connection, the one a
-// ConstantUnion's answer is computed for, with its id and the most bytes
-// a character of its character set takes.
+// ConstantUnion's answer is computed for, with the id its text columns
+// announce (catalogdb.ClientCollation: utf8mb4_bin, 46, for its 309) and
+// the most bytes a character of its character set takes.
 const (
 	unionCollation   = "utf8mb4_0900_bin"
-	unionCollationID = 309
+	unionCollationID = 46
 	unionMaxBytes    = 4
 )
 

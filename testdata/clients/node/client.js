@@ -1,5 +1,6 @@
 // Node mysql2: connect (optionally over verified TLS), browse
-// information_schema, a DP aggregate with query() and with execute() (a
+// information_schema, catalog statements with text columns (SHOW TABLES,
+// DATABASE(), a UNION of literals), a DP aggregate with query() and with execute() (a
 // server-side prepared statement), SET, a refused query. Prints one line per
 // step, as the Python scripts do (see ../steps.py).
 'use strict';
@@ -30,6 +31,15 @@ async function main() {
     const [tables] = await conn.query("SELECT TABLE_NAME AS t FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE()");
     const [cols] = await conn.query("SELECT COLUMN_NAME AS c FROM information_schema.COLUMNS WHERE TABLE_NAME = 'pums' ORDER BY ORDINAL_POSITION");
     return `tables=${tables.map((r) => r.t).join(',')};columns=${cols.map((r) => r.c).join(',')}`;
+  });
+  // Text columns the catalog engine types: their collation id must be one
+  // mysql2 knows (it closed the connection on utf8mb4_0900_bin, 309).
+  await step('catalog', async () => {
+    const [shown] = await conn.query('SHOW TABLES');
+    const [[db]] = await conn.query('SELECT DATABASE() AS d, UPPER(USER()) AS u');
+    const [union] = await conn.query("SELECT 'a' AS x UNION SELECT 'b'");
+    const [[prepared]] = await conn.execute('SELECT DATABASE() AS d');
+    return `tables=${shown.map((r) => Object.values(r)[0]).join(',')};db=${db.d};union=${union.map((r) => r.x).join(',')};prepared=${prepared.d}`;
   });
   await step('aggregate', async () => { const [rows] = await conn.query('SELECT AVG(age) AS a FROM pums'); return rows[0].a; });
   await step('execute', async () => { const [rows] = await conn.execute('SELECT AVG(age) AS a FROM pums WHERE sex = ?', [1]); return rows[0].a; });
