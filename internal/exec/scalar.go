@@ -54,7 +54,7 @@ func (e *Executor) runScalars(ctx context.Context, user string, qp *planner.Quer
 		if err != nil {
 			return nil, err
 		}
-		rows, warnings, err := run.released(qp, warnings)
+		rows, warnings, err := run.released(qp, scalars, warnings)
 		if err != nil {
 			return nil, err
 		}
@@ -159,7 +159,7 @@ func (r *scalarRun) values(qp *planner.QueryPlan, path string) ([]planner.Datum,
 			return nil, nil, err
 		}
 		warnings = append(warnings, innerNotes...)
-		rows, w, err := r.released(sub, nil)
+		rows, w, err := r.released(sub, inner, nil)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -202,7 +202,14 @@ func noteText(text string) string {
 // released runs qp's own releases (not its subqueries') on the
 // statement's snapshot and returns its rows, one per group with its
 // released aggregates, after warnings with the notes of each release.
-func (r *scalarRun) released(qp *planner.QueryPlan, warnings []Warning) ([]planner.Row, []Warning, error) {
+// scalars are the released values of qp's subqueries, which its WHERE's
+// comparisons with them read (planner.Plan.WithScalars): public
+// constants of the fetches, bound as typed arguments.
+func (r *scalarRun) released(qp *planner.QueryPlan, scalars []planner.Datum, warnings []Warning) ([]planner.Row, []Warning, error) {
+	values := make([]sqlrewrite.ScalarValue, len(scalars))
+	for k, d := range scalars {
+		values[k] = planner.ScalarValueOf(d)
+	}
 	q := qp.Query
 	rows := make([]planner.Row, len(qp.Groups))
 	for g := range rows {
@@ -225,7 +232,11 @@ func (r *scalarRun) released(qp *planner.QueryPlan, warnings []Warning) ([]plann
 			rows[g].Aggs = make([]planner.Datum, len(q.Base.Items))
 		}
 		for _, part := range qp.Parts {
-			released, err := r.e.releaseOn(r.ctx, r.snap, part.Plan, qp.Dims, filters, r.src, r.readData)
+			plan, err := part.Plan.WithScalars(values)
+			if err != nil {
+				return nil, nil, err
+			}
+			released, err := r.e.releaseOn(r.ctx, r.snap, plan, qp.Dims, filters, r.src, r.readData)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -254,7 +265,11 @@ func (r *scalarRun) released(qp *planner.QueryPlan, warnings []Warning) ([]plann
 		if r.snap == nil {
 			return nil, nil, dperr.New(dperr.Internal, "internal error: a release planned in a statement that reserves nothing")
 		}
-		released, err := r.e.releaseOn(r.ctx, r.snap, qp.Base, qp.Dims, filters, r.src, r.readData)
+		base, err := qp.Base.WithScalars(values)
+		if err != nil {
+			return nil, nil, err
+		}
+		released, err := r.e.releaseOn(r.ctx, r.snap, base, qp.Dims, filters, r.src, r.readData)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -769,6 +769,16 @@ func (qp *QueryPlan) Explain() (columns []string, rows [][]any) {
 	case n > 0 && !q.Listing:
 		detail += fmt.Sprintf("; filter: %d condition(s)", n)
 	}
+	if uses := sqlrewrite.ScalarUses(q.Base.Where, q.Base.Boolean); len(uses) > 0 {
+		var ks []string
+		for _, u := range uses {
+			if k := fmt.Sprintf("#%d", u.Index+1); !slices.Contains(ks, k) {
+				ks = append(ks, k)
+			}
+		}
+		detail += fmt.Sprintf(" comparing with the released value of subquery %s (a public constant of the fetches, bound as a typed argument; "+
+			"the WHERE narrows no bound or group at plan time)", strings.Join(ks, ", "))
+	}
 	if t := qp.Table; t != nil && t.HasPrivacyUnit() && !q.Listing && !qp.Empty {
 		if len(q.Keys) > 0 && (qp.Base != nil || len(qp.Parts) > 0) {
 			detail += fmt.Sprintf(" (each %s in at most %d of them: ε / %d per group)", t.PrivacyUnit, qp.GroupsPerUnit, qp.GroupsPerUnit)
@@ -1024,6 +1034,9 @@ func conditionIdentity(c sqlrewrite.Condition) string {
 	if c.Cell != nil {
 		s += fmt.Sprintf(" cell %#v", *c.Cell)
 	}
+	if c.Scalar != nil {
+		s += fmt.Sprintf(" scalar %#v", *c.Scalar)
+	}
 	if c.Like != nil {
 		s += fmt.Sprintf(" like %q", *c.Like)
 	}
@@ -1165,6 +1178,9 @@ func both(a, b *sqlrewrite.Predicate) *sqlrewrite.Predicate {
 func describeCondition(c sqlrewrite.Condition) string {
 	if c.Cell != nil {
 		return fmt.Sprintf("%s in date cell %d", c.Column, c.Cell.Index)
+	}
+	if c.Scalar != nil {
+		return sqlrewrite.DescribeScalarBound(c.Column, c.Temporal, c.Scalar)
 	}
 	if c.Temporal != "" && c.Range != nil {
 		col := catalog.Column{Type: c.Temporal}

@@ -2,8 +2,10 @@ package planner
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
+	"github.com/dpproxy/dpproxy/internal/catalog"
 	"github.com/dpproxy/dpproxy/internal/dperr"
 	"github.com/dpproxy/dpproxy/internal/mech"
 	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
@@ -113,6 +115,9 @@ func (p *Planner) planScalars(q *sqlrewrite.Query, s Settings) (*QueryPlan, erro
 		}
 		if got := qp.releases(); got != counts[j] {
 			return nil, dperr.New(dperr.Internal, "internal error: a query planned with %d releases has %d at epsilon = %g", counts[j], got, share.Epsilon)
+		}
+		if err := checkScalarWhere(n, plans); err != nil {
+			return nil, err
 		}
 		qp.Share = qp.Cost
 		for _, sc := range n.Scalars {
@@ -272,4 +277,78 @@ func (qp *QueryPlan) scalarReleases() int {
 		n += sub.releases() + sub.scalarReleases()
 	}
 	return n
+}
+
+// checkScalarWhere refuses, at plan time, a WHERE of q that compares a
+// column with a subquery whose value is of another kind (plans holds the
+// subqueries' plans): a number with a numeric column, a date or datetime
+// with a date or timestamp column (sqlrewrite's scalar_where.go). A
+// subquery whose value is NULL whatever the data compares with any.
+func checkScalarWhere(q *sqlrewrite.Query, plans map[*sqlrewrite.Query]*QueryPlan) error {
+	if q.Base == nil {
+		return nil
+	}
+	for _, u := range sqlrewrite.ScalarUses(q.Base.Where, q.Base.Boolean) {
+		if u.Index < 0 || u.Index >= len(q.Scalars) || plans[q.Scalars[u.Index].Query] == nil {
+			return dperr.New(dperr.Internal, "internal error: WHERE compares %s with subquery %d, which is not planned", u.Column, u.Index+1)
+		}
+		types := plans[q.Scalars[u.Index].Query].ColumnTypes()
+		if len(types) != 1 {
+			return dperr.New(dperr.Internal, "internal error: subquery %d has %d columns", u.Index+1, len(types))
+		}
+		t := types[0]
+		temporal := t == ResultDate || t == ResultDateTime
+		switch {
+		case t == ResultNull:
+		case u.Temporal != "" && !temporal:
+			return dperr.New(dperr.Unsupported, "not supported: a comparison of the %s column %s with %s, whose value is a %s, not a date; %s",
+				u.Temporal, u.Column, q.Scalars[u.Index].Text, t, supportedScalarWhere)
+		case u.Temporal == "" && (temporal || t == ResultText):
+			return dperr.New(dperr.Unsupported, "not supported: a comparison of the numeric column %s with %s, whose value is a %s, not a number; %s",
+				u.Column, q.Scalars[u.Index].Text, t, supportedScalarWhere)
+		}
+	}
+	return nil
+}
+
+// supportedScalarWhere names the comparisons with subqueries WHERE takes.
+const supportedScalarWhere = "a scalar subquery in WHERE is compared with a column of its kind: a numeric column with a number, a date or timestamp column with a date or datetime " +
+	"(col > (SELECT AVG(income) FROM t), day >= (SELECT MEDIAN(day) FROM t), col BETWEEN (SELECT ...) AND b)"
+
+// ScalarValueOf is a subquery's released value as sqlrewrite.ResolveScalars
+// takes it.
+func ScalarValueOf(d Datum) sqlrewrite.ScalarValue {
+	switch v := d.Value().(type) {
+	case nil:
+		return sqlrewrite.ScalarValue{Null: true}
+	case int64:
+		return sqlrewrite.ScalarValue{Exact: strconv.FormatInt(v, 10), Num: float64(v)}
+	case uint64:
+		return sqlrewrite.ScalarValue{Exact: strconv.FormatUint(v, 10), Num: float64(v)}
+	case Decimal:
+		return sqlrewrite.ScalarValue{Exact: string(v), Num: d.Num}
+	case Date:
+		return sqlrewrite.ScalarValue{IsText: true, Text: string(v), Temporal: catalog.Date}
+	case DateTime:
+		return sqlrewrite.ScalarValue{IsText: true, Text: string(v), Temporal: catalog.Timestamp}
+	case string:
+		return sqlrewrite.ScalarValue{IsText: true, Text: v}
+	}
+	return sqlrewrite.ScalarValue{Num: d.Num}
+}
+
+// WithScalars returns p with its WHERE's comparisons with subqueries
+// resolved with their released values (sqlrewrite.ResolveScalars), or p
+// itself when it has none.
+func (p *Plan) WithScalars(values []sqlrewrite.ScalarValue) (*Plan, error) {
+	if p == nil || len(sqlrewrite.ScalarUses(p.Filter, p.Boolean)) == 0 {
+		return p, nil
+	}
+	filter, boolean, err := sqlrewrite.ResolveScalars(p.Filter, p.Boolean, values)
+	if err != nil {
+		return nil, dperr.Wrap(dperr.Internal, err, "internal error: %v", err)
+	}
+	out := *p
+	out.Filter, out.Boolean = filter, boolean
+	return &out, nil
 }

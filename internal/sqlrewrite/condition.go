@@ -26,6 +26,9 @@ func (sc *scope) comparison(e *ast.BinaryOperationExpr, site conditionSite) (Con
 	if isRow(colSide) || isRow(valSide) {
 		return Condition{}, site.refuse("row comparisons")
 	}
+	if c, handled, err := sc.scalarComparison(site, e); handled {
+		return c, err
+	}
 	if c, handled, err := sc.periodComparison(site, e); handled {
 		return c, err
 	}
@@ -70,6 +73,9 @@ func (sc *scope) comparison(e *ast.BinaryOperationExpr, site conditionSite) (Con
 // between converts col [NOT] BETWEEN a AND b to the closed range [a, b];
 // the caller negates NOT BETWEEN.
 func (sc *scope) between(e *ast.BetweenExpr, site conditionSite) (Condition, error) {
+	if c, handled, err := sc.scalarBetween(site, e); handled {
+		return c, err
+	}
 	if c, handled, err := sc.periodBetween(site, e); handled {
 		return c, err
 	}

@@ -1033,14 +1033,28 @@ func (r *renderer) dateRange(col string, typ catalog.ColumnType, rg *Range) (str
 		if rg.LowerOpen {
 			op = " > "
 		}
-		parts = append(parts, value+op+r.dateBound(typ, rg.Lower, rg.LowerMicros))
+		end := r.dateBound(typ, rg.Lower, rg.LowerMicros)
+		if rg.LowerArg != nil {
+			var err error
+			if end, err = r.typedArg(rg.LowerArg); err != nil {
+				return "", err
+			}
+		}
+		parts = append(parts, value+op+end)
 	}
 	if rg.HasUpper {
 		op := " <= "
 		if rg.UpperOpen {
 			op = " < "
 		}
-		parts = append(parts, value+op+r.dateBound(typ, rg.Upper, rg.UpperMicros))
+		end := r.dateBound(typ, rg.Upper, rg.UpperMicros)
+		if rg.UpperArg != nil {
+			var err error
+			if end, err = r.typedArg(rg.UpperArg); err != nil {
+				return "", err
+			}
+		}
+		parts = append(parts, value+op+end)
 	}
 	if len(parts) == 0 {
 		return "", fmt.Errorf("sqlrewrite: range on %s has no bound", col)

@@ -222,6 +222,9 @@ func formatCondition(c sqlrewrite.Condition) string {
 	if c.Cell != nil {
 		return fmt.Sprintf("%s in date cell %d", c.Column, c.Cell.Index)
 	}
+	if c.Scalar != nil {
+		return sqlrewrite.DescribeScalarBound(c.Column, c.Temporal, c.Scalar)
+	}
 	if c.Function != nil {
 		plain := c
 		plain.Function, plain.Text = nil, false

@@ -184,6 +184,8 @@ func (sc *scope) boolean(e ast.ExprNode, site conditionSite, negated bool) (*Pre
 		return negateIf(e.Not, leaf(c)), nil
 	case *ast.SubqueryExpr, *ast.ExistsSubqueryExpr:
 		return nil, site.refuse("a subquery")
+	case *ast.CompareSubqueryExpr:
+		return nil, refuseScalar("a comparison with ANY, SOME or ALL of a subquery")
 	case *ast.FuncCallExpr:
 		return nil, site.refuse("the function %s", e.FnName.O)
 	case *ast.ColumnNameExpr:

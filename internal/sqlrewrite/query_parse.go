@@ -60,7 +60,9 @@ func (p *Parser) queryIn(s *ast.SelectStmt, enclosing []*scope) (*Query, error) 
 	qb.havingOrOrderAggregate = s.Having != nil && containsOwnNode(s.Having.Expr, isRowAggregate) || s.OrderBy != nil && containsOwnNode(s.OrderBy, isRowAggregate)
 	q := qb.q
 	if s.Where != nil {
+		sc.scalars = sub
 		pred, err := sc.predicate(s.Where, whereSite)
+		sc.scalars = nil
 		if err != nil {
 			return nil, err
 		}

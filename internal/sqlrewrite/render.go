@@ -1009,6 +1009,9 @@ func (r *renderer) condition(c Condition) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if c.Scalar != nil {
+		return "", fmt.Errorf("sqlrewrite: the comparison of %s with a subquery is not resolved with its released value (ResolveScalars)", c.Column)
+	}
 	if c.Cell != nil {
 		idx, err := r.dateIndex(col, c.Cell.Axis)
 		if err != nil {
@@ -1110,7 +1113,7 @@ func (r *renderer) rangeCondition(col string, rg *Range) (string, error) {
 		if rg.LowerOpen {
 			op = " > "
 		}
-		v, err := r.rangeEnd(rg.Lower, rg.LowerExact)
+		v, err := r.rangeEnd(rg.Lower, rg.LowerExact, rg.LowerArg)
 		if err != nil {
 			return "", err
 		}
@@ -1121,7 +1124,7 @@ func (r *renderer) rangeCondition(col string, rg *Range) (string, error) {
 		if rg.UpperOpen {
 			op = " < "
 		}
-		v, err := r.rangeEnd(rg.Upper, rg.UpperExact)
+		v, err := r.rangeEnd(rg.Upper, rg.UpperExact, rg.UpperArg)
 		if err != nil {
 			return "", err
 		}
@@ -1134,8 +1137,12 @@ func (r *renderer) rangeCondition(col string, rg *Range) (string, error) {
 }
 
 // rangeEnd renders a range's end: its exact digits when it has them
-// (Range.LowerExact), else the number.
-func (r *renderer) rangeEnd(num float64, exact string) (string, error) {
+// (Range.LowerExact), a typed bind argument for a released value
+// (Range.LowerArg), else the number.
+func (r *renderer) rangeEnd(num float64, exact string, arg *RangeArg) (string, error) {
+	if arg != nil {
+		return r.typedArg(arg)
+	}
 	if exact == "" {
 		return r.value(Value{Num: num})
 	}

@@ -656,6 +656,8 @@ func describeCondition(c Condition) string {
 		return c.Column + " IS NULL"
 	case c.Cell != nil:
 		s = fmt.Sprintf("%s IN date cell %d of %v", c.Column, c.Cell.Index, c.Cell.Axis)
+	case c.Scalar != nil:
+		s = DescribeScalarBound(c.Column, c.Temporal, c.Scalar)
 	case c.Function != nil:
 		s = DescribeTextFunction(c.Column, *c.Function)
 	case c.Like != nil:

@@ -11,7 +11,8 @@ import (
 // supportedScalar names the scalar subqueries dpproxy answers, for the
 // refusals of every other subquery.
 const supportedScalar = "a subquery must be an uncorrelated scalar subquery, (SELECT agg FROM t [WHERE ...]) of one column and one row " +
-	"(one aggregate, or arithmetic and functions of its aggregates), used as a value in the select list, HAVING or ORDER BY"
+	"(one aggregate, or arithmetic and functions of its aggregates), used as a value in the select list, HAVING or ORDER BY, " +
+	"or compared with a numeric, date or timestamp column in WHERE (col > (SELECT ...), col BETWEEN (SELECT ...) AND b)"
 
 // refuseScalar refuses a subquery form other than a scalar subquery.
 func refuseScalar(format string, args ...any) error {

@@ -29,6 +29,10 @@ type scope struct {
 	// where is the WHERE of a Query when it is a conjunction, which
 	// narrows the domains of its GROUP BY keys (whereRange).
 	where []Condition
+	// scalars, set while a Query's WHERE is converted, collects the
+	// scalar subqueries its comparisons read (scalar_where.go); nil
+	// elsewhere, where a subquery is refused.
+	scalars *subqueries
 }
 
 // whereRange returns the interval of the column named col that every row

@@ -327,6 +327,14 @@ type Condition struct {
 	// MySQL), read as a number from a string (which MySQL compares in
 	// double precision), or not from the statement's text.
 	ExactNumbers bool
+	// Scalar, set with neither Range nor In, compares the column with the
+	// released value of a scalar subquery of the statement (scalar_where.go:
+	// WHERE income > (SELECT AVG(income) FROM pums), age BETWEEN (SELECT
+	// ...) AND 60). Until the subquery is released the planner knows
+	// nothing of the rows it keeps; the executor resolves it
+	// (ResolveScalars) into a Range whose ends are the released values,
+	// bound to the backend as typed arguments (Range.LowerArg).
+	Scalar *ScalarBound
 }
 
 // TextFunction is a text test BI tools write with a function of a text
@@ -379,6 +387,12 @@ type Range struct {
 	// digits when they are no doubles (Edge.Exact), which the backend
 	// compares with; Lower and Upper are then the doubles nearest them.
 	LowerExact, UpperExact string
+	// LowerArg and UpperArg, on a range resolved from a ScalarBound
+	// (ResolveScalars), are the ends that are a scalar subquery's released
+	// value, rendered as typed bind arguments of the backend (RangeArg);
+	// Lower and Upper (with LowerMicros, UpperMicros) are then the numbers
+	// nearest them.
+	LowerArg, UpperArg *RangeArg
 }
 
 // Below reports whether every point of r is below every point of s,
