@@ -1,0 +1,97 @@
+package exec
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/dpproxy/dpproxy/internal/backend"
+)
+
+// TestScalarSubqueriesInWhereTrackTheTruth runs statements whose WHERE
+// compares a column with a scalar subquery on SQLite, PostgreSQL and
+// MariaDB at a large ε: the subquery is released first, its value bound
+// as a constant of the statement's fetches, and each answer is near the
+// count over the rows that value keeps. COUNT(*) / 800 of t's 2000 rows
+// is the DECIMAL 2.5000, which an integer column compares with exactly
+// (k >= 2.5 keeps k = 3 and 4, 800 rows; truncated to 2 it would keep
+// 1200). An AVG over no row is NULL: the comparison, and its NOT, is
+// UNKNOWN for every row, and the statement's COUNT is a noisy 0, charged
+// as any. The analyst and every table are charged the statement's ε
+// once. It failed before (1235: a subquery in WHERE).
+func TestScalarSubqueriesInWhereTrackTheTruth(t *testing.T) {
+	cat := scalarCatalog()
+	rowsT, _ := scalarRows()
+	var meanX float64
+	for _, r := range rowsT {
+		meanX += r[1]
+	}
+	meanX /= float64(len(rowsT))
+	above := 0.0
+	for _, r := range rowsT {
+		if r[1] > meanX {
+			above++
+		}
+	}
+	const eps = 100.0
+	cases := []struct {
+		sql    string
+		want   [][]float64
+		tol    float64
+		tables []string
+	}{
+		{"SELECT COUNT(*) FROM t WHERE x > (SELECT AVG(x) FROM t)", [][]float64{{above}}, 25, []string{"t"}},
+		{"SELECT COUNT(*) FROM t WHERE k >= (SELECT COUNT(*) / 800 FROM t)", [][]float64{{800}}, 2, []string{"t"}},
+		{"SELECT COUNT(*) FROM t WHERE k = (SELECT COUNT(*) / 800 FROM t)", [][]float64{{0}}, 2, []string{"t"}},
+		{"SELECT COUNT(*) FROM t WHERE (SELECT COUNT(*) / 800 FROM t) > k", [][]float64{{1200}}, 2, []string{"t"}},
+		{"SELECT COUNT(*) FROM t WHERE k BETWEEN (SELECT COUNT(*) / 800 FROM t) AND 3", [][]float64{{400}}, 2, []string{"t"}},
+		{"SELECT k, COUNT(*) FROM t WHERE k <> (SELECT COUNT(*) / 1000 FROM t) AND k < (SELECT COUNT(*) / 1000 + 3 FROM u) GROUP BY k",
+			[][]float64{{0, 400}, {1, 400}, {2, 0}, {3, 400}, {4, 0}}, 2, []string{"t", "u"}},
+		{"SELECT COUNT(*) FROM t WHERE x > (SELECT AVG(y) FROM u WHERE y > 5 AND y < 3)", [][]float64{{0}}, 2, []string{"t"}},
+		{"SELECT COUNT(*) FROM t WHERE NOT (x > (SELECT AVG(y) FROM u WHERE y > 5 AND y < 3)) OR k = 1", [][]float64{{400}}, 2, []string{"t"}},
+	}
+	for _, b := range testBackends {
+		t.Run(b.name, func(t *testing.T) {
+			db := b.open(t)
+			loadScalarTables(t, func(s string) error { _, err := db.Exec(s); return err })
+			e := newGroupedExecutor(t, backend.New(db, b.dialect, nil))
+			ctx := context.Background()
+			for i, c := range cases {
+				qp := planScalar(t, cat, c.sql, eps, 0)
+				before := remainingOf(t, e, "user:a")
+				history := len(historyOf(t, e, "user:a"))
+				tables := map[string]float64{}
+				for _, name := range c.tables {
+					tables[name] = remainingTable(t, e, name).Epsilon
+				}
+				res, err := e.RunQuery(ctx, "a", qp, rand.NewChaCha8([32]byte{byte(i)}))
+				if err != nil {
+					t.Fatalf("%s: %v", c.sql, err)
+				}
+				if spent := before.Epsilon - remainingOf(t, e, "user:a").Epsilon; math.Abs(spent-eps) > 1e-9 {
+					t.Errorf("%s: the analyst was charged ε = %g, want the statement's %g", c.sql, spent, eps)
+				}
+				if got := len(historyOf(t, e, "user:a")); got != history+1 {
+					t.Errorf("%s: %d reservations, want one", c.sql, got-history)
+				}
+				for name, left := range tables {
+					if spent := left - remainingTable(t, e, name).Epsilon; math.Abs(spent-eps) > 1e-9 {
+						t.Errorf("%s: table %s was charged ε = %g, want the statement's %g", c.sql, name, spent, eps)
+					}
+				}
+				if len(res.Rows) != len(c.want) {
+					t.Fatalf("%s: %d rows %v, want %d", c.sql, len(res.Rows), res.Rows, len(c.want))
+				}
+				for r, row := range res.Rows {
+					for j, v := range row {
+						got, ok := number(v)
+						if !ok || math.Abs(got-c.want[r][j]) > c.tol {
+							t.Errorf("%s: row %d column %d is %v, want %g ± %g", c.sql, r, j, v, c.want[r][j], c.tol)
+						}
+					}
+				}
+			}
+		})
+	}
+}
