@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/dpproxy/dpproxy/internal/backend"
@@ -34,6 +35,18 @@ func TestScalarSubqueriesInWhereTrackTheTruth(t *testing.T) {
 			above++
 		}
 	}
+	// The median and mean of x over the rows with k >= 2.5.
+	var kept []float64
+	for _, r := range rowsT {
+		if r[0] >= 2.5 {
+			kept = append(kept, r[1])
+		}
+	}
+	slices.Sort(kept)
+	medianAbove, meanAbove := kept[len(kept)/2], 0.0
+	for _, x := range kept {
+		meanAbove += x / float64(len(kept))
+	}
 	const eps = 100.0
 	cases := []struct {
 		sql    string
@@ -48,6 +61,7 @@ func TestScalarSubqueriesInWhereTrackTheTruth(t *testing.T) {
 		{"SELECT COUNT(*) FROM t WHERE k BETWEEN (SELECT COUNT(*) / 800 FROM t) AND 3", [][]float64{{400}}, 2, []string{"t"}},
 		{"SELECT k, COUNT(*) FROM t WHERE k <> (SELECT COUNT(*) / 1000 FROM t) AND k < (SELECT COUNT(*) / 1000 + 3 FROM u) GROUP BY k",
 			[][]float64{{0, 400}, {1, 400}, {2, 0}, {3, 400}, {4, 0}}, 2, []string{"t", "u"}},
+		{"SELECT MEDIAN(x), AVG(x) FROM t WHERE k >= (SELECT COUNT(*) / 800 FROM t)", [][]float64{{medianAbove, meanAbove}}, 3, []string{"t"}},
 		{"SELECT COUNT(*) FROM t WHERE x > (SELECT AVG(y) FROM u WHERE y > 5 AND y < 3)", [][]float64{{0}}, 2, []string{"t"}},
 		{"SELECT COUNT(*) FROM t WHERE NOT (x > (SELECT AVG(y) FROM u WHERE y > 5 AND y < 3)) OR k = 1", [][]float64{{400}}, 2, []string{"t"}},
 	}
