@@ -288,6 +288,14 @@ func (r *scalarRun) notes(qp *planner.QueryPlan) []Warning {
 		shares = append(shares, fmt.Sprintf("subquery #%d epsilon=%.6g delta=%.6g", k+1, sub.Cost.Epsilon, sub.Cost.Delta))
 	}
 	shares = append(shares, fmt.Sprintf("the statement's own releases epsilon=%.6g delta=%.6g", qp.Share.Epsilon, qp.Share.Delta))
+	where := ""
+	for _, n := range scalarNodes(qp) {
+		if n.Query.Base != nil && len(sqlrewrite.ScalarUses(n.Query.Base.Where, n.Query.Base.Boolean)) > 0 {
+			where = "; a WHERE that compares a column with a subquery reads its released value as a public constant of the releases after it, bound as a typed argument " +
+				"(adaptive sequential composition; NULL makes the comparison UNKNOWN)"
+			break
+		}
+	}
 	return []Warning{note(fmt.Sprintf("scalar subqueries: the statement's epsilon=%.6g delta=%.6g is split over all its releases (basic sequential composition), reserved once: %s; "+
-		"each subquery is released first, and what reads its value is post-processing of a released value", qp.Cost.Epsilon, qp.Cost.Delta, strings.Join(shares, ", ")))}
+		"each subquery is released first, and what reads its value is post-processing of a released value%s", qp.Cost.Epsilon, qp.Cost.Delta, strings.Join(shares, ", "), where))}
 }

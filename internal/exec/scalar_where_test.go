@@ -63,6 +63,9 @@ func TestScalarSubqueriesInWhereTrackTheTruth(t *testing.T) {
 			[][]float64{{0, 400}, {1, 400}, {2, 0}, {3, 400}, {4, 0}}, 2, []string{"t", "u"}},
 		{"SELECT MEDIAN(x), AVG(x) FROM t WHERE k >= (SELECT COUNT(*) / 800 FROM t)", [][]float64{{medianAbove, meanAbove}}, 3, []string{"t"}},
 		{"SELECT COUNT(*) FROM t WHERE x > (SELECT AVG(y) FROM u WHERE y > 5 AND y < 3)", [][]float64{{0}}, 2, []string{"t"}},
+		// Nested: u's 500 rows give 0.5000, t's 1600 rows with k > 0.5
+		// give 4.0000, which keeps k = 4.
+		{"SELECT COUNT(*) FROM t WHERE k >= (SELECT COUNT(*) / 400 FROM t WHERE k > (SELECT COUNT(*) / 1000 FROM u))", [][]float64{{400}}, 2, []string{"t", "u"}},
 		{"SELECT COUNT(*) FROM t WHERE NOT (x > (SELECT AVG(y) FROM u WHERE y > 5 AND y < 3)) OR k = 1", [][]float64{{400}}, 2, []string{"t"}},
 	}
 	for _, b := range testBackends {
