@@ -318,17 +318,17 @@ func (s *Session) SetTLS(version, cipher string) {
 	_ = s.sess.SetStatusVariable(ctx, "Ssl_cipher", cipher)
 }
 
-// context is a statement's context. Its statement time, which NOW() and
-// UTC_TIMESTAMP() read, is whole seconds: go-mysql-server drops the fraction
-// from NOW() but not from UTC_TIMESTAMP(), so TIMEDIFF(NOW(), UTC_TIMESTAMP())
-// (Metabase's time-zone probe) would otherwise be a negative fraction instead
-// of the zone's offset. NOW(6) then shows .000000. Its memory manager
+// context is a statement's context. Its statement time, which NOW(),
+// UTC_TIMESTAMP() and the other clock functions read (clock.go), is the
+// current time to the microsecond; each function truncates it to its own
+// precision, so TIMEDIFF(NOW(), UTC_TIMESTAMP()) (Metabase's time-zone
+// probe) is the zone's offset and NOW(6) has its fraction. Its memory manager
 // bounds the rows the statement's sorts and groupings hold (rowBudget),
 // and its process list is the session's connection running query
 // (ownProcess).
 func (s *Session) context(ctx context.Context, query string) *sql.Context {
 	c := sql.NewContext(ctx, sql.WithSession(s.sess), sql.WithMemoryManager(sql.NewMemoryManager(&rowBudget{})),
 		sql.WithProcessList(s.processList(query)))
-	c.SetQueryTime(time.Now().Truncate(time.Second))
+	c.SetQueryTime(time.Now().Truncate(time.Microsecond))
 	return c
 }

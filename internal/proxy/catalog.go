@@ -206,7 +206,9 @@ func (s *Session) constant(ctx context.Context, it sqlrewrite.ConstItem, warning
 		case "connection_id":
 			return int64(s.connID), nil
 		case "now", "current_timestamp", "sysdate":
-			return time.Now().UTC().Format(time.DateTime), nil
+			// The catalog engine's clock, in the session's time zone
+			// (catalogdb's clock functions), as text as before.
+			return s.catalogValue(ctx, "CAST("+it.Name+"() AS CHAR)", nil)
 		case "last_insert_id":
 			return int64(0), nil
 		case "found_rows":

@@ -1,0 +1,415 @@
+package catalogdb
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/expression/function"
+	"github.com/dolthub/go-mysql-server/sql/types"
+	"github.com/dolthub/vitess/go/mysql"
+	"github.com/shopspring/decimal"
+
+	"github.com/dpproxy/dpproxy/internal/catalog"
+)
+
+// The clock functions of the catalog engine read the statement time (and
+// SYSDATE() the time it is called) in the session's zone as private
+// statements read NOW() (sqlrewrite): the zone SET time_zone gave the
+// session, a name or an offset, as catalog.Location reads it, and for
+// 'SYSTEM' the proxy's system zone (time.Local, which dpproxy serve sets
+// to backend.time_zone). go-mysql-server's own NOW() shifts the reading
+// of the process's clock from the system zone's current offset to the
+// session's zone by relabelling the wall-clock time when the session's
+// zone is a name, which is right only when the system zone is UTC: with
+// backend.time_zone Europe/Berlin, SET time_zone = 'UTC' made NOW() an
+// hour behind UTC_TIMESTAMP(). These replace it (the provider's Function
+// finds them before the engine's built-in functions), keeping its types
+// and texts: NOW(), CURRENT_TIMESTAMP, LOCALTIME, LOCALTIMESTAMP and
+// SYSDATE() a DATETIME, CURDATE() and CURRENT_DATE, CURTIME() and
+// CURRENT_TIME, UTC_TIMESTAMP(), UNIX_TIMESTAMP(); and UTC_DATE() and
+// UTC_TIME(), which the engine lacks. Each keeps the fraction of a second
+// its precision asks for (NOW(6)), truncated as MySQL does.
+var clockFunctions = func() map[string]sql.Function {
+	fns := []sql.Function{
+		sql.FunctionN{Name: "now", Fn: newClockNow(false)},
+		sql.FunctionN{Name: "current_timestamp", Fn: newClockNow(false)},
+		sql.FunctionN{Name: "localtime", Fn: newClockNow(false)},
+		sql.FunctionN{Name: "localtimestamp", Fn: newClockNow(false)},
+		sql.FunctionN{Name: "sysdate", Fn: newClockNow(true)},
+		sql.NewFunction0("curdate", newClockDate("curdate", false)),
+		sql.NewFunction0("current_date", newClockDate("current_date", false)),
+		sql.NewFunction0("utc_date", newClockDate("utc_date", true)),
+		sql.FunctionN{Name: "curtime", Fn: newClockTime(false)},
+		sql.FunctionN{Name: "current_time", Fn: newClockTime(false)},
+		sql.FunctionN{Name: "utc_time", Fn: newClockTime(true)},
+		sql.FunctionN{Name: "utc_timestamp", Fn: newClockUTCTimestamp},
+		sql.FunctionN{Name: "unix_timestamp", Fn: newClockUnixTimestamp},
+	}
+	m := make(map[string]sql.Function, len(fns))
+	for _, f := range fns {
+		m[f.FunctionName()] = f
+	}
+	return m
+}()
+
+// Function implements sql.FunctionProvider: the clock functions, which
+// the engine looks up here before its built-in ones.
+func (p *provider) Function(_ *sql.Context, name string) (sql.Function, bool) {
+	f, ok := clockFunctions[strings.ToLower(name)]
+	return f, ok
+}
+
+var _ sql.FunctionProvider = (*provider)(nil)
+
+// errNoContext is the error of a clock function evaluated without a
+// statement (go-mysql-server tries to, to type UNIX_TIMESTAMP(x)).
+var errNoContext = errors.New("catalogdb: clock function evaluated without a statement")
+
+// sessionLocation is the zone the session's clock reads in: its
+// time_zone as catalog.Location reads it, time.Local for 'SYSTEM'.
+func sessionLocation(ctx *sql.Context) (*time.Location, error) {
+	v, err := ctx.GetSessionVariable(ctx, "time_zone")
+	if err != nil {
+		return nil, err
+	}
+	zone, _ := v.(string)
+	if strings.EqualFold(zone, "SYSTEM") {
+		return time.Local, nil
+	}
+	loc, _, ok := catalog.Location(zone)
+	if !ok {
+		return nil, mysql.NewSQLError(mysql.ERUnknownTimeZone, "HY000", "Unknown or incorrect time zone: '%s'", zone)
+	}
+	return loc, nil
+}
+
+// sessionWallClock is the date and time t shows in the session's zone
+// (in UTC with utc), labelled UTC as go-mysql-server labels a DATETIME,
+// truncated to fsp digits of a second.
+func sessionWallClock(ctx *sql.Context, t time.Time, utc bool, fsp int) (time.Time, error) {
+	loc := time.UTC
+	if !utc {
+		var err error
+		if loc, err = sessionLocation(ctx); err != nil {
+			return time.Time{}, err
+		}
+	}
+	return wallClock(t, loc, fsp), nil
+}
+
+// wallClock is the date and time t shows in loc, labelled UTC, truncated
+// to fsp digits of a second.
+func wallClock(t time.Time, loc *time.Location, fsp int) time.Time {
+	w := t.In(loc)
+	unit := 1
+	for range 9 - fsp {
+		unit *= 10
+	}
+	return time.Date(w.Year(), w.Month(), w.Day(), w.Hour(), w.Minute(), w.Second(), w.Nanosecond()/unit*unit, time.UTC)
+}
+
+// precision is the fractional-second precision of a clock function: 0
+// without an argument, else its argument, an integer from 0 to 6.
+func precision(ctx *sql.Context, name string, prec sql.Expression, row sql.Row) (int, error) {
+	if prec == nil {
+		return 0, nil
+	}
+	v, err := prec.Eval(ctx, row)
+	if err != nil {
+		return 0, err
+	}
+	if v == nil {
+		return 0, function.ErrTimeUnexpectedlyNil.New(name)
+	}
+	fsp, ok := types.CoalesceInt(v)
+	if !ok || fsp < 0 {
+		return 0, sql.ErrInvalidArgumentType.New(name)
+	}
+	if fsp > 6 {
+		return 0, function.ErrTooHighPrecision.New(fsp, name, 6)
+	}
+	return fsp, nil
+}
+
+// clockNow is NOW() and its synonyms (SYSDATE() with exact: the time it
+// is evaluated, not the statement's).
+type clockNow struct {
+	*function.Now
+	exact bool
+}
+
+var _ sql.FunctionExpression = clockNow{}
+
+func newClockNow(exact bool) func(...sql.Expression) (sql.Expression, error) {
+	return func(args ...sql.Expression) (sql.Expression, error) {
+		n, err := function.NewNow(args...)
+		if err != nil {
+			return nil, err
+		}
+		return clockNow{Now: n.(*function.Now), exact: exact}, nil
+	}
+}
+
+// Eval implements sql.Expression.
+func (n clockNow) Eval(ctx *sql.Context, row sql.Row) (any, error) {
+	if ctx == nil {
+		return nil, errNoContext
+	}
+	var prec sql.Expression
+	if c := n.Children(); len(c) > 0 {
+		prec = c[0]
+	}
+	fsp, err := precision(ctx, n.FunctionName(), prec, row)
+	if err != nil {
+		return nil, err
+	}
+	t := ctx.QueryTime()
+	if n.exact {
+		t = sql.Now()
+	}
+	return sessionWallClock(ctx, t, false, fsp)
+}
+
+// WithChildren implements sql.Expression.
+func (n clockNow) WithChildren(children ...sql.Expression) (sql.Expression, error) {
+	return newClockNow(n.exact)(children...)
+}
+
+// clockDate is CURDATE(), CURRENT_DATE and UTC_DATE(), text as
+// go-mysql-server's CURDATE() is.
+type clockDate struct {
+	function.CurrDate
+	utc bool
+}
+
+var _ sql.FunctionExpression = clockDate{}
+
+func newClockDate(name string, utc bool) func() sql.Expression {
+	return func() sql.Expression {
+		return clockDate{CurrDate: function.CurrDate{NoArgFunc: function.NoArgFunc{Name: name, SQLType: types.LongText}}, utc: utc}
+	}
+}
+
+// Eval implements sql.Expression.
+func (c clockDate) Eval(ctx *sql.Context, _ sql.Row) (any, error) {
+	if ctx == nil {
+		return nil, errNoContext
+	}
+	t, err := sessionWallClock(ctx, ctx.QueryTime(), c.utc, 0)
+	if err != nil {
+		return nil, err
+	}
+	return t.Format(time.DateOnly), nil
+}
+
+// WithChildren implements sql.Expression.
+func (c clockDate) WithChildren(children ...sql.Expression) (sql.Expression, error) {
+	return function.NoArgFuncWithChildren(c, children)
+}
+
+// clockTime is CURTIME(), CURRENT_TIME and UTC_TIME(), text as
+// go-mysql-server's CURTIME() is, with the fraction its precision asks
+// for.
+type clockTime struct {
+	*function.CurrTime
+	utc bool
+}
+
+var _ sql.FunctionExpression = clockTime{}
+
+func newClockTime(utc bool) func(...sql.Expression) (sql.Expression, error) {
+	return func(args ...sql.Expression) (sql.Expression, error) {
+		if len(args) > 1 {
+			return nil, sql.ErrInvalidArgumentNumber.New("CURTIME", 1, len(args))
+		}
+		c, err := function.NewCurrTime(args...)
+		if err != nil {
+			return nil, err
+		}
+		return clockTime{CurrTime: c.(*function.CurrTime), utc: utc}, nil
+	}
+}
+
+// Eval implements sql.Expression.
+func (c clockTime) Eval(ctx *sql.Context, row sql.Row) (any, error) {
+	if ctx == nil {
+		return nil, errNoContext
+	}
+	var prec sql.Expression
+	if ch := c.Children(); len(ch) > 0 {
+		prec = ch[0]
+	}
+	fsp, err := precision(ctx, c.FunctionName(), prec, row)
+	if err != nil {
+		return nil, err
+	}
+	t, err := sessionWallClock(ctx, ctx.QueryTime(), c.utc, fsp)
+	if err != nil {
+		return nil, err
+	}
+	if fsp == 0 {
+		return t.Format(time.TimeOnly), nil
+	}
+	return t.Format(time.TimeOnly) + fmt.Sprintf(".%06d", t.Nanosecond()/1000)[:fsp+1], nil
+}
+
+// WithChildren implements sql.Expression.
+func (c clockTime) WithChildren(children ...sql.Expression) (sql.Expression, error) {
+	return newClockTime(c.utc)(children...)
+}
+
+// clockUTCTimestamp is UTC_TIMESTAMP(), truncated to its precision
+// (go-mysql-server's keeps microseconds whatever it is).
+type clockUTCTimestamp struct {
+	*function.UTCTimestamp
+	args []sql.Expression
+	fsp  int
+}
+
+var _ sql.FunctionExpression = clockUTCTimestamp{}
+
+func newClockUTCTimestamp(args ...sql.Expression) (sql.Expression, error) {
+	u, err := function.NewUTCTimestamp(args...)
+	if err != nil {
+		return nil, err
+	}
+	c := clockUTCTimestamp{UTCTimestamp: u.(*function.UTCTimestamp), args: args}
+	if len(args) == 1 {
+		// NewUTCTimestamp has checked that it is a constant from 0 to 6.
+		v, err := args[0].Eval(sql.NewEmptyContext(), nil)
+		if err != nil {
+			return nil, err
+		}
+		n, _ := types.CoalesceInt(v)
+		c.fsp = n
+	}
+	return c, nil
+}
+
+// Eval implements sql.Expression.
+func (c clockUTCTimestamp) Eval(ctx *sql.Context, _ sql.Row) (any, error) {
+	if ctx == nil {
+		return nil, errNoContext
+	}
+	return wallClock(ctx.QueryTime(), time.UTC, c.fsp), nil
+}
+
+// WithChildren implements sql.Expression: it has none (its precision is
+// read when it is built).
+func (c clockUTCTimestamp) WithChildren(children ...sql.Expression) (sql.Expression, error) {
+	if len(children) != 0 {
+		return nil, sql.ErrInvalidChildrenNumber.New(c, len(children), 0)
+	}
+	return c, nil
+}
+
+// clockUnixTimestamp is UNIX_TIMESTAMP(): the statement time's seconds
+// since 1970, or those of its argument read in the session's zone (a
+// TIMESTAMP value as go-mysql-server reads it).
+type clockUnixTimestamp struct {
+	*function.UnixTimestamp
+	date sql.Expression
+	typ  sql.Type
+}
+
+var _ sql.FunctionExpression = clockUnixTimestamp{}
+
+func newClockUnixTimestamp(args ...sql.Expression) (sql.Expression, error) {
+	u, err := function.NewUnixTimestamp(args...)
+	if err != nil {
+		return nil, err
+	}
+	c := clockUnixTimestamp{UnixTimestamp: u.(*function.UnixTimestamp)}
+	c.typ = c.UnixTimestamp.Type()
+	if len(args) == 1 {
+		c.date = args[0]
+		// go-mysql-server types UNIX_TIMESTAMP(NOW(n)) by NOW's
+		// precision, which it finds only as its own NOW().
+		if fsp, ok := clockNowPrecision(args[0]); ok {
+			c.typ = types.Int64
+			if fsp > 0 {
+				c.typ = types.MustCreateDecimalType(19, uint8(fsp))
+			}
+		}
+	}
+	return c, nil
+}
+
+// clockNowPrecision is the constant precision of e when e is a NOW()
+// (of any spelling) with one.
+func clockNowPrecision(e sql.Expression) (int, bool) {
+	n, ok := e.(clockNow)
+	if !ok {
+		return 0, false
+	}
+	c := n.Children()
+	if len(c) == 0 {
+		return 0, true
+	}
+	v, err := c[0].Eval(sql.NewEmptyContext(), nil)
+	if err != nil {
+		return 0, false
+	}
+	fsp, ok := types.CoalesceInt(v)
+	return fsp, ok && fsp >= 0 && fsp <= 6
+}
+
+// Type implements sql.Expression.
+func (c clockUnixTimestamp) Type() sql.Type { return c.typ }
+
+// Eval implements sql.Expression.
+func (c clockUnixTimestamp) Eval(ctx *sql.Context, row sql.Row) (any, error) {
+	if ctx == nil {
+		return nil, errNoContext
+	}
+	if c.date == nil {
+		return unixTimestamp(ctx.QueryTime(), c.typ), nil
+	}
+	if c.date.Type().Equals(types.Timestamp) {
+		return c.UnixTimestamp.Eval(ctx, row)
+	}
+	v, err := c.date.Eval(ctx, row)
+	if err != nil || v == nil {
+		return nil, err
+	}
+	v, _, err = types.DatetimeMaxPrecision.Convert(ctx, v)
+	if err != nil {
+		ctx.Warn(1292, "Incorrect datetime value: %s", c.date.String())
+		return int64(0), nil
+	}
+	loc, err := sessionLocation(ctx)
+	if err != nil {
+		return nil, err
+	}
+	w := v.(time.Time)
+	return unixTimestamp(time.Date(w.Year(), w.Month(), w.Day(), w.Hour(), w.Minute(), w.Second(), w.Nanosecond(), loc), c.typ), nil
+}
+
+// unixTimestamp is t's seconds since 1970 as go-mysql-server's
+// UNIX_TIMESTAMP() gives them: 0 past its range, a decimal with typ's
+// scale when typ is one, else whole seconds.
+func unixTimestamp(t time.Time, typ sql.Type) any {
+	micro := t.UnixMicro()
+	if micro > function.MaxUnixTimeMicroSecs {
+		return int64(0)
+	}
+	if micro < 1e6 {
+		return typ.Zero()
+	}
+	if types.IsDecimal(typ) {
+		scale := int32(typ.(sql.DecimalType).Scale())
+		for i := 6 - scale; i > 0; i-- {
+			micro /= 10
+		}
+		return decimal.New(micro, -scale)
+	}
+	return micro / 1e6
+}
+
+// WithChildren implements sql.Expression.
+func (c clockUnixTimestamp) WithChildren(children ...sql.Expression) (sql.Expression, error) {
+	return newClockUnixTimestamp(children...)
+}
