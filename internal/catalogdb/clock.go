@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/expression"
 	"github.com/dolthub/go-mysql-server/sql/expression/function"
 	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/dolthub/vitess/go/mysql"
@@ -30,7 +31,10 @@ import (
 // and texts: NOW(), CURRENT_TIMESTAMP, LOCALTIME, LOCALTIMESTAMP and
 // SYSDATE() a DATETIME, CURDATE() and CURRENT_DATE, CURTIME() and
 // CURRENT_TIME, UTC_TIMESTAMP(), UNIX_TIMESTAMP(); and UTC_DATE() and
-// UTC_TIME(), which the engine lacks. Each keeps the fraction of a second
+// UTC_TIME(), which the engine lacks; and FROM_UNIXTIME(n), n seconds
+// since 1970 in the session's zone (the engine's read 'SYSTEM' at the
+// system zone's offset now, an hour off for a time in the other half of a
+// zone with summer time). Each keeps the fraction of a second
 // its precision asks for (NOW(6)), truncated as MySQL does.
 var clockFunctions = func() map[string]sql.Function {
 	fns := []sql.Function{
@@ -47,6 +51,7 @@ var clockFunctions = func() map[string]sql.Function {
 		sql.FunctionN{Name: "utc_time", Fn: newClockTime(true)},
 		sql.FunctionN{Name: "utc_timestamp", Fn: newClockUTCTimestamp},
 		sql.FunctionN{Name: "unix_timestamp", Fn: newClockUnixTimestamp},
+		sql.FunctionN{Name: "from_unixtime", Fn: newClockFromUnixtime},
 	}
 	m := make(map[string]sql.Function, len(fns))
 	for _, f := range fns {
@@ -412,4 +417,53 @@ func unixTimestamp(t time.Time, typ sql.Type) any {
 // WithChildren implements sql.Expression.
 func (c clockUnixTimestamp) WithChildren(children ...sql.Expression) (sql.Expression, error) {
 	return newClockUnixTimestamp(children...)
+}
+
+// clockFromUnixtime is FROM_UNIXTIME(n[, format]): the date and time of n
+// seconds since 1970 in the session's zone, formatted as DATE_FORMAT
+// formats with format.
+type clockFromUnixtime struct{ *function.FromUnixtime }
+
+var _ sql.FunctionExpression = clockFromUnixtime{}
+
+func newClockFromUnixtime(args ...sql.Expression) (sql.Expression, error) {
+	f, err := function.NewFromUnixtime(args...)
+	if err != nil {
+		return nil, err
+	}
+	return clockFromUnixtime{f.(*function.FromUnixtime)}, nil
+}
+
+// Eval implements sql.Expression.
+func (f clockFromUnixtime) Eval(ctx *sql.Context, row sql.Row) (any, error) {
+	if ctx == nil {
+		return nil, errNoContext
+	}
+	args := f.Children()
+	v, err := args[0].Eval(ctx, row)
+	if err != nil {
+		return nil, err
+	}
+	n, _, err := types.Int64.Convert(ctx, v)
+	if err != nil || n == nil {
+		return nil, err
+	}
+	sec := n.(int64)
+	if sec < 0 || sec > function.MaxUnixTimeSecs {
+		return nil, nil
+	}
+	loc, err := sessionLocation(ctx)
+	if err != nil {
+		return nil, err
+	}
+	t := wallClock(time.Unix(sec, 0), loc, 0)
+	if len(args) == 1 {
+		return t, nil
+	}
+	return function.NewDateFormat(expression.NewLiteral(t, types.DatetimeMaxPrecision), args[1]).Eval(ctx, row)
+}
+
+// WithChildren implements sql.Expression.
+func (f clockFromUnixtime) WithChildren(children ...sql.Expression) (sql.Expression, error) {
+	return newClockFromUnixtime(children...)
 }

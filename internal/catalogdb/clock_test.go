@@ -71,6 +71,12 @@ func TestClockFunctionsInSessionZone(t *testing.T) {
 				if got, want := row[11]+" "+row[12], row[10]; got != want {
 					t.Errorf("time_zone %s: UTC_DATE(), UTC_TIME() = %s, want %s", c.zone, got, want)
 				}
+				// 2024-07-03 09:46:40 UTC, in summer.
+				summer := time.Unix(1720000000, 0).In(c.loc)
+				r = query(t, s, "SELECT FROM_UNIXTIME(1720000000), FROM_UNIXTIME(1720000000, '%Y-%m-%d %H:%i:%s'), UNIX_TIMESTAMP(FROM_UNIXTIME(1720000000))")
+				if got, want := fmt.Sprint(r.Rows[0][0], " ", r.Rows[0][1], " ", r.Rows[0][2]), summer.Format(time.DateTime)+" "+summer.Format(time.DateTime)+" 1720000000.000000"; got != want {
+					t.Errorf("time_zone %s: FROM_UNIXTIME(1720000000), with a format, and its UNIX_TIMESTAMP = %s, want %s", c.zone, got, want)
+				}
 				_, offset := after.In(c.loc).Zone()
 				sign := ""
 				if offset < 0 {
