@@ -1,0 +1,48 @@
+package catalogdb
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestInformationSchemaNotNull: the columns MariaDB 10.11 declares NOT
+// NULL in information_schema (mariaDBNotNull) are announced with
+// NOT_NULL_FLAG, as MariaDB announces them (DBeaver, SQLAlchemy and
+// JDBC's isNullable read it); go-mysql-server announced TABLES.TABLE_NAME,
+// COLUMNS.COLUMN_NAME, SCHEMATA.SCHEMA_NAME and most others nullable.
+// And no column announced NOT NULL holds a NULL in any row the engine
+// gives (the engine's own rows, a configured table's and
+// information_schema's).
+func TestInformationSchemaNotNull(t *testing.T) {
+	s := testEngine(t).Open("a", 1, nil)
+	for _, c := range []struct{ table, notNull string }{
+		{"TABLES", "TABLE_CATALOG TABLE_SCHEMA TABLE_NAME TABLE_TYPE TABLE_COMMENT"},
+		{"COLUMNS", "TABLE_CATALOG TABLE_SCHEMA TABLE_NAME COLUMN_NAME ORDINAL_POSITION IS_NULLABLE DATA_TYPE COLUMN_TYPE COLUMN_KEY EXTRA PRIVILEGES COLUMN_COMMENT"},
+		{"SCHEMATA", "CATALOG_NAME SCHEMA_NAME DEFAULT_CHARACTER_SET_NAME DEFAULT_COLLATION_NAME"},
+		{"STATISTICS", "TABLE_CATALOG TABLE_SCHEMA TABLE_NAME NON_UNIQUE INDEX_SCHEMA INDEX_NAME SEQ_IN_INDEX COLUMN_NAME NULLABLE INDEX_TYPE INDEX_COMMENT"},
+		{"KEY_COLUMN_USAGE", "CONSTRAINT_CATALOG CONSTRAINT_SCHEMA CONSTRAINT_NAME TABLE_CATALOG TABLE_SCHEMA TABLE_NAME COLUMN_NAME ORDINAL_POSITION"},
+		{"VIEWS", "TABLE_CATALOG TABLE_SCHEMA TABLE_NAME VIEW_DEFINITION CHECK_OPTION IS_UPDATABLE DEFINER SECURITY_TYPE CHARACTER_SET_CLIENT COLLATION_CONNECTION"},
+		{"ROUTINES", "SPECIFIC_NAME ROUTINE_CATALOG ROUTINE_SCHEMA ROUTINE_NAME ROUTINE_TYPE DATA_TYPE ROUTINE_BODY"},
+	} {
+		r := query(t, s, "SELECT * FROM information_schema."+c.table)
+		flags := map[string]uint16{}
+		for _, col := range r.Columns {
+			flags[strings.ToUpper(col.Name)] = col.Flags
+		}
+		for _, name := range strings.Fields(c.notNull) {
+			if f, ok := flags[name]; !ok || f&notNullFlag == 0 {
+				t.Errorf("%s.%s: flags %#x (present %v), want NOT_NULL as in MariaDB", c.table, name, f, ok)
+			}
+		}
+	}
+	for name := range mariaDBNotNull {
+		r := query(t, s, "SELECT * FROM information_schema."+name)
+		for _, row := range r.Rows {
+			for j, col := range r.Columns {
+				if col.Flags&notNullFlag != 0 && row[j] == nil {
+					t.Errorf("%s.%s is announced NOT NULL and holds NULL in %v", name, col.Name, row)
+				}
+			}
+		}
+	}
+}
