@@ -240,3 +240,36 @@ func TestProcessList(t *testing.T) {
 		t.Errorf("after a reset, SHOW PROCESSLIST: %s, want %s", got, want)
 	}
 }
+
+// TestShowTablesAsMariaDB: SHOW [FULL] TABLES answers in MariaDB 10.11's
+// shape: with LIKE the column is named Tables_in_<db> (<pattern>) (it was
+// Tables_in_<db>), the name is VARCHAR(64) NOT NULL (it was LONGTEXT), and
+// information_schema's tables are of type SYSTEM VIEW (they were BASE
+// TABLE); WHERE filters the columns shown, and an unknown database is 1049.
+func TestShowTablesAsMariaDB(t *testing.T) {
+	s := newTestSession(t)
+	for sql, want := range map[string]string{
+		"SHOW TABLES LIKE 'p%'":                                                             "[Tables_in_dpproxy (p%)] [[pums]]",
+		"SHOW FULL TABLES FROM dpproxy LIKE 'p%'":                                           "[Tables_in_dpproxy (p%) Table_type] [[pums BASE TABLE]]",
+		"SHOW TABLES":                                                                       "[Tables_in_dpproxy] [[pums]]",
+		"SHOW FULL TABLES WHERE Table_type = 'BASE TABLE'":                                  "[Tables_in_dpproxy Table_type] [[pums BASE TABLE]]",
+		"SHOW TABLES WHERE Tables_in_dpproxy = 'pums'":                                      "[Tables_in_dpproxy] [[pums]]",
+		"SHOW FULL TABLES FROM information_schema LIKE 'collation%'":                        "[Tables_in_information_schema (collation%) Table_type] [[COLLATIONS SYSTEM VIEW] [COLLATION_CHARACTER_SET_APPLICABILITY SYSTEM VIEW]]",
+		"SHOW TABLES FROM information_schema WHERE Tables_in_information_schema = 'TABLES'": "[Tables_in_information_schema] [[TABLES]]",
+	} {
+		r := run(t, s, sql)
+		var names []string
+		for _, c := range r.Typed {
+			names = append(names, c.Name)
+		}
+		if got := fmt.Sprint(names, " ", r.Rows); got != fmt.Sprint(strings.SplitN(want, "] ", 2)[0]+"]", " ", strings.SplitN(want, "] ", 2)[1]) {
+			t.Errorf("%s: %s, want %s", sql, got, want)
+		}
+		if c := r.Typed[0]; c.Type != 253 || c.Flags&1 == 0 || c.Length != 192 {
+			t.Errorf("%s: first column %+v, want VARCHAR(64) NOT NULL as MariaDB", sql, c)
+		}
+	}
+	if _, err := s.Execute(context.Background(), "SHOW TABLES FROM nodb LIKE 'p%'"); err == nil || !strings.Contains(err.Error(), "Unknown database 'nodb'") {
+		t.Errorf("SHOW TABLES FROM nodb LIKE: %v, want 1049", err)
+	}
+}

@@ -24,8 +24,7 @@ import (
 // configured table (showColumnsAsSelect); and the forms it cannot parse:
 // DESCRIBE t col of another table, SHOW OPEN TABLES and SHOW PROFILES (both
 // empty in MySQL's shape), and SHOW SCHEMAS with LIKE or WHERE (as SHOW
-// DATABASES, which it is); and SHOW [FULL] TABLES LIKE, whose pattern
-// matches without case. ok is false for every other SHOW.
+// DATABASES, which it is); and SHOW [FULL] TABLES, in MariaDB's shape. ok is false for every other SHOW.
 func (p *Parser) showAsSelect(s *ast.ShowStmt) (sql string, ok bool, err error) {
 	// q is the SELECT, first its first column, which LIKE filters and
 	// the rows are ordered by.
@@ -73,30 +72,52 @@ func (p *Parser) showAsSelect(s *ast.ShowStmt) (sql string, ok bool, err error) 
 		}
 		return q, true, nil
 	case ast.ShowTables:
-		// Names resolve without case (@@lower_case_table_names is 2), so
-		// LIKE matches them without case (both sides in lower case), as
-		// information_schema.TABLES matches TABLE_NAME. go-mysql-server's
-		// LIKE here did not (SHOW TABLES LIKE 'orders%' missed Orders_Pub).
+		// SHOW [FULL] TABLES as MariaDB answers it, over
+		// information_schema.TABLES: the column Tables_in_<db>, or
+		// Tables_in_<db> (<pattern>) with LIKE (go-mysql-server named it
+		// Tables_in_<db> alone), its name VARCHAR(64) NOT NULL, and
+		// information_schema's tables of type SYSTEM VIEW (go-mysql-server
+		// listed them as BASE TABLE). Names resolve without case
+		// (@@lower_case_table_names is 2), so LIKE matches them without
+		// case (both sides in lower case), as information_schema.TABLES
+		// matches TABLE_NAME; go-mysql-server's LIKE here did not (SHOW
+		// TABLES LIKE 'orders%' missed Orders_Pub). WHERE filters the
+		// columns shown.
 		db := s.DBName
 		if db == "" {
 			db = p.database
 		}
-		if s.Pattern == nil || db == "" {
-			return "", false, nil
+		if db == "" {
+			return "", false, nil // 1046, no database selected
 		}
-		pat, err := restoreSQL(s.Pattern.Pattern)
-		if err != nil {
-			return "", false, err
+		if !strings.EqualFold(db, DataDatabase) && !strings.EqualFold(db, CatalogDatabase) {
+			return "", false, dperr.New(dperr.UnknownDatabase, "Unknown database '%s'", db)
 		}
-		q = "SHOW "
+		name := "Tables_in_" + db
+		cols := "TABLE_NAME AS " + quoteIdentifier(name)
+		where := ""
+		if s.Pattern != nil {
+			pat, err := restoreSQL(s.Pattern.Pattern)
+			if err != nil {
+				return "", false, err
+			}
+			if v, ok := s.Pattern.Pattern.(ast.ValueExpr); ok {
+				cols = "TABLE_NAME AS " + quoteIdentifier(name+" ("+v.GetString()+")")
+			}
+			where = " AND LOWER(TABLE_NAME) LIKE LOWER(" + pat + ")"
+		}
 		if s.Full {
-			q += "FULL "
+			cols += ", TABLE_TYPE AS `Table_type`"
 		}
-		q += "TABLES"
-		if s.DBName != "" {
-			q += " FROM " + quoteIdentifier(s.DBName)
+		q = "SELECT * FROM (SELECT " + cols + " FROM information_schema.TABLES WHERE TABLE_SCHEMA = " + quoteString(db) + where + ") AS `show`"
+		if s.Where != nil {
+			w, err := restoreSQL(s.Where)
+			if err != nil {
+				return "", false, err
+			}
+			q += " WHERE " + w
 		}
-		return q + " WHERE LOWER(" + quoteIdentifier("Tables_in_"+db) + ") LIKE LOWER(" + pat + ")", true, nil
+		return q + " ORDER BY 1", true, nil
 	case ast.ShowOpenTables:
 		// No table is ever open in the catalog engine: MySQL's columns, no row.
 		q = "SELECT TABLE_SCHEMA AS `Database`, TABLE_NAME AS `Table`, 0 AS `In_use`, 0 AS `Name_locked` " +
