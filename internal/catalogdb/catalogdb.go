@@ -94,6 +94,9 @@ func New(cat *catalog.Config, database string, vars Variables) (*Engine, error) 
 	if err := allCharacterSets(e); err != nil {
 		return nil, err
 	}
+	if err := sessionGrants(e, database); err != nil {
+		return nil, err
+	}
 	e.ReadOnly.Store(true)
 	if err := upperCaseInformationSchema(e); err != nil {
 		return nil, err

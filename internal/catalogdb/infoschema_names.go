@@ -31,7 +31,8 @@ func upperCaseColumnsTable() {
 			if err != nil {
 				return nil, err
 			}
-			return &upperCaseNames{RowIter: rows}, nil
+			// Every column may be read (privileges.go).
+			return &upperCaseNames{RowIter: &selectPrivilege{RowIter: rows, at: privilegesIndex(c.TableSchema)}}, nil
 		}
 		return c
 	}
