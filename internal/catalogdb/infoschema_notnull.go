@@ -13,8 +13,8 @@ import (
 // table. go-mysql-server announced most of them nullable (no NOT_NULL_FLAG
 // in the column definition), which DBeaver, SQLAlchemy and Connector/J's
 // ResultSetMetaData.isNullable read; a column MariaDB lacks keeps
-// go-mysql-server's. TestInformationSchemaNotNullHoldsNoNull checks that
-// no such column of the engine ever holds a NULL.
+// go-mysql-server's. TestInformationSchemaNotNull checks that no such
+// column of the engine ever holds a NULL.
 var mariaDBNotNull = map[string]string{
 	"APPLICABLE_ROLES":                      "GRANTEE ROLE_NAME IS_GRANTABLE",
 	"CHARACTER_SETS":                        "CHARACTER_SET_NAME DEFAULT_COLLATE_NAME DESCRIPTION MAXLEN",
@@ -43,25 +43,53 @@ var mariaDBNotNull = map[string]string{
 	"VIEWS":                                 "TABLE_CATALOG TABLE_SCHEMA TABLE_NAME VIEW_DEFINITION CHECK_OPTION IS_UPDATABLE DEFINER SECURITY_TYPE CHARACTER_SET_CLIENT COLLATION_CONNECTION ALGORITHM",
 }
 
-// notNullInformationSchema marks the columns of mariaDBNotNull NOT NULL in
-// go-mysql-server's information_schema tables. Their schemas are the
+// mariaDBNullable are the columns of the same tables MariaDB 10.11
+// declares nullable; go-mysql-server declared some of them NOT NULL
+// (STATISTICS.COMMENT, COLLATIONS.ID, ...).
+var mariaDBNullable = map[string]string{
+	"APPLICABLE_ROLES":        "IS_DEFAULT",
+	"COLLATIONS":              "CHARACTER_SET_NAME ID IS_DEFAULT",
+	"COLUMNS":                 "COLUMN_DEFAULT CHARACTER_MAXIMUM_LENGTH CHARACTER_OCTET_LENGTH NUMERIC_PRECISION NUMERIC_SCALE DATETIME_PRECISION CHARACTER_SET_NAME COLLATION_NAME GENERATION_EXPRESSION",
+	"ENGINES":                 "TRANSACTIONS XA SAVEPOINTS",
+	"EVENTS":                  "EXECUTE_AT INTERVAL_VALUE INTERVAL_FIELD STARTS ENDS LAST_EXECUTED",
+	"KEY_COLUMN_USAGE":        "POSITION_IN_UNIQUE_CONSTRAINT REFERENCED_TABLE_SCHEMA REFERENCED_TABLE_NAME REFERENCED_COLUMN_NAME",
+	"PARAMETERS":              "PARAMETER_MODE PARAMETER_NAME CHARACTER_MAXIMUM_LENGTH CHARACTER_OCTET_LENGTH NUMERIC_PRECISION NUMERIC_SCALE DATETIME_PRECISION CHARACTER_SET_NAME COLLATION_NAME",
+	"PARTITIONS":              "PARTITION_NAME SUBPARTITION_NAME PARTITION_ORDINAL_POSITION SUBPARTITION_ORDINAL_POSITION PARTITION_METHOD SUBPARTITION_METHOD PARTITION_EXPRESSION SUBPARTITION_EXPRESSION PARTITION_DESCRIPTION MAX_DATA_LENGTH CREATE_TIME UPDATE_TIME CHECK_TIME CHECKSUM TABLESPACE_NAME",
+	"PLUGINS":                 "PLUGIN_LIBRARY PLUGIN_LIBRARY_VERSION PLUGIN_AUTHOR PLUGIN_DESCRIPTION PLUGIN_AUTH_VERSION",
+	"PROCESSLIST":             "DB STATE INFO INFO_BINARY",
+	"REFERENTIAL_CONSTRAINTS": "UNIQUE_CONSTRAINT_NAME REFERENCED_TABLE_NAME",
+	"ROUTINES":                "CHARACTER_MAXIMUM_LENGTH CHARACTER_OCTET_LENGTH NUMERIC_PRECISION NUMERIC_SCALE DATETIME_PRECISION CHARACTER_SET_NAME COLLATION_NAME DTD_IDENTIFIER ROUTINE_DEFINITION EXTERNAL_NAME EXTERNAL_LANGUAGE SQL_PATH",
+	"SCHEMATA":                "SQL_PATH",
+	"STATISTICS":              "COLLATION CARDINALITY SUB_PART PACKED COMMENT",
+	"TABLES":                  "ENGINE VERSION ROW_FORMAT TABLE_ROWS AVG_ROW_LENGTH DATA_LENGTH MAX_DATA_LENGTH INDEX_LENGTH DATA_FREE AUTO_INCREMENT CREATE_TIME UPDATE_TIME CHECK_TIME TABLE_COLLATION CHECKSUM CREATE_OPTIONS MAX_INDEX_LENGTH TEMPORARY",
+	"TRIGGERS":                "ACTION_CONDITION ACTION_STATEMENT ACTION_REFERENCE_OLD_TABLE ACTION_REFERENCE_NEW_TABLE CREATED DEFINER",
+}
+
+// notNullInformationSchema marks the columns of mariaDBNotNull NOT NULL,
+// and those of mariaDBNullable nullable, in go-mysql-server's
+// information_schema tables. Their schemas are the
 // package's variables, shared by every engine, so this runs once for the
 // process, before any engine answers (New's initVariables).
 func notNullInformationSchema() {
 	db := information_schema.NewInformationSchemaDatabase()
 	ctx := sql.NewEmptyContext()
-	for name, cols := range mariaDBNotNull {
-		t, ok, err := db.GetTableInsensitive(ctx, name)
-		if err != nil || !ok {
-			continue
-		}
-		notNull := map[string]bool{}
-		for _, c := range strings.Fields(cols) {
-			notNull[c] = true
-		}
-		for _, c := range t.Schema() {
-			if notNull[strings.ToUpper(c.Name)] {
-				c.Nullable = false
+	for _, m := range []struct {
+		columns  map[string]string
+		nullable bool
+	}{{mariaDBNotNull, false}, {mariaDBNullable, true}} {
+		for name, cols := range m.columns {
+			t, ok, err := db.GetTableInsensitive(ctx, name)
+			if err != nil || !ok {
+				continue
+			}
+			listed := map[string]bool{}
+			for _, c := range strings.Fields(cols) {
+				listed[c] = true
+			}
+			for _, c := range t.Schema() {
+				if listed[strings.ToUpper(c.Name)] {
+					c.Nullable = m.nullable
+				}
 			}
 		}
 	}

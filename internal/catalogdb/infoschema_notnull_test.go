@@ -35,6 +35,15 @@ func TestInformationSchemaNotNull(t *testing.T) {
 			}
 		}
 	}
+	// And the columns MariaDB declares nullable are announced so.
+	for table, cols := range map[string]string{"STATISTICS": "COLLATION CARDINALITY SUB_PART PACKED COMMENT", "COLLATIONS": "CHARACTER_SET_NAME ID IS_DEFAULT"} {
+		r := query(t, s, "SELECT * FROM information_schema."+table)
+		for _, col := range r.Columns {
+			if strings.Contains(" "+cols+" ", " "+strings.ToUpper(col.Name)+" ") && col.Flags&notNullFlag != 0 {
+				t.Errorf("%s.%s: NOT NULL, want nullable as in MariaDB", table, col.Name)
+			}
+		}
+	}
 	for name := range mariaDBNotNull {
 		r := query(t, s, "SELECT * FROM information_schema."+name)
 		for _, row := range r.Rows {

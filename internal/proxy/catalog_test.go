@@ -273,3 +273,28 @@ func TestShowTablesAsMariaDB(t *testing.T) {
 		t.Errorf("SHOW TABLES FROM nodb LIKE: %v, want 1049", err)
 	}
 }
+
+// TestShowIndexAsMariaDB: SHOW INDEX (KEYS, INDEXES) of a configured
+// table answers MariaDB 10.11's 14 columns (go-mysql-server's had MySQL
+// 8's Visible and Expression for Ignored), names and texts VARCHAR where
+// MariaDB's are (they were all LONGTEXT), NOT NULL where MariaDB's are,
+// and no row: a configured table has no index.
+func TestShowIndexAsMariaDB(t *testing.T) {
+	s := newTestSession(t)
+	for _, sql := range []string{"SHOW INDEX FROM pums", "SHOW KEYS FROM dpproxy.pums", "SHOW INDEXES FROM pums WHERE Key_name = 'PRIMARY'"} {
+		r := run(t, s, sql)
+		var got []string
+		for _, c := range r.Typed {
+			null := ""
+			if c.Flags&1 == 0 {
+				null = "?"
+			}
+			got = append(got, fmt.Sprintf("%s:%d%s", c.Name, c.Type, null))
+		}
+		want := "[Table:253 Non_unique:3 Key_name:253 Seq_in_index:3 Column_name:253 Collation:253? Cardinality:8? Sub_part:8? " +
+			"Packed:254? Null:253 Index_type:253 Comment:253? Index_comment:253 Ignored:252]"
+		if fmt.Sprint(got) != want || len(r.Rows) != 0 {
+			t.Errorf("%s:\n%v %v\nwant %s and no row", sql, got, r.Rows, want)
+		}
+	}
+}

@@ -118,6 +118,34 @@ func (p *Parser) showAsSelect(s *ast.ShowStmt) (sql string, ok bool, err error) 
 			q += " WHERE " + w
 		}
 		return q + " ORDER BY 1", true, nil
+	case ast.ShowIndex:
+		// SHOW INDEX|INDEXES|KEYS of a configured table as MariaDB 10.11
+		// answers it, over information_schema.STATISTICS (a configured
+		// table has no index, so no row): MariaDB's 14 columns, names and
+		// texts VARCHAR NOT NULL where MariaDB's are, Ignored last.
+		// go-mysql-server's own had MySQL 8's Visible and Expression, and
+		// every text column LONGTEXT.
+		if s.Table == nil {
+			return "", false, nil
+		}
+		t, ok := p.showColumnsTable(s)
+		if !ok {
+			return "", false, nil
+		}
+		q = "SELECT TABLE_NAME AS `Table`, NON_UNIQUE AS `Non_unique`, INDEX_NAME AS `Key_name`, SEQ_IN_INDEX AS `Seq_in_index`, " +
+			"COLUMN_NAME AS `Column_name`, COLLATION AS `Collation`, CARDINALITY AS `Cardinality`, SUB_PART AS `Sub_part`, " +
+			"PACKED AS `Packed`, NULLABLE AS `Null`, INDEX_TYPE AS `Index_type`, COMMENT AS `Comment`, " +
+			"INDEX_COMMENT AS `Index_comment`, IF(IS_VISIBLE = 'NO', 'YES', 'NO') AS `Ignored` " +
+			"FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = " + quoteString(DataDatabase) + " AND TABLE_NAME = " + quoteString(t.Name)
+		q = "SELECT * FROM (" + q + ") AS `show`"
+		if s.Where != nil {
+			w, err := restoreSQL(s.Where)
+			if err != nil {
+				return "", false, err
+			}
+			q += " WHERE " + w
+		}
+		return q + " ORDER BY `Non_unique`, `Key_name`, `Seq_in_index`", true, nil
 	case ast.ShowOpenTables:
 		// No table is ever open in the catalog engine: MySQL's columns, no row.
 		q = "SELECT TABLE_SCHEMA AS `Database`, TABLE_NAME AS `Table`, 0 AS `In_use`, 0 AS `Name_locked` " +
