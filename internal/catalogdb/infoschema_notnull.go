@@ -5,6 +5,7 @@ import (
 
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/information_schema"
+	"github.com/dolthub/go-mysql-server/sql/plan"
 )
 
 // mariaDBNotNull are the columns MariaDB 10.11 declares NOT NULL in the
@@ -71,6 +72,14 @@ var mariaDBNullable = map[string]string{
 // package's variables, shared by every engine, so this runs once for the
 // process, before any engine answers (New's initVariables).
 func notNullInformationSchema() {
+	// SHOW PROCESSLIST's db, State and Info, NULL in MariaDB for a
+	// connection without a database, idle, or running nothing.
+	for _, c := range plan.NewShowProcessList().Schema() {
+		switch c.Name {
+		case "db", "State", "Info":
+			c.Nullable = true
+		}
+	}
 	db := information_schema.NewInformationSchemaDatabase()
 	ctx := sql.NewEmptyContext()
 	for _, m := range []struct {
