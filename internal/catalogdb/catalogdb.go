@@ -56,7 +56,7 @@ func New(cat *catalog.Config, database string, vars Variables) (*Engine, error) 
 		variables.InitSystemVariables()
 		sql.SystemVariables.AddSystemVariables(append([]sql.SystemVariable{timeZoneVariable(), selectLimitVariable(), maxErrorCountVariable(), groupConcatMaxLenVariable()}, diagnosticsVariables()...))
 		upperCaseColumnsTable()
-		notNullInformationSchema()
+		mariaDBInformationSchema()
 	})
 	all := map[string]any{
 		// LOAD_FILE and SELECT ... INTO OUTFILE may touch only this

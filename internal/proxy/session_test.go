@@ -152,7 +152,7 @@ func TestCatalogAndBootstrapStatements(t *testing.T) {
 		{"SHOW DATABASES", "[[dpproxy] [information_schema]]"},
 		{"SHOW TABLES FROM dpproxy", "[[pums]]"},
 		{"SHOW COLUMNS FROM pums LIKE 'a%'", "[[age bigint YES  <nil> ]]"},
-		{"SHOW FULL COLUMNS FROM pums LIKE 'a%'", "[[age bigint <nil> YES  <nil>   bounds [0, 100]]]"},
+		{"SHOW FULL COLUMNS FROM pums LIKE 'a%'", "[[age bigint <nil> YES  <nil>  select bounds [0, 100]]]"},
 		{"SELECT COLUMN_NAME, DATA_TYPE, COLUMN_COMMENT FROM information_schema.COLUMNS WHERE TABLE_NAME = 'pums' AND COLUMN_NAME LIKE 'in%'", "[[income double bounds [0, 500000]]]"},
 		{"SELECT * FROM pums WHERE 1 = 0", "[]"},
 		{"SELECT age, sex FROM pums LIMIT 0", "[]"},

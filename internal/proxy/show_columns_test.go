@@ -31,8 +31,8 @@ func TestShowColumnsWhereSeesShownColumnsOnly(t *testing.T) {
 	for sql, want := range map[string]string{
 		"SHOW COLUMNS FROM pums WHERE Field IN ('sex', 'age')":                    "[[age bigint YES  <nil> ] [sex bigint YES  <nil> ]]",
 		"SHOW COLUMNS FROM pums WHERE `Type` = 'double' OR Field = 'educ'":        "[[educ bigint YES  <nil> ] [income double YES  <nil> ]]",
-		"SHOW FULL COLUMNS FROM pums WHERE Comment LIKE '%500000%'":               "[[income double <nil> YES  <nil>   bounds [0, 500000]]]",
-		"SHOW FULL COLUMNS FROM pums WHERE Collation IS NULL AND Field LIKE 'a%'": "[[age bigint <nil> YES  <nil>   bounds [0, 100]]]",
+		"SHOW FULL COLUMNS FROM pums WHERE Comment LIKE '%500000%'":               "[[income double <nil> YES  <nil>  select bounds [0, 500000]]]",
+		"SHOW FULL COLUMNS FROM pums WHERE Collation IS NULL AND Field LIKE 'a%'": "[[age bigint <nil> YES  <nil>  select bounds [0, 100]]]",
 	} {
 		if got := fmt.Sprint(run(t, s, sql).Rows); got != want {
 			t.Errorf("%s: got %s, want %s", sql, got, want)

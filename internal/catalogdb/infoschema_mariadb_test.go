@@ -1,6 +1,7 @@
 package catalogdb
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -52,6 +53,32 @@ func TestInformationSchemaNotNull(t *testing.T) {
 					t.Errorf("%s.%s is announced NOT NULL and holds NULL in %v", name, col.Name, row)
 				}
 			}
+		}
+	}
+}
+
+// TestInformationSchemaVarcharNotEnum: the columns MariaDB 10.11 declares
+// VARCHAR where go-mysql-server had an ENUM (TABLES.TABLE_TYPE,
+// COLUMNS.COLUMN_KEY, ...) are VARCHAR of MariaDB's length without
+// ENUM_FLAG, with their values; CAST(TABLE_TYPE AS CHAR) made the engine
+// panic.
+func TestInformationSchemaVarcharNotEnum(t *testing.T) {
+	s := testEngine(t).Open("a", 1, nil)
+	for name, n := range mariaDBVarchar {
+		table, col, _ := strings.Cut(name, ".")
+		r := query(t, s, "SELECT "+col+" FROM information_schema."+table+" LIMIT 0")
+		if c := r.Columns[0]; c.Type != 253 || c.Flags&enumFlag != 0 || c.Length != uint32(3*n) {
+			t.Errorf("%s: %+v, want VARCHAR(%d) as in MariaDB", name, c, n)
+		}
+	}
+	for q, want := range map[string]string{
+		"SELECT TABLE_TYPE, CAST(TABLE_TYPE AS CHAR), ROW_FORMAT FROM information_schema.TABLES WHERE TABLE_NAME = 'visits'": "[[BASE TABLE BASE TABLE Dynamic]]",
+		"SELECT DISTINCT TABLE_TYPE FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'information_schema'":                "[[SYSTEM VIEW]]",
+		"SELECT DISTINCT COLUMN_KEY FROM information_schema.COLUMNS WHERE TABLE_NAME = 'visits'":                             "[[]]",
+		"SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_TYPE = 'BASE TABLE'":                                     "[[1]]",
+	} {
+		if got := fmt.Sprint(query(t, s, q).Rows); got != want {
+			t.Errorf("%s: %s, want %s", q, got, want)
 		}
 	}
 }

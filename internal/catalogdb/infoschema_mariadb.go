@@ -6,6 +6,8 @@ import (
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/information_schema"
 	"github.com/dolthub/go-mysql-server/sql/plan"
+	"github.com/dolthub/go-mysql-server/sql/types"
+	"github.com/dolthub/vitess/go/sqltypes"
 )
 
 // mariaDBNotNull are the columns MariaDB 10.11 declares NOT NULL in the
@@ -66,12 +68,25 @@ var mariaDBNullable = map[string]string{
 	"TRIGGERS":                "ACTION_CONDITION ACTION_STATEMENT ACTION_REFERENCE_OLD_TABLE ACTION_REFERENCE_NEW_TABLE CREATED DEFINER",
 }
 
-// notNullInformationSchema marks the columns of mariaDBNotNull NOT NULL,
-// and those of mariaDBNullable nullable, in go-mysql-server's
-// information_schema tables. Their schemas are the
+// mariaDBVarchar are the columns MariaDB 10.11 declares VARCHAR(n) where
+// go-mysql-server (as MySQL 8) has an ENUM, with n: the column definition
+// had ENUM_FLAG (SHOW COLUMNS' Key was an ENUM), and CAST(TABLE_TYPE AS
+// CHAR) made go-mysql-server panic (1105), its rows holding the text.
+var mariaDBVarchar = map[string]int64{
+	"COLUMNS.COLUMN_KEY": 3, "EVENTS.INTERVAL_FIELD": 18, "EVENTS.STATUS": 18, "PARAMETERS.ROUTINE_TYPE": 9,
+	"REFERENTIAL_CONSTRAINTS.MATCH_OPTION": 64, "REFERENTIAL_CONSTRAINTS.UPDATE_RULE": 64, "REFERENTIAL_CONSTRAINTS.DELETE_RULE": 64,
+	"ROUTINES.ROUTINE_TYPE": 13, "ROUTINES.SQL_DATA_ACCESS": 64, "ROUTINES.SECURITY_TYPE": 7,
+	"TABLES.TABLE_TYPE": 64, "TABLES.ROW_FORMAT": 10, "TRIGGERS.EVENT_MANIPULATION": 6, "TRIGGERS.ACTION_TIMING": 6,
+	"VIEWS.CHECK_OPTION": 8, "VIEWS.IS_UPDATABLE": 3,
+}
+
+// mariaDBInformationSchema makes go-mysql-server's information_schema
+// tables declare their columns as MariaDB's do: those of mariaDBNotNull
+// NOT NULL, those of mariaDBNullable nullable, those of mariaDBVarchar
+// VARCHAR. Their schemas are the
 // package's variables, shared by every engine, so this runs once for the
 // process, before any engine answers (New's initVariables).
-func notNullInformationSchema() {
+func mariaDBInformationSchema() {
 	// SHOW PROCESSLIST's db, State and Info, NULL in MariaDB for a
 	// connection without a database, idle, or running nothing.
 	for _, c := range plan.NewShowProcessList().Schema() {
@@ -98,6 +113,9 @@ func notNullInformationSchema() {
 			for _, c := range t.Schema() {
 				if listed[strings.ToUpper(c.Name)] {
 					c.Nullable = m.nullable
+				}
+				if n, ok := mariaDBVarchar[name+"."+strings.ToUpper(c.Name)]; ok && types.IsEnum(c.Type) {
+					c.Type = types.MustCreateString(sqltypes.VarChar, n, sql.Collation_Information_Schema_Default)
 				}
 			}
 		}
