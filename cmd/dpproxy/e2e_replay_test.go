@@ -140,9 +140,22 @@ func family(dbType string) string {
 
 // shapeOf runs q and returns its shape, with database renamed to "DB" in
 // column names (SHOW TABLES' Tables_in_<database>).
-func shapeOf(t *testing.T, db *sql.DB, q, database string) (shape, error) {
+// With prepared, q runs as a server-side prepared statement, its rows
+// in the binary protocol.
+func shapeOf(t *testing.T, db *sql.DB, q, database string, prepared bool) (shape, error) {
 	t.Helper()
-	rows, err := db.Query(q)
+	var rows *sql.Rows
+	var err error
+	if prepared {
+		stmt, perr := db.Prepare(q)
+		if perr != nil {
+			return shape{}, perr
+		}
+		defer stmt.Close()
+		rows, err = stmt.Query()
+	} else {
+		rows, err = db.Query(q)
+	}
 	if err != nil {
 		return shape{}, err
 	}
@@ -172,7 +185,8 @@ func shapeOf(t *testing.T, db *sql.DB, q, database string) (shape, error) {
 // TestIntrospectionReplay sends the statements BI tools and drivers send to
 // browse a schema through the real proxy; each must answer, and where
 // DPPROXY_TEST_MYSQL_DSN is set, with the shape (column names, type
-// families) a real MariaDB gives for the same schema.
+// families, NOT NULL) a real MariaDB gives for the same schema, in the
+// text protocol and as prepared statements in the binary protocol.
 func TestIntrospectionReplay(t *testing.T) {
 	if len(introspections) < 40 {
 		t.Fatalf("only %d statements", len(introspections))
@@ -192,34 +206,40 @@ func TestIntrospectionReplay(t *testing.T) {
 		}
 	}
 	for _, in := range introspections {
-		got, err := shapeOf(t, proxyDB, in.sql, "dpproxy")
-		if err != nil {
-			t.Errorf("%s: %s: %v", in.client, in.sql, err)
-			continue
-		}
-		if real == nil {
-			continue
-		}
-		want, err := shapeOf(t, real, in.sql, realName)
-		if err != nil {
-			t.Errorf("%s: MariaDB refused %s: %v", in.client, in.sql, err)
-			continue
-		}
-		n := in.compare
-		if n == 0 {
-			n = max(len(got.names), len(want.names))
-		}
-		if len(got.names) < n || len(want.names) < n {
-			t.Errorf("%s: %s:\n proxy   %v\n mariadb %v", in.client, in.sql, got, want)
-			continue
-		}
-		g := shape{got.names[:n], got.families[:n]}
-		w := shape{want.names[:n], want.families[:n]}
-		if in.nulls != "" {
-			g, w = g.withoutNotNull(), w.withoutNotNull()
-		}
-		if g.String() != w.String() {
-			t.Errorf("%s: %s:\n proxy   %v\n mariadb %v", in.client, in.sql, g, w)
+		for _, prepared := range []bool{false, true} {
+			protocol := "text"
+			if prepared {
+				protocol = "binary"
+			}
+			got, err := shapeOf(t, proxyDB, in.sql, "dpproxy", prepared)
+			if err != nil {
+				t.Errorf("%s (%s): %s: %v", in.client, protocol, in.sql, err)
+				continue
+			}
+			if real == nil {
+				continue
+			}
+			want, err := shapeOf(t, real, in.sql, realName, prepared)
+			if err != nil {
+				t.Errorf("%s (%s): MariaDB refused %s: %v", in.client, protocol, in.sql, err)
+				continue
+			}
+			n := in.compare
+			if n == 0 {
+				n = max(len(got.names), len(want.names))
+			}
+			if len(got.names) < n || len(want.names) < n {
+				t.Errorf("%s (%s): %s:\n proxy   %v\n mariadb %v", in.client, protocol, in.sql, got, want)
+				continue
+			}
+			g := shape{got.names[:n], got.families[:n]}
+			w := shape{want.names[:n], want.families[:n]}
+			if in.nulls != "" {
+				g, w = g.withoutNotNull(), w.withoutNotNull()
+			}
+			if g.String() != w.String() {
+				t.Errorf("%s (%s): %s:\n proxy   %v\n mariadb %v", in.client, protocol, in.sql, g, w)
+			}
 		}
 	}
 }

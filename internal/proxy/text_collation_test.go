@@ -55,8 +55,8 @@ tables:
 				t.Errorf("SHOW CREATE TABLE: %s; want the table in %s and no column in another", create, c.collation)
 			}
 			for _, q := range []struct{ sql, want string }{
-				{"SHOW FULL COLUMNS FROM visits", "[[age bigint <nil> YES  <nil>   bounds [0, 120]] [city text " + c.collation + " YES  <nil>   ]]"},
-				{"SHOW FULL COLUMNS FROM dpproxy.visits WHERE `Collation` IS NOT NULL", "[[city text " + c.collation + " YES  <nil>   ]]"},
+				{"SHOW FULL COLUMNS FROM visits", "[[age bigint <nil> YES  <nil>  select bounds [0, 120]] [city text " + c.collation + " YES  <nil>  select ]]"},
+				{"SHOW FULL COLUMNS FROM dpproxy.visits WHERE `Collation` IS NOT NULL", "[[city text " + c.collation + " YES  <nil>  select ]]"},
 				{"SHOW COLUMNS FROM visits FROM dpproxy LIKE 'c%'", "[[city text YES  <nil> ]]"},
 				{"DESCRIBE visits", "[[age bigint YES  <nil> ] [city text YES  <nil> ]]"},
 				{"DESC visits city", "[[city text YES  <nil> ]]"},
