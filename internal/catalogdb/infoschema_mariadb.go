@@ -69,15 +69,18 @@ var mariaDBNullable = map[string]string{
 }
 
 // mariaDBVarchar are the columns MariaDB 10.11 declares VARCHAR(n) where
-// go-mysql-server (as MySQL 8) has an ENUM, with n: the column definition
-// had ENUM_FLAG (SHOW COLUMNS' Key was an ENUM), and CAST(TABLE_TYPE AS
-// CHAR) made go-mysql-server panic (1105), its rows holding the text.
+// go-mysql-server (as MySQL 8) has an ENUM or a TEXT, with n. An ENUM's
+// column definition had ENUM_FLAG (SHOW COLUMNS' Key was an ENUM), and
+// CAST(TABLE_TYPE AS CHAR) made go-mysql-server panic (1105), its rows
+// holding the text; COLUMNS.DATA_TYPE, which ODBC and JDBC map types by,
+// was a LONGTEXT.
 var mariaDBVarchar = map[string]int64{
 	"COLUMNS.COLUMN_KEY": 3, "EVENTS.INTERVAL_FIELD": 18, "EVENTS.STATUS": 18, "PARAMETERS.ROUTINE_TYPE": 9,
 	"REFERENTIAL_CONSTRAINTS.MATCH_OPTION": 64, "REFERENTIAL_CONSTRAINTS.UPDATE_RULE": 64, "REFERENTIAL_CONSTRAINTS.DELETE_RULE": 64,
 	"ROUTINES.ROUTINE_TYPE": 13, "ROUTINES.SQL_DATA_ACCESS": 64, "ROUTINES.SECURITY_TYPE": 7,
 	"TABLES.TABLE_TYPE": 64, "TABLES.ROW_FORMAT": 10, "TRIGGERS.EVENT_MANIPULATION": 6, "TRIGGERS.ACTION_TIMING": 6,
 	"VIEWS.CHECK_OPTION": 8, "VIEWS.IS_UPDATABLE": 3,
+	"COLUMNS.DATA_TYPE": 64, "COLUMNS.COLUMN_COMMENT": 1024, "TABLES.TABLE_COMMENT": 2048,
 }
 
 // mariaDBInformationSchema makes go-mysql-server's information_schema
@@ -114,7 +117,7 @@ func mariaDBInformationSchema() {
 				if listed[strings.ToUpper(c.Name)] {
 					c.Nullable = m.nullable
 				}
-				if n, ok := mariaDBVarchar[name+"."+strings.ToUpper(c.Name)]; ok && types.IsEnum(c.Type) {
+				if n, ok := mariaDBVarchar[name+"."+strings.ToUpper(c.Name)]; ok && (types.IsEnum(c.Type) || types.IsTextBlob(c.Type)) {
 					c.Type = types.MustCreateString(sqltypes.VarChar, n, sql.Collation_Information_Schema_Default)
 				}
 			}
