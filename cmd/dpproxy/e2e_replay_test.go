@@ -66,6 +66,7 @@ var introspections = []introspection{
 	{client: "DBeaver", sql: "SELECT * FROM information_schema.SCHEMATA", compare: 5, note: "MySQL 8 adds DEFAULT_ENCRYPTION, MariaDB SCHEMA_COMMENT"},
 	{client: "DBeaver", sql: "SHOW KEYS FROM pums"},
 	{client: "mariadb CLI", sql: "SHOW TABLES LIKE 'p%'"},
+	{client: "mariadb CLI", sql: "SHOW DATABASES LIKE 'i%'"},
 	{client: "DBeaver", sql: "SHOW FULL TABLES LIKE 'p%'"},
 	{client: "DBeaver", sql: "SELECT * FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE()", compare: 21, note: "MySQL 8 has no MAX_INDEX_LENGTH, TEMPORARY"},
 	{client: "DBeaver", sql: "SELECT * FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'pums'", compare: 20, note: "MySQL 8 adds SRS_ID, MariaDB IS_GENERATED"},

@@ -116,19 +116,24 @@ func TestShowCharacterSet(t *testing.T) {
 }
 
 // TestShowSchemas: SHOW SCHEMAS, SHOW DATABASES' synonym, takes LIKE and
-// WHERE as SHOW DATABASES does; with either it was 1235.
+// WHERE as SHOW DATABASES does; with either it was 1235. Both answer in
+// MariaDB's shape: with LIKE the column is Database (<pattern>) (it was
+// Database), VARCHAR(64) NOT NULL (it was LONGTEXT).
 func TestShowSchemas(t *testing.T) {
 	s := newTestSession(t)
-	for sql, want := range map[string]string{
-		"SHOW SCHEMAS":                                 "[[dpproxy] [information_schema]]",
-		"SHOW SCHEMAS LIKE 'dp%'":                      "[[dpproxy]]",
-		"SHOW SCHEMAS WHERE `Database` = 'dpproxy'":    "[[dpproxy]]",
-		"SHOW DATABASES WHERE `Database` LIKE 'info%'": "[[information_schema]]",
-		"SHOW DATABASES LIKE 'x%'":                     "[]",
+	for _, c := range []struct{ sql, column, want string }{
+		{"SHOW SCHEMAS", "Database", "[[dpproxy] [information_schema]]"},
+		{"SHOW DATABASES", "Database", "[[dpproxy] [information_schema]]"},
+		{"SHOW SCHEMAS LIKE 'dp%'", "Database (dp%)", "[[dpproxy]]"},
+		{"SHOW DATABASES LIKE 'DP%'", "Database (DP%)", "[[dpproxy]]"},
+		{"SHOW SCHEMAS WHERE `Database` = 'dpproxy'", "Database", "[[dpproxy]]"},
+		{"SHOW DATABASES WHERE `Database` LIKE 'info%'", "Database", "[[information_schema]]"},
+		{"SHOW DATABASES LIKE 'x%'", "Database (x%)", "[]"},
 	} {
-		r := run(t, s, sql)
-		if got := fmt.Sprint(r.Rows); got != want || len(r.Typed) != 1 || r.Typed[0].Name != "Database" {
-			t.Errorf("%s: %s %+v, want %s in Database", sql, got, r.Typed, want)
+		r := run(t, s, c.sql)
+		if got := fmt.Sprint(r.Rows); got != c.want || len(r.Typed) != 1 || r.Typed[0].Name != c.column ||
+			r.Typed[0].Type != 253 || r.Typed[0].Length != 192 || r.Typed[0].Flags&1 == 0 {
+			t.Errorf("%s: %s %+v, want %s in %s, VARCHAR(64) NOT NULL", c.sql, got, r.Typed, c.want, c.column)
 		}
 	}
 }

@@ -23,8 +23,8 @@ import (
 // SORTLEN, PAD_ATTRIBUTE) and SHOW [FULL] COLUMNS and DESCRIBE of a
 // configured table (showColumnsAsSelect); and the forms it cannot parse:
 // DESCRIBE t col of another table, SHOW OPEN TABLES and SHOW PROFILES (both
-// empty in MySQL's shape), and SHOW SCHEMAS with LIKE or WHERE (as SHOW
-// DATABASES, which it is); and SHOW [FULL] TABLES, in MariaDB's shape. ok is false for every other SHOW.
+// empty in MySQL's shape); and SHOW DATABASES (SCHEMAS) and SHOW [FULL]
+// TABLES, in MariaDB's shape. ok is false for every other SHOW.
 func (p *Parser) showAsSelect(s *ast.ShowStmt) (sql string, ok bool, err error) {
 	// q is the SELECT, first its first column, which LIKE filters and
 	// the rows are ordered by.
@@ -53,24 +53,31 @@ func (p *Parser) showAsSelect(s *ast.ShowStmt) (sql string, ok bool, err error) 
 		}
 		return "SHOW " + full + "COLUMNS FROM " + table + " LIKE " + quoteString(s.Column.Name.O), true, nil
 	case ast.ShowDatabases:
-		// SHOW SCHEMAS, its synonym, which go-mysql-server parses without
-		// LIKE or WHERE only: SHOW DATABASES.
-		q = "SHOW DATABASES"
-		switch {
-		case s.Pattern != nil:
+		// SHOW DATABASES and SHOW SCHEMAS, its synonym (which
+		// go-mysql-server parses without LIKE or WHERE only), as MariaDB
+		// answers them, over information_schema.SCHEMATA: the column
+		// Database, or Database (<pattern>) with LIKE (go-mysql-server
+		// named it Database), VARCHAR(64) NOT NULL (it was LONGTEXT).
+		name, where := "Database", ""
+		if s.Pattern != nil {
 			pat, err := restoreSQL(s.Pattern.Pattern)
 			if err != nil {
 				return "", false, err
 			}
-			q += " LIKE " + pat
-		case s.Where != nil:
+			if v, ok := s.Pattern.Pattern.(ast.ValueExpr); ok {
+				name += " (" + v.GetString() + ")"
+			}
+			where = " WHERE SCHEMA_NAME LIKE " + pat
+		}
+		q = "SELECT * FROM (SELECT SCHEMA_NAME AS " + quoteIdentifier(name) + " FROM information_schema.SCHEMATA" + where + ") AS `show`"
+		if s.Where != nil {
 			w, err := restoreSQL(s.Where)
 			if err != nil {
 				return "", false, err
 			}
 			q += " WHERE " + w
 		}
-		return q, true, nil
+		return q + " ORDER BY 1", true, nil
 	case ast.ShowTables:
 		// SHOW [FULL] TABLES as MariaDB answers it, over
 		// information_schema.TABLES: the column Tables_in_<db>, or
