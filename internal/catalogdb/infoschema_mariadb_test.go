@@ -82,3 +82,23 @@ func TestInformationSchemaVarcharNotEnum(t *testing.T) {
 		}
 	}
 }
+
+// TestNullColumnsAreNotAnnouncedNotNull: a column that holds a NULL is
+// not announced NOT NULL. go-mysql-server announced a LEFT JOIN's inner
+// columns as their table declares them, NOT NULL, with NULLs in the rows
+// without a match (Connector/J 8's COLLATIONS LEFT JOIN CHARACTER_SETS).
+func TestNullColumnsAreNotAnnouncedNotNull(t *testing.T) {
+	s := testEngine(t).Open("a", 1, nil)
+	for _, q := range []string{
+		"SELECT c.COLLATION_NAME, s.MAXLEN FROM information_schema.COLLATIONS c LEFT JOIN information_schema.CHARACTER_SETS s ON 1 = 0 LIMIT 1",
+		"SELECT t.TABLE_NAME, c.COLUMN_NAME FROM information_schema.TABLES t LEFT JOIN information_schema.COLUMNS c ON 1 = 0 WHERE t.TABLE_NAME = 'visits'",
+	} {
+		r := query(t, s, q)
+		if len(r.Rows) != 1 || r.Rows[0][0] == nil || r.Rows[0][1] != nil {
+			t.Fatalf("%s: rows %v", q, r.Rows)
+		}
+		if r.Columns[0].Flags&notNullFlag == 0 || r.Columns[1].Flags&notNullFlag != 0 {
+			t.Errorf("%s: flags %#x %#x, want the first NOT NULL, the second (NULL) not", q, r.Columns[0].Flags, r.Columns[1].Flags)
+		}
+	}
+}

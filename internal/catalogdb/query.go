@@ -170,7 +170,27 @@ func (s *Session) QueryUpTo(ctx context.Context, query string, maxRows uint64) (
 		}
 		res.Rows = append(res.Rows, out)
 	}
+	nullsAnnounced(res)
 	return res, nil
+}
+
+// nullsAnnounced clears NOT_NULL_FLAG of each column of res that holds a
+// NULL: go-mysql-server announces the columns of a LEFT JOIN's inner
+// table as the table declares them, NOT NULL for most of
+// information_schema's (as MariaDB declares them), though a row without a
+// match holds NULL there.
+func nullsAnnounced(res *Result) {
+	for j := range res.Columns {
+		if res.Columns[j].Flags&notNullFlag == 0 {
+			continue
+		}
+		for _, row := range res.Rows {
+			if row[j] == nil {
+				res.Columns[j].Flags &^= notNullFlag
+				break
+			}
+		}
+	}
 }
 
 // warnings returns the first of the warnings the statement raised, in
