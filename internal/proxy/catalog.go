@@ -125,7 +125,10 @@ func (s *Session) catalogValue(ctx context.Context, expr string, warnings *notes
 	return r.Rows[0][0], nil
 }
 
-// showGrants answers SHOW GRANTS: an analyst may read dpproxy's database.
+// showGrants answers SHOW GRANTS: an analyst may read dpproxy's database,
+// and nothing else (the global USAGE), the two rows MariaDB and MySQL 8
+// show for such an account (information_schema's USER_PRIVILEGES and
+// SCHEMA_PRIVILEGES say the same).
 // An analyst sees only its own grants: SHOW GRANTS FOR another name, which
 // MySQL allows only with SELECT on the mysql database, gets MySQL's answer
 // without it (1044), whether or not that user exists.
@@ -136,7 +139,10 @@ func (s *Session) showGrants(st *sqlrewrite.ShowGrants) (*Result, error) {
 	s.setWarnings(nil)
 	return &Result{
 		Columns: []string{fmt.Sprintf("Grants for %s@%%", s.user)},
-		Rows:    [][]any{{fmt.Sprintf("GRANT SELECT ON `%s`.* TO `%s`@`%%`", Database, strings.ReplaceAll(s.user, "`", "``"))}},
+		Rows: [][]any{
+			{fmt.Sprintf("GRANT USAGE ON *.* TO `%s`@`%%`", strings.ReplaceAll(s.user, "`", "``"))},
+			{fmt.Sprintf("GRANT SELECT ON `%s`.* TO `%s`@`%%`", Database, strings.ReplaceAll(s.user, "`", "``"))},
+		},
 	}, nil
 }
 

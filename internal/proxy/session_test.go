@@ -427,13 +427,14 @@ func TestConnectionLimitVariables(t *testing.T) {
 }
 
 // TestShowGrantsForAnotherUser: SHOW GRANTS, FOR CURRENT_USER() and FOR
-// one's own name show the analyst's grant (DBeaver and Workbench issue
-// them); FOR any other name is refused as MySQL refuses it without SELECT on
+// one's own name show the analyst's grants, the global USAGE and SELECT on
+// dpproxy, as MariaDB shows them (DBeaver and Workbench issue them; the
+// USAGE row was missing); FOR any other name is refused as MySQL refuses it without SELECT on
 // the mysql database (1044), whether or not the user exists. Before, it
 // answered the analyst's own grants under the other name's question.
 func TestShowGrantsForAnotherUser(t *testing.T) {
 	s := newTestSession(t)
-	want := fmt.Sprintf("[[GRANT SELECT ON `%s`.* TO `%s`@`%%`]]", Database, demo.User)
+	want := fmt.Sprintf("[[GRANT USAGE ON *.* TO `%s`@`%%`] [GRANT SELECT ON `%s`.* TO `%s`@`%%`]]", demo.User, Database, demo.User)
 	for _, sql := range []string{"SHOW GRANTS", "SHOW GRANTS FOR CURRENT_USER()", "SHOW GRANTS FOR CURRENT_USER",
 		"SHOW GRANTS FOR " + demo.User, "SHOW GRANTS FOR '" + demo.User + "'@'%'"} {
 		if got := fmt.Sprint(run(t, s, sql).Rows); got != want {
