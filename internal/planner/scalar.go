@@ -296,14 +296,23 @@ func checkScalarWhere(q *sqlrewrite.Query, plans map[*sqlrewrite.Query]*QueryPla
 		if len(types) != 1 {
 			return dperr.New(dperr.Internal, "internal error: subquery %d has %d columns", u.Index+1, len(types))
 		}
+		// An allow-list of kinds, whatever a type carries above its kind
+		// (a VARCHAR's length, a DECIMAL's scale): a value of another
+		// kind would be refused only once released, after the charge.
 		t := types[0]
-		temporal := t == ResultDate || t == ResultDateTime
+		var temporal, numeric bool
+		switch t.Kind() {
+		case ResultDate, ResultDateTime:
+			temporal = true
+		case ResultBigint, ResultInt, ResultUnsigned, ResultDecimal, ResultDouble, ResultFloat:
+			numeric = true
+		}
 		switch {
 		case t == ResultNull:
 		case u.Temporal != "" && !temporal:
 			return dperr.New(dperr.Unsupported, "not supported: a comparison of the %s column %s with %s, whose value is a %s, not a date; %s",
 				u.Temporal, u.Column, q.Scalars[u.Index].Text, t, supportedScalarWhere)
-		case u.Temporal == "" && (temporal || t == ResultText):
+		case u.Temporal == "" && !numeric:
 			return dperr.New(dperr.Unsupported, "not supported: a comparison of the numeric column %s with %s, whose value is a %s, not a number; %s",
 				u.Column, q.Scalars[u.Index].Text, t, supportedScalarWhere)
 		}

@@ -90,3 +90,25 @@ func TestScalarSubqueryResultSize(t *testing.T) {
 		}
 	}
 }
+
+// TestScalarWhereRefusesTextValues: a subquery in WHERE whose value is
+// text of any length (CAST AS CHAR, CONCAT, an IF mixing a number and
+// text) is refused at plan time against a numeric column. Before, only
+// VARCHAR(255) was: the others were planned, charged, and failed with
+// 1105 once released.
+func TestScalarWhereRefusesTextValues(t *testing.T) {
+	for _, sub := range []string{
+		"SELECT CAST(COUNT(*) AS CHAR) FROM pums",
+		"SELECT CONCAT(COUNT(*), '') FROM pums",
+		"SELECT IF(COUNT(*) > 500, 7, 'x') FROM pums",
+	} {
+		sql := "SELECT COUNT(*) FROM pums WHERE age > (" + sub + ")"
+		_, err := planScalarStatement(t, sql)
+		if err == nil || !strings.Contains(err.Error(), "not a number") {
+			t.Errorf("%s: %v, want 1235 (not a number) at plan time", sql, err)
+		}
+	}
+	if _, err := planScalarStatement(t, "SELECT COUNT(*) FROM pums WHERE age > (SELECT CAST(AVG(age) AS DECIMAL(10, 2)) FROM pums)"); err != nil {
+		t.Errorf("a DECIMAL(10, 2) value: %v, want a plan", err)
+	}
+}

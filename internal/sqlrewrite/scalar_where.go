@@ -365,7 +365,7 @@ func releasedTime(v ScalarValue) (time.Time, error) {
 // PostgreSQL CAST($n AS NUMERIC), DOUBLE PRECISION, DATE or TIMESTAMP
 // of its text; on SQLite, which stores 64-bit integers and doubles and
 // compares them exactly with each other, an int64 for an integer that
-// is one, else a float64, and a date's text (SQLite compares dates as
+// is one (also written with a fraction of zeros), else a float64, and a date's text (SQLite compares dates as
 // text, as its date bounds are written). A NULL is a NULL of the type,
 // written in the text (no argument).
 func (r *renderer) typedArg(a *RangeArg) (string, error) {
@@ -379,7 +379,13 @@ func (r *renderer) typedArg(a *RangeArg) (string, error) {
 		case a.Kind == ArgDate || a.Kind == ArgTimestamp:
 			return r.arg(a.Text), nil
 		case a.Kind == ArgDecimal:
-			if n, err := strconv.ParseInt(a.Text, 10, 64); err == nil {
+			// A whole number written with a fraction of zeros (AVG of
+			// integers, x * 1.0: 9007199254740993.0000) is an integer.
+			whole := a.Text
+			if i := strings.IndexByte(whole, '.'); i > 0 && strings.Trim(whole[i+1:], "0") == "" {
+				whole = whole[:i]
+			}
+			if n, err := strconv.ParseInt(whole, 10, 64); err == nil {
 				return r.arg(n), nil
 			}
 		}
