@@ -122,6 +122,9 @@ const (
 	// NotInGroupBy: a selected column that is neither grouped nor
 	// aggregated under ONLY_FULL_GROUP_BY (ER_WRONG_FIELD_WITH_GROUP).
 	NotInGroupBy
+	// DisplayWidth: a length beyond MySQL's largest, CAST(x AS
+	// CHAR(4294967296)), MariaDB's ER_TOO_BIG_DISPLAYWIDTH.
+	DisplayWidth
 	numKinds
 )
 
@@ -185,6 +188,7 @@ var codes = [numKinds]code{
 	ColumnCount:        {1222, "21000", "different number of columns"},
 	SubqueryRows:       {1242, "21000", "subquery returns more than 1 row"},
 	NotInGroupBy:       {1055, "42000", "column not in GROUP BY"},
+	DisplayWidth:       {1439, "42000", "display width out of range"},
 }
 
 func init() {

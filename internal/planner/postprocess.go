@@ -993,6 +993,8 @@ func evalFunc(name string, a []Datum, w *Warnings) (Datum, error) {
 			return Datum{Null: true}, nil
 		}
 		return a[0], nil
+	case "cast-char":
+		return castChar(a, w), nil
 	case "concat":
 		var sb strings.Builder
 		for _, d := range a {
@@ -1073,8 +1075,6 @@ func evalFunc(name string, a []Datum, w *Warnings) (Datum, error) {
 		return fraction(x, "CAST")
 	case "cast-float":
 		return castFloat(a[0], w), nil
-	case "cast-char":
-		return Datum{Str: text(a[0]), IsText: true, coll: w.madeText(nil)}, nil
 	}
 	return Datum{}, fmt.Errorf("planner: unknown function %q", name)
 }

@@ -357,7 +357,13 @@ func (env *sizeEnv) function(e *sqlrewrite.Expr) textSize {
 		return arg(0)
 	case "if":
 		return larger(arg(1), arg(2))
-	case "concat", "cast-char":
+	case "cast-char": // CHAR(n) cuts it to n
+		n := arg(0).text
+		if c, _ := count(1); len(e.Args) > 1 {
+			n = min(n, c)
+		}
+		return textOf(n)
+	case "concat":
 		var n int64
 		for i := range e.Args {
 			n = sat(n + arg(i).text)

@@ -933,8 +933,8 @@ func funcType(e *sqlrewrite.Expr, env *typeEnv, args func(from int) ResultType) 
 // textChars is the length, in characters, MariaDB gives the text the
 // string function e makes (its fix_length_and_dec) over arguments of
 // their types (charLength; a number literal's its text's, as MariaDB's:
-// -1.50 is 5 long): CONCAT's and CAST AS CHAR's their lengths
-// added up, CONCAT_WS's with its separator's between them; LPAD's and
+// -1.50 is 5 long): CONCAT's their lengths added up, CAST AS CHAR's
+// its argument's, CAST AS CHAR(n)'s n, CONCAT_WS's with its separator's between them; LPAD's and
 // RPAD's their constant count; REPEAT's the string's times its constant
 // count; REPLACE's the string's, each character replaceable by the
 // replacement; UPPER's, LOWER's and the trims' the string's; LEFT's and
@@ -965,7 +965,12 @@ func textChars(e *sqlrewrite.Expr, env *typeEnv) int {
 	}
 	var n int64
 	switch e.Op {
-	case "concat", "cast-char":
+	case "cast-char":
+		n = arg(0)
+		if len(e.Args) > 1 { // CHAR(n): n, whatever the text's
+			n = int64(e.Args[1].Value.Num)
+		}
+	case "concat":
 		for i := range e.Args {
 			n += arg(i)
 		}

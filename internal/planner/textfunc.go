@@ -340,3 +340,65 @@ func caseMap(s string, f func(rune) rune) string {
 	}
 	return b.String()
 }
+
+// castChar is CAST(a[0] AS CHAR), or AS CHAR(n) with the constant n as
+// a[1], as MariaDB 10.11 casts: text of at most n characters, cut with
+// warning 1292 "Truncated incorrect CHAR(n) value: '…'" (the whole text,
+// errConvText) when it is longer. An n beyond max_allowed_packet counts
+// warning 1301 first, NULL or not, and then cuts nothing (MariaDB lowers
+// n to the packet, which no text exceeds), the value kept.
+func castChar(a []Datum, w *Warnings) Datum {
+	n := int64(-1)
+	if len(a) > 1 {
+		n = int64(number(a[1]))
+		if n > w.maxPacket() {
+			w.warn(false, packetWarning, fmt.Sprintf("Result of cast_as_char() was larger than max_allowed_packet (%d) - truncated", w.maxPacket()))
+			n = -1
+		}
+	}
+	if a[0].Null {
+		return Datum{Null: true}
+	}
+	s := text(a[0])
+	if n >= 0 && int64(len(s)) > n {
+		if cut := cutChars(s, n); cut != s {
+			w.warn(false, truncatedCode, fmt.Sprintf("Truncated incorrect CHAR(%d) value: '%s'", n, errConvText(s)))
+			s = cut
+		}
+	}
+	return Datum{Str: s, IsText: true, coll: w.madeText(nil)}
+}
+
+// truncatedCode is MySQL's ER_TRUNCATED_WRONG_VALUE, 1292.
+const truncatedCode = 1292
+
+// cutChars is s cut to its first n characters.
+func cutChars(s string, n int64) string {
+	for i := range s {
+		if n == 0 {
+			return s[:i]
+		}
+		n--
+	}
+	return s
+}
+
+// errConvText is text s as MariaDB writes it into a message's '%-.128T':
+// whole when it is at most 128 bytes, else its longest prefix of whole
+// characters of at most 125 bytes followed by "..." (CAST(REPEAT('é', 200)
+// AS CHAR(3)) shows 62 of them).
+func errConvText(s string) string {
+	const most = 128
+	if len(s) <= most {
+		return s
+	}
+	end := 0
+	for end < len(s) {
+		_, size := utf8.DecodeRuneInString(s[end:])
+		if end+size > most-3 {
+			break
+		}
+		end += size
+	}
+	return s[:end] + "..."
+}

@@ -916,6 +916,17 @@ func (qb *queryBuilder) caseExpr(x *ast.CaseExpr, clause string, aliases bool) (
 // (MySQL's stops at 30); p is at most maxDecimalDigits.
 const maxCastScale = 38
 
+// maxCastChars is the largest n of CAST(x AS CHAR(n)), MariaDB's
+// (error 1439 beyond); MariaDB reads CHAR(4294967295) as CHAR without a
+// length.
+const maxCastChars = 1<<32 - 1
+
+// castWidthError is MariaDB's error 1439 for a CAST to more than
+// maxCastChars characters.
+func castWidthError(x *ast.FuncCastExpr) error {
+	return dperr.New(dperr.DisplayWidth, "Display width out of range for '%s' (max = %d)", restore(x.Expr), maxCastChars)
+}
+
 // castTargets names the targets castExpr converts released values to,
 // for its refusals.
 const castTargets = "CAST(x AS SIGNED | UNSIGNED | DECIMAL(p, s) | DOUBLE | FLOAT | CHAR)"
@@ -957,6 +968,12 @@ func castExpr(x *ast.FuncCastExpr, arg *Expr) (*Expr, error) {
 			return nil, unsupported(" (binary or another character set than the connection's)")
 		}
 		out.Op = "cast-char"
+		switch n := x.Tp.GetFlen(); {
+		case n > maxCastChars:
+			return nil, castWidthError(x)
+		case n >= 0 && n != maxCastChars: // CHAR(4294967295) is CHAR, as in MariaDB
+			out.Args = append(out.Args, &Expr{Kind: ExprConst, Value: Value{Num: float64(n), Decimal: strconv.Itoa(n)}})
+		}
 	case mysql.TypeNewDecimal:
 		p, s := x.Tp.GetFlen(), max(x.Tp.GetDecimal(), 0)
 		if p <= 0 {

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/types"
 
 	"github.com/dpproxy/dpproxy/internal/catalog"
 )
@@ -172,7 +173,16 @@ func (g *sizeGuard) bound(n ast.Node, children int64) (int64, error) {
 	case *ast.FuncCastExpr:
 		// CAST(x AS BINARY(n)) and CHAR(n) pad or cut to n characters
 		// (an independent review built 300 MB with one).
-		if n := int64(x.Tp.GetFlen()); n > 0 {
+		// MariaDB refuses more than 4294967295 (1439) and reads
+		// CHAR(4294967295) as CHAR.
+		n := int64(x.Tp.GetFlen())
+		switch text := x.Tp.EvalType() == types.ETString; {
+		case text && n > maxCastChars:
+			return 0, castWidthError(x)
+		case text && n == maxCastChars:
+			n = -1
+		}
+		if n > 0 {
 			if n > maxAmplified {
 				return 0, refuse(fmt.Sprintf("CAST to %d characters", n), supportedStringSizes)
 			}
