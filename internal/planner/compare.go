@@ -201,6 +201,15 @@ func (w *Warnings) literalText(d Datum) Datum {
 	return d
 }
 
+// keyType is key i's type where its bucketing fixes it (bucketType), 0
+// otherwise.
+func (w *Warnings) keyType(i int) ResultType {
+	if w == nil || i >= len(w.keyTypes) {
+		return 0
+	}
+	return w.keyTypes[i]
+}
+
 // keyText marks d, the value of key i, when it is text other than a date:
 // a key of a column's values compares in the column's collation; a CASE of
 // tiers' labels are literals.

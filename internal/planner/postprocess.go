@@ -282,6 +282,8 @@ func PostProcessScalars(q *sqlrewrite.Query, released []Row, scalars []Datum) ([
 	w := Warnings{conn: connectionCollation(q), column: columnCollation(q), packet: q.MaxAllowedPacket, scalars: scalars}
 	for _, k := range q.Keys {
 		w.literalKeys = append(w.literalKeys, k.Tiers != nil)
+		t, _ := bucketType(k)
+		w.keyTypes = append(w.keyTypes, t)
 	}
 	literalLocales(q, &w)
 	kept, err := having(q.Having, released, &w)
@@ -323,6 +325,10 @@ type Warnings struct {
 	conn        collation
 	column      collation
 	literalKeys []bool
+	// keyTypes are the types of the bucket keys whose bucketing fixes
+	// them (bucketType), 0 for the other keys: a DOUBLE's values carry
+	// its fixed decimals, a DECIMAL's its scale.
+	keyTypes []ResultType
 	// packet is the session's max_allowed_packet (maxPacket), which the
 	// string functions' results may not exceed.
 	packet int64
@@ -744,8 +750,19 @@ func Eval(e *sqlrewrite.Expr, r Row, w *Warnings) (Datum, error) {
 		d.Rolled, d.Interval = nil, nil
 		return d, nil
 	case sqlrewrite.ExprKey:
-		d := KeyDatum(r.Keys[e.Index])
+		v := r.Keys[e.Index]
+		d := KeyDatum(v)
 		d.Double = !d.Null && !d.IsText && !d.Int // a real column's value
+		if t := w.keyType(e.Index); !d.Null {
+			switch t.Kind() {
+			case ResultDouble: // FLOOR(d / 0.3) * 0.3 of a DOUBLE d: -7.2 of 1 decimal
+				d = Datum{Num: v.Num, Double: true, fixed: fixed(t.Decimals())}
+			case ResultDecimal: // of a BIGINT b: DECIMAL(23,1)
+				if x, ok := parseDecimal(v.Decimal); ok {
+					d = decimalDatum(x, t.Scale())
+				}
+			}
+		}
 		return w.keyText(d, e.Index), nil
 	case sqlrewrite.ExprWindow:
 		if e.Index >= len(r.Windows) {

@@ -456,12 +456,17 @@ func (o *Output) ResultType() ResultType {
 
 // ColumnTypes returns the types of the plan's result columns: each
 // output's (Output.ResultType), and for a histogram's bucket key column
+// MariaDB's type of the bucket expression (sqlrewrite.LabelType), else
 // BIGINT when every bucket key of the plan is an integer, else DOUBLE.
 func (p *Plan) ColumnTypes() []ResultType {
 	types := make([]ResultType, len(p.Outputs))
 	for i := range p.Outputs {
 		types[i] = p.Outputs[i].ResultType()
 		if sp := p.Synopsis; sp != nil && sp.Answers[i] != nil && sp.Answers[i].Key {
+			if t, ok := labelType(sp.Answers[i].KeyType); ok {
+				types[i] = t
+				continue
+			}
 			types[i] = ResultNull
 			for _, b := range sp.Buckets {
 				types[i] = types[i].Join(numberType(b.Key))
@@ -548,6 +553,9 @@ func (qp *QueryPlan) ColumnTypes() []ResultType {
 		if k.Date != nil && t == ResultBigint {
 			t = ResultInt // YEAR(col), MONTH(col), EXTRACT(…), …: MySQL's INT
 		}
+		if bt, ok := bucketType(k); ok {
+			t = bt
+		}
 		env.keys = append(env.keys, t)
 	}
 	for _, sub := range qp.Scalars {
@@ -600,6 +608,31 @@ func aggregateTypes(t *catalog.Table, sel *sqlrewrite.Select) []ResultType {
 		types[i] = out.ResultType()
 	}
 	return types
+}
+
+// bucketType is the type of a bucket key whose bucketing fixes it
+// (sqlrewrite.LabelType, MariaDB's type of the expression): BIGINT, a
+// DECIMAL(p, s) or a DOUBLE of fixed decimals; ok is false for other
+// keys, typed by their values.
+func bucketType(k sqlrewrite.GroupKey) (t ResultType, ok bool) {
+	if k.Bucket == nil {
+		return 0, false
+	}
+	return labelType(k.Bucket.Type)
+}
+
+// labelType is the ResultType of a bucket label's type, ok false when
+// the bucketing leaves it to the labels.
+func labelType(lt sqlrewrite.LabelType) (t ResultType, ok bool) {
+	switch lt.Kind {
+	case sqlrewrite.LabelBigint:
+		return ResultBigint, true
+	case sqlrewrite.LabelDecimal:
+		return DecimalType(lt.Precision, lt.Scale), true
+	case sqlrewrite.LabelDouble:
+		return DoubleType(lt.Scale), true
+	}
+	return 0, false
 }
 
 // selectedKeyType is the type of a key chosen by partition selection on

@@ -111,10 +111,15 @@ func TestColumnTypesAreStatic(t *testing.T) {
 			"VARCHAR BIGINT BIGINT DECIMAL(23,4) DOUBLE DOUBLE"},
 		{"SELECT COUNT(*), AVG(n), MAX(s), SUM(n), MIN(m) FROM (SELECT state AS s, COUNT(*) AS n, MIN(day) AS m FROM pums GROUP BY state) AS t", "BIGINT DECIMAL(23,4) VARCHAR BIGINT DATE"},
 		{"SELECT name, COUNT(*) FROM pums GROUP BY name", "VARCHAR BIGINT"},
-		{"SELECT FLOOR(age / 2.5) * 2.5 AS b, COUNT(*) FROM pums GROUP BY b", "DOUBLE BIGINT"},
-		// Histograms from a synopsis: the bucket keys' type is fixed by the width.
-		{"SELECT FLOOR(age / 10) * 10 AS b, COUNT(*) FROM people GROUP BY b", "BIGINT BIGINT"},
-		{"SELECT FLOOR(age / 2.5) * 2.5 AS b, COUNT(*) FROM people GROUP BY b", "DOUBLE BIGINT"},
+		// Buckets of an integer column are MariaDB's DECIMALs (checked
+		// there over a BIGINT), of a real one DOUBLEs of the literals'
+		// decimals.
+		{"SELECT FLOOR(age / 2.5) * 2.5 AS b, COUNT(*) FROM pums GROUP BY b", "DECIMAL(23,1) BIGINT"},
+		{"SELECT FLOOR(income / 2.5) * 2.5 AS b, COUNT(*) FROM pums WHERE income < 1000 GROUP BY b", "DOUBLE(decimals=1) BIGINT"},
+		// Histograms from a synopsis: the bucket keys' type is MariaDB's
+		// too.
+		{"SELECT FLOOR(age / 10) * 10 AS b, COUNT(*) FROM people GROUP BY b", "DECIMAL(22,0) BIGINT"},
+		{"SELECT FLOOR(age / 2.5) * 2.5 AS b, COUNT(*) FROM people GROUP BY b", "DECIMAL(23,1) BIGINT"},
 		{"SELECT COUNT(*) * 2, AVG(income) / 2, FLOOR(AVG(income)), FLOOR(COUNT(*)), ROUND(COUNT(*)), ROUND(AVG(income), 1), ROUND(COUNT(*), 1), " +
 			"DATEDIFF(MAX(day), MIN(day)), CONCAT(COUNT(*), 'x'), CAST(AVG(income) AS SIGNED), COUNT(*) > 3, -AVG(age), ABS(COUNT(*)) FROM pums",
 			"BIGINT DOUBLE DOUBLE(decimals=0) BIGINT BIGINT DOUBLE(decimals=1) BIGINT BIGINT VARCHAR(22) BIGINT BIGINT DOUBLE BIGINT"},

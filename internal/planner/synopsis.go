@@ -88,8 +88,10 @@ type SynopsisSpec struct {
 type SynopsisAnswer struct {
 	// Synopsis indexes SynopsisPlan.Synopses.
 	Synopsis int
-	// Key is set for a histogram's bucket key column.
-	Key bool
+	// Key is set for a histogram's bucket key column; KeyType is then
+	// MariaDB's type of its expression (sqlrewrite.Bucketing.Type).
+	Key     bool
+	KeyType sqlrewrite.LabelType
 	// Spans are the bins counted: the estimate is the synopsis's sum over
 	// them (within each bucket's span, for a histogram), rounded to a
 	// non-negative integer.
@@ -235,7 +237,7 @@ func (sp *synopsisPlanner) histogram(sel *sqlrewrite.Select) error {
 	}
 	for i, item := range sel.Items {
 		if item.Agg.Func == sqlrewrite.BucketKey {
-			sp.plan.Answers[i] = &SynopsisAnswer{Key: true, Synopsis: -1, Describe: fmt.Sprintf("FLOOR(%s / %s)%s", col.Name, formatNumber(g.Width), keyTimes(g))}
+			sp.plan.Answers[i] = &SynopsisAnswer{Key: true, KeyType: g.Type, Synopsis: -1, Describe: fmt.Sprintf("FLOOR(%s / %s)%s", col.Name, formatNumber(g.Width), keyTimes(g))}
 			continue
 		}
 		spans, other, u := sp.split(col, d, append(append([]sqlrewrite.Condition{}, sel.Where...), item.Agg.Where...))

@@ -59,5 +59,6 @@ func (sc *scope) originBucket(e ast.ExprNode, clause string) (b *Bucketing, ok b
 	}
 	// … + o is a DECIMAL only for a decimal o too.
 	b.KeyDecimal = b.KeyDecimal && b.Exact && decimalLiteral(outer) != ""
+	b.Type = bucketLabelType(b.ExactValues, false, w, mult, originLiteral, outer)
 	return b, true, nil
 }

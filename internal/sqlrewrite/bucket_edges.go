@@ -55,6 +55,20 @@ func (b Bucketing) Label(k float64) float64 {
 // labels bucket 1801439850948201 9007199254741005, no double).
 func (b Bucketing) Key(k float64) Value {
 	v := Value{Num: b.Label(k)}
+	if b.Type.Kind == LabelDecimal {
+		// A DECIMAL label is written with its type's scale: 3.0 for
+		// FLOOR(b / 0.3) * 0.3 of a BIGINT b.
+		label := new(big.Rat).SetFloat64(k)
+		switch {
+		case b.Exact && !b.Index:
+			w, o := b.exactParts()
+			label = exactStart(k, w, o)
+		case !b.Index:
+			label = shortestDecimal(v.Num)
+		}
+		v.Decimal = label.FloatString(b.Type.Scale)
+		return v
+	}
 	if !b.KeyDecimal {
 		return v
 	}

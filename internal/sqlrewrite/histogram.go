@@ -197,6 +197,7 @@ func (sc *scope) bucket(e ast.ExprNode, clause string) (*Bucketing, error) {
 	}
 	b := &Bucketing{Column: col.Name, Width: width.Num, Index: mult == nil}
 	b.setExact(col.Type == catalog.Integer, isDiv, w, mult)
+	b.Type = bucketLabelType(col.Type == catalog.Integer, isDiv, w, mult, nil, nil)
 	if isDiv {
 		lo, hi, _ := col.Bounds()
 		if err := checkDecimalDiv(e, b, lo, hi); err != nil {

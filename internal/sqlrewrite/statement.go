@@ -161,6 +161,10 @@ type Bucketing struct {
 	// makes it a DOUBLE). Its integer labels then carry their digits
 	// (Key), which a double may not hold beyond 2^53.
 	KeyDecimal bool
+	// Type is the MariaDB type of the key (bucketLabelType), which its
+	// labels are written in (Key); LabelUnset for a bucket of a row
+	// expression or a rounded key, typed by their labels.
+	Type LabelType
 }
 
 // Explain is EXPLAIN of a private aggregate query: the plan, without
