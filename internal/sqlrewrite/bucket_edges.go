@@ -37,6 +37,11 @@ func (b Bucketing) Of(x float64) float64 {
 // nearest the exact k * WidthDecimal + OriginDecimal (a DECIMAL; with a
 // float literal as the multiplier, or a DIV by one, MySQL's label is a
 // DOUBLE product, which may differ from it by an ulp).
+//
+// A DOUBLE label of fixed decimals (Type) is rounded to them, as
+// MariaDB's GROUP BY stores it in a DOUBLE of those decimals: -7.2 for
+// bucket -24 of FLOOR(d / 0.3) * 0.3, whose product is
+// -7.199999999999999.
 func (b Bucketing) Label(k float64) float64 {
 	switch {
 	case b.Index:
@@ -46,7 +51,13 @@ func (b Bucketing) Label(k float64) float64 {
 		f, _ := exactStart(k, w, o).Float64()
 		return f
 	}
-	return float64(k*b.Width) + b.Origin
+	x := float64(k*b.Width) + b.Origin
+	if b.Type.Kind == LabelDouble && b.Type.Scale < notFixedDecimals && !math.IsInf(x, 0) {
+		if r, err := strconv.ParseFloat(strconv.FormatFloat(x, 'f', b.Type.Scale, 64), 64); err == nil {
+			return r
+		}
+	}
+	return x
 }
 
 // Key returns bucket k's key as a value: Label, and for a KeyDecimal
