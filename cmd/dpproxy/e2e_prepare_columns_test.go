@@ -24,7 +24,7 @@ var preparedColumnStatements = []struct {
 	{"SELECT COUNT(*) FROM pums", nil, "BIGINT"},
 	{"SELECT race, COUNT(*), AVG(income) FROM pums WHERE age > ? GROUP BY race", []any{30}, "BIGINT BIGINT DOUBLE"},
 	{"SELECT sex, COUNT(*) AS n FROM pums WHERE age BETWEEN ? AND ? GROUP BY sex ORDER BY n DESC LIMIT ?", []any{20, 60, 5}, "BIGINT BIGINT"},
-	{"SELECT FLOOR(age / 2.5) * 2.5 AS b, COUNT(*) FROM pums GROUP BY b", nil, "DOUBLE BIGINT"},
+	{"SELECT FLOOR(age / 2.5) * 2.5 AS b, COUNT(*) FROM pums GROUP BY b", nil, "DECIMAL BIGINT"}, // MariaDB's DECIMAL(23,1) of an integer age
 	{"SELECT MEDIAN(income), IF(AVG(income) > ?, 'high', 'low') AS level FROM pums", []any{1000}, ""},
 	{"SELECT MEDIAN(income), IF(AVG(income) > 1000, 'high', 'low') AS level FROM pums WHERE ? IS NULL OR sex = ?", []any{nil, nil}, "DOUBLE VARCHAR"},
 	{"SELECT COUNT(*), AVG(m) FROM (SELECT race, IQR(income) AS m FROM pums WHERE income < ? GROUP BY race) AS t", []any{100000.5}, "BIGINT DOUBLE"},
