@@ -39,6 +39,7 @@ func TestBucketLabelsOnTheWireAsMariaDB(t *testing.T) {
 		"FLOOR(d / 5)", "FLOOR(d / 5) * 5", "FLOOR(d / 0.25) * 0.25", "FLOOR(d / 0.3) * 0.3", "FLOOR(d / 2.5)",
 		"FLOOR((d - 1) / 2.5) * 2.5 + 1", "FLOOR((d - 0.5) / 2) * 2 + 0.5", "FLOOR(d / 5e0) * 5e0", "FLOOR(d / 12.5) * 12.5",
 		"e DIV 10", "e DIV 10 * 10", "e DIV 2.5 * 2.5",
+		"ROUND(i, -1)", "TRUNCATE(i, -1)", "FLOOR(i)", "ROUND(d, -1)", "TRUNCATE(d, -1)", "FLOOR(d)", "CEIL(d)",
 	} {
 		q := "SELECT " + key + " AS b, COUNT(*) FROM bl GROUP BY b"
 		for _, binary := range []bool{false, true} {

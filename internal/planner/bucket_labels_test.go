@@ -65,6 +65,14 @@ func TestBucketLabelsAsMariaDB(t *testing.T) {
 		{"e DIV 10", "BIGINT", "0 10 0", doubles[1:]},
 		{"e DIV 10 * 10", "BIGINT", "0 100 0", doubles[1:]},
 		{"e DIV 2.5 * 2.5", "DECIMAL(22,1)", "0.0 100.0 0.0", doubles[1:]},
+		// Rounded keys, by their rounded values (MariaDB's labels).
+		{"ROUND(i, -1)", "DECIMAL(20,0)", "-20 0 10 100", []float64{-20, 0, 10, 100}},
+		{"TRUNCATE(i, -1)", "BIGINT", "-20 0 100", []float64{-20, 0, 100}},
+		{"FLOOR(i)", "BIGINT", "-22 7 100 3", integers},
+		{"ROUND(d, -1)", "DOUBLE(decimals=0)", "-10 0 100", []float64{-10, 0, 100}},
+		{"TRUNCATE(d, -1)", "DOUBLE(decimals=0)", "0 100", []float64{0, 100}},
+		{"FLOOR(d)", "DOUBLE(decimals=0)", "-8 0 2 100", []float64{-8, 0, 2, 100}},
+		{"CEIL(d)", "DOUBLE(decimals=0)", "-7 1 3 101", []float64{-7, 1, 3, 101}},
 	} {
 		sql := "SELECT " + c.key + " AS b, COUNT(*) FROM t GROUP BY b"
 		st, err := parser.Parse(sql)

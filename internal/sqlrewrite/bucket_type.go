@@ -164,3 +164,21 @@ func bucketLabelType(integer, div bool, w, mult, o1, o2 ast.ExprNode) LabelType 
 	}
 	return LabelType{Kind: t.kind, Precision: t.p, Scale: t.s}
 }
+
+// roundedLabelType is MariaDB's type of the rounded key x (roundedKey) of
+// a column: of a DOUBLE a DOUBLE of no decimals; of a BIGINT a BIGINT,
+// but ROUND to tens or more a DECIMAL(20,0), one digit more than
+// BIGINT's. Other keys (SIGN, MariaDB's INT, and those of other row
+// expressions) are left to their labels.
+func roundedLabelType(x *RowExpr) LabelType {
+	if len(x.Args) == 0 || x.Args[0].Kind != RowColumn || x.Func == FuncSign {
+		return LabelType{}
+	}
+	switch {
+	case !x.Args[0].Integer:
+		return LabelType{Kind: LabelDouble}
+	case x.Func == FuncRound && x.Num < 0:
+		return LabelType{Kind: LabelDecimal, Precision: 20}
+	}
+	return LabelType{Kind: LabelBigint}
+}

@@ -399,7 +399,7 @@ func (sc *scope) roundedKey(e ast.ExprNode) (b *Bucketing, x *RowExpr, ok bool, 
 	if x.Func == FuncRound || x.Func == FuncTruncate {
 		width = math.Pow(10, -x.Num)
 	}
-	return &Bucketing{Column: x.String(), Width: width}, x, true, nil
+	return &Bucketing{Column: x.String(), Width: width, Type: roundedLabelType(x)}, x, true, nil
 }
 
 // divParts splits x DIV w * mult, mult * (x DIV w) and x DIV w (mult
