@@ -55,7 +55,7 @@ func TestResetForgetsTheSession(t *testing.T) {
 	for _, q := range []string{
 		"SET @dp_epsilon = 0.5, @dp_delta = 1e-6, @dp_mechanism = 'laplace', @dp_trim = 0.2",
 		"SET @u = 'x', sql_mode = 'STRICT_ALL_TABLES', sql_select_limit = 3, time_zone = '+01:00', autocommit = 0, max_execution_time = 5",
-		"SET NAMES latin1",
+		"SET NAMES utf8mb3",
 		"PREPARE p FROM 'SELECT 1'",
 		"SELECT LAST_INSERT_ID(5)",
 		"USE information_schema",

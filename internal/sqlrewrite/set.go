@@ -30,6 +30,9 @@ func setVariables(s *ast.SetStmt, sql string, bounds map[ast.Node]int64) (*SetVa
 			}
 		}
 		name := strings.ToLower(v.Name)
+		if err := checkClientCharset(v, name); err != nil {
+			return nil, err
+		}
 		if v.Name == ast.SetNames {
 			namesCollation = ""
 			if v.ExtendValue != nil {
@@ -61,4 +64,67 @@ func setVariables(s *ast.SetStmt, sql string, bounds map[ast.Node]int64) (*SetVa
 		set.Catalog += ", collation_connection = '" + strings.ReplaceAll(namesCollation, "'", "''") + "'"
 	}
 	return set, nil
+}
+
+// supportedCharset names the only character set of statements and
+// answers: dpproxy reads every statement as utf8mb4 and sends all text as
+// utf8mb4.
+const supportedCharset = "dpproxy reads statements and sends text as utf8mb4: SET NAMES utf8mb4 (utf8mb3 and ascii, subsets of it, are accepted too)"
+
+// clientCharsets are the character sets a client may say it sends and
+// reads: utf8mb4 and its subsets utf8mb3 (utf8) and ascii, whose text is
+// utf8mb4 text as it is. resultsCharsets adds what character_set_results
+// also takes, binary and NULL (no conversion: text as stored, which is
+// utf8mb4 here), which MySQL's Connector/J and mysqldump set.
+var (
+	clientCharsets  = map[string]bool{"utf8mb4": true, "utf8mb3": true, "utf8": true, "ascii": true}
+	resultsCharsets = map[string]bool{"utf8mb4": true, "utf8mb3": true, "utf8": true, "ascii": true, "binary": true}
+)
+
+// checkClientCharset refuses (1235, before anything is charged) an
+// assignment that would tell the client its text is read or sent in a
+// character set other than utf8mb4 or one of its subsets: SET NAMES x
+// [COLLATE y], SET CHARACTER SET x, and SET character_set_client,
+// character_set_connection or character_set_results = x. The catalog
+// engine would take them, and @@character_set_results would say latin1
+// while every answer is still utf8mb4, and a latin1 client's é (0xE9) is
+// not utf8mb4 (the wire layer refuses such text, 1300). DEFAULT is
+// utf8mb4. name is v's name in lower case.
+func checkClientCharset(v *ast.VariableAssignment, name string) error {
+	allowed, what, to := clientCharsets, "", " "
+	switch {
+	case v.Name == ast.SetNames:
+		what = "SET NAMES"
+	case v.Name == ast.SetCharset:
+		what = "SET CHARACTER SET"
+	case v.IsSystem && (name == "character_set_client" || name == "character_set_connection"):
+		what, to = "SET "+name, " = "
+	case v.IsSystem && name == "character_set_results":
+		what, to, allowed = "SET "+name, " = ", resultsCharsets
+	default:
+		return nil
+	}
+	var cs string
+	switch e := unparen(v.Value).(type) {
+	case *ast.DefaultExpr:
+		return nil
+	case *ast.ColumnNameExpr: // SET character_set_client = latin1
+		if e.Name.Table.O != "" {
+			return refuse(what+" to an expression", supportedCharset)
+		}
+		cs = e.Name.Name.O
+	default:
+		c, ok := literal(v.Value)
+		switch {
+		case ok && c.Null && allowed["binary"]:
+			return nil
+		case !ok || !c.IsText:
+			return refuse(what+" to an expression", supportedCharset)
+		}
+		cs = c.Str
+	}
+	if !allowed[strings.ToLower(cs)] {
+		return refuse(what+to+cs, supportedCharset)
+	}
+	return nil
 }

@@ -314,7 +314,7 @@ func (c *connection) OnAuthSuccess(mc *server.Conn) error {
 	transport.Address = c.raw.RemoteAddr().String()
 	c.session = c.srv.engine.Open(c.user, c.id, transport)
 	if c.loginDB != "" {
-		if err := c.session.UseDatabase(c.ctx, c.loginDB); err != nil {
+		if err := c.UseDB(c.loginDB); err != nil {
 			return c.wireError(err)
 		}
 	}

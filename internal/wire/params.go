@@ -154,7 +154,9 @@ func (r *packetReader) value(typ byte, unsigned bool) (any, error) {
 }
 
 // longDataValue interprets the bytes of a length-encoded parameter (or one
-// sent with COM_STMT_SEND_LONG_DATA) of type typ.
+// sent with COM_STMT_SEND_LONG_DATA) of type typ. Text types must hold
+// UTF-8 (checkUTF8): they become string literals of the statement's text.
+// BLOB types are bytes, bound as X'...', and may hold any.
 func longDataValue(typ byte, b []byte) (any, error) {
 	switch typ {
 	case gomysql.MYSQL_TYPE_DECIMAL, gomysql.MYSQL_TYPE_NEWDECIMAL:
@@ -167,6 +169,9 @@ func longDataValue(typ byte, b []byte) (any, error) {
 		return decimalText(b), nil
 	case gomysql.MYSQL_TYPE_VARCHAR, gomysql.MYSQL_TYPE_VAR_STRING, gomysql.MYSQL_TYPE_STRING,
 		gomysql.MYSQL_TYPE_ENUM, gomysql.MYSQL_TYPE_SET, mysqlTypeJSON:
+		if err := checkUTF8(string(b), "a string parameter"); err != nil {
+			return nil, err
+		}
 		return string(b), nil
 	case gomysql.MYSQL_TYPE_TINY_BLOB, gomysql.MYSQL_TYPE_MEDIUM_BLOB, gomysql.MYSQL_TYPE_LONG_BLOB,
 		gomysql.MYSQL_TYPE_BLOB, gomysql.MYSQL_TYPE_BIT, gomysql.MYSQL_TYPE_GEOMETRY:

@@ -65,8 +65,12 @@ func preparedCost(query string, params int) int {
 
 // prepareStmt answers COM_STMT_PREPARE. A statement that would take the
 // connection's prepared statements past maxPreparedBytes is refused with
-// 1153; the text alone is checked before its markers are counted.
+// 1153; the text alone is checked before its markers are counted. Text
+// that is not UTF-8 is refused (checkUTF8).
 func (c *connection) prepareStmt(query string) (*server.Stmt, error) {
+	if err := checkUTF8(query, ""); err != nil {
+		return nil, err
+	}
 	if len(c.stmts) >= maxPreparedStatements {
 		return nil, gomysql.NewDefaultError(gomysql.ER_MAX_PREPARED_STMT_COUNT_REACHED, maxPreparedStatements)
 	}

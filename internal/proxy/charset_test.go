@@ -1,0 +1,58 @@
+package proxy
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/dpproxy/dpproxy/internal/dperr"
+)
+
+// TestClientCharsetRefused: dpproxy reads statements and sends text as
+// utf8mb4, so SET NAMES, SET CHARACTER SET and SET character_set_client,
+// _connection or _results naming another character set are refused
+// (1235), directly, in a list with other assignments (none of which takes
+// effect) and through an SQL-level prepared statement, and the session
+// still says utf8mb4; utf8mb4, its subsets utf8mb3 and ascii, DEFAULT, and
+// binary or NULL for results, are taken, as real clients send them
+// (go-sql-driver's SET NAMES utf8mb4 COLLATE …, Connector/J's
+// character_set_results = NULL).
+func TestClientCharsetRefused(t *testing.T) {
+	s := newTestSession(t)
+	const read = "SELECT @@character_set_client, @@character_set_connection, @@character_set_results, @dp_epsilon"
+	want := fmt.Sprint(run(t, s, read).Rows)
+	for _, q := range []string{
+		"SET NAMES latin1",
+		"SET NAMES latin1 COLLATE latin1_swedish_ci",
+		"SET CHARACTER SET latin1",
+		"SET character_set_client = latin1",
+		"SET @@session.character_set_connection = 'latin1'",
+		"SET character_set_results = latin1",
+		"SET @dp_epsilon = 0.5, character_set_results = 'koi8r', autocommit = 0",
+		"SET @dp_epsilon = 0.5, NAMES latin1",
+		"SET character_set_client = @@character_set_results",
+	} {
+		wantKind(t, s, q, dperr.Unsupported)
+		if got := fmt.Sprint(run(t, s, read).Rows); got != want {
+			t.Errorf("after %s: %s, want %s", q, got, want)
+		}
+	}
+	run(t, s, "SET @q = 'SET NAMES latin1'")
+	run(t, s, "PREPARE p FROM @q")
+	wantKind(t, s, "EXECUTE p", dperr.Unsupported)
+	if got := fmt.Sprint(run(t, s, read).Rows); got != want {
+		t.Errorf("after EXECUTE of SET NAMES latin1: %s, want %s", got, want)
+	}
+	for _, q := range []string{
+		"SET NAMES utf8mb4",
+		"SET NAMES utf8mb4 COLLATE utf8mb4_general_ci",
+		"SET NAMES utf8mb3",
+		"SET NAMES ascii",
+		"SET NAMES DEFAULT",
+		"SET CHARACTER SET utf8",
+		"SET autocommit = 1, character_set_results = NULL",
+		"SET character_set_results = 'binary'",
+		"SET character_set_client = utf8mb4, character_set_connection = 'utf8mb4', character_set_results = DEFAULT",
+	} {
+		run(t, s, q)
+	}
+}
