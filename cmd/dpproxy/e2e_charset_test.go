@@ -136,3 +136,96 @@ func TestOutOfEncodingLiteralOnPostgres(t *testing.T) {
 		})
 	}
 }
+
+// TestLatin1ClientRefusedBeforeCharge: dpproxy reads statements and sends
+// text as utf8mb4 only. A client that logs in with a latin1 handshake
+// (go-sql-driver's collation=latin1_swedish_ci: id 8, no SET NAMES) is
+// let in and told the truth (@@character_set_client and the others say
+// utf8mb4); the latin1 bytes it sends for é and ñ, in a statement's text,
+// a prepared statement's or a text argument, are refused with MariaDB's
+// 1300 before anything is reserved (they gave 1105, or were charged with
+// the column named '?'); SET NAMES latin1 and the character_set variables
+// set to latin1 are refused with 1235; UTF-8 text is answered and charged,
+// its column named as sent. go-sql-driver with charset=latin1 cannot
+// connect; with charset=latin1,utf8mb4 it falls back to utf8mb4.
+func TestLatin1ClientRefusedBeforeCharge(t *testing.T) {
+	p := startProxy(t, "", nil)
+	db, err := sql.Open("mysql", fmt.Sprintf("demo:demo@tcp(%s)/dpproxy?timeout=10s&collation=latin1_swedish_ci", p.addr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	const readCharsets = "SELECT @@character_set_client, @@character_set_connection, @@character_set_results"
+	var charsets [3]string
+	readSession := func() string {
+		t.Helper()
+		if err := db.QueryRow(readCharsets).Scan(&charsets[0], &charsets[1], &charsets[2]); err != nil {
+			t.Fatal(err)
+		}
+		return strings.Join(charsets[:], " ")
+	}
+	if got := readSession(); got != "utf8mb4 utf8mb4 utf8mb4" {
+		t.Errorf("after a latin1 handshake: %s, want utf8mb4 throughout", got)
+	}
+	remaining := 100.0
+	checkRemaining(t, db, remaining)
+
+	refused := func(what string, err error, code uint16) {
+		t.Helper()
+		if mysqlCode(err) != code {
+			t.Errorf("%s: got %v, want error %d", what, err, code)
+		}
+		checkRemaining(t, db, remaining)
+		if got := readSession(); got != "utf8mb4 utf8mb4 utf8mb4" {
+			t.Errorf("after %s: %s, want utf8mb4 throughout", what, got)
+		}
+	}
+	// é and ñ in latin1: 0xE9, 0xF1.
+	refused("latin1 constant and alias", drain(db, "SELECT 'caf\xe9' AS `\xe9`, HEX('\xe9')"), 1300)
+	refused("latin1 alias of a private count", drain(db, "SELECT COUNT(*) AS `\xf1` FROM pums"), 1300)
+	refused("latin1 alias of a grouped count", drain(db, "SELECT sex AS `s\xe9x`, COUNT(*) FROM pums GROUP BY sex"), 1300)
+	_, err = db.Prepare("SELECT COUNT(*) AS `\xf1` FROM pums WHERE age > ?")
+	refused("latin1 prepared text", err, 1300)
+	var n float64
+	refused("latin1 text argument", db.QueryRow("SELECT COUNT(*) AS n FROM pums WHERE age > ? OR age = 0", "caf\xe9").Scan(&n), 1300)
+	for _, q := range []string{
+		"SET NAMES latin1",
+		"SET NAMES latin1 COLLATE latin1_swedish_ci",
+		"SET CHARACTER SET latin1",
+		"SET character_set_client = latin1",
+		"SET character_set_results = latin1",
+		"SET character_set_connection = 'latin1', autocommit = 1",
+	} {
+		_, err := db.Exec(q)
+		refused(q, err, 1235)
+	}
+
+	// UTF-8 text is answered and charged, its alias as sent.
+	rows, err := db.Query("SELECT COUNT(*) AS `ñ` FROM pums")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cols, err := rows.Columns()
+	rows.Close()
+	if err != nil || len(cols) != 1 || cols[0] != "ñ" {
+		t.Errorf("UTF-8 alias: got %q (%v), want ñ", cols, err)
+	}
+	remaining -= 0.1
+	checkRemaining(t, db, remaining)
+
+	for _, c := range []struct {
+		charset string
+		code    uint16
+	}{{"latin1", 1235}, {"latin1,utf8mb4", 0}} {
+		other, err := sql.Open("mysql", fmt.Sprintf("demo:demo@tcp(%s)/dpproxy?timeout=10s&charset=%s", p.addr, c.charset))
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = other.Ping()
+		other.Close()
+		if mysqlCode(err) != c.code || (c.code == 0 && err != nil) {
+			t.Errorf("DSN charset=%s: got %v, want error %d", c.charset, err, c.code)
+		}
+	}
+}
