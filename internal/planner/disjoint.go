@@ -31,7 +31,8 @@ import (
 // (a text column compared with a number is read as a number); not on
 // SQLite, where a column of TEXT affinity compares with a number as text
 // ('5' is both below 9 and at least 10). A list holding a number of
-// magnitude 2⁵³ or more is not decided: MySQL compares a BIGINT with a list
+// magnitude 2⁵³ or more, or a constant that its double only approximates
+// (Value.Decimal: 0.10000000000000000001), is not decided: MySQL compares a BIGINT with a list
 // that mixes integer and double literals as doubles, so 2⁵³+1 equals 2⁵³
 // there while a range compares it exactly; below 2⁵³ every integer is a
 // double and the two comparisons agree. Complements, IS NULL, LIKE, date
@@ -104,7 +105,7 @@ func valuesOutside(in []sqlrewrite.Value, r sqlrewrite.Range) bool {
 		return false
 	}
 	for _, v := range in {
-		if v.Null || v.IsText || !exactDouble(v.Num) {
+		if v.Null || v.IsText || !exactDouble(v.Num) || !sqlrewrite.ExactValue(v) {
 			return false
 		}
 		point := sqlrewrite.Range{Lower: v.Num, Upper: v.Num, HasLower: true, HasUpper: true}
@@ -121,7 +122,7 @@ func mayEqual(u, v sqlrewrite.Value) bool {
 	switch {
 	case u.Null || v.Null:
 		return false // IN never matches NULL
-	case u.IsText || v.IsText || !exactDouble(u.Num) || !exactDouble(v.Num):
+	case u.IsText || v.IsText || !exactDouble(u.Num) || !exactDouble(v.Num) || !sqlrewrite.ExactValue(u) || !sqlrewrite.ExactValue(v):
 		return true
 	}
 	return u.Num == v.Num

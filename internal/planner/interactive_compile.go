@@ -2,6 +2,7 @@ package planner
 
 import (
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/dpproxy/dpproxy/internal/catalog"
@@ -108,6 +109,9 @@ func compileLeaf(t *catalog.Table, c sqlrewrite.Condition) (*cellNode, error) {
 	}
 	if c.Like != nil {
 		return nil, refuseInteractive(t, "LIKE on %s is matched by the database's collation, not over the domain's values", col.Name)
+	}
+	if c.Range != nil && !sqlrewrite.ExactRange(*c.Range) || slices.ContainsFunc(c.In, func(v sqlrewrite.Value) bool { return !sqlrewrite.ExactValue(v) }) {
+		return nil, refuseInteractive(t, "a constant compared with %s must be a number a double holds exactly (at most 15 significant digits)", col.Name)
 	}
 	ic := &t.Interactive.Columns[dim]
 	mask := make([]bool, ic.Size())

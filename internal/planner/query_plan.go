@@ -1212,9 +1212,12 @@ func describeCondition(c sqlrewrite.Condition) string {
 	if c.Range == nil {
 		vals := make([]string, len(c.In))
 		for i, v := range c.In {
-			if v.IsText {
+			switch {
+			case v.IsText:
 				vals[i] = strconv.Quote(v.Str)
-			} else {
+			case v.Decimal != "":
+				vals[i] = v.Decimal // a constant's exact digits
+			default:
 				vals[i] = strconv.FormatFloat(v.Num, 'g', -1, 64)
 			}
 		}
@@ -1227,14 +1230,23 @@ func describeCondition(c sqlrewrite.Condition) string {
 		if r.LowerOpen {
 			op = ">"
 		}
-		parts = append(parts, fmt.Sprintf("%s %s %g", c.Column, op, r.Lower))
+		parts = append(parts, fmt.Sprintf("%s %s %s", c.Column, op, describeEnd(r.Lower, r.LowerExact)))
 	}
 	if r.HasUpper {
 		op := "<="
 		if r.UpperOpen {
 			op = "<"
 		}
-		parts = append(parts, fmt.Sprintf("%s %s %g", c.Column, op, r.Upper))
+		parts = append(parts, fmt.Sprintf("%s %s %s", c.Column, op, describeEnd(r.Upper, r.UpperExact)))
 	}
 	return strings.Join(parts, " AND ")
+}
+
+// describeEnd writes a range end: its exact digits when it has some, else
+// its number as %g.
+func describeEnd(x float64, exact string) string {
+	if exact != "" {
+		return exact
+	}
+	return fmt.Sprintf("%g", x)
 }

@@ -170,13 +170,7 @@ func canonicalColumn(col *catalog.Column, conds []sqlrewrite.Condition) string {
 
 // intersectRange returns the values in both a and b.
 func intersectRange(a, b sqlrewrite.Range) sqlrewrite.Range {
-	if b.HasLower && (!a.HasLower || b.Lower > a.Lower || b.Lower == a.Lower && b.LowerOpen) {
-		a.Lower, a.HasLower, a.LowerOpen = b.Lower, true, b.LowerOpen
-	}
-	if b.HasUpper && (!a.HasUpper || b.Upper < a.Upper || b.Upper == a.Upper && b.UpperOpen) {
-		a.Upper, a.HasUpper, a.UpperOpen = b.Upper, true, b.UpperOpen
-	}
-	return a
+	return sqlrewrite.IntersectRanges(a, b)
 }
 
 // integerRange narrows a range on an integer column to closed integer ends.

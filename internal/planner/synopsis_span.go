@@ -179,6 +179,8 @@ func (d Domain) columnSpans(name string, conds []sqlrewrite.Condition) (Spans, *
 		switch {
 		case c.IsNull || c.Complement:
 			return nil, &unanswerable{reason: fmt.Sprintf("IS NULL (and col <> v OR col IS NULL) on %s selects NULLs, which are in no bin of its synopsis", name)}
+		case c.Range != nil && !sqlrewrite.ExactRange(*c.Range) || slices.ContainsFunc(c.In, func(v sqlrewrite.Value) bool { return !sqlrewrite.ExactValue(v) }):
+			return nil, &unanswerable{reason: fmt.Sprintf("a constant compared with %s that a double does not hold exactly (more than 15 to 17 significant digits) is not answered from its synopsis", name)}
 		case c.Range != nil && d.Integer:
 			spans = spans.intersect(d.rangeSpan(*c.Range))
 		case c.Range != nil:

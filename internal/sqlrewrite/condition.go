@@ -54,7 +54,12 @@ func (sc *scope) comparison(e *ast.BinaryOperationExpr, site conditionSite) (Con
 		return Condition{}, err
 	}
 	exact := col.Numeric() && exactFloat(valSide, v.Num)
+	digits := ""
+	if col.Numeric() {
+		digits = conditionDigits(valSide, v.Num)
+	}
 	if op == opcode.EQ || op == opcode.NE {
+		v.Decimal = digits
 		return Condition{Column: col.Name, In: []Value{v}, Text: !col.Numeric(), ExactNumbers: exact}, nil
 	}
 	if !col.Numeric() {
@@ -64,8 +69,10 @@ func (sc *scope) comparison(e *ast.BinaryOperationExpr, site conditionSite) (Con
 	switch op {
 	case opcode.GT, opcode.GE:
 		r.Lower, r.HasLower, r.LowerOpen = v.Num, true, op == opcode.GT
+		r.setExactLower(digits)
 	case opcode.LT, opcode.LE:
 		r.Upper, r.HasUpper, r.UpperOpen = v.Num, true, op == opcode.LT
+		r.setExactUpper(digits)
 	}
 	return Condition{Column: col.Name, Range: r, ExactNumbers: exact}, nil
 }
@@ -120,7 +127,10 @@ func (sc *scope) between(e *ast.BetweenExpr, site conditionSite) (Condition, err
 	if err != nil {
 		return Condition{}, err
 	}
-	return Condition{Column: col.Name, Range: &Range{Lower: lo.Num, Upper: hi.Num, HasLower: true, HasUpper: true},
+	r := &Range{Lower: lo.Num, Upper: hi.Num, HasLower: true, HasUpper: true}
+	r.setExactLower(conditionDigits(e.Left, lo.Num))
+	r.setExactUpper(conditionDigits(e.Right, hi.Num))
+	return Condition{Column: col.Name, Range: r,
 		ExactNumbers: exactFloat(e.Left, lo.Num) && exactFloat(e.Right, hi.Num)}, nil
 }
 
@@ -154,6 +164,9 @@ func (sc *scope) in(e *ast.PatternInExpr, site conditionSite) (Condition, error)
 		v, err := sc.constant(site, col, item)
 		if err != nil {
 			return Condition{}, err
+		}
+		if col.Numeric() {
+			v.Decimal = conditionDigits(item, v.Num)
 		}
 		c.In = append(c.In, v)
 		c.ExactNumbers = c.ExactNumbers && exactFloat(item, v.Num)

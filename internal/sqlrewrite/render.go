@@ -1063,14 +1063,24 @@ func (r *renderer) condition(c Condition) (string, error) {
 		s, err := r.rangeCondition(col, c.Range)
 		return r.readableNumber(col, c, s), err
 	}
-	vals := make([]string, len(c.In))
-	for i, v := range c.In {
+	vals := make([]string, 0, len(c.In))
+	for _, v := range c.In {
 		if v.Null || v.IsText != c.In[0].IsText {
 			return "", fmt.Errorf("sqlrewrite: IN on %s needs non-NULL values of one type", c.Column)
 		}
-		if vals[i], err = r.value(v); err != nil {
+		s, err := r.value(v)
+		if err != nil {
 			return "", err
 		}
+		if s != "" { // "": a constant no value equals (value)
+			vals = append(vals, s)
+		}
+	}
+	if len(vals) == 0 {
+		// Every constant is one no value of the column equals (SQLite:
+		// 2^53+0.5 is neither an integer nor a double): FALSE for a
+		// number, NULL for NULL, as the comparison would be.
+		return r.readableNumber(col, c, col+" <> "+col), nil
 	}
 	if c.Exact && c.In[0].IsText {
 		col = r.exactText(col)
@@ -1079,11 +1089,12 @@ func (r *renderer) condition(c Condition) (string, error) {
 		// Integers as integer literals, which every backend compares
 		// exactly with integer and decimal columns (MySQL compares a
 		// DECIMAL with a double literal such as 1e+06 as doubles).
-		for i, v := range c.In {
-			if !ExactKey(v.Num) {
+		vals = vals[:0]
+		for _, v := range c.In {
+			if !ExactKey(v.Num) || !ExactValue(v) {
 				return "", fmt.Errorf("sqlrewrite: exact key %g on %s is no integer below 2^53", v.Num, c.Column)
 			}
-			vals[i] = integerLiteral(v.Num)
+			vals = append(vals, integerLiteral(v.Num))
 		}
 	}
 	if len(vals) == 1 {
@@ -1117,6 +1128,9 @@ func (r *renderer) rangeCondition(col string, rg *Range) (string, error) {
 		if err != nil {
 			return "", err
 		}
+		if rg.LowerArg == nil && rg.LowerExact != "" && r.dialect == SQLite {
+			op, v = sqliteExactEnd(rg.LowerExact, true, op)
+		}
 		parts = append(parts, col+op+v)
 	}
 	if rg.HasUpper {
@@ -1127,6 +1141,9 @@ func (r *renderer) rangeCondition(col string, rg *Range) (string, error) {
 		v, err := r.rangeEnd(rg.Upper, rg.UpperExact, rg.UpperArg)
 		if err != nil {
 			return "", err
+		}
+		if rg.UpperArg == nil && rg.UpperExact != "" && r.dialect == SQLite {
+			op, v = sqliteExactEnd(rg.UpperExact, false, op)
 		}
 		parts = append(parts, col+op+v)
 	}
@@ -1159,8 +1176,44 @@ func (r *renderer) value(v Value) (string, error) {
 	if v.IsText {
 		return r.arg(v.Str), nil
 	}
+	if v.Decimal != "" {
+		// A constant's exact digits (conditionDigits).
+		if !validExact(v.Decimal) {
+			return "", fmt.Errorf("sqlrewrite: filter constant %q is no number", v.Decimal)
+		}
+		if r.dialect == SQLite {
+			x, _ := digitsRat(v.Decimal)
+			if s, ok := sqliteEqual(x); ok {
+				return s, nil
+			}
+			return "", nil // no integer or double equals it
+		}
+		return exactLiteral(v.Decimal), nil
+	}
 	if math.IsNaN(v.Num) || math.IsInf(v.Num, 0) {
 		return "", fmt.Errorf("sqlrewrite: non-finite filter constant %g", v.Num)
 	}
 	return numberLiteral(v.Num), nil
+}
+
+// sqliteExactEnd renders, on SQLite, a range end that has exact digits
+// (op " >= ", " > ", " <= " or " < "): the same comparison with an
+// integer literal when they are an int64, or a real one when they are a
+// double, which SQLite compares its integers and doubles with exactly;
+// otherwise (a fraction, an integer beyond 64 bits, which no value
+// equals) an inclusive comparison with the bound sqliteAbove or
+// sqliteBelow, which its integers and doubles satisfy exactly when they
+// are beyond the digits: col <= 2^53+1.5 is col <= 2^53+1.
+func sqliteExactEnd(digits string, lower bool, op string) (string, string) {
+	x, ok := digitsRat(digits)
+	if !ok {
+		return op, exactLiteral(digits) // rangeEnd refused it
+	}
+	if s, ok := sqliteEqual(x); ok {
+		return op, s
+	}
+	if lower {
+		return " >= ", sqliteAbove(x)
+	}
+	return " <= ", sqliteBelow(x)
 }

@@ -667,10 +667,13 @@ func describeCondition(c Condition) string {
 		}
 		s = col + " LIKE " + strconv.Quote(*c.Like)
 	case c.Range != nil:
-		end := func(x float64, micros int32) string {
-			if c.Temporal != "" {
+		end := func(x float64, micros int32, exact string) string {
+			switch {
+			case c.Temporal != "":
 				col := catalog.Column{Type: c.Temporal}
 				return "'" + col.FormatTemporalMicros(x, micros) + "'"
+			case exact != "":
+				return exact
 			}
 			return formatLabel(Value{Num: x})
 		}
@@ -680,14 +683,14 @@ func describeCondition(c Condition) string {
 			if c.Range.LowerOpen {
 				op = ">"
 			}
-			parts = append(parts, c.Column+" "+op+" "+end(c.Range.Lower, c.Range.LowerMicros))
+			parts = append(parts, c.Column+" "+op+" "+end(c.Range.Lower, c.Range.LowerMicros, c.Range.LowerExact))
 		}
 		if c.Range.HasUpper {
 			op := "<="
 			if c.Range.UpperOpen {
 				op = "<"
 			}
-			parts = append(parts, c.Column+" "+op+" "+end(c.Range.Upper, c.Range.UpperMicros))
+			parts = append(parts, c.Column+" "+op+" "+end(c.Range.Upper, c.Range.UpperMicros, c.Range.UpperExact))
 		}
 		s = strings.Join(parts, " AND ")
 		if len(parts) == 0 {
@@ -697,6 +700,9 @@ func describeCondition(c Condition) string {
 		vals := make([]string, len(c.In))
 		for i, v := range c.In {
 			vals[i] = formatLabel(v)
+			if !v.IsText && v.Decimal != "" {
+				vals[i] = v.Decimal
+			}
 		}
 		s = c.Column + " IN (" + strings.Join(vals, ", ") + ")"
 	}

@@ -215,8 +215,10 @@ func (sc *scope) scalarBetween(site conditionSite, e *ast.BetweenExpr) (Conditio
 		}
 		if lower {
 			b.Range.Lower = v.Num
+			b.Range.setExactLower(conditionDigits(end, v.Num))
 		} else {
 			b.Range.Upper = v.Num
+			b.Range.setExactUpper(conditionDigits(end, v.Num))
 		}
 	}
 	return scalarCondition(col, b), true, nil

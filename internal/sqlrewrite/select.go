@@ -52,9 +52,12 @@ func (sc *scope) whereRange(col string) (rg Range, ok bool) {
 		case c.Range != nil:
 			r = c.Range.WholeSeconds()
 		case len(c.In) > 0 && !c.In[0].IsText:
-			r = Range{Lower: c.In[0].Num, Upper: c.In[0].Num, HasLower: true, HasUpper: true}
-			for _, v := range c.In[1:] {
-				r.Lower, r.Upper = math.Min(r.Lower, v.Num), math.Max(r.Upper, v.Num)
+			// The doubles around each value (a constant's exact digits
+			// lie between two).
+			r = Range{Lower: math.Inf(1), Upper: math.Inf(-1), HasLower: true, HasUpper: true}
+			for _, v := range c.In {
+				x := valueRat(v)
+				r.Lower, r.Upper = math.Min(r.Lower, floorDouble(x)), math.Max(r.Upper, ceilDouble(x))
 			}
 		default:
 			continue

@@ -3,6 +3,7 @@ package sqlrewrite
 import (
 	"fmt"
 	"math"
+	"math/big"
 	"slices"
 	"strconv"
 	"strings"
@@ -186,11 +187,23 @@ func tierShaped(e ast.ExprNode) bool {
 // intersect returns the intersection of two ranges (a missing end is
 // unbounded).
 func intersect(a, b Range) Range {
-	if b.HasLower && (!a.HasLower || b.Lower > a.Lower || b.Lower == a.Lower && b.LowerOpen) {
-		a.Lower, a.HasLower, a.LowerOpen = b.Lower, true, b.LowerOpen
+	return IntersectRanges(a, b)
+}
+
+// IntersectRanges returns the numbers in both a and b, comparing ends
+// exactly (their exact digits, Range.LowerExact, where they have some).
+func IntersectRanges(a, b Range) Range {
+	if b.HasLower {
+		c := compareEnds(b.Lower, b.LowerExact, a.Lower, a.LowerExact)
+		if !a.HasLower || c > 0 || c == 0 && b.LowerOpen {
+			a.Lower, a.LowerExact, a.HasLower, a.LowerOpen = b.Lower, b.LowerExact, true, b.LowerOpen
+		}
 	}
-	if b.HasUpper && (!a.HasUpper || b.Upper < a.Upper || b.Upper == a.Upper && b.UpperOpen) {
-		a.Upper, a.HasUpper, a.UpperOpen = b.Upper, true, b.UpperOpen
+	if b.HasUpper {
+		c := compareEnds(b.Upper, b.UpperExact, a.Upper, a.UpperExact)
+		if !a.HasUpper || c < 0 || c == 0 && b.UpperOpen {
+			a.Upper, a.UpperExact, a.HasUpper, a.UpperOpen = b.Upper, b.UpperExact, true, b.UpperOpen
+		}
 	}
 	return a
 }
@@ -933,6 +946,23 @@ func (e *RowExpr) valueAt(column string, v float64) (y float64, defined bool) {
 // conditionsHold reports whether every condition holds for the declared
 // value v of their column: membership (exact, as the declared values are
 // written), a numeric range, and their complements.
+// rangeHolds reports whether the number x is in r, exactly.
+func rangeHolds(r Range, x *big.Rat) bool {
+	if r.HasLower {
+		c := x.Cmp(endRat(r.Lower, r.LowerExact))
+		if c < 0 || c == 0 && r.LowerOpen {
+			return false
+		}
+	}
+	if r.HasUpper {
+		c := x.Cmp(endRat(r.Upper, r.UpperExact))
+		if c > 0 || c == 0 && r.UpperOpen {
+			return false
+		}
+	}
+	return true
+}
+
 func conditionsHold(conds []Condition, v Value) bool {
 	for _, c := range conds {
 		holds := false
@@ -941,12 +971,10 @@ func conditionsHold(conds []Condition, v Value) bool {
 			holds = false // v is not NULL
 		case c.Range != nil:
 			r := c.Range
-			holds = !v.IsText &&
-				(!r.HasLower || v.Num > r.Lower || !r.LowerOpen && v.Num == r.Lower) &&
-				(!r.HasUpper || v.Num < r.Upper || !r.UpperOpen && v.Num == r.Upper)
+			holds = !v.IsText && !v.Null && rangeHolds(*r, valueRat(v))
 		default:
 			for _, x := range c.In {
-				if x.IsText == v.IsText && x.Str == v.Str && x.Num == v.Num && !x.Null {
+				if x.IsText == v.IsText && x.Str == v.Str && !x.Null && (x.IsText || valueRat(x).Cmp(valueRat(v)) == 0) {
 					holds = true
 				}
 			}
