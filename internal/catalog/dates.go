@@ -4,6 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/big"
+	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -195,7 +198,32 @@ func (c *Column) readBound(f string, raw *RawBound) (*float64, error) {
 	if err := n.Decode(&x); err != nil {
 		return nil, invalid(f, "must be a number, got %q", n.Value)
 	}
+	if !boundHeld(n.Value, x) {
+		return nil, invalid(f, "must be a number a double holds exactly, got %s, which reads as %s (beyond 2^53 not every integer is a double): write %s or a wider bound",
+			n.Value, strconv.FormatFloat(x, 'f', -1, 64), strconv.FormatFloat(x, 'f', -1, 64))
+	}
 	return &x, nil
+}
+
+// plainNumber is a decimal number as a bound is written: digits, a point,
+// an exponent.
+var plainNumber = regexp.MustCompile(`^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?$`)
+
+// boundHeld reports whether the bound written text, read as the double x,
+// is x as written (0.1 is, as its shortest digits are what was written;
+// 9007199254740993 is not: it reads as 2^53), so that the bounds the
+// proxy clamps and reasons with are the ones declared. Text other than a
+// plain decimal number (YAML's other spellings) is not checked.
+func boundHeld(text string, x float64) bool {
+	if !plainNumber.MatchString(text) {
+		return true
+	}
+	written, ok := new(big.Rat).SetString(strings.TrimPrefix(text, "+"))
+	if !ok {
+		return true
+	}
+	shortest, _ := new(big.Rat).SetString(strconv.FormatFloat(x, 'g', -1, 64))
+	return written.Cmp(shortest) == 0 || written.Cmp(new(big.Rat).SetFloat64(x)) == 0
 }
 
 // validateDates checks a date or timestamp column: both bounds, lower ≤

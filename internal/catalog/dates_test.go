@@ -141,3 +141,24 @@ func TestMonthsBetween(t *testing.T) {
 		}
 	}
 }
+
+// TestNumericBoundsADoubleDoesNotHoldAreRefused: a bound written as a
+// number that reads as another double (9007199254740993 is 2^53) is
+// refused at load, naming the field and the double; bounds a double
+// holds (2^53 + 2, 0.1 by its shortest digits, 1e100) load.
+func TestNumericBoundsADoubleDoesNotHoldAreRefused(t *testing.T) {
+	config := func(lower, upper string) string {
+		return strings.Split(datesConfig, "tables:")[0] + "tables:\n  - name: t\n    columns:\n      - {name: big, type: integer, lower: " + lower + ", upper: " + upper + "}\n"
+	}
+	for _, ok := range [][2]string{{"0", "9007199254740994"}, {"0.1", "0.30"}, {"-1e100", "+1e100"}, {"-9007199254740992", "9007199254740992.0"}} {
+		if _, err := ParseConfig(strings.NewReader(config(ok[0], ok[1]))); err != nil {
+			t.Errorf("[%s, %s]: %v", ok[0], ok[1], err)
+		}
+	}
+	for _, bad := range [][2]string{{"0", "9007199254740993"}, {"-9007199254740993", "0"}, {"0", "0.30000000000000001"}} {
+		_, err := ParseConfig(strings.NewReader(config(bad[0], bad[1])))
+		if err == nil || !strings.Contains(err.Error(), "tables[0].columns[0]") || !strings.Contains(err.Error(), "a double holds exactly") {
+			t.Errorf("[%s, %s]: %v, want refused", bad[0], bad[1], err)
+		}
+	}
+}
