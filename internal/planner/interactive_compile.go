@@ -2,6 +2,7 @@ package planner
 
 import (
 	"math"
+	"math/big"
 	"slices"
 	"strings"
 
@@ -153,6 +154,12 @@ func compileLeaf(t *catalog.Table, c sqlrewrite.Condition) (*cellNode, error) {
 	return &cellNode{op: sqlrewrite.Leaf, dim: dim, mask: mask}, nil
 }
 
+// integerOf is the integral float64 f as an exact integer.
+func integerOf(f float64) *big.Int {
+	n, _ := new(big.Float).SetFloat64(f).Int(nil)
+	return n
+}
+
 // bucketVersus reports whether bucket b of ic lies wholly inside r (in) or
 // wholly outside it (out). Values are clamped to the column's bounds and
 // then into the end buckets, so the first bucket starts at min(e_0,
@@ -170,30 +177,35 @@ func bucketVersus(ic *catalog.InteractiveColumn, col *catalog.Column, b int, r s
 		hi, hiClosed = upper, true
 	}
 	if col.Type == catalog.Integer {
-		lo = math.Ceil(lo)
+		// In exact integers: past 2^53 a float64's +1 is lost, which put
+		// a bucket [2^53, 2^53+8) wholly inside big > 2^53. Ceil and Floor
+		// of a float64 are exact, as is their conversion.
+		one := big.NewInt(1)
+		loI := integerOf(math.Ceil(lo))
+		hiI := integerOf(math.Ceil(hi))
 		if hiClosed {
-			hi = math.Floor(hi) + 1
-		} else {
-			hi = math.Ceil(hi)
+			hiI = new(big.Int).Add(integerOf(math.Floor(hi)), one)
 		}
-		if lo >= hi {
+		if loI.Cmp(hiI) >= 0 {
 			return true, true // no integer in the bucket
 		}
-		// r as integers [L, U).
-		L, U := math.Inf(-1), math.Inf(1)
-		if r.HasLower {
-			L = math.Ceil(r.Lower)
-			if r.LowerOpen && L == r.Lower {
-				L++
+		// r as integers [L, U); nil is unbounded.
+		var L, U *big.Int
+		if r.HasLower && !math.IsInf(r.Lower, 0) {
+			L = integerOf(math.Ceil(r.Lower))
+			if r.LowerOpen && math.Ceil(r.Lower) == r.Lower {
+				L.Add(L, one)
 			}
 		}
-		if r.HasUpper {
-			U = math.Floor(r.Upper) + 1
+		if r.HasUpper && !math.IsInf(r.Upper, 0) {
+			U = new(big.Int).Add(integerOf(math.Floor(r.Upper)), one)
 			if r.UpperOpen && math.Floor(r.Upper) == r.Upper {
-				U--
+				U.Sub(U, one)
 			}
 		}
-		return lo >= L && hi <= U, hi <= L || lo >= U || L >= U
+		in = (L == nil || loI.Cmp(L) >= 0) && (U == nil || hiI.Cmp(U) <= 0)
+		out = L != nil && hiI.Cmp(L) <= 0 || U != nil && loI.Cmp(U) >= 0 || L != nil && U != nil && L.Cmp(U) >= 0
+		return in, out
 	}
 	inside := (!r.HasLower || lo > r.Lower || !r.LowerOpen && lo >= r.Lower) &&
 		(!r.HasUpper || hi < r.Upper || hi == r.Upper && !(hiClosed && r.UpperOpen))

@@ -2,12 +2,14 @@ package sqlrewrite
 
 import (
 	"fmt"
+	"math/big"
 	"regexp"
 	"strconv"
 	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/opcode"
+	"github.com/pingcap/tidb/pkg/parser/test_driver"
 
 	"github.com/dpproxy/dpproxy/internal/catalog"
 	"github.com/dpproxy/dpproxy/internal/dperr"
@@ -225,8 +227,30 @@ func (sc *scope) constant(site conditionSite, col *catalog.Column, e ast.ExprNod
 		return Value{}, dperr.New(dperr.Unsupported, "type mismatch: %s is a numeric column (%s) and takes numbers, not the string '%s', which is not a number", col.Name, col.Type, v.Str)
 	case !v.IsText && !col.Numeric():
 		return Value{}, dperr.New(dperr.Unsupported, "type mismatch: %s is a text column and takes strings in quotes, not the number %g", col.Name, v.Num)
+	case col.Numeric() && longDecimal(e):
+		// Its digits cannot be carried exactly (conditionDigits), and its
+		// double would compare differently from the backend's DECIMAL.
+		return Value{}, site.refuse("%s", fmt.Sprintf("the decimal constant %s, of more than %d digits or %d after the point, which dpproxy cannot compare exactly; round it to %d decimals",
+			restore(e), maxDecimalDigits, maxDecimalScale, maxDecimalScale))
 	}
 	return v, nil
+}
+
+// longDecimal reports whether e holds a decimal literal of more digits
+// than a DECIMAL holds (decimalFits: 65, 30 after the point).
+func longDecimal(e ast.ExprNode) bool {
+	return containsNode(e, func(n ast.Node) bool {
+		v, ok := n.(ast.ValueExpr)
+		if !ok {
+			return false
+		}
+		d, ok := v.GetValue().(*test_driver.MyDecimal)
+		if !ok {
+			return false
+		}
+		r, ok := new(big.Rat).SetString(d.String())
+		return ok && !decimalFits(r)
+	})
 }
 
 func isRow(e ast.ExprNode) bool {
