@@ -69,15 +69,7 @@ func (p *Parser) showAsSelect(s *ast.ShowStmt) (sql string, ok bool, err error) 
 			}
 			where = " WHERE SCHEMA_NAME LIKE " + pat
 		}
-		q = "SELECT * FROM (SELECT SCHEMA_NAME AS " + quoteIdentifier(name) + " FROM information_schema.SCHEMATA" + where + ") AS `show`"
-		if s.Where != nil {
-			w, err := restoreSQL(s.Where)
-			if err != nil {
-				return "", false, err
-			}
-			q += " WHERE " + w
-		}
-		return q + " ORDER BY 1", true, nil
+		return showOver("SELECT SCHEMA_NAME AS "+quoteIdentifier(name)+" FROM information_schema.SCHEMATA"+where, s.Where)
 	case ast.ShowTables:
 		// SHOW [FULL] TABLES as MariaDB answers it, over
 		// information_schema.TABLES: the column Tables_in_<db>, or
@@ -116,15 +108,7 @@ func (p *Parser) showAsSelect(s *ast.ShowStmt) (sql string, ok bool, err error) 
 		if s.Full {
 			cols += ", TABLE_TYPE AS `Table_type`"
 		}
-		q = "SELECT * FROM (SELECT " + cols + " FROM information_schema.TABLES WHERE TABLE_SCHEMA = " + quoteString(db) + where + ") AS `show`"
-		if s.Where != nil {
-			w, err := restoreSQL(s.Where)
-			if err != nil {
-				return "", false, err
-			}
-			q += " WHERE " + w
-		}
-		return q + " ORDER BY 1", true, nil
+		return showOver("SELECT "+cols+" FROM information_schema.TABLES WHERE TABLE_SCHEMA = "+quoteString(db)+where, s.Where)
 	case ast.ShowIndex:
 		// SHOW INDEX|INDEXES|KEYS of a configured table as MariaDB 10.11
 		// answers it, over information_schema.STATISTICS (a configured
@@ -308,4 +292,19 @@ func quoteIdentifier(s string) string { return "`" + strings.ReplaceAll(s, "`", 
 // quoteString is a MySQL string literal.
 func quoteString(s string) string {
 	return "'" + strings.NewReplacer(`\`, `\\`, `'`, `''`).Replace(s) + "'"
+}
+
+// showOver is a SHOW statement answered as the SELECT inner, whose
+// columns are the SHOW's, filtered by the SHOW's WHERE (nil for none) and
+// ordered by its first column; the bool is rewriteShow's "rewritten".
+func showOver(inner string, where ast.ExprNode) (string, bool, error) {
+	q := "SELECT * FROM (" + inner + ") AS `show`"
+	if where != nil {
+		w, err := restoreSQL(where)
+		if err != nil {
+			return "", false, err
+		}
+		q += " WHERE " + w
+	}
+	return q + " ORDER BY 1", true, nil
 }
