@@ -60,10 +60,15 @@ var clockFunctions = func() map[string]sql.Function {
 	return m
 }()
 
-// Function implements sql.FunctionProvider: the clock functions, which
-// the engine looks up here before its built-in ones.
+// Function implements sql.FunctionProvider: the clock functions and the
+// bounded formatters (date_format.go), which the engine looks up here
+// before its built-in ones.
 func (p *provider) Function(_ *sql.Context, name string) (sql.Function, bool) {
-	f, ok := clockFunctions[strings.ToLower(name)]
+	name = strings.ToLower(name)
+	if f, ok := clockFunctions[name]; ok {
+		return f, true
+	}
+	f, ok := formatFunctions[name]
 	return f, ok
 }
 
@@ -460,7 +465,14 @@ func (f clockFromUnixtime) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 	if len(args) == 1 {
 		return t, nil
 	}
-	return function.NewDateFormat(expression.NewLiteral(t, types.DatetimeMaxPrecision), args[1]).Eval(ctx, row)
+	format, err := args[1].Eval(ctx, row)
+	if err != nil || format == nil {
+		return nil, err
+	}
+	if err := checkFormat(ctx, "FROM_UNIXTIME", format); err != nil {
+		return nil, err
+	}
+	return function.NewDateFormat(expression.NewLiteral(t, types.DatetimeMaxPrecision), expression.NewLiteral(format, args[1].Type())).Eval(ctx, row)
 }
 
 // WithChildren implements sql.Expression.
