@@ -274,17 +274,30 @@ func isOK(schema sql.Schema) bool {
 }
 
 // ClientCollation is the collation id a column definition announces for
-// a text column in collation c. Ids above 255 (MySQL 8's utf8mb4_0900_*,
-// go-mysql-server's default utf8mb4_0900_bin among them, 309) are unknown
-// to clients built for MariaDB and to older ones: Node's mysql2 3.11
-// closes the connection on 309. The id only tells a client how to decode
-// the text, which is utf8mb4 in all of them, so they are announced as
-// MariaDB's utf8mb4_bin (46) or utf8mb4_general_ci (45); comparisons stay
-// in the session's collation.
+// a text column in collation c. The proxy sends all text as UTF-8
+// (utf8mb4), so the id tells a client how to decode it, not how the
+// engine compares it (comparisons stay in the session's collation):
+//
+//   - a collation of utf8mb3 or utf8mb4 numbered below 255 is announced
+//     as it is, and binary (63) stays binary;
+//   - one of another character set (latin1, ascii, ucs2, ...) is
+//     announced as utf8mb4_general_ci (45), as MariaDB announces a text
+//     it converts to a utf8mb4 session's character_set_results (latin1_bin
+//     included): CONVERT('é' USING latin1) sent its UTF-8 bytes c3 a9
+//     announced as latin1 (8), which a client decodes as 'Ã©';
+//   - ids from 255 (MySQL 8's utf8mb4_0900_*, go-mysql-server's default
+//     utf8mb4_0900_bin among them, 309) are unknown to clients built for
+//     MariaDB and to older ones: Node's mysql2 3.11 closes the connection
+//     on 309. They are announced as MariaDB's utf8mb4_bin (46) or
+//     utf8mb4_general_ci (45).
 func ClientCollation(c sql.CollationID) uint16 {
-	switch {
-	case c <= 255:
+	switch cs := c.CharacterSet(); {
+	case c == sql.Collation_binary:
+		return binaryCharset
+	case c < 255 && (cs == sql.CharacterSet_utf8mb3 || cs == sql.CharacterSet_utf8mb4):
 		return uint16(c)
+	case c < 255:
+		return uint16(sql.Collation_utf8mb4_general_ci)
 	case strings.HasSuffix(c.Name(), "_bin"):
 		return uint16(sql.Collation_utf8mb4_bin)
 	}
