@@ -11,6 +11,7 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/expression/function"
 	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/dolthub/vitess/go/mysql"
+	"github.com/dolthub/vitess/go/sqltypes"
 	"github.com/shopspring/decimal"
 
 	"github.com/dpproxy/dpproxy/internal/catalog"
@@ -121,8 +122,20 @@ func wallClock(t time.Time, loc *time.Location, fsp int) time.Time {
 	return time.Date(w.Year(), w.Month(), w.Day(), w.Hour(), w.Minute(), w.Second(), w.Nanosecond()/unit*unit, time.UTC)
 }
 
+// maxPrecision is the most digits of a second a time may have.
+const maxPrecision = 6
+
+// errTooBigPrecision is MariaDB's ER_TOO_BIG_PRECISION for the clock
+// function name, as MariaDB names it: 'current_timestamp' for NOW() and
+// its synonyms, 'curtime' for CURTIME() and CURRENT_TIME (go-mysql-server
+// sent 1105 "Too-big precision 7 for 'now'").
+func errTooBigPrecision(name string) *Error {
+	return &Error{Code: 1426, State: "42000", Msg: fmt.Sprintf("Too big precision specified for '%s'. Maximum is %d", name, maxPrecision)}
+}
+
 // precision is the fractional-second precision of a clock function: 0
-// without an argument, else its argument, an integer from 0 to 6.
+// without an argument, else its argument, an integer from 0 to 6 (1426
+// naming the function as MariaDB does, name, beyond).
 func precision(ctx *sql.Context, name string, prec sql.Expression, row sql.Row) (int, error) {
 	if prec == nil {
 		return 0, nil
@@ -138,11 +151,63 @@ func precision(ctx *sql.Context, name string, prec sql.Expression, row sql.Row) 
 	if !ok || fsp < 0 {
 		return 0, sql.ErrInvalidArgumentType.New(name)
 	}
-	if fsp > 6 {
-		return 0, function.ErrTooHighPrecision.New(fsp, name, 6)
+	if fsp > maxPrecision {
+		return 0, errTooBigPrecision(name)
 	}
 	return fsp, nil
 }
+
+// constantPrecision is the precision a clock function's argument prec
+// fixes when it is a literal (nil: 0), for its type; ok is false for a
+// parameter not yet bound (a prepared statement's description) or a
+// literal out of range.
+func constantPrecision(prec sql.Expression) (fsp int, ok bool) {
+	if prec == nil {
+		return 0, true
+	}
+	lit, isLit := prec.(*expression.Literal)
+	if !isLit {
+		return 0, false
+	}
+	fsp, ok = types.CoalesceInt(lit.Value())
+	return fsp, ok && fsp >= 0 && fsp <= maxPrecision
+}
+
+// datetimeOf is DATETIME(fsp), the type of a clock function whose
+// precision is fsp (fixed is false when it is not known before the
+// statement runs: DATETIME(6)).
+func datetimeOf(fsp int, fixed bool) sql.Type {
+	if !fixed {
+		return types.DatetimeMaxPrecision
+	}
+	return types.MustCreateDatetimeType(sqltypes.Datetime, fsp)
+}
+
+// timeOf is TIME(fsp): go-mysql-server's TIME, which has no precision,
+// for fsp 0 or one not known before the statement runs (CURTIME(?) being
+// described), else a TIME that announces fsp decimals and whose text has
+// fsp digits of a second (column, temporalText).
+func timeOf(fsp int, fixed bool) sql.Type {
+	if !fixed || fsp == 0 {
+		return types.Time
+	}
+	return timeType{TimeType: types.Time, fsp: fsp}
+}
+
+// timeType is TIME(fsp), fsp from 1 to 6.
+type timeType struct {
+	types.TimeType
+	fsp int
+}
+
+// Equals implements sql.Type.
+func (t timeType) Equals(other sql.Type) bool {
+	o, ok := other.(timeType)
+	return ok && o.fsp == t.fsp
+}
+
+// String implements sql.Type.
+func (t timeType) String() string { return fmt.Sprintf("time(%d)", t.fsp) }
 
 // clockNow is NOW() and its synonyms (SYSDATE() with exact: the time it
 // is evaluated, not the statement's).
@@ -172,7 +237,7 @@ func (n clockNow) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 	if c := n.Children(); len(c) > 0 {
 		prec = c[0]
 	}
-	fsp, err := precision(ctx, n.FunctionName(), prec, row)
+	fsp, err := precision(ctx, n.errorName(), prec, row)
 	if err != nil {
 		return nil, err
 	}
@@ -181,6 +246,26 @@ func (n clockNow) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 		t = sql.Now()
 	}
 	return sessionWallClock(ctx, t, false, fsp)
+}
+
+// errorName is the name MariaDB's errors give the function.
+func (n clockNow) errorName() string {
+	if n.exact {
+		return "sysdate"
+	}
+	return "current_timestamp"
+}
+
+// Type implements sql.Expression: DATETIME(fsp), which announces fsp
+// decimals and formats fsp digits of a second (NOW(6) always 26
+// characters, NOW(2) two digits), as MariaDB does; go-mysql-server's is
+// DATETIME(6) whatever the precision.
+func (n clockNow) Type() sql.Type {
+	var prec sql.Expression
+	if c := n.Children(); len(c) > 0 {
+		prec = c[0]
+	}
+	return datetimeOf(constantPrecision(prec))
 }
 
 // WithChildren implements sql.Expression.
@@ -252,7 +337,11 @@ func (c clockTime) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 	if ch := c.Children(); len(ch) > 0 {
 		prec = ch[0]
 	}
-	fsp, err := precision(ctx, c.FunctionName(), prec, row)
+	name := "curtime"
+	if c.utc {
+		name = "utc_time"
+	}
+	fsp, err := precision(ctx, name, prec, row)
 	if err != nil {
 		return nil, err
 	}
@@ -264,6 +353,18 @@ func (c clockTime) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 		return t.Format(time.TimeOnly), nil
 	}
 	return t.Format(time.TimeOnly) + fmt.Sprintf(".%06d", t.Nanosecond()/1000)[:fsp+1], nil
+}
+
+// Type implements sql.Expression: TIME(fsp) (timeOf), which announces
+// fsp decimals and formats fsp digits of a second (CURTIME(3) is
+// 11:42:21.252), as MariaDB does; go-mysql-server's TIME has no
+// precision, announces none and formats 6 digits.
+func (c clockTime) Type() sql.Type {
+	var prec sql.Expression
+	if ch := c.Children(); len(ch) > 0 {
+		prec = ch[0]
+	}
+	return timeOf(constantPrecision(prec))
 }
 
 // WithChildren implements sql.Expression.
@@ -282,6 +383,13 @@ type clockUTCTimestamp struct {
 var _ sql.FunctionExpression = clockUTCTimestamp{}
 
 func newClockUTCTimestamp(args ...sql.Expression) (sql.Expression, error) {
+	if len(args) == 1 {
+		if v, err := args[0].Eval(sql.NewEmptyContext(), nil); err == nil {
+			if n, ok := types.CoalesceInt(v); ok && n > maxPrecision {
+				return nil, errTooBigPrecision("utc_timestamp")
+			}
+		}
+	}
 	u, err := function.NewUTCTimestamp(args...)
 	if err != nil {
 		return nil, err
@@ -306,6 +414,9 @@ func (c clockUTCTimestamp) Eval(ctx *sql.Context, _ sql.Row) (any, error) {
 	}
 	return wallClock(ctx.QueryTime(), time.UTC, c.fsp), nil
 }
+
+// Type implements sql.Expression: DATETIME(fsp), as clockNow's.
+func (c clockUTCTimestamp) Type() sql.Type { return datetimeOf(c.fsp, true) }
 
 // WithChildren implements sql.Expression: it has none (its precision is
 // read when it is built).
@@ -473,6 +584,17 @@ func (f clockFromUnixtime) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 		return nil, err
 	}
 	return function.NewDateFormat(expression.NewLiteral(t, types.DatetimeMaxPrecision), expression.NewLiteral(format, args[1].Type())).Eval(ctx, row)
+}
+
+// Type implements sql.Expression: DATETIME (of no fraction, which it
+// never has: n is read as whole seconds) for FROM_UNIXTIME(n), as MariaDB
+// types FROM_UNIXTIME of an integer; go-mysql-server's DATETIME(6) made a
+// client of the binary protocol show 2023-11-14 22:13:20.000000.
+func (f clockFromUnixtime) Type() sql.Type {
+	if len(f.Children()) == 1 {
+		return types.Datetime
+	}
+	return f.FromUnixtime.Type()
 }
 
 // WithChildren implements sql.Expression.

@@ -1,6 +1,7 @@
 package catalogdb
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -74,7 +75,7 @@ func TestClockFunctionsInSessionZone(t *testing.T) {
 				// 2024-07-03 09:46:40 UTC, in summer.
 				summer := time.Unix(1720000000, 0).In(c.loc)
 				r = query(t, s, "SELECT FROM_UNIXTIME(1720000000), FROM_UNIXTIME(1720000000, '%Y-%m-%d %H:%i:%s'), UNIX_TIMESTAMP(FROM_UNIXTIME(1720000000))")
-				if got, want := fmt.Sprint(r.Rows[0][0], " ", r.Rows[0][1], " ", r.Rows[0][2]), summer.Format(time.DateTime)+" "+summer.Format(time.DateTime)+" 1720000000.000000"; got != want {
+				if got, want := fmt.Sprint(r.Rows[0][0], " ", r.Rows[0][1], " ", r.Rows[0][2]), summer.Format(time.DateTime)+" "+summer.Format(time.DateTime)+" 1720000000"; got != want {
 					t.Errorf("time_zone %s: FROM_UNIXTIME(1720000000), with a format, and its UNIX_TIMESTAMP = %s, want %s", c.zone, got, want)
 				}
 				_, offset := after.In(c.loc).Zone()
@@ -90,5 +91,61 @@ func TestClockFunctionsInSessionZone(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// The clock functions announce and write the fraction of a second their
+// precision asks for, as MariaDB 10.11 does: NOW(6), SYSDATE(6) and
+// UTC_TIMESTAMP(6) always 26 characters (trailing zeros kept), NOW(2) two
+// digits, CURTIME(3) and UTC_TIME(3) 11:42:21.252, each column's decimals
+// the precision; FROM_UNIXTIME of an integer a DATETIME of no decimals;
+// CAST(... AS DATETIME(6)) keeps its zeros. go-mysql-server dropped
+// trailing zeros, announced 6 decimals for every DATETIME and none for a
+// TIME, and wrote CURTIME(3) with 6 digits.
+func TestClockFractionDigits(t *testing.T) {
+	s := testEngine(t).Open("a", 1, nil)
+	r := query(t, s, "SELECT NOW(6), SYSDATE(6), UTC_TIMESTAMP(6), NOW(2), NOW(3), NOW(), CURTIME(3), UTC_TIME(3), CURTIME(), FROM_UNIXTIME(1700000000), "+
+		"CAST('2020-01-01 10:00:00.100000' AS DATETIME(6)), CAST('2020-01-01 10:00:00.1' AS DATETIME(3)), CAST('2020-01-01 10:00:00' AS DATETIME(2)), NOW() + INTERVAL 1 DAY, COALESCE(NOW(2), NULL)")
+	for i, c := range []struct {
+		name     string
+		len      int
+		decimals uint8
+		typ      byte
+	}{
+		{"NOW(6)", 26, 6, 12}, {"SYSDATE(6)", 26, 6, 12}, {"UTC_TIMESTAMP(6)", 26, 6, 12}, {"NOW(2)", 22, 2, 12}, {"NOW(3)", 23, 3, 12}, {"NOW()", 19, 0, 12},
+		{"CURTIME(3)", 12, 3, 11}, {"UTC_TIME(3)", 12, 3, 11}, {"CURTIME()", 8, 0, 11}, {"FROM_UNIXTIME(1700000000)", 19, 0, 12},
+		{"CAST(... AS DATETIME(6))", 26, 6, 12}, {"CAST(... AS DATETIME(3))", 23, 3, 12}, {"CAST(... AS DATETIME(2))", 22, 2, 12},
+		{"NOW() + INTERVAL 1 DAY", 19, 0, 12}, {"COALESCE(NOW(2), NULL)", 22, 2, 12},
+	} {
+		v, _ := r.Rows[0][i].(string)
+		if len(v) != c.len || r.Columns[i].Decimals != c.decimals || r.Columns[i].Type != c.typ {
+			t.Errorf("%s = %q (type %d, %d decimals), want %d characters, type %d, %d decimals", c.name, v, r.Columns[i].Type, r.Columns[i].Decimals, c.len, c.typ, c.decimals)
+		}
+	}
+	for i, want := range map[int]string{9: "2023-11-14 22:13:20", 10: "2020-01-01 10:00:00.100000", 11: "2020-01-01 10:00:00.100", 12: "2020-01-01 10:00:00.00"} {
+		if got := r.Rows[0][i]; got != want {
+			t.Errorf("column %d = %v, want %s", i, got, want)
+		}
+	}
+	if now6, now2, now := r.Rows[0][0].(string), r.Rows[0][3].(string), r.Rows[0][5].(string); !strings.HasPrefix(now6, now2) || !strings.HasPrefix(now6, now+".") {
+		t.Errorf("NOW(6), NOW(2), NOW() = %s, %s, %s: not one reading", now6, now2, now)
+	}
+}
+
+// A clock function's precision past 6 is MariaDB's 1426 (42000), naming
+// the function as MariaDB does (go-mysql-server: 1105 "Too-big precision
+// 7 for 'now'").
+func TestClockPrecisionTooBig(t *testing.T) {
+	s := testEngine(t).Open("a", 1, nil)
+	for q, name := range map[string]string{
+		"SELECT NOW(7)": "current_timestamp", "SELECT LOCALTIME(7)": "current_timestamp", "SELECT CURRENT_TIMESTAMP(9)": "current_timestamp",
+		"SELECT SYSDATE(7)": "sysdate", "SELECT CURTIME(9)": "curtime", "SELECT CURRENT_TIME(7)": "curtime", "SELECT UTC_TIME(7)": "utc_time",
+		"SELECT UTC_TIMESTAMP(7)": "utc_timestamp",
+	} {
+		_, err := s.Query(context.Background(), q)
+		want := &Error{Code: 1426, State: "42000", Msg: "Too big precision specified for '" + name + "'. Maximum is 6"}
+		if e, ok := err.(*Error); !ok || *e != *want {
+			t.Errorf("%s: %#v, want %#v", q, err, want)
+		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/analyzer/analyzererrors"
+	"github.com/dolthub/go-mysql-server/sql/expression/function"
 	"github.com/dolthub/go-mysql-server/sql/planbuilder"
 	"github.com/dolthub/vitess/go/vt/sqlparser"
 )
@@ -149,6 +150,21 @@ func mysqlError(err error) (e *Error, ok bool) {
 		return &Error{Code: 1049, State: "42000", Msg: fmt.Sprintf("Unknown database '%s'", strings.TrimPrefix(text, "database not found: "))}, true
 	case sql.ErrNoDatabaseSelected.Is(err):
 		return &Error{Code: 1046, State: "3D000", Msg: "No database selected"}, true
+	case function.ErrTooHighPrecision.Is(err):
+		// "Too-big precision 7 for 'now'. Maximum is 6." (the clock
+		// functions raise errTooBigPrecision themselves).
+		var fsp, most int
+		var name string
+		if _, serr := fmt.Sscanf(strings.ReplaceAll(text, "'", " "), "Too-big precision %d for %s . Maximum is %d.", &fsp, &name, &most); serr != nil {
+			name = "now"
+		}
+		switch name {
+		case "now":
+			name = "current_timestamp"
+		case "current_time":
+			name = "curtime"
+		}
+		return errTooBigPrecision(name), true
 	}
 	return nil, false
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"testing"
+
+	"github.com/dolthub/go-mysql-server/sql/expression/function"
 )
 
 // TestEngineErrorsInMySQLWords: the engine's errors reach the client with
@@ -56,5 +58,17 @@ func TestEngineErrorsInMySQLWords(t *testing.T) {
 	var e *Error
 	if _, err := s.Query(context.Background(), "SELECT * FROM visits"); !errors.As(err, &e) || e.Code != 1046 || e.Msg != "No database selected" {
 		t.Errorf("without a database, SELECT * FROM visits: %v, want 1046 No database selected", err)
+	}
+}
+
+// go-mysql-server's ErrTooHighPrecision, raised where the clock functions
+// do not raise MariaDB's 1426 themselves, is that 1426, naming the
+// function as MariaDB does (it was 1105 "Too-big precision 7 for 'now'").
+func TestTooHighPrecisionMapped(t *testing.T) {
+	for name, want := range map[string]string{"now": "current_timestamp", "current_time": "curtime", "sysdate": "sysdate"} {
+		err := sqlError(function.ErrTooHighPrecision.New(7, name, 6))
+		if e, ok := err.(*Error); !ok || *e != (Error{Code: 1426, State: "42000", Msg: "Too big precision specified for '" + want + "'. Maximum is 6"}) {
+			t.Errorf("ErrTooHighPrecision for %s: %#v", name, err)
+		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"math"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/types"
@@ -161,7 +162,7 @@ func (s *Session) QueryUpTo(ctx context.Context, query string, maxRows uint64) (
 				return nil, sqlError(err)
 			}
 			if !v.IsNull() {
-				text := v.ToString()
+				text := temporalText(c.Type, row[j], v.ToString())
 				if size += len(text); size > maxResultBytes {
 					return nil, &Error{Code: 1105, State: "HY000", Msg: "a statement over the catalog may return at most 64 MiB"}
 				}
@@ -172,6 +173,40 @@ func (s *Session) QueryUpTo(ctx context.Context, query string, maxRows uint64) (
 	}
 	nullsAnnounced(res)
 	return res, nil
+}
+
+// temporalText is text, the engine's text of the value v of type t, with
+// as many digits of a second as t's precision when t is a DATETIME,
+// TIMESTAMP or clock TIME (timeType): MariaDB writes NOW(6) with its
+// trailing zeros (26 characters always), NOW(2) with 2 digits,
+// CAST('2020-01-01 10:00:00.1' AS DATETIME(3)) as 10:00:00.100, where
+// go-mysql-server drops trailing zeros (.1) and writes a TIME with 6.
+// go-mysql-server types much of what has no known precision DATETIME(6)
+// (NOW() + INTERVAL 1 DAY, CONVERT_TZ, GREATEST, CASE): a DATETIME(6)
+// value of whole seconds keeps no fraction, as MariaDB writes those
+// (whose precision is their arguments'), so a NOW(6) read at a whole
+// second (one in a million) shows none either.
+func temporalText(t sql.Type, v any, text string) string {
+	fsp := -1
+	switch tt := t.(type) {
+	case timeType:
+		fsp = tt.fsp
+	case sql.DatetimeType:
+		if types.IsDatetimeType(t) || types.IsTimestampType(t) {
+			fsp = tt.Precision()
+			if tv, ok := v.(time.Time); ok && fsp == maxPrecision && tv.Nanosecond()/1000 == 0 {
+				fsp = -1
+			}
+		}
+	}
+	if fsp < 0 || (len(text) < len(time.TimeOnly)) {
+		return text
+	}
+	whole, frac, _ := strings.Cut(text, ".")
+	if fsp == 0 {
+		return whole
+	}
+	return whole + "." + (frac + "000000")[:fsp]
 }
 
 // nullsAnnounced clears NOT_NULL_FLAG of each column of res that holds a
@@ -336,6 +371,8 @@ func column(ctx *sql.Context, c *sql.Column) Column {
 		col.Decimals = uint8(c.Type.(sql.DecimalType).Scale())
 	} else if types.IsDatetimeType(c.Type) {
 		col.Decimals = uint8(c.Type.(sql.DatetimeType).Precision())
+	} else if t, ok := c.Type.(timeType); ok {
+		col.Decimals = uint8(t.fsp)
 	} else if types.IsFloat(c.Type) {
 		col.Decimals = 31
 	}

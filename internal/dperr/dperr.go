@@ -125,6 +125,9 @@ const (
 	// DisplayWidth: a length beyond MySQL's largest, CAST(x AS
 	// CHAR(4294967296)), MariaDB's ER_TOO_BIG_DISPLAYWIDTH.
 	DisplayWidth
+	// TooBigPrecision: a fraction of a second of more than 6 digits,
+	// NOW(7) (MariaDB's ER_TOO_BIG_PRECISION).
+	TooBigPrecision
 	numKinds
 )
 
@@ -189,6 +192,7 @@ var codes = [numKinds]code{
 	SubqueryRows:       {1242, "21000", "subquery returns more than 1 row"},
 	NotInGroupBy:       {1055, "42000", "column not in GROUP BY"},
 	DisplayWidth:       {1439, "42000", "display width out of range"},
+	TooBigPrecision:    {1426, "42000", "precision too big"},
 }
 
 func init() {

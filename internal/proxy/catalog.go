@@ -87,6 +87,8 @@ func catalogError(err error) error {
 		kind = dperr.SubqueryRows
 	case 1055:
 		kind = dperr.NotInGroupBy
+	case 1426:
+		kind = dperr.TooBigPrecision
 	case 1298:
 		kind = dperr.UnknownTimeZone
 	case 1317:
