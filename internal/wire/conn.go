@@ -142,10 +142,15 @@ func (c *connection) commandLoop() {
 		c.commands++
 		c.srv.questions.Add(1)
 		ok := false
+		c.guard.holdWrites()
 		if len(data) == 0 {
 			ok = c.respond(errMalformedPacket)
 		} else {
 			ok = c.dispatch(data[0], data[1:])
+		}
+		if err := c.guard.flushWrites(); err != nil {
+			c.log.Debug("wire: write failed", "err", err)
+			return
 		}
 		c.mc.ResetSequence()
 		if !ok || c.wasKilled() {

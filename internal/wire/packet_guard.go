@@ -158,7 +158,19 @@ type packetGuard struct {
 	// discardWrites drops writes (reporting success): set when wire has
 	// already sent the connection's last packet itself.
 	discardWrites bool
+	// batching is set while the connection answers a command (holdWrites
+	// to flushWrites): written packets collect in out and reach the
+	// connection in one write when the answer is complete, before the
+	// next Read, or when out would exceed maxHeldWrites. A result set is
+	// at least five packets (column count, columns, EOF, rows, EOF), each
+	// one write and one system call without it.
+	batching bool
+	out      []byte
 }
+
+// maxHeldWrites bounds the bytes a connection holds back while batching; a
+// larger write goes out at once, after what was held.
+const maxHeldWrites = 16 << 10
 
 // sslRequestLen is the payload length of an SSLRequest: capabilities, max
 // packet size, charset and 23 reserved bytes.
@@ -222,6 +234,10 @@ func (g *packetGuard) Read(p []byte) (int, error) {
 			g.failed = err
 			return 0, err
 		}
+	}
+	// The client may wait for the answer held back before it sends more.
+	if err := g.writeHeld(); err != nil {
+		return 0, err
 	}
 	if len(g.pending) > 0 {
 		n := copy(p, g.pending)
@@ -400,12 +416,47 @@ func (g *packetGuard) Write(p []byte) (int, error) {
 	if g.failed != nil || g.discardWrites {
 		return len(p), nil
 	}
+	b := p
 	if g.shiftSeq {
-		shifted := bytes.Clone(p)
-		g.shiftWritten(shifted)
-		return g.Conn.Write(shifted)
+		b = bytes.Clone(p)
+		g.shiftWritten(b)
 	}
-	return g.Conn.Write(p)
+	if g.batching {
+		if len(g.out)+len(b) > maxHeldWrites {
+			if err := g.writeHeld(); err != nil {
+				return 0, err
+			}
+		}
+		if len(b) <= maxHeldWrites {
+			g.out = append(g.out, b...)
+			return len(p), nil
+		}
+	}
+	return g.Conn.Write(b)
+}
+
+// holdWrites starts batching the answer to a command (see batching).
+func (g *packetGuard) holdWrites() { g.batching = true }
+
+// flushWrites writes what is held and ends batching.
+func (g *packetGuard) flushWrites() error {
+	g.batching = false
+	return g.writeHeld()
+}
+
+// writeHeld writes the bytes held back, if any. After a failed write the
+// connection is unusable; the bytes are dropped.
+func (g *packetGuard) writeHeld() error {
+	if len(g.out) == 0 {
+		return nil
+	}
+	out := g.out
+	g.out = g.out[:0]
+	if g.failed != nil || g.discardWrites {
+		return nil
+	}
+	_, err := g.Conn.Write(out)
+	return err
 }
 
 // shiftWritten adds one to the sequence number of every packet header in b,
