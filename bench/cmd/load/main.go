@@ -13,7 +13,10 @@
 //
 // The backend and ledger default to PostgreSQL databases named by
 // DPPROXY_TEST_POSTGRES_DSN; -ledger sqlite uses a fresh SQLite file.
-// -cpuprofile FILE writes the proxy's CPU profile of all runs.
+// -cpuprofile FILE writes the proxy's CPU profile of all runs. -prepared
+// has each client prepare the statement once (COM_STMT_PREPARE; on the
+// exact side the backend's own prepared statement) and execute it with k
+// as its argument.
 package main
 
 import (
@@ -58,6 +61,7 @@ type options struct {
 	rounds                    int
 	out                       string
 	cpuprofile                string
+	prepared                  bool
 }
 
 func run() error {
@@ -75,6 +79,7 @@ func run() error {
 	flag.IntVar(&o.rounds, "rounds", 2, "how often the runs alternate")
 	flag.StringVar(&o.out, "out", "", "markdown file to write the report to (default: stdout only)")
 	flag.StringVar(&o.cpuprofile, "cpuprofile", "", "write the proxy's CPU profile here")
+	flag.BoolVar(&o.prepared, "prepared", false, "prepare the statement once per client and execute it with k as its argument")
 	flag.Parse()
 	for _, c := range strings.Split(*clients, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(c))
@@ -134,7 +139,13 @@ func run() error {
 				if side == "exact" {
 					db = backendDB
 				}
-				r, err := measure(ctx, db, n, time.Duration(o.seconds*float64(time.Second)), query, &counter)
+				if o.prepared {
+					query = "SELECT COUNT(*) FROM " + table + " WHERE income > ?"
+					if side == "exact" && o.backendDriver == "postgres" {
+						query = "SELECT COUNT(*) FROM " + table + " WHERE income > $1"
+					}
+				}
+				r, err := measure(ctx, db, n, time.Duration(o.seconds*float64(time.Second)), query, o.prepared, &counter)
 				if err != nil {
 					return fmt.Errorf("%s, %d clients: %w (proxy log:\n%s)", side, n, err, proxy.logs.String())
 				}
@@ -294,8 +305,9 @@ type result struct {
 
 // measure has n clients, each on a connection of its own, send statements
 // for d and returns the throughput and latency quantiles. Every statement is
-// query with a fresh value of counter.
-func measure(ctx context.Context, db *sql.DB, n int, d time.Duration, query string, counter *atomic.Int64) (result, error) {
+// query with a fresh value of counter: formatted into it, or, if prepared,
+// as the argument of query prepared once per client.
+func measure(ctx context.Context, db *sql.DB, n int, d time.Duration, query string, prepared bool, counter *atomic.Int64) (result, error) {
 	db.SetMaxOpenConns(n)
 	db.SetMaxIdleConns(n)
 	conns := make([]*sql.Conn, n)
@@ -307,6 +319,17 @@ func measure(ctx context.Context, db *sql.DB, n int, d time.Duration, query stri
 		defer c.Close()
 		conns[i] = c
 	}
+	stmts := make([]*sql.Stmt, n)
+	if prepared {
+		for i, c := range conns {
+			st, err := c.PrepareContext(ctx, query)
+			if err != nil {
+				return result{}, err
+			}
+			defer st.Close()
+			stmts[i] = st
+		}
+	}
 	latencies := make([][]time.Duration, n)
 	errs := make([]error, n)
 	var wg sync.WaitGroup
@@ -317,10 +340,16 @@ func measure(ctx context.Context, db *sql.DB, n int, d time.Duration, query stri
 		go func() {
 			defer wg.Done()
 			for time.Now().Before(stop) {
-				q := fmt.Sprintf(query, counter.Add(1))
+				k := counter.Add(1)
 				t0 := time.Now()
+				var row *sql.Row
+				if prepared {
+					row = stmts[i].QueryRowContext(ctx, k)
+				} else {
+					row = c.QueryRowContext(ctx, fmt.Sprintf(query, k))
+				}
 				var v sql.NullFloat64
-				if err := c.QueryRowContext(ctx, q).Scan(&v); err != nil {
+				if err := row.Scan(&v); err != nil {
 					errs[i] = err
 					return
 				}
@@ -354,8 +383,12 @@ func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond)
 func render(o options, results []result) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "## Throughput (bench/cmd/load)\n\n")
-	fmt.Fprintf(&b, "`go run ./bench/cmd/load -backend %s -ledger %s -seconds %g -rounds %d` (%s): %d-row demo table, private `SELECT COUNT(*) FROM %s WHERE income > k` with k distinct per statement, one analyst, ε = 0.1 each; exact = the same statements sent to the backend directly. Machine: 2 cores shared with other work, load average at start %s; compare ratios within one run, not absolute numbers across runs.\n\n",
-		o.backendDriver, o.ledgerDriver, o.seconds, o.rounds, time.Now().UTC().Format("2006-01-02 15:04 UTC"), len(demo.PUMS()), table, loadAverage())
+	prepared, how := "", ""
+	if o.prepared {
+		prepared, how = " -prepared", " (prepared once per client, k its argument)"
+	}
+	fmt.Fprintf(&b, "`go run ./bench/cmd/load -backend %s -ledger %s -seconds %g -rounds %d%s` (%s): %d-row demo table, private `SELECT COUNT(*) FROM %s WHERE income > k` with k distinct per statement%s, one analyst, ε = 0.1 each; exact = the same statements sent to the backend directly. Machine: 2 cores shared with other work, load average at start %s; compare ratios within one run, not absolute numbers across runs.\n\n",
+		o.backendDriver, o.ledgerDriver, o.seconds, o.rounds, prepared, time.Now().UTC().Format("2006-01-02 15:04 UTC"), len(demo.PUMS()), table, how, loadAverage())
 	b.WriteString("| side | clients | round | q/s | p50 ms | p99 ms | statements |\n|---|--:|--:|--:|--:|--:|--:|\n")
 	for _, r := range results {
 		fmt.Fprintf(&b, "| %s | %d | %d | %.0f | %.2f | %.2f | %d |\n", r.side, r.clients, r.round, r.qps, ms(r.p50), ms(r.p99), r.queries)
