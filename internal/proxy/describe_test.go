@@ -207,3 +207,54 @@ func TestPreparedColumnLabels(t *testing.T) {
 		t.Errorf("EXECUTE s: columns %s", got)
 	}
 }
+
+// TestMarkerLabelsCached: the labels of a prepared statement's columns are
+// computed once per text and session (they were a second parse of every
+// execution), stay right when executions of several prepared statements
+// alternate and after SET @dp_epsilon, and the cache is bounded.
+func TestMarkerLabelsCached(t *testing.T) {
+	s := newTestSession(t)
+	cases := []struct{ prepared, bound, want string }{
+		{"SELECT 1 + ?", "SELECT 1 + 5", "1 + ?"},
+		{"SELECT ?, 2 + ?", "SELECT 3, 2 + 4", "?, 2 + ?"},
+		{"SELECT ? AS x", "SELECT 7 AS x", "x"},
+	}
+	for round := range 3 {
+		if round == 1 {
+			run(t, s, "SET @dp_epsilon = 0.5")
+		}
+		for _, c := range cases {
+			r, err := s.ExecutePrepared(context.Background(), c.prepared, c.bound)
+			if err != nil {
+				t.Fatalf("%s: %v", c.prepared, err)
+			}
+			got := strings.Join(r.Columns, ", ")
+			if r.Typed != nil {
+				var names []string
+				for _, col := range r.Typed {
+					names = append(names, col.Name)
+				}
+				got = strings.Join(names, ", ")
+			}
+			if got != c.want {
+				t.Errorf("round %d, %s: columns %s, want %s", round, c.prepared, got, c.want)
+			}
+		}
+	}
+	if len(s.markerLabels) != len(cases) {
+		t.Errorf("cache holds %d texts, want %d", len(s.markerLabels), len(cases))
+	}
+	other := newTestSession(t)
+	if len(other.markerLabels) != 0 {
+		t.Errorf("another session's cache holds %d texts", len(other.markerLabels))
+	}
+	for i := range maxMarkerLabelTexts + 5 {
+		q := fmt.Sprintf("SELECT %d + ?", i)
+		if _, err := s.ExecutePrepared(context.Background(), q, fmt.Sprintf("SELECT %d + 1", i)); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		if len(s.markerLabels) > maxMarkerLabelTexts {
+			t.Fatalf("cache holds %d texts, more than %d", len(s.markerLabels), maxMarkerLabelTexts)
+		}
+	}
+}

@@ -108,7 +108,7 @@ func (s *Session) relabel(res *Result, prepared string) {
 	if res == nil || len(prepared) > largeStatementBytes {
 		return
 	}
-	labels := s.parser.MarkerLabels(prepared)
+	labels := s.markerLabelsOf(prepared)
 	if labels == nil {
 		return
 	}
@@ -127,6 +127,34 @@ func (s *Session) relabel(res *Result, prepared string) {
 			}
 		}
 	}
+}
+
+// Bounds of the session's cache of marker labels: texts, and their bytes.
+const (
+	maxMarkerLabelTexts = 64
+	maxMarkerLabelBytes = 1 << 20
+)
+
+// markerLabelsOf is s.parser.MarkerLabels(prepared), which depends on the
+// text alone (not on settings, configuration or data), kept for the
+// session's next executions of the same prepared statement: it was a
+// second parse of every execution. The cache holds at most
+// maxMarkerLabelTexts texts of maxMarkerLabelBytes together, and starts
+// afresh when it would hold more. Callers must not modify the result.
+func (s *Session) markerLabelsOf(prepared string) []string {
+	if labels, ok := s.markerLabels[prepared]; ok {
+		return labels
+	}
+	labels := s.parser.MarkerLabels(prepared)
+	if len(s.markerLabels) >= maxMarkerLabelTexts || s.markerLabelBytes+len(prepared) > maxMarkerLabelBytes {
+		s.markerLabels, s.markerLabelBytes = nil, 0
+	}
+	if s.markerLabels == nil {
+		s.markerLabels = make(map[string][]string)
+	}
+	s.markerLabels[prepared] = labels
+	s.markerLabelBytes += len(prepared)
+	return labels
 }
 
 // deallocate forgets a prepared text.

@@ -38,6 +38,10 @@ type Session struct {
 	// prepared are the texts of SQL-level PREPARE, by lower-case name.
 	prepared      map[string]string
 	preparedBytes int // of the texts in prepared
+	// markerLabels caches sqlrewrite.Parser.MarkerLabels by prepared
+	// text (see relabel); markerLabelBytes is the length of its keys.
+	markerLabels     map[string][]string
+	markerLabelBytes int
 	// notes are the conditions of the last statement (setNotes).
 	notes notes
 	// foundRows is FOUND_ROWS(): the number of rows of the last result
