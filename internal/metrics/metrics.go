@@ -131,12 +131,14 @@ func (m *Metrics) Handler(healthy func(context.Context) error, token string, log
 }
 
 // requireBearer passes to next only requests carrying
-// "Authorization: Bearer <token>"; others get 401 with a
+// "Authorization: Bearer <token>" (the scheme in any case); others get 401 with a
 // WWW-Authenticate challenge (RFC 6750).
 func requireBearer(token string, next http.Handler) http.Handler {
 	want := sha256.Sum256([]byte(token))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		given, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		// The scheme is case-insensitive (RFC 7235 §2.1): bearer, BEARER.
+		scheme, given, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+		ok = ok && strings.EqualFold(scheme, "Bearer")
 		// Hashing first makes the comparison's time independent of the
 		// lengths of both tokens, not only of where they differ.
 		got := sha256.Sum256([]byte(given))

@@ -29,14 +29,17 @@ func TestMetricsToken(t *testing.T) {
 		return rec.Code, rec.Body.String()
 	}
 	guarded := New(func() wire.Stats { return wire.Stats{} }).Handler(healthy, token, log)
-	for _, auth := range []string{"", "Bearer", "Bearer ", "Bearer " + token[:len(token)-1], "Bearer " + token + "x", "Basic " + token, "bearer " + token, token} {
+	for _, auth := range []string{"", "Bearer", "Bearer ", "Bearer " + token[:len(token)-1], "Bearer " + token + "x", "Basic " + token, "Bearer" + token, token} {
 		code, body := get(guarded, "/metrics", auth)
 		if code != http.StatusUnauthorized || strings.Contains(body, "dpproxy_") {
 			t.Errorf("Authorization %q: %d %q, want 401 without metrics", auth, code, body)
 		}
 	}
-	if code, body := get(guarded, "/metrics", "Bearer "+token); code != http.StatusOK || !strings.Contains(body, "dpproxy_connections ") {
-		t.Errorf("with the token: %d %q", code, body)
+	// The scheme in any case (RFC 7235 §2.1).
+	for _, scheme := range []string{"Bearer ", "bearer ", "BEARER "} {
+		if code, body := get(guarded, "/metrics", scheme+token); code != http.StatusOK || !strings.Contains(body, "dpproxy_connections ") {
+			t.Errorf("with the token after %q: %d %q", scheme, code, body)
+		}
 	}
 	if code, body := get(guarded, "/healthz", ""); code != http.StatusOK || strings.TrimSpace(body) != "ok" {
 		t.Errorf("/healthz without a token: %d %q", code, body)
