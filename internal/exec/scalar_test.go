@@ -91,13 +91,7 @@ func TestScalarSubqueriesTrackTheTruth(t *testing.T) {
 	n := float64(len(rowsT))
 	meanX, meanY := sumX/n, sumY/float64(len(rowsU))
 	const eps = 100.0
-	cases := []struct {
-		sql string
-		// want are the true rows; tol the tolerance of each number.
-		want   [][]float64
-		tol    float64
-		tables []string
-	}{
+	cases := []scalarCase{
 		{"SELECT COUNT(*) / (SELECT COUNT(*) FROM t) FROM t WHERE k = 1", [][]float64{{n1 / n}}, 0.001, []string{"t"}},
 		{"SELECT (SELECT AVG(x) FROM t)", [][]float64{{meanX}}, 0.05, []string{"t"}},
 		{"SELECT (SELECT AVG(x) FROM t) - (SELECT AVG(y) FROM u) AS gap", [][]float64{{meanX - meanY}}, 0.05, []string{"t", "u"}},
@@ -116,50 +110,66 @@ func TestScalarSubqueriesTrackTheTruth(t *testing.T) {
 		t.Run(b.name, func(t *testing.T) {
 			db := b.open(t)
 			loadScalarTables(t, func(s string) error { _, err := db.Exec(s); return err })
-			e := newGroupedExecutor(t, backend.New(db, b.dialect, nil))
-			ctx := context.Background()
-			for i, c := range cases {
-				qp := planScalar(t, cat, c.sql, eps, 0)
-				before := remainingOf(t, e, "user:a")
-				tables := map[string]budget.Cost{}
-				for _, name := range c.tables {
-					tables[name] = remainingTable(t, e, name)
-				}
-				history := len(historyOf(t, e, "user:a"))
-				res, err := e.RunQuery(ctx, "a", qp, rand.NewChaCha8([32]byte{byte(i)}))
-				if err != nil {
-					t.Fatalf("%s: %v", c.sql, err)
-				}
-				if spent := before.Epsilon - remainingOf(t, e, "user:a").Epsilon; math.Abs(spent-eps) > 1e-9 {
-					t.Errorf("%s: the analyst was charged ε = %g, want the statement's %g", c.sql, spent, eps)
-				}
-				if got := len(historyOf(t, e, "user:a")); got != history+1 {
-					t.Errorf("%s: %d reservations, want one", c.sql, got-history)
-				}
-				for name, b := range tables {
-					if spent := b.Epsilon - remainingTable(t, e, name).Epsilon; math.Abs(spent-eps) > 1e-9 {
-						t.Errorf("%s: table %s was charged ε = %g, want the statement's %g", c.sql, name, spent, eps)
+			runScalarCases(t, newGroupedExecutor(t, backend.New(db, b.dialect, nil)), cat, eps, cases)
+		})
+	}
+}
+
+// scalarCase is a statement with scalar subqueries: its true rows (NaN
+// for NULL), the tolerance of each number, and the tables it reads.
+type scalarCase struct {
+	sql    string
+	want   [][]float64
+	tol    float64
+	tables []string
+}
+
+// runScalarCases runs each case on e at ε = eps and checks that the
+// analyst was charged eps once, in one reservation, that every table the
+// case reads was charged eps, and its rows.
+func runScalarCases(t *testing.T, e *Executor, cat *catalog.Config, eps float64, cases []scalarCase) {
+	t.Helper()
+	ctx := context.Background()
+	for i, c := range cases {
+		qp := planScalar(t, cat, c.sql, eps, 0)
+		before := remainingOf(t, e, "user:a")
+		tables := map[string]budget.Cost{}
+		for _, name := range c.tables {
+			tables[name] = remainingTable(t, e, name)
+		}
+		history := len(historyOf(t, e, "user:a"))
+		res, err := e.RunQuery(ctx, "a", qp, rand.NewChaCha8([32]byte{byte(i)}))
+		if err != nil {
+			t.Fatalf("%s: %v", c.sql, err)
+		}
+		if spent := before.Epsilon - remainingOf(t, e, "user:a").Epsilon; math.Abs(spent-eps) > 1e-9 {
+			t.Errorf("%s: the analyst was charged ε = %g, want the statement's %g", c.sql, spent, eps)
+		}
+		if got := len(historyOf(t, e, "user:a")); got != history+1 {
+			t.Errorf("%s: %d reservations, want one", c.sql, got-history)
+		}
+		for name, b := range tables {
+			if spent := b.Epsilon - remainingTable(t, e, name).Epsilon; math.Abs(spent-eps) > 1e-9 {
+				t.Errorf("%s: table %s was charged ε = %g, want the statement's %g", c.sql, name, spent, eps)
+			}
+		}
+		if len(res.Rows) != len(c.want) {
+			t.Fatalf("%s: %d rows %v, want %d", c.sql, len(res.Rows), res.Rows, len(c.want))
+		}
+		for r, row := range res.Rows {
+			for j, v := range row {
+				if math.IsNaN(c.want[r][j]) {
+					if v != nil {
+						t.Errorf("%s: row %d column %d is %v, want NULL", c.sql, r, j, v)
 					}
+					continue
 				}
-				if len(res.Rows) != len(c.want) {
-					t.Fatalf("%s: %d rows %v, want %d", c.sql, len(res.Rows), res.Rows, len(c.want))
-				}
-				for r, row := range res.Rows {
-					for j, v := range row {
-						if math.IsNaN(c.want[r][j]) {
-							if v != nil {
-								t.Errorf("%s: row %d column %d is %v, want NULL", c.sql, r, j, v)
-							}
-							continue
-						}
-						got, ok := number(v)
-						if !ok || math.Abs(got-c.want[r][j]) > c.tol {
-							t.Errorf("%s: row %d column %d is %v, want %g ± %g", c.sql, r, j, v, c.want[r][j], c.tol)
-						}
-					}
+				got, ok := number(v)
+				if !ok || math.Abs(got-c.want[r][j]) > c.tol {
+					t.Errorf("%s: row %d column %d is %v, want %g ± %g", c.sql, r, j, v, c.want[r][j], c.tol)
 				}
 			}
-		})
+		}
 	}
 }
 

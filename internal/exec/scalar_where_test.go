@@ -1,9 +1,6 @@
 package exec
 
 import (
-	"context"
-	"math"
-	"math/rand/v2"
 	"slices"
 	"testing"
 
@@ -48,12 +45,7 @@ func TestScalarSubqueriesInWhereTrackTheTruth(t *testing.T) {
 		meanAbove += x / float64(len(kept))
 	}
 	const eps = 100.0
-	cases := []struct {
-		sql    string
-		want   [][]float64
-		tol    float64
-		tables []string
-	}{
+	cases := []scalarCase{
 		{"SELECT COUNT(*) FROM t WHERE x > (SELECT AVG(x) FROM t)", [][]float64{{above}}, 25, []string{"t"}},
 		{"SELECT COUNT(*) FROM t WHERE k >= (SELECT COUNT(*) / 800 FROM t)", [][]float64{{800}}, 2, []string{"t"}},
 		{"SELECT COUNT(*) FROM t WHERE k = (SELECT COUNT(*) / 800 FROM t)", [][]float64{{0}}, 2, []string{"t"}},
@@ -72,43 +64,7 @@ func TestScalarSubqueriesInWhereTrackTheTruth(t *testing.T) {
 		t.Run(b.name, func(t *testing.T) {
 			db := b.open(t)
 			loadScalarTables(t, func(s string) error { _, err := db.Exec(s); return err })
-			e := newGroupedExecutor(t, backend.New(db, b.dialect, nil))
-			ctx := context.Background()
-			for i, c := range cases {
-				qp := planScalar(t, cat, c.sql, eps, 0)
-				before := remainingOf(t, e, "user:a")
-				history := len(historyOf(t, e, "user:a"))
-				tables := map[string]float64{}
-				for _, name := range c.tables {
-					tables[name] = remainingTable(t, e, name).Epsilon
-				}
-				res, err := e.RunQuery(ctx, "a", qp, rand.NewChaCha8([32]byte{byte(i)}))
-				if err != nil {
-					t.Fatalf("%s: %v", c.sql, err)
-				}
-				if spent := before.Epsilon - remainingOf(t, e, "user:a").Epsilon; math.Abs(spent-eps) > 1e-9 {
-					t.Errorf("%s: the analyst was charged ε = %g, want the statement's %g", c.sql, spent, eps)
-				}
-				if got := len(historyOf(t, e, "user:a")); got != history+1 {
-					t.Errorf("%s: %d reservations, want one", c.sql, got-history)
-				}
-				for name, left := range tables {
-					if spent := left - remainingTable(t, e, name).Epsilon; math.Abs(spent-eps) > 1e-9 {
-						t.Errorf("%s: table %s was charged ε = %g, want the statement's %g", c.sql, name, spent, eps)
-					}
-				}
-				if len(res.Rows) != len(c.want) {
-					t.Fatalf("%s: %d rows %v, want %d", c.sql, len(res.Rows), res.Rows, len(c.want))
-				}
-				for r, row := range res.Rows {
-					for j, v := range row {
-						got, ok := number(v)
-						if !ok || math.Abs(got-c.want[r][j]) > c.tol {
-							t.Errorf("%s: row %d column %d is %v, want %g ± %g", c.sql, r, j, v, c.want[r][j], c.tol)
-						}
-					}
-				}
-			}
+			runScalarCases(t, newGroupedExecutor(t, backend.New(db, b.dialect, nil)), cat, eps, cases)
 		})
 	}
 }
