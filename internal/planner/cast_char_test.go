@@ -37,38 +37,10 @@ func TestCastAsCharLength(t *testing.T) {
 		// CHAR(4294967295) is CHAR without a length, as MariaDB reads it.
 		{"SELECT CAST(COUNT(*) AS CHAR(4294967295)), CAST(COUNT(*) AS CHAR)", "VARCHAR(21) VARCHAR(21)", "3000|3000", ""},
 	} {
-		st, err := parser.Parse(c.sql + " FROM pums")
-		if err != nil {
-			t.Fatalf("%s: %v", c.sql, err)
-		}
-		q := st.(*sqlrewrite.Query)
-		q.MaxAllowedPacket = 1024 // MariaDB's least; its default, 16777216, warns from CHAR(16777217)
-		qp, err := p.PlanQuery(q, planner.Settings{Epsilon: 1, Delta: 1e-6, Mechanism: "auto"})
-		if err != nil {
-			t.Fatalf("%s: %v", c.sql, err)
-		}
-		row := planner.Row{}
-		for _, it := range q.Base.Items {
-			d := planner.Datum{Num: 2.5, Double: true}
-			if it.Agg.Func == sqlrewrite.CountRows {
-				d = planner.Datum{Num: 3000, Int: true}
-			}
-			row.Aggs = append(row.Aggs, d)
-		}
-		out, w, err := planner.PostProcess(q, []planner.Row{row})
-		if err != nil {
-			t.Fatalf("%s: %v", c.sql, err)
-		}
-		var types, cells, warnings []string
-		for j, ty := range qp.ColumnTypes() {
-			types = append(types, ty.String())
-			v, err := ty.Cell(out[0][j].Value())
-			if err != nil {
-				t.Errorf("%s: column %d: %v", c.sql, j+1, err)
-			}
-			cells = append(cells, fmt.Sprint(v))
-		}
-		for _, cw := range w.Casts {
+		// MariaDB's least max_allowed_packet; its default, 16777216, warns from CHAR(16777217).
+		types, cells, casts := postProcessedCells(t, parser, p, c.sql, 1024)
+		var warnings []string
+		for _, cw := range casts {
 			warnings = append(warnings, map[bool]string{false: "Warning", true: "Note"}[cw.Note]+fmt.Sprintf(" %d %s", cw.Code, cw.Message))
 		}
 		if got := strings.Join(types, " "); got != c.types {

@@ -46,37 +46,9 @@ func TestExactPostProcessing(t *testing.T) {
 		{"SELECT CONCAT(ROUND(AVG(income), 2)), IF(COUNT(*) < 0, 'none', FLOOR(AVG(income) * 1e15)), ROUND(AVG(income), 2) / 3, CONCAT(ROUND(AVG(income), 2) / 3), CAST(TRUNCATE(AVG(income), 3) AS CHAR)",
 			"VARCHAR(19) VARCHAR(17) DOUBLE(decimals=6) VARCHAR(23) VARCHAR(20)", "2.50 2500000000000000 0.8333333333333334 0.833333 2.500", ""},
 	} {
-		st, err := parser.Parse(c.sql + " FROM pums")
-		if err != nil {
-			t.Fatalf("%s: %v", c.sql, err)
-		}
-		q := st.(*sqlrewrite.Query)
-		qp, err := p.PlanQuery(q, planner.Settings{Epsilon: 1, Delta: 1e-6, Mechanism: "auto"})
-		if err != nil {
-			t.Fatalf("%s: %v", c.sql, err)
-		}
-		row := planner.Row{}
-		for _, it := range q.Base.Items {
-			d := planner.Datum{Num: 2.5, Double: true}
-			if it.Agg.Func == sqlrewrite.CountRows {
-				d = planner.Datum{Num: 3000, Int: true}
-			}
-			row.Aggs = append(row.Aggs, d)
-		}
-		out, w, err := planner.PostProcess(q, []planner.Row{row})
-		if err != nil {
-			t.Fatalf("%s: %v", c.sql, err)
-		}
-		var types, cells, warnings []string
-		for j, ty := range qp.ColumnTypes() {
-			types = append(types, ty.String())
-			v, err := ty.Cell(out[0][j].Value())
-			if err != nil {
-				t.Errorf("%s: column %d: %v", c.sql, j+1, err)
-			}
-			cells = append(cells, fmt.Sprint(v))
-		}
-		for _, cw := range w.Casts {
+		types, cells, casts := postProcessedCells(t, parser, p, c.sql, 0)
+		var warnings []string
+		for _, cw := range casts {
 			warnings = append(warnings, map[bool]string{false: "Warning", true: "Note"}[cw.Note]+fmt.Sprintf(" %d", cw.Code))
 		}
 		if got := strings.Join(types, " "); got != c.types {
@@ -218,4 +190,45 @@ func TestMinMaxOfIntegersAreIntegers(t *testing.T) {
 			t.Errorf("%s of %g: %g (%v), %v; want %g, %v", o.Label, c.released, v.Value, err, o.ResultType(), c.want, c.typ)
 		}
 	}
+}
+
+// postProcessedCells plans sql + " FROM pums" (under max_allowed_packet
+// packet, 0 for the default) and post-processes one row whose COUNT(*)
+// is 3000 and every other aggregate 2.5: the columns' types, the cells
+// as they would be sent, and the cast warnings.
+func postProcessedCells(t *testing.T, parser *sqlrewrite.Parser, p *planner.Planner, sql string, packet int64) (types, cells []string, casts []planner.CastWarning) {
+	t.Helper()
+	st, err := parser.Parse(sql + " FROM pums")
+	if err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+	q := st.(*sqlrewrite.Query)
+	if packet > 0 {
+		q.MaxAllowedPacket = packet
+	}
+	qp, err := p.PlanQuery(q, planner.Settings{Epsilon: 1, Delta: 1e-6, Mechanism: "auto"})
+	if err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+	row := planner.Row{}
+	for _, it := range q.Base.Items {
+		d := planner.Datum{Num: 2.5, Double: true}
+		if it.Agg.Func == sqlrewrite.CountRows {
+			d = planner.Datum{Num: 3000, Int: true}
+		}
+		row.Aggs = append(row.Aggs, d)
+	}
+	out, w, err := planner.PostProcess(q, []planner.Row{row})
+	if err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+	for j, ty := range qp.ColumnTypes() {
+		types = append(types, ty.String())
+		v, err := ty.Cell(out[0][j].Value())
+		if err != nil {
+			t.Errorf("%s: column %d: %v", sql, j+1, err)
+		}
+		cells = append(cells, fmt.Sprint(v))
+	}
+	return types, cells, w.Casts
 }
