@@ -61,7 +61,9 @@ const maxBuiltString = 1 << 20
 // trims it, or an error when that parse holds what the checks refuse,
 // nests so deeply that the engine could not plan it in time
 // (checkPlanningCost), or when text does not parse (the engine, which
-// parses it alike, would refuse it anyway).
+// parses it alike, would refuse it anyway); the error is MariaDB's own
+// (an *Error) for a CAST to a type past its precision
+// (castPrecisionError).
 func backstop(text string) (sqlparser.Statement, error) {
 	stmt, err := sqlparser.Parse(sql.RemoveSpaceAndDelimiter(text, ';'))
 	if err != nil {
@@ -95,6 +97,9 @@ func backstop(text string) (sqlparser.Statement, error) {
 				return errRegexp
 			}
 		case *sqlparser.ConvertExpr:
+			if e := castPrecisionError(n); e != nil {
+				return e
+			}
 			if n.Type != nil && n.Type.Length != nil {
 				l, err := strconv.ParseInt(string(n.Type.Length.Val), 10, 64)
 				if err != nil || l > maxBuiltString {

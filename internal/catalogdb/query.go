@@ -499,7 +499,8 @@ func (s *Session) keepReading(ctx *sql.Context, fallback string) (string, *Error
 // the engine's statement slots, the user's turn (admission), unless the
 // statement is one that needs none (unqueued); it returns the statement
 // as the engine is to read it, with the function that frees the slot. A
-// statement the checks refuse is 1235, at once; waiting ends with the
+// statement the checks refuse is 1235 (or the error MariaDB gives it:
+// 1426 for CAST(x AS DATETIME(7))), at once; waiting ends with the
 // statement: 3024 at its deadline, 1317 when it is killed.
 func (s *Session) admit(ctx context.Context, query string) (checked string, release func(), err error) {
 	checked, err = lexicallySafe(query)
@@ -508,6 +509,9 @@ func (s *Session) admit(ctx context.Context, query string) (checked string, rele
 		stmt, err = backstop(checked)
 	}
 	if err != nil {
+		if e := (*Error)(nil); errors.As(err, &e) {
+			return "", nil, e // MariaDB's own error (castPrecisionError)
+		}
 		return "", nil, &Error{Code: 1235, State: "42000", Msg: "not supported over the catalog: " + err.Error()}
 	}
 	if len(checked) <= maxUnqueuedText && unqueued(stmt) {
