@@ -63,7 +63,8 @@ const maxBuiltString = 1 << 20
 // (checkPlanningCost), or when text does not parse (the engine, which
 // parses it alike, would refuse it anyway); the error is MariaDB's own
 // (an *Error) for a CAST to a type past its precision
-// (castPrecisionError).
+// (castPrecisionError), or 1235 for one to text of another character set
+// (castCharsetError).
 func backstop(text string) (sqlparser.Statement, error) {
 	stmt, err := sqlparser.Parse(sql.RemoveSpaceAndDelimiter(text, ';'))
 	if err != nil {
@@ -98,6 +99,9 @@ func backstop(text string) (sqlparser.Statement, error) {
 			}
 		case *sqlparser.ConvertExpr:
 			if e := castPrecisionError(n); e != nil {
+				return e
+			}
+			if e := castCharsetError(n); e != nil {
 				return e
 			}
 			if n.Type != nil && n.Type.Length != nil {

@@ -71,3 +71,26 @@ func tooBig(code uint16, what string, e sqlparser.Expr, most int) *Error {
 	}
 	return &Error{Code: code, State: "42000", Msg: fmt.Sprintf("Too big %s specified for '%s'. Maximum is %d", what, name, most)}
 }
+
+// castCharsetError is 1235 for a CAST or CONVERT to text of a character
+// set other than utf8mb4 and utf8mb3 (CHAR CHARACTER SET latin1, CHAR
+// ASCII, CHAR UNICODE), which go-mysql-server ignores (HEX(CAST('é' AS
+// CHAR CHARACTER SET latin1)) was C3A9, MariaDB's E9), naming CONVERT(x
+// USING cs), which converts; nil otherwise.
+func castCharsetError(n *sqlparser.ConvertExpr) *Error {
+	if n.Type == nil || n.Type.Charset == "" {
+		return nil
+	}
+	switch cs := strings.ToLower(n.Type.Charset); cs {
+	case "utf8mb4", "utf8mb3", "utf8":
+		return nil
+	default:
+		switch cs {
+		case "ascii":
+			cs = "latin1" // CHAR ASCII
+		case "unicode":
+			cs = "ucs2" // CHAR UNICODE
+		}
+		return &Error{Code: 1235, State: "42000", Msg: fmt.Sprintf("not supported over the catalog: CAST to CHAR of the character set %s; write CONVERT(x USING %s)", n.Type.Charset, cs)}
+	}
+}

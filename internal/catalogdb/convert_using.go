@@ -1,0 +1,107 @@
+package catalogdb
+
+import (
+	"unicode/utf8"
+
+	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/analyzer"
+	"github.com/dolthub/go-mysql-server/sql/encodings"
+	"github.com/dolthub/go-mysql-server/sql/expression"
+	"github.com/dolthub/go-mysql-server/sql/plan"
+	"github.com/dolthub/go-mysql-server/sql/transform"
+	"github.com/dolthub/go-mysql-server/sql/types"
+)
+
+// convertUsingRule is the id of the analyzer rule convertUsingInUTF8.
+const convertUsingRule analyzer.RuleId = 10001
+
+// convertUsingInUTF8 replaces go-mysql-server's CONVERT(x USING cs) with
+// convertUsing, in the statement and in its subqueries (the analyzer
+// runs its pre-analyzer rules on each).
+func convertUsingInUTF8(_ *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *sql.QueryFlags) (sql.Node, transform.TreeIdentity, error) {
+	return transform.NodeExprs(n, func(e sql.Expression) (sql.Expression, transform.TreeIdentity, error) {
+		if c, ok := e.(*expression.ConvertUsing); ok {
+			return convertUsing{c}, transform.NewTree, nil
+		}
+		return e, transform.SameTree, nil
+	})
+}
+
+// convertUsing is CONVERT(x USING cs) holding its text as every other
+// text of the engine is held, in UTF-8, with the characters cs lacks
+// replaced by '?', and typed in cs as go-mysql-server's is (so HEX and
+// LENGTH encode it in cs: HEX(CONVERT('é' USING latin1)) is E9, as in
+// MariaDB). go-mysql-server's held cs's bytes, which the functions that
+// encode their argument in its character set encoded a second time: HEX
+// and LENGTH of CONVERT('é' USING latin1) panicked (byte e9 is no UTF-8),
+// CONCAT and UPPER failed. A binary x is read as bytes of cs
+// (CONVERT(UNHEX('E9') USING latin1) is 'é').
+type convertUsing struct{ *expression.ConvertUsing }
+
+var _ sql.Expression = convertUsing{}
+
+// Eval implements sql.Expression.
+func (c convertUsing) Eval(ctx *sql.Context, row sql.Row) (any, error) {
+	v, err := c.Child.Eval(ctx, row)
+	if err != nil || v == nil {
+		return nil, err
+	}
+	if c.TargetCharSet == sql.CharacterSet_binary {
+		return c.ConvertUsing.Eval(ctx, row)
+	}
+	var b []byte
+	switch x := v.(type) {
+	case []byte:
+		b = x
+	case string:
+		b = encodings.StringToBytes(x)
+	default:
+		s, _, err := types.LongText.Convert(ctx, v)
+		if err != nil {
+			return nil, err
+		}
+		b = encodings.StringToBytes(s.(string))
+	}
+	enc := c.TargetCharSet.Encoder()
+	if enc == nil {
+		return c.ConvertUsing.Eval(ctx, row)
+	}
+	if !types.IsBinaryType(c.Child.Type()) {
+		b = enc.EncodeReplaceUnknown(b)
+	}
+	if text, ok := enc.Decode(b); ok && utf8.Valid(text) {
+		return string(text), nil
+	}
+	return decodeReplaceUnknown(enc, b), nil
+}
+
+// decodeReplaceUnknown is b, bytes in enc's character set, in UTF-8, with
+// '?' for each byte that starts no character of it, as MariaDB shows them
+// (CONVERT(UNHEX('FF') USING utf8mb4) is '?').
+func decodeReplaceUnknown(enc encodings.Encoder, b []byte) string {
+	var out []byte
+	for len(b) > 0 {
+		n := 1
+		for ; n <= 4 && n <= len(b); n++ {
+			if r, ok := enc.DecodeRune(b[:n]); ok && utf8.Valid(r) {
+				out = append(out, r...)
+				break
+			}
+		}
+		if n > 4 || n > len(b) {
+			out = append(out, '?')
+			n = 1
+		}
+		b = b[n:]
+	}
+	return string(out)
+}
+
+// WithChildren implements sql.Expression.
+func (c convertUsing) WithChildren(children ...sql.Expression) (sql.Expression, error) {
+	e, err := c.ConvertUsing.WithChildren(children...)
+	if err != nil {
+		return nil, err
+	}
+	return convertUsing{e.(*expression.ConvertUsing)}, nil
+}
