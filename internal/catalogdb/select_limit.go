@@ -37,12 +37,12 @@ const selectLimitRule = "applyDefaultSelectLimit"
 
 // withoutSelectLimit returns go-mysql-server's default analyzer without
 // its rule that applies sql_select_limit (selectLimitVariable says why)
-// and with convertUsingInUTF8,
+// and with asMariaDB,
 // or an error if go-mysql-server no longer has that rule.
 func withoutSelectLimit(pro sql.DatabaseProvider) (*analyzer.Analyzer, error) {
 	for _, r := range analyzer.OnceBeforeDefault {
 		if r.Id.String() == selectLimitRule {
-			return analyzer.NewBuilder(pro).RemoveOnceBeforeRule(r.Id).AddPreAnalyzeRule(convertUsingRule, convertUsingInUTF8).Build(), nil
+			return analyzer.NewBuilder(pro).RemoveOnceBeforeRule(r.Id).AddPreAnalyzeRule(expressionsRule, asMariaDB).Build(), nil
 		}
 	}
 	return nil, fmt.Errorf("catalogdb: go-mysql-server has no analyzer rule %s", selectLimitRule)

@@ -12,16 +12,24 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/types"
 )
 
-// convertUsingRule is the id of the analyzer rule convertUsingInUTF8.
-const convertUsingRule analyzer.RuleId = 10001
+// expressionsRule is the id of the analyzer rule asMariaDB.
+const expressionsRule analyzer.RuleId = 10001
 
-// convertUsingInUTF8 replaces go-mysql-server's CONVERT(x USING cs) with
-// convertUsing, in the statement and in its subqueries (the analyzer
-// runs its pre-analyzer rules on each).
-func convertUsingInUTF8(_ *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *sql.QueryFlags) (sql.Node, transform.TreeIdentity, error) {
+// asMariaDB replaces go-mysql-server's expressions that read or write
+// text unlike MariaDB with ones that do not, in the statement and in its
+// subqueries (the analyzer runs its pre-analyzer rules on each):
+// CONVERT(x USING cs) with convertUsing, and the pattern of a LIKE with
+// likePattern.
+func asMariaDB(_ *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *sql.QueryFlags) (sql.Node, transform.TreeIdentity, error) {
 	return transform.NodeExprs(n, func(e sql.Expression) (sql.Expression, transform.TreeIdentity, error) {
-		if c, ok := e.(*expression.ConvertUsing); ok {
-			return convertUsing{c}, transform.NewTree, nil
+		switch x := e.(type) {
+		case *expression.ConvertUsing:
+			return convertUsing{x}, transform.NewTree, nil
+		case *expression.Like:
+			if _, done := x.RightChild.(likePattern); done {
+				return e, transform.SameTree, nil
+			}
+			return expression.NewLike(x.LeftChild, likePattern{pattern: x.RightChild, escape: x.Escape}, x.Escape), transform.NewTree, nil
 		}
 		return e, transform.SameTree, nil
 	})
