@@ -115,28 +115,28 @@ func besideMariaDBText(t *testing.T) (proxy, reference *sql.Conn, remaining func
 
 // TestUnimplementedCollationRefusedBeforeCharge: under a
 // collation_connection post-processing does not compare in
-// (latin1_swedish_ci), a statement that would order literals' text is
+// (utf8mb4_unicode_ci), a statement that would order literals' text is
 // refused with 1235 before anything is charged; one that compares a
 // released text key, in its column's collation, is answered as MariaDB
 // answers it.
 func TestUnimplementedCollationRefusedBeforeCharge(t *testing.T) {
 	conn, refConn, remaining := besideMariaDBText(t)
 	for _, c := range []*sql.Conn{conn, refConn} {
-		if _, err := c.ExecContext(t.Context(), "SET collation_connection = 'latin1_swedish_ci'"); err != nil {
+		if _, err := c.ExecContext(t.Context(), "SET collation_connection = 'utf8mb4_unicode_ci'"); err != nil {
 			t.Fatal(err)
 		}
 	}
 	before := remaining()
 	q := "SELECT CASE WHEN i < 2 THEN 'b' ELSE 'A' END AS g, COUNT(*) FROM tt GROUP BY g ORDER BY g"
 	if got := runCompared(t.Context(), conn, q); got != "error 1235" {
-		t.Errorf("%s under latin1_swedish_ci: %s, want error 1235", q, got)
+		t.Errorf("%s under utf8mb4_unicode_ci: %s, want error 1235", q, got)
 	}
 	if after := remaining(); after != before {
 		t.Errorf("the refused statement charged %g", before-after)
 	}
 	q = "SELECT k2, COUNT(*) * 0 FROM tt GROUP BY k2 HAVING k2 = 'A' OR k2 LIKE 'E'"
 	if got, want := runCompared(t.Context(), conn, q), runCompared(t.Context(), refConn, q); got != want {
-		t.Errorf("%s under latin1_swedish_ci:\n proxy   %s\n MariaDB %s", q, got, want)
+		t.Errorf("%s under utf8mb4_unicode_ci:\n proxy   %s\n MariaDB %s", q, got, want)
 	}
 }
 

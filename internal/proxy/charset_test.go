@@ -9,7 +9,9 @@ import (
 
 // TestClientCharsetRefused: dpproxy reads statements and sends text as
 // utf8mb4, so SET NAMES, SET CHARACTER SET and SET character_set_client,
-// _connection or _results naming another character set are refused
+// _connection or _results naming another character set, and SET
+// collation_connection or collation_server naming a collation of another
+// (latin1_swedish_ci, which was taken), are refused
 // (1235), directly, in a list with other assignments (none of which takes
 // effect) and through an SQL-level prepared statement, and the session
 // still says utf8mb4; utf8mb4, its subsets utf8mb3 and ascii, DEFAULT, and
@@ -18,7 +20,7 @@ import (
 // character_set_results = NULL).
 func TestClientCharsetRefused(t *testing.T) {
 	s := newTestSession(t)
-	const read = "SELECT @@character_set_client, @@character_set_connection, @@character_set_results, @dp_epsilon"
+	const read = "SELECT @@character_set_client, @@character_set_connection, @@character_set_results, @@collation_connection, @@collation_server, @dp_epsilon"
 	want := fmt.Sprint(run(t, s, read).Rows)
 	for _, q := range []string{
 		"SET NAMES latin1",
@@ -30,6 +32,8 @@ func TestClientCharsetRefused(t *testing.T) {
 		"SET @dp_epsilon = 0.5, character_set_results = 'koi8r', autocommit = 0",
 		"SET @dp_epsilon = 0.5, NAMES latin1",
 		"SET character_set_client = @@character_set_results",
+		"SET collation_connection = 'latin1_swedish_ci'",
+		"SET @dp_epsilon = 0.5, collation_server = latin1_bin",
 	} {
 		wantKind(t, s, q, dperr.Unsupported)
 		if got := fmt.Sprint(run(t, s, read).Rows); got != want {
@@ -52,6 +56,7 @@ func TestClientCharsetRefused(t *testing.T) {
 		"SET autocommit = 1, character_set_results = NULL",
 		"SET character_set_results = 'binary'",
 		"SET character_set_client = utf8mb4, character_set_connection = 'utf8mb4', character_set_results = DEFAULT",
+		"SET collation_connection = 'utf8mb4_unicode_ci', collation_server = utf8mb3_general_ci",
 	} {
 		run(t, s, q)
 	}

@@ -71,6 +71,10 @@ func setVariables(s *ast.SetStmt, sql string, bounds map[ast.Node]int64) (*SetVa
 // utf8mb4.
 const supportedCharset = "dpproxy reads statements and sends text as utf8mb4: SET NAMES utf8mb4 (utf8mb3 and ascii, subsets of it, are accepted too)"
 
+// supportedCollation names the collations a session may compare text
+// in: those of utf8mb4 and its subsets (supportedCharset).
+const supportedCollation = "dpproxy reads statements and sends text as utf8mb4: a utf8mb4 collation (utf8mb4_general_ci, utf8mb4_bin, utf8mb4_unicode_ci, utf8mb4_unicode_520_ci; those of utf8mb3 and ascii, subsets of it, are accepted too)"
+
 // clientCharsets are the character sets a client may say it sends and
 // reads: utf8mb4 and its subsets utf8mb3 (utf8) and ascii, whose text is
 // utf8mb4 text as it is. resultsCharsets adds what character_set_results
@@ -88,19 +92,27 @@ var (
 // character_set_connection or character_set_results = x. The catalog
 // engine would take them, and @@character_set_results would say latin1
 // while every answer is still utf8mb4, and a latin1 client's é (0xE9) is
-// not utf8mb4 (the wire layer refuses such text, 1300). DEFAULT is
-// utf8mb4. name is v's name in lower case.
+// not utf8mb4 (the wire layer refuses such text, 1300). So are
+// character_set_server and character_set_database of another character
+// set, and collation_connection, collation_database and collation_server
+// of a collation of another (latin1_swedish_ci), which the engine took
+// while SET NAMES latin1 was refused; a collation's id (8) the engine
+// refuses itself (1231). DEFAULT is utf8mb4. name is v's name in lower
+// case.
 func checkClientCharset(v *ast.VariableAssignment, name string) error {
-	allowed, what, to := clientCharsets, "", " "
+	allowed, what, to, message, collation := clientCharsets, "", " ", supportedCharset, false
 	switch {
 	case v.Name == ast.SetNames:
 		what = "SET NAMES"
 	case v.Name == ast.SetCharset:
 		what = "SET CHARACTER SET"
-	case v.IsSystem && (name == "character_set_client" || name == "character_set_connection"):
+	case v.IsSystem && (name == "character_set_client" || name == "character_set_connection" ||
+		name == "character_set_server" || name == "character_set_database"):
 		what, to = "SET "+name, " = "
 	case v.IsSystem && name == "character_set_results":
 		what, to, allowed = "SET "+name, " = ", resultsCharsets
+	case v.IsSystem && (name == "collation_connection" || name == "collation_database" || name == "collation_server"):
+		what, to, message, collation = "SET "+name, " = ", supportedCollation, true
 	default:
 		return nil
 	}
@@ -110,7 +122,7 @@ func checkClientCharset(v *ast.VariableAssignment, name string) error {
 		return nil
 	case *ast.ColumnNameExpr: // SET character_set_client = latin1
 		if e.Name.Table.O != "" {
-			return refuse(what+" to an expression", supportedCharset)
+			return refuse(what+" to an expression", message)
 		}
 		cs = e.Name.Name.O
 	default:
@@ -118,13 +130,21 @@ func checkClientCharset(v *ast.VariableAssignment, name string) error {
 		switch {
 		case ok && c.Null && allowed["binary"]:
 			return nil
+		case ok && collation && !c.IsText && !c.Null:
+			return nil // a collation's id: the catalog engine refuses it (1231)
 		case !ok || !c.IsText:
-			return refuse(what+" to an expression", supportedCharset)
+			return refuse(what+" to an expression", message)
 		}
 		cs = c.Str
 	}
-	if !allowed[strings.ToLower(cs)] {
-		return refuse(what+to+cs, supportedCharset)
+	charset := cs
+	if collation {
+		// A collation is named after its character set: latin1_bin,
+		// utf8mb4_unicode_520_ci (binary is binary's).
+		charset, _, _ = strings.Cut(cs, "_")
+	}
+	if !allowed[strings.ToLower(charset)] {
+		return refuse(what+to+cs, message)
 	}
 	return nil
 }
