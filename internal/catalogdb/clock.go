@@ -560,11 +560,26 @@ func (f clockFromUnixtime) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	n, _, err := types.Int64.Convert(ctx, v)
-	if err != nil || n == nil {
-		return nil, err
+	fsp := f.precision()
+	var sec, micro int64
+	if fsp == 0 {
+		n, _, err := types.Int64.Convert(ctx, v)
+		if err != nil || n == nil {
+			return nil, err
+		}
+		sec = n.(int64)
+	} else {
+		n, _, err := types.InternalDecimalType.Convert(ctx, v)
+		if err != nil || n == nil {
+			return nil, err
+		}
+		d := n.(decimal.Decimal)
+		if d.Sign() < 0 {
+			return nil, nil
+		}
+		sec = d.IntPart()
+		micro = d.Sub(decimal.NewFromInt(sec)).Shift(6).IntPart()
 	}
-	sec := n.(int64)
 	if sec < 0 || sec > function.MaxUnixTimeSecs {
 		return nil, nil
 	}
@@ -572,7 +587,7 @@ func (f clockFromUnixtime) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := wallClock(time.Unix(sec, 0), loc, 0)
+	t := wallClock(time.Unix(sec, micro*1000), loc, fsp)
 	if len(args) == 1 {
 		return t, nil
 	}
@@ -586,13 +601,28 @@ func (f clockFromUnixtime) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 	return function.NewDateFormat(expression.NewLiteral(t, types.DatetimeMaxPrecision), expression.NewLiteral(format, args[1].Type())).Eval(ctx, row)
 }
 
-// Type implements sql.Expression: DATETIME (of no fraction, which it
-// never has: n is read as whole seconds) for FROM_UNIXTIME(n), as MariaDB
-// types FROM_UNIXTIME of an integer; go-mysql-server's DATETIME(6) made a
-// client of the binary protocol show 2023-11-14 22:13:20.000000.
+// precision is the digits of a second FROM_UNIXTIME(n) keeps, as MariaDB
+// has them: none for an integer n, a decimal's scale (at most 6: 1.5 is
+// 00:00:01.5), and 6 for text or a float, which then show their fraction
+// only when they have one (temporalText); go-mysql-server read n as whole
+// seconds, rounded (FROM_UNIXTIME(1.5) was 00:00:02).
+func (f clockFromUnixtime) precision() int {
+	switch t := f.Children()[0].Type(); {
+	case types.IsDecimal(t):
+		return min(int(t.(sql.DecimalType).Scale()), maxPrecision)
+	case types.IsText(t), types.IsFloat(t):
+		return maxPrecision
+	}
+	return 0
+}
+
+// Type implements sql.Expression: DATETIME(p) for FROM_UNIXTIME(n), p its
+// precision, as MariaDB types it (DATETIME of an integer n);
+// go-mysql-server's DATETIME(6) made a client of the binary protocol show
+// 2023-11-14 22:13:20.000000.
 func (f clockFromUnixtime) Type() sql.Type {
 	if len(f.Children()) == 1 {
-		return types.Datetime
+		return datetimeOf(f.precision(), true)
 	}
 	return f.FromUnixtime.Type()
 }

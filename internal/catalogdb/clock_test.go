@@ -149,3 +149,21 @@ func TestClockPrecisionTooBig(t *testing.T) {
 		}
 	}
 }
+
+// FROM_UNIXTIME(n) keeps n's fraction as MariaDB does, in the session's
+// zone: a decimal's digits (at most 6, truncated), 6 for text or a float
+// that has a fraction, none for an integer; go-mysql-server rounded n to
+// whole seconds (FROM_UNIXTIME(1.5) was 00:00:02).
+func TestFromUnixtimeFraction(t *testing.T) {
+	s := testEngine(t).Open("a", 1, nil)
+	query(t, s, "SET time_zone = '+01:00'")
+	r := query(t, s, "SELECT FROM_UNIXTIME(1.5), FROM_UNIXTIME(1.50), FROM_UNIXTIME(1.999999999), FROM_UNIXTIME('1.5'), FROM_UNIXTIME('1'), FROM_UNIXTIME(1.5e0), FROM_UNIXTIME(1e0), FROM_UNIXTIME(1), FROM_UNIXTIME(-1.5), FROM_UNIXTIME(1.5, '%s.%f')")
+	want := []any{"1970-01-01 01:00:01.5", "1970-01-01 01:00:01.50", "1970-01-01 01:00:01.999999", "1970-01-01 01:00:01.500000", "1970-01-01 01:00:01",
+		"1970-01-01 01:00:01.500000", "1970-01-01 01:00:01", "1970-01-01 01:00:01", nil, "01.500000"}
+	if got := r.Rows[0]; fmt.Sprintf("%q", got) != fmt.Sprintf("%q", want) {
+		t.Errorf("FROM_UNIXTIME: %q, want %q", got, want)
+	}
+	if got := fmt.Sprint(r.Columns[0].Decimals, r.Columns[1].Decimals, r.Columns[3].Decimals, r.Columns[7].Decimals); got != "1 2 6 0" {
+		t.Errorf("decimals announced: %s, want 1 2 6 0", got)
+	}
+}
