@@ -81,3 +81,31 @@ func canonicalNumber(x float64) string {
 	}
 	return strconv.FormatFloat(x, 'g', -1, 64)
 }
+
+// DistinctValues returns D, the most distinct non-NULL values the column
+// can hold by its declaration alone: its declared values without null;
+// an integer column's integers within its bounds, ⌊upper⌋ − ⌈lower⌉ + 1
+// (0 when they hold none); a date column's days within its bounds; the
+// smaller of the two where both apply. ok is false where the declaration
+// sets no finite limit: a text column without values, a real column
+// without values, and a timestamp column, whose values may hold
+// fractions of a second. COUNT(DISTINCT col) of values that keep to the
+// declaration is at most D, so a released one is clamped to [0, D]
+// (planner.Output.Evaluate); rows holding values outside the declaration
+// are then undercounted, as clamped sums are.
+func (c *Column) DistinctValues() (d float64, ok bool) {
+	d = math.Inf(1)
+	if c.Values != nil {
+		n := 0
+		for _, v := range c.Values {
+			if v != NullValue {
+				n++
+			}
+		}
+		d = float64(n)
+	}
+	if (c.Type == Integer || c.Type == Date) && c.Lower != nil && c.Upper != nil {
+		d = math.Min(d, math.Max(0, math.Floor(*c.Upper)-math.Ceil(*c.Lower)+1))
+	}
+	return d, !math.IsInf(d, 1)
+}

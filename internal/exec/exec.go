@@ -682,9 +682,16 @@ func (d *describer) note(prefix string, v planner.Value) Warning {
 
 // clampedValues names, for the interval of o, the values its statistic
 // is of: those clamped to the declared bounds, as for o's value, so that
-// the interval does not account for the bias of clamping; empty for an
-// output that clamps nothing (a count).
+// the interval does not account for the bias of clamping; for a
+// COUNT(DISTINCT col) limited to the D values col's declaration allows
+// (catalog.Column.DistinctValues), that limit; empty for an output that
+// clamps nothing (any other count).
 func clampedValues(o *planner.Output) string {
+	if o.Agg.Func == sqlrewrite.CountDistinct && o.Column != nil {
+		if d, ok := o.Column.DistinctValues(); ok {
+			return fmt.Sprintf("the values %s's declaration allows, at most %.6g", o.Column.Name, d)
+		}
+	}
 	b, ok := o.ClampedTo()
 	if !ok {
 		return ""

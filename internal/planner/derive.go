@@ -60,6 +60,7 @@ func (o *Output) Evaluate(released []Estimate) (Value, error) {
 		if o.Integer {
 			est, err = laplace.DeriveCount(*args[0].Primitive, Confidence)
 			est.Value, est.Low, est.High = math.Round(est.Value), math.Floor(est.Low), math.Ceil(est.High)
+			est = o.distinctLimited(est)
 		} else {
 			est, err = laplace.DeriveSum(*args[0].Primitive, Confidence)
 		}
@@ -74,6 +75,24 @@ func (o *Output) Evaluate(released []Estimate) (Value, error) {
 		return Value{}, err
 	}
 	return Value{Estimate: Estimate{Value: est.Value, Low: est.Low, High: est.High, HasInterval: est.HasInterval, Primitive: total}}, nil
+}
+
+// distinctLimited is a count's estimate, for COUNT(DISTINCT col) clamped
+// with its interval to [0, D], D the most distinct values col's
+// declaration allows (catalog.Column.DistinctValues), else as it is. It
+// is post-processing of the released count with the configuration: the
+// clamp is monotone, so an interval that held a true count within
+// [0, D] holds it clamped.
+func (o *Output) distinctLimited(est mech.Estimate) mech.Estimate {
+	if o.Agg.Func != sqlrewrite.CountDistinct || o.Column == nil {
+		return est
+	}
+	d, ok := o.Column.DistinctValues()
+	if !ok {
+		return est
+	}
+	est.Value, est.Low, est.High = math.Min(est.Value, d), math.Min(est.Low, d), math.Min(est.High, d)
+	return est
 }
 
 // fromSquares is a variance's or standard deviation's output from the
