@@ -570,10 +570,14 @@ var zonedTypes = map[string]bool{"timestamp with time zone": true, "timestamp": 
 // column of tables (backend.ColumnCharset), against which statements'
 // text constants are checked before anything is reserved
 // (sqlrewrite.Parser.SetCharsets), and returns, each as "table.column:
-// value %q (character set …)", the text columns whose configured values
-// include one the character set cannot represent: the fetches that bind
-// it (GROUP BY the column, its interactive domain) would fail with every
-// statement, after the reservation (unrepresentableRule). err reports a
+// …" (domainProblem), the text columns whose configured values (values:,
+// or its interactive domain's) include one the character set cannot
+// represent, so that the fetches that bind it (GROUP BY the column, its
+// interactive domain) would fail with every statement, after the
+// reservation, or two the column's collation compares equal ('x' and 'X'
+// under MariaDB's utf8mb4_general_ci, or a nondeterministic PostgreSQL
+// collation), whose rows would all be counted as the first's
+// (unrepresentableRule). err reports a
 // backend failure. It is the one place the character sets are read; a
 // check that finds a table changed may call it again for that table
 // (tableTypes).
@@ -601,9 +605,21 @@ func readCharsets(ctx context.Context, be *backend.Backend, tables []catalog.Tab
 				unrepresentable = append(unrepresentable, fmt.Sprintf("%s.%s: partition_selection on a binary column (VARBINARY, BLOB), whose bytes need not be text", t.Name, c.Name))
 				continue
 			}
-			for _, v := range c.Values {
-				if v != catalog.NullValue && !catalog.Representable(charset, v) {
-					unrepresentable = append(unrepresentable, fmt.Sprintf("%s.%s: value %q (character set %s)", t.Name, c.Name, v, name))
+			domains := [][]string{c.Values}
+			if t.Interactive != nil {
+				for _, ic := range t.Interactive.Columns {
+					if ic.Name == c.Name {
+						domains = append(domains, ic.Values)
+					}
+				}
+			}
+			for _, domain := range domains {
+				problem, err := domainProblem(ctx, be, t, c, charset, domain)
+				if err != nil {
+					return nil, err
+				}
+				if problem != "" {
+					unrepresentable = append(unrepresentable, problem)
 					break
 				}
 			}
@@ -612,8 +628,31 @@ func readCharsets(ctx context.Context, be *backend.Backend, tables []catalog.Tab
 	return unrepresentable, nil
 }
 
+// domainProblem returns, as "table.column: …", why the declared values
+// of the text column c of t (its values, or its interactive domain's),
+// in the backend character set charset, are refused: one that charset
+// cannot represent, or two the column's collation compares equal
+// (backend.Backend.EqualValues); "" if neither.
+func domainProblem(ctx context.Context, be *backend.Backend, t catalog.Table, c catalog.Column, charset catalog.Charset, domain []string) (string, error) {
+	var values []string
+	for _, v := range domain {
+		if v == catalog.NullValue {
+			continue
+		}
+		if !catalog.Representable(charset, v) {
+			return fmt.Sprintf("%s.%s: value %q (character set %s)", t.Name, c.Name, v, charset.Name), nil
+		}
+		values = append(values, v)
+	}
+	i, j, in, err := be.EqualValues(ctx, t.Source, c.Source, values)
+	if err != nil || in == "" {
+		return "", err
+	}
+	return fmt.Sprintf("%s.%s: values %q and %q are equal in the column's collation (%s)", t.Name, c.Name, values[i], values[j], in), nil
+}
+
 // unrepresentableRule says why readCharsets' columns are refused.
-const unrepresentableRule = "a text column's values must be representable in its backend character set (statements that bind them would fail), and a key chosen by partition selection must be text, not binary (its keys are read as text); change the values or convert the column"
+const unrepresentableRule = "a text column's values must be representable in its backend character set (statements that bind them would fail) and distinct in its collation (the rows of two equal values would all be in the first one's group, the other's always 0), and a key chosen by partition selection must be text, not binary (its keys are read as text); change the values or convert the column"
 
 // checkColumnTypes refuses, on PostgreSQL and MySQL/MariaDB, a column
 // declared integer or real whose backend column is not numeric, or

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
+	"github.com/lib/pq"
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 )
@@ -179,6 +180,88 @@ func (b *Backend) ColumnCharset(ctx context.Context, table, column string) (char
 	}
 	return charset, collation, true, nil
 }
+
+// EqualValues returns the first two of values, by index (i < j), that
+// column of table (as ColumnCharset finds it) compares equal, for the
+// check of a text column's declared domain: on MySQL/MariaDB in the
+// column's character set and collation (its _ci defaults fold case and
+// accents, and PAD SPACE ones ignore trailing spaces), on PostgreSQL as
+// its type and collation compare (a nondeterministic ICU collation,
+// citext, char(n)'s trailing spaces). Two such values would name one class
+// of rows, which the first takes. The backend groups the values as
+// constants: it reads the schema, never the table's rows. in names what
+// equates them: the MySQL collation, or the PostgreSQL type and
+// collation ("text COLLATE public.ci"); it is "" when no two are equal,
+// and on a column without a collation (binary, numeric; the
+// configuration's own check finds values equal byte for byte), a column
+// not found, or SQLite. Every value must be representable in the
+// column's character set (catalog.Representable).
+func (b *Backend) EqualValues(ctx context.Context, table, column string, values []string) (i, j int, in string, err error) {
+	if len(values) < 2 {
+		return 0, 0, "", nil
+	}
+	var query string
+	var args []any
+	switch b.dialect {
+	case sqlrewrite.PostgreSQL:
+		quoted := `"` + table + `"`
+		if schema, name, qualified := strings.Cut(table, "."); qualified {
+			quoted = `"` + schema + `"."` + name + `"`
+		}
+		var typ, collation string
+		err = b.db.QueryRowContext(ctx, `SELECT format_type(CASE WHEN t.typtype = 'd' THEN t.typbasetype ELSE a.atttypid END, NULL),
+			quote_ident(n.nspname) || '.' || quote_ident(c.collname)
+			FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
+			JOIN pg_collation c ON c.oid = a.attcollation JOIN pg_namespace n ON n.oid = c.collnamespace
+			WHERE a.attrelid = to_regclass($1) AND a.attname = $2 AND a.attnum > 0 AND NOT a.attisdropped`, quoted, column).Scan(&typ, &collation)
+		if errors.Is(err, sql.ErrNoRows) {
+			return 0, 0, "", nil // not found, or of a type without a collation
+		}
+		if err != nil {
+			return 0, 0, "", fmt.Errorf("backend: reading the collation of %s.%s: %w", table, column, err)
+		}
+		in = typ + " COLLATE " + collation
+		// format_type and quote_ident quote what needs quoting.
+		query = "SELECT MIN(i) - 1, MAX(i) - 1 FROM unnest(CAST($1 AS text[])) WITH ORDINALITY AS u(v, i) GROUP BY CAST(v AS " + typ + ") COLLATE " + collation +
+			" HAVING COUNT(*) > 1 ORDER BY 1 LIMIT 1"
+		args = []any{pq.Array(values)}
+	case sqlrewrite.MySQL:
+		charset, collation, ok, err := b.ColumnCharset(ctx, table, column)
+		if err != nil || !ok || collation == "" {
+			return 0, 0, "", err
+		}
+		in = collation
+		if !collationName.MatchString(charset) || !collationName.MatchString(collation) {
+			return 0, 0, "", fmt.Errorf("backend: unexpected character set %q or collation %q of %s.%s", charset, collation, table, column)
+		}
+		// Each value is written as its UTF-8 bytes in hex, converted:
+		// no text of the configuration is spliced in, and no bind
+		// arguments, which behind Vitess would make a prepared statement
+		// (render).
+		var sb strings.Builder
+		for k, v := range values {
+			if k > 0 {
+				sb.WriteString(" UNION ALL ")
+			}
+			fmt.Fprintf(&sb, "SELECT %d AS i, CONVERT(_utf8mb4 X'%x' USING %s) COLLATE %s AS v", k, v, charset, collation)
+		}
+		query = "SELECT MIN(i), MAX(i) FROM (" + sb.String() + ") AS u GROUP BY v HAVING COUNT(*) > 1 ORDER BY 1 LIMIT 1"
+	default:
+		return 0, 0, "", nil
+	}
+	err = b.db.QueryRowContext(ctx, query, args...).Scan(&i, &j)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return 0, 0, "", nil
+	case err != nil:
+		return 0, 0, "", fmt.Errorf("backend: comparing the values declared for %s.%s: %w", table, column, err)
+	}
+	return i, j, in, nil
+}
+
+// collationName matches the character set and collation names
+// EqualValues writes into its query, as information_schema gives them.
+var collationName = regexp.MustCompile(`^[A-Za-z0-9_]+$`)
 
 // MySQLBaseEngines returns the storage engines of the base tables table
 // reads on MySQL or MariaDB (schema-qualified, or in the current
