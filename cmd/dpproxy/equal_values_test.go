@@ -27,7 +27,8 @@ import (
 // 0, [x ] 0, the rows of all three in the first group), on PostgreSQL
 // 'x' and 'X' under a nondeterministic ICU collation. A table created
 // after start is refused so before a statement's reservation
-// (tableTypes), uncharged. Values distinct in the collation pass.
+// (tableTypes), uncharged. Values distinct in the collation pass; an
+// interactive domain's are checked alike.
 func TestDeclaredValuesEqualInTheCollation(t *testing.T) {
 	for _, b := range []struct {
 		name, driver string
@@ -76,6 +77,11 @@ func TestDeclaredValuesEqualInTheCollation(t *testing.T) {
 			late.Columns = []catalog.Column{h}
 			if bad, err := readCharsets(ctx, be, []catalog.Table{*late}, &catalog.Charsets{}); err != nil || len(bad) > 0 {
 				t.Errorf("values distinct in the collation: %v, %v", bad, err)
+			}
+			// An interactive domain's categories are cells of rows alike.
+			late.Interactive = &catalog.Interactive{Columns: []catalog.InteractiveColumn{{Name: "h", Values: []string{"y", "x", "X"}}}}
+			if bad, err := readCharsets(ctx, be, []catalog.Table{*late}, &catalog.Charsets{}); err != nil || len(bad) != 1 || !strings.HasPrefix(bad[0], `rdv.h: values "x" and "X" are equal`) {
+				t.Errorf("an interactive domain's x and X: %v, %v; want rdv.h named", bad, err)
 			}
 		})
 	}
