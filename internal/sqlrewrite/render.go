@@ -1097,10 +1097,57 @@ func (r *renderer) condition(c Condition) (string, error) {
 			vals = append(vals, integerLiteral(v.Num))
 		}
 	}
+	if r.dialect == MySQL && !c.In[0].IsText && !integerLiterals(vals) && (r.vitess || len(vals) > 1) {
+		return r.readableNumber(col, c, pointRanges(col, vals)), nil
+	}
 	if len(vals) == 1 {
 		return r.readableNumber(col, c, col+" = "+vals[0]), nil
 	}
 	return r.readableNumber(col, c, col+" IN ("+strings.Join(vals, ", ")+")"), nil
+}
+
+// integerLiterals reports whether every literal is an integer written
+// as such (integerLiteral, exactLiteral of whole digits): 5, (-5).
+func integerLiterals(vals []string) bool {
+	for _, v := range vals {
+		v = strings.TrimPrefix(strings.TrimSuffix(strings.TrimPrefix(v, "("), ")"), "-")
+		if v == "" || strings.Trim(v, "0123456789") != "" {
+			return false
+		}
+	}
+	return true
+}
+
+// pointRanges renders, on MySQL and MariaDB, col = v or col IN (v, …)
+// with a literal that is not an integer (a double such as
+// 9.007199254740992e+15 or (-5.5), a decimal such as 5.5) as closed
+// ranges, (col >= v AND col <= v) each, ORed, which select the rows col
+// = v selects: the three comparisons read col and v alike (MariaDB
+// converts a double that is a whole number to the BIGINT it compares
+// with, so BIGINT 2^53+1 is not 2^53e0), whatever the plan.
+//
+// An IN list of them is not: MariaDB 10.11 compares a BIGINT with the
+// list 5.5e0, 2^53e0 exactly when it reads an index on col and as
+// doubles (2^53+1 equal to 2^53e0) when it scans the table, so the rows
+// selected would depend on the plan, which the optimizer chooses from
+// the table's statistics, that is from the data. Lists of integers
+// compare as integers in both.
+//
+// Behind Vitess a single = is written so as well: vtgate routes = and
+// IN on a table's sharding column to the shards its vindex maps the
+// value to, and v0.24's hash and numeric vindexes read the literal's
+// text as an integer: they fail on 9.007199254740992e+15 (2^53, a
+// BIGINT's value) as on 5.5, and send the query to no shard (IN) or to
+// one shard chosen at random (= under an aggregate; an independent
+// review). A range is not routed: every shard is read. Integers keep =
+// and IN, which vtgate routes by their value, reading only the shards
+// that can hold it.
+func pointRanges(col string, vals []string) string {
+	points := make([]string, len(vals))
+	for i, v := range vals {
+		points[i] = col + " >= " + v + " AND " + col + " <= " + v
+	}
+	return "(" + strings.Join(points, " OR ") + ")"
 }
 
 // readableNumber renders, on SQLite, a comparison of a numeric column
