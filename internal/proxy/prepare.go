@@ -2,7 +2,9 @@ package proxy
 
 import (
 	"context"
+	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/dpproxy/dpproxy/internal/dperr"
@@ -11,6 +13,15 @@ import (
 
 // MySQL column types that hold text (include/field_types.h).
 var textTypes = map[byte]bool{15: true, 245: true, 247: true, 248: true, 249: true, 250: true, 251: true, 252: true, 253: true, 254: true}
+
+// MySQL column types of dates and times (include/field_types.h), and the
+// typed literal that writes a value of each: TIMESTAMP, DATE, TIME,
+// DATETIME, NEWDATE.
+var temporalLiterals = map[byte]string{7: "TIMESTAMP", 10: "DATE", 11: "TIME", 12: "TIMESTAMP", 14: "DATE"}
+
+// MySQL column types of floating-point numbers, and their bits: FLOAT,
+// DOUBLE.
+var floatBits = map[byte]int{4: 32, 5: 64}
 
 // Limits on SQL-level prepared statements, per session, as for the
 // protocol's (internal/wire/stmt.go).
@@ -23,11 +34,11 @@ const (
 func (s *Session) prepare(ctx context.Context, st *sqlrewrite.Prepare) (*Result, error) {
 	text := st.SQL
 	if st.Var != "" {
-		lit, isText, err := s.userVariableLiteral(ctx, st.Var)
+		lit, typ, null, err := s.userVariable(ctx, st.Var)
 		if err != nil {
 			return nil, err
 		}
-		if !isText {
+		if null || !textTypes[typ] {
 			return nil, dperr.New(dperr.InvalidValue, "PREPARE FROM @%s: the variable must hold the statement's text", st.Var)
 		}
 		text = lit
@@ -57,12 +68,9 @@ func (s *Session) executePrepared(ctx context.Context, st *sqlrewrite.ExecutePre
 	}
 	literals := make([]string, len(st.Using))
 	for i, name := range st.Using {
-		lit, isText, err := s.userVariableLiteral(ctx, name)
+		lit, err := s.usingLiteral(ctx, name)
 		if err != nil {
 			return nil, err
-		}
-		if isText {
-			lit = "'" + strings.NewReplacer(`\`, `\\`, `'`, `''`).Replace(lit) + "'"
 		}
 		literals[i] = lit
 	}
@@ -169,19 +177,49 @@ func (s *Session) deallocate(st *sqlrewrite.Deallocate) (*Result, error) {
 	return &Result{}, nil
 }
 
-// userVariableLiteral reads a user variable from the catalog engine: its SQL
-// literal text (NULL for an unset variable) and whether it is a string.
-func (s *Session) userVariableLiteral(ctx context.Context, name string) (string, bool, error) {
+// usingLiteral is the SQL literal that binds the user variable name to a
+// marker of EXECUTE ... USING, of the variable's type as the binary
+// protocol's argument of that type is bound (internal/wire sqlLiteral):
+// a string quoted; a DATETIME, TIMESTAMP, DATE or TIME as its typed
+// literal (TIMESTAMP '2024-01-02 03:04:05'; bare, it did not parse); a
+// DOUBLE or FLOAT with an exponent (2.5e+00), since 2.5 is a DECIMAL
+// literal and ROUND(2.5) is 3 where MariaDB rounds the DOUBLE 2.5 to 2;
+// integers, decimals and NULL as the catalog engine writes them.
+func (s *Session) usingLiteral(ctx context.Context, name string) (string, error) {
+	lit, typ, null, err := s.userVariable(ctx, name)
+	if err != nil || null {
+		return "NULL", err
+	}
+	quoted := "'" + strings.NewReplacer(`\`, `\\`, `'`, `''`).Replace(lit) + "'"
+	if textTypes[typ] {
+		return quoted, nil
+	}
+	if t, ok := temporalLiterals[typ]; ok {
+		return t + " " + quoted, nil
+	}
+	if bits, ok := floatBits[typ]; ok {
+		f, err := strconv.ParseFloat(lit, bits)
+		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+			return "", dperr.New(dperr.InvalidValue, "EXECUTE USING @%s: %s is not a number MySQL can hold", name, lit)
+		}
+		return strconv.FormatFloat(f, 'e', -1, bits), nil
+	}
+	return lit, nil
+}
+
+// userVariable reads a user variable from the catalog engine: its value's
+// text and MySQL column type, or null for an unset variable or a NULL.
+func (s *Session) userVariable(ctx context.Context, name string) (v string, typ byte, null bool, err error) {
 	r, err := s.catalog.Query(ctx, "SELECT @`"+strings.ReplaceAll(name, "`", "``")+"`")
 	if err != nil {
-		return "", false, catalogError(err)
+		return "", 0, false, catalogError(err)
 	}
 	if len(r.Rows) != 1 || len(r.Columns) != 1 {
-		return "", false, dperr.New(dperr.Internal, "internal error: @%s gave no value", name)
+		return "", 0, false, dperr.New(dperr.Internal, "internal error: @%s gave no value", name)
 	}
 	v, ok := r.Rows[0][0].(string)
 	if !ok {
-		return "NULL", false, nil
+		return "", 0, true, nil
 	}
-	return v, textTypes[r.Columns[0].Type], nil
+	return v, r.Columns[0].Type, false, nil
 }

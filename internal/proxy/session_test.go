@@ -453,3 +453,49 @@ func TestShowGrantsForAnotherUser(t *testing.T) {
 		}
 	}
 }
+
+// TestExecuteUsingTypedVariables: EXECUTE ... USING binds a user variable
+// as the binary protocol binds an argument of its type, and answers as
+// MariaDB 10.11 does. A DOUBLE was bound as a decimal literal (ROUND(2.5)
+// was 3 and 0.1 * 3 was 0.3 where MariaDB gives 2 and
+// 0.30000000000000004), a DATETIME, TIMESTAMP or TIME bare (1064 near
+// "03:04:05 AS a").
+func TestExecuteUsingTypedVariables(t *testing.T) {
+	s := newTestSession(t)
+	run(t, s, "SET @v = 2.5e0, @w = 0.1e0, @big = -1e300, @s = 'NULL', @n = NULL")
+	run(t, s, "PREPARE s FROM 'SELECT ROUND(?) AS r, ? * 3 AS m, ? AS b, ? AS s, ? AS n'")
+	if got := fmt.Sprint(run(t, s, "EXECUTE s USING @v, @w, @big, @s, @n").Rows); got != "[[{2 0} 0.30000000000000004 -1e300 NULL <nil>]]" {
+		t.Errorf("EXECUTE s: got %s, want [[{2 0} 0.30000000000000004 -1e300 NULL <nil>]] (ROUND 2)", got)
+	}
+	run(t, s, "PREPARE c FROM 'SELECT ? AS a'")
+	for set, want := range map[string]string{
+		"SET @t = TIMESTAMP('2020-01-02 03:04:05')":        "2020-01-02 03:04:05",
+		"SET @t = TIMESTAMP('2020-01-02 03:04:05.25')":     "2020-01-02 03:04:05.250000",
+		"SET @t = TIME('-02:00:00')":                       "-02:00:00",
+		"SET @t = CAST('2020-01-02 03:04:05' AS DATETIME)": "2020-01-02 03:04:05",
+	} {
+		run(t, s, set)
+		if got := fmt.Sprint(run(t, s, "EXECUTE c USING @t").Rows); got != "[["+want+"]]" {
+			t.Errorf("%s; EXECUTE c USING @t: got %s, want [[%s]]", set, got, want)
+		}
+	}
+	for _, set := range []string{"SET @t = NOW()", "SET @t = UTC_TIMESTAMP()", "SET @t = CURTIME()", "SET @t = CURDATE()"} {
+		run(t, s, set)
+		run(t, s, "EXECUTE c USING @t")
+	}
+}
+
+// TestShowWarningsLimitAtMost: SHOW WARNINGS LIMIT 1, 18446744073709551615
+// (MySQL's greatest LIMIT) shows what follows the first warning; the end
+// of the window overflowed and the statement panicked.
+func TestShowWarningsLimitAtMost(t *testing.T) {
+	s := newTestSession(t)
+	run(t, s, "SELECT 1/0, 2/0")
+	all := run(t, s, "SHOW WARNINGS").Rows
+	if len(all) < 2 {
+		t.Fatalf("SELECT 1/0, 2/0: warnings %v, want two", all)
+	}
+	if got, want := fmt.Sprint(run(t, s, "SHOW WARNINGS LIMIT 1, 18446744073709551615").Rows), fmt.Sprint(all[1:]); got != want {
+		t.Errorf("SHOW WARNINGS LIMIT 1, 18446744073709551615: got %s, want %s", got, want)
+	}
+}
