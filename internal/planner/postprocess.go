@@ -496,8 +496,8 @@ func project(columns []sqlrewrite.OutputColumn, orderBy []sqlrewrite.OrderKey, d
 		return 0
 	})
 	if limit != nil {
-		start := min(limit.Offset, uint64(len(rows)))
-		rows = rows[start:min(start+limit.Count, uint64(len(rows)))]
+		start, end := limit.Rows(len(rows))
+		rows = rows[start:end]
 	}
 	out := make([][]Datum, len(rows))
 	for i, r := range rows {

@@ -548,8 +548,8 @@ func (s *Session) showWarnings(st *sqlrewrite.ShowWarnings) *Result {
 		}
 	}
 	if st.Limit != nil {
-		start := min(st.Limit.Offset, uint64(len(rows)))
-		rows = rows[start:min(start+st.Limit.Count, uint64(len(rows)))]
+		start, end := st.Limit.Rows(len(rows))
+		rows = rows[start:end]
 	}
 	// SHOW WARNINGS does not clear the warnings it shows.
 	return &Result{Columns: []string{"Level", "Code", "Message"}, Rows: rows}

@@ -199,14 +199,15 @@ func (qb *queryBuilder) listing(s *ast.SelectStmt) error {
 	return nil
 }
 
-// limitOf reads LIMIT [offset,] count of constants.
+// limitOf reads LIMIT [offset,] count of constants: integer literals up
+// to 18446744073709551615, as MySQL takes them.
 func limitOf(l *ast.Limit) (*Limit, error) {
 	read := func(e ast.ExprNode) (uint64, error) {
-		v, ok := literal(e)
-		if !ok || v.IsText || v.Null || v.Num < 0 || v.Num != math.Trunc(v.Num) || v.Num > 1<<53 {
+		n, ok := limitValue(e)
+		if !ok {
 			return 0, refuseQuery("a LIMIT or OFFSET other than a non-negative integer constant")
 		}
-		return uint64(v.Num), nil
+		return n, nil
 	}
 	var out Limit
 	var err error

@@ -491,7 +491,15 @@ type ShowWarnings struct {
 }
 
 // Limit is a LIMIT clause: skip Offset rows, then return at most Count.
+// Either may be as large as MySQL's LIMIT takes (18446744073709551615).
 type Limit struct{ Offset, Count uint64 }
+
+// Rows returns the rows [start, end) of n that the limit keeps, without
+// overflowing however large Offset and Count are.
+func (l Limit) Rows(n int) (start, end int) {
+	start = int(min(l.Offset, uint64(n)))
+	return start, start + int(min(l.Count, uint64(n-start)))
+}
 
 // ConstantSelect is a SELECT without FROM: variables, session functions and
 // literals that clients send at connect time (SELECT @@version_comment,

@@ -41,9 +41,9 @@ func sqlLiteral(v any) (string, error) {
 	case uint64:
 		return strconv.FormatUint(v, 10), nil
 	case float32:
-		return floatLiteral(float64(v), 32, 'e')
+		return floatLiteral(float64(v), 32)
 	case float64:
-		return floatLiteral(v, 64, 'e')
+		return floatLiteral(v, 64)
 	case decimalText:
 		return string(v), nil
 	case string:
@@ -67,12 +67,11 @@ func sqlLiteral(v any) (string, error) {
 // floatLiteral writes a DOUBLE (or FLOAT) argument with an exponent,
 // 2.25e+00, so that it stays a DOUBLE literal: 2.25 would be a DECIMAL,
 // and ROUND(?, 1) of 2.25 2.3 where MariaDB, binding a DOUBLE, gives 2.2.
-// format is 'e', or 'g' where an integer must be written as one (LIMIT).
-func floatLiteral(f float64, bits int, format byte) (string, error) {
+func floatLiteral(f float64, bits int) (string, error) {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
 		return "", fmt.Errorf("%v is not a number MySQL can hold", f)
 	}
-	return strconv.FormatFloat(f, format, -1, bits), nil
+	return strconv.FormatFloat(f, 'e', -1, bits), nil
 }
 
 // quoteString quotes s as a string literal, doubling ' and \.
@@ -107,10 +106,15 @@ func timeText(d time.Duration) string {
 // bindArguments returns query with the markers at offsets replaced by the
 // literals of args. A string argument of a LIMIT or OFFSET marker is
 // refused with 1210, as MySQL refuses it (in text SQL, LIMIT '5' is a
-// syntax error, 1064, there and here). A space goes between a literal and the text next to it
-// where leaving them adjacent would lex differently: "1 -?" with -5 must not
-// become a "--" comment, "??" with two strings must not merge into one
-// literal with a doubled quote, "X?" must not become a hex literal.
+// syntax error, 1064, there and here). A BIGINT argument
+// -9223372036854775808 negated by a unary minus (k = -?) is refused with
+// MariaDB's 1690, the negation being out of range for a BIGINT: bound as
+// text it would read as - -9223372036854775808, which MariaDB computes as
+// the DECIMAL 9223372036854775808. A space goes between a literal and the
+// text next to it where leaving them adjacent would lex differently: "1 -?"
+// with -5 must not become a "--" comment, "??" with two strings must not
+// merge into one literal with a doubled quote, "X?" must not become a hex
+// literal.
 func bindArguments(query string, offsets []uint32, args []any) (string, error) {
 	if len(args) != len(offsets) {
 		return "", errWrongArguments("%d arguments for %d parameters", len(args), len(offsets))
@@ -135,16 +139,12 @@ func bindArguments(query string, offsets []uint32, args []any) (string, error) {
 				return "", errWrongArguments("parameter %d is a string, and LIMIT and OFFSET take an integer (bind it as one)", i+1)
 			}
 		}
+		if v, ok := args[i].(int64); ok && v == math.MinInt64 && negatedMarker(query, at) {
+			return "", errNegatedMinimum()
+		}
 		lit, err := sqlLiteral(args[i])
 		if limitMarker(query, at) {
-			// LIMIT and OFFSET take an integer literal: 5, not 5e+00
-			// (MariaDB takes a DOUBLE argument there).
-			switch f := args[i].(type) {
-			case float32:
-				lit, err = floatLiteral(float64(f), 32, 'g')
-			case float64:
-				lit, err = floatLiteral(f, 64, 'g')
-			}
+			lit, err = limitLiteral(args[i], lit, err)
 		}
 		if err != nil {
 			return "", errWrongArguments("parameter %d: %v", i+1, err)
@@ -155,6 +155,38 @@ func bindArguments(query string, offsets []uint32, args []any) (string, error) {
 	}
 	appendPiece(query[last:])
 	return b.String(), nil
+}
+
+// limitLiteral writes a numeric argument of a LIMIT or OFFSET marker (lit
+// and err, its sqlLiteral) as the unsigned integer MariaDB reads it as:
+// a negative integer as its two's complement (-1 is 18446744073709551615,
+// every row), a DOUBLE or FLOAT rounded half to even (rint: 2.5 is 2,
+// 2.9 is 3), saturated to a BIGINT and then read unsigned as an integer
+// is (-1.5 is -2, every row). LIMIT and OFFSET literals are unsigned
+// integers: -1 and 2.5 there were 1064 where MariaDB answers.
+func limitLiteral(arg any, lit string, err error) (string, error) {
+	var f float64
+	switch v := arg.(type) {
+	case int64:
+		return strconv.FormatUint(uint64(v), 10), nil
+	case float32:
+		f = float64(v)
+	case float64:
+		f = v
+	default:
+		return lit, err
+	}
+	if err != nil {
+		return "", err
+	}
+	r := math.RoundToEven(f)
+	switch {
+	case r >= 0x1p63:
+		return strconv.FormatInt(math.MaxInt64, 10), nil
+	case r < -0x1p63:
+		return strconv.FormatUint(1<<63, 10), nil
+	}
+	return strconv.FormatUint(uint64(int64(r)), 10), nil
 }
 
 // lexicallyJoined reports whether bytes a and b, written next to each other,

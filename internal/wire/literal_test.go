@@ -74,6 +74,20 @@ func TestBindArguments(t *testing.T) {
 		{"SELECT limit_x ? FROM t", []any{"x"}, "SELECT limit_x 'x' FROM t"},
 		{"SELECT ? FROM t LIMIT ?", []any{2.5, 5.0}, "SELECT 2.5e+00 FROM t LIMIT 5"},
 		{"1 -?", []any{-2.0}, "1 - -2e+00"},
+		// LIMIT and OFFSET read their argument as MariaDB does: unsigned
+		// (-1 is every row), a DOUBLE rounded half to even. These were
+		// "LIMIT -1" and "LIMIT 2.5", 1064.
+		{"SELECT 1 LIMIT ?", []any{int64(-1)}, "SELECT 1 LIMIT 18446744073709551615"},
+		{"SELECT 1 LIMIT ?", []any{int64(math.MinInt64)}, "SELECT 1 LIMIT 9223372036854775808"},
+		{"SELECT 1 LIMIT ?, ?", []any{uint64(math.MaxUint64), int64(3)}, "SELECT 1 LIMIT 18446744073709551615, 3"},
+		{"SELECT 1 LIMIT ?", []any{2.5}, "SELECT 1 LIMIT 2"},
+		{"SELECT 1 LIMIT ?", []any{3.5}, "SELECT 1 LIMIT 4"},
+		{"SELECT 1 LIMIT ?", []any{2.9}, "SELECT 1 LIMIT 3"},
+		{"SELECT 1 LIMIT ?", []any{float32(2.5)}, "SELECT 1 LIMIT 2"},
+		{"SELECT 1 LIMIT ?", []any{-0.4}, "SELECT 1 LIMIT 0"},
+		{"SELECT 1 LIMIT ?", []any{-1.5}, "SELECT 1 LIMIT 18446744073709551614"},
+		{"SELECT 1 LIMIT ?", []any{1e30}, "SELECT 1 LIMIT 9223372036854775807"},
+		{"SELECT 1 LIMIT ?", []any{-1e30}, "SELECT 1 LIMIT 9223372036854775808"},
 	} {
 		offsets := placeholderOffsets(tc.query)
 		got, err := bindArguments(tc.query, offsets, tc.args)
@@ -103,6 +117,43 @@ func TestBindArguments(t *testing.T) {
 		var me *gomysql.MyError
 		if !errors.As(err, &me) || me.Code != gomysql.ER_WRONG_ARGUMENTS {
 			t.Errorf("%s: got %v, want error %d", tc.name, err, gomysql.ER_WRONG_ARGUMENTS)
+		}
+	}
+}
+
+// TestBindNegatedMinimum: a unary minus of the BIGINT argument
+// -9223372036854775808 (k = -?, - ?, -(-?), SELECT -?, THEN -?) is
+// MariaDB 10.11's 1690 (22003), raised before the statement runs; it was
+// bound as - -9223372036854775808, answered (0 rows) and charged. A binary
+// minus (1 - ?, a -?, ? - ?), a unary minus of another value, and the
+// minimum without one bind as before.
+func TestBindNegatedMinimum(t *testing.T) {
+	const minimum = int64(math.MinInt64)
+	for _, q := range []string{
+		"SELECT COUNT(*) FROM t WHERE k = -?", "SELECT COUNT(*) FROM t WHERE k = - ?", "SELECT COUNT(*) FROM t WHERE k = -(-?)",
+		"SELECT -?", "SELECT CASE WHEN 1 THEN -? END", "SELECT a FROM t WHERE k IN (1, -?)", "-?",
+	} {
+		_, err := bindArguments(q, placeholderOffsets(q), []any{minimum})
+		var me *gomysql.MyError
+		if !errors.As(err, &me) || me.Code != 1690 || me.State != "22003" {
+			t.Errorf("%s with %d: got %v, want error 1690 (22003)", q, minimum, err)
+		}
+	}
+	for _, tc := range []struct {
+		query string
+		args  []any
+		want  string
+	}{
+		{"SELECT 1 - ?", []any{minimum}, "SELECT 1 - -9223372036854775808"},
+		{"SELECT a -?", []any{minimum}, "SELECT a - -9223372036854775808"},
+		{"SELECT ? -?", []any{int64(1), minimum}, "SELECT 1 - -9223372036854775808"},
+		{"SELECT k = ?", []any{minimum}, "SELECT k = -9223372036854775808"},
+		{"SELECT -?", []any{minimum + 1}, "SELECT - -9223372036854775807"},
+		{"SELECT -?", []any{uint64(1 << 63)}, "SELECT -9223372036854775808"},
+	} {
+		got, err := bindArguments(tc.query, placeholderOffsets(tc.query), tc.args)
+		if err != nil || got != tc.want {
+			t.Errorf("bind %q %v: got %q, %v, want %q", tc.query, tc.args, got, err, tc.want)
 		}
 	}
 }
