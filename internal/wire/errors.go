@@ -62,3 +62,9 @@ func errWrongArguments(format string, args ...any) *gomysql.MyError {
 	return gomysql.NewError(gomysql.ER_WRONG_ARGUMENTS,
 		"Incorrect arguments to mysqld_stmt_execute: "+fmt.Sprintf(format, args...))
 }
+
+// errNegatedMinimum answers a COM_STMT_EXECUTE that negates a BIGINT
+// argument -9223372036854775808 with a unary minus, as MariaDB does.
+func errNegatedMinimum() *gomysql.MyError {
+	return gomysql.NewError(gomysql.ER_DATA_OUT_OF_RANGE, "BIGINT value is out of range in '--9223372036854775808'")
+}

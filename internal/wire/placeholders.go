@@ -108,6 +108,33 @@ func limitMarker(query string, at int) bool {
 	return false
 }
 
+// negatedMarker reports whether the ? marker at offset at is the operand
+// of a unary minus: the token before it is -, and the token before that
+// is no operand but an operator, an opening parenthesis, a comma, a
+// keyword an expression follows (expressionKeywords) or the start of the
+// query. It reads tokens, as limitMarker does.
+func negatedMarker(query string, at int) bool {
+	minus, start := previousToken(query, at)
+	if minus != "-" {
+		return false
+	}
+	prev, _ := previousToken(query, start)
+	if prev == "" || len(prev) == 1 && strings.Contains("(,=<>!+-*/%^&|~", prev) {
+		return true
+	}
+	return expressionKeywords[strings.ToUpper(prev)]
+}
+
+// expressionKeywords are the reserved words an expression may follow
+// directly (SELECT -?, WHERE -? < a, THEN -?), so that a minus after them
+// is unary.
+var expressionKeywords = map[string]bool{
+	"SELECT": true, "DISTINCT": true, "WHERE": true, "HAVING": true, "ON": true, "BY": true,
+	"AND": true, "OR": true, "XOR": true, "NOT": true, "BETWEEN": true, "LIKE": true, "ESCAPE": true,
+	"REGEXP": true, "RLIKE": true, "DIV": true, "MOD": true, "CASE": true, "WHEN": true, "THEN": true,
+	"ELSE": true, "INTERVAL": true,
+}
+
 // previousToken returns the token that ends, across white space, before
 // offset end of query (a word of letters, digits and _, or one other
 // byte) and the offset where it starts; "" at the start of query.
