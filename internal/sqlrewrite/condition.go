@@ -219,12 +219,18 @@ func (sc *scope) constant(site conditionSite, col *catalog.Column, e ast.ExprNod
 	case v.IsText && col.Numeric():
 		// MySQL compares a numeric column with a string as numbers; drivers
 		// bind parameters as strings (sex = ? with '1'). A string that is
-		// exactly a number is that number; anything else stays an error
-		// rather than MySQL's silent 0.
-		if f, ok := decimalString(v.Str); ok {
-			return Value{Num: f}, nil
+		// exactly a number is that number, compared exactly where MariaDB
+		// compares it exactly (conditionNumber); anything else stays an
+		// error rather than MySQL's silent 0.
+		f, ok := decimalString(v.Str)
+		if !ok {
+			return Value{}, dperr.New(dperr.Unsupported, "type mismatch: %s is a numeric column (%s) and takes numbers, not the string '%s', which is not a number", col.Name, col.Type, v.Str)
 		}
-		return Value{}, dperr.New(dperr.Unsupported, "type mismatch: %s is a numeric column (%s) and takes numbers, not the string '%s', which is not a number", col.Name, col.Type, v.Str)
+		if r, fits := stringNumber(v.Str); !fits && (r == nil || r.Cmp(new(big.Rat).SetFloat64(f)) != 0) {
+			return Value{}, site.refuse("%s", fmt.Sprintf("the numeric string '%s', of more than %d digits or %d after the point, which dpproxy cannot compare exactly as MariaDB does; round it to %d decimals",
+				v.Str, maxDecimalDigits, maxDecimalScale, maxDecimalScale))
+		}
+		return Value{Num: f}, nil
 	case !v.IsText && !col.Numeric():
 		return Value{}, dperr.New(dperr.Unsupported, "type mismatch: %s is a text column and takes strings in quotes, not the number %g", col.Name, v.Num)
 	case col.Numeric() && longDecimal(e):

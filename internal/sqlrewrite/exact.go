@@ -112,13 +112,13 @@ func decimalFits(r *big.Rat) bool {
 
 // exactFloat reports whether the number num that a condition carries for
 // the constant e (literal, constantNumber) is exactly e's value to MySQL
-// (exactNumber) once written as the backend is sent it (the shortest
+// (conditionNumber) once written as the backend is sent it (the shortest
 // decimal that reads back as num): 0.1 and 7 * 24 are, 5.0000000000000001
 // (5 as a float64), 9007199254740993 and 365 / 7 (52.1429 to MySQL) are
 // not. Distinct such numbers are distinct float64s in the same order, so
 // the float64s of exact constants compare as their values do.
 func exactFloat(e ast.ExprNode, num float64) bool {
-	r, ok := exactNumber(e)
+	r, ok := conditionNumber(e)
 	if !ok || math.IsInf(num, 0) || math.IsNaN(num) {
 		return false
 	}

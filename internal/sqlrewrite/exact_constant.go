@@ -3,6 +3,7 @@ package sqlrewrite
 import (
 	"math"
 	"math/big"
+	"strconv"
 	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
@@ -29,11 +30,11 @@ import (
 // nothing on a Value with Decimal set (disjoint parts).
 
 // conditionDigits returns the exact digits of the numeric constant e of a
-// condition, whose float64 is num, when the literal numberLiteral writes
-// for num does not spell them; "" when it does or when e's value is not
-// known exactly (a float literal, a string, a division).
+// condition (conditionNumber), whose float64 is num, when the literal
+// numberLiteral writes for num does not spell them; "" when it does or
+// when e's value is not known exactly (a float literal, a division).
 func conditionDigits(e ast.ExprNode, num float64) string {
-	r, ok := exactNumber(e)
+	r, ok := conditionNumber(e)
 	if !ok {
 		return ""
 	}
@@ -42,6 +43,59 @@ func conditionDigits(e ast.ExprNode, num float64) string {
 		return ""
 	}
 	return s
+}
+
+// conditionNumber is the exact value of a condition's constant e, compared
+// with a numeric column: an exact number (exactNumber), or a string that
+// is a number (decimalString), read exactly. MariaDB 10.11 compares an
+// integer or DECIMAL column with such a string as the DECIMAL it spells
+// ('9007199254740993' is not 9007199254740992, '3.0000000000000000001'
+// not 3, '9.007199254740993e15' is 9007199254740993) and a DOUBLE column
+// as a double, as it does with the decimal literal of the same digits,
+// which the backend is therefore sent (conditionDigits). ok is false for
+// a float literal, a division, and a string whose value no DECIMAL holds
+// (stringNumber).
+func conditionNumber(e ast.ExprNode) (*big.Rat, bool) {
+	if v, ok := literal(e); ok && v.IsText {
+		r, fits := stringNumber(v.Str)
+		return r, fits
+	}
+	return exactNumber(e)
+}
+
+// maxStringExponent bounds the exponent of a numeric string read exactly:
+// a DECIMAL's digits lie within 10^±65, and a greater exponent would
+// make its big.Rat arbitrarily large.
+const maxStringExponent = 1000
+
+// stringNumber reads s, a string MySQL reads as a number (mysqlNumber),
+// exactly: r is its value (nil when it is no such string, or its
+// exponent is beyond ±maxStringExponent) and fits whether a DECIMAL
+// holds it (decimalFits: 65 digits, 30 after the point).
+func stringNumber(s string) (r *big.Rat, fits bool) {
+	if !mysqlNumber.MatchString(s) {
+		return nil, false
+	}
+	s = strings.Trim(s, " \t\n\r\f\v")
+	mantissa, exponent, _ := strings.Cut(strings.ToLower(s), "e")
+	if exponent != "" {
+		if x, err := strconv.Atoi(exponent); err != nil || x < -maxStringExponent || x > maxStringExponent {
+			return nil, false
+		}
+	}
+	// big.Rat reads neither "3." nor "-.5".
+	mantissa = strings.TrimSuffix(mantissa, ".")
+	if i := strings.IndexByte(mantissa, '.'); i >= 0 && (i == 0 || mantissa[i-1] < '0' || mantissa[i-1] > '9') {
+		mantissa = mantissa[:i] + "0" + mantissa[i:]
+	}
+	if exponent != "" {
+		mantissa += "e" + exponent
+	}
+	r, ok := new(big.Rat).SetString(mantissa)
+	if !ok {
+		return nil, false
+	}
+	return r, decimalFits(r)
 }
 
 // ratDigits writes a decimal fraction (exactNumber's values) without an

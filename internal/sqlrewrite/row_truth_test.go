@@ -112,7 +112,7 @@ func TestRowTruthExactConstants(t *testing.T) {
 }
 
 // TestExactFloat: a condition's float64 stands exactly for its constant
-// only when the constant is exact (exactNumber) and is that float64's
+// only when the constant is exact (conditionNumber) and is that float64's
 // shortest decimal.
 func TestExactFloat(t *testing.T) {
 	p := parser.New()
@@ -129,7 +129,13 @@ func TestExactFloat(t *testing.T) {
 		{"5.0000000000000001", 5, false},
 		{"365 / 7", 365.0 / 7, false},
 		{"1e2", 100, false},
-		{"'5'", 5, false},
+		// A numeric string is its exact value (conditionNumber), as
+		// MariaDB compares an integer or DECIMAL column with it.
+		{"'5'", 5, true},
+		{"'1e2'", 100, true},
+		{"'9007199254740993'", 9007199254740992, false},
+		{"'5.0000000000000001'", 5, false},
+		{"'five'", 5, false},
 	} {
 		stmt, err := p.ParseOneStmt("SELECT "+tc.constant, "", "")
 		if err != nil {
