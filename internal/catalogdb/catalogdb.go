@@ -88,6 +88,7 @@ func New(cat *catalog.Config, database string, vars Variables) (*Engine, error) 
 	}
 	a.Catalog.RegisterFunction(sql.NewEmptyContext(), sessionFunctions()...)
 	e := sqle.New(a, nil)
+	e.Parser = castParser{e.Parser}
 	if err := emptyColumnStatistics(e); err != nil {
 		return nil, err
 	}

@@ -18,13 +18,20 @@ const expressionsRule analyzer.RuleId = 10001
 // asMariaDB replaces go-mysql-server's expressions that read or write
 // text unlike MariaDB with ones that do not, in the statement and in its
 // subqueries (the analyzer runs its pre-analyzer rules on each):
-// CONVERT(x USING cs) with convertUsing, and the pattern of a LIKE with
-// likePattern.
+// CONVERT(x USING cs) with convertUsing, the pattern of a LIKE with
+// likePattern; and it gives each castAs its own type (castParser).
 func asMariaDB(_ *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *sql.QueryFlags) (sql.Node, transform.TreeIdentity, error) {
 	return transform.NodeExprs(n, func(e sql.Expression) (sql.Expression, transform.TreeIdentity, error) {
 		switch x := e.(type) {
 		case *expression.ConvertUsing:
 			return convertUsing{x}, transform.NewTree, nil
+		case *castAs:
+			if x.planned {
+				return e, transform.SameTree, nil
+			}
+			planned := *x
+			planned.planned = true
+			return &planned, transform.NewTree, nil
 		case *expression.Like:
 			if _, done := x.RightChild.(likePattern); done {
 				return e, transform.SameTree, nil
