@@ -461,6 +461,8 @@ func (a sessionAdapter) UseDatabase(ctx context.Context, name string) error {
 	return a.s.UseDatabase(ctx, name)
 }
 
+func (a sessionAdapter) Refused(code uint16, message string) { a.s.Refused(code, message) }
+
 func (a sessionAdapter) Reset() { a.s.Reset() }
 
 func (a sessionAdapter) Close() { a.s.Close() }

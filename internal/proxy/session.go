@@ -555,6 +555,15 @@ func (s *Session) showWarnings(st *sqlrewrite.ShowWarnings) *Result {
 	return &Result{Columns: []string{"Level", "Code", "Message"}, Rows: rows}
 }
 
+// Refused records that the wire layer refused a statement with the error
+// code and message before the session saw it (1300 for text that is not
+// UTF-8), as a statement's own error is recorded: SHOW WARNINGS then
+// lists it alone, at level Error, and @@warning_count and @@error_count
+// count it, as in MariaDB.
+func (s *Session) Refused(code uint16, message string) {
+	s.setWarnings([]exec.Warning{{Level: "Error", Code: code, Message: message}})
+}
+
 // errorWarning is what SHOW WARNINGS lists after a failed statement, as
 // MySQL does: the message the client was sent, never the text of a cause
 // (an error that is not a *dperr.Error reaches the client as an internal

@@ -146,6 +146,27 @@ func TestWarningAndErrorCounts(t *testing.T) {
 	}
 }
 
+// A statement the wire layer refused before the session saw it (1300,
+// text that is not UTF-8) replaces what SHOW WARNINGS lists, as in
+// MariaDB: its error alone, at level Error, counted by @@warning_count
+// and @@error_count. SHOW WARNINGS listed the previous statement's.
+func TestRefusedByWire(t *testing.T) {
+	s := newTestSession(t)
+	rows := func(sql string) string { return fmt.Sprint(run(t, s, sql).Rows) }
+	run(t, s, "SELECT 1/0, 2/0")
+	const message = `Invalid utf8mb4 character string: 'caf\xE9'`
+	s.Refused(1300, message)
+	if got, want := rows("SHOW WARNINGS"), "[[Error 1300 "+message+"]]"; got != want {
+		t.Errorf("SHOW WARNINGS after a refusal: %s, want %s", got, want)
+	}
+	if got := rows("SHOW ERRORS"); got != "[[Error 1300 "+message+"]]" {
+		t.Errorf("SHOW ERRORS after a refusal: %s", got)
+	}
+	if got := rows("SELECT @@warning_count, @@error_count"); got != "[[1 1]]" {
+		t.Errorf("@@warning_count, @@error_count after a refusal: %s, want [[1 1]]", got)
+	}
+}
+
 func TestCatalogAndBootstrapStatements(t *testing.T) {
 	s := newTestSession(t)
 	for _, tc := range []struct{ sql, want string }{

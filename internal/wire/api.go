@@ -95,6 +95,13 @@ type Session interface {
 	Describe(ctx context.Context, query string, markers int) []Field
 	// UseDatabase handles COM_INIT_DB and the database named at login.
 	UseDatabase(ctx context.Context, name string) error
+	// Refused records that wire answered a statement (COM_QUERY,
+	// COM_STMT_PREPARE, COM_STMT_EXECUTE, COM_INIT_DB) with the error
+	// code and message before the session saw it: 1300 for text that is
+	// not UTF-8 (checkUTF8). The session records it as it records its own
+	// errors, in MariaDB's way: the next SHOW WARNINGS lists it alone, at
+	// level Error, and @@warning_count and @@error_count count it.
+	Refused(code uint16, message string)
 	// Reset handles COM_RESET_CONNECTION: the session's state returns to
 	// what Open gave it (variables, settings, SQL-level prepared
 	// statements, warnings), except what belongs to the connection: its

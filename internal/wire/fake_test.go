@@ -180,6 +180,8 @@ type fakeSession struct {
 	ctxErr   error // ctx.Err() seen by a BLOCK statement
 	ctxCause error // and context.Cause(ctx)
 	resets   int   // calls of Reset
+	// refused are the errors Refused recorded, as "code message".
+	refused []string
 }
 
 func (s *fakeSession) Execute(ctx context.Context, query string) (*Result, error) {
@@ -272,6 +274,12 @@ func (s *fakeSession) UseDatabase(ctx context.Context, name string) error {
 	defer s.mu.Unlock()
 	s.dbs = append(s.dbs, name)
 	return nil
+}
+
+func (s *fakeSession) Refused(code uint16, message string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.refused = append(s.refused, fmt.Sprintf("%d %s", code, message))
 }
 
 func (s *fakeSession) Reset() {

@@ -18,16 +18,16 @@ func (c *connection) UseDB(name string) error {
 		c.loginDB = name
 		return nil
 	}
-	if err := checkUTF8(name, "a database name"); err != nil {
+	if err := c.checkText(name, "a database name"); err != nil {
 		return err
 	}
 	return c.session.UseDatabase(c.ctx, name)
 }
 
 // HandleQuery handles COM_QUERY; rows use the text protocol. Text that is
-// not UTF-8 is refused before the session sees it (checkUTF8).
+// not UTF-8 is refused before the session sees it (checkText).
 func (c *connection) HandleQuery(query string) (*gomysql.Result, error) {
-	if err := checkUTF8(query, ""); err != nil {
+	if err := c.checkText(query, ""); err != nil {
 		return nil, err
 	}
 	ctx, end := c.begin()

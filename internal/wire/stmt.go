@@ -66,9 +66,9 @@ func preparedCost(query string, params int) int {
 // prepareStmt answers COM_STMT_PREPARE. A statement that would take the
 // connection's prepared statements past maxPreparedBytes is refused with
 // 1153; the text alone is checked before its markers are counted. Text
-// that is not UTF-8 is refused (checkUTF8).
+// that is not UTF-8 is refused (checkText).
 func (c *connection) prepareStmt(query string) (*server.Stmt, error) {
-	if err := checkUTF8(query, ""); err != nil {
+	if err := c.checkText(query, ""); err != nil {
 		return nil, err
 	}
 	if len(c.stmts) >= maxPreparedStatements {
@@ -121,6 +121,7 @@ func (c *connection) executeStmt(body []byte) (p *prepared, cursor bool, r *gomy
 		return nil, false, nil, longDataErr
 	}
 	if err != nil {
+		c.refusedText(err) // a text argument that is not UTF-8
 		return nil, false, nil, err
 	}
 	r, err = c.HandleStmtExecute(p, p.query, args)

@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"unicode/utf8"
@@ -17,7 +18,9 @@ import (
 // is reserved: the parser would otherwise fail on it with an internal
 // error or read an identifier's invalid bytes as '?' after the statement
 // was charged. MariaDB answers an invalid identifier so (1300, HY000);
-// string literals it takes as they are, which dpproxy cannot.
+// string literals it takes as they are, which dpproxy cannot. The session
+// is told of the refusal (checkText, refusedText), so that SHOW WARNINGS
+// lists it as MariaDB's does.
 
 // maxInvalidExcerpt is how many characters of the text an invalid-string
 // error quotes, as MariaDB quotes at most 64 of an identifier.
@@ -41,6 +44,20 @@ func checkUTF8(text, what string) error {
 	return gomysql.NewError(gomysql.ER_INVALID_CHARACTER_STRING, fmt.Sprintf(
 		"Invalid utf8mb4 character string: '%s'%s; dpproxy reads statements and their arguments as utf8mb4 (SET NAMES utf8mb4): send UTF-8 text",
 		invalidExcerpt(text), where))
+}
+
+// checkText is checkUTF8, the session told of a refusal (Refused).
+func (c *connection) checkText(text, what string) error {
+	err := checkUTF8(text, what)
+	c.refusedText(err)
+	return err
+}
+
+// refusedText tells the session of err when it is checkUTF8's refusal.
+func (c *connection) refusedText(err error) {
+	if me, ok := errors.AsType[*gomysql.MyError](err); ok && me.Code == gomysql.ER_INVALID_CHARACTER_STRING {
+		c.session.Refused(me.Code, me.Message)
+	}
 }
 
 // invalidExcerpt is the word of text holding its first invalid byte (from

@@ -2,6 +2,7 @@ package wire
 
 import (
 	"database/sql"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -9,12 +10,13 @@ import (
 // TestInvalidUTF8Refused: statement text, prepared text, text arguments
 // and database names that are not UTF-8 (latin1's é, 0xE9, from a client
 // that believes the connection is latin1) are refused with MariaDB's 1300
-// (HY000) before the session sees them; UTF-8 text, and bytes in a BLOB
-// argument, pass.
+// (HY000) before the session sees them, which records each (Refused, for
+// SHOW WARNINGS); UTF-8 text, and bytes in a BLOB argument, pass.
 func TestInvalidUTF8Refused(t *testing.T) {
 	ts := startServer(t, Config{})
 	db := ts.open(t)
 	db.SetMaxOpenConns(1)
+	var sent []string // the refusals' "code message"
 	refused := func(what string, err error, excerpt string) {
 		t.Helper()
 		if err == nil {
@@ -22,6 +24,7 @@ func TestInvalidUTF8Refused(t *testing.T) {
 			return
 		}
 		me := mysqlError(t, err)
+		sent = append(sent, fmt.Sprintf("%d %s", me.Number, me.Message))
 		if me.Number != 1300 || string(me.SQLState[:]) != "HY000" || !strings.HasPrefix(me.Message, "Invalid utf8mb4 character string: '"+excerpt+"'") || !strings.Contains(me.Message, "SET NAMES utf8mb4") {
 			t.Errorf("%s: got %d %s %q, want 1300 HY000 quoting '%s'", what, me.Number, me.SQLState, me.Message, excerpt)
 		}
@@ -47,7 +50,17 @@ func TestInvalidUTF8Refused(t *testing.T) {
 	s := ts.engine.session(t, 0)
 	s.mu.Lock()
 	queries, described := strings.Join(s.queries, "\n"), strings.Join(s.described, "\n")
+	recorded := strings.Join(s.refused, "\n")
 	s.mu.Unlock()
+	if want := strings.Join(sent[:5], "\n"); recorded != want {
+		t.Errorf("the session recorded the refusals\n%s\nwant\n%s", recorded, want)
+	}
+	login1 := ts.engine.session(t, 1)
+	login1.mu.Lock()
+	if got := strings.Join(login1.refused, "\n"); got != sent[5] {
+		t.Errorf("the login's session recorded %q, want %q", got, sent[5])
+	}
+	login1.mu.Unlock()
 	if strings.ContainsRune(queries, 0xFFFD) || strings.Contains(queries, "\xe9") || strings.Contains(queries, "\xf1") || strings.Contains(described, "\xe9") {
 		t.Errorf("the session saw invalid text:\n%s\n%s", queries, described)
 	}
