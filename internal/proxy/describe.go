@@ -37,14 +37,20 @@ import (
 // any panic. An execution whose session state changed meanwhile (USE,
 // @dp_ settings, a user variable's value) sends its own column
 // definitions, as it always does. A statement longer than
-// largeStatementBytes is not described: its parse runs only behind the
-// large-parse gate (large_parse.go), which a prepare must not bypass
+// largeStatementBytes is not described, and a statement's parses run
+// behind the parse gate (large_parse.go), which a prepare must not bypass
 // (several concurrent prepares of 4 MiB statements took gigabytes at
-// once; found by an independent review).
+// once; found by an independent review): one whose wait for it ends is
+// not described.
 func (s *Session) Describe(ctx context.Context, query string, markers int) (cols []catalogdb.Column) {
 	if len(query) > largeStatementBytes {
 		return nil
 	}
+	release, err := s.engine.parses.enter(ctx, s.user, len(query))
+	if err != nil {
+		return nil
+	}
+	defer release()
 	defer func() {
 		if r := recover(); r != nil {
 			cols = nil
@@ -55,7 +61,6 @@ func (s *Session) Describe(ctx context.Context, query string, markers int) (cols
 		return nil
 	}
 	var stmt sqlrewrite.Statement
-	var err error
 	if filtered {
 		s.parser.SetSessionTimeZone(s.catalog.TimeZone()) // as parse does
 		s.parser.SetSessionCollation(s.catalog.CollationConnection())
@@ -67,7 +72,7 @@ func (s *Session) Describe(ctx context.Context, query string, markers int) (cols
 	} else {
 		// Every execution is a zero-row probe (LIMIT 0, a WHERE TRUE
 		// for no row whatever the markers hold), and so is text.
-		stmt, err = s.parse(ctx, text)
+		stmt, err = s.parseText(text)
 	}
 	if err != nil {
 		return nil

@@ -48,9 +48,8 @@ type Engine struct {
 	// zones are the backend's date and timestamp columns with a time
 	// zone; nil (none known) until SetColumnZones.
 	zones *catalog.ColumnZones
-	// largeParses gates the parses of statements longer than
-	// largeStatementBytes.
-	largeParses *largeParseGate
+	// parses bounds the memory of concurrent parses (parseGate).
+	parses *parseGate
 }
 
 // Connections is what KILL reaches: the server's client connections.
@@ -100,7 +99,7 @@ func NewEngine(cat *catalog.Config, executor *exec.Executor, ledger *budget.Ledg
 	}
 	e := &Engine{
 		cat: cat, catalogDB: catalogDB, planner: planner.New(cat), executor: executor, ledger: ledger, log: log,
-		newSource: noise.NewCryptoSource, largeParses: newLargeParseGate(),
+		newSource: noise.NewCryptoSource, parses: newParseGate(),
 	}
 	// Each proxy holds its analysts to its own configuration, against
 	// the usage all proxies sharing the ledger add to.

@@ -78,6 +78,10 @@ func (s *Session) executePrepared(ctx context.Context, st *sqlrewrite.ExecutePre
 	if err != nil {
 		return nil, err
 	}
+	labels, err := s.markerLabelsOf(ctx, text)
+	if err != nil {
+		return nil, err
+	}
 	stmt, err := s.parse(ctx, bound)
 	if err != nil {
 		return nil, err
@@ -88,7 +92,7 @@ func (s *Session) executePrepared(ctx context.Context, st *sqlrewrite.ExecutePre
 	}
 	res, err := s.execute(ctx, stmt)
 	if err == nil {
-		s.relabel(res, text)
+		relabel(res, labels)
 	}
 	return res, err
 }
@@ -97,27 +101,26 @@ func (s *Session) executePrepared(ctx context.Context, st *sqlrewrite.ExecutePre
 // prepared with its arguments in place of its ? markers, as Execute does,
 // and names its columns as relabel does.
 func (s *Session) ExecutePrepared(ctx context.Context, prepared, bound string) (*Result, error) {
+	labels, err := s.markerLabelsOf(ctx, prepared)
+	if err != nil {
+		s.setWarnings(errorWarning(err))
+		return nil, err
+	}
 	res, err := s.Execute(ctx, bound)
 	if err == nil {
-		s.relabel(res, prepared)
+		relabel(res, labels)
 	}
 	return res, err
 }
 
-// relabel names each column of res, the answer of the prepared statement
-// prepared, that prepared's select list names after its ? markers as
-// prepared writes it ("1 + ?", "?": sqlrewrite.Parser.MarkerLabels), as
-// MySQL and MariaDB name it, where the executed text named it after the
-// values bound ("1 + 5", "5"). A result whose columns are not one per
-// item of that list keeps its names, and so does the answer of a
-// statement longer than largeStatementBytes (parsed again only behind
-// the large-parse gate).
-func (s *Session) relabel(res *Result, prepared string) {
-	if res == nil || len(prepared) > largeStatementBytes {
-		return
-	}
-	labels := s.markerLabelsOf(prepared)
-	if labels == nil {
+// relabel names each column of res, the answer of a prepared statement,
+// by labels, the names its select list gives after its ? markers as the
+// prepared text writes them ("1 + ?", "?": markerLabelsOf), as MySQL and
+// MariaDB name it, where the executed text named it after the values
+// bound ("1 + 5", "5"). A result whose columns are not one per label
+// keeps its names, as does one without labels.
+func relabel(res *Result, labels []string) {
+	if res == nil || labels == nil {
 		return
 	}
 	if len(res.Typed) == len(labels) {
@@ -148,12 +151,23 @@ const (
 // session's next executions of the same prepared statement: it was a
 // second parse of every execution. The cache holds at most
 // maxMarkerLabelTexts texts of maxMarkerLabelBytes together, and starts
-// afresh when it would hold more. Callers must not modify the result.
-func (s *Session) markerLabelsOf(prepared string) []string {
+// afresh when it would hold more. A text longer than largeStatementBytes
+// has none (its result keeps its names); another not in the cache is
+// parsed behind the parse gate, whose error a wait that ends returns.
+// Callers must not modify the result.
+func (s *Session) markerLabelsOf(ctx context.Context, prepared string) ([]string, error) {
+	if len(prepared) > largeStatementBytes {
+		return nil, nil
+	}
 	if labels, ok := s.markerLabels[prepared]; ok {
-		return labels
+		return labels, nil
+	}
+	release, err := s.engine.parses.enter(ctx, s.user, len(prepared))
+	if err != nil {
+		return nil, err
 	}
 	labels := s.parser.MarkerLabels(prepared)
+	release()
 	if len(s.markerLabels) >= maxMarkerLabelTexts || s.markerLabelBytes+len(prepared) > maxMarkerLabelBytes {
 		s.markerLabels, s.markerLabelBytes = nil, 0
 	}
@@ -162,7 +176,7 @@ func (s *Session) markerLabelsOf(prepared string) []string {
 	}
 	s.markerLabels[prepared] = labels
 	s.markerLabelBytes += len(prepared)
-	return labels
+	return labels, nil
 }
 
 // deallocate forgets a prepared text.

@@ -230,6 +230,13 @@ func (s *Session) dispatch(ctx context.Context, stmt sqlrewrite.Statement) (*Res
 	case *sqlrewrite.ShowGrants:
 		return s.showGrants(st)
 	case *sqlrewrite.Catalog:
+		// The catalog engine parses the statement again, and so does a
+		// zero-row probe's private reading.
+		release, err := s.engine.parses.enter(ctx, s.user, len(st.SQL))
+		if err != nil {
+			return nil, err
+		}
+		defer release()
 		res, err := s.catalogQuery(ctx, st.SQL, s.selectLimit(st))
 		if err == nil && st.ZeroRow != "" && res.Typed != nil {
 			res.Typed = s.probeColumns(st.SQL, res.Typed, false)
@@ -594,17 +601,20 @@ func (s *Session) remaining(ctx context.Context) (eps, delta float64, err error)
 
 func (s *Session) String() string { return fmt.Sprintf("session %d (%s)", s.connID, s.user) }
 
-// parse parses one statement of the session, a statement longer than
-// largeStatementBytes once the engine's largeParses lets it (which ends
-// with ctx: a timed-out, killed or abandoned wait returns ctx's error).
+// parse parses one statement of the session once the engine's parseGate
+// lets it (a wait that ends returns its error: parseGate.enter).
 func (s *Session) parse(ctx context.Context, text string) (sqlrewrite.Statement, error) {
-	if len(text) > largeStatementBytes {
-		release, err := s.engine.largeParses.enter(ctx, s.user)
-		if err != nil {
-			return nil, err
-		}
-		defer release()
+	release, err := s.engine.parses.enter(ctx, s.user, len(text))
+	if err != nil {
+		return nil, err
 	}
+	defer release()
+	return s.parseText(text)
+}
+
+// parseText parses text under the session's settings; the caller holds
+// the parse gate for it.
+func (s *Session) parseText(text string) (sqlrewrite.Statement, error) {
 	// NOW() in a private statement reads the zone the catalog engine's
 	// NOW() reads: the session's time_zone.
 	s.parser.SetSessionTimeZone(s.catalog.TimeZone())
