@@ -67,7 +67,7 @@ func (p *Parser) describeText(sql string, markers int, filter string) (text stri
 			text, filtered, ok = "", false, false
 		}
 	}()
-	stmts, _, err := p.sql.Parse(sql, "", "")
+	stmts, err := p.parseSQL(sql)
 	if err != nil || len(stmts) != 1 {
 		return "", false, false
 	}
@@ -170,7 +170,7 @@ func (p *Parser) MarkerLabels(sql string) (labels []string) {
 			labels = nil
 		}
 	}()
-	stmts, _, err := p.sql.Parse(sql, "", "")
+	stmts, err := p.parseSQL(sql)
 	if err != nil || len(stmts) != 1 {
 		return nil
 	}

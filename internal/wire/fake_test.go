@@ -10,6 +10,7 @@ import (
 	"maps"
 	"net"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -262,6 +263,10 @@ func (s *fakeSession) Describe(_ context.Context, query string, markers int) []F
 	s.mu.Unlock()
 	if query == qTyped {
 		return typedFields
+	}
+	if n, ok := strings.CutPrefix(query, "WIDE "); ok {
+		cols, _ := strconv.Atoi(n)
+		return slices.Repeat(typedFields[:1], cols)
 	}
 	return nil
 }

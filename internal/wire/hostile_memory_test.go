@@ -63,3 +63,27 @@ func TestPreparedMarkersCountAgainstPreparedBytes(t *testing.T) {
 		t.Errorf("prepare after closing one statement: %v", err)
 	}
 }
+
+// A statement whose result has more than maxPreparedColumns columns is
+// not prepared (1117), before anything is kept: a reviewer's 255 KiB
+// SELECT 1,1,... announced 131,000 definitions (in a column count of 2
+// bytes), and one of 4096 columns is prepared.
+func TestPreparedColumnsLimit(t *testing.T) {
+	ts := startServer(t, Config{MaxAllowedPacket: 4 << 20})
+	conn, err := client.Connect(ts.addr(), testUser, testPassword, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_, err = conn.Prepare("WIDE 4097")
+	if me, ok := err.(*gomysql.MyError); !ok || me.Code != gomysql.ER_TOO_MANY_FIELDS || me.State != "42000" {
+		t.Fatalf("prepare of 4097 columns: %v, want 1117 (42000)", err)
+	}
+	st, err := conn.Prepare("WIDE 4096")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.ColumnNum() != 4096 || st.ID != 1 {
+		t.Errorf("prepare of 4096 columns: %d columns, id %d, want 4096 and 1 (the refused one kept nothing)", st.ColumnNum(), st.ID)
+	}
+}

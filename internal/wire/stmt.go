@@ -19,6 +19,11 @@ const (
 	maxPreparedBytes      = 16 << 20 // preparedCost of the connection's prepared statements
 	maxLongDataBytes      = 16 << 20 // COM_STMT_SEND_LONG_DATA bytes per statement
 	maxConnLongDataBytes  = 16 << 20 // and for all the connection's statements together
+	// maxPreparedColumns is MySQL's limit on a table's columns: a
+	// statement whose result has more is not prepared (its definitions,
+	// held until the prepare's answer is sent, took about 80 bytes a
+	// column, and COM_STMT_PREPARE_OK counts columns in 2 bytes).
+	maxPreparedColumns = 4096
 )
 
 // Errors for the per-connection limits; like the per-statement long data
@@ -26,6 +31,11 @@ const (
 var (
 	errPreparedBytes = gomysql.NewError(gomysql.ER_NET_PACKET_TOO_LARGE, fmt.Sprintf(
 		"The prepared statements of this connection would hold more than %d bytes (text, plus 6 bytes per ? marker); close some first", maxPreparedBytes))
+	// errTooManyColumns is MySQL's ER_TOO_MANY_FIELDS (1117, 42000);
+	// MariaDB prepares such a statement, and one of more than 65535
+	// columns announces their count modulo 65536.
+	errTooManyColumns = &gomysql.MyError{Code: gomysql.ER_TOO_MANY_FIELDS, State: "42000", Message: fmt.Sprintf(
+		"Too many columns: a prepared statement may return at most %d", maxPreparedColumns)}
 	errConnLongDataBytes = gomysql.NewError(gomysql.ER_NET_PACKET_TOO_LARGE, fmt.Sprintf(
 		"The prepared statements of this connection would hold more than %d bytes of long data; execute or reset them first", maxConnLongDataBytes))
 )
@@ -219,8 +229,8 @@ func (c *connection) HandleStmtPrepare(query string) (params, columns int, ctx a
 	describeCtx, end := c.begin()
 	fields := c.session.Describe(describeCtx, query, len(offsets))
 	end()
-	if len(fields) > math.MaxUint16 {
-		fields = nil
+	if len(fields) > maxPreparedColumns {
+		return 0, 0, nil, errTooManyColumns
 	}
 	for _, f := range fields {
 		p.columns = append(p.columns, f.mysqlField().Dump())
