@@ -14,6 +14,11 @@ import (
 // packet the guard accepts is never cut short here.
 const maxCommandBytes = maxMaxAllowedPacket + maxMaxAllowedPacket/32
 
+// minAnswerRate is the slowest a client may read an answer: one must be
+// written whole within WriteTimeout plus its bytes at this rate (a 64 MiB
+// answer: 1,024 s more).
+const minAnswerRate = 64 << 10
+
 var (
 	errDraining       = errors.New("wire: server is shutting down")
 	errCommandTooLong = errors.New("wire: command larger than the largest max_allowed_packet")
@@ -36,23 +41,34 @@ var (
 // previous command, the command loop says so (awaitCommand(true)) and the
 // ReadTimeout starts at once. Before the first awaitCommand, each Read may
 // wait ReadTimeout.
+// An answer (what is written between two awaitCommands) must be written
+// whole within WriteTimeout plus its bytes at minAnswerRate, however the
+// client spaces its reads: each Write's deadline is the earlier of
+// WriteTimeout from it and that total for the bytes written so far with
+// it (a client reading 2 KB every 20 s held a 65 MB answer, each Write
+// re-arming WriteTimeout, for as long as it liked). A Write that misses it
+// fails, and the connection is closed.
+//
 // drain makes pending and future Reads fail at once, so a connection waiting
 // for a command ends while one executing a command still writes its answer.
 type deadlineConn struct {
 	net.Conn
 	readTimeout, writeTimeout, idleTimeout time.Duration
 	maxRead                                int64 // bytes one command may take
+	minAnswerRate                          int64 // bytes per second an answer is written at, at least
 
 	mu                sync.Mutex // guards the fields below and orders them with SetReadDeadline
 	handshakeDeadline time.Time  // before login, no Read or Write outlasts it
 	idle              bool       // the next Read waits for a new command
 	commandDeadline   time.Time  // the current command must have arrived by then; zero before one started
 	readSoFar         int64      // bytes read since the last awaitCommand
+	answerStart       time.Time  // the first Write since the last awaitCommand; zero before it
+	written           int64      // bytes written since the last awaitCommand
 	draining          bool
 }
 
 func newDeadlineConn(c net.Conn, cfg Config) *deadlineConn {
-	d := &deadlineConn{Conn: c, readTimeout: cfg.ReadTimeout, writeTimeout: cfg.WriteTimeout, idleTimeout: cfg.IdleTimeout, maxRead: maxCommandBytes}
+	d := &deadlineConn{Conn: c, readTimeout: cfg.ReadTimeout, writeTimeout: cfg.WriteTimeout, idleTimeout: cfg.IdleTimeout, maxRead: maxCommandBytes, minAnswerRate: minAnswerRate}
 	if cfg.HandshakeTimeout > 0 {
 		d.handshakeDeadline = time.Now().Add(cfg.HandshakeTimeout)
 	}
@@ -82,6 +98,7 @@ func (d *deadlineConn) deadline(timeout time.Duration) time.Time {
 func (d *deadlineConn) awaitCommand(started bool) {
 	d.mu.Lock()
 	d.idle, d.readSoFar, d.commandDeadline = !started, 0, time.Time{}
+	d.answerStart, d.written = time.Time{}, 0
 	if started {
 		d.commandDeadline = time.Now().Add(d.readTimeout)
 	}
@@ -137,10 +154,18 @@ func (d *deadlineConn) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// Write writes with the per-write deadline.
+// Write writes with the per-write deadline, or the answer's if earlier.
 func (d *deadlineConn) Write(p []byte) (int, error) {
 	d.mu.Lock()
 	deadline := d.deadline(d.writeTimeout)
+	if d.answerStart.IsZero() {
+		d.answerStart = time.Now()
+	}
+	d.written += int64(len(p))
+	whole := d.answerStart.Add(d.writeTimeout + time.Duration(float64(d.written)/float64(d.minAnswerRate)*float64(time.Second)))
+	if whole.Before(deadline) {
+		deadline = whole
+	}
 	d.mu.Unlock()
 	if err := d.Conn.SetWriteDeadline(deadline); err != nil {
 		return 0, err

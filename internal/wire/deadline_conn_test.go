@@ -143,3 +143,32 @@ func TestDeadlineConnCommandStarted(t *testing.T) {
 		t.Errorf("a started command waited %v, want about the read timeout %v", took, d.readTimeout)
 	}
 }
+
+// TestDeadlineConnWholeAnswer: an answer must be written within the write
+// timeout plus its bytes at minAnswerRate, however the client spaces its
+// reads (each Write re-armed the write timeout, so a client reading a
+// little every so often held its answer's memory indefinitely).
+func TestDeadlineConnWholeAnswer(t *testing.T) {
+	d, client := pipeConn(t, maxCommandBytes)
+	d.minAnswerRate = 1000
+	go func() {
+		buf := make([]byte, 10)
+		for {
+			if _, err := client.Read(buf); err != nil {
+				return
+			}
+			time.Sleep(20 * time.Millisecond) // 500 bytes/s, each read within the write timeout
+		}
+	}()
+	d.awaitCommand(false)
+	written := 0
+	var err error
+	for written < 1000 && err == nil {
+		var n int
+		n, err = d.Write(make([]byte, 10))
+		written += n
+	}
+	if !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Errorf("a client reading at half the minimum rate was written %d bytes, ending with %v; want a deadline error first", written, err)
+	}
+}
