@@ -206,10 +206,6 @@ func noteText(text string) string {
 // comparisons with them read (planner.Plan.WithScalars): public
 // constants of the fetches, bound as typed arguments.
 func (r *scalarRun) released(qp *planner.QueryPlan, scalars []planner.Datum, warnings []Warning) ([]planner.Row, []Warning, error) {
-	values := make([]sqlrewrite.ScalarValue, len(scalars))
-	for k, d := range scalars {
-		values[k] = planner.ScalarValueOf(d)
-	}
 	q := qp.Query
 	rows := make([]planner.Row, len(qp.Groups))
 	for g := range rows {
@@ -232,7 +228,7 @@ func (r *scalarRun) released(qp *planner.QueryPlan, scalars []planner.Datum, war
 			rows[g].Aggs = make([]planner.Datum, len(q.Base.Items))
 		}
 		for _, part := range qp.Parts {
-			plan, err := part.Plan.WithScalars(values)
+			plan, err := part.Plan.WithScalars(scalars)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -265,7 +261,7 @@ func (r *scalarRun) released(qp *planner.QueryPlan, scalars []planner.Datum, war
 		if r.snap == nil {
 			return nil, nil, dperr.New(dperr.Internal, "internal error: a release planned in a statement that reserves nothing")
 		}
-		base, err := qp.Base.WithScalars(values)
+		base, err := qp.Base.WithScalars(scalars)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -1032,6 +1032,8 @@ func evalFunc(name string, a []Datum, w *Warnings) (Datum, error) {
 		return dateDiff(a[0], a[1]), nil
 	case "timestampdiff":
 		return timestampDiff(a[0].Str, a[1], a[2]), nil
+	case "date_add", "date_sub":
+		return dateAdd(a[0], a[1], a[2].Str, name == "date_sub"), nil
 	}
 	x := number(a[0])
 	double := approximate(a[0])
@@ -1094,6 +1096,42 @@ func evalFunc(name string, a []Datum, w *Warnings) (Datum, error) {
 		return castFloat(a[0], w), nil
 	}
 	return Datum{}, fmt.Errorf("planner: unknown function %q", name)
+}
+
+// dateAdd is MySQL's DATE_ADD(x, INTERVAL n unit), or DATE_SUB when sub
+// (sqlrewrite.ShiftTime): of a date a date, or a datetime for a unit
+// shorter than a day; of a datetime a datetime with x's fraction of a
+// second; NULL when x is neither, or the result is outside the years 1
+// to 9999.
+func dateAdd(x, n Datum, unit string, sub bool) Datum {
+	if !x.IsText || x.Temporal == "" {
+		return Datum{Null: true}
+	}
+	layout := time.DateOnly
+	if x.Temporal == catalog.Timestamp {
+		layout = time.DateTime
+		if _, frac, ok := strings.Cut(x.Str, "."); ok {
+			layout += "." + strings.Repeat("0", len(frac))
+		}
+	}
+	t, err := time.Parse(layout, x.Str)
+	k := int64(number(n))
+	if sub {
+		k = -k
+	}
+	if err != nil {
+		return Datum{Null: true}
+	}
+	t, isDate, ok := sqlrewrite.ShiftTime(t, x.Temporal == catalog.Date, k, unit)
+	switch {
+	case !ok:
+		return Datum{Null: true}
+	case isDate:
+		return Datum{Str: t.Format(time.DateOnly), IsText: true, Temporal: catalog.Date}
+	case x.Temporal == catalog.Date:
+		layout = time.DateTime
+	}
+	return Datum{Str: t.Format(layout), IsText: true, Temporal: catalog.Timestamp}
 }
 
 // dateDiff is MySQL's DATEDIFF(a, b): the days from the date of b to the

@@ -770,14 +770,19 @@ func (qp *QueryPlan) Explain() (columns []string, rows [][]any) {
 		detail += fmt.Sprintf("; filter: %d condition(s)", n)
 	}
 	if uses := sqlrewrite.ScalarUses(q.Base.Where, q.Base.Boolean); len(uses) > 0 {
-		var ks []string
+		var ks, conds []string
 		for _, u := range uses {
-			if k := fmt.Sprintf("#%d", u.Index+1); !slices.Contains(ks, k) {
-				ks = append(ks, k)
+			for _, i := range sqlrewrite.ScalarIndexes(u.Value) {
+				if k := fmt.Sprintf("#%d", i+1); !slices.Contains(ks, k) {
+					ks = append(ks, k)
+				}
+			}
+			if c := sqlrewrite.DescribeScalarBound(u.Column, u.Temporal, u.Bound); !slices.Contains(conds, c) {
+				conds = append(conds, c)
 			}
 		}
-		detail += fmt.Sprintf(" comparing with the released value of subquery %s (a public constant of the fetches, bound as a typed argument; "+
-			"the WHERE narrows no bound or group at plan time)", strings.Join(ks, ", "))
+		detail += fmt.Sprintf(" comparing with the released value of subquery %s (%s: computed after the release, a public constant of the fetches, bound as a typed argument; "+
+			"the WHERE narrows no bound or group at plan time)", strings.Join(ks, ", "), strings.Join(conds, ", "))
 	}
 	if t := qp.Table; t != nil && t.HasPrivacyUnit() && !q.Listing && !qp.Empty {
 		if len(q.Keys) > 0 && (qp.Base != nil || len(qp.Parts) > 0) {
@@ -1035,7 +1040,7 @@ func conditionIdentity(c sqlrewrite.Condition) string {
 		s += fmt.Sprintf(" cell %#v", *c.Cell)
 	}
 	if c.Scalar != nil {
-		s += fmt.Sprintf(" scalar %#v", *c.Scalar)
+		s += fmt.Sprintf(" scalar %#v %s", c.Scalar.Range, sqlrewrite.DescribeScalarBound(c.Column, c.Temporal, c.Scalar))
 	}
 	if c.Like != nil {
 		s += fmt.Sprintf(" like %q", *c.Like)

@@ -894,6 +894,19 @@ func funcType(e *sqlrewrite.Expr, env *typeEnv, args func(from int) ResultType) 
 		return ResultFloat
 	case "datediff", "timestampdiff", "sign", "cast-int":
 		return ResultBigint
+	case "date_add", "date_sub": // dateAdd
+		if len(e.Args) != 3 {
+			return ResultText
+		}
+		switch x := exprType(e.Args[0], env); {
+		case x == ResultDate && slices.Contains([]string{"DAY", "WEEK", "MONTH", "QUARTER", "YEAR"}, e.Args[2].Value.Str):
+			return ResultDate
+		case x == ResultDate, x == ResultDateTime:
+			return ResultDateTime
+		case x == ResultNull:
+			return ResultNull
+		}
+		return ResultText
 	case "cast-unsigned":
 		return ResultUnsigned
 	case "cast-decimal":

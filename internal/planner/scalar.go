@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -280,26 +281,38 @@ func (qp *QueryPlan) scalarReleases() int {
 }
 
 // checkScalarWhere refuses, at plan time, a WHERE of q that compares a
-// column with a subquery whose value is of another kind (plans holds the
-// subqueries' plans): a number with a numeric column, a date or datetime
-// with a date or timestamp column (sqlrewrite's scalar_where.go). A
-// subquery whose value is NULL whatever the data compares with any.
+// column with a value computed from subqueries (plans holds their plans)
+// whose type is of another kind (exprType over the subqueries' column
+// types, as Eval computes it): a number with a numeric column, a date or
+// datetime with a date or timestamp column (sqlrewrite's
+// scalar_where.go). A value that is NULL whatever the data compares with
+// any.
 func checkScalarWhere(q *sqlrewrite.Query, plans map[*sqlrewrite.Query]*QueryPlan) error {
 	if q.Base == nil {
 		return nil
 	}
-	for _, u := range sqlrewrite.ScalarUses(q.Base.Where, q.Base.Boolean) {
-		if u.Index < 0 || u.Index >= len(q.Scalars) || plans[q.Scalars[u.Index].Query] == nil {
-			return dperr.New(dperr.Internal, "internal error: WHERE compares %s with subquery %d, which is not planned", u.Column, u.Index+1)
+	uses := sqlrewrite.ScalarUses(q.Base.Where, q.Base.Boolean)
+	if len(uses) == 0 {
+		return nil
+	}
+	env := &typeEnv{scalars: make([]ResultType, len(q.Scalars))}
+	for _, u := range uses {
+		for _, k := range sqlrewrite.ScalarIndexes(u.Value) {
+			if k < 0 || k >= len(q.Scalars) || plans[q.Scalars[k].Query] == nil {
+				return dperr.New(dperr.Internal, "internal error: WHERE compares %s with subquery %d, which is not planned", u.Column, k+1)
+			}
+			types := plans[q.Scalars[k].Query].ColumnTypes()
+			if len(types) != 1 {
+				return dperr.New(dperr.Internal, "internal error: subquery %d has %d columns", k+1, len(types))
+			}
+			env.scalars[k] = types[0]
 		}
-		types := plans[q.Scalars[u.Index].Query].ColumnTypes()
-		if len(types) != 1 {
-			return dperr.New(dperr.Internal, "internal error: subquery %d has %d columns", u.Index+1, len(types))
-		}
+	}
+	for _, u := range uses {
 		// An allow-list of kinds, whatever a type carries above its kind
 		// (a VARCHAR's length, a DECIMAL's scale): a value of another
 		// kind would be refused only once released, after the charge.
-		t := types[0]
+		t := exprType(u.Value, env)
 		var temporal, numeric bool
 		switch t.Kind() {
 		case ResultDate, ResultDateTime:
@@ -307,25 +320,29 @@ func checkScalarWhere(q *sqlrewrite.Query, plans map[*sqlrewrite.Query]*QueryPla
 		case ResultBigint, ResultInt, ResultUnsigned, ResultDecimal, ResultDouble, ResultFloat:
 			numeric = true
 		}
+		value := sqlrewrite.DescribeScalarValue(u.Value)
+		if u.Value.Kind == sqlrewrite.ExprScalar {
+			value = q.Scalars[u.Value.Index].Text
+		}
 		switch {
 		case t == ResultNull:
 		case u.Temporal != "" && !temporal:
 			return dperr.New(dperr.Unsupported, "not supported: a comparison of the %s column %s with %s, whose value is a %s, not a date; %s",
-				u.Temporal, u.Column, q.Scalars[u.Index].Text, t, supportedScalarWhere)
+				u.Temporal, u.Column, value, t, supportedScalarWhere)
 		case u.Temporal == "" && !numeric:
 			return dperr.New(dperr.Unsupported, "not supported: a comparison of the numeric column %s with %s, whose value is a %s, not a number; %s",
-				u.Column, q.Scalars[u.Index].Text, t, supportedScalarWhere)
+				u.Column, value, t, supportedScalarWhere)
 		}
 	}
 	return nil
 }
 
 // supportedScalarWhere names the comparisons with subqueries WHERE takes.
-const supportedScalarWhere = "a scalar subquery in WHERE is compared with a column of its kind: a numeric column with a number, a date or timestamp column with a date or datetime " +
-	"(col > (SELECT AVG(income) FROM t), day >= (SELECT MEDIAN(day) FROM t), col BETWEEN (SELECT ...) AND b)"
+const supportedScalarWhere = "a scalar subquery in WHERE, or arithmetic of subqueries and constants, is compared with a column of its kind: a numeric column with a number, a date or timestamp column with a date or datetime " +
+	"(col > (SELECT AVG(income) FROM t), col > 1.5 * (SELECT AVG(income) FROM t), day >= (SELECT MEDIAN(day) FROM t) - INTERVAL 7 DAY, col BETWEEN (SELECT ...) AND b)"
 
-// ScalarValueOf is a subquery's released value as sqlrewrite.ResolveScalars
-// takes it.
+// ScalarValueOf is a value computed from released subquery values as
+// sqlrewrite.ResolveScalars takes it.
 func ScalarValueOf(d Datum) sqlrewrite.ScalarValue {
 	switch v := d.Value().(type) {
 	case nil:
@@ -347,14 +364,29 @@ func ScalarValueOf(d Datum) sqlrewrite.ScalarValue {
 }
 
 // WithScalars returns p with its WHERE's comparisons with subqueries
-// resolved with their released values (sqlrewrite.ResolveScalars), or p
+// resolved (sqlrewrite.ResolveScalars), scalars the subqueries' released
+// values: each compared value is Eval of its expression over them, as
+// the select list's expressions are (post-processing of released
+// values; a division by zero is NULL, an overflow MySQL's 1690). It is p
 // itself when it has none.
-func (p *Plan) WithScalars(values []sqlrewrite.ScalarValue) (*Plan, error) {
+func (p *Plan) WithScalars(scalars []Datum) (*Plan, error) {
 	if p == nil || len(sqlrewrite.ScalarUses(p.Filter, p.Boolean)) == 0 {
 		return p, nil
 	}
-	filter, boolean, err := sqlrewrite.ResolveScalars(p.Filter, p.Boolean, values)
-	if err != nil {
+	value := func(e *sqlrewrite.Expr) (sqlrewrite.ScalarValue, error) {
+		w := Warnings{scalars: scalars}
+		d, err := Eval(e, Row{}, &w)
+		if err != nil {
+			return sqlrewrite.ScalarValue{}, err
+		}
+		return ScalarValueOf(d), nil
+	}
+	filter, boolean, err := sqlrewrite.ResolveScalars(p.Filter, p.Boolean, value)
+	var de *dperr.Error
+	switch {
+	case errors.As(err, &de):
+		return nil, err
+	case err != nil:
 		return nil, dperr.Wrap(dperr.Internal, err, "internal error: %v", err)
 	}
 	out := *p

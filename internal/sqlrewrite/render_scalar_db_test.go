@@ -117,14 +117,14 @@ func TestScalarComparisonsBindTheReleasedValueExactly(t *testing.T) {
 				if c.skip == b.name {
 					continue
 				}
-				bound := &sqlrewrite.ScalarBound{}
+				bound, sub := &sqlrewrite.ScalarBound{}, &sqlrewrite.Expr{Kind: sqlrewrite.ExprScalar}
 				switch c.op {
 				case ">", ">=":
-					bound.Range.HasLower, bound.Range.LowerOpen, bound.Lower = true, c.op == ">", 1
+					bound.Range.HasLower, bound.Range.LowerOpen, bound.Lower = true, c.op == ">", sub
 				case "<", "<=":
-					bound.Range.HasUpper, bound.Range.UpperOpen, bound.Upper = true, c.op == "<", 1
+					bound.Range.HasUpper, bound.Range.UpperOpen, bound.Upper = true, c.op == "<", sub
 				default:
-					bound.Range.HasLower, bound.Range.HasUpper, bound.Lower, bound.Upper = true, true, 1, 1
+					bound.Range.HasLower, bound.Range.HasUpper, bound.Lower, bound.Upper = true, true, sub, sub
 				}
 				cond := sqlrewrite.Condition{Column: c.col, Temporal: c.temporal, Scalar: bound}
 				leaf := &sqlrewrite.Predicate{Op: sqlrewrite.Leaf, Leaf: &cond}
@@ -132,7 +132,7 @@ func TestScalarComparisonsBindTheReleasedValueExactly(t *testing.T) {
 				if _, _, err := sqlrewrite.Render(sqlrewrite.Fetch{Table: "dp_scalar", Boolean: leaf, Summary: []sqlrewrite.SummaryTerm{{Kind: sqlrewrite.CountAll}}}, b.dialect); err == nil {
 					t.Errorf("%s: an unresolved comparison rendered", text)
 				}
-				_, resolved, err := sqlrewrite.ResolveScalars(nil, not, []sqlrewrite.ScalarValue{c.v})
+				_, resolved, err := sqlrewrite.ResolveScalars(nil, not, func(*sqlrewrite.Expr) (sqlrewrite.ScalarValue, error) { return c.v, nil })
 				if err != nil {
 					t.Fatalf("%s: %v", text, err)
 				}

@@ -3,6 +3,7 @@ package sqlrewrite
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -16,34 +17,43 @@ import (
 // Scalar subqueries as comparison values in WHERE: SELECT COUNT(*) FROM
 // pums WHERE income > (SELECT AVG(income) FROM pums), WHERE age BETWEEN
 // (SELECT MEDIAN(age) FROM pums) AND 60, WHERE day >= (SELECT
-// MEDIAN(day) FROM orders).
+// MEDIAN(day) FROM orders), and arithmetic of subqueries and constants:
+// WHERE income > 1.5 * (SELECT AVG(income) FROM pums), WHERE day >=
+// (SELECT MEDIAN(day) FROM orders) - INTERVAL 7 DAY.
 //
-// The subquery is one of the statement's Scalars (scalar.go), released
-// first with its share of ε. The condition is a Condition with a
-// ScalarBound and neither Range nor In: until the subquery is released
-// nothing is known of the rows it keeps, so the planner reads it as a
-// condition it knows nothing of (it narrows no bound, key domain or
+// Each subquery is one of the statement's Scalars (scalar.go), released
+// first with its share of ε. The comparison value is an Expr of their
+// released values (ExprScalar) and constants, which the executor
+// evaluates after the releases, as the select list's expressions are:
+// post-processing of released values. The condition is a Condition with
+// a ScalarBound and neither Range nor In: until the subqueries are
+// released nothing is known of the rows it keeps, so the planner reads it
+// as a condition it knows nothing of (it narrows no bound, key domain or
 // range, and no plan-time choice depends on it). The executor then
-// resolves it (ResolveScalars) into a Range whose ends are the released
-// value, which the backend receives as a typed bind argument (RangeArg)
+// resolves it (ResolveScalars) into a Range whose ends are the computed
+// values, which the backend receives as typed bind arguments (RangeArg)
 // and compares as MySQL compares the column with a value of that type:
 // an integer or DECIMAL value exactly (CAST(? AS DECIMAL(65,30)) on
 // MySQL, NUMERIC on PostgreSQL), a DOUBLE as a double, a date or
-// datetime as a date. A released NULL makes the comparison UNKNOWN, as
-// in MySQL: the backend receives a typed NULL, and the outer query's
+// datetime as a date. A NULL value makes the comparison UNKNOWN, as in
+// MySQL: the backend receives a typed NULL, and the outer query's
 // releases run, charged and noised, over the rows the WHERE then keeps.
 
 // ScalarBound is a comparison of a condition's column with released
 // values of the statement's scalar subqueries.
 type ScalarBound struct {
-	// Range has the ends of the comparison: an end that is a subquery's
-	// value has Has* and *Open set (> an open lower end, = two closed
-	// ends of the same subquery) and no number; a constant end (60 of
-	// BETWEEN (SELECT ...) AND 60) is as in any Range.
+	// Range has the ends of the comparison: an end that is computed from
+	// subqueries has Has* and *Open set (> an open lower end, = two
+	// closed ends of the same value) and no number; a constant end (60
+	// of BETWEEN (SELECT ...) AND 60) is as in any Range.
 	Range Range
-	// Lower and Upper are 1 + the index in Query.Scalars of the subquery
-	// whose released value is that end; 0 for a constant end, or none.
-	Lower, Upper int
+	// Lower and Upper are the values of the ends computed from
+	// subqueries: a post-processing expression of the released values
+	// of Query.Scalars (ExprScalar; a bare subquery is one) and numeric
+	// constants, with the operators neg, +, -, *, /, div and %, and the
+	// functions date_add and date_sub (x, n, unit: x ± INTERVAL n unit);
+	// nil for a constant end, or none. For =, both are the same Expr.
+	Lower, Upper *Expr
 }
 
 // ArgKind is the SQL type a RangeArg is bound as.
@@ -74,8 +84,8 @@ type RangeArg struct {
 	Num  float64
 }
 
-// ScalarValue is a scalar subquery's released value, as the executor
-// passes it to ResolveScalars.
+// ScalarValue is the value of a ScalarBound's end, computed by the
+// executor from the subqueries' released values (ScalarEval).
 type ScalarValue struct {
 	Null bool
 	// Exact is an exact number's digits (an integer or a DECIMAL); else,
@@ -89,14 +99,127 @@ type ScalarValue struct {
 	Temporal catalog.ColumnType
 }
 
-// supportedScalarWhere names the scalar subqueries WHERE takes.
-const supportedScalarWhere = "a scalar subquery in WHERE is compared with a numeric, date or timestamp column: col <, <=, >, >=, = or <> (SELECT agg FROM t [WHERE ...]), " +
-	"or col BETWEEN (SELECT ...) AND b (either end a subquery or a constant), the subquery uncorrelated, of one column and one row"
+// ScalarEval computes the value of a ScalarBound's end from the
+// statement's released subquery values (ResolveScalars).
+type ScalarEval func(e *Expr) (ScalarValue, error)
 
-// isScalarOperand reports whether e is a subquery as a value.
-func isScalarOperand(e ast.ExprNode) bool {
-	_, ok := unparen(e).(*ast.SubqueryExpr)
-	return ok
+// supportedScalarWhere names the scalar subqueries WHERE takes.
+const supportedScalarWhere = "a scalar subquery in WHERE is compared with a numeric, date or timestamp column: col <, <=, >, >=, = or <> v, " +
+	"or col BETWEEN a AND b (either end such a v or a constant), v a subquery (SELECT agg FROM t [WHERE ...]) or arithmetic (+, -, *, /, DIV, %, ± INTERVAL n unit) of subqueries and numeric constants, " +
+	"no column inside it; the subquery uncorrelated, of one column and one row"
+
+// scalarOps are the operators of a comparison value computed from
+// subqueries, by their names in Expr.
+var scalarOps = map[opcode.Op]string{opcode.Plus: "+", opcode.Minus: "-", opcode.Mul: "*", opcode.Div: "/", opcode.IntDiv: "div", opcode.Mod: "%"}
+
+// scalarValue converts e, a comparison value that reads subqueries, into
+// the Expr the executor evaluates once they are released (ScalarBound):
+// subqueries, numeric constants (NULL too), unary minus and plus, the
+// arithmetic operators, and x ± INTERVAL n unit (DATE_ADD, DATE_SUB,
+// ADDDATE and SUBDATE of a unit SECOND to YEAR and an integer n).
+func (sc *scope) scalarValue(e ast.ExprNode) (*Expr, error) {
+	e = unparen(e)
+	if v, ok := literal(e); ok {
+		if v.IsText {
+			return nil, refuse(fmt.Sprintf("the text constant %s in a comparison value with a subquery", restore(e)), supportedScalarWhere)
+		}
+		v.Decimal = decimalLiteral(e)
+		return floatConst(e, &Expr{Kind: ExprConst, Value: v}), nil
+	}
+	switch x := e.(type) {
+	case *ast.SubqueryExpr:
+		k, err := sc.scalars.scalar(x)
+		if err != nil {
+			return nil, err
+		}
+		return &Expr{Kind: ExprScalar, Index: k}, nil
+	case *ast.UnaryOperationExpr:
+		switch x.Op {
+		case opcode.Plus:
+			return sc.scalarValue(x.V)
+		case opcode.Minus:
+			v, err := sc.scalarValue(x.V)
+			if err != nil {
+				return nil, err
+			}
+			return &Expr{Kind: ExprOp, Op: "neg", Args: []*Expr{v}}, nil
+		}
+	case *ast.BinaryOperationExpr:
+		op, ok := scalarOps[x.Op]
+		if !ok {
+			break
+		}
+		l, err := sc.scalarValue(x.L)
+		if err != nil {
+			return nil, err
+		}
+		r, err := sc.scalarValue(x.R)
+		if err != nil {
+			return nil, err
+		}
+		return &Expr{Kind: ExprOp, Op: op, Args: []*Expr{l, r}}, nil
+	case *ast.FuncCallExpr:
+		name := x.FnName.L
+		if add, ok := map[string]string{"date_add": "date_add", "adddate": "date_add", "date_sub": "date_sub", "subdate": "date_sub"}[name]; ok && x.Schema.L == "" && len(x.Args) == 3 {
+			return sc.scalarShift(add, x)
+		}
+	}
+	if _, ok := e.(*ast.ColumnNameExpr); ok {
+		return nil, refuse(fmt.Sprintf("the column %s inside an expression with a subquery", restore(e)), supportedScalarWhere)
+	}
+	return nil, refuse(fmt.Sprintf("%s in a comparison value with a subquery, which is arithmetic only", restore(e)), supportedScalarWhere)
+}
+
+// scalarShift converts x ± INTERVAL n unit (f, DATE_ADD or DATE_SUB
+// named op) in a comparison value: Expr date_add or date_sub of x, n and
+// the unit's name (ShiftTime).
+func (sc *scope) scalarShift(op string, f *ast.FuncCallExpr) (*Expr, error) {
+	x, err := sc.scalarValue(f.Args[0])
+	if err != nil {
+		return nil, err
+	}
+	u, isUnit := f.Args[2].(*ast.TimeUnitExpr)
+	v, isConst := literal(f.Args[1])
+	if !isUnit || timeUnitNames[u.Unit] == "" || !isConst || v.IsText || v.Null || v.Num != math.Trunc(v.Num) || math.Abs(v.Num) > maxIntervalCount {
+		return nil, refuse(fmt.Sprintf("INTERVAL %s %s in a comparison value with a subquery", restore(f.Args[1]), restore(f.Args[2])),
+			"the interval is INTERVAL n unit, n an integer of magnitude at most 10^8, unit SECOND, MINUTE, HOUR, DAY, WEEK, MONTH, QUARTER or YEAR; "+supportedScalarWhere)
+	}
+	n := &Expr{Kind: ExprConst, Value: Value{Num: v.Num, Decimal: strconv.FormatInt(int64(v.Num), 10)}}
+	unit := &Expr{Kind: ExprConst, Value: Value{IsText: true, Str: timeUnitNames[u.Unit]}}
+	return &Expr{Kind: ExprFunc, Op: op, Args: []*Expr{x, n, unit}}, nil
+}
+
+// timeUnitNames name the units of timeUnits.
+var timeUnitNames = map[ast.TimeUnitType]string{
+	ast.TimeUnitSecond: "SECOND", ast.TimeUnitMinute: "MINUTE", ast.TimeUnitHour: "HOUR", ast.TimeUnitDay: "DAY",
+	ast.TimeUnitWeek: "WEEK", ast.TimeUnitMonth: "MONTH", ast.TimeUnitQuarter: "QUARTER", ast.TimeUnitYear: "YEAR",
+}
+
+// ShiftTime is t (a date when isDate) shifted by n units (a name of
+// timeUnitNames) as MySQL's DATE_ADD computes it: months by the calendar,
+// the day clamped to the month's last; a date shifted by a unit shorter
+// than a day becomes a datetime. ok is false for an unknown unit, |n|
+// beyond 10^8, or a result outside the years 1 to 9999 (MySQL's NULL).
+func ShiftTime(t time.Time, isDate bool, n int64, unit string) (_ time.Time, date, ok bool) {
+	var length struct{ seconds, months int64 }
+	for u, name := range timeUnitNames {
+		if name == unit {
+			length, ok = timeUnits[u], true
+		}
+	}
+	if !ok || n > maxIntervalCount || n < -maxIntervalCount {
+		return time.Time{}, false, false
+	}
+	if length.months != 0 {
+		t = addMonths(t, n*length.months)
+	} else {
+		t = shiftSeconds(t, n*length.seconds)
+		isDate = isDate && length.seconds%catalog.SecondsPerDay == 0
+	}
+	if y := t.Year(); y < 1 || y > 9999 {
+		return time.Time{}, false, false
+	}
+	return t, isDate, true
 }
 
 // scalarColumn resolves the column a comparison with a subquery
@@ -132,32 +255,29 @@ func (sc *scope) scalarComparison(site conditionSite, e *ast.BinaryOperationExpr
 	if sc.scalars == nil || !containsNode(e, isSubquery) {
 		return Condition{}, false, nil
 	}
-	if !isScalarOperand(e.L) && !isScalarOperand(e.R) {
-		return Condition{}, true, refuse(fmt.Sprintf("%s, a subquery inside an expression", restore(e)), supportedScalarWhere)
-	}
 	colSide, sub, op := e.L, e.R, e.Op
-	if isScalarOperand(e.L) {
+	if containsNode(e.L, isSubquery) {
 		colSide, sub, op = e.R, e.L, mirrored[e.Op]
 	}
-	if isScalarOperand(colSide) {
+	if containsNode(colSide, isSubquery) {
 		return Condition{}, true, refuse("a comparison of two subqueries", supportedScalarWhere)
 	}
 	col, err := sc.scalarColumn(site, colSide)
 	if err != nil {
 		return Condition{}, true, err
 	}
-	k, err := sc.scalars.scalar(unparen(sub).(*ast.SubqueryExpr))
+	v, err := sc.scalarValue(sub)
 	if err != nil {
 		return Condition{}, true, err
 	}
 	b := &ScalarBound{}
 	switch op {
 	case opcode.GT, opcode.GE:
-		b.Range.HasLower, b.Range.LowerOpen, b.Lower = true, op == opcode.GT, k+1
+		b.Range.HasLower, b.Range.LowerOpen, b.Lower = true, op == opcode.GT, v
 	case opcode.LT, opcode.LE:
-		b.Range.HasUpper, b.Range.UpperOpen, b.Upper = true, op == opcode.LT, k+1
+		b.Range.HasUpper, b.Range.UpperOpen, b.Upper = true, op == opcode.LT, v
 	default: // = (and <>, which the caller negates)
-		b.Range.HasLower, b.Range.HasUpper, b.Lower, b.Upper = true, true, k+1, k+1
+		b.Range.HasLower, b.Range.HasUpper, b.Lower, b.Upper = true, true, v, v
 	}
 	return scalarCondition(col, b), true, nil
 }
@@ -169,10 +289,7 @@ func (sc *scope) scalarBetween(site conditionSite, e *ast.BetweenExpr) (Conditio
 	if sc.scalars == nil || !containsNode(e, isSubquery) {
 		return Condition{}, false, nil
 	}
-	if !isScalarOperand(e.Left) && !isScalarOperand(e.Right) || containsNode(e.Expr, isSubquery) && !isScalarOperand(e.Expr) {
-		return Condition{}, true, refuse(fmt.Sprintf("%s, a subquery inside an expression", restore(e)), supportedScalarWhere)
-	}
-	if isScalarOperand(e.Expr) {
+	if containsNode(e.Expr, isSubquery) {
 		return Condition{}, true, refuse("a subquery BETWEEN values", supportedScalarWhere)
 	}
 	col, err := sc.scalarColumn(site, e.Expr)
@@ -182,20 +299,17 @@ func (sc *scope) scalarBetween(site conditionSite, e *ast.BetweenExpr) (Conditio
 	b := &ScalarBound{Range: Range{HasLower: true, HasUpper: true}}
 	for i, end := range []ast.ExprNode{e.Left, e.Right} {
 		lower := i == 0
-		if isScalarOperand(end) {
-			k, err := sc.scalars.scalar(unparen(end).(*ast.SubqueryExpr))
+		if containsNode(end, isSubquery) {
+			v, err := sc.scalarValue(end)
 			if err != nil {
 				return Condition{}, true, err
 			}
 			if lower {
-				b.Lower = k + 1
+				b.Lower = v
 			} else {
-				b.Upper = k + 1
+				b.Upper = v
 			}
 			continue
-		}
-		if containsNode(end, isSubquery) {
-			return Condition{}, true, refuse(fmt.Sprintf("%s, a subquery inside an expression", restore(end)), supportedScalarWhere)
 		}
 		if col.Temporal() {
 			t, err := sc.timeConstant(site, col, end)
@@ -225,19 +339,20 @@ func (sc *scope) scalarBetween(site conditionSite, e *ast.BetweenExpr) (Conditio
 }
 
 // ResolveScalars returns conds and b (a Select's Where and Boolean, or a
-// Plan's Filter and Boolean) with every condition that compares with a
-// scalar subquery (Condition.Scalar) resolved with the subqueries'
-// released values, values[k] the value of Query.Scalars[k]: a Range
+// Plan's Filter and Boolean) with every condition that compares with
+// scalar subqueries (Condition.Scalar) resolved with the values value
+// computes of its ends from the subqueries' released values: a Range
 // whose ends are those values, bound to the backend as typed arguments
 // (RangeArg). conds and b are not modified. A value of the wrong type
-// for its column (the planner refuses such a statement) is an error.
-func ResolveScalars(conds []Condition, b *Predicate, values []ScalarValue) ([]Condition, *Predicate, error) {
+// for its column (the planner refuses such a statement) is an error, as
+// is any error of value, returned as it is.
+func ResolveScalars(conds []Condition, b *Predicate, value ScalarEval) ([]Condition, *Predicate, error) {
 	var out []Condition
 	if conds != nil {
 		out = make([]Condition, len(conds))
 	}
 	for i, c := range conds {
-		r, err := resolveScalar(c, values)
+		r, err := resolveScalar(c, value)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -250,7 +365,7 @@ func ResolveScalars(conds []Condition, b *Predicate, values []ScalarValue) ([]Co
 		}
 		q := &Predicate{Op: p.Op}
 		if p.Leaf != nil {
-			c, err := resolveScalar(*p.Leaf, values)
+			c, err := resolveScalar(*p.Leaf, value)
 			if err != nil {
 				return nil, err
 			}
@@ -273,24 +388,24 @@ func ResolveScalars(conds []Condition, b *Predicate, values []ScalarValue) ([]Co
 }
 
 // resolveScalar resolves one condition (ResolveScalars).
-func resolveScalar(c Condition, values []ScalarValue) (Condition, error) {
+func resolveScalar(c Condition, value ScalarEval) (Condition, error) {
 	if c.Scalar == nil {
 		return c, nil
 	}
 	s := c.Scalar
 	r := s.Range
 	for _, lower := range []bool{true, false} {
-		k := s.Upper
+		e := s.Upper
 		if lower {
-			k = s.Lower
+			e = s.Lower
 		}
-		if k == 0 {
+		if e == nil {
 			continue
 		}
-		if k < 0 || k > len(values) {
-			return Condition{}, fmt.Errorf("sqlrewrite: condition on %s reads subquery %d of %d", c.Column, k, len(values))
+		v, err := value(e)
+		if err != nil {
+			return Condition{}, err
 		}
-		v := values[k-1]
 		var x float64
 		var micros int32
 		var open bool
@@ -426,11 +541,12 @@ func fitsDecimal65(s string) bool {
 }
 
 // DescribeScalarBound renders a comparison with subqueries for plans and
-// messages: income > subquery #1, age >= subquery #1 AND age <= 60.
+// messages: income > subquery #1, income > 2 * subquery #1, age >=
+// subquery #1 AND age <= 60.
 func DescribeScalarBound(col string, temporal catalog.ColumnType, b *ScalarBound) string {
-	end := func(k int, x float64, micros int32) string {
-		if k > 0 {
-			return fmt.Sprintf("subquery #%d", k)
+	end := func(e *Expr, x float64, micros int32) string {
+		if e != nil {
+			return DescribeScalarValue(e)
 		}
 		if temporal != "" {
 			c := catalog.Column{Type: temporal}
@@ -439,7 +555,7 @@ func DescribeScalarBound(col string, temporal catalog.ColumnType, b *ScalarBound
 		return strconv.FormatFloat(x, 'g', -1, 64)
 	}
 	r := b.Range
-	if b.Lower > 0 && b.Lower == b.Upper && !r.LowerOpen && !r.UpperOpen {
+	if b.Lower != nil && b.Lower == b.Upper && !r.LowerOpen && !r.UpperOpen {
 		return col + " = " + end(b.Lower, 0, 0)
 	}
 	var parts []string
@@ -454,11 +570,89 @@ func DescribeScalarBound(col string, temporal catalog.ColumnType, b *ScalarBound
 	return strings.Join(parts, " AND ")
 }
 
-// ScalarUse is a comparison of a column with a scalar subquery's value
-// (ScalarUses).
+// DescribeScalarValue renders a ScalarBound's end: subquery #1, 2 *
+// subquery #1, subquery #1 - INTERVAL 7 DAY (parenthesized as the
+// operators' precedence needs).
+func DescribeScalarValue(e *Expr) string {
+	s, _ := describeScalarValue(e)
+	return s
+}
+
+// describeScalarValue is DescribeScalarValue, with the precedence of e's
+// operator: 3 for an operand, 2 for *, /, DIV and %, 1 for + and -.
+func describeScalarValue(e *Expr) (string, int) {
+	switch {
+	case e.Kind == ExprScalar:
+		return fmt.Sprintf("subquery #%d", e.Index+1), 3
+	case e.Kind == ExprConst && e.Value.Null:
+		return "NULL", 3
+	case e.Kind == ExprConst && e.Value.Decimal != "":
+		return e.Value.Decimal, 3
+	case e.Kind == ExprConst:
+		return strconv.FormatFloat(e.Value.Num, 'g', -1, 64), 3
+	case e.Kind == ExprFunc && e.Op == "cast-real" && len(e.Args) == 1:
+		return describeScalarValue(e.Args[0])
+	case e.Kind == ExprOp && e.Op == "neg" && len(e.Args) == 1:
+		s, p := describeScalarValue(e.Args[0])
+		if p < 3 {
+			s = "(" + s + ")"
+		}
+		return "-" + s, 3
+	case e.Kind == ExprFunc && (e.Op == "date_add" || e.Op == "date_sub") && len(e.Args) == 3:
+		op := map[string]string{"date_add": "+", "date_sub": "-"}[e.Op]
+		n, _ := describeScalarValue(e.Args[1])
+		return binaryText(e.Args[0], op, "INTERVAL "+n+" "+e.Args[2].Value.Str, 1), 1
+	case e.Kind == ExprOp && len(e.Args) == 2:
+		p := 2
+		if e.Op == "+" || e.Op == "-" {
+			p = 1
+		}
+		r, rp := describeScalarValue(e.Args[1])
+		if rp <= p {
+			r = "(" + r + ")"
+		}
+		return binaryText(e.Args[0], strings.ToUpper(e.Op), r, p), p
+	}
+	return "?", 3
+}
+
+// binaryText is l op r, l parenthesized when its operator binds less
+// than precedence p; r is rendered.
+func binaryText(l *Expr, op, r string, p int) string {
+	s, lp := describeScalarValue(l)
+	if lp < p {
+		s = "(" + s + ")"
+	}
+	return s + " " + op + " " + r
+}
+
+// ScalarIndexes are the indexes in Query.Scalars of the subqueries e
+// reads, each once, in the order it reads them.
+func ScalarIndexes(e *Expr) []int {
+	var out []int
+	var walk func(e *Expr)
+	walk = func(e *Expr) {
+		if e == nil {
+			return
+		}
+		if e.Kind == ExprScalar && !slices.Contains(out, e.Index) {
+			out = append(out, e.Index)
+		}
+		for _, a := range e.Args {
+			walk(a)
+		}
+	}
+	walk(e)
+	return out
+}
+
+// ScalarUse is a comparison of a column with a value computed from
+// scalar subqueries (ScalarUses).
 type ScalarUse struct {
-	// Index is the subquery's, in Query.Scalars.
-	Index int
+	// Value is the end's value (ScalarBound.Lower or Upper) and Bound
+	// the comparison.
+	Value *Expr
+	Bound *ScalarBound
 	// Column is the column compared; Temporal its type when it is a date
 	// or timestamp column.
 	Column   string
@@ -466,16 +660,16 @@ type ScalarUse struct {
 }
 
 // ScalarUses lists the comparisons with subqueries of conds and b (a
-// Select's Where and Boolean), one per subquery end.
+// Select's Where and Boolean), one per end computed from subqueries.
 func ScalarUses(conds []Condition, b *Predicate) []ScalarUse {
 	var out []ScalarUse
 	add := func(c Condition) {
 		if c.Scalar == nil {
 			return
 		}
-		for _, k := range []int{c.Scalar.Lower, c.Scalar.Upper} {
-			if k > 0 {
-				out = append(out, ScalarUse{Index: k - 1, Column: c.Column, Temporal: c.Temporal})
+		for _, e := range []*Expr{c.Scalar.Lower, c.Scalar.Upper} {
+			if e != nil {
+				out = append(out, ScalarUse{Value: e, Bound: c.Scalar, Column: c.Column, Temporal: c.Temporal})
 			}
 		}
 	}
