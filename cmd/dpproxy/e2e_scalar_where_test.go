@@ -23,10 +23,15 @@ import (
 // (k >= 2.5 keeps 400 rows, truncated to 2 it would keep 600); MEDIAN(d)
 // and MIN(d) are dates that d compares with as dates (d > 2024-04-01
 // keeps 80 rows); an AVG over no row
-// is NULL, which keeps no row. Each statement costs exactly its ε and
+// is NULL, which keeps no row. Arithmetic of subqueries and constants is
+// computed as MariaDB computes it (exact DECIMAL, DIV, a NULL division by
+// zero, DATE - INTERVAL) and answered as MariaDB answers the statement
+// over the same rows. Each statement costs exactly its ε and
 // says in SHOW WARNINGS how it is split. A comparison with a value of
 // another kind, IN (subquery) and a correlated subquery are refused
-// (1235) and free. It failed before (1235: a subquery in WHERE).
+// (1235) and free, as are a column or a function inside the compared
+// value. It failed before (1235: a subquery in WHERE; arithmetic of
+// subqueries, a subquery inside an expression).
 func TestScalarSubqueriesInWhereOverTheWire(t *testing.T) {
 	tables := `  - name: w
     columns:
@@ -84,12 +89,58 @@ func TestScalarSubqueriesInWhereOverTheWire(t *testing.T) {
 				remaining -= 100
 				checkRemaining(t, db, remaining)
 			}
+			// Arithmetic of subqueries and constants, MariaDB's own answer
+			// over w (checked on MariaDB): 0.1000 * 3 * 10 is the DECIMAL
+			// 3.000000 (k >= 3: 400 rows; in DOUBLE 3.0000000000000004,
+			// 200); [2.5 - 1, 2.5 + 0.5] keeps k = 2, 3; 2.5 + 1 keeps
+			// k = 4; x / 0 is NULL; -1000 DIV 300 is -3; MAX(d) is
+			// 2024-04-09, 7 days before it 2024-04-02, which keeps 80
+			// rows (the released MAX within a day or two).
+			for _, c := range []struct {
+				sql       string
+				want, tol float64
+			}{
+				{"SELECT COUNT(*) FROM w WHERE k >= (SELECT COUNT(*) / 10000 FROM w) * 3 * 10", 400, 3},
+				{"SELECT COUNT(*) FROM w WHERE k BETWEEN (SELECT COUNT(*) / 400 FROM w) - 1 AND (SELECT COUNT(*) / 400 FROM w) + 0.5", 400, 3},
+				{"SELECT COUNT(*) FROM w WHERE k > (SELECT COUNT(*) / 400 FROM w) + (SELECT COUNT(*) / 1000 FROM w)", 200, 3},
+				{"SELECT COUNT(*) FROM w WHERE k < (SELECT COUNT(*) FROM w) / 0 + 1", 0, 3},
+				{"SELECT COUNT(*) FROM w WHERE k <= -(SELECT COUNT(*) FROM w) DIV 300 + 5", 600, 3},
+				{"SELECT COUNT(*) FROM w WHERE d >= (SELECT MAX(d) FROM w) - INTERVAL 7 DAY", 80, 25},
+			} {
+				if b.name == "mariadb" {
+					var own float64
+					if err := back.QueryRow(c.sql).Scan(&own); err != nil || own != c.want {
+						t.Errorf("MariaDB answers %s with %g (%v), the test wants %g", c.sql, own, err, c.want)
+					}
+				}
+				rows, err := queryText(db, c.sql)
+				if err != nil || len(rows) != 1 || len(rows[0]) != 1 {
+					t.Errorf("%s: %v %v, want one count", c.sql, rows, err)
+					continue
+				}
+				if got, perr := strconv.ParseFloat(rows[0][0], 64); perr != nil || math.Abs(got-c.want) > c.tol {
+					t.Errorf("%s = %v, want %g ± %g", c.sql, rows, c.want, c.tol)
+				}
+				remaining -= 100
+				checkRemaining(t, db, remaining)
+			}
+			var plan []string
+			rows, err := queryText(db, "EXPLAIN SELECT COUNT(*) FROM w WHERE k > 2 * (SELECT AVG(k) FROM w)")
+			for _, r := range rows {
+				plan = append(plan, strings.Join(r, " | "))
+			}
+			if err != nil || !strings.Contains(strings.Join(plan, "\n"), "k > 2 * subquery #1") {
+				t.Errorf("EXPLAIN of k > 2 * (SELECT AVG(k) FROM w): %v %v, want the comparison k > 2 * subquery #1", plan, err)
+			}
+			checkRemaining(t, db, remaining)
 			for _, q := range []string{
 				"SELECT COUNT(*) FROM w WHERE d > (SELECT COUNT(*) FROM w)",
 				"SELECT COUNT(*) FROM w WHERE k > (SELECT MEDIAN(d) FROM w)",
 				"SELECT COUNT(*) FROM w WHERE k IN (SELECT MEDIAN(k) FROM w)",
 				"SELECT COUNT(*) FROM w a WHERE k > (SELECT AVG(k) FROM w b WHERE b.d = a.d)",
-				"SELECT COUNT(*) FROM w WHERE k > 2 * (SELECT AVG(k) FROM w)",
+				"SELECT COUNT(*) FROM w WHERE d > (SELECT MIN(d) FROM w) - 7",
+				"SELECT COUNT(*) FROM w WHERE k > (SELECT AVG(k) FROM w) + k",
+				"SELECT COUNT(*) FROM w WHERE k > ABS((SELECT AVG(k) FROM w))",
 			} {
 				_, err := queryText(db, q)
 				var me *mysql.MySQLError
