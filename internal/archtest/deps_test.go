@@ -34,18 +34,19 @@ var allowed = map[string][]string{
 	"internal/mech/exact":    {},
 	"internal/mech/privtest": {},
 	"internal/mech/oracle":   {},
-	"internal/wire":          {},
+	"internal/bind":          {},
+	"internal/wire":          {"internal/bind"},
 	"internal/demo":          {"internal/catalog"},
 	"internal/testdb":        {},
 	"internal/fuzzseed":      {},
-	"internal/sqlrewrite":    {"internal/catalog", "internal/dperr"},
+	"internal/sqlrewrite":    {"internal/bind", "internal/catalog", "internal/dperr"},
 	"internal/budget":        {"internal/catalog", "internal/dperr"},
 	"internal/backend":       {"internal/sqlrewrite", "internal/dperr"},
 	"internal/planner":       with(mechShared, mechFamilies, "internal/sqlrewrite", "internal/catalog", "internal/dperr"),
 	"internal/exec": with(mechShared, nil, "internal/mech/histogram", "internal/mech/mm", "internal/planner",
 		"internal/sqlrewrite", "internal/budget", "internal/catalog", "internal/backend", "internal/dperr"),
 	"internal/catalogdb": {"internal/catalog"},
-	"internal/proxy": {"internal/catalogdb", "internal/exec", "internal/planner", "internal/sqlrewrite", "internal/mech/noise",
+	"internal/proxy": {"internal/bind", "internal/catalogdb", "internal/exec", "internal/planner", "internal/sqlrewrite", "internal/mech/noise",
 		"internal/budget", "internal/catalog", "internal/dperr"},
 	"internal/metrics": {"internal/wire", "internal/budget"},
 }
@@ -66,6 +67,7 @@ func with(a, b []string, more ...string) []string {
 // the standard library.
 var thirdParty = map[string][]string{
 	"internal/dperr": {},
+	"internal/bind":  {},
 	"internal/wire":  {"github.com/go-mysql-org/go-mysql"},
 	// metrics: Prometheus only; nothing else (it must not see data).
 	"internal/metrics": {"github.com/prometheus/client_golang"},

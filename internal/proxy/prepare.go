@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/dpproxy/dpproxy/internal/bind"
 	"github.com/dpproxy/dpproxy/internal/dperr"
 	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
 )
@@ -66,15 +67,15 @@ func (s *Session) executePrepared(ctx context.Context, st *sqlrewrite.ExecutePre
 	if !ok {
 		return nil, dperr.New(dperr.UnknownStatement, "Unknown prepared statement handler (%s) given to EXECUTE", st.Name)
 	}
-	literals := make([]string, len(st.Using))
+	args := make([]sqlrewrite.Argument, len(st.Using))
 	for i, name := range st.Using {
-		lit, err := s.usingLiteral(ctx, name)
+		arg, err := s.usingArgument(ctx, name)
 		if err != nil {
 			return nil, err
 		}
-		literals[i] = lit
+		args[i] = arg
 	}
-	bound, err := sqlrewrite.BindParameters(text, literals)
+	bound, err := sqlrewrite.BindParameters(text, args)
 	if err != nil {
 		return nil, err
 	}
@@ -191,34 +192,81 @@ func (s *Session) deallocate(st *sqlrewrite.Deallocate) (*Result, error) {
 	return &Result{}, nil
 }
 
-// usingLiteral is the SQL literal that binds the user variable name to a
-// marker of EXECUTE ... USING, of the variable's type as the binary
-// protocol's argument of that type is bound (internal/wire sqlLiteral):
-// a string quoted; a DATETIME, TIMESTAMP, DATE or TIME as its typed
-// literal (TIMESTAMP '2024-01-02 03:04:05'; bare, it did not parse); a
-// DOUBLE or FLOAT with an exponent (2.5e+00), since 2.5 is a DECIMAL
-// literal and ROUND(2.5) is 3 where MariaDB rounds the DOUBLE 2.5 to 2;
-// integers, decimals and NULL as the catalog engine writes them.
-func (s *Session) usingLiteral(ctx context.Context, name string) (string, error) {
+// usingArgument is the argument that binds the user variable name to a
+// marker of EXECUTE ... USING. Its literal is of the variable's type, as
+// the binary protocol's argument of that type is bound (internal/wire
+// sqlLiteral): a string quoted; a DATETIME, TIMESTAMP, DATE or TIME as
+// its typed literal (TIMESTAMP '2024-01-02 03:04:05'; bare, it did not
+// parse); a DOUBLE or FLOAT with an exponent (2.5e+00), since 2.5 is a
+// DECIMAL literal and ROUND(2.5) is 3 where MariaDB rounds the DOUBLE 2.5
+// to 2; integers, decimals and NULL as the catalog engine writes them.
+// Its Limit is usingLimit's, and a BIGINT -9223372036854775808 is its
+// Minimum.
+func (s *Session) usingArgument(ctx context.Context, name string) (sqlrewrite.Argument, error) {
 	lit, typ, null, err := s.userVariable(ctx, name)
 	if err != nil || null {
-		return "NULL", err
+		return sqlrewrite.Argument{Literal: "NULL", Limit: "0"}, err
 	}
+	arg := sqlrewrite.Argument{Literal: lit, Limit: usingLimit(lit, typ), Minimum: typ == mysqlLongLong && lit == strconv.FormatInt(math.MinInt64, 10)}
 	quoted := "'" + strings.NewReplacer(`\`, `\\`, `'`, `''`).Replace(lit) + "'"
 	if textTypes[typ] {
-		return quoted, nil
-	}
-	if t, ok := temporalLiterals[typ]; ok {
-		return t + " " + quoted, nil
-	}
-	if bits, ok := floatBits[typ]; ok {
+		arg.Literal = quoted
+	} else if t, ok := temporalLiterals[typ]; ok {
+		arg.Literal = t + " " + quoted
+	} else if bits, ok := floatBits[typ]; ok {
 		f, err := strconv.ParseFloat(lit, bits)
 		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
-			return "", dperr.New(dperr.InvalidValue, "EXECUTE USING @%s: %s is not a number MySQL can hold", name, lit)
+			return arg, dperr.New(dperr.InvalidValue, "EXECUTE USING @%s: %s is not a number MySQL can hold", name, lit)
 		}
-		return strconv.FormatFloat(f, 'e', -1, bits), nil
+		arg.Literal = strconv.FormatFloat(f, 'e', -1, bits)
 	}
-	return lit, nil
+	return arg, nil
+}
+
+// MySQL column types of BIGINT and of decimals (include/field_types.h).
+const (
+	mysqlLongLong   = 8
+	mysqlDecimal    = 0
+	mysqlNewDecimal = 246
+)
+
+// usingLimit is the unsigned integer a LIMIT or OFFSET marker reads lit,
+// the text of a user variable of MySQL column type typ, as in MariaDB
+// 10.11's EXECUTE ... USING, or "" where MariaDB refuses it there with
+// 1210: a DOUBLE or FLOAT truncated (2.9 is 2, -0.5 is 0; -1 and from
+// 2^63 up refused); a DECIMAL rounded half away from zero (2.5 is 3,
+// -0.5 refused; past a BIGINT, the greatest BIGINT); a string, and a
+// date or time (which MariaDB's variables hold as text), by its leading
+// integer (bind.LeadingInteger: '2.9' is 2, 'abc' 0, '2024-01-02' 2024;
+// a negative one, and from 2^63 up, refused); an integer as it is, a
+// negative one refused. A NULL is 0 (usingArgument).
+func usingLimit(lit string, typ byte) string {
+	var n bind.Integer
+	switch _, temporal := temporalLiterals[typ]; {
+	case textTypes[typ] || temporal:
+		if n = bind.LeadingInteger(lit); n.Over || n.Mag > math.MaxInt64 {
+			return ""
+		}
+	case floatBits[typ] != 0:
+		f, err := strconv.ParseFloat(lit, 64)
+		if err != nil || f <= -1 || f >= 0x1p63 || math.IsNaN(f) {
+			return ""
+		}
+		return strconv.FormatUint(uint64(math.Max(f, 0)), 10)
+	case typ == mysqlDecimal || typ == mysqlNewDecimal:
+		if n = bind.RoundDecimal(lit); n.Over || n.Mag > math.MaxInt64 {
+			n = bind.Integer{Neg: n.Neg, Mag: math.MaxInt64}
+		}
+	default:
+		if _, err := strconv.ParseUint(lit, 10, 64); err != nil {
+			return ""
+		}
+		return lit
+	}
+	if n.Neg {
+		return ""
+	}
+	return strconv.FormatUint(n.Mag, 10)
 }
 
 // userVariable reads a user variable from the catalog engine: its value's

@@ -520,3 +520,58 @@ func TestShowWarningsLimitAtMost(t *testing.T) {
 		t.Errorf("SHOW WARNINGS LIMIT 1, 18446744073709551615: got %s, want %s", got, want)
 	}
 }
+
+// TestExecuteUsingLimit: a LIMIT or OFFSET marker of EXECUTE ... USING
+// reads its variable as MariaDB 10.11 does: a DOUBLE truncated, a DECIMAL
+// rounded half away from zero, a string by its leading integer, NULL as
+// 0; a negative value (and a DOUBLE or string from 2^63 up) is 1210.
+// DOUBLE and DECIMAL variables were bound as 2.9e+00 and 2.5 (1064),
+// strings quoted (1064), negative integers as -1 (1064).
+func TestExecuteUsingLimit(t *testing.T) {
+	s := newTestSession(t)
+	run(t, s, "PREPARE l FROM 'SELECT COLUMN_NAME FROM information_schema.COLUMNS WHERE TABLE_NAME = ''pums'' LIMIT ?'")
+	for value, want := range map[string]int{
+		"2.9e0": 2, "3.5e0": 3, "-0.5e0": 0, "2.5": 3, "2.4": 2, "-0.4": 0, "'2'": 2, "'2.9'": 2, "'abc'": 0, "' 3x'": 3,
+		"NULL": 0, "3": 3, "CAST(1 AS UNSIGNED)": 1, "99999999999999999999": -1, "18446744073709551615": -1,
+	} {
+		run(t, s, "SET @l = "+value)
+		got := len(run(t, s, "EXECUTE l USING @l").Rows)
+		if want < 0 {
+			want = len(run(t, s, "SELECT COLUMN_NAME FROM information_schema.COLUMNS WHERE TABLE_NAME = 'pums'").Rows)
+		}
+		if got != want {
+			t.Errorf("LIMIT @l = %s: %d rows, want %d", value, got, want)
+		}
+	}
+	for _, value := range []string{"-1e0", "9.3e18", "-1.0", "-0.5", "-1", "'-1'", "' -2'", "'9223372036854775808'"} {
+		run(t, s, "SET @l = "+value)
+		wantKind(t, s, "EXECUTE l USING @l", dperr.WrongArguments)
+	}
+}
+
+// TestExecuteUsingNegatedMinimum: EXECUTE ... USING a BIGINT variable
+// -9223372036854775808 under a unary minus is MariaDB 10.11's 1690
+// (22003), before anything is charged; it was bound as
+// - -9223372036854775808, answered and charged. A binary minus binds as
+// before.
+func TestExecuteUsingNegatedMinimum(t *testing.T) {
+	s := newTestSession(t)
+	run(t, s, "SET @m = -9223372036854775808")
+	run(t, s, "PREPARE s FROM 'SELECT COUNT(*) FROM pums WHERE age = -?'")
+	before := run(t, s, "SELECT dp_remaining_epsilon()").Rows
+	_, err := s.Execute(context.Background(), "EXECUTE s USING @m")
+	var e *dperr.Error
+	if !errors.As(err, &e) {
+		t.Fatalf("EXECUTE s USING @m: got %v, want 1690", err)
+	}
+	if code, state := e.SQLCode(); code != 1690 || state != "22003" {
+		t.Errorf("EXECUTE s USING @m: got %d (%s), want 1690 (22003)", code, state)
+	}
+	if after := run(t, s, "SELECT dp_remaining_epsilon()").Rows; fmt.Sprint(after) != fmt.Sprint(before) {
+		t.Errorf("remaining epsilon went from %v to %v", before, after)
+	}
+	run(t, s, "PREPARE c FROM 'SELECT ? - 0 AS a'")
+	if got := fmt.Sprint(run(t, s, "EXECUTE c USING @m").Rows); got != "[[-9223372036854775808]]" {
+		t.Errorf("EXECUTE c USING @m: got %s", got)
+	}
+}

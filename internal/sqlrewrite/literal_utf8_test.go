@@ -73,7 +73,7 @@ func TestBoundParameterWithNULIsRefused(t *testing.T) {
 		"SELECT COUNT(*) FROM pums WHERE name IN ('x', ?)",
 	} {
 		for _, param := range []string{"'a\x00b'", "'\x00'", "'C\xffA'"} {
-			bound, err := sqlrewrite.BindParameters(sql, []string{param})
+			bound, err := sqlrewrite.BindParameters(sql, []sqlrewrite.Argument{{Literal: param}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -83,7 +83,7 @@ func TestBoundParameterWithNULIsRefused(t *testing.T) {
 				t.Errorf("%s with %q: got %v, want an Unsupported refusal", sql, param, err)
 			}
 		}
-		bound, err := sqlrewrite.BindParameters(sql, []string{`'a\\0b'`})
+		bound, err := sqlrewrite.BindParameters(sql, []sqlrewrite.Argument{{Literal: `'a\\0b'`}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
+	"github.com/dpproxy/dpproxy/internal/bind"
 	"github.com/dpproxy/dpproxy/internal/dperr"
 )
 
@@ -60,56 +61,47 @@ func errExecuteArguments() error {
 	return dperr.New(dperr.WrongArguments, "Incorrect arguments to EXECUTE")
 }
 
+// Argument is a user variable that EXECUTE ... USING binds to a marker.
+type Argument struct {
+	// Literal is the SQL literal of its value, which a marker binds.
+	Literal string
+	// Limit is the unsigned integer literal a LIMIT or OFFSET marker
+	// binds instead, or "" where MariaDB refuses the value there with
+	// 1210 (a negative one).
+	Limit string
+	// Minimum reports the BIGINT -9223372036854775808, which a marker
+	// under a unary minus (k = -?) refuses with 1690, as MariaDB does:
+	// bound as text it would read as the DECIMAL 9223372036854775808.
+	Minimum bool
+}
+
 // BindParameters replaces the ? markers of sql, outside string literals,
-// quoted identifiers and comments, with the given SQL literals in order. It
-// fails unless there are exactly as many markers as literals, with
-// MariaDB's 1210 "Incorrect arguments to EXECUTE".
-func BindParameters(sql string, literals []string) (string, error) {
-	var b strings.Builder
-	n := 0
-	for i := 0; i < len(sql); i++ {
-		c := sql[i]
-		switch {
-		case c == '?':
-			if n == len(literals) {
-				return "", errExecuteArguments()
-			}
-			b.WriteString(literals[n])
-			n++
-			continue
-		case c == '\'' || c == '"' || c == '`':
-			end := i + 1
-			for end < len(sql) && sql[end] != c {
-				if sql[end] == '\\' && c != '`' {
-					end++
-				}
-				end++
-			}
-			end = min(end, len(sql)-1)
-			b.WriteString(sql[i : end+1])
-			i = end
-			continue
-		case c == '#' || (c == '-' && strings.HasPrefix(sql[i:], "-- ")):
-			end := strings.IndexByte(sql[i:], '\n')
-			if end < 0 {
-				end = len(sql) - i - 1
-			}
-			b.WriteString(sql[i : i+end+1])
-			i += end
-			continue
-		case c == '/' && strings.HasPrefix(sql[i:], "/*"):
-			end := strings.Index(sql[i+2:], "*/")
-			if end < 0 {
-				end = len(sql) - i - 4
-			}
-			b.WriteString(sql[i : i+end+4])
-			i += end + 3
-			continue
-		}
-		b.WriteByte(c)
-	}
-	if n != len(literals) {
+// quoted identifiers and comments (bind.Markers), with the literals of
+// args in order (bind.Replace, which keeps a literal apart from text it
+// would join): a LIMIT or OFFSET marker (bind.LimitMarker) with the
+// argument's Limit, any other with its Literal. It fails unless
+// there are exactly as many markers as arguments, and where a LIMIT
+// argument has no Limit, with MariaDB's 1210 "Incorrect arguments to
+// EXECUTE"; and with 1690 where the operand of a unary minus
+// (bind.NegatedMarker) is a Minimum.
+func BindParameters(sql string, args []Argument) (string, error) {
+	markers := bind.Markers(sql)
+	if len(markers) != len(args) {
 		return "", errExecuteArguments()
 	}
-	return b.String(), nil
+	literals := make([]string, len(args))
+	for i, m := range markers {
+		at := int(m)
+		lit := args[i].Literal
+		if bind.LimitMarker(sql, at) {
+			if lit = args[i].Limit; lit == "" {
+				return "", errExecuteArguments()
+			}
+		}
+		if args[i].Minimum && bind.NegatedMarker(sql, at) {
+			return "", dperr.New(dperr.OutOfRange, "BIGINT value is out of range in '--9223372036854775808'")
+		}
+		literals[i] = lit
+	}
+	return bind.Replace(sql, markers, literals), nil
 }

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/dpproxy/dpproxy/internal/bind"
 )
 
 // decimalText is a DECIMAL parameter as the client sent it: decimal digits,
@@ -104,71 +106,57 @@ func timeText(d time.Duration) string {
 }
 
 // bindArguments returns query with the markers at offsets replaced by the
-// literals of args. A string argument of a LIMIT or OFFSET marker is
-// refused with 1210, as MySQL refuses it (in text SQL, LIMIT '5' is a
-// syntax error, 1064, there and here). A BIGINT argument
-// -9223372036854775808 negated by a unary minus (k = -?) is refused with
-// MariaDB's 1690, the negation being out of range for a BIGINT: bound as
-// text it would read as - -9223372036854775808, which MariaDB computes as
-// the DECIMAL 9223372036854775808. A space goes between a literal and the
-// text next to it where leaving them adjacent would lex differently: "1 -?"
-// with -5 must not become a "--" comment, "??" with two strings must not
-// merge into one literal with a doubled quote, "X?" must not become a hex
-// literal.
+// literals of args. An argument of a LIMIT or OFFSET marker is written as
+// the unsigned integer MariaDB reads it as (limitLiteral). A BIGINT
+// argument -9223372036854775808 negated by a unary minus (k = -?) is
+// refused with MariaDB's 1690, the negation being out of range for a
+// BIGINT: bound as text it would read as - -9223372036854775808, which
+// MariaDB computes as the DECIMAL 9223372036854775808. The literals go in
+// as bind.Replace puts them, a space apart from text they would join.
 func bindArguments(query string, offsets []uint32, args []any) (string, error) {
 	if len(args) != len(offsets) {
 		return "", errWrongArguments("%d arguments for %d parameters", len(args), len(offsets))
 	}
-	var b strings.Builder
-	b.Grow(len(query) + 16*len(args))
-	appendPiece := func(piece string) {
-		if piece == "" {
-			return
-		}
-		if b.Len() > 0 && lexicallyJoined(b.String()[b.Len()-1], piece[0]) {
-			b.WriteByte(' ')
-		}
-		b.WriteString(piece)
-	}
-	last := 0
+	literals := make([]string, len(args))
 	for i, offset := range offsets {
 		at := int(offset)
-		switch args[i].(type) {
-		case string, []byte:
-			if limitMarker(query, at) {
-				return "", errWrongArguments("parameter %d is a string, and LIMIT and OFFSET take an integer (bind it as one)", i+1)
-			}
-		}
-		if v, ok := args[i].(int64); ok && v == math.MinInt64 && negatedMarker(query, at) {
+		if v, ok := args[i].(int64); ok && v == math.MinInt64 && bind.NegatedMarker(query, at) {
 			return "", errNegatedMinimum()
 		}
 		lit, err := sqlLiteral(args[i])
-		if limitMarker(query, at) {
+		if bind.LimitMarker(query, at) {
 			lit, err = limitLiteral(args[i], lit, err)
 		}
 		if err != nil {
 			return "", errWrongArguments("parameter %d: %v", i+1, err)
 		}
-		appendPiece(query[last:at])
-		appendPiece(lit)
-		last = at + 1
+		literals[i] = lit
 	}
-	appendPiece(query[last:])
-	return b.String(), nil
+	return bind.Replace(query, offsets, literals), nil
 }
 
-// limitLiteral writes a numeric argument of a LIMIT or OFFSET marker (lit
-// and err, its sqlLiteral) as the unsigned integer MariaDB reads it as:
-// a negative integer as its two's complement (-1 is 18446744073709551615,
-// every row), a DOUBLE or FLOAT rounded half to even (rint: 2.5 is 2,
-// 2.9 is 3), saturated to a BIGINT and then read unsigned as an integer
-// is (-1.5 is -2, every row). LIMIT and OFFSET literals are unsigned
-// integers: -1 and 2.5 there were 1064 where MariaDB answers.
+// limitLiteral writes an argument of a LIMIT or OFFSET marker (lit and
+// err, its sqlLiteral) as the unsigned integer MariaDB 10.11 reads it as:
+// a negative integer as its two's complement (-1 is
+// 18446744073709551615, every row); a DOUBLE or FLOAT rounded half to
+// even (rint: 2.5 is 2, 2.9 is 3), saturated to a BIGINT and then read
+// unsigned as an integer is (-1.5 is -2, every row); a DECIMAL rounded
+// half away from zero (2.5 is 3); a string or byte string by its leading
+// integer (bind.LeadingInteger: '2' is 2, '2.9' 2, 'abc' 0), each
+// saturated to a BIGINT and read unsigned (bind.Integer.Unsigned).
+// LIMIT and OFFSET literals are unsigned integers: -1, 2.5 and '2' there
+// were 1064 or 1210 where MariaDB answers.
 func limitLiteral(arg any, lit string, err error) (string, error) {
 	var f float64
 	switch v := arg.(type) {
 	case int64:
 		return strconv.FormatUint(uint64(v), 10), nil
+	case decimalText:
+		return strconv.FormatUint(bind.RoundDecimal(string(v)).Unsigned(), 10), nil
+	case string:
+		return strconv.FormatUint(bind.LeadingInteger(v).Unsigned(), 10), nil
+	case []byte:
+		return strconv.FormatUint(bind.LeadingInteger(string(v)).Unsigned(), 10), nil
 	case float32:
 		f = float64(v)
 	case float64:
@@ -187,20 +175,4 @@ func limitLiteral(arg any, lit string, err error) (string, error) {
 		return strconv.FormatUint(1<<63, 10), nil
 	}
 	return strconv.FormatUint(uint64(int64(r)), 10), nil
-}
-
-// lexicallyJoined reports whether bytes a and b, written next to each other,
-// could be read as parts of one token.
-func lexicallyJoined(a, b byte) bool {
-	return (a == '-' && b == '-') || (tokenByte(a) && tokenByte(b))
-}
-
-// tokenByte reports whether c can continue a word, number, quoted literal,
-// variable name or qualified name.
-func tokenByte(c byte) bool {
-	switch {
-	case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c >= 0x80:
-		return true
-	}
-	return strings.IndexByte("_$@.'\"`", c) >= 0
 }

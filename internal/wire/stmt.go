@@ -8,6 +8,8 @@ import (
 
 	gomysql "github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/server"
+
+	"github.com/dpproxy/dpproxy/internal/bind"
 )
 
 // Limits on prepared statements, per connection. With them a connection
@@ -221,7 +223,7 @@ func (c *connection) stmt(body []byte, command string) (*server.Stmt, error) {
 // from the execution's result set, which always defines its columns). It
 // runs nothing: the statement is checked when it executes.
 func (c *connection) HandleStmtPrepare(query string) (params, columns int, ctx any, err error) {
-	offsets := placeholderOffsets(query)
+	offsets := bind.Markers(query)
 	if len(offsets) > math.MaxUint16 {
 		return 0, 0, nil, gomysql.NewDefaultError(gomysql.ER_PS_MANY_PARAM)
 	}

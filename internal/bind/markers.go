@@ -1,11 +1,19 @@
-package wire
+// Package bind holds what the two binders of prepared-statement arguments
+// share: the protocol's (internal/wire, COM_STMT_EXECUTE) and the SQL
+// level's (internal/sqlrewrite and internal/proxy, EXECUTE ... USING).
+// Both replace the ? markers of a statement's text with literals, and
+// both read the text around a marker by MySQL's lexical rules, without a
+// parse: where the markers are, whether one is a LIMIT or OFFSET argument,
+// whether one is the operand of a unary minus; and both read a LIMIT
+// argument's value as MariaDB does (limit.go). It imports nothing of ours.
+package bind
 
 import (
 	"slices"
 	"strings"
 )
 
-// placeholderOffsets returns the byte offsets of the ? parameter markers in
+// Markers returns the byte offsets of the ? parameter markers in
 // query: every ? outside string literals ('...' and "..." with backslash
 // escapes and doubled quotes), quoted identifiers (`...`) and comments
 // (#..., -- ... and /* ... */, including /*! ... */, whose markers MySQL
@@ -14,7 +22,7 @@ import (
 // escapes on), which is how the session parses the text. The slice is a
 // fresh copy without spare capacity (a prepared statement keeps it), and query must be shorter
 // than 4 GiB (packets are far smaller).
-func placeholderOffsets(query string) []uint32 {
+func Markers(query string) []uint32 {
 	var marks []uint32
 	for i := 0; i < len(query); i++ {
 		switch query[i] {
@@ -87,12 +95,12 @@ func blockCommentEnd(s string, i int) int {
 	return len(s) - 1
 }
 
-// limitMarker reports whether the ? marker at offset at is a LIMIT or OFFSET
+// LimitMarker reports whether the ? marker at offset at is a LIMIT or OFFSET
 // argument of query: the word before it (across white space) is LIMIT or
 // OFFSET, or it follows the comma of LIMIT n, ? (n a number or a marker).
 // It reads words, not a parse: a comment between the keyword and the
 // marker hides it.
-func limitMarker(query string, at int) bool {
+func LimitMarker(query string, at int) bool {
 	word, before := previousToken(query, at)
 	switch strings.ToUpper(word) {
 	case "LIMIT", "OFFSET":
@@ -108,12 +116,12 @@ func limitMarker(query string, at int) bool {
 	return false
 }
 
-// negatedMarker reports whether the ? marker at offset at is the operand
+// NegatedMarker reports whether the ? marker at offset at is the operand
 // of a unary minus: the token before it is -, and the token before that
 // is no operand but an operator, an opening parenthesis, a comma, a
 // keyword an expression follows (expressionKeywords) or the start of the
-// query. It reads tokens, as limitMarker does.
-func negatedMarker(query string, at int) bool {
+// query. It reads tokens, as LimitMarker does.
+func NegatedMarker(query string, at int) bool {
 	minus, start := previousToken(query, at)
 	if minus != "-" {
 		return false
@@ -155,4 +163,48 @@ func previousToken(query string, end int) (token string, start int) {
 
 func isWordByte(c byte) bool {
 	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+}
+
+// Replace returns query with the markers at offsets (Markers) replaced
+// by literals, one each, in order. A space goes between a literal and
+// the text next to it where leaving them adjacent would lex differently:
+// "1 -?" with -5 must not become a "--" comment, "??" with two strings
+// must not merge into one literal with a doubled quote, "X?" must not
+// become a hex literal.
+func Replace(query string, offsets []uint32, literals []string) string {
+	var b strings.Builder
+	b.Grow(len(query) + 16*len(literals))
+	appendPiece := func(piece string) {
+		if piece == "" {
+			return
+		}
+		if b.Len() > 0 && joined(b.String()[b.Len()-1], piece[0]) {
+			b.WriteByte(' ')
+		}
+		b.WriteString(piece)
+	}
+	last := 0
+	for i, offset := range offsets {
+		appendPiece(query[last:offset])
+		appendPiece(literals[i])
+		last = int(offset) + 1
+	}
+	appendPiece(query[last:])
+	return b.String()
+}
+
+// joined reports whether bytes a and b, written next to each other,
+// could be read as parts of one token.
+func joined(a, b byte) bool {
+	return (a == '-' && b == '-') || (tokenByte(a) && tokenByte(b))
+}
+
+// tokenByte reports whether c can continue a word, number, quoted literal,
+// variable name or qualified name.
+func tokenByte(c byte) bool {
+	switch {
+	case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c >= 0x80:
+		return true
+	}
+	return strings.IndexByte("_$@.'\"`", c) >= 0
 }

@@ -1,11 +1,11 @@
-package wire
+package bind
 
 import (
 	"reflect"
 	"testing"
 )
 
-func TestPlaceholderOffsets(t *testing.T) {
+func TestMarkers(t *testing.T) {
 	for _, tc := range []struct {
 		query string
 		want  []uint32
@@ -30,7 +30,7 @@ func TestPlaceholderOffsets(t *testing.T) {
 		{"SELECT ? --", []uint32{7}},      // a comment at the very end
 		{"SELECT x/?/?", []uint32{9, 11}}, // division is not a comment
 	} {
-		if got := placeholderOffsets(tc.query); !reflect.DeepEqual(got, tc.want) {
+		if got := Markers(tc.query); !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("%q: got %v, want %v", tc.query, got, tc.want)
 		}
 	}
