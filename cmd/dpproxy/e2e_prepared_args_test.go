@@ -6,6 +6,10 @@ import (
 	"math"
 	"testing"
 
+	"github.com/go-mysql-org/go-mysql/client"
+	gomysql "github.com/go-mysql-org/go-mysql/mysql"
+	"github.com/go-sql-driver/mysql"
+
 	"github.com/dpproxy/dpproxy/internal/testdb"
 )
 
@@ -54,18 +58,24 @@ func boundRows(db *sql.DB, q string, args ...any) ([][]string, error) {
 //     binds as one (it was bound bare: 1064).
 //   - LIMIT ? reads its argument unsigned, a DOUBLE rounded half to even:
 //     -1 keeps every row, 2.5 two, 0.4 none (-1 and 2.5 were 1064).
+//   - a DECIMAL argument of LIMIT ? rounds half away from zero and a
+//     string reads as its leading integer (they were 1064 and 1210);
+//     EXECUTE ... USING reads a DOUBLE variable truncated, a string by
+//     its leading integer, a negative one as 1210 (1064 before).
 //   - k = -? with the BIGINT -9223372036854775808 is 1690 (22003), before
-//     anything is charged (it was answered and charged); the text forms
+//     anything is charged (it was answered and charged), through
+//     EXECUTE ... USING too; the text forms
 //     k = -(-9223372036854775808) and k = - -9223372036854775808, which
 //     MariaDB answers, are answered.
 func TestPreparedArgumentsAsMariaDB(t *testing.T) {
 	load := []string{"CREATE TABLE tq (k INT)", "INSERT INTO tq VALUES (1), (2), (3), (4), (5)"}
-	ref := testdb.Open(t, "mysql", testdb.MySQLDSN(t))
+	refDSN := testdb.MySQLDSN(t)
+	ref := testdb.Open(t, "mysql", refDSN)
 	ref.SetMaxOpenConns(1)
 	execAll(t, ref, load)
 	dsn := testdb.MySQLDSN(t)
 	execAll(t, testdb.Open(t, "mysql", dsn), load)
-	_, db := startCarolProxy(t, "mysql", dsn, "{default_epsilon: 1, max_epsilon: 50}", "epsilon: 1000, delta: 1.0e-5", `  - name: tq
+	p, db := startCarolProxy(t, "mysql", dsn, "{default_epsilon: 1, max_epsilon: 50}", "epsilon: 1000, delta: 1.0e-5", `  - name: tq
     columns:
       - {name: k, type: integer, lower: 0, upper: 10}
 `)
@@ -99,7 +109,7 @@ func TestPreparedArgumentsAsMariaDB(t *testing.T) {
 	}
 
 	q := "SELECT COUNT(*) AS n FROM tq LIMIT ?"
-	for _, arg := range []any{int64(-1), 2.5, 0.4, 2.9} {
+	for _, arg := range []any{int64(-1), 2.5, 0.4, 2.9, "0", "2", "abc", "-1"} {
 		got, err := boundRows(db, q, arg)
 		want, werr := boundRows(ref, q, arg)
 		if werr != nil {
@@ -107,6 +117,35 @@ func TestPreparedArgumentsAsMariaDB(t *testing.T) {
 		}
 		if err != nil || len(got) != len(want) {
 			t.Errorf("%s with %v: %v %v, want MariaDB's %d rows", q, arg, got, err, len(want))
+		}
+	}
+
+	// A DECIMAL argument (go-sql-driver sends none) rounds half away
+	// from zero: 0.5 keeps the row, 0.4 none.
+	cfg, err := mysql.ParseDSN(refDSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref2 := dialClient(t, cfg.Addr, cfg.User, cfg.Passwd, cfg.DBName)
+	pc := dialClient(t, p.addr, "carol", "carol-pw", "dpproxy")
+	for _, dec := range []string{"0.5", "0.4", "-0.5"} {
+		arg := gomysql.TypedBytes{Type: gomysql.MYSQL_TYPE_NEWDECIMAL, Bytes: []byte(dec)}
+		want, werr := decimalLimitRows(ref2, q, arg)
+		got, err := decimalLimitRows(pc, q, arg)
+		if werr != nil || err != nil || got != want {
+			t.Errorf("%s with DECIMAL %s: %d rows, %v, want MariaDB's %d (%v)", q, dec, got, err, want, werr)
+		}
+	}
+
+	// EXECUTE ... USING reads LIMIT's variable as MariaDB does: a DOUBLE
+	// truncated, a string by its leading integer, a negative value 1210.
+	both("PREPARE l FROM 'SELECT COUNT(*) AS n FROM tq LIMIT ?'")
+	for _, v := range []string{"0.9e0", "1.5e0", "0.5", "0.4", "'1'", "'abc'", "NULL", "-1e0", "-1", "'-1'"} {
+		both("SET @l = " + v)
+		g, err := queryText(db, "EXECUTE l USING @l")
+		w, werr := queryText(ref, "EXECUTE l USING @l")
+		if mysqlCode(err) != mysqlCode(werr) || len(g) != len(w) {
+			t.Errorf("SET @l = %s; EXECUTE l USING @l: %d rows, %v, want MariaDB's %d, %v", v, len(g), err, len(w), werr)
 		}
 	}
 
@@ -129,6 +168,14 @@ func TestPreparedArgumentsAsMariaDB(t *testing.T) {
 			t.Errorf("%s with %d: %v, want 1690 as MariaDB", q, int64(math.MinInt64), err)
 		}
 	}
+	both("SET @m = -9223372036854775808")
+	both("PREPARE m FROM 'SELECT COUNT(*) FROM tq WHERE k = -?'")
+	if _, werr := queryText(ref, "EXECUTE m USING @m"); mysqlCode(werr) != 1690 {
+		t.Fatalf("MariaDB: EXECUTE m USING @m: %v, want 1690", werr)
+	}
+	if _, err := queryText(db, "EXECUTE m USING @m"); mysqlCode(err) != 1690 {
+		t.Errorf("EXECUTE m USING @m: %v, want 1690 as MariaDB", err)
+	}
 	if after := remaining(); after != before {
 		t.Errorf("the 1690s moved dp_remaining_epsilon() from %g to %g", before, after)
 	}
@@ -138,4 +185,19 @@ func TestPreparedArgumentsAsMariaDB(t *testing.T) {
 			t.Errorf("%s: %v, want an answer as MariaDB's", q, err)
 		}
 	}
+}
+
+// decimalLimitRows runs q, prepared on c, with the one argument arg and
+// returns its rows.
+func decimalLimitRows(c *client.Conn, q string, arg any) (int, error) {
+	st, err := c.Prepare(q)
+	if err != nil {
+		return 0, err
+	}
+	defer st.Close()
+	r, err := st.Execute(arg)
+	if err != nil {
+		return 0, err
+	}
+	return len(r.Values), nil
 }
