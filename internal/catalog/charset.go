@@ -3,6 +3,7 @@ package catalog
 import (
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"golang.org/x/text/encoding"
 	"golang.org/x/text/encoding/charmap"
@@ -153,4 +154,26 @@ func (c *Charsets) Of(table, column string) (cs Charset, ok bool) {
 	defer c.mu.RUnlock()
 	cs, ok = c.column[charsetKey(table, column)]
 	return cs, ok
+}
+
+// ErrConvText is text s as MariaDB writes it into a message's '%-.128T'
+// (1292's value, Truncated incorrect CHAR(n) value): whole when it is at
+// most 128 bytes, else its longest prefix of whole characters of at most
+// 125 bytes followed by "..." (CAST(REPEAT('é', 200) AS CHAR(3)) shows 62
+// of them). The planner's post-processing and the catalog engine both
+// write it.
+func ErrConvText(s string) string {
+	const most = 128
+	if len(s) <= most {
+		return s
+	}
+	end := 0
+	for end < len(s) {
+		_, size := utf8.DecodeRuneInString(s[end:])
+		if end+size > most-3 {
+			break
+		}
+		end += size
+	}
+	return s[:end] + "..."
 }

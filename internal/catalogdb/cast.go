@@ -7,13 +7,14 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/expression"
 	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/dolthub/vitess/go/sqltypes"
 	"github.com/dolthub/vitess/go/vt/sqlparser"
+
+	"github.com/dpproxy/dpproxy/internal/catalog"
 )
 
 // castParser is go-mysql-server's parser, except that the operand of
@@ -267,7 +268,7 @@ func (c *castAs) temporal(ctx *sql.Context, s string) (any, error) {
 	}
 	v, _, err := t.Convert(ctx, s)
 	if err != nil {
-		ctx.Warn(1292, "Incorrect %s value: '%s'", c.kind, errConvText(s))
+		ctx.Warn(1292, "Incorrect %s value: '%s'", c.kind, catalog.ErrConvText(s))
 		return nil, nil
 	}
 	return v, nil
@@ -284,7 +285,7 @@ func (c *castAs) char(ctx *sql.Context, v any) (any, error) {
 	n := c.length
 	for i := range s {
 		if n == 0 {
-			ctx.Warn(1292, "Truncated incorrect CHAR(%d) value: '%s'", c.length, errConvText(s))
+			ctx.Warn(1292, "Truncated incorrect CHAR(%d) value: '%s'", c.length, catalog.ErrConvText(s))
 			return s[:i], nil
 		}
 		n--
@@ -309,27 +310,7 @@ func (c *castAs) microseconds(ctx *sql.Context, s string, note bool) string {
 		}
 	}
 	if note {
-		ctx.Session.Warn(&sql.Warning{Level: "Note", Code: 1292, Message: fmt.Sprintf("Truncated incorrect %s value: '%s'", c.kind, errConvText(s))})
+		ctx.Session.Warn(&sql.Warning{Level: "Note", Code: 1292, Message: fmt.Sprintf("Truncated incorrect %s value: '%s'", c.kind, catalog.ErrConvText(s))})
 	}
 	return trimmed[:dot+1+maxPrecision]
-}
-
-// errConvText is text s as MariaDB writes it into a message's '%-.128T'
-// (1292's value): whole when it is at most 128 bytes, else its longest
-// prefix of whole characters of at most 125 bytes followed by "..." (as
-// package planner's ErrConvText, which this package may not import).
-func errConvText(s string) string {
-	const most = 128
-	if len(s) <= most {
-		return s
-	}
-	end := 0
-	for end < len(s) {
-		_, size := utf8.DecodeRuneInString(s[end:])
-		if end+size > most-3 {
-			break
-		}
-		end += size
-	}
-	return s[:end] + "..."
 }

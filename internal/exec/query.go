@@ -292,7 +292,7 @@ func postProcess(qp *planner.QueryPlan, rows []planner.Row, scalars []planner.Da
 		if t.Note {
 			level = "Note"
 		}
-		warnings = append(warnings, Warning{Level: level, Code: TruncatedCode, Message: fmt.Sprintf("Truncated incorrect %s value: '%s'", t.Type, planner.ErrConvText(t.Value))})
+		warnings = append(warnings, Warning{Level: level, Code: TruncatedCode, Message: fmt.Sprintf("Truncated incorrect %s value: '%s'", t.Type, catalog.ErrConvText(t.Value))})
 	}
 	for _, c := range computed.Casts {
 		level := "Warning"

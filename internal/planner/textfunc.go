@@ -362,7 +362,7 @@ func castChar(a []Datum, w *Warnings) Datum {
 	s := text(a[0])
 	if n >= 0 && int64(len(s)) > n {
 		if cut := cutChars(s, n); cut != s {
-			w.warn(false, truncatedCode, fmt.Sprintf("Truncated incorrect CHAR(%d) value: '%s'", n, ErrConvText(s)))
+			w.warn(false, truncatedCode, fmt.Sprintf("Truncated incorrect CHAR(%d) value: '%s'", n, catalog.ErrConvText(s)))
 			s = cut
 		}
 	}
@@ -381,24 +381,4 @@ func cutChars(s string, n int64) string {
 		n--
 	}
 	return s
-}
-
-// ErrConvText is text s as MariaDB writes it into a message's '%-.128T'
-// (1292's value): whole when it is at most 128 bytes, else its longest
-// prefix of whole characters of at most 125 bytes followed by "..."
-// (CAST(REPEAT('é', 200) AS CHAR(3)) shows 62 of them).
-func ErrConvText(s string) string {
-	const most = 128
-	if len(s) <= most {
-		return s
-	}
-	end := 0
-	for end < len(s) {
-		_, size := utf8.DecodeRuneInString(s[end:])
-		if end+size > most-3 {
-			break
-		}
-		end += size
-	}
-	return s[:end] + "..."
 }
