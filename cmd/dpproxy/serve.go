@@ -463,6 +463,8 @@ func (a sessionAdapter) UseDatabase(ctx context.Context, name string) error {
 
 func (a sessionAdapter) Refused(code uint16, message string) { a.s.Refused(code, message) }
 
+func (a sessionAdapter) Answered() { a.s.Answered() }
+
 func (a sessionAdapter) Reset() { a.s.Reset() }
 
 func (a sessionAdapter) Close() { a.s.Close() }

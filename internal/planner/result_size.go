@@ -108,6 +108,16 @@ func (qp *QueryPlan) checkResultSize() error {
 		rows, per, catalog.MaxResultBytes)
 }
 
+// ResultBound is the most the cells of qp's result may count (see above):
+// its public bound on rows times the most one row keeps, at most
+// catalog.MaxResultBytes for a plan PlanQuery returned. It reads the
+// statement and the configuration only, never the data, so the proxy may
+// reserve it (as memory it holds until the answer is written) before
+// anything is read or charged.
+func (qp *QueryPlan) ResultBound() int64 {
+	return satMul(max(qp.resultRows(), 1), rowBound(qp.Query))
+}
+
 // resultRows is the public bound on the rows post-processing starts from:
 // none when the plan is Empty, the keys chosen by partition selection it
 // answers (SelectedLimit) times the declared groups beside them, else

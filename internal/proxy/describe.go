@@ -46,7 +46,7 @@ func (s *Session) Describe(ctx context.Context, query string, markers int) (cols
 	if len(query) > largeStatementBytes {
 		return nil
 	}
-	release, err := s.engine.parses.enter(ctx, s.user, len(query))
+	release, err := s.engine.parses.enter(ctx, s.user, int64(len(query)))
 	if err != nil {
 		return nil
 	}

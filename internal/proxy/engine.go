@@ -48,8 +48,11 @@ type Engine struct {
 	// zones are the backend's date and timestamp columns with a time
 	// zone; nil (none known) until SetColumnZones.
 	zones *catalog.ColumnZones
-	// parses bounds the memory of concurrent parses (parseGate).
-	parses *parseGate
+	// parses bounds the memory of concurrent parses (newParseGate).
+	parses *byteGate
+	// answers bounds the private answers held until written
+	// (newAnswerGate).
+	answers *byteGate
 }
 
 // Connections is what KILL reaches: the server's client connections.
@@ -99,7 +102,7 @@ func NewEngine(cat *catalog.Config, executor *exec.Executor, ledger *budget.Ledg
 	}
 	e := &Engine{
 		cat: cat, catalogDB: catalogDB, planner: planner.New(cat), executor: executor, ledger: ledger, log: log,
-		newSource: noise.NewCryptoSource, parses: newParseGate(),
+		newSource: noise.NewCryptoSource, parses: newParseGate(), answers: newAnswerGate(),
 	}
 	// Each proxy holds its analysts to its own configuration, against
 	// the usage all proxies sharing the ledger add to.

@@ -1,15 +1,6 @@
 package proxy
 
-import (
-	"context"
-	"errors"
-	"sync"
-	"time"
-
-	"golang.org/x/sync/semaphore"
-
-	"github.com/dpproxy/dpproxy/internal/dperr"
-)
+import "fmt"
 
 // Bounds of the memory spent parsing. TiDB's parser allocates about 250
 // to 500 bytes per byte of text (a refused 255 KiB IN list or FROM-less
@@ -31,69 +22,11 @@ const (
 // described, relabeled or read again as a zero-row probe.
 const largeStatementBytes = 256 << 10
 
-// largeParseWait bounds how long a statement waits for its parse.
-const largeParseWait = 30 * time.Second
-
-// errParseWait is the cause of a wait that largeParseWait ended.
-var errParseWait = errors.New("parse wait ended")
-
-// parseGate bounds the memory spent parsing statements (see
-// gatedStatementBytes): a weighted semaphore of parseBudgetBytes bytes of
-// text, process-wide, behind one of userParseBytes per user, so one user's
-// statements waiting for the shared budget hold at most userParseBytes of
-// its queue (which serves waiters in order) and another analyst's
-// statement waits for at most that much of theirs ahead of it, however
-// many connections they open. Every wait ends with its statement's
-// context (KILL, hang-up: 1317; its timeout: 3024) or after
-// largeParseWait (1205). The zero value is not usable: newParseGate.
-type parseGate struct {
-	total *semaphore.Weighted
-	mu    sync.Mutex
-	users map[string]*semaphore.Weighted
-}
-
-func newParseGate() *parseGate {
-	return &parseGate{total: semaphore.NewWeighted(parseBudgetBytes), users: map[string]*semaphore.Weighted{}}
-}
-
-// enter waits until user may parse n bytes of text; release must be
-// called after the parse. Text of at most gatedStatementBytes does not
-// wait. It fails with a Canceled error if ctx is canceled first, a
-// Timeout error at ctx's deadline, a LockWait error after largeParseWait.
-func (g *parseGate) enter(ctx context.Context, user string, n int) (release func(), err error) {
-	if n <= gatedStatementBytes {
-		return func() {}, nil
-	}
-	ctx, cancel := context.WithTimeoutCause(ctx, largeParseWait, errParseWait)
-	defer cancel()
-	g.mu.Lock()
-	mine, ok := g.users[user]
-	if !ok {
-		mine = semaphore.NewWeighted(userParseBytes)
-		g.users[user] = mine
-	}
-	g.mu.Unlock()
-	own, shared := int64(min(n, userParseBytes)), int64(min(n, parseBudgetBytes))
-	if err := mine.Acquire(ctx, own); err != nil {
-		return nil, waitError(ctx)
-	}
-	if err := g.total.Acquire(ctx, shared); err != nil {
-		mine.Release(own)
-		return nil, waitError(ctx)
-	}
-	return func() {
-		g.total.Release(shared)
-		mine.Release(own)
-	}, nil
-}
-
-// waitError is the error of a wait for the gate that ctx ended.
-func waitError(ctx context.Context) error {
-	switch {
-	case errors.Is(context.Cause(ctx), errParseWait):
-		return dperr.Wrap(dperr.LockWait, ctx.Err(), "statement waited %s for memory to parse it, held by the parses of other long statements (over %d KiB, %d KiB at once, %d KiB per user); retry, or send shorter statements", largeParseWait, gatedStatementBytes>>10, parseBudgetBytes>>10, userParseBytes>>10)
-	case errors.Is(ctx.Err(), context.DeadlineExceeded):
-		return dperr.Wrap(dperr.Timeout, ctx.Err(), "statement timed out waiting for the parses of other long statements (over %d KiB)", gatedStatementBytes>>10)
-	}
-	return dperr.Wrap(dperr.Canceled, ctx.Err(), "query canceled")
+// newParseGate returns the gate of parses (see gatedStatementBytes): a
+// byteGate of parseBudgetBytes of text, process-wide, and userParseBytes
+// per user, that statements of at most gatedStatementBytes pass freely.
+func newParseGate() *byteGate {
+	return newByteGate(gatedStatementBytes, parseBudgetBytes, userParseBytes,
+		fmt.Sprintf("statement waited %s for memory to parse it, held by the parses of other long statements (over %d KiB, %d KiB at once, %d KiB per user); retry, or send shorter statements", gateWait, gatedStatementBytes>>10, parseBudgetBytes>>10, userParseBytes>>10),
+		fmt.Sprintf("statement timed out waiting for the parses of other long statements (over %d KiB)", gatedStatementBytes>>10))
 }

@@ -30,7 +30,7 @@ func TestParseGateBounds(t *testing.T) {
 	)
 	parse := func(user string, n int) {
 		defer wg.Done()
-		release, err := g.enter(ctx, user, n)
+		release, err := g.enter(ctx, user, int64(n))
 		if err != nil {
 			t.Error(err)
 			return

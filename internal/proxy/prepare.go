@@ -163,7 +163,7 @@ func (s *Session) markerLabelsOf(ctx context.Context, prepared string) ([]string
 	if labels, ok := s.markerLabels[prepared]; ok {
 		return labels, nil
 	}
-	release, err := s.engine.parses.enter(ctx, s.user, len(prepared))
+	release, err := s.engine.parses.enter(ctx, s.user, int64(len(prepared)))
 	if err != nil {
 		return nil, err
 	}

@@ -8,7 +8,9 @@ import (
 	"github.com/dpproxy/dpproxy/internal/sqlrewrite"
 )
 
-// query answers a grouped or post-processed query (sqlrewrite.Query).
+// query answers a grouped or post-processed query (sqlrewrite.Query),
+// holding its answer's reservation at the answer gate (holdAnswer) until
+// it is written.
 func (s *Session) query(ctx context.Context, q *sqlrewrite.Query) (*Result, error) {
 	qp, err := s.engine.planner.PlanQuery(q, s.settings())
 	if err != nil && q.FromLess != "" && dperr.KindOf(err) == dperr.Unsupported {
@@ -33,6 +35,11 @@ func (s *Session) query(ctx context.Context, q *sqlrewrite.Query) (*Result, erro
 		if err := s.withinCap(ctx, qp.Base); err != nil {
 			return nil, err
 		}
+	}
+	// The answer is built whole and held until written: its memory is
+	// reserved before its budget.
+	if err := s.holdAnswer(ctx, qp); err != nil {
+		return nil, err
 	}
 	out, err := s.engine.executor.RunQuery(ctx, s.user, qp, s.source)
 	if err != nil {

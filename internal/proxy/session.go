@@ -54,10 +54,39 @@ type Session struct {
 	// clientAddress is the client's address (SetClientAddress), which
 	// Reset keeps.
 	clientAddress string
+	// heldAnswer releases the answer gate's reservation of the last
+	// answer (holdAnswer) once it is written (Answered); nil if none.
+	heldAnswer func()
 }
 
-// Close ends the session.
-func (s *Session) Close() {}
+// Close ends the session, releasing what its last answer holds.
+func (s *Session) Close() { s.Answered() }
+
+// Answered says that the last answer has been written to the client, or
+// its write failed: the memory reserved for it at the answer gate
+// (holdAnswer) is released. The server calls it after each command's
+// answer; Execute and Reset call it too, as the previous answer was
+// written before the next command was read.
+func (s *Session) Answered() {
+	if s.heldAnswer != nil {
+		s.heldAnswer()
+		s.heldAnswer = nil
+	}
+}
+
+// holdAnswer waits until the answer gate lets the session hold the answer
+// of qp, whose size its plan bounds (newAnswerGate); Answered releases
+// it. It must come before anything is reserved or read: a wait that ends
+// fails the statement uncharged (byteGate.enter).
+func (s *Session) holdAnswer(ctx context.Context, qp *planner.QueryPlan) error {
+	s.Answered() // none is held here (Execute released it); never wait for one's own
+	release, err := s.engine.answers.enter(ctx, s.user, qp.ResultBound())
+	if err != nil {
+		return err
+	}
+	s.heldAnswer = release
+	return nil
+}
 
 // SetTLS records that the session's connection uses TLS with this
 // protocol version and cipher suite, named as MySQL names them
@@ -93,6 +122,7 @@ func (s *Session) SetClientAddress(address string) {
 // per analyst or per table (exec.Executor.SetRepeatWindow), so a reset
 // neither refunds nor forgets anything there.
 func (s *Session) Reset() {
+	s.Answered()
 	fresh := s.engine.Open(s.user, s.connID)
 	fresh.source = s.source
 	fresh.setDatabase(s.database)
@@ -144,7 +174,11 @@ func (s *Session) Execute(ctx context.Context, query string) (res *Result, err e
 			res, err = nil, dperr.New(dperr.Internal, "internal error")
 			s.setWarnings(errorWarning(err))
 		}
+		if err != nil {
+			s.Answered() // an error holds no answer
+		}
 	}()
+	s.Answered()
 	stmt, err := s.parse(ctx, query)
 	if err != nil {
 		var pp *sqlrewrite.ParserPanic
@@ -232,7 +266,7 @@ func (s *Session) dispatch(ctx context.Context, stmt sqlrewrite.Statement) (*Res
 	case *sqlrewrite.Catalog:
 		// The catalog engine parses the statement again, and so does a
 		// zero-row probe's private reading.
-		release, err := s.engine.parses.enter(ctx, s.user, len(st.SQL))
+		release, err := s.engine.parses.enter(ctx, s.user, int64(len(st.SQL)))
 		if err != nil {
 			return nil, err
 		}
@@ -601,10 +635,10 @@ func (s *Session) remaining(ctx context.Context) (eps, delta float64, err error)
 
 func (s *Session) String() string { return fmt.Sprintf("session %d (%s)", s.connID, s.user) }
 
-// parse parses one statement of the session once the engine's parseGate
-// lets it (a wait that ends returns its error: parseGate.enter).
+// parse parses one statement of the session once the engine's parse gate
+// (newParseGate) lets it (a wait that ends returns its error: byteGate.enter).
 func (s *Session) parse(ctx context.Context, text string) (sqlrewrite.Statement, error) {
-	release, err := s.engine.parses.enter(ctx, s.user, len(text))
+	release, err := s.engine.parses.enter(ctx, s.user, int64(len(text)))
 	if err != nil {
 		return nil, err
 	}

@@ -102,6 +102,13 @@ type Session interface {
 	// errors, in MariaDB's way: the next SHOW WARNINGS lists it alone, at
 	// level Error, and @@warning_count and @@error_count count it.
 	Refused(code uint16, message string)
+	// Answered is called after the answer to each command has been
+	// written, or its write failed (the connection then closes): the
+	// session may release what it held for that answer. Rows an
+	// execution left in a cursor (COM_STMT_EXECUTE with
+	// CURSOR_TYPE_READ_ONLY) are the connection's from then on, bounded
+	// by maxConnCursorBytes.
+	Answered()
 	// Reset handles COM_RESET_CONNECTION: the session's state returns to
 	// what Open gave it (variables, settings, SQL-level prepared
 	// statements, warnings), except what belongs to the connection: its

@@ -148,7 +148,11 @@ func (c *connection) commandLoop() {
 		} else {
 			ok = c.dispatch(data[0], data[1:])
 		}
-		if err := c.guard.flushWrites(); err != nil {
+		err = c.guard.flushWrites()
+		if c.session != nil {
+			c.session.Answered()
+		}
+		if err != nil {
 			c.log.Debug("wire: write failed", "err", err)
 			return
 		}

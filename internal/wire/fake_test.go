@@ -181,6 +181,10 @@ type fakeSession struct {
 	ctxErr   error // ctx.Err() seen by a BLOCK statement
 	ctxCause error // and context.Cause(ctx)
 	resets   int   // calls of Reset
+	// answered counts the calls of Answered; answeredAt is its count as
+	// each Execute began.
+	answered   int
+	answeredAt []int
 	// refused are the errors Refused recorded, as "code message".
 	refused []string
 }
@@ -188,6 +192,7 @@ type fakeSession struct {
 func (s *fakeSession) Execute(ctx context.Context, query string) (*Result, error) {
 	s.mu.Lock()
 	s.queries = append(s.queries, query)
+	s.answeredAt = append(s.answeredAt, s.answered)
 	s.mu.Unlock()
 	if bound, ok := strings.CutPrefix(query, "TYPED "); ok {
 		return &Result{Fields: typedFields, Rows: [][]any{{bound, "7", "1.5"}}}, nil
@@ -285,6 +290,12 @@ func (s *fakeSession) Refused(code uint16, message string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.refused = append(s.refused, fmt.Sprintf("%d %s", code, message))
+}
+
+func (s *fakeSession) Answered() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.answered++
 }
 
 func (s *fakeSession) Reset() {
