@@ -167,6 +167,9 @@ func (sc *scope) in(e *ast.PatternInExpr, site conditionSite) (Condition, error)
 		if err != nil {
 			return Condition{}, err
 		}
+		if err := listString(site, col, item, v.Num, len(e.List)); err != nil {
+			return Condition{}, err
+		}
 		if col.Numeric() {
 			v.Decimal = conditionDigits(item, v.Num)
 		}
@@ -174,6 +177,24 @@ func (sc *scope) in(e *ast.PatternInExpr, site conditionSite) (Condition, error)
 		c.ExactNumbers = c.ExactNumbers && exactFloat(item, v.Num)
 	}
 	return c, nil
+}
+
+// listString refuses a numeric string item of an IN list of n items on a
+// real column when the string is not its double's shortest literal
+// ('3.0000000000000001', which a double reads as 3). MariaDB 10.11
+// compares a DECIMAL column with a string item of a list of two or more
+// as doubles (d IN ('3.0000000000000001', 1.5) keeps d = 3), but with
+// one item (d = '3.0000000000000001') as the DECIMAL it spells, and with
+// an index on d may store the items into the column's type instead; an
+// item a double holds digit for digit compares alike every way (over
+// values of at most 15 significant digits) and is sent as those digits.
+// An INT column takes the string exactly in every case.
+func listString(site conditionSite, col *catalog.Column, item ast.ExprNode, num float64, n int) error {
+	if v, ok := literal(item); !ok || !v.IsText || col.Type != catalog.Real || n < 2 || exactFloat(item, num) {
+		return nil
+	}
+	return site.refuse("%s", fmt.Sprintf("the numeric string %s in a list of %s, which MariaDB compares as the double %s there but exactly in %s = %s; write the number %s without quotes, or %s = %s",
+		restore(item), col.Name, strconv.FormatFloat(num, 'g', -1, 64), col.Name, restore(item), strings.Trim(restore(item), "'"), col.Name, restore(item)))
 }
 
 // conditionColumn resolves the column a condition restricts; others are the

@@ -130,7 +130,9 @@ func TestLiteralsBeyondDoublesCompareExactly(t *testing.T) {
 // keeps, as MariaDB 10.11 does itself: exactly (as a DECIMAL) for the
 // INT and the DECIMAL, as a double for the DOUBLE. Read as doubles, k =
 // '3.0000000000000000001' kept the 3s and d >= '100.0000...0001' the 100.
-// A string of more than 30 decimals is refused (1235).
+// A string of more than 30 decimals is refused (1235), and so is a
+// string item of a list of two or more on a real column that a double
+// does not hold digit for digit.
 func TestNumericStringsCompareAsMariaDB(t *testing.T) {
 	lo, hi := -1e20, 1e20
 	cat := &catalog.Config{Tables: []catalog.Table{{Name: "dp_strings", Source: "dp_strings", Columns: []catalog.Column{
@@ -154,6 +156,7 @@ func TestNumericStringsCompareAsMariaDB(t *testing.T) {
 			"k = '3.0000000000000000001'", "k = '3.0'", "k > '2.9999999999999999999'", "k IN ('3.0000000000000000001', '4')",
 			"d >= '100.0000000000000000000000001'", "d = '100.0000000000000000000000001'", "d < '100.00000000000000000000000015'",
 			"f = '0.1000000000000000000000001'", "f >= '9007199254740993'", "f > '9007199254740992.5'", "f = '0.30000000000000004'",
+			"d IN ('100.0000000000000000000000001')", "d IN (100.0000000000000000000000001, '7')",
 		} {
 			var want int
 			if err := db.QueryRow("SELECT COUNT(*) FROM dp_strings WHERE " + where).Scan(&want); err != nil {
@@ -180,7 +183,11 @@ func TestNumericStringsCompareAsMariaDB(t *testing.T) {
 				t.Errorf("%s keeps %d rows, MariaDB's %d", where, int(n), want)
 			}
 		}
-		for _, where := range []string{"k = '3.0000000000000000000000000000001'", "f < '1e100'"} {
+		// In a list of two or more, MariaDB compares a DECIMAL with a
+		// string item as doubles: d IN ('100.0000000000000000000000001',
+		// 5) keeps the 100s, d = '100.0000000000000000000000001' one.
+		for _, where := range []string{"k = '3.0000000000000000000000000000001'", "f < '1e100'",
+			"d IN ('100.0000000000000000000000001', 5)", "d NOT IN ('3.0000000000000001', 1.5)", "f IN ('0.1000000000000000000000001', '2')"} {
 			_, err := p.Parse("SELECT COUNT(*) FROM dp_strings WHERE " + where)
 			var e *dperr.Error
 			if !errors.As(err, &e) || e.Kind != dperr.Unsupported {
