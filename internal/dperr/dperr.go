@@ -128,6 +128,10 @@ const (
 	// TooBigPrecision: a fraction of a second of more than 6 digits,
 	// NOW(7) (MariaDB's ER_TOO_BIG_PRECISION).
 	TooBigPrecision
+	// CollationCharset: a collation of another character set than the
+	// one it is given with, SET NAMES utf8mb4 COLLATE latin1_bin
+	// (MariaDB's ER_COLLATION_CHARSET_MISMATCH).
+	CollationCharset
 	// LockWait: a statement waited its longest for a resource other
 	// statements hold (memory to parse it), MariaDB's
 	// ER_LOCK_WAIT_TIMEOUT, which clients and pools retry.
@@ -197,6 +201,7 @@ var codes = [numKinds]code{
 	NotInGroupBy:       {1055, "42000", "column not in GROUP BY"},
 	DisplayWidth:       {1439, "42000", "display width out of range"},
 	TooBigPrecision:    {1426, "42000", "precision too big"},
+	CollationCharset:   {1253, "42000", "collation not of the character set"},
 	// MariaDB's ER_LOCK_WAIT_TIMEOUT: the error of a wait for something
 	// other sessions hold; ER_CON_COUNT_ERROR (1040) would say the
 	// connection was refused, ER_QUERY_TIMEOUT (3024) that the

@@ -1,6 +1,8 @@
 package proxy
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"testing"
 
@@ -40,6 +42,24 @@ func TestClientCharsetRefused(t *testing.T) {
 			t.Errorf("after %s: %s, want %s", q, got, want)
 		}
 	}
+	// A collation of another character set than SET NAMES gives is
+	// MariaDB's 1253, in its words; utf8 is utf8mb3 there.
+	for q, msg := range map[string]string{
+		"SET NAMES utf8mb4 COLLATE latin1_bin":                           "COLLATION 'latin1_bin' is not valid for CHARACTER SET 'utf8mb4'",
+		"SET NAMES utf8mb4 COLLATE 'utf8_bin'":                           "COLLATION 'utf8mb3_bin' is not valid for CHARACTER SET 'utf8mb4'",
+		"SET NAMES utf8 COLLATE utf8mb4_bin":                             "COLLATION 'utf8mb4_bin' is not valid for CHARACTER SET 'utf8mb3'",
+		"SET NAMES utf8mb4 COLLATE 'binary'":                             "COLLATION 'binary' is not valid for CHARACTER SET 'utf8mb4'",
+		"SET @dp_epsilon = 0.5, NAMES utf8mb4 COLLATE latin1_swedish_ci": "COLLATION 'latin1_swedish_ci' is not valid for CHARACTER SET 'utf8mb4'",
+	} {
+		_, err := s.Execute(context.Background(), q)
+		var e *dperr.Error
+		if !errors.As(err, &e) || e.Kind != dperr.CollationCharset || e.Msg != msg {
+			t.Errorf("%s: %v, want 1253 %q", q, err, msg)
+		}
+		if got := fmt.Sprint(run(t, s, read).Rows); got != want {
+			t.Errorf("after %s: %s, want %s", q, got, want)
+		}
+	}
 	run(t, s, "SET @q = 'SET NAMES latin1'")
 	run(t, s, "PREPARE p FROM @q")
 	wantKind(t, s, "EXECUTE p", dperr.Unsupported)
@@ -49,6 +69,8 @@ func TestClientCharsetRefused(t *testing.T) {
 	for _, q := range []string{
 		"SET NAMES utf8mb4",
 		"SET NAMES utf8mb4 COLLATE utf8mb4_general_ci",
+		"SET NAMES utf8 COLLATE utf8_general_ci",
+		"SET NAMES 'UTF8MB4' COLLATE 'UTF8MB4_BIN'",
 		"SET NAMES utf8mb3",
 		"SET NAMES ascii",
 		"SET NAMES DEFAULT",

@@ -4,6 +4,8 @@ import (
 	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
+
+	"github.com/dpproxy/dpproxy/internal/dperr"
 )
 
 // setVariables converts SET. Session scope only: SET GLOBAL is refused.
@@ -137,6 +139,9 @@ func checkClientCharset(v *ast.VariableAssignment, name string) error {
 		}
 		cs = c.Str
 	}
+	if err := checkNamesCollation(v, cs); err != nil {
+		return err
+	}
 	charset := cs
 	if collation {
 		// A collation is named after its character set: latin1_bin,
@@ -145,6 +150,31 @@ func checkClientCharset(v *ast.VariableAssignment, name string) error {
 	}
 	if !allowed[strings.ToLower(charset)] {
 		return refuse(what+to+cs, message)
+	}
+	return nil
+}
+
+// checkNamesCollation refuses SET NAMES cs COLLATE c of a collation c of
+// another character set than cs (SET NAMES utf8mb4 COLLATE latin1_bin) as
+// MariaDB does (1253, its words; utf8 is utf8mb3 there).
+func checkNamesCollation(v *ast.VariableAssignment, cs string) error {
+	if v.Name != ast.SetNames || v.ExtendValue == nil {
+		return nil
+	}
+	c, ok := literal(v.ExtendValue)
+	if !ok || !c.IsText {
+		return nil
+	}
+	canonical := func(name string) string {
+		name = strings.ToLower(name)
+		if name == "utf8" || strings.HasPrefix(name, "utf8_") {
+			return "utf8mb3" + strings.TrimPrefix(name, "utf8")
+		}
+		return name
+	}
+	charset, collation := canonical(cs), canonical(c.Str)
+	if of, _, _ := strings.Cut(collation, "_"); of != charset {
+		return dperr.New(dperr.CollationCharset, "COLLATION '%s' is not valid for CHARACTER SET '%s'", collation, charset)
 	}
 	return nil
 }
