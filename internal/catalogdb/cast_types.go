@@ -27,7 +27,8 @@ const maxEngineDecimalScale = 30
 // whose precision or scale is past its limit, or nil: 1426
 // (ER_TOO_BIG_PRECISION) for DATETIME(7), TIME(7) or DECIMAL(66), 1425
 // (ER_TOO_BIG_SCALE) for DECIMAL(40, 39), each naming the converted
-// expression as MariaDB does (a string literal by its value); and 1235
+// expression as MariaDB does (a string literal by its value), 1427
+// (ER_M_BIGGER_THAN_D) for DECIMAL(5, 6), in MariaDB's order; and 1235
 // for a DECIMAL scale MariaDB takes but the engine does not
 // (maxEngineDecimalScale). The engine panicked on DATETIME(7), answered
 // TIME(7) with 6 digits and DECIMAL(70) as if it were DECIMAL(65), so
@@ -49,11 +50,17 @@ func castPrecisionError(n *sqlparser.ConvertExpr) *Error {
 			return tooBig(1426, "precision", n.Expr, maxPrecision)
 		}
 	case "decimal":
+		if limit(n.Type.Length, maxDecimalPrecision) {
+			return tooBig(1426, "precision", n.Expr, maxDecimalPrecision)
+		}
 		if limit(n.Type.Scale, maxDecimalScale) {
 			return tooBig(1425, "scale", n.Expr, maxDecimalScale)
 		}
-		if limit(n.Type.Length, maxDecimalPrecision) {
-			return tooBig(1426, "precision", n.Expr, maxDecimalPrecision)
+		if n.Type.Length != nil && n.Type.Scale != nil {
+			m, _ := strconv.ParseInt(string(n.Type.Length.Val), 10, 64)
+			if d, _ := strconv.ParseInt(string(n.Type.Scale.Val), 10, 64); m < d {
+				return &Error{Code: 1427, State: "42000", Msg: "For float(M,D), double(M,D) or decimal(M,D), M must be >= D (column '')"}
+			}
 		}
 		if limit(n.Type.Scale, maxEngineDecimalScale) {
 			return &Error{Code: 1235, State: "42000", Msg: fmt.Sprintf("not supported over the catalog: CAST to DECIMAL with %s digits after the point; the catalog engine computes at most %d: write DECIMAL(M, %d)", n.Type.Scale.Val, maxEngineDecimalScale, maxEngineDecimalScale)}

@@ -128,6 +128,12 @@ const (
 	// TooBigPrecision: a fraction of a second of more than 6 digits,
 	// NOW(7) (MariaDB's ER_TOO_BIG_PRECISION).
 	TooBigPrecision
+	// TooBigScale: a DECIMAL of more than 38 digits after the point,
+	// CAST(x AS DECIMAL(65, 39)) (MariaDB's ER_TOO_BIG_SCALE).
+	TooBigScale
+	// ScaleOverPrecision: a DECIMAL(M, D) of M < D, CAST(x AS
+	// DECIMAL(5, 6)) (MariaDB's ER_M_BIGGER_THAN_D).
+	ScaleOverPrecision
 	// CollationCharset: a collation of another character set than the
 	// one it is given with, SET NAMES utf8mb4 COLLATE latin1_bin
 	// (MariaDB's ER_COLLATION_CHARSET_MISMATCH).
@@ -201,6 +207,8 @@ var codes = [numKinds]code{
 	NotInGroupBy:       {1055, "42000", "column not in GROUP BY"},
 	DisplayWidth:       {1439, "42000", "display width out of range"},
 	TooBigPrecision:    {1426, "42000", "precision too big"},
+	TooBigScale:        {1425, "42000", "scale too big"},
+	ScaleOverPrecision: {1427, "42000", "scale over precision"},
 	CollationCharset:   {1253, "42000", "collation not of the character set"},
 	// MariaDB's ER_LOCK_WAIT_TIMEOUT: the error of a wait for something
 	// other sessions hold; ER_CON_COUNT_ERROR (1040) would say the

@@ -89,6 +89,10 @@ func catalogError(err error) error {
 		kind = dperr.NotInGroupBy
 	case 1426:
 		kind = dperr.TooBigPrecision
+	case 1425:
+		kind = dperr.TooBigScale
+	case 1427:
+		kind = dperr.ScaleOverPrecision
 	case 1298:
 		kind = dperr.UnknownTimeZone
 	case 1317:

@@ -21,6 +21,7 @@ func TestCatalogErrorKinds(t *testing.T) {
 	for code, want := range map[uint16]dperr.Kind{3024: dperr.Timeout, 1317: dperr.Canceled, 1231: dperr.InvalidValue, 1064: dperr.Parse, 1235: dperr.Unsupported, 1193: dperr.UnknownVariable,
 		1046: dperr.NoDatabase, 1109: dperr.UnknownSchemaTable, 1052: dperr.AmbiguousColumn, 1305: dperr.UnknownFunction, 1582: dperr.ParameterCount,
 		1238: dperr.ReadOnlyVariable, 1066: dperr.DuplicateAlias, 1222: dperr.ColumnCount, 1242: dperr.SubqueryRows, 1055: dperr.NotInGroupBy, 1426: dperr.TooBigPrecision,
+		1425: dperr.TooBigScale, 1427: dperr.ScaleOverPrecision,
 		1105: dperr.Internal} {
 		err := catalogError(&catalogdb.Error{Code: code, State: "HY000", Msg: "m"})
 		if got := dperr.KindOf(err); got != want {
