@@ -1,12 +1,14 @@
 package catalogdb
 
 import (
+	"fmt"
 	"unicode/utf8"
 
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/analyzer"
 	"github.com/dolthub/go-mysql-server/sql/encodings"
 	"github.com/dolthub/go-mysql-server/sql/expression"
+	"github.com/dolthub/go-mysql-server/sql/expression/function"
 	"github.com/dolthub/go-mysql-server/sql/plan"
 	"github.com/dolthub/go-mysql-server/sql/transform"
 	"github.com/dolthub/go-mysql-server/sql/types"
@@ -22,6 +24,9 @@ const expressionsRule analyzer.RuleId = 10001
 // likePattern; and it gives each castAs its own type (castParser).
 func asMariaDB(_ *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *sql.QueryFlags) (sql.Node, transform.TreeIdentity, error) {
 	return transform.NodeExprs(n, func(e sql.Expression) (sql.Expression, transform.TreeIdentity, error) {
+		if err := foreignTextMix(e); err != nil {
+			return nil, transform.SameTree, err
+		}
 		switch x := e.(type) {
 		case *expression.ConvertUsing:
 			return convertUsing{x}, transform.NewTree, nil
@@ -88,6 +93,51 @@ func (c convertUsing) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 		return string(text), nil
 	}
 	return decodeReplaceUnknown(enc, b), nil
+}
+
+// Type implements sql.Expression: text of cs, also of a binary x
+// (go-mysql-server's kept x's binary type, so HEX(CONVERT(X'E9' USING
+// latin1)) wrote the UTF-8 of é, C3A9, and CONVERT(X'41' USING latin1)
+// was sent as bytes; MariaDB's are E9 and the text 'A').
+func (c convertUsing) Type() sql.Type {
+	t := c.ConvertUsing.Type()
+	if c.TargetCharSet != sql.CharacterSet_binary && types.IsBinaryType(t) {
+		return types.CreateLongText(c.TargetCharSet.DefaultCollation())
+	}
+	return t
+}
+
+// foreignTextMix refuses (1235) an expression whose text result is not
+// in the character set of an operand of another character set than
+// utf8mb4 (CONCAT(CONVERT('é' USING latin1), 'é')): go-mysql-server
+// computes such text in utf8mb4 and HEX and LENGTH then read its UTF-8
+// (C3A9C3A9), where MariaDB computes it in latin1 (E9E9) or refuses the
+// mix (1267, CONCAT(CONVERT('é' USING latin1), '日')). Functions that
+// keep their operand's character set (UPPER, SUBSTRING, TRIM, CASE)
+// and those that read its bytes (HEX, TO_BASE64; MD5 and SHA1 read the
+// UTF-8 and are refused) or convert it (CONVERT, CAST) are taken.
+func foreignTextMix(e sql.Expression) error {
+	switch e.(type) {
+	case convertUsing, *expression.ConvertUsing, *castAs, *expression.Convert, *function.Hex, *function.ToBase64,
+		*function.Charset, *function.Collation:
+		return nil
+	}
+	result, ok := e.Type().(sql.TypeWithCollation)
+	if !ok || !types.IsText(e.Type()) {
+		return nil
+	}
+	for _, c := range e.Children() {
+		t, ok := c.Type().(sql.TypeWithCollation)
+		if !ok || !types.IsText(c.Type()) {
+			continue
+		}
+		switch cs := t.Collation().CharacterSet(); cs {
+		case sql.CharacterSet_utf8mb4, sql.CharacterSet_utf8mb3, sql.CharacterSet_binary, result.Collation().CharacterSet():
+		default:
+			return &Error{Code: 1235, State: "42000", Msg: fmt.Sprintf("not supported over the catalog: %s of text converted to %s, which the catalog engine computes in utf8mb4, not %s as MariaDB; apply the function to the utf8mb4 text and convert its result: CONVERT(CONCAT(x, y) USING %s)", e, cs, cs, cs)}
+		}
+	}
+	return nil
 }
 
 // decodeReplaceUnknown is b, bytes in enc's character set, in UTF-8, with
