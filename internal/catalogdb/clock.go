@@ -3,6 +3,9 @@ package catalogdb
 import (
 	"errors"
 	"fmt"
+	"math"
+	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -569,18 +572,31 @@ func (f clockFromUnixtime) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 		}
 		sec = n.(int64)
 	} else {
-		n, _, err := types.InternalDecimalType.Convert(ctx, v)
-		if err != nil || n == nil {
-			return nil, err
+		var d decimal.Decimal
+		switch x := v.(type) {
+		case []byte:
+			d = leadingDecimal(ctx, string(x))
+		case string:
+			d = leadingDecimal(ctx, x)
+		case float64:
+			if x < 0 || x >= maxUnixTime+1 || math.IsNaN(x) {
+				return nil, nil
+			}
+			d = decimal.NewFromFloat(x)
+		default:
+			n, _, err := types.InternalDecimalType.Convert(ctx, v)
+			if err != nil || n == nil {
+				return nil, err
+			}
+			d = n.(decimal.Decimal)
 		}
-		d := n.(decimal.Decimal)
-		if d.Sign() < 0 {
+		if d.Sign() < 0 || d.GreaterThanOrEqual(decimal.NewFromInt(maxUnixTime+1)) {
 			return nil, nil
 		}
 		sec = d.IntPart()
 		micro = d.Sub(decimal.NewFromInt(sec)).Shift(6).IntPart()
 	}
-	if sec < 0 || sec > function.MaxUnixTimeSecs {
+	if sec < 0 || sec > maxUnixTime {
 		return nil, nil
 	}
 	loc, err := sessionLocation(ctx)
@@ -599,6 +615,54 @@ func (f clockFromUnixtime) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 		return nil, err
 	}
 	return function.NewDateFormat(expression.NewLiteral(t, types.DatetimeMaxPrecision), expression.NewLiteral(format, args[1].Type())).Eval(ctx, row)
+}
+
+// maxUnixTime is the last second FROM_UNIXTIME takes on MariaDB 10.11
+// (2038-01-19 03:14:07 UTC, with any fraction); past it is NULL
+// (go-mysql-server's function.MaxUnixTimeSecs ran to 3001).
+const maxUnixTime = 1<<31 - 1
+
+// decimalPrefix is the number MariaDB reads at the start of a string it
+// takes as a DECIMAL.
+var decimalPrefix = regexp.MustCompile(`^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?`)
+
+// leadingDecimal is the number text starts with, read as MariaDB reads a
+// string as a DECIMAL: after leading spaces, 0 when it starts with none
+// ('abc', the empty string), with warning 1292 "Truncated incorrect DECIMAL value"
+// when anything but trailing spaces follows it ('5abc' is 5);
+// go-mysql-server failed with 1105 ("number has no digits").
+func leadingDecimal(ctx *sql.Context, text string) decimal.Decimal {
+	s := strings.TrimLeft(text, " \t\n\r\f\v")
+	m := decimalPrefix.FindStringSubmatch(s)
+	if m == nil {
+		m = []string{"", "", ""}
+	}
+	d, err := decimal.NewFromString(strings.TrimSuffix(m[1], "."))
+	if err != nil {
+		d = decimal.Zero
+	}
+	if strings.HasPrefix(m[0], "-") {
+		d = d.Neg()
+	}
+	// An exponent past ±100 makes the number 0 or past maxUnixTime;
+	// read as written, 1e-999999999 would take gigabytes to round.
+	if m[2] != "" {
+		x, err := strconv.Atoi(m[2][1:])
+		switch {
+		case err != nil || x > 100:
+			if !d.IsZero() {
+				d = decimal.NewFromInt(int64(d.Sign()) * (maxUnixTime + 1))
+			}
+		case x < -100:
+			d = decimal.Zero
+		default:
+			d = d.Shift(int32(x))
+		}
+	}
+	if m[0] == "" || strings.TrimRight(s[len(m[0]):], " \t\n\r\f\v") != "" {
+		ctx.Warn(1292, "Truncated incorrect DECIMAL value: '%s'", errConvText(text))
+	}
+	return d
 }
 
 // precision is the digits of a second FROM_UNIXTIME(n) keeps, as MariaDB

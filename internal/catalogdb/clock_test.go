@@ -167,3 +167,42 @@ func TestFromUnixtimeFraction(t *testing.T) {
 		t.Errorf("decimals announced: %s, want 1 2 6 0", got)
 	}
 }
+
+// FROM_UNIXTIME of text reads the number it starts with, as MariaDB reads
+// a string as a DECIMAL ('5abc' is 5 and 'abc' 0, each with warning
+// 1292; they failed with 1105 "number has no digits"), and past
+// 2038-01-19 03:14:07.999999 UTC, MariaDB 10.11's last second, it is
+// NULL (2147483648 was 2038-01-19 03:14:08), as are an exponent or a
+// float far past it; each answer is MariaDB's.
+func TestFromUnixtimeTextAndRange(t *testing.T) {
+	s := testEngine(t).Open("a", 1, nil)
+	query(t, s, "SET time_zone = '+00:00'")
+	for _, c := range []struct {
+		q        string
+		want     []any
+		warnings int
+	}{
+		{"SELECT FROM_UNIXTIME('abc'), FROM_UNIXTIME('5abc'), FROM_UNIXTIME('')", []any{"1970-01-01 00:00:00", "1970-01-01 00:00:05", "1970-01-01 00:00:00"}, 3},
+		{"SELECT FROM_UNIXTIME(' 7'), FROM_UNIXTIME('1e3'), FROM_UNIXTIME('-1'), FROM_UNIXTIME('3.'), FROM_UNIXTIME('.5'), FROM_UNIXTIME('-.5')",
+			[]any{"1970-01-01 00:00:07", "1970-01-01 00:16:40", nil, "1970-01-01 00:00:03", "1970-01-01 00:00:00.500000", nil}, 0},
+		{"SELECT FROM_UNIXTIME('+2.5e1x'), FROM_UNIXTIME('1e-999999999'), FROM_UNIXTIME('1e999999999'), FROM_UNIXTIME('0e999999999')",
+			[]any{"1970-01-01 00:00:25", "1970-01-01 00:00:00", nil, "1970-01-01 00:00:00"}, 1},
+		{"SELECT FROM_UNIXTIME(2147483647), FROM_UNIXTIME(2147483648), FROM_UNIXTIME(2147483647.9999999), FROM_UNIXTIME('2147483647.999999'), FROM_UNIXTIME(2147483647.5e0)",
+			[]any{"2038-01-19 03:14:07", nil, "2038-01-19 03:14:07.999999", "2038-01-19 03:14:07.999999", "2038-01-19 03:14:07.500000"}, 0},
+		{"SELECT FROM_UNIXTIME(2147483648.5), FROM_UNIXTIME('2147483648'), FROM_UNIXTIME(1e300), FROM_UNIXTIME(99999999999999999999)", []any{nil, nil, nil, nil}, 0},
+	} {
+		r := query(t, s, c.q)
+		if got := r.Rows[0]; fmt.Sprintf("%q", got) != fmt.Sprintf("%q", c.want) {
+			t.Errorf("%s: %q, want %q", c.q, got, c.want)
+		}
+		n := 0
+		for _, w := range r.Warnings {
+			if w.Code == 1292 && strings.HasPrefix(w.Message, "Truncated incorrect DECIMAL value: '") {
+				n++
+			}
+		}
+		if n != c.warnings || len(r.Warnings) != c.warnings {
+			t.Errorf("%s: warnings %v, want %d of 1292", c.q, r.Warnings, c.warnings)
+		}
+	}
+}
