@@ -206,3 +206,19 @@ func TestFromUnixtimeTextAndRange(t *testing.T) {
 		}
 	}
 }
+
+// A DATETIME(p) of p > 0 in arithmetic with a number is the DECIMAL
+// YYYYMMDDhhmmss.f of p digits, as in MariaDB (FROM_UNIXTIME(1.5) + 0 was
+// 19700101000001, the fraction dropped); each answer is MariaDB's, and
+// d + INTERVAL n DAY stays date arithmetic.
+func TestFractionalDatetimeAsNumber(t *testing.T) {
+	s := testEngine(t).Open("a", 1, nil)
+	query(t, s, "SET time_zone = '+00:00'")
+	r := query(t, s, "SELECT FROM_UNIXTIME(1.5) + 0, FROM_UNIXTIME('1.5') + 0, FROM_UNIXTIME(1.5e0) + 0, 0 + FROM_UNIXTIME(1.25), FROM_UNIXTIME(1.5) * 2, FROM_UNIXTIME(1.5) - 1.25, "+
+		"CAST('1970-01-01 00:00:01.5' AS DATETIME(1)) + 0, FROM_UNIXTIME(1) + 0, (FROM_UNIXTIME(1.5) + 0) / 2, FROM_UNIXTIME(1.5) + INTERVAL 1 DAY > '1970-01-02'")
+	want := []any{"19700101000001.5", "19700101000001.500000", "19700101000001.500000", "19700101000001.25", "39400202000003.0", "19700101000000.25",
+		"19700101000001.5", "19700101000001", "9850050500000.75000", "1"}
+	if got := r.Rows[0]; fmt.Sprintf("%q", got) != fmt.Sprintf("%q", want) {
+		t.Errorf("%q, want %q", got, want)
+	}
+}

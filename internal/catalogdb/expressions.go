@@ -30,6 +30,10 @@ func asMariaDB(_ *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope, 
 		switch x := e.(type) {
 		case *expression.ConvertUsing:
 			return convertUsing{x}, transform.NewTree, nil
+		case *expression.Arithmetic:
+			if a := numericTemporals(x); a != nil {
+				return a, transform.NewTree, nil
+			}
 		case *castAs:
 			if x.planned {
 				return e, transform.SameTree, nil
