@@ -133,7 +133,7 @@ func (t *castTarget) WithResolvedChildren(children []any) (any, error) {
 // TIME(p)) as MariaDB 10.11 casts:
 //   - CHAR(n): x's text cut to its first n characters, with warning 1292
 //     "Truncated incorrect CHAR(n) value: '…'" when that cuts any (the
-//     whole text, as errConvText writes it), typed VARCHAR(n) (TEXT past
+//     whole text, as catalog.ErrConvText writes it), typed VARCHAR(n) (TEXT past
 //     maxVarcharChars); go-mysql-server cut n bytes and never warned;
 //   - DATETIME(p), TIME(p): x read to the microsecond, a text's digits
 //     past the sixth dropped with note 1292 "Truncated incorrect datetime

@@ -660,7 +660,7 @@ func leadingDecimal(ctx *sql.Context, text string) decimal.Decimal {
 		}
 	}
 	if m[0] == "" || strings.TrimRight(s[len(m[0]):], " \t\n\r\f\v") != "" {
-		ctx.Warn(1292, "Truncated incorrect DECIMAL value: '%s'", errConvText(text))
+		ctx.Warn(1292, "Truncated incorrect DECIMAL value: '%s'", catalog.ErrConvText(text))
 	}
 	return d
 }

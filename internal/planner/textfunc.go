@@ -344,7 +344,7 @@ func caseMap(s string, f func(rune) rune) string {
 // castChar is CAST(a[0] AS CHAR), or AS CHAR(n) with the constant n as
 // a[1], as MariaDB 10.11 casts: text of at most n characters, cut with
 // warning 1292 "Truncated incorrect CHAR(n) value: '…'" (the whole text,
-// errConvText) when it is longer. An n beyond max_allowed_packet counts
+// catalog.ErrConvText) when it is longer. An n beyond max_allowed_packet counts
 // warning 1301 first, NULL or not, and then cuts nothing (MariaDB lowers
 // n to the packet, which no text exceeds), the value kept.
 func castChar(a []Datum, w *Warnings) Datum {
