@@ -116,31 +116,104 @@ func LimitMarker(query string, at int) bool {
 	return false
 }
 
-// NegatedMarker reports whether the ? marker at offset at is the operand
-// of a unary minus: the token before it is -, and the token before that
-// is no operand but an operator, an opening parenthesis, a comma, a
-// keyword an expression follows (expressionKeywords) or the start of the
-// query. It reads tokens, as LimitMarker does.
-func NegatedMarker(query string, at int) bool {
-	minus, start := previousToken(query, at)
-	if minus != "-" {
-		return false
+// Negations reports, for each ? marker of query in Markers' order,
+// whether it is the operand of a unary minus: the significant token
+// before it (across white space, comments and opening parentheses that
+// as many closing ones after it match: -(?), -((?))) is -, and the one
+// before that minus is no operand but an operator, an opening
+// parenthesis, a comma, a keyword an expression follows
+// (expressionKeywords) or the start of the query. It reads the text in
+// one pass by the lexical rules Markers reads it by, without a parse.
+func Negations(query string) []bool {
+	var (
+		out []bool
+		// p1, p2 are the last two significant tokens; run counts the
+		// opening parentheses p1 ends (0 when p1 is no "("), b1 and b2
+		// the two tokens before that run.
+		p1, p2, b1, b2 string
+		run            int
+		// pending is the index in out of a marker inside parentheses
+		// after a unary minus, waiting for need closing ones.
+		pending, need = -1, 0
+	)
+	push := func(tok string) {
+		if pending >= 0 {
+			if tok == ")" {
+				if need--; need == 0 {
+					out[pending], pending = true, -1
+				}
+			} else {
+				pending = -1
+			}
+		}
+		if tok == "?" {
+			minus, before := p1, p2
+			if run > 0 {
+				minus, before = b1, b2
+			}
+			unary := minus == "-" && operatorContext(before)
+			out = append(out, unary && run == 0)
+			if unary && run > 0 {
+				pending, need = len(out)-1, run
+			}
+		}
+		if tok == "(" {
+			if run == 0 {
+				b1, b2 = p1, p2
+			}
+			run++
+		} else {
+			run = 0
+		}
+		p1, p2 = tok, p1
 	}
-	prev, _ := previousToken(query, start)
-	if prev == "" || len(prev) == 1 && strings.Contains("(,=<>!+-*/%^&|~", prev) {
+	for i := 0; i < len(query); i++ {
+		c := query[i]
+		switch {
+		case strings.IndexByte(" \t\r\n\f\v", c) >= 0:
+		case c == '\'' || c == '"' || c == '`':
+			i = quotedEnd(query, i)
+			push("'") // an operand
+		case c == '#':
+			i = lineEnd(query, i)
+		case c == '-' && startsDashComment(query, i):
+			i = lineEnd(query, i)
+		case c == '/' && i+1 < len(query) && query[i+1] == '*':
+			i = blockCommentEnd(query, i)
+		case isWordByte(c) || c >= 0x80 || c == '$':
+			j := i + 1
+			for j < len(query) && (isWordByte(query[j]) || query[j] >= 0x80 || query[j] == '$') {
+				j++
+			}
+			push(query[i:j])
+			i = j - 1
+		default:
+			push(query[i : i+1])
+		}
+	}
+	return out
+}
+
+// operatorContext reports whether a minus after token tok (a token of
+// Negations, "" at the start) is unary: tok is no operand.
+func operatorContext(tok string) bool {
+	if tok == "" || len(tok) == 1 && strings.Contains("(,=<>!+-*/%^&|~", tok) {
 		return true
 	}
-	return expressionKeywords[strings.ToUpper(prev)]
+	return expressionKeywords[strings.ToUpper(tok)]
 }
 
 // expressionKeywords are the reserved words an expression may follow
-// directly (SELECT -?, WHERE -? < a, THEN -?), so that a minus after them
-// is unary.
+// directly (SELECT -?, SELECT ALL -?, WHERE -? < a, THEN -?, BINARY -?),
+// so that a minus after them is unary.
 var expressionKeywords = map[string]bool{
-	"SELECT": true, "DISTINCT": true, "WHERE": true, "HAVING": true, "ON": true, "BY": true,
+	"SELECT": true, "ALL": true, "DISTINCT": true, "DISTINCTROW": true, "HIGH_PRIORITY": true,
+	"STRAIGHT_JOIN": true, "SQL_SMALL_RESULT": true, "SQL_BIG_RESULT": true, "SQL_BUFFER_RESULT": true,
+	"SQL_CACHE": true, "SQL_NO_CACHE": true, "SQL_CALC_FOUND_ROWS": true,
+	"WHERE": true, "HAVING": true, "ON": true, "BY": true,
 	"AND": true, "OR": true, "XOR": true, "NOT": true, "BETWEEN": true, "LIKE": true, "ESCAPE": true,
 	"REGEXP": true, "RLIKE": true, "DIV": true, "MOD": true, "CASE": true, "WHEN": true, "THEN": true,
-	"ELSE": true, "INTERVAL": true,
+	"ELSE": true, "INTERVAL": true, "BINARY": true,
 }
 
 // previousToken returns the token that ends, across white space, before

@@ -83,13 +83,14 @@ type Argument struct {
 // there are exactly as many markers as arguments, and where a LIMIT
 // argument has no Limit, with MariaDB's 1210 "Incorrect arguments to
 // EXECUTE"; and with 1690 where the operand of a unary minus
-// (bind.NegatedMarker) is a Minimum.
+// (bind.Negations) is a Minimum.
 func BindParameters(sql string, args []Argument) (string, error) {
 	markers := bind.Markers(sql)
 	if len(markers) != len(args) {
 		return "", errExecuteArguments()
 	}
 	literals := make([]string, len(args))
+	var negated []bool // bind.Negations, read once when a minimum is bound
 	for i, m := range markers {
 		at := int(m)
 		lit := args[i].Literal
@@ -98,7 +99,10 @@ func BindParameters(sql string, args []Argument) (string, error) {
 				return "", errExecuteArguments()
 			}
 		}
-		if args[i].Minimum && bind.NegatedMarker(sql, at) {
+		if args[i].Minimum && negated == nil {
+			negated = bind.Negations(sql)
+		}
+		if args[i].Minimum && i < len(negated) && negated[i] {
 			return "", dperr.New(dperr.OutOfRange, "BIGINT value is out of range in '--9223372036854775808'")
 		}
 		literals[i] = lit

@@ -118,10 +118,16 @@ func bindArguments(query string, offsets []uint32, args []any) (string, error) {
 		return "", errWrongArguments("%d arguments for %d parameters", len(args), len(offsets))
 	}
 	literals := make([]string, len(args))
+	var negated []bool // bind.Negations, read once when a minimum is bound
 	for i, offset := range offsets {
 		at := int(offset)
-		if v, ok := args[i].(int64); ok && v == math.MinInt64 && bind.NegatedMarker(query, at) {
-			return "", errNegatedMinimum()
+		if v, ok := args[i].(int64); ok && v == math.MinInt64 {
+			if negated == nil {
+				negated = bind.Negations(query)
+			}
+			if i < len(negated) && negated[i] {
+				return "", errNegatedMinimum()
+			}
 		}
 		lit, err := sqlLiteral(args[i])
 		if bind.LimitMarker(query, at) {

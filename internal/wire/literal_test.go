@@ -142,6 +142,10 @@ func TestBindNegatedMinimum(t *testing.T) {
 	for _, q := range []string{
 		"SELECT COUNT(*) FROM t WHERE k = -?", "SELECT COUNT(*) FROM t WHERE k = - ?", "SELECT COUNT(*) FROM t WHERE k = -(-?)",
 		"SELECT -?", "SELECT CASE WHEN 1 THEN -? END", "SELECT a FROM t WHERE k IN (1, -?)", "-?",
+		// Comments between, parentheses around, and select modifiers
+		// before (review: each was answered and charged).
+		"SELECT - /*x*/ ?", "SELECT - -- c\n?", "SELECT - # c\n?", "SELECT -(?)", "SELECT -( ( ? ) )",
+		"SELECT ALL -?", "SELECT BINARY -?", "SELECT SQL_NO_CACHE -?",
 	} {
 		_, err := bindArguments(q, bind.Markers(q), []any{minimum})
 		var me *gomysql.MyError
@@ -160,6 +164,13 @@ func TestBindNegatedMinimum(t *testing.T) {
 		{"SELECT k = ?", []any{minimum}, "SELECT k = -9223372036854775808"},
 		{"SELECT -?", []any{minimum + 1}, "SELECT - -9223372036854775807"},
 		{"SELECT -?", []any{uint64(1 << 63)}, "SELECT -9223372036854775808"},
+		// A comment before a binary minus, and a minus of more than the
+		// marker inside parentheses (review: 1690 where MariaDB answers).
+		{"SELECT 1.5 /**/ - ?", []any{minimum}, "SELECT 1.5 /**/ - -9223372036854775808"},
+		{"SELECT 1.5 -- (\n - ?", []any{minimum}, "SELECT 1.5 -- (\n - -9223372036854775808"},
+		{"SELECT 1.5 # (\n - ?", []any{minimum}, "SELECT 1.5 # (\n - -9223372036854775808"},
+		{"SELECT -(? + 1)", []any{minimum}, "SELECT -(-9223372036854775808 + 1)"},
+		{"SELECT '-' ?", []any{minimum}, "SELECT '-' -9223372036854775808"},
 	} {
 		got, err := bindArguments(tc.query, bind.Markers(tc.query), tc.args)
 		if err != nil || got != tc.want {
