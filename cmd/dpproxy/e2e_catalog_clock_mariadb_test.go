@@ -40,6 +40,9 @@ func TestCatalogClockAsMariaDB(t *testing.T) {
 		{"SELECT CONVERT('é' USING latin1), CONVERT('a' USING ascii)", nil, true},
 		{"SELECT CONVERT(X'41' USING latin1), CONVERT(X'E9' USING latin1), HEX(CONVERT(X'C3A9' USING latin1))", nil, true},
 		{"SELECT FROM_UNIXTIME(1.5) + 0, FROM_UNIXTIME(1.5e0) + 0, FROM_UNIXTIME(2147483648)", nil, false},
+		{"SELECT -CAST('2020-01-01 00:00:00' AS DATETIME), -CAST('2020-01-01' AS DATE), -NOW() < 0", nil, true},
+		{"SELECT CAST('10:00:00' AS TIME) + 0, CAST('10:00:00' AS TIME) * 2, CAST('10:00:00' AS TIME) - 1, -CAST('10:00:00' AS TIME)", nil, true},
+		{"SELECT CAST(CAST('2020-01-01' AS DATETIME) AS SIGNED), CAST(CAST('10:00:00' AS TIME) AS SIGNED)", nil, false},
 		{"SELECT CAST(1.5 AS DECIMAL(65, 39))", nil, false},
 		{"SELECT CAST(1.5 AS DECIMAL(5, 6))", nil, false},
 	} {

@@ -222,3 +222,47 @@ func TestFractionalDatetimeAsNumber(t *testing.T) {
 		t.Errorf("%q, want %q", got, want)
 	}
 }
+
+// A DATETIME, DATE or TIME of any precision used as a number (unary
+// minus, + - * / DIV % with a number, a cast to SIGNED, UNSIGNED,
+// DECIMAL or DOUBLE) reads as MariaDB's YYYYMMDDhhmmss.f, YYYYMMDD and
+// hhmmss.f; go-mysql-server read each as 0 (-NOW(), a TIME in
+// arithmetic), its Unix seconds (CAST(d AS SIGNED)) or dropped the
+// fraction (/). Each answer is MariaDB 10.11's.
+func TestTemporalAsNumber(t *testing.T) {
+	s := testEngine(t).Open("a", 1, nil)
+	query(t, s, "SET time_zone = '+00:00'")
+	for _, c := range []struct {
+		q    string
+		want []any
+	}{
+		{"SELECT -CAST('2020-01-01 00:00:00' AS DATETIME), -FROM_UNIXTIME(1.5), -CAST('2020-01-01' AS DATE)", []any{"-20200101000000", "-19700101000001.5", "-20200101"}},
+		{"SELECT -NOW() < 0", []any{"1"}},
+		{"SELECT CAST('10:00:00' AS TIME) + 0, CAST('10:00:00' AS TIME) * 2, CAST('10:00:00' AS TIME) - 1, -CAST('10:00:00' AS TIME)", []any{"100000", "200000", "99999", "-100000"}},
+		{"SELECT CAST('10:00:00.5' AS TIME(1)) + 0, CAST('-10:00:00.5' AS TIME(1)) + 0, -CAST('-10:00:00' AS TIME), CAST('838:59:59' AS TIME) + 0", []any{"100000.5", "-100000.5", "100000", "8385959"}},
+		{"SELECT CAST(CAST('2020-01-01' AS DATETIME) AS SIGNED), CAST(FROM_UNIXTIME(1.5) AS DECIMAL(20,2)), CAST(CAST('10:00:00' AS TIME) AS SIGNED), CAST(CAST('-10:00:00' AS TIME) AS SIGNED)", []any{"20200101000000", "19700101000001.50", "100000", "-100000"}},
+		{"SELECT CAST(FROM_UNIXTIME(1.5) AS SIGNED), CAST(FROM_UNIXTIME(1.5) AS DOUBLE) = 19700101000001.5, CAST(CAST('2020-01-01' AS DATE) AS UNSIGNED)", []any{"19700101000001", "1", "20200101"}},
+		{"SELECT FROM_UNIXTIME(1.5) / 1, CAST('2020-01-01' AS DATE) / 1, FROM_UNIXTIME(1.5) DIV 1, FROM_UNIXTIME(1.5) % 1, CAST('10:00:00' AS TIME) DIV 7, CAST('10:00:00' AS TIME) % 7", []any{"19700101000001.50000", "20200101.0000", "19700101000001", "0.5", "14285", "5"}},
+	} {
+		r := query(t, s, c.q)
+		if got := r.Rows[0]; fmt.Sprintf("%q", got) != fmt.Sprintf("%q", c.want) {
+			t.Errorf("%s: %q, want %q", c.q, got, c.want)
+		}
+	}
+}
+
+// A comparison of a date or time with a number is refused (1235), not
+// answered 0 as go-mysql-server did (MariaDB's CAST('10:00' AS TIME) > 5
+// is 1); the quoted form it names is answered.
+func TestTemporalComparedWithNumberRefused(t *testing.T) {
+	s := testEngine(t).Open("a", 1, nil)
+	for _, q := range []string{"SELECT CAST('10:00' AS TIME) > 5", "SELECT 20200101 = CAST('2020-01-01' AS DATE)", "SELECT NOW() > 20200101000000"} {
+		_, err := s.Query(context.Background(), q)
+		if e, ok := err.(*Error); !ok || e.Code != 1235 || !strings.Contains(e.Msg, "x > '00:00:05'") {
+			t.Errorf("%s: %v, want 1235", q, err)
+		}
+	}
+	if r := query(t, s, "SELECT CAST('10:00' AS TIME) > '00:00:05', CAST('10:00' AS TIME) + 0 > 5"); fmt.Sprintf("%q", r.Rows[0]) != `["1" "1"]` {
+		t.Errorf("%q, want 1 1", r.Rows[0])
+	}
+}

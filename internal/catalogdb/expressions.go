@@ -21,19 +21,19 @@ const expressionsRule analyzer.RuleId = 10001
 // text unlike MariaDB with ones that do not, in the statement and in its
 // subqueries (the analyzer runs its pre-analyzer rules on each):
 // CONVERT(x USING cs) with convertUsing, the pattern of a LIKE with
-// likePattern; and it gives each castAs its own type (castParser).
+// likePattern; a temporal operand used as a number with temporalNumber
+// (numericTemporals); and it gives each castAs its own type (castParser).
 func asMariaDB(_ *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *sql.QueryFlags) (sql.Node, transform.TreeIdentity, error) {
 	return transform.NodeExprs(n, func(e sql.Expression) (sql.Expression, transform.TreeIdentity, error) {
 		if err := foreignTextMix(e); err != nil {
 			return nil, transform.SameTree, err
 		}
+		if n, err := numericTemporals(e); err != nil || n != nil {
+			return n, transform.NewTree, err
+		}
 		switch x := e.(type) {
 		case *expression.ConvertUsing:
 			return convertUsing{x}, transform.NewTree, nil
-		case *expression.Arithmetic:
-			if a := numericTemporals(x); a != nil {
-				return a, transform.NewTree, nil
-			}
 		case *castAs:
 			if x.planned {
 				return e, transform.SameTree, nil
