@@ -47,32 +47,13 @@ func TestCatalogCastAsMariaDB(t *testing.T) {
 // lists an earlier prepared statement's warnings after the execution of
 // one that has none, even past a SELECT 1 between them).
 func castShape(c *client.Conn, q string, binary bool, args []any) string {
-	var (
-		r   *gomysql.Result
-		err error
-	)
-	if binary {
-		var st *client.Stmt
-		if st, err = c.Prepare(q); err == nil {
-			defer st.Close()
-			r, err = st.Execute(args...)
-		}
-	} else {
-		r, err = c.Execute(q)
-	}
+	r, cells, err := firstRow(c, q, binary, args)
 	if err != nil {
 		return "error " + err.Error()
 	}
 	var out []string
 	for j, f := range r.Fields {
-		v, err := r.GetValue(0, j)
-		if err != nil {
-			return "value: " + err.Error()
-		}
-		if b, ok := v.([]byte); ok {
-			v = string(b)
-		}
-		out = append(out, fmt.Sprintf("type %d decimals %d %q", f.Type, f.Decimal, fmt.Sprint(v)))
+		out = append(out, fmt.Sprintf("type %d decimals %d %q", f.Type, f.Decimal, cells[j]))
 	}
 	if binary {
 		return strings.Join(out, "; ")
@@ -88,4 +69,37 @@ func castShape(c *client.Conn, q string, binary bool, args []any) string {
 		out = append(out, fmt.Sprintf("%s %d %s", level, code, message))
 	}
 	return strings.Join(out, "; ")
+}
+
+// firstRow runs q on c, prepared and executed with args when binary, and
+// returns its result and the first row's cells as text.
+func firstRow(c *client.Conn, q string, binary bool, args []any) (*gomysql.Result, []string, error) {
+	var (
+		r   *gomysql.Result
+		err error
+	)
+	if binary {
+		var st *client.Stmt
+		if st, err = c.Prepare(q); err == nil {
+			defer st.Close()
+			r, err = st.Execute(args...)
+		}
+	} else {
+		r, err = c.Execute(q)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	cells := make([]string, len(r.Fields))
+	for j := range r.Fields {
+		v, err := r.GetValue(0, j)
+		if err != nil {
+			return nil, nil, fmt.Errorf("value: %w", err)
+		}
+		if b, ok := v.([]byte); ok {
+			v = string(b)
+		}
+		cells[j] = fmt.Sprint(v)
+	}
+	return r, cells, nil
 }

@@ -65,19 +65,7 @@ var digits = regexp.MustCompile(`[0-9]`)
 // collation (only the collation with text) and each cell with its digits
 // as d.
 func clockShape(c *client.Conn, q string, binary bool, args []any, text bool) string {
-	var (
-		r   *gomysql.Result
-		err error
-	)
-	if binary {
-		var st *client.Stmt
-		if st, err = c.Prepare(q); err == nil {
-			defer st.Close()
-			r, err = st.Execute(args...)
-		}
-	} else {
-		r, err = c.Execute(q)
-	}
+	r, cells, err := firstRow(c, q, binary, args)
 	if err != nil {
 		if me, ok := err.(*gomysql.MyError); ok {
 			return fmt.Sprintf("error %d (%s) %s", me.Code, me.State, me.Message)
@@ -86,15 +74,7 @@ func clockShape(c *client.Conn, q string, binary bool, args []any, text bool) st
 	}
 	var out []string
 	for j, f := range r.Fields {
-		v, err := r.GetValue(0, j)
-		if err != nil {
-			return "value: " + err.Error()
-		}
-		if b, ok := v.([]byte); ok {
-			v = string(b)
-		}
-		cell := fmt.Sprint(v)
-		cell = digits.ReplaceAllString(cell, "d")
+		cell := digits.ReplaceAllString(cells[j], "d")
 		if text {
 			out = append(out, fmt.Sprintf("collation %d %q", f.Charset, cell))
 			continue
